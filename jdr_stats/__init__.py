@@ -1,0 +1,22 @@
+"""jdr_stats: joint dimension reduction for two feature blocks.
+
+Li and Bresler's estimator of the subspaces through which a response depends
+on two feature vectors, with inference, the classical baselines and
+simulation of the paper's models.
+"""
+
+from __future__ import annotations
+
+from . import datasets, metrics, simulate
+from .model import JDRResults, JointDimReduction
+
+__all__ = [
+    "JointDimReduction",
+    "JDRResults",
+    "datasets",
+    "metrics",
+    "simulate",
+    "__version__",
+]
+
+__version__ = "0.1.0"

@@ -1,0 +1,299 @@
+"""Input validation: arrays, Series and DataFrames to float arrays plus names.
+
+Every model of the package (the joint estimator and the single-block
+baselines) validates its input once, here, into a :class:`ModelData`: a float
+response, one or more float design blocks, their variable names and the row
+labels.  Errors name the argument and the offending value (STYLE.md, 8).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from ._warnings import MissingDataWarning
+
+__all__ = ["ModelData", "MissingPolicy", "check_new_block", "normalize_seed"]
+
+MissingPolicy = Literal["none", "drop", "raise"]
+_MISSING = ("none", "drop", "raise")
+
+
+def _names_of(x: Any, ncol: int, prefix: str) -> list[str]:
+    if isinstance(x, pd.DataFrame):
+        return [str(c) for c in x.columns]
+    if isinstance(x, pd.Series) and x.name is not None:
+        return [str(x.name)]
+    if ncol == 1 and prefix == "y":
+        return ["y"]
+    return [f"{prefix}{j}" for j in range(ncol)]
+
+
+def _as_float(x: Any, argname: str) -> np.ndarray:
+    if isinstance(x, (pd.DataFrame, pd.Series)):
+        try:
+            arr = x.to_numpy(dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(
+                f"{argname} must be numeric; could not convert its columns to "
+                f"float ({exc})"
+            ) from None
+        return arr
+    try:
+        arr = np.asarray(x, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"{argname} must be a numeric array, Series or DataFrame; got "
+            f"{type(x).__name__} ({exc})"
+        ) from None
+    return arr
+
+
+def _as_block(x: Any, argname: str, prefix: str) -> tuple[np.ndarray, list[str]]:
+    """Convert one design block to a 2-D float array and its column names."""
+    if x is None:
+        raise TypeError(f"{argname} is required; got None")
+    arr = _as_float(x, argname)
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2:
+        raise ValueError(
+            f"{argname} must be 1- or 2-dimensional; got an array of shape {arr.shape}"
+        )
+    if arr.shape[1] == 0:
+        raise ValueError(f"{argname} has no columns; got shape {arr.shape}")
+    names = _names_of(x, arr.shape[1], prefix)
+    if len(set(names)) != len(names):
+        dup = sorted({n for n in names if names.count(n) > 1})
+        raise ValueError(f"{argname} has duplicate column names: {dup}")
+    return arr, names
+
+
+def _as_endog(y: Any) -> tuple[np.ndarray, str]:
+    if y is None:
+        raise TypeError("endog is required; got None")
+    arr = _as_float(y, "endog")
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim != 1:
+        raise ValueError(
+            f"endog must be one-dimensional (a single response); got shape {arr.shape}"
+        )
+    if isinstance(y, pd.Series) and y.name is not None:
+        name = str(y.name)
+    elif isinstance(y, pd.DataFrame):
+        name = str(y.columns[0])
+    else:
+        name = "y"
+    return arr, name
+
+
+def _row_index(*objs: Any) -> pd.Index | None:
+    for obj in objs:
+        if isinstance(obj, (pd.Series, pd.DataFrame)):
+            return obj.index
+    return None
+
+
+@dataclass(frozen=True)
+class ModelData:
+    """Validated data of a model: a response and named design blocks.
+
+    Attributes
+    ----------
+    endog : ndarray, shape (m,)
+    blocks : dict of str to ndarray
+        Each design block, shape (m, n_k), float64, finite.
+    endog_name : str
+    names : dict of str to list of str
+        Variable names per block (DataFrame columns, or ``a0, a1, ...``).
+    row_index : pandas.Index or None
+        Row labels of the (kept) rows when any input was a pandas object.
+    weights : ndarray or None
+        Optional positive case weights, shape (m,).
+    is_pandas : bool
+        Whether any input was a pandas object (outputs are then labelled).
+    """
+
+    endog: np.ndarray
+    blocks: dict[str, np.ndarray]
+    endog_name: str
+    names: dict[str, list[str]]
+    row_index: pd.Index | None
+    weights: np.ndarray | None
+    is_pandas: bool
+
+    @property
+    def nobs(self) -> int:
+        return int(self.endog.shape[0])
+
+    @classmethod
+    def from_inputs(
+        cls,
+        endog: Any,
+        blocks: Mapping[str, tuple[Any, str]],
+        *,
+        missing: str = "none",
+        weights: Any = None,
+        min_rows: int | None = None,
+        check_response: bool = True,
+    ) -> ModelData:
+        """Validate a response and design blocks.
+
+        Parameters
+        ----------
+        endog : array_like
+            The response, one value per row.
+        blocks : mapping
+            ``{argname: (data, prefix)}``: each block with the prefix of its
+            default variable names (``"a"`` gives ``a0, a1, ...``).
+        missing : {"none", "drop", "raise"}
+            What to do with rows holding NaN.  ``"drop"`` removes them (with a
+            :class:`MissingDataWarning` giving the count); ``"none"`` and
+            ``"raise"`` raise a ``ValueError`` (a NaN never reaches the
+            estimator).  Infinite values always raise.
+        weights : array_like, optional
+            Positive case weights.
+        min_rows : int, optional
+            Fewest rows accepted; default: the widest block's width + 2, so
+            that every sample covariance can be nonsingular.
+        check_response : bool
+            Require at least two distinct response values.
+        """
+        if missing not in _MISSING:
+            raise ValueError(f"missing must be one of {_MISSING}; got {missing!r}")
+        y, yname = _as_endog(endog)
+        arrays: dict[str, np.ndarray] = {}
+        names: dict[str, list[str]] = {}
+        m = y.shape[0]
+        for argname, (x, prefix) in blocks.items():
+            arr, nm = _as_block(x, argname, prefix)
+            if arr.shape[0] != m:
+                raise ValueError(
+                    f"{argname} has {arr.shape[0]} rows but endog has {m}; "
+                    "every input must have one row per observation"
+                )
+            arrays[argname] = arr
+            names[argname] = nm
+        w = None
+        if weights is not None:
+            w = _as_float(weights, "weights").ravel()
+            if w.shape[0] != m:
+                raise ValueError(
+                    f"weights has {w.shape[0]} values but endog has {m} rows"
+                )
+        index = _row_index(endog, *(x for x, _ in blocks.values()), weights)
+        is_pandas = index is not None
+
+        # Infinite values are errors whatever the missing policy.
+        for argname, arr in [("endog", y), *arrays.items()] + (
+            [("weights", w)] if w is not None else []
+        ):
+            bad = np.isinf(arr)
+            if bad.any():
+                row = int(np.argwhere(bad)[0][0])
+                raise ValueError(
+                    f"{argname} contains infinite values ({int(bad.sum())} of them, "
+                    f"first in row {row})"
+                )
+        # Missing values.
+        nan_rows = np.isnan(y)
+        for arr in arrays.values():
+            nan_rows |= np.isnan(arr).any(axis=1)
+        if w is not None:
+            nan_rows |= np.isnan(w)
+        if nan_rows.any():
+            if missing == "drop":
+                keep = ~nan_rows
+                warnings.warn(
+                    f"dropped {int(nan_rows.sum())} of {m} rows with missing values "
+                    '(missing="drop")',
+                    MissingDataWarning,
+                    stacklevel=3,
+                )
+                y = y[keep]
+                arrays = {k: v[keep] for k, v in arrays.items()}
+                if w is not None:
+                    w = w[keep]
+                if index is not None:
+                    index = index[keep]
+            else:
+                where = [
+                    name
+                    for name, arr in [("endog", y), *arrays.items()]
+                    if np.isnan(arr).any()
+                ]
+                raise ValueError(
+                    f"{', '.join(where)} contain(s) NaN in {int(nan_rows.sum())} rows "
+                    f'(missing={missing!r}); pass missing="drop" to drop those rows'
+                )
+        m = y.shape[0]
+        if w is not None and (w <= 0).any():
+            raise ValueError(
+                f"weights must be positive; got minimum {float(w.min())!r}"
+            )
+        widest = max(a.shape[1] for a in arrays.values())
+        need = widest + 2 if min_rows is None else min_rows
+        if m < need:
+            raise ValueError(
+                f"too few rows: got {m} complete observations, need at least {need} "
+                f"(the widest block has {widest} columns)"
+            )
+        if check_response and np.ptp(y) == 0:
+            raise ValueError(
+                f"endog has a single value ({y[0]!r}) in all {m} rows; the "
+                "response must vary"
+            )
+        for argname, arr in arrays.items():
+            const = np.ptp(arr, axis=0) == 0
+            if const.any():
+                cols = [names[argname][j] for j in np.flatnonzero(const)]
+                raise ValueError(
+                    f"{argname} has constant column(s) {cols}; the blocks are centred, "
+                    "so a constant column carries no information: remove it"
+                )
+        return cls(
+            endog=np.ascontiguousarray(y),
+            blocks=arrays,
+            endog_name=yname,
+            names=names,
+            row_index=index,
+            weights=w,
+            is_pandas=is_pandas,
+        )
+
+
+def check_new_block(
+    x: Any, argname: str, names: Sequence[str], *, labelled: bool
+) -> np.ndarray:
+    """Validate new data for ``transform``: width, finiteness and names."""
+    arr, new_names = _as_block(x, argname, "_")
+    if arr.shape[1] != len(names):
+        raise ValueError(
+            f"{argname} must have {len(names)} columns (as in the fitted model); "
+            f"got {arr.shape[1]}"
+        )
+    if isinstance(x, pd.DataFrame) and labelled and list(new_names) != list(names):
+        raise ValueError(
+            f"{argname} columns {list(new_names)} do not match the fitted model's "
+            f"{list(names)}"
+        )
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{argname} contains NaN or infinite values")
+    return arr
+
+
+def normalize_seed(seed: int | np.random.Generator | None) -> np.random.Generator:
+    """The one place where a ``seed`` argument becomes a Generator."""
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if seed is None or isinstance(seed, (int, np.integer)):
+        return np.random.default_rng(seed)
+    raise TypeError(
+        f"seed must be an int, a numpy Generator or None; got {type(seed).__name__}"
+    )

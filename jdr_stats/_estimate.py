@@ -1,0 +1,174 @@
+"""The joint estimator on sufficient statistics (no reference to raw rows).
+
+:func:`estimate` turns :class:`~jdr_stats._linalg.BlockMoments` into the
+estimated subspaces.  The model, the bootstrap (which recomputes moments with
+resampling weights) and a future streaming fit all call it, so the estimator
+lives in exactly one place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import linalg as sla
+
+from ._linalg import (
+    BlockMoments,
+    cholesky_factor,
+    svd_signed,
+    unit_columns,
+    unwhiten,
+    whiten_cross,
+)
+from .sparse import check_sparsity, three_step_projection
+
+__all__ = ["Estimate", "estimate", "check_rank"]
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Output of :func:`estimate` (plain arrays, unlabelled).
+
+    Attributes
+    ----------
+    rank : int
+    coef_matrix : ndarray (n1, n2)
+        ``X_lin`` in whitened coordinates (centred only when
+        ``standardize=False``), always for all variables.
+    singular_values : ndarray
+        All singular values of the matrix that was decomposed: ``X_lin`` for a
+        dense fit, its restriction to the selected variables (re-whitened) for
+        a sparse fit.
+    u_std, v_std : ndarray (n1, r), (n2, r)
+        Orthonormal directions in whitened coordinates (of the selected
+        variables for a sparse fit; zero rows elsewhere).
+    dir_a, dir_b : ndarray (n1, r), (n2, r)
+        Directions in the original coordinates, unit-length columns.
+    rows, cols : ndarray of int
+        Selected variables of each block (all of them for a dense fit).
+    """
+
+    rank: int
+    coef_matrix: np.ndarray
+    singular_values: np.ndarray
+    u_std: np.ndarray
+    v_std: np.ndarray
+    dir_a: np.ndarray
+    dir_b: np.ndarray
+    rows: np.ndarray
+    cols: np.ndarray
+
+
+def check_rank(rank: object, n1: int, n2: int) -> int:
+    """Validate an integer rank ``1 <= rank <= min(n1, n2)``."""
+    if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)):
+        raise TypeError(f'rank must be a positive integer or "auto"; got {rank!r}')
+    cap = min(n1, n2)
+    if not 1 <= rank <= cap:
+        smaller = "a" if n1 <= n2 else "b"
+        raise ValueError(
+            f"rank must be between 1 and {cap} (the smaller block, exog_{smaller}, "
+            f"has {cap} columns); got {int(rank)}"
+        )
+    return int(rank)
+
+
+def _decompose(
+    cross: np.ndarray,
+    la: np.ndarray | None,
+    lb: np.ndarray | None,
+    rank: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Whiten (if factors are given), SVD, keep ``rank``, map back."""
+    xw = cross if la is None else whiten_cross(cross, la, lb)
+    u, s, v = svd_signed(xw)
+    u_std, v_std = u[:, :rank], v[:, :rank]
+    if la is None:
+        dir_a, dir_b = unit_columns(u_std.copy()), unit_columns(v_std.copy())
+    else:
+        dir_a, dir_b = unwhiten(la, u_std), unwhiten(lb, v_std)
+    return xw, s, u_std, v_std, dir_a, dir_b
+
+
+def estimate(
+    mom: BlockMoments,
+    rank: int,
+    *,
+    standardize: bool = True,
+    sparsity: tuple[int, int] | None = None,
+    names_a: Sequence[str] | None = None,
+    names_b: Sequence[str] | None = None,
+) -> Estimate:
+    """The paper's estimator from the block moments.
+
+    Parameters
+    ----------
+    mom : BlockMoments
+    rank : int
+    standardize : bool
+        Whiten each block with its sample covariance (section 5.1).
+    sparsity : (s1, s2) or None
+        Run the three-step projection (section 3) first.
+    names_a, names_b : sequence of str, optional
+        Variable names, used in error messages only.
+
+    Notes
+    -----
+    Dense fit: ``X_lin = La^{-1} S Lb^{-T}`` (``S`` the centred cross moment,
+    ``Sigma = L L^T`` Cholesky), the top-``rank`` singular vectors ``U', V'``,
+    mapped back as ``La^{-T} U'`` and ``Lb^{-T} V'``.
+
+    Sparse fit with ``standardize=True``: the projections act on
+    ``Sigma_a^{-1} S Sigma_b^{-1} = La^{-T} X_lin Lb^{-1}``, whose rows and
+    columns vanish exactly for inactive variables (Gaussian blocks:
+    ``S = Sigma_a U Q V^T Sigma_b``); the subspaces are then estimated from the
+    selected variables alone, whitened with their own covariance.
+    """
+    n1, n2 = mom.cov_a.shape[0], mom.cov_b.shape[0]
+    names_a = list(names_a) if names_a is not None else [f"a{j}" for j in range(n1)]
+    names_b = list(names_b) if names_b is not None else [f"b{j}" for j in range(n2)]
+    rank = check_rank(rank, n1, n2)
+    la = lb = None
+    if standardize:
+        la = cholesky_factor(mom.cov_a, "exog_a", names_a)
+        lb = cholesky_factor(mom.cov_b, "exog_b", names_b)
+    xw, s, u_std, v_std, dir_a, dir_b = _decompose(mom.cross, la, lb, rank)
+    rows, cols = np.arange(n1), np.arange(n2)
+    if sparsity is not None:
+        s1, s2 = check_sparsity(sparsity, n1, n2, rank=rank)
+        if standardize:
+            # Sigma_a^{-1} S Sigma_b^{-1} = La^{-T} X_w Lb^{-1}
+            target = sla.solve_triangular(la.T, xw, lower=False)
+            target = sla.solve_triangular(lb.T, target.T, lower=False).T
+        else:
+            target = mom.cross
+        proj = three_step_projection(target, s1, s2)
+        rows, cols = proj.rows, proj.cols
+        sub = mom.cross[np.ix_(rows, cols)]
+        la_s = lb_s = None
+        if standardize:
+            la_s = cholesky_factor(
+                mom.cov_a[np.ix_(rows, rows)], "exog_a", [names_a[j] for j in rows]
+            )
+            lb_s = cholesky_factor(
+                mom.cov_b[np.ix_(cols, cols)], "exog_b", [names_b[j] for j in cols]
+            )
+        _, s, us, vs, da, db = _decompose(sub, la_s, lb_s, rank)
+        u_std = np.zeros((n1, rank))
+        v_std = np.zeros((n2, rank))
+        dir_a = np.zeros((n1, rank))
+        dir_b = np.zeros((n2, rank))
+        u_std[rows], v_std[cols], dir_a[rows], dir_b[cols] = us, vs, da, db
+    return Estimate(
+        rank=rank,
+        coef_matrix=xw,
+        singular_values=s,
+        u_std=u_std,
+        v_std=v_std,
+        dir_a=dir_a,
+        dir_b=dir_b,
+        rows=rows,
+        cols=cols,
+    )

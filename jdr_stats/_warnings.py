@@ -1,0 +1,30 @@
+"""Warning classes of jdr_stats (all in one place, see STYLE.md).
+
+The test suite turns every warning derived from :class:`JDRWarning` into an
+error, so a warning the library emits unexpectedly fails the tests.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "JDRWarning",
+    "ConvergenceWarning",
+    "MissingDataWarning",
+    "SmallSampleWarning",
+]
+
+
+class JDRWarning(UserWarning):
+    """Base class of the warnings issued by jdr_stats."""
+
+
+class MissingDataWarning(JDRWarning):
+    """Rows with missing values were dropped (``missing="drop"``)."""
+
+
+class SmallSampleWarning(JDRWarning):
+    """The sample is small for the asymptotics a result relies on."""
+
+
+class ConvergenceWarning(JDRWarning):
+    """An iterative computation stopped before reaching its tolerance."""

@@ -1,0 +1,1 @@
+"""Inference for the joint estimator: rank tests and the bootstrap."""

@@ -1,0 +1,593 @@
+"""The joint dimension reduction model and its results.
+
+Li and Bresler, "Joint Dimensionality Reduction for Two Feature Vectors":
+``y`` depends on ``a`` and ``b`` only through ``U^T a`` and ``V^T b``.  The
+estimator whitens each block, forms ``X_lin = (1/m) sum_i a'_i y_i b'_i^T``
+(eq. ``lin``) and takes its top singular vectors (section 2), optionally after
+a three-step sparse projection (section 3).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cached_property
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from ._data import ModelData, MissingPolicy, check_new_block
+from ._estimate import Estimate, estimate
+from ._linalg import BlockMoments, block_moments
+from .summary import SummaryMixin, build_summary
+
+__all__ = ["JointDimReduction", "JDRResults"]
+
+RankMethod = Literal["chi2", "general", "permutation"]
+
+
+def _split_top_level(text: str, sep: str) -> list[str]:
+    """Split ``text`` at ``sep`` outside parentheses and brackets."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == sep and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return parts
+
+
+def _design_from_formula(
+    terms: str, data: Any, eval_env: Any, argname: str
+) -> pd.DataFrame:
+    import patsy
+
+    na = patsy.NAAction(NA_types=[])  # keep NaN: ModelData applies `missing`
+    try:
+        dm = patsy.dmatrix(
+            "1 + " + terms, data, eval_env=eval_env, NA_action=na,
+            return_type="dataframe",
+        )
+    except patsy.PatsyError as exc:
+        raise ValueError(f"cannot build {argname} from the formula terms {terms.strip()!r}: {exc}") from None
+    return dm.drop(columns="Intercept")
+
+
+class JointDimReduction:
+    """Joint dimension reduction of two feature blocks.
+
+    Parameters
+    ----------
+    endog : array_like, shape (m,)
+        The response ``y``.
+    exog_a : array_like, shape (m, n1)
+        First feature block ``a``; a DataFrame's columns name the variables
+        (default names ``a0, a1, ...``).
+    exog_b : array_like, shape (m, n2)
+        Second feature block ``b`` (default names ``b0, b1, ...``).
+    missing : {"none", "drop", "raise"}
+        Rows with NaN: ``"drop"`` removes them with a ``MissingDataWarning``;
+        ``"none"`` and ``"raise"`` raise a ``ValueError`` (NaN never reaches
+        the estimator).
+    weights : array_like, optional
+        Positive case (frequency) weights.
+
+    Notes
+    -----
+    The model assumes the Markov chain ``(a, b) -> (U^T a, V^T b) -> y``
+    (eq. ``markov``).  The model holds the validated data only; :meth:`fit`
+    returns a new :class:`JDRResults` and leaves the model unchanged.
+
+    Examples
+    --------
+    >>> import jdr_stats as jdr
+    >>> sim = jdr.simulate.bilinear(2000, 6, 5, 2, seed=0)
+    >>> res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(2)
+    >>> res.directions_a.shape
+    (6, 2)
+    >>> bool(jdr.metrics.nsee(sim.U, res.directions_a, sim.V, res.directions_b) < 0.3)
+    True
+    """
+
+    def __init__(
+        self,
+        endog: Any,
+        exog_a: Any,
+        exog_b: Any,
+        *,
+        missing: MissingPolicy = "none",
+        weights: Any = None,
+    ) -> None:
+        self._data = ModelData.from_inputs(
+            endog,
+            {"exog_a": (exog_a, "a"), "exog_b": (exog_b, "b")},
+            missing=missing,
+            weights=weights,
+            min_rows=3,
+        )
+        self._formula: str | None = None
+
+    # -- construction -----------------------------------------------------
+    @classmethod
+    def from_formula(
+        cls,
+        formula: str,
+        data: Any,
+        *,
+        missing: MissingPolicy = "none",
+        weights: Any = None,
+        eval_env: int = 0,
+    ) -> JointDimReduction:
+        """Build the model from a formula ``"y ~ a-terms | b-terms"``.
+
+        Parameters
+        ----------
+        formula : str
+            ``"y ~ x1 + x2 | z1 + np.log(z2)"``: the terms left of the bar form
+            block a, those right of it block b (patsy syntax; ``np`` is
+            available; a categorical term gets treatment-coded dummies).
+        data : DataFrame or mapping
+        missing, weights
+            As for the constructor.
+        eval_env : int
+            Frames above the caller in which to look up names not in ``data``.
+
+        Examples
+        --------
+        >>> import numpy as np, jdr_stats as jdr
+        >>> df = jdr.simulate.bilinear(500, 3, 2, 1, seed=1).frame
+        >>> mod = jdr.JointDimReduction.from_formula("y ~ a0 + a1 + np.exp(a2) | b0 + b1", df)
+        >>> mod.exog_names_a
+        ['a0', 'a1', 'np.exp(a2)']
+        """
+        import patsy
+
+        if not isinstance(formula, str) or "~" not in formula:
+            raise ValueError(f'formula must look like "y ~ a1 + a2 | b1 + b2"; got {formula!r}')
+        lhs, rhs = formula.split("~", 1)
+        parts = _split_top_level(rhs, "|")
+        if len(parts) != 2 or not parts[0].strip() or not parts[1].strip():
+            raise ValueError(
+                "formula needs exactly one '|' separating the two blocks, as in "
+                f'"y ~ a1 + a2 | b1 + b2"; got {formula!r}'
+            )
+        env = patsy.EvalEnvironment.capture(eval_env + 1).with_outer_namespace({"np": np})
+        ydf = _design_from_formula(lhs, data, env, "endog")
+        if ydf.shape[1] != 1:
+            raise ValueError(
+                f"the response {lhs.strip()!r} must be a single numeric column; it "
+                f"expands to {list(ydf.columns)}"
+            )
+        a = _design_from_formula(parts[0], data, env, "exog_a")
+        b = _design_from_formula(parts[1], data, env, "exog_b")
+        model = cls(ydf.iloc[:, 0], a, b, missing=missing, weights=weights)
+        model._formula = formula
+        return model
+
+    # -- data access ------------------------------------------------------
+    @property
+    def endog(self) -> np.ndarray:
+        """The response (float array)."""
+        return self._data.endog
+
+    @property
+    def exog_a(self) -> np.ndarray:
+        """Block a (float array, m x n1)."""
+        return self._data.blocks["exog_a"]
+
+    @property
+    def exog_b(self) -> np.ndarray:
+        """Block b (float array, m x n2)."""
+        return self._data.blocks["exog_b"]
+
+    @property
+    def endog_name(self) -> str:
+        return self._data.endog_name
+
+    @property
+    def exog_names_a(self) -> list[str]:
+        return list(self._data.names["exog_a"])
+
+    @property
+    def exog_names_b(self) -> list[str]:
+        return list(self._data.names["exog_b"])
+
+    @property
+    def nobs(self) -> int:
+        return self._data.nobs
+
+    @property
+    def weights(self) -> np.ndarray | None:
+        return self._data.weights
+
+    @property
+    def formula(self) -> str | None:
+        return self._formula
+
+    @property
+    def data(self) -> ModelData:
+        """The validated data (read-only container)."""
+        return self._data
+
+    # -- estimation -------------------------------------------------------
+    def moments(self, weights: np.ndarray | None = None) -> BlockMoments:
+        """Sufficient statistics of the data (optionally reweighted).
+
+        ``weights`` multiplies the model's own case weights; a bootstrap
+        passes resampling counts here.
+        """
+        w = self._data.weights
+        if weights is not None:
+            w = weights if w is None else w * weights
+        return block_moments(self.endog, self.exog_a, self.exog_b, w)
+
+    def _check_rows_for_whitening(self) -> None:
+        m = self.nobs
+        for arg, n in (("exog_a", self.exog_a.shape[1]), ("exog_b", self.exog_b.shape[1])):
+            if m < n + 2:
+                raise ValueError(
+                    f"too few rows to whiten {arg}: got {m} observations for {n} "
+                    f"columns, need at least {n + 2} (or fit with standardize=False)"
+                )
+
+    def fit(
+        self,
+        rank: int | Literal["auto"],
+        *,
+        standardize: bool = True,
+        sparsity: tuple[int, int] | Literal["auto"] | None = None,
+        rank_method: RankMethod = "chi2",
+        alpha: float = 0.05,
+        fdr: float = 0.1,
+        seed: int | np.random.Generator | None = None,
+    ) -> JDRResults:
+        """Estimate the two subspaces.
+
+        Parameters
+        ----------
+        rank : int or "auto"
+            Dimension ``r`` of each subspace, ``1 <= r <= min(n1, n2)``.
+            ``"auto"`` chooses it by the sequence of rank tests of
+            ``rank_method`` at level ``alpha`` (see :meth:`JDRResults.rank_tests`).
+        standardize : bool
+            ``True`` whitens each block with its sample mean and covariance
+            (section 5.1 of the paper); ``False`` only centres it.  The
+            whitening uses the lower Cholesky factor ``L`` of the covariance
+            (``Sigma = L L^T``, ``a' = L^{-1}(a - mean)``): it is the cheapest
+            square root and needs only triangular solves.  Any other square
+            root ``C = L O`` (``O`` orthogonal) rotates ``X_lin`` to
+            ``O^T X_lin`` and its left singular vectors to ``O^T U'``, so the
+            mapped-back subspace ``span(C^{-T} O^T U') = span(L^{-T} U')`` is
+            the same: the estimate does not depend on the choice.
+        sparsity : (s1, s2), "auto" or None
+            Select ``s1`` variables of block a and ``s2`` of block b by the
+            three-step projection of section 3, ``rank <= s_k <= n_k``.
+            ``"auto"`` takes the counts from :meth:`select_support` at
+            false discovery rate ``fdr``.
+        rank_method : {"chi2", "general", "permutation"}
+            Test used when ``rank="auto"``.
+        alpha : float
+            Level of the rank tests when ``rank="auto"``.
+        fdr : float
+            False discovery rate when ``sparsity="auto"``.
+        seed : int, Generator or None
+            Seed for the permutation rank test or support selection.
+
+        Returns
+        -------
+        JDRResults
+
+        Notes
+        -----
+        ``X_lin = A'^T diag(y - ybar) B' / m`` is one product of the whitened
+        blocks.  Centring ``y`` does not change its expectation under the
+        model (``E[a'] = 0`` and ``a'``, ``b'`` uncorrelated, so
+        ``E[a' ybar b'^T] = ybar E[a'] E[b'^T] = 0``) but removes the term
+        ``ybar (1/m) sum a'_i b'_i^T``, pure noise of variance
+        ``ybar^2 n1 n2 / m``, so the estimate is less variable and invariant
+        to a shift of ``y``.
+        """
+        n1, n2 = self.exog_a.shape[1], self.exog_b.shape[1]
+        if not isinstance(standardize, (bool, np.bool_)):
+            raise TypeError(f"standardize must be True or False; got {standardize!r}")
+        if standardize:
+            self._check_rows_for_whitening()
+        mom = self.moments()
+        settings: dict[str, Any] = {
+            "standardize": bool(standardize),
+            "rank_method": None,
+            "alpha": None,
+            "support": None,
+        }
+        rank_tests = None
+        if isinstance(rank, str):
+            if rank != "auto":
+                raise ValueError(f'rank must be a positive integer or "auto"; got {rank!r}')
+            from .inference.rank_tests import choose_rank
+
+            rank, rank_tests = choose_rank(
+                self, mom, standardize=bool(standardize), method=rank_method,
+                alpha=alpha, seed=seed,
+            )
+            settings["rank_method"] = rank_method
+            settings["alpha"] = alpha
+        if isinstance(sparsity, str):
+            if sparsity != "auto":
+                raise ValueError(f'sparsity must be (s1, s2), "auto" or None; got {sparsity!r}')
+            from .support import choose_sparsity
+
+            sparsity, support = choose_sparsity(self, rank=rank, fdr=fdr, seed=seed)
+            settings["support"] = support
+        est = estimate(
+            mom,
+            rank,
+            standardize=bool(standardize),
+            sparsity=None if sparsity is None else tuple(sparsity),
+            names_a=self.exog_names_a,
+            names_b=self.exog_names_b,
+        )
+        settings["sparsity"] = None if sparsity is None else (int(sparsity[0]), int(sparsity[1]))
+        return JDRResults(self, est, mom, settings, rank_tests=rank_tests)
+
+    def select_support(
+        self,
+        *,
+        rank: int | None = None,
+        method: Literal["chi2", "permutation"] = "chi2",
+        fdr: float = 0.1,
+        seed: int | np.random.Generator | None = None,
+        **options: Any,
+    ):
+        """Coordinate tests for every variable with false discovery control.
+
+        See :func:`jdr_stats.support.select_support`.
+        """
+        from .support import select_support
+
+        return select_support(self, rank=rank, method=method, fdr=fdr, seed=seed, **options)
+
+
+def _labels(prefix: str, r: int) -> list[str]:
+    return [f"{prefix}{k + 1}" for k in range(r)]
+
+
+class JDRResults(SummaryMixin):
+    """Results of :meth:`JointDimReduction.fit` (read-only).
+
+    Directions are labelled DataFrames (index: variable names, columns
+    ``dir1..dirr``) when the input had pandas labels, plain arrays otherwise.
+    """
+
+    def __init__(
+        self,
+        model: JointDimReduction,
+        est: Estimate,
+        moments: BlockMoments,
+        settings: dict[str, Any],
+        *,
+        rank_tests: Any = None,
+    ) -> None:
+        self._model = model
+        self._est = est
+        self._moments = moments
+        self._settings = dict(settings)
+        # Cache of computed inference, shown by summary() once computed.
+        self._rank_tests = {} if rank_tests is None else {"auto": rank_tests}
+
+    # -- basic attributes -------------------------------------------------
+    @property
+    def model(self) -> JointDimReduction:
+        return self._model
+
+    @property
+    def moments(self) -> BlockMoments:
+        """The sufficient statistics the fit was computed from."""
+        return self._moments
+
+    @property
+    def estimate(self) -> Estimate:
+        """The unlabelled estimate (plain arrays)."""
+        return self._est
+
+    @property
+    def nobs(self) -> int:
+        return self._model.nobs
+
+    @property
+    def rank(self) -> int:
+        return self._est.rank
+
+    @property
+    def standardize(self) -> bool:
+        return self._settings["standardize"]
+
+    @property
+    def sparsity(self) -> tuple[int, int] | None:
+        return self._settings["sparsity"]
+
+    @property
+    def rank_method(self) -> str | None:
+        """How the rank was chosen: the test method, or None if given."""
+        return self._settings["rank_method"]
+
+    @property
+    def _labelled(self) -> bool:
+        return self._model.data.is_pandas
+
+    def _frame(self, arr: np.ndarray, index: list[str], columns: list[str]):
+        if self._labelled:
+            return pd.DataFrame(arr, index=index, columns=columns)
+        return arr.copy()
+
+    # -- estimates --------------------------------------------------------
+    @cached_property
+    def directions_a(self):
+        """Basis of the a-subspace, original coordinates, unit-length columns."""
+        return self._frame(self._est.dir_a, self._model.exog_names_a, _labels("dir", self.rank))
+
+    @cached_property
+    def directions_b(self):
+        """Basis of the b-subspace, original coordinates, unit-length columns."""
+        return self._frame(self._est.dir_b, self._model.exog_names_b, _labels("dir", self.rank))
+
+    @cached_property
+    def directions_a_std(self):
+        """Orthonormal basis of the a-subspace in whitened coordinates."""
+        return self._frame(self._est.u_std, self._model.exog_names_a, _labels("dir", self.rank))
+
+    @cached_property
+    def directions_b_std(self):
+        """Orthonormal basis of the b-subspace in whitened coordinates."""
+        return self._frame(self._est.v_std, self._model.exog_names_b, _labels("dir", self.rank))
+
+    @property
+    def singular_values(self) -> np.ndarray:
+        """All singular values of the decomposed (whitened) matrix, descending."""
+        return self._est.singular_values.copy()
+
+    @cached_property
+    def coef_matrix(self):
+        """``X_lin`` in whitened coordinates (n1 x n2)."""
+        return self._frame(self._est.coef_matrix, self._model.exog_names_a, self._model.exog_names_b)
+
+    @property
+    def support_a(self) -> list[str]:
+        """Names of the selected variables of block a (all for a dense fit)."""
+        names = self._model.exog_names_a
+        return [names[j] for j in self._est.rows]
+
+    @property
+    def support_b(self) -> list[str]:
+        """Names of the selected variables of block b (all for a dense fit)."""
+        names = self._model.exog_names_b
+        return [names[j] for j in self._est.cols]
+
+    def transform(self, exog_a: Any = None, exog_b: Any = None):
+        """The ``2r`` reduced features ``(a - mean_a)^T U_hat, (b - mean_b)^T V_hat``.
+
+        Parameters
+        ----------
+        exog_a, exog_b : array_like, optional
+            New data (same columns as the fitted blocks); the training data
+            when omitted.  Both or neither must be given.
+
+        Returns
+        -------
+        DataFrame or ndarray, shape (rows, 2r)
+            Columns ``a_dir1..a_dirr, b_dir1..b_dirr``: the centred data times
+            :attr:`directions_a` and :attr:`directions_b` (centred at the
+            training means).
+        """
+        if (exog_a is None) != (exog_b is None):
+            raise ValueError("give both exog_a and exog_b, or neither (training data)")
+        m = self._model
+        if exog_a is None:
+            a, b, index = m.exog_a, m.exog_b, m.data.row_index
+        else:
+            a = check_new_block(exog_a, "exog_a", m.exog_names_a, labelled=self._labelled)
+            b = check_new_block(exog_b, "exog_b", m.exog_names_b, labelled=self._labelled)
+            if a.shape[0] != b.shape[0]:
+                raise ValueError(
+                    f"exog_a has {a.shape[0]} rows but exog_b has {b.shape[0]}"
+                )
+            index = exog_a.index if isinstance(exog_a, pd.DataFrame) else None
+        feats = np.hstack(
+            [(a - self._moments.mean_a) @ self._est.dir_a, (b - self._moments.mean_b) @ self._est.dir_b]
+        )
+        if self._labelled or isinstance(exog_a, pd.DataFrame):
+            cols = _labels("a_dir", self.rank) + _labels("b_dir", self.rank)
+            return pd.DataFrame(feats, index=index, columns=cols)
+        return feats
+
+    # -- inference (implemented in jdr_stats.inference) -------------------
+    def rank_tests(
+        self,
+        method: RankMethod = "chi2",
+        *,
+        max_rank: int | None = None,
+        n_perm: int = 999,
+        seed: int | np.random.Generator | None = None,
+    ):
+        """Sequential tests of ``H0: r = k`` for ``k = 0, 1, ..., max_rank``.
+
+        See :func:`jdr_stats.inference.rank_tests.rank_tests`.  The table is
+        kept and shown by :meth:`summary`.
+        """
+        from .inference.rank_tests import rank_tests
+
+        out = rank_tests(self, method=method, max_rank=max_rank, n_perm=n_perm, seed=seed)
+        self._rank_tests[method] = out
+        return out
+
+    def bootstrap(
+        self,
+        n_boot: int = 999,
+        *,
+        seed: int | np.random.Generator | None = None,
+        **options: Any,
+    ):
+        """Bootstrap the fit; see :func:`jdr_stats.inference.bootstrap.bootstrap`."""
+        from .inference.bootstrap import bootstrap
+
+        return bootstrap(self, n_boot=n_boot, seed=seed, **options)
+
+    # -- summary ----------------------------------------------------------
+    def _singular_value_table(self, max_rows: int = 10) -> pd.DataFrame:
+        s = self._est.singular_values
+        energy = s**2 / np.sum(s**2) if np.sum(s**2) > 0 else np.zeros_like(s)
+        k = min(len(s), max(max_rows, self.rank))
+        return pd.DataFrame(
+            {
+                "singular value": s[:k],
+                "share": energy[:k],
+                "cumulative": np.cumsum(energy)[:k],
+            },
+            index=pd.Index(np.arange(1, k + 1), name="k"),
+        )
+
+    def summary(self):
+        """A statsmodels ``Summary``: model information, singular values,
+        loadings of each block and, once computed, the rank tests."""
+        m = self._model
+        info = {
+            "Model:": "Joint dimension reduction",
+            "Dependent variable:": m.endog_name,
+            "No. observations:": self.nobs,
+            "n1 (block a):": m.exog_a.shape[1],
+            "n2 (block b):": m.exog_b.shape[1],
+            "Rank:": self.rank,
+            "Rank chosen by:": (
+                "given" if self.rank_method is None
+                else f"{self.rank_method} tests, alpha={self._settings['alpha']}"
+            ),
+            "Standardize:": self.standardize,
+            "Sparsity (s1, s2):": "none (dense)" if self.sparsity is None else self.sparsity,
+            "Weights:": "none" if m.weights is None else "case weights",
+        }
+        la = pd.DataFrame(self._est.dir_a, index=m.exog_names_a, columns=_labels("dir", self.rank))
+        lb = pd.DataFrame(self._est.dir_b, index=m.exog_names_b, columns=_labels("dir", self.rank))
+        tables = [
+            ("k", self._singular_value_table()),
+            ("block a", la),
+            ("block b", lb),
+        ]
+        notes = [
+            "k: singular values of X_lin (whitened cross moment); share = s_k^2 / "
+            "sum_j s_j^2. Directions: unit-length columns in the original "
+            "coordinates of each block."
+        ]
+        for key, rt in self._rank_tests.items():
+            tables.append((f"Rank tests ({rt.method})", rt.table))
+        if self.sparsity is not None:
+            notes.append(
+                f"Selected variables: block a {self.support_a}; block b {self.support_b}."
+            )
+        notes.append(
+            "Directions span the estimated subspaces; signs and rotations within a "
+            "subspace are arbitrary."
+        )
+        return build_summary("Joint Dimension Reduction Results", info, tables, notes)
