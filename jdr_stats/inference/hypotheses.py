@@ -1,0 +1,111 @@
+"""Small objects for hypothesis tests: one test, and a table of tests.
+
+Every test of the package (rank tests, coordinate and support tests, the
+baselines' dimension tests) returns one of these, so they print alike.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..summary import SummaryMixin, build_summary
+
+__all__ = ["TestResult", "TestTable", "bh_qvalues", "perm_pvalue"]
+
+
+@dataclass(frozen=True)
+class TestResult(SummaryMixin):
+    """One hypothesis test.
+
+    Attributes
+    ----------
+    stat : float
+        The test statistic.
+    pvalue : float
+    null : str
+        The null hypothesis, in words.
+    alternative : str
+    dist_name : str
+        Reference distribution ("chi2(12)", "permutation, B=999", ...).
+    df : float or None
+        Degrees of freedom where they apply.
+    """
+
+    __test__ = False  # not a pytest test class
+
+    stat: float
+    pvalue: float
+    null: str
+    alternative: str
+    dist_name: str
+    df: float | None = None
+
+    def summary(self):
+        info = {
+            "Statistic:": f"{self.stat:.6g}",
+            "P-value:": f"{self.pvalue:.6g}",
+            "Distribution:": self.dist_name,
+            "df:": "-" if self.df is None else f"{self.df:g}",
+        }
+        return build_summary(
+            "Hypothesis test",
+            info,
+            notes=[f"H0: {self.null}", f"H1: {self.alternative}"],
+        )
+
+
+@dataclass(frozen=True)
+class TestTable(SummaryMixin):
+    """A sequence of tests as a DataFrame plus a summary.
+
+    Attributes
+    ----------
+    table : DataFrame
+        One row per null hypothesis.
+    title : str
+    method : str
+    notes : list of str
+        Null hypothesis, method and assumptions, printed under the table.
+    """
+
+    __test__ = False
+
+    table: pd.DataFrame
+    title: str
+    method: str
+    notes: list[str] = field(default_factory=list)
+
+    def summary(self):
+        return build_summary(
+            self.title,
+            {"Method:": self.method, "Tests:": len(self.table)},
+            [(self.table.index.name or "", self.table)],
+            self.notes,
+        )
+
+
+def bh_qvalues(pvalues: np.ndarray) -> np.ndarray:
+    """Benjamini-Hochberg adjusted p-values (q-values), same order as input."""
+    p = np.asarray(pvalues, dtype=float)
+    n = p.size
+    if n == 0:
+        return p.copy()
+    order = np.argsort(p)
+    ranked = p[order] * n / np.arange(1, n + 1)
+    q = np.minimum.accumulate(ranked[::-1])[::-1]
+    out = np.empty(n)
+    out[order] = np.minimum(q, 1.0)
+    return out
+
+
+def perm_pvalue(stat: float | np.ndarray, null_stats: np.ndarray) -> np.ndarray:
+    """Monte Carlo p-value ``(1 + #{T* >= T}) / (B + 1)`` (STYLE.md, 9).
+
+    ``null_stats`` has the B resampled statistics in its first axis.
+    """
+    null_stats = np.asarray(null_stats, dtype=float)
+    b = null_stats.shape[0]
+    return (1.0 + np.sum(null_stats >= np.asarray(stat), axis=0)) / (b + 1.0)
