@@ -1,0 +1,165 @@
+"""Every bad input of the developers' guide gives a clear error naming it."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import jdr_stats as jdr
+
+M = jdr.JointDimReduction
+
+
+@pytest.fixture
+def data(rng):
+    sim = jdr.simulate.bilinear(200, 4, 3, 1, seed=rng)
+    return sim.y, sim.a, sim.b
+
+
+@pytest.mark.parametrize("which", ["endog", "exog_a", "exog_b"])
+def test_nan(data, which):
+    y, a, b = (x.copy() for x in data)
+    {"endog": y, "exog_a": a, "exog_b": b}[which].flat[5] = np.nan
+    with pytest.raises(ValueError, match=rf"{which}.*NaN.*missing=\"drop\""):
+        M(y, a, b)
+    with pytest.raises(ValueError, match=which):
+        M(y, a, b, missing="raise")
+
+
+@pytest.mark.parametrize("which", ["endog", "exog_a", "exog_b"])
+def test_inf_even_with_drop(data, which):
+    y, a, b = (x.copy() for x in data)
+    {"endog": y, "exog_a": a, "exog_b": b}[which].flat[2] = np.inf
+    with pytest.raises(ValueError, match=f"{which} contains infinite values"):
+        M(y, a, b, missing="drop")
+
+
+def test_mismatched_lengths(data):
+    y, a, b = data
+    with pytest.raises(ValueError, match="exog_b has 199 rows but endog has 200"):
+        M(y, a, b[:-1])
+    with pytest.raises(ValueError, match="exog_a has 150 rows"):
+        M(y, a[:150], b)
+
+
+def test_too_few_rows(data):
+    y, a, b = data
+    with pytest.raises(ValueError, match="too few rows"):
+        M(y[:2], a[:2], b[:2])
+    with pytest.raises(ValueError, match="too few rows to whiten exog_a: got 5 observations for 4"):
+        M(y[:5], a[:5], b[:5]).fit(1)
+    # without whitening a handful of rows is enough to compute X_lin
+    M(y[:5], a[:5], b[:5]).fit(1, standardize=False)
+
+
+@pytest.mark.parametrize("rank,msg", [(0, "between 1 and 3"), (4, "got 4"), (-1, "got -1")])
+def test_rank_out_of_range(data, rank, msg):
+    with pytest.raises(ValueError, match=msg):
+        M(*data).fit(rank)
+
+
+@pytest.mark.parametrize("rank", [1.5, "two", None, True])
+def test_rank_wrong_type(data, rank):
+    with pytest.raises((TypeError, ValueError), match="rank"):
+        M(*data).fit(rank)
+
+
+@pytest.mark.parametrize(
+    "sparsity,msg",
+    [((2, 5), "s2 must be between the rank 2 and the block's 3 columns; got 5"),
+     ((1, 3), "s1 must be between the rank 2"),
+     ((2,), "pair"),
+     ((2.5, 3), "s1 must be an integer"),
+     ("dense", "sparsity must be")],
+)
+def test_sparsity_out_of_range(data, sparsity, msg):
+    with pytest.raises((ValueError, TypeError), match=msg):
+        M(*data).fit(2, sparsity=sparsity)
+
+
+def test_constant_column(data):
+    y, a, b = data
+    a = a.copy()
+    a[:, 2] = 3.0
+    with pytest.raises(ValueError, match=r"exog_a has constant column\(s\) \['a2'\]"):
+        M(y, a, b)
+
+
+def test_collinear_columns(data):
+    y, a, b = data
+    b = np.column_stack([b, b[:, 0] - 2 * b[:, 2]])
+    with pytest.raises(ValueError, match=r"exog_b has collinear columns \['b0', 'b2', 'b3'\]"):
+        M(y, a, b).fit(1)
+
+
+def test_collinear_named_dataframe(data):
+    y, a, b = data
+    a = pd.DataFrame(np.column_stack([a, a[:, 1]]), columns=["w", "x", "y", "z", "x_copy"])
+    with pytest.raises(ValueError, match=r"collinear columns \['x', 'x_copy'\]"):
+        M(y, a, b).fit(1)
+
+
+def test_response_one_value(data):
+    _, a, b = data
+    with pytest.raises(ValueError, match="endog has a single value"):
+        M(np.full(200, 2.0), a, b)
+
+
+def test_response_two_dimensional(data):
+    y, a, b = data
+    with pytest.raises(ValueError, match="endog must be one-dimensional"):
+        M(np.column_stack([y, y]), a, b)
+
+
+def test_non_numeric(data):
+    y, a, b = data
+    with pytest.raises(TypeError, match="exog_a must be numeric"):
+        M(y, pd.DataFrame({"s": ["x"] * 200, "t": a[:, 0]}), b)
+
+
+def test_missing_policy_value(data):
+    with pytest.raises(ValueError, match="missing must be one of"):
+        M(*data, missing="ignore")
+
+
+def test_bad_weights(data):
+    w = np.ones(200)
+    w[0] = -1
+    with pytest.raises(ValueError, match="weights must be positive"):
+        M(*data, weights=w)
+    with pytest.raises(ValueError, match="weights has 10 values"):
+        M(*data, weights=np.ones(10))
+
+
+def test_standardize_type(data):
+    with pytest.raises(TypeError, match="standardize"):
+        M(*data).fit(1, standardize="yes")
+
+
+def test_no_columns(data):
+    y, _, b = data
+    with pytest.raises(ValueError, match="exog_a has no columns"):
+        M(y, np.empty((200, 0)), b)
+
+
+def test_none_input(data):
+    y, a, _ = data
+    with pytest.raises(TypeError, match="exog_b is required"):
+        M(y, a, None)
+
+
+def test_duplicate_names(data):
+    y, a, b = data
+    a = pd.DataFrame(a, columns=["p", "q", "p", "r"])
+    with pytest.raises(ValueError, match="duplicate column names"):
+        M(y, a, b)
+
+
+def test_simulate_bad_arguments():
+    with pytest.raises(ValueError, match="r must be at most"):
+        jdr.simulate.bilinear(100, 3, 2, 3)
+    with pytest.raises(ValueError, match="s1 must be between"):
+        jdr.simulate.bilinear(100, 5, 5, 2, s1=1)
+    with pytest.raises(ValueError, match="design must be one of"):
+        jdr.simulate.binary(100, 5, 5, 2, design="normal")
+    with pytest.raises(TypeError, match="seed"):
+        jdr.simulate.bilinear(100, 5, 5, 2, seed="abc")
