@@ -191,9 +191,13 @@ class ModelData:
         is_pandas = index is not None
 
         # Infinite values are errors whatever the missing policy.
+        all_finite: dict[str, bool] = {}
         for argname, arr in [("endog", y), *arrays.items()] + (
             [("weights", w)] if w is not None else []
         ):
+            all_finite[argname] = bool(np.isfinite(arr).all())
+            if all_finite[argname]:  # one pass in the common case
+                continue
             bad = np.isinf(arr)
             if bad.any():
                 row = int(np.argwhere(bad)[0][0])
@@ -203,8 +207,9 @@ class ModelData:
                 )
         # Missing values.
         nan_rows = np.isnan(y)
-        for arr in arrays.values():
-            nan_rows |= np.isnan(arr).any(axis=1)
+        for argname, arr in arrays.items():
+            if not all_finite[argname]:  # no inf here, so it holds NaN
+                nan_rows |= np.isnan(arr).any(axis=1)
         if w is not None:
             nan_rows |= np.isnan(w)
         if nan_rows.any():

@@ -65,6 +65,7 @@ def block_moments(
     weights: np.ndarray | None = None,
     *,
     center_y: bool = True,
+    covariances: bool = True,
 ) -> BlockMoments:
     """Means, covariances and the centred cross moment of (y, a, b).
 
@@ -79,6 +80,9 @@ def block_moments(
     center_y : bool
         Centre y at its (weighted) mean in the cross moment.  ``False`` uses
         y as given, as in the paper's eq. (lin).
+    covariances : bool
+        Compute the block covariances (needed for whitening).  ``False``
+        skips their two products and leaves ``cov_a`` and ``cov_b`` as NaN.
 
     Notes
     -----
@@ -104,23 +108,31 @@ def block_moments(
     cov_a = np.zeros((n1, n1))
     cov_b = np.zeros((n2, n2))
     cross = np.zeros((n1, n2))
-    step = _chunk_rows(n1 + n2)
+    step = min(_chunk_rows(n1 + n2), m)
+    # Reused buffers for the centred rows of one chunk.
+    buf_a = np.empty((step, n1))
+    buf_b = np.empty((step, n2))
     for start in range(0, m, step):
         stop = min(start + step, m)
-        ac = a[start:stop] - mean_a
-        bc = b[start:stop] - mean_b
-        yc = yc_all[start:stop]
-        if w is None:
+        k = stop - start
+        ac = np.subtract(a[start:stop], mean_a, out=buf_a[:k])
+        bc = np.subtract(b[start:stop], mean_b, out=buf_b[:k])
+        yc = yc_all[start:stop] if w is None else w[start:stop] * yc_all[start:stop]
+        if not covariances:
+            pass
+        elif w is None:
             cov_a += ac.T @ ac
             cov_b += bc.T @ bc
-            cross += ac.T @ (yc[:, None] * bc)
         else:
-            wc = w[start:stop]
-            cov_a += (ac * wc[:, None]).T @ ac
-            cov_b += (bc * wc[:, None]).T @ bc
-            cross += ac.T @ ((wc * yc)[:, None] * bc)
+            sw = np.sqrt(w[start:stop])[:, None]
+            cov_a += (ac * sw).T @ (ac * sw)
+            cov_b += (bc * sw).T @ (bc * sw)
+        cross += ac.T @ (yc[:, None] * bc)
     yc_dev = y - mean_y
     var_y = float(yc_dev @ yc_dev) / wsum if w is None else float(w @ yc_dev**2) / wsum
+    if not covariances:
+        cov_a[:] = np.nan
+        cov_b[:] = np.nan
     return BlockMoments(
         nobs=m,
         mean_y=mean_y,

@@ -214,16 +214,19 @@ class JointDimReduction:
         return self._data
 
     # -- estimation -------------------------------------------------------
-    def moments(self, weights: np.ndarray | None = None) -> BlockMoments:
+    def moments(
+        self, weights: np.ndarray | None = None, *, covariances: bool = True
+    ) -> BlockMoments:
         """Sufficient statistics of the data (optionally reweighted).
 
         ``weights`` multiplies the model's own case weights; a bootstrap
-        passes resampling counts here.
+        passes resampling counts here.  ``covariances=False`` skips the block
+        covariances (not needed without whitening).
         """
         w = self._data.weights
         if weights is not None:
             w = weights if w is None else w * weights
-        return block_moments(self.endog, self.exog_a, self.exog_b, w)
+        return block_moments(self.endog, self.exog_a, self.exog_b, w, covariances=covariances)
 
     def _check_rows_for_whitening(self) -> None:
         m = self.nobs
@@ -296,7 +299,7 @@ class JointDimReduction:
             raise TypeError(f"standardize must be True or False; got {standardize!r}")
         if standardize:
             self._check_rows_for_whitening()
-        mom = self.moments()
+        mom = self.moments(covariances=bool(standardize))
         settings: dict[str, Any] = {
             "standardize": bool(standardize),
             "rank_method": None,
