@@ -1,0 +1,60 @@
+"""Plots, headless (Agg): axes, labels and the number of plotted points."""
+
+import numpy as np
+import pytest
+
+import jdr_stats as jdr
+
+mpl = pytest.importorskip("matplotlib")
+mpl.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from jdr_stats import plotting  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def res():
+    sim = jdr.simulate.bilinear(1500, 5, 4, 2, seed=8)
+    return jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(2)
+
+
+def test_scree(res):
+    fig = plotting.plot_scree(res)
+    (ax,) = fig.axes
+    line = ax.lines[0]
+    np.testing.assert_allclose(line.get_ydata(), res.singular_values)
+    assert ax.get_xlabel() == "k" and "singular value" in ax.get_ylabel()
+    plt.close(fig)
+
+
+def test_loadings(res):
+    fig = plotting.plot_loadings(res)
+    assert len(fig.axes) == 2
+    ax_a = fig.axes[0]
+    assert [t.get_text() for t in ax_a.get_yticklabels()] == res.model.exog_names_a
+    assert len(ax_a.patches) == 5 * 2  # one bar per variable and direction
+    plt.close(fig)
+    fig = plotting.plot_loadings(res, block="b")
+    assert len(fig.axes) == 1 and len(fig.axes[0].patches) == 4 * 2
+    plt.close(fig)
+    with pytest.raises(ValueError, match="block must be"):
+        plotting.plot_loadings(res, block="c")
+
+
+def test_sufficient_summary(res):
+    fig = plotting.plot_sufficient_summary(res, direction=2)
+    assert len(fig.axes) == 3
+    for ax in fig.axes:
+        assert ax.collections[0].get_offsets().shape == (1500, 2)
+    assert fig.axes[2].get_xlabel() == "a_dir2 x b_dir2"
+    plt.close(fig)
+    with pytest.raises(ValueError, match="direction must be between 1 and 2"):
+        plotting.plot_sufficient_summary(res, direction=3)
+
+
+def test_given_axes(res):
+    fig, ax = plt.subplots()
+    assert plotting.plot_scree(res, ax=ax) is fig
+    with pytest.raises(ValueError, match="ax must hold 3 axes"):
+        plotting.plot_sufficient_summary(res, ax=ax)
+    plt.close(fig)
