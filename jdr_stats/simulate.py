@@ -117,6 +117,16 @@ def draw_blocks(
     return a, b
 
 
+def _truth_and_blocks(m, n1, n2, r, s1, s2, design, rho, seed):
+    """Validate, then draw U, V (in that order) and the two blocks."""
+    _check_dims(m, n1, n2, r, s1, s2)
+    rng = normalize_seed(seed)
+    U = random_basis(n1, r, s1, seed=rng)
+    V = random_basis(n2, r, s2, seed=rng)
+    a, b = draw_blocks(m, n1, n2, design, rho=rho, seed=rng)
+    return rng, U, V, a, b
+
+
 def _link_values(link: Link, abar: np.ndarray, bbar: np.ndarray) -> np.ndarray:
     if callable(link):
         return np.asarray(link(abar, bbar), dtype=float).reshape(-1)
@@ -174,15 +184,11 @@ def bilinear(
     >>> sim.a.shape, sim.b.shape, sim.U.shape
     ((100, 5), (100, 4), (5, 2))
     """
-    _check_dims(m, n1, n2, r, s1, s2)
     if noise < 0:
         raise ValueError(f"noise must be nonnegative; got {noise!r}")
     if noise_dist not in ("normal", "t3"):
         raise ValueError(f'noise_dist must be "normal" or "t3"; got {noise_dist!r}')
-    rng = normalize_seed(seed)
-    U = random_basis(n1, r, s1, seed=rng)
-    V = random_basis(n2, r, s2, seed=rng)
-    a, b = draw_blocks(m, n1, n2, design, rho=rho, seed=rng)
+    rng, U, V, a, b = _truth_and_blocks(m, n1, n2, r, s1, s2, design, rho, seed)
     mu = _link_values(link, a @ U, b @ V)
     z = rng.standard_normal(m) if noise_dist == "normal" else rng.standard_t(3, m)
     y = mu + noise * z
@@ -214,11 +220,7 @@ def binary(
     >>> sorted(set(sim.y.tolist()))
     [0.0, 1.0]
     """
-    _check_dims(m, n1, n2, r, s1, s2)
-    rng = normalize_seed(seed)
-    U = random_basis(n1, r, s1, seed=rng)
-    V = random_basis(n2, r, s2, seed=rng)
-    a, b = draw_blocks(m, n1, n2, design, rho=rho, seed=rng)
+    rng, U, V, a, b = _truth_and_blocks(m, n1, n2, r, s1, s2, design, rho, seed)
     d = a @ U - b @ V
     mu = np.exp(-np.einsum("ij,ij->i", d, d))
     y = (rng.random(m) < mu).astype(float)
