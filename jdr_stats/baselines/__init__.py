@@ -1,0 +1,19 @@
+"""Classical single-block dimension reduction: SIR, pHd and SAVE.
+
+Implementations whose numbers agree with R's ``dr`` package (version
+3.0.11): the same slicing, standardisation, eigenvector scaling and tests.
+"""
+
+from __future__ import annotations
+
+from ._base import CoordinateTest, DimensionTests, SliceInfo, dr_slices
+from .sir import SIR, SIRResults
+
+__all__ = [
+    "SIR",
+    "SIRResults",
+    "DimensionTests",
+    "CoordinateTest",
+    "SliceInfo",
+    "dr_slices",
+]
