@@ -7,11 +7,17 @@ Implementations whose numbers agree with R's ``dr`` package (version
 from __future__ import annotations
 
 from ._base import CoordinateTest, DimensionTests, SliceInfo, dr_slices
+from .phd import PHD, PHDResults
+from .save import SAVE, SAVEResults
 from .sir import SIR, SIRResults
 
 __all__ = [
     "SIR",
     "SIRResults",
+    "PHD",
+    "PHDResults",
+    "SAVE",
+    "SAVEResults",
     "DimensionTests",
     "CoordinateTest",
     "SliceInfo",

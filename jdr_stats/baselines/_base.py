@@ -328,12 +328,16 @@ def cov_of_products(
     ddof: int,
     mult: np.ndarray | None = None,
     pairs: tuple[np.ndarray, np.ndarray] | None = None,
+    shift: np.ndarray | None = None,
+    scale: np.ndarray | None = None,
     chunk: int = 4096,
 ) -> np.ndarray:
     """Covariance of the per-row vectors ``g_i = mult_i vec(u_i v_i^T)``.
 
-    With ``pairs = (ia, ib)`` only the entries ``u_i[ia] * v_i[ib]`` are used.
-    Accumulated in row chunks so the n x q matrix of products is never held.
+    With ``pairs = (ia, ib)`` only the entries ``u_i[ia] * v_i[ib]`` are used;
+    ``shift`` is subtracted from and ``scale`` multiplies each entry before
+    ``mult``.  Accumulated in row chunks so the n x q matrix of products is
+    never held.
     """
     n = u.shape[0]
     if pairs is None:
@@ -346,6 +350,10 @@ def cov_of_products(
 
     def block(start: int, stop: int) -> np.ndarray:
         g = u[start:stop, ia] * v[start:stop, ib]
+        if shift is not None:
+            g -= shift
+        if scale is not None:
+            g *= scale
         if mult is not None:
             g *= mult[start:stop, None]
         return g
