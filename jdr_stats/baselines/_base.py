@@ -30,7 +30,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import linalg as sla
 from scipy import stats
 
 from .._data import MissingPolicy, ModelData, check_new_block
@@ -215,20 +214,34 @@ class Standardized:
         """A per-row vector of the data in the row order of ``xc``."""
         return v if self.order is None else v[self.order]
 
+    @cached_property
+    def linv(self) -> np.ndarray:
+        """``L^{-1}`` (lower triangular, p x p).
+
+        Formed once; every map to and from the z-scale is then a matrix
+        product.  (``scipy.linalg.solve_triangular`` on small matrices can
+        take milliseconds per call under a multi-threaded BLAS.)
+        """
+        p = self.chol.shape[0]
+        return np.tril(np.linalg.solve(self.chol, np.eye(p)))
+
     def to_z(self, mat: np.ndarray) -> np.ndarray:
         """``L^{-1} mat L^{-T}`` for a symmetric x-scale matrix."""
-        left = sla.solve_triangular(self.chol, mat, lower=True)
-        out = sla.solve_triangular(self.chol, left.T, lower=True)
+        out = self.linv @ mat @ self.linv.T
         return (out + out.T) / 2
 
     def vec_to_z(self, vec: np.ndarray) -> np.ndarray:
         """``L^{-1} v`` for x-scale vectors in columns."""
-        return sla.solve_triangular(self.chol, vec, lower=True)
+        return self.linv @ vec
+
+    def to_x(self, vec: np.ndarray) -> np.ndarray:
+        """``L^{-T} v``: z-scale directions to x-scale coefficients."""
+        return self.linv.T @ vec
 
     @cached_property
     def z(self) -> np.ndarray:
         """The whitened design ``z = xc L^{-T}`` (n x p), built on demand."""
-        return sla.solve_triangular(self.chol, self.xc.T, lower=True).T
+        return self.xc @ self.linv.T
 
 
 def center_rows(
@@ -569,7 +582,7 @@ class SDRResults(SummaryMixin):
         self._std = std
         self._kernel = kernel
         vals, vecs = eigen_by_abs(kernel)
-        dirs = unit_columns(sla.solve_triangular(std.chol.T, vecs, lower=False))
+        dirs = unit_columns(std.to_x(vecs))
         dirs, vecs = sign_columns(dirs, vecs)
         self._evals = vals
         self._raw = vecs
@@ -695,7 +708,7 @@ class SDRResults(SummaryMixin):
         n = std.nobs
         ybar = y.mean() if w is None else (w @ y) / n
         xty = std.xc.T @ ((y - ybar) if w is None else w * (y - ybar)) / n
-        beta = sla.cho_solve((std.chol, True), xty)
+        beta = std.to_x(std.vec_to_z(xty))
         # fitted OLS predictor; its projections on the directions use only
         # moments: Cov(x beta, x B) = beta^T Sigma B
         cov = std.cov

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import linalg as sla
 
 from ._base import (
     DimensionTests,
@@ -94,7 +93,7 @@ class PHD(SDRModel):
         y = self.endog
         r = y - (y.mean() if w is None else (w @ y) / n)
         if residuals:
-            beta = sla.cho_solve((std.chol, True), wx.T @ r / n)
+            beta = std.to_x(std.vec_to_z(wx.T @ r / n))
             r = r - xc @ beta
         mx = (wx * r[:, None]).T @ xc / n
         kernel = std.to_z(mx)
