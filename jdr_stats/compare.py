@@ -61,7 +61,7 @@ def split_joint_subspace(
     >>> w = np.zeros((5, 2)); w[0, 0] = 1.0; w[3, 1] = 2.0
     >>> ua, vb = split_joint_subspace(w, 2, 1)
     >>> np.abs(ua).ravel().tolist(), np.abs(vb).ravel().tolist()
-    ([1.0, 0.0], [1.0, 0.0, 0.0])
+    ([1.0, 0.0], [0.0, 1.0, 0.0])
     """
     q = orthonormal_basis(basis)
     parts = []
