@@ -192,3 +192,60 @@ def test_sir_recovers_linear_direction_and_tests_dimension():
     assert principal_angles(res.directions[:, :1], beta)[0] < 0.1
     tab = res.dimension_tests().table
     assert tab["p.value"].iloc[0] < 1e-6 and tab["p.value"].iloc[1] > 0.001
+
+
+def test_sir_coordinate_test_size():
+    """Size at level 0.05 under H0 (x5 inactive), normal x, p = 5, H = 8.
+
+    200 replicates: Monte Carlo s.e. 0.015, tolerance 3 s.e. around 0.05.
+    dr's truncated weights (min(d, H - 1) = 5 of the H - 1 = 7 terms) are
+    anti-conservative here; the full study is
+    benchmarks/study_baselines_size.py.
+    """
+    rng = np.random.default_rng(99)
+    reps, n = 200, 500
+    hits = np.zeros(3)
+    for _ in range(reps):
+        x = rng.standard_normal((n, 5))
+        y = x[:, 0] + 0.5 * rng.standard_normal(n)
+        res = SIR(y, x).fit(n_slices=8)
+        tab = res.coordinate_test([4]).table
+        dr = res.coordinate_test([4], dr_weights=True).table
+        hits += [tab["P.value(general)"].iloc[0] <= 0.05,
+                 tab["P.value(restricted)"].iloc[0] <= 0.05,
+                 dr["P.value(general)"].iloc[0] <= 0.05]
+    rate = hits / reps
+    se = np.sqrt(0.05 * 0.95 / reps)
+    assert abs(rate[0] - 0.05) < 3 * se
+    assert abs(rate[1] - 0.05) < 3 * se
+    assert rate[2] > 0.05 + 3 * se
+
+
+def test_dimension_test_sizes_reduced():
+    """Size of the d = 1 vs > 1 tests (normal x, n = 1000, 150 replicates).
+
+    Tolerance 3 Monte Carlo s.e. (0.018) around 0.05, one-sided for SAVE,
+    whose tests are conservative at moderate n (full study:
+    benchmarks/study_baselines_size.py).
+    """
+    rng = np.random.default_rng(7)
+    reps, n = 150, 1000
+    p_vals = {k: [] for k in ("sir", "phdy", "phdres_gen", "save_nor", "save_gen")}
+    for _ in range(reps):
+        x = rng.standard_normal((n, 4))
+        e = 0.5 * rng.standard_normal(n)
+        p_vals["sir"].append(SIR(x[:, 0] + e, x).fit(n_slices=6)
+                             .dimension_tests(2).table["p.value"].iloc[1])
+        ysq = x[:, 0] ** 2 + e
+        p_vals["phdy"].append(PHD(ysq, x).fit().dimension_tests(2).table["p.value"].iloc[1])
+        p_vals["phdres_gen"].append(PHD(ysq, x).fit(residuals=True).dimension_tests(2)
+                                    .table["General theory"].iloc[1])
+        sv = SAVE(ysq, x).fit(n_slices=6).dimension_tests(2).table
+        p_vals["save_nor"].append(sv["p.value(Nor)"].iloc[1])
+        p_vals["save_gen"].append(sv["p.value(Gen)"].iloc[1])
+    se = np.sqrt(0.05 * 0.95 / reps)
+    for key, vals in p_vals.items():
+        rate = np.mean(np.asarray(vals) <= 0.05)
+        assert rate < 0.05 + 3 * se, key
+        if not key.startswith("save"):
+            assert rate > 0.05 - 3 * se, key

@@ -91,7 +91,7 @@ def test_sir_coordinate_tests_match_dr_with_pvalues_unswapped(ais, config):
     res = SIR(y, x).fit(n_slices=8 if config == "sir_h8" else None)
     for ct in ref["coordinate_tests"]:
         name = "log" + ct["hypothesis"][len("~.-log(") : -1]
-        out = res.coordinate_test([name])
+        out = res.coordinate_test([name], dr_weights=True)
         tab = out.table
         assert_allclose(out.stat, ct["result"]["columns"]["Statistic"][0], rtol=RTOL)
         # dr's default (pval="general") returns the restricted-weights p-value
@@ -103,8 +103,19 @@ def test_sir_coordinate_tests_match_dr_with_pvalues_unswapped(ais, config):
         assert_allclose(tab["P.value(general)"].iloc[0], ct["bentler_xie"][1]["pval_adj"], rtol=RTOL)
         assert_allclose(tab["P.value(restricted)"].iloc[0], ct["bentler_xie"][0]["pval_adj"],
                         rtol=RTOL)
-        restricted = res.coordinate_test([name], pval="restricted")
+        restricted = res.coordinate_test([name], pval="restricted", dr_weights=True)
         assert restricted.pvalue == tab["P.value(restricted)"].iloc[0]
+        # Without dr_weights: identical when p >= H - 1 (H = 8 here), all
+        # H - 1 chi-square terms when p < H - 1 (H = 11): see
+        # test_sir_coordinate_test_size and docs/theory/baselines.md.
+        default = res.coordinate_test([name]).table
+        assert_allclose(default["Statistic"].iloc[0], out.stat, rtol=1e-12)
+        same = config == "sir_h8"
+        for col in ("P.value(general)", "P.value(restricted)"):
+            close = np.isclose(default[col].iloc[0], tab[col].iloc[0], rtol=1e-9)
+            assert close == same, col
+            if not same:  # more chi-square terms: larger p-value
+                assert default[col].iloc[0] > tab[col].iloc[0]
 
 
 def test_save_matches_dr(ais):
