@@ -249,3 +249,12 @@ def test_dimension_test_sizes_reduced():
         assert rate < 0.05 + 3 * se, key
         if not key.startswith("save"):
             assert rate > 0.05 - 3 * se, key
+
+
+def test_dimension_tests_are_cached_but_not_shared(data):
+    y, x = data
+    res = SAVE(y, x).fit()
+    first = res.dimension_tests()
+    first.table.iloc[0, 0] = -1.0
+    again = res.dimension_tests()
+    assert again.table.iloc[0, 0] > 0

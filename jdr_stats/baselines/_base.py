@@ -591,6 +591,14 @@ class SDRResults(SummaryMixin):
         self._settings = dict(settings)
         self._slices = slices
         self._extras = dict(extras or {})
+        self._tests_cache: dict[int, DimensionTests] = {}
+
+    def _cached(self, k: int, compute) -> DimensionTests:
+        """Dimension tests are computed once per number of rows."""
+        if k not in self._tests_cache:
+            self._tests_cache[k] = compute(k)
+        t = self._tests_cache[k]
+        return DimensionTests(t.table.copy(), t.title, t.method, list(t.notes))
 
     # -- basic attributes -------------------------------------------------
     @property

@@ -147,7 +147,9 @@ class PHDResults(SDRResults):
         uses ``c`` = eigenvalues of ``Cov(e_i) / 2``.  Bentler-Xie
         approximation.
         """
-        k = self._check_dims(numdir, "numdir")
+        return self._cached(self._check_dims(numdir, "numdir"), self._dimension_tests)
+
+    def _dimension_tests(self, k: int) -> DimensionTests:
         p = self._evals.shape[0]
         n = self.nobs
         var_r = self._var_r()

@@ -139,7 +139,9 @@ class SIRResults(SDRResults):
         p-value is NaN (``dr`` prints 0 or 1 there, depending on the sign of
         rounding error in a zero statistic).
         """
-        k = self._check_dims(numdir, "numdir")
+        return self._cached(self._check_dims(numdir, "numdir"), self._dimension_tests)
+
+    def _dimension_tests(self, k: int) -> DimensionTests:
         p = self._evals.shape[0]
         n = self.nobs
         h = self._slices.n_slices
