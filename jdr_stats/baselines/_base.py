@@ -412,7 +412,7 @@ def wcov(mat: np.ndarray, w: np.ndarray | None, ddof: int) -> np.ndarray:
 
 
 def normalize_weights(w: np.ndarray | None) -> np.ndarray | None:
-    """Case weights rescaled to mean one (``dr``'s convention), or None."""
+    """Case weights rescaled to mean one, or None."""
     if w is None:
         return None
     return w * (w.shape[0] / w.sum())

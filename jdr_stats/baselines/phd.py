@@ -30,7 +30,9 @@ class PHD(SDRModel):
     exog : array_like, shape (n, p)
     missing : {"none", "drop", "raise"}
     weights : array_like, optional
-        Positive case weights, rescaled to mean one as in ``dr``.
+        Positive case weights (for instance weights toward elliptical
+        symmetry, the use ``dr`` documents), rescaled to mean one; see
+        ``docs/theory/baselines.md`` for how they enter.
 
     Notes
     -----

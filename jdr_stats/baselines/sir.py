@@ -41,7 +41,9 @@ class SIR(SDRModel):
         Rows with NaN: ``"drop"`` removes them (with a warning), otherwise a
         ``ValueError``.
     weights : array_like, optional
-        Positive case weights, rescaled to mean one as in ``dr``.
+        Positive case weights (for instance weights toward elliptical
+        symmetry, the use ``dr`` documents), rescaled to mean one; see
+        ``docs/theory/baselines.md`` for how they enter.
 
     Notes
     -----
