@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
-from jdr_stats.baselines import PHD, SAVE, SIR, dr_slices
+from jdr_stats.baselines import PHD, SAVE, SIR, arc_slices, dr_slices
 from jdr_stats.metrics import principal_angles
 
 FITS = [
@@ -258,3 +258,44 @@ def test_dimension_tests_are_cached_but_not_shared(data):
     first.table.iloc[0, 0] = -1.0
     again = res.dimension_tests()
     assert again.table.iloc[0, 0] > 0
+
+
+def test_arc_slices_rule():
+    info = arc_slices(np.arange(103.0), 8)  # m = 12, 7 slices of 13 first
+    assert_array_equal(info.sizes, [13] * 7 + [12])
+    y = np.r_[np.zeros(30), np.arange(1.0, 71.0)]
+    info = arc_slices(y, 5)  # the 30 ties form one slice, never split
+    assert info.sizes[0] == 30
+    assert info.sizes.sum() == 100 and info.n_slices <= 5
+    assert arc_slices(np.repeat([1.0, 2.0], 5), 4).sizes.tolist() == [5, 5]
+
+
+def test_weighted_chi2_approximations():
+    from scipy import stats
+
+    from jdr_stats.baselines import bentler_xie_pvalue, wood_pvalue
+
+    # equal weights: Q = c chi2_k exactly, both approximations exact
+    for f in (2.0, 10.0):
+        exact = stats.chi2.sf(f / 0.5, 4)
+        assert_allclose(bentler_xie_pvalue(np.full(4, 0.5), f), exact, rtol=1e-12)
+        assert_allclose(wood_pvalue(np.full(4, 0.5), f), exact, rtol=1e-12)
+    # unequal weights: Wood (three moments) is closer to the truth in the tail
+    c = np.array([3.0, 1.0, 0.2, 0.2, 0.1])
+    rng = np.random.default_rng(0)
+    q = (rng.chisquare(1, size=(400_000, c.size)) * c).sum(axis=1)
+    f = np.quantile(q, 0.99)
+    err_bx = abs(bentler_xie_pvalue(c, f) - 0.01)
+    err_wood = abs(wood_pvalue(c, f) - 0.01)
+    assert err_wood < err_bx
+    assert err_wood < 0.002
+
+
+@pytest.mark.parametrize("cls", [SIR, SAVE, PHD])
+def test_bad_options(data, cls):
+    y, x = data
+    with pytest.raises(ValueError, match="chi2approx"):
+        cls(y, x).fit(chi2approx="exact")
+    if cls is not PHD:
+        with pytest.raises(ValueError, match="slice_method"):
+            cls(y, x).fit(slice_method="quantile")

@@ -169,3 +169,25 @@ def test_formula_gives_the_same_fit(ais):
     ref = load("sir_h8")
     assert_allclose(np.asarray(res.eigenvalues)[:7], ref["evalues"][:7], rtol=RTOL)
     assert list(res.directions.index)[0] == "np.log(SSF)"
+
+
+def test_sir_vignette_arc_slices_and_wood(ais):
+    """dr's vignette call: dr.slices.arc, chi2approx = "wood"."""
+    y, x = ais
+    ref = load("sir_vignette_arc_wood")
+    res = SIR(y, x).fit(n_slices=8, slice_method="arc", chi2approx="wood")
+    assert_array_equal(res.slices.indicator + 1, ref["slice_info"]["slice_indicator"])
+    assert_array_equal(res.slices.sizes, ref["slice_info"]["slice_sizes"])
+    check_fit(res, ref, 7)
+    check_tests(res.dimension_tests().table, ref["dr_test"], ["Stat", "df"], ["p.value"])
+    for ct in ref["coordinate_tests"]:
+        name = "log" + ct["hypothesis"][len("~.-log(") : -1]
+        # p = 8 >= H - 1 = 7: the default weights are dr's
+        tab = res.coordinate_test([name]).table
+        assert_allclose(tab["Statistic"].iloc[0], ct["result"]["columns"]["Statistic"][0],
+                        rtol=RTOL)
+        # unswapped, as for the Bentler-Xie fits
+        assert_allclose(tab["P.value(restricted)"].iloc[0],
+                        ct["result"]["columns"]["P.value"][0], rtol=RTOL)
+        assert_allclose(tab["P.value(general)"].iloc[0],
+                        ct["result_pval_restricted"]["columns"]["P.value"][0], rtol=RTOL)

@@ -6,7 +6,15 @@ Implementations whose numbers agree with R's ``dr`` package (version
 
 from __future__ import annotations
 
-from ._base import CoordinateTest, DimensionTests, SliceInfo, dr_slices
+from ._base import (
+    CoordinateTest,
+    DimensionTests,
+    SliceInfo,
+    arc_slices,
+    bentler_xie_pvalue,
+    dr_slices,
+    wood_pvalue,
+)
 from .phd import PHD, PHDResults
 from .save import SAVE, SAVEResults
 from .sir import SIR, SIRResults
@@ -22,4 +30,7 @@ __all__ = [
     "CoordinateTest",
     "SliceInfo",
     "dr_slices",
+    "arc_slices",
+    "bentler_xie_pvalue",
+    "wood_pvalue",
 ]

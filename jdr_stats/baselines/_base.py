@@ -40,6 +40,8 @@ __all__ = [
     "SliceInfo",
     "dr_slices",
     "bentler_xie_pvalue",
+    "wood_pvalue",
+    "arc_slices",
     "chi2_sf",
     "Standardized",
     "SDRModel",
@@ -84,6 +86,38 @@ class SliceInfo:
     starts: np.ndarray
 
 
+def _sorted_value_counts(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A stable sort order of y and the cumulative counts of its sorted
+    distinct values."""
+    n = y.shape[0]
+    order = np.argsort(y, kind="stable")
+    ys = y[order]
+    new_value = np.r_[True, ys[1:] != ys[:-1]]
+    return order, np.r_[np.flatnonzero(new_value)[1:], n]
+
+
+def _first_count_at_least(cty: np.ndarray, end: int) -> int:
+    """The first cumulative count ``>= end`` (the last one if none)."""
+    j = min(int(np.searchsorted(cty, end, side="left")), cty.shape[0] - 1)
+    return int(cty[j])
+
+
+def _slice_info(order: np.ndarray, ends: np.ndarray, requested: int) -> SliceInfo:
+    n = order.shape[0]
+    starts = np.r_[0, ends[:-1]]
+    sizes = ends - starts
+    indicator = np.empty(n, dtype=int)
+    indicator[order] = np.repeat(np.arange(ends.shape[0]), sizes)
+    return SliceInfo(
+        n_slices=int(ends.shape[0]),
+        requested=int(requested),
+        sizes=sizes.astype(int),
+        indicator=indicator,
+        order=order,
+        starts=starts.astype(int),
+    )
+
+
 def dr_slices(y: np.ndarray, n_slices: int) -> SliceInfo:
     """Slice a response exactly as ``dr.slices`` of R's ``dr`` package.
 
@@ -117,37 +151,66 @@ def dr_slices(y: np.ndarray, n_slices: int) -> SliceInfo:
     """
     y = np.asarray(y, dtype=float)
     n = y.shape[0]
-    order = np.argsort(y, kind="stable")
-    ys = y[order]
-    new_value = np.r_[True, ys[1:] != ys[:-1]]
-    cty = np.r_[np.flatnonzero(new_value)[1:], n]  # cumulative counts per value
+    order, cty = _sorted_value_counts(y)
     if cty.shape[0] <= n_slices:
-        ends = cty
-    else:
-        m = n // n_slices
-        end = 0
-        ends_list: list[int] = []
-        while end < n - 2:
-            end += m
-            j = int(np.searchsorted(cty, end, side="left"))
-            j = min(j, cty.shape[0] - 1)
-            end = int(cty[j])
-            ends_list.append(end)
-        ends_list[-1] = n
-        ends = np.asarray(ends_list)
-    starts = np.r_[0, ends[:-1]]
-    sizes = ends - starts
-    ind_sorted = np.repeat(np.arange(ends.shape[0]), sizes)
-    indicator = np.empty(n, dtype=int)
-    indicator[order] = ind_sorted
-    return SliceInfo(
-        n_slices=int(ends.shape[0]),
-        requested=int(n_slices),
-        sizes=sizes.astype(int),
-        indicator=indicator,
-        order=order,
-        starts=starts.astype(int),
-    )
+        return _slice_info(order, cty, n_slices)
+    m = n // n_slices
+    end = 0
+    ends: list[int] = []
+    while end < n - 2:
+        end = _first_count_at_least(cty, end + m)
+        ends.append(end)
+    ends[-1] = n
+    return _slice_info(order, np.asarray(ends), n_slices)
+
+
+def arc_slices(y: np.ndarray, n_slices: int) -> SliceInfo:
+    """Slices of ``dr.slices.arc`` (the Arc program's rule).
+
+    With ``m = floor(n / h)`` and ``q = n - m h``, the first ``q`` slices
+    target ``m + 1`` observations and the others ``m``; each boundary is
+    pushed past ties; at most ``h`` slices, the last ending at ``n`` and
+    merged with its predecessor if it would hold fewer than 2 observations.
+    A response with at most ``h`` values gets one slice per value.
+
+    Examples
+    --------
+    >>> arc_slices(np.arange(10.0), 3).sizes.tolist()
+    [4, 3, 3]
+    """
+    y = np.asarray(y, dtype=float)
+    n = y.shape[0]
+    order, cty = _sorted_value_counts(y)
+    if cty.shape[0] <= n_slices:
+        return _slice_info(order, cty, n_slices)
+    m = n // n_slices
+    extra = n - m * n_slices
+    end = 0
+    ends: list[int] = []
+    for k in range(n_slices - 1):
+        end = _first_count_at_least(cty, end + m + (1 if k < extra else 0))
+        if end >= n:
+            break
+        ends.append(end)
+    ends.append(n)
+    if len(ends) > 1 and ends[-1] - ends[-2] < 2:
+        del ends[-2]
+    return _slice_info(order, np.asarray(ends), n_slices)
+
+
+SLICERS = {"dr": dr_slices, "arc": arc_slices}
+
+
+def check_slice_method(slice_method: Any) -> str:
+    if slice_method not in SLICERS:
+        raise ValueError(f'slice_method must be "dr" or "arc"; got {slice_method!r}')
+    return str(slice_method)
+
+
+def check_chi2approx(chi2approx: Any) -> str:
+    if chi2approx not in ("bx", "wood"):
+        raise ValueError(f'chi2approx must be "bx" or "wood"; got {chi2approx!r}')
+    return str(chi2approx)
 
 
 def check_n_slices(n_slices: Any, p: int) -> int:
@@ -186,6 +249,44 @@ def bentler_xie_pvalue(coef: np.ndarray, stat: float) -> float:
         return float("nan")
     df_a = s1**2 / s2
     return float(stats.chi2.sf(stat * df_a / s1, df_a))
+
+
+def wood_pvalue(coef: np.ndarray, stat: float) -> float:
+    """Wood (1989): ``P(sum_j c_j chi2_1 > stat)`` from a scaled F.
+
+    ``Q = sum c_j chi2_1`` has cumulants ``k1 = sum c``, ``k2 = 2 sum c^2``,
+    ``k3 = 8 sum c^3``; ``beta F(a, b)`` is matched to its first three raw
+    moments ``mu_1, mu_2, mu_3``.  With ``A = mu_2 / mu_1^2`` and
+    ``B = mu_3 mu_1 / mu_2^2`` (ratios free of ``beta``), the moments of F
+    give ``b = (8A - 2 - 6AB) / (2A - 1 - AB)``,
+    ``a = 2(b - 2) / (A(b - 4) - (b - 2))`` and ``beta = mu_1 (b - 2) / b``.
+    When no such F exists (``b <= 6`` or ``a <= 0``; e.g. equal weights,
+    where Q is exactly a scaled chi-square) the two-moment Bentler-Xie
+    approximation is used.
+    """
+    c = np.asarray(coef, dtype=float)
+    k1, k2, k3 = float(c.sum()), 2 * float(np.sum(c**2)), 8 * float(np.sum(c**3))
+    if not (k1 > 0 and k2 > 0):
+        return float("nan")
+    mu1, mu2, mu3 = k1, k2 + k1**2, k3 + 3 * k2 * k1 + k1**3
+    a_r, b_r = mu2 / mu1**2, mu3 * mu1 / mu2**2
+    den = 2 * a_r - 1 - a_r * b_r
+    if abs(den) > 1e-12:
+        b = (8 * a_r - 2 - 6 * a_r * b_r) / den
+        if b > 6:
+            a_den = a_r * (b - 4) - (b - 2)
+            a = 2 * (b - 2) / a_den if a_den > 0 else -1.0
+            if a > 0:
+                beta = mu1 * (b - 2) / b
+                return float(stats.f.sf(stat / beta, a, b))
+    return bentler_xie_pvalue(c, stat)
+
+
+def weighted_chi2_pvalue(coef: np.ndarray, stat: float, method: str) -> float:
+    """``P(sum c_j chi2_1 > stat)`` by ``"bx"`` or ``"wood"``."""
+    if method == "wood":
+        return wood_pvalue(coef, stat)
+    return bentler_xie_pvalue(coef, stat)
 
 
 # ---------------------------------------------------------------------------
@@ -612,6 +713,14 @@ class SDRResults(SummaryMixin):
     @property
     def method(self) -> str:
         return self._settings["method"]
+
+    @property
+    def chi2approx(self) -> str:
+        """Approximation of weighted chi-square p-values: "bx" or "wood"."""
+        return self._settings.get("chi2approx", "bx")
+
+    def _wchi2(self, coef: np.ndarray, stat: float) -> float:
+        return weighted_chi2_pvalue(coef, stat, self.chi2approx)
 
     @property
     def numdir(self) -> int:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 import pandas as pd
 
@@ -11,6 +13,7 @@ from ._base import (
     SDRResults,
     bentler_xie_pvalue,
     center_rows,
+    check_chi2approx,
     check_numdir,
     chi2_sf,
     cov_of_products,
@@ -66,7 +69,13 @@ class PHD(SDRModel):
 
     _method = "phd"
 
-    def fit(self, residuals: bool = False, *, numdir: int = 4) -> PHDResults:
+    def fit(
+        self,
+        residuals: bool = False,
+        *,
+        numdir: int = 4,
+        chi2approx: Literal["bx", "wood"] = "bx",
+    ) -> PHDResults:
         """Estimate the directions.
 
         Parameters
@@ -77,6 +86,9 @@ class PHD(SDRModel):
             gives Cook's general and independence tests).
         numdir : int
             Directions shown by ``summary`` and tested by default.
+        chi2approx : {"bx", "wood"}
+            Approximation of the weighted chi-square p-values (general and
+            independence tests): Bentler-Xie or Wood's three-moment F.
 
         Returns
         -------
@@ -102,7 +114,8 @@ class PHD(SDRModel):
         method = "phdres" if residuals else "phdy"
         return PHDResults(
             self, std, kernel, numdir=nd,
-            settings={"method": method, "residuals": bool(residuals)},
+            settings={"method": method, "residuals": bool(residuals),
+                      "chi2approx": check_chi2approx(chi2approx)},
             extras={"r": r},
         )
 
@@ -146,7 +159,7 @@ class PHDResults(SDRResults):
         the general test refers ``Lambda_k`` to ``sum c_j chi2_1`` with ``c``
         the eigenvalues of ``Cov(r_i e_i) / (2 var(r))`` restricted to the
         pairs with ``a, b > k``; the independence test (y independent of x)
-        uses ``c`` = eigenvalues of ``Cov(e_i) / 2``.  Bentler-Xie
+        uses ``c`` = eigenvalues of ``Cov(e_i) / 2``.  Bentler-Xie (or Wood)
         approximation.
         """
         return self._cached(self._check_dims(numdir, "numdir"), self._dimension_tests)
@@ -186,12 +199,12 @@ class PHDResults(SDRResults):
         c_gen = cov_of_products(v, v, w, ddof=0, pairs=(ia, ib), shift=delta,
                                 scale=scale, mult=rc)
         p_ind = np.full(k, np.nan)
-        p_ind[0] = bentler_xie_pvalue(0.5 * np.linalg.eigvalsh(c_ind), stat[0])
+        p_ind[0] = self._wchi2(0.5 * np.linalg.eigvalsh(c_ind), stat[0])
         p_gen = np.empty(k)
         for j in range(k):
             sel = (ia >= j) & (ib >= j)
             ev = np.linalg.eigvalsh(c_gen[np.ix_(sel, sel)])
-            p_gen[j] = bentler_xie_pvalue(ev / (2 * var_r), stat[j])
+            p_gen[j] = self._wchi2(ev / (2 * var_r), stat[j])
         table = pd.DataFrame(
             {"Stat": stat, "df": df, "Normal theory": p_norm, "Indep. test": p_ind,
              "General theory": p_gen},

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -20,7 +20,9 @@ from ._base import (
     coordinate_bases,
     cov_of_products,
     dim_row_labels,
-    dr_slices,
+    SLICERS,
+    check_chi2approx,
+    check_slice_method,
     slice_moments,
     standardize,
 )
@@ -71,13 +73,27 @@ class SAVE(SDRModel):
 
     _method = "save"
 
-    def fit(self, n_slices: int | None = None, *, numdir: int = 4) -> SAVEResults:
+    def fit(
+        self,
+        n_slices: int | None = None,
+        *,
+        numdir: int = 4,
+        slice_method: Literal["dr", "arc"] = "dr",
+        chi2approx: Literal["bx", "wood"] = "bx",
+    ) -> SAVEResults:
         """Estimate the directions.
 
         Parameters
         ----------
         n_slices : int, optional
             Requested number of slices; default ``max(8, p + 3)`` (as ``dr``).
+        slice_method : {"dr", "arc"}
+            ``"dr"``: :func:`~jdr_stats.baselines.dr_slices` (``dr``'s
+            default); ``"arc"``: :func:`~jdr_stats.baselines.arc_slices`
+            (``dr.slices.arc``).
+        chi2approx : {"bx", "wood"}
+            Approximation of the weighted chi-square p-values of the tests
+            (Bentler-Xie, or Wood's three-moment F), as ``dr``'s argument.
         numdir : int
             Directions shown by ``summary`` and tested by default.
 
@@ -88,7 +104,7 @@ class SAVE(SDRModel):
         p = self.exog.shape[1]
         h = check_n_slices(n_slices, p)
         nd = check_numdir(numdir, p)
-        slices = dr_slices(self.endog, h)
+        slices = SLICERS[check_slice_method(slice_method)](self.endog, h)
         centred = center_rows(self.exog, self._weights(), slices.order)
         sm = slice_moments(centred[1], centred[2], slices, second=True)
         # total covariance from the slice moments (within + between), no
@@ -105,7 +121,8 @@ class SAVE(SDRModel):
             kernel += sm.f[k] * (a_k @ a_k)
         return SAVEResults(
             self, std, kernel, numdir=nd,
-            settings={"method": "save", "n_slices": h},
+            settings={"method": "save", "n_slices": h, "slice_method": slice_method,
+                      "chi2approx": check_chi2approx(chi2approx)},
             slices=slices, extras={"f": sm.f, "I_minus_V": a_mats},
         )
 
@@ -211,7 +228,7 @@ class SAVEResults(SDRResults):
         (Shao, Cook and Weisberg 2007).  Normal predictors:
         ``chi2((H_s - 1) r (r + 1) / 2)``; general: ``sum c_j chi2_1`` with
         the eigenvalues of ``Cov(vec(H^T z z^T H)) / 2`` (divisor n), each
-        repeated ``H_s - 1`` times, by Bentler and Xie's approximation.
+        repeated ``H_s - 1`` times, by Bentler and Xie's (or Wood's) approximation.
         """
         std = self._std
         n = self.nobs
@@ -227,7 +244,7 @@ class SAVEResults(SDRResults):
         u = std.z @ hm
         cov = cov_of_products(u, u, std.weights, ddof=0) / 2
         coef = np.repeat(np.linalg.eigvalsh(cov), hs - 1)
-        p_g = bentler_xie_pvalue(coef, t)
+        p_g = self._wchi2(coef, t)
         table = pd.DataFrame(
             {"Statistic": [t], "df(Nor)": [df_n], "p.val(Nor)": [p_n], "p.val(Gen)": [p_g]},
             index=pd.Index(["Test"], name="Coordinate test"),
@@ -235,6 +252,7 @@ class SAVEResults(SDRResults):
         table.attrs["pvalue_column"] = "p.val(Gen)"
         return CoordinateTest(
             table, "SAVE coordinate test",
-            "Shao, Cook and Weisberg (2007), normal and general (Bentler-Xie)",
+            "Shao, Cook and Weisberg (2007), normal and general ("
+            + ("Wood F" if self.chi2approx == "wood" else "Bentler-Xie") + ")",
             [f"H0: {dropped} do not enter the central subspace (given the other predictors)."],
         )

@@ -18,13 +18,17 @@ from ._base import (
     chi2_sf,
     coordinate_bases,
     dim_row_labels,
-    dr_slices,
+    SLICERS,
+    check_chi2approx,
+    check_slice_method,
     slice_moments,
     standardize,
     wcov,
 )
 
 __all__ = ["SIR", "SIRResults"]
+
+_APPROX = {"bx": "Bentler-Xie", "wood": "Wood F"}
 
 
 class SIR(SDRModel):
@@ -78,7 +82,14 @@ class SIR(SDRModel):
 
     _method = "sir"
 
-    def fit(self, n_slices: int | None = None, *, numdir: int = 4) -> SIRResults:
+    def fit(
+        self,
+        n_slices: int | None = None,
+        *,
+        numdir: int = 4,
+        slice_method: Literal["dr", "arc"] = "dr",
+        chi2approx: Literal["bx", "wood"] = "bx",
+    ) -> SIRResults:
         """Estimate the directions.
 
         Parameters
@@ -87,6 +98,13 @@ class SIR(SDRModel):
             Requested number of slices; default ``max(8, p + 3)`` (as ``dr``).
             Slices are formed by :func:`~jdr_stats.baselines.dr_slices`, so
             the number realised can differ.
+        slice_method : {"dr", "arc"}
+            ``"dr"``: :func:`~jdr_stats.baselines.dr_slices` (``dr``'s
+            default); ``"arc"``: :func:`~jdr_stats.baselines.arc_slices`
+            (``dr.slices.arc``).
+        chi2approx : {"bx", "wood"}
+            Approximation of the weighted chi-square p-values of the tests
+            (Bentler-Xie, or Wood's three-moment F), as ``dr``'s argument.
         numdir : int
             Directions shown by ``summary`` and tested by default (``dr``'s
             ``numdir``), capped at p.
@@ -98,14 +116,15 @@ class SIR(SDRModel):
         p = self.exog.shape[1]
         h = check_n_slices(n_slices, p)
         nd = check_numdir(numdir, p)
-        slices = dr_slices(self.endog, h)
+        slices = SLICERS[check_slice_method(slice_method)](self.endog, h)
         std = standardize(self.exog, self._weights(), self.exog_names, slices.order)
         sm = slice_moments(std.xc, std.weights, slices, second=False)
         mz = std.vec_to_z(sm.means.T)  # p x H z-scale slice means
         kernel = (mz * sm.f) @ mz.T
         return SIRResults(
             self, std, kernel, numdir=nd,
-            settings={"method": "sir", "n_slices": h},
+            settings={"method": "sir", "n_slices": h, "slice_method": slice_method,
+                      "chi2approx": check_chi2approx(chi2approx)},
             slices=slices, extras={"f": sm.f, "slice_means": mz},
         )
 
@@ -220,7 +239,8 @@ class SIRResults(SDRResults):
         ``eps_ik = (1{i in k} - f_k - f_k z_i^T m_k) / sqrt(f_k)`` and ``Phi``
         holds the first ``min(d, H)`` right singular vectors of the p x H
         matrix of slice means ``(m_1, ..., m_H)`` (as ``dr``; all H of them
-        when ``d >= min(p, H - 1)``).  P-values by Bentler and Xie's approximation.
+        when ``d >= min(p, H - 1)``).  P-values by Bentler and Xie's approximation (or Wood's, see
+        ``fit(chi2approx=)``).
         """
         if pval not in ("general", "restricted"):
             raise ValueError(f'pval must be "general" or "restricted"; got {pval!r}')
@@ -248,7 +268,7 @@ class SIRResults(SDRResults):
         lam = np.r_[self._evals, np.zeros(max(0, hs - 1 - p))]
         # restricted weights
         coef_r = np.repeat(1.0 - lam[:n_restricted], r)
-        p_restricted = bentler_xie_pvalue(coef_r, stat)
+        p_restricted = self._wchi2(coef_r, stat)
         # general weights
         f = self._extras["f"]
         mz = self._extras["slice_means"]  # p x H
@@ -266,7 +286,7 @@ class SIRResults(SDRResults):
         cov = wcov(g.reshape(n, -1), std.weights, ddof=0)
         ev = np.linalg.eigvalsh(cov)
         coef_g = ev[ev > 0]
-        p_general = bentler_xie_pvalue(coef_g, stat)
+        p_general = self._wchi2(coef_g, stat)
         chosen = p_general if pval == "general" else p_restricted
         table = pd.DataFrame(
             {
@@ -279,7 +299,7 @@ class SIRResults(SDRResults):
         )
         table.attrs["pvalue_column"] = "P.value"
         return CoordinateTest(
-            table, "SIR coordinate test", f"Cook (2004), {pval} weights, Bentler-Xie",
+            table, "SIR coordinate test", f"Cook (2004), {pval} weights, {_APPROX[self.chi2approx]}",
             [
                 f"H0: {dropped} do not enter the central subspace (given the "
                 "other predictors); d = "
