@@ -34,6 +34,7 @@ from scipy import stats
 
 from .._data import MissingPolicy, ModelData, check_new_block
 from .._linalg import cholesky_factor, unit_columns
+from ..inference.hypotheses import TestTable
 from ..summary import SummaryMixin, build_summary
 
 __all__ = [
@@ -49,8 +50,6 @@ __all__ = [
     "DimensionTests",
     "CoordinateTest",
 ]
-
-from ..inference.hypotheses import TestTable
 
 
 # ---------------------------------------------------------------------------

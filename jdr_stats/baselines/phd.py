@@ -11,7 +11,6 @@ from ._base import (
     DimensionTests,
     SDRModel,
     SDRResults,
-    bentler_xie_pvalue,
     center_rows,
     check_chi2approx,
     check_numdir,

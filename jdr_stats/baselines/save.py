@@ -12,7 +12,6 @@ from ._base import (
     DimensionTests,
     SDRModel,
     SDRResults,
-    bentler_xie_pvalue,
     center_rows,
     check_n_slices,
     check_numdir,

@@ -12,7 +12,6 @@ from ._base import (
     DimensionTests,
     SDRModel,
     SDRResults,
-    bentler_xie_pvalue,
     check_n_slices,
     check_numdir,
     chi2_sf,
