@@ -299,3 +299,30 @@ def test_bad_options(data, cls):
     if cls is not PHD:
         with pytest.raises(ValueError, match="slice_method"):
             cls(y, x).fit(slice_method="quantile")
+
+
+def test_model_and_result_attributes(data):
+    y, x = data
+    df = pd.DataFrame(x, columns=list("abcde")).assign(resp=y)
+    model = SIR.from_formula("resp ~ a + b + c + d + e", df)
+    assert model.formula == "resp ~ a + b + c + d + e"
+    assert model.endog_name == "resp" and model.exog_names == list("abcde")
+    assert model.nobs == 400 and model.weights is None
+    assert_allclose(model.endog, y)
+    assert_allclose(model.exog, x)
+    assert model.data.is_pandas
+    res = model.fit(n_slices=7)
+    again = model.fit(n_slices=7)  # fit leaves the model unchanged
+    assert_allclose(res.eigenvalues, again.eigenvalues)
+    assert res.model is model and res.method == "sir" and res.nobs == 400
+    assert res.chi2approx == "bx"
+    assert res.slices.requested == 7
+    assert_array_equal(np.sort(res.slices.order), np.arange(400))
+    assert res.slices.starts[0] == 0
+    assert res.r2_ols.shape == (5,) and np.all(np.diff(res.r2_ols) >= -1e-12)
+    d = res.directions.to_numpy()
+    assert (d[np.abs(d).argmax(axis=0), np.arange(5)] > 0).all()  # sign convention
+    ph = PHD(y, x).fit(residuals=True, chi2approx="wood")
+    assert ph.residuals and ph.method == "phdres" and ph.chi2approx == "wood"
+    assert "phdres" in str(ph.summary())
+    assert PHD(y, x).fit().method == "phdy"
