@@ -7,12 +7,19 @@ simulation of the paper's models.
 
 from __future__ import annotations
 
-from . import datasets, metrics, simulate
+from . import baselines, datasets, metrics, simulate
+from .baselines import PHD, SAVE, SIR
+from .compare import compare
 from .model import JDRResults, JointDimReduction
 
 __all__ = [
     "JointDimReduction",
     "JDRResults",
+    "SIR",
+    "PHD",
+    "SAVE",
+    "compare",
+    "baselines",
     "datasets",
     "metrics",
     "simulate",

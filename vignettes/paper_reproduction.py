@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 import jdr_stats as jdr
+from jdr_stats.compare import split_joint_subspace
 from jdr_stats.datasets import load_paper_figures
 
 parser = argparse.ArgumentParser()
@@ -197,9 +198,7 @@ for ax, (link, exp) in zip(axes, paper["figure3"].items()):
             ep.append(max(phd_block_error(sim.y, sim.a, sim.U, r),
                           phd_block_error(sim.y, sim.b, sim.V, r)))
             both = jdr.PHD(sim.y, np.hstack([sim.a, sim.b])).fit()
-            d = np.asarray(both.directions)[:, : 2 * r]
-            ua = np.linalg.svd(d[:10], full_matrices=False)[0][:, :r]
-            ub = np.linalg.svd(d[10:], full_matrices=False)[0][:, :r]
+            ua, ub = split_joint_subspace(np.asarray(both.directions)[:, : 2 * r], 10, r)
             ec.append(jdr.metrics.nsee(sim.U, ua, sim.V, ub))
         joint.append(np.log(np.mean(ej)))
         phd.append(np.log(np.mean(ep)))
