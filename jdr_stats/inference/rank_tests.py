@@ -137,7 +137,7 @@ def _imhof_sf(x: float, weights: np.ndarray) -> tuple[float, float]:
 
 def weighted_chi2_sf(
     x: float | np.ndarray, weights: np.ndarray, *, method: Literal["imhof", "bentler-xie"] = "imhof"
-) -> np.ndarray:
+) -> float | np.ndarray:
     """Upper tail ``P(sum_j w_j Z_j^2 > x)`` of a weighted chi-square sum.
 
     Parameters
@@ -157,8 +157,8 @@ def weighted_chi2_sf(
 
     Returns
     -------
-    ndarray
-        Tail probabilities in [0, 1].
+    float or ndarray
+        Tail probabilities in [0, 1] (a float for a scalar ``x``).
 
     Notes
     -----
@@ -195,7 +195,7 @@ def weighted_chi2_sf(
         else:
             p = _bentler_xie_sf(float(xi), w)
         out.flat[i] = min(max(p, 0.0), 1.0)
-    return out if np.ndim(x) else out.reshape(())
+    return out if np.ndim(x) else float(out[0])
 
 
 # ---------------------------------------------------------------------------
@@ -359,6 +359,8 @@ def _general_weights(w: _Whitened, k: int) -> tuple[np.ndarray | None, float, fl
     c_uy = uc.T @ y / m
     c_yv = vc.T @ y / m
     c_uv = uc.T @ vc / m
+    d = p * q
+    scale = w.var_y
 
     def psi_chunk(sl: slice, kr: np.ndarray) -> np.ndarray:
         yy = y[sl]
@@ -368,8 +370,6 @@ def _general_weights(w: _Whitened, k: int) -> tuple[np.ndarray | None, float, fl
         out -= yy[:, None] * c_uv.reshape(1, -1)
         return out
 
-    d = p * q
-    scale = w.var_y
     if d <= _MAX_EXACT_DIM:
         omega = np.zeros((d, d))
         fourth = 0.0
@@ -389,18 +389,50 @@ def _general_weights(w: _Whitened, k: int) -> tuple[np.ndarray | None, float, fl
             lam = mean + np.sqrt(min(disp_u / disp_hat, 1.0)) * (lam - mean)
         tr2 = max(tr2, d * mean * mean)
         return np.clip(lam, 0.0, None), tr1, tr2
-    # Large d: traces from the m x m Gram matrix, chunk pairs (never m x m held).
-    chunks = [psi_chunk(sl, kr) for sl, kr in _kr_chunks(uc, vc)]
-    tr1 = sum(float(np.sum(ps * ps)) for ps in chunks) / m
+    tr1, tr2 = _psi_gram_traces(uc, vc, y, c_uy, c_yv, c_uv)
+    return None, tr1 / scale, max(tr2, tr1 * tr1 / d) / scale**2
+
+
+def _psi_gram_traces(
+    uc: np.ndarray, vc: np.ndarray, y: np.ndarray,
+    e: np.ndarray, c: np.ndarray, cmat: np.ndarray,
+) -> tuple[float, float]:
+    """``tr(Omega)`` and the U-statistic of ``tr(Omega^2)`` without forming ``psi``.
+
+    ``psi_i = u_i r_i^T - e v_i^T - y_i C`` with ``r_i = y_i v_i - c``, so
+    ``<psi_i, psi_j>`` is a combination of the Gram entries ``u_i.u_j``,
+    ``r_i.r_j``, ``r_i.v_j``, ``v_i.v_j`` and of per-row scalars; it is
+    accumulated over pairs of row chunks (``O(m^2 (p + q))`` time, no
+    ``m x m`` or ``m x p q`` array).
+    """
+    m = uc.shape[0]
+    r = y[:, None] * vc - c[None, :]
+    ue = uc @ e
+    ucr = np.sum((uc @ cmat) * r, axis=1)  # u_i^T C r_i
+    ecv = vc @ (cmat.T @ e)  # e^T C v_i
+    ee, cc = float(e @ e), float(np.sum(cmat * cmat))
+    step = max(1, int(np.sqrt(_CHUNK_FLOATS / 8)))
+    tr1 = 0.0
     tr2 = 0.0
-    for i, pi in enumerate(chunks):
-        for j in range(i, len(chunks)):
-            g = pi @ chunks[j].T
-            if i == j:
+    starts = list(range(0, m, step))
+    for i0 in starts:
+        si = slice(i0, min(i0 + step, m))
+        for j0 in starts[starts.index(i0):]:
+            sj = slice(j0, min(j0 + step, m))
+            g = (uc[si] @ uc[sj].T) * (r[si] @ r[sj].T)
+            g -= ue[si, None] * (r[si] @ vc[sj].T)
+            g -= (vc[si] @ r[sj].T) * ue[None, sj]
+            g += ee * (vc[si] @ vc[sj].T)
+            g -= y[None, sj] * ucr[si, None] + y[si, None] * ucr[None, sj]
+            g += y[None, sj] * ecv[si, None] + y[si, None] * ecv[None, sj]
+            g += cc * np.outer(y[si], y[sj])
+            if i0 == j0:
+                tr1 += float(np.trace(g))
                 np.fill_diagonal(g, 0.0)
-            tr2 += (1.0 if i == j else 2.0) * float(np.sum(g * g))
-    tr2 = max(tr2 / (m * (m - 1.0)), tr1 * tr1 / d)
-    return None, tr1 / scale, tr2 / scale**2
+                tr2 += float(np.sum(g * g))
+            else:
+                tr2 += 2.0 * float(np.sum(g * g))
+    return tr1 / m, tr2 / (m * (m - 1.0))
 
 
 def _permutation_stats(w: _Whitened, k: int, n_perm: int, rng: np.random.Generator) -> np.ndarray:
