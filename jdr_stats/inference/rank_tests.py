@@ -22,6 +22,7 @@ The derivations are in ``docs/theory/rank_tests.md``.
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -107,15 +108,17 @@ def _imhof_sf(x: float, weights: np.ndarray) -> tuple[float, float]:
 
     def integrand(u: float) -> float:
         if u == 0.0:
-            return 0.5 * (np.sum(lam) - xs)
-        theta = 0.5 * np.sum(np.arctan(lam * u)) - 0.5 * xs * u
-        log_rho = 0.25 * np.sum(np.log1p((lam * u) ** 2))
-        return float(np.sin(theta) / u * np.exp(-log_rho))
+            return 0.5 * (float(lam.sum()) - xs)
+        lu = lam * u
+        theta = 0.5 * float(np.arctan(lu).sum()) - 0.5 * xs * u
+        log_rho = 0.25 * float(np.log1p(lu * lu).sum())
+        return math.sin(theta) / u * math.exp(-log_rho)
 
     def g(u: float, fun) -> float:
-        big_a = 0.5 * np.sum(np.arctan(lam * u))
-        log_rho = 0.25 * np.sum(np.log1p((lam * u) ** 2))
-        return float(fun(big_a) / u * np.exp(-log_rho))
+        lu = lam * u
+        big_a = 0.5 * float(np.arctan(lu).sum())
+        log_rho = 0.25 * float(np.log1p(lu * lu).sum())
+        return fun(big_a) / u * math.exp(-log_rho)
 
     # Many terms: |integrand| <= exp(-log rho(u)) / u falls below e^-30 early;
     # integrate up to there (the neglected tail is far below the tolerance).
@@ -128,9 +131,9 @@ def _imhof_sf(x: float, weights: np.ndarray) -> tuple[float, float]:
             val, err = integrate.quad(integrand, 0.0, upper, limit=200, epsabs=1e-11, epsrel=1e-9)
             return 0.5 + val / np.pi, err / np.pi
         v0, e0 = integrate.quad(integrand, 0.0, 1.0, limit=200, epsabs=1e-11, epsrel=1e-9)
-        v1, e1 = integrate.quad(g, 1.0, np.inf, args=(np.sin,), weight="cos", wvar=0.5 * xs,
+        v1, e1 = integrate.quad(g, 1.0, np.inf, args=(math.sin,), weight="cos", wvar=0.5 * xs,
                                 limlst=100, epsabs=1e-11)
-        v2, e2 = integrate.quad(g, 1.0, np.inf, args=(np.cos,), weight="sin", wvar=0.5 * xs,
+        v2, e2 = integrate.quad(g, 1.0, np.inf, args=(math.cos,), weight="sin", wvar=0.5 * xs,
                                 limlst=100, epsabs=1e-11)
     return 0.5 + (v0 + v1 - v2) / np.pi, (e0 + e1 + e2) / np.pi
 
