@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -300,7 +300,6 @@ class _Whitened:
     u: np.ndarray  # n1 x n1 orthogonal
     s: np.ndarray  # min(n1, n2) singular values, descending
     v: np.ndarray  # n2 x n2 orthogonal
-    names: dict = field(default_factory=dict)
 
     @property
     def m(self) -> int:
