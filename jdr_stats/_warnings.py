@@ -11,6 +11,7 @@ __all__ = [
     "ConvergenceWarning",
     "MissingDataWarning",
     "SmallSampleWarning",
+    "RankSelectionWarning",
 ]
 
 
@@ -28,3 +29,7 @@ class SmallSampleWarning(JDRWarning):
 
 class ConvergenceWarning(JDRWarning):
     """An iterative computation stopped before reaching its tolerance."""
+
+
+class RankSelectionWarning(JDRWarning):
+    """``fit(rank="auto")``: no test rejected ``H0: r = 0``, so ``r = 1`` was used."""

@@ -1,0 +1,731 @@
+"""Tests of the dimension ``r`` of the joint estimator, and rank selection.
+
+For ``k = 0, 1, ...`` the null hypothesis ``H0: r = k`` (the population
+matrix ``E[a' y b'^T]`` of the whitened blocks has rank ``k``) is tested
+against ``r > k`` with the statistic
+
+    Lambda_k = m * sum_{j > k} sigma_j(X_lin)^2 / s_y^2,
+
+``X_lin`` the whitened cross moment (eq. ``lin`` of the paper, centred ``y``)
+and ``s_y^2`` the sample variance of ``y``.  Three reference distributions:
+
+* ``"chi2"``: chi-square with ``(n1 - k)(n2 - k)`` degrees of freedom
+  (Gaussian blocks, independent of each other);
+* ``"general"``: ``sum_j w_j chi2_1``, the weights the eigenvalues of the
+  estimated covariance of the complement block (no distributional
+  assumption), tail by Imhof's (1961) inversion formula;
+* ``"permutation"``: the complement coordinates' rows are permuted (Cook and
+  Yin 2001) and the statistic recomputed.
+
+The derivations are in ``docs/theory/rank_tests.md``.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+import pandas as pd
+from scipy import integrate, stats
+from scipy import linalg as sla
+
+from .._data import normalize_seed
+from .._estimate import estimate
+from .._linalg import BlockMoments, cholesky_factor
+from .._warnings import RankSelectionWarning
+from ..summary import build_summary
+from .hypotheses import TestTable, perm_pvalue
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..model import JDRResults, JointDimReduction
+
+__all__ = [
+    "RankTestResults",
+    "rank_tests",
+    "choose_rank",
+    "weighted_chi2_sf",
+]
+
+RankMethod = Literal["chi2", "general", "permutation"]
+_METHODS = ("chi2", "general", "permutation")
+
+#: Largest number of entries of the complement block for which the general
+#: test forms its covariance (d x d) and uses its exact eigenvalues.
+_MAX_EXACT_DIM = 2048
+#: Floats held by one chunk of intermediate products (about 32 MB).
+_CHUNK_FLOATS = 1 << 22
+
+_ASSUMPTIONS = {
+    "chi2": (
+        "Normal theory: the whitened complement coordinates U_perp'a', "
+        "V_perp'b' are independent of each other and of (y, U'a', V'b') "
+        "(Gaussian blocks independent of each other), so the complement block "
+        "has covariance E[y^2] I / m and Lambda_k ~ chi2((n1-k)(n2-k)) as m "
+        "grows."
+    ),
+    "general": (
+        "General theory: only finite second moments of vec(u y v'); the "
+        "covariance Omega of the complement block is estimated from the data "
+        "and Lambda_k ~ sum_j w_j chi2_1 with w = eig(Omega) / s_y^2 as m grows "
+        "(tail by Imhof's formula)."
+    ),
+    "permutation": (
+        "Permutation (Cook and Yin 2001): under H0 the complement coordinates "
+        "(U_perp'a', V_perp'b') are independent of (y, U'a', V'b'); their rows "
+        "are permuted jointly and the whole statistic (re-whitening included) "
+        "recomputed; p = (1 + #{T* >= T}) / (B + 1)."
+    ),
+}
+
+
+# ---------------------------------------------------------------------------
+# Tail of a weighted sum of chi-square(1) variables
+# ---------------------------------------------------------------------------
+def _bentler_xie_sf(x: float, weights: np.ndarray) -> float:
+    """Two-moment (Satterthwaite / Bentler-Xie) tail: ``c chi2_nu``."""
+    s1, s2 = float(np.sum(weights)), float(np.sum(weights**2))
+    nu = s1 * s1 / s2
+    return float(stats.chi2.sf(x * nu / s1, nu))
+
+
+def _imhof_sf(x: float, weights: np.ndarray) -> tuple[float, float]:
+    """Imhof's (1961) inversion: ``P(sum w_j chi2_1 > x)`` and its error bound.
+
+    With many terms the integrand is negligible beyond a small ``u`` and one
+    adaptive quadrature on ``[0, u_max]`` suffices.  Otherwise the integral
+    is split at ``u = 1``: ``[0, 1]`` by adaptive quadrature,
+    ``[1, inf)`` written as ``int g1(u) cos(x u / 2) - g2(u) sin(x u / 2)``
+    with the smooth ``g1 = sin(A)/(u rho)``, ``g2 = cos(A)/(u rho)``,
+    ``A = (1/2) sum arctan(w_j u)``, and integrated by QUADPACK's Fourier
+    routine (QAWF), which needs no truncation of the slowly decaying tail.
+    """
+    lam = weights / np.mean(weights)  # scale-free
+    xs = x / np.mean(weights)
+
+    def integrand(u: float) -> float:
+        if u == 0.0:
+            return 0.5 * (float(lam.sum()) - xs)
+        lu = lam * u
+        theta = 0.5 * float(np.arctan(lu).sum()) - 0.5 * xs * u
+        log_rho = 0.25 * float(np.log1p(lu * lu).sum())
+        return math.sin(theta) / u * math.exp(-log_rho)
+
+    def g(u: float, fun) -> float:
+        lu = lam * u
+        big_a = 0.5 * float(np.arctan(lu).sum())
+        log_rho = 0.25 * float(np.log1p(lu * lu).sum())
+        return fun(big_a) / u * math.exp(-log_rho)
+
+    # Many terms: |integrand| <= exp(-log rho(u)) / u falls below e^-30 early;
+    # integrate up to there (the neglected tail is far below the tolerance).
+    upper = 1.0
+    while upper <= 64.0 and 0.25 * np.sum(np.log1p((lam * upper) ** 2)) + np.log(upper) < 30.0:
+        upper *= 2.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", integrate.IntegrationWarning)
+        if upper <= 64.0:
+            val, err = integrate.quad(integrand, 0.0, upper, limit=200, epsabs=1e-11, epsrel=1e-9)
+            return 0.5 + val / np.pi, err / np.pi
+        v0, e0 = integrate.quad(integrand, 0.0, 1.0, limit=200, epsabs=1e-11, epsrel=1e-9)
+        v1, e1 = integrate.quad(g, 1.0, np.inf, args=(math.sin,), weight="cos", wvar=0.5 * xs,
+                                limlst=100, epsabs=1e-11)
+        v2, e2 = integrate.quad(g, 1.0, np.inf, args=(math.cos,), weight="sin", wvar=0.5 * xs,
+                                limlst=100, epsabs=1e-11)
+    return 0.5 + (v0 + v1 - v2) / np.pi, (e0 + e1 + e2) / np.pi
+
+
+def weighted_chi2_sf(
+    x: float | np.ndarray, weights: np.ndarray, *, method: Literal["imhof", "bentler-xie"] = "imhof"
+) -> float | np.ndarray:
+    """Upper tail ``P(sum_j w_j Z_j^2 > x)`` of a weighted chi-square sum.
+
+    Parameters
+    ----------
+    x : float or array_like
+        Points at which to evaluate the tail.
+    weights : array_like
+        Nonnegative weights ``w_j`` (zeros are dropped; at least one positive).
+    method : {"imhof", "bentler-xie"}
+        ``"imhof"``: numerical inversion of the characteristic function
+        (Imhof 1961), exact up to quadrature error (about 1e-9 absolute); when
+        the quadrature does not reach that accuracy the two-moment value is
+        returned instead.  ``"bentler-xie"``: the scaled chi-square
+        ``c chi2_nu`` with the first two moments of the sum,
+        ``nu = (sum w)^2 / sum w^2``, ``c = sum w / nu`` (Satterthwaite;
+        Bentler and Xie 2000).
+
+    Returns
+    -------
+    float or ndarray
+        Tail probabilities in [0, 1] (a float for a scalar ``x``).
+
+    Notes
+    -----
+    Imhof's formula for central chi-square(1) terms is
+
+    ``P(Q > x) = 1/2 + (1/pi) int_0^inf sin(theta(u)) / (u rho(u)) du``,
+    ``theta(u) = (1/2) sum_j arctan(w_j u) - x u / 2``,
+    ``rho(u) = prod_j (1 + w_j^2 u^2)^(1/4)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scipy import stats
+    >>> p = weighted_chi2_sf(12.0, np.ones(6))
+    >>> bool(abs(p - stats.chi2.sf(12.0, 6)) < 1e-8)
+    True
+    """
+    w = np.asarray(weights, dtype=float).ravel()
+    if w.size == 0 or np.any(~np.isfinite(w)) or np.any(w < 0) or not np.any(w > 0):
+        raise ValueError(f"weights must be finite, nonnegative and not all zero; got {w!r}")
+    if method not in ("imhof", "bentler-xie"):
+        raise ValueError(f'method must be "imhof" or "bentler-xie"; got {method!r}')
+    w = w[w > 0]
+    xs = np.atleast_1d(np.asarray(x, dtype=float))
+    out = np.empty(xs.shape)
+    for i, xi in enumerate(xs.ravel()):
+        if xi <= 0:
+            out.flat[i] = 1.0
+            continue
+        if method == "imhof":
+            p, err = _imhof_sf(float(xi), w)
+            if not (np.isfinite(p) and err < 1e-7):
+                p = _bentler_xie_sf(float(xi), w)
+        else:
+            p = _bentler_xie_sf(float(xi), w)
+        out.flat[i] = min(max(p, 0.0), 1.0)
+    return out if np.ndim(x) else float(out[0])
+
+
+# ---------------------------------------------------------------------------
+# Results object
+# ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RankTestResults(TestTable):
+    """Sequential tests of ``H0: r = k`` for the joint estimator.
+
+    Attributes
+    ----------
+    table : DataFrame
+        Index ``k`` (row ``k`` tests ``H0: r = k`` against ``r > k``);
+        columns ``statistic`` (``Lambda_k``), ``df`` (chi-square degrees of
+        freedom; NaN where no single df applies), ``pvalue``; the general test
+        adds ``eff. df`` (``(sum w)^2 / sum w^2``), the permutation test
+        ``n_perm``.
+    method : {"chi2", "general", "permutation"}
+    nobs, n1, n2 : int
+    full : bool
+        True when the table runs up to ``k = min(n1, n2) - 1``, the last
+        testable rank.
+
+    Examples
+    --------
+    >>> import jdr_stats as jdr
+    >>> sim = jdr.simulate.bilinear(2000, 6, 5, 2, seed=3)
+    >>> res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(2)
+    >>> rt = res.rank_tests("chi2")
+    >>> rt.select_rank(0.05)
+    2
+    >>> list(rt.table.columns)
+    ['statistic', 'df', 'pvalue']
+    """
+
+    __test__ = False
+
+    nobs: int = 0
+    n1: int = 0
+    n2: int = 0
+    full: bool = True
+
+    @property
+    def max_rank(self) -> int:
+        """Largest ``k`` tested."""
+        return int(self.table.index.max())
+
+    @property
+    def pvalues(self) -> pd.Series:
+        return self.table["pvalue"]
+
+    @property
+    def statistics(self) -> pd.Series:
+        return self.table["statistic"]
+
+    def select_rank(self, alpha: float = 0.05) -> int:
+        """The first ``k`` whose test is not rejected at level ``alpha``.
+
+        If every computed test rejects, the dimension is at least
+        ``max_rank + 1``: that value is returned (it equals ``min(n1, n2)``
+        when the table is :attr:`full`).
+        """
+        alpha = _check_alpha(alpha)
+        for k, p in zip(self.table.index, self.table["pvalue"]):
+            if not p <= alpha:
+                return int(k)
+        return self.max_rank + 1
+
+    def summary(self):
+        info = {
+            "Method:": self.method,
+            "No. observations:": self.nobs,
+            "n1, n2:": f"{self.n1}, {self.n2}",
+            "Tests:": len(self.table),
+            "Selected r (alpha=0.05):": self.select_rank(0.05),
+        }
+        return build_summary(self.title, info, [("k", self.table)], self.notes)
+
+
+def _check_alpha(alpha: Any) -> float:
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.floating, np.integer)):
+        raise TypeError(f"alpha must be a number in (0, 1); got {alpha!r}")
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1); got {alpha!r}")
+    return float(alpha)
+
+
+# ---------------------------------------------------------------------------
+# Whitened data and the per-k statistics
+# ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Whitened:
+    """Sample-whitened blocks, centred ``y`` and the full SVD of ``X_lin``."""
+
+    a: np.ndarray  # m x n1, a'_i = La^{-1}(a_i - abar)
+    b: np.ndarray  # m x n2
+    y: np.ndarray  # centred
+    var_y: float
+    u: np.ndarray  # n1 x n1 orthogonal
+    s: np.ndarray  # min(n1, n2) singular values, descending
+    v: np.ndarray  # n2 x n2 orthogonal
+
+    @property
+    def m(self) -> int:
+        return self.a.shape[0]
+
+    def statistic(self, k: int) -> float:
+        return float(self.m * np.sum(self.s[k:] ** 2) / self.var_y)
+
+
+def _whiten(model: JointDimReduction, mom: BlockMoments) -> _Whitened:
+    if model.weights is not None:
+        raise ValueError(
+            "rank tests need an unweighted model (their null distributions are "
+            "derived for i.i.d. rows); got a model with case weights"
+        )
+    la = cholesky_factor(mom.cov_a, "exog_a", model.exog_names_a)
+    lb = cholesky_factor(mom.cov_b, "exog_b", model.exog_names_b)
+    # X_lin from the estimator itself (whitened, centred y)
+    xw = estimate(
+        mom, 1, standardize=True, names_a=model.exog_names_a, names_b=model.exog_names_b
+    ).coef_matrix
+    u, s, vt = np.linalg.svd(xw, full_matrices=True)
+    a = sla.solve_triangular(la, (model.exog_a - mom.mean_a).T, lower=True).T
+    b = sla.solve_triangular(lb, (model.exog_b - mom.mean_b).T, lower=True).T
+    return _Whitened(a=a, b=b, y=model.endog - mom.mean_y, var_y=mom.var_y, u=u, s=s, v=vt.T)
+
+
+def _kr_chunks(uc: np.ndarray, vc: np.ndarray) -> Iterator[tuple[slice, np.ndarray]]:
+    """Row chunks of the Khatri-Rao product: row i is vec(u_i v_i^T) (row-major)."""
+    m, p = uc.shape
+    q = vc.shape[1]
+    step = max(1, _CHUNK_FLOATS // max(p * q, 1))
+    for start in range(0, m, step):
+        sl = slice(start, min(start + step, m))
+        yield sl, (uc[sl, :, None] * vc[sl, None, :]).reshape(-1, p * q)
+
+
+def _general_weights(w: _Whitened, k: int) -> tuple[np.ndarray | None, float, float]:
+    """Covariance ``Omega`` of the complement block, scaled by ``1 / s_y^2``.
+
+    The influence function of ``(1/m) sum (u_i - ubar)(y_i - ybar)(v_i - vbar)^T``
+    is ``psi_i = u_i y_i v_i^T - u_i c_yv^T - c_uy v_i^T - y_i C_uv`` (centred
+    variables; whitening has no first-order effect) and ``E[psi] = 0`` under
+    H0, so ``Omega = (1/m) sum psi_i psi_i^T``.
+
+    Returns ``(lam, tr1, tr2)``: ``tr1 = tr(Omega)``, ``tr2`` the unbiased
+    U-statistic ``sum_{i != j} <psi_i, psi_j>^2 / (m (m - 1))`` of
+    ``tr(Omega^2)`` (the plug-in value adds ``sum_i ||psi_i||^4 / m^2``, a
+    bias that inflates the dispersion of the weights, badly so for
+    heavy-tailed ``y``), and, when ``d = (n1-k)(n2-k) <= _MAX_EXACT_DIM``,
+    the eigenvalues of ``Omega`` shrunk linearly towards their mean so that
+    their sum of squares is ``tr2`` (else None); all divided by ``s_y^2``.
+    """
+    m = w.m
+    uc = w.a @ w.u[:, k:]
+    vc = w.b @ w.v[:, k:]
+    y = w.y
+    p, q = uc.shape[1], vc.shape[1]
+    c_uy = uc.T @ y / m
+    c_yv = vc.T @ y / m
+    c_uv = uc.T @ vc / m
+    d = p * q
+    scale = w.var_y
+
+    def psi_chunk(sl: slice, kr: np.ndarray) -> np.ndarray:
+        yy = y[sl]
+        out = kr * yy[:, None]
+        out -= (uc[sl, :, None] * c_yv[None, None, :]).reshape(-1, p * q)
+        out -= (c_uy[None, :, None] * vc[sl, None, :]).reshape(-1, p * q)
+        out -= yy[:, None] * c_uv.reshape(1, -1)
+        return out
+
+    if d <= _MAX_EXACT_DIM:
+        omega = np.zeros((d, d))
+        fourth = 0.0
+        for sl, kr in _kr_chunks(uc, vc):
+            ps = psi_chunk(sl, kr)
+            omega += ps.T @ ps
+            fourth += float(np.sum(np.sum(ps * ps, axis=1) ** 2))
+        omega /= m
+        lam = np.clip(np.linalg.eigvalsh(omega), 0.0, None) / scale
+        tr1 = float(np.trace(omega)) / scale
+        tr2 = (m * m * float(np.sum(omega * omega)) - fourth) / (m * (m - 1.0)) / scale**2
+        # shrink the eigenvalues towards their mean to match tr2 (never expand)
+        mean = tr1 / d
+        disp_hat = float(np.sum((lam - mean) ** 2))
+        disp_u = max(tr2 - d * mean * mean, 0.0)
+        if disp_hat > 0:
+            lam = mean + np.sqrt(min(disp_u / disp_hat, 1.0)) * (lam - mean)
+        tr2 = max(tr2, d * mean * mean)
+        return np.clip(lam, 0.0, None), tr1, tr2
+    tr1, tr2 = _psi_gram_traces(uc, vc, y, c_uy, c_yv, c_uv)
+    return None, tr1 / scale, max(tr2, tr1 * tr1 / d) / scale**2
+
+
+def _psi_gram_traces(
+    uc: np.ndarray, vc: np.ndarray, y: np.ndarray,
+    e: np.ndarray, c: np.ndarray, cmat: np.ndarray,
+) -> tuple[float, float]:
+    """``tr(Omega)`` and the U-statistic of ``tr(Omega^2)`` without forming ``psi``.
+
+    ``psi_i = u_i r_i^T - e v_i^T - y_i C`` with ``r_i = y_i v_i - c``, so
+    ``<psi_i, psi_j>`` is a combination of the Gram entries ``u_i.u_j``,
+    ``r_i.r_j``, ``r_i.v_j``, ``v_i.v_j`` and of per-row scalars; it is
+    accumulated over pairs of row chunks (``O(m^2 (p + q))`` time, no
+    ``m x m`` or ``m x p q`` array).
+    """
+    m = uc.shape[0]
+    r = y[:, None] * vc - c[None, :]
+    ue = uc @ e
+    ucr = np.sum((uc @ cmat) * r, axis=1)  # u_i^T C r_i
+    ecv = vc @ (cmat.T @ e)  # e^T C v_i
+    ee, cc = float(e @ e), float(np.sum(cmat * cmat))
+    step = max(1, int(np.sqrt(_CHUNK_FLOATS / 8)))
+    tr1 = 0.0
+    tr2 = 0.0
+    starts = list(range(0, m, step))
+    for i0 in starts:
+        si = slice(i0, min(i0 + step, m))
+        for j0 in starts[starts.index(i0):]:
+            sj = slice(j0, min(j0 + step, m))
+            g = (uc[si] @ uc[sj].T) * (r[si] @ r[sj].T)
+            g -= ue[si, None] * (r[si] @ vc[sj].T)
+            g -= (vc[si] @ r[sj].T) * ue[None, sj]
+            g += ee * (vc[si] @ vc[sj].T)
+            g -= y[None, sj] * ucr[si, None] + y[si, None] * ucr[None, sj]
+            g += y[None, sj] * ecv[si, None] + y[si, None] * ecv[None, sj]
+            g += cc * np.outer(y[si], y[sj])
+            if i0 == j0:
+                tr1 += float(np.trace(g))
+                np.fill_diagonal(g, 0.0)
+                tr2 += float(np.sum(g * g))
+            else:
+                tr2 += 2.0 * float(np.sum(g * g))
+    return tr1 / m, tr2 / (m * (m - 1.0))
+
+
+def _permutation_stats(w: _Whitened, k: int, n_perm: int, rng: np.random.Generator) -> np.ndarray:
+    """``Lambda_k`` recomputed after permuting the complement coordinates' rows.
+
+    In the rotated whitened coordinates ``(alpha, u) = a'[U, U_perp]`` and
+    ``(beta, v) = b'[V, V_perp]`` the data are ``(y_i, alpha_i, beta_i)`` and
+    ``(u_i, v_i)``.  Permuting the rows of ``(u, v)`` by ``pi`` is the same as
+    permuting ``(y, alpha, beta)`` by ``sigma = pi^{-1}``; the permuted
+    ``X_lin`` (before re-whitening) has blocks
+
+    * ``diag(s_1..s_k)`` (unchanged),
+    * ``(1/m) sum_j alpha_sigma(j) y_sigma(j) v_j^T``,
+    * ``(1/m) sum_j u_j y_sigma(j) beta_sigma(j)^T``,
+    * ``(1/m) sum_j u_j y_sigma(j) v_j^T`` (Khatri-Rao product, chunked),
+
+    and the within-block covariances become ``[[I, C], [C^T, I]]`` with
+    ``C = (1/m) sum_j alpha_sigma(j) u_j^T``; re-whitening with their Cholesky
+    factors makes the result the estimator's statistic on the permuted data.
+    """
+    m, n1, n2 = w.m, w.a.shape[1], w.b.shape[1]
+    y = w.y
+    alpha, uc = w.a @ w.u[:, :k], w.a @ w.u[:, k:]
+    beta, vc = w.b @ w.v[:, :k], w.b @ w.v[:, k:]
+    p, q = n1 - k, n2 - k
+    # columns gathered by each permutation: alpha, beta, alpha*y, beta*y
+    side = np.hstack([alpha, beta, alpha * y[:, None], beta * y[:, None]])  # m x 4k
+    comp_t = np.hstack([uc, vc]).T  # (p + q) x m
+    per_perm = m * (1 + 4 * k) + 3 * n1 * n2 + p * q + 4 * k * (p + q)
+    batch = int(max(1, min(n_perm, _CHUNK_FLOATS // per_perm)))
+    out = np.empty(n_perm)
+    base = np.arange(m)
+    for start in range(0, n_perm, batch):
+        nb = min(batch, n_perm - start)
+        idx = rng.permuted(np.broadcast_to(base, (nb, m)), axis=1)
+        yp = y[idx]  # nb x m
+        cc = np.zeros((nb, p * q))
+        for sl, kr in _kr_chunks(uc, vc):
+            cc += yp[:, sl] @ kr
+        xp = np.zeros((nb, n1, n2))
+        xp[:, k:, k:] = cc.reshape(nb, p, q) / m
+        if k > 0:
+            # (p + q) x 4k products for every permutation, one batched matmul
+            h = comp_t @ side[idx] / m  # nb x (p + q) x 4k
+            ca = h[:, :p, :k].transpose(0, 2, 1)  # (1/m) sum alpha_sigma(j) u_j^T
+            cb = h[:, p:, k : 2 * k].transpose(0, 2, 1)
+            xp[:, :k, :k] = np.diag(w.s[:k])
+            xp[:, :k, k:] = h[:, p:, 2 * k : 3 * k].transpose(0, 2, 1)
+            xp[:, k:, :k] = h[:, :p, 3 * k :]
+            cov_a = np.broadcast_to(np.eye(n1), (nb, n1, n1)).copy()
+            cov_b = np.broadcast_to(np.eye(n2), (nb, n2, n2)).copy()
+            cov_a[:, :k, k:] = ca
+            cov_a[:, k:, :k] = ca.transpose(0, 2, 1)
+            cov_b[:, :k, k:] = cb
+            cov_b[:, k:, :k] = cb.transpose(0, 2, 1)
+            la = np.linalg.cholesky(cov_a)
+            lb = np.linalg.cholesky(cov_b)
+            xp = np.linalg.solve(la, xp)
+            xp = np.linalg.solve(lb, xp.transpose(0, 2, 1)).transpose(0, 2, 1)
+        sv = np.linalg.svd(xp, compute_uv=False)
+        out[start : start + nb] = m * np.sum(sv[:, k:] ** 2, axis=1) / w.var_y
+    return out
+
+
+def _test_row(
+    w: _Whitened, k: int, method: str, n_perm: int, rng: np.random.Generator | None
+) -> tuple[dict[str, float], str | None]:
+    n1, n2 = w.a.shape[1], w.b.shape[1]
+    stat = w.statistic(k)
+    df = float((n1 - k) * (n2 - k))
+    if method == "chi2":
+        return {"statistic": stat, "df": df, "pvalue": float(stats.chi2.sf(stat, df))}, None
+    if method == "general":
+        lam, tr1, tr2 = _general_weights(w, k)
+        eff = tr1 * tr1 / tr2 if tr2 > 0 else np.nan
+        if lam is not None and np.any(lam > 0):
+            pv, tail = float(weighted_chi2_sf(stat, lam)), "imhof"
+        elif tr2 > 0:
+            pv = float(stats.chi2.sf(stat * eff / tr1, eff))
+            tail = "bentler-xie"
+        else:
+            pv, tail = 1.0, None
+        return {"statistic": stat, "df": np.nan, "pvalue": pv, "eff. df": eff}, tail
+    assert rng is not None
+    null = _permutation_stats(w, k, n_perm, rng)
+    # guard against rounding: a permuted statistic equal to T up to 1e-10 counts as >= T
+    pv = float(perm_pvalue(stat * (1 - 1e-10), null))
+    return {"statistic": stat, "df": np.nan, "pvalue": pv, "n_perm": float(n_perm)}, None
+
+
+def _check_options(method: Any, n_perm: Any) -> None:
+    if method not in _METHODS:
+        raise ValueError(f"method must be one of {_METHODS}; got {method!r}")
+    if isinstance(n_perm, bool) or not isinstance(n_perm, (int, np.integer)) or n_perm < 1:
+        raise ValueError(f"n_perm must be a positive integer; got {n_perm!r}")
+
+
+def _check_max_rank(max_rank: Any, n1: int, n2: int) -> int:
+    top = min(n1, n2) - 1
+    if max_rank is None:
+        return top
+    if isinstance(max_rank, bool) or not isinstance(max_rank, (int, np.integer)):
+        raise TypeError(f"max_rank must be an integer or None; got {max_rank!r}")
+    if not 0 <= max_rank <= top:
+        raise ValueError(
+            f"max_rank must be between 0 and {top} (min(n1, n2) - 1: H0: r = "
+            f"min(n1, n2) leaves no complement to test); got {int(max_rank)}"
+        )
+    return int(max_rank)
+
+
+def _build(
+    w: _Whitened, method: str, rows: list[dict[str, float]], tails: set[str], n1: int, n2: int
+) -> RankTestResults:
+    table = pd.DataFrame(rows, index=pd.Index(np.arange(len(rows)), name="k"))
+    notes = [
+        "Row k tests H0: r = k (the whitened population matrix E[a' y b'^T] has rank k) "
+        "against H1: r > k. Statistic Lambda_k = m * sum_{j>k} s_j(X_lin)^2 / var(y), "
+        "s_j the singular values of the whitened X_lin (centred y).",
+        _ASSUMPTIONS[method],
+    ]
+    if method == "chi2":
+        notes.append("df = (n1 - k)(n2 - k).")
+    if "bentler-xie" in tails:
+        notes.append(
+            "Rows with more than %d complement entries use the two-moment "
+            "(Bentler-Xie) tail with eff. df = (sum w)^2 / sum w^2." % _MAX_EXACT_DIM
+        )
+    notes.append("select_rank(alpha) = first k whose test is not rejected.")
+    return RankTestResults(
+        table=table,
+        title="Rank tests for the joint estimator",
+        method=method,
+        notes=notes,
+        nobs=w.m,
+        n1=n1,
+        n2=n2,
+        full=len(rows) == min(n1, n2),
+    )
+
+
+def _run(
+    model: JointDimReduction,
+    mom: BlockMoments,
+    *,
+    method: str,
+    max_rank: int | None,
+    n_perm: int,
+    seed: Any,
+    stop_alpha: float | None = None,
+) -> RankTestResults:
+    _check_options(method, n_perm)
+    n1, n2 = model.exog_a.shape[1], model.exog_b.shape[1]
+    top = _check_max_rank(max_rank, n1, n2)
+    rng = normalize_seed(seed) if method == "permutation" else None
+    if model.nobs < max(n1, n2) + 2:
+        raise ValueError(
+            f"rank tests need at least max(n1, n2) + 2 = {max(n1, n2) + 2} "
+            f"observations to whiten the blocks; got {model.nobs}"
+        )
+    w = _whiten(model, mom)
+    rows, tails = [], set()
+    for k in range(top + 1):
+        row, tail = _test_row(w, k, method, n_perm, rng)
+        rows.append(row)
+        if tail:
+            tails.add(tail)
+        if stop_alpha is not None and not row["pvalue"] <= stop_alpha:
+            break
+    return _build(w, method, rows, tails, n1, n2)
+
+
+# ---------------------------------------------------------------------------
+# Public entry points
+# ---------------------------------------------------------------------------
+def rank_tests(
+    results: JDRResults,
+    *,
+    method: RankMethod = "chi2",
+    max_rank: int | None = None,
+    n_perm: int = 999,
+    seed: int | np.random.Generator | None = None,
+) -> RankTestResults:
+    """Sequential tests of ``H0: r = k``, ``k = 0, 1, ..., max_rank``.
+
+    Parameters
+    ----------
+    results : JDRResults
+        A fit; the tests use its data and moments (not its rank).
+    method : {"chi2", "general", "permutation"}
+        Reference distribution of ``Lambda_k``: normal-theory chi-square,
+        weighted chi-square with estimated weights, or permutation.
+    max_rank : int, optional
+        Largest ``k`` tested, ``0 <= max_rank <= min(n1, n2) - 1`` (default).
+    n_perm : int
+        Permutations per row (permutation test only).
+    seed : int, Generator or None
+        Seed of the permutations (permutation test only).
+
+    Returns
+    -------
+    RankTestResults
+
+    Notes
+    -----
+    ``Lambda_k = m sum_{j>k} sigma_j(X_lin)^2 / s_y^2``, ``X_lin`` the
+    whitened cross moment with centred ``y`` (eq. ``lin``; section 5.1 for
+    the whitening).  Under ``H0: r = k``, ``sum_{j>k} sigma_j^2`` is, to
+    first order, the squared norm of the complement block
+    ``U_perp^T X_lin V_perp = (1/m) sum u_i y_i v_i^T`` (``u = U_perp^T a'``,
+    ``v = V_perp^T b'``); estimating the means and covariances and centring
+    ``y`` change it only by ``O_p(1/m)``.  Normal theory (Lemma
+    ``independent``): covariance ``E[y^2] I / m``, so ``Lambda_k ->
+    chi2((n1-k)(n2-k))``.  In general ``Lambda_k -> sum_j w_j chi2_1`` with
+    ``w = eig(Omega) / sigma_y^2``, ``Omega`` the covariance of the influence
+    function ``psi_i = u_i y_i v_i^T - u_i c_yv^T - c_uy v_i^T - y_i C_uv``.
+    The tests always use the whitened ``X_lin`` (whatever the fit's
+    ``standardize``; the rank does not depend on it) and the dense fit
+    (whatever its ``sparsity``).  See ``docs/theory/rank_tests.md``.
+
+    References
+    ----------
+    Li, K.-C. (1991, 1992), SIR and pHd tests; Cook, R. D. and Yin, X. (2001),
+    Dimension reduction and visualization in discriminant analysis,
+    Aust. N. Z. J. Stat. 43, 147-199; Bentler, P. M. and Xie, J. (2000);
+    Imhof, J. P. (1961), Computing the distribution of quadratic forms in
+    normal variables, Biometrika 48, 419-426.
+
+    Examples
+    --------
+    >>> import jdr_stats as jdr
+    >>> sim = jdr.simulate.bilinear(2000, 6, 5, 2, seed=3)
+    >>> res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(2)
+    >>> rt = res.rank_tests("permutation", max_rank=2, n_perm=199, seed=1)
+    >>> rt.table["pvalue"].round(3).tolist()[:2]
+    [0.005, 0.005]
+    >>> rt.select_rank()
+    2
+    """
+    return _run(
+        results.model,
+        results.moments,
+        method=method,
+        max_rank=max_rank,
+        n_perm=n_perm,
+        seed=seed,
+    )
+
+
+def choose_rank(
+    model: JointDimReduction,
+    moments: BlockMoments,
+    *,
+    standardize: bool,
+    method: RankMethod = "chi2",
+    alpha: float = 0.05,
+    seed: int | np.random.Generator | None = None,
+    n_perm: int = 999,
+) -> tuple[int, RankTestResults]:
+    """Choose ``r`` as the first ``k`` whose test of ``H0: r = k`` is not rejected.
+
+    Used by ``fit(rank="auto")``.  Tests run for ``k = 0, 1, ...`` and stop
+    at the first non-rejection (the table holds the rows computed).  If
+    ``H0: r = 0`` is not rejected (no evidence of any direction) the fit
+    still needs ``r >= 1``: ``r = 1`` is used and a
+    :class:`~jdr_stats._warnings.RankSelectionWarning` is issued.  If every
+    test rejects, ``r = min(n1, n2)``.
+
+    ``standardize`` is accepted for the fit's signature: the tests always use
+    the whitened cross moment (its rank equals that of the unwhitened one).
+
+    Examples
+    --------
+    >>> import jdr_stats as jdr
+    >>> sim = jdr.simulate.bilinear(2000, 6, 5, 2, seed=3)
+    >>> res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit("auto", rank_method="general")
+    >>> res.rank, res.rank_method
+    (2, 'general')
+    """
+    alpha = _check_alpha(alpha)
+    out = _run(
+        model, moments, method=method, max_rank=None, n_perm=n_perm, seed=seed, stop_alpha=alpha
+    )
+    rank = out.select_rank(alpha)
+    if rank == 0:
+        warnings.warn(
+            f"no rank test rejected H0: r = 0 ({method} tests, alpha={alpha}, "
+            f"p = {out.table['pvalue'].iloc[0]:.3g}): the data show no evidence of "
+            "any direction; fitting r = 1",
+            RankSelectionWarning,
+            stacklevel=3,
+        )
+        rank = 1
+    return rank, out
