@@ -10,6 +10,7 @@ from __future__ import annotations
 from . import baselines, datasets, metrics, simulate
 from .baselines import PHD, SAVE, SIR
 from .compare import compare
+from .inference.rank_tests import RankTestResults
 from .model import JDRResults, JointDimReduction
 
 __all__ = [
@@ -19,6 +20,7 @@ __all__ = [
     "PHD",
     "SAVE",
     "compare",
+    "RankTestResults",
     "baselines",
     "datasets",
     "metrics",

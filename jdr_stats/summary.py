@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+import numpy as np
 import pandas as pd
 from statsmodels.iolib.summary2 import Summary
 
@@ -37,13 +38,30 @@ def build_summary(
     smry.add_title(title)
     smry.add_dict({str(k): str(v) for k, v in info.items()}, ncols=2)
     for caption, df in tables:
-        shown = df.copy()
+        shown = _small_values_visible(df)
         shown.index = shown.index.astype(str)
         shown = shown.reset_index(names=caption)
         smry.add_df(shown, index=False, float_format=float_format)
     for note in notes:
         smry.add_text(note)
     return smry
+
+
+def _small_values_visible(df: pd.DataFrame) -> pd.DataFrame:
+    """Format float columns holding tiny nonzero values with ``%.4g``.
+
+    A fixed ``%.4f`` would print a p-value of 1e-12 as 0.0000; such columns
+    are turned into strings with four significant digits instead.
+    """
+    shown = df.copy()
+    for col in shown.columns:
+        values = shown[col]
+        if not pd.api.types.is_float_dtype(values):
+            continue
+        finite = values[np.isfinite(values)]
+        if ((finite != 0) & (finite.abs() < 1e-3)).any():
+            shown[col] = [("nan" if not np.isfinite(v) else f"{v:.4g}") for v in values]
+    return shown
 
 
 class SummaryMixin:

@@ -370,3 +370,14 @@ def test_theory_exact_mean_at_rank_zero():
     assert abs(lam0.mean() - n1 * n2) > 5 * se  # the finite-m factor is real
     res = jdr.JointDimReduction(y, a[0], b[0]).fit(1)
     assert res.rank_tests("chi2").table["statistic"].iloc[0] == pytest.approx(lam0[0], rel=1e-10)
+
+
+def test_rank_tests_after_unstandardized_fit():
+    # a fit with standardize=False does not compute the block covariances;
+    # the rank tests (always on the whitened matrix) must still work
+    sim = jdr.simulate.bilinear(1500, 5, 4, 2, seed=11)
+    mod = jdr.JointDimReduction(sim.y, sim.a, sim.b)
+    t_raw = mod.fit(2, standardize=False).rank_tests("chi2").table
+    t_std = mod.fit(2).rank_tests("chi2").table
+    pd.testing.assert_frame_equal(t_raw, t_std)
+    assert mod.fit("auto", standardize=False).rank == 2

@@ -315,6 +315,8 @@ def _whiten(model: JointDimReduction, mom: BlockMoments) -> _Whitened:
             "rank tests need an unweighted model (their null distributions are "
             "derived for i.i.d. rows); got a model with case weights"
         )
+    if np.isnan(mom.cov_a).any():  # a fit with standardize=False skips them
+        mom = model.moments()
     la = cholesky_factor(mom.cov_a, "exog_a", model.exog_names_a)
     lb = cholesky_factor(mom.cov_b, "exog_b", model.exog_names_b)
     # X_lin from the estimator itself (whitened, centred y)
