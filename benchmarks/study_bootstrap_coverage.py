@@ -14,15 +14,10 @@ singular values (both 1 in this model): percentile and basic
 Coverage is reported with its Monte Carlo standard error
 sqrt(p (1 - p) / R).
 
-Run (single-threaded BLAS, several minutes per m on this machine)::
+Run (single-threaded BLAS, about 4 minutes per m on this machine)::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/study_bootstrap_coverage.py --m 5000
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/study_bootstrap_coverage.py --m 1000
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/study_bootstrap_coverage.py --method multiplier
-
-The multiplier (influence-function) bootstrap is reported with the
-percentile bound only (its expansion already has the population's zero
-trailing singular values, so there is nothing to deflate).
 
 Output recorded in ``benchmarks/results/study_bootstrap_coverage.txt``.
 """
@@ -39,14 +34,12 @@ from jdr_stats.inference.bootstrap import bootstrap
 from jdr_stats.metrics import principal_angles
 
 
-def one_replication(
-    m: int, n: int, r: int, n_boot: int, seed: int, alpha: float, method: str = "pairs"
-) -> dict:
+def one_replication(m: int, n: int, r: int, n_boot: int, seed: int, alpha: float) -> dict:
     sim = jdr.simulate.bilinear(m, n, n, r, seed=seed)
     res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(r)
     true_a = np.degrees(principal_angles(sim.U, res.estimate.dir_a).max())
     true_b = np.degrees(principal_angles(sim.V, res.estimate.dir_b).max())
-    boot = bootstrap(res, n_boot=n_boot, seed=seed + 10**6, alpha=alpha, method=method)
+    boot = bootstrap(res, n_boot=n_boot, seed=seed + 10**6, alpha=alpha)
     out = {"true_a": true_a, "true_b": true_b}
     for interval in ("percentile", "deflated"):
         bound = boot.max_angle_bound(interval=interval)
@@ -70,14 +63,11 @@ def main() -> None:
     parser.add_argument("--r", type=int, default=2)
     parser.add_argument("--alpha", type=float, default=0.05)
     parser.add_argument("--seed", type=int, default=20261126)
-    parser.add_argument("--method", choices=["pairs", "multiplier"], default="pairs")
     args = parser.parse_args()
     for m in args.m:
         start = time.perf_counter()
         reps = [
-            one_replication(
-                m, args.n, args.r, args.n_boot, args.seed + 7919 * i, args.alpha, args.method
-            )
+            one_replication(m, args.n, args.r, args.n_boot, args.seed + 7919 * i, args.alpha)
             for i in range(args.reps)
         ]
         elapsed = time.perf_counter() - start
@@ -86,11 +76,9 @@ def main() -> None:
             f"BILINEAR r={args.r} n1=n2={args.n} m={m}: {R} replications, "
             f"n_boot={args.n_boot}, nominal {100 * (1 - args.alpha):g}%, "
             f"seed={args.seed} ({elapsed:.0f} s)"
-            + ("" if args.method == "pairs" else f", method={args.method}")
         )
         q_true = {b: np.quantile([x[f"true_{b}"] for x in reps], 1 - args.alpha) for b in "ab"}
-        intervals = ("percentile", "deflated") if args.method == "pairs" else ("percentile",)
-        for interval in intervals:
+        for interval in ("percentile", "deflated"):
             for b in "ab":
                 cover = np.array([x[f"true_{b}"] <= x[f"{interval}_{b}"] for x in reps])
                 p = cover.mean()
@@ -107,8 +95,7 @@ def main() -> None:
             txt = ", ".join(f"s{k + 1} {c:.3f} (MC SE {s:.3f})" for k, (c, s) in enumerate(zip(cov, ses)))
             name = "percentile" if kind == "sv_pct" else "basic"
             print(f"  singular values, {name:10s}: {txt}")
-        if args.method == "pairs":
-            print(f"  mean deflation factor: {np.mean([x['deflation'] for x in reps]):.3f}")
+        print(f"  mean deflation factor: {np.mean([x['deflation'] for x in reps]):.3f}")
         print(flush=True)
 
 

@@ -35,10 +35,10 @@ from ..summary import SummaryMixin, build_summary
 
 __all__ = ["bootstrap", "BootstrapResults"]
 
-Method = Literal["pairs", "multiplier"]
+Method = Literal["pairs"]
 Interval = Literal["percentile", "deflated"]
 
-_METHODS = ("pairs", "multiplier")
+_METHODS = ("pairs",)
 _INTERVALS = ("percentile", "deflated")
 #: Smallest factor by which the "deflated" interval may shrink sin(angle).
 _MIN_DEFLATION = 0.5
@@ -181,141 +181,6 @@ class _ReweightedMoments:
             )
         return out
 
-
-
-class _Linearization:
-    """First-order (influence-function) expansion of the estimated subspaces.
-
-    For a perturbation of the empirical measure with weights
-    ``w0_i (1 + xi_i)`` the change of the fit is, to first order, linear in
-    ``xi``: ``Delta_a = sum_i w0_i xi_i H^a_i / sum_i w0_i`` (n1 x r), with the
-    replicate's a-subspace ``span(Q_a + Delta_a)`` (``Q_a`` an orthonormal
-    basis of the estimate, ``Delta_a`` orthogonal to it), likewise for b, and
-    the singular values ``s_j + sum_i w0_i xi_i h^s_{ij} / sum w0``.  The rows
-    ``H_i`` are evaluated in chunks; the expansion treats the population's
-    trailing singular values as 0 (the model), see the theory page.
-    """
-
-    def __init__(self, results: Any) -> None:
-        from .._linalg import cholesky_factor
-
-        model = results.model
-        est = results.estimate
-        mom = results.moments
-        y, a, b, w0 = model.endog, model.exog_a, model.exog_b, model.weights
-        self._y, self._a, self._b, self._w0 = y, a, b, w0
-        self.m, self.n1 = a.shape
-        self.n2 = b.shape[1]
-        self.r = r = est.rank
-        self.standardize = results.standardize
-        self.ybar, self.abar, self.bbar = mom.mean_y, mom.mean_a, mom.mean_b
-        n1, n2 = self.n1, self.n2
-        if self.standardize:
-            la = cholesky_factor(mom.cov_a, "exog_a", model.exog_names_a)
-            lb = cholesky_factor(mom.cov_b, "exog_b", model.exog_names_b)
-            inv_la = np.linalg.solve(la, np.eye(n1))
-            inv_lb = np.linalg.solve(lb, np.eye(n2))
-        else:
-            inv_la, inv_lb = np.eye(n1), np.eye(n2)
-        u, v, s = est.u_std, est.v_std, est.singular_values[:r]
-        self.s = s
-        wa, wb = inv_la.T @ u, inv_lb.T @ v  # original-coordinate bases
-        self.wa, self.wb = wa, wb
-        # second pass over the rows: g_a, g_b and M (weighted, centred)
-        ga, gb, mab = np.zeros(n1), np.zeros(n2), np.zeros((n1, n2))
-        tot = 0.0
-        for start, stop, ac, bc, yc, w in self._chunks():
-            wy = yc if w is None else w * yc
-            ga += ac.T @ wy
-            gb += bc.T @ wy
-            mab += ac.T @ (bc if w is None else bc * w[:, None])
-            tot += (stop - start) if w is None else float(w.sum())
-        ga, gb, mab = ga / tot, gb / tot, mab / tot
-        self.total = tot
-        self.ga_w, self.gb_w = ga @ wa, gb @ wb  # (r,), (r,)
-        self.mab_ww = np.diag(wa.T @ mab @ wb)  # (r,)
-        self.swa = mom.cross.T @ wa  # (n2, r)
-        self.swb = mom.cross @ wb  # (n1, r)
-        self.diag_swb = np.diag(wa.T @ self.swb)
-        self.va = np.diag(wa.T @ mom.cov_a @ wa)
-        self.vb = np.diag(wb.T @ mom.cov_b @ wb)
-        blocks = {}
-        for name, w_own, w_other, inv_l, uu, cov, g_own, m_other, s_other in (
-            ("a", wa, wb, inv_la, u, mom.cov_a, ga, mab @ wb, self.swb),
-            ("b", wb, wa, inv_lb, v, mom.cov_b, gb, mab.T @ wa, self.swa),
-        ):
-            n = w_own.shape[0]
-            q, rr = np.linalg.qr(w_own)
-            proj = np.eye(n) - q @ q.T
-            n_map = proj @ inv_l.T @ (np.eye(n) - uu @ uu.T) @ inv_l
-            post = (1.0 / s)[:, None] * np.linalg.solve(rr, np.eye(r))
-            blocks[name] = {
-                "q": q,
-                "N": n_map,
-                "beta": n_map @ g_own,
-                "gamma": n_map @ m_other,
-                "c1": n_map @ s_other,
-                "c2": (n_map @ cov @ w_own) * s if self.standardize else np.zeros((n, r)),
-                "post": post,
-            }
-        self.blocks = blocks
-        self.width = (n1 + n2 + 1) * r
-        self.chunk = max(16, _FEATURE_BYTES // (8 * (self.width + n1 + n2)))
-
-    def _chunks(self):
-        step = max(1024, _FEATURE_BYTES // (8 * (self.n1 + self.n2)))
-        for start in range(0, self.m, step):
-            stop = min(start + step, self.m)
-            w = None if self._w0 is None else self._w0[start:stop]
-            yield (start, stop, self._a[start:stop] - self.abar,
-                   self._b[start:stop] - self.bbar, self._y[start:stop] - self.ybar, w)
-
-    def rows(self, start: int, stop: int) -> np.ndarray:
-        """Per-row influence ``(H^a_i, H^b_i, h^s_i)`` flattened, times ``w0_i``."""
-        ac = self._a[start:stop] - self.abar
-        bc = self._b[start:stop] - self.bbar
-        yc = self._y[start:stop] - self.ybar
-        k, r, s = stop - start, self.r, self.s
-        pa, pb = ac @ self.wa, bc @ self.wb  # (k, r) projections
-        out = np.empty((k, self.width))
-        pos = 0
-        for name, c_own, p_own, p_other, g_other in (
-            ("a", ac, pa, pb, self.gb_w),
-            ("b", bc, pb, pa, self.ga_w),
-        ):
-            blk = self.blocks[name]
-            n = c_own.shape[1]
-            alpha = c_own @ blk["N"].T  # (k, n)
-            coef = yc[:, None] * p_other - g_other[None, :]
-            if self.standardize:
-                coef = coef - p_own * s[None, :]
-            h = alpha[:, :, None] * coef[:, None, :]
-            h -= blk["beta"][None, :, None] * p_other[:, None, :]
-            h -= yc[:, None, None] * blk["gamma"][None, :, :]
-            h += (blk["c2"] - blk["c1"])[None, :, :]
-            h = h @ blk["post"]
-            out[:, pos : pos + n * r] = h.reshape(k, n * r)
-            pos += n * r
-        hs = pa * yc[:, None] * pb - self.ga_w * pb - yc[:, None] * self.mab_ww - pa * self.gb_w
-        hs -= self.diag_swb
-        if self.standardize:
-            hs -= 0.5 * s * (pa**2 - self.va + pb**2 - self.vb)
-        out[:, pos:] = hs
-        if self._w0 is not None:
-            out *= self._w0[start:stop, None]
-        return out
-
-    def deltas(self, xi: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(Delta_a, Delta_b, delta_s)`` for multipliers ``xi`` (B x m)."""
-        acc = np.zeros((xi.shape[0], self.width))
-        for start in range(0, self.m, self.chunk):
-            stop = min(start + self.chunk, self.m)
-            acc += xi[:, start:stop] @ self.rows(start, stop)
-        acc /= self.total
-        nb, n1, n2, r = xi.shape[0], self.n1, self.n2, self.r
-        da = acc[:, : n1 * r].reshape(nb, n1, r)
-        db = acc[:, n1 * r : (n1 + n2) * r].reshape(nb, n2, r)
-        return da, db, acc[:, (n1 + n2) * r :]
 
 
 # -- helpers ---------------------------------------------------------------
@@ -471,34 +336,6 @@ def _pairs(results: Any, n_boot: int, rng: np.random.Generator, progress: bool):
     )
 
 
-def _graph_angles(delta: np.ndarray) -> np.ndarray:
-    """Angles (ascending) between span(Q) and span(Q + Delta), Delta ⟂ Q."""
-    return np.sort(np.arctan(np.linalg.svd(delta, compute_uv=False)), axis=1)
-
-
-def _multiplier(results: Any, n_boot: int, rng: np.random.Generator, progress: bool):
-    """Replicates of the multiplier bootstrap of the first-order expansion."""
-    lin = _Linearization(results)
-    m = lin.m
-    batch = max(1, min(n_boot, _COUNT_BYTES // (8 * m), _COUNT_BYTES // (8 * lin.width)))
-    ang_a, ang_b, dsv = [], [], []
-    start = time.perf_counter()
-    done = 0
-    while done < n_boot:
-        nb = min(batch, n_boot - done)
-        xi = np.stack([rng.standard_normal(m) for _ in range(nb)])
-        da, db, ds = lin.deltas(xi)
-        del xi
-        ang_a.append(_graph_angles(da))
-        ang_b.append(_graph_angles(db))
-        dsv.append(ds)
-        done += nb
-        if progress:
-            _progress(done, n_boot, start)
-    sv = lin.s[None, :] + np.vstack(dsv)
-    return np.vstack(ang_a), np.vstack(ang_b), sv, None, None, n_boot
-
-
 # -- the bootstrap -----------------------------------------------------------
 def bootstrap(
     results: Any,
@@ -587,25 +424,13 @@ def bootstrap(
                 f"{type(results).__name__}"
             )
     n_boot = int(n_boot)
-    if method == "multiplier" and results.sparsity is not None:
-        raise ValueError(
-            'method="multiplier" needs a dense fit (its expansion does not cover the '
-            f'selection step); got sparsity={results.sparsity}. Use method="pairs"'
-        )
     rng = normalize_seed(seed)
-    if method == "pairs":
-        out = _pairs(results, n_boot, rng, progress)
-    else:
-        out = _multiplier(results, n_boot, rng, progress)
-    ang_a, ang_b, sv, sel_a, sel_b, n_ok = out
+    ang_a, ang_b, sv, sel_a, sel_b, n_ok = _pairs(results, n_boot, rng, progress)
     est0 = results.estimate
-    if method == "pairs":
-        factors = (
-            _deflation(est0.singular_values, results.rank, len(est0.rows)),
-            _deflation(est0.singular_values, results.rank, len(est0.cols)),
-        )
-    else:  # the expansion already sets the trailing singular values to 0
-        factors = (1.0, 1.0)
+    factors = (
+        _deflation(est0.singular_values, results.rank, len(est0.rows)),
+        _deflation(est0.singular_values, results.rank, len(est0.cols)),
+    )
     return BootstrapResults(
         results,
         angles_a=ang_a,
