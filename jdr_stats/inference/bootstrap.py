@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
+from scipy.linalg.blas import dgemm as _dgemm
 
 from .._data import normalize_seed
 from .._estimate import estimate
@@ -116,14 +117,18 @@ class _ReweightedMoments:
         return f
 
     def sums(self, counts: np.ndarray) -> np.ndarray:
-        """``counts @ (w0 * F)``, shape (B, width)."""
-        out = np.zeros((counts.shape[0], self.width))
+        """``counts @ (w0 * F)``, shape (B, width).
+
+        Accumulated in place by BLAS ``dgemm`` (``C^T <- F_chunk^T
+        counts_chunk^T + C^T``), so no temporary of the size of the result.
+        """
+        out_t = np.zeros((self.width, counts.shape[0]), order="F")
         buf = np.empty((min(self.chunk, self.m), self.width))
         for start in range(0, self.m, self.chunk):
             stop = min(start + self.chunk, self.m)
             f = self._features(start, stop, buf)
-            out += counts[:, start:stop] @ f
-        return out
+            out_t = _dgemm(1.0, f.T, counts[:, start:stop].T, beta=1.0, c=out_t, overwrite_c=True)
+        return out_t.T
 
     @staticmethod
     def _zero_constant(cov: np.ndarray, scale: np.ndarray) -> None:
@@ -324,7 +329,7 @@ def _pairs(results: Any, n_boot: int, rng: np.random.Generator, progress: bool):
             f"and were dropped (first error: {errors[0]}); the intervals use the "
             f"other {n_ok}",
             SmallSampleWarning,
-            stacklevel=4,
+            stacklevel=3,
         )
     ang_a = _batched_angles(orthonormal_basis(est0.dir_a), dir_a[ok])
     ang_b = _batched_angles(orthonormal_basis(est0.dir_b), dir_b[ok])
