@@ -132,6 +132,11 @@ def test_conf_int(dense_boot):
     assert boot.max_angle_bound(0.01)["a"] >= boot.max_angle_bound(0.1)["a"]
     s = ci.loc["singular value"]
     assert list(s.index) == ["s1", "s2"]
+    # basic interval: reflected replicate quantiles around the estimate
+    s_hat = boot.results.estimate.singular_values[0]
+    q = np.sort(boot.singular_values[:, 0])
+    assert s.loc["s1", "lower"] == pytest.approx(2 * s_hat - q[194])
+    assert s.loc["s1", "upper"] == pytest.approx(2 * s_hat - q[4])
     # deflation shrinks the bound (factor <= 1)
     d = boot.conf_int(interval="deflated")
     assert d.loc[("a", "largest angle"), "upper"] <= ci.loc[("a", "largest angle"), "upper"]

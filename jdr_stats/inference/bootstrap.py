@@ -626,12 +626,18 @@ class BootstrapResults(SummaryMixin):
               principal angle (degrees);
             - the same for block ``"b"``;
             - ``("singular value", "s_k")``, ``k <= rank``: two-sided
-              percentile intervals for the population singular values.
+              basic bootstrap intervals for the population singular values.
 
         Notes
         -----
-        Upper bounds are the ``ceil((B + 1)(1 - alpha))``-th smallest
-        replicate value, lower ends the ``ceil((B + 1) alpha / 2)``-th.
+        With ``t_(1) <= ... <= t_(B)`` the sorted replicate values, the bound
+        on the largest angle is ``t_(k)``, ``k = ceil((B + 1)(1 - alpha))``;
+        the two-sided angle intervals are ``[t_(l), t_(h)]`` with
+        ``l = ceil((B + 1) alpha / 2)``, ``h = ceil((B + 1)(1 - alpha / 2))``.
+        The singular value intervals are ``[2 s_hat - t_(h), 2 s_hat - t_(l)]``
+        (basic bootstrap): the sample singular values are biased (upwards
+        for the largest), and this interval removes the bootstrap estimate of
+        that bias, where the percentile interval would double it.
         """
         alpha, interval = self._levels(alpha, interval)
         idx, rows = [], []
@@ -645,11 +651,13 @@ class BootstrapResults(SummaryMixin):
                 idx.append((block, f"angle {k + 1}"))
                 rows.append((ang[lo, k], ang[hi, k]))
         sv = np.sort(self._sv[:, : self.rank], axis=0)
+        s_hat = self._results.estimate.singular_values[: self.rank]
         b = sv.shape[0]
         lo, hi = _order_index(b, alpha / 2), _order_index(b, 1 - alpha / 2)
         for k in range(self.rank):
             idx.append(("singular value", f"s{k + 1}"))
-            rows.append((sv[lo, k], sv[hi, k]))
+            # basic interval: the bootstrap estimate of the bias is removed
+            rows.append((2 * s_hat[k] - sv[hi, k], 2 * s_hat[k] - sv[lo, k]))
         return pd.DataFrame(
             rows,
             index=pd.MultiIndex.from_tuples(idx, names=["block", "parameter"]),
@@ -722,8 +730,8 @@ class BootstrapResults(SummaryMixin):
             "Angles: principal angles between the replicate's and the full-sample "
             "subspace (original coordinates); the bound on the largest one is the "
             f"{level} upper bound for the angle between the true and the estimated "
-            "subspace. Lower/upper of the k-th angle and of the singular values are "
-            "two-sided percentile intervals."
+            "subspace. Lower/upper: two-sided intervals (percentile for the "
+            "angles, basic bootstrap for the singular values)."
         )
         if self._interval == "deflated":
             notes.append(
