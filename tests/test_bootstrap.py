@@ -101,7 +101,7 @@ def test_results_attributes(dense_fit, dense_boot):
     boot = dense_boot
     assert isinstance(boot, BootstrapResults)
     assert boot.results is res and boot.n_boot == 199 and boot.n_failed == 0
-    assert boot.method == "pairs" and boot.interval == "percentile" and boot.alpha == 0.05
+    assert boot.method == "pairs" and boot.interval == "deflated" and boot.alpha == 0.05
     assert boot.rank == 2
     assert boot.angles_a.shape == (199, 2) and boot.angles_b.shape == (199, 2)
     assert np.all(np.diff(boot.angles_a, axis=1) >= 0)
@@ -120,14 +120,19 @@ def test_results_attributes(dense_fit, dense_boot):
 
 def test_conf_int(dense_boot):
     boot = dense_boot
-    ci = boot.conf_int()
+    ci = boot.conf_int(interval="percentile")
     assert list(ci.columns) == ["lower", "upper"]
     assert ci.loc[("a", "largest angle"), "lower"] == 0.0
     assert (ci["lower"] <= ci["upper"]).all()
     # the bound is the ceil(0.95 * 200) = 190th smallest replicate largest angle
     t = np.sort(boot.angles_a[:, -1])
     assert ci.loc[("a", "largest angle"), "upper"] == pytest.approx(t[189])
-    assert boot.max_angle_bound()["a"] == pytest.approx(t[189])
+    assert boot.max_angle_bound(interval="percentile")["a"] == pytest.approx(t[189])
+    # default (deflated): the same order statistic of arcsin(rho sin(angle*))
+    rho = boot.deflation_factors["a"]
+    want = np.degrees(np.arcsin(rho * np.sin(np.radians(t[189]))))
+    assert boot.max_angle_bound()["a"] == pytest.approx(want)
+    assert boot.conf_int().loc[("a", "largest angle"), "upper"] == pytest.approx(want)
     # higher confidence -> a larger bound
     assert boot.max_angle_bound(0.01)["a"] >= boot.max_angle_bound(0.1)["a"]
     s = ci.loc["singular value"]

@@ -348,7 +348,7 @@ def bootstrap(
     n_boot: int = 999,
     seed: int | np.random.Generator | None = None,
     method: Method = "pairs",
-    interval: Interval = "percentile",
+    interval: Interval = "deflated",
     alpha: float = 0.05,
     progress: bool = False,
 ) -> BootstrapResults:
@@ -366,9 +366,11 @@ def bootstrap(
     method : {"pairs"}
         ``"pairs"``: resample whole rows ``(y_i, a_i, b_i)`` with
         replacement (the model's case weights, if any, multiply the counts).
-    interval : {"percentile", "deflated"}
+    interval : {"deflated", "percentile"}
         How the replicate angles become bounds (see Notes); the default of
-        :meth:`BootstrapResults.conf_int`, which can switch it.
+        :meth:`BootstrapResults.conf_int`, which can switch it.  The coverage
+        study chose ``"deflated"``: both kept 95% nominal coverage, the
+        deflated bound was closer to it and shorter.
     alpha : float
         Default level of :meth:`BootstrapResults.conf_int` and
         :meth:`BootstrapResults.summary` (``1 - alpha`` confidence).
@@ -392,8 +394,11 @@ def bootstrap(
     ``theta*_{b,r}``.  ``"deflated"`` multiplies ``sin theta*`` by the
     first-order factor of the block (``deflation_factors``), which removes
     the extra spread the bootstrap world gets from the sample's nonzero noise
-    singular values (the population ones are zero).  The coverage study
-    (``benchmarks/study_bootstrap_coverage.py``) compares the two.
+    singular values (the population ones are zero).  In the coverage study
+    (``benchmarks/study_bootstrap_coverage.py``: BILINEAR, r=2, n1=n2=20,
+    200 replications) the 95% bounds covered the true subspace in 97.5-100%
+    (percentile) and 95.0-97.5% (deflated) of the samples at m=1000 and
+    m=5000.
 
     A batch of replicates costs one matrix product of the ``(batch x m)``
     count matrix with per-row products of the rows centred at the
