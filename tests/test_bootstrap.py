@@ -32,11 +32,22 @@ def test_reweighted_moments_equal_model_moments(weighted):
     model = jdr.JointDimReduction(sim.y + 50.0, sim.a * 3 + 10.0, sim.b - 7.0, weights=w0)
     rw = bmod._ReweightedMoments(model.endog, model.exog_a, model.exog_b, model.weights)
     counts = bmod._draw_counts(rng, 5, 800)
+    full = model.moments()
     for k, mom in enumerate(rw.moments(rw.sums(counts))):
         ref = model.moments(weights=counts[k])
-        for field in ("mean_y", "var_y", "mean_a", "mean_b", "cov_a", "cov_b", "cross"):
+        for field in ("mean_y", "var_y", "mean_a", "mean_b"):
             got, want = np.asarray(getattr(mom, field)), np.asarray(getattr(ref, field))
             np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10 * np.abs(want).max())
+        for field in ("cov_a", "cov_b"):  # variances: double precision
+            got, want = np.diag(getattr(mom, field)), np.diag(getattr(ref, field))
+            np.testing.assert_allclose(got, want, rtol=1e-10)
+        # the products of two different columns have their resampling
+        # fluctuation summed in single precision (documented): error below
+        # 1e-5 of the fluctuation
+        for field in ("cov_a", "cov_b", "cross"):
+            got, want = getattr(mom, field), getattr(ref, field)
+            fluct = np.abs(want - getattr(full, field)).max()
+            assert np.abs(got - want).max() <= 1e-5 * fluct
 
 
 def test_counts_are_resamples():
@@ -69,11 +80,10 @@ def test_replicates_are_refits_on_resampled_rows(sparsity):
         ref = jdr.JointDimReduction(sim.y[idx], sim.a[idx], sim.b[idx]).fit(2, sparsity=sparsity)
         want_a = np.degrees(principal_angles(ref.estimate.dir_a, res.estimate.dir_a))
         want_b = np.degrees(principal_angles(ref.estimate.dir_b, res.estimate.dir_b))
-        np.testing.assert_allclose(boot.angles_a[b], want_a, atol=1e-7)
-        np.testing.assert_allclose(boot.angles_b[b], want_b, atol=1e-7)
-        np.testing.assert_allclose(
-            boot.singular_values[b], ref.singular_values, rtol=1e-9, atol=1e-12
-        )
+        # agreement to 1e-5 relative (single-precision cross-block sums)
+        np.testing.assert_allclose(boot.angles_a[b], want_a, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(boot.angles_b[b], want_b, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(boot.singular_values[b], ref.singular_values, rtol=1e-6)
         if sparsity is not None:
             assert np.flatnonzero(boot.selected_a[b]).tolist() == ref.estimate.rows.tolist()
             assert np.flatnonzero(boot.selected_b[b]).tolist() == ref.estimate.cols.tolist()
@@ -88,10 +98,11 @@ def test_same_seed_same_output_and_batches_do_not_matter(dense_fit, monkeypatch)
     np.testing.assert_array_equal(one.angles_a, two.angles_a)
     np.testing.assert_array_equal(one.angles_b, two.angles_b)
     np.testing.assert_array_equal(one.singular_values, two.singular_values)
-    # other batches: the same replicates, up to the rounding of the products
-    np.testing.assert_allclose(one.angles_a, three.angles_a, rtol=1e-9)
-    np.testing.assert_allclose(one.angles_b, three.angles_b, rtol=1e-9)
-    np.testing.assert_allclose(one.singular_values, three.singular_values, rtol=1e-12)
+    # other batches: the same replicates, up to the (single-precision)
+    # rounding of the products, which depends on the blocking
+    np.testing.assert_allclose(one.angles_a, three.angles_a, rtol=1e-5)
+    np.testing.assert_allclose(one.angles_b, three.angles_b, rtol=1e-5)
+    np.testing.assert_allclose(one.singular_values, three.singular_values, atol=1e-6)
     assert not np.array_equal(one.angles_a, res.bootstrap(n_boot=30, seed=8).angles_a)
 
 

@@ -77,18 +77,22 @@ class _ReweightedMoments:
         # squared range of each column: the scale of "zero variance"
         self._scale_a = np.ptp(a, axis=0) ** 2
         self._scale_b = np.ptp(b, axis=0) ** 2
-        self._iu1 = np.triu_indices(n1)
-        self._iu2 = np.triu_indices(n2)
+        self._iu1 = np.triu_indices(n1, k=1)
+        self._iu2 = np.triu_indices(n2, k=1)
         t1, t2 = len(self._iu1[0]), len(self._iu2[0])
-        # layout of the feature vector
+        # layout of the feature vector: double-precision sums first (means,
+        # variances), then those summed in single precision (see sums())
         sizes = [("one", 1), ("y", 1), ("a", n1), ("b", n2), ("yy", 1), ("ay", n1),
-                 ("by", n2), ("aa", t1), ("bb", t2), ("ab", n1 * n2), ("aby", n1 * n2)]
+                 ("by", n2), ("aad", n1), ("bbd", n2),
+                 ("aao", t1), ("bbo", t2), ("ab", n1 * n2), ("aby", n1 * n2)]
         self._slices = {}
         start = 0
         for name, size in sizes:
             self._slices[name] = slice(start, start + size)
             start += size
         self.width = start
+        self.width64 = self._slices["aao"].start  # features summed in double precision
+        self._full32: np.ndarray | None = None  # full-sample sums of the others
         self.chunk = max(16, _FEATURE_BYTES // (8 * self.width))
 
     def _features(self, start: int, stop: int, out: np.ndarray) -> np.ndarray:
@@ -105,10 +109,12 @@ class _ReweightedMoments:
         f[:, s["yy"]] = (yc * yc)[:, None]
         f[:, s["ay"]] = ac * yc[:, None]
         f[:, s["by"]] = bc * yc[:, None]
+        f[:, s["aad"]] = ac * ac
+        f[:, s["bbd"]] = bc * bc
         i1, j1 = self._iu1
-        f[:, s["aa"]] = ac[:, i1] * ac[:, j1]
+        f[:, s["aao"]] = ac[:, i1] * ac[:, j1]
         i2, j2 = self._iu2
-        f[:, s["bb"]] = bc[:, i2] * bc[:, j2]
+        f[:, s["bbo"]] = bc[:, i2] * bc[:, j2]
         ab = f[:, s["ab"]].reshape(k, self.n1, self.n2)
         np.multiply(ac[:, :, None], bc[:, None, :], out=ab)
         np.multiply(f[:, s["ab"]], yc[:, None], out=f[:, s["aby"]])
@@ -119,16 +125,41 @@ class _ReweightedMoments:
     def sums(self, counts: np.ndarray) -> np.ndarray:
         """``counts @ (w0 * F)``, shape (B, width).
 
-        Accumulated in place by BLAS ``dgemm`` (``C^T <- F_chunk^T
-        counts_chunk^T + C^T``), so no temporary of the size of the result.
+        The first ``width64`` features (everything needed for the means and
+        variances) are accumulated in double precision, in place by BLAS
+        ``dgemm`` (``C^T <- F_chunk^T counts_chunk^T + C^T``).  The others
+        (off-diagonal covariance products and the ``2 n1 n2`` cross-block
+        products, nearly all of the work) are accumulated as the full-sample
+        sum (double) plus
+        ``(counts - 1) @ F`` in single precision: the deviations
+        ``counts - 1`` are small integers, exact in single precision, so only
+        the resampling fluctuation carries the single-precision rounding
+        (relative error about 1e-7 of it).
         """
-        out_t = np.zeros((self.width, counts.shape[0]), order="F")
+        nb, w64 = counts.shape[0], self.width64
+        out64_t = np.zeros((w64, nb), order="F")
+        out32 = np.zeros((nb, self.width - w64))
+        dev = counts.astype(np.float32)
+        dev -= np.float32(1.0)
+        full = None if self._full32 is not None else np.zeros(self.width - w64)
         buf = np.empty((min(self.chunk, self.m), self.width))
         for start in range(0, self.m, self.chunk):
             stop = min(start + self.chunk, self.m)
             f = self._features(start, stop, buf)
-            out_t = _dgemm(1.0, f.T, counts[:, start:stop].T, beta=1.0, c=out_t, overwrite_c=True)
-        return out_t.T
+            out64_t = _dgemm(
+                1.0, f[:, :w64].T, counts[:, start:stop].T, beta=1.0, c=out64_t,
+                overwrite_c=True,
+            )
+            f32 = f[:, w64:].astype(np.float32)
+            out32 += dev[:, start:stop] @ f32
+            if full is not None:
+                full += f[:, w64:].sum(axis=0)
+        if full is not None:
+            self._full32 = full
+        out = np.empty((nb, self.width))
+        out[:, :w64] = out64_t.T
+        out[:, w64:] = out32 + self._full32
+        return out
 
     @staticmethod
     def _zero_constant(cov: np.ndarray, scale: np.ndarray) -> None:
@@ -152,13 +183,15 @@ class _ReweightedMoments:
         nb = sums.shape[0]
         cov_a = np.empty((nb, n1, n1))
         i1, j1 = self._iu1
-        cov_a[:, i1, j1] = z[:, s["aa"]]
-        cov_a[:, j1, i1] = z[:, s["aa"]]
+        cov_a[:, i1, j1] = z[:, s["aao"]]
+        cov_a[:, j1, i1] = z[:, s["aao"]]
+        cov_a[:, np.arange(n1), np.arange(n1)] = z[:, s["aad"]]
         cov_a -= da[:, :, None] * da[:, None, :]
         cov_b = np.empty((nb, n2, n2))
         i2, j2 = self._iu2
-        cov_b[:, i2, j2] = z[:, s["bb"]]
-        cov_b[:, j2, i2] = z[:, s["bb"]]
+        cov_b[:, i2, j2] = z[:, s["bbo"]]
+        cov_b[:, j2, i2] = z[:, s["bbo"]]
+        cov_b[:, np.arange(n2), np.arange(n2)] = z[:, s["bbd"]]
         cov_b -= db[:, :, None] * db[:, None, :]
         # A column constant within a resample has variance exactly 0; the
         # algebraic correction leaves a rounding residue there instead.
@@ -195,9 +228,10 @@ def _draw_counts(rng: np.random.Generator, nb: int, m: int) -> np.ndarray:
     One draw of ``m`` indices per replicate, in order, so the replicates do
     not depend on how they are split into batches.
     """
-    idx = np.stack([rng.integers(0, m, size=m) for _ in range(nb)])
-    idx += (np.arange(nb) * m)[:, None]
-    return np.bincount(idx.ravel(), minlength=nb * m).reshape(nb, m).astype(float)
+    counts = np.empty((nb, m))
+    for j in range(nb):
+        counts[j] = np.bincount(rng.integers(0, m, size=m), minlength=m)
+    return counts
 
 
 def _batched_angles(q0: np.ndarray, bases: np.ndarray) -> np.ndarray:
