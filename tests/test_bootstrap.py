@@ -1,0 +1,286 @@
+"""Tests of jdr_stats.inference.bootstrap."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import jdr_stats as jdr
+from jdr_stats._linalg import principal_angles
+from jdr_stats._warnings import SmallSampleWarning
+from jdr_stats.inference import bootstrap as bmod
+from jdr_stats.inference.bootstrap import BootstrapResults, bootstrap
+
+
+@pytest.fixture(scope="module")
+def dense_fit():
+    sim = jdr.simulate.bilinear(1500, 6, 5, 2, seed=11)
+    return sim, jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(2)
+
+
+@pytest.fixture(scope="module")
+def dense_boot(dense_fit):
+    return dense_fit[1].bootstrap(n_boot=199, seed=3)
+
+
+# -- the batched moments ------------------------------------------------------
+@pytest.mark.parametrize("weighted", [False, True])
+def test_reweighted_moments_equal_model_moments(weighted):
+    sim = jdr.simulate.bilinear(800, 4, 3, 2, seed=5)
+    rng = np.random.default_rng(1)
+    w0 = rng.uniform(0.5, 2.0, 800) if weighted else None
+    # shifted data: the algebraic mean correction must not lose precision
+    model = jdr.JointDimReduction(sim.y + 50.0, sim.a * 3 + 10.0, sim.b - 7.0, weights=w0)
+    rw = bmod._ReweightedMoments(model.endog, model.exog_a, model.exog_b, model.weights)
+    counts = bmod._draw_counts(rng, 5, 800)
+    full = model.moments()
+    for k, mom in enumerate(rw.moments(rw.sums(counts))):
+        ref = model.moments(weights=counts[k])
+        for field in ("mean_y", "var_y", "mean_a", "mean_b"):
+            got, want = np.asarray(getattr(mom, field)), np.asarray(getattr(ref, field))
+            np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10 * np.abs(want).max())
+        for field in ("cov_a", "cov_b"):  # variances: double precision
+            got, want = np.diag(getattr(mom, field)), np.diag(getattr(ref, field))
+            np.testing.assert_allclose(got, want, rtol=1e-10)
+        # the products of two different columns have their resampling
+        # fluctuation summed in single precision (documented): error below
+        # 1e-5 of the fluctuation
+        for field in ("cov_a", "cov_b", "cross"):
+            got, want = getattr(mom, field), getattr(ref, field)
+            fluct = np.abs(want - getattr(full, field)).max()
+            assert np.abs(got - want).max() <= 1e-5 * fluct
+
+
+def test_counts_are_resamples():
+    c = bmod._draw_counts(np.random.default_rng(0), 7, 50)
+    assert c.shape == (7, 50)
+    assert np.all(c.sum(axis=1) == 50)
+    assert np.all(c >= 0) and np.all(c == np.round(c))
+
+
+def test_batched_angles_match_linalg():
+    rng = np.random.default_rng(2)
+    q0 = np.linalg.qr(rng.standard_normal((7, 3)))[0]
+    bases = rng.standard_normal((6, 7, 3))
+    bases[0] = q0 @ rng.standard_normal((3, 3))  # same subspace
+    bases[1] = q0 + 1e-9 * rng.standard_normal((7, 3))  # tiny angles
+    got = bmod._batched_angles(q0, bases)
+    want = np.array([principal_angles(q0, x) for x in bases])
+    np.testing.assert_allclose(got, want, atol=1e-12)
+
+
+# -- the replicates are refits -------------------------------------------------
+@pytest.mark.parametrize("sparsity", [None, (3, 3)])
+def test_replicates_are_refits_on_resampled_rows(sparsity):
+    sim = jdr.simulate.bilinear(600, 6, 5, 2, s1=3, s2=3, seed=8)
+    res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(2, sparsity=sparsity)
+    boot = bootstrap(res, n_boot=3, seed=42)
+    rng = np.random.default_rng(42)
+    for b in range(3):
+        idx = rng.integers(0, 600, size=600)
+        ref = jdr.JointDimReduction(sim.y[idx], sim.a[idx], sim.b[idx]).fit(2, sparsity=sparsity)
+        want_a = np.degrees(principal_angles(ref.estimate.dir_a, res.estimate.dir_a))
+        want_b = np.degrees(principal_angles(ref.estimate.dir_b, res.estimate.dir_b))
+        # agreement to 1e-5 relative (single-precision cross-block sums)
+        np.testing.assert_allclose(boot.angles_a[b], want_a, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(boot.angles_b[b], want_b, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(boot.singular_values[b], ref.singular_values, rtol=1e-6)
+        if sparsity is not None:
+            assert np.flatnonzero(boot.selected_a[b]).tolist() == ref.estimate.rows.tolist()
+            assert np.flatnonzero(boot.selected_b[b]).tolist() == ref.estimate.cols.tolist()
+
+
+def test_same_seed_same_output_and_batches_do_not_matter(dense_fit, monkeypatch):
+    res = dense_fit[1]
+    one = res.bootstrap(n_boot=30, seed=7)
+    two = res.bootstrap(n_boot=30, seed=np.random.default_rng(7))
+    monkeypatch.setattr(bmod, "_COUNT_BYTES", 8 * 1500 * 4)  # batches of 4
+    three = res.bootstrap(n_boot=30, seed=7)
+    np.testing.assert_array_equal(one.angles_a, two.angles_a)
+    np.testing.assert_array_equal(one.angles_b, two.angles_b)
+    np.testing.assert_array_equal(one.singular_values, two.singular_values)
+    # other batches: the same replicates, up to the (single-precision)
+    # rounding of the products, which depends on the blocking
+    np.testing.assert_allclose(one.angles_a, three.angles_a, rtol=1e-5)
+    np.testing.assert_allclose(one.angles_b, three.angles_b, rtol=1e-5)
+    np.testing.assert_allclose(one.singular_values, three.singular_values, atol=1e-6)
+    assert not np.array_equal(one.angles_a, res.bootstrap(n_boot=30, seed=8).angles_a)
+
+
+# -- results object ------------------------------------------------------------
+def test_results_attributes(dense_fit, dense_boot):
+    res = dense_fit[1]
+    boot = dense_boot
+    assert isinstance(boot, BootstrapResults)
+    assert boot.results is res and boot.n_boot == 199 and boot.n_failed == 0
+    assert boot.method == "pairs" and boot.interval == "deflated" and boot.alpha == 0.05
+    assert boot.rank == 2
+    assert boot.angles_a.shape == (199, 2) and boot.angles_b.shape == (199, 2)
+    assert np.all(np.diff(boot.angles_a, axis=1) >= 0)
+    assert np.all((boot.angles_a >= 0) & (boot.angles_a <= 90))
+    assert boot.singular_values.shape == (199, 5)
+    assert boot.selected_a is None and boot.selection_frequency_a is None
+    assert boot.selection_frequency_b is None
+    f = boot.deflation_factors
+    assert set(f.index) == {"a", "b"} and np.all((f >= 0.5) & (f <= 1))
+    with pytest.raises(AttributeError):
+        boot.angles_a = None
+    # replicate arrays are copies
+    boot.angles_a[0, 0] = -1.0
+    assert boot.angles_a[0, 0] >= 0
+
+
+def test_conf_int(dense_boot):
+    boot = dense_boot
+    ci = boot.conf_int(interval="percentile")
+    assert list(ci.columns) == ["lower", "upper"]
+    assert ci.loc[("a", "largest angle"), "lower"] == 0.0
+    assert (ci["lower"] <= ci["upper"]).all()
+    # the bound is the ceil(0.95 * 200) = 190th smallest replicate largest angle
+    t = np.sort(boot.angles_a[:, -1])
+    assert ci.loc[("a", "largest angle"), "upper"] == pytest.approx(t[189])
+    assert boot.max_angle_bound(interval="percentile")["a"] == pytest.approx(t[189])
+    # default (deflated): the same order statistic of arcsin(rho sin(angle*))
+    rho = boot.deflation_factors["a"]
+    want = np.degrees(np.arcsin(rho * np.sin(np.radians(t[189]))))
+    assert boot.max_angle_bound()["a"] == pytest.approx(want)
+    assert boot.conf_int().loc[("a", "largest angle"), "upper"] == pytest.approx(want)
+    # higher confidence -> a larger bound
+    assert boot.max_angle_bound(0.01)["a"] >= boot.max_angle_bound(0.1)["a"]
+    s = ci.loc["singular value"]
+    assert list(s.index) == ["s1", "s2"]
+    # basic interval: reflected replicate quantiles around the estimate
+    s_hat = boot.results.estimate.singular_values[0]
+    q = np.sort(boot.singular_values[:, 0])
+    assert s.loc["s1", "lower"] == pytest.approx(2 * s_hat - q[194])
+    assert s.loc["s1", "upper"] == pytest.approx(2 * s_hat - q[4])
+    # deflation shrinks the bound (factor <= 1)
+    d = boot.conf_int(interval="deflated")
+    assert d.loc[("a", "largest angle"), "upper"] <= ci.loc[("a", "largest angle"), "upper"]
+
+
+def test_summary_and_sentence(dense_boot):
+    text = str(dense_boot.summary())
+    bound = dense_boot.max_angle_bound()["a"]
+    assert f"within {bound:.1f} degrees" in text
+    assert "true a-subspace" in dense_boot.sentence("a")
+    assert "true b-subspace" in text
+    assert "block a" in text and "singular value" in text
+    assert "<table" in dense_boot._repr_html_()
+
+
+def test_sparse_selection_frequencies():
+    sim = jdr.simulate.bilinear(3000, 10, 8, 2, s1=3, s2=3, seed=21)
+    frame_a = pd.DataFrame(sim.a, columns=[f"x{j}" for j in range(10)])
+    frame_b = pd.DataFrame(sim.b, columns=[f"z{j}" for j in range(8)])
+    res = jdr.JointDimReduction(pd.Series(sim.y, name="y"), frame_a, frame_b).fit(
+        2, sparsity=(3, 3)
+    )
+    boot = res.bootstrap(n_boot=60, seed=1)
+    fa = boot.selection_frequency_a
+    assert list(fa.index) == list(frame_a.columns)
+    assert boot.selected_a.shape == (60, 10)
+    assert np.allclose(boot.selected_a.sum(axis=1), 3)
+    true_a = np.flatnonzero(np.abs(sim.U).sum(axis=1) > 0)
+    true_b = np.flatnonzero(np.abs(sim.V).sum(axis=1) > 0)
+    assert fa.iloc[true_a].min() >= 0.9
+    assert boot.selection_frequency_b.iloc[true_b].min() >= 0.9
+    assert "selection a" in str(boot.summary())
+
+
+def test_failed_replicates_warn():
+    rng = np.random.default_rng(4)
+    m = 40
+    a = rng.standard_normal((m, 3))
+    a[:, 2] = 0.0
+    a[0, 2] = 1.0  # one nonzero entry: many resamples make the column constant
+    b = rng.standard_normal((m, 2))
+    y = a[:, 0] * b[:, 0] + rng.standard_normal(m)
+    res = jdr.JointDimReduction(y, a, b).fit(1)
+    with pytest.warns(SmallSampleWarning, match="could not be fitted"):
+        boot = res.bootstrap(n_boot=50, seed=0)
+    assert boot.n_failed > 0 and boot.n_boot + boot.n_failed == 50
+    # the failures are the resamples without row 0 (column a2 constant)
+    assert boot.n_failed == pytest.approx(50 * (1 - 1 / m) ** m, abs=12)
+
+
+def test_progress_prints_to_stderr(dense_fit, capsys):
+    dense_fit[1].bootstrap(n_boot=20, seed=0, progress=True)
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "bootstrap: 20/20 replicates" in captured.err
+
+
+def test_case_weights_are_used():
+    sim = jdr.simulate.bilinear(500, 4, 4, 1, seed=3)
+    w = np.random.default_rng(0).uniform(0.2, 3.0, 500)
+    res_w = jdr.JointDimReduction(sim.y, sim.a, sim.b, weights=w).fit(1)
+    res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(1)
+    bw = res_w.bootstrap(n_boot=10, seed=0)
+    bu = res.bootstrap(n_boot=10, seed=0)
+    assert not np.allclose(bw.singular_values, bu.singular_values)
+
+
+# -- bad input -------------------------------------------------------------------
+def test_bad_input(dense_fit, dense_boot):
+    res = dense_fit[1]
+    with pytest.raises(ValueError, match="n_boot"):
+        res.bootstrap(n_boot=0)
+    with pytest.raises(TypeError, match="n_boot"):
+        res.bootstrap(n_boot=9.5)
+    with pytest.raises(ValueError, match="method.*'wild'"):
+        res.bootstrap(n_boot=5, method="wild")
+    with pytest.raises(ValueError, match="interval.*'bca'"):
+        res.bootstrap(n_boot=5, interval="bca")
+    with pytest.raises(ValueError, match="alpha.*1.5"):
+        res.bootstrap(n_boot=5, alpha=1.5)
+    with pytest.raises(TypeError, match="progress"):
+        res.bootstrap(n_boot=5, progress="yes")
+    with pytest.raises(TypeError, match="seed"):
+        res.bootstrap(n_boot=5, seed="x")
+    with pytest.raises(TypeError, match="JDRResults"):
+        bootstrap(object(), n_boot=5)
+    with pytest.raises(TypeError):
+        res.bootstrap(5, "pairs")  # options are keyword-only
+    with pytest.raises(ValueError, match="at least 399 replicates"):
+        dense_boot.conf_int(alpha=0.005)
+    with pytest.raises(ValueError, match="block"):
+        dense_boot.sentence("c")
+
+
+def test_deflation_factor():
+    # exact rank r: no noise singular values, nothing to correct
+    assert bmod._deflation(np.array([2.0, 1.0, 0.0, 0.0]), 2, 6) == 1.0
+    f = bmod._deflation(np.array([1.0, 1.0, 0.3, 0.2]), 2, 4)
+    assert 0.5 < f < 1.0
+    # no gap: clipped at the floor
+    assert bmod._deflation(np.array([1.0, 0.5, 0.5]), 2, 3) == bmod._MIN_DEFLATION
+
+
+# -- coverage (reduced; the full study is benchmarks/study_bootstrap_coverage.py) --
+def _coverage(m, n, reps, n_boot, seed, interval=None):
+    hits = []
+    for i in range(reps):
+        sim = jdr.simulate.bilinear(m, n, n, 2, seed=seed + i)
+        res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(2)
+        boot = res.bootstrap(n_boot=n_boot, seed=seed + 1000 + i)
+        bound = boot.max_angle_bound(interval=interval)
+        hits.append(np.degrees(principal_angles(sim.U, res.estimate.dir_a).max()) <= bound["a"])
+        hits.append(np.degrees(principal_angles(sim.V, res.estimate.dir_b).max()) <= bound["b"])
+    return np.mean(hits)
+
+
+def test_coverage_reduced():
+    # 30 replications x 2 blocks at the default interval; nominal 0.95.
+    # Fails if coverage < 0.95 - 3 MC SE (blocks counted as 80 draws; they are
+    # positively dependent, so the SE is if anything understated -> looser).
+    reps = 30
+    cov = _coverage(1500, 6, reps, 199, seed=900)
+    assert cov >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / (2 * reps))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("m", [5000, 1000])
+def test_coverage_full(m):
+    reps = 200
+    cov = _coverage(m, 20, reps, 499, seed=50_000)
+    assert cov >= 0.92
