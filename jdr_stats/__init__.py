@@ -10,6 +10,7 @@ from __future__ import annotations
 from . import baselines, datasets, metrics, simulate
 from .baselines import PHD, SAVE, SIR
 from .compare import compare
+from .inference.bootstrap import BootstrapResults
 from .inference.rank_tests import RankTestResults
 from .model import JDRResults, JointDimReduction
 
@@ -21,6 +22,7 @@ __all__ = [
     "SAVE",
     "compare",
     "RankTestResults",
+    "BootstrapResults",
     "baselines",
     "datasets",
     "metrics",

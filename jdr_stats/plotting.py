@@ -126,17 +126,23 @@ def plot_sufficient_summary(results: Any, *, direction: int = 1, ax: Any = None)
     return fig
 
 
-def plot_bootstrap_angles(boot: Any, *, ax: Any = None, degrees: bool = True):
-    """Histograms of the largest principal angle per block across replicates."""
+def plot_bootstrap_angles(boot: Any, *, ax: Any = None):
+    """Histograms of the largest principal angle (degrees) per block.
+
+    The angle between each bootstrap replicate's subspace and the estimate,
+    with the upper confidence bound of :meth:`BootstrapResults.max_angle_bound`
+    (computed with the results' default interval, which may rescale the
+    replicate angles; see the bootstrap theory page).
+    """
     fig, axes = _axes(ax, ncols=2, figsize=(10, 4))
-    scale = 180 / np.pi if degrees else 1.0
-    unit = "degrees" if degrees else "radians"
+    bounds = boot.max_angle_bound()
+    level = round(100 * (1 - boot.alpha))
     for axis, blk in zip(axes, ("a", "b")):
-        angles = np.asarray(boot.max_angles(blk)) * scale
+        angles = np.asarray(boot.angles_a if blk == "a" else boot.angles_b)[:, -1]
         axis.hist(angles, bins=30, color="C0", alpha=0.8)
-        bound = boot.angle_bound(blk) * scale
-        axis.axvline(bound, color="C3", linestyle="--", label=f"bound {bound:.2f} {unit}")
-        axis.set_xlabel(f"largest principal angle ({unit})")
+        axis.axvline(bounds[blk], color="C3", linestyle="--",
+                     label=f"{level}% bound {bounds[blk]:.2f} deg ({boot.interval})")
+        axis.set_xlabel("largest principal angle (degrees)")
         axis.set_ylabel("replicates")
         axis.set_title(f"Bootstrap, block {blk}")
         axis.legend()

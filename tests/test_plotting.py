@@ -58,3 +58,22 @@ def test_given_axes(res):
     with pytest.raises(ValueError, match="ax must hold 3 axes"):
         plotting.plot_sufficient_summary(res, ax=ax)
     plt.close(fig)
+
+
+def test_bootstrap_angles(res):
+    boot = res.bootstrap(n_boot=49, seed=1)
+    fig = plotting.plot_bootstrap_angles(boot)
+    assert len(fig.axes) == 2
+    counts = sum(p.get_height() for p in fig.axes[0].patches)
+    assert counts == boot.n_boot
+    assert fig.axes[0].lines[0].get_xdata()[0] == pytest.approx(boot.max_angle_bound()["a"])
+    assert "degrees" in fig.axes[1].get_xlabel()
+    plt.close(fig)
+
+
+def test_scree_with_rank_tests(res):
+    rt = res.rank_tests("chi2")
+    fig = plotting.plot_scree(res, rank_tests=rt)
+    assert len(fig.axes) == 2
+    np.testing.assert_allclose(fig.axes[1].lines[0].get_ydata(), np.clip(rt.table["pvalue"], 1e-300, 1))
+    plt.close(fig)
