@@ -433,8 +433,9 @@ def select_support(
         Rank ``r`` of the fit.  When given, the conditional test (``r``
         degrees of freedom) is the default.
     method : {"chi2", "permutation"}
-        Asymptotic chi-square reference distribution, or permutation of the
-        variable's partial residual (non-Gaussian data, heavy tails).
+        Chi-square-type test (exact F for Gaussian blocks with the factored
+        covariance, chi-square with the sandwich), or permutation of the
+        variable's partial residual (heavy tails, small samples).
     fdr : float
         Target false discovery rate of the Benjamini-Hochberg rule, applied
         within each block.
@@ -478,15 +479,21 @@ def select_support(
 
     Notes
     -----
-    Let ``z_i = Sigma_a^{-1}(a_i - abar)``, ``b'_i = L_b^{-1}(b_i - bbar)``
-    and ``g_j = (1/m) sum_i z_ij (y_i - ybar) b'_i``, row ``j`` of
-    ``Sigma_a^{-1} S L_b^{-T}``.  Under ``H0_j`` its influence function is
-    ``z_ij h_i`` with ``h_i = (y_i - ybar) b'_i - X^T a'_i - E[y b']``; the
-    term ``X^T a'_i`` is the effect of estimating ``Sigma_a``.  The marginal
-    statistic is ``m g_j^T Omega_j^{-1} g_j ~ chi2(n2)``; the conditional one
-    uses ``Vhat'^T g_j`` and ``Vhat'^T h_i`` (``chi2(r)``).  With
-    ``covariance="factored"``, ``Omega_j = (Sigma_a^{-1})_jj mean(h h^T)``.
-    Block b is treated symmetrically.  Derivations: ``docs/theory/support.md``.
+    Let ``z_i = Sigma_a^{-1}(a_i - abar)`` (partial residuals, scaled),
+    ``b'_i = L_b^{-1}(b_i - bbar)`` and ``g_j = (1/m) sum_i z_ij (y_i - ybar) b'_i``,
+    row ``j`` of ``Sigma_a^{-1} S L_b^{-T}``: zero under ``H0_j`` (the rows
+    of the whitened ``X_lin`` are not, when the variables are correlated).
+    Under ``H0_j`` its influence function is ``z_ij h_i`` with
+    ``h_i = (y_i - ybar) b'_i - X^T a'_i - E[y b']`` (``X^T a'_i``: the effect
+    of estimating ``Sigma_a``).  With ``covariance="factored"`` the statistic
+    is the partial F test of ``W`` in the reverse regression of ``a_j`` on
+    ``(1, a_{-j}, W)``, ``W = (y - ybar) b'`` (marginal, ``d = n2``) or
+    ``(y - ybar) b' Vhat_{(-j)}`` (conditional, ``d = r``; ``Vhat_{(-j)}``:
+    the b-basis of the fit without variable j), exact ``F(d, m - n1 - d)``
+    for Gaussian blocks; ``stat`` is ``d F`` (chi-square scale).  With
+    ``covariance="sandwich"``, ``stat = m t_j^T Omega_j^{-1} t_j`` against
+    ``chi2(d)``, ``Omega_j = mean_i z_ij^2 h_i h_i^T``.  Block b is treated
+    symmetrically.  Derivations: ``docs/theory/support.md``.
 
     Examples
     --------

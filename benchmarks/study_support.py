@@ -1,0 +1,117 @@
+"""Simulation study of support selection (issue 6).
+
+Sparse BILINEAR model, n1 = n2 = 100, s1 = s2 = 10, r = 2, m = 5000, R
+replications per design (default 200): for each replication
+
+* the marginal (rank=None) and conditional (rank=2) coordinate tests with
+  Benjamini-Hochberg at fdr = 0.1: false discovery proportion and power
+  (share of the true variables found), per block;
+* the sparse fit with the counts of ``choose_sparsity`` (exactly what
+  ``fit(2, sparsity="auto", fdr=0.1)`` uses) against the sparse fit given the
+  true (10, 10): mean NSEE;
+* the threshold rule of section 5.3 (false and true selections);
+* on the first ``--n-stability`` replications, stability selection
+  (50 complementary half-samples, threshold 0.6).
+
+Targets: empirical FDR <= 0.1 + 2 Monte Carlo standard errors; mean NSEE of
+the automatic fit within 20% of the fit given the true sparsity.
+
+Run (one design at a time, each under ~10 minutes on one core)::
+
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/study_support.py --design gaussian
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/study_support.py --design uniform
+
+The recorded output is ``benchmarks/results/study_support.txt``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+import jdr_stats as jdr
+from jdr_stats.support import choose_sparsity, select_support
+
+M, N, S, R = 5000, 100, 10, 2
+FDR = 0.1
+
+
+def _fdp_power(res, truth_a, truth_b):
+    out = []
+    for block, truth in (("a", truth_a), ("b", truth_b)):
+        sel = res.table.xs(block, level="block")["selected"].to_numpy(bool)
+        false = int((sel & ~truth).sum())
+        out.append((false / max(int(sel.sum()), 1), (sel & truth).sum() / truth.sum(), false))
+    return out
+
+
+def run(design: str, reps: int, n_stability: int, seed0: int) -> None:
+    start = time.time()
+    rec = {key: [] for key in ("marginal", "conditional", "threshold", "stability")}
+    nsee_auto, nsee_true, counts = [], [], []
+    for rep in range(reps):
+        sim = jdr.simulate.bilinear(M, N, N, R, s1=S, s2=S, design=design, seed=seed0 + rep)
+        model = jdr.JointDimReduction(sim.y, sim.a, sim.b)
+        ta, tb = np.abs(sim.U).sum(1) > 0, np.abs(sim.V).sum(1) > 0
+        rec["marginal"].append(_fdp_power(select_support(model, fdr=FDR), ta, tb))
+        (s1, s2), cond = choose_sparsity(model, rank=R, fdr=FDR, seed=rep)
+        rec["conditional"].append(_fdp_power(cond, ta, tb))
+        thr = select_support(model, rank=R, rule="threshold")
+        rec["threshold"].append(_fdp_power(thr, ta, tb))
+        if rep < n_stability:
+            stab = select_support(
+                model, rank=R, rule="stability", n_subsamples=50, seed=seed0 + rep
+            )
+            rec["stability"].append(_fdp_power(stab, ta, tb))
+        fit_auto = model.fit(R, sparsity=(s1, s2))
+        fit_true = model.fit(R, sparsity=(S, S))
+        nsee_auto.append(jdr.metrics.nsee(sim.U, fit_auto.directions_a, sim.V, fit_auto.directions_b))
+        nsee_true.append(jdr.metrics.nsee(sim.U, fit_true.directions_a, sim.V, fit_true.directions_b))
+        counts.append((s1, s2))
+    elapsed = time.time() - start
+
+    print(f"== design={design}: BILINEAR m={M}, n1=n2={N}, s1=s2={S}, r={R}, "
+          f"{reps} replications (seeds {seed0}..{seed0 + reps - 1}), fdr={FDR}")
+    print(f"{'rule/test':<26}{'block':>6}{'reps':>6}{'FDR':>9}{'MC SE':>9}"
+          f"{'FDR<=0.1+2SE':>14}{'power':>8}{'mean #false':>13}")
+    for key, rows in rec.items():
+        if not rows:
+            continue
+        arr = np.array(rows, dtype=float)  # (reps, 2 blocks, 3)
+        for k, block in enumerate(("a", "b")):
+            fdp, power, nfalse = arr[:, k, 0], arr[:, k, 1], arr[:, k, 2]
+            fdr_hat = fdp.mean()
+            se = fdp.std(ddof=1) / np.sqrt(len(fdp))
+            label = {"marginal": "BH, marginal chi2/F", "conditional": "BH, conditional (r=2)",
+                     "threshold": "threshold sqrt(2log n1n2)",
+                     "stability": "stability (50 halves,0.6)"}[key]
+            ok = "yes" if fdr_hat <= FDR + 2 * se else "NO"
+            print(f"{label:<26}{block:>6}{len(fdp):>6}{fdr_hat:>9.4f}{se:>9.4f}"
+                  f"{ok if key in ('marginal', 'conditional') else '-':>14}"
+                  f"{power.mean():>8.3f}{nfalse.mean():>13.2f}")
+    na, nt = np.mean(nsee_auto), np.mean(nsee_true)
+    ratio = na / nt
+    c = np.array(counts)
+    print(f"sparse fit, counts from choose_sparsity (= fit(sparsity='auto')): mean (s1, s2) = "
+          f"({c[:, 0].mean():.2f}, {c[:, 1].mean():.2f})")
+    print(f"mean NSEE auto = {na:.4f} (MC SE {np.std(nsee_auto, ddof=1) / np.sqrt(reps):.4f}), "
+          f"given true (10, 10) = {nt:.4f} (MC SE {np.std(nsee_true, ddof=1) / np.sqrt(reps):.4f}), "
+          f"ratio = {ratio:.3f} -> within 20%: {'yes' if ratio <= 1.2 else 'NO'}")
+    print(f"elapsed {elapsed:.0f} s")
+    print()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--design", choices=["gaussian", "uniform"], default="gaussian")
+    parser.add_argument("--reps", type=int, default=200)
+    parser.add_argument("--n-stability", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=60000)
+    args = parser.parse_args()
+    run(args.design, args.reps, args.n_stability, args.seed)
+
+
+if __name__ == "__main__":
+    main()
