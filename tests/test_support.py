@@ -113,7 +113,7 @@ def test_size_correlated_blocks_chi2():
         "conditional_sandwich": {"rank": 2, "covariance": "sandwich"},
     }
     rates, total = _null_rejections(
-        configs, reps=25, seed0=100, m=1500, n=16, r=2, s=4, rho=0.6
+        configs, reps=50, seed0=100, m=1500, n=16, r=2, s=4, rho=0.6
     )
     se = np.sqrt(0.1 * 0.9 / total)
     for key, rate in rates.items():
@@ -143,12 +143,13 @@ def test_naive_statistic_is_anticonservative():
     assert rej / total <= 0.05 + 2 * se
 
 
-def test_fdr_and_power_sparse_bilinear():
+@pytest.mark.parametrize("design", ["gaussian", "uniform"])
+def test_fdr_and_power_sparse_bilinear(design):
     """Reduced version of the study: BH on the conditional test keeps the FDR
     at 0.1 (within 2 MC SE) and finds most true variables."""
     fdp, power = [], []
-    for rep in range(30):
-        sim = jdr.simulate.bilinear(2000, 40, 40, 2, s1=5, s2=5, seed=500 + rep)
+    for rep in range(60):
+        sim = jdr.simulate.bilinear(2000, 40, 40, 2, s1=5, s2=5, design=design, seed=500 + rep)
         model = jdr.JointDimReduction(sim.y, sim.a, sim.b)
         res = select_support(model, rank=2, fdr=0.1)
         for block, truth in (("a", np.abs(sim.U).sum(1) > 0), ("b", np.abs(sim.V).sum(1) > 0)):
@@ -165,7 +166,7 @@ def test_permutation_size_heavy_tails():
     """Permutation p-values are calibrated with t3 noise and correlated blocks."""
     configs = {"perm": {"rank": 2, "method": "permutation", "n_perm": 99, "seed": 1}}
     rates, total = _null_rejections(
-        configs, reps=12, seed0=700, m=600, n=10, r=2, s=3, rho=0.4, noise="t3"
+        configs, reps=30, seed0=700, m=600, n=10, r=2, s=3, rho=0.4, noise="t3"
     )
     se = np.sqrt(0.1 * 0.9 / total)
     assert abs(rates["perm"] - 0.1) <= 3.5 * se
