@@ -117,6 +117,8 @@ class SupportResults(TestTable):
         }
         shown = self.table.reset_index(level="block")
         shown.index.name = "variable"
+        shown["df"] = shown["df"].astype(int).astype(str)
+        shown["selected"] = np.where(shown["selected"].to_numpy(bool), "yes", "no")
         return build_summary(self.title, info, [("variable", shown)], self.notes)
 
 
@@ -615,9 +617,11 @@ def select_support(
 
 
 def _method_label(method: str, test: str, covariance: str, n_perm: int) -> str:
+    if method == "chi2" and covariance == "factored":
+        return f"{test} partial F test (reverse regression)"
     if method == "chi2":
-        return f"{test} Wald test, chi2, {covariance} covariance"
-    return f"{test} Wald test, permutation of partial residuals, B={n_perm}"
+        return f"{test} Wald test, sandwich covariance, chi2"
+    return f"{test} partial F test, permutation of partial residuals, B={n_perm}"
 
 
 def _notes(
@@ -631,11 +635,19 @@ def _notes(
     ]
     if test == "conditional":
         notes.append(
-            f"Conditional test: the row projected on the other block's estimated "
-            f"rank-{rank} subspace, chi2({rank}) under H0."
+            f"Conditional test: the row projected on the other block's rank-{rank} "
+            "subspace fitted without the variable; df = rank."
         )
     else:
-        notes.append("Marginal test: the whole row, chi2(width of the other block) under H0.")
+        notes.append("Marginal test: the whole row; df = width of the other block.")
+    if method == "chi2" and covariance == "factored":
+        notes.append(
+            "stat = df x F; p-value from F(df, m - "
+            + ("width of the block" if standardize else "1")
+            + " - df), exact for Gaussian blocks (chi2(df) asymptotically)."
+        )
+    elif method == "chi2":
+        notes.append("stat: Wald statistic with the sandwich covariance; p-value from chi2(df).")
     if method == "chi2":
         if covariance == "factored":
             notes.append(
