@@ -654,7 +654,8 @@ def _notes(
                 "Assumptions: independent blocks; linear conditional mean of each "
                 "block given its reduction; the variable's partial residual "
                 "independent of the reductions, the other block and y (Gaussian "
-                "blocks or independent variables); exact F for Gaussian blocks, asymptotic otherwise."
+                "blocks or independent variables); exact F for Gaussian blocks, "
+                "asymptotic otherwise."
             )
         else:
             notes.append(
