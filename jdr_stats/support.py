@@ -529,7 +529,8 @@ def select_support(
     if method == "permutation":
         n_perm = _check_count(n_perm, "n_perm", 1)
     if rule == "threshold" and threshold is not None:
-        if isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.floating)) or not threshold > 0:
+        numeric = isinstance(threshold, (int, float, np.floating))
+        if isinstance(threshold, bool) or not numeric or not threshold > 0:
             raise ValueError(f"threshold must be a positive number; got {threshold!r}")
     if rule == "stability":
         n_subsamples = _check_count(n_subsamples, "n_subsamples", 2)
