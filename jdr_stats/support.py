@@ -310,7 +310,14 @@ def _block_tests(
     # RSS_j = m / zeta_j) and c_j = W_j^T r_j = m t_j / zeta_j:
     #   num_j = c_j^T [W_j^T (I - P_{-j}) W_j]^{-1} c_j, and
     #   W_j^T (I - P_{-j}) W_j = C_j + c_j c_j^T / RSS_j  (standardized).
-    chol = np.linalg.cholesky(c_j)  # (nf, d, d)
+    try:
+        chol = np.linalg.cholesky(c_j)  # (nf, d, d)
+    except np.linalg.LinAlgError:
+        raise ValueError(
+            "the residualised products (y - ybar) x (other block) are collinear, so "
+            "the coordinate tests are undefined; use fewer variables, more "
+            "observations or a conditional test (rank=...)"
+        ) from None
     u_obs = np.linalg.solve(chol, (m * t / zeta[:, None])[:, :, None])[..., 0]
     q_obs = np.einsum("jd,jd->j", u_obs, u_obs)
     rss = m / zeta

@@ -325,3 +325,4 @@ def test_weights_and_small_samples_rejected():
     model = jdr.JointDimReduction(y[:50], a[:50], b[:50, :30])
     with pytest.raises(ValueError, match="halves of the data"):
         model.select_support(rank=2, rule="stability", n_subsamples=2)
+
