@@ -13,6 +13,7 @@ from .compare import compare
 from .inference.bootstrap import BootstrapResults
 from .inference.rank_tests import RankTestResults
 from .model import JDRResults, JointDimReduction
+from .support import SupportResults, select_support
 
 __all__ = [
     "JointDimReduction",
@@ -23,6 +24,8 @@ __all__ = [
     "compare",
     "RankTestResults",
     "BootstrapResults",
+    "SupportResults",
+    "select_support",
     "baselines",
     "datasets",
     "metrics",

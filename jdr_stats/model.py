@@ -413,6 +413,12 @@ class JDRResults(SummaryMixin):
         return self._settings["sparsity"]
 
     @property
+    def support_tests(self):
+        """The :class:`~jdr_stats.support.SupportResults` that chose the
+        sparsity of a ``sparsity="auto"`` fit (None otherwise)."""
+        return self._settings["support"]
+
+    @property
     def rank_method(self) -> str | None:
         """How the rank was chosen: the test method, or None if given."""
         return self._settings["rank_method"]
@@ -568,11 +574,18 @@ class JDRResults(SummaryMixin):
                 else f"{self.rank_method} tests, alpha={self._settings['alpha']}"
             ),
             "Standardize:": self.standardize,
-            "Sparsity (s1, s2):": "none (dense)" if self.sparsity is None else self.sparsity,
+            "Sparsity (s1, s2):": (
+                "none (dense)" if self.sparsity is None
+                else f"{self.sparsity}" + (" (auto)" if self.support_tests is not None else "")
+            ),
             "Weights:": "none" if m.weights is None else "case weights",
         }
-        la = pd.DataFrame(self._est.dir_a, index=m.exog_names_a, columns=_labels("dir", self.rank))
-        lb = pd.DataFrame(self._est.dir_b, index=m.exog_names_b, columns=_labels("dir", self.rank))
+        # Loadings of the selected variables (all of them for a dense fit):
+        # the others are zero by construction.
+        la = pd.DataFrame(self._est.dir_a, index=m.exog_names_a,
+                          columns=_labels("dir", self.rank)).iloc[self._est.rows]
+        lb = pd.DataFrame(self._est.dir_b, index=m.exog_names_b,
+                          columns=_labels("dir", self.rank)).iloc[self._est.cols]
         tables = [
             ("k", self._singular_value_table()),
             ("block a", la),
@@ -587,7 +600,13 @@ class JDRResults(SummaryMixin):
             tables.append((f"Rank tests ({rt.method})", rt.table))
         if self.sparsity is not None:
             notes.append(
-                f"Selected variables: block a {self.support_a}; block b {self.support_b}."
+                f"Selected variables: block a {self.support_a}; block b {self.support_b}; "
+                "the loadings of the other variables are zero and not shown."
+            )
+        if self.support_tests is not None:
+            notes.append(
+                "Sparsity chosen by the coordinate tests of select_support "
+                f"({self.support_tests.method}); see results.support_tests.summary()."
             )
         notes.append(
             "Directions span the estimated subspaces; signs and rotations within a "

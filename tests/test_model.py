@@ -170,6 +170,20 @@ class TestSparse:
         dense = jdr.JointDimReduction(y, a, b).fit(r)
         assert principal_angles(dense.directions_a, res.directions_a).max() < 0.2
 
+    def test_auto_sparsity_reports_its_tests(self):
+        sim = jdr.simulate.bilinear(3000, 30, 20, 2, s1=4, s2=3, seed=2)
+        res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(2, sparsity="auto")
+        tests = res.support_tests
+        assert res.sparsity == (len(tests.selected_a), len(tests.selected_b))
+        assert set(res.support_a) == set(tests.selected_a)
+        text = str(res.summary())
+        assert f"{res.sparsity} (auto)" in text and "select_support" in text
+        # only the selected variables' loadings are printed
+        unselected = sorted(set(res.model.exog_names_a) - set(res.support_a))
+        assert f"\n{unselected[0]:>6} " not in text
+        dense = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(2)
+        assert dense.support_tests is None
+
     def test_full_sparsity_equals_dense(self, bilinear_small):
         sim = bilinear_small
         dense = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(2)
