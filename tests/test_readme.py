@@ -23,3 +23,17 @@ def test_two_commands():
 def test_ci_reads_the_readme():
     ci = (ROOT / ".ci" / "run").read_text()
     assert "README.md" in ci and "## Quickstart" in ci
+
+
+def test_usage_example_runs(capsys):
+    text = (ROOT / "README.md").read_text()
+    code = re.search(r"## Usage\n\n```python\n(.*?)```", text, re.S).group(1)
+    exec(compile(code, "README.md", "exec"), {})
+    out = capsys.readouterr().out
+    assert "Joint Dimension Reduction Results" in out and "Comparison" in out
+
+
+def test_readme_figure_exists():
+    text = (ROOT / "README.md").read_text()
+    for path in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text):
+        assert (ROOT / path).is_file(), path

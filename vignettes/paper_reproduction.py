@@ -35,11 +35,14 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--full", action="store_true", default=os.environ.get("JDR_FULL") == "1")
 parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "output"))
 parser.add_argument("--seed", type=int, default=2016)
+parser.add_argument("--figures", nargs="*", type=int, default=[1, 2, 3], choices=[1, 2, 3])
+parser.add_argument("--trials", type=int, default=None, help="trials per point (default 2, or 100 with --full)")
 args, _ = parser.parse_known_args()
 FULL = args.full
 OUT = Path(args.out)
 OUT.mkdir(parents=True, exist_ok=True)
-TRIALS = 100 if FULL else 2
+TRIALS = args.trials or (100 if FULL else 2)
+FIGURES = set(args.figures)
 rng = np.random.default_rng(args.seed)
 paper = load_paper_figures()
 
@@ -97,7 +100,7 @@ def reduced_grid(exp):
 
 fig, axes = plt.subplots(2, 4, figsize=(16, 7))
 t0 = time.perf_counter()
-for ax, (name, exp) in zip(axes.ravel(), paper["figure1"].items()):
+for ax, (name, exp) in zip(axes.ravel(), paper["figure1"].items() if 1 in FIGURES else []):
     xs, ours = [], []
     settings, comparable = reduced_grid(exp)
     for setting in settings:
@@ -124,7 +127,8 @@ for ax, (name, exp) in zip(axes.ravel(), paper["figure1"].items()):
           f"{slope(exp['grid'], exp['log_nsee']):6.3f}"
           + ("" if comparable else "   (m scaled down)" if settings else "   (not run: use --full)"))
 fig.tight_layout()
-fig.savefig(OUT / "figure1.png", dpi=90)
+if 1 in FIGURES:
+    fig.savefig(OUT / "figure1.png", dpi=90)
 print(f"Figure 1 in {time.perf_counter() - t0:.0f} s")
 
 # %% [markdown]
@@ -138,7 +142,7 @@ print(f"Figure 1 in {time.perf_counter() - t0:.0f} s")
 # %%
 fig, axes = plt.subplots(1, 4, figsize=(16, 3.8))
 t0 = time.perf_counter()
-for ax, (name, exp) in zip(axes, paper["figure2"].items()):
+for ax, (name, exp) in zip(axes, paper["figure2"].items() if 2 in FIGURES else []):
     grid = exp["grid"] if FULL else [m // 50 for m in exp["grid"]]
     n2 = 100 if FULL else 20
     ideal, violated = [], []
@@ -167,7 +171,8 @@ for ax, (name, exp) in zip(axes, paper["figure2"].items()):
     print(f"{name:15s} slope ideal {slope(grid, ideal):6.3f}  violated {slope(grid, violated):6.3f}  "
           f"mean gap {np.mean(np.array(violated) - np.array(ideal)):+.3f}")
 fig.tight_layout()
-fig.savefig(OUT / "figure2.png", dpi=90)
+if 2 in FIGURES:
+    fig.savefig(OUT / "figure2.png", dpi=90)
 print(f"Figure 2 in {time.perf_counter() - t0:.0f} s")
 
 # %% [markdown]
@@ -188,7 +193,7 @@ def phd_block_error(y, x, basis, r):
 fig, axes = plt.subplots(1, 2, figsize=(10, 4))
 t0 = time.perf_counter()
 r = 3
-for ax, (link, exp) in zip(axes, paper["figure3"].items()):
+for ax, (link, exp) in zip(axes, paper["figure3"].items() if 3 in FIGURES else []):
     grid = exp["grid"]
     joint, phd, phd_concat = [], [], []
     for m in grid:
@@ -217,5 +222,6 @@ for ax, (link, exp) in zip(axes, paper["figure3"].items()):
     print(f"{link:5s} link: slopes joint {slope(grid, joint):6.3f}  pHd per block "
           f"{slope(grid, phd):6.3f}  pHd on [a,b] {slope(grid, phd_concat):6.3f}")
 fig.tight_layout()
-fig.savefig(OUT / "figure3.png", dpi=90)
+if 3 in FIGURES:
+    fig.savefig(OUT / "figure3.png", dpi=90)
 print(f"Figure 3 in {time.perf_counter() - t0:.0f} s")
