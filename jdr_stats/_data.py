@@ -18,7 +18,13 @@ import pandas as pd
 
 from ._warnings import MissingDataWarning
 
-__all__ = ["ModelData", "MissingPolicy", "check_new_block", "normalize_seed"]
+__all__ = [
+    "ModelData",
+    "MissingPolicy",
+    "check_new_block",
+    "normalize_seed",
+    "designs_from_formula",
+]
 
 MissingPolicy = Literal["none", "drop", "raise"]
 _MISSING = ("none", "drop", "raise")
@@ -302,3 +308,70 @@ def normalize_seed(seed: int | np.random.Generator | None) -> np.random.Generato
     raise TypeError(
         f"seed must be an int, a numpy Generator or None; got {type(seed).__name__}"
     )
+
+
+def _split_top_level(text: str, sep: str) -> list[str]:
+    """Split ``text`` at ``sep`` outside parentheses and brackets."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == sep and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return parts
+
+
+def _design(terms: str, data: Any, eval_env: Any, argname: str) -> pd.DataFrame:
+    import patsy
+
+    na = patsy.NAAction(NA_types=[])  # keep NaN: ModelData applies `missing`
+    try:
+        dm = patsy.dmatrix(
+            "1 + " + terms, data, eval_env=eval_env, NA_action=na, return_type="dataframe"
+        )
+    except patsy.PatsyError as exc:
+        raise ValueError(
+            f"cannot build {argname} from the formula terms {terms.strip()!r}: {exc}"
+        ) from None
+    return dm.drop(columns="Intercept")
+
+
+def designs_from_formula(
+    formula: Any, data: Any, argnames: Sequence[str], *, eval_env: int = 0
+) -> tuple[pd.Series, list[pd.DataFrame]]:
+    """Response and design blocks of ``"y ~ terms | terms ..."`` (patsy).
+
+    One block per name in ``argnames``, separated by top-level bars.  Each
+    block is built with an intercept that is then dropped, so a categorical
+    term gets treatment-coded dummies (the blocks are centred anyway).
+    ``np`` is available in the formula; ``eval_env`` counts frames above the
+    caller of this function's caller.
+    """
+    import patsy
+
+    if len(argnames) not in (1, 2):
+        raise ValueError(f"one or two blocks are supported; got {len(argnames)}")
+    example = "y ~ a1 + a2 | b1 + b2" if len(argnames) == 2 else "y ~ x1 + x2"
+    if not isinstance(formula, str) or "~" not in formula:
+        raise ValueError(f'formula must look like "{example}"; got {formula!r}')
+    lhs, rhs = formula.split("~", 1)
+    parts = _split_top_level(rhs, "|")
+    if len(parts) != len(argnames) or not all(p.strip() for p in parts):
+        need = (
+            "exactly one '|' separating the two blocks"
+            if len(argnames) == 2 else "predictors and no '|'"
+        )
+        raise ValueError(f'formula needs {need}, as in "{example}"; got {formula!r}')
+    env = patsy.EvalEnvironment.capture(eval_env + 2).with_outer_namespace({"np": np})
+    ydf = _design(lhs, data, env, "endog")
+    if ydf.shape[1] != 1:
+        raise ValueError(
+            f"the response {lhs.strip()!r} must be a single numeric column; it "
+            f"expands to {list(ydf.columns)}"
+        )
+    blocks = [_design(part, data, env, arg) for part, arg in zip(parts, argnames)]
+    return ydf.iloc[:, 0], blocks

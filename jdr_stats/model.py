@@ -9,14 +9,13 @@ a three-step sparse projection (section 3).
 
 from __future__ import annotations
 
-import re
 from functools import cached_property
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
-from ._data import ModelData, MissingPolicy, check_new_block
+from ._data import MissingPolicy, ModelData, check_new_block, designs_from_formula
 from ._estimate import Estimate, estimate
 from ._linalg import BlockMoments, block_moments
 from .summary import SummaryMixin, build_summary
@@ -24,37 +23,6 @@ from .summary import SummaryMixin, build_summary
 __all__ = ["JointDimReduction", "JDRResults"]
 
 RankMethod = Literal["chi2", "general", "permutation"]
-
-
-def _split_top_level(text: str, sep: str) -> list[str]:
-    """Split ``text`` at ``sep`` outside parentheses and brackets."""
-    parts, depth, start = [], 0, 0
-    for i, ch in enumerate(text):
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif ch == sep and depth == 0:
-            parts.append(text[start:i])
-            start = i + 1
-    parts.append(text[start:])
-    return parts
-
-
-def _design_from_formula(
-    terms: str, data: Any, eval_env: Any, argname: str
-) -> pd.DataFrame:
-    import patsy
-
-    na = patsy.NAAction(NA_types=[])  # keep NaN: ModelData applies `missing`
-    try:
-        dm = patsy.dmatrix(
-            "1 + " + terms, data, eval_env=eval_env, NA_action=na,
-            return_type="dataframe",
-        )
-    except patsy.PatsyError as exc:
-        raise ValueError(f"cannot build {argname} from the formula terms {terms.strip()!r}: {exc}") from None
-    return dm.drop(columns="Intercept")
 
 
 class JointDimReduction:
@@ -144,27 +112,8 @@ class JointDimReduction:
         >>> mod.exog_names_a
         ['a0', 'a1', 'np.exp(a2)']
         """
-        import patsy
-
-        if not isinstance(formula, str) or "~" not in formula:
-            raise ValueError(f'formula must look like "y ~ a1 + a2 | b1 + b2"; got {formula!r}')
-        lhs, rhs = formula.split("~", 1)
-        parts = _split_top_level(rhs, "|")
-        if len(parts) != 2 or not parts[0].strip() or not parts[1].strip():
-            raise ValueError(
-                "formula needs exactly one '|' separating the two blocks, as in "
-                f'"y ~ a1 + a2 | b1 + b2"; got {formula!r}'
-            )
-        env = patsy.EvalEnvironment.capture(eval_env + 1).with_outer_namespace({"np": np})
-        ydf = _design_from_formula(lhs, data, env, "endog")
-        if ydf.shape[1] != 1:
-            raise ValueError(
-                f"the response {lhs.strip()!r} must be a single numeric column; it "
-                f"expands to {list(ydf.columns)}"
-            )
-        a = _design_from_formula(parts[0], data, env, "exog_a")
-        b = _design_from_formula(parts[1], data, env, "exog_b")
-        model = cls(ydf.iloc[:, 0], a, b, missing=missing, weights=weights)
+        y, (a, b) = designs_from_formula(formula, data, ["exog_a", "exog_b"], eval_env=eval_env)
+        model = cls(y, a, b, missing=missing, weights=weights)
         model._formula = formula
         return model
 

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .._data import MissingPolicy, ModelData, check_new_block
+from .._data import MissingPolicy, ModelData, check_new_block, designs_from_formula
 from .._linalg import cholesky_factor, unit_columns
 from ..inference.hypotheses import TestTable
 from ..summary import SummaryMixin, build_summary
@@ -595,24 +595,8 @@ class SDRModel:
         eval_env : int
             Frames above the caller in which to look up names not in ``data``.
         """
-        import patsy
-
-        from ..model import _design_from_formula
-
-        if not isinstance(formula, str) or "~" not in formula:
-            raise ValueError(f'formula must look like "y ~ x1 + x2"; got {formula!r}')
-        lhs, rhs = formula.split("~", 1)
-        if not rhs.strip():
-            raise ValueError(f"formula has no predictors; got {formula!r}")
-        env = patsy.EvalEnvironment.capture(eval_env + 1).with_outer_namespace({"np": np})
-        ydf = _design_from_formula(lhs, data, env, "endog")
-        if ydf.shape[1] != 1:
-            raise ValueError(
-                f"the response {lhs.strip()!r} must be a single numeric column; it "
-                f"expands to {list(ydf.columns)}"
-            )
-        x = _design_from_formula(rhs, data, env, "exog")
-        model = cls(ydf.iloc[:, 0], x, missing=missing, weights=weights)
+        y, (x,) = designs_from_formula(formula, data, ["exog"], eval_env=eval_env)
+        model = cls(y, x, missing=missing, weights=weights)
         model._formula = formula
         return model
 
