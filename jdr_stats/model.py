@@ -243,7 +243,6 @@ class JointDimReduction:
         ``ybar^2 n1 n2 / m``, so the estimate is less variable and invariant
         to a shift of ``y``.
         """
-        n1, n2 = self.exog_a.shape[1], self.exog_b.shape[1]
         if not isinstance(standardize, (bool, np.bool_)):
             raise TypeError(f"standardize must be True or False; got {standardize!r}")
         if standardize:

@@ -34,6 +34,7 @@ from scipy import stats
 
 from .._data import MissingPolicy, ModelData, check_new_block, designs_from_formula
 from .._linalg import cholesky_factor, unit_columns
+from ..inference.chi2mix import bentler_xie_pvalue, wood_pvalue
 from ..inference.hypotheses import TestTable
 from ..summary import SummaryMixin, build_summary
 
@@ -234,51 +235,6 @@ def chi2_sf(stat: np.ndarray, df: np.ndarray) -> np.ndarray:
     ok = df > 0
     out[ok] = stats.chi2.sf(np.broadcast_to(stat, out.shape)[ok], df[ok])
     return out
-
-
-def bentler_xie_pvalue(coef: np.ndarray, stat: float) -> float:
-    """Bentler and Xie (2000) approximation of ``P(sum_j c_j chi2_1 > stat)``.
-
-    A scaled chi-square with matched first two moments:
-    ``df_a = (sum c)^2 / sum c^2`` and ``P ~ P(chi2_{df_a} > stat df_a / sum c)``.
-    """
-    c = np.asarray(coef, dtype=float)
-    s1, s2 = float(c.sum()), float(np.sum(c**2))
-    if not (s1 > 0 and s2 > 0):
-        return float("nan")
-    df_a = s1**2 / s2
-    return float(stats.chi2.sf(stat * df_a / s1, df_a))
-
-
-def wood_pvalue(coef: np.ndarray, stat: float) -> float:
-    """Wood (1989): ``P(sum_j c_j chi2_1 > stat)`` from a scaled F.
-
-    ``Q = sum c_j chi2_1`` has cumulants ``k1 = sum c``, ``k2 = 2 sum c^2``,
-    ``k3 = 8 sum c^3``; ``beta F(a, b)`` is matched to its first three raw
-    moments ``mu_1, mu_2, mu_3``.  With ``A = mu_2 / mu_1^2`` and
-    ``B = mu_3 mu_1 / mu_2^2`` (ratios free of ``beta``), the moments of F
-    give ``b = (8A - 2 - 6AB) / (2A - 1 - AB)``,
-    ``a = 2(b - 2) / (A(b - 4) - (b - 2))`` and ``beta = mu_1 (b - 2) / b``.
-    When no such F exists (``b <= 6`` or ``a <= 0``; e.g. equal weights,
-    where Q is exactly a scaled chi-square) the two-moment Bentler-Xie
-    approximation is used.
-    """
-    c = np.asarray(coef, dtype=float)
-    k1, k2, k3 = float(c.sum()), 2 * float(np.sum(c**2)), 8 * float(np.sum(c**3))
-    if not (k1 > 0 and k2 > 0):
-        return float("nan")
-    mu1, mu2, mu3 = k1, k2 + k1**2, k3 + 3 * k2 * k1 + k1**3
-    a_r, b_r = mu2 / mu1**2, mu3 * mu1 / mu2**2
-    den = 2 * a_r - 1 - a_r * b_r
-    if abs(den) > 1e-12:
-        b = (8 * a_r - 2 - 6 * a_r * b_r) / den
-        if b > 6:
-            a_den = a_r * (b - 4) - (b - 2)
-            a = 2 * (b - 2) / a_den if a_den > 0 else -1.0
-            if a > 0:
-                beta = mu1 * (b - 2) / b
-                return float(stats.f.sf(stat / beta, a, b))
-    return bentler_xie_pvalue(c, stat)
 
 
 def weighted_chi2_pvalue(coef: np.ndarray, stat: float, method: str) -> float:

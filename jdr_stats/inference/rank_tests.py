@@ -22,7 +22,6 @@ The derivations are in ``docs/theory/rank_tests.md``.
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -30,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
-from scipy import integrate, stats
+from scipy import stats
 from scipy import linalg as sla
 
 from .._data import normalize_seed
@@ -38,6 +37,7 @@ from .._estimate import estimate
 from .._linalg import BlockMoments, cholesky_factor
 from .._warnings import RankSelectionWarning
 from ..summary import build_summary
+from .chi2mix import weighted_chi2_sf
 from .hypotheses import TestTable, perm_pvalue
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -80,125 +80,6 @@ _ASSUMPTIONS = {
         "recomputed; p = (1 + #{T* >= T}) / (B + 1)."
     ),
 }
-
-
-# ---------------------------------------------------------------------------
-# Tail of a weighted sum of chi-square(1) variables
-# ---------------------------------------------------------------------------
-def _bentler_xie_sf(x: float, weights: np.ndarray) -> float:
-    """Two-moment (Satterthwaite / Bentler-Xie) tail: ``c chi2_nu``."""
-    s1, s2 = float(np.sum(weights)), float(np.sum(weights**2))
-    nu = s1 * s1 / s2
-    return float(stats.chi2.sf(x * nu / s1, nu))
-
-
-def _imhof_sf(x: float, weights: np.ndarray) -> tuple[float, float]:
-    """Imhof's (1961) inversion: ``P(sum w_j chi2_1 > x)`` and its error bound.
-
-    With many terms the integrand is negligible beyond a small ``u`` and one
-    adaptive quadrature on ``[0, u_max]`` suffices.  Otherwise the integral
-    is split at ``u = 1``: ``[0, 1]`` by adaptive quadrature,
-    ``[1, inf)`` written as ``int g1(u) cos(x u / 2) - g2(u) sin(x u / 2)``
-    with the smooth ``g1 = sin(A)/(u rho)``, ``g2 = cos(A)/(u rho)``,
-    ``A = (1/2) sum arctan(w_j u)``, and integrated by QUADPACK's Fourier
-    routine (QAWF), which needs no truncation of the slowly decaying tail.
-    """
-    lam = weights / np.mean(weights)  # scale-free
-    xs = x / np.mean(weights)
-
-    def integrand(u: float) -> float:
-        if u == 0.0:
-            return 0.5 * (float(lam.sum()) - xs)
-        lu = lam * u
-        theta = 0.5 * float(np.arctan(lu).sum()) - 0.5 * xs * u
-        log_rho = 0.25 * float(np.log1p(lu * lu).sum())
-        return math.sin(theta) / u * math.exp(-log_rho)
-
-    def g(u: float, fun) -> float:
-        lu = lam * u
-        big_a = 0.5 * float(np.arctan(lu).sum())
-        log_rho = 0.25 * float(np.log1p(lu * lu).sum())
-        return fun(big_a) / u * math.exp(-log_rho)
-
-    # Many terms: |integrand| <= exp(-log rho(u)) / u falls below e^-30 early;
-    # integrate up to there (the neglected tail is far below the tolerance).
-    upper = 1.0
-    while upper <= 64.0 and 0.25 * np.sum(np.log1p((lam * upper) ** 2)) + np.log(upper) < 30.0:
-        upper *= 2.0
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", integrate.IntegrationWarning)
-        if upper <= 64.0:
-            val, err = integrate.quad(integrand, 0.0, upper, limit=200, epsabs=1e-11, epsrel=1e-9)
-            return 0.5 + val / np.pi, err / np.pi
-        v0, e0 = integrate.quad(integrand, 0.0, 1.0, limit=200, epsabs=1e-11, epsrel=1e-9)
-        v1, e1 = integrate.quad(g, 1.0, np.inf, args=(math.sin,), weight="cos", wvar=0.5 * xs,
-                                limlst=100, epsabs=1e-11)
-        v2, e2 = integrate.quad(g, 1.0, np.inf, args=(math.cos,), weight="sin", wvar=0.5 * xs,
-                                limlst=100, epsabs=1e-11)
-    return 0.5 + (v0 + v1 - v2) / np.pi, (e0 + e1 + e2) / np.pi
-
-
-def weighted_chi2_sf(
-    x: float | np.ndarray, weights: np.ndarray, *, method: Literal["imhof", "bentler-xie"] = "imhof"
-) -> float | np.ndarray:
-    """Upper tail ``P(sum_j w_j Z_j^2 > x)`` of a weighted chi-square sum.
-
-    Parameters
-    ----------
-    x : float or array_like
-        Points at which to evaluate the tail.
-    weights : array_like
-        Nonnegative weights ``w_j`` (zeros are dropped; at least one positive).
-    method : {"imhof", "bentler-xie"}
-        ``"imhof"``: numerical inversion of the characteristic function
-        (Imhof 1961), exact up to quadrature error (about 1e-9 absolute); when
-        the quadrature does not reach that accuracy the two-moment value is
-        returned instead.  ``"bentler-xie"``: the scaled chi-square
-        ``c chi2_nu`` with the first two moments of the sum,
-        ``nu = (sum w)^2 / sum w^2``, ``c = sum w / nu`` (Satterthwaite;
-        Bentler and Xie 2000).
-
-    Returns
-    -------
-    float or ndarray
-        Tail probabilities in [0, 1] (a float for a scalar ``x``).
-
-    Notes
-    -----
-    Imhof's formula for central chi-square(1) terms is
-
-    ``P(Q > x) = 1/2 + (1/pi) int_0^inf sin(theta(u)) / (u rho(u)) du``,
-    ``theta(u) = (1/2) sum_j arctan(w_j u) - x u / 2``,
-    ``rho(u) = prod_j (1 + w_j^2 u^2)^(1/4)``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from scipy import stats
-    >>> p = weighted_chi2_sf(12.0, np.ones(6))
-    >>> bool(abs(p - stats.chi2.sf(12.0, 6)) < 1e-8)
-    True
-    """
-    w = np.asarray(weights, dtype=float).ravel()
-    if w.size == 0 or np.any(~np.isfinite(w)) or np.any(w < 0) or not np.any(w > 0):
-        raise ValueError(f"weights must be finite, nonnegative and not all zero; got {w!r}")
-    if method not in ("imhof", "bentler-xie"):
-        raise ValueError(f'method must be "imhof" or "bentler-xie"; got {method!r}')
-    w = w[w > 0]
-    xs = np.atleast_1d(np.asarray(x, dtype=float))
-    out = np.empty(xs.shape)
-    for i, xi in enumerate(xs.ravel()):
-        if xi <= 0:
-            out.flat[i] = 1.0
-            continue
-        if method == "imhof":
-            p, err = _imhof_sf(float(xi), w)
-            if not (np.isfinite(p) and err < 1e-7):
-                p = _bentler_xie_sf(float(xi), w)
-        else:
-            p = _bentler_xie_sf(float(xi), w)
-        out.flat[i] = min(max(p, 0.0), 1.0)
-    return out if np.ndim(x) else float(out[0])
 
 
 # ---------------------------------------------------------------------------
