@@ -24,6 +24,7 @@ __all__ = [
     "check_new_block",
     "normalize_seed",
     "designs_from_formula",
+    "check_fraction",
 ]
 
 MissingPolicy = Literal["none", "drop", "raise"]
@@ -297,6 +298,15 @@ def check_new_block(
     if not np.isfinite(arr).all():
         raise ValueError(f"{argname} contains NaN or infinite values")
     return arr
+
+
+def check_fraction(value: object, name: str, *, low: float = 0.0, high: float = 1.0) -> float:
+    """A level, rate or threshold strictly between ``low`` and ``high``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a number strictly between {low} and {high}; got {value!r}")
+    if not low < float(value) < high:
+        raise ValueError(f"{name} must be strictly between {low} and {high}; got {value!r}")
+    return float(value)
 
 
 def normalize_seed(seed: int | np.random.Generator | None) -> np.random.Generator:

@@ -32,7 +32,7 @@ import pandas as pd
 from scipy import linalg as sla
 from scipy import stats
 
-from ._data import normalize_seed
+from ._data import check_fraction, normalize_seed
 from ._estimate import check_rank, estimate
 from ._linalg import cholesky_factor
 from .inference.hypotheses import TestTable, bh_qvalues, perm_pvalue
@@ -129,14 +129,6 @@ def _check_choice(value: object, name: str, choices: tuple[str, ...]) -> str:
     if not isinstance(value, str) or value not in choices:
         raise ValueError(f"{name} must be one of {choices}; got {value!r}")
     return value
-
-
-def _check_prob(value: object, name: str, *, low: float = 0.0, high: float = 1.0) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)):
-        raise TypeError(f"{name} must be a number; got {value!r}")
-    if not low < float(value) < high:
-        raise ValueError(f"{name} must be strictly between {low} and {high}; got {value!r}")
-    return float(value)
 
 
 def _check_count(value: object, name: str, low: int) -> int:
@@ -520,7 +512,7 @@ def select_support(
     method = _check_choice(method, "method", ("chi2", "permutation"))
     covariance = _check_choice(covariance, "covariance", ("factored", "sandwich"))
     rule = _check_choice(rule, "rule", ("bh", "threshold", "stability"))
-    fdr = _check_prob(fdr, "fdr")
+    fdr = check_fraction(fdr, "fdr")
     if not isinstance(standardize, (bool, np.bool_)):
         raise TypeError(f"standardize must be True or False; got {standardize!r}")
     standardize = bool(standardize)
@@ -541,7 +533,7 @@ def select_support(
             raise ValueError(f"threshold must be a positive number; got {threshold!r}")
     if rule == "stability":
         n_subsamples = _check_count(n_subsamples, "n_subsamples", 2)
-        stability_threshold = _check_prob(stability_threshold, "stability_threshold", low=0.5)
+        stability_threshold = check_fraction(stability_threshold, "stability_threshold", low=0.5)
         if sparsity is not None:
             sparsity = check_sparsity(sparsity, n1, n2, rank=rank)
     if model.weights is not None:

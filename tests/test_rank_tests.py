@@ -299,7 +299,7 @@ def test_bad_arguments(fit_r2):
         fit_r2.rank_tests("permutation", n_perm=0)
     with pytest.raises(TypeError, match="seed"):
         fit_r2.rank_tests("permutation", seed="abc")
-    with pytest.raises(ValueError, match="alpha must be in"):
+    with pytest.raises(ValueError, match="alpha must be strictly between"):
         fit_r2.model.fit("auto", alpha=0.0)
 
 

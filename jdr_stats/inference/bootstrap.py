@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 from scipy.linalg.blas import dgemm as _dgemm
 
-from .._data import normalize_seed
+from .._data import check_fraction, normalize_seed
 from .._estimate import estimate
 from .._linalg import BlockMoments, orthonormal_basis
 from .._warnings import SmallSampleWarning
@@ -284,14 +284,6 @@ def _order_index(n: int, level: float) -> int:
     return int(min(max(k, 1), n)) - 1
 
 
-def _check_alpha(alpha: object) -> float:
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.floating)):
-        raise TypeError(f"alpha must be a number in (0, 1); got {alpha!r}")
-    if not 0 < float(alpha) < 1:
-        raise ValueError(f"alpha must be in (0, 1); got {alpha!r}")
-    return float(alpha)
-
-
 def _check_interval(interval: object) -> str:
     if interval not in _INTERVALS:
         raise ValueError(f"interval must be one of {_INTERVALS}; got {interval!r}")
@@ -458,7 +450,7 @@ def bootstrap(
     if method not in _METHODS:
         raise ValueError(f"method must be one of {_METHODS}; got {method!r}")
     interval = _check_interval(interval)
-    alpha = _check_alpha(alpha)
+    alpha = check_fraction(alpha, "alpha")
     if not isinstance(progress, (bool, np.bool_)):
         raise TypeError(f"progress must be True or False; got {progress!r}")
     for attr in ("model", "estimate", "rank", "standardize", "sparsity"):
@@ -613,7 +605,7 @@ class BootstrapResults(SummaryMixin):
 
     # -- intervals --------------------------------------------------------
     def _levels(self, alpha: float | None, interval: str | None) -> tuple[float, str]:
-        alpha = self._alpha if alpha is None else _check_alpha(alpha)
+        alpha = self._alpha if alpha is None else check_fraction(alpha, "alpha")
         interval = self._interval if interval is None else _check_interval(interval)
         if (self.n_boot + 1) * alpha / 2 < 1:
             raise ValueError(

@@ -32,7 +32,7 @@ import pandas as pd
 from scipy import stats
 from scipy import linalg as sla
 
-from .._data import normalize_seed
+from .._data import check_fraction, normalize_seed
 from .._estimate import estimate
 from .._linalg import BlockMoments, cholesky_factor
 from .._warnings import RankSelectionWarning
@@ -142,7 +142,7 @@ class RankTestResults(TestTable):
         ``max_rank + 1``: that value is returned (it equals ``min(n1, n2)``
         when the table is :attr:`full`).
         """
-        alpha = _check_alpha(alpha)
+        alpha = check_fraction(alpha, "alpha")
         for k, p in zip(self.table.index, self.table["pvalue"]):
             if not p <= alpha:
                 return int(k)
@@ -157,14 +157,6 @@ class RankTestResults(TestTable):
             "Selected r (alpha=0.05):": self.select_rank(0.05),
         }
         return build_summary(self.title, info, [("k", self.table)], self.notes)
-
-
-def _check_alpha(alpha: Any) -> float:
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.floating, np.integer)):
-        raise TypeError(f"alpha must be a number in (0, 1); got {alpha!r}")
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must be in (0, 1); got {alpha!r}")
-    return float(alpha)
 
 
 # ---------------------------------------------------------------------------
@@ -597,7 +589,7 @@ def choose_rank(
     >>> res.rank, res.rank_method
     (2, 'general')
     """
-    alpha = _check_alpha(alpha)
+    alpha = check_fraction(alpha, "alpha")
     out = _run(
         model, moments, method=method, max_rank=None, n_perm=n_perm, seed=seed, stop_alpha=alpha
     )
