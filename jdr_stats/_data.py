@@ -25,6 +25,7 @@ __all__ = [
     "normalize_seed",
     "designs_from_formula",
     "check_fraction",
+    "DataModel",
 ]
 
 MissingPolicy = Literal["none", "drop", "raise"]
@@ -278,6 +279,45 @@ class ModelData:
             weights=w,
             is_pandas=is_pandas,
         )
+
+
+class DataModel:
+    """Base of every model: read-only access to its validated data.
+
+    Subclasses set ``self._data`` (a :class:`ModelData`) and
+    ``self._formula`` in ``__init__``/``from_formula``.
+    """
+
+    _data: ModelData
+    _formula: str | None = None
+
+    @property
+    def endog(self) -> np.ndarray:
+        """The response (float array)."""
+        return self._data.endog
+
+    @property
+    def endog_name(self) -> str:
+        return self._data.endog_name
+
+    @property
+    def nobs(self) -> int:
+        return self._data.nobs
+
+    @property
+    def weights(self) -> np.ndarray | None:
+        """Case weights, or None."""
+        return self._data.weights
+
+    @property
+    def formula(self) -> str | None:
+        """The formula the model was built from, or None."""
+        return self._formula
+
+    @property
+    def data(self) -> ModelData:
+        """The validated data (read-only container)."""
+        return self._data
 
 
 def check_new_block(

@@ -15,7 +15,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from ._data import MissingPolicy, ModelData, check_new_block, designs_from_formula
+from ._data import DataModel, MissingPolicy, ModelData, check_new_block, designs_from_formula
 from ._estimate import Estimate, estimate
 from ._linalg import BlockMoments, block_moments
 from .summary import SummaryMixin, build_summary
@@ -25,7 +25,7 @@ __all__ = ["JointDimReduction", "JDRResults"]
 RankMethod = Literal["chi2", "general", "permutation"]
 
 
-class JointDimReduction:
+class JointDimReduction(DataModel):
     """Joint dimension reduction of two feature blocks.
 
     Parameters
@@ -118,10 +118,6 @@ class JointDimReduction:
         return model
 
     # -- data access ------------------------------------------------------
-    @property
-    def endog(self) -> np.ndarray:
-        """The response (float array)."""
-        return self._data.endog
 
     @property
     def exog_a(self) -> np.ndarray:
@@ -133,9 +129,6 @@ class JointDimReduction:
         """Block b (float array, m x n2)."""
         return self._data.blocks["exog_b"]
 
-    @property
-    def endog_name(self) -> str:
-        return self._data.endog_name
 
     @property
     def exog_names_a(self) -> list[str]:
@@ -145,22 +138,9 @@ class JointDimReduction:
     def exog_names_b(self) -> list[str]:
         return list(self._data.names["exog_b"])
 
-    @property
-    def nobs(self) -> int:
-        return self._data.nobs
 
-    @property
-    def weights(self) -> np.ndarray | None:
-        return self._data.weights
 
-    @property
-    def formula(self) -> str | None:
-        return self._formula
 
-    @property
-    def data(self) -> ModelData:
-        """The validated data (read-only container)."""
-        return self._data
 
     # -- estimation -------------------------------------------------------
     def moments(

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .._data import MissingPolicy, ModelData, check_new_block, designs_from_formula
+from .._data import DataModel, MissingPolicy, ModelData, check_new_block, designs_from_formula
 from .._linalg import cholesky_factor, unit_columns
 from ..inference.chi2mix import bentler_xie_pvalue, wood_pvalue
 from ..inference.hypotheses import TestTable
@@ -510,7 +510,7 @@ def dim_row_labels(k: int) -> list[str]:
 # ---------------------------------------------------------------------------
 # models
 # ---------------------------------------------------------------------------
-class SDRModel:
+class SDRModel(DataModel):
     """Common constructor, formula interface and data access of the baselines."""
 
     _method: str = ""
@@ -557,37 +557,19 @@ class SDRModel:
         return model
 
     # -- data access ------------------------------------------------------
-    @property
-    def endog(self) -> np.ndarray:
-        return self._data.endog
 
     @property
     def exog(self) -> np.ndarray:
         return self._data.blocks["exog"]
 
-    @property
-    def endog_name(self) -> str:
-        return self._data.endog_name
 
     @property
     def exog_names(self) -> list[str]:
         return list(self._data.names["exog"])
 
-    @property
-    def nobs(self) -> int:
-        return self._data.nobs
 
-    @property
-    def weights(self) -> np.ndarray | None:
-        return self._data.weights
 
-    @property
-    def formula(self) -> str | None:
-        return self._formula
 
-    @property
-    def data(self) -> ModelData:
-        return self._data
 
     def _weights(self) -> np.ndarray | None:
         return normalize_weights(self._data.weights)
