@@ -1,7 +1,8 @@
 """Command line: ``python -m jdr_stats demo`` and ``python -m jdr_stats fit``.
 
-``fit FILE.csv --y COL --a COLS --b COLS --rank R [--sparsity S1,S2]`` fits the
-joint estimator to a CSV file and prints the summary.  Bad arguments print a
+``fit FILE.csv --y COL --a COLS --b COLS --rank R|auto [--sparsity S1,S2]
+[--rank-method chi2|general|permutation]`` fits the joint estimator to a CSV
+file and prints the summary (with the rank tests when ``--rank auto``).  Bad arguments print a
 one-line error and exit with code 2.
 """
 
@@ -68,6 +69,9 @@ def _build_parser() -> _Parser:
     fit.add_argument("--sparsity", type=_sparsity, default=None, help="S1,S2 for a sparse fit")
     fit.add_argument("--no-standardize", action="store_true", help="centre only, do not whiten")
     fit.add_argument("--missing", choices=("none", "drop", "raise"), default="none")
+    fit.add_argument("--rank-method", choices=("chi2", "general", "permutation"), default="chi2",
+                     help='test that chooses the rank with --rank auto (default chi2)')
+    fit.add_argument("--seed", type=int, default=None, help="seed of the permutation test")
     return parser
 
 
@@ -101,7 +105,13 @@ def _run_fit(args: argparse.Namespace) -> str:
     model = JointDimReduction(
         data[args.y], data[args.a], data[args.b], missing=args.missing
     )
-    res = model.fit(args.rank, standardize=not args.no_standardize, sparsity=args.sparsity)
+    res = model.fit(
+        args.rank,
+        standardize=not args.no_standardize,
+        sparsity=args.sparsity,
+        rank_method=args.rank_method,
+        seed=args.seed,
+    )
     return str(res.summary())
 
 
