@@ -118,7 +118,6 @@ class JointDimReduction(DataModel):
         return model
 
     # -- data access ------------------------------------------------------
-
     @property
     def exog_a(self) -> np.ndarray:
         """Block a (float array, m x n1)."""
@@ -128,7 +127,6 @@ class JointDimReduction(DataModel):
     def exog_b(self) -> np.ndarray:
         """Block b (float array, m x n2)."""
         return self._data.blocks["exog_b"]
-
 
     @property
     def exog_names_a(self) -> list[str]:

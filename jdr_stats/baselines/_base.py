@@ -557,16 +557,13 @@ class SDRModel(DataModel):
         return model
 
     # -- data access ------------------------------------------------------
-
     @property
     def exog(self) -> np.ndarray:
         return self._data.blocks["exog"]
 
-
     @property
     def exog_names(self) -> list[str]:
         return list(self._data.names["exog"])
-
 
 
 
