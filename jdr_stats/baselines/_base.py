@@ -565,9 +565,6 @@ class SDRModel(DataModel):
     def exog_names(self) -> list[str]:
         return list(self._data.names["exog"])
 
-
-
-
     def _weights(self) -> np.ndarray | None:
         return normalize_weights(self._data.weights)
 
