@@ -1,14 +1,287 @@
-"""Helpers that build statsmodels ``Summary`` objects for every results class."""
+"""Summary tables shared by every results class.
+
+:func:`build_summary` returns a :class:`JDRSummary`, a
+``statsmodels.iolib.summary2.Summary`` whose ``tables`` hold the numbers
+(DataFrames of floats, integers and booleans) and which formats them only
+when it is printed:
+
+* p-values and q-values (columns named ``pvalue``, ``p.value``, ``qvalue``,
+  ...) with four decimals, ``1.2e-07`` below ``1e-4`` and ``<1e-16`` below
+  machine precision (never a bare ``0``),
+* degrees of freedom and counts (columns named ``df...``, ``n_...``) as
+  integers when they are whole numbers,
+* booleans as ``yes``/``no``, missing values (a df that does not apply) as
+  ``-``.
+
+``as_latex()`` escapes every text cell and note and puts the notes' formula
+tokens (``X_lin``, ``s_k^2``) in ``$...$``, so that the output compiles in a
+plain ``article``; ``as_html()`` escapes text cells and notes.
+"""
 
 from __future__ import annotations
 
+import html
+import re
 from collections.abc import Iterable, Mapping
 
 import numpy as np
 import pandas as pd
 from statsmodels.iolib.summary2 import Summary
 
-__all__ = ["build_summary", "SummaryMixin"]
+__all__ = [
+    "build_summary",
+    "format_pvalue",
+    "latex_escape",
+    "latex_note",
+    "JDRSummary",
+    "SummaryMixin",
+]
+
+_PVALUE = re.compile(r"^(p|q)[ ._-]?val(ue)?\b|^p$|^q$|p-adj|^p\.", re.IGNORECASE)
+_COUNT = re.compile(r"^(eff\. )?df\b|^df\(|^n_|^count", re.IGNORECASE)
+
+
+def format_pvalue(p: float) -> str:
+    """A p-value as statsmodels and R print it.
+
+    Four decimals down to ``1e-4``, then three significant digits in
+    exponent form, and ``<1e-16`` below machine precision (a p-value that
+    underflowed to zero is never printed as ``0``).  NaN prints as ``-``.
+
+    Examples
+    --------
+    >>> [format_pvalue(p) for p in (0.04321, 2.5e-7, 0.0, float("nan"))]
+    ['0.0432', '2.50e-07', '<1e-16', '-']
+    """
+    p = float(p)
+    if not np.isfinite(p):
+        return "-"
+    if p < 1e-16:
+        return "<1e-16"
+    if p < 1e-4:
+        return f"{p:.2e}"
+    return f"{p:.4f}"
+
+
+def _format_counts(arr: np.ndarray) -> list[str]:
+    """Whole numbers as integers; a column with fractions (a moment-matched
+    df) with two decimals throughout; NaN (no df applies) as ``-``."""
+    finite = arr[np.isfinite(arr)]
+    whole = bool(np.all(finite == np.round(finite)))
+    return ["-" if not np.isfinite(v) else (str(int(v)) if whole else f"{v:.2f}") for v in arr]
+
+
+def _format_column(name: str, values: pd.Series, float_format: str) -> list[str]:
+    """The printed cells of one numeric table column."""
+    if pd.api.types.is_bool_dtype(values):
+        return ["yes" if bool(v) else "no" for v in values]
+    if pd.api.types.is_integer_dtype(values):
+        return [str(int(v)) for v in values]
+    if not pd.api.types.is_numeric_dtype(values):
+        return ["-" if (v is None or (isinstance(v, float) and np.isnan(v))) else str(v)
+                for v in values]
+    arr = values.to_numpy(dtype=float)
+    if _PVALUE.search(name):
+        return [format_pvalue(v) for v in arr]
+    if _COUNT.search(name):
+        return _format_counts(arr)
+    finite = arr[np.isfinite(arr)]
+    # a fixed %.4f would print 1e-12 as 0.0000: such columns get %.4g
+    tiny = bool(((finite != 0) & (np.abs(finite) < 1e-3)).any())
+    return ["-" if not np.isfinite(v) else (f"{v:.4g}" if tiny else float_format % v)
+            for v in arr]
+
+
+def _formatted(df: pd.DataFrame, caption: str, float_format: str) -> pd.DataFrame:
+    """The table as strings, its index turned into the first column."""
+    out = pd.DataFrame(
+        {str(col): _format_column(str(col), df[col], float_format) for col in df.columns},
+        index=range(len(df)),
+    )
+    out.insert(0, caption, [str(v) for v in df.index])
+    return out
+
+
+# -- LaTeX --------------------------------------------------------------------
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+    "|": r"\textbar{}",
+}
+# statsmodels' SimpleTable escapes these itself in LaTeX cells
+_SIMPLETABLE_ESCAPES = set("#$%&>_|")
+
+
+def _latex_cell(text: str) -> str:
+    return "".join(
+        ch if ch in _SIMPLETABLE_ESCAPES else _LATEX_SPECIAL.get(ch, ch) for ch in str(text)
+    )
+
+
+def latex_escape(text: str) -> str:
+    """Escape LaTeX's special characters in plain text.
+
+    Examples
+    --------
+    >>> print(latex_escape("a_1 & 5% {x}"))
+    a\\_1 \\& 5\\% \\{x\\}
+    """
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in str(text))
+
+
+_MATH_CHARS = re.compile(r"^[A-Za-z0-9_^'()\[\]{},*/+=<>.-]+$")
+_MATH_WORDS = {
+    "sum": r"\sum",
+    "perp": r"\perp",
+    "Lambda": r"\Lambda",
+    "lambda": r"\lambda",
+    "alpha": r"\alpha",
+    "beta": r"\beta",
+    "Sigma": r"\Sigma",
+    "sigma": r"\sigma",
+    "rho": r"\rho",
+    "chi2": r"\chi^2",
+}
+
+
+def _balanced(token: str) -> bool:
+    depth = {"()": 0, "[]": 0, "{}": 0}
+    for ch in token:
+        for pair in depth:
+            if ch == pair[0]:
+                depth[pair] += 1
+            elif ch == pair[1]:
+                depth[pair] -= 1
+                if depth[pair] < 0:
+                    return False
+    return all(v == 0 for v in depth.values())
+
+
+def _as_math(token: str) -> str | None:
+    """``token`` in LaTeX maths, or None if it is not a formula token."""
+    if "_" not in token and "^" not in token:
+        return None
+    if not _MATH_CHARS.match(token) or not _balanced(token) or token.startswith("'"):
+        return None
+    if token[-1] in "_^" or "['" in token:
+        return None
+    if "^" not in token and re.search(r"[A-Za-z]{3,}_[A-Za-z]{2,}", token):
+        return r"\texttt{" + latex_escape(token) + "}"  # a Python name, not maths
+    # one sub- and one superscript per atom, else "Double subscript"
+    for atom in re.split(r"[^\w{}^]", token):
+        if atom.count("_") > 1 or atom.count("^") > 1:
+            return None
+    body = re.sub(r"([_^])(\w{2,})", r"\1{\2}", token)
+    body = re.sub(
+        r"(?<![A-Za-z\\])(" + "|".join(_MATH_WORDS) + r")(?![A-Za-z0-9])",
+        lambda mt: _MATH_WORDS[mt.group(1)] + " ",
+        body,
+    )
+    return "$" + body.replace(" }", "}").strip() + "$"
+
+
+def latex_note(text: str) -> str:
+    """A note in LaTeX: formula tokens in ``$...$``, the rest escaped.
+
+    A whitespace-separated token holding ``_`` or ``^`` (and only characters
+    of a formula) is set in maths, with multi-letter sub- and superscripts
+    braced (``X_lin`` becomes ``$X_{lin}$``); everything else is escaped.
+
+    Examples
+    --------
+    >>> print(latex_note("share = s_k^2 / sum_j s_j^2 of X_lin, 5%."))
+    share = $s_k^2$ / $\\sum _j$ $s_j^2$ of $X_{lin}$, 5\\%.
+    """
+    out = []
+    for piece in re.split(r"(\s+)", str(text)):
+        if not piece or piece.isspace():
+            out.append(piece)
+            continue
+        core = piece.rstrip(".,;:")
+        tail = piece[len(core):]
+        math = _as_math(core) if core else None
+        out.append(latex_escape(piece) if math is None else math + latex_escape(tail))
+    return "".join(out)
+
+
+# -- the Summary --------------------------------------------------------------
+class JDRSummary(Summary):
+    """A statsmodels ``Summary`` that keeps its tables as numbers.
+
+    Attributes
+    ----------
+    tables : list of DataFrame
+        ``tables[0]`` is the model information (one column ``value``,
+        indexed by the labels); the others are the numeric tables, each
+        with its caption as the name of its index.
+    frames : dict of str to DataFrame
+        The numeric tables keyed by caption.
+    info : dict
+        The model information.
+    extra_txt : list of str
+        The notes.
+
+    Notes
+    -----
+    The text, HTML and LaTeX renderings format the numbers when they are
+    produced (see :mod:`jdr_stats.summary`); the DataFrames are copies of
+    the numbers the results computed.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.info: dict[str, object] = {}
+        self._captions: list[str] = []
+        self._float_format = "%.4f"
+
+    @property
+    def frames(self) -> dict[str, pd.DataFrame]:
+        return {cap: df for cap, df in zip(self._captions, self.tables[1:])}
+
+    def _display(self, kind: str) -> Summary:
+        """A plain ``Summary`` of formatted strings for one output format."""
+        if kind == "latex":
+            esc = _latex_cell
+        elif kind == "html":
+            esc = html.escape
+        else:
+            def esc(s: str) -> str:
+                return s
+        out = Summary()
+        out.add_title(latex_escape(self.title or "") if kind == "latex" else esc(self.title or ""))
+        out.add_dict({esc(str(k)): esc(str(v)) for k, v in self.info.items()}, ncols=2)
+        for caption, df in zip(self._captions, self.tables[1:]):
+            shown = _formatted(df, caption, self._float_format)
+            shown.columns = [esc(c) for c in shown.columns]
+            shown = shown.map(esc)
+            out.add_df(shown, index=False)
+        for note in self.extra_txt:
+            if kind == "latex":
+                out.add_text(latex_note(note))
+            elif kind == "html":
+                out.add_text(html.escape(note))
+            else:
+                out.add_text(note)
+        return out
+
+    def as_text(self) -> str:
+        return self._display("text").as_text()
+
+    def as_html(self) -> str:
+        return self._display("html").as_html()
+
+    def as_latex(self, label: str = "") -> str:
+        return self._display("latex").as_latex(label=label)
 
 
 def build_summary(
@@ -18,8 +291,8 @@ def build_summary(
     notes: Iterable[str] = (),
     *,
     float_format: str = "%.4f",
-) -> Summary:
-    """A ``Summary`` with a title, a two-column info block, tables and notes.
+) -> JDRSummary:
+    """A :class:`JDRSummary` with a title, an info block, tables and notes.
 
     Parameters
     ----------
@@ -27,41 +300,42 @@ def build_summary(
     info : mapping
         Model information shown as ``key: value`` pairs.
     tables : iterable of (str, DataFrame)
-        Each table with a short caption, shown as the header of its index
-        column (``Summary`` has no per-table titles).
+        Each table (numbers) with a short caption, shown as the header of its
+        index column (``Summary`` has no per-table titles).
     notes : iterable of str
-        Plain sentences appended at the end (null hypotheses, methods).
+        Plain sentences appended at the end (null hypotheses, methods);
+        formula tokens such as ``X_lin`` are set in maths by ``as_latex``.
     float_format : str
-        Format of floating point table entries.
+        Format of ordinary floating point entries.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"stat": [12.5], "df": [4.0], "pvalue": [0.0]})
+    >>> s = build_summary("Test", {"Method:": "chi2"}, [("k", t)], ["H0: r = 0."])
+    >>> s.frames["k"]["pvalue"].iloc[0]
+    np.float64(0.0)
+    >>> "<1e-16" in s.as_text() and " 4 " in s.as_text()
+    True
     """
-    smry = Summary()
+    smry = JDRSummary()
     smry.add_title(title)
-    smry.add_dict({str(k): str(v) for k, v in info.items()}, ncols=2)
+    smry._float_format = float_format
+    smry.info = dict(info)
+    smry.tables.append(
+        pd.DataFrame({"value": list(smry.info.values())},
+                     index=pd.Index([str(k) for k in smry.info], name="info"))
+    )
+    smry.settings.append({})
     for caption, df in tables:
-        shown = _small_values_visible(df)
-        shown.index = shown.index.astype(str)
-        shown = shown.reset_index(names=caption)
-        smry.add_df(shown, index=False, float_format=float_format)
+        frame = df.copy()
+        frame.index.name = caption
+        smry.tables.append(frame)
+        smry.settings.append({"float_format": float_format})
+        smry._captions.append(caption)
     for note in notes:
         smry.add_text(note)
     return smry
-
-
-def _small_values_visible(df: pd.DataFrame) -> pd.DataFrame:
-    """Format float columns holding tiny nonzero values with ``%.4g``.
-
-    A fixed ``%.4f`` would print a p-value of 1e-12 as 0.0000; such columns
-    are turned into strings with four significant digits instead.
-    """
-    shown = df.copy()
-    for col in shown.columns:
-        values = shown[col]
-        if not pd.api.types.is_float_dtype(values):
-            continue
-        finite = values[np.isfinite(values)]
-        if ((finite != 0) & (finite.abs() < 1e-3)).any():
-            shown[col] = [("nan" if not np.isfinite(v) else f"{v:.4g}") for v in values]
-    return shown
 
 
 class SummaryMixin:

@@ -117,8 +117,7 @@ class SupportResults(TestTable):
         }
         shown = self.table.reset_index(level="block")
         shown.index.name = "variable"
-        shown["df"] = shown["df"].astype(int).astype(str)
-        shown["selected"] = np.where(shown["selected"].to_numpy(bool), "yes", "no")
+        shown["selected"] = shown["selected"].astype(bool)
         return build_summary(self.title, info, [("variable", shown)], self.notes)
 
 

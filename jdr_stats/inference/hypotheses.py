@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..summary import SummaryMixin, build_summary
+from ..summary import SummaryMixin, build_summary, format_pvalue
 
 __all__ = ["TestResult", "TestTable", "bh_qvalues", "perm_pvalue"]
 
@@ -46,9 +46,9 @@ class TestResult(SummaryMixin):
     def summary(self):
         info = {
             "Statistic:": f"{self.stat:.6g}",
-            "P-value:": f"{self.pvalue:.6g}",
+            "P-value:": format_pvalue(self.pvalue),
             "Distribution:": self.dist_name,
-            "df:": "-" if self.df is None else f"{self.df:g}",
+            "df:": "-" if self.df is None or not np.isfinite(self.df) else f"{self.df:g}",
         }
         return build_summary(
             "Hypothesis test",

@@ -1,0 +1,152 @@
+"""Every results class's summary: numbers in its tables, LaTeX that compiles,
+HTML that parses, p-values and df printed as statsmodels does."""
+
+import re
+import shutil
+import subprocess
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import jdr_stats as jdr
+from jdr_stats.inference.hypotheses import TestResult
+from jdr_stats.summary import build_summary, format_pvalue, latex_note
+
+
+@pytest.fixture(scope="module")
+def all_results():
+    sim = jdr.simulate.bilinear(400, 5, 4, 2, seed=0)
+    a = pd.DataFrame(sim.a, columns=[f"a_{i}" for i in range(5)])  # underscores
+    b = pd.DataFrame(sim.b, columns=[f"b_{i}" for i in range(4)])
+    y = pd.Series(sim.y, name="y_resp")
+    model = jdr.JointDimReduction(y, a, b)
+    res = model.fit(2)
+    out = {
+        "rank_chi2": res.rank_tests(),
+        "rank_general": res.rank_tests("general"),
+        "rank_perm": res.rank_tests("permutation", n_perm=19, seed=1),
+    }
+    out["jdr"] = res  # shows the three rank tables too
+    out["sparse"] = model.fit(2, sparsity=(3, 3))
+    out["boot"] = res.bootstrap(39, seed=1)
+    out["support"] = model.select_support(rank=2, seed=1)
+    x = pd.concat([a, b], axis=1)
+    for cls in (jdr.SIR, jdr.PHD, jdr.SAVE):
+        fit = cls(y, x).fit()
+        out[cls.__name__] = fit
+        out[cls.__name__ + "_dim"] = fit.dimension_tests()
+    out["compare"] = jdr.compare(y, a, b, rank=2)
+    out["test"] = TestResult(stat=3.0, pvalue=0.0, null="r = 0", alternative="r > 0",
+                             dist_name="chi2(4)", df=4.0)
+    return out
+
+
+NAMES = ["rank_chi2", "rank_general", "rank_perm", "jdr", "sparse", "boot", "support",
+         "SIR", "SIR_dim", "PHD", "PHD_dim", "SAVE", "SAVE_dim", "compare", "test"]
+
+
+def test_fixture_covers_every_results_class(all_results):
+    assert set(all_results) == set(NAMES)
+    kinds = {type(v).__name__ for v in all_results.values()}
+    assert {"JDRResults", "RankTestResults", "BootstrapResults", "SupportResults",
+            "SIRResults", "PHDResults", "SAVEResults", "DimensionTests", "Comparison",
+            "TestResult"} <= kinds
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_tables_hold_numbers(all_results, name):
+    smry = all_results[name].summary()
+    assert smry.tables[0].index.name == "info" and len(smry.info) == len(smry.tables[0])
+    assert list(smry.frames) == [t.index.name for t in smry.tables[1:]]
+    for frame in smry.tables[1:]:
+        for col in frame.columns:
+            assert not pd.api.types.is_string_dtype(frame[col]) or col == "block", (name, col)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_text_pvalues_and_df(all_results, name):
+    smry = all_results[name].summary()
+    text = smry.as_text()
+    assert "nan" not in text.lower().replace("nann", "")
+    disp = smry._display("text")
+    for shown, frame in zip(disp.tables[1:], smry.tables[1:]):
+        for col in frame.columns:
+            cells = list(shown[str(col)])
+            if re.search(r"p[ .]?value|qvalue", str(col)):
+                assert all(c not in ("0", "0.0", "0.0000") for c in cells), (name, col, cells)
+                assert all(c == "-" or c.startswith("<") or float(c) > 0 for c in cells)
+            if str(col) == "df" or str(col).startswith("df("):
+                vals = frame[col].to_numpy(float)
+                for c, v in zip(cells, vals):
+                    if not np.isfinite(v):
+                        assert c == "-"
+                    elif v == round(v):
+                        assert c == str(int(v)), (name, col, c)
+
+
+def test_rank_table_numbers(all_results):
+    smry = all_results["rank_chi2"].summary()
+    frame = smry.frames["k"]
+    np.testing.assert_array_equal(frame["pvalue"].to_numpy(),
+                                  all_results["rank_chi2"].table["pvalue"].to_numpy())
+    assert frame["df"].dtype == float and frame["df"].iloc[0] == 20
+    # df = (n1 - k)(n2 - k) = 20 prints as an integer
+    assert re.search(r"^\s*0\s+\S+\s+20\s", smry.as_text(), re.M)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_html_is_well_formed(all_results, name):
+    html = all_results[name].summary().as_html()
+    root = ET.fromstring("<div>" + html + "</div>")  # raises on bad markup
+    assert root.findall(".//table")
+
+
+def test_html_escapes_notes():
+    smry = build_summary("T", {"a": 1}, notes=["p < 0.05 & r > k"])
+    html = smry.as_html()
+    assert "p &lt; 0.05 &amp; r &gt; k" in html
+    ET.fromstring("<div>" + html + "</div>")
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None,
+                    reason="pdflatex is not installed (apt-get install texlive-latex-base)")
+@pytest.mark.parametrize("name", NAMES)
+def test_latex_compiles(all_results, name, tmp_path):
+    tex = ("\\documentclass{article}\n\\begin{document}\n"
+           + all_results[name].summary().as_latex() + "\n\\end{document}\n")
+    (tmp_path / "s.tex").write_text(tex)
+    run = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "s.tex"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    errors = [line for line in run.stdout.splitlines() if line.startswith("!")]
+    assert run.returncode == 0 and not errors, errors
+    assert (tmp_path / "s.pdf").exists()
+
+
+def test_latex_notes_maths_and_escapes():
+    assert latex_note("X_lin") == "$X_{lin}$"
+    assert latex_note("s_k^2,") == "$s_k^2$,"
+    assert latex_note("100% & #1") == r"100\% \& \#1"
+    # a double subscript is not maths (it would not compile): escaped text
+    assert latex_note("a_b_c") == r"a\_b\_c"
+    assert latex_note("['x_1', 'y_2']") == r"['x\_1', 'y\_2']"
+
+
+@pytest.mark.parametrize(
+    "p,text",
+    [(0.5, "0.5000"), (1e-4, "0.0001"), (3.2e-7, "3.20e-07"), (1e-20, "<1e-16"),
+     (0.0, "<1e-16"), (np.nan, "-")],
+)
+def test_format_pvalue(p, text):
+    assert format_pvalue(p) == text
+
+
+def test_integer_and_boolean_columns():
+    t = pd.DataFrame({"df": [2.0, np.nan], "eff. df": [1.5, 2.0], "n_perm": [99.0, 99.0],
+                      "selected": [True, False]}, index=["x", "y"])
+    shown = build_summary("T", {}, [("v", t)])._display("text").tables[1]
+    assert list(shown["df"]) == ["2", "-"]
+    assert list(shown["eff. df"]) == ["1.50", "2.00"]
+    assert list(shown["n_perm"]) == ["99", "99"]
+    assert list(shown["selected"]) == ["yes", "no"]
