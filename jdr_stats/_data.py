@@ -26,6 +26,7 @@ __all__ = [
     "designs_from_formula",
     "check_fraction",
     "DataModel",
+    "check_not_text",
 ]
 
 MissingPolicy = Literal["none", "drop", "raise"]
@@ -42,7 +43,50 @@ def _names_of(x: Any, ncol: int, prefix: str) -> list[str]:
     return [f"{prefix}{j}" for j in range(ncol)]
 
 
+def _has_text(values: Any) -> bool:
+    return any(isinstance(v, (str, bytes)) for v in np.asarray(values, dtype=object).ravel())
+
+
+def check_not_text(x: Any, argname: str) -> None:
+    """Refuse string, categorical and text-holding object data with a TypeError.
+
+    Numeric-looking strings (``"1.5"``) are refused too: a block of strings
+    is a mistake in the input (a CSV column read as text), not data to
+    convert silently.  Booleans are numeric (0/1).
+    """
+    if isinstance(x, (pd.DataFrame, pd.Series)):
+        frame = x.to_frame() if isinstance(x, pd.Series) else x
+        bad = []
+        for col, dtype in frame.dtypes.items():
+            if pd.api.types.is_bool_dtype(dtype) or (
+                pd.api.types.is_numeric_dtype(dtype)
+                and not isinstance(dtype, pd.CategoricalDtype)
+            ):
+                continue
+            if dtype == object and not _has_text(frame[col].to_numpy()):
+                continue
+            bad.append(f"{col} ({dtype})")
+        if bad:
+            raise TypeError(
+                f"{argname} must be numeric; column(s) {', '.join(map(str, bad))} hold "
+                "strings or categories (convert them with pd.to_numeric, or code a "
+                "categorical variable in a formula, e.g. C(x))"
+            )
+        return
+    if isinstance(x, np.ndarray):
+        kind = x.dtype.kind
+        if kind in "USa" or (kind == "O" and _has_text(x)):
+            raise TypeError(
+                f"{argname} must be numeric; got an array of strings (dtype {x.dtype}); "
+                "convert it explicitly, e.g. with astype(float)"
+            )
+        return
+    if isinstance(x, (list, tuple)) and _has_text(np.asarray(x, dtype=object)):
+        raise TypeError(f"{argname} must be numeric; got a {type(x).__name__} holding strings")
+
+
 def _as_float(x: Any, argname: str) -> np.ndarray:
+    check_not_text(x, argname)
     if isinstance(x, (pd.DataFrame, pd.Series)):
         try:
             arr = x.to_numpy(dtype=float)

@@ -1,0 +1,242 @@
+"""scikit-learn interface: the joint reduction as a transformer.
+
+``pip install 'jdr_stats[sklearn]'``.  :class:`JointDimReductionTransformer`
+splits the columns of ``X`` into the two blocks, fits
+:class:`jdr_stats.JointDimReduction` to ``(y, a, b)`` and transforms ``X``
+to the ``2 * rank`` reduced features, so that the reduction can sit in a
+``Pipeline`` and its rank be tuned by ``GridSearchCV``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+try:
+    from sklearn.base import BaseEstimator, TransformerMixin
+    from sklearn.utils.validation import check_is_fitted, validate_data
+except ImportError as exc:  # pragma: no cover - depends on the install
+    raise ImportError(
+        "jdr_stats.sklearn needs scikit-learn >= 1.6: pip install 'jdr_stats[sklearn]'"
+    ) from exc
+
+from ._data import check_not_text
+from .model import JointDimReduction
+
+__all__ = ["JointDimReductionTransformer", "expected_failed_checks"]
+
+# The checks of sklearn.utils.estimator_checks that fit on data with three
+# columns (blocks of one and two columns): a rank above 1 cannot be fitted.
+_NARROW_DATA_CHECKS = (
+    "check_dict_unchanged", "check_dont_overwrite_parameters",
+    "check_estimators_fit_returns_self", "check_estimators_nan_inf",
+    "check_estimators_overwrite_params", "check_estimators_pickle",
+    "check_f_contiguous_array_estimator", "check_fit2d_predict1d",
+    "check_fit_check_is_fitted", "check_fit_idempotent", "check_fit_score_takes_y",
+    "check_methods_sample_order_invariance", "check_methods_subset_invariance",
+    "check_n_features_in", "check_pipeline_consistency", "check_readonly_memmap_input",
+    "check_transformer_data_not_an_array", "check_transformer_general",
+    "check_transformer_preserve_dtypes",
+)
+
+
+def expected_failed_checks(estimator: JointDimReductionTransformer) -> dict[str, str]:
+    """The scikit-learn estimator checks ``estimator`` cannot pass, with the reason.
+
+    For ``check_estimator(est, expected_failed_checks=expected_failed_checks(est))``
+    (or ``parametrize_with_checks(..., expected_failed_checks=expected_failed_checks)``).
+    At ``rank=1`` every check passes (the dict is empty).  At a larger rank
+    the checks whose data have three columns cannot be met: the default split
+    gives blocks of one and two columns, and the rank is at most the width of
+    the narrower block (the fit raises a ValueError saying so).
+    """
+    if getattr(estimator, "rank", 1) == 1:
+        return {}
+    reason = (
+        f"rank={estimator.rank} exceeds the narrower block of the check's 3-column "
+        "data (blocks of 1 and 2 columns); the estimator passes this check at rank=1"
+    )
+    return {name: reason for name in _NARROW_DATA_CHECKS}
+
+
+class JointDimReductionTransformer(TransformerMixin, BaseEstimator):
+    """Joint dimension reduction of two column blocks as a transformer.
+
+    Parameters
+    ----------
+    rank : int
+        Dimension ``r`` of each block's subspace; the output has ``2 r``
+        columns.  At most the width of the narrower block.
+    block_a, block_b : list of str or int, optional
+        Columns of ``X`` forming block a and block b: names (``X`` a
+        DataFrame) or positions.  Default: the first half of the columns
+        (``n_features // 2`` of them) is block a, the rest block b; if only
+        one is given, the other is the remaining columns.
+    standardize : bool
+        Whiten each block (see :meth:`jdr_stats.JointDimReduction.fit`).
+    sparsity : (int, int) or None
+        Numbers of variables ``(s1, s2)`` kept by the sparse estimator.
+
+    Attributes
+    ----------
+    results_ : JDRResults
+        The fit on the training data.
+    directions_a_, directions_b_ : ndarray
+        Bases of the estimated subspaces (original coordinates).
+    columns_a_, columns_b_ : ndarray of int
+        Positions of the two blocks' columns in ``X``.
+    mean_a_, mean_b_ : ndarray
+        Training means the features are centred at.
+    singular_values_ : ndarray
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        When ``X`` was a DataFrame with string column names.
+
+    Examples
+    --------
+    >>> import jdr_stats as jdr
+    >>> from jdr_stats.sklearn import JointDimReductionTransformer
+    >>> sim = jdr.simulate.bilinear(1000, 4, 3, 1, seed=0)
+    >>> X = sim.frame.drop(columns="y")
+    >>> tr = JointDimReductionTransformer(rank=1, block_a=["a0", "a1", "a2", "a3"])
+    >>> tr.fit(X, sim.y).transform(X).shape
+    (1000, 2)
+    >>> list(tr.get_feature_names_out())
+    ['a_dir1', 'b_dir1']
+    """
+
+    def __init__(
+        self,
+        rank: int = 2,
+        block_a: Any = None,
+        block_b: Any = None,
+        standardize: bool = True,
+        sparsity: tuple[int, int] | None = None,
+    ) -> None:
+        self.rank = rank
+        self.block_a = block_a
+        self.block_b = block_b
+        self.standardize = standardize
+        self.sparsity = sparsity
+
+    # -- blocks -------------------------------------------------------------
+    def _positions(self, spec: Any, argname: str, n_features: int) -> np.ndarray:
+        items = [spec] if isinstance(spec, (str, int, np.integer)) else list(spec)
+        if not items:
+            raise ValueError(f"{argname} must name at least one column; got {spec!r}")
+        names = getattr(self, "feature_names_in_", None)
+        out = []
+        for item in items:
+            if isinstance(item, str):
+                if names is None:
+                    raise ValueError(
+                        f"{argname} names column {item!r}, but X has no column names "
+                        "(pass a DataFrame, or give column positions)"
+                    )
+                hits = np.flatnonzero(names == item)
+                if hits.size == 0:
+                    raise ValueError(f"{argname}: X has no column {item!r}; it has {list(names)}")
+                out.append(int(hits[0]))
+            elif isinstance(item, (int, np.integer)) and not isinstance(item, bool):
+                if not -n_features <= int(item) < n_features:
+                    raise ValueError(
+                        f"{argname}: column position {item} is out of range for X "
+                        f"with {n_features} columns"
+                    )
+                out.append(int(item) % n_features)
+            else:
+                raise TypeError(
+                    f"{argname} must hold column names or positions; got {item!r}"
+                )
+        if len(set(out)) != len(out):
+            raise ValueError(f"{argname} lists a column twice: {spec!r}")
+        return np.asarray(out, dtype=int)
+
+    def _blocks(self, n_features: int) -> tuple[np.ndarray, np.ndarray]:
+        if n_features < 2:
+            raise ValueError(
+                f"X has {n_features} feature(s) (n_features = {n_features}); the joint "
+                "reduction needs at least one column in each of two blocks"
+            )
+        everything = np.arange(n_features)
+        if self.block_a is None and self.block_b is None:
+            half = n_features // 2
+            return everything[:half], everything[half:]
+        ia = None if self.block_a is None else self._positions(self.block_a, "block_a", n_features)
+        ib = None if self.block_b is None else self._positions(self.block_b, "block_b", n_features)
+        if ia is None:
+            ia = np.setdiff1d(everything, ib)
+        if ib is None:
+            ib = np.setdiff1d(everything, ia)
+        if ia.size == 0 or ib.size == 0:
+            raise ValueError("each block needs at least one column; one of them is empty")
+        both = np.intersect1d(ia, ib)
+        if both.size:
+            raise ValueError(f"columns {both.tolist()} are in both block_a and block_b")
+        return ia, ib
+
+    # -- estimator API ------------------------------------------------------
+    def fit(self, X: Any, y: Any) -> JointDimReductionTransformer:
+        """Fit the joint reduction of ``y`` on the two column blocks of ``X``.
+
+        Parameters
+        ----------
+        X : array_like, shape (n_samples, n_features)
+            Numeric data; string or object columns are refused.
+        y : array_like, shape (n_samples,)
+            The response.
+
+        Returns
+        -------
+        self
+        """
+        check_not_text(X, "X")
+        check_not_text(y, "y")
+        X, y = validate_data(self, X, y, y_numeric=True, dtype="numeric")
+        if X.shape[0] < 2:
+            raise ValueError(
+                f"the joint reduction needs several samples; got n_samples = {X.shape[0]}"
+            )
+        ia, ib = self._blocks(X.shape[1])
+        model = JointDimReduction(y, X[:, ia], X[:, ib])
+        res = model.fit(self.rank, standardize=self.standardize, sparsity=self.sparsity)
+        self.results_ = res
+        self.columns_a_, self.columns_b_ = ia, ib
+        self.directions_a_ = np.asarray(res.estimate.dir_a)
+        self.directions_b_ = np.asarray(res.estimate.dir_b)
+        self.mean_a_ = np.asarray(res.moments.mean_a)
+        self.mean_b_ = np.asarray(res.moments.mean_b)
+        self.singular_values_ = res.singular_values
+        return self
+
+    def transform(self, X: Any) -> np.ndarray:
+        """The ``2 * rank`` reduced features of ``X``.
+
+        Returns
+        -------
+        ndarray, shape (n_samples, 2 * rank)
+            Columns ``a_dir1..a_dirr, b_dir1..b_dirr`` (a DataFrame after
+            ``set_output(transform="pandas")``).
+        """
+        check_is_fitted(self, "results_")
+        check_not_text(X, "X")
+        X = validate_data(self, X, reset=False, dtype="numeric")
+        fa = (X[:, self.columns_a_] - self.mean_a_) @ self.directions_a_
+        fb = (X[:, self.columns_b_] - self.mean_b_) @ self.directions_b_
+        return np.hstack([fa, fb])
+
+    def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
+        """Names of the output features: ``a_dir1.., b_dir1..``."""
+        check_is_fitted(self, "results_")
+        r = self.directions_a_.shape[1]
+        return np.asarray(
+            [f"a_dir{k + 1}" for k in range(r)] + [f"b_dir{k + 1}" for k in range(r)],
+            dtype=object,
+        )
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True  # y is needed: supervised reduction
+        tags.input_tags.allow_nan = False
+        return tags

@@ -1,0 +1,94 @@
+"""The scikit-learn transformer: estimator checks, Pipeline, GridSearchCV."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytest.importorskip("sklearn")
+
+from sklearn.linear_model import LinearRegression  # noqa: E402
+from sklearn.model_selection import GridSearchCV  # noqa: E402
+from sklearn.pipeline import Pipeline  # noqa: E402
+from sklearn.utils.estimator_checks import check_estimator  # noqa: E402
+
+import jdr_stats as jdr  # noqa: E402
+from jdr_stats.sklearn import JointDimReductionTransformer, expected_failed_checks  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def data():
+    sim = jdr.simulate.bilinear(800, 4, 3, 1, seed=5)
+    X = sim.frame.drop(columns="y")
+    return sim, X
+
+
+def test_check_estimator_rank1():
+    est = JointDimReductionTransformer(rank=1)
+    assert expected_failed_checks(est) == {}
+    check_estimator(est)  # raises on any failure
+
+
+def test_check_estimator_default_declares_narrow_data_checks():
+    est = JointDimReductionTransformer()
+    failed = expected_failed_checks(est)
+    assert failed and all("rank=2" in why for why in failed.values())
+    out = check_estimator(est, expected_failed_checks=failed, on_fail=None)
+    assert not [r for r in out if r["status"] == "failed"]
+
+
+def test_matches_model_transform(data):
+    sim, X = data
+    tr = JointDimReductionTransformer(rank=1).fit(X, sim.y)
+    # default split: first half (4 // 2 ... of 7 columns: 3) and the rest
+    assert list(tr.columns_a_) == [0, 1, 2] and list(tr.columns_b_) == [3, 4, 5, 6]
+    tr = JointDimReductionTransformer(rank=1, block_a=["a0", "a1", "a2", "a3"]).fit(X, sim.y)
+    res = jdr.JointDimReduction(sim.y, X.iloc[:, :4], X.iloc[:, 4:]).fit(1)
+    np.testing.assert_allclose(tr.transform(X), res.transform().to_numpy(), atol=1e-12)
+    by_pos = JointDimReductionTransformer(rank=1, block_a=[0, 1, 2, 3], block_b=[4, 5, 6])
+    np.testing.assert_allclose(by_pos.fit(X.to_numpy(), sim.y).transform(X.to_numpy()),
+                               tr.transform(X), atol=1e-12)
+    assert list(tr.get_feature_names_out()) == ["a_dir1", "b_dir1"]
+    assert tr.results_.rank == 1 and tr.singular_values_.shape == (3,)
+
+
+def test_set_output_pandas(data):
+    sim, X = data
+    tr = JointDimReductionTransformer(rank=1, block_b=["b0", "b1", "b2"]).set_output(
+        transform="pandas")
+    out = tr.fit(X, sim.y).transform(X)
+    assert isinstance(out, pd.DataFrame)
+    assert list(out.columns) == ["a_dir1", "b_dir1"] and out.index.equals(X.index)
+
+
+def test_pipeline_and_grid_search(data):
+    sim, X = data
+    pipe = Pipeline([("jdr", JointDimReductionTransformer(block_a=["a0", "a1", "a2", "a3"])),
+                     ("ols", LinearRegression())])
+    grid = GridSearchCV(pipe, {"jdr__rank": [1, 2, 3]}, cv=3).fit(X, sim.y)
+    assert grid.best_params_["jdr__rank"] in (1, 2, 3)
+    assert set(grid.cv_results_["param_jdr__rank"]) == {1, 2, 3}
+    assert np.isfinite(grid.cv_results_["mean_test_score"]).all()
+    pred = grid.predict(X)
+    assert pred.shape == (800,)
+
+
+def test_bad_blocks(data):
+    sim, X = data
+    with pytest.raises(ValueError, match="no column 'zz'"):
+        JointDimReductionTransformer(rank=1, block_a=["zz"]).fit(X, sim.y)
+    with pytest.raises(ValueError, match="in both block_a and block_b"):
+        JointDimReductionTransformer(rank=1, block_a=[0, 1], block_b=[1, 2]).fit(X, sim.y)
+    with pytest.raises(ValueError, match="out of range"):
+        JointDimReductionTransformer(rank=1, block_a=[9]).fit(X, sim.y)
+    with pytest.raises(ValueError, match="no column names"):
+        JointDimReductionTransformer(rank=1, block_a=["a0"]).fit(X.to_numpy(), sim.y)
+    with pytest.raises(ValueError, match="rank must be between"):
+        JointDimReductionTransformer(rank=4, block_a=[0, 1, 2, 3]).fit(X, sim.y)
+
+
+@pytest.mark.parametrize("kind", ["str", "object"])
+def test_strings_refused(data, kind):
+    sim, X = data
+    bad = X.astype(str) if kind == "str" else X.to_numpy().astype(str).astype(object)
+    with pytest.raises(TypeError, match="X must be numeric"):
+        JointDimReductionTransformer(rank=1).fit(bad, sim.y)
