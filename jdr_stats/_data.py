@@ -8,6 +8,7 @@ labels.  Errors name the argument and the offending value (STYLE.md, 8).
 
 from __future__ import annotations
 
+import sys
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ __all__ = [
     "check_fraction",
     "DataModel",
     "check_not_text",
+    "design_from_spec",
 ]
 
 MissingPolicy = Literal["none", "drop", "raise"]
@@ -419,34 +421,68 @@ def _split_top_level(text: str, sep: str) -> list[str]:
     return parts
 
 
-def _design(terms: str, data: Any, eval_env: Any, argname: str) -> pd.DataFrame:
-    import patsy
+def _formula_error_types() -> tuple[type[BaseException], ...]:
+    from formulaic.errors import FormulaicError
 
-    na = patsy.NAAction(NA_types=[])  # keep NaN: ModelData applies `missing`
+    # a missing column or a failing function surface as these
+    return (FormulaicError, NameError, KeyError, TypeError, ValueError, SyntaxError)
+
+
+def _design(terms: str, data: Any, context: Mapping[str, Any], argname: str):
+    """One block's design (intercept dropped) and the formulaic ModelSpec."""
+    import formulaic
+
     try:
-        dm = patsy.dmatrix(
-            "1 + " + terms, data, eval_env=eval_env, NA_action=na, return_type="dataframe"
+        mm = formulaic.model_matrix(
+            "1 + " + terms, data, context=context, na_action="ignore",  # keep NaN: ModelData applies `missing`
         )
-    except patsy.PatsyError as exc:
+    except _formula_error_types() as exc:
         raise ValueError(
             f"cannot build {argname} from the formula terms {terms.strip()!r}: {exc}"
         ) from None
-    return dm.drop(columns="Intercept")
+    frame = pd.DataFrame(mm).drop(columns="Intercept")
+    return frame, mm.model_spec
+
+
+def design_from_spec(spec: Any, data: Any, argname: str) -> pd.DataFrame:
+    """Rebuild a block for new data with a training ModelSpec.
+
+    Stateful transforms (``center(x)``, ``scale(x)``) use the training
+    statistics and categorical terms the training levels and coding.
+    """
+    try:
+        mm = spec.get_model_matrix(data, na_action="ignore")
+    except _formula_error_types() as exc:
+        raise ValueError(f"cannot build {argname} from the new data: {exc}") from None
+    return pd.DataFrame(mm).drop(columns="Intercept")
+
+
+def _formula_context(depth: int) -> dict[str, Any]:
+    """Names visible ``depth`` frames above the caller, plus ``np``."""
+    frame = sys._getframe(depth + 1)
+    context = {"np": np}
+    context.update(frame.f_globals)
+    context.update(frame.f_locals)
+    return context
 
 
 def designs_from_formula(
-    formula: Any, data: Any, argnames: Sequence[str], *, eval_env: int = 0
-) -> tuple[pd.Series, list[pd.DataFrame]]:
-    """Response and design blocks of ``"y ~ terms | terms ..."`` (patsy).
+    formula: Any,
+    data: Any,
+    argnames: Sequence[str],
+    *,
+    eval_env: int = 0,
+    return_specs: bool = False,
+) -> tuple[pd.Series, list[pd.DataFrame]] | tuple[pd.Series, list[pd.DataFrame], list[Any]]:
+    """Response and design blocks of ``"y ~ terms | terms ..."`` (formulaic).
 
     One block per name in ``argnames``, separated by top-level bars.  Each
     block is built with an intercept that is then dropped, so a categorical
     term gets treatment-coded dummies (the blocks are centred anyway).
     ``np`` is available in the formula; ``eval_env`` counts frames above the
-    caller of this function's caller.
+    caller of this function's caller.  With ``return_specs`` the blocks'
+    formulaic ``ModelSpec`` objects are returned too (for new data).
     """
-    import patsy
-
     if len(argnames) not in (1, 2):
         raise ValueError(f"one or two blocks are supported; got {len(argnames)}")
     example = "y ~ a1 + a2 | b1 + b2" if len(argnames) == 2 else "y ~ x1 + x2"
@@ -460,12 +496,15 @@ def designs_from_formula(
             if len(argnames) == 2 else "predictors and no '|'"
         )
         raise ValueError(f'formula needs {need}, as in "{example}"; got {formula!r}')
-    env = patsy.EvalEnvironment.capture(eval_env + 2).with_outer_namespace({"np": np})
-    ydf = _design(lhs, data, env, "endog")
+    context = _formula_context(eval_env + 2)
+    ydf, _ = _design(lhs, data, context, "endog")
     if ydf.shape[1] != 1:
         raise ValueError(
             f"the response {lhs.strip()!r} must be a single numeric column; it "
             f"expands to {list(ydf.columns)}"
         )
-    blocks = [_design(part, data, env, arg) for part, arg in zip(parts, argnames)]
+    built = [_design(part, data, context, arg) for part, arg in zip(parts, argnames)]
+    blocks = [b for b, _ in built]
+    if return_specs:
+        return ydf.iloc[:, 0], blocks, [spec for _, spec in built]
     return ydf.iloc[:, 0], blocks

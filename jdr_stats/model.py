@@ -15,7 +15,14 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from ._data import DataModel, MissingPolicy, ModelData, check_new_block, designs_from_formula
+from ._data import (
+    DataModel,
+    MissingPolicy,
+    ModelData,
+    check_new_block,
+    design_from_spec,
+    designs_from_formula,
+)
 from ._estimate import Estimate, estimate
 from ._linalg import BlockMoments, block_moments
 from .summary import SummaryMixin, build_summary
@@ -78,6 +85,7 @@ class JointDimReduction(DataModel):
             min_rows=3,
         )
         self._formula: str | None = None
+        self._model_specs: tuple[Any, ...] | None = None
 
     # -- construction -----------------------------------------------------
     @classmethod
@@ -96,7 +104,7 @@ class JointDimReduction(DataModel):
         ----------
         formula : str
             ``"y ~ x1 + x2 | z1 + np.log(z2)"``: the terms left of the bar form
-            block a, those right of it block b (patsy syntax; ``np`` is
+            block a, those right of it block b (formulaic syntax, as patsy; ``np`` is
             available; a categorical term gets treatment-coded dummies).
         data : DataFrame or mapping
         missing, weights
@@ -112,9 +120,12 @@ class JointDimReduction(DataModel):
         >>> mod.exog_names_a
         ['a0', 'a1', 'np.exp(a2)']
         """
-        y, (a, b) = designs_from_formula(formula, data, ["exog_a", "exog_b"], eval_env=eval_env)
+        y, (a, b), specs = designs_from_formula(
+            formula, data, ["exog_a", "exog_b"], eval_env=eval_env, return_specs=True
+        )
         model = cls(y, a, b, missing=missing, weights=weights)
         model._formula = formula
+        model._model_specs = tuple(specs)
         return model
 
     # -- data access ------------------------------------------------------
@@ -401,7 +412,7 @@ class JDRResults(SummaryMixin):
         names = self._model.exog_names_b
         return [names[j] for j in self._est.cols]
 
-    def transform(self, exog_a: Any = None, exog_b: Any = None):
+    def transform(self, exog_a: Any = None, exog_b: Any = None, *, data: Any = None):
         """The ``2r`` reduced features ``(a - mean_a)^T U_hat, (b - mean_b)^T V_hat``.
 
         Parameters
@@ -409,6 +420,11 @@ class JDRResults(SummaryMixin):
         exog_a, exog_b : array_like, optional
             New data (same columns as the fitted blocks); the training data
             when omitted.  Both or neither must be given.
+        data : DataFrame or mapping, optional
+            New data for a model built by :meth:`JointDimReduction.from_formula`:
+            both blocks are rebuilt from the formula with the training
+            transformations (``center(x)`` uses the training mean) and
+            categorical codings (the training levels).
 
         Returns
         -------
@@ -416,7 +432,26 @@ class JDRResults(SummaryMixin):
             Columns ``a_dir1..a_dirr, b_dir1..b_dirr``: the centred data times
             :attr:`directions_a` and :attr:`directions_b` (centred at the
             training means).
+
+        Examples
+        --------
+        >>> import jdr_stats as jdr
+        >>> df = jdr.simulate.bilinear(500, 3, 2, 1, seed=1).frame
+        >>> res = jdr.JointDimReduction.from_formula("y ~ a0 + a1 + a2 | b0 + np.exp(b1)", df).fit(1)
+        >>> res.transform(data=df.iloc[:3]).shape
+        (3, 2)
         """
+        if data is not None:
+            if exog_a is not None or exog_b is not None:
+                raise ValueError("give data (formula models) or exog_a and exog_b, not both")
+            specs = getattr(self._model, "_model_specs", None)
+            if specs is None:
+                raise ValueError(
+                    "data= needs a model built by JointDimReduction.from_formula; "
+                    "give exog_a and exog_b"
+                )
+            exog_a = design_from_spec(specs[0], data, "exog_a")
+            exog_b = design_from_spec(specs[1], data, "exog_b")
         if (exog_a is None) != (exog_b is None):
             raise ValueError("give both exog_a and exog_b, or neither (training data)")
         m = self._model

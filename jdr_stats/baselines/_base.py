@@ -538,7 +538,7 @@ class SDRModel(DataModel):
         weights: Any = None,
         eval_env: int = 0,
     ):
-        """Build the model from a formula ``"y ~ x1 + np.log(x2)"`` (patsy).
+        """Build the model from a formula ``"y ~ x1 + np.log(x2)"`` (formulaic).
 
         Parameters
         ----------
