@@ -335,7 +335,65 @@ class JDRResults(SummaryMixin):
 
     @property
     def nobs(self) -> int:
-        return self._model.nobs
+        return int(self._moments.nobs)
+
+    @property
+    def data_removed(self) -> bool:
+        """Whether :meth:`remove_data` dropped the model's rows."""
+        return getattr(self._model, "_data_removed", False)
+
+    def _require_data(self, what: str) -> None:
+        if self.data_removed:
+            raise ValueError(
+                f"{what} needs the model's data, which remove_data() dropped; "
+                "refit the model to use it"
+            )
+
+    def remove_data(self) -> JDRResults:
+        """A copy of the results without the model's rows (for pickling many fits).
+
+        The copy keeps everything computed from the sufficient statistics:
+        directions, singular values, ``coef_matrix``, the moments (means and
+        covariances of the blocks), variable names, the formula and its
+        codings, the rank tests already run, :meth:`summary` and
+        ``transform`` of new data.  What needs the rows no longer works and
+        raises a ``ValueError`` saying so: ``transform()`` of the training
+        data, :meth:`rank_tests`, :meth:`bootstrap` and the plots that draw
+        the data (``plot_sufficient_summary``, ``plot_response_surface``).
+        The original results are unchanged.
+
+        Returns
+        -------
+        JDRResults
+
+        Examples
+        --------
+        >>> import pickle, jdr_stats as jdr
+        >>> sim = jdr.simulate.bilinear(20000, 6, 5, 2, seed=0)
+        >>> res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(2)
+        >>> small = res.remove_data()
+        >>> len(pickle.dumps(small)) < len(pickle.dumps(res)) / 50
+        True
+        >>> small.nobs, small.transform(sim.a[:3], sim.b[:3]).shape
+        (20000, (3, 4))
+        """
+        import copy
+
+        d = self._model.data
+        model = copy.copy(self._model)
+        model._data = ModelData(
+            endog=np.empty(0),
+            blocks={k: np.empty((0, v.shape[1])) for k, v in d.blocks.items()},
+            endog_name=d.endog_name,
+            names={k: list(v) for k, v in d.names.items()},
+            row_index=None,
+            weights=None if d.weights is None else np.empty(0),
+            is_pandas=d.is_pandas,
+        )
+        model._data_removed = True
+        out = JDRResults(model, self._est, self._moments, self._settings)
+        out._rank_tests = dict(self._rank_tests)
+        return out
 
     @property
     def rank(self) -> int:
@@ -456,6 +514,7 @@ class JDRResults(SummaryMixin):
             raise ValueError("give both exog_a and exog_b, or neither (training data)")
         m = self._model
         if exog_a is None:
+            self._require_data("transform() of the training data")
             a, b, index = m.exog_a, m.exog_b, m.data.row_index
         else:
             a = check_new_block(exog_a, "exog_a", m.exog_names_a, labelled=self._labelled)
@@ -489,6 +548,7 @@ class JDRResults(SummaryMixin):
         """
         from .inference.rank_tests import rank_tests
 
+        self._require_data("rank_tests()")
         out = rank_tests(self, method=method, max_rank=max_rank, n_perm=n_perm, seed=seed)
         self._rank_tests[method] = out
         return out
@@ -503,6 +563,7 @@ class JDRResults(SummaryMixin):
         """Bootstrap the fit; see :func:`jdr_stats.inference.bootstrap.bootstrap`."""
         from .inference.bootstrap import bootstrap
 
+        self._require_data("bootstrap()")
         return bootstrap(self, n_boot=n_boot, seed=seed, **options)
 
     # -- summary ----------------------------------------------------------

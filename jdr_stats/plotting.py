@@ -15,6 +15,8 @@ __all__ = [
     "plot_loadings",
     "plot_sufficient_summary",
     "plot_bootstrap_angles",
+    "plot_response_surface",
+    "plot_support",
 ]
 
 
@@ -110,6 +112,7 @@ def plot_sufficient_summary(results: Any, *, direction: int = 1, ax: Any = None)
     """
     if not 1 <= direction <= results.rank:
         raise ValueError(f"direction must be between 1 and {results.rank}; got {direction}")
+    _require_rows(results, "plot_sufficient_summary")
     fig, axes = _axes(ax, ncols=3, figsize=(13, 4))
     feats = np.asarray(results.transform(), dtype=float)
     r = results.rank
@@ -146,4 +149,145 @@ def plot_bootstrap_angles(boot: Any, *, ax: Any = None):
         axis.set_ylabel("replicates")
         axis.set_title(f"Bootstrap, block {blk}")
         axis.legend()
+    return fig
+
+
+def _require_rows(results: Any, what: str) -> None:
+    if getattr(results, "data_removed", False):
+        raise ValueError(
+            f"{what} draws the model's data, which remove_data() dropped; refit to plot"
+        )
+
+
+def plot_response_surface(
+    results: Any,
+    *,
+    direction: int = 1,
+    kind: Literal["hexbin", "contour"] = "hexbin",
+    gridsize: int = 25,
+    ax: Any = None,
+):
+    """The response over the plane of the reduced features ``(a_dir_k, b_dir_k)``.
+
+    Each hexagon (``kind="hexbin"``) is coloured by the mean response of the
+    rows falling in it; ``kind="contour"`` draws filled contours of the
+    binned means instead.  The joint estimator finds the directions along
+    which ``y`` varies with the *product* of the two blocks' features, so a
+    cross-block interaction shows as a saddle (opposite signs in opposite
+    quadrants); a main effect of one block alone shows as bands parallel to
+    an axis.
+
+    Parameters
+    ----------
+    results : JDRResults
+    direction : int
+        Which pair of reduced features, ``1 <= direction <= rank``.
+    kind : {"hexbin", "contour"}
+    gridsize : int
+        Hexagons (or bins) across the x axis, at least 3.
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    if kind not in ("hexbin", "contour"):
+        raise ValueError(f'kind must be "hexbin" or "contour"; got {kind!r}')
+    if isinstance(direction, bool) or not isinstance(direction, (int, np.integer)):
+        raise TypeError(f"direction must be an integer; got {direction!r}")
+    if not 1 <= direction <= results.rank:
+        raise ValueError(f"direction must be between 1 and {results.rank}; got {direction}")
+    if isinstance(gridsize, bool) or not isinstance(gridsize, (int, np.integer)) or gridsize < 3:
+        raise ValueError(f"gridsize must be an integer of at least 3; got {gridsize!r}")
+    _require_rows(results, "plot_response_surface")
+    fig, (axis,) = _axes(ax)
+    feats = np.asarray(results.transform(), dtype=float)
+    r = results.rank
+    fa, fb = feats[:, direction - 1], feats[:, r + direction - 1]
+    y = np.asarray(results.model.endog, dtype=float)
+    if kind == "hexbin":
+        art = axis.hexbin(fa, fb, C=y, reduce_C_function=np.mean, gridsize=gridsize,
+                          cmap="coolwarm", mincnt=1)
+    else:
+        edges_a = np.linspace(fa.min(), fa.max(), gridsize + 1)
+        edges_b = np.linspace(fb.min(), fb.max(), gridsize + 1)
+        sums, _, _ = np.histogram2d(fa, fb, bins=(edges_a, edges_b), weights=y)
+        counts, _, _ = np.histogram2d(fa, fb, bins=(edges_a, edges_b))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = np.where(counts > 0, sums / counts, np.nan)
+        mid_a = (edges_a[:-1] + edges_a[1:]) / 2
+        mid_b = (edges_b[:-1] + edges_b[1:]) / 2
+        art = axis.contourf(mid_a, mid_b, np.ma.masked_invalid(means.T), levels=12,
+                            cmap="coolwarm")
+    fig.colorbar(art, ax=axis, label=f"mean {results.model.endog_name}")
+    axis.set_xlabel(f"a_dir{direction}")
+    axis.set_ylabel(f"b_dir{direction}")
+    axis.set_title("Response over the reduced features")
+    return fig
+
+
+def plot_support(support: Any, *, ax: Any = None):
+    """Support selection: q-values, and stability frequencies when computed.
+
+    One panel per block with a horizontal bar per variable: ``-log10`` of its
+    Benjamini-Hochberg q-value with the line of the target FDR (variables
+    beyond it are selected by the BH rule); when the selection used
+    stability selection, a second row of panels shows each variable's
+    selection frequency with the stability threshold.  Selected variables
+    are drawn dark, the others light.
+
+    Parameters
+    ----------
+    support : SupportResults
+    ax : matplotlib Axes, optional
+        Two axes (four with stability frequencies).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    table = support.table
+    has_freq = "frequency" in table.columns
+    plt = _plt()
+    if ax is None:
+        nrows = 2 if has_freq else 1
+        fig, grid = plt.subplots(nrows, 2, figsize=(10, 3.5 * nrows), squeeze=False)
+        axes = list(grid.ravel())
+    else:
+        axes = list(np.ravel(ax))
+        need = 4 if has_freq else 2
+        if len(axes) != need:
+            raise ValueError(f"ax must hold {need} axes for this plot; got {len(axes)}")
+        fig = axes[0].figure
+    settings = support.settings or {}
+    for j, blk in enumerate(("a", "b")):
+        sub = table.xs(blk, level="block")
+        names = [str(v) for v in sub.index]
+        pos = np.arange(len(names))
+        colors = np.where(sub["selected"].to_numpy(bool), "C0", "0.75")
+        q = np.clip(sub["qvalue"].to_numpy(dtype=float), 1e-300, 1.0)
+        axis = axes[j]
+        axis.barh(pos, -np.log10(q), color=colors)
+        axis.axvline(-np.log10(support.fdr), color="C3", linestyle="--",
+                     label=f"FDR {support.fdr:g}")
+        axis.set_yticks(pos)
+        axis.set_yticklabels(names)
+        axis.invert_yaxis()
+        axis.set_xlabel("-log10 q-value")
+        axis.set_title(f"Block {blk}: coordinate tests")
+        axis.legend(loc="lower right")
+        if has_freq:
+            axis = axes[2 + j]
+            axis.barh(pos, sub["frequency"].to_numpy(dtype=float), color=colors)
+            thr = settings.get("stability_threshold")
+            if thr is not None:
+                axis.axvline(thr, color="C3", linestyle="--", label=f"threshold {thr:g}")
+                axis.legend(loc="lower right")
+            axis.set_yticks(pos)
+            axis.set_yticklabels(names)
+            axis.invert_yaxis()
+            axis.set_xlim(0, 1)
+            axis.set_xlabel("selection frequency")
+            axis.set_title(f"Block {blk}: stability selection")
+    fig.tight_layout()
     return fig

@@ -77,3 +77,51 @@ def test_scree_with_rank_tests(res):
     assert len(fig.axes) == 2
     np.testing.assert_allclose(fig.axes[1].lines[0].get_ydata(), np.clip(rt.table["pvalue"], 1e-300, 1))
     plt.close(fig)
+
+
+def test_response_surface_hexbin_means(res):
+    fig = plotting.plot_response_surface(res)
+    ax = fig.axes[0]
+    (coll,) = ax.collections
+    values = np.asarray(coll.get_array())
+    y = res.model.endog
+    # every hexagon holds the mean of some rows: within the range of y
+    assert values.size > 20 and values.min() >= y.min() and values.max() <= y.max()
+    assert ax.get_xlabel() == "a_dir1" and ax.get_ylabel() == "b_dir1"
+    plt.close(fig)
+    fig = plotting.plot_response_surface(res, direction=2, kind="contour", gridsize=10)
+    assert fig.axes[0].get_xlabel() == "a_dir2"
+    plt.close(fig)
+    with pytest.raises(ValueError, match="kind must be"):
+        plotting.plot_response_surface(res, kind="surface")
+    with pytest.raises(ValueError, match="direction must be between"):
+        plotting.plot_response_surface(res, direction=3)
+
+
+def test_response_surface_shows_the_interaction():
+    # y = (u'a)(v'b): the mean response is positive in quadrants where the
+    # two features share a sign and negative elsewhere
+    sim = jdr.simulate.bilinear(4000, 3, 3, 1, seed=2)
+    fit = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(1)
+    fig = plotting.plot_response_surface(fit, gridsize=8)
+    coll = fig.axes[0].collections[0]
+    centres, means = coll.get_offsets(), np.asarray(coll.get_array())
+    same = np.sign(centres[:, 0]) == np.sign(centres[:, 1])
+    assert means[same].mean() * means[~same].mean() < 0
+    plt.close(fig)
+
+
+def test_plot_support():
+    sim = jdr.simulate.bilinear(1500, 6, 5, 1, s1=2, s2=2, seed=3)
+    model = jdr.JointDimReduction(sim.y, sim.a, sim.b)
+    sup = model.select_support(rank=1)
+    fig = plotting.plot_support(sup)
+    assert len(fig.axes) == 2
+    assert len(fig.axes[0].patches) == 6 and len(fig.axes[1].patches) == 5
+    plt.close(fig)
+    stab = model.select_support(rank=1, rule="stability", n_subsamples=10, seed=1)
+    fig = plotting.plot_support(stab)
+    assert len(fig.axes) == 4
+    widths = [p.get_width() for p in fig.axes[2].patches]
+    np.testing.assert_allclose(widths, stab.table.xs("a", level="block")["frequency"])
+    plt.close(fig)
