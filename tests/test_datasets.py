@@ -21,7 +21,7 @@ def test_concrete():
 
 def test_star98():
     df = datasets.load_star98()
-    assert df.shape == (303, 15)
+    assert df.shape == (303, 14)
     assert df["PCTABOVE"].between(0, 1).all()
     cols = sum(datasets.STAR98_BLOCKS.values(), [])
     assert len(set(cols)) == 12 and set(cols) <= set(df.columns)

@@ -144,7 +144,7 @@ def load_star98() -> pd.DataFrame:
     --------
     >>> from jdr_stats.datasets import load_star98
     >>> load_star98().shape
-    (303, 15)
+    (303, 14)
     """
     from statsmodels.datasets import star98
 
