@@ -1,23 +1,33 @@
 """Command line: ``python -m jdr_stats demo`` and ``python -m jdr_stats fit``.
 
-``fit FILE.csv --y COL --a COLS --b COLS --rank R|auto [--sparsity S1,S2]
-[--rank-method chi2|general|permutation]`` fits the joint estimator to a CSV
-file and prints the summary (with the rank tests when ``--rank auto``).  Bad arguments print a
-one-line error and exit with code 2.
+``fit FILE --y COL --a COLS --b COLS --rank R|auto`` (or ``--formula
+"y ~ a1 + a2 | b1 + b2"`` instead of ``--y/--a/--b``) fits the joint
+estimator to a CSV file and prints its summary; ``--bootstrap N`` and
+``--support`` add the bootstrap and the support selection, ``--format
+text|json|csv|latex|html`` and ``--output FILE`` choose the output,
+``--features-out FILE`` writes the reduced features.  Bad arguments print
+a one-line error and exit with code 2; a closed pipe (``| head``) ends the
+output quietly.
 """
 
 from __future__ import annotations
 
 import argparse
+import io
+import json
+import math
+import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["main", "demo_model"]
+__all__ = ["main", "demo_model", "results_to_dict"]
 
 EXIT_USAGE = 2
+FORMATS = ("text", "json", "csv", "latex", "html")
 
 
 class _UsageError(Exception):
@@ -56,22 +66,53 @@ def _sparsity(text: str) -> tuple[int, int]:
     return s1, s2
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer; got {text!r}")
+    return value
+
+
+def _version() -> str:
+    from . import __version__
+
+    return f"jdr_stats {__version__}"
+
+
 def _build_parser() -> _Parser:
     parser = _Parser(prog="python -m jdr_stats", description=__doc__.split("\n")[0])
+    parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    sub.add_parser("demo", help="fit the joint estimator to the bundled ais data")
+    demo = sub.add_parser("demo", help="fit the joint estimator to the bundled ais data")
     fit = sub.add_parser("fit", help="fit the joint estimator to a CSV file")
     fit.add_argument("file", help="CSV file with a header row")
-    fit.add_argument("--y", required=True, help="response column")
-    fit.add_argument("--a", required=True, type=_columns, help="block a columns, comma-separated")
-    fit.add_argument("--b", required=True, type=_columns, help="block b columns, comma-separated")
+    fit.add_argument("--y", help="response column")
+    fit.add_argument("--a", type=_columns, help="block a columns, comma-separated")
+    fit.add_argument("--b", type=_columns, help="block b columns, comma-separated")
+    fit.add_argument("--formula", help='"y ~ a-terms | b-terms" instead of --y, --a and --b')
+    fit.add_argument("--weights", help="column of positive case weights")
     fit.add_argument("--rank", required=True, type=_rank, help='rank r, or "auto"')
     fit.add_argument("--sparsity", type=_sparsity, default=None, help="S1,S2 for a sparse fit")
     fit.add_argument("--no-standardize", action="store_true", help="centre only, do not whiten")
     fit.add_argument("--missing", choices=("none", "drop", "raise"), default="none")
     fit.add_argument("--rank-method", choices=("chi2", "general", "permutation"), default="chi2",
                      help='test that chooses the rank with --rank auto (default chi2)')
-    fit.add_argument("--seed", type=int, default=None, help="seed of the permutation test")
+    fit.add_argument("--seed", type=int, default=None,
+                     help="seed of the permutation test, the bootstrap and the support selection")
+    fit.add_argument("--bootstrap", type=_positive, default=None, metavar="N",
+                     help="bootstrap the fit with N replicates")
+    fit.add_argument("--support", action="store_true",
+                     help="select the variables (coordinate tests, BH false discovery rate)")
+    fit.add_argument("--fdr", type=float, default=0.1, help="target FDR of --support (0.1)")
+    fit.add_argument("--features-out", metavar="FILE",
+                     help="write the reduced features (a_dir*, b_dir*) to a CSV file")
+    fit.add_argument("--progress", action="store_true", help="show the bootstrap's progress")
+    for p in (demo, fit):
+        p.add_argument("--format", choices=FORMATS, default="text", help="output format")
+        p.add_argument("--output", metavar="FILE", help="write the output to FILE, not stdout")
     return parser
 
 
@@ -86,15 +127,143 @@ def demo_model():
     return JointDimReduction(ais["LBM"], blood, body)
 
 
-def _run_fit(args: argparse.Namespace) -> str:
+# -- JSON ---------------------------------------------------------------------
+def _num(x: Any) -> Any:
+    """A JSON value: floats (NaN as null), ints, bools, strings, lists."""
+    if isinstance(x, (bool, np.bool_)):
+        return bool(x)
+    if isinstance(x, (int, np.integer)):
+        return int(x)
+    if isinstance(x, (float, np.floating)):
+        return None if not math.isfinite(float(x)) else float(x)
+    if isinstance(x, (list, tuple, np.ndarray)):
+        return [_num(v) for v in x]
+    return x if x is None else str(x)
+
+
+def _records(frame: pd.DataFrame, index_name: str) -> list[dict[str, Any]]:
+    out = []
+    for idx, row in frame.iterrows():
+        rec = {index_name: _num(idx) if not isinstance(idx, tuple) else [_num(i) for i in idx]}
+        rec.update({str(k): _num(v) for k, v in row.items()})
+        out.append(rec)
+    return out
+
+
+def results_to_dict(res: Any, *, boot: Any = None, support: Any = None) -> dict[str, Any]:
+    """The JSON document of a fit (and its bootstrap and support selection).
+
+    Keys: ``version``, ``endog``, ``formula``, ``nobs``, ``rank``,
+    ``rank_method``, ``standardize``, ``sparsity``, ``weights``,
+    ``singular_values``, ``directions_a`` and ``directions_b`` (``{variable:
+    [loading on dir1, ...]}``), ``support_a``, ``support_b``, ``rank_tests``
+    (``{method: [{k, statistic, df, pvalue, ...}]}``, the tests run) and,
+    when given, ``bootstrap`` and ``support``.  NaN is ``null``.
+    """
+    from . import __version__
+
+    m = res.model
+    da = pd.DataFrame(res.estimate.dir_a, index=m.exog_names_a)
+    db = pd.DataFrame(res.estimate.dir_b, index=m.exog_names_b)
+    doc: dict[str, Any] = {
+        "version": __version__,
+        "endog": m.endog_name,
+        "formula": m.formula,
+        "nobs": res.nobs,
+        "rank": res.rank,
+        "rank_method": res.rank_method,
+        "standardize": res.standardize,
+        "sparsity": None if res.sparsity is None else list(res.sparsity),
+        "weights": m.weights is not None,
+        "singular_values": _num(res.singular_values),
+        "directions_a": {str(k): _num(v.to_numpy()) for k, v in da.iterrows()},
+        "directions_b": {str(k): _num(v.to_numpy()) for k, v in db.iterrows()},
+        "support_a": res.support_a,
+        "support_b": res.support_b,
+        "rank_tests": {
+            key: _records(rt.table, "k") for key, rt in getattr(res, "_rank_tests", {}).items()
+        },
+    }
+    if boot is not None:
+        bound = boot.max_angle_bound()
+        doc["bootstrap"] = {
+            "n_boot": boot.n_boot,
+            "alpha": boot.alpha,
+            "interval": boot.interval,
+            "max_angle_bound_deg": {k: _num(v) for k, v in bound.items()},
+            "conf_int": _records(boot.conf_int(), "parameter"),
+        }
+    if support is not None:
+        doc["support"] = {
+            "method": support.method,
+            "rule": support.rule,
+            "fdr": _num(support.fdr),
+            "selected_a": support.selected_a,
+            "selected_b": support.selected_b,
+            "tests": _records(support.table, "variable"),
+        }
+    return doc
+
+
+# -- output -------------------------------------------------------------------
+def _render(fmt: str, res: Any, boot: Any, support: Any, header: str = "") -> str:
+    if fmt == "json":
+        return json.dumps(results_to_dict(res, boot=boot, support=support), indent=2) + "\n"
+    parts = [x.summary() for x in (res, boot, support) if x is not None]
+    if fmt == "text":
+        return header + "\n\n".join(str(s) for s in parts) + "\n"
+    if fmt == "latex":
+        return "\n\n".join(s.as_latex() for s in parts) + "\n"
+    if fmt == "html":
+        return "\n<br/>\n".join(s.as_html() for s in parts) + "\n"
+    # csv: every table of every summary, each after a "# title: caption" line
+    buf = io.StringIO()
+    for s in parts:
+        for caption, frame in s.frames.items():
+            buf.write(f"# {s.title}: {caption}\n")
+            frame.to_csv(buf, index=True, lineterminator="\n")
+            buf.write("\n")
+    return buf.getvalue()
+
+
+def _emit(text: str, output: str | None) -> None:
+    if output:
+        try:
+            with open(output, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as exc:
+            raise ValueError(f"cannot write --output {output}: {exc.strerror}") from None
+        return
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+# -- fit ----------------------------------------------------------------------
+def _read(path: str) -> pd.DataFrame:
+    try:
+        return pd.read_csv(path)
+    except FileNotFoundError:
+        raise ValueError(f"file not found: {path}") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise ValueError(f"cannot read {path} as CSV: {exc}") from None
+
+
+def _model(args: argparse.Namespace, data: pd.DataFrame):
     from .model import JointDimReduction
 
-    try:
-        data = pd.read_csv(args.file)
-    except FileNotFoundError:
-        raise ValueError(f"file not found: {args.file}") from None
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise ValueError(f"cannot read {args.file} as CSV: {exc}") from None
+    weights = None
+    if args.weights is not None:
+        if args.weights not in data.columns:
+            raise ValueError(f"--weights: {args.file} has no column {args.weights!r}")
+        weights = data[args.weights]
+    if args.formula is not None:
+        if args.y or args.a or args.b:
+            raise ValueError("give either --formula or --y, --a and --b, not both")
+        return JointDimReduction.from_formula(
+            args.formula, data, missing=args.missing, weights=weights
+        )
+    if not (args.y and args.a and args.b):
+        raise ValueError("give --y, --a and --b (or --formula)")
     wanted = [args.y, *args.a, *args.b]
     missing_cols = [c for c in wanted if c not in data.columns]
     if missing_cols:
@@ -102,9 +271,14 @@ def _run_fit(args: argparse.Namespace) -> str:
     overlap = set(args.a) & set(args.b)
     if overlap:
         raise ValueError(f"columns {sorted(overlap)} are in both --a and --b")
-    model = JointDimReduction(
-        data[args.y], data[args.a], data[args.b], missing=args.missing
+    return JointDimReduction(
+        data[args.y], data[args.a], data[args.b], missing=args.missing, weights=weights
     )
+
+
+def _run_fit(args: argparse.Namespace) -> str:
+    data = _read(args.file)
+    model = _model(args, data)
     res = model.fit(
         args.rank,
         standardize=not args.no_standardize,
@@ -112,24 +286,48 @@ def _run_fit(args: argparse.Namespace) -> str:
         rank_method=args.rank_method,
         seed=args.seed,
     )
-    return str(res.summary())
+    boot = None
+    if args.bootstrap is not None:
+        boot = res.bootstrap(args.bootstrap, seed=args.seed, progress=args.progress)
+    support = None
+    if args.support:
+        support = model.select_support(rank=res.rank, fdr=args.fdr, seed=args.seed)
+    if args.features_out:
+        feats = res.transform()
+        if not isinstance(feats, pd.DataFrame):
+            feats = pd.DataFrame(feats)
+        try:
+            feats.to_csv(args.features_out, index_label="row")
+        except OSError as exc:
+            raise ValueError(f"cannot write --features-out {args.features_out}: {exc.strerror}") from None
+    return _render(args.format, res, boot, support)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit code."""
     parser = _build_parser()
     try:
-        args = parser.parse_args(argv)
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as exc:  # --version and --help print and stop
+            return int(exc.code or 0)
         if args.command == "demo":
             res = demo_model().fit(2)
-            print("LBM of 202 athletes on log blood (a) and log body-build (b) measurements\n")
-            print(res.summary())
+            header = "LBM of 202 athletes on log blood (a) and log body-build (b) measurements\n\n"
+            text = _render(args.format, res, None, None, header=header)
         else:
-            print(_run_fit(args))
+            text = _run_fit(args)
+        _emit(text, args.output)
     except _UsageError as exc:
         print(f"jdr_stats: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except (ValueError, TypeError) as exc:
         print(f"jdr_stats: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:
+        # the reader (e.g. `head`) closed the pipe: stop quietly; point
+        # stdout at devnull so that the interpreter's final flush is silent
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     return 0

@@ -75,3 +75,113 @@ def test_module_entry_point_no_traceback(tmp_path):
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
     assert "single value" in proc.stderr
+
+
+# ---------------------------------------------------------------------------
+# formats, flags and pipes
+# ---------------------------------------------------------------------------
+import json  # noqa: E402
+import shutil  # noqa: E402
+import xml.etree.ElementTree as ET  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+BASE = ["--y", "y", "--a", "a0,a1,a2,a3", "--b", "b0,b1,b2"]
+
+
+def test_version(capsys):
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"jdr_stats {jdr.__version__}"
+
+
+def test_json_output(csv_file, capsys):
+    assert main(["fit", str(csv_file), *BASE, "--rank", "auto", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    data = pd.read_csv(csv_file)
+    res = jdr.JointDimReduction(data["y"], data[["a0", "a1", "a2", "a3"]],
+                                data[["b0", "b1", "b2"]]).fit(doc["rank"])
+    assert doc["nobs"] == 400 and doc["endog"] == "y" and doc["rank_method"] == "chi2"
+    np.testing.assert_allclose(doc["singular_values"], res.singular_values)
+    assert list(doc["directions_a"]) == ["a0", "a1", "a2", "a3"]
+    np.testing.assert_allclose([doc["directions_b"][v] for v in ["b0", "b1", "b2"]],
+                               res.directions_b.to_numpy())
+    tests = doc["rank_tests"]["auto"]
+    assert [t["k"] for t in tests] == list(range(len(tests))) and len(tests) >= 1
+    assert all(0 < t["pvalue"] <= 1 for t in tests)
+    # the sequence stops at the first test not rejected at 0.05: that k is the rank
+    assert tests[-1]["pvalue"] > 0.05 and tests[-1]["k"] == doc["rank"]
+
+
+def test_formula_weights_bootstrap_support_json(csv_file, tmp_path, capsys):
+    data = pd.read_csv(csv_file)
+    data["w"] = np.linspace(1, 2, len(data))
+    path = tmp_path / "w.csv"
+    data.to_csv(path, index=False)
+    assert main(["fit", str(path), "--formula", "y ~ a0 + a1 + np.exp(a2) + a3 | b0 + b1 + b2",
+                 "--rank", "1", "--weights", "w", "--bootstrap", "49", "--seed", "1",
+                 "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["weights"] is True and "np.exp(a2)" in doc["directions_a"]
+    assert doc["formula"].startswith("y ~") and doc["bootstrap"]["n_boot"] == 49
+    assert 0 < doc["bootstrap"]["max_angle_bound_deg"]["a"] < 90
+    # support selection does not take weights: a one-line error
+    assert main(["fit", str(path), *BASE, "--rank", "1", "--weights", "w", "--support"]) == 2
+    assert "weights" in capsys.readouterr().err
+    assert main(["fit", str(csv_file), *BASE, "--rank", "1", "--support", "--seed", "2",
+                 "--format", "json"]) == 0
+    sup = json.loads(capsys.readouterr().out)["support"]
+    assert len(sup["tests"]) == 7 and set(sup["selected_a"]) <= {"a0", "a1", "a2", "a3"}
+
+
+@pytest.mark.parametrize("fmt", ["text", "csv", "latex", "html"])
+def test_formats_to_file(csv_file, tmp_path, fmt, capsys):
+    out = tmp_path / f"out.{fmt}"
+    assert main(["fit", str(csv_file), *BASE, "--rank", "1", "--bootstrap", "39", "--seed", "3",
+                 "--format", fmt, "--output", str(out)]) == 0
+    assert capsys.readouterr().out == ""
+    text = out.read_text()
+    if fmt == "text":
+        assert "Joint Dimension Reduction Results" in text and "Bootstrap" in text
+    elif fmt == "csv":
+        assert "# Joint Dimension Reduction Results: block a" in text
+        block = text.split("# Joint Dimension Reduction Results: block a\n")[1].split("\n\n")[0]
+        frame = pd.read_csv(__import__("io").StringIO(block), index_col=0)
+        assert list(frame.index) == ["a0", "a1", "a2", "a3"] and frame.shape[1] == 1
+    elif fmt == "latex":
+        assert text.count("\\begin{table}") == 2
+        if shutil.which("pdflatex"):
+            doc = tmp_path / "d.tex"
+            doc.write_text("\\documentclass{article}\\begin{document}" + text + "\\end{document}")
+            run = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "d.tex"],
+                                 cwd=tmp_path, capture_output=True, text=True, timeout=60)
+            assert run.returncode == 0
+    else:
+        ET.fromstring("<div>" + text + "</div>")
+
+
+def test_features_out(csv_file, tmp_path):
+    out = tmp_path / "feats.csv"
+    assert main(["fit", str(csv_file), *BASE, "--rank", "2", "--features-out", str(out),
+                 "--output", str(tmp_path / "s.txt")]) == 0
+    feats = pd.read_csv(out, index_col="row")
+    assert list(feats.columns) == ["a_dir1", "a_dir2", "b_dir1", "b_dir2"]
+    data = pd.read_csv(csv_file)
+    res = jdr.JointDimReduction(data["y"], data[["a0", "a1", "a2", "a3"]],
+                                data[["b0", "b1", "b2"]]).fit(2)
+    np.testing.assert_allclose(feats.to_numpy(), res.transform().to_numpy(), atol=1e-9)
+
+
+def test_formula_and_columns_conflict(csv_file, capsys):
+    assert main(["fit", str(csv_file), "--formula", "y ~ a0 | b0", "--y", "y", "--rank", "1"]) == 2
+    assert "not both" in capsys.readouterr().err
+    assert main(["fit", str(csv_file), "--rank", "1"]) == 2
+    assert "--formula" in capsys.readouterr().err
+
+
+def test_closed_pipe_no_traceback(csv_file):
+    cmd = (f"{sys.executable} -m jdr_stats fit {csv_file} --y y --a a0,a1,a2,a3 --b b0,b1,b2 "
+           "--rank 1 --format csv | head -1")
+    proc = subprocess.run(["bash", "-c", "set -o pipefail; " + cmd], capture_output=True, text=True)
+    assert proc.stdout.count("\n") == 1
+    assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr
