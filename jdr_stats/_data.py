@@ -16,15 +16,14 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from ._validation import check_choice
 from ._warnings import MissingDataWarning
 
 __all__ = [
     "ModelData",
     "MissingPolicy",
     "check_new_block",
-    "normalize_seed",
     "designs_from_formula",
-    "check_fraction",
     "DataModel",
 ]
 
@@ -173,8 +172,7 @@ class ModelData:
         check_response : bool
             Require at least two distinct response values.
         """
-        if missing not in _MISSING:
-            raise ValueError(f"missing must be one of {_MISSING}; got {missing!r}")
+        check_choice(missing, "missing", _MISSING)
         y, yname = _as_endog(endog)
         arrays: dict[str, np.ndarray] = {}
         names: dict[str, list[str]] = {}
@@ -338,26 +336,6 @@ def check_new_block(
     if not np.isfinite(arr).all():
         raise ValueError(f"{argname} contains NaN or infinite values")
     return arr
-
-
-def check_fraction(value: object, name: str, *, low: float = 0.0, high: float = 1.0) -> float:
-    """A level, rate or threshold strictly between ``low`` and ``high``."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a number strictly between {low} and {high}; got {value!r}")
-    if not low < float(value) < high:
-        raise ValueError(f"{name} must be strictly between {low} and {high}; got {value!r}")
-    return float(value)
-
-
-def normalize_seed(seed: int | np.random.Generator | None) -> np.random.Generator:
-    """The one place where a ``seed`` argument becomes a Generator."""
-    if isinstance(seed, np.random.Generator):
-        return seed
-    if seed is None or isinstance(seed, (int, np.integer)):
-        return np.random.default_rng(seed)
-    raise TypeError(
-        f"seed must be an int, a numpy Generator or None; got {type(seed).__name__}"
-    )
 
 
 def _split_top_level(text: str, sep: str) -> list[str]:

@@ -22,6 +22,7 @@ from ._linalg import (
     unwhiten,
     whiten_cross,
 )
+from ._validation import check_int
 from .sparse import check_sparsity, three_step_projection
 
 __all__ = ["Estimate", "estimate", "check_rank"]
@@ -66,13 +67,9 @@ def check_rank(rank: object, n1: int, n2: int) -> int:
     if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)):
         raise TypeError(f'rank must be a positive integer or "auto"; got {rank!r}')
     cap = min(n1, n2)
-    if not 1 <= rank <= cap:
-        smaller = "a" if n1 <= n2 else "b"
-        raise ValueError(
-            f"rank must be between 1 and {cap} (the smaller block, exog_{smaller}, "
-            f"has {cap} columns); got {int(rank)}"
-        )
-    return int(rank)
+    smaller = "a" if n1 <= n2 else "b"
+    why = f" (the smaller block, exog_{smaller}, has {cap} columns)"
+    return check_int(rank, "rank", low=1, high=cap, why=why)
 
 
 def _decompose(

@@ -18,6 +18,7 @@ import pandas as pd
 from ._data import DataModel, MissingPolicy, ModelData, check_new_block, designs_from_formula
 from ._estimate import Estimate, estimate
 from ._linalg import BlockMoments, block_moments
+from ._validation import check_bool
 from .summary import SummaryMixin, build_summary
 
 __all__ = ["JointDimReduction", "JDRResults"]
@@ -221,8 +222,7 @@ class JointDimReduction(DataModel):
         ``ybar^2 n1 n2 / m``, so the estimate is less variable and invariant
         to a shift of ``y``.
         """
-        if not isinstance(standardize, (bool, np.bool_)):
-            raise TypeError(f"standardize must be True or False; got {standardize!r}")
+        standardize = check_bool(standardize, "standardize")
         if standardize:
             self._check_rows_for_whitening()
         mom = self.moments(covariances=bool(standardize))

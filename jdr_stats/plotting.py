@@ -10,6 +10,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ._validation import check_choice
+
 __all__ = [
     "plot_scree",
     "plot_loadings",
@@ -80,8 +82,7 @@ def plot_scree(results: Any, *, rank_tests: Any = None, ax: Any = None):
 
 def plot_loadings(results: Any, *, block: Literal["a", "b", "both"] = "both", ax: Any = None):
     """Bar charts of the directions (unit-length columns) of each block."""
-    if block not in ("a", "b", "both"):
-        raise ValueError(f'block must be "a", "b" or "both"; got {block!r}')
+    check_choice(block, "block", ("a", "b", "both"))
     blocks = ["a", "b"] if block == "both" else [block]
     fig, axes = _axes(ax, ncols=len(blocks), figsize=(5 * len(blocks), 4))
     model = results.model

@@ -15,7 +15,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from ._data import normalize_seed
+from ._validation import check_choice, check_int, normalize_seed
 
 __all__ = ["SimulatedData", "bilinear", "binary", "random_basis", "draw_blocks"]
 
@@ -69,8 +69,7 @@ class SimulatedData:
 
 def _check_dims(m: int, n1: int, n2: int, r: int, s1: int | None, s2: int | None) -> None:
     for name, val in (("m", m), ("n1", n1), ("n2", n2), ("r", r)):
-        if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < 1:
-            raise ValueError(f"{name} must be a positive integer; got {val!r}")
+        check_int(val, name, low=1)
     if r > min(n1, n2):
         raise ValueError(f"r must be at most min(n1, n2) = {min(n1, n2)}; got {r}")
     for name, s, n in (("s1", s1, n1), ("s2", s2, n2)):
@@ -98,8 +97,7 @@ def draw_blocks(
     ``cov(a_j, b_j) = rho`` for ``j < min(n1, n2)`` (the paper's "weakly
     correlated" blocks, rho = 0.2).
     """
-    if design not in _DESIGNS:
-        raise ValueError(f"design must be one of {_DESIGNS}; got {design!r}")
+    check_choice(design, "design", _DESIGNS)
     rng = normalize_seed(seed)
     if design == "gaussian":
         return rng.standard_normal((m, n1)), rng.standard_normal((m, n2))
@@ -186,8 +184,7 @@ def bilinear(
     """
     if noise < 0:
         raise ValueError(f"noise must be nonnegative; got {noise!r}")
-    if noise_dist not in ("normal", "t3"):
-        raise ValueError(f'noise_dist must be "normal" or "t3"; got {noise_dist!r}')
+    check_choice(noise_dist, "noise_dist", ("normal", "t3"))
     rng, U, V, a, b = _truth_and_blocks(m, n1, n2, r, s1, s2, design, rho, seed)
     mu = _link_values(link, a @ U, b @ V)
     z = rng.standard_normal(m) if noise_dist == "normal" else rng.standard_t(3, m)

@@ -32,9 +32,11 @@ import pandas as pd
 from scipy import linalg as sla
 from scipy import stats
 
-from ._data import check_fraction, normalize_seed
 from ._estimate import check_rank, estimate
 from ._linalg import cholesky_factor
+from ._validation import (
+    check_bool, check_choice, check_fraction, check_int, check_positive, normalize_seed,
+)
 from .inference.hypotheses import TestTable, bh_qvalues, perm_pvalue
 from .sparse import check_sparsity
 from .summary import build_summary
@@ -120,23 +122,6 @@ class SupportResults(TestTable):
         shown["df"] = shown["df"].astype(int).astype(str)
         shown["selected"] = np.where(shown["selected"].to_numpy(bool), "yes", "no")
         return build_summary(self.title, info, [("variable", shown)], self.notes)
-
-
-# ---------------------------------------------------------------------------
-# validation helpers
-# ---------------------------------------------------------------------------
-def _check_choice(value: object, name: str, choices: tuple[str, ...]) -> str:
-    if not isinstance(value, str) or value not in choices:
-        raise ValueError(f"{name} must be one of {choices}; got {value!r}")
-    return value
-
-
-def _check_count(value: object, name: str, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer; got {value!r}")
-    if value < low:
-        raise ValueError(f"{name} must be at least {low}; got {int(value)}")
-    return int(value)
 
 
 # ---------------------------------------------------------------------------
@@ -509,30 +494,26 @@ def select_support(
     True
     """
     n1, n2 = model.exog_a.shape[1], model.exog_b.shape[1]
-    method = _check_choice(method, "method", ("chi2", "permutation"))
-    covariance = _check_choice(covariance, "covariance", ("factored", "sandwich"))
-    rule = _check_choice(rule, "rule", ("bh", "threshold", "stability"))
+    method = check_choice(method, "method", ("chi2", "permutation"))
+    covariance = check_choice(covariance, "covariance", ("factored", "sandwich"))
+    rule = check_choice(rule, "rule", ("bh", "threshold", "stability"))
     fdr = check_fraction(fdr, "fdr")
-    if not isinstance(standardize, (bool, np.bool_)):
-        raise TypeError(f"standardize must be True or False; got {standardize!r}")
-    standardize = bool(standardize)
+    standardize = check_bool(standardize, "standardize")
     if rank is not None:
         rank = check_rank(rank, n1, n2)
     if test is None:
         test = "marginal" if rank is None else "conditional"
-    test = _check_choice(test, "test", ("conditional", "marginal"))
+    test = check_choice(test, "test", ("conditional", "marginal"))
     if test == "conditional" and rank is None:
         raise ValueError('test="conditional" needs the rank of the fit; got rank=None')
     if rule == "stability" and rank is None:
         raise ValueError('rule="stability" fits the sparse estimator and needs rank; got rank=None')
     if method == "permutation":
-        n_perm = _check_count(n_perm, "n_perm", 1)
+        n_perm = check_int(n_perm, "n_perm", low=1)
     if rule == "threshold" and threshold is not None:
-        numeric = isinstance(threshold, (int, float, np.floating))
-        if isinstance(threshold, bool) or not numeric or not threshold > 0:
-            raise ValueError(f"threshold must be a positive number; got {threshold!r}")
+        threshold = check_positive(threshold, "threshold")
     if rule == "stability":
-        n_subsamples = _check_count(n_subsamples, "n_subsamples", 2)
+        n_subsamples = check_int(n_subsamples, "n_subsamples", low=2)
         stability_threshold = check_fraction(stability_threshold, "stability_threshold", low=0.5)
         if sparsity is not None:
             sparsity = check_sparsity(sparsity, n1, n2, rank=rank)

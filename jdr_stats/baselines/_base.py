@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .._validation import check_int
 from .._data import DataModel, MissingPolicy, ModelData, check_new_block, designs_from_formula
 from .._linalg import cholesky_factor, unit_columns
 from ..inference.chi2mix import bentler_xie_pvalue, wood_pvalue
@@ -199,29 +200,6 @@ def arc_slices(y: np.ndarray, n_slices: int) -> SliceInfo:
 
 
 SLICERS = {"dr": dr_slices, "arc": arc_slices}
-
-
-def check_slice_method(slice_method: Any) -> str:
-    if slice_method not in SLICERS:
-        raise ValueError(f'slice_method must be "dr" or "arc"; got {slice_method!r}')
-    return str(slice_method)
-
-
-def check_chi2approx(chi2approx: Any) -> str:
-    if chi2approx not in ("bx", "wood"):
-        raise ValueError(f'chi2approx must be "bx" or "wood"; got {chi2approx!r}')
-    return str(chi2approx)
-
-
-def check_n_slices(n_slices: Any, p: int) -> int:
-    """Validate ``n_slices``; ``None`` gives dr's default ``max(8, p + 3)``."""
-    if n_slices is None:
-        return max(8, p + 3)
-    if isinstance(n_slices, bool) or not isinstance(n_slices, (int, np.integer)):
-        raise TypeError(f"n_slices must be an integer >= 2 or None; got {n_slices!r}")
-    if n_slices < 2:
-        raise ValueError(f"n_slices must be at least 2; got {int(n_slices)}")
-    return int(n_slices)
 
 
 # ---------------------------------------------------------------------------
@@ -569,12 +547,6 @@ class SDRModel(DataModel):
         return normalize_weights(self._data.weights)
 
 
-def check_numdir(numdir: Any, p: int) -> int:
-    if isinstance(numdir, bool) or not isinstance(numdir, (int, np.integer)) or numdir < 1:
-        raise ValueError(f"numdir must be a positive integer; got {numdir!r}")
-    return int(min(numdir, p))
-
-
 class SDRResults(SummaryMixin):
     """Results shared by SIR, pHd and SAVE (read-only).
 
@@ -695,9 +667,7 @@ class SDRResults(SummaryMixin):
         p = self._dirs.shape[0]
         if k is None:
             return self._numdir
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= p:
-            raise ValueError(f"{argname} must be an integer between 1 and {p}; got {k!r}")
-        return int(k)
+        return check_int(k, argname, low=1, high=p)
 
     # -- reduced predictors ----------------------------------------------
     def transform(self, exog: Any = None, *, n_dirs: int | None = None):

@@ -7,13 +7,12 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from .._validation import check_bool, check_choice, check_int
 from ._base import (
     DimensionTests,
     SDRModel,
     SDRResults,
     center_rows,
-    check_chi2approx,
-    check_numdir,
     chi2_sf,
     cov_of_products,
     dim_row_labels,
@@ -93,10 +92,9 @@ class PHD(SDRModel):
         -------
         PHDResults
         """
-        if not isinstance(residuals, (bool, np.bool_)):
-            raise TypeError(f"residuals must be True or False; got {residuals!r}")
+        residuals = check_bool(residuals, "residuals")
         p = self.exog.shape[1]
-        nd = check_numdir(numdir, p)
+        nd = min(check_int(numdir, "numdir", low=1), p)
         w = self._weights()
         mean, xc, w = center_rows(self.exog, w, None)
         wx = xc if w is None else xc * w[:, None]
@@ -114,7 +112,7 @@ class PHD(SDRModel):
         return PHDResults(
             self, std, kernel, numdir=nd,
             settings={"method": method, "residuals": bool(residuals),
-                      "chi2approx": check_chi2approx(chi2approx)},
+                      "chi2approx": check_choice(chi2approx, "chi2approx", ("bx", "wood"))},
             extras={"r": r},
         )
 

@@ -7,21 +7,18 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from .._validation import check_bool, check_choice, check_int
 from ._base import (
     CoordinateTest,
     DimensionTests,
     SDRModel,
     SDRResults,
     center_rows,
-    check_n_slices,
-    check_numdir,
     chi2_sf,
     coordinate_bases,
     cov_of_products,
     dim_row_labels,
     SLICERS,
-    check_chi2approx,
-    check_slice_method,
     slice_moments,
     standardize,
 )
@@ -101,9 +98,9 @@ class SAVE(SDRModel):
         SAVEResults
         """
         p = self.exog.shape[1]
-        h = check_n_slices(n_slices, p)
-        nd = check_numdir(numdir, p)
-        slices = SLICERS[check_slice_method(slice_method)](self.endog, h)
+        h = max(8, p + 3) if n_slices is None else check_int(n_slices, "n_slices", low=2)
+        nd = min(check_int(numdir, "numdir", low=1), p)
+        slices = SLICERS[check_choice(slice_method, "slice_method", tuple(SLICERS))](self.endog, h)
         centred = center_rows(self.exog, self._weights(), slices.order)
         sm = slice_moments(centred[1], centred[2], slices, second=True)
         # total covariance from the slice moments (within + between), no
@@ -121,7 +118,7 @@ class SAVE(SDRModel):
         return SAVEResults(
             self, std, kernel, numdir=nd,
             settings={"method": "save", "n_slices": h, "slice_method": slice_method,
-                      "chi2approx": check_chi2approx(chi2approx)},
+                      "chi2approx": check_choice(chi2approx, "chi2approx", ("bx", "wood"))},
             slices=slices, extras={"f": sm.f, "I_minus_V": a_mats},
         )
 

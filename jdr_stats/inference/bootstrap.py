@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 from scipy.linalg.blas import dgemm as _dgemm
 
-from .._data import check_fraction, normalize_seed
+from .._validation import check_bool, check_choice, check_fraction, check_int, normalize_seed
 from .._estimate import estimate
 from .._linalg import BlockMoments, orthonormal_basis
 from .._warnings import SmallSampleWarning
@@ -284,12 +284,6 @@ def _order_index(n: int, level: float) -> int:
     return int(min(max(k, 1), n)) - 1
 
 
-def _check_interval(interval: object) -> str:
-    if interval not in _INTERVALS:
-        raise ValueError(f"interval must be one of {_INTERVALS}; got {interval!r}")
-    return str(interval)
-
-
 def _progress(done: int, total: int, start: float) -> None:
     print(
         f"bootstrap: {done}/{total} replicates ({time.perf_counter() - start:.1f} s)",
@@ -443,16 +437,11 @@ def bootstrap(
     >>> bool(ci.loc[("a", "largest angle"), "upper"] < 30)
     True
     """
-    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)):
-        raise TypeError(f"n_boot must be a positive integer; got {n_boot!r}")
-    if n_boot < 1:
-        raise ValueError(f"n_boot must be a positive integer; got {n_boot!r}")
-    if method not in _METHODS:
-        raise ValueError(f"method must be one of {_METHODS}; got {method!r}")
-    interval = _check_interval(interval)
+    n_boot = check_int(n_boot, "n_boot", low=1)
+    method = check_choice(method, "method", _METHODS)
+    interval = check_choice(interval, "interval", _INTERVALS)
     alpha = check_fraction(alpha, "alpha")
-    if not isinstance(progress, (bool, np.bool_)):
-        raise TypeError(f"progress must be True or False; got {progress!r}")
+    progress = check_bool(progress, "progress")
     for attr in ("model", "estimate", "rank", "standardize", "sparsity"):
         if not hasattr(results, attr):
             raise TypeError(
@@ -606,7 +595,7 @@ class BootstrapResults(SummaryMixin):
     # -- intervals --------------------------------------------------------
     def _levels(self, alpha: float | None, interval: str | None) -> tuple[float, str]:
         alpha = self._alpha if alpha is None else check_fraction(alpha, "alpha")
-        interval = self._interval if interval is None else _check_interval(interval)
+        interval = self._interval if interval is None else check_choice(interval, "interval", _INTERVALS)
         if (self.n_boot + 1) * alpha / 2 < 1:
             raise ValueError(
                 f"alpha={alpha} needs at least {math.ceil(2 / alpha) - 1} replicates "
@@ -697,8 +686,7 @@ class BootstrapResults(SummaryMixin):
 
     def sentence(self, block: Literal["a", "b"], alpha: float | None = None) -> str:
         """The bound on the largest angle of ``block`` as a plain sentence."""
-        if block not in ("a", "b"):
-            raise ValueError(f'block must be "a" or "b"; got {block!r}')
+        check_choice(block, "block", ("a", "b"))
         alpha, _ = self._levels(alpha, None)
         bound = self.max_angle_bound(alpha)[block]
         return (

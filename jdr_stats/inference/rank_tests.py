@@ -32,9 +32,9 @@ import pandas as pd
 from scipy import stats
 from scipy import linalg as sla
 
-from .._data import check_fraction, normalize_seed
 from .._estimate import estimate
 from .._linalg import BlockMoments, cholesky_factor
+from .._validation import check_choice, check_fraction, check_int, normalize_seed
 from .._warnings import RankSelectionWarning
 from ..summary import build_summary
 from .chi2mix import weighted_chi2_sf
@@ -400,25 +400,12 @@ def _test_row(
     return {"statistic": stat, "df": np.nan, "pvalue": pv, "n_perm": float(n_perm)}, None
 
 
-def _check_options(method: Any, n_perm: Any) -> None:
-    if method not in _METHODS:
-        raise ValueError(f"method must be one of {_METHODS}; got {method!r}")
-    if isinstance(n_perm, bool) or not isinstance(n_perm, (int, np.integer)) or n_perm < 1:
-        raise ValueError(f"n_perm must be a positive integer; got {n_perm!r}")
-
-
 def _check_max_rank(max_rank: Any, n1: int, n2: int) -> int:
     top = min(n1, n2) - 1
     if max_rank is None:
         return top
-    if isinstance(max_rank, bool) or not isinstance(max_rank, (int, np.integer)):
-        raise TypeError(f"max_rank must be an integer or None; got {max_rank!r}")
-    if not 0 <= max_rank <= top:
-        raise ValueError(
-            f"max_rank must be between 0 and {top} (min(n1, n2) - 1: H0: r = "
-            f"min(n1, n2) leaves no complement to test); got {int(max_rank)}"
-        )
-    return int(max_rank)
+    why = " (min(n1, n2) - 1: H0: r = min(n1, n2) leaves no complement to test)"
+    return check_int(max_rank, "max_rank", low=0, high=top, why=why)
 
 
 def _build(
@@ -461,7 +448,8 @@ def _run(
     seed: Any,
     stop_alpha: float | None = None,
 ) -> RankTestResults:
-    _check_options(method, n_perm)
+    check_choice(method, "method", _METHODS)
+    check_int(n_perm, "n_perm", low=1)
     n1, n2 = model.exog_a.shape[1], model.exog_b.shape[1]
     top = _check_max_rank(max_rank, n1, n2)
     rng = normalize_seed(seed) if method == "permutation" else None
