@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from scipy import linalg as sla
@@ -20,12 +21,14 @@ __all__ = [
     "BlockMoments",
     "block_moments",
     "cholesky_factor",
+    "Whitening",
+    "block_whitenings",
     "whiten_cross",
-    "unwhiten",
+    "sign_columns",
     "svd_signed",
     "orthonormal_basis",
-    "orthogonal_complement",
     "principal_angles",
+    "batched_principal_angles",
     "unit_columns",
 ]
 
@@ -170,15 +173,90 @@ def cholesky_factor(
     return d[:, None] * np.linalg.cholesky(corr)
 
 
-def whiten_cross(cross: np.ndarray, la: np.ndarray, lb: np.ndarray) -> np.ndarray:
+@dataclass(frozen=True)
+class Whitening:
+    """Affine whitening of one block: ``x' = L^{-1}(x - mean)``, ``cov = L L^T``.
+
+    The one whitening of the package: the joint estimator, the rank tests,
+    the coordinate tests, the bootstrap and the single-block baselines all
+    map rows, cross moments and directions through it.  ``chol`` is the
+    lower Cholesky factor (see :func:`cholesky_factor` and
+    ``JointDimReduction.fit`` for why any square root gives the same
+    subspaces).
+
+    Attributes
+    ----------
+    mean : ndarray, shape (n,)
+    cov : ndarray, shape (n, n)
+    chol : ndarray, shape (n, n)
+        Lower triangular ``L`` with ``cov = L L^T``.
+    """
+
+    mean: np.ndarray
+    cov: np.ndarray
+    chol: np.ndarray
+
+    @classmethod
+    def from_moments(
+        cls, mean: np.ndarray, cov: np.ndarray, argname: str, names: Sequence[str]
+    ) -> Whitening:
+        """Factor ``cov`` (``ValueError`` naming collinear variables)."""
+        return cls(mean=mean, cov=cov, chol=cholesky_factor(cov, argname, names))
+
+    @property
+    def dim(self) -> int:
+        return int(self.chol.shape[0])
+
+    @cached_property
+    def linv(self) -> np.ndarray:
+        """``L^{-1}`` (lower triangular), formed once for repeated products.
+
+        (``scipy.linalg.solve_triangular`` on small matrices can take
+        milliseconds per call under a multi-threaded BLAS.)
+        """
+        return np.tril(np.linalg.solve(self.chol, np.eye(self.dim)))
+
+    def solve(self, mat: np.ndarray) -> np.ndarray:
+        """``L^{-1} mat`` (columns of ``mat`` in original coordinates)."""
+        return sla.solve_triangular(self.chol, mat, lower=True)
+
+    def solve_t(self, mat: np.ndarray) -> np.ndarray:
+        """``L^{-T} mat`` (whitened directions to original coefficients)."""
+        return sla.solve_triangular(self.chol.T, mat, lower=False)
+
+    def to_white(self, x: np.ndarray) -> np.ndarray:
+        """Whitened rows ``(x_i - mean)^T L^{-T}``, shape (m, n)."""
+        return self.solve((x - self.mean).T).T
+
+    def to_scores(self, x: np.ndarray) -> np.ndarray:
+        """Rows ``Sigma^{-1}(x_i - mean)`` (scaled partial residuals), shape (m, n)."""
+        return self.solve_t(self.solve((x - self.mean).T)).T
+
+    def to_original(self, u_std: np.ndarray) -> np.ndarray:
+        """Whitened directions back to original coordinates: unit columns of ``L^{-T} U'``."""
+        return unit_columns(self.solve_t(u_std))
+
+    def subset(self, idx: np.ndarray, argname: str, names: Sequence[str]) -> Whitening:
+        """The whitening of the variables ``idx`` alone (their own factor)."""
+        sel = np.ix_(idx, idx)
+        return Whitening.from_moments(
+            self.mean[idx], self.cov[sel], argname, [names[j] for j in idx]
+        )
+
+
+def block_whitenings(
+    mom: BlockMoments, names_a: Sequence[str], names_b: Sequence[str]
+) -> tuple[Whitening, Whitening]:
+    """The whitening of each block of a two-block fit (one factor each)."""
+    return (
+        Whitening.from_moments(mom.mean_a, mom.cov_a, "exog_a", names_a),
+        Whitening.from_moments(mom.mean_b, mom.cov_b, "exog_b", names_b),
+    )
+
+
+def whiten_cross(cross: np.ndarray, wa: Whitening, wb: Whitening) -> np.ndarray:
     """``La^{-1} S Lb^{-T}``: the cross moment in whitened coordinates."""
-    left = sla.solve_triangular(la, cross, lower=True)
-    return sla.solve_triangular(lb, left.T, lower=True).T
-
-
-def unwhiten(l_factor: np.ndarray, u_std: np.ndarray) -> np.ndarray:
-    """Map whitened directions back: ``L^{-T} U'`` (then unit columns)."""
-    return unit_columns(sla.solve_triangular(l_factor.T, u_std, lower=False))
+    return wb.solve(wa.solve(cross).T).T
 
 
 def unit_columns(x: np.ndarray) -> np.ndarray:
@@ -188,12 +266,13 @@ def unit_columns(x: np.ndarray) -> np.ndarray:
     return x / norms
 
 
-def _sign_fix(u: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Make the entry of largest magnitude of each column of ``u`` positive."""
-    idx = np.argmax(np.abs(u), axis=0)
-    signs = np.sign(u[idx, np.arange(u.shape[1])])
+def sign_columns(x: np.ndarray, *others: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The package's sign convention: each column's entry of largest magnitude
+    is positive; the columns of ``others`` are flipped with those of ``x``."""
+    idx = np.argmax(np.abs(x), axis=0)
+    signs = np.sign(x[idx, np.arange(x.shape[1])])
     signs[signs == 0] = 1.0
-    return u * signs, v * signs
+    return (x * signs,) + tuple(o * signs for o in others)
 
 
 def svd_signed(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -204,7 +283,7 @@ def svd_signed(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     largest magnitude positive, and ``V`` is flipped with it.
     """
     u, s, vt = np.linalg.svd(x, full_matrices=False)
-    u, v = _sign_fix(u, vt.T)
+    u, v = sign_columns(u, vt.T)
     return u, s, v
 
 
@@ -214,19 +293,12 @@ def orthonormal_basis(x: np.ndarray) -> np.ndarray:
     return q
 
 
-def orthogonal_complement(x: np.ndarray) -> np.ndarray:
-    """Orthonormal basis of the orthogonal complement of span(x)."""
-    x = np.asarray(x, dtype=float)
-    q, _ = np.linalg.qr(x, mode="complete")
-    return q[:, x.shape[1] :]
-
-
 def principal_angles(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Principal angles (radians, ascending) between span(a) and span(b).
 
-    Any bases, any column scaling.  Small angles are computed from sines
-    (Bjorck and Golub 1973), so they are accurate to machine precision rather
-    than to its square root.
+    Any full-rank bases, any column scaling; ``min(ra, rb)`` angles.  Small
+    angles are computed from sines (Bjorck and Golub 1973), so they are
+    accurate to machine precision rather than to its square root.
     """
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
@@ -239,4 +311,26 @@ def principal_angles(a: np.ndarray, b: np.ndarray) -> np.ndarray:
             f"the bases must have the same number of rows; got {a.shape[0]} and "
             f"{b.shape[0]}"
         )
-    return np.sort(sla.subspace_angles(a, b))
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):
+        raise ValueError("the bases must be finite; got NaN or infinite entries")
+    if a.shape[1] < b.shape[1]:  # project the narrower basis on the wider
+        a, b = b, a
+    return batched_principal_angles(orthonormal_basis(a), b[None])[0]
+
+
+def batched_principal_angles(q0: np.ndarray, bases: np.ndarray) -> np.ndarray:
+    """Principal angles (radians, ascending) between span(q0) and each basis.
+
+    ``q0`` (n, k) has orthonormal columns; ``bases`` is (B, n, r), ``r <= k``,
+    any full-rank bases.  Angles below 45 degrees come from the sines of the
+    residual of each basis after projection on ``q0`` (Bjorck and Golub), which
+    keeps small angles accurate, the others from the cosines.
+    """
+    q, _ = np.linalg.qr(bases)
+    proj = np.einsum("nk,bnl->bkl", q0, q)
+    cos = np.linalg.svd(proj, compute_uv=False)
+    resid = q - np.einsum("nk,bkl->bnl", q0, proj)
+    sin = np.linalg.svd(resid, compute_uv=False)[:, ::-1]
+    cos = np.clip(cos, -1.0, 1.0)
+    sin = np.clip(sin, 0.0, 1.0)
+    return np.where(sin**2 <= 0.5, np.arcsin(sin), np.arccos(cos))

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 import jdr_stats as jdr
-from jdr_stats._linalg import principal_angles
+from jdr_stats._linalg import batched_principal_angles, principal_angles
 from jdr_stats._warnings import SmallSampleWarning
 from jdr_stats.inference import bootstrap as bmod
 from jdr_stats.inference.bootstrap import BootstrapResults, bootstrap
@@ -63,7 +63,7 @@ def test_batched_angles_match_linalg():
     bases = rng.standard_normal((6, 7, 3))
     bases[0] = q0 @ rng.standard_normal((3, 3))  # same subspace
     bases[1] = q0 + 1e-9 * rng.standard_normal((7, 3))  # tiny angles
-    got = bmod._batched_angles(q0, bases)
+    got = batched_principal_angles(q0, bases)
     want = np.array([principal_angles(q0, x) for x in bases])
     np.testing.assert_allclose(got, want, atol=1e-12)
 

@@ -34,7 +34,7 @@ from scipy import stats
 
 from .._validation import check_int
 from .._data import DataModel, MissingPolicy, ModelData, check_new_block, designs_from_formula
-from .._linalg import cholesky_factor, unit_columns
+from .._linalg import Whitening, cholesky_factor, sign_columns, unit_columns
 from ..inference.chi2mix import bentler_xie_pvalue, wood_pvalue
 from ..inference.hypotheses import TestTable
 from ..summary import SummaryMixin, build_summary
@@ -226,38 +226,26 @@ def weighted_chi2_pvalue(coef: np.ndarray, stat: float, method: str) -> float:
 # standardization
 # ---------------------------------------------------------------------------
 @dataclass(frozen=True)
-class Standardized:
-    """Centred design and its whitening (divisor n; weights of mean one).
+class Standardized(Whitening):
+    """The centred design and its :class:`~jdr_stats._linalg.Whitening`
+    (divisor n; weights of mean one).
 
     ``xc = X - xbar`` (weighted mean), ``cov = sum_i w_i xc_i xc_i^T / n`` and
     its lower Cholesky factor ``chol``; ``z = xc L^{-T}``.  When ``order`` is
     set, the rows of ``xc`` (and ``weights``) are those of the data permuted
     by ``order`` (sorted by y for the sliced methods); :meth:`rows` applies the
-    same permutation to any per-row vector.
+    same permutation to any per-row vector.  The maps below use the explicit
+    ``L^{-1}`` (:attr:`linv`): the kernels are small and applied often.
     """
 
-    nobs: int
-    weights: np.ndarray | None
-    mean: np.ndarray
-    xc: np.ndarray
-    cov: np.ndarray
-    chol: np.ndarray
+    nobs: int = 0
+    weights: np.ndarray | None = None
+    xc: np.ndarray | None = None
     order: np.ndarray | None = None
 
     def rows(self, v: np.ndarray) -> np.ndarray:
         """A per-row vector of the data in the row order of ``xc``."""
         return v if self.order is None else v[self.order]
-
-    @cached_property
-    def linv(self) -> np.ndarray:
-        """``L^{-1}`` (lower triangular, p x p).
-
-        Formed once; every map to and from the z-scale is then a matrix
-        product.  (``scipy.linalg.solve_triangular`` on small matrices can
-        take milliseconds per call under a multi-threaded BLAS.)
-        """
-        p = self.chol.shape[0]
-        return np.tril(np.linalg.solve(self.chol, np.eye(p)))
 
     def to_z(self, mat: np.ndarray) -> np.ndarray:
         """``L^{-1} mat L^{-T}`` for a symmetric x-scale matrix."""
@@ -425,14 +413,6 @@ def eigen_by_abs(mat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     vals, vecs = np.linalg.eigh((mat + mat.T) / 2)
     idx = np.argsort(-np.abs(vals), kind="stable")
     return vals[idx], vecs[:, idx]
-
-
-def sign_columns(x: np.ndarray, *others: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Make each column's entry of largest magnitude positive (and flip others)."""
-    idx = np.argmax(np.abs(x), axis=0)
-    s = np.sign(x[idx, np.arange(x.shape[1])])
-    s[s == 0] = 1.0
-    return (x * s,) + tuple(o * s for o in others)
 
 
 def wcov(mat: np.ndarray, w: np.ndarray | None, ddof: int) -> np.ndarray:

@@ -30,7 +30,7 @@ from scipy.linalg.blas import dgemm as _dgemm
 
 from .._validation import check_bool, check_choice, check_fraction, check_int, normalize_seed
 from .._estimate import estimate
-from .._linalg import BlockMoments, orthonormal_basis
+from .._linalg import BlockMoments, batched_principal_angles, orthonormal_basis
 from .._warnings import SmallSampleWarning
 from ..summary import SummaryMixin, build_summary
 
@@ -234,23 +234,6 @@ def _draw_counts(rng: np.random.Generator, nb: int, m: int) -> np.ndarray:
     return counts
 
 
-def _batched_angles(q0: np.ndarray, bases: np.ndarray) -> np.ndarray:
-    """Principal angles (radians, ascending) between span(q0) and each basis.
-
-    ``q0`` (n, r) has orthonormal columns; ``bases`` is (B, n, r), any
-    full-rank bases.  As in :func:`jdr_stats._linalg.principal_angles`
-    (Bjorck and Golub), angles below 45 degrees come from the sines, which
-    keeps small angles accurate, the others from the cosines.
-    """
-    q, _ = np.linalg.qr(bases)
-    cos = np.linalg.svd(np.einsum("nk,bnl->bkl", q0, q), compute_uv=False)
-    resid = q - np.einsum("nk,bkl->bnl", q0, np.einsum("nk,bnl->bkl", q0, q))
-    sin = np.linalg.svd(resid, compute_uv=False)[:, ::-1]
-    cos = np.clip(cos, -1.0, 1.0)
-    sin = np.clip(sin, 0.0, 1.0)
-    return np.where(sin**2 <= 0.5, np.arcsin(sin), np.arccos(cos))
-
-
 def _deflation(s: np.ndarray, rank: int, dim: int) -> float:
     """First-order ratio of true-world to bootstrap-world angle scale.
 
@@ -351,8 +334,8 @@ def _pairs(results: Any, n_boot: int, rng: np.random.Generator, progress: bool):
             SmallSampleWarning,
             stacklevel=3,
         )
-    ang_a = _batched_angles(orthonormal_basis(est0.dir_a), dir_a[ok])
-    ang_b = _batched_angles(orthonormal_basis(est0.dir_b), dir_b[ok])
+    ang_a = batched_principal_angles(orthonormal_basis(est0.dir_a), dir_a[ok])
+    ang_b = batched_principal_angles(orthonormal_basis(est0.dir_b), dir_b[ok])
     return (
         ang_a, ang_b, sv[ok],
         None if sel_a is None else sel_a[ok],
