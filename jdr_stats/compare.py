@@ -16,7 +16,9 @@ import pandas as pd
 from ._data import MissingPolicy, ModelData
 from ._estimate import check_rank
 from ._linalg import orthonormal_basis, principal_angles
+from .baselines import PHD, SAVE, SIR
 from .metrics import nsee, subspace_error
+from .model import JointDimReduction
 from .summary import SummaryMixin, build_summary
 
 __all__ = ["compare", "Comparison", "split_joint_subspace"]
@@ -203,8 +205,6 @@ def compare(
     >>> bool(out.table.loc["jdr", "nsee"] < 0.3)
     True
     """
-    from .baselines import PHD, SAVE, SIR
-    from .model import JointDimReduction
 
     meths = _check_methods(methods)
     data = ModelData.from_inputs(

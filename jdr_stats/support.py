@@ -29,13 +29,19 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-from scipy import linalg as sla
 from scipy import stats
 
+from ._data import ModelData
 from ._estimate import check_rank, estimate
-from ._linalg import cholesky_factor
+from ._linalg import BlockMoments, Whitening, block_moments, block_whitenings
 from ._validation import (
-    check_bool, check_choice, check_fraction, check_int, check_positive, normalize_seed,
+    check_bool,
+    check_choice,
+    check_fraction,
+    check_int,
+    check_positive,
+    check_rows_for_whitening,
+    normalize_seed,
 )
 from .inference.hypotheses import TestTable, bh_qvalues, perm_pvalue
 from .sparse import check_sparsity
@@ -138,21 +144,28 @@ class _Prepared:
     w_b: np.ndarray  # (m, n2)
 
 
-def _prepare(model: Any, standardize: bool) -> _Prepared:
-    mom = model.moments()
-    yc = model.endog - mom.mean_y
-    ac = model.exog_a - mom.mean_a
-    bc = model.exog_b - mom.mean_b
+def _prepare(
+    data: ModelData,
+    standardize: bool,
+    mom: BlockMoments | None = None,
+    whitening: tuple[Whitening, Whitening] | None = None,
+) -> _Prepared:
+    """Centred response, scores and whitened (or centred) blocks."""
+    y, a, b = data.endog, data.blocks["exog_a"], data.blocks["exog_b"]
+    if mom is None or (standardize and np.isnan(mom.cov_a).any()):
+        mom = block_moments(y, a, b)
+        whitening = None
+    yc = y - mom.mean_y
+    ac = a - mom.mean_a
+    bc = b - mom.mean_b
     if not standardize:
         return _Prepared(yc=yc, z_a=ac, z_b=bc, w_a=ac, w_b=bc)
+    if whitening is None:
+        whitening = block_whitenings(mom, data.names["exog_a"], data.names["exog_b"])
     out = []
-    for xc, cov, arg, names in (
-        (ac, mom.cov_a, "exog_a", model.exog_names_a),
-        (bc, mom.cov_b, "exog_b", model.exog_names_b),
-    ):
-        low = cholesky_factor(cov, arg, names)
-        w = sla.solve_triangular(low, xc.T, lower=True)  # L^{-1} x
-        z = sla.solve_triangular(low.T, w, lower=False)  # Sigma^{-1} x
+    for xc, wh in zip((ac, bc), whitening):
+        w = wh.solve(xc.T)  # L^{-1} x
+        z = wh.solve_t(w)  # Sigma^{-1} x
         out.append((np.ascontiguousarray(z.T), np.ascontiguousarray(w.T)))
     (z_a, w_a), (z_b, w_b) = out
     return _Prepared(yc=yc, z_a=z_a, z_b=z_b, w_a=w_a, w_b=w_b)
@@ -350,7 +363,7 @@ def _threshold_scores(prep: _Prepared) -> np.ndarray:
 
 
 def _stability(
-    model: Any,
+    data: ModelData,
     rank: int,
     sparsity: tuple[int, int],
     *,
@@ -359,8 +372,9 @@ def _stability(
     rng: np.random.Generator,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Selection frequencies of the sparse estimator over complementary halves."""
-    m = model.nobs
-    n1, n2 = model.exog_a.shape[1], model.exog_b.shape[1]
+    y, a, b = data.endog, data.blocks["exog_a"], data.blocks["exog_b"]
+    m = data.nobs
+    n1, n2 = a.shape[1], b.shape[1]
     half = m // 2
     need = max(n1, n2) + 2 if standardize else 3
     if half < need:
@@ -380,9 +394,9 @@ def _stability(
             w = np.zeros(m)
             w[part] = 1.0
             est = estimate(
-                model.moments(weights=w), rank, standardize=standardize,
-                sparsity=sparsity, names_a=model.exog_names_a,
-                names_b=model.exog_names_b,
+                block_moments(y, a, b, w), rank, standardize=standardize,
+                sparsity=sparsity, names_a=data.names["exog_a"],
+                names_b=data.names["exog_b"],
             )
             freq_a[est.rows] += 1
             freq_b[est.cols] += 1
@@ -394,7 +408,9 @@ def _stability(
 # public functions
 # ---------------------------------------------------------------------------
 def select_support(
-    model: Any,
+    data: ModelData | Any,
+    moments: BlockMoments | None = None,
+    whitening: tuple[Whitening, Whitening] | None = None,
     *,
     rank: int | None = None,
     method: Method = "chi2",
@@ -414,7 +430,12 @@ def select_support(
 
     Parameters
     ----------
-    model : JointDimReduction
+    data : ModelData or JointDimReduction
+        The validated data (a model is read through its ``data``).
+    moments : BlockMoments, optional
+        Their sufficient statistics, if already computed.
+    whitening : (Whitening, Whitening), optional
+        The blocks' whitenings, if already factored.
     rank : int, optional
         Rank ``r`` of the fit.  When given, the conditional test (``r``
         degrees of freedom) is the default.
@@ -493,7 +514,8 @@ def select_support(
     >>> set(truth) <= set(sup.selected_a)
     True
     """
-    n1, n2 = model.exog_a.shape[1], model.exog_b.shape[1]
+    data = _model_data(data)
+    n1, n2 = data.blocks["exog_a"].shape[1], data.blocks["exog_b"].shape[1]
     method = check_choice(method, "method", ("chi2", "permutation"))
     covariance = check_choice(covariance, "covariance", ("factored", "sandwich"))
     rule = check_choice(rule, "rule", ("bh", "threshold", "stability"))
@@ -517,15 +539,15 @@ def select_support(
         stability_threshold = check_fraction(stability_threshold, "stability_threshold", low=0.5)
         if sparsity is not None:
             sparsity = check_sparsity(sparsity, n1, n2, rank=rank)
-    if model.weights is not None:
+    if data.weights is not None:
         raise ValueError(
             "select_support does not handle case weights yet; the model has weights"
         )
     if standardize:
-        model._check_rows_for_whitening()
+        check_rows_for_whitening(data.nobs, {"exog_a": n1, "exog_b": n2})
     rng = normalize_seed(seed)
 
-    prep = _prepare(model, standardize)
+    prep = _prepare(data, standardize, moments, whitening)
     common = dict(
         rank=rank, conditional=test == "conditional", standardize=standardize,
         covariance=covariance, method=method, n_perm=n_perm, rng=rng,
@@ -554,7 +576,7 @@ def select_support(
                 int(np.clip(sel_a.sum(), rank, n1)), int(np.clip(sel_b.sum(), rank, n2))
             )
         fa, fb = _stability(
-            model, rank, sparsity, standardize=standardize,
+            data, rank, sparsity, standardize=standardize,
             n_subsamples=n_subsamples, rng=rng,
         )
         extra_a["frequency"], extra_b["frequency"] = fa, fb
@@ -568,8 +590,8 @@ def select_support(
             ),
         )
     for block, names, res, q, sel, extra in (
-        ("a", model.exog_names_a, res_a, q_a, sel_a, extra_a),
-        ("b", model.exog_names_b, res_b, q_b, sel_b, extra_b),
+        ("a", data.names["exog_a"], res_a, q_a, sel_a, extra_a),
+        ("b", data.names["exog_b"], res_b, q_b, sel_b, extra_b),
     ):
         cols = {
             "stat": res.stat,
@@ -595,6 +617,17 @@ def select_support(
         rank=rank,
         settings=settings,
     )
+
+
+def _model_data(data: Any) -> ModelData:
+    """The :class:`ModelData` of ``data`` (itself, or a model's ``data``)."""
+    out = data if isinstance(data, ModelData) else getattr(data, "data", None)
+    if not isinstance(out, ModelData) or set(out.blocks) != {"exog_a", "exog_b"}:
+        raise TypeError(
+            "data must be the ModelData of a JointDimReduction (or the model "
+            f"itself); got {type(data).__name__}"
+        )
+    return out
 
 
 def _method_label(method: str, test: str, covariance: str, n_perm: int) -> str:
@@ -672,7 +705,9 @@ def _notes(
 
 
 def choose_sparsity(
-    model: Any,
+    data: ModelData,
+    moments: BlockMoments | None = None,
+    whitening: tuple[Whitening, Whitening] | None = None,
     *,
     rank: int,
     fdr: float = 0.1,
@@ -688,7 +723,7 @@ def choose_sparsity(
     -------
     (s1, s2), SupportResults
     """
-    res = select_support(model, rank=rank, method="chi2", fdr=fdr, seed=seed)
-    n1, n2 = model.exog_a.shape[1], model.exog_b.shape[1]
+    res = select_support(data, moments, whitening, rank=rank, method="chi2", fdr=fdr, seed=seed)
+    n1, n2 = data.blocks["exog_a"].shape[1], data.blocks["exog_b"].shape[1]
     s1, s2 = res.counts
     return (int(np.clip(s1, rank, n1)), int(np.clip(s2, rank, n2))), res

@@ -73,7 +73,9 @@ def test_batched_angles_match_linalg():
 def test_replicates_are_refits_on_resampled_rows(sparsity):
     sim = jdr.simulate.bilinear(600, 6, 5, 2, s1=3, s2=3, seed=8)
     res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(2, sparsity=sparsity)
-    boot = bootstrap(res, n_boot=3, seed=42)
+    boot = bootstrap(
+        res.model.data, res.estimate, standardize=True, sparsity=sparsity, n_boot=3, seed=42
+    )
     rng = np.random.default_rng(42)
     for b in range(3):
         idx = rng.integers(0, 600, size=600)
@@ -237,8 +239,8 @@ def test_bad_input(dense_fit, dense_boot):
         res.bootstrap(n_boot=5, progress="yes")
     with pytest.raises(TypeError, match="seed"):
         res.bootstrap(n_boot=5, seed="x")
-    with pytest.raises(TypeError, match="JDRResults"):
-        bootstrap(object(), n_boot=5)
+    with pytest.raises(TypeError, match="ModelData"):
+        bootstrap(object(), res.estimate, standardize=True, sparsity=None, n_boot=5)
     with pytest.raises(TypeError):
         res.bootstrap(5, "pairs")  # options are keyword-only
     with pytest.raises(ValueError, match="at least 399 replicates"):

@@ -29,7 +29,9 @@ import pandas as pd
 from scipy.linalg.blas import dgemm as _dgemm
 
 from .._validation import check_bool, check_choice, check_fraction, check_int, normalize_seed
-from .._estimate import estimate
+from .._data import ModelData
+from .._estimate import Estimate
+from .._estimate import estimate as estimate_from_moments
 from .._linalg import BlockMoments, batched_principal_angles, orthonormal_basis
 from .._warnings import SmallSampleWarning
 from ..summary import SummaryMixin, build_summary
@@ -275,14 +277,22 @@ def _progress(done: int, total: int, start: float) -> None:
     )
 
 
-def _pairs(results: Any, n_boot: int, rng: np.random.Generator, progress: bool):
+def _pairs(
+    data: ModelData,
+    est0: Estimate,
+    standardize: bool,
+    sparsity: tuple[int, int] | None,
+    n_boot: int,
+    rng: np.random.Generator,
+    progress: bool,
+):
     """Replicates of the pairs bootstrap: refits on reweighted moments."""
-    model = results.model
-    est0 = results.estimate
-    rank, standardize, sparsity = results.rank, results.standardize, results.sparsity
-    m = model.nobs
-    n1, n2 = model.exog_a.shape[1], model.exog_b.shape[1]
-    rw = _ReweightedMoments(model.endog, model.exog_a, model.exog_b, model.weights)
+    rank = est0.rank
+    a, b = data.blocks["exog_a"], data.blocks["exog_b"]
+    names_a, names_b = data.names["exog_a"], data.names["exog_b"]
+    m = data.nobs
+    n1, n2 = a.shape[1], b.shape[1]
+    rw = _ReweightedMoments(data.endog, a, b, data.weights)
     batch = max(1, min(n_boot, _COUNT_BYTES // (8 * m), _COUNT_BYTES // (8 * rw.width)))
     nsv = len(est0.singular_values)
     dir_a = np.full((n_boot, n1, rank), np.nan)
@@ -303,9 +313,9 @@ def _pairs(results: Any, n_boot: int, rng: np.random.Generator, progress: bool):
         for j, mom in enumerate(moments):
             b = done + j
             try:
-                e = estimate(
+                e = estimate_from_moments(
                     mom, rank, standardize=standardize, sparsity=sparsity,
-                    names_a=model.exog_names_a, names_b=model.exog_names_b,
+                    names_a=names_a, names_b=names_b,
                 )
             except ValueError as exc:  # e.g. a resample with collinear columns
                 errors.append(str(exc))
@@ -346,22 +356,31 @@ def _pairs(results: Any, n_boot: int, rng: np.random.Generator, progress: bool):
 
 # -- the bootstrap -----------------------------------------------------------
 def bootstrap(
-    results: Any,
+    data: ModelData,
+    estimate: Estimate,
     *,
+    standardize: bool,
+    sparsity: tuple[int, int] | None,
     n_boot: int = 999,
     seed: int | np.random.Generator | None = None,
     method: Method = "pairs",
     interval: Interval = "deflated",
     alpha: float = 0.05,
     progress: bool = False,
+    fit: Any = None,
 ) -> BootstrapResults:
     """Bootstrap the joint fit: confidence bounds for the estimated subspaces.
 
     Parameters
     ----------
-    results : JDRResults
-        A fit of :class:`~jdr_stats.JointDimReduction`; every replicate is
-        refitted with its rank, ``standardize`` and ``sparsity``.
+    data : ModelData
+        The validated data of the fit.
+    estimate : Estimate
+        The full-sample estimate; every replicate is refitted with its rank.
+    standardize : bool
+        Whether the fit whitened the blocks.
+    sparsity : (s1, s2) or None
+        The fit's sparsity.
     n_boot : int
         Number of bootstrap replicates ``B``.
     seed : int, Generator or None
@@ -379,6 +398,9 @@ def bootstrap(
         :meth:`BootstrapResults.summary` (``1 - alpha`` confidence).
     progress : bool
         Print the number of finished replicates to standard error.
+    fit : JDRResults, optional
+        The fit being bootstrapped, kept as :attr:`BootstrapResults.results`
+        (``JDRResults.bootstrap`` passes itself).
 
     Returns
     -------
@@ -413,7 +435,7 @@ def bootstrap(
     >>> import jdr_stats as jdr
     >>> sim = jdr.simulate.bilinear(2000, 5, 4, 2, seed=0)
     >>> res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(2)
-    >>> boot = res.bootstrap(n_boot=199, seed=1)
+    >>> boot = res.bootstrap(n_boot=199, seed=1)  # calls bootstrap(data, estimate, ...)
     >>> boot.angles_a.shape
     (199, 2)
     >>> ci = boot.conf_int()
@@ -425,22 +447,28 @@ def bootstrap(
     interval = check_choice(interval, "interval", _INTERVALS)
     alpha = check_fraction(alpha, "alpha")
     progress = check_bool(progress, "progress")
-    for attr in ("model", "estimate", "rank", "standardize", "sparsity"):
-        if not hasattr(results, attr):
-            raise TypeError(
-                f"results must be a JDRResults (from JointDimReduction.fit); got "
-                f"{type(results).__name__}"
-            )
-    n_boot = int(n_boot)
+    if not isinstance(data, ModelData):
+        raise TypeError(
+            "data must be the ModelData of a fit (JDRResults.model.data; or call "
+            f"JDRResults.bootstrap); got {type(data).__name__}"
+        )
+    if not isinstance(estimate, Estimate):
+        raise TypeError(f"estimate must be an Estimate; got {type(estimate).__name__}")
+    standardize = check_bool(standardize, "standardize")
     rng = normalize_seed(seed)
-    ang_a, ang_b, sv, sel_a, sel_b, n_ok = _pairs(results, n_boot, rng, progress)
-    est0 = results.estimate
+    ang_a, ang_b, sv, sel_a, sel_b, n_ok = _pairs(
+        data, estimate, standardize, sparsity, n_boot, rng, progress
+    )
     factors = (
-        _deflation(est0.singular_values, results.rank, len(est0.rows)),
-        _deflation(est0.singular_values, results.rank, len(est0.cols)),
+        _deflation(estimate.singular_values, estimate.rank, len(estimate.rows)),
+        _deflation(estimate.singular_values, estimate.rank, len(estimate.cols)),
     )
     return BootstrapResults(
-        results,
+        data,
+        estimate,
+        standardize=standardize,
+        sparsity=sparsity,
+        fit=fit,
         angles_a=ang_a,
         angles_b=ang_b,
         singular_values=sv,
@@ -464,8 +492,12 @@ class BootstrapResults(SummaryMixin):
 
     def __init__(
         self,
-        results: Any,
+        data: ModelData,
+        estimate: Estimate,
         *,
+        standardize: bool,
+        sparsity: tuple[int, int] | None,
+        fit: Any,
         angles_a: np.ndarray,
         angles_b: np.ndarray,
         singular_values: np.ndarray,
@@ -477,7 +509,11 @@ class BootstrapResults(SummaryMixin):
         alpha: float,
         deflation: tuple[float, float],
     ) -> None:
-        self._results = results
+        self._data = data
+        self._est = estimate
+        self._standardize = standardize
+        self._sparsity = sparsity
+        self._results = fit
         self._angles = {"a": angles_a, "b": angles_b}
         self._sv = singular_values
         self._selected = {"a": selected_a, "b": selected_b}
@@ -490,7 +526,8 @@ class BootstrapResults(SummaryMixin):
     # -- basic attributes -------------------------------------------------
     @property
     def results(self) -> Any:
-        """The bootstrapped fit (``JDRResults``)."""
+        """The bootstrapped fit (``JDRResults``; None when :func:`bootstrap`
+        was called without ``fit``)."""
         return self._results
 
     @property
@@ -519,7 +556,7 @@ class BootstrapResults(SummaryMixin):
 
     @property
     def rank(self) -> int:
-        return self._results.rank
+        return self._est.rank
 
     @property
     def angles_a(self) -> np.ndarray:
@@ -556,8 +593,7 @@ class BootstrapResults(SummaryMixin):
         s = self._selected[block]
         if s is None:
             return None
-        m = self._results.model
-        names = m.exog_names_a if block == "a" else m.exog_names_b
+        names = self._data.names["exog_a" if block == "a" else "exog_b"]
         return pd.Series(s.mean(axis=0), index=pd.Index(names), name="selection frequency")
 
     @cached_property
@@ -654,7 +690,7 @@ class BootstrapResults(SummaryMixin):
                 idx.append((block, f"angle {k + 1}"))
                 rows.append((ang[lo, k], ang[hi, k]))
         sv = np.sort(self._sv[:, : self.rank], axis=0)
-        s_hat = self._results.estimate.singular_values[: self.rank]
+        s_hat = self._est.singular_values[: self.rank]
         b = sv.shape[0]
         lo, hi = _order_index(b, alpha / 2), _order_index(b, 1 - alpha / 2)
         for k in range(self.rank):
@@ -683,7 +719,6 @@ class BootstrapResults(SummaryMixin):
         alpha = self._alpha
         ci = self.conf_int()
         level = f"{100 * (1 - alpha):g}%"
-        res = self._results
         info = {
             "Method:": f"{self._method} bootstrap",
             "Interval:": self._interval,
@@ -691,8 +726,8 @@ class BootstrapResults(SummaryMixin):
             "Failed replicates:": self._n_failed,
             "Confidence level:": level,
             "Rank:": self.rank,
-            "Standardize:": res.standardize,
-            "Sparsity (s1, s2):": "none (dense)" if res.sparsity is None else res.sparsity,
+            "Standardize:": self._standardize,
+            "Sparsity (s1, s2):": "none (dense)" if self._sparsity is None else self._sparsity,
         }
         tables = []
         for block in ("a", "b"):
@@ -708,7 +743,7 @@ class BootstrapResults(SummaryMixin):
                 index=[f"angle {k + 1}" for k in range(ang.shape[1])] + ["largest (one-sided)"],
             )
             tables.append((f"block {block}", table))
-        s_hat = res.estimate.singular_values[: self.rank]
+        s_hat = self._est.singular_values[: self.rank]
         sub = ci.loc["singular value"]
         tables.append(
             (
