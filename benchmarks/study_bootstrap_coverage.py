@@ -31,7 +31,6 @@ import time
 import numpy as np
 
 import jdr_stats as jdr
-from jdr_stats.inference.bootstrap import bootstrap
 from jdr_stats.metrics import principal_angles
 
 

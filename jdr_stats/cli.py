@@ -78,7 +78,7 @@ def _build_parser() -> _Parser:
     return parser
 
 
-def demo_model():
+def demo_model() -> JointDimReduction:
     """The demo model: LBM on logged blood and body-build blocks of ``ais``."""
 
     ais = load_ais()

@@ -14,7 +14,6 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-
 from statsmodels.iolib.summary2 import Summary
 
 from ._data import DataModel, MissingPolicy, ModelData, check_new_block, designs_from_formula
@@ -381,22 +380,22 @@ class JDRResults(SummaryMixin):
 
     # -- estimates --------------------------------------------------------
     @cached_property
-    def directions_a(self):
+    def directions_a(self) -> pd.DataFrame | np.ndarray:
         """Basis of the a-subspace, original coordinates, unit-length columns."""
         return self._frame(self._est.dir_a, self._model.exog_names_a, _labels("dir", self.rank))
 
     @cached_property
-    def directions_b(self):
+    def directions_b(self) -> pd.DataFrame | np.ndarray:
         """Basis of the b-subspace, original coordinates, unit-length columns."""
         return self._frame(self._est.dir_b, self._model.exog_names_b, _labels("dir", self.rank))
 
     @cached_property
-    def directions_a_std(self):
+    def directions_a_std(self) -> pd.DataFrame | np.ndarray:
         """Orthonormal basis of the a-subspace in whitened coordinates."""
         return self._frame(self._est.u_std, self._model.exog_names_a, _labels("dir", self.rank))
 
     @cached_property
-    def directions_b_std(self):
+    def directions_b_std(self) -> pd.DataFrame | np.ndarray:
         """Orthonormal basis of the b-subspace in whitened coordinates."""
         return self._frame(self._est.v_std, self._model.exog_names_b, _labels("dir", self.rank))
 
@@ -406,7 +405,7 @@ class JDRResults(SummaryMixin):
         return self._est.singular_values.copy()
 
     @cached_property
-    def coef_matrix(self):
+    def coef_matrix(self) -> pd.DataFrame | np.ndarray:
         """``X_lin`` in whitened coordinates (n1 x n2)."""
         return self._frame(self._est.coef_matrix, self._model.exog_names_a, self._model.exog_names_b)
 
@@ -422,7 +421,7 @@ class JDRResults(SummaryMixin):
         names = self._model.exog_names_b
         return [names[j] for j in self._est.cols]
 
-    def transform(self, exog_a: Any = None, exog_b: Any = None):
+    def transform(self, exog_a: Any = None, exog_b: Any = None) -> pd.DataFrame | np.ndarray:
         """The ``2r`` reduced features ``(a - mean_a)^T U_hat, (b - mean_b)^T V_hat``.
 
         Parameters

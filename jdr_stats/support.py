@@ -30,6 +30,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 from scipy import stats
+from statsmodels.iolib.summary2 import Summary
 
 from ._data import ModelData
 from ._estimate import check_rank, estimate
@@ -113,7 +114,7 @@ class SupportResults(TestTable):
         """Numbers of selected variables ``(s1, s2)``."""
         return len(self.selected_a), len(self.selected_b)
 
-    def summary(self):
+    def summary(self) -> Summary:
         """A statsmodels ``Summary``: settings, counts, the table of tests."""
         info = {
             "Method:": self.method,

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from scipy import stats
+from statsmodels.iolib.summary2 import Summary
 
 from .._validation import check_int
 from .._data import DataModel, MissingPolicy, ModelData, check_new_block, designs_from_formula
@@ -495,7 +496,7 @@ class SDRModel(DataModel):
         missing: MissingPolicy = "none",
         weights: Any = None,
         eval_env: int = 0,
-    ):
+    ) -> SDRModel:
         """Build the model from a formula ``"y ~ x1 + np.log(x2)"`` (patsy).
 
         Parameters
@@ -600,7 +601,7 @@ class SDRResults(SummaryMixin):
         return self._kernel.copy()
 
     @property
-    def eigenvalues(self):
+    def eigenvalues(self) -> pd.Series | np.ndarray:
         """Eigenvalues of the kernel, ordered by decreasing absolute value."""
         if self._labelled:
             return pd.Series(self._evals.copy(), index=self._dir_labels(len(self._evals)),
@@ -608,7 +609,7 @@ class SDRResults(SummaryMixin):
         return self._evals.copy()
 
     @property
-    def directions(self):
+    def directions(self) -> pd.DataFrame | np.ndarray:
         """All p directions in the original coordinates, unit-length columns.
 
         Columns are ``Sigma_hat``-orthogonal (not Euclidean-orthogonal);
@@ -650,7 +651,7 @@ class SDRResults(SummaryMixin):
         return check_int(k, argname, low=1, high=p)
 
     # -- reduced predictors ----------------------------------------------
-    def transform(self, exog: Any = None, *, n_dirs: int | None = None):
+    def transform(self, exog: Any = None, *, n_dirs: int | None = None) -> pd.DataFrame | np.ndarray:
         """The reduced predictors ``(x - xbar)^T beta_j`` of the first directions.
 
         Parameters
@@ -710,7 +711,7 @@ class SDRResults(SummaryMixin):
     def dimension_tests(self, numdir: int | None = None) -> DimensionTests:  # pragma: no cover
         raise NotImplementedError
 
-    def summary(self):
+    def summary(self) -> Summary:
         """What R's ``summary.dr`` shows: the method, slice sizes, the first
         ``numdir`` directions, eigenvalues with ``R^2(OLS|dr)`` and the
         marginal dimension tests."""

@@ -27,6 +27,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 from scipy.linalg.blas import dgemm as _dgemm
+from statsmodels.iolib.summary2 import Summary
 
 from .._validation import check_bool, check_choice, check_fraction, check_int, normalize_seed
 from .._data import ModelData
@@ -713,7 +714,7 @@ class BootstrapResults(SummaryMixin):
             f"within {bound:.1f} degrees of the estimate (largest principal angle)."
         )
 
-    def summary(self):
+    def summary(self) -> Summary:
         """A statsmodels ``Summary``: a table per block, the singular values,
         selection frequencies (sparse fits) and the bounds in words."""
         alpha = self._alpha

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from statsmodels.iolib.summary2 import Summary
 
 from ..summary import SummaryMixin, build_summary
 
@@ -43,7 +44,7 @@ class TestResult(SummaryMixin):
     dist_name: str
     df: float | None = None
 
-    def summary(self):
+    def summary(self) -> Summary:
         info = {
             "Statistic:": f"{self.stat:.6g}",
             "P-value:": f"{self.pvalue:.6g}",
@@ -78,7 +79,7 @@ class TestTable(SummaryMixin):
     method: str
     notes: list[str] = field(default_factory=list)
 
-    def summary(self):
+    def summary(self) -> Summary:
         return build_summary(
             self.title,
             {"Method:": self.method, "Tests:": len(self.table)},

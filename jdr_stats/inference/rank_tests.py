@@ -30,6 +30,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 from scipy import stats
+from statsmodels.iolib.summary2 import Summary
 
 from .._data import ModelData
 from .._linalg import BlockMoments, Whitening, block_moments, block_whitenings, whiten_cross
@@ -144,7 +145,7 @@ class RankTestResults(TestTable):
                 return int(k)
         return self.max_rank + 1
 
-    def summary(self):
+    def summary(self) -> Summary:
         info = {
             "Method:": self.method,
             "No. observations:": self.nobs,
