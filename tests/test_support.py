@@ -12,7 +12,7 @@ import statsmodels.api as sm
 from scipy import linalg as sla
 
 import jdr_stats as jdr
-from jdr_stats import support as sup
+from jdr_stats.support import _statistics as sup
 from jdr_stats._estimate import estimate
 from jdr_stats.simulate import random_basis
 from jdr_stats.support import SupportResults, choose_sparsity, select_support
@@ -72,7 +72,7 @@ def test_conditional_basis_is_the_fit_without_the_variable():
     """The leave-one-out basis equals the estimator refitted without variable j."""
     sim = jdr.simulate.bilinear(800, 7, 6, 2, seed=11)
     model = jdr.JointDimReduction(sim.y, sim.a, sim.b)
-    prep = sup._prepare(model.data, True)
+    prep = sup.prepare(model.data, True)
     m = sim.y.shape[0]
     wy = prep.yc[:, None] * prep.w_b
     g = prep.z_a.T @ wy / m

@@ -7,7 +7,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from .._validation import check_bool, check_choice, check_int
+from .._validation import check_choice, check_int
 from ._base import (
     CoordinateTest,
     DimensionTests,
