@@ -11,7 +11,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -28,6 +28,7 @@ __all__ = [
 ]
 
 MissingPolicy = Literal["none", "drop", "raise"]
+_Model = TypeVar("_Model", bound="DataModel")
 _MISSING = ("none", "drop", "raise")
 
 
@@ -288,6 +289,49 @@ class DataModel:
 
     _data: ModelData
     _formula: str | None = None
+    #: Constructor argument of each design block, in order (one block:
+    #: ``"y ~ x1 + x2"``; two blocks: ``"y ~ a-terms | b-terms"``).
+    _block_args: tuple[str, ...] = ()
+
+    @classmethod
+    def from_formula(
+        cls: type[_Model],
+        formula: str,
+        data: Any,
+        *,
+        missing: MissingPolicy = "none",
+        weights: Any = None,
+        eval_env: int = 0,
+    ) -> _Model:
+        """Build the model from a formula (patsy syntax; ``np`` is available).
+
+        Parameters
+        ----------
+        formula : str
+            The response left of ``~``; right of it the predictors
+            (``"y ~ x1 + np.log(x2)"``) or, for the joint model, the terms of
+            block a and block b separated by a bar
+            (``"y ~ x1 + x2 | z1 + np.log(z2)"``).  No intercept is used (the
+            blocks are centred); a categorical term gets treatment-coded
+            dummies.
+        data : DataFrame or mapping
+        missing, weights
+            As for the constructor.
+        eval_env : int
+            Frames above the caller in which to look up names not in ``data``.
+
+        Examples
+        --------
+        >>> import numpy as np, jdr_stats as jdr
+        >>> df = jdr.simulate.bilinear(500, 3, 2, 1, seed=1).frame
+        >>> mod = jdr.JointDimReduction.from_formula("y ~ a0 + a1 + np.exp(a2) | b0 + b1", df)
+        >>> mod.exog_names_a
+        ['a0', 'a1', 'np.exp(a2)']
+        """
+        y, blocks = designs_from_formula(formula, data, list(cls._block_args), eval_env=eval_env)
+        model = cls(y, *blocks, missing=missing, weights=weights)  # type: ignore[call-arg]
+        model._formula = formula
+        return model
 
     @property
     def endog(self) -> np.ndarray:

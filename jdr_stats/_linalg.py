@@ -67,7 +67,6 @@ def block_moments(
     b: np.ndarray,
     weights: np.ndarray | None = None,
     *,
-    center_y: bool = True,
     covariances: bool = True,
 ) -> BlockMoments:
     """Means, covariances and the centred cross moment of (y, a, b).
@@ -80,9 +79,6 @@ def block_moments(
     weights : ndarray, shape (m,), optional
         Nonnegative case weights (frequency weights: a bootstrap resample is
         the count of each row).  They are normalised to sum to one.
-    center_y : bool
-        Centre y at its (weighted) mean in the cross moment.  ``False`` uses
-        y as given, as in the paper's eq. (lin).
     covariances : bool
         Compute the block covariances (needed for whitening).  ``False``
         skips their two products and leaves ``cov_a`` and ``cov_b`` as NaN.
@@ -107,7 +103,7 @@ def block_moments(
         mean_y = float(w @ y) / wsum
         mean_a = (w @ a) / wsum
         mean_b = (w @ b) / wsum
-    yc_all = y - mean_y if center_y else np.asarray(y, dtype=float)
+    yc_all = y - mean_y
     cov_a = np.zeros((n1, n1))
     cov_b = np.zeros((n2, n2))
     cross = np.zeros((n1, n2))

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from statsmodels.iolib.summary2 import Summary
 
-from ._data import DataModel, MissingPolicy, ModelData, check_new_block, designs_from_formula
+from ._data import DataModel, MissingPolicy, ModelData, check_new_block
 from ._estimate import Estimate, estimate
 from ._linalg import BlockMoments, Whitening, block_moments, block_whitenings
 from ._validation import check_bool, check_rows_for_whitening
@@ -69,6 +69,8 @@ class JointDimReduction(DataModel):
     True
     """
 
+    _block_args = ("exog_a", "exog_b")
+
     def __init__(
         self,
         endog: Any,
@@ -86,44 +88,6 @@ class JointDimReduction(DataModel):
             min_rows=3,
         )
         self._formula: str | None = None
-
-    # -- construction -----------------------------------------------------
-    @classmethod
-    def from_formula(
-        cls,
-        formula: str,
-        data: Any,
-        *,
-        missing: MissingPolicy = "none",
-        weights: Any = None,
-        eval_env: int = 0,
-    ) -> JointDimReduction:
-        """Build the model from a formula ``"y ~ a-terms | b-terms"``.
-
-        Parameters
-        ----------
-        formula : str
-            ``"y ~ x1 + x2 | z1 + np.log(z2)"``: the terms left of the bar form
-            block a, those right of it block b (patsy syntax; ``np`` is
-            available; a categorical term gets treatment-coded dummies).
-        data : DataFrame or mapping
-        missing, weights
-            As for the constructor.
-        eval_env : int
-            Frames above the caller in which to look up names not in ``data``.
-
-        Examples
-        --------
-        >>> import numpy as np, jdr_stats as jdr
-        >>> df = jdr.simulate.bilinear(500, 3, 2, 1, seed=1).frame
-        >>> mod = jdr.JointDimReduction.from_formula("y ~ a0 + a1 + np.exp(a2) | b0 + b1", df)
-        >>> mod.exog_names_a
-        ['a0', 'a1', 'np.exp(a2)']
-        """
-        y, (a, b) = designs_from_formula(formula, data, ["exog_a", "exog_b"], eval_env=eval_env)
-        model = cls(y, a, b, missing=missing, weights=weights)
-        model._formula = formula
-        return model
 
     # -- data access ------------------------------------------------------
     @property

@@ -34,7 +34,7 @@ from scipy import stats
 from statsmodels.iolib.summary2 import Summary
 
 from .._validation import check_int
-from .._data import DataModel, MissingPolicy, ModelData, check_new_block, designs_from_formula
+from .._data import DataModel, MissingPolicy, ModelData, check_new_block
 from .._linalg import Whitening, cholesky_factor, sign_columns, unit_columns
 from ..inference.chi2mix import bentler_xie_pvalue, wood_pvalue
 from ..inference.hypotheses import TestTable
@@ -473,6 +473,7 @@ class SDRModel(DataModel):
     """Common constructor, formula interface and data access of the baselines."""
 
     _method: str = ""
+    _block_args = ("exog",)
 
     def __init__(
         self,
@@ -486,34 +487,6 @@ class SDRModel(DataModel):
             endog, {"exog": (exog, "x")}, missing=missing, weights=weights
         )
         self._formula: str | None = None
-
-    @classmethod
-    def from_formula(
-        cls,
-        formula: str,
-        data: Any,
-        *,
-        missing: MissingPolicy = "none",
-        weights: Any = None,
-        eval_env: int = 0,
-    ) -> SDRModel:
-        """Build the model from a formula ``"y ~ x1 + np.log(x2)"`` (patsy).
-
-        Parameters
-        ----------
-        formula : str
-            Response on the left, predictors on the right (no intercept is
-            used: the design is centred).  ``np`` is available.
-        data : DataFrame or mapping
-        missing, weights
-            As for the constructor.
-        eval_env : int
-            Frames above the caller in which to look up names not in ``data``.
-        """
-        y, (x,) = designs_from_formula(formula, data, ["exog"], eval_env=eval_env)
-        model = cls(y, x, missing=missing, weights=weights)
-        model._formula = formula
-        return model
 
     # -- data access ------------------------------------------------------
     @property

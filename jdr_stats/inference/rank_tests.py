@@ -44,7 +44,6 @@ __all__ = [
     "RankTestResults",
     "rank_tests",
     "choose_rank",
-    "weighted_chi2_sf",
 ]
 
 RankMethod = Literal["chi2", "general", "permutation"]
