@@ -7,17 +7,9 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from .._validation import check_bool, check_choice, check_int
-from ._base import (
-    DimensionTests,
-    SDRModel,
-    SDRResults,
-    center_rows,
-    chi2_sf,
-    cov_of_products,
-    dim_row_labels,
-    standardize,
-)
+from .._validation import check_bool
+from ._base import SDRModel, SDRResults, center_rows, standardize
+from ._tables import DimensionTests, chi2_sf, cov_of_products, dim_row_labels
 
 __all__ = ["PHD", "PHDResults"]
 
@@ -93,8 +85,7 @@ class PHD(SDRModel):
         PHDResults
         """
         residuals = check_bool(residuals, "residuals")
-        p = self.exog.shape[1]
-        nd = min(check_int(numdir, "numdir", low=1), p)
+        nd, approx = self._options(numdir, chi2approx)
         w = self._weights()
         mean, xc, w = center_rows(self.exog, w, None)
         wx = xc if w is None else xc * w[:, None]
@@ -112,7 +103,7 @@ class PHD(SDRModel):
         return PHDResults(
             self, std, kernel, numdir=nd,
             settings={"method": method, "residuals": bool(residuals),
-                      "chi2approx": check_choice(chi2approx, "chi2approx", ("bx", "wood"))},
+                      "chi2approx": approx},
             extras={"r": r},
         )
 

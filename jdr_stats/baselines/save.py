@@ -7,20 +7,15 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from .._validation import check_choice, check_int
-from ._base import (
+from ._base import SDRModel, SDRResults, center_rows, standardize
+from ._slicing import slice_moments
+from ._tables import (
     CoordinateTest,
     DimensionTests,
-    SDRModel,
-    SDRResults,
-    center_rows,
     chi2_sf,
     coordinate_bases,
     cov_of_products,
     dim_row_labels,
-    SLICERS,
-    slice_moments,
-    standardize,
 )
 
 __all__ = ["SAVE", "SAVEResults"]
@@ -98,9 +93,8 @@ class SAVE(SDRModel):
         SAVEResults
         """
         p = self.exog.shape[1]
-        h = max(8, p + 3) if n_slices is None else check_int(n_slices, "n_slices", low=2)
-        nd = min(check_int(numdir, "numdir", low=1), p)
-        slices = SLICERS[check_choice(slice_method, "slice_method", tuple(SLICERS))](self.endog, h)
+        nd, approx = self._options(numdir, chi2approx)
+        h, slices = self._slice(n_slices, slice_method)
         centred = center_rows(self.exog, self._weights(), slices.order)
         sm = slice_moments(centred[1], centred[2], slices, second=True)
         # total covariance from the slice moments (within + between), no
@@ -118,7 +112,7 @@ class SAVE(SDRModel):
         return SAVEResults(
             self, std, kernel, numdir=nd,
             settings={"method": "save", "n_slices": h, "slice_method": slice_method,
-                      "chi2approx": check_choice(chi2approx, "chi2approx", ("bx", "wood"))},
+                      "chi2approx": approx},
             slices=slices, extras={"f": sm.f, "I_minus_V": a_mats},
         )
 

@@ -8,19 +8,9 @@ import numpy as np
 import pandas as pd
 
 from .._validation import check_choice, check_int
-from ._base import (
-    CoordinateTest,
-    DimensionTests,
-    SDRModel,
-    SDRResults,
-    chi2_sf,
-    coordinate_bases,
-    dim_row_labels,
-    SLICERS,
-    slice_moments,
-    standardize,
-    wcov,
-)
+from ._base import SDRModel, SDRResults, standardize, wcov
+from ._slicing import slice_moments
+from ._tables import CoordinateTest, DimensionTests, chi2_sf, coordinate_bases, dim_row_labels
 
 __all__ = ["SIR", "SIRResults"]
 
@@ -109,10 +99,8 @@ class SIR(SDRModel):
         -------
         SIRResults
         """
-        p = self.exog.shape[1]
-        h = max(8, p + 3) if n_slices is None else check_int(n_slices, "n_slices", low=2)
-        nd = min(check_int(numdir, "numdir", low=1), p)
-        slices = SLICERS[check_choice(slice_method, "slice_method", tuple(SLICERS))](self.endog, h)
+        nd, approx = self._options(numdir, chi2approx)
+        h, slices = self._slice(n_slices, slice_method)
         std = standardize(self.exog, self._weights(), self.exog_names, slices.order)
         sm = slice_moments(std.xc, std.weights, slices, second=False)
         mz = std.vec_to_z(sm.means.T)  # p x H z-scale slice means
@@ -120,7 +108,7 @@ class SIR(SDRModel):
         return SIRResults(
             self, std, kernel, numdir=nd,
             settings={"method": "sir", "n_slices": h, "slice_method": slice_method,
-                      "chi2approx": check_choice(chi2approx, "chi2approx", ("bx", "wood"))},
+                      "chi2approx": approx},
             slices=slices, extras={"f": sm.f, "slice_means": mz},
         )
 

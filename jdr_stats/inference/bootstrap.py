@@ -223,7 +223,6 @@ class _ReweightedMoments:
         return out
 
 
-
 # -- helpers ---------------------------------------------------------------
 def _draw_counts(rng: np.random.Generator, nb: int, m: int) -> np.ndarray:
     """Resampling counts of ``nb`` replicates: m draws with replacement each.
