@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 import jdr_stats as jdr
-from jdr_stats._linalg import batched_principal_angles, principal_angles
+from jdr_stats._linalg import ReweightedMoments, batched_principal_angles, principal_angles
 from jdr_stats._warnings import SmallSampleWarning
 from jdr_stats.inference import bootstrap as bmod
 from jdr_stats.inference.bootstrap import BootstrapResults, bootstrap
@@ -30,7 +30,7 @@ def test_reweighted_moments_equal_model_moments(weighted):
     w0 = rng.uniform(0.5, 2.0, 800) if weighted else None
     # shifted data: the algebraic mean correction must not lose precision
     model = jdr.JointDimReduction(sim.y + 50.0, sim.a * 3 + 10.0, sim.b - 7.0, weights=w0)
-    rw = bmod._ReweightedMoments(model.endog, model.exog_a, model.exog_b, model.weights)
+    rw = ReweightedMoments(model.endog, model.exog_a, model.exog_b, model.weights)
     counts = bmod._draw_counts(rng, 5, 800)
     full = model.moments()
     for k, mom in enumerate(rw.moments(rw.sums(counts))):

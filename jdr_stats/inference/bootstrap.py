@@ -11,7 +11,7 @@ selected.  The derivations are in ``docs/theory/bootstrap.md``.
 The replicates never copy rows: a resample is a vector of counts, and the
 reweighted moments of a whole batch of replicates are one matrix product of
 the count matrix with per-row products of the centred data (see
-:class:`_ReweightedMoments`); each replicate then goes through
+:class:`~jdr_stats._linalg.ReweightedMoments`); each replicate then goes through
 :func:`jdr_stats._estimate.estimate`, the package's one estimator.
 """
 
@@ -26,14 +26,13 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-from scipy.linalg.blas import dgemm as _dgemm
 from statsmodels.iolib.summary2 import Summary
 
 from .._validation import check_bool, check_choice, check_fraction, check_int, normalize_seed
 from .._data import ModelData
 from .._estimate import Estimate
 from .._estimate import estimate as estimate_from_moments
-from .._linalg import BlockMoments, batched_principal_angles, orthonormal_basis
+from .._linalg import ReweightedMoments, batched_principal_angles, orthonormal_basis
 from .._warnings import SmallSampleWarning
 from ..summary import SummaryMixin, build_summary
 
@@ -47,180 +46,8 @@ _INTERVALS = ("percentile", "deflated")
 #: Smallest factor by which the "deflated" interval may shrink sin(angle).
 _MIN_DEFLATION = 0.5
 
-#: Bytes of one chunk of per-row features in :func:`_ReweightedMoments`.
-_FEATURE_BYTES = 1 << 26
 #: Bytes of the count matrix, and of the feature sums, of one batch of replicates.
 _COUNT_BYTES = 1 << 27
-
-
-class _ReweightedMoments:
-    """Block moments of many reweightings of the same rows, by matrix products.
-
-    For resampling counts ``c`` (one row of ``C``, shape (B, m)) and the
-    model's case weights ``w0``, the reweighted moments are ratios of sums
-    ``sum_i c_i w0_i f_i`` of per-row features ``f_i`` (products of the rows
-    centred at the full-sample means).  A batch of replicates is therefore
-    one product ``C @ (w0 * F)``, accumulated over chunks of rows; each
-    replicate's own means are then corrected for algebraically (see the
-    theory page).
-    """
-
-    def __init__(self, y, a, b, w0):
-        self._y, self._a, self._b, self._w0 = y, a, b, w0
-        m, n1 = a.shape
-        n2 = b.shape[1]
-        self.m, self.n1, self.n2 = m, n1, n2
-        if w0 is None:
-            self.ybar, self.abar, self.bbar = float(y.mean()), a.mean(axis=0), b.mean(axis=0)
-        else:
-            tw = float(w0.sum())
-            self.ybar = float(w0 @ y) / tw
-            self.abar = (w0 @ a) / tw
-            self.bbar = (w0 @ b) / tw
-        # squared range of each column: the scale of "zero variance"
-        self._scale_a = np.ptp(a, axis=0) ** 2
-        self._scale_b = np.ptp(b, axis=0) ** 2
-        self._iu1 = np.triu_indices(n1, k=1)
-        self._iu2 = np.triu_indices(n2, k=1)
-        t1, t2 = len(self._iu1[0]), len(self._iu2[0])
-        # layout of the feature vector: double-precision sums first (means,
-        # variances), then those summed in single precision (see sums())
-        sizes = [("one", 1), ("y", 1), ("a", n1), ("b", n2), ("yy", 1), ("ay", n1),
-                 ("by", n2), ("aad", n1), ("bbd", n2),
-                 ("aao", t1), ("bbo", t2), ("ab", n1 * n2), ("aby", n1 * n2)]
-        self._slices = {}
-        start = 0
-        for name, size in sizes:
-            self._slices[name] = slice(start, start + size)
-            start += size
-        self.width = start
-        self.width64 = self._slices["aao"].start  # features summed in double precision
-        self._full32: np.ndarray | None = None  # full-sample sums of the others
-        self.chunk = max(16, _FEATURE_BYTES // (8 * self.width))
-
-    def _features(self, start: int, stop: int, out: np.ndarray) -> np.ndarray:
-        s = self._slices
-        ac = self._a[start:stop] - self.abar
-        bc = self._b[start:stop] - self.bbar
-        yc = self._y[start:stop] - self.ybar
-        k = stop - start
-        f = out[:k]
-        f[:, s["one"]] = 1.0
-        f[:, s["y"]] = yc[:, None]
-        f[:, s["a"]] = ac
-        f[:, s["b"]] = bc
-        f[:, s["yy"]] = (yc * yc)[:, None]
-        f[:, s["ay"]] = ac * yc[:, None]
-        f[:, s["by"]] = bc * yc[:, None]
-        f[:, s["aad"]] = ac * ac
-        f[:, s["bbd"]] = bc * bc
-        i1, j1 = self._iu1
-        f[:, s["aao"]] = ac[:, i1] * ac[:, j1]
-        i2, j2 = self._iu2
-        f[:, s["bbo"]] = bc[:, i2] * bc[:, j2]
-        ab = f[:, s["ab"]].reshape(k, self.n1, self.n2)
-        np.multiply(ac[:, :, None], bc[:, None, :], out=ab)
-        np.multiply(f[:, s["ab"]], yc[:, None], out=f[:, s["aby"]])
-        if self._w0 is not None:
-            f *= self._w0[start:stop, None]
-        return f
-
-    def sums(self, counts: np.ndarray) -> np.ndarray:
-        """``counts @ (w0 * F)``, shape (B, width).
-
-        The first ``width64`` features (everything needed for the means and
-        variances) are accumulated in double precision, in place by BLAS
-        ``dgemm`` (``C^T <- F_chunk^T counts_chunk^T + C^T``).  The others
-        (off-diagonal covariance products and the ``2 n1 n2`` cross-block
-        products, nearly all of the work) are accumulated as the full-sample
-        sum (double) plus
-        ``(counts - 1) @ F`` in single precision: the deviations
-        ``counts - 1`` are small integers, exact in single precision, so only
-        the resampling fluctuation carries the single-precision rounding
-        (relative error about 1e-7 of it).
-        """
-        nb, w64 = counts.shape[0], self.width64
-        out64_t = np.zeros((w64, nb), order="F")
-        out32 = np.zeros((nb, self.width - w64))
-        dev = counts.astype(np.float32)
-        dev -= np.float32(1.0)
-        full = None if self._full32 is not None else np.zeros(self.width - w64)
-        buf = np.empty((min(self.chunk, self.m), self.width))
-        for start in range(0, self.m, self.chunk):
-            stop = min(start + self.chunk, self.m)
-            f = self._features(start, stop, buf)
-            out64_t = _dgemm(
-                1.0, f[:, :w64].T, counts[:, start:stop].T, beta=1.0, c=out64_t,
-                overwrite_c=True,
-            )
-            f32 = f[:, w64:].astype(np.float32)
-            out32 += dev[:, start:stop] @ f32
-            if full is not None:
-                full += f[:, w64:].sum(axis=0)
-        if full is not None:
-            self._full32 = full
-        out = np.empty((nb, self.width))
-        out[:, :w64] = out64_t.T
-        out[:, w64:] = out32 + self._full32
-        return out
-
-    @staticmethod
-    def _zero_constant(cov: np.ndarray, scale: np.ndarray) -> None:
-        diag = np.diagonal(cov, axis1=1, axis2=2)
-        rep, col = np.nonzero(diag <= 1e-12 * scale)
-        cov[rep, col, :] = 0.0
-        cov[rep, :, col] = 0.0
-
-    def moments(self, sums: np.ndarray) -> list[BlockMoments]:
-        """BlockMoments of each replicate from its feature sums."""
-        s = self._slices
-        n1, n2 = self.n1, self.n2
-        tot = sums[:, s["one"]][:, 0]
-        z = sums / tot[:, None]
-        dy = z[:, s["y"]][:, 0]
-        da = z[:, s["a"]]
-        db = z[:, s["b"]]
-        var_y = z[:, s["yy"]][:, 0] - dy**2
-        ga = z[:, s["ay"]]
-        gb = z[:, s["by"]]
-        nb = sums.shape[0]
-        cov_a = np.empty((nb, n1, n1))
-        i1, j1 = self._iu1
-        cov_a[:, i1, j1] = z[:, s["aao"]]
-        cov_a[:, j1, i1] = z[:, s["aao"]]
-        cov_a[:, np.arange(n1), np.arange(n1)] = z[:, s["aad"]]
-        cov_a -= da[:, :, None] * da[:, None, :]
-        cov_b = np.empty((nb, n2, n2))
-        i2, j2 = self._iu2
-        cov_b[:, i2, j2] = z[:, s["bbo"]]
-        cov_b[:, j2, i2] = z[:, s["bbo"]]
-        cov_b[:, np.arange(n2), np.arange(n2)] = z[:, s["bbd"]]
-        cov_b -= db[:, :, None] * db[:, None, :]
-        # A column constant within a resample has variance exactly 0; the
-        # algebraic correction leaves a rounding residue there instead.
-        self._zero_constant(cov_a, self._scale_a)
-        self._zero_constant(cov_b, self._scale_b)
-        m_ab = z[:, s["ab"]].reshape(nb, n1, n2)
-        cross = z[:, s["aby"]].reshape(nb, n1, n2).copy()
-        cross -= ga[:, :, None] * db[:, None, :]
-        cross -= dy[:, None, None] * m_ab
-        cross -= da[:, :, None] * gb[:, None, :]
-        cross += 2.0 * dy[:, None, None] * da[:, :, None] * db[:, None, :]
-        out = []
-        for k in range(nb):
-            out.append(
-                BlockMoments(
-                    nobs=self.m,
-                    mean_y=self.ybar + float(dy[k]),
-                    var_y=float(var_y[k]),
-                    mean_a=self.abar + da[k],
-                    mean_b=self.bbar + db[k],
-                    cov_a=cov_a[k],
-                    cov_b=cov_b[k],
-                    cross=cross[k],
-                )
-            )
-        return out
 
 
 # -- helpers ---------------------------------------------------------------
@@ -292,7 +119,7 @@ def _pairs(
     names_a, names_b = data.names["exog_a"], data.names["exog_b"]
     m = data.nobs
     n1, n2 = a.shape[1], b.shape[1]
-    rw = _ReweightedMoments(data.endog, a, b, data.weights)
+    rw = ReweightedMoments(data.endog, a, b, data.weights)
     batch = max(1, min(n_boot, _COUNT_BYTES // (8 * m), _COUNT_BYTES // (8 * rw.width)))
     nsv = len(est0.singular_values)
     dir_a = np.full((n_boot, n1, rank), np.nan)
