@@ -75,6 +75,17 @@ def _slice_info(order: np.ndarray, ends: np.ndarray, requested: int) -> SliceInf
     )
 
 
+def _sort_response(
+    y: np.ndarray, n_slices: int
+) -> tuple[int, np.ndarray, np.ndarray, SliceInfo | None]:
+    """``(n, order, cumulative counts of the distinct values, slices)``; the
+    slices (one per value) only when ``y`` has at most ``n_slices`` values."""
+    y = np.asarray(y, dtype=float)
+    order, cty = _sorted_value_counts(y)
+    per_value = _slice_info(order, cty, n_slices) if cty.shape[0] <= n_slices else None
+    return y.shape[0], order, cty, per_value
+
+
 def dr_slices(y: np.ndarray, n_slices: int) -> SliceInfo:
     """Slice a response exactly as ``dr.slices`` of R's ``dr`` package.
 
@@ -106,11 +117,9 @@ def dr_slices(y: np.ndarray, n_slices: int) -> SliceInfo:
     >>> dr_slices(np.array([1.0, 2.0, 1.0, 2.0, 2.0]), 3).sizes.tolist()
     [2, 3]
     """
-    y = np.asarray(y, dtype=float)
-    n = y.shape[0]
-    order, cty = _sorted_value_counts(y)
-    if cty.shape[0] <= n_slices:
-        return _slice_info(order, cty, n_slices)
+    n, order, cty, per_value = _sort_response(y, n_slices)
+    if per_value is not None:
+        return per_value
     m = n // n_slices
     end = 0
     ends: list[int] = []
@@ -135,11 +144,9 @@ def arc_slices(y: np.ndarray, n_slices: int) -> SliceInfo:
     >>> arc_slices(np.arange(10.0), 3).sizes.tolist()
     [4, 3, 3]
     """
-    y = np.asarray(y, dtype=float)
-    n = y.shape[0]
-    order, cty = _sorted_value_counts(y)
-    if cty.shape[0] <= n_slices:
-        return _slice_info(order, cty, n_slices)
+    n, order, cty, per_value = _sort_response(y, n_slices)
+    if per_value is not None:
+        return per_value
     m = n // n_slices
     extra = n - m * n_slices
     end = 0
