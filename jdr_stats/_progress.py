@@ -27,7 +27,7 @@ from typing import Any, TypeVar, Union
 
 import numpy as np
 
-from ._data import normalize_seed
+from ._validation import normalize_seed
 
 __all__ = ["ProgressArg", "progress_bar", "run_batches", "check_progress", "check_n_jobs"]
 

@@ -24,6 +24,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .datasets import load_ais
+from .model import JointDimReduction
+
 __all__ = ["main", "demo_model", "results_to_dict"]
 
 EXIT_USAGE = 2
@@ -116,10 +119,8 @@ def _build_parser() -> _Parser:
     return parser
 
 
-def demo_model():
+def demo_model() -> JointDimReduction:
     """The demo model: LBM on logged blood and body-build blocks of ``ais``."""
-    from .datasets import load_ais
-    from .model import JointDimReduction
 
     ais = load_ais()
     blood = np.log(ais[["RCC", "WCC", "Hc", "Hg", "Ferr"]]).add_prefix("log")
@@ -248,9 +249,7 @@ def _read(path: str) -> pd.DataFrame:
         raise ValueError(f"cannot read {path} as CSV: {exc}") from None
 
 
-def _model(args: argparse.Namespace, data: pd.DataFrame):
-    from .model import JointDimReduction
-
+def _model(args: argparse.Namespace, data: pd.DataFrame) -> JointDimReduction:
     weights = None
     if args.weights is not None:
         if args.weights not in data.columns:

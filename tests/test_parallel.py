@@ -1,0 +1,50 @@
+"""progress= and n_jobs= on the long loops: the numbers do not depend on n_jobs."""
+
+import numpy as np
+import pytest
+
+import jdr_stats as jdr
+
+pytest.importorskip("joblib")
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    sim = jdr.simulate.bilinear(600, 5, 4, 1, s1=2, s2=2, seed=4)
+    model = jdr.JointDimReduction(sim.y, sim.a, sim.b)
+    return model, model.fit(1)
+
+
+def test_bootstrap_same_numbers_any_n_jobs(fitted):
+    _, res = fitted
+    seen = []
+    one = res.bootstrap(150, seed=3, progress=lambda d, t: seen.append((d, t)))
+    two = res.bootstrap(150, seed=3, n_jobs=2)
+    np.testing.assert_array_equal(one.angles_a, two.angles_a)
+    np.testing.assert_array_equal(one.singular_values, two.singular_values)
+    assert seen[-1] == (150, 150) and all(t == 150 for _, t in seen)
+    other = res.bootstrap(150, seed=4)
+    assert not np.array_equal(one.angles_a, other.angles_a)
+
+
+def test_permutation_rank_tests_same_numbers_any_n_jobs(fitted):
+    _, res = fitted
+    seen = []
+    one = res.rank_tests("permutation", n_perm=199, seed=5,
+                         progress=lambda d, t: seen.append((d, t)))
+    two = res.rank_tests("permutation", n_perm=199, seed=5, n_jobs=2)
+    np.testing.assert_array_equal(one.table["pvalue"], two.table["pvalue"])
+    assert seen and seen[-1][0] == seen[-1][1]
+
+
+def test_stability_selection_same_numbers_any_n_jobs(fitted):
+    model, _ = fitted
+    seen = []
+    kw = dict(rank=1, rule="stability", n_subsamples=21, sparsity=(2, 2), seed=6)
+    one = model.select_support(**kw, progress=lambda d, t: seen.append((d, t)))
+    two = model.select_support(**kw, n_jobs=2)
+    np.testing.assert_array_equal(one.table["frequency"], two.table["frequency"])
+    assert seen[-1] == (21, 21)
+    # frequencies are counts over 21 half-samples
+    freq = one.table["frequency"].to_numpy()
+    np.testing.assert_allclose(freq * 21, np.round(freq * 21), atol=1e-9)
