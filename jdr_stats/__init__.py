@@ -30,6 +30,7 @@ parses every module and enforces both).  From the ground up:
 from __future__ import annotations
 
 from . import baselines, datasets, metrics, simulate
+from ._version import __version__
 from .baselines import PHD, SAVE, SIR
 from .compare import compare
 from .inference.bootstrap import BootstrapResults
@@ -55,4 +56,3 @@ __all__ = [
     "__version__",
 ]
 
-__version__ = "0.1.0"

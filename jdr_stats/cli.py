@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._version import __version__
 from .datasets import load_ais
 from .model import JointDimReduction
 
@@ -80,8 +81,6 @@ def _positive(text: str) -> int:
 
 
 def _version() -> str:
-    from . import __version__
-
     return f"jdr_stats {__version__}"
 
 
@@ -151,19 +150,21 @@ def _records(frame: pd.DataFrame, index_name: str) -> list[dict[str, Any]]:
     return out
 
 
-def results_to_dict(res: Any, *, boot: Any = None, support: Any = None) -> dict[str, Any]:
+def results_to_dict(
+    res: Any, *, boot: Any = None, support: Any = None, rank_tests: Sequence[Any] = ()
+) -> dict[str, Any]:
     """The JSON document of a fit (and its bootstrap and support selection).
 
     Keys: ``version``, ``endog``, ``formula``, ``nobs``, ``rank``,
     ``rank_method``, ``standardize``, ``sparsity``, ``weights``,
     ``singular_values``, ``directions_a`` and ``directions_b`` (``{variable:
     [loading on dir1, ...]}``), ``support_a``, ``support_b``, ``rank_tests``
-    (``{method: [{k, statistic, df, pvalue, ...}]}``, the tests run) and,
+    (``{method: [{k, statistic, df, pvalue, ...}]}``: the tests that chose
+    the rank of a ``rank="auto"`` fit and those in ``rank_tests``) and,
     when given, ``bootstrap`` and ``support``.  NaN is ``null``.
     """
-    from . import __version__
-
     m = res.model
+    rank_tests = [res.rank_test_table, *rank_tests]
     da = pd.DataFrame(res.estimate.dir_a, index=m.exog_names_a)
     db = pd.DataFrame(res.estimate.dir_b, index=m.exog_names_b)
     doc: dict[str, Any] = {
@@ -182,7 +183,7 @@ def results_to_dict(res: Any, *, boot: Any = None, support: Any = None) -> dict[
         "support_a": res.support_a,
         "support_b": res.support_b,
         "rank_tests": {
-            key: _records(rt.table, "k") for key, rt in getattr(res, "_rank_tests", {}).items()
+            rt.method: _records(rt.table, "k") for rt in rank_tests if rt is not None
         },
     }
     if boot is not None:

@@ -106,7 +106,7 @@ def test_json_output(csv_file, capsys):
     assert list(doc["directions_a"]) == ["a0", "a1", "a2", "a3"]
     np.testing.assert_allclose([doc["directions_b"][v] for v in ["b0", "b1", "b2"]],
                                res.directions_b.to_numpy())
-    tests = doc["rank_tests"]["auto"]
+    tests = doc["rank_tests"]["chi2"]
     assert [t["k"] for t in tests] == list(range(len(tests))) and len(tests) >= 1
     assert all(0 < t["pvalue"] <= 1 for t in tests)
     # the sequence stops at the first test not rejected at 0.05: that k is the rank

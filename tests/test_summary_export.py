@@ -11,7 +11,6 @@ import pandas as pd
 import pytest
 
 import jdr_stats as jdr
-from jdr_stats.inference.hypotheses import TestResult
 from jdr_stats.summary import build_summary, format_pvalue, latex_note
 
 
@@ -28,7 +27,8 @@ def all_results():
         "rank_general": res.rank_tests("general"),
         "rank_perm": res.rank_tests("permutation", n_perm=19, seed=1),
     }
-    out["jdr"] = res  # shows the three rank tables too
+    out["jdr"] = res
+    out["jdr_auto"] = model.fit("auto", rank_method="general")  # shows its rank tests
     out["sparse"] = model.fit(2, sparsity=(3, 3))
     out["boot"] = res.bootstrap(39, seed=1)
     out["support"] = model.select_support(rank=2, seed=1)
@@ -38,21 +38,19 @@ def all_results():
         out[cls.__name__] = fit
         out[cls.__name__ + "_dim"] = fit.dimension_tests()
     out["compare"] = jdr.compare(y, a, b, rank=2)
-    out["test"] = TestResult(stat=3.0, pvalue=0.0, null="r = 0", alternative="r > 0",
-                             dist_name="chi2(4)", df=4.0)
     return out
 
 
-NAMES = ["rank_chi2", "rank_general", "rank_perm", "jdr", "sparse", "boot", "support",
-         "SIR", "SIR_dim", "PHD", "PHD_dim", "SAVE", "SAVE_dim", "compare", "test"]
+NAMES = ["rank_chi2", "rank_general", "rank_perm", "jdr", "jdr_auto", "sparse", "boot",
+         "support", "SIR", "SIR_dim", "PHD", "PHD_dim", "SAVE", "SAVE_dim", "compare"]
 
 
 def test_fixture_covers_every_results_class(all_results):
     assert set(all_results) == set(NAMES)
     kinds = {type(v).__name__ for v in all_results.values()}
     assert {"JDRResults", "RankTestResults", "BootstrapResults", "SupportResults",
-            "SIRResults", "PHDResults", "SAVEResults", "DimensionTests", "Comparison",
-            "TestResult"} <= kinds
+            "SIRResults", "PHDResults", "SAVEResults", "DimensionTests",
+            "Comparison"} <= kinds
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -84,6 +82,15 @@ def test_text_pvalues_and_df(all_results, name):
                         assert c == "-"
                     elif v == round(v):
                         assert c == str(int(v)), (name, col, c)
+
+
+def test_fit_summary_with_rank_tests(all_results):
+    res, rt = all_results["jdr"], all_results["rank_chi2"]
+    smry = res.summary(rank_tests=rt)
+    assert "Rank tests (chi2)" in smry.frames
+    tex = smry.as_latex()
+    assert "Rank tests (chi2)" in tex
+    assert "Rank tests (general)" in all_results["jdr_auto"].summary().frames
 
 
 def test_rank_table_numbers(all_results):
