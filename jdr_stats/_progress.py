@@ -12,9 +12,10 @@ selection) takes the same two arguments:
     Batches run in ``n_jobs`` processes with joblib (``None`` or 1: in this
     process; -1: all cores; ``pip install 'jdr_stats[parallel]'``).
 
-:func:`run_batches` cuts the replicates into batches of a fixed size and
-gives batch ``i`` its own generator from ``SeedSequence(...).spawn``, so the
-numbers depend on ``seed`` and ``batch_size`` but not on ``n_jobs``.
+:func:`run_batches` cuts the replicates into batches and gives replicate
+``i`` its own generator, the ``i``-th child of ``SeedSequence(...).spawn``,
+so the numbers depend on ``seed`` but neither on the batches nor on
+``n_jobs``.
 """
 
 from __future__ import annotations
@@ -29,7 +30,14 @@ import numpy as np
 
 from ._validation import normalize_seed
 
-__all__ = ["ProgressArg", "progress_bar", "run_batches", "check_progress", "check_n_jobs"]
+__all__ = [
+    "ProgressArg",
+    "progress_bar",
+    "run_batches",
+    "replicate_generators",
+    "check_progress",
+    "check_n_jobs",
+]
 
 ProgressArg = Union[bool, Callable[[int, int], Any], None]
 T = TypeVar("T")
@@ -108,20 +116,54 @@ def progress_bar(progress: ProgressArg, total: int, desc: str) -> Iterator[Calla
     except ImportError:
         bar: Any = _Lines(total, desc)
     else:
-        bar = tqdm(total=total, desc=desc, file=sys.stderr, leave=False)
+        bar = tqdm(total=total, desc=desc, file=sys.stderr, leave=True)
     try:
         yield bar.update
     finally:
         bar.close()
 
 
-def _batch_sizes(n_total: int, batch_size: int) -> list[int]:
-    full, rest = divmod(n_total, batch_size)
-    return [batch_size] * full + ([rest] if rest else [])
+def replicate_generators(
+    seed: int | np.random.Generator | None, n_total: int, start: int = 0, stop: int | None = None
+) -> list[np.random.Generator]:
+    """The generators of replicates ``start..stop-1`` of a run of ``n_total``.
+
+    Replicate ``i`` draws from ``PCG64(SeedSequence(entropy, spawn_key=(i,)))``
+    (the ``i``-th child of ``SeedSequence(entropy).spawn``), ``entropy`` one
+    integer drawn from the normalised ``seed``; so replicate ``i`` is the
+    same whatever the batches and ``n_jobs``.  :func:`run_batches` uses
+    exactly these generators.
+
+    Examples
+    --------
+    >>> g = replicate_generators(1, 5)
+    >>> h = replicate_generators(1, 5, start=3)
+    >>> bool(g[3].random() == h[0].random())
+    True
+    """
+    entropy = _entropy(normalize_seed(seed))
+    stop = n_total if stop is None else stop
+    return _generators(entropy, start, stop)
+
+
+def _entropy(rng: np.random.Generator) -> int:
+    return int(rng.integers(0, 2**63 - 1))
+
+
+def _generators(entropy: int, start: int, stop: int) -> list[np.random.Generator]:
+    return [
+        np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy, spawn_key=(i,))))
+        for i in range(start, stop)
+    ]
+
+
+def _call(func: Callable[[list[np.random.Generator]], T], entropy: int, start: int,
+          stop: int) -> T:
+    return func(_generators(entropy, start, stop))
 
 
 def run_batches(
-    func: Callable[[int, np.random.Generator], T],
+    func: Callable[[list[np.random.Generator]], T],
     n_total: int,
     *,
     seed: int | np.random.Generator | None,
@@ -130,20 +172,21 @@ def run_batches(
     progress: ProgressArg = False,
     desc: str = "replicates",
 ) -> list[T]:
-    """Run ``func(size, rng)`` on batches covering ``n_total`` replicates.
+    """Run ``func(rngs)`` on batches covering ``n_total`` replicates.
 
     Parameters
     ----------
     func : callable
-        ``func(size, rng)`` computes ``size`` replicates with the generator
-        ``rng``; it must be picklable for ``n_jobs`` other than 1.
+        ``func(rngs)`` computes ``len(rngs)`` replicates, replicate ``j``
+        drawing from ``rngs[j]``; it must be picklable for ``n_jobs`` other
+        than 1.
     n_total : int
         Number of replicates, cut into batches of ``batch_size`` (the last
         one smaller).
     seed : int, Generator or None
-        Normalised once; a root ``SeedSequence`` drawn from it is spawned
-        into one child per batch.  The numbers depend on ``seed``,
-        ``n_total`` and ``batch_size``, never on ``n_jobs``.
+        Normalised once; one integer drawn from it seeds the replicates'
+        generators (see :func:`replicate_generators`).  The numbers depend
+        on ``seed`` and ``n_total``, never on ``batch_size`` or ``n_jobs``.
     batch_size : int
     n_jobs : int or None
         Processes for joblib (None or 1: serial).
@@ -159,9 +202,13 @@ def run_batches(
 
     Examples
     --------
-    >>> out = run_batches(lambda size, rng: rng.normal(size=size), 10, seed=1, batch_size=4)
+    >>> draw = lambda rngs: [g.normal() for g in rngs]
+    >>> out = run_batches(draw, 10, seed=1, batch_size=4)
     >>> [len(b) for b in out]
     [4, 4, 2]
+    >>> out2 = run_batches(draw, 10, seed=1, batch_size=3)
+    >>> sum(out, []) == sum(out2, [])
+    True
     """
     check_progress(progress)
     n_jobs = check_n_jobs(n_jobs)
@@ -169,17 +216,15 @@ def run_batches(
         raise ValueError(f"n_total must be a non-negative integer; got {n_total!r}")
     if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive integer; got {batch_size!r}")
-    rng = normalize_seed(seed)
-    root = np.random.SeedSequence(int(rng.integers(0, 2**63 - 1)))
-    sizes = _batch_sizes(int(n_total), int(batch_size))
-    children = root.spawn(len(sizes))
-    gens = [np.random.Generator(np.random.PCG64(c)) for c in children]
+    entropy = _entropy(normalize_seed(seed))
+    n_total, batch_size = int(n_total), int(batch_size)
+    bounds = [(lo, min(lo + batch_size, n_total)) for lo in range(0, n_total, batch_size)]
     out: list[T] = []
-    with progress_bar(progress, int(n_total), desc) as update:
-        if n_jobs in (None, 1) or len(sizes) <= 1:
-            for size, gen in zip(sizes, gens):
-                out.append(func(size, gen))
-                update(size)
+    with progress_bar(progress, n_total, desc) as update:
+        if n_jobs in (None, 1) or len(bounds) <= 1:
+            for lo, hi in bounds:
+                out.append(_call(func, entropy, lo, hi))
+                update(hi - lo)
             return out
         try:
             from joblib import Parallel, delayed
@@ -188,9 +233,9 @@ def run_batches(
                 f"n_jobs={n_jobs} needs joblib: pip install 'jdr_stats[parallel]'"
             ) from exc
         results = Parallel(n_jobs=n_jobs, return_as="generator")(
-            delayed(func)(size, gen) for size, gen in zip(sizes, gens)
+            delayed(_call)(func, entropy, lo, hi) for lo, hi in bounds
         )
-        for size, res in zip(sizes, results):
+        for (lo, hi), res in zip(bounds, results):
             out.append(res)
-            update(size)
+            update(hi - lo)
     return out

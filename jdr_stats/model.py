@@ -10,6 +10,7 @@ a three-step sparse projection (section 3).
 from __future__ import annotations
 
 from functools import cached_property
+from collections.abc import Callable
 from typing import Any, Literal
 
 import numpy as np
@@ -242,6 +243,8 @@ class JointDimReduction(DataModel):
         n_subsamples: int = 100,
         stability_threshold: float = 0.6,
         sparsity: tuple[int, int] | None = None,
+        progress: bool | Callable[[int, int], Any] = False,
+        n_jobs: int | None = None,
     ) -> SupportResults:
         """Coordinate tests for every variable with false discovery control.
 
@@ -253,6 +256,7 @@ class JointDimReduction(DataModel):
             covariance=covariance, standardize=standardize, n_perm=n_perm, rule=rule,
             threshold=threshold, n_subsamples=n_subsamples,
             stability_threshold=stability_threshold, sparsity=sparsity,
+            progress=progress, n_jobs=n_jobs,
         )
 
 
@@ -515,6 +519,8 @@ class JDRResults(SummaryMixin):
         max_rank: int | None = None,
         n_perm: int = 999,
         seed: int | np.random.Generator | None = None,
+        progress: bool | Callable[[int, int], Any] = False,
+        n_jobs: int | None = None,
     ) -> RankTestResults:
         """Sequential tests of ``H0: r = k`` for ``k = 0, 1, ..., max_rank``.
 
@@ -527,6 +533,7 @@ class JDRResults(SummaryMixin):
         return _rank_tests(
             self._model.data, self._moments, self._whitening,
             method=method, max_rank=max_rank, n_perm=n_perm, seed=seed,
+            progress=progress, n_jobs=n_jobs,
         )
 
     def bootstrap(
@@ -537,7 +544,8 @@ class JDRResults(SummaryMixin):
         method: BootstrapMethod = "pairs",
         interval: Interval = "deflated",
         alpha: float = 0.05,
-        progress: bool = False,
+        progress: bool | Callable[[int, int], Any] = False,
+        n_jobs: int | None = None,
     ) -> BootstrapResults:
         """Bootstrap the fit; see :func:`jdr_stats.inference.bootstrap.bootstrap`
         (called with the fit's data, estimate, ``standardize`` and ``sparsity``)."""
@@ -545,7 +553,7 @@ class JDRResults(SummaryMixin):
         return _bootstrap(
             self._model.data, self._est, standardize=self.standardize,
             sparsity=self.sparsity, n_boot=n_boot, seed=seed, method=method,
-            interval=interval, alpha=alpha, progress=progress, fit=self,
+            interval=interval, alpha=alpha, progress=progress, n_jobs=n_jobs, fit=self,
         )
 
     # -- summary ----------------------------------------------------------

@@ -9,8 +9,8 @@ from jdr_stats import _progress
 from jdr_stats._progress import progress_bar, run_batches
 
 
-def _draw(size, rng):
-    return rng.standard_normal((size, 3))
+def _draw(rngs):
+    return np.array([g.standard_normal(3) for g in rngs]).reshape(len(rngs), 3)
 
 
 def test_numbers_do_not_depend_on_n_jobs():
@@ -19,6 +19,11 @@ def test_numbers_do_not_depend_on_n_jobs():
     parallel = np.vstack(run_batches(_draw, 50, seed=7, batch_size=8, n_jobs=2))
     assert serial.shape == (50, 3)
     np.testing.assert_array_equal(serial, parallel)
+    # nor on the batches: replicate i always draws from its own generator
+    other_batches = np.vstack(run_batches(_draw, 50, seed=7, batch_size=13, n_jobs=2))
+    np.testing.assert_array_equal(serial, other_batches)
+    gens = _progress.replicate_generators(7, 50)
+    np.testing.assert_array_equal(serial[17], gens[17].standard_normal(3))
     # the seed matters; a Generator seed works like an int seed
     other = np.vstack(run_batches(_draw, 50, seed=8, batch_size=8))
     assert not np.array_equal(serial, other)
@@ -27,12 +32,13 @@ def test_numbers_do_not_depend_on_n_jobs():
     np.testing.assert_array_equal(g1, g2)
 
 
-def test_batches_are_independent_streams():
-    out = run_batches(_draw, 4000, seed=1, batch_size=1000)
-    firsts = np.array([b[:, 0] for b in out])
-    # four streams of 1000 draws: pairwise correlations near 0 (|r| < 4.5/sqrt(1000))
-    corr = np.corrcoef(firsts)[np.triu_indices(4, 1)]
-    assert np.all(np.abs(corr) < 4.5 / np.sqrt(1000))
+def test_replicates_are_independent_streams():
+    out = np.vstack(run_batches(_draw, 4000, seed=1, batch_size=1000))
+    # the three coordinates of 4000 replicates: correlations near 0
+    # (|r| < 4.5 / sqrt(4000)) and unit variances (SE about 0.022)
+    corr = np.corrcoef(out.T)[np.triu_indices(3, 1)]
+    assert np.all(np.abs(corr) < 4.5 / np.sqrt(4000))
+    np.testing.assert_allclose(out.var(axis=0), 1.0, atol=0.1)
 
 
 def test_callable_progress_counts_replicates():

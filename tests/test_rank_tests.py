@@ -92,6 +92,10 @@ class _FixedPermutation:
     def permuted(self, x, axis):
         return np.broadcast_to(self.perm, x.shape).copy()
 
+    def permutation(self, m):
+        assert m == len(self.perm)
+        return self.perm.copy()
+
 
 @pytest.mark.parametrize("k", [0, 1, 2, 3])
 def test_permutation_statistic_equals_refit(fit_r2, k):
@@ -100,10 +104,11 @@ def test_permutation_statistic_equals_refit(fit_r2, k):
     w = rt_mod._whiten(model.data, fit_r2.moments)
     m = model.nobs
     # identity permutation gives back the observed statistic
-    same = rt_mod._permutation_stats(w, k, 2, _FixedPermutation(np.arange(m)))
+    work = rt_mod._PermutationBatch(w, k)  # one generator per permutation
+    same = work([_FixedPermutation(np.arange(m))] * 2)
     np.testing.assert_allclose(same, w.statistic(k), rtol=1e-9)
     perm = np.random.default_rng(k).permutation(m)
-    got = rt_mod._permutation_stats(w, k, 1, _FixedPermutation(perm))[0]
+    got = work([_FixedPermutation(perm)])[0]
     # brute force: rotate to (signal, complement) coordinates, move the
     # complement rows (row perm[i] goes to row i of the permuted data set... as
     # in the implementation: (y, signal) are permuted by perm), refit

@@ -18,8 +18,6 @@ the count matrix with per-row products of the centred data (see
 from __future__ import annotations
 
 import math
-import sys
-import time
 import warnings
 from functools import cached_property
 from typing import Any, Literal
@@ -28,6 +26,7 @@ import numpy as np
 import pandas as pd
 from statsmodels.iolib.summary2 import Summary
 
+from .._progress import ProgressArg, check_n_jobs, check_progress, run_batches
 from .._validation import check_bool, check_choice, check_fraction, check_int, normalize_seed
 from .._data import ModelData
 from .._estimate import Estimate
@@ -51,15 +50,12 @@ _COUNT_BYTES = 1 << 27
 
 
 # -- helpers ---------------------------------------------------------------
-def _draw_counts(rng: np.random.Generator, nb: int, m: int) -> np.ndarray:
-    """Resampling counts of ``nb`` replicates: m draws with replacement each.
-
-    One draw of ``m`` indices per replicate, in order, so the replicates do
-    not depend on how they are split into batches.
-    """
-    counts = np.empty((nb, m))
-    for j in range(nb):
-        counts[j] = np.bincount(rng.integers(0, m, size=m), minlength=m)
+def _draw_counts(rngs: list[np.random.Generator], m: int) -> np.ndarray:
+    """Resampling counts of ``len(rngs)`` replicates: m draws with
+    replacement each, replicate ``j`` from its own generator ``rngs[j]``."""
+    counts = np.empty((len(rngs), m))
+    for j, g in enumerate(rngs):
+        counts[j] = np.bincount(g.integers(0, m, size=m), minlength=m)
     return counts
 
 
@@ -96,12 +92,53 @@ def _order_index(n: int, level: float) -> int:
     return int(min(max(k, 1), n)) - 1
 
 
-def _progress(done: int, total: int, start: float) -> None:
-    print(
-        f"bootstrap: {done}/{total} replicates ({time.perf_counter() - start:.1f} s)",
-        file=sys.stderr,
-        flush=True,
-    )
+class _PairsBatch:
+    """One batch of pairs-bootstrap replicates: ``batch(size, rng)``.
+
+    A picklable callable (it runs in joblib workers for ``n_jobs``): draws
+    the batch's counts from its own generator, forms the reweighted moments
+    and refits every replicate.
+    """
+
+    def __init__(self, rw: ReweightedMoments, est0: Estimate, standardize: bool,
+                 sparsity: tuple[int, int] | None, names_a: list[str],
+                 names_b: list[str]) -> None:
+        self.rw, self.rank = rw, est0.rank
+        self.nsv = len(est0.singular_values)
+        self.n1, self.n2 = est0.dir_a.shape[0], est0.dir_b.shape[0]
+        self.standardize, self.sparsity = standardize, sparsity
+        self.names_a, self.names_b = names_a, names_b
+
+    def __call__(self, rngs: list[np.random.Generator]) -> dict[str, Any]:
+        size = len(rngs)
+        r, n1, n2 = self.rank, self.n1, self.n2
+        out: dict[str, Any] = {
+            "dir_a": np.full((size, n1, r), np.nan),
+            "dir_b": np.full((size, n2, r), np.nan),
+            "sv": np.full((size, self.nsv), np.nan),
+            "sel_a": np.zeros((size, n1), dtype=bool),
+            "sel_b": np.zeros((size, n2), dtype=bool),
+            "ok": np.zeros(size, dtype=bool),
+            "errors": [],
+        }
+        counts = _draw_counts(rngs, self.rw.m)
+        moments = self.rw.moments(self.rw.sums(counts))
+        del counts
+        for j, mom in enumerate(moments):
+            try:
+                e = estimate_from_moments(
+                    mom, r, standardize=self.standardize, sparsity=self.sparsity,
+                    names_a=self.names_a, names_b=self.names_b,
+                )
+            except ValueError as exc:  # e.g. a resample with collinear columns
+                out["errors"].append(str(exc))
+                continue
+            out["ok"][j] = True
+            out["dir_a"][j], out["dir_b"][j] = e.dir_a, e.dir_b
+            out["sv"][j, : len(e.singular_values)] = e.singular_values[: self.nsv]
+            out["sel_a"][j, e.rows] = True
+            out["sel_b"][j, e.cols] = True
+        return out
 
 
 def _pairs(
@@ -111,53 +148,31 @@ def _pairs(
     sparsity: tuple[int, int] | None,
     n_boot: int,
     rng: np.random.Generator,
-    progress: bool,
+    progress: ProgressArg,
+    n_jobs: int | None = None,
 ):
-    """Replicates of the pairs bootstrap: refits on reweighted moments."""
-    rank = est0.rank
+    """Replicates of the pairs bootstrap: refits on reweighted moments.
+
+    Replicate ``b`` draws its rows from its own generator, the ``b``-th
+    child of a ``SeedSequence`` seeded from ``rng``
+    (:func:`jdr_stats._progress.replicate_generators`), so the replicates
+    depend neither on the batches nor on ``n_jobs``.
+    """
     a, b = data.blocks["exog_a"], data.blocks["exog_b"]
-    names_a, names_b = data.names["exog_a"], data.names["exog_b"]
     m = data.nobs
-    n1, n2 = a.shape[1], b.shape[1]
     rw = ReweightedMoments(data.endog, a, b, data.weights)
     batch = max(1, min(n_boot, _COUNT_BYTES // (8 * m), _COUNT_BYTES // (8 * rw.width)))
-    nsv = len(est0.singular_values)
-    dir_a = np.full((n_boot, n1, rank), np.nan)
-    dir_b = np.full((n_boot, n2, rank), np.nan)
-    sv = np.full((n_boot, nsv), np.nan)
-    sel_a = np.zeros((n_boot, n1), dtype=bool) if sparsity is not None else None
-    sel_b = np.zeros((n_boot, n2), dtype=bool) if sparsity is not None else None
-    ok = np.zeros(n_boot, dtype=bool)
-    errors: list[str] = []
-    start = time.perf_counter()
-    report_every = max(1, n_boot // 10)
-    done = 0
-    while done < n_boot:
-        nb = min(batch, n_boot - done)
-        counts = _draw_counts(rng, nb, m)
-        moments = rw.moments(rw.sums(counts))
-        del counts
-        for j, mom in enumerate(moments):
-            b = done + j
-            try:
-                e = estimate_from_moments(
-                    mom, rank, standardize=standardize, sparsity=sparsity,
-                    names_a=names_a, names_b=names_b,
-                )
-            except ValueError as exc:  # e.g. a resample with collinear columns
-                errors.append(str(exc))
-                continue
-            ok[b] = True
-            dir_a[b], dir_b[b] = e.dir_a, e.dir_b
-            sv[b, : len(e.singular_values)] = e.singular_values[:nsv]
-            if sel_a is not None:
-                sel_a[b, e.rows] = True
-                sel_b[b, e.cols] = True
-            if progress and (b + 1) % report_every == 0 and b + 1 < n_boot:
-                _progress(b + 1, n_boot, start)
-        done += nb
-    if progress:
-        _progress(n_boot, n_boot, start)
+    work = _PairsBatch(rw, est0, standardize, sparsity,
+                       data.names["exog_a"], data.names["exog_b"])
+    parts = run_batches(work, n_boot, seed=rng, batch_size=batch, n_jobs=n_jobs,
+                        progress=progress, desc="bootstrap")
+    dir_a = np.concatenate([p["dir_a"] for p in parts])
+    dir_b = np.concatenate([p["dir_b"] for p in parts])
+    sv = np.concatenate([p["sv"] for p in parts])
+    ok = np.concatenate([p["ok"] for p in parts])
+    errors = [err for p in parts for err in p["errors"]]
+    sel_a = np.concatenate([p["sel_a"] for p in parts]) if sparsity is not None else None
+    sel_b = np.concatenate([p["sel_b"] for p in parts]) if sparsity is not None else None
     n_ok = int(ok.sum())
     if n_ok == 0:
         raise ValueError(
@@ -193,7 +208,8 @@ def bootstrap(
     method: Method = "pairs",
     interval: Interval = "deflated",
     alpha: float = 0.05,
-    progress: bool = False,
+    progress: ProgressArg = False,
+    n_jobs: int | None = None,
     fit: Any = None,
 ) -> BootstrapResults:
     """Bootstrap the joint fit: confidence bounds for the estimated subspaces.
@@ -223,8 +239,12 @@ def bootstrap(
     alpha : float
         Default level of :meth:`BootstrapResults.conf_int` and
         :meth:`BootstrapResults.summary` (``1 - alpha`` confidence).
-    progress : bool
-        Print the number of finished replicates to standard error.
+    progress : bool or callable
+        ``True``: a progress bar (tqdm, or lines on standard error);
+        a callable is called as ``progress(done, n_boot)``.
+    n_jobs : int or None
+        Processes for the batches of replicates (joblib; None or 1: this
+        process).  The replicates do not depend on ``n_jobs``.
     fit : JDRResults, optional
         The fit being bootstrapped, kept as :attr:`BootstrapResults.results`
         (``JDRResults.bootstrap`` passes itself).
@@ -273,7 +293,8 @@ def bootstrap(
     method = check_choice(method, "method", _METHODS)
     interval = check_choice(interval, "interval", _INTERVALS)
     alpha = check_fraction(alpha, "alpha")
-    progress = check_bool(progress, "progress")
+    check_progress(progress)
+    n_jobs = check_n_jobs(n_jobs)
     if not isinstance(data, ModelData):
         raise TypeError(
             "data must be the ModelData of a fit (JDRResults.model.data; or call "
@@ -284,7 +305,7 @@ def bootstrap(
     standardize = check_bool(standardize, "standardize")
     rng = normalize_seed(seed)
     ang_a, ang_b, sv, sel_a, sel_b, n_ok = _pairs(
-        data, estimate, standardize, sparsity, n_boot, rng, progress
+        data, estimate, standardize, sparsity, n_boot, rng, progress, n_jobs
     )
     factors = (
         _deflation(estimate.singular_values, estimate.rank, len(estimate.rows)),

@@ -34,6 +34,7 @@ from statsmodels.iolib.summary2 import Summary
 
 from .._data import ModelData
 from .._linalg import BlockMoments, Whitening, block_moments, block_whitenings, whiten_cross
+from .._progress import ProgressArg, check_n_jobs, check_progress, progress_bar, run_batches
 from .._validation import check_choice, check_fraction, check_int, normalize_seed
 from .._warnings import RankSelectionWarning
 from ..summary import build_summary
@@ -326,7 +327,15 @@ def _psi_gram_traces(
     return tr1 / m, tr2 / (m * (m - 1.0))
 
 
-def _permutation_stats(w: _Whitened, k: int, n_perm: int, rng: np.random.Generator) -> np.ndarray:
+def _permutation_stats(
+    w: _Whitened,
+    k: int,
+    n_perm: int,
+    rng: np.random.Generator,
+    *,
+    n_jobs: int | None = None,
+    progress: ProgressArg = False,
+) -> np.ndarray:
     """``Lambda_k`` recomputed after permuting the complement coordinates' rows.
 
     In the rotated whitened coordinates ``(alpha, u) = a'[U, U_perp]`` and
@@ -344,30 +353,51 @@ def _permutation_stats(w: _Whitened, k: int, n_perm: int, rng: np.random.Generat
     ``C = (1/m) sum_j alpha_sigma(j) u_j^T``; re-whitening with their Cholesky
     factors makes the result the estimator's statistic on the permuted data.
     """
-    m, n1, n2 = w.m, w.n1, w.n2
-    y = w.y
-    alpha, uc = w.a @ w.u[:, :k], w.a @ w.u[:, k:]
-    beta, vc = w.b @ w.v[:, :k], w.b @ w.v[:, k:]
-    p, q = n1 - k, n2 - k
-    # columns gathered by each permutation: alpha, beta, alpha*y, beta*y
-    side = np.hstack([alpha, beta, alpha * y[:, None], beta * y[:, None]])  # m x 4k
-    comp_t = np.hstack([uc, vc]).T  # (p + q) x m
-    per_perm = m * (1 + 4 * k) + 3 * n1 * n2 + p * q + 4 * k * (p + q)
-    batch = int(max(1, min(n_perm, _CHUNK_FLOATS // per_perm)))
-    out = np.empty(n_perm)
-    base = np.arange(m)
-    for start in range(0, n_perm, batch):
-        nb = min(batch, n_perm - start)
-        idx = rng.permuted(np.broadcast_to(base, (nb, m)), axis=1)
-        yp = y[idx]  # nb x m
+    work = _PermutationBatch(w, k)
+    parts = run_batches(work, n_perm, seed=rng, batch_size=min(n_perm, work.batch),
+                        n_jobs=n_jobs, progress=progress, desc=f"permutations k={k}")
+    return np.concatenate(parts)
+
+
+class _PermutationBatch:
+    """``batch(rngs)``: ``Lambda_k`` of ``len(rngs)`` permutations, the
+    ``j``-th drawn with ``rngs[j]``.
+
+    Picklable (it runs in joblib workers for ``n_jobs``); ``batch`` is the
+    number of permutations that fit in one chunk of memory.  Each
+    permutation has its own generator, so the p-values depend neither on
+    the batches nor on ``n_jobs``.
+    """
+
+    def __init__(self, w: _Whitened, k: int) -> None:
+        m, n1, n2 = w.m, w.n1, w.n2
+        y = w.y
+        alpha, uc = w.a @ w.u[:, :k], w.a @ w.u[:, k:]
+        beta, vc = w.b @ w.v[:, :k], w.b @ w.v[:, k:]
+        p, q = n1 - k, n2 - k
+        # columns gathered by each permutation: alpha, beta, alpha*y, beta*y
+        self.side = np.hstack([alpha, beta, alpha * y[:, None], beta * y[:, None]])  # m x 4k
+        self.comp_t = np.hstack([uc, vc]).T  # (p + q) x m
+        self.uc, self.vc = uc, vc
+        per_perm = m * (1 + 4 * k) + 3 * n1 * n2 + p * q + 4 * k * (p + q)
+        self.batch = int(max(1, _CHUNK_FLOATS // per_perm))
+        self.w, self.k = w, k
+
+    def __call__(self, rngs: list[Any]) -> np.ndarray:
+        w, k = self.w, self.k
+        m, n1, n2 = w.m, w.n1, w.n2
+        p, q = n1 - k, n2 - k
+        nb = len(rngs)
+        idx = np.stack([g.permutation(m) for g in rngs])  # permutation j from rngs[j]
+        yp = w.y[idx]  # nb x m
         cc = np.zeros((nb, p * q))
-        for sl, kr in _kr_chunks(uc, vc):
+        for sl, kr in _kr_chunks(self.uc, self.vc):
             cc += yp[:, sl] @ kr
         xp = np.zeros((nb, n1, n2))
         xp[:, k:, k:] = cc.reshape(nb, p, q) / m
         if k > 0:
             # (p + q) x 4k products for every permutation, one batched matmul
-            h = comp_t @ side[idx] / m  # nb x (p + q) x 4k
+            h = self.comp_t @ self.side[idx] / m  # nb x (p + q) x 4k
             ca = h[:, :p, :k].transpose(0, 2, 1)  # (1/m) sum alpha_sigma(j) u_j^T
             cb = h[:, p:, k : 2 * k].transpose(0, 2, 1)
             xp[:, :k, :k] = np.diag(w.s[:k])
@@ -384,12 +414,12 @@ def _permutation_stats(w: _Whitened, k: int, n_perm: int, rng: np.random.Generat
             xp = np.linalg.solve(la, xp)
             xp = np.linalg.solve(lb, xp.transpose(0, 2, 1)).transpose(0, 2, 1)
         sv = np.linalg.svd(xp, compute_uv=False)
-        out[start : start + nb] = m * np.sum(sv[:, k:] ** 2, axis=1) / w.var_y
-    return out
+        return m * np.sum(sv[:, k:] ** 2, axis=1) / w.var_y
 
 
 def _test_row(
-    w: _Whitened, k: int, method: str, n_perm: int, rng: np.random.Generator | None
+    w: _Whitened, k: int, method: str, n_perm: int, rng: np.random.Generator | None,
+    *, n_jobs: int | None = None, progress: ProgressArg = False,
 ) -> tuple[dict[str, float], str | None]:
     n1, n2 = w.n1, w.n2
     stat = w.statistic(k)
@@ -407,7 +437,7 @@ def _test_row(
         else:
             pv, tail = 1.0, None
         return {"statistic": stat, "df": np.nan, "pvalue": pv, "eff. df": eff}, tail
-    null = _permutation_stats(w, k, n_perm, rng)
+    null = _permutation_stats(w, k, n_perm, rng, n_jobs=n_jobs, progress=progress)
     # guard against rounding: a permuted statistic equal to T up to 1e-10 counts as >= T
     pv = float(perm_pvalue(stat * (1 - 1e-10), null))
     return {"statistic": stat, "df": np.nan, "pvalue": pv, "n_perm": float(n_perm)}, None
@@ -461,9 +491,13 @@ def _run(
     n_perm: int,
     seed: Any,
     stop_alpha: float | None = None,
+    progress: ProgressArg = False,
+    n_jobs: int | None = None,
 ) -> RankTestResults:
     check_choice(method, "method", _METHODS)
     check_int(n_perm, "n_perm", low=1)
+    check_progress(progress)
+    n_jobs = check_n_jobs(n_jobs)
     n1, n2 = data.blocks["exog_a"].shape[1], data.blocks["exog_b"].shape[1]
     top = _check_max_rank(max_rank, n1, n2)
     rng = normalize_seed(seed) if method == "permutation" else None
@@ -474,13 +508,22 @@ def _run(
         )
     w = _whiten(data, mom, whitening, rows=method != "chi2")
     rows, tails = [], set()
-    for k in range(top + 1):
-        row, tail = _test_row(w, k, method, n_perm, rng)
-        rows.append(row)
-        if tail:
-            tails.add(tail)
-        if stop_alpha is not None and not row["pvalue"] <= stop_alpha:
-            break
+    shown = progress if method == "permutation" else False
+    with progress_bar(shown, n_perm * (top + 1), "permutation tests") as update:
+        for k in range(top + 1):
+            seen = [0]
+
+            def forward(done: int, total: int, seen: list[int] = seen) -> None:
+                update(done - seen[0])
+                seen[0] = done
+
+            row, tail = _test_row(w, k, method, n_perm, rng, n_jobs=n_jobs,
+                                  progress=forward if shown else False)
+            rows.append(row)
+            if tail:
+                tails.add(tail)
+            if stop_alpha is not None and not row["pvalue"] <= stop_alpha:
+                break
     return _build(w, method, rows, tails, n1, n2)
 
 
@@ -496,6 +539,8 @@ def rank_tests(
     max_rank: int | None = None,
     n_perm: int = 999,
     seed: int | np.random.Generator | None = None,
+    progress: ProgressArg = False,
+    n_jobs: int | None = None,
 ) -> RankTestResults:
     """Sequential tests of ``H0: r = k``, ``k = 0, 1, ..., max_rank``.
 
@@ -520,6 +565,13 @@ def rank_tests(
         Permutations per row (permutation test only).
     seed : int, Generator or None
         Seed of the permutations (permutation test only).
+    progress : bool or callable
+        Permutation test only: ``True`` shows a progress bar (tqdm, or
+        lines on standard error); a callable is called as
+        ``progress(done, total)`` with permutations counted over all rows.
+    n_jobs : int or None
+        Processes for the batches of permutations (joblib; None or 1: this
+        process).  The p-values do not depend on ``n_jobs``.
 
     Returns
     -------
@@ -572,6 +624,8 @@ def rank_tests(
         max_rank=max_rank,
         n_perm=n_perm,
         seed=seed,
+        progress=progress,
+        n_jobs=n_jobs,
     )
 
 

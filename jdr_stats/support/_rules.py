@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from .._data import ModelData
+from .._progress import ProgressArg, progress_bar, run_batches
 from .._estimate import estimate
 from .._linalg import block_moments
 from ..inference.hypotheses import bh_qvalues
@@ -31,6 +32,8 @@ def select(
     stability_threshold: float,
     sparsity: tuple[int, int] | None,
     rng: np.random.Generator,
+    progress: ProgressArg = False,
+    n_jobs: int | None = None,
 ) -> tuple[dict[str, tuple[Any, ...]], dict[str, Any]]:
     """Q-values, ``selected`` flags and extra columns of each block, and the
     rule's settings: ``({"a": (tests, q, selected, extra), "b": ...}, settings)``."""
@@ -54,7 +57,7 @@ def select(
             )
         fa, fb = _stability(
             data, rank, sparsity, standardize=standardize,
-            n_subsamples=n_subsamples, rng=rng,
+            n_subsamples=n_subsamples, rng=rng, progress=progress, n_jobs=n_jobs,
         )
         extra_a["frequency"], extra_b["frequency"] = fa, fb
         sel_a, sel_b = fa >= stability_threshold, fb >= stability_threshold
@@ -69,6 +72,42 @@ def select(
     return {"a": (res_a, q_a, sel_a, extra_a), "b": (res_b, q_b, sel_b, extra_b)}, settings
 
 
+class _StabilityBatch:
+    """``batch(rngs)``: the variables the sparse fit selects on each half of
+    ``len(rngs)`` random complementary splits, split ``j`` drawn with
+    ``rngs[j]`` (picklable, for joblib)."""
+
+    def __init__(self, data: ModelData, rank: int, sparsity: tuple[int, int],
+                 standardize: bool) -> None:
+        self.y, self.a, self.b = data.endog, data.blocks["exog_a"], data.blocks["exog_b"]
+        self.names_a, self.names_b = data.names["exog_a"], data.names["exog_b"]
+        self.rank, self.sparsity, self.standardize = rank, sparsity, standardize
+
+    def __call__(self, rngs: list[np.random.Generator]) -> tuple[np.ndarray, np.ndarray]:
+        n_pairs = len(rngs)
+        m = self.y.shape[0]
+        half = m // 2
+        sel_a = np.zeros((2 * n_pairs, self.a.shape[1]), dtype=bool)
+        sel_b = np.zeros((2 * n_pairs, self.b.shape[1]), dtype=bool)
+        for j, g in enumerate(rngs):
+            perm = g.permutation(m)
+            for h, part in enumerate((perm[:half], perm[half : 2 * half])):
+                w = np.zeros(m)
+                w[part] = 1.0
+                est = estimate(
+                    block_moments(self.y, self.a, self.b, w), self.rank,
+                    standardize=self.standardize, sparsity=self.sparsity,
+                    names_a=self.names_a, names_b=self.names_b,
+                )
+                sel_a[2 * j + h, est.rows] = True
+                sel_b[2 * j + h, est.cols] = True
+        return sel_a, sel_b
+
+
+#: Complementary pairs of half-samples per batch of stability selection.
+_PAIRS_PER_BATCH = 5
+
+
 def _stability(
     data: ModelData,
     rank: int,
@@ -77,11 +116,17 @@ def _stability(
     standardize: bool,
     n_subsamples: int,
     rng: np.random.Generator,
+    progress: ProgressArg = False,
+    n_jobs: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Selection frequencies of the sparse estimator over complementary halves."""
-    y, a, b = data.endog, data.blocks["exog_a"], data.blocks["exog_b"]
+    """Selection frequencies of the sparse estimator over complementary halves.
+
+    Each pair of halves is drawn from its own child of a ``SeedSequence``
+    seeded from ``rng`` (batches of :data:`_PAIRS_PER_BATCH` pairs), so the
+    frequencies depend neither on the batches nor on ``n_jobs``.
+    """
     m = data.nobs
-    n1, n2 = a.shape[1], b.shape[1]
+    n1, n2 = data.blocks["exog_a"].shape[1], data.blocks["exog_b"].shape[1]
     half = m // 2
     need = max(n1, n2) + 2 if standardize else 3
     if half < need:
@@ -89,23 +134,20 @@ def _stability(
             f"stability selection fits on halves of the data: {half} rows, need at "
             f"least {need} to whiten the blocks (use rule='bh')"
         )
-    freq_a = np.zeros(n1)
-    freq_b = np.zeros(n2)
     n_pairs = (n_subsamples + 1) // 2
-    done = 0
-    for _ in range(n_pairs):
-        perm = rng.permutation(m)
-        for part in (perm[:half], perm[half : 2 * half]):
-            if done == n_subsamples:
-                break
-            w = np.zeros(m)
-            w[part] = 1.0
-            est = estimate(
-                block_moments(y, a, b, w), rank, standardize=standardize,
-                sparsity=sparsity, names_a=data.names["exog_a"],
-                names_b=data.names["exog_b"],
-            )
-            freq_a[est.rows] += 1
-            freq_b[est.cols] += 1
-            done += 1
-    return freq_a / n_subsamples, freq_b / n_subsamples
+    with progress_bar(progress, n_subsamples, "stability selection") as update:
+        seen = [0]
+
+        def forward(done_pairs: int, total: int) -> None:
+            done = min(2 * done_pairs, n_subsamples)
+            update(done - seen[0])
+            seen[0] = done
+
+        parts = run_batches(
+            _StabilityBatch(data, rank, sparsity, standardize), n_pairs, seed=rng,
+            batch_size=_PAIRS_PER_BATCH, n_jobs=n_jobs,
+            progress=forward if progress else False,
+        )
+    sel_a = np.concatenate([p[0] for p in parts])[:n_subsamples]
+    sel_b = np.concatenate([p[1] for p in parts])[:n_subsamples]
+    return sel_a.mean(axis=0), sel_b.mean(axis=0)

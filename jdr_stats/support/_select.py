@@ -10,6 +10,7 @@ import numpy as np
 from .._data import ModelData
 from .._estimate import check_rank
 from .._linalg import BlockMoments, Whitening
+from .._progress import ProgressArg, check_n_jobs, check_progress
 from .._validation import (
     check_bool,
     check_choice,
@@ -50,6 +51,8 @@ def select_support(
     n_subsamples: int = 100,
     stability_threshold: float = 0.6,
     sparsity: tuple[int, int] | None = None,
+    progress: ProgressArg = False,
+    n_jobs: int | None = None,
 ) -> SupportResults:
     """Coordinate tests for every variable of both blocks, and the support.
 
@@ -104,6 +107,14 @@ def select_support(
     sparsity : (s1, s2), optional
         Sparsity of the base sparse fit of stability selection; default the
         Benjamini-Hochberg counts (at least ``rank``).
+    progress : bool or callable
+        Stability selection only: ``True`` shows a progress bar (tqdm, or
+        lines on standard error); a callable is called as
+        ``progress(done, n_subsamples)``.
+    n_jobs : int or None
+        Processes for the batches of half-samples of stability selection
+        (joblib; None or 1: this process).  The frequencies do not depend on
+        ``n_jobs``.
 
     Returns
     -------
@@ -159,6 +170,8 @@ def select_support(
         n_perm = check_int(n_perm, "n_perm", low=1)
     if rule == "threshold" and threshold is not None:
         threshold = check_positive(threshold, "threshold")
+    check_progress(progress)
+    n_jobs = check_n_jobs(n_jobs)
     if rule == "stability":
         n_subsamples = check_int(n_subsamples, "n_subsamples", low=2)
         stability_threshold = check_fraction(stability_threshold, "stability_threshold", low=0.5)
@@ -184,6 +197,7 @@ def select_support(
         rule, res_a, res_b, data=data, prep=prep, fdr=fdr, rank=rank,
         standardize=standardize, threshold=threshold, n_subsamples=n_subsamples,
         stability_threshold=stability_threshold, sparsity=sparsity, rng=rng,
+        progress=progress, n_jobs=n_jobs,
     )
     settings: dict[str, Any] = {"covariance": covariance, "standardize": standardize}
     if method == "permutation":
