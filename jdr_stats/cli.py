@@ -112,6 +112,8 @@ def _build_parser() -> _Parser:
     fit.add_argument("--features-out", metavar="FILE",
                      help="write the reduced features (a_dir*, b_dir*) to a CSV file")
     fit.add_argument("--progress", action="store_true", help="show the bootstrap's progress")
+    fit.add_argument("--n-jobs", type=int, default=None, metavar="N",
+                     help="processes for the bootstrap replicates (joblib; -1: all cores)")
     for p in (demo, fit):
         p.add_argument("--format", choices=FORMATS, default="text", help="output format")
         p.add_argument("--output", metavar="FILE", help="write the output to FILE, not stdout")
@@ -288,7 +290,8 @@ def _run_fit(args: argparse.Namespace) -> str:
     )
     boot = None
     if args.bootstrap is not None:
-        boot = res.bootstrap(args.bootstrap, seed=args.seed, progress=args.progress)
+        boot = res.bootstrap(args.bootstrap, seed=args.seed, progress=args.progress,
+                             n_jobs=args.n_jobs)
     support = None
     if args.support:
         support = model.select_support(rank=res.rank, fdr=args.fdr, seed=args.seed)
