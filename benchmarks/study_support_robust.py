@@ -45,7 +45,8 @@ from jdr_stats import support as _support
 from jdr_stats.support_robust import robust_coordinate_tests
 
 Q = 0.1
-B = 199
+B = 199  # resamples of the screened resampling candidates
+B_WILD = 999  # resamples of the wild bootstrap in the final stage (the package default)
 
 #: name -> (bilinear options, m, n, s, r)
 SETTINGS: dict[str, tuple[dict, int, int, int, int]] = {
@@ -64,11 +65,14 @@ SETTINGS: dict[str, tuple[dict, int, int, int, int]] = {
         1000, 30, 5, 2),
     "binary-gauss-ar0.5-m2000-n30-r2": (
         {"ar1": 0.5, "response": "binary", "prevalence": 0.2}, 2000, 30, 5, 2),
+    # the marginal test (no rank; d = n degrees of freedom)
+    "marginal-t5-ar0.8-m500-n30": ({"design": "t5", "ar1": 0.8}, 500, 30, 5, None),
+    "marginal-gauss-m500-n30": ({}, 500, 30, 5, None),
 }
 SCREEN = ("t5-ar0.8-m500-n30-r2", "t5-ar0.8-m2000-n30-r2", "t5-ar0.8-m500-n10-r1",
           "laplace-ar0.8-m500-n60-r3", "t5-ar0.5-het-m1000-n30-r2")
 SCREEN_METHODS = ("F", "sandwich", "perm-F", "hc0", "hc2", "hc3", "wild", "sperm")
-FINAL_METHODS = ("F", "hc3", "hc3-by")
+FINAL_METHODS = ("F", "sandwich", "wild", "wild-by")
 
 
 def _whiten(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -79,26 +83,27 @@ def _whiten(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.ascontiguousarray(z.T), np.ascontiguousarray(w.T)
 
 
-def block_pvalues(method: str, yc, z, w_f, w_o, r, rng) -> np.ndarray:
-    """p-values of the conditional test (rank r) of every variable of a block."""
+def block_pvalues(method: str, yc, z, w_f, w_o, r, rng, b_wild: int = B) -> np.ndarray:
+    """p-values of the conditional test (rank r; marginal: r None) of every
+    variable of a block."""
     if method in ("F", "sandwich", "perm-F"):
         res = _support._block_tests(
-            yc, z, w_f, w_o, rank=r, conditional=True, standardize=True,
+            yc, z, w_f, w_o, rank=r, conditional=r is not None, standardize=True,
             covariance="sandwich" if method == "sandwich" else "factored",
             method="permutation" if method == "perm-F" else "chi2", n_perm=B, rng=rng)
         return res.pvalue
     name = {"wild": "wild", "sperm": "studentized-permutation"}.get(method, method[:3])
     return robust_coordinate_tests(yc, z, w_f, w_o, rank=r, method=name,
-                                   n_resample=B, seed=rng).pvalue
+                                   n_resample=b_wild if name == "wild" else B, seed=rng).pvalue
 
 
-def run_setting(name: str, methods, reps: int, seed0: int) -> list[dict]:
+def run_setting(name: str, methods, reps: int, seed0: int, b_wild: int = B) -> list[dict]:
     opts, m, n, s, r = SETTINGS[name]
     acc = {k: [] for k in methods}
     start = time.process_time()
     for rep in range(reps):
         seed = seed0 + rep
-        sim = jdr.simulate.bilinear(m, n, n, r, s1=s, s2=s, seed=seed, **opts)
+        sim = jdr.simulate.bilinear(m, n, n, r or 2, s1=s, s2=s, seed=seed, **opts)
         yc = sim.y - sim.y.mean()
         za, wa = _whiten(sim.a)
         zb, wb = _whiten(sim.b)
@@ -109,8 +114,8 @@ def run_setting(name: str, methods, reps: int, seed0: int) -> list[dict]:
             base = meth[:-3] if meth.endswith("-by") else meth
             rule = "fdr_by" if meth.endswith("-by") else "fdr_bh"
             if base not in cache:
-                cache[base] = (block_pvalues(base, yc, za, wa, wb, r, rng),
-                               block_pvalues(base, yc, zb, wb, wa, r, rng))
+                cache[base] = (block_pvalues(base, yc, za, wa, wb, r, rng, b_wild),
+                               block_pvalues(base, yc, zb, wb, wa, r, rng, b_wild))
             fdp, pw, size = [], [], []
             for p, t in zip(cache[base], truth):
                 sel = multipletests(p, alpha=Q, method=rule)[0]
@@ -137,18 +142,22 @@ def main() -> None:
     parser.add_argument("--methods", nargs="*", help="subset of the tests")
     parser.add_argument("--reps", type=int)
     parser.add_argument("--seed", type=int, default=130000)
+    parser.add_argument("--b-wild", type=int, help="resamples of the wild bootstrap "
+                        f"(default {B} when screening, {B_WILD} in the final stage)")
     args = parser.parse_args()
     names = args.settings or (SCREEN if args.stage == "screen" else tuple(SETTINGS))
     methods = args.methods or (SCREEN_METHODS if args.stage == "screen" else FINAL_METHODS)
     reps = args.reps or (100 if args.stage == "screen" else 200)
+    b_wild = args.b_wild or (B if args.stage == "screen" else B_WILD)
     print(f"# {' '.join(sys.argv)}")
-    print(f"# BILINEAR, n1 = n2 = n, s1 = s2 = s, conditional test at the true rank r, "
-          f"q = {Q}, B = {B}; FDR and power averaged over both blocks")
+    print(f"# BILINEAR, n1 = n2 = n, s1 = s2 = s, conditional test at the true rank r "
+          f"(marginal-*: the marginal test, true r = 2), "
+          f"q = {Q}, B = {B} (wild: {b_wild}); FDR and power averaged over both blocks")
     print(f"{'setting':<34}{'test':<10}{'reps':>5}{'FDR':>8}{'MC SE':>8}"
           f"{'<=q+2SE':>8}{'power':>7}{'size5%':>8}{'SE':>7}  seeds")
     for k, name in enumerate(names):
         seed0 = args.seed + 1000 * list(SETTINGS).index(name)
-        for row in run_setting(name, methods, reps, seed0):
+        for row in run_setting(name, methods, reps, seed0, b_wild):
             ok = "yes" if row["fdr"] <= Q + 2 * row["se"] else "NO"
             print(f"{row['setting']:<34}{row['method']:<10}{row['reps']:>5}{row['fdr']:>8.4f}"
                   f"{row['se']:>8.4f}{ok:>8}{row['power']:>7.3f}{row['size']:>8.4f}"

@@ -370,7 +370,10 @@ def robust_coordinate_tests(
     stat = np.empty(nf)
     null = np.empty((n_resample, nf))
     if method == "wild":
-        signs = rng.choice(np.array([-1.0, 1.0]), size=(n_resample, m))
+        # Rademacher signs, one row per resample, shared by all variables;
+        # stored as int8 and converted in batches of rows
+        flips = rng.integers(0, 2, size=(n_resample, m), dtype=np.int8)
+        bstep = max(1, _CHUNK_FLOATS // (4 * m))
         for j0, j1 in chunks:
             wt, c = _design(s, j0, j1)
             r = s.resid[:, j0:j1].T
@@ -378,9 +381,12 @@ def robust_coordinate_tests(
             stat[j0:j1] = _quad(omega, c)
             k = j1 - j0
             x = (r[:, :, None] * wt).transpose(1, 0, 2).reshape(m, k * d)
-            cstar = (signs @ x).reshape(n_resample, k, d)
-            sol = np.linalg.solve(omega, cstar.transpose(1, 2, 0))  # (k, d, B)
-            null[:, j0:j1] = np.einsum("bjd,jdb->bj", cstar, sol)
+            for b0 in range(0, n_resample, bstep):
+                b1 = min(n_resample, b0 + bstep)
+                signs = 2.0 * flips[b0:b1] - 1.0
+                cstar = (signs @ x).reshape(b1 - b0, k, d)
+                sol = np.linalg.solve(omega, cstar.transpose(1, 2, 0))  # (k, d, b)
+                null[b0:b1, j0:j1] = np.einsum("bjd,jdb->bj", cstar, sol)
         return CoordinateTests(stat=stat, df=d, pvalue=perm_pvalue(stat, null),
                                dist=f"wild bootstrap (Rademacher), B={n_resample}")
     perms = [rng.permutation(m) for _ in range(n_resample)]
