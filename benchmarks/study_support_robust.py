@@ -16,9 +16,11 @@ Tests (``--methods``):
 * ``perm-F``: version 0.1's permutation of partial residuals (F studentized);
 * ``hc0``, ``hc2``, ``hc3``: robust Wald test of the reverse regression,
   F reference (``jdr_stats.support_robust``);
-* ``wild``: wild (Rademacher) bootstrap of the robust score statistic;
+* ``wild``: wild (Rademacher) bootstrap of the robust score statistic
+  (restricted residuals scaled by ``1 / sqrt(1 - leverage)``); ``wild-raw``:
+  the same with the raw restricted residuals (the first version, screened);
 * ``sperm``: studentized permutation (DiCiccio and Romano 2017);
-* ``hc3-by``: hc3 with Benjamini-Yekutieli instead of BH.
+* ``<test>-by``: Benjamini-Yekutieli instead of BH.
 
 Stages: ``--stage screen`` (the hardest settings, 100 replications, every
 candidate, B = 199) and ``--stage final`` (every setting, 200 replications,
@@ -72,7 +74,7 @@ SETTINGS: dict[str, tuple[dict, int, int, int, int]] = {
 SCREEN = ("t5-ar0.8-m500-n30-r2", "t5-ar0.8-m2000-n30-r2", "t5-ar0.8-m500-n10-r1",
           "laplace-ar0.8-m500-n60-r3", "t5-ar0.5-het-m1000-n30-r2")
 SCREEN_METHODS = ("F", "sandwich", "perm-F", "hc0", "hc2", "hc3", "wild", "sperm")
-FINAL_METHODS = ("F", "sandwich", "wild", "wild-by")
+FINAL_METHODS = ("F", "sandwich", "wild-raw", "wild", "wild-raw-by", "wild-by")
 
 
 def _whiten(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -92,9 +94,11 @@ def block_pvalues(method: str, yc, z, w_f, w_o, r, rng, b_wild: int = B) -> np.n
             covariance="sandwich" if method == "sandwich" else "factored",
             method="permutation" if method == "perm-F" else "chi2", n_perm=B, rng=rng)
         return res.pvalue
-    name = {"wild": "wild", "sperm": "studentized-permutation"}.get(method, method[:3])
+    name = {"wild": "wild", "wild-raw": "wild", "sperm": "studentized-permutation"}.get(
+        method, method[:3])
     return robust_coordinate_tests(yc, z, w_f, w_o, rank=r, method=name,
-                                   n_resample=b_wild if name == "wild" else B, seed=rng).pvalue
+                                   n_resample=b_wild if name == "wild" else B, seed=rng,
+                                   scale_residuals=method != "wild-raw").pvalue
 
 
 def run_setting(name: str, methods, reps: int, seed0: int, b_wild: int = B) -> list[dict]:

@@ -197,7 +197,8 @@ class JointDimReduction(DataModel):
             Select ``s1`` variables of block a and ``s2`` of block b by the
             three-step projection of section 3, ``rank <= s_k <= n_k``.
             ``"auto"`` takes the counts from :meth:`select_support` at
-            false discovery rate ``fdr``.
+            false discovery rate ``fdr`` (its default conditional test, the
+            wild bootstrap of the robust score statistic, seeded by ``seed``).
         rank_method : {"chi2", "general", "permutation"}
             Test used when ``rank="auto"``.
         alpha : float
@@ -266,7 +267,7 @@ class JointDimReduction(DataModel):
         self,
         *,
         rank: int | None = None,
-        method: Literal["chi2", "permutation"] = "chi2",
+        method: Literal["wild", "chi2", "permutation", "studentized-permutation"] | None = None,
         fdr: float = 0.1,
         seed: int | np.random.Generator | None = None,
         **options: Any,

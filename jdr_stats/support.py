@@ -17,9 +17,15 @@ Three tests (``docs/theory/support.md`` has the derivations):
 * **permutation**: the same statistics against the distribution obtained by
   permuting the partial residual of the variable.
 
+Each is computed as the homoscedastic partial F test of a reverse regression
+or, robust to heavy-tailed correlated blocks, with a heteroscedasticity-
+robust covariance (``jdr_stats.support_robust``): the wild bootstrap of the
+robust score statistic is the default of the conditional test.
+
 Selection rules: Benjamini-Hochberg at a target false discovery rate (the
-default), the threshold rule of section 5.3 of the paper, and stability
-selection (complementary-pairs subsampling of the sparse estimator).
+default), Benjamini-Yekutieli (any dependence), the threshold rule of
+section 5.3 of the paper, and stability selection (complementary-pairs
+subsampling of the sparse estimator).
 """
 
 from __future__ import annotations
@@ -35,16 +41,17 @@ from scipy import stats
 from ._data import check_fraction, normalize_seed
 from ._estimate import check_rank, estimate
 from ._linalg import cholesky_factor
-from .inference.hypotheses import TestTable, bh_qvalues, perm_pvalue
+from .inference.hypotheses import TestTable, perm_pvalue
 from .sparse import check_sparsity
 from .summary import build_summary
+from .support_robust import fdr_qvalues, robust_coordinate_tests
 
 __all__ = ["SupportResults", "select_support", "choose_sparsity"]
 
-Method = Literal["chi2", "permutation"]
+Method = Literal["wild", "chi2", "permutation", "studentized-permutation"]
 Test = Literal["conditional", "marginal"]
-Covariance = Literal["factored", "sandwich"]
-Rule = Literal["bh", "threshold", "stability"]
+Covariance = Literal["factored", "sandwich", "hc3"]
+Rule = Literal["bh", "by", "threshold", "stability"]
 
 #: Largest number of floats of one intermediate block in the sandwich and
 #: permutation computations (chunks of rows / variables are used above it).
@@ -111,7 +118,7 @@ class SupportResults(TestTable):
             "Method:": self.method,
             "Test:": self.test,
             "Selection rule:": self.rule,
-            "Target FDR:": self.fdr if self.rule == "bh" else "-",
+            "Target FDR:": self.fdr if self.rule in ("bh", "by") else "-",
             "Rank:": "-" if self.rank is None else self.rank,
             "Selected (a, b):": self.counts,
         }
@@ -412,13 +419,14 @@ def select_support(
     model: Any,
     *,
     rank: int | None = None,
-    method: Method = "chi2",
+    method: Method | None = None,
     fdr: float = 0.1,
     seed: int | np.random.Generator | None = None,
     test: Test | None = None,
-    covariance: Covariance = "factored",
+    covariance: Covariance | None = None,
     standardize: bool = True,
     n_perm: int = 999,
+    n_boot: int = 999,
     rule: Rule = "bh",
     threshold: float | None = None,
     n_subsamples: int = 100,
@@ -433,33 +441,51 @@ def select_support(
     rank : int, optional
         Rank ``r`` of the fit.  When given, the conditional test (``r``
         degrees of freedom) is the default.
-    method : {"chi2", "permutation"}
-        Chi-square-type test (exact F for Gaussian blocks with the factored
-        covariance, chi-square with the sandwich), or permutation of the
-        variable's partial residual (heavy tails, small samples).
+    method : {"wild", "chi2", "permutation", "studentized-permutation"}, optional
+        ``"wild"``: wild (Rademacher) bootstrap of the heteroscedasticity-
+        robust score statistic of the reverse regression, ``n_boot``
+        resamples: valid for heavy-tailed blocks with correlated variables
+        and heteroscedastic noise (the measured FDR is on the theory page).
+        ``"chi2"``: analytic reference (exact F for Gaussian blocks with the
+        factored covariance; see ``covariance``).  ``"permutation"``:
+        permutation of the variable's partial residual with the F
+        statistic (exchangeable residuals).  ``"studentized-permutation"``:
+        permutation studentized by the robust covariance (DiCiccio and
+        Romano 2017), ``n_perm`` permutations.  Default: ``"wild"`` for the
+        conditional test; ``"chi2"`` for the marginal test (the wild
+        bootstrap costs ``O(B m n1 n2)`` there) and whenever ``covariance``
+        is given.
     fdr : float
-        Target false discovery rate of the Benjamini-Hochberg rule, applied
-        within each block.
+        Target false discovery rate of the Benjamini-Hochberg (or
+        Benjamini-Yekutieli) rule, applied within each block.
     seed : int, Generator or None
-        For the permutation test and stability selection.
+        For the resampling tests and stability selection.
     test : {"conditional", "marginal"}, optional
         Default: ``"conditional"`` when ``rank`` is given, else ``"marginal"``.
-    covariance : {"factored", "sandwich"}
-        Covariance of the row's influence function.  ``"factored"``
+    covariance : {"factored", "sandwich", "hc3"}, optional
+        Covariance of the row's influence function for ``method="chi2"``
+        (default ``"factored"``).  ``"factored"``
         (``mean(z_j^2) * mean(h h^T)``) is exact when the variable's partial
         residual is independent of the rest (Gaussian blocks, or independent
-        variables); ``"sandwich"`` (``mean(z_j^2 h h^T)``) is robust to
-        dependence between them but noisier for the marginal test when ``n2``
-        is large.  Only for ``method="chi2"``.
+        variables); ``"sandwich"`` (``mean(z_j^2 h h^T)``, chi-square) and
+        ``"hc3"`` (robust Wald test of the reverse regression with the HC3
+        leverage correction, F reference) are robust to dependence between
+        them asymptotically, but anti-conservative in the far tail for
+        heavy-tailed blocks at small ``m`` (see the theory page).
     standardize : bool
         Test rows of ``Sigma_a^{-1} S Sigma_b^{-1}`` (``True``, the support of
         ``U`` in the original coordinates) or of ``S`` itself (``False``, as
         the unstandardized fit's sparse step).
     n_perm : int
-        Permutations for ``method="permutation"``.
-    rule : {"bh", "threshold", "stability"}
+        Permutations for ``method="permutation"`` and
+        ``"studentized-permutation"``.
+    n_boot : int
+        Wild bootstrap resamples for ``method="wild"``.
+    rule : {"bh", "by", "threshold", "stability"}
         How the ``selected`` flag is set: Benjamini-Hochberg q-values at most
-        ``fdr``; the threshold rule of section 5.3 (some entry of the row of
+        ``fdr`` (``statsmodels`` ``multipletests``, ``"fdr_bh"``);
+        Benjamini-Yekutieli q-values (``"fdr_by"``, valid under any
+        dependence between the tests, more conservative); the threshold rule of section 5.3 (some entry of the row of
         ``M`` exceeds ``threshold`` standard errors); or stability selection
         (selection frequency of the sparse estimator over ``n_subsamples``
         complementary half-samples at least ``stability_threshold``).
@@ -493,7 +519,12 @@ def select_support(
     the b-basis of the fit without variable j), exact ``F(d, m - n1 - d)``
     for Gaussian blocks; ``stat`` is ``d F`` (chi-square scale).  With
     ``covariance="sandwich"``, ``stat = m t_j^T Omega_j^{-1} t_j`` against
-    ``chi2(d)``, ``Omega_j = mean_i z_ij^2 h_i h_i^T``.  Block b is treated
+    ``chi2(d)``, ``Omega_j = mean_i z_ij^2 h_i h_i^T``.
+    The robust methods
+    (``"wild"``, ``"studentized-permutation"``, ``covariance="hc3"``) use
+    :func:`jdr_stats.support_robust.robust_coordinate_tests`.  A NaN p-value
+    (an undefined test) gets a NaN q-value and is never selected; the other
+    q-values are adjusted among the defined tests.  Block b is treated
     symmetrically.  Derivations: ``docs/theory/support.md``.
 
     Examples
@@ -501,17 +532,17 @@ def select_support(
     >>> import jdr_stats as jdr
     >>> sim = jdr.simulate.bilinear(3000, 12, 10, 2, s1=3, s2=3, seed=1)
     >>> model = jdr.JointDimReduction(sim.y, sim.a, sim.b)
-    >>> sup = model.select_support(rank=2, fdr=0.1)
-    >>> sup.test, sup.counts[0] >= 2
-    ('conditional', True)
+    >>> sup = model.select_support(rank=2, fdr=0.1, seed=0)
+    >>> sup.test, sup.counts[0] >= 2, sup.method
+    ('conditional', True, 'conditional robust score test, wild bootstrap, B=999')
     >>> truth = [f"a{j}" for j in range(12) if abs(sim.U[j]).sum() > 0]
     >>> set(truth) <= set(sup.selected_a)
     True
     """
     n1, n2 = model.exog_a.shape[1], model.exog_b.shape[1]
-    method = _check_choice(method, "method", ("chi2", "permutation"))
-    covariance = _check_choice(covariance, "covariance", ("factored", "sandwich"))
-    rule = _check_choice(rule, "rule", ("bh", "threshold", "stability"))
+    if covariance is not None:
+        covariance = _check_choice(covariance, "covariance", ("factored", "sandwich", "hc3"))
+    rule = _check_choice(rule, "rule", ("bh", "by", "threshold", "stability"))
     fdr = check_fraction(fdr, "fdr")
     if not isinstance(standardize, (bool, np.bool_)):
         raise TypeError(f"standardize must be True or False; got {standardize!r}")
@@ -523,10 +554,21 @@ def select_support(
     test = _check_choice(test, "test", ("conditional", "marginal"))
     if test == "conditional" and rank is None:
         raise ValueError('test="conditional" needs the rank of the fit; got rank=None')
+    if method is None:
+        method = "wild" if test == "conditional" and covariance is None else "chi2"
+    method = _check_choice(
+        method, "method", ("wild", "chi2", "permutation", "studentized-permutation")
+    )
+    if covariance is None:
+        covariance = "factored"
+    elif method != "chi2":
+        raise ValueError(f'covariance applies to method="chi2" only; got method={method!r}')
     if rule == "stability" and rank is None:
         raise ValueError('rule="stability" fits the sparse estimator and needs rank; got rank=None')
-    if method == "permutation":
+    if method in ("permutation", "studentized-permutation"):
         n_perm = _check_count(n_perm, "n_perm", 1)
+    if method == "wild":
+        n_boot = _check_count(n_boot, "n_boot", 1)
     if rule == "threshold" and threshold is not None:
         numeric = isinstance(threshold, (int, float, np.floating))
         if isinstance(threshold, bool) or not numeric or not threshold > 0:
@@ -549,17 +591,30 @@ def select_support(
         rank=rank, conditional=test == "conditional", standardize=standardize,
         covariance=covariance, method=method, n_perm=n_perm, rng=rng,
     )
-    res_a = _block_tests(prep.yc, prep.z_a, prep.w_a, prep.w_b, **common)
-    res_b = _block_tests(prep.yc, prep.z_b, prep.w_b, prep.w_a, **common)
+    robust = method in ("wild", "studentized-permutation") or covariance == "hc3"
+    if robust:
+        kw = dict(
+            rank=rank if test == "conditional" else None, standardize=standardize,
+            method="hc3" if method == "chi2" else method,
+            n_resample=n_boot if method == "wild" else n_perm, seed=rng,
+        )
+        res_a = robust_coordinate_tests(prep.yc, prep.z_a, prep.w_a, prep.w_b, **kw)
+        res_b = robust_coordinate_tests(prep.yc, prep.z_b, prep.w_b, prep.w_a, **kw)
+    else:
+        res_a = _block_tests(prep.yc, prep.z_a, prep.w_a, prep.w_b, **common)
+        res_b = _block_tests(prep.yc, prep.z_b, prep.w_b, prep.w_a, **common)
 
     frames = []
     extra_a: dict[str, np.ndarray] = {}
     extra_b: dict[str, np.ndarray] = {}
-    q_a, q_b = bh_qvalues(res_a.pvalue), bh_qvalues(res_b.pvalue)
-    sel_a, sel_b = q_a <= fdr, q_b <= fdr
+    fdr_rule = "by" if rule == "by" else "bh"
+    q_a, q_b = fdr_qvalues(res_a.pvalue, fdr_rule), fdr_qvalues(res_b.pvalue, fdr_rule)
+    sel_a, sel_b = q_a <= fdr, q_b <= fdr  # NaN q-values are never selected
     settings: dict[str, Any] = {"covariance": covariance, "standardize": standardize}
-    if method == "permutation":
+    if method in ("permutation", "studentized-permutation"):
         settings["n_perm"] = n_perm
+    if method == "wild":
+        settings["n_boot"] = n_boot
     if rule == "threshold":
         tau = float(np.sqrt(2 * np.log(n1 * n2))) if threshold is None else float(threshold)
         t = np.abs(_threshold_scores(prep))
@@ -606,7 +661,7 @@ def select_support(
     return SupportResults(
         table=table,
         title="Support selection: coordinate tests",
-        method=_method_label(method, test, covariance, n_perm),
+        method=_method_label(method, test, covariance, n_perm, n_boot),
         notes=_notes(test, method, covariance, rule, standardize, fdr, rank, settings),
         test=test,
         rule=rule,
@@ -616,9 +671,15 @@ def select_support(
     )
 
 
-def _method_label(method: str, test: str, covariance: str, n_perm: int) -> str:
+def _method_label(method: str, test: str, covariance: str, n_perm: int, n_boot: int) -> str:
+    if method == "wild":
+        return f"{test} robust score test, wild bootstrap, B={n_boot}"
+    if method == "studentized-permutation":
+        return f"{test} robust score test, studentized permutation, B={n_perm}"
     if method == "chi2" and covariance == "factored":
         return f"{test} partial F test (reverse regression)"
+    if method == "chi2" and covariance == "hc3":
+        return f"{test} robust (HC3) Wald test of the reverse regression, F"
     if method == "chi2":
         return f"{test} Wald test, sandwich covariance, chi2"
     return f"{test} partial F test, permutation of partial residuals, B={n_perm}"
@@ -646,9 +707,30 @@ def _notes(
             + ("width of the block" if standardize else "1")
             + " - df), exact for Gaussian blocks (chi2(df) asymptotically)."
         )
+    elif method == "chi2" and covariance == "hc3":
+        notes.append(
+            "stat: robust (HC3) Wald statistic of the reverse regression; p-value "
+            "from F(df, residual df) of stat / df."
+        )
     elif method == "chi2":
         notes.append("stat: Wald statistic with the sandwich covariance; p-value from chi2(df).")
-    if method == "chi2":
+    if method in ("wild", "studentized-permutation"):
+        how = (
+            f"wild bootstrap (Rademacher signs on the restricted residuals), B={settings['n_boot']}"
+            if method == "wild"
+            else f"studentized permutation of the restricted residuals, B={settings['n_perm']}"
+        )
+        notes.append(
+            "stat: heteroscedasticity-robust score statistic of the reverse regression; "
+            f"p-value (1 + #{{T* >= T}}) / (B + 1) from the {how}."
+        )
+        notes.append(
+            "Assumptions: independent blocks; linear conditional mean of each block "
+            "given its reduction; i.i.d. rows with finite fourth moments; no "
+            "homoscedasticity, Gaussianity or exchangeability needed (asymptotically "
+            "valid; measured FDR on heavy-tailed correlated blocks in the docs)."
+        )
+    elif method == "chi2":
         if covariance == "factored":
             notes.append(
                 "Assumptions: independent blocks; linear conditional mean of each "
@@ -663,7 +745,7 @@ def _notes(
                 "block given its reduction; finite fourth moments; m large "
                 "compared with the df (sandwich covariance)."
             )
-    else:
+    elif method == "permutation":
         notes.append(
             "Permutation p-values (1 + #{T* >= T}) / (B + 1): exact when the "
             "variable's partial residual is exchangeable and independent of the "
@@ -672,6 +754,11 @@ def _notes(
         )
     if rule == "bh":
         notes.append(f"Selected: Benjamini-Hochberg q-value <= {fdr}, within each block.")
+    elif rule == "by":
+        notes.append(
+            f"Selected: Benjamini-Yekutieli q-value <= {fdr}, within each block "
+            "(valid under any dependence between the tests)."
+        )
     elif rule == "threshold":
         notes.append(
             "Selected (threshold rule, section 5.3): some entry of the variable's row "
@@ -699,15 +786,17 @@ def choose_sparsity(
 ) -> tuple[tuple[int, int], SupportResults]:
     """Sparsity levels ``(s1, s2)`` for ``fit(sparsity="auto")``.
 
-    The counts of variables selected by the conditional coordinate tests at
-    false discovery rate ``fdr`` (Benjamini-Hochberg within each block),
-    raised to at least ``rank`` (and at most the block's width).
+    The counts of variables selected by the conditional coordinate tests
+    (the default of :func:`select_support`: the wild bootstrap of the robust
+    score statistic) at false discovery rate ``fdr`` (Benjamini-Hochberg
+    within each block), raised to at least ``rank`` (and at most the
+    block's width).
 
     Returns
     -------
     (s1, s2), SupportResults
     """
-    res = select_support(model, rank=rank, method="chi2", fdr=fdr, seed=seed)
+    res = select_support(model, rank=rank, fdr=fdr, seed=seed)
     n1, n2 = model.exog_a.shape[1], model.exog_b.shape[1]
     s1, s2 = res.counts
     return (int(np.clip(s1, rank, n1)), int(np.clip(s2, rank, n2))), res

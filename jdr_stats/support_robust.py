@@ -224,6 +224,17 @@ def _quad(omega: np.ndarray, c: np.ndarray) -> np.ndarray:
         return out
 
 
+def _scaled_resid(s: _Setup, j0: int, j1: int, scale: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Restricted residuals ``r_j`` (k, m) and ``r_j / sqrt(1 - h0_j)`` with
+    ``h0_j`` the leverages of the null model (HC2 scaling; unscaled when
+    ``scale`` is False)."""
+    r = s.resid[:, j0:j1].T
+    if not scale:
+        return r, r
+    lev0 = s.lev_p[None, :] - (r**2 / s.rss[j0:j1, None] if s.standardize else 0.0)
+    return r, r / np.sqrt(np.clip(1.0 - lev0, 1e-8, None))
+
+
 def _hc_stat(s: _Setup, j0: int, j1: int, power: int) -> np.ndarray:
     """Robust Wald statistic ``c^T Omega^{-1} c`` (= gamma^T Var_HC(gamma)^{-1} gamma)."""
     wt, c = _design(s, j0, j1)
@@ -256,6 +267,7 @@ def robust_coordinate_tests(
     method: RobustMethod = "hc3",
     n_resample: int = 199,
     seed: int | np.random.Generator | None = None,
+    scale_residuals: bool = True,
 ) -> CoordinateTests:
     """Heteroscedasticity-robust coordinate tests of every variable of a block.
 
@@ -288,6 +300,12 @@ def robust_coordinate_tests(
         ``(1 + #{T* >= T}) / (B + 1)``).
     seed : int, Generator or None
         For the resampling methods.
+    scale_residuals : bool
+        Resampling methods: divide the restricted residuals by
+        ``sqrt(1 - h0_ij)`` (``h0``: leverages of the null model) in the
+        studentizer and the resamples (default), which removes the
+        ``1 / (1 - p/m)`` inflation of the statistic relative to its resamples;
+        ``False`` (raw residuals) only for comparison.
 
     Returns
     -------
@@ -303,7 +321,12 @@ def robust_coordinate_tests(
     ``h_j`` are the residuals and leverages of the full reverse regression,
     ``k = 2`` (HC3), 1 (HC2), 0 (HC0).  The leverages of all variables come
     from the shared projection on ``(1, f)``: ``h_ij = (P)_ii - r_ij^2/RSS_j +
-    Wt_ij^T A_j^{-1} Wt_ij``.  Derivation: ``docs/theory/support.md``.
+    Wt_ij^T A_j^{-1} Wt_ij``.  The resampling methods use the score statistic
+    ``S_j = c_j^T Omega_0j^{-1} c_j``, ``Omega_0j = sum_i rs_ij^2 Wt_ij Wt_ij^T``
+    with the scaled restricted residuals ``rs_ij = r_ij / sqrt(1 - h0_ij)``;
+    the wild bootstrap resamples ``c*_j = sum_i v_i rs_ij Wt_ij`` (Rademacher
+    ``v``), the permutation ``c^pi_j = sum_i rs_pi(i)j Wt_ij`` with its own
+    studentizer.  Derivation: ``docs/theory/support.md``.
 
     References
     ----------
@@ -355,7 +378,8 @@ def robust_coordinate_tests(
     df2 = m - s.p0 - d
     if df2 < 1:
         raise ValueError(
-            f"too few observations for the coordinate tests: m={m} must exceed "
+            f"too few observations for the {'marginal' if rank is None else 'conditional'} "
+            f"test: m={m} must exceed "
             f"{s.p0 + d} (null model columns plus degrees of freedom)"
         )
     step = max(1, _CHUNK_FLOATS // (m * d))
@@ -370,17 +394,20 @@ def robust_coordinate_tests(
     stat = np.empty(nf)
     null = np.empty((n_resample, nf))
     if method == "wild":
+        # Rademacher signs on the scaled restricted residuals rs = r / sqrt(1 - h0):
+        # c* = sum_i v_i rs_i Wt_i has E*[c* c*^T] = Omega_0 = sum_i rs_i^2 Wt_i Wt_i^T,
+        # the studentizer of S = c^T Omega_0^{-1} c (unchanged by sign flips).
         # Rademacher signs, one row per resample, shared by all variables;
         # stored as int8 and converted in batches of rows
         flips = rng.integers(0, 2, size=(n_resample, m), dtype=np.int8)
         bstep = max(1, _CHUNK_FLOATS // (4 * m))
         for j0, j1 in chunks:
             wt, c = _design(s, j0, j1)
-            r = s.resid[:, j0:j1].T
-            omega = _weighted_gram(wt, r**2)  # E*[c* c*^T]; unchanged by sign flips
+            _, rs = _scaled_resid(s, j0, j1, scale_residuals)
+            omega = _weighted_gram(wt, rs**2)
             stat[j0:j1] = _quad(omega, c)
             k = j1 - j0
-            x = (r[:, :, None] * wt).transpose(1, 0, 2).reshape(m, k * d)
+            x = (rs[:, :, None] * wt).transpose(1, 0, 2).reshape(m, k * d)
             for b0 in range(0, n_resample, bstep):
                 b1 = min(n_resample, b0 + bstep)
                 signs = 2.0 * flips[b0:b1] - 1.0
@@ -392,10 +419,10 @@ def robust_coordinate_tests(
     perms = [rng.permutation(m) for _ in range(n_resample)]
     for j0, j1 in chunks:
         wt, c = _design(s, j0, j1)
-        r = s.resid[:, j0:j1].T
-        stat[j0:j1] = _quad(_weighted_gram(wt, r**2), c)
+        _, rs = _scaled_resid(s, j0, j1, scale_residuals)
+        stat[j0:j1] = _quad(_weighted_gram(wt, rs**2), c)
         for b, perm in enumerate(perms):
-            rp = r[:, perm]
+            rp = rs[:, perm]
             cp = np.einsum("jid,ji->jd", wt, rp)
             null[b, j0:j1] = _quad(_weighted_gram(wt, rp**2), cp)
     return CoordinateTests(stat=stat, df=d, pvalue=perm_pvalue(stat, null),

@@ -81,7 +81,8 @@ def test_unstandardized_hc3_equals_statsmodels(small):
 
 def test_score_statistic_of_resampling_methods(small):
     """The wild and permutation tests share the robust score statistic
-    c^T (sum r^2 Wt Wt^T)^{-1} c with restricted residuals r (the LM form)."""
+    c^T (sum r^2 / (1 - h0) Wt Wt^T)^{-1} c with restricted residuals r and
+    null-model leverages h0 (the LM form, HC2 scaling)."""
     sim, yc, za, wa, _, wb = small
     wild = robust_coordinate_tests(yc, za, wa, wb, method="wild", n_resample=19, seed=0)
     perm = robust_coordinate_tests(yc, za, wa, wb, method="studentized-permutation",
@@ -90,11 +91,15 @@ def test_score_statistic_of_resampling_methods(small):
     w = yc[:, None] * (sim.b - sim.b.mean(0))
     for j in range(6):
         x = sm.add_constant(np.delete(sim.a, j, 1))
-        r = sm.OLS(sim.a[:, j], x).fit().resid
+        fit = sm.OLS(sim.a[:, j], x).fit()
+        r, h0 = fit.resid, fit.get_influence().hat_matrix_diag
         wt = w - x @ np.linalg.lstsq(x, w, rcond=None)[0]
         c = wt.T @ r
-        omega = (wt * r[:, None] ** 2).T @ wt
+        omega = (wt * (r**2 / (1 - h0))[:, None]).T @ wt
         assert wild.stat[j] == pytest.approx(c @ np.linalg.solve(omega, c), rel=1e-8)
+    raw = robust_coordinate_tests(yc, za, wa, wb, method="wild", n_resample=19, seed=0,
+                                  scale_residuals=False)
+    assert np.all(raw.stat > wild.stat)  # the unscaled studentizer is smaller
 
 
 @pytest.mark.parametrize("method", ["hc3", "wild", "studentized-permutation"])
