@@ -197,7 +197,7 @@ def _design(s: _Setup, j0: int, j1: int) -> tuple[np.ndarray, np.ndarray]:
         wt = np.broadcast_to(s.w_res, (j1 - j0,) + s.w_res.shape).copy()
     else:
         c = np.einsum("jk,jkd->jd", s.wr[j0:j1], s.bases[j0:j1])
-        wt = np.einsum("ik,jkd->jid", s.w_res, s.bases[j0:j1])
+        wt = np.matmul(s.w_res, s.bases[j0:j1])  # (k, m, d), batched BLAS product
     if s.standardize:
         # P_{-j} = P - r_j r_j^T / RSS_j, so (I - P_{-j}) W_j = (I - P) W_j + r_j c_j^T / RSS_j
         wt += (s.resid[:, j0:j1].T / s.rss[j0:j1, None])[:, :, None] * c[:, None, :]
