@@ -15,7 +15,7 @@ Tests (``--methods``):
 * ``sandwich``: version 0.1's ``covariance="sandwich"`` (chi-square);
 * ``perm-F``: version 0.1's permutation of partial residuals (F studentized);
 * ``hc0``, ``hc2``, ``hc3``: robust Wald test of the reverse regression,
-  F reference (``jdr_stats.support_robust``);
+  F reference (``jdr_stats.support``);
 * ``wild``: wild (Rademacher) bootstrap of the robust score statistic
   (restricted residuals scaled by ``1 / sqrt(1 - leverage)``); ``wild-raw``:
   the same with the raw restricted residuals (the first version, screened);
@@ -43,8 +43,8 @@ from scipy import linalg as sla
 from statsmodels.stats.multitest import multipletests
 
 import jdr_stats as jdr
-from jdr_stats import support as _support
-from jdr_stats.support_robust import robust_coordinate_tests
+from jdr_stats.support import robust_coordinate_tests
+from jdr_stats.support._statistics import block_tests
 
 Q = 0.1
 B = 199  # resamples of the screened resampling candidates
@@ -89,7 +89,7 @@ def block_pvalues(method: str, yc, z, w_f, w_o, r, rng, b_wild: int = B) -> np.n
     """p-values of the conditional test (rank r; marginal: r None) of every
     variable of a block."""
     if method in ("F", "sandwich", "perm-F"):
-        res = _support._block_tests(
+        res = block_tests(
             yc, z, w_f, w_o, rank=r, conditional=r is not None, standardize=True,
             covariance="sandwich" if method == "sandwich" else "factored",
             method="permutation" if method == "perm-F" else "chi2", n_perm=B, rng=rng)

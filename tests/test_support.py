@@ -12,7 +12,7 @@ import statsmodels.api as sm
 from scipy import linalg as sla
 
 import jdr_stats as jdr
-from jdr_stats import support as sup
+from jdr_stats.support import _statistics as sup
 from jdr_stats._estimate import estimate
 from jdr_stats.simulate import random_basis
 from jdr_stats.support import SupportResults, choose_sparsity, select_support
@@ -72,7 +72,7 @@ def test_conditional_basis_is_the_fit_without_the_variable():
     """The leave-one-out basis equals the estimator refitted without variable j."""
     sim = jdr.simulate.bilinear(800, 7, 6, 2, seed=11)
     model = jdr.JointDimReduction(sim.y, sim.a, sim.b)
-    prep = sup._prepare(model, True)
+    prep = sup.prepare(model.data, True)
     m = sim.y.shape[0]
     wy = prep.yc[:, None] * prep.w_b
     g = prep.z_a.T @ wy / m
@@ -215,7 +215,7 @@ def test_labelled_input_names(sparse_model):
 
 def test_choose_sparsity_and_fit_auto(sparse_model):
     sim, model = sparse_model
-    (s1, s2), res = choose_sparsity(model, rank=2, fdr=0.1, seed=0)
+    (s1, s2), res = choose_sparsity(model.data, rank=2, fdr=0.1, seed=0)
     assert (s1, s2) == (max(2, res.counts[0]), max(2, res.counts[1]))
     fit = model.fit(2, sparsity="auto", fdr=0.1, seed=0)
     assert fit.sparsity == (s1, s2)
@@ -226,7 +226,7 @@ def test_choose_sparsity_and_fit_auto(sparse_model):
     # at least the rank per block, even when nothing is selected
     y = np.random.default_rng(0).standard_normal(500)
     null_model = jdr.JointDimReduction(y, sim.a[:500], sim.b[:500])
-    (n1, n2), res0 = choose_sparsity(null_model, rank=2, fdr=0.1, seed=0)
+    (n1, n2), res0 = choose_sparsity(null_model.data, rank=2, fdr=0.1, seed=0)
     assert n1 >= 2 and n2 >= 2
 
 
@@ -282,7 +282,7 @@ def test_permutation_reproducible_and_agrees(sparse_model):
 def test_default_is_wild_for_the_conditional_test(sparse_model):
     """The conditional default is the wild bootstrap of the robust score test,
     seeded; the marginal default stays the partial F test."""
-    from jdr_stats.support_robust import robust_coordinate_tests
+    from jdr_stats.support import robust_coordinate_tests
 
     _, model = sparse_model
     one = model.select_support(rank=2, seed=4)
@@ -291,7 +291,7 @@ def test_default_is_wild_for_the_conditional_test(sparse_model):
     assert one.settings["n_boot"] == 999 and "wild bootstrap" in one.method
     assert one.table["pvalue"].min() >= 1 / 1000
     assert "Rademacher" in str(one.summary())
-    prep = sup._prepare(model, True)
+    prep = sup.prepare(model.data, True)
     rng = np.random.default_rng(4)
     ref = robust_coordinate_tests(prep.yc, prep.z_a, prep.w_a, prep.w_b, rank=2,
                                   method="wild", n_resample=999, seed=rng)
@@ -300,11 +300,11 @@ def test_default_is_wild_for_the_conditional_test(sparse_model):
 
 
 def test_hc3_and_studentized_permutation_options(sparse_model):
-    from jdr_stats.support_robust import robust_coordinate_tests
+    from jdr_stats.support import robust_coordinate_tests
 
     _, model = sparse_model
     hc3 = model.select_support(rank=2, covariance="hc3")
-    prep = sup._prepare(model, True)
+    prep = sup.prepare(model.data, True)
     ref = robust_coordinate_tests(prep.yc, prep.z_b, prep.w_b, prep.w_a, rank=2, method="hc3")
     np.testing.assert_allclose(hc3.table.xs("b", level="block")["stat"], ref.stat)
     assert "HC3" in hc3.method and "HC3" in str(hc3.summary())
@@ -333,10 +333,12 @@ def test_rule_by(sparse_model):
 def test_nan_pvalue_never_selected_and_does_not_spoil(sparse_model, monkeypatch):
     """An undefined test (NaN p-value) gets a NaN q-value, is not selected, and
     the other q-values are those of the defined tests alone."""
-    from jdr_stats.support_robust import fdr_qvalues
+    from jdr_stats.support import fdr_qvalues
 
     _, model = sparse_model
-    real = sup.robust_coordinate_tests
+    from jdr_stats.support import _select
+
+    real = _select.robust_coordinate_tests
 
     def with_nan(*args, **kwargs):
         res = real(*args, **kwargs)
@@ -344,7 +346,7 @@ def test_nan_pvalue_never_selected_and_does_not_spoil(sparse_model, monkeypatch)
         p[[0, 3]] = np.nan
         return type(res)(stat=res.stat, df=res.df, pvalue=p, dist=res.dist)
 
-    monkeypatch.setattr(sup, "robust_coordinate_tests", with_nan)
+    monkeypatch.setattr(_select, "robust_coordinate_tests", with_nan)
     for rule in ("bh", "by"):
         res = model.select_support(rank=2, seed=1, rule=rule)
         for block in ("a", "b"):

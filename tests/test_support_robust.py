@@ -1,4 +1,4 @@
-"""Tests of jdr_stats.support_robust: robust coordinate tests and FDR q-values."""
+"""Tests of jdr_stats.support: robust coordinate tests and FDR q-values."""
 
 import numpy as np
 import pytest
@@ -7,7 +7,8 @@ from scipy import linalg as sla
 from statsmodels.stats.multitest import multipletests
 
 import jdr_stats as jdr
-from jdr_stats.support_robust import _loo_bases, fdr_qvalues, robust_coordinate_tests
+from jdr_stats.support import fdr_qvalues, robust_coordinate_tests
+from jdr_stats.support._statistics import _loo_bases
 
 
 def _whiten(x):
@@ -129,7 +130,7 @@ def test_resampling_pvalues_seeded(small, method):
 
 
 def test_chunked_equals_unchunked(small, monkeypatch):
-    from jdr_stats import support_robust
+    from jdr_stats.support import _robust as support_robust
 
     _, yc, za, wa, _, wb = small
     full = robust_coordinate_tests(yc, za, wa, wb, method="hc3")

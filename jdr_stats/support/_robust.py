@@ -34,8 +34,9 @@ import numpy as np
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
-from ._data import normalize_seed
-from .inference.hypotheses import perm_pvalue
+from .._validation import normalize_seed
+from ..inference.hypotheses import perm_pvalue
+from ._statistics import _loo_bases
 
 __all__ = [
     "RobustMethod", "ROBUST_METHODS", "CoordinateTests", "robust_coordinate_tests",
@@ -77,7 +78,7 @@ def fdr_qvalues(pvalues: np.ndarray, rule: Literal["bh", "by"] = "bh") -> np.nda
     Examples
     --------
     >>> import numpy as np
-    >>> from jdr_stats.support_robust import fdr_qvalues
+    >>> from jdr_stats.support import fdr_qvalues
     >>> fdr_qvalues(np.array([0.01, np.nan, 0.04, 0.5])).round(3).tolist()
     [0.03, nan, 0.06, 0.5]
     """
@@ -124,21 +125,6 @@ def _as_matrix(value: object, name: str, ndim: int) -> np.ndarray:
     out = np.asarray(value, dtype=float)
     if not np.all(np.isfinite(out)):
         raise ValueError(f"{name} must be finite; it has NaN or infinite entries")
-    return out
-
-
-def _loo_bases(k_mat: np.ndarray, g: np.ndarray, rho: np.ndarray, rank: int) -> np.ndarray:
-    """Top-``rank`` eigenvectors of ``K - rho_j g_j g_j^T`` for every j
-    (the other block's fitted basis with variable j left out)."""
-    nf, no = g.shape
-    out = np.empty((nf, no, rank))
-    step = max(1, _CHUNK_FLOATS // (no * no))
-    for j0 in range(0, nf, step):
-        j1 = min(nf, j0 + step)
-        gj = g[j0:j1]
-        stack = k_mat[None, :, :] - rho[j0:j1, None, None] * gj[:, :, None] * gj[:, None, :]
-        _, vecs = np.linalg.eigh(stack)
-        out[j0:j1] = vecs[:, :, ::-1][:, :, :rank]
     return out
 
 
@@ -339,7 +325,7 @@ def robust_coordinate_tests(
     Examples
     --------
     >>> import numpy as np
-    >>> from jdr_stats.support_robust import robust_coordinate_tests
+    >>> from jdr_stats.support import robust_coordinate_tests
     >>> rng = np.random.default_rng(0)
     >>> a, b = rng.standard_normal((400, 5)), rng.standard_normal((400, 4))
     >>> y = a[:, 0] * b[:, 0] + rng.standard_normal(400)
