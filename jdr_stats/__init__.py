@@ -13,11 +13,13 @@ from .compare import compare
 from .inference.bootstrap import BootstrapResults
 from .inference.rank_tests import RankTestResults
 from .model import JDRResults, JointDimReduction
+from .moments import Moments
 from .support import SupportResults, select_support
 
 __all__ = [
     "JointDimReduction",
     "JDRResults",
+    "Moments",
     "SIR",
     "PHD",
     "SAVE",
