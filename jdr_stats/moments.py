@@ -173,6 +173,22 @@ class Moments:
                     self._m2_ay, self._m2_by, self._m3_ayb):
             arr.flags.writeable = False
 
+    @classmethod
+    def _raw(cls, nobs: int, weight: float, mean_y: float, mean_a: np.ndarray,
+             mean_b: np.ndarray, m2_y: float, m2_a: np.ndarray, m2_b: np.ndarray,
+             m2_ab: np.ndarray, m2_ay: np.ndarray, m2_by: np.ndarray, m3_ayb: np.ndarray,
+             endog_name: str, names_a: tuple[str, ...], names_b: tuple[str, ...]) -> Moments:
+        """Internal constructor without validation (shapes and names known good)."""
+        out = cls.__new__(cls)
+        out._nobs, out._weight, out._mean_y = nobs, weight, mean_y
+        out._mean_a, out._mean_b, out._m2_y = mean_a, mean_b, m2_y
+        out._m2_a, out._m2_b, out._m2_ab = m2_a, m2_b, m2_ab
+        out._m2_ay, out._m2_by, out._m3_ayb = m2_ay, m2_by, m3_ayb
+        out._endog_name, out._names_a, out._names_b = endog_name, names_a, names_b
+        for arr in (mean_a, mean_b, m2_a, m2_b, m2_ab, m2_ay, m2_by, m3_ayb):
+            arr.flags.writeable = False
+        return out
+
     # -- read-only attributes --------------------------------------------
     nobs = property(lambda self: self._nobs, doc="Number of rows read.")
     weight = property(lambda self: self._weight, doc="Total weight W.")
@@ -236,8 +252,13 @@ class Moments:
         endog_name: str,
         names_a: Sequence[str],
         names_b: Sequence[str],
-    ) -> Moments:
-        """Two-pass moments of one chunk (validated float arrays)."""
+    ) -> Moments | None:
+        """Two-pass moments of one chunk (shapes and weights validated).
+
+        Returns None when a mean is not finite: the chunk holds NaN or
+        infinite values (a NaN or inf propagates into the mean), which costs
+        no extra pass over the data in the common, finite case.
+        """
         k, n1 = a.shape
         n2 = b.shape[1]
         wsum = float(k) if w is None else float(w.sum())
@@ -245,14 +266,13 @@ class Moments:
             out = cls.empty(n1, n2, endog_name=endog_name, names_a=names_a, names_b=names_b)
             out._nobs = k
             return out
-        if w is None:
-            my = float(y.mean())
-            ma = a.mean(axis=0)
-            mb = b.mean(axis=0)
-        else:
-            my = float(w @ y) / wsum
-            ma = (w @ a) / wsum
-            mb = (w @ b) / wsum
+        # Means by matrix-vector products (one read of the chunk).
+        wn = np.full(k, 1.0 / k) if w is None else w / wsum
+        my = float(wn @ y)
+        ma = wn @ a
+        mb = wn @ b
+        if not (np.isfinite(my) and np.isfinite(ma).all() and np.isfinite(mb).all()):
+            return None  # the caller locates the NaN or infinite value
         # One buffer for the centred chunk: [a - abar | b - bbar | y - ybar].
         z = np.empty((k, n1 + n2 + 1))
         np.subtract(a, ma, out=z[:, :n1])
@@ -267,11 +287,10 @@ class Moments:
             g = zw.T @ z
             m3 = zw[:, :n1].T @ (z[:, n1:n1 + n2] * z[:, -1:])
         g = (g + g.T) / 2
-        return cls(
-            nobs=k, weight=wsum, mean_y=my, mean_a=ma, mean_b=mb,
-            m2_y=float(g[-1, -1]), m2_a=g[:n1, :n1], m2_b=g[n1:n1 + n2, n1:n1 + n2],
-            m2_ab=g[:n1, n1:n1 + n2], m2_ay=g[:n1, -1], m2_by=g[n1:n1 + n2, -1],
-            m3_ayb=m3, endog_name=endog_name, names_a=names_a, names_b=names_b,
+        return cls._raw(
+            k, wsum, my, ma, mb, float(g[-1, -1]), g[:n1, :n1], g[n1:n1 + n2, n1:n1 + n2],
+            g[:n1, n1:n1 + n2], g[:n1, -1], g[n1:n1 + n2, -1], m3,
+            endog_name, tuple(names_a), tuple(names_b),
         )
 
     @classmethod
@@ -366,16 +385,21 @@ class Moments:
                     f"every chunk must have {total.n1} columns in a and {total.n2} in b; "
                     f"got {a.shape[1]} and {b.shape[1]} at row {row0}"
                 )
-            _check_finite(y, "endog", [endog_name], row0)
-            _check_finite(a, "exog_a", na, row0)
-            _check_finite(b, "exog_b", nb, row0)
             if w is not None:
                 _check_finite(w, "weights", ["weights"], row0)
-                if (w < 0).any():
+                if k and w.min() < 0:
                     raise ValueError(
                         f"weights must be nonnegative; got {float(w.min())!r} near row {row0}"
                     )
             part = cls._from_chunk(y, a, b, w, endog_name, na, nb)
+            if part is None:
+                _check_finite(y, "endog", [endog_name], row0)
+                _check_finite(a, "exog_a", na, row0)
+                _check_finite(b, "exog_b", nb, row0)
+                raise ValueError(
+                    f"the data overflow float64 in the chunk starting at row {row0} "
+                    "(values too large to sum); rescale the variables"
+                )
             total = part if total is None else total + part
             row0 += k
         if total is None:
@@ -477,20 +501,13 @@ def _merge(p: Moments, q: Moments) -> Moments:
         + fp * (np.outer(da, q.m2_by) + dy * m2_ab_q + np.outer(q.m2_ay, db))
         - fq * (np.outer(da, p.m2_by) + dy * m2_ab_p + np.outer(p.m2_ay, db))
     )
-    return Moments(
-        nobs=nobs,
-        weight=wsum,
-        mean_y=p.mean_y + fq * dy,
-        mean_a=p.mean_a + fq * da,
-        mean_b=p.mean_b + fq * db,
-        m2_y=p.m2_y + q.m2_y + c * dy * dy,
-        m2_a=p.m2_a + q.m2_a + c * np.outer(da, da),
-        m2_b=p.m2_b + q.m2_b + c * np.outer(db, db),
-        m2_ab=m2_ab_p + m2_ab_q + c * np.outer(da, db),
-        m2_ay=p.m2_ay + q.m2_ay + (c * dy) * da,
-        m2_by=p.m2_by + q.m2_by + (c * dy) * db,
-        m3_ayb=m3,
-        endog_name=p.endog_name,
-        names_a=p.names_a,
-        names_b=p.names_b,
+    return Moments._raw(
+        nobs, wsum, p.mean_y + fq * dy, p.mean_a + fq * da, p.mean_b + fq * db,
+        p.m2_y + q.m2_y + c * dy * dy,
+        p.m2_a + q.m2_a + c * np.outer(da, da),
+        p.m2_b + q.m2_b + c * np.outer(db, db),
+        m2_ab_p + m2_ab_q + c * np.outer(da, db),
+        p.m2_ay + q.m2_ay + (c * dy) * da,
+        p.m2_by + q.m2_by + (c * dy) * db,
+        m3, p.endog_name, p.names_a, p.names_b,
     )
