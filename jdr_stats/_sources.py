@@ -432,6 +432,17 @@ def _partition_to_array(part: Any, two_d: bool) -> np.ndarray:
     return arr
 
 
+def _split_frame(part: Any, n1: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A pandas partition ``[y | a | b]`` as float64 ``(y, a, b)``."""
+    arr = part.to_numpy(dtype=float)
+    return arr[:, 0], arr[:, 1:1 + n1], arr[:, 1 + n1:]
+
+
+def _partition_moments(part: Any, n1: int, endog_name: str, names_a: list[str],
+                       names_b: list[str], block: int) -> Any:
+    return _chunk_moments(*_split_frame(part, n1), endog_name, names_a, names_b, block)
+
+
 def _chunk_moments(y: Any, a: Any, b: Any, endog_name: str, names_a: list[str],
                    names_b: list[str], block: int) -> Any:
     from .moments import Moments
@@ -490,7 +501,9 @@ class DaskSource:
             if not is_dask_collection(x):
                 raise TypeError(f"{argname} must be a dask array or dask DataFrame/Series; got {type(x).__name__}")
         frames = [_is_dask_frame(x) for x in (y, a, b)]
-        if all(frames) and len({x.npartitions for x in (y, a, b)}) == 1:
+        if all(frames):
+            # One frame, partition-wise (co-aligned columns of one DataFrame
+            # stay so; projecting them separately may repartition them).
             self._kind = "frame"
         else:
             # Arrays (dask DataFrames become arrays with known chunk lengths).
@@ -553,6 +566,15 @@ class DaskSource:
                 )
             self._arrays = (y, a, b)
             self._da = da
+        else:
+            import dask.dataframe as dd
+
+            parts = [x.to_frame() if isinstance(x, dd.Series) else x for x in (y, a, b)]
+            if len(parts[0].columns) != 1:
+                raise ValueError(
+                    f"endog must be a single column; got {len(parts[0].columns)} columns"
+                )
+            self._frame = dd.concat(parts, axis=1)
         self._nobs: int | None = None
 
     @property
@@ -574,7 +596,7 @@ class DaskSource:
                 self._nobs = int(n) if not np.isnan(n) else int(y.map_blocks(
                     lambda x: np.array([x.shape[0]]), chunks=(1,), dtype=int).sum().compute())
             else:
-                self._nobs = int(self._orig[0].map_partitions(len).compute().sum())
+                self._nobs = int(self._frame.map_partitions(len).compute().sum())
         return self._nobs
 
     def _delayed_blocks(self) -> list[tuple[Any, Any, Any]]:
@@ -583,9 +605,8 @@ class DaskSource:
             ys = y.to_delayed().ravel()
             as_ = a.to_delayed().ravel()
             bs = b.to_delayed().ravel()
-        else:
-            ys, as_, bs = (x.to_delayed() for x in self._orig)
-        return list(zip(ys, as_, bs))
+            return list(zip(ys, as_, bs))
+        return list(self._frame.to_delayed())
 
     def moments(self, *, batch_rows: int | None = None) -> Any:
         """The :class:`~jdr_stats.Moments`, reduced on the cluster.
@@ -596,8 +617,13 @@ class DaskSource:
         import dask
 
         names = (self.endog_name, list(self.names_a), list(self.names_b))
-        level = [dask.delayed(_chunk_moments, pure=True)(y, a, b, *names, i)
-                 for i, (y, a, b) in enumerate(self._delayed_blocks())]
+        if self._kind == "array":
+            level = [dask.delayed(_chunk_moments, pure=True)(y, a, b, *names, i)
+                     for i, (y, a, b) in enumerate(self._delayed_blocks())]
+        else:
+            n1 = len(self.names_a)
+            level = [dask.delayed(_partition_moments, pure=True)(p, n1, *names, i)
+                     for i, p in enumerate(self._delayed_blocks())]
         if not level:
             raise ValueError("no chunks: the dask collections have no row blocks")
         k = self._split_every
@@ -613,8 +639,11 @@ class DaskSource:
         """
         import dask
 
-        for y, a, b in self._delayed_blocks():
-            yc, ac, bc = dask.compute(y, a, b)
+        for block in self._delayed_blocks():
+            if self._kind == "frame":
+                yield _split_frame(block.compute(), len(self.names_a))
+                continue
+            yc, ac, bc = dask.compute(*block)
             yield (_partition_to_array(yc, False), _partition_to_array(ac, True),
                    _partition_to_array(bc, True))
 
