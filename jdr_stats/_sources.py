@@ -112,7 +112,8 @@ class ArraySource:
     endog_name, names_a, names_b : optional
         Variable names (default: pandas names, else ``y``, ``a0, ...``, ``b0, ...``).
     batch_rows : int, optional
-        Default rows per chunk.
+        Default rows per chunk (about 2 MB of rows, so that a chunk's
+        centred copy stays in cache).
 
     Examples
     --------
@@ -183,7 +184,10 @@ class ArraySource:
                                   ("names_b", self.names_b, self._b.shape[1])):
             if len(names) != n:
                 raise ValueError(f"{argname} must have {n} names; got {len(names)}")
-        self.batch_rows = _check_batch_rows(batch_rows, max(self.nobs, 1))
+        from .moments import default_batch_rows
+
+        width = 1 + self._a.shape[1] + self._b.shape[1]
+        self.batch_rows = _check_batch_rows(batch_rows, default_batch_rows(width))
 
     @property
     def weighted(self) -> bool:
@@ -289,11 +293,11 @@ class ParquetSource:
         import pyarrow.parquet as pq
 
         step = _check_batch_rows(batch_rows, self.batch_rows)
-        n1, n2 = len(self.names_a), len(self.names_b)
         for f in self._files:
-            pf = pq.ParquetFile(f)
+            # pre_buffer=False: read column chunks as they are decoded, so
+            # memory stays near one row group of the selected columns.
+            pf = pq.ParquetFile(f, pre_buffer=False, buffer_size=1 << 20)
             for batch in pf.iter_batches(batch_size=step, columns=self._columns):
-                k = batch.num_rows
 
                 def col(name: str) -> np.ndarray:
                     arr = batch.column(name)
@@ -301,14 +305,11 @@ class ParquetSource:
                         arr = pc.cast(arr, pa.float64())
                     return arr.to_numpy(zero_copy_only=False)
 
-                y = col(self.endog_name)
-                a = np.empty((k, n1))
-                b = np.empty((k, n2))
-                for j, name in enumerate(self.names_a):
-                    a[:, j] = col(name)
-                for j, name in enumerate(self.names_b):
-                    b[:, j] = col(name)
-                w = col(self._wname) if self._wname else None
+                y = np.array(col(self.endog_name), dtype=float)
+                # Column-major blocks: each Parquet column is one contiguous copy.
+                a = np.vstack([col(name) for name in self.names_a]).T
+                b = np.vstack([col(name) for name in self.names_b]).T
+                w = np.array(col(self._wname), dtype=float) if self._wname else None
                 yield y, a, b, w
 
     def iter_chunks(self, batch_rows: int | None = None) -> Iterator[Chunk]:

@@ -33,7 +33,8 @@ __all__ = ["Moments"]
 CHUNK_BYTES = 1 << 21
 
 
-def _default_rows(width: int) -> int:
+def default_batch_rows(width: int) -> int:
+    """Rows per in-memory chunk: about ``CHUNK_BYTES`` of centred rows."""
     return max(256, CHUNK_BYTES // (8 * max(width, 1)))
 
 
@@ -274,7 +275,10 @@ class Moments:
         if not (np.isfinite(my) and np.isfinite(ma).all() and np.isfinite(mb).all()):
             return None  # the caller locates the NaN or infinite value
         # One buffer for the centred chunk: [a - abar | b - bbar | y - ybar].
-        z = np.empty((k, n1 + n2 + 1))
+        # Same memory order as the input (Parquet chunks are column-major), so
+        # the centring copies are contiguous; BLAS takes either order.
+        order = "F" if a.flags.f_contiguous and not a.flags.c_contiguous else "C"
+        z = np.empty((k, n1 + n2 + 1), order=order)
         np.subtract(a, ma, out=z[:, :n1])
         np.subtract(b, mb, out=z[:, n1:n1 + n2])
         np.subtract(y, my, out=z[:, -1])
@@ -334,7 +338,7 @@ class Moments:
         from ._sources import ArraySource
 
         src = ArraySource(y, a, b, weights=weights, endog_name=endog_name,
-                          names_a=names_a, names_b=names_b)
+                          names_a=names_a, names_b=names_b, batch_rows=batch_rows)
         return cls.from_source(src, batch_rows=batch_rows)
 
     @classmethod
@@ -411,13 +415,13 @@ class Moments:
         """Moments of a row source (:mod:`jdr_stats._sources`), one pass.
 
         A dask source is reduced on its cluster (a tree of merges); every
-        other source is read chunk by chunk.
+        other source is read chunk by chunk, ``batch_rows`` rows at a time
+        (default: the source's own ``batch_rows``).
         """
         reduce = getattr(source, "moments", None)
         if callable(reduce):
             return reduce(batch_rows=batch_rows)
-        width = len(source.names_a) + len(source.names_b) + 1
-        rows = batch_rows if batch_rows is not None else _default_rows(width)
+        rows = batch_rows  # None: the source's own default
         weighted = bool(getattr(source, "weighted", False))
         return cls.from_chunks(
             source.iter_weighted_chunks(rows) if weighted else source.iter_chunks(rows),
