@@ -582,6 +582,12 @@ class DaskSource:
     def weighted(self) -> bool:
         return False
 
+    def blocks(self) -> tuple[Any, Any]:
+        """The two design blocks as given (lazy dask collections)."""
+        if self._kind == "array":
+            return self._arrays[1], self._arrays[2]
+        return self._orig[1], self._orig[2]
+
     @property
     def kind(self) -> str:
         """``"array"`` or ``"frame"``: how the blocks are split into tasks."""

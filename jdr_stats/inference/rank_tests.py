@@ -166,24 +166,26 @@ class RankTestResults(TestTable):
 class _Whitened:
     """Sample-whitened blocks, centred ``y`` and the full SVD of ``X_lin``."""
 
-    a: np.ndarray  # m x n1, a'_i = La^{-1}(a_i - abar)
-    b: np.ndarray  # m x n2
-    y: np.ndarray  # centred
+    a: np.ndarray | None  # m x n1, a'_i = La^{-1}(a_i - abar); None: rows not needed
+    b: np.ndarray | None  # m x n2
+    y: np.ndarray | None  # centred
     var_y: float
     u: np.ndarray  # n1 x n1 orthogonal
     s: np.ndarray  # min(n1, n2) singular values, descending
     v: np.ndarray  # n2 x n2 orthogonal
-
-    @property
-    def m(self) -> int:
-        return self.a.shape[0]
+    m: int
 
     def statistic(self, k: int) -> float:
         return float(self.m * np.sum(self.s[k:] ** 2) / self.var_y)
 
 
-def _whiten(model: JointDimReduction, mom: BlockMoments) -> _Whitened:
-    if model.weights is not None:
+def _whiten(model: JointDimReduction, mom: BlockMoments, method: str = "chi2") -> _Whitened:
+    # A model built from moments (Parquet, dask, from_moments) has no rows;
+    # the chi2 test needs only the singular values, the others need rows.
+    from_sums = hasattr(model.data, "require_rows")
+    if from_sums and method != "chi2":
+        model.data.require_rows(f"the {method} rank test")
+    if model.weights is not None or getattr(model.data, "weighted", False):
         raise ValueError(
             "rank tests need an unweighted model (their null distributions are "
             "derived for i.i.d. rows); got a model with case weights"
@@ -197,9 +199,13 @@ def _whiten(model: JointDimReduction, mom: BlockMoments) -> _Whitened:
         mom, 1, standardize=True, names_a=model.exog_names_a, names_b=model.exog_names_b
     ).coef_matrix
     u, s, vt = np.linalg.svd(xw, full_matrices=True)
+    if from_sums:
+        return _Whitened(a=None, b=None, y=None, var_y=mom.var_y, u=u, s=s, v=vt.T,
+                         m=model.nobs)
     a = sla.solve_triangular(la, (model.exog_a - mom.mean_a).T, lower=True).T
     b = sla.solve_triangular(lb, (model.exog_b - mom.mean_b).T, lower=True).T
-    return _Whitened(a=a, b=b, y=model.endog - mom.mean_y, var_y=mom.var_y, u=u, s=s, v=vt.T)
+    return _Whitened(a=a, b=b, y=model.endog - mom.mean_y, var_y=mom.var_y, u=u, s=s, v=vt.T,
+                     m=model.nobs)
 
 
 def _kr_chunks(uc: np.ndarray, vc: np.ndarray) -> Iterator[tuple[slice, np.ndarray]]:
@@ -330,7 +336,7 @@ def _permutation_stats(w: _Whitened, k: int, n_perm: int, rng: np.random.Generat
     ``C = (1/m) sum_j alpha_sigma(j) u_j^T``; re-whitening with their Cholesky
     factors makes the result the estimator's statistic on the permuted data.
     """
-    m, n1, n2 = w.m, w.a.shape[1], w.b.shape[1]
+    m, n1, n2 = w.m, w.u.shape[0], w.v.shape[0]
     y = w.y
     alpha, uc = w.a @ w.u[:, :k], w.a @ w.u[:, k:]
     beta, vc = w.b @ w.v[:, :k], w.b @ w.v[:, k:]
@@ -377,7 +383,7 @@ def _permutation_stats(w: _Whitened, k: int, n_perm: int, rng: np.random.Generat
 def _test_row(
     w: _Whitened, k: int, method: str, n_perm: int, rng: np.random.Generator | None
 ) -> tuple[dict[str, float], str | None]:
-    n1, n2 = w.a.shape[1], w.b.shape[1]
+    n1, n2 = w.u.shape[0], w.v.shape[0]
     stat = w.statistic(k)
     df = float((n1 - k) * (n2 - k))
     if method == "chi2":
@@ -462,7 +468,7 @@ def _run(
     stop_alpha: float | None = None,
 ) -> RankTestResults:
     _check_options(method, n_perm)
-    n1, n2 = model.exog_a.shape[1], model.exog_b.shape[1]
+    n1, n2 = len(model.exog_names_a), len(model.exog_names_b)
     top = _check_max_rank(max_rank, n1, n2)
     rng = normalize_seed(seed) if method == "permutation" else None
     if model.nobs < max(n1, n2) + 2:
@@ -470,7 +476,7 @@ def _run(
             f"rank tests need at least max(n1, n2) + 2 = {max(n1, n2) + 2} "
             f"observations to whiten the blocks; got {model.nobs}"
         )
-    w = _whiten(model, mom)
+    w = _whiten(model, mom, method)
     rows, tails = [], set()
     for k in range(top + 1):
         row, tail = _test_row(w, k, method, n_perm, rng)
