@@ -298,6 +298,25 @@ class Moments:
         )
 
     @classmethod
+    def _merged_slices(cls, y: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray | None,
+                       endog_name: str, names_a: Sequence[str],
+                       names_b: Sequence[str]) -> Moments | None:
+        """Moments of a large chunk from cache-sized slices (None if not finite)."""
+        k = y.shape[0]
+        step = default_batch_rows(a.shape[1] + b.shape[1] + 1)
+        if k <= 2 * step:
+            return cls._from_chunk(y, a, b, w, endog_name, names_a, names_b)
+        total = None
+        for lo in range(0, k, step):
+            sl = slice(lo, lo + step)
+            part = cls._from_chunk(y[sl], a[sl], b[sl], None if w is None else w[sl],
+                                   endog_name, names_a, names_b)
+            if part is None:
+                return None
+            total = part if total is None else _merge(total, part)
+        return total
+
+    @classmethod
     def from_arrays(
         cls,
         y: Any,
@@ -395,7 +414,7 @@ class Moments:
                     raise ValueError(
                         f"weights must be nonnegative; got {float(w.min())!r} near row {row0}"
                     )
-            part = cls._from_chunk(y, a, b, w, endog_name, na, nb)
+            part = cls._merged_slices(y, a, b, w, endog_name, na, nb)
             if part is None:
                 _check_finite(y, "endog", [endog_name], row0)
                 _check_finite(a, "exog_a", na, row0)
