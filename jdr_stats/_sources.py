@@ -496,8 +496,6 @@ class DaskSource:
         names_b: Sequence[str] | None = None,
         split_every: int = 8,
     ) -> None:
-        import dask.array as da
-
         for argname, x in (("endog", y), ("exog_a", a), ("exog_b", b)):
             if not is_dask_collection(x):
                 raise TypeError(f"{argname} must be a dask array or dask DataFrame/Series; got {type(x).__name__}")
@@ -566,7 +564,6 @@ class DaskSource:
                     "blocks and have one column block; call compute_chunk_sizes() first"
                 )
             self._arrays = (y, a, b)
-            self._da = da
         else:
             import dask.dataframe as dd
 

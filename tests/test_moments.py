@@ -45,10 +45,11 @@ def _assert_close(bm, ref, scale):
         np.testing.assert_allclose(getattr(bm, f), getattr(ref, f), rtol=1e-9, atol=tol)
 
 
-settings.register_profile("jdr", max_examples=60, deadline=None, derandomize=True)
-settings.load_profile("jdr")
+# Reproducible examples, no per-example deadline (the machine is shared).
+SETTINGS = settings(max_examples=60, deadline=None, derandomize=True)
 
 
+@SETTINGS
 @given(
     seed=st.integers(0, 2**32 - 1),
     m=st.integers(1, 40),
@@ -66,6 +67,7 @@ def test_merged_pieces_equal_two_pass(seed, m, n1, n2, weighted, cuts):
     assert merged.weight == pytest.approx(m if w is None else w.sum())
 
 
+@SETTINGS
 @given(
     seed=st.integers(0, 2**32 - 1),
     m=st.integers(2, 30),
@@ -82,6 +84,7 @@ def test_merge_is_associative_and_commutative(seed, m, cuts, weighted):
     assert left.m2_y == pytest.approx(right.m2_y, rel=1e-10, abs=1e-10)
 
 
+@SETTINGS
 @given(seed=st.integers(0, 2**32 - 1), m=st.integers(3, 40), batch=st.integers(1, 7))
 def test_large_offset_is_harmless(seed, m, batch):
     """Data shifted by 1e8: centred sums keep the accuracy of the data itself.
