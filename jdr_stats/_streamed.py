@@ -102,7 +102,7 @@ class MomentsData:
         self.endog_name = moments.endog_name
         self.names = {"exog_a": list(moments.names_a), "exog_b": list(moments.names_b)}
         self.blocks = _NoRows(self)
-        self.weighted = moments.weight != moments.nobs
+        self.weighted = moments.weighted
 
     @property
     def nobs(self) -> int:

@@ -90,6 +90,8 @@ class Moments:
         The y-weighted cross co-moment ``sum_i w_i (a_i - abar)(y_i - ybar)(b_i - bbar)^T``.
     endog_name : str
     names_a, names_b : tuple of str
+    weighted : bool
+        Whether case weights were given for any part.
 
     Notes
     -----
@@ -124,6 +126,7 @@ class Moments:
     __slots__ = (
         "_nobs", "_weight", "_mean_y", "_mean_a", "_mean_b", "_m2_y", "_m2_a", "_m2_b",
         "_m2_ab", "_m2_ay", "_m2_by", "_m3_ayb", "_endog_name", "_names_a", "_names_b",
+        "_weighted",
     )
 
     def __init__(
@@ -144,6 +147,7 @@ class Moments:
         endog_name: str = "y",
         names_a: Sequence[str] | None = None,
         names_b: Sequence[str] | None = None,
+        weighted: bool = False,
     ) -> None:
         mean_a = np.asarray(mean_a, dtype=float)
         mean_b = np.asarray(mean_b, dtype=float)
@@ -170,6 +174,7 @@ class Moments:
         self._endog_name = str(endog_name)
         self._names_a = _names(names_a, n1, "a", "names_a")
         self._names_b = _names(names_b, n2, "b", "names_b")
+        self._weighted = bool(weighted)
         for arr in (self._mean_a, self._mean_b, self._m2_a, self._m2_b, self._m2_ab,
                     self._m2_ay, self._m2_by, self._m3_ayb):
             arr.flags.writeable = False
@@ -178,7 +183,8 @@ class Moments:
     def _raw(cls, nobs: int, weight: float, mean_y: float, mean_a: np.ndarray,
              mean_b: np.ndarray, m2_y: float, m2_a: np.ndarray, m2_b: np.ndarray,
              m2_ab: np.ndarray, m2_ay: np.ndarray, m2_by: np.ndarray, m3_ayb: np.ndarray,
-             endog_name: str, names_a: tuple[str, ...], names_b: tuple[str, ...]) -> Moments:
+             endog_name: str, names_a: tuple[str, ...], names_b: tuple[str, ...],
+             weighted: bool) -> Moments:
         """Internal constructor without validation (shapes and names known good)."""
         out = cls.__new__(cls)
         out._nobs, out._weight, out._mean_y = nobs, weight, mean_y
@@ -186,6 +192,7 @@ class Moments:
         out._m2_a, out._m2_b, out._m2_ab = m2_a, m2_b, m2_ab
         out._m2_ay, out._m2_by, out._m3_ayb = m2_ay, m2_by, m3_ayb
         out._endog_name, out._names_a, out._names_b = endog_name, names_a, names_b
+        out._weighted = weighted
         for arr in (mean_a, mean_b, m2_a, m2_b, m2_ab, m2_ay, m2_by, m3_ayb):
             arr.flags.writeable = False
         return out
@@ -206,6 +213,8 @@ class Moments:
     endog_name = property(lambda self: self._endog_name, doc="Name of the response.")
     names_a = property(lambda self: self._names_a, doc="Variable names of block a.")
     names_b = property(lambda self: self._names_b, doc="Variable names of block b.")
+    weighted = property(lambda self: self._weighted,
+                        doc="Whether any part was computed with case weights.")
 
     @property
     def n1(self) -> int:
@@ -266,6 +275,7 @@ class Moments:
         if k == 0 or wsum == 0.0:
             out = cls.empty(n1, n2, endog_name=endog_name, names_a=names_a, names_b=names_b)
             out._nobs = k
+            out._weighted = w is not None
             return out
         # Means by matrix-vector products (one read of the chunk).
         wn = np.full(k, 1.0 / k) if w is None else w / wsum
@@ -294,7 +304,7 @@ class Moments:
         return cls._raw(
             k, wsum, my, ma, mb, float(g[-1, -1]), g[:n1, :n1], g[n1:n1 + n2, n1:n1 + n2],
             g[:n1, n1:n1 + n2], g[:n1, -1], g[n1:n1 + n2, -1], m3,
-            endog_name, tuple(names_a), tuple(names_b),
+            endog_name, tuple(names_a), tuple(names_b), w is not None,
         )
 
     @classmethod
@@ -508,6 +518,7 @@ def _merge(p: Moments, q: Moments) -> Moments:
         for slot in Moments.__slots__:
             setattr(out, slot, getattr(src, slot))
         out._nobs = nobs
+        out._weighted = p.weighted or q.weighted
         return out
     wp, wq = p.weight, q.weight
     wsum = wp + wq
@@ -532,5 +543,5 @@ def _merge(p: Moments, q: Moments) -> Moments:
         m2_ab_p + m2_ab_q + c * np.outer(da, db),
         p.m2_ay + q.m2_ay + (c * dy) * da,
         p.m2_by + q.m2_by + (c * dy) * db,
-        m3, p.endog_name, p.names_a, p.names_b,
+        m3, p.endog_name, p.names_a, p.names_b, p.weighted or q.weighted,
     )

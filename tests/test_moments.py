@@ -183,3 +183,12 @@ def test_bad_input_is_named():
         jdr.Moments.from_arrays(y, a, b, names_a=["x"])
     with pytest.raises(ValueError, match="no chunks"):
         jdr.Moments.from_chunks([])
+
+
+def test_weighted_flag_survives_merges():
+    y, a, b, w = _data(5, 20, 2, 2, 0.0, True)
+    unweighted = jdr.Moments.from_arrays(y, a, b)
+    weighted = jdr.Moments.from_arrays(y, a, b, np.ones(20))  # weights that sum to nobs
+    assert not unweighted.weighted and weighted.weighted
+    assert (unweighted + weighted).weighted and (weighted + unweighted).weighted
+    assert (jdr.Moments.from_arrays(y[:0], a[:0], b[:0], w[:0]) + unweighted).weighted
