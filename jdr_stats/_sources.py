@@ -20,7 +20,7 @@ weights has ``weighted = True`` and also yields them through
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -35,10 +35,21 @@ __all__ = [
     "DaskSource",
     "is_dask_collection",
     "DEFAULT_BATCH_ROWS",
+    "default_batch_rows",
 ]
 
 #: Rows per chunk when a file source is given no ``batch_rows``.
 DEFAULT_BATCH_ROWS = 65536
+
+#: Bytes of one in-memory chunk of rows (``ArraySource`` default, and the
+#: slices in which the moments of a larger chunk are computed).  Small
+#: enough that the centred copy of a chunk stays in cache.
+CHUNK_BYTES = 1 << 21
+
+
+def default_batch_rows(width: int) -> int:
+    """Rows per in-memory chunk of ``width`` float64 columns: about ``CHUNK_BYTES``."""
+    return max(256, CHUNK_BYTES // (8 * max(width, 1)))
 
 Chunk = tuple[np.ndarray, np.ndarray, np.ndarray]
 
@@ -184,8 +195,6 @@ class ArraySource:
                                   ("names_b", self.names_b, self._b.shape[1])):
             if len(names) != n:
                 raise ValueError(f"{argname} must have {n} names; got {len(names)}")
-        from .moments import default_batch_rows
-
         width = 1 + self._a.shape[1] + self._b.shape[1]
         self.batch_rows = _check_batch_rows(batch_rows, default_batch_rows(width))
 
@@ -439,36 +448,28 @@ def _split_frame(part: Any, n1: int) -> tuple[np.ndarray, np.ndarray, np.ndarray
     return arr[:, 0], arr[:, 1:1 + n1], arr[:, 1 + n1:]
 
 
-def _partition_moments(part: Any, n1: int, endog_name: str, names_a: list[str],
-                       names_b: list[str], block: int) -> Any:
-    return _chunk_moments(*_split_frame(part, n1), endog_name, names_a, names_b, block)
-
-
-def _chunk_moments(y: Any, a: Any, b: Any, endog_name: str, names_a: list[str],
-                   names_b: list[str], block: int) -> Any:
-    from .moments import Moments
-
+def _apply_to_block(fn: Callable[..., Any], y: Any, a: Any, b: Any, block: int,
+                    args: tuple[Any, ...]) -> Any:
+    """``fn(y, a, b, *args)`` on one row block (float64 arrays)."""
     y = _partition_to_array(y, False)
     a = _partition_to_array(a, True)
     b = _partition_to_array(b, True)
     try:
-        return Moments.from_chunks([(y, a, b)], endog_name=endog_name,
-                                   names_a=names_a, names_b=names_b)
+        return fn(y, a, b, *args)
     except ValueError as exc:
         raise ValueError(f"dask block {block}: {exc}") from None
 
 
-def _merge_all(parts: Sequence[Any]) -> Any:
-    total = parts[0]
-    for p in parts[1:]:
-        total = total + p
-    return total
+def _apply_to_partition(fn: Callable[..., Any], part: Any, n1: int, block: int,
+                        args: tuple[Any, ...]) -> Any:
+    """``fn(y, a, b, *args)`` on one partition ``[y | a | b]`` of a frame."""
+    return _apply_to_block(fn, *_split_frame(part, n1), block, args)
 
 
 class DaskSource:
     """Rows of dask arrays or dask DataFrame columns.
 
-    The moments are a tree reduction on the cluster (:meth:`moments`): one
+    The moments are a tree reduction on the cluster (:meth:`tree_reduce`): one
     task per row block computes that block's :class:`~jdr_stats.Moments`,
     and merges of ``split_every`` results at a time combine them, so only
     n1 x n2 sized objects travel.  :meth:`iter_chunks` computes the row
@@ -612,27 +613,35 @@ class DaskSource:
             return list(zip(ys, as_, bs))
         return list(self._frame.to_delayed())
 
-    def moments(self, *, batch_rows: int | None = None) -> Any:
-        """The :class:`~jdr_stats.Moments`, reduced on the cluster.
+    def tree_reduce(
+        self,
+        block_fn: Callable[..., Any],
+        combine: Callable[[list[Any]], Any],
+        args: tuple[Any, ...] = (),
+    ) -> Any:
+        """Reduce the row blocks on the cluster: a tree of ``combine`` calls.
 
-        ``batch_rows`` is ignored: the dask blocks are the chunks.  Uses the
-        active scheduler (a ``distributed.Client`` if one is active).
+        One task per row block computes ``block_fn(y, a, b, *args)`` (float64
+        arrays); ``combine`` merges ``split_every`` results at a time until one
+        is left, which is computed (with the active scheduler: a
+        ``distributed.Client`` if one is active) and returned.  Only the
+        results travel, never the rows.  :meth:`jdr_stats.Moments.from_source`
+        uses it with the moments of a block and their merge.
         """
         import dask
 
-        names = (self.endog_name, list(self.names_a), list(self.names_b))
         if self._kind == "array":
-            level = [dask.delayed(_chunk_moments, pure=True)(y, a, b, *names, i)
+            level = [dask.delayed(_apply_to_block, pure=True)(block_fn, y, a, b, i, args)
                      for i, (y, a, b) in enumerate(self._delayed_blocks())]
         else:
             n1 = len(self.names_a)
-            level = [dask.delayed(_partition_moments, pure=True)(p, n1, *names, i)
+            level = [dask.delayed(_apply_to_partition, pure=True)(block_fn, p, n1, i, args)
                      for i, p in enumerate(self._delayed_blocks())]
         if not level:
             raise ValueError("no chunks: the dask collections have no row blocks")
         k = self._split_every
         while len(level) > 1:
-            level = [dask.delayed(_merge_all, pure=True)(level[i:i + k])
+            level = [dask.delayed(combine, pure=True)(level[i:i + k])
                      for i in range(0, len(level), k)]
         return level[0].compute()
 

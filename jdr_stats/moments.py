@@ -17,25 +17,14 @@ chunks only differences of means enter the update.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from ._linalg import BlockMoments
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ._sources import RowSource
+from ._sources import ArraySource, default_batch_rows
 
 __all__ = ["Moments"]
-
-#: Bytes of one chunk of centred rows in :meth:`Moments.from_arrays`.  Small
-#: enough that the centred copy of a chunk stays in cache.
-CHUNK_BYTES = 1 << 21
-
-
-def default_batch_rows(width: int) -> int:
-    """Rows per in-memory chunk: about ``CHUNK_BYTES`` of centred rows."""
-    return max(256, CHUNK_BYTES // (8 * max(width, 1)))
 
 
 def _names(names: Sequence[str] | None, n: int, prefix: str, argname: str) -> tuple[str, ...]:
@@ -364,8 +353,6 @@ class Moments:
         ValueError
             On mismatched lengths, NaN or infinite values, negative weights.
         """
-        from ._sources import ArraySource
-
         src = ArraySource(y, a, b, weights=weights, endog_name=endog_name,
                           names_a=names_a, names_b=names_b, batch_rows=batch_rows)
         return cls.from_source(src, batch_rows=batch_rows)
@@ -440,16 +427,17 @@ class Moments:
         return total
 
     @classmethod
-    def from_source(cls, source: RowSource, *, batch_rows: int | None = None) -> Moments:
+    def from_source(cls, source: Any, *, batch_rows: int | None = None) -> Moments:
         """Moments of a row source (:mod:`jdr_stats._sources`), one pass.
 
         A dask source is reduced on its cluster (a tree of merges); every
         other source is read chunk by chunk, ``batch_rows`` rows at a time
         (default: the source's own ``batch_rows``).
         """
-        reduce = getattr(source, "moments", None)
-        if callable(reduce):
-            return reduce(batch_rows=batch_rows)
+        tree_reduce = getattr(source, "tree_reduce", None)
+        if callable(tree_reduce):  # dask: reduced on the cluster
+            names = (source.endog_name, list(source.names_a), list(source.names_b))
+            return tree_reduce(_block_moments, _merge_list, names)
         rows = batch_rows  # None: the source's own default
         weighted = bool(getattr(source, "weighted", False))
         return cls.from_chunks(
@@ -545,3 +533,18 @@ def _merge(p: Moments, q: Moments) -> Moments:
         p.m2_by + q.m2_by + (c * dy) * db,
         m3, p.endog_name, p.names_a, p.names_b, p.weighted or q.weighted,
     )
+
+
+def _block_moments(y: np.ndarray, a: np.ndarray, b: np.ndarray, endog_name: str,
+                   names_a: list[str], names_b: list[str]) -> Moments:
+    """Moments of one row block (a task of a dask tree reduction)."""
+    return Moments.from_chunks([(y, a, b)], endog_name=endog_name, names_a=names_a,
+                               names_b=names_b)
+
+
+def _merge_list(parts: list[Moments]) -> Moments:
+    """Merge a list of moments (a node of a dask tree reduction)."""
+    total = parts[0]
+    for p in parts[1:]:
+        total = total + p
+    return total
