@@ -208,6 +208,20 @@ class JointDimReduction(DataModel):
         ValueError
             A missing column, NaN or infinite values (naming the column and
             row), a constant column.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> import jdr_stats as jdr
+        >>> sim = jdr.simulate.bilinear(2000, 4, 3, 1, seed=0)
+        >>> path = os.path.join(tempfile.mkdtemp(), "sim.parquet")
+        >>> sim.frame.to_parquet(path, row_group_size=500)
+        >>> model = jdr.JointDimReduction.from_parquet(
+        ...     path, y="y", a=["a0", "a1", "a2", "a3"], b=["b0", "b1", "b2"], batch_rows=256)
+        >>> res = model.fit(1)
+        >>> full = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(1)
+        >>> bool(jdr.metrics.principal_angles(res.directions_a, full.directions_a).max() < 1e-10)
+        True
         """
         from ._sources import ParquetSource
 
