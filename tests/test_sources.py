@@ -198,3 +198,20 @@ def test_dask_read_parquet_columns_projected_separately(sim, reference, tmp_path
         src = DaskSource(ddf["y"], ddf[na], ddf[nb])
         _assert_same_fit(jdr.Moments.from_source(src), reference)
         assert sum(c[0].shape[0] for c in src.iter_chunks()) == 4000 == src.nobs
+
+
+def test_dask_arrays_with_unknown_chunk_sizes(sim, reference):
+    dd = pytest.importorskip("dask.dataframe")
+    import dask
+
+    ddf = dd.from_pandas(sim.frame, npartitions=4)
+    na, nb = _names(sim)
+    y, a, b = ddf["y"].to_dask_array(), ddf[na].to_dask_array(), ddf[nb].to_dask_array()
+    assert np.isnan(y.shape[0])
+    with dask.config.set(scheduler="synchronous"):
+        src = DaskSource(y, a, b)
+        assert src.nobs == 4000
+        _assert_same_fit(jdr.Moments.from_source(src), reference)
+        other = dd.from_pandas(sim.frame, npartitions=3)[na].to_dask_array()
+        with pytest.raises(ValueError, match="unknown chunk sizes must share"):
+            DaskSource(y, other, b)
