@@ -215,3 +215,26 @@ def test_dask_arrays_with_unknown_chunk_sizes(sim, reference):
         other = dd.from_pandas(sim.frame, npartitions=3)[na].to_dask_array()
         with pytest.raises(ValueError, match="unknown chunk sizes must share"):
             DaskSource(y, other, b)
+
+
+def test_poisson_replicate_is_one_streamed_pass(sim, tmp_path):
+    """The pattern of the guide: weighted chunks give the weighted moments."""
+    pytest.importorskip("pyarrow")
+    path = tmp_path / "d.parquet"
+    sim.frame.to_parquet(path, row_group_size=1000)
+    na, nb = _names(sim)
+    src = ParquetSource(path, y="y", a=na, b=nb, batch_rows=700)
+    rng = np.random.default_rng(1)
+    drawn = []
+
+    def weighted_chunks():
+        for y, a, b in src.iter_chunks():
+            drawn.append(rng.poisson(1.0, len(y)))
+            yield y, a, b, drawn[-1]
+
+    rep = jdr.Moments.from_chunks(weighted_chunks())
+    counts = np.concatenate(drawn)
+    assert len(drawn) > 4 and counts.shape == (4000,)
+    ref = jdr.Moments.from_arrays(sim.y, sim.a, sim.b, counts)
+    assert rep.weighted and rep.weight == counts.sum()
+    np.testing.assert_allclose(rep.m3_ayb, ref.m3_ayb, rtol=1e-10, atol=1e-12)
