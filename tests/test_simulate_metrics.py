@@ -100,3 +100,59 @@ class TestMetrics:
             subspace_error(np.eye(3)[:, :2], np.ones((3, 2)))
         with pytest.raises(ValueError, match="NaN"):
             principal_angles(np.full((3, 1), np.nan), np.eye(3))
+
+
+class TestBattery:
+    @pytest.mark.parametrize("design", ["t5", "t6", "laplace"])
+    def test_heavy_tailed_designs_standardised(self, design):
+        a, b = jdr.simulate.draw_blocks(200_000, 2, 2, design, seed=3)
+        np.testing.assert_allclose(a.var(0), 1, atol=0.05)
+        excess = {"t5": 6.0, "t6": 3.0, "laplace": 3.0}[design]
+        kurt = np.mean(b[:, 0] ** 4) / np.mean(b[:, 0] ** 2) ** 2 - 3
+        assert kurt > 0.5 * excess
+
+    def test_ar1_correlation(self):
+        a, _ = jdr.simulate.draw_blocks(100_000, 4, 2, "laplace", ar1=0.8, seed=4)
+        c = np.corrcoef(a.T)
+        np.testing.assert_allclose([c[0, 1], c[0, 2], c[1, 3]], [0.8, 0.64, 0.64], atol=0.02)
+
+    def test_strengths_zero_makes_y_independent(self):
+        sim = jdr.simulate.bilinear(50, 3, 3, 2, strengths=[0, 0], noise=1.0, seed=1)
+        ref = jdr.simulate.bilinear(50, 3, 3, 2, noise=0.0, seed=1)
+        np.testing.assert_array_equal(sim.a, ref.a)
+        # with zero strengths y is the noise alone
+        assert not np.allclose(sim.y, ref.y)
+        sim2 = jdr.simulate.bilinear(50, 3, 3, 2, strengths=[1, 0.3], noise=0.0, seed=1)
+        p, q = sim2.a @ sim2.U, sim2.b @ sim2.V
+        np.testing.assert_allclose(sim2.y, p[:, 0] * q[:, 0] + 0.3 * p[:, 1] * q[:, 1])
+
+    def test_binary_response_prevalence(self):
+        sim = jdr.simulate.bilinear(1000, 3, 3, 1, response="binary", prevalence=0.05, seed=2)
+        assert sim.y.mean() == 0.05
+
+    def test_hetero_nonsignal_uses_a_variable_outside_the_support(self):
+        sim = jdr.simulate.bilinear(20_000, 5, 5, 1, s1=2, s2=2, noise=1.0, hetero="nonsignal",
+                                    hetero_strength=4.0, seed=5)
+        j = int(np.flatnonzero(np.abs(sim.U).sum(1) == 0)[0])
+        resid = sim.y - ((sim.a @ sim.U) * (sim.b @ sim.V)).sum(1)
+        big = np.abs(sim.a[:, j]) > 1.5
+        assert resid[big].var() > 2 * resid[~big].var()
+
+    @pytest.mark.parametrize("sc", jdr.simulate.BATTERY, ids=lambda s: s.name)
+    def test_every_scenario_draws(self, sc):
+        sim = jdr.simulate.scenario(sc.name, 300, 5, 4, 2, seed=0)
+        assert sim.a.shape == (300, 5) and np.all(np.isfinite(sim.y))
+        assert sim.settings["true_rank"] == 2
+        assert np.ptp(sim.y) > 0
+
+    def test_signal_zero_is_rank_zero(self):
+        sim = jdr.simulate.scenario("t5", 300, 5, 4, 1, signal=0.0, seed=0)
+        assert sim.settings["true_rank"] == 0
+
+    def test_bad_scenario(self):
+        with pytest.raises(ValueError, match="name must be one of"):
+            jdr.simulate.scenario("nope", 10, 2, 2, 1)
+        with pytest.raises(ValueError, match="strengths"):
+            jdr.simulate.bilinear(10, 2, 2, 1, strengths=[1, 2])
+        with pytest.raises(ValueError, match="ar1"):
+            jdr.simulate.draw_blocks(10, 2, 2, ar1=1.0)
