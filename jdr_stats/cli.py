@@ -18,6 +18,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from .datasets import load_ais
+from .model import JointDimReduction
+
 __all__ = ["main", "demo_model"]
 
 EXIT_USAGE = 2
@@ -91,10 +94,8 @@ def _build_parser() -> _Parser:
     return parser
 
 
-def demo_model():
+def demo_model() -> JointDimReduction:
     """The demo model: LBM on logged blood and body-build blocks of ``ais``."""
-    from .datasets import load_ais
-    from .model import JointDimReduction
 
     ais = load_ais()
     blood = np.log(ais[["RCC", "WCC", "Hc", "Hg", "Ferr"]]).add_prefix("log")
@@ -129,7 +130,6 @@ def _streamed_model(args: argparse.Namespace):
 
 
 def _run_fit(args: argparse.Namespace) -> str:
-    from .model import JointDimReduction
 
     from pathlib import Path
 

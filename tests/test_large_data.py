@@ -48,7 +48,7 @@ def test_from_moments_dense_sparse_summary_and_chi2(sim, ref):
     pd.testing.assert_frame_equal(rt.table, rt_ref.table, rtol=1e-8)
     auto = model.fit("auto")
     assert auto.rank == ref.fit("auto").rank
-    text = str(res.summary())
+    text = str(res.summary(rank_tests=rt))
     assert "No. observations:   3000" in text and "Rank tests (chi2)" in text
     # transform of new data works from the moments
     new_a, new_b = sim.frame[NA].iloc[:10], sim.frame[NB].iloc[:10]
