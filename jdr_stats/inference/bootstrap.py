@@ -33,6 +33,7 @@ from .._estimate import estimate
 from .._linalg import BlockMoments, orthonormal_basis
 from .._warnings import SmallSampleWarning
 from ..summary import SummaryMixin, build_summary
+from ._bounds import calibrated_level, gap_diagnostics, pair_angles
 
 __all__ = ["bootstrap", "BootstrapResults"]
 
@@ -298,38 +299,85 @@ def _progress(done: int, total: int, start: float) -> None:
     )
 
 
-def _pairs(results: Any, n_boot: int, rng: np.random.Generator, progress: bool):
-    """Replicates of the pairs bootstrap: refits on reweighted moments."""
+def _pairs_batches(results: Any, n_boot: int, rng: np.random.Generator, inner: bool):
+    """Moments of the pairs bootstrap's replicates, batch by batch.
+
+    Yields ``(outer, inner)`` lists of BlockMoments; the inner replicate
+    ``b`` resamples the rows of outer replicate ``b`` (counts
+    ``Multinomial(m, c_b / m)``), drawn from a generator spawned from
+    ``rng`` so that the outer replicates do not depend on ``inner``.
+    """
     model = results.model
-    est0 = results.estimate
-    rank, standardize, sparsity = results.rank, results.standardize, results.sparsity
     m = model.nobs
-    n1, n2 = model.exog_a.shape[1], model.exog_b.shape[1]
     rw = _ReweightedMoments(model.endog, model.exog_a, model.exog_b, model.weights)
+    rng_in = rng.spawn(1)[0] if inner else None
     batch = max(1, min(n_boot, _COUNT_BYTES // (8 * m), _COUNT_BYTES // (8 * rw.width)))
-    nsv = len(est0.singular_values)
-    dir_a = np.full((n_boot, n1, rank), np.nan)
-    dir_b = np.full((n_boot, n2, rank), np.nan)
-    sv = np.full((n_boot, nsv), np.nan)
-    sel_a = np.zeros((n_boot, n1), dtype=bool) if sparsity is not None else None
-    sel_b = np.zeros((n_boot, n2), dtype=bool) if sparsity is not None else None
-    ok = np.zeros(n_boot, dtype=bool)
-    errors: list[str] = []
-    start = time.perf_counter()
-    report_every = max(1, n_boot // 10)
+    if inner:
+        batch = max(1, batch // 2)
     done = 0
     while done < n_boot:
         nb = min(batch, n_boot - done)
         counts = _draw_counts(rng, nb, m)
-        moments = rw.moments(rw.sums(counts))
-        del counts
-        for j, mom in enumerate(moments):
+        if inner:
+            counts_in = rng_in.multinomial(m, counts / counts.sum(axis=1, keepdims=True))
+            moms = rw.moments(rw.sums(np.vstack([counts, counts_in.astype(float)])))
+            yield moms[:nb], moms[nb:]
+        else:
+            yield rw.moments(rw.sums(counts)), None
+        done += nb
+
+
+def _poisson_batches(results: Any, n_boot: int, rng: np.random.Generator, inner: bool):
+    """Moments of the Poisson bootstrap's replicates: one pass over the rows."""
+    from .poisson_bootstrap import ArrayChunks, poisson_moments
+
+    model = results.model
+    src = ArrayChunks(model.endog, model.exog_a, model.exog_b)
+    out = poisson_moments(src, n_boot, rng, case_weights=model.weights, inner=inner)
+    yield out if inner else (out, None)
+
+
+def _refit(results: Any, mom: BlockMoments):
+    model = results.model
+    return estimate(
+        mom, results.rank, standardize=results.standardize, sparsity=results.sparsity,
+        names_a=model.exog_names_a, names_b=model.exog_names_b,
+    )
+
+
+def _replicates(
+    results: Any, n_boot: int, rng: np.random.Generator, method: str, inner: bool,
+    progress: bool,
+):
+    """Refit every replicate: angles to the estimate, singular values,
+    selections, and (``inner``) the largest angle of each inner replicate to
+    its outer replicate."""
+    model = results.model
+    est0 = results.estimate
+    rank, sparsity = results.rank, results.sparsity
+    n1, n2 = model.exog_a.shape[1], model.exog_b.shape[1]
+    nsv = len(est0.singular_values)
+    dir_a = np.full((n_boot, n1, rank), np.nan)
+    dir_b = np.full((n_boot, n2, rank), np.nan)
+    in_a = np.full((n_boot, n1, rank), np.nan) if inner else None
+    in_b = np.full((n_boot, n2, rank), np.nan) if inner else None
+    sv = np.full((n_boot, nsv), np.nan)
+    sel_a = np.zeros((n_boot, n1), dtype=bool) if sparsity is not None else None
+    sel_b = np.zeros((n_boot, n2), dtype=bool) if sparsity is not None else None
+    ok = np.zeros(n_boot, dtype=bool)
+    ok_in = np.zeros(n_boot, dtype=bool)
+    errors: list[str] = []
+    start = time.perf_counter()
+    report_every = max(1, n_boot // 10)
+    batches = (_pairs_batches if method == "pairs" else _poisson_batches)(
+        results, n_boot, rng, inner
+    )
+    done = 0
+    for outer, inner_moms in batches:
+        for j, mom in enumerate(outer):
             b = done + j
             try:
-                e = estimate(
-                    mom, rank, standardize=standardize, sparsity=sparsity,
-                    names_a=model.exog_names_a, names_b=model.exog_names_b,
-                )
+                e = _refit(results, mom)
             except ValueError as exc:  # e.g. a resample with collinear columns
                 errors.append(str(exc))
                 continue
@@ -339,9 +387,17 @@ def _pairs(results: Any, n_boot: int, rng: np.random.Generator, progress: bool):
             if sel_a is not None:
                 sel_a[b, e.rows] = True
                 sel_b[b, e.cols] = True
+            if inner_moms is not None:
+                try:
+                    e2 = _refit(results, inner_moms[j])
+                except ValueError:
+                    pass
+                else:
+                    ok_in[b] = True
+                    in_a[b], in_b[b] = e2.dir_a, e2.dir_b
             if progress and (b + 1) % report_every == 0 and b + 1 < n_boot:
                 _progress(b + 1, n_boot, start)
-        done += nb
+        done += len(outer)
     if progress:
         _progress(n_boot, n_boot, start)
     n_ok = int(ok.sum())
@@ -359,11 +415,21 @@ def _pairs(results: Any, n_boot: int, rng: np.random.Generator, progress: bool):
         )
     ang_a = _batched_angles(orthonormal_basis(est0.dir_a), dir_a[ok])
     ang_b = _batched_angles(orthonormal_basis(est0.dir_b), dir_b[ok])
+    inner_angles = None
+    if inner:
+        both = ok & ok_in
+        inner_angles = {}
+        for block, d_in, d_out in (("a", in_a, dir_a), ("b", in_b, dir_b)):
+            t = np.full(n_boot, np.nan)
+            if both.any():
+                t[both] = pair_angles(d_in[both], d_out[both])[:, -1]
+            inner_angles[block] = t[ok]
     return (
         ang_a, ang_b, sv[ok],
         None if sel_a is None else sel_a[ok],
         None if sel_b is None else sel_b[ok],
         n_ok,
+        inner_angles,
     )
 
 

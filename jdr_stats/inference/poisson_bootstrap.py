@@ -29,7 +29,7 @@ from .._data import normalize_seed
 from .._linalg import BlockMoments
 from .bootstrap import _ReweightedMoments
 
-__all__ = ["BLOCK_ROWS", "ArrayChunks", "poisson_weights", "poisson_moments"]
+__all__ = ["BLOCK_ROWS", "ArrayChunks", "poisson_weights", "inner_weights", "poisson_moments"]
 
 #: Rows per block of Poisson weights (one spawned SeedSequence per block).
 BLOCK_ROWS = 1 << 14
@@ -42,6 +42,32 @@ _PIECE_ROWS = 1 << 13
 #: 5.0006 against Poisson's 5; total variation distance 3.6e-5).
 _TABLE_COUNTS = (24109, 24109, 12056, 4018, 1005, 200, 33, 5, 1)
 _TABLE = np.repeat(np.arange(len(_TABLE_COUNTS), dtype=np.float32), _TABLE_COUNTS)
+
+
+def _inner_tables() -> np.ndarray:
+    """Quantile tables of the inner weights given the outer weight ``w``.
+
+    Row ``w`` (0..8) is the ``w``-fold convolution of the outer weight law
+    (a sum of ``w`` independent outer weights: each of the ``w`` copies of
+    the row in the outer replicate gets its own weight, as Poisson(w) is a
+    sum of ``w`` Poisson(1)), rounded to multiples of 2**-16 by largest
+    remainders.  Flattened to ``(9 * 2**16,)``; index ``w * 2**16 + u``.
+    """
+    base = np.array(_TABLE_COUNTS, dtype=float) / (1 << 16)
+    nvals = len(_TABLE_COUNTS)
+    rows = []
+    law = np.array([1.0])
+    for _w in range(nvals):
+        exact = law * (1 << 16)
+        counts = np.floor(exact).astype(np.int64)
+        short = (1 << 16) - int(counts.sum())
+        counts[np.argsort(exact - counts)[::-1][:short]] += 1
+        rows.append(np.repeat(np.arange(law.size, dtype=np.float32), counts))
+        law = np.convolve(law, base)
+    return np.concatenate(rows)
+
+
+_INNER_TABLE = _inner_tables()
 
 
 class ArrayChunks:
@@ -113,6 +139,22 @@ def poisson_weights(entropy: tuple[int, ...], block: int, n_boot: int) -> np.nda
     return _TABLE[u]
 
 
+def inner_weights(entropy: tuple[int, ...], block: int, outer: np.ndarray) -> np.ndarray:
+    """Weights of one inner (second-level) replicate per outer replicate.
+
+    ``outer`` is the block's outer weight matrix (integers 0..8); entry
+    ``(b, i)`` of the result is a sum of ``outer[b, i]`` independent outer
+    weights (so its conditional mean and variance are both ``outer[b, i]``,
+    like Poisson(``outer[b, i]``)): a Poisson bootstrap of the outer
+    replicate.  Drawn from ``SeedSequence(entropy, spawn_key=(block, 1))``.
+    """
+    ss = np.random.SeedSequence(entropy, spawn_key=(int(block), 1))
+    rng = np.random.Generator(np.random.PCG64(ss))
+    u = rng.integers(0, 1 << 16, size=outer.shape, dtype=np.uint16).astype(np.int64)
+    u += outer.astype(np.int64) << 16
+    return _INNER_TABLE[u]
+
+
 class _SourceMoments(_ReweightedMoments):
     """:class:`_ReweightedMoments` whose rows arrive in chunks of a source.
 
@@ -180,7 +222,8 @@ def poisson_moments(
     seed: int | np.random.Generator | None = None,
     *,
     case_weights: np.ndarray | None = None,
-) -> list[BlockMoments]:
+    inner: bool = False,
+) -> list[BlockMoments] | tuple[list[BlockMoments], list[BlockMoments]]:
     """Block moments of ``n_boot`` Poisson-bootstrap replicates of a row source.
 
     Parameters
@@ -197,10 +240,14 @@ def poisson_moments(
     case_weights : ndarray, optional
         The model's case weights in row order; they multiply the Poisson
         weights.
+    inner : bool
+        Also accumulate one inner replicate per replicate (weights from
+        :func:`inner_weights`, a Poisson bootstrap of the replicate), for
+        the calibrated bound; same pass, twice the products.
 
     Returns
     -------
-    list of BlockMoments
+    list of BlockMoments, or a pair of lists when ``inner``
         Replicate ``b`` equals the moments of the rows weighted by
         ``w_{b,i}`` (times the case weights), divisor the total weight.
 
@@ -227,6 +274,8 @@ def poisson_moments(
         raise TypeError(f"n_boot must be a positive integer; got {n_boot!r}")
     if n_boot < 1:
         raise ValueError(f"n_boot must be a positive integer; got {n_boot!r}")
+    if not isinstance(inner, (bool, np.bool_)):
+        raise TypeError(f"inner must be True or False; got {inner!r}")
     for attr in ("nobs", "iter_chunks"):
         if not hasattr(source, attr):
             raise TypeError(
@@ -243,6 +292,8 @@ def poisson_moments(
     m, ybar, abar, bbar, range_a, range_b = _first_pass(source, case_weights)
     rw = _SourceMoments(m, ybar, abar, bbar, range_a, range_b)
     total = np.zeros((n_boot, rw.width))  # sums of (w - 1) f, double precision
+    total_in = np.zeros((n_boot, rw.width)) if inner else None
+    dev_in = None
     full = np.zeros(rw.width)
     cur_block, dev = -1, None
     offset = 0
@@ -252,17 +303,25 @@ def poisson_moments(
         pos = 0
         while pos < k:
             # a piece of at most _PIECE_ROWS rows inside one weight block
-            block, inner = divmod(offset + pos, BLOCK_ROWS)
-            take = min(k - pos, BLOCK_ROWS - inner, _PIECE_ROWS)
+            block, col = divmod(offset + pos, BLOCK_ROWS)
+            take = min(k - pos, BLOCK_ROWS - col, _PIECE_ROWS)
             cw = None if case_weights is None else case_weights[offset + pos:offset + pos + take]
             f = rw.chunk_features(y[pos:pos + take], a[pos:pos + take], b[pos:pos + take],
                                   cw, buf)
             full += f.sum(axis=0)
             if block != cur_block:
                 dev = poisson_weights(entropy, block, n_boot)
+                if inner:
+                    dev_in = inner_weights(entropy, block, dev)
+                    dev_in -= np.float32(1.0)
                 dev -= np.float32(1.0)
                 cur_block = block
-            total += dev[:, inner:inner + take] @ f.astype(np.float32)
+            f32 = f.astype(np.float32)
+            total += dev[:, col:col + take] @ f32
+            if inner:
+                total_in += dev_in[:, col:col + take] @ f32
             pos += take
         offset += k
+    if inner:
+        return rw.moments(total + full), rw.moments(total_in + full)
     return rw.moments(total + full)
