@@ -12,6 +12,7 @@ __all__ = [
     "MissingDataWarning",
     "SmallSampleWarning",
     "RankSelectionWarning",
+    "WeakGapWarning",
 ]
 
 
@@ -33,3 +34,10 @@ class ConvergenceWarning(JDRWarning):
 
 class RankSelectionWarning(JDRWarning):
     """``fit(rank="auto")``: no test rejected ``H0: r = 0``, so ``r = 1`` was used."""
+
+
+class WeakGapWarning(JDRWarning):
+    """Bootstrap: the r-th and (r+1)-th sample singular values are too close
+    (``s_r / s_(r+1)`` below the gap rule), so the r-th direction is not
+    separated from the noise and the bound on the largest principal angle is
+    not to be trusted."""

@@ -31,19 +31,21 @@ from scipy.linalg.blas import dgemm as _dgemm
 from .._data import check_fraction, normalize_seed
 from .._estimate import estimate
 from .._linalg import BlockMoments, orthonormal_basis
-from .._warnings import SmallSampleWarning
+from .._warnings import SmallSampleWarning, WeakGapWarning
 from ..summary import SummaryMixin, build_summary
 from ._bounds import calibrated_level, gap_diagnostics, pair_angles
 
 __all__ = ["bootstrap", "BootstrapResults"]
 
-Method = Literal["pairs"]
-Interval = Literal["percentile", "deflated"]
+Method = Literal["pairs", "poisson"]
+Interval = Literal["calibrated", "percentile"]
 
-_METHODS = ("pairs",)
-_INTERVALS = ("percentile", "deflated")
-#: Smallest factor by which the "deflated" interval may shrink sin(angle).
-_MIN_DEFLATION = 0.5
+_METHODS = ("pairs", "poisson")
+_INTERVALS = ("calibrated", "percentile")
+#: Gap rule (see docs/theory/bootstrap.md and the study
+#: benchmarks/study_bootstrap_robust.py): the bound is flagged as not to be
+#: trusted when the sample ratio s_r / s_(r+1) is below GAP_RATIO_MIN.
+GAP_RATIO_MIN = 1.5
 
 #: Bytes of one chunk of per-row features in :func:`_ReweightedMoments`.
 _FEATURE_BYTES = 1 << 26
@@ -252,33 +254,6 @@ def _batched_angles(q0: np.ndarray, bases: np.ndarray) -> np.ndarray:
     return np.where(sin**2 <= 0.5, np.arcsin(sin), np.arccos(cos))
 
 
-def _deflation(s: np.ndarray, rank: int, dim: int) -> float:
-    """First-order ratio of true-world to bootstrap-world angle scale.
-
-    With singular values ``s`` of the decomposed matrix (``dim`` variables
-    in the block), a perturbation ``E`` moves the left singular vector ``j``
-    towards ``k`` by ``(s_j e_kj + s_k e_jk) / (s_j^2 - s_k^2)``; for
-    isotropic noise its variance is proportional to
-    ``(s_j^2 + s_k^2) / (s_j^2 - s_k^2)^2``.  In the population the trailing
-    singular values are 0 (variance ``1 / s_j^2``); in the bootstrap world
-    they are the sample's noise singular values.  The factor is the square
-    root of the ratio of the two sums over ``j <= r < k``, clipped to
-    ``[0.5, 1]``.
-    """
-    sj = s[:rank]
-    sk = np.zeros(max(dim - rank, 0))
-    tail = s[rank:dim]
-    sk[: len(tail)] = tail
-    if sk.size == 0 or np.any(sj <= 0):
-        return 1.0
-    gap = sj[:, None] ** 2 - sk[None, :] ** 2
-    if np.any(gap <= 0):
-        return _MIN_DEFLATION
-    num = sk.size * np.sum(1.0 / sj**2)
-    den = np.sum((sj[:, None] ** 2 + sk[None, :] ** 2) / gap**2)
-    return float(np.clip(np.sqrt(num / den), _MIN_DEFLATION, 1.0))
-
-
 def _order_index(n: int, level: float) -> int:
     """0-based index of the ``ceil((n + 1) level)``-th order statistic, clipped."""
     k = math.ceil((n + 1) * level - 1e-9)
@@ -440,7 +415,7 @@ def bootstrap(
     n_boot: int = 999,
     seed: int | np.random.Generator | None = None,
     method: Method = "pairs",
-    interval: Interval = "deflated",
+    interval: Interval = "calibrated",
     alpha: float = 0.05,
     progress: bool = False,
 ) -> BootstrapResults:
@@ -455,14 +430,19 @@ def bootstrap(
         Number of bootstrap replicates ``B``.
     seed : int, Generator or None
         Seed of the resampling; the same seed gives the same replicates.
-    method : {"pairs"}
+    method : {"pairs", "poisson"}
         ``"pairs"``: resample whole rows ``(y_i, a_i, b_i)`` with
-        replacement (the model's case weights, if any, multiply the counts).
-    interval : {"deflated", "percentile"}
-        How the replicate angles become bounds (see Notes); the default of
-        :meth:`BootstrapResults.conf_int`, which can switch it.  The coverage
-        study chose ``"deflated"``: both kept 95% nominal coverage, the
-        deflated bound was closer to it and shorter.
+        replacement (multinomial counts).  ``"poisson"``: give every row an
+        independent weight with mean 1 and variance 1 (Poisson(1) on a
+        2**-16 grid), drawn per block of rows, and accumulate all
+        replicates' moments in one pass over the rows (fast for large
+        ``m``; see :mod:`jdr_stats.inference.poisson_bootstrap`).  The
+        model's case weights, if any, multiply the resampling weights.
+    interval : {"calibrated", "percentile"}
+        How the replicate angles become the bound on the largest angle (see
+        Notes); the default of :meth:`BootstrapResults.conf_int`.
+        ``"calibrated"`` also draws one inner replicate per replicate
+        (twice the refits); only then can ``conf_int`` switch between both.
     alpha : float
         Default level of :meth:`BootstrapResults.conf_int` and
         :meth:`BootstrapResults.summary` (``1 - alpha`` confidence).
@@ -473,27 +453,34 @@ def bootstrap(
     -------
     BootstrapResults
 
+    Warns
+    -----
+    WeakGapWarning
+        The sample singular values ``s_r / s_(r+1)`` are closer than
+        ``GAP_RATIO_MIN``: the r-th direction is not separated from the
+        noise and the bound on the largest angle is not to be trusted.
+
     Notes
     -----
-    For replicate ``b`` the rows are drawn with replacement (counts
-    ``c_b``), the moments are recomputed with weights ``c_b`` and the
-    subspaces re-estimated, giving principal angles
-    ``theta*_{b,1} <= ... <= theta*_{b,r}`` between the replicate's span and
-    the full-sample span of each block.  The bootstrap principle treats the
-    law of ``theta*`` (estimate vs. replicate) as the law of ``theta``
-    (truth vs. estimate).  ``"percentile"``: the ``1 - alpha`` upper bound on
-    the largest angle is the ``ceil((B + 1)(1 - alpha))``-th smallest
-    ``theta*_{b,r}``.  ``"deflated"`` multiplies ``sin theta*`` by the
-    first-order factor of the block (``deflation_factors``), which removes
-    the extra spread the bootstrap world gets from the sample's nonzero noise
-    singular values (the population ones are zero).  In the coverage study
-    (``benchmarks/study_bootstrap_coverage.py``: BILINEAR, r=2, n1=n2=20,
-    200 replications) the 95% bounds covered the true subspace in 97.5-100%
-    (percentile) and 95.0-97.5% (deflated) of the samples at m=1000 and
-    m=5000.
+    For replicate ``b`` the rows are reweighted (counts ``c_b``), the
+    moments recomputed and the subspaces re-estimated, giving principal
+    angles ``theta*_{b,1} <= ... <= theta*_{b,r}`` between the replicate's
+    span and the full-sample span of each block.  The bootstrap principle
+    treats the law of ``theta*`` (estimate vs. replicate) as the law of
+    ``theta`` (truth vs. estimate).  ``"percentile"``: the ``1 - alpha``
+    upper bound on the largest angle is the ``ceil((B + 1)(1 - alpha))``-th
+    smallest ``theta*_{b,r}``.  ``"calibrated"`` (prepivoting by the fast
+    double bootstrap): each replicate is resampled once more, and the angle
+    ``theta**_b`` between that inner replicate and replicate ``b`` tells how
+    far the bootstrap world's percentile bound is from covering there; the
+    bound is the percentile bound at the level ``lam = G**(Q*(1 - alpha))``
+    (``G**`` the distribution of the ``theta**``, ``Q*`` the quantile
+    function of the ``theta*``).  The coverage study
+    (``benchmarks/study_bootstrap_robust.py``) is summarised in the theory
+    page ``docs/theory/bootstrap.md``.
 
     A batch of replicates costs one matrix product of the ``(batch x m)``
-    count matrix with per-row products of the rows centred at the
+    weight matrix with per-row products of the rows centred at the
     full-sample means; each replicate's own means are corrected for
     algebraically, so the moments equal ``model.moments(weights=c_b)``.
 
@@ -507,6 +494,8 @@ def bootstrap(
     (199, 2)
     >>> ci = boot.conf_int()
     >>> bool(ci.loc[("a", "largest angle"), "upper"] < 30)
+    True
+    >>> bool(boot.gap["s_r / s_(r+1)"] > 1.5)
     True
     """
     if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)):
@@ -527,13 +516,11 @@ def bootstrap(
             )
     n_boot = int(n_boot)
     rng = normalize_seed(seed)
-    ang_a, ang_b, sv, sel_a, sel_b, n_ok = _pairs(results, n_boot, rng, progress)
-    est0 = results.estimate
-    factors = (
-        _deflation(est0.singular_values, results.rank, len(est0.rows)),
-        _deflation(est0.singular_values, results.rank, len(est0.cols)),
+    inner = interval == "calibrated"
+    ang_a, ang_b, sv, sel_a, sel_b, n_ok, inner_angles = _replicates(
+        results, n_boot, rng, method, inner, progress
     )
-    return BootstrapResults(
+    boot = BootstrapResults(
         results,
         angles_a=ang_a,
         angles_b=ang_b,
@@ -544,8 +531,19 @@ def bootstrap(
         method=method,
         interval=interval,
         alpha=alpha,
-        deflation=factors,
+        inner_angles=inner_angles,
     )
+    gap = boot.gap
+    if not gap["trusted"]:
+        warnings.warn(
+            f"the gap between singular values {results.rank} and {results.rank + 1} is "
+            f"small (s_r / s_(r+1) = {gap['s_r / s_(r+1)']:.2f} < {GAP_RATIO_MIN}); the "
+            f"r-th direction is not separated from the noise and the bound on the "
+            f"largest angle is not to be trusted (see BootstrapResults.gap)",
+            WeakGapWarning,
+            stacklevel=2,
+        )
+    return boot
 
 
 class BootstrapResults(SummaryMixin):
@@ -569,7 +567,7 @@ class BootstrapResults(SummaryMixin):
         method: str,
         interval: str,
         alpha: float,
-        deflation: tuple[float, float],
+        inner_angles: dict[str, np.ndarray] | None = None,
     ) -> None:
         self._results = results
         self._angles = {"a": angles_a, "b": angles_b}
@@ -579,7 +577,7 @@ class BootstrapResults(SummaryMixin):
         self._method = method
         self._interval = interval
         self._alpha = alpha
-        self._deflation = {"a": deflation[0], "b": deflation[1]}
+        self._inner = inner_angles
 
     # -- basic attributes -------------------------------------------------
     @property
@@ -664,10 +662,30 @@ class BootstrapResults(SummaryMixin):
         """Share of replicates selecting each variable of block b (sparse fits)."""
         return self._frequency("b")
 
-    @property
-    def deflation_factors(self) -> pd.Series:
-        """Factors applied to ``sin(angle*)`` by ``interval="deflated"``."""
-        return pd.Series(self._deflation, name="deflation factor")
+    @cached_property
+    def gap(self) -> pd.Series:
+        """Gap diagnostics of the rank-r subspace.
+
+        ``s_r / s_(r+1)``: ratio of the sample's r-th and (r+1)-th singular
+        values (``inf`` when r is the last); ``crossing share``: share of
+        replicates whose r-th singular value is below the sample's
+        (r+1)-th (how often the replicates swap the r-th direction with a
+        noise direction); ``median largest angle a`` / ``b`` (degrees): the
+        spread of the replicate subspaces; ``trusted``: the gap rule,
+        ``s_r / s_(r+1) >= GAP_RATIO_MIN`` (see the theory page).
+        """
+        d = gap_diagnostics(self._results.estimate.singular_values, self._sv, self.rank)
+        return pd.Series(
+            {
+                "s_r / s_(r+1)": d["ratio"],
+                "crossing share": d["crossing"],
+                "median largest angle a": float(np.degrees(np.median(self._angles["a"][:, -1]))),
+                "median largest angle b": float(np.degrees(np.median(self._angles["b"][:, -1]))),
+                "trusted": bool(d["ratio"] >= GAP_RATIO_MIN),
+            },
+            name="gap diagnostics",
+            dtype=object,
+        )
 
     # -- intervals --------------------------------------------------------
     def _levels(self, alpha: float | None, interval: str | None) -> tuple[float, str]:
@@ -678,13 +696,29 @@ class BootstrapResults(SummaryMixin):
                 f"alpha={alpha} needs at least {math.ceil(2 / alpha) - 1} replicates "
                 f"for two-sided intervals; got n_boot={self.n_boot}"
             )
+        if interval == "calibrated" and self._inner is None:
+            raise ValueError(
+                'interval="calibrated" needs the inner replicates; run bootstrap(..., '
+                'interval="calibrated")'
+            )
         return alpha, interval
 
-    def _adjusted(self, block: str, interval: str) -> np.ndarray:
-        ang = self._angles[block]
-        if interval == "deflated":
-            return np.arcsin(np.clip(self._deflation[block] * np.sin(ang), 0.0, 1.0))
-        return ang
+    def _bound_level(self, block: str, alpha: float, interval: str) -> float:
+        """Level of the order statistic that is the bound on the largest angle."""
+        if interval == "percentile":
+            return 1 - alpha
+        inner = self._inner[block]
+        ok = ~np.isnan(inner)
+        return calibrated_level(self._angles[block][ok, -1], inner[ok], 1 - alpha)
+
+    def calibrated_levels(self, alpha: float | None = None) -> pd.Series:
+        """Levels ``lam`` at which the calibrated bound takes the percentile
+        of the replicate angles (``1 - alpha`` would be the percentile bound)."""
+        alpha, _ = self._levels(alpha, "calibrated")
+        return pd.Series(
+            {b: self._bound_level(b, alpha, "calibrated") for b in ("a", "b")},
+            name="calibrated level",
+        )
 
     def max_angle_bound(
         self, alpha: float | None = None, *, interval: Interval | None = None
@@ -694,8 +728,9 @@ class BootstrapResults(SummaryMixin):
         alpha, interval = self._levels(alpha, interval)
         out = {}
         for block in ("a", "b"):
-            t = np.sort(self._adjusted(block, interval)[:, -1])
-            out[block] = float(np.degrees(t[_order_index(t.size, 1 - alpha)]))
+            t = np.sort(self._angles[block][:, -1])
+            level = self._bound_level(block, alpha, interval)
+            out[block] = float(np.degrees(t[_order_index(t.size, level)]))
         return pd.Series(out, name="max angle bound (deg)")
 
     def conf_int(
@@ -707,8 +742,9 @@ class BootstrapResults(SummaryMixin):
         ----------
         alpha : float, optional
             ``1 - alpha`` confidence; the bootstrap's ``alpha`` by default.
-        interval : {"percentile", "deflated"}, optional
-            Interval type for the angles; the bootstrap's by default.
+        interval : {"calibrated", "percentile"}, optional
+            Type of the bound on the largest angle; the bootstrap's by
+            default.
 
         Returns
         -------
@@ -728,7 +764,8 @@ class BootstrapResults(SummaryMixin):
         Notes
         -----
         With ``t_(1) <= ... <= t_(B)`` the sorted replicate values, the bound
-        on the largest angle is ``t_(k)``, ``k = ceil((B + 1)(1 - alpha))``;
+        on the largest angle is ``t_(k)``, ``k = ceil((B + 1) lam)``, with
+        ``lam = 1 - alpha`` (percentile) or the calibrated level;
         the two-sided angle intervals are ``[t_(l), t_(h)]`` with
         ``l = ceil((B + 1) alpha / 2)``, ``h = ceil((B + 1)(1 - alpha / 2))``.
         The singular value intervals are ``[2 s_hat - t_(h), 2 s_hat - t_(l)]``
@@ -737,12 +774,13 @@ class BootstrapResults(SummaryMixin):
         that bias, where the percentile interval would double it.
         """
         alpha, interval = self._levels(alpha, interval)
+        bound = self.max_angle_bound(alpha, interval=interval)
         idx, rows = [], []
         for block in ("a", "b"):
-            ang = np.sort(np.degrees(self._adjusted(block, interval)), axis=0)
+            ang = np.sort(np.degrees(self._angles[block]), axis=0)
             b = ang.shape[0]
             idx.append((block, "largest angle"))
-            rows.append((0.0, ang[_order_index(b, 1 - alpha), -1]))
+            rows.append((0.0, bound[block]))
             lo, hi = _order_index(b, alpha / 2), _order_index(b, 1 - alpha / 2)
             for k in range(self.rank):
                 idx.append((block, f"angle {k + 1}"))
@@ -767,10 +805,18 @@ class BootstrapResults(SummaryMixin):
             raise ValueError(f'block must be "a" or "b"; got {block!r}')
         alpha, _ = self._levels(alpha, None)
         bound = self.max_angle_bound(alpha)[block]
-        return (
+        text = (
             f"With {100 * (1 - alpha):g}% confidence the true {block}-subspace lies "
             f"within {bound:.1f} degrees of the estimate (largest principal angle)."
         )
+        gap = self.gap
+        if not gap["trusted"]:
+            text += (
+                f" Not to be trusted: the gap s_r / s_(r+1) = {gap['s_r / s_(r+1)']:.2f} is "
+                f"below {GAP_RATIO_MIN}, so direction {self.rank} is not separated from "
+                "the noise."
+            )
+        return text
 
     def summary(self):
         """A statsmodels ``Summary``: a table per block, the singular values,
@@ -782,6 +828,8 @@ class BootstrapResults(SummaryMixin):
         info = {
             "Method:": f"{self._method} bootstrap",
             "Interval:": self._interval,
+            "Gap s_r / s_(r+1):": f"{float(self.gap['s_r / s_(r+1)']):.3g}",
+            "Gap crossing share:": f"{float(self.gap['crossing share']):.3f}",
             "Replicates:": self.n_boot,
             "Failed replicates:": self._n_failed,
             "Confidence level:": level,
@@ -792,7 +840,7 @@ class BootstrapResults(SummaryMixin):
         tables = []
         for block in ("a", "b"):
             ang = self._angles[block]
-            med = np.degrees(np.median(self._adjusted(block, self._interval), axis=0))
+            med = np.degrees(np.median(ang, axis=0))
             sub = ci.loc[block]
             table = pd.DataFrame(
                 {
@@ -830,9 +878,18 @@ class BootstrapResults(SummaryMixin):
             "subspace. Lower/upper: two-sided intervals (percentile for the "
             "angles, basic bootstrap for the singular values)."
         )
-        if self._interval == "deflated":
+        if self._interval == "calibrated":
+            lam = self.calibrated_levels()
             notes.append(
-                "Deflated: sin(angle*) multiplied by the first-order factors "
-                f"a={self._deflation['a']:.3f}, b={self._deflation['b']:.3f}."
+                "Calibrated (fast double bootstrap): the bound is the replicate "
+                f"quantile at level a={lam['a']:.3f}, b={lam['b']:.3f} instead of "
+                f"{1 - alpha:g}."
+            )
+        if not self.gap["trusted"]:
+            notes.append(
+                f"WARNING: s_r / s_(r+1) = {float(self.gap['s_r / s_(r+1)']):.2f} < "
+                f"{GAP_RATIO_MIN}: direction {self.rank} is not separated from the noise; "
+                "the bounds on the largest angle are not to be trusted (consider a "
+                "smaller rank)."
             )
         return build_summary("Bootstrap of the joint dimension reduction", info, tables, notes)
