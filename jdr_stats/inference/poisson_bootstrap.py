@@ -171,15 +171,37 @@ class _SourceMoments(_ReweightedMoments):
         self.ybar, self.abar, self.bbar = ybar, abar, bbar
         self._scale_a, self._scale_b = range_a**2, range_b**2
 
-    def chunk_features(self, y, a, b, w0, out=None) -> np.ndarray:
-        self._y, self._a, self._b, self._w0 = y, a, b, w0
+    def chunk_features_t(self, y, a, b, w0, out: np.ndarray) -> np.ndarray:
+        """Features of a chunk, transposed: shape (width, k), rows contiguous.
+
+        The same features as the parent's ``_features`` (same layout), built
+        feature by feature so that every write is contiguous.
+        """
+        s = self._slices
         k = y.shape[0]
-        if out is None or out.shape[0] < k:
-            out = np.empty((k, self.width))
-        try:
-            return self._features(0, k, out)
-        finally:
-            self._y = self._a = self._b = self._w0 = None
+        f = out[:, :k]
+        ac = (a - self.abar).T  # (n1, k)
+        bc = (b - self.bbar).T
+        yc = y - self.ybar
+        f[s["one"]] = 1.0
+        f[s["y"]] = yc
+        f[s["a"]] = ac
+        f[s["b"]] = bc
+        f[s["yy"]] = yc * yc
+        np.multiply(ac, yc, out=f[s["ay"]])
+        np.multiply(bc, yc, out=f[s["by"]])
+        np.multiply(ac, ac, out=f[s["aad"]])
+        np.multiply(bc, bc, out=f[s["bbd"]])
+        i1, j1 = self._iu1
+        np.multiply(ac[i1], ac[j1], out=f[s["aao"]])
+        i2, j2 = self._iu2
+        np.multiply(bc[i2], bc[j2], out=f[s["bbo"]])
+        ab = f[s["ab"]].reshape(self.n1, self.n2, k)
+        np.multiply(ac[:, None, :], bc[None, :, :], out=ab)
+        np.multiply(f[s["ab"]], yc, out=f[s["aby"]])
+        if w0 is not None:
+            f *= w0
+        return f
 
 
 def _first_pass(source: Any, case_weights: np.ndarray | None):
@@ -297,7 +319,8 @@ def poisson_moments(
     full = np.zeros(rw.width)
     cur_block, dev = -1, None
     offset = 0
-    buf = np.empty((_PIECE_ROWS, rw.width))
+    buf = np.empty((rw.width, _PIECE_ROWS))
+    buf32 = np.empty((rw.width, _PIECE_ROWS), dtype=np.float32)
     for y, a, b in source.iter_chunks():
         k = y.shape[0]
         pos = 0
@@ -306,9 +329,9 @@ def poisson_moments(
             block, col = divmod(offset + pos, BLOCK_ROWS)
             take = min(k - pos, BLOCK_ROWS - col, _PIECE_ROWS)
             cw = None if case_weights is None else case_weights[offset + pos:offset + pos + take]
-            f = rw.chunk_features(y[pos:pos + take], a[pos:pos + take], b[pos:pos + take],
-                                  cw, buf)
-            full += f.sum(axis=0)
+            f = rw.chunk_features_t(y[pos:pos + take], a[pos:pos + take],
+                                    b[pos:pos + take], cw, buf)
+            full += f.sum(axis=1)
             if block != cur_block:
                 dev = poisson_weights(entropy, block, n_boot)
                 if inner:
@@ -316,7 +339,8 @@ def poisson_moments(
                     dev_in -= np.float32(1.0)
                 dev -= np.float32(1.0)
                 cur_block = block
-            f32 = f.astype(np.float32)
+            np.copyto(buf32[:, :take], f)
+            f32 = buf32[:, :take].T
             total += dev[:, col:col + take] @ f32
             if inner:
                 total_in += dev_in[:, col:col + take] @ f32
