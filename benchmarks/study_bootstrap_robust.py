@@ -46,10 +46,12 @@ import numpy as np
 import jdr_stats as jdr
 from jdr_stats._estimate import estimate
 from jdr_stats.inference import _bounds as bd
-from jdr_stats.inference.bootstrap import _deflation, _ReweightedMoments
+from jdr_stats.inference.bootstrap import _ReweightedMoments
 from jdr_stats.inference.poisson_bootstrap import _entropy, poisson_weights
 
 LEVEL = 0.95
+#: Floor of version 0.1's deflation factor (the removed "deflated" bound).
+MIN_DEFLATION = 0.5
 
 #: (label, battery design, r, weak strength, sparsity, with the Poisson bootstrap)
 SETTINGS = [
@@ -71,6 +73,34 @@ SETTINGS = [
 ]
 
 CANDIDATES = ["percentile", "calibrated", "subsample", "deflated"]
+
+
+# version 0.1's deflation factor (interval="deflated", removed), kept for the comparison
+def _deflation(s: np.ndarray, rank: int, dim: int) -> float:
+    """First-order ratio of true-world to bootstrap-world angle scale.
+
+    With singular values ``s`` of the decomposed matrix (``dim`` variables
+    in the block), a perturbation ``E`` moves the left singular vector ``j``
+    towards ``k`` by ``(s_j e_kj + s_k e_jk) / (s_j^2 - s_k^2)``; for
+    isotropic noise its variance is proportional to
+    ``(s_j^2 + s_k^2) / (s_j^2 - s_k^2)^2``.  In the population the trailing
+    singular values are 0 (variance ``1 / s_j^2``); in the bootstrap world
+    they are the sample's noise singular values.  The factor is the square
+    root of the ratio of the two sums over ``j <= r < k``, clipped to
+    ``[0.5, 1]``.
+    """
+    sj = s[:rank]
+    sk = np.zeros(max(dim - rank, 0))
+    tail = s[rank:dim]
+    sk[: len(tail)] = tail
+    if sk.size == 0 or np.any(sj <= 0):
+        return 1.0
+    gap = sj[:, None] ** 2 - sk[None, :] ** 2
+    if np.any(gap <= 0):
+        return MIN_DEFLATION
+    num = sk.size * np.sum(1.0 / sj**2)
+    den = np.sum((sj[:, None] ** 2 + sk[None, :] ** 2) / gap**2)
+    return float(np.clip(np.sqrt(num / den), MIN_DEFLATION, 1.0))
 
 
 def _counts(idx, m):
@@ -207,7 +237,13 @@ def main() -> None:
     parser.add_argument("--only", type=str, nargs="*", default=None,
                         help="labels (substrings) of the settings to run")
     parser.add_argument("--save", type=str, default=None, help="npz of every replication")
+    parser.add_argument("--analyse", type=str, nargs="+", default=None,
+                        help="only print the gap analysis of saved runs (npz)")
     args = parser.parse_args()
+    if args.analyse:
+        for path in args.analyse:
+            analyse(path)
+        return
     print(f"# m={args.m}, n1=n2={args.n}, nominal {100 * LEVEL:g}%; cells: coverage+-MC SE "
           "(mean bound, deg)")
     saved = {}
@@ -223,6 +259,44 @@ def main() -> None:
         if args.save:
             flat = {f"{lab}|{key}": v for lab, d in saved.items() for key, v in d.items()}
             np.savez(args.save, **flat)
+
+
+
+def analyse(path: str, cuts=(1.2, 1.35, 1.5, 1.75, 2.0, 3.0)) -> None:
+    """Coverage by the sample gap ratio s_r / s_(r+1), pooled over the
+    settings of a saved run (``--save``): the evidence for the gap rule."""
+    data = np.load(path)
+    labels = sorted({k.split("|")[0] for k in data.files})
+    cols = ["percentile", "calibrated"]
+    rows = {c: [] for c in ["gap", "true", "crossing", *[f"{c}_{b}" for c in cols for b in "ab"],
+                            "true_a", "true_b"]}
+    for lab in labels:
+        for key in rows:
+            if key in ("gap", "true", "crossing"):
+                continue
+            rows[key].append(data[f"{lab}|{key}"])
+        rows["gap"].append(data[f"{lab}|gap_ratio"])
+        rows["crossing"].append(data[f"{lab}|crossing"])
+    pooled = {k: np.concatenate(v) for k, v in rows.items() if v}
+    edges = (0.0, *cuts, np.inf)
+    print(f"# gap analysis of {path}: {len(labels)} settings, "
+          f"{pooled['gap'].size} replications pooled; coverage per block pooled (a and b)")
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        sel = (pooled["gap"] >= lo) & (pooled["gap"] < hi)
+        n = int(sel.sum())
+        if n == 0:
+            continue
+        cells = []
+        for c in cols:
+            cover = np.concatenate([pooled[f"true_{b}"][sel] <= pooled[f"{c}_{b}"][sel]
+                                    for b in "ab"])
+            p = cover.mean()
+            se = np.sqrt(p * (1 - p) / cover.size)
+            mb = np.mean(np.concatenate([pooled[f"{c}_{b}"][sel] for b in "ab"]))
+            cells.append(f"{c} {p:.3f}+-{se:.3f} (mean bound {mb:.1f})")
+        true = np.concatenate([pooled[f"true_{b}"][sel] for b in "ab"])
+        print(f"  s_r/s_(r+1) in [{lo:.2f}, {hi:.2f}): {n:4d} reps | mean true angle "
+              f"{true.mean():.1f}, share > 45 deg {np.mean(true > 45):.3f} | " + " | ".join(cells))
 
 
 if __name__ == "__main__":
