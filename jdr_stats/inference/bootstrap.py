@@ -33,7 +33,7 @@ from .._estimate import estimate
 from .._linalg import BlockMoments, orthonormal_basis
 from .._warnings import SmallSampleWarning, WeakGapWarning
 from ..summary import SummaryMixin, build_summary
-from ._bounds import calibrated_level, gap_diagnostics, pair_angles
+from ._bounds import batched_dense_estimate, calibrated_level, gap_diagnostics, pair_angles
 
 __all__ = ["bootstrap", "BootstrapResults"]
 
@@ -320,6 +320,34 @@ def _refit(results: Any, mom: BlockMoments):
     )
 
 
+def _fit_batch(results: Any, moms: list[BlockMoments], errors: list[str]) -> list:
+    """Refit a batch: ``(dir_a, dir_b, singular values, rows, cols)`` or None.
+
+    Dense fits go through :func:`batched_dense_estimate` (the same spans
+    and singular values as :func:`estimate`, all replicates at once); a
+    replicate it cannot fit is refitted alone to get the error message.
+    Sparse fits call :func:`estimate` per replicate.
+    """
+    out: list = [None] * len(moms)
+    if results.sparsity is None:
+        da, db, s, ok = batched_dense_estimate(moms, results.rank,
+                                               standardize=results.standardize)
+        for j in range(len(moms)):
+            if ok[j]:
+                out[j] = (da[j], db[j], s[j], None, None)
+        todo = np.flatnonzero(~ok)
+    else:
+        todo = range(len(moms))
+    for j in todo:
+        try:
+            e = _refit(results, moms[j])
+        except ValueError as exc:  # e.g. a resample with collinear columns
+            errors.append(str(exc))
+            continue
+        out[j] = (e.dir_a, e.dir_b, e.singular_values, e.rows, e.cols)
+    return out
+
+
 def _replicates(
     results: Any, n_boot: int, rng: np.random.Generator, method: str, inner: bool,
     progress: bool,
@@ -349,27 +377,21 @@ def _replicates(
     )
     done = 0
     for outer, inner_moms in batches:
-        for j, mom in enumerate(outer):
+        fits = _fit_batch(results, outer, errors)
+        fits_in = None if inner_moms is None else _fit_batch(results, inner_moms, [])
+        for j, e in enumerate(fits):
             b = done + j
-            try:
-                e = _refit(results, mom)
-            except ValueError as exc:  # e.g. a resample with collinear columns
-                errors.append(str(exc))
+            if e is None:
                 continue
             ok[b] = True
-            dir_a[b], dir_b[b] = e.dir_a, e.dir_b
-            sv[b, : len(e.singular_values)] = e.singular_values[:nsv]
+            dir_a[b], dir_b[b], s_b = e[0], e[1], e[2]
+            sv[b, : len(s_b)] = s_b[:nsv]
             if sel_a is not None:
-                sel_a[b, e.rows] = True
-                sel_b[b, e.cols] = True
-            if inner_moms is not None:
-                try:
-                    e2 = _refit(results, inner_moms[j])
-                except ValueError:
-                    pass
-                else:
-                    ok_in[b] = True
-                    in_a[b], in_b[b] = e2.dir_a, e2.dir_b
+                sel_a[b, e[3]] = True
+                sel_b[b, e[4]] = True
+            if fits_in is not None and fits_in[j] is not None:
+                ok_in[b] = True
+                in_a[b], in_b[b] = fits_in[j][0], fits_in[j][1]
             if progress and (b + 1) % report_every == 0 and b + 1 < n_boot:
                 _progress(b + 1, n_boot, start)
         done += len(outer)
