@@ -23,7 +23,7 @@ def dense_fit():
 
 @pytest.fixture(scope="module")
 def dense_boot(dense_fit):
-    return dense_fit[1].bootstrap(n_boot=199, seed=3)
+    return dense_fit[1].bootstrap(n_boot=199, seed=3, interval="calibrated")
 
 
 # -- the batched moments ------------------------------------------------------
@@ -148,7 +148,7 @@ def test_conf_int(dense_boot):
     t = np.sort(boot.angles_a[:, -1])
     assert ci.loc[("a", "largest angle"), "upper"] == pytest.approx(t[189])
     assert boot.max_angle_bound(interval="percentile")["a"] == pytest.approx(t[189])
-    # default (calibrated): the order statistic at the level G**(t_(190)),
+    # this bootstrap's default (calibrated): the order statistic at the level G**(t_(190)),
     # G** the empirical distribution of the inner replicates' angles
     inner = np.degrees(boot._inner["a"])
     lam = np.mean(inner <= t[189])
@@ -260,13 +260,13 @@ def test_bad_input(dense_fit, dense_boot):
 
 
 def test_percentile_only_bootstrap_has_no_calibrated_bound(dense_fit):
-    boot = dense_fit[1].bootstrap(n_boot=39, seed=2, interval="percentile")
+    boot = dense_fit[1].bootstrap(n_boot=39, seed=2)  # default: percentile
     assert boot.interval == "percentile" and boot._inner is None
     with pytest.raises(ValueError, match="calibrated.*inner replicates"):
         boot.max_angle_bound(interval="calibrated")
     # the outer replicates do not depend on whether inner ones are drawn (up
     # to the single-precision rounding, which depends on the batch size)
-    cal = dense_fit[1].bootstrap(n_boot=39, seed=2)
+    cal = dense_fit[1].bootstrap(n_boot=39, seed=2, interval="calibrated")
     np.testing.assert_allclose(boot.angles_a, cal.angles_a, rtol=1e-5)
 
 
@@ -339,9 +339,10 @@ def test_coverage_full(m):
 def test_coverage_weak_direction_replay():
     # Replays the setting "weak g=0.3 r=2" of benchmarks/study_bootstrap_robust.py
     # (same data seeds: seed0 + 7919 j) through the shipped default
-    # (res.bootstrap, calibrated bound, B=199), first 60 replications.
-    # Recorded: 0.952 (a) and 0.944 (b) over 250 replications.  Fails if the
-    # coverage of both blocks pooled is below 0.95 - 3 MC SE.
+    # (res.bootstrap, percentile bound, B=199), first 60 replications.
+    # Recorded: 0.992 (a) and 1.000 (b) over 250 replications (the old
+    # default, "deflated", covered 0.912 and 0.900).  Fails if the coverage
+    # of both blocks pooled is below 0.95 - 3 MC SE.
     seed0 = 20261126 + 100_003 * 1
     reps, hits = 60, []
     for j in range(reps):
