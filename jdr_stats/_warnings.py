@@ -39,5 +39,5 @@ class RankSelectionWarning(JDRWarning):
 class WeakGapWarning(JDRWarning):
     """Bootstrap: the r-th and (r+1)-th sample singular values are too close
     (``s_r / s_(r+1)`` below the gap rule), so the r-th direction is not
-    separated from the noise and the bound on the largest principal angle is
-    not to be trusted."""
+    separated from the noise: the rank-r subspace is poorly determined and
+    the bound on its largest principal angle is close to 90 degrees."""

@@ -276,14 +276,15 @@ def test_weak_gap_warns_and_is_reported():
     res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(2)
     s = res.estimate.singular_values
     assert s[1] / s[2] < bmod.GAP_RATIO_MIN
-    with pytest.warns(WeakGapWarning, match="not to be trusted"):
+    with pytest.warns(WeakGapWarning, match="weak gap.*not separated"):
         boot = res.bootstrap(n_boot=39, seed=0)
     assert boot.gap["trusted"] is False
-    assert "Not to be trusted" in boot.sentence("a")
-    assert "WARNING: s_r / s_(r+1)" in " ".join(str(boot.summary()).split())
+    assert "Weak gap" in boot.sentence("a")
+    assert boot.gap["share above 45 deg a"] > 0.2
+    assert "WARNING (weak gap): s_r / s_(r+1)" in " ".join(str(boot.summary()).split())
     # rank 1 of the same data has a clear gap: no warning
     boot1 = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(1).bootstrap(n_boot=39, seed=0)
-    assert boot1.gap["trusted"] is True and "trusted" not in boot1.sentence("a")
+    assert boot1.gap["trusted"] is True and "Weak gap" not in boot1.sentence("a")
 
 
 @pytest.mark.parametrize("sparsity", [None, (3, 3)])

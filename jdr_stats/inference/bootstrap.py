@@ -43,8 +43,9 @@ Interval = Literal["percentile", "calibrated"]
 _METHODS = ("pairs", "poisson")
 _INTERVALS = ("percentile", "calibrated")
 #: Gap rule (see docs/theory/bootstrap.md and the study
-#: benchmarks/study_bootstrap_robust.py): the bound is flagged as not to be
-#: trusted when the sample ratio s_r / s_(r+1) is below GAP_RATIO_MIN.
+#: benchmarks/study_bootstrap_robust.py): the rank-r subspace is flagged as
+#: not separated from the noise when the sample ratio s_r / s_(r+1) is below
+#: GAP_RATIO_MIN (WeakGapWarning).
 GAP_RATIO_MIN = 1.5
 
 #: Bytes of one chunk of per-row features in :func:`_ReweightedMoments`.
@@ -481,9 +482,11 @@ def bootstrap(
     Warns
     -----
     WeakGapWarning
-        The sample singular values ``s_r / s_(r+1)`` are closer than
-        ``GAP_RATIO_MIN``: the r-th direction is not separated from the
-        noise and the bound on the largest angle is not to be trusted.
+        The sample ratio ``s_r / s_(r+1)`` is below ``GAP_RATIO_MIN`` (1.5):
+        the r-th direction is not separated from the noise.  In the study
+        such samples had a true largest angle above 45 degrees 11-45% of
+        the time and a bound of 74-85 degrees on average: still covering,
+        but nearly vacuous.
 
     Notes
     -----
@@ -561,10 +564,11 @@ def bootstrap(
     gap = boot.gap
     if not gap["trusted"]:
         warnings.warn(
-            f"the gap between singular values {results.rank} and {results.rank + 1} is "
-            f"small (s_r / s_(r+1) = {gap['s_r / s_(r+1)']:.2f} < {GAP_RATIO_MIN}); the "
-            f"r-th direction is not separated from the noise and the bound on the "
-            f"largest angle is not to be trusted (see BootstrapResults.gap)",
+            f"weak gap: s_r / s_(r+1) = {gap['s_r / s_(r+1)']:.2f} < {GAP_RATIO_MIN} "
+            f"(r = {results.rank}); direction {results.rank} is not separated from the "
+            "noise, so the rank-r subspace is poorly determined and the bound on the "
+            "largest angle is close to 90 degrees (see BootstrapResults.gap; consider "
+            "a smaller rank)",
             WeakGapWarning,
             stacklevel=2,
         )
@@ -706,6 +710,8 @@ class BootstrapResults(SummaryMixin):
                 "crossing share": d["crossing"],
                 "median largest angle a": float(np.degrees(np.median(self._angles["a"][:, -1]))),
                 "median largest angle b": float(np.degrees(np.median(self._angles["b"][:, -1]))),
+                "share above 45 deg a": float(np.mean(self._angles["a"][:, -1] > np.pi / 4)),
+                "share above 45 deg b": float(np.mean(self._angles["b"][:, -1] > np.pi / 4)),
                 "trusted": bool(d["ratio"] >= GAP_RATIO_MIN),
             },
             name="gap diagnostics",
@@ -837,9 +843,9 @@ class BootstrapResults(SummaryMixin):
         gap = self.gap
         if not gap["trusted"]:
             text += (
-                f" Not to be trusted: the gap s_r / s_(r+1) = {gap['s_r / s_(r+1)']:.2f} is "
-                f"below {GAP_RATIO_MIN}, so direction {self.rank} is not separated from "
-                "the noise."
+                f" Weak gap: s_r / s_(r+1) = {gap['s_r / s_(r+1)']:.2f} is below "
+                f"{GAP_RATIO_MIN}, so direction {self.rank} is not separated from the "
+                "noise and the subspace is poorly determined."
             )
         return text
 
@@ -912,9 +918,9 @@ class BootstrapResults(SummaryMixin):
             )
         if not self.gap["trusted"]:
             notes.append(
-                f"WARNING: s_r / s_(r+1) = {float(self.gap['s_r / s_(r+1)']):.2f} < "
-                f"{GAP_RATIO_MIN}: direction {self.rank} is not separated from the noise; "
-                "the bounds on the largest angle are not to be trusted (consider a "
-                "smaller rank)."
+                f"WARNING (weak gap): s_r / s_(r+1) = {float(self.gap['s_r / s_(r+1)']):.2f} "
+                f"< {GAP_RATIO_MIN}: direction {self.rank} is not separated from the noise; "
+                "the rank-r subspace is poorly determined and its bound is close to 90 "
+                "degrees (consider a smaller rank)."
             )
         return build_summary("Bootstrap of the joint dimension reduction", info, tables, notes)
