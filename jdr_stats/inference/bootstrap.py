@@ -467,8 +467,9 @@ def bootstrap(
         ``"calibrated"`` also draws one inner replicate per replicate
         (twice the refits); only then can ``conf_int`` switch between both.
         The robustness study chose ``"percentile"``: it kept the 95% level
-        in every design of the battery (0.97-1.00); the calibrated bound is
-        shorter but fell to 0.92 in two designs (see the theory page).
+        in every design of the battery (0.956-1.000); the calibrated bound
+        is shorter but fell to 0.916-0.920 in three designs (see the theory
+        page).
     alpha : float
         Default level of :meth:`BootstrapResults.conf_int` and
         :meth:`BootstrapResults.summary` (``1 - alpha`` confidence).
