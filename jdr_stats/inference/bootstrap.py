@@ -11,8 +11,13 @@ selected.  The derivations are in ``docs/theory/bootstrap.md``.
 The replicates never copy rows: a resample is a vector of counts, and the
 reweighted moments of a whole batch of replicates are one matrix product of
 the count matrix with per-row products of the centred data (see
-:class:`_ReweightedMoments`); each replicate then goes through
-:func:`jdr_stats._estimate.estimate`, the package's one estimator.
+:class:`_ReweightedMoments`); ``method="poisson"`` draws independent row
+weights instead and accumulates all replicates in one pass
+(:mod:`jdr_stats.inference.poisson_bootstrap`).  Dense replicates are
+refitted in one batch (:func:`._bounds.batched_dense_estimate`), sparse
+ones through :func:`jdr_stats._estimate.estimate`.  The bound on the largest
+angle is the percentile bound or the calibrated one (fast double bootstrap,
+:mod:`._bounds`); :attr:`BootstrapResults.gap` holds the gap diagnostics.
 """
 
 from __future__ import annotations

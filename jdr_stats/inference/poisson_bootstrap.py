@@ -150,8 +150,8 @@ def inner_weights(entropy: tuple[int, ...], block: int, outer: np.ndarray) -> np
     """
     ss = np.random.SeedSequence(entropy, spawn_key=(int(block), 1))
     rng = np.random.Generator(np.random.PCG64(ss))
-    u = rng.integers(0, 1 << 16, size=outer.shape, dtype=np.uint16).astype(np.int64)
-    u += outer.astype(np.int64) << 16
+    u = rng.integers(0, 1 << 16, size=outer.shape, dtype=np.uint16).astype(np.int32)
+    u += outer.astype(np.int32) << 16
     return _INNER_TABLE[u]
 
 
