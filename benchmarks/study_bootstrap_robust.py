@@ -46,7 +46,7 @@ import numpy as np
 import jdr_stats as jdr
 from jdr_stats._estimate import estimate
 from jdr_stats.inference import _bounds as bd
-from jdr_stats.inference.bootstrap import _ReweightedMoments
+from jdr_stats._linalg import ReweightedMoments
 from jdr_stats.inference.poisson_bootstrap import _entropy, poisson_weights
 
 LEVEL = 0.95
@@ -174,7 +174,7 @@ def one_replication(setting, m, n, n_boot, seed):
     c_out = _counts(idx, m)
     # inner resample: m draws from the rows of the outer resample
     c_in = _counts(np.take_along_axis(idx, rng.integers(0, m, size=(n_boot, m)), axis=1), m)
-    rw = _ReweightedMoments(model.endog, model.exog_a, model.exog_b, None)
+    rw = ReweightedMoments(model.endog, model.exog_a, model.exog_b, None)
     weights = [c_out, c_in]
     if sparsity is None:  # m-out-of-n: dense fits only (study budget)
         weights.append(_counts(rng.integers(0, m, size=(n_boot, k)), m))

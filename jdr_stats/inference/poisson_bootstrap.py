@@ -25,9 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from .._data import normalize_seed
-from .._linalg import BlockMoments
-from .bootstrap import _ReweightedMoments
+from .._linalg import BlockMoments, ReweightedMoments
+from .._validation import normalize_seed
 
 __all__ = ["BLOCK_ROWS", "ArrayChunks", "poisson_weights", "inner_weights", "poisson_moments"]
 
@@ -155,8 +154,8 @@ def inner_weights(entropy: tuple[int, ...], block: int, outer: np.ndarray) -> np
     return _INNER_TABLE[u]
 
 
-class _SourceMoments(_ReweightedMoments):
-    """:class:`_ReweightedMoments` whose rows arrive in chunks of a source.
+class _SourceMoments(ReweightedMoments):
+    """:class:`~jdr_stats._linalg.ReweightedMoments` whose rows arrive in chunks of a source.
 
     Built from the full-sample means and column ranges (first pass); the
     per-row features of a chunk are computed by the parent's ``_features``

@@ -25,29 +25,25 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 from scipy import stats
-from scipy import linalg as sla
+from statsmodels.iolib.summary2 import Summary
 
-from .._data import check_fraction, normalize_seed
-from .._estimate import estimate
-from .._linalg import BlockMoments, cholesky_factor
+from .._data import ModelData
+from .._linalg import BlockMoments, Whitening, block_moments, block_whitenings, whiten_cross
+from .._validation import check_choice, check_fraction, check_int, normalize_seed
 from .._warnings import RankSelectionWarning
 from ..summary import build_summary
 from .chi2mix import weighted_chi2_sf
 from .hypotheses import TestTable, perm_pvalue
 
-if TYPE_CHECKING:  # pragma: no cover
-    from ..model import JDRResults, JointDimReduction
-
 __all__ = [
     "RankTestResults",
     "rank_tests",
     "choose_rank",
-    "weighted_chi2_sf",
 ]
 
 RankMethod = Literal["chi2", "general", "permutation"]
@@ -148,7 +144,7 @@ class RankTestResults(TestTable):
                 return int(k)
         return self.max_rank + 1
 
-    def summary(self):
+    def summary(self) -> Summary:
         info = {
             "Method:": self.method,
             "No. observations:": self.nobs,
@@ -164,42 +160,60 @@ class RankTestResults(TestTable):
 # ---------------------------------------------------------------------------
 @dataclass(frozen=True)
 class _Whitened:
-    """Sample-whitened blocks, centred ``y`` and the full SVD of ``X_lin``."""
+    """The full SVD of ``X_lin`` and, for the general and permutation tests,
+    the whitened blocks and centred ``y`` (the chi-square test needs only the
+    singular values, so it never builds the rows)."""
 
-    a: np.ndarray  # m x n1, a'_i = La^{-1}(a_i - abar)
-    b: np.ndarray  # m x n2
-    y: np.ndarray  # centred
+    m: int
     var_y: float
     u: np.ndarray  # n1 x n1 orthogonal
     s: np.ndarray  # min(n1, n2) singular values, descending
     v: np.ndarray  # n2 x n2 orthogonal
+    a: np.ndarray | None = None  # m x n1, a'_i = La^{-1}(a_i - abar)
+    b: np.ndarray | None = None  # m x n2
+    y: np.ndarray | None = None  # centred
 
     @property
-    def m(self) -> int:
-        return self.a.shape[0]
+    def n1(self) -> int:
+        return int(self.u.shape[0])
+
+    @property
+    def n2(self) -> int:
+        return int(self.v.shape[0])
 
     def statistic(self, k: int) -> float:
         return float(self.m * np.sum(self.s[k:] ** 2) / self.var_y)
 
 
-def _whiten(model: JointDimReduction, mom: BlockMoments) -> _Whitened:
-    if model.weights is not None:
+def _whiten(
+    data: ModelData,
+    mom: BlockMoments,
+    whitening: tuple[Whitening, Whitening] | None = None,
+    *,
+    rows: bool = True,
+) -> _Whitened:
+    """SVD of the whitened ``X_lin`` (and the whitened rows when ``rows``)."""
+    if data.weights is not None:
         raise ValueError(
             "rank tests need an unweighted model (their null distributions are "
             "derived for i.i.d. rows); got a model with case weights"
         )
+    a_raw, b_raw = data.blocks["exog_a"], data.blocks["exog_b"]
     if np.isnan(mom.cov_a).any():  # a fit with standardize=False skips them
-        mom = model.moments()
-    la = cholesky_factor(mom.cov_a, "exog_a", model.exog_names_a)
-    lb = cholesky_factor(mom.cov_b, "exog_b", model.exog_names_b)
-    # X_lin from the estimator itself (whitened, centred y)
-    xw = estimate(
-        mom, 1, standardize=True, names_a=model.exog_names_a, names_b=model.exog_names_b
-    ).coef_matrix
+        mom = block_moments(data.endog, a_raw, b_raw)
+        whitening = None
+    if whitening is None:
+        whitening = block_whitenings(mom, data.names["exog_a"], data.names["exog_b"])
+    wa, wb = whitening
+    xw = whiten_cross(mom.cross, wa, wb)  # X_lin (whitened, centred y)
     u, s, vt = np.linalg.svd(xw, full_matrices=True)
-    a = sla.solve_triangular(la, (model.exog_a - mom.mean_a).T, lower=True).T
-    b = sla.solve_triangular(lb, (model.exog_b - mom.mean_b).T, lower=True).T
-    return _Whitened(a=a, b=b, y=model.endog - mom.mean_y, var_y=mom.var_y, u=u, s=s, v=vt.T)
+    out = _Whitened(m=data.nobs, var_y=mom.var_y, u=u, s=s, v=vt.T)
+    if not rows:
+        return out
+    return _Whitened(
+        m=out.m, var_y=out.var_y, u=u, s=s, v=out.v,
+        a=wa.to_white(a_raw), b=wb.to_white(b_raw), y=data.endog - mom.mean_y,
+    )
 
 
 def _kr_chunks(uc: np.ndarray, vc: np.ndarray) -> Iterator[tuple[slice, np.ndarray]]:
@@ -330,7 +344,7 @@ def _permutation_stats(w: _Whitened, k: int, n_perm: int, rng: np.random.Generat
     ``C = (1/m) sum_j alpha_sigma(j) u_j^T``; re-whitening with their Cholesky
     factors makes the result the estimator's statistic on the permuted data.
     """
-    m, n1, n2 = w.m, w.a.shape[1], w.b.shape[1]
+    m, n1, n2 = w.m, w.n1, w.n2
     y = w.y
     alpha, uc = w.a @ w.u[:, :k], w.a @ w.u[:, k:]
     beta, vc = w.b @ w.v[:, :k], w.b @ w.v[:, k:]
@@ -377,7 +391,7 @@ def _permutation_stats(w: _Whitened, k: int, n_perm: int, rng: np.random.Generat
 def _test_row(
     w: _Whitened, k: int, method: str, n_perm: int, rng: np.random.Generator | None
 ) -> tuple[dict[str, float], str | None]:
-    n1, n2 = w.a.shape[1], w.b.shape[1]
+    n1, n2 = w.n1, w.n2
     stat = w.statistic(k)
     df = float((n1 - k) * (n2 - k))
     if method == "chi2":
@@ -393,32 +407,18 @@ def _test_row(
         else:
             pv, tail = 1.0, None
         return {"statistic": stat, "df": np.nan, "pvalue": pv, "eff. df": eff}, tail
-    assert rng is not None
     null = _permutation_stats(w, k, n_perm, rng)
     # guard against rounding: a permuted statistic equal to T up to 1e-10 counts as >= T
     pv = float(perm_pvalue(stat * (1 - 1e-10), null))
     return {"statistic": stat, "df": np.nan, "pvalue": pv, "n_perm": float(n_perm)}, None
 
 
-def _check_options(method: Any, n_perm: Any) -> None:
-    if method not in _METHODS:
-        raise ValueError(f"method must be one of {_METHODS}; got {method!r}")
-    if isinstance(n_perm, bool) or not isinstance(n_perm, (int, np.integer)) or n_perm < 1:
-        raise ValueError(f"n_perm must be a positive integer; got {n_perm!r}")
-
-
 def _check_max_rank(max_rank: Any, n1: int, n2: int) -> int:
     top = min(n1, n2) - 1
     if max_rank is None:
         return top
-    if isinstance(max_rank, bool) or not isinstance(max_rank, (int, np.integer)):
-        raise TypeError(f"max_rank must be an integer or None; got {max_rank!r}")
-    if not 0 <= max_rank <= top:
-        raise ValueError(
-            f"max_rank must be between 0 and {top} (min(n1, n2) - 1: H0: r = "
-            f"min(n1, n2) leaves no complement to test); got {int(max_rank)}"
-        )
-    return int(max_rank)
+    why = " (min(n1, n2) - 1: H0: r = min(n1, n2) leaves no complement to test)"
+    return check_int(max_rank, "max_rank", low=0, high=top, why=why)
 
 
 def _build(
@@ -452,8 +452,9 @@ def _build(
 
 
 def _run(
-    model: JointDimReduction,
+    data: ModelData,
     mom: BlockMoments,
+    whitening: tuple[Whitening, Whitening] | None,
     *,
     method: str,
     max_rank: int | None,
@@ -461,16 +462,17 @@ def _run(
     seed: Any,
     stop_alpha: float | None = None,
 ) -> RankTestResults:
-    _check_options(method, n_perm)
-    n1, n2 = model.exog_a.shape[1], model.exog_b.shape[1]
+    check_choice(method, "method", _METHODS)
+    check_int(n_perm, "n_perm", low=1)
+    n1, n2 = data.blocks["exog_a"].shape[1], data.blocks["exog_b"].shape[1]
     top = _check_max_rank(max_rank, n1, n2)
     rng = normalize_seed(seed) if method == "permutation" else None
-    if model.nobs < max(n1, n2) + 2:
+    if data.nobs < max(n1, n2) + 2:
         raise ValueError(
             f"rank tests need at least max(n1, n2) + 2 = {max(n1, n2) + 2} "
-            f"observations to whiten the blocks; got {model.nobs}"
+            f"observations to whiten the blocks; got {data.nobs}"
         )
-    w = _whiten(model, mom)
+    w = _whiten(data, mom, whitening, rows=method != "chi2")
     rows, tails = [], set()
     for k in range(top + 1):
         row, tail = _test_row(w, k, method, n_perm, rng)
@@ -486,7 +488,9 @@ def _run(
 # Public entry points
 # ---------------------------------------------------------------------------
 def rank_tests(
-    results: JDRResults,
+    data: ModelData,
+    moments: BlockMoments,
+    whitening: tuple[Whitening, Whitening] | None = None,
     *,
     method: RankMethod = "chi2",
     max_rank: int | None = None,
@@ -495,10 +499,18 @@ def rank_tests(
 ) -> RankTestResults:
     """Sequential tests of ``H0: r = k``, ``k = 0, 1, ..., max_rank``.
 
+    The narrow entry point: ``JDRResults.rank_tests`` calls it with the
+    fit's data and moments.
+
     Parameters
     ----------
-    results : JDRResults
-        A fit; the tests use its data and moments (not its rank).
+    data : ModelData
+        The validated data (unweighted).
+    moments : BlockMoments
+        Their sufficient statistics (with covariances; recomputed from
+        ``data`` when they hold none).
+    whitening : (Whitening, Whitening), optional
+        The blocks' whitenings if already factored.
     method : {"chi2", "general", "permutation"}
         Reference distribution of ``Lambda_k``: normal-theory chi-square,
         weighted chi-square with estimated weights, or permutation.
@@ -548,10 +560,14 @@ def rank_tests(
     [0.005, 0.005]
     >>> rt.select_rank()
     2
+    >>> from jdr_stats.inference.rank_tests import rank_tests
+    >>> rank_tests(res.model.data, res.moments).select_rank()
+    2
     """
     return _run(
-        results.model,
-        results.moments,
+        data,
+        moments,
+        whitening,
         method=method,
         max_rank=max_rank,
         n_perm=n_perm,
@@ -560,10 +576,10 @@ def rank_tests(
 
 
 def choose_rank(
-    model: JointDimReduction,
+    data: ModelData,
     moments: BlockMoments,
+    whitening: tuple[Whitening, Whitening] | None = None,
     *,
-    standardize: bool,
     method: RankMethod = "chi2",
     alpha: float = 0.05,
     seed: int | np.random.Generator | None = None,
@@ -578,8 +594,8 @@ def choose_rank(
     :class:`~jdr_stats._warnings.RankSelectionWarning` is issued.  If every
     test rejects, ``r = min(n1, n2)``.
 
-    ``standardize`` is accepted for the fit's signature: the tests always use
-    the whitened cross moment (its rank equals that of the unwhitened one).
+    The tests always use the whitened cross moment (its rank equals that of
+    the unwhitened one), whatever the fit's ``standardize``.
 
     Examples
     --------
@@ -591,7 +607,7 @@ def choose_rank(
     """
     alpha = check_fraction(alpha, "alpha")
     out = _run(
-        model, moments, method=method, max_rank=None, n_perm=n_perm, seed=seed, stop_alpha=alpha
+        data, moments, whitening, method=method, max_rank=None, n_perm=n_perm, seed=seed, stop_alpha=alpha
     )
     rank = out.select_rank(alpha)
     if rank == 0:
