@@ -648,7 +648,8 @@ class JDRResults(SummaryMixin):
     ) -> BootstrapResults:
         """Bootstrap the fit; see :func:`jdr_stats.inference.bootstrap.bootstrap`
         (called with the fit's data, estimate, ``standardize`` and ``sparsity``)."""
-        self._model._require_rows("the bootstrap (it resamples rows)")
+        if method != "poisson":
+            self._model._require_rows("the bootstrap (it resamples rows)")
         return _bootstrap(
             self._model.data, self._est, standardize=self.standardize,
             sparsity=self.sparsity, n_boot=n_boot, seed=seed, method=method,

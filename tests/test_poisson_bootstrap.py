@@ -6,6 +6,7 @@ import pytest
 import jdr_stats as jdr
 from jdr_stats._estimate import estimate
 from jdr_stats._linalg import principal_angles
+from jdr_stats._sources import ArraySource
 from jdr_stats.inference import _bounds as bd
 from jdr_stats.inference import poisson_bootstrap as pmod
 
@@ -52,7 +53,7 @@ def test_pass_equals_directly_weighted_moments(data):
     m = y.size
     cw = np.random.default_rng(0).uniform(0.5, 2.0, m)
     model = jdr.JointDimReduction(y, a, b, weights=cw)
-    src = pmod.ArrayChunks(y, a, b, batch_rows=700)
+    src = ArraySource(y, a, b, batch_rows=700)
     outer, inner = pmod.poisson_moments(src, 3, seed=11, case_weights=cw, inner=True)
     ent = pmod._entropy(11)
     w = pmod.poisson_weights(ent, 0, 3)[:, :m]
@@ -69,9 +70,9 @@ def test_pass_equals_directly_weighted_moments(data):
 def test_pass_does_not_depend_on_chunking(data):
     y, a, b = data
     # several weight blocks: shrink the block size for the test
-    one = pmod.poisson_moments(pmod.ArrayChunks(y, a, b, batch_rows=2500), 4, seed=3)
-    two = pmod.poisson_moments(pmod.ArrayChunks(y, a, b, batch_rows=333), 4, seed=3)
-    three = pmod.poisson_moments(pmod.ArrayChunks(y, a, b, batch_rows=1), 4, seed=3)
+    one = pmod.poisson_moments(ArraySource(y, a, b, batch_rows=2500), 4, seed=3)
+    two = pmod.poisson_moments(ArraySource(y, a, b, batch_rows=333), 4, seed=3)
+    three = pmod.poisson_moments(ArraySource(y, a, b, batch_rows=1), 4, seed=3)
     full = jdr.JointDimReduction(y, a, b).moments()
     # the same weights; only the single-precision rounding of the sums differs
     for x, z, v in zip(one, two, three):
@@ -79,15 +80,50 @@ def test_pass_does_not_depend_on_chunking(data):
             f = getattr(full, field)
             assert _rel_err(getattr(z, field), getattr(x, field), f) < 1e-5
             assert _rel_err(getattr(v, field), getattr(x, field), f) < 1e-5
-    other = pmod.poisson_moments(pmod.ArrayChunks(y, a, b), 4, seed=4)
+    other = pmod.poisson_moments(ArraySource(y, a, b), 4, seed=4)
     assert not np.allclose(one[0].cross, other[0].cross)
+
+
+def test_weighted_source_equals_case_weights(data):
+    y, a, b = data
+    cw = np.random.default_rng(3).uniform(0.5, 2.0, y.size)
+    one = pmod.poisson_moments(ArraySource(y, a, b, weights=cw, batch_rows=400), 3, seed=9)
+    two = pmod.poisson_moments(ArraySource(y, a, b), 3, seed=9, case_weights=cw)
+    full = jdr.JointDimReduction(y, a, b, weights=cw).moments()
+    for x, z in zip(one, two):
+        for field in ("mean_a", "cov_a", "cov_b", "cross"):
+            assert _rel_err(getattr(x, field), getattr(z, field), getattr(full, field)) < 1e-5
+
+
+def test_poisson_bootstrap_of_a_parquet_model(data, tmp_path):
+    pytest.importorskip("pyarrow")
+    import pandas as pd
+
+    y, a, b = data
+    frame = pd.DataFrame({"y": y, **{f"a{j}": a[:, j] for j in range(4)},
+                          **{f"b{j}": b[:, j] for j in range(3)}})
+    path = tmp_path / "rows.parquet"
+    frame.to_parquet(path, row_group_size=700)
+    streamed = jdr.JointDimReduction.from_parquet(
+        path, y="y", a=[f"a{j}" for j in range(4)], b=[f"b{j}" for j in range(3)],
+        batch_rows=512,
+    ).fit(2)
+    in_memory = jdr.JointDimReduction(y, a, b).fit(2)
+    got = streamed.bootstrap(n_boot=20, seed=4, method="poisson")
+    want = in_memory.bootstrap(n_boot=20, seed=4, method="poisson")
+    # the same weights, rows chunked differently: equal up to the rounding
+    np.testing.assert_allclose(got.angles_a, want.angles_a, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(got.singular_values, want.singular_values, rtol=1e-6)
+    # the pairs bootstrap needs the rows
+    with pytest.raises(Exception, match="needs the rows"):
+        streamed.bootstrap(n_boot=20, seed=4)
 
 
 def test_pass_crosses_weight_blocks(data, monkeypatch):
     y, a, b = data
     monkeypatch.setattr(pmod, "BLOCK_ROWS", 256)
     monkeypatch.setattr(pmod, "_PIECE_ROWS", 100)
-    got = pmod.poisson_moments(pmod.ArrayChunks(y, a, b, batch_rows=999), 2, seed=1)
+    got = pmod.poisson_moments(ArraySource(y, a, b, batch_rows=999), 2, seed=1)
     ent = pmod._entropy(1)
     nblocks = -(-y.size // 256)
     w = np.hstack([pmod.poisson_weights(ent, j, 2) for j in range(nblocks)])[:, : y.size]
@@ -100,7 +136,7 @@ def test_pass_crosses_weight_blocks(data, monkeypatch):
 
 def test_pass_bad_input(data):
     y, a, b = data
-    src = pmod.ArrayChunks(y, a, b)
+    src = ArraySource(y, a, b)
     with pytest.raises(ValueError, match="n_boot"):
         pmod.poisson_moments(src, 0)
     with pytest.raises(TypeError, match="n_boot"):
@@ -113,15 +149,14 @@ def test_pass_bad_input(data):
         pmod.poisson_moments(src, 2, inner="yes")
     with pytest.raises(TypeError, match="seed"):
         pmod.poisson_moments(src, 2, seed="x")
-    with pytest.raises(ValueError, match="batch_rows"):
-        pmod.ArrayChunks(y, a, b, batch_rows=0)
-    with pytest.raises(ValueError, match="shapes"):
-        pmod.ArrayChunks(y[:-1], a, b)
+    with pytest.raises(ValueError, match="case_weights.*own weights"):
+        pmod.poisson_moments(ArraySource(y, a, b, weights=np.ones(y.size)), 2,
+                             case_weights=np.ones(y.size))
 
 
 def test_batched_dense_estimate_equals_estimate(data):
     y, a, b = data
-    moms = pmod.poisson_moments(pmod.ArrayChunks(y, a, b), 6, seed=2)
+    moms = pmod.poisson_moments(ArraySource(y, a, b), 6, seed=2)
     da, db, s, ok = bd.batched_dense_estimate(moms, 2)
     assert ok.all()
     for k, mom in enumerate(moms):

@@ -42,7 +42,9 @@ from .._linalg import BlockMoments
 from .._warnings import SmallSampleWarning, WeakGapWarning
 from ..summary import SummaryMixin, build_summary
 from ._bounds import batched_dense_estimate, calibrated_level, gap_diagnostics, pair_angles
-from .poisson_bootstrap import ArrayChunks, poisson_moments
+from .._sources import ArraySource
+from .._streamed import MomentsData
+from .poisson_bootstrap import poisson_moments
 
 __all__ = ["bootstrap", "BootstrapResults"]
 
@@ -118,9 +120,14 @@ def _pairs_batches(data: ModelData, n_boot: int, rng: np.random.Generator, inner
 
 
 def _poisson_batches(data: ModelData, n_boot: int, rng: np.random.Generator, inner: bool):
-    """Moments of the Poisson bootstrap's replicates: one pass over the rows."""
-    src = ArrayChunks(data.endog, data.blocks["exog_a"], data.blocks["exog_b"])
-    out = poisson_moments(src, n_boot, rng, case_weights=data.weights, inner=inner)
+    """Moments of the Poisson bootstrap's replicates: one pass over the rows
+    (of the arrays, or of the source a streamed model was built from)."""
+    if isinstance(data, MomentsData):
+        src = data.source
+    else:
+        src = ArraySource(data.endog, data.blocks["exog_a"], data.blocks["exog_b"],
+                          weights=data.weights)
+    out = poisson_moments(src, n_boot, rng, inner=inner)
     yield out if inner else (out, None)
 
 
@@ -174,7 +181,7 @@ def _replicates(
     selections, and (``inner``) the largest angle of each inner replicate to
     its outer replicate."""
     rank = est0.rank
-    n1, n2 = data.blocks["exog_a"].shape[1], data.blocks["exog_b"].shape[1]
+    n1, n2 = len(data.names["exog_a"]), len(data.names["exog_b"])
     ctx = {"rank": rank, "standardize": standardize, "sparsity": sparsity,
            "names_a": data.names["exog_a"], "names_b": data.names["exog_b"]}
     nsv = len(est0.singular_values)
@@ -250,7 +257,7 @@ def _replicates(
 
 # -- the bootstrap -----------------------------------------------------------
 def bootstrap(
-    data: ModelData,
+    data: ModelData | MomentsData,
     estimate: Estimate,
     *,
     standardize: bool,
@@ -267,8 +274,10 @@ def bootstrap(
 
     Parameters
     ----------
-    data : ModelData
-        The validated data of the fit.
+    data : ModelData or MomentsData
+        The validated data of the fit.  A model built from a row source
+        (Parquet, CSV, dask; it holds sums only) can be bootstrapped with
+        ``method="poisson"``, which reads the source again.
     estimate : Estimate
         The full-sample estimate; every replicate is refitted with its rank.
     standardize : bool
@@ -361,7 +370,15 @@ def bootstrap(
     interval = check_choice(interval, "interval", _INTERVALS)
     alpha = check_fraction(alpha, "alpha")
     progress = check_bool(progress, "progress")
-    if not isinstance(data, ModelData):
+    if isinstance(data, MomentsData):
+        # a model built from sums: only the Poisson bootstrap, which needs one
+        # pass over the rows, can run, and only if the source is kept
+        if method != "poisson" or data.source is None:
+            data.require_rows(
+                'the bootstrap (method="pairs" resamples rows; method="poisson" '
+                "needs the row source)"
+            )
+    elif not isinstance(data, ModelData):
         raise TypeError(
             "data must be the ModelData of a fit (JDRResults.model.data; or call "
             f"JDRResults.bootstrap); got {type(data).__name__}"

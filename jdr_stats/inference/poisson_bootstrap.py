@@ -9,7 +9,8 @@ are accumulated in a single pass: for every chunk of rows one product of the
 ``(B x k)`` weight matrix with the ``(k x p)`` per-row features.  Nothing of
 size ``B x m`` is ever held, and the pass needs only
 ``iter_chunks()`` of a row source, so it runs on any source of the
-row-source protocol (in-memory arrays, Parquet, dask).
+row-source protocol (``jdr_stats._sources``: in-memory arrays, Parquet,
+CSV, dask).
 
 The weights of row block ``j`` (rows ``j * BLOCK_ROWS`` to
 ``(j + 1) * BLOCK_ROWS - 1``) come from a generator seeded by
@@ -26,9 +27,10 @@ from typing import Any
 import numpy as np
 
 from .._linalg import BlockMoments, ReweightedMoments
+from .._sources import ArraySource
 from .._validation import normalize_seed
 
-__all__ = ["BLOCK_ROWS", "ArrayChunks", "poisson_weights", "inner_weights", "poisson_moments"]
+__all__ = ["BLOCK_ROWS", "poisson_weights", "inner_weights", "poisson_moments"]
 
 #: Rows per block of Poisson weights (one spawned SeedSequence per block).
 BLOCK_ROWS = 1 << 14
@@ -67,55 +69,6 @@ def _inner_tables() -> np.ndarray:
 
 
 _INNER_TABLE = _inner_tables()
-
-
-class ArrayChunks:
-    """Minimal row source over in-memory arrays (the row-source protocol).
-
-    A local stand-in for ``jdr_stats._sources.ArraySource``: ``nobs``,
-    ``names_a``, ``names_b``, ``endog_name`` and ``iter_chunks(batch_rows)``
-    yielding ``(y, a, b)`` float64 chunks in a fixed row order.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> src = ArrayChunks(np.zeros(5), np.ones((5, 2)), np.ones((5, 1)), batch_rows=2)
-    >>> [len(y) for y, a, b in src.iter_chunks()]
-    [2, 2, 1]
-    """
-
-    def __init__(self, y, a, b, *, batch_rows: int = 1 << 16, names_a=None, names_b=None,
-                 endog_name: str = "y") -> None:
-        self._y = np.asarray(y, dtype=float)
-        self._a = np.asarray(a, dtype=float)
-        self._b = np.asarray(b, dtype=float)
-        if not (self._y.ndim == 1 and self._a.ndim == 2 and self._b.ndim == 2
-                and self._a.shape[0] == self._b.shape[0] == self._y.shape[0]):
-            raise ValueError(
-                "y, a, b must have shapes (m,), (m, n1), (m, n2); got "
-                f"{self._y.shape}, {self._a.shape}, {self._b.shape}"
-            )
-        self.nobs = int(self._y.shape[0])
-        self.names_a = list(names_a) if names_a is not None else [
-            f"a{j}" for j in range(self._a.shape[1])]
-        self.names_b = list(names_b) if names_b is not None else [
-            f"b{j}" for j in range(self._b.shape[1])]
-        self.endog_name = endog_name
-        self.batch_rows = _check_batch(batch_rows)
-
-    def iter_chunks(self, batch_rows: int | None = None) -> Iterator[tuple]:
-        step = self.batch_rows if batch_rows is None else _check_batch(batch_rows)
-        for start in range(0, self.nobs, step):
-            stop = min(start + step, self.nobs)
-            yield self._y[start:stop], self._a[start:stop], self._b[start:stop]
-
-
-def _check_batch(batch_rows: object) -> int:
-    if isinstance(batch_rows, bool) or not isinstance(batch_rows, (int, np.integer)):
-        raise TypeError(f"batch_rows must be a positive integer; got {batch_rows!r}")
-    if batch_rows < 1:
-        raise ValueError(f"batch_rows must be a positive integer; got {batch_rows!r}")
-    return int(batch_rows)
 
 
 def _entropy(seed: int | np.random.Generator | None) -> tuple[int, ...]:
@@ -203,15 +156,28 @@ class _SourceMoments(ReweightedMoments):
         return f
 
 
+def _chunks(source: Any, case_weights: np.ndarray | None):
+    """``(y, a, b, w)`` chunks: the source's own case weights when it
+    carries them (``iter_weighted_chunks``), else slices of ``case_weights``
+    (or None)."""
+    if getattr(source, "weighted", False) and hasattr(source, "iter_weighted_chunks"):
+        yield from source.iter_weighted_chunks()
+        return
+    offset = 0
+    for y, a, b in source.iter_chunks():
+        k = y.shape[0]
+        yield y, a, b, None if case_weights is None else case_weights[offset:offset + k]
+        offset += k
+
+
 def _first_pass(source: Any, case_weights: np.ndarray | None):
     """Full-sample (weighted) means and column ranges of a row source."""
     tot = 0.0
     sy = sa = sb = None
     lo_a = hi_a = lo_b = hi_b = None
     offset = 0
-    for y, a, b in source.iter_chunks():
+    for y, a, b, w in _chunks(source, case_weights):
         k = y.shape[0]
-        w = None if case_weights is None else case_weights[offset:offset + k]
         offset += k
         if sy is None:
             sy, sa, sb = 0.0, np.zeros(a.shape[1]), np.zeros(b.shape[1])
@@ -259,8 +225,9 @@ def poisson_moments(
         Seed of the weights; the same seed gives the same weights and
         moments, however the source chunks its rows.
     case_weights : ndarray, optional
-        The model's case weights in row order; they multiply the Poisson
-        weights.
+        Case weights in row order (for a source without its own); they
+        multiply the Poisson weights.  A source that carries weights
+        (``source.weighted``) supplies them through ``iter_weighted_chunks``.
     inner : bool
         Also accumulate one inner replicate per replicate (weights from
         :func:`inner_weights`, a Poisson bootstrap of the replicate), for
@@ -285,7 +252,7 @@ def poisson_moments(
     --------
     >>> import numpy as np
     >>> rng = np.random.default_rng(0)
-    >>> src = ArrayChunks(rng.normal(size=500), rng.normal(size=(500, 3)),
+    >>> src = ArraySource(rng.normal(size=500), rng.normal(size=(500, 3)),
     ...                   rng.normal(size=(500, 2)))
     >>> moms = poisson_moments(src, 4, seed=1)
     >>> len(moms), moms[0].cross.shape
@@ -308,6 +275,8 @@ def poisson_moments(
             raise ValueError(
                 f"case_weights must have shape ({source.nobs},); got {case_weights.shape}"
             )
+        if getattr(source, "weighted", False):
+            raise ValueError("case_weights given for a source that carries its own weights")
     n_boot = int(n_boot)
     entropy = _entropy(seed)
     m, ybar, abar, bbar, range_a, range_b = _first_pass(source, case_weights)
@@ -320,14 +289,14 @@ def poisson_moments(
     offset = 0
     buf = np.empty((rw.width, _PIECE_ROWS))
     buf32 = np.empty((rw.width, _PIECE_ROWS), dtype=np.float32)
-    for y, a, b in source.iter_chunks():
+    for y, a, b, w in _chunks(source, case_weights):
         k = y.shape[0]
         pos = 0
         while pos < k:
             # a piece of at most _PIECE_ROWS rows inside one weight block
             block, col = divmod(offset + pos, BLOCK_ROWS)
             take = min(k - pos, BLOCK_ROWS - col, _PIECE_ROWS)
-            cw = None if case_weights is None else case_weights[offset + pos:offset + pos + take]
+            cw = None if w is None else w[pos:pos + take]
             f = rw.chunk_features_t(y[pos:pos + take], a[pos:pos + take],
                                     b[pos:pos + take], cw, buf)
             full += f.sum(axis=1)
