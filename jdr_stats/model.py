@@ -644,13 +644,14 @@ class JDRResults(SummaryMixin):
         *,
         seed: int | np.random.Generator | None = None,
         method: BootstrapMethod = "pairs",
-        interval: Interval = "deflated",
+        interval: Interval = "percentile",
         alpha: float = 0.05,
         progress: bool = False,
     ) -> BootstrapResults:
         """Bootstrap the fit; see :func:`jdr_stats.inference.bootstrap.bootstrap`
         (called with the fit's data, estimate, ``standardize`` and ``sparsity``)."""
-        self._model._require_rows("the bootstrap (it resamples rows)")
+        if method != "poisson":
+            self._model._require_rows("the bootstrap (it resamples rows)")
         return _bootstrap(
             self._model.data, self._est, standardize=self.standardize,
             sparsity=self.sparsity, n_boot=n_boot, seed=seed, method=method,
