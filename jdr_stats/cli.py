@@ -8,6 +8,10 @@ text|json|csv|latex|html`` and ``--output FILE`` choose the output,
 ``--features-out FILE`` writes the reduced features.  Bad arguments print
 a one-line error and exit with code 2; a closed pipe (``| head``) ends the
 output quietly.
+
+A ``.parquet`` file (or a folder of them) is streamed in record batches,
+and ``--chunksize`` streams a CSV file in chunks: the fit then uses exact
+merged moments and never holds the file in memory.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import math
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -48,6 +53,16 @@ def _columns(text: str) -> list[str]:
     if not cols:
         raise argparse.ArgumentTypeError(f"expected comma-separated column names; got {text!r}")
     return cols
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer; got {text!r}")
+    return value
 
 
 def _rank(text: str) -> int | str:
@@ -112,8 +127,9 @@ def _build_parser() -> _Parser:
     fit.add_argument("--features-out", metavar="FILE",
                      help="write the reduced features (a_dir*, b_dir*) to a CSV file")
     fit.add_argument("--progress", action="store_true", help="show the bootstrap's progress")
-    fit.add_argument("--n-jobs", type=int, default=None, metavar="N",
-                     help="processes for the bootstrap replicates (joblib; -1: all cores)")
+    fit.add_argument("--chunksize", type=_positive, default=None,
+                     help="stream the file in chunks of this many rows (exact moments; "
+                     "a .parquet file is always streamed)")
     for p in (demo, fit):
         p.add_argument("--format", choices=FORMATS, default="text", help="output format")
         p.add_argument("--output", metavar="FILE", help="write the output to FILE, not stdout")
@@ -243,6 +259,34 @@ def _emit(text: str, output: str | None) -> None:
 
 
 # -- fit ----------------------------------------------------------------------
+def _streamed_model(args: argparse.Namespace) -> JointDimReduction:
+    """A model streamed from a Parquet file/folder, or a CSV file in chunks."""
+    from ._sources import CSVSource
+
+    if args.formula is not None or args.weights is not None:
+        raise ValueError("--formula and --weights need the rows in memory; streamed input "
+                         "(Parquet, --chunksize) takes --y, --a and --b")
+    if not (args.y and args.a and args.b):
+        raise ValueError("give --y, --a and --b")
+    overlap = set(args.a) & set(args.b)
+    if overlap:
+        raise ValueError(f"columns {sorted(overlap)} are in both --a and --b")
+    if args.missing == "drop":
+        raise ValueError('--missing drop needs the rows in memory; streamed input (Parquet, '
+                         '--chunksize) refuses NaN')
+    path = Path(args.file)
+    if path.suffix == ".parquet" or path.is_dir():
+        try:
+            return JointDimReduction.from_parquet(path, y=args.y, a=args.a, b=args.b,
+                                                  batch_rows=args.chunksize)
+        except ImportError as exc:
+            raise ValueError(str(exc)) from None
+    if not path.is_file():
+        raise ValueError(f"file not found: {args.file}")
+    src = CSVSource(path, y=args.y, a=args.a, b=args.b, batch_rows=args.chunksize)
+    return JointDimReduction._from_source(src, origin=f"the CSV file {args.file!r} (chunked)")
+
+
 def _read(path: str) -> pd.DataFrame:
     try:
         return pd.read_csv(path)
@@ -278,9 +322,16 @@ def _model(args: argparse.Namespace, data: pd.DataFrame) -> JointDimReduction:
     )
 
 
+def _is_streamed(args: argparse.Namespace) -> bool:
+    return (args.chunksize is not None or args.file.endswith(".parquet")
+            or Path(args.file).is_dir())
+
+
 def _run_fit(args: argparse.Namespace) -> str:
-    data = _read(args.file)
-    model = _model(args, data)
+    if _is_streamed(args):
+        model = _streamed_model(args)
+    else:
+        model = _model(args, _read(args.file))
     res = model.fit(
         args.rank,
         standardize=not args.no_standardize,
@@ -290,8 +341,7 @@ def _run_fit(args: argparse.Namespace) -> str:
     )
     boot = None
     if args.bootstrap is not None:
-        boot = res.bootstrap(args.bootstrap, seed=args.seed, progress=args.progress,
-                             n_jobs=args.n_jobs)
+        boot = res.bootstrap(args.bootstrap, seed=args.seed, progress=args.progress)
     support = None
     if args.support:
         support = model.select_support(rank=res.rank, fdr=args.fdr, seed=args.seed)
