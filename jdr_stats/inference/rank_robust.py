@@ -405,7 +405,8 @@ def _boot_sums(chunks: Chunks, n1: int, n2: int, n_boot: int, rng: np.random.Gen
         for start in range(0, y.shape[0], step):
             sl = slice(start, start + step)
             yy, aa, bb = y[sl], a[sl], b[sl]
-            w = rng.poisson(1.0, size=(B, yy.shape[0])).astype(float)
+            # drawn row by row, so the weights do not depend on the chunking
+            w = rng.poisson(1.0, size=(yy.shape[0], B)).T.astype(float)
             w_sum += w.sum(axis=1)
             sy += w @ yy
             sa += w @ aa
