@@ -25,7 +25,8 @@ Run (from the repository root)::
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 5 python benchmarks/study_rank_robust.py --reps 400
 
 ``--only NAME`` runs one battery design, ``--nulls 2`` one null, ``--methods``
-a subset.  The recorded output is ``benchmarks/results/study_rank_robust.txt``.
+a subset; every setting has its own seed ``(seed, design index, r)`` and
+sizes, so a subset replays the full run's numbers.  The recorded output is ``benchmarks/results/study_rank_robust.txt``.
 """
 
 from __future__ import annotations
@@ -100,8 +101,16 @@ def pvalues_at(yc, aw, bw, u, s, v, k, methods):
     return out
 
 
+#: methods computed at the true rank only (size), not at k < r (power, selection)
+SIZE_ONLY = ("general",)
+
+
 def run_setting(name, r, m, n1, n2, reps, methods, ladle, rng, weak_strength=None):
-    """p-values (reps x (r+1)) per method and ladle choices, one setting."""
+    """p-values (reps x (r+1)) per method and ladle choices, one setting.
+
+    The ladle runs on the first ``ladle`` replications; the methods in
+    ``SIZE_ONLY`` only at ``k = r`` (to keep the study's CPU time down).
+    """
     signal = 0.0 if r == 0 else 1.0
     r_draw = max(r, 1)
     pv = {meth: np.full((reps, r + 1), np.nan) for meth in methods}
@@ -114,10 +123,12 @@ def run_setting(name, r, m, n1, n2, reps, methods, ladle, rng, weak_strength=Non
         yc, aw, bw, u, s, v = whiten(sim.y, sim.a, sim.b)
         for k in range(r + 1):
             for meth in methods:
+                if meth in SIZE_ONLY and k < r:
+                    continue
                 t0 = time.process_time()
                 pv[meth][i, k] = pvalues_at(yc, aw, bw, u, s, v, k, (meth,))[meth]
                 times[meth] += time.process_time() - t0
-        if ladle and r >= 1:
+        if i < ladle and r >= 1:
             t0 = time.process_time()
             lad[i] = ladle_rank(yc, aw, bw, u, s, v, n_boot=N_BOOT, seed=rng).rank
             times["ladle"] += time.process_time() - t0
@@ -141,7 +152,7 @@ def band(reps: int) -> tuple[float, float, float]:
     return se, ALPHA - half, ALPHA + half
 
 
-def battery_part(args, rng) -> list[str]:
+def battery_part(args) -> list[str]:
     lines = []
     se, lo, hi = band(args.reps)
     lines.append(
@@ -150,18 +161,21 @@ def battery_part(args, rng) -> list[str]:
     lines.append("size = rejection rate of H0: rank <= r at the true rank r; "
                  "+- its MC SE sqrt(p(1-p)/reps); '*' outside the band")
     lines.append("power = rejection of H0: rank <= r-1; sel = share choosing r by the "
-                 "sequential tests (k = 0..r) or by the ladle")
+                 "sequential tests (k = 0..r) or by the ladle (first ladle-reps replications); "
+                 f"{', '.join(SIZE_ONLY)}: size only; cpu ms per replication (all k)")
     fails = {meth: [] for meth in args.methods}
     idx = 0
     summary = []
-    for sc in BATTERY:
-        if args.only and sc.name not in args.only:
-            continue
-        for r in args.nulls:
+    for j, sc in enumerate(BATTERY):
+        for r in (0, 1, 2):
             if r == 0 and (sc.weak or sc.model == "binary"):
                 continue  # same data as the non-weak null / no signal scale
+            # sizes and seed depend on the setting only, so --only/--nulls replay it
             m, n1, n2 = CONFIGS[idx % len(CONFIGS)]
             idx += 1
+            if (args.only and sc.name not in args.only) or r not in args.nulls:
+                continue
+            rng = np.random.default_rng([args.seed, j, r])
             t0 = time.time()
             pv, lad, times = run_setting(sc.name, r, m, n1, n2, args.reps, args.methods,
                                          args.ladle, rng)
@@ -179,20 +193,28 @@ def battery_part(args, rng) -> list[str]:
                 if flag == "*":
                     fails[meth].append(f"{sc.name}/H0 rank {r}: {size:.3f}")
                 power = float(np.mean(p[:, r - 1] <= ALPHA)) if r >= 1 else np.nan
-                sel = selected(p)
+                sel = selected(p) if not np.isnan(p).any() else np.full(args.reps, -1)
+                if meth in SIZE_ONLY:
+                    tail = f"{'-':>8}{'-':>8}{'-':>8}{'-':>8}"
+                    share = np.nan
+                else:
+                    share = float(np.mean(sel == r))
+                    tail = (f"{power:>8.3f}{share:>8.3f}{np.mean(sel < r):>8.3f}"
+                            f"{np.mean(sel > r):>8.3f}")
                 lines.append(
-                    f"{meth:<16}{size:>8.3f}{sse:>8.3f}{flag:>2}{power:>8.3f}"
-                    f"{np.mean(sel == r):>8.3f}{np.mean(sel < r):>8.3f}{np.mean(sel > r):>8.3f}"
+                    f"{meth:<16}{size:>8.3f}{sse:>8.3f}{flag:>2}{tail}"
                     f"{1000 * times[meth] / args.reps:>8.1f}"
                 )
-                summary.append((sc.name, r, meth, size, sse, float(np.mean(sel == r)), sc.weak))
+                summary.append((sc.name, r, meth, size, sse, share, sc.weak))
             if args.ladle and r >= 1:
+                nl = min(args.ladle, args.reps)
+                ll = lad[:nl]
                 lines.append(
-                    f"{'ladle':<16}{'':>8}{'':>8}{'':>2}{'':>8}{np.mean(lad == r):>8.3f}"
-                    f"{np.mean(lad < r):>8.3f}{np.mean(lad > r):>8.3f}"
-                    f"{1000 * times['ladle'] / args.reps:>8.1f}"
+                    f"{'ladle (' + str(nl) + ')':<16}{'':>8}{'':>8}{'':>2}{'':>8}"
+                    f"{np.mean(ll == r):>8.3f}{np.mean(ll < r):>8.3f}{np.mean(ll > r):>8.3f}"
+                    f"{1000 * times['ladle'] / nl:>8.1f}"
                 )
-                summary.append((sc.name, r, "ladle", np.nan, np.nan, float(np.mean(lad == r)),
+                summary.append((sc.name, r, "ladle", np.nan, np.nan, float(np.mean(ll == r)),
                                 sc.weak))
             print("\n".join(lines[-(len(args.methods) + 3 + (args.ladle and r >= 1)):]),
                   flush=True)
@@ -203,7 +225,8 @@ def battery_part(args, rng) -> list[str]:
     lines.append("")
     lines.append("== lowest share choosing the true r over the non-weak settings with r >= 1")
     for meth in list(args.methods) + (["ladle"] if args.ladle else []):
-        rows = [(x[5], x[0], x[1]) for x in summary if x[2] == meth and x[1] >= 1 and not x[6]]
+        rows = [(x[5], x[0], x[1]) for x in summary
+                if x[2] == meth and x[1] >= 1 and not x[6] and not np.isnan(x[5])]
         if rows:
             worst = min(rows)
             lines.append(f"{meth:<16}{worst[0]:.3f} ({worst[1]}, r={worst[2]})")
@@ -264,12 +287,12 @@ def main(argv=None) -> int:
     ap.add_argument("--only", nargs="*", default=None)
     ap.add_argument("--nulls", nargs="*", type=int, default=[0, 1, 2])
     ap.add_argument("--methods", nargs="*", default=list(METHODS))
-    ap.add_argument("--no-ladle", dest="ladle", action="store_false")
+    ap.add_argument("--ladle-reps", dest="ladle", type=int, default=200,
+                    help="replications (the first ones) that also run the ladle; 0: none")
     ap.add_argument("--no-power", dest="power", action="store_false")
     ap.add_argument("--no-corr", dest="corr", action="store_false")
     ap.add_argument("--out", default=None, help="write the full report to this file")
     args = ap.parse_args(argv)
-    rng = np.random.default_rng(args.seed)
     try:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                                 text=True, check=False).stdout.strip()
@@ -287,11 +310,11 @@ def main(argv=None) -> int:
     print("\n".join(head), flush=True)
     t0 = time.time()
     cpu0 = time.process_time()
-    lines = head + battery_part(args, rng)
+    lines = head + battery_part(args)
     if args.power:
-        lines += power_part(args, rng)
+        lines += power_part(args, np.random.default_rng([args.seed, 100]))
     if args.corr:
-        lines += correlated_part(args, rng)
+        lines += correlated_part(args, np.random.default_rng([args.seed, 200]))
     lines.append("")
     lines.append(f"total {time.time() - t0:.0f} s wall, {time.process_time() - cpu0:.0f} s CPU")
     print("\n".join(lines[-8:]))
