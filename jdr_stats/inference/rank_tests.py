@@ -7,8 +7,13 @@ against ``r > k`` with the statistic
     Lambda_k = m * sum_{j > k} sigma_j(X_lin)^2 / s_y^2,
 
 ``X_lin`` the whitened cross moment (eq. ``lin`` of the paper, centred ``y``)
-and ``s_y^2`` the sample variance of ``y``.  Three reference distributions:
+and ``s_y^2`` the sample variance of ``y``, or (the default, ``"wald"``) by
+the self-normalised statistic ``T_k`` of ``rank_robust``.  The methods:
 
+* ``"wald"`` (default): ``T_k = m vec(C)^T Omega^{-1} vec(C)``, ``C`` the
+  complement block and ``Omega`` the second moment of its influence
+  functions (Kleibergen-Paap type), referred to Hotelling's ``F(d, m - d)``;
+  no distributional assumption, holds its size on the robustness battery;
 * ``"chi2"``: chi-square with ``(n1 - k)(n2 - k)`` degrees of freedom
   (Gaussian blocks, independent of each other);
 * ``"general"``: ``sum_j w_j chi2_1``, the weights the eigenvalues of the
@@ -16,6 +21,9 @@ and ``s_y^2`` the sample variance of ``y``.  Three reference distributions:
   assumption), tail by Imhof's (1961) inversion formula;
 * ``"permutation"``: the complement coordinates' rows are permuted (Cook and
   Yin 2001) and the statistic recomputed.
+
+``fit(rank="auto", rank_method="ladle")`` chooses the rank by the ladle
+estimator (Luo and Li 2016) instead of tests.
 
 The derivations are in ``docs/theory/rank_tests.md``.
 """
@@ -39,6 +47,7 @@ from .._warnings import RankSelectionWarning
 from ..summary import build_summary
 from .chi2mix import weighted_chi2_sf
 from .hypotheses import TestTable, perm_pvalue
+from .rank_robust import complement_block, complement_moments, ladle_rank, wald_from_moments
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..model import JDRResults, JointDimReduction
@@ -50,8 +59,10 @@ __all__ = [
     "weighted_chi2_sf",
 ]
 
-RankMethod = Literal["chi2", "general", "permutation"]
-_METHODS = ("chi2", "general", "permutation")
+RankMethod = Literal["wald", "chi2", "general", "permutation"]
+_METHODS = ("wald", "chi2", "general", "permutation")
+#: What fit(rank="auto", rank_method=...) accepts: the tests and the ladle.
+_SELECTORS = _METHODS + ("ladle",)
 
 #: Largest number of entries of the complement block for which the general
 #: test forms its covariance (d x d) and uses its exact eigenvalues.
@@ -60,8 +71,18 @@ _MAX_EXACT_DIM = 2048
 _CHUNK_FLOATS = 1 << 22
 
 _ASSUMPTIONS = {
+    "wald": (
+        "Wald (Kleibergen-Paap type): i.i.d. rows and finite second moments of "
+        "the influence functions psi of the complement block C = U_perp' X_lin V_perp, "
+        "with nonsingular covariance; no Gaussian blocks, homoscedasticity or "
+        "independent noise needed. T_k = m vec(C)' Omega^{-1} vec(C) (Omega the "
+        "uncentred second moment of psi, T_k <= m); F = (m - d) T_k / (d (m - T_k)) "
+        "~ F(d, m - d) (Hotelling), d = (n1-k)(n2-k)."
+    ),
     "chi2": (
-        "Normal theory: the whitened complement coordinates U_perp'a', "
+        "Normal theory (valid only under its premise; liberal for heavy-tailed "
+        "blocks or noise whose variance depends on the blocks): the whitened "
+        "complement coordinates U_perp'a', "
         "V_perp'b' are independent of each other and of (y, U'a', V'b') "
         "(Gaussian blocks independent of each other), so the complement block "
         "has covariance E[y^2] I / m and Lambda_k ~ chi2((n1-k)(n2-k)) as m "
@@ -75,9 +96,16 @@ _ASSUMPTIONS = {
     ),
     "permutation": (
         "Permutation (Cook and Yin 2001): under H0 the complement coordinates "
-        "(U_perp'a', V_perp'b') are independent of (y, U'a', V'b'); their rows "
+        "(U_perp'a', V_perp'b') are independent of (y, U'a', V'b') (normal-theory "
+        "premise; liberal for heavy-tailed blocks); their rows "
         "are permuted jointly and the whole statistic (re-whitening included) "
         "recomputed; p = (1 + #{T* >= T}) / (B + 1)."
+    ),
+    "ladle": (
+        "Ladle (Luo and Li 2016): r = argmin_k f(k) + phi(k), f the normalised "
+        "Poisson-bootstrap variability of the top-k singular vectors of X_lin (both "
+        "sides), phi the normalised (k+1)-th eigenvalue s_{k+1}^2 / var(y); no level, "
+        "no distribution theory; candidates k = 0..kmax."
     ),
 }
 
@@ -92,12 +120,15 @@ class RankTestResults(TestTable):
     Attributes
     ----------
     table : DataFrame
-        Index ``k`` (row ``k`` tests ``H0: r = k`` against ``r > k``);
-        columns ``statistic`` (``Lambda_k``), ``df`` (chi-square degrees of
-        freedom; NaN where no single df applies), ``pvalue``; the general test
-        adds ``eff. df`` (``(sum w)^2 / sum w^2``), the permutation test
-        ``n_perm``.
-    method : {"chi2", "general", "permutation"}
+        Index ``k`` (row ``k`` tests ``H0: r <= k`` against ``r > k``);
+        columns ``statistic`` (``Lambda_k``; ``T_k`` for the Wald test),
+        ``df`` (chi-square or numerator F degrees of freedom; NaN where no
+        single df applies), ``pvalue``; the Wald test adds ``F`` and ``df2``,
+        the general test ``eff. df`` (``(sum w)^2 / sum w^2``), the
+        permutation test ``n_perm``.  For the ladle (``method="ladle"``,
+        from ``fit(rank="auto", rank_method="ladle")``) the columns are
+        ``boot_var``, ``eig_part`` and ``criterion`` and there are no tests.
+    method : {"wald", "chi2", "general", "permutation", "ladle"}
     nobs, n1, n2 : int
     full : bool
         True when the table runs up to ``k = min(n1, n2) - 1``, the last
@@ -121,6 +152,7 @@ class RankTestResults(TestTable):
     n1: int = 0
     n2: int = 0
     full: bool = True
+    chosen: int | None = None
 
     @property
     def max_rank(self) -> int:
@@ -129,6 +161,8 @@ class RankTestResults(TestTable):
 
     @property
     def pvalues(self) -> pd.Series:
+        if "pvalue" not in self.table:
+            raise AttributeError(f"the {self.method} rank choice has no p-values")
         return self.table["pvalue"]
 
     @property
@@ -138,11 +172,15 @@ class RankTestResults(TestTable):
     def select_rank(self, alpha: float = 0.05) -> int:
         """The first ``k`` whose test is not rejected at level ``alpha``.
 
+        For the ladle (no tests) the ladle's choice, whatever ``alpha``.
+
         If every computed test rejects, the dimension is at least
         ``max_rank + 1``: that value is returned (it equals ``min(n1, n2)``
         when the table is :attr:`full`).
         """
         alpha = check_fraction(alpha, "alpha")
+        if self.method == "ladle":
+            return int(self.chosen)
         for k, p in zip(self.table.index, self.table["pvalue"]):
             if not p <= alpha:
                 return int(k)
@@ -200,6 +238,14 @@ def _whiten(model: JointDimReduction, mom: BlockMoments) -> _Whitened:
     a = sla.solve_triangular(la, (model.exog_a - mom.mean_a).T, lower=True).T
     b = sla.solve_triangular(lb, (model.exog_b - mom.mean_b).T, lower=True).T
     return _Whitened(a=a, b=b, y=model.endog - mom.mean_y, var_y=mom.var_y, u=u, s=s, v=vt.T)
+
+
+def _row_chunks(w: _Whitened) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Row chunks ``(y, a', b')`` of the whitened data (about 32 MB each)."""
+    step = max(1, _CHUNK_FLOATS // (w.a.shape[1] + w.b.shape[1] + 1))
+    for start in range(0, w.m, step):
+        sl = slice(start, start + step)
+        yield w.y[sl], w.a[sl], w.b[sl]
 
 
 def _kr_chunks(uc: np.ndarray, vc: np.ndarray) -> Iterator[tuple[slice, np.ndarray]]:
@@ -378,8 +424,20 @@ def _test_row(
     w: _Whitened, k: int, method: str, n_perm: int, rng: np.random.Generator | None
 ) -> tuple[dict[str, float], str | None]:
     n1, n2 = w.a.shape[1], w.b.shape[1]
-    stat = w.statistic(k)
     df = float((n1 - k) * (n2 - k))
+    if method == "wald":
+        if w.m <= df + 1:
+            raise ValueError(
+                f"the Wald rank test at k={k} needs more than (n1-k)(n2-k) + 1 = "
+                f"{int(df) + 1} observations (it estimates the covariance of the "
+                f"{int(df)} complement entries); got {w.m}. Use method='chi2' "
+                "(normal theory) or max_rank"
+            )
+        mom = complement_moments(lambda: _row_chunks(w), w.u[:, k:], w.v[:, k:], k)
+        res = wald_from_moments(mom, complement_block(w.s, k, n1, n2).reshape(-1))
+        return {"statistic": res.statistic, "F": res.fstat, "df": float(res.df1),
+                "df2": float(res.df2), "pvalue": res.pvalue}, None
+    stat = w.statistic(k)
     if method == "chi2":
         return {"statistic": stat, "df": df, "pvalue": float(stats.chi2.sf(stat, df))}, None
     if method == "general":
@@ -400,9 +458,9 @@ def _test_row(
     return {"statistic": stat, "df": np.nan, "pvalue": pv, "n_perm": float(n_perm)}, None
 
 
-def _check_options(method: Any, n_perm: Any) -> None:
-    if method not in _METHODS:
-        raise ValueError(f"method must be one of {_METHODS}; got {method!r}")
+def _check_options(method: Any, n_perm: Any, allowed: tuple[str, ...] = _METHODS) -> None:
+    if method not in allowed:
+        raise ValueError(f"method must be one of {allowed}; got {method!r}")
     if isinstance(n_perm, bool) or not isinstance(n_perm, (int, np.integer)) or n_perm < 1:
         raise ValueError(f"n_perm must be a positive integer; got {n_perm!r}")
 
@@ -426,10 +484,15 @@ def _build(
 ) -> RankTestResults:
     table = pd.DataFrame(rows, index=pd.Index(np.arange(len(rows)), name="k"))
     notes = [
-        "Row k tests H0: r = k (the whitened population matrix E[a' y b'^T] has rank k) "
-        "against H1: r > k. Statistic Lambda_k = m * sum_{j>k} s_j(X_lin)^2 / var(y), "
-        "s_j the singular values of the whitened X_lin (centred y).",
+        "Row k tests H0: r <= k (the whitened population cross moment E[a' y b'^T] "
+        "has rank <= k) against H1: r > k. "
+        + ("Statistic T_k (Wald, see below); " if method == "wald" else
+           "Statistic Lambda_k = m * sum_{j>k} s_j(X_lin)^2 / var(y); ")
+        + "s_j the singular values of the whitened X_lin (centred y).",
         _ASSUMPTIONS[method],
+        "Not rejecting k = 0 does not mean that y is unrelated to the blocks: "
+        "additive or even links give a zero cross moment; correlated blocks can "
+        "make its rank exceed the number of directions of the model.",
     ]
     if method == "chi2":
         notes.append("df = (n1 - k)(n2 - k).")
@@ -488,7 +551,7 @@ def _run(
 def rank_tests(
     results: JDRResults,
     *,
-    method: RankMethod = "chi2",
+    method: RankMethod = "wald",
     max_rank: int | None = None,
     n_perm: int = 999,
     seed: int | np.random.Generator | None = None,
@@ -499,9 +562,14 @@ def rank_tests(
     ----------
     results : JDRResults
         A fit; the tests use its data and moments (not its rank).
-    method : {"chi2", "general", "permutation"}
-        Reference distribution of ``Lambda_k``: normal-theory chi-square,
-        weighted chi-square with estimated weights, or permutation.
+    method : {"wald", "chi2", "general", "permutation"}
+        ``"wald"`` (default): the self-normalised statistic ``T_k`` with
+        Hotelling's F reference, valid without distributional assumptions
+        (it held its size on every design of the robustness battery,
+        ``benchmarks/results/study_rank_robust.txt``).  The others refer
+        ``Lambda_k`` to the normal-theory chi-square (Gaussian blocks,
+        noise independent of them), a weighted chi-square with estimated
+        weights, or permutations (normal-theory premise).
     max_rank : int, optional
         Largest ``k`` tested, ``0 <= max_rank <= min(n1, n2) - 1`` (default).
     n_perm : int
@@ -564,15 +632,17 @@ def choose_rank(
     moments: BlockMoments,
     *,
     standardize: bool,
-    method: RankMethod = "chi2",
+    method: RankMethod | Literal["ladle"] = "wald",
     alpha: float = 0.05,
     seed: int | np.random.Generator | None = None,
     n_perm: int = 999,
 ) -> tuple[int, RankTestResults]:
     """Choose ``r`` as the first ``k`` whose test of ``H0: r = k`` is not rejected.
 
-    Used by ``fit(rank="auto")``.  Tests run for ``k = 0, 1, ...`` and stop
-    at the first non-rejection (the table holds the rows computed).  If
+    Used by ``fit(rank="auto")``.  Tests (default: the Wald test) run for
+    ``k = 0, 1, ...`` and stop at the first non-rejection (the table holds
+    the rows computed).  ``method="ladle"`` uses the ladle estimator (Luo and
+    Li 2016; 100 Poisson-bootstrap replicates drawn from ``seed``) instead.  If
     ``H0: r = 0`` is not rejected (no evidence of any direction) the fit
     still needs ``r >= 1``: ``r = 1`` is used and a
     :class:`~jdr_stats._warnings.RankSelectionWarning` is issued.  If every
@@ -590,17 +660,56 @@ def choose_rank(
     (2, 'general')
     """
     alpha = check_fraction(alpha, "alpha")
-    out = _run(
-        model, moments, method=method, max_rank=None, n_perm=n_perm, seed=seed, stop_alpha=alpha
-    )
+    if method not in _SELECTORS:
+        raise ValueError(f"rank_method must be one of {_SELECTORS}; got {method!r}")
+    if method == "ladle":
+        out = _ladle(model, moments, seed=seed)
+    else:
+        out = _run(
+            model, moments, method=method, max_rank=None, n_perm=n_perm, seed=seed,
+            stop_alpha=alpha,
+        )
     rank = out.select_rank(alpha)
     if rank == 0:
-        warnings.warn(
+        why = (
+            "the ladle chose r = 0" if method == "ladle" else
             f"no rank test rejected H0: r = 0 ({method} tests, alpha={alpha}, "
-            f"p = {out.table['pvalue'].iloc[0]:.3g}): the data show no evidence of "
-            "any direction; fitting r = 1",
+            f"p = {out.table['pvalue'].iloc[0]:.3g})"
+        )
+        warnings.warn(
+            f"{why}: the data show no evidence of any direction of the cross moment "
+            "E[a' y b'^T] (y may still depend on the blocks through additive or even "
+            "links); fitting r = 1",
             RankSelectionWarning,
             stacklevel=3,
         )
         rank = 1
     return rank, out
+
+
+def _ladle(
+    model: JointDimReduction, mom: BlockMoments, *, seed: Any, n_boot: int = 100
+) -> RankTestResults:
+    """The ladle estimate (Luo and Li 2016) as a table without tests."""
+    n1, n2 = model.exog_a.shape[1], model.exog_b.shape[1]
+    if model.nobs < max(n1, n2) + 2:
+        raise ValueError(
+            f"the ladle needs at least max(n1, n2) + 2 = {max(n1, n2) + 2} "
+            f"observations to whiten the blocks; got {model.nobs}"
+        )
+    w = _whiten(model, mom)
+    lad = ladle_rank(w.y, w.a, w.b, w.u, w.s, w.v, n_boot=n_boot, seed=normalize_seed(seed))
+    table = pd.DataFrame(
+        {"boot_var": lad.boot_var, "eig_part": lad.eig_part, "criterion": lad.criterion},
+        index=pd.Index(np.arange(lad.criterion.size), name="k"),
+    )
+    notes = [
+        "Ladle estimate of the rank of the whitened population cross moment "
+        f"E[a' y b'^T] (chosen r = {lad.rank}, the k of the smallest criterion; "
+        f"{n_boot} Poisson-bootstrap replicates).",
+        _ASSUMPTIONS["ladle"],
+    ]
+    return RankTestResults(
+        table=table, title="Ladle estimate of the rank", method="ladle", notes=notes,
+        nobs=w.m, n1=n1, n2=n2, full=False, chosen=lad.rank,
+    )
