@@ -152,6 +152,25 @@ def band(reps: int) -> tuple[float, float, float]:
     return se, ALPHA - half, ALPHA + half
 
 
+def plan() -> list[tuple[int, object, int, tuple[int, int, int]]]:
+    """Every setting: (design index, Scenario, null rank r, (m, n1, n2)).
+
+    Sizes and seeds depend on the setting only, so ``--only``/``--nulls``
+    (and the slow test) replay the full run's numbers.
+    """
+    out = []
+    for j, sc in enumerate(BATTERY):
+        for r in (0, 1, 2):
+            if r == 0 and (sc.weak or sc.model == "binary"):
+                continue  # same data as the non-weak null / no signal scale
+            out.append((j, sc, r, CONFIGS[len(out) % len(CONFIGS)]))
+    return out
+
+
+def setting_rng(seed: int, j: int, r: int) -> np.random.Generator:
+    return np.random.default_rng([seed, j, r])
+
+
 def battery_part(args) -> list[str]:
     lines = []
     se, lo, hi = band(args.reps)
@@ -164,60 +183,53 @@ def battery_part(args) -> list[str]:
                  "sequential tests (k = 0..r) or by the ladle (first ladle-reps replications); "
                  f"{', '.join(SIZE_ONLY)}: size only; cpu ms per replication (all k)")
     fails = {meth: [] for meth in args.methods}
-    idx = 0
     summary = []
-    for j, sc in enumerate(BATTERY):
-        for r in (0, 1, 2):
-            if r == 0 and (sc.weak or sc.model == "binary"):
-                continue  # same data as the non-weak null / no signal scale
-            # sizes and seed depend on the setting only, so --only/--nulls replay it
-            m, n1, n2 = CONFIGS[idx % len(CONFIGS)]
-            idx += 1
-            if (args.only and sc.name not in args.only) or r not in args.nulls:
-                continue
-            rng = np.random.default_rng([args.seed, j, r])
-            t0 = time.time()
-            pv, lad, times = run_setting(sc.name, r, m, n1, n2, args.reps, args.methods,
-                                         args.ladle, rng)
-            wall = time.time() - t0
-            lines.append("")
-            lines.append(f"== {sc.name}: H0 rank {r}, m={m}, n1={n1}, n2={n2} ({wall:.0f} s)"
-                         f"{'  [weak last direction]' if sc.weak else ''}")
-            lines.append(f"{'method':<16}{'size':>8}{'+-SE':>8}{'':>2}{'power':>8}{'sel=r':>8}"
-                         f"{'sel<r':>8}{'sel>r':>8}{'cpu ms':>8}")
-            for meth in args.methods:
-                p = pv[meth]
-                size = float(np.mean(p[:, r] <= ALPHA))
-                sse = np.sqrt(max(size * (1 - size), 1e-12) / args.reps)
-                flag = "*" if not lo <= size <= hi else " "
-                if flag == "*":
-                    fails[meth].append(f"{sc.name}/H0 rank {r}: {size:.3f}")
-                power = float(np.mean(p[:, r - 1] <= ALPHA)) if r >= 1 else np.nan
-                sel = selected(p) if not np.isnan(p).any() else np.full(args.reps, -1)
-                if meth in SIZE_ONLY:
-                    tail = f"{'-':>8}{'-':>8}{'-':>8}{'-':>8}"
-                    share = np.nan
-                else:
-                    share = float(np.mean(sel == r))
-                    tail = (f"{power:>8.3f}{share:>8.3f}{np.mean(sel < r):>8.3f}"
-                            f"{np.mean(sel > r):>8.3f}")
-                lines.append(
-                    f"{meth:<16}{size:>8.3f}{sse:>8.3f}{flag:>2}{tail}"
-                    f"{1000 * times[meth] / args.reps:>8.1f}"
-                )
-                summary.append((sc.name, r, meth, size, sse, share, sc.weak))
-            if args.ladle and r >= 1:
-                nl = min(args.ladle, args.reps)
-                ll = lad[:nl]
-                lines.append(
-                    f"{'ladle (' + str(nl) + ')':<16}{'':>8}{'':>8}{'':>2}{'':>8}"
-                    f"{np.mean(ll == r):>8.3f}{np.mean(ll < r):>8.3f}{np.mean(ll > r):>8.3f}"
-                    f"{1000 * times['ladle'] / nl:>8.1f}"
-                )
-                summary.append((sc.name, r, "ladle", np.nan, np.nan, float(np.mean(ll == r)),
-                                sc.weak))
-            print("\n".join(lines[-(len(args.methods) + 3 + (args.ladle and r >= 1)):]),
-                  flush=True)
+    for j, sc, r, (m, n1, n2) in plan():
+        if (args.only and sc.name not in args.only) or r not in args.nulls:
+            continue
+        rng = setting_rng(args.seed, j, r)
+        t0 = time.time()
+        pv, lad, times = run_setting(sc.name, r, m, n1, n2, args.reps, args.methods,
+                                     args.ladle, rng)
+        wall = time.time() - t0
+        lines.append("")
+        lines.append(f"== {sc.name}: H0 rank {r}, m={m}, n1={n1}, n2={n2} ({wall:.0f} s)"
+                     f"{'  [weak last direction]' if sc.weak else ''}")
+        lines.append(f"{'method':<16}{'size':>8}{'+-SE':>8}{'':>2}{'power':>8}{'sel=r':>8}"
+                     f"{'sel<r':>8}{'sel>r':>8}{'cpu ms':>8}")
+        for meth in args.methods:
+            p = pv[meth]
+            size = float(np.mean(p[:, r] <= ALPHA))
+            sse = np.sqrt(max(size * (1 - size), 1e-12) / args.reps)
+            flag = "*" if not lo <= size <= hi else " "
+            if flag == "*":
+                fails[meth].append(f"{sc.name}/H0 rank {r}: {size:.3f}")
+            power = float(np.mean(p[:, r - 1] <= ALPHA)) if r >= 1 else np.nan
+            sel = selected(p) if not np.isnan(p).any() else np.full(args.reps, -1)
+            if meth in SIZE_ONLY:
+                tail = f"{'-':>8}{'-':>8}{'-':>8}{'-':>8}"
+                share = np.nan
+            else:
+                share = float(np.mean(sel == r))
+                tail = (f"{power:>8.3f}{share:>8.3f}{np.mean(sel < r):>8.3f}"
+                        f"{np.mean(sel > r):>8.3f}")
+            lines.append(
+                f"{meth:<16}{size:>8.3f}{sse:>8.3f}{flag:>2}{tail}"
+                f"{1000 * times[meth] / args.reps:>8.1f}"
+            )
+            summary.append((sc.name, r, meth, size, sse, share, sc.weak))
+        if args.ladle and r >= 1:
+            nl = min(args.ladle, args.reps)
+            ll = lad[:nl]
+            lines.append(
+                f"{'ladle (' + str(nl) + ')':<16}{'':>8}{'':>8}{'':>2}{'':>8}"
+                f"{np.mean(ll == r):>8.3f}{np.mean(ll < r):>8.3f}{np.mean(ll > r):>8.3f}"
+                f"{1000 * times['ladle'] / nl:>8.1f}"
+            )
+            summary.append((sc.name, r, "ladle", np.nan, np.nan, float(np.mean(ll == r)),
+                            sc.weak))
+        print("\n".join(lines[-(len(args.methods) + 3 + (args.ladle and r >= 1)):]),
+              flush=True)
     lines.append("")
     lines.append("== settings outside the size band, by method")
     for meth in args.methods:

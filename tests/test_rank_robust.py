@@ -177,3 +177,34 @@ def test_ladle_strong_signal_and_seed():
     np.testing.assert_allclose(again.criterion, res.criterion)
     null = jdr.simulate.bilinear(2000, 6, 5, 2, strengths=[0.0, 0.0], seed=4)
     assert ladle_rank(*_whiten(null.y, null.a, null.b), n_boot=60, seed=1).rank == 0
+
+
+@pytest.mark.slow
+def test_study_replay_t5_rank1():
+    """Replays the study's setting "t5, H0 rank 1" (m=1500, n1=n2=5, 400
+    replications, its seed): the Wald test holds its size, chi2 does not."""
+    import importlib.util
+    import pathlib
+
+    root = pathlib.Path(__file__).parents[1]
+    spec = importlib.util.spec_from_file_location(
+        "study_rank_robust", root / "benchmarks" / "study_rank_robust.py"
+    )
+    study = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(study)
+    (j, sc, r, (m, n1, n2)), = [x for x in study.plan() if x[1].name == "t5" and x[2] == 1]
+    reps = 400
+    # the ladle (first 150 replications) draws from the same generator
+    pv, _, _ = study.run_setting(sc.name, r, m, n1, n2, reps, ("chi2", "wald"), 150,
+                                 study.setting_rng(study.SEED, j, r))
+    _, lo, hi = study.band(reps)
+    size_w = np.mean(pv["wald"][:, r] <= study.ALPHA)
+    size_c = np.mean(pv["chi2"][:, r] <= study.ALPHA)
+    assert lo <= size_w <= hi
+    assert size_c > hi  # normal theory is liberal under a t(5) design
+    # the recorded output holds the same numbers
+    text = (root / "benchmarks" / "results" / "study_rank_robust.txt").read_text()
+    block = text.split(f"== t5: H0 rank 1, m={m}, n1={n1}, n2={n2}")[1].split("==")[0]
+    recorded = {ln.split()[0]: float(ln.split()[1]) for ln in block.splitlines()[2:] if ln.strip()}
+    assert recorded["wald"] == pytest.approx(size_w, abs=6e-4)
+    assert recorded["chi2"] == pytest.approx(size_c, abs=6e-4)
