@@ -433,6 +433,12 @@ def _test_row(
                 f"{int(df)} complement entries); got {w.m}. Use method='chi2' "
                 "(normal theory) or max_rank"
             )
+        if df > _MAX_EXACT_DIM:
+            raise ValueError(
+                f"the Wald rank test at k={k} forms the covariance of the "
+                f"(n1-k)(n2-k) = {int(df)} complement entries, more than {_MAX_EXACT_DIM}; "
+                "use method='general' (two-moment tail for large d) or fewer variables"
+            )
         mom = complement_moments(lambda: _row_chunks(w), w.u[:, k:], w.v[:, k:], k)
         res = wald_from_moments(mom, complement_block(w.s, k, n1, n2).reshape(-1))
         return {"statistic": res.statistic, "F": res.fstat, "df": float(res.df1),
