@@ -11,6 +11,8 @@ For every design of :data:`jdr_stats.simulate.BATTERY` and three nulls
 * ``general-plugin``: Imhof with the plug-in weights eig(Omega) / s_y^2;
 * ``wald-chi2``: the Wald statistic ``T_k`` against chi-square(d);
 * ``wald``: ``T_k`` against Hotelling's F(d, m - d) (the candidate default);
+* ``wald-lev`` (opt-in): ``T_k`` against a beta law with the two moments of
+  its Rademacher wild bootstrap (leverage-corrected);
 
 for ``k = 0..r`` (the rows ``k < r`` give the power of each method and the
 sequential choice), and the ladle estimator (``n_boot`` Poisson-bootstrap
@@ -46,7 +48,9 @@ from jdr_stats.inference.rank_robust import (
     complement_block,
     complement_moments,
     ladle_rank,
+    leverage_sum_sq,
     wald_from_moments,
+    wald_leverage_pvalue,
 )
 from jdr_stats.inference.rank_tests import _general_weights, _Whitened
 from jdr_stats.simulate import BATTERY, scenario
@@ -86,7 +90,7 @@ def pvalues_at(yc, aw, bw, u, s, v, k, methods):
         w = _Whitened(a=aw, b=bw, y=yc, var_y=var_y, u=u, s=s, v=v)
         lam, _, _ = _general_weights(w, k)
         out["general"] = float(weighted_chi2_sf(lam_stat, lam))
-    need = {"general-plugin", "wald-chi2", "wald"} & set(methods)
+    need = {"general-plugin", "wald-chi2", "wald", "wald-lev"} & set(methods)
     if need:
         chunks = lambda: iter([(yc, aw, bw)])  # noqa: E731
         mom = complement_moments(chunks, u[:, k:], v[:, k:], k)
@@ -98,6 +102,9 @@ def pvalues_at(yc, aw, bw, u, s, v, k, methods):
             out["wald-chi2"] = float(stats.chi2.sf(wr.statistic, wr.df1))
         if "wald" in methods:
             out["wald"] = wr.pvalue
+        if "wald-lev" in methods:
+            lev = leverage_sum_sq(chunks, u[:, k:], v[:, k:], mom)
+            out["wald-lev"] = wald_leverage_pvalue(wr, m, lev)
     return out
 
 
