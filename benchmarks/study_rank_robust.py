@@ -11,6 +11,8 @@ For every design of :data:`jdr_stats.simulate.BATTERY` and three nulls
 * ``general-plugin``: Imhof with the plug-in weights eig(Omega) / s_y^2;
 * ``wald-chi2``: the Wald statistic ``T_k`` against chi-square(d);
 * ``wald``: ``T_k`` against Hotelling's F(d, m - d) (the candidate default);
+* ``general-fs`` (opt-in): ``Lambda_k`` against a scaled chi-square with its
+  finite-sample mean and variance (section 5 of the theory page);
 * ``wald-lev`` (opt-in): ``T_k`` against a beta law with the two moments of
   its Rademacher wild bootstrap (leverage-corrected);
 
@@ -47,6 +49,7 @@ from jdr_stats.inference.chi2mix import weighted_chi2_sf
 from jdr_stats.inference.rank_robust import (
     complement_block,
     complement_moments,
+    frobenius_from_moments,
     ladle_rank,
     leverage_sum_sq,
     wald_from_moments,
@@ -90,13 +93,17 @@ def pvalues_at(yc, aw, bw, u, s, v, k, methods):
         w = _Whitened(a=aw, b=bw, y=yc, var_y=var_y, u=u, s=s, v=v)
         lam, _, _ = _general_weights(w, k)
         out["general"] = float(weighted_chi2_sf(lam_stat, lam))
-    need = {"general-plugin", "wald-chi2", "wald", "wald-lev"} & set(methods)
+    need = {"general-plugin", "wald-chi2", "wald", "wald-lev", "general-fs"} & set(methods)
     if need:
         chunks = lambda: iter([(yc, aw, bw)])  # noqa: E731
         mom = complement_moments(chunks, u[:, k:], v[:, k:], k)
         if "general-plugin" in methods:
             ev = np.clip(np.linalg.eigvalsh(mom.omega - np.outer(mom.mean, mom.mean)), 0, None)
             out["general-plugin"] = float(weighted_chi2_sf(lam_stat, ev / var_y))
+        if "general-fs" in methods:
+            out["general-fs"] = frobenius_from_moments(mom, s).pvalue
+        if not {"wald-chi2", "wald", "wald-lev"} & set(methods):
+            return out
         wr = wald_from_moments(mom, complement_block(s, k, n1, n2).reshape(-1))
         if "wald-chi2" in methods:
             out["wald-chi2"] = float(stats.chi2.sf(wr.statistic, wr.df1))

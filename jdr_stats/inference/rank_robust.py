@@ -155,7 +155,8 @@ class ComplementMoments:
     ``omega`` is ``(1/m) sum_i vec(psi_i) vec(psi_i)^T`` (row-major vec),
     ``mean`` is ``(1/m) sum_i vec(psi_i)`` (equal to ``vec(U_0^T X_lin V_0)``
     when the rows are exactly centred and whitened), ``var_y`` the mean of
-    ``y^2``.
+    ``y^2``; ``psi4 = sum_i ||psi_i||^4``, ``psi2y2 = sum_i ||psi_i||^2 y_i^2``
+    and ``y4 = sum_i y_i^4`` give the finite-sample variance of ``Lambda_k``.
     """
 
     nobs: int
@@ -165,6 +166,9 @@ class ComplementMoments:
     omega: np.ndarray
     mean: np.ndarray
     var_y: float
+    psi4: float = float("nan")
+    psi2y2: float = float("nan")
+    y4: float = float("nan")
 
 
 def _kr(uc: np.ndarray, vc: np.ndarray) -> np.ndarray:
@@ -203,6 +207,7 @@ def complement_moments(chunks: Chunks, u0: np.ndarray, v0: np.ndarray, k: int = 
     corr = c_uv.reshape(-1)
     omega = np.zeros((d, d))
     total = np.zeros(d)
+    psi4 = psi2y2 = y4 = 0.0
     step = max(1, _CHUNK_FLOATS // max(d, 1))
     for y, a, b in chunks():
         for start in range(0, y.shape[0], step):
@@ -215,9 +220,68 @@ def complement_moments(chunks: Chunks, u0: np.ndarray, v0: np.ndarray, k: int = 
             psi -= yy[:, None] * corr[None, :]
             omega += psi.T @ psi
             total += psi.sum(axis=0)
+            n2 = np.einsum("ij,ij->i", psi, psi)
+            y2 = yy * yy
+            psi4 += float(n2 @ n2)
+            psi2y2 += float(n2 @ y2)
+            y4 += float(y2 @ y2)
     return ComplementMoments(
-        nobs=m, k=k, p=p, q=q, omega=omega / m, mean=total / m, var_y=sum_y2 / m
+        nobs=m, k=k, p=p, q=q, omega=omega / m, mean=total / m, var_y=sum_y2 / m,
+        psi4=psi4, psi2y2=psi2y2, y4=y4,
     )
+
+
+@dataclass(frozen=True)
+class FrobeniusResult:
+    """``Lambda_k`` with the finite-sample two-moment reference.
+
+    Attributes
+    ----------
+    statistic : float
+        ``Lambda_k = m sum_{j>k} s_j^2 / s_y^2``.
+    mean, var : float
+        Estimated null mean ``tr(Omega) / s_y^2`` and finite-sample variance.
+    df, scale : float
+        ``Lambda_k ~ scale * chi2(df)``, ``df = 2 mean^2 / var``.
+    pvalue : float
+    """
+
+    statistic: float
+    mean: float
+    var: float
+    df: float
+    scale: float
+    pvalue: float
+
+
+def frobenius_from_moments(mom: ComplementMoments, s: np.ndarray) -> FrobeniusResult:
+    """``Lambda_k`` referred to a scaled chi-square with its finite-sample moments.
+
+    With ``tau = tr(Omega) / s_y^2``: ``Lambda_k = (1/(m s_y^2)) (sum_i ||psi_i||^2
+    + sum_{i != j} <psi_i, psi_j>)``; the diagonal part, normalised by ``s_y^2``,
+    fluctuates like ``sum_i (||psi_i||^2 - tau y_i^2) / (m s_y^2)`` and the
+    off-diagonal part has variance ``2 sum_{i != j} <psi_i, psi_j>^2 / (m s_y^2)^2``
+    (given the rows' sizes), so
+
+    ``var = [sum_i (||psi_i||^2 - tau y_i^2)^2 + 2 (m^2 ||Omega||_F^2 - sum_i ||psi_i||^4)]
+    / (m s_y^2)^2``
+
+    (``2 d`` exactly for Gaussian blocks and ``y`` independent of them).
+    """
+    m = mom.nobs
+    s2 = mom.var_y
+    if not s2 > 0:
+        raise ValueError("y is constant")
+    stat = float(m * np.sum(np.asarray(s, dtype=float)[mom.k:] ** 2) / s2)
+    tau = float(np.trace(mom.omega)) / s2
+    diag = mom.psi4 - 2.0 * tau * mom.psi2y2 + tau * tau * mom.y4
+    off = m * m * float(np.sum(mom.omega * mom.omega)) - mom.psi4
+    var = (max(diag, 0.0) + 2.0 * max(off, 0.0)) / (m * s2) ** 2
+    if not (tau > 0 and var > 0):
+        return FrobeniusResult(stat, tau, var, float("nan"), float("nan"), 1.0)
+    df = 2.0 * tau * tau / var
+    scale = tau / df
+    return FrobeniusResult(stat, tau, var, df, scale, float(stats.chi2.sf(stat / scale, df)))
 
 
 # ---------------------------------------------------------------------------
