@@ -47,7 +47,13 @@ from .._warnings import RankSelectionWarning
 from ..summary import build_summary
 from .chi2mix import weighted_chi2_sf
 from .hypotheses import TestTable, perm_pvalue
-from .rank_robust import complement_block, complement_moments, ladle_rank, wald_from_moments
+from .rank_robust import (
+    complement_block,
+    complement_moments,
+    frobenius_from_moments,
+    ladle_rank,
+    wald_from_moments,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..model import JDRResults, JointDimReduction
@@ -59,8 +65,8 @@ __all__ = [
     "weighted_chi2_sf",
 ]
 
-RankMethod = Literal["wald", "chi2", "general", "permutation"]
-_METHODS = ("wald", "chi2", "general", "permutation")
+RankMethod = Literal["robust", "wald", "chi2", "general", "permutation"]
+_METHODS = ("robust", "wald", "chi2", "general", "permutation")
 #: What fit(rank="auto", rank_method=...) accepts: the tests and the ladle.
 _SELECTORS = _METHODS + ("ladle",)
 
@@ -71,6 +77,13 @@ _MAX_EXACT_DIM = 2048
 _CHUNK_FLOATS = 1 << 22
 
 _ASSUMPTIONS = {
+    "robust": (
+        "Robust two-moment test: i.i.d. rows and finite fourth moments of the "
+        "influence functions psi of the complement block; no Gaussian blocks, "
+        "homoscedasticity or independent noise needed. Lambda_k ~ g chi2(h) with "
+        "g h = tr(Omega) / s_y^2 and 2 g^2 h the finite-sample variance of Lambda_k "
+        "estimated from the rows (including the kurtosis of psi)."
+    ),
     "wald": (
         "Wald (Kleibergen-Paap type): i.i.d. rows and finite second moments of "
         "the influence functions psi of the complement block C = U_perp' X_lin V_perp, "
@@ -425,6 +438,17 @@ def _test_row(
 ) -> tuple[dict[str, float], str | None]:
     n1, n2 = w.a.shape[1], w.b.shape[1]
     df = float((n1 - k) * (n2 - k))
+    if method == "robust":
+        if df > _MAX_EXACT_DIM:
+            raise ValueError(
+                f"the robust rank test at k={k} forms the covariance of the "
+                f"(n1-k)(n2-k) = {int(df)} complement entries, more than {_MAX_EXACT_DIM}; "
+                "use method='general' (two-moment tail for large d) or fewer variables"
+            )
+        mom = complement_moments(lambda: _row_chunks(w), w.u[:, k:], w.v[:, k:], k)
+        res = frobenius_from_moments(mom, w.s)
+        return {"statistic": res.statistic, "df": np.nan, "eff. df": res.df,
+                "scale": res.scale, "pvalue": res.pvalue}, None
     if method == "wald":
         if w.m <= df + 1:
             raise ValueError(
