@@ -1,7 +1,7 @@
 """Command line: ``python -m jdr_stats demo`` and ``python -m jdr_stats fit``.
 
 ``fit FILE.csv --y COL --a COLS --b COLS --rank R|auto [--sparsity S1,S2]
-[--rank-method wald|chi2|general|permutation|ladle]`` fits the joint estimator to a CSV
+[--rank-method robust|wald|chi2|general|permutation|ladle]`` fits the joint estimator to a CSV
 file and prints the summary (with the rank tests when ``--rank auto``).  Bad arguments print a
 one-line error and exit with code 2.
 """
@@ -69,10 +69,10 @@ def _build_parser() -> _Parser:
     fit.add_argument("--sparsity", type=_sparsity, default=None, help="S1,S2 for a sparse fit")
     fit.add_argument("--no-standardize", action="store_true", help="centre only, do not whiten")
     fit.add_argument("--missing", choices=("none", "drop", "raise"), default="none")
-    fit.add_argument("--rank-method", choices=("wald", "chi2", "general", "permutation", "ladle"),
-                     default="wald",
+    fit.add_argument("--rank-method", choices=("robust", "wald", "chi2", "general", "permutation", "ladle"),
+                     default="robust",
                      help="how --rank auto chooses the rank: sequential tests of this method "
-                          "or the ladle (default wald)")
+                          "or the ladle (default robust)")
     fit.add_argument("--seed", type=int, default=None,
                      help="seed of the permutation test or the ladle")
     return parser

@@ -22,7 +22,7 @@ from .summary import SummaryMixin, build_summary
 
 __all__ = ["JointDimReduction", "JDRResults"]
 
-RankMethod = Literal["wald", "chi2", "general", "permutation"]
+RankMethod = Literal["robust", "wald", "chi2", "general", "permutation"]
 
 
 class JointDimReduction(DataModel):
@@ -170,7 +170,7 @@ class JointDimReduction(DataModel):
         *,
         standardize: bool = True,
         sparsity: tuple[int, int] | Literal["auto"] | None = None,
-        rank_method: RankMethod | Literal["ladle"] = "wald",
+        rank_method: RankMethod | Literal["ladle"] = "robust",
         alpha: float = 0.05,
         fdr: float = 0.1,
         seed: int | np.random.Generator | None = None,
@@ -198,9 +198,9 @@ class JointDimReduction(DataModel):
             three-step projection of section 3, ``rank <= s_k <= n_k``.
             ``"auto"`` takes the counts from :meth:`select_support` at
             false discovery rate ``fdr``.
-        rank_method : {"wald", "chi2", "general", "permutation", "ladle"}
+        rank_method : {"robust", "wald", "chi2", "general", "permutation", "ladle"}
             How ``rank="auto"`` chooses the rank: the sequential tests of that
-            method (default ``"wald"``, valid without distributional
+            method (default ``"robust"``, valid without distributional
             assumptions; ``"chi2"`` is the normal-theory test), or the ladle
             estimator (``"ladle"``, Luo and Li 2016, bootstrap from ``seed``).
         alpha : float
@@ -444,7 +444,7 @@ class JDRResults(SummaryMixin):
     # -- inference (implemented in jdr_stats.inference) -------------------
     def rank_tests(
         self,
-        method: RankMethod = "wald",
+        method: RankMethod = "robust",
         *,
         max_rank: int | None = None,
         n_perm: int = 999,

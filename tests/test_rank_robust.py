@@ -10,6 +10,7 @@ import jdr_stats as jdr
 from jdr_stats.inference.rank_robust import (
     complement_block,
     complement_moments,
+    frobenius_from_moments,
     ladle_rank,
     wald_from_moments,
     wald_rank_test,
@@ -83,6 +84,63 @@ def test_agrees_with_dense_computation(data):
         assert res.pvalue == pytest.approx(stats.f.sf(f, d, m - d), rel=1e-7)
         assert (res.df1, res.df2) == (d, m - d)
         assert 0 <= res.statistic <= m
+
+
+def _robust(y, a, b, k, batch_rows=None):
+    yc, aw, bw, u, s, v = _whiten(y, a, b)
+    m = yc.shape[0]
+    step = batch_rows or m
+    chunks = lambda: ((yc[i:i + step], aw[i:i + step], bw[i:i + step])  # noqa: E731
+                      for i in range(0, m, step))
+    return frobenius_from_moments(complement_moments(chunks, u[:, k:], v[:, k:], k), s)
+
+
+def test_robust_agrees_with_dense_computation(data):
+    y, a, b = data
+    yc, aw, bw, u, s, v = _whiten(y, a, b)
+    m = y.shape[0]
+    for k in (0, 2):
+        uc, vc = aw @ u[:, k:], bw @ v[:, k:]
+        c_uy, c_yv, c_uv = uc.T @ yc / m, vc.T @ yc / m, uc.T @ vc / m
+        psi = (np.einsum("ip,i,iq->ipq", uc, yc, vc) - np.einsum("ip,q->ipq", uc, c_yv)
+               - np.einsum("p,iq->ipq", c_uy, vc) - np.einsum("i,pq->ipq", yc, c_uv))
+        psi = psi.reshape(m, -1)
+        s2 = yc @ yc / m
+        lam = m * np.sum(s[k:] ** 2) / s2
+        # Lambda_k is m ||mean psi||^2 / s_y^2 exactly
+        assert lam == pytest.approx(m * np.sum(psi.mean(0) ** 2) / s2, rel=1e-10)
+        n2 = np.sum(psi**2, axis=1)
+        tau = n2.sum() / m / s2
+        gram = psi @ psi.T
+        off = np.sum(gram**2) - np.sum(np.diag(gram) ** 2)
+        var = (np.sum((n2 - tau * yc**2) ** 2) + 2 * off) / (m * s2) ** 2
+        res = _robust(y, a, b, k)
+        assert res.statistic == pytest.approx(lam, rel=1e-10)
+        assert res.mean == pytest.approx(tau, rel=1e-10)
+        assert res.var == pytest.approx(var, rel=1e-8)
+        h = 2 * tau**2 / var
+        assert res.pvalue == pytest.approx(stats.chi2.sf(lam * h / tau, h), rel=1e-8)
+        assert _robust(y, a, b, k, batch_rows=37).var == pytest.approx(var, rel=1e-8)
+
+
+def test_robust_invariance_and_null(data):
+    y, a, b = data
+    base = _robust(y, a, b, 1)
+    rng = np.random.default_rng(1)
+    rot, _ = np.linalg.qr(rng.standard_normal((4, 4)))
+    for yy, aa, bb in ((-2.0 * y + 1.0, a, b), (y, a * 7.0 - 1.0, b @ rot)):
+        assert _robust(yy, aa, bb, 1).pvalue == pytest.approx(base.pvalue, rel=1e-6)
+    # Gaussian blocks, y independent and heavy-tailed: the variance is about 2 d
+    # (given y, Lambda_0 is exactly chi2(d)), and the p-values are about uniform
+    reps, m = 300, 400
+    pv, ratio = np.empty(reps), np.empty(reps)
+    for i in range(reps):
+        aa, bb = rng.standard_normal((m, 3)), rng.standard_normal((m, 3))
+        res = _robust(np.exp(1.0 * rng.standard_normal(m)), aa, bb, 0)
+        pv[i], ratio[i] = res.pvalue, res.var / (2 * 9)
+    assert abs(np.median(ratio) - 1) < 0.25
+    assert abs(np.mean(pv <= 0.05) - 0.05) < 4 * np.sqrt(0.05 * 0.95 / reps)
+    assert abs(np.mean(pv) - 0.5) < 4 * np.sqrt(1 / 12 / reps)
 
 
 def test_chunked_equals_one_shot(data):

@@ -234,11 +234,13 @@ def test_power_and_selection_reduced():
 def test_fit_auto_chooses_rank_and_reports_it(bilinear_small):
     sim = bilinear_small
     res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit("auto")
-    # the default is the Wald test (issue 11: it holds its size on the battery)
-    assert res.rank == 2 and res.rank_method == "wald"
+    # the default is the robust test (issue 11: it held its size on the battery)
+    assert res.rank == 2 and res.rank_method == "robust"
     text = str(res.summary())
-    assert "wald tests, alpha=0.05" in text
-    assert "Rank tests (wald)" in text and "df2" in text
+    assert "robust tests, alpha=0.05" in text
+    assert "Rank tests (robust)" in text and "eff. df" in text
+    res_w = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit("auto", rank_method="wald")
+    assert res_w.rank == 2 and "df2" in str(res_w.summary())
     res_c = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit("auto", rank_method="chi2")
     assert res_c.rank == 2 and "Rank tests (chi2)" in str(res_c.summary())
     res_l = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit("auto", rank_method="ladle", seed=0)
@@ -264,6 +266,7 @@ def test_rank_tests_shown_in_fit_summary(fit_r2):
 
 def test_results_summary_states_null_and_assumptions(fit_r2):
     for method, words in (
+        ("robust", "finite-sample variance"),
         ("wald", "Kleibergen-Paap"),
         ("chi2", "Normal theory"),
         ("general", "General theory"),

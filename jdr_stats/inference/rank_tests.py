@@ -7,13 +7,16 @@ against ``r > k`` with the statistic
     Lambda_k = m * sum_{j > k} sigma_j(X_lin)^2 / s_y^2,
 
 ``X_lin`` the whitened cross moment (eq. ``lin`` of the paper, centred ``y``)
-and ``s_y^2`` the sample variance of ``y``, or (the default, ``"wald"``) by
-the self-normalised statistic ``T_k`` of ``rank_robust``.  The methods:
+and ``s_y^2`` the sample variance of ``y``, or by the self-normalised
+statistic ``T_k`` of ``rank_robust``.  The methods:
 
-* ``"wald"`` (default): ``T_k = m vec(C)^T Omega^{-1} vec(C)``, ``C`` the
+* ``"robust"`` (default): ``Lambda_k`` against ``g chi2(h)`` whose mean and
+  variance are the finite-sample moments of ``Lambda_k`` estimated from the
+  influence functions of the complement block; no distributional
+  assumption; held its size on the robustness battery;
+* ``"wald"``: ``T_k = m vec(C)^T Omega^{-1} vec(C)``, ``C`` the
   complement block and ``Omega`` the second moment of its influence
   functions (Kleibergen-Paap type), referred to Hotelling's ``F(d, m - d)``;
-  no distributional assumption, holds its size on the robustness battery;
 * ``"chi2"``: chi-square with ``(n1 - k)(n2 - k)`` degrees of freedom
   (Gaussian blocks, independent of each other);
 * ``"general"``: ``sum_j w_j chi2_1``, the weights the eigenvalues of the
@@ -136,12 +139,13 @@ class RankTestResults(TestTable):
         Index ``k`` (row ``k`` tests ``H0: r <= k`` against ``r > k``);
         columns ``statistic`` (``Lambda_k``; ``T_k`` for the Wald test),
         ``df`` (chi-square or numerator F degrees of freedom; NaN where no
-        single df applies), ``pvalue``; the Wald test adds ``F`` and ``df2``,
-        the general test ``eff. df`` (``(sum w)^2 / sum w^2``), the
-        permutation test ``n_perm``.  For the ladle (``method="ladle"``,
+        single df applies), ``pvalue``; the robust test adds ``eff. df`` and
+        ``scale`` (``Lambda_k ~ scale * chi2(eff. df)``), the Wald test ``F``
+        and ``df2``, the general test ``eff. df`` (``(sum w)^2 / sum w^2``),
+        the permutation test ``n_perm``.  For the ladle (``method="ladle"``,
         from ``fit(rank="auto", rank_method="ladle")``) the columns are
         ``boot_var``, ``eig_part`` and ``criterion`` and there are no tests.
-    method : {"wald", "chi2", "general", "permutation", "ladle"}
+    method : {"robust", "wald", "chi2", "general", "permutation", "ladle"}
     nobs, n1, n2 : int
     full : bool
         True when the table runs up to ``k = min(n1, n2) - 1``, the last
@@ -581,7 +585,7 @@ def _run(
 def rank_tests(
     results: JDRResults,
     *,
-    method: RankMethod = "wald",
+    method: RankMethod = "robust",
     max_rank: int | None = None,
     n_perm: int = 999,
     seed: int | np.random.Generator | None = None,
@@ -592,14 +596,16 @@ def rank_tests(
     ----------
     results : JDRResults
         A fit; the tests use its data and moments (not its rank).
-    method : {"wald", "chi2", "general", "permutation"}
-        ``"wald"`` (default): the self-normalised statistic ``T_k`` with
-        Hotelling's F reference, valid without distributional assumptions
-        (it held its size on every design of the robustness battery,
-        ``benchmarks/results/study_rank_robust.txt``).  The others refer
-        ``Lambda_k`` to the normal-theory chi-square (Gaussian blocks,
-        noise independent of them), a weighted chi-square with estimated
-        weights, or permutations (normal-theory premise).
+    method : {"robust", "wald", "chi2", "general", "permutation"}
+        ``"robust"`` (default): ``Lambda_k`` against a scaled chi-square with
+        its finite-sample mean and variance estimated from the rows, no
+        distributional assumption (the method that held its size on the
+        robustness battery, ``benchmarks/results/study_rank_robust.txt``).
+        ``"wald"``: the self-normalised ``T_k`` with Hotelling's F reference
+        (conservative, less powerful).  ``"chi2"``: the normal-theory
+        chi-square (Gaussian blocks, noise independent of them); ``"general"``:
+        weighted chi-square with estimated weights; ``"permutation"``
+        (normal-theory premise).
     max_rank : int, optional
         Largest ``k`` tested, ``0 <= max_rank <= min(n1, n2) - 1`` (default).
     n_perm : int
@@ -662,14 +668,14 @@ def choose_rank(
     moments: BlockMoments,
     *,
     standardize: bool,
-    method: RankMethod | Literal["ladle"] = "wald",
+    method: RankMethod | Literal["ladle"] = "robust",
     alpha: float = 0.05,
     seed: int | np.random.Generator | None = None,
     n_perm: int = 999,
 ) -> tuple[int, RankTestResults]:
     """Choose ``r`` as the first ``k`` whose test of ``H0: r = k`` is not rejected.
 
-    Used by ``fit(rank="auto")``.  Tests (default: the Wald test) run for
+    Used by ``fit(rank="auto")``.  Tests (default: the robust test) run for
     ``k = 0, 1, ...`` and stop at the first non-rejection (the table holds
     the rows computed).  ``method="ladle"`` uses the ladle estimator (Luo and
     Li 2016; 100 Poisson-bootstrap replicates drawn from ``seed``) instead.  If
