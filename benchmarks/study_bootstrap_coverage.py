@@ -31,7 +31,6 @@ import time
 import numpy as np
 
 import jdr_stats as jdr
-from jdr_stats.inference.bootstrap import bootstrap
 from jdr_stats.metrics import principal_angles
 
 
@@ -40,7 +39,7 @@ def one_replication(m: int, n: int, r: int, n_boot: int, seed: int, alpha: float
     res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(r)
     true_a = np.degrees(principal_angles(sim.U, res.estimate.dir_a).max())
     true_b = np.degrees(principal_angles(sim.V, res.estimate.dir_b).max())
-    boot = bootstrap(res, n_boot=n_boot, seed=seed + 10**6, alpha=alpha)
+    boot = res.bootstrap(n_boot=n_boot, seed=seed + 10**6, alpha=alpha)
     out = {"true_a": true_a, "true_b": true_b}
     for interval in ("percentile", "deflated"):
         bound = boot.max_angle_bound(interval=interval)

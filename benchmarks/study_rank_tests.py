@@ -53,7 +53,7 @@ def one_setting(model: str, r: int, opts: dict, reps: int, n_perm: int, rng) -> 
             sim = jdr.simulate.binary(M, N1, N2, r, seed=rng, **opts)
         res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(r)
         for meth in METHODS:
-            rt = rank_tests(res, method=meth, max_rank=r, n_perm=n_perm, seed=rng)
+            rt = rank_tests(res.model.data, res.moments, method=meth, max_rank=r, n_perm=n_perm, seed=rng)
             pv[meth][i] = rt.table["pvalue"].to_numpy()
     return pv
 

@@ -95,7 +95,7 @@ def run(design: str, reps: int, n_stability: int, seed0: int) -> None:
         ta, tb = np.abs(sim.U).sum(1) > 0, np.abs(sim.V).sum(1) > 0
         marg = select_support(model, fdr=FDR)
         rec["marginal"].append(_fdp_power(marg, ta, tb))
-        (s1, s2), cond = choose_sparsity(model, rank=R, fdr=FDR, seed=rep)
+        (s1, s2), cond = choose_sparsity(model.data, rank=R, fdr=FDR, seed=rep)
         rec["conditional"].append(_fdp_power(cond, ta, tb))
         size["marginal"].append(_null_rate(marg, ta, tb))
         size["conditional"].append(_null_rate(cond, ta, tb))

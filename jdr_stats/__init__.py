@@ -3,6 +3,28 @@
 Li and Bresler's estimator of the subspaces through which a response depends
 on two feature vectors, with inference, the classical baselines and
 simulation of the paper's models.
+
+Layers
+------
+The modules are layered; a module imports only from its own layer or the
+layers below it, and the imports have no cycle (``tests/test_layering.py``
+parses every module and enforces both).  From the ground up:
+
+0. ``_validation`` (checks of options and seeds), ``_warnings``, ``summary``
+   (the ``Summary`` builder);
+1. ``_linalg``: moments (:class:`~jdr_stats._linalg.BlockMoments`), the one
+   whitening object (:class:`~jdr_stats._linalg.Whitening`), SVD with the sign
+   convention, principal angles;
+2. ``_data`` (validated data, :class:`~jdr_stats._data.ModelData`),
+   ``metrics``, ``simulate``, ``datasets``;
+3. ``_estimate`` (the estimator on moments), ``sparse``;
+4. ``inference/`` (rank tests, bootstrap, hypothesis tables, weighted
+   chi-square tails), ``support`` (coordinate tests), ``baselines/`` (SIR,
+   pHd, SAVE): each takes validated data and/or moments plus whitenings,
+   never a model;
+5. ``model`` (``JointDimReduction``, ``JDRResults``), ``compare``;
+6. ``plotting``, ``cli`` (and a future ``sklearn``); 7. this package's
+   namespace.
 """
 
 from __future__ import annotations

@@ -11,24 +11,24 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 import pandas as pd
 
+from ._validation import check_choice
 from ._warnings import MissingDataWarning
 
 __all__ = [
     "ModelData",
     "MissingPolicy",
     "check_new_block",
-    "normalize_seed",
     "designs_from_formula",
-    "check_fraction",
     "DataModel",
 ]
 
 MissingPolicy = Literal["none", "drop", "raise"]
+_Model = TypeVar("_Model", bound="DataModel")
 _MISSING = ("none", "drop", "raise")
 
 
@@ -173,8 +173,7 @@ class ModelData:
         check_response : bool
             Require at least two distinct response values.
         """
-        if missing not in _MISSING:
-            raise ValueError(f"missing must be one of {_MISSING}; got {missing!r}")
+        check_choice(missing, "missing", _MISSING)
         y, yname = _as_endog(endog)
         arrays: dict[str, np.ndarray] = {}
         names: dict[str, list[str]] = {}
@@ -290,6 +289,49 @@ class DataModel:
 
     _data: ModelData
     _formula: str | None = None
+    #: Constructor argument of each design block, in order (one block:
+    #: ``"y ~ x1 + x2"``; two blocks: ``"y ~ a-terms | b-terms"``).
+    _block_args: tuple[str, ...] = ()
+
+    @classmethod
+    def from_formula(
+        cls: type[_Model],
+        formula: str,
+        data: Any,
+        *,
+        missing: MissingPolicy = "none",
+        weights: Any = None,
+        eval_env: int = 0,
+    ) -> _Model:
+        """Build the model from a formula (patsy syntax; ``np`` is available).
+
+        Parameters
+        ----------
+        formula : str
+            The response left of ``~``; right of it the predictors
+            (``"y ~ x1 + np.log(x2)"``) or, for the joint model, the terms of
+            block a and block b separated by a bar
+            (``"y ~ x1 + x2 | z1 + np.log(z2)"``).  No intercept is used (the
+            blocks are centred); a categorical term gets treatment-coded
+            dummies.
+        data : DataFrame or mapping
+        missing, weights
+            As for the constructor.
+        eval_env : int
+            Frames above the caller in which to look up names not in ``data``.
+
+        Examples
+        --------
+        >>> import numpy as np, jdr_stats as jdr
+        >>> df = jdr.simulate.bilinear(500, 3, 2, 1, seed=1).frame
+        >>> mod = jdr.JointDimReduction.from_formula("y ~ a0 + a1 + np.exp(a2) | b0 + b1", df)
+        >>> mod.exog_names_a
+        ['a0', 'a1', 'np.exp(a2)']
+        """
+        y, blocks = designs_from_formula(formula, data, list(cls._block_args), eval_env=eval_env)
+        model = cls(y, *blocks, missing=missing, weights=weights)  # type: ignore[call-arg]
+        model._formula = formula
+        return model
 
     @property
     def endog(self) -> np.ndarray:
@@ -338,26 +380,6 @@ def check_new_block(
     if not np.isfinite(arr).all():
         raise ValueError(f"{argname} contains NaN or infinite values")
     return arr
-
-
-def check_fraction(value: object, name: str, *, low: float = 0.0, high: float = 1.0) -> float:
-    """A level, rate or threshold strictly between ``low`` and ``high``."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a number strictly between {low} and {high}; got {value!r}")
-    if not low < float(value) < high:
-        raise ValueError(f"{name} must be strictly between {low} and {high}; got {value!r}")
-    return float(value)
-
-
-def normalize_seed(seed: int | np.random.Generator | None) -> np.random.Generator:
-    """The one place where a ``seed`` argument becomes a Generator."""
-    if isinstance(seed, np.random.Generator):
-        return seed
-    if seed is None or isinstance(seed, (int, np.integer)):
-        return np.random.default_rng(seed)
-    raise TypeError(
-        f"seed must be an int, a numpy Generator or None; got {type(seed).__name__}"
-    )
 
 
 def _split_top_level(text: str, sep: str) -> list[str]:

@@ -12,16 +12,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import linalg as sla
 
 from ._linalg import (
     BlockMoments,
-    cholesky_factor,
+    Whitening,
+    block_whitenings,
     svd_signed,
     unit_columns,
-    unwhiten,
     whiten_cross,
 )
+from ._validation import check_int
 from .sparse import check_sparsity, three_step_projection
 
 __all__ = ["Estimate", "estimate", "check_rank"]
@@ -66,29 +66,25 @@ def check_rank(rank: object, n1: int, n2: int) -> int:
     if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)):
         raise TypeError(f'rank must be a positive integer or "auto"; got {rank!r}')
     cap = min(n1, n2)
-    if not 1 <= rank <= cap:
-        smaller = "a" if n1 <= n2 else "b"
-        raise ValueError(
-            f"rank must be between 1 and {cap} (the smaller block, exog_{smaller}, "
-            f"has {cap} columns); got {int(rank)}"
-        )
-    return int(rank)
+    smaller = "a" if n1 <= n2 else "b"
+    why = f" (the smaller block, exog_{smaller}, has {cap} columns)"
+    return check_int(rank, "rank", low=1, high=cap, why=why)
 
 
 def _decompose(
     cross: np.ndarray,
-    la: np.ndarray | None,
-    lb: np.ndarray | None,
+    wa: Whitening | None,
+    wb: Whitening | None,
     rank: int,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Whiten (if factors are given), SVD, keep ``rank``, map back."""
-    xw = cross if la is None else whiten_cross(cross, la, lb)
+    """Whiten (if whitenings are given), SVD, keep ``rank``, map back."""
+    xw = cross if wa is None else whiten_cross(cross, wa, wb)
     u, s, v = svd_signed(xw)
     u_std, v_std = u[:, :rank], v[:, :rank]
-    if la is None:
+    if wa is None:
         dir_a, dir_b = unit_columns(u_std.copy()), unit_columns(v_std.copy())
     else:
-        dir_a, dir_b = unwhiten(la, u_std), unwhiten(lb, v_std)
+        dir_a, dir_b = wa.to_original(u_std), wb.to_original(v_std)
     return xw, s, u_std, v_std, dir_a, dir_b
 
 
@@ -100,6 +96,7 @@ def estimate(
     sparsity: tuple[int, int] | None = None,
     names_a: Sequence[str] | None = None,
     names_b: Sequence[str] | None = None,
+    whitening: tuple[Whitening, Whitening] | None = None,
 ) -> Estimate:
     """The paper's estimator from the block moments.
 
@@ -113,6 +110,9 @@ def estimate(
         Run the three-step projection (section 3) first.
     names_a, names_b : sequence of str, optional
         Variable names, used in error messages only.
+    whitening : (Whitening, Whitening), optional
+        The blocks' whitenings when the caller has factored the covariances
+        already (``standardize=True`` only); computed from ``mom`` otherwise.
 
     Notes
     -----
@@ -130,32 +130,26 @@ def estimate(
     names_a = list(names_a) if names_a is not None else [f"a{j}" for j in range(n1)]
     names_b = list(names_b) if names_b is not None else [f"b{j}" for j in range(n2)]
     rank = check_rank(rank, n1, n2)
-    la = lb = None
+    wa = wb = None
     if standardize:
-        la = cholesky_factor(mom.cov_a, "exog_a", names_a)
-        lb = cholesky_factor(mom.cov_b, "exog_b", names_b)
-    xw, s, u_std, v_std, dir_a, dir_b = _decompose(mom.cross, la, lb, rank)
+        wa, wb = whitening if whitening is not None else block_whitenings(mom, names_a, names_b)
+    xw, s, u_std, v_std, dir_a, dir_b = _decompose(mom.cross, wa, wb, rank)
     rows, cols = np.arange(n1), np.arange(n2)
     if sparsity is not None:
         s1, s2 = check_sparsity(sparsity, n1, n2, rank=rank)
         if standardize:
             # Sigma_a^{-1} S Sigma_b^{-1} = La^{-T} X_w Lb^{-1}
-            target = sla.solve_triangular(la.T, xw, lower=False)
-            target = sla.solve_triangular(lb.T, target.T, lower=False).T
+            target = wb.solve_t(wa.solve_t(xw).T).T
         else:
             target = mom.cross
         proj = three_step_projection(target, s1, s2)
         rows, cols = proj.rows, proj.cols
         sub = mom.cross[np.ix_(rows, cols)]
-        la_s = lb_s = None
+        wa_s = wb_s = None
         if standardize:
-            la_s = cholesky_factor(
-                mom.cov_a[np.ix_(rows, rows)], "exog_a", [names_a[j] for j in rows]
-            )
-            lb_s = cholesky_factor(
-                mom.cov_b[np.ix_(cols, cols)], "exog_b", [names_b[j] for j in cols]
-            )
-        _, s, us, vs, da, db = _decompose(sub, la_s, lb_s, rank)
+            wa_s = wa.subset(rows, "exog_a", names_a)
+            wb_s = wb.subset(cols, "exog_b", names_b)
+        _, s, us, vs, da, db = _decompose(sub, wa_s, wb_s, rank)
         u_std = np.zeros((n1, rank))
         v_std = np.zeros((n2, rank))
         dir_a = np.zeros((n1, rank))

@@ -1,4 +1,4 @@
-"""Shared numerics: moments, whitening, truncated SVD, complements, angles.
+"""Shared numerics: moments, whitening, truncated SVD, angles, signs.
 
 Every estimator of the package calls these; nothing here knows about a
 particular method.
@@ -6,26 +6,33 @@ particular method.
 Moments are computed in row chunks (two passes: means, then centred products),
 so a fit needs O(chunk x (n1 + n2) + n1 n2) memory beyond its input and works
 on any array that supports row slicing (``numpy.memmap`` included).
+:class:`ReweightedMoments` gives the moments of many reweightings of the same
+rows (bootstrap resamples) by matrix products, without copying rows.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from scipy import linalg as sla
+from scipy.linalg.blas import dgemm as _dgemm
 
 __all__ = [
     "BlockMoments",
     "block_moments",
+    "ReweightedMoments",
     "cholesky_factor",
+    "Whitening",
+    "block_whitenings",
     "whiten_cross",
-    "unwhiten",
+    "sign_columns",
     "svd_signed",
     "orthonormal_basis",
-    "orthogonal_complement",
     "principal_angles",
+    "batched_principal_angles",
     "unit_columns",
 ]
 
@@ -64,7 +71,6 @@ def block_moments(
     b: np.ndarray,
     weights: np.ndarray | None = None,
     *,
-    center_y: bool = True,
     covariances: bool = True,
 ) -> BlockMoments:
     """Means, covariances and the centred cross moment of (y, a, b).
@@ -77,9 +83,6 @@ def block_moments(
     weights : ndarray, shape (m,), optional
         Nonnegative case weights (frequency weights: a bootstrap resample is
         the count of each row).  They are normalised to sum to one.
-    center_y : bool
-        Centre y at its (weighted) mean in the cross moment.  ``False`` uses
-        y as given, as in the paper's eq. (lin).
     covariances : bool
         Compute the block covariances (needed for whitening).  ``False``
         skips their two products and leaves ``cov_a`` and ``cov_b`` as NaN.
@@ -104,7 +107,7 @@ def block_moments(
         mean_y = float(w @ y) / wsum
         mean_a = (w @ a) / wsum
         mean_b = (w @ b) / wsum
-    yc_all = y - mean_y if center_y else np.asarray(y, dtype=float)
+    yc_all = y - mean_y
     cov_a = np.zeros((n1, n1))
     cov_b = np.zeros((n2, n2))
     cross = np.zeros((n1, n2))
@@ -145,6 +148,180 @@ def block_moments(
     )
 
 
+#: Bytes of one chunk of per-row features in :class:`ReweightedMoments`.
+_FEATURE_BYTES = 1 << 26
+
+
+class ReweightedMoments:
+    """Block moments of many reweightings of the same rows, by matrix products.
+
+    For resampling counts ``c`` (one row of ``C``, shape (B, m)) and the
+    model's case weights ``w0``, the reweighted moments are ratios of sums
+    ``sum_i c_i w0_i f_i`` of per-row features ``f_i`` (products of the rows
+    centred at the full-sample means).  A batch of replicates is therefore
+    one product ``C @ (w0 * F)``, accumulated over chunks of rows; each
+    replicate's own means are then corrected for algebraically (see the
+    theory page).
+    """
+
+    def __init__(self, y, a, b, w0):
+        self._y, self._a, self._b, self._w0 = y, a, b, w0
+        m, n1 = a.shape
+        n2 = b.shape[1]
+        self.m, self.n1, self.n2 = m, n1, n2
+        if w0 is None:
+            self.ybar, self.abar, self.bbar = float(y.mean()), a.mean(axis=0), b.mean(axis=0)
+        else:
+            tw = float(w0.sum())
+            self.ybar = float(w0 @ y) / tw
+            self.abar = (w0 @ a) / tw
+            self.bbar = (w0 @ b) / tw
+        # squared range of each column: the scale of "zero variance"
+        self._scale_a = np.ptp(a, axis=0) ** 2
+        self._scale_b = np.ptp(b, axis=0) ** 2
+        self._iu1 = np.triu_indices(n1, k=1)
+        self._iu2 = np.triu_indices(n2, k=1)
+        t1, t2 = len(self._iu1[0]), len(self._iu2[0])
+        # layout of the feature vector: double-precision sums first (means,
+        # variances), then those summed in single precision (see sums())
+        sizes = [("one", 1), ("y", 1), ("a", n1), ("b", n2), ("yy", 1), ("ay", n1),
+                 ("by", n2), ("aad", n1), ("bbd", n2),
+                 ("aao", t1), ("bbo", t2), ("ab", n1 * n2), ("aby", n1 * n2)]
+        self._slices = {}
+        start = 0
+        for name, size in sizes:
+            self._slices[name] = slice(start, start + size)
+            start += size
+        self.width = start
+        self.width64 = self._slices["aao"].start  # features summed in double precision
+        self._full32: np.ndarray | None = None  # full-sample sums of the others
+        self.chunk = max(16, _FEATURE_BYTES // (8 * self.width))
+
+    def _features(self, start: int, stop: int, out: np.ndarray) -> np.ndarray:
+        s = self._slices
+        ac = self._a[start:stop] - self.abar
+        bc = self._b[start:stop] - self.bbar
+        yc = self._y[start:stop] - self.ybar
+        k = stop - start
+        f = out[:k]
+        f[:, s["one"]] = 1.0
+        f[:, s["y"]] = yc[:, None]
+        f[:, s["a"]] = ac
+        f[:, s["b"]] = bc
+        f[:, s["yy"]] = (yc * yc)[:, None]
+        f[:, s["ay"]] = ac * yc[:, None]
+        f[:, s["by"]] = bc * yc[:, None]
+        f[:, s["aad"]] = ac * ac
+        f[:, s["bbd"]] = bc * bc
+        i1, j1 = self._iu1
+        f[:, s["aao"]] = ac[:, i1] * ac[:, j1]
+        i2, j2 = self._iu2
+        f[:, s["bbo"]] = bc[:, i2] * bc[:, j2]
+        ab = f[:, s["ab"]].reshape(k, self.n1, self.n2)
+        np.multiply(ac[:, :, None], bc[:, None, :], out=ab)
+        np.multiply(f[:, s["ab"]], yc[:, None], out=f[:, s["aby"]])
+        if self._w0 is not None:
+            f *= self._w0[start:stop, None]
+        return f
+
+    def sums(self, counts: np.ndarray) -> np.ndarray:
+        """``counts @ (w0 * F)``, shape (B, width).
+
+        The first ``width64`` features (everything needed for the means and
+        variances) are accumulated in double precision, in place by BLAS
+        ``dgemm`` (``C^T <- F_chunk^T counts_chunk^T + C^T``).  The others
+        (off-diagonal covariance products and the ``2 n1 n2`` cross-block
+        products, nearly all of the work) are accumulated as the full-sample
+        sum (double) plus
+        ``(counts - 1) @ F`` in single precision: the deviations
+        ``counts - 1`` are small integers, exact in single precision, so only
+        the resampling fluctuation carries the single-precision rounding
+        (relative error about 1e-7 of it).
+        """
+        nb, w64 = counts.shape[0], self.width64
+        out64_t = np.zeros((w64, nb), order="F")
+        out32 = np.zeros((nb, self.width - w64))
+        dev = counts.astype(np.float32)
+        dev -= np.float32(1.0)
+        full = None if self._full32 is not None else np.zeros(self.width - w64)
+        buf = np.empty((min(self.chunk, self.m), self.width))
+        for start in range(0, self.m, self.chunk):
+            stop = min(start + self.chunk, self.m)
+            f = self._features(start, stop, buf)
+            out64_t = _dgemm(
+                1.0, f[:, :w64].T, counts[:, start:stop].T, beta=1.0, c=out64_t,
+                overwrite_c=True,
+            )
+            f32 = f[:, w64:].astype(np.float32)
+            out32 += dev[:, start:stop] @ f32
+            if full is not None:
+                full += f[:, w64:].sum(axis=0)
+        if full is not None:
+            self._full32 = full
+        out = np.empty((nb, self.width))
+        out[:, :w64] = out64_t.T
+        out[:, w64:] = out32 + self._full32
+        return out
+
+    @staticmethod
+    def _zero_constant(cov: np.ndarray, scale: np.ndarray) -> None:
+        diag = np.diagonal(cov, axis1=1, axis2=2)
+        rep, col = np.nonzero(diag <= 1e-12 * scale)
+        cov[rep, col, :] = 0.0
+        cov[rep, :, col] = 0.0
+
+    def moments(self, sums: np.ndarray) -> list[BlockMoments]:
+        """BlockMoments of each replicate from its feature sums."""
+        s = self._slices
+        n1, n2 = self.n1, self.n2
+        tot = sums[:, s["one"]][:, 0]
+        z = sums / tot[:, None]
+        dy = z[:, s["y"]][:, 0]
+        da = z[:, s["a"]]
+        db = z[:, s["b"]]
+        var_y = z[:, s["yy"]][:, 0] - dy**2
+        ga = z[:, s["ay"]]
+        gb = z[:, s["by"]]
+        nb = sums.shape[0]
+        cov_a = np.empty((nb, n1, n1))
+        i1, j1 = self._iu1
+        cov_a[:, i1, j1] = z[:, s["aao"]]
+        cov_a[:, j1, i1] = z[:, s["aao"]]
+        cov_a[:, np.arange(n1), np.arange(n1)] = z[:, s["aad"]]
+        cov_a -= da[:, :, None] * da[:, None, :]
+        cov_b = np.empty((nb, n2, n2))
+        i2, j2 = self._iu2
+        cov_b[:, i2, j2] = z[:, s["bbo"]]
+        cov_b[:, j2, i2] = z[:, s["bbo"]]
+        cov_b[:, np.arange(n2), np.arange(n2)] = z[:, s["bbd"]]
+        cov_b -= db[:, :, None] * db[:, None, :]
+        # A column constant within a resample has variance exactly 0; the
+        # algebraic correction leaves a rounding residue there instead.
+        self._zero_constant(cov_a, self._scale_a)
+        self._zero_constant(cov_b, self._scale_b)
+        m_ab = z[:, s["ab"]].reshape(nb, n1, n2)
+        cross = z[:, s["aby"]].reshape(nb, n1, n2).copy()
+        cross -= ga[:, :, None] * db[:, None, :]
+        cross -= dy[:, None, None] * m_ab
+        cross -= da[:, :, None] * gb[:, None, :]
+        cross += 2.0 * dy[:, None, None] * da[:, :, None] * db[:, None, :]
+        out = []
+        for k in range(nb):
+            out.append(
+                BlockMoments(
+                    nobs=self.m,
+                    mean_y=self.ybar + float(dy[k]),
+                    var_y=float(var_y[k]),
+                    mean_a=self.abar + da[k],
+                    mean_b=self.bbar + db[k],
+                    cov_a=cov_a[k],
+                    cov_b=cov_b[k],
+                    cross=cross[k],
+                )
+            )
+        return out
+
+
 def cholesky_factor(
     cov: np.ndarray, argname: str, names: Sequence[str], *, tol: float = 1e-10
 ) -> np.ndarray:
@@ -170,15 +347,90 @@ def cholesky_factor(
     return d[:, None] * np.linalg.cholesky(corr)
 
 
-def whiten_cross(cross: np.ndarray, la: np.ndarray, lb: np.ndarray) -> np.ndarray:
+@dataclass(frozen=True)
+class Whitening:
+    """Affine whitening of one block: ``x' = L^{-1}(x - mean)``, ``cov = L L^T``.
+
+    The one whitening of the package: the joint estimator, the rank tests,
+    the coordinate tests, the bootstrap and the single-block baselines all
+    map rows, cross moments and directions through it.  ``chol`` is the
+    lower Cholesky factor (see :func:`cholesky_factor` and
+    ``JointDimReduction.fit`` for why any square root gives the same
+    subspaces).
+
+    Attributes
+    ----------
+    mean : ndarray, shape (n,)
+    cov : ndarray, shape (n, n)
+    chol : ndarray, shape (n, n)
+        Lower triangular ``L`` with ``cov = L L^T``.
+    """
+
+    mean: np.ndarray
+    cov: np.ndarray
+    chol: np.ndarray
+
+    @classmethod
+    def from_moments(
+        cls, mean: np.ndarray, cov: np.ndarray, argname: str, names: Sequence[str]
+    ) -> Whitening:
+        """Factor ``cov`` (``ValueError`` naming collinear variables)."""
+        return cls(mean=mean, cov=cov, chol=cholesky_factor(cov, argname, names))
+
+    @property
+    def dim(self) -> int:
+        return int(self.chol.shape[0])
+
+    @cached_property
+    def linv(self) -> np.ndarray:
+        """``L^{-1}`` (lower triangular), formed once for repeated products.
+
+        (``scipy.linalg.solve_triangular`` on small matrices can take
+        milliseconds per call under a multi-threaded BLAS.)
+        """
+        return np.tril(np.linalg.solve(self.chol, np.eye(self.dim)))
+
+    def solve(self, mat: np.ndarray) -> np.ndarray:
+        """``L^{-1} mat`` (columns of ``mat`` in original coordinates)."""
+        return sla.solve_triangular(self.chol, mat, lower=True)
+
+    def solve_t(self, mat: np.ndarray) -> np.ndarray:
+        """``L^{-T} mat`` (whitened directions to original coefficients)."""
+        return sla.solve_triangular(self.chol.T, mat, lower=False)
+
+    def to_white(self, x: np.ndarray) -> np.ndarray:
+        """Whitened rows ``(x_i - mean)^T L^{-T}``, shape (m, n)."""
+        return self.solve((x - self.mean).T).T
+
+    def to_scores(self, x: np.ndarray) -> np.ndarray:
+        """Rows ``Sigma^{-1}(x_i - mean)`` (scaled partial residuals), shape (m, n)."""
+        return self.solve_t(self.solve((x - self.mean).T)).T
+
+    def to_original(self, u_std: np.ndarray) -> np.ndarray:
+        """Whitened directions back to original coordinates: unit columns of ``L^{-T} U'``."""
+        return unit_columns(self.solve_t(u_std))
+
+    def subset(self, idx: np.ndarray, argname: str, names: Sequence[str]) -> Whitening:
+        """The whitening of the variables ``idx`` alone (their own factor)."""
+        sel = np.ix_(idx, idx)
+        return Whitening.from_moments(
+            self.mean[idx], self.cov[sel], argname, [names[j] for j in idx]
+        )
+
+
+def block_whitenings(
+    mom: BlockMoments, names_a: Sequence[str], names_b: Sequence[str]
+) -> tuple[Whitening, Whitening]:
+    """The whitening of each block of a two-block fit (one factor each)."""
+    return (
+        Whitening.from_moments(mom.mean_a, mom.cov_a, "exog_a", names_a),
+        Whitening.from_moments(mom.mean_b, mom.cov_b, "exog_b", names_b),
+    )
+
+
+def whiten_cross(cross: np.ndarray, wa: Whitening, wb: Whitening) -> np.ndarray:
     """``La^{-1} S Lb^{-T}``: the cross moment in whitened coordinates."""
-    left = sla.solve_triangular(la, cross, lower=True)
-    return sla.solve_triangular(lb, left.T, lower=True).T
-
-
-def unwhiten(l_factor: np.ndarray, u_std: np.ndarray) -> np.ndarray:
-    """Map whitened directions back: ``L^{-T} U'`` (then unit columns)."""
-    return unit_columns(sla.solve_triangular(l_factor.T, u_std, lower=False))
+    return wb.solve(wa.solve(cross).T).T
 
 
 def unit_columns(x: np.ndarray) -> np.ndarray:
@@ -188,12 +440,13 @@ def unit_columns(x: np.ndarray) -> np.ndarray:
     return x / norms
 
 
-def _sign_fix(u: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Make the entry of largest magnitude of each column of ``u`` positive."""
-    idx = np.argmax(np.abs(u), axis=0)
-    signs = np.sign(u[idx, np.arange(u.shape[1])])
+def sign_columns(x: np.ndarray, *others: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The package's sign convention: each column's entry of largest magnitude
+    is positive; the columns of ``others`` are flipped with those of ``x``."""
+    idx = np.argmax(np.abs(x), axis=0)
+    signs = np.sign(x[idx, np.arange(x.shape[1])])
     signs[signs == 0] = 1.0
-    return u * signs, v * signs
+    return (x * signs,) + tuple(o * signs for o in others)
 
 
 def svd_signed(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -204,7 +457,7 @@ def svd_signed(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     largest magnitude positive, and ``V`` is flipped with it.
     """
     u, s, vt = np.linalg.svd(x, full_matrices=False)
-    u, v = _sign_fix(u, vt.T)
+    u, v = sign_columns(u, vt.T)
     return u, s, v
 
 
@@ -214,19 +467,12 @@ def orthonormal_basis(x: np.ndarray) -> np.ndarray:
     return q
 
 
-def orthogonal_complement(x: np.ndarray) -> np.ndarray:
-    """Orthonormal basis of the orthogonal complement of span(x)."""
-    x = np.asarray(x, dtype=float)
-    q, _ = np.linalg.qr(x, mode="complete")
-    return q[:, x.shape[1] :]
-
-
 def principal_angles(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Principal angles (radians, ascending) between span(a) and span(b).
 
-    Any bases, any column scaling.  Small angles are computed from sines
-    (Bjorck and Golub 1973), so they are accurate to machine precision rather
-    than to its square root.
+    Any full-rank bases, any column scaling; ``min(ra, rb)`` angles.  Small
+    angles are computed from sines (Bjorck and Golub 1973), so they are
+    accurate to machine precision rather than to its square root.
     """
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
@@ -239,4 +485,26 @@ def principal_angles(a: np.ndarray, b: np.ndarray) -> np.ndarray:
             f"the bases must have the same number of rows; got {a.shape[0]} and "
             f"{b.shape[0]}"
         )
-    return np.sort(sla.subspace_angles(a, b))
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):
+        raise ValueError("the bases must be finite; got NaN or infinite entries")
+    if a.shape[1] < b.shape[1]:  # project the narrower basis on the wider
+        a, b = b, a
+    return batched_principal_angles(orthonormal_basis(a), b[None])[0]
+
+
+def batched_principal_angles(q0: np.ndarray, bases: np.ndarray) -> np.ndarray:
+    """Principal angles (radians, ascending) between span(q0) and each basis.
+
+    ``q0`` (n, k) has orthonormal columns; ``bases`` is (B, n, r), ``r <= k``,
+    any full-rank bases.  Angles below 45 degrees come from the sines of the
+    residual of each basis after projection on ``q0`` (Bjorck and Golub), which
+    keeps small angles accurate, the others from the cosines.
+    """
+    q, _ = np.linalg.qr(bases)
+    proj = np.einsum("nk,bnl->bkl", q0, q)
+    cos = np.linalg.svd(proj, compute_uv=False)
+    resid = q - np.einsum("nk,bkl->bnl", q0, proj)
+    sin = np.linalg.svd(resid, compute_uv=False)[:, ::-1]
+    cos = np.clip(cos, -1.0, 1.0)
+    sin = np.clip(sin, 0.0, 1.0)
+    return np.where(sin**2 <= 0.5, np.arcsin(sin), np.arccos(cos))

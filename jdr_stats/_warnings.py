@@ -8,7 +8,6 @@ from __future__ import annotations
 
 __all__ = [
     "JDRWarning",
-    "ConvergenceWarning",
     "MissingDataWarning",
     "SmallSampleWarning",
     "RankSelectionWarning",
@@ -25,10 +24,6 @@ class MissingDataWarning(JDRWarning):
 
 class SmallSampleWarning(JDRWarning):
     """The sample is small for the asymptotics a result relies on."""
-
-
-class ConvergenceWarning(JDRWarning):
-    """An iterative computation stopped before reaching its tolerance."""
 
 
 class RankSelectionWarning(JDRWarning):

@@ -15,6 +15,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from .datasets import load_ais
+from .model import JointDimReduction
+
 __all__ = ["main", "demo_model"]
 
 EXIT_USAGE = 2
@@ -78,10 +81,8 @@ def _build_parser() -> _Parser:
     return parser
 
 
-def demo_model():
+def demo_model() -> JointDimReduction:
     """The demo model: LBM on logged blood and body-build blocks of ``ais``."""
-    from .datasets import load_ais
-    from .model import JointDimReduction
 
     ais = load_ais()
     blood = np.log(ais[["RCC", "WCC", "Hc", "Hg", "Ferr"]]).add_prefix("log")
@@ -90,7 +91,6 @@ def demo_model():
 
 
 def _run_fit(args: argparse.Namespace) -> str:
-    from .model import JointDimReduction
 
     try:
         data = pd.read_csv(args.file)

@@ -12,11 +12,14 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from statsmodels.iolib.summary2 import Summary
 
 from ._data import MissingPolicy, ModelData
 from ._estimate import check_rank
 from ._linalg import orthonormal_basis, principal_angles
+from .baselines import PHD, SAVE, SIR
 from .metrics import nsee, subspace_error
+from .model import JointDimReduction
 from .summary import SummaryMixin, build_summary
 
 __all__ = ["compare", "Comparison", "split_joint_subspace"]
@@ -105,7 +108,7 @@ class Comparison(SummaryMixin):
     def rank(self) -> int:
         return self._info["Rank:"]
 
-    def summary(self):
+    def summary(self) -> Summary:
         notes = [
             "Baselines are fitted on each block alone (y on a, y on b; 'blocks') and on "
             "the concatenated [a, b] ('[a, b]'; its 2r-dimensional subspace is split into "
@@ -203,8 +206,6 @@ def compare(
     >>> bool(out.table.loc["jdr", "nsee"] < 0.3)
     True
     """
-    from .baselines import PHD, SAVE, SIR
-    from .model import JointDimReduction
 
     meths = _check_methods(methods)
     data = ModelData.from_inputs(
@@ -217,7 +218,7 @@ def compare(
     rank = check_rank(rank, n1, n2)
     true = _check_truth(truth, n1, n2)
 
-    def directions(cls, x, k):
+    def directions(cls, x, k) -> np.ndarray:
         if cls is PHD:
             res = cls(y, x).fit(residuals=residuals)
         else:

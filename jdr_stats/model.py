@@ -14,15 +14,23 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
+from statsmodels.iolib.summary2 import Summary
 
-from ._data import DataModel, MissingPolicy, ModelData, check_new_block, designs_from_formula
+from ._data import DataModel, MissingPolicy, ModelData, check_new_block
 from ._estimate import Estimate, estimate
-from ._linalg import BlockMoments, block_moments
+from ._linalg import BlockMoments, Whitening, block_moments, block_whitenings
+from ._validation import check_bool, check_rows_for_whitening
+from .inference.bootstrap import BootstrapResults, Interval
+from .inference.bootstrap import Method as BootstrapMethod
+from .inference.bootstrap import bootstrap as _bootstrap
+from .inference.rank_tests import RankMethod, RankTestResults, choose_rank
+from .inference.rank_tests import rank_tests as _rank_tests
+from .support import Covariance, Rule, SupportResults, Test, choose_sparsity
+from .support import Method as SupportMethod
+from .support import select_support as _select_support
 from .summary import SummaryMixin, build_summary
 
 __all__ = ["JointDimReduction", "JDRResults"]
-
-RankMethod = Literal["robust", "wald", "chi2", "general", "permutation"]
 
 
 class JointDimReduction(DataModel):
@@ -61,6 +69,8 @@ class JointDimReduction(DataModel):
     True
     """
 
+    _block_args = ("exog_a", "exog_b")
+
     def __init__(
         self,
         endog: Any,
@@ -78,44 +88,6 @@ class JointDimReduction(DataModel):
             min_rows=3,
         )
         self._formula: str | None = None
-
-    # -- construction -----------------------------------------------------
-    @classmethod
-    def from_formula(
-        cls,
-        formula: str,
-        data: Any,
-        *,
-        missing: MissingPolicy = "none",
-        weights: Any = None,
-        eval_env: int = 0,
-    ) -> JointDimReduction:
-        """Build the model from a formula ``"y ~ a-terms | b-terms"``.
-
-        Parameters
-        ----------
-        formula : str
-            ``"y ~ x1 + x2 | z1 + np.log(z2)"``: the terms left of the bar form
-            block a, those right of it block b (patsy syntax; ``np`` is
-            available; a categorical term gets treatment-coded dummies).
-        data : DataFrame or mapping
-        missing, weights
-            As for the constructor.
-        eval_env : int
-            Frames above the caller in which to look up names not in ``data``.
-
-        Examples
-        --------
-        >>> import numpy as np, jdr_stats as jdr
-        >>> df = jdr.simulate.bilinear(500, 3, 2, 1, seed=1).frame
-        >>> mod = jdr.JointDimReduction.from_formula("y ~ a0 + a1 + np.exp(a2) | b0 + b1", df)
-        >>> mod.exog_names_a
-        ['a0', 'a1', 'np.exp(a2)']
-        """
-        y, (a, b) = designs_from_formula(formula, data, ["exog_a", "exog_b"], eval_env=eval_env)
-        model = cls(y, a, b, missing=missing, weights=weights)
-        model._formula = formula
-        return model
 
     # -- data access ------------------------------------------------------
     @property
@@ -136,10 +108,6 @@ class JointDimReduction(DataModel):
     def exog_names_b(self) -> list[str]:
         return list(self._data.names["exog_b"])
 
-
-
-
-
     # -- estimation -------------------------------------------------------
     def moments(
         self, weights: np.ndarray | None = None, *, covariances: bool = True
@@ -154,15 +122,6 @@ class JointDimReduction(DataModel):
         if weights is not None:
             w = weights if w is None else w * weights
         return block_moments(self.endog, self.exog_a, self.exog_b, w, covariances=covariances)
-
-    def _check_rows_for_whitening(self) -> None:
-        m = self.nobs
-        for arg, n in (("exog_a", self.exog_a.shape[1]), ("exog_b", self.exog_b.shape[1])):
-            if m < n + 2:
-                raise ValueError(
-                    f"too few rows to whiten {arg}: got {m} observations for {n} "
-                    f"columns, need at least {n + 2} (or fit with standardize=False)"
-                )
 
     def fit(
         self,
@@ -224,63 +183,79 @@ class JointDimReduction(DataModel):
         ``ybar^2 n1 n2 / m``, so the estimate is less variable and invariant
         to a shift of ``y``.
         """
-        if not isinstance(standardize, (bool, np.bool_)):
-            raise TypeError(f"standardize must be True or False; got {standardize!r}")
+        standardize = check_bool(standardize, "standardize")
+        if isinstance(rank, str) and rank != "auto":
+            raise ValueError(f'rank must be a positive integer or "auto"; got {rank!r}')
+        if isinstance(sparsity, str) and sparsity != "auto":
+            raise ValueError(f'sparsity must be (s1, s2), "auto" or None; got {sparsity!r}')
+        names_a, names_b = self.exog_names_a, self.exog_names_b
         if standardize:
-            self._check_rows_for_whitening()
-        mom = self.moments(covariances=bool(standardize))
+            check_rows_for_whitening(
+                self.nobs, {"exog_a": self.exog_a.shape[1], "exog_b": self.exog_b.shape[1]}
+            )
+        # The moments are computed once, and each covariance factored once,
+        # for the rank tests, the coordinate tests and the estimate.
+        auto = rank == "auto" or sparsity == "auto"
+        mom = self.moments(covariances=standardize or auto)
+        whitening = block_whitenings(mom, names_a, names_b) if standardize else None
         settings: dict[str, Any] = {
-            "standardize": bool(standardize),
+            "standardize": standardize,
             "rank_method": None,
             "alpha": None,
             "support": None,
         }
-        rank_tests = None
-        if isinstance(rank, str):
-            if rank != "auto":
-                raise ValueError(f'rank must be a positive integer or "auto"; got {rank!r}')
-            from .inference.rank_tests import choose_rank
-
-            rank, rank_tests = choose_rank(
-                self, mom, standardize=bool(standardize), method=rank_method,
-                alpha=alpha, seed=seed,
+        rank_table = None
+        if rank == "auto":
+            rank, rank_table = choose_rank(
+                self._data, mom, whitening, method=rank_method, alpha=alpha, seed=seed,
             )
             settings["rank_method"] = rank_method
             settings["alpha"] = alpha
-        if isinstance(sparsity, str):
-            if sparsity != "auto":
-                raise ValueError(f'sparsity must be (s1, s2), "auto" or None; got {sparsity!r}')
-            from .support import choose_sparsity
-
-            sparsity, support = choose_sparsity(self, rank=rank, fdr=fdr, seed=seed)
+        if sparsity == "auto":
+            sparsity, support = choose_sparsity(
+                self._data, mom, whitening, rank=rank, fdr=fdr, seed=seed
+            )
             settings["support"] = support
         est = estimate(
             mom,
             rank,
-            standardize=bool(standardize),
+            standardize=standardize,
             sparsity=None if sparsity is None else tuple(sparsity),
-            names_a=self.exog_names_a,
-            names_b=self.exog_names_b,
+            names_a=names_a,
+            names_b=names_b,
+            whitening=whitening,
         )
         settings["sparsity"] = None if sparsity is None else (int(sparsity[0]), int(sparsity[1]))
-        return JDRResults(self, est, mom, settings, rank_tests=rank_tests)
+        return JDRResults(self, est, mom, settings, rank_tests=rank_table, whitening=whitening)
 
     def select_support(
         self,
         *,
         rank: int | None = None,
-        method: Literal["chi2", "permutation"] = "chi2",
+        method: SupportMethod = "chi2",
         fdr: float = 0.1,
         seed: int | np.random.Generator | None = None,
-        **options: Any,
-    ):
+        test: Test | None = None,
+        covariance: Covariance = "factored",
+        standardize: bool = True,
+        n_perm: int = 999,
+        rule: Rule = "bh",
+        threshold: float | None = None,
+        n_subsamples: int = 100,
+        stability_threshold: float = 0.6,
+        sparsity: tuple[int, int] | None = None,
+    ) -> SupportResults:
         """Coordinate tests for every variable with false discovery control.
 
-        See :func:`jdr_stats.support.select_support`.
+        The parameters are those of :func:`jdr_stats.support.select_support`,
+        which this calls with the model's validated data.
         """
-        from .support import select_support
-
-        return select_support(self, rank=rank, method=method, fdr=fdr, seed=seed, **options)
+        return _select_support(
+            self._data, rank=rank, method=method, fdr=fdr, seed=seed, test=test,
+            covariance=covariance, standardize=standardize, n_perm=n_perm, rule=rule,
+            threshold=threshold, n_subsamples=n_subsamples,
+            stability_threshold=stability_threshold, sparsity=sparsity,
+        )
 
 
 def _labels(prefix: str, r: int) -> list[str]:
@@ -301,14 +276,17 @@ class JDRResults(SummaryMixin):
         moments: BlockMoments,
         settings: dict[str, Any],
         *,
-        rank_tests: Any = None,
+        rank_tests: RankTestResults | None = None,
+        whitening: tuple[Whitening, Whitening] | None = None,
     ) -> None:
         self._model = model
         self._est = est
         self._moments = moments
         self._settings = dict(settings)
-        # Cache of computed inference, shown by summary() once computed.
-        self._rank_tests = {} if rank_tests is None else {"auto": rank_tests}
+        self._whitening = whitening
+        # The rank tests that chose the rank of a rank="auto" fit (fixed at
+        # construction: a results object never changes).
+        self._rank_tests = rank_tests
 
     # -- basic attributes -------------------------------------------------
     @property
@@ -342,10 +320,16 @@ class JDRResults(SummaryMixin):
         return self._settings["sparsity"]
 
     @property
-    def support_tests(self):
+    def support_tests(self) -> SupportResults | None:
         """The :class:`~jdr_stats.support.SupportResults` that chose the
         sparsity of a ``sparsity="auto"`` fit (None otherwise)."""
         return self._settings["support"]
+
+    @property
+    def rank_test_table(self) -> RankTestResults | None:
+        """The rank tests that chose the rank of a ``rank="auto"`` fit (None
+        when the rank was given)."""
+        return self._rank_tests
 
     @property
     def rank_method(self) -> str | None:
@@ -363,22 +347,22 @@ class JDRResults(SummaryMixin):
 
     # -- estimates --------------------------------------------------------
     @cached_property
-    def directions_a(self):
+    def directions_a(self) -> pd.DataFrame | np.ndarray:
         """Basis of the a-subspace, original coordinates, unit-length columns."""
         return self._frame(self._est.dir_a, self._model.exog_names_a, _labels("dir", self.rank))
 
     @cached_property
-    def directions_b(self):
+    def directions_b(self) -> pd.DataFrame | np.ndarray:
         """Basis of the b-subspace, original coordinates, unit-length columns."""
         return self._frame(self._est.dir_b, self._model.exog_names_b, _labels("dir", self.rank))
 
     @cached_property
-    def directions_a_std(self):
+    def directions_a_std(self) -> pd.DataFrame | np.ndarray:
         """Orthonormal basis of the a-subspace in whitened coordinates."""
         return self._frame(self._est.u_std, self._model.exog_names_a, _labels("dir", self.rank))
 
     @cached_property
-    def directions_b_std(self):
+    def directions_b_std(self) -> pd.DataFrame | np.ndarray:
         """Orthonormal basis of the b-subspace in whitened coordinates."""
         return self._frame(self._est.v_std, self._model.exog_names_b, _labels("dir", self.rank))
 
@@ -388,7 +372,7 @@ class JDRResults(SummaryMixin):
         return self._est.singular_values.copy()
 
     @cached_property
-    def coef_matrix(self):
+    def coef_matrix(self) -> pd.DataFrame | np.ndarray:
         """``X_lin`` in whitened coordinates (n1 x n2)."""
         return self._frame(self._est.coef_matrix, self._model.exog_names_a, self._model.exog_names_b)
 
@@ -404,7 +388,7 @@ class JDRResults(SummaryMixin):
         names = self._model.exog_names_b
         return [names[j] for j in self._est.cols]
 
-    def transform(self, exog_a: Any = None, exog_b: Any = None):
+    def transform(self, exog_a: Any = None, exog_b: Any = None) -> pd.DataFrame | np.ndarray:
         """The ``2r`` reduced features ``(a - mean_a)^T U_hat, (b - mean_b)^T V_hat``.
 
         Parameters
@@ -449,29 +433,36 @@ class JDRResults(SummaryMixin):
         max_rank: int | None = None,
         n_perm: int = 999,
         seed: int | np.random.Generator | None = None,
-    ):
+    ) -> RankTestResults:
         """Sequential tests of ``H0: r = k`` for ``k = 0, 1, ..., max_rank``.
 
-        See :func:`jdr_stats.inference.rank_tests.rank_tests`.  The table is
-        kept and shown by :meth:`summary`.
+        See :func:`jdr_stats.inference.rank_tests.rank_tests`, which this
+        calls with the fit's data, moments and whitening.  The table is
+        returned, not stored: pass it to :meth:`summary` as
+        ``summary(rank_tests=table)`` to print it with the fit.
         """
-        from .inference.rank_tests import rank_tests
-
-        out = rank_tests(self, method=method, max_rank=max_rank, n_perm=n_perm, seed=seed)
-        self._rank_tests[method] = out
-        return out
+        return _rank_tests(
+            self._model.data, self._moments, self._whitening,
+            method=method, max_rank=max_rank, n_perm=n_perm, seed=seed,
+        )
 
     def bootstrap(
         self,
         n_boot: int = 999,
         *,
         seed: int | np.random.Generator | None = None,
-        **options: Any,
-    ):
-        """Bootstrap the fit; see :func:`jdr_stats.inference.bootstrap.bootstrap`."""
-        from .inference.bootstrap import bootstrap
-
-        return bootstrap(self, n_boot=n_boot, seed=seed, **options)
+        method: BootstrapMethod = "pairs",
+        interval: Interval = "deflated",
+        alpha: float = 0.05,
+        progress: bool = False,
+    ) -> BootstrapResults:
+        """Bootstrap the fit; see :func:`jdr_stats.inference.bootstrap.bootstrap`
+        (called with the fit's data, estimate, ``standardize`` and ``sparsity``)."""
+        return _bootstrap(
+            self._model.data, self._est, standardize=self.standardize,
+            sparsity=self.sparsity, n_boot=n_boot, seed=seed, method=method,
+            interval=interval, alpha=alpha, progress=progress, fit=self,
+        )
 
     # -- summary ----------------------------------------------------------
     def _singular_value_table(self, max_rows: int = 10) -> pd.DataFrame:
@@ -487,9 +478,14 @@ class JDRResults(SummaryMixin):
             index=pd.Index(np.arange(1, k + 1), name="k"),
         )
 
-    def summary(self):
+    def summary(self, *, rank_tests: RankTestResults | None = None) -> Summary:
         """A statsmodels ``Summary``: model information, singular values,
-        loadings of each block and, once computed, the rank tests."""
+        loadings of each block, the rank tests of a ``rank="auto"`` fit, and
+        the table ``rank_tests`` when one is given (from :meth:`rank_tests`).
+
+        The text depends only on the fit and the arguments: calling other
+        methods first never changes it.
+        """
         m = self._model
         info = {
             "Model:": "Joint dimension reduction",
@@ -525,7 +521,12 @@ class JDRResults(SummaryMixin):
             "sum_j s_j^2. Directions: unit-length columns in the original "
             "coordinates of each block."
         ]
-        for key, rt in self._rank_tests.items():
+        shown = [rt for rt in (self._rank_tests, rank_tests) if rt is not None]
+        for rt in shown:
+            if not isinstance(rt, RankTestResults):
+                raise TypeError(
+                    f"rank_tests must be a RankTestResults; got {type(rt).__name__}"
+                )
             tables.append((f"Rank tests ({rt.method})", rt.table))
         if self.sparsity is not None:
             notes.append(

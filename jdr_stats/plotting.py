@@ -6,9 +6,14 @@ matplotlib ``Figure``.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
+
+from ._validation import check_choice
+
+if TYPE_CHECKING:  # matplotlib is optional
+    from matplotlib.figure import Figure
 
 __all__ = [
     "plot_scree",
@@ -39,7 +44,7 @@ def _axes(ax, ncols=1, figsize=None):
     return axes[0].figure, axes
 
 
-def plot_scree(results: Any, *, rank_tests: Any = None, ax: Any = None):
+def plot_scree(results: Any, *, rank_tests: Any = None, ax: Any = None) -> Figure:
     """Singular values of ``X_lin`` with the fitted rank and rank-test p-values.
 
     Parameters
@@ -78,10 +83,9 @@ def plot_scree(results: Any, *, rank_tests: Any = None, ax: Any = None):
     return fig
 
 
-def plot_loadings(results: Any, *, block: Literal["a", "b", "both"] = "both", ax: Any = None):
+def plot_loadings(results: Any, *, block: Literal["a", "b", "both"] = "both", ax: Any = None) -> Figure:
     """Bar charts of the directions (unit-length columns) of each block."""
-    if block not in ("a", "b", "both"):
-        raise ValueError(f'block must be "a", "b" or "both"; got {block!r}')
+    check_choice(block, "block", ("a", "b", "both"))
     blocks = ["a", "b"] if block == "both" else [block]
     fig, axes = _axes(ax, ncols=len(blocks), figsize=(5 * len(blocks), 4))
     model = results.model
@@ -101,7 +105,7 @@ def plot_loadings(results: Any, *, block: Literal["a", "b", "both"] = "both", ax
     return fig
 
 
-def plot_sufficient_summary(results: Any, *, direction: int = 1, ax: Any = None):
+def plot_sufficient_summary(results: Any, *, direction: int = 1, ax: Any = None) -> Figure:
     """The response against the reduced features of direction ``direction``.
 
     Three panels: ``y`` against ``a_dir_k``, against ``b_dir_k`` and against
@@ -126,7 +130,7 @@ def plot_sufficient_summary(results: Any, *, direction: int = 1, ax: Any = None)
     return fig
 
 
-def plot_bootstrap_angles(boot: Any, *, ax: Any = None):
+def plot_bootstrap_angles(boot: Any, *, ax: Any = None) -> Figure:
     """Histograms of the largest principal angle (degrees) per block.
 
     The angle between each bootstrap replicate's subspace and the estimate,

@@ -15,7 +15,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from ._data import normalize_seed
+from ._validation import check_choice, check_int, normalize_seed
 
 __all__ = [
     "SimulatedData",
@@ -82,8 +82,7 @@ class SimulatedData:
 
 def _check_dims(m: int, n1: int, n2: int, r: int, s1: int | None, s2: int | None) -> None:
     for name, val in (("m", m), ("n1", n1), ("n2", n2), ("r", r)):
-        if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < 1:
-            raise ValueError(f"{name} must be a positive integer; got {val!r}")
+        check_int(val, name, low=1)
     if r > min(n1, n2):
         raise ValueError(f"r must be at most min(n1, n2) = {min(n1, n2)}; got {r}")
     for name, s, n in (("s1", s1, n1), ("s2", s2, n2)):
@@ -147,8 +146,7 @@ def draw_blocks(
     correlation, ``z`` the i.i.d. entries): correlated variables inside a
     block, with the tails of the chosen design.
     """
-    if design not in _DESIGNS:
-        raise ValueError(f"design must be one of {_DESIGNS}; got {design!r}")
+    check_choice(design, "design", _DESIGNS)
     if not 0.0 <= ar1 < 1.0:
         raise ValueError(f"ar1 must be in [0, 1); got {ar1!r}")
     rng = normalize_seed(seed)
@@ -312,8 +310,7 @@ def bilinear(
     """
     if noise < 0:
         raise ValueError(f"noise must be nonnegative; got {noise!r}")
-    if noise_dist not in _NOISES:
-        raise ValueError(f"noise_dist must be one of {_NOISES}; got {noise_dist!r}")
+    check_choice(noise_dist, "noise_dist", _NOISES)
     if hetero not in (None, "signal", "nonsignal"):
         raise ValueError(f'hetero must be None, "signal" or "nonsignal"; got {hetero!r}')
     if not hetero_strength >= 0:

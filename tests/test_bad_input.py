@@ -163,3 +163,35 @@ def test_simulate_bad_arguments():
         jdr.simulate.binary(100, 5, 5, 2, design="normal")
     with pytest.raises(TypeError, match="seed"):
         jdr.simulate.bilinear(100, 5, 5, 2, seed="abc")
+
+
+@pytest.mark.parametrize("bad,exc", [(2.5, TypeError), ("9", TypeError), (True, TypeError), (0, ValueError)])
+def test_counts_follow_one_rule(data, bad, exc):
+    """A non-integer count is a TypeError and an out-of-range one a ValueError,
+    whichever function takes it (one check, in jdr_stats._validation)."""
+    y, a, b = data
+    model = M(y, a, b)
+    res = model.fit(1)
+    with pytest.raises(exc, match="n_perm"):
+        res.rank_tests("permutation", n_perm=bad)
+    with pytest.raises(exc, match="n_perm"):
+        model.select_support(method="permutation", n_perm=bad)
+    with pytest.raises(exc, match="n_boot"):
+        res.bootstrap(n_boot=bad)
+
+
+def test_validation_messages_name_argument_and_value():
+    from jdr_stats import _validation as v
+
+    with pytest.raises(ValueError, match=r"method must be one of \('x', 'y'\); got 'z'"):
+        v.check_choice("z", "method", ("x", "y"))
+    with pytest.raises(ValueError, match="k must be between 1 and 3; got 4"):
+        v.check_int(4, "k", low=1, high=3)
+    with pytest.raises(TypeError, match="level must be a number"):
+        v.check_fraction("0.1", "level")
+    with pytest.raises(TypeError, match="flag must be True or False; got 1"):
+        v.check_bool(1, "flag")
+    with pytest.raises(ValueError, match="too few rows to whiten exog_b: got 4"):
+        v.check_rows_for_whitening(4, {"exog_a": 1, "exog_b": 3})
+    g = np.random.default_rng(0)
+    assert v.normalize_seed(g) is g

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 import jdr_stats as jdr
-from jdr_stats._linalg import principal_angles
+from jdr_stats._linalg import ReweightedMoments, batched_principal_angles, principal_angles
 from jdr_stats._warnings import SmallSampleWarning
 from jdr_stats.inference import bootstrap as bmod
 from jdr_stats.inference.bootstrap import BootstrapResults, bootstrap
@@ -30,7 +30,7 @@ def test_reweighted_moments_equal_model_moments(weighted):
     w0 = rng.uniform(0.5, 2.0, 800) if weighted else None
     # shifted data: the algebraic mean correction must not lose precision
     model = jdr.JointDimReduction(sim.y + 50.0, sim.a * 3 + 10.0, sim.b - 7.0, weights=w0)
-    rw = bmod._ReweightedMoments(model.endog, model.exog_a, model.exog_b, model.weights)
+    rw = ReweightedMoments(model.endog, model.exog_a, model.exog_b, model.weights)
     counts = bmod._draw_counts(rng, 5, 800)
     full = model.moments()
     for k, mom in enumerate(rw.moments(rw.sums(counts))):
@@ -63,7 +63,7 @@ def test_batched_angles_match_linalg():
     bases = rng.standard_normal((6, 7, 3))
     bases[0] = q0 @ rng.standard_normal((3, 3))  # same subspace
     bases[1] = q0 + 1e-9 * rng.standard_normal((7, 3))  # tiny angles
-    got = bmod._batched_angles(q0, bases)
+    got = batched_principal_angles(q0, bases)
     want = np.array([principal_angles(q0, x) for x in bases])
     np.testing.assert_allclose(got, want, atol=1e-12)
 
@@ -73,7 +73,9 @@ def test_batched_angles_match_linalg():
 def test_replicates_are_refits_on_resampled_rows(sparsity):
     sim = jdr.simulate.bilinear(600, 6, 5, 2, s1=3, s2=3, seed=8)
     res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(2, sparsity=sparsity)
-    boot = bootstrap(res, n_boot=3, seed=42)
+    boot = bootstrap(
+        res.model.data, res.estimate, standardize=True, sparsity=sparsity, n_boot=3, seed=42
+    )
     rng = np.random.default_rng(42)
     for b in range(3):
         idx = rng.integers(0, 600, size=600)
@@ -237,8 +239,8 @@ def test_bad_input(dense_fit, dense_boot):
         res.bootstrap(n_boot=5, progress="yes")
     with pytest.raises(TypeError, match="seed"):
         res.bootstrap(n_boot=5, seed="x")
-    with pytest.raises(TypeError, match="JDRResults"):
-        bootstrap(object(), n_boot=5)
+    with pytest.raises(TypeError, match="ModelData"):
+        bootstrap(object(), res.estimate, standardize=True, sparsity=None, n_boot=5)
     with pytest.raises(TypeError):
         res.bootstrap(5, "pairs")  # options are keyword-only
     with pytest.raises(ValueError, match="at least 399 replicates"):

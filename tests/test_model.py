@@ -335,3 +335,37 @@ class TestResults:
         keep = np.setdiff1d(np.arange(3000), [3, 7])
         ref = jdr.JointDimReduction(sim.y[keep], sim.a[keep], sim.b[keep]).fit(2)
         np.testing.assert_allclose(mod.fit(2).coef_matrix, ref.coef_matrix)
+
+
+def test_auto_fit_computes_moments_once_and_factors_each_covariance_once(monkeypatch):
+    """fit("auto", sparsity="auto"): one pass for the moments, one Cholesky
+    factor per block covariance, shared by the rank tests, the coordinate
+    tests and the estimate (the sparse refit factors its sub-blocks)."""
+    import jdr_stats._linalg as lin
+    import jdr_stats.inference.rank_tests as rt
+    import jdr_stats.model as model_mod
+    import jdr_stats.support._statistics as st
+
+    sim = jdr.simulate.bilinear(1500, 8, 7, 2, s1=3, s2=3, seed=4)
+    model = jdr.JointDimReduction(sim.y, sim.a, sim.b)
+    expected = model.fit("auto", sparsity="auto")
+    calls = {"moments": 0, "chol": []}
+    real_moments, real_chol = lin.block_moments, lin.cholesky_factor
+
+    def count_moments(*args, **kwargs):
+        calls["moments"] += 1
+        return real_moments(*args, **kwargs)
+
+    def count_chol(cov, *args, **kwargs):
+        calls["chol"].append(cov.shape[0])
+        return real_chol(cov, *args, **kwargs)
+
+    for mod in (model_mod, rt, st):
+        monkeypatch.setattr(mod, "block_moments", count_moments)
+    monkeypatch.setattr(lin, "cholesky_factor", count_chol)
+    res = model.fit("auto", sparsity="auto")
+    assert calls["moments"] == 1
+    s1, s2 = res.sparsity
+    assert sorted(calls["chol"]) == sorted([8, 7, s1, s2])
+    np.testing.assert_array_equal(res.directions_a, expected.directions_a)
+    assert res.rank_test_table.table.equals(expected.rank_test_table.table)

@@ -15,7 +15,8 @@ from scipy import stats
 import jdr_stats as jdr
 from jdr_stats._warnings import RankSelectionWarning
 from jdr_stats.inference import rank_tests as rt_mod
-from jdr_stats.inference.rank_tests import RankTestResults, rank_tests, weighted_chi2_sf
+from jdr_stats.inference.chi2mix import weighted_chi2_sf
+from jdr_stats.inference.rank_tests import RankTestResults, rank_tests
 
 ALPHA = 0.05
 
@@ -96,7 +97,7 @@ class _FixedPermutation:
 def test_permutation_statistic_equals_refit(fit_r2, k):
     """The vectorised permuted statistic is the estimator refitted on the permuted data."""
     model = fit_r2.model
-    w = rt_mod._whiten(model, fit_r2.moments)
+    w = rt_mod._whiten(model.data, fit_r2.moments)
     m = model.nobs
     # identity permutation gives back the observed statistic
     same = rt_mod._permutation_stats(w, k, 2, _FixedPermutation(np.arange(m)))
@@ -117,7 +118,7 @@ def test_permutation_statistic_equals_refit(fit_r2, k):
 
 
 def test_general_weights_near_one_under_normal_theory(fit_r2):
-    w = rt_mod._whiten(fit_r2.model, fit_r2.moments)
+    w = rt_mod._whiten(fit_r2.model.data, fit_r2.moments)
     lam, tr1, tr2 = rt_mod._general_weights(w, 2)
     d = (6 - 2) * (5 - 2)
     assert lam.shape == (d,)
@@ -128,7 +129,7 @@ def test_general_weights_near_one_under_normal_theory(fit_r2):
 
 
 def test_general_trace_route_matches_exact_route(fit_r2, monkeypatch):
-    w = rt_mod._whiten(fit_r2.model, fit_r2.moments)
+    w = rt_mod._whiten(fit_r2.model.data, fit_r2.moments)
     lam, tr1, tr2 = rt_mod._general_weights(w, 1)
     monkeypatch.setattr(rt_mod, "_MAX_EXACT_DIM", 0)
     monkeypatch.setattr(rt_mod, "_CHUNK_FLOATS", 200_000)  # several row chunks
@@ -177,7 +178,7 @@ def _null_pvalues(reps, seed, *, n_perm=0, design="gaussian", k=1, general=True)
     for _ in range(reps):
         sim = jdr.simulate.bilinear(600, 6, 5, k, design=design, seed=rng)
         model = jdr.JointDimReduction(sim.y, sim.a, sim.b)
-        w = rt_mod._whiten(model, model.moments())
+        w = rt_mod._whiten(model.data, model.moments())
         out["chi2"].append(rt_mod._test_row(w, k, "chi2", 0, None)[0]["pvalue"])
         if general:
             out["general"].append(rt_mod._test_row(w, k, "general", 0, None)[0]["pvalue"])
@@ -222,7 +223,7 @@ def test_power_and_selection_reduced():
     for _ in range(reps):
         sim = jdr.simulate.bilinear(1000, 6, 6, 2, seed=rng)
         res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(2)
-        out = rank_tests(res, method="chi2", max_rank=3)
+        out = rank_tests(res.model.data, res.moments, method="chi2", max_rank=3)
         rej1.append(out.table["pvalue"].iloc[1] <= ALPHA)
         chosen.append(out.select_rank(ALPHA))
     assert np.mean(rej1) >= 0.95
@@ -254,14 +255,19 @@ def test_fit_auto_chooses_rank_and_reports_it(bilinear_small):
     assert res_p.rank == 2
     assert "permutation tests, alpha=0.01" in str(res_p.summary())
     # the sequence stops at the first non-rejection
-    auto = res_p._rank_tests["auto"]
+    auto = res_p.rank_test_table
     assert auto.max_rank == 2 and not auto.full
 
 
-def test_rank_tests_shown_in_fit_summary(fit_r2):
-    fit_r2.rank_tests("general")
-    text = str(fit_r2.summary())
+def test_rank_tests_shown_in_fit_summary_only_when_passed(fit_r2):
+    before = str(fit_r2.summary())
+    rt = fit_r2.rank_tests("general")
+    # the results object never changes: computing tests does not alter summary()
+    assert str(fit_r2.summary()) == before and "Rank tests" not in before
+    text = str(fit_r2.summary(rank_tests=rt))
     assert "Rank tests (general)" in text and "eff. df" in text
+    with pytest.raises(TypeError, match="RankTestResults"):
+        fit_r2.summary(rank_tests=rt.table)
 
 
 def test_results_summary_states_null_and_assumptions(fit_r2):
@@ -288,7 +294,7 @@ def test_rank_zero_falls_back_to_one_with_warning():
     with pytest.warns(RankSelectionWarning, match="no evidence"):
         res = model.fit("auto")
     assert res.rank == 1
-    assert res._rank_tests["auto"].select_rank(0.05) == 0
+    assert res.rank_test_table.select_rank(0.05) == 0
 
 
 def test_select_rank_when_all_rejected(fit_r2):

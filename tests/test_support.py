@@ -12,7 +12,7 @@ import statsmodels.api as sm
 from scipy import linalg as sla
 
 import jdr_stats as jdr
-from jdr_stats import support as sup
+from jdr_stats.support import _statistics as sup
 from jdr_stats._estimate import estimate
 from jdr_stats.simulate import random_basis
 from jdr_stats.support import SupportResults, choose_sparsity, select_support
@@ -72,7 +72,7 @@ def test_conditional_basis_is_the_fit_without_the_variable():
     """The leave-one-out basis equals the estimator refitted without variable j."""
     sim = jdr.simulate.bilinear(800, 7, 6, 2, seed=11)
     model = jdr.JointDimReduction(sim.y, sim.a, sim.b)
-    prep = sup._prepare(model, True)
+    prep = sup.prepare(model.data, True)
     m = sim.y.shape[0]
     wy = prep.yc[:, None] * prep.w_b
     g = prep.z_a.T @ wy / m
@@ -210,7 +210,7 @@ def test_labelled_input_names(sparse_model):
 
 def test_choose_sparsity_and_fit_auto(sparse_model):
     sim, model = sparse_model
-    (s1, s2), res = choose_sparsity(model, rank=2, fdr=0.1, seed=0)
+    (s1, s2), res = choose_sparsity(model.data, rank=2, fdr=0.1, seed=0)
     assert (s1, s2) == (max(2, res.counts[0]), max(2, res.counts[1]))
     fit = model.fit(2, sparsity="auto", fdr=0.1)
     assert fit.sparsity == (s1, s2)
@@ -220,7 +220,7 @@ def test_choose_sparsity_and_fit_auto(sparse_model):
     # at least the rank per block, even when nothing is selected
     y = np.random.default_rng(0).standard_normal(500)
     null_model = jdr.JointDimReduction(y, sim.a[:500], sim.b[:500])
-    (n1, n2), res0 = choose_sparsity(null_model, rank=2, fdr=0.1, seed=0)
+    (n1, n2), res0 = choose_sparsity(null_model.data, rank=2, fdr=0.1, seed=0)
     assert n1 >= 2 and n2 >= 2
 
 

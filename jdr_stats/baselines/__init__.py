@@ -2,19 +2,18 @@
 
 Implementations whose numbers agree with R's ``dr`` package (version
 3.0.11): the same slicing, standardisation, eigenvector scaling and tests.
+
+Modules: ``_base`` (the pipeline validate -> standardize -> kernel -> eigen
+-> results, shared by all three), ``_slicing`` (slices and slice moments),
+``_tables`` (weighted chi-square tails and test tables), and one module per
+method supplying its kernel and tests (``sir``, ``phd``, ``save``).
 """
 
 from __future__ import annotations
 
-from ._base import (
-    CoordinateTest,
-    DimensionTests,
-    SliceInfo,
-    arc_slices,
-    bentler_xie_pvalue,
-    dr_slices,
-    wood_pvalue,
-)
+from ..inference.chi2mix import bentler_xie_pvalue, wood_pvalue
+from ._slicing import SliceInfo, arc_slices, dr_slices
+from ._tables import CoordinateTest, DimensionTests
 from .phd import PHD, PHDResults
 from .save import SAVE, SAVEResults
 from .sir import SIR, SIRResults

@@ -30,256 +30,51 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from statsmodels.iolib.summary2 import Summary
 
-from .._data import DataModel, MissingPolicy, ModelData, check_new_block, designs_from_formula
-from .._linalg import cholesky_factor, unit_columns
-from ..inference.chi2mix import bentler_xie_pvalue, wood_pvalue
-from ..inference.hypotheses import TestTable
+from .._data import DataModel, MissingPolicy, ModelData, check_new_block
+from .._linalg import Whitening, cholesky_factor, sign_columns, unit_columns
+from .._validation import check_choice, check_int
 from ..summary import SummaryMixin, build_summary
+from ._slicing import SLICERS, SliceInfo
+from ._tables import DimensionTests, weighted_chi2_pvalue
 
 __all__ = [
-    "SliceInfo",
-    "dr_slices",
-    "bentler_xie_pvalue",
-    "wood_pvalue",
-    "arc_slices",
-    "chi2_sf",
     "Standardized",
+    "center_rows",
+    "standardize",
+    "eigen_by_abs",
+    "wcov",
+    "normalize_weights",
     "SDRModel",
     "SDRResults",
-    "DimensionTests",
-    "CoordinateTest",
 ]
-
-
-# ---------------------------------------------------------------------------
-# slicing
-# ---------------------------------------------------------------------------
-@dataclass(frozen=True)
-class SliceInfo:
-    """The slices of the response.
-
-    Attributes
-    ----------
-    n_slices : int
-        Number of slices actually formed (can differ from the request).
-    requested : int
-        Number of slices asked for.
-    sizes : ndarray of int
-        Observations per slice, in increasing order of y.
-    indicator : ndarray of int
-        Slice of each observation, ``0 .. n_slices - 1`` (``dr`` numbers
-        them from 1).
-    order : ndarray of int
-        A stable sort of the rows by y; slice ``k`` is
-        ``order[starts[k]:starts[k] + sizes[k]]``.
-    starts : ndarray of int
-        First position of each slice in ``order``.
-    """
-
-    n_slices: int
-    requested: int
-    sizes: np.ndarray
-    indicator: np.ndarray
-    order: np.ndarray
-    starts: np.ndarray
-
-
-def _sorted_value_counts(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A stable sort order of y and the cumulative counts of its sorted
-    distinct values."""
-    n = y.shape[0]
-    order = np.argsort(y, kind="stable")
-    ys = y[order]
-    new_value = np.r_[True, ys[1:] != ys[:-1]]
-    return order, np.r_[np.flatnonzero(new_value)[1:], n]
-
-
-def _first_count_at_least(cty: np.ndarray, end: int) -> int:
-    """The first cumulative count ``>= end`` (the last one if none)."""
-    j = min(int(np.searchsorted(cty, end, side="left")), cty.shape[0] - 1)
-    return int(cty[j])
-
-
-def _slice_info(order: np.ndarray, ends: np.ndarray, requested: int) -> SliceInfo:
-    n = order.shape[0]
-    starts = np.r_[0, ends[:-1]]
-    sizes = ends - starts
-    indicator = np.empty(n, dtype=int)
-    indicator[order] = np.repeat(np.arange(ends.shape[0]), sizes)
-    return SliceInfo(
-        n_slices=int(ends.shape[0]),
-        requested=int(requested),
-        sizes=sizes.astype(int),
-        indicator=indicator,
-        order=order,
-        starts=starts.astype(int),
-    )
-
-
-def dr_slices(y: np.ndarray, n_slices: int) -> SliceInfo:
-    """Slice a response exactly as ``dr.slices`` of R's ``dr`` package.
-
-    Parameters
-    ----------
-    y : ndarray, shape (n,)
-    n_slices : int
-        Requested number of slices ``h``.
-
-    Returns
-    -------
-    SliceInfo
-
-    Notes
-    -----
-    If ``y`` has at most ``h`` distinct values, each value is a slice (so a
-    categorical response works).  Otherwise, with ``m = floor(n / h)`` and the
-    cumulative counts ``c_1 < c_2 < ...`` of the sorted distinct values,
-    start from ``e = 0`` and, while ``e < n - 2``, set ``e`` to the first
-    ``c_j >= e + m``; each ``e`` ends a slice and the last one is moved to
-    ``n``.  Ties are never split, so the number of slices can exceed ``h``
-    and the last slice can be small.
-
-    Examples
-    --------
-    >>> info = dr_slices(np.arange(10.0), 3)
-    >>> info.sizes.tolist()
-    [3, 3, 4]
-    >>> dr_slices(np.array([1.0, 2.0, 1.0, 2.0, 2.0]), 3).sizes.tolist()
-    [2, 3]
-    """
-    y = np.asarray(y, dtype=float)
-    n = y.shape[0]
-    order, cty = _sorted_value_counts(y)
-    if cty.shape[0] <= n_slices:
-        return _slice_info(order, cty, n_slices)
-    m = n // n_slices
-    end = 0
-    ends: list[int] = []
-    while end < n - 2:
-        end = _first_count_at_least(cty, end + m)
-        ends.append(end)
-    ends[-1] = n
-    return _slice_info(order, np.asarray(ends), n_slices)
-
-
-def arc_slices(y: np.ndarray, n_slices: int) -> SliceInfo:
-    """Slices of ``dr.slices.arc`` (the Arc program's rule).
-
-    With ``m = floor(n / h)`` and ``q = n - m h``, the first ``q`` slices
-    target ``m + 1`` observations and the others ``m``; each boundary is
-    pushed past ties; at most ``h`` slices, the last ending at ``n`` and
-    merged with its predecessor if it would hold fewer than 2 observations.
-    A response with at most ``h`` values gets one slice per value.
-
-    Examples
-    --------
-    >>> arc_slices(np.arange(10.0), 3).sizes.tolist()
-    [4, 3, 3]
-    """
-    y = np.asarray(y, dtype=float)
-    n = y.shape[0]
-    order, cty = _sorted_value_counts(y)
-    if cty.shape[0] <= n_slices:
-        return _slice_info(order, cty, n_slices)
-    m = n // n_slices
-    extra = n - m * n_slices
-    end = 0
-    ends: list[int] = []
-    for k in range(n_slices - 1):
-        end = _first_count_at_least(cty, end + m + (1 if k < extra else 0))
-        if end >= n:
-            break
-        ends.append(end)
-    ends.append(n)
-    if len(ends) > 1 and ends[-1] - ends[-2] < 2:
-        del ends[-2]
-    return _slice_info(order, np.asarray(ends), n_slices)
-
-
-SLICERS = {"dr": dr_slices, "arc": arc_slices}
-
-
-def check_slice_method(slice_method: Any) -> str:
-    if slice_method not in SLICERS:
-        raise ValueError(f'slice_method must be "dr" or "arc"; got {slice_method!r}')
-    return str(slice_method)
-
-
-def check_chi2approx(chi2approx: Any) -> str:
-    if chi2approx not in ("bx", "wood"):
-        raise ValueError(f'chi2approx must be "bx" or "wood"; got {chi2approx!r}')
-    return str(chi2approx)
-
-
-def check_n_slices(n_slices: Any, p: int) -> int:
-    """Validate ``n_slices``; ``None`` gives dr's default ``max(8, p + 3)``."""
-    if n_slices is None:
-        return max(8, p + 3)
-    if isinstance(n_slices, bool) or not isinstance(n_slices, (int, np.integer)):
-        raise TypeError(f"n_slices must be an integer >= 2 or None; got {n_slices!r}")
-    if n_slices < 2:
-        raise ValueError(f"n_slices must be at least 2; got {int(n_slices)}")
-    return int(n_slices)
-
-
-# ---------------------------------------------------------------------------
-# reference distributions
-# ---------------------------------------------------------------------------
-def chi2_sf(stat: np.ndarray, df: np.ndarray) -> np.ndarray:
-    """Chi-square upper tail; NaN where ``df <= 0`` (no test exists)."""
-    stat = np.asarray(stat, dtype=float)
-    df = np.asarray(df, dtype=float)
-    out = np.full(np.broadcast(stat, df).shape, np.nan)
-    ok = df > 0
-    out[ok] = stats.chi2.sf(np.broadcast_to(stat, out.shape)[ok], df[ok])
-    return out
-
-
-def weighted_chi2_pvalue(coef: np.ndarray, stat: float, method: str) -> float:
-    """``P(sum c_j chi2_1 > stat)`` by ``"bx"`` or ``"wood"``."""
-    if method == "wood":
-        return wood_pvalue(coef, stat)
-    return bentler_xie_pvalue(coef, stat)
 
 
 # ---------------------------------------------------------------------------
 # standardization
 # ---------------------------------------------------------------------------
 @dataclass(frozen=True)
-class Standardized:
-    """Centred design and its whitening (divisor n; weights of mean one).
+class Standardized(Whitening):
+    """The centred design and its :class:`~jdr_stats._linalg.Whitening`
+    (divisor n; weights of mean one).
 
     ``xc = X - xbar`` (weighted mean), ``cov = sum_i w_i xc_i xc_i^T / n`` and
     its lower Cholesky factor ``chol``; ``z = xc L^{-T}``.  When ``order`` is
     set, the rows of ``xc`` (and ``weights``) are those of the data permuted
     by ``order`` (sorted by y for the sliced methods); :meth:`rows` applies the
-    same permutation to any per-row vector.
+    same permutation to any per-row vector.  The maps below use the explicit
+    ``L^{-1}`` (:attr:`linv`): the kernels are small and applied often.
     """
 
-    nobs: int
-    weights: np.ndarray | None
-    mean: np.ndarray
-    xc: np.ndarray
-    cov: np.ndarray
-    chol: np.ndarray
+    nobs: int = 0
+    weights: np.ndarray | None = None
+    xc: np.ndarray | None = None
     order: np.ndarray | None = None
 
     def rows(self, v: np.ndarray) -> np.ndarray:
         """A per-row vector of the data in the row order of ``xc``."""
         return v if self.order is None else v[self.order]
-
-    @cached_property
-    def linv(self) -> np.ndarray:
-        """``L^{-1}`` (lower triangular, p x p).
-
-        Formed once; every map to and from the z-scale is then a matrix
-        product.  (``scipy.linalg.solve_triangular`` on small matrices can
-        take milliseconds per call under a multi-threaded BLAS.)
-        """
-        p = self.chol.shape[0]
-        return np.tril(np.linalg.solve(self.chol, np.eye(p)))
 
     def to_z(self, mat: np.ndarray) -> np.ndarray:
         """``L^{-1} mat L^{-T}`` for a symmetric x-scale matrix."""
@@ -348,113 +143,11 @@ def standardize(
                         order=order)
 
 
-@dataclass(frozen=True)
-class SliceMoments:
-    """Per-slice moments of the centred design (x-scale).
-
-    ``f`` = slice weight / total weight; ``means`` (H x p) slice means of
-    ``xc``; ``covs`` (H x p x p) slice covariances with divisor the slice
-    weight (``dr``'s ``wvar``), or None.
-    """
-
-    f: np.ndarray
-    means: np.ndarray
-    covs: np.ndarray | None
-
-
-def slice_moments(
-    xc: np.ndarray, w: np.ndarray | None, slices: SliceInfo, *, second: bool
-) -> SliceMoments:
-    """Slice means (and covariances) from rows already sorted by y."""
-    n = xc.shape[0]
-    starts = slices.starts
-    if w is None:
-        wk = slices.sizes.astype(float)
-        sums = np.add.reduceat(xc, starts, axis=0)
-    else:
-        wk = np.add.reduceat(w, starts)
-        sums = np.add.reduceat(xc * w[:, None], starts, axis=0)
-    means = sums / wk[:, None]
-    covs = None
-    if second:
-        p = xc.shape[1]
-        covs = np.empty((starts.shape[0], p, p))
-        for k, (s, size) in enumerate(zip(starts, slices.sizes)):
-            blk = xc[s : s + size] - means[k]
-            if w is None:
-                c = blk.T @ blk
-            else:
-                c = (blk * w[s : s + size, None]).T @ blk
-            covs[k] = (c + c.T) / (2 * wk[k])
-    return SliceMoments(f=wk / (n if w is None else w.sum()), means=means, covs=covs)
-
-
-def cov_of_products(
-    u: np.ndarray,
-    v: np.ndarray,
-    w: np.ndarray | None,
-    *,
-    ddof: int,
-    mult: np.ndarray | None = None,
-    pairs: tuple[np.ndarray, np.ndarray] | None = None,
-    shift: np.ndarray | None = None,
-    scale: np.ndarray | None = None,
-    chunk: int = 4096,
-) -> np.ndarray:
-    """Covariance of the per-row vectors ``g_i = mult_i vec(u_i v_i^T)``.
-
-    With ``pairs = (ia, ib)`` only the entries ``u_i[ia] * v_i[ib]`` are used;
-    ``shift`` is subtracted from and ``scale`` multiplies each entry before
-    ``mult``.  Accumulated in row chunks so the n x q matrix of products is
-    never held.
-    """
-    n = u.shape[0]
-    if pairs is None:
-        ia = np.repeat(np.arange(u.shape[1]), v.shape[1])
-        ib = np.tile(np.arange(v.shape[1]), u.shape[1])
-    else:
-        ia, ib = pairs
-    q = ia.shape[0]
-    total = float(n) if w is None else float(w.sum())
-
-    def block(start: int, stop: int) -> np.ndarray:
-        g = u[start:stop, ia] * v[start:stop, ib]
-        if shift is not None:
-            g -= shift
-        if scale is not None:
-            g *= scale
-        if mult is not None:
-            g *= mult[start:stop, None]
-        return g
-
-    s1 = np.zeros(q)
-    for start in range(0, n, chunk):
-        stop = min(start + chunk, n)
-        g = block(start, stop)
-        s1 += g.sum(axis=0) if w is None else w[start:stop] @ g
-    mean = s1 / total
-    s2 = np.zeros((q, q))
-    for start in range(0, n, chunk):  # second pass: centred products
-        stop = min(start + chunk, n)
-        g = block(start, stop) - mean
-        s2 += g.T @ g if w is None else (g * w[start:stop, None]).T @ g
-    cov = s2 / (total - ddof)
-    return (cov + cov.T) / 2
-
-
 def eigen_by_abs(mat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Symmetric eigen-decomposition ordered by decreasing |eigenvalue|."""
     vals, vecs = np.linalg.eigh((mat + mat.T) / 2)
     idx = np.argsort(-np.abs(vals), kind="stable")
     return vals[idx], vecs[:, idx]
-
-
-def sign_columns(x: np.ndarray, *others: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Make each column's entry of largest magnitude positive (and flip others)."""
-    idx = np.argmax(np.abs(x), axis=0)
-    s = np.sign(x[idx, np.arange(x.shape[1])])
-    s[s == 0] = 1.0
-    return (x * s,) + tuple(o * s for o in others)
 
 
 def wcov(mat: np.ndarray, w: np.ndarray | None, ddof: int) -> np.ndarray:
@@ -475,45 +168,13 @@ def normalize_weights(w: np.ndarray | None) -> np.ndarray | None:
 
 
 # ---------------------------------------------------------------------------
-# test tables
-# ---------------------------------------------------------------------------
-class DimensionTests(TestTable):
-    """Marginal dimension tests: the table of ``dr.test``, plus a summary.
-
-    ``table`` has one row per null hypothesis ``"kD vs >= (k+1)D"`` and the
-    columns of ``dr.test`` for the method.
-    """
-
-    __test__ = False
-
-
-class CoordinateTest(TestTable):
-    """A coordinate test (Cook 2004) as a one-row table, plus ``stat`` and
-    ``pvalue`` of the default reference distribution."""
-
-    __test__ = False
-
-    @property
-    def stat(self) -> float:
-        return float(self.table.iloc[0, 0])
-
-    @property
-    def pvalue(self) -> float:
-        col = self.table.attrs.get("pvalue_column", self.table.columns[-1])
-        return float(self.table[col].iloc[0])
-
-
-def dim_row_labels(k: int) -> list[str]:
-    return [f"{m}D vs >= {m + 1}D" for m in range(k)]
-
-
-# ---------------------------------------------------------------------------
 # models
 # ---------------------------------------------------------------------------
 class SDRModel(DataModel):
     """Common constructor, formula interface and data access of the baselines."""
 
     _method: str = ""
+    _block_args = ("exog",)
 
     def __init__(
         self,
@@ -528,33 +189,20 @@ class SDRModel(DataModel):
         )
         self._formula: str | None = None
 
-    @classmethod
-    def from_formula(
-        cls,
-        formula: str,
-        data: Any,
-        *,
-        missing: MissingPolicy = "none",
-        weights: Any = None,
-        eval_env: int = 0,
-    ):
-        """Build the model from a formula ``"y ~ x1 + np.log(x2)"`` (patsy).
+    # -- the shared steps of fit -----------------------------------------
+    def _options(self, numdir: object, chi2approx: object) -> tuple[int, str]:
+        """Validated ``numdir`` (capped at p) and ``chi2approx``."""
+        p = self.exog.shape[1]
+        nd = min(check_int(numdir, "numdir", low=1), p)
+        return nd, check_choice(chi2approx, "chi2approx", ("bx", "wood"))
 
-        Parameters
-        ----------
-        formula : str
-            Response on the left, predictors on the right (no intercept is
-            used: the design is centred).  ``np`` is available.
-        data : DataFrame or mapping
-        missing, weights
-            As for the constructor.
-        eval_env : int
-            Frames above the caller in which to look up names not in ``data``.
-        """
-        y, (x,) = designs_from_formula(formula, data, ["exog"], eval_env=eval_env)
-        model = cls(y, x, missing=missing, weights=weights)
-        model._formula = formula
-        return model
+    def _slice(self, n_slices: object, slice_method: object) -> tuple[int, SliceInfo]:
+        """Requested number of slices (default ``max(8, p + 3)``, as ``dr``)
+        and the slices of the response."""
+        p = self.exog.shape[1]
+        h = max(8, p + 3) if n_slices is None else check_int(n_slices, "n_slices", low=2)
+        method = check_choice(slice_method, "slice_method", tuple(SLICERS))
+        return h, SLICERS[method](self.endog, h)
 
     # -- data access ------------------------------------------------------
     @property
@@ -567,12 +215,6 @@ class SDRModel(DataModel):
 
     def _weights(self) -> np.ndarray | None:
         return normalize_weights(self._data.weights)
-
-
-def check_numdir(numdir: Any, p: int) -> int:
-    if isinstance(numdir, bool) or not isinstance(numdir, (int, np.integer)) or numdir < 1:
-        raise ValueError(f"numdir must be a positive integer; got {numdir!r}")
-    return int(min(numdir, p))
 
 
 class SDRResults(SummaryMixin):
@@ -648,7 +290,7 @@ class SDRResults(SummaryMixin):
         return self._kernel.copy()
 
     @property
-    def eigenvalues(self):
+    def eigenvalues(self) -> pd.Series | np.ndarray:
         """Eigenvalues of the kernel, ordered by decreasing absolute value."""
         if self._labelled:
             return pd.Series(self._evals.copy(), index=self._dir_labels(len(self._evals)),
@@ -656,7 +298,7 @@ class SDRResults(SummaryMixin):
         return self._evals.copy()
 
     @property
-    def directions(self):
+    def directions(self) -> pd.DataFrame | np.ndarray:
         """All p directions in the original coordinates, unit-length columns.
 
         Columns are ``Sigma_hat``-orthogonal (not Euclidean-orthogonal);
@@ -695,12 +337,10 @@ class SDRResults(SummaryMixin):
         p = self._dirs.shape[0]
         if k is None:
             return self._numdir
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= p:
-            raise ValueError(f"{argname} must be an integer between 1 and {p}; got {k!r}")
-        return int(k)
+        return check_int(k, argname, low=1, high=p)
 
     # -- reduced predictors ----------------------------------------------
-    def transform(self, exog: Any = None, *, n_dirs: int | None = None):
+    def transform(self, exog: Any = None, *, n_dirs: int | None = None) -> pd.DataFrame | np.ndarray:
         """The reduced predictors ``(x - xbar)^T beta_j`` of the first directions.
 
         Parameters
@@ -760,7 +400,7 @@ class SDRResults(SummaryMixin):
     def dimension_tests(self, numdir: int | None = None) -> DimensionTests:  # pragma: no cover
         raise NotImplementedError
 
-    def summary(self):
+    def summary(self) -> Summary:
         """What R's ``summary.dr`` shows: the method, slice sizes, the first
         ``numdir`` directions, eigenvalues with ``R^2(OLS|dr)`` and the
         marginal dimension tests."""
@@ -794,51 +434,3 @@ class SDRResults(SummaryMixin):
             *tests.notes,
         ]
         return build_summary(self._title, info, tables, notes)
-
-
-# ---------------------------------------------------------------------------
-# coordinate hypotheses (Cook 2004)
-# ---------------------------------------------------------------------------
-def coordinate_bases(
-    std: Standardized, names: list[str], drop: Any
-) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """z-scale bases of the hypothesis ``span(beta) in span(gamma)``.
-
-    ``gamma`` holds the columns of the identity for the kept predictors.  In
-    z-coordinates (``beta = L^{-T} v``) the hypothesis is
-    ``span(v) in span(L^T gamma)``; returns an orthonormal basis ``QH`` of
-    ``span(L^T gamma)``, one ``H`` of its orthogonal complement (p x r,
-    r = number dropped) and the dropped names.
-    """
-    p = len(names)
-    if isinstance(drop, (str, int, np.integer)):
-        drop = [drop]
-    try:
-        items = list(drop)
-    except TypeError:
-        raise TypeError(
-            f"drop must be a list of predictor names or column indices; got {drop!r}"
-        ) from None
-    idx: list[int] = []
-    for it in items:
-        if isinstance(it, str):
-            if it not in names:
-                raise ValueError(f"drop: {it!r} is not a predictor; predictors are {names}")
-            idx.append(names.index(it))
-        elif isinstance(it, (int, np.integer)) and not isinstance(it, bool):
-            if not 0 <= it < p:
-                raise ValueError(f"drop: column index {it} out of range 0..{p - 1}")
-            idx.append(int(it))
-        else:
-            raise TypeError(f"drop entries must be names or integer indices; got {it!r}")
-    if not idx:
-        raise ValueError("drop must name at least one predictor; got an empty list")
-    if len(set(idx)) != len(idx):
-        raise ValueError(f"drop lists a predictor twice: {items}")
-    if len(idx) >= p:
-        raise ValueError(f"drop must leave at least one predictor; got all {p}")
-    keep = [j for j in range(p) if j not in idx]
-    basis = std.chol.T[:, keep]  # L^T gamma
-    q, _ = np.linalg.qr(basis, mode="complete")
-    k = len(keep)
-    return q[:, :k], q[:, k:], [names[j] for j in idx]

@@ -7,18 +7,9 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from ._base import (
-    DimensionTests,
-    SDRModel,
-    SDRResults,
-    center_rows,
-    check_chi2approx,
-    check_numdir,
-    chi2_sf,
-    cov_of_products,
-    dim_row_labels,
-    standardize,
-)
+from .._validation import check_bool
+from ._base import SDRModel, SDRResults, center_rows, standardize
+from ._tables import DimensionTests, chi2_sf, cov_of_products, dim_row_labels
 
 __all__ = ["PHD", "PHDResults"]
 
@@ -93,10 +84,8 @@ class PHD(SDRModel):
         -------
         PHDResults
         """
-        if not isinstance(residuals, (bool, np.bool_)):
-            raise TypeError(f"residuals must be True or False; got {residuals!r}")
-        p = self.exog.shape[1]
-        nd = check_numdir(numdir, p)
+        residuals = check_bool(residuals, "residuals")
+        nd, approx = self._options(numdir, chi2approx)
         w = self._weights()
         mean, xc, w = center_rows(self.exog, w, None)
         wx = xc if w is None else xc * w[:, None]
@@ -114,7 +103,7 @@ class PHD(SDRModel):
         return PHDResults(
             self, std, kernel, numdir=nd,
             settings={"method": method, "residuals": bool(residuals),
-                      "chi2approx": check_chi2approx(chi2approx)},
+                      "chi2approx": approx},
             extras={"r": r},
         )
 

@@ -7,23 +7,15 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from ._base import (
+from ._base import SDRModel, SDRResults, center_rows, standardize
+from ._slicing import slice_moments
+from ._tables import (
     CoordinateTest,
     DimensionTests,
-    SDRModel,
-    SDRResults,
-    center_rows,
-    check_n_slices,
-    check_numdir,
     chi2_sf,
     coordinate_bases,
     cov_of_products,
     dim_row_labels,
-    SLICERS,
-    check_chi2approx,
-    check_slice_method,
-    slice_moments,
-    standardize,
 )
 
 __all__ = ["SAVE", "SAVEResults"]
@@ -101,9 +93,8 @@ class SAVE(SDRModel):
         SAVEResults
         """
         p = self.exog.shape[1]
-        h = check_n_slices(n_slices, p)
-        nd = check_numdir(numdir, p)
-        slices = SLICERS[check_slice_method(slice_method)](self.endog, h)
+        nd, approx = self._options(numdir, chi2approx)
+        h, slices = self._slice(n_slices, slice_method)
         centred = center_rows(self.exog, self._weights(), slices.order)
         sm = slice_moments(centred[1], centred[2], slices, second=True)
         # total covariance from the slice moments (within + between), no
@@ -121,7 +112,7 @@ class SAVE(SDRModel):
         return SAVEResults(
             self, std, kernel, numdir=nd,
             settings={"method": "save", "n_slices": h, "slice_method": slice_method,
-                      "chi2approx": check_chi2approx(chi2approx)},
+                      "chi2approx": approx},
             slices=slices, extras={"f": sm.f, "I_minus_V": a_mats},
         )
 

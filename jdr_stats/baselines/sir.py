@@ -7,23 +7,10 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from ._base import (
-    CoordinateTest,
-    DimensionTests,
-    SDRModel,
-    SDRResults,
-    check_n_slices,
-    check_numdir,
-    chi2_sf,
-    coordinate_bases,
-    dim_row_labels,
-    SLICERS,
-    check_chi2approx,
-    check_slice_method,
-    slice_moments,
-    standardize,
-    wcov,
-)
+from .._validation import check_choice, check_int
+from ._base import SDRModel, SDRResults, standardize, wcov
+from ._slicing import slice_moments
+from ._tables import CoordinateTest, DimensionTests, chi2_sf, coordinate_bases, dim_row_labels
 
 __all__ = ["SIR", "SIRResults"]
 
@@ -112,10 +99,8 @@ class SIR(SDRModel):
         -------
         SIRResults
         """
-        p = self.exog.shape[1]
-        h = check_n_slices(n_slices, p)
-        nd = check_numdir(numdir, p)
-        slices = SLICERS[check_slice_method(slice_method)](self.endog, h)
+        nd, approx = self._options(numdir, chi2approx)
+        h, slices = self._slice(n_slices, slice_method)
         std = standardize(self.exog, self._weights(), self.exog_names, slices.order)
         sm = slice_moments(std.xc, std.weights, slices, second=False)
         mz = std.vec_to_z(sm.means.T)  # p x H z-scale slice means
@@ -123,7 +108,7 @@ class SIR(SDRModel):
         return SIRResults(
             self, std, kernel, numdir=nd,
             settings={"method": "sir", "n_slices": h, "slice_method": slice_method,
-                      "chi2approx": check_chi2approx(chi2approx)},
+                      "chi2approx": approx},
             slices=slices, extras={"f": sm.f, "slice_means": mz},
         )
 
@@ -241,16 +226,15 @@ class SIRResults(SDRResults):
         when ``d >= min(p, H - 1)``).  P-values by Bentler and Xie's approximation (or Wood's, see
         ``fit(chi2approx=)``).
         """
-        if pval not in ("general", "restricted"):
-            raise ValueError(f'pval must be "general" or "restricted"; got {pval!r}')
+        check_choice(pval, "pval", ("general", "restricted"))
         std = self._std
         p = self._evals.shape[0]
         n = self.nobs
         hs = self._slices.n_slices
         if d is None:
             d = min(hs, p)
-        elif isinstance(d, bool) or not isinstance(d, (int, np.integer)) or not 1 <= d <= p:
-            raise ValueError(f"d must be an integer between 1 and {p}; got {d!r}")
+        else:
+            d = check_int(d, "d", low=1, high=p)
         qh, hm, dropped = coordinate_bases(std, self._model.exog_names, drop)
         r = hm.shape[1]
         sub = qh.T @ self._kernel @ qh

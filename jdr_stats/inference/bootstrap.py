@@ -11,7 +11,7 @@ selected.  The derivations are in ``docs/theory/bootstrap.md``.
 The replicates never copy rows: a resample is a vector of counts, and the
 reweighted moments of a whole batch of replicates are one matrix product of
 the count matrix with per-row products of the centred data (see
-:class:`_ReweightedMoments`); each replicate then goes through
+:class:`~jdr_stats._linalg.ReweightedMoments`); each replicate then goes through
 :func:`jdr_stats._estimate.estimate`, the package's one estimator.
 """
 
@@ -26,11 +26,13 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-from scipy.linalg.blas import dgemm as _dgemm
+from statsmodels.iolib.summary2 import Summary
 
-from .._data import check_fraction, normalize_seed
-from .._estimate import estimate
-from .._linalg import BlockMoments, orthonormal_basis
+from .._validation import check_bool, check_choice, check_fraction, check_int, normalize_seed
+from .._data import ModelData
+from .._estimate import Estimate
+from .._estimate import estimate as estimate_from_moments
+from .._linalg import ReweightedMoments, batched_principal_angles, orthonormal_basis
 from .._warnings import SmallSampleWarning
 from ..summary import SummaryMixin, build_summary
 
@@ -44,181 +46,8 @@ _INTERVALS = ("percentile", "deflated")
 #: Smallest factor by which the "deflated" interval may shrink sin(angle).
 _MIN_DEFLATION = 0.5
 
-#: Bytes of one chunk of per-row features in :func:`_ReweightedMoments`.
-_FEATURE_BYTES = 1 << 26
 #: Bytes of the count matrix, and of the feature sums, of one batch of replicates.
 _COUNT_BYTES = 1 << 27
-
-
-class _ReweightedMoments:
-    """Block moments of many reweightings of the same rows, by matrix products.
-
-    For resampling counts ``c`` (one row of ``C``, shape (B, m)) and the
-    model's case weights ``w0``, the reweighted moments are ratios of sums
-    ``sum_i c_i w0_i f_i`` of per-row features ``f_i`` (products of the rows
-    centred at the full-sample means).  A batch of replicates is therefore
-    one product ``C @ (w0 * F)``, accumulated over chunks of rows; each
-    replicate's own means are then corrected for algebraically (see the
-    theory page).
-    """
-
-    def __init__(self, y, a, b, w0):
-        self._y, self._a, self._b, self._w0 = y, a, b, w0
-        m, n1 = a.shape
-        n2 = b.shape[1]
-        self.m, self.n1, self.n2 = m, n1, n2
-        if w0 is None:
-            self.ybar, self.abar, self.bbar = float(y.mean()), a.mean(axis=0), b.mean(axis=0)
-        else:
-            tw = float(w0.sum())
-            self.ybar = float(w0 @ y) / tw
-            self.abar = (w0 @ a) / tw
-            self.bbar = (w0 @ b) / tw
-        # squared range of each column: the scale of "zero variance"
-        self._scale_a = np.ptp(a, axis=0) ** 2
-        self._scale_b = np.ptp(b, axis=0) ** 2
-        self._iu1 = np.triu_indices(n1, k=1)
-        self._iu2 = np.triu_indices(n2, k=1)
-        t1, t2 = len(self._iu1[0]), len(self._iu2[0])
-        # layout of the feature vector: double-precision sums first (means,
-        # variances), then those summed in single precision (see sums())
-        sizes = [("one", 1), ("y", 1), ("a", n1), ("b", n2), ("yy", 1), ("ay", n1),
-                 ("by", n2), ("aad", n1), ("bbd", n2),
-                 ("aao", t1), ("bbo", t2), ("ab", n1 * n2), ("aby", n1 * n2)]
-        self._slices = {}
-        start = 0
-        for name, size in sizes:
-            self._slices[name] = slice(start, start + size)
-            start += size
-        self.width = start
-        self.width64 = self._slices["aao"].start  # features summed in double precision
-        self._full32: np.ndarray | None = None  # full-sample sums of the others
-        self.chunk = max(16, _FEATURE_BYTES // (8 * self.width))
-
-    def _features(self, start: int, stop: int, out: np.ndarray) -> np.ndarray:
-        s = self._slices
-        ac = self._a[start:stop] - self.abar
-        bc = self._b[start:stop] - self.bbar
-        yc = self._y[start:stop] - self.ybar
-        k = stop - start
-        f = out[:k]
-        f[:, s["one"]] = 1.0
-        f[:, s["y"]] = yc[:, None]
-        f[:, s["a"]] = ac
-        f[:, s["b"]] = bc
-        f[:, s["yy"]] = (yc * yc)[:, None]
-        f[:, s["ay"]] = ac * yc[:, None]
-        f[:, s["by"]] = bc * yc[:, None]
-        f[:, s["aad"]] = ac * ac
-        f[:, s["bbd"]] = bc * bc
-        i1, j1 = self._iu1
-        f[:, s["aao"]] = ac[:, i1] * ac[:, j1]
-        i2, j2 = self._iu2
-        f[:, s["bbo"]] = bc[:, i2] * bc[:, j2]
-        ab = f[:, s["ab"]].reshape(k, self.n1, self.n2)
-        np.multiply(ac[:, :, None], bc[:, None, :], out=ab)
-        np.multiply(f[:, s["ab"]], yc[:, None], out=f[:, s["aby"]])
-        if self._w0 is not None:
-            f *= self._w0[start:stop, None]
-        return f
-
-    def sums(self, counts: np.ndarray) -> np.ndarray:
-        """``counts @ (w0 * F)``, shape (B, width).
-
-        The first ``width64`` features (everything needed for the means and
-        variances) are accumulated in double precision, in place by BLAS
-        ``dgemm`` (``C^T <- F_chunk^T counts_chunk^T + C^T``).  The others
-        (off-diagonal covariance products and the ``2 n1 n2`` cross-block
-        products, nearly all of the work) are accumulated as the full-sample
-        sum (double) plus
-        ``(counts - 1) @ F`` in single precision: the deviations
-        ``counts - 1`` are small integers, exact in single precision, so only
-        the resampling fluctuation carries the single-precision rounding
-        (relative error about 1e-7 of it).
-        """
-        nb, w64 = counts.shape[0], self.width64
-        out64_t = np.zeros((w64, nb), order="F")
-        out32 = np.zeros((nb, self.width - w64))
-        dev = counts.astype(np.float32)
-        dev -= np.float32(1.0)
-        full = None if self._full32 is not None else np.zeros(self.width - w64)
-        buf = np.empty((min(self.chunk, self.m), self.width))
-        for start in range(0, self.m, self.chunk):
-            stop = min(start + self.chunk, self.m)
-            f = self._features(start, stop, buf)
-            out64_t = _dgemm(
-                1.0, f[:, :w64].T, counts[:, start:stop].T, beta=1.0, c=out64_t,
-                overwrite_c=True,
-            )
-            f32 = f[:, w64:].astype(np.float32)
-            out32 += dev[:, start:stop] @ f32
-            if full is not None:
-                full += f[:, w64:].sum(axis=0)
-        if full is not None:
-            self._full32 = full
-        out = np.empty((nb, self.width))
-        out[:, :w64] = out64_t.T
-        out[:, w64:] = out32 + self._full32
-        return out
-
-    @staticmethod
-    def _zero_constant(cov: np.ndarray, scale: np.ndarray) -> None:
-        diag = np.diagonal(cov, axis1=1, axis2=2)
-        rep, col = np.nonzero(diag <= 1e-12 * scale)
-        cov[rep, col, :] = 0.0
-        cov[rep, :, col] = 0.0
-
-    def moments(self, sums: np.ndarray) -> list[BlockMoments]:
-        """BlockMoments of each replicate from its feature sums."""
-        s = self._slices
-        n1, n2 = self.n1, self.n2
-        tot = sums[:, s["one"]][:, 0]
-        z = sums / tot[:, None]
-        dy = z[:, s["y"]][:, 0]
-        da = z[:, s["a"]]
-        db = z[:, s["b"]]
-        var_y = z[:, s["yy"]][:, 0] - dy**2
-        ga = z[:, s["ay"]]
-        gb = z[:, s["by"]]
-        nb = sums.shape[0]
-        cov_a = np.empty((nb, n1, n1))
-        i1, j1 = self._iu1
-        cov_a[:, i1, j1] = z[:, s["aao"]]
-        cov_a[:, j1, i1] = z[:, s["aao"]]
-        cov_a[:, np.arange(n1), np.arange(n1)] = z[:, s["aad"]]
-        cov_a -= da[:, :, None] * da[:, None, :]
-        cov_b = np.empty((nb, n2, n2))
-        i2, j2 = self._iu2
-        cov_b[:, i2, j2] = z[:, s["bbo"]]
-        cov_b[:, j2, i2] = z[:, s["bbo"]]
-        cov_b[:, np.arange(n2), np.arange(n2)] = z[:, s["bbd"]]
-        cov_b -= db[:, :, None] * db[:, None, :]
-        # A column constant within a resample has variance exactly 0; the
-        # algebraic correction leaves a rounding residue there instead.
-        self._zero_constant(cov_a, self._scale_a)
-        self._zero_constant(cov_b, self._scale_b)
-        m_ab = z[:, s["ab"]].reshape(nb, n1, n2)
-        cross = z[:, s["aby"]].reshape(nb, n1, n2).copy()
-        cross -= ga[:, :, None] * db[:, None, :]
-        cross -= dy[:, None, None] * m_ab
-        cross -= da[:, :, None] * gb[:, None, :]
-        cross += 2.0 * dy[:, None, None] * da[:, :, None] * db[:, None, :]
-        out = []
-        for k in range(nb):
-            out.append(
-                BlockMoments(
-                    nobs=self.m,
-                    mean_y=self.ybar + float(dy[k]),
-                    var_y=float(var_y[k]),
-                    mean_a=self.abar + da[k],
-                    mean_b=self.bbar + db[k],
-                    cov_a=cov_a[k],
-                    cov_b=cov_b[k],
-                    cross=cross[k],
-                )
-            )
-        return out
-
 
 
 # -- helpers ---------------------------------------------------------------
@@ -232,23 +61,6 @@ def _draw_counts(rng: np.random.Generator, nb: int, m: int) -> np.ndarray:
     for j in range(nb):
         counts[j] = np.bincount(rng.integers(0, m, size=m), minlength=m)
     return counts
-
-
-def _batched_angles(q0: np.ndarray, bases: np.ndarray) -> np.ndarray:
-    """Principal angles (radians, ascending) between span(q0) and each basis.
-
-    ``q0`` (n, r) has orthonormal columns; ``bases`` is (B, n, r), any
-    full-rank bases.  As in :func:`jdr_stats._linalg.principal_angles`
-    (Bjorck and Golub), angles below 45 degrees come from the sines, which
-    keeps small angles accurate, the others from the cosines.
-    """
-    q, _ = np.linalg.qr(bases)
-    cos = np.linalg.svd(np.einsum("nk,bnl->bkl", q0, q), compute_uv=False)
-    resid = q - np.einsum("nk,bkl->bnl", q0, np.einsum("nk,bnl->bkl", q0, q))
-    sin = np.linalg.svd(resid, compute_uv=False)[:, ::-1]
-    cos = np.clip(cos, -1.0, 1.0)
-    sin = np.clip(sin, 0.0, 1.0)
-    return np.where(sin**2 <= 0.5, np.arcsin(sin), np.arccos(cos))
 
 
 def _deflation(s: np.ndarray, rank: int, dim: int) -> float:
@@ -284,12 +96,6 @@ def _order_index(n: int, level: float) -> int:
     return int(min(max(k, 1), n)) - 1
 
 
-def _check_interval(interval: object) -> str:
-    if interval not in _INTERVALS:
-        raise ValueError(f"interval must be one of {_INTERVALS}; got {interval!r}")
-    return str(interval)
-
-
 def _progress(done: int, total: int, start: float) -> None:
     print(
         f"bootstrap: {done}/{total} replicates ({time.perf_counter() - start:.1f} s)",
@@ -298,14 +104,22 @@ def _progress(done: int, total: int, start: float) -> None:
     )
 
 
-def _pairs(results: Any, n_boot: int, rng: np.random.Generator, progress: bool):
+def _pairs(
+    data: ModelData,
+    est0: Estimate,
+    standardize: bool,
+    sparsity: tuple[int, int] | None,
+    n_boot: int,
+    rng: np.random.Generator,
+    progress: bool,
+):
     """Replicates of the pairs bootstrap: refits on reweighted moments."""
-    model = results.model
-    est0 = results.estimate
-    rank, standardize, sparsity = results.rank, results.standardize, results.sparsity
-    m = model.nobs
-    n1, n2 = model.exog_a.shape[1], model.exog_b.shape[1]
-    rw = _ReweightedMoments(model.endog, model.exog_a, model.exog_b, model.weights)
+    rank = est0.rank
+    a, b = data.blocks["exog_a"], data.blocks["exog_b"]
+    names_a, names_b = data.names["exog_a"], data.names["exog_b"]
+    m = data.nobs
+    n1, n2 = a.shape[1], b.shape[1]
+    rw = ReweightedMoments(data.endog, a, b, data.weights)
     batch = max(1, min(n_boot, _COUNT_BYTES // (8 * m), _COUNT_BYTES // (8 * rw.width)))
     nsv = len(est0.singular_values)
     dir_a = np.full((n_boot, n1, rank), np.nan)
@@ -326,9 +140,9 @@ def _pairs(results: Any, n_boot: int, rng: np.random.Generator, progress: bool):
         for j, mom in enumerate(moments):
             b = done + j
             try:
-                e = estimate(
+                e = estimate_from_moments(
                     mom, rank, standardize=standardize, sparsity=sparsity,
-                    names_a=model.exog_names_a, names_b=model.exog_names_b,
+                    names_a=names_a, names_b=names_b,
                 )
             except ValueError as exc:  # e.g. a resample with collinear columns
                 errors.append(str(exc))
@@ -357,8 +171,8 @@ def _pairs(results: Any, n_boot: int, rng: np.random.Generator, progress: bool):
             SmallSampleWarning,
             stacklevel=3,
         )
-    ang_a = _batched_angles(orthonormal_basis(est0.dir_a), dir_a[ok])
-    ang_b = _batched_angles(orthonormal_basis(est0.dir_b), dir_b[ok])
+    ang_a = batched_principal_angles(orthonormal_basis(est0.dir_a), dir_a[ok])
+    ang_b = batched_principal_angles(orthonormal_basis(est0.dir_b), dir_b[ok])
     return (
         ang_a, ang_b, sv[ok],
         None if sel_a is None else sel_a[ok],
@@ -369,22 +183,31 @@ def _pairs(results: Any, n_boot: int, rng: np.random.Generator, progress: bool):
 
 # -- the bootstrap -----------------------------------------------------------
 def bootstrap(
-    results: Any,
+    data: ModelData,
+    estimate: Estimate,
     *,
+    standardize: bool,
+    sparsity: tuple[int, int] | None,
     n_boot: int = 999,
     seed: int | np.random.Generator | None = None,
     method: Method = "pairs",
     interval: Interval = "deflated",
     alpha: float = 0.05,
     progress: bool = False,
+    fit: Any = None,
 ) -> BootstrapResults:
     """Bootstrap the joint fit: confidence bounds for the estimated subspaces.
 
     Parameters
     ----------
-    results : JDRResults
-        A fit of :class:`~jdr_stats.JointDimReduction`; every replicate is
-        refitted with its rank, ``standardize`` and ``sparsity``.
+    data : ModelData
+        The validated data of the fit.
+    estimate : Estimate
+        The full-sample estimate; every replicate is refitted with its rank.
+    standardize : bool
+        Whether the fit whitened the blocks.
+    sparsity : (s1, s2) or None
+        The fit's sparsity.
     n_boot : int
         Number of bootstrap replicates ``B``.
     seed : int, Generator or None
@@ -402,6 +225,9 @@ def bootstrap(
         :meth:`BootstrapResults.summary` (``1 - alpha`` confidence).
     progress : bool
         Print the number of finished replicates to standard error.
+    fit : JDRResults, optional
+        The fit being bootstrapped, kept as :attr:`BootstrapResults.results`
+        (``JDRResults.bootstrap`` passes itself).
 
     Returns
     -------
@@ -436,39 +262,40 @@ def bootstrap(
     >>> import jdr_stats as jdr
     >>> sim = jdr.simulate.bilinear(2000, 5, 4, 2, seed=0)
     >>> res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(2)
-    >>> boot = res.bootstrap(n_boot=199, seed=1)
+    >>> boot = res.bootstrap(n_boot=199, seed=1)  # calls bootstrap(data, estimate, ...)
     >>> boot.angles_a.shape
     (199, 2)
     >>> ci = boot.conf_int()
     >>> bool(ci.loc[("a", "largest angle"), "upper"] < 30)
     True
     """
-    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)):
-        raise TypeError(f"n_boot must be a positive integer; got {n_boot!r}")
-    if n_boot < 1:
-        raise ValueError(f"n_boot must be a positive integer; got {n_boot!r}")
-    if method not in _METHODS:
-        raise ValueError(f"method must be one of {_METHODS}; got {method!r}")
-    interval = _check_interval(interval)
+    n_boot = check_int(n_boot, "n_boot", low=1)
+    method = check_choice(method, "method", _METHODS)
+    interval = check_choice(interval, "interval", _INTERVALS)
     alpha = check_fraction(alpha, "alpha")
-    if not isinstance(progress, (bool, np.bool_)):
-        raise TypeError(f"progress must be True or False; got {progress!r}")
-    for attr in ("model", "estimate", "rank", "standardize", "sparsity"):
-        if not hasattr(results, attr):
-            raise TypeError(
-                f"results must be a JDRResults (from JointDimReduction.fit); got "
-                f"{type(results).__name__}"
-            )
-    n_boot = int(n_boot)
+    progress = check_bool(progress, "progress")
+    if not isinstance(data, ModelData):
+        raise TypeError(
+            "data must be the ModelData of a fit (JDRResults.model.data; or call "
+            f"JDRResults.bootstrap); got {type(data).__name__}"
+        )
+    if not isinstance(estimate, Estimate):
+        raise TypeError(f"estimate must be an Estimate; got {type(estimate).__name__}")
+    standardize = check_bool(standardize, "standardize")
     rng = normalize_seed(seed)
-    ang_a, ang_b, sv, sel_a, sel_b, n_ok = _pairs(results, n_boot, rng, progress)
-    est0 = results.estimate
+    ang_a, ang_b, sv, sel_a, sel_b, n_ok = _pairs(
+        data, estimate, standardize, sparsity, n_boot, rng, progress
+    )
     factors = (
-        _deflation(est0.singular_values, results.rank, len(est0.rows)),
-        _deflation(est0.singular_values, results.rank, len(est0.cols)),
+        _deflation(estimate.singular_values, estimate.rank, len(estimate.rows)),
+        _deflation(estimate.singular_values, estimate.rank, len(estimate.cols)),
     )
     return BootstrapResults(
-        results,
+        data,
+        estimate,
+        standardize=standardize,
+        sparsity=sparsity,
+        fit=fit,
         angles_a=ang_a,
         angles_b=ang_b,
         singular_values=sv,
@@ -492,8 +319,12 @@ class BootstrapResults(SummaryMixin):
 
     def __init__(
         self,
-        results: Any,
+        data: ModelData,
+        estimate: Estimate,
         *,
+        standardize: bool,
+        sparsity: tuple[int, int] | None,
+        fit: Any,
         angles_a: np.ndarray,
         angles_b: np.ndarray,
         singular_values: np.ndarray,
@@ -505,7 +336,11 @@ class BootstrapResults(SummaryMixin):
         alpha: float,
         deflation: tuple[float, float],
     ) -> None:
-        self._results = results
+        self._data = data
+        self._est = estimate
+        self._standardize = standardize
+        self._sparsity = sparsity
+        self._results = fit
         self._angles = {"a": angles_a, "b": angles_b}
         self._sv = singular_values
         self._selected = {"a": selected_a, "b": selected_b}
@@ -518,7 +353,8 @@ class BootstrapResults(SummaryMixin):
     # -- basic attributes -------------------------------------------------
     @property
     def results(self) -> Any:
-        """The bootstrapped fit (``JDRResults``)."""
+        """The bootstrapped fit (``JDRResults``; None when :func:`bootstrap`
+        was called without ``fit``)."""
         return self._results
 
     @property
@@ -547,7 +383,7 @@ class BootstrapResults(SummaryMixin):
 
     @property
     def rank(self) -> int:
-        return self._results.rank
+        return self._est.rank
 
     @property
     def angles_a(self) -> np.ndarray:
@@ -584,8 +420,7 @@ class BootstrapResults(SummaryMixin):
         s = self._selected[block]
         if s is None:
             return None
-        m = self._results.model
-        names = m.exog_names_a if block == "a" else m.exog_names_b
+        names = self._data.names["exog_a" if block == "a" else "exog_b"]
         return pd.Series(s.mean(axis=0), index=pd.Index(names), name="selection frequency")
 
     @cached_property
@@ -606,7 +441,7 @@ class BootstrapResults(SummaryMixin):
     # -- intervals --------------------------------------------------------
     def _levels(self, alpha: float | None, interval: str | None) -> tuple[float, str]:
         alpha = self._alpha if alpha is None else check_fraction(alpha, "alpha")
-        interval = self._interval if interval is None else _check_interval(interval)
+        interval = self._interval if interval is None else check_choice(interval, "interval", _INTERVALS)
         if (self.n_boot + 1) * alpha / 2 < 1:
             raise ValueError(
                 f"alpha={alpha} needs at least {math.ceil(2 / alpha) - 1} replicates "
@@ -682,7 +517,7 @@ class BootstrapResults(SummaryMixin):
                 idx.append((block, f"angle {k + 1}"))
                 rows.append((ang[lo, k], ang[hi, k]))
         sv = np.sort(self._sv[:, : self.rank], axis=0)
-        s_hat = self._results.estimate.singular_values[: self.rank]
+        s_hat = self._est.singular_values[: self.rank]
         b = sv.shape[0]
         lo, hi = _order_index(b, alpha / 2), _order_index(b, 1 - alpha / 2)
         for k in range(self.rank):
@@ -697,8 +532,7 @@ class BootstrapResults(SummaryMixin):
 
     def sentence(self, block: Literal["a", "b"], alpha: float | None = None) -> str:
         """The bound on the largest angle of ``block`` as a plain sentence."""
-        if block not in ("a", "b"):
-            raise ValueError(f'block must be "a" or "b"; got {block!r}')
+        check_choice(block, "block", ("a", "b"))
         alpha, _ = self._levels(alpha, None)
         bound = self.max_angle_bound(alpha)[block]
         return (
@@ -706,13 +540,12 @@ class BootstrapResults(SummaryMixin):
             f"within {bound:.1f} degrees of the estimate (largest principal angle)."
         )
 
-    def summary(self):
+    def summary(self) -> Summary:
         """A statsmodels ``Summary``: a table per block, the singular values,
         selection frequencies (sparse fits) and the bounds in words."""
         alpha = self._alpha
         ci = self.conf_int()
         level = f"{100 * (1 - alpha):g}%"
-        res = self._results
         info = {
             "Method:": f"{self._method} bootstrap",
             "Interval:": self._interval,
@@ -720,8 +553,8 @@ class BootstrapResults(SummaryMixin):
             "Failed replicates:": self._n_failed,
             "Confidence level:": level,
             "Rank:": self.rank,
-            "Standardize:": res.standardize,
-            "Sparsity (s1, s2):": "none (dense)" if res.sparsity is None else res.sparsity,
+            "Standardize:": self._standardize,
+            "Sparsity (s1, s2):": "none (dense)" if self._sparsity is None else self._sparsity,
         }
         tables = []
         for block in ("a", "b"):
@@ -737,7 +570,7 @@ class BootstrapResults(SummaryMixin):
                 index=[f"angle {k + 1}" for k in range(ang.shape[1])] + ["largest (one-sided)"],
             )
             tables.append((f"block {block}", table))
-        s_hat = res.estimate.singular_values[: self.rank]
+        s_hat = self._est.singular_values[: self.rank]
         sub = ci.loc["singular value"]
         tables.append(
             (

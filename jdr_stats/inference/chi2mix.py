@@ -16,6 +16,8 @@ from typing import Literal
 import numpy as np
 from scipy import integrate, stats
 
+from .._validation import check_choice
+
 __all__ = ["bentler_xie_pvalue", "wood_pvalue", "weighted_chi2_sf"]
 
 
@@ -154,8 +156,7 @@ def weighted_chi2_sf(
     w = np.asarray(weights, dtype=float).ravel()
     if w.size == 0 or np.any(~np.isfinite(w)) or np.any(w < 0) or not np.any(w > 0):
         raise ValueError(f"weights must be finite, nonnegative and not all zero; got {w!r}")
-    if method not in ("imhof", "bentler-xie"):
-        raise ValueError(f'method must be "imhof" or "bentler-xie"; got {method!r}')
+    check_choice(method, "method", ("imhof", "bentler-xie"))
     w = w[w > 0]
     xs = np.atleast_1d(np.asarray(x, dtype=float))
     out = np.empty(xs.shape)

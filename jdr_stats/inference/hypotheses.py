@@ -10,51 +10,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from statsmodels.iolib.summary2 import Summary
 
 from ..summary import SummaryMixin, build_summary
 
-__all__ = ["TestResult", "TestTable", "bh_qvalues", "perm_pvalue"]
-
-
-@dataclass(frozen=True)
-class TestResult(SummaryMixin):
-    """One hypothesis test.
-
-    Attributes
-    ----------
-    stat : float
-        The test statistic.
-    pvalue : float
-    null : str
-        The null hypothesis, in words.
-    alternative : str
-    dist_name : str
-        Reference distribution ("chi2(12)", "permutation, B=999", ...).
-    df : float or None
-        Degrees of freedom where they apply.
-    """
-
-    __test__ = False  # not a pytest test class
-
-    stat: float
-    pvalue: float
-    null: str
-    alternative: str
-    dist_name: str
-    df: float | None = None
-
-    def summary(self):
-        info = {
-            "Statistic:": f"{self.stat:.6g}",
-            "P-value:": f"{self.pvalue:.6g}",
-            "Distribution:": self.dist_name,
-            "df:": "-" if self.df is None else f"{self.df:g}",
-        }
-        return build_summary(
-            "Hypothesis test",
-            info,
-            notes=[f"H0: {self.null}", f"H1: {self.alternative}"],
-        )
+__all__ = ["TestTable", "bh_qvalues", "perm_pvalue"]
 
 
 @dataclass(frozen=True)
@@ -78,7 +38,7 @@ class TestTable(SummaryMixin):
     method: str
     notes: list[str] = field(default_factory=list)
 
-    def summary(self):
+    def summary(self) -> Summary:
         return build_summary(
             self.title,
             {"Method:": self.method, "Tests:": len(self.table)},

@@ -29,7 +29,7 @@ import numpy as np
 from scipy import linalg as sla
 from scipy import stats
 
-from .._data import normalize_seed
+from .._validation import normalize_seed
 
 __all__ = [
     "WaldResult",

@@ -1,8 +1,8 @@
 """Tests of the dimension ``r`` of the joint estimator, and rank selection.
 
-For ``k = 0, 1, ...`` the null hypothesis ``H0: r = k`` (the population
-matrix ``E[a' y b'^T]`` of the whitened blocks has rank ``k``) is tested
-against ``r > k`` with the statistic
+For ``k = 0, 1, ...`` the null hypothesis ``H0: r <= k`` (the population
+matrix ``E[a' y b'^T]`` of the whitened blocks has rank at most ``k``) is
+tested against ``r > k`` with the statistic
 
     Lambda_k = m * sum_{j > k} sigma_j(X_lin)^2 / s_y^2,
 
@@ -36,16 +36,16 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 from scipy import stats
-from scipy import linalg as sla
+from statsmodels.iolib.summary2 import Summary
 
-from .._data import check_fraction, normalize_seed
-from .._estimate import estimate
-from .._linalg import BlockMoments, cholesky_factor
+from .._data import ModelData
+from .._linalg import BlockMoments, Whitening, block_moments, block_whitenings, whiten_cross
+from .._validation import check_choice, check_fraction, check_int, normalize_seed
 from .._warnings import RankSelectionWarning
 from ..summary import build_summary
 from .chi2mix import weighted_chi2_sf
@@ -58,14 +58,10 @@ from .rank_robust import (
     wald_from_moments,
 )
 
-if TYPE_CHECKING:  # pragma: no cover
-    from ..model import JDRResults, JointDimReduction
-
 __all__ = [
     "RankTestResults",
     "rank_tests",
     "choose_rank",
-    "weighted_chi2_sf",
 ]
 
 RankMethod = Literal["robust", "wald", "chi2", "general", "permutation"]
@@ -93,7 +89,8 @@ _ASSUMPTIONS = {
         "with nonsingular covariance; no Gaussian blocks, homoscedasticity or "
         "independent noise needed. T_k = m vec(C)' Omega^{-1} vec(C) (Omega the "
         "uncentred second moment of psi, T_k <= m); F = (m - d) T_k / (d (m - T_k)) "
-        "~ F(d, m - d) (Hotelling), d = (n1-k)(n2-k)."
+        "~ F(d, m - d) (Hotelling), d = (n1-k)(n2-k). Conservative for heavy-tailed "
+        "y, little power for rare binary y."
     ),
     "chi2": (
         "Normal theory (valid only under its premise; liberal for heavy-tailed "
@@ -203,7 +200,7 @@ class RankTestResults(TestTable):
                 return int(k)
         return self.max_rank + 1
 
-    def summary(self):
+    def summary(self) -> Summary:
         info = {
             "Method:": self.method,
             "No. observations:": self.nobs,
@@ -219,47 +216,65 @@ class RankTestResults(TestTable):
 # ---------------------------------------------------------------------------
 @dataclass(frozen=True)
 class _Whitened:
-    """Sample-whitened blocks, centred ``y`` and the full SVD of ``X_lin``."""
+    """The full SVD of ``X_lin`` and, for the general and permutation tests,
+    the whitened blocks and centred ``y`` (the chi-square test needs only the
+    singular values, so it never builds the rows)."""
 
-    a: np.ndarray  # m x n1, a'_i = La^{-1}(a_i - abar)
-    b: np.ndarray  # m x n2
-    y: np.ndarray  # centred
+    m: int
     var_y: float
     u: np.ndarray  # n1 x n1 orthogonal
     s: np.ndarray  # min(n1, n2) singular values, descending
     v: np.ndarray  # n2 x n2 orthogonal
+    a: np.ndarray | None = None  # m x n1, a'_i = La^{-1}(a_i - abar)
+    b: np.ndarray | None = None  # m x n2
+    y: np.ndarray | None = None  # centred
 
     @property
-    def m(self) -> int:
-        return self.a.shape[0]
+    def n1(self) -> int:
+        return int(self.u.shape[0])
+
+    @property
+    def n2(self) -> int:
+        return int(self.v.shape[0])
 
     def statistic(self, k: int) -> float:
         return float(self.m * np.sum(self.s[k:] ** 2) / self.var_y)
 
 
-def _whiten(model: JointDimReduction, mom: BlockMoments) -> _Whitened:
-    if model.weights is not None:
+def _whiten(
+    data: ModelData,
+    mom: BlockMoments,
+    whitening: tuple[Whitening, Whitening] | None = None,
+    *,
+    rows: bool = True,
+) -> _Whitened:
+    """SVD of the whitened ``X_lin`` (and the whitened rows when ``rows``)."""
+    if data.weights is not None:
         raise ValueError(
             "rank tests need an unweighted model (their null distributions are "
             "derived for i.i.d. rows); got a model with case weights"
         )
+    a_raw, b_raw = data.blocks["exog_a"], data.blocks["exog_b"]
     if np.isnan(mom.cov_a).any():  # a fit with standardize=False skips them
-        mom = model.moments()
-    la = cholesky_factor(mom.cov_a, "exog_a", model.exog_names_a)
-    lb = cholesky_factor(mom.cov_b, "exog_b", model.exog_names_b)
-    # X_lin from the estimator itself (whitened, centred y)
-    xw = estimate(
-        mom, 1, standardize=True, names_a=model.exog_names_a, names_b=model.exog_names_b
-    ).coef_matrix
+        mom = block_moments(data.endog, a_raw, b_raw)
+        whitening = None
+    if whitening is None:
+        whitening = block_whitenings(mom, data.names["exog_a"], data.names["exog_b"])
+    wa, wb = whitening
+    xw = whiten_cross(mom.cross, wa, wb)  # X_lin (whitened, centred y)
     u, s, vt = np.linalg.svd(xw, full_matrices=True)
-    a = sla.solve_triangular(la, (model.exog_a - mom.mean_a).T, lower=True).T
-    b = sla.solve_triangular(lb, (model.exog_b - mom.mean_b).T, lower=True).T
-    return _Whitened(a=a, b=b, y=model.endog - mom.mean_y, var_y=mom.var_y, u=u, s=s, v=vt.T)
+    out = _Whitened(m=data.nobs, var_y=mom.var_y, u=u, s=s, v=vt.T)
+    if not rows:
+        return out
+    return _Whitened(
+        m=out.m, var_y=out.var_y, u=u, s=s, v=out.v,
+        a=wa.to_white(a_raw), b=wb.to_white(b_raw), y=data.endog - mom.mean_y,
+    )
 
 
 def _row_chunks(w: _Whitened) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Row chunks ``(y, a', b')`` of the whitened data (about 32 MB each)."""
-    step = max(1, _CHUNK_FLOATS // (w.a.shape[1] + w.b.shape[1] + 1))
+    step = max(1, _CHUNK_FLOATS // (w.n1 + w.n2 + 1))
     for start in range(0, w.m, step):
         sl = slice(start, start + step)
         yield w.y[sl], w.a[sl], w.b[sl]
@@ -393,7 +408,7 @@ def _permutation_stats(w: _Whitened, k: int, n_perm: int, rng: np.random.Generat
     ``C = (1/m) sum_j alpha_sigma(j) u_j^T``; re-whitening with their Cholesky
     factors makes the result the estimator's statistic on the permuted data.
     """
-    m, n1, n2 = w.m, w.a.shape[1], w.b.shape[1]
+    m, n1, n2 = w.m, w.n1, w.n2
     y = w.y
     alpha, uc = w.a @ w.u[:, :k], w.a @ w.u[:, k:]
     beta, vc = w.b @ w.v[:, :k], w.b @ w.v[:, k:]
@@ -440,15 +455,15 @@ def _permutation_stats(w: _Whitened, k: int, n_perm: int, rng: np.random.Generat
 def _test_row(
     w: _Whitened, k: int, method: str, n_perm: int, rng: np.random.Generator | None
 ) -> tuple[dict[str, float], str | None]:
-    n1, n2 = w.a.shape[1], w.b.shape[1]
+    n1, n2 = w.n1, w.n2
     df = float((n1 - k) * (n2 - k))
+    if method in ("robust", "wald") and df > _MAX_EXACT_DIM:
+        raise ValueError(
+            f"the {method} rank test at k={k} forms the covariance of the "
+            f"(n1-k)(n2-k) = {int(df)} complement entries, more than {_MAX_EXACT_DIM}; "
+            "use method='general' (two-moment tail for large d) or fewer variables"
+        )
     if method == "robust":
-        if df > _MAX_EXACT_DIM:
-            raise ValueError(
-                f"the robust rank test at k={k} forms the covariance of the "
-                f"(n1-k)(n2-k) = {int(df)} complement entries, more than {_MAX_EXACT_DIM}; "
-                "use method='general' (two-moment tail for large d) or fewer variables"
-            )
         mom = complement_moments(lambda: _row_chunks(w), w.u[:, k:], w.v[:, k:], k)
         res = frobenius_from_moments(mom, w.s)
         return {"statistic": res.statistic, "df": np.nan, "eff. df": res.df,
@@ -458,14 +473,8 @@ def _test_row(
             raise ValueError(
                 f"the Wald rank test at k={k} needs more than (n1-k)(n2-k) + 1 = "
                 f"{int(df) + 1} observations (it estimates the covariance of the "
-                f"{int(df)} complement entries); got {w.m}. Use method='chi2' "
-                "(normal theory) or max_rank"
-            )
-        if df > _MAX_EXACT_DIM:
-            raise ValueError(
-                f"the Wald rank test at k={k} forms the covariance of the "
-                f"(n1-k)(n2-k) = {int(df)} complement entries, more than {_MAX_EXACT_DIM}; "
-                "use method='general' (two-moment tail for large d) or fewer variables"
+                f"{int(df)} complement entries); got {w.m}. Use method='robust' "
+                "or max_rank"
             )
         mom = complement_moments(lambda: _row_chunks(w), w.u[:, k:], w.v[:, k:], k)
         res = wald_from_moments(mom, complement_block(w.s, k, n1, n2).reshape(-1))
@@ -485,32 +494,18 @@ def _test_row(
         else:
             pv, tail = 1.0, None
         return {"statistic": stat, "df": np.nan, "pvalue": pv, "eff. df": eff}, tail
-    assert rng is not None
     null = _permutation_stats(w, k, n_perm, rng)
     # guard against rounding: a permuted statistic equal to T up to 1e-10 counts as >= T
     pv = float(perm_pvalue(stat * (1 - 1e-10), null))
     return {"statistic": stat, "df": np.nan, "pvalue": pv, "n_perm": float(n_perm)}, None
 
 
-def _check_options(method: Any, n_perm: Any, allowed: tuple[str, ...] = _METHODS) -> None:
-    if method not in allowed:
-        raise ValueError(f"method must be one of {allowed}; got {method!r}")
-    if isinstance(n_perm, bool) or not isinstance(n_perm, (int, np.integer)) or n_perm < 1:
-        raise ValueError(f"n_perm must be a positive integer; got {n_perm!r}")
-
-
 def _check_max_rank(max_rank: Any, n1: int, n2: int) -> int:
     top = min(n1, n2) - 1
     if max_rank is None:
         return top
-    if isinstance(max_rank, bool) or not isinstance(max_rank, (int, np.integer)):
-        raise TypeError(f"max_rank must be an integer or None; got {max_rank!r}")
-    if not 0 <= max_rank <= top:
-        raise ValueError(
-            f"max_rank must be between 0 and {top} (min(n1, n2) - 1: H0: r = "
-            f"min(n1, n2) leaves no complement to test); got {int(max_rank)}"
-        )
-    return int(max_rank)
+    why = " (min(n1, n2) - 1: H0: r = min(n1, n2) leaves no complement to test)"
+    return check_int(max_rank, "max_rank", low=0, high=top, why=why)
 
 
 def _build(
@@ -549,8 +544,9 @@ def _build(
 
 
 def _run(
-    model: JointDimReduction,
+    data: ModelData,
     mom: BlockMoments,
+    whitening: tuple[Whitening, Whitening] | None,
     *,
     method: str,
     max_rank: int | None,
@@ -558,16 +554,17 @@ def _run(
     seed: Any,
     stop_alpha: float | None = None,
 ) -> RankTestResults:
-    _check_options(method, n_perm)
-    n1, n2 = model.exog_a.shape[1], model.exog_b.shape[1]
+    check_choice(method, "method", _METHODS)
+    check_int(n_perm, "n_perm", low=1)
+    n1, n2 = data.blocks["exog_a"].shape[1], data.blocks["exog_b"].shape[1]
     top = _check_max_rank(max_rank, n1, n2)
     rng = normalize_seed(seed) if method == "permutation" else None
-    if model.nobs < max(n1, n2) + 2:
+    if data.nobs < max(n1, n2) + 2:
         raise ValueError(
             f"rank tests need at least max(n1, n2) + 2 = {max(n1, n2) + 2} "
-            f"observations to whiten the blocks; got {model.nobs}"
+            f"observations to whiten the blocks; got {data.nobs}"
         )
-    w = _whiten(model, mom)
+    w = _whiten(data, mom, whitening, rows=method != "chi2")
     rows, tails = [], set()
     for k in range(top + 1):
         row, tail = _test_row(w, k, method, n_perm, rng)
@@ -583,7 +580,9 @@ def _run(
 # Public entry points
 # ---------------------------------------------------------------------------
 def rank_tests(
-    results: JDRResults,
+    data: ModelData,
+    moments: BlockMoments,
+    whitening: tuple[Whitening, Whitening] | None = None,
     *,
     method: RankMethod = "robust",
     max_rank: int | None = None,
@@ -592,10 +591,18 @@ def rank_tests(
 ) -> RankTestResults:
     """Sequential tests of ``H0: r = k``, ``k = 0, 1, ..., max_rank``.
 
+    The narrow entry point: ``JDRResults.rank_tests`` calls it with the
+    fit's data and moments.
+
     Parameters
     ----------
-    results : JDRResults
-        A fit; the tests use its data and moments (not its rank).
+    data : ModelData
+        The validated data (unweighted).
+    moments : BlockMoments
+        Their sufficient statistics (with covariances; recomputed from
+        ``data`` when they hold none).
+    whitening : (Whitening, Whitening), optional
+        The blocks' whitenings if already factored.
     method : {"robust", "wald", "chi2", "general", "permutation"}
         ``"robust"`` (default): ``Lambda_k`` against a scaled chi-square with
         its finite-sample mean and variance estimated from the rows, no
@@ -652,10 +659,14 @@ def rank_tests(
     [0.005, 0.005]
     >>> rt.select_rank()
     2
+    >>> from jdr_stats.inference.rank_tests import rank_tests
+    >>> rank_tests(res.model.data, res.moments).select_rank()
+    2
     """
     return _run(
-        results.model,
-        results.moments,
+        data,
+        moments,
+        whitening,
         method=method,
         max_rank=max_rank,
         n_perm=n_perm,
@@ -664,10 +675,10 @@ def rank_tests(
 
 
 def choose_rank(
-    model: JointDimReduction,
+    data: ModelData,
     moments: BlockMoments,
+    whitening: tuple[Whitening, Whitening] | None = None,
     *,
-    standardize: bool,
     method: RankMethod | Literal["ladle"] = "robust",
     alpha: float = 0.05,
     seed: int | np.random.Generator | None = None,
@@ -684,8 +695,8 @@ def choose_rank(
     :class:`~jdr_stats._warnings.RankSelectionWarning` is issued.  If every
     test rejects, ``r = min(n1, n2)``.
 
-    ``standardize`` is accepted for the fit's signature: the tests always use
-    the whitened cross moment (its rank equals that of the unwhitened one).
+    The tests always use the whitened cross moment (its rank equals that of
+    the unwhitened one), whatever the fit's ``standardize``.
 
     Examples
     --------
@@ -696,14 +707,13 @@ def choose_rank(
     (2, 'general')
     """
     alpha = check_fraction(alpha, "alpha")
-    if method not in _SELECTORS:
-        raise ValueError(f"rank_method must be one of {_SELECTORS}; got {method!r}")
+    check_choice(method, "rank_method", _SELECTORS)
     if method == "ladle":
-        out = _ladle(model, moments, seed=seed)
+        out = _ladle(data, moments, whitening, seed=seed)
     else:
         out = _run(
-            model, moments, method=method, max_rank=None, n_perm=n_perm, seed=seed,
-            stop_alpha=alpha,
+            data, moments, whitening, method=method, max_rank=None, n_perm=n_perm,
+            seed=seed, stop_alpha=alpha,
         )
     rank = out.select_rank(alpha)
     if rank == 0:
@@ -724,16 +734,21 @@ def choose_rank(
 
 
 def _ladle(
-    model: JointDimReduction, mom: BlockMoments, *, seed: Any, n_boot: int = 100
+    data: ModelData,
+    mom: BlockMoments,
+    whitening: tuple[Whitening, Whitening] | None,
+    *,
+    seed: Any,
+    n_boot: int = 100,
 ) -> RankTestResults:
     """The ladle estimate (Luo and Li 2016) as a table without tests."""
-    n1, n2 = model.exog_a.shape[1], model.exog_b.shape[1]
-    if model.nobs < max(n1, n2) + 2:
+    n1, n2 = data.blocks["exog_a"].shape[1], data.blocks["exog_b"].shape[1]
+    if data.nobs < max(n1, n2) + 2:
         raise ValueError(
             f"the ladle needs at least max(n1, n2) + 2 = {max(n1, n2) + 2} "
-            f"observations to whiten the blocks; got {model.nobs}"
+            f"observations to whiten the blocks; got {data.nobs}"
         )
-    w = _whiten(model, mom)
+    w = _whiten(data, mom, whitening, rows=True)
     lad = ladle_rank(w.y, w.a, w.b, w.u, w.s, w.v, n_boot=n_boot, seed=normalize_seed(seed))
     table = pd.DataFrame(
         {"boot_var": lad.boot_var, "eig_part": lad.eig_part, "criterion": lad.criterion},

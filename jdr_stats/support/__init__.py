@@ -1,0 +1,34 @@
+"""Which variables of each block matter: coordinate tests and support selection.
+
+Modules: ``_select`` (the orchestration, :func:`select_support` and
+:func:`choose_sparsity`), ``_statistics`` (the coordinate statistics of one
+block), ``_rules`` (the selection rules), ``_results`` (:class:`SupportResults`).
+
+For every variable ``j`` of block a the null hypothesis is that row ``j`` of
+``U`` is zero (the variable does not enter ``U^T a``), in the original
+coordinates; likewise for block b and ``V``.  Under the model (independent
+blocks, linear conditional mean of each block given its reduction) this
+implies that row ``j`` of ``M = Sigma_a^{-1} S Sigma_b^{-1}`` is zero, ``S``
+the centred cross moment, and that is what the tests test.
+
+Three tests (``docs/theory/support.md`` has the derivations):
+
+* **marginal**: the Wald statistic of row ``j`` of ``M`` (``n2`` degrees of
+  freedom), with the influence function that accounts for the estimated
+  covariance of the block;
+* **conditional** on a fitted rank ``r``: the row projected on the estimated
+  other-block subspace (``r`` degrees of freedom; much more power);
+* **permutation**: the same statistics against the distribution obtained by
+  permuting the partial residual of the variable.
+
+Selection rules: Benjamini-Hochberg at a target false discovery rate (the
+default), the threshold rule of section 5.3 of the paper, and stability
+selection (complementary-pairs subsampling of the sparse estimator).
+"""
+
+from __future__ import annotations
+
+from ._results import SupportResults
+from ._select import Covariance, Method, Rule, Test, choose_sparsity, select_support
+
+__all__ = ["SupportResults", "select_support", "choose_sparsity", "Method", "Test", "Covariance", "Rule"]

@@ -1,0 +1,181 @@
+"""The results of the coordinate tests: the table, its summary and notes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from statsmodels.iolib.summary2 import Summary
+
+from ..inference.hypotheses import TestTable
+from ..summary import build_summary
+
+__all__ = ["SupportResults", "support_table", "method_label", "notes_of"]
+
+
+@dataclass(frozen=True)
+class SupportResults(TestTable):
+    """Coordinate tests of every variable and the selected support.
+
+    Attributes
+    ----------
+    table : DataFrame
+        One row per variable, indexed by ``(block, variable)``, with columns
+        ``stat``, ``df``, ``pvalue``, ``qvalue`` (Benjamini-Hochberg within the
+        block) and ``selected``; the threshold rule adds ``max_abs_t`` and
+        stability selection adds ``frequency``.
+    title, method, notes :
+        As for :class:`~jdr_stats.inference.hypotheses.TestTable`.
+    test : {"conditional", "marginal"}
+    rule : {"bh", "threshold", "stability"}
+    fdr : float
+        Target false discovery rate of the Benjamini-Hochberg rule.
+    rank : int or None
+        Rank the conditional test (or stability selection) used.
+    settings : dict
+        Remaining options (covariance, n_perm, threshold, ...).
+    """
+
+    __test__ = False
+
+    test: str = "marginal"
+    rule: str = "bh"
+    fdr: float = 0.1
+    rank: int | None = None
+    settings: dict | None = None
+
+    def _block(self, block: str) -> pd.DataFrame:
+        return self.table.xs(block, level="block")
+
+    @property
+    def selected_a(self) -> list[str]:
+        """Names of the selected variables of block a."""
+        t = self._block("a")
+        return [str(v) for v in t.index[t["selected"].to_numpy(bool)]]
+
+    @property
+    def selected_b(self) -> list[str]:
+        """Names of the selected variables of block b."""
+        t = self._block("b")
+        return [str(v) for v in t.index[t["selected"].to_numpy(bool)]]
+
+    @property
+    def counts(self) -> tuple[int, int]:
+        """Numbers of selected variables ``(s1, s2)``."""
+        return len(self.selected_a), len(self.selected_b)
+
+    def summary(self) -> Summary:
+        """A statsmodels ``Summary``: settings, counts, the table of tests."""
+        info = {
+            "Method:": self.method,
+            "Test:": self.test,
+            "Selection rule:": self.rule,
+            "Target FDR:": self.fdr if self.rule == "bh" else "-",
+            "Rank:": "-" if self.rank is None else self.rank,
+            "Selected (a, b):": self.counts,
+        }
+        shown = self.table.reset_index(level="block")
+        shown.index.name = "variable"
+        shown["df"] = shown["df"].astype(int).astype(str)
+        shown["selected"] = np.where(shown["selected"].to_numpy(bool), "yes", "no")
+        return build_summary(self.title, info, [("variable", shown)], self.notes)
+
+
+def support_table(
+    names: dict[str, list[str]],
+    blocks: dict[str, tuple[Any, np.ndarray, np.ndarray, dict[str, np.ndarray]]],
+) -> pd.DataFrame:
+    """One row per variable, indexed by ``(block, variable)``.
+
+    ``blocks`` maps ``"a"``/``"b"`` to ``(tests, qvalues, selected, extra)``.
+    """
+    frames = []
+    for block, (res, q, sel, extra) in blocks.items():
+        cols = {
+            "stat": res.stat,
+            "df": np.full(res.stat.shape, res.df),
+            "pvalue": res.pvalue,
+            "qvalue": q,
+            **extra,
+            "selected": np.asarray(sel, dtype=bool),
+        }
+        nm = names[block]
+        idx = pd.MultiIndex.from_arrays([[block] * len(nm), list(nm)], names=["block", "variable"])
+        frames.append(pd.DataFrame(cols, index=idx))
+    return pd.concat(frames)
+
+
+def method_label(method: str, test: str, covariance: str, n_perm: int) -> str:
+    if method == "chi2" and covariance == "factored":
+        return f"{test} partial F test (reverse regression)"
+    if method == "chi2":
+        return f"{test} Wald test, sandwich covariance, chi2"
+    return f"{test} partial F test, permutation of partial residuals, B={n_perm}"
+
+
+def notes_of(
+    test: str, method: str, covariance: str, rule: str, standardize: bool,
+    fdr: float, rank: int | None, settings: dict,
+) -> list[str]:
+    coords = "Sigma_a^{-1} S Sigma_b^{-1}" if standardize else "S (centred cross moment)"
+    notes = [
+        "H0 (per variable): the variable is not in its block's subspace (its row of "
+        f"U, resp. V, is zero); tested as: its row (column) of {coords} is zero.",
+    ]
+    if test == "conditional":
+        notes.append(
+            f"Conditional test: the row projected on the other block's rank-{rank} "
+            "subspace fitted without the variable; df = rank."
+        )
+    else:
+        notes.append("Marginal test: the whole row; df = width of the other block.")
+    if method == "chi2" and covariance == "factored":
+        notes.append(
+            "stat = df x F; p-value from F(df, m - "
+            + ("width of the block" if standardize else "1")
+            + " - df), exact for Gaussian blocks (chi2(df) asymptotically)."
+        )
+    elif method == "chi2":
+        notes.append("stat: Wald statistic with the sandwich covariance; p-value from chi2(df).")
+    if method == "chi2":
+        if covariance == "factored":
+            notes.append(
+                "Assumptions: independent blocks; linear conditional mean of each "
+                "block given its reduction; the variable's partial residual "
+                "independent of the reductions, the other block and y (Gaussian "
+                "blocks or independent variables); exact F for Gaussian blocks, "
+                "asymptotic otherwise."
+            )
+        else:
+            notes.append(
+                "Assumptions: independent blocks; linear conditional mean of each "
+                "block given its reduction; finite fourth moments; m large "
+                "compared with the df (sandwich covariance)."
+            )
+    else:
+        notes.append(
+            "Permutation p-values (1 + #{T* >= T}) / (B + 1): exact when the "
+            "variable's partial residual is exchangeable and independent of the "
+            "rest under H0 (no moment conditions); one permutation is shared by "
+            "all variables of a block."
+        )
+    if rule == "bh":
+        notes.append(f"Selected: Benjamini-Hochberg q-value <= {fdr}, within each block.")
+    elif rule == "threshold":
+        notes.append(
+            "Selected (threshold rule, section 5.3): some entry of the variable's row "
+            f"exceeds {settings['threshold']:.3g} sandwich standard errors; no error "
+            "rate guarantee."
+        )
+    else:
+        notes.append(
+            f"Selected (stability selection): selected by the sparse fit with "
+            f"sparsity {settings['sparsity']} in at least "
+            f"{settings['stability_threshold']:g} of {settings['n_subsamples']} "
+            "complementary half-samples; Meinshausen-Buhlmann bound on the expected "
+            f"number of false selections (a, b): "
+            f"({settings['pfer_bound'][0]:.3g}, {settings['pfer_bound'][1]:.3g})."
+        )
+    return notes

@@ -1,0 +1,239 @@
+"""Orchestration of the coordinate tests: validate the options, compute the
+statistics of each block, apply the selection rule, build the results."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import numpy as np
+
+from .._data import ModelData
+from .._estimate import check_rank
+from .._linalg import BlockMoments, Whitening
+from .._validation import (
+    check_bool,
+    check_choice,
+    check_fraction,
+    check_int,
+    check_positive,
+    check_rows_for_whitening,
+    normalize_seed,
+)
+from ..sparse import check_sparsity
+from ._results import SupportResults, method_label, notes_of, support_table
+from ._rules import select
+from ._statistics import block_tests, prepare
+
+__all__ = ["select_support", "choose_sparsity", "Method", "Test", "Covariance", "Rule"]
+
+Method = Literal["chi2", "permutation"]
+Test = Literal["conditional", "marginal"]
+Covariance = Literal["factored", "sandwich"]
+Rule = Literal["bh", "threshold", "stability"]
+
+
+def select_support(
+    data: ModelData | Any,
+    moments: BlockMoments | None = None,
+    whitening: tuple[Whitening, Whitening] | None = None,
+    *,
+    rank: int | None = None,
+    method: Method = "chi2",
+    fdr: float = 0.1,
+    seed: int | np.random.Generator | None = None,
+    test: Test | None = None,
+    covariance: Covariance = "factored",
+    standardize: bool = True,
+    n_perm: int = 999,
+    rule: Rule = "bh",
+    threshold: float | None = None,
+    n_subsamples: int = 100,
+    stability_threshold: float = 0.6,
+    sparsity: tuple[int, int] | None = None,
+) -> SupportResults:
+    """Coordinate tests for every variable of both blocks, and the support.
+
+    Parameters
+    ----------
+    data : ModelData or JointDimReduction
+        The validated data (a model is read through its ``data``).
+    moments : BlockMoments, optional
+        Their sufficient statistics, if already computed.
+    whitening : (Whitening, Whitening), optional
+        The blocks' whitenings, if already factored.
+    rank : int, optional
+        Rank ``r`` of the fit.  When given, the conditional test (``r``
+        degrees of freedom) is the default.
+    method : {"chi2", "permutation"}
+        Chi-square-type test (exact F for Gaussian blocks with the factored
+        covariance, chi-square with the sandwich), or permutation of the
+        variable's partial residual (heavy tails, small samples).
+    fdr : float
+        Target false discovery rate of the Benjamini-Hochberg rule, applied
+        within each block.
+    seed : int, Generator or None
+        For the permutation test and stability selection.
+    test : {"conditional", "marginal"}, optional
+        Default: ``"conditional"`` when ``rank`` is given, else ``"marginal"``.
+    covariance : {"factored", "sandwich"}
+        Covariance of the row's influence function.  ``"factored"``
+        (``mean(z_j^2) * mean(h h^T)``) is exact when the variable's partial
+        residual is independent of the rest (Gaussian blocks, or independent
+        variables); ``"sandwich"`` (``mean(z_j^2 h h^T)``) is robust to
+        dependence between them but noisier for the marginal test when ``n2``
+        is large.  Only for ``method="chi2"``.
+    standardize : bool
+        Test rows of ``Sigma_a^{-1} S Sigma_b^{-1}`` (``True``, the support of
+        ``U`` in the original coordinates) or of ``S`` itself (``False``, as
+        the unstandardized fit's sparse step).
+    n_perm : int
+        Permutations for ``method="permutation"``.
+    rule : {"bh", "threshold", "stability"}
+        How the ``selected`` flag is set: Benjamini-Hochberg q-values at most
+        ``fdr``; the threshold rule of section 5.3 (some entry of the row of
+        ``M`` exceeds ``threshold`` standard errors); or stability selection
+        (selection frequency of the sparse estimator over ``n_subsamples``
+        complementary half-samples at least ``stability_threshold``).
+    threshold : float, optional
+        Threshold of the ``"threshold"`` rule on the entrywise t statistics;
+        default the universal threshold ``sqrt(2 log(n1 n2))``.
+    n_subsamples : int
+        Half-samples for stability selection (drawn as complementary pairs).
+    stability_threshold : float
+        Selection frequency needed by stability selection, in (0.5, 1).
+    sparsity : (s1, s2), optional
+        Sparsity of the base sparse fit of stability selection; default the
+        Benjamini-Hochberg counts (at least ``rank``).
+
+    Returns
+    -------
+    SupportResults
+
+    Notes
+    -----
+    Let ``z_i = Sigma_a^{-1}(a_i - abar)`` (partial residuals, scaled),
+    ``b'_i = L_b^{-1}(b_i - bbar)`` and ``g_j = (1/m) sum_i z_ij (y_i - ybar) b'_i``,
+    row ``j`` of ``Sigma_a^{-1} S L_b^{-T}``: zero under ``H0_j`` (the rows
+    of the whitened ``X_lin`` are not, when the variables are correlated).
+    Under ``H0_j`` its influence function is ``z_ij h_i`` with
+    ``h_i = (y_i - ybar) b'_i - X^T a'_i - E[y b']`` (``X^T a'_i``: the effect
+    of estimating ``Sigma_a``).  With ``covariance="factored"`` the statistic
+    is the partial F test of ``W`` in the reverse regression of ``a_j`` on
+    ``(1, a_{-j}, W)``, ``W = (y - ybar) b'`` (marginal, ``d = n2``) or
+    ``(y - ybar) b' Vhat_{(-j)}`` (conditional, ``d = r``; ``Vhat_{(-j)}``:
+    the b-basis of the fit without variable j), exact ``F(d, m - n1 - d)``
+    for Gaussian blocks; ``stat`` is ``d F`` (chi-square scale).  With
+    ``covariance="sandwich"``, ``stat = m t_j^T Omega_j^{-1} t_j`` against
+    ``chi2(d)``, ``Omega_j = mean_i z_ij^2 h_i h_i^T``.  Block b is treated
+    symmetrically.  Derivations: ``docs/theory/support.md``.
+
+    Examples
+    --------
+    >>> import jdr_stats as jdr
+    >>> sim = jdr.simulate.bilinear(3000, 12, 10, 2, s1=3, s2=3, seed=1)
+    >>> model = jdr.JointDimReduction(sim.y, sim.a, sim.b)
+    >>> sup = model.select_support(rank=2, fdr=0.1)
+    >>> sup.test, sup.counts[0] >= 2
+    ('conditional', True)
+    >>> truth = [f"a{j}" for j in range(12) if abs(sim.U[j]).sum() > 0]
+    >>> set(truth) <= set(sup.selected_a)
+    True
+    """
+    data = _model_data(data)
+    n1, n2 = data.blocks["exog_a"].shape[1], data.blocks["exog_b"].shape[1]
+    method = check_choice(method, "method", ("chi2", "permutation"))
+    covariance = check_choice(covariance, "covariance", ("factored", "sandwich"))
+    rule = check_choice(rule, "rule", ("bh", "threshold", "stability"))
+    fdr = check_fraction(fdr, "fdr")
+    standardize = check_bool(standardize, "standardize")
+    if rank is not None:
+        rank = check_rank(rank, n1, n2)
+    if test is None:
+        test = "marginal" if rank is None else "conditional"
+    test = check_choice(test, "test", ("conditional", "marginal"))
+    if test == "conditional" and rank is None:
+        raise ValueError('test="conditional" needs the rank of the fit; got rank=None')
+    if rule == "stability" and rank is None:
+        raise ValueError('rule="stability" fits the sparse estimator and needs rank; got rank=None')
+    if method == "permutation":
+        n_perm = check_int(n_perm, "n_perm", low=1)
+    if rule == "threshold" and threshold is not None:
+        threshold = check_positive(threshold, "threshold")
+    if rule == "stability":
+        n_subsamples = check_int(n_subsamples, "n_subsamples", low=2)
+        stability_threshold = check_fraction(stability_threshold, "stability_threshold", low=0.5)
+        if sparsity is not None:
+            sparsity = check_sparsity(sparsity, n1, n2, rank=rank)
+    if data.weights is not None:
+        raise ValueError(
+            "select_support does not handle case weights yet; the model has weights"
+        )
+    if standardize:
+        check_rows_for_whitening(data.nobs, {"exog_a": n1, "exog_b": n2})
+    rng = normalize_seed(seed)
+
+    prep = prepare(data, standardize, moments, whitening)
+    common = dict(
+        rank=rank, conditional=test == "conditional", standardize=standardize,
+        covariance=covariance, method=method, n_perm=n_perm, rng=rng,
+    )
+    res_a = block_tests(prep.yc, prep.z_a, prep.w_a, prep.w_b, **common)
+    res_b = block_tests(prep.yc, prep.z_b, prep.w_b, prep.w_a, **common)
+
+    blocks, rule_settings = select(
+        rule, res_a, res_b, data=data, prep=prep, fdr=fdr, rank=rank,
+        standardize=standardize, threshold=threshold, n_subsamples=n_subsamples,
+        stability_threshold=stability_threshold, sparsity=sparsity, rng=rng,
+    )
+    settings: dict[str, Any] = {"covariance": covariance, "standardize": standardize}
+    if method == "permutation":
+        settings["n_perm"] = n_perm
+    settings.update(rule_settings)
+    table = support_table({"a": data.names["exog_a"], "b": data.names["exog_b"]}, blocks)
+    return SupportResults(
+        table=table,
+        title="Support selection: coordinate tests",
+        method=method_label(method, test, covariance, n_perm),
+        notes=notes_of(test, method, covariance, rule, standardize, fdr, rank, settings),
+        test=test,
+        rule=rule,
+        fdr=fdr,
+        rank=rank,
+        settings=settings,
+    )
+
+
+def _model_data(data: Any) -> ModelData:
+    """The :class:`ModelData` of ``data`` (itself, or a model's ``data``)."""
+    out = data if isinstance(data, ModelData) else getattr(data, "data", None)
+    if not isinstance(out, ModelData) or set(out.blocks) != {"exog_a", "exog_b"}:
+        raise TypeError(
+            "data must be the ModelData of a JointDimReduction (or the model "
+            f"itself); got {type(data).__name__}"
+        )
+    return out
+
+
+def choose_sparsity(
+    data: ModelData,
+    moments: BlockMoments | None = None,
+    whitening: tuple[Whitening, Whitening] | None = None,
+    *,
+    rank: int,
+    fdr: float = 0.1,
+    seed: int | np.random.Generator | None = None,
+) -> tuple[tuple[int, int], SupportResults]:
+    """Sparsity levels ``(s1, s2)`` for ``fit(sparsity="auto")``.
+
+    The counts of variables selected by the conditional coordinate tests at
+    false discovery rate ``fdr`` (Benjamini-Hochberg within each block),
+    raised to at least ``rank`` (and at most the block's width).
+
+    Returns
+    -------
+    (s1, s2), SupportResults
+    """
+    res = select_support(data, moments, whitening, rank=rank, method="chi2", fdr=fdr, seed=seed)
+    n1, n2 = data.blocks["exog_a"].shape[1], data.blocks["exog_b"].shape[1]
+    s1, s2 = res.counts
+    return (int(np.clip(s1, rank, n1)), int(np.clip(s2, rank, n2))), res

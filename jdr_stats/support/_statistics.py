@@ -1,0 +1,252 @@
+"""The coordinate statistics of one block (see ``docs/theory/support.md``).
+
+For variable ``j`` of the focal block: the partial F (or Wald) statistic of
+row ``j`` of ``Sigma_f^{-1} S Sigma_o^{-1}`` (marginal), projected on the
+other block's fitted basis without the variable (conditional), with the
+factored or sandwich covariance, or against the permutation distribution of
+the variable's partial residual; and the entrywise t statistics of the
+threshold rule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from .._data import ModelData
+from .._linalg import BlockMoments, Whitening, block_moments, block_whitenings
+from ..inference.hypotheses import perm_pvalue
+
+__all__ = ["Prepared", "prepare", "BlockStats", "block_tests", "threshold_scores"]
+
+#: Largest number of floats of one intermediate block in the sandwich and
+#: permutation computations (chunks of rows / variables are used above it).
+_CHUNK_FLOATS = 1 << 22
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """Centred and transformed data shared by the tests of both blocks."""
+
+    yc: np.ndarray  # (m,) centred response
+    z_a: np.ndarray  # (m, n1) partial-residual scores Sigma_a^{-1}(a - abar)
+    z_b: np.ndarray  # (m, n2)
+    w_a: np.ndarray  # (m, n1) whitened (or centred) block a
+    w_b: np.ndarray  # (m, n2)
+
+
+def prepare(
+    data: ModelData,
+    standardize: bool,
+    mom: BlockMoments | None = None,
+    whitening: tuple[Whitening, Whitening] | None = None,
+) -> Prepared:
+    """Centred response, scores and whitened (or centred) blocks."""
+    y, a, b = data.endog, data.blocks["exog_a"], data.blocks["exog_b"]
+    if mom is None or (standardize and np.isnan(mom.cov_a).any()):
+        mom = block_moments(y, a, b)
+        whitening = None
+    yc = y - mom.mean_y
+    ac = a - mom.mean_a
+    bc = b - mom.mean_b
+    if not standardize:
+        return Prepared(yc=yc, z_a=ac, z_b=bc, w_a=ac, w_b=bc)
+    if whitening is None:
+        whitening = block_whitenings(mom, data.names["exog_a"], data.names["exog_b"])
+    out = []
+    for xc, wh in zip((ac, bc), whitening):
+        w = wh.solve(xc.T)  # L^{-1} x
+        z = wh.solve_t(w)  # Sigma^{-1} x
+        out.append((np.ascontiguousarray(z.T), np.ascontiguousarray(w.T)))
+    (z_a, w_a), (z_b, w_b) = out
+    return Prepared(yc=yc, z_a=z_a, z_b=z_b, w_a=w_a, w_b=w_b)
+
+
+@dataclass(frozen=True)
+class BlockStats:
+    stat: np.ndarray
+    df: int
+    pvalue: np.ndarray
+    dist: str
+
+
+def _loo_bases(k_mat: np.ndarray, g: np.ndarray, rho: np.ndarray, rank: int) -> np.ndarray:
+    """Top-``rank`` eigenvectors of ``K - rho_j g_j g_j^T`` for every j.
+
+    ``K = X^T X`` for the whitened cross moment ``X`` (focal block on the
+    left): ``K - g_j g_j^T / (Sigma^{-1})_jj`` is ``X^T X`` of the fit without
+    variable j, so the result is the other block's fitted basis with the
+    tested variable left out.  Shape (nf, no, rank).
+    """
+    nf, no = g.shape
+    out = np.empty((nf, no, rank))
+    step = max(1, _CHUNK_FLOATS // (no * no))
+    for j0 in range(0, nf, step):
+        j1 = min(nf, j0 + step)
+        gj = g[j0:j1]
+        stack = k_mat[None, :, :] - rho[j0:j1, None, None] * gj[:, :, None] * gj[:, None, :]
+        _, vecs = np.linalg.eigh(stack)
+        out[j0:j1] = vecs[:, :, ::-1][:, :, :rank]
+    return out
+
+
+def _sandwich_wald(z: np.ndarray, h: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """``m t_j^T Omega_j^{-1} t_j`` with ``Omega_j = mean_i z_ij^2 h_i h_i^T``.
+
+    Accumulated over chunks of rows and of variables, so the largest
+    intermediate has about ``_CHUNK_FLOATS`` entries whatever m, nf and d.
+    """
+    m, nf = z.shape
+    d = h.shape[1]
+    stat = np.empty(nf)
+    jstep = max(1, min(nf, _CHUNK_FLOATS // max(d * d, 1)))
+    rstep = max(1, _CHUNK_FLOATS // max(d * d, nf, 1))
+    for j0 in range(0, nf, jstep):
+        j1 = min(nf, j0 + jstep)
+        omega = np.zeros((j1 - j0, d * d))
+        for r0 in range(0, m, rstep):
+            r1 = min(m, r0 + rstep)
+            hh = (h[r0:r1, :, None] * h[r0:r1, None, :]).reshape(r1 - r0, d * d)
+            omega += (z[r0:r1, j0:j1] ** 2).T @ hh
+        omega = omega.reshape(j1 - j0, d, d) / m
+        sol = np.linalg.solve(omega, t[j0:j1, :, None])[..., 0]
+        stat[j0:j1] = m * np.einsum("jd,jd->j", t[j0:j1], sol)
+    return stat
+
+
+def block_tests(
+    yc: np.ndarray,
+    z: np.ndarray,
+    w_focal: np.ndarray,
+    w_other: np.ndarray,
+    *,
+    rank: int | None,
+    conditional: bool,
+    standardize: bool,
+    covariance: str,
+    method: str,
+    n_perm: int,
+    rng: np.random.Generator | None,
+) -> BlockStats:
+    """Tests of every variable of one (focal) block.
+
+    ``z``: scores ``Sigma_f^{-1}(f - fbar)`` of the focal block (its centred
+    values when not standardized); ``w_focal``, ``w_other``: the blocks
+    whitened (or centred).  The statistic of variable j is the partial F (or
+    Wald) test of ``W_j`` in the reverse regression of ``f_j`` on the rest of
+    its block and ``W_j = (y - ybar) w_other V_j`` (``V_j``: the other
+    block's fitted basis without variable j; the identity for the marginal
+    test).  See ``docs/theory/support.md``.
+    """
+    m, nf = z.shape
+    wy = yc[:, None] * w_other  # (m, no): W
+    g = z.T @ wy / m  # rows g_j, (nf, no)
+    zeta = np.einsum("ij,ij->j", z, z) / m  # (Sigma^{-1})_jj (or var f_j)
+    cbar = wy.mean(axis=0)
+    # C = W^T (I - P) W, P the projection on (1, focal block): shared by all j
+    c_full = wy.T @ wy - m * np.outer(cbar, cbar)
+    p0 = 1
+    xhat = None
+    if standardize:
+        xhat = w_focal.T @ wy / m  # whitened X_lin, focal block on the left
+        c_full -= m * xhat.T @ xhat
+        p0 = nf
+    if conditional:
+        k_mat = xhat.T @ xhat if standardize else g.T @ g
+        rho = 1.0 / zeta if standardize else np.ones(nf)
+        bases = _loo_bases(k_mat, g, rho, rank)  # (nf, no, r)
+        t = np.einsum("jk,jkd->jd", g, bases)
+        c_j = np.einsum("jkd,kl,jle->jde", bases, c_full, bases)
+    else:
+        bases = None
+        t = g
+        c_j = np.broadcast_to(c_full, (nf,) + c_full.shape)
+    d = t.shape[1]
+    df2 = m - p0 - d
+    if df2 < 1:
+        raise ValueError(
+            f"too few observations for the {'conditional' if conditional else 'marginal'} "
+            f"test: m={m} must exceed {p0 + d} (block width plus degrees of freedom)"
+        )
+    if method == "chi2" and covariance == "sandwich":
+        # h_i = W_i - mean(W) - X_r^T f'_i, X_r the rank-r truncation of the
+        # whitened cross moment (no fit term without a rank: conservative).
+        # The full X would remove n_f / m of noise variance per direction that
+        # a chi-square reference does not account for (anti-conservative).
+        h = wy - cbar
+        if rank is not None:
+            k_full = xhat.T @ xhat if standardize else g.T @ g
+            _, vecs = np.linalg.eigh(k_full)
+            v_r = vecs[:, ::-1][:, :rank]
+            if standardize:
+                h -= (w_focal @ (xhat @ v_r)) @ v_r.T
+            if conditional:
+                # full-data basis for the covariance (consistent); LOO basis for t
+                h = h @ v_r
+        stat = _sandwich_wald(z, h, t)
+        return BlockStats(stat=stat, df=d, pvalue=stats.chi2.sf(stat, d), dist=f"chi2({d})")
+    # Homoscedastic (factored) form: the partial F test of W_j in the reverse
+    # regression of f_j on (1, rest of the block, W_j); exact for Gaussian
+    # blocks.  With r_j = z_j / zeta_j (the residual of f_j on the null model,
+    # RSS_j = m / zeta_j) and c_j = W_j^T r_j = m t_j / zeta_j:
+    #   num_j = c_j^T [W_j^T (I - P_{-j}) W_j]^{-1} c_j, and
+    #   W_j^T (I - P_{-j}) W_j = C_j + c_j c_j^T / RSS_j  (standardized).
+    try:
+        chol = np.linalg.cholesky(c_j)  # (nf, d, d)
+    except np.linalg.LinAlgError:
+        raise ValueError(
+            "the residualised products (y - ybar) x (other block) are collinear, so "
+            "the coordinate tests are undefined; use fewer variables, more "
+            "observations or a conditional test (rank=...)"
+        ) from None
+    u_obs = np.linalg.solve(chol, (m * t / zeta[:, None])[:, :, None])[..., 0]
+    q_obs = np.einsum("jd,jd->j", u_obs, u_obs)
+    rss = m / zeta
+    extra = rss + q_obs if standardize else None
+
+    def f_stat(u: np.ndarray, rss_: np.ndarray) -> np.ndarray:
+        q = np.einsum("jd,jd->j", u, u)
+        if standardize:
+            q = q - np.einsum("jd,jd->j", u, u_obs) ** 2 / extra
+        return (q / d) / (np.maximum(rss_ - q, 1e-300) / df2)
+
+    fstat = f_stat(u_obs, rss)
+    stat = d * fstat
+    if method == "chi2":
+        return BlockStats(
+            stat=stat, df=d, pvalue=stats.f.sf(fstat, d, df2), dist=f"F({d}, {df2})"
+        )
+    # Permutation of the rows of z (the partial residuals), one permutation
+    # shared by all variables of the block (Freedman-Lane): the permuted
+    # residual is projected off the null model of variable j, whose
+    # projection is P_{-j} = P - r_j r_j^T / RSS_j, and the F statistic is
+    # recomputed (it is studentised by the permuted residual's own RSS).
+    h_res = wy - cbar
+    if standardize:
+        h_res -= w_focal @ xhat
+    null = np.empty((n_perm, nf))
+    for b in range(n_perm):
+        zp = z[rng.permutation(m)]
+        cross = np.einsum("ij,ij->j", zp, z)
+        gs = zp.T @ h_res / m
+        rss_p = np.einsum("ij,ij->j", zp, zp)
+        if standardize:
+            gs += (cross / (m * zeta))[:, None] * g
+            proj = w_focal.T @ zp / m
+            rss_p = rss_p - m * np.einsum("kj,kj->j", proj, proj) + cross**2 / (m * zeta)
+        ts = gs if bases is None else np.einsum("jk,jkd->jd", gs, bases)
+        u_p = np.linalg.solve(chol, (m * ts)[:, :, None])[..., 0]
+        null[b] = d * f_stat(u_p, rss_p)
+    return BlockStats(
+        stat=stat, df=d, pvalue=perm_pvalue(stat, null), dist=f"permutation, B={n_perm}"
+    )
+
+
+def threshold_scores(prep: Prepared) -> np.ndarray:
+    """Entrywise t statistics ``sqrt(m) M_jk / se_jk`` (sandwich se)."""
+    m = prep.yc.shape[0]
+    mhat = prep.z_a.T @ (prep.yc[:, None] * prep.z_b) / m
+    var = (prep.z_a**2).T @ ((prep.yc**2)[:, None] * prep.z_b**2) / m
+    return np.sqrt(m) * mhat / np.sqrt(var)
