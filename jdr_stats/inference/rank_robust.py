@@ -7,6 +7,10 @@ that returns an iterator over row chunks of them) and the full SVD
 is a loop over row chunks, so the same code runs on a streaming row source
 (:func:`whitened_chunks` maps raw chunks ``(y, a, b)`` to whitened ones).
 
+* :func:`frobenius_from_moments`: ``Lambda_k = m sum_{j>k} s_j^2 / s_y^2``
+  referred to a scaled chi-square with its finite-sample mean and variance
+  estimated from the influence functions (``method="robust"``, the default
+  rank test);
 * :func:`wald_rank_test`: ``H0: rank(E[a' y b'^T]) <= k`` by the Wald
   (Kleibergen-Paap type) statistic
   ``T_k = m vec(C)^T Omega^{-1} vec(C)``, ``C = U_0^T X_lin V_0`` the
@@ -16,7 +20,7 @@ is a loop over row chunks, so the same code runs on a streaming row source
   variability of the singular vectors plus the normalised squared singular
   values; Poisson bootstrap weights, so it also runs in one pass per chunk.
 
-The derivations are in ``docs/theory/rank_tests.md`` (sections 6 and 8).
+The derivations are in ``docs/theory/rank_tests.md`` (sections 6, 7 and 9).
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ from .._validation import normalize_seed
 __all__ = [
     "WaldResult",
     "complement_moments",
+    "frobenius_from_moments",
+    "FrobeniusResult",
     "wald_rank_test",
     "wald_from_moments",
     "ladle_rank",
