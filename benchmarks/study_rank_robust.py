@@ -35,6 +35,13 @@ from it, so runs with the same ``--ladle-reps`` see the same data)::
         --reps 400 --ladle-reps 150 --methods chi2 general-fs --no-corr \
         --out benchmarks/results/study_rank_robust_fs.txt
 
+and the issue's two settings at their sizes::
+
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 5 python benchmarks/study_rank_robust.py \
+        --reps 400 --ladle-reps 0 --only lognormal-noise t5 --nulls 2 --config 2000 10 10 \
+        --methods chi2 general general-fs wald --no-power --no-corr \
+        --out benchmarks/results/study_rank_robust_issue.txt
+
 ``general-fs`` is ``rank_tests(method="robust")``, the default.  The
 screening run (200 replications, four designs, also ``general-plugin`` and
 ``wald-chi2``) is ``benchmarks/results/study_rank_robust_screen.txt``.
@@ -101,7 +108,7 @@ def pvalues_at(yc, aw, bw, u, s, v, k, methods):
     if "chi2" in methods:
         out["chi2"] = float(stats.chi2.sf(lam_stat, d))
     if "general" in methods:
-        w = _Whitened(a=aw, b=bw, y=yc, var_y=var_y, u=u, s=s, v=v)
+        w = _Whitened(m=m, var_y=var_y, u=u, s=s, v=v, a=aw, b=bw, y=yc)
         lam, _, _ = _general_weights(w, k)
         out["general"] = float(weighted_chi2_sf(lam_stat, lam))
     need = {"general-plugin", "wald-chi2", "wald", "wald-lev", "general-fs"} & set(methods)
@@ -213,6 +220,8 @@ def battery_part(args) -> list[str]:
         if (args.only and sc.name not in args.only) or r not in args.nulls:
             continue
         rng = setting_rng(args.seed, j, r)
+        if args.config:
+            m, n1, n2 = args.config
         t0 = time.time()
         pv, lad, times = run_setting(sc.name, r, m, n1, n2, args.reps, args.methods,
                                      args.ladle, rng)
@@ -333,6 +342,8 @@ def main(argv=None) -> int:
     ap.add_argument("--no-power", dest="power", action="store_false")
     ap.add_argument("--no-corr", dest="corr", action="store_false")
     ap.add_argument("--out", default=None, help="write the full report to this file")
+    ap.add_argument("--config", nargs=3, type=int, default=None, metavar=("M", "N1", "N2"),
+                    help="override the cycled sizes (e.g. the issue's settings)")
     args = ap.parse_args(argv)
     try:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
