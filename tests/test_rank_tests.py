@@ -331,6 +331,15 @@ def test_wald_needs_more_rows_than_complement_entries():
     assert len(out.table) == 8
 
 
+def test_robust_and_wald_refuse_huge_complements():
+    rng = np.random.default_rng(3)
+    a, b, y = rng.standard_normal((60, 50)), rng.standard_normal((60, 50)), rng.standard_normal(60)
+    res = jdr.JointDimReduction(y, a, b).fit(1)
+    for method in ("robust", "wald"):
+        with pytest.raises(ValueError, match="more than 2048"):
+            res.rank_tests(method, max_rank=0)
+
+
 def test_weighted_model_rejected():
     sim = jdr.simulate.bilinear(300, 4, 4, 1, seed=2)
     res = jdr.JointDimReduction(sim.y, sim.a, sim.b, weights=np.ones(300) * 2).fit(1)
