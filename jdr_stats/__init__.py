@@ -14,10 +14,13 @@ parses every module and enforces both).  From the ground up:
    (the ``Summary`` builder);
 1. ``_linalg``: moments (:class:`~jdr_stats._linalg.BlockMoments`), the one
    whitening object (:class:`~jdr_stats._linalg.Whitening`), SVD with the sign
-   convention, principal angles;
+   convention, principal angles; ``_sources`` (row sources: arrays, Parquet,
+   CSV chunks, dask);
 2. ``_data`` (validated data, :class:`~jdr_stats._data.ModelData`),
-   ``metrics``, ``simulate``, ``datasets``;
-3. ``_estimate`` (the estimator on moments), ``sparse``;
+   ``moments`` (exact mergeable sufficient statistics,
+   :class:`~jdr_stats.Moments`), ``metrics``, ``simulate``, ``datasets``;
+3. ``_estimate`` (the estimator on moments), ``sparse``, ``_streamed`` (model
+   data held as moments, for models without rows);
 4. ``inference/`` (rank tests, bootstrap, hypothesis tables, weighted
    chi-square tails), ``support`` (coordinate tests), ``baselines/`` (SIR,
    pHd, SAVE): each takes validated data and/or moments plus whitenings,
@@ -35,11 +38,13 @@ from .compare import compare
 from .inference.bootstrap import BootstrapResults
 from .inference.rank_tests import RankTestResults
 from .model import JDRResults, JointDimReduction
+from .moments import Moments
 from .support import SupportResults, select_support
 
 __all__ = [
     "JointDimReduction",
     "JDRResults",
+    "Moments",
     "SIR",
     "PHD",
     "SAVE",

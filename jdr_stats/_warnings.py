@@ -11,6 +11,7 @@ __all__ = [
     "MissingDataWarning",
     "SmallSampleWarning",
     "RankSelectionWarning",
+    "WeakGapWarning",
 ]
 
 
@@ -28,3 +29,10 @@ class SmallSampleWarning(JDRWarning):
 
 class RankSelectionWarning(JDRWarning):
     """``fit(rank="auto")``: no test rejected ``H0: r = 0``, so ``r = 1`` was used."""
+
+
+class WeakGapWarning(JDRWarning):
+    """Bootstrap: the r-th and (r+1)-th sample singular values are too close
+    (``s_r / s_(r+1)`` below the gap rule), so the r-th direction is not
+    separated from the noise: the rank-r subspace is poorly determined and
+    the bound on its largest principal angle is close to 90 degrees."""

@@ -1,8 +1,11 @@
 """Command line: ``python -m jdr_stats demo`` and ``python -m jdr_stats fit``.
 
 ``fit FILE.csv --y COL --a COLS --b COLS --rank R|auto [--sparsity S1,S2]
-[--rank-method robust|wald|chi2|general|permutation|ladle]`` fits the joint estimator to a CSV
-file and prints the summary (with the rank tests when ``--rank auto``).  Bad arguments print a
+[--rank-method robust|wald|chi2|general|permutation|ladle] [--chunksize ROWS]`` fits the joint
+estimator to a CSV file and prints the summary (with the rank tests when
+``--rank auto``).  A ``.parquet`` file (or a folder of them) is streamed in
+record batches, and ``--chunksize`` streams a CSV file in chunks: the fit
+then uses exact merged moments and never holds the file in memory.  Bad arguments print a
 one-line error and exit with code 2.
 """
 
@@ -37,6 +40,16 @@ def _columns(text: str) -> list[str]:
     if not cols:
         raise argparse.ArgumentTypeError(f"expected comma-separated column names; got {text!r}")
     return cols
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer; got {text!r}")
+    return value
 
 
 def _rank(text: str) -> int | str:
@@ -78,6 +91,9 @@ def _build_parser() -> _Parser:
                           "or the ladle (default robust)")
     fit.add_argument("--seed", type=int, default=None,
                      help="seed of the permutation test or the ladle")
+    fit.add_argument("--chunksize", type=_positive, default=None,
+                     help="stream the file in chunks of this many rows (exact moments; "
+                     "a .parquet file is always streamed)")
     return parser
 
 
@@ -90,8 +106,41 @@ def demo_model() -> JointDimReduction:
     return JointDimReduction(ais["LBM"], blood, body)
 
 
+def _streamed_model(args: argparse.Namespace):
+    """A model streamed from a Parquet file/folder, or a CSV file in chunks."""
+    from pathlib import Path
+
+    from ._sources import CSVSource
+    from .model import JointDimReduction
+
+    overlap = set(args.a) & set(args.b)
+    if overlap:
+        raise ValueError(f"columns {sorted(overlap)} are in both --a and --b")
+    if args.missing == "drop":
+        raise ValueError('--missing drop needs the rows in memory; streamed input (Parquet, '
+                         '--chunksize) refuses NaN')
+    path = Path(args.file)
+    if path.suffix == ".parquet" or path.is_dir():
+        try:
+            return JointDimReduction.from_parquet(path, y=args.y, a=args.a, b=args.b,
+                                                  batch_rows=args.chunksize)
+        except ImportError as exc:
+            raise ValueError(str(exc)) from None
+    if not path.is_file():
+        raise ValueError(f"file not found: {args.file}")
+    src = CSVSource(path, y=args.y, a=args.a, b=args.b, batch_rows=args.chunksize)
+    return JointDimReduction._from_source(src, origin=f"the CSV file {args.file!r} (chunked)")
+
+
 def _run_fit(args: argparse.Namespace) -> str:
 
+    from pathlib import Path
+
+    if args.chunksize is not None or args.file.endswith(".parquet") or Path(args.file).is_dir():
+        model = _streamed_model(args)
+        res = model.fit(args.rank, standardize=not args.no_standardize, sparsity=args.sparsity,
+                        rank_method=args.rank_method, seed=args.seed)
+        return str(res.summary())
     try:
         data = pd.read_csv(args.file)
     except FileNotFoundError:

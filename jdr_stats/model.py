@@ -19,8 +19,11 @@ from statsmodels.iolib.summary2 import Summary
 from ._data import DataModel, MissingPolicy, ModelData, check_new_block
 from ._estimate import Estimate, estimate
 from ._linalg import BlockMoments, Whitening, block_moments, block_whitenings
+from ._sources import is_dask_collection
+from ._streamed import MomentsData
 from ._validation import check_bool, check_rows_for_whitening
 from .inference.bootstrap import BootstrapResults, Interval
+from .moments import Moments
 from .inference.bootstrap import Method as BootstrapMethod
 from .inference.bootstrap import bootstrap as _bootstrap
 from .inference.rank_tests import RankMethod, RankTestResults, choose_rank
@@ -54,6 +57,15 @@ class JointDimReduction(DataModel):
 
     Notes
     -----
+    Dask input (dask arrays, or columns of a dask DataFrame, for all three
+    of ``endog``, ``exog_a`` and ``exog_b``) is not loaded: the moments are a
+    tree reduction on the cluster (only n1 x n2 sized results come back), and
+    :meth:`JDRResults.transform` of dask input stays lazy.  Such a model, like
+    one from :meth:`from_moments` or :meth:`from_parquet`, holds only sums;
+    procedures that need the rows (permutation tests, the bootstrap, support
+    selection) raise a ``RowsNotInMemoryError`` (a ``ValueError``) naming
+    what they need.  See the guide page "Large data".
+
     The model assumes the Markov chain ``(a, b) -> (U^T a, V^T b) -> y``
     (eq. ``markov``).  The model holds the validated data only; :meth:`fit`
     returns a new :class:`JDRResults` and leaves the model unchanged.
@@ -80,6 +92,11 @@ class JointDimReduction(DataModel):
         missing: MissingPolicy = "none",
         weights: Any = None,
     ) -> None:
+        self._formula: str | None = None
+        dask_in = [is_dask_collection(x) for x in (endog, exog_a, exog_b)]
+        if any(dask_in):
+            self._data = _dask_data(endog, exog_a, exog_b, dask_in, missing, weights)
+            return
         self._data = ModelData.from_inputs(
             endog,
             {"exog_a": (exog_a, "a"), "exog_b": (exog_b, "b")},
@@ -87,7 +104,119 @@ class JointDimReduction(DataModel):
             weights=weights,
             min_rows=3,
         )
-        self._formula: str | None = None
+
+    # -- construction -----------------------------------------------------
+    @classmethod
+    def from_moments(cls, moments: Moments) -> JointDimReduction:
+        """A model from sufficient statistics (no rows).
+
+        Parameters
+        ----------
+        moments : Moments
+            For example the merged moments of chunks of the data
+            (``sum(jdr.Moments.from_arrays(...) for chunk in chunks)``).
+
+        Returns
+        -------
+        JointDimReduction
+            ``fit`` (dense or sparse), ``summary()`` and the chi-square rank
+            test work; procedures that need the rows raise a
+            ``RowsNotInMemoryError`` naming what they need.
+
+        Examples
+        --------
+        >>> import jdr_stats as jdr
+        >>> sim = jdr.simulate.bilinear(3000, 5, 4, 2, seed=0)
+        >>> mom = sum(jdr.Moments.from_arrays(sim.y[i:i + 1000], sim.a[i:i + 1000],
+        ...                                   sim.b[i:i + 1000]) for i in range(0, 3000, 1000))
+        >>> res = jdr.JointDimReduction.from_moments(mom).fit(2)
+        >>> full = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(2)
+        >>> angles = jdr.metrics.principal_angles(res.directions_a, full.directions_a)
+        >>> bool(angles.max() < 1e-10)
+        True
+        """
+        return cls._from_sums(moments, source=None, origin="moments")
+
+    @classmethod
+    def from_parquet(
+        cls,
+        path: Any,
+        *,
+        y: str,
+        a: list[str],
+        b: list[str],
+        weights: str | None = None,
+        batch_rows: int | None = None,
+    ) -> JointDimReduction:
+        """A model from a Parquet file (or folder of files), streamed.
+
+        One pass reads only the named columns in record batches of
+        ``batch_rows`` rows and merges their exact moments
+        (:class:`~jdr_stats.Moments`), so memory does not grow with the
+        number of rows (about one row group plus one batch).
+
+        Parameters
+        ----------
+        path : str or path-like
+            A ``.parquet`` file or a folder of them (read in name order).
+        y : str
+            The response column.
+        a, b : list of str
+            The columns of the two blocks.
+        weights : str, optional
+            A column of nonnegative frequency weights.
+        batch_rows : int, optional
+            Rows per record batch (default 65536).
+
+        Returns
+        -------
+        JointDimReduction
+            Holds the moments and the source; ``fit``, ``summary()`` and the
+            chi-square rank test need no further pass; procedures that need
+            the rows in memory (permutation tests, the bootstrap, support
+            selection) raise a ``RowsNotInMemoryError``.
+
+        Raises
+        ------
+        ValueError
+            A missing column, NaN or infinite values (naming the column and
+            row), a constant column.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> import jdr_stats as jdr
+        >>> sim = jdr.simulate.bilinear(2000, 4, 3, 1, seed=0)
+        >>> path = os.path.join(tempfile.mkdtemp(), "sim.parquet")
+        >>> sim.frame.to_parquet(path, row_group_size=500)
+        >>> model = jdr.JointDimReduction.from_parquet(
+        ...     path, y="y", a=["a0", "a1", "a2", "a3"], b=["b0", "b1", "b2"], batch_rows=256)
+        >>> res = model.fit(1)
+        >>> full = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(1)
+        >>> bool(jdr.metrics.principal_angles(res.directions_a, full.directions_a).max() < 1e-10)
+        True
+        """
+        from ._sources import ParquetSource
+
+        src = ParquetSource(path, y=y, a=a, b=b, weights=weights, batch_rows=batch_rows)
+        return cls._from_source(src, origin=f"the Parquet source {str(path)!r}")
+
+    @classmethod
+    def _from_source(cls, source: Any, *, origin: str) -> JointDimReduction:
+        """A model from a row source (jdr_stats._sources), one streamed pass."""
+        return cls._from_sums(Moments.from_source(source), source=source, origin=origin)
+
+    @classmethod
+    def _from_sums(cls, moments: Moments, *, source: Any, origin: str) -> JointDimReduction:
+        model = cls.__new__(cls)
+        model._data = MomentsData(moments, source=source, origin=origin)
+        model._formula = None
+        return model
+
+    def _require_rows(self, what: str) -> None:
+        """Raise a clear error if this model holds sums only (no rows)."""
+        if isinstance(self._data, MomentsData):
+            self._data.require_rows(what)
 
     # -- data access ------------------------------------------------------
     @property
@@ -118,6 +247,10 @@ class JointDimReduction(DataModel):
         passes resampling counts here.  ``covariances=False`` skips the block
         covariances (not needed without whitening).
         """
+        if isinstance(self._data, MomentsData):
+            if weights is not None:
+                self._data.require_rows("reweighting the rows (the bootstrap)")
+            return self._data.moments.to_block_moments()
         w = self._data.weights
         if weights is not None:
             w = weights if w is None else w * weights
@@ -156,7 +289,8 @@ class JointDimReduction(DataModel):
             Select ``s1`` variables of block a and ``s2`` of block b by the
             three-step projection of section 3, ``rank <= s_k <= n_k``.
             ``"auto"`` takes the counts from :meth:`select_support` at
-            false discovery rate ``fdr``.
+            false discovery rate ``fdr`` (its default conditional test, the
+            wild bootstrap of the robust score statistic, seeded by ``seed``).
         rank_method : {"robust", "wald", "chi2", "general", "permutation", "ladle"}
             How ``rank="auto"`` chooses the rank: the sequential tests of that
             method (default ``"robust"``, valid without distributional
@@ -191,7 +325,7 @@ class JointDimReduction(DataModel):
         names_a, names_b = self.exog_names_a, self.exog_names_b
         if standardize:
             check_rows_for_whitening(
-                self.nobs, {"exog_a": self.exog_a.shape[1], "exog_b": self.exog_b.shape[1]}
+                self.nobs, {"exog_a": len(names_a), "exog_b": len(names_b)}
             )
         # The moments are computed once, and each covariance factored once,
         # for the rank tests, the coordinate tests and the estimate.
@@ -212,6 +346,7 @@ class JointDimReduction(DataModel):
             settings["rank_method"] = rank_method
             settings["alpha"] = alpha
         if sparsity == "auto":
+            self._require_rows('sparsity="auto" (support selection)')
             sparsity, support = choose_sparsity(
                 self._data, mom, whitening, rank=rank, fdr=fdr, seed=seed
             )
@@ -232,13 +367,14 @@ class JointDimReduction(DataModel):
         self,
         *,
         rank: int | None = None,
-        method: SupportMethod = "chi2",
+        method: SupportMethod | None = None,
         fdr: float = 0.1,
         seed: int | np.random.Generator | None = None,
         test: Test | None = None,
-        covariance: Covariance = "factored",
+        covariance: Covariance | None = None,
         standardize: bool = True,
         n_perm: int = 999,
+        n_boot: int = 999,
         rule: Rule = "bh",
         threshold: float | None = None,
         n_subsamples: int = 100,
@@ -250,10 +386,11 @@ class JointDimReduction(DataModel):
         The parameters are those of :func:`jdr_stats.support.select_support`,
         which this calls with the model's validated data.
         """
+        self._require_rows("select_support")
         return _select_support(
             self._data, rank=rank, method=method, fdr=fdr, seed=seed, test=test,
-            covariance=covariance, standardize=standardize, n_perm=n_perm, rule=rule,
-            threshold=threshold, n_subsamples=n_subsamples,
+            covariance=covariance, standardize=standardize, n_perm=n_perm, n_boot=n_boot,
+            rule=rule, threshold=threshold, n_subsamples=n_subsamples,
             stability_threshold=stability_threshold, sparsity=sparsity,
         )
 
@@ -407,7 +544,13 @@ class JDRResults(SummaryMixin):
         if (exog_a is None) != (exog_b is None):
             raise ValueError("give both exog_a and exog_b, or neither (training data)")
         m = self._model
+        source = getattr(m.data, "source", None)
+        if exog_a is None and getattr(source, "kind", None) is not None:
+            exog_a, exog_b = source.blocks()  # the dask training data (lazy)
+        if exog_a is not None and (is_dask_collection(exog_a) or is_dask_collection(exog_b)):
+            return self._transform_dask(exog_a, exog_b)
         if exog_a is None:
+            m._require_rows("transform() of the training data (pass exog_a and exog_b)")
             a, b, index = m.exog_a, m.exog_b, m.data.row_index
         else:
             a = check_new_block(exog_a, "exog_a", m.exog_names_a, labelled=self._labelled)
@@ -424,6 +567,58 @@ class JDRResults(SummaryMixin):
             cols = _labels("a_dir", self.rank) + _labels("b_dir", self.rank)
             return pd.DataFrame(feats, index=index, columns=cols)
         return feats
+
+    def _transform_dask(self, exog_a: Any, exog_b: Any):
+        """Lazy reduced features of dask blocks.
+
+        Dask arrays give a dask array (2r columns); dask DataFrames give a
+        dask DataFrame with the columns ``a_dir1.., b_dir1..`` (computed
+        partition-wise from the two blocks side by side, so their rows stay
+        aligned).
+        """
+        import dask.array as da
+        import dask.dataframe as dd
+
+        m = self._model
+        for arg, x in (("exog_a", exog_a), ("exog_b", exog_b)):
+            if not is_dask_collection(x):
+                raise TypeError(f"{arg} must be a dask collection like the other block; got "
+                                f"{type(x).__name__}")
+        n1, n2 = len(m.exog_names_a), len(m.exog_names_b)
+        cols = _labels("a_dir", self.rank) + _labels("b_dir", self.rank)
+        mean_a, mean_b = self._moments.mean_a, self._moments.mean_b
+        dir_a, dir_b = self._est.dir_a, self._est.dir_b
+        frames = [isinstance(x, (dd.DataFrame, dd.Series)) for x in (exog_a, exog_b)]
+        if all(frames):
+            parts = [x.to_frame() if isinstance(x, dd.Series) else x for x in (exog_a, exog_b)]
+            for arg, x, n in (("exog_a", parts[0], n1), ("exog_b", parts[1], n2)):
+                if len(x.columns) != n:
+                    raise ValueError(f"{arg} must have {n} columns (as in the fitted model); "
+                                     f"got {len(x.columns)}")
+            both = dd.concat(parts, axis=1)
+
+            def features(part: pd.DataFrame) -> pd.DataFrame:
+                arr = part.to_numpy(dtype=float)
+                out = np.hstack([(arr[:, :n1] - mean_a) @ dir_a, (arr[:, n1:] - mean_b) @ dir_b])
+                return pd.DataFrame(out, index=part.index, columns=cols)
+
+            meta = pd.DataFrame({c: pd.Series(dtype=float) for c in cols})
+            return both.map_partitions(features, meta=meta)
+        blocks = []
+        for arg, x, mean, dirs, n in (("exog_a", exog_a, mean_a, dir_a, n1),
+                                      ("exog_b", exog_b, mean_b, dir_b, n2)):
+            arr = x if isinstance(x, da.Array) else x.to_dask_array(lengths=True)
+            arr = arr[:, None] if arr.ndim == 1 else arr
+            if arr.shape[1] != n:
+                raise ValueError(f"{arg} must have {n} columns (as in the fitted "
+                                 f"model); got {arr.shape[1]}")
+            blocks.append((arr.astype(float) - mean) @ dirs)
+        if blocks[0].shape[0] != blocks[1].shape[0]:
+            raise ValueError(f"exog_a has {blocks[0].shape[0]} rows but exog_b has "
+                             f"{blocks[1].shape[0]}")
+        if blocks[0].chunks[0] != blocks[1].chunks[0]:
+            blocks[1] = blocks[1].rechunk((blocks[0].chunks[0], -1))
+        return da.concatenate(blocks, axis=1)
 
     # -- inference (implemented in jdr_stats.inference) -------------------
     def rank_tests(
@@ -452,12 +647,14 @@ class JDRResults(SummaryMixin):
         *,
         seed: int | np.random.Generator | None = None,
         method: BootstrapMethod = "pairs",
-        interval: Interval = "deflated",
+        interval: Interval = "percentile",
         alpha: float = 0.05,
         progress: bool = False,
     ) -> BootstrapResults:
         """Bootstrap the fit; see :func:`jdr_stats.inference.bootstrap.bootstrap`
         (called with the fit's data, estimate, ``standardize`` and ``sparsity``)."""
+        if method != "poisson":
+            self._model._require_rows("the bootstrap (it resamples rows)")
         return _bootstrap(
             self._model.data, self._est, standardize=self.standardize,
             sparsity=self.sparsity, n_boot=n_boot, seed=seed, method=method,
@@ -491,8 +688,8 @@ class JDRResults(SummaryMixin):
             "Model:": "Joint dimension reduction",
             "Dependent variable:": m.endog_name,
             "No. observations:": self.nobs,
-            "n1 (block a):": m.exog_a.shape[1],
-            "n2 (block b):": m.exog_b.shape[1],
+            "n1 (block a):": len(m.exog_names_a),
+            "n2 (block b):": len(m.exog_names_b),
             "Rank:": self.rank,
             "Rank chosen by:": (
                 "given" if self.rank_method is None
@@ -503,7 +700,10 @@ class JDRResults(SummaryMixin):
                 "none (dense)" if self.sparsity is None
                 else f"{self.sparsity}" + (" (auto)" if self.support_tests is not None else "")
             ),
-            "Weights:": "none" if m.weights is None else "case weights",
+            "Weights:": (
+                "case weights" if m.weights is not None or getattr(m.data, "weighted", False)
+                else "none"
+            ),
         }
         # Loadings of the selected variables (all of them for a dense fit):
         # the others are zero by construction.
@@ -543,3 +743,28 @@ class JDRResults(SummaryMixin):
             "subspace are arbitrary."
         )
         return build_summary("Joint Dimension Reduction Results", info, tables, notes)
+
+
+def _dask_data(
+    endog: Any, exog_a: Any, exog_b: Any, dask_in: list[bool], missing: str, weights: Any
+) -> MomentsData:
+    """Moments of dask input, reduced on the cluster (the rows stay there)."""
+    from ._sources import DaskSource
+
+    if not all(dask_in):
+        kinds = ", ".join(
+            f"{n} {'dask' if d else 'in memory'}"
+            for n, d in zip(("endog", "exog_a", "exog_b"), dask_in)
+        )
+        raise TypeError(
+            f"give endog, exog_a and exog_b all as dask collections or all in memory; got {kinds}"
+        )
+    if weights is not None:
+        raise ValueError("weights are not supported with dask input; got weights")
+    if missing == "drop":
+        raise ValueError(
+            'missing="drop" is not supported with dask input (NaN raise an error); '
+            "drop the rows with dask first (ddf.dropna())"
+        )
+    src = DaskSource(endog, exog_a, exog_b)
+    return MomentsData(Moments.from_source(src), source=src, origin="dask collections")

@@ -109,8 +109,9 @@ def test_size_correlated_blocks_chi2():
     conditional tests and both covariances."""
     configs = {
         "marginal": {},
-        "conditional": {"rank": 2},
+        "conditional": {"rank": 2, "method": "chi2"},
         "conditional_sandwich": {"rank": 2, "covariance": "sandwich"},
+        "conditional_wild": {"rank": 2, "seed": 0},
     }
     rates, total = _null_rejections(
         configs, reps=50, seed0=100, m=1500, n=16, r=2, s=4, rho=0.6
@@ -143,15 +144,19 @@ def test_naive_statistic_is_anticonservative():
     assert rej / total <= 0.05 + 2 * se
 
 
-@pytest.mark.parametrize("design", ["gaussian", "uniform"])
-def test_fdr_and_power_sparse_bilinear(design):
-    """Reduced version of the study: BH on the conditional test keeps the FDR
-    at 0.1 (within 2 MC SE) and finds most true variables."""
+@pytest.mark.parametrize(
+    "design, kw",
+    [("gaussian", {"method": "chi2"}), ("uniform", {"method": "wild", "n_boot": 199})],
+)
+def test_fdr_and_power_sparse_bilinear(design, kw):
+    """Reduced version of the study: BH on the conditional test (partial F,
+    and the wild bootstrap with fewer resamples than the default) keeps the
+    FDR at 0.1 (within 2 MC SE) and finds most true variables."""
     fdp, power = [], []
     for rep in range(60):
         sim = jdr.simulate.bilinear(2000, 40, 40, 2, s1=5, s2=5, design=design, seed=500 + rep)
         model = jdr.JointDimReduction(sim.y, sim.a, sim.b)
-        res = select_support(model, rank=2, fdr=0.1)
+        res = select_support(model, rank=2, fdr=0.1, seed=rep, **kw)
         for block, truth in (("a", np.abs(sim.U).sum(1) > 0), ("b", np.abs(sim.V).sum(1) > 0)):
             sel = res.table.xs(block, level="block")["selected"].to_numpy(bool)
             fdp.append((sel & ~truth).sum() / max(sel.sum(), 1))
@@ -212,8 +217,9 @@ def test_choose_sparsity_and_fit_auto(sparse_model):
     sim, model = sparse_model
     (s1, s2), res = choose_sparsity(model.data, rank=2, fdr=0.1, seed=0)
     assert (s1, s2) == (max(2, res.counts[0]), max(2, res.counts[1]))
-    fit = model.fit(2, sparsity="auto", fdr=0.1)
+    fit = model.fit(2, sparsity="auto", fdr=0.1, seed=0)
     assert fit.sparsity == (s1, s2)
+    assert "wild bootstrap" in res.method
     assert set(fit.support_a) == set(res.selected_a) or len(res.selected_a) < 2
     e = jdr.metrics.nsee(sim.U, fit.directions_a, sim.V, fit.directions_b)
     assert e < 0.2
@@ -265,12 +271,93 @@ def test_permutation_reproducible_and_agrees(sparse_model):
     b = model.select_support(rank=2, method="permutation", n_perm=49, seed=3)
     pd.testing.assert_frame_equal(a.table, b.table)
     assert a.table["pvalue"].min() == pytest.approx(1 / 50)
-    chi = model.select_support(rank=2)
+    chi = model.select_support(rank=2, method="chi2")
     # same statistic as the F version (chi-square scale)
     np.testing.assert_allclose(a.table["stat"], chi.table["stat"], rtol=1e-10)
     assert "permutation" in a.method
     marg = model.select_support(method="permutation", n_perm=19, seed=3)
     assert marg.table["pvalue"].between(1 / 20, 1).all()
+
+
+def test_default_is_wild_for_the_conditional_test(sparse_model):
+    """The conditional default is the wild bootstrap of the robust score test,
+    seeded; the marginal default stays the partial F test."""
+    from jdr_stats.support import robust_coordinate_tests
+
+    _, model = sparse_model
+    one = model.select_support(rank=2, seed=4)
+    two = model.select_support(rank=2, seed=4)
+    pd.testing.assert_frame_equal(one.table, two.table)
+    assert one.settings["n_boot"] == 999 and "wild bootstrap" in one.method
+    assert one.table["pvalue"].min() >= 1 / 1000
+    assert "Rademacher" in str(one.summary())
+    prep = sup.prepare(model.data, True)
+    rng = np.random.default_rng(4)
+    ref = robust_coordinate_tests(prep.yc, prep.z_a, prep.w_a, prep.w_b, rank=2,
+                                  method="wild", n_resample=999, seed=rng)
+    np.testing.assert_allclose(one.table.xs("a", level="block")["pvalue"], ref.pvalue)
+    assert model.select_support().method.startswith("marginal partial F")
+
+
+def test_hc3_and_studentized_permutation_options(sparse_model):
+    from jdr_stats.support import robust_coordinate_tests
+
+    _, model = sparse_model
+    hc3 = model.select_support(rank=2, covariance="hc3")
+    prep = sup.prepare(model.data, True)
+    ref = robust_coordinate_tests(prep.yc, prep.z_b, prep.w_b, prep.w_a, rank=2, method="hc3")
+    np.testing.assert_allclose(hc3.table.xs("b", level="block")["stat"], ref.stat)
+    assert "HC3" in hc3.method and "HC3" in str(hc3.summary())
+    sp = model.select_support(rank=2, method="studentized-permutation", n_perm=49, seed=1)
+    assert sp.table["pvalue"].between(1 / 50, 1).all()
+    assert sp.settings["n_perm"] == 49 and "studentized permutation" in sp.method
+
+
+def test_rule_by(sparse_model):
+    from statsmodels.stats.multitest import multipletests
+
+    _, model = sparse_model
+    bh = model.select_support(rank=2, seed=2)
+    by = model.select_support(rank=2, seed=2, rule="by")
+    for block in ("a", "b"):
+        p = by.table.xs(block, level="block")["pvalue"].to_numpy()
+        q = by.table.xs(block, level="block")["qvalue"].to_numpy()
+        np.testing.assert_allclose(q, multipletests(p, method="fdr_by")[1])
+        q_bh = bh.table.xs(block, level="block")["qvalue"].to_numpy()
+        np.testing.assert_allclose(q_bh, multipletests(p, method="fdr_bh")[1])
+    assert np.array_equal(by.table["selected"].to_numpy(), (by.table["qvalue"] <= 0.1).to_numpy())
+    assert by.counts[0] <= bh.counts[0] and by.counts[1] <= bh.counts[1]
+    assert by.rule == "by" and "Benjamini-Yekutieli" in str(by.summary())
+
+
+def test_nan_pvalue_never_selected_and_does_not_spoil(sparse_model, monkeypatch):
+    """An undefined test (NaN p-value) gets a NaN q-value, is not selected, and
+    the other q-values are those of the defined tests alone."""
+    from jdr_stats.support import fdr_qvalues
+
+    _, model = sparse_model
+    from jdr_stats.support import _select
+
+    real = _select.robust_coordinate_tests
+
+    def with_nan(*args, **kwargs):
+        res = real(*args, **kwargs)
+        p = res.pvalue.copy()
+        p[[0, 3]] = np.nan
+        return type(res)(stat=res.stat, df=res.df, pvalue=p, dist=res.dist)
+
+    monkeypatch.setattr(_select, "robust_coordinate_tests", with_nan)
+    for rule in ("bh", "by"):
+        res = model.select_support(rank=2, seed=1, rule=rule)
+        for block in ("a", "b"):
+            tab = res.table.xs(block, level="block")
+            q = tab["qvalue"].to_numpy()
+            assert np.isnan(q[[0, 3]]).all()
+            assert not tab["selected"].to_numpy()[[0, 3]].any()
+            p = tab["pvalue"].to_numpy()
+            keep = ~np.isnan(p)
+            np.testing.assert_allclose(q[keep], fdr_qvalues(p[keep], rule))
+            assert tab["selected"].to_numpy()[keep].sum() >= 2
 
 
 def test_sandwich_chunked_equals_unchunked(sparse_model, monkeypatch):
@@ -299,7 +386,12 @@ def test_unstandardized(sparse_model):
         ({"rule": "stability"}, ValueError, "needs rank"),
         ({"rule": "lasso"}, ValueError, "rule must be one of"),
         ({"rank": 99}, ValueError, "rank must be between"),
-        ({"covariance": "hc3"}, ValueError, "covariance must be one of"),
+        ({"covariance": "hc4"}, ValueError, "covariance must be one of"),
+        ({"rank": 2, "method": "wild", "covariance": "sandwich"}, ValueError,
+         "covariance applies to method"),
+        ({"rank": 2, "n_boot": 0}, ValueError, "n_boot must be at least 1"),
+        ({"rank": 2, "n_boot": 9.5}, TypeError, "n_boot must be an integer"),
+        ({"method": "studentized-permutation", "n_perm": 0}, ValueError, "n_perm must be at least 1"),
         ({"method": "permutation", "n_perm": 0}, ValueError, "n_perm must be at least 1"),
         ({"rule": "threshold", "threshold": -1.0}, ValueError, "threshold must be a positive"),
         ({"rank": 2, "rule": "stability", "stability_threshold": 0.4}, ValueError, "stability_threshold"),

@@ -48,17 +48,20 @@ class TestTable(SummaryMixin):
 
 
 def bh_qvalues(pvalues: np.ndarray) -> np.ndarray:
-    """Benjamini-Hochberg adjusted p-values (q-values), same order as input."""
-    p = np.asarray(pvalues, dtype=float)
-    n = p.size
-    if n == 0:
-        return p.copy()
-    order = np.argsort(p)
-    ranked = p[order] * n / np.arange(1, n + 1)
-    q = np.minimum.accumulate(ranked[::-1])[::-1]
-    out = np.empty(n)
-    out[order] = np.minimum(q, 1.0)
-    return out
+    """Benjamini-Hochberg adjusted p-values (q-values), same order as input.
+
+    ``statsmodels.stats.multitest.multipletests(method="fdr_bh")`` on the
+    p-values that are not NaN; a NaN p-value gets a NaN q-value and does not
+    count among the hypotheses.
+    """
+    from statsmodels.stats.multitest import multipletests
+
+    p = np.asarray(pvalues, dtype=float).reshape(-1)
+    q = np.full(p.shape, np.nan)
+    ok = ~np.isnan(p)
+    if ok.any():
+        q[ok] = multipletests(p[ok], method="fdr_bh")[1]
+    return q
 
 
 def perm_pvalue(stat: float | np.ndarray, null_stats: np.ndarray) -> np.ndarray:

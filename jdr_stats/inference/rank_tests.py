@@ -250,14 +250,13 @@ def _whiten(
     rows: bool = True,
 ) -> _Whitened:
     """SVD of the whitened ``X_lin`` (and the whitened rows when ``rows``)."""
-    if data.weights is not None:
+    if data.weights is not None or getattr(data, "weighted", False):
         raise ValueError(
             "rank tests need an unweighted model (their null distributions are "
             "derived for i.i.d. rows); got a model with case weights"
         )
-    a_raw, b_raw = data.blocks["exog_a"], data.blocks["exog_b"]
     if np.isnan(mom.cov_a).any():  # a fit with standardize=False skips them
-        mom = block_moments(data.endog, a_raw, b_raw)
+        mom = block_moments(data.endog, data.blocks["exog_a"], data.blocks["exog_b"])
         whitening = None
     if whitening is None:
         whitening = block_whitenings(mom, data.names["exog_a"], data.names["exog_b"])
@@ -267,6 +266,7 @@ def _whiten(
     out = _Whitened(m=data.nobs, var_y=mom.var_y, u=u, s=s, v=vt.T)
     if not rows:
         return out
+    a_raw, b_raw = data.blocks["exog_a"], data.blocks["exog_b"]
     return _Whitened(
         m=out.m, var_y=out.var_y, u=u, s=s, v=out.v,
         a=wa.to_white(a_raw), b=wb.to_white(b_raw), y=data.endog - mom.mean_y,
@@ -557,8 +557,12 @@ def _run(
 ) -> RankTestResults:
     check_choice(method, "method", _METHODS)
     check_int(n_perm, "n_perm", low=1)
-    n1, n2 = data.blocks["exog_a"].shape[1], data.blocks["exog_b"].shape[1]
+    n1, n2 = len(data.names["exog_a"]), len(data.names["exog_b"])
     top = _check_max_rank(max_rank, n1, n2)
+    # A model built from sums (moments, Parquet, dask) holds no rows: the
+    # chi2 test needs only the singular values, the others need the rows.
+    if method != "chi2" and hasattr(data, "require_rows"):
+        data.require_rows(f"the {method} rank test")
     rng = normalize_seed(seed) if method == "permutation" else None
     if data.nobs < max(n1, n2) + 2:
         raise ValueError(
@@ -744,7 +748,9 @@ def _ladle(
     n_boot: int = 100,
 ) -> RankTestResults:
     """The ladle estimate (Luo and Li 2016) as a table without tests."""
-    n1, n2 = data.blocks["exog_a"].shape[1], data.blocks["exog_b"].shape[1]
+    if hasattr(data, "require_rows"):
+        data.require_rows("the ladle")
+    n1, n2 = len(data.names["exog_a"]), len(data.names["exog_b"])
     if data.nobs < max(n1, n2) + 2:
         raise ValueError(
             f"the ladle needs at least max(n1, n2) + 2 = {max(n1, n2) + 2} "

@@ -2,7 +2,10 @@
 
 Modules: ``_select`` (the orchestration, :func:`select_support` and
 :func:`choose_sparsity`), ``_statistics`` (the coordinate statistics of one
-block), ``_rules`` (the selection rules), ``_results`` (:class:`SupportResults`).
+block), ``_robust`` (the heteroscedasticity-robust statistics on narrow
+inputs, :func:`robust_coordinate_tests`, and the NaN-safe BH/BY q-values
+:func:`fdr_qvalues`), ``_rules`` (the selection rules), ``_results``
+(:class:`SupportResults`).
 
 For every variable ``j`` of block a the null hypothesis is that row ``j`` of
 ``U`` is zero (the variable does not enter ``U^T a``), in the original
@@ -21,14 +24,24 @@ Three tests (``docs/theory/support.md`` has the derivations):
 * **permutation**: the same statistics against the distribution obtained by
   permuting the partial residual of the variable.
 
+Each is computed as the homoscedastic partial F test of a reverse regression
+or, robust to heavy-tailed correlated blocks, with a heteroscedasticity-
+robust covariance: the wild bootstrap of the robust score statistic is the
+default of the conditional test.
+
 Selection rules: Benjamini-Hochberg at a target false discovery rate (the
-default), the threshold rule of section 5.3 of the paper, and stability
-selection (complementary-pairs subsampling of the sparse estimator).
+default), Benjamini-Yekutieli (any dependence), the threshold rule of
+section 5.3 of the paper, and stability selection (complementary-pairs
+subsampling of the sparse estimator).
 """
 
 from __future__ import annotations
 
 from ._results import SupportResults
+from ._robust import CoordinateTests, fdr_qvalues, robust_coordinate_tests
 from ._select import Covariance, Method, Rule, Test, choose_sparsity, select_support
 
-__all__ = ["SupportResults", "select_support", "choose_sparsity", "Method", "Test", "Covariance", "Rule"]
+__all__ = [
+    "SupportResults", "select_support", "choose_sparsity", "Method", "Test", "Covariance",
+    "Rule", "robust_coordinate_tests", "CoordinateTests", "fdr_qvalues",
+]

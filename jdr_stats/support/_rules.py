@@ -1,4 +1,4 @@
-"""Selection rules: Benjamini-Hochberg, the threshold rule of section 5.3,
+"""Selection rules: Benjamini-Hochberg (or Benjamini-Yekutieli), the threshold rule of section 5.3,
 and stability selection (complementary-pairs subsampling of the sparse fit)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import numpy as np
 from .._data import ModelData
 from .._estimate import estimate
 from .._linalg import block_moments
-from ..inference.hypotheses import bh_qvalues
+from ._robust import fdr_qvalues
 from ._statistics import BlockStats, Prepared, threshold_scores
 
 __all__ = ["select"]
@@ -37,8 +37,9 @@ def select(
     n1, n2 = prep.z_a.shape[1], prep.z_b.shape[1]
     extra_a: dict[str, np.ndarray] = {}
     extra_b: dict[str, np.ndarray] = {}
-    q_a, q_b = bh_qvalues(res_a.pvalue), bh_qvalues(res_b.pvalue)
-    sel_a, sel_b = q_a <= fdr, q_b <= fdr
+    fdr_rule = "by" if rule == "by" else "bh"
+    q_a, q_b = fdr_qvalues(res_a.pvalue, fdr_rule), fdr_qvalues(res_b.pvalue, fdr_rule)
+    sel_a, sel_b = q_a <= fdr, q_b <= fdr  # NaN q-values are never selected
     settings: dict[str, Any] = {}
     if rule == "threshold":
         tau = float(np.sqrt(2 * np.log(n1 * n2))) if threshold is None else float(threshold)

@@ -21,15 +21,16 @@ from .._validation import (
 )
 from ..sparse import check_sparsity
 from ._results import SupportResults, method_label, notes_of, support_table
+from ._robust import robust_coordinate_tests
 from ._rules import select
 from ._statistics import block_tests, prepare
 
 __all__ = ["select_support", "choose_sparsity", "Method", "Test", "Covariance", "Rule"]
 
-Method = Literal["chi2", "permutation"]
+Method = Literal["wild", "chi2", "permutation", "studentized-permutation"]
 Test = Literal["conditional", "marginal"]
-Covariance = Literal["factored", "sandwich"]
-Rule = Literal["bh", "threshold", "stability"]
+Covariance = Literal["factored", "sandwich", "hc3"]
+Rule = Literal["bh", "by", "threshold", "stability"]
 
 
 def select_support(
@@ -38,13 +39,14 @@ def select_support(
     whitening: tuple[Whitening, Whitening] | None = None,
     *,
     rank: int | None = None,
-    method: Method = "chi2",
+    method: Method | None = None,
     fdr: float = 0.1,
     seed: int | np.random.Generator | None = None,
     test: Test | None = None,
-    covariance: Covariance = "factored",
+    covariance: Covariance | None = None,
     standardize: bool = True,
     n_perm: int = 999,
+    n_boot: int = 999,
     rule: Rule = "bh",
     threshold: float | None = None,
     n_subsamples: int = 100,
@@ -64,33 +66,51 @@ def select_support(
     rank : int, optional
         Rank ``r`` of the fit.  When given, the conditional test (``r``
         degrees of freedom) is the default.
-    method : {"chi2", "permutation"}
-        Chi-square-type test (exact F for Gaussian blocks with the factored
-        covariance, chi-square with the sandwich), or permutation of the
-        variable's partial residual (heavy tails, small samples).
+    method : {"wild", "chi2", "permutation", "studentized-permutation"}, optional
+        ``"wild"``: wild (Rademacher) bootstrap of the heteroscedasticity-
+        robust score statistic of the reverse regression, ``n_boot``
+        resamples: valid for heavy-tailed blocks with correlated variables
+        and heteroscedastic noise (measured FDR on the theory page).
+        ``"chi2"``: analytic reference (exact F for Gaussian blocks with the
+        factored covariance; see ``covariance``).  ``"permutation"``:
+        permutation of the variable's partial residual with the F
+        statistic (exchangeable residuals).  ``"studentized-permutation"``:
+        permutation studentized by the robust covariance (DiCiccio and
+        Romano 2017), ``n_perm`` permutations.  Default: ``"wild"`` for the
+        conditional test; ``"chi2"`` for the marginal test (the wild
+        bootstrap costs ``O(B m n1 n2)`` there) and whenever ``covariance``
+        is given.
     fdr : float
-        Target false discovery rate of the Benjamini-Hochberg rule, applied
-        within each block.
+        Target false discovery rate of the Benjamini-Hochberg (or
+        Benjamini-Yekutieli) rule, applied within each block.
     seed : int, Generator or None
-        For the permutation test and stability selection.
+        For the resampling tests and stability selection.
     test : {"conditional", "marginal"}, optional
         Default: ``"conditional"`` when ``rank`` is given, else ``"marginal"``.
-    covariance : {"factored", "sandwich"}
-        Covariance of the row's influence function.  ``"factored"``
+    covariance : {"factored", "sandwich", "hc3"}, optional
+        Covariance of the row's influence function for ``method="chi2"``
+        (default ``"factored"``).  ``"factored"``
         (``mean(z_j^2) * mean(h h^T)``) is exact when the variable's partial
         residual is independent of the rest (Gaussian blocks, or independent
-        variables); ``"sandwich"`` (``mean(z_j^2 h h^T)``) is robust to
-        dependence between them but noisier for the marginal test when ``n2``
-        is large.  Only for ``method="chi2"``.
+        variables); ``"sandwich"`` (``mean(z_j^2 h h^T)``, chi-square) and
+        ``"hc3"`` (robust Wald test of the reverse regression with the HC3
+        leverage correction, F reference) are robust to dependence between
+        them asymptotically, but anti-conservative in the far tail for
+        heavy-tailed blocks at small ``m`` (see the theory page).
     standardize : bool
         Test rows of ``Sigma_a^{-1} S Sigma_b^{-1}`` (``True``, the support of
         ``U`` in the original coordinates) or of ``S`` itself (``False``, as
         the unstandardized fit's sparse step).
     n_perm : int
-        Permutations for ``method="permutation"``.
-    rule : {"bh", "threshold", "stability"}
+        Permutations for ``method="permutation"`` and
+        ``"studentized-permutation"``.
+    n_boot : int
+        Wild bootstrap resamples for ``method="wild"``.
+    rule : {"bh", "by", "threshold", "stability"}
         How the ``selected`` flag is set: Benjamini-Hochberg q-values at most
-        ``fdr``; the threshold rule of section 5.3 (some entry of the row of
+        ``fdr`` (``statsmodels`` ``multipletests``, ``"fdr_bh"``);
+        Benjamini-Yekutieli q-values (``"fdr_by"``, valid under any
+        dependence between the tests, more conservative); the threshold rule of section 5.3 (some entry of the row of
         ``M`` exceeds ``threshold`` standard errors); or stability selection
         (selection frequency of the sparse estimator over ``n_subsamples``
         complementary half-samples at least ``stability_threshold``).
@@ -124,7 +144,11 @@ def select_support(
     the b-basis of the fit without variable j), exact ``F(d, m - n1 - d)``
     for Gaussian blocks; ``stat`` is ``d F`` (chi-square scale).  With
     ``covariance="sandwich"``, ``stat = m t_j^T Omega_j^{-1} t_j`` against
-    ``chi2(d)``, ``Omega_j = mean_i z_ij^2 h_i h_i^T``.  Block b is treated
+    ``chi2(d)``, ``Omega_j = mean_i z_ij^2 h_i h_i^T``.  The robust methods (``"wild"``,
+    ``"studentized-permutation"``, ``covariance="hc3"``) use
+    :func:`jdr_stats.support.robust_coordinate_tests`.  A NaN p-value (an
+    undefined test) gets a NaN q-value and is never selected; the other
+    q-values are adjusted among the defined tests.  Block b is treated
     symmetrically.  Derivations: ``docs/theory/support.md``.
 
     Examples
@@ -132,18 +156,18 @@ def select_support(
     >>> import jdr_stats as jdr
     >>> sim = jdr.simulate.bilinear(3000, 12, 10, 2, s1=3, s2=3, seed=1)
     >>> model = jdr.JointDimReduction(sim.y, sim.a, sim.b)
-    >>> sup = model.select_support(rank=2, fdr=0.1)
-    >>> sup.test, sup.counts[0] >= 2
-    ('conditional', True)
+    >>> sup = model.select_support(rank=2, fdr=0.1, seed=0)
+    >>> sup.test, sup.counts[0] >= 2, sup.method
+    ('conditional', True, 'conditional robust score test, wild bootstrap, B=999')
     >>> truth = [f"a{j}" for j in range(12) if abs(sim.U[j]).sum() > 0]
     >>> set(truth) <= set(sup.selected_a)
     True
     """
     data = _model_data(data)
     n1, n2 = data.blocks["exog_a"].shape[1], data.blocks["exog_b"].shape[1]
-    method = check_choice(method, "method", ("chi2", "permutation"))
-    covariance = check_choice(covariance, "covariance", ("factored", "sandwich"))
-    rule = check_choice(rule, "rule", ("bh", "threshold", "stability"))
+    if covariance is not None:
+        covariance = check_choice(covariance, "covariance", ("factored", "sandwich", "hc3"))
+    rule = check_choice(rule, "rule", ("bh", "by", "threshold", "stability"))
     fdr = check_fraction(fdr, "fdr")
     standardize = check_bool(standardize, "standardize")
     if rank is not None:
@@ -153,10 +177,21 @@ def select_support(
     test = check_choice(test, "test", ("conditional", "marginal"))
     if test == "conditional" and rank is None:
         raise ValueError('test="conditional" needs the rank of the fit; got rank=None')
+    if method is None:
+        method = "wild" if test == "conditional" and covariance is None else "chi2"
+    method = check_choice(
+        method, "method", ("wild", "chi2", "permutation", "studentized-permutation")
+    )
+    if covariance is None:
+        covariance = "factored"
+    elif method != "chi2":
+        raise ValueError(f'covariance applies to method="chi2" only; got method={method!r}')
     if rule == "stability" and rank is None:
         raise ValueError('rule="stability" fits the sparse estimator and needs rank; got rank=None')
-    if method == "permutation":
+    if method in ("permutation", "studentized-permutation"):
         n_perm = check_int(n_perm, "n_perm", low=1)
+    if method == "wild":
+        n_boot = check_int(n_boot, "n_boot", low=1)
     if rule == "threshold" and threshold is not None:
         threshold = check_positive(threshold, "threshold")
     if rule == "stability":
@@ -177,8 +212,17 @@ def select_support(
         rank=rank, conditional=test == "conditional", standardize=standardize,
         covariance=covariance, method=method, n_perm=n_perm, rng=rng,
     )
-    res_a = block_tests(prep.yc, prep.z_a, prep.w_a, prep.w_b, **common)
-    res_b = block_tests(prep.yc, prep.z_b, prep.w_b, prep.w_a, **common)
+    if method in ("wild", "studentized-permutation") or covariance == "hc3":
+        kw = dict(
+            rank=rank if test == "conditional" else None, standardize=standardize,
+            method="hc3" if method == "chi2" else method,
+            n_resample=n_boot if method == "wild" else n_perm, seed=rng,
+        )
+        res_a = robust_coordinate_tests(prep.yc, prep.z_a, prep.w_a, prep.w_b, **kw)
+        res_b = robust_coordinate_tests(prep.yc, prep.z_b, prep.w_b, prep.w_a, **kw)
+    else:
+        res_a = block_tests(prep.yc, prep.z_a, prep.w_a, prep.w_b, **common)
+        res_b = block_tests(prep.yc, prep.z_b, prep.w_b, prep.w_a, **common)
 
     blocks, rule_settings = select(
         rule, res_a, res_b, data=data, prep=prep, fdr=fdr, rank=rank,
@@ -186,14 +230,16 @@ def select_support(
         stability_threshold=stability_threshold, sparsity=sparsity, rng=rng,
     )
     settings: dict[str, Any] = {"covariance": covariance, "standardize": standardize}
-    if method == "permutation":
+    if method in ("permutation", "studentized-permutation"):
         settings["n_perm"] = n_perm
+    if method == "wild":
+        settings["n_boot"] = n_boot
     settings.update(rule_settings)
     table = support_table({"a": data.names["exog_a"], "b": data.names["exog_b"]}, blocks)
     return SupportResults(
         table=table,
         title="Support selection: coordinate tests",
-        method=method_label(method, test, covariance, n_perm),
+        method=method_label(method, test, covariance, n_perm, n_boot),
         notes=notes_of(test, method, covariance, rule, standardize, fdr, rank, settings),
         test=test,
         rule=rule,
@@ -225,15 +271,17 @@ def choose_sparsity(
 ) -> tuple[tuple[int, int], SupportResults]:
     """Sparsity levels ``(s1, s2)`` for ``fit(sparsity="auto")``.
 
-    The counts of variables selected by the conditional coordinate tests at
-    false discovery rate ``fdr`` (Benjamini-Hochberg within each block),
-    raised to at least ``rank`` (and at most the block's width).
+    The counts of variables selected by the conditional coordinate tests
+    (the default of :func:`select_support`: the wild bootstrap of the robust
+    score statistic, seeded by ``seed``) at false discovery rate ``fdr``
+    (Benjamini-Hochberg within each block), raised to at least ``rank`` (and
+    at most the block's width).
 
     Returns
     -------
     (s1, s2), SupportResults
     """
-    res = select_support(data, moments, whitening, rank=rank, method="chi2", fdr=fdr, seed=seed)
+    res = select_support(data, moments, whitening, rank=rank, fdr=fdr, seed=seed)
     n1, n2 = data.blocks["exog_a"].shape[1], data.blocks["exog_b"].shape[1]
     s1, s2 = res.counts
     return (int(np.clip(s1, rank, n1)), int(np.clip(s2, rank, n2))), res

@@ -1,0 +1,664 @@
+"""Row sources: one protocol for data in memory, in files and on a cluster.
+
+A *row source* has ``nobs``, ``endog_name``, ``names_a``, ``names_b`` and
+``iter_chunks(batch_rows=None)``, which yields float64 chunks
+``(y, a, b)`` with shapes ``(k,)``, ``(k, n1)``, ``(k, n2)`` in a fixed row
+order.  Each call starts a new pass, so a procedure that needs only sums over
+rows (the moments, a Poisson bootstrap, influence-function covariances) is a
+loop over ``iter_chunks()`` and runs on every source.  A source with case
+weights has ``weighted = True`` and also yields them through
+``iter_weighted_chunks`` (4-tuples).
+
+* :class:`ArraySource` -- numpy arrays, memory maps, pandas objects.
+* :class:`ParquetSource` -- a Parquet file (or a folder of them), read in
+  record batches with only the needed columns.
+* :class:`CSVSource` -- a CSV file read with ``pandas.read_csv(chunksize=...)``.
+* :class:`DaskSource` -- dask arrays or dask DataFrame columns; its moments
+  are a tree reduction on the cluster (only n1 x n2 sized results travel).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "RowSource",
+    "ArraySource",
+    "ParquetSource",
+    "CSVSource",
+    "DaskSource",
+    "is_dask_collection",
+    "DEFAULT_BATCH_ROWS",
+    "default_batch_rows",
+]
+
+#: Rows per chunk when a file source is given no ``batch_rows``.
+DEFAULT_BATCH_ROWS = 65536
+
+#: Bytes of one in-memory chunk of rows (``ArraySource`` default, and the
+#: slices in which the moments of a larger chunk are computed).  Small
+#: enough that the centred copy of a chunk stays in cache.
+CHUNK_BYTES = 1 << 21
+
+
+def default_batch_rows(width: int) -> int:
+    """Rows per in-memory chunk of ``width`` float64 columns: about ``CHUNK_BYTES``."""
+    return max(256, CHUNK_BYTES // (8 * max(width, 1)))
+
+Chunk = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+@runtime_checkable
+class RowSource(Protocol):
+    """The row-source protocol (see the module docstring)."""
+
+    nobs: int
+    endog_name: str
+    names_a: Sequence[str]
+    names_b: Sequence[str]
+
+    def iter_chunks(self, batch_rows: int | None = None) -> Iterator[Chunk]: ...
+
+
+def _check_batch_rows(batch_rows: object, default: int) -> int:
+    if batch_rows is None:
+        return default
+    if isinstance(batch_rows, bool) or not isinstance(batch_rows, (int, np.integer)):
+        raise TypeError(f"batch_rows must be a positive integer; got {batch_rows!r}")
+    if batch_rows < 1:
+        raise ValueError(f"batch_rows must be a positive integer; got {batch_rows!r}")
+    return int(batch_rows)
+
+
+def _column_list(cols: object, argname: str) -> list[str]:
+    if isinstance(cols, str):
+        return [cols]
+    if not isinstance(cols, Sequence) or not cols:
+        raise TypeError(f"{argname} must be a column name or a non-empty list of names; got {cols!r}")
+    out = [str(c) for c in cols]
+    if len(set(out)) != len(out):
+        dup = sorted({c for c in out if out.count(c) > 1})
+        raise ValueError(f"{argname} names a column twice: {dup}")
+    return out
+
+
+def _check_columns(available: Sequence[str], wanted: dict[str, list[str]], where: str) -> None:
+    have = set(available)
+    for argname, cols in wanted.items():
+        missing = [c for c in cols if c not in have]
+        if missing:
+            raise ValueError(
+                f"{argname}: column(s) {missing} not in {where}; available: {list(available)}"
+            )
+
+
+# -- in memory -------------------------------------------------------------
+def _block_names(x: Any, n: int, prefix: str, given: Sequence[str] | None) -> list[str]:
+    if given is not None:
+        return [str(v) for v in given]
+    if isinstance(x, pd.DataFrame):
+        return [str(c) for c in x.columns]
+    return [f"{prefix}{j}" for j in range(n)]
+
+
+class ArraySource:
+    """Rows of in-memory arrays (numpy, ``numpy.memmap`` or pandas).
+
+    Chunks are slices converted to float64, so a memory map is read one
+    chunk at a time and never copied whole.
+
+    Parameters
+    ----------
+    y : array_like, shape (m,)
+    a : array_like, shape (m, n1)
+    b : array_like, shape (m, n2)
+    weights : array_like, shape (m,), optional
+        Nonnegative frequency weights.
+    endog_name, names_a, names_b : optional
+        Variable names (default: pandas names, else ``y``, ``a0, ...``, ``b0, ...``).
+    batch_rows : int, optional
+        Default rows per chunk (about 2 MB of rows, so that a chunk's
+        centred copy stays in cache).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from jdr_stats._sources import ArraySource
+    >>> src = ArraySource(np.arange(5.0), np.ones((5, 2)), np.zeros((5, 1)))
+    >>> [c[0].tolist() for c in src.iter_chunks(2)]
+    [[0.0, 1.0], [2.0, 3.0], [4.0]]
+    """
+
+    def __init__(
+        self,
+        y: Any,
+        a: Any,
+        b: Any,
+        *,
+        weights: Any = None,
+        endog_name: str | None = None,
+        names_a: Sequence[str] | None = None,
+        names_b: Sequence[str] | None = None,
+        batch_rows: int | None = None,
+    ) -> None:
+        def arr(x: Any, argname: str) -> Any:
+            if x is None:
+                raise TypeError(f"{argname} is required; got None")
+            if isinstance(x, (pd.DataFrame, pd.Series)):
+                return x.to_numpy()
+            if isinstance(x, np.ndarray):
+                return x
+            try:
+                return np.asarray(x, dtype=float)
+            except (TypeError, ValueError) as exc:
+                raise TypeError(f"{argname} must be a numeric array; got {type(x).__name__} ({exc})") from None
+
+        self._y = arr(y, "endog")
+        self._a = arr(a, "exog_a")
+        self._b = arr(b, "exog_b")
+        if self._y.ndim == 2 and self._y.shape[1] == 1:
+            self._y = self._y[:, 0]
+        if self._a.ndim == 1:
+            self._a = self._a[:, None]
+        if self._b.ndim == 1:
+            self._b = self._b[:, None]
+        if self._y.ndim != 1:
+            raise ValueError(f"endog must be one-dimensional; got shape {self._y.shape}")
+        for argname, x in (("exog_a", self._a), ("exog_b", self._b)):
+            if x.ndim != 2:
+                raise ValueError(f"{argname} must be 1- or 2-dimensional; got shape {x.shape}")
+        m = self._y.shape[0]
+        for argname, x in (("exog_a", self._a), ("exog_b", self._b)):
+            if x.shape[0] != m:
+                raise ValueError(
+                    f"{argname} has {x.shape[0]} rows but endog has {m}; every input "
+                    "must have one row per observation"
+                )
+        self._w = None
+        if weights is not None:
+            self._w = arr(weights, "weights").ravel()
+            if self._w.shape[0] != m:
+                raise ValueError(f"weights has {self._w.shape[0]} values but endog has {m} rows")
+        self.nobs = int(m)
+        if endog_name is None:
+            endog_name = str(y.name) if isinstance(y, pd.Series) and y.name is not None else "y"
+        self.endog_name = str(endog_name)
+        self.names_a = _block_names(a, self._a.shape[1], "a", names_a)
+        self.names_b = _block_names(b, self._b.shape[1], "b", names_b)
+        for argname, names, n in (("names_a", self.names_a, self._a.shape[1]),
+                                  ("names_b", self.names_b, self._b.shape[1])):
+            if len(names) != n:
+                raise ValueError(f"{argname} must have {n} names; got {len(names)}")
+        width = 1 + self._a.shape[1] + self._b.shape[1]
+        self.batch_rows = _check_batch_rows(batch_rows, default_batch_rows(width))
+
+    @property
+    def weighted(self) -> bool:
+        """Whether the source carries case weights."""
+        return self._w is not None
+
+    def _iter(self, batch_rows: int | None, weighted: bool) -> Iterator[tuple[np.ndarray, ...]]:
+        step = _check_batch_rows(batch_rows, self.batch_rows)
+        for start in range(0, max(self.nobs, 1), step):
+            stop = min(start + step, self.nobs)
+            out = [np.asarray(x[start:stop], dtype=float)
+                   for x in (self._y, self._a, self._b)]
+            if weighted:
+                out.append(np.asarray(self._w[start:stop], dtype=float))
+            yield tuple(out)
+
+    def iter_chunks(self, batch_rows: int | None = None) -> Iterator[Chunk]:
+        """Yield ``(y, a, b)`` float64 chunks of ``batch_rows`` rows."""
+        return self._iter(batch_rows, False)  # type: ignore[return-value]
+
+    def iter_weighted_chunks(self, batch_rows: int | None = None) -> Iterator[tuple[np.ndarray, ...]]:
+        """Yield ``(y, a, b, w)`` chunks (``w`` None when unweighted)."""
+        if self._w is None:
+            return ((*c, None) for c in self._iter(batch_rows, False))
+        return self._iter(batch_rows, True)
+
+
+# -- files -----------------------------------------------------------------
+class ParquetSource:
+    """Rows of a Parquet file (or a folder of ``*.parquet`` files), streamed.
+
+    Only the named columns are read, in pyarrow record batches of
+    ``batch_rows`` rows; memory is about one row group of those columns
+    (pyarrow decodes a row group at a time) plus one chunk.  Nulls become NaN
+    (and are then refused by the moments).
+
+    Parameters
+    ----------
+    path : str or path-like
+    y : str
+        The response column.
+    a, b : list of str
+        The columns of the two blocks.
+    weights : str, optional
+        A column of frequency weights.
+    batch_rows : int, optional
+        Rows per record batch (default 65536).
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        y: str,
+        a: Sequence[str],
+        b: Sequence[str],
+        weights: str | None = None,
+        batch_rows: int | None = None,
+    ) -> None:
+        try:
+            import pyarrow.parquet as pq
+        except ImportError:  # pragma: no cover - exercised without the extra
+            raise ImportError(
+                "reading Parquet needs pyarrow: pip install 'jdr_stats[parquet]'"
+            ) from None
+        if not isinstance(y, str):
+            raise TypeError(f"y must be the name of the response column; got {y!r}")
+        p = Path(path)
+        if p.is_dir():
+            files = sorted(p.glob("*.parquet"))
+            if not files:
+                raise ValueError(f"path {str(path)!r} is a folder without *.parquet files")
+        elif p.exists():
+            files = [p]
+        else:
+            raise ValueError(f"path {str(path)!r} does not exist")
+        self.path = p
+        self._files = files
+        self.endog_name = y
+        self.names_a = _column_list(a, "a")
+        self.names_b = _column_list(b, "b")
+        self._wname = weights
+        self._columns = [y, *self.names_a, *self.names_b] + ([weights] if weights else [])
+        nobs = 0
+        for f in files:
+            meta = pq.ParquetFile(f)
+            names = meta.schema_arrow.names
+            wanted = {"y": [y], "a": self.names_a, "b": self.names_b}
+            if weights:
+                wanted["weights"] = [weights]
+            _check_columns(names, wanted, f"the Parquet file {str(f)!r}")
+            nobs += meta.metadata.num_rows
+        self.nobs = int(nobs)
+        self.batch_rows = _check_batch_rows(batch_rows, DEFAULT_BATCH_ROWS)
+
+    @property
+    def weighted(self) -> bool:
+        return self._wname is not None
+
+    def _iter(self, batch_rows: int | None) -> Iterator[tuple[np.ndarray, ...]]:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        import pyarrow.parquet as pq
+
+        step = _check_batch_rows(batch_rows, self.batch_rows)
+        for f in self._files:
+            # pre_buffer=False: read column chunks as they are decoded, so
+            # memory stays near one row group of the selected columns.
+            pf = pq.ParquetFile(f, pre_buffer=False, buffer_size=1 << 20)
+            for batch in pf.iter_batches(batch_size=step, columns=self._columns):
+
+                def col(name: str) -> np.ndarray:
+                    arr = batch.column(name)
+                    if arr.type != pa.float64():
+                        arr = pc.cast(arr, pa.float64())
+                    return arr.to_numpy(zero_copy_only=False)
+
+                y = np.array(col(self.endog_name), dtype=float)
+                # Column-major blocks: each Parquet column is one contiguous copy.
+                a = np.vstack([col(name) for name in self.names_a]).T
+                b = np.vstack([col(name) for name in self.names_b]).T
+                w = np.array(col(self._wname), dtype=float) if self._wname else None
+                yield y, a, b, w
+
+    def iter_chunks(self, batch_rows: int | None = None) -> Iterator[Chunk]:
+        """Yield ``(y, a, b)`` float64 chunks, one per record batch."""
+        return (c[:3] for c in self._iter(batch_rows))  # type: ignore[misc]
+
+    def iter_weighted_chunks(self, batch_rows: int | None = None) -> Iterator[tuple[np.ndarray, ...]]:
+        """Yield ``(y, a, b, w)`` chunks (``w`` None when unweighted)."""
+        return self._iter(batch_rows)
+
+
+class CSVSource:
+    """Rows of a CSV file read in chunks (``pandas.read_csv(chunksize=...)``).
+
+    Parameters
+    ----------
+    path : str or path-like
+    y : str
+    a, b : list of str
+    weights : str, optional
+    batch_rows : int, optional
+        Rows per chunk (default 65536).
+    sep : str
+        Field separator.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        y: str,
+        a: Sequence[str],
+        b: Sequence[str],
+        weights: str | None = None,
+        batch_rows: int | None = None,
+        sep: str = ",",
+    ) -> None:
+        if not isinstance(y, str):
+            raise TypeError(f"y must be the name of the response column; got {y!r}")
+        p = Path(path)
+        if not p.is_file():
+            raise ValueError(f"path {str(path)!r} is not a file")
+        self.path = p
+        self._sep = sep
+        self.endog_name = y
+        self.names_a = _column_list(a, "a")
+        self.names_b = _column_list(b, "b")
+        self._wname = weights
+        self._columns = [y, *self.names_a, *self.names_b] + ([weights] if weights else [])
+        header = pd.read_csv(p, sep=sep, nrows=0).columns
+        wanted = {"y": [y], "a": self.names_a, "b": self.names_b}
+        if weights:
+            wanted["weights"] = [weights]
+        _check_columns([str(c) for c in header], wanted, f"the CSV file {str(path)!r}")
+        self.batch_rows = _check_batch_rows(batch_rows, DEFAULT_BATCH_ROWS)
+        self._nobs: int | None = None
+
+    @property
+    def weighted(self) -> bool:
+        return self._wname is not None
+
+    @property
+    def nobs(self) -> int:
+        """Number of data rows (counted by one pass over the response column)."""
+        if self._nobs is None:
+            reader = pd.read_csv(self.path, sep=self._sep, usecols=[self.endog_name],
+                                 chunksize=max(self.batch_rows, 1 << 18))
+            self._nobs = int(sum(len(c) for c in reader))
+        return self._nobs
+
+    def _iter(self, batch_rows: int | None) -> Iterator[tuple[np.ndarray, ...]]:
+        step = _check_batch_rows(batch_rows, self.batch_rows)
+        reader = pd.read_csv(self.path, sep=self._sep, usecols=self._columns, chunksize=step)
+        for frame in reader:
+            try:
+                y = frame[self.endog_name].to_numpy(dtype=float)
+                a = frame[self.names_a].to_numpy(dtype=float)
+                b = frame[self.names_b].to_numpy(dtype=float)
+                w = frame[self._wname].to_numpy(dtype=float) if self._wname else None
+            except (TypeError, ValueError) as exc:
+                raise ValueError(
+                    f"the CSV file {str(self.path)!r} has non-numeric values in the "
+                    f"model's columns ({exc})"
+                ) from None
+            yield y, a, b, w
+
+    def iter_chunks(self, batch_rows: int | None = None) -> Iterator[Chunk]:
+        """Yield ``(y, a, b)`` float64 chunks of ``batch_rows`` rows."""
+        return (c[:3] for c in self._iter(batch_rows))  # type: ignore[misc]
+
+    def iter_weighted_chunks(self, batch_rows: int | None = None) -> Iterator[tuple[np.ndarray, ...]]:
+        """Yield ``(y, a, b, w)`` chunks (``w`` None when unweighted)."""
+        return self._iter(batch_rows)
+
+
+# -- dask --------------------------------------------------------------------
+def is_dask_collection(x: Any) -> bool:
+    """Whether ``x`` is a dask array, Series or DataFrame (without importing dask)."""
+    mod = type(x).__module__
+    if not mod.startswith("dask"):
+        return False
+    try:
+        import dask
+    except ImportError:  # pragma: no cover
+        return False
+    return bool(dask.is_dask_collection(x))
+
+
+def _is_dask_frame(x: Any) -> bool:
+    import dask.dataframe as dd
+
+    return isinstance(x, (dd.DataFrame, dd.Series))
+
+
+def _partition_to_array(part: Any, two_d: bool) -> np.ndarray:
+    arr = part.to_numpy(dtype=float) if hasattr(part, "to_numpy") else np.asarray(part, dtype=float)
+    if two_d and arr.ndim == 1:
+        arr = arr[:, None]
+    if not two_d and arr.ndim == 2:
+        arr = arr[:, 0]
+    return arr
+
+
+def _split_frame(part: Any, n1: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A pandas partition ``[y | a | b]`` as float64 ``(y, a, b)``."""
+    arr = part.to_numpy(dtype=float)
+    return arr[:, 0], arr[:, 1:1 + n1], arr[:, 1 + n1:]
+
+
+def _apply_to_block(fn: Callable[..., Any], y: Any, a: Any, b: Any, block: int,
+                    args: tuple[Any, ...]) -> Any:
+    """``fn(y, a, b, *args)`` on one row block (float64 arrays)."""
+    y = _partition_to_array(y, False)
+    a = _partition_to_array(a, True)
+    b = _partition_to_array(b, True)
+    try:
+        return fn(y, a, b, *args)
+    except ValueError as exc:
+        raise ValueError(f"dask block {block}: {exc}") from None
+
+
+def _apply_to_partition(fn: Callable[..., Any], part: Any, n1: int, block: int,
+                        args: tuple[Any, ...]) -> Any:
+    """``fn(y, a, b, *args)`` on one partition ``[y | a | b]`` of a frame."""
+    return _apply_to_block(fn, *_split_frame(part, n1), block, args)
+
+
+class DaskSource:
+    """Rows of dask arrays or dask DataFrame columns.
+
+    The moments are a tree reduction on the cluster (:meth:`tree_reduce`): one
+    task per row block computes that block's :class:`~jdr_stats.Moments`,
+    and merges of ``split_every`` results at a time combine them, so only
+    n1 x n2 sized objects travel.  :meth:`iter_chunks` computes the row
+    blocks one at a time on the client (for procedures that stream).
+
+    Parameters
+    ----------
+    y : dask array (m,) or dask Series / one-column DataFrame
+    a, b : dask arrays (m, n) or dask DataFrames / Series
+        Blocks; arrays are rechunked to the response's row blocks (and a
+        single column block) when they differ.
+    endog_name, names_a, names_b : optional
+    split_every : int
+        Fan-in of the merge tree.
+    """
+
+    def __init__(
+        self,
+        y: Any,
+        a: Any,
+        b: Any,
+        *,
+        endog_name: str | None = None,
+        names_a: Sequence[str] | None = None,
+        names_b: Sequence[str] | None = None,
+        split_every: int = 8,
+    ) -> None:
+        for argname, x in (("endog", y), ("exog_a", a), ("exog_b", b)):
+            if not is_dask_collection(x):
+                raise TypeError(f"{argname} must be a dask array or dask DataFrame/Series; got {type(x).__name__}")
+        frames = [_is_dask_frame(x) for x in (y, a, b)]
+        if all(frames):
+            # One frame, partition-wise (co-aligned columns of one DataFrame
+            # stay so; projecting them separately may repartition them).
+            self._kind = "frame"
+        else:
+            # Arrays (dask DataFrames become arrays with known chunk lengths).
+            y, a, b = (x.to_dask_array(lengths=True) if f else x for x, f in zip((y, a, b), frames))
+            self._kind = "array"
+
+        def width(x: Any) -> int:
+            if self._kind == "frame":
+                return len(x.columns) if hasattr(x, "columns") else 1
+            return 1 if x.ndim == 1 else int(x.shape[1])
+
+        def default_names(x: Any, prefix: str, given: Sequence[str] | None) -> list[str]:
+            if given is not None:
+                return [str(v) for v in given]
+            if frames[("y", "a", "b").index(prefix)] and hasattr(x, "columns"):
+                return [str(c) for c in x.columns]
+            if frames[("y", "a", "b").index(prefix)] and getattr(x, "name", None) is not None:
+                return [str(x.name)]
+            return [f"{prefix}{j}" for j in range(width(x))]
+
+        self._orig = (y, a, b)
+        if endog_name is not None:
+            self.endog_name = str(endog_name)
+        elif frames[0]:
+            self.endog_name = default_names(y, "y", None)[0]
+        else:
+            self.endog_name = "y"
+        self.names_a = default_names(a, "a", names_a)
+        self.names_b = default_names(b, "b", names_b)
+        if len(self.names_a) != width(a) or len(self.names_b) != width(b):
+            raise ValueError(
+                f"names_a/names_b must have {width(a)} and {width(b)} names; got "
+                f"{len(self.names_a)} and {len(self.names_b)}"
+            )
+        if not isinstance(split_every, int) or split_every < 2:
+            raise ValueError(f"split_every must be an integer >= 2; got {split_every!r}")
+        self._split_every = split_every
+        if self._kind == "array":
+            if y.ndim == 2 and y.shape[1] == 1:
+                y = y[:, 0]
+            if y.ndim != 1:
+                raise ValueError(f"endog must be one-dimensional; got shape {y.shape}")
+            a = a[:, None] if a.ndim == 1 else a
+            b = b[:, None] if b.ndim == 1 else b
+            rows = y.chunks[0]
+            known = not any(np.isnan(c) for c in rows)
+            for argname, x in (("exog_a", a), ("exog_b", b)):
+                if known and x.shape[0] != y.shape[0]:
+                    raise ValueError(
+                        f"{argname} has {x.shape[0]} rows but endog has {y.shape[0]}; every "
+                        "input must have one row per observation"
+                    )
+            if known:
+                a = a.rechunk((rows, -1)) if a.chunks != (rows, (a.shape[1],)) else a
+                b = b.rechunk((rows, -1)) if b.chunks != (rows, (b.shape[1],)) else b
+            elif a.chunks[0] != rows or b.chunks[0] != rows or len(a.chunks[1]) != 1 or len(b.chunks[1]) != 1:
+                raise ValueError(
+                    "dask arrays with unknown chunk sizes must share the response's row "
+                    "blocks and have one column block; call compute_chunk_sizes() first"
+                )
+            self._arrays = (y, a, b)
+        else:
+            import dask.dataframe as dd
+
+            parts = [x.to_frame() if isinstance(x, dd.Series) else x for x in (y, a, b)]
+            if len(parts[0].columns) != 1:
+                raise ValueError(
+                    f"endog must be a single column; got {len(parts[0].columns)} columns"
+                )
+            self._frame = dd.concat(parts, axis=1)
+        self._nobs: int | None = None
+
+    @property
+    def weighted(self) -> bool:
+        return False
+
+    def blocks(self) -> tuple[Any, Any]:
+        """The two design blocks as given (lazy dask collections)."""
+        if self._kind == "array":
+            return self._arrays[1], self._arrays[2]
+        return self._orig[1], self._orig[2]
+
+    @property
+    def kind(self) -> str:
+        """``"array"`` or ``"frame"``: how the blocks are split into tasks."""
+        return self._kind
+
+    @property
+    def nobs(self) -> int:
+        """Number of rows (known chunk sizes, else counted on the cluster)."""
+        if self._nobs is None:
+            if self._kind == "array":
+                y = self._arrays[0]
+                n = y.shape[0]
+                self._nobs = int(n) if not np.isnan(n) else int(y.map_blocks(
+                    lambda x: np.array([x.shape[0]]), chunks=(1,), dtype=int).sum().compute())
+            else:
+                self._nobs = int(self._frame.map_partitions(len).compute().sum())
+        return self._nobs
+
+    def _delayed_blocks(self) -> list[tuple[Any, Any, Any]]:
+        if self._kind == "array":
+            y, a, b = self._arrays
+            ys = y.to_delayed().ravel()
+            as_ = a.to_delayed().ravel()
+            bs = b.to_delayed().ravel()
+            return list(zip(ys, as_, bs))
+        return list(self._frame.to_delayed())
+
+    def tree_reduce(
+        self,
+        block_fn: Callable[..., Any],
+        combine: Callable[[list[Any]], Any],
+        args: tuple[Any, ...] = (),
+    ) -> Any:
+        """Reduce the row blocks on the cluster: a tree of ``combine`` calls.
+
+        One task per row block computes ``block_fn(y, a, b, *args)`` (float64
+        arrays); ``combine`` merges ``split_every`` results at a time until one
+        is left, which is computed (with the active scheduler: a
+        ``distributed.Client`` if one is active) and returned.  Only the
+        results travel, never the rows.  :meth:`jdr_stats.Moments.from_source`
+        uses it with the moments of a block and their merge.
+        """
+        import dask
+
+        if self._kind == "array":
+            level = [dask.delayed(_apply_to_block, pure=True)(block_fn, y, a, b, i, args)
+                     for i, (y, a, b) in enumerate(self._delayed_blocks())]
+        else:
+            n1 = len(self.names_a)
+            level = [dask.delayed(_apply_to_partition, pure=True)(block_fn, p, n1, i, args)
+                     for i, p in enumerate(self._delayed_blocks())]
+        if not level:
+            raise ValueError("no chunks: the dask collections have no row blocks")
+        k = self._split_every
+        while len(level) > 1:
+            level = [dask.delayed(combine, pure=True)(level[i:i + k])
+                     for i in range(0, len(level), k)]
+        return level[0].compute()
+
+    def iter_chunks(self, batch_rows: int | None = None) -> Iterator[Chunk]:
+        """Yield the dask row blocks as float64 ``(y, a, b)``, computed one by one.
+
+        ``batch_rows`` is ignored (the dask blocks are the chunks).
+        """
+        import dask
+
+        for block in self._delayed_blocks():
+            if self._kind == "frame":
+                yield _split_frame(block.compute(), len(self.names_a))
+                continue
+            yc, ac, bc = dask.compute(*block)
+            yield (_partition_to_array(yc, False), _partition_to_array(ac, True),
+                   _partition_to_array(bc, True))
+
+    def iter_weighted_chunks(self, batch_rows: int | None = None) -> Iterator[tuple[Any, ...]]:
+        return ((*c, None) for c in self.iter_chunks(batch_rows))

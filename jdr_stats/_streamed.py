@@ -1,0 +1,126 @@
+"""Model data held as sufficient statistics (and optionally a row source).
+
+A :class:`~jdr_stats.JointDimReduction` built with ``from_moments``,
+``from_parquet`` or from dask input holds a :class:`MomentsData` instead of
+the rows: everything the estimator, ``summary()`` and the chi-square rank test
+need comes from the :class:`~jdr_stats.Moments`.  Procedures that need the
+rows themselves ask for them through :meth:`MomentsData.require_rows`, which
+raises a :class:`RowsNotInMemoryError` naming the procedure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import numpy as np
+
+from .moments import Moments
+
+__all__ = ["MomentsData", "RowsNotInMemoryError", "check_moments"]
+
+
+class RowsNotInMemoryError(ValueError):
+    """A procedure needs the rows of the data, but the model holds only sums."""
+
+
+def check_moments(mom: Moments) -> None:
+    """The checks ``ModelData`` makes on rows, made on the moments.
+
+    Raises ``ValueError`` for too few rows, a constant response or a
+    constant column (its centred sum of squares is zero up to rounding).
+    """
+    if not isinstance(mom, Moments):
+        raise TypeError(f"moments must be a jdr_stats.Moments; got {type(mom).__name__}")
+    if mom.weight <= 0:
+        raise ValueError(f"the moments hold no data (nobs={mom.nobs}, total weight 0)")
+    if mom.nobs < 3:
+        raise ValueError(f"too few rows: got {mom.nobs} observations, need at least 3")
+
+    def constant(m2: np.ndarray, mean: np.ndarray) -> np.ndarray:
+        sd = np.sqrt(np.maximum(m2, 0.0) / mom.weight)
+        return sd <= 1e-12 * np.maximum(np.abs(mean), np.finfo(float).tiny)
+
+    if constant(np.array([mom.m2_y]), np.array([mom.mean_y]))[0]:
+        raise ValueError(
+            f"endog has a single value ({mom.mean_y!r}) in all {mom.nobs} rows; the "
+            "response must vary"
+        )
+    for argname, m2, mean, names in (
+        ("exog_a", mom.m2_a, mom.mean_a, mom.names_a),
+        ("exog_b", mom.m2_b, mom.mean_b, mom.names_b),
+    ):
+        const = constant(np.diag(m2), mean)
+        if const.any():
+            cols = [names[j] for j in np.flatnonzero(const)]
+            raise ValueError(
+                f"{argname} has constant column(s) {cols}; the blocks are centred, so "
+                "a constant column carries no information: remove it"
+            )
+
+
+class _NoRows(Mapping):
+    """The ``blocks`` of a :class:`MomentsData`: every access needs the rows."""
+
+    def __init__(self, owner: MomentsData) -> None:
+        self._owner = owner
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        self._owner.require_rows(f"the data of {key}")
+        raise AssertionError  # pragma: no cover
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(("exog_a", "exog_b"))
+
+    def __len__(self) -> int:
+        return 2
+
+
+class MomentsData:
+    """Stand-in for ``ModelData`` when a model holds moments, not rows.
+
+    Attributes
+    ----------
+    moments : Moments
+    source : row source or None
+        The source the moments were computed from (Parquet, CSV, dask), kept
+        so that procedures needing only sums can read it again.
+    origin : str
+        How the model was built, for messages (``"moments"``, ``"a Parquet
+        file"``, ...).
+    """
+
+    is_pandas = True
+    row_index = None
+    weights = None
+
+    def __init__(self, moments: Moments, *, source: Any = None, origin: str = "moments") -> None:
+        check_moments(moments)
+        self.moments = moments
+        self.source = source
+        self.origin = origin
+        self.endog_name = moments.endog_name
+        self.names = {"exog_a": list(moments.names_a), "exog_b": list(moments.names_b)}
+        self.blocks = _NoRows(self)
+        self.weighted = moments.weighted
+
+    @property
+    def nobs(self) -> int:
+        return int(self.moments.nobs)
+
+    @property
+    def endog(self) -> np.ndarray:
+        self.require_rows("the data of endog")
+        raise AssertionError  # pragma: no cover
+
+    def require_rows(self, what: str) -> None:
+        """Raise :class:`RowsNotInMemoryError` naming ``what`` needs the rows."""
+        raise RowsNotInMemoryError(
+            f"{what} needs the rows of the data in memory, but this model was built "
+            f"from {self.origin} and holds only its sums (jdr.Moments). Procedures "
+            "that work here: fit (dense or sparse, given rank or rank='auto' with "
+            "the chi2 test), summary(), rank_tests('chi2'), transform of new data. "
+            "Procedures that need the rows (permutation tests, the bootstrap, "
+            "support selection, transform() of the training data) need a model "
+            "built from arrays: jdr.JointDimReduction(y, a, b)"
+        )

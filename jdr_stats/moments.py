@@ -1,0 +1,550 @@
+"""Exact, mergeable sufficient statistics of a joint fit.
+
+The joint estimator needs only sums over rows: the means of ``y``, ``a`` and
+``b``, the centred second moments of the blocks and the ``y``-weighted
+centred cross moment ``S = sum_i w_i (a_i - abar)(y_i - ybar)(b_i - bbar)^T``.
+:class:`Moments` holds them as *centred sums* (not averages) together with the
+total weight, so two sets of moments computed on disjoint parts of the data
+merge exactly: ``m1 + m2`` gives the moments of the union (Chan, Golub and
+LeVeque 1979 for the second order, Pebay 2008 for the third-order cross term;
+the update is derived on the theory page :doc:`/theory/large_data`).
+
+Within a chunk the moments are computed in two passes (means, then centred
+products), so data with a large common offset lose no precision; between
+chunks only differences of means enter the update.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ._linalg import BlockMoments
+from ._sources import ArraySource, default_batch_rows
+
+__all__ = ["Moments"]
+
+
+def _names(names: Sequence[str] | None, n: int, prefix: str, argname: str) -> tuple[str, ...]:
+    if names is None:
+        return tuple(f"{prefix}{j}" for j in range(n))
+    out = tuple(str(x) for x in names)
+    if len(out) != n:
+        raise ValueError(f"{argname} must have {n} names (one per column); got {len(out)}")
+    return out
+
+
+def _check_finite(arr: np.ndarray, argname: str, names: Sequence[str], row0: int) -> None:
+    """ValueError naming the first non-finite value (variable and row)."""
+    if np.isfinite(arr).all():
+        return
+    bad = ~np.isfinite(arr)
+    if arr.ndim == 1:
+        i, col = int(np.flatnonzero(bad)[0]), names[0]
+    else:
+        i, j = (int(v) for v in np.argwhere(bad)[0])
+        col = names[j]
+    what = "NaN" if np.isnan(arr[bad]).any() else "infinite values"
+    raise ValueError(
+        f"{argname} contains {what} ({int(bad.sum())} in this chunk; first in "
+        f"column {col!r}, row {row0 + i}); streamed data must be complete and finite"
+    )
+
+
+class Moments:
+    """Sufficient statistics of ``(y, a, b)``: weight, means and centred sums.
+
+    Build them with :meth:`from_arrays` or :meth:`from_source`; merge the
+    moments of disjoint parts of the data with ``+`` (exact, associative up
+    to rounding, and ``sum(list_of_moments)`` works).
+
+    Attributes
+    ----------
+    nobs : int
+        Number of rows read (rows of weight zero included).
+    weight : float
+        Total weight ``W = sum_i w_i`` (``nobs`` without weights).
+    mean_y : float
+    mean_a, mean_b : ndarray, shapes (n1,), (n2,)
+        Weighted means.
+    m2_y : float
+        ``sum_i w_i (y_i - ybar)^2``.
+    m2_a, m2_b, m2_ab : ndarray, shapes (n1, n1), (n2, n2), (n1, n2)
+        Centred co-moment sums, e.g. ``m2_ab = sum_i w_i (a_i - abar)(b_i - bbar)^T``.
+    m2_ay, m2_by : ndarray, shapes (n1,), (n2,)
+        ``sum_i w_i (a_i - abar)(y_i - ybar)`` and likewise for ``b``.
+    m3_ayb : ndarray, shape (n1, n2)
+        The y-weighted cross co-moment ``sum_i w_i (a_i - abar)(y_i - ybar)(b_i - bbar)^T``.
+    endog_name : str
+    names_a, names_b : tuple of str
+    weighted : bool
+        Whether case weights were given for any part.
+
+    Notes
+    -----
+    Weights are frequency weights: the moments of data with weight ``k`` on a
+    row equal those of the data with the row repeated ``k`` times.  The
+    estimator uses the averages (divisor ``W``) through
+    :meth:`to_block_moments`.
+
+    References
+    ----------
+    Chan, T. F., Golub, G. H. and LeVeque, R. J. (1979). Updating formulae and
+    a pairwise algorithm for computing sample variances. Stanford CS report
+    STAN-CS-79-773.
+
+    Pebay, P. (2008). Formulas for robust, one-pass parallel computation of
+    covariances and arbitrary-order statistical moments. Sandia report
+    SAND2008-6212.
+
+    Examples
+    --------
+    >>> import numpy as np, jdr_stats as jdr
+    >>> sim = jdr.simulate.bilinear(1000, 4, 3, 1, seed=0)
+    >>> whole = jdr.Moments.from_arrays(sim.y, sim.a, sim.b)
+    >>> parts = sum(jdr.Moments.from_arrays(sim.y[i:i + 300], sim.a[i:i + 300],
+    ...                                     sim.b[i:i + 300]) for i in range(0, 1000, 300))
+    >>> parts.nobs
+    1000
+    >>> bool(np.allclose(parts.m3_ayb, whole.m3_ayb, rtol=1e-12, atol=1e-12))
+    True
+    """
+
+    __slots__ = (
+        "_nobs", "_weight", "_mean_y", "_mean_a", "_mean_b", "_m2_y", "_m2_a", "_m2_b",
+        "_m2_ab", "_m2_ay", "_m2_by", "_m3_ayb", "_endog_name", "_names_a", "_names_b",
+        "_weighted",
+    )
+
+    def __init__(
+        self,
+        *,
+        nobs: int,
+        weight: float,
+        mean_y: float,
+        mean_a: np.ndarray,
+        mean_b: np.ndarray,
+        m2_y: float,
+        m2_a: np.ndarray,
+        m2_b: np.ndarray,
+        m2_ab: np.ndarray,
+        m2_ay: np.ndarray,
+        m2_by: np.ndarray,
+        m3_ayb: np.ndarray,
+        endog_name: str = "y",
+        names_a: Sequence[str] | None = None,
+        names_b: Sequence[str] | None = None,
+        weighted: bool = False,
+    ) -> None:
+        mean_a = np.asarray(mean_a, dtype=float)
+        mean_b = np.asarray(mean_b, dtype=float)
+        n1, n2 = mean_a.shape[0], mean_b.shape[0]
+        shapes = {
+            "m2_a": (m2_a, (n1, n1)), "m2_b": (m2_b, (n2, n2)), "m2_ab": (m2_ab, (n1, n2)),
+            "m2_ay": (m2_ay, (n1,)), "m2_by": (m2_by, (n2,)), "m3_ayb": (m3_ayb, (n1, n2)),
+        }
+        for key, (val, shape) in shapes.items():
+            if np.shape(val) != shape:
+                raise ValueError(f"{key} must have shape {shape}; got {np.shape(val)}")
+        self._nobs = int(nobs)
+        self._weight = float(weight)
+        self._mean_y = float(mean_y)
+        self._mean_a = mean_a
+        self._mean_b = mean_b
+        self._m2_y = float(m2_y)
+        self._m2_a = np.asarray(m2_a, dtype=float)
+        self._m2_b = np.asarray(m2_b, dtype=float)
+        self._m2_ab = np.asarray(m2_ab, dtype=float)
+        self._m2_ay = np.asarray(m2_ay, dtype=float)
+        self._m2_by = np.asarray(m2_by, dtype=float)
+        self._m3_ayb = np.asarray(m3_ayb, dtype=float)
+        self._endog_name = str(endog_name)
+        self._names_a = _names(names_a, n1, "a", "names_a")
+        self._names_b = _names(names_b, n2, "b", "names_b")
+        self._weighted = bool(weighted)
+        for arr in (self._mean_a, self._mean_b, self._m2_a, self._m2_b, self._m2_ab,
+                    self._m2_ay, self._m2_by, self._m3_ayb):
+            arr.flags.writeable = False
+
+    @classmethod
+    def _raw(cls, nobs: int, weight: float, mean_y: float, mean_a: np.ndarray,
+             mean_b: np.ndarray, m2_y: float, m2_a: np.ndarray, m2_b: np.ndarray,
+             m2_ab: np.ndarray, m2_ay: np.ndarray, m2_by: np.ndarray, m3_ayb: np.ndarray,
+             endog_name: str, names_a: tuple[str, ...], names_b: tuple[str, ...],
+             weighted: bool) -> Moments:
+        """Internal constructor without validation (shapes and names known good)."""
+        out = cls.__new__(cls)
+        out._nobs, out._weight, out._mean_y = nobs, weight, mean_y
+        out._mean_a, out._mean_b, out._m2_y = mean_a, mean_b, m2_y
+        out._m2_a, out._m2_b, out._m2_ab = m2_a, m2_b, m2_ab
+        out._m2_ay, out._m2_by, out._m3_ayb = m2_ay, m2_by, m3_ayb
+        out._endog_name, out._names_a, out._names_b = endog_name, names_a, names_b
+        out._weighted = weighted
+        for arr in (mean_a, mean_b, m2_a, m2_b, m2_ab, m2_ay, m2_by, m3_ayb):
+            arr.flags.writeable = False
+        return out
+
+    # -- read-only attributes --------------------------------------------
+    nobs = property(lambda self: self._nobs, doc="Number of rows read.")
+    weight = property(lambda self: self._weight, doc="Total weight W.")
+    mean_y = property(lambda self: self._mean_y, doc="Weighted mean of y.")
+    mean_a = property(lambda self: self._mean_a, doc="Weighted means of block a.")
+    mean_b = property(lambda self: self._mean_b, doc="Weighted means of block b.")
+    m2_y = property(lambda self: self._m2_y, doc="Centred sum of squares of y.")
+    m2_a = property(lambda self: self._m2_a, doc="Centred co-moment sum of a.")
+    m2_b = property(lambda self: self._m2_b, doc="Centred co-moment sum of b.")
+    m2_ab = property(lambda self: self._m2_ab, doc="Centred co-moment sum of a and b.")
+    m2_ay = property(lambda self: self._m2_ay, doc="Centred co-moment sum of a and y.")
+    m2_by = property(lambda self: self._m2_by, doc="Centred co-moment sum of b and y.")
+    m3_ayb = property(lambda self: self._m3_ayb, doc="The y-weighted centred cross co-moment.")
+    endog_name = property(lambda self: self._endog_name, doc="Name of the response.")
+    names_a = property(lambda self: self._names_a, doc="Variable names of block a.")
+    names_b = property(lambda self: self._names_b, doc="Variable names of block b.")
+    weighted = property(lambda self: self._weighted,
+                        doc="Whether any part was computed with case weights.")
+
+    @property
+    def n1(self) -> int:
+        """Number of columns of block a."""
+        return int(self._mean_a.shape[0])
+
+    @property
+    def n2(self) -> int:
+        """Number of columns of block b."""
+        return int(self._mean_b.shape[0])
+
+    def __repr__(self) -> str:
+        return (
+            f"Moments(nobs={self._nobs}, weight={self._weight:g}, n1={self.n1}, "
+            f"n2={self.n2}, endog_name={self._endog_name!r})"
+        )
+
+    # -- construction ------------------------------------------------------
+    @classmethod
+    def empty(
+        cls,
+        n1: int,
+        n2: int,
+        *,
+        endog_name: str = "y",
+        names_a: Sequence[str] | None = None,
+        names_b: Sequence[str] | None = None,
+    ) -> Moments:
+        """The moments of no rows (the identity of ``+``)."""
+        return cls(
+            nobs=0, weight=0.0, mean_y=0.0, mean_a=np.zeros(n1), mean_b=np.zeros(n2),
+            m2_y=0.0, m2_a=np.zeros((n1, n1)), m2_b=np.zeros((n2, n2)),
+            m2_ab=np.zeros((n1, n2)), m2_ay=np.zeros(n1), m2_by=np.zeros(n2),
+            m3_ayb=np.zeros((n1, n2)), endog_name=endog_name, names_a=names_a,
+            names_b=names_b,
+        )
+
+    @classmethod
+    def _from_chunk(
+        cls,
+        y: np.ndarray,
+        a: np.ndarray,
+        b: np.ndarray,
+        w: np.ndarray | None,
+        endog_name: str,
+        names_a: Sequence[str],
+        names_b: Sequence[str],
+    ) -> Moments | None:
+        """Two-pass moments of one chunk (shapes and weights validated).
+
+        Returns None when a mean is not finite: the chunk holds NaN or
+        infinite values (a NaN or inf propagates into the mean), which costs
+        no extra pass over the data in the common, finite case.
+        """
+        k, n1 = a.shape
+        n2 = b.shape[1]
+        wsum = float(k) if w is None else float(w.sum())
+        if k == 0 or wsum == 0.0:
+            out = cls.empty(n1, n2, endog_name=endog_name, names_a=names_a, names_b=names_b)
+            out._nobs = k
+            out._weighted = w is not None
+            return out
+        # Means by matrix-vector products (one read of the chunk).
+        wn = np.full(k, 1.0 / k) if w is None else w / wsum
+        my = float(wn @ y)
+        ma = wn @ a
+        mb = wn @ b
+        if not (np.isfinite(my) and np.isfinite(ma).all() and np.isfinite(mb).all()):
+            return None  # the caller locates the NaN or infinite value
+        # One buffer for the centred chunk: [a - abar | b - bbar | y - ybar].
+        # Same memory order as the input (Parquet chunks are column-major), so
+        # the centring copies are contiguous; BLAS takes either order.
+        order = "F" if a.flags.f_contiguous and not a.flags.c_contiguous else "C"
+        z = np.empty((k, n1 + n2 + 1), order=order)
+        np.subtract(a, ma, out=z[:, :n1])
+        np.subtract(b, mb, out=z[:, n1:n1 + n2])
+        np.subtract(y, my, out=z[:, -1])
+        if w is None:
+            g = z.T @ z
+            zy_b = z[:, n1:n1 + n2] * z[:, -1:]
+            m3 = z[:, :n1].T @ zy_b
+        else:
+            zw = z * w[:, None]
+            g = zw.T @ z
+            m3 = zw[:, :n1].T @ (z[:, n1:n1 + n2] * z[:, -1:])
+        g = (g + g.T) / 2
+        return cls._raw(
+            k, wsum, my, ma, mb, float(g[-1, -1]), g[:n1, :n1], g[n1:n1 + n2, n1:n1 + n2],
+            g[:n1, n1:n1 + n2], g[:n1, -1], g[n1:n1 + n2, -1], m3,
+            endog_name, tuple(names_a), tuple(names_b), w is not None,
+        )
+
+    @classmethod
+    def _merged_slices(cls, y: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray | None,
+                       endog_name: str, names_a: Sequence[str],
+                       names_b: Sequence[str]) -> Moments | None:
+        """Moments of a large chunk from cache-sized slices (None if not finite)."""
+        k = y.shape[0]
+        step = default_batch_rows(a.shape[1] + b.shape[1] + 1)
+        if k <= 2 * step:
+            return cls._from_chunk(y, a, b, w, endog_name, names_a, names_b)
+        total = None
+        for lo in range(0, k, step):
+            sl = slice(lo, lo + step)
+            part = cls._from_chunk(y[sl], a[sl], b[sl], None if w is None else w[sl],
+                                   endog_name, names_a, names_b)
+            if part is None:
+                return None
+            total = part if total is None else _merge(total, part)
+        return total
+
+    @classmethod
+    def from_arrays(
+        cls,
+        y: Any,
+        a: Any,
+        b: Any,
+        weights: Any = None,
+        *,
+        endog_name: str | None = None,
+        names_a: Sequence[str] | None = None,
+        names_b: Sequence[str] | None = None,
+        batch_rows: int | None = None,
+    ) -> Moments:
+        """Exact moments of in-memory (or memory-mapped) arrays, in chunks.
+
+        Parameters
+        ----------
+        y : array_like, shape (m,)
+        a : array_like, shape (m, n1)
+        b : array_like, shape (m, n2)
+        weights : array_like, shape (m,), optional
+            Nonnegative frequency weights.
+        endog_name, names_a, names_b : optional
+            Variable names (taken from pandas objects when not given;
+            default ``y``, ``a0, a1, ...``, ``b0, b1, ...``).
+        batch_rows : int, optional
+            Rows per chunk (default: about 2 MB of centred rows).  Memory
+            beyond the input is O(batch_rows x (n1 + n2) + n1 n2).
+
+        Returns
+        -------
+        Moments
+
+        Raises
+        ------
+        ValueError
+            On mismatched lengths, NaN or infinite values, negative weights.
+        """
+        src = ArraySource(y, a, b, weights=weights, endog_name=endog_name,
+                          names_a=names_a, names_b=names_b, batch_rows=batch_rows)
+        return cls.from_source(src, batch_rows=batch_rows)
+
+    @classmethod
+    def from_chunks(
+        cls,
+        chunks: Iterable[tuple[Any, ...]],
+        *,
+        endog_name: str = "y",
+        names_a: Sequence[str] | None = None,
+        names_b: Sequence[str] | None = None,
+    ) -> Moments:
+        """Moments of an iterable of ``(y, a, b)`` or ``(y, a, b, w)`` chunks.
+
+        Each chunk is validated (shapes, finiteness, nonnegative weights) and
+        its moments merged into the running total, so memory does not grow
+        with the number of rows.
+        """
+        total: Moments | None = None
+        row0 = 0
+        for chunk in chunks:
+            if len(chunk) not in (3, 4):
+                raise ValueError(
+                    f"each chunk must be (y, a, b) or (y, a, b, weights); got {len(chunk)} items"
+                )
+            y, a, b = (np.asarray(x, dtype=float) for x in chunk[:3])
+            w = None if len(chunk) == 3 or chunk[3] is None else np.asarray(chunk[3], dtype=float)
+            if a.ndim == 1:
+                a = a[:, None]
+            if b.ndim == 1:
+                b = b[:, None]
+            if y.ndim != 1 or a.ndim != 2 or b.ndim != 2:
+                raise ValueError(
+                    "a chunk must hold y of shape (k,), a of shape (k, n1) and b of "
+                    f"shape (k, n2); got {y.shape}, {a.shape}, {b.shape}"
+                )
+            k = y.shape[0]
+            if a.shape[0] != k or b.shape[0] != k or (w is not None and w.shape != (k,)):
+                raise ValueError(
+                    f"the arrays of a chunk must have the same number of rows; got y {k}, "
+                    f"a {a.shape[0]}, b {b.shape[0]}"
+                    + ("" if w is None else f", weights {w.shape[0]}")
+                )
+            if total is None:
+                na = _names(names_a, a.shape[1], "a", "names_a")
+                nb = _names(names_b, b.shape[1], "b", "names_b")
+            elif a.shape[1] != total.n1 or b.shape[1] != total.n2:
+                raise ValueError(
+                    f"every chunk must have {total.n1} columns in a and {total.n2} in b; "
+                    f"got {a.shape[1]} and {b.shape[1]} at row {row0}"
+                )
+            if w is not None:
+                _check_finite(w, "weights", ["weights"], row0)
+                if k and w.min() < 0:
+                    raise ValueError(
+                        f"weights must be nonnegative; got {float(w.min())!r} near row {row0}"
+                    )
+            part = cls._merged_slices(y, a, b, w, endog_name, na, nb)
+            if part is None:
+                _check_finite(y, "endog", [endog_name], row0)
+                _check_finite(a, "exog_a", na, row0)
+                _check_finite(b, "exog_b", nb, row0)
+                raise ValueError(
+                    f"the data overflow float64 in the chunk starting at row {row0} "
+                    "(values too large to sum); rescale the variables"
+                )
+            total = part if total is None else total + part
+            row0 += k
+        if total is None:
+            raise ValueError("no chunks: the data source yielded no rows")
+        return total
+
+    @classmethod
+    def from_source(cls, source: Any, *, batch_rows: int | None = None) -> Moments:
+        """Moments of a row source (:mod:`jdr_stats._sources`), one pass.
+
+        A dask source is reduced on its cluster (a tree of merges); every
+        other source is read chunk by chunk, ``batch_rows`` rows at a time
+        (default: the source's own ``batch_rows``).
+        """
+        tree_reduce = getattr(source, "tree_reduce", None)
+        if callable(tree_reduce):  # dask: reduced on the cluster
+            names = (source.endog_name, list(source.names_a), list(source.names_b))
+            return tree_reduce(_block_moments, _merge_list, names)
+        rows = batch_rows  # None: the source's own default
+        weighted = bool(getattr(source, "weighted", False))
+        return cls.from_chunks(
+            source.iter_weighted_chunks(rows) if weighted else source.iter_chunks(rows),
+            endog_name=source.endog_name,
+            names_a=source.names_a,
+            names_b=source.names_b,
+        )
+
+    # -- merging -----------------------------------------------------------
+    def __add__(self, other: object) -> Moments:
+        if isinstance(other, (int, float)) and other == 0:
+            return self
+        if not isinstance(other, Moments):
+            return NotImplemented
+        if (self.n1, self.n2) != (other.n1, other.n2):
+            raise ValueError(
+                f"cannot merge moments of blocks of widths ({self.n1}, {self.n2}) and "
+                f"({other.n1}, {other.n2})"
+            )
+        if (self._names_a, self._names_b, self._endog_name) != (
+            other._names_a, other._names_b, other._endog_name
+        ):
+            raise ValueError(
+                "cannot merge moments of different variables: "
+                f"{self._endog_name!r} {list(self._names_a)} {list(self._names_b)} vs "
+                f"{other._endog_name!r} {list(other._names_a)} {list(other._names_b)}"
+            )
+        return _merge(self, other)
+
+    def __radd__(self, other: object) -> Moments:
+        if isinstance(other, (int, float)) and other == 0:
+            return self
+        return NotImplemented
+
+    # -- use ---------------------------------------------------------------
+    def to_block_moments(self, *, center_y: bool = True) -> BlockMoments:
+        """The averages the estimator takes (divisor: the total weight).
+
+        ``center_y=False`` gives the cross moment with ``y`` uncentred,
+        ``sum_i w_i (a_i - abar) y_i (b_i - bbar)^T / W
+        = (m3_ayb + ybar m2_ab) / W``.
+        """
+        if self._weight <= 0:
+            raise ValueError("the moments hold no data (total weight 0)")
+        wsum = self._weight
+        cross = self._m3_ayb if center_y else self._m3_ayb + self._mean_y * self._m2_ab
+        return BlockMoments(
+            nobs=self._nobs,
+            mean_y=self._mean_y,
+            var_y=self._m2_y / wsum,
+            mean_a=self._mean_a.copy(),
+            mean_b=self._mean_b.copy(),
+            cov_a=self._m2_a / wsum,
+            cov_b=self._m2_b / wsum,
+            cross=cross / wsum,
+        )
+
+
+def _merge(p: Moments, q: Moments) -> Moments:
+    """Exact moments of the union of two disjoint samples (see the theory page)."""
+    nobs = p.nobs + q.nobs
+    if q.weight == 0.0 or p.weight == 0.0:
+        src = p if q.weight == 0.0 else q
+        out = Moments.__new__(Moments)
+        for slot in Moments.__slots__:
+            setattr(out, slot, getattr(src, slot))
+        out._nobs = nobs
+        out._weighted = p.weighted or q.weighted
+        return out
+    wp, wq = p.weight, q.weight
+    wsum = wp + wq
+    fp, fq = wp / wsum, wq / wsum
+    c = wp * fq  # wp * wq / W
+    da = q.mean_a - p.mean_a
+    db = q.mean_b - p.mean_b
+    dy = q.mean_y - p.mean_y
+    m2_ab_p, m2_ab_q = p.m2_ab, q.m2_ab
+    # Pebay (2008) for the mixed third co-moment; derivation in docs/theory/large_data.md.
+    m3 = (
+        p.m3_ayb + q.m3_ayb
+        + (c * (fp - fq) * dy) * np.outer(da, db)
+        + fp * (np.outer(da, q.m2_by) + dy * m2_ab_q + np.outer(q.m2_ay, db))
+        - fq * (np.outer(da, p.m2_by) + dy * m2_ab_p + np.outer(p.m2_ay, db))
+    )
+    return Moments._raw(
+        nobs, wsum, p.mean_y + fq * dy, p.mean_a + fq * da, p.mean_b + fq * db,
+        p.m2_y + q.m2_y + c * dy * dy,
+        p.m2_a + q.m2_a + c * np.outer(da, da),
+        p.m2_b + q.m2_b + c * np.outer(db, db),
+        m2_ab_p + m2_ab_q + c * np.outer(da, db),
+        p.m2_ay + q.m2_ay + (c * dy) * da,
+        p.m2_by + q.m2_by + (c * dy) * db,
+        m3, p.endog_name, p.names_a, p.names_b, p.weighted or q.weighted,
+    )
+
+
+def _block_moments(y: np.ndarray, a: np.ndarray, b: np.ndarray, endog_name: str,
+                   names_a: list[str], names_b: list[str]) -> Moments:
+    """Moments of one row block (a task of a dask tree reduction)."""
+    return Moments.from_chunks([(y, a, b)], endog_name=endog_name, names_a=names_a,
+                               names_b=names_b)
+
+
+def _merge_list(parts: list[Moments]) -> Moments:
+    """Merge a list of moments (a node of a dask tree reduction)."""
+    total = parts[0]
+    for p in parts[1:]:
+        total = total + p
+    return total

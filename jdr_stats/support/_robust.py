@@ -1,0 +1,415 @@
+"""Heteroscedasticity-robust coordinate tests for support selection.
+
+The coordinate test of variable ``j`` of a (focal) block is a test of the
+``d`` coefficients of ``W_j`` in the *reverse regression* of ``f_j`` on
+``(1, f_{-j}, W_j)``, ``W_j = (y - ybar) w_other V_j`` (``V_j``: the other
+block's fitted rank-``r`` basis with variable ``j`` left out, the conditional
+test; the identity, the marginal test); see ``docs/theory/support.md``.  The
+homoscedastic partial F test (the factored covariance) is exact for Gaussian
+blocks but not for heavy-tailed blocks whose variables are correlated: the
+regression error of ``f_j`` is then uncorrelated with, but not independent
+of, the regressors.  This module gives, on narrow inputs (centred response,
+partial-residual scores and whitened blocks),
+
+* ``"hc3"`` (``"hc2"``, ``"hc0"``): the Wald statistic with the
+  heteroscedasticity-consistent covariance of the reverse regression, with
+  the leverage correction of MacKinnon and White (1985), against
+  ``F(d, m - p - d)`` (``p`` the columns of the null model);
+* ``"wild"``: the wild (Rademacher sign-flip) bootstrap of the robust score
+  statistic with restricted residuals (Kline and Santos, 2012);
+* ``"studentized-permutation"``: permutation of the restricted residual, with
+  the statistic studentized by the robust covariance in every permutation
+  (DiCiccio and Romano, 2017).
+
+All statistics of a block are computed together (vectorised over the
+variables, in chunks of about ``_CHUNK_FLOATS`` floats).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from scipy import stats
+from statsmodels.stats.multitest import multipletests
+
+from .._validation import normalize_seed
+from ..inference.hypotheses import perm_pvalue
+from ._statistics import _loo_bases
+
+__all__ = [
+    "RobustMethod", "ROBUST_METHODS", "CoordinateTests", "robust_coordinate_tests",
+    "fdr_qvalues",
+]
+
+RobustMethod = Literal["hc3", "hc2", "hc0", "wild", "studentized-permutation"]
+ROBUST_METHODS: tuple[str, ...] = ("hc3", "hc2", "hc0", "wild", "studentized-permutation")
+
+#: Largest number of floats of one intermediate (the residualised designs of a
+#: chunk of variables); larger blocks are processed in chunks of variables.
+_CHUNK_FLOATS = 1 << 21
+
+
+_FDR_RULES = {"bh": "fdr_bh", "by": "fdr_by"}
+
+
+def fdr_qvalues(pvalues: np.ndarray, rule: Literal["bh", "by"] = "bh") -> np.ndarray:
+    """Benjamini-Hochberg or Benjamini-Yekutieli q-values, NaN-safe.
+
+    The adjustment is ``statsmodels.stats.multitest.multipletests`` (methods
+    ``"fdr_bh"`` and ``"fdr_by"``) applied to the p-values that are not NaN;
+    a NaN p-value (an undefined test) gets a NaN q-value, is never selected
+    (``q <= fdr`` is False) and does not count among the hypotheses.
+
+    Parameters
+    ----------
+    pvalues : array_like (k,)
+        p-values in [0, 1], or NaN.
+    rule : {"bh", "by"}
+        Benjamini-Hochberg (independent or positively dependent tests) or
+        Benjamini-Yekutieli (any dependence; about ``sum_{i<=k} 1/i`` times
+        more conservative).
+
+    Returns
+    -------
+    ndarray (k,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from jdr_stats.support import fdr_qvalues
+    >>> fdr_qvalues(np.array([0.01, np.nan, 0.04, 0.5])).round(3).tolist()
+    [0.03, nan, 0.06, 0.5]
+    """
+    if not isinstance(rule, str) or rule not in _FDR_RULES:
+        raise ValueError(f"rule must be one of {tuple(_FDR_RULES)}; got {rule!r}")
+    p = np.asarray(pvalues, dtype=float).reshape(-1)
+    ok = ~np.isnan(p)
+    if np.any((p[ok] < 0) | (p[ok] > 1)):
+        raise ValueError("pvalues must lie in [0, 1] (or be NaN)")
+    q = np.full(p.shape, np.nan)
+    if ok.any():
+        q[ok] = multipletests(p[ok], method=_FDR_RULES[rule])[1]
+    return q
+
+
+@dataclass(frozen=True)
+class CoordinateTests:
+    """Statistics of every variable of one block.
+
+    Attributes
+    ----------
+    stat : ndarray (nf,)
+        Robust Wald (``hc*``) or score (resampling) statistic, chi-square scale.
+    df : int
+        Degrees of freedom ``d`` (the rank, or the other block's width).
+    pvalue : ndarray (nf,)
+    dist : str
+        Reference distribution.
+    """
+
+    stat: np.ndarray
+    df: int
+    pvalue: np.ndarray
+    dist: str
+
+
+def _as_matrix(value: object, name: str, ndim: int) -> np.ndarray:
+    if not isinstance(value, np.ndarray):
+        raise TypeError(f"{name} must be a numpy array; got {type(value).__name__}")
+    if value.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-dimensional; got shape {value.shape}")
+    if not np.issubdtype(value.dtype, np.number) or np.iscomplexobj(value):
+        raise TypeError(f"{name} must hold real numbers; got dtype {value.dtype}")
+    out = np.asarray(value, dtype=float)
+    if not np.all(np.isfinite(out)):
+        raise ValueError(f"{name} must be finite; it has NaN or infinite entries")
+    return out
+
+
+@dataclass(frozen=True)
+class _Setup:
+    resid: np.ndarray  # (m, nf) residual r_j of f_j on the null model (1, f_{-j})
+    rss: np.ndarray  # (nf,)
+    lev_p: np.ndarray  # (m,) leverage of (1, focal block) (standardized) or 1/m
+    w_res: np.ndarray  # (m, no) (I - P) W
+    wr: np.ndarray  # (nf, no) W^T r_j
+    bases: np.ndarray | None  # (nf, no, d) or None (marginal)
+    standardize: bool
+    p0: int
+    d: int
+
+
+def _setup(yc, z, w_focal, w_other, rank, standardize) -> _Setup:
+    m, nf = z.shape
+    wy = yc[:, None] * w_other
+    g = z.T @ wy / m
+    zeta = np.einsum("ij,ij->j", z, z) / m
+    if np.any(zeta <= 0):
+        raise ValueError("z has a column of zeros: a constant variable cannot be tested")
+    w_res = wy - wy.mean(axis=0)
+    if standardize:
+        xhat = w_focal.T @ wy / m
+        w_res -= w_focal @ xhat
+        resid = z / zeta
+        rss = m / zeta
+        wr = m * g / zeta[:, None]
+        lev_p = (1.0 + np.einsum("ij,ij->i", w_focal, w_focal)) / m
+        p0 = nf + 1
+    else:
+        xhat = None
+        resid = z
+        rss = m * zeta
+        wr = m * g
+        lev_p = np.full(m, 1.0 / m)
+        p0 = 1
+    bases = None
+    d = w_other.shape[1]
+    if rank is not None:
+        k_mat = xhat.T @ xhat if standardize else g.T @ g
+        rho = 1.0 / zeta if standardize else np.ones(nf)
+        bases = _loo_bases(k_mat, g, rho, rank)
+        d = rank
+    return _Setup(resid=resid, rss=rss, lev_p=lev_p, w_res=w_res, wr=wr, bases=bases,
+                  standardize=standardize, p0=p0, d=d)
+
+
+def _design(s: _Setup, j0: int, j1: int) -> tuple[np.ndarray, np.ndarray]:
+    """Residualised designs ``Wt_j = (I - P_{-j}) W_j`` (k, m, d) and the
+    scores ``c_j = Wt_j^T r_j = W_j^T r_j`` (k, d) of variables j0..j1-1."""
+    if s.bases is None:
+        c = s.wr[j0:j1]
+        wt = np.broadcast_to(s.w_res, (j1 - j0,) + s.w_res.shape).copy()
+    else:
+        c = np.einsum("jk,jkd->jd", s.wr[j0:j1], s.bases[j0:j1])
+        wt = np.matmul(s.w_res, s.bases[j0:j1])  # (k, m, d), batched BLAS product
+    if s.standardize:
+        # P_{-j} = P - r_j r_j^T / RSS_j, so (I - P_{-j}) W_j = (I - P) W_j + r_j c_j^T / RSS_j
+        wt += (s.resid[:, j0:j1].T / s.rss[j0:j1, None])[:, :, None] * c[:, None, :]
+    return wt, c
+
+
+def _weighted_gram(wt: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """``sum_i weights_ji Wt_ji Wt_ji^T`` for each j: (k, d, d)."""
+    return np.matmul(wt.transpose(0, 2, 1) * weights[:, None, :], wt)
+
+
+def _quad(omega: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """``c_j^T omega_j^{-1} c_j`` (singular omega: NaN)."""
+    out = np.full(c.shape[0], np.nan)
+    try:
+        sol = np.linalg.solve(omega, c[..., None])[..., 0]
+        return np.einsum("jd,jd->j", c, sol)
+    except np.linalg.LinAlgError:
+        for k in range(c.shape[0]):
+            try:
+                out[k] = c[k] @ np.linalg.solve(omega[k], c[k])
+            except np.linalg.LinAlgError:
+                pass
+        return out
+
+
+def _scaled_resid(s: _Setup, j0: int, j1: int, scale: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Restricted residuals ``r_j`` (k, m) and ``r_j / sqrt(1 - h0_j)`` with
+    ``h0_j`` the leverages of the null model (HC2 scaling; unscaled when
+    ``scale`` is False)."""
+    r = s.resid[:, j0:j1].T
+    if not scale:
+        return r, r
+    lev0 = s.lev_p[None, :] - (r**2 / s.rss[j0:j1, None] if s.standardize else 0.0)
+    return r, r / np.sqrt(np.clip(1.0 - lev0, 1e-8, None))
+
+
+def _hc_stat(s: _Setup, j0: int, j1: int, power: int) -> np.ndarray:
+    """Robust Wald statistic ``c^T Omega^{-1} c`` (= gamma^T Var_HC(gamma)^{-1} gamma)."""
+    wt, c = _design(s, j0, j1)
+    r = s.resid[:, j0:j1].T  # (k, m)
+    gram = np.matmul(wt.transpose(0, 2, 1), wt)  # A_j
+    try:
+        gamma = np.linalg.solve(gram, c[..., None])[..., 0]
+    except np.linalg.LinAlgError:
+        gram = gram + 1e-12 * np.trace(gram, axis1=1, axis2=2)[:, None, None] * np.eye(s.d)
+        gamma = np.linalg.solve(gram, c[..., None])[..., 0]
+    e = r - np.einsum("jid,jd->ji", wt, gamma)
+    weights = e**2
+    if power:
+        lev0 = s.lev_p[None, :] - (r**2 / s.rss[j0:j1, None] if s.standardize else 0.0)
+        ainv_wt = np.linalg.solve(gram, wt.transpose(0, 2, 1))  # (k, d, m)
+        lev = lev0 + np.einsum("jid,jdi->ji", wt, ainv_wt)
+        one_minus = np.clip(1.0 - lev, 1e-8, None)
+        weights = weights / one_minus**power
+    return _quad(_weighted_gram(wt, weights), c)
+
+
+def robust_coordinate_tests(
+    yc: np.ndarray,
+    z: np.ndarray,
+    w_focal: np.ndarray,
+    w_other: np.ndarray,
+    *,
+    rank: int | None = None,
+    standardize: bool = True,
+    method: RobustMethod = "hc3",
+    n_resample: int = 199,
+    seed: int | np.random.Generator | None = None,
+    scale_residuals: bool = True,
+) -> CoordinateTests:
+    """Heteroscedasticity-robust coordinate tests of every variable of a block.
+
+    Parameters
+    ----------
+    yc : ndarray (m,)
+        Centred response ``y - ybar``.
+    z : ndarray (m, nf)
+        Partial-residual scores of the focal block, ``Sigma_f^{-1}(f_i - fbar)``
+        (``standardize=True``), or the centred focal block.
+    w_focal : ndarray (m, nf)
+        The focal block whitened, ``L_f^{-1}(f_i - fbar)`` (only used when
+        ``standardize=True``; pass the centred block otherwise).
+    w_other : ndarray (m, no)
+        The other block whitened (or centred).
+    rank : int, optional
+        Rank of the conditional test (``d = rank``); ``None``: the marginal
+        test (``d = no``).
+    standardize : bool
+        Null model of the reverse regression ``(1, f_{-j})`` (``True``) or the
+        intercept alone (``False``), as in :func:`jdr_stats.support.select_support`.
+    method : {"hc3", "hc2", "hc0", "wild", "studentized-permutation"}
+        ``"hc3"``/``"hc2"``/``"hc0"``: robust Wald statistic against
+        ``F(d, m - p - d)``, ``p`` the columns of the null model (``stat`` is
+        ``d F``); ``"wild"``: Rademacher wild bootstrap of the robust score
+        statistic; ``"studentized-permutation"``: permutation of the null
+        model's residual, studentized with the robust covariance.
+    n_resample : int
+        Resamples B of the two resampling methods (p-values
+        ``(1 + #{T* >= T}) / (B + 1)``).
+    seed : int, Generator or None
+        For the resampling methods.
+    scale_residuals : bool
+        Resampling methods: divide the restricted residuals by
+        ``sqrt(1 - h0_ij)`` (``h0``: leverages of the null model) in the
+        studentizer and the resamples (default), which removes the
+        ``1 / (1 - p/m)`` inflation of the statistic relative to its resamples;
+        ``False`` (raw residuals) only for comparison.
+
+    Returns
+    -------
+    CoordinateTests
+
+    Notes
+    -----
+    With ``r_j`` the residual of ``f_j`` on the null model, ``Wt_j`` the
+    residualised ``W_j``, ``c_j = Wt_j^T r_j`` and ``A_j = Wt_j^T Wt_j``, the
+    Wald statistic of ``gamma_j = A_j^{-1} c_j`` with the sandwich
+    ``A_j^{-1} Omega_j A_j^{-1}`` is ``c_j^T Omega_j^{-1} c_j``,
+    ``Omega_j = sum_i e_ij^2 / (1 - h_ij)^k Wt_ij Wt_ij^T``; ``e_j`` and
+    ``h_j`` are the residuals and leverages of the full reverse regression,
+    ``k = 2`` (HC3), 1 (HC2), 0 (HC0).  The leverages of all variables come
+    from the shared projection on ``(1, f)``: ``h_ij = (P)_ii - r_ij^2/RSS_j +
+    Wt_ij^T A_j^{-1} Wt_ij``.  The resampling methods use the score statistic
+    ``S_j = c_j^T Omega_0j^{-1} c_j``, ``Omega_0j = sum_i rs_ij^2 Wt_ij Wt_ij^T``
+    with the scaled restricted residuals ``rs_ij = r_ij / sqrt(1 - h0_ij)``;
+    the wild bootstrap resamples ``c*_j = sum_i v_i rs_ij Wt_ij`` (Rademacher
+    ``v``), the permutation ``c^pi_j = sum_i rs_pi(i)j Wt_ij`` with its own
+    studentizer.  Derivation: ``docs/theory/support.md``.
+
+    References
+    ----------
+    MacKinnon, J. G. and White, H. (1985). J. Econometrics 29, 305-325.
+    Kline, P. and Santos, A. (2012). A score based approach to wild bootstrap
+    inference. J. Econometric Methods 1, 23-41.
+    DiCiccio, C. J. and Romano, J. P. (2017). Robust permutation tests for
+    correlation and regression coefficients. JASA 112, 1211-1220.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from jdr_stats.support import robust_coordinate_tests
+    >>> rng = np.random.default_rng(0)
+    >>> a, b = rng.standard_normal((400, 5)), rng.standard_normal((400, 4))
+    >>> y = a[:, 0] * b[:, 0] + rng.standard_normal(400)
+    >>> res = robust_coordinate_tests(y - y.mean(), a - a.mean(0), a - a.mean(0),
+    ...                               b - b.mean(0), standardize=False)
+    >>> res.df, bool(res.pvalue[0] < 1e-6), res.dist
+    (4, True, 'F(4, 395), HC3')
+    """
+    yc = _as_matrix(yc, "yc", 1)
+    z = _as_matrix(z, "z", 2)
+    w_focal = _as_matrix(w_focal, "w_focal", 2)
+    w_other = _as_matrix(w_other, "w_other", 2)
+    m, nf = z.shape
+    if yc.shape[0] != m or w_focal.shape != z.shape or w_other.shape[0] != m:
+        raise ValueError(
+            f"yc, z, w_focal and w_other must have the same number of rows and w_focal "
+            f"the shape of z; got {yc.shape}, {z.shape}, {w_focal.shape}, {w_other.shape}"
+        )
+    no = w_other.shape[1]
+    if not isinstance(standardize, (bool, np.bool_)):
+        raise TypeError(f"standardize must be True or False; got {standardize!r}")
+    if rank is not None:
+        if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)):
+            raise TypeError(f"rank must be an integer or None; got {rank!r}")
+        if not 1 <= rank <= min(nf, no):
+            raise ValueError(f"rank must be between 1 and {min(nf, no)}; got {rank}")
+        rank = int(rank)
+    if not isinstance(method, str) or method not in ROBUST_METHODS:
+        raise ValueError(f"method must be one of {ROBUST_METHODS}; got {method!r}")
+    if isinstance(n_resample, bool) or not isinstance(n_resample, (int, np.integer)):
+        raise TypeError(f"n_resample must be an integer; got {n_resample!r}")
+    if n_resample < 1:
+        raise ValueError(f"n_resample must be at least 1; got {n_resample}")
+    s = _setup(yc, z, w_focal, w_other, rank, bool(standardize))
+    d = s.d
+    df2 = m - s.p0 - d
+    if df2 < 1:
+        raise ValueError(
+            f"too few observations for the {'marginal' if rank is None else 'conditional'} "
+            f"test: m={m} must exceed "
+            f"{s.p0 + d} (null model columns plus degrees of freedom)"
+        )
+    step = max(1, _CHUNK_FLOATS // (m * d))
+    chunks = [(j0, min(nf, j0 + step)) for j0 in range(0, nf, step)]
+    if method.startswith("hc"):
+        power = {"hc0": 0, "hc2": 1, "hc3": 2}[method]
+        stat = np.concatenate([_hc_stat(s, j0, j1, power) for j0, j1 in chunks])
+        pvalue = stats.f.sf(stat / d, d, df2)
+        return CoordinateTests(stat=stat, df=d, pvalue=pvalue,
+                               dist=f"F({d}, {df2}), {method.upper()}")
+    rng = normalize_seed(seed)
+    stat = np.empty(nf)
+    null = np.empty((n_resample, nf))
+    if method == "wild":
+        # Rademacher signs on the scaled restricted residuals rs = r / sqrt(1 - h0):
+        # c* = sum_i v_i rs_i Wt_i has E*[c* c*^T] = Omega_0 = sum_i rs_i^2 Wt_i Wt_i^T,
+        # the studentizer of S = c^T Omega_0^{-1} c (unchanged by sign flips).
+        # Rademacher signs, one row per resample, shared by all variables;
+        # stored as int8 and converted in batches of rows
+        flips = rng.integers(0, 2, size=(n_resample, m), dtype=np.int8)
+        bstep = max(1, _CHUNK_FLOATS // (4 * m))
+        for j0, j1 in chunks:
+            wt, c = _design(s, j0, j1)
+            _, rs = _scaled_resid(s, j0, j1, scale_residuals)
+            omega = _weighted_gram(wt, rs**2)
+            stat[j0:j1] = _quad(omega, c)
+            k = j1 - j0
+            x = (rs[:, :, None] * wt).transpose(1, 0, 2).reshape(m, k * d)
+            for b0 in range(0, n_resample, bstep):
+                b1 = min(n_resample, b0 + bstep)
+                signs = 2.0 * flips[b0:b1] - 1.0
+                cstar = (signs @ x).reshape(b1 - b0, k, d)
+                sol = np.linalg.solve(omega, cstar.transpose(1, 2, 0))  # (k, d, b)
+                null[b0:b1, j0:j1] = np.einsum("bjd,jdb->bj", cstar, sol)
+        return CoordinateTests(stat=stat, df=d, pvalue=perm_pvalue(stat, null),
+                               dist=f"wild bootstrap (Rademacher), B={n_resample}")
+    perms = [rng.permutation(m) for _ in range(n_resample)]
+    for j0, j1 in chunks:
+        wt, c = _design(s, j0, j1)
+        _, rs = _scaled_resid(s, j0, j1, scale_residuals)
+        stat[j0:j1] = _quad(_weighted_gram(wt, rs**2), c)
+        for b, perm in enumerate(perms):
+            rp = rs[:, perm]
+            cp = np.einsum("jid,ji->jd", wt, rp)
+            null[b, j0:j1] = _quad(_weighted_gram(wt, rp**2), cp)
+    return CoordinateTests(stat=stat, df=d, pvalue=perm_pvalue(stat, null),
+                           dist=f"studentized permutation, B={n_resample}")
