@@ -13,8 +13,6 @@ For every design of :data:`jdr_stats.simulate.BATTERY` and three nulls
 * ``wald``: ``T_k`` against Hotelling's F(d, m - d) (the candidate default);
 * ``general-fs`` (opt-in): ``Lambda_k`` against a scaled chi-square with its
   finite-sample mean and variance (section 5 of the theory page);
-* ``wald-lev`` (opt-in): ``T_k`` against a beta law with the two moments of
-  its Rademacher wild bootstrap (leverage-corrected);
 
 for ``k = 0..r`` (the rows ``k < r`` give the power of each method and the
 sequential choice), and the ladle estimator (``n_boot`` Poisson-bootstrap
@@ -69,9 +67,7 @@ from jdr_stats.inference.rank_robust import (
     complement_moments,
     frobenius_from_moments,
     ladle_rank,
-    leverage_sum_sq,
     wald_from_moments,
-    wald_leverage_pvalue,
 )
 from jdr_stats.inference.rank_tests import _general_weights, _Whitened
 from jdr_stats.simulate import BATTERY, scenario
@@ -111,7 +107,7 @@ def pvalues_at(yc, aw, bw, u, s, v, k, methods):
         w = _Whitened(m=m, var_y=var_y, u=u, s=s, v=v, a=aw, b=bw, y=yc)
         lam, _, _ = _general_weights(w, k)
         out["general"] = float(weighted_chi2_sf(lam_stat, lam))
-    need = {"general-plugin", "wald-chi2", "wald", "wald-lev", "general-fs"} & set(methods)
+    need = {"general-plugin", "wald-chi2", "wald", "general-fs"} & set(methods)
     if need:
         chunks = lambda: iter([(yc, aw, bw)])  # noqa: E731
         mom = complement_moments(chunks, u[:, k:], v[:, k:], k)
@@ -120,16 +116,13 @@ def pvalues_at(yc, aw, bw, u, s, v, k, methods):
             out["general-plugin"] = float(weighted_chi2_sf(lam_stat, ev / var_y))
         if "general-fs" in methods:
             out["general-fs"] = frobenius_from_moments(mom, s).pvalue
-        if not {"wald-chi2", "wald", "wald-lev"} & set(methods):
+        if not {"wald-chi2", "wald"} & set(methods):
             return out
         wr = wald_from_moments(mom, complement_block(s, k, n1, n2).reshape(-1))
         if "wald-chi2" in methods:
             out["wald-chi2"] = float(stats.chi2.sf(wr.statistic, wr.df1))
         if "wald" in methods:
             out["wald"] = wr.pvalue
-        if "wald-lev" in methods:
-            lev = leverage_sum_sq(chunks, u[:, k:], v[:, k:], mom)
-            out["wald-lev"] = wald_leverage_pvalue(wr, m, lev)
     return out
 
 

@@ -351,60 +351,6 @@ def wald_from_moments(mom: ComplementMoments, c: np.ndarray) -> WaldResult:
     return WaldResult(statistic=stat, fstat=float(fstat), df1=rank, df2=int(df2), pvalue=pvalue)
 
 
-def leverage_sum_sq(chunks: Chunks, u0: np.ndarray, v0: np.ndarray, mom: ComplementMoments) -> float:
-    """``sum_i h_ii^2``, ``h_ii = psi_i^T Omega^{-1} psi_i / m`` the leverages of the
-    rows ``psi_i`` (hat matrix ``H = Psi (Psi^T Psi)^{-1} Psi^T``); two more passes."""
-    p, q = u0.shape[1], v0.shape[1]
-    m = mom.nobs
-    c_uy = np.zeros(p)
-    c_yv = np.zeros(q)
-    c_uv = np.zeros((p, q))
-    for y, a, b in chunks():
-        uc, vc = a @ u0, b @ v0
-        c_uy += uc.T @ y
-        c_yv += vc.T @ y
-        c_uv += uc.T @ vc
-    c_uy /= m
-    c_yv /= m
-    corr = (c_uv / m).reshape(-1)
-    evals, evecs = np.linalg.eigh(mom.omega)
-    keep = evals > evals[-1] * p * q * np.finfo(float).eps * 10
-    whit = evecs[:, keep] / np.sqrt(evals[keep])  # Omega^{-1/2} on its range
-    total = 0.0
-    step = max(1, _CHUNK_FLOATS // max(p * q, 1))
-    for y, a, b in chunks():
-        for start in range(0, y.shape[0], step):
-            sl = slice(start, start + step)
-            yy = y[sl]
-            uc, vc = a[sl] @ u0, b[sl] @ v0
-            psi = _kr(uc, vc) * yy[:, None]
-            psi -= _kr(uc, np.broadcast_to(c_yv, vc.shape))
-            psi -= _kr(np.broadcast_to(c_uy, uc.shape), vc)
-            psi -= yy[:, None] * corr[None, :]
-            h = np.sum((psi @ whit) ** 2, axis=1) / m
-            total += float(h @ h)
-    return total
-
-
-def wald_leverage_pvalue(res: WaldResult, nobs: int, lev_sq: float) -> float:
-    """Tail of ``T_k`` from the two moments of its Rademacher wild bootstrap
-    (candidate reference, not the default; see the study).
-
-    ``T_k = 1^T H 1``; flipping the signs of the rows gives ``s^T H s`` with
-    mean ``d`` and variance ``2 (d - sum_i h_ii^2)`` (exact under sign
-    symmetry of the ``psi_i``).  ``T_k / m`` is referred to the beta
-    distribution with these two moments (about ``Beta(d/2, (m-d)/2)``, the
-    Hotelling reference, when the leverages are equal).
-    """
-    m, d = nobs, res.df1
-    mu = d / m
-    var = 2.0 * max(d - lev_sq, 1e-12) / m**2
-    tot = mu * (1.0 - mu) / var - 1.0
-    if not tot > 0:
-        return res.pvalue
-    return float(stats.beta.sf(res.statistic / m, mu * tot, (1.0 - mu) * tot))
-
-
 def wald_rank_test(
     y: np.ndarray,
     a: np.ndarray,
