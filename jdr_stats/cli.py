@@ -1,6 +1,7 @@
 """Command line: ``python -m jdr_stats demo`` and ``python -m jdr_stats fit``.
 
-``fit FILE --y COL --a COLS --b COLS --rank R|auto`` (or ``--formula
+``fit FILE --y COL --a COLS --b COLS --rank R|auto [--rank-method
+robust|wald|chi2|general|permutation|ladle]`` (or ``--formula
 "y ~ a1 + a2 | b1 + b2"`` instead of ``--y/--a/--b``) fits the joint
 estimator to a CSV file and prints its summary; ``--bootstrap N`` and
 ``--support`` add the bootstrap and the support selection, ``--format
@@ -115,10 +116,12 @@ def _build_parser() -> _Parser:
     fit.add_argument("--sparsity", type=_sparsity, default=None, help="S1,S2 for a sparse fit")
     fit.add_argument("--no-standardize", action="store_true", help="centre only, do not whiten")
     fit.add_argument("--missing", choices=("none", "drop", "raise"), default="none")
-    fit.add_argument("--rank-method", choices=("chi2", "general", "permutation"), default="chi2",
-                     help='test that chooses the rank with --rank auto (default chi2)')
+    fit.add_argument("--rank-method", choices=("robust", "wald", "chi2", "general", "permutation", "ladle"),
+                     default="robust",
+                     help="how --rank auto chooses the rank: sequential tests of this method "
+                          "or the ladle (default robust)")
     fit.add_argument("--seed", type=int, default=None,
-                     help="seed of the permutation test, the bootstrap and the support selection")
+                     help="seed of the permutation test, the ladle, the bootstrap and the support selection")
     fit.add_argument("--bootstrap", type=_positive, default=None, metavar="N",
                      help="bootstrap the fit with N replicates")
     fit.add_argument("--support", action="store_true",

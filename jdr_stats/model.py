@@ -265,7 +265,7 @@ class JointDimReduction(DataModel):
         *,
         standardize: bool = True,
         sparsity: tuple[int, int] | Literal["auto"] | None = None,
-        rank_method: RankMethod = "chi2",
+        rank_method: RankMethod | Literal["ladle"] = "robust",
         alpha: float = 0.05,
         fdr: float = 0.1,
         seed: int | np.random.Generator | None = None,
@@ -294,14 +294,17 @@ class JointDimReduction(DataModel):
             ``"auto"`` takes the counts from :meth:`select_support` at
             false discovery rate ``fdr`` (its default conditional test, the
             wild bootstrap of the robust score statistic, seeded by ``seed``).
-        rank_method : {"chi2", "general", "permutation"}
-            Test used when ``rank="auto"``.
+        rank_method : {"robust", "wald", "chi2", "general", "permutation", "ladle"}
+            How ``rank="auto"`` chooses the rank: the sequential tests of that
+            method (default ``"robust"``, valid without distributional
+            assumptions; ``"chi2"`` is the normal-theory test), or the ladle
+            estimator (``"ladle"``, Luo and Li 2016, bootstrap from ``seed``).
         alpha : float
             Level of the rank tests when ``rank="auto"``.
         fdr : float
             False discovery rate when ``sparsity="auto"``.
         seed : int, Generator or None
-            Seed for the permutation rank test or support selection.
+            Seed for the permutation rank test, the ladle or support selection.
 
         Returns
         -------
@@ -710,7 +713,7 @@ class JDRResults(SummaryMixin):
     # -- inference (implemented in jdr_stats.inference) -------------------
     def rank_tests(
         self,
-        method: RankMethod = "chi2",
+        method: RankMethod = "robust",
         *,
         max_rank: int | None = None,
         n_perm: int = 999,

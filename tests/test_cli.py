@@ -101,12 +101,12 @@ def test_json_output(csv_file, capsys):
     data = pd.read_csv(csv_file)
     res = jdr.JointDimReduction(data["y"], data[["a0", "a1", "a2", "a3"]],
                                 data[["b0", "b1", "b2"]]).fit(doc["rank"])
-    assert doc["nobs"] == 400 and doc["endog"] == "y" and doc["rank_method"] == "chi2"
+    assert doc["nobs"] == 400 and doc["endog"] == "y" and doc["rank_method"] == "robust"
     np.testing.assert_allclose(doc["singular_values"], res.singular_values)
     assert list(doc["directions_a"]) == ["a0", "a1", "a2", "a3"]
     np.testing.assert_allclose([doc["directions_b"][v] for v in ["b0", "b1", "b2"]],
                                res.directions_b.to_numpy())
-    tests = doc["rank_tests"]["chi2"]
+    tests = doc["rank_tests"]["robust"]  # the default rank test
     assert [t["k"] for t in tests] == list(range(len(tests))) and len(tests) >= 1
     assert all(0 < t["pvalue"] <= 1 for t in tests)
     # the sequence stops at the first test not rejected at 0.05: that k is the rank

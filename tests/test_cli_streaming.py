@@ -29,7 +29,10 @@ def test_chunked_csv_and_parquet_print_the_in_memory_summary(sim, tmp_path, caps
     pytest.importorskip("pyarrow")
     pq = tmp_path / "d.parquet"
     sim.frame.to_parquet(pq, row_group_size=300)
-    assert main(["fit", str(pq), *ARGS, "--rank", "auto"]) == 0
+    # the default (robust) rank test needs the rows: refused in one line
+    assert main(["fit", str(pq), *ARGS, "--rank", "auto"]) == 2
+    assert "the robust rank test needs the rows" in capsys.readouterr().err
+    assert main(["fit", str(pq), *ARGS, "--rank", "auto", "--rank-method", "chi2"]) == 0
     out = capsys.readouterr().out
     assert "Rank tests (chi2)" in out and "No. observations:   1500" in out
 

@@ -46,8 +46,9 @@ def test_from_moments_dense_sparse_summary_and_chi2(sim, ref):
     res = model.fit(2)
     rt, rt_ref = res.rank_tests("chi2"), ref.fit(2).rank_tests("chi2")
     pd.testing.assert_frame_equal(rt.table, rt_ref.table, rtol=1e-8)
-    auto = model.fit("auto")
-    assert auto.rank == ref.fit("auto").rank
+    # the default (robust) rank test needs the rows; chi2 runs on the sums
+    auto = model.fit("auto", rank_method="chi2")
+    assert auto.rank == ref.fit("auto", rank_method="chi2").rank
     text = str(res.summary(rank_tests=rt))
     assert "No. observations:   3000" in text and "Rank tests (chi2)" in text
     # transform of new data works from the moments
@@ -65,6 +66,9 @@ def test_from_moments_dense_sparse_summary_and_chi2(sim, ref):
         (lambda m, r: m.select_support(), "select_support"),
         (lambda m, r: m.fit(2, sparsity="auto"), 'sparsity="auto"'),
         (lambda m, r: m.fit("auto", rank_method="permutation"), "the permutation rank test"),
+        (lambda m, r: m.fit("auto"), "the robust rank test"),
+        (lambda m, r: m.fit("auto", rank_method="ladle"), "the ladle"),
+        (lambda m, r: r.rank_tests(), "the robust rank test"),
         (lambda m, r: r.transform(), "transform() of the training data"),
         (lambda m, r: m.exog_a, "the data of exog_a"),
         (lambda m, r: m.endog, "the data of endog"),

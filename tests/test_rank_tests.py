@@ -240,10 +240,20 @@ def test_power_and_selection_reduced():
 def test_fit_auto_chooses_rank_and_reports_it(bilinear_small):
     sim = bilinear_small
     res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit("auto")
-    assert res.rank == 2 and res.rank_method == "chi2"
+    # the default is the robust test (issue 11: it held its size on the battery)
+    assert res.rank == 2 and res.rank_method == "robust"
     text = str(res.summary())
-    assert "chi2 tests, alpha=0.05" in text
-    assert "Rank tests (chi2)" in text
+    assert "robust tests, alpha=0.05" in text
+    assert "Rank tests (robust)" in text and "eff. df" in text
+    res_w = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit("auto", rank_method="wald")
+    assert res_w.rank == 2 and "df2" in str(res_w.summary())
+    res_c = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit("auto", rank_method="chi2")
+    assert res_c.rank == 2 and "Rank tests (chi2)" in str(res_c.summary())
+    res_l = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit("auto", rank_method="ladle", seed=0)
+    assert res_l.rank == 2 and res_l.rank_method == "ladle"
+    assert "Rank tests (ladle)" in str(res_l.summary())
+    with pytest.raises(ValueError, match="rank_method must be one of"):
+        jdr.JointDimReduction(sim.y, sim.a, sim.b).fit("auto", rank_method="bogus")
     res_p = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(
         "auto", rank_method="permutation", alpha=0.01, seed=2
     )
@@ -267,6 +277,8 @@ def test_rank_tests_shown_in_fit_summary_only_when_passed(fit_r2):
 
 def test_results_summary_states_null_and_assumptions(fit_r2):
     for method, words in (
+        ("robust", "finite-sample variance"),
+        ("wald", "Kleibergen-Paap"),
         ("chi2", "Normal theory"),
         ("general", "General theory"),
         ("permutation", "Cook and Yin"),
@@ -274,7 +286,8 @@ def test_results_summary_states_null_and_assumptions(fit_r2):
         out = fit_r2.rank_tests(method, max_rank=2, n_perm=19, seed=0)
         assert isinstance(out, RankTestResults) and out.method == method
         text = str(out.summary())
-        assert "H0: r = k" in text and words in text
+        assert "H0: r <= k" in text and words in text
+        assert "additive or even links" in text
         assert out._repr_html_().startswith("<")
 
 
@@ -301,7 +314,7 @@ def test_select_rank_when_all_rejected(fit_r2):
 # -- bad input ------------------------------------------------------------------
 def test_bad_arguments(fit_r2):
     with pytest.raises(ValueError, match="method must be one of"):
-        fit_r2.rank_tests("wald")
+        fit_r2.rank_tests("ladle")  # a rank choice, not a test: fit(rank_method="ladle")
     with pytest.raises(ValueError, match="max_rank must be between 0 and 4"):
         fit_r2.rank_tests("chi2", max_rank=5)
     with pytest.raises(TypeError, match="max_rank"):
@@ -312,6 +325,24 @@ def test_bad_arguments(fit_r2):
         fit_r2.rank_tests("permutation", seed="abc")
     with pytest.raises(ValueError, match="alpha must be strictly between"):
         fit_r2.model.fit("auto", alpha=0.0)
+
+
+def test_wald_needs_more_rows_than_complement_entries():
+    sim = jdr.simulate.bilinear(60, 8, 8, 1, seed=2)
+    res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(1)
+    with pytest.raises(ValueError, match=r"Wald rank test at k=0 needs more than"):
+        res.rank_tests("wald")
+    out = res.rank_tests("chi2")
+    assert len(out.table) == 8
+
+
+def test_robust_and_wald_refuse_huge_complements():
+    rng = np.random.default_rng(3)
+    a, b, y = rng.standard_normal((60, 50)), rng.standard_normal((60, 50)), rng.standard_normal(60)
+    res = jdr.JointDimReduction(y, a, b).fit(1)
+    for method in ("robust", "wald"):
+        with pytest.raises(ValueError, match="more than 2048"):
+            res.rank_tests(method, max_rank=0)
 
 
 def test_weighted_model_rejected():

@@ -23,7 +23,9 @@ def all_results():
     model = jdr.JointDimReduction(y, a, b)
     res = model.fit(2)
     out = {
-        "rank_chi2": res.rank_tests(),
+        "rank_chi2": res.rank_tests("chi2"),
+        "rank_robust": res.rank_tests(),
+        "rank_wald": res.rank_tests("wald"),
         "rank_general": res.rank_tests("general"),
         "rank_perm": res.rank_tests("permutation", n_perm=19, seed=1),
     }
@@ -41,7 +43,7 @@ def all_results():
     return out
 
 
-NAMES = ["rank_chi2", "rank_general", "rank_perm", "jdr", "jdr_auto", "sparse", "boot",
+NAMES = ["rank_chi2", "rank_robust", "rank_wald", "rank_general", "rank_perm", "jdr", "jdr_auto", "sparse", "boot",
          "support", "SIR", "SIR_dim", "PHD", "PHD_dim", "SAVE", "SAVE_dim", "compare"]
 
 

@@ -1,0 +1,585 @@
+"""Self-normalised rank tests and the ladle estimator of the rank.
+
+Narrow inputs only (no model object): centred ``y``, the sample-whitened
+blocks ``a' = La^{-1}(a - abar)``, ``b' = Lb^{-1}(b - bbar)`` (or a callable
+that returns an iterator over row chunks of them) and the full SVD
+``X_lin = U diag(s) V^T`` of the whitened cross moment.  Every sum over rows
+is a loop over row chunks, so the same code runs on a streaming row source
+(:func:`whitened_chunks` maps raw chunks ``(y, a, b)`` to whitened ones).
+
+* :func:`frobenius_from_moments`: ``Lambda_k = m sum_{j>k} s_j^2 / s_y^2``
+  referred to a scaled chi-square with its finite-sample mean and variance
+  estimated from the influence functions (``method="robust"``, the default
+  rank test);
+* :func:`wald_rank_test`: ``H0: rank(E[a' y b'^T]) <= k`` by the Wald
+  (Kleibergen-Paap type) statistic
+  ``T_k = m vec(C)^T Omega^{-1} vec(C)``, ``C = U_0^T X_lin V_0`` the
+  complement block and ``Omega`` the uncentred second moment of its influence
+  functions, referred to Hotelling's ``F(d, m - d)``.
+* :func:`ladle_rank`: the ladle estimator of Luo and Li (2016): bootstrap
+  variability of the singular vectors plus the normalised squared singular
+  values; Poisson bootstrap weights, so it also runs in one pass per chunk.
+
+The derivations are in ``docs/theory/rank_tests.md`` (sections 6, 7 and 9).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import linalg as sla
+from scipy import stats
+
+from .._validation import normalize_seed
+
+__all__ = [
+    "WaldResult",
+    "complement_moments",
+    "frobenius_from_moments",
+    "FrobeniusResult",
+    "wald_rank_test",
+    "wald_from_moments",
+    "ladle_rank",
+    "LadleResult",
+    "whitened_chunks",
+]
+
+#: Floats held by one chunk of intermediate products (about 32 MB).
+_CHUNK_FLOATS = 1 << 22
+
+Chunks = Callable[[], Iterable[tuple[np.ndarray, np.ndarray, np.ndarray]]]
+
+
+# ---------------------------------------------------------------------------
+# Input handling
+# ---------------------------------------------------------------------------
+def _as_2d(x: Any, name: str) -> np.ndarray:
+    if not isinstance(x, np.ndarray):
+        raise TypeError(f"{name} must be a numpy array; got {type(x).__name__}")
+    if x.ndim != 2:
+        raise ValueError(f"{name} must be 2-dimensional; got shape {x.shape}")
+    return np.asarray(x, dtype=float)
+
+
+def _array_chunks(y: np.ndarray, a: np.ndarray, b: np.ndarray, batch_rows: int | None) -> Chunks:
+    m = y.shape[0]
+    step = m if batch_rows is None else int(batch_rows)
+
+    def gen() -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        for start in range(0, m, step):
+            sl = slice(start, min(start + step, m))
+            yield y[sl], a[sl], b[sl]
+
+    return gen
+
+
+def _check_rows(y: Any, a: Any, b: Any, batch_rows: Any) -> Chunks:
+    """Validate in-memory rows; return a re-iterable chunk factory."""
+    if not isinstance(y, np.ndarray):
+        raise TypeError(f"y must be a numpy array; got {type(y).__name__}")
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-dimensional; got shape {y.shape}")
+    a = _as_2d(a, "a")
+    b = _as_2d(b, "b")
+    if not a.shape[0] == b.shape[0] == y.shape[0]:
+        raise ValueError(
+            f"y, a and b must have the same number of rows; got {y.shape[0]}, "
+            f"{a.shape[0]} and {b.shape[0]}"
+        )
+    if batch_rows is not None and (
+        isinstance(batch_rows, bool) or not isinstance(batch_rows, (int, np.integer))
+        or batch_rows < 1
+    ):
+        raise ValueError(f"batch_rows must be a positive integer or None; got {batch_rows!r}")
+    for name, x in (("y", y), ("a", a), ("b", b)):
+        if not np.all(np.isfinite(x)):
+            raise ValueError(f"{name} has non-finite values")
+    return _array_chunks(np.asarray(y, dtype=float), a, b, batch_rows)
+
+
+def _check_svd(u: Any, s: Any, v: Any, n1: int, n2: int) -> tuple[np.ndarray, ...]:
+    u = _as_2d(u, "u")
+    v = _as_2d(v, "v")
+    s = np.asarray(s, dtype=float).reshape(-1)
+    if u.shape != (n1, n1) or v.shape != (n2, n2) or s.shape[0] != min(n1, n2):
+        raise ValueError(
+            f"u, s, v must be the full SVD of an {n1} x {n2} matrix (u {n1} x {n1}, "
+            f"{min(n1, n2)} singular values, v {n2} x {n2}); got shapes {u.shape}, "
+            f"{s.shape}, {v.shape}"
+        )
+    return u, s, v
+
+
+def _check_k(k: Any, n1: int, n2: int) -> int:
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise TypeError(f"k must be an integer; got {k!r}")
+    top = min(n1, n2) - 1
+    if not 0 <= k <= top:
+        raise ValueError(f"k must be between 0 and min(n1, n2) - 1 = {top}; got {int(k)}")
+    return int(k)
+
+
+def whitened_chunks(
+    source: Any,
+    mean_y: float,
+    mean_a: np.ndarray,
+    mean_b: np.ndarray,
+    la: np.ndarray,
+    lb: np.ndarray,
+    batch_rows: int | None = None,
+) -> Chunks:
+    """Map a row source's raw chunks to centred ``y`` and whitened blocks.
+
+    ``source`` follows the row-source protocol (``iter_chunks(batch_rows)``
+    yielding ``(y, a, b)``); ``la``, ``lb`` are the lower Cholesky factors of
+    the block covariances (divisor ``m``).
+    """
+    if not hasattr(source, "iter_chunks"):
+        raise TypeError(
+            f"source must have an iter_chunks method (a row source); got {type(source).__name__}"
+        )
+
+    def gen() -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        for y, a, b in source.iter_chunks(batch_rows):
+            aw = sla.solve_triangular(la, (a - mean_a).T, lower=True).T
+            bw = sla.solve_triangular(lb, (b - mean_b).T, lower=True).T
+            yield y - mean_y, aw, bw
+
+    return gen
+
+
+# ---------------------------------------------------------------------------
+# Influence functions of the complement block
+# ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ComplementMoments:
+    """Sums over rows for the complement block at rank ``k``.
+
+    ``omega`` is ``(1/m) sum_i vec(psi_i) vec(psi_i)^T`` (row-major vec),
+    ``mean`` is ``(1/m) sum_i vec(psi_i)`` (equal to ``vec(U_0^T X_lin V_0)``
+    when the rows are exactly centred and whitened), ``var_y`` the mean of
+    ``y^2``; ``psi4 = sum_i ||psi_i||^4``, ``psi2y2 = sum_i ||psi_i||^2 y_i^2``
+    and ``y4 = sum_i y_i^4`` give the finite-sample variance of ``Lambda_k``.
+    """
+
+    nobs: int
+    k: int
+    p: int
+    q: int
+    omega: np.ndarray
+    mean: np.ndarray
+    var_y: float
+    psi4: float = float("nan")
+    psi2y2: float = float("nan")
+    y4: float = float("nan")
+
+
+def _kr(uc: np.ndarray, vc: np.ndarray) -> np.ndarray:
+    """Rows ``vec(u_i v_i^T)`` (row-major) of a chunk."""
+    return (uc[:, :, None] * vc[:, None, :]).reshape(uc.shape[0], -1)
+
+
+def complement_moments(chunks: Chunks, u0: np.ndarray, v0: np.ndarray, k: int = 0) -> ComplementMoments:
+    """Second moment of the influence functions of ``U_0^T X_lin V_0``.
+
+    ``psi_i = u_i y_i v_i^T - u_i c_yv^T - c_uy v_i^T - y_i C_uv`` with
+    ``u_i = U_0^T a'_i``, ``v_i = V_0^T b'_i`` and the sample cross moments
+    ``c_uy``, ``c_yv``, ``C_uv`` (first pass); the second pass accumulates
+    ``sum_i psi_i psi_i^T`` over row chunks of at most ``_CHUNK_FLOATS``
+    floats (no ``m x d`` array, no ``m x d x d`` array).
+    """
+    p, q = u0.shape[1], v0.shape[1]
+    d = p * q
+    m = 0
+    c_uy = np.zeros(p)
+    c_yv = np.zeros(q)
+    c_uv = np.zeros((p, q))
+    sum_y2 = 0.0
+    for y, a, b in chunks():
+        uc, vc = a @ u0, b @ v0
+        c_uy += uc.T @ y
+        c_yv += vc.T @ y
+        c_uv += uc.T @ vc
+        sum_y2 += float(y @ y)
+        m += y.shape[0]
+    if m == 0:
+        raise ValueError("the row chunks are empty")
+    c_uy /= m
+    c_yv /= m
+    c_uv /= m
+    corr = c_uv.reshape(-1)
+    omega = np.zeros((d, d))
+    total = np.zeros(d)
+    psi4 = psi2y2 = y4 = 0.0
+    step = max(1, _CHUNK_FLOATS // max(d, 1))
+    for y, a, b in chunks():
+        for start in range(0, y.shape[0], step):
+            sl = slice(start, start + step)
+            yy = y[sl]
+            uc, vc = a[sl] @ u0, b[sl] @ v0
+            psi = _kr(uc, vc) * yy[:, None]
+            psi -= _kr(uc, np.broadcast_to(c_yv, vc.shape))
+            psi -= _kr(np.broadcast_to(c_uy, uc.shape), vc)
+            psi -= yy[:, None] * corr[None, :]
+            omega += psi.T @ psi
+            total += psi.sum(axis=0)
+            n2 = np.einsum("ij,ij->i", psi, psi)
+            y2 = yy * yy
+            psi4 += float(n2 @ n2)
+            psi2y2 += float(n2 @ y2)
+            y4 += float(y2 @ y2)
+    return ComplementMoments(
+        nobs=m, k=k, p=p, q=q, omega=omega / m, mean=total / m, var_y=sum_y2 / m,
+        psi4=psi4, psi2y2=psi2y2, y4=y4,
+    )
+
+
+@dataclass(frozen=True)
+class FrobeniusResult:
+    """``Lambda_k`` with the finite-sample two-moment reference.
+
+    Attributes
+    ----------
+    statistic : float
+        ``Lambda_k = m sum_{j>k} s_j^2 / s_y^2``.
+    mean, var : float
+        Estimated null mean ``tr(Omega) / s_y^2`` and finite-sample variance.
+    df, scale : float
+        ``Lambda_k ~ scale * chi2(df)``, ``df = 2 mean^2 / var``.
+    pvalue : float
+    """
+
+    statistic: float
+    mean: float
+    var: float
+    df: float
+    scale: float
+    pvalue: float
+
+
+def frobenius_from_moments(mom: ComplementMoments, s: np.ndarray) -> FrobeniusResult:
+    """``Lambda_k`` referred to a scaled chi-square with its finite-sample moments.
+
+    With ``tau = tr(Omega) / s_y^2``: ``Lambda_k = (1/(m s_y^2)) (sum_i ||psi_i||^2
+    + sum_{i != j} <psi_i, psi_j>)``; the diagonal part, normalised by ``s_y^2``,
+    fluctuates like ``sum_i (||psi_i||^2 - tau y_i^2) / (m s_y^2)`` and the
+    off-diagonal part has variance ``2 sum_{i != j} <psi_i, psi_j>^2 / (m s_y^2)^2``
+    (given the rows' sizes), so
+
+    ``var = [sum_i (||psi_i||^2 - tau y_i^2)^2 + 2 (m^2 ||Omega||_F^2 - sum_i ||psi_i||^4)]
+    / (m s_y^2)^2``
+
+    (``2 d`` exactly for Gaussian blocks and ``y`` independent of them).
+    """
+    m = mom.nobs
+    s2 = mom.var_y
+    if not s2 > 0:
+        raise ValueError("y is constant")
+    stat = float(m * np.sum(np.asarray(s, dtype=float)[mom.k:] ** 2) / s2)
+    tau = float(np.trace(mom.omega)) / s2
+    diag = mom.psi4 - 2.0 * tau * mom.psi2y2 + tau * tau * mom.y4
+    off = m * m * float(np.sum(mom.omega * mom.omega)) - mom.psi4
+    var = (max(diag, 0.0) + 2.0 * max(off, 0.0)) / (m * s2) ** 2
+    if not (tau > 0 and var > 0):
+        return FrobeniusResult(stat, tau, var, float("nan"), float("nan"), 1.0)
+    df = 2.0 * tau * tau / var
+    scale = tau / df
+    return FrobeniusResult(stat, tau, var, df, scale, float(stats.chi2.sf(stat / scale, df)))
+
+
+# ---------------------------------------------------------------------------
+# The Wald statistic and its F reference
+# ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class WaldResult:
+    """One row of the Wald rank test.
+
+    Attributes
+    ----------
+    statistic : float
+        ``T_k = m vec(C)^T Omega^{-1} vec(C)`` (``Omega`` uncentred; ``0 <= T_k
+        <= m``).
+    fstat : float
+        Hotelling's ``F = (m - d) T_k / (d (m - T_k))``.
+    df1, df2 : int
+        ``d = (n1 - k)(n2 - k)`` (rank of ``Omega``) and ``m - d``.
+    pvalue : float
+        ``P(F(d, m - d) > fstat)``.
+    """
+
+    statistic: float
+    fstat: float
+    df1: int
+    df2: int
+    pvalue: float
+
+
+def wald_from_moments(mom: ComplementMoments, c: np.ndarray) -> WaldResult:
+    """Wald statistic and Hotelling F p-value from the complement moments.
+
+    ``c`` is ``vec(U_0^T X_lin V_0)`` (row-major).  With ``q = c^T Omega^{-1} c``
+    (``Omega`` the uncentred second moment, ``q <= 1``) the centred
+    Hotelling statistic is ``(m - 1) q / (1 - q)`` (Sherman-Morrison), so
+    ``F = (m - d) T / (d (m - T))`` with ``T = m q``.
+    """
+    m, d = mom.nobs, mom.p * mom.q
+    c = np.asarray(c, dtype=float).reshape(-1)
+    if c.shape[0] != d:
+        raise ValueError(f"c must have {d} entries; got {c.shape[0]}")
+    # scale-free solve: divide by the diagonal first
+    scale = np.sqrt(np.clip(np.diag(mom.omega), 0.0, None))
+    if not np.all(scale > 0):
+        raise ValueError("the influence functions of the complement block are degenerate")
+    corr = mom.omega / np.outer(scale, scale)
+    evals, evecs = np.linalg.eigh(corr)
+    keep = evals > evals[-1] * d * np.finfo(float).eps * 10
+    rank = int(keep.sum())
+    z = evecs[:, keep].T @ (c / scale)
+    q = float(np.sum(z * z / evals[keep]))
+    q = min(q, 1.0)
+    stat = m * q
+    df2 = m - rank
+    if df2 < 1:
+        raise ValueError(
+            f"the Wald test needs more rows than complement entries: m = {m}, d = {rank}"
+        )
+    fstat = np.inf if q >= 1.0 else df2 * stat / (rank * (m - stat))
+    pvalue = float(stats.f.sf(fstat, rank, df2)) if np.isfinite(fstat) else 0.0
+    return WaldResult(statistic=stat, fstat=float(fstat), df1=rank, df2=int(df2), pvalue=pvalue)
+
+
+def wald_rank_test(
+    y: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+    u: np.ndarray,
+    s: np.ndarray,
+    v: np.ndarray,
+    k: int,
+    *,
+    batch_rows: int | None = None,
+) -> WaldResult:
+    """Wald (Kleibergen-Paap type) test of ``H0: rank(E[a' y b'^T]) <= k``.
+
+    Parameters
+    ----------
+    y : ndarray (m,)
+        Centred response.
+    a, b : ndarray (m, n1), (m, n2)
+        Sample-whitened blocks (centred, identity sample covariance).
+    u, s, v : ndarray
+        Full SVD of the whitened cross moment ``X_lin = (1/m) a^T diag(y) b``:
+        ``u`` (n1 x n1), ``s`` (min(n1, n2),), ``v`` (n2 x n2) with
+        ``X_lin = u[:, :j] diag(s) v[:, :j]^T``.
+    k : int
+        Rank under the null, ``0 <= k < min(n1, n2)``.
+    batch_rows : int, optional
+        Rows per chunk of the sums (all at once by default).
+
+    Returns
+    -------
+    WaldResult
+
+    Notes
+    -----
+    ``C = U_0^T X_lin V_0`` (``U_0 = u[:, k:]``, ``V_0 = v[:, k:]``) holds the
+    trailing singular values on its diagonal; ``Omega`` is the uncentred
+    second moment of the influence functions ``psi_i`` whose mean is ``C``.
+    ``T_k = m vec(C)^T Omega^{-1} vec(C)``; the reference is Hotelling's
+    ``F(d, m - d)``, ``d = (n1 - k)(n2 - k)``.  See
+    ``docs/theory/rank_tests.md``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> a, b = rng.standard_normal((500, 4)), rng.standard_normal((500, 3))
+    >>> y = a[:, 0] * b[:, 0] + rng.standard_normal(500)
+    >>> aw = np.linalg.solve(np.linalg.cholesky(np.cov(a.T, bias=True)),
+    ...                      (a - a.mean(0)).T).T
+    >>> bw = np.linalg.solve(np.linalg.cholesky(np.cov(b.T, bias=True)),
+    ...                      (b - b.mean(0)).T).T
+    >>> yc = y - y.mean()
+    >>> u, s, vt = np.linalg.svd(aw.T @ (yc[:, None] * bw) / 500)
+    >>> wald_rank_test(yc, aw, bw, u, s, vt.T, 0).pvalue < 1e-6
+    True
+    >>> round(wald_rank_test(yc, aw, bw, u, s, vt.T, 1).pvalue, 2)
+    0.34
+    """
+    chunks = _check_rows(y, a, b, batch_rows)
+    n1, n2 = a.shape[1], b.shape[1]
+    k = _check_k(k, n1, n2)
+    u, s, v = _check_svd(u, s, v, n1, n2)
+    mom = complement_moments(chunks, u[:, k:], v[:, k:], k)
+    return wald_from_moments(mom, complement_block(s, k, n1, n2).reshape(-1))
+
+
+def complement_block(s: np.ndarray, k: int, n1: int, n2: int) -> np.ndarray:
+    """``U_0^T X_lin V_0``: the trailing singular values on the diagonal."""
+    c = np.zeros((n1 - k, n2 - k))
+    tail = np.asarray(s, dtype=float)[k:]
+    c[np.arange(tail.size), np.arange(tail.size)] = tail
+    return c
+
+
+# ---------------------------------------------------------------------------
+# The ladle estimator (Luo and Li 2016)
+# ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class LadleResult:
+    """The ladle estimate and its criterion.
+
+    Attributes
+    ----------
+    rank : int
+        ``argmin_k g(k)`` over ``k = 0..kmax``.
+    criterion : ndarray
+        ``g(k) = f(k) + phi(k)``.
+    boot_var : ndarray
+        ``f(k)``: normalised bootstrap variability of the top-``k``
+        singular subspaces (``f(0) = 0``).
+    eig_part : ndarray
+        ``phi(k)``: normalised ``(k+1)``-th squared singular value.
+    """
+
+    rank: int
+    criterion: np.ndarray
+    boot_var: np.ndarray
+    eig_part: np.ndarray
+
+
+def ladle_kmax(n1: int, n2: int) -> int:
+    """Luo and Li's largest candidate: ``p - 1`` for ``p <= 10``, else ``floor(p / log p)``."""
+    p = min(n1, n2)
+    return p - 1 if p <= 10 else int(np.floor(p / np.log(p)))
+
+
+def _boot_sums(chunks: Chunks, n1: int, n2: int, n_boot: int, rng: np.random.Generator):
+    """Poisson(1)-weighted sums of every moment the estimator needs, per replicate."""
+    B = n_boot
+    w_sum = np.zeros(B)
+    sy = np.zeros(B)
+    sa = np.zeros((B, n1))
+    sb = np.zeros((B, n2))
+    saa = np.zeros((B, n1, n1))
+    sbb = np.zeros((B, n2, n2))
+    sab = np.zeros((B, n1, n2))
+    say = np.zeros((B, n1))
+    syb = np.zeros((B, n2))
+    s3 = np.zeros((B, n1, n2))
+    step = max(1, _CHUNK_FLOATS // (B * max(n1, n2, 1)))
+    for y, a, b in chunks():
+        for start in range(0, y.shape[0], step):
+            sl = slice(start, start + step)
+            yy, aa, bb = y[sl], a[sl], b[sl]
+            # drawn row by row, so the weights do not depend on the chunking
+            w = rng.poisson(1.0, size=(yy.shape[0], B)).T.astype(float)
+            w_sum += w.sum(axis=1)
+            sy += w @ yy
+            sa += w @ aa
+            sb += w @ bb
+            wa = w[:, :, None] * aa[None, :, :]  # B x c x n1
+            saa += np.matmul(wa.transpose(0, 2, 1), aa)
+            sab += np.matmul(wa.transpose(0, 2, 1), bb)
+            s3 += np.matmul(wa.transpose(0, 2, 1), yy[:, None] * bb)
+            say += w @ (aa * yy[:, None])
+            syb += w @ (bb * yy[:, None])
+            wb = w[:, :, None] * bb[None, :, :]
+            sbb += np.matmul(wb.transpose(0, 2, 1), bb)
+    W = w_sum[:, None]
+    ma, mb, my = sa / W, sb / W, sy / w_sum
+    cov_a = saa / W[:, :, None] - ma[:, :, None] * ma[:, None, :]
+    cov_b = sbb / W[:, :, None] - mb[:, :, None] * mb[:, None, :]
+    cross = (
+        s3 - my[:, None, None] * sab - say[:, :, None] * mb[:, None, :]
+        - ma[:, :, None] * syb[:, None, :]
+        + 2.0 * w_sum[:, None, None] * my[:, None, None] * ma[:, :, None] * mb[:, None, :]
+    ) / W[:, :, None]
+    return cov_a, cov_b, cross
+
+
+def ladle_rank(
+    y: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+    u: np.ndarray,
+    s: np.ndarray,
+    v: np.ndarray,
+    *,
+    n_boot: int = 200,
+    kmax: int | None = None,
+    seed: int | np.random.Generator | None = None,
+    batch_rows: int | None = None,
+) -> LadleResult:
+    """The ladle estimator of the rank of ``E[a' y b'^T]`` (Luo and Li 2016).
+
+    For ``k = 0..kmax``: ``f0(k)`` is the bootstrap mean of
+    ``1 - (|det(U_k^T U*_k)| + |det(V_k^T V*_k)|) / 2`` (``U_k``, ``V_k`` the
+    top-``k`` singular vectors of ``X_lin``, starred: of a Poisson-bootstrap
+    replicate; ``f0(0) = 0``), ``f(k) = f0(k) / (1 + sum_j f0(j))``;
+    ``phi(k) = lam_{k+1} / (1 + sum_{j=1}^{kmax+1} lam_j)`` with
+    ``lam_j = s_j^2 / mean(y^2)``; the estimate is ``argmin_k f(k) + phi(k)``.
+
+    Parameters
+    ----------
+    y, a, b, u, s, v :
+        As for :func:`wald_rank_test`.
+    n_boot : int
+        Bootstrap replicates (Poisson(1) weights per row).
+    kmax : int, optional
+        Largest candidate rank (default :func:`ladle_kmax`), at most
+        ``min(n1, n2) - 1``.
+    seed : int, Generator or None
+    batch_rows : int, optional
+
+    Returns
+    -------
+    LadleResult
+
+    Examples
+    --------
+    >>> import jdr_stats as jdr
+    >>> sim = jdr.simulate.bilinear(2000, 6, 5, 2, seed=3)
+    >>> from jdr_stats.inference.rank_robust import ladle_rank
+    >>> import numpy as np
+    >>> a = sim.a - sim.a.mean(0); b = sim.b - sim.b.mean(0); y = sim.y - sim.y.mean()
+    >>> a = np.linalg.solve(np.linalg.cholesky(a.T @ a / 2000), a.T).T
+    >>> b = np.linalg.solve(np.linalg.cholesky(b.T @ b / 2000), b.T).T
+    >>> uu, ss, vt = np.linalg.svd(a.T @ (y[:, None] * b) / 2000)
+    >>> ladle_rank(y, a, b, uu, ss, vt.T, n_boot=50, seed=0).rank
+    2
+    """
+    chunks = _check_rows(y, a, b, batch_rows)
+    n1, n2 = a.shape[1], b.shape[1]
+    u, s, v = _check_svd(u, s, v, n1, n2)
+    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 2:
+        raise ValueError(f"n_boot must be an integer >= 2; got {n_boot!r}")
+    top = min(n1, n2) - 1
+    if kmax is None:
+        kmax = ladle_kmax(n1, n2)
+    elif isinstance(kmax, bool) or not isinstance(kmax, (int, np.integer)) or not 0 <= kmax <= top:
+        raise ValueError(f"kmax must be an integer between 0 and {top}; got {kmax!r}")
+    rng = normalize_seed(seed)
+    m = y.shape[0]
+    var_y = float(y @ y) / m
+    if not var_y > 0:
+        raise ValueError("y is constant")
+    cov_a, cov_b, cross = _boot_sums(chunks, n1, n2, int(n_boot), rng)
+    la = np.linalg.cholesky(cov_a)
+    lb = np.linalg.cholesky(cov_b)
+    xs = np.linalg.solve(la, cross)
+    xs = np.linalg.solve(lb, xs.transpose(0, 2, 1)).transpose(0, 2, 1)
+    ub, _, vbt = np.linalg.svd(xs)
+    f0 = np.zeros(kmax + 1)
+    for k in range(1, kmax + 1):
+        du = np.abs(np.linalg.det(np.matmul(u[:, :k].T, ub[:, :, :k])))
+        dv = np.abs(np.linalg.det(np.matmul(v[:, :k].T, vbt[:, :k, :].transpose(0, 2, 1))))
+        f0[k] = float(np.mean(1.0 - 0.5 * (du + dv)))
+    f = f0 / (1.0 + f0.sum())
+    lam = (s[: kmax + 1] ** 2) / var_y  # lam[k] is the (k+1)-th eigenvalue
+    phi = lam / (1.0 + lam.sum())
+    g = f + phi
+    return LadleResult(rank=int(np.argmin(g)), criterion=g, boot_var=f, eig_part=phi)
