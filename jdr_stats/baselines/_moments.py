@@ -6,9 +6,9 @@ slice sums and slice Gram matrices (SIR, SAVE) and the weighted Gram matrix
 chunks of rows copied into one reused buffer of a few hundred kilobytes, so a
 fit never holds a centred (or sorted) copy of the design.
 
-Accuracy: each chunk is shifted by ``c``, the mean of ``x`` from one
-matrix-vector product, before any product is formed, and the exact mean is
-``c + d`` with ``d`` the mean of the shifted rows.  Centred moments then
+Accuracy: each chunk is shifted by ``c``, an approximate mean of ``x`` (that
+of about 1000 rows spread over the data), before any sum is formed, and the
+exact mean is ``c + d`` with ``d`` the mean of the shifted rows.  Centred moments then
 follow from the shifted ones, e.g. ``sum (u_i - d)(u_i - d)^T = G - W d d^T``
 with ``u_i = x_i - c``; the cancellation in such a difference is of the order
 of ``|d|^2 / var`` (for slice moments: the squared distance of a slice mean
@@ -69,10 +69,20 @@ def row_chunks(
 
 
 def _shift(x: np.ndarray, w: np.ndarray | None) -> np.ndarray:
-    """A cheap approximate mean of the rows (one matrix-vector product)."""
+    """An approximate mean of the rows: the (weighted) mean of about 1000 rows
+    spread evenly over the data (whatever their order, within a small
+    fraction of a standard deviation of the mean)."""
+    stride = max(1, x.shape[0] // 1024)
+    xs = x[::stride]
     if w is None:
-        return (np.ones(x.shape[0]) @ x) / x.shape[0]
-    return (w @ x) / w.sum()
+        return xs.mean(axis=0)
+    ws = w[::stride]
+    return (ws @ xs) / ws.sum()
+
+
+def _sum(u: np.ndarray, w: np.ndarray | None) -> np.ndarray:
+    """``sum_i w_i u_i`` (a matrix-vector product)."""
+    return (np.ones(u.shape[0]) if w is None else w) @ u
 
 
 def _gram(u: np.ndarray, q: np.ndarray | None) -> np.ndarray:
@@ -140,7 +150,7 @@ def design_moments(
     sr = np.zeros(p)
     for start, stop, u in row_chunks(x, c):
         wk = None if w is None else w[start:stop]
-        s += u.sum(axis=0) if wk is None else wk @ u
+        s += _sum(u, wk)
         g += _gram(u, wk)
         if q is not None:
             qk = q[start:stop]
@@ -223,18 +233,18 @@ def slice_moments(
     grams = np.zeros((h, p, p) if second else (p, p))
     for start, stop, u in row_chunks(x, c, order):
         wk = None if ws is None else ws[start:stop]
-        # slices met by this chunk, and where each begins inside it
+        # the slices met by this chunk and their bounds inside it
         first = int(np.searchsorted(ends, start, side="right"))
         last = int(np.searchsorted(ends, stop - 1, side="right"))
-        cuts = np.r_[0, ends[first:last] - start]
-        sums[first : last + 1] += np.add.reduceat(u if wk is None else u * wk[:, None], cuts, axis=0)
+        bounds = np.concatenate(([start], ends[first:last], [stop])) - start
         if not second:
             grams += _gram(u, wk)
-            continue
-        bounds = np.r_[cuts, stop - start]
         for j, k in enumerate(range(first, last + 1)):
-            lo, hi = bounds[j], bounds[j + 1]
-            grams[k] += _gram(u[lo:hi], None if wk is None else wk[lo:hi])
+            seg = slice(bounds[j], bounds[j + 1])
+            wseg = None if wk is None else wk[seg]
+            sums[k] += _sum(u[seg], wseg)
+            if second:
+                grams[k] += _gram(u[seg], wseg)
     wk_all = slices.sizes.astype(float) if w is None else np.add.reduceat(ws, slices.starts)
     wsum = float(n) if w is None else float(w.sum())
     d_slice = sums / wk_all[:, None]
