@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 #: Bytes of the reused buffer of shifted rows (small enough to stay in cache).
-CHUNK_BYTES = 1 << 19
+CHUNK_BYTES = 1 << 20
 
 
 def _step(n: int, p: int) -> int:
