@@ -89,17 +89,20 @@ def _sum(u: np.ndarray, w: np.ndarray | None) -> np.ndarray:
 def _gram(u: np.ndarray, q: np.ndarray | None) -> np.ndarray:
     """``sum_i q_i u_i u_i^T`` (``q`` of any sign; ``None``: all ones).
 
-    Rows are scaled by ``sqrt|q_i|`` and the positive and negative parts are
-    two symmetric rank-k products, half the work of ``(u * q)^T u``.
+    The rows with ``q_i > 0`` and the others, each scaled by ``sqrt|q_i|``,
+    give two symmetric rank-k products: half the work of ``(u * q)^T u``.
     """
     if q is None:
         return u.T @ u
-    a = u * np.sqrt(np.abs(q))[:, None]
+    root = np.sqrt(np.abs(q))
     pos = q > 0
-    if pos.all():
-        return a.T @ a
-    ap, an = a[pos], a[~pos]
-    return ap.T @ ap - an.T @ an
+    out = np.zeros((u.shape[1], u.shape[1]))
+    for rows, sign in ((np.flatnonzero(pos), 1.0), (np.flatnonzero(~pos), -1.0)):
+        if rows.size:
+            a = np.take(u, rows, axis=0, mode="clip")
+            a *= root[rows, None]
+            out += sign * (a.T @ a)
+    return out
 
 
 @dataclass(frozen=True)
