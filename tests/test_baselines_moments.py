@@ -38,8 +38,11 @@ def _direct(x, w):
 
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("second", [False, True])
-def test_slice_moments_match_direct(design, small_chunks, weighted, second):
+@pytest.mark.parametrize("layout", ["C", "F"])
+def test_slice_moments_match_direct(design, small_chunks, weighted, second, layout):
+    # "F": column-major rows (a DataFrame's values) are gathered by column
     x, y, w = design
+    x = np.asarray(x, order=layout)
     w = w if weighted else None
     slices = dr_slices(y, 7)
     mom, sm = _moments.slice_moments(x, w, slices, second=second)

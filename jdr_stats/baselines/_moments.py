@@ -56,14 +56,24 @@ def row_chunks(
     """
     n, p = x.shape
     step = _step(n, p)
-    buf = np.empty((step, p))
+    # Rows of a column-major x (a DataFrame's values) are gathered from its
+    # transpose, one contiguous column at a time; a row gather would visit
+    # p scattered entries per row.
+    by_column = order is not None and x.flags.f_contiguous and not x.flags.c_contiguous
+    buf = np.empty((p, step) if by_column else (step, p))
     for start in range(0, n, step):
         stop = min(start + step, n)
-        u = buf[: stop - start]
-        if order is None:
+        # indices are a permutation; "clip" skips the buffered bounds check
+        if by_column:
+            ut = buf if stop - start == step else np.empty((p, stop - start))
+            np.take(x.T, order[start:stop], axis=1, out=ut, mode="clip")
+            u = ut.T
+            u -= shift
+        elif order is None:
+            u = buf[: stop - start]
             np.subtract(x[start:stop], shift, out=u)
         else:
-            # indices are a permutation; "clip" skips the buffered bounds check
+            u = buf[: stop - start]
             np.take(x, order[start:stop], axis=0, out=u, mode="clip")
             u -= shift
         yield start, stop, u
