@@ -16,10 +16,11 @@ those of R's ``dr`` package (Weisberg 2002, version 3.0.11):
   directions ``L^{-T} v`` scaled to unit Euclidean length.
 * Slices as ``dr.slices`` (:func:`dr_slices`).
 
-The kernels are computed from moments of the centred design (slice means,
-slice covariances, ``X_c^T diag(r) X_c``) and only then mapped to the z-scale,
-so a fit never forms the whitened ``n x p`` matrix; the tests that need
-per-observation quantities compute it on demand.
+The kernels are computed from moments of the design (slice means, slice
+covariances, ``X_c^T diag(r) X_c``; :mod:`._moments`, in passes over row
+chunks) and only then mapped to the z-scale, so a fit forms neither a centred
+nor a whitened ``n x p`` copy of the design; the tests that need
+per-observation quantities build them on demand.
 """
 
 from __future__ import annotations
@@ -36,12 +37,12 @@ from .._data import DataModel, MissingPolicy, ModelData, check_new_block
 from .._linalg import Whitening, cholesky_factor, sign_columns, unit_columns
 from .._validation import check_choice, check_int
 from ..summary import SummaryMixin, build_summary
+from ._moments import DesignMoments, centred_cross
 from ._slicing import SLICERS, SliceInfo
 from ._tables import DimensionTests, weighted_chi2_pvalue
 
 __all__ = [
     "Standardized",
-    "center_rows",
     "standardize",
     "eigen_by_abs",
     "wcov",
@@ -56,30 +57,33 @@ __all__ = [
 # ---------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Standardized(Whitening):
-    """The centred design and its :class:`~jdr_stats._linalg.Whitening`
-    (divisor n; weights of mean one).
+    """The whitening of the design (divisor: the total weight, weights of
+    mean one) and access to its rows.
 
-    ``xc = X - xbar`` (weighted mean), ``cov = sum_i w_i xc_i xc_i^T / n`` and
-    its lower Cholesky factor ``chol``; ``z = xc L^{-T}``.  When ``order`` is
-    set, the rows of ``xc`` (and ``weights``) are those of the data permuted
-    by ``order`` (sorted by y for the sliced methods); :meth:`rows` applies the
-    same permutation to any per-row vector.  The maps below use the explicit
-    ``L^{-1}`` (:attr:`linv`): the kernels are small and applied often.
+    ``cov = sum_i w_i (x_i - xbar)(x_i - xbar)^T / n`` and its lower Cholesky
+    factor ``chol``; ``z_i = L^{-1}(x_i - xbar)``.  The fit keeps only a
+    reference to the data ``x``: the centred rows :attr:`xc` and the whitened
+    rows :attr:`z` are built on demand (by the tests that need per-row
+    quantities).  When ``order`` is set they, and ``weights``, are in the row
+    order of the data permuted by ``order`` (sorted by y for the sliced
+    methods); :meth:`rows` applies the same permutation to any per-row
+    vector.  The maps below use the explicit ``L^{-1}`` (:attr:`linv`): the
+    kernels are small and applied often.
     """
 
     nobs: int = 0
     weights: np.ndarray | None = None
-    xc: np.ndarray | None = None
+    x: np.ndarray | None = None
     order: np.ndarray | None = None
 
     def rows(self, v: np.ndarray) -> np.ndarray:
-        """A per-row vector of the data in the row order of ``xc``."""
+        """A per-row vector of the data in the row order of :attr:`xc`."""
         return v if self.order is None else v[self.order]
 
     def to_z(self, mat: np.ndarray) -> np.ndarray:
-        """``L^{-1} mat L^{-T}`` for a symmetric x-scale matrix."""
+        """``L^{-1} mat L^{-T}`` for a symmetric x-scale matrix (or a stack of them)."""
         out = self.linv @ mat @ self.linv.T
-        return (out + out.T) / 2
+        return (out + np.swapaxes(out, -1, -2)) / 2
 
     def vec_to_z(self, vec: np.ndarray) -> np.ndarray:
         """``L^{-1} v`` for x-scale vectors in columns."""
@@ -89,58 +93,40 @@ class Standardized(Whitening):
         """``L^{-T} v``: z-scale directions to x-scale coefficients."""
         return self.linv.T @ vec
 
+    @property
+    def xc(self) -> np.ndarray:
+        """The centred rows ``x_i - xbar`` (n x p, a new array on each call)."""
+        xc = self.x if self.order is None else self.x[self.order]
+        return xc - self.mean
+
     @cached_property
     def z(self) -> np.ndarray:
-        """The whitened design ``z = xc L^{-T}`` (n x p), built on demand."""
+        """The whitened rows ``z = xc L^{-T}`` (n x p), built on demand."""
         return self.xc @ self.linv.T
 
-
-def center_rows(
-    x: np.ndarray, weights: np.ndarray | None, order: np.ndarray | None = None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """``(mean, xc, weights)``: the (weighted) mean and a centred copy of ``x``.
-
-    With ``order`` the copy holds the rows permuted by ``order`` (one copy
-    serves both centring and sorting), and the weights are permuted alike.
-    """
-    n = x.shape[0]
-    mean = x.mean(axis=0) if weights is None else (weights @ x) / n
-    if order is None:
-        xc = x - mean
-    else:
-        xc = x[order]
-        xc -= mean
-        if weights is not None:
-            weights = weights[order]
-    return mean, xc, weights
+    def centred_cross(self, v: np.ndarray) -> np.ndarray:
+        """``sum_i v_i (x_i - xbar)`` for a per-row vector in the order of
+        :attr:`xc`, without a centred copy of the rows."""
+        if self.order is not None:
+            v_data = np.empty_like(v)
+            v_data[self.order] = v
+            v = v_data
+        return centred_cross(self.x, self.mean, v)
 
 
 def standardize(
     x: np.ndarray,
     weights: np.ndarray | None,
     names: list[str],
+    moments: DesignMoments,
     order: np.ndarray | None = None,
-    *,
-    centred: tuple[np.ndarray, np.ndarray, np.ndarray | None] | None = None,
-    cov: np.ndarray | None = None,
 ) -> Standardized:
-    """Centre ``x`` and factor its covariance (divisor n, dr's convention).
-
-    ``centred`` (the output of :func:`center_rows`) and ``cov`` may be given
-    when the caller has computed them already (SAVE gets the covariance from
-    its slice covariances without another pass over the rows).
-    """
-    n = x.shape[0]
-    mean, xc, w = center_rows(x, weights, order) if centred is None else centred
-    if cov is None:
-        if w is None:
-            cov = xc.T @ xc / n
-        else:
-            cov = (xc * w[:, None]).T @ xc / n
-    cov = (cov + cov.T) / 2
-    chol = cholesky_factor(cov, "exog", names)
-    return Standardized(nobs=n, weights=w, mean=mean, xc=xc, cov=cov, chol=chol,
-                        order=order)
+    """Factor the covariance of ``moments`` (``ValueError`` naming collinear
+    predictors); ``weights`` are the case weights in the data's row order."""
+    chol = cholesky_factor(moments.cov, "exog", names)
+    w = None if weights is None or order is None else weights[order]
+    return Standardized(nobs=x.shape[0], weights=weights if w is None else w,
+                        mean=moments.mean, cov=moments.cov, chol=chol, x=x, order=order)
 
 
 def eigen_by_abs(mat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -379,7 +365,7 @@ class SDRResults(SummaryMixin):
         y = std.rows(self._model.endog)
         n = std.nobs
         ybar = y.mean() if w is None else (w @ y) / n
-        xty = std.xc.T @ ((y - ybar) if w is None else w * (y - ybar)) / n
+        xty = std.centred_cross((y - ybar) if w is None else w * (y - ybar)) / n
         beta = std.to_x(std.vec_to_z(xty))
         # fitted OLS predictor; its projections on the directions use only
         # moments: Cov(x beta, x B) = beta^T Sigma B

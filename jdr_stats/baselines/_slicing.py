@@ -1,5 +1,5 @@
-"""Slicing of the response, as ``dr.slices`` and ``dr.slices.arc``, and the
-per-slice moments of the centred design used by SIR and SAVE."""
+"""Slicing of the response, as ``dr.slices`` and ``dr.slices.arc`` (the
+slice moments are in :mod:`._moments`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["SliceInfo", "dr_slices", "arc_slices", "SLICERS", "SliceMoments", "slice_moments"]
+__all__ = ["SliceInfo", "dr_slices", "arc_slices", "SLICERS"]
 
 
 # ---------------------------------------------------------------------------
@@ -45,11 +45,17 @@ class SliceInfo:
 
 def _sorted_value_counts(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """A stable sort order of y and the cumulative counts of its sorted
-    distinct values."""
+    distinct values.
+
+    Without ties every sort order is the stable one, so the (much faster)
+    unstable sort is tried first and the stable sort runs only when y has ties.
+    """
     n = y.shape[0]
-    order = np.argsort(y, kind="stable")
+    order = np.argsort(y)
     ys = y[order]
     new_value = np.r_[True, ys[1:] != ys[:-1]]
+    if not new_value.all():
+        order = np.argsort(y, kind="stable")
     return order, np.r_[np.flatnonzero(new_value)[1:], n]
 
 
@@ -163,44 +169,3 @@ def arc_slices(y: np.ndarray, n_slices: int) -> SliceInfo:
 
 
 SLICERS = {"dr": dr_slices, "arc": arc_slices}
-
-
-@dataclass(frozen=True)
-class SliceMoments:
-    """Per-slice moments of the centred design (x-scale).
-
-    ``f`` = slice weight / total weight; ``means`` (H x p) slice means of
-    ``xc``; ``covs`` (H x p x p) slice covariances with divisor the slice
-    weight (``dr``'s ``wvar``), or None.
-    """
-
-    f: np.ndarray
-    means: np.ndarray
-    covs: np.ndarray | None
-
-
-def slice_moments(
-    xc: np.ndarray, w: np.ndarray | None, slices: SliceInfo, *, second: bool
-) -> SliceMoments:
-    """Slice means (and covariances) from rows already sorted by y."""
-    n = xc.shape[0]
-    starts = slices.starts
-    if w is None:
-        wk = slices.sizes.astype(float)
-        sums = np.add.reduceat(xc, starts, axis=0)
-    else:
-        wk = np.add.reduceat(w, starts)
-        sums = np.add.reduceat(xc * w[:, None], starts, axis=0)
-    means = sums / wk[:, None]
-    covs = None
-    if second:
-        p = xc.shape[1]
-        covs = np.empty((starts.shape[0], p, p))
-        for k, (s, size) in enumerate(zip(starts, slices.sizes)):
-            blk = xc[s : s + size] - means[k]
-            if w is None:
-                c = blk.T @ blk
-            else:
-                c = (blk * w[s : s + size, None]).T @ blk
-            covs[k] = (c + c.T) / (2 * wk[k])
-    return SliceMoments(f=wk / (n if w is None else w.sum()), means=means, covs=covs)

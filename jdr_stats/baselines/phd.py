@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 
 from .._validation import check_bool
-from ._base import SDRModel, SDRResults, center_rows, standardize
+from ._base import SDRModel, SDRResults, standardize
+from ._moments import design_moments, residual_gram
 from ._tables import DimensionTests, chi2_sf, cov_of_products, dim_row_labels
 
 __all__ = ["PHD", "PHDResults"]
@@ -87,17 +88,20 @@ class PHD(SDRModel):
         residuals = check_bool(residuals, "residuals")
         nd, approx = self._options(numdir, chi2approx)
         w = self._weights()
-        mean, xc, w = center_rows(self.exog, w, None)
-        wx = xc if w is None else xc * w[:, None]
-        cov = wx.T @ xc / xc.shape[0]
-        std = standardize(self.exog, None, self.exog_names, centred=(mean, xc, w), cov=cov)
-        n = std.nobs
+        x = self.exog
+        n = x.shape[0]
         y = self.endog
         r = y - (y.mean() if w is None else (w @ y) / n)
+        wr = r if w is None else w * r
         if residuals:
-            beta = std.to_x(std.vec_to_z(wx.T @ r / n))
-            r = r - xc @ beta
-        mx = (wx * r[:, None]).T @ xc / n
+            mom, _, xty = design_moments(x, w, r=wr)
+            std = standardize(x, w, self.exog_names, mom)
+            beta = std.to_x(std.vec_to_z(xty / n))
+            mx, r = residual_gram(x, mom.mean, r, beta, w)
+        else:
+            mom, mx, _ = design_moments(x, w, q=wr)
+            std = standardize(x, w, self.exog_names, mom)
+        mx = mx / n
         kernel = std.to_z(mx)
         method = "phdres" if residuals else "phdy"
         return PHDResults(

@@ -7,8 +7,8 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from ._base import SDRModel, SDRResults, center_rows, standardize
-from ._slicing import slice_moments
+from ._base import SDRModel, SDRResults, standardize
+from ._moments import slice_moments
 from ._tables import (
     CoordinateTest,
     DimensionTests,
@@ -95,20 +95,11 @@ class SAVE(SDRModel):
         p = self.exog.shape[1]
         nd, approx = self._options(numdir, chi2approx)
         h, slices = self._slice(n_slices, slice_method)
-        centred = center_rows(self.exog, self._weights(), slices.order)
-        sm = slice_moments(centred[1], centred[2], slices, second=True)
-        # total covariance from the slice moments (within + between), no
-        # further pass over the rows
-        cov = np.einsum("k,kij->ij", sm.f, sm.covs) + (sm.means.T * sm.f) @ sm.means
-        std = standardize(self.exog, None, self.exog_names, slices.order,
-                          centred=centred, cov=cov)
-        eye = np.eye(p)
-        a_mats = np.empty_like(sm.covs)
-        kernel = np.zeros((p, p))
-        for k in range(sm.f.shape[0]):
-            a_k = eye - std.to_z(sm.covs[k])
-            a_mats[k] = a_k
-            kernel += sm.f[k] * (a_k @ a_k)
+        w = self._weights()
+        mom, sm = slice_moments(self.exog, w, slices, second=True)
+        std = standardize(self.exog, w, self.exog_names, mom, slices.order)
+        a_mats = np.eye(p) - std.to_z(sm.covs)  # I - V_k, all slices at once
+        kernel = np.sum(sm.f[:, None, None] * (a_mats @ a_mats), axis=0)
         return SAVEResults(
             self, std, kernel, numdir=nd,
             settings={"method": "save", "n_slices": h, "slice_method": slice_method,

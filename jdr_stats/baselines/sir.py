@@ -9,7 +9,7 @@ import pandas as pd
 
 from .._validation import check_choice, check_int
 from ._base import SDRModel, SDRResults, standardize, wcov
-from ._slicing import slice_moments
+from ._moments import slice_moments
 from ._tables import CoordinateTest, DimensionTests, chi2_sf, coordinate_bases, dim_row_labels
 
 __all__ = ["SIR", "SIRResults"]
@@ -101,8 +101,9 @@ class SIR(SDRModel):
         """
         nd, approx = self._options(numdir, chi2approx)
         h, slices = self._slice(n_slices, slice_method)
-        std = standardize(self.exog, self._weights(), self.exog_names, slices.order)
-        sm = slice_moments(std.xc, std.weights, slices, second=False)
+        w = self._weights()
+        mom, sm = slice_moments(self.exog, w, slices, second=False)
+        std = standardize(self.exog, w, self.exog_names, mom, slices.order)
         mz = std.vec_to_z(sm.means.T)  # p x H z-scale slice means
         kernel = (mz * sm.f) @ mz.T
         return SIRResults(
