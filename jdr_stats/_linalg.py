@@ -270,6 +270,26 @@ class ReweightedMoments:
         cov[rep, col, :] = 0.0
         cov[rep, :, col] = 0.0
 
+    @classmethod
+    def _block_cov(cls, off: np.ndarray, diag: np.ndarray, iu: tuple[np.ndarray, np.ndarray],
+                   dmean: np.ndarray, scale: np.ndarray) -> np.ndarray:
+        """Each replicate's covariance of one block, shape (B, n, n).
+
+        From its mean products (``off`` above the diagonal at ``iu``, ``diag``
+        on it) and its mean shifts ``dmean`` (B, n) from the full-sample means.
+        """
+        nb, n = dmean.shape
+        cov = np.empty((nb, n, n))
+        i, j = iu
+        cov[:, i, j] = off
+        cov[:, j, i] = off
+        cov[:, np.arange(n), np.arange(n)] = diag
+        cov -= dmean[:, :, None] * dmean[:, None, :]
+        # A column constant within a resample has variance exactly 0; the
+        # algebraic correction leaves a rounding residue there instead.
+        cls._zero_constant(cov, scale)
+        return cov
+
     def moments(self, sums: np.ndarray) -> list[BlockMoments]:
         """BlockMoments of each replicate from its feature sums."""
         s = self._slices
@@ -283,22 +303,8 @@ class ReweightedMoments:
         ga = z[:, s["ay"]]
         gb = z[:, s["by"]]
         nb = sums.shape[0]
-        cov_a = np.empty((nb, n1, n1))
-        i1, j1 = self._iu1
-        cov_a[:, i1, j1] = z[:, s["aao"]]
-        cov_a[:, j1, i1] = z[:, s["aao"]]
-        cov_a[:, np.arange(n1), np.arange(n1)] = z[:, s["aad"]]
-        cov_a -= da[:, :, None] * da[:, None, :]
-        cov_b = np.empty((nb, n2, n2))
-        i2, j2 = self._iu2
-        cov_b[:, i2, j2] = z[:, s["bbo"]]
-        cov_b[:, j2, i2] = z[:, s["bbo"]]
-        cov_b[:, np.arange(n2), np.arange(n2)] = z[:, s["bbd"]]
-        cov_b -= db[:, :, None] * db[:, None, :]
-        # A column constant within a resample has variance exactly 0; the
-        # algebraic correction leaves a rounding residue there instead.
-        self._zero_constant(cov_a, self._scale_a)
-        self._zero_constant(cov_b, self._scale_b)
+        cov_a = self._block_cov(z[:, s["aao"]], z[:, s["aad"]], self._iu1, da, self._scale_a)
+        cov_b = self._block_cov(z[:, s["bbo"]], z[:, s["bbd"]], self._iu2, db, self._scale_b)
         m_ab = z[:, s["ab"]].reshape(nb, n1, n2)
         cross = z[:, s["aby"]].reshape(nb, n1, n2).copy()
         cross -= ga[:, :, None] * db[:, None, :]

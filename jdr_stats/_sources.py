@@ -225,7 +225,55 @@ class ArraySource:
 
 
 # -- files -----------------------------------------------------------------
-class ParquetSource:
+def _check_response_name(y: object) -> None:
+    if not isinstance(y, str):
+        raise TypeError(f"y must be the name of the response column; got {y!r}")
+
+
+class _FileSource:
+    """Named columns of a file: the model's columns and the chunk iterators.
+
+    A subclass sets its columns with :meth:`_set_columns` and yields
+    ``(y, a, b, w)`` chunks from ``_iter``.
+    """
+
+    endog_name: str
+    names_a: list[str]
+    names_b: list[str]
+    _wname: str | None
+    _columns: list[str]
+
+    def _set_columns(self, y: str, a: Sequence[str], b: Sequence[str],
+                     weights: str | None) -> dict[str, list[str]]:
+        """Record the model's columns; return them by argument, for ``_check_columns``."""
+        self.endog_name = y
+        self.names_a = _column_list(a, "a")
+        self.names_b = _column_list(b, "b")
+        self._wname = weights
+        self._columns = [y, *self.names_a, *self.names_b] + ([weights] if weights else [])
+        wanted = {"y": [y], "a": self.names_a, "b": self.names_b}
+        if weights:
+            wanted["weights"] = [weights]
+        return wanted
+
+    @property
+    def weighted(self) -> bool:
+        """Whether the source carries case weights."""
+        return self._wname is not None
+
+    def _iter(self, batch_rows: int | None) -> Iterator[tuple[np.ndarray, ...]]:
+        raise NotImplementedError
+
+    def iter_chunks(self, batch_rows: int | None = None) -> Iterator[Chunk]:
+        """Yield ``(y, a, b)`` float64 chunks of ``batch_rows`` rows (a record batch for Parquet)."""
+        return (c[:3] for c in self._iter(batch_rows))  # type: ignore[misc]
+
+    def iter_weighted_chunks(self, batch_rows: int | None = None) -> Iterator[tuple[np.ndarray, ...]]:
+        """Yield ``(y, a, b, w)`` chunks (``w`` None when unweighted)."""
+        return self._iter(batch_rows)
+
+
+class ParquetSource(_FileSource):
     """Rows of a Parquet file (or a folder of ``*.parquet`` files), streamed.
 
     Only the named columns are read, in pyarrow record batches of
@@ -262,8 +310,7 @@ class ParquetSource:
             raise ImportError(
                 "reading Parquet needs pyarrow: pip install 'jdr_stats[parquet]'"
             ) from None
-        if not isinstance(y, str):
-            raise TypeError(f"y must be the name of the response column; got {y!r}")
+        _check_response_name(y)
         p = Path(path)
         if p.is_dir():
             files = sorted(p.glob("*.parquet"))
@@ -275,26 +322,15 @@ class ParquetSource:
             raise ValueError(f"path {str(path)!r} does not exist")
         self.path = p
         self._files = files
-        self.endog_name = y
-        self.names_a = _column_list(a, "a")
-        self.names_b = _column_list(b, "b")
-        self._wname = weights
-        self._columns = [y, *self.names_a, *self.names_b] + ([weights] if weights else [])
+        wanted = self._set_columns(y, a, b, weights)
         nobs = 0
         for f in files:
             meta = pq.ParquetFile(f)
             names = meta.schema_arrow.names
-            wanted = {"y": [y], "a": self.names_a, "b": self.names_b}
-            if weights:
-                wanted["weights"] = [weights]
             _check_columns(names, wanted, f"the Parquet file {str(f)!r}")
             nobs += meta.metadata.num_rows
         self.nobs = int(nobs)
         self.batch_rows = _check_batch_rows(batch_rows, DEFAULT_BATCH_ROWS)
-
-    @property
-    def weighted(self) -> bool:
-        return self._wname is not None
 
     def _iter(self, batch_rows: int | None) -> Iterator[tuple[np.ndarray, ...]]:
         import pyarrow as pa
@@ -321,16 +357,8 @@ class ParquetSource:
                 w = np.array(col(self._wname), dtype=float) if self._wname else None
                 yield y, a, b, w
 
-    def iter_chunks(self, batch_rows: int | None = None) -> Iterator[Chunk]:
-        """Yield ``(y, a, b)`` float64 chunks, one per record batch."""
-        return (c[:3] for c in self._iter(batch_rows))  # type: ignore[misc]
 
-    def iter_weighted_chunks(self, batch_rows: int | None = None) -> Iterator[tuple[np.ndarray, ...]]:
-        """Yield ``(y, a, b, w)`` chunks (``w`` None when unweighted)."""
-        return self._iter(batch_rows)
-
-
-class CSVSource:
+class CSVSource(_FileSource):
     """Rows of a CSV file read in chunks (``pandas.read_csv(chunksize=...)``).
 
     Parameters
@@ -356,29 +384,17 @@ class CSVSource:
         batch_rows: int | None = None,
         sep: str = ",",
     ) -> None:
-        if not isinstance(y, str):
-            raise TypeError(f"y must be the name of the response column; got {y!r}")
+        _check_response_name(y)
         p = Path(path)
         if not p.is_file():
             raise ValueError(f"path {str(path)!r} is not a file")
         self.path = p
         self._sep = sep
-        self.endog_name = y
-        self.names_a = _column_list(a, "a")
-        self.names_b = _column_list(b, "b")
-        self._wname = weights
-        self._columns = [y, *self.names_a, *self.names_b] + ([weights] if weights else [])
+        wanted = self._set_columns(y, a, b, weights)
         header = pd.read_csv(p, sep=sep, nrows=0).columns
-        wanted = {"y": [y], "a": self.names_a, "b": self.names_b}
-        if weights:
-            wanted["weights"] = [weights]
         _check_columns([str(c) for c in header], wanted, f"the CSV file {str(path)!r}")
         self.batch_rows = _check_batch_rows(batch_rows, DEFAULT_BATCH_ROWS)
         self._nobs: int | None = None
-
-    @property
-    def weighted(self) -> bool:
-        return self._wname is not None
 
     @property
     def nobs(self) -> int:
@@ -404,14 +420,6 @@ class CSVSource:
                     f"model's columns ({exc})"
                 ) from None
             yield y, a, b, w
-
-    def iter_chunks(self, batch_rows: int | None = None) -> Iterator[Chunk]:
-        """Yield ``(y, a, b)`` float64 chunks of ``batch_rows`` rows."""
-        return (c[:3] for c in self._iter(batch_rows))  # type: ignore[misc]
-
-    def iter_weighted_chunks(self, batch_rows: int | None = None) -> Iterator[tuple[np.ndarray, ...]]:
-        """Yield ``(y, a, b, w)`` chunks (``w`` None when unweighted)."""
-        return self._iter(batch_rows)
 
 
 # -- dask --------------------------------------------------------------------

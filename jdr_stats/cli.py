@@ -86,16 +86,6 @@ def _sparsity(text: str) -> tuple[int, int]:
     return s1, s2
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer; got {text!r}")
-    return value
-
-
 def _version() -> str:
     return f"jdr_stats {__version__}"
 

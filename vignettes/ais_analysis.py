@@ -24,21 +24,14 @@
 # %%
 from __future__ import annotations
 
-import argparse
-import os
-from pathlib import Path
-
 import numpy as np
 
 import jdr_stats as jdr
 from jdr_stats.datasets import load_ais
 
-parser = argparse.ArgumentParser()
-parser.add_argument("--full", action="store_true", default=os.environ.get("JDR_FULL") == "1")
-parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "output"))
-args, _ = parser.parse_known_args()
-OUT = Path(args.out)
-OUT.mkdir(parents=True, exist_ok=True)
+from _common import options  # vignettes/_common: the shared command line
+
+args, OUT = options()
 B = 999 if args.full else 199
 
 ais = load_ais()

@@ -21,20 +21,13 @@
 # %%
 from __future__ import annotations
 
-import argparse
-import os
-from pathlib import Path
-
 import numpy as np
 
 import jdr_stats as jdr
 
-parser = argparse.ArgumentParser()
-parser.add_argument("--full", action="store_true", default=os.environ.get("JDR_FULL") == "1")
-parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "output"))
-args, _ = parser.parse_known_args()
-OUT = Path(args.out)
-OUT.mkdir(parents=True, exist_ok=True)
+from _common import options  # vignettes/_common: the shared command line
+
+args, OUT = options()
 REPS = 20 if args.full else 3
 GRID = [1000, 4000, 16000] if args.full else [1000, 4000]
 rng = np.random.default_rng(7)

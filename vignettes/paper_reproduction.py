@@ -21,9 +21,7 @@
 from __future__ import annotations
 
 import argparse
-import os
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -31,16 +29,17 @@ import jdr_stats as jdr
 from jdr_stats.compare import split_joint_subspace
 from jdr_stats.datasets import load_paper_figures
 
-parser = argparse.ArgumentParser()
-parser.add_argument("--full", action="store_true", default=os.environ.get("JDR_FULL") == "1")
-parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "output"))
-parser.add_argument("--seed", type=int, default=2016)
-parser.add_argument("--figures", nargs="*", type=int, default=[1, 2, 3], choices=[1, 2, 3])
-parser.add_argument("--trials", type=int, default=None, help="trials per point (default 2, or 100 with --full)")
-args, _ = parser.parse_known_args()
+from _common import options  # vignettes/_common: the shared command line
+
+
+def _paper_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--seed", type=int, default=2016)
+    parser.add_argument("--figures", nargs="*", type=int, default=[1, 2, 3], choices=[1, 2, 3])
+    parser.add_argument("--trials", type=int, default=None, help="trials per point (default 2, or 100 with --full)")
+
+
+args, OUT = options(_paper_options)
 FULL = args.full
-OUT = Path(args.out)
-OUT.mkdir(parents=True, exist_ok=True)
 TRIALS = args.trials or (100 if FULL else 2)
 FIGURES = set(args.figures)
 rng = np.random.default_rng(args.seed)

@@ -37,10 +37,6 @@
 # %%
 from __future__ import annotations
 
-import argparse
-import os
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 
@@ -48,12 +44,9 @@ import jdr_stats as jdr
 from jdr_stats import datasets as ds
 from jdr_stats.summary import format_pvalue as fp
 
-parser = argparse.ArgumentParser()
-parser.add_argument("--full", action="store_true", default=os.environ.get("JDR_FULL") == "1")
-parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "output"))
-args, _ = parser.parse_known_args()
-OUT = Path(args.out)
-OUT.mkdir(parents=True, exist_ok=True)
+from _common import options  # vignettes/_common: the shared command line
+
+args, OUT = options()
 B = 999 if args.full else 99
 
 
