@@ -262,7 +262,6 @@ def complement_moments_all(
     nk = kmax + 1
     psi4, psi2y2 = np.zeros(nk), np.zeros(nk)
     y4 = 0.0
-    diag = np.arange(nk)
     step = max(1, _CHUNK_FLOATS // max(d, 1))
     for y, a, b in chunks():
         for start in range(0, y.shape[0], step):
@@ -276,8 +275,8 @@ def complement_moments_all(
             omega += psi.T @ psi
             total += psi.sum(axis=0)
             # tails[i, j] = ||psi_i^(k0 + j)||^2: sums over the trailing sub-blocks
-            sq = (psi * psi).reshape(-1, p, q)[:, ::-1, ::-1]
-            tails = sq.cumsum(axis=1).cumsum(axis=2)[:, ::-1, ::-1][:, diag, diag]
+            sq = (psi * psi).reshape(-1, p, q)
+            tails = np.stack([sq[:, j:, j:].sum(axis=(1, 2)) for j in range(nk)], axis=1)
             y2 = yy * yy
             psi4 += np.einsum("ij,ij->j", tails, tails)
             psi2y2 += tails.T @ y2
