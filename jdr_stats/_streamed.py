@@ -5,7 +5,10 @@ A :class:`~jdr_stats.JointDimReduction` built with ``from_moments``,
 the rows: everything the estimator, ``summary()`` and the chi-square rank test
 need comes from the :class:`~jdr_stats.Moments`.  Procedures that need the
 rows themselves ask for them through :meth:`MomentsData.require_rows`, which
-raises a :class:`RowsNotInMemoryError` naming the procedure.
+raises a :class:`RowsNotInMemoryError` naming the procedure.  Procedures that
+need further sums over rows (the robust, Wald and general rank tests, the
+ladle) stream them from the model's row source, and ask for one through
+:meth:`MomentsData.require_source`.
 """
 
 from __future__ import annotations
@@ -118,9 +121,30 @@ class MomentsData:
         raise RowsNotInMemoryError(
             f"{what} needs the rows of the data in memory, but this model was built "
             f"from {self.origin} and holds only its sums (jdr.Moments). Procedures "
-            "that work here: fit (dense or sparse, given rank or rank='auto' with "
-            "the chi2 test), summary(), rank_tests('chi2'), transform of new data. "
-            "Procedures that need the rows (permutation tests, the bootstrap, "
-            "support selection, transform() of the training data) need a model "
-            "built from arrays: jdr.JointDimReduction(y, a, b)"
+            "that work here: fit (dense or sparse, given rank or rank='auto'), "
+            "summary(), the rank tests but the permutation test and the ladle "
+            "(streamed over the row source; a model from bare Moments: rank_tests"
+            "('chi2') only), transform of new data. Procedures that need the rows "
+            "(permutation tests, the bootstrap, support selection, transform() of "
+            "the training data) need a model built from arrays: "
+            "jdr.JointDimReduction(y, a, b)"
+        )
+
+    def require_source(self, what: str) -> None:
+        """Raise :class:`RowsNotInMemoryError` unless a row source can be read again.
+
+        ``what`` needs sums over the rows beyond the moments (one more
+        streamed pass): fine on a model built from a Parquet file, CSV
+        chunks or dask collections, impossible on one built from bare
+        :class:`~jdr_stats.Moments`.
+        """
+        if self.source is not None:
+            return
+        raise RowsNotInMemoryError(
+            f"{what} needs sums over the rows beyond the moments (one more pass "
+            f"over the data), but this model was built from {self.origin} without "
+            "a row source to read again. Build it from a source that can be read "
+            "again (JointDimReduction.from_parquet, dask collections, the CLI on "
+            "a file) or from arrays, or use the chi2 rank test "
+            "(rank_tests('chi2'), fit(rank='auto', rank_method='chi2'))"
         )

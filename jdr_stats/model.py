@@ -63,6 +63,8 @@ class JointDimReduction(DataModel):
     tree reduction on the cluster (only n1 x n2 sized results come back), and
     :meth:`JDRResults.transform` of dask input stays lazy.  Such a model, like
     one from :meth:`from_moments` or :meth:`from_parquet`, holds only sums;
+    the robust (default), Wald and general rank tests and the ladle stream
+    one more pass over the source (not possible from bare moments);
     procedures that need the rows (permutation tests, the bootstrap, support
     selection) raise a ``RowsNotInMemoryError`` (a ``ValueError``) naming
     what they need.  See the guide page "Large data".
@@ -123,7 +125,9 @@ class JointDimReduction(DataModel):
         -------
         JointDimReduction
             ``fit`` (dense or sparse), ``summary()`` and the chi-square rank
-            test work; procedures that need the rows raise a
+            test work; procedures that need the rows, or a source to read
+            again (the robust, Wald and general rank tests, the ladle, so
+            ``fit("auto")`` needs ``rank_method="chi2"``), raise a
             ``RowsNotInMemoryError`` naming what they need.
 
         Examples
@@ -175,8 +179,10 @@ class JointDimReduction(DataModel):
         -------
         JointDimReduction
             Holds the moments and the source; ``fit``, ``summary()`` and the
-            chi-square rank test need no further pass; procedures that need
-            the rows in memory (permutation tests, the bootstrap, support
+            chi-square rank test need no further pass; the robust (default),
+            Wald and general rank tests (so ``fit("auto")``) and the ladle
+            stream one more pass over the file; procedures that need the
+            rows in memory (permutation tests, the bootstrap, support
             selection) raise a ``RowsNotInMemoryError``.
 
         Raises

@@ -29,12 +29,26 @@ def test_chunked_csv_and_parquet_print_the_in_memory_summary(sim, tmp_path, caps
     pytest.importorskip("pyarrow")
     pq = tmp_path / "d.parquet"
     sim.frame.to_parquet(pq, row_group_size=300)
-    # the default (robust) rank test needs the rows: refused in one line
-    assert main(["fit", str(pq), *ARGS, "--rank", "auto"]) == 2
-    assert "the robust rank test needs the rows" in capsys.readouterr().err
     assert main(["fit", str(pq), *ARGS, "--rank", "auto", "--rank-method", "chi2"]) == 0
     out = capsys.readouterr().out
     assert "Rank tests (chi2)" in out and "No. observations:   1500" in out
+
+
+def test_default_rank_selection_streams(sim, tmp_path, capsys):
+    # --rank auto with the default (robust) tests: one more streamed pass,
+    # the same summary (rank tests included) as the in-memory fit
+    csv = tmp_path / "d.csv"
+    sim.frame.to_csv(csv, index=False, float_format="%.17g")
+    assert main(["fit", str(csv), *ARGS, "--rank", "auto"]) == 0
+    in_memory = capsys.readouterr().out
+    assert "Rank tests (robust)" in in_memory
+    assert main(["fit", str(csv), *ARGS, "--rank", "auto", "--chunksize", "200"]) == 0
+    assert _loadings(capsys.readouterr().out) == _loadings(in_memory)
+    pytest.importorskip("pyarrow")
+    pq = tmp_path / "d.parquet"
+    sim.frame.to_parquet(pq, row_group_size=300)
+    assert main(["fit", str(pq), *ARGS, "--rank", "auto"]) == 0
+    assert _loadings(capsys.readouterr().out) == _loadings(in_memory)
 
 
 def test_streamed_errors_are_one_line(sim, tmp_path, capsys):

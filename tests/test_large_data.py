@@ -46,7 +46,7 @@ def test_from_moments_dense_sparse_summary_and_chi2(sim, ref):
     res = model.fit(2)
     rt, rt_ref = res.rank_tests("chi2"), ref.fit(2).rank_tests("chi2")
     pd.testing.assert_frame_equal(rt.table, rt_ref.table, rtol=1e-8)
-    # the default (robust) rank test needs the rows; chi2 runs on the sums
+    # the default (robust) rank test needs a row source; chi2 runs on the sums
     auto = model.fit("auto", rank_method="chi2")
     assert auto.rank == ref.fit("auto", rank_method="chi2").rank
     text = str(res.summary(rank_tests=rt))
@@ -62,13 +62,9 @@ def test_from_moments_dense_sparse_summary_and_chi2(sim, ref):
     [
         (lambda m, r: r.bootstrap(9, seed=0), "the bootstrap"),
         (lambda m, r: r.rank_tests("permutation", n_perm=9), "the permutation rank test"),
-        (lambda m, r: r.rank_tests("general"), "the general rank test"),
         (lambda m, r: m.select_support(), "select_support"),
         (lambda m, r: m.fit(2, sparsity="auto"), 'sparsity="auto"'),
         (lambda m, r: m.fit("auto", rank_method="permutation"), "the permutation rank test"),
-        (lambda m, r: m.fit("auto"), "the robust rank test"),
-        (lambda m, r: m.fit("auto", rank_method="ladle"), "the ladle"),
-        (lambda m, r: r.rank_tests(), "the robust rank test"),
         (lambda m, r: r.transform(), "transform() of the training data"),
         (lambda m, r: m.exog_a, "the data of exog_a"),
         (lambda m, r: m.endog, "the data of endog"),
@@ -82,6 +78,106 @@ def test_procedures_needing_rows_are_refused_clearly(sim, call, what):
         call(model, res)
     assert str(err.value).startswith(what)
     assert isinstance(err.value, ValueError)
+
+
+@pytest.mark.parametrize(
+    "call, what",
+    [
+        (lambda m, r: r.rank_tests("general"), "the general rank test"),
+        (lambda m, r: r.rank_tests("wald"), "the wald rank test"),
+        (lambda m, r: m.fit("auto"), "the robust rank test"),
+        (lambda m, r: m.fit("auto", rank_method="ladle"), "the ladle"),
+        (lambda m, r: r.rank_tests(), "the robust rank test"),
+    ],
+)
+def test_streamed_procedures_need_a_row_source(sim, call, what):
+    # bare Moments: no source to read again for the sums beyond the moments
+    model = jdr.JointDimReduction.from_moments(_chunked_moments(sim))
+    res = model.fit(2)
+    with pytest.raises(RowsNotInMemoryError, match="sums over the rows beyond the moments") as err:
+        call(model, res)
+    assert str(err.value).startswith(what)
+    assert "without a row source" in str(err.value) and "chi2" in str(err.value)
+
+
+def _same_tables(streamed, memory):
+    """Rank-test tables equal to 1e-10 (relative; p-values absolute)."""
+    assert list(streamed.columns) == list(memory.columns)
+    for col in streamed.columns:
+        x, y = streamed[col].to_numpy(), memory[col].to_numpy()
+        if col == "pvalue":
+            np.testing.assert_allclose(x, y, rtol=0, atol=1e-10)
+        else:
+            np.testing.assert_allclose(x, y, rtol=1e-10, atol=0, equal_nan=True)
+
+
+@pytest.fixture(scope="module")
+def heavy():
+    # heavy-tailed noise, so that the robust and general references differ from chi2
+    sim = jdr.simulate.bilinear(2000, 5, 4, 2, seed=5)
+    y = sim.y + np.random.default_rng(1).standard_t(4, 2000)
+    frame = sim.frame.assign(y=y)
+    return frame, jdr.JointDimReduction(frame["y"], frame[NA], frame[NB])
+
+
+@pytest.mark.parametrize("method", ["robust", "wald", "general"])
+def test_rank_tests_stream_from_an_array_source(heavy, method):
+    from jdr_stats._sources import ArraySource
+
+    frame, mem = heavy
+    src = ArraySource(frame["y"].to_numpy(), frame[NA].to_numpy(), frame[NB].to_numpy(),
+                      names_a=NA, names_b=NB)
+    model = jdr.JointDimReduction._from_source(src, origin="an array source")
+    streamed, memory = model.fit(2).rank_tests(method), mem.fit(2).rank_tests(method)
+    _same_tables(streamed.table, memory.table)
+    assert streamed.method == method and streamed.nobs == 2000
+    assert streamed.select_rank() == memory.select_rank() == 2
+
+
+def test_rank_selection_streams_from_parquet(heavy, tmp_path):
+    pytest.importorskip("pyarrow")
+    frame, mem = heavy
+    path = tmp_path / "heavy.parquet"
+    frame.to_parquet(path, row_group_size=300)
+    model = jdr.JointDimReduction.from_parquet(path, y="y", a=NA, b=NB, batch_rows=128)
+    auto, auto_mem = model.fit("auto"), mem.fit("auto")  # the default: robust tests
+    assert auto.rank_method == "robust" and auto.rank == auto_mem.rank == 2
+    _same_tables(auto.rank_test_table.table, auto_mem.rank_test_table.table)
+    _same(auto, auto_mem)
+    # the ladle streams too: the Poisson weights are drawn row by row
+    lad, lad_mem = model.fit("auto", rank_method="ladle", seed=4), mem.fit(
+        "auto", rank_method="ladle", seed=4)
+    assert lad.rank == lad_mem.rank == 2
+    np.testing.assert_allclose(lad.rank_test_table.table.to_numpy(),
+                               lad_mem.rank_test_table.table.to_numpy(), rtol=1e-10, atol=1e-12)
+    # the permutation test needs the rows
+    err = pytest.raises(RowsNotInMemoryError, auto.rank_tests, "permutation", n_perm=9)
+    assert "Parquet source" in str(err.value)
+
+
+def test_rank_tests_stream_from_dask(heavy):
+    da = pytest.importorskip("dask.array")
+    import dask
+
+    frame, mem = heavy
+    y = da.from_array(frame["y"].to_numpy(), chunks=450)
+    a = da.from_array(frame[NA].to_numpy(), chunks=(450, 5))
+    b = da.from_array(frame[NB].to_numpy(), chunks=(700, 4))
+    with dask.config.set(scheduler="synchronous"):
+        res = jdr.JointDimReduction(y, a, b).fit(2)
+        for method in ("robust", "wald"):
+            _same_tables(res.rank_tests(method).table, mem.fit(2).rank_tests(method).table)
+
+
+def test_general_test_with_large_complement_refuses_on_a_source():
+    from jdr_stats._sources import ArraySource
+
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((150, 50)), rng.standard_normal((150, 45))
+    y = a[:, 0] * b[:, 0] + rng.standard_normal(150)
+    model = jdr.JointDimReduction._from_source(ArraySource(y, a, b), origin="an array source")
+    with pytest.raises(RowsNotInMemoryError, match=r"\(n1-k\)\(n2-k\) = 2250 complement"):
+        model.fit(1).rank_tests("general", max_rank=0)
 
 
 def test_from_moments_validates_like_the_rows(sim):

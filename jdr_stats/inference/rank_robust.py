@@ -26,7 +26,7 @@ The derivations are in ``docs/theory/rank_tests.md`` (sections 6, 7 and 9).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -38,11 +38,14 @@ from .._validation import normalize_seed
 __all__ = [
     "WaldResult",
     "complement_moments",
+    "complement_moments_all",
+    "cross_sums",
     "frobenius_from_moments",
     "FrobeniusResult",
     "wald_rank_test",
     "wald_from_moments",
     "ladle_rank",
+    "ladle_from_chunks",
     "LadleResult",
     "whitened_chunks",
 ]
@@ -111,6 +114,14 @@ def _check_svd(u: Any, s: Any, v: Any, n1: int, n2: int) -> tuple[np.ndarray, ..
             f"{s.shape}, {v.shape}"
         )
     return u, s, v
+
+
+def _check_inputs(
+    y: Any, a: Any, b: Any, u: Any, s: Any, v: Any, batch_rows: Any
+) -> tuple[Chunks, np.ndarray, np.ndarray, np.ndarray]:
+    """Rows and SVD of :func:`wald_rank_test` and :func:`ladle_rank`, validated."""
+    chunks = _check_rows(y, a, b, batch_rows)
+    return (chunks, *_check_svd(u, s, v, a.shape[1], b.shape[1]))
 
 
 def _check_k(k: Any, n1: int, n2: int) -> int:
@@ -191,50 +202,95 @@ def complement_moments(chunks: Chunks, u0: np.ndarray, v0: np.ndarray, k: int = 
     ``sum_i psi_i psi_i^T`` over row chunks of at most ``_CHUNK_FLOATS``
     floats (no ``m x d`` array, no ``m x d x d`` array).
     """
-    p, q = u0.shape[1], v0.shape[1]
-    d = p * q
+    return replace(complement_moments_all(chunks, u0, v0, kmax=0)[0], k=k)
+
+
+def cross_sums(chunks: Chunks) -> tuple[int, np.ndarray, np.ndarray, np.ndarray, float]:
+    """``(m, c_ay, c_by, C_ab, mean(y^2))`` of whitened rows, by one pass.
+
+    ``c_ay = (1/m) sum_i a'_i y_i``, ``c_by`` likewise and
+    ``C_ab = (1/m) sum_i a'_i b'_i^T``: the first-order terms of the
+    influence functions in :func:`complement_moments_all`.  A model built
+    from a row source takes them from its :class:`~jdr_stats.Moments`
+    instead (no pass).
+    """
     m = 0
-    c_uy = np.zeros(p)
-    c_yv = np.zeros(q)
-    c_uv = np.zeros((p, q))
+    c_ay = c_by = c_ab = None
     sum_y2 = 0.0
     for y, a, b in chunks():
-        uc, vc = a @ u0, b @ v0
-        c_uy += uc.T @ y
-        c_yv += vc.T @ y
-        c_uv += uc.T @ vc
+        if c_ay is None:
+            c_ay, c_by = np.zeros(a.shape[1]), np.zeros(b.shape[1])
+            c_ab = np.zeros((a.shape[1], b.shape[1]))
+        c_ay += a.T @ y
+        c_by += b.T @ y
+        c_ab += a.T @ b
         sum_y2 += float(y @ y)
         m += y.shape[0]
     if m == 0:
         raise ValueError("the row chunks are empty")
-    c_uy /= m
-    c_yv /= m
-    c_uv /= m
+    return m, c_ay / m, c_by / m, c_ab / m, sum_y2 / m
+
+
+def complement_moments_all(
+    chunks: Chunks,
+    u: np.ndarray,
+    v: np.ndarray,
+    kmax: int,
+    *,
+    first: tuple[int, np.ndarray, np.ndarray, np.ndarray, float] | None = None,
+) -> list[ComplementMoments]:
+    """:class:`ComplementMoments` for ``k = 0..kmax`` from one pass over the rows.
+
+    With ``u`` (n1 x p) and ``v`` (n2 x q) the trailing singular vectors of
+    ``X_lin`` for the smallest ``k`` (``U[:, k0:]``), the influence function
+    of rank ``k0 + j`` is the trailing ``(p - j) x (q - j)`` sub-block of the
+    one of rank ``k0`` (its first-order terms are sub-vectors and
+    sub-matrices of ``c_uy``, ``c_yv``, ``C_uv``), so ``Omega`` of each
+    ``k`` is a principal sub-matrix of the largest one, and the per-row
+    norms ``||psi_i^(k)||^2`` are tail sums of ``psi_i * psi_i``.  ``first``
+    holds :func:`cross_sums` (computed by a first pass when None).
+    """
+    p, q = u.shape[1], v.shape[1]
+    if not 0 <= kmax < min(p, q):
+        raise ValueError(f"kmax must be between 0 and {min(p, q) - 1}; got {kmax}")
+    m, c_ay, c_by, c_ab, var_y = cross_sums(chunks) if first is None else first
+    c_uy, c_yv, c_uv = u.T @ c_ay, v.T @ c_by, u.T @ c_ab @ v
     corr = c_uv.reshape(-1)
+    d = p * q
     omega = np.zeros((d, d))
     total = np.zeros(d)
-    psi4 = psi2y2 = y4 = 0.0
+    nk = kmax + 1
+    psi4, psi2y2 = np.zeros(nk), np.zeros(nk)
+    y4 = 0.0
     step = max(1, _CHUNK_FLOATS // max(d, 1))
     for y, a, b in chunks():
         for start in range(0, y.shape[0], step):
             sl = slice(start, start + step)
             yy = y[sl]
-            uc, vc = a[sl] @ u0, b[sl] @ v0
+            uc, vc = a[sl] @ u, b[sl] @ v
             psi = _kr(uc, vc) * yy[:, None]
             psi -= _kr(uc, np.broadcast_to(c_yv, vc.shape))
             psi -= _kr(np.broadcast_to(c_uy, uc.shape), vc)
             psi -= yy[:, None] * corr[None, :]
             omega += psi.T @ psi
             total += psi.sum(axis=0)
-            n2 = np.einsum("ij,ij->i", psi, psi)
+            # tails[i, j] = ||psi_i^(k0 + j)||^2: sums over the trailing sub-blocks
+            sq = (psi * psi).reshape(-1, p, q)
+            tails = np.stack([sq[:, j:, j:].sum(axis=(1, 2)) for j in range(nk)], axis=1)
             y2 = yy * yy
-            psi4 += float(n2 @ n2)
-            psi2y2 += float(n2 @ y2)
+            psi4 += np.einsum("ij,ij->j", tails, tails)
+            psi2y2 += tails.T @ y2
             y4 += float(y2 @ y2)
-    return ComplementMoments(
-        nobs=m, k=k, p=p, q=q, omega=omega / m, mean=total / m, var_y=sum_y2 / m,
-        psi4=psi4, psi2y2=psi2y2, y4=y4,
-    )
+    omega /= m
+    total /= m
+    out = []
+    for j in range(nk):
+        idx = (np.arange(j, p)[:, None] * q + np.arange(j, q)[None, :]).reshape(-1)
+        out.append(ComplementMoments(
+            nobs=m, k=j, p=p - j, q=q - j, omega=omega[np.ix_(idx, idx)], mean=total[idx],
+            var_y=var_y, psi4=float(psi4[j]), psi2y2=float(psi2y2[j]), y4=y4,
+        ))
+    return out
 
 
 @dataclass(frozen=True)
@@ -409,10 +465,9 @@ def wald_rank_test(
     >>> round(wald_rank_test(yc, aw, bw, u, s, vt.T, 1).pvalue, 2)
     0.34
     """
-    chunks = _check_rows(y, a, b, batch_rows)
-    n1, n2 = a.shape[1], b.shape[1]
+    chunks, u, s, v = _check_inputs(y, a, b, u, s, v, batch_rows)
+    n1, n2 = u.shape[0], v.shape[0]
     k = _check_k(k, n1, n2)
-    u, s, v = _check_svd(u, s, v, n1, n2)
     mom = complement_moments(chunks, u[:, k:], v[:, k:], k)
     return wald_from_moments(mom, complement_block(s, k, n1, n2).reshape(-1))
 
@@ -552,9 +607,30 @@ def ladle_rank(
     >>> ladle_rank(y, a, b, uu, ss, vt.T, n_boot=50, seed=0).rank
     2
     """
-    chunks = _check_rows(y, a, b, batch_rows)
-    n1, n2 = a.shape[1], b.shape[1]
-    u, s, v = _check_svd(u, s, v, n1, n2)
+    chunks, u, s, v = _check_inputs(y, a, b, u, s, v, batch_rows)
+    return ladle_from_chunks(chunks, float(y @ y) / y.shape[0], u, s, v, n_boot=n_boot, kmax=kmax,
+                             rng=normalize_seed(seed))
+
+
+def ladle_from_chunks(
+    chunks: Chunks,
+    var_y: float,
+    u: np.ndarray,
+    s: np.ndarray,
+    v: np.ndarray,
+    *,
+    n_boot: int = 200,
+    kmax: int | None = None,
+    rng: np.random.Generator,
+) -> LadleResult:
+    """:func:`ladle_rank` on a re-iterable factory of whitened row chunks.
+
+    One pass over the rows: the Poisson weights are drawn row by row in the
+    chunks' order, so the estimate depends neither on the chunking nor on
+    whether the rows are in memory or streamed from a row source.
+    ``var_y`` is the mean of the centred ``y`` squared.
+    """
+    n1, n2 = u.shape[0], v.shape[0]
     if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 2:
         raise ValueError(f"n_boot must be an integer >= 2; got {n_boot!r}")
     top = min(n1, n2) - 1
@@ -562,9 +638,6 @@ def ladle_rank(
         kmax = ladle_kmax(n1, n2)
     elif isinstance(kmax, bool) or not isinstance(kmax, (int, np.integer)) or not 0 <= kmax <= top:
         raise ValueError(f"kmax must be an integer between 0 and {top}; got {kmax!r}")
-    rng = normalize_seed(seed)
-    m = y.shape[0]
-    var_y = float(y @ y) / m
     if not var_y > 0:
         raise ValueError("y is constant")
     cov_a, cov_b, cross = _boot_sums(chunks, n1, n2, int(n_boot), rng)

@@ -36,7 +36,8 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -47,17 +48,21 @@ from statsmodels.iolib.summary2 import Summary
 from .._data import ModelData
 from .._linalg import BlockMoments, Whitening, block_moments, block_whitenings, whiten_cross
 from .._progress import ProgressArg, check_n_jobs, check_progress, progress_bar, run_batches
+from .._streamed import RowsNotInMemoryError
 from .._validation import check_choice, check_fraction, check_int, normalize_seed
 from .._warnings import RankSelectionWarning
 from ..summary import build_summary
 from .chi2mix import weighted_chi2_sf
 from .hypotheses import TestTable, perm_pvalue
 from .rank_robust import (
+    ComplementMoments,
     complement_block,
-    complement_moments,
+    complement_moments_all,
+    cross_sums,
     frobenius_from_moments,
-    ladle_rank,
+    ladle_from_chunks,
     wald_from_moments,
+    whitened_chunks,
 )
 
 __all__ = [
@@ -218,9 +223,10 @@ class RankTestResults(TestTable):
 # ---------------------------------------------------------------------------
 @dataclass(frozen=True)
 class _Whitened:
-    """The full SVD of ``X_lin`` and, for the general and permutation tests,
-    the whitened blocks and centred ``y`` (the chi-square test needs only the
-    singular values, so it never builds the rows)."""
+    """The full SVD of ``X_lin`` and, for the tests that need sums over rows,
+    the whitened rows: in memory (``a``, ``b``, ``y``) or as a re-iterable
+    factory of whitened chunks (``chunks``, e.g. over a row source).  The
+    chi-square test needs only the singular values, so it never builds them."""
 
     m: int
     var_y: float
@@ -230,6 +236,10 @@ class _Whitened:
     a: np.ndarray | None = None  # m x n1, a'_i = La^{-1}(a_i - abar)
     b: np.ndarray | None = None  # m x n2
     y: np.ndarray | None = None  # centred
+    chunks: Callable[[], Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]] | None = None
+    #: cross_sums of the whitened rows (from the moments of a row source)
+    first: tuple[int, np.ndarray, np.ndarray, np.ndarray, float] | None = None
+    cache: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property
     def n1(self) -> int:
@@ -242,6 +252,26 @@ class _Whitened:
     def statistic(self, k: int) -> float:
         return float(self.m * np.sum(self.s[k:] ** 2) / self.var_y)
 
+    def complement(self, k: int) -> ComplementMoments:
+        """Moments of the influence functions of the complement block at rank ``k``.
+
+        When ``n1 n2 <= _MAX_EXACT_DIM`` every ``k`` comes from one pass over
+        the rows (``Omega`` of rank ``k`` is a principal sub-matrix of that
+        of rank 0), made at the first call; otherwise one pass per ``k``.
+        The first-order sums (:func:`cross_sums`) are one more pass, or come
+        from the moments of a row source.
+        """
+        if self.first is None:
+            self.cache.setdefault("first", cross_sums(self.chunks))
+        first = self.first if self.first is not None else self.cache["first"]
+        if self.n1 * self.n2 <= _MAX_EXACT_DIM:
+            if "all" not in self.cache:
+                self.cache["all"] = complement_moments_all(
+                    self.chunks, self.u, self.v, min(self.n1, self.n2) - 1, first=first)
+            return self.cache["all"][k]
+        one = complement_moments_all(self.chunks, self.u[:, k:], self.v[:, k:], 0, first=first)
+        return replace(one[0], k=k)
+
 
 def _whiten(
     data: ModelData,
@@ -250,7 +280,12 @@ def _whiten(
     *,
     rows: bool = True,
 ) -> _Whitened:
-    """SVD of the whitened ``X_lin`` (and the whitened rows when ``rows``)."""
+    """SVD of the whitened ``X_lin`` (and the whitened rows when ``rows``).
+
+    A model built from a row source (``data.source``) gets a factory of
+    whitened chunks over the source instead of the rows, and the
+    first-order sums from its :class:`~jdr_stats.Moments`.
+    """
     if data.weights is not None or getattr(data, "weighted", False):
         raise ValueError(
             "rank tests need an unweighted model (their null distributions are "
@@ -267,11 +302,19 @@ def _whiten(
     out = _Whitened(m=data.nobs, var_y=mom.var_y, u=u, s=s, v=vt.T)
     if not rows:
         return out
+    source = getattr(data, "source", None)
+    if source is not None:
+        sums = data.moments
+        wsum = float(sums.weight)
+        first = (
+            int(sums.nobs), wa.solve(sums.m2_ay) / wsum, wb.solve(sums.m2_by) / wsum,
+            wb.solve(wa.solve(sums.m2_ab).T).T / wsum, mom.var_y,
+        )
+        chunks = whitened_chunks(source, mom.mean_y, wa.mean, wb.mean, wa.chol, wb.chol)
+        return replace(out, chunks=chunks, first=first)
     a_raw, b_raw = data.blocks["exog_a"], data.blocks["exog_b"]
-    return _Whitened(
-        m=out.m, var_y=out.var_y, u=u, s=s, v=out.v,
-        a=wa.to_white(a_raw), b=wb.to_white(b_raw), y=data.endog - mom.mean_y,
-    )
+    w = replace(out, a=wa.to_white(a_raw), b=wb.to_white(b_raw), y=data.endog - mom.mean_y)
+    return replace(w, chunks=lambda: _row_chunks(w))
 
 
 def _row_chunks(w: _Whitened) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
@@ -309,32 +352,11 @@ def _general_weights(w: _Whitened, k: int) -> tuple[np.ndarray | None, float, fl
     their sum of squares is ``tr2`` (else None); all divided by ``s_y^2``.
     """
     m = w.m
-    uc = w.a @ w.u[:, k:]
-    vc = w.b @ w.v[:, k:]
-    y = w.y
-    p, q = uc.shape[1], vc.shape[1]
-    c_uy = uc.T @ y / m
-    c_yv = vc.T @ y / m
-    c_uv = uc.T @ vc / m
-    d = p * q
+    d = (w.n1 - k) * (w.n2 - k)
     scale = w.var_y
-
-    def psi_chunk(sl: slice, kr: np.ndarray) -> np.ndarray:
-        yy = y[sl]
-        out = kr * yy[:, None]
-        out -= (uc[sl, :, None] * c_yv[None, None, :]).reshape(-1, p * q)
-        out -= (c_uy[None, :, None] * vc[sl, None, :]).reshape(-1, p * q)
-        out -= yy[:, None] * c_uv.reshape(1, -1)
-        return out
-
     if d <= _MAX_EXACT_DIM:
-        omega = np.zeros((d, d))
-        fourth = 0.0
-        for sl, kr in _kr_chunks(uc, vc):
-            ps = psi_chunk(sl, kr)
-            omega += ps.T @ ps
-            fourth += float(np.sum(np.sum(ps * ps, axis=1) ** 2))
-        omega /= m
+        mom = w.complement(k)
+        omega, fourth = mom.omega, mom.psi4
         lam = np.clip(np.linalg.eigvalsh(omega), 0.0, None) / scale
         tr1 = float(np.trace(omega)) / scale
         tr2 = (m * m * float(np.sum(omega * omega)) - fourth) / (m * (m - 1.0)) / scale**2
@@ -346,6 +368,19 @@ def _general_weights(w: _Whitened, k: int) -> tuple[np.ndarray | None, float, fl
             lam = mean + np.sqrt(min(disp_u / disp_hat, 1.0)) * (lam - mean)
         tr2 = max(tr2, d * mean * mean)
         return np.clip(lam, 0.0, None), tr1, tr2
+    if w.a is None:
+        raise RowsNotInMemoryError(
+            f"the general rank test at k={k} has (n1-k)(n2-k) = {d} complement entries, "
+            f"more than {_MAX_EXACT_DIM}: its tail then needs sums over pairs of rows, "
+            "which a model built from a row source cannot stream. Use method='robust' "
+            "with fewer variables, or a model built from arrays"
+        )
+    uc = w.a @ w.u[:, k:]
+    vc = w.b @ w.v[:, k:]
+    y = w.y
+    c_uy = uc.T @ y / m
+    c_yv = vc.T @ y / m
+    c_uv = uc.T @ vc / m
     tr1, tr2 = _psi_gram_traces(uc, vc, y, c_uy, c_yv, c_uv)
     return None, tr1 / scale, max(tr2, tr1 * tr1 / d) / scale**2
 
@@ -495,8 +530,7 @@ def _test_row(
             "use method='general' (two-moment tail for large d) or fewer variables"
         )
     if method == "robust":
-        mom = complement_moments(lambda: _row_chunks(w), w.u[:, k:], w.v[:, k:], k)
-        res = frobenius_from_moments(mom, w.s)
+        res = frobenius_from_moments(w.complement(k), w.s)
         return {"statistic": res.statistic, "df": np.nan, "eff. df": res.df,
                 "scale": res.scale, "pvalue": res.pvalue}, None
     if method == "wald":
@@ -507,8 +541,7 @@ def _test_row(
                 f"{int(df)} complement entries); got {w.m}. Use method='robust' "
                 "or max_rank"
             )
-        mom = complement_moments(lambda: _row_chunks(w), w.u[:, k:], w.v[:, k:], k)
-        res = wald_from_moments(mom, complement_block(w.s, k, n1, n2).reshape(-1))
+        res = wald_from_moments(w.complement(k), complement_block(w.s, k, n1, n2).reshape(-1))
         return {"statistic": res.statistic, "F": res.fstat, "df": float(res.df1),
                 "df2": float(res.df2), "pvalue": res.pvalue}, None
     stat = w.statistic(k)
@@ -594,9 +627,14 @@ def _run(
     n1, n2 = len(data.names["exog_a"]), len(data.names["exog_b"])
     top = _check_max_rank(max_rank, n1, n2)
     # A model built from sums (moments, Parquet, dask) holds no rows: the
-    # chi2 test needs only the singular values, the others need the rows.
-    if method != "chi2" and hasattr(data, "require_rows"):
-        data.require_rows(f"the {method} rank test")
+    # chi2 test needs only the singular values; the robust, Wald and general
+    # tests need sums over rows, streamed from the model's row source (if
+    # any); the permutation test needs the rows.
+    if hasattr(data, "require_rows"):
+        if method == "permutation":
+            data.require_rows("the permutation rank test")
+        elif method != "chi2":
+            data.require_source(f"the {method} rank test")
     rng = normalize_seed(seed) if method == "permutation" else None
     if data.nobs < max(n1, n2) + 2:
         raise ValueError(
@@ -803,7 +841,7 @@ def _ladle(
 ) -> RankTestResults:
     """The ladle estimate (Luo and Li 2016) as a table without tests."""
     if hasattr(data, "require_rows"):
-        data.require_rows("the ladle")
+        data.require_source("the ladle")
     n1, n2 = len(data.names["exog_a"]), len(data.names["exog_b"])
     if data.nobs < max(n1, n2) + 2:
         raise ValueError(
@@ -811,7 +849,8 @@ def _ladle(
             f"observations to whiten the blocks; got {data.nobs}"
         )
     w = _whiten(data, mom, whitening, rows=True)
-    lad = ladle_rank(w.y, w.a, w.b, w.u, w.s, w.v, n_boot=n_boot, seed=normalize_seed(seed))
+    lad = ladle_from_chunks(w.chunks, w.var_y, w.u, w.s, w.v, n_boot=n_boot,
+                            rng=normalize_seed(seed))
     table = pd.DataFrame(
         {"boot_var": lad.boot_var, "eig_part": lad.eig_part, "criterion": lad.criterion},
         index=pd.Index(np.arange(lad.criterion.size), name="k"),
