@@ -391,13 +391,16 @@ def bootstrap(
         ``progress(done, n_boot)`` after each batch of replicates.
     n_jobs : int or None
         Processes for the refits (joblib; ``None`` or 1: in this process,
-        -1: all cores).  The resampling is drawn exactly as in a serial run
-        (pairs: every count matrix in this process, in order; Poisson: the
-        weights of replicate ``b`` from the same generator whichever process
-        computes it) and only the reweighted sums and the refits are split,
-        so the results are identical for every ``n_jobs``.  The data are
-        memory-mapped by joblib, not copied per replicate; a streamed
-        model's row source must be picklable (each process reads it once).
+        -1: all cores).  This process draws the resampling exactly as a
+        serial run (pairs: the count matrices, in order) and reads the rows;
+        the workers compute the single-precision products of the reweighted
+        sums (nearly all of the work of the sums: a chunk of rows per task;
+        Poisson: one block of rows per task, whose weights the worker draws
+        from the block's own seed), which are added here in the serial
+        order.  The results are therefore identical, bit for bit, for every
+        ``n_jobs`` and to a serial run.  The refits stay in this process.
+        Memory: one chunk or block of features per running task, no copy
+        of the data per replicate.
     fit : JDRResults, optional
         The fit being bootstrapped, kept as :attr:`BootstrapResults.results`
         (``JDRResults.bootstrap`` passes itself).
