@@ -264,12 +264,13 @@ def poisson_moments(
 
 
 class PoissonPlan:
-    """What every range of replicates of one Poisson bootstrap shares.
+    """What the pass of one Poisson bootstrap needs (:func:`poisson_plan`).
 
     The source, the case weights, the root entropy of the weights and the
-    first pass's means and column ranges; picklable when the source is (an
-    ``ArraySource``'s arrays are memory-mapped by joblib), so that
-    :func:`poisson_pass` can hand blocks of rows to other processes.
+    first pass's means and column ranges.  The source is only read in the
+    calling process, also when :func:`poisson_pass` hands the products of
+    blocks of rows to joblib workers (they get the entropy, the block
+    number and the block's features).
     """
 
     def __init__(self, source, case_weights, entropy, stats, n_boot, inner):  # noqa: D107
