@@ -12,10 +12,18 @@ Two parts, each timed in one run:
    999; the Poisson bootstrap is timed whole (``method="poisson"``, both
    bounds), and with ``--with-pairs`` the pairs bootstrap at the same size.
    Goal: at most 0.2 of the time of 999 refits.
+3. ``jobs`` (issue 15, item 6): ``n_jobs=None`` against ``n_jobs=2`` for
+   the pairs bootstrap (m = 10_000, n1 = n2 = 50, B = 999, percentile) and
+   the Poisson bootstrap (m = ``--m-jobs``, n1 = n2 = 10, B = 999,
+   percentile); the two runs alternate ``--repeats`` times, the ratio is
+   of the best times, and the results are checked to be identical.  The
+   load average is printed before and after (the machine is shared).
+   Not in ``--part both``; run it with ``--part jobs``.
 
 Run (single-threaded BLAS, so that other jobs do not disturb the timing)::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_bootstrap.py
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_bootstrap.py --part jobs
 
 Output recorded in ``benchmarks/results/bench_bootstrap.txt``.
 """
@@ -80,9 +88,44 @@ def poisson(args) -> None:
           f"b {b.max_angle_bound()['b']:.3f} deg")
 
 
+def jobs(args) -> None:
+    def setup(m, n, seed):
+        sim = jdr.simulate.bilinear(m, n, n, args.r, seed=seed)
+        return jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(args.r)
+
+    cases = [("pairs", setup(args.m, args.n, 1), {}, f"m={args.m}, n1=n2={args.n}"),
+             ("poisson", setup(args.m_jobs, args.n_large, 2), {"method": "poisson"},
+              f"m={args.m_jobs}, n1=n2={args.n_large}")]
+    print(f"n_jobs: None vs {args.n_jobs}, n_boot={args.n_boot}, percentile, "
+          f"{os.cpu_count()} cpus, load average before {os.getloadavg()}")
+    for name, res, kw, size in cases:
+        res.bootstrap(n_boot=5, seed=0, n_jobs=args.n_jobs, **kw)  # warm-up (workers)
+        times: dict = {None: [], args.n_jobs: []}
+        out = {}
+        for _ in range(args.repeats):
+            for nj in (None, args.n_jobs):
+                start = time.perf_counter()
+                out[nj] = res.bootstrap(n_boot=args.n_boot, seed=0, interval="percentile",
+                                        n_jobs=nj, **kw)
+                times[nj].append(time.perf_counter() - start)
+        same = all(np.array_equal(getattr(out[None], k), getattr(out[args.n_jobs], k))
+                   for k in ("angles_a", "angles_b", "singular_values"))
+        t1, tj = min(times[None]), min(times[args.n_jobs])
+        print(f"{name}: {size}")
+        print(f"  n_jobs=None: best {t1:7.2f} s  (runs {', '.join(f'{t:.2f}' for t in times[None])})")
+        print(f"  n_jobs={args.n_jobs}:    best {tj:7.2f} s  (runs "
+              f"{', '.join(f'{t:.2f}' for t in times[args.n_jobs])})  speed-up {t1 / tj:.2f}x")
+        print(f"  identical results: {same}")
+    print(f"load average after {os.getloadavg()}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=["pairs", "poisson", "both"], default="both")
+    parser.add_argument("--part", choices=["pairs", "poisson", "both", "jobs"], default="both")
+    parser.add_argument("--n-jobs", type=int, default=2, help="processes of --part jobs")
+    parser.add_argument("--m-jobs", type=int, default=200_000,
+                        help="rows of the Poisson case of --part jobs")
+    parser.add_argument("--repeats", type=int, default=2, help="alternating runs of --part jobs")
     parser.add_argument("--m", type=int, default=10_000)
     parser.add_argument("--n", type=int, default=50)
     parser.add_argument("--m-large", type=int, default=1_000_000)
@@ -99,6 +142,8 @@ def main() -> None:
         poisson(args)
     if args.part in ("pairs", "both"):
         pairs(args)
+    if args.part == "jobs":
+        jobs(args)
 
 
 if __name__ == "__main__":

@@ -114,6 +114,9 @@ def _build_parser() -> _Parser:
                      help="seed of the permutation test, the ladle, the bootstrap and the support selection")
     fit.add_argument("--bootstrap", type=_positive, default=None, metavar="N",
                      help="bootstrap the fit with N replicates")
+    fit.add_argument("--n-jobs", type=int, default=None, metavar="J",
+                     help="processes for --bootstrap (joblib; -1: all cores); the numbers "
+                          "do not depend on it")
     fit.add_argument("--support", action="store_true",
                      help="select the variables (coordinate tests, BH false discovery rate)")
     fit.add_argument("--fdr", type=float, default=0.1, help="target FDR of --support (0.1)")
@@ -334,7 +337,8 @@ def _run_fit(args: argparse.Namespace) -> str:
     )
     boot = None
     if args.bootstrap is not None:
-        boot = res.bootstrap(args.bootstrap, seed=args.seed, progress=args.progress)
+        boot = res.bootstrap(args.bootstrap, seed=args.seed, progress=args.progress,
+                             n_jobs=args.n_jobs)
     support = None
     if args.support:
         support = model.select_support(rank=res.rank, fdr=args.fdr, seed=args.seed)

@@ -750,16 +750,18 @@ class JDRResults(SummaryMixin):
         interval: Interval = "percentile",
         alpha: float = 0.05,
         progress: bool | Callable[[int, int], Any] = False,
+        n_jobs: int | None = None,
     ) -> BootstrapResults:
         """Bootstrap the fit; see :func:`jdr_stats.inference.bootstrap.bootstrap`
-        (called with the fit's data, estimate, ``standardize`` and ``sparsity``)."""
+        (called with the fit's data, estimate, ``standardize`` and ``sparsity``;
+        ``n_jobs`` processes give the same numbers as one)."""
         self._require_data("bootstrap()")
         if method != "poisson":
             self._model._require_rows("the bootstrap (it resamples rows)")
         return _bootstrap(
             self._model.data, self._est, standardize=self.standardize,
             sparsity=self.sparsity, n_boot=n_boot, seed=seed, method=method,
-            interval=interval, alpha=alpha, progress=progress, fit=self,
+            interval=interval, alpha=alpha, progress=progress, n_jobs=n_jobs, fit=self,
         )
 
     # -- summary ----------------------------------------------------------

@@ -8,6 +8,7 @@ import pytest
 
 import jdr_stats as jdr
 from jdr_stats._linalg import ReweightedMoments, batched_principal_angles, principal_angles
+from jdr_stats._sources import ArraySource
 from jdr_stats._estimate import estimate
 from jdr_stats._warnings import SmallSampleWarning, WeakGapWarning
 from jdr_stats.inference import bootstrap as bmod
@@ -359,3 +360,86 @@ def test_coverage_weak_direction_replay():
         hits.append(np.degrees(principal_angles(sim.U, res.estimate.dir_a).max()) <= bound["a"])
         hits.append(np.degrees(principal_angles(sim.V, res.estimate.dir_b).max()) <= bound["b"])
     assert np.mean(hits) >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / (2 * reps))
+
+
+# -- n_jobs: the same numbers in every process count --------------------------
+def _same(x, y):
+    np.testing.assert_array_equal(x.angles_a, y.angles_a)
+    np.testing.assert_array_equal(x.angles_b, y.angles_b)
+    np.testing.assert_array_equal(x.singular_values, y.singular_values)
+    if x.interval == "calibrated":
+        np.testing.assert_array_equal(x.calibrated_levels(), y.calibrated_levels())
+        np.testing.assert_array_equal(x.max_angle_bound(), y.max_angle_bound())
+    if x.selected_a is not None:
+        np.testing.assert_array_equal(x.selected_a, y.selected_a)
+        np.testing.assert_array_equal(x.selected_b, y.selected_b)
+
+
+@pytest.mark.parametrize("interval, sparsity", [("calibrated", None), ("percentile", (3, 3))])
+def test_pairs_n_jobs_gives_identical_numbers(monkeypatch, interval, sparsity):
+    import jdr_stats._linalg as lin
+
+    sim = jdr.simulate.bilinear(1200, 6, 5, 2, s1=3, s2=3, seed=21)
+    w0 = np.random.default_rng(2).uniform(0.5, 2.0, 1200)
+    res = jdr.JointDimReduction(sim.y, sim.a, sim.b, weights=w0).fit(2, sparsity=sparsity)
+    # several batches of counts and several chunks of rows per batch
+    monkeypatch.setattr(bmod, "_COUNT_BYTES", 8 * 1200 * 16)
+    monkeypatch.setattr(lin, "_FEATURE_BYTES", 8 * 121 * 300)
+    runs = {}
+    for n_jobs in (None, 1, 2):
+        seen = []
+        runs[n_jobs] = res.bootstrap(n_boot=40, seed=9, interval=interval, n_jobs=n_jobs,
+                                     progress=lambda d, t: seen.append((d, t)))
+        assert seen[-1] == (40, 40) and len(seen) > 1  # progress reports every batch
+    _same(runs[None], runs[1])
+    _same(runs[None], runs[2])
+
+
+@pytest.mark.parametrize("interval", ["percentile", "calibrated"])
+def test_poisson_n_jobs_gives_identical_numbers(interval):
+    # 40000 rows: three blocks of Poisson weights (BLOCK_ROWS = 16384), the
+    # last one short, each cut into pieces
+    assert 2 * pmod.BLOCK_ROWS < 40_000 < 3 * pmod.BLOCK_ROWS
+    sim = jdr.simulate.bilinear(40_000, 3, 3, 2, seed=22)
+    w0 = np.random.default_rng(3).uniform(0.5, 2.0, 40_000)
+    res = jdr.JointDimReduction(sim.y, sim.a, sim.b, weights=w0).fit(2)
+    runs = {}
+    for n_jobs in (None, 1, 2):
+        seen = []
+        runs[n_jobs] = res.bootstrap(n_boot=40, seed=4, method="poisson", interval=interval,
+                                     n_jobs=n_jobs, progress=lambda d, t: seen.append((d, t)))
+        assert seen[-1] == (40, 40)
+    _same(runs[None], runs[1])
+    _same(runs[None], runs[2])
+
+
+def test_n_jobs_bad_input(dense_fit):
+    with pytest.raises(ValueError, match="n_jobs"):
+        dense_fit[1].bootstrap(n_boot=20, seed=0, n_jobs=0)
+    with pytest.raises(ValueError, match="n_jobs"):
+        dense_fit[1].bootstrap(n_boot=20, seed=0, n_jobs=1.5)
+
+
+def test_parallel_sums_and_pass_equal_serial_ones(dense_fit, monkeypatch):
+    # the parallel code paths themselves, against the serial ones
+    from joblib import Parallel
+
+    import jdr_stats._linalg as lin
+
+    monkeypatch.setattr(lin, "_FEATURE_BYTES", 8 * 121 * 400)  # 4 chunks of rows
+    data = dense_fit[1].model.data
+    counts = bmod._draw_counts(np.random.default_rng(0), 7, data.nobs)
+
+    def rw():
+        return ReweightedMoments(data.endog, data.blocks["exog_a"], data.blocks["exog_b"],
+                                 data.weights)
+
+    with Parallel(n_jobs=2, return_as="generator") as par:
+        np.testing.assert_array_equal(bmod._sums(rw(), counts, par), rw().sums(counts))
+        plan = pmod.poisson_plan(ArraySource(data.endog, data.blocks["exog_a"],
+                                             data.blocks["exog_b"], batch_rows=500),
+                                 5, seed=3, inner=True)
+        got, want = pmod.poisson_pass(plan, par), pmod.poisson_pass(plan)
+    for g, w in zip(got[0] + got[1], want[0] + want[1]):
+        np.testing.assert_array_equal(g.cross, w.cross)
+        np.testing.assert_array_equal(g.cov_a, w.cov_a)

@@ -126,6 +126,11 @@ def test_formula_weights_bootstrap_support_json(csv_file, tmp_path, capsys):
     assert doc["weights"] is True and "np.exp(a2)" in doc["directions_a"]
     assert doc["formula"].startswith("y ~") and doc["bootstrap"]["n_boot"] == 49
     assert 0 < doc["bootstrap"]["max_angle_bound_deg"]["a"] < 90
+    # --n-jobs: the same bootstrap in two processes
+    assert main(["fit", str(path), "--formula", "y ~ a0 + a1 + np.exp(a2) + a3 | b0 + b1 + b2",
+                 "--rank", "1", "--weights", "w", "--bootstrap", "49", "--seed", "1",
+                 "--n-jobs", "2", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["bootstrap"] == doc["bootstrap"]
     # support selection does not take weights: a one-line error
     assert main(["fit", str(path), *BASE, "--rank", "1", "--weights", "w", "--support"]) == 2
     assert "weights" in capsys.readouterr().err

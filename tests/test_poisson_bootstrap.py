@@ -114,6 +114,10 @@ def test_poisson_bootstrap_of_a_parquet_model(data, tmp_path):
     # the same weights, rows chunked differently: equal up to the rounding
     np.testing.assert_allclose(got.angles_a, want.angles_a, rtol=1e-4, atol=1e-6)
     np.testing.assert_allclose(got.singular_values, want.singular_values, rtol=1e-6)
+    # n_jobs: the source is read in this process only; the same numbers
+    par = streamed.bootstrap(n_boot=20, seed=4, method="poisson", n_jobs=2)
+    np.testing.assert_array_equal(par.angles_a, got.angles_a)
+    np.testing.assert_array_equal(par.singular_values, got.singular_values)
     # the pairs bootstrap needs the rows
     with pytest.raises(Exception, match="needs the rows"):
         streamed.bootstrap(n_boot=20, seed=4)

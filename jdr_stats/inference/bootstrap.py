@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from contextlib import contextmanager
 from functools import cached_property
 from typing import Any, Literal
 
@@ -31,19 +32,20 @@ import numpy as np
 import pandas as pd
 from statsmodels.iolib.summary2 import Summary
 
-from .._progress import ProgressArg, check_progress, progress_bar
+from .._progress import ProgressArg, check_n_jobs, check_progress, progress_bar
 from .._validation import check_bool, check_choice, check_fraction, check_int, normalize_seed
 from .._data import ModelData
 from .._estimate import Estimate
 from .._estimate import estimate as estimate_from_moments
 from .._linalg import ReweightedMoments, batched_principal_angles, orthonormal_basis
 from .._linalg import BlockMoments
+from scipy.linalg.blas import dgemm as _dgemm
 from .._warnings import SmallSampleWarning, WeakGapWarning
 from ..summary import SummaryMixin, build_summary
 from ._bounds import batched_dense_estimate, calibrated_level, gap_diagnostics, pair_angles
 from .._sources import ArraySource
 from .._streamed import MomentsData
-from .poisson_bootstrap import poisson_moments
+from .poisson_bootstrap import poisson_pass, poisson_plan
 
 __all__ = ["bootstrap", "BootstrapResults"]
 
@@ -82,13 +84,16 @@ def _order_index(n: int, level: float) -> int:
     return int(min(max(k, 1), n)) - 1
 
 
-def _pairs_batches(data: ModelData, n_boot: int, rng: np.random.Generator, inner: bool):
+def _pairs_batches(data: ModelData, n_boot: int, rng: np.random.Generator, inner: bool,
+                   parallel: Any = None):
     """Moments of the pairs bootstrap's replicates, batch by batch.
 
     Yields ``(outer, inner)`` lists of BlockMoments; the inner replicate
     ``b`` resamples the rows of outer replicate ``b`` (counts
     ``Multinomial(m, c_b / m)``), drawn from a generator spawned from
-    ``rng`` so that the outer replicates do not depend on ``inner``.
+    ``rng`` so that the outer replicates do not depend on ``inner``.  The
+    counts are drawn here, in this order, whatever ``n_jobs``; with
+    ``parallel`` only the products of :func:`_sums` run in the workers.
     """
     m = data.nobs
     rw = ReweightedMoments(data.endog, data.blocks["exog_a"], data.blocks["exog_b"],
@@ -103,14 +108,70 @@ def _pairs_batches(data: ModelData, n_boot: int, rng: np.random.Generator, inner
         counts = _draw_counts(rng, nb, m)
         if inner:
             counts_in = rng_in.multinomial(m, counts / counts.sum(axis=1, keepdims=True))
-            moms = rw.moments(rw.sums(np.vstack([counts, counts_in.astype(float)])))
+            moms = rw.moments(_sums(rw, np.vstack([counts, counts_in.astype(float)]),
+                                    parallel))
             yield moms[:nb], moms[nb:]
         else:
-            yield rw.moments(rw.sums(counts)), None
+            yield rw.moments(_sums(rw, counts, parallel)), None
         done += nb
 
 
-def _poisson_batches(data: ModelData, n_boot: int, rng: np.random.Generator, inner: bool):
+def _product(dev: np.ndarray, f32: np.ndarray) -> np.ndarray:
+    """``dev @ f32`` in a worker process (``dev`` arrives as a copy; the
+    product does not depend on the memory layout of its operands)."""
+    return dev @ f32
+
+
+def _sums(rw: ReweightedMoments, counts: np.ndarray, parallel: Any) -> np.ndarray:
+    """``rw.sums(counts)``, with the single-precision products in joblib workers.
+
+    The same computation as :meth:`ReweightedMoments.sums`, chunk by chunk
+    of rows: this process forms the features and accumulates the
+    double-precision part in place (BLAS ``dgemm``, a few per cent of the
+    work); the workers compute the products ``(counts - 1)[:, chunk] @ F32``
+    (nearly all of the work), which are added here in chunk order, so the
+    result is identical bit for bit to the serial one.
+    """
+    if parallel is None:
+        return rw.sums(counts)
+    from joblib import delayed
+
+    nb, w64 = counts.shape[0], rw.width64
+    out64_t = np.zeros((w64, nb), order="F")
+    out32 = np.zeros((nb, rw.width - w64))
+    dev = counts.astype(np.float32)
+    dev -= np.float32(1.0)
+    full_parts: list[np.ndarray] = []
+    state = {"out64_t": out64_t}
+
+    def tasks():
+        buf = np.empty((min(rw.chunk, rw.m), rw.width))
+        for start in range(0, rw.m, rw.chunk):
+            stop = min(start + rw.chunk, rw.m)
+            f = rw._features(start, stop, buf)
+            state["out64_t"] = _dgemm(
+                1.0, f[:, :w64].T, counts[:, start:stop].T, beta=1.0, c=state["out64_t"],
+                overwrite_c=True,
+            )
+            if rw._full32 is None:
+                full_parts.append(f[:, w64:].sum(axis=0))
+            yield delayed(_product)(dev[:, start:stop], f[:, w64:].astype(np.float32))
+
+    for p in parallel(tasks()):
+        out32 += p
+    if rw._full32 is None:
+        full = np.zeros(rw.width - w64)
+        for part in full_parts:
+            full += part
+        rw._full32 = full
+    out = np.empty((nb, rw.width))
+    out[:, :w64] = state["out64_t"].T
+    out[:, w64:] = out32 + rw._full32
+    return out
+
+
+def _poisson_batches(data: ModelData | MomentsData, n_boot: int, rng: np.random.Generator,
+                     inner: bool, parallel: Any = None):
     """Moments of the Poisson bootstrap's replicates: one pass over the rows
     (of the arrays, or of the source a streamed model was built from)."""
     if isinstance(data, MomentsData):
@@ -118,8 +179,35 @@ def _poisson_batches(data: ModelData, n_boot: int, rng: np.random.Generator, inn
     else:
         src = ArraySource(data.endog, data.blocks["exog_a"], data.blocks["exog_b"],
                           weights=data.weights)
-    out = poisson_moments(src, n_boot, rng, inner=inner)
+    out = poisson_pass(poisson_plan(src, n_boot, rng, inner=inner), parallel)
     yield out if inner else (out, None)
+
+
+def _workers(n_jobs: int | None) -> int:
+    """Number of processes joblib will use for ``n_jobs`` (1: in this process)."""
+    if n_jobs in (None, 1):
+        return 1
+    try:
+        from joblib import effective_n_jobs
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise ImportError(
+            f"n_jobs={n_jobs} needs joblib: pip install 'jdr_stats[parallel]'"
+        ) from exc
+    return max(1, int(effective_n_jobs(n_jobs)))
+
+
+@contextmanager
+def _parallel(n_jobs: int | None):
+    """A ``joblib.Parallel`` (results as a generator, in order) for ``n_jobs``
+    processes, or None when the work runs in this process.  Large arrays
+    passed to the workers are memory-mapped by joblib, not copied."""
+    if _workers(n_jobs) == 1:
+        yield None
+        return
+    from joblib import Parallel
+
+    with Parallel(n_jobs=n_jobs, return_as="generator") as parallel:
+        yield parallel
 
 
 def _refit(ctx: dict, mom: BlockMoments) -> Estimate:
@@ -167,6 +255,7 @@ def _replicates(
     method: str,
     inner: bool,
     progress: ProgressArg,
+    n_jobs: int | None = None,
 ):
     """Refit every replicate: angles to the estimate, singular values,
     selections, and (``inner``) the largest angle of each inner replicate to
@@ -186,11 +275,11 @@ def _replicates(
     ok = np.zeros(n_boot, dtype=bool)
     ok_in = np.zeros(n_boot, dtype=bool)
     errors: list[str] = []
-    batches = (_pairs_batches if method == "pairs" else _poisson_batches)(
-        data, n_boot, rng, inner
-    )
     done = 0
-    with progress_bar(progress, n_boot, "bootstrap") as update:
+    with _parallel(n_jobs) as parallel, progress_bar(progress, n_boot, "bootstrap") as update:
+        batches = (_pairs_batches if method == "pairs" else _poisson_batches)(
+            data, n_boot, rng, inner, parallel
+        )
         for outer, inner_moms in batches:
             fits = _fit_batch(ctx, outer, errors)
             fits_in = None if inner_moms is None else _fit_batch(ctx, inner_moms, [])
@@ -255,6 +344,7 @@ def bootstrap(
     interval: Interval = "percentile",
     alpha: float = 0.05,
     progress: ProgressArg = False,
+    n_jobs: int | None = None,
     fit: Any = None,
 ) -> BootstrapResults:
     """Bootstrap the joint fit: confidence bounds for the estimated subspaces.
@@ -299,6 +389,18 @@ def bootstrap(
         ``True``: a progress bar on standard error (tqdm when installed,
         plain lines otherwise); a callable is called as
         ``progress(done, n_boot)`` after each batch of replicates.
+    n_jobs : int or None
+        Processes for the refits (joblib; ``None`` or 1: in this process,
+        -1: all cores).  This process draws the resampling exactly as a
+        serial run (pairs: the count matrices, in order) and reads the rows;
+        the workers compute the single-precision products of the reweighted
+        sums (nearly all of the work of the sums: a chunk of rows per task;
+        Poisson: one block of rows per task, whose weights the worker draws
+        from the block's own seed), which are added here in the serial
+        order.  The results are therefore identical, bit for bit, for every
+        ``n_jobs`` and to a serial run.  The refits stay in this process.
+        Memory: one chunk or block of features per running task, no copy
+        of the data per replicate.
     fit : JDRResults, optional
         The fit being bootstrapped, kept as :attr:`BootstrapResults.results`
         (``JDRResults.bootstrap`` passes itself).
@@ -359,6 +461,7 @@ def bootstrap(
     interval = check_choice(interval, "interval", _INTERVALS)
     alpha = check_fraction(alpha, "alpha")
     check_progress(progress)
+    n_jobs = check_n_jobs(n_jobs)
     if isinstance(data, MomentsData):
         # a model built from sums: only the Poisson bootstrap, which needs one
         # pass over the rows, can run, and only if the source is kept
@@ -378,7 +481,7 @@ def bootstrap(
     rng = normalize_seed(seed)
     inner = interval == "calibrated"
     ang_a, ang_b, sv, sel_a, sel_b, n_ok, inner_angles = _replicates(
-        data, estimate, standardize, sparsity, n_boot, rng, method, inner, progress
+        data, estimate, standardize, sparsity, n_boot, rng, method, inner, progress, n_jobs
     )
     boot = BootstrapResults(
         data,

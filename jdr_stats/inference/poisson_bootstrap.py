@@ -30,7 +30,8 @@ from .._linalg import BlockMoments, ReweightedMoments
 from .._sources import ArraySource
 from .._validation import normalize_seed
 
-__all__ = ["BLOCK_ROWS", "poisson_weights", "inner_weights", "poisson_moments"]
+__all__ = ["BLOCK_ROWS", "poisson_weights", "inner_weights", "poisson_moments",
+           "poisson_plan", "poisson_pass", "PoissonPlan"]
 
 #: Rows per block of Poisson weights (one spawned SeedSequence per block).
 BLOCK_ROWS = 1 << 14
@@ -258,6 +259,36 @@ def poisson_moments(
     >>> len(moms), moms[0].cross.shape
     (4, (3, 2))
     """
+    plan = poisson_plan(source, n_boot, seed, case_weights=case_weights, inner=inner)
+    return poisson_pass(plan)
+
+
+class PoissonPlan:
+    """What the pass of one Poisson bootstrap needs (:func:`poisson_plan`).
+
+    The source, the case weights, the root entropy of the weights and the
+    first pass's means and column ranges.  The source is only read in the
+    calling process, also when :func:`poisson_pass` hands the products of
+    blocks of rows to joblib workers (they get the entropy, the block
+    number and the block's features).
+    """
+
+    def __init__(self, source, case_weights, entropy, stats, n_boot, inner):  # noqa: D107
+        self.source, self.case_weights = source, case_weights
+        self.entropy, self.stats = entropy, stats
+        self.n_boot, self.inner = n_boot, inner
+
+
+def poisson_plan(
+    source: Any,
+    n_boot: int,
+    seed: int | np.random.Generator | None = None,
+    *,
+    case_weights: np.ndarray | None = None,
+    inner: bool = False,
+) -> PoissonPlan:
+    """Check the arguments of :func:`poisson_moments`, draw the root entropy
+    from ``seed`` and make the first pass (means and column ranges)."""
     if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)):
         raise TypeError(f"n_boot must be a positive integer; got {n_boot!r}")
     if n_boot < 1:
@@ -277,10 +308,53 @@ def poisson_moments(
             )
         if getattr(source, "weighted", False):
             raise ValueError("case_weights given for a source that carries its own weights")
-    n_boot = int(n_boot)
     entropy = _entropy(seed)
-    m, ybar, abar, bbar, range_a, range_b = _first_pass(source, case_weights)
-    rw = _SourceMoments(m, ybar, abar, bbar, range_a, range_b)
+    stats = _first_pass(source, case_weights)
+    return PoissonPlan(source, case_weights, entropy, stats, int(n_boot), bool(inner))
+
+
+def _block_products(entropy: tuple[int, ...], block: int, n_boot: int, inner: bool,
+                    pieces: list[tuple[int, np.ndarray]]) -> list:
+    """The products of one weight block's pieces, as :func:`poisson_pass` forms them.
+
+    ``pieces`` holds ``(col, f)``, ``f`` the single-precision features of
+    ``take`` rows from column ``col`` of the block, shape ``(width, take)``;
+    returns ``(P, P_in)`` per piece, ``P = (W - 1)[:, col:col + take] @ f.T``
+    (``P_in`` None without ``inner``): the very products of a serial pass,
+    computed in a worker process.
+    """
+    dev = poisson_weights(entropy, block, n_boot)
+    dev_in = None
+    if inner:
+        dev_in = inner_weights(entropy, block, dev)
+        dev_in -= np.float32(1.0)
+    dev -= np.float32(1.0)
+    out = []
+    for col, f in pieces:
+        take = f.shape[1]
+        f32 = f.T
+        p = dev[:, col:col + take] @ f32
+        p_in = dev_in[:, col:col + take] @ f32 if inner else None
+        out.append((p, p_in))
+    return out
+
+
+def poisson_pass(
+    plan: PoissonPlan, parallel: Any = None
+) -> list[BlockMoments] | tuple[list[BlockMoments], list[BlockMoments]]:
+    """Moments of all replicates of ``plan``: one pass over the rows.
+
+    ``parallel`` (a ``joblib.Parallel`` opened by the caller): this process
+    reads the rows and forms their features; the weights of each block of
+    ``BLOCK_ROWS`` rows and their products with the features are computed
+    in the workers, one block per task, and added here in row order.  Every
+    product is the same as in the serial pass and the sums are taken in the
+    same order, so the moments are identical bit for bit.
+    """
+    if parallel is not None:
+        return _parallel_pass(plan, parallel)
+    inner, entropy, n_boot = plan.inner, plan.entropy, plan.n_boot
+    rw = _SourceMoments(*plan.stats)
     total = np.zeros((n_boot, rw.width))  # sums of (w - 1) f, double precision
     total_in = np.zeros((n_boot, rw.width)) if inner else None
     dev_in = None
@@ -289,7 +363,7 @@ def poisson_moments(
     offset = 0
     buf = np.empty((rw.width, _PIECE_ROWS))
     buf32 = np.empty((rw.width, _PIECE_ROWS), dtype=np.float32)
-    for y, a, b, w in _chunks(source, case_weights):
+    for y, a, b, w in _chunks(plan.source, plan.case_weights):
         k = y.shape[0]
         pos = 0
         while pos < k:
@@ -314,6 +388,54 @@ def poisson_moments(
                 total_in += dev_in[:, col:col + take] @ f32
             pos += take
         offset += k
+    if inner:
+        return rw.moments(total + full), rw.moments(total_in + full)
+    return rw.moments(total + full)
+
+
+def _parallel_pass(plan: PoissonPlan, parallel: Any):
+    """:func:`poisson_pass` with the weights and products in joblib workers."""
+    from joblib import delayed
+
+    inner, entropy, n_boot = plan.inner, plan.entropy, plan.n_boot
+    rw = _SourceMoments(*plan.stats)
+    total = np.zeros((n_boot, rw.width))
+    total_in = np.zeros((n_boot, rw.width)) if inner else None
+    full = np.zeros(rw.width)
+    buf = np.empty((rw.width, _PIECE_ROWS))
+
+    def tasks():
+        # one task per weight block, built while the rows are read (lazily:
+        # joblib holds only a few blocks' features at a time)
+        offset, cur_block, pieces = 0, -1, []
+        for y, a, b, w in _chunks(plan.source, plan.case_weights):
+            k = y.shape[0]
+            pos = 0
+            while pos < k:
+                block, col = divmod(offset + pos, BLOCK_ROWS)
+                take = min(k - pos, BLOCK_ROWS - col, _PIECE_ROWS)
+                cw = None if w is None else w[pos:pos + take]
+                f = rw.chunk_features_t(y[pos:pos + take], a[pos:pos + take],
+                                        b[pos:pos + take], cw, buf)
+                full_parts.append(f.sum(axis=1))
+                if block != cur_block and pieces:
+                    yield delayed(_block_products)(entropy, cur_block, n_boot, inner, pieces)
+                    pieces = []
+                cur_block = block
+                pieces.append((col, f.astype(np.float32)))
+                pos += take
+            offset += k
+        if pieces:
+            yield delayed(_block_products)(entropy, cur_block, n_boot, inner, pieces)
+
+    full_parts: list[np.ndarray] = []
+    for products in parallel(tasks()):
+        for p, p_in in products:
+            total += p
+            if inner:
+                total_in += p_in
+    for part in full_parts:  # the serial pass's order of the full-sample sums
+        full += part
     if inner:
         return rw.moments(total + full), rw.moments(total_in + full)
     return rw.moments(total + full)
