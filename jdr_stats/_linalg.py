@@ -12,12 +12,14 @@ rows (bootstrap resamples) by matrix products, without copying rows.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 from scipy import linalg as sla
+from threadpoolctl import threadpool_limits
 from scipy.linalg.blas import dgemm as _dgemm
 
 __all__ = [
@@ -152,6 +154,19 @@ def block_moments(
 _FEATURE_BYTES = 1 << 26
 
 
+def blas_single_thread() -> AbstractContextManager:
+    """Run the enclosed BLAS calls on one thread (threadpoolctl).
+
+    A multi-threaded BLAS may split a product with a long inner dimension
+    between its threads, so the summation order, and the last bits of the
+    result, depend on the number of threads.  The bootstrap's resampling
+    products run inside this context (in this process and in joblib
+    workers alike), so their numbers do not depend on the machine's thread
+    count nor on ``n_jobs``.
+    """
+    return threadpool_limits(limits=1, user_api="blas")
+
+
 class ReweightedMoments:
     """Block moments of many reweightings of the same rows, by matrix products.
 
@@ -224,7 +239,12 @@ class ReweightedMoments:
             f *= self._w0[start:stop, None]
         return f
 
-    def sums(self, counts: np.ndarray) -> np.ndarray:
+    def sums(
+        self,
+        counts: np.ndarray,
+        map_products: Callable[[Iterator[tuple[np.ndarray, np.ndarray]]], Iterable[np.ndarray]]
+        | None = None,
+    ) -> np.ndarray:
         """``counts @ (w0 * F)``, shape (B, width).
 
         The first ``width64`` features (everything needed for the means and
@@ -237,26 +257,46 @@ class ReweightedMoments:
         ``counts - 1`` are small integers, exact in single precision, so only
         the resampling fluctuation carries the single-precision rounding
         (relative error about 1e-7 of it).
+
+        ``map_products``, when given, receives the iterator of the pairs
+        ``(counts - 1 of a row chunk, F32 of the chunk)`` and returns their
+        products in the same order (e.g. computed by parallel workers); they
+        are added here in chunk order, so the result is identical bit for bit
+        to the serial one.
         """
         nb, w64 = counts.shape[0], self.width64
         out64_t = np.zeros((w64, nb), order="F")
         out32 = np.zeros((nb, self.width - w64))
         dev = counts.astype(np.float32)
         dev -= np.float32(1.0)
-        full = None if self._full32 is not None else np.zeros(self.width - w64)
-        buf = np.empty((min(self.chunk, self.m), self.width))
-        for start in range(0, self.m, self.chunk):
-            stop = min(start + self.chunk, self.m)
-            f = self._features(start, stop, buf)
-            out64_t = _dgemm(
-                1.0, f[:, :w64].T, counts[:, start:stop].T, beta=1.0, c=out64_t,
-                overwrite_c=True,
-            )
-            f32 = f[:, w64:].astype(np.float32)
-            out32 += dev[:, start:stop] @ f32
-            if full is not None:
-                full += f[:, w64:].sum(axis=0)
-        if full is not None:
+        full_parts: list[np.ndarray] = []
+        need_full = self._full32 is None
+
+        def pairs() -> Iterator[tuple[np.ndarray, np.ndarray]]:
+            nonlocal out64_t
+            buf = np.empty((min(self.chunk, self.m), self.width))
+            for start in range(0, self.m, self.chunk):
+                stop = min(start + self.chunk, self.m)
+                f = self._features(start, stop, buf)
+                out64_t = _dgemm(
+                    1.0, f[:, :w64].T, counts[:, start:stop].T, beta=1.0, c=out64_t,
+                    overwrite_c=True,
+                )
+                if need_full:
+                    full_parts.append(f[:, w64:].sum(axis=0))
+                yield dev[:, start:stop], f[:, w64:].astype(np.float32)
+
+        if map_products is None:
+            with blas_single_thread():
+                for d, f32 in pairs():
+                    out32 += d @ f32
+        else:
+            for prod in map_products(pairs()):
+                out32 += prod
+        if need_full:
+            full = np.zeros(self.width - w64)
+            for part in full_parts:
+                full += part
             self._full32 = full
         out = np.empty((nb, self.width))
         out[:, :w64] = out64_t.T

@@ -37,9 +37,13 @@ from .._validation import check_bool, check_choice, check_fraction, check_int, n
 from .._data import ModelData
 from .._estimate import Estimate
 from .._estimate import estimate as estimate_from_moments
-from .._linalg import ReweightedMoments, batched_principal_angles, orthonormal_basis
+from .._linalg import (
+    ReweightedMoments,
+    batched_principal_angles,
+    blas_single_thread,
+    orthonormal_basis,
+)
 from .._linalg import BlockMoments
-from scipy.linalg.blas import dgemm as _dgemm
 from .._warnings import SmallSampleWarning, WeakGapWarning
 from ..summary import SummaryMixin, build_summary
 from ._bounds import batched_dense_estimate, calibrated_level, gap_diagnostics, pair_angles
@@ -119,55 +123,20 @@ def _pairs_batches(data: ModelData, n_boot: int, rng: np.random.Generator, inner
 def _product(dev: np.ndarray, f32: np.ndarray) -> np.ndarray:
     """``dev @ f32`` in a worker process (``dev`` arrives as a copy; the
     product does not depend on the memory layout of its operands)."""
-    return dev @ f32
+    with blas_single_thread():
+        return dev @ f32
 
 
 def _sums(rw: ReweightedMoments, counts: np.ndarray, parallel: Any) -> np.ndarray:
-    """``rw.sums(counts)``, with the single-precision products in joblib workers.
-
-    The same computation as :meth:`ReweightedMoments.sums`, chunk by chunk
-    of rows: this process forms the features and accumulates the
-    double-precision part in place (BLAS ``dgemm``, a few per cent of the
-    work); the workers compute the products ``(counts - 1)[:, chunk] @ F32``
-    (nearly all of the work), which are added here in chunk order, so the
-    result is identical bit for bit to the serial one.
-    """
+    """``rw.sums(counts)``, with the single-precision products in joblib workers
+    (added back in chunk order: identical bit for bit to the serial sums)."""
     if parallel is None:
         return rw.sums(counts)
     from joblib import delayed
 
-    nb, w64 = counts.shape[0], rw.width64
-    out64_t = np.zeros((w64, nb), order="F")
-    out32 = np.zeros((nb, rw.width - w64))
-    dev = counts.astype(np.float32)
-    dev -= np.float32(1.0)
-    full_parts: list[np.ndarray] = []
-    state = {"out64_t": out64_t}
-
-    def tasks():
-        buf = np.empty((min(rw.chunk, rw.m), rw.width))
-        for start in range(0, rw.m, rw.chunk):
-            stop = min(start + rw.chunk, rw.m)
-            f = rw._features(start, stop, buf)
-            state["out64_t"] = _dgemm(
-                1.0, f[:, :w64].T, counts[:, start:stop].T, beta=1.0, c=state["out64_t"],
-                overwrite_c=True,
-            )
-            if rw._full32 is None:
-                full_parts.append(f[:, w64:].sum(axis=0))
-            yield delayed(_product)(dev[:, start:stop], f[:, w64:].astype(np.float32))
-
-    for p in parallel(tasks()):
-        out32 += p
-    if rw._full32 is None:
-        full = np.zeros(rw.width - w64)
-        for part in full_parts:
-            full += part
-        rw._full32 = full
-    out = np.empty((nb, rw.width))
-    out[:, :w64] = state["out64_t"].T
-    out[:, w64:] = out32 + rw._full32
-    return out
+    return rw.sums(
+        counts, lambda pairs: parallel(delayed(_product)(d, f32) for d, f32 in pairs)
+    )
 
 
 def _poisson_batches(data: ModelData | MomentsData, n_boot: int, rng: np.random.Generator,

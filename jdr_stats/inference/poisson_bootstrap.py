@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from .._linalg import BlockMoments, ReweightedMoments
+from .._linalg import BlockMoments, ReweightedMoments, blas_single_thread
 from .._sources import ArraySource
 from .._validation import normalize_seed
 
@@ -330,12 +330,13 @@ def _block_products(entropy: tuple[int, ...], block: int, n_boot: int, inner: bo
         dev_in -= np.float32(1.0)
     dev -= np.float32(1.0)
     out = []
-    for col, f in pieces:
-        take = f.shape[1]
-        f32 = f.T
-        p = dev[:, col:col + take] @ f32
-        p_in = dev_in[:, col:col + take] @ f32 if inner else None
-        out.append((p, p_in))
+    with blas_single_thread():
+        for col, f in pieces:
+            take = f.shape[1]
+            f32 = f.T
+            p = dev[:, col:col + take] @ f32
+            p_in = dev_in[:, col:col + take] @ f32 if inner else None
+            out.append((p, p_in))
     return out
 
 
@@ -363,31 +364,33 @@ def poisson_pass(
     offset = 0
     buf = np.empty((rw.width, _PIECE_ROWS))
     buf32 = np.empty((rw.width, _PIECE_ROWS), dtype=np.float32)
-    for y, a, b, w in _chunks(plan.source, plan.case_weights):
-        k = y.shape[0]
-        pos = 0
-        while pos < k:
-            # a piece of at most _PIECE_ROWS rows inside one weight block
-            block, col = divmod(offset + pos, BLOCK_ROWS)
-            take = min(k - pos, BLOCK_ROWS - col, _PIECE_ROWS)
-            cw = None if w is None else w[pos:pos + take]
-            f = rw.chunk_features_t(y[pos:pos + take], a[pos:pos + take],
-                                    b[pos:pos + take], cw, buf)
-            full += f.sum(axis=1)
-            if block != cur_block:
-                dev = poisson_weights(entropy, block, n_boot)
+    # one BLAS thread: the products' rounding must not depend on threads
+    with blas_single_thread():
+        for y, a, b, w in _chunks(plan.source, plan.case_weights):
+            k = y.shape[0]
+            pos = 0
+            while pos < k:
+                # a piece of at most _PIECE_ROWS rows inside one weight block
+                block, col = divmod(offset + pos, BLOCK_ROWS)
+                take = min(k - pos, BLOCK_ROWS - col, _PIECE_ROWS)
+                cw = None if w is None else w[pos:pos + take]
+                f = rw.chunk_features_t(y[pos:pos + take], a[pos:pos + take],
+                                        b[pos:pos + take], cw, buf)
+                full += f.sum(axis=1)
+                if block != cur_block:
+                    dev = poisson_weights(entropy, block, n_boot)
+                    if inner:
+                        dev_in = inner_weights(entropy, block, dev)
+                        dev_in -= np.float32(1.0)
+                    dev -= np.float32(1.0)
+                    cur_block = block
+                np.copyto(buf32[:, :take], f)
+                f32 = buf32[:, :take].T
+                total += dev[:, col:col + take] @ f32
                 if inner:
-                    dev_in = inner_weights(entropy, block, dev)
-                    dev_in -= np.float32(1.0)
-                dev -= np.float32(1.0)
-                cur_block = block
-            np.copyto(buf32[:, :take], f)
-            f32 = buf32[:, :take].T
-            total += dev[:, col:col + take] @ f32
-            if inner:
-                total_in += dev_in[:, col:col + take] @ f32
-            pos += take
-        offset += k
+                    total_in += dev_in[:, col:col + take] @ f32
+                pos += take
+            offset += k
     if inner:
         return rw.moments(total + full), rw.moments(total_in + full)
     return rw.moments(total + full)
