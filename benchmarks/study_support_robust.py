@@ -162,16 +162,17 @@ def cost(m: int = 5000, n: int = 60, repeat: int = 3) -> None:
     import jdr_stats.support._robust as robust
 
     sim = jdr.simulate.bilinear(m, n, n, 2, s1=5, s2=5, seed=1, design="laplace", ar1=0.8)
+    model = jdr.JointDimReduction(sim.y, sim.a, sim.b)
 
     def best(**kw) -> float:
         times = []
         for _ in range(repeat):
             start = time.process_time()
-            jdr.select_support(sim.y, sim.a, sim.b, seed=1, **kw)
+            model.select_support(seed=1, **kw)
             times.append(time.process_time() - start)
         return min(times)
 
-    print(f"# select_support(y, a, b, test='marginal'), m = {m}, n1 = n2 = {n}; "
+    print(f"# JointDimReduction(y, a, b).select_support() (marginal test), m = {m}, n1 = n2 = {n}; "
           f"best CPU time of {repeat} runs, both blocks")
     t_f = best(method="chi2")
     print(f"{'partial F (method=chi2)':<44}{t_f:>8.2f} s")
