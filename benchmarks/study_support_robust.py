@@ -23,11 +23,17 @@ Tests (``--methods``):
 * ``<test>-by``: Benjamini-Yekutieli instead of BH.
 
 Stages: ``--stage screen`` (the hardest settings, 100 replications, every
-candidate, B = 199) and ``--stage final`` (every setting, 200 replications,
-the old and the new default).  Run::
+candidate, B = 199), ``--stage final`` (every conditional setting and two
+marginal ones, 200 replications, the old and the new default),
+``--stage marginal`` (the marginal test, no rank, over the battery: F, HC3
+and the wild bootstrap, 200 replications) and ``--stage cost`` (CPU time of
+the marginal test at m = 5000, n1 = n2 = 60, B = 999, resample sums in
+double and single precision).  Run::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 5 python benchmarks/study_support_robust.py --stage screen
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 5 python benchmarks/study_support_robust.py --stage final
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 5 python benchmarks/study_support_robust.py --stage marginal
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 5 python benchmarks/study_support_robust.py --stage cost
 
 The recorded output is ``benchmarks/results/study_support_robust.txt``.
 """
@@ -207,13 +213,13 @@ def main() -> None:
     print(f"# BILINEAR, n1 = n2 = n, s1 = s2 = s, conditional test at the true rank r "
           f"(marginal-*: the marginal test; simulated r = 2, 1 at n = 10), "
           f"q = {Q}, B = {B} (wild: {b_wild}); FDR and power averaged over both blocks")
-    print(f"{'setting':<34}{'test':<10}{'reps':>5}{'FDR':>8}{'MC SE':>8}"
+    print(f"{'setting':<38}{'test':<10}{'reps':>5}{'FDR':>8}{'MC SE':>8}"
           f"{'<=q+2SE':>8}{'power':>7}{'size5%':>8}{'SE':>7}  seeds")
     for k, name in enumerate(names):
         seed0 = args.seed + 1000 * list(SETTINGS).index(name)
         for row in run_setting(name, methods, reps, seed0, b_wild):
             ok = "yes" if row["fdr"] <= Q + 2 * row["se"] else "NO"
-            print(f"{row['setting']:<34}{row['method']:<10}{row['reps']:>5}{row['fdr']:>8.4f}"
+            print(f"{row['setting']:<38}{row['method']:<10}{row['reps']:>5}{row['fdr']:>8.4f}"
                   f"{row['se']:>8.4f}{ok:>8}{row['power']:>7.3f}{row['size']:>8.4f}"
                   f"{row['size_se']:>7.4f}  {row['seeds']}"
                   + (f"  (cpu {row['cpu']:.0f} s)" if "cpu" in row else ""), flush=True)
