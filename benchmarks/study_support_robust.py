@@ -23,11 +23,17 @@ Tests (``--methods``):
 * ``<test>-by``: Benjamini-Yekutieli instead of BH.
 
 Stages: ``--stage screen`` (the hardest settings, 100 replications, every
-candidate, B = 199) and ``--stage final`` (every setting, 200 replications,
-the old and the new default).  Run::
+candidate, B = 199), ``--stage final`` (every conditional setting and two
+marginal ones, 200 replications, the old and the new default),
+``--stage marginal`` (the marginal test, no rank, over the battery: F, HC3
+and the wild bootstrap, 200 replications) and ``--stage cost`` (CPU time of
+the marginal test at m = 5000, n1 = n2 = 60, B = 999, resample sums in
+double and single precision).  Run::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 5 python benchmarks/study_support_robust.py --stage screen
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 5 python benchmarks/study_support_robust.py --stage final
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 5 python benchmarks/study_support_robust.py --stage marginal
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 5 python benchmarks/study_support_robust.py --stage cost
 
 The recorded output is ``benchmarks/results/study_support_robust.txt``.
 """
@@ -70,7 +76,24 @@ SETTINGS: dict[str, tuple[dict, int, int, int, int]] = {
     # the marginal test (no rank; d = n degrees of freedom)
     "marginal-t5-ar0.8-m500-n30": ({"design": "t5", "ar1": 0.8}, 500, 30, 5, None),
     "marginal-gauss-m500-n30": ({}, 500, 30, 5, None),
+    # the marginal battery (--stage marginal); the simulated rank is 2 (1 at n = 10)
+    "marginal-t5-m500-n30": ({"design": "t5"}, 500, 30, 5, None),
+    "marginal-gauss-ar0.8-het-m500-n30": (
+        {"ar1": 0.8, "hetero": "signal", "hetero_strength": 2.0}, 500, 30, 5, None),
+    "marginal-t5-ar0.8-m500-n10": ({"design": "t5", "ar1": 0.8}, 500, 10, 3, None),
+    "marginal-t5-ar0.8-m2000-n30": ({"design": "t5", "ar1": 0.8}, 2000, 30, 5, None),
+    "marginal-t5-ar0.5-het-m1000-n30": (
+        {"design": "t5", "ar1": 0.5, "hetero": "signal", "hetero_strength": 2.0},
+        1000, 30, 5, None),
+    "marginal-binary-gauss-ar0.5-m2000-n30": (
+        {"ar1": 0.5, "response": "binary", "prevalence": 0.2}, 2000, 30, 5, None),
+    "marginal-laplace-ar0.8-m1000-n60": ({"design": "laplace", "ar1": 0.8}, 1000, 60, 6, None),
+    "marginal-laplace-ar0.8-m5000-n60": ({"design": "laplace", "ar1": 0.8}, 5000, 60, 5, None),
 }
+MARGINAL = tuple(k for k in SETTINGS if k.startswith("marginal-"))
+MARGINAL_METHODS = ("F", "hc3", "wild")
+#: simulated rank of the marginal settings (the marginal test does not use it)
+MARGINAL_RANK = {10: 1}
 SCREEN = ("t5-ar0.8-m500-n30-r2", "t5-ar0.8-m2000-n30-r2", "t5-ar0.8-m500-n10-r1",
           "laplace-ar0.8-m500-n60-r3", "t5-ar0.5-het-m1000-n30-r2")
 SCREEN_METHODS = ("F", "sandwich", "perm-F", "hc0", "hc2", "hc3", "wild", "sperm")
@@ -107,7 +130,8 @@ def run_setting(name: str, methods, reps: int, seed0: int, b_wild: int = B) -> l
     start = time.process_time()
     for rep in range(reps):
         seed = seed0 + rep
-        sim = jdr.simulate.bilinear(m, n, n, r or 2, s1=s, s2=s, seed=seed, **opts)
+        sim = jdr.simulate.bilinear(m, n, n, r or MARGINAL_RANK.get(n, 2), s1=s, s2=s,
+                                    seed=seed, **opts)
         yc = sim.y - sim.y.mean()
         za, wa = _whiten(sim.a)
         zb, wb = _whiten(sim.b)
@@ -139,9 +163,36 @@ def run_setting(name: str, methods, reps: int, seed0: int, b_wild: int = B) -> l
     return rows
 
 
+def cost(m: int = 5000, n: int = 60, repeat: int = 3) -> None:
+    """CPU time of select_support's marginal test (both blocks) at m, n1 = n2 = n."""
+    import jdr_stats.support._robust as robust
+
+    sim = jdr.simulate.bilinear(m, n, n, 2, s1=5, s2=5, seed=1, design="laplace", ar1=0.8)
+    model = jdr.JointDimReduction(sim.y, sim.a, sim.b)
+
+    def best(**kw) -> float:
+        times = []
+        for _ in range(repeat):
+            start = time.process_time()
+            model.select_support(seed=1, **kw)
+            times.append(time.process_time() - start)
+        return min(times)
+
+    print(f"# JointDimReduction(y, a, b).select_support() (marginal test), m = {m}, n1 = n2 = {n}; "
+          f"best CPU time of {repeat} runs, both blocks")
+    t_f = best(method="chi2")
+    print(f"{'partial F (method=chi2)':<44}{t_f:>8.2f} s")
+    for dtype in (np.float64, np.float32):
+        robust._RESAMPLE_DTYPE = dtype
+        t_w = best(method="wild", n_boot=999)
+        print(f"{'wild, B = 999, resample sums ' + np.dtype(dtype).name:<44}{t_w:>8.2f} s"
+              f"  ({t_w / t_f:.0f} x F)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--stage", choices=["screen", "final"], default="final")
+    parser.add_argument("--stage", choices=["screen", "final", "marginal", "cost"],
+                        default="final")
     parser.add_argument("--settings", nargs="*", help="subset of the settings")
     parser.add_argument("--methods", nargs="*", help="subset of the tests")
     parser.add_argument("--reps", type=int)
@@ -149,21 +200,26 @@ def main() -> None:
     parser.add_argument("--b-wild", type=int, help="resamples of the wild bootstrap "
                         f"(default {B} when screening, {B_WILD} in the final stage)")
     args = parser.parse_args()
-    names = args.settings or (SCREEN if args.stage == "screen" else tuple(SETTINGS))
-    methods = args.methods or (SCREEN_METHODS if args.stage == "screen" else FINAL_METHODS)
+    print(f"# {' '.join(sys.argv)}")
+    if args.stage == "cost":
+        cost()
+        return
+    names = args.settings or {"screen": SCREEN, "marginal": MARGINAL}.get(
+        args.stage, tuple(k for k in SETTINGS if k not in MARGINAL[2:]))
+    methods = args.methods or {"screen": SCREEN_METHODS, "marginal": MARGINAL_METHODS}.get(
+        args.stage, FINAL_METHODS)
     reps = args.reps or (100 if args.stage == "screen" else 200)
     b_wild = args.b_wild or (B if args.stage == "screen" else B_WILD)
-    print(f"# {' '.join(sys.argv)}")
     print(f"# BILINEAR, n1 = n2 = n, s1 = s2 = s, conditional test at the true rank r "
-          f"(marginal-*: the marginal test, true r = 2), "
+          f"(marginal-*: the marginal test; simulated r = 2, 1 at n = 10), "
           f"q = {Q}, B = {B} (wild: {b_wild}); FDR and power averaged over both blocks")
-    print(f"{'setting':<34}{'test':<10}{'reps':>5}{'FDR':>8}{'MC SE':>8}"
+    print(f"{'setting':<38}{'test':<10}{'reps':>5}{'FDR':>8}{'MC SE':>8}"
           f"{'<=q+2SE':>8}{'power':>7}{'size5%':>8}{'SE':>7}  seeds")
     for k, name in enumerate(names):
         seed0 = args.seed + 1000 * list(SETTINGS).index(name)
         for row in run_setting(name, methods, reps, seed0, b_wild):
             ok = "yes" if row["fdr"] <= Q + 2 * row["se"] else "NO"
-            print(f"{row['setting']:<34}{row['method']:<10}{row['reps']:>5}{row['fdr']:>8.4f}"
+            print(f"{row['setting']:<38}{row['method']:<10}{row['reps']:>5}{row['fdr']:>8.4f}"
                   f"{row['se']:>8.4f}{ok:>8}{row['power']:>7.3f}{row['size']:>8.4f}"
                   f"{row['size_se']:>7.4f}  {row['seeds']}"
                   + (f"  (cpu {row['cpu']:.0f} s)" if "cpu" in row else ""), flush=True)

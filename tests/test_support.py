@@ -50,7 +50,7 @@ def test_marginal_f_equals_reverse_regression_f_test():
     OLS regression of a_j on (1, a_{-j}, W): compare with statsmodels."""
     y, a, b, U, V = _correlated_sparse(400, 6, 2, 3, 0.5, seed=3)
     model = jdr.JointDimReduction(y, a, b)
-    res = select_support(model)  # marginal, F reference
+    res = select_support(model, method="chi2")  # marginal, F reference
     tab = res.table.xs("a", level="block")
     bc = b - b.mean(0)
     lb = np.linalg.cholesky(np.cov(bc.T, bias=True))
@@ -108,7 +108,7 @@ def test_size_correlated_blocks_chi2():
     (H0 is about U in the original coordinates), for the marginal and the
     conditional tests and both covariances."""
     configs = {
-        "marginal": {},
+        "marginal": {"method": "chi2"},
         "conditional": {"rank": 2, "method": "chi2"},
         "conditional_sandwich": {"rank": 2, "covariance": "sandwich"},
         "conditional_wild": {"rank": 2, "seed": 0},
@@ -135,7 +135,7 @@ def test_naive_statistic_is_anticonservative():
         x = model.fit(3).coef_matrix
         p_naive = stats.chi2.sf(2000 * np.sum(x**2, axis=1) / np.var(sim.y), 4)
         null = np.abs(sim.U).sum(1) == 0
-        p = select_support(model).table.xs("a", level="block")["pvalue"].to_numpy()
+        p = select_support(model, method="chi2").table.xs("a", level="block")["pvalue"].to_numpy()
         rej_naive += np.sum(p_naive[null] <= 0.05)
         rej += np.sum(p[null] <= 0.05)
         total += null.sum()
@@ -281,7 +281,7 @@ def test_permutation_reproducible_and_agrees(sparse_model):
 
 def test_default_is_wild_for_the_conditional_test(sparse_model):
     """The conditional default is the wild bootstrap of the robust score test,
-    seeded; the marginal default stays the partial F test."""
+    seeded; so is the marginal default; covariance= selects the analytic test."""
     from jdr_stats.support import robust_coordinate_tests
 
     _, model = sparse_model
@@ -296,7 +296,13 @@ def test_default_is_wild_for_the_conditional_test(sparse_model):
     ref = robust_coordinate_tests(prep.yc, prep.z_a, prep.w_a, prep.w_b, rank=2,
                                   method="wild", n_resample=999, seed=rng)
     np.testing.assert_allclose(one.table.xs("a", level="block")["pvalue"], ref.pvalue)
-    assert model.select_support().method.startswith("marginal partial F")
+    marg = model.select_support(seed=4)
+    assert marg.method == "marginal robust score test, wild bootstrap, B=999"
+    ref = robust_coordinate_tests(prep.yc, prep.z_a, prep.w_a, prep.w_b, rank=None,
+                                  method="wild", n_resample=999,
+                                  seed=np.random.default_rng(4))
+    np.testing.assert_allclose(marg.table.xs("a", level="block")["pvalue"], ref.pvalue)
+    assert model.select_support(covariance="factored").method.startswith("marginal partial F")
 
 
 def test_hc3_and_studentized_permutation_options(sparse_model):

@@ -142,6 +142,22 @@ def test_chunked_equals_unchunked(small, monkeypatch):
         wild.pvalue)
 
 
+@pytest.mark.parametrize("rank", [None, 2])
+def test_single_precision_resample_sums(small, monkeypatch, rank):
+    """The wild bootstrap's resample sums in single precision give the
+    p-values of double precision (marginal and conditional tests)."""
+    from jdr_stats.support import _robust as support_robust
+
+    _, yc, za, wa, _, wb = small
+    kw = dict(rank=rank, method="wild", n_resample=499, seed=5)
+    assert support_robust._RESAMPLE_DTYPE == np.float32
+    single = robust_coordinate_tests(yc, za, wa, wb, **kw)
+    monkeypatch.setattr(support_robust, "_RESAMPLE_DTYPE", np.float64)
+    double = robust_coordinate_tests(yc, za, wa, wb, **kw)
+    np.testing.assert_array_equal(single.stat, double.stat)
+    assert np.max(np.abs(single.pvalue - double.pvalue)) <= 1 / 500
+
+
 def test_null_pvalues_roughly_uniform_heavy_tailed():
     """Independent t(5) blocks, y unrelated to a: the HC3 p-values of block a
     reject about 5% at 0.05 (pooled over variables and replications)."""
@@ -247,6 +263,34 @@ def test_replay_study_t5_ar08_m500():
     se_f = np.std(fdp_f, ddof=1) / np.sqrt(len(fdp_f))
     assert np.mean(fdp_f) > 0.1 + 2 * se_f  # the old default fails here
     assert np.mean(power) > 0.1
+
+
+@pytest.mark.slow
+def test_replay_study_marginal_t5_ar08_m500():
+    """Setting ``marginal-t5-ar0.8-m500-n30`` of the study (``--stage marginal``)
+    with its seeds (141000..141199): the default marginal test (no rank; wild
+    bootstrap, B = 999) with BH at 0.1 keeps the FDR within 0.1 + 2 MC SE,
+    where the partial F test (``method="chi2"``) does not.  About 30 s."""
+    fdp, fdp_f = [], []
+    for seed in range(141000, 141200):
+        sim = jdr.simulate.bilinear(500, 30, 30, 2, s1=5, s2=5, design="t5", ar1=0.8, seed=seed)
+        model = jdr.JointDimReduction(sim.y, sim.a, sim.b)
+        res = model.select_support(fdr=0.1, seed=seed)
+        old = model.select_support(fdr=0.1, method="chi2")
+        assert res.test == "marginal" and "wild" in res.method
+        rows = []
+        for block, truth in (("a", np.abs(sim.U).sum(1) > 0), ("b", np.abs(sim.V).sum(1) > 0)):
+            sel = res.table.xs(block, level="block")["selected"].to_numpy(bool)
+            sel_f = old.table.xs(block, level="block")["selected"].to_numpy(bool)
+            rows.append(((sel & ~truth).sum() / max(sel.sum(), 1),
+                         (sel_f & ~truth).sum() / max(sel_f.sum(), 1)))
+        a, f = np.mean(rows, axis=0)
+        fdp.append(a)
+        fdp_f.append(f)
+    se = np.std(fdp, ddof=1) / np.sqrt(len(fdp))
+    assert np.mean(fdp) <= 0.1 + 2 * se
+    se_f = np.std(fdp_f, ddof=1) / np.sqrt(len(fdp_f))
+    assert np.mean(fdp_f) > 0.1 + 2 * se_f  # the partial F test fails here
 
 
 def test_bh_qvalues_delegates_to_statsmodels():

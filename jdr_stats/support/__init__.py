@@ -27,7 +27,7 @@ Three tests (``docs/theory/support.md`` has the derivations):
 Each is computed as the homoscedastic partial F test of a reverse regression
 or, robust to heavy-tailed correlated blocks, with a heteroscedasticity-
 robust covariance: the wild bootstrap of the robust score statistic is the
-default of the conditional test.
+default of both tests.
 
 Selection rules: Benjamini-Hochberg at a target false discovery rate (the
 default), Benjamini-Yekutieli (any dependence), the threshold rule of
