@@ -361,39 +361,48 @@ def poisson_pass(
     dev_in = None
     full = np.zeros(rw.width)
     cur_block, dev = -1, None
-    offset = 0
-    buf = np.empty((rw.width, _PIECE_ROWS))
     buf32 = np.empty((rw.width, _PIECE_ROWS), dtype=np.float32)
     # one BLAS thread: the products' rounding must not depend on threads
     with blas_single_thread():
-        for y, a, b, w in _chunks(plan.source, plan.case_weights):
-            k = y.shape[0]
-            pos = 0
-            while pos < k:
-                # a piece of at most _PIECE_ROWS rows inside one weight block
-                block, col = divmod(offset + pos, BLOCK_ROWS)
-                take = min(k - pos, BLOCK_ROWS - col, _PIECE_ROWS)
-                cw = None if w is None else w[pos:pos + take]
-                f = rw.chunk_features_t(y[pos:pos + take], a[pos:pos + take],
-                                        b[pos:pos + take], cw, buf)
-                full += f.sum(axis=1)
-                if block != cur_block:
-                    dev = poisson_weights(entropy, block, n_boot)
-                    if inner:
-                        dev_in = inner_weights(entropy, block, dev)
-                        dev_in -= np.float32(1.0)
-                    dev -= np.float32(1.0)
-                    cur_block = block
-                np.copyto(buf32[:, :take], f)
-                f32 = buf32[:, :take].T
-                total += dev[:, col:col + take] @ f32
+        for block, col, f in _pieces(plan, rw, full):
+            take = f.shape[1]
+            if block != cur_block:
+                dev = poisson_weights(entropy, block, n_boot)
                 if inner:
-                    total_in += dev_in[:, col:col + take] @ f32
-                pos += take
-            offset += k
+                    dev_in = inner_weights(entropy, block, dev)
+                    dev_in -= np.float32(1.0)
+                dev -= np.float32(1.0)
+                cur_block = block
+            np.copyto(buf32[:, :take], f)
+            f32 = buf32[:, :take].T
+            total += dev[:, col:col + take] @ f32
+            if inner:
+                total_in += dev_in[:, col:col + take] @ f32
     if inner:
         return rw.moments(total + full), rw.moments(total_in + full)
     return rw.moments(total + full)
+
+
+def _pieces(plan: PoissonPlan, rw: _SourceMoments, full: np.ndarray
+            ) -> Iterator[tuple[int, int, np.ndarray]]:
+    """One pass over the rows in pieces of at most ``_PIECE_ROWS`` rows inside
+    one weight block: ``(block, col, features (width, take))``, the features
+    in a reused buffer; their row sums are added to ``full`` in row order."""
+    buf = np.empty((rw.width, _PIECE_ROWS))
+    offset = 0
+    for y, a, b, w in _chunks(plan.source, plan.case_weights):
+        k = y.shape[0]
+        pos = 0
+        while pos < k:
+            block, col = divmod(offset + pos, BLOCK_ROWS)
+            take = min(k - pos, BLOCK_ROWS - col, _PIECE_ROWS)
+            cw = None if w is None else w[pos:pos + take]
+            f = rw.chunk_features_t(y[pos:pos + take], a[pos:pos + take],
+                                    b[pos:pos + take], cw, buf)
+            full += f.sum(axis=1)
+            yield block, col, f
+            pos += take
+        offset += k
 
 
 def _parallel_pass(plan: PoissonPlan, parallel: Any):
@@ -405,40 +414,25 @@ def _parallel_pass(plan: PoissonPlan, parallel: Any):
     total = np.zeros((n_boot, rw.width))
     total_in = np.zeros((n_boot, rw.width)) if inner else None
     full = np.zeros(rw.width)
-    buf = np.empty((rw.width, _PIECE_ROWS))
 
     def tasks():
         # one task per weight block, built while the rows are read (lazily:
         # joblib holds only a few blocks' features at a time)
-        offset, cur_block, pieces = 0, -1, []
-        for y, a, b, w in _chunks(plan.source, plan.case_weights):
-            k = y.shape[0]
-            pos = 0
-            while pos < k:
-                block, col = divmod(offset + pos, BLOCK_ROWS)
-                take = min(k - pos, BLOCK_ROWS - col, _PIECE_ROWS)
-                cw = None if w is None else w[pos:pos + take]
-                f = rw.chunk_features_t(y[pos:pos + take], a[pos:pos + take],
-                                        b[pos:pos + take], cw, buf)
-                full_parts.append(f.sum(axis=1))
-                if block != cur_block and pieces:
-                    yield delayed(_block_products)(entropy, cur_block, n_boot, inner, pieces)
-                    pieces = []
-                cur_block = block
-                pieces.append((col, f.astype(np.float32)))
-                pos += take
-            offset += k
+        cur_block, pieces = -1, []
+        for block, col, f in _pieces(plan, rw, full):
+            if block != cur_block and pieces:
+                yield delayed(_block_products)(entropy, cur_block, n_boot, inner, pieces)
+                pieces = []
+            cur_block = block
+            pieces.append((col, f.astype(np.float32)))
         if pieces:
             yield delayed(_block_products)(entropy, cur_block, n_boot, inner, pieces)
 
-    full_parts: list[np.ndarray] = []
     for products in parallel(tasks()):
         for p, p_in in products:
             total += p
             if inner:
                 total_in += p_in
-    for part in full_parts:  # the serial pass's order of the full-sample sums
-        full += part
     if inner:
         return rw.moments(total + full), rw.moments(total_in + full)
     return rw.moments(total + full)
