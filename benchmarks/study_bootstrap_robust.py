@@ -70,6 +70,14 @@ SETTINGS = [
     ("weak g=0.3 r=3", "weak", 3, 0.3, None, False),
     ("sparse gaussian r=2 s=4", "gaussian", 2, None, (4, 4), False),
     ("sparse weak g=0.3 r=2 s=4", "weak", 2, 0.3, (4, 4), False),
+    # the rest of the battery (appended: the seeds of the settings above are unchanged)
+    ("t6-ar1 r=2", "t6-ar1", 2, None, None, False),
+    ("laplace-ar1 r=2", "laplace-ar1", 2, None, None, False),
+    ("lognormal-noise r=2", "lognormal-noise", 2, None, None, False),
+    ("t3-noise r=2", "t3-noise", 2, None, None, False),
+    ("hetero-nonsignal r=2", "hetero-nonsignal", 2, None, None, False),
+    ("main-effects r=2", "main-effects", 2, None, None, False),
+    ("exp-response r=2", "exp-response", 2, None, None, False),
 ]
 
 CANDIDATES = ["percentile", "calibrated", "subsample", "deflated"]
