@@ -89,6 +89,10 @@ SETTINGS: dict[str, tuple[dict, int, int, int, int]] = {
         {"ar1": 0.5, "response": "binary", "prevalence": 0.2}, 2000, 30, 5, None),
     "marginal-laplace-ar0.8-m1000-n60": ({"design": "laplace", "ar1": 0.8}, 1000, 60, 6, None),
     "marginal-laplace-ar0.8-m5000-n60": ({"design": "laplace", "ar1": 0.8}, 5000, 60, 5, None),
+    # the rest of the battery (appended: the seeds of the settings above are unchanged)
+    "lognormal-noise-m1000-n30-r2": ({"noise_dist": "lognormal"}, 1000, 30, 5, 2),
+    "main-effects-m1000-n30-r2": ({"main_effects": 1.0}, 1000, 30, 5, 2),
+    "exp-response-m1000-n30-r2": ({"response": "exp"}, 1000, 30, 5, 2),
 }
 MARGINAL = tuple(k for k in SETTINGS if k.startswith("marginal-"))
 MARGINAL_METHODS = ("F", "hc3", "wild")
