@@ -7,14 +7,16 @@ baselines' dimension tests) returns one of these, so they print alike.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 import numpy as np
 import pandas as pd
 from statsmodels.iolib.summary2 import Summary
+from statsmodels.stats.multitest import multipletests
 
 from ..summary import SummaryMixin, build_summary
 
-__all__ = ["TestTable", "bh_qvalues", "perm_pvalue"]
+__all__ = ["TestTable", "bh_qvalues", "fdr_qvalues", "perm_pvalue"]
 
 
 @dataclass(frozen=True)
@@ -47,21 +49,53 @@ class TestTable(SummaryMixin):
         )
 
 
-def bh_qvalues(pvalues: np.ndarray) -> np.ndarray:
-    """Benjamini-Hochberg adjusted p-values (q-values), same order as input.
+_FDR_RULES = {"bh": "fdr_bh", "by": "fdr_by"}
 
-    ``statsmodels.stats.multitest.multipletests(method="fdr_bh")`` on the
-    p-values that are not NaN; a NaN p-value gets a NaN q-value and does not
-    count among the hypotheses.
+
+def fdr_qvalues(pvalues: np.ndarray, rule: Literal["bh", "by"] = "bh") -> np.ndarray:
+    """Benjamini-Hochberg or Benjamini-Yekutieli q-values, NaN-safe.
+
+    The adjustment is ``statsmodels.stats.multitest.multipletests`` (methods
+    ``"fdr_bh"`` and ``"fdr_by"``) applied to the p-values that are not NaN;
+    a NaN p-value (an undefined test) gets a NaN q-value, is never selected
+    (``q <= fdr`` is False) and does not count among the hypotheses.
+
+    Parameters
+    ----------
+    pvalues : array_like (k,)
+        p-values in [0, 1], or NaN.
+    rule : {"bh", "by"}
+        Benjamini-Hochberg (independent or positively dependent tests) or
+        Benjamini-Yekutieli (any dependence; about ``sum_{i<=k} 1/i`` times
+        more conservative).
+
+    Returns
+    -------
+    ndarray (k,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from jdr_stats.inference.hypotheses import fdr_qvalues
+    >>> fdr_qvalues(np.array([0.01, np.nan, 0.04, 0.5])).round(3).tolist()
+    [0.03, nan, 0.06, 0.5]
     """
-    from statsmodels.stats.multitest import multipletests
-
+    if not isinstance(rule, str) or rule not in _FDR_RULES:
+        raise ValueError(f"rule must be one of {tuple(_FDR_RULES)}; got {rule!r}")
     p = np.asarray(pvalues, dtype=float).reshape(-1)
-    q = np.full(p.shape, np.nan)
     ok = ~np.isnan(p)
+    if np.any((p[ok] < 0) | (p[ok] > 1)):
+        raise ValueError("pvalues must lie in [0, 1] (or be NaN)")
+    q = np.full(p.shape, np.nan)
     if ok.any():
-        q[ok] = multipletests(p[ok], method="fdr_bh")[1]
+        q[ok] = multipletests(p[ok], method=_FDR_RULES[rule])[1]
     return q
+
+
+def bh_qvalues(pvalues: np.ndarray) -> np.ndarray:
+    """Benjamini-Hochberg adjusted p-values (q-values), same order as input:
+    :func:`fdr_qvalues` with ``rule="bh"``."""
+    return fdr_qvalues(pvalues, "bh")
 
 
 def perm_pvalue(stat: float | np.ndarray, null_stats: np.ndarray) -> np.ndarray:

@@ -3,9 +3,9 @@
 Modules: ``_select`` (the orchestration, :func:`select_support` and
 :func:`choose_sparsity`), ``_statistics`` (the coordinate statistics of one
 block), ``_robust`` (the heteroscedasticity-robust statistics on narrow
-inputs, :func:`robust_coordinate_tests`, and the NaN-safe BH/BY q-values
-:func:`fdr_qvalues`), ``_rules`` (the selection rules), ``_results``
-(:class:`SupportResults`).
+inputs, :func:`robust_coordinate_tests`), ``_rules`` (the selection rules), ``_results``
+(:class:`SupportResults`).  The NaN-safe BH/BY q-values :func:`fdr_qvalues`
+live with the other test helpers in :mod:`jdr_stats.inference.hypotheses`.
 
 For every variable ``j`` of block a the null hypothesis is that row ``j`` of
 ``U`` is zero (the variable does not enter ``U^T a``), in the original

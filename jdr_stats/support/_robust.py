@@ -32,10 +32,9 @@ from typing import Literal
 
 import numpy as np
 from scipy import stats
-from statsmodels.stats.multitest import multipletests
 
 from .._validation import normalize_seed
-from ..inference.hypotheses import perm_pvalue
+from ..inference.hypotheses import fdr_qvalues, perm_pvalue
 from ._statistics import _loo_bases
 
 __all__ = [
@@ -57,49 +56,6 @@ _CHUNK_FLOATS = 1 << 21
 #: the Monte Carlo resolution 1/(B + 1) of the p-value (checked in
 #: ``tests/test_support_robust.py`` against double precision).
 _RESAMPLE_DTYPE = np.float32
-
-
-_FDR_RULES = {"bh": "fdr_bh", "by": "fdr_by"}
-
-
-def fdr_qvalues(pvalues: np.ndarray, rule: Literal["bh", "by"] = "bh") -> np.ndarray:
-    """Benjamini-Hochberg or Benjamini-Yekutieli q-values, NaN-safe.
-
-    The adjustment is ``statsmodels.stats.multitest.multipletests`` (methods
-    ``"fdr_bh"`` and ``"fdr_by"``) applied to the p-values that are not NaN;
-    a NaN p-value (an undefined test) gets a NaN q-value, is never selected
-    (``q <= fdr`` is False) and does not count among the hypotheses.
-
-    Parameters
-    ----------
-    pvalues : array_like (k,)
-        p-values in [0, 1], or NaN.
-    rule : {"bh", "by"}
-        Benjamini-Hochberg (independent or positively dependent tests) or
-        Benjamini-Yekutieli (any dependence; about ``sum_{i<=k} 1/i`` times
-        more conservative).
-
-    Returns
-    -------
-    ndarray (k,)
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from jdr_stats.support import fdr_qvalues
-    >>> fdr_qvalues(np.array([0.01, np.nan, 0.04, 0.5])).round(3).tolist()
-    [0.03, nan, 0.06, 0.5]
-    """
-    if not isinstance(rule, str) or rule not in _FDR_RULES:
-        raise ValueError(f"rule must be one of {tuple(_FDR_RULES)}; got {rule!r}")
-    p = np.asarray(pvalues, dtype=float).reshape(-1)
-    ok = ~np.isnan(p)
-    if np.any((p[ok] < 0) | (p[ok] > 1)):
-        raise ValueError("pvalues must lie in [0, 1] (or be NaN)")
-    q = np.full(p.shape, np.nan)
-    if ok.any():
-        q[ok] = multipletests(p[ok], method=_FDR_RULES[rule])[1]
-    return q
 
 
 @dataclass(frozen=True)

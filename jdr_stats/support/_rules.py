@@ -11,7 +11,7 @@ from .._data import ModelData
 from .._progress import ProgressArg, progress_bar, run_batches
 from .._estimate import estimate
 from .._linalg import block_moments
-from ._robust import fdr_qvalues
+from ..inference.hypotheses import fdr_qvalues
 from ._statistics import BlockStats, Prepared, threshold_scores
 
 __all__ = ["select"]
