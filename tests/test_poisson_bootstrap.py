@@ -113,7 +113,12 @@ def test_poisson_bootstrap_of_a_parquet_model(data, tmp_path):
     want = in_memory.bootstrap(n_boot=20, seed=4, method="poisson")
     # the same weights, rows chunked differently: equal up to the rounding
     np.testing.assert_allclose(got.angles_a, want.angles_a, rtol=1e-4, atol=1e-6)
-    np.testing.assert_allclose(got.singular_values, want.singular_values, rtol=1e-6)
+    # singular values near zero carry the absolute rounding of the largest
+    # one (the resampling fluctuations are summed in single precision, about
+    # 3e-7 of the fluctuation): an atol scaled by the largest, not an rtol alone
+    top = np.max(np.abs(want.singular_values))
+    np.testing.assert_allclose(got.singular_values, want.singular_values, rtol=1e-6,
+                               atol=1e-6 * top)
     # n_jobs: the source is read in this process only; the same numbers
     par = streamed.bootstrap(n_boot=20, seed=4, method="poisson", n_jobs=2)
     np.testing.assert_array_equal(par.angles_a, got.angles_a)
