@@ -1,0 +1,472 @@
+"""Results of the joint dimension reduction model (:class:`JDRResults`).
+
+What :meth:`jdr_stats.JointDimReduction.fit` returns: the estimated
+subspaces of both blocks, labelled, with transform, summary and the doors to
+inference (rank tests, bootstrap).
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from statsmodels.iolib.summary2 import Summary
+
+from ._data import DataModel, ModelData, check_new_block, design_from_spec
+from ._estimate import Estimate
+from ._linalg import BlockMoments, Whitening
+from ._sources import is_dask_collection
+from .inference.bootstrap import BootstrapResults, Interval
+from .inference.bootstrap import Method as BootstrapMethod
+from .inference.bootstrap import bootstrap as _bootstrap
+from .inference.rank_tests import RankMethod, RankTestResults
+from .inference.rank_tests import rank_tests as _rank_tests
+from .support import SupportResults
+from .summary import SummaryMixin, build_summary
+
+__all__ = ["JDRResults"]
+
+def _labels(prefix: str, r: int) -> list[str]:
+    return [f"{prefix}{k + 1}" for k in range(r)]
+
+
+class JDRResults(SummaryMixin):
+    """Results of :meth:`JointDimReduction.fit` (read-only).
+
+    Directions are labelled DataFrames (index: variable names, columns
+    ``dir1..dirr``) when the input had pandas labels, plain arrays otherwise.
+    """
+
+    def __init__(
+        self,
+        model: DataModel,
+        est: Estimate,
+        moments: BlockMoments,
+        settings: dict[str, Any],
+        *,
+        rank_tests: RankTestResults | None = None,
+        whitening: tuple[Whitening, Whitening] | None = None,
+    ) -> None:
+        self._model = model
+        self._est = est
+        self._moments = moments
+        self._settings = dict(settings)
+        self._whitening = whitening
+        # The rank tests that chose the rank of a rank="auto" fit (fixed at
+        # construction: a results object never changes).
+        self._rank_tests = rank_tests
+
+    # -- basic attributes -------------------------------------------------
+    @property
+    def model(self) -> Any:
+        """The :class:`~jdr_stats.JointDimReduction` that was fitted."""
+        return self._model
+
+    @property
+    def moments(self) -> BlockMoments:
+        """The sufficient statistics the fit was computed from."""
+        return self._moments
+
+    @property
+    def estimate(self) -> Estimate:
+        """The unlabelled estimate (plain arrays)."""
+        return self._est
+
+    @property
+    def nobs(self) -> int:
+        return int(self._moments.nobs)
+
+    @property
+    def data_removed(self) -> bool:
+        """Whether :meth:`remove_data` dropped the model's rows."""
+        return getattr(self._model, "_data_removed", False)
+
+    def _require_data(self, what: str) -> None:
+        if self.data_removed:
+            raise ValueError(
+                f"{what} needs the model's data, which remove_data() dropped; "
+                "refit the model to use it"
+            )
+
+    def remove_data(self) -> JDRResults:
+        """A copy of the results without the model's rows (for pickling many fits).
+
+        The copy keeps everything computed from the sufficient statistics:
+        directions, singular values, ``coef_matrix``, the moments (means and
+        covariances of the blocks), variable names, the formula and its
+        codings, the rank tests of a ``rank="auto"`` fit, :meth:`summary` and
+        ``transform`` of new data.  What needs the rows no longer works and
+        raises a ``ValueError`` saying so: ``transform()`` of the training
+        data, :meth:`rank_tests`, :meth:`bootstrap` and the plots that draw
+        the data (``plot_sufficient_summary``, ``plot_response_surface``).
+        The original results are unchanged.
+
+        Returns
+        -------
+        JDRResults
+
+        Examples
+        --------
+        >>> import pickle, jdr_stats as jdr
+        >>> sim = jdr.simulate.bilinear(20000, 6, 5, 2, seed=0)
+        >>> res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(2)
+        >>> small = res.remove_data()
+        >>> len(pickle.dumps(small)) < len(pickle.dumps(res)) / 50
+        True
+        >>> small.nobs, small.transform(sim.a[:3], sim.b[:3]).shape
+        (20000, (3, 4))
+        """
+        import copy
+
+        d = self._model.data
+        model = copy.copy(self._model)
+        model._data = ModelData(
+            endog=np.empty(0),
+            blocks={k: np.empty((0, v.shape[1])) for k, v in d.blocks.items()},
+            endog_name=d.endog_name,
+            names={k: list(v) for k, v in d.names.items()},
+            row_index=None,
+            weights=None if d.weights is None else np.empty(0),
+            is_pandas=d.is_pandas,
+        )
+        model._data_removed = True
+        return JDRResults(model, self._est, self._moments, self._settings,
+                          rank_tests=self._rank_tests, whitening=self._whitening)
+
+    @property
+    def rank(self) -> int:
+        return self._est.rank
+
+    @property
+    def standardize(self) -> bool:
+        return self._settings["standardize"]
+
+    @property
+    def sparsity(self) -> tuple[int, int] | None:
+        return self._settings["sparsity"]
+
+    @property
+    def support_tests(self) -> SupportResults | None:
+        """The :class:`~jdr_stats.support.SupportResults` that chose the
+        sparsity of a ``sparsity="auto"`` fit (None otherwise)."""
+        return self._settings["support"]
+
+    @property
+    def rank_test_table(self) -> RankTestResults | None:
+        """The rank tests that chose the rank of a ``rank="auto"`` fit (None
+        when the rank was given)."""
+        return self._rank_tests
+
+    @property
+    def rank_method(self) -> str | None:
+        """How the rank was chosen: the test method, or None if given."""
+        return self._settings["rank_method"]
+
+    @property
+    def _labelled(self) -> bool:
+        return self._model.data.is_pandas
+
+    def _frame(self, arr: np.ndarray, index: list[str], columns: list[str]):
+        if self._labelled:
+            return pd.DataFrame(arr, index=index, columns=columns)
+        return arr.copy()
+
+    # -- estimates --------------------------------------------------------
+    @cached_property
+    def directions_a(self) -> pd.DataFrame | np.ndarray:
+        """Basis of the a-subspace, original coordinates, unit-length columns."""
+        return self._frame(self._est.dir_a, self._model.exog_names_a, _labels("dir", self.rank))
+
+    @cached_property
+    def directions_b(self) -> pd.DataFrame | np.ndarray:
+        """Basis of the b-subspace, original coordinates, unit-length columns."""
+        return self._frame(self._est.dir_b, self._model.exog_names_b, _labels("dir", self.rank))
+
+    @cached_property
+    def directions_a_std(self) -> pd.DataFrame | np.ndarray:
+        """Orthonormal basis of the a-subspace in whitened coordinates."""
+        return self._frame(self._est.u_std, self._model.exog_names_a, _labels("dir", self.rank))
+
+    @cached_property
+    def directions_b_std(self) -> pd.DataFrame | np.ndarray:
+        """Orthonormal basis of the b-subspace in whitened coordinates."""
+        return self._frame(self._est.v_std, self._model.exog_names_b, _labels("dir", self.rank))
+
+    @property
+    def singular_values(self) -> np.ndarray:
+        """All singular values of the decomposed (whitened) matrix, descending."""
+        return self._est.singular_values.copy()
+
+    @cached_property
+    def coef_matrix(self) -> pd.DataFrame | np.ndarray:
+        """``X_lin`` in whitened coordinates (n1 x n2)."""
+        return self._frame(self._est.coef_matrix, self._model.exog_names_a, self._model.exog_names_b)
+
+    @property
+    def support_a(self) -> list[str]:
+        """Names of the selected variables of block a (all for a dense fit)."""
+        names = self._model.exog_names_a
+        return [names[j] for j in self._est.rows]
+
+    @property
+    def support_b(self) -> list[str]:
+        """Names of the selected variables of block b (all for a dense fit)."""
+        names = self._model.exog_names_b
+        return [names[j] for j in self._est.cols]
+
+    def transform(
+        self, exog_a: Any = None, exog_b: Any = None, *, data: Any = None
+    ) -> pd.DataFrame | np.ndarray:
+        """The ``2r`` reduced features ``(a - mean_a)^T U_hat, (b - mean_b)^T V_hat``.
+
+        Parameters
+        ----------
+        exog_a, exog_b : array_like, optional
+            New data (same columns as the fitted blocks); the training data
+            when omitted.  Both or neither must be given.
+        data : DataFrame or mapping, optional
+            New data for a model built by :meth:`JointDimReduction.from_formula`:
+            both blocks are rebuilt from the formula with the training
+            transformations (``center(x)`` uses the training mean) and
+            categorical codings (the training levels).
+
+        Returns
+        -------
+        DataFrame or ndarray, shape (rows, 2r)
+            Columns ``a_dir1..a_dirr, b_dir1..b_dirr``: the centred data times
+            :attr:`directions_a` and :attr:`directions_b` (centred at the
+            training means).
+
+        Examples
+        --------
+        >>> import jdr_stats as jdr
+        >>> df = jdr.simulate.bilinear(500, 3, 2, 1, seed=1).frame
+        >>> res = jdr.JointDimReduction.from_formula("y ~ a0 + a1 + a2 | b0 + np.exp(b1)", df).fit(1)
+        >>> res.transform(data=df.iloc[:3]).shape
+        (3, 2)
+        """
+        if data is not None:
+            if exog_a is not None or exog_b is not None:
+                raise ValueError("give data (formula models) or exog_a and exog_b, not both")
+            specs = getattr(self._model, "_model_specs", None)
+            if specs is None:
+                raise ValueError(
+                    "data= needs a model built by JointDimReduction.from_formula; "
+                    "give exog_a and exog_b"
+                )
+            exog_a = design_from_spec(specs[0], data, "exog_a")
+            exog_b = design_from_spec(specs[1], data, "exog_b")
+        if (exog_a is None) != (exog_b is None):
+            raise ValueError("give both exog_a and exog_b, or neither (training data)")
+        m = self._model
+        source = getattr(m.data, "source", None)
+        if exog_a is None and getattr(source, "kind", None) is not None:
+            exog_a, exog_b = source.blocks()  # the dask training data (lazy)
+        if exog_a is not None and (is_dask_collection(exog_a) or is_dask_collection(exog_b)):
+            return self._transform_dask(exog_a, exog_b)
+        if exog_a is None:
+            self._require_data("transform() of the training data")
+            m._require_rows("transform() of the training data (pass exog_a and exog_b)")
+            a, b, index = m.exog_a, m.exog_b, m.data.row_index
+        else:
+            a = check_new_block(exog_a, "exog_a", m.exog_names_a, labelled=self._labelled)
+            b = check_new_block(exog_b, "exog_b", m.exog_names_b, labelled=self._labelled)
+            if a.shape[0] != b.shape[0]:
+                raise ValueError(
+                    f"exog_a has {a.shape[0]} rows but exog_b has {b.shape[0]}"
+                )
+            index = exog_a.index if isinstance(exog_a, pd.DataFrame) else None
+        feats = np.hstack(
+            [(a - self._moments.mean_a) @ self._est.dir_a, (b - self._moments.mean_b) @ self._est.dir_b]
+        )
+        if self._labelled or isinstance(exog_a, pd.DataFrame):
+            cols = _labels("a_dir", self.rank) + _labels("b_dir", self.rank)
+            return pd.DataFrame(feats, index=index, columns=cols)
+        return feats
+
+    def _transform_dask(self, exog_a: Any, exog_b: Any):
+        """Lazy reduced features of dask blocks.
+
+        Dask arrays give a dask array (2r columns); dask DataFrames give a
+        dask DataFrame with the columns ``a_dir1.., b_dir1..`` (computed
+        partition-wise from the two blocks side by side, so their rows stay
+        aligned).
+        """
+        import dask.array as da
+        import dask.dataframe as dd
+
+        m = self._model
+        for arg, x in (("exog_a", exog_a), ("exog_b", exog_b)):
+            if not is_dask_collection(x):
+                raise TypeError(f"{arg} must be a dask collection like the other block; got "
+                                f"{type(x).__name__}")
+        n1, n2 = len(m.exog_names_a), len(m.exog_names_b)
+        cols = _labels("a_dir", self.rank) + _labels("b_dir", self.rank)
+        mean_a, mean_b = self._moments.mean_a, self._moments.mean_b
+        dir_a, dir_b = self._est.dir_a, self._est.dir_b
+        frames = [isinstance(x, (dd.DataFrame, dd.Series)) for x in (exog_a, exog_b)]
+        if all(frames):
+            parts = [x.to_frame() if isinstance(x, dd.Series) else x for x in (exog_a, exog_b)]
+            for arg, x, n in (("exog_a", parts[0], n1), ("exog_b", parts[1], n2)):
+                if len(x.columns) != n:
+                    raise ValueError(f"{arg} must have {n} columns (as in the fitted model); "
+                                     f"got {len(x.columns)}")
+            both = dd.concat(parts, axis=1)
+
+            def features(part: pd.DataFrame) -> pd.DataFrame:
+                arr = part.to_numpy(dtype=float)
+                out = np.hstack([(arr[:, :n1] - mean_a) @ dir_a, (arr[:, n1:] - mean_b) @ dir_b])
+                return pd.DataFrame(out, index=part.index, columns=cols)
+
+            meta = pd.DataFrame({c: pd.Series(dtype=float) for c in cols})
+            return both.map_partitions(features, meta=meta)
+        blocks = []
+        for arg, x, mean, dirs, n in (("exog_a", exog_a, mean_a, dir_a, n1),
+                                      ("exog_b", exog_b, mean_b, dir_b, n2)):
+            arr = x if isinstance(x, da.Array) else x.to_dask_array(lengths=True)
+            arr = arr[:, None] if arr.ndim == 1 else arr
+            if arr.shape[1] != n:
+                raise ValueError(f"{arg} must have {n} columns (as in the fitted "
+                                 f"model); got {arr.shape[1]}")
+            blocks.append((arr.astype(float) - mean) @ dirs)
+        if blocks[0].shape[0] != blocks[1].shape[0]:
+            raise ValueError(f"exog_a has {blocks[0].shape[0]} rows but exog_b has "
+                             f"{blocks[1].shape[0]}")
+        if blocks[0].chunks[0] != blocks[1].chunks[0]:
+            blocks[1] = blocks[1].rechunk((blocks[0].chunks[0], -1))
+        return da.concatenate(blocks, axis=1)
+
+    # -- inference (implemented in jdr_stats.inference) -------------------
+    def rank_tests(
+        self,
+        method: RankMethod = "robust",
+        *,
+        max_rank: int | None = None,
+        n_perm: int = 999,
+        seed: int | np.random.Generator | None = None,
+        progress: bool | Callable[[int, int], Any] = False,
+        n_jobs: int | None = None,
+    ) -> RankTestResults:
+        """Sequential tests of ``H0: r = k`` for ``k = 0, 1, ..., max_rank``.
+
+        See :func:`jdr_stats.inference.rank_tests.rank_tests`, which this
+        calls with the fit's data, moments and whitening.  The table is
+        returned, not stored: pass it to :meth:`summary` as
+        ``summary(rank_tests=table)`` to print it with the fit.
+        """
+        self._require_data("rank_tests()")
+        return _rank_tests(
+            self._model.data, self._moments, self._whitening,
+            method=method, max_rank=max_rank, n_perm=n_perm, seed=seed,
+            progress=progress, n_jobs=n_jobs,
+        )
+
+    def bootstrap(
+        self,
+        n_boot: int = 999,
+        *,
+        seed: int | np.random.Generator | None = None,
+        method: BootstrapMethod = "pairs",
+        interval: Interval = "percentile",
+        alpha: float = 0.05,
+        progress: bool | Callable[[int, int], Any] = False,
+        n_jobs: int | None = None,
+    ) -> BootstrapResults:
+        """Bootstrap the fit; see :func:`jdr_stats.inference.bootstrap.bootstrap`
+        (called with the fit's data, estimate, ``standardize`` and ``sparsity``;
+        ``n_jobs`` processes give the same numbers as one)."""
+        self._require_data("bootstrap()")
+        if method != "poisson":
+            self._model._require_rows("the bootstrap (it resamples rows)")
+        return _bootstrap(
+            self._model.data, self._est, standardize=self.standardize,
+            sparsity=self.sparsity, n_boot=n_boot, seed=seed, method=method,
+            interval=interval, alpha=alpha, progress=progress, n_jobs=n_jobs, fit=self,
+        )
+
+    # -- summary ----------------------------------------------------------
+    def _singular_value_table(self, max_rows: int = 10) -> pd.DataFrame:
+        s = self._est.singular_values
+        energy = s**2 / np.sum(s**2) if np.sum(s**2) > 0 else np.zeros_like(s)
+        k = min(len(s), max(max_rows, self.rank))
+        return pd.DataFrame(
+            {
+                "singular value": s[:k],
+                "share": energy[:k],
+                "cumulative": np.cumsum(energy)[:k],
+            },
+            index=pd.Index(np.arange(1, k + 1), name="k"),
+        )
+
+    def summary(self, *, rank_tests: RankTestResults | None = None) -> Summary:
+        """A statsmodels ``Summary``: model information, singular values,
+        loadings of each block, the rank tests of a ``rank="auto"`` fit, and
+        the table ``rank_tests`` when one is given (from :meth:`rank_tests`).
+
+        The text depends only on the fit and the arguments: calling other
+        methods first never changes it.
+        """
+        m = self._model
+        info = {
+            "Model:": "Joint dimension reduction",
+            "Dependent variable:": m.endog_name,
+            "No. observations:": self.nobs,
+            "n1 (block a):": len(m.exog_names_a),
+            "n2 (block b):": len(m.exog_names_b),
+            "Rank:": self.rank,
+            "Rank chosen by:": (
+                "given" if self.rank_method is None
+                else f"{self.rank_method} tests, alpha={self._settings['alpha']}"
+            ),
+            "Standardize:": self.standardize,
+            "Sparsity (s1, s2):": (
+                "none (dense)" if self.sparsity is None
+                else f"{self.sparsity}" + (" (auto)" if self.support_tests is not None else "")
+            ),
+            "Weights:": (
+                "case weights" if m.weights is not None or getattr(m.data, "weighted", False)
+                else "none"
+            ),
+        }
+        # Loadings of the selected variables (all of them for a dense fit):
+        # the others are zero by construction.
+        la = pd.DataFrame(self._est.dir_a, index=m.exog_names_a,
+                          columns=_labels("dir", self.rank)).iloc[self._est.rows]
+        lb = pd.DataFrame(self._est.dir_b, index=m.exog_names_b,
+                          columns=_labels("dir", self.rank)).iloc[self._est.cols]
+        tables = [
+            ("k", self._singular_value_table()),
+            ("block a", la),
+            ("block b", lb),
+        ]
+        notes = [
+            "k: singular values of X_lin (whitened cross moment); share = s_k^2 / "
+            "sum_j s_j^2. Directions: unit-length columns in the original "
+            "coordinates of each block."
+        ]
+        shown = [rt for rt in (self._rank_tests, rank_tests) if rt is not None]
+        for rt in shown:
+            if not isinstance(rt, RankTestResults):
+                raise TypeError(
+                    f"rank_tests must be a RankTestResults; got {type(rt).__name__}"
+                )
+            tables.append((f"Rank tests ({rt.method})", rt.table))
+        if self.sparsity is not None:
+            notes.append(
+                f"Selected variables: block a {self.support_a}; block b {self.support_b}; "
+                "the loadings of the other variables are zero and not shown."
+            )
+        if self.support_tests is not None:
+            notes.append(
+                "Sparsity chosen by the coordinate tests of select_support "
+                f"({self.support_tests.method}); see results.support_tests.summary()."
+            )
+        notes.append(
+            "Directions span the estimated subspaces; signs and rotations within a "
+            "subspace are arbitrary."
+        )
+        return build_summary("Joint Dimension Reduction Results", info, tables, notes)
+
