@@ -10,7 +10,7 @@ The modules are layered; a module imports only from its own layer or the
 layers below it, and the imports have no cycle (``tests/test_layering.py``
 parses every module and enforces both).  From the ground up:
 
-0. ``_validation`` (checks of options and seeds), ``_warnings``, ``summary``
+0. ``_validation`` (checks of options and seeds), ``exceptions`` (every error and warning class), ``summary``
    (the ``Summary`` builder);
 1. ``_linalg``: moments (:class:`~jdr_stats._linalg.BlockMoments`), the one
    whitening object (:class:`~jdr_stats._linalg.Whitening`), SVD with the sign
@@ -32,7 +32,7 @@ parses every module and enforces both).  From the ground up:
 
 from __future__ import annotations
 
-from . import baselines, datasets, metrics, simulate
+from . import baselines, datasets, exceptions, metrics, simulate
 from ._version import __version__
 from .baselines import PHD, SAVE, SIR
 from .compare import compare
@@ -56,6 +56,7 @@ __all__ = [
     "select_support",
     "baselines",
     "datasets",
+    "exceptions",
     "metrics",
     "simulate",
     "__version__",

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ._validation import check_choice
-from ._warnings import MissingDataWarning
+from .exceptions import MissingDataWarning
 
 __all__ = [
     "ModelData",

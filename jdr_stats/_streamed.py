@@ -18,13 +18,10 @@ from typing import Any
 
 import numpy as np
 
+from .exceptions import RowsNotInMemoryError
 from .moments import Moments
 
-__all__ = ["MomentsData", "RowsNotInMemoryError", "check_moments"]
-
-
-class RowsNotInMemoryError(ValueError):
-    """A procedure needs the rows of the data, but the model holds only sums."""
+__all__ = ["MomentsData", "check_moments"]
 
 
 def check_moments(mom: Moments) -> None:

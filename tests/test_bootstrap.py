@@ -10,7 +10,7 @@ import jdr_stats as jdr
 from jdr_stats._linalg import ReweightedMoments, batched_principal_angles, principal_angles
 from jdr_stats._sources import ArraySource
 from jdr_stats._estimate import estimate
-from jdr_stats._warnings import SmallSampleWarning, WeakGapWarning
+from jdr_stats.exceptions import SmallSampleWarning, WeakGapWarning
 from jdr_stats.inference import bootstrap as bmod
 from jdr_stats.inference import poisson_bootstrap as pmod
 from jdr_stats.inference.bootstrap import BootstrapResults, bootstrap

@@ -6,7 +6,7 @@ import pytest
 
 import jdr_stats as jdr
 from jdr_stats._linalg import principal_angles
-from jdr_stats._streamed import RowsNotInMemoryError
+from jdr_stats.exceptions import RowsNotInMemoryError
 
 NA = [f"a{j}" for j in range(5)]
 NB = [f"b{j}" for j in range(4)]

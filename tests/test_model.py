@@ -324,7 +324,7 @@ class TestResults:
         np.testing.assert_allclose(r1.coef_matrix, r2.coef_matrix, atol=1e-12)
 
     def test_missing_drop(self, bilinear_small):
-        from jdr_stats._warnings import MissingDataWarning
+        from jdr_stats.exceptions import MissingDataWarning
 
         sim = bilinear_small
         a = sim.a.copy()

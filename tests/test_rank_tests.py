@@ -13,7 +13,7 @@ import pytest
 from scipy import stats
 
 import jdr_stats as jdr
-from jdr_stats._warnings import RankSelectionWarning
+from jdr_stats.exceptions import RankSelectionWarning
 from jdr_stats.inference import rank_tests as rt_mod
 from jdr_stats.inference.chi2mix import weighted_chi2_sf
 from jdr_stats.inference.rank_tests import RankTestResults, rank_tests

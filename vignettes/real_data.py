@@ -44,7 +44,7 @@ import pandas as pd
 
 import jdr_stats as jdr
 from jdr_stats import datasets as ds
-from jdr_stats._warnings import WeakGapWarning
+from jdr_stats.exceptions import WeakGapWarning
 from jdr_stats.summary import format_pvalue as fp
 
 from _common import options  # vignettes/_common: the shared command line

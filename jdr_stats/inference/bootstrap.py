@@ -44,7 +44,7 @@ from .._linalg import (
     orthonormal_basis,
 )
 from .._linalg import BlockMoments
-from .._warnings import SmallSampleWarning, WeakGapWarning
+from ..exceptions import SmallSampleWarning, WeakGapWarning
 from ..summary import SummaryMixin, build_summary
 from ._bounds import batched_dense_estimate, calibrated_level, gap_diagnostics, pair_angles
 from .._sources import ArraySource

@@ -48,9 +48,9 @@ from statsmodels.iolib.summary2 import Summary
 from .._data import ModelData
 from .._linalg import BlockMoments, Whitening, block_moments, block_whitenings, whiten_cross
 from .._progress import ProgressArg, check_n_jobs, check_progress, progress_bar, run_batches
-from .._streamed import RowsNotInMemoryError
+from ..exceptions import RowsNotInMemoryError
 from .._validation import check_choice, check_fraction, check_int, normalize_seed
-from .._warnings import RankSelectionWarning
+from ..exceptions import RankSelectionWarning
 from ..summary import build_summary
 from .chi2mix import weighted_chi2_sf
 from .hypotheses import TestTable, perm_pvalue
@@ -790,7 +790,7 @@ def choose_rank(
     Li 2016; 100 Poisson-bootstrap replicates drawn from ``seed``) instead.  If
     ``H0: r = 0`` is not rejected (no evidence of any direction) the fit
     still needs ``r >= 1``: ``r = 1`` is used and a
-    :class:`~jdr_stats._warnings.RankSelectionWarning` is issued.  If every
+    :class:`~jdr_stats.exceptions.RankSelectionWarning` is issued.  If every
     test rejects, ``r = min(n1, n2)``.
 
     The tests always use the whitened cross moment (its rank equals that of

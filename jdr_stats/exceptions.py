@@ -1,18 +1,34 @@
-"""Warning classes of jdr_stats (all in one place, see STYLE.md).
+"""Every error and warning class of jdr_stats, in one public module.
 
-The test suite turns every warning derived from :class:`JDRWarning` into an
-error, so a warning the library emits unexpectedly fails the tests.
+Errors derive from the built-in class a caller would catch anyway
+(``ValueError``); warnings derive from :class:`JDRWarning`, which the test
+suite turns into errors, so a warning the library emits unexpectedly fails
+the tests.
+
+Examples
+--------
+>>> import warnings
+>>> from jdr_stats.exceptions import JDRWarning, RankSelectionWarning
+>>> issubclass(RankSelectionWarning, JDRWarning)
+True
 """
 
 from __future__ import annotations
 
 __all__ = [
+    "RowsNotInMemoryError",
     "JDRWarning",
     "MissingDataWarning",
     "SmallSampleWarning",
     "RankSelectionWarning",
     "WeakGapWarning",
 ]
+
+
+class RowsNotInMemoryError(ValueError):
+    """A procedure needs the rows of the data, but the model holds only sums
+    (built from moments, a Parquet or CSV source, or dask collections), or
+    its rows were dropped by ``remove_data()``."""
 
 
 class JDRWarning(UserWarning):
