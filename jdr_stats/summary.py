@@ -24,6 +24,8 @@ import html
 import re
 from collections.abc import Iterable, Mapping
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 from statsmodels.iolib.summary2 import Summary
@@ -349,3 +351,34 @@ class SummaryMixin:
 
     def _repr_html_(self) -> str:
         return self.summary().as_html()
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` as plain JSON types: numpy scalars and arrays become Python
+    numbers and lists, NaN and infinities become ``None``, mappings and
+    sequences are converted item by item, a DataFrame becomes a list of
+    records (one dict per row, the index under its name) and a Series a dict.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> json_safe({"x": np.float64(1.5), "y": [np.nan, 2]})
+    {'x': 1.5, 'y': [None, 2]}
+    """
+    if isinstance(value, pd.DataFrame):
+        frame = value.reset_index() if value.index.name is not None else value
+        return [json_safe(dict(zip(map(str, frame.columns), row)))
+                for row in frame.itertuples(index=False, name=None)]
+    if isinstance(value, pd.Series):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [json_safe(v) for v in value]
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value) if np.isfinite(value) else None
+    return value

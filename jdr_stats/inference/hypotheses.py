@@ -7,14 +7,14 @@ baselines' dimension tests) returns one of these, so they print alike.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 from statsmodels.iolib.summary2 import Summary
 from statsmodels.stats.multitest import multipletests
 
-from ..summary import SummaryMixin, build_summary
+from ..summary import SummaryMixin, build_summary, json_safe
 
 __all__ = ["TestTable", "bh_qvalues", "fdr_qvalues", "perm_pvalue"]
 
@@ -39,6 +39,12 @@ class TestTable(SummaryMixin):
     title: str
     method: str
     notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The tests as plain JSON types: title, method, notes and one record
+        per row (the index under its name); NaN become ``None``."""
+        return {"title": self.title, "method": self.method, "notes": list(self.notes),
+                "tests": json_safe(self.table)}
 
     def summary(self) -> Summary:
         return build_summary(
