@@ -242,7 +242,8 @@ class SDRResults(SummaryMixin):
         if k not in self._tests_cache:
             self._tests_cache[k] = compute(k)
         t = self._tests_cache[k]
-        return DimensionTests(t.table.copy(), t.title, t.method, list(t.notes))
+        return DimensionTests(t.table.copy(), t.title, t.method, list(t.notes),
+                              method_label=t.method_label, pvalue_columns=t.pvalue_columns)
 
     # -- basic attributes -------------------------------------------------
     @property

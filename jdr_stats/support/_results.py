@@ -23,11 +23,16 @@ class SupportResults(TestTable):
     ----------
     table : DataFrame
         One row per variable, indexed by ``(block, variable)``, with columns
-        ``stat``, ``df``, ``pvalue``, ``qvalue`` (Benjamini-Hochberg within the
-        block) and ``selected``; the threshold rule adds ``max_abs_t`` and
-        stability selection adds ``frequency``.
-    title, method, notes :
+        ``statistic``, ``df``, ``pvalue``, ``qvalue`` (Benjamini-Hochberg or
+        Benjamini-Yekutieli within the block) and ``selected``; the threshold
+        rule adds ``max_abs_t`` and stability selection adds ``frequency``.
+    title, notes :
         As for :class:`~jdr_stats.inference.hypotheses.TestTable`.
+    method : {"wild", "studentized-permutation", "chi2", "permutation"}
+        The key of the test (``select_support(method=...)``).
+    method_label : str
+        The test as a sentence (e.g. "conditional robust score test, wild
+        bootstrap, B=499").
     test : {"conditional", "marginal"}
     rule : {"bh", "threshold", "stability"}
     fdr : float
@@ -69,7 +74,7 @@ class SupportResults(TestTable):
     def summary(self) -> Summary:
         """A statsmodels ``Summary``: settings, counts, the table of tests."""
         info = {
-            "Method:": self.method,
+            "Method:": self.method_label or self.method,
             "Test:": self.test,
             "Selection rule:": self.rule,
             "Target FDR:": self.fdr if self.rule in ("bh", "by") else "-",
@@ -93,7 +98,7 @@ def support_table(
     frames = []
     for block, (res, q, sel, extra) in blocks.items():
         cols = {
-            "stat": res.stat,
+            "statistic": res.stat,
             "df": np.full(res.stat.shape, res.df),
             "pvalue": res.pvalue,
             "qvalue": q,

@@ -169,7 +169,9 @@ def select_support(
     >>> model = jdr.JointDimReduction(sim.y, sim.a, sim.b)
     >>> sup = model.select_support(rank=2, fdr=0.1, seed=0)
     >>> sup.test, sup.counts[0] >= 2, sup.method
-    ('conditional', True, 'conditional robust score test, wild bootstrap, B=999')
+    ('conditional', True, 'wild')
+    >>> sup.method_label
+    'conditional robust score test, wild bootstrap, B=999'
     >>> truth = [f"a{j}" for j in range(12) if abs(sim.U[j]).sum() > 0]
     >>> set(truth) <= set(sup.selected_a)
     True
@@ -253,7 +255,8 @@ def select_support(
     return SupportResults(
         table=table,
         title="Support selection: coordinate tests",
-        method=method_label(method, test, covariance, n_perm, n_boot),
+        method=method,
+        method_label=method_label(method, test, covariance, n_perm, n_boot),
         notes=notes_of(test, method, covariance, rule, standardize, fdr, rank, settings),
         test=test,
         rule=rule,
