@@ -22,6 +22,7 @@ from ._sources import is_dask_collection
 from .inference.bootstrap import BootstrapResults, Interval
 from .inference.bootstrap import Method as BootstrapMethod
 from .inference.bootstrap import bootstrap as _bootstrap
+from .inference.ladle import LADLE_AT_ZERO, LADLE_CHOSEN_BY, LadleResults
 from .inference.rank_tests import RankMethod, RankTestResults
 from .inference.rank_tests import rank_tests as _rank_tests
 from .support import SupportResults
@@ -47,7 +48,7 @@ class JDRResults(SummaryMixin):
         moments: BlockMoments,
         settings: dict[str, Any],
         *,
-        rank_tests: RankTestResults | None = None,
+        rank_tests: RankTestResults | LadleResults | None = None,
         whitening: tuple[Whitening, Whitening] | None = None,
     ) -> None:
         self._model = model
@@ -155,7 +156,7 @@ class JDRResults(SummaryMixin):
         return self._settings["support"]
 
     @property
-    def rank_test_table(self) -> RankTestResults | None:
+    def rank_test_table(self) -> RankTestResults | LadleResults | None:
         """The rank tests that chose the rank of a ``rank="auto"`` fit (None
         when the rank was given)."""
         return self._rank_tests
@@ -419,6 +420,7 @@ class JDRResults(SummaryMixin):
             "Rank:": self.rank,
             "Rank chosen by:": (
                 "given" if self.rank_method is None
+                else LADLE_CHOSEN_BY if self.rank_method == "ladle"
                 else f"{self.rank_method} tests, alpha={self._settings['alpha']}"
             ),
             "Standardize:": self.standardize,
@@ -447,13 +449,17 @@ class JDRResults(SummaryMixin):
             "sum_j s_j^2. Directions: unit-length columns in the original "
             "coordinates of each block."
         ]
-        shown = [rt for rt in (self._rank_tests, rank_tests) if rt is not None]
-        for rt in shown:
-            if not isinstance(rt, RankTestResults):
-                raise TypeError(
-                    f"rank_tests must be a RankTestResults; got {type(rt).__name__}"
-                )
-            tables.append((f"Rank tests ({rt.method})", rt.table))
+        if rank_tests is not None and not isinstance(rank_tests, RankTestResults):
+            raise TypeError(
+                f"rank_tests must be a RankTestResults; got {type(rank_tests).__name__}"
+            )
+        for rt in (self._rank_tests, rank_tests):
+            if isinstance(rt, LadleResults):
+                tables.append(("Ladle criterion", rt.table))
+                if rt.rank == 0:
+                    notes.append(f"Rank: {LADLE_AT_ZERO}; r = 1 was fitted.")
+            elif rt is not None:
+                tables.append((f"Rank tests ({rt.method})", rt.table))
         if self.sparsity is not None:
             notes.append(
                 f"Selected variables: block a {self.support_a}; block b {self.support_b}; "
@@ -462,7 +468,7 @@ class JDRResults(SummaryMixin):
         if self.support_tests is not None:
             notes.append(
                 "Sparsity chosen by the coordinate tests of select_support "
-                f"({self.support_tests.method}); see results.support_tests.summary()."
+                f"({self.support_tests.method_label}); see results.support_tests.summary()."
             )
         notes.append(
             "Directions span the estimated subspaces; signs and rotations within a "

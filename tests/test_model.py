@@ -342,7 +342,7 @@ def test_auto_fit_computes_moments_once_and_factors_each_covariance_once(monkeyp
     factor per block covariance, shared by the rank tests, the coordinate
     tests and the estimate (the sparse refit factors its sub-blocks)."""
     import jdr_stats._linalg as lin
-    import jdr_stats.inference.rank_tests as rt
+    import jdr_stats.inference._rank_stats as rt  # the rank tests whiten there
     import jdr_stats.model as model_mod
     import jdr_stats.support._statistics as st
 
