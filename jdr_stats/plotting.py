@@ -69,11 +69,12 @@ def plot_scree(results: Any, *, rank_tests: Any = None, ax: Any = None) -> Figur
     ax.set_xlabel("k")
     ax.set_ylabel("singular value of X_lin")
     ax.set_title("Scree plot")
-    if rank_tests is None and getattr(results, "_rank_tests", None):
-        rank_tests = next(iter(results._rank_tests.values()))
-    if rank_tests is not None:
+    if rank_tests is None:
+        rank_tests = getattr(results, "rank_test_table", None)
+    # every test table has a pvalue column; the ladle (a criterion) has none
+    if rank_tests is not None and "pvalue" in rank_tests.table:
         table = rank_tests.table
-        pcol = next(c for c in table.columns if "p" in str(c).lower() and "value" in str(c).lower())
+        pcol = "pvalue"
         ks = np.asarray(table.index if "k" not in table.columns else table["k"], dtype=float)
         ax2 = ax.twinx()
         # The test of H0: r = k is about singular values k+1, k+2, ...

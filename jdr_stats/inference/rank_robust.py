@@ -34,6 +34,7 @@ from scipy import linalg as sla
 from scipy import stats
 
 from .._validation import normalize_seed
+from .hypotheses import TestResult
 
 __all__ = [
     "WaldResult",
@@ -52,6 +53,8 @@ __all__ = [
 
 #: Floats held by one chunk of intermediate products (about 32 MB).
 _CHUNK_FLOATS = 1 << 22
+
+_FROB_NAME = "Robust rank test"
 
 Chunks = Callable[[], Iterable[tuple[np.ndarray, np.ndarray, np.ndarray]]]
 
@@ -294,26 +297,26 @@ def complement_moments_all(
 
 
 @dataclass(frozen=True)
-class FrobeniusResult:
-    """``Lambda_k`` with the finite-sample two-moment reference.
+class FrobeniusResult(TestResult):
+    """``Lambda_k`` with the finite-sample two-moment reference: a
+    :class:`~jdr_stats.inference.hypotheses.TestResult` with
+    ``distribution="scaled chi2"``.
 
     Attributes
     ----------
     statistic : float
         ``Lambda_k = m sum_{j>k} s_j^2 / s_y^2``.
+    df, scale : float
+        ``Lambda_k ~ scale * chi2(df)``, ``df = 2 mean^2 / var`` (the
+        effective df; NaN when the moments are degenerate).
+    pvalue : float
     mean, var : float
         Estimated null mean ``tr(Omega) / s_y^2`` and finite-sample variance.
-    df, scale : float
-        ``Lambda_k ~ scale * chi2(df)``, ``df = 2 mean^2 / var``.
-    pvalue : float
     """
 
-    statistic: float
-    mean: float
-    var: float
-    df: float
-    scale: float
-    pvalue: float
+    mean: float = float("nan")
+    var: float = float("nan")
+    scale: float = float("nan")
 
 
 def frobenius_from_moments(mom: ComplementMoments, s: np.ndarray) -> FrobeniusResult:
@@ -339,38 +342,51 @@ def frobenius_from_moments(mom: ComplementMoments, s: np.ndarray) -> FrobeniusRe
     diag = mom.psi4 - 2.0 * tau * mom.psi2y2 + tau * tau * mom.y4
     off = m * m * float(np.sum(mom.omega * mom.omega)) - mom.psi4
     var = (max(diag, 0.0) + 2.0 * max(off, 0.0)) / (m * s2) ** 2
+    null = f"rank(E[a' y b'^T]) <= {mom.k}"
     if not (tau > 0 and var > 0):
-        return FrobeniusResult(stat, tau, var, float("nan"), float("nan"), 1.0)
+        return FrobeniusResult(stat, float("nan"), 1.0, null=null, distribution="scaled chi2",
+                               method="robust", name=_FROB_NAME, mean=tau, var=var)
     df = 2.0 * tau * tau / var
     scale = tau / df
-    return FrobeniusResult(stat, tau, var, df, scale, float(stats.chi2.sf(stat / scale, df)))
+    return FrobeniusResult(stat, df, float(stats.chi2.sf(stat / scale, df)), null=null,
+                           distribution=f"{scale:.4g} chi2({df:.4g})", method="robust",
+                           name=_FROB_NAME, mean=tau, var=var, scale=scale)
 
 
 # ---------------------------------------------------------------------------
 # The Wald statistic and its F reference
 # ---------------------------------------------------------------------------
 @dataclass(frozen=True)
-class WaldResult:
-    """One row of the Wald rank test.
+class WaldResult(TestResult):
+    """One row of the Wald rank test: a
+    :class:`~jdr_stats.inference.hypotheses.TestResult` whose p-value is that
+    of Hotelling's F.
 
     Attributes
     ----------
     statistic : float
         ``T_k = m vec(C)^T Omega^{-1} vec(C)`` (``Omega`` uncentred; ``0 <= T_k
         <= m``).
+    df, df_denom : float
+        ``d = (n1 - k)(n2 - k)`` (rank of ``Omega``) and ``m - d``; also as
+        the integers :attr:`df1` and :attr:`df2`.
     fstat : float
         Hotelling's ``F = (m - d) T_k / (d (m - T_k))``.
-    df1, df2 : int
-        ``d = (n1 - k)(n2 - k)`` (rank of ``Omega``) and ``m - d``.
     pvalue : float
         ``P(F(d, m - d) > fstat)``.
     """
 
-    statistic: float
-    fstat: float
-    df1: int
-    df2: int
-    pvalue: float
+    fstat: float = float("nan")
+
+    @property
+    def df1(self) -> int:
+        """Numerator df ``d`` (alias of :attr:`df`)."""
+        return int(self.df)  # type: ignore[arg-type]
+
+    @property
+    def df2(self) -> int:
+        """Denominator df ``m - d`` (alias of :attr:`df_denom`)."""
+        return int(self.df_denom)  # type: ignore[arg-type]
 
 
 def wald_from_moments(mom: ComplementMoments, c: np.ndarray) -> WaldResult:
@@ -404,7 +420,9 @@ def wald_from_moments(mom: ComplementMoments, c: np.ndarray) -> WaldResult:
         )
     fstat = np.inf if q >= 1.0 else df2 * stat / (rank * (m - stat))
     pvalue = float(stats.f.sf(fstat, rank, df2)) if np.isfinite(fstat) else 0.0
-    return WaldResult(statistic=stat, fstat=float(fstat), df1=rank, df2=int(df2), pvalue=pvalue)
+    return WaldResult(statistic=stat, df=float(rank), pvalue=pvalue, df_denom=float(df2),
+                      null=f"rank(E[a' y b'^T]) <= {mom.k}", distribution=f"F({rank}, {df2})",
+                      method="wald", name="Wald rank test", fstat=float(fstat))
 
 
 def wald_rank_test(
