@@ -18,8 +18,8 @@ import jdr_stats as jdr
 from jdr_stats.exceptions import RankSelectionWarning
 from jdr_stats.inference import _rank_permutation as rp_mod
 from jdr_stats.inference import _rank_stats as rs_mod
-from jdr_stats.inference.rank_methods import RANK_METHODS, RowOptions
 from jdr_stats.inference.chi2mix import weighted_chi2_sf
+from jdr_stats.inference.rank_methods import RANK_METHODS, RowOptions
 from jdr_stats.inference.rank_tests import RankTestResults, rank_tests
 
 ALPHA = 0.05

@@ -202,26 +202,30 @@ def notes_of(
             "rest under H0 (no moment conditions); one permutation is shared by "
             "all variables of a block."
         )
+    notes.append(_rule_note(rule, fdr, settings))
+    return notes
+
+
+def _rule_note(rule: str, fdr: float, settings: dict) -> str:
+    """The note that says how the selection rule chose the variables."""
     if rule == "bh":
-        notes.append(f"Selected: Benjamini-Hochberg q-value <= {fdr}, within each block.")
-    elif rule == "by":
-        notes.append(
+        return f"Selected: Benjamini-Hochberg q-value <= {fdr}, within each block."
+    if rule == "by":
+        return (
             f"Selected: Benjamini-Yekutieli q-value <= {fdr}, within each block "
             "(valid under any dependence between the tests)."
         )
-    elif rule == "threshold":
-        notes.append(
+    if rule == "threshold":
+        return (
             "Selected (threshold rule, section 5.3): some entry of the variable's row "
             f"exceeds {settings['threshold']:.3g} sandwich standard errors; no error "
             "rate guarantee."
         )
-    else:
-        notes.append(
-            f"Selected (stability selection): selected by the sparse fit with "
-            f"sparsity {settings['sparsity']} in at least "
-            f"{settings['stability_threshold']:g} of {settings['n_subsamples']} "
-            "complementary half-samples; Meinshausen-Buhlmann bound on the expected "
-            f"number of false selections (a, b): "
-            f"({settings['pfer_bound'][0]:.3g}, {settings['pfer_bound'][1]:.3g})."
-        )
-    return notes
+    return (
+        "Selected (stability selection): selected by the sparse fit with "
+        f"sparsity {settings['sparsity']} in at least "
+        f"{settings['stability_threshold']:g} of {settings['n_subsamples']} "
+        "complementary half-samples; Meinshausen-Buhlmann bound on the expected "
+        f"number of false selections (a, b): "
+        f"({settings['pfer_bound'][0]:.3g}, {settings['pfer_bound'][1]:.3g})."
+    )
