@@ -107,6 +107,24 @@ def test_test_table_properties():
         _ = plain.qvalues
 
 
+def test_table_rows_as_test_results(fit):
+    rt = fit.rank_tests("wald")
+    one = rt.result(1)
+    assert isinstance(one, jdr.TestResult) and one.applicable
+    assert (one.statistic, one.pvalue) == (rt.table.loc[1, "statistic"], rt.table.loc[1, "pvalue"])
+    assert (one.df, one.df_denom) == (rt.table.loc[1, "df"], rt.table.loc[1, "df_denom"])
+    assert fit.rank_tests("robust").result(0).df is None  # NaN df: none applies
+    with pytest.raises(KeyError, match="row must be one of"):
+        rt.result(7)
+    # SIR with H = p: the last row has zero df, no test exists there
+    sim = jdr.simulate.bilinear(400, 4, 4, 1, seed=0)
+    x = np.hstack([sim.a, sim.b])
+    dims = jdr.SIR(sim.y, x).fit(n_slices=8).dimension_tests(8)
+    last = dims.result(dims.table.index[-1])
+    assert dims.table["df"].iloc[-1] == 0 and not last.applicable
+    assert np.isnan(last.pvalue) and "zero degrees of freedom" in last.reason
+
+
 def test_pvalue_columns_are_known_by_name_not_guessed():
     t = pd.DataFrame({"statistic": [3.0], "df": [1.0], "pvalue": [1e-9], "p.value": [1e-9],
                       "pvalue_other": [1e-9]})

@@ -133,8 +133,11 @@ class CoordinateTest(TestTable):
     def pvalue(self) -> float:
         return float(self.table["pvalue"].iloc[0])
 
-    def result(self) -> TestResult:
-        """The test with the default reference as a :class:`TestResult`."""
+    def result(self, row: Any = None) -> TestResult:
+        """The test with the default reference as a :class:`TestResult`
+        (``row``: the only row, ``"Test"``)."""
+        if row is not None and row not in self.table.index:
+            raise KeyError(f"row must be one of {list(self.table.index)}; got {row!r}")
         df = float(self.table["df"].iloc[0])
         return TestResult(
             statistic=self.statistic, df=None if np.isnan(df) else df, pvalue=self.pvalue,

@@ -205,6 +205,37 @@ class TestTable(SummaryMixin):
             raise AttributeError(f"the {self.method} tests are not adjusted: no qvalue column")
         return self.table["qvalue"]
 
+    def result(self, row: Any) -> TestResult:
+        """The test of one row (an index label) as a :class:`TestResult`, or
+        an :class:`InapplicableTestResult` when its p-value is undefined (no
+        test exists there, e.g. zero degrees of freedom).
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd
+        >>> from jdr_stats.inference.hypotheses import TestTable
+        >>> t = TestTable(pd.DataFrame({"statistic": [9.5, 0.0], "df": [3.0, 0.0],
+        ...                             "pvalue": [0.023, np.nan]}), "Tests", "chi2")
+        >>> t.result(0).pvalue, t.result(1).applicable
+        (0.023, False)
+        """
+        if row not in self.table.index:
+            raise KeyError(f"row must be one of {list(self.table.index)}; got {row!r}")
+        line = self.table.loc[row]
+        name = f"{self.title}: {row}"
+        if not np.isfinite(line["pvalue"]):
+            return InapplicableTestResult(
+                reason=f"no test at row {row!r} (undefined p-value, e.g. zero degrees of freedom)",
+                method=self.method, name=name,
+            )
+        df = float(line["df"])
+        denom = float(line["df_denom"]) if "df_denom" in line.index else None
+        return TestResult(
+            statistic=float(line["statistic"]), df=df if np.isfinite(df) else None,
+            pvalue=float(line["pvalue"]), df_denom=denom, method=self.method, name=name,
+            distribution=self.method_label or self.method,
+        )
+
     def to_dict(self) -> dict[str, Any]:
         """The tests as plain JSON types: title, method, method label, notes and
         one record per row (the index under its name); NaN become ``None``."""

@@ -118,7 +118,7 @@ def _robust_row(w: _Whitened, k: int, opts: RowOptions) -> Row:
     _check_exact(w, k, "robust")
     res = frobenius_from_moments(w.complement(k), w.s)
     return {"statistic": res.statistic, "df": np.nan, "pvalue": res.pvalue,
-            "eff_df": res.df, "scale": res.scale}, None
+            "eff_df": np.nan if res.df is None else res.df, "scale": res.scale}, None
 
 
 def _wald_row(w: _Whitened, k: int, opts: RowOptions) -> Row:
