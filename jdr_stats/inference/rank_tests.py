@@ -132,7 +132,7 @@ class RankTestResults(TestTable):
 
     def summary(self) -> Summary:
         info = {
-            "Method:": self.method_label or self.method,
+            "Method:": self.method,
             "No. observations:": self.nobs,
             "n1, n2:": f"{self.n1}, {self.n2}",
             "Tests:": len(self.table),
