@@ -26,8 +26,14 @@ statistic ``T_k`` of ``rank_robust``.  The methods:
 * ``"permutation"``: the complement coordinates' rows are permuted (Cook and
   Yin 2001) and the statistic recomputed.
 
+Each method is an entry of the registry
+:data:`~jdr_stats.inference.rank_methods.RANK_METHODS` (its row computation,
+columns, reference distribution, assumptions and what it needs from the
+data); this module runs the sequence of rows and builds the table.
+
 ``fit(rank="auto", rank_method="ladle")`` chooses the rank by the ladle
-estimator (Luo and Li 2016) instead of tests.
+estimator (Luo and Li 2016) instead of tests; its results are a
+:class:`~jdr_stats.inference.ladle.LadleResults` (a criterion, no p-values).
 
 The derivations are in ``docs/theory/rank_tests.md``.
 """
