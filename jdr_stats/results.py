@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from statsmodels.iolib.summary2 import Summary
 
-from ._data import DataModel, ModelData, check_new_block, design_from_spec
+from ._data import DataModel, RemovedData, check_new_block, design_from_spec
 from ._estimate import Estimate
 from ._linalg import BlockMoments, Whitening
 from ._sources import is_dask_collection
@@ -82,14 +82,7 @@ class JDRResults(SummaryMixin):
     @property
     def data_removed(self) -> bool:
         """Whether :meth:`remove_data` dropped the model's rows."""
-        return getattr(self._model, "_data_removed", False)
-
-    def _require_data(self, what: str) -> None:
-        if self.data_removed:
-            raise ValueError(
-                f"{what} needs the model's data, which remove_data() dropped; "
-                "refit the model to use it"
-            )
+        return isinstance(self._model.data, RemovedData)
 
     def remove_data(self) -> JDRResults:
         """A copy of the results without the model's rows (for pickling many fits).
@@ -121,18 +114,8 @@ class JDRResults(SummaryMixin):
         """
         import copy
 
-        d = self._model.data
         model = copy.copy(self._model)
-        model._data = ModelData(
-            endog=np.empty(0),
-            blocks={k: np.empty((0, v.shape[1])) for k, v in d.blocks.items()},
-            endog_name=d.endog_name,
-            names={k: list(v) for k, v in d.names.items()},
-            row_index=None,
-            weights=None if d.weights is None else np.empty(0),
-            is_pandas=d.is_pandas,
-        )
-        model._data_removed = True
+        model._data = RemovedData(self._model.data)
         return JDRResults(model, self._est, self._moments, self._settings,
                           rank_tests=self._rank_tests, whitening=self._whitening)
 
@@ -262,15 +245,14 @@ class JDRResults(SummaryMixin):
         if (exog_a is None) != (exog_b is None):
             raise ValueError("give both exog_a and exog_b, or neither (training data)")
         m = self._model
-        source = getattr(m.data, "source", None)
+        source = m.data.source
         if exog_a is None and getattr(source, "kind", None) is not None:
             exog_a, exog_b = source.blocks()  # the dask training data (lazy)
         if exog_a is not None and (is_dask_collection(exog_a) or is_dask_collection(exog_b)):
             return self._transform_dask(exog_a, exog_b)
         if exog_a is None:
-            self._require_data("transform() of the training data")
-            m._require_rows("transform() of the training data (pass exog_a and exog_b)")
-            a, b, index = m.exog_a, m.exog_b, m.data.row_index
+            _, a, b = m.data.rows("transform() of the training data (pass exog_a and exog_b)")
+            index = m.data.row_index
         else:
             a = check_new_block(exog_a, "exog_a", m.exog_names_a, labelled=self._labelled)
             b = check_new_block(exog_b, "exog_b", m.exog_names_b, labelled=self._labelled)
@@ -357,7 +339,6 @@ class JDRResults(SummaryMixin):
         returned, not stored: pass it to :meth:`summary` as
         ``summary(rank_tests=table)`` to print it with the fit.
         """
-        self._require_data("rank_tests()")
         return _rank_tests(
             self._model.data, self._moments, self._whitening,
             method=method, max_rank=max_rank, n_perm=n_perm, seed=seed,
@@ -378,9 +359,6 @@ class JDRResults(SummaryMixin):
         """Bootstrap the fit; see :func:`jdr_stats.inference.bootstrap.bootstrap`
         (called with the fit's data, estimate, ``standardize`` and ``sparsity``;
         ``n_jobs`` processes give the same numbers as one)."""
-        self._require_data("bootstrap()")
-        if method != "poisson":
-            self._model._require_rows("the bootstrap (it resamples rows)")
         return _bootstrap(
             self._model.data, self._est, standardize=self.standardize,
             sparsity=self.sparsity, n_boot=n_boot, seed=seed, method=method,
@@ -427,7 +405,7 @@ class JDRResults(SummaryMixin):
                 else f"{self.sparsity}" + (" (auto)" if self.support_tests is not None else "")
             ),
             "Weights:": (
-                "case weights" if m.weights is not None or getattr(m.data, "weighted", False)
+                "case weights" if m.data.weighted
                 else "none"
             ),
         }

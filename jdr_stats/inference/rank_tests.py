@@ -45,8 +45,8 @@ import pandas as pd
 from scipy import stats
 from statsmodels.iolib.summary2 import Summary
 
-from .._data import ModelData
-from .._linalg import BlockMoments, Whitening, block_moments, block_whitenings, whiten_cross
+from .._data import RowsData
+from .._linalg import BlockMoments, Whitening, block_whitenings, whiten_cross
 from .._progress import ProgressArg, check_n_jobs, check_progress, progress_bar, run_batches
 from ..exceptions import RowsNotInMemoryError
 from .._validation import check_choice, check_fraction, check_int, normalize_seed
@@ -274,7 +274,7 @@ class _Whitened:
 
 
 def _whiten(
-    data: ModelData,
+    data: RowsData,
     mom: BlockMoments,
     whitening: tuple[Whitening, Whitening] | None = None,
     *,
@@ -286,13 +286,13 @@ def _whiten(
     whitened chunks over the source instead of the rows, and the
     first-order sums from its :class:`~jdr_stats.Moments`.
     """
-    if data.weights is not None or getattr(data, "weighted", False):
+    if data.weighted:
         raise ValueError(
             "rank tests need an unweighted model (their null distributions are "
             "derived for i.i.d. rows); got a model with case weights"
         )
-    if np.isnan(mom.cov_a).any():  # a fit with standardize=False skips them
-        mom = block_moments(data.endog, data.blocks["exog_a"], data.blocks["exog_b"])
+    if not mom.has_covariances:  # a fit with standardize=False skips them
+        mom = data.moments()
         whitening = None
     if whitening is None:
         whitening = block_whitenings(mom, data.names["exog_a"], data.names["exog_b"])
@@ -302,9 +302,9 @@ def _whiten(
     out = _Whitened(m=data.nobs, var_y=mom.var_y, u=u, s=s, v=vt.T)
     if not rows:
         return out
-    source = getattr(data, "source", None)
+    source = data.source
     if source is not None:
-        sums = data.moments
+        sums = data.sums  # a MomentsData: the model holds sums and a source
         wsum = float(sums.weight)
         first = (
             int(sums.nobs), wa.solve(sums.m2_ay) / wsum, wb.solve(sums.m2_by) / wsum,
@@ -312,8 +312,8 @@ def _whiten(
         )
         chunks = whitened_chunks(source, mom.mean_y, wa.mean, wb.mean, wa.chol, wb.chol)
         return replace(out, chunks=chunks, first=first)
-    a_raw, b_raw = data.blocks["exog_a"], data.blocks["exog_b"]
-    w = replace(out, a=wa.to_white(a_raw), b=wb.to_white(b_raw), y=data.endog - mom.mean_y)
+    y, a_raw, b_raw = data.rows("the rank tests")
+    w = replace(out, a=wa.to_white(a_raw), b=wb.to_white(b_raw), y=y - mom.mean_y)
     return replace(w, chunks=lambda: _row_chunks(w))
 
 
@@ -608,7 +608,7 @@ def _build(
 
 
 def _run(
-    data: ModelData,
+    data: RowsData,
     mom: BlockMoments,
     whitening: tuple[Whitening, Whitening] | None,
     *,
@@ -630,11 +630,10 @@ def _run(
     # chi2 test needs only the singular values; the robust, Wald and general
     # tests need sums over rows, streamed from the model's row source (if
     # any); the permutation test needs the rows.
-    if hasattr(data, "require_rows"):
-        if method == "permutation":
-            data.require_rows("the permutation rank test")
-        elif method != "chi2":
-            data.require_source(f"the {method} rank test")
+    if method == "permutation":
+        data.rows("the permutation rank test")
+    elif method != "chi2":
+        data.require_source(f"the {method} rank test")
     rng = normalize_seed(seed) if method == "permutation" else None
     if data.nobs < max(n1, n2) + 2:
         raise ValueError(
@@ -666,7 +665,7 @@ def _run(
 # Public entry points
 # ---------------------------------------------------------------------------
 def rank_tests(
-    data: ModelData,
+    data: RowsData,
     moments: BlockMoments,
     whitening: tuple[Whitening, Whitening] | None = None,
     *,
@@ -684,7 +683,7 @@ def rank_tests(
 
     Parameters
     ----------
-    data : ModelData
+    data : RowsData
         The validated data (unweighted).
     moments : BlockMoments
         Their sufficient statistics (with covariances; recomputed from
@@ -773,7 +772,7 @@ def rank_tests(
 
 
 def choose_rank(
-    data: ModelData,
+    data: RowsData,
     moments: BlockMoments,
     whitening: tuple[Whitening, Whitening] | None = None,
     *,
@@ -832,7 +831,7 @@ def choose_rank(
 
 
 def _ladle(
-    data: ModelData,
+    data: RowsData,
     mom: BlockMoments,
     whitening: tuple[Whitening, Whitening] | None,
     *,
@@ -840,8 +839,7 @@ def _ladle(
     n_boot: int = 100,
 ) -> RankTestResults:
     """The ladle estimate (Luo and Li 2016) as a table without tests."""
-    if hasattr(data, "require_rows"):
-        data.require_source("the ladle")
+    data.require_source("the ladle")
     n1, n2 = len(data.names["exog_a"]), len(data.names["exog_b"])
     if data.nobs < max(n1, n2) + 2:
         raise ValueError(
