@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 import pandas as pd
@@ -28,6 +28,9 @@ from ._inputs import (
 from ._linalg import BlockMoments, block_moments
 from ._validation import check_choice
 from .exceptions import RowsNotInMemoryError
+
+if TYPE_CHECKING:
+    from .moments import Moments
 
 __all__ = [
     "DataModel",
@@ -60,11 +63,35 @@ class RowsData(Protocol):
     when the data cannot give it.
     """
 
-    endog_name: str
-    names: dict[str, list[str]]
-    row_index: pd.Index | None
-    weights: np.ndarray | None
-    is_pandas: bool
+    @property
+    def endog_name(self) -> str:
+        """Name of the response."""
+        ...
+
+    @property
+    def names(self) -> dict[str, list[str]]:
+        """Variable names per block argument (``{"exog_a": [...], ...}``)."""
+        ...
+
+    @property
+    def row_index(self) -> pd.Index | None:
+        """Row labels of pandas input held in memory, else None."""
+        ...
+
+    @property
+    def weights(self) -> np.ndarray | None:
+        """Case weights held in memory, else None (see :attr:`weighted`)."""
+        ...
+
+    @property
+    def is_pandas(self) -> bool:
+        """Whether outputs are labelled (pandas input, or names from sums)."""
+        ...
+
+    @property
+    def sums(self) -> Moments | None:
+        """The stored sufficient statistics when the data are sums, else None."""
+        ...
 
     @property
     def nobs(self) -> int:
@@ -163,6 +190,11 @@ class ModelData(_NamesMixin):
         """None: the rows are in memory (no source to read again)."""
         return None
 
+    @property
+    def sums(self) -> None:
+        """None: the rows are in memory (no stored sums)."""
+        return None
+
     def rows(self, what: str, *, weights: bool = False) -> tuple[Any, ...]:
         """``(endog, *blocks[, weights])``: the rows are here, for any ``what``."""
         out = (self.endog, *self.blocks.values())
@@ -251,9 +283,10 @@ class RemovedData(_NamesMixin):
     procedure and ``remove_data()``.
     """
 
-    row_index = None
-    weights = None
-    source = None
+    row_index: pd.Index | None = None
+    weights: np.ndarray | None = None
+    source: Any = None
+    sums: Moments | None = None
 
     def __init__(self, data: RowsData) -> None:
         self._nobs = int(data.nobs)

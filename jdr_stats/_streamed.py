@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from ._data import _NamesMixin
 from ._linalg import BlockMoments
@@ -82,8 +83,8 @@ class MomentsData(_NamesMixin):
     """
 
     is_pandas = True
-    row_index = None
-    weights = None
+    row_index: pd.Index | None = None
+    weights: np.ndarray | None = None
 
     def __init__(self, moments: Moments, *, source: Any = None, origin: str = "moments") -> None:
         check_moments(moments)

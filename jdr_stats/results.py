@@ -18,7 +18,7 @@ from statsmodels.iolib.summary2 import Summary
 from ._data import DataModel, RemovedData, check_new_block, design_from_spec
 from ._estimate import Estimate
 from ._linalg import BlockMoments, Whitening
-from ._sources import is_dask_collection
+from ._sources import DaskSource, is_dask_collection
 from .inference.bootstrap import BootstrapResults, Interval
 from .inference.bootstrap import Method as BootstrapMethod
 from .inference.bootstrap import bootstrap as _bootstrap
@@ -91,11 +91,14 @@ class JDRResults(SummaryMixin):
         directions, singular values, ``coef_matrix``, the moments (means and
         covariances of the blocks), variable names, the formula and its
         codings, the rank tests of a ``rank="auto"`` fit, :meth:`summary` and
-        ``transform`` of new data.  What needs the rows no longer works and
-        raises a ``ValueError`` saying so: ``transform()`` of the training
-        data, :meth:`rank_tests`, :meth:`bootstrap` and the plots that draw
-        the data (``plot_sufficient_summary``, ``plot_response_surface``).
-        The original results are unchanged.
+        ``transform`` of new data, and ``rank_tests("chi2")`` (it needs only
+        the singular values).  What needs the rows no longer works and raises
+        a :class:`~jdr_stats.exceptions.RowsNotInMemoryError` (a
+        ``ValueError``) naming the procedure and ``remove_data()``:
+        ``transform()`` of the training data, the other rank tests,
+        :meth:`bootstrap`, ``model.exog_a`` and the plots that draw the data
+        (``plot_sufficient_summary``, ``plot_response_surface``).  The
+        original results are unchanged.
 
         Returns
         -------
@@ -246,7 +249,7 @@ class JDRResults(SummaryMixin):
             raise ValueError("give both exog_a and exog_b, or neither (training data)")
         m = self._model
         source = m.data.source
-        if exog_a is None and getattr(source, "kind", None) is not None:
+        if exog_a is None and isinstance(source, DaskSource):
             exog_a, exog_b = source.blocks()  # the dask training data (lazy)
         if exog_a is not None and (is_dask_collection(exog_a) or is_dask_collection(exog_b)):
             return self._transform_dask(exog_a, exog_b)

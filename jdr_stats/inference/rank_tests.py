@@ -302,9 +302,8 @@ def _whiten(
     out = _Whitened(m=data.nobs, var_y=mom.var_y, u=u, s=s, v=vt.T)
     if not rows:
         return out
-    source = data.source
-    if source is not None:
-        sums = data.sums  # a MomentsData: the model holds sums and a source
+    source, sums = data.source, data.sums
+    if source is not None and sums is not None:  # sums in memory, rows in the source
         wsum = float(sums.weight)
         first = (
             int(sums.nobs), wa.solve(sums.m2_ay) / wsum, wb.solve(sums.m2_by) / wsum,
