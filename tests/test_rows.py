@@ -274,3 +274,39 @@ def test_plot_options_raise_typeerror_for_a_wrong_type(frame):
         plotting.plot_response_surface(res, gridsize=2.5)
     with pytest.raises(ValueError, match="gridsize must be at least 3; got 2"):
         plotting.plot_response_surface(res, gridsize=2)
+
+
+def test_unstandardized_fit_of_sums_gets_its_rank_tests(frame):
+    moms = jdr.Moments.from_arrays(frame["y"], frame[NA], frame[NB])
+    from_sums = jdr.JointDimReduction.from_moments(moms).fit(1, standardize=False)
+    rows = jdr.JointDimReduction(frame["y"], frame[NA], frame[NB]).fit(1, standardize=False)
+    got, want = from_sums.rank_tests("chi2").table, rows.rank_tests("chi2").table
+    np.testing.assert_allclose(got["statistic"], want["statistic"], rtol=1e-10)
+
+
+# -- property: any reordering of the labelled inputs gives the same arrays ---------
+def test_alignment_is_a_property_of_the_labels(frame):
+    hyp = pytest.importorskip("hypothesis")
+    st = hyp.strategies
+    w = pd.Series(np.linspace(1, 2, 600), index=frame.index)
+    ref = ModelData.from_inputs(
+        frame["y"], {"exog_a": (frame[NA], "a"), "exog_b": (frame[NB], "b")}, weights=w
+    )
+
+    @hyp.settings(max_examples=25, deadline=None, derandomize=True)
+    @hyp.given(seed=st.integers(0, 2**32 - 1), which=st.sets(st.sampled_from("abw"), min_size=1))
+    def check(seed, which):
+        rng = np.random.default_rng(seed)
+        perm = {k: rng.permutation(600) if k in which else np.arange(600) for k in "abw"}
+        got = ModelData.from_inputs(
+            frame["y"],
+            {"exog_a": (frame[NA].iloc[perm["a"]], "a"),
+             "exog_b": (frame[NB].iloc[perm["b"]], "b")},
+            weights=w.iloc[perm["w"]],
+        )
+        for name in ("exog_a", "exog_b"):
+            np.testing.assert_array_equal(got.blocks[name], ref.blocks[name])
+        np.testing.assert_array_equal(got.weights, ref.weights)
+        assert got.row_index.equals(ref.row_index)
+
+    check()
