@@ -310,3 +310,10 @@ def test_alignment_is_a_property_of_the_labels(frame):
         assert got.row_index.equals(ref.row_index)
 
     check()
+
+
+def test_simulation_sparsity_is_an_integer():
+    with pytest.raises(TypeError, match="s1 must be an integer; got 2.5"):
+        jdr.simulate.bilinear(100, 5, 5, 2, s1=2.5)
+    with pytest.raises(ValueError, match=r"s2 must be between 2 and 5 \(r and n2\); got 6"):
+        jdr.simulate.bilinear(100, 5, 5, 2, s2=6)

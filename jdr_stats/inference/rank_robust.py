@@ -247,8 +247,7 @@ def complement_moments_all(
     holds :func:`cross_sums` (computed by a first pass when None).
     """
     p, q = u.shape[1], v.shape[1]
-    if not 0 <= kmax < min(p, q):
-        raise ValueError(f"kmax must be between 0 and {min(p, q) - 1}; got {kmax}")
+    kmax = check_int(kmax, "kmax", low=0, high=min(p, q) - 1)
     m, c_ay, c_by, c_ab, var_y = cross_sums(chunks) if first is None else first
     c_uy, c_yv, c_uv = u.T @ c_ay, v.T @ c_by, u.T @ c_ab @ v
     corr = c_uv.reshape(-1)

@@ -33,7 +33,7 @@ from typing import Literal
 import numpy as np
 from scipy import stats
 
-from .._validation import check_int, normalize_seed
+from .._validation import check_bool, check_choice, check_int, normalize_seed
 from ..inference.hypotheses import fdr_qvalues, perm_pvalue
 from ._statistics import _loo_bases
 
@@ -309,12 +309,10 @@ def robust_coordinate_tests(
             f"the shape of z; got {yc.shape}, {z.shape}, {w_focal.shape}, {w_other.shape}"
         )
     no = w_other.shape[1]
-    if not isinstance(standardize, (bool, np.bool_)):
-        raise TypeError(f"standardize must be True or False; got {standardize!r}")
+    standardize = check_bool(standardize, "standardize")
     if rank is not None:
         rank = check_int(rank, "rank", low=1, high=min(nf, no))
-    if not isinstance(method, str) or method not in ROBUST_METHODS:
-        raise ValueError(f"method must be one of {ROBUST_METHODS}; got {method!r}")
+    method = check_choice(method, "method", ROBUST_METHODS)
     n_resample = check_int(n_resample, "n_resample")
     if n_resample < 1:
         raise ValueError(f"n_resample must be at least 1; got {n_resample}")
