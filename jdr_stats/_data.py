@@ -38,6 +38,7 @@ __all__ = [
     "ModelData",
     "RemovedData",
     "RowsData",
+    "align_inputs",
     "check_new_block",
     "check_not_text",
     "design_from_spec",

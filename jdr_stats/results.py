@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from statsmodels.iolib.summary2 import Summary
 
-from ._data import DataModel, RemovedData, check_new_block, design_from_spec
+from ._data import DataModel, RemovedData, align_inputs, check_new_block, design_from_spec
 from ._estimate import Estimate
 from ._linalg import BlockMoments, Whitening
 from ._sources import DaskSource, is_dask_collection
@@ -256,7 +256,8 @@ class JDRResults(SummaryMixin):
         if exog_a is None:
             _, a, b = m.data.rows("transform() of the training data (pass exog_a and exog_b)")
             index = m.data.row_index
-        else:
+        else:  # new data: pandas blocks matched by row label, never by position
+            exog_a, exog_b = align_inputs({"exog_a": exog_a, "exog_b": exog_b}).values()
             a = check_new_block(exog_a, "exog_a", m.exog_names_a, labelled=self._labelled)
             b = check_new_block(exog_b, "exog_b", m.exog_names_b, labelled=self._labelled)
             if a.shape[0] != b.shape[0]:

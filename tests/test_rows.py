@@ -317,3 +317,13 @@ def test_simulation_sparsity_is_an_integer():
         jdr.simulate.bilinear(100, 5, 5, 2, s1=2.5)
     with pytest.raises(ValueError, match=r"s2 must be between 2 and 5 \(r and n2\); got 6"):
         jdr.simulate.bilinear(100, 5, 5, 2, s2=6)
+
+
+def test_transform_aligns_new_blocks(frame):
+    res = jdr.JointDimReduction(frame["y"], frame[NA], frame[NB]).fit(1)
+    new_a, new_b = frame[NA].iloc[:50], frame[NB].iloc[:50]
+    want = res.transform(new_a, new_b)
+    got = res.transform(new_a, new_b.iloc[::-1])
+    pd.testing.assert_frame_equal(got, want)
+    with pytest.raises(ValueError, match="the row index of exog_b differs from that of exog_a"):
+        res.transform(new_a, new_b.reset_index(drop=True))
