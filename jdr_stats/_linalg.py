@@ -50,7 +50,9 @@ class BlockMoments:
     ``cov_a = sum w_i (a_i - mean_a)(a_i - mean_a)^T``, likewise ``cov_b``, and
     ``cross = sum w_i (a_i - mean_a) (y_i - mean_y) (b_i - mean_b)^T``, the
     centred cross moment ``S`` of the theory page.  ``var_y`` is
-    ``sum w_i (y_i - mean_y)^2``.
+    ``sum w_i (y_i - mean_y)^2``.  ``has_covariances`` is False when the
+    block covariances were skipped (``block_moments(covariances=False)``;
+    ``cov_a`` and ``cov_b`` then hold NaN and must not be used).
     """
 
     nobs: int
@@ -61,6 +63,7 @@ class BlockMoments:
     cov_a: np.ndarray
     cov_b: np.ndarray
     cross: np.ndarray
+    has_covariances: bool = True
 
 
 def _chunk_rows(width: int) -> int:
@@ -147,6 +150,7 @@ def block_moments(
         cov_a=(cov_a + cov_a.T) / (2 * wsum),
         cov_b=(cov_b + cov_b.T) / (2 * wsum),
         cross=cross / wsum,
+        has_covariances=covariances,
     )
 
 

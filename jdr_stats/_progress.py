@@ -28,7 +28,7 @@ from typing import Any, TypeVar, Union
 
 import numpy as np
 
-from ._validation import normalize_seed
+from ._validation import check_int, normalize_seed
 
 __all__ = [
     "ProgressArg",
@@ -56,9 +56,10 @@ def check_n_jobs(n_jobs: object) -> int | None:
     """``None``, a positive int or a negative int (joblib: -1 = all cores)."""
     if n_jobs is None:
         return None
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
+    n_jobs = check_int(n_jobs, "n_jobs")
+    if n_jobs == 0:
         raise ValueError(f"n_jobs must be None or a nonzero integer; got {n_jobs!r}")
-    return int(n_jobs)
+    return n_jobs
 
 
 class _Lines:
@@ -212,12 +213,9 @@ def run_batches(
     """
     check_progress(progress)
     n_jobs = check_n_jobs(n_jobs)
-    if isinstance(n_total, bool) or not isinstance(n_total, (int, np.integer)) or n_total < 0:
-        raise ValueError(f"n_total must be a non-negative integer; got {n_total!r}")
-    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-        raise ValueError(f"batch_size must be a positive integer; got {batch_size!r}")
+    n_total = check_int(n_total, "n_total", low=0)
+    batch_size = check_int(batch_size, "batch_size", low=1)
     entropy = _entropy(normalize_seed(seed))
-    n_total, batch_size = int(n_total), int(batch_size)
     bounds = [(lo, min(lo + batch_size, n_total)) for lo in range(0, n_total, batch_size)]
     out: list[T] = []
     with progress_bar(progress, n_total, desc) as update:

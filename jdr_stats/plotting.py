@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from ._validation import check_choice
+from ._validation import check_choice, check_int
 
 if TYPE_CHECKING:  # matplotlib is optional
     from matplotlib.figure import Figure
@@ -158,10 +158,8 @@ def plot_bootstrap_angles(boot: Any, *, ax: Any = None) -> Figure:
 
 
 def _require_rows(results: Any, what: str) -> None:
-    if getattr(results, "data_removed", False):
-        raise ValueError(
-            f"{what} draws the model's data, which remove_data() dropped; refit to plot"
-        )
+    """The plot draws the training rows: ask the model's data for them."""
+    results.model.data.rows(what)
 
 
 def plot_response_surface(
@@ -198,12 +196,8 @@ def plot_response_surface(
     """
     if kind not in ("hexbin", "contour"):
         raise ValueError(f'kind must be "hexbin" or "contour"; got {kind!r}')
-    if isinstance(direction, bool) or not isinstance(direction, (int, np.integer)):
-        raise TypeError(f"direction must be an integer; got {direction!r}")
-    if not 1 <= direction <= results.rank:
-        raise ValueError(f"direction must be between 1 and {results.rank}; got {direction}")
-    if isinstance(gridsize, bool) or not isinstance(gridsize, (int, np.integer)) or gridsize < 3:
-        raise ValueError(f"gridsize must be an integer of at least 3; got {gridsize!r}")
+    direction = check_int(direction, "direction", low=1, high=results.rank)
+    gridsize = check_int(gridsize, "gridsize", low=3)
     _require_rows(results, "plot_response_surface")
     fig, (axis,) = _axes(ax)
     feats = np.asarray(results.transform(), dtype=float)

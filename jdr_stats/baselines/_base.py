@@ -193,7 +193,7 @@ class SDRModel(DataModel):
     # -- data access ------------------------------------------------------
     @property
     def exog(self) -> np.ndarray:
-        return self._data.blocks["exog"]
+        return self._data.rows("the data of exog")[1]
 
     @property
     def exog_names(self) -> list[str]:

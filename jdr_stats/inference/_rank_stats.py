@@ -16,11 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from .._data import ModelData
+from .._data import RowsData
 from .._linalg import (
     BlockMoments,
     Whitening,
-    block_moments,
     block_whitenings,
     whiten_cross,
 )
@@ -92,7 +91,7 @@ class _Whitened:
 
 
 def _whiten(
-    data: ModelData,
+    data: RowsData,
     mom: BlockMoments,
     whitening: tuple[Whitening, Whitening] | None = None,
     *,
@@ -104,13 +103,13 @@ def _whiten(
     whitened chunks over the source instead of the rows, and the
     first-order sums from its :class:`~jdr_stats.Moments`.
     """
-    if data.weights is not None or getattr(data, "weighted", False):
+    if data.weighted:
         raise ValueError(
             "rank tests need an unweighted model (their null distributions are "
             "derived for i.i.d. rows); got a model with case weights"
         )
-    if np.isnan(mom.cov_a).any():  # a fit with standardize=False skips them
-        mom = block_moments(data.endog, data.blocks["exog_a"], data.blocks["exog_b"])
+    if not mom.has_covariances:  # a fit with standardize=False skips them
+        mom = data.moments()
         whitening = None
     if whitening is None:
         whitening = block_whitenings(mom, data.names["exog_a"], data.names["exog_b"])
@@ -120,9 +119,8 @@ def _whiten(
     out = _Whitened(m=data.nobs, var_y=mom.var_y, u=u, s=s, v=vt.T)
     if not rows:
         return out
-    source = getattr(data, "source", None)
-    if source is not None:
-        sums = data.moments
+    source, sums = data.source, data.sums
+    if source is not None and sums is not None:  # sums in memory, rows in the source
         wsum = float(sums.weight)
         first = (
             int(sums.nobs), wa.solve(sums.m2_ay) / wsum, wb.solve(sums.m2_by) / wsum,
@@ -130,8 +128,8 @@ def _whiten(
         )
         chunks = whitened_chunks(source, mom.mean_y, wa.mean, wb.mean, wa.chol, wb.chol)
         return replace(out, chunks=chunks, first=first)
-    a_raw, b_raw = data.blocks["exog_a"], data.blocks["exog_b"]
-    w = replace(out, a=wa.to_white(a_raw), b=wb.to_white(b_raw), y=data.endog - mom.mean_y)
+    y, a_raw, b_raw = data.rows("the rank tests")
+    w = replace(out, a=wa.to_white(a_raw), b=wb.to_white(b_raw), y=y - mom.mean_y)
     return replace(w, chunks=lambda: _row_chunks(w))
 
 

@@ -34,7 +34,7 @@ from statsmodels.iolib.summary2 import Summary
 
 from .._progress import ProgressArg, check_n_jobs, check_progress, progress_bar
 from .._validation import check_bool, check_choice, check_fraction, check_int, normalize_seed
-from .._data import ModelData
+from .._data import RowsData
 from .._estimate import Estimate
 from .._estimate import estimate as estimate_from_moments
 from .._linalg import (
@@ -48,7 +48,6 @@ from ..exceptions import SmallSampleWarning, WeakGapWarning
 from ..summary import SummaryMixin, build_summary
 from ._bounds import batched_dense_estimate, calibrated_level, gap_diagnostics, pair_angles
 from .._sources import ArraySource
-from .._streamed import MomentsData
 from .poisson_bootstrap import poisson_pass, poisson_plan
 
 __all__ = ["bootstrap", "BootstrapResults"]
@@ -88,7 +87,7 @@ def _order_index(n: int, level: float) -> int:
     return int(min(max(k, 1), n)) - 1
 
 
-def _pairs_batches(data: ModelData, n_boot: int, rng: np.random.Generator, inner: bool,
+def _pairs_batches(data: RowsData, n_boot: int, rng: np.random.Generator, inner: bool,
                    parallel: Any = None):
     """Moments of the pairs bootstrap's replicates, batch by batch.
 
@@ -100,8 +99,7 @@ def _pairs_batches(data: ModelData, n_boot: int, rng: np.random.Generator, inner
     ``parallel`` only the products of :func:`_sums` run in the workers.
     """
     m = data.nobs
-    rw = ReweightedMoments(data.endog, data.blocks["exog_a"], data.blocks["exog_b"],
-                           data.weights)
+    rw = ReweightedMoments(*data.rows("the bootstrap", weights=True))
     rng_in = rng.spawn(1)[0] if inner else None
     batch = max(1, min(n_boot, _COUNT_BYTES // (8 * m), _COUNT_BYTES // (8 * rw.width)))
     if inner:
@@ -139,15 +137,14 @@ def _sums(rw: ReweightedMoments, counts: np.ndarray, parallel: Any) -> np.ndarra
     )
 
 
-def _poisson_batches(data: ModelData | MomentsData, n_boot: int, rng: np.random.Generator,
+def _poisson_batches(data: RowsData, n_boot: int, rng: np.random.Generator,
                      inner: bool, parallel: Any = None):
     """Moments of the Poisson bootstrap's replicates: one pass over the rows
     (of the arrays, or of the source a streamed model was built from)."""
-    if isinstance(data, MomentsData):
-        src = data.source
-    else:
-        src = ArraySource(data.endog, data.blocks["exog_a"], data.blocks["exog_b"],
-                          weights=data.weights)
+    src = data.source
+    if src is None:
+        y, a, b, w = data.rows("the Poisson bootstrap", weights=True)
+        src = ArraySource(y, a, b, weights=w)
     out = poisson_pass(poisson_plan(src, n_boot, rng, inner=inner), parallel)
     yield out if inner else (out, None)
 
@@ -215,7 +212,7 @@ def _fit_batch(ctx: dict, moms: list[BlockMoments], errors: list[str]) -> list:
 
 
 def _replicates(
-    data: ModelData,
+    data: RowsData,
     est0: Estimate,
     standardize: bool,
     sparsity: tuple[int, int] | None,
@@ -302,7 +299,7 @@ def _replicates(
 
 # -- the bootstrap -----------------------------------------------------------
 def bootstrap(
-    data: ModelData | MomentsData,
+    data: RowsData,
     estimate: Estimate,
     *,
     standardize: bool,
@@ -320,7 +317,7 @@ def bootstrap(
 
     Parameters
     ----------
-    data : ModelData or MomentsData
+    data : ModelData or another RowsData
         The validated data of the fit.  A model built from a row source
         (Parquet, CSV, dask; it holds sums only) can be bootstrapped with
         ``method="poisson"``, which reads the source again.
@@ -431,19 +428,15 @@ def bootstrap(
     alpha = check_fraction(alpha, "alpha")
     check_progress(progress)
     n_jobs = check_n_jobs(n_jobs)
-    if isinstance(data, MomentsData):
-        # a model built from sums: only the Poisson bootstrap, which needs one
-        # pass over the rows, can run, and only if the source is kept
-        if method != "poisson" or data.source is None:
-            data.require_rows(
-                'the bootstrap (method="pairs" resamples rows; method="poisson" '
-                "needs the row source)"
-            )
-    elif not isinstance(data, ModelData):
+    if not isinstance(data, RowsData):
         raise TypeError(
             "data must be the ModelData of a fit (JDRResults.model.data; or call "
             f"JDRResults.bootstrap); got {type(data).__name__}"
         )
+    if method == "poisson":  # one pass over the rows: in memory or a row source
+        data.require_source('the bootstrap (method="poisson")')
+    else:
+        data.rows('the bootstrap (method="pairs" resamples rows)')
     if not isinstance(estimate, Estimate):
         raise TypeError(f"estimate must be an Estimate; got {type(estimate).__name__}")
     standardize = check_bool(standardize, "standardize")
@@ -493,7 +486,7 @@ class BootstrapResults(SummaryMixin):
 
     def __init__(
         self,
-        data: ModelData,
+        data: RowsData,
         estimate: Estimate,
         *,
         standardize: bool,

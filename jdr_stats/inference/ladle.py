@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from statsmodels.iolib.summary2 import Summary
 
-from .._data import ModelData
+from .._data import RowsData
 from .._linalg import BlockMoments, Whitening
 from .._validation import normalize_seed
 from ..summary import SummaryMixin, build_summary, json_safe
@@ -119,7 +119,7 @@ class LadleResults(SummaryMixin):
 
 
 def ladle_results(
-    data: ModelData,
+    data: RowsData,
     mom: BlockMoments,
     whitening: tuple[Whitening, Whitening] | None,
     *,
@@ -132,8 +132,7 @@ def ladle_results(
     source when the model has one; ``n_boot`` Poisson-bootstrap replicates
     are drawn from ``seed``.
     """
-    if hasattr(data, "require_rows"):
-        data.require_source("the ladle")
+    data.require_source("the ladle")
     n1, n2 = len(data.names["exog_a"]), len(data.names["exog_b"])
     if data.nobs < max(n1, n2) + 2:
         raise ValueError(

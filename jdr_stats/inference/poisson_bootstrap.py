@@ -28,7 +28,7 @@ import numpy as np
 
 from .._linalg import BlockMoments, ReweightedMoments, blas_single_thread
 from .._sources import ArraySource
-from .._validation import normalize_seed
+from .._validation import check_bool, check_int, normalize_seed
 
 __all__ = ["BLOCK_ROWS", "poisson_weights", "inner_weights", "poisson_moments",
            "poisson_plan", "poisson_pass", "PoissonPlan"]
@@ -289,12 +289,8 @@ def poisson_plan(
 ) -> PoissonPlan:
     """Check the arguments of :func:`poisson_moments`, draw the root entropy
     from ``seed`` and make the first pass (means and column ranges)."""
-    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)):
-        raise TypeError(f"n_boot must be a positive integer; got {n_boot!r}")
-    if n_boot < 1:
-        raise ValueError(f"n_boot must be a positive integer; got {n_boot!r}")
-    if not isinstance(inner, (bool, np.bool_)):
-        raise TypeError(f"inner must be True or False; got {inner!r}")
+    n_boot = check_int(n_boot, "n_boot", low=1)
+    inner = check_bool(inner, "inner")
     for attr in ("nobs", "iter_chunks"):
         if not hasattr(source, attr):
             raise TypeError(

@@ -33,7 +33,7 @@ import numpy as np
 from scipy import linalg as sla
 from scipy import stats
 
-from .._validation import normalize_seed
+from .._validation import check_int, normalize_seed
 from .hypotheses import TestResult
 
 __all__ = [
@@ -95,11 +95,8 @@ def _check_rows(y: Any, a: Any, b: Any, batch_rows: Any) -> Chunks:
             f"y, a and b must have the same number of rows; got {y.shape[0]}, "
             f"{a.shape[0]} and {b.shape[0]}"
         )
-    if batch_rows is not None and (
-        isinstance(batch_rows, bool) or not isinstance(batch_rows, (int, np.integer))
-        or batch_rows < 1
-    ):
-        raise ValueError(f"batch_rows must be a positive integer or None; got {batch_rows!r}")
+    if batch_rows is not None:
+        batch_rows = check_int(batch_rows, "batch_rows", low=1)
     for name, x in (("y", y), ("a", a), ("b", b)):
         if not np.all(np.isfinite(x)):
             raise ValueError(f"{name} has non-finite values")
@@ -128,8 +125,7 @@ def _check_inputs(
 
 
 def _check_k(k: Any, n1: int, n2: int) -> int:
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
-        raise TypeError(f"k must be an integer; got {k!r}")
+    k = check_int(k, "k")
     top = min(n1, n2) - 1
     if not 0 <= k <= top:
         raise ValueError(f"k must be between 0 and min(n1, n2) - 1 = {top}; got {int(k)}")
@@ -254,8 +250,7 @@ def complement_moments_all(
     holds :func:`cross_sums` (computed by a first pass when None).
     """
     p, q = u.shape[1], v.shape[1]
-    if not 0 <= kmax < min(p, q):
-        raise ValueError(f"kmax must be between 0 and {min(p, q) - 1}; got {kmax}")
+    kmax = check_int(kmax, "kmax", low=0, high=min(p, q) - 1)
     m, c_ay, c_by, c_ab, var_y = cross_sums(chunks) if first is None else first
     c_uy, c_yv, c_uv = u.T @ c_ay, v.T @ c_by, u.T @ c_ab @ v
     corr = c_uv.reshape(-1)
@@ -649,13 +644,12 @@ def ladle_from_chunks(
     ``var_y`` is the mean of the centred ``y`` squared.
     """
     n1, n2 = u.shape[0], v.shape[0]
-    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 2:
-        raise ValueError(f"n_boot must be an integer >= 2; got {n_boot!r}")
+    n_boot = check_int(n_boot, "n_boot", low=2)
     top = min(n1, n2) - 1
     if kmax is None:
         kmax = ladle_kmax(n1, n2)
-    elif isinstance(kmax, bool) or not isinstance(kmax, (int, np.integer)) or not 0 <= kmax <= top:
-        raise ValueError(f"kmax must be an integer between 0 and {top}; got {kmax!r}")
+    else:
+        kmax = check_int(kmax, "kmax", low=0, high=top)
     if not var_y > 0:
         raise ValueError("y is constant")
     cov_a, cov_b, cross = _boot_sums(chunks, n1, n2, int(n_boot), rng)

@@ -48,7 +48,7 @@ import numpy as np
 import pandas as pd
 from statsmodels.iolib.summary2 import Summary
 
-from .._data import ModelData
+from .._data import RowsData
 from .._linalg import BlockMoments, Whitening
 from .._progress import ProgressArg, check_n_jobs, check_progress, progress_bar
 from .._validation import check_choice, check_fraction, check_int, normalize_seed
@@ -191,17 +191,16 @@ def _build(
     )
 
 
-def _check_data(data: ModelData, method: RankTestMethod) -> None:
+def _check_data(data: RowsData, method: RankTestMethod) -> None:
     """Refuse weighted models, and models without the rows or the row source
     the method needs (a model built from sums holds no rows: the chi2 test
     needs only the singular values; the robust, Wald and general tests stream
     sums over rows from the model's row source; the permutation test needs
     the rows)."""
-    if hasattr(data, "require_rows"):
-        if method.needs == "rows":
-            data.require_rows(f"the {method.name} rank test")
-        elif method.needs == "source":
-            data.require_source(f"the {method.name} rank test")
+    if method.needs == "rows":
+        data.rows(f"the {method.name} rank test")
+    elif method.needs == "source":
+        data.require_source(f"the {method.name} rank test")
     n1, n2 = len(data.names["exog_a"]), len(data.names["exog_b"])
     if data.nobs < max(n1, n2) + 2:
         raise ValueError(
@@ -211,7 +210,7 @@ def _check_data(data: ModelData, method: RankTestMethod) -> None:
 
 
 def _run(
-    data: ModelData,
+    data: RowsData,
     mom: BlockMoments,
     whitening: tuple[Whitening, Whitening] | None,
     *,
@@ -257,7 +256,7 @@ def _run(
 # Public entry points
 # ---------------------------------------------------------------------------
 def rank_tests(
-    data: ModelData,
+    data: RowsData,
     moments: BlockMoments,
     whitening: tuple[Whitening, Whitening] | None = None,
     *,
@@ -275,7 +274,7 @@ def rank_tests(
 
     Parameters
     ----------
-    data : ModelData
+    data : RowsData
         The validated data (unweighted).
     moments : BlockMoments
         Their sufficient statistics (with covariances; recomputed from
@@ -364,7 +363,7 @@ def rank_tests(
 
 
 def choose_rank(
-    data: ModelData,
+    data: RowsData,
     moments: BlockMoments,
     whitening: tuple[Whitening, Whitening] | None = None,
     *,
