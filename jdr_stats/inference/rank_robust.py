@@ -33,6 +33,8 @@ import numpy as np
 from scipy import linalg as sla
 from scipy import stats
 
+from .. import _config
+from .._resampling import poisson_row_weights
 from .._validation import normalize_seed
 
 __all__ = [
@@ -50,8 +52,8 @@ __all__ = [
     "whitened_chunks",
 ]
 
-#: Floats held by one chunk of intermediate products (about 32 MB).
-_CHUNK_FLOATS = 1 << 22
+#: Floats held by one chunk of intermediate products (the memory budget of _config).
+_CHUNK_FLOATS = _config.CHUNK_FLOATS
 
 Chunks = Callable[[], Iterable[tuple[np.ndarray, np.ndarray, np.ndarray]]]
 
@@ -525,13 +527,13 @@ def _boot_sums(chunks: Chunks, n1: int, n2: int, n_boot: int, rng: np.random.Gen
     say = np.zeros((B, n1))
     syb = np.zeros((B, n2))
     s3 = np.zeros((B, n1, n2))
-    step = max(1, _CHUNK_FLOATS // (B * max(n1, n2, 1)))
+    step = max(1, _config.CHUNK_FLOATS // (B * max(n1, n2, 1)))
     for y, a, b in chunks():
         for start in range(0, y.shape[0], step):
             sl = slice(start, start + step)
             yy, aa, bb = y[sl], a[sl], b[sl]
-            # drawn row by row, so the weights do not depend on the chunking
-            w = rng.poisson(1.0, size=(yy.shape[0], B)).T.astype(float)
+            # the resampling engine draws them row by row: independent of the chunking
+            w = poisson_row_weights(rng, yy.shape[0], B)
             w_sum += w.sum(axis=1)
             sy += w @ yy
             sa += w @ aa

@@ -45,9 +45,11 @@ import pandas as pd
 from scipy import stats
 from statsmodels.iolib.summary2 import Summary
 
+from .. import _config
 from .._data import ModelData
 from .._linalg import BlockMoments, Whitening, block_moments, block_whitenings, whiten_cross
-from .._progress import ProgressArg, check_n_jobs, check_progress, progress_bar, run_batches
+from .._progress import (ProgressArg, check_n_jobs, check_progress, progress_bar,
+                         progress_forwarder, run_batches)
 from ..exceptions import RowsNotInMemoryError
 from .._validation import check_choice, check_fraction, check_int, normalize_seed
 from ..exceptions import RankSelectionWarning
@@ -78,9 +80,9 @@ _SELECTORS = _METHODS + ("ladle",)
 
 #: Largest number of entries of the complement block for which the general
 #: test forms its covariance (d x d) and uses its exact eigenvalues.
-_MAX_EXACT_DIM = 2048
+_MAX_EXACT_DIM = _config.MAX_EXACT_DIM
 #: Floats held by one chunk of intermediate products (about 32 MB).
-_CHUNK_FLOATS = 1 << 22
+_CHUNK_FLOATS = _config.CHUNK_FLOATS
 
 _ASSUMPTIONS = {
     "robust": (
@@ -646,14 +648,8 @@ def _run(
     shown = progress if method == "permutation" else False
     with progress_bar(shown, n_perm * (top + 1), "permutation tests") as update:
         for k in range(top + 1):
-            seen = [0]
-
-            def forward(done: int, total: int, seen: list[int] = seen) -> None:
-                update(done - seen[0])
-                seen[0] = done
-
             row, tail = _test_row(w, k, method, n_perm, rng, n_jobs=n_jobs,
-                                  progress=forward if shown else False)
+                                  progress=progress_forwarder(update) if shown else False)
             rows.append(row)
             if tail:
                 tails.add(tail)
