@@ -22,7 +22,7 @@ source splits its rows into chunks.  The derivation is in
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -33,7 +33,7 @@ from .._resampling import draw_entropy, inner_weights, poisson_weights
 from .._sources import ArraySource
 
 __all__ = ["poisson_weights", "inner_weights", "poisson_moments",
-           "poisson_plan", "poisson_pass", "PoissonPlan"]
+           "poisson_plan", "poisson_pass", "PoissonPlan", "weighted_moments"]
 
 
 class _SourceMoments(ReweightedMoments):
@@ -127,9 +127,45 @@ def _first_pass(source: Any, case_weights: np.ndarray | None):
             lo_b, hi_b = np.minimum(lo_b, b.min(axis=0)), np.maximum(hi_b, b.max(axis=0))
     if sy is None or offset == 0:
         raise ValueError("the row source has no rows")
-    if offset != source.nobs:
-        raise ValueError(f"the row source yielded {offset} rows; its nobs is {source.nobs}")
+    nobs = getattr(source, "nobs", None)
+    if nobs is not None and offset != nobs:
+        raise ValueError(f"the row source yielded {offset} rows; its nobs is {nobs}")
     return offset, sy / tot, sa / tot, sb / tot, hi_a - lo_a, hi_b - lo_b
+
+
+class _Rows:
+    """A re-iterable factory of ``(y, a, b)`` chunks seen as a row source."""
+
+    def __init__(self, chunks: Callable[[], Iterable[tuple[np.ndarray, ...]]]) -> None:
+        self.iter_chunks = chunks
+
+
+def weighted_moments(
+    chunks: Callable[[], Iterable[tuple[np.ndarray, np.ndarray, np.ndarray]]],
+    weights: Callable[[int], np.ndarray],
+    n_boot: int,
+) -> list[BlockMoments]:
+    """Block moments of ``n_boot`` reweightings of the rows of ``chunks``.
+
+    ``chunks()`` yields ``(y, a, b)`` row chunks (read twice: the means and
+    column ranges, then the sums); ``weights(k)`` returns the
+    ``(n_boot, k)`` weights of the next ``k`` rows, in row order.  The same
+    per-row features as the Poisson bootstrap's pass (rows centred at the
+    full-sample means), their weighted sums accumulated in double precision
+    in pieces of at most ``_config.CHUNK_FLOATS`` floats, and each
+    replicate's means corrected for algebraically.  The ladle's bootstrap
+    (:mod:`.rank_robust`) runs on it.
+    """
+    rw = _SourceMoments(*_first_pass(_Rows(chunks), None))
+    step = max(1, _config.CHUNK_FLOATS // max(rw.width, n_boot))
+    buf = np.empty((rw.width, step))
+    total = np.zeros((n_boot, rw.width))
+    for y, a, b in chunks():
+        for lo in range(0, y.shape[0], step):
+            sl = slice(lo, lo + step)
+            f = rw.chunk_features_t(y[sl], a[sl], b[sl], None, buf)
+            total += weights(f.shape[1]) @ f.T
+    return rw.moments(total)
 
 
 def poisson_moments(
