@@ -40,6 +40,12 @@ MEMORY_BUDGET = 1 << 25
 #: (2 MiB: small enough that the centred copy stays in cache).
 CHUNK_BYTES = 1 << 21
 
+#: Fewest rows of an in-memory chunk (:func:`chunk_rows`): for wide blocks
+#: ``CHUNK_BYTES`` holds few rows, and the Gram products of the moments engine
+#: need a couple of thousand rows per slice to run at BLAS speed (a chunk is
+#: then ``MIN_CHUNK_ROWS x width`` floats, still independent of the rows).
+MIN_CHUNK_ROWS = 2048
+
 #: Rows per chunk read from a file source (Parquet, CSV) given no ``batch_rows``.
 DEFAULT_BATCH_ROWS = 65536
 
@@ -75,5 +81,5 @@ MAX_EXACT_DIM = 2048
 
 def chunk_rows(width: int) -> int:
     """Rows of one in-memory chunk of ``width`` float64 columns: about
-    :data:`CHUNK_BYTES`, at least 256."""
-    return max(256, CHUNK_BYTES // (8 * max(width, 1)))
+    :data:`CHUNK_BYTES`, at least :data:`MIN_CHUNK_ROWS`."""
+    return max(MIN_CHUNK_ROWS, CHUNK_BYTES // (8 * max(width, 1)))

@@ -17,6 +17,7 @@ from jdr_stats.baselines import _moments
 def small_chunks(monkeypatch):
     # 256-row chunks: several chunks, and slices that straddle them
     monkeypatch.setattr(_config, "CHUNK_BYTES", 8)
+    monkeypatch.setattr(_config, "MIN_CHUNK_ROWS", 256)
 
 
 @pytest.fixture(scope="module")

@@ -44,6 +44,7 @@ def test_block_moments_is_the_moments_engine(shifted, monkeypatch, chunk_bytes):
     assert _linalg.block_moments is _moments_engine.block_moments
     if chunk_bytes is not None:
         monkeypatch.setattr(_config, "CHUNK_BYTES", chunk_bytes)
+        monkeypatch.setattr(_config, "MIN_CHUNK_ROWS", 256)
     y, a, b = shifted
     w = np.random.default_rng(1).uniform(0.0, 2.0, y.size)
     for weights in (None, w):
@@ -58,6 +59,7 @@ def test_engine_is_accurate_on_shifted_data(shifted, monkeypatch):
     yc, ac, bc = y - y.mean(), a - a.mean(0), b - b.mean(0)
     want_cross = ac.T @ (yc[:, None] * bc) / y.size
     monkeypatch.setattr(_config, "CHUNK_BYTES", 8)  # 256-row slices, 12 merges
+    monkeypatch.setattr(_config, "MIN_CHUNK_ROWS", 256)
     assert y.size > 10 * _config.chunk_rows(8)
     got = block_moments(y, a, b)
     scale = np.abs(want_cross).max()
@@ -223,9 +225,10 @@ def test_knob_aliases_equal_config_and_config_is_read_at_run_time(monkeypatch):
     assert _config.BLOCK_ROWS == 1 << 14  # fixes the Poisson weights' seeding
     # the chunk size is read when used
     assert default_batch_rows(10) == _config.CHUNK_BYTES // 80
-    monkeypatch.setattr(_config, "CHUNK_BYTES", 8 * 10 * 1000)
-    assert default_batch_rows(10) == 1000
-    assert ArraySource(np.zeros(5), np.zeros((5, 4)), np.zeros((5, 5))).batch_rows == 1000
+    monkeypatch.setattr(_config, "CHUNK_BYTES", 8 * 10 * 3000)
+    assert default_batch_rows(10) == 3000
+    assert default_batch_rows(1000) == _config.MIN_CHUNK_ROWS
+    assert ArraySource(np.zeros(5), np.zeros((5, 4)), np.zeros((5, 5))).batch_rows == 3000
 
 
 def test_ladle_and_bootstrap_share_the_reweighted_moments(shifted):

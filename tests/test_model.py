@@ -101,6 +101,7 @@ class TestXlin:
         sim = bilinear_small
         direct = block_moments(sim.y, sim.a, sim.b)
         monkeypatch.setattr(_config, "CHUNK_BYTES", 8)  # force tiny (256-row) chunks
+        monkeypatch.setattr(_config, "MIN_CHUNK_ROWS", 256)
         chunked = L.block_moments(sim.y, sim.a, sim.b)
         for name in ("cov_a", "cov_b", "cross", "mean_a"):
             np.testing.assert_allclose(getattr(chunked, name), getattr(direct, name), atol=1e-12)
