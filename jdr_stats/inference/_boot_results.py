@@ -206,7 +206,7 @@ class BootstrapResults(SummaryMixin):
 
     def _bound_level(self, block: str, alpha: float, interval: str) -> float:
         """Level of the order statistic that is the bound on the largest angle."""
-        if interval == "percentile":
+        if interval == "percentile" or self._inner is None:
             return 1 - alpha
         inner = self._inner[block]
         ok = ~np.isnan(inner)
@@ -226,11 +226,11 @@ class BootstrapResults(SummaryMixin):
     ) -> pd.Series:
         """Upper ``1 - alpha`` confidence bound (degrees) on the largest
         principal angle between the true and the estimated subspace, per block."""
-        alpha, interval = self._levels(alpha, interval)
+        alpha, kind = self._levels(alpha, interval)
         out = {}
         for block in ("a", "b"):
             t = np.sort(self._angles[block][:, -1])
-            level = self._bound_level(block, alpha, interval)
+            level = self._bound_level(block, alpha, kind)
             out[block] = float(np.degrees(t[order_index(t.size, level)]))
         return pd.Series(out, name="max angle bound (deg)")
 
@@ -274,8 +274,8 @@ class BootstrapResults(SummaryMixin):
         for the largest), and this interval removes the bootstrap estimate of
         that bias, where the percentile interval would double it.
         """
-        alpha, interval = self._levels(alpha, interval)
-        bound = self.max_angle_bound(alpha, interval=interval)
+        alpha, kind = self._levels(alpha, interval)
+        bound = self.max_angle_bound(alpha, interval=kind)  # type: ignore[arg-type]
         idx, rows = [], []
         for block in ("a", "b"):
             ang = np.sort(np.degrees(self._angles[block]), axis=0)
@@ -367,7 +367,9 @@ class BootstrapResults(SummaryMixin):
             )
         )
         if self._selected["a"] is not None:
-            for block, freq in (("a", self.selection_frequency_a), ("b", self.selection_frequency_b)):
+            for block in ("a", "b"):
+                freq = self._frequency(block)
+                assert freq is not None
                 tables.append((f"selection {block}", freq.to_frame()))
         notes = [self.sentence("a"), self.sentence("b")]
         notes.append(
