@@ -28,7 +28,8 @@ from typing import Any, TypeVar, Union
 
 import numpy as np
 
-from ._validation import check_int, normalize_seed
+from ._resampling import child_generators, draw_entropy, worker_pool
+from ._validation import check_int
 
 __all__ = [
     "ProgressArg",
@@ -37,6 +38,7 @@ __all__ = [
     "replicate_generators",
     "check_progress",
     "check_n_jobs",
+    "progress_forwarder",
 ]
 
 ProgressArg = Union[bool, Callable[[int, int], Any], None]
@@ -142,25 +144,44 @@ def replicate_generators(
     >>> bool(g[3].random() == h[0].random())
     True
     """
-    entropy = _entropy(normalize_seed(seed))
+    entropy = draw_entropy(seed)
     stop = n_total if stop is None else stop
-    return _generators(entropy, start, stop)
-
-
-def _entropy(rng: np.random.Generator) -> int:
-    return int(rng.integers(0, 2**63 - 1))
-
-
-def _generators(entropy: int, start: int, stop: int) -> list[np.random.Generator]:
-    return [
-        np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy, spawn_key=(i,))))
-        for i in range(start, stop)
-    ]
+    return child_generators(entropy, start, stop)
 
 
 def _call(func: Callable[[list[np.random.Generator]], T], entropy: int, start: int,
           stop: int) -> T:
-    return func(_generators(entropy, start, stop))
+    return func(child_generators(entropy, start, stop))
+
+
+def progress_forwarder(
+    update: Callable[[int], None], *, scale: int = 1, cap: int | None = None
+) -> Callable[[int, int], None]:
+    """A ``progress(done, total)`` callable that forwards to an outer bar.
+
+    An inner loop reports its own count ``done``; the outer bar's
+    ``update`` receives the increments of ``min(scale * done, cap)`` (e.g.
+    ``scale=2`` when the inner loop counts pairs of subsamples).  Used where
+    one progress bar spans several inner runs (one per rank, say): give
+    each run its own forwarder.
+
+    Examples
+    --------
+    >>> seen = []
+    >>> fwd = progress_forwarder(seen.append, scale=2, cap=5)
+    >>> for done in (1, 2, 3):
+    ...     fwd(done, 3)
+    >>> seen
+    [2, 2, 1]
+    """
+    seen = [0]
+
+    def forward(done: int, total: int) -> None:
+        now = scale * done if cap is None else min(scale * done, cap)
+        update(now - seen[0])
+        seen[0] = now
+
+    return forward
 
 
 def run_batches(
@@ -215,25 +236,20 @@ def run_batches(
     n_jobs = check_n_jobs(n_jobs)
     n_total = check_int(n_total, "n_total", low=0)
     batch_size = check_int(batch_size, "batch_size", low=1)
-    entropy = _entropy(normalize_seed(seed))
+    entropy = draw_entropy(seed)
     bounds = [(lo, min(lo + batch_size, n_total)) for lo in range(0, n_total, batch_size)]
     out: list[T] = []
     with progress_bar(progress, n_total, desc) as update:
-        if n_jobs in (None, 1) or len(bounds) <= 1:
-            for lo, hi in bounds:
-                out.append(_call(func, entropy, lo, hi))
+        if len(bounds) <= 1:
+            n_jobs = None
+        with worker_pool(n_jobs) as parallel:
+            if parallel is None:
+                results: Any = (_call(func, entropy, lo, hi) for lo, hi in bounds)
+            else:
+                from joblib import delayed
+
+                results = parallel(delayed(_call)(func, entropy, lo, hi) for lo, hi in bounds)
+            for (lo, hi), res in zip(bounds, results):
+                out.append(res)
                 update(hi - lo)
-            return out
-        try:
-            from joblib import Parallel, delayed
-        except ImportError as exc:  # pragma: no cover - depends on the install
-            raise ImportError(
-                f"n_jobs={n_jobs} needs joblib: pip install 'jdr_stats[parallel]'"
-            ) from exc
-        results = Parallel(n_jobs=n_jobs, return_as="generator")(
-            delayed(_call)(func, entropy, lo, hi) for lo, hi in bounds
-        )
-        for (lo, hi), res in zip(bounds, results):
-            out.append(res)
-            update(hi - lo)
     return out

@@ -27,6 +27,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import pandas as pd
 
+from . import _config
 from ._validation import check_int
 
 __all__ = [
@@ -40,18 +41,15 @@ __all__ = [
     "default_batch_rows",
 ]
 
-#: Rows per chunk when a file source is given no ``batch_rows``.
-DEFAULT_BATCH_ROWS = 65536
-
-#: Bytes of one in-memory chunk of rows (``ArraySource`` default, and the
-#: slices in which the moments of a larger chunk are computed).  Small
-#: enough that the centred copy of a chunk stays in cache.
-CHUNK_BYTES = 1 << 21
+#: Rows per chunk when a file source is given no ``batch_rows`` (``_config``).
+DEFAULT_BATCH_ROWS = _config.DEFAULT_BATCH_ROWS
 
 
 def default_batch_rows(width: int) -> int:
-    """Rows per in-memory chunk of ``width`` float64 columns: about ``CHUNK_BYTES``."""
-    return max(256, CHUNK_BYTES // (8 * max(width, 1)))
+    """Rows per in-memory chunk of ``width`` float64 columns: about
+    ``_config.CHUNK_BYTES`` (small enough that the centred copy of a chunk
+    stays in cache)."""
+    return _config.chunk_rows(width)
 
 Chunk = tuple[np.ndarray, np.ndarray, np.ndarray]
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _config
 from .._data import RowsData
 from .._linalg import (
     BlockMoments,
@@ -33,9 +34,9 @@ from .rank_robust import (
 
 #: Largest number of entries of the complement block for which the general
 #: test forms its covariance (d x d) and uses its exact eigenvalues.
-_MAX_EXACT_DIM = 2048
+_MAX_EXACT_DIM = _config.MAX_EXACT_DIM
 #: Floats held by one chunk of intermediate products (about 32 MB).
-_CHUNK_FLOATS = 1 << 22
+_CHUNK_FLOATS = _config.CHUNK_FLOATS
 
 
 @dataclass(frozen=True)

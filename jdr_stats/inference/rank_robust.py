@@ -33,8 +33,11 @@ import numpy as np
 from scipy import linalg as sla
 from scipy import stats
 
+from .. import _config
+from .._resampling import poisson_row_weights
 from .._validation import check_int, normalize_seed
 from .hypotheses import TestResult
+from .poisson_bootstrap import weighted_moments
 
 __all__ = [
     "WaldResult",
@@ -51,8 +54,8 @@ __all__ = [
     "whitened_chunks",
 ]
 
-#: Floats held by one chunk of intermediate products (about 32 MB).
-_CHUNK_FLOATS = 1 << 22
+#: Floats held by one chunk of intermediate products (the memory budget of _config).
+_CHUNK_FLOATS = _config.CHUNK_FLOATS
 
 _FROB_NAME = "Robust rank test"
 
@@ -526,47 +529,17 @@ def ladle_kmax(n1: int, n2: int) -> int:
 
 
 def _boot_sums(chunks: Chunks, n1: int, n2: int, n_boot: int, rng: np.random.Generator):
-    """Poisson(1)-weighted sums of every moment the estimator needs, per replicate."""
-    B = n_boot
-    w_sum = np.zeros(B)
-    sy = np.zeros(B)
-    sa = np.zeros((B, n1))
-    sb = np.zeros((B, n2))
-    saa = np.zeros((B, n1, n1))
-    sbb = np.zeros((B, n2, n2))
-    sab = np.zeros((B, n1, n2))
-    say = np.zeros((B, n1))
-    syb = np.zeros((B, n2))
-    s3 = np.zeros((B, n1, n2))
-    step = max(1, _CHUNK_FLOATS // (B * max(n1, n2, 1)))
-    for y, a, b in chunks():
-        for start in range(0, y.shape[0], step):
-            sl = slice(start, start + step)
-            yy, aa, bb = y[sl], a[sl], b[sl]
-            # drawn row by row, so the weights do not depend on the chunking
-            w = rng.poisson(1.0, size=(yy.shape[0], B)).T.astype(float)
-            w_sum += w.sum(axis=1)
-            sy += w @ yy
-            sa += w @ aa
-            sb += w @ bb
-            wa = w[:, :, None] * aa[None, :, :]  # B x c x n1
-            saa += np.matmul(wa.transpose(0, 2, 1), aa)
-            sab += np.matmul(wa.transpose(0, 2, 1), bb)
-            s3 += np.matmul(wa.transpose(0, 2, 1), yy[:, None] * bb)
-            say += w @ (aa * yy[:, None])
-            syb += w @ (bb * yy[:, None])
-            wb = w[:, :, None] * bb[None, :, :]
-            sbb += np.matmul(wb.transpose(0, 2, 1), bb)
-    W = w_sum[:, None]
-    ma, mb, my = sa / W, sb / W, sy / w_sum
-    cov_a = saa / W[:, :, None] - ma[:, :, None] * ma[:, None, :]
-    cov_b = sbb / W[:, :, None] - mb[:, :, None] * mb[:, None, :]
-    cross = (
-        s3 - my[:, None, None] * sab - say[:, :, None] * mb[:, None, :]
-        - ma[:, :, None] * syb[:, None, :]
-        + 2.0 * w_sum[:, None, None] * my[:, None, None] * ma[:, :, None] * mb[:, None, :]
-    ) / W[:, :, None]
-    return cov_a, cov_b, cross
+    """Covariances and centred cross moments of ``n_boot`` Poisson(1)-reweighted
+    replicates, shapes ``(B, n1, n1)``, ``(B, n2, n2)``, ``(B, n1, n2)``.
+
+    The weights come from the resampling engine (exact Poisson(1), drawn row
+    by row from ``rng``: independent of the chunking); the reweighted
+    moments from the bootstrap's engine
+    (:func:`.poisson_bootstrap.weighted_moments`).
+    """
+    moms = weighted_moments(chunks, lambda k: poisson_row_weights(rng, k, n_boot), n_boot)
+    return (np.stack([m.cov_a for m in moms]), np.stack([m.cov_b for m in moms]),
+            np.stack([m.cross for m in moms]))
 
 
 def ladle_rank(

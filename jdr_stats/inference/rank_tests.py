@@ -50,7 +50,7 @@ from statsmodels.iolib.summary2 import Summary
 
 from .._data import RowsData
 from .._linalg import BlockMoments, Whitening
-from .._progress import ProgressArg, check_n_jobs, check_progress, progress_bar
+from .._progress import ProgressArg, check_n_jobs, check_progress, progress_bar, progress_forwarder
 from .._validation import check_choice, check_fraction, check_int, normalize_seed
 from ..exceptions import RankSelectionWarning
 from ..summary import build_summary
@@ -235,14 +235,8 @@ def _run(
     shown = progress if spec.random else False
     with progress_bar(shown, n_perm * (top + 1), f"{spec.name} tests") as update:
         for k in range(top + 1):
-            seen = [0]
-
-            def forward(done: int, total: int, seen: list[int] = seen) -> None:
-                update(done - seen[0])
-                seen[0] = done
-
             opts = RowOptions(n_perm=n_perm, rng=rng, n_jobs=n_jobs,
-                              progress=forward if shown else False)
+                              progress=progress_forwarder(update) if shown else False)
             row, tail = spec.row(w, k, opts)
             rows.append(row)
             if tail:

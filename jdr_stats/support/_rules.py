@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from .._data import RowsData
-from .._progress import ProgressArg, progress_bar, run_batches
+from .._progress import ProgressArg, progress_bar, progress_forwarder, run_batches
 from .._estimate import estimate
 from .._linalg import block_moments
 from ..inference.hypotheses import fdr_qvalues
@@ -137,13 +137,8 @@ def _stability(
         )
     n_pairs = (n_subsamples + 1) // 2
     with progress_bar(progress, n_subsamples, "stability selection") as update:
-        seen = [0]
-
-        def forward(done_pairs: int, total: int) -> None:
-            done = min(2 * done_pairs, n_subsamples)
-            update(done - seen[0])
-            seen[0] = done
-
+        # run_batches counts pairs of halves; the bar counts subsamples
+        forward = progress_forwarder(update, scale=2, cap=n_subsamples)
         parts = run_batches(
             _StabilityBatch(data, rank, sparsity, standardize), n_pairs, seed=rng,
             batch_size=_PAIRS_PER_BATCH, n_jobs=n_jobs,

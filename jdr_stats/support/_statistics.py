@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from .. import _config
 from .._data import RowsData
 from .._linalg import BlockMoments, Whitening, block_moments, block_whitenings
 from ..inference.hypotheses import perm_pvalue
@@ -23,7 +24,7 @@ __all__ = ["Prepared", "prepare", "BlockStats", "block_tests", "threshold_scores
 
 #: Largest number of floats of one intermediate block in the sandwich and
 #: permutation computations (chunks of rows / variables are used above it).
-_CHUNK_FLOATS = 1 << 22
+_CHUNK_FLOATS = _config.CHUNK_FLOATS
 
 
 @dataclass(frozen=True)
