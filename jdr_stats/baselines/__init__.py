@@ -12,6 +12,7 @@ method supplying its kernel and tests (``sir``, ``phd``, ``save``).
 from __future__ import annotations
 
 from ..inference.chi2mix import bentler_xie_pvalue, wood_pvalue
+from ._base import SDRResults
 from ._slicing import SliceInfo, arc_slices, dr_slices
 from ._tables import CoordinateTest, DimensionTests
 from .phd import PHD, PHDResults
@@ -25,6 +26,7 @@ __all__ = [
     "PHDResults",
     "SAVE",
     "SAVEResults",
+    "SDRResults",
     "DimensionTests",
     "CoordinateTest",
     "SliceInfo",

@@ -45,7 +45,8 @@ from .._linalg import (
 )
 from .._linalg import BlockMoments
 from ..exceptions import SmallSampleWarning, WeakGapWarning
-from ..summary import SummaryMixin, build_summary
+from .._export import ExportMixin, json_key, records
+from ..summary import SummaryMixin, build_summary, json_safe
 from ._bounds import batched_dense_estimate, calibrated_level, gap_diagnostics, pair_angles
 from .._sources import ArraySource
 from .._streamed import MomentsData
@@ -483,7 +484,7 @@ def bootstrap(
     return boot
 
 
-class BootstrapResults(SummaryMixin):
+class BootstrapResults(ExportMixin, SummaryMixin):
     """Bootstrap replicates of a joint fit and the intervals built from them.
 
     Read-only; built by :func:`bootstrap` (``JDRResults.bootstrap``).  All
@@ -764,6 +765,37 @@ class BootstrapResults(SummaryMixin):
                 "noise and the subspace is poorly determined."
             )
         return text
+
+    def to_dict(self) -> dict[str, Any]:
+        """The bootstrap's intervals and diagnostics as plain JSON types.
+
+        Keys: ``method``, ``interval``, ``alpha``, ``n_boot``, ``n_failed``,
+        ``rank``, ``standardize``, ``sparsity``, ``max_angle_bound_deg``
+        (``{"a": ..., "b": ...}``), ``conf_int`` (records ``block``,
+        ``parameter``, ``lower``, ``upper``, as :meth:`conf_int`), ``gap``
+        (:attr:`gap`, keys without spaces; ``s_r / s_(r+1)`` as ``ratio``), ``sentences`` (``{"a": ...,
+        "b": ...}``) and ``selection_frequency`` (records ``block``,
+        ``variable``, ``frequency``; None for a dense fit).  The replicates
+        themselves are not included (``save`` keeps them).
+        """
+        freq = None
+        if self._selected["a"] is not None:
+            freq = records(pd.concat(
+                {b: f.rename("frequency") for b, f in
+                 (("a", self.selection_frequency_a), ("b", self.selection_frequency_b))},
+                names=["block", "variable"]).to_frame())
+        return {
+            "method": self._method, "interval": self._interval, "alpha": self._alpha,
+            "n_boot": self.n_boot, "n_failed": self._n_failed, "rank": self.rank,
+            "standardize": self._standardize,
+            "sparsity": None if self._sparsity is None else list(self._sparsity),
+            "max_angle_bound_deg": json_safe(self.max_angle_bound()),
+            "conf_int": records(self.conf_int()),
+            "gap": {"ratio" if k == "s_r / s_(r+1)" else json_key(k): json_safe(v)
+                    for k, v in self.gap.items()},
+            "sentences": {b: self.sentence(b) for b in ("a", "b")},
+            "selection_frequency": freq,
+        }
 
     def summary(self) -> Summary:
         """A statsmodels ``Summary``: a table per block, the singular values,

@@ -6,7 +6,7 @@ baselines' dimension tests) returns one of these, so they print alike.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 import numpy as np
@@ -14,13 +14,14 @@ import pandas as pd
 from statsmodels.iolib.summary2 import Summary
 from statsmodels.stats.multitest import multipletests
 
+from .._export import ExportMixin, clean_keys, records
 from ..summary import SummaryMixin, build_summary, json_safe
 
 __all__ = ["TestTable", "bh_qvalues", "fdr_qvalues", "perm_pvalue"]
 
 
 @dataclass(frozen=True)
-class TestTable(SummaryMixin):
+class TestTable(ExportMixin, SummaryMixin):
     """A sequence of tests as a DataFrame plus a summary.
 
     Attributes
@@ -42,9 +43,14 @@ class TestTable(SummaryMixin):
 
     def to_dict(self) -> dict[str, Any]:
         """The tests as plain JSON types: title, method, notes and one record
-        per row (the index under its name); NaN become ``None``."""
-        return {"title": self.title, "method": self.method, "notes": list(self.notes),
-                "tests": json_safe(self.table)}
+        per row (each named index level, such as ``k`` or ``block`` and
+        ``variable``, as a field; keys without spaces); NaN become ``None``."""
+        out: dict[str, Any] = {"title": self.title, "method": self.method,
+                               "notes": list(self.notes), "tests": records(self.table)}
+        for f in fields(self):  # a subclass's own fields (nobs, rule, ...)
+            if f.name not in out and f.name != "table":
+                out[f.name] = json_safe(getattr(self, f.name))
+        return clean_keys(out)
 
     def summary(self) -> Summary:
         return build_summary(
