@@ -35,7 +35,16 @@ parses every module and enforces both).  From the ground up:
 
 from __future__ import annotations
 
-from . import baselines, data, datasets, exceptions, metrics, progress, simulate, sources
+from . import (
+    baselines,
+    data,
+    datasets,
+    exceptions,
+    metrics,
+    progress,
+    simulate,
+    sources,
+)
 from ._export import load
 from ._version import __version__
 from .baselines import PHD, SAVE, SIR, PHDResults, SAVEResults, SDRResults, SIRResults
@@ -49,30 +58,30 @@ from .results import JDRResults
 from .support import SupportResults, select_support
 
 __all__ = [
-    "JointDimReduction",
-    "JDRResults",
-    "Moments",
-    "SIR",
     "PHD",
     "SAVE",
+    "SIR",
+    "BootstrapResults",
+    "JDRResults",
+    "JointDimReduction",
+    "Moments",
+    "PHDResults",
+    "RankTestResults",
+    "SAVEResults",
     "SDRResults",
     "SIRResults",
-    "PHDResults",
-    "SAVEResults",
-    "compare",
-    "RankTestResults",
-    "BootstrapResults",
     "SupportResults",
     "TestTable",
-    "select_support",
-    "load",
+    "__version__",
     "baselines",
+    "compare",
     "data",
     "datasets",
     "exceptions",
+    "load",
     "metrics",
     "progress",
+    "select_support",
     "simulate",
     "sources",
-    "__version__",
 ]

@@ -25,7 +25,7 @@ import pandas as pd
 
 from .summary import json_safe
 
-__all__ = ["ExportMixin", "load", "json_key", "clean_keys", "records"]
+__all__ = ["ExportMixin", "clean_keys", "json_key", "load", "records"]
 
 PathLike = str | os.PathLike
 

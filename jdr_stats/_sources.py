@@ -129,7 +129,7 @@ class ArraySource:
     Examples
     --------
     >>> import numpy as np
-    >>> from jdr_stats._sources import ArraySource
+    >>> from jdr_stats.sources import ArraySource
     >>> src = ArraySource(np.arange(5.0), np.ones((5, 2)), np.zeros((5, 1)))
     >>> [c[0].tolist() for c in src.iter_chunks(2)]
     [[0.0, 1.0], [2.0, 3.0], [4.0]]

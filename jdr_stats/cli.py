@@ -33,7 +33,7 @@ from ._version import __version__
 from .datasets import load_ais
 from .model import JointDimReduction
 
-__all__ = ["main", "demo_model", "results_to_dict"]
+__all__ = ["demo_model", "main", "results_to_dict"]
 
 EXIT_USAGE = 2
 FORMATS = ("text", "json", "csv", "latex", "html")

@@ -9,8 +9,8 @@ Parquet or CSV source or dask collections.  ``model.moments()`` and
 inference functions (``jdr_stats.inference``, ``jdr_stats.support``) take
 these objects, never a model.
 
-Examples
---------
+For example:
+
 >>> import jdr_stats as jdr
 >>> from jdr_stats.data import BlockMoments, ModelData
 >>> sim = jdr.simulate.bilinear(200, 3, 2, 1, seed=0)
@@ -25,4 +25,4 @@ from ._data import ModelData
 from ._linalg import BlockMoments, Whitening
 from ._streamed import MomentsData
 
-__all__ = ["ModelData", "MomentsData", "BlockMoments", "Whitening"]
+__all__ = ["BlockMoments", "ModelData", "MomentsData", "Whitening"]

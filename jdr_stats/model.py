@@ -20,15 +20,14 @@ from ._linalg import BlockMoments, block_moments, block_whitenings
 from ._sources import RowSource, is_dask_collection
 from ._streamed import MomentsData
 from ._validation import check_bool, check_rows_for_whitening, normalize_seed
-from .moments import Moments
 from .inference.rank_tests import RankMethod, choose_rank
+from .moments import Moments
+from .results import JDRResults
 from .support import Covariance, Rule, SupportResults, Test, choose_sparsity
 from .support import Method as SupportMethod
 from .support import select_support as _select_support
 
-from .results import JDRResults
-
-__all__ = ["JointDimReduction", "JDRResults", "child_seeds"]
+__all__ = ["JDRResults", "JointDimReduction", "child_seeds"]
 
 
 class JointDimReduction(DataModel):
@@ -205,7 +204,7 @@ class JointDimReduction(DataModel):
         return cls.from_source(src, origin=f"the Parquet source {str(path)!r}")
 
     @classmethod
-    def from_source(cls, source: RowSource, *, origin: str | None = None) -> JointDimReduction:
+    def from_source(cls, source: Any, *, origin: str | None = None) -> JointDimReduction:
         """A model from a row source (:mod:`jdr_stats.sources`), one streamed pass.
 
         Parameters

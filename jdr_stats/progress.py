@@ -13,4 +13,4 @@ from __future__ import annotations
 
 from ._progress import ProgressArg, progress_bar, replicate_generators, run_batches
 
-__all__ = ["ProgressArg", "progress_bar", "run_batches", "replicate_generators"]
+__all__ = ["ProgressArg", "progress_bar", "replicate_generators", "run_batches"]

@@ -7,8 +7,8 @@ inference (rank tests, bootstrap).
 
 from __future__ import annotations
 
-from functools import cached_property
 from collections.abc import Callable
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -17,17 +17,17 @@ from statsmodels.iolib.summary2 import Summary
 
 from ._data import DataModel, ModelData, check_new_block, design_from_spec
 from ._estimate import Estimate
+from ._export import ExportMixin, records
 from ._linalg import BlockMoments, Whitening
 from ._sources import is_dask_collection
+from ._version import __version__
 from .inference.bootstrap import BootstrapResults, Interval
 from .inference.bootstrap import Method as BootstrapMethod
 from .inference.bootstrap import bootstrap as _bootstrap
 from .inference.rank_tests import RankMethod, RankTestResults
 from .inference.rank_tests import rank_tests as _rank_tests
-from .support import SupportResults
-from ._export import ExportMixin, records
-from ._version import __version__
 from .summary import SummaryMixin, build_summary, json_safe
+from .support import SupportResults
 
 __all__ = ["JDRResults"]
 
@@ -418,15 +418,11 @@ class JDRResults(ExportMixin, SummaryMixin):
         >>> json.loads(res.to_json())["rank"]
         1
         """
-        m = self._model
+        m: Any = self._model
         cols = _labels("dir", self.rank)
-        dirs = pd.concat([
-            pd.DataFrame(self._est.dir_a, columns=cols,
-                         index=pd.MultiIndex.from_product([["a"], m.exog_names_a])),
-            pd.DataFrame(self._est.dir_b, columns=cols,
-                         index=pd.MultiIndex.from_product([["b"], m.exog_names_b])),
-        ])
-        dirs.index.names = ["block", "variable"]
+        names = [("a", v) for v in m.exog_names_a] + [("b", v) for v in m.exog_names_b]
+        dirs = pd.DataFrame(np.vstack([self._est.dir_a, self._est.dir_b]), columns=cols,
+                            index=pd.MultiIndex.from_tuples(names, names=["block", "variable"]))
         return {
             "model": "JointDimReduction",
             "version": __version__,

@@ -13,8 +13,8 @@ input build theirs for you).
 - :class:`DaskSource`: dask arrays or DataFrame columns, reduced on the cluster;
 - :class:`RowSource`: the base class (the protocol a new source implements).
 
-Examples
---------
+For example:
+
 >>> import jdr_stats as jdr
 >>> from jdr_stats.sources import ArraySource
 >>> sim = jdr.simulate.bilinear(3000, 4, 3, 1, seed=0)
@@ -28,4 +28,4 @@ from __future__ import annotations
 
 from ._sources import ArraySource, CSVSource, DaskSource, ParquetSource, RowSource
 
-__all__ = ["RowSource", "ArraySource", "ParquetSource", "CSVSource", "DaskSource"]
+__all__ = ["ArraySource", "CSVSource", "DaskSource", "ParquetSource", "RowSource"]

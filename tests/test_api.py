@@ -88,7 +88,7 @@ def test_rank_tests_equal_dimension_tests(xy, cls, opts):
 
 def test_same_shapes_across_estimators(xy, joint):
     y, x = xy
-    model, frame, a_cols, b_cols = joint
+    model, frame, *_ = joint
     jres = model.fit(2)
     assert list(jres.directions_a.columns) == ["dir1", "dir2"]
     feats = jres.transform()
@@ -143,7 +143,7 @@ def _check_export(res, tmp_path, name):
 
 
 def test_joint_results_export(joint, tmp_path):
-    model, frame, a_cols, b_cols = joint
+    model, _, a_cols, b_cols = joint
     res = model.fit("auto", sparsity="auto", seed=3)
     doc = _check_export(res, tmp_path, "jdr")
     assert doc["rank"] == res.rank and doc["nobs"] == 600

@@ -20,18 +20,18 @@ from .save import SAVE, SAVEResults
 from .sir import SIR, SIRResults
 
 __all__ = [
-    "SIR",
-    "SIRResults",
     "PHD",
-    "PHDResults",
     "SAVE",
+    "SIR",
+    "CoordinateTest",
+    "DimensionTests",
+    "PHDResults",
     "SAVEResults",
     "SDRResults",
-    "DimensionTests",
-    "CoordinateTest",
+    "SIRResults",
     "SliceInfo",
-    "dr_slices",
     "arc_slices",
     "bentler_xie_pvalue",
+    "dr_slices",
     "wood_pvalue",
 ]

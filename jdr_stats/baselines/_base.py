@@ -34,8 +34,8 @@ import numpy as np
 import pandas as pd
 from statsmodels.iolib.summary2 import Summary
 
-from .._export import ExportMixin, records
 from .._data import DataModel, MissingPolicy, ModelData, check_new_block
+from .._export import ExportMixin, records
 from .._linalg import Whitening, cholesky_factor, sign_columns, unit_columns
 from .._validation import check_choice, check_int
 from ..summary import SummaryMixin, build_summary, json_safe
@@ -44,14 +44,14 @@ from ._slicing import SLICERS, SliceInfo
 from ._tables import DimensionTests, weighted_chi2_pvalue
 
 __all__ = [
-    "Standardized",
-    "standardize",
-    "eigen_by_abs",
-    "wcov",
-    "normalize_weights",
     "SDRModel",
     "SDRResults",
+    "Standardized",
+    "eigen_by_abs",
+    "normalize_weights",
     "renamed_argument",
+    "standardize",
+    "wcov",
 ]
 
 

@@ -10,7 +10,13 @@ import pandas as pd
 from .._validation import check_choice, check_int
 from ._base import SDRModel, SDRResults, standardize, wcov
 from ._moments import slice_moments
-from ._tables import CoordinateTest, DimensionTests, chi2_sf, coordinate_bases, dim_row_labels
+from ._tables import (
+    CoordinateTest,
+    DimensionTests,
+    chi2_sf,
+    coordinate_bases,
+    dim_row_labels,
+)
 
 __all__ = ["SIR", "SIRResults"]
 

@@ -779,11 +779,11 @@ class BootstrapResults(ExportMixin, SummaryMixin):
         themselves are not included (``save`` keeps them).
         """
         freq = None
-        if self._selected["a"] is not None:
-            freq = records(pd.concat(
-                {b: f.rename("frequency") for b, f in
-                 (("a", self.selection_frequency_a), ("b", self.selection_frequency_b))},
-                names=["block", "variable"]).to_frame())
+        fa, fb = self.selection_frequency_a, self.selection_frequency_b
+        if fa is not None and fb is not None:
+            both = pd.concat({"a": fa.rename("frequency"), "b": fb.rename("frequency")},
+                             names=["block", "variable"])
+            freq = records(both.to_frame())
         return {
             "method": self._method, "interval": self._interval, "alpha": self._alpha,
             "n_boot": self.n_boot, "n_failed": self._n_failed, "rank": self.rank,
