@@ -323,12 +323,12 @@ class JointDimReduction(DataModel):
             three-step projection of section 3, ``rank <= s_k <= n_k``.
             ``"auto"`` takes the counts from :meth:`select_support` at
             false discovery rate ``fdr`` (its default conditional test, the
-            wild bootstrap of the robust score statistic, seeded by ``seed``).
+            wild bootstrap of the robust score statistic, seeded by a child of ``seed``).
         rank_method : {"robust", "wald", "chi2", "general", "permutation", "ladle"}
             How ``rank="auto"`` chooses the rank: the sequential tests of that
             method (default ``"robust"``, valid without distributional
             assumptions; ``"chi2"`` is the normal-theory test), or the ladle
-            estimator (``"ladle"``, Luo and Li 2016, bootstrap from ``seed``).
+            estimator (``"ladle"``, Luo and Li 2016, bootstrap from a child of ``seed``).
         alpha : float
             Level of the rank tests when ``rank="auto"``.
         fdr : float
