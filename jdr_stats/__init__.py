@@ -48,7 +48,7 @@ from . import (
 from ._export import load
 from ._version import __version__
 from .baselines import PHD, SAVE, SIR, PHDResults, SAVEResults, SDRResults, SIRResults
-from .compare import compare
+from .compare import Comparison, compare
 from .inference.bootstrap import BootstrapResults
 from .inference.hypotheses import TestTable
 from .inference.rank_tests import RankTestResults
@@ -62,6 +62,7 @@ __all__ = [
     "SAVE",
     "SIR",
     "BootstrapResults",
+    "Comparison",
     "JDRResults",
     "JointDimReduction",
     "Moments",

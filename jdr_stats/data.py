@@ -5,7 +5,8 @@ weights) for data in memory, or a :class:`MomentsData` (the exact moments
 and, when streamed, the row source) for a model built from moments, a
 Parquet or CSV source or dask collections.  ``model.moments()`` and
 ``results.moments`` are :class:`BlockMoments`; each block's whitening
-(mean, covariance and its Cholesky factor) is a :class:`Whitening`.  The
+(mean, covariance and its Cholesky factor) is a :class:`Whitening`;
+``results.estimate`` (the unlabelled arrays of a fit) is an :class:`Estimate`.  The
 inference functions (``jdr_stats.inference``, ``jdr_stats.support``) take
 these objects, never a model.
 
@@ -22,7 +23,8 @@ For example:
 from __future__ import annotations
 
 from ._data import ModelData
+from ._estimate import Estimate
 from ._linalg import BlockMoments, Whitening
 from ._streamed import MomentsData
 
-__all__ = ["BlockMoments", "ModelData", "MomentsData", "Whitening"]
+__all__ = ["BlockMoments", "Estimate", "ModelData", "MomentsData", "Whitening"]

@@ -194,6 +194,17 @@ def test_baseline_results_export(xy, tmp_path, cls, opts):
     np.testing.assert_array_equal(doc["eigenvalues"], res.eigenvalues)
 
 
+def test_comparison_export(tmp_path):
+    sim = jdr.simulate.bilinear(600, 5, 4, 2, seed=5)
+    comp = jdr.compare(sim.y, sim.a, sim.b, rank=2, truth=(sim.U, sim.V))
+    doc = _check_export(comp, tmp_path, "compare")
+    assert doc["truth"] is True and doc["rank"] == 2 and (doc["n1"], doc["n2"]) == (5, 4)
+    assert [r["variant"] for r in doc["table"]] == list(comp.table.index)
+    np.testing.assert_array_equal([r["nsee"] for r in doc["table"]], comp.table["nsee"])
+    plain = jdr.compare(sim.y, sim.a, sim.b, rank=2, methods=["jdr", "sir"]).to_dict()
+    assert plain["truth"] is False and plain["methods"] == ["jdr", "sir"]
+
+
 def test_export_nan_is_null():
     # a SIR test with df <= 0 has a NaN p-value: null in JSON, never NaN
     rng = np.random.default_rng(0)
@@ -252,7 +263,8 @@ def test_public_names_and_homes():
     for name in jdr.__all__:
         assert getattr(jdr, name) is not None
     for cls in (jdr.JDRResults, jdr.RankTestResults, jdr.BootstrapResults, jdr.SupportResults,
-                jdr.SIRResults, jdr.PHDResults, jdr.SAVEResults, jdr.SDRResults, jdr.TestTable):
+                jdr.SIRResults, jdr.PHDResults, jdr.SAVEResults, jdr.SDRResults, jdr.TestTable,
+                jdr.Comparison):
         for method in ("to_dict", "to_json", "save", "summary"):
             assert callable(getattr(cls, method)), (cls, method)
     from jdr_stats import _progress, _sources
@@ -261,7 +273,7 @@ def test_public_names_and_homes():
     for name in ("progress_bar", "run_batches", "replicate_generators"):
         assert getattr(jdr.progress, name) is getattr(_progress, name)
     assert jdr.baselines.SDRResults is jdr.SDRResults
-    for name in ("ModelData", "MomentsData", "BlockMoments", "Whitening"):
+    for name in ("ModelData", "MomentsData", "BlockMoments", "Whitening", "Estimate"):
         assert hasattr(jdr.data, name)
 
 
