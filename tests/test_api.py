@@ -192,6 +192,10 @@ def test_baseline_results_export(xy, tmp_path, cls, opts):
     np.testing.assert_array_equal([d["dir1"] for d in doc["directions"]], res.directions["dir1"])
     assert doc["rank_tests"] == res.rank_tests().to_dict()
     np.testing.assert_array_equal(doc["eigenvalues"], res.eigenvalues)
+    _check_export(res.rank_tests(), tmp_path, "dimtests")
+    if cls is not PHD:
+        ct = _check_export(res.coordinate_test(["p"]), tmp_path, "coordtest")
+        assert len(ct["tests"]) == 1 and ct["title"].endswith("coordinate test")
 
 
 def test_comparison_export(tmp_path):
