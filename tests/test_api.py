@@ -297,3 +297,26 @@ def test_docs_name_no_private_module():
     offenders = [f"{p.relative_to(ROOT)}: {m.group(0)}" for p in files
                  for m in re.finditer(r"jdr_stats[./]_[a-z]\w*", p.read_text())]
     assert offenders == []
+
+
+def test_cli_json_is_to_dict_and_seeded_per_procedure(tmp_path, capsys):
+    from jdr_stats.cli import main
+
+    sim = jdr.simulate.bilinear(300, 4, 3, 1, seed=3)
+    path = tmp_path / "data.csv"
+    sim.frame.to_csv(path, index=False)
+    argv = ["fit", str(path), "--y", "y", "--a", "a0,a1,a2,a3", "--b", "b0,b1,b2", "--rank", "1",
+            "--bootstrap", "39", "--support", "--seed", "5", "--format", "json"]
+    assert main(argv) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out) == doc  # same seed, same document
+    # the document is made of the to_dict()s, with one child of --seed per procedure
+    model = jdr.JointDimReduction(sim.frame["y"], sim.frame[["a0", "a1", "a2", "a3"]],
+                                  sim.frame[["b0", "b1", "b2"]])
+    res = model.fit(1)
+    _, boot_seed, support_seed = np.random.SeedSequence(5).spawn(3)
+    boot = res.bootstrap(39, seed=np.random.default_rng(boot_seed))
+    sup = model.select_support(rank=1, seed=np.random.default_rng(support_seed))
+    expected = {**res.to_dict(), "bootstrap": boot.to_dict(), "support": sup.to_dict()}
+    assert doc == expected
