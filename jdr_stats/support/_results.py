@@ -71,6 +71,12 @@ class SupportResults(TestTable):
         """Numbers of selected variables ``(s1, s2)``."""
         return len(self.selected_a), len(self.selected_b)
 
+    def to_dict(self) -> dict[str, Any]:
+        """:meth:`TestTable.to_dict` (one record per variable, with its
+        ``block`` and ``variable``) plus ``selected_a`` and ``selected_b``."""
+        return {**super().to_dict(), "selected_a": self.selected_a,
+                "selected_b": self.selected_b}
+
     def summary(self) -> Summary:
         """A statsmodels ``Summary``: settings, counts, the table of tests."""
         info = {
