@@ -157,6 +157,7 @@ def all_tables(fit):
     sir, save = jdr.SIR(y, x).fit(), jdr.SAVE(y, x).fit()
     out["SIR dimension"] = sir.dimension_tests()
     out["SIR coordinate"] = sir.coordinate_test([0])
+    out["SIR rank_tests"] = sir.rank_tests()
     out["pHd dimension"] = jdr.PHD(y, x).fit().dimension_tests()
     out["pHd residuals dimension"] = jdr.PHD(y, x).fit(residuals=True).dimension_tests()
     out["SAVE dimension"] = save.dimension_tests()
@@ -165,7 +166,8 @@ def all_tables(fit):
 
 
 TABLES = [f"rank {m}" for m in RANK_METHODS] + [
-    "support", "support marginal chi2", "SIR dimension", "SIR coordinate", "pHd dimension",
+    "support", "support marginal chi2", "SIR dimension", "SIR coordinate", "SIR rank_tests",
+    "pHd dimension",
     "pHd residuals dimension", "SAVE dimension", "SAVE coordinate"]
 
 
