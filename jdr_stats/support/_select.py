@@ -3,7 +3,9 @@ statistics of each block, apply the selection rule, build the results."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import warnings
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -11,27 +13,32 @@ from .._data import ModelData
 from .._estimate import check_rank
 from .._linalg import BlockMoments, Whitening
 from .._progress import ProgressArg, check_n_jobs, check_progress
-from .._validation import (
-    check_bool,
-    check_choice,
-    check_fraction,
-    check_int,
-    check_positive,
-    check_rows_for_whitening,
-    normalize_seed,
-)
+from .._validation import check_bool, check_rows_for_whitening, normalize_seed
+from ..exceptions import SupportSelectionWarning
 from ..sparse import check_sparsity
+from ._options import (
+    Covariance,
+    Method,
+    Rule,
+    RuleArg,
+    SelectionRule,
+    Stability,
+    Test,
+    TestPlan,
+    clip_counts,
+    plan_test,
+    resolve_rule,
+    rule_q,
+)
 from ._results import SupportResults, method_label, notes_of, support_table
 from ._robust import robust_coordinate_tests
 from ._rules import select
-from ._statistics import block_tests, prepare
+from ._statistics import CoordinateTests, Prepared, block_tests, prepare
 
-__all__ = ["select_support", "choose_sparsity", "Method", "Test", "Covariance", "Rule"]
-
-Method = Literal["wild", "chi2", "permutation", "studentized-permutation"]
-Test = Literal["conditional", "marginal"]
-Covariance = Literal["factored", "sandwich", "hc3"]
-Rule = Literal["bh", "by", "threshold", "stability"]
+__all__ = [
+    "select_support", "choose_support", "SupportChoice", "choose_sparsity", "Method", "Test",
+    "Covariance", "Rule",
+]
 
 
 def select_support(
@@ -40,21 +47,22 @@ def select_support(
     whitening: tuple[Whitening, Whitening] | None = None,
     *,
     rank: int | None = None,
-    method: Method | None = None,
-    fdr: float = 0.1,
-    seed: int | np.random.Generator | None = None,
     test: Test | None = None,
+    method: Method | None = None,
     covariance: Covariance | None = None,
+    n_resamples: int | None = None,
+    rule: RuleArg = "bh",
+    fdr: float | None = None,
     standardize: bool = True,
-    n_perm: int = 999,
-    n_boot: int = 999,
-    rule: Rule = "bh",
-    threshold: float | None = None,
-    n_subsamples: int = 100,
-    stability_threshold: float = 0.6,
-    sparsity: tuple[int, int] | None = None,
+    seed: int | np.random.Generator | None = None,
     progress: ProgressArg = False,
     n_jobs: int | None = None,
+    n_perm: int | None = None,
+    n_boot: int | None = None,
+    threshold: float | None = None,
+    n_subsamples: int | None = None,
+    stability_threshold: float | None = None,
+    sparsity: tuple[int, int] | None = None,
 ) -> SupportResults:
     """Coordinate tests for every variable of both blocks, and the support.
 
@@ -176,42 +184,24 @@ def select_support(
     """
     data = _model_data(data)
     n1, n2 = data.blocks["exog_a"].shape[1], data.blocks["exog_b"].shape[1]
-    if covariance is not None:
-        covariance = check_choice(covariance, "covariance", ("factored", "sandwich", "hc3"))
-    rule = check_choice(rule, "rule", ("bh", "by", "threshold", "stability"))
-    fdr = check_fraction(fdr, "fdr")
+    sel_rule = resolve_rule(
+        rule, fdr=fdr, threshold=threshold, n_subsamples=n_subsamples,
+        stability_threshold=stability_threshold, sparsity=sparsity,
+    )
     standardize = check_bool(standardize, "standardize")
     if rank is not None:
         rank = check_rank(rank, n1, n2)
-    if test is None:
-        test = "marginal" if rank is None else "conditional"
-    test = check_choice(test, "test", ("conditional", "marginal"))
-    if test == "conditional" and rank is None:
-        raise ValueError('test="conditional" needs the rank of the fit; got rank=None')
-    if method is None:
-        method = "wild" if covariance is None else "chi2"
-    method = check_choice(
-        method, "method", ("wild", "chi2", "permutation", "studentized-permutation")
-    )
-    if covariance is None:
-        covariance = "factored"
-    elif method != "chi2":
-        raise ValueError(f'covariance applies to method="chi2" only; got method={method!r}')
-    if rule == "stability" and rank is None:
-        raise ValueError('rule="stability" fits the sparse estimator and needs rank; got rank=None')
-    if method in ("permutation", "studentized-permutation"):
-        n_perm = check_int(n_perm, "n_perm", low=1)
-    if method == "wild":
-        n_boot = check_int(n_boot, "n_boot", low=1)
-    if rule == "threshold" and threshold is not None:
-        threshold = check_positive(threshold, "threshold")
+    plan = plan_test(rank=rank, test=test, method=method, covariance=covariance,
+                     n_resamples=n_resamples, n_perm=n_perm, n_boot=n_boot)
+    if isinstance(sel_rule, Stability):
+        if rank is None:
+            raise ValueError(
+                'rule="stability" fits the sparse estimator and needs rank; got rank=None'
+            )
+        if sel_rule.sparsity is not None:
+            check_sparsity(sel_rule.sparsity, n1, n2, rank=rank)
     check_progress(progress)
     n_jobs = check_n_jobs(n_jobs)
-    if rule == "stability":
-        n_subsamples = check_int(n_subsamples, "n_subsamples", low=2)
-        stability_threshold = check_fraction(stability_threshold, "stability_threshold", low=0.5)
-        if sparsity is not None:
-            sparsity = check_sparsity(sparsity, n1, n2, rank=rank)
     if data.weights is not None:
         raise ValueError(
             "select_support does not handle case weights yet; the model has weights"
@@ -219,45 +209,61 @@ def select_support(
     if standardize:
         check_rows_for_whitening(data.nobs, {"exog_a": n1, "exog_b": n2})
     rng = normalize_seed(seed)
-
     prep = prepare(data, standardize, moments, whitening)
-    common = dict(
-        rank=rank, conditional=test == "conditional", standardize=standardize,
-        covariance=covariance, method=method, n_perm=n_perm, rng=rng,
-    )
-    if method in ("wild", "studentized-permutation") or covariance == "hc3":
-        kw = dict(
-            rank=rank if test == "conditional" else None, standardize=standardize,
-            method="hc3" if method == "chi2" else method,
-            n_resample=n_boot if method == "wild" else n_perm, seed=rng,
-        )
-        res_a = robust_coordinate_tests(prep.yc, prep.z_a, prep.w_a, prep.w_b, **kw)
-        res_b = robust_coordinate_tests(prep.yc, prep.z_b, prep.w_b, prep.w_a, **kw)
-    else:
-        res_a = block_tests(prep.yc, prep.z_a, prep.w_a, prep.w_b, **common)
-        res_b = block_tests(prep.yc, prep.z_b, prep.w_b, prep.w_a, **common)
-
+    res_a, res_b = _coordinate_tests(prep, plan, rank, standardize, rng)
     blocks, rule_settings = select(
-        rule, res_a, res_b, data=data, prep=prep, fdr=fdr, rank=rank,
-        standardize=standardize, threshold=threshold, n_subsamples=n_subsamples,
-        stability_threshold=stability_threshold, sparsity=sparsity, rng=rng,
-        progress=progress, n_jobs=n_jobs,
+        sel_rule, res_a, res_b, data=data, prep=prep, rank=rank,
+        standardize=standardize, rng=rng, progress=progress, n_jobs=n_jobs,
     )
-    settings: dict[str, Any] = {"covariance": covariance, "standardize": standardize}
-    if method in ("permutation", "studentized-permutation"):
-        settings["n_perm"] = n_perm
-    if method == "wild":
-        settings["n_boot"] = n_boot
+    return _results(data, plan, sel_rule, rank, standardize, blocks, rule_settings)
+
+
+def _coordinate_tests(
+    prep: Prepared, plan: TestPlan, rank: int | None, standardize: bool,
+    rng: np.random.Generator,
+) -> tuple[CoordinateTests, CoordinateTests]:
+    """The tests of block a and of block b, as ``plan`` says."""
+    if plan.robust:
+        kw: dict[str, Any] = dict(
+            rank=rank if plan.conditional else None, standardize=standardize,
+            method="hc3" if plan.method == "chi2" else plan.method,
+            n_resample=plan.n_resamples, seed=rng,
+        )
+        return (robust_coordinate_tests(prep.yc, prep.z_a, prep.w_a, prep.w_b, **kw),
+                robust_coordinate_tests(prep.yc, prep.z_b, prep.w_b, prep.w_a, **kw))
+    kw = dict(
+        rank=rank, conditional=plan.conditional, standardize=standardize,
+        covariance=plan.covariance, method=plan.method, n_perm=plan.n_resamples, rng=rng,
+    )
+    return (block_tests(prep.yc, prep.z_a, prep.w_a, prep.w_b, **kw),
+            block_tests(prep.yc, prep.z_b, prep.w_b, prep.w_a, **kw))
+
+
+def _results(
+    data: ModelData, plan: TestPlan, rule: SelectionRule, rank: int | None,
+    standardize: bool, blocks: dict[str, tuple[Any, ...]], rule_settings: dict[str, Any],
+) -> SupportResults:
+    """The :class:`SupportResults` of the tests and the rule."""
+    settings: dict[str, Any] = {"covariance": plan.covariance, "standardize": standardize}
+    if plan.method in ("permutation", "studentized-permutation"):
+        settings["n_perm"] = plan.n_resamples
+    if plan.method == "wild":
+        settings["n_boot"] = plan.n_resamples
+    if plan.method != "chi2":
+        settings["n_resamples"] = plan.n_resamples
     settings.update(rule_settings)
     table = support_table({"a": data.names["exog_a"], "b": data.names["exog_b"]}, blocks)
+    q = rule_q(rule)
+    n = plan.n_resamples
     return SupportResults(
         table=table,
         title="Support selection: coordinate tests",
-        method=method_label(method, test, covariance, n_perm, n_boot),
-        notes=notes_of(test, method, covariance, rule, standardize, fdr, rank, settings),
-        test=test,
-        rule=rule,
-        fdr=fdr,
+        method=method_label(plan.method, plan.test, plan.covariance, n, n),
+        notes=notes_of(plan.test, plan.method, plan.covariance, rule.name, standardize, q,
+                       rank, settings),
+        test=plan.test,
+        rule=rule.name,
+        fdr=q,
         rank=rank,
         settings=settings,
     )
@@ -274,6 +280,91 @@ def _model_data(data: Any) -> ModelData:
     return out
 
 
+@dataclass(frozen=True)
+class SupportChoice:
+    """The variables ``fit(sparsity="auto")`` keeps, and why.
+
+    Attributes
+    ----------
+    rows, cols : ndarray of int
+        Kept variables of block a and block b (ascending).
+    tests : SupportResults
+        The coordinate tests that selected them.
+    dense : tuple of str
+        The blocks (``"a"``, ``"b"``) kept dense because the tests selected
+        fewer variables than the rank there.
+    """
+
+    rows: np.ndarray
+    cols: np.ndarray
+    tests: SupportResults
+    dense: tuple[str, ...]
+
+    def note(self) -> str:
+        """One sentence for the fit's summary."""
+        text = ("Variables kept: exactly those selected by the coordinate tests of "
+                f"select_support ({self.tests.method}, {self.tests.rule} at "
+                f"q = {self.tests.fdr:g}); see results.support_tests.summary().")
+        for block in self.dense:
+            k = self.tests.counts[0 if block == "a" else 1]
+            text += (f" Block {block}: the tests selected {k} variable(s), fewer than "
+                     f"the rank {self.tests.rank}, so the block was kept dense (all its "
+                     "variables, not chosen by the tests).")
+        return text
+
+
+def choose_support(
+    data: ModelData,
+    moments: BlockMoments | None = None,
+    whitening: tuple[Whitening, Whitening] | None = None,
+    *,
+    rank: int,
+    fdr: float = 0.1,
+    seed: int | np.random.Generator | None = None,
+) -> SupportChoice:
+    """The variables of ``fit(sparsity="auto")``: those the tests selected.
+
+    The conditional coordinate tests of :func:`select_support` (its default:
+    the wild bootstrap of the robust score statistic, seeded by ``seed``)
+    with Benjamini-Hochberg at false discovery rate ``fdr`` within each
+    block.  A block where they select fewer than ``rank`` variables cannot
+    carry a rank-``rank`` fit on its selection: it is kept dense (all its
+    variables), with a :class:`~jdr_stats.exceptions.SupportSelectionWarning`.
+
+    Returns
+    -------
+    SupportChoice
+
+    Examples
+    --------
+    >>> import jdr_stats as jdr
+    >>> from jdr_stats.support import choose_support
+    >>> sim = jdr.simulate.bilinear(3000, 12, 10, 2, s1=3, s2=3, seed=1)
+    >>> model = jdr.JointDimReduction(sim.y, sim.a, sim.b)
+    >>> choice = choose_support(model.data, rank=2, seed=0)
+    >>> [model.exog_names_a[j] for j in choice.rows] == choice.tests.selected_a
+    True
+    """
+    tests = select_support(data, moments, whitening, rank=rank, fdr=fdr, seed=seed)
+    sets, dense = [], []
+    for block, sel in (("a", tests.selected_a), ("b", tests.selected_b)):
+        names = data.names[f"exog_{block}"]
+        if len(sel) >= rank:
+            chosen = set(sel)
+            sets.append(np.array([j for j, nm in enumerate(names) if nm in chosen], dtype=int))
+        else:
+            sets.append(np.arange(len(names)))
+            dense.append(block)
+    if dense:
+        warnings.warn(
+            f"sparsity=\"auto\": the coordinate tests selected fewer variables than the "
+            f"rank {rank} in block(s) {', '.join(dense)} (counts {tests.counts}); "
+            "those blocks are kept dense (all their variables)",
+            SupportSelectionWarning, stacklevel=3,
+        )
+    return SupportChoice(rows=sets[0], cols=sets[1], tests=tests, dense=tuple(dense))
+
+
 def choose_sparsity(
     data: ModelData,
     moments: BlockMoments | None = None,
@@ -283,13 +374,13 @@ def choose_sparsity(
     fdr: float = 0.1,
     seed: int | np.random.Generator | None = None,
 ) -> tuple[tuple[int, int], SupportResults]:
-    """Sparsity levels ``(s1, s2)`` for ``fit(sparsity="auto")``.
+    """The counts of variables the conditional coordinate tests select.
 
-    The counts of variables selected by the conditional coordinate tests
-    (the default of :func:`select_support`: the wild bootstrap of the robust
-    score statistic, seeded by ``seed``) at false discovery rate ``fdr``
-    (Benjamini-Hochberg within each block), raised to at least ``rank`` (and
-    at most the block's width).
+    ``fit(sparsity="auto")`` no longer uses the counts (it keeps the
+    selected variables themselves, :func:`choose_support`); this gives the
+    counts of :func:`select_support`'s default conditional test at false
+    discovery rate ``fdr``, raised to at least ``rank`` (and at most the
+    block's width), for a fit with ``sparsity=(s1, s2)``.
 
     Returns
     -------
@@ -297,5 +388,4 @@ def choose_sparsity(
     """
     res = select_support(data, moments, whitening, rank=rank, fdr=fdr, seed=seed)
     n1, n2 = data.blocks["exog_a"].shape[1], data.blocks["exog_b"].shape[1]
-    s1, s2 = res.counts
-    return (int(np.clip(s1, rank, n1)), int(np.clip(s2, rank, n2))), res
+    return clip_counts(res.counts, rank, (n1, n2)), res
