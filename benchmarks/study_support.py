@@ -6,8 +6,9 @@ replications per design (default 200): for each replication
 * the marginal (rank=None) and conditional (rank=2) coordinate tests with
   Benjamini-Hochberg at fdr = 0.1: false discovery proportion and power
   (share of the true variables found), per block;
-* the sparse fit with the counts of ``choose_sparsity`` (exactly what
-  ``fit(2, sparsity="auto", fdr=0.1)`` uses) against the sparse fit given the
+* the sparse fit with the counts of ``choose_sparsity`` (what
+  ``fit(2, sparsity="auto", fdr=0.1)`` used before issue 18; it now keeps the
+  selected variables themselves) against the sparse fit given the
   true (10, 10): mean NSEE;
 * the threshold rule of section 5.3 (false and true selections);
 * on the first ``--n-stability`` replications, stability selection
@@ -44,7 +45,7 @@ from scipy import stats
 
 import jdr_stats as jdr
 from jdr_stats.simulate import random_basis
-from jdr_stats.support import choose_sparsity, select_support
+from jdr_stats.support import Stability, choose_sparsity, select_support
 
 M, N, S, R = 5000, 100, 10, 2
 FDR = 0.1
@@ -110,7 +111,7 @@ def run(design: str, reps: int, n_stability: int, seed0: int) -> None:
         rec["threshold"].append(_fdp_power(thr, ta, tb))
         if rep < n_stability:
             stab = select_support(
-                model, rank=R, rule="stability", n_subsamples=50, seed=seed0 + rep
+                model, rank=R, rule=Stability(n_subsamples=50), seed=seed0 + rep
             )
             rec["stability"].append(_fdp_power(stab, ta, tb))
         fit_auto = model.fit(R, sparsity=(s1, s2))

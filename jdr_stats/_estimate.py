@@ -22,9 +22,14 @@ from ._linalg import (
     whiten_cross,
 )
 from ._validation import check_int
-from .sparse import check_sparsity, check_support_sets, selection_matrix, three_step_projection
+from .sparse import (
+    check_sparsity,
+    check_support_sets,
+    selection_matrix,
+    three_step_projection,
+)
 
-__all__ = ["Estimate", "estimate", "check_rank"]
+__all__ = ["Estimate", "check_rank", "estimate"]
 
 
 @dataclass(frozen=True)

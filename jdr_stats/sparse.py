@@ -24,8 +24,11 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = [
-    "SparseProjection", "three_step_projection", "check_sparsity", "selection_matrix",
+    "SparseProjection",
+    "check_sparsity",
     "check_support_sets",
+    "selection_matrix",
+    "three_step_projection",
 ]
 
 

@@ -42,11 +42,23 @@ from __future__ import annotations
 from ._options import FDR, Covariance, Method, Rule, Stability, Test, Threshold
 from ._results import SupportResults
 from ._robust import fdr_qvalues, robust_coordinate_tests
-from ._select import choose_sparsity, choose_support, select_support
+from ._select import SupportChoice, choose_sparsity, choose_support, select_support
 from ._statistics import CoordinateTests
 
 __all__ = [
-    "SupportResults", "select_support", "choose_support", "choose_sparsity", "FDR",
-    "Threshold", "Stability", "Method", "Test", "Covariance", "Rule",
-    "robust_coordinate_tests", "CoordinateTests", "fdr_qvalues",
+    "FDR",
+    "CoordinateTests",
+    "Covariance",
+    "Method",
+    "Rule",
+    "Stability",
+    "SupportChoice",
+    "SupportResults",
+    "Test",
+    "Threshold",
+    "choose_sparsity",
+    "choose_support",
+    "fdr_qvalues",
+    "robust_coordinate_tests",
+    "select_support",
 ]

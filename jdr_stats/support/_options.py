@@ -22,16 +22,27 @@ import os
 import sys
 import warnings
 from dataclasses import dataclass
-from typing import Literal, Union
+from types import FrameType
+from typing import Literal
 
 import numpy as np
 
 from .._validation import check_choice, check_fraction, check_int, check_positive
 
 __all__ = [
-    "FDR", "Threshold", "Stability", "SelectionRule", "RuleArg", "TestPlan",
-    "Method", "Test", "Covariance", "Rule", "plan_test", "resolve_rule",
     "DEFAULT_N_RESAMPLES",
+    "FDR",
+    "Covariance",
+    "Method",
+    "Rule",
+    "RuleArg",
+    "SelectionRule",
+    "Stability",
+    "Test",
+    "TestPlan",
+    "Threshold",
+    "plan_test",
+    "resolve_rule",
 ]
 
 Method = Literal["wild", "chi2", "permutation", "studentized-permutation"]
@@ -150,8 +161,8 @@ class Stability:
         return "stability"
 
 
-SelectionRule = Union[FDR, Threshold, Stability]
-RuleArg = Union[Rule, FDR, Threshold, Stability]
+SelectionRule = FDR | Threshold | Stability
+RuleArg = Rule | FDR | Threshold | Stability
 
 
 @dataclass(frozen=True)
@@ -181,7 +192,8 @@ _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def _warn_future(message: str) -> None:
     """A FutureWarning attributed to the caller's first frame outside jdr_stats
     (the same line whether the function or the model's method was called)."""
-    level, frame = 2, sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
+    level = 2
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR):
         frame, level = frame.f_back, level + 1
     warnings.warn(message, FutureWarning, stacklevel=level)
@@ -261,7 +273,7 @@ def _legacy_rule(
         raise ValueError('fdr applies to rule="bh", "by" or "stability"; got rule="threshold"')
     q = 0.1 if fdr is None else check_fraction(fdr, "fdr")
     if name in ("bh", "by"):
-        return FDR(q=q, procedure=name)
+        return FDR(q=q, procedure="by" if name == "by" else "bh")
     if name == "threshold":
         return Threshold(threshold)
     return Stability(

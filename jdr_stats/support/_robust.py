@@ -38,8 +38,11 @@ from ..inference.hypotheses import fdr_qvalues, perm_pvalue
 from ._statistics import CoordinateTests, _loo_bases
 
 __all__ = [
-    "RobustMethod", "ROBUST_METHODS", "CoordinateTests", "robust_coordinate_tests",
+    "ROBUST_METHODS",
+    "CoordinateTests",
+    "RobustMethod",
     "fdr_qvalues",
+    "robust_coordinate_tests",
 ]
 
 RobustMethod = Literal["hc3", "hc2", "hc0", "wild", "studentized-permutation"]

@@ -3,16 +3,16 @@ and stability selection (complementary-pairs subsampling of the sparse fit)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from .._data import ModelData
-from .._progress import ProgressArg, progress_bar, run_batches
 from .._estimate import estimate
 from .._linalg import block_moments
+from .._progress import ProgressArg, progress_bar, run_batches
 from ..inference.hypotheses import fdr_qvalues
-from ._options import Stability, SelectionRule, Threshold, clip_counts, rule_q
+from ._options import SelectionRule, Stability, Threshold, clip_counts, rule_q
 from ._statistics import CoordinateTests, Prepared, threshold_scores
 
 __all__ = ["select"]
@@ -41,7 +41,7 @@ def select(
     extra_a: dict[str, np.ndarray] = {}
     extra_b: dict[str, np.ndarray] = {}
     q_level = rule_q(rule)
-    fdr_rule = "by" if rule.name == "by" else "bh"
+    fdr_rule: Literal["bh", "by"] = "by" if rule.name == "by" else "bh"
     q_a, q_b = fdr_qvalues(res_a.pvalue, fdr_rule), fdr_qvalues(res_b.pvalue, fdr_rule)
     sel_a, sel_b = q_a <= q_level, q_b <= q_level  # NaN q-values are never selected
     settings: dict[str, Any] = {}

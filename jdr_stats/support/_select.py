@@ -36,8 +36,14 @@ from ._rules import select
 from ._statistics import CoordinateTests, Prepared, block_tests, prepare
 
 __all__ = [
-    "select_support", "choose_support", "SupportChoice", "choose_sparsity", "Method", "Test",
-    "Covariance", "Rule",
+    "Covariance",
+    "Method",
+    "Rule",
+    "SupportChoice",
+    "Test",
+    "choose_sparsity",
+    "choose_support",
+    "select_support",
 ]
 
 
@@ -66,6 +72,15 @@ def select_support(
 ) -> SupportResults:
     """Coordinate tests for every variable of both blocks, and the support.
 
+    The options come in two groups: the test (``test``, ``method``,
+    ``covariance``, ``n_resamples``) and the selection rule (``rule``, a
+    name or an :class:`FDR`, :class:`Threshold` or :class:`Stability`
+    object with its own settings).  An option that does not apply to the
+    chosen method or rule raises a ``ValueError`` naming it.
+    :meth:`JointDimReduction.select_support
+    <jdr_stats.JointDimReduction.select_support>` is this function with the
+    model's data (same options, same defaults).
+
     Parameters
     ----------
     data : ModelData or JointDimReduction
@@ -77,30 +92,25 @@ def select_support(
     rank : int, optional
         Rank ``r`` of the fit.  When given, the conditional test (``r``
         degrees of freedom) is the default.
-    method : {"wild", "chi2", "permutation", "studentized-permutation"}, optional
-        ``"wild"``: wild (Rademacher) bootstrap of the heteroscedasticity-
-        robust score statistic of the reverse regression, ``n_boot``
-        resamples: valid for heavy-tailed blocks with correlated variables
-        and heteroscedastic noise (measured FDR on the theory page).
-        ``"chi2"``: analytic reference (exact F for Gaussian blocks with the
-        factored covariance; see ``covariance``).  ``"permutation"``:
-        permutation of the variable's partial residual with the F
-        statistic (exchangeable residuals).  ``"studentized-permutation"``:
-        permutation studentized by the robust covariance (DiCiccio and
-        Romano 2017), ``n_perm`` permutations.  Default: ``"wild"`` for
-        both tests (the marginal test's resamples cost ``O(B m n1 n2)``,
-        about 2 s of CPU at ``m = 5000``, ``n1 = n2 = 60``, ``B = 999``);
-        ``"chi2"`` when ``covariance`` is given.
-    fdr : float
-        Target false discovery rate of the Benjamini-Hochberg (or
-        Benjamini-Yekutieli) rule, applied within each block.
-    seed : int, Generator or None
-        For the resampling tests and stability selection.
     test : {"conditional", "marginal"}, optional
         Default: ``"conditional"`` when ``rank`` is given, else ``"marginal"``.
+    method : {"wild", "chi2", "permutation", "studentized-permutation"}, optional
+        ``"wild"``: wild (Rademacher) bootstrap of the heteroscedasticity-
+        robust score statistic of the reverse regression: valid for
+        heavy-tailed blocks with correlated variables and heteroscedastic
+        noise (measured FDR on the theory page).  ``"chi2"``: analytic
+        reference (exact F for Gaussian blocks with the factored covariance;
+        see ``covariance``).  ``"permutation"``: permutation of the
+        variable's partial residual with the F statistic (exchangeable
+        residuals).  ``"studentized-permutation"``: permutation studentized
+        by the robust covariance (DiCiccio and Romano 2017).  Default:
+        ``"wild"`` for both tests (the marginal test's resamples cost
+        ``O(B m n1 n2)``, about 2 s of CPU at ``m = 5000``,
+        ``n1 = n2 = 60``, ``B = 999``); ``"chi2"`` when ``covariance`` is
+        given.
     covariance : {"factored", "sandwich", "hc3"}, optional
-        Covariance of the row's influence function for ``method="chi2"``
-        (default ``"factored"``).  ``"factored"``
+        ``method="chi2"`` only (default ``"factored"``): covariance of the
+        row's influence function.  ``"factored"``
         (``mean(z_j^2) * mean(h h^T)``) is exact when the variable's partial
         residual is independent of the rest (Gaussian blocks, or independent
         variables); ``"sandwich"`` (``mean(z_j^2 h h^T)``, chi-square) and
@@ -108,33 +118,31 @@ def select_support(
         leverage correction, F reference) are robust to dependence between
         them asymptotically, but anti-conservative in the far tail for
         heavy-tailed blocks at small ``m`` (see the theory page).
+    n_resamples : int, optional
+        Resamples ``B`` of every resampling method (``"wild"``,
+        ``"permutation"``, ``"studentized-permutation"``); default 999.
+        Not for ``method="chi2"``.
+    rule : {"bh", "by", "threshold", "stability"} or FDR, Threshold, Stability
+        How the ``selected`` flag is set.  ``"bh"`` (``FDR(q)``):
+        Benjamini-Hochberg q-values at most ``q``; ``"by"``
+        (``FDR(q, procedure="by")``): Benjamini-Yekutieli, valid under any
+        dependence, more conservative; ``"threshold"`` (``Threshold(value)``):
+        the threshold rule of section 5.3 (some entry of the row of ``M``
+        exceeds ``value`` standard errors, default ``sqrt(2 log(n1 n2))``);
+        ``"stability"`` (``Stability(n_subsamples, threshold, sparsity)``):
+        the selection frequency of the sparse estimator over complementary
+        half-samples at least ``threshold``.  A name takes the object's
+        defaults.  The q-values are reported whatever the rule.
+    fdr : float, optional
+        Shorthand for the ``q`` of a rule given by name (``"bh"``, ``"by"``,
+        ``"stability"``); default 0.1.  Not with a rule object (give ``q``
+        to it) nor with ``"threshold"``.
     standardize : bool
         Test rows of ``Sigma_a^{-1} S Sigma_b^{-1}`` (``True``, the support of
         ``U`` in the original coordinates) or of ``S`` itself (``False``, as
         the unstandardized fit's sparse step).
-    n_perm : int
-        Permutations for ``method="permutation"`` and
-        ``"studentized-permutation"``.
-    n_boot : int
-        Wild bootstrap resamples for ``method="wild"``.
-    rule : {"bh", "by", "threshold", "stability"}
-        How the ``selected`` flag is set: Benjamini-Hochberg q-values at most
-        ``fdr`` (``statsmodels`` ``multipletests``, ``"fdr_bh"``);
-        Benjamini-Yekutieli q-values (``"fdr_by"``, valid under any
-        dependence between the tests, more conservative); the threshold rule of section 5.3 (some entry of the row of
-        ``M`` exceeds ``threshold`` standard errors); or stability selection
-        (selection frequency of the sparse estimator over ``n_subsamples``
-        complementary half-samples at least ``stability_threshold``).
-    threshold : float, optional
-        Threshold of the ``"threshold"`` rule on the entrywise t statistics;
-        default the universal threshold ``sqrt(2 log(n1 n2))``.
-    n_subsamples : int
-        Half-samples for stability selection (drawn as complementary pairs).
-    stability_threshold : float
-        Selection frequency needed by stability selection, in (0.5, 1).
-    sparsity : (s1, s2), optional
-        Sparsity of the base sparse fit of stability selection; default the
-        Benjamini-Hochberg counts (at least ``rank``).
+    seed : int, Generator or None
+        For the resampling tests and stability selection.
     progress : bool or callable
         Stability selection only: ``True`` shows a progress bar (tqdm, or
         lines on standard error); a callable is called as
@@ -143,6 +151,11 @@ def select_support(
         Processes for the batches of half-samples of stability selection
         (joblib; None or 1: this process).  The frequencies do not depend on
         ``n_jobs``.
+    n_perm, n_boot : int, optional
+        Deprecated (``FutureWarning``): ``n_resamples``.
+    threshold, n_subsamples, stability_threshold, sparsity : optional
+        Deprecated (``FutureWarning``): the settings of ``Threshold(value)``
+        and ``Stability(n_subsamples, threshold, sparsity)``.
 
     Returns
     -------
@@ -181,6 +194,12 @@ def select_support(
     >>> truth = [f"a{j}" for j in range(12) if abs(sim.U[j]).sum() > 0]
     >>> set(truth) <= set(sup.selected_a)
     True
+    >>> from jdr_stats.support import FDR, Threshold
+    >>> by = model.select_support(rank=2, rule=FDR(q=0.05, procedure="by"), seed=0)
+    >>> by.rule, by.fdr
+    ('by', 0.05)
+    >>> model.select_support(rank=2, method="chi2", rule=Threshold(4.0)).settings["threshold"]
+    4.0
     """
     data = _model_data(data)
     n1, n2 = data.blocks["exog_a"].shape[1], data.blocks["exog_b"].shape[1]
@@ -224,17 +243,18 @@ def _coordinate_tests(
 ) -> tuple[CoordinateTests, CoordinateTests]:
     """The tests of block a and of block b, as ``plan`` says."""
     if plan.robust:
-        kw: dict[str, Any] = dict(
-            rank=rank if plan.conditional else None, standardize=standardize,
-            method="hc3" if plan.method == "chi2" else plan.method,
-            n_resample=plan.n_resamples, seed=rng,
-        )
+        kw: dict[str, Any] = {
+            "rank": rank if plan.conditional else None, "standardize": standardize,
+            "method": "hc3" if plan.method == "chi2" else plan.method,
+            "n_resample": plan.n_resamples, "seed": rng,
+        }
         return (robust_coordinate_tests(prep.yc, prep.z_a, prep.w_a, prep.w_b, **kw),
                 robust_coordinate_tests(prep.yc, prep.z_b, prep.w_b, prep.w_a, **kw))
-    kw = dict(
-        rank=rank, conditional=plan.conditional, standardize=standardize,
-        covariance=plan.covariance, method=plan.method, n_perm=plan.n_resamples, rng=rng,
-    )
+    kw = {
+        "rank": rank, "conditional": plan.conditional, "standardize": standardize,
+        "covariance": plan.covariance, "method": plan.method, "n_perm": plan.n_resamples,
+        "rng": rng,
+    }
     return (block_tests(prep.yc, prep.z_a, prep.w_a, prep.w_b, **kw),
             block_tests(prep.yc, prep.z_b, prep.w_b, prep.w_a, **kw))
 

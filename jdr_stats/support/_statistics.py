@@ -19,7 +19,7 @@ from .._data import ModelData
 from .._linalg import BlockMoments, Whitening, block_moments, block_whitenings
 from ..inference.hypotheses import perm_pvalue
 
-__all__ = ["Prepared", "prepare", "CoordinateTests", "block_tests", "threshold_scores"]
+__all__ = ["CoordinateTests", "Prepared", "block_tests", "prepare", "threshold_scores"]
 
 #: Largest number of floats of one intermediate block in the sandwich and
 #: permutation computations (chunks of rows / variables are used above it).
@@ -166,7 +166,7 @@ def _design(yc, z, w_focal, w_other, rank, conditional, standardize) -> _Design:
         c_full -= m * xhat.T @ xhat
         p0 = nf
     if conditional:
-        k_mat = xhat.T @ xhat if standardize else g.T @ g
+        k_mat = xhat.T @ xhat if xhat is not None else g.T @ g
         rho = 1.0 / zeta if standardize else np.ones(nf)
         bases = _loo_bases(k_mat, g, rho, rank)  # (nf, no, r)
         t = np.einsum("jk,jkd->jd", g, bases)
@@ -194,11 +194,12 @@ def _sandwich_tests(des: _Design, z, w_focal, rank, conditional, standardize) ->
     # a chi-square reference does not account for (anti-conservative).
     h = des.wy - des.cbar
     if rank is not None:
-        k_full = des.xhat.T @ des.xhat if standardize else des.g.T @ des.g
+        xhat = des.xhat
+        k_full = xhat.T @ xhat if xhat is not None else des.g.T @ des.g
         _, vecs = np.linalg.eigh(k_full)
         v_r = vecs[:, ::-1][:, :rank]
-        if standardize:
-            h -= (w_focal @ (des.xhat @ v_r)) @ v_r.T
+        if xhat is not None:
+            h -= (w_focal @ (xhat @ v_r)) @ v_r.T
         if conditional:
             # full-data basis for the covariance (consistent); LOO basis for t
             h = h @ v_r
@@ -253,7 +254,7 @@ def _permutation_null(des: _Design, f_stat: _FStat, z, w_focal, standardize, n_p
     """
     m, nf = z.shape
     h_res = des.wy - des.cbar
-    if standardize:
+    if des.xhat is not None:
         h_res -= w_focal @ des.xhat
     null = np.empty((n_perm, nf))
     for b in range(n_perm):
