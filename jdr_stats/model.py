@@ -362,8 +362,8 @@ class JointDimReduction(DataModel):
             mom,
             rank,
             standardize=standardize,
-            sparsity=None if sparsity is None or support_sets is not None else (
-                int(sparsity[0]), int(sparsity[1])),
+            sparsity=None if sparsity is None or support_sets is not None
+            else tuple(sparsity),  # type: ignore[arg-type]  # checked by estimate
             names_a=names_a,
             names_b=names_b,
             whitening=whitening,
