@@ -154,8 +154,9 @@ def test_empty_selection_keeps_the_block_dense_and_says_so():
     sim = jdr.simulate.bilinear(500, 6, 5, 2, seed=3)
     y = rng.standard_normal(500)  # no signal: the tests select (almost) nothing
     model = jdr.JointDimReduction(y, sim.a, sim.b)
-    with pytest.warns(SupportSelectionWarning, match="kept dense"):
+    with pytest.warns(SupportSelectionWarning, match="kept dense") as rec:
         res = model.fit(2, sparsity="auto", seed=0)
+    assert all(w.filename == __file__ for w in rec)  # points at the user's call
     tests = res.support_tests
     assert tests.counts[0] < 2 or tests.counts[1] < 2
     text = " ".join(str(res.summary()).split())

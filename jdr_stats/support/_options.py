@@ -189,14 +189,18 @@ class TestPlan:
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def _warn_future(message: str) -> None:
-    """A FutureWarning attributed to the caller's first frame outside jdr_stats
+def warn_at_caller(message: str, category: type[Warning]) -> None:
+    """A warning attributed to the caller's first frame outside jdr_stats
     (the same line whether the function or the model's method was called)."""
     frame: FrameType | None = sys._getframe(1)
     level = 2
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR):
         frame, level = frame.f_back, level + 1
-    warnings.warn(message, FutureWarning, stacklevel=level)
+    warnings.warn(message, category, stacklevel=level)
+
+
+def _warn_future(message: str) -> None:
+    warn_at_caller(message, FutureWarning)
 
 
 def _deprecated_count(name: str, value: object, method: str, applies: tuple[str, ...]) -> int:

@@ -3,7 +3,6 @@ statistics of each block, apply the selection rule, build the results."""
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +28,7 @@ from ._options import (
     plan_test,
     resolve_rule,
     rule_q,
+    warn_at_caller,
 )
 from ._results import SupportResults, method_label, notes_of, support_table
 from ._robust import robust_coordinate_tests
@@ -376,11 +376,11 @@ def choose_support(
             sets.append(np.arange(len(names)))
             dense.append(block)
     if dense:
-        warnings.warn(
+        warn_at_caller(
             f"sparsity=\"auto\": the coordinate tests selected fewer variables than the "
             f"rank {rank} in block(s) {', '.join(dense)} (counts {tests.counts}); "
             "those blocks are kept dense (all their variables)",
-            SupportSelectionWarning, stacklevel=3,
+            SupportSelectionWarning,
         )
     return SupportChoice(rows=sets[0], cols=sets[1], tests=tests, dense=tuple(dense))
 
