@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 import jdr_stats as jdr
 from jdr_stats.exceptions import SupportSelectionWarning
-from jdr_stats.support import Threshold
+from jdr_stats.support import Stability, Threshold
 
 N1, N2, M = 8, 6, 600
 _SETTINGS = settings(max_examples=12, deadline=None, derandomize=True,
@@ -101,6 +101,10 @@ def test_wild_selection_and_auto_fit_invariant_same_seed(tf):
     res = model.select_support(rank=2, seed=3, n_resamples=199)
     assert set(res.selected_a) == set(ref.selected_a)
     assert set(res.selected_b) == set(ref.selected_b)
+    stab = {"rank": 2, "method": "chi2", "rule": Stability(n_subsamples=6), "seed": 2}
+    ref, res = BASE.select_support(**stab), model.select_support(**stab)
+    np.testing.assert_array_equal(res.table["frequency"].sort_index(),
+                                  ref.table["frequency"].sort_index())
     fit_ref, fit = BASE.fit(2, sparsity="auto", seed=5), model.fit(2, sparsity="auto", seed=5)
     assert set(fit.support_a) == set(fit_ref.support_a)
     assert set(fit.support_b) == set(fit_ref.support_b)

@@ -322,9 +322,14 @@ class SupportChoice:
 
     def note(self) -> str:
         """One sentence for the fit's summary."""
-        text = ("Variables kept: exactly those selected by the coordinate tests of "
-                f"select_support ({self.tests.method}, {self.tests.rule} at "
-                f"q = {self.tests.fdr:g}); see results.support_tests.summary().")
+        how = (f"the coordinate tests of select_support ({self.tests.method}, "
+               f"{self.tests.rule} at q = {self.tests.fdr:g}; see "
+               "results.support_tests.summary())")
+        chosen = [blk for blk in ("a", "b") if blk not in self.dense]
+        if not self.dense:
+            return f"Variables kept: exactly those selected by {how}."
+        text = (f"Variables kept in block {chosen[0]}: exactly those selected by {how}."
+                if chosen else f"Coordinate tests: {how}.")
         for block in self.dense:
             k = self.tests.counts[0 if block == "a" else 1]
             text += (f" Block {block}: the tests selected {k} variable(s), fewer than "
