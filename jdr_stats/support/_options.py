@@ -186,7 +186,7 @@ class TestPlan:
         return self.method in ("wild", "studentized-permutation") or self.covariance == "hc3"
 
 
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
 def warn_at_caller(message: str, category: type[Warning]) -> None:
