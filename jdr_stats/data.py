@@ -1,9 +1,13 @@
 """The data a model holds and the sufficient statistics a fit computes.
 
 ``model.data`` is a :class:`ModelData` (validated float arrays, names, case
-weights) for data in memory, or a :class:`MomentsData` (the exact moments
+weights) for data in memory, a :class:`MomentsData` (the exact moments
 and, when streamed, the row source) for a model built from moments, a
-Parquet or CSV source or dask collections.  ``model.moments()`` and
+Parquet or CSV source or dask collections, or a :class:`RemovedData` (names
+and counts) after ``results.remove_data()``.  All three answer the
+:class:`RowsData` protocol: a procedure asks ``data.rows("what")`` or
+``data.require_source("what")`` and gets the rows, or a
+:class:`~jdr_stats.exceptions.RowsNotInMemoryError` naming it.  ``model.moments()`` and
 ``results.moments`` are :class:`BlockMoments`; each block's whitening
 (mean, covariance and its Cholesky factor) is a :class:`Whitening`;
 ``results.estimate`` (the unlabelled arrays of a fit) is an :class:`Estimate`.  The
@@ -18,13 +22,24 @@ For example:
 >>> model = jdr.JointDimReduction(sim.y, sim.a, sim.b)
 >>> isinstance(model.data, ModelData), isinstance(model.moments(), BlockMoments)
 (True, True)
+>>> from jdr_stats.data import RowsData
+>>> isinstance(model.fit(1).remove_data().model.data, RowsData)
+True
 """
 
 from __future__ import annotations
 
-from ._data import ModelData
+from ._data import ModelData, RemovedData, RowsData
 from ._estimate import Estimate
 from ._linalg import BlockMoments, Whitening
 from ._streamed import MomentsData
 
-__all__ = ["BlockMoments", "Estimate", "ModelData", "MomentsData", "Whitening"]
+__all__ = [
+    "BlockMoments",
+    "Estimate",
+    "ModelData",
+    "MomentsData",
+    "RemovedData",
+    "RowsData",
+    "Whitening",
+]

@@ -419,7 +419,7 @@ class JDRResults(ExportMixin, SummaryMixin):
             "alpha": json_safe(self._settings["alpha"]),
             "standardize": self.standardize,
             "sparsity": None if self.sparsity is None else list(self.sparsity),
-            "weights": bool(m.weights is not None or getattr(m.data, "weighted", False)),
+            "weights": m.data.weighted,
             "singular_values": json_safe(self.singular_values),
             "directions": records(dirs),
             "support_a": self.support_a,
