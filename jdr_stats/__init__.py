@@ -50,7 +50,8 @@ from ._version import __version__
 from .baselines import PHD, SAVE, SIR, PHDResults, SAVEResults, SDRResults, SIRResults
 from .compare import Comparison, compare
 from .inference.bootstrap import BootstrapResults
-from .inference.hypotheses import TestTable
+from .inference.hypotheses import InapplicableTestResult, TestResult, TestTable
+from .inference.ladle import LadleResults
 from .inference.rank_tests import RankTestResults
 from .model import JointDimReduction
 from .moments import Moments
@@ -63,8 +64,10 @@ __all__ = [
     "SIR",
     "BootstrapResults",
     "Comparison",
+    "InapplicableTestResult",
     "JDRResults",
     "JointDimReduction",
+    "LadleResults",
     "Moments",
     "PHDResults",
     "RankTestResults",
@@ -72,6 +75,7 @@ __all__ = [
     "SDRResults",
     "SIRResults",
     "SupportResults",
+    "TestResult",
     "TestTable",
     "__version__",
     "baselines",

@@ -1,9 +1,12 @@
 """The data a model holds and the sufficient statistics a fit computes.
 
-``model.data`` is a :class:`ModelData` (validated float arrays, names, case
-weights) for data in memory, or a :class:`MomentsData` (the exact moments
-and, when streamed, the row source) for a model built from moments, a
-Parquet or CSV source or dask collections.  ``model.moments()`` and
+``model.data`` answers the rows protocol :class:`RowsData` (names, counts,
+moments, and one call that returns the rows or raises
+``RowsNotInMemoryError``): it is a :class:`ModelData` (validated float
+arrays, names, case weights) for data in memory, a :class:`MomentsData`
+(the exact moments and, when streamed, the row source) for a model built
+from moments, a Parquet or CSV source or dask collections, and a
+:class:`RemovedData` after ``remove_data()``.  ``model.moments()`` and
 ``results.moments`` are :class:`BlockMoments`; each block's whitening
 (mean, covariance and its Cholesky factor) is a :class:`Whitening`;
 ``results.estimate`` (the unlabelled arrays of a fit) is an :class:`Estimate`.  The
@@ -22,9 +25,9 @@ For example:
 
 from __future__ import annotations
 
-from ._data import ModelData
+from ._data import ModelData, RemovedData, RowsData
 from ._estimate import Estimate
 from ._linalg import BlockMoments, Whitening
 from ._streamed import MomentsData
 
-__all__ = ["BlockMoments", "Estimate", "ModelData", "MomentsData", "Whitening"]
+__all__ = ["BlockMoments", "Estimate", "ModelData", "MomentsData", "RemovedData", "RowsData", "Whitening"]
