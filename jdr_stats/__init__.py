@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from . import (
     baselines,
+    config,
     data,
     datasets,
     exceptions,
@@ -80,6 +81,7 @@ __all__ = [
     "__version__",
     "baselines",
     "compare",
+    "config",
     "data",
     "datasets",
     "exceptions",

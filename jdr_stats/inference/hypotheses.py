@@ -238,10 +238,9 @@ class TestTable(ExportMixin, SummaryMixin):
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """The tests as plain JSON types: title, method, method label, notes
-        and one record per row (each named index level, such as ``k`` or
-        ``block`` and ``variable``, as a field; keys without spaces); NaN
-        become ``None``."""
+        """The tests as plain JSON types: title, method, method label, notes and
+        one record per row (each named index level, such as ``k`` or ``block``
+        and ``variable``, as a field; keys without spaces); NaN become ``None``."""
         out: dict[str, Any] = {"title": self.title, "method": self.method,
                                "method_label": self.method_label or self.method,
                                "notes": list(self.notes), "tests": records(self.table)}

@@ -33,7 +33,7 @@ from typing import Literal
 import numpy as np
 from scipy import stats
 
-from .. import _config
+from .. import config
 from .._validation import check_bool, check_choice, check_int, normalize_seed
 from ..inference.hypotheses import fdr_qvalues, perm_pvalue
 from ._statistics import _loo_bases
@@ -48,7 +48,7 @@ ROBUST_METHODS: tuple[str, ...] = ("hc3", "hc2", "hc0", "wild", "studentized-per
 
 #: Largest number of floats of one intermediate (the residualised designs of a
 #: chunk of variables); larger blocks are processed in chunks of variables.
-_CHUNK_FLOATS = _config.CHUNK_FLOATS
+_CHUNK_FLOATS = config.CHUNK_FLOATS
 
 #: Precision of the wild bootstrap's resample sums ``c* = sum_i v_i rs_ij Wt_ij``
 #: (one matrix product per chunk of variables, the O(B m nf d) part of the

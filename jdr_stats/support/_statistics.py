@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from .. import _config
+from .. import config
 from .._data import RowsData
 from .._linalg import BlockMoments, Whitening, block_moments, block_whitenings
 from ..inference.hypotheses import perm_pvalue
@@ -24,7 +24,7 @@ __all__ = ["Prepared", "prepare", "BlockStats", "block_tests", "threshold_scores
 
 #: Largest number of floats of one intermediate block in the sandwich and
 #: permutation computations (chunks of rows / variables are used above it).
-_CHUNK_FLOATS = _config.CHUNK_FLOATS
+_CHUNK_FLOATS = config.CHUNK_FLOATS
 
 
 @dataclass(frozen=True)
