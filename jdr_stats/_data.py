@@ -55,7 +55,7 @@ class RowsData(Protocol):
     """What the data of every model answers, whether or not it holds the rows.
 
     Implemented by :class:`ModelData` (rows in memory),
-    :class:`~jdr_stats._streamed.MomentsData` (sums of rows, with or
+    :class:`~jdr_stats.data.MomentsData` (sums of rows, with or
     without a row source to read again) and :class:`RemovedData` (the names
     and counts left by ``JDRResults.remove_data()``).  A procedure asks
     for what it needs with one call: :meth:`rows` for the rows themselves,

@@ -15,7 +15,13 @@ import numpy as np
 import pandas as pd
 from statsmodels.iolib.summary2 import Summary
 
-from ._data import DataModel, RemovedData, align_inputs, check_new_block, design_from_spec
+from ._data import (
+    DataModel,
+    RemovedData,
+    align_inputs,
+    check_new_block,
+    design_from_spec,
+)
 from ._estimate import Estimate
 from ._export import ExportMixin, records
 from ._linalg import BlockMoments, Whitening
@@ -419,7 +425,7 @@ class JDRResults(ExportMixin, SummaryMixin):
             "alpha": json_safe(self._settings["alpha"]),
             "standardize": self.standardize,
             "sparsity": None if self.sparsity is None else list(self.sparsity),
-            "weights": m.data.weighted,
+            "weights": bool(m.data.weighted),
             "singular_values": json_safe(self.singular_values),
             "directions": records(dirs),
             "support_a": self.support_a,

@@ -176,7 +176,7 @@ def test_bootstrap_support_rank_tests_export(joint, tmp_path):
     freq = {(r["block"], r["variable"]): r["frequency"] for r in doc["selection_frequency"]}
     assert freq[("a", "a0")] == boot.selection_frequency_a["a0"]
     assert doc["gap"]["trusted"] == bool(boot.gap["trusted"])
-    _check_export(model.select_support(rank=2, seed=2, n_boot=199), tmp_path, "support")
+    _check_export(model.select_support(rank=2, seed=2, n_resamples=199), tmp_path, "support")
     rt = res.rank_tests("chi2")
     rdoc = _check_export(rt, tmp_path, "ranktests")
     assert rdoc["nobs"] == 600 and [t["k"] for t in rdoc["tests"]] == list(rt.table.index)
@@ -207,6 +207,21 @@ def test_comparison_export(tmp_path):
     np.testing.assert_array_equal([r["nsee"] for r in doc["table"]], comp.table["nsee"])
     plain = jdr.compare(sim.y, sim.a, sim.b, rank=2, methods=["jdr", "sir"]).to_dict()
     assert plain["truth"] is False and plain["methods"] == ["jdr", "sir"]
+
+
+def test_ladle_and_single_test_export(joint, tmp_path):
+    model, *_ = joint
+    res = model.fit("auto", rank_method="ladle", seed=4)
+    assert isinstance(res.rank_test_table, jdr.LadleResults)
+    doc = _check_export(res, tmp_path, "ladlefit")
+    assert doc["rank_tests"]["rank"] == res.rank
+    lad = _check_export(res.rank_test_table, tmp_path, "ladle")
+    assert [r["k"] for r in lad["criterion"]] == list(res.rank_test_table.table.index)
+    rt = model.fit(2).rank_tests("chi2")
+    one = rt.result(0)
+    assert isinstance(one, jdr.TestResult)
+    tdoc = _check_export(one, tmp_path, "one")
+    assert tdoc["statistic"] == rt.table["statistic"].iloc[0]
 
 
 def test_export_nan_is_null():
@@ -268,7 +283,7 @@ def test_public_names_and_homes():
         assert getattr(jdr, name) is not None
     for cls in (jdr.JDRResults, jdr.RankTestResults, jdr.BootstrapResults, jdr.SupportResults,
                 jdr.SIRResults, jdr.PHDResults, jdr.SAVEResults, jdr.SDRResults, jdr.TestTable,
-                jdr.Comparison):
+                jdr.Comparison, jdr.LadleResults, jdr.TestResult, jdr.InapplicableTestResult):
         for method in ("to_dict", "to_json", "save", "summary"):
             assert callable(getattr(cls, method)), (cls, method)
     from jdr_stats import _progress, _sources

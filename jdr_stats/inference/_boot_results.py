@@ -19,8 +19,8 @@ from statsmodels.iolib.summary2 import Summary
 
 from .._data import RowsData
 from .._estimate import Estimate
-from .._validation import check_choice, check_fraction
 from .._export import ExportMixin, json_key, records
+from .._validation import check_choice, check_fraction
 from ..summary import SummaryMixin, build_summary, json_safe
 from ._bounds import calibrated_level, gap_diagnostics, order_index
 

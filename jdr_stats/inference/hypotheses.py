@@ -33,7 +33,7 @@ TEST_COLUMNS = ("statistic", "df", "pvalue")
 
 
 @dataclass(frozen=True)
-class TestResult(SummaryMixin):
+class TestResult(ExportMixin, SummaryMixin):
     """One hypothesis test: statistic, degrees of freedom, p-value and its null.
 
     Attributes

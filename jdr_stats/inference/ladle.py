@@ -16,9 +16,10 @@ import pandas as pd
 from statsmodels.iolib.summary2 import Summary
 
 from .._data import RowsData
+from .._export import ExportMixin, records
 from .._linalg import BlockMoments, Whitening
 from .._validation import normalize_seed
-from ..summary import SummaryMixin, build_summary, json_safe
+from ..summary import SummaryMixin, build_summary
 from ._rank_stats import _whiten
 from .rank_robust import ladle_from_chunks
 
@@ -40,7 +41,7 @@ LADLE_AT_ZERO = (
 
 
 @dataclass(frozen=True)
-class LadleResults(SummaryMixin):
+class LadleResults(ExportMixin, SummaryMixin):
     """The ladle estimate of the rank and its criterion.
 
     Attributes
@@ -102,7 +103,7 @@ class LadleResults(SummaryMixin):
         """Title, method, chosen rank, notes and one record per ``k`` (JSON types)."""
         return {"title": self.title, "method": self.method, "method_label": self.method_label,
                 "rank": int(self.rank), "n_boot": int(self.n_boot), "notes": list(self.notes),
-                "criterion": json_safe(self.table)}
+                "criterion": records(self.table)}
 
     def summary(self) -> Summary:
         info = {
