@@ -33,7 +33,8 @@ from typing import Literal
 import numpy as np
 from scipy import stats
 
-from .._validation import normalize_seed
+from .. import config
+from .._validation import check_bool, check_choice, check_int, normalize_seed
 from ..inference.hypotheses import fdr_qvalues, perm_pvalue
 from ._statistics import CoordinateTests, _loo_bases
 
@@ -50,7 +51,7 @@ ROBUST_METHODS: tuple[str, ...] = ("hc3", "hc2", "hc0", "wild", "studentized-per
 
 #: Largest number of floats of one intermediate (the residualised designs of a
 #: chunk of variables); larger blocks are processed in chunks of variables.
-_CHUNK_FLOATS = 1 << 21
+_CHUNK_FLOATS = config.CHUNK_FLOATS
 
 #: Precision of the wild bootstrap's resample sums ``c* = sum_i v_i rs_ij Wt_ij``
 #: (one matrix product per chunk of variables, the O(B m nf d) part of the
@@ -283,14 +284,9 @@ def robust_coordinate_tests(
     yc, z, w_focal, w_other = _check_inputs(yc, z, w_focal, w_other)
     m, nf = z.shape
     rank = _check_rank(rank, min(nf, w_other.shape[1]))
-    if not isinstance(standardize, (bool, np.bool_)):
-        raise TypeError(f"standardize must be True or False; got {standardize!r}")
-    if not isinstance(method, str) or method not in ROBUST_METHODS:
-        raise ValueError(f"method must be one of {ROBUST_METHODS}; got {method!r}")
-    if isinstance(n_resample, bool) or not isinstance(n_resample, (int, np.integer)):
-        raise TypeError(f"n_resample must be an integer; got {n_resample!r}")
-    if n_resample < 1:
-        raise ValueError(f"n_resample must be at least 1; got {n_resample}")
+    standardize = check_bool(standardize, "standardize")
+    method = check_choice(method, "method", ROBUST_METHODS)
+    n_resample = check_int(n_resample, "n_resample", low=1)
     s = _setup(yc, z, w_focal, w_other, rank, bool(standardize))
     d = s.d
     df2 = m - s.p0 - d
@@ -336,11 +332,7 @@ def _check_inputs(yc, z, w_focal, w_other) -> tuple[np.ndarray, ...]:
 def _check_rank(rank: object, cap: int) -> int | None:
     if rank is None:
         return None
-    if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)):
-        raise TypeError(f"rank must be an integer or None; got {rank!r}")
-    if not 1 <= rank <= cap:
-        raise ValueError(f"rank must be between 1 and {cap}; got {rank}")
-    return int(rank)
+    return check_int(rank, "rank", low=1, high=cap)
 
 
 def _wild(s: _Setup, chunks, n_resample: int, rng: np.random.Generator,

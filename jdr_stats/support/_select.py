@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from .._data import ModelData
+from .._data import RowsData
 from .._estimate import check_rank
 from .._linalg import BlockMoments, Whitening
 from .._progress import ProgressArg, check_n_jobs, check_progress
@@ -48,7 +48,7 @@ __all__ = [
 
 
 def select_support(
-    data: ModelData | Any,
+    data: RowsData | Any,
     moments: BlockMoments | None = None,
     whitening: tuple[Whitening, Whitening] | None = None,
     *,
@@ -190,7 +190,9 @@ def select_support(
     >>> model = jdr.JointDimReduction(sim.y, sim.a, sim.b)
     >>> sup = model.select_support(rank=2, fdr=0.1, seed=0)
     >>> sup.test, sup.counts[0] >= 2, sup.method
-    ('conditional', True, 'conditional robust score test, wild bootstrap, B=999')
+    ('conditional', True, 'wild')
+    >>> sup.method_label
+    'conditional robust score test, wild bootstrap, B=999'
     >>> truth = [f"a{j}" for j in range(12) if abs(sim.U[j]).sum() > 0]
     >>> set(truth) <= set(sup.selected_a)
     True
@@ -202,7 +204,7 @@ def select_support(
     4.0
     """
     data = _model_data(data)
-    n1, n2 = data.blocks["exog_a"].shape[1], data.blocks["exog_b"].shape[1]
+    n1, n2 = len(data.exog_names_a), len(data.exog_names_b)
     sel_rule = resolve_rule(
         rule, fdr=fdr, threshold=threshold, n_subsamples=n_subsamples,
         stability_threshold=stability_threshold, sparsity=sparsity,
@@ -260,7 +262,7 @@ def _coordinate_tests(
 
 
 def _results(
-    data: ModelData, plan: TestPlan, rule: SelectionRule, rank: int | None,
+    data: RowsData, plan: TestPlan, rule: SelectionRule, rank: int | None,
     standardize: bool, blocks: dict[str, tuple[Any, ...]], rule_settings: dict[str, Any],
 ) -> SupportResults:
     """The :class:`SupportResults` of the tests and the rule."""
@@ -278,7 +280,8 @@ def _results(
     return SupportResults(
         table=table,
         title="Support selection: coordinate tests",
-        method=method_label(plan.method, plan.test, plan.covariance, n, n),
+        method=plan.method,
+        method_label=method_label(plan.method, plan.test, plan.covariance, n, n),
         notes=notes_of(plan.test, plan.method, plan.covariance, rule.name, standardize, q,
                        rank, settings),
         test=plan.test,
@@ -289,14 +292,15 @@ def _results(
     )
 
 
-def _model_data(data: Any) -> ModelData:
-    """The :class:`ModelData` of ``data`` (itself, or a model's ``data``)."""
-    out = data if isinstance(data, ModelData) else getattr(data, "data", None)
-    if not isinstance(out, ModelData) or set(out.blocks) != {"exog_a", "exog_b"}:
+def _model_data(data: Any) -> RowsData:
+    """The data of ``data`` (itself, or a model's ``data``), rows in memory."""
+    out = data if isinstance(data, RowsData) else getattr(data, "data", None)
+    if not isinstance(out, RowsData) or set(out.names) != {"exog_a", "exog_b"}:
         raise TypeError(
             "data must be the ModelData of a JointDimReduction (or the model "
             f"itself); got {type(data).__name__}"
         )
+    out.rows("select_support")
     return out
 
 
@@ -339,7 +343,7 @@ class SupportChoice:
 
 
 def choose_support(
-    data: ModelData,
+    data: RowsData,
     moments: BlockMoments | None = None,
     whitening: tuple[Whitening, Whitening] | None = None,
     *,
@@ -391,7 +395,7 @@ def choose_support(
 
 
 def choose_sparsity(
-    data: ModelData,
+    data: RowsData,
     moments: BlockMoments | None = None,
     whitening: tuple[Whitening, Whitening] | None = None,
     *,
@@ -412,5 +416,5 @@ def choose_sparsity(
     (s1, s2), SupportResults
     """
     res = select_support(data, moments, whitening, rank=rank, fdr=fdr, seed=seed)
-    n1, n2 = data.blocks["exog_a"].shape[1], data.blocks["exog_b"].shape[1]
+    n1, n2 = len(data.exog_names_a), len(data.exog_names_b)
     return clip_counts(res.counts, rank, (n1, n2)), res
