@@ -176,7 +176,7 @@ def test_bootstrap_support_rank_tests_export(joint, tmp_path):
     freq = {(r["block"], r["variable"]): r["frequency"] for r in doc["selection_frequency"]}
     assert freq[("a", "a0")] == boot.selection_frequency_a["a0"]
     assert doc["gap"]["trusted"] == bool(boot.gap["trusted"])
-    _check_export(model.select_support(rank=2, seed=2, n_boot=199), tmp_path, "support")
+    _check_export(model.select_support(rank=2, seed=2, n_resamples=199), tmp_path, "support")
     rt = res.rank_tests("chi2")
     rdoc = _check_export(rt, tmp_path, "ranktests")
     assert rdoc["nobs"] == 600 and [t["k"] for t in rdoc["tests"]] == list(rt.table.index)
