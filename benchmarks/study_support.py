@@ -149,7 +149,7 @@ def run(design: str, reps: int, n_stability: int, seed0: int) -> None:
     na, nt = np.mean(nsee_auto), np.mean(nsee_true)
     ratio = na / nt
     c = np.array(counts)
-    print(f"sparse fit, counts from choose_sparsity (= fit(sparsity='auto')): mean (s1, s2) = "
+    print(f"sparse fit, counts from choose_sparsity (fit(sparsity='auto') before issue 18): mean (s1, s2) = "
           f"({c[:, 0].mean():.2f}, {c[:, 1].mean():.2f})")
     print(f"mean NSEE auto = {na:.4f} (MC SE {np.std(nsee_auto, ddof=1) / np.sqrt(reps):.4f}), "
           f"given true (10, 10) = {nt:.4f} (MC SE {np.std(nsee_true, ddof=1) / np.sqrt(reps):.4f}), "

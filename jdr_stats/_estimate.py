@@ -82,10 +82,10 @@ def _decompose(
     rank: int,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Whiten (if whitenings are given), SVD, keep ``rank``, map back."""
-    xw = cross if wa is None else whiten_cross(cross, wa, wb)
+    xw = cross if wa is None or wb is None else whiten_cross(cross, wa, wb)
     u, s, v = svd_signed(xw)
     u_std, v_std = u[:, :rank], v[:, :rank]
-    if wa is None:
+    if wa is None or wb is None:
         dir_a, dir_b = unit_columns(u_std.copy()), unit_columns(v_std.copy())
     else:
         dir_a, dir_b = wa.to_original(u_std), wb.to_original(v_std)

@@ -47,7 +47,7 @@ __all__ = [
 ]
 
 RobustMethod = Literal["hc3", "hc2", "hc0", "wild", "studentized-permutation"]
-ROBUST_METHODS: tuple[str, ...] = ("hc3", "hc2", "hc0", "wild", "studentized-permutation")
+ROBUST_METHODS: tuple[RobustMethod, ...] = ("hc3", "hc2", "hc0", "wild", "studentized-permutation")
 
 #: Largest number of floats of one intermediate (the residualised designs of a
 #: chunk of variables); larger blocks are processed in chunks of variables.

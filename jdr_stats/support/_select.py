@@ -326,7 +326,8 @@ class SupportChoice:
 
     def note(self) -> str:
         """One sentence for the fit's summary."""
-        how = (f"the coordinate tests of select_support ({self.tests.method}, "
+        label = self.tests.method_label or self.tests.method
+        how = (f"the coordinate tests of select_support ({label}, "
                f"{self.tests.rule} at q = {self.tests.fdr:g}; see "
                "results.support_tests.summary())")
         chosen = [blk for blk in ("a", "b") if blk not in self.dense]
