@@ -73,18 +73,15 @@ def check_rank(rank: object, n1: int, n2: int) -> int:
 
 def _decompose(
     cross: np.ndarray,
-    whitening: tuple[Whitening, Whitening] | None,
+    wa: Whitening | None,
+    wb: Whitening | None,
     rank: int,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Whiten (if the blocks' whitenings are given), SVD, keep ``rank``, map back."""
-    if whitening is None:
-        xw = cross
-    else:
-        wa, wb = whitening
-        xw = whiten_cross(cross, wa, wb)
+    """Whiten (if whitenings are given), SVD, keep ``rank``, map back."""
+    xw = cross if wa is None else whiten_cross(cross, wa, wb)
     u, s, v = svd_signed(xw)
     u_std, v_std = u[:, :rank], v[:, :rank]
-    if whitening is None:
+    if wa is None:
         dir_a, dir_b = unit_columns(u_std.copy()), unit_columns(v_std.copy())
     else:
         dir_a, dir_b = wa.to_original(u_std), wb.to_original(v_std)
@@ -133,25 +130,26 @@ def estimate(
     names_a = list(names_a) if names_a is not None else [f"a{j}" for j in range(n1)]
     names_b = list(names_b) if names_b is not None else [f"b{j}" for j in range(n2)]
     rank = check_rank(rank, n1, n2)
-    wab: tuple[Whitening, Whitening] | None = None
+    wa = wb = None
     if standardize:
-        wab = whitening if whitening is not None else block_whitenings(mom, names_a, names_b)
-    xw, s, u_std, v_std, dir_a, dir_b = _decompose(mom.cross, wab, rank)
+        wa, wb = whitening if whitening is not None else block_whitenings(mom, names_a, names_b)
+    xw, s, u_std, v_std, dir_a, dir_b = _decompose(mom.cross, wa, wb, rank)
     rows, cols = np.arange(n1), np.arange(n2)
     if sparsity is not None:
         s1, s2 = check_sparsity(sparsity, n1, n2, rank=rank)
-        if wab is not None:
+        if standardize:
             # Sigma_a^{-1} S Sigma_b^{-1} = La^{-T} X_w Lb^{-1}
-            target = wab[1].solve_t(wab[0].solve_t(xw).T).T
+            target = wb.solve_t(wa.solve_t(xw).T).T
         else:
             target = mom.cross
         proj = three_step_projection(target, s1, s2)
         rows, cols = proj.rows, proj.cols
         sub = mom.cross[np.ix_(rows, cols)]
-        wab_s: tuple[Whitening, Whitening] | None = None
-        if wab is not None:
-            wab_s = (wab[0].subset(rows, "exog_a", names_a), wab[1].subset(cols, "exog_b", names_b))
-        _, s, us, vs, da, db = _decompose(sub, wab_s, rank)
+        wa_s = wb_s = None
+        if standardize:
+            wa_s = wa.subset(rows, "exog_a", names_a)
+            wb_s = wb.subset(cols, "exog_b", names_b)
+        _, s, us, vs, da, db = _decompose(sub, wa_s, wb_s, rank)
         u_std = np.zeros((n1, rank))
         v_std = np.zeros((n2, rank))
         dir_a = np.zeros((n1, rank))
