@@ -37,6 +37,8 @@ from ._version import __version__
 from .baselines import PHD, SAVE, SIR
 from .compare import compare
 from .inference.bootstrap import BootstrapResults
+from .inference.hypotheses import InapplicableTestResult, TestResult, TestTable
+from .inference.ladle import LadleResults
 from .inference.rank_tests import RankTestResults
 from .model import JDRResults, JointDimReduction
 from .moments import Moments
@@ -51,6 +53,10 @@ __all__ = [
     "SAVE",
     "compare",
     "RankTestResults",
+    "LadleResults",
+    "TestResult",
+    "InapplicableTestResult",
+    "TestTable",
     "BootstrapResults",
     "SupportResults",
     "select_support",

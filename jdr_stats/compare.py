@@ -211,9 +211,7 @@ def compare(
     data = ModelData.from_inputs(
         endog, {"exog_a": (exog_a, "a"), "exog_b": (exog_b, "b")}, missing=missing
     )
-    y = data.endog
-    a = data.blocks["exog_a"]
-    b = data.blocks["exog_b"]
+    y, a, b = data.rows("compare")
     n1, n2 = a.shape[1], b.shape[1]
     rank = check_rank(rank, n1, n2)
     true = _check_truth(truth, n1, n2)

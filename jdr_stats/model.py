@@ -16,7 +16,7 @@ import numpy as np
 
 from ._data import DataModel, MissingPolicy, ModelData
 from ._estimate import estimate
-from ._linalg import BlockMoments, block_moments, block_whitenings
+from ._linalg import BlockMoments, block_whitenings
 from ._sources import is_dask_collection
 from ._streamed import MomentsData
 from ._validation import check_bool, check_rows_for_whitening
@@ -216,29 +216,24 @@ class JointDimReduction(DataModel):
         model._formula = None
         return model
 
-    def _require_rows(self, what: str) -> None:
-        """Raise a clear error if this model holds sums only (no rows)."""
-        if isinstance(self._data, MomentsData):
-            self._data.require_rows(what)
-
     # -- data access ------------------------------------------------------
     @property
     def exog_a(self) -> np.ndarray:
         """Block a (float array, m x n1)."""
-        return self._data.blocks["exog_a"]
+        return self._data.rows("the data of exog_a")[1]
 
     @property
     def exog_b(self) -> np.ndarray:
         """Block b (float array, m x n2)."""
-        return self._data.blocks["exog_b"]
+        return self._data.rows("the data of exog_b")[2]
 
     @property
     def exog_names_a(self) -> list[str]:
-        return list(self._data.names["exog_a"])
+        return self._data.exog_names_a
 
     @property
     def exog_names_b(self) -> list[str]:
-        return list(self._data.names["exog_b"])
+        return self._data.exog_names_b
 
     # -- estimation -------------------------------------------------------
     def moments(
@@ -250,14 +245,7 @@ class JointDimReduction(DataModel):
         passes resampling counts here.  ``covariances=False`` skips the block
         covariances (not needed without whitening).
         """
-        if isinstance(self._data, MomentsData):
-            if weights is not None:
-                self._data.require_rows("reweighting the rows (the bootstrap)")
-            return self._data.moments.to_block_moments()
-        w = self._data.weights
-        if weights is not None:
-            w = weights if w is None else w * weights
-        return block_moments(self.endog, self.exog_a, self.exog_b, w, covariances=covariances)
+        return self._data.moments(weights, covariances=covariances)
 
     def fit(
         self,
@@ -349,7 +337,7 @@ class JointDimReduction(DataModel):
             settings["rank_method"] = rank_method
             settings["alpha"] = alpha
         if sparsity == "auto":
-            self._require_rows('sparsity="auto" (support selection)')
+            self._data.rows('sparsity="auto" (support selection)')
             sparsity, support = choose_sparsity(
                 self._data, mom, whitening, rank=rank, fdr=fdr, seed=seed
             )
@@ -391,7 +379,7 @@ class JointDimReduction(DataModel):
         The parameters are those of :func:`jdr_stats.support.select_support`,
         which this calls with the model's validated data.
         """
-        self._require_rows("select_support")
+        self._data.rows("select_support")
         return _select_support(
             self._data, rank=rank, method=method, fdr=fdr, seed=seed, test=test,
             covariance=covariance, standardize=standardize, n_perm=n_perm, n_boot=n_boot,

@@ -15,13 +15,14 @@ import numpy as np
 import pandas as pd
 from statsmodels.iolib.summary2 import Summary
 
-from ._data import DataModel, ModelData, check_new_block, design_from_spec
+from ._data import DataModel, RemovedData, align_inputs, check_new_block, design_from_spec
 from ._estimate import Estimate
 from ._linalg import BlockMoments, Whitening
-from ._sources import is_dask_collection
+from ._sources import DaskSource, is_dask_collection
 from .inference.bootstrap import BootstrapResults, Interval
 from .inference.bootstrap import Method as BootstrapMethod
 from .inference.bootstrap import bootstrap as _bootstrap
+from .inference.ladle import LADLE_AT_ZERO, LADLE_CHOSEN_BY, LadleResults
 from .inference.rank_tests import RankMethod, RankTestResults
 from .inference.rank_tests import rank_tests as _rank_tests
 from .support import SupportResults
@@ -47,7 +48,7 @@ class JDRResults(SummaryMixin):
         moments: BlockMoments,
         settings: dict[str, Any],
         *,
-        rank_tests: RankTestResults | None = None,
+        rank_tests: RankTestResults | LadleResults | None = None,
         whitening: tuple[Whitening, Whitening] | None = None,
     ) -> None:
         self._model = model
@@ -82,14 +83,7 @@ class JDRResults(SummaryMixin):
     @property
     def data_removed(self) -> bool:
         """Whether :meth:`remove_data` dropped the model's rows."""
-        return getattr(self._model, "_data_removed", False)
-
-    def _require_data(self, what: str) -> None:
-        if self.data_removed:
-            raise ValueError(
-                f"{what} needs the model's data, which remove_data() dropped; "
-                "refit the model to use it"
-            )
+        return isinstance(self._model.data, RemovedData)
 
     def remove_data(self) -> JDRResults:
         """A copy of the results without the model's rows (for pickling many fits).
@@ -98,11 +92,14 @@ class JDRResults(SummaryMixin):
         directions, singular values, ``coef_matrix``, the moments (means and
         covariances of the blocks), variable names, the formula and its
         codings, the rank tests of a ``rank="auto"`` fit, :meth:`summary` and
-        ``transform`` of new data.  What needs the rows no longer works and
-        raises a ``ValueError`` saying so: ``transform()`` of the training
-        data, :meth:`rank_tests`, :meth:`bootstrap` and the plots that draw
-        the data (``plot_sufficient_summary``, ``plot_response_surface``).
-        The original results are unchanged.
+        ``transform`` of new data, and ``rank_tests("chi2")`` (it needs only
+        the singular values).  What needs the rows no longer works and raises
+        a :class:`~jdr_stats.exceptions.RowsNotInMemoryError` (a
+        ``ValueError``) naming the procedure and ``remove_data()``:
+        ``transform()`` of the training data, the other rank tests,
+        :meth:`bootstrap`, ``model.exog_a`` and the plots that draw the data
+        (``plot_sufficient_summary``, ``plot_response_surface``).  The
+        original results are unchanged.
 
         Returns
         -------
@@ -121,18 +118,8 @@ class JDRResults(SummaryMixin):
         """
         import copy
 
-        d = self._model.data
         model = copy.copy(self._model)
-        model._data = ModelData(
-            endog=np.empty(0),
-            blocks={k: np.empty((0, v.shape[1])) for k, v in d.blocks.items()},
-            endog_name=d.endog_name,
-            names={k: list(v) for k, v in d.names.items()},
-            row_index=None,
-            weights=None if d.weights is None else np.empty(0),
-            is_pandas=d.is_pandas,
-        )
-        model._data_removed = True
+        model._data = RemovedData(self._model.data)
         return JDRResults(model, self._est, self._moments, self._settings,
                           rank_tests=self._rank_tests, whitening=self._whitening)
 
@@ -155,7 +142,7 @@ class JDRResults(SummaryMixin):
         return self._settings["support"]
 
     @property
-    def rank_test_table(self) -> RankTestResults | None:
+    def rank_test_table(self) -> RankTestResults | LadleResults | None:
         """The rank tests that chose the rank of a ``rank="auto"`` fit (None
         when the rank was given)."""
         return self._rank_tests
@@ -262,16 +249,16 @@ class JDRResults(SummaryMixin):
         if (exog_a is None) != (exog_b is None):
             raise ValueError("give both exog_a and exog_b, or neither (training data)")
         m = self._model
-        source = getattr(m.data, "source", None)
-        if exog_a is None and getattr(source, "kind", None) is not None:
+        source = m.data.source
+        if exog_a is None and isinstance(source, DaskSource):
             exog_a, exog_b = source.blocks()  # the dask training data (lazy)
         if exog_a is not None and (is_dask_collection(exog_a) or is_dask_collection(exog_b)):
             return self._transform_dask(exog_a, exog_b)
         if exog_a is None:
-            self._require_data("transform() of the training data")
-            m._require_rows("transform() of the training data (pass exog_a and exog_b)")
-            a, b, index = m.exog_a, m.exog_b, m.data.row_index
-        else:
+            _, a, b = m.data.rows("transform() of the training data (pass exog_a and exog_b)")
+            index = m.data.row_index
+        else:  # new data: pandas blocks matched by row label, never by position
+            exog_a, exog_b = align_inputs({"exog_a": exog_a, "exog_b": exog_b}).values()
             a = check_new_block(exog_a, "exog_a", m.exog_names_a, labelled=self._labelled)
             b = check_new_block(exog_b, "exog_b", m.exog_names_b, labelled=self._labelled)
             if a.shape[0] != b.shape[0]:
@@ -357,7 +344,6 @@ class JDRResults(SummaryMixin):
         returned, not stored: pass it to :meth:`summary` as
         ``summary(rank_tests=table)`` to print it with the fit.
         """
-        self._require_data("rank_tests()")
         return _rank_tests(
             self._model.data, self._moments, self._whitening,
             method=method, max_rank=max_rank, n_perm=n_perm, seed=seed,
@@ -378,9 +364,6 @@ class JDRResults(SummaryMixin):
         """Bootstrap the fit; see :func:`jdr_stats.inference.bootstrap.bootstrap`
         (called with the fit's data, estimate, ``standardize`` and ``sparsity``;
         ``n_jobs`` processes give the same numbers as one)."""
-        self._require_data("bootstrap()")
-        if method != "poisson":
-            self._model._require_rows("the bootstrap (it resamples rows)")
         return _bootstrap(
             self._model.data, self._est, standardize=self.standardize,
             sparsity=self.sparsity, n_boot=n_boot, seed=seed, method=method,
@@ -419,6 +402,7 @@ class JDRResults(SummaryMixin):
             "Rank:": self.rank,
             "Rank chosen by:": (
                 "given" if self.rank_method is None
+                else LADLE_CHOSEN_BY if self.rank_method == "ladle"
                 else f"{self.rank_method} tests, alpha={self._settings['alpha']}"
             ),
             "Standardize:": self.standardize,
@@ -427,7 +411,7 @@ class JDRResults(SummaryMixin):
                 else f"{self.sparsity}" + (" (auto)" if self.support_tests is not None else "")
             ),
             "Weights:": (
-                "case weights" if m.weights is not None or getattr(m.data, "weighted", False)
+                "case weights" if m.data.weighted
                 else "none"
             ),
         }
@@ -447,13 +431,17 @@ class JDRResults(SummaryMixin):
             "sum_j s_j^2. Directions: unit-length columns in the original "
             "coordinates of each block."
         ]
-        shown = [rt for rt in (self._rank_tests, rank_tests) if rt is not None]
-        for rt in shown:
-            if not isinstance(rt, RankTestResults):
-                raise TypeError(
-                    f"rank_tests must be a RankTestResults; got {type(rt).__name__}"
-                )
-            tables.append((f"Rank tests ({rt.method})", rt.table))
+        if rank_tests is not None and not isinstance(rank_tests, RankTestResults):
+            raise TypeError(
+                f"rank_tests must be a RankTestResults; got {type(rank_tests).__name__}"
+            )
+        for rt in (self._rank_tests, rank_tests):
+            if isinstance(rt, LadleResults):
+                tables.append(("Ladle criterion", rt.table))
+                if rt.rank == 0:
+                    notes.append(f"Rank: {LADLE_AT_ZERO}; r = 1 was fitted.")
+            elif rt is not None:
+                tables.append((f"Rank tests ({rt.method})", rt.table))
         if self.sparsity is not None:
             notes.append(
                 f"Selected variables: block a {self.support_a}; block b {self.support_b}; "
@@ -462,7 +450,7 @@ class JDRResults(SummaryMixin):
         if self.support_tests is not None:
             notes.append(
                 "Sparsity chosen by the coordinate tests of select_support "
-                f"({self.support_tests.method}); see results.support_tests.summary()."
+                f"({self.support_tests.method_label}); see results.support_tests.summary()."
             )
         notes.append(
             "Directions span the estimated subspaces; signs and rotations within a "

@@ -195,7 +195,7 @@ def test_sir_recovers_linear_direction_and_tests_dimension():
     res = SIR(y, x).fit()
     assert principal_angles(res.directions[:, :1], beta)[0] < 0.1
     tab = res.dimension_tests().table
-    assert tab["p.value"].iloc[0] < 1e-6 and tab["p.value"].iloc[1] > 0.001
+    assert tab["pvalue"].iloc[0] < 1e-6 and tab["pvalue"].iloc[1] > 0.001
 
 
 def test_sir_coordinate_test_size():
@@ -215,9 +215,9 @@ def test_sir_coordinate_test_size():
         res = SIR(y, x).fit(n_slices=8)
         tab = res.coordinate_test([4]).table
         dr = res.coordinate_test([4], dr_weights=True).table
-        hits += [tab["P.value(general)"].iloc[0] <= 0.05,
-                 tab["P.value(restricted)"].iloc[0] <= 0.05,
-                 dr["P.value(general)"].iloc[0] <= 0.05]
+        hits += [tab["pvalue_general"].iloc[0] <= 0.05,
+                 tab["pvalue_restricted"].iloc[0] <= 0.05,
+                 dr["pvalue_general"].iloc[0] <= 0.05]
     rate = hits / reps
     se = np.sqrt(0.05 * 0.95 / reps)
     assert abs(rate[0] - 0.05) < 3 * se
@@ -239,14 +239,14 @@ def test_dimension_test_sizes_reduced():
         x = rng.standard_normal((n, 4))
         e = 0.5 * rng.standard_normal(n)
         p_vals["sir"].append(SIR(x[:, 0] + e, x).fit(n_slices=6)
-                             .dimension_tests(2).table["p.value"].iloc[1])
+                             .dimension_tests(2).table["pvalue"].iloc[1])
         ysq = x[:, 0] ** 2 + e
-        p_vals["phdy"].append(PHD(ysq, x).fit().dimension_tests(2).table["p.value"].iloc[1])
+        p_vals["phdy"].append(PHD(ysq, x).fit().dimension_tests(2).table["pvalue"].iloc[1])
         p_vals["phdres_gen"].append(PHD(ysq, x).fit(residuals=True).dimension_tests(2)
-                                    .table["General theory"].iloc[1])
+                                    .table["pvalue_general"].iloc[1])
         sv = SAVE(ysq, x).fit(n_slices=6).dimension_tests(2).table
-        p_vals["save_nor"].append(sv["p.value(Nor)"].iloc[1])
-        p_vals["save_gen"].append(sv["p.value(Gen)"].iloc[1])
+        p_vals["save_nor"].append(sv["pvalue"].iloc[1])
+        p_vals["save_gen"].append(sv["pvalue_general"].iloc[1])
     se = np.sqrt(0.05 * 0.95 / reps)
     for key, vals in p_vals.items():
         rate = np.mean(np.asarray(vals) <= 0.05)

@@ -193,7 +193,7 @@ class SDRModel(DataModel):
     # -- data access ------------------------------------------------------
     @property
     def exog(self) -> np.ndarray:
-        return self._data.blocks["exog"]
+        return self._data.rows("the data of exog")[1]
 
     @property
     def exog_names(self) -> list[str]:
@@ -242,7 +242,8 @@ class SDRResults(SummaryMixin):
         if k not in self._tests_cache:
             self._tests_cache[k] = compute(k)
         t = self._tests_cache[k]
-        return DimensionTests(t.table.copy(), t.title, t.method, list(t.notes))
+        return DimensionTests(t.table.copy(), t.title, t.method, list(t.notes),
+                              method_label=t.method_label, pvalue_columns=t.pvalue_columns)
 
     # -- basic attributes -------------------------------------------------
     @property

@@ -137,9 +137,11 @@ class PHDResults(SDRResults):
         Returns
         -------
         DimensionTests
-            Columns ``Stat, df, p.value`` ("phdy"), or ``Stat, df,
-            Normal theory, Indep. test, General theory`` ("phdres"; the
-            independence test is on the first row only).
+            Columns ``statistic, df, pvalue`` ("phdy"; ``dr.test``'s ``Stat,
+            df, p.value``), or ``statistic, df, pvalue, pvalue_indep,
+            pvalue_general`` ("phdres"; ``dr.test``'s ``Stat, df, Normal
+            theory, Indep. test, General theory``; ``pvalue`` is the normal
+            theory one and the independence test is on the first row only).
 
         Notes
         -----
@@ -168,7 +170,7 @@ class PHDResults(SDRResults):
         p_norm = chi2_sf(stat, df)
         if not self.residuals:
             table = pd.DataFrame(
-                {"Stat": stat, "df": df, "p.value": p_norm},
+                {"statistic": stat, "df": df, "pvalue": p_norm},
                 index=pd.Index(dim_row_labels(k), name="Hypothesis"),
             )
             notes = [
@@ -176,8 +178,8 @@ class PHDResults(SDRResults):
                 "(p-k) squared eigenvalues / (2 var(y)), chi-square with "
                 "(p-k)(p-k+1)/2 df (x normal, Li 1992)."
             ]
-            return DimensionTests(table, "pHd marginal dimension tests",
-                                  "Li (1992) chi-square", notes)
+            return DimensionTests(table, "pHd marginal dimension tests", "chi2", notes,
+                                  method_label="Li (1992) chi-square")
         v = self._std.z @ self._raw  # z-scale coordinates on the eigenvectors
         ia, ib = np.triu_indices(p)
         scale = np.where(ia == ib, 1.0, np.sqrt(2.0))
@@ -198,14 +200,16 @@ class PHDResults(SDRResults):
             ev = np.linalg.eigvalsh(c_gen[np.ix_(sel, sel)])
             p_gen[j] = self._wchi2(ev / (2 * var_r), stat[j])
         table = pd.DataFrame(
-            {"Stat": stat, "df": df, "Normal theory": p_norm, "Indep. test": p_ind,
-             "General theory": p_gen},
+            {"statistic": stat, "df": df, "pvalue": p_norm, "pvalue_indep": p_ind,
+             "pvalue_general": p_gen},
             index=pd.Index(dim_row_labels(k), name="Hypothesis"),
         )
         notes = [
             "H0: dimension k (row kD) vs more. Normal theory: chi-square with "
-            "(p-k)(p-k+1)/2 df; General theory: weighted chi-square (Cook 1998); "
-            "Indep. test (row 0 only): H0 y independent of x."
+            "(p-k)(p-k+1)/2 df (pvalue); General theory: weighted chi-square "
+            "(Cook 1998; pvalue_general); independence test (pvalue_indep, row 0 "
+            "only): H0 y independent of x."
         ]
-        return DimensionTests(table, "pHd (residuals) marginal dimension tests",
-                              "Li (1992); Cook (1998) general and independence", notes)
+        return DimensionTests(table, "pHd (residuals) marginal dimension tests", "chi2", notes,
+                              method_label="Li (1992); Cook (1998) general and independence",
+                              pvalue_columns=("pvalue_indep", "pvalue_general"))

@@ -140,9 +140,10 @@ class SAVEResults(SDRResults):
         Returns
         -------
         DimensionTests
-            Columns ``Stat, df(Nor), p.value(Nor), p.value(Gen)`` as
-            ``dr.test``, plus ``Stat(Gen)`` and ``df(Gen)`` (computed but not
-            printed by ``dr``).
+            Columns ``statistic, df, pvalue`` (normal theory; ``dr.test``'s
+            ``Stat, df(Nor), p.value(Nor)``), ``pvalue_general``
+            (``p.value(Gen)``), ``statistic_general`` and ``df_general``
+            (computed but not printed by ``dr``).
 
         Notes
         -----
@@ -175,17 +176,19 @@ class SAVEResults(SDRResults):
             rows.append((t, df_n, chi2_sf(t, df_n)[()], chi2_sf(t_g, df_g)[()], t_g, df_g))
         table = pd.DataFrame(
             rows,
-            columns=["Stat", "df(Nor)", "p.value(Nor)", "p.value(Gen)", "Stat(Gen)", "df(Gen)"],
+            columns=["statistic", "df", "pvalue", "pvalue_general", "statistic_general",
+                     "df_general"],
             index=pd.Index(dim_row_labels(k), name="Hypothesis"),
         )
         return DimensionTests(
-            table, "SAVE marginal dimension tests",
-            "Shao, Cook and Weisberg (2007), normal and general",
+            table, "SAVE marginal dimension tests", "normal",
             [
                 "H0: the central subspace has dimension k (row kD) vs more. "
                 "Normal: chi-square with (H-1)(p-k)(p-k+1)/2 df (x normal); "
                 "General: scaled chi-square with moment-matched df.",
             ],
+            method_label="Shao, Cook and Weisberg (2007), normal and general",
+            pvalue_columns=("pvalue_general",),
         )
 
     def coordinate_test(self, drop: Any) -> CoordinateTest:
@@ -199,8 +202,10 @@ class SAVEResults(SDRResults):
         Returns
         -------
         CoordinateTest
-            One row with ``Statistic, df(Nor), p.val(Nor), p.val(Gen)`` as
-            ``dr.coordinate.test``; ``pvalue`` is the general one.
+            One row with ``statistic``, ``df`` (NaN: a weighted chi-square),
+            ``pvalue`` (the general test; ``dr.coordinate.test``'s
+            ``p.val(Gen)``), ``df_normal`` and ``pvalue_normal`` (its
+            ``df(Nor)`` and ``p.val(Nor)``).
 
         Notes
         -----
@@ -227,13 +232,16 @@ class SAVEResults(SDRResults):
         coef = np.repeat(np.linalg.eigvalsh(cov), hs - 1)
         p_g = self._wchi2(coef, t)
         table = pd.DataFrame(
-            {"Statistic": [t], "df(Nor)": [df_n], "p.val(Nor)": [p_n], "p.val(Gen)": [p_g]},
+            {"statistic": [t], "df": [np.nan], "pvalue": [p_g], "df_normal": [df_n],
+             "pvalue_normal": [p_n]},
             index=pd.Index(["Test"], name="Coordinate test"),
         )
-        table.attrs["pvalue_column"] = "p.val(Gen)"
         return CoordinateTest(
-            table, "SAVE coordinate test",
-            "Shao, Cook and Weisberg (2007), normal and general ("
+            table, "SAVE coordinate test", "general",
+            [f"H0: {dropped} do not enter the central subspace (given the other predictors).",
+             "pvalue: general test (weighted chi-square); pvalue_normal: chi-square with "
+             "df_normal df (x normal)."],
+            method_label="Shao, Cook and Weisberg (2007), normal and general ("
             + ("Wood F" if self.chi2approx == "wood" else "Bentler-Xie") + ")",
-            [f"H0: {dropped} do not enter the central subspace (given the other predictors)."],
+            pvalue_columns=("pvalue_normal",),
         )

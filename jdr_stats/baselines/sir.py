@@ -134,7 +134,7 @@ class SIRResults(SDRResults):
         -------
         DimensionTests
             ``table`` with index ``"kD vs >= (k+1)D"`` and columns
-            ``Stat, df, p.value``.
+            ``statistic, df, pvalue`` (``dr.test``'s ``Stat, df, p.value``).
 
         Notes
         -----
@@ -156,16 +156,17 @@ class SIRResults(SDRResults):
         stat = n * tail[m]
         df = (p - m) * (h - m - 1)
         table = pd.DataFrame(
-            {"Stat": stat, "df": df.astype(float), "p.value": chi2_sf(stat, df)},
+            {"statistic": stat, "df": df.astype(float), "pvalue": chi2_sf(stat, df)},
             index=pd.Index(dim_row_labels(k), name="Hypothesis"),
         )
         return DimensionTests(
-            table, "SIR marginal dimension tests", "Li (1991) chi-square",
+            table, "SIR marginal dimension tests", "chi2",
             [
                 "H0: the central subspace has dimension k (row kD) vs more; "
                 "Stat = n * sum of the p - k smallest eigenvalues, chi-square "
                 "with (p - k)(H - k - 1) df (x normal).",
             ],
+            method_label="Li (1991) chi-square",
         )
 
     def coordinate_test(
@@ -208,8 +209,9 @@ class SIRResults(SDRResults):
         Returns
         -------
         CoordinateTest
-            One row with ``Statistic``, ``P.value`` (the one chosen by
-            ``pval``), ``P.value(general)`` and ``P.value(restricted)``.
+            One row with ``statistic``, ``df`` (NaN: a weighted chi-square),
+            ``pvalue`` (the one chosen by ``pval``; ``dr``'s ``P.value``),
+            ``pvalue_general`` and ``pvalue_restricted``.
 
         Notes
         -----
@@ -274,16 +276,16 @@ class SIRResults(SDRResults):
         chosen = p_general if pval == "general" else p_restricted
         table = pd.DataFrame(
             {
-                "Statistic": [stat],
-                "P.value": [chosen],
-                "P.value(general)": [p_general],
-                "P.value(restricted)": [p_restricted],
+                "statistic": [stat],
+                "df": [np.nan],
+                "pvalue": [chosen],
+                "pvalue_general": [p_general],
+                "pvalue_restricted": [p_restricted],
             },
             index=pd.Index(["Test"], name="Coordinate test"),
         )
-        table.attrs["pvalue_column"] = "P.value"
         return CoordinateTest(
-            table, "SIR coordinate test", f"Cook (2004), {pval} weights, {_APPROX[self.chi2approx]}",
+            table, "SIR coordinate test", pval,
             [
                 f"H0: {dropped} do not enter the central subspace (given the "
                 "other predictors); d = "
@@ -292,4 +294,6 @@ class SIRResults(SDRResults):
                 "pval='general' returns the restricted one)"
                 + ("." if not dr_weights else "; dr's truncated weights (dr_weights=True)."),
             ],
+            method_label=f"Cook (2004), {pval} weights, {_APPROX[self.chi2approx]}",
+            pvalue_columns=("pvalue_general", "pvalue_restricted"),
         )
