@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 import pandas as pd
@@ -74,6 +74,20 @@ def _formula_context(depth: int) -> dict[str, Any]:
     context.update(frame.f_globals)
     context.update(frame.f_locals)
     return context
+
+
+@overload
+def designs_from_formula(
+    formula: Any, data: Any, argnames: Sequence[str], *, eval_env: int = ...,
+    return_specs: Literal[False] = ...,
+) -> tuple[pd.Series, list[pd.DataFrame]]: ...
+
+
+@overload
+def designs_from_formula(
+    formula: Any, data: Any, argnames: Sequence[str], *, eval_env: int = ...,
+    return_specs: Literal[True],
+) -> tuple[pd.Series, list[pd.DataFrame], list[Any]]: ...
 
 
 def designs_from_formula(

@@ -280,13 +280,13 @@ def cholesky_factor(
     """
     d = np.sqrt(np.diag(cov))
     if not np.all(d > 0):
-        const = [names[j] for j in np.flatnonzero(~(d > 0))]
+        const = [names[int(j)] for j in np.flatnonzero(~(d > 0))]
         raise ValueError(f"{argname} has constant column(s) {const}")
     corr = cov / np.outer(d, d)
     evals, evecs = np.linalg.eigh(corr)
     if evals[0] < tol * corr.shape[0]:
         v = evecs[:, 0]
-        involved = [names[j] for j in np.flatnonzero(np.abs(v) > 0.05)]
+        involved = [names[int(j)] for j in np.flatnonzero(np.abs(v) > 0.05)]
         raise ValueError(
             f"{argname} has collinear columns {involved} (smallest eigenvalue of "
             f"their correlation matrix {evals[0]:.3g}); remove redundant columns"

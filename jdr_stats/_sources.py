@@ -52,6 +52,8 @@ def default_batch_rows(width: int) -> int:
     return _config.chunk_rows(width)
 
 Chunk = tuple[np.ndarray, np.ndarray, np.ndarray]
+#: ``(y, a, b, w)``, ``w`` None when the source has no case weights.
+WeightedChunk = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]
 
 
 @runtime_checkable
@@ -199,24 +201,23 @@ class ArraySource:
         """Whether the source carries case weights."""
         return self._w is not None
 
-    def _iter(self, batch_rows: int | None, weighted: bool) -> Iterator[tuple[np.ndarray, ...]]:
+    def _iter(self, batch_rows: int | None, weighted: bool) -> Iterator[WeightedChunk]:
         step = _check_batch_rows(batch_rows, self.batch_rows)
         for start in range(0, max(self.nobs, 1), step):
             stop = min(start + step, self.nobs)
-            out = [np.asarray(x[start:stop], dtype=float)
-                   for x in (self._y, self._a, self._b)]
-            if weighted:
-                out.append(np.asarray(self._w[start:stop], dtype=float))
-            yield tuple(out)
+            y, a, b = (np.asarray(x[start:stop], dtype=float)
+                       for x in (self._y, self._a, self._b))
+            w = None
+            if weighted and self._w is not None:
+                w = np.asarray(self._w[start:stop], dtype=float)
+            yield y, a, b, w
 
     def iter_chunks(self, batch_rows: int | None = None) -> Iterator[Chunk]:
         """Yield ``(y, a, b)`` float64 chunks of ``batch_rows`` rows."""
-        return self._iter(batch_rows, False)  # type: ignore[return-value]
+        return ((y, a, b) for y, a, b, _ in self._iter(batch_rows, False))
 
-    def iter_weighted_chunks(self, batch_rows: int | None = None) -> Iterator[tuple[np.ndarray, ...]]:
+    def iter_weighted_chunks(self, batch_rows: int | None = None) -> Iterator[WeightedChunk]:
         """Yield ``(y, a, b, w)`` chunks (``w`` None when unweighted)."""
-        if self._w is None:
-            return ((*c, None) for c in self._iter(batch_rows, False))
         return self._iter(batch_rows, True)
 
 
@@ -257,14 +258,14 @@ class _FileSource:
         """Whether the source carries case weights."""
         return self._wname is not None
 
-    def _iter(self, batch_rows: int | None) -> Iterator[tuple[np.ndarray, ...]]:
+    def _iter(self, batch_rows: int | None) -> Iterator[WeightedChunk]:
         raise NotImplementedError
 
     def iter_chunks(self, batch_rows: int | None = None) -> Iterator[Chunk]:
         """Yield ``(y, a, b)`` float64 chunks of ``batch_rows`` rows (a record batch for Parquet)."""
-        return (c[:3] for c in self._iter(batch_rows))  # type: ignore[misc]
+        return ((y, a, b) for y, a, b, _ in self._iter(batch_rows))
 
-    def iter_weighted_chunks(self, batch_rows: int | None = None) -> Iterator[tuple[np.ndarray, ...]]:
+    def iter_weighted_chunks(self, batch_rows: int | None = None) -> Iterator[WeightedChunk]:
         """Yield ``(y, a, b, w)`` chunks (``w`` None when unweighted)."""
         return self._iter(batch_rows)
 
@@ -328,7 +329,7 @@ class ParquetSource(_FileSource):
         self.nobs = int(nobs)
         self.batch_rows = _check_batch_rows(batch_rows, DEFAULT_BATCH_ROWS)
 
-    def _iter(self, batch_rows: int | None) -> Iterator[tuple[np.ndarray, ...]]:
+    def _iter(self, batch_rows: int | None) -> Iterator[WeightedChunk]:
         import pyarrow as pa
         import pyarrow.compute as pc
         import pyarrow.parquet as pq
@@ -401,7 +402,7 @@ class CSVSource(_FileSource):
             self._nobs = int(sum(len(c) for c in reader))
         return self._nobs
 
-    def _iter(self, batch_rows: int | None) -> Iterator[tuple[np.ndarray, ...]]:
+    def _iter(self, batch_rows: int | None) -> Iterator[WeightedChunk]:
         step = _check_batch_rows(batch_rows, self.batch_rows)
         reader = pd.read_csv(self.path, sep=self._sep, usecols=self._columns, chunksize=step)
         for frame in reader:
@@ -550,13 +551,15 @@ class DaskSource:
                 self._nobs = int(self._frame.map_partitions(len).compute().sum())
         return self._nobs
 
-    def _delayed_blocks(self) -> list[tuple[Any, Any, Any]]:
+    def _delayed_blocks(self) -> list[Any]:
+        """One delayed ``(y, a, b)`` triple per row block (arrays), or one
+        delayed partition (a data frame)."""
         if self._kind == "array":
             y, a, b = self._arrays
             ys = y.to_delayed().ravel()
             as_ = a.to_delayed().ravel()
             bs = b.to_delayed().ravel()
-            return list(zip(ys, as_, bs))
+            return list(zip(ys, as_, bs, strict=True))
         return list(self._frame.to_delayed())
 
     def tree_reduce(

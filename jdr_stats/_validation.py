@@ -98,12 +98,14 @@ def check_fraction(
 
 def check_positive(value: object, name: str) -> float:
     """A finite number greater than zero."""
-    numeric = isinstance(value, (int, float, np.integer, np.floating))
-    if isinstance(value, (bool, np.bool_)) or not numeric:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+        value, (int, float, np.integer, np.floating)
+    ):
         raise TypeError(f"{name} must be a positive number; got {value!r}")
-    if not (np.isfinite(value) and value > 0):  # type: ignore[operator]
+    number = float(value)
+    if not (np.isfinite(number) and number > 0):
         raise ValueError(f"{name} must be a positive number; got {value!r}")
-    return float(value)  # type: ignore[arg-type]
+    return number
 
 
 def check_bool(value: object, name: str) -> bool:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -262,13 +262,13 @@ class JDRSummary(Summary):
 
     def _display(self, kind: str) -> Summary:
         """A plain ``Summary`` of formatted strings for one output format."""
+        esc: Callable[[str], str]
         if kind == "latex":
             esc = _latex_cell
         elif kind == "html":
             esc = html.escape
         else:
-            def esc(s: str) -> str:
-                return s
+            esc = str
         out = Summary()
         out.add_title(latex_escape(self.title or "") if kind == "latex" else esc(self.title or ""))
         out.add_dict({esc(str(k)): esc(str(v)) for k, v in self.info.items()}, ncols=2)
