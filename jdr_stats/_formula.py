@@ -44,7 +44,8 @@ def _design(terms: str, data: Any, context: Mapping[str, Any], argname: str):
 
     try:
         mm = formulaic.model_matrix(
-            "1 + " + terms, data, context=context, na_action="ignore",  # keep NaN: ModelData applies `missing`
+            # na_action="ignore" keeps NaN: ModelData applies `missing`
+            "1 + " + terms, data, context=context, na_action="ignore",
         )
     except _formula_error_types() as exc:
         raise ValueError(
@@ -127,7 +128,7 @@ def designs_from_formula(
             f"the response {lhs.strip()!r} must be a single numeric column; it "
             f"expands to {list(ydf.columns)}"
         )
-    built = [_design(part, data, context, arg) for part, arg in zip(parts, argnames)]
+    built = [_design(part, data, context, arg) for part, arg in zip(parts, argnames, strict=True)]
     blocks = [b for b, _ in built]
     if return_specs:
         return ydf.iloc[:, 0], blocks, [spec for _, spec in built]

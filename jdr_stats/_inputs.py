@@ -62,7 +62,7 @@ def check_not_text(x: Any, argname: str) -> None:
                 and not isinstance(dtype, pd.CategoricalDtype)
             ):
                 continue
-            if dtype == object and not _has_text(frame[col].to_numpy()):
+            if dtype == np.dtype(object) and not _has_text(frame[col].to_numpy()):
                 continue
             bad.append(f"{col} ({dtype})")
         if bad:

@@ -20,8 +20,8 @@ from functools import cached_property
 
 import numpy as np
 from scipy import linalg as sla
-from threadpoolctl import threadpool_limits
 from scipy.linalg.blas import dgemm as _dgemm
+from threadpoolctl import threadpool_limits
 
 from . import _config
 from ._moments_engine import (
@@ -393,7 +393,7 @@ def sign_columns(x: np.ndarray, *others: np.ndarray) -> tuple[np.ndarray, ...]:
     idx = np.argmax(np.abs(x), axis=0)
     signs = np.sign(x[idx, np.arange(x.shape[1])])
     signs[signs == 0] = 1.0
-    return (x * signs,) + tuple(o * signs for o in others)
+    return (x * signs, *(o * signs for o in others))
 
 
 def svd_signed(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -78,7 +78,9 @@ def _column_list(cols: object, argname: str) -> list[str]:
     if isinstance(cols, str):
         return [cols]
     if not isinstance(cols, Sequence) or not cols:
-        raise TypeError(f"{argname} must be a column name or a non-empty list of names; got {cols!r}")
+        raise TypeError(
+            f"{argname} must be a column name or a non-empty list of names; got {cols!r}"
+        )
     out = [str(c) for c in cols]
     if len(set(out)) != len(out):
         dup = sorted({c for c in out if out.count(c) > 1})
@@ -155,7 +157,9 @@ class ArraySource:
             try:
                 return np.asarray(x, dtype=float)
             except (TypeError, ValueError) as exc:
-                raise TypeError(f"{argname} must be a numeric array; got {type(x).__name__} ({exc})") from None
+                raise TypeError(
+                    f"{argname} must be a numeric array; got {type(x).__name__} ({exc})"
+                ) from None
 
         self._y = arr(y, "endog")
         self._a = arr(a, "exog_a")
@@ -262,7 +266,8 @@ class _FileSource:
         raise NotImplementedError
 
     def iter_chunks(self, batch_rows: int | None = None) -> Iterator[Chunk]:
-        """Yield ``(y, a, b)`` float64 chunks of ``batch_rows`` rows (a record batch for Parquet)."""
+        """Yield ``(y, a, b)`` float64 chunks of ``batch_rows`` rows (a record
+        batch for Parquet)."""
         return ((y, a, b) for y, a, b, _ in self._iter(batch_rows))
 
     def iter_weighted_chunks(self, batch_rows: int | None = None) -> Iterator[WeightedChunk]:
@@ -341,7 +346,7 @@ class ParquetSource(_FileSource):
             pf = pq.ParquetFile(f, pre_buffer=False, buffer_size=1 << 20)
             for batch in pf.iter_batches(batch_size=step, columns=self._columns):
 
-                def col(name: str) -> np.ndarray:
+                def col(name: str, batch: Any = batch) -> np.ndarray:
                     arr = batch.column(name)
                     if arr.type != pa.float64():
                         arr = pc.cast(arr, pa.float64())
@@ -504,14 +509,18 @@ class DaskSource:
     ) -> None:
         for argname, x in (("endog", y), ("exog_a", a), ("exog_b", b)):
             if not is_dask_collection(x):
-                raise TypeError(f"{argname} must be a dask array or dask DataFrame/Series; got {type(x).__name__}")
+                raise TypeError(
+                    f"{argname} must be a dask array or dask DataFrame/Series; "
+                    f"got {type(x).__name__}"
+                )
         frames = [_is_dask_frame(x) for x in (y, a, b)]
         # One frame, partition-wise (co-aligned columns of one DataFrame stay
         # so; projecting them separately may repartition them); otherwise
         # arrays (dask DataFrames become arrays with known chunk lengths).
         self._kind = "frame" if all(frames) else "array"
         if self._kind == "array":
-            y, a, b = (x.to_dask_array(lengths=True) if f else x for x, f in zip((y, a, b), frames))
+            y, a, b = (x.to_dask_array(lengths=True) if f else x
+                       for x, f in zip((y, a, b), frames, strict=True))
         self._orig = (y, a, b)
         self.endog_name, self.names_a, self.names_b = _dask_names(
             (y, a, b), frames, self._kind, endog_name, names_a, names_b
@@ -674,7 +683,8 @@ def _row_aligned_arrays(y: Any, a: Any, b: Any) -> tuple[Any, Any, Any]:
     if known:
         a = a.rechunk((rows, -1)) if a.chunks != (rows, (a.shape[1],)) else a
         b = b.rechunk((rows, -1)) if b.chunks != (rows, (b.shape[1],)) else b
-    elif a.chunks[0] != rows or b.chunks[0] != rows or len(a.chunks[1]) != 1 or len(b.chunks[1]) != 1:
+    elif (a.chunks[0] != rows or b.chunks[0] != rows
+          or len(a.chunks[1]) != 1 or len(b.chunks[1]) != 1):
         raise ValueError(
             "dask arrays with unknown chunk sizes must share the response's row "
             "blocks and have one column block; call compute_chunk_sizes() first"

@@ -340,7 +340,9 @@ class SDRResults(SummaryMixin):
         return check_int(k, argname, low=1, high=p)
 
     # -- reduced predictors ----------------------------------------------
-    def transform(self, exog: Any = None, *, n_dirs: int | None = None) -> pd.DataFrame | np.ndarray:
+    def transform(
+        self, exog: Any = None, *, n_dirs: int | None = None
+    ) -> pd.DataFrame | np.ndarray:
         """The reduced predictors ``(x - xbar)^T beta_j`` of the first directions.
 
         Parameters

@@ -10,7 +10,7 @@ the general test refers ``Lambda_k`` to.  The methods themselves are in
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 

@@ -30,7 +30,7 @@ import numpy as np
 from .. import _config
 from .._linalg import BlockMoments, ReweightedMoments, blas_single_thread
 from .._resampling import draw_entropy, inner_weights, poisson_weights
-from .._sources import ArraySource
+from .._sources import ArraySource  # noqa: F401 (the Examples section uses it)
 from .._validation import check_bool, check_int
 
 __all__ = ["poisson_weights", "inner_weights", "poisson_moments",
@@ -45,7 +45,7 @@ class _SourceMoments(ReweightedMoments):
     on that chunk, and ``moments`` turns feature sums into BlockMoments.
     """
 
-    def __init__(self, nobs, ybar, abar, bbar, range_a, range_b):  # noqa: D107
+    def __init__(self, nobs, ybar, abar, bbar, range_a, range_b):
         n1, n2 = abar.shape[0], bbar.shape[0]
         dummy_a, dummy_b = np.zeros((1, n1)), np.zeros((1, n2))
         super().__init__(np.zeros(1), dummy_a, dummy_b, None)
@@ -240,7 +240,7 @@ class PoissonPlan:
     number and the block's features).
     """
 
-    def __init__(self, source, case_weights, entropy, stats, n_boot, inner):  # noqa: D107
+    def __init__(self, source, case_weights, entropy, stats, n_boot, inner):
         self.source, self.case_weights = source, case_weights
         self.entropy, self.stats = entropy, stats
         self.n_boot, self.inner = n_boot, inner

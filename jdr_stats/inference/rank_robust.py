@@ -196,7 +196,9 @@ def _kr(uc: np.ndarray, vc: np.ndarray) -> np.ndarray:
     return (uc[:, :, None] * vc[:, None, :]).reshape(uc.shape[0], -1)
 
 
-def complement_moments(chunks: Chunks, u0: np.ndarray, v0: np.ndarray, k: int = 0) -> ComplementMoments:
+def complement_moments(
+    chunks: Chunks, u0: np.ndarray, v0: np.ndarray, k: int = 0
+) -> ComplementMoments:
     """Second moment of the influence functions of ``U_0^T X_lin V_0``.
 
     ``psi_i = u_i y_i v_i^T - u_i c_yv^T - c_uy v_i^T - y_i C_uv`` with
