@@ -23,7 +23,7 @@ from scipy import linalg as sla
 from scipy.linalg.blas import dgemm as _dgemm
 from threadpoolctl import threadpool_limits
 
-from . import _config
+from . import config
 from ._moments_engine import (
     BlockMoments,
     CentredSums,
@@ -111,7 +111,7 @@ class ReweightedMoments:
         self.width = start
         self.width64 = self._slices["aao"].start  # features summed in double precision
         self._full32: np.ndarray | None = None  # full-sample sums of the others
-        self.chunk = max(16, _config.FEATURE_BYTES // (8 * self.width))
+        self.chunk = max(16, config.FEATURE_BYTES // (8 * self.width))
 
     def _features(self, start: int, stop: int, out: np.ndarray) -> np.ndarray:
         s = self._slices

@@ -6,7 +6,7 @@ chunk) is reduced in two passes, its own means then its centred products
 merge exactly (:func:`merge_sums`: Chan, Golub and LeVeque 1979; Pebay 2008
 for the third-order cross term; derivation in docs/theory/large_data.md).
 In-memory arrays are reduced in cache-sized slices (:func:`array_sums`,
-slices of ``_config.chunk_rows`` rows); the estimator's
+slices of ``config.chunk_rows`` rows); the estimator's
 :func:`block_moments` and the public :class:`jdr_stats.Moments` (streamed
 chunks, dask partitions, ``m1 + m2``) both run this engine.
 """
@@ -18,7 +18,7 @@ from typing import Literal, NamedTuple
 
 import numpy as np
 
-from . import _config
+from . import config
 
 __all__ = [
     "BlockMoments",
@@ -166,14 +166,14 @@ def array_sums(y: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray | None
                step: int | None = None) -> CentredSums | None:
     """Centred sums of in-memory (or memory-mapped) rows, merged slice by slice.
 
-    Slices of ``step`` rows (default :func:`jdr_stats._config.chunk_rows`
+    Slices of ``step`` rows (default :func:`jdr_stats.config.chunk_rows`
     of the width ``1 + n1 + n2``: cache-sized); None when a slice is not finite.
     Memory beyond the input: one slice of centred rows and a few
     ``(n1 + n2 + 1)^2`` matrices.
     """
     k = y.shape[0]
     if step is None:
-        step = _config.chunk_rows(a.shape[1] + b.shape[1] + 1)
+        step = config.chunk_rows(a.shape[1] + b.shape[1] + 1)
     if k <= step:
         return chunk_sums(y, a, b, w)
     total = None

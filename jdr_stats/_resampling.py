@@ -17,7 +17,7 @@ Weights
     :func:`draw_counts` (pairs bootstrap: multinomial counts, one draw of
     ``m`` indices per replicate) and :func:`inner_counts`;
     :func:`poisson_weights` and :func:`inner_weights` (Poisson bootstrap:
-    weights with mean 1 and variance 1 per block of :data:`_config.BLOCK_ROWS`
+    weights with mean 1 and variance 1 per block of :data:`config.BLOCK_ROWS`
     rows, seeded by the block number); :func:`poisson_row_weights` (exact
     Poisson(1) weights drawn row after row from a running generator: the
     ladle's).
@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _config
+from . import config
 from ._validation import normalize_seed
 
 __all__ = [
@@ -152,7 +152,7 @@ def poisson_weights(entropy: tuple[int, ...], block: int, n_boot: int) -> np.nda
     column ``i`` of block ``j``, however the rows are chunked.
     """
     rng = child_generator(entropy, (block,))
-    u = rng.integers(0, 1 << 16, size=(n_boot, _config.BLOCK_ROWS), dtype=np.uint16)
+    u = rng.integers(0, 1 << 16, size=(n_boot, config.BLOCK_ROWS), dtype=np.uint16)
     return _TABLE[u]
 
 

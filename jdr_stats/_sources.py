@@ -27,7 +27,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import pandas as pd
 
-from . import _config
+from . import config
 from ._validation import check_int
 
 __all__ = [
@@ -41,15 +41,15 @@ __all__ = [
     "default_batch_rows",
 ]
 
-#: Rows per chunk when a file source is given no ``batch_rows`` (``_config``).
-DEFAULT_BATCH_ROWS = _config.DEFAULT_BATCH_ROWS
+#: Rows per chunk when a file source is given no ``batch_rows`` (``config``).
+DEFAULT_BATCH_ROWS = config.DEFAULT_BATCH_ROWS
 
 
 def default_batch_rows(width: int) -> int:
     """Rows per in-memory chunk of ``width`` float64 columns: about
-    ``_config.CHUNK_BYTES`` (small enough that the centred copy of a chunk
+    ``config.CHUNK_BYTES`` (small enough that the centred copy of a chunk
     stays in cache)."""
-    return _config.chunk_rows(width)
+    return config.chunk_rows(width)
 
 Chunk = tuple[np.ndarray, np.ndarray, np.ndarray]
 #: ``(y, a, b, w)``, ``w`` None when the source has no case weights.
@@ -129,7 +129,7 @@ class ArraySource:
     Examples
     --------
     >>> import numpy as np
-    >>> from jdr_stats._sources import ArraySource
+    >>> from jdr_stats.sources import ArraySource
     >>> src = ArraySource(np.arange(5.0), np.ones((5, 2)), np.zeros((5, 1)))
     >>> [c[0].tolist() for c in src.iter_chunks(2)]
     [[0.0, 1.0], [2.0, 3.0], [4.0]]

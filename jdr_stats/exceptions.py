@@ -22,6 +22,7 @@ __all__ = [
     "SmallSampleWarning",
     "RankSelectionWarning",
     "WeakGapWarning",
+    "SupportSelectionWarning",
 ]
 
 
@@ -52,3 +53,9 @@ class WeakGapWarning(JDRWarning):
     (``s_r / s_(r+1)`` below the gap rule), so the r-th direction is not
     separated from the noise: the rank-r subspace is poorly determined and
     the bound on its largest principal angle is close to 90 degrees."""
+
+
+class SupportSelectionWarning(JDRWarning):
+    """``fit(sparsity="auto")``: the coordinate tests selected fewer variables
+    than the rank in a block (often none), so that block was kept dense (all
+    its variables); the summary says so, and the tests did not choose them."""

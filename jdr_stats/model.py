@@ -9,7 +9,7 @@ a three-step sparse projection (section 3).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import inspect
 from typing import Any, Literal
 
 import numpy as np
@@ -17,18 +17,16 @@ import numpy as np
 from ._data import DataModel, MissingPolicy, ModelData
 from ._estimate import estimate
 from ._linalg import BlockMoments, block_whitenings
-from ._sources import is_dask_collection
+from ._sources import RowSource, is_dask_collection
 from ._streamed import MomentsData
-from ._validation import check_bool, check_rows_for_whitening
-from .moments import Moments
+from ._validation import check_bool, check_rows_for_whitening, normalize_seed
 from .inference.rank_tests import RankMethod, choose_rank
-from .support import Covariance, Rule, SupportResults, Test, choose_sparsity
-from .support import Method as SupportMethod
+from .moments import Moments
+from .results import JDRResults
+from .support import SupportResults, choose_support
 from .support import select_support as _select_support
 
-from .results import JDRResults
-
-__all__ = ["JointDimReduction", "JDRResults"]
+__all__ = ["JDRResults", "JointDimReduction", "child_seeds"]
 
 
 class JointDimReduction(DataModel):
@@ -202,12 +200,43 @@ class JointDimReduction(DataModel):
         from ._sources import ParquetSource
 
         src = ParquetSource(path, y=y, a=a, b=b, weights=weights, batch_rows=batch_rows)
-        return cls._from_source(src, origin=f"the Parquet source {str(path)!r}")
+        return cls.from_source(src, origin=f"the Parquet source {str(path)!r}")
 
     @classmethod
-    def _from_source(cls, source: Any, *, origin: str) -> JointDimReduction:
-        """A model from a row source (jdr_stats._sources), one streamed pass."""
+    def from_source(cls, source: Any, *, origin: str | None = None) -> JointDimReduction:
+        """A model from a row source (:mod:`jdr_stats.sources`), one streamed pass.
+
+        Parameters
+        ----------
+        source : RowSource
+            An :class:`~jdr_stats.sources.ArraySource`,
+            :class:`~jdr_stats.sources.ParquetSource`,
+            :class:`~jdr_stats.sources.CSVSource` or
+            :class:`~jdr_stats.sources.DaskSource` (or any object with the
+            :class:`~jdr_stats.sources.RowSource` protocol).
+        origin : str, optional
+            How error messages name the data (default: the source's class).
+
+        Returns
+        -------
+        JointDimReduction
+            Holds the moments and the source, as :meth:`from_parquet`.
+
+        Examples
+        --------
+        >>> import jdr_stats as jdr
+        >>> from jdr_stats.sources import ArraySource
+        >>> sim = jdr.simulate.bilinear(2000, 4, 3, 1, seed=0)
+        >>> model = jdr.JointDimReduction.from_source(ArraySource(sim.y, sim.a, sim.b))
+        >>> model.nobs
+        2000
+        """
+        if not isinstance(source, RowSource):
+            raise TypeError(f"source must be a row source (jdr_stats.sources); got "
+                            f"{type(source).__name__}")
+        origin = f"the {type(source).__name__}" if origin is None else origin
         return cls._from_sums(Moments.from_source(source), source=source, origin=origin)
+
 
     @classmethod
     def _from_sums(cls, moments: Moments, *, source: Any, origin: str) -> JointDimReduction:
@@ -279,20 +308,29 @@ class JointDimReduction(DataModel):
         sparsity : (s1, s2), "auto" or None
             Select ``s1`` variables of block a and ``s2`` of block b by the
             three-step projection of section 3, ``rank <= s_k <= n_k``.
-            ``"auto"`` takes the counts from :meth:`select_support` at
-            false discovery rate ``fdr`` (its default conditional test, the
-            wild bootstrap of the robust score statistic, seeded by ``seed``).
+            ``"auto"`` keeps exactly the variables :meth:`select_support`
+            selects at false discovery rate ``fdr`` (its default conditional
+            test, the wild bootstrap of the robust score statistic, seeded by a
+            child of ``seed``; see ``results.support_tests``).  A block where
+            the tests select fewer than ``rank`` variables is kept dense, with a
+            :class:`~jdr_stats.exceptions.SupportSelectionWarning` and a note
+            in the summary.
         rank_method : {"robust", "wald", "chi2", "general", "permutation", "ladle"}
             How ``rank="auto"`` chooses the rank: the sequential tests of that
             method (default ``"robust"``, valid without distributional
             assumptions; ``"chi2"`` is the normal-theory test), or the ladle
-            estimator (``"ladle"``, Luo and Li 2016, bootstrap from ``seed``).
+            estimator (``"ladle"``, Luo and Li 2016, bootstrap from a child of ``seed``).
         alpha : float
             Level of the rank tests when ``rank="auto"``.
         fdr : float
             False discovery rate when ``sparsity="auto"``.
         seed : int, Generator or None
-            Seed for the permutation rank test, the ladle or support selection.
+            Seed of the random procedures the fit runs: the permutation rank
+            test or the ladle (``rank="auto"``) and support selection
+            (``sparsity="auto"``).  Each procedure draws from its own child
+            stream, spawned from ``seed`` (``jdr_stats.model.child_seeds``: child 0 for
+            the rank choice, child 1 for support selection), so the two
+            never share random numbers and the same seed gives the same fit.
 
         Returns
         -------
@@ -330,63 +368,90 @@ class JointDimReduction(DataModel):
             "support": None,
         }
         rank_table = None
+        rank_seed, support_seed = child_seeds(seed, 2)
         if rank == "auto":
             rank, rank_table = choose_rank(
-                self._data, mom, whitening, method=rank_method, alpha=alpha, seed=seed,
+                self._data, mom, whitening, method=rank_method, alpha=alpha, seed=rank_seed,
             )
             settings["rank_method"] = rank_method
             settings["alpha"] = alpha
+        support_sets = None
         if sparsity == "auto":
             self._data.rows('sparsity="auto" (support selection)')
-            sparsity, support = choose_sparsity(
-                self._data, mom, whitening, rank=rank, fdr=fdr, seed=seed
-            )
-            settings["support"] = support
+            choice = choose_support(self._data, mom, whitening, rank=rank, fdr=fdr,
+                                    seed=support_seed)
+            settings["support"], settings["support_note"] = choice.tests, choice.note()
+            support_sets = (choice.rows, choice.cols)
+            sparsity = (len(choice.rows), len(choice.cols))
         est = estimate(
             mom,
             rank,
             standardize=standardize,
-            sparsity=None if sparsity is None else tuple(sparsity),
+            sparsity=None if sparsity is None or support_sets is not None
+            else tuple(sparsity),  # type: ignore[arg-type]  # checked by estimate
             names_a=names_a,
             names_b=names_b,
             whitening=whitening,
+            support=support_sets,
         )
         settings["sparsity"] = None if sparsity is None else (int(sparsity[0]), int(sparsity[1]))
         return JDRResults(self, est, mom, settings, rank_tests=rank_table, whitening=whitening)
 
-    def select_support(
-        self,
-        *,
-        rank: int | None = None,
-        method: SupportMethod | None = None,
-        fdr: float = 0.1,
-        seed: int | np.random.Generator | None = None,
-        test: Test | None = None,
-        covariance: Covariance | None = None,
-        standardize: bool = True,
-        n_perm: int = 999,
-        n_boot: int = 999,
-        rule: Rule = "bh",
-        threshold: float | None = None,
-        n_subsamples: int = 100,
-        stability_threshold: float = 0.6,
-        sparsity: tuple[int, int] | None = None,
-        progress: bool | Callable[[int, int], Any] = False,
-        n_jobs: int | None = None,
-    ) -> SupportResults:
+    def select_support(self, **options: Any) -> SupportResults:
         """Coordinate tests for every variable with false discovery control.
 
-        The parameters are those of :func:`jdr_stats.support.select_support`,
-        which this calls with the model's validated data.
+        The one door to :func:`jdr_stats.support.select_support`: the same
+        keyword options with the same defaults (``rank``, ``test``,
+        ``method``, ``covariance``, ``n_resamples``, ``rule``, ``fdr``,
+        ``standardize``, ``seed``, ``progress``, ``n_jobs``), called with the
+        model's validated data.  See ``docs/guide/support.md``.
         """
         self._data.rows("select_support")
-        return _select_support(
-            self._data, rank=rank, method=method, fdr=fdr, seed=seed, test=test,
-            covariance=covariance, standardize=standardize, n_perm=n_perm, n_boot=n_boot,
-            rule=rule, threshold=threshold, n_subsamples=n_subsamples,
-            stability_threshold=stability_threshold, sparsity=sparsity,
-            progress=progress, n_jobs=n_jobs,
-        )
+        return _select_support(self._data, **options)
+
+
+def _door_signature() -> inspect.Signature:
+    """The signature of the model's select_support: the function's keyword
+    options after ``self`` (shown by help() and the API reference)."""
+    sig = inspect.signature(_select_support)
+    keep = [p for n, p in sig.parameters.items() if n not in ("data", "moments", "whitening")]
+    this = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return sig.replace(parameters=[this, *keep])
+
+
+JointDimReduction.select_support.__signature__ = _door_signature()  # type: ignore[attr-defined]
+
+
+def child_seeds(
+    seed: int | np.random.SeedSequence | np.random.Generator | None, n: int
+) -> list[np.random.Generator]:
+    """``n`` independent generators spawned from one seed, one per procedure.
+
+    An int, a ``SeedSequence`` or None becomes ``np.random.SeedSequence(seed)``
+    and its ``n`` children (``spawn``); a Generator spawns ``n`` children of
+    its own seed sequence (numpy >= 1.25; older versions seed a sequence from
+    four draws of the Generator).  Child ``i`` never overlaps child ``j``,
+    and the same ``seed`` gives the same children.
+
+    Examples
+    --------
+    >>> from jdr_stats.model import child_seeds
+    >>> a = [g.integers(100) for g in child_seeds(7, 2)]
+    >>> b = [g.integers(100) for g in child_seeds(7, 2)]
+    >>> a == b
+    True
+    """
+    if isinstance(seed, np.random.Generator):
+        if hasattr(seed, "spawn"):
+            return list(seed.spawn(n))
+        seq = np.random.SeedSequence(seed.integers(0, 2**63, size=4).tolist())
+    elif isinstance(seed, np.random.SeedSequence):
+        seq = seed
+    else:
+        normalize_seed(seed)  # TypeError for anything but an int or None
+        seq = np.random.SeedSequence(None if seed is None else int(seed))
+    return [np.random.default_rng(s) for s in seq.spawn(n)]
+
 
 def _dask_data(
     endog: Any, exog_a: Any, exog_b: Any, dask_in: list[bool], missing: str, weights: Any

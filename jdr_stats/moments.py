@@ -400,7 +400,7 @@ class Moments:
 
     @classmethod
     def from_source(cls, source: Any, *, batch_rows: int | None = None) -> Moments:
-        """Moments of a row source (:mod:`jdr_stats._sources`), one pass.
+        """Moments of a row source (:mod:`jdr_stats.sources`), one pass.
 
         A dask source is reduced on its cluster (a tree of merges); every
         other source is read chunk by chunk, ``batch_rows`` rows at a time

@@ -7,8 +7,8 @@ inference (rank tests, bootstrap).
 
 from __future__ import annotations
 
-from functools import cached_property
 from collections.abc import Callable
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -17,16 +17,18 @@ from statsmodels.iolib.summary2 import Summary
 
 from ._data import DataModel, RemovedData, align_inputs, check_new_block, design_from_spec
 from ._estimate import Estimate
+from ._export import ExportMixin, records
 from ._linalg import BlockMoments, Whitening
 from ._sources import DaskSource, is_dask_collection
+from ._version import __version__
 from .inference.bootstrap import BootstrapResults, Interval
 from .inference.bootstrap import Method as BootstrapMethod
 from .inference.bootstrap import bootstrap as _bootstrap
 from .inference.ladle import LADLE_AT_ZERO, LADLE_CHOSEN_BY, LadleResults
 from .inference.rank_tests import RankMethod, RankTestResults
 from .inference.rank_tests import rank_tests as _rank_tests
+from .summary import SummaryMixin, build_summary, json_safe
 from .support import SupportResults
-from .summary import SummaryMixin, build_summary
 
 __all__ = ["JDRResults"]
 
@@ -34,7 +36,7 @@ def _labels(prefix: str, r: int) -> list[str]:
     return [f"{prefix}{k + 1}" for k in range(r)]
 
 
-class JDRResults(SummaryMixin):
+class JDRResults(ExportMixin, SummaryMixin):
     """Results of :meth:`JointDimReduction.fit` (read-only).
 
     Directions are labelled DataFrames (index: variable names, columns
@@ -370,6 +372,63 @@ class JDRResults(SummaryMixin):
             interval=interval, alpha=alpha, progress=progress, n_jobs=n_jobs, fit=self,
         )
 
+    # -- export -----------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """The fit as plain JSON types (``to_json`` writes it, the command
+        line's ``--format json`` prints it).
+
+        Returns
+        -------
+        dict
+            ``model``, ``version``, ``endog``, ``formula``, ``nobs``, ``n1``,
+            ``n2``, ``rank``, ``rank_method``, ``alpha``, ``standardize``,
+            ``sparsity`` (``[s1, s2]`` or None), ``weights`` (bool),
+            ``singular_values``, ``directions`` (one record per variable:
+            ``{"block": "a", "variable": name, "dir1": ..., "dirr": ...}``,
+            original coordinates), ``support_a``, ``support_b``,
+            ``rank_tests`` (the tests that chose the rank of a
+            ``rank="auto"`` fit, as their ``to_dict()``, else None) and
+            ``support_tests`` (likewise for ``sparsity="auto"``).  NaN are
+            None; keys have no spaces.
+
+        Examples
+        --------
+        >>> import json, jdr_stats as jdr
+        >>> sim = jdr.simulate.bilinear(500, 3, 2, 1, seed=0)
+        >>> res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(1)
+        >>> res.to_dict()["directions"][0].keys()
+        dict_keys(['block', 'variable', 'dir1'])
+        >>> json.loads(res.to_json())["rank"]
+        1
+        """
+        m: Any = self._model
+        cols = _labels("dir", self.rank)
+        names = [("a", v) for v in m.exog_names_a] + [("b", v) for v in m.exog_names_b]
+        dirs = pd.DataFrame(np.vstack([self._est.dir_a, self._est.dir_b]), columns=cols,
+                            index=pd.MultiIndex.from_tuples(names, names=["block", "variable"]))
+        return {
+            "model": "JointDimReduction",
+            "version": __version__,
+            "endog": m.endog_name,
+            "formula": m.formula,
+            "nobs": self.nobs,
+            "n1": len(m.exog_names_a),
+            "n2": len(m.exog_names_b),
+            "rank": self.rank,
+            "rank_method": self.rank_method,
+            "alpha": json_safe(self._settings["alpha"]),
+            "standardize": self.standardize,
+            "sparsity": None if self.sparsity is None else list(self.sparsity),
+            "weights": bool(m.weights is not None or getattr(m.data, "weighted", False)),
+            "singular_values": json_safe(self.singular_values),
+            "directions": records(dirs),
+            "support_a": self.support_a,
+            "support_b": self.support_b,
+            "rank_tests": None if self._rank_tests is None else self._rank_tests.to_dict(),
+            "support_tests": (None if self.support_tests is None
+                              else self.support_tests.to_dict()),
+        }
+
     # -- summary ----------------------------------------------------------
     def _singular_value_table(self, max_rows: int = 10) -> pd.DataFrame:
         s = self._est.singular_values
@@ -448,10 +507,10 @@ class JDRResults(SummaryMixin):
                 "the loadings of the other variables are zero and not shown."
             )
         if self.support_tests is not None:
-            notes.append(
+            notes.append(self._settings.get("support_note") or (
                 "Sparsity chosen by the coordinate tests of select_support "
                 f"({self.support_tests.method_label}); see results.support_tests.summary()."
-            )
+            ))
         notes.append(
             "Directions span the estimated subspaces; signs and rotations within a "
             "subspace are arbitrary."

@@ -52,11 +52,11 @@ def test_results_interface(data, cls, opts):
     assert res.directions.shape == (p, p)
     assert_allclose(np.linalg.norm(res.directions, axis=0), 1.0)
     assert np.all(np.diff(np.abs(res.eigenvalues)) <= 1e-12)
-    assert res.numdir == 4
+    assert res.rank == 4
     red = res.transform()
     assert red.shape == (400, 4)
     assert_allclose(red, res.transform(x))
-    assert res.transform(x[:3], n_dirs=2).shape == (3, 2)
+    assert res.transform(x[:3], rank=2).shape == (3, 2)
     tests = res.dimension_tests()
     assert tests.table.shape[0] == 4
     assert "0D vs >= 1D" in str(tests.summary())
@@ -81,8 +81,8 @@ def test_labelled_output_and_formula(data, cls, opts):
     df = pd.DataFrame(x, columns=list("abcde")).assign(resp=y)
     res = cls.from_formula("resp ~ a + b + c + d + e", df).fit(**opts)
     assert list(res.directions.index) == list("abcde")
-    assert list(res.directions.columns[:2]) == ["Dir1", "Dir2"]
-    assert list(res.eigenvalues.index[:1]) == ["Dir1"]
+    assert list(res.directions.columns[:2]) == ["dir1", "dir2"]
+    assert list(res.eigenvalues.index[:1]) == ["dir1"]
     plain = cls(y, x).fit(**opts)
     assert_allclose(res.eigenvalues.to_numpy(), plain.eigenvalues)
     assert isinstance(res.transform(), pd.DataFrame)
@@ -169,9 +169,13 @@ def test_input_errors(data):
         SAVE(y, x).fit(n_slices=2.5)
     with pytest.raises(TypeError, match="residuals"):
         PHD(y, x).fit(residuals="yes")
-    with pytest.raises(ValueError, match="numdir"):
+    with pytest.raises(ValueError, match="rank"):
+        SIR(y, x).fit(rank=0)
+    with pytest.raises(ValueError, match="rank"):
+        SIR(y, x).fit().transform(rank=9)
+    with pytest.raises(ValueError, match="numdir"), pytest.warns(FutureWarning):
         SIR(y, x).fit(numdir=0)
-    with pytest.raises(ValueError, match="n_dirs"):
+    with pytest.raises(ValueError, match="n_dirs"), pytest.warns(FutureWarning):
         SIR(y, x).fit().transform(n_dirs=9)
     with pytest.raises(ValueError, match="collinear"):
         SIR(y, np.c_[x, x[:, 0] + x[:, 1]]).fit()

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import jdr_stats as jdr
-from jdr_stats import _config, _resampling
+from jdr_stats import config, _resampling
 from jdr_stats._linalg import ReweightedMoments, batched_principal_angles, principal_angles
 from jdr_stats._sources import ArraySource
 from jdr_stats._estimate import estimate
@@ -106,7 +106,7 @@ def test_same_seed_same_output_and_batches_do_not_matter(dense_fit, monkeypatch)
     res = dense_fit[1]
     one = res.bootstrap(n_boot=30, seed=7)
     two = res.bootstrap(n_boot=30, seed=np.random.default_rng(7))
-    monkeypatch.setattr(_config, "COUNT_BYTES", 8 * 1500 * 4)  # batches of 4
+    monkeypatch.setattr(config, "COUNT_BYTES", 8 * 1500 * 4)  # batches of 4
     three = res.bootstrap(n_boot=30, seed=7)
     np.testing.assert_array_equal(one.angles_a, two.angles_a)
     np.testing.assert_array_equal(one.angles_b, two.angles_b)
@@ -390,8 +390,8 @@ def test_pairs_n_jobs_gives_identical_numbers(monkeypatch, interval, sparsity):
     w0 = np.random.default_rng(2).uniform(0.5, 2.0, 1200)
     res = jdr.JointDimReduction(sim.y, sim.a, sim.b, weights=w0).fit(2, sparsity=sparsity)
     # several batches of counts and several chunks of rows per batch
-    monkeypatch.setattr(_config, "COUNT_BYTES", 8 * 1200 * 16)
-    monkeypatch.setattr(_config, "FEATURE_BYTES", 8 * 121 * 300)
+    monkeypatch.setattr(config, "COUNT_BYTES", 8 * 1200 * 16)
+    monkeypatch.setattr(config, "FEATURE_BYTES", 8 * 121 * 300)
     runs = {}
     for n_jobs in (None, 1, 2):
         seen = []
@@ -406,7 +406,7 @@ def test_pairs_n_jobs_gives_identical_numbers(monkeypatch, interval, sparsity):
 def test_poisson_n_jobs_gives_identical_numbers(interval):
     # 40000 rows: three blocks of Poisson weights (BLOCK_ROWS = 16384), the
     # last one short, each cut into pieces
-    assert 2 * _config.BLOCK_ROWS < 40_000 < 3 * _config.BLOCK_ROWS
+    assert 2 * config.BLOCK_ROWS < 40_000 < 3 * config.BLOCK_ROWS
     sim = jdr.simulate.bilinear(40_000, 3, 3, 2, seed=22)
     w0 = np.random.default_rng(3).uniform(0.5, 2.0, 40_000)
     res = jdr.JointDimReduction(sim.y, sim.a, sim.b, weights=w0).fit(2)
@@ -433,7 +433,7 @@ def test_parallel_sums_and_pass_equal_serial_ones(dense_fit, monkeypatch):
 
     import jdr_stats._linalg as lin
 
-    monkeypatch.setattr(_config, "FEATURE_BYTES", 8 * 121 * 400)  # 4 chunks of rows
+    monkeypatch.setattr(config, "FEATURE_BYTES", 8 * 121 * 400)  # 4 chunks of rows
     data = dense_fit[1].model.data
     counts = _resampling.draw_counts(np.random.default_rng(0), 7, data.nobs)
 

@@ -4,7 +4,7 @@
   computation (bit for bit), also on shifted data and tiny chunks;
 - the pairs and Poisson bootstraps, the ladle and ``run_batches`` draw
   their randomness from ``jdr_stats._resampling``;
-- every chunk or memory knob is defined once, in ``jdr_stats._config``,
+- every chunk or memory knob is defined once, in ``jdr_stats.config``,
   and the modules read it from there.
 """
 
@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import jdr_stats as jdr
-from jdr_stats import _config, _resampling
+from jdr_stats import config, _resampling
 from jdr_stats._linalg import block_moments
 from jdr_stats._moments_engine import array_sums, chunk_sums, merge_sums
 from jdr_stats._progress import progress_forwarder, replicate_generators, run_batches
@@ -43,8 +43,8 @@ def test_block_moments_is_the_moments_engine(shifted, monkeypatch, chunk_bytes):
 
     assert _linalg.block_moments is _moments_engine.block_moments
     if chunk_bytes is not None:
-        monkeypatch.setattr(_config, "CHUNK_BYTES", chunk_bytes)
-        monkeypatch.setattr(_config, "MIN_CHUNK_ROWS", 256)
+        monkeypatch.setattr(config, "CHUNK_BYTES", chunk_bytes)
+        monkeypatch.setattr(config, "MIN_CHUNK_ROWS", 256)
     y, a, b = shifted
     w = np.random.default_rng(1).uniform(0.0, 2.0, y.size)
     for weights in (None, w):
@@ -58,9 +58,9 @@ def test_engine_is_accurate_on_shifted_data(shifted, monkeypatch):
     y, a, b = shifted
     yc, ac, bc = y - y.mean(), a - a.mean(0), b - b.mean(0)
     want_cross = ac.T @ (yc[:, None] * bc) / y.size
-    monkeypatch.setattr(_config, "CHUNK_BYTES", 8)  # 256-row slices, 12 merges
-    monkeypatch.setattr(_config, "MIN_CHUNK_ROWS", 256)
-    assert y.size > 10 * _config.chunk_rows(8)
+    monkeypatch.setattr(config, "CHUNK_BYTES", 8)  # 256-row slices, 12 merges
+    monkeypatch.setattr(config, "MIN_CHUNK_ROWS", 256)
+    assert y.size > 10 * config.chunk_rows(8)
     got = block_moments(y, a, b)
     scale = np.abs(want_cross).max()
     np.testing.assert_allclose(got.cross, want_cross, rtol=0, atol=1e-9 * scale)
@@ -103,7 +103,7 @@ def test_poisson_bootstrap_weights_come_from_the_engine(monkeypatch):
         calls.append((entropy, block, n_boot))
         return real(entropy, block, n_boot)
 
-    monkeypatch.setattr(_config, "BLOCK_ROWS", 256)
+    monkeypatch.setattr(config, "BLOCK_ROWS", 256)
     monkeypatch.setattr(pmod, "poisson_weights", spy)
     rng = np.random.default_rng(0)
     y, a, b = rng.normal(size=600), rng.normal(size=(600, 3)), rng.normal(size=(600, 2))
@@ -189,11 +189,11 @@ KNOB_WORDS = ("CHUNK", "BYTES", "FLOATS", "BATCH_ROWS", "BLOCK_ROWS", "PIECE_ROW
 
 
 def test_every_knob_is_defined_in_config_only():
-    """No module but _config assigns a number to a knob-like name; the
-    aliases some modules keep are read from _config."""
+    """No module but config assigns a number to a knob-like name; the
+    aliases some modules keep are read from config."""
     offenders = []
     for path in ROOT.rglob("*.py"):
-        if path.name == "_config.py":
+        if path.name == "config.py":
             continue
         for node in ast.parse(path.read_text()).body:
             if not isinstance(node, (ast.Assign, ast.AnnAssign)):
@@ -204,7 +204,7 @@ def test_every_knob_is_defined_in_config_only():
                 continue
             value = node.value
             reads_config = (isinstance(value, ast.Attribute)
-                            and isinstance(value.value, ast.Name) and value.value.id == "_config")
+                            and isinstance(value.value, ast.Name) and value.value.id == "config")
             if not reads_config:
                 offenders.append(f"{path.relative_to(ROOT)}: {names}")
     assert offenders == []
@@ -215,19 +215,19 @@ def test_knob_aliases_equal_config_and_config_is_read_at_run_time(monkeypatch):
     from jdr_stats.inference import _rank_stats, rank_robust
     from jdr_stats.support import _robust, _statistics
 
-    assert _sources.DEFAULT_BATCH_ROWS == _config.DEFAULT_BATCH_ROWS
-    assert _rank_stats._MAX_EXACT_DIM == _config.MAX_EXACT_DIM
+    assert _sources.DEFAULT_BATCH_ROWS == config.DEFAULT_BATCH_ROWS
+    assert _rank_stats._MAX_EXACT_DIM == config.MAX_EXACT_DIM
     for mod in (_rank_stats, rank_robust, _robust, _statistics):
-        assert mod._CHUNK_FLOATS == _config.CHUNK_FLOATS
-    assert _config.CHUNK_FLOATS * 8 == _config.MEMORY_BUDGET
-    assert _config.FEATURE_BYTES == 2 * _config.MEMORY_BUDGET
-    assert _config.COUNT_BYTES == 4 * _config.MEMORY_BUDGET
-    assert _config.BLOCK_ROWS == 1 << 14  # fixes the Poisson weights' seeding
+        assert mod._CHUNK_FLOATS == config.CHUNK_FLOATS
+    assert config.CHUNK_FLOATS * 8 == config.MEMORY_BUDGET
+    assert config.FEATURE_BYTES == 2 * config.MEMORY_BUDGET
+    assert config.COUNT_BYTES == 4 * config.MEMORY_BUDGET
+    assert config.BLOCK_ROWS == 1 << 14  # fixes the Poisson weights' seeding
     # the chunk size is read when used
-    assert default_batch_rows(10) == _config.CHUNK_BYTES // 80
-    monkeypatch.setattr(_config, "CHUNK_BYTES", 8 * 10 * 3000)
+    assert default_batch_rows(10) == config.CHUNK_BYTES // 80
+    monkeypatch.setattr(config, "CHUNK_BYTES", 8 * 10 * 3000)
     assert default_batch_rows(10) == 3000
-    assert default_batch_rows(1000) == _config.MIN_CHUNK_ROWS
+    assert default_batch_rows(1000) == config.MIN_CHUNK_ROWS
     assert ArraySource(np.zeros(5), np.zeros((5, 4)), np.zeros((5, 5))).batch_rows == 3000
 
 

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 import jdr_stats as jdr
-from jdr_stats import _config
+from jdr_stats import config
 from jdr_stats._linalg import block_moments
 from jdr_stats.metrics import principal_angles
 
@@ -102,8 +102,8 @@ class TestXlin:
 
         sim = bilinear_small
         direct = block_moments(sim.y, sim.a, sim.b)
-        monkeypatch.setattr(_config, "CHUNK_BYTES", 8)  # force tiny (256-row) chunks
-        monkeypatch.setattr(_config, "MIN_CHUNK_ROWS", 256)
+        monkeypatch.setattr(config, "CHUNK_BYTES", 8)  # force tiny (256-row) chunks
+        monkeypatch.setattr(config, "MIN_CHUNK_ROWS", 256)
         chunked = L.block_moments(sim.y, sim.a, sim.b)
         for name in ("cov_a", "cov_b", "cross", "mean_a"):
             np.testing.assert_allclose(getattr(chunked, name), getattr(direct, name), atol=1e-12)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import _config
+from .. import config
 from ._slicing import SliceInfo
 
 __all__ = [
@@ -38,9 +38,9 @@ __all__ = [
 ]
 
 def _step(n: int, p: int) -> int:
-    """Rows of the reused buffer of shifted rows: about ``_config.CHUNK_BYTES``
+    """Rows of the reused buffer of shifted rows: about ``config.CHUNK_BYTES``
     (small enough to stay in cache)."""
-    return max(1, min(n, _config.chunk_rows(p)))
+    return max(1, min(n, config.chunk_rows(p)))
 
 
 def row_chunks(

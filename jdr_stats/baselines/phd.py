@@ -64,7 +64,8 @@ class PHD(SDRModel):
         self,
         residuals: bool = False,
         *,
-        numdir: int = 4,
+        rank: int | None = None,
+        numdir: int | None = None,
         chi2approx: Literal["bx", "wood"] = "bx",
     ) -> PHDResults:
         """Estimate the directions.
@@ -75,8 +76,12 @@ class PHD(SDRModel):
             ``False``: ``r = y - ybar`` (``dr`` method "phdy");
             ``True``: OLS residuals of y on x (method "phdres", which also
             gives Cook's general and independence tests).
-        numdir : int
-            Directions shown by ``summary`` and tested by default.
+        rank : int, optional
+            Directions shown by ``summary``, used by ``transform`` and
+            tested by ``rank_tests`` by default (R ``dr``'s ``numdir``):
+            default 4, capped at p.
+        numdir : int, optional
+            Deprecated name of ``rank`` (``FutureWarning``).
         chi2approx : {"bx", "wood"}
             Approximation of the weighted chi-square p-values (general and
             independence tests): Bentler-Xie or Wood's three-moment F.
@@ -86,7 +91,7 @@ class PHD(SDRModel):
         PHDResults
         """
         residuals = check_bool(residuals, "residuals")
-        nd, approx = self._options(numdir, chi2approx)
+        nd, approx = self._options(rank, numdir, chi2approx)
         w = self._weights()
         x = self.exog
         n = x.shape[0]
@@ -108,7 +113,7 @@ class PHD(SDRModel):
         kernel = std.to_z(mx)
         method = "phdres" if residuals else "phdy"
         return PHDResults(
-            self, std, kernel, numdir=nd,
+            self, std, kernel, rank=nd,
             settings={"method": method, "residuals": bool(residuals),
                       "chi2approx": approx},
             extras={"r": r},
@@ -133,7 +138,9 @@ class PHDResults(SDRResults):
         rb = (w @ r) / n
         return float(w @ (r - rb) ** 2) / (n - 1)
 
-    def dimension_tests(self, numdir: int | None = None) -> DimensionTests:
+    def dimension_tests(
+        self, rank: int | None = None, *, numdir: int | None = None
+    ) -> DimensionTests:
         """Li's (1992) tests, and for residuals Cook's (1998) general and
         independence tests (``dr.test``).
 
@@ -159,7 +166,7 @@ class PHDResults(SDRResults):
         uses ``c`` = eigenvalues of ``Cov(e_i) / 2``.  Bentler-Xie (or Wood)
         approximation.
         """
-        return self._cached(self._check_dims(numdir, "numdir"), self._dimension_tests)
+        return self._dimension_table(rank, numdir)
 
     def _dimension_tests(self, k: int) -> DimensionTests:
         p = self._evals.shape[0]

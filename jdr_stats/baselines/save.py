@@ -68,7 +68,8 @@ class SAVE(SDRModel):
         self,
         n_slices: int | None = None,
         *,
-        numdir: int = 4,
+        rank: int | None = None,
+        numdir: int | None = None,
         slice_method: Literal["dr", "arc"] = "dr",
         chi2approx: Literal["bx", "wood"] = "bx",
     ) -> SAVEResults:
@@ -85,15 +86,19 @@ class SAVE(SDRModel):
         chi2approx : {"bx", "wood"}
             Approximation of the weighted chi-square p-values of the tests
             (Bentler-Xie, or Wood's three-moment F), as ``dr``'s argument.
-        numdir : int
-            Directions shown by ``summary`` and tested by default.
+        rank : int, optional
+            Directions shown by ``summary``, used by ``transform`` and
+            tested by ``rank_tests`` by default (R ``dr``'s ``numdir``):
+            default 4, capped at p.
+        numdir : int, optional
+            Deprecated name of ``rank`` (``FutureWarning``).
 
         Returns
         -------
         SAVEResults
         """
         p = self.exog.shape[1]
-        nd, approx = self._options(numdir, chi2approx)
+        nd, approx = self._options(rank, numdir, chi2approx)
         h, slices = self._slice(n_slices, slice_method)
         w = self._weights()
         mom, sm = slice_moments(self.exog, w, slices, second=True)
@@ -102,7 +107,7 @@ class SAVE(SDRModel):
         a_mats = np.eye(p) - std.to_z(sm.covs)  # I - V_k, all slices at once
         kernel = np.sum(sm.f[:, None, None] * (a_mats @ a_mats), axis=0)
         return SAVEResults(
-            self, std, kernel, numdir=nd,
+            self, std, kernel, rank=nd,
             settings={"method": "save", "n_slices": h, "slice_method": slice_method,
                       "chi2approx": approx},
             slices=slices, extras={"f": sm.f, "I_minus_V": a_mats},
@@ -135,7 +140,9 @@ class SAVEResults(SDRResults):
         tr2 = float(mult @ (c**2) @ mult) / 4
         return tr1, tr2
 
-    def dimension_tests(self, numdir: int | None = None) -> DimensionTests:
+    def dimension_tests(
+        self, rank: int | None = None, *, numdir: int | None = None
+    ) -> DimensionTests:
         """Shao, Cook and Weisberg's (2007) marginal dimension tests (``dr.test``).
 
         Returns
@@ -156,7 +163,7 @@ class SAVEResults(SDRResults):
         ``T_k`` is approximated by
         ``T_k tr(S) / tr(S^2) ~ chi2((H-1) tr(S)^2 / tr(S^2))``.
         """
-        return self._cached(self._check_dims(numdir, "numdir"), self._dimension_tests)
+        return self._dimension_table(rank, numdir)
 
     def _dimension_tests(self, k: int) -> DimensionTests:
         p = self._evals.shape[0]

@@ -20,7 +20,8 @@ from statsmodels.iolib.summary2 import Summary
 from .._data import RowsData
 from .._estimate import Estimate
 from .._validation import check_choice, check_fraction
-from ..summary import SummaryMixin, build_summary
+from .._export import ExportMixin, json_key, records
+from ..summary import SummaryMixin, build_summary, json_safe
 from ._bounds import calibrated_level, gap_diagnostics, order_index
 
 __all__ = ["GAP_RATIO_MIN", "BootstrapResults"]
@@ -35,7 +36,7 @@ INTERVALS: tuple[Interval, ...] = ("percentile", "calibrated")
 GAP_RATIO_MIN = 1.5
 
 
-class BootstrapResults(SummaryMixin):
+class BootstrapResults(ExportMixin, SummaryMixin):
     """Bootstrap replicates of a joint fit and the intervals built from them.
 
     Read-only; built by :func:`bootstrap` (``JDRResults.bootstrap``).  All
@@ -316,6 +317,37 @@ class BootstrapResults(SummaryMixin):
                 "noise and the subspace is poorly determined."
             )
         return text
+
+    def to_dict(self) -> dict[str, Any]:
+        """The bootstrap's intervals and diagnostics as plain JSON types.
+
+        Keys: ``method``, ``interval``, ``alpha``, ``n_boot``, ``n_failed``,
+        ``rank``, ``standardize``, ``sparsity``, ``max_angle_bound_deg``
+        (``{"a": ..., "b": ...}``), ``conf_int`` (records ``block``,
+        ``parameter``, ``lower``, ``upper``, as :meth:`conf_int`), ``gap``
+        (:attr:`gap`, keys without spaces; ``s_r / s_(r+1)`` as ``ratio``), ``sentences`` (``{"a": ...,
+        "b": ...}``) and ``selection_frequency`` (records ``block``,
+        ``variable``, ``frequency``; None for a dense fit).  The replicates
+        themselves are not included (``save`` keeps them).
+        """
+        freq = None
+        fa, fb = self.selection_frequency_a, self.selection_frequency_b
+        if fa is not None and fb is not None:
+            both = pd.concat({"a": fa.rename("frequency"), "b": fb.rename("frequency")},
+                             names=["block", "variable"])
+            freq = records(both.to_frame())
+        return {
+            "method": self._method, "interval": self._interval, "alpha": self._alpha,
+            "n_boot": self.n_boot, "n_failed": self._n_failed, "rank": self.rank,
+            "standardize": self._standardize,
+            "sparsity": None if self._sparsity is None else list(self._sparsity),
+            "max_angle_bound_deg": json_safe(self.max_angle_bound()),
+            "conf_int": records(self.conf_int()),
+            "gap": {"ratio" if k == "s_r / s_(r+1)" else json_key(k): json_safe(v)
+                    for k, v in self.gap.items()},
+            "sentences": {b: self.sentence(b) for b in ("a", "b")},
+            "selection_frequency": freq,
+        }
 
     def summary(self) -> Summary:
         """A statsmodels ``Summary``: a table per block, the singular values,

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import _config
+from .. import config
 from .._data import RowsData
 from .._linalg import (
     BlockMoments,
@@ -35,9 +35,9 @@ from .rank_robust import (
 
 #: Largest number of entries of the complement block for which the general
 #: test forms its covariance (d x d) and uses its exact eigenvalues.
-_MAX_EXACT_DIM = _config.MAX_EXACT_DIM
+_MAX_EXACT_DIM = config.MAX_EXACT_DIM
 #: Floats held by one chunk of intermediate products (about 32 MB).
-_CHUNK_FLOATS = _config.CHUNK_FLOATS
+_CHUNK_FLOATS = config.CHUNK_FLOATS
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import _config
+from .. import config
 from .._data import RowsData
 from .._estimate import Estimate
 from .._estimate import estimate as estimate_from_moments
@@ -55,7 +55,7 @@ def _pairs_batches(data: RowsData, n_boot: int, rng: np.random.Generator, inner:
     m = data.nobs
     rw = ReweightedMoments(*data.rows("the bootstrap", weights=True))
     rng_in = rng.spawn(1)[0] if inner else None
-    count_bytes = _config.COUNT_BYTES
+    count_bytes = config.COUNT_BYTES
     batch = max(1, min(n_boot, count_bytes // (8 * m), count_bytes // (8 * rw.width)))
     if inner:
         batch = max(1, batch // 2)

@@ -14,6 +14,7 @@ import pandas as pd
 from statsmodels.iolib.summary2 import Summary
 from statsmodels.stats.multitest import multipletests
 
+from .._export import ExportMixin, clean_keys, records
 from ..summary import SummaryMixin, build_summary, format_pvalue, json_safe
 
 __all__ = [
@@ -144,7 +145,7 @@ def _check_columns(table: pd.DataFrame, owner: str) -> None:
 
 
 @dataclass(frozen=True)
-class TestTable(SummaryMixin):
+class TestTable(ExportMixin, SummaryMixin):
     """A sequence of tests as a DataFrame plus a summary.
 
     Attributes
@@ -238,10 +239,15 @@ class TestTable(SummaryMixin):
 
     def to_dict(self) -> dict[str, Any]:
         """The tests as plain JSON types: title, method, method label, notes and
-        one record per row (the index under its name); NaN become ``None``."""
-        return {"title": self.title, "method": self.method,
-                "method_label": self.method_label or self.method, "notes": list(self.notes),
-                "tests": json_safe(self.table)}
+        one record per row (each named index level, such as ``k`` or ``block``
+        and ``variable``, as a field; keys without spaces); NaN become ``None``."""
+        out: dict[str, Any] = {"title": self.title, "method": self.method,
+                               "method_label": self.method_label or self.method,
+                               "notes": list(self.notes), "tests": records(self.table)}
+        for f in fields(self):  # a subclass's own fields (nobs, rule, ...)
+            if f.name not in out and f.name != "table":
+                out[f.name] = json_safe(getattr(self, f.name))
+        return clean_keys(out)
 
     def summary(self) -> Summary:
         return build_summary(

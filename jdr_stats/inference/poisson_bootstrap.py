@@ -14,7 +14,7 @@ CSV, dask).
 
 The weights come from the resampling engine (:mod:`jdr_stats._resampling`):
 those of row block ``j`` (rows ``j * BLOCK_ROWS`` to ``(j + 1) * BLOCK_ROWS - 1``,
-``BLOCK_ROWS`` of :mod:`jdr_stats._config`) from a generator seeded by
+``BLOCK_ROWS`` of :mod:`jdr_stats.config`) from a generator seeded by
 ``SeedSequence(entropy, spawn_key=(j,))``, so they do not depend on how the
 source splits its rows into chunks.  The derivation is in
 ``docs/theory/bootstrap.md``.
@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import _config
+from .. import config
 from .._linalg import BlockMoments, ReweightedMoments, blas_single_thread
 from .._resampling import draw_entropy, inner_weights, poisson_weights
 from .._sources import ArraySource  # noqa: F401 (the Examples section uses it)
@@ -155,12 +155,12 @@ def weighted_moments(
     ``(n_boot, k)`` weights of the next ``k`` rows, in row order.  The same
     per-row features as the Poisson bootstrap's pass (rows centred at the
     full-sample means), their weighted sums accumulated in double precision
-    in pieces of at most ``_config.CHUNK_FLOATS`` floats, and each
+    in pieces of at most ``config.CHUNK_FLOATS`` floats, and each
     replicate's means corrected for algebraically.  The ladle's bootstrap
     (:mod:`.rank_robust`) runs on it.
     """
     rw = _SourceMoments(*_first_pass(_Rows(chunks), None))
-    step = max(1, _config.CHUNK_FLOATS // max(rw.width, n_boot))
+    step = max(1, config.CHUNK_FLOATS // max(rw.width, n_boot))
     buf = np.empty((rw.width, step))
     total = np.zeros((n_boot, rw.width))
     for y, a, b in chunks():
@@ -324,7 +324,7 @@ def poisson_pass(
     dev_in = None
     full = np.zeros(rw.width)
     cur_block, dev = -1, None
-    buf32 = np.empty((rw.width, _config.PIECE_ROWS), dtype=np.float32)
+    buf32 = np.empty((rw.width, config.PIECE_ROWS), dtype=np.float32)
     # one BLAS thread: the products' rounding must not depend on threads
     with blas_single_thread():
         for block, col, f in _pieces(plan, rw, full):
@@ -352,7 +352,7 @@ def _pieces(plan: PoissonPlan, rw: _SourceMoments, full: np.ndarray
     """One pass over the rows in pieces of at most ``PIECE_ROWS`` rows inside
     one weight block: ``(block, col, features (width, take))``, the features
     in a reused buffer; their row sums are added to ``full`` in row order."""
-    block_rows, piece_rows = _config.BLOCK_ROWS, _config.PIECE_ROWS
+    block_rows, piece_rows = config.BLOCK_ROWS, config.PIECE_ROWS
     buf = np.empty((rw.width, piece_rows))
     offset = 0
     for y, a, b, w in _chunks(plan.source, plan.case_weights):

@@ -33,7 +33,7 @@ import numpy as np
 from scipy import linalg as sla
 from scipy import stats
 
-from .. import _config
+from .. import config
 from .._resampling import poisson_row_weights
 from .._validation import check_int, normalize_seed
 from .hypotheses import TestResult
@@ -54,8 +54,8 @@ __all__ = [
     "whitened_chunks",
 ]
 
-#: Floats held by one chunk of intermediate products (the memory budget of _config).
-_CHUNK_FLOATS = _config.CHUNK_FLOATS
+#: Floats held by one chunk of intermediate products (the memory budget of config).
+_CHUNK_FLOATS = config.CHUNK_FLOATS
 
 _FROB_NAME = "Robust rank test"
 

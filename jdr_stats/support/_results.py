@@ -12,7 +12,7 @@ from statsmodels.iolib.summary2 import Summary
 from ..inference.hypotheses import TestTable
 from ..summary import build_summary
 
-__all__ = ["SupportResults", "support_table", "method_label", "notes_of"]
+__all__ = ["SupportResults", "method_label", "notes_of", "support_table"]
 
 
 @dataclass(frozen=True)
@@ -70,6 +70,12 @@ class SupportResults(TestTable):
     def counts(self) -> tuple[int, int]:
         """Numbers of selected variables ``(s1, s2)``."""
         return len(self.selected_a), len(self.selected_b)
+
+    def to_dict(self) -> dict[str, Any]:
+        """:meth:`TestTable.to_dict` (one record per variable, with its
+        ``block`` and ``variable``) plus ``selected_a`` and ``selected_b``."""
+        return {**super().to_dict(), "selected_a": self.selected_a,
+                "selected_b": self.selected_b}
 
     def summary(self) -> Summary:
         """A statsmodels ``Summary``: settings, counts, the table of tests."""

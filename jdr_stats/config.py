@@ -8,8 +8,8 @@ something else (the Poisson weights' seeding, a cache-sized slice, a
 dimension threshold).
 
 The modules of the package read these values when they run (``from .. import
-_config`` then ``_config.NAME``), so a test or a user may change one with
-``monkeypatch.setattr(jdr_stats._config, "NAME", value)``.  The derived knobs
+config`` then ``config.NAME``), so a test or a user may change one with
+``monkeypatch.setattr(jdr_stats.config, "NAME", value)``.  The derived knobs
 are computed once, at import: change them directly, not through
 :data:`MEMORY_BUDGET`.  None of them changes a result beyond rounding,
 except :data:`BLOCK_ROWS` (see there).
