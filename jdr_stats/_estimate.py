@@ -81,14 +81,14 @@ def _decompose(
     wb: Whitening | None,
     rank: int,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Whiten (if whitenings are given), SVD, keep ``rank``, map back."""
-    xw = cross if wa is None else whiten_cross(cross, wa, wb)
+    """Whiten (if both whitenings are given), SVD, keep ``rank``, map back."""
+    xw = whiten_cross(cross, wa, wb) if wa is not None and wb is not None else cross
     u, s, v = svd_signed(xw)
     u_std, v_std = u[:, :rank], v[:, :rank]
-    if wa is None:
-        dir_a, dir_b = unit_columns(u_std.copy()), unit_columns(v_std.copy())
-    else:
+    if wa is not None and wb is not None:
         dir_a, dir_b = wa.to_original(u_std), wb.to_original(v_std)
+    else:
+        dir_a, dir_b = unit_columns(u_std.copy()), unit_columns(v_std.copy())
     return xw, s, u_std, v_std, dir_a, dir_b
 
 

@@ -19,8 +19,8 @@ from statsmodels.iolib.summary2 import Summary
 
 from .._data import RowsData
 from .._estimate import Estimate
-from .._validation import check_choice, check_fraction
 from .._export import ExportMixin, json_key, records
+from .._validation import check_choice, check_fraction
 from ..summary import SummaryMixin, build_summary, json_safe
 from ._bounds import calibrated_level, gap_diagnostics, order_index
 
@@ -325,8 +325,8 @@ class BootstrapResults(ExportMixin, SummaryMixin):
         ``rank``, ``standardize``, ``sparsity``, ``max_angle_bound_deg``
         (``{"a": ..., "b": ...}``), ``conf_int`` (records ``block``,
         ``parameter``, ``lower``, ``upper``, as :meth:`conf_int`), ``gap``
-        (:attr:`gap`, keys without spaces; ``s_r / s_(r+1)`` as ``ratio``), ``sentences`` (``{"a": ...,
-        "b": ...}``) and ``selection_frequency`` (records ``block``,
+        (:attr:`gap`, keys without spaces; ``s_r / s_(r+1)`` as ``ratio``),
+        ``sentences`` (``{"a": ..., "b": ...}``) and ``selection_frequency`` (records ``block``,
         ``variable``, ``frequency``; None for a dense fit).  The replicates
         themselves are not included (``save`` keeps them).
         """
