@@ -5,7 +5,7 @@ idea: pandas inputs aligned on their row labels (:func:`align_inputs`),
 converted to float arrays with names (:func:`read_inputs`), infinite values
 refused, rows with NaN dropped or refused (:func:`drop_missing`), and the
 values checked (:func:`check_values`).  Errors name the argument and the
-offending value (STYLE.md, 8).
+offending value.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Checks of scalar options: choices, counts, levels, booleans, seeds.
 
 The one place where an option of a public function is validated.  The rule
-everywhere (STYLE.md, 8): a value of the wrong *type* raises ``TypeError``, a
+everywhere: a value of the wrong *type* raises ``TypeError``, a
 value of the right type but out of range raises ``ValueError``; the message
 names the argument and the value received.  This module is at the bottom of
 the package's layers: it imports nothing from the package.
