@@ -43,14 +43,8 @@ RANK_COLUMNS = ("statistic", "df", "pvalue", "eff_df", "scale")
 SUPPORT_COLUMNS = ("statistic", "df", "pvalue", "qvalue", "selected")
 
 
-#: Names some tables still used before the one test vocabulary.
-_OLD_NAMES = {"statistic": "stat", "eff_df": "eff. df"}
-
-
 def column(table: pd.DataFrame, name: str) -> pd.Series:
-    """The column ``name`` of a test table (under its old name where it had one)."""
-    if name not in table.columns and _OLD_NAMES.get(name) in table.columns:
-        return table[_OLD_NAMES[name]]
+    """The column ``name`` of a test table (every table uses the one vocabulary)."""
     return table[name]
 
 
