@@ -99,7 +99,7 @@ def compute() -> dict[str, Any]:
         },
         "support": {
             "method": support.method,
-            "n_resamples": int(support.settings.get("n_resamples", support.settings.get("n_boot"))),
+            "n_resamples": int(support.settings["n_resamples"]),
             **_table(support.table, SUPPORT_COLUMNS),
         },
     }
