@@ -3,7 +3,7 @@
 Every model of the package (the joint estimator and the single-block
 baselines) validates its input once, here, into a :class:`ModelData`: a float
 response, one or more float design blocks, their variable names and the row
-labels.  Errors name the argument and the offending value (STYLE.md, 8).
+labels.  Errors name the argument and the offending value.
 """
 
 from __future__ import annotations

@@ -81,7 +81,7 @@ def _decompose(
     wb: Whitening | None,
     rank: int,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Whiten (if whitenings are given), SVD, keep ``rank``, map back."""
+    """Whiten (if both whitenings are given), SVD, keep ``rank``, map back."""
     xw = cross if wa is None or wb is None else whiten_cross(cross, wa, wb)
     u, s, v = svd_signed(xw)
     u_std, v_std = u[:, :rank], v[:, :rank]

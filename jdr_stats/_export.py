@@ -70,7 +70,7 @@ def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
         frame = frame.reset_index(level=named)
     out = []
     for row in frame.itertuples(index=False, name=None):
-        out.append({json_key(c): json_safe(v) for c, v in zip(frame.columns, row)})
+        out.append({json_key(c): json_safe(v) for c, v in zip(frame.columns, row, strict=True)})
     return out
 
 

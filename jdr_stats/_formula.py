@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 import pandas as pd
@@ -44,7 +44,8 @@ def _design(terms: str, data: Any, context: Mapping[str, Any], argname: str):
 
     try:
         mm = formulaic.model_matrix(
-            "1 + " + terms, data, context=context, na_action="ignore",  # keep NaN: ModelData applies `missing`
+            # na_action="ignore" keeps NaN: ModelData applies `missing`
+            "1 + " + terms, data, context=context, na_action="ignore",
         )
     except _formula_error_types() as exc:
         raise ValueError(
@@ -74,6 +75,20 @@ def _formula_context(depth: int) -> dict[str, Any]:
     context.update(frame.f_globals)
     context.update(frame.f_locals)
     return context
+
+
+@overload
+def designs_from_formula(
+    formula: Any, data: Any, argnames: Sequence[str], *, eval_env: int = ...,
+    return_specs: Literal[False] = ...,
+) -> tuple[pd.Series, list[pd.DataFrame]]: ...
+
+
+@overload
+def designs_from_formula(
+    formula: Any, data: Any, argnames: Sequence[str], *, eval_env: int = ...,
+    return_specs: Literal[True],
+) -> tuple[pd.Series, list[pd.DataFrame], list[Any]]: ...
 
 
 def designs_from_formula(
@@ -113,7 +128,7 @@ def designs_from_formula(
             f"the response {lhs.strip()!r} must be a single numeric column; it "
             f"expands to {list(ydf.columns)}"
         )
-    built = [_design(part, data, context, arg) for part, arg in zip(parts, argnames)]
+    built = [_design(part, data, context, arg) for part, arg in zip(parts, argnames, strict=True)]
     blocks = [b for b, _ in built]
     if return_specs:
         return ydf.iloc[:, 0], blocks, [spec for _, spec in built]

@@ -5,7 +5,7 @@ idea: pandas inputs aligned on their row labels (:func:`align_inputs`),
 converted to float arrays with names (:func:`read_inputs`), infinite values
 refused, rows with NaN dropped or refused (:func:`drop_missing`), and the
 values checked (:func:`check_values`).  Errors name the argument and the
-offending value (STYLE.md, 8).
+offending value.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def check_not_text(x: Any, argname: str) -> None:
                 and not isinstance(dtype, pd.CategoricalDtype)
             ):
                 continue
-            if dtype == object and not _has_text(frame[col].to_numpy()):
+            if dtype == np.dtype(object) and not _has_text(frame[col].to_numpy()):
                 continue
             bad.append(f"{col} ({dtype})")
         if bad:

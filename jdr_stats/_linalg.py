@@ -20,8 +20,8 @@ from functools import cached_property
 
 import numpy as np
 from scipy import linalg as sla
-from threadpoolctl import threadpool_limits
 from scipy.linalg.blas import dgemm as _dgemm
+from threadpoolctl import threadpool_limits
 
 from . import config
 from ._moments_engine import (
@@ -280,13 +280,13 @@ def cholesky_factor(
     """
     d = np.sqrt(np.diag(cov))
     if not np.all(d > 0):
-        const = [names[j] for j in np.flatnonzero(~(d > 0))]
+        const = [names[int(j)] for j in np.flatnonzero(~(d > 0))]
         raise ValueError(f"{argname} has constant column(s) {const}")
     corr = cov / np.outer(d, d)
     evals, evecs = np.linalg.eigh(corr)
     if evals[0] < tol * corr.shape[0]:
         v = evecs[:, 0]
-        involved = [names[j] for j in np.flatnonzero(np.abs(v) > 0.05)]
+        involved = [names[int(j)] for j in np.flatnonzero(np.abs(v) > 0.05)]
         raise ValueError(
             f"{argname} has collinear columns {involved} (smallest eigenvalue of "
             f"their correlation matrix {evals[0]:.3g}); remove redundant columns"
@@ -393,7 +393,7 @@ def sign_columns(x: np.ndarray, *others: np.ndarray) -> tuple[np.ndarray, ...]:
     idx = np.argmax(np.abs(x), axis=0)
     signs = np.sign(x[idx, np.arange(x.shape[1])])
     signs[signs == 0] = 1.0
-    return (x * signs,) + tuple(o * signs for o in others)
+    return (x * signs, *(o * signs for o in others))
 
 
 def svd_signed(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -24,7 +24,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar, Union
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -41,7 +41,7 @@ __all__ = [
     "progress_forwarder",
 ]
 
-ProgressArg = Union[bool, Callable[[int, int], Any], None]
+ProgressArg = bool | Callable[[int, int], Any] | None
 T = TypeVar("T")
 
 
@@ -249,7 +249,7 @@ def run_batches(
                 from joblib import delayed
 
                 results = parallel(delayed(_call)(func, entropy, lo, hi) for lo, hi in bounds)
-            for (lo, hi), res in zip(bounds, results):
+            for (lo, hi), res in zip(bounds, results, strict=True):
                 out.append(res)
                 update(hi - lo)
     return out

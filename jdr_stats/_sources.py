@@ -52,6 +52,8 @@ def default_batch_rows(width: int) -> int:
     return config.chunk_rows(width)
 
 Chunk = tuple[np.ndarray, np.ndarray, np.ndarray]
+#: ``(y, a, b, w)``, ``w`` None when the source has no case weights.
+WeightedChunk = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]
 
 
 @runtime_checkable
@@ -76,7 +78,9 @@ def _column_list(cols: object, argname: str) -> list[str]:
     if isinstance(cols, str):
         return [cols]
     if not isinstance(cols, Sequence) or not cols:
-        raise TypeError(f"{argname} must be a column name or a non-empty list of names; got {cols!r}")
+        raise TypeError(
+            f"{argname} must be a column name or a non-empty list of names; got {cols!r}"
+        )
     out = [str(c) for c in cols]
     if len(set(out)) != len(out):
         dup = sorted({c for c in out if out.count(c) > 1})
@@ -153,7 +157,9 @@ class ArraySource:
             try:
                 return np.asarray(x, dtype=float)
             except (TypeError, ValueError) as exc:
-                raise TypeError(f"{argname} must be a numeric array; got {type(x).__name__} ({exc})") from None
+                raise TypeError(
+                    f"{argname} must be a numeric array; got {type(x).__name__} ({exc})"
+                ) from None
 
         self._y = arr(y, "endog")
         self._a = arr(a, "exog_a")
@@ -199,24 +205,23 @@ class ArraySource:
         """Whether the source carries case weights."""
         return self._w is not None
 
-    def _iter(self, batch_rows: int | None, weighted: bool) -> Iterator[tuple[np.ndarray, ...]]:
+    def _iter(self, batch_rows: int | None, weighted: bool) -> Iterator[WeightedChunk]:
         step = _check_batch_rows(batch_rows, self.batch_rows)
         for start in range(0, max(self.nobs, 1), step):
             stop = min(start + step, self.nobs)
-            out = [np.asarray(x[start:stop], dtype=float)
-                   for x in (self._y, self._a, self._b)]
-            if weighted:
-                out.append(np.asarray(self._w[start:stop], dtype=float))
-            yield tuple(out)
+            y, a, b = (np.asarray(x[start:stop], dtype=float)
+                       for x in (self._y, self._a, self._b))
+            w = None
+            if weighted and self._w is not None:
+                w = np.asarray(self._w[start:stop], dtype=float)
+            yield y, a, b, w
 
     def iter_chunks(self, batch_rows: int | None = None) -> Iterator[Chunk]:
         """Yield ``(y, a, b)`` float64 chunks of ``batch_rows`` rows."""
-        return self._iter(batch_rows, False)  # type: ignore[return-value]
+        return ((y, a, b) for y, a, b, _ in self._iter(batch_rows, False))
 
-    def iter_weighted_chunks(self, batch_rows: int | None = None) -> Iterator[tuple[np.ndarray, ...]]:
+    def iter_weighted_chunks(self, batch_rows: int | None = None) -> Iterator[WeightedChunk]:
         """Yield ``(y, a, b, w)`` chunks (``w`` None when unweighted)."""
-        if self._w is None:
-            return ((*c, None) for c in self._iter(batch_rows, False))
         return self._iter(batch_rows, True)
 
 
@@ -257,14 +262,15 @@ class _FileSource:
         """Whether the source carries case weights."""
         return self._wname is not None
 
-    def _iter(self, batch_rows: int | None) -> Iterator[tuple[np.ndarray, ...]]:
+    def _iter(self, batch_rows: int | None) -> Iterator[WeightedChunk]:
         raise NotImplementedError
 
     def iter_chunks(self, batch_rows: int | None = None) -> Iterator[Chunk]:
-        """Yield ``(y, a, b)`` float64 chunks of ``batch_rows`` rows (a record batch for Parquet)."""
-        return (c[:3] for c in self._iter(batch_rows))  # type: ignore[misc]
+        """Yield ``(y, a, b)`` float64 chunks of ``batch_rows`` rows (a record
+        batch for Parquet)."""
+        return ((y, a, b) for y, a, b, _ in self._iter(batch_rows))
 
-    def iter_weighted_chunks(self, batch_rows: int | None = None) -> Iterator[tuple[np.ndarray, ...]]:
+    def iter_weighted_chunks(self, batch_rows: int | None = None) -> Iterator[WeightedChunk]:
         """Yield ``(y, a, b, w)`` chunks (``w`` None when unweighted)."""
         return self._iter(batch_rows)
 
@@ -328,7 +334,7 @@ class ParquetSource(_FileSource):
         self.nobs = int(nobs)
         self.batch_rows = _check_batch_rows(batch_rows, DEFAULT_BATCH_ROWS)
 
-    def _iter(self, batch_rows: int | None) -> Iterator[tuple[np.ndarray, ...]]:
+    def _iter(self, batch_rows: int | None) -> Iterator[WeightedChunk]:
         import pyarrow as pa
         import pyarrow.compute as pc
         import pyarrow.parquet as pq
@@ -340,7 +346,7 @@ class ParquetSource(_FileSource):
             pf = pq.ParquetFile(f, pre_buffer=False, buffer_size=1 << 20)
             for batch in pf.iter_batches(batch_size=step, columns=self._columns):
 
-                def col(name: str) -> np.ndarray:
+                def col(name: str, batch: Any = batch) -> np.ndarray:
                     arr = batch.column(name)
                     if arr.type != pa.float64():
                         arr = pc.cast(arr, pa.float64())
@@ -401,7 +407,7 @@ class CSVSource(_FileSource):
             self._nobs = int(sum(len(c) for c in reader))
         return self._nobs
 
-    def _iter(self, batch_rows: int | None) -> Iterator[tuple[np.ndarray, ...]]:
+    def _iter(self, batch_rows: int | None) -> Iterator[WeightedChunk]:
         step = _check_batch_rows(batch_rows, self.batch_rows)
         reader = pd.read_csv(self.path, sep=self._sep, usecols=self._columns, chunksize=step)
         for frame in reader:
@@ -503,14 +509,18 @@ class DaskSource:
     ) -> None:
         for argname, x in (("endog", y), ("exog_a", a), ("exog_b", b)):
             if not is_dask_collection(x):
-                raise TypeError(f"{argname} must be a dask array or dask DataFrame/Series; got {type(x).__name__}")
+                raise TypeError(
+                    f"{argname} must be a dask array or dask DataFrame/Series; "
+                    f"got {type(x).__name__}"
+                )
         frames = [_is_dask_frame(x) for x in (y, a, b)]
         # One frame, partition-wise (co-aligned columns of one DataFrame stay
         # so; projecting them separately may repartition them); otherwise
         # arrays (dask DataFrames become arrays with known chunk lengths).
         self._kind = "frame" if all(frames) else "array"
         if self._kind == "array":
-            y, a, b = (x.to_dask_array(lengths=True) if f else x for x, f in zip((y, a, b), frames))
+            y, a, b = (x.to_dask_array(lengths=True) if f else x
+                       for x, f in zip((y, a, b), frames, strict=True))
         self._orig = (y, a, b)
         self.endog_name, self.names_a, self.names_b = _dask_names(
             (y, a, b), frames, self._kind, endog_name, names_a, names_b
@@ -550,13 +560,15 @@ class DaskSource:
                 self._nobs = int(self._frame.map_partitions(len).compute().sum())
         return self._nobs
 
-    def _delayed_blocks(self) -> list[tuple[Any, Any, Any]]:
+    def _delayed_blocks(self) -> list[Any]:
+        """One delayed ``(y, a, b)`` triple per row block (arrays), or one
+        delayed partition (a data frame)."""
         if self._kind == "array":
             y, a, b = self._arrays
             ys = y.to_delayed().ravel()
             as_ = a.to_delayed().ravel()
             bs = b.to_delayed().ravel()
-            return list(zip(ys, as_, bs))
+            return list(zip(ys, as_, bs, strict=True))
         return list(self._frame.to_delayed())
 
     def tree_reduce(
@@ -671,7 +683,8 @@ def _row_aligned_arrays(y: Any, a: Any, b: Any) -> tuple[Any, Any, Any]:
     if known:
         a = a.rechunk((rows, -1)) if a.chunks != (rows, (a.shape[1],)) else a
         b = b.rechunk((rows, -1)) if b.chunks != (rows, (b.shape[1],)) else b
-    elif a.chunks[0] != rows or b.chunks[0] != rows or len(a.chunks[1]) != 1 or len(b.chunks[1]) != 1:
+    elif (a.chunks[0] != rows or b.chunks[0] != rows
+          or len(a.chunks[1]) != 1 or len(b.chunks[1]) != 1):
         raise ValueError(
             "dask arrays with unknown chunk sizes must share the response's row "
             "blocks and have one column block; call compute_chunk_sizes() first"

@@ -1,7 +1,7 @@
 """Checks of scalar options: choices, counts, levels, booleans, seeds.
 
 The one place where an option of a public function is validated.  The rule
-everywhere (STYLE.md, 8): a value of the wrong *type* raises ``TypeError``, a
+everywhere: a value of the wrong *type* raises ``TypeError``, a
 value of the right type but out of range raises ``ValueError``; the message
 names the argument and the value received.  This module is at the bottom of
 the package's layers: it imports nothing from the package.
@@ -98,12 +98,14 @@ def check_fraction(
 
 def check_positive(value: object, name: str) -> float:
     """A finite number greater than zero."""
-    numeric = isinstance(value, (int, float, np.integer, np.floating))
-    if isinstance(value, (bool, np.bool_)) or not numeric:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+        value, (int, float, np.integer, np.floating)
+    ):
         raise TypeError(f"{name} must be a positive number; got {value!r}")
-    if not (np.isfinite(value) and value > 0):  # type: ignore[operator]
+    number = float(value)
+    if not (np.isfinite(number) and number > 0):
         raise ValueError(f"{name} must be a positive number; got {value!r}")
-    return float(value)  # type: ignore[arg-type]
+    return number
 
 
 def check_bool(value: object, name: str) -> bool:

@@ -24,7 +24,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 import pandas as pd
@@ -44,7 +44,7 @@ class _UsageError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, exit code 2
+    def error(self, message: str) -> NoReturn:  # one line, exit code 2
         raise _UsageError(message)
 
 
@@ -71,7 +71,9 @@ def _rank(text: str) -> int | str:
     try:
         return int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f'rank must be an integer or "auto"; got {text!r}') from None
+        raise argparse.ArgumentTypeError(
+            f'rank must be an integer or "auto"; got {text!r}'
+        ) from None
 
 
 def _sparsity(text: str) -> tuple[int, int]:
@@ -105,7 +107,8 @@ def _build_parser() -> _Parser:
     fit.add_argument("--sparsity", type=_sparsity, default=None, help="S1,S2 for a sparse fit")
     fit.add_argument("--no-standardize", action="store_true", help="centre only, do not whiten")
     fit.add_argument("--missing", choices=("none", "drop", "raise"), default="none")
-    fit.add_argument("--rank-method", choices=("robust", "wald", "chi2", "general", "permutation", "ladle"),
+    fit.add_argument("--rank-method",
+                     choices=("robust", "wald", "chi2", "general", "permutation", "ladle"),
                      default="robust",
                      help="how --rank auto chooses the rank: sequential tests of this method "
                           "or the ladle (default robust)")
@@ -244,7 +247,9 @@ def _model(args: argparse.Namespace, data: pd.DataFrame) -> JointDimReduction:
     wanted = [args.y, *args.a, *args.b]
     missing_cols = [c for c in wanted if c not in data.columns]
     if missing_cols:
-        raise ValueError(f"{args.file} has no column(s) {missing_cols}; it has {list(data.columns)}")
+        raise ValueError(
+            f"{args.file} has no column(s) {missing_cols}; it has {list(data.columns)}"
+        )
     overlap = set(args.a) & set(args.b)
     if overlap:
         raise ValueError(f"columns {sorted(overlap)} are in both --a and --b")
@@ -287,7 +292,9 @@ def _run_fit(args: argparse.Namespace) -> str:
         try:
             feats.to_csv(args.features_out, index_label="row")
         except OSError as exc:
-            raise ValueError(f"cannot write --features-out {args.features_out}: {exc.strerror}") from None
+            raise ValueError(
+                f"cannot write --features-out {args.features_out}: {exc.strerror}"
+            ) from None
     return _render(args.format, res, boot, support)
 
 

@@ -99,7 +99,7 @@ class JointDimReduction(DataModel):
             weights=weights,
             min_rows=3,
         )
-        self._formula: str | None = None
+        self._formula = None
         self._model_specs: tuple[Any, ...] | None = None
 
     # -- construction -----------------------------------------------------
@@ -462,7 +462,7 @@ def _dask_data(
     if not all(dask_in):
         kinds = ", ".join(
             f"{n} {'dask' if d else 'in memory'}"
-            for n, d in zip(("endog", "exog_a", "exog_b"), dask_in)
+            for n, d in zip(("endog", "exog_a", "exog_b"), dask_in, strict=True)
         )
         raise TypeError(
             f"give endog, exog_a and exog_b all as dask collections or all in memory; got {kinds}"

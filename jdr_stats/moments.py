@@ -124,8 +124,21 @@ class Moments:
     """
 
     __slots__ = (
-        "_nobs", "_weight", "_mean_y", "_mean_a", "_mean_b", "_m2_y", "_m2_a", "_m2_b",
-        "_m2_ab", "_m2_ay", "_m2_by", "_m3_ayb", "_endog_name", "_names_a", "_names_b",
+        "_endog_name",
+        "_m2_a",
+        "_m2_ab",
+        "_m2_ay",
+        "_m2_b",
+        "_m2_by",
+        "_m2_y",
+        "_m3_ayb",
+        "_mean_a",
+        "_mean_b",
+        "_mean_y",
+        "_names_a",
+        "_names_b",
+        "_nobs",
+        "_weight",
         "_weighted",
     )
 

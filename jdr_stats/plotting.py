@@ -86,13 +86,15 @@ def plot_scree(results: Any, *, rank_tests: Any = None, ax: Any = None) -> Figur
     return fig
 
 
-def plot_loadings(results: Any, *, block: Literal["a", "b", "both"] = "both", ax: Any = None) -> Figure:
+def plot_loadings(
+    results: Any, *, block: Literal["a", "b", "both"] = "both", ax: Any = None
+) -> Figure:
     """Bar charts of the directions (unit-length columns) of each block."""
     check_choice(block, "block", ("a", "b", "both"))
     blocks = ["a", "b"] if block == "both" else [block]
     fig, axes = _axes(ax, ncols=len(blocks), figsize=(5 * len(blocks), 4))
     model = results.model
-    for axis, blk in zip(axes, blocks):
+    for axis, blk in zip(axes, blocks, strict=True):
         dirs = results.estimate.dir_a if blk == "a" else results.estimate.dir_b
         names = model.exog_names_a if blk == "a" else model.exog_names_b
         pos = np.arange(len(names))
@@ -124,9 +126,8 @@ def plot_sufficient_summary(results: Any, *, direction: int = 1, ax: Any = None)
     fa, fb = feats[:, direction - 1], feats[:, r + direction - 1]
     y = results.model.endog
     yname = results.model.endog_name
-    for axis, x, label in zip(axes, (fa, fb, fa * fb),
-                              (f"a_dir{direction}", f"b_dir{direction}",
-                               f"a_dir{direction} x b_dir{direction}")):
+    labels = (f"a_dir{direction}", f"b_dir{direction}", f"a_dir{direction} x b_dir{direction}")
+    for axis, x, label in zip(axes, (fa, fb, fa * fb), labels, strict=True):
         axis.scatter(x, y, s=8, alpha=0.6)
         axis.set_xlabel(label)
         axis.set_ylabel(yname)
@@ -145,7 +146,7 @@ def plot_bootstrap_angles(boot: Any, *, ax: Any = None) -> Figure:
     fig, axes = _axes(ax, ncols=2, figsize=(10, 4))
     bounds = boot.max_angle_bound()
     level = round(100 * (1 - boot.alpha))
-    for axis, blk in zip(axes, ("a", "b")):
+    for axis, blk in zip(axes, ("a", "b"), strict=True):
         angles = np.asarray(boot.angles_a if blk == "a" else boot.angles_b)[:, -1]
         axis.hist(angles, bins=30, color="C0", alpha=0.8)
         axis.axvline(bounds[blk], color="C3", linestyle="--",

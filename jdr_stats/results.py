@@ -75,6 +75,14 @@ class JDRResults(ExportMixin, SummaryMixin):
         return self._model
 
     @property
+    def _names_a(self) -> list[str]:
+        return self._model.data.exog_names_a
+
+    @property
+    def _names_b(self) -> list[str]:
+        return self._model.data.exog_names_b
+
+    @property
     def moments(self) -> BlockMoments:
         """The sufficient statistics the fit was computed from."""
         return self._moments
@@ -173,22 +181,22 @@ class JDRResults(ExportMixin, SummaryMixin):
     @cached_property
     def directions_a(self) -> pd.DataFrame | np.ndarray:
         """Basis of the a-subspace, original coordinates, unit-length columns."""
-        return self._frame(self._est.dir_a, self._model.exog_names_a, _labels("dir", self.rank))
+        return self._frame(self._est.dir_a, self._names_a, _labels("dir", self.rank))
 
     @cached_property
     def directions_b(self) -> pd.DataFrame | np.ndarray:
         """Basis of the b-subspace, original coordinates, unit-length columns."""
-        return self._frame(self._est.dir_b, self._model.exog_names_b, _labels("dir", self.rank))
+        return self._frame(self._est.dir_b, self._names_b, _labels("dir", self.rank))
 
     @cached_property
     def directions_a_std(self) -> pd.DataFrame | np.ndarray:
         """Orthonormal basis of the a-subspace in whitened coordinates."""
-        return self._frame(self._est.u_std, self._model.exog_names_a, _labels("dir", self.rank))
+        return self._frame(self._est.u_std, self._names_a, _labels("dir", self.rank))
 
     @cached_property
     def directions_b_std(self) -> pd.DataFrame | np.ndarray:
         """Orthonormal basis of the b-subspace in whitened coordinates."""
-        return self._frame(self._est.v_std, self._model.exog_names_b, _labels("dir", self.rank))
+        return self._frame(self._est.v_std, self._names_b, _labels("dir", self.rank))
 
     @property
     def singular_values(self) -> np.ndarray:
@@ -198,18 +206,18 @@ class JDRResults(ExportMixin, SummaryMixin):
     @cached_property
     def coef_matrix(self) -> pd.DataFrame | np.ndarray:
         """``X_lin`` in whitened coordinates (n1 x n2)."""
-        return self._frame(self._est.coef_matrix, self._model.exog_names_a, self._model.exog_names_b)
+        return self._frame(self._est.coef_matrix, self._names_a, self._names_b)
 
     @property
     def support_a(self) -> list[str]:
         """Names of the selected variables of block a (all for a dense fit)."""
-        names = self._model.exog_names_a
+        names = self._names_a
         return [names[j] for j in self._est.rows]
 
     @property
     def support_b(self) -> list[str]:
         """Names of the selected variables of block b (all for a dense fit)."""
-        names = self._model.exog_names_b
+        names = self._names_b
         return [names[j] for j in self._est.cols]
 
     def transform(
@@ -239,7 +247,8 @@ class JDRResults(ExportMixin, SummaryMixin):
         --------
         >>> import jdr_stats as jdr
         >>> df = jdr.simulate.bilinear(500, 3, 2, 1, seed=1).frame
-        >>> res = jdr.JointDimReduction.from_formula("y ~ a0 + a1 + a2 | b0 + np.exp(b1)", df).fit(1)
+        >>> model = jdr.JointDimReduction.from_formula("y ~ a0 + a1 + a2 | b0 + np.exp(b1)", df)
+        >>> res = model.fit(1)
         >>> res.transform(data=df.iloc[:3]).shape
         (3, 2)
         """
@@ -267,15 +276,16 @@ class JDRResults(ExportMixin, SummaryMixin):
             index = m.data.row_index
         else:  # new data: pandas blocks matched by row label, never by position
             exog_a, exog_b = align_inputs({"exog_a": exog_a, "exog_b": exog_b}).values()
-            a = check_new_block(exog_a, "exog_a", m.exog_names_a, labelled=self._labelled)
-            b = check_new_block(exog_b, "exog_b", m.exog_names_b, labelled=self._labelled)
+            a = check_new_block(exog_a, "exog_a", m.data.exog_names_a, labelled=self._labelled)
+            b = check_new_block(exog_b, "exog_b", m.data.exog_names_b, labelled=self._labelled)
             if a.shape[0] != b.shape[0]:
                 raise ValueError(
                     f"exog_a has {a.shape[0]} rows but exog_b has {b.shape[0]}"
                 )
             index = exog_a.index if isinstance(exog_a, pd.DataFrame) else None
         feats = np.hstack(
-            [(a - self._moments.mean_a) @ self._est.dir_a, (b - self._moments.mean_b) @ self._est.dir_b]
+            [(a - self._moments.mean_a) @ self._est.dir_a,
+             (b - self._moments.mean_b) @ self._est.dir_b]
         )
         if self._labelled or isinstance(exog_a, pd.DataFrame):
             cols = _labels("a_dir", self.rank) + _labels("b_dir", self.rank)
@@ -298,7 +308,7 @@ class JDRResults(ExportMixin, SummaryMixin):
             if not is_dask_collection(x):
                 raise TypeError(f"{arg} must be a dask collection like the other block; got "
                                 f"{type(x).__name__}")
-        n1, n2 = len(m.exog_names_a), len(m.exog_names_b)
+        n1, n2 = len(m.data.exog_names_a), len(m.data.exog_names_b)
         cols = _labels("a_dir", self.rank) + _labels("b_dir", self.rank)
         mean_a, mean_b = self._moments.mean_a, self._moments.mean_b
         dir_a, dir_b = self._est.dir_a, self._est.dir_b
@@ -409,7 +419,7 @@ class JDRResults(ExportMixin, SummaryMixin):
         """
         m: Any = self._model
         cols = _labels("dir", self.rank)
-        names = [("a", v) for v in m.exog_names_a] + [("b", v) for v in m.exog_names_b]
+        names = [("a", v) for v in m.data.exog_names_a] + [("b", v) for v in m.data.exog_names_b]
         dirs = pd.DataFrame(np.vstack([self._est.dir_a, self._est.dir_b]), columns=cols,
                             index=pd.MultiIndex.from_tuples(names, names=["block", "variable"]))
         return {
@@ -418,8 +428,8 @@ class JDRResults(ExportMixin, SummaryMixin):
             "endog": m.endog_name,
             "formula": m.formula,
             "nobs": self.nobs,
-            "n1": len(m.exog_names_a),
-            "n2": len(m.exog_names_b),
+            "n1": len(m.data.exog_names_a),
+            "n2": len(m.data.exog_names_b),
             "rank": self.rank,
             "rank_method": self.rank_method,
             "alpha": json_safe(self._settings["alpha"]),
@@ -462,8 +472,8 @@ class JDRResults(ExportMixin, SummaryMixin):
             "Model:": "Joint dimension reduction",
             "Dependent variable:": m.endog_name,
             "No. observations:": self.nobs,
-            "n1 (block a):": len(m.exog_names_a),
-            "n2 (block b):": len(m.exog_names_b),
+            "n1 (block a):": len(m.data.exog_names_a),
+            "n2 (block b):": len(m.data.exog_names_b),
             "Rank:": self.rank,
             "Rank chosen by:": (
                 "given" if self.rank_method is None
@@ -482,9 +492,9 @@ class JDRResults(ExportMixin, SummaryMixin):
         }
         # Loadings of the selected variables (all of them for a dense fit):
         # the others are zero by construction.
-        la = pd.DataFrame(self._est.dir_a, index=m.exog_names_a,
+        la = pd.DataFrame(self._est.dir_a, index=m.data.exog_names_a,
                           columns=_labels("dir", self.rank)).iloc[self._est.rows]
-        lb = pd.DataFrame(self._est.dir_b, index=m.exog_names_b,
+        lb = pd.DataFrame(self._est.dir_b, index=m.data.exog_names_b,
                           columns=_labels("dir", self.rank)).iloc[self._est.cols]
         tables = [
             ("k", self._singular_value_table()),

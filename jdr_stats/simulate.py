@@ -234,7 +234,7 @@ def bilinear(
     link: Link = "bilinear",
     rho: float = 0.2,
     ar1: float = 0.0,
-    strengths: Sequence[float] | None = None,
+    strengths: Sequence[float] | np.ndarray | None = None,
     hetero: Hetero | None = None,
     hetero_strength: float = 1.0,
     main_effects: float = 0.0,
@@ -417,7 +417,7 @@ class Scenario:
 #: Strength of the weak last direction in the ``weak`` scenarios.
 WEAK = 0.3
 
-#: The battery of realistic designs (STYLE.md, Tests): heavy-tailed and
+#: The battery of realistic designs the statistical studies check: heavy-tailed and
 #: correlated blocks, skewed or binary responses, heteroscedastic noise,
 #: main effects, a weak direction.  Each study draws from it with
 #: :func:`scenario` at its own sizes.

@@ -8,8 +8,9 @@ when it is printed:
 * p-values and q-values (the columns named ``pvalue`` and ``qvalue``, and
   those a table declares: ``build_summary(pvalue_columns=...)`` or the
   frame's ``attrs["pvalue_columns"]``, which every
-  :class:`~jdr_stats.inference.hypotheses.TestTable` sets) with four decimals, ``1.2e-07`` below ``1e-4`` and ``<1e-16`` below
-  machine precision (never a bare ``0``),
+  :class:`~jdr_stats.inference.hypotheses.TestTable` sets) with four
+  decimals, ``1.2e-07`` below ``1e-4`` and ``<1e-16`` below machine precision
+  (never a bare ``0``),
 * degrees of freedom and counts (columns named ``df...``, ``n_...``) as
   integers when they are whole numbers,
 * booleans as ``yes``/``no``, missing values (a df that does not apply) as
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -258,21 +259,22 @@ class JDRSummary(Summary):
 
     @property
     def frames(self) -> dict[str, pd.DataFrame]:
-        return {cap: df for cap, df in zip(self._captions, self.tables[1:])}
+        # one caption per table after the info table; extra tables (if any) unnamed
+        return dict(zip(self._captions, self.tables[1:], strict=False))
 
     def _display(self, kind: str) -> Summary:
         """A plain ``Summary`` of formatted strings for one output format."""
+        esc: Callable[[str], str]
         if kind == "latex":
             esc = _latex_cell
         elif kind == "html":
             esc = html.escape
         else:
-            def esc(s: str) -> str:
-                return s
+            esc = str
         out = Summary()
         out.add_title(latex_escape(self.title or "") if kind == "latex" else esc(self.title or ""))
         out.add_dict({esc(str(k)): esc(str(v)) for k, v in self.info.items()}, ncols=2)
-        for caption, df in zip(self._captions, self.tables[1:]):
+        for caption, df in zip(self._captions, self.tables[1:], strict=False):
             shown = _formatted(df, caption, self._float_format, self._pvalue_columns)
             shown.columns = [esc(c) for c in shown.columns]
             shown = shown.map(esc)
@@ -383,7 +385,7 @@ def json_safe(value: Any) -> Any:
     """
     if isinstance(value, pd.DataFrame):
         frame = value.reset_index() if value.index.name is not None else value
-        return [json_safe(dict(zip(map(str, frame.columns), row)))
+        return [json_safe(dict(zip(map(str, frame.columns), row, strict=True)))
                 for row in frame.itertuples(index=False, name=None)]
     if isinstance(value, pd.Series):
         return {str(k): json_safe(v) for k, v in value.items()}

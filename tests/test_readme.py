@@ -37,3 +37,17 @@ def test_readme_figure_exists():
     text = (ROOT / "README.md").read_text()
     for path in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text):
         assert (ROOT / path).is_file(), path
+
+
+def test_ci_runs_lint_types_and_the_equality_tests_with_two_threads():
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "\nruff check jdr_stats\n" in ci and "\nmypy jdr_stats\n" in ci
+    assert "export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1" in ci
+    assert (
+        "OPENBLAS_NUM_THREADS=2 OMP_NUM_THREADS=2 MKL_NUM_THREADS=2 \\\n"
+        '    python -m pytest -q -p no:cacheprovider -m "equality and not slow" tests\n'
+    ) in ci
+    # the lint tools come from an extra that CI installs
+    assert ",lint]" in ci and "lint = [" in (ROOT / "pyproject.toml").read_text()
+    # lint and types run before any test
+    assert ci.index("mypy jdr_stats") < ci.index("python -m pytest")

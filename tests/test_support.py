@@ -64,7 +64,7 @@ def test_marginal_f_equals_reverse_regression_f_test():
         contrast[:, k - n2 :] = np.eye(n2)
         ft = fit.f_test(contrast)
         assert tab["statistic"].iloc[j] / n2 == pytest.approx(float(ft.fvalue), rel=1e-8)
-        assert tab["pvalue"].iloc[j] == pytest.approx(float(ft.pvalue), rel=1e-6)
+        assert tab["pvalue"].iloc[j] == pytest.approx(float(ft.pvalue), rel=1e-6, abs=1e-12)
         assert tab["df"].iloc[j] == n2
 
 
@@ -273,7 +273,8 @@ def test_permutation_reproducible_and_agrees(sparse_model):
     assert a.table["pvalue"].min() == pytest.approx(1 / 50)
     chi = model.select_support(rank=2, method="chi2")
     # same statistic as the F version (chi-square scale)
-    np.testing.assert_allclose(a.table["statistic"], chi.table["statistic"], rtol=1e-10)
+    want = chi.table["statistic"]  # near-zero statistics: atol scaled by the largest
+    np.testing.assert_allclose(a.table["statistic"], want, rtol=1e-10, atol=1e-10 * want.abs().max())
     assert "permutation" in a.method_label
     marg = model.select_support(method="permutation", n_resamples=19, seed=3)
     assert marg.table["pvalue"].between(1 / 20, 1).all()

@@ -114,10 +114,16 @@ class Standardized(Whitening):
         """``L^{-T} v``: z-scale directions to x-scale coefficients."""
         return self.linv.T @ vec
 
+    def _data(self) -> np.ndarray:
+        if self.x is None:
+            raise ValueError("these statistics need the rows of the design, which were not kept")
+        return self.x
+
     @property
     def xc(self) -> np.ndarray:
         """The centred rows ``x_i - xbar`` (n x p, a new array on each call)."""
-        xc = self.x if self.order is None else self.x[self.order]
+        x = self._data()
+        xc = x if self.order is None else x[self.order]
         return xc - self.mean
 
     @cached_property
@@ -132,7 +138,7 @@ class Standardized(Whitening):
             v_data = np.empty_like(v)
             v_data[self.order] = v
             v = v_data
-        return centred_cross(self.x, self.mean, v)
+        return centred_cross(self._data(), self.mean, v)
 
 
 def standardize(
@@ -342,6 +348,13 @@ class SDRResults(ExportMixin, SummaryMixin):
     @property
     def slices(self) -> SliceInfo | None:
         """The slices (SIR, SAVE); None for pHd."""
+        return self._slices
+
+    @property
+    def _slice_info(self) -> SliceInfo:
+        """The slices of a sliced method (SIR, SAVE)."""
+        if self._slices is None:
+            raise AttributeError(f"{type(self).__name__} has no slices")
         return self._slices
 
     @property

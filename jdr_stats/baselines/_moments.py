@@ -62,7 +62,7 @@ def row_chunks(
     for start in range(0, n, step):
         stop = min(start + step, n)
         # indices are a permutation; "clip" skips the buffered bounds check
-        if by_column:
+        if by_column and order is not None:
             ut = buf if stop - start == step else np.empty((p, stop - start))
             np.take(x.T, order[start:stop], axis=1, out=ut, mode="clip")
             u = ut.T
@@ -257,7 +257,7 @@ def slice_moments(
             sums[k] += _sum(u[seg], wseg)
             if second:
                 grams[k] += _gram(u[seg], wseg)
-    wk_all = slices.sizes.astype(float) if w is None else np.add.reduceat(ws, slices.starts)
+    wk_all = slices.sizes.astype(float) if ws is None else np.add.reduceat(ws, slices.starts)
     wsum = float(n) if w is None else float(w.sum())
     d_slice = sums / wk_all[:, None]
     f = wk_all / wsum

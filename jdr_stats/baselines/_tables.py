@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from scipy import stats
 
 from .._linalg import Whitening
@@ -26,7 +27,7 @@ __all__ = [
 # ---------------------------------------------------------------------------
 # reference distributions
 # ---------------------------------------------------------------------------
-def chi2_sf(stat: np.ndarray, df: np.ndarray) -> np.ndarray:
+def chi2_sf(stat: npt.ArrayLike, df: npt.ArrayLike) -> np.ndarray:
     """Chi-square upper tail; NaN where ``df <= 0`` (no test exists)."""
     stat = np.asarray(stat, dtype=float)
     df = np.asarray(df, dtype=float)

@@ -100,11 +100,14 @@ class PHD(SDRModel):
         wr = r if w is None else w * r
         if residuals:
             mom, _, xty = design_moments(x, w, r=wr)
+            assert xty is not None  # r= was given
             std = standardize(x, w, self.exog_names, mom)
             beta = std.to_x(std.vec_to_z(xty / n))
             mx, r = residual_gram(x, mom.mean, r, beta, w)
         else:
-            mom, mx, _ = design_moments(x, w, q=wr)
+            mom, gram, _ = design_moments(x, w, q=wr)
+            assert gram is not None  # q= was given
+            mx = gram
             std = standardize(x, w, self.exog_names, mom)
         mx = mx / n
         kernel = std.to_z(mx)

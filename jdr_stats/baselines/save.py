@@ -103,6 +103,7 @@ class SAVE(SDRModel):
         w = self._weights()
         mom, sm = slice_moments(self.exog, w, slices, second=True)
         std = standardize(self.exog, w, self.exog_names, mom, slices.order)
+        assert sm.covs is not None  # second=True keeps each slice's covariance
         a_mats = np.eye(p) - std.to_z(sm.covs)  # I - V_k, all slices at once
         kernel = np.sum(sm.f[:, None, None] * (a_mats @ a_mats), axis=0)
         return SAVEResults(
@@ -119,7 +120,7 @@ class SAVEResults(SDRResults):
     _title = "Sliced Average Variance Estimation Results"
 
     def _method_line(self) -> str:
-        return f"save with {self._slices.n_slices} slices, n = {self.nobs}."
+        return f"save with {self._slice_info.n_slices} slices, n = {self.nobs}."
 
     def _general_traces(self, basis: np.ndarray) -> tuple[float, float]:
         """``tr(S)`` and ``tr(S^2)`` for ``S = Cov(vec(u u^T)) / 2``, ``u = B^T z``.
@@ -167,7 +168,7 @@ class SAVEResults(SDRResults):
     def _dimension_tests(self, k: int) -> DimensionTests:
         p = self._evals.shape[0]
         n = self.nobs
-        hs = self._slices.n_slices
+        hs = self._slice_info.n_slices
         f = self._extras["f"]
         amats = self._extras["I_minus_V"]
         rows = []
@@ -225,7 +226,7 @@ class SAVEResults(SDRResults):
         """
         std = self._std
         n = self.nobs
-        hs = self._slices.n_slices
+        hs = self._slice_info.n_slices
         f = self._extras["f"]
         amats = self._extras["I_minus_V"]
         _, hm, dropped = coordinate_bases(std, self._model.exog_names, drop)

@@ -130,7 +130,7 @@ class SIRResults(SDRResults):
     _title = "Sliced Inverse Regression Results"
 
     def _method_line(self) -> str:
-        return f"sir with {self._slices.n_slices} slices, n = {self.nobs}."
+        return f"sir with {self._slice_info.n_slices} slices, n = {self.nobs}."
 
     def dimension_tests(
         self, rank: int | None = None, *, numdir: int | None = None
@@ -164,7 +164,7 @@ class SIRResults(SDRResults):
     def _dimension_tests(self, k: int) -> DimensionTests:
         p = self._evals.shape[0]
         n = self.nobs
-        h = self._slices.n_slices
+        h = self._slice_info.n_slices
         m = np.arange(k)
         tail = np.cumsum(self._evals[::-1])[::-1]  # sum_{j >= m} lambda_j
         stat = n * tail[m]
@@ -247,7 +247,7 @@ class SIRResults(SDRResults):
         std = self._std
         p = self._evals.shape[0]
         n = self.nobs
-        hs = self._slices.n_slices
+        hs = self._slice_info.n_slices
         if d is None:
             d = min(hs, p)
         else:
@@ -273,7 +273,7 @@ class SIRResults(SDRResults):
         f = self._extras["f"]
         mz = self._extras["slice_means"]  # p x H
         z = std.z
-        ind = np.repeat(np.arange(hs), self._slices.sizes)  # rows sorted by y
+        ind = np.repeat(np.arange(hs), self._slice_info.sizes)  # rows sorted by y
         eps = -(f + (z @ mz) * f)
         eps[np.arange(n), ind] += 1.0
         eps /= np.sqrt(f)

@@ -325,8 +325,8 @@ class BootstrapResults(ExportMixin, SummaryMixin):
         ``rank``, ``standardize``, ``sparsity``, ``max_angle_bound_deg``
         (``{"a": ..., "b": ...}``), ``conf_int`` (records ``block``,
         ``parameter``, ``lower``, ``upper``, as :meth:`conf_int`), ``gap``
-        (:attr:`gap`, keys without spaces; ``s_r / s_(r+1)`` as ``ratio``), ``sentences`` (``{"a": ...,
-        "b": ...}``) and ``selection_frequency`` (records ``block``,
+        (:attr:`gap`, keys without spaces; ``s_r / s_(r+1)`` as ``ratio``),
+        ``sentences`` (``{"a": ..., "b": ...}``) and ``selection_frequency`` (records ``block``,
         ``variable``, ``frequency``; None for a dense fit).  The replicates
         themselves are not included (``save`` keeps them).
         """

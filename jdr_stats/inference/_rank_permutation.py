@@ -56,9 +56,9 @@ class _PermutationBatch:
 
     def __init__(self, w: _Whitened, k: int) -> None:
         m, n1, n2 = w.m, w.n1, w.n2
-        y = w.y
-        alpha, uc = w.a @ w.u[:, :k], w.a @ w.u[:, k:]
-        beta, vc = w.b @ w.v[:, :k], w.b @ w.v[:, k:]
+        y, a, b = w.in_memory()
+        alpha, uc = a @ w.u[:, :k], a @ w.u[:, k:]
+        beta, vc = b @ w.v[:, :k], b @ w.v[:, k:]
         p, q = n1 - k, n2 - k
         # columns gathered by each permutation: alpha, beta, alpha*y, beta*y
         self.side = np.hstack([alpha, beta, alpha * y[:, None], beta * y[:, None]])  # m x 4k
@@ -74,11 +74,11 @@ class _PermutationBatch:
         p, q = n1 - k, n2 - k
         nb = len(rngs)
         idx = np.stack([g.permutation(m) for g in rngs])  # permutation j from rngs[j]
-        yp = w.y[idx]  # nb x m
+        yp = w.in_memory()[0][idx]  # nb x m
         cc = np.zeros((nb, p * q))
         for sl, kr in _kr_chunks(self.uc, self.vc):
             cc += yp[:, sl] @ kr
-        xp = np.zeros((nb, n1, n2))
+        xp: np.ndarray = np.zeros((nb, n1, n2))
         xp[:, k:, k:] = cc.reshape(nb, p, q) / m
         if k > 0:
             # (p + q) x 4k products for every permutation, one batched matmul

@@ -10,7 +10,7 @@ the general test refers ``Lambda_k`` to.  The methods themselves are in
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -26,6 +26,7 @@ from .._linalg import (
 )
 from ..exceptions import RowsNotInMemoryError
 from .rank_robust import (
+    Chunks,
     ComplementMoments,
     complement_moments_all,
     cross_sums,
@@ -54,7 +55,7 @@ class _Whitened:
     a: np.ndarray | None = None  # m x n1, a'_i = La^{-1}(a_i - abar)
     b: np.ndarray | None = None  # m x n2
     y: np.ndarray | None = None  # centred
-    chunks: Callable[[], Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]] | None = None
+    chunks: Chunks | None = None
     #: cross_sums of the whitened rows (from the moments of a row source)
     first: tuple[int, np.ndarray, np.ndarray, np.ndarray, float] | None = None
     cache: dict[str, Any] = field(default_factory=dict, compare=False)
@@ -70,6 +71,18 @@ class _Whitened:
     def statistic(self, k: int) -> float:
         return float(self.m * np.sum(self.s[k:] ** 2) / self.var_y)
 
+    def row_chunks(self) -> Chunks:
+        """The factory of whitened row chunks (built with ``rows=True``)."""
+        if self.chunks is None:
+            raise RuntimeError("the whitened rows were not built (rows=False)")
+        return self.chunks
+
+    def in_memory(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(y, a', b')`` of a model whose rows are in memory."""
+        if self.y is None or self.a is None or self.b is None:
+            raise RuntimeError("the whitened rows are not in memory")
+        return self.y, self.a, self.b
+
     def complement(self, k: int) -> ComplementMoments:
         """Moments of the influence functions of the complement block at rank ``k``.
 
@@ -80,14 +93,15 @@ class _Whitened:
         from the moments of a row source.
         """
         if self.first is None:
-            self.cache.setdefault("first", cross_sums(self.chunks))
+            self.cache.setdefault("first", cross_sums(self.row_chunks()))
         first = self.first if self.first is not None else self.cache["first"]
         if self.n1 * self.n2 <= _MAX_EXACT_DIM:
             if "all" not in self.cache:
                 self.cache["all"] = complement_moments_all(
-                    self.chunks, self.u, self.v, min(self.n1, self.n2) - 1, first=first)
+                    self.row_chunks(), self.u, self.v, min(self.n1, self.n2) - 1, first=first)
             return self.cache["all"][k]
-        one = complement_moments_all(self.chunks, self.u[:, k:], self.v[:, k:], 0, first=first)
+        one = complement_moments_all(
+            self.row_chunks(), self.u[:, k:], self.v[:, k:], 0, first=first)
         return replace(one[0], k=k)
 
 
@@ -137,9 +151,10 @@ def _whiten(
 def _row_chunks(w: _Whitened) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Row chunks ``(y, a', b')`` of the whitened data (about 32 MB each)."""
     step = max(1, _CHUNK_FLOATS // (w.n1 + w.n2 + 1))
+    y, a, b = w.in_memory()
     for start in range(0, w.m, step):
         sl = slice(start, start + step)
-        yield w.y[sl], w.a[sl], w.b[sl]
+        yield y[sl], a[sl], b[sl]
 
 
 def _kr_chunks(uc: np.ndarray, vc: np.ndarray) -> Iterator[tuple[slice, np.ndarray]]:
@@ -192,9 +207,9 @@ def _general_weights(w: _Whitened, k: int) -> tuple[np.ndarray | None, float, fl
             "which a model built from a row source cannot stream. Use method='robust' "
             "with fewer variables, or a model built from arrays"
         )
-    uc = w.a @ w.u[:, k:]
-    vc = w.b @ w.v[:, k:]
-    y = w.y
+    y, a, b = w.in_memory()
+    uc = a @ w.u[:, k:]
+    vc = b @ w.v[:, k:]
     c_uy = uc.T @ y / m
     c_yv = vc.T @ y / m
     c_uv = uc.T @ vc / m

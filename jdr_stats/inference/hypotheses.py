@@ -308,7 +308,8 @@ def bh_qvalues(pvalues: np.ndarray) -> np.ndarray:
 
 
 def perm_pvalue(stat: float | np.ndarray, null_stats: np.ndarray) -> np.ndarray:
-    """Monte Carlo p-value ``(1 + #{T* >= T}) / (B + 1)`` (STYLE.md, 9).
+    """Monte Carlo p-value ``(1 + #{T* >= T}) / (B + 1)`` (the observed statistic
+    counts as one draw).
 
     ``null_stats`` has the B resampled statistics in its first axis.
     """

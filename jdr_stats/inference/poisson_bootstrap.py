@@ -30,7 +30,7 @@ import numpy as np
 from .. import config
 from .._linalg import BlockMoments, ReweightedMoments, blas_single_thread
 from .._resampling import draw_entropy, inner_weights, poisson_weights
-from .._sources import ArraySource
+from .._sources import ArraySource  # noqa: F401 (the Examples section uses it)
 from .._validation import check_bool, check_int
 
 __all__ = ["poisson_weights", "inner_weights", "poisson_moments",
@@ -45,7 +45,7 @@ class _SourceMoments(ReweightedMoments):
     on that chunk, and ``moments`` turns feature sums into BlockMoments.
     """
 
-    def __init__(self, nobs, ybar, abar, bbar, range_a, range_b):  # noqa: D107
+    def __init__(self, nobs, ybar, abar, bbar, range_a, range_b):
         n1, n2 = abar.shape[0], bbar.shape[0]
         dummy_a, dummy_b = np.zeros((1, n1)), np.zeros((1, n2))
         super().__init__(np.zeros(1), dummy_a, dummy_b, None)
@@ -124,10 +124,12 @@ def _first_pass(source: Any, case_weights: np.ndarray | None):
             sa += w @ a
             sb += w @ b
         if k:
+            assert lo_a is not None and hi_a is not None and lo_b is not None and hi_b is not None
             lo_a, hi_a = np.minimum(lo_a, a.min(axis=0)), np.maximum(hi_a, a.max(axis=0))
             lo_b, hi_b = np.minimum(lo_b, b.min(axis=0)), np.maximum(hi_b, b.max(axis=0))
-    if sy is None or offset == 0:
+    if sy is None or sa is None or sb is None or offset == 0:
         raise ValueError("the row source has no rows")
+    assert lo_a is not None and hi_a is not None and lo_b is not None and hi_b is not None
     nobs = getattr(source, "nobs", None)
     if nobs is not None and offset != nobs:
         raise ValueError(f"the row source yielded {offset} rows; its nobs is {nobs}")
@@ -238,7 +240,7 @@ class PoissonPlan:
     number and the block's features).
     """
 
-    def __init__(self, source, case_weights, entropy, stats, n_boot, inner):  # noqa: D107
+    def __init__(self, source, case_weights, entropy, stats, n_boot, inner):
         self.source, self.case_weights = source, case_weights
         self.entropy, self.stats = entropy, stats
         self.n_boot, self.inner = n_boot, inner
@@ -296,7 +298,7 @@ def _block_products(entropy: tuple[int, ...], block: int, n_boot: int, inner: bo
             take = f.shape[1]
             f32 = f.T
             p = dev[:, col:col + take] @ f32
-            p_in = dev_in[:, col:col + take] @ f32 if inner else None
+            p_in = dev_in[:, col:col + take] @ f32 if dev_in is not None else None
             out.append((p, p_in))
     return out
 
@@ -336,8 +338,9 @@ def poisson_pass(
                 cur_block = block
             np.copyto(buf32[:, :take], f)
             f32 = buf32[:, :take].T
+            assert dev is not None  # drawn at the first block
             total += dev[:, col:col + take] @ f32
-            if inner:
+            if total_in is not None and dev_in is not None:
                 total_in += dev_in[:, col:col + take] @ f32
     if inner:
         return rw.moments(total + full), rw.moments(total_in + full)

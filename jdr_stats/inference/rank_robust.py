@@ -124,7 +124,8 @@ def _check_inputs(
 ) -> tuple[Chunks, np.ndarray, np.ndarray, np.ndarray]:
     """Rows and SVD of :func:`wald_rank_test` and :func:`ladle_rank`, validated."""
     chunks = _check_rows(y, a, b, batch_rows)
-    return (chunks, *_check_svd(u, s, v, a.shape[1], b.shape[1]))
+    u, s, v = _check_svd(u, s, v, a.shape[1], b.shape[1])
+    return chunks, u, s, v
 
 
 def _check_k(k: Any, n1: int, n2: int) -> int:
@@ -195,7 +196,9 @@ def _kr(uc: np.ndarray, vc: np.ndarray) -> np.ndarray:
     return (uc[:, :, None] * vc[:, None, :]).reshape(uc.shape[0], -1)
 
 
-def complement_moments(chunks: Chunks, u0: np.ndarray, v0: np.ndarray, k: int = 0) -> ComplementMoments:
+def complement_moments(
+    chunks: Chunks, u0: np.ndarray, v0: np.ndarray, k: int = 0
+) -> ComplementMoments:
     """Second moment of the influence functions of ``U_0^T X_lin V_0``.
 
     ``psi_i = u_i y_i v_i^T - u_i c_yv^T - c_uy v_i^T - y_i C_uv`` with
@@ -228,7 +231,7 @@ def cross_sums(chunks: Chunks) -> tuple[int, np.ndarray, np.ndarray, np.ndarray,
         c_ab += a.T @ b
         sum_y2 += float(y @ y)
         m += y.shape[0]
-    if m == 0:
+    if m == 0 or c_ay is None or c_by is None or c_ab is None:
         raise ValueError("the row chunks are empty")
     return m, c_ay / m, c_by / m, c_ab / m, sum_y2 / m
 

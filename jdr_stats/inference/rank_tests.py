@@ -69,7 +69,7 @@ __all__ = [
 RankMethod = Literal["robust", "wald", "chi2", "general", "permutation"]
 _METHODS = tuple(RANK_METHODS)
 #: What fit(rank="auto", rank_method=...) accepts: the tests and the ladle.
-_SELECTORS = _METHODS + ("ladle",)
+_SELECTORS = (*_METHODS, "ladle")
 
 
 # ---------------------------------------------------------------------------
@@ -131,7 +131,7 @@ class RankTestResults(TestTable):
         when the table is :attr:`full`).
         """
         alpha = check_fraction(alpha, "alpha")
-        for k, p in zip(self.table.index, self.table["pvalue"]):
+        for k, p in zip(self.table.index, self.table["pvalue"], strict=True):
             if not p <= alpha:
                 return int(k)
         return self.max_rank + 1

@@ -150,7 +150,8 @@ class Stability:
     q: float = 0.1
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "n_subsamples", check_int(self.n_subsamples, "n_subsamples", low=2))
+        n_subsamples = check_int(self.n_subsamples, "n_subsamples", low=2)
+        object.__setattr__(self, "n_subsamples", n_subsamples)
         object.__setattr__(
             self, "threshold", check_fraction(self.threshold, "Stability threshold", low=0.5)
         )

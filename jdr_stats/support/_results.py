@@ -52,7 +52,9 @@ class SupportResults(TestTable):
     settings: dict | None = None
 
     def _block(self, block: str) -> pd.DataFrame:
-        return self.table.xs(block, level="block")
+        rows = self.table.xs(block, level="block")
+        assert isinstance(rows, pd.DataFrame)  # a cross-section of a frame's level
+        return rows
 
     @property
     def selected_a(self) -> list[str]:

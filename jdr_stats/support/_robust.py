@@ -28,7 +28,7 @@ variables, in chunks of about ``_CHUNK_FLOATS`` floats).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 import numpy as np
 from scipy import stats
@@ -47,7 +47,7 @@ __all__ = [
 ]
 
 RobustMethod = Literal["hc3", "hc2", "hc0", "wild", "studentized-permutation"]
-ROBUST_METHODS: tuple[RobustMethod, ...] = ("hc3", "hc2", "hc0", "wild", "studentized-permutation")
+ROBUST_METHODS: tuple[RobustMethod, ...] = get_args(RobustMethod)
 
 #: Largest number of floats of one intermediate (the residualised designs of a
 #: chunk of variables); larger blocks are processed in chunks of variables.
@@ -127,7 +127,7 @@ def _design(s: _Setup, j0: int, j1: int) -> tuple[np.ndarray, np.ndarray]:
     scores ``c_j = Wt_j^T r_j = W_j^T r_j`` (k, d) of variables j0..j1-1."""
     if s.bases is None:
         c = s.wr[j0:j1]
-        wt = np.broadcast_to(s.w_res, (j1 - j0,) + s.w_res.shape).copy()
+        wt = np.broadcast_to(s.w_res, (j1 - j0, *s.w_res.shape)).copy()
     else:
         c = np.einsum("jk,jkd->jd", s.wr[j0:j1], s.bases[j0:j1])
         wt = np.matmul(s.w_res, s.bases[j0:j1])  # (k, m, d), batched BLAS product

@@ -68,7 +68,7 @@ def select(
             sparsity=sparsity,
             pfer_bound=tuple(
                 s**2 / ((2 * rule.threshold - 1) * n)
-                for s, n in zip(sparsity, (n1, n2))
+                for s, n in zip(sparsity, (n1, n2), strict=True)
             ),
         )
     return {"a": (res_a, q_a, sel_a, extra_a), "b": (res_b, q_b, sel_b, extra_b)}, settings

@@ -57,7 +57,7 @@ def prepare(
     if whitening is None:
         whitening = block_whitenings(mom, data.names["exog_a"], data.names["exog_b"])
     out = []
-    for xc, wh in zip((ac, bc), whitening):
+    for xc, wh in zip((ac, bc), whitening, strict=True):
         w = wh.solve(xc.T)  # L^{-1} x
         z = wh.solve_t(w)  # Sigma^{-1} x
         out.append((np.ascontiguousarray(z.T), np.ascontiguousarray(w.T)))
@@ -175,7 +175,7 @@ def _design(yc, z, w_focal, w_other, rank, conditional, standardize) -> _Design:
     else:
         bases = None
         t = g
-        c_j = np.broadcast_to(c_full, (nf,) + c_full.shape)
+        c_j = np.broadcast_to(c_full, (nf, *c_full.shape))
     d = t.shape[1]
     df2 = m - p0 - d
     if df2 < 1:
