@@ -49,6 +49,7 @@ from ..summary import SummaryMixin, build_summary
 from ._bounds import batched_dense_estimate, calibrated_level, gap_diagnostics, pair_angles
 from .._sources import ArraySource
 from .._streamed import MomentsData
+from ._metric import covariance_factors, to_metric
 from .poisson_bootstrap import poisson_pass, poisson_plan
 
 __all__ = ["bootstrap", "BootstrapResults"]
@@ -280,16 +281,18 @@ def _replicates(
             SmallSampleWarning,
             stacklevel=3,
         )
-    ang_a = batched_principal_angles(orthonormal_basis(est0.dir_a), dir_a[ok])
-    ang_b = batched_principal_angles(orthonormal_basis(est0.dir_b), dir_b[ok])
+    # Angles in each block's covariance metric (module _metric): unit-free.
+    ua, ub = covariance_factors(data)
+    ang_a = batched_principal_angles(orthonormal_basis(ua @ est0.dir_a), to_metric(ua, dir_a[ok]))
+    ang_b = batched_principal_angles(orthonormal_basis(ub @ est0.dir_b), to_metric(ub, dir_b[ok]))
     inner_angles = None
     if inner:
         both = ok & ok_in
         inner_angles = {}
-        for block, d_in, d_out in (("a", in_a, dir_a), ("b", in_b, dir_b)):
+        for block, d_in, d_out, up in (("a", in_a, dir_a, ua), ("b", in_b, dir_b, ub)):
             t = np.full(n_boot, np.nan)
             if both.any():
-                t[both] = pair_angles(d_in[both], d_out[both])[:, -1]
+                t[both] = pair_angles(to_metric(up, d_in[both]), to_metric(up, d_out[both]))[:, -1]
             inner_angles[block] = t[ok]
     return (
         ang_a, ang_b, sv[ok],
@@ -819,7 +822,10 @@ class BootstrapResults(SummaryMixin):
         notes = [self.sentence("a"), self.sentence("b")]
         notes.append(
             "Angles: principal angles between the replicate's and the full-sample "
-            "subspace (original coordinates); the bound on the largest one is the "
+            "subspace in each block's covariance metric (their cosines are the "
+            "canonical correlations between the two fits' reduced features, so they "
+            "do not depend on the units or any invertible recoding of a block's "
+            "variables); the bound on the largest one is the "
             f"{level} upper bound for the angle between the true and the estimated "
             "subspace. Lower/upper: two-sided intervals (percentile for the "
             "angles, basic bootstrap for the singular values)."
