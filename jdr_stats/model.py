@@ -364,7 +364,10 @@ class JointDimReduction(DataModel):
             whitening=whitening,
         )
         settings["sparsity"] = None if sparsity is None else (int(sparsity[0]), int(sparsity[1]))
-        return JDRResults(self, est, mom, settings, rank_tests=rank_table, whitening=whitening)
+        res = JDRResults(self, est, mom, settings, rank_tests=rank_table, whitening=whitening)
+        if rank_table is not None:  # p-values chose the rank: check their premises
+            res.diagnostics.warn('fit(rank="auto")')
+        return res
 
     def select_support(
         self,

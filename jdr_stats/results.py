@@ -7,9 +7,10 @@ inference (rank tests, bootstrap).
 
 from __future__ import annotations
 
+import warnings
 from functools import cached_property
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -19,6 +20,7 @@ from ._data import DataModel, ModelData, check_new_block, design_from_spec
 from ._estimate import Estimate
 from ._linalg import BlockMoments, Whitening
 from ._sources import is_dask_collection
+from .diagnostics import Premises, block_covariances, premises
 from .inference.bootstrap import BootstrapResults, Interval
 from .inference.bootstrap import Method as BootstrapMethod
 from .inference.bootstrap import bootstrap as _bootstrap
@@ -49,6 +51,7 @@ class JDRResults(SummaryMixin):
         *,
         rank_tests: RankTestResults | None = None,
         whitening: tuple[Whitening, Whitening] | None = None,
+        covariances: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
     ) -> None:
         self._model = model
         self._est = est
@@ -58,6 +61,8 @@ class JDRResults(SummaryMixin):
         # The rank tests that chose the rank of a rank="auto" fit (fixed at
         # construction: a results object never changes).
         self._rank_tests = rank_tests
+        if covariances is not None:  # kept by remove_data(): they need the rows
+            self.__dict__["_covariances"] = covariances
 
     # -- basic attributes -------------------------------------------------
     @property
@@ -134,7 +139,8 @@ class JDRResults(SummaryMixin):
         )
         model._data_removed = True
         return JDRResults(model, self._est, self._moments, self._settings,
-                          rank_tests=self._rank_tests, whitening=self._whitening)
+                          rank_tests=self._rank_tests, whitening=self._whitening,
+                          covariances=self._covariances)
 
     @property
     def rank(self) -> int:
@@ -186,14 +192,86 @@ class JDRResults(SummaryMixin):
         return self._frame(self._est.dir_b, self._model.exog_names_b, _labels("dir", self.rank))
 
     @cached_property
-    def directions_a_std(self) -> pd.DataFrame | np.ndarray:
-        """Orthonormal basis of the a-subspace in whitened coordinates."""
-        return self._frame(self._est.u_std, self._model.exog_names_a, _labels("dir", self.rank))
+    def directions_a_whitened(self) -> pd.DataFrame | np.ndarray:
+        """Orthonormal basis of the a-subspace in whitened coordinates.
+
+        Rows are the whitened coordinates ``w1..wn1`` of ``a' = L^{-1}(a - mean)``
+        (``L`` the lower Cholesky factor of the covariance), not variables:
+        ``w_j`` mixes the first ``j`` variables.  Read :attr:`loadings_a` to
+        compare variables.
+        """
+        return self._frame(self._est.u_std, _labels("w", len(self._model.exog_names_a)),
+                           _labels("dir", self.rank))
 
     @cached_property
+    def directions_b_whitened(self) -> pd.DataFrame | np.ndarray:
+        """Orthonormal basis of the b-subspace in whitened coordinates
+        (rows ``w1..wn2``; see :attr:`directions_a_whitened`)."""
+        return self._frame(self._est.v_std, _labels("w", len(self._model.exog_names_b)),
+                           _labels("dir", self.rank))
+
+    @property
+    def directions_a_std(self) -> pd.DataFrame | np.ndarray:
+        """Deprecated alias of :attr:`directions_a_whitened` (its rows are
+        whitened coordinates, not the variables it used to be labelled with)."""
+        warnings.warn("directions_a_std is deprecated: use directions_a_whitened (rows "
+                      "w1..wn: whitened coordinates) or loadings_a (per-SD loadings of "
+                      "the variables)", FutureWarning, stacklevel=2)
+        return self.directions_a_whitened
+
+    @property
     def directions_b_std(self) -> pd.DataFrame | np.ndarray:
-        """Orthonormal basis of the b-subspace in whitened coordinates."""
-        return self._frame(self._est.v_std, self._model.exog_names_b, _labels("dir", self.rank))
+        """Deprecated alias of :attr:`directions_b_whitened`."""
+        warnings.warn("directions_b_std is deprecated: use directions_b_whitened (rows "
+                      "w1..wn: whitened coordinates) or loadings_b (per-SD loadings of "
+                      "the variables)", FutureWarning, stacklevel=2)
+        return self.directions_b_whitened
+
+    @cached_property
+    def _covariances(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return block_covariances(self._model.data)
+
+    def _loadings(self, dirs: np.ndarray, cov: np.ndarray) -> np.ndarray:
+        load = dirs * np.sqrt(np.diag(cov))[:, None]
+        top = np.max(np.abs(load), axis=0)
+        return load / np.where(top > 0, top, 1.0)
+
+    @cached_property
+    def loadings_a(self) -> pd.DataFrame | np.ndarray:
+        """Per-standard-deviation loadings of block a's variables.
+
+        Each direction's entry times the variable's standard deviation: the
+        change of the reduced feature ``a^T u_k`` when the variable moves by
+        one SD (the others fixed), so variables in different units compare.
+        Each column is scaled so that its largest absolute entry is 1 (signs
+        kept).  With correlated variables a loading is a partial effect, not
+        an importance that adds up.
+
+        Examples
+        --------
+        >>> import jdr_stats as jdr
+        >>> sim = jdr.simulate.bilinear(2000, 3, 2, 1, seed=0)
+        >>> res = jdr.JointDimReduction(sim.y, sim.a * [1, 100, 0.01], sim.b).fit(1)
+        >>> bool(abs(res.loadings_a).max() == 1.0)
+        True
+        """
+        return self._frame(self._loadings(self._est.dir_a, self._covariances[0]),
+                           self._model.exog_names_a, _labels("dir", self.rank))
+
+    @cached_property
+    def loadings_b(self) -> pd.DataFrame | np.ndarray:
+        """Per-standard-deviation loadings of block b's variables (see
+        :attr:`loadings_a`)."""
+        return self._frame(self._loadings(self._est.dir_b, self._covariances[1]),
+                           self._model.exog_names_b, _labels("dir", self.rank))
+
+    @cached_property
+    def diagnostics(self) -> Premises:
+        """Checks of the method's premises (:class:`jdr_stats.diagnostics.Premises`):
+        cross-block canonical correlations, the blocks' condition numbers, rows
+        per entry of the cross moment; ``.table`` and ``.messages``."""
+        ca, cb, cab = self._covariances
+        return premises(ca, cb, cab, nobs=self.nobs, rank=self.rank)
 
     @property
     def singular_values(self) -> np.ndarray:
@@ -358,11 +436,13 @@ class JDRResults(SummaryMixin):
         ``summary(rank_tests=table)`` to print it with the fit.
         """
         self._require_data("rank_tests()")
-        return _rank_tests(
+        table = _rank_tests(
             self._model.data, self._moments, self._whitening,
             method=method, max_rank=max_rank, n_perm=n_perm, seed=seed,
             progress=progress, n_jobs=n_jobs,
         )
+        self.diagnostics.warn("rank tests")  # before any p-value is shown
+        return table
 
     def bootstrap(
         self,
@@ -401,10 +481,20 @@ class JDRResults(SummaryMixin):
             index=pd.Index(np.arange(1, k + 1), name="k"),
         )
 
-    def summary(self, *, rank_tests: RankTestResults | None = None) -> Summary:
+    def summary(
+        self,
+        *,
+        rank_tests: RankTestResults | None = None,
+        loadings: Literal["sd", "raw"] = "sd",
+    ) -> Summary:
         """A statsmodels ``Summary``: model information, singular values,
-        loadings of each block, the rank tests of a ``rank="auto"`` fit, and
-        the table ``rank_tests`` when one is given (from :meth:`rank_tests`).
+        loadings of each block, the premise checks (:attr:`diagnostics`), the
+        rank tests of a ``rank="auto"`` fit, and the table ``rank_tests`` when
+        one is given (from :meth:`rank_tests`).
+
+        ``loadings="sd"`` (default) shows :attr:`loadings_a` and
+        :attr:`loadings_b` (per-SD, largest 1 per column); ``"raw"`` the
+        unit-length directions in the variables' own units.
 
         The text depends only on the fit and the arguments: calling other
         methods first never changes it.
@@ -431,22 +521,42 @@ class JDRResults(SummaryMixin):
                 else "none"
             ),
         }
+        if loadings not in ("sd", "raw"):
+            raise ValueError(f'loadings must be "sd" or "raw"; got {loadings!r}')
         # Loadings of the selected variables (all of them for a dense fit):
         # the others are zero by construction.
-        la = pd.DataFrame(self._est.dir_a, index=m.exog_names_a,
+        if loadings == "sd":
+            ma = self._loadings(self._est.dir_a, self._covariances[0])
+            mb = self._loadings(self._est.dir_b, self._covariances[1])
+        else:
+            ma, mb = self._est.dir_a, self._est.dir_b
+        la = pd.DataFrame(ma, index=m.exog_names_a,
                           columns=_labels("dir", self.rank)).iloc[self._est.rows]
-        lb = pd.DataFrame(self._est.dir_b, index=m.exog_names_b,
+        lb = pd.DataFrame(mb, index=m.exog_names_b,
                           columns=_labels("dir", self.rank)).iloc[self._est.cols]
         tables = [
             ("k", self._singular_value_table()),
             ("block a", la),
             ("block b", lb),
+            ("Premises", self.diagnostics.table),
         ]
         notes = [
             "k: singular values of X_lin (whitened cross moment); share = s_k^2 / "
-            "sum_j s_j^2. Directions: unit-length columns in the original "
-            "coordinates of each block."
+            "sum_j s_j^2.",
+            "Blocks a and b: per-SD loadings, direction entry times the variable's standard deviation "
+            "(the change of the reduced feature per SD of the variable), each column "
+            "scaled to largest absolute value 1; they compare variables in different "
+            "units. Raw directions (unit length, original units): results.directions_a, "
+            "summary(loadings='raw')." if loadings == "sd" else
+            "Blocks a and b: raw directions, unit-length columns in the original units "
+            "(their sizes depend on the units; summary() shows per-SD loadings).",
         ]
+        premise_msgs = self.diagnostics.messages
+        notes.append(
+            "Premises: blocks independent, each block well conditioned, enough rows "
+            "(thresholds: guide page 'Checking the premises'). "
+            + ("All hold." if not premise_msgs else "CHECK: " + "; ".join(premise_msgs) + ".")
+        )
         shown = [rt for rt in (self._rank_tests, rank_tests) if rt is not None]
         for rt in shown:
             if not isinstance(rt, RankTestResults):

@@ -44,6 +44,7 @@ from .._linalg import (
     orthonormal_basis,
 )
 from .._linalg import BlockMoments
+from ..diagnostics import gap_advice
 from ..exceptions import SmallSampleWarning, WeakGapWarning
 from ..summary import SummaryMixin, build_summary
 from ._bounds import batched_dense_estimate, calibrated_level, gap_diagnostics, pair_angles
@@ -476,10 +477,10 @@ def bootstrap(
     if not gap["trusted"]:
         warnings.warn(
             f"weak gap: s_r / s_(r+1) = {gap['s_r / s_(r+1)']:.2f} < {GAP_RATIO_MIN} "
-            f"(r = {estimate.rank}); direction {estimate.rank} is not separated from the "
-            "noise, so the rank-r subspace is poorly determined and the bound on the "
-            "largest angle is close to 90 degrees (see BootstrapResults.gap; consider "
-            "a smaller rank)",
+            f"(r = {estimate.rank}); directions {estimate.rank} and {estimate.rank + 1} are "
+            "not separated, so the rank-r subspace is poorly determined and the bound on "
+            "the largest angle is close to 90 degrees (see BootstrapResults.gap); "
+            + gap_advice(estimate.singular_values, estimate.rank, GAP_RATIO_MIN),
             WeakGapWarning,
             stacklevel=2,
         )
@@ -763,8 +764,8 @@ class BootstrapResults(SummaryMixin):
         if not gap["trusted"]:
             text += (
                 f" Weak gap: s_r / s_(r+1) = {gap['s_r / s_(r+1)']:.2f} is below "
-                f"{GAP_RATIO_MIN}, so direction {self.rank} is not separated from the "
-                "noise and the subspace is poorly determined."
+                f"{GAP_RATIO_MIN}, so directions {self.rank} and {self.rank + 1} are not "
+                "separated and the subspace is poorly determined."
             )
         return text
 
@@ -840,8 +841,9 @@ class BootstrapResults(SummaryMixin):
         if not self.gap["trusted"]:
             notes.append(
                 f"WARNING (weak gap): s_r / s_(r+1) = {float(self.gap['s_r / s_(r+1)']):.2f} "
-                f"< {GAP_RATIO_MIN}: direction {self.rank} is not separated from the noise; "
+                f"< {GAP_RATIO_MIN}: directions {self.rank} and {self.rank + 1} are not separated; "
                 "the rank-r subspace is poorly determined and its bound is close to 90 "
-                "degrees (consider a smaller rank)."
+                "degrees; " + gap_advice(self._est.singular_values, self.rank, GAP_RATIO_MIN)
+                + "."
             )
         return build_summary("Bootstrap of the joint dimension reduction", info, tables, notes)
