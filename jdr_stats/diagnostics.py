@@ -30,16 +30,16 @@ from ._streamed import MomentsData
 from .exceptions import AssumptionWarning
 
 __all__ = [
+    "MAX_CONDITION",
+    "MAX_CROSS_CORRELATION",
+    "MIN_ROWS_PER_ENTRY",
     "Premises",
+    "block_covariances",
+    "condition_number",
+    "cross_canonical_correlations",
+    "gap_advice",
     "premises",
     "premises_of_data",
-    "block_covariances",
-    "cross_canonical_correlations",
-    "condition_number",
-    "gap_advice",
-    "MAX_CROSS_CORRELATION",
-    "MAX_CONDITION",
-    "MIN_ROWS_PER_ENTRY",
 ]
 
 #: Largest cross-block canonical correlation above which the premise of
@@ -189,7 +189,8 @@ class Premises:
 
     @property
     def table(self) -> pd.DataFrame:
-        """value, threshold and ``ok`` (within the threshold) of each measure.
+        """value, threshold and ``ok`` (within the threshold) of each measure
+        (condition numbers as log10).
 
         The correlation row is not ok when the value is above the threshold
         and Bartlett's test rejects independence at ``INDEPENDENCE_LEVEL``.
@@ -200,10 +201,10 @@ class Premises:
              not self.correlated),
             ("independence test p-value (Bartlett)", self.independence_pvalue,
              INDEPENDENCE_LEVEL, True),
-            ("condition number a (correlations)", self.condition_a, MAX_CONDITION,
-             self.condition_a <= MAX_CONDITION),
-            ("condition number b (correlations)", self.condition_b, MAX_CONDITION,
-             self.condition_b <= MAX_CONDITION),
+            ("log10 condition number a (corr.)", np.log10(self.condition_a),
+             np.log10(MAX_CONDITION), self.condition_a <= MAX_CONDITION),
+            ("log10 condition number b (corr.)", np.log10(self.condition_b),
+             np.log10(MAX_CONDITION), self.condition_b <= MAX_CONDITION),
             ("m / (n1 n2)", self.rows_per_entry, MIN_ROWS_PER_ENTRY,
              self.rows_per_entry >= MIN_ROWS_PER_ENTRY),
         ]

@@ -540,16 +540,20 @@ class JDRResults(SummaryMixin):
             ("block b", lb),
             ("Premises", self.diagnostics.table),
         ]
+        if loadings == "sd":
+            about = ("Blocks a and b: per-SD loadings, direction entry times the variable's "
+                     "standard deviation (the change of the reduced feature per SD of the "
+                     "variable), each column scaled to largest absolute value 1; they "
+                     "compare variables in different units. Raw directions (unit length, "
+                     "original units): results.directions_a, summary(loadings='raw').")
+        else:
+            about = ("Blocks a and b: raw directions, unit-length columns in the original "
+                     "units (their sizes depend on the units; summary() shows per-SD "
+                     "loadings).")
         notes = [
-            "k: singular values of X_lin (whitened cross moment); share = s_k^2 / "
-            "sum_j s_j^2.",
-            "Blocks a and b: per-SD loadings, direction entry times the variable's standard deviation "
-            "(the change of the reduced feature per SD of the variable), each column "
-            "scaled to largest absolute value 1; they compare variables in different "
-            "units. Raw directions (unit length, original units): results.directions_a, "
-            "summary(loadings='raw')." if loadings == "sd" else
-            "Blocks a and b: raw directions, unit-length columns in the original units "
-            "(their sizes depend on the units; summary() shows per-SD loadings).",
+            ("k: singular values of X_lin (whitened cross moment); share = s_k^2 / "
+             "sum_j s_j^2."),
+            about,
         ]
         premise_msgs = self.diagnostics.messages
         notes.append(
