@@ -22,7 +22,8 @@ bound, the library's defaults):
   V^T b||^2))``) with i.i.d. Student t(4) entries scaled to variance 1,
   m = 2000, n1 = n2 = 8, r = 2;
 - ``widths 4 x 40``: Gaussian blocks, bilinear response, m = 1000, n1 = 4,
-  n2 = 40, r = 2.
+  n2 = 40, r = 2;
+- the last two settings again with more rows (m = 5000 and m = 4000).
 
 Rows ``metric``: the bound in the covariance metric against the true largest
 angle in the population metric; ``sample``: the same bound against the true
@@ -62,6 +63,9 @@ SETTINGS = [
     ("cond 1e4", 1000, 8, 8, 2, "bilinear", 1e4),
     ("binary t4", 2000, 8, 8, 2, "binary-t4", 1.0),
     ("widths 4 x 40", 1000, 4, 40, 2, "bilinear", 1.0),
+    # appended (the seeds of the settings above are unchanged): larger samples
+    ("binary t4 m=5000", 5000, 8, 8, 2, "binary-t4", 1.0),
+    ("widths 4 x 40 m=4000", 4000, 4, 40, 2, "bilinear", 1.0),
 ]
 
 

@@ -481,6 +481,43 @@ class JDRResults(SummaryMixin):
             index=pd.Index(np.arange(1, k + 1), name="k"),
         )
 
+    def _loading_tables(self, loadings: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """Loadings of the selected variables (all of them for a dense fit;
+        the others are zero by construction): per-SD or raw directions."""
+        if loadings == "sd":
+            ma = self._loadings(self._est.dir_a, self._covariances[0])
+            mb = self._loadings(self._est.dir_b, self._covariances[1])
+        else:
+            ma, mb = self._est.dir_a, self._est.dir_b
+        m, cols = self._model, _labels("dir", self.rank)
+        la = pd.DataFrame(ma, index=m.exog_names_a, columns=cols).iloc[self._est.rows]
+        lb = pd.DataFrame(mb, index=m.exog_names_b, columns=cols).iloc[self._est.cols]
+        return la, lb
+
+    def _loading_and_premise_notes(self, loadings: str) -> list[str]:
+        if loadings == "sd":
+            about = ("Blocks a and b: per-SD loadings, direction entry times the variable's "
+                     "standard deviation (the change of the reduced feature per SD of the "
+                     "variable), each column scaled to largest absolute value 1; they "
+                     "compare variables in different units. Raw directions (unit length, "
+                     "original units): results.directions_a, summary(loadings='raw').")
+        else:
+            about = ("Blocks a and b: raw directions, unit-length columns in the original "
+                     "units (their sizes depend on the units; summary() shows per-SD "
+                     "loadings).")
+        msgs = self.diagnostics.messages
+        premises_note = (
+            "Premises: blocks independent, each block well conditioned, enough rows "
+            "(thresholds: guide page 'Checking the premises'). "
+            + ("All hold." if not msgs else "CHECK: " + "; ".join(msgs) + ".")
+        )
+        return [
+            ("k: singular values of X_lin (whitened cross moment); share = s_k^2 / "
+             "sum_j s_j^2."),
+            about,
+            premises_note,
+        ]
+
     def summary(
         self,
         *,
@@ -523,44 +560,14 @@ class JDRResults(SummaryMixin):
         }
         if loadings not in ("sd", "raw"):
             raise ValueError(f'loadings must be "sd" or "raw"; got {loadings!r}')
-        # Loadings of the selected variables (all of them for a dense fit):
-        # the others are zero by construction.
-        if loadings == "sd":
-            ma = self._loadings(self._est.dir_a, self._covariances[0])
-            mb = self._loadings(self._est.dir_b, self._covariances[1])
-        else:
-            ma, mb = self._est.dir_a, self._est.dir_b
-        la = pd.DataFrame(ma, index=m.exog_names_a,
-                          columns=_labels("dir", self.rank)).iloc[self._est.rows]
-        lb = pd.DataFrame(mb, index=m.exog_names_b,
-                          columns=_labels("dir", self.rank)).iloc[self._est.cols]
+        la, lb = self._loading_tables(loadings)
         tables = [
             ("k", self._singular_value_table()),
             ("block a", la),
             ("block b", lb),
             ("Premises", self.diagnostics.table),
         ]
-        if loadings == "sd":
-            about = ("Blocks a and b: per-SD loadings, direction entry times the variable's "
-                     "standard deviation (the change of the reduced feature per SD of the "
-                     "variable), each column scaled to largest absolute value 1; they "
-                     "compare variables in different units. Raw directions (unit length, "
-                     "original units): results.directions_a, summary(loadings='raw').")
-        else:
-            about = ("Blocks a and b: raw directions, unit-length columns in the original "
-                     "units (their sizes depend on the units; summary() shows per-SD "
-                     "loadings).")
-        notes = [
-            ("k: singular values of X_lin (whitened cross moment); share = s_k^2 / "
-             "sum_j s_j^2."),
-            about,
-        ]
-        premise_msgs = self.diagnostics.messages
-        notes.append(
-            "Premises: blocks independent, each block well conditioned, enough rows "
-            "(thresholds: guide page 'Checking the premises'). "
-            + ("All hold." if not premise_msgs else "CHECK: " + "; ".join(premise_msgs) + ".")
-        )
+        notes = self._loading_and_premise_notes(loadings)
         shown = [rt for rt in (self._rank_tests, rank_tests) if rt is not None]
         for rt in shown:
             if not isinstance(rt, RankTestResults):
