@@ -190,7 +190,8 @@ class Premises:
     @property
     def table(self) -> pd.DataFrame:
         """value, threshold and ``ok`` (within the threshold) of each measure
-        (condition numbers as log10).
+        (condition numbers as log10).  The last row, rows per entry of the
+        complement block tested at the fit's rank, is at least the one above.
 
         The correlation row is not ok when the value is above the threshold
         and Bartlett's test rejects independence at ``INDEPENDENCE_LEVEL``.
@@ -207,6 +208,8 @@ class Premises:
              np.log10(MAX_CONDITION), self.condition_b <= MAX_CONDITION),
             ("m / (n1 n2)", self.rows_per_entry, MIN_ROWS_PER_ENTRY,
              self.rows_per_entry >= MIN_ROWS_PER_ENTRY),
+            ("m / ((n1 - r)(n2 - r))", self.rows_per_complement_entry, MIN_ROWS_PER_ENTRY,
+             self.rows_per_complement_entry >= MIN_ROWS_PER_ENTRY),
         ]
         return pd.DataFrame(
             {"value": [r[1] for r in rows], "threshold": [r[2] for r in rows],
@@ -295,7 +298,7 @@ def premises(
     >>> import numpy as np
     >>> p = premises(np.eye(3), np.eye(2), np.array([[0.5, 0], [0, 0.1], [0, 0]]), nobs=100)
     >>> p.table["ok"].tolist()
-    [False, True, True, True, True]
+    [False, True, True, True, True, True]
     >>> print(p.messages[0][:64])
     the blocks are correlated (largest cross-block canonical correla
     """
