@@ -35,7 +35,7 @@ Monte Carlo SE sqrt(p(1-p)/R), and the mean bound (degrees).  Replication j of s
 
 Run (single-threaded BLAS)::
 
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 5 python benchmarks/study_bootstrap_metric.py --reps 500 --raw
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 5 python benchmarks/study_bootstrap_metric.py --reps 1000 --raw
 
 Output recorded in ``benchmarks/results/study_bootstrap_metric.txt``.
 """

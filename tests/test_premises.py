@@ -168,3 +168,11 @@ def test_weak_gap_at_rank_one_never_advises_a_smaller_rank():
     assert "separate rank 2" in msgs[0] and "directions 1 and 2 are not separated" in msgs[0]
     text = " ".join(str(boot.summary()).split())
     assert "consider rank 2" in text and "smaller rank" not in text
+
+
+def test_bootstrap_summary_states_the_metric():
+    sim = jdr.simulate.bilinear(600, 4, 3, 1, seed=6)
+    boot = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(1).bootstrap(n_boot=39, seed=1)
+    text = " ".join(str(boot.summary()).split())
+    assert "in each block's covariance metric" in text
+    assert "canonical correlations between the two fits' reduced features" in text
