@@ -324,6 +324,14 @@ def block_covariances(data: ModelData | MomentsData) -> tuple[np.ndarray, np.nda
 
     From the rows (``ModelData``, case weights respected) or from the
     moments (``MomentsData``, whose ``m2_ab`` holds the cross covariance).
+
+    Examples
+    --------
+    >>> import jdr_stats as jdr
+    >>> sim = jdr.simulate.bilinear(500, 3, 2, 1, seed=0)
+    >>> ca, cb, cab = block_covariances(jdr.JointDimReduction(sim.y, sim.a, sim.b).data)
+    >>> ca.shape, cb.shape, cab.shape
+    ((3, 3), (2, 2), (3, 2))
     """
     if isinstance(data, MomentsData):
         mom = data.moments
@@ -338,7 +346,18 @@ def block_covariances(data: ModelData | MomentsData) -> tuple[np.ndarray, np.nda
 
 
 def premises_of_data(data: ModelData | MomentsData, rank: int = 1) -> Premises:
-    """:func:`premises` of a model's data (rows in memory or moments)."""
+    """:func:`premises` of a model's data (rows in memory or moments).
+
+    ``JDRResults.diagnostics`` is this for the fitted data and rank.
+
+    Examples
+    --------
+    >>> import jdr_stats as jdr
+    >>> sim = jdr.simulate.bilinear(2000, 4, 4, 1, design="correlated", rho=0.5, seed=0)
+    >>> p = premises_of_data(jdr.JointDimReduction(sim.y, sim.a, sim.b).data)
+    >>> p.correlated, p.small_sample
+    (True, False)
+    """
     ca, cb, cab = block_covariances(data)
     return premises(ca, cb, cab, nobs=data.nobs, rank=rank)
 
