@@ -197,8 +197,10 @@ class JDRResults(SummaryMixin):
 
         Rows are the whitened coordinates ``w1..wn1`` of ``a' = L^{-1}(a - mean)``
         (``L`` the lower Cholesky factor of the covariance), not variables:
-        ``w_j`` mixes the first ``j`` variables.  Read :attr:`loadings_a` to
-        compare variables.
+        ``w_j`` mixes the first ``j`` variables.  For a sparse fit the rows at
+        the selected variables' positions hold the whitened coordinates of
+        the selected variables alone (their own factor), the others are zero.
+        Read :attr:`loadings_a` to compare variables.
         """
         return self._frame(self._est.u_std, _labels("w", len(self._model.exog_names_a)),
                            _labels("dir", self.rank))
