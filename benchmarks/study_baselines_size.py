@@ -42,25 +42,25 @@ def one(n, rng):
     y_sq = x[:, 0] ** 2 + 0.5 * e
     out = {}
     sir = SIR(y_lin, x).fit(n_slices=8)
-    out["SIR Li chi2"] = sir.dimension_tests(2).table["p.value"].iloc[1]
+    out["SIR Li chi2"] = sir.dimension_tests(2).table["pvalue"].iloc[1]
     ct = sir.coordinate_test([P - 1]).table
-    out["SIR coord general"] = ct["P.value(general)"].iloc[0]
-    out["SIR coord restricted"] = ct["P.value(restricted)"].iloc[0]
+    out["SIR coord general"] = ct["pvalue_general"].iloc[0]
+    out["SIR coord restricted"] = ct["pvalue_restricted"].iloc[0]
     ct = sir.coordinate_test([P - 1], dr_weights=True).table
-    out["SIR coord gen. dr wts"] = ct["P.value(general)"].iloc[0]
-    out["SIR coord res. dr wts"] = ct["P.value(restricted)"].iloc[0]
+    out["SIR coord gen. dr wts"] = ct["pvalue_general"].iloc[0]
+    out["SIR coord res. dr wts"] = ct["pvalue_restricted"].iloc[0]
     sv = SAVE(y_sq, x).fit(n_slices=8)
     tab = sv.dimension_tests(2).table
-    out["SAVE normal"] = tab["p.value(Nor)"].iloc[1]
-    out["SAVE general"] = tab["p.value(Gen)"].iloc[1]
+    out["SAVE normal"] = tab["pvalue"].iloc[1]
+    out["SAVE general"] = tab["pvalue_general"].iloc[1]
     ct = sv.coordinate_test([P - 1]).table
-    out["SAVE coord normal"] = ct["p.val(Nor)"].iloc[0]
-    out["SAVE coord general"] = ct["p.val(Gen)"].iloc[0]
+    out["SAVE coord normal"] = ct["pvalue_normal"].iloc[0]
+    out["SAVE coord general"] = ct["pvalue"].iloc[0]
     ph = PHD(y_sq, x).fit(residuals=False)
-    out["pHd (y) Li chi2"] = ph.dimension_tests(2).table["p.value"].iloc[1]
+    out["pHd (y) Li chi2"] = ph.dimension_tests(2).table["pvalue"].iloc[1]
     pr = PHD(y_sq, x).fit(residuals=True).dimension_tests(2).table
-    out["pHd (res) normal"] = pr["Normal theory"].iloc[1]
-    out["pHd (res) general"] = pr["General theory"].iloc[1]
+    out["pHd (res) normal"] = pr["pvalue"].iloc[1]
+    out["pHd (res) general"] = pr["pvalue_general"].iloc[1]
     return out
 
 

@@ -47,7 +47,7 @@ import jdr_stats as jdr
 from jdr_stats._estimate import estimate
 from jdr_stats.inference import _bounds as bd
 from jdr_stats._linalg import ReweightedMoments
-from jdr_stats.inference.poisson_bootstrap import _entropy, poisson_weights
+from jdr_stats._resampling import draw_entropy, poisson_weights
 
 LEVEL = 0.95
 #: Floor of version 0.1's deflation factor (the removed "deflated" bound).
@@ -187,7 +187,7 @@ def one_replication(setting, m, n, n_boot, seed):
     if sparsity is None:  # m-out-of-n: dense fits only (study budget)
         weights.append(_counts(rng.integers(0, m, size=(n_boot, k)), m))
     if with_poisson:
-        w_out = poisson_weights(_entropy(seed + 2 * 10**6), 0, n_boot)[:, :m].astype(float)
+        w_out = poisson_weights(draw_entropy(seed + 2 * 10**6, 4), 0, n_boot)[:, :m].astype(float)
         w_in = rng.poisson(w_out).astype(float)
         weights += [w_out, w_in]
     moms = rw.moments(rw.sums(np.vstack(weights)))

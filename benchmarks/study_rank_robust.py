@@ -69,7 +69,7 @@ from jdr_stats.inference.rank_robust import (
     ladle_rank,
     wald_from_moments,
 )
-from jdr_stats.inference.rank_tests import _general_weights, _Whitened
+from jdr_stats.inference._rank_stats import _general_weights, _Whitened
 from jdr_stats.simulate import BATTERY, scenario
 
 ALPHA = 0.05

@@ -10,55 +10,85 @@ The modules are layered; a module imports only from its own layer or the
 layers below it, and the imports have no cycle (``tests/test_layering.py``
 parses every module and enforces both).  From the ground up:
 
-0. ``_validation`` (checks of options and seeds), ``exceptions`` (every error and warning class), ``summary``
-   (the ``Summary`` builder);
-1. ``_linalg``: moments (:class:`~jdr_stats._linalg.BlockMoments`), the one
-   whitening object (:class:`~jdr_stats._linalg.Whitening`), SVD with the sign
+0. ``_validation`` (checks of options and seeds), ``exceptions`` (every
+   error and warning class), ``summary`` (the ``Summary`` builder),
+   ``_export`` (``to_json``, ``save``, :func:`load`);
+1. ``_linalg``: moments (:class:`~jdr_stats.data.BlockMoments`), the one
+   whitening object (:class:`~jdr_stats.data.Whitening`), SVD with the sign
    convention, principal angles; ``_sources`` (row sources: arrays, Parquet,
-   CSV chunks, dask);
-2. ``_data`` (validated data, :class:`~jdr_stats._data.ModelData`),
+   CSV chunks, dask; public in :mod:`jdr_stats.sources`), ``_progress``
+   (public in :mod:`jdr_stats.progress`);
+2. ``_data`` (validated data, :class:`~jdr_stats.data.ModelData`),
    ``moments`` (exact mergeable sufficient statistics,
    :class:`~jdr_stats.Moments`), ``metrics``, ``simulate``, ``datasets``;
 3. ``_estimate`` (the estimator on moments), ``sparse``, ``_streamed`` (model
-   data held as moments, for models without rows);
+   data held as moments, for models without rows), ``data`` (the public
+   home of the data and moments types);
 4. ``inference/`` (rank tests, bootstrap, hypothesis tables, weighted
    chi-square tails), ``support`` (coordinate tests), ``baselines/`` (SIR,
    pHd, SAVE): each takes validated data and/or moments plus whitenings,
    never a model;
-5. ``model`` (``JointDimReduction``, ``JDRResults``), ``compare``;
+5. ``model`` (``JointDimReduction``), ``results`` (``JDRResults``), ``compare``;
 6. ``plotting``, ``cli`` (and a future ``sklearn``); 7. this package's
    namespace.
 """
 
 from __future__ import annotations
 
-from . import baselines, datasets, exceptions, metrics, simulate
+from . import (
+    baselines,
+    config,
+    data,
+    datasets,
+    exceptions,
+    metrics,
+    progress,
+    simulate,
+    sources,
+)
+from ._export import load
 from ._version import __version__
-from .baselines import PHD, SAVE, SIR
-from .compare import compare
+from .baselines import PHD, SAVE, SIR, PHDResults, SAVEResults, SDRResults, SIRResults
+from .compare import Comparison, compare
 from .inference.bootstrap import BootstrapResults
+from .inference.hypotheses import InapplicableTestResult, TestResult, TestTable
+from .inference.ladle import LadleResults
 from .inference.rank_tests import RankTestResults
-from .model import JDRResults, JointDimReduction
+from .model import JointDimReduction
 from .moments import Moments
+from .results import JDRResults
 from .support import SupportResults, select_support
 
 __all__ = [
-    "JointDimReduction",
-    "JDRResults",
-    "Moments",
-    "SIR",
     "PHD",
     "SAVE",
-    "compare",
-    "RankTestResults",
+    "SIR",
+    "LadleResults",
+    "TestResult",
+    "InapplicableTestResult",
     "BootstrapResults",
+    "Comparison",
+    "JDRResults",
+    "JointDimReduction",
+    "Moments",
+    "PHDResults",
+    "RankTestResults",
+    "SAVEResults",
+    "SDRResults",
+    "SIRResults",
     "SupportResults",
-    "select_support",
+    "TestTable",
+    "__version__",
     "baselines",
+    "compare",
+    "config",
+    "data",
     "datasets",
     "exceptions",
+    "load",
     "metrics",
+    "progress",
+    "select_support",
     "simulate",
-    "__version__",
+    "sources",
 ]
-

@@ -8,26 +8,41 @@ labels.  Errors name the argument and the offending value (STYLE.md, 8).
 
 from __future__ import annotations
 
-import sys
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 import pandas as pd
 
+from ._formula import design_from_spec, designs_from_formula
+from ._inputs import (
+    align_inputs,
+    as_block,
+    check_infinite,
+    check_not_text,
+    check_values,
+    drop_missing,
+    read_inputs,
+)
+from ._linalg import BlockMoments, block_moments
 from ._validation import check_choice
-from .exceptions import MissingDataWarning
+from .exceptions import RowsNotInMemoryError
+
+if TYPE_CHECKING:
+    from .moments import Moments
 
 __all__ = [
-    "ModelData",
-    "MissingPolicy",
-    "check_new_block",
-    "designs_from_formula",
     "DataModel",
+    "MissingPolicy",
+    "ModelData",
+    "RemovedData",
+    "RowsData",
+    "align_inputs",
+    "check_new_block",
     "check_not_text",
     "design_from_spec",
+    "designs_from_formula",
 ]
 
 MissingPolicy = Literal["none", "drop", "raise"]
@@ -35,127 +50,108 @@ _Model = TypeVar("_Model", bound="DataModel")
 _MISSING = ("none", "drop", "raise")
 
 
-def _names_of(x: Any, ncol: int, prefix: str) -> list[str]:
-    if isinstance(x, pd.DataFrame):
-        return [str(c) for c in x.columns]
-    if isinstance(x, pd.Series) and x.name is not None:
-        return [str(x.name)]
-    if ncol == 1 and prefix == "y":
-        return ["y"]
-    return [f"{prefix}{j}" for j in range(ncol)]
+@runtime_checkable
+class RowsData(Protocol):
+    """What the data of every model answers, whether or not it holds the rows.
 
-
-def _has_text(values: Any) -> bool:
-    return any(isinstance(v, (str, bytes)) for v in np.asarray(values, dtype=object).ravel())
-
-
-def check_not_text(x: Any, argname: str) -> None:
-    """Refuse string, categorical and text-holding object data with a TypeError.
-
-    Numeric-looking strings (``"1.5"``) are refused too: a block of strings
-    is a mistake in the input (a CSV column read as text), not data to
-    convert silently.  Booleans are numeric (0/1).
+    Implemented by :class:`ModelData` (rows in memory),
+    :class:`~jdr_stats._streamed.MomentsData` (sums of rows, with or
+    without a row source to read again) and :class:`RemovedData` (the names
+    and counts left by ``JDRResults.remove_data()``).  A procedure asks
+    for what it needs with one call: :meth:`rows` for the rows themselves,
+    :meth:`require_source` for one more pass over them; both raise
+    :class:`~jdr_stats.exceptions.RowsNotInMemoryError` naming the procedure
+    when the data cannot give it.
     """
-    if isinstance(x, (pd.DataFrame, pd.Series)):
-        frame = x.to_frame() if isinstance(x, pd.Series) else x
-        bad = []
-        for col, dtype in frame.dtypes.items():
-            if pd.api.types.is_bool_dtype(dtype) or (
-                pd.api.types.is_numeric_dtype(dtype)
-                and not isinstance(dtype, pd.CategoricalDtype)
-            ):
-                continue
-            if dtype == object and not _has_text(frame[col].to_numpy()):
-                continue
-            bad.append(f"{col} ({dtype})")
-        if bad:
-            raise TypeError(
-                f"{argname} must be numeric; column(s) {', '.join(map(str, bad))} hold "
-                "strings or categories (convert them with pd.to_numeric, or code a "
-                "categorical variable in a formula, e.g. C(x))"
-            )
-        return
-    if isinstance(x, np.ndarray):
-        kind = x.dtype.kind
-        if kind in "USa" or (kind == "O" and _has_text(x)):
-            raise TypeError(
-                f"{argname} must be numeric; got an array of strings (dtype {x.dtype}); "
-                "convert it explicitly, e.g. with astype(float)"
-            )
-        return
-    if isinstance(x, (list, tuple)) and _has_text(np.asarray(x, dtype=object)):
-        raise TypeError(f"{argname} must be numeric; got a {type(x).__name__} holding strings")
+
+    @property
+    def endog_name(self) -> str:
+        """Name of the response."""
+        ...
+
+    @property
+    def names(self) -> dict[str, list[str]]:
+        """Variable names per block argument (``{"exog_a": [...], ...}``)."""
+        ...
+
+    @property
+    def row_index(self) -> pd.Index | None:
+        """Row labels of pandas input held in memory, else None."""
+        ...
+
+    @property
+    def weights(self) -> np.ndarray | None:
+        """Case weights held in memory, else None (see :attr:`weighted`)."""
+        ...
+
+    @property
+    def is_pandas(self) -> bool:
+        """Whether outputs are labelled (pandas input, or names from sums)."""
+        ...
+
+    @property
+    def sums(self) -> Moments | None:
+        """The stored sufficient statistics when the data are sums, else None."""
+        ...
+
+    @property
+    def nobs(self) -> int:
+        """Number of observations (rows, or rows summed into moments)."""
+        ...
+
+    @property
+    def exog_names_a(self) -> list[str]:
+        """Variable names of block a."""
+        ...
+
+    @property
+    def exog_names_b(self) -> list[str]:
+        """Variable names of block b."""
+        ...
+
+    @property
+    def weighted(self) -> bool:
+        """Whether the data carry case weights (in memory or in the sums)."""
+        ...
+
+    @property
+    def source(self) -> Any:
+        """A row source that can be read again (jdr_stats._sources), or None."""
+        ...
+
+    def rows(self, what: str, *, weights: bool = False) -> tuple[Any, ...]:
+        """``(endog, *blocks)`` (then the weights or None when ``weights``),
+        or ``RowsNotInMemoryError`` naming the procedure ``what``."""
+        ...
+
+    def require_source(self, what: str) -> None:
+        """Return when the rows can be read (in memory or from a source again),
+        else raise ``RowsNotInMemoryError`` naming ``what``."""
+        ...
+
+    def moments(
+        self, weights: np.ndarray | None = None, *, covariances: bool = True
+    ) -> BlockMoments:
+        """Sufficient statistics of the two blocks (optionally reweighted)."""
+        ...
 
 
-def _as_float(x: Any, argname: str) -> np.ndarray:
-    check_not_text(x, argname)
-    if isinstance(x, (pd.DataFrame, pd.Series)):
-        try:
-            arr = x.to_numpy(dtype=float)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(
-                f"{argname} must be numeric; could not convert its columns to "
-                f"float ({exc})"
-            ) from None
-        return arr
-    try:
-        arr = np.asarray(x, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(
-            f"{argname} must be a numeric array, Series or DataFrame; got "
-            f"{type(x).__name__} ({exc})"
-        ) from None
-    return arr
+class _NamesMixin:
+    """The block names of the two-block model, from ``names``."""
 
+    names: dict[str, list[str]]
 
-def _as_block(x: Any, argname: str, prefix: str) -> tuple[np.ndarray, list[str]]:
-    """Convert one design block to a 2-D float array and its column names."""
-    if x is None:
-        raise TypeError(f"{argname} is required; got None")
-    arr = _as_float(x, argname)
-    if arr.ndim == 1:
-        arr = arr[:, None]
-    if arr.ndim != 2:
-        raise ValueError(
-            f"{argname} must be 1- or 2-dimensional; got an array of shape {arr.shape}"
-        )
-    if arr.shape[1] == 0:
-        raise ValueError(f"{argname} has no columns; got shape {arr.shape}")
-    names = _names_of(x, arr.shape[1], prefix)
-    if len(set(names)) != len(names):
-        dup = sorted({n for n in names if names.count(n) > 1})
-        raise ValueError(f"{argname} has duplicate column names: {dup}")
-    return arr, names
+    @property
+    def exog_names_a(self) -> list[str]:
+        return list(self.names["exog_a"])
 
-
-def _as_endog(y: Any) -> tuple[np.ndarray, str]:
-    if y is None:
-        raise TypeError("endog is required; got None")
-    arr = _as_float(y, "endog")
-    if arr.ndim == 2 and arr.shape[1] == 1:
-        arr = arr[:, 0]
-    if arr.ndim != 1:
-        raise ValueError(
-            f"endog must be one-dimensional (a single response); got shape {arr.shape}"
-        )
-    if isinstance(y, pd.Series) and y.name is not None:
-        name = str(y.name)
-    elif isinstance(y, pd.DataFrame):
-        name = str(y.columns[0])
-    else:
-        name = "y"
-    return arr, name
-
-
-def _row_index(*objs: Any) -> pd.Index | None:
-    for obj in objs:
-        if isinstance(obj, (pd.Series, pd.DataFrame)):
-            return obj.index
-    return None
+    @property
+    def exog_names_b(self) -> list[str]:
+        return list(self.names["exog_b"])
 
 
 @dataclass(frozen=True)
-class ModelData:
+class ModelData(_NamesMixin):
     """Validated data of a model: a response and named design blocks.
 
     Attributes
@@ -185,6 +181,39 @@ class ModelData:
     @property
     def nobs(self) -> int:
         return int(self.endog.shape[0])
+
+    @property
+    def weighted(self) -> bool:
+        return self.weights is not None
+
+    @property
+    def source(self) -> None:
+        """None: the rows are in memory (no source to read again)."""
+        return None
+
+    @property
+    def sums(self) -> None:
+        """None: the rows are in memory (no stored sums)."""
+        return None
+
+    def rows(self, what: str, *, weights: bool = False) -> tuple[Any, ...]:
+        """``(endog, *blocks[, weights])``: the rows are here, for any ``what``."""
+        out = (self.endog, *self.blocks.values())
+        return (*out, self.weights) if weights else out
+
+    def require_source(self, what: str) -> None:
+        """The rows are in memory: any procedure can read them."""
+
+    def moments(
+        self, weights: np.ndarray | None = None, *, covariances: bool = True
+    ) -> BlockMoments:
+        """:func:`~jdr_stats._linalg.block_moments` of the rows; ``weights``
+        multiply the case weights (a bootstrap passes resampling counts)."""
+        w = self.weights
+        if weights is not None:
+            w = weights if w is None else w * weights
+        y, a, b = self.rows("moments()")
+        return block_moments(y, a, b, w, covariances=covariances)
 
     @classmethod
     def from_inputs(
@@ -218,122 +247,90 @@ class ModelData:
             that every sample covariance can be nonsingular.
         check_response : bool
             Require at least two distinct response values.
+
+        Notes
+        -----
+        Pandas inputs are matched by row label (see :func:`align_inputs`):
+        the same labels in another order are reordered to endog's index,
+        different or duplicated labels raise.  A block holding the response
+        (a column of endog's name, or equal to endog in every row) raises.
         """
         check_choice(missing, "missing", _MISSING)
-        y, yname = _as_endog(endog)
-        arrays: dict[str, np.ndarray] = {}
-        names: dict[str, list[str]] = {}
-        m = y.shape[0]
-        for argname, (x, prefix) in blocks.items():
-            arr, nm = _as_block(x, argname, prefix)
-            if arr.shape[0] != m:
-                raise ValueError(
-                    f"{argname} has {arr.shape[0]} rows but endog has {m}; "
-                    "every input must have one row per observation"
-                )
-            arrays[argname] = arr
-            names[argname] = nm
-        w = None
-        if weights is not None:
-            w = _as_float(weights, "weights").ravel()
-            if w.shape[0] != m:
-                raise ValueError(
-                    f"weights has {w.shape[0]} values but endog has {m} rows"
-                )
-        index = _row_index(endog, *(x for x, _ in blocks.values()), weights)
-        is_pandas = index is not None
-
-        # Infinite values are errors whatever the missing policy.
-        all_finite: dict[str, bool] = {}
-        for argname, arr in [("endog", y), *arrays.items()] + (
-            [("weights", w)] if w is not None else []
-        ):
-            all_finite[argname] = bool(np.isfinite(arr).all())
-            if all_finite[argname]:  # one pass in the common case
-                continue
-            bad = np.isinf(arr)
-            if bad.any():
-                row = int(np.argwhere(bad)[0][0])
-                raise ValueError(
-                    f"{argname} contains infinite values ({int(bad.sum())} of them, "
-                    f"first in row {row})"
-                )
-        # Missing values.
-        nan_rows = np.isnan(y)
-        for argname, arr in arrays.items():
-            if not all_finite[argname]:  # no inf here, so it holds NaN
-                nan_rows |= np.isnan(arr).any(axis=1)
-        if w is not None:
-            nan_rows |= np.isnan(w)
-        if nan_rows.any():
-            if missing == "drop":
-                keep = ~nan_rows
-                warnings.warn(
-                    f"dropped {int(nan_rows.sum())} of {m} rows with missing values "
-                    '(missing="drop")',
-                    MissingDataWarning,
-                    stacklevel=3,
-                )
-                y = y[keep]
-                arrays = {k: v[keep] for k, v in arrays.items()}
-                if w is not None:
-                    w = w[keep]
-                if index is not None:
-                    index = index[keep]
-            else:
-                where = [
-                    name
-                    for name, arr in [("endog", y), *arrays.items()]
-                    if np.isnan(arr).any()
-                ]
-                raise ValueError(
-                    f"{', '.join(where)} contain(s) NaN in {int(nan_rows.sum())} rows "
-                    f'(missing={missing!r}); pass missing="drop" to drop those rows'
-                )
-        m = y.shape[0]
-        if w is not None and (w <= 0).any():
-            raise ValueError(
-                f"weights must be positive; got minimum {float(w.min())!r}"
-            )
-        widest = max(a.shape[1] for a in arrays.values())
-        need = widest + 2 if min_rows is None else min_rows
-        if m < need:
-            raise ValueError(
-                f"too few rows: got {m} complete observations, need at least {need} "
-                f"(the widest block has {widest} columns)"
-            )
-        if check_response and np.ptp(y) == 0:
-            raise ValueError(
-                f"endog has a single value ({y[0]!r}) in all {m} rows; the "
-                "response must vary"
-            )
-        for argname, arr in arrays.items():
-            const = np.ptp(arr, axis=0) == 0
-            if const.any():
-                cols = [names[argname][j] for j in np.flatnonzero(const)]
-                raise ValueError(
-                    f"{argname} has constant column(s) {cols}; the blocks are centred, "
-                    "so a constant column carries no information: remove it"
-                )
-        return cls(
-            endog=np.ascontiguousarray(y),
-            blocks=arrays,
-            endog_name=yname,
-            names=names,
-            row_index=index,
-            weights=w,
-            is_pandas=is_pandas,
+        given = align_inputs(
+            {"endog": endog, **{k: x for k, (x, _) in blocks.items()}, "weights": weights}
         )
+        prefixes = {k: p for k, (_, p) in blocks.items()}
+        raw = read_inputs(given, prefixes)
+        check_infinite(raw)
+        raw = drop_missing(raw, missing)
+        check_values(raw, min_rows=min_rows, check_response=check_response)
+        return cls(
+            endog=np.ascontiguousarray(raw.y),
+            blocks=raw.arrays,
+            endog_name=raw.yname,
+            names=raw.names,
+            row_index=raw.index,
+            weights=raw.w,
+            is_pandas=raw.index is not None,
+        )
+
+
+class RemovedData(_NamesMixin):
+    """The data of a model after ``JDRResults.remove_data()``: names and counts.
+
+    Answers the :class:`RowsData` questions that need no rows (``nobs``,
+    names, whether there were weights); :meth:`rows`, :meth:`moments` and
+    :meth:`require_source` raise :class:`RowsNotInMemoryError` naming the
+    procedure and ``remove_data()``.
+    """
+
+    row_index: pd.Index | None = None
+    weights: np.ndarray | None = None
+    source: Any = None
+    sums: Moments | None = None
+
+    def __init__(self, data: RowsData) -> None:
+        self._nobs = int(data.nobs)
+        self.endog_name = data.endog_name
+        self.names = {k: list(v) for k, v in data.names.items()}
+        self.is_pandas = bool(data.is_pandas)
+        self._weighted = bool(data.weighted)
+
+    @property
+    def nobs(self) -> int:
+        return self._nobs
+
+    @property
+    def weighted(self) -> bool:
+        return self._weighted
+
+    def rows(self, what: str, *, weights: bool = False) -> tuple[Any, ...]:
+        """Raise :class:`RowsNotInMemoryError`: the rows were dropped."""
+        raise RowsNotInMemoryError(
+            f"{what} needs the model's data, which remove_data() dropped; refit "
+            "the model to use it"
+        )
+
+    def require_source(self, what: str) -> None:
+        """Raise :class:`RowsNotInMemoryError`: no rows, no source."""
+        self.rows(what)
+
+    def moments(
+        self, weights: np.ndarray | None = None, *, covariances: bool = True
+    ) -> BlockMoments:
+        """Raise: the results keep the fit's moments; the model has none."""
+        self.rows("moments() of the training data")
+        raise AssertionError  # pragma: no cover
 
 
 class DataModel:
     """Base of every model: read-only access to its validated data.
 
-    Subclasses set ``self._data`` (a :class:`ModelData`) and
-    ``self._formula`` in ``__init__``/``from_formula``.
+    Subclasses set ``self._data`` (a :class:`RowsData`: a :class:`ModelData`
+    for rows in memory) and ``self._formula`` in ``__init__``/``from_formula``.
     """
 
-    _data: ModelData
+    _data: RowsData
     _formula: str | None = None
     _model_specs: tuple[Any, ...] | None = None
     #: Constructor argument of each design block, in order (one block:
@@ -386,7 +383,7 @@ class DataModel:
     @property
     def endog(self) -> np.ndarray:
         """The response (float array)."""
-        return self._data.endog
+        return self._data.rows("the data of endog")[0]
 
     @property
     def endog_name(self) -> str:
@@ -407,8 +404,8 @@ class DataModel:
         return self._formula
 
     @property
-    def data(self) -> ModelData:
-        """The validated data (read-only container)."""
+    def data(self) -> RowsData:
+        """The validated data (read-only; :class:`RowsData`)."""
         return self._data
 
 
@@ -416,7 +413,7 @@ def check_new_block(
     x: Any, argname: str, names: Sequence[str], *, labelled: bool
 ) -> np.ndarray:
     """Validate new data for ``transform``: width, finiteness and names."""
-    arr, new_names = _as_block(x, argname, "_")
+    arr, new_names = as_block(x, argname, "_")
     if arr.shape[1] != len(names):
         raise ValueError(
             f"{argname} must have {len(names)} columns (as in the fitted model); "
@@ -430,107 +427,3 @@ def check_new_block(
     if not np.isfinite(arr).all():
         raise ValueError(f"{argname} contains NaN or infinite values")
     return arr
-
-
-def _split_top_level(text: str, sep: str) -> list[str]:
-    """Split ``text`` at ``sep`` outside parentheses and brackets."""
-    parts, depth, start = [], 0, 0
-    for i, ch in enumerate(text):
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif ch == sep and depth == 0:
-            parts.append(text[start:i])
-            start = i + 1
-    parts.append(text[start:])
-    return parts
-
-
-def _formula_error_types() -> tuple[type[BaseException], ...]:
-    from formulaic.errors import FormulaicError
-
-    # a missing column or a failing function surface as these
-    return (FormulaicError, NameError, KeyError, TypeError, ValueError, SyntaxError)
-
-
-def _design(terms: str, data: Any, context: Mapping[str, Any], argname: str):
-    """One block's design (intercept dropped) and the formulaic ModelSpec."""
-    import formulaic
-
-    try:
-        mm = formulaic.model_matrix(
-            "1 + " + terms, data, context=context, na_action="ignore",  # keep NaN: ModelData applies `missing`
-        )
-    except _formula_error_types() as exc:
-        raise ValueError(
-            f"cannot build {argname} from the formula terms {terms.strip()!r}: {exc}"
-        ) from None
-    frame = pd.DataFrame(mm).drop(columns="Intercept")
-    return frame, mm.model_spec
-
-
-def design_from_spec(spec: Any, data: Any, argname: str) -> pd.DataFrame:
-    """Rebuild a block for new data with a training ModelSpec.
-
-    Stateful transforms (``center(x)``, ``scale(x)``) use the training
-    statistics and categorical terms the training levels and coding.
-    """
-    try:
-        mm = spec.get_model_matrix(data, na_action="ignore")
-    except _formula_error_types() as exc:
-        raise ValueError(f"cannot build {argname} from the new data: {exc}") from None
-    return pd.DataFrame(mm).drop(columns="Intercept")
-
-
-def _formula_context(depth: int) -> dict[str, Any]:
-    """Names visible ``depth`` frames above the caller, plus ``np``."""
-    frame = sys._getframe(depth + 1)
-    context = {"np": np}
-    context.update(frame.f_globals)
-    context.update(frame.f_locals)
-    return context
-
-
-def designs_from_formula(
-    formula: Any,
-    data: Any,
-    argnames: Sequence[str],
-    *,
-    eval_env: int = 0,
-    return_specs: bool = False,
-) -> tuple[pd.Series, list[pd.DataFrame]] | tuple[pd.Series, list[pd.DataFrame], list[Any]]:
-    """Response and design blocks of ``"y ~ terms | terms ..."`` (formulaic).
-
-    One block per name in ``argnames``, separated by top-level bars.  Each
-    block is built with an intercept that is then dropped, so a categorical
-    term gets treatment-coded dummies (the blocks are centred anyway).
-    ``np`` is available in the formula; ``eval_env`` counts frames above the
-    caller of this function's caller.  With ``return_specs`` the blocks'
-    formulaic ``ModelSpec`` objects are returned too (for new data).
-    """
-    if len(argnames) not in (1, 2):
-        raise ValueError(f"one or two blocks are supported; got {len(argnames)}")
-    example = "y ~ a1 + a2 | b1 + b2" if len(argnames) == 2 else "y ~ x1 + x2"
-    if not isinstance(formula, str) or "~" not in formula:
-        raise ValueError(f'formula must look like "{example}"; got {formula!r}')
-    lhs, rhs = formula.split("~", 1)
-    parts = _split_top_level(rhs, "|")
-    if len(parts) != len(argnames) or not all(p.strip() for p in parts):
-        need = (
-            "exactly one '|' separating the two blocks"
-            if len(argnames) == 2 else "predictors and no '|'"
-        )
-        raise ValueError(f'formula needs {need}, as in "{example}"; got {formula!r}')
-    context = _formula_context(eval_env + 2)
-    ydf, _ = _design(lhs, data, context, "endog")
-    if ydf.shape[1] != 1:
-        raise ValueError(
-            f"the response {lhs.strip()!r} must be a single numeric column; it "
-            f"expands to {list(ydf.columns)}"
-        )
-    built = [_design(part, data, context, arg) for part, arg in zip(parts, argnames)]
-    blocks = [b for b, _ in built]
-    if return_specs:
-        return ydf.iloc[:, 0], blocks, [spec for _, spec in built]
-    return ydf.iloc[:, 0], blocks

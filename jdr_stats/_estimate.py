@@ -63,12 +63,11 @@ class Estimate:
 
 def check_rank(rank: object, n1: int, n2: int) -> int:
     """Validate an integer rank ``1 <= rank <= min(n1, n2)``."""
-    if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)):
-        raise TypeError(f'rank must be a positive integer or "auto"; got {rank!r}')
     cap = min(n1, n2)
     smaller = "a" if n1 <= n2 else "b"
     why = f" (the smaller block, exog_{smaller}, has {cap} columns)"
-    return check_int(rank, "rank", low=1, high=cap, why=why)
+    return check_int(rank, "rank", low=1, high=cap, why=why,
+                     expected='a positive integer or "auto"')
 
 
 def _decompose(

@@ -3,7 +3,8 @@
 Every estimator of the package calls these; nothing here knows about a
 particular method.
 
-Moments are computed in row chunks (two passes: means, then centred products),
+The moments engine (:mod:`jdr_stats._moments_engine`, re-exported here:
+:func:`block_moments`, :class:`BlockMoments`) reduces the rows in slices,
 so a fit needs O(chunk x (n1 + n2) + n1 n2) memory beyond its input and works
 on any array that supports row slicing (``numpy.memmap`` included).
 :class:`ReweightedMoments` gives the moments of many reweightings of the same
@@ -22,9 +23,25 @@ from scipy import linalg as sla
 from threadpoolctl import threadpool_limits
 from scipy.linalg.blas import dgemm as _dgemm
 
+from . import config
+from ._moments_engine import (
+    BlockMoments,
+    CentredSums,
+    array_sums,
+    block_moments,
+    chunk_sums,
+    merge_sums,
+    sums_to_block_moments,
+)
+
 __all__ = [
     "BlockMoments",
     "block_moments",
+    "CentredSums",
+    "chunk_sums",
+    "merge_sums",
+    "array_sums",
+    "sums_to_block_moments",
     "ReweightedMoments",
     "cholesky_factor",
     "Whitening",
@@ -37,122 +54,6 @@ __all__ = [
     "batched_principal_angles",
     "unit_columns",
 ]
-
-#: Bytes of one chunk of centred rows (per block) in :func:`block_moments`.
-CHUNK_BYTES = 1 << 25
-
-
-@dataclass(frozen=True)
-class BlockMoments:
-    """Sufficient statistics of a two-block fit (divisor: the total weight).
-
-    With normalised weights ``w_i`` (sum 1; ``1/m`` without weights),
-    ``cov_a = sum w_i (a_i - mean_a)(a_i - mean_a)^T``, likewise ``cov_b``, and
-    ``cross = sum w_i (a_i - mean_a) (y_i - mean_y) (b_i - mean_b)^T``, the
-    centred cross moment ``S`` of the theory page.  ``var_y`` is
-    ``sum w_i (y_i - mean_y)^2``.
-    """
-
-    nobs: int
-    mean_y: float
-    var_y: float
-    mean_a: np.ndarray
-    mean_b: np.ndarray
-    cov_a: np.ndarray
-    cov_b: np.ndarray
-    cross: np.ndarray
-
-
-def _chunk_rows(width: int) -> int:
-    return max(1024, CHUNK_BYTES // (8 * max(width, 1)))
-
-
-def block_moments(
-    y: np.ndarray,
-    a: np.ndarray,
-    b: np.ndarray,
-    weights: np.ndarray | None = None,
-    *,
-    covariances: bool = True,
-) -> BlockMoments:
-    """Means, covariances and the centred cross moment of (y, a, b).
-
-    Parameters
-    ----------
-    y : ndarray, shape (m,)
-    a : ndarray, shape (m, n1)
-    b : ndarray, shape (m, n2)
-    weights : ndarray, shape (m,), optional
-        Nonnegative case weights (frequency weights: a bootstrap resample is
-        the count of each row).  They are normalised to sum to one.
-    covariances : bool
-        Compute the block covariances (needed for whitening).  ``False``
-        skips their two products and leaves ``cov_a`` and ``cov_b`` as NaN.
-
-    Notes
-    -----
-    Two passes over the rows, each in chunks: the first computes the means,
-    the second accumulates the centred products.  No copy of a full block is
-    made; ``a`` and ``b`` may be memory maps.
-    """
-    m = y.shape[0]
-    n1, n2 = a.shape[1], b.shape[1]
-    if weights is None:
-        w = None
-        wsum = float(m)
-        mean_y = float(y.mean())
-        mean_a = a.mean(axis=0)
-        mean_b = b.mean(axis=0)
-    else:
-        w = np.asarray(weights, dtype=float)
-        wsum = float(w.sum())
-        mean_y = float(w @ y) / wsum
-        mean_a = (w @ a) / wsum
-        mean_b = (w @ b) / wsum
-    yc_all = y - mean_y
-    cov_a = np.zeros((n1, n1))
-    cov_b = np.zeros((n2, n2))
-    cross = np.zeros((n1, n2))
-    step = min(_chunk_rows(n1 + n2), m)
-    # Reused buffers for the centred rows of one chunk.
-    buf_a = np.empty((step, n1))
-    buf_b = np.empty((step, n2))
-    for start in range(0, m, step):
-        stop = min(start + step, m)
-        k = stop - start
-        ac = np.subtract(a[start:stop], mean_a, out=buf_a[:k])
-        bc = np.subtract(b[start:stop], mean_b, out=buf_b[:k])
-        yc = yc_all[start:stop] if w is None else w[start:stop] * yc_all[start:stop]
-        if not covariances:
-            pass
-        elif w is None:
-            cov_a += ac.T @ ac
-            cov_b += bc.T @ bc
-        else:
-            sw = np.sqrt(w[start:stop])[:, None]
-            cov_a += (ac * sw).T @ (ac * sw)
-            cov_b += (bc * sw).T @ (bc * sw)
-        cross += ac.T @ (yc[:, None] * bc)
-    yc_dev = y - mean_y
-    var_y = float(yc_dev @ yc_dev) / wsum if w is None else float(w @ yc_dev**2) / wsum
-    if not covariances:
-        cov_a[:] = np.nan
-        cov_b[:] = np.nan
-    return BlockMoments(
-        nobs=m,
-        mean_y=mean_y,
-        var_y=var_y,
-        mean_a=mean_a,
-        mean_b=mean_b,
-        cov_a=(cov_a + cov_a.T) / (2 * wsum),
-        cov_b=(cov_b + cov_b.T) / (2 * wsum),
-        cross=cross / wsum,
-    )
-
-
-#: Bytes of one chunk of per-row features in :class:`ReweightedMoments`.
-_FEATURE_BYTES = 1 << 26
-
 
 def blas_single_thread() -> AbstractContextManager:
     """Run the enclosed BLAS calls on one thread (threadpoolctl).
@@ -210,7 +111,7 @@ class ReweightedMoments:
         self.width = start
         self.width64 = self._slices["aao"].start  # features summed in double precision
         self._full32: np.ndarray | None = None  # full-sample sums of the others
-        self.chunk = max(16, _FEATURE_BYTES // (8 * self.width))
+        self.chunk = max(16, config.FEATURE_BYTES // (8 * self.width))
 
     def _features(self, start: int, stop: int, out: np.ndarray) -> np.ndarray:
         s = self._slices

@@ -28,7 +28,8 @@ from typing import Any, TypeVar, Union
 
 import numpy as np
 
-from ._validation import normalize_seed
+from ._resampling import child_generators, draw_entropy, worker_pool
+from ._validation import check_int
 
 __all__ = [
     "ProgressArg",
@@ -37,6 +38,7 @@ __all__ = [
     "replicate_generators",
     "check_progress",
     "check_n_jobs",
+    "progress_forwarder",
 ]
 
 ProgressArg = Union[bool, Callable[[int, int], Any], None]
@@ -56,9 +58,10 @@ def check_n_jobs(n_jobs: object) -> int | None:
     """``None``, a positive int or a negative int (joblib: -1 = all cores)."""
     if n_jobs is None:
         return None
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
+    n_jobs = check_int(n_jobs, "n_jobs")
+    if n_jobs == 0:
         raise ValueError(f"n_jobs must be None or a nonzero integer; got {n_jobs!r}")
-    return int(n_jobs)
+    return n_jobs
 
 
 class _Lines:
@@ -141,25 +144,44 @@ def replicate_generators(
     >>> bool(g[3].random() == h[0].random())
     True
     """
-    entropy = _entropy(normalize_seed(seed))
+    entropy = draw_entropy(seed)
     stop = n_total if stop is None else stop
-    return _generators(entropy, start, stop)
-
-
-def _entropy(rng: np.random.Generator) -> int:
-    return int(rng.integers(0, 2**63 - 1))
-
-
-def _generators(entropy: int, start: int, stop: int) -> list[np.random.Generator]:
-    return [
-        np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy, spawn_key=(i,))))
-        for i in range(start, stop)
-    ]
+    return child_generators(entropy, start, stop)
 
 
 def _call(func: Callable[[list[np.random.Generator]], T], entropy: int, start: int,
           stop: int) -> T:
-    return func(_generators(entropy, start, stop))
+    return func(child_generators(entropy, start, stop))
+
+
+def progress_forwarder(
+    update: Callable[[int], None], *, scale: int = 1, cap: int | None = None
+) -> Callable[[int, int], None]:
+    """A ``progress(done, total)`` callable that forwards to an outer bar.
+
+    An inner loop reports its own count ``done``; the outer bar's
+    ``update`` receives the increments of ``min(scale * done, cap)`` (e.g.
+    ``scale=2`` when the inner loop counts pairs of subsamples).  Used where
+    one progress bar spans several inner runs (one per rank, say): give
+    each run its own forwarder.
+
+    Examples
+    --------
+    >>> seen = []
+    >>> fwd = progress_forwarder(seen.append, scale=2, cap=5)
+    >>> for done in (1, 2, 3):
+    ...     fwd(done, 3)
+    >>> seen
+    [2, 2, 1]
+    """
+    seen = [0]
+
+    def forward(done: int, total: int) -> None:
+        now = scale * done if cap is None else min(scale * done, cap)
+        update(now - seen[0])
+        seen[0] = now
+
+    return forward
 
 
 def run_batches(
@@ -212,30 +234,22 @@ def run_batches(
     """
     check_progress(progress)
     n_jobs = check_n_jobs(n_jobs)
-    if isinstance(n_total, bool) or not isinstance(n_total, (int, np.integer)) or n_total < 0:
-        raise ValueError(f"n_total must be a non-negative integer; got {n_total!r}")
-    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-        raise ValueError(f"batch_size must be a positive integer; got {batch_size!r}")
-    entropy = _entropy(normalize_seed(seed))
-    n_total, batch_size = int(n_total), int(batch_size)
+    n_total = check_int(n_total, "n_total", low=0)
+    batch_size = check_int(batch_size, "batch_size", low=1)
+    entropy = draw_entropy(seed)
     bounds = [(lo, min(lo + batch_size, n_total)) for lo in range(0, n_total, batch_size)]
     out: list[T] = []
     with progress_bar(progress, n_total, desc) as update:
-        if n_jobs in (None, 1) or len(bounds) <= 1:
-            for lo, hi in bounds:
-                out.append(_call(func, entropy, lo, hi))
+        if len(bounds) <= 1:
+            n_jobs = None
+        with worker_pool(n_jobs) as parallel:
+            if parallel is None:
+                results: Any = (_call(func, entropy, lo, hi) for lo, hi in bounds)
+            else:
+                from joblib import delayed
+
+                results = parallel(delayed(_call)(func, entropy, lo, hi) for lo, hi in bounds)
+            for (lo, hi), res in zip(bounds, results):
+                out.append(res)
                 update(hi - lo)
-            return out
-        try:
-            from joblib import Parallel, delayed
-        except ImportError as exc:  # pragma: no cover - depends on the install
-            raise ImportError(
-                f"n_jobs={n_jobs} needs joblib: pip install 'jdr_stats[parallel]'"
-            ) from exc
-        results = Parallel(n_jobs=n_jobs, return_as="generator")(
-            delayed(_call)(func, entropy, lo, hi) for lo, hi in bounds
-        )
-        for (lo, hi), res in zip(bounds, results):
-            out.append(res)
-            update(hi - lo)
     return out

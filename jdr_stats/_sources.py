@@ -27,6 +27,9 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import pandas as pd
 
+from . import config
+from ._validation import check_int
+
 __all__ = [
     "RowSource",
     "ArraySource",
@@ -38,18 +41,15 @@ __all__ = [
     "default_batch_rows",
 ]
 
-#: Rows per chunk when a file source is given no ``batch_rows``.
-DEFAULT_BATCH_ROWS = 65536
-
-#: Bytes of one in-memory chunk of rows (``ArraySource`` default, and the
-#: slices in which the moments of a larger chunk are computed).  Small
-#: enough that the centred copy of a chunk stays in cache.
-CHUNK_BYTES = 1 << 21
+#: Rows per chunk when a file source is given no ``batch_rows`` (``config``).
+DEFAULT_BATCH_ROWS = config.DEFAULT_BATCH_ROWS
 
 
 def default_batch_rows(width: int) -> int:
-    """Rows per in-memory chunk of ``width`` float64 columns: about ``CHUNK_BYTES``."""
-    return max(256, CHUNK_BYTES // (8 * max(width, 1)))
+    """Rows per in-memory chunk of ``width`` float64 columns: about
+    ``config.CHUNK_BYTES`` (small enough that the centred copy of a chunk
+    stays in cache)."""
+    return config.chunk_rows(width)
 
 Chunk = tuple[np.ndarray, np.ndarray, np.ndarray]
 
@@ -69,11 +69,7 @@ class RowSource(Protocol):
 def _check_batch_rows(batch_rows: object, default: int) -> int:
     if batch_rows is None:
         return default
-    if isinstance(batch_rows, bool) or not isinstance(batch_rows, (int, np.integer)):
-        raise TypeError(f"batch_rows must be a positive integer; got {batch_rows!r}")
-    if batch_rows < 1:
-        raise ValueError(f"batch_rows must be a positive integer; got {batch_rows!r}")
-    return int(batch_rows)
+    return check_int(batch_rows, "batch_rows", low=1)
 
 
 def _column_list(cols: object, argname: str) -> list[str]:
@@ -129,7 +125,7 @@ class ArraySource:
     Examples
     --------
     >>> import numpy as np
-    >>> from jdr_stats._sources import ArraySource
+    >>> from jdr_stats.sources import ArraySource
     >>> src = ArraySource(np.arange(5.0), np.ones((5, 2)), np.zeros((5, 1)))
     >>> [c[0].tolist() for c in src.iter_chunks(2)]
     [[0.0, 1.0], [2.0, 3.0], [4.0]]
@@ -509,79 +505,21 @@ class DaskSource:
             if not is_dask_collection(x):
                 raise TypeError(f"{argname} must be a dask array or dask DataFrame/Series; got {type(x).__name__}")
         frames = [_is_dask_frame(x) for x in (y, a, b)]
-        if all(frames):
-            # One frame, partition-wise (co-aligned columns of one DataFrame
-            # stay so; projecting them separately may repartition them).
-            self._kind = "frame"
-        else:
-            # Arrays (dask DataFrames become arrays with known chunk lengths).
-            y, a, b = (x.to_dask_array(lengths=True) if f else x for x, f in zip((y, a, b), frames))
-            self._kind = "array"
-
-        def width(x: Any) -> int:
-            if self._kind == "frame":
-                return len(x.columns) if hasattr(x, "columns") else 1
-            return 1 if x.ndim == 1 else int(x.shape[1])
-
-        def default_names(x: Any, prefix: str, given: Sequence[str] | None) -> list[str]:
-            if given is not None:
-                return [str(v) for v in given]
-            if frames[("y", "a", "b").index(prefix)] and hasattr(x, "columns"):
-                return [str(c) for c in x.columns]
-            if frames[("y", "a", "b").index(prefix)] and getattr(x, "name", None) is not None:
-                return [str(x.name)]
-            return [f"{prefix}{j}" for j in range(width(x))]
-
-        self._orig = (y, a, b)
-        if endog_name is not None:
-            self.endog_name = str(endog_name)
-        elif frames[0]:
-            self.endog_name = default_names(y, "y", None)[0]
-        else:
-            self.endog_name = "y"
-        self.names_a = default_names(a, "a", names_a)
-        self.names_b = default_names(b, "b", names_b)
-        if len(self.names_a) != width(a) or len(self.names_b) != width(b):
-            raise ValueError(
-                f"names_a/names_b must have {width(a)} and {width(b)} names; got "
-                f"{len(self.names_a)} and {len(self.names_b)}"
-            )
-        if not isinstance(split_every, int) or split_every < 2:
-            raise ValueError(f"split_every must be an integer >= 2; got {split_every!r}")
-        self._split_every = split_every
+        # One frame, partition-wise (co-aligned columns of one DataFrame stay
+        # so; projecting them separately may repartition them); otherwise
+        # arrays (dask DataFrames become arrays with known chunk lengths).
+        self._kind = "frame" if all(frames) else "array"
         if self._kind == "array":
-            if y.ndim == 2 and y.shape[1] == 1:
-                y = y[:, 0]
-            if y.ndim != 1:
-                raise ValueError(f"endog must be one-dimensional; got shape {y.shape}")
-            a = a[:, None] if a.ndim == 1 else a
-            b = b[:, None] if b.ndim == 1 else b
-            rows = y.chunks[0]
-            known = not any(np.isnan(c) for c in rows)
-            for argname, x in (("exog_a", a), ("exog_b", b)):
-                if known and x.shape[0] != y.shape[0]:
-                    raise ValueError(
-                        f"{argname} has {x.shape[0]} rows but endog has {y.shape[0]}; every "
-                        "input must have one row per observation"
-                    )
-            if known:
-                a = a.rechunk((rows, -1)) if a.chunks != (rows, (a.shape[1],)) else a
-                b = b.rechunk((rows, -1)) if b.chunks != (rows, (b.shape[1],)) else b
-            elif a.chunks[0] != rows or b.chunks[0] != rows or len(a.chunks[1]) != 1 or len(b.chunks[1]) != 1:
-                raise ValueError(
-                    "dask arrays with unknown chunk sizes must share the response's row "
-                    "blocks and have one column block; call compute_chunk_sizes() first"
-                )
-            self._arrays = (y, a, b)
+            y, a, b = (x.to_dask_array(lengths=True) if f else x for x, f in zip((y, a, b), frames))
+        self._orig = (y, a, b)
+        self.endog_name, self.names_a, self.names_b = _dask_names(
+            (y, a, b), frames, self._kind, endog_name, names_a, names_b
+        )
+        self._split_every = check_int(split_every, "split_every", low=2)
+        if self._kind == "array":
+            self._arrays = _row_aligned_arrays(y, a, b)
         else:
-            import dask.dataframe as dd
-
-            parts = [x.to_frame() if isinstance(x, dd.Series) else x for x in (y, a, b)]
-            if len(parts[0].columns) != 1:
-                raise ValueError(
-                    f"endog must be a single column; got {len(parts[0].columns)} columns"
-                )
-            self._frame = dd.concat(parts, axis=1)
+            self._frame = _one_frame(y, a, b)
         self._nobs: int | None = None
 
     @property
@@ -670,3 +608,82 @@ class DaskSource:
 
     def iter_weighted_chunks(self, batch_rows: int | None = None) -> Iterator[tuple[Any, ...]]:
         return ((*c, None) for c in self.iter_chunks(batch_rows))
+
+
+def _dask_width(x: Any, kind: str) -> int:
+    """Number of columns of a dask block (a Series or 1-D array: one)."""
+    if kind == "frame":
+        return len(x.columns) if hasattr(x, "columns") else 1
+    return 1 if x.ndim == 1 else int(x.shape[1])
+
+
+def _dask_names(
+    yab: tuple[Any, Any, Any],
+    frames: list[bool],
+    kind: str,
+    endog_name: str | None,
+    names_a: Sequence[str] | None,
+    names_b: Sequence[str] | None,
+) -> tuple[str, list[str], list[str]]:
+    """The response's and the blocks' names: given, else the frames' column
+    names, else ``y`` and ``a0, a1, ...``, ``b0, b1, ...``."""
+
+    def names(x: Any, prefix: str, is_frame: bool, given: Sequence[str] | None) -> list[str]:
+        if given is not None:
+            return [str(v) for v in given]
+        if is_frame and hasattr(x, "columns"):
+            return [str(c) for c in x.columns]
+        if is_frame and getattr(x, "name", None) is not None:
+            return [str(x.name)]
+        return [f"{prefix}{j}" for j in range(_dask_width(x, kind))]
+
+    y, a, b = yab
+    if endog_name is not None:
+        yname = str(endog_name)
+    else:
+        yname = names(y, "y", frames[0], None)[0] if frames[0] else "y"
+    out_a, out_b = names(a, "a", frames[1], names_a), names(b, "b", frames[2], names_b)
+    wa, wb = _dask_width(a, kind), _dask_width(b, kind)
+    if len(out_a) != wa or len(out_b) != wb:
+        raise ValueError(
+            f"names_a/names_b must have {wa} and {wb} names; got {len(out_a)} and {len(out_b)}"
+        )
+    return yname, out_a, out_b
+
+
+def _row_aligned_arrays(y: Any, a: Any, b: Any) -> tuple[Any, Any, Any]:
+    """Dask arrays with one response vector and blocks in the response's row
+    blocks (rechunked when the chunk sizes are known, else refused)."""
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    if y.ndim != 1:
+        raise ValueError(f"endog must be one-dimensional; got shape {y.shape}")
+    a = a[:, None] if a.ndim == 1 else a
+    b = b[:, None] if b.ndim == 1 else b
+    rows = y.chunks[0]
+    known = not any(np.isnan(c) for c in rows)
+    for argname, x in (("exog_a", a), ("exog_b", b)):
+        if known and x.shape[0] != y.shape[0]:
+            raise ValueError(
+                f"{argname} has {x.shape[0]} rows but endog has {y.shape[0]}; every "
+                "input must have one row per observation"
+            )
+    if known:
+        a = a.rechunk((rows, -1)) if a.chunks != (rows, (a.shape[1],)) else a
+        b = b.rechunk((rows, -1)) if b.chunks != (rows, (b.shape[1],)) else b
+    elif a.chunks[0] != rows or b.chunks[0] != rows or len(a.chunks[1]) != 1 or len(b.chunks[1]) != 1:
+        raise ValueError(
+            "dask arrays with unknown chunk sizes must share the response's row "
+            "blocks and have one column block; call compute_chunk_sizes() first"
+        )
+    return y, a, b
+
+
+def _one_frame(y: Any, a: Any, b: Any) -> Any:
+    """The response and both blocks as one dask DataFrame (partition-wise)."""
+    import dask.dataframe as dd
+
+    parts = [x.to_frame() if isinstance(x, dd.Series) else x for x in (y, a, b)]
+    if len(parts[0].columns) != 1:
+        raise ValueError(f"endog must be a single column; got {len(parts[0].columns)} columns")
+    return dd.concat(parts, axis=1)

@@ -4,8 +4,9 @@ A :class:`~jdr_stats.JointDimReduction` built with ``from_moments``,
 ``from_parquet`` or from dask input holds a :class:`MomentsData` instead of
 the rows: everything the estimator, ``summary()`` and the chi-square rank test
 need comes from the :class:`~jdr_stats.Moments`.  Procedures that need the
-rows themselves ask for them through :meth:`MomentsData.require_rows`, which
-raises a :class:`RowsNotInMemoryError` naming the procedure.  Procedures that
+rows themselves ask for them through :meth:`MomentsData.rows` (the
+:class:`~jdr_stats._data.RowsData` protocol), which raises a
+:class:`RowsNotInMemoryError` naming the procedure.  Procedures that
 need further sums over rows (the robust, Wald and general rank tests, the
 ladle) stream them from the model's row source, and ask for one through
 :meth:`MomentsData.require_source`.
@@ -13,11 +14,13 @@ ladle) stream them from the model's row source, and ask for one through
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
+from ._data import _NamesMixin
+from ._linalg import BlockMoments
 from .exceptions import RowsNotInMemoryError
 from .moments import Moments
 
@@ -59,29 +62,18 @@ def check_moments(mom: Moments) -> None:
             )
 
 
-class _NoRows(Mapping):
-    """The ``blocks`` of a :class:`MomentsData`: every access needs the rows."""
+class MomentsData(_NamesMixin):
+    """The data of a model that holds sums of rows, not the rows.
 
-    def __init__(self, owner: MomentsData) -> None:
-        self._owner = owner
-
-    def __getitem__(self, key: str) -> np.ndarray:
-        self._owner.require_rows(f"the data of {key}")
-        raise AssertionError  # pragma: no cover
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(("exog_a", "exog_b"))
-
-    def __len__(self) -> int:
-        return 2
-
-
-class MomentsData:
-    """Stand-in for ``ModelData`` when a model holds moments, not rows.
+    Implements :class:`~jdr_stats._data.RowsData`: ``nobs``, names and
+    :meth:`moments` come from the :class:`~jdr_stats.Moments`; :meth:`rows`
+    raises :class:`RowsNotInMemoryError`; :meth:`require_source` returns
+    when a row source can be read again.
 
     Attributes
     ----------
-    moments : Moments
+    sums : Moments
+        The sufficient statistics.
     source : row source or None
         The source the moments were computed from (Parquet, CSV, dask), kept
         so that procedures needing only sums can read it again.
@@ -91,29 +83,35 @@ class MomentsData:
     """
 
     is_pandas = True
-    row_index = None
-    weights = None
+    row_index: pd.Index | None = None
+    weights: np.ndarray | None = None
 
     def __init__(self, moments: Moments, *, source: Any = None, origin: str = "moments") -> None:
         check_moments(moments)
-        self.moments = moments
+        self.sums = moments
         self.source = source
         self.origin = origin
         self.endog_name = moments.endog_name
         self.names = {"exog_a": list(moments.names_a), "exog_b": list(moments.names_b)}
-        self.blocks = _NoRows(self)
-        self.weighted = moments.weighted
 
     @property
     def nobs(self) -> int:
-        return int(self.moments.nobs)
+        return int(self.sums.nobs)
 
     @property
-    def endog(self) -> np.ndarray:
-        self.require_rows("the data of endog")
-        raise AssertionError  # pragma: no cover
+    def weighted(self) -> bool:
+        """Whether the sums carry case weights (a weights column of the source)."""
+        return bool(self.sums.weighted)
 
-    def require_rows(self, what: str) -> None:
+    def moments(
+        self, weights: np.ndarray | None = None, *, covariances: bool = True
+    ) -> BlockMoments:
+        """The block moments of the sums; reweighting (``weights``) needs the rows."""
+        if weights is not None:
+            self.rows("reweighting the rows (the bootstrap)")
+        return self.sums.to_block_moments()
+
+    def rows(self, what: str, *, weights: bool = False) -> tuple[Any, ...]:
         """Raise :class:`RowsNotInMemoryError` naming ``what`` needs the rows."""
         raise RowsNotInMemoryError(
             f"{what} needs the rows of the data in memory, but this model was built "

@@ -46,21 +46,26 @@ def _is_int(value: object) -> bool:
 
 def check_int(
     value: object, name: str, *, low: int | None = None, high: int | None = None,
-    why: str = "",
+    why: str = "", expected: str = "an integer",
 ) -> int:
     """An integer in ``[low, high]`` (either bound optional).
 
     ``TypeError`` for a non-integer (``bool`` included), ``ValueError`` out
     of range; ``why`` is appended to the range message (e.g. the width of
-    the block that sets the bound).
+    the block that sets the bound); ``expected`` words the type message
+    when the option takes more than integers (``'a positive integer or
+    "auto"'``).
 
     Examples
     --------
     >>> check_int(5, "n_perm", low=1)
     5
+    >>> check_int(2.0, "rank", expected='a positive integer or "auto"')
+    Traceback (most recent call last):
+    TypeError: rank must be a positive integer or "auto"; got 2.0
     """
     if not _is_int(value):
-        raise TypeError(f"{name} must be an integer; got {value!r}")
+        raise TypeError(f"{name} must be {expected}; got {value!r}")
     v = int(value)  # type: ignore[call-overload]
     if low is not None and high is not None and not low <= v <= high:
         raise ValueError(f"{name} must be between {low} and {high}{why}; got {v}")

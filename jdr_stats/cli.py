@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import io
 import json
-import math
 import os
 import sys
 import warnings
@@ -36,7 +35,7 @@ from .datasets import load_ais
 from .exceptions import JDRWarning
 from .model import JointDimReduction
 
-__all__ = ["main", "demo_model", "results_to_dict"]
+__all__ = ["demo_model", "main", "results_to_dict"]
 
 EXIT_USAGE = 2
 FORMATS = ("text", "json", "csv", "latex", "html")
@@ -113,7 +112,8 @@ def _build_parser() -> _Parser:
                      help="how --rank auto chooses the rank: sequential tests of this method "
                           "or the ladle (default robust)")
     fit.add_argument("--seed", type=int, default=None,
-                     help="seed of the permutation test, the ladle, the bootstrap and the support selection")
+                     help="seed of the permutation test, the ladle, the bootstrap and the support "
+                          "selection (each draws from its own child stream of the seed)")
     fit.add_argument("--bootstrap", type=_positive, default=None, metavar="N",
                      help="bootstrap the fit with N replicates")
     fit.add_argument("--n-jobs", type=int, default=None, metavar="J",
@@ -169,89 +169,24 @@ def _run_demo(fmt: str) -> str:
 
 
 # -- JSON ---------------------------------------------------------------------
-def _num(x: Any) -> Any:
-    """A JSON value: floats (NaN as null), ints, bools, strings, lists."""
-    if isinstance(x, (bool, np.bool_)):
-        return bool(x)
-    if isinstance(x, (int, np.integer)):
-        return int(x)
-    if isinstance(x, (float, np.floating)):
-        return None if not math.isfinite(float(x)) else float(x)
-    if isinstance(x, (list, tuple, np.ndarray)):
-        return [_num(v) for v in x]
-    return x if x is None else str(x)
-
-
-def _records(frame: pd.DataFrame, index_name: str) -> list[dict[str, Any]]:
-    out = []
-    for idx, row in frame.iterrows():
-        rec = {index_name: _num(idx) if not isinstance(idx, tuple) else [_num(i) for i in idx]}
-        rec.update({str(k): _num(v) for k, v in row.items()})
-        out.append(rec)
-    return out
-
-
-def results_to_dict(
-    res: Any, *, boot: Any = None, support: Any = None, rank_tests: Sequence[Any] = ()
-) -> dict[str, Any]:
-    """The JSON document of a fit (and its bootstrap and support selection).
-
-    Keys: ``version``, ``endog``, ``formula``, ``nobs``, ``rank``,
-    ``rank_method``, ``standardize``, ``sparsity``, ``weights``,
-    ``singular_values``, ``directions_a`` and ``directions_b`` (``{variable:
-    [loading on dir1, ...]}``), ``support_a``, ``support_b``, ``rank_tests``
-    (``{method: [{k, statistic, df, pvalue, ...}]}``: the tests that chose
-    the rank of a ``rank="auto"`` fit and those in ``rank_tests``) and,
-    when given, ``bootstrap`` and ``support``.  NaN is ``null``.
-    """
-    m = res.model
-    rank_tests = [res.rank_test_table, *rank_tests]
-    da = pd.DataFrame(res.estimate.dir_a, index=m.exog_names_a)
-    db = pd.DataFrame(res.estimate.dir_b, index=m.exog_names_b)
-    doc: dict[str, Any] = {
-        "version": __version__,
-        "endog": m.endog_name,
-        "formula": m.formula,
-        "nobs": res.nobs,
-        "rank": res.rank,
-        "rank_method": res.rank_method,
-        "standardize": res.standardize,
-        "sparsity": None if res.sparsity is None else list(res.sparsity),
-        "weights": m.weights is not None,
-        "singular_values": _num(res.singular_values),
-        "directions_a": {str(k): _num(v.to_numpy()) for k, v in da.iterrows()},
-        "directions_b": {str(k): _num(v.to_numpy()) for k, v in db.iterrows()},
-        "support_a": res.support_a,
-        "support_b": res.support_b,
-        "rank_tests": {
-            rt.method: _records(rt.table, "k") for rt in rank_tests if rt is not None
-        },
-    }
+def results_to_dict(res: Any, *, boot: Any = None, support: Any = None) -> dict[str, Any]:
+    """The JSON document of a fit and, when given, its bootstrap and support
+    selection: ``res.to_dict()`` (see :meth:`jdr_stats.JDRResults.to_dict`)
+    with the keys ``bootstrap`` (``boot.to_dict()``) and ``support``
+    (``support.to_dict()``) added when they are given."""
+    doc = res.to_dict()
     if boot is not None:
-        bound = boot.max_angle_bound()
-        doc["bootstrap"] = {
-            "n_boot": boot.n_boot,
-            "alpha": boot.alpha,
-            "interval": boot.interval,
-            "max_angle_bound_deg": {k: _num(v) for k, v in bound.items()},
-            "conf_int": _records(boot.conf_int(), "parameter"),
-        }
+        doc["bootstrap"] = boot.to_dict()
     if support is not None:
-        doc["support"] = {
-            "method": support.method,
-            "rule": support.rule,
-            "fdr": _num(support.fdr),
-            "selected_a": support.selected_a,
-            "selected_b": support.selected_b,
-            "tests": _records(support.table, "variable"),
-        }
+        doc["support"] = support.to_dict()
     return doc
 
 
 # -- output -------------------------------------------------------------------
 def _render(fmt: str, res: Any, boot: Any, support: Any, header: str = "") -> str:
     if fmt == "json":
-        return json.dumps(results_to_dict(res, boot=boot, support=support), indent=2) + "\n"
+        return json.dumps(results_to_dict(res, boot=boot, support=support), indent=2,
+                          allow_nan=False) + "\n"
     parts = [x.summary() for x in (res, boot, support) if x is not None]
     if fmt == "text":
         return header + "\n\n".join(str(s) for s in parts) + "\n"
@@ -284,7 +219,7 @@ def _emit(text: str, output: str | None) -> None:
 # -- fit ----------------------------------------------------------------------
 def _streamed_model(args: argparse.Namespace) -> JointDimReduction:
     """A model streamed from a Parquet file/folder, or a CSV file in chunks."""
-    from ._sources import CSVSource
+    from .sources import CSVSource
 
     if args.formula is not None or args.weights is not None:
         raise ValueError("--formula and --weights need the rows in memory; streamed input "
@@ -307,7 +242,7 @@ def _streamed_model(args: argparse.Namespace) -> JointDimReduction:
     if not path.is_file():
         raise ValueError(f"file not found: {args.file}")
     src = CSVSource(path, y=args.y, a=args.a, b=args.b, batch_rows=args.chunksize)
-    return JointDimReduction._from_source(src, origin=f"the CSV file {args.file!r} (chunked)")
+    return JointDimReduction.from_source(src, origin=f"the CSV file {args.file!r} (chunked)")
 
 
 def _read(path: str) -> pd.DataFrame:
@@ -355,20 +290,23 @@ def _run_fit(args: argparse.Namespace) -> str:
         model = _streamed_model(args)
     else:
         model = _model(args, _read(args.file))
+    # one child seed per procedure: the fit, the bootstrap, the support selection
+    fit_seed, boot_seed, support_seed = np.random.SeedSequence(args.seed).spawn(3)
     res = model.fit(
         args.rank,
         standardize=not args.no_standardize,
         sparsity=args.sparsity,
         rank_method=args.rank_method,
-        seed=args.seed,
+        seed=np.random.default_rng(fit_seed),
     )
     boot = None
     if args.bootstrap is not None:
-        boot = res.bootstrap(args.bootstrap, seed=args.seed, progress=args.progress,
-                             n_jobs=args.n_jobs)
+        boot = res.bootstrap(args.bootstrap, seed=np.random.default_rng(boot_seed),
+                             progress=args.progress, n_jobs=args.n_jobs)
     support = None
     if args.support:
-        support = model.select_support(rank=res.rank, fdr=args.fdr, seed=args.seed)
+        support = model.select_support(rank=res.rank, fdr=args.fdr,
+                                       seed=np.random.default_rng(support_seed))
     if args.features_out:
         feats = res.transform()
         if not isinstance(feats, pd.DataFrame):

@@ -16,13 +16,14 @@ from statsmodels.iolib.summary2 import Summary
 
 from ._data import MissingPolicy, ModelData
 from ._estimate import check_rank
+from ._export import ExportMixin, records
 from ._linalg import orthonormal_basis, principal_angles
 from .baselines import PHD, SAVE, SIR
 from .metrics import nsee, subspace_error
 from .model import JointDimReduction
-from .summary import SummaryMixin, build_summary
+from .summary import SummaryMixin, build_summary, json_safe
 
-__all__ = ["compare", "Comparison", "split_joint_subspace"]
+__all__ = ["Comparison", "compare", "split_joint_subspace"]
 
 _METHODS = ("jdr", "sir", "phd", "save")
 
@@ -74,7 +75,7 @@ def split_joint_subspace(
     return parts[0], parts[1]
 
 
-class Comparison(SummaryMixin):
+class Comparison(ExportMixin, SummaryMixin):
     """Output of :func:`compare` (read-only).
 
     Attributes
@@ -107,6 +108,22 @@ class Comparison(SummaryMixin):
     @property
     def rank(self) -> int:
         return self._info["Rank:"]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The comparison as plain JSON types: ``endog``, ``nobs``, ``n1``,
+        ``n2``, ``rank``, ``methods``, ``truth`` (bool) and ``table`` (one
+        record per row of :attr:`table`, its ``variant`` first; keys without
+        spaces, e.g. ``error_a``, ``angle_a1``).  The bases in
+        :attr:`estimates` are not included (``save`` keeps them)."""
+        n1, n2 = (int(v) for v in str(self._info["n1, n2:"]).split(","))
+        return {
+            "endog": self._info["Dependent variable:"],
+            "nobs": json_safe(self._info["No. observations:"]),
+            "n1": n1, "n2": n2, "rank": json_safe(self.rank),
+            "methods": self._info["Methods:"].split(", "),
+            "truth": self._info["Truth:"] == "given",
+            "table": records(self._table),
+        }
 
     def summary(self) -> Summary:
         notes = [
@@ -211,9 +228,7 @@ def compare(
     data = ModelData.from_inputs(
         endog, {"exog_a": (exog_a, "a"), "exog_b": (exog_b, "b")}, missing=missing
     )
-    y = data.endog
-    a = data.blocks["exog_a"]
-    b = data.blocks["exog_b"]
+    y, a, b = data.rows("compare")
     n1, n2 = a.shape[1], b.shape[1]
     rank = check_rank(rank, n1, n2)
     true = _check_truth(truth, n1, n2)

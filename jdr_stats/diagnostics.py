@@ -25,8 +25,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ._data import ModelData
-from ._streamed import MomentsData
+from ._data import RowsData
 from .exceptions import AssumptionWarning
 
 __all__ = [
@@ -200,7 +199,7 @@ class Premises:
         rows = [
             ("largest cross-block canonical corr.", cc, MAX_CROSS_CORRELATION,
              not self.correlated),
-            ("independence test p-value (Bartlett)", self.independence_pvalue,
+            ("Bartlett test of independence, p", self.independence_pvalue,
              INDEPENDENCE_LEVEL, True),
             ("log10 condition number a (corr.)", np.log10(self.condition_a),
              np.log10(MAX_CONDITION), self.condition_a <= MAX_CONDITION),
@@ -319,11 +318,12 @@ def premises(
     )
 
 
-def block_covariances(data: ModelData | MomentsData) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def block_covariances(data: RowsData) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(cov_a, cov_b, cov_ab)`` of a model's data (divisor: the total weight).
 
-    From the rows (``ModelData``, case weights respected) or from the
-    moments (``MomentsData``, whose ``m2_ab`` holds the cross covariance).
+    From the stored sums of a streamed model (their ``m2_ab`` is the cross
+    covariance) or from the rows in memory (case weights respected); data
+    without either (``remove_data()``) raise ``RowsNotInMemoryError``.
 
     Examples
     --------
@@ -333,19 +333,19 @@ def block_covariances(data: ModelData | MomentsData) -> tuple[np.ndarray, np.nda
     >>> ca.shape, cb.shape, cab.shape
     ((3, 3), (2, 2), (3, 2))
     """
-    if isinstance(data, MomentsData):
-        mom = data.moments
-        w = mom.weight
-        return mom.m2_a / w, mom.m2_b / w, mom.m2_ab / w
-    a, b = data.blocks["exog_a"], data.blocks["exog_b"]
-    w = np.full(a.shape[0], 1.0 / a.shape[0]) if data.weights is None else data.weights
+    sums = data.sums
+    if sums is not None:
+        w = sums.weight
+        return sums.m2_a / w, sums.m2_b / w, sums.m2_ab / w
+    _, a, b, weights = data.rows("the premise diagnostics", weights=True)
+    w = np.full(a.shape[0], 1.0 / a.shape[0]) if weights is None else np.asarray(weights)
     w = w / w.sum()
     ca, cb = a - w @ a, b - w @ b
     wa = ca * w[:, None]
     return wa.T @ ca, (cb * w[:, None]).T @ cb, wa.T @ cb
 
 
-def premises_of_data(data: ModelData | MomentsData, rank: int = 1) -> Premises:
+def premises_of_data(data: RowsData, rank: int = 1) -> Premises:
     """:func:`premises` of a model's data (rows in memory or moments).
 
     ``JDRResults.diagnostics`` is this for the fitted data and rank.

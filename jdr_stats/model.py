@@ -16,19 +16,18 @@ import numpy as np
 
 from ._data import DataModel, MissingPolicy, ModelData
 from ._estimate import estimate
-from ._linalg import BlockMoments, block_moments, block_whitenings
-from ._sources import is_dask_collection
+from ._linalg import BlockMoments, block_whitenings
+from ._sources import RowSource, is_dask_collection
 from ._streamed import MomentsData
-from ._validation import check_bool, check_rows_for_whitening
-from .moments import Moments
+from ._validation import check_bool, check_rows_for_whitening, normalize_seed
 from .inference.rank_tests import RankMethod, choose_rank
+from .moments import Moments
+from .results import JDRResults
 from .support import Covariance, Rule, SupportResults, Test, choose_sparsity
 from .support import Method as SupportMethod
 from .support import select_support as _select_support
 
-from .results import JDRResults
-
-__all__ = ["JointDimReduction", "JDRResults"]
+__all__ = ["JDRResults", "JointDimReduction", "child_seeds"]
 
 
 class JointDimReduction(DataModel):
@@ -202,12 +201,43 @@ class JointDimReduction(DataModel):
         from ._sources import ParquetSource
 
         src = ParquetSource(path, y=y, a=a, b=b, weights=weights, batch_rows=batch_rows)
-        return cls._from_source(src, origin=f"the Parquet source {str(path)!r}")
+        return cls.from_source(src, origin=f"the Parquet source {str(path)!r}")
 
     @classmethod
-    def _from_source(cls, source: Any, *, origin: str) -> JointDimReduction:
-        """A model from a row source (jdr_stats._sources), one streamed pass."""
+    def from_source(cls, source: Any, *, origin: str | None = None) -> JointDimReduction:
+        """A model from a row source (:mod:`jdr_stats.sources`), one streamed pass.
+
+        Parameters
+        ----------
+        source : RowSource
+            An :class:`~jdr_stats.sources.ArraySource`,
+            :class:`~jdr_stats.sources.ParquetSource`,
+            :class:`~jdr_stats.sources.CSVSource` or
+            :class:`~jdr_stats.sources.DaskSource` (or any object with the
+            :class:`~jdr_stats.sources.RowSource` protocol).
+        origin : str, optional
+            How error messages name the data (default: the source's class).
+
+        Returns
+        -------
+        JointDimReduction
+            Holds the moments and the source, as :meth:`from_parquet`.
+
+        Examples
+        --------
+        >>> import jdr_stats as jdr
+        >>> from jdr_stats.sources import ArraySource
+        >>> sim = jdr.simulate.bilinear(2000, 4, 3, 1, seed=0)
+        >>> model = jdr.JointDimReduction.from_source(ArraySource(sim.y, sim.a, sim.b))
+        >>> model.nobs
+        2000
+        """
+        if not isinstance(source, RowSource):
+            raise TypeError(f"source must be a row source (jdr_stats.sources); got "
+                            f"{type(source).__name__}")
+        origin = f"the {type(source).__name__}" if origin is None else origin
         return cls._from_sums(Moments.from_source(source), source=source, origin=origin)
+
 
     @classmethod
     def _from_sums(cls, moments: Moments, *, source: Any, origin: str) -> JointDimReduction:
@@ -216,29 +246,24 @@ class JointDimReduction(DataModel):
         model._formula = None
         return model
 
-    def _require_rows(self, what: str) -> None:
-        """Raise a clear error if this model holds sums only (no rows)."""
-        if isinstance(self._data, MomentsData):
-            self._data.require_rows(what)
-
     # -- data access ------------------------------------------------------
     @property
     def exog_a(self) -> np.ndarray:
         """Block a (float array, m x n1)."""
-        return self._data.blocks["exog_a"]
+        return self._data.rows("the data of exog_a")[1]
 
     @property
     def exog_b(self) -> np.ndarray:
         """Block b (float array, m x n2)."""
-        return self._data.blocks["exog_b"]
+        return self._data.rows("the data of exog_b")[2]
 
     @property
     def exog_names_a(self) -> list[str]:
-        return list(self._data.names["exog_a"])
+        return self._data.exog_names_a
 
     @property
     def exog_names_b(self) -> list[str]:
-        return list(self._data.names["exog_b"])
+        return self._data.exog_names_b
 
     # -- estimation -------------------------------------------------------
     def moments(
@@ -250,14 +275,7 @@ class JointDimReduction(DataModel):
         passes resampling counts here.  ``covariances=False`` skips the block
         covariances (not needed without whitening).
         """
-        if isinstance(self._data, MomentsData):
-            if weights is not None:
-                self._data.require_rows("reweighting the rows (the bootstrap)")
-            return self._data.moments.to_block_moments()
-        w = self._data.weights
-        if weights is not None:
-            w = weights if w is None else w * weights
-        return block_moments(self.endog, self.exog_a, self.exog_b, w, covariances=covariances)
+        return self._data.moments(weights, covariances=covariances)
 
     def fit(
         self,
@@ -293,18 +311,23 @@ class JointDimReduction(DataModel):
             three-step projection of section 3, ``rank <= s_k <= n_k``.
             ``"auto"`` takes the counts from :meth:`select_support` at
             false discovery rate ``fdr`` (its default conditional test, the
-            wild bootstrap of the robust score statistic, seeded by ``seed``).
+            wild bootstrap of the robust score statistic, seeded by a child of ``seed``).
         rank_method : {"robust", "wald", "chi2", "general", "permutation", "ladle"}
             How ``rank="auto"`` chooses the rank: the sequential tests of that
             method (default ``"robust"``, valid without distributional
             assumptions; ``"chi2"`` is the normal-theory test), or the ladle
-            estimator (``"ladle"``, Luo and Li 2016, bootstrap from ``seed``).
+            estimator (``"ladle"``, Luo and Li 2016, bootstrap from a child of ``seed``).
         alpha : float
             Level of the rank tests when ``rank="auto"``.
         fdr : float
             False discovery rate when ``sparsity="auto"``.
         seed : int, Generator or None
-            Seed for the permutation rank test, the ladle or support selection.
+            Seed of the random procedures the fit runs: the permutation rank
+            test or the ladle (``rank="auto"``) and support selection
+            (``sparsity="auto"``).  Each procedure draws from its own child
+            stream, spawned from ``seed`` (``jdr_stats.model.child_seeds``: child 0 for
+            the rank choice, child 1 for support selection), so the two
+            never share random numbers and the same seed gives the same fit.
 
         Returns
         -------
@@ -342,16 +365,17 @@ class JointDimReduction(DataModel):
             "support": None,
         }
         rank_table = None
+        rank_seed, support_seed = child_seeds(seed, 2)
         if rank == "auto":
             rank, rank_table = choose_rank(
-                self._data, mom, whitening, method=rank_method, alpha=alpha, seed=seed,
+                self._data, mom, whitening, method=rank_method, alpha=alpha, seed=rank_seed,
             )
             settings["rank_method"] = rank_method
             settings["alpha"] = alpha
         if sparsity == "auto":
-            self._require_rows('sparsity="auto" (support selection)')
+            self._data.rows('sparsity="auto" (support selection)')
             sparsity, support = choose_sparsity(
-                self._data, mom, whitening, rank=rank, fdr=fdr, seed=seed
+                self._data, mom, whitening, rank=rank, fdr=fdr, seed=support_seed
             )
             settings["support"] = support
         est = estimate(
@@ -394,7 +418,7 @@ class JointDimReduction(DataModel):
         The parameters are those of :func:`jdr_stats.support.select_support`,
         which this calls with the model's validated data.
         """
-        self._require_rows("select_support")
+        self._data.rows("select_support")
         return _select_support(
             self._data, rank=rank, method=method, fdr=fdr, seed=seed, test=test,
             covariance=covariance, standardize=standardize, n_perm=n_perm, n_boot=n_boot,
@@ -402,6 +426,37 @@ class JointDimReduction(DataModel):
             stability_threshold=stability_threshold, sparsity=sparsity,
             progress=progress, n_jobs=n_jobs,
         )
+
+def child_seeds(
+    seed: int | np.random.SeedSequence | np.random.Generator | None, n: int
+) -> list[np.random.Generator]:
+    """``n`` independent generators spawned from one seed, one per procedure.
+
+    An int, a ``SeedSequence`` or None becomes ``np.random.SeedSequence(seed)``
+    and its ``n`` children (``spawn``); a Generator spawns ``n`` children of
+    its own seed sequence (numpy >= 1.25; older versions seed a sequence from
+    four draws of the Generator).  Child ``i`` never overlaps child ``j``,
+    and the same ``seed`` gives the same children.
+
+    Examples
+    --------
+    >>> from jdr_stats.model import child_seeds
+    >>> a = [g.integers(100) for g in child_seeds(7, 2)]
+    >>> b = [g.integers(100) for g in child_seeds(7, 2)]
+    >>> a == b
+    True
+    """
+    if isinstance(seed, np.random.Generator):
+        if hasattr(seed, "spawn"):
+            return list(seed.spawn(n))
+        seq = np.random.SeedSequence(seed.integers(0, 2**63, size=4).tolist())
+    elif isinstance(seed, np.random.SeedSequence):
+        seq = seed
+    else:
+        normalize_seed(seed)  # TypeError for anything but an int or None
+        seq = np.random.SeedSequence(None if seed is None else int(seed))
+    return [np.random.default_rng(s) for s in seq.spawn(n)]
+
 
 def _dask_data(
     endog: Any, exog_a: Any, exog_b: Any, dask_in: list[bool], missing: str, weights: Any

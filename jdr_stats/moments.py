@@ -11,7 +11,12 @@ the update is derived on the theory page :doc:`/theory/large_data`).
 
 Within a chunk the moments are computed in two passes (means, then centred
 products), so data with a large common offset lose no precision; between
-chunks only differences of means enter the update.
+chunks only differences of means enter the update.  The computation is the
+package's one moments engine (:mod:`jdr_stats._moments_engine`), which the
+estimator's :func:`~jdr_stats._moments_engine.block_moments` runs on
+in-memory arrays:
+``Moments.from_arrays(y, a, b).to_block_moments()`` equals
+``block_moments(y, a, b)`` bit for bit.
 """
 
 from __future__ import annotations
@@ -21,8 +26,14 @@ from typing import Any
 
 import numpy as np
 
-from ._linalg import BlockMoments
-from ._sources import ArraySource, default_batch_rows
+from ._moments_engine import (
+    BlockMoments,
+    CentredSums,
+    array_sums,
+    merge_sums,
+    sums_to_block_moments,
+)
+from ._sources import ArraySource
 
 __all__ = ["Moments"]
 
@@ -241,79 +252,27 @@ class Moments:
             names_b=names_b,
         )
 
-    @classmethod
-    def _from_chunk(
-        cls,
-        y: np.ndarray,
-        a: np.ndarray,
-        b: np.ndarray,
-        w: np.ndarray | None,
-        endog_name: str,
-        names_a: Sequence[str],
-        names_b: Sequence[str],
-    ) -> Moments | None:
-        """Two-pass moments of one chunk (shapes and weights validated).
+    def _sums(self) -> CentredSums:
+        """The engine's state (:class:`jdr_stats._moments_engine.CentredSums`)."""
+        return CentredSums(self._nobs, self._weight, self._mean_y, self._mean_a, self._mean_b,
+                           self._m2_y, self._m2_a, self._m2_b, self._m2_ab, self._m2_ay,
+                           self._m2_by, self._m3_ayb)
 
-        Returns None when a mean is not finite: the chunk holds NaN or
-        infinite values (a NaN or inf propagates into the mean), which costs
-        no extra pass over the data in the common, finite case.
-        """
-        k, n1 = a.shape
-        n2 = b.shape[1]
-        wsum = float(k) if w is None else float(w.sum())
-        if k == 0 or wsum == 0.0:
-            out = cls.empty(n1, n2, endog_name=endog_name, names_a=names_a, names_b=names_b)
-            out._nobs = k
-            out._weighted = w is not None
-            return out
-        # Means by matrix-vector products (one read of the chunk).
-        wn = np.full(k, 1.0 / k) if w is None else w / wsum
-        my = float(wn @ y)
-        ma = wn @ a
-        mb = wn @ b
-        if not (np.isfinite(my) and np.isfinite(ma).all() and np.isfinite(mb).all()):
-            return None  # the caller locates the NaN or infinite value
-        # One buffer for the centred chunk: [a - abar | b - bbar | y - ybar].
-        # Same memory order as the input (Parquet chunks are column-major), so
-        # the centring copies are contiguous; BLAS takes either order.
-        order = "F" if a.flags.f_contiguous and not a.flags.c_contiguous else "C"
-        z = np.empty((k, n1 + n2 + 1), order=order)
-        np.subtract(a, ma, out=z[:, :n1])
-        np.subtract(b, mb, out=z[:, n1:n1 + n2])
-        np.subtract(y, my, out=z[:, -1])
-        if w is None:
-            g = z.T @ z
-            zy_b = z[:, n1:n1 + n2] * z[:, -1:]
-            m3 = z[:, :n1].T @ zy_b
-        else:
-            zw = z * w[:, None]
-            g = zw.T @ z
-            m3 = zw[:, :n1].T @ (z[:, n1:n1 + n2] * z[:, -1:])
-        g = (g + g.T) / 2
-        return cls._raw(
-            k, wsum, my, ma, mb, float(g[-1, -1]), g[:n1, :n1], g[n1:n1 + n2, n1:n1 + n2],
-            g[:n1, n1:n1 + n2], g[:n1, -1], g[n1:n1 + n2, -1], m3,
-            endog_name, tuple(names_a), tuple(names_b), w is not None,
-        )
+    @classmethod
+    def _from_sums(cls, t: CentredSums, endog_name: str, names_a: Sequence[str],
+                   names_b: Sequence[str], weighted: bool) -> Moments:
+        return cls._raw(*t, endog_name, tuple(names_a), tuple(names_b), weighted)
 
     @classmethod
     def _merged_slices(cls, y: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray | None,
                        endog_name: str, names_a: Sequence[str],
                        names_b: Sequence[str]) -> Moments | None:
-        """Moments of a large chunk from cache-sized slices (None if not finite)."""
-        k = y.shape[0]
-        step = default_batch_rows(a.shape[1] + b.shape[1] + 1)
-        if k <= 2 * step:
-            return cls._from_chunk(y, a, b, w, endog_name, names_a, names_b)
-        total = None
-        for lo in range(0, k, step):
-            sl = slice(lo, lo + step)
-            part = cls._from_chunk(y[sl], a[sl], b[sl], None if w is None else w[sl],
-                                   endog_name, names_a, names_b)
-            if part is None:
-                return None
-            total = part if total is None else _merge(total, part)
-        return total
+        """Moments of a chunk from cache-sized slices (None if not finite):
+        the moments engine, :func:`jdr_stats._moments_engine.array_sums`."""
+        t = array_sums(y, a, b, w)
+        if t is None:
+            return None
+        return cls._from_sums(t, endog_name, names_a, names_b, w is not None)
 
     @classmethod
     def from_arrays(
@@ -428,7 +387,7 @@ class Moments:
 
     @classmethod
     def from_source(cls, source: Any, *, batch_rows: int | None = None) -> Moments:
-        """Moments of a row source (:mod:`jdr_stats._sources`), one pass.
+        """Moments of a row source (:mod:`jdr_stats.sources`), one pass.
 
         A dask source is reduced on its cluster (a tree of merges); every
         other source is read chunk by chunk, ``batch_rows`` rows at a time
@@ -481,58 +440,13 @@ class Moments:
         ``sum_i w_i (a_i - abar) y_i (b_i - bbar)^T / W
         = (m3_ayb + ybar m2_ab) / W``.
         """
-        if self._weight <= 0:
-            raise ValueError("the moments hold no data (total weight 0)")
-        wsum = self._weight
-        cross = self._m3_ayb if center_y else self._m3_ayb + self._mean_y * self._m2_ab
-        return BlockMoments(
-            nobs=self._nobs,
-            mean_y=self._mean_y,
-            var_y=self._m2_y / wsum,
-            mean_a=self._mean_a.copy(),
-            mean_b=self._mean_b.copy(),
-            cov_a=self._m2_a / wsum,
-            cov_b=self._m2_b / wsum,
-            cross=cross / wsum,
-        )
+        return sums_to_block_moments(self._sums(), center_y=center_y)
 
 
 def _merge(p: Moments, q: Moments) -> Moments:
     """Exact moments of the union of two disjoint samples (see the theory page)."""
-    nobs = p.nobs + q.nobs
-    if q.weight == 0.0 or p.weight == 0.0:
-        src = p if q.weight == 0.0 else q
-        out = Moments.__new__(Moments)
-        for slot in Moments.__slots__:
-            setattr(out, slot, getattr(src, slot))
-        out._nobs = nobs
-        out._weighted = p.weighted or q.weighted
-        return out
-    wp, wq = p.weight, q.weight
-    wsum = wp + wq
-    fp, fq = wp / wsum, wq / wsum
-    c = wp * fq  # wp * wq / W
-    da = q.mean_a - p.mean_a
-    db = q.mean_b - p.mean_b
-    dy = q.mean_y - p.mean_y
-    m2_ab_p, m2_ab_q = p.m2_ab, q.m2_ab
-    # Pebay (2008) for the mixed third co-moment; derivation in docs/theory/large_data.md.
-    m3 = (
-        p.m3_ayb + q.m3_ayb
-        + (c * (fp - fq) * dy) * np.outer(da, db)
-        + fp * (np.outer(da, q.m2_by) + dy * m2_ab_q + np.outer(q.m2_ay, db))
-        - fq * (np.outer(da, p.m2_by) + dy * m2_ab_p + np.outer(p.m2_ay, db))
-    )
-    return Moments._raw(
-        nobs, wsum, p.mean_y + fq * dy, p.mean_a + fq * da, p.mean_b + fq * db,
-        p.m2_y + q.m2_y + c * dy * dy,
-        p.m2_a + q.m2_a + c * np.outer(da, da),
-        p.m2_b + q.m2_b + c * np.outer(db, db),
-        m2_ab_p + m2_ab_q + c * np.outer(da, db),
-        p.m2_ay + q.m2_ay + (c * dy) * da,
-        p.m2_by + q.m2_by + (c * dy) * db,
-        m3, p.endog_name, p.names_a, p.names_b, p.weighted or q.weighted,
-    )
+    t = merge_sums(p._sums(), q._sums())
+    return Moments._from_sums(t, p.endog_name, p.names_a, p.names_b, p.weighted or q.weighted)
 
 
 def _block_moments(y: np.ndarray, a: np.ndarray, b: np.ndarray, endog_name: str,

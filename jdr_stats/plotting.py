@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from ._validation import check_choice
+from ._validation import check_choice, check_int
 
 if TYPE_CHECKING:  # matplotlib is optional
     from matplotlib.figure import Figure
@@ -69,11 +69,12 @@ def plot_scree(results: Any, *, rank_tests: Any = None, ax: Any = None) -> Figur
     ax.set_xlabel("k")
     ax.set_ylabel("singular value of X_lin")
     ax.set_title("Scree plot")
-    if rank_tests is None and getattr(results, "_rank_tests", None):
-        rank_tests = next(iter(results._rank_tests.values()))
-    if rank_tests is not None:
+    if rank_tests is None:
+        rank_tests = getattr(results, "rank_test_table", None)
+    # every test table has a pvalue column; the ladle (a criterion) has none
+    if rank_tests is not None and "pvalue" in rank_tests.table:
         table = rank_tests.table
-        pcol = next(c for c in table.columns if "p" in str(c).lower() and "value" in str(c).lower())
+        pcol = "pvalue"
         ks = np.asarray(table.index if "k" not in table.columns else table["k"], dtype=float)
         ax2 = ax.twinx()
         # The test of H0: r = k is about singular values k+1, k+2, ...
@@ -157,10 +158,8 @@ def plot_bootstrap_angles(boot: Any, *, ax: Any = None) -> Figure:
 
 
 def _require_rows(results: Any, what: str) -> None:
-    if getattr(results, "data_removed", False):
-        raise ValueError(
-            f"{what} draws the model's data, which remove_data() dropped; refit to plot"
-        )
+    """The plot draws the training rows: ask the model's data for them."""
+    results.model.data.rows(what)
 
 
 def plot_response_surface(
@@ -197,12 +196,8 @@ def plot_response_surface(
     """
     if kind not in ("hexbin", "contour"):
         raise ValueError(f'kind must be "hexbin" or "contour"; got {kind!r}')
-    if isinstance(direction, bool) or not isinstance(direction, (int, np.integer)):
-        raise TypeError(f"direction must be an integer; got {direction!r}")
-    if not 1 <= direction <= results.rank:
-        raise ValueError(f"direction must be between 1 and {results.rank}; got {direction}")
-    if isinstance(gridsize, bool) or not isinstance(gridsize, (int, np.integer)) or gridsize < 3:
-        raise ValueError(f"gridsize must be an integer of at least 3; got {gridsize!r}")
+    direction = check_int(direction, "direction", low=1, high=results.rank)
+    gridsize = check_int(gridsize, "gridsize", low=3)
     _require_rows(results, "plot_response_surface")
     fig, (axis,) = _axes(ax)
     feats = np.asarray(results.transform(), dtype=float)

@@ -8,26 +8,29 @@ inference (rank tests, bootstrap).
 from __future__ import annotations
 
 import warnings
-from functools import cached_property
 from collections.abc import Callable
+from functools import cached_property
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 from statsmodels.iolib.summary2 import Summary
 
-from ._data import DataModel, ModelData, check_new_block, design_from_spec
+from ._data import DataModel, RemovedData, align_inputs, check_new_block, design_from_spec
 from ._estimate import Estimate
+from ._export import ExportMixin, records
 from ._linalg import BlockMoments, Whitening
-from ._sources import is_dask_collection
+from ._sources import DaskSource, is_dask_collection
+from ._version import __version__
 from .diagnostics import Premises, block_covariances, premises
 from .inference.bootstrap import BootstrapResults, Interval
 from .inference.bootstrap import Method as BootstrapMethod
 from .inference.bootstrap import bootstrap as _bootstrap
+from .inference.ladle import LADLE_AT_ZERO, LADLE_CHOSEN_BY, LadleResults
 from .inference.rank_tests import RankMethod, RankTestResults
 from .inference.rank_tests import rank_tests as _rank_tests
+from .summary import SummaryMixin, build_summary, json_safe
 from .support import SupportResults
-from .summary import SummaryMixin, build_summary
 
 __all__ = ["JDRResults"]
 
@@ -35,7 +38,7 @@ def _labels(prefix: str, r: int) -> list[str]:
     return [f"{prefix}{k + 1}" for k in range(r)]
 
 
-class JDRResults(SummaryMixin):
+class JDRResults(ExportMixin, SummaryMixin):
     """Results of :meth:`JointDimReduction.fit` (read-only).
 
     Directions are labelled DataFrames (index: variable names, columns
@@ -49,7 +52,7 @@ class JDRResults(SummaryMixin):
         moments: BlockMoments,
         settings: dict[str, Any],
         *,
-        rank_tests: RankTestResults | None = None,
+        rank_tests: RankTestResults | LadleResults | None = None,
         whitening: tuple[Whitening, Whitening] | None = None,
         covariances: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
     ) -> None:
@@ -87,14 +90,7 @@ class JDRResults(SummaryMixin):
     @property
     def data_removed(self) -> bool:
         """Whether :meth:`remove_data` dropped the model's rows."""
-        return getattr(self._model, "_data_removed", False)
-
-    def _require_data(self, what: str) -> None:
-        if self.data_removed:
-            raise ValueError(
-                f"{what} needs the model's data, which remove_data() dropped; "
-                "refit the model to use it"
-            )
+        return isinstance(self._model.data, RemovedData)
 
     def remove_data(self) -> JDRResults:
         """A copy of the results without the model's rows (for pickling many fits).
@@ -103,11 +99,14 @@ class JDRResults(SummaryMixin):
         directions, singular values, ``coef_matrix``, the moments (means and
         covariances of the blocks), variable names, the formula and its
         codings, the rank tests of a ``rank="auto"`` fit, :meth:`summary` and
-        ``transform`` of new data.  What needs the rows no longer works and
-        raises a ``ValueError`` saying so: ``transform()`` of the training
-        data, :meth:`rank_tests`, :meth:`bootstrap` and the plots that draw
-        the data (``plot_sufficient_summary``, ``plot_response_surface``).
-        The original results are unchanged.
+        ``transform`` of new data, and ``rank_tests("chi2")`` (it needs only
+        the singular values).  What needs the rows no longer works and raises
+        a :class:`~jdr_stats.exceptions.RowsNotInMemoryError` (a
+        ``ValueError``) naming the procedure and ``remove_data()``:
+        ``transform()`` of the training data, the other rank tests,
+        :meth:`bootstrap`, ``model.exog_a`` and the plots that draw the data
+        (``plot_sufficient_summary``, ``plot_response_surface``).  The
+        original results are unchanged.
 
         Returns
         -------
@@ -126,18 +125,8 @@ class JDRResults(SummaryMixin):
         """
         import copy
 
-        d = self._model.data
         model = copy.copy(self._model)
-        model._data = ModelData(
-            endog=np.empty(0),
-            blocks={k: np.empty((0, v.shape[1])) for k, v in d.blocks.items()},
-            endog_name=d.endog_name,
-            names={k: list(v) for k, v in d.names.items()},
-            row_index=None,
-            weights=None if d.weights is None else np.empty(0),
-            is_pandas=d.is_pandas,
-        )
-        model._data_removed = True
+        model._data = RemovedData(self._model.data)
         return JDRResults(model, self._est, self._moments, self._settings,
                           rank_tests=self._rank_tests, whitening=self._whitening,
                           covariances=self._covariances)
@@ -161,7 +150,7 @@ class JDRResults(SummaryMixin):
         return self._settings["support"]
 
     @property
-    def rank_test_table(self) -> RankTestResults | None:
+    def rank_test_table(self) -> RankTestResults | LadleResults | None:
         """The rank tests that chose the rank of a ``rank="auto"`` fit (None
         when the rank was given)."""
         return self._rank_tests
@@ -342,16 +331,16 @@ class JDRResults(SummaryMixin):
         if (exog_a is None) != (exog_b is None):
             raise ValueError("give both exog_a and exog_b, or neither (training data)")
         m = self._model
-        source = getattr(m.data, "source", None)
-        if exog_a is None and getattr(source, "kind", None) is not None:
+        source = m.data.source
+        if exog_a is None and isinstance(source, DaskSource):
             exog_a, exog_b = source.blocks()  # the dask training data (lazy)
         if exog_a is not None and (is_dask_collection(exog_a) or is_dask_collection(exog_b)):
             return self._transform_dask(exog_a, exog_b)
         if exog_a is None:
-            self._require_data("transform() of the training data")
-            m._require_rows("transform() of the training data (pass exog_a and exog_b)")
-            a, b, index = m.exog_a, m.exog_b, m.data.row_index
-        else:
+            _, a, b = m.data.rows("transform() of the training data (pass exog_a and exog_b)")
+            index = m.data.row_index
+        else:  # new data: pandas blocks matched by row label, never by position
+            exog_a, exog_b = align_inputs({"exog_a": exog_a, "exog_b": exog_b}).values()
             a = check_new_block(exog_a, "exog_a", m.exog_names_a, labelled=self._labelled)
             b = check_new_block(exog_b, "exog_b", m.exog_names_b, labelled=self._labelled)
             if a.shape[0] != b.shape[0]:
@@ -437,7 +426,6 @@ class JDRResults(SummaryMixin):
         returned, not stored: pass it to :meth:`summary` as
         ``summary(rank_tests=table)`` to print it with the fit.
         """
-        self._require_data("rank_tests()")
         table = _rank_tests(
             self._model.data, self._moments, self._whitening,
             method=method, max_rank=max_rank, n_perm=n_perm, seed=seed,
@@ -460,14 +448,68 @@ class JDRResults(SummaryMixin):
         """Bootstrap the fit; see :func:`jdr_stats.inference.bootstrap.bootstrap`
         (called with the fit's data, estimate, ``standardize`` and ``sparsity``;
         ``n_jobs`` processes give the same numbers as one)."""
-        self._require_data("bootstrap()")
-        if method != "poisson":
-            self._model._require_rows("the bootstrap (it resamples rows)")
         return _bootstrap(
             self._model.data, self._est, standardize=self.standardize,
             sparsity=self.sparsity, n_boot=n_boot, seed=seed, method=method,
             interval=interval, alpha=alpha, progress=progress, n_jobs=n_jobs, fit=self,
         )
+
+    # -- export -----------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """The fit as plain JSON types (``to_json`` writes it, the command
+        line's ``--format json`` prints it).
+
+        Returns
+        -------
+        dict
+            ``model``, ``version``, ``endog``, ``formula``, ``nobs``, ``n1``,
+            ``n2``, ``rank``, ``rank_method``, ``alpha``, ``standardize``,
+            ``sparsity`` (``[s1, s2]`` or None), ``weights`` (bool),
+            ``singular_values``, ``directions`` (one record per variable:
+            ``{"block": "a", "variable": name, "dir1": ..., "dirr": ...}``,
+            original coordinates), ``support_a``, ``support_b``,
+            ``rank_tests`` (the tests that chose the rank of a
+            ``rank="auto"`` fit, as their ``to_dict()``, else None) and
+            ``support_tests`` (likewise for ``sparsity="auto"``).  NaN are
+            None; keys have no spaces.
+
+        Examples
+        --------
+        >>> import json, jdr_stats as jdr
+        >>> sim = jdr.simulate.bilinear(500, 3, 2, 1, seed=0)
+        >>> res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(1)
+        >>> res.to_dict()["directions"][0].keys()
+        dict_keys(['block', 'variable', 'dir1'])
+        >>> json.loads(res.to_json())["rank"]
+        1
+        """
+        m: Any = self._model
+        cols = _labels("dir", self.rank)
+        names = [("a", v) for v in m.exog_names_a] + [("b", v) for v in m.exog_names_b]
+        dirs = pd.DataFrame(np.vstack([self._est.dir_a, self._est.dir_b]), columns=cols,
+                            index=pd.MultiIndex.from_tuples(names, names=["block", "variable"]))
+        return {
+            "model": "JointDimReduction",
+            "version": __version__,
+            "endog": m.endog_name,
+            "formula": m.formula,
+            "nobs": self.nobs,
+            "n1": len(m.exog_names_a),
+            "n2": len(m.exog_names_b),
+            "rank": self.rank,
+            "rank_method": self.rank_method,
+            "alpha": json_safe(self._settings["alpha"]),
+            "standardize": self.standardize,
+            "sparsity": None if self.sparsity is None else list(self.sparsity),
+            "weights": bool(m.weights is not None or getattr(m.data, "weighted", False)),
+            "singular_values": json_safe(self.singular_values),
+            "directions": records(dirs),
+            "support_a": self.support_a,
+            "support_b": self.support_b,
+            "rank_tests": None if self._rank_tests is None else self._rank_tests.to_dict(),
+            "support_tests": (None if self.support_tests is None
+                              else self.support_tests.to_dict()),
+        }
 
     # -- summary ----------------------------------------------------------
     def _singular_value_table(self, max_rows: int = 10) -> pd.DataFrame:
@@ -548,6 +590,7 @@ class JDRResults(SummaryMixin):
             "Rank:": self.rank,
             "Rank chosen by:": (
                 "given" if self.rank_method is None
+                else LADLE_CHOSEN_BY if self.rank_method == "ladle"
                 else f"{self.rank_method} tests, alpha={self._settings['alpha']}"
             ),
             "Standardize:": self.standardize,
@@ -556,7 +599,7 @@ class JDRResults(SummaryMixin):
                 else f"{self.sparsity}" + (" (auto)" if self.support_tests is not None else "")
             ),
             "Weights:": (
-                "case weights" if m.weights is not None or getattr(m.data, "weighted", False)
+                "case weights" if m.data.weighted
                 else "none"
             ),
         }
@@ -570,13 +613,17 @@ class JDRResults(SummaryMixin):
             ("Premises", self.diagnostics.table),
         ]
         notes = self._loading_and_premise_notes(loadings)
-        shown = [rt for rt in (self._rank_tests, rank_tests) if rt is not None]
-        for rt in shown:
-            if not isinstance(rt, RankTestResults):
-                raise TypeError(
-                    f"rank_tests must be a RankTestResults; got {type(rt).__name__}"
-                )
-            tables.append((f"Rank tests ({rt.method})", rt.table))
+        if rank_tests is not None and not isinstance(rank_tests, RankTestResults):
+            raise TypeError(
+                f"rank_tests must be a RankTestResults; got {type(rank_tests).__name__}"
+            )
+        for rt in (self._rank_tests, rank_tests):
+            if isinstance(rt, LadleResults):
+                tables.append(("Ladle criterion", rt.table))
+                if rt.rank == 0:
+                    notes.append(f"Rank: {LADLE_AT_ZERO}; r = 1 was fitted.")
+            elif rt is not None:
+                tables.append((f"Rank tests ({rt.method})", rt.table))
         if self.sparsity is not None:
             notes.append(
                 f"Selected variables: block a {self.support_a}; block b {self.support_b}; "
@@ -585,7 +632,7 @@ class JDRResults(SummaryMixin):
         if self.support_tests is not None:
             notes.append(
                 "Sparsity chosen by the coordinate tests of select_support "
-                f"({self.support_tests.method}); see results.support_tests.summary()."
+                f"({self.support_tests.method_label}); see results.support_tests.summary()."
             )
         notes.append(
             "Directions span the estimated subspaces; signs and rotations within a "

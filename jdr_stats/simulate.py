@@ -85,9 +85,9 @@ def _check_dims(m: int, n1: int, n2: int, r: int, s1: int | None, s2: int | None
         check_int(val, name, low=1)
     if r > min(n1, n2):
         raise ValueError(f"r must be at most min(n1, n2) = {min(n1, n2)}; got {r}")
-    for name, s, n in (("s1", s1, n1), ("s2", s2, n2)):
-        if s is not None and not r <= s <= n:
-            raise ValueError(f"{name} must be between r={r} and {n}; got {s!r}")
+    for name, s, n, nn in (("s1", s1, n1, "n1"), ("s2", s2, n2, "n2")):
+        if s is not None:
+            check_int(s, name, low=r, high=n, why=f" (r and {nn})")
 
 
 def random_basis(n: int, r: int, s: int | None = None, *, seed=None) -> np.ndarray:

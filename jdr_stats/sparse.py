@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._validation import check_int
+
 __all__ = ["SparseProjection", "three_step_projection", "check_sparsity"]
 
 
@@ -94,8 +96,7 @@ def check_sparsity(sparsity: object, n1: int, n2: int, *, rank: int) -> tuple[in
         )
     out = []
     for name, s, n in (("s1", sparsity[0], n1), ("s2", sparsity[1], n2)):
-        if isinstance(s, bool) or not isinstance(s, (int, np.integer)):
-            raise TypeError(f"sparsity {name} must be an integer; got {s!r}")
+        s = check_int(s, f"sparsity {name}")
         if not rank <= s <= n:
             raise ValueError(
                 f"sparsity {name} must be between the rank {rank} and the block's "

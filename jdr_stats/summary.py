@@ -5,8 +5,10 @@
 (DataFrames of floats, integers and booleans) and which formats them only
 when it is printed:
 
-* p-values and q-values (columns named ``pvalue``, ``p.value``, ``qvalue``,
-  ...) with four decimals, ``1.2e-07`` below ``1e-4`` and ``<1e-16`` below
+* p-values and q-values (the columns named ``pvalue`` and ``qvalue``, and
+  those a table declares: ``build_summary(pvalue_columns=...)`` or the
+  frame's ``attrs["pvalue_columns"]``, which every
+  :class:`~jdr_stats.inference.hypotheses.TestTable` sets) with four decimals, ``1.2e-07`` below ``1e-4`` and ``<1e-16`` below
   machine precision (never a bare ``0``),
 * degrees of freedom and counts (columns named ``df...``, ``n_...``) as
   integers when they are whole numbers,
@@ -23,7 +25,6 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Iterable, Mapping
-
 from typing import Any
 
 import numpy as np
@@ -31,16 +32,18 @@ import pandas as pd
 from statsmodels.iolib.summary2 import Summary
 
 __all__ = [
+    "PVALUE_COLUMNS",
+    "JDRSummary",
+    "SummaryMixin",
     "build_summary",
     "format_pvalue",
     "latex_escape",
     "latex_note",
-    "JDRSummary",
-    "SummaryMixin",
 ]
 
-_PVALUE = re.compile(r"^(p|q)[ ._-]?val(ue)?\b|^p$|^q$|p-adj|^p\.", re.IGNORECASE)
-_COUNT = re.compile(r"^(eff\. )?df\b|^df\(|^n_|^count", re.IGNORECASE)
+#: Columns formatted as p-values in every table.
+PVALUE_COLUMNS = ("pvalue", "qvalue")
+_COUNT = re.compile(r"^(eff\. |eff_)?df\b|^df[(_]|^n_|^count", re.IGNORECASE)
 
 
 def format_pvalue(p: float) -> str:
@@ -73,8 +76,11 @@ def _format_counts(arr: np.ndarray) -> list[str]:
     return ["-" if not np.isfinite(v) else (str(int(v)) if whole else f"{v:.2f}") for v in arr]
 
 
-def _format_column(name: str, values: pd.Series, float_format: str) -> list[str]:
-    """The printed cells of one numeric table column."""
+def _format_column(
+    name: str, values: pd.Series, float_format: str, pvalue_columns: Iterable[str] = PVALUE_COLUMNS
+) -> list[str]:
+    """The printed cells of one numeric table column (``pvalue_columns``:
+    the names of the columns that hold p-values)."""
     if pd.api.types.is_bool_dtype(values):
         return ["yes" if bool(v) else "no" for v in values]
     if pd.api.types.is_integer_dtype(values):
@@ -83,7 +89,7 @@ def _format_column(name: str, values: pd.Series, float_format: str) -> list[str]
         return ["-" if (v is None or (isinstance(v, float) and np.isnan(v))) else str(v)
                 for v in values]
     arr = values.to_numpy(dtype=float)
-    if _PVALUE.search(name):
+    if name in pvalue_columns:
         return [format_pvalue(v) for v in arr]
     if _COUNT.search(name):
         return _format_counts(arr)
@@ -94,10 +100,13 @@ def _format_column(name: str, values: pd.Series, float_format: str) -> list[str]
             for v in arr]
 
 
-def _formatted(df: pd.DataFrame, caption: str, float_format: str) -> pd.DataFrame:
+def _formatted(
+    df: pd.DataFrame, caption: str, float_format: str, pvalue_columns: Iterable[str] = ()
+) -> pd.DataFrame:
     """The table as strings, its index turned into the first column."""
+    pcols = set(PVALUE_COLUMNS) | set(pvalue_columns) | set(df.attrs.get("pvalue_columns", ()))
     out = pd.DataFrame(
-        {str(col): _format_column(str(col), df[col], float_format) for col in df.columns},
+        {str(col): _format_column(str(col), df[col], float_format, pcols) for col in df.columns},
         index=range(len(df)),
     )
     out.insert(0, caption, [str(v) for v in df.index])
@@ -245,6 +254,7 @@ class JDRSummary(Summary):
         self.info: dict[str, object] = {}
         self._captions: list[str] = []
         self._float_format = "%.4f"
+        self._pvalue_columns: tuple[str, ...] = ()
 
     @property
     def frames(self) -> dict[str, pd.DataFrame]:
@@ -263,7 +273,7 @@ class JDRSummary(Summary):
         out.add_title(latex_escape(self.title or "") if kind == "latex" else esc(self.title or ""))
         out.add_dict({esc(str(k)): esc(str(v)) for k, v in self.info.items()}, ncols=2)
         for caption, df in zip(self._captions, self.tables[1:]):
-            shown = _formatted(df, caption, self._float_format)
+            shown = _formatted(df, caption, self._float_format, self._pvalue_columns)
             shown.columns = [esc(c) for c in shown.columns]
             shown = shown.map(esc)
             out.add_df(shown, index=False)
@@ -293,6 +303,7 @@ def build_summary(
     notes: Iterable[str] = (),
     *,
     float_format: str = "%.4f",
+    pvalue_columns: Iterable[str] = (),
 ) -> JDRSummary:
     """A :class:`JDRSummary` with a title, an info block, tables and notes.
 
@@ -309,11 +320,15 @@ def build_summary(
         formula tokens such as ``X_lin`` are set in maths by ``as_latex``.
     float_format : str
         Format of ordinary floating point entries.
+    pvalue_columns : iterable of str
+        Columns that hold p-values besides ``pvalue`` and ``qvalue`` (a
+        table's ``attrs["pvalue_columns"]`` adds to them): printed with
+        :func:`format_pvalue`.  No other column is guessed to be one.
 
     Examples
     --------
     >>> import pandas as pd
-    >>> t = pd.DataFrame({"stat": [12.5], "df": [4.0], "pvalue": [0.0]})
+    >>> t = pd.DataFrame({"statistic": [12.5], "df": [4.0], "pvalue": [0.0]})
     >>> s = build_summary("Test", {"Method:": "chi2"}, [("k", t)], ["H0: r = 0."])
     >>> s.frames["k"]["pvalue"].iloc[0]
     np.float64(0.0)
@@ -323,6 +338,7 @@ def build_summary(
     smry = JDRSummary()
     smry.add_title(title)
     smry._float_format = float_format
+    smry._pvalue_columns = tuple(str(c) for c in pvalue_columns)
     smry.info = dict(info)
     smry.tables.append(
         pd.DataFrame({"value": list(smry.info.values())},

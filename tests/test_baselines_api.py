@@ -52,11 +52,11 @@ def test_results_interface(data, cls, opts):
     assert res.directions.shape == (p, p)
     assert_allclose(np.linalg.norm(res.directions, axis=0), 1.0)
     assert np.all(np.diff(np.abs(res.eigenvalues)) <= 1e-12)
-    assert res.numdir == 4
+    assert res.rank == 4
     red = res.transform()
     assert red.shape == (400, 4)
     assert_allclose(red, res.transform(x))
-    assert res.transform(x[:3], n_dirs=2).shape == (3, 2)
+    assert res.transform(x[:3], rank=2).shape == (3, 2)
     tests = res.dimension_tests()
     assert tests.table.shape[0] == 4
     assert "0D vs >= 1D" in str(tests.summary())
@@ -81,8 +81,8 @@ def test_labelled_output_and_formula(data, cls, opts):
     df = pd.DataFrame(x, columns=list("abcde")).assign(resp=y)
     res = cls.from_formula("resp ~ a + b + c + d + e", df).fit(**opts)
     assert list(res.directions.index) == list("abcde")
-    assert list(res.directions.columns[:2]) == ["Dir1", "Dir2"]
-    assert list(res.eigenvalues.index[:1]) == ["Dir1"]
+    assert list(res.directions.columns[:2]) == ["dir1", "dir2"]
+    assert list(res.eigenvalues.index[:1]) == ["dir1"]
     plain = cls(y, x).fit(**opts)
     assert_allclose(res.eigenvalues.to_numpy(), plain.eigenvalues)
     assert isinstance(res.transform(), pd.DataFrame)
@@ -165,9 +165,13 @@ def test_input_errors(data):
         SAVE(y, x).fit(n_slices=2.5)
     with pytest.raises(TypeError, match="residuals"):
         PHD(y, x).fit(residuals="yes")
-    with pytest.raises(ValueError, match="numdir"):
+    with pytest.raises(ValueError, match="rank"):
+        SIR(y, x).fit(rank=0)
+    with pytest.raises(ValueError, match="rank"):
+        SIR(y, x).fit().transform(rank=9)
+    with pytest.raises(ValueError, match="numdir"), pytest.warns(FutureWarning):
         SIR(y, x).fit(numdir=0)
-    with pytest.raises(ValueError, match="n_dirs"):
+    with pytest.raises(ValueError, match="n_dirs"), pytest.warns(FutureWarning):
         SIR(y, x).fit().transform(n_dirs=9)
     with pytest.raises(ValueError, match="collinear"):
         SIR(y, np.c_[x, x[:, 0] + x[:, 1]]).fit()
@@ -191,7 +195,7 @@ def test_sir_recovers_linear_direction_and_tests_dimension():
     res = SIR(y, x).fit()
     assert principal_angles(res.directions[:, :1], beta)[0] < 0.1
     tab = res.dimension_tests().table
-    assert tab["p.value"].iloc[0] < 1e-6 and tab["p.value"].iloc[1] > 0.001
+    assert tab["pvalue"].iloc[0] < 1e-6 and tab["pvalue"].iloc[1] > 0.001
 
 
 def test_sir_coordinate_test_size():
@@ -211,9 +215,9 @@ def test_sir_coordinate_test_size():
         res = SIR(y, x).fit(n_slices=8)
         tab = res.coordinate_test([4]).table
         dr = res.coordinate_test([4], dr_weights=True).table
-        hits += [tab["P.value(general)"].iloc[0] <= 0.05,
-                 tab["P.value(restricted)"].iloc[0] <= 0.05,
-                 dr["P.value(general)"].iloc[0] <= 0.05]
+        hits += [tab["pvalue_general"].iloc[0] <= 0.05,
+                 tab["pvalue_restricted"].iloc[0] <= 0.05,
+                 dr["pvalue_general"].iloc[0] <= 0.05]
     rate = hits / reps
     se = np.sqrt(0.05 * 0.95 / reps)
     assert abs(rate[0] - 0.05) < 3 * se
@@ -235,14 +239,14 @@ def test_dimension_test_sizes_reduced():
         x = rng.standard_normal((n, 4))
         e = 0.5 * rng.standard_normal(n)
         p_vals["sir"].append(SIR(x[:, 0] + e, x).fit(n_slices=6)
-                             .dimension_tests(2).table["p.value"].iloc[1])
+                             .dimension_tests(2).table["pvalue"].iloc[1])
         ysq = x[:, 0] ** 2 + e
-        p_vals["phdy"].append(PHD(ysq, x).fit().dimension_tests(2).table["p.value"].iloc[1])
+        p_vals["phdy"].append(PHD(ysq, x).fit().dimension_tests(2).table["pvalue"].iloc[1])
         p_vals["phdres_gen"].append(PHD(ysq, x).fit(residuals=True).dimension_tests(2)
-                                    .table["General theory"].iloc[1])
+                                    .table["pvalue_general"].iloc[1])
         sv = SAVE(ysq, x).fit(n_slices=6).dimension_tests(2).table
-        p_vals["save_nor"].append(sv["p.value(Nor)"].iloc[1])
-        p_vals["save_gen"].append(sv["p.value(Gen)"].iloc[1])
+        p_vals["save_nor"].append(sv["pvalue"].iloc[1])
+        p_vals["save_gen"].append(sv["pvalue_general"].iloc[1])
     se = np.sqrt(0.05 * 0.95 / reps)
     for key, vals in p_vals.items():
         rate = np.mean(np.asarray(vals) <= 0.05)

@@ -35,7 +35,19 @@ def ais():
     return df["LBM"], df.drop(columns="LBM")
 
 
-def column(ref_table, name):
+# Our column names (every test table: statistic, df, pvalue, then the
+# method's own) -> R's dr 3.0.11 names, used to read the reference tables.
+SIR_DIM = {"statistic": "Stat", "df": "df", "pvalue": "p.value"}
+PHDRES_DIM = {"statistic": "Stat", "df": "df", "pvalue": "Normal theory",
+              "pvalue_indep": "Indep. test", "pvalue_general": "General theory"}
+SAVE_DIM = {"statistic": "Stat", "df": "df(Nor)", "pvalue": "p.value(Nor)",
+            "pvalue_general": "p.value(Gen)"}
+SAVE_COORD = {"statistic": "Statistic", "df_normal": "df(Nor)", "pvalue_normal": "p.val(Nor)",
+              "pvalue": "p.val(Gen)"}
+
+
+def column(ref_table, name, names=SIR_DIM):
+    name = names.get(name, name)
     return np.array([np.nan if v is None else v for v in ref_table["columns"][name]], float)
 
 
@@ -50,12 +62,14 @@ def check_fit(res, ref, n_dirs):
     assert_allclose(res.r2_ols[:4], ref["summary_evalues_table"]["data"][1], rtol=RTOL)
 
 
-def check_tests(table, ref_table, stat_cols, p_cols):
+def check_tests(table, ref_table, stat_cols, p_cols, names=SIR_DIM):
     assert list(table.index) == ref_table["rownames"]
+    assert list(table.columns[:3]) == ["statistic", "df", "pvalue"]
     for c in stat_cols:
-        assert_allclose(table[c].to_numpy(float), column(ref_table, c), rtol=RTOL)
+        assert_allclose(table[c].to_numpy(float), column(ref_table, c, names), rtol=RTOL)
     for c in p_cols:
-        assert_allclose(table[c].to_numpy(float), column(ref_table, c), rtol=RTOL, atol=PTOL)
+        assert_allclose(table[c].to_numpy(float), column(ref_table, c, names), rtol=RTOL,
+                        atol=PTOL)
 
 
 @pytest.mark.parametrize("config, h", [("sir_h8", 8), ("sir_hdefault", None)])
@@ -70,17 +84,18 @@ def test_sir_matches_dr(ais, config, h):
     # rank(M) <= H - 1: with H = 8 = p the last direction is arbitrary
     n_dirs = min(8, res.slices.n_slices - 1)
     check_fit(res, ref, n_dirs)
-    check_tests(res.dimension_tests().table, ref["dr_test"], ["Stat", "df"], ["p.value"])
+    check_tests(res.dimension_tests().table, ref["dr_test"], ["statistic", "df"], ["pvalue"])
     full = res.dimension_tests(8).table
     ref_all = ref["dr_test_all"]
     ok = full["df"].to_numpy() > 0
-    assert_allclose(full["Stat"].to_numpy()[ok], column(ref_all, "Stat")[ok], rtol=RTOL)
+    assert_allclose(full["statistic"].to_numpy()[ok], column(ref_all, "statistic")[ok],
+                    rtol=RTOL)
     assert_allclose(full["df"], column(ref_all, "df"))
-    assert_allclose(full["p.value"].to_numpy()[ok], column(ref_all, "p.value")[ok],
+    assert_allclose(full["pvalue"].to_numpy()[ok], column(ref_all, "pvalue")[ok],
                     rtol=RTOL, atol=PTOL)
     # df = 0: no test; dr prints 0 or 1 from the sign of a rounding error
-    assert np.isnan(full["p.value"].to_numpy()[~ok]).all()
-    assert (abs(full["Stat"].to_numpy()[~ok]) < 1e-10).all()
+    assert np.isnan(full["pvalue"].to_numpy()[~ok]).all()
+    assert (abs(full["statistic"].to_numpy()[~ok]) < 1e-10).all()
     assert (~ok).sum() == (1 if config == "sir_h8" else 0)
 
 
@@ -96,22 +111,23 @@ def test_sir_coordinate_tests_match_dr_with_pvalues_unswapped(ais, config):
         assert_allclose(out.stat, ct["result"]["columns"]["Statistic"][0], rtol=RTOL)
         # dr's default (pval="general") returns the restricted-weights p-value
         # and pval="restricted" the general one: we return them unswapped.
-        assert_allclose(tab["P.value(restricted)"].iloc[0], ct["result"]["columns"]["P.value"][0],
+        assert_allclose(tab["pvalue_restricted"].iloc[0], ct["result"]["columns"]["P.value"][0],
                         rtol=RTOL)
         assert_allclose(out.pvalue, ct["result_pval_restricted"]["columns"]["P.value"][0],
                         rtol=RTOL)
-        assert_allclose(tab["P.value(general)"].iloc[0], ct["bentler_xie"][1]["pval_adj"], rtol=RTOL)
-        assert_allclose(tab["P.value(restricted)"].iloc[0], ct["bentler_xie"][0]["pval_adj"],
+        assert out.pvalue == tab["pvalue"].iloc[0] == tab["pvalue_general"].iloc[0]
+        assert_allclose(tab["pvalue_general"].iloc[0], ct["bentler_xie"][1]["pval_adj"], rtol=RTOL)
+        assert_allclose(tab["pvalue_restricted"].iloc[0], ct["bentler_xie"][0]["pval_adj"],
                         rtol=RTOL)
         restricted = res.coordinate_test([name], pval="restricted", dr_weights=True)
-        assert restricted.pvalue == tab["P.value(restricted)"].iloc[0]
+        assert restricted.pvalue == tab["pvalue_restricted"].iloc[0]
         # Without dr_weights: identical when p >= H - 1 (H = 8 here), all
         # H - 1 chi-square terms when p < H - 1 (H = 11): see
         # test_sir_coordinate_test_size and docs/theory/baselines.md.
         default = res.coordinate_test([name]).table
-        assert_allclose(default["Statistic"].iloc[0], out.stat, rtol=1e-12)
+        assert_allclose(default["statistic"].iloc[0], out.stat, rtol=1e-12)
         same = config == "sir_h8"
-        for col in ("P.value(general)", "P.value(restricted)"):
+        for col in ("pvalue_general", "pvalue_restricted"):
             close = np.isclose(default[col].iloc[0], tab[col].iloc[0], rtol=1e-9)
             assert close == same, col
             if not same:  # more chi-square terms: larger p-value
@@ -124,18 +140,20 @@ def test_save_matches_dr(ais):
     res = SAVE(y, x).fit(n_slices=8)
     assert_array_equal(res.slices.indicator + 1, ref["slice_info"]["slice_indicator"])
     check_fit(res, ref, 8)
-    check_tests(res.dimension_tests().table, ref["dr_test"], ["Stat", "df(Nor)"],
-                ["p.value(Nor)", "p.value(Gen)"])
+    check_tests(res.dimension_tests().table, ref["dr_test"], ["statistic", "df"],
+                ["pvalue", "pvalue_general"], SAVE_DIM)
     full = res.dimension_tests(8).table
-    check_tests(full, ref["dr_test_all"], ["Stat", "df(Nor)"], ["p.value(Nor)", "p.value(Gen)"])
+    check_tests(full, ref["dr_test_all"], ["statistic", "df"], ["pvalue", "pvalue_general"],
+                SAVE_DIM)
     internals = ref["dr_test_all_save_internals"]
-    assert_allclose(full["Stat(Gen)"], internals["st.general"], rtol=RTOL)
-    assert_allclose(full["df(Gen)"], internals["df.general"], rtol=RTOL)
+    assert_allclose(full["statistic_general"], internals["st.general"], rtol=RTOL)
+    assert_allclose(full["df_general"], internals["df.general"], rtol=RTOL)
     for ct in ref["coordinate_tests"]:
         name = "log" + ct["hypothesis"][len("~.-log(") : -1]
         tab = res.coordinate_test([name]).table
-        for c in ["Statistic", "df(Nor)", "p.val(Nor)", "p.val(Gen)"]:
-            assert_allclose(tab[c].iloc[0], ct["result"]["columns"][c][0], rtol=RTOL)
+        assert list(tab.columns[:3]) == ["statistic", "df", "pvalue"]
+        for c in ["statistic", "df_normal", "pvalue_normal", "pvalue"]:
+            assert_allclose(tab[c].iloc[0], ct["result"]["columns"][SAVE_COORD[c]][0], rtol=RTOL)
 
 
 @pytest.mark.parametrize("config, resid", [("phdy", False), ("phdres", True)])
@@ -145,9 +163,11 @@ def test_phd_matches_dr(ais, config, resid):
     res = PHD(y, x).fit(residuals=resid)
     check_fit(res, ref, 8)
     assert (np.asarray(res.eigenvalues) < 0).any()  # signed, ordered by |.|
-    cols = ["Normal theory", "Indep. test", "General theory"] if resid else ["p.value"]
-    check_tests(res.dimension_tests().table, ref["dr_test"], ["Stat", "df"], cols)
-    check_tests(res.dimension_tests(8).table, ref["dr_test_all"], ["Stat", "df"], cols)
+    cols = ["pvalue", "pvalue_indep", "pvalue_general"] if resid else ["pvalue"]
+    names = PHDRES_DIM if resid else SIR_DIM
+    check_tests(res.dimension_tests().table, ref["dr_test"], ["statistic", "df"], cols, names)
+    check_tests(res.dimension_tests(8).table, ref["dr_test_all"], ["statistic", "df"], cols,
+                names)
 
 
 def test_phdres_weights_match_dr_bentler_xie_inputs(ais):
@@ -156,8 +176,8 @@ def test_phdres_weights_match_dr_bentler_xie_inputs(ais):
     ref = load("phdres")
     tab = PHD(y, x).fit(residuals=True).dimension_tests(4).table
     for row, bx in enumerate(ref["dr_test_bentler_xie"][1:]):
-        assert_allclose(tab["Stat"].iloc[row], bx["f"], rtol=RTOL)
-        assert_allclose(tab["General theory"].iloc[row], bx["pval_adj"], rtol=RTOL)
+        assert_allclose(tab["statistic"].iloc[row], bx["f"], rtol=RTOL)
+        assert_allclose(tab["pvalue_general"].iloc[row], bx["pval_adj"], rtol=RTOL)
 
 
 def test_formula_gives_the_same_fit(ais):
@@ -179,15 +199,15 @@ def test_sir_vignette_arc_slices_and_wood(ais):
     assert_array_equal(res.slices.indicator + 1, ref["slice_info"]["slice_indicator"])
     assert_array_equal(res.slices.sizes, ref["slice_info"]["slice_sizes"])
     check_fit(res, ref, 7)
-    check_tests(res.dimension_tests().table, ref["dr_test"], ["Stat", "df"], ["p.value"])
+    check_tests(res.dimension_tests().table, ref["dr_test"], ["statistic", "df"], ["pvalue"])
     for ct in ref["coordinate_tests"]:
         name = "log" + ct["hypothesis"][len("~.-log(") : -1]
         # p = 8 >= H - 1 = 7: the default weights are dr's
         tab = res.coordinate_test([name]).table
-        assert_allclose(tab["Statistic"].iloc[0], ct["result"]["columns"]["Statistic"][0],
+        assert_allclose(tab["statistic"].iloc[0], ct["result"]["columns"]["Statistic"][0],
                         rtol=RTOL)
         # unswapped, as for the Bentler-Xie fits
-        assert_allclose(tab["P.value(restricted)"].iloc[0],
+        assert_allclose(tab["pvalue_restricted"].iloc[0],
                         ct["result"]["columns"]["P.value"][0], rtol=RTOL)
-        assert_allclose(tab["P.value(general)"].iloc[0],
+        assert_allclose(tab["pvalue_general"].iloc[0],
                         ct["result_pval_restricted"]["columns"]["P.value"][0], rtol=RTOL)

@@ -9,13 +9,15 @@ import pytest
 from numpy.testing import assert_allclose
 
 from jdr_stats.baselines import PHD, SAVE, SIR, dr_slices
+from jdr_stats import config
 from jdr_stats.baselines import _moments
 
 
 @pytest.fixture
 def small_chunks(monkeypatch):
     # 256-row chunks: several chunks, and slices that straddle them
-    monkeypatch.setattr(_moments, "CHUNK_BYTES", 8)
+    monkeypatch.setattr(config, "CHUNK_BYTES", 8)
+    monkeypatch.setattr(config, "MIN_CHUNK_ROWS", 256)
 
 
 @pytest.fixture(scope="module")

@@ -7,11 +7,14 @@ import pandas as pd
 import pytest
 
 import jdr_stats as jdr
+from jdr_stats import config, _resampling
 from jdr_stats._linalg import ReweightedMoments, batched_principal_angles, principal_angles
 from jdr_stats._sources import ArraySource
 from jdr_stats._estimate import estimate
 from jdr_stats.exceptions import SmallSampleWarning, WeakGapWarning
 from jdr_stats.inference import bootstrap as bmod
+from jdr_stats.inference import _replicates as rmod
+from jdr_stats.inference._bounds import order_index
 from jdr_stats.inference import poisson_bootstrap as pmod
 from jdr_stats.inference.bootstrap import BootstrapResults, bootstrap
 
@@ -36,7 +39,7 @@ def test_reweighted_moments_equal_model_moments(weighted):
     # shifted data: the algebraic mean correction must not lose precision
     model = jdr.JointDimReduction(sim.y + 50.0, sim.a * 3 + 10.0, sim.b - 7.0, weights=w0)
     rw = ReweightedMoments(model.endog, model.exog_a, model.exog_b, model.weights)
-    counts = bmod._draw_counts(rng, 5, 800)
+    counts = _resampling.draw_counts(rng, 5, 800)
     full = model.moments()
     for k, mom in enumerate(rw.moments(rw.sums(counts))):
         ref = model.moments(weights=counts[k])
@@ -56,7 +59,7 @@ def test_reweighted_moments_equal_model_moments(weighted):
 
 
 def test_counts_are_resamples():
-    c = bmod._draw_counts(np.random.default_rng(0), 7, 50)
+    c = _resampling.draw_counts(np.random.default_rng(0), 7, 50)
     assert c.shape == (7, 50)
     assert np.all(c.sum(axis=1) == 50)
     assert np.all(c >= 0) and np.all(c == np.round(c))
@@ -104,7 +107,7 @@ def test_same_seed_same_output_and_batches_do_not_matter(dense_fit, monkeypatch)
     res = dense_fit[1]
     one = res.bootstrap(n_boot=30, seed=7)
     two = res.bootstrap(n_boot=30, seed=np.random.default_rng(7))
-    monkeypatch.setattr(bmod, "_COUNT_BYTES", 8 * 1500 * 4)  # batches of 4
+    monkeypatch.setattr(config, "COUNT_BYTES", 8 * 1500 * 4)  # batches of 4
     three = res.bootstrap(n_boot=30, seed=7)
     np.testing.assert_array_equal(one.angles_a, two.angles_a)
     np.testing.assert_array_equal(one.angles_b, two.angles_b)
@@ -160,7 +163,7 @@ def test_conf_int(dense_boot):
     inner = np.degrees(boot._inner["a"])
     lam = np.mean(inner <= t[189])
     assert boot.calibrated_levels()["a"] == pytest.approx(lam)
-    want = t[bmod._order_index(199, lam)]
+    want = t[order_index(199, lam)]
     assert boot.max_angle_bound()["a"] == pytest.approx(want)
     assert boot.conf_int().loc[("a", "largest angle"), "upper"] == pytest.approx(want)
     # higher confidence -> a larger bound
@@ -301,7 +304,7 @@ def test_poisson_method_refits_poisson_moments(sparsity):
     res = jdr.JointDimReduction(sim.y, sim.a, sim.b, weights=w0).fit(2, sparsity=sparsity)
     boot = res.bootstrap(n_boot=4, seed=5, method="poisson", interval="percentile")
     assert boot.method == "poisson"
-    ent = pmod._entropy(np.random.default_rng(5))
+    ent = _resampling.draw_entropy(np.random.default_rng(5), 4)
     w = pmod.poisson_weights(ent, 0, 4)[:, :700].astype(float)
     la = np.linalg.cholesky(res.moments.cov_a).T  # the covariance metric (weighted)
     for b in range(4):
@@ -388,8 +391,8 @@ def test_pairs_n_jobs_gives_identical_numbers(monkeypatch, interval, sparsity):
     w0 = np.random.default_rng(2).uniform(0.5, 2.0, 1200)
     res = jdr.JointDimReduction(sim.y, sim.a, sim.b, weights=w0).fit(2, sparsity=sparsity)
     # several batches of counts and several chunks of rows per batch
-    monkeypatch.setattr(bmod, "_COUNT_BYTES", 8 * 1200 * 16)
-    monkeypatch.setattr(lin, "_FEATURE_BYTES", 8 * 121 * 300)
+    monkeypatch.setattr(config, "COUNT_BYTES", 8 * 1200 * 16)
+    monkeypatch.setattr(config, "FEATURE_BYTES", 8 * 121 * 300)
     runs = {}
     for n_jobs in (None, 1, 2):
         seen = []
@@ -404,7 +407,7 @@ def test_pairs_n_jobs_gives_identical_numbers(monkeypatch, interval, sparsity):
 def test_poisson_n_jobs_gives_identical_numbers(interval):
     # 40000 rows: three blocks of Poisson weights (BLOCK_ROWS = 16384), the
     # last one short, each cut into pieces
-    assert 2 * pmod.BLOCK_ROWS < 40_000 < 3 * pmod.BLOCK_ROWS
+    assert 2 * config.BLOCK_ROWS < 40_000 < 3 * config.BLOCK_ROWS
     sim = jdr.simulate.bilinear(40_000, 3, 3, 2, seed=22)
     w0 = np.random.default_rng(3).uniform(0.5, 2.0, 40_000)
     res = jdr.JointDimReduction(sim.y, sim.a, sim.b, weights=w0).fit(2)
@@ -421,7 +424,7 @@ def test_poisson_n_jobs_gives_identical_numbers(interval):
 def test_n_jobs_bad_input(dense_fit):
     with pytest.raises(ValueError, match="n_jobs"):
         dense_fit[1].bootstrap(n_boot=20, seed=0, n_jobs=0)
-    with pytest.raises(ValueError, match="n_jobs"):
+    with pytest.raises(TypeError, match="n_jobs must be an integer; got 1.5"):
         dense_fit[1].bootstrap(n_boot=20, seed=0, n_jobs=1.5)
 
 
@@ -431,16 +434,16 @@ def test_parallel_sums_and_pass_equal_serial_ones(dense_fit, monkeypatch):
 
     import jdr_stats._linalg as lin
 
-    monkeypatch.setattr(lin, "_FEATURE_BYTES", 8 * 121 * 400)  # 4 chunks of rows
+    monkeypatch.setattr(config, "FEATURE_BYTES", 8 * 121 * 400)  # 4 chunks of rows
     data = dense_fit[1].model.data
-    counts = bmod._draw_counts(np.random.default_rng(0), 7, data.nobs)
+    counts = _resampling.draw_counts(np.random.default_rng(0), 7, data.nobs)
 
     def rw():
         return ReweightedMoments(data.endog, data.blocks["exog_a"], data.blocks["exog_b"],
                                  data.weights)
 
     with Parallel(n_jobs=2, return_as="generator") as par:
-        np.testing.assert_array_equal(bmod._sums(rw(), counts, par), rw().sums(counts))
+        np.testing.assert_array_equal(rmod._sums(rw(), counts, par), rw().sums(counts))
         plan = pmod.poisson_plan(ArraySource(data.endog, data.blocks["exog_a"],
                                              data.blocks["exog_b"], batch_rows=500),
                                  5, seed=3, inner=True)

@@ -110,10 +110,15 @@ def test_json_output(csv_file, capsys):
                                 data[["b0", "b1", "b2"]]).fit(doc["rank"])
     assert doc["nobs"] == 400 and doc["endog"] == "y" and doc["rank_method"] == "robust"
     np.testing.assert_allclose(doc["singular_values"], res.singular_values)
-    assert list(doc["directions_a"]) == ["a0", "a1", "a2", "a3"]
-    np.testing.assert_allclose([doc["directions_b"][v] for v in ["b0", "b1", "b2"]],
+    dirs = doc["directions"]  # records {"block", "variable", "dir1", ...}
+    assert [d["variable"] for d in dirs if d["block"] == "a"] == ["a0", "a1", "a2", "a3"]
+    cols = [f"dir{k + 1}" for k in range(doc["rank"])]
+    np.testing.assert_allclose([[d[c] for c in cols] for d in dirs if d["block"] == "b"],
                                res.directions_b.to_numpy())
-    tests = doc["rank_tests"]["robust"]  # the default rank test
+    assert doc == jdr.JointDimReduction(data["y"], data[["a0", "a1", "a2", "a3"]],
+                                        data[["b0", "b1", "b2"]]).fit("auto").to_dict()
+    assert doc["rank_tests"]["method"] == "robust"  # the default rank test
+    tests = doc["rank_tests"]["tests"]
     assert [t["k"] for t in tests] == list(range(len(tests))) and len(tests) >= 1
     assert all(0 < t["pvalue"] <= 1 for t in tests)
     # the sequence stops at the first test not rejected at 0.05: that k is the rank
@@ -130,7 +135,8 @@ def test_formula_weights_bootstrap_support_json(csv_file, tmp_path, capsys):
                  "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
 
-    assert doc["weights"] is True and "np.exp(a2)" in doc["directions_a"]
+    assert doc["weights"] is True
+    assert "np.exp(a2)" in [d["variable"] for d in doc["directions"] if d["block"] == "a"]
     assert doc["formula"].startswith("y ~") and doc["bootstrap"]["n_boot"] == 49
     assert 0 < doc["bootstrap"]["max_angle_bound_deg"]["a"] < 90
     # --n-jobs: the same bootstrap in two processes

@@ -127,7 +127,7 @@ def test_rank_tests_stream_from_an_array_source(heavy, method):
     frame, mem = heavy
     src = ArraySource(frame["y"].to_numpy(), frame[NA].to_numpy(), frame[NB].to_numpy(),
                       names_a=NA, names_b=NB)
-    model = jdr.JointDimReduction._from_source(src, origin="an array source")
+    model = jdr.JointDimReduction.from_source(src, origin="an array source")
     streamed, memory = model.fit(2).rank_tests(method), mem.fit(2).rank_tests(method)
     _same_tables(streamed.table, memory.table)
     assert streamed.method == method and streamed.nobs == 2000
@@ -175,7 +175,7 @@ def test_general_test_with_large_complement_refuses_on_a_source():
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((150, 50)), rng.standard_normal((150, 45))
     y = a[:, 0] * b[:, 0] + rng.standard_normal(150)
-    model = jdr.JointDimReduction._from_source(ArraySource(y, a, b), origin="an array source")
+    model = jdr.JointDimReduction.from_source(ArraySource(y, a, b), origin="an array source")
     with pytest.raises(RowsNotInMemoryError, match=r"\(n1-k\)\(n2-k\) = 2250 complement"):
         model.fit(1).rank_tests("general", max_rank=0)
 

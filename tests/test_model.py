@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 import jdr_stats as jdr
+from jdr_stats import config
 from jdr_stats._linalg import block_moments
 from jdr_stats.metrics import principal_angles
 
@@ -99,7 +100,8 @@ class TestXlin:
 
         sim = bilinear_small
         direct = block_moments(sim.y, sim.a, sim.b)
-        monkeypatch.setattr(L, "CHUNK_BYTES", 8 * 11 * 7)  # force tiny chunks
+        monkeypatch.setattr(config, "CHUNK_BYTES", 8)  # force tiny (256-row) chunks
+        monkeypatch.setattr(config, "MIN_CHUNK_ROWS", 256)
         chunked = L.block_moments(sim.y, sim.a, sim.b)
         for name in ("cov_a", "cov_b", "cross", "mean_a"):
             np.testing.assert_allclose(getattr(chunked, name), getattr(direct, name), atol=1e-12)
@@ -347,9 +349,8 @@ def test_auto_fit_computes_moments_once_and_factors_each_covariance_once(monkeyp
     """fit("auto", sparsity="auto"): one pass for the moments, one Cholesky
     factor per block covariance, shared by the rank tests, the coordinate
     tests and the estimate (the sparse refit factors its sub-blocks)."""
+    import jdr_stats._data as data_mod
     import jdr_stats._linalg as lin
-    import jdr_stats.inference.rank_tests as rt
-    import jdr_stats.model as model_mod
     import jdr_stats.support._statistics as st
 
     sim = jdr.simulate.bilinear(1500, 8, 7, 2, s1=3, s2=3, seed=4)
@@ -366,7 +367,8 @@ def test_auto_fit_computes_moments_once_and_factors_each_covariance_once(monkeyp
         calls["chol"].append(cov.shape[0])
         return real_chol(cov, *args, **kwargs)
 
-    for mod in (model_mod, rt, st):
+    # every moments pass of the model's data goes through ModelData.moments
+    for mod in (data_mod, st):
         monkeypatch.setattr(mod, "block_moments", count_moments)
     monkeypatch.setattr(lin, "cholesky_factor", count_chol)
     res = model.fit("auto", sparsity="auto")

@@ -4,11 +4,17 @@ import numpy as np
 import pytest
 
 import jdr_stats as jdr
+from jdr_stats import config, _resampling
 from jdr_stats._estimate import estimate
 from jdr_stats._linalg import principal_angles
 from jdr_stats._sources import ArraySource
 from jdr_stats.inference import _bounds as bd
 from jdr_stats.inference import poisson_bootstrap as pmod
+
+
+def draw_entropy4(seed):
+    """The Poisson bootstrap's root entropy (four words) for ``seed``."""
+    return _resampling.draw_entropy(seed, 4)
 
 
 @pytest.fixture(scope="module")
@@ -25,21 +31,21 @@ def _rel_err(got, want, full):
 
 
 def test_weight_table_has_mean_and_variance_one():
-    t = pmod._TABLE.astype(float)
+    t = _resampling._TABLE.astype(float)
     assert t.size == 1 << 16
     assert t.mean() == 1.0 and t.var() == 1.0
     for w in range(9):  # inner weights: conditional mean w (variance about w)
-        row = pmod._INNER_TABLE[w << 16:(w + 1) << 16].astype(float)
+        row = _resampling._INNER_TABLE[w << 16:(w + 1) << 16].astype(float)
         assert row.mean() == pytest.approx(w, rel=1e-4, abs=1e-12)
         assert row.var() == pytest.approx(w, rel=1e-3, abs=1e-12)
 
 
 def test_weights_same_seed_same_numbers_and_blocks_differ():
-    ent = pmod._entropy(7)
-    assert ent == pmod._entropy(7) and ent != pmod._entropy(8)
+    ent = draw_entropy4(7)
+    assert ent == draw_entropy4(7) and ent != draw_entropy4(8)
     w0 = pmod.poisson_weights(ent, 0, 5)
     np.testing.assert_array_equal(w0, pmod.poisson_weights(ent, 0, 5))
-    assert w0.shape == (5, pmod.BLOCK_ROWS) and w0.dtype == np.float32
+    assert w0.shape == (5, config.BLOCK_ROWS) and w0.dtype == np.float32
     assert not np.array_equal(w0, pmod.poisson_weights(ent, 1, 5))
     big = pmod.poisson_weights(ent, 3, 400)
     assert abs(big.mean() - 1) < 0.01 and abs(big.var() - 1) < 0.01
@@ -55,7 +61,7 @@ def test_pass_equals_directly_weighted_moments(data):
     model = jdr.JointDimReduction(y, a, b, weights=cw)
     src = ArraySource(y, a, b, batch_rows=700)
     outer, inner = pmod.poisson_moments(src, 3, seed=11, case_weights=cw, inner=True)
-    ent = pmod._entropy(11)
+    ent = draw_entropy4(11)
     w = pmod.poisson_weights(ent, 0, 3)[:, :m]
     w_in = pmod.inner_weights(ent, 0, pmod.poisson_weights(ent, 0, 3))[:, :m]
     full = model.moments()
@@ -130,10 +136,10 @@ def test_poisson_bootstrap_of_a_parquet_model(data, tmp_path):
 
 def test_pass_crosses_weight_blocks(data, monkeypatch):
     y, a, b = data
-    monkeypatch.setattr(pmod, "BLOCK_ROWS", 256)
-    monkeypatch.setattr(pmod, "_PIECE_ROWS", 100)
+    monkeypatch.setattr(config, "BLOCK_ROWS", 256)
+    monkeypatch.setattr(config, "PIECE_ROWS", 100)
     got = pmod.poisson_moments(ArraySource(y, a, b, batch_rows=999), 2, seed=1)
-    ent = pmod._entropy(1)
+    ent = draw_entropy4(1)
     nblocks = -(-y.size // 256)
     w = np.hstack([pmod.poisson_weights(ent, j, 2) for j in range(nblocks)])[:, : y.size]
     model = jdr.JointDimReduction(*data)

@@ -72,7 +72,7 @@ def test_silent_by_default(capsys):
 @pytest.mark.parametrize("kwargs,exc,msg", [
     ({"progress": "yes"}, TypeError, "progress must be"),
     ({"n_jobs": 0}, ValueError, "n_jobs must be"),
-    ({"n_jobs": 1.5}, ValueError, "n_jobs must be"),
+    ({"n_jobs": 1.5}, TypeError, "n_jobs must be an integer"),  # a wrong type
     ({"batch_size": 0}, ValueError, "batch_size must be"),
 ])
 def test_bad_arguments(kwargs, exc, msg):

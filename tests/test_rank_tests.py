@@ -7,6 +7,8 @@ errors of the simulated rejection rate.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -14,8 +16,10 @@ from scipy import stats
 
 import jdr_stats as jdr
 from jdr_stats.exceptions import AssumptionWarning, RankSelectionWarning
-from jdr_stats.inference import rank_tests as rt_mod
+from jdr_stats.inference import _rank_permutation as rp_mod
+from jdr_stats.inference import _rank_stats as rs_mod
 from jdr_stats.inference.chi2mix import weighted_chi2_sf
+from jdr_stats.inference.rank_methods import RANK_METHODS, RowOptions
 from jdr_stats.inference.rank_tests import RankTestResults, rank_tests
 
 ALPHA = 0.05
@@ -101,10 +105,10 @@ class _FixedPermutation:
 def test_permutation_statistic_equals_refit(fit_r2, k):
     """The vectorised permuted statistic is the estimator refitted on the permuted data."""
     model = fit_r2.model
-    w = rt_mod._whiten(model.data, fit_r2.moments)
+    w = rs_mod._whiten(model.data, fit_r2.moments)
     m = model.nobs
     # identity permutation gives back the observed statistic
-    work = rt_mod._PermutationBatch(w, k)  # one generator per permutation
+    work = rp_mod._PermutationBatch(w, k)  # one generator per permutation
     same = work([_FixedPermutation(np.arange(m))] * 2)
     np.testing.assert_allclose(same, w.statistic(k), rtol=1e-9)
     perm = np.random.default_rng(k).permutation(m)
@@ -123,8 +127,8 @@ def test_permutation_statistic_equals_refit(fit_r2, k):
 
 
 def test_general_weights_near_one_under_normal_theory(fit_r2):
-    w = rt_mod._whiten(fit_r2.model.data, fit_r2.moments)
-    lam, tr1, tr2 = rt_mod._general_weights(w, 2)
+    w = rs_mod._whiten(fit_r2.model.data, fit_r2.moments)
+    lam, tr1, tr2 = rs_mod._general_weights(w, 2)
     d = (6 - 2) * (5 - 2)
     assert lam.shape == (d,)
     # normal theory: Omega = E[y^2] I, so the weights are close to 1
@@ -134,11 +138,11 @@ def test_general_weights_near_one_under_normal_theory(fit_r2):
 
 
 def test_general_trace_route_matches_exact_route(fit_r2, monkeypatch):
-    w = rt_mod._whiten(fit_r2.model.data, fit_r2.moments)
-    lam, tr1, tr2 = rt_mod._general_weights(w, 1)
-    monkeypatch.setattr(rt_mod, "_MAX_EXACT_DIM", 0)
-    monkeypatch.setattr(rt_mod, "_CHUNK_FLOATS", 200_000)  # several row chunks
-    none, tr1_b, tr2_b = rt_mod._general_weights(w, 1)
+    w = rs_mod._whiten(fit_r2.model.data, fit_r2.moments)
+    lam, tr1, tr2 = rs_mod._general_weights(w, 1)
+    monkeypatch.setattr(rs_mod, "_MAX_EXACT_DIM", 0)
+    monkeypatch.setattr(rs_mod, "_CHUNK_FLOATS", 200_000)  # several row chunks
+    none, tr1_b, tr2_b = rs_mod._general_weights(w, 1)
     assert none is None
     np.testing.assert_allclose([tr1_b, tr2_b], [tr1, tr2], rtol=1e-9)
     np.testing.assert_allclose(np.sum(lam**2), tr2, rtol=1e-9)
@@ -183,12 +187,13 @@ def _null_pvalues(reps, seed, *, n_perm=0, design="gaussian", k=1, general=True)
     for _ in range(reps):
         sim = jdr.simulate.bilinear(600, 6, 5, k, design=design, seed=rng)
         model = jdr.JointDimReduction(sim.y, sim.a, sim.b)
-        w = rt_mod._whiten(model.data, model.moments())
-        out["chi2"].append(rt_mod._test_row(w, k, "chi2", 0, None)[0]["pvalue"])
+        w = rs_mod._whiten(model.data, model.moments())
+        out["chi2"].append(RANK_METHODS["chi2"].row(w, k, RowOptions())[0]["pvalue"])
         if general:
-            out["general"].append(rt_mod._test_row(w, k, "general", 0, None)[0]["pvalue"])
+            out["general"].append(RANK_METHODS["general"].row(w, k, RowOptions())[0]["pvalue"])
         if n_perm:
-            out["permutation"].append(rt_mod._test_row(w, k, "permutation", n_perm, rng)[0]["pvalue"])
+            opts = RowOptions(n_perm=n_perm, rng=rng)
+            out["permutation"].append(RANK_METHODS["permutation"].row(w, k, opts)[0]["pvalue"])
     return {key: np.asarray(v) for key, v in out.items()}
 
 
@@ -244,14 +249,17 @@ def test_fit_auto_chooses_rank_and_reports_it(bilinear_small):
     assert res.rank == 2 and res.rank_method == "robust"
     text = str(res.summary())
     assert "robust tests, alpha=0.05" in text
-    assert "Rank tests (robust)" in text and "eff. df" in text
+    assert "Rank tests (robust)" in text and "eff_df" in text
     res_w = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit("auto", rank_method="wald")
-    assert res_w.rank == 2 and "df2" in str(res_w.summary())
+    assert res_w.rank == 2 and "df_denom" in str(res_w.summary())
     res_c = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit("auto", rank_method="chi2")
     assert res_c.rank == 2 and "Rank tests (chi2)" in str(res_c.summary())
     res_l = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit("auto", rank_method="ladle", seed=0)
     assert res_l.rank == 2 and res_l.rank_method == "ladle"
-    assert "Rank tests (ladle)" in str(res_l.summary())
+    text_l = str(res_l.summary())
+    assert "Ladle criterion" in text_l and "alpha" not in text_l
+    assert re.search(r"Rank chosen by:\s+ladle \(bootstrap eigenvector variability, "
+                     r"no test level\)", text_l)
     with pytest.raises(ValueError, match="rank_method must be one of"):
         jdr.JointDimReduction(sim.y, sim.a, sim.b).fit("auto", rank_method="bogus")
     res_p = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(
@@ -270,7 +278,7 @@ def test_rank_tests_shown_in_fit_summary_only_when_passed(fit_r2):
     # the results object never changes: computing tests does not alter summary()
     assert str(fit_r2.summary()) == before and "Rank tests" not in before
     text = str(fit_r2.summary(rank_tests=rt))
-    assert "Rank tests (general)" in text and "eff. df" in text
+    assert "Rank tests (general)" in text and "eff_df" in text
     with pytest.raises(TypeError, match="RankTestResults"):
         fit_r2.summary(rank_tests=rt.table)
 

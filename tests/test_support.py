@@ -63,7 +63,7 @@ def test_marginal_f_equals_reverse_regression_f_test():
         contrast = np.zeros((n2, k))
         contrast[:, k - n2 :] = np.eye(n2)
         ft = fit.f_test(contrast)
-        assert tab["stat"].iloc[j] / n2 == pytest.approx(float(ft.fvalue), rel=1e-8)
+        assert tab["statistic"].iloc[j] / n2 == pytest.approx(float(ft.fvalue), rel=1e-8)
         assert tab["pvalue"].iloc[j] == pytest.approx(float(ft.pvalue), rel=1e-6)
         assert tab["df"].iloc[j] == n2
 
@@ -187,7 +187,7 @@ def test_results_table_and_summary(sparse_model):
     assert res.test == "conditional" and res.rule == "bh" and res.rank == 2
     tab = res.table
     assert list(tab.index.names) == ["block", "variable"]
-    assert {"stat", "df", "pvalue", "qvalue", "selected"} <= set(tab.columns)
+    assert {"statistic", "df", "pvalue", "qvalue", "selected"} <= set(tab.columns)
     assert (tab["df"] == 2).all()
     assert ((tab["pvalue"] >= 0) & (tab["pvalue"] <= 1)).all()
     assert (tab["qvalue"] >= tab["pvalue"] - 1e-15).all()
@@ -219,7 +219,7 @@ def test_choose_sparsity_and_fit_auto(sparse_model):
     assert (s1, s2) == (max(2, res.counts[0]), max(2, res.counts[1]))
     fit = model.fit(2, sparsity="auto", fdr=0.1, seed=0)
     assert fit.sparsity == (s1, s2)
-    assert "wild bootstrap" in res.method
+    assert "wild bootstrap" in res.method_label
     assert set(fit.support_a) == set(res.selected_a) or len(res.selected_a) < 2
     e = jdr.metrics.nsee(sim.U, fit.directions_a, sim.V, fit.directions_b)
     assert e < 0.2
@@ -273,8 +273,8 @@ def test_permutation_reproducible_and_agrees(sparse_model):
     assert a.table["pvalue"].min() == pytest.approx(1 / 50)
     chi = model.select_support(rank=2, method="chi2")
     # same statistic as the F version (chi-square scale)
-    np.testing.assert_allclose(a.table["stat"], chi.table["stat"], rtol=1e-10)
-    assert "permutation" in a.method
+    np.testing.assert_allclose(a.table["statistic"], chi.table["statistic"], rtol=1e-10)
+    assert "permutation" in a.method_label
     marg = model.select_support(method="permutation", n_perm=19, seed=3)
     assert marg.table["pvalue"].between(1 / 20, 1).all()
 
@@ -288,7 +288,7 @@ def test_default_is_wild_for_the_conditional_test(sparse_model):
     one = model.select_support(rank=2, seed=4)
     two = model.select_support(rank=2, seed=4)
     pd.testing.assert_frame_equal(one.table, two.table)
-    assert one.settings["n_boot"] == 999 and "wild bootstrap" in one.method
+    assert one.settings["n_boot"] == 999 and "wild bootstrap" in one.method_label
     assert one.table["pvalue"].min() >= 1 / 1000
     assert "Rademacher" in str(one.summary())
     prep = sup.prepare(model.data, True)
@@ -297,12 +297,12 @@ def test_default_is_wild_for_the_conditional_test(sparse_model):
                                   method="wild", n_resample=999, seed=rng)
     np.testing.assert_allclose(one.table.xs("a", level="block")["pvalue"], ref.pvalue)
     marg = model.select_support(seed=4)
-    assert marg.method == "marginal robust score test, wild bootstrap, B=999"
+    assert marg.method_label == "marginal robust score test, wild bootstrap, B=999"
     ref = robust_coordinate_tests(prep.yc, prep.z_a, prep.w_a, prep.w_b, rank=None,
                                   method="wild", n_resample=999,
                                   seed=np.random.default_rng(4))
     np.testing.assert_allclose(marg.table.xs("a", level="block")["pvalue"], ref.pvalue)
-    assert model.select_support(covariance="factored").method.startswith("marginal partial F")
+    assert model.select_support(covariance="factored").method_label.startswith("marginal partial F")
 
 
 def test_hc3_and_studentized_permutation_options(sparse_model):
@@ -312,11 +312,11 @@ def test_hc3_and_studentized_permutation_options(sparse_model):
     hc3 = model.select_support(rank=2, covariance="hc3")
     prep = sup.prepare(model.data, True)
     ref = robust_coordinate_tests(prep.yc, prep.z_b, prep.w_b, prep.w_a, rank=2, method="hc3")
-    np.testing.assert_allclose(hc3.table.xs("b", level="block")["stat"], ref.stat)
-    assert "HC3" in hc3.method and "HC3" in str(hc3.summary())
+    np.testing.assert_allclose(hc3.table.xs("b", level="block")["statistic"], ref.stat)
+    assert "HC3" in hc3.method_label and "HC3" in str(hc3.summary())
     sp = model.select_support(rank=2, method="studentized-permutation", n_perm=49, seed=1)
     assert sp.table["pvalue"].between(1 / 50, 1).all()
-    assert sp.settings["n_perm"] == 49 and "studentized permutation" in sp.method
+    assert sp.settings["n_perm"] == 49 and "studentized permutation" in sp.method_label
 
 
 def test_rule_by(sparse_model):
@@ -371,7 +371,7 @@ def test_sandwich_chunked_equals_unchunked(sparse_model, monkeypatch):
     full = model.select_support(covariance="sandwich")
     monkeypatch.setattr(sup, "_CHUNK_FLOATS", 50)
     chunked = model.select_support(covariance="sandwich")
-    np.testing.assert_allclose(full.table["stat"], chunked.table["stat"], rtol=1e-10)
+    np.testing.assert_allclose(full.table["statistic"], chunked.table["statistic"], rtol=1e-10)
 
 
 def test_unstandardized(sparse_model):

@@ -277,7 +277,7 @@ def test_replay_study_marginal_t5_ar08_m500():
         model = jdr.JointDimReduction(sim.y, sim.a, sim.b)
         res = model.select_support(fdr=0.1, seed=seed)
         old = model.select_support(fdr=0.1, method="chi2")
-        assert res.test == "marginal" and "wild" in res.method
+        assert res.test == "marginal" and "wild" in res.method_label
         rows = []
         for block, truth in (("a", np.abs(sim.U).sum(1) > 0), ("b", np.abs(sim.V).sum(1) > 0)):
             sel = res.table.xs(block, level="block")["selected"].to_numpy(bool)

@@ -12,6 +12,7 @@ method supplying its kernel and tests (``sir``, ``phd``, ``save``).
 from __future__ import annotations
 
 from ..inference.chi2mix import bentler_xie_pvalue, wood_pvalue
+from ._base import SDRResults
 from ._slicing import SliceInfo, arc_slices, dr_slices
 from ._tables import CoordinateTest, DimensionTests
 from .phd import PHD, PHDResults
@@ -19,17 +20,18 @@ from .save import SAVE, SAVEResults
 from .sir import SIR, SIRResults
 
 __all__ = [
-    "SIR",
-    "SIRResults",
     "PHD",
-    "PHDResults",
     "SAVE",
-    "SAVEResults",
-    "DimensionTests",
+    "SIR",
     "CoordinateTest",
+    "DimensionTests",
+    "PHDResults",
+    "SAVEResults",
+    "SDRResults",
+    "SIRResults",
     "SliceInfo",
-    "dr_slices",
     "arc_slices",
     "bentler_xie_pvalue",
+    "dr_slices",
     "wood_pvalue",
 ]

@@ -25,6 +25,7 @@ per-observation quantities build them on demand.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -34,22 +35,42 @@ import pandas as pd
 from statsmodels.iolib.summary2 import Summary
 
 from .._data import DataModel, MissingPolicy, ModelData, check_new_block
+from .._export import ExportMixin, records
 from .._linalg import Whitening, cholesky_factor, sign_columns, unit_columns
 from .._validation import check_choice, check_int
-from ..summary import SummaryMixin, build_summary
+from ..summary import SummaryMixin, build_summary, json_safe
 from ._moments import DesignMoments, centred_cross
 from ._slicing import SLICERS, SliceInfo
 from ._tables import DimensionTests, weighted_chi2_pvalue
 
 __all__ = [
-    "Standardized",
-    "standardize",
-    "eigen_by_abs",
-    "wcov",
-    "normalize_weights",
     "SDRModel",
     "SDRResults",
+    "Standardized",
+    "eigen_by_abs",
+    "normalize_weights",
+    "renamed_argument",
+    "standardize",
+    "wcov",
 ]
+
+
+def renamed_argument(
+    new_value: Any, old_value: Any, new: str, old: str, *, stacklevel: int = 3
+) -> Any:
+    """The value of an argument renamed from ``old`` to ``new``.
+
+    Passing ``old`` still works but issues a ``FutureWarning`` naming
+    ``new``; passing both is a ``TypeError``.
+    """
+    if old_value is None:
+        return new_value
+    if new_value is not None:
+        raise TypeError(f"give {new} (the new name of {old}), not both; got {new}={new_value!r} "
+                        f"and {old}={old_value!r}")
+    warnings.warn(f"{old} is deprecated and will be removed; use {new}={old_value!r}",
+                  FutureWarning, stacklevel=stacklevel)
+    return old_value
 
 
 # ---------------------------------------------------------------------------
@@ -176,10 +197,13 @@ class SDRModel(DataModel):
         self._formula: str | None = None
 
     # -- the shared steps of fit -----------------------------------------
-    def _options(self, numdir: object, chi2approx: object) -> tuple[int, str]:
-        """Validated ``numdir`` (capped at p) and ``chi2approx``."""
+    def _options(self, rank: object, numdir: object, chi2approx: object) -> tuple[int, str]:
+        """Validated ``rank`` (default 4, capped at p; ``numdir`` its
+        deprecated name) and ``chi2approx``."""
         p = self.exog.shape[1]
-        nd = min(check_int(numdir, "numdir", low=1), p)
+        name = "rank" if numdir is None else "numdir"
+        rank = renamed_argument(rank, numdir, "rank", "numdir", stacklevel=4)
+        nd = min(check_int(4 if rank is None else rank, name, low=1), p)
         return nd, check_choice(chi2approx, "chi2approx", ("bx", "wood"))
 
     def _slice(self, n_slices: object, slice_method: object) -> tuple[int, SliceInfo]:
@@ -193,7 +217,7 @@ class SDRModel(DataModel):
     # -- data access ------------------------------------------------------
     @property
     def exog(self) -> np.ndarray:
-        return self._data.blocks["exog"]
+        return self._data.rows("the data of exog")[1]
 
     @property
     def exog_names(self) -> list[str]:
@@ -203,10 +227,15 @@ class SDRModel(DataModel):
         return normalize_weights(self._data.weights)
 
 
-class SDRResults(SummaryMixin):
+class SDRResults(ExportMixin, SummaryMixin):
     """Results shared by SIR, pHd and SAVE (read-only).
 
-    Subclasses supply ``dimension_tests`` and the method description.
+    The same shapes as the joint model's :class:`~jdr_stats.JDRResults`:
+    ``rank`` (the number of directions shown and tested by default),
+    directions with columns ``dir1..dirp``, :meth:`rank_tests`,
+    :meth:`transform`, :meth:`summary`, :meth:`to_dict` / ``to_json`` /
+    ``save``.  Subclasses supply the dimension tests and the method
+    description.
     """
 
     _title = "Dimension reduction results"
@@ -217,7 +246,7 @@ class SDRResults(SummaryMixin):
         std: Standardized,
         kernel: np.ndarray,
         *,
-        numdir: int,
+        rank: int,
         settings: dict[str, Any],
         slices: SliceInfo | None = None,
         extras: dict[str, Any] | None = None,
@@ -231,7 +260,7 @@ class SDRResults(SummaryMixin):
         self._evals = vals
         self._raw = vecs
         self._dirs = dirs
-        self._numdir = numdir
+        self._rank = rank
         self._settings = dict(settings)
         self._slices = slices
         self._extras = dict(extras or {})
@@ -242,7 +271,8 @@ class SDRResults(SummaryMixin):
         if k not in self._tests_cache:
             self._tests_cache[k] = compute(k)
         t = self._tests_cache[k]
-        return DimensionTests(t.table.copy(), t.title, t.method, list(t.notes))
+        return DimensionTests(t.table.copy(), t.title, t.method, list(t.notes),
+                              method_label=t.method_label, pvalue_columns=t.pvalue_columns)
 
     # -- basic attributes -------------------------------------------------
     @property
@@ -266,9 +296,18 @@ class SDRResults(SummaryMixin):
         return weighted_chi2_pvalue(coef, stat, self.chi2approx)
 
     @property
+    def rank(self) -> int:
+        """Number of directions shown by ``summary``, used by
+        :meth:`transform` and tested by :meth:`rank_tests` by default
+        (``fit(rank=)``, R ``dr``'s ``numdir``)."""
+        return self._rank
+
+    @property
     def numdir(self) -> int:
-        """Number of directions shown by ``summary`` and tested by default."""
-        return self._numdir
+        """Deprecated name of :attr:`rank` (``FutureWarning``)."""
+        warnings.warn("numdir is deprecated and will be removed; use rank",
+                      FutureWarning, stacklevel=2)
+        return self._rank
 
     @property
     def kernel(self) -> np.ndarray:
@@ -289,7 +328,7 @@ class SDRResults(SummaryMixin):
 
         Columns are ``Sigma_hat``-orthogonal (not Euclidean-orthogonal);
         signs make each column's largest entry positive.  A DataFrame indexed
-        by the variable names (columns ``Dir1..Dirp``) when the input had
+        by the variable names (columns ``dir1..dirp``) when the input had
         pandas labels.
         """
         return self._frame(self._dirs.copy())
@@ -311,7 +350,7 @@ class SDRResults(SummaryMixin):
 
     @staticmethod
     def _dir_labels(k: int) -> list[str]:
-        return [f"Dir{j + 1}" for j in range(k)]
+        return [f"dir{j + 1}" for j in range(k)]
 
     def _frame(self, arr: np.ndarray):
         if self._labelled:
@@ -319,28 +358,35 @@ class SDRResults(SummaryMixin):
                                 columns=self._dir_labels(arr.shape[1]))
         return arr
 
-    def _check_dims(self, k: Any, argname: str = "n_dirs") -> int:
+    def _check_dims(self, k: Any, argname: str = "rank") -> int:
         p = self._dirs.shape[0]
         if k is None:
-            return self._numdir
+            return self._rank
         return check_int(k, argname, low=1, high=p)
 
     # -- reduced predictors ----------------------------------------------
-    def transform(self, exog: Any = None, *, n_dirs: int | None = None) -> pd.DataFrame | np.ndarray:
+    def transform(
+        self, exog: Any = None, *, rank: int | None = None, n_dirs: int | None = None
+    ) -> pd.DataFrame | np.ndarray:
         """The reduced predictors ``(x - xbar)^T beta_j`` of the first directions.
 
         Parameters
         ----------
         exog : array_like, optional
             New data with the fitted model's columns; default the fitted data.
+        rank : int, optional
+            Number of directions; default :attr:`rank`.
         n_dirs : int, optional
-            Number of directions; default :attr:`numdir`.
+            Deprecated name of ``rank`` (``FutureWarning``).
 
         Returns
         -------
-        ndarray or DataFrame, shape (n, n_dirs)
+        ndarray or DataFrame, shape (n, rank)
+            Columns ``dir1..dirk``: a DataFrame when the model or ``exog``
+            had pandas labels (as :meth:`JDRResults.transform`).
         """
-        k = self._check_dims(n_dirs)
+        k = self._check_dims(renamed_argument(rank, n_dirs, "rank", "n_dirs"),
+                             "rank" if n_dirs is None else "n_dirs")
         if exog is None:
             x = self._model.exog
             index = self._model.data.row_index
@@ -383,14 +429,91 @@ class SDRResults(SummaryMixin):
     def _method_line(self) -> str:
         return f"{self.method}, n = {self.nobs}."
 
-    def dimension_tests(self, numdir: int | None = None) -> DimensionTests:  # pragma: no cover
+    def _dimension_tests(self, k: int) -> DimensionTests:  # pragma: no cover
         raise NotImplementedError
+
+    def dimension_tests(
+        self, rank: int | None = None, *, numdir: int | None = None
+    ) -> DimensionTests:
+        """The marginal dimension tests under R ``dr``'s name: rows
+        ``0..rank-1`` (default :attr:`rank`), the table of
+        :meth:`rank_tests` (``numdir`` is the deprecated name of ``rank``)."""
+        return self._dimension_table(rank, numdir)
+
+    def _dimension_table(self, rank: Any, numdir: Any) -> DimensionTests:
+        k = renamed_argument(rank, numdir, "rank", "numdir", stacklevel=4)
+        name = "rank" if numdir is None else "numdir"
+        return self._cached(self._check_dims(k, name), self._dimension_tests)
+
+    def rank_tests(self, *, max_rank: int | None = None) -> DimensionTests:
+        """Sequential tests of ``H0: d = k`` against ``d > k``, ``k = 0..max_rank``.
+
+        The method's marginal dimension tests (see ``dimension_tests`` of
+        the subclass for the statistics and their assumptions), as the joint
+        model's :meth:`JDRResults.rank_tests`.
+
+        Parameters
+        ----------
+        max_rank : int, optional
+            Largest ``k`` tested, ``0 <= max_rank <= p - 1``; default
+            :attr:`rank` ``- 1``.
+
+        Returns
+        -------
+        DimensionTests
+            One row per ``k``, the same table as :meth:`dimension_tests`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from jdr_stats.baselines import SIR
+        >>> rng = np.random.default_rng(0)
+        >>> x = rng.standard_normal((500, 4))
+        >>> res = SIR(x[:, 0] + 0.1 * rng.standard_normal(500), x).fit(rank=2)
+        >>> len(res.rank_tests().table), len(res.rank_tests(max_rank=3).table)
+        (2, 4)
+        """
+        p = self._dirs.shape[0]
+        k = self._rank if max_rank is None else check_int(
+            max_rank, "max_rank", low=0, high=p - 1) + 1
+        return self._cached(k, self._dimension_tests)
+
+    # -- export -----------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """The fit as plain JSON types (``to_json`` writes it).
+
+        Returns
+        -------
+        dict
+            ``model`` (the class name), ``method``, ``settings``,
+            ``endog``, ``nobs``, ``rank``, ``eigenvalues`` and ``r2_ols``
+            (all p), ``slice_sizes`` (or None), ``directions`` (one record
+            per variable: ``{"variable": name, "dir1": ..., "dirp": ...}``,
+            original coordinates) and ``rank_tests`` (:meth:`rank_tests`,
+            as its ``to_dict()``).  NaN are None; keys have no spaces.
+        """
+        m = self._model
+        dirs = pd.DataFrame(self._dirs, columns=self._dir_labels(self._dirs.shape[1]),
+                            index=pd.Index(m.exog_names, name="variable"))
+        return {
+            "model": type(m).__name__,
+            "method": self.method,
+            "settings": json_safe(self._settings),
+            "endog": m.endog_name,
+            "nobs": self.nobs,
+            "rank": self.rank,
+            "eigenvalues": json_safe(self._evals),
+            "r2_ols": json_safe(self.r2_ols),
+            "slice_sizes": None if self._slices is None else json_safe(self._slices.sizes),
+            "directions": records(dirs),
+            "rank_tests": self.rank_tests().to_dict(),
+        }
 
     def summary(self) -> Summary:
         """What R's ``summary.dr`` shows: the method, slice sizes, the first
-        ``numdir`` directions, eigenvalues with ``R^2(OLS|dr)`` and the
+        ``rank`` directions, eigenvalues with ``R^2(OLS|dr)`` and the
         marginal dimension tests."""
-        k = self._numdir
+        k = self._rank
         m = self._model
         info = {
             "Method:": self._method_line(),
@@ -408,7 +531,7 @@ class SDRResults(SummaryMixin):
             index=["Eigenvalues", "R^2(OLS|dr)"],
             columns=self._dir_labels(k),
         )
-        tests = self.dimension_tests(k)
+        tests = self.rank_tests()
         tables = [
             ("Estimated basis vectors for central subspace", dirs),
             ("", ev),

@@ -24,10 +24,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import config
 from ._slicing import SliceInfo
 
 __all__ = [
-    "CHUNK_BYTES",
     "row_chunks",
     "DesignMoments",
     "design_moments",
@@ -37,12 +37,10 @@ __all__ = [
     "slice_moments",
 ]
 
-#: Bytes of the reused buffer of shifted rows (small enough to stay in cache).
-CHUNK_BYTES = 1 << 20
-
-
 def _step(n: int, p: int) -> int:
-    return max(1, min(n, max(256, CHUNK_BYTES // (8 * max(p, 1)))))
+    """Rows of the reused buffer of shifted rows: about ``config.CHUNK_BYTES``
+    (small enough to stay in cache)."""
+    return max(1, min(n, config.chunk_rows(p)))
 
 
 def row_chunks(

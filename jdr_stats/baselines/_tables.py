@@ -10,7 +10,7 @@ from scipy import stats
 
 from .._linalg import Whitening
 from ..inference.chi2mix import bentler_xie_pvalue, wood_pvalue
-from ..inference.hypotheses import TestTable
+from ..inference.hypotheses import TestResult, TestTable
 
 __all__ = [
     "chi2_sf",
@@ -100,29 +100,51 @@ def cov_of_products(
 # test tables
 # ---------------------------------------------------------------------------
 class DimensionTests(TestTable):
-    """Marginal dimension tests: the table of ``dr.test``, plus a summary.
+    """Marginal dimension tests: the tests of ``dr.test``, plus a summary.
 
     ``table`` has one row per null hypothesis ``"kD vs >= (k+1)D"`` and the
-    columns of ``dr.test`` for the method.
+    columns ``statistic``, ``df``, ``pvalue`` (``dr``'s ``Stat``, ``df``,
+    ``p.value``; its first reference distribution), then those of the
+    method's other references (``pvalue_general``, ...), declared in
+    ``pvalue_columns``.
     """
 
     __test__ = False
 
 
 class CoordinateTest(TestTable):
-    """A coordinate test (Cook 2004) as a one-row table, plus ``stat`` and
-    ``pvalue`` of the default reference distribution."""
+    """A coordinate test (Cook 2004) as a one-row table, plus :attr:`statistic`
+    and :attr:`pvalue` of the default reference distribution (the table's
+    ``statistic`` and ``pvalue`` columns) and :meth:`result`, the same as a
+    :class:`~jdr_stats.inference.hypotheses.TestResult`."""
 
     __test__ = False
 
     @property
+    def statistic(self) -> float:
+        return float(self.table["statistic"].iloc[0])
+
+    @property
     def stat(self) -> float:
-        return float(self.table.iloc[0, 0])
+        """Alias of :attr:`statistic` (kept for compatibility)."""
+        return self.statistic
 
     @property
     def pvalue(self) -> float:
-        col = self.table.attrs.get("pvalue_column", self.table.columns[-1])
-        return float(self.table[col].iloc[0])
+        return float(self.table["pvalue"].iloc[0])
+
+    def result(self, row: Any = None) -> TestResult:
+        """The test with the default reference as a :class:`TestResult`
+        (``row``: the only row, ``"Test"``)."""
+        if row is not None and row not in self.table.index:
+            raise KeyError(f"row must be one of {list(self.table.index)}; got {row!r}")
+        df = float(self.table["df"].iloc[0])
+        return TestResult(
+            statistic=self.statistic, df=None if np.isnan(df) else df, pvalue=self.pvalue,
+            null=self.notes[0].removeprefix("H0: ") if self.notes else "",
+            distribution="weighted chi2" if np.isnan(df) else f"chi2({df:g})",
+            method=self.method, name=self.title,
+        )
 
 
 def dim_row_labels(k: int) -> list[str]:

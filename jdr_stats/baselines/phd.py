@@ -64,7 +64,8 @@ class PHD(SDRModel):
         self,
         residuals: bool = False,
         *,
-        numdir: int = 4,
+        rank: int | None = None,
+        numdir: int | None = None,
         chi2approx: Literal["bx", "wood"] = "bx",
     ) -> PHDResults:
         """Estimate the directions.
@@ -75,8 +76,12 @@ class PHD(SDRModel):
             ``False``: ``r = y - ybar`` (``dr`` method "phdy");
             ``True``: OLS residuals of y on x (method "phdres", which also
             gives Cook's general and independence tests).
-        numdir : int
-            Directions shown by ``summary`` and tested by default.
+        rank : int, optional
+            Directions shown by ``summary``, used by ``transform`` and
+            tested by ``rank_tests`` by default (R ``dr``'s ``numdir``):
+            default 4, capped at p.
+        numdir : int, optional
+            Deprecated name of ``rank`` (``FutureWarning``).
         chi2approx : {"bx", "wood"}
             Approximation of the weighted chi-square p-values (general and
             independence tests): Bentler-Xie or Wood's three-moment F.
@@ -86,7 +91,7 @@ class PHD(SDRModel):
         PHDResults
         """
         residuals = check_bool(residuals, "residuals")
-        nd, approx = self._options(numdir, chi2approx)
+        nd, approx = self._options(rank, numdir, chi2approx)
         w = self._weights()
         x = self.exog
         n = x.shape[0]
@@ -105,7 +110,7 @@ class PHD(SDRModel):
         kernel = std.to_z(mx)
         method = "phdres" if residuals else "phdy"
         return PHDResults(
-            self, std, kernel, numdir=nd,
+            self, std, kernel, rank=nd,
             settings={"method": method, "residuals": bool(residuals),
                       "chi2approx": approx},
             extras={"r": r},
@@ -130,16 +135,20 @@ class PHDResults(SDRResults):
         rb = (w @ r) / n
         return float(w @ (r - rb) ** 2) / (n - 1)
 
-    def dimension_tests(self, numdir: int | None = None) -> DimensionTests:
+    def dimension_tests(
+        self, rank: int | None = None, *, numdir: int | None = None
+    ) -> DimensionTests:
         """Li's (1992) tests, and for residuals Cook's (1998) general and
         independence tests (``dr.test``).
 
         Returns
         -------
         DimensionTests
-            Columns ``Stat, df, p.value`` ("phdy"), or ``Stat, df,
-            Normal theory, Indep. test, General theory`` ("phdres"; the
-            independence test is on the first row only).
+            Columns ``statistic, df, pvalue`` ("phdy"; ``dr.test``'s ``Stat,
+            df, p.value``), or ``statistic, df, pvalue, pvalue_indep,
+            pvalue_general`` ("phdres"; ``dr.test``'s ``Stat, df, Normal
+            theory, Indep. test, General theory``; ``pvalue`` is the normal
+            theory one and the independence test is on the first row only).
 
         Notes
         -----
@@ -154,7 +163,7 @@ class PHDResults(SDRResults):
         uses ``c`` = eigenvalues of ``Cov(e_i) / 2``.  Bentler-Xie (or Wood)
         approximation.
         """
-        return self._cached(self._check_dims(numdir, "numdir"), self._dimension_tests)
+        return self._dimension_table(rank, numdir)
 
     def _dimension_tests(self, k: int) -> DimensionTests:
         p = self._evals.shape[0]
@@ -168,7 +177,7 @@ class PHDResults(SDRResults):
         p_norm = chi2_sf(stat, df)
         if not self.residuals:
             table = pd.DataFrame(
-                {"Stat": stat, "df": df, "p.value": p_norm},
+                {"statistic": stat, "df": df, "pvalue": p_norm},
                 index=pd.Index(dim_row_labels(k), name="Hypothesis"),
             )
             notes = [
@@ -176,8 +185,8 @@ class PHDResults(SDRResults):
                 "(p-k) squared eigenvalues / (2 var(y)), chi-square with "
                 "(p-k)(p-k+1)/2 df (x normal, Li 1992)."
             ]
-            return DimensionTests(table, "pHd marginal dimension tests",
-                                  "Li (1992) chi-square", notes)
+            return DimensionTests(table, "pHd marginal dimension tests", "chi2", notes,
+                                  method_label="Li (1992) chi-square")
         v = self._std.z @ self._raw  # z-scale coordinates on the eigenvectors
         ia, ib = np.triu_indices(p)
         scale = np.where(ia == ib, 1.0, np.sqrt(2.0))
@@ -198,14 +207,16 @@ class PHDResults(SDRResults):
             ev = np.linalg.eigvalsh(c_gen[np.ix_(sel, sel)])
             p_gen[j] = self._wchi2(ev / (2 * var_r), stat[j])
         table = pd.DataFrame(
-            {"Stat": stat, "df": df, "Normal theory": p_norm, "Indep. test": p_ind,
-             "General theory": p_gen},
+            {"statistic": stat, "df": df, "pvalue": p_norm, "pvalue_indep": p_ind,
+             "pvalue_general": p_gen},
             index=pd.Index(dim_row_labels(k), name="Hypothesis"),
         )
         notes = [
             "H0: dimension k (row kD) vs more. Normal theory: chi-square with "
-            "(p-k)(p-k+1)/2 df; General theory: weighted chi-square (Cook 1998); "
-            "Indep. test (row 0 only): H0 y independent of x."
+            "(p-k)(p-k+1)/2 df (pvalue); General theory: weighted chi-square "
+            "(Cook 1998; pvalue_general); independence test (pvalue_indep, row 0 "
+            "only): H0 y independent of x."
         ]
-        return DimensionTests(table, "pHd (residuals) marginal dimension tests",
-                              "Li (1992); Cook (1998) general and independence", notes)
+        return DimensionTests(table, "pHd (residuals) marginal dimension tests", "chi2", notes,
+                              method_label="Li (1992); Cook (1998) general and independence",
+                              pvalue_columns=("pvalue_indep", "pvalue_general"))

@@ -68,7 +68,8 @@ class SAVE(SDRModel):
         self,
         n_slices: int | None = None,
         *,
-        numdir: int = 4,
+        rank: int | None = None,
+        numdir: int | None = None,
         slice_method: Literal["dr", "arc"] = "dr",
         chi2approx: Literal["bx", "wood"] = "bx",
     ) -> SAVEResults:
@@ -85,15 +86,19 @@ class SAVE(SDRModel):
         chi2approx : {"bx", "wood"}
             Approximation of the weighted chi-square p-values of the tests
             (Bentler-Xie, or Wood's three-moment F), as ``dr``'s argument.
-        numdir : int
-            Directions shown by ``summary`` and tested by default.
+        rank : int, optional
+            Directions shown by ``summary``, used by ``transform`` and
+            tested by ``rank_tests`` by default (R ``dr``'s ``numdir``):
+            default 4, capped at p.
+        numdir : int, optional
+            Deprecated name of ``rank`` (``FutureWarning``).
 
         Returns
         -------
         SAVEResults
         """
         p = self.exog.shape[1]
-        nd, approx = self._options(numdir, chi2approx)
+        nd, approx = self._options(rank, numdir, chi2approx)
         h, slices = self._slice(n_slices, slice_method)
         w = self._weights()
         mom, sm = slice_moments(self.exog, w, slices, second=True)
@@ -101,7 +106,7 @@ class SAVE(SDRModel):
         a_mats = np.eye(p) - std.to_z(sm.covs)  # I - V_k, all slices at once
         kernel = np.sum(sm.f[:, None, None] * (a_mats @ a_mats), axis=0)
         return SAVEResults(
-            self, std, kernel, numdir=nd,
+            self, std, kernel, rank=nd,
             settings={"method": "save", "n_slices": h, "slice_method": slice_method,
                       "chi2approx": approx},
             slices=slices, extras={"f": sm.f, "I_minus_V": a_mats},
@@ -134,15 +139,18 @@ class SAVEResults(SDRResults):
         tr2 = float(mult @ (c**2) @ mult) / 4
         return tr1, tr2
 
-    def dimension_tests(self, numdir: int | None = None) -> DimensionTests:
+    def dimension_tests(
+        self, rank: int | None = None, *, numdir: int | None = None
+    ) -> DimensionTests:
         """Shao, Cook and Weisberg's (2007) marginal dimension tests (``dr.test``).
 
         Returns
         -------
         DimensionTests
-            Columns ``Stat, df(Nor), p.value(Nor), p.value(Gen)`` as
-            ``dr.test``, plus ``Stat(Gen)`` and ``df(Gen)`` (computed but not
-            printed by ``dr``).
+            Columns ``statistic, df, pvalue`` (normal theory; ``dr.test``'s
+            ``Stat, df(Nor), p.value(Nor)``), ``pvalue_general``
+            (``p.value(Gen)``), ``statistic_general`` and ``df_general``
+            (computed but not printed by ``dr``).
 
         Notes
         -----
@@ -154,7 +162,7 @@ class SAVEResults(SDRResults):
         ``T_k`` is approximated by
         ``T_k tr(S) / tr(S^2) ~ chi2((H-1) tr(S)^2 / tr(S^2))``.
         """
-        return self._cached(self._check_dims(numdir, "numdir"), self._dimension_tests)
+        return self._dimension_table(rank, numdir)
 
     def _dimension_tests(self, k: int) -> DimensionTests:
         p = self._evals.shape[0]
@@ -175,17 +183,19 @@ class SAVEResults(SDRResults):
             rows.append((t, df_n, chi2_sf(t, df_n)[()], chi2_sf(t_g, df_g)[()], t_g, df_g))
         table = pd.DataFrame(
             rows,
-            columns=["Stat", "df(Nor)", "p.value(Nor)", "p.value(Gen)", "Stat(Gen)", "df(Gen)"],
+            columns=["statistic", "df", "pvalue", "pvalue_general", "statistic_general",
+                     "df_general"],
             index=pd.Index(dim_row_labels(k), name="Hypothesis"),
         )
         return DimensionTests(
-            table, "SAVE marginal dimension tests",
-            "Shao, Cook and Weisberg (2007), normal and general",
+            table, "SAVE marginal dimension tests", "normal",
             [
                 "H0: the central subspace has dimension k (row kD) vs more. "
                 "Normal: chi-square with (H-1)(p-k)(p-k+1)/2 df (x normal); "
                 "General: scaled chi-square with moment-matched df.",
             ],
+            method_label="Shao, Cook and Weisberg (2007), normal and general",
+            pvalue_columns=("pvalue_general",),
         )
 
     def coordinate_test(self, drop: Any) -> CoordinateTest:
@@ -199,8 +209,10 @@ class SAVEResults(SDRResults):
         Returns
         -------
         CoordinateTest
-            One row with ``Statistic, df(Nor), p.val(Nor), p.val(Gen)`` as
-            ``dr.coordinate.test``; ``pvalue`` is the general one.
+            One row with ``statistic``, ``df`` (NaN: a weighted chi-square),
+            ``pvalue`` (the general test; ``dr.coordinate.test``'s
+            ``p.val(Gen)``), ``df_normal`` and ``pvalue_normal`` (its
+            ``df(Nor)`` and ``p.val(Nor)``).
 
         Notes
         -----
@@ -227,13 +239,16 @@ class SAVEResults(SDRResults):
         coef = np.repeat(np.linalg.eigvalsh(cov), hs - 1)
         p_g = self._wchi2(coef, t)
         table = pd.DataFrame(
-            {"Statistic": [t], "df(Nor)": [df_n], "p.val(Nor)": [p_n], "p.val(Gen)": [p_g]},
+            {"statistic": [t], "df": [np.nan], "pvalue": [p_g], "df_normal": [df_n],
+             "pvalue_normal": [p_n]},
             index=pd.Index(["Test"], name="Coordinate test"),
         )
-        table.attrs["pvalue_column"] = "p.val(Gen)"
         return CoordinateTest(
-            table, "SAVE coordinate test",
-            "Shao, Cook and Weisberg (2007), normal and general ("
+            table, "SAVE coordinate test", "general",
+            [f"H0: {dropped} do not enter the central subspace (given the other predictors).",
+             "pvalue: general test (weighted chi-square); pvalue_normal: chi-square with "
+             "df_normal df (x normal)."],
+            method_label="Shao, Cook and Weisberg (2007), normal and general ("
             + ("Wood F" if self.chi2approx == "wood" else "Bentler-Xie") + ")",
-            [f"H0: {dropped} do not enter the central subspace (given the other predictors)."],
+            pvalue_columns=("pvalue_normal",),
         )

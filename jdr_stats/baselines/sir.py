@@ -10,7 +10,13 @@ import pandas as pd
 from .._validation import check_choice, check_int
 from ._base import SDRModel, SDRResults, standardize, wcov
 from ._moments import slice_moments
-from ._tables import CoordinateTest, DimensionTests, chi2_sf, coordinate_bases, dim_row_labels
+from ._tables import (
+    CoordinateTest,
+    DimensionTests,
+    chi2_sf,
+    coordinate_bases,
+    dim_row_labels,
+)
 
 __all__ = ["SIR", "SIRResults"]
 
@@ -72,7 +78,8 @@ class SIR(SDRModel):
         self,
         n_slices: int | None = None,
         *,
-        numdir: int = 4,
+        rank: int | None = None,
+        numdir: int | None = None,
         slice_method: Literal["dr", "arc"] = "dr",
         chi2approx: Literal["bx", "wood"] = "bx",
     ) -> SIRResults:
@@ -91,15 +98,18 @@ class SIR(SDRModel):
         chi2approx : {"bx", "wood"}
             Approximation of the weighted chi-square p-values of the tests
             (Bentler-Xie, or Wood's three-moment F), as ``dr``'s argument.
-        numdir : int
-            Directions shown by ``summary`` and tested by default (``dr``'s
-            ``numdir``), capped at p.
+        rank : int, optional
+            Directions shown by ``summary``, used by ``transform`` and
+            tested by ``rank_tests`` by default (R ``dr``'s ``numdir``):
+            default 4, capped at p.
+        numdir : int, optional
+            Deprecated name of ``rank`` (``FutureWarning``).
 
         Returns
         -------
         SIRResults
         """
-        nd, approx = self._options(numdir, chi2approx)
+        nd, approx = self._options(rank, numdir, chi2approx)
         h, slices = self._slice(n_slices, slice_method)
         w = self._weights()
         mom, sm = slice_moments(self.exog, w, slices, second=False)
@@ -107,7 +117,7 @@ class SIR(SDRModel):
         mz = std.vec_to_z(sm.means.T)  # p x H z-scale slice means
         kernel = (mz * sm.f) @ mz.T
         return SIRResults(
-            self, std, kernel, numdir=nd,
+            self, std, kernel, rank=nd,
             settings={"method": "sir", "n_slices": h, "slice_method": slice_method,
                       "chi2approx": approx},
             slices=slices, extras={"f": sm.f, "slice_means": mz},
@@ -122,19 +132,23 @@ class SIRResults(SDRResults):
     def _method_line(self) -> str:
         return f"sir with {self._slices.n_slices} slices, n = {self.nobs}."
 
-    def dimension_tests(self, numdir: int | None = None) -> DimensionTests:
+    def dimension_tests(
+        self, rank: int | None = None, *, numdir: int | None = None
+    ) -> DimensionTests:
         """Li's (1991) marginal dimension tests, as ``dr.test``.
 
         Parameters
         ----------
+        rank : int, optional
+            Number of rows (hypotheses ``0..rank-1``); default :attr:`rank`.
         numdir : int, optional
-            Number of rows (hypotheses ``0..numdir-1``); default :attr:`numdir`.
+            Deprecated name of ``rank``.
 
         Returns
         -------
         DimensionTests
             ``table`` with index ``"kD vs >= (k+1)D"`` and columns
-            ``Stat, df, p.value``.
+            ``statistic, df, pvalue`` (``dr.test``'s ``Stat, df, p.value``).
 
         Notes
         -----
@@ -145,7 +159,7 @@ class SIRResults(SDRResults):
         p-value is NaN (``dr`` prints 0 or 1 there, depending on the sign of
         rounding error in a zero statistic).
         """
-        return self._cached(self._check_dims(numdir, "numdir"), self._dimension_tests)
+        return self._dimension_table(rank, numdir)
 
     def _dimension_tests(self, k: int) -> DimensionTests:
         p = self._evals.shape[0]
@@ -156,16 +170,17 @@ class SIRResults(SDRResults):
         stat = n * tail[m]
         df = (p - m) * (h - m - 1)
         table = pd.DataFrame(
-            {"Stat": stat, "df": df.astype(float), "p.value": chi2_sf(stat, df)},
+            {"statistic": stat, "df": df.astype(float), "pvalue": chi2_sf(stat, df)},
             index=pd.Index(dim_row_labels(k), name="Hypothesis"),
         )
         return DimensionTests(
-            table, "SIR marginal dimension tests", "Li (1991) chi-square",
+            table, "SIR marginal dimension tests", "chi2",
             [
                 "H0: the central subspace has dimension k (row kD) vs more; "
                 "Stat = n * sum of the p - k smallest eigenvalues, chi-square "
                 "with (p - k)(H - k - 1) df (x normal).",
             ],
+            method_label="Li (1991) chi-square",
         )
 
     def coordinate_test(
@@ -208,8 +223,9 @@ class SIRResults(SDRResults):
         Returns
         -------
         CoordinateTest
-            One row with ``Statistic``, ``P.value`` (the one chosen by
-            ``pval``), ``P.value(general)`` and ``P.value(restricted)``.
+            One row with ``statistic``, ``df`` (NaN: a weighted chi-square),
+            ``pvalue`` (the one chosen by ``pval``; ``dr``'s ``P.value``),
+            ``pvalue_general`` and ``pvalue_restricted``.
 
         Notes
         -----
@@ -274,16 +290,16 @@ class SIRResults(SDRResults):
         chosen = p_general if pval == "general" else p_restricted
         table = pd.DataFrame(
             {
-                "Statistic": [stat],
-                "P.value": [chosen],
-                "P.value(general)": [p_general],
-                "P.value(restricted)": [p_restricted],
+                "statistic": [stat],
+                "df": [np.nan],
+                "pvalue": [chosen],
+                "pvalue_general": [p_general],
+                "pvalue_restricted": [p_restricted],
             },
             index=pd.Index(["Test"], name="Coordinate test"),
         )
-        table.attrs["pvalue_column"] = "P.value"
         return CoordinateTest(
-            table, "SIR coordinate test", f"Cook (2004), {pval} weights, {_APPROX[self.chi2approx]}",
+            table, "SIR coordinate test", pval,
             [
                 f"H0: {dropped} do not enter the central subspace (given the "
                 "other predictors); d = "
@@ -292,4 +308,6 @@ class SIRResults(SDRResults):
                 "pval='general' returns the restricted one)"
                 + ("." if not dr_weights else "; dr's truncated weights (dr_weights=True)."),
             ],
+            method_label=f"Cook (2004), {pval} weights, {_APPROX[self.chi2approx]}",
+            pvalue_columns=("pvalue_general", "pvalue_restricted"),
         )

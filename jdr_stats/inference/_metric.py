@@ -12,27 +12,21 @@ between ``U1`` and ``U2`` in raw coordinates do.  The derivation is in
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
-from .._linalg import block_moments, cholesky_factor
-from .._streamed import MomentsData
+from .._data import RowsData
+from .._linalg import cholesky_factor
 
 __all__ = ["covariance_factors", "to_metric"]
 
 
-def covariance_factors(data: Any) -> tuple[np.ndarray, np.ndarray]:
+def covariance_factors(data: RowsData) -> tuple[np.ndarray, np.ndarray]:
     """Upper factors ``L^T`` of the full-sample covariance of each block.
 
-    ``data`` is the model's ``ModelData`` (rows in memory, optional case
-    weights) or ``MomentsData`` (the covariances come from the moments).
+    ``data`` answers the rows protocol: rows in memory (case weights
+    respected) or the stored sums of a streamed model.
     """
-    if isinstance(data, MomentsData):
-        mom = data.moments.to_block_moments()
-    else:
-        mom = block_moments(data.endog, data.blocks["exog_a"], data.blocks["exog_b"],
-                            data.weights)
+    mom = data.moments()
     la = cholesky_factor(mom.cov_a, "exog_a", data.names["exog_a"])
     lb = cholesky_factor(mom.cov_b, "exog_b", data.names["exog_b"])
     return la.T, lb.T

@@ -12,8 +12,9 @@ size ``B x m`` is ever held, and the pass needs only
 row-source protocol (``jdr_stats._sources``: in-memory arrays, Parquet,
 CSV, dask).
 
-The weights of row block ``j`` (rows ``j * BLOCK_ROWS`` to
-``(j + 1) * BLOCK_ROWS - 1``) come from a generator seeded by
+The weights come from the resampling engine (:mod:`jdr_stats._resampling`):
+those of row block ``j`` (rows ``j * BLOCK_ROWS`` to ``(j + 1) * BLOCK_ROWS - 1``,
+``BLOCK_ROWS`` of :mod:`jdr_stats.config`) from a generator seeded by
 ``SeedSequence(entropy, spawn_key=(j,))``, so they do not depend on how the
 source splits its rows into chunks.  The derivation is in
 ``docs/theory/bootstrap.md``.
@@ -21,91 +22,19 @@ source splits its rows into chunks.  The derivation is in
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import numpy as np
 
+from .. import config
 from .._linalg import BlockMoments, ReweightedMoments, blas_single_thread
+from .._resampling import draw_entropy, inner_weights, poisson_weights
 from .._sources import ArraySource
-from .._validation import normalize_seed
+from .._validation import check_bool, check_int
 
-__all__ = ["BLOCK_ROWS", "poisson_weights", "inner_weights", "poisson_moments",
-           "poisson_plan", "poisson_pass", "PoissonPlan"]
-
-#: Rows per block of Poisson weights (one spawned SeedSequence per block).
-BLOCK_ROWS = 1 << 14
-#: Rows whose features are formed at once (bounds the memory of the pass).
-_PIECE_ROWS = 1 << 13
-
-#: Counts (out of 2**16) of the values 0, 1, ..., 8 of the weight
-#: distribution: Poisson(1) probabilities rounded to multiples of 2**-16 and
-#: adjusted so that the mean and the variance are exactly 1 (third moment
-#: 5.0006 against Poisson's 5; total variation distance 3.6e-5).
-_TABLE_COUNTS = (24109, 24109, 12056, 4018, 1005, 200, 33, 5, 1)
-_TABLE = np.repeat(np.arange(len(_TABLE_COUNTS), dtype=np.float32), _TABLE_COUNTS)
-
-
-def _inner_tables() -> np.ndarray:
-    """Quantile tables of the inner weights given the outer weight ``w``.
-
-    Row ``w`` (0..8) is the ``w``-fold convolution of the outer weight law
-    (a sum of ``w`` independent outer weights: each of the ``w`` copies of
-    the row in the outer replicate gets its own weight, as Poisson(w) is a
-    sum of ``w`` Poisson(1)), rounded to multiples of 2**-16 by largest
-    remainders.  Flattened to ``(9 * 2**16,)``; index ``w * 2**16 + u``.
-    """
-    base = np.array(_TABLE_COUNTS, dtype=float) / (1 << 16)
-    nvals = len(_TABLE_COUNTS)
-    rows = []
-    law = np.array([1.0])
-    for _w in range(nvals):
-        exact = law * (1 << 16)
-        counts = np.floor(exact).astype(np.int64)
-        short = (1 << 16) - int(counts.sum())
-        counts[np.argsort(exact - counts)[::-1][:short]] += 1
-        rows.append(np.repeat(np.arange(law.size, dtype=np.float32), counts))
-        law = np.convolve(law, base)
-    return np.concatenate(rows)
-
-
-_INNER_TABLE = _inner_tables()
-
-
-def _entropy(seed: int | np.random.Generator | None) -> tuple[int, ...]:
-    """Entropy of the root SeedSequence, drawn once from the normalised seed."""
-    rng = normalize_seed(seed)
-    return tuple(int(x) for x in rng.integers(0, 2**63, size=4, dtype=np.int64))
-
-
-def poisson_weights(entropy: tuple[int, ...], block: int, n_boot: int) -> np.ndarray:
-    """Weights of row block ``block`` for ``n_boot`` replicates.
-
-    Shape ``(n_boot, BLOCK_ROWS)``, float32 integers with mean 1 and
-    variance 1 (the table ``_TABLE_COUNTS``), from the generator seeded by
-    ``SeedSequence(entropy, spawn_key=(block,))``.  Row ``j * BLOCK_ROWS + i``
-    gets column ``i`` of block ``j``, however the rows are chunked.
-    """
-    ss = np.random.SeedSequence(entropy, spawn_key=(int(block),))
-    rng = np.random.Generator(np.random.PCG64(ss))
-    u = rng.integers(0, 1 << 16, size=(n_boot, BLOCK_ROWS), dtype=np.uint16)
-    return _TABLE[u]
-
-
-def inner_weights(entropy: tuple[int, ...], block: int, outer: np.ndarray) -> np.ndarray:
-    """Weights of one inner (second-level) replicate per outer replicate.
-
-    ``outer`` is the block's outer weight matrix (integers 0..8); entry
-    ``(b, i)`` of the result is a sum of ``outer[b, i]`` independent outer
-    weights (so its conditional mean and variance are both ``outer[b, i]``,
-    like Poisson(``outer[b, i]``)): a Poisson bootstrap of the outer
-    replicate.  Drawn from ``SeedSequence(entropy, spawn_key=(block, 1))``.
-    """
-    ss = np.random.SeedSequence(entropy, spawn_key=(int(block), 1))
-    rng = np.random.Generator(np.random.PCG64(ss))
-    u = rng.integers(0, 1 << 16, size=outer.shape, dtype=np.uint16).astype(np.int32)
-    u += outer.astype(np.int32) << 16
-    return _INNER_TABLE[u]
+__all__ = ["poisson_weights", "inner_weights", "poisson_moments",
+           "poisson_plan", "poisson_pass", "PoissonPlan", "weighted_moments"]
 
 
 class _SourceMoments(ReweightedMoments):
@@ -199,9 +128,45 @@ def _first_pass(source: Any, case_weights: np.ndarray | None):
             lo_b, hi_b = np.minimum(lo_b, b.min(axis=0)), np.maximum(hi_b, b.max(axis=0))
     if sy is None or offset == 0:
         raise ValueError("the row source has no rows")
-    if offset != source.nobs:
-        raise ValueError(f"the row source yielded {offset} rows; its nobs is {source.nobs}")
+    nobs = getattr(source, "nobs", None)
+    if nobs is not None and offset != nobs:
+        raise ValueError(f"the row source yielded {offset} rows; its nobs is {nobs}")
     return offset, sy / tot, sa / tot, sb / tot, hi_a - lo_a, hi_b - lo_b
+
+
+class _Rows:
+    """A re-iterable factory of ``(y, a, b)`` chunks seen as a row source."""
+
+    def __init__(self, chunks: Callable[[], Iterable[tuple[np.ndarray, ...]]]) -> None:
+        self.iter_chunks = chunks
+
+
+def weighted_moments(
+    chunks: Callable[[], Iterable[tuple[np.ndarray, np.ndarray, np.ndarray]]],
+    weights: Callable[[int], np.ndarray],
+    n_boot: int,
+) -> list[BlockMoments]:
+    """Block moments of ``n_boot`` reweightings of the rows of ``chunks``.
+
+    ``chunks()`` yields ``(y, a, b)`` row chunks (read twice: the means and
+    column ranges, then the sums); ``weights(k)`` returns the
+    ``(n_boot, k)`` weights of the next ``k`` rows, in row order.  The same
+    per-row features as the Poisson bootstrap's pass (rows centred at the
+    full-sample means), their weighted sums accumulated in double precision
+    in pieces of at most ``config.CHUNK_FLOATS`` floats, and each
+    replicate's means corrected for algebraically.  The ladle's bootstrap
+    (:mod:`.rank_robust`) runs on it.
+    """
+    rw = _SourceMoments(*_first_pass(_Rows(chunks), None))
+    step = max(1, config.CHUNK_FLOATS // max(rw.width, n_boot))
+    buf = np.empty((rw.width, step))
+    total = np.zeros((n_boot, rw.width))
+    for y, a, b in chunks():
+        for lo in range(0, y.shape[0], step):
+            sl = slice(lo, lo + step)
+            f = rw.chunk_features_t(y[sl], a[sl], b[sl], None, buf)
+            total += weights(f.shape[1]) @ f.T
+    return rw.moments(total)
 
 
 def poisson_moments(
@@ -289,12 +254,8 @@ def poisson_plan(
 ) -> PoissonPlan:
     """Check the arguments of :func:`poisson_moments`, draw the root entropy
     from ``seed`` and make the first pass (means and column ranges)."""
-    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)):
-        raise TypeError(f"n_boot must be a positive integer; got {n_boot!r}")
-    if n_boot < 1:
-        raise ValueError(f"n_boot must be a positive integer; got {n_boot!r}")
-    if not isinstance(inner, (bool, np.bool_)):
-        raise TypeError(f"inner must be True or False; got {inner!r}")
+    n_boot = check_int(n_boot, "n_boot", low=1)
+    inner = check_bool(inner, "inner")
     for attr in ("nobs", "iter_chunks"):
         if not hasattr(source, attr):
             raise TypeError(
@@ -308,7 +269,7 @@ def poisson_plan(
             )
         if getattr(source, "weighted", False):
             raise ValueError("case_weights given for a source that carries its own weights")
-    entropy = _entropy(seed)
+    entropy = draw_entropy(seed, 4)
     stats = _first_pass(source, case_weights)
     return PoissonPlan(source, case_weights, entropy, stats, int(n_boot), bool(inner))
 
@@ -361,7 +322,7 @@ def poisson_pass(
     dev_in = None
     full = np.zeros(rw.width)
     cur_block, dev = -1, None
-    buf32 = np.empty((rw.width, _PIECE_ROWS), dtype=np.float32)
+    buf32 = np.empty((rw.width, config.PIECE_ROWS), dtype=np.float32)
     # one BLAS thread: the products' rounding must not depend on threads
     with blas_single_thread():
         for block, col, f in _pieces(plan, rw, full):
@@ -385,17 +346,18 @@ def poisson_pass(
 
 def _pieces(plan: PoissonPlan, rw: _SourceMoments, full: np.ndarray
             ) -> Iterator[tuple[int, int, np.ndarray]]:
-    """One pass over the rows in pieces of at most ``_PIECE_ROWS`` rows inside
+    """One pass over the rows in pieces of at most ``PIECE_ROWS`` rows inside
     one weight block: ``(block, col, features (width, take))``, the features
     in a reused buffer; their row sums are added to ``full`` in row order."""
-    buf = np.empty((rw.width, _PIECE_ROWS))
+    block_rows, piece_rows = config.BLOCK_ROWS, config.PIECE_ROWS
+    buf = np.empty((rw.width, piece_rows))
     offset = 0
     for y, a, b, w in _chunks(plan.source, plan.case_weights):
         k = y.shape[0]
         pos = 0
         while pos < k:
-            block, col = divmod(offset + pos, BLOCK_ROWS)
-            take = min(k - pos, BLOCK_ROWS - col, _PIECE_ROWS)
+            block, col = divmod(offset + pos, block_rows)
+            take = min(k - pos, block_rows - col, piece_rows)
             cw = None if w is None else w[pos:pos + take]
             f = rw.chunk_features_t(y[pos:pos + take], a[pos:pos + take],
                                     b[pos:pos + take], cw, buf)

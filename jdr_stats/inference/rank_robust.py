@@ -33,7 +33,11 @@ import numpy as np
 from scipy import linalg as sla
 from scipy import stats
 
-from .._validation import normalize_seed
+from .. import config
+from .._resampling import poisson_row_weights
+from .._validation import check_int, normalize_seed
+from .hypotheses import TestResult
+from .poisson_bootstrap import weighted_moments
 
 __all__ = [
     "WaldResult",
@@ -50,8 +54,10 @@ __all__ = [
     "whitened_chunks",
 ]
 
-#: Floats held by one chunk of intermediate products (about 32 MB).
-_CHUNK_FLOATS = 1 << 22
+#: Floats held by one chunk of intermediate products (the memory budget of config).
+_CHUNK_FLOATS = config.CHUNK_FLOATS
+
+_FROB_NAME = "Robust rank test"
 
 Chunks = Callable[[], Iterable[tuple[np.ndarray, np.ndarray, np.ndarray]]]
 
@@ -92,11 +98,8 @@ def _check_rows(y: Any, a: Any, b: Any, batch_rows: Any) -> Chunks:
             f"y, a and b must have the same number of rows; got {y.shape[0]}, "
             f"{a.shape[0]} and {b.shape[0]}"
         )
-    if batch_rows is not None and (
-        isinstance(batch_rows, bool) or not isinstance(batch_rows, (int, np.integer))
-        or batch_rows < 1
-    ):
-        raise ValueError(f"batch_rows must be a positive integer or None; got {batch_rows!r}")
+    if batch_rows is not None:
+        batch_rows = check_int(batch_rows, "batch_rows", low=1)
     for name, x in (("y", y), ("a", a), ("b", b)):
         if not np.all(np.isfinite(x)):
             raise ValueError(f"{name} has non-finite values")
@@ -125,8 +128,7 @@ def _check_inputs(
 
 
 def _check_k(k: Any, n1: int, n2: int) -> int:
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
-        raise TypeError(f"k must be an integer; got {k!r}")
+    k = check_int(k, "k")
     top = min(n1, n2) - 1
     if not 0 <= k <= top:
         raise ValueError(f"k must be between 0 and min(n1, n2) - 1 = {top}; got {int(k)}")
@@ -251,8 +253,7 @@ def complement_moments_all(
     holds :func:`cross_sums` (computed by a first pass when None).
     """
     p, q = u.shape[1], v.shape[1]
-    if not 0 <= kmax < min(p, q):
-        raise ValueError(f"kmax must be between 0 and {min(p, q) - 1}; got {kmax}")
+    kmax = check_int(kmax, "kmax", low=0, high=min(p, q) - 1)
     m, c_ay, c_by, c_ab, var_y = cross_sums(chunks) if first is None else first
     c_uy, c_yv, c_uv = u.T @ c_ay, v.T @ c_by, u.T @ c_ab @ v
     corr = c_uv.reshape(-1)
@@ -294,26 +295,26 @@ def complement_moments_all(
 
 
 @dataclass(frozen=True)
-class FrobeniusResult:
-    """``Lambda_k`` with the finite-sample two-moment reference.
+class FrobeniusResult(TestResult):
+    """``Lambda_k`` with the finite-sample two-moment reference: a
+    :class:`~jdr_stats.inference.hypotheses.TestResult` with
+    ``distribution="scaled chi2"``.
 
     Attributes
     ----------
     statistic : float
         ``Lambda_k = m sum_{j>k} s_j^2 / s_y^2``.
+    df, scale : float
+        ``Lambda_k ~ scale * chi2(df)``, ``df = 2 mean^2 / var`` (the
+        effective df; NaN when the moments are degenerate).
+    pvalue : float
     mean, var : float
         Estimated null mean ``tr(Omega) / s_y^2`` and finite-sample variance.
-    df, scale : float
-        ``Lambda_k ~ scale * chi2(df)``, ``df = 2 mean^2 / var``.
-    pvalue : float
     """
 
-    statistic: float
-    mean: float
-    var: float
-    df: float
-    scale: float
-    pvalue: float
+    mean: float = float("nan")
+    var: float = float("nan")
+    scale: float = float("nan")
 
 
 def frobenius_from_moments(mom: ComplementMoments, s: np.ndarray) -> FrobeniusResult:
@@ -339,38 +340,51 @@ def frobenius_from_moments(mom: ComplementMoments, s: np.ndarray) -> FrobeniusRe
     diag = mom.psi4 - 2.0 * tau * mom.psi2y2 + tau * tau * mom.y4
     off = m * m * float(np.sum(mom.omega * mom.omega)) - mom.psi4
     var = (max(diag, 0.0) + 2.0 * max(off, 0.0)) / (m * s2) ** 2
+    null = f"rank(E[a' y b'^T]) <= {mom.k}"
     if not (tau > 0 and var > 0):
-        return FrobeniusResult(stat, tau, var, float("nan"), float("nan"), 1.0)
+        return FrobeniusResult(stat, float("nan"), 1.0, null=null, distribution="scaled chi2",
+                               method="robust", name=_FROB_NAME, mean=tau, var=var)
     df = 2.0 * tau * tau / var
     scale = tau / df
-    return FrobeniusResult(stat, tau, var, df, scale, float(stats.chi2.sf(stat / scale, df)))
+    return FrobeniusResult(stat, df, float(stats.chi2.sf(stat / scale, df)), null=null,
+                           distribution=f"{scale:.4g} chi2({df:.4g})", method="robust",
+                           name=_FROB_NAME, mean=tau, var=var, scale=scale)
 
 
 # ---------------------------------------------------------------------------
 # The Wald statistic and its F reference
 # ---------------------------------------------------------------------------
 @dataclass(frozen=True)
-class WaldResult:
-    """One row of the Wald rank test.
+class WaldResult(TestResult):
+    """One row of the Wald rank test: a
+    :class:`~jdr_stats.inference.hypotheses.TestResult` whose p-value is that
+    of Hotelling's F.
 
     Attributes
     ----------
     statistic : float
         ``T_k = m vec(C)^T Omega^{-1} vec(C)`` (``Omega`` uncentred; ``0 <= T_k
         <= m``).
+    df, df_denom : float
+        ``d = (n1 - k)(n2 - k)`` (rank of ``Omega``) and ``m - d``; also as
+        the integers :attr:`df1` and :attr:`df2`.
     fstat : float
         Hotelling's ``F = (m - d) T_k / (d (m - T_k))``.
-    df1, df2 : int
-        ``d = (n1 - k)(n2 - k)`` (rank of ``Omega``) and ``m - d``.
     pvalue : float
         ``P(F(d, m - d) > fstat)``.
     """
 
-    statistic: float
-    fstat: float
-    df1: int
-    df2: int
-    pvalue: float
+    fstat: float = float("nan")
+
+    @property
+    def df1(self) -> int:
+        """Numerator df ``d`` (alias of :attr:`df`)."""
+        return int(self.df)  # type: ignore[arg-type]
+
+    @property
+    def df2(self) -> int:
+        """Denominator df ``m - d`` (alias of :attr:`df_denom`)."""
+        return int(self.df_denom)  # type: ignore[arg-type]
 
 
 def wald_from_moments(mom: ComplementMoments, c: np.ndarray) -> WaldResult:
@@ -404,7 +418,9 @@ def wald_from_moments(mom: ComplementMoments, c: np.ndarray) -> WaldResult:
         )
     fstat = np.inf if q >= 1.0 else df2 * stat / (rank * (m - stat))
     pvalue = float(stats.f.sf(fstat, rank, df2)) if np.isfinite(fstat) else 0.0
-    return WaldResult(statistic=stat, fstat=float(fstat), df1=rank, df2=int(df2), pvalue=pvalue)
+    return WaldResult(statistic=stat, df=float(rank), pvalue=pvalue, df_denom=float(df2),
+                      null=f"rank(E[a' y b'^T]) <= {mom.k}", distribution=f"F({rank}, {df2})",
+                      method="wald", name="Wald rank test", fstat=float(fstat))
 
 
 def wald_rank_test(
@@ -513,47 +529,17 @@ def ladle_kmax(n1: int, n2: int) -> int:
 
 
 def _boot_sums(chunks: Chunks, n1: int, n2: int, n_boot: int, rng: np.random.Generator):
-    """Poisson(1)-weighted sums of every moment the estimator needs, per replicate."""
-    B = n_boot
-    w_sum = np.zeros(B)
-    sy = np.zeros(B)
-    sa = np.zeros((B, n1))
-    sb = np.zeros((B, n2))
-    saa = np.zeros((B, n1, n1))
-    sbb = np.zeros((B, n2, n2))
-    sab = np.zeros((B, n1, n2))
-    say = np.zeros((B, n1))
-    syb = np.zeros((B, n2))
-    s3 = np.zeros((B, n1, n2))
-    step = max(1, _CHUNK_FLOATS // (B * max(n1, n2, 1)))
-    for y, a, b in chunks():
-        for start in range(0, y.shape[0], step):
-            sl = slice(start, start + step)
-            yy, aa, bb = y[sl], a[sl], b[sl]
-            # drawn row by row, so the weights do not depend on the chunking
-            w = rng.poisson(1.0, size=(yy.shape[0], B)).T.astype(float)
-            w_sum += w.sum(axis=1)
-            sy += w @ yy
-            sa += w @ aa
-            sb += w @ bb
-            wa = w[:, :, None] * aa[None, :, :]  # B x c x n1
-            saa += np.matmul(wa.transpose(0, 2, 1), aa)
-            sab += np.matmul(wa.transpose(0, 2, 1), bb)
-            s3 += np.matmul(wa.transpose(0, 2, 1), yy[:, None] * bb)
-            say += w @ (aa * yy[:, None])
-            syb += w @ (bb * yy[:, None])
-            wb = w[:, :, None] * bb[None, :, :]
-            sbb += np.matmul(wb.transpose(0, 2, 1), bb)
-    W = w_sum[:, None]
-    ma, mb, my = sa / W, sb / W, sy / w_sum
-    cov_a = saa / W[:, :, None] - ma[:, :, None] * ma[:, None, :]
-    cov_b = sbb / W[:, :, None] - mb[:, :, None] * mb[:, None, :]
-    cross = (
-        s3 - my[:, None, None] * sab - say[:, :, None] * mb[:, None, :]
-        - ma[:, :, None] * syb[:, None, :]
-        + 2.0 * w_sum[:, None, None] * my[:, None, None] * ma[:, :, None] * mb[:, None, :]
-    ) / W[:, :, None]
-    return cov_a, cov_b, cross
+    """Covariances and centred cross moments of ``n_boot`` Poisson(1)-reweighted
+    replicates, shapes ``(B, n1, n1)``, ``(B, n2, n2)``, ``(B, n1, n2)``.
+
+    The weights come from the resampling engine (exact Poisson(1), drawn row
+    by row from ``rng``: independent of the chunking); the reweighted
+    moments from the bootstrap's engine
+    (:func:`.poisson_bootstrap.weighted_moments`).
+    """
+    moms = weighted_moments(chunks, lambda k: poisson_row_weights(rng, k, n_boot), n_boot)
+    return (np.stack([m.cov_a for m in moms]), np.stack([m.cov_b for m in moms]),
+            np.stack([m.cross for m in moms]))
 
 
 def ladle_rank(
@@ -631,13 +617,12 @@ def ladle_from_chunks(
     ``var_y`` is the mean of the centred ``y`` squared.
     """
     n1, n2 = u.shape[0], v.shape[0]
-    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 2:
-        raise ValueError(f"n_boot must be an integer >= 2; got {n_boot!r}")
+    n_boot = check_int(n_boot, "n_boot", low=2)
     top = min(n1, n2) - 1
     if kmax is None:
         kmax = ladle_kmax(n1, n2)
-    elif isinstance(kmax, bool) or not isinstance(kmax, (int, np.integer)) or not 0 <= kmax <= top:
-        raise ValueError(f"kmax must be an integer between 0 and {top}; got {kmax!r}")
+    else:
+        kmax = check_int(kmax, "kmax", low=0, high=top)
     if not var_y > 0:
         raise ValueError("y is constant")
     cov_a, cov_b, cross = _boot_sums(chunks, n1, n2, int(n_boot), rng)

@@ -23,11 +23,16 @@ class SupportResults(TestTable):
     ----------
     table : DataFrame
         One row per variable, indexed by ``(block, variable)``, with columns
-        ``stat``, ``df``, ``pvalue``, ``qvalue`` (Benjamini-Hochberg within the
-        block) and ``selected``; the threshold rule adds ``max_abs_t`` and
-        stability selection adds ``frequency``.
-    title, method, notes :
+        ``statistic``, ``df``, ``pvalue``, ``qvalue`` (Benjamini-Hochberg or
+        Benjamini-Yekutieli within the block) and ``selected``; the threshold
+        rule adds ``max_abs_t`` and stability selection adds ``frequency``.
+    title, notes :
         As for :class:`~jdr_stats.inference.hypotheses.TestTable`.
+    method : {"wild", "studentized-permutation", "chi2", "permutation"}
+        The key of the test (``select_support(method=...)``).
+    method_label : str
+        The test as a sentence (e.g. "conditional robust score test, wild
+        bootstrap, B=499").
     test : {"conditional", "marginal"}
     rule : {"bh", "threshold", "stability"}
     fdr : float
@@ -66,10 +71,16 @@ class SupportResults(TestTable):
         """Numbers of selected variables ``(s1, s2)``."""
         return len(self.selected_a), len(self.selected_b)
 
+    def to_dict(self) -> dict[str, Any]:
+        """:meth:`TestTable.to_dict` (one record per variable, with its
+        ``block`` and ``variable``) plus ``selected_a`` and ``selected_b``."""
+        return {**super().to_dict(), "selected_a": self.selected_a,
+                "selected_b": self.selected_b}
+
     def summary(self) -> Summary:
         """A statsmodels ``Summary``: settings, counts, the table of tests."""
         info = {
-            "Method:": self.method,
+            "Method:": self.method_label or self.method,
             "Test:": self.test,
             "Selection rule:": self.rule,
             "Target FDR:": self.fdr if self.rule in ("bh", "by") else "-",
@@ -93,7 +104,7 @@ def support_table(
     frames = []
     for block, (res, q, sel, extra) in blocks.items():
         cols = {
-            "stat": res.stat,
+            "statistic": res.stat,
             "df": np.full(res.stat.shape, res.df),
             "pvalue": res.pvalue,
             "qvalue": q,
@@ -197,26 +208,30 @@ def notes_of(
             "rest under H0 (no moment conditions); one permutation is shared by "
             "all variables of a block."
         )
+    notes.append(_rule_note(rule, fdr, settings))
+    return notes
+
+
+def _rule_note(rule: str, fdr: float, settings: dict) -> str:
+    """The note that says how the selection rule chose the variables."""
     if rule == "bh":
-        notes.append(f"Selected: Benjamini-Hochberg q-value <= {fdr}, within each block.")
-    elif rule == "by":
-        notes.append(
+        return f"Selected: Benjamini-Hochberg q-value <= {fdr}, within each block."
+    if rule == "by":
+        return (
             f"Selected: Benjamini-Yekutieli q-value <= {fdr}, within each block "
             "(valid under any dependence between the tests)."
         )
-    elif rule == "threshold":
-        notes.append(
+    if rule == "threshold":
+        return (
             "Selected (threshold rule, section 5.3): some entry of the variable's row "
             f"exceeds {settings['threshold']:.3g} sandwich standard errors; no error "
             "rate guarantee."
         )
-    else:
-        notes.append(
-            f"Selected (stability selection): selected by the sparse fit with "
-            f"sparsity {settings['sparsity']} in at least "
-            f"{settings['stability_threshold']:g} of {settings['n_subsamples']} "
-            "complementary half-samples; Meinshausen-Buhlmann bound on the expected "
-            f"number of false selections (a, b): "
-            f"({settings['pfer_bound'][0]:.3g}, {settings['pfer_bound'][1]:.3g})."
-        )
-    return notes
+    return (
+        "Selected (stability selection): selected by the sparse fit with "
+        f"sparsity {settings['sparsity']} in at least "
+        f"{settings['stability_threshold']:g} of {settings['n_subsamples']} "
+        "complementary half-samples; Meinshausen-Buhlmann bound on the expected "
+        f"number of false selections (a, b): "
+        f"({settings['pfer_bound'][0]:.3g}, {settings['pfer_bound'][1]:.3g})."
+    )

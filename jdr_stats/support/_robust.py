@@ -33,7 +33,8 @@ from typing import Literal
 import numpy as np
 from scipy import stats
 
-from .._validation import normalize_seed
+from .. import config
+from .._validation import check_bool, check_choice, check_int, normalize_seed
 from ..inference.hypotheses import fdr_qvalues, perm_pvalue
 from ._statistics import _loo_bases
 
@@ -47,7 +48,7 @@ ROBUST_METHODS: tuple[str, ...] = ("hc3", "hc2", "hc0", "wild", "studentized-per
 
 #: Largest number of floats of one intermediate (the residualised designs of a
 #: chunk of variables); larger blocks are processed in chunks of variables.
-_CHUNK_FLOATS = 1 << 21
+_CHUNK_FLOATS = config.CHUNK_FLOATS
 
 #: Precision of the wild bootstrap's resample sums ``c* = sum_i v_i rs_ij Wt_ij``
 #: (one matrix product per chunk of variables, the O(B m nf d) part of the
@@ -309,18 +310,11 @@ def robust_coordinate_tests(
             f"the shape of z; got {yc.shape}, {z.shape}, {w_focal.shape}, {w_other.shape}"
         )
     no = w_other.shape[1]
-    if not isinstance(standardize, (bool, np.bool_)):
-        raise TypeError(f"standardize must be True or False; got {standardize!r}")
+    standardize = check_bool(standardize, "standardize")
     if rank is not None:
-        if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)):
-            raise TypeError(f"rank must be an integer or None; got {rank!r}")
-        if not 1 <= rank <= min(nf, no):
-            raise ValueError(f"rank must be between 1 and {min(nf, no)}; got {rank}")
-        rank = int(rank)
-    if not isinstance(method, str) or method not in ROBUST_METHODS:
-        raise ValueError(f"method must be one of {ROBUST_METHODS}; got {method!r}")
-    if isinstance(n_resample, bool) or not isinstance(n_resample, (int, np.integer)):
-        raise TypeError(f"n_resample must be an integer; got {n_resample!r}")
+        rank = check_int(rank, "rank", low=1, high=min(nf, no))
+    method = check_choice(method, "method", ROBUST_METHODS)
+    n_resample = check_int(n_resample, "n_resample")
     if n_resample < 1:
         raise ValueError(f"n_resample must be at least 1; got {n_resample}")
     s = _setup(yc, z, w_focal, w_other, rank, bool(standardize))

@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from .._data import ModelData
-from .._progress import ProgressArg, progress_bar, run_batches
+from .._data import RowsData
+from .._progress import ProgressArg, progress_bar, progress_forwarder, run_batches
 from .._estimate import estimate
 from .._linalg import block_moments
 from ..inference.hypotheses import fdr_qvalues
@@ -22,7 +22,7 @@ def select(
     res_a: BlockStats,
     res_b: BlockStats,
     *,
-    data: ModelData,
+    data: RowsData,
     prep: Prepared,
     fdr: float,
     rank: int | None,
@@ -78,9 +78,9 @@ class _StabilityBatch:
     ``len(rngs)`` random complementary splits, split ``j`` drawn with
     ``rngs[j]`` (picklable, for joblib)."""
 
-    def __init__(self, data: ModelData, rank: int, sparsity: tuple[int, int],
+    def __init__(self, data: RowsData, rank: int, sparsity: tuple[int, int],
                  standardize: bool) -> None:
-        self.y, self.a, self.b = data.endog, data.blocks["exog_a"], data.blocks["exog_b"]
+        self.y, self.a, self.b = data.rows("stability selection")
         self.names_a, self.names_b = data.names["exog_a"], data.names["exog_b"]
         self.rank, self.sparsity, self.standardize = rank, sparsity, standardize
 
@@ -110,7 +110,7 @@ _PAIRS_PER_BATCH = 5
 
 
 def _stability(
-    data: ModelData,
+    data: RowsData,
     rank: int,
     sparsity: tuple[int, int],
     *,
@@ -127,7 +127,7 @@ def _stability(
     frequencies depend neither on the batches nor on ``n_jobs``.
     """
     m = data.nobs
-    n1, n2 = data.blocks["exog_a"].shape[1], data.blocks["exog_b"].shape[1]
+    n1, n2 = len(data.exog_names_a), len(data.exog_names_b)
     half = m // 2
     need = max(n1, n2) + 2 if standardize else 3
     if half < need:
@@ -137,13 +137,8 @@ def _stability(
         )
     n_pairs = (n_subsamples + 1) // 2
     with progress_bar(progress, n_subsamples, "stability selection") as update:
-        seen = [0]
-
-        def forward(done_pairs: int, total: int) -> None:
-            done = min(2 * done_pairs, n_subsamples)
-            update(done - seen[0])
-            seen[0] = done
-
+        # run_batches counts pairs of halves; the bar counts subsamples
+        forward = progress_forwarder(update, scale=2, cap=n_subsamples)
         parts = run_batches(
             _StabilityBatch(data, rank, sparsity, standardize), n_pairs, seed=rng,
             batch_size=_PAIRS_PER_BATCH, n_jobs=n_jobs,

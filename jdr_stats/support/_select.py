@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .._data import ModelData
+from .._data import RowsData
 from .._estimate import check_rank
 from .._linalg import BlockMoments, Whitening
 from .._progress import ProgressArg, check_n_jobs, check_progress
@@ -35,7 +35,7 @@ Rule = Literal["bh", "by", "threshold", "stability"]
 
 
 def select_support(
-    data: ModelData | Any,
+    data: RowsData | Any,
     moments: BlockMoments | None = None,
     whitening: tuple[Whitening, Whitening] | None = None,
     *,
@@ -169,13 +169,15 @@ def select_support(
     >>> model = jdr.JointDimReduction(sim.y, sim.a, sim.b)
     >>> sup = model.select_support(rank=2, fdr=0.1, seed=0)
     >>> sup.test, sup.counts[0] >= 2, sup.method
-    ('conditional', True, 'conditional robust score test, wild bootstrap, B=999')
+    ('conditional', True, 'wild')
+    >>> sup.method_label
+    'conditional robust score test, wild bootstrap, B=999'
     >>> truth = [f"a{j}" for j in range(12) if abs(sim.U[j]).sum() > 0]
     >>> set(truth) <= set(sup.selected_a)
     True
     """
     data = _model_data(data)
-    n1, n2 = data.blocks["exog_a"].shape[1], data.blocks["exog_b"].shape[1]
+    n1, n2 = len(data.exog_names_a), len(data.exog_names_b)
     if covariance is not None:
         covariance = check_choice(covariance, "covariance", ("factored", "sandwich", "hc3"))
     rule = check_choice(rule, "rule", ("bh", "by", "threshold", "stability"))
@@ -253,7 +255,8 @@ def select_support(
     return SupportResults(
         table=table,
         title="Support selection: coordinate tests",
-        method=method_label(method, test, covariance, n_perm, n_boot),
+        method=method,
+        method_label=method_label(method, test, covariance, n_perm, n_boot),
         notes=notes_of(test, method, covariance, rule, standardize, fdr, rank, settings),
         test=test,
         rule=rule,
@@ -263,19 +266,20 @@ def select_support(
     )
 
 
-def _model_data(data: Any) -> ModelData:
-    """The :class:`ModelData` of ``data`` (itself, or a model's ``data``)."""
-    out = data if isinstance(data, ModelData) else getattr(data, "data", None)
-    if not isinstance(out, ModelData) or set(out.blocks) != {"exog_a", "exog_b"}:
+def _model_data(data: Any) -> RowsData:
+    """The data of ``data`` (itself, or a model's ``data``), rows in memory."""
+    out = data if isinstance(data, RowsData) else getattr(data, "data", None)
+    if not isinstance(out, RowsData) or set(out.names) != {"exog_a", "exog_b"}:
         raise TypeError(
             "data must be the ModelData of a JointDimReduction (or the model "
             f"itself); got {type(data).__name__}"
         )
+    out.rows("select_support")
     return out
 
 
 def choose_sparsity(
-    data: ModelData,
+    data: RowsData,
     moments: BlockMoments | None = None,
     whitening: tuple[Whitening, Whitening] | None = None,
     *,
@@ -296,6 +300,6 @@ def choose_sparsity(
     (s1, s2), SupportResults
     """
     res = select_support(data, moments, whitening, rank=rank, fdr=fdr, seed=seed)
-    n1, n2 = data.blocks["exog_a"].shape[1], data.blocks["exog_b"].shape[1]
+    n1, n2 = len(data.exog_names_a), len(data.exog_names_b)
     s1, s2 = res.counts
     return (int(np.clip(s1, rank, n1)), int(np.clip(s2, rank, n2))), res

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from .._data import ModelData
+from .. import config
+from .._data import RowsData
 from .._linalg import BlockMoments, Whitening, block_moments, block_whitenings
 from ..inference.hypotheses import perm_pvalue
 
@@ -23,7 +24,7 @@ __all__ = ["Prepared", "prepare", "BlockStats", "block_tests", "threshold_scores
 
 #: Largest number of floats of one intermediate block in the sandwich and
 #: permutation computations (chunks of rows / variables are used above it).
-_CHUNK_FLOATS = 1 << 22
+_CHUNK_FLOATS = config.CHUNK_FLOATS
 
 
 @dataclass(frozen=True)
@@ -38,14 +39,14 @@ class Prepared:
 
 
 def prepare(
-    data: ModelData,
+    data: RowsData,
     standardize: bool,
     mom: BlockMoments | None = None,
     whitening: tuple[Whitening, Whitening] | None = None,
 ) -> Prepared:
     """Centred response, scores and whitened (or centred) blocks."""
-    y, a, b = data.endog, data.blocks["exog_a"], data.blocks["exog_b"]
-    if mom is None or (standardize and np.isnan(mom.cov_a).any()):
+    y, a, b = data.rows("support selection")
+    if mom is None or (standardize and not mom.has_covariances):
         mom = block_moments(y, a, b)
         whitening = None
     yc = y - mom.mean_y

@@ -1,0 +1,336 @@
+"""Inputs to float arrays: conversion, row alignment and the checks of their values.
+
+The steps of :meth:`jdr_stats._data.ModelData.from_inputs`, one function per
+idea: pandas inputs aligned on their row labels (:func:`align_inputs`),
+converted to float arrays with names (:func:`read_inputs`), infinite values
+refused, rows with NaN dropped or refused (:func:`drop_missing`), and the
+values checked (:func:`check_values`).  Errors name the argument and the
+offending value (STYLE.md, 8).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .exceptions import MissingDataWarning
+
+__all__ = [
+    "Raw",
+    "align_inputs",
+    "as_block",
+    "as_float",
+    "check_infinite",
+    "check_not_text",
+    "check_values",
+    "drop_missing",
+    "read_inputs",
+]
+
+
+def _names_of(x: Any, ncol: int, prefix: str) -> list[str]:
+    if isinstance(x, pd.DataFrame):
+        return [str(c) for c in x.columns]
+    if isinstance(x, pd.Series) and x.name is not None:
+        return [str(x.name)]
+    if ncol == 1 and prefix == "y":
+        return ["y"]
+    return [f"{prefix}{j}" for j in range(ncol)]
+
+
+def _has_text(values: Any) -> bool:
+    return any(isinstance(v, (str, bytes)) for v in np.asarray(values, dtype=object).ravel())
+
+
+def check_not_text(x: Any, argname: str) -> None:
+    """Refuse string, categorical and text-holding object data with a TypeError.
+
+    Numeric-looking strings (``"1.5"``) are refused too: a block of strings
+    is a mistake in the input (a CSV column read as text), not data to
+    convert silently.  Booleans are numeric (0/1).
+    """
+    if isinstance(x, (pd.DataFrame, pd.Series)):
+        frame = x.to_frame() if isinstance(x, pd.Series) else x
+        bad = []
+        for col, dtype in frame.dtypes.items():
+            if pd.api.types.is_bool_dtype(dtype) or (
+                pd.api.types.is_numeric_dtype(dtype)
+                and not isinstance(dtype, pd.CategoricalDtype)
+            ):
+                continue
+            if dtype == object and not _has_text(frame[col].to_numpy()):
+                continue
+            bad.append(f"{col} ({dtype})")
+        if bad:
+            raise TypeError(
+                f"{argname} must be numeric; column(s) {', '.join(map(str, bad))} hold "
+                "strings or categories (convert them with pd.to_numeric, or code a "
+                "categorical variable in a formula, e.g. C(x))"
+            )
+        return
+    if isinstance(x, np.ndarray):
+        kind = x.dtype.kind
+        if kind in "USa" or (kind == "O" and _has_text(x)):
+            raise TypeError(
+                f"{argname} must be numeric; got an array of strings (dtype {x.dtype}); "
+                "convert it explicitly, e.g. with astype(float)"
+            )
+        return
+    if isinstance(x, (list, tuple)) and _has_text(np.asarray(x, dtype=object)):
+        raise TypeError(f"{argname} must be numeric; got a {type(x).__name__} holding strings")
+
+
+def as_float(x: Any, argname: str) -> np.ndarray:
+    check_not_text(x, argname)
+    if isinstance(x, (pd.DataFrame, pd.Series)):
+        try:
+            arr = x.to_numpy(dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(
+                f"{argname} must be numeric; could not convert its columns to "
+                f"float ({exc})"
+            ) from None
+        return arr
+    try:
+        arr = np.asarray(x, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"{argname} must be a numeric array, Series or DataFrame; got "
+            f"{type(x).__name__} ({exc})"
+        ) from None
+    return arr
+
+
+def as_block(x: Any, argname: str, prefix: str) -> tuple[np.ndarray, list[str]]:
+    """Convert one design block to a 2-D float array and its column names."""
+    if x is None:
+        raise TypeError(f"{argname} is required; got None")
+    arr = as_float(x, argname)
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2:
+        raise ValueError(
+            f"{argname} must be 1- or 2-dimensional; got an array of shape {arr.shape}"
+        )
+    if arr.shape[1] == 0:
+        raise ValueError(f"{argname} has no columns; got shape {arr.shape}")
+    names = _names_of(x, arr.shape[1], prefix)
+    if len(set(names)) != len(names):
+        dup = sorted({n for n in names if names.count(n) > 1})
+        raise ValueError(f"{argname} has duplicate column names: {dup}")
+    return arr, names
+
+
+def _as_endog(y: Any) -> tuple[np.ndarray, str]:
+    if y is None:
+        raise TypeError("endog is required; got None")
+    arr = as_float(y, "endog")
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim != 1:
+        raise ValueError(
+            f"endog must be one-dimensional (a single response); got shape {arr.shape}"
+        )
+    if isinstance(y, pd.Series) and y.name is not None:
+        name = str(y.name)
+    elif isinstance(y, pd.DataFrame):
+        name = str(y.columns[0])
+    else:
+        name = "y"
+    return arr, name
+
+
+_PANDAS = (pd.Series, pd.DataFrame)
+
+
+def _label_sample(labels: Any, k: int = 3) -> list[Any]:
+    return list(labels)[:k]
+
+
+def align_inputs(inputs: dict[str, Any]) -> dict[str, Any]:
+    """Align the pandas inputs on the row labels; never combine them by position.
+
+    ``inputs`` maps argument names (``endog``, the blocks, ``weights``) to the
+    data given.  The first pandas input's index is the reference (endog's,
+    when endog is a Series or DataFrame).  Another pandas input whose index
+    holds the same labels in another order is reordered to the reference;
+    one whose labels differ, or that cannot be aligned because of duplicated
+    labels, raises a ``ValueError`` naming the arguments.  Arrays have no
+    labels and are taken row by row, as given.
+    """
+    pandas = {k: v for k, v in inputs.items() if isinstance(v, _PANDAS)}
+    if len(pandas) < 2:
+        return inputs
+    (ref_name, ref), *others = pandas.items()
+    ref_index = ref.index
+    out = dict(inputs)
+    for name, x in others:
+        if x.index.equals(ref_index):
+            continue
+        for arg, index in ((ref_name, ref_index), (name, x.index)):
+            if index.has_duplicates:
+                dup = _label_sample(index[index.duplicated()].unique())
+                raise ValueError(
+                    f"the row index of {name} differs from that of {ref_name}, and "
+                    f"{arg}'s index has duplicated labels (e.g. {dup}), so the rows "
+                    "cannot be aligned by label; give inputs with the same row index "
+                    "(or arrays, e.g. .to_numpy(), to combine the rows by position)"
+                )
+        missing = ref_index.difference(x.index)
+        extra = x.index.difference(ref_index)
+        if len(missing) or len(extra):
+            raise ValueError(
+                f"the row index of {name} differs from that of {ref_name}: "
+                f"{len(extra)} label(s) of {name} are not in {ref_name} "
+                f"(e.g. {_label_sample(extra)}) and {len(missing)} label(s) of "
+                f"{ref_name} are not in {name} (e.g. {_label_sample(missing)}); "
+                "pandas inputs are matched by row label, never by position: give "
+                "inputs with the same row labels (or arrays, e.g. .to_numpy(), to "
+                "combine the rows by position)"
+            )
+        out[name] = x.loc[ref_index]  # the same labels in another order
+    return out
+
+
+def _row_index(*objs: Any) -> pd.Index | None:
+    for obj in objs:
+        if isinstance(obj, _PANDAS):
+            return obj.index
+    return None
+
+
+@dataclass
+class Raw:
+    """Inputs converted to float arrays, before the checks of their values."""
+
+    y: np.ndarray
+    yname: str
+    y_named: bool  # the name came from a pandas object
+    arrays: dict[str, np.ndarray]
+    names: dict[str, list[str]]
+    w: np.ndarray | None
+    index: pd.Index | None
+
+
+def read_inputs(given: dict[str, Any], prefixes: dict[str, str]) -> Raw:
+    """Float arrays and names of the (aligned) inputs, one row per observation."""
+    endog, weights = given["endog"], given["weights"]
+    y, yname = _as_endog(endog)
+    m = y.shape[0]
+    arrays: dict[str, np.ndarray] = {}
+    names: dict[str, list[str]] = {}
+    for argname, prefix in prefixes.items():
+        arr, nm = as_block(given[argname], argname, prefix)
+        if arr.shape[0] != m:
+            raise ValueError(
+                f"{argname} has {arr.shape[0]} rows but endog has {m}; "
+                "every input must have one row per observation"
+            )
+        arrays[argname] = arr
+        names[argname] = nm
+    w = None
+    if weights is not None:
+        w = as_float(weights, "weights").ravel()
+        if w.shape[0] != m:
+            raise ValueError(f"weights has {w.shape[0]} values but endog has {m} rows")
+    index = _row_index(endog, *(given[k] for k in prefixes), weights)
+    named = isinstance(endog, pd.DataFrame) or (
+        isinstance(endog, pd.Series) and endog.name is not None
+    )
+    return Raw(y, yname, named, arrays, names, w, index)
+
+
+def _all_inputs(raw: Raw) -> list[tuple[str, np.ndarray]]:
+    out = [("endog", raw.y), *raw.arrays.items()]
+    return out + ([("weights", raw.w)] if raw.w is not None else [])
+
+
+def check_infinite(raw: Raw) -> None:
+    """Infinite values are errors whatever the missing policy."""
+    for argname, arr in _all_inputs(raw):
+        if np.isfinite(arr).all():  # one pass in the common case
+            continue
+        bad = np.isinf(arr)
+        if bad.any():
+            row = int(np.argwhere(bad)[0][0])
+            raise ValueError(
+                f"{argname} contains infinite values ({int(bad.sum())} of them, "
+                f"first in row {row})"
+            )
+
+
+def drop_missing(raw: Raw, missing: str) -> Raw:
+    """Rows with NaN: dropped with a warning (``"drop"``), else a ValueError."""
+    nan_rows = np.zeros(raw.y.shape[0], dtype=bool)
+    for _, arr in _all_inputs(raw):
+        nan_rows |= np.isnan(arr) if arr.ndim == 1 else np.isnan(arr).any(axis=1)
+    if not nan_rows.any():
+        return raw
+    m = raw.y.shape[0]
+    if missing != "drop":
+        where = [name for name, arr in _all_inputs(raw)[: 1 + len(raw.arrays)]
+                 if np.isnan(arr).any()]
+        raise ValueError(
+            f"{', '.join(where)} contain(s) NaN in {int(nan_rows.sum())} rows "
+            f'(missing={missing!r}); pass missing="drop" to drop those rows'
+        )
+    keep = ~nan_rows
+    warnings.warn(
+        f'dropped {int(nan_rows.sum())} of {m} rows with missing values (missing="drop")',
+        MissingDataWarning,
+        stacklevel=4,
+    )
+    return Raw(
+        raw.y[keep], raw.yname, raw.y_named, {k: v[keep] for k, v in raw.arrays.items()},
+        raw.names, None if raw.w is None else raw.w[keep],
+        None if raw.index is None else raw.index[keep],
+    )
+
+
+def check_values(raw: Raw, *, min_rows: int | None, check_response: bool) -> None:
+    """Positive weights, enough rows, a varying response, no constant column,
+    and no block holding the response."""
+    y, m = raw.y, raw.y.shape[0]
+    if raw.w is not None and (raw.w <= 0).any():
+        raise ValueError(f"weights must be positive; got minimum {float(raw.w.min())!r}")
+    widest = max(a.shape[1] for a in raw.arrays.values())
+    need = widest + 2 if min_rows is None else min_rows
+    if m < need:
+        raise ValueError(
+            f"too few rows: got {m} complete observations, need at least {need} "
+            f"(the widest block has {widest} columns)"
+        )
+    if check_response and np.ptp(y) == 0:
+        raise ValueError(
+            f"endog has a single value ({y[0]!r}) in all {m} rows; the response must vary"
+        )
+    for argname, arr in raw.arrays.items():
+        const = np.ptp(arr, axis=0) == 0
+        if const.any():
+            cols = [raw.names[argname][j] for j in np.flatnonzero(const)]
+            raise ValueError(
+                f"{argname} has constant column(s) {cols}; the blocks are centred, "
+                "so a constant column carries no information: remove it"
+            )
+        _check_response_not_in(raw, argname, arr)
+
+
+def _check_response_not_in(raw: Raw, argname: str, arr: np.ndarray) -> None:
+    """A block must not hold the response (by name or by value)."""
+    names = raw.names[argname]
+    if raw.y_named and raw.yname in names:
+        raise ValueError(
+            f"{argname} holds the response: its column {raw.yname!r} has the name of "
+            "endog; remove the response from the block"
+        )
+    # candidates by the first row, then the whole column (one pass each)
+    for j in np.flatnonzero(arr[0] == raw.y[0]):
+        if np.array_equal(arr[:, j], raw.y):
+            raise ValueError(
+                f"{argname} holds the response: its column {names[j]!r} equals endog "
+                f"({raw.yname!r}) in every row; remove the response from the block"
+            )

@@ -1,0 +1,103 @@
+"""The permutation rank test (Cook and Yin 2001): ``Lambda_k`` recomputed
+after permuting the rows of the complement coordinates, in batches that
+joblib can run in parallel."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._progress import ProgressArg, run_batches
+from ._rank_stats import _CHUNK_FLOATS, _kr_chunks, _Whitened
+
+
+def _permutation_stats(
+    w: _Whitened,
+    k: int,
+    n_perm: int,
+    rng: np.random.Generator,
+    *,
+    n_jobs: int | None = None,
+    progress: ProgressArg = False,
+) -> np.ndarray:
+    """``Lambda_k`` recomputed after permuting the complement coordinates' rows.
+
+    In the rotated whitened coordinates ``(alpha, u) = a'[U, U_perp]`` and
+    ``(beta, v) = b'[V, V_perp]`` the data are ``(y_i, alpha_i, beta_i)`` and
+    ``(u_i, v_i)``.  Permuting the rows of ``(u, v)`` by ``pi`` is the same as
+    permuting ``(y, alpha, beta)`` by ``sigma = pi^{-1}``; the permuted
+    ``X_lin`` (before re-whitening) has blocks
+
+    * ``diag(s_1..s_k)`` (unchanged),
+    * ``(1/m) sum_j alpha_sigma(j) y_sigma(j) v_j^T``,
+    * ``(1/m) sum_j u_j y_sigma(j) beta_sigma(j)^T``,
+    * ``(1/m) sum_j u_j y_sigma(j) v_j^T`` (Khatri-Rao product, chunked),
+
+    and the within-block covariances become ``[[I, C], [C^T, I]]`` with
+    ``C = (1/m) sum_j alpha_sigma(j) u_j^T``; re-whitening with their Cholesky
+    factors makes the result the estimator's statistic on the permuted data.
+    """
+    work = _PermutationBatch(w, k)
+    parts = run_batches(work, n_perm, seed=rng, batch_size=min(n_perm, work.batch),
+                        n_jobs=n_jobs, progress=progress, desc=f"permutations k={k}")
+    return np.concatenate(parts)
+
+
+class _PermutationBatch:
+    """``batch(rngs)``: ``Lambda_k`` of ``len(rngs)`` permutations, the
+    ``j``-th drawn with ``rngs[j]``.
+
+    Picklable (it runs in joblib workers for ``n_jobs``); ``batch`` is the
+    number of permutations that fit in one chunk of memory.  Each
+    permutation has its own generator, so the p-values depend neither on
+    the batches nor on ``n_jobs``.
+    """
+
+    def __init__(self, w: _Whitened, k: int) -> None:
+        m, n1, n2 = w.m, w.n1, w.n2
+        y = w.y
+        alpha, uc = w.a @ w.u[:, :k], w.a @ w.u[:, k:]
+        beta, vc = w.b @ w.v[:, :k], w.b @ w.v[:, k:]
+        p, q = n1 - k, n2 - k
+        # columns gathered by each permutation: alpha, beta, alpha*y, beta*y
+        self.side = np.hstack([alpha, beta, alpha * y[:, None], beta * y[:, None]])  # m x 4k
+        self.comp_t = np.hstack([uc, vc]).T  # (p + q) x m
+        self.uc, self.vc = uc, vc
+        per_perm = m * (1 + 4 * k) + 3 * n1 * n2 + p * q + 4 * k * (p + q)
+        self.batch = int(max(1, _CHUNK_FLOATS // per_perm))
+        self.w, self.k = w, k
+
+    def __call__(self, rngs: list[Any]) -> np.ndarray:
+        w, k = self.w, self.k
+        m, n1, n2 = w.m, w.n1, w.n2
+        p, q = n1 - k, n2 - k
+        nb = len(rngs)
+        idx = np.stack([g.permutation(m) for g in rngs])  # permutation j from rngs[j]
+        yp = w.y[idx]  # nb x m
+        cc = np.zeros((nb, p * q))
+        for sl, kr in _kr_chunks(self.uc, self.vc):
+            cc += yp[:, sl] @ kr
+        xp = np.zeros((nb, n1, n2))
+        xp[:, k:, k:] = cc.reshape(nb, p, q) / m
+        if k > 0:
+            # (p + q) x 4k products for every permutation, one batched matmul
+            h = self.comp_t @ self.side[idx] / m  # nb x (p + q) x 4k
+            ca = h[:, :p, :k].transpose(0, 2, 1)  # (1/m) sum alpha_sigma(j) u_j^T
+            cb = h[:, p:, k : 2 * k].transpose(0, 2, 1)
+            xp[:, :k, :k] = np.diag(w.s[:k])
+            xp[:, :k, k:] = h[:, p:, 2 * k : 3 * k].transpose(0, 2, 1)
+            xp[:, k:, :k] = h[:, :p, 3 * k :]
+            cov_a = np.broadcast_to(np.eye(n1), (nb, n1, n1)).copy()
+            cov_b = np.broadcast_to(np.eye(n2), (nb, n2, n2)).copy()
+            cov_a[:, :k, k:] = ca
+            cov_a[:, k:, :k] = ca.transpose(0, 2, 1)
+            cov_b[:, :k, k:] = cb
+            cov_b[:, k:, :k] = cb.transpose(0, 2, 1)
+            la = np.linalg.cholesky(cov_a)
+            lb = np.linalg.cholesky(cov_b)
+            xp = np.linalg.solve(la, xp)
+            xp = np.linalg.solve(lb, xp.transpose(0, 2, 1)).transpose(0, 2, 1)
+        sv = np.linalg.svd(xp, compute_uv=False)
+        return m * np.sum(sv[:, k:] ** 2, axis=1) / w.var_y
+

@@ -1,0 +1,281 @@
+"""The bootstrap's replicate engine: resample, refit, measure.
+
+:func:`replicates` draws the resampling through the resampling engine
+(:mod:`jdr_stats._resampling`: pairs counts or Poisson weights), forms the
+moments of a batch of replicates (pairs: one product of the count matrix
+with per-row features, :class:`~jdr_stats._linalg.ReweightedMoments`;
+Poisson: one pass over the rows, :mod:`.poisson_bootstrap`), refits them
+(dense: all at once, :func:`._bounds.batched_dense_estimate`; sparse: one by
+one) and measures the principal angles of each replicate's subspaces to the
+full-sample ones.  It knows nothing of intervals: :mod:`.bootstrap` and
+:mod:`._boot_results` turn the replicates into bounds.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .. import config
+from .._data import RowsData
+from .._estimate import Estimate
+from .._estimate import estimate as estimate_from_moments
+from .._linalg import (
+    BlockMoments,
+    ReweightedMoments,
+    batched_principal_angles,
+    blas_single_thread,
+    orthonormal_basis,
+)
+from .._progress import ProgressArg, progress_bar
+from .._resampling import draw_counts, inner_counts, worker_pool
+from .._sources import ArraySource
+from ..exceptions import SmallSampleWarning
+from ._bounds import batched_dense_estimate, pair_angles
+from ._metric import covariance_factors, to_metric
+from .poisson_bootstrap import poisson_pass, poisson_plan
+
+__all__ = ["Replicates", "replicates"]
+
+
+def _pairs_batches(data: RowsData, n_boot: int, rng: np.random.Generator, inner: bool,
+                   parallel: Any = None):
+    """Moments of the pairs bootstrap's replicates, batch by batch.
+
+    Yields ``(outer, inner)`` lists of BlockMoments; the inner replicate
+    ``b`` resamples the rows of outer replicate ``b`` (counts
+    ``Multinomial(m, c_b / m)``), drawn from a generator spawned from
+    ``rng`` so that the outer replicates do not depend on ``inner``.  The
+    counts are drawn here, in this order, whatever ``n_jobs``; with
+    ``parallel`` only the products of :func:`_sums` run in the workers.
+    """
+    m = data.nobs
+    rw = ReweightedMoments(*data.rows("the bootstrap", weights=True))
+    rng_in = rng.spawn(1)[0] if inner else None
+    count_bytes = config.COUNT_BYTES
+    batch = max(1, min(n_boot, count_bytes // (8 * m), count_bytes // (8 * rw.width)))
+    if inner:
+        batch = max(1, batch // 2)
+    done = 0
+    while done < n_boot:
+        nb = min(batch, n_boot - done)
+        counts = draw_counts(rng, nb, m)
+        if inner:
+            assert rng_in is not None
+            counts_in = inner_counts(rng_in, counts)
+            moms = rw.moments(_sums(rw, np.vstack([counts, counts_in]), parallel))
+            yield moms[:nb], moms[nb:]
+        else:
+            yield rw.moments(_sums(rw, counts, parallel)), None
+        done += nb
+
+
+def _product(dev: np.ndarray, f32: np.ndarray) -> np.ndarray:
+    """``dev @ f32`` in a worker process (``dev`` arrives as a copy; the
+    product does not depend on the memory layout of its operands)."""
+    with blas_single_thread():
+        return dev @ f32
+
+
+def _sums(rw: ReweightedMoments, counts: np.ndarray, parallel: Any) -> np.ndarray:
+    """``rw.sums(counts)``, with the single-precision products in joblib workers
+    (added back in chunk order: identical bit for bit to the serial sums)."""
+    if parallel is None:
+        return rw.sums(counts)
+    from joblib import delayed
+
+    return rw.sums(
+        counts, lambda pairs: parallel(delayed(_product)(d, f32) for d, f32 in pairs)
+    )
+
+
+def _poisson_batches(data: RowsData, n_boot: int, rng: np.random.Generator,
+                     inner: bool, parallel: Any = None):
+    """Moments of the Poisson bootstrap's replicates: one pass over the rows
+    (of the arrays, or of the source a streamed model was built from)."""
+    src = data.source
+    if src is None:
+        y, a, b, w = data.rows("the Poisson bootstrap", weights=True)
+        src = ArraySource(y, a, b, weights=w)
+    out = poisson_pass(poisson_plan(src, n_boot, rng, inner=inner), parallel)
+    yield out if inner else (out, None)
+
+
+def _refit(ctx: dict, mom: BlockMoments) -> Estimate:
+    return estimate_from_moments(
+        mom, ctx["rank"], standardize=ctx["standardize"], sparsity=ctx["sparsity"],
+        names_a=ctx["names_a"], names_b=ctx["names_b"],
+    )
+
+
+def _fit_batch(ctx: dict, moms: list[BlockMoments], errors: list[str]) -> list:
+    """Refit a batch: ``(dir_a, dir_b, singular values, rows, cols)`` or None.
+
+    Dense fits go through :func:`batched_dense_estimate` (the same spans
+    and singular values as :func:`estimate`, all replicates at once); a
+    replicate it cannot fit is refitted alone to get the error message.
+    Sparse fits call :func:`estimate` per replicate.
+    """
+    out: list = [None] * len(moms)
+    if ctx["sparsity"] is None:
+        da, db, s, ok = batched_dense_estimate(moms, ctx["rank"],
+                                               standardize=ctx["standardize"])
+        for j in range(len(moms)):
+            if ok[j]:
+                out[j] = (da[j], db[j], s[j], None, None)
+        todo: Any = np.flatnonzero(~ok)
+    else:
+        todo = range(len(moms))
+    for j in todo:
+        try:
+            e = _refit(ctx, moms[j])
+        except ValueError as exc:  # e.g. a resample with collinear columns
+            errors.append(str(exc))
+            continue
+        out[j] = (e.dir_a, e.dir_b, e.singular_values, e.rows, e.cols)
+    return out
+
+
+@dataclass(frozen=True)
+class Replicates:
+    """What :func:`replicates` measured, for the replicates that could be fitted.
+
+    Angles in radians, ascending per replicate, shape ``(n_ok, rank)``;
+    ``singular_values`` ``(n_ok, k)``; ``selected_*`` boolean ``(n_ok, n)``
+    (sparse fits, else None); ``inner_angles``: per block, the largest
+    angle of each inner replicate to its outer one (NaN where the inner
+    refit failed; None without inner replicates).
+    """
+
+    angles_a: np.ndarray
+    angles_b: np.ndarray
+    singular_values: np.ndarray
+    selected_a: np.ndarray | None
+    selected_b: np.ndarray | None
+    n_ok: int
+    inner_angles: dict[str, np.ndarray] | None
+
+
+class _Store:
+    """Per-replicate arrays, filled batch by batch (NaN / False where a refit failed)."""
+
+    def __init__(self, n_boot: int, n1: int, n2: int, rank: int, nsv: int, sparse: bool,
+                 inner: bool) -> None:
+        self.dir = {"a": np.full((n_boot, n1, rank), np.nan),
+                    "b": np.full((n_boot, n2, rank), np.nan)}
+        self.dir_in = ({"a": np.full((n_boot, n1, rank), np.nan),
+                        "b": np.full((n_boot, n2, rank), np.nan)} if inner else None)
+        self.sv = np.full((n_boot, nsv), np.nan)
+        self.sel = ({"a": np.zeros((n_boot, n1), dtype=bool),
+                     "b": np.zeros((n_boot, n2), dtype=bool)} if sparse else None)
+        self.ok = np.zeros(n_boot, dtype=bool)
+        self.ok_in = np.zeros(n_boot, dtype=bool)
+        self.errors: list[str] = []
+
+    def put(self, start: int, fits: list, fits_in: list | None) -> None:
+        """Store the refits of the batch starting at replicate ``start``."""
+        nsv = self.sv.shape[1]
+        for j, e in enumerate(fits):
+            if e is None:
+                continue
+            b = start + j
+            self.ok[b] = True
+            self.dir["a"][b], self.dir["b"][b] = e[0], e[1]
+            self.sv[b, : len(e[2])] = e[2][:nsv]
+            if self.sel is not None:
+                self.sel["a"][b, e[3]] = True
+                self.sel["b"][b, e[4]] = True
+            if fits_in is not None and fits_in[j] is not None and self.dir_in is not None:
+                self.ok_in[b] = True
+                self.dir_in["a"][b], self.dir_in["b"][b] = fits_in[j][0], fits_in[j][1]
+
+
+def _fill(store: _Store, ctx: dict, batches: Iterator, update: Any) -> None:
+    """Refit every batch of replicate moments into ``store``."""
+    done = 0
+    for outer, inner_moms in batches:
+        fits = _fit_batch(ctx, outer, store.errors)
+        fits_in = None if inner_moms is None else _fit_batch(ctx, inner_moms, [])
+        store.put(done, fits, fits_in)
+        done += len(outer)
+        update(len(outer))
+
+
+def _check_failures(store: _Store, n_boot: int) -> int:
+    """The number of fitted replicates; an error if none, a warning if some failed."""
+    n_ok = int(store.ok.sum())
+    if n_ok == 0:
+        raise ValueError(
+            f"every bootstrap replicate failed to fit; the first error was: {store.errors[0]}"
+        )
+    if n_ok < n_boot:
+        warnings.warn(
+            f"{n_boot - n_ok} of {n_boot} bootstrap replicates could not be fitted "
+            f"and were dropped (first error: {store.errors[0]}); the intervals use the "
+            f"other {n_ok}",
+            SmallSampleWarning,
+            stacklevel=4,
+        )
+    return n_ok
+
+
+def _inner_angles(store: _Store, upper: dict[str, np.ndarray]) -> dict[str, np.ndarray] | None:
+    """Largest angle of each inner replicate to its outer replicate, per block
+    (in the block's covariance metric, module ``_metric``)."""
+    if store.dir_in is None:
+        return None
+    ok = store.ok
+    both = ok & store.ok_in
+    out = {}
+    for block in ("a", "b"):
+        t = np.full(ok.shape[0], np.nan)
+        if both.any():
+            up = upper[block]
+            t[both] = pair_angles(to_metric(up, store.dir_in[block][both]),
+                                  to_metric(up, store.dir[block][both]))[:, -1]
+        out[block] = t[ok]
+    return out
+
+
+def replicates(
+    data: RowsData,
+    est0: Estimate,
+    standardize: bool,
+    sparsity: tuple[int, int] | None,
+    n_boot: int,
+    rng: np.random.Generator,
+    method: str,
+    inner: bool,
+    progress: ProgressArg,
+    n_jobs: int | None = None,
+) -> Replicates:
+    """Refit every replicate: angles to the estimate, singular values,
+    selections, and (``inner``) the largest angle of each inner replicate to
+    its outer replicate.  Arguments checked by :func:`.bootstrap.bootstrap`."""
+    names_a, names_b = data.names["exog_a"], data.names["exog_b"]
+    ctx = {"rank": est0.rank, "standardize": standardize, "sparsity": sparsity,
+           "names_a": names_a, "names_b": names_b}
+    store = _Store(n_boot, len(names_a), len(names_b), est0.rank, len(est0.singular_values),
+                   sparsity is not None, inner)
+    with worker_pool(n_jobs) as parallel, progress_bar(progress, n_boot, "bootstrap") as update:
+        make: Any = _pairs_batches if method == "pairs" else _poisson_batches
+        _fill(store, ctx, make(data, n_boot, rng, inner, parallel), update)
+    n_ok = _check_failures(store, n_boot)
+    ok = store.ok
+    # Angles in each block's covariance metric (module _metric): unit-free.
+    ua, ub = covariance_factors(data)
+    return Replicates(
+        angles_a=batched_principal_angles(orthonormal_basis(ua @ est0.dir_a),
+                                          to_metric(ua, store.dir["a"][ok])),
+        angles_b=batched_principal_angles(orthonormal_basis(ub @ est0.dir_b),
+                                          to_metric(ub, store.dir["b"][ok])),
+        singular_values=store.sv[ok],
+        selected_a=None if store.sel is None else store.sel["a"][ok],
+        selected_b=None if store.sel is None else store.sel["b"][ok],
+        n_ok=n_ok,
+        inner_angles=_inner_angles(store, {"a": ua, "b": ub}),
+    )

@@ -1,0 +1,267 @@
+"""The rank-test methods as a registry of small objects.
+
+Each method of :func:`~jdr_stats.inference.rank_tests.rank_tests` is a
+:class:`RankTestMethod`: its row computation (the test of ``H0: r <= k``
+for one ``k``), the columns it adds after ``statistic``, ``df``,
+``pvalue``, its reference distribution, its assumptions, and what it needs
+from the data (the singular values only, sums over rows that a row source
+can stream, or the rows in memory).  :data:`RANK_METHODS` maps the keys
+``"robust"``, ``"wald"``, ``"chi2"``, ``"general"`` and ``"permutation"``
+to them; ``rank_tests`` looks the method up there and never branches on
+its name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+from scipy import stats
+
+from .._progress import ProgressArg
+from . import _rank_stats
+from ._rank_permutation import _permutation_stats
+from ._rank_stats import _general_weights, _Whitened
+from .chi2mix import weighted_chi2_sf
+from .hypotheses import perm_pvalue
+from .rank_robust import complement_block, frobenius_from_moments, wald_from_moments
+
+__all__ = ["RANK_METHODS", "RankTestMethod", "RowOptions"]
+
+
+@dataclass(frozen=True)
+class RowOptions:
+    """Settings a row computation may use (the permutation test's)."""
+
+    n_perm: int = 999
+    rng: np.random.Generator | None = None
+    n_jobs: int | None = None
+    progress: ProgressArg = False
+
+
+#: A row: the numbers of the test of ``H0: r <= k`` and the tail used (or None).
+Row = tuple[dict[str, float], str | None]
+
+
+@dataclass(frozen=True)
+class RankTestMethod:
+    """One method of the rank tests.
+
+    Attributes
+    ----------
+    name : str
+        The key (``rank_tests(method=name)``).
+    label : str
+        The method as a short sentence (the table's ``method_label``).
+    distribution : str
+        The reference distribution of its p-values.
+    assumptions : str
+        What the method assumes (a note of the table).
+    statistic_note : str
+        What the ``statistic`` column holds.
+    needs : {"moments", "source", "rows"}
+        ``"moments"``: the singular values of ``X_lin`` suffice (runs on bare
+        moments); ``"source"``: sums over rows, streamed from a row source;
+        ``"rows"``: the rows in memory.
+    columns : tuple of str
+        Columns after ``statistic``, ``df``, ``pvalue``.
+    row : callable
+        ``row(w, k, options) -> (numbers, tail)``.
+    random : bool
+        Whether it draws from the seed (and reports progress).
+    notes, tail_notes :
+        Further notes, always or when a row used the named tail.
+    """
+
+    name: str
+    label: str
+    distribution: str
+    assumptions: str
+    statistic_note: str
+    needs: Literal["moments", "source", "rows"]
+    columns: tuple[str, ...]
+    row: Callable[[_Whitened, int, RowOptions], Row]
+    random: bool = False
+    notes: tuple[str, ...] = ()
+    tail_notes: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def streams(self) -> bool:
+        """True when the method runs on a row source without the rows in memory."""
+        return self.needs != "rows"
+
+    @property
+    def needs_rows(self) -> bool:
+        """True when the method needs sums over rows (not only the singular values)."""
+        return self.needs != "moments"
+
+
+_LAMBDA = "Statistic Lambda_k = m * sum_{j>k} s_j(X_lin)^2 / var(y); "
+
+
+def _check_exact(w: _Whitened, k: int, name: str) -> float:
+    """``d = (n1-k)(n2-k)``; the robust and Wald tests form a ``d x d`` covariance."""
+    df = float((w.n1 - k) * (w.n2 - k))
+    if df > _rank_stats._MAX_EXACT_DIM:
+        raise ValueError(
+            f"the {name} rank test at k={k} forms the covariance of the "
+            f"(n1-k)(n2-k) = {int(df)} complement entries, more than "
+            f"{_rank_stats._MAX_EXACT_DIM}; use method='general' (two-moment tail for "
+            "large d) or fewer variables"
+        )
+    return df
+
+
+def _robust_row(w: _Whitened, k: int, opts: RowOptions) -> Row:
+    _check_exact(w, k, "robust")
+    res = frobenius_from_moments(w.complement(k), w.s)
+    return {"statistic": res.statistic, "df": np.nan, "pvalue": res.pvalue,
+            "eff_df": np.nan if res.df is None else res.df, "scale": res.scale}, None
+
+
+def _wald_row(w: _Whitened, k: int, opts: RowOptions) -> Row:
+    df = _check_exact(w, k, "wald")
+    if w.m <= df + 1:
+        raise ValueError(
+            f"the Wald rank test at k={k} needs more than (n1-k)(n2-k) + 1 = "
+            f"{int(df) + 1} observations (it estimates the covariance of the "
+            f"{int(df)} complement entries); got {w.m}. Use method='robust' "
+            "or max_rank"
+        )
+    res = wald_from_moments(w.complement(k), complement_block(w.s, k, w.n1, w.n2).reshape(-1))
+    return {"statistic": res.statistic, "df": float(res.df1), "pvalue": res.pvalue,
+            "fstat": res.fstat, "df_denom": float(res.df2)}, None
+
+
+def _chi2_row(w: _Whitened, k: int, opts: RowOptions) -> Row:
+    stat, df = w.statistic(k), float((w.n1 - k) * (w.n2 - k))
+    return {"statistic": stat, "df": df, "pvalue": float(stats.chi2.sf(stat, df))}, None
+
+
+def _general_row(w: _Whitened, k: int, opts: RowOptions) -> Row:
+    stat = w.statistic(k)
+    lam, tr1, tr2 = _general_weights(w, k)
+    eff = tr1 * tr1 / tr2 if tr2 > 0 else np.nan
+    tail: str | None
+    if lam is not None and np.any(lam > 0):
+        pv, tail = float(weighted_chi2_sf(stat, lam)), "imhof"
+    elif tr2 > 0:
+        pv = float(stats.chi2.sf(stat * eff / tr1, eff))
+        tail = "bentler-xie"
+    else:
+        pv, tail = 1.0, None
+    return {"statistic": stat, "df": np.nan, "pvalue": pv, "eff_df": eff}, tail
+
+
+def _permutation_row(w: _Whitened, k: int, opts: RowOptions) -> Row:
+    stat = w.statistic(k)
+    assert opts.rng is not None
+    null = _permutation_stats(w, k, opts.n_perm, opts.rng, n_jobs=opts.n_jobs,
+                              progress=opts.progress)
+    # guard against rounding: a permuted statistic equal to T up to 1e-10 counts as >= T
+    pv = float(perm_pvalue(stat * (1 - 1e-10), null))
+    return {"statistic": stat, "df": np.nan, "pvalue": pv, "n_perm": float(opts.n_perm)}, None
+
+
+def _registry(*methods: RankTestMethod) -> dict[str, RankTestMethod]:
+    return {m.name: m for m in methods}
+
+
+#: The rank-test methods by key (model: linearmodels' ``COVARIANCE_ESTIMATORS``).
+RANK_METHODS: dict[str, RankTestMethod] = _registry(
+    RankTestMethod(
+        name="robust",
+        label="robust two-moment test (scaled chi2 with estimated finite-sample moments)",
+        distribution="scaled chi2",
+        assumptions=(
+            "Robust two-moment test: i.i.d. rows and finite fourth moments of the "
+            "influence functions psi of the complement block; no Gaussian blocks, "
+            "homoscedasticity or independent noise needed. Lambda_k ~ g chi2(h) with "
+            "g h = tr(Omega) / s_y^2 and 2 g^2 h the finite-sample variance of Lambda_k "
+            "estimated from the rows (including the kurtosis of psi)."
+        ),
+        statistic_note=_LAMBDA,
+        needs="source",
+        columns=("eff_df", "scale"),
+        row=_robust_row,
+        notes=("Lambda_k ~ scale * chi2(eff_df); df does not apply.",),
+    ),
+    RankTestMethod(
+        name="wald",
+        label="Wald (Kleibergen-Paap type), Hotelling F",
+        distribution="F",
+        assumptions=(
+            "Wald (Kleibergen-Paap type): i.i.d. rows and finite second moments of "
+            "the influence functions psi of the complement block C = U_perp' X_lin V_perp, "
+            "with nonsingular covariance; no Gaussian blocks, homoscedasticity or "
+            "independent noise needed. T_k = m vec(C)' Omega^{-1} vec(C) (Omega the "
+            "uncentred second moment of psi, T_k <= m); F = (m - d) T_k / (d (m - T_k)) "
+            "~ F(d, m - d) (Hotelling), d = (n1-k)(n2-k). Conservative for heavy-tailed "
+            "y, little power for rare binary y."
+        ),
+        statistic_note="Statistic T_k (Wald, see below); ",
+        needs="source",
+        columns=("fstat", "df_denom"),
+        row=_wald_row,
+        notes=("fstat ~ F(df, df_denom).",),
+    ),
+    RankTestMethod(
+        name="chi2",
+        label="normal-theory chi-square",
+        distribution="chi2",
+        assumptions=(
+            "Normal theory (valid only under its premise; liberal for heavy-tailed "
+            "blocks or noise whose variance depends on the blocks): the whitened "
+            "complement coordinates U_perp'a', "
+            "V_perp'b' are independent of each other and of (y, U'a', V'b') "
+            "(Gaussian blocks independent of each other), so the complement block "
+            "has covariance E[y^2] I / m and Lambda_k ~ chi2((n1-k)(n2-k)) as m "
+            "grows."
+        ),
+        statistic_note=_LAMBDA,
+        needs="moments",
+        columns=(),
+        row=_chi2_row,
+        notes=("df = (n1 - k)(n2 - k).",),
+    ),
+    RankTestMethod(
+        name="general",
+        label="weighted chi-square with estimated weights (Imhof)",
+        distribution="weighted chi2",
+        assumptions=(
+            "General theory: only finite second moments of vec(u y v'); the "
+            "covariance Omega of the complement block is estimated from the data "
+            "and Lambda_k ~ sum_j w_j chi2_1 with w = eig(Omega) / s_y^2 as m grows "
+            "(tail by Imhof's formula)."
+        ),
+        statistic_note=_LAMBDA,
+        needs="source",
+        columns=("eff_df",),
+        row=_general_row,
+        tail_notes={
+            "bentler-xie": (
+                "Rows with more than %d complement entries use the two-moment "
+                "(Bentler-Xie) tail with eff_df = (sum w)^2 / sum w^2."
+            ),
+        },
+    ),
+    RankTestMethod(
+        name="permutation",
+        label="permutation of the complement coordinates (Cook and Yin 2001)",
+        distribution="permutation",
+        assumptions=(
+            "Permutation (Cook and Yin 2001): under H0 the complement coordinates "
+            "(U_perp'a', V_perp'b') are independent of (y, U'a', V'b') (normal-theory "
+            "premise; liberal for heavy-tailed blocks); their rows "
+            "are permuted jointly and the whole statistic (re-whitening included) "
+            "recomputed; p = (1 + #{T* >= T}) / (B + 1)."
+        ),
+        statistic_note=_LAMBDA,
+        needs="rows",
+        columns=("n_perm",),
+        row=_permutation_row,
+        random=True,
+    ),
+)

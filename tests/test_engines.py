@@ -1,0 +1,261 @@
+"""The single engines: one moments engine, one resampling engine, one knob module.
+
+- the estimator's ``block_moments`` and ``jdr.Moments`` run the same
+  computation (bit for bit), also on shifted data and tiny chunks;
+- the pairs and Poisson bootstraps, the ladle and ``run_batches`` draw
+  their randomness from ``jdr_stats._resampling``;
+- every chunk or memory knob is defined once, in ``jdr_stats.config``,
+  and the modules read it from there.
+"""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+
+import numpy as np
+import pytest
+
+import jdr_stats as jdr
+from jdr_stats import config, _resampling
+from jdr_stats._linalg import block_moments
+from jdr_stats._moments_engine import array_sums, chunk_sums, merge_sums
+from jdr_stats._progress import progress_forwarder, replicate_generators, run_batches
+from jdr_stats._sources import ArraySource, default_batch_rows
+from jdr_stats.inference import poisson_bootstrap as pmod
+from jdr_stats.inference.rank_robust import ladle_rank
+
+ROOT = pathlib.Path(jdr.__file__).parent
+FIELDS = ("mean_y", "var_y", "mean_a", "mean_b", "cov_a", "cov_b", "cross")
+
+
+@pytest.fixture(scope="module")
+def shifted():
+    sim = jdr.simulate.bilinear(3000, 4, 3, 2, seed=5)
+    # a large common offset: the engine centres each slice at its own means
+    return sim.y + 1e3, sim.a * 3.0 + 1e6, sim.b - 5e5
+
+
+# -- one moments engine --------------------------------------------------------
+@pytest.mark.parametrize("chunk_bytes", [None, 8, 8 * 8 * 300])
+def test_block_moments_is_the_moments_engine(shifted, monkeypatch, chunk_bytes):
+    from jdr_stats import _linalg, _moments_engine
+
+    assert _linalg.block_moments is _moments_engine.block_moments
+    if chunk_bytes is not None:
+        monkeypatch.setattr(config, "CHUNK_BYTES", chunk_bytes)
+        monkeypatch.setattr(config, "MIN_CHUNK_ROWS", 256)
+    y, a, b = shifted
+    w = np.random.default_rng(1).uniform(0.0, 2.0, y.size)
+    for weights in (None, w):
+        est = block_moments(y, a, b, weights)
+        mom = jdr.Moments.from_arrays(y, a, b, weights).to_block_moments()
+        for f in FIELDS:
+            np.testing.assert_array_equal(getattr(est, f), getattr(mom, f), err_msg=f)
+
+
+def test_engine_is_accurate_on_shifted_data(shifted, monkeypatch):
+    y, a, b = shifted
+    yc, ac, bc = y - y.mean(), a - a.mean(0), b - b.mean(0)
+    want_cross = ac.T @ (yc[:, None] * bc) / y.size
+    monkeypatch.setattr(config, "CHUNK_BYTES", 8)  # 256-row slices, 12 merges
+    monkeypatch.setattr(config, "MIN_CHUNK_ROWS", 256)
+    assert y.size > 10 * config.chunk_rows(8)
+    got = block_moments(y, a, b)
+    scale = np.abs(want_cross).max()
+    np.testing.assert_allclose(got.cross, want_cross, rtol=0, atol=1e-9 * scale)
+    np.testing.assert_allclose(got.cov_a, ac.T @ ac / y.size, rtol=1e-9)
+
+
+def test_merge_of_parts_equals_the_whole(shifted):
+    y, a, b = shifted
+    whole = chunk_sums(y, a, b, None)
+    parts = merge_sums(chunk_sums(y[:1234], a[:1234], b[:1234], None),
+                       chunk_sums(y[1234:], a[1234:], b[1234:], None))
+    assert parts.nobs == whole.nobs == y.size
+    scale = np.abs(whole.m3_ayb).max()
+    np.testing.assert_allclose(parts.m3_ayb, whole.m3_ayb, rtol=0, atol=1e-10 * scale)
+    # rounding of the centred data (offset 1e6): relative to the largest entry
+    np.testing.assert_allclose(parts.m2_a, whole.m2_a, rtol=0,
+                               atol=1e-10 * np.abs(whole.m2_a).max())
+
+
+def test_engine_flags_non_finite_and_covariances_false(shifted):
+    y, a, b = shifted
+    bad = a.copy()
+    bad[10, 1] = np.nan
+    assert array_sums(y, bad, b, None) is None
+    with pytest.raises(ValueError, match="finite"):
+        block_moments(y, bad, b)
+    mom = block_moments(y, a, b, covariances=False)
+    assert np.isnan(mom.cov_a).all() and np.isnan(mom.cov_b).all()
+    assert np.isfinite(mom.cross).all()
+    with pytest.raises(ValueError, match="sum to zero"):
+        block_moments(y, a, b, np.zeros(y.size))
+
+
+# -- one resampling engine -------------------------------------------------------
+def test_poisson_bootstrap_weights_come_from_the_engine(monkeypatch):
+    calls = []
+    real = _resampling.poisson_weights
+
+    def spy(entropy, block, n_boot):
+        calls.append((entropy, block, n_boot))
+        return real(entropy, block, n_boot)
+
+    monkeypatch.setattr(config, "BLOCK_ROWS", 256)
+    monkeypatch.setattr(pmod, "poisson_weights", spy)
+    rng = np.random.default_rng(0)
+    y, a, b = rng.normal(size=600), rng.normal(size=(600, 3)), rng.normal(size=(600, 2))
+    pmod.poisson_moments(ArraySource(y, a, b), 3, seed=11)
+    entropy = _resampling.draw_entropy(11, 4)
+    assert calls == [(entropy, 0, 3), (entropy, 1, 3), (entropy, 2, 3)]
+    # the engine's weights of a block are a pure function of (seed, block)
+    np.testing.assert_array_equal(real(entropy, 1, 3), real(entropy, 1, 3))
+    assert real(entropy, 1, 3).shape == (3, 256)
+
+
+def test_ladle_weights_come_from_the_engine(monkeypatch):
+    from jdr_stats.inference import rank_robust
+
+    sim = jdr.simulate.bilinear(800, 4, 4, 1, seed=2)
+    y, a, b = sim.y - sim.y.mean(), sim.a - sim.a.mean(0), sim.b - sim.b.mean(0)
+    u, s, vt = np.linalg.svd(a.T @ (y[:, None] * b) / y.size)
+    seen = []
+    real = _resampling.poisson_row_weights
+
+    def spy(rng, rows, n_boot):
+        w = real(rng, rows, n_boot)
+        seen.append(w)
+        return w
+
+    monkeypatch.setattr(rank_robust, "poisson_row_weights", spy)
+    ladle_rank(y, a, b, u, s, vt.T, n_boot=5, seed=3, batch_rows=300)
+    drawn = np.hstack(seen)
+    assert drawn.shape == (5, 800)
+    # the same weights as one draw of all rows from the same seed: row by
+    # row, whatever the chunks
+    np.testing.assert_array_equal(drawn, real(np.random.default_rng(3), 800, 5))
+
+
+def test_pairs_counts_and_replicate_generators_are_the_engines():
+    rng = np.random.default_rng(4)
+    c = _resampling.draw_counts(rng, 3, 50)
+    assert c.shape == (3, 50) and (c.sum(axis=1) == 50).all()
+    inner = _resampling.inner_counts(rng, c)
+    assert ((inner > 0) <= (c > 0)).all() and (inner.sum(axis=1) == 50).all()
+    entropy = _resampling.draw_entropy(9)
+    gens = replicate_generators(9, 4)
+    want = _resampling.child_generators(entropy, 0, 4)
+    assert [g.random() for g in gens] == [g.random() for g in want]
+    out = run_batches(lambda rngs: [g.random() for g in rngs], 4, seed=9, batch_size=3)
+    flat = [x for batch in out for x in batch]
+    assert flat == [g.random() for g in _resampling.child_generators(entropy, 0, 4)]
+
+
+def test_worker_pool_serial_and_parallel():
+    assert _resampling.n_workers(None) == 1 and _resampling.n_workers(1) == 1
+    with _resampling.worker_pool(1) as pool:
+        assert pool is None
+    pytest.importorskip("joblib")
+    with _resampling.worker_pool(2) as pool:
+        if _resampling.n_workers(2) > 1:
+            assert list(pool(iter([]))) == []
+
+
+def test_progress_forwarder_counts_increments():
+    seen = []
+    fwd = progress_forwarder(seen.append)
+    for done in (2, 5, 5, 9):
+        fwd(done, 9)
+    assert seen == [2, 3, 0, 4] and sum(seen) == 9
+
+
+def test_no_module_repeats_an_engine_helper():
+    """The helpers that existed twice now exist once."""
+    once = {"_order_index": 0, "_entropy": 0, "_workers": 0, "_parallel": 0,
+            "_draw_counts": 0, "_inner_tables": 0, "chunk_sums": 0, "merge_sums": 0}
+    for path in ROOT.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef) and node.name in once:
+                once[node.name] += 1
+    assert once == {"_order_index": 0, "_entropy": 0, "_workers": 0, "_parallel": 0,
+                    "_draw_counts": 0, "_inner_tables": 1, "chunk_sums": 1, "merge_sums": 1}
+
+
+# -- one module of knobs ---------------------------------------------------------
+KNOB_WORDS = ("CHUNK", "BYTES", "FLOATS", "BATCH_ROWS", "BLOCK_ROWS", "PIECE_ROWS",
+              "EXACT_DIM")
+
+
+def test_every_knob_is_defined_in_config_only():
+    """No module but config assigns a number to a knob-like name; the
+    aliases some modules keep are read from config."""
+    offenders = []
+    for path in ROOT.rglob("*.py"):
+        if path.name == "config.py":
+            continue
+        for node in ast.parse(path.read_text()).body:
+            if not isinstance(node, (ast.Assign, ast.AnnAssign)):
+                continue
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = [t.id for t in targets if isinstance(t, ast.Name)]
+            if not any(w in n for n in names for w in KNOB_WORDS):
+                continue
+            value = node.value
+            reads_config = (isinstance(value, ast.Attribute)
+                            and isinstance(value.value, ast.Name) and value.value.id == "config")
+            if not reads_config:
+                offenders.append(f"{path.relative_to(ROOT)}: {names}")
+    assert offenders == []
+
+
+def test_knob_aliases_equal_config_and_config_is_read_at_run_time(monkeypatch):
+    from jdr_stats import _sources
+    from jdr_stats.inference import _rank_stats, rank_robust
+    from jdr_stats.support import _robust, _statistics
+
+    assert _sources.DEFAULT_BATCH_ROWS == config.DEFAULT_BATCH_ROWS
+    assert _rank_stats._MAX_EXACT_DIM == config.MAX_EXACT_DIM
+    for mod in (_rank_stats, rank_robust, _robust, _statistics):
+        assert mod._CHUNK_FLOATS == config.CHUNK_FLOATS
+    assert config.CHUNK_FLOATS * 8 == config.MEMORY_BUDGET
+    assert config.FEATURE_BYTES == 2 * config.MEMORY_BUDGET
+    assert config.COUNT_BYTES == 4 * config.MEMORY_BUDGET
+    assert config.BLOCK_ROWS == 1 << 14  # fixes the Poisson weights' seeding
+    # the chunk size is read when used
+    assert default_batch_rows(10) == config.CHUNK_BYTES // 80
+    monkeypatch.setattr(config, "CHUNK_BYTES", 8 * 10 * 3000)
+    assert default_batch_rows(10) == 3000
+    assert default_batch_rows(1000) == config.MIN_CHUNK_ROWS
+    assert ArraySource(np.zeros(5), np.zeros((5, 4)), np.zeros((5, 5))).batch_rows == 3000
+
+
+def test_ladle_and_bootstrap_share_the_reweighted_moments(shifted):
+    """weighted_moments (the ladle's bootstrap sums) equals the moments
+    engine on each reweighting, however the rows are chunked."""
+    y, a, b = shifted
+    w = np.random.default_rng(6).poisson(1.0, size=(3, y.size)).astype(float)
+
+    def chunks(step):
+        return lambda: ((y[i:i + step], a[i:i + step], b[i:i + step])
+                        for i in range(0, y.size, step))
+
+    pos = [0]
+
+    def weights(k):
+        out = w[:, pos[0]:pos[0] + k]
+        pos[0] += k
+        return out
+
+    got = pmod.weighted_moments(chunks(700), weights, 3)
+    pos[0] = 0
+    again = pmod.weighted_moments(chunks(y.size), weights, 3)
+    for j in range(3):
+        want = block_moments(y, a, b, w[j])
+        for f in ("cov_a", "cov_b", "cross"):
+            scale = np.abs(getattr(want, f)).max()
+            np.testing.assert_allclose(getattr(got[j], f), getattr(want, f), rtol=0,
+                                       atol=1e-9 * scale, err_msg=f)
+            np.testing.assert_allclose(getattr(again[j], f), getattr(got[j], f), rtol=0,
+                                       atol=1e-12 * scale, err_msg=f)
