@@ -52,7 +52,7 @@ import numpy as np
 import jdr_stats as jdr
 from jdr_stats._linalg import principal_angles
 from jdr_stats.exceptions import JDRWarning
-from jdr_stats.inference import bootstrap as bmod
+from jdr_stats.inference import _replicates as bmod
 
 LEVEL = 0.95
 
