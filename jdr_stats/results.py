@@ -16,7 +16,13 @@ import numpy as np
 import pandas as pd
 from statsmodels.iolib.summary2 import Summary
 
-from ._data import DataModel, RemovedData, align_inputs, check_new_block, design_from_spec
+from ._data import (
+    DataModel,
+    RemovedData,
+    align_inputs,
+    check_new_block,
+    design_from_spec,
+)
 from ._estimate import Estimate
 from ._export import ExportMixin, records
 from ._linalg import BlockMoments, Whitening

@@ -19,9 +19,9 @@ from statsmodels.iolib.summary2 import Summary
 
 from .._data import RowsData
 from .._estimate import Estimate
+from .._export import ExportMixin, json_key, records
 from .._validation import check_choice, check_fraction
 from ..diagnostics import gap_advice
-from .._export import ExportMixin, json_key, records
 from ..summary import SummaryMixin, build_summary, json_safe
 from ._bounds import calibrated_level, gap_diagnostics, order_index
 
