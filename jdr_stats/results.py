@@ -476,7 +476,10 @@ class JDRResults(ExportMixin, SummaryMixin):
             original coordinates), ``support_a``, ``support_b``,
             ``rank_tests`` (the tests that chose the rank of a
             ``rank="auto"`` fit, as their ``to_dict()``, else None) and
-            ``support_tests`` (likewise for ``sparsity="auto"``).  NaN are
+            ``support_tests`` (likewise for ``sparsity="auto"``),
+            ``loadings`` (the per-SD loadings, records like ``directions``)
+            and ``premises`` (:attr:`diagnostics`: its table as records, the
+            cross-block canonical correlations and the messages).  NaN are
             None; keys have no spaces.
 
         Examples
@@ -515,6 +518,15 @@ class JDRResults(ExportMixin, SummaryMixin):
             "rank_tests": None if self._rank_tests is None else self._rank_tests.to_dict(),
             "support_tests": (None if self.support_tests is None
                               else self.support_tests.to_dict()),
+            "loadings": records(pd.DataFrame(
+                np.vstack([self._loadings(self._est.dir_a, self._covariances[0]),
+                           self._loadings(self._est.dir_b, self._covariances[1])]),
+                columns=cols, index=dirs.index)),
+            "premises": {
+                "table": records(self.diagnostics.table),
+                "cross_correlations": json_safe(self.diagnostics.cross_correlations),
+                "messages": self.diagnostics.messages,
+            },
         }
 
     # -- summary ----------------------------------------------------------

@@ -176,3 +176,17 @@ def test_bootstrap_summary_states_the_metric():
     text = " ".join(str(boot.summary()).split())
     assert "in each block's covariance metric" in text
     assert "canonical correlations between the two fits' reduced features" in text
+
+
+def test_to_dict_holds_loadings_and_premises():
+    import json
+
+    sim = jdr.simulate.bilinear(800, 3, 2, 1, design="correlated", rho=0.6, seed=8)
+    res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(1)
+    doc = json.loads(json.dumps(res.to_dict(), allow_nan=False))
+    assert [r["variable"] for r in doc["loadings"]] == ["a0", "a1", "a2", "b0", "b1"]
+    assert max(abs(r["dir1"]) for r in doc["loadings"] if r["block"] == "a") == 1.0
+    prem = doc["premises"]
+    assert prem["table"][0]["premise"] == "largest cross-block canonical corr."
+    assert prem["table"][0]["ok"] is False
+    assert prem["messages"][0].startswith("the blocks are correlated")
