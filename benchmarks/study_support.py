@@ -6,9 +6,10 @@ replications per design (default 200): for each replication
 * the marginal (rank=None) and conditional (rank=2) coordinate tests with
   Benjamini-Hochberg at fdr = 0.1: false discovery proportion and power
   (share of the true variables found), per block;
-* the sparse fit with the counts of ``choose_sparsity`` (exactly what
-  ``fit(2, sparsity="auto", fdr=0.1)`` uses) against the sparse fit given the
-  true (10, 10): mean NSEE;
+* the sparse fit with the counts of ``choose_sparsity`` (what
+  ``fit(2, sparsity="auto", fdr=0.1)`` used before issue 18) and
+  ``fit(2, sparsity="auto", fdr=0.1)`` itself (since issue 18: exactly the
+  selected variables) against the sparse fit given the true (10, 10): mean NSEE;
 * the threshold rule of section 5.3 (false and true selections);
 * on the first ``--n-stability`` replications, stability selection
   (50 complementary half-samples, threshold 0.6);
@@ -38,13 +39,15 @@ from __future__ import annotations
 
 import argparse
 import time
+import warnings
 
 import numpy as np
 from scipy import stats
 
 import jdr_stats as jdr
+from jdr_stats.exceptions import SupportSelectionWarning
 from jdr_stats.simulate import random_basis
-from jdr_stats.support import choose_sparsity, select_support
+from jdr_stats.support import Stability, choose_sparsity, select_support
 
 M, N, S, R = 5000, 100, 10, 2
 FDR = 0.1
@@ -87,7 +90,7 @@ def _null_rate(res, truth_a, truth_b, alpha=0.05):
 def run(design: str, reps: int, n_stability: int, seed0: int) -> None:
     start = time.time()
     rec = {key: [] for key in ("marginal", "conditional", "threshold", "stability")}
-    nsee_auto, nsee_true, counts = [], [], []
+    nsee_auto, nsee_true, nsee_sets, counts = [], [], [], []
     size = {"marginal": [], "conditional": [], "naive": []}
     for rep in range(reps):
         sim = _draw(design, seed0 + rep)
@@ -110,11 +113,15 @@ def run(design: str, reps: int, n_stability: int, seed0: int) -> None:
         rec["threshold"].append(_fdp_power(thr, ta, tb))
         if rep < n_stability:
             stab = select_support(
-                model, rank=R, rule="stability", n_subsamples=50, seed=seed0 + rep
+                model, rank=R, rule=Stability(n_subsamples=50), seed=seed0 + rep
             )
             rec["stability"].append(_fdp_power(stab, ta, tb))
         fit_auto = model.fit(R, sparsity=(s1, s2))
         fit_true = model.fit(R, sparsity=(S, S))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SupportSelectionWarning)
+            fit_sets = model.fit(R, sparsity="auto", fdr=FDR, seed=rep)
+        nsee_sets.append(jdr.metrics.nsee(sim.U, fit_sets.directions_a, sim.V, fit_sets.directions_b))
         nsee_auto.append(jdr.metrics.nsee(sim.U, fit_auto.directions_a, sim.V, fit_auto.directions_b))
         nsee_true.append(jdr.metrics.nsee(sim.U, fit_true.directions_a, sim.V, fit_true.directions_b))
         counts.append((s1, s2))
@@ -147,6 +154,12 @@ def run(design: str, reps: int, n_stability: int, seed0: int) -> None:
     print(f"mean NSEE auto = {na:.4f} (MC SE {np.std(nsee_auto, ddof=1) / np.sqrt(reps):.4f}), "
           f"given true (10, 10) = {nt:.4f} (MC SE {np.std(nsee_true, ddof=1) / np.sqrt(reps):.4f}), "
           f"ratio = {ratio:.3f} -> within 20%: {'yes' if ratio <= 1.2 else 'NO'}")
+    ns = np.mean(nsee_sets)
+    print(f"fit(sparsity='auto') since issue 18 (exactly the selected variables): mean NSEE = "
+          f"{ns:.4f} (MC SE {np.std(nsee_sets, ddof=1) / np.sqrt(reps):.4f}), ratio to the "
+          f"true (10, 10) = {ns / nt:.3f}; paired difference to the counts' fit = "
+          f"{np.mean(np.subtract(nsee_sets, nsee_auto)):.4f} (MC SE "
+          f"{np.std(np.subtract(nsee_sets, nsee_auto), ddof=1) / np.sqrt(reps):.4f})")
     n_null = 2 * (N - S)
     for key, rates in size.items():
         rates = np.array(rates)

@@ -188,7 +188,7 @@ def cost(m: int = 5000, n: int = 60, repeat: int = 3) -> None:
     print(f"{'partial F (method=chi2)':<44}{t_f:>8.2f} s")
     for dtype in (np.float64, np.float32):
         robust._RESAMPLE_DTYPE = dtype
-        t_w = best(method="wild", n_boot=999)
+        t_w = best(method="wild", n_resamples=999)
         print(f"{'wild, B = 999, resample sums ' + np.dtype(dtype).name:<44}{t_w:>8.2f} s"
               f"  ({t_w / t_f:.0f} x F)")
 

@@ -22,9 +22,14 @@ from ._linalg import (
     whiten_cross,
 )
 from ._validation import check_int
-from .sparse import check_sparsity, three_step_projection
+from .sparse import (
+    check_sparsity,
+    check_support_sets,
+    selection_matrix,
+    three_step_projection,
+)
 
-__all__ = ["Estimate", "estimate", "check_rank"]
+__all__ = ["Estimate", "check_rank", "estimate"]
 
 
 @dataclass(frozen=True)
@@ -87,6 +92,37 @@ def _decompose(
     return xw, s, u_std, v_std, dir_a, dir_b
 
 
+def _selection_target(
+    mom: BlockMoments, xw: np.ndarray, wa: Whitening | None, wb: Whitening | None
+) -> np.ndarray:
+    """The matrix the three-step projection selects from: the unit-free
+    :func:`~jdr_stats.sparse.selection_matrix` (standardized fit), else ``S``."""
+    if wa is None or wb is None:
+        return mom.cross
+    # Sigma_a^{-1} S Sigma_b^{-1} = La^{-T} X_w Lb^{-1}; diag(Sigma^{-1}) = column norms of L^{-1}
+    m_mat = wb.solve_t(wa.solve_t(xw).T).T
+    return selection_matrix(m_mat, (wa.linv**2).sum(axis=0), (wb.linv**2).sum(axis=0))
+
+
+def _sparse_fit(
+    mom: BlockMoments, rows: np.ndarray, cols: np.ndarray, wa: Whitening | None,
+    wb: Whitening | None, rank: int, names_a: list[str], names_b: list[str],
+) -> tuple[np.ndarray, ...]:
+    """The estimator on the variables ``rows``, ``cols`` alone (each block
+    whitened with its own sub-covariance); directions padded with zeros."""
+    n1, n2 = mom.cross.shape
+    sub = mom.cross[np.ix_(rows, cols)]
+    wa_s = wb_s = None
+    if wa is not None and wb is not None:
+        wa_s = wa.subset(rows, "exog_a", names_a)
+        wb_s = wb.subset(cols, "exog_b", names_b)
+    _, s, us, vs, da, db = _decompose(sub, wa_s, wb_s, rank)
+    u_std, v_std = np.zeros((n1, rank)), np.zeros((n2, rank))
+    dir_a, dir_b = np.zeros((n1, rank)), np.zeros((n2, rank))
+    u_std[rows], v_std[cols], dir_a[rows], dir_b[cols] = us, vs, da, db
+    return s, u_std, v_std, dir_a, dir_b
+
+
 def estimate(
     mom: BlockMoments,
     rank: int,
@@ -96,6 +132,7 @@ def estimate(
     names_a: Sequence[str] | None = None,
     names_b: Sequence[str] | None = None,
     whitening: tuple[Whitening, Whitening] | None = None,
+    support: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> Estimate:
     """The paper's estimator from the block moments.
 
@@ -112,6 +149,11 @@ def estimate(
     whitening : (Whitening, Whitening), optional
         The blocks' whitenings when the caller has factored the covariances
         already (``standardize=True`` only); computed from ``mom`` otherwise.
+    support : (rows, cols), optional
+        Given variable sets (index arrays, at least ``rank`` of each block):
+        the sparse fit on exactly these variables, without the projection
+        (``fit(sparsity="auto")`` passes the variables its tests selected).
+        Not with ``sparsity``.
 
     Notes
     -----
@@ -122,8 +164,11 @@ def estimate(
     Sparse fit with ``standardize=True``: the projections act on
     ``Sigma_a^{-1} S Sigma_b^{-1} = La^{-T} X_lin Lb^{-1}``, whose rows and
     columns vanish exactly for inactive variables (Gaussian blocks:
-    ``S = Sigma_a U Q V^T Sigma_b``); the subspaces are then estimated from the
-    selected variables alone, whitened with their own covariance.
+    ``S = Sigma_a U Q V^T Sigma_b``), with each row and column in units of the
+    variable's partial standard deviation
+    (:func:`~jdr_stats.sparse.selection_matrix`: the kept set does not depend
+    on the units); the subspaces are then estimated from the selected
+    variables alone, whitened with their own covariance.
     """
     n1, n2 = mom.cov_a.shape[0], mom.cov_b.shape[0]
     names_a = list(names_a) if names_a is not None else [f"a{j}" for j in range(n1)]
@@ -134,26 +179,18 @@ def estimate(
         wa, wb = whitening if whitening is not None else block_whitenings(mom, names_a, names_b)
     xw, s, u_std, v_std, dir_a, dir_b = _decompose(mom.cross, wa, wb, rank)
     rows, cols = np.arange(n1), np.arange(n2)
-    if sparsity is not None:
+    if sparsity is not None and support is not None:
+        raise ValueError("give sparsity or support, not both")
+    if support is not None:
+        rows, cols = check_support_sets(support, n1, n2, rank=rank)
+    elif sparsity is not None:
         s1, s2 = check_sparsity(sparsity, n1, n2, rank=rank)
-        if standardize:
-            # Sigma_a^{-1} S Sigma_b^{-1} = La^{-T} X_w Lb^{-1}
-            target = wb.solve_t(wa.solve_t(xw).T).T
-        else:
-            target = mom.cross
-        proj = three_step_projection(target, s1, s2)
+        proj = three_step_projection(_selection_target(mom, xw, wa, wb), s1, s2)
         rows, cols = proj.rows, proj.cols
-        sub = mom.cross[np.ix_(rows, cols)]
-        wa_s = wb_s = None
-        if standardize:
-            wa_s = wa.subset(rows, "exog_a", names_a)
-            wb_s = wb.subset(cols, "exog_b", names_b)
-        _, s, us, vs, da, db = _decompose(sub, wa_s, wb_s, rank)
-        u_std = np.zeros((n1, rank))
-        v_std = np.zeros((n2, rank))
-        dir_a = np.zeros((n1, rank))
-        dir_b = np.zeros((n2, rank))
-        u_std[rows], v_std[cols], dir_a[rows], dir_b[cols] = us, vs, da, db
+    if sparsity is not None or support is not None:
+        s, u_std, v_std, dir_a, dir_b = _sparse_fit(
+            mom, rows, cols, wa, wb, rank, names_a, names_b
+        )
     return Estimate(
         rank=rank,
         coef_matrix=xw,

@@ -23,6 +23,7 @@ __all__ = [
     "RankSelectionWarning",
     "WeakGapWarning",
     "AssumptionWarning",
+    "SupportSelectionWarning",
 ]
 
 
@@ -60,3 +61,9 @@ class AssumptionWarning(JDRWarning):
     each other, a block is nearly collinear, or the sample is small for the
     asymptotic rank tests (see ``results.diagnostics`` and the guide page
     "Checking the premises")."""
+
+
+class SupportSelectionWarning(JDRWarning):
+    """``fit(sparsity="auto")``: the coordinate tests selected fewer variables
+    than the rank in a block (often none), so that block was kept dense (all
+    its variables); the summary says so, and the tests did not choose them."""

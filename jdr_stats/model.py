@@ -9,7 +9,7 @@ a three-step sparse projection (section 3).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import inspect
 from typing import Any, Literal
 
 import numpy as np
@@ -23,8 +23,7 @@ from ._validation import check_bool, check_rows_for_whitening, normalize_seed
 from .inference.rank_tests import RankMethod, choose_rank
 from .moments import Moments
 from .results import JDRResults
-from .support import Covariance, Rule, SupportResults, Test, choose_sparsity
-from .support import Method as SupportMethod
+from .support import SupportResults, choose_support
 from .support import select_support as _select_support
 
 __all__ = ["JDRResults", "JointDimReduction", "child_seeds"]
@@ -309,9 +308,13 @@ class JointDimReduction(DataModel):
         sparsity : (s1, s2), "auto" or None
             Select ``s1`` variables of block a and ``s2`` of block b by the
             three-step projection of section 3, ``rank <= s_k <= n_k``.
-            ``"auto"`` takes the counts from :meth:`select_support` at
-            false discovery rate ``fdr`` (its default conditional test, the
-            wild bootstrap of the robust score statistic, seeded by a child of ``seed``).
+            ``"auto"`` keeps exactly the variables :meth:`select_support`
+            selects at false discovery rate ``fdr`` (its default conditional
+            test, the wild bootstrap of the robust score statistic, seeded by a
+            child of ``seed``; see ``results.support_tests``).  A block where
+            the tests select fewer than ``rank`` variables is kept dense, with a
+            :class:`~jdr_stats.exceptions.SupportSelectionWarning` and a note
+            in the summary.
         rank_method : {"robust", "wald", "chi2", "general", "permutation", "ladle"}
             How ``rank="auto"`` chooses the rank: the sequential tests of that
             method (default ``"robust"``, valid without distributional
@@ -372,20 +375,24 @@ class JointDimReduction(DataModel):
             )
             settings["rank_method"] = rank_method
             settings["alpha"] = alpha
+        support_sets = None
         if sparsity == "auto":
             self._data.rows('sparsity="auto" (support selection)')
-            sparsity, support = choose_sparsity(
-                self._data, mom, whitening, rank=rank, fdr=fdr, seed=support_seed
-            )
-            settings["support"] = support
+            choice = choose_support(self._data, mom, whitening, rank=rank, fdr=fdr,
+                                    seed=support_seed)
+            settings["support"], settings["support_note"] = choice.tests, choice.note()
+            support_sets = (choice.rows, choice.cols)
+            sparsity = (len(choice.rows), len(choice.cols))
         est = estimate(
             mom,
             rank,
             standardize=standardize,
-            sparsity=None if sparsity is None else tuple(sparsity),
+            sparsity=None if sparsity is None or support_sets is not None
+            else tuple(sparsity),  # type: ignore[arg-type]  # checked by estimate
             names_a=names_a,
             names_b=names_b,
             whitening=whitening,
+            support=support_sets,
         )
         settings["sparsity"] = None if sparsity is None else (int(sparsity[0]), int(sparsity[1]))
         res = JDRResults(self, est, mom, settings, rank_tests=rank_table, whitening=whitening)
@@ -393,39 +400,30 @@ class JointDimReduction(DataModel):
             res.diagnostics.warn('fit(rank="auto")')
         return res
 
-    def select_support(
-        self,
-        *,
-        rank: int | None = None,
-        method: SupportMethod | None = None,
-        fdr: float = 0.1,
-        seed: int | np.random.Generator | None = None,
-        test: Test | None = None,
-        covariance: Covariance | None = None,
-        standardize: bool = True,
-        n_perm: int = 999,
-        n_boot: int = 999,
-        rule: Rule = "bh",
-        threshold: float | None = None,
-        n_subsamples: int = 100,
-        stability_threshold: float = 0.6,
-        sparsity: tuple[int, int] | None = None,
-        progress: bool | Callable[[int, int], Any] = False,
-        n_jobs: int | None = None,
-    ) -> SupportResults:
+    def select_support(self, **options: Any) -> SupportResults:
         """Coordinate tests for every variable with false discovery control.
 
-        The parameters are those of :func:`jdr_stats.support.select_support`,
-        which this calls with the model's validated data.
+        The one door to :func:`jdr_stats.support.select_support`: the same
+        keyword options with the same defaults (``rank``, ``test``,
+        ``method``, ``covariance``, ``n_resamples``, ``rule``, ``fdr``,
+        ``standardize``, ``seed``, ``progress``, ``n_jobs``), called with the
+        model's validated data.  See ``docs/guide/support.md``.
         """
         self._data.rows("select_support")
-        return _select_support(
-            self._data, rank=rank, method=method, fdr=fdr, seed=seed, test=test,
-            covariance=covariance, standardize=standardize, n_perm=n_perm, n_boot=n_boot,
-            rule=rule, threshold=threshold, n_subsamples=n_subsamples,
-            stability_threshold=stability_threshold, sparsity=sparsity,
-            progress=progress, n_jobs=n_jobs,
-        )
+        return _select_support(self._data, **options)
+
+
+def _door_signature() -> inspect.Signature:
+    """The signature of the model's select_support: the function's keyword
+    options after ``self`` (shown by help() and the API reference)."""
+    sig = inspect.signature(_select_support)
+    keep = [p for n, p in sig.parameters.items() if n not in ("data", "moments", "whitening")]
+    this = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return sig.replace(parameters=[this, *keep])
+
+
+JointDimReduction.select_support.__signature__ = _door_signature()  # type: ignore[attr-defined]
+
 
 def child_seeds(
     seed: int | np.random.SeedSequence | np.random.Generator | None, n: int

@@ -648,10 +648,10 @@ class JDRResults(ExportMixin, SummaryMixin):
                 "the loadings of the other variables are zero and not shown."
             )
         if self.support_tests is not None:
-            notes.append(
+            notes.append(self._settings.get("support_note") or (
                 "Sparsity chosen by the coordinate tests of select_support "
                 f"({self.support_tests.method_label}); see results.support_tests.summary()."
-            )
+            ))
         notes.append(
             "Directions span the estimated subspaces; signs and rotations within a "
             "subspace are arbitrary."

@@ -7,6 +7,14 @@ Given an ``n1 x n2`` matrix ``X`` and sparsity levels ``(s1, s2)``:
 2.3  keep the ``s1`` rows of largest Euclidean norm.
 
 The kept rows and columns are the selected variables of block a and block b.
+
+The standardized fit applies the steps to :func:`selection_matrix`, the
+original-coordinate matrix ``M = Sigma_a^{-1} S Sigma_b^{-1}`` with each row
+and column in units of the variable's partial standard deviation, so the
+kept set does not depend on the units of the variables
+(``docs/theory/support.md``).  :func:`check_support_sets` validates given
+row and column sets (``fit(sparsity="auto")`` keeps the variables its tests
+selected).
 """
 
 from __future__ import annotations
@@ -17,7 +25,13 @@ import numpy as np
 
 from ._validation import check_int
 
-__all__ = ["SparseProjection", "three_step_projection", "check_sparsity"]
+__all__ = [
+    "SparseProjection",
+    "check_sparsity",
+    "check_support_sets",
+    "selection_matrix",
+    "three_step_projection",
+]
 
 
 @dataclass(frozen=True)
@@ -103,4 +117,68 @@ def check_sparsity(sparsity: object, n1: int, n2: int, *, rank: int) -> tuple[in
                 f"{n} columns; got {int(s)}"
             )
         out.append(int(s))
+    return out[0], out[1]
+
+
+def selection_matrix(m_mat: np.ndarray, prec_a: np.ndarray, prec_b: np.ndarray) -> np.ndarray:
+    """The unit-free matrix the standardized sparse fit selects from.
+
+    ``T_jk = M_jk / sqrt((Sigma_a^{-1})_jj (Sigma_b^{-1})_kk)`` with
+    ``M = Sigma_a^{-1} S Sigma_b^{-1}``: the entries of ``M`` with variable
+    ``j`` of block a (``k`` of block b) measured in units of its partial
+    standard deviation ``1 / sqrt((Sigma^{-1})_jj)``, the standard deviation
+    of its residual on the rest of its block.
+
+    Parameters
+    ----------
+    m_mat : ndarray (n1, n2)
+        ``Sigma_a^{-1} S Sigma_b^{-1}``.
+    prec_a, prec_b : ndarray (n1,), (n2,)
+        The diagonals of ``Sigma_a^{-1}`` and ``Sigma_b^{-1}``.
+
+    Notes
+    -----
+    Rescaling variable ``j`` of block a by ``c`` (``a -> D a``,
+    ``D = diag(1, .., c, .., 1)``) maps ``Sigma_a`` to ``D Sigma_a D`` and
+    ``S`` to ``D S``, so row ``j`` of ``M`` is divided by ``c`` and
+    ``(Sigma_a^{-1})_jj`` by ``c^2``: ``T`` is unchanged.  A shift does not
+    change ``S`` or ``Sigma``, and permuting the variables permutes the rows
+    of ``T``.  For whitened blocks (``Sigma = I``, the setting of section 3
+    of the paper) ``T = M = X_lin``: the three steps are the paper's.  The
+    rows of inactive variables of ``M`` are zero under the model, so they
+    are zero in ``T`` too.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> m = np.array([[2.0, 0.0], [0.0, 1.0]])
+    >>> selection_matrix(m, np.array([4.0, 1.0]), np.array([1.0, 1.0]))
+    array([[1., 0.],
+           [0., 1.]])
+    """
+    return m_mat / np.sqrt(prec_a)[:, None] / np.sqrt(prec_b)[None, :]
+
+
+def check_support_sets(
+    support: object, n1: int, n2: int, *, rank: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Validate given variable sets ``(rows, cols)``: distinct in-range indices,
+    at least ``rank`` of each block; returned sorted."""
+    if not isinstance(support, (tuple, list)) or len(support) != 2:
+        raise ValueError(f"support must be a pair (rows, cols) of index arrays; got {support!r}")
+    out = []
+    for name, idx, n in (("rows", support[0], n1), ("cols", support[1], n2)):
+        arr = np.asarray(idx)
+        if arr.ndim != 1 or not (arr.size == 0 or np.issubdtype(arr.dtype, np.integer)):
+            raise TypeError(f"support {name} must be a 1-D array of integers; got {idx!r}")
+        arr = np.sort(arr.astype(int))
+        if arr.size and (arr[0] < 0 or arr[-1] >= n or np.any(np.diff(arr) == 0)):
+            raise ValueError(
+                f"support {name} must hold distinct indices between 0 and {n - 1}; got {idx!r}"
+            )
+        if arr.size < rank:
+            raise ValueError(
+                f"support {name} must hold at least the rank {rank} variables; got {arr.size}"
+            )
+        out.append(arr)
     return out[0], out[1]

@@ -174,8 +174,8 @@ def test_counts_follow_one_rule(data, bad, exc):
     res = model.fit(1)
     with pytest.raises(exc, match="n_perm"):
         res.rank_tests("permutation", n_perm=bad)
-    with pytest.raises(exc, match="n_perm"):
-        model.select_support(method="permutation", n_perm=bad)
+    with pytest.raises(exc, match="n_resamples"):
+        model.select_support(method="permutation", n_resamples=bad)
     with pytest.raises(exc, match="n_boot"):
         res.bootstrap(n_boot=bad)
 

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import jdr_stats as jdr
+from jdr_stats.support import Stability
 
 pytest.importorskip("joblib")
 
@@ -37,7 +38,7 @@ def test_permutation_rank_tests_same_numbers_any_n_jobs(fitted):
 def test_stability_selection_same_numbers_any_n_jobs(fitted):
     model, _ = fitted
     seen = []
-    kw = dict(rank=1, rule="stability", n_subsamples=21, sparsity=(2, 2), seed=6)
+    kw = dict(rank=1, rule=Stability(n_subsamples=21, sparsity=(2, 2)), seed=6)
     one = model.select_support(**kw, progress=lambda d, t: seen.append((d, t)))
     two = model.select_support(**kw, n_jobs=2)
     np.testing.assert_array_equal(one.table["frequency"], two.table["frequency"])

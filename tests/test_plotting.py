@@ -10,6 +10,7 @@ mpl.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from jdr_stats import plotting  # noqa: E402
+from jdr_stats.support import Stability  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -119,7 +120,7 @@ def test_plot_support():
     assert len(fig.axes) == 2
     assert len(fig.axes[0].patches) == 6 and len(fig.axes[1].patches) == 5
     plt.close(fig)
-    stab = model.select_support(rank=1, rule="stability", n_subsamples=10, seed=1)
+    stab = model.select_support(rank=1, rule=Stability(n_subsamples=10), seed=1)
     fig = plotting.plot_support(stab)
     assert len(fig.axes) == 4
     widths = [p.get_width() for p in fig.axes[2].patches]

@@ -15,7 +15,7 @@ import jdr_stats as jdr
 from jdr_stats.support import _statistics as sup
 from jdr_stats._estimate import estimate
 from jdr_stats.simulate import random_basis
-from jdr_stats.support import SupportResults, choose_sparsity, select_support
+from jdr_stats.support import FDR, Stability, SupportResults, Threshold, choose_sparsity, select_support
 
 
 def _ar_cov(n, rho):
@@ -146,7 +146,7 @@ def test_naive_statistic_is_anticonservative():
 
 @pytest.mark.parametrize(
     "design, kw",
-    [("gaussian", {"method": "chi2"}), ("uniform", {"method": "wild", "n_boot": 199})],
+    [("gaussian", {"method": "chi2"}), ("uniform", {"method": "wild", "n_resamples": 199})],
 )
 def test_fdr_and_power_sparse_bilinear(design, kw):
     """Reduced version of the study: BH on the conditional test (partial F,
@@ -169,7 +169,7 @@ def test_fdr_and_power_sparse_bilinear(design, kw):
 
 def test_permutation_size_heavy_tails():
     """Permutation p-values are calibrated with t3 noise and correlated blocks."""
-    configs = {"perm": {"rank": 2, "method": "permutation", "n_perm": 99, "seed": 1}}
+    configs = {"perm": {"rank": 2, "method": "permutation", "n_resamples": 99, "seed": 1}}
     rates, total = _null_rejections(
         configs, reps=30, seed0=700, m=600, n=10, r=2, s=3, rho=0.4, noise="t3"
     )
@@ -240,14 +240,14 @@ def test_threshold_rule(sparse_model):
     assert np.array_equal(tab["selected"].to_numpy(), (tab["max_abs_t"] > tau).to_numpy())
     truth_a = [f"a{j}" for j in np.flatnonzero(np.abs(sim.U).sum(1))]
     assert set(truth_a) <= set(res.selected_a)
-    strict = model.select_support(rule="threshold", threshold=1e6)
+    strict = model.select_support(rule=Threshold(1e6))
     assert strict.counts == (0, 0)
     assert "threshold rule" in str(strict.summary())
 
 
 def test_stability_selection(sparse_model):
     sim, model = sparse_model
-    kw = dict(rank=2, rule="stability", n_subsamples=10, seed=5)
+    kw = dict(rank=2, rule=Stability(n_subsamples=10), seed=5)
     res = model.select_support(**kw)
     freq = res.table["frequency"].to_numpy()
     assert ((freq >= 0) & (freq <= 1)).all()
@@ -261,21 +261,21 @@ def test_stability_selection(sparse_model):
     block_a = res.table.xs("a", level="block")["frequency"].sum()
     assert block_a == pytest.approx(s1)
     assert "Meinshausen" in str(res.summary())
-    fixed = model.select_support(rank=2, rule="stability", n_subsamples=4, sparsity=(5, 4), seed=1)
+    fixed = model.select_support(rank=2, rule=Stability(n_subsamples=4, sparsity=(5, 4)), seed=1)
     assert fixed.settings["sparsity"] == (5, 4)
 
 
 def test_permutation_reproducible_and_agrees(sparse_model):
     _, model = sparse_model
-    a = model.select_support(rank=2, method="permutation", n_perm=49, seed=3)
-    b = model.select_support(rank=2, method="permutation", n_perm=49, seed=3)
+    a = model.select_support(rank=2, method="permutation", n_resamples=49, seed=3)
+    b = model.select_support(rank=2, method="permutation", n_resamples=49, seed=3)
     pd.testing.assert_frame_equal(a.table, b.table)
     assert a.table["pvalue"].min() == pytest.approx(1 / 50)
     chi = model.select_support(rank=2, method="chi2")
     # same statistic as the F version (chi-square scale)
     np.testing.assert_allclose(a.table["statistic"], chi.table["statistic"], rtol=1e-10)
     assert "permutation" in a.method_label
-    marg = model.select_support(method="permutation", n_perm=19, seed=3)
+    marg = model.select_support(method="permutation", n_resamples=19, seed=3)
     assert marg.table["pvalue"].between(1 / 20, 1).all()
 
 
@@ -314,7 +314,7 @@ def test_hc3_and_studentized_permutation_options(sparse_model):
     ref = robust_coordinate_tests(prep.yc, prep.z_b, prep.w_b, prep.w_a, rank=2, method="hc3")
     np.testing.assert_allclose(hc3.table.xs("b", level="block")["statistic"], ref.stat)
     assert "HC3" in hc3.method_label and "HC3" in str(hc3.summary())
-    sp = model.select_support(rank=2, method="studentized-permutation", n_perm=49, seed=1)
+    sp = model.select_support(rank=2, method="studentized-permutation", n_resamples=49, seed=1)
     assert sp.table["pvalue"].between(1 / 50, 1).all()
     assert sp.settings["n_perm"] == 49 and "studentized permutation" in sp.method_label
 
@@ -395,17 +395,23 @@ def test_unstandardized(sparse_model):
         ({"covariance": "hc4"}, ValueError, "covariance must be one of"),
         ({"rank": 2, "method": "wild", "covariance": "sandwich"}, ValueError,
          "covariance applies to method"),
-        ({"rank": 2, "n_boot": 0}, ValueError, "n_boot must be at least 1"),
-        ({"rank": 2, "n_boot": 9.5}, TypeError, "n_boot must be an integer"),
-        ({"method": "studentized-permutation", "n_perm": 0}, ValueError, "n_perm must be at least 1"),
-        ({"method": "permutation", "n_perm": 0}, ValueError, "n_perm must be at least 1"),
-        ({"rule": "threshold", "threshold": -1.0}, ValueError, "threshold must be a positive"),
-        ({"rank": 2, "rule": "stability", "stability_threshold": 0.4}, ValueError, "stability_threshold"),
-        ({"rank": 2, "rule": "stability", "sparsity": (1, 3)}, ValueError, "sparsity s1"),
+        ({"rank": 2, "n_resamples": 0}, ValueError, "n_resamples must be at least 1"),
+        ({"rank": 2, "n_resamples": 9.5}, TypeError, "n_resamples must be an integer"),
+        ({"method": "studentized-permutation", "n_resamples": 0}, ValueError,
+         "n_resamples must be at least 1"),
+        ({"method": "permutation", "n_resamples": 0}, ValueError, "n_resamples must be at least 1"),
+        ({"method": "chi2", "n_resamples": 99}, ValueError, "n_resamples applies to the resampling"),
+        ({"rule": "threshold", "fdr": 0.2}, ValueError, "fdr applies to rule"),
+        ({"rule": "bh", "n_subsamples": 10}, ValueError, "n_subsamples applies to rule='stability'"),
+        ({"rule": 3}, TypeError, "rule must be"),
+        ({"rank": 2, "method": "wild", "n_perm": 99}, ValueError, "n_perm applies to method"),
+        ({"rank": 2, "n_boot": 99, "n_resamples": 99}, ValueError, "give one resampling count"),
+        ({"rank": 2, "rule": FDR(0.1), "fdr": 0.2}, ValueError, "in the rule object"),
         ({"standardize": "yes"}, TypeError, "standardize must be True or False"),
         ({"seed": "x", "method": "permutation"}, TypeError, "seed must be"),
     ],
 )
+@pytest.mark.filterwarnings("ignore::FutureWarning")
 def test_bad_input(sparse_model, kwargs, exc, msg):
     _, model = sparse_model
     with pytest.raises(exc, match=msg):
@@ -422,5 +428,75 @@ def test_weights_and_small_samples_rejected():
         jdr.JointDimReduction(y, a, b).select_support()
     model = jdr.JointDimReduction(y[:50], a[:50], b[:50, :30])
     with pytest.raises(ValueError, match="halves of the data"):
-        model.select_support(rank=2, rule="stability", n_subsamples=2)
+        model.select_support(rank=2, rule=Stability(n_subsamples=2))
 
+
+
+@pytest.mark.parametrize(
+    "make, exc, msg",
+    [
+        (lambda: Threshold(-1.0), ValueError, "threshold must be a positive"),
+        (lambda: Stability(threshold=0.4), ValueError, "Stability threshold must be"),
+        (lambda: Stability(n_subsamples=1), ValueError, "n_subsamples must be at least 2"),
+        (lambda: FDR(q=1.5), ValueError, "q must be strictly between"),
+        (lambda: FDR(procedure="holm"), ValueError, "procedure must be one of"),
+    ],
+)
+def test_rule_objects_check_their_settings(make, exc, msg):
+    with pytest.raises(exc, match=msg):
+        make()
+
+
+def test_stability_sparsity_checked_against_the_rank(sparse_model):
+    _, model = sparse_model
+    with pytest.raises(ValueError, match="sparsity s1"):
+        model.select_support(rank=2, rule=Stability(sparsity=(1, 3)))
+
+
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        ({"rank": 2, "n_boot": 49, "seed": 3}, {"rank": 2, "n_resamples": 49, "seed": 3}),
+        ({"rank": 2, "method": "permutation", "n_perm": 19, "seed": 3},
+         {"rank": 2, "method": "permutation", "n_resamples": 19, "seed": 3}),
+        ({"rule": "threshold", "threshold": 2.5, "method": "chi2"},
+         {"rule": Threshold(2.5), "method": "chi2"}),
+        ({"rank": 2, "rule": "stability", "n_subsamples": 4, "stability_threshold": 0.7,
+          "sparsity": (4, 3), "seed": 1, "method": "chi2"},
+         {"rank": 2, "rule": Stability(n_subsamples=4, threshold=0.7, sparsity=(4, 3)),
+          "seed": 1, "method": "chi2"}),
+        ({"rank": 2, "rule": "by", "fdr": 0.2, "method": "chi2"},
+         {"rank": 2, "rule": FDR(q=0.2, procedure="by"), "method": "chi2"}),
+    ],
+)
+def test_deprecated_keywords_warn_and_give_the_same_numbers(sparse_model, old, new):
+    _, model = sparse_model
+    deprecated = {"n_boot", "n_perm", "threshold", "n_subsamples", "stability_threshold",
+                  "sparsity"} & set(old)
+    if deprecated:
+        with pytest.warns(FutureWarning, match="deprecated") as rec:
+            a = model.select_support(**old)
+        # attributed to this file, whichever door was used
+        assert all(w.filename == __file__ for w in rec)
+    else:
+        a = model.select_support(**old)
+    b = model.select_support(**new)
+    pd.testing.assert_frame_equal(a.table, b.table)
+    assert (a.method, a.rule, a.fdr, a.notes) == (b.method, b.rule, b.fdr, b.notes)
+
+
+def test_one_door_same_signature_and_numbers(sparse_model):
+    """The model's method is select_support itself: same options and
+    defaults, same numbers."""
+    import inspect
+
+    _, model = sparse_model
+    door = inspect.signature(jdr.JointDimReduction.select_support).parameters
+    func = inspect.signature(select_support).parameters
+    assert list(door)[1:] == [n for n in func if n not in ("data", "moments", "whitening")]
+    assert all(door[n].default == func[n].default for n in list(door)[1:])
+    one = model.select_support(rank=2, seed=8, n_resamples=99)
+    two = select_support(model, rank=2, seed=8, n_resamples=99)
+    pd.testing.assert_frame_equal(one.table, two.table)
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        model.select_support(n_permutations=9)

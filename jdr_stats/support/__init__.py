@@ -1,8 +1,10 @@
 """Which variables of each block matter: coordinate tests and support selection.
 
 Modules: ``_select`` (the orchestration, :func:`select_support` and
-:func:`choose_sparsity`), ``_statistics`` (the coordinate statistics of one
-block), ``_robust`` (the heteroscedasticity-robust statistics on narrow
+:func:`choose_support`), ``_options`` (the options grouped by shape: the
+selection rules :class:`FDR`, :class:`Threshold`, :class:`Stability` and the
+validated test plan), ``_statistics`` (the coordinate statistics of one
+block, :class:`CoordinateTests`), ``_robust`` (the heteroscedasticity-robust statistics on narrow
 inputs, :func:`robust_coordinate_tests`), ``_rules`` (the selection rules), ``_results``
 (:class:`SupportResults`).  The NaN-safe BH/BY q-values :func:`fdr_qvalues`
 live with the other test helpers in :mod:`jdr_stats.inference.hypotheses`.
@@ -37,11 +39,26 @@ subsampling of the sparse estimator).
 
 from __future__ import annotations
 
+from ._options import FDR, Covariance, Method, Rule, Stability, Test, Threshold
 from ._results import SupportResults
-from ._robust import CoordinateTests, fdr_qvalues, robust_coordinate_tests
-from ._select import Covariance, Method, Rule, Test, choose_sparsity, select_support
+from ._robust import fdr_qvalues, robust_coordinate_tests
+from ._select import SupportChoice, choose_sparsity, choose_support, select_support
+from ._statistics import CoordinateTests
 
 __all__ = [
-    "SupportResults", "select_support", "choose_sparsity", "Method", "Test", "Covariance",
-    "Rule", "robust_coordinate_tests", "CoordinateTests", "fdr_qvalues",
+    "FDR",
+    "CoordinateTests",
+    "Covariance",
+    "Method",
+    "Rule",
+    "Stability",
+    "SupportChoice",
+    "SupportResults",
+    "Test",
+    "Threshold",
+    "choose_sparsity",
+    "choose_support",
+    "fdr_qvalues",
+    "robust_coordinate_tests",
+    "select_support",
 ]

@@ -12,7 +12,7 @@ from statsmodels.iolib.summary2 import Summary
 from ..inference.hypotheses import TestTable
 from ..summary import build_summary
 
-__all__ = ["SupportResults", "support_table", "method_label", "notes_of"]
+__all__ = ["SupportResults", "method_label", "notes_of", "support_table"]
 
 
 @dataclass(frozen=True)

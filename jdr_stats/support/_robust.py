@@ -36,11 +36,14 @@ from scipy import stats
 from .. import config
 from .._validation import check_bool, check_choice, check_int, normalize_seed
 from ..inference.hypotheses import fdr_qvalues, perm_pvalue
-from ._statistics import _loo_bases
+from ._statistics import CoordinateTests, _loo_bases
 
 __all__ = [
-    "RobustMethod", "ROBUST_METHODS", "CoordinateTests", "robust_coordinate_tests",
+    "ROBUST_METHODS",
+    "CoordinateTests",
+    "RobustMethod",
     "fdr_qvalues",
+    "robust_coordinate_tests",
 ]
 
 RobustMethod = Literal["hc3", "hc2", "hc0", "wild", "studentized-permutation"]
@@ -57,27 +60,6 @@ _CHUNK_FLOATS = config.CHUNK_FLOATS
 #: the Monte Carlo resolution 1/(B + 1) of the p-value (checked in
 #: ``tests/test_support_robust.py`` against double precision).
 _RESAMPLE_DTYPE = np.float32
-
-
-@dataclass(frozen=True)
-class CoordinateTests:
-    """Statistics of every variable of one block.
-
-    Attributes
-    ----------
-    stat : ndarray (nf,)
-        Robust Wald (``hc*``) or score (resampling) statistic, chi-square scale.
-    df : int
-        Degrees of freedom ``d`` (the rank, or the other block's width).
-    pvalue : ndarray (nf,)
-    dist : str
-        Reference distribution.
-    """
-
-    stat: np.ndarray
-    df: int
-    pvalue: np.ndarray
-    dist: str
 
 
 def _as_matrix(value: object, name: str, ndim: int) -> np.ndarray:
@@ -299,24 +281,12 @@ def robust_coordinate_tests(
     >>> res.df, bool(res.pvalue[0] < 1e-6), res.dist
     (4, True, 'F(4, 395), HC3')
     """
-    yc = _as_matrix(yc, "yc", 1)
-    z = _as_matrix(z, "z", 2)
-    w_focal = _as_matrix(w_focal, "w_focal", 2)
-    w_other = _as_matrix(w_other, "w_other", 2)
+    yc, z, w_focal, w_other = _check_inputs(yc, z, w_focal, w_other)
     m, nf = z.shape
-    if yc.shape[0] != m or w_focal.shape != z.shape or w_other.shape[0] != m:
-        raise ValueError(
-            f"yc, z, w_focal and w_other must have the same number of rows and w_focal "
-            f"the shape of z; got {yc.shape}, {z.shape}, {w_focal.shape}, {w_other.shape}"
-        )
-    no = w_other.shape[1]
+    rank = _check_rank(rank, min(nf, w_other.shape[1]))
     standardize = check_bool(standardize, "standardize")
-    if rank is not None:
-        rank = check_int(rank, "rank", low=1, high=min(nf, no))
     method = check_choice(method, "method", ROBUST_METHODS)
-    n_resample = check_int(n_resample, "n_resample")
-    if n_resample < 1:
-        raise ValueError(f"n_resample must be at least 1; got {n_resample}")
+    n_resample = check_int(n_resample, "n_resample", low=1)
     s = _setup(yc, z, w_focal, w_other, rank, bool(standardize))
     d = s.d
     df2 = m - s.p0 - d
@@ -335,32 +305,77 @@ def robust_coordinate_tests(
         return CoordinateTests(stat=stat, df=d, pvalue=pvalue,
                                dist=f"F({d}, {df2}), {method.upper()}")
     rng = normalize_seed(seed)
-    stat = np.empty(nf)
-    null = np.empty((n_resample, nf))
     if method == "wild":
-        # Rademacher signs on the scaled restricted residuals rs = r / sqrt(1 - h0):
-        # c* = sum_i v_i rs_i Wt_i has E*[c* c*^T] = Omega_0 = sum_i rs_i^2 Wt_i Wt_i^T,
-        # the studentizer of S = c^T Omega_0^{-1} c (unchanged by sign flips).
-        # Rademacher signs, one row per resample, shared by all variables;
-        # stored as int8 and converted in batches of rows
-        flips = rng.integers(0, 2, size=(n_resample, m), dtype=np.int8)
-        bstep = max(1, _CHUNK_FLOATS // (4 * m))
-        for j0, j1 in chunks:
-            wt, c = _design(s, j0, j1)
-            _, rs = _scaled_resid(s, j0, j1, scale_residuals)
-            omega = _weighted_gram(wt, rs**2)
-            stat[j0:j1] = _quad(omega, c)
-            k = j1 - j0
-            x = (rs[:, :, None] * wt).transpose(1, 0, 2).reshape(m, k * d)
-            x = x.astype(_RESAMPLE_DTYPE, copy=False)
-            for b0 in range(0, n_resample, bstep):
-                b1 = min(n_resample, b0 + bstep)
-                signs = 2 * flips[b0:b1].astype(_RESAMPLE_DTYPE) - 1
-                cstar = (signs @ x).astype(float).reshape(b1 - b0, k, d)
-                sol = np.linalg.solve(omega, cstar.transpose(1, 2, 0))  # (k, d, b)
-                null[b0:b1, j0:j1] = np.einsum("bjd,jdb->bj", cstar, sol)
+        stat, null = _wild(s, chunks, n_resample, rng, scale_residuals)
         return CoordinateTests(stat=stat, df=d, pvalue=perm_pvalue(stat, null),
                                dist=f"wild bootstrap (Rademacher), B={n_resample}")
+    stat, null = _studentized_permutation(s, chunks, n_resample, rng, scale_residuals)
+    return CoordinateTests(stat=stat, df=d, pvalue=perm_pvalue(stat, null),
+                           dist=f"studentized permutation, B={n_resample}")
+
+
+def _check_inputs(yc, z, w_focal, w_other) -> tuple[np.ndarray, ...]:
+    """The four arrays as finite float arrays of matching shapes."""
+    yc = _as_matrix(yc, "yc", 1)
+    z = _as_matrix(z, "z", 2)
+    w_focal = _as_matrix(w_focal, "w_focal", 2)
+    w_other = _as_matrix(w_other, "w_other", 2)
+    m = z.shape[0]
+    if yc.shape[0] != m or w_focal.shape != z.shape or w_other.shape[0] != m:
+        raise ValueError(
+            f"yc, z, w_focal and w_other must have the same number of rows and w_focal "
+            f"the shape of z; got {yc.shape}, {z.shape}, {w_focal.shape}, {w_other.shape}"
+        )
+    return yc, z, w_focal, w_other
+
+
+def _check_rank(rank: object, cap: int) -> int | None:
+    if rank is None:
+        return None
+    return check_int(rank, "rank", low=1, high=cap)
+
+
+def _wild(s: _Setup, chunks, n_resample: int, rng: np.random.Generator,
+          scale_residuals: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Score statistics and their wild bootstrap resamples ``(nf,), (B, nf)``.
+
+    Rademacher signs on the scaled restricted residuals ``rs = r / sqrt(1 - h0)``:
+    ``c* = sum_i v_i rs_i Wt_i`` has ``E*[c* c*^T] = Omega_0 = sum_i rs_i^2 Wt_i Wt_i^T``,
+    the studentizer of ``S = c^T Omega_0^{-1} c`` (unchanged by sign flips).
+    One row of signs per resample, shared by all variables, stored as int8
+    and converted in batches of rows.
+    """
+    m, nf = s.resid.shape
+    d = s.d
+    stat = np.empty(nf)
+    null = np.empty((n_resample, nf))
+    flips = rng.integers(0, 2, size=(n_resample, m), dtype=np.int8)
+    bstep = max(1, _CHUNK_FLOATS // (4 * m))
+    for j0, j1 in chunks:
+        wt, c = _design(s, j0, j1)
+        _, rs = _scaled_resid(s, j0, j1, scale_residuals)
+        omega = _weighted_gram(wt, rs**2)
+        stat[j0:j1] = _quad(omega, c)
+        k = j1 - j0
+        x = (rs[:, :, None] * wt).transpose(1, 0, 2).reshape(m, k * d)
+        x = x.astype(_RESAMPLE_DTYPE, copy=False)
+        for b0 in range(0, n_resample, bstep):
+            b1 = min(n_resample, b0 + bstep)
+            signs = 2 * flips[b0:b1].astype(_RESAMPLE_DTYPE) - 1
+            cstar = (signs @ x).astype(float).reshape(b1 - b0, k, d)
+            sol = np.linalg.solve(omega, cstar.transpose(1, 2, 0))  # (k, d, b)
+            null[b0:b1, j0:j1] = np.einsum("bjd,jdb->bj", cstar, sol)
+    return stat, null
+
+
+def _studentized_permutation(s: _Setup, chunks, n_resample: int, rng: np.random.Generator,
+                             scale_residuals: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Score statistics and their studentized permutations ``(nf,), (B, nf)``:
+    the scaled restricted residual permuted, each permutation with its own
+    studentizer."""
+    m, nf = s.resid.shape
+    stat = np.empty(nf)
+    null = np.empty((n_resample, nf))
     perms = [rng.permutation(m) for _ in range(n_resample)]
     for j0, j1 in chunks:
         wt, c = _design(s, j0, j1)
@@ -370,5 +385,4 @@ def robust_coordinate_tests(
             rp = rs[:, perm]
             cp = np.einsum("jid,ji->jd", wt, rp)
             null[b, j0:j1] = _quad(_weighted_gram(wt, rp**2), cp)
-    return CoordinateTests(stat=stat, df=d, pvalue=perm_pvalue(stat, null),
-                           dist=f"studentized permutation, B={n_resample}")
+    return stat, null

@@ -3,70 +3,71 @@ and stability selection (complementary-pairs subsampling of the sparse fit)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from .._data import RowsData
-from .._progress import ProgressArg, progress_bar, progress_forwarder, run_batches
 from .._estimate import estimate
 from .._linalg import block_moments
+from .._progress import ProgressArg, progress_bar, progress_forwarder, run_batches
 from ..inference.hypotheses import fdr_qvalues
-from ._statistics import BlockStats, Prepared, threshold_scores
+from ._options import SelectionRule, Stability, Threshold, clip_counts, rule_q
+from ._statistics import CoordinateTests, Prepared, threshold_scores
 
 __all__ = ["select"]
 
 
 def select(
-    rule: str,
-    res_a: BlockStats,
-    res_b: BlockStats,
+    rule: SelectionRule,
+    res_a: CoordinateTests,
+    res_b: CoordinateTests,
     *,
     data: RowsData,
     prep: Prepared,
-    fdr: float,
     rank: int | None,
     standardize: bool,
-    threshold: float | None,
-    n_subsamples: int,
-    stability_threshold: float,
-    sparsity: tuple[int, int] | None,
     rng: np.random.Generator,
     progress: ProgressArg = False,
     n_jobs: int | None = None,
 ) -> tuple[dict[str, tuple[Any, ...]], dict[str, Any]]:
     """Q-values, ``selected`` flags and extra columns of each block, and the
-    rule's settings: ``({"a": (tests, q, selected, extra), "b": ...}, settings)``."""
+    rule's settings: ``({"a": (tests, q, selected, extra), "b": ...}, settings)``.
+
+    The q-values are Benjamini-Hochberg (Benjamini-Yekutieli for
+    ``FDR(procedure="by")``) whatever the rule; the FDR rule selects by them.
+    """
     n1, n2 = prep.z_a.shape[1], prep.z_b.shape[1]
     extra_a: dict[str, np.ndarray] = {}
     extra_b: dict[str, np.ndarray] = {}
-    fdr_rule = "by" if rule == "by" else "bh"
+    q_level = rule_q(rule)
+    fdr_rule: Literal["bh", "by"] = "by" if rule.name == "by" else "bh"
     q_a, q_b = fdr_qvalues(res_a.pvalue, fdr_rule), fdr_qvalues(res_b.pvalue, fdr_rule)
-    sel_a, sel_b = q_a <= fdr, q_b <= fdr  # NaN q-values are never selected
+    sel_a, sel_b = q_a <= q_level, q_b <= q_level  # NaN q-values are never selected
     settings: dict[str, Any] = {}
-    if rule == "threshold":
-        tau = float(np.sqrt(2 * np.log(n1 * n2))) if threshold is None else float(threshold)
+    if isinstance(rule, Threshold):
+        tau = float(np.sqrt(2 * np.log(n1 * n2))) if rule.value is None else float(rule.value)
         t = np.abs(threshold_scores(prep))
         extra_a["max_abs_t"] = t.max(axis=1)
         extra_b["max_abs_t"] = t.max(axis=0)
         sel_a, sel_b = extra_a["max_abs_t"] > tau, extra_b["max_abs_t"] > tau
         settings["threshold"] = tau
-    elif rule == "stability":
+    elif isinstance(rule, Stability):
+        assert rank is not None  # checked by select_support
+        sparsity = rule.sparsity
         if sparsity is None:
-            sparsity = (
-                int(np.clip(sel_a.sum(), rank, n1)), int(np.clip(sel_b.sum(), rank, n2))
-            )
+            sparsity = clip_counts((int(sel_a.sum()), int(sel_b.sum())), rank, (n1, n2))
         fa, fb = _stability(
             data, rank, sparsity, standardize=standardize,
-            n_subsamples=n_subsamples, rng=rng, progress=progress, n_jobs=n_jobs,
+            n_subsamples=rule.n_subsamples, rng=rng, progress=progress, n_jobs=n_jobs,
         )
         extra_a["frequency"], extra_b["frequency"] = fa, fb
-        sel_a, sel_b = fa >= stability_threshold, fb >= stability_threshold
+        sel_a, sel_b = fa >= rule.threshold, fb >= rule.threshold
         settings.update(
-            n_subsamples=n_subsamples, stability_threshold=stability_threshold,
+            n_subsamples=rule.n_subsamples, stability_threshold=rule.threshold,
             sparsity=sparsity,
             pfer_bound=tuple(
-                s**2 / ((2 * stability_threshold - 1) * n)
+                s**2 / ((2 * rule.threshold - 1) * n)
                 for s, n in zip(sparsity, (n1, n2))
             ),
         )

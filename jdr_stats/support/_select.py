@@ -3,7 +3,8 @@ statistics of each block, apply the selection rule, build the results."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -11,27 +12,39 @@ from .._data import RowsData
 from .._estimate import check_rank
 from .._linalg import BlockMoments, Whitening
 from .._progress import ProgressArg, check_n_jobs, check_progress
-from .._validation import (
-    check_bool,
-    check_choice,
-    check_fraction,
-    check_int,
-    check_positive,
-    check_rows_for_whitening,
-    normalize_seed,
-)
+from .._validation import check_bool, check_rows_for_whitening, normalize_seed
+from ..exceptions import SupportSelectionWarning
 from ..sparse import check_sparsity
+from ._options import (
+    Covariance,
+    Method,
+    Rule,
+    RuleArg,
+    SelectionRule,
+    Stability,
+    Test,
+    TestPlan,
+    clip_counts,
+    plan_test,
+    resolve_rule,
+    rule_q,
+    warn_at_caller,
+)
 from ._results import SupportResults, method_label, notes_of, support_table
 from ._robust import robust_coordinate_tests
 from ._rules import select
-from ._statistics import block_tests, prepare
+from ._statistics import CoordinateTests, Prepared, block_tests, prepare
 
-__all__ = ["select_support", "choose_sparsity", "Method", "Test", "Covariance", "Rule"]
-
-Method = Literal["wild", "chi2", "permutation", "studentized-permutation"]
-Test = Literal["conditional", "marginal"]
-Covariance = Literal["factored", "sandwich", "hc3"]
-Rule = Literal["bh", "by", "threshold", "stability"]
+__all__ = [
+    "Covariance",
+    "Method",
+    "Rule",
+    "SupportChoice",
+    "Test",
+    "choose_sparsity",
+    "choose_support",
+    "select_support",
+]
 
 
 def select_support(
@@ -40,23 +53,33 @@ def select_support(
     whitening: tuple[Whitening, Whitening] | None = None,
     *,
     rank: int | None = None,
-    method: Method | None = None,
-    fdr: float = 0.1,
-    seed: int | np.random.Generator | None = None,
     test: Test | None = None,
+    method: Method | None = None,
     covariance: Covariance | None = None,
+    n_resamples: int | None = None,
+    rule: RuleArg = "bh",
+    fdr: float | None = None,
     standardize: bool = True,
-    n_perm: int = 999,
-    n_boot: int = 999,
-    rule: Rule = "bh",
-    threshold: float | None = None,
-    n_subsamples: int = 100,
-    stability_threshold: float = 0.6,
-    sparsity: tuple[int, int] | None = None,
+    seed: int | np.random.Generator | None = None,
     progress: ProgressArg = False,
     n_jobs: int | None = None,
+    n_perm: int | None = None,
+    n_boot: int | None = None,
+    threshold: float | None = None,
+    n_subsamples: int | None = None,
+    stability_threshold: float | None = None,
+    sparsity: tuple[int, int] | None = None,
 ) -> SupportResults:
     """Coordinate tests for every variable of both blocks, and the support.
+
+    The options come in two groups: the test (``test``, ``method``,
+    ``covariance``, ``n_resamples``) and the selection rule (``rule``, a
+    name or an :class:`FDR`, :class:`Threshold` or :class:`Stability`
+    object with its own settings).  An option that does not apply to the
+    chosen method or rule raises a ``ValueError`` naming it.
+    :meth:`JointDimReduction.select_support
+    <jdr_stats.JointDimReduction.select_support>` is this function with the
+    model's data (same options, same defaults).
 
     Parameters
     ----------
@@ -69,30 +92,25 @@ def select_support(
     rank : int, optional
         Rank ``r`` of the fit.  When given, the conditional test (``r``
         degrees of freedom) is the default.
-    method : {"wild", "chi2", "permutation", "studentized-permutation"}, optional
-        ``"wild"``: wild (Rademacher) bootstrap of the heteroscedasticity-
-        robust score statistic of the reverse regression, ``n_boot``
-        resamples: valid for heavy-tailed blocks with correlated variables
-        and heteroscedastic noise (measured FDR on the theory page).
-        ``"chi2"``: analytic reference (exact F for Gaussian blocks with the
-        factored covariance; see ``covariance``).  ``"permutation"``:
-        permutation of the variable's partial residual with the F
-        statistic (exchangeable residuals).  ``"studentized-permutation"``:
-        permutation studentized by the robust covariance (DiCiccio and
-        Romano 2017), ``n_perm`` permutations.  Default: ``"wild"`` for
-        both tests (the marginal test's resamples cost ``O(B m n1 n2)``,
-        about 2 s of CPU at ``m = 5000``, ``n1 = n2 = 60``, ``B = 999``);
-        ``"chi2"`` when ``covariance`` is given.
-    fdr : float
-        Target false discovery rate of the Benjamini-Hochberg (or
-        Benjamini-Yekutieli) rule, applied within each block.
-    seed : int, Generator or None
-        For the resampling tests and stability selection.
     test : {"conditional", "marginal"}, optional
         Default: ``"conditional"`` when ``rank`` is given, else ``"marginal"``.
+    method : {"wild", "chi2", "permutation", "studentized-permutation"}, optional
+        ``"wild"``: wild (Rademacher) bootstrap of the heteroscedasticity-
+        robust score statistic of the reverse regression: valid for
+        heavy-tailed blocks with correlated variables and heteroscedastic
+        noise (measured FDR on the theory page).  ``"chi2"``: analytic
+        reference (exact F for Gaussian blocks with the factored covariance;
+        see ``covariance``).  ``"permutation"``: permutation of the
+        variable's partial residual with the F statistic (exchangeable
+        residuals).  ``"studentized-permutation"``: permutation studentized
+        by the robust covariance (DiCiccio and Romano 2017).  Default:
+        ``"wild"`` for both tests (the marginal test's resamples cost
+        ``O(B m n1 n2)``, about 2 s of CPU at ``m = 5000``,
+        ``n1 = n2 = 60``, ``B = 999``); ``"chi2"`` when ``covariance`` is
+        given.
     covariance : {"factored", "sandwich", "hc3"}, optional
-        Covariance of the row's influence function for ``method="chi2"``
-        (default ``"factored"``).  ``"factored"``
+        ``method="chi2"`` only (default ``"factored"``): covariance of the
+        row's influence function.  ``"factored"``
         (``mean(z_j^2) * mean(h h^T)``) is exact when the variable's partial
         residual is independent of the rest (Gaussian blocks, or independent
         variables); ``"sandwich"`` (``mean(z_j^2 h h^T)``, chi-square) and
@@ -100,33 +118,31 @@ def select_support(
         leverage correction, F reference) are robust to dependence between
         them asymptotically, but anti-conservative in the far tail for
         heavy-tailed blocks at small ``m`` (see the theory page).
+    n_resamples : int, optional
+        Resamples ``B`` of every resampling method (``"wild"``,
+        ``"permutation"``, ``"studentized-permutation"``); default 999.
+        Not for ``method="chi2"``.
+    rule : {"bh", "by", "threshold", "stability"} or FDR, Threshold, Stability
+        How the ``selected`` flag is set.  ``"bh"`` (``FDR(q)``):
+        Benjamini-Hochberg q-values at most ``q``; ``"by"``
+        (``FDR(q, procedure="by")``): Benjamini-Yekutieli, valid under any
+        dependence, more conservative; ``"threshold"`` (``Threshold(value)``):
+        the threshold rule of section 5.3 (some entry of the row of ``M``
+        exceeds ``value`` standard errors, default ``sqrt(2 log(n1 n2))``);
+        ``"stability"`` (``Stability(n_subsamples, threshold, sparsity)``):
+        the selection frequency of the sparse estimator over complementary
+        half-samples at least ``threshold``.  A name takes the object's
+        defaults.  The q-values are reported whatever the rule.
+    fdr : float, optional
+        Shorthand for the ``q`` of a rule given by name (``"bh"``, ``"by"``,
+        ``"stability"``); default 0.1.  Not with a rule object (give ``q``
+        to it) nor with ``"threshold"``.
     standardize : bool
         Test rows of ``Sigma_a^{-1} S Sigma_b^{-1}`` (``True``, the support of
         ``U`` in the original coordinates) or of ``S`` itself (``False``, as
         the unstandardized fit's sparse step).
-    n_perm : int
-        Permutations for ``method="permutation"`` and
-        ``"studentized-permutation"``.
-    n_boot : int
-        Wild bootstrap resamples for ``method="wild"``.
-    rule : {"bh", "by", "threshold", "stability"}
-        How the ``selected`` flag is set: Benjamini-Hochberg q-values at most
-        ``fdr`` (``statsmodels`` ``multipletests``, ``"fdr_bh"``);
-        Benjamini-Yekutieli q-values (``"fdr_by"``, valid under any
-        dependence between the tests, more conservative); the threshold rule of section 5.3 (some entry of the row of
-        ``M`` exceeds ``threshold`` standard errors); or stability selection
-        (selection frequency of the sparse estimator over ``n_subsamples``
-        complementary half-samples at least ``stability_threshold``).
-    threshold : float, optional
-        Threshold of the ``"threshold"`` rule on the entrywise t statistics;
-        default the universal threshold ``sqrt(2 log(n1 n2))``.
-    n_subsamples : int
-        Half-samples for stability selection (drawn as complementary pairs).
-    stability_threshold : float
-        Selection frequency needed by stability selection, in (0.5, 1).
-    sparsity : (s1, s2), optional
-        Sparsity of the base sparse fit of stability selection; default the
-        Benjamini-Hochberg counts (at least ``rank``).
+    seed : int, Generator or None
+        For the resampling tests and stability selection.
     progress : bool or callable
         Stability selection only: ``True`` shows a progress bar (tqdm, or
         lines on standard error); a callable is called as
@@ -135,6 +151,11 @@ def select_support(
         Processes for the batches of half-samples of stability selection
         (joblib; None or 1: this process).  The frequencies do not depend on
         ``n_jobs``.
+    n_perm, n_boot : int, optional
+        Deprecated (``FutureWarning``): ``n_resamples``.
+    threshold, n_subsamples, stability_threshold, sparsity : optional
+        Deprecated (``FutureWarning``): the settings of ``Threshold(value)``
+        and ``Stability(n_subsamples, threshold, sparsity)``.
 
     Returns
     -------
@@ -175,45 +196,33 @@ def select_support(
     >>> truth = [f"a{j}" for j in range(12) if abs(sim.U[j]).sum() > 0]
     >>> set(truth) <= set(sup.selected_a)
     True
+    >>> from jdr_stats.support import FDR, Threshold
+    >>> by = model.select_support(rank=2, rule=FDR(q=0.05, procedure="by"), seed=0)
+    >>> by.rule, by.fdr
+    ('by', 0.05)
+    >>> model.select_support(rank=2, method="chi2", rule=Threshold(4.0)).settings["threshold"]
+    4.0
     """
     data = _model_data(data)
     n1, n2 = len(data.exog_names_a), len(data.exog_names_b)
-    if covariance is not None:
-        covariance = check_choice(covariance, "covariance", ("factored", "sandwich", "hc3"))
-    rule = check_choice(rule, "rule", ("bh", "by", "threshold", "stability"))
-    fdr = check_fraction(fdr, "fdr")
+    sel_rule = resolve_rule(
+        rule, fdr=fdr, threshold=threshold, n_subsamples=n_subsamples,
+        stability_threshold=stability_threshold, sparsity=sparsity,
+    )
     standardize = check_bool(standardize, "standardize")
     if rank is not None:
         rank = check_rank(rank, n1, n2)
-    if test is None:
-        test = "marginal" if rank is None else "conditional"
-    test = check_choice(test, "test", ("conditional", "marginal"))
-    if test == "conditional" and rank is None:
-        raise ValueError('test="conditional" needs the rank of the fit; got rank=None')
-    if method is None:
-        method = "wild" if covariance is None else "chi2"
-    method = check_choice(
-        method, "method", ("wild", "chi2", "permutation", "studentized-permutation")
-    )
-    if covariance is None:
-        covariance = "factored"
-    elif method != "chi2":
-        raise ValueError(f'covariance applies to method="chi2" only; got method={method!r}')
-    if rule == "stability" and rank is None:
-        raise ValueError('rule="stability" fits the sparse estimator and needs rank; got rank=None')
-    if method in ("permutation", "studentized-permutation"):
-        n_perm = check_int(n_perm, "n_perm", low=1)
-    if method == "wild":
-        n_boot = check_int(n_boot, "n_boot", low=1)
-    if rule == "threshold" and threshold is not None:
-        threshold = check_positive(threshold, "threshold")
+    plan = plan_test(rank=rank, test=test, method=method, covariance=covariance,
+                     n_resamples=n_resamples, n_perm=n_perm, n_boot=n_boot)
+    if isinstance(sel_rule, Stability):
+        if rank is None:
+            raise ValueError(
+                'rule="stability" fits the sparse estimator and needs rank; got rank=None'
+            )
+        if sel_rule.sparsity is not None:
+            check_sparsity(sel_rule.sparsity, n1, n2, rank=rank)
     check_progress(progress)
     n_jobs = check_n_jobs(n_jobs)
-    if rule == "stability":
-        n_subsamples = check_int(n_subsamples, "n_subsamples", low=2)
-        stability_threshold = check_fraction(stability_threshold, "stability_threshold", low=0.5)
-        if sparsity is not None:
-            sparsity = check_sparsity(sparsity, n1, n2, rank=rank)
     if data.weights is not None:
         raise ValueError(
             "select_support does not handle case weights yet; the model has weights"
@@ -221,46 +230,63 @@ def select_support(
     if standardize:
         check_rows_for_whitening(data.nobs, {"exog_a": n1, "exog_b": n2})
     rng = normalize_seed(seed)
-
     prep = prepare(data, standardize, moments, whitening)
-    common = dict(
-        rank=rank, conditional=test == "conditional", standardize=standardize,
-        covariance=covariance, method=method, n_perm=n_perm, rng=rng,
-    )
-    if method in ("wild", "studentized-permutation") or covariance == "hc3":
-        kw = dict(
-            rank=rank if test == "conditional" else None, standardize=standardize,
-            method="hc3" if method == "chi2" else method,
-            n_resample=n_boot if method == "wild" else n_perm, seed=rng,
-        )
-        res_a = robust_coordinate_tests(prep.yc, prep.z_a, prep.w_a, prep.w_b, **kw)
-        res_b = robust_coordinate_tests(prep.yc, prep.z_b, prep.w_b, prep.w_a, **kw)
-    else:
-        res_a = block_tests(prep.yc, prep.z_a, prep.w_a, prep.w_b, **common)
-        res_b = block_tests(prep.yc, prep.z_b, prep.w_b, prep.w_a, **common)
-
+    res_a, res_b = _coordinate_tests(prep, plan, rank, standardize, rng)
     blocks, rule_settings = select(
-        rule, res_a, res_b, data=data, prep=prep, fdr=fdr, rank=rank,
-        standardize=standardize, threshold=threshold, n_subsamples=n_subsamples,
-        stability_threshold=stability_threshold, sparsity=sparsity, rng=rng,
-        progress=progress, n_jobs=n_jobs,
+        sel_rule, res_a, res_b, data=data, prep=prep, rank=rank,
+        standardize=standardize, rng=rng, progress=progress, n_jobs=n_jobs,
     )
-    settings: dict[str, Any] = {"covariance": covariance, "standardize": standardize}
-    if method in ("permutation", "studentized-permutation"):
-        settings["n_perm"] = n_perm
-    if method == "wild":
-        settings["n_boot"] = n_boot
+    return _results(data, plan, sel_rule, rank, standardize, blocks, rule_settings)
+
+
+def _coordinate_tests(
+    prep: Prepared, plan: TestPlan, rank: int | None, standardize: bool,
+    rng: np.random.Generator,
+) -> tuple[CoordinateTests, CoordinateTests]:
+    """The tests of block a and of block b, as ``plan`` says."""
+    if plan.robust:
+        kw: dict[str, Any] = {
+            "rank": rank if plan.conditional else None, "standardize": standardize,
+            "method": "hc3" if plan.method == "chi2" else plan.method,
+            "n_resample": plan.n_resamples, "seed": rng,
+        }
+        return (robust_coordinate_tests(prep.yc, prep.z_a, prep.w_a, prep.w_b, **kw),
+                robust_coordinate_tests(prep.yc, prep.z_b, prep.w_b, prep.w_a, **kw))
+    kw = {
+        "rank": rank, "conditional": plan.conditional, "standardize": standardize,
+        "covariance": plan.covariance, "method": plan.method, "n_perm": plan.n_resamples,
+        "rng": rng,
+    }
+    return (block_tests(prep.yc, prep.z_a, prep.w_a, prep.w_b, **kw),
+            block_tests(prep.yc, prep.z_b, prep.w_b, prep.w_a, **kw))
+
+
+def _results(
+    data: RowsData, plan: TestPlan, rule: SelectionRule, rank: int | None,
+    standardize: bool, blocks: dict[str, tuple[Any, ...]], rule_settings: dict[str, Any],
+) -> SupportResults:
+    """The :class:`SupportResults` of the tests and the rule."""
+    settings: dict[str, Any] = {"covariance": plan.covariance, "standardize": standardize}
+    if plan.method in ("permutation", "studentized-permutation"):
+        settings["n_perm"] = plan.n_resamples
+    if plan.method == "wild":
+        settings["n_boot"] = plan.n_resamples
+    if plan.method != "chi2":
+        settings["n_resamples"] = plan.n_resamples
     settings.update(rule_settings)
     table = support_table({"a": data.names["exog_a"], "b": data.names["exog_b"]}, blocks)
+    q = rule_q(rule)
+    n = plan.n_resamples
     return SupportResults(
         table=table,
         title="Support selection: coordinate tests",
-        method=method,
-        method_label=method_label(method, test, covariance, n_perm, n_boot),
-        notes=notes_of(test, method, covariance, rule, standardize, fdr, rank, settings),
-        test=test,
-        rule=rule,
-        fdr=fdr,
+        method=plan.method,
+        method_label=method_label(plan.method, plan.test, plan.covariance, n, n),
+        notes=notes_of(plan.test, plan.method, plan.covariance, rule.name, standardize, q,
+                       rank, settings),
+        test=plan.test,
+        rule=rule.name,
+        fdr=q,
         rank=rank,
         settings=settings,
     )
@@ -278,6 +304,96 @@ def _model_data(data: Any) -> RowsData:
     return out
 
 
+@dataclass(frozen=True)
+class SupportChoice:
+    """The variables ``fit(sparsity="auto")`` keeps, and why.
+
+    Attributes
+    ----------
+    rows, cols : ndarray of int
+        Kept variables of block a and block b (ascending).
+    tests : SupportResults
+        The coordinate tests that selected them.
+    dense : tuple of str
+        The blocks (``"a"``, ``"b"``) kept dense because the tests selected
+        fewer variables than the rank there.
+    """
+
+    rows: np.ndarray
+    cols: np.ndarray
+    tests: SupportResults
+    dense: tuple[str, ...]
+
+    def note(self) -> str:
+        """One sentence for the fit's summary."""
+        how = (f"the coordinate tests of select_support ({self.tests.method}, "
+               f"{self.tests.rule} at q = {self.tests.fdr:g}; see "
+               "results.support_tests.summary())")
+        chosen = [blk for blk in ("a", "b") if blk not in self.dense]
+        if not self.dense:
+            return f"Variables kept: exactly those selected by {how}."
+        text = (f"Variables kept in block {chosen[0]}: exactly those selected by {how}."
+                if chosen else f"Coordinate tests: {how}.")
+        for block in self.dense:
+            k = self.tests.counts[0 if block == "a" else 1]
+            text += (f" Block {block}: the tests selected {k} variable(s), fewer than "
+                     f"the rank {self.tests.rank}, so the block was kept dense (all its "
+                     "variables, not chosen by the tests).")
+        return text
+
+
+def choose_support(
+    data: RowsData,
+    moments: BlockMoments | None = None,
+    whitening: tuple[Whitening, Whitening] | None = None,
+    *,
+    rank: int,
+    fdr: float = 0.1,
+    seed: int | np.random.Generator | None = None,
+) -> SupportChoice:
+    """The variables of ``fit(sparsity="auto")``: those the tests selected.
+
+    The conditional coordinate tests of :func:`select_support` (its default:
+    the wild bootstrap of the robust score statistic, seeded by ``seed``)
+    with Benjamini-Hochberg at false discovery rate ``fdr`` within each
+    block.  A block where they select fewer than ``rank`` variables cannot
+    carry a rank-``rank`` fit on its selection: it is kept dense (all its
+    variables), with a :class:`~jdr_stats.exceptions.SupportSelectionWarning`.
+
+    Returns
+    -------
+    SupportChoice
+
+    Examples
+    --------
+    >>> import jdr_stats as jdr
+    >>> from jdr_stats.support import choose_support
+    >>> sim = jdr.simulate.bilinear(3000, 12, 10, 2, s1=3, s2=3, seed=1)
+    >>> model = jdr.JointDimReduction(sim.y, sim.a, sim.b)
+    >>> choice = choose_support(model.data, rank=2, seed=0)
+    >>> [model.exog_names_a[j] for j in choice.rows] == choice.tests.selected_a
+    True
+    """
+    tests = select_support(data, moments, whitening, rank=rank, fdr=fdr, seed=seed)
+    sets, dense = [], []
+    for block, sel in (("a", tests.selected_a), ("b", tests.selected_b)):
+        names = data.names[f"exog_{block}"]
+        if len(sel) >= rank:
+            chosen = set(sel)
+            sets.append(np.array([j for j, nm in enumerate(names) if nm in chosen], dtype=int))
+        else:
+            sets.append(np.arange(len(names)))
+            dense.append(block)
+    if dense:
+        warn_at_caller(
+            f"sparsity=\"auto\": the coordinate tests selected fewer variables than the "
+            f"rank {rank} in block(s) {', '.join(dense)} (counts {tests.counts}); "
+            "those blocks are kept dense (all their variables)",
+            SupportSelectionWarning,
+        )
+    return SupportChoice(rows=sets[0], cols=sets[1], tests=tests, dense=tuple(dense))
+
+
 def choose_sparsity(
     data: RowsData,
     moments: BlockMoments | None = None,
@@ -287,13 +403,13 @@ def choose_sparsity(
     fdr: float = 0.1,
     seed: int | np.random.Generator | None = None,
 ) -> tuple[tuple[int, int], SupportResults]:
-    """Sparsity levels ``(s1, s2)`` for ``fit(sparsity="auto")``.
+    """The counts of variables the conditional coordinate tests select.
 
-    The counts of variables selected by the conditional coordinate tests
-    (the default of :func:`select_support`: the wild bootstrap of the robust
-    score statistic, seeded by ``seed``) at false discovery rate ``fdr``
-    (Benjamini-Hochberg within each block), raised to at least ``rank`` (and
-    at most the block's width).
+    ``fit(sparsity="auto")`` no longer uses the counts (it keeps the
+    selected variables themselves, :func:`choose_support`); this gives the
+    counts of :func:`select_support`'s default conditional test at false
+    discovery rate ``fdr``, raised to at least ``rank`` (and at most the
+    block's width), for a fit with ``sparsity=(s1, s2)``.
 
     Returns
     -------
@@ -301,5 +417,4 @@ def choose_sparsity(
     """
     res = select_support(data, moments, whitening, rank=rank, fdr=fdr, seed=seed)
     n1, n2 = len(data.exog_names_a), len(data.exog_names_b)
-    s1, s2 = res.counts
-    return (int(np.clip(s1, rank, n1)), int(np.clip(s2, rank, n2))), res
+    return clip_counts(res.counts, rank, (n1, n2)), res

@@ -20,7 +20,7 @@ from .._data import RowsData
 from .._linalg import BlockMoments, Whitening, block_moments, block_whitenings
 from ..inference.hypotheses import perm_pvalue
 
-__all__ = ["Prepared", "prepare", "BlockStats", "block_tests", "threshold_scores"]
+__all__ = ["CoordinateTests", "Prepared", "block_tests", "prepare", "threshold_scores"]
 
 #: Largest number of floats of one intermediate block in the sandwich and
 #: permutation computations (chunks of rows / variables are used above it).
@@ -66,11 +66,29 @@ def prepare(
 
 
 @dataclass(frozen=True)
-class BlockStats:
+class CoordinateTests:
+    """Statistics of every variable of one block.
+
+    Attributes
+    ----------
+    stat : ndarray (nf,)
+        The statistic on the chi-square scale (``d F`` for an F reference).
+    df : int
+        Degrees of freedom ``d`` (the rank, or the other block's width).
+    pvalue : ndarray (nf,)
+    dist : str
+        Reference distribution.
+    """
+
     stat: np.ndarray
     df: int
     pvalue: np.ndarray
     dist: str
+
+    @property
+    def statistic(self) -> np.ndarray:
+        """The statistic (the same array as ``stat``)."""
+        return self.stat
 
 
 def _loo_bases(k_mat: np.ndarray, g: np.ndarray, rho: np.ndarray, rank: int) -> np.ndarray:
@@ -117,30 +135,24 @@ def _sandwich_wald(z: np.ndarray, h: np.ndarray, t: np.ndarray) -> np.ndarray:
     return stat
 
 
-def block_tests(
-    yc: np.ndarray,
-    z: np.ndarray,
-    w_focal: np.ndarray,
-    w_other: np.ndarray,
-    *,
-    rank: int | None,
-    conditional: bool,
-    standardize: bool,
-    covariance: str,
-    method: str,
-    n_perm: int,
-    rng: np.random.Generator | None,
-) -> BlockStats:
-    """Tests of every variable of one (focal) block.
+@dataclass(frozen=True)
+class _Design:
+    """What the tests of one block share: the products ``W``, the rows ``g_j``,
+    the statistic's numerator ``t_j`` and its covariance factor ``C_j``."""
 
-    ``z``: scores ``Sigma_f^{-1}(f - fbar)`` of the focal block (its centred
-    values when not standardized); ``w_focal``, ``w_other``: the blocks
-    whitened (or centred).  The statistic of variable j is the partial F (or
-    Wald) test of ``W_j`` in the reverse regression of ``f_j`` on the rest of
-    its block and ``W_j = (y - ybar) w_other V_j`` (``V_j``: the other
-    block's fitted basis without variable j; the identity for the marginal
-    test).  See ``docs/theory/support.md``.
-    """
+    wy: np.ndarray  # (m, no) W = (y - ybar) w_other
+    g: np.ndarray  # (nf, no) rows g_j
+    zeta: np.ndarray  # (nf,) (Sigma^{-1})_jj (or var f_j)
+    cbar: np.ndarray  # (no,) mean of W
+    xhat: np.ndarray | None  # (nf, no) whitened X_lin, focal block on the left
+    bases: np.ndarray | None  # (nf, no, r) leave-one-out bases (conditional)
+    t: np.ndarray  # (nf, d)
+    c_j: np.ndarray  # (nf, d, d) W_j^T (I - P) W_j
+    df2: int
+
+
+def _design(yc, z, w_focal, w_other, rank, conditional, standardize) -> _Design:
+    """The shared pieces of the tests of one block (see :func:`block_tests`)."""
     m, nf = z.shape
     wy = yc[:, None] * w_other  # (m, no): W
     g = z.T @ wy / m  # rows g_j, (nf, no)
@@ -155,7 +167,7 @@ def block_tests(
         c_full -= m * xhat.T @ xhat
         p0 = nf
     if conditional:
-        k_mat = xhat.T @ xhat if standardize else g.T @ g
+        k_mat = xhat.T @ xhat if xhat is not None else g.T @ g
         rho = 1.0 / zeta if standardize else np.ones(nf)
         bases = _loo_bases(k_mat, g, rho, rank)  # (nf, no, r)
         t = np.einsum("jk,jkd->jd", g, bases)
@@ -171,62 +183,80 @@ def block_tests(
             f"too few observations for the {'conditional' if conditional else 'marginal'} "
             f"test: m={m} must exceed {p0 + d} (block width plus degrees of freedom)"
         )
-    if method == "chi2" and covariance == "sandwich":
-        # h_i = W_i - mean(W) - X_r^T f'_i, X_r the rank-r truncation of the
-        # whitened cross moment (no fit term without a rank: conservative).
-        # The full X would remove n_f / m of noise variance per direction that
-        # a chi-square reference does not account for (anti-conservative).
-        h = wy - cbar
-        if rank is not None:
-            k_full = xhat.T @ xhat if standardize else g.T @ g
-            _, vecs = np.linalg.eigh(k_full)
-            v_r = vecs[:, ::-1][:, :rank]
-            if standardize:
-                h -= (w_focal @ (xhat @ v_r)) @ v_r.T
-            if conditional:
-                # full-data basis for the covariance (consistent); LOO basis for t
-                h = h @ v_r
-        stat = _sandwich_wald(z, h, t)
-        return BlockStats(stat=stat, df=d, pvalue=stats.chi2.sf(stat, d), dist=f"chi2({d})")
-    # Homoscedastic (factored) form: the partial F test of W_j in the reverse
-    # regression of f_j on (1, rest of the block, W_j); exact for Gaussian
-    # blocks.  With r_j = z_j / zeta_j (the residual of f_j on the null model,
-    # RSS_j = m / zeta_j) and c_j = W_j^T r_j = m t_j / zeta_j:
-    #   num_j = c_j^T [W_j^T (I - P_{-j}) W_j]^{-1} c_j, and
-    #   W_j^T (I - P_{-j}) W_j = C_j + c_j c_j^T / RSS_j  (standardized).
-    try:
-        chol = np.linalg.cholesky(c_j)  # (nf, d, d)
-    except np.linalg.LinAlgError:
-        raise ValueError(
-            "the residualised products (y - ybar) x (other block) are collinear, so "
-            "the coordinate tests are undefined; use fewer variables, more "
-            "observations or a conditional test (rank=...)"
-        ) from None
-    u_obs = np.linalg.solve(chol, (m * t / zeta[:, None])[:, :, None])[..., 0]
-    q_obs = np.einsum("jd,jd->j", u_obs, u_obs)
-    rss = m / zeta
-    extra = rss + q_obs if standardize else None
+    return _Design(wy=wy, g=g, zeta=zeta, cbar=cbar, xhat=xhat, bases=bases, t=t,
+                   c_j=c_j, df2=df2)
 
-    def f_stat(u: np.ndarray, rss_: np.ndarray) -> np.ndarray:
+
+def _sandwich_tests(des: _Design, z, w_focal, rank, conditional, standardize) -> CoordinateTests:
+    """Wald statistics with the sandwich covariance, chi-square reference."""
+    # h_i = W_i - mean(W) - X_r^T f'_i, X_r the rank-r truncation of the
+    # whitened cross moment (no fit term without a rank: conservative).
+    # The full X would remove n_f / m of noise variance per direction that
+    # a chi-square reference does not account for (anti-conservative).
+    h = des.wy - des.cbar
+    if rank is not None:
+        xhat = des.xhat
+        k_full = xhat.T @ xhat if xhat is not None else des.g.T @ des.g
+        _, vecs = np.linalg.eigh(k_full)
+        v_r = vecs[:, ::-1][:, :rank]
+        if xhat is not None:
+            h -= (w_focal @ (xhat @ v_r)) @ v_r.T
+        if conditional:
+            # full-data basis for the covariance (consistent); LOO basis for t
+            h = h @ v_r
+    stat = _sandwich_wald(z, h, des.t)
+    d = des.t.shape[1]
+    return CoordinateTests(stat=stat, df=d, pvalue=stats.chi2.sf(stat, d), dist=f"chi2({d})")
+
+
+class _FStat:
+    """The partial F statistic of ``W_j`` in the reverse regression of ``f_j``
+    on ``(1, rest of the block, W_j)``, exact for Gaussian blocks.
+
+    With ``r_j = z_j / zeta_j`` (the residual of ``f_j`` on the null model,
+    ``RSS_j = m / zeta_j``) and ``c_j = W_j^T r_j = m t_j / zeta_j``:
+    ``num_j = c_j^T [W_j^T (I - P_{-j}) W_j]^{-1} c_j``, and
+    ``W_j^T (I - P_{-j}) W_j = C_j + c_j c_j^T / RSS_j`` (standardized).
+    """
+
+    def __init__(self, des: _Design, m: int, standardize: bool) -> None:
+        try:
+            self.chol = np.linalg.cholesky(des.c_j)  # (nf, d, d)
+        except np.linalg.LinAlgError:
+            raise ValueError(
+                "the residualised products (y - ybar) x (other block) are collinear, so "
+                "the coordinate tests are undefined; use fewer variables, more "
+                "observations or a conditional test (rank=...)"
+            ) from None
+        self.m, self.d, self.df2, self.standardize = m, des.t.shape[1], des.df2, standardize
+        self.zeta = des.zeta
+        self.u_obs = self.whiten(m * des.t / des.zeta[:, None])
+        self.rss = m / des.zeta
+        self.extra = self.rss + np.einsum("jd,jd->j", self.u_obs, self.u_obs)
+
+    def whiten(self, c: np.ndarray) -> np.ndarray:
+        """``chol_j^{-1} c_j`` for every j."""
+        return np.linalg.solve(self.chol, c[:, :, None])[..., 0]
+
+    def __call__(self, u: np.ndarray, rss: np.ndarray) -> np.ndarray:
         q = np.einsum("jd,jd->j", u, u)
-        if standardize:
-            q = q - np.einsum("jd,jd->j", u, u_obs) ** 2 / extra
-        return (q / d) / (np.maximum(rss_ - q, 1e-300) / df2)
+        if self.standardize:
+            q = q - np.einsum("jd,jd->j", u, self.u_obs) ** 2 / self.extra
+        return (q / self.d) / (np.maximum(rss - q, 1e-300) / self.df2)
 
-    fstat = f_stat(u_obs, rss)
-    stat = d * fstat
-    if method == "chi2":
-        return BlockStats(
-            stat=stat, df=d, pvalue=stats.f.sf(fstat, d, df2), dist=f"F({d}, {df2})"
-        )
-    # Permutation of the rows of z (the partial residuals), one permutation
-    # shared by all variables of the block (Freedman-Lane): the permuted
-    # residual is projected off the null model of variable j, whose
-    # projection is P_{-j} = P - r_j r_j^T / RSS_j, and the F statistic is
-    # recomputed (it is studentised by the permuted residual's own RSS).
-    h_res = wy - cbar
-    if standardize:
-        h_res -= w_focal @ xhat
+
+def _permutation_null(des: _Design, f_stat: _FStat, z, w_focal, standardize, n_perm, rng):
+    """F statistics of ``n_perm`` permutations of the rows of ``z`` (n_perm, nf).
+
+    One permutation shared by all variables of the block (Freedman-Lane):
+    the permuted residual is projected off the null model of variable j,
+    whose projection is ``P_{-j} = P - r_j r_j^T / RSS_j``, and the F
+    statistic is recomputed (studentised by the permuted residual's own RSS).
+    """
+    m, nf = z.shape
+    h_res = des.wy - des.cbar
+    if des.xhat is not None:
+        h_res -= w_focal @ des.xhat
     null = np.empty((n_perm, nf))
     for b in range(n_perm):
         zp = z[rng.permutation(m)]
@@ -234,13 +264,51 @@ def block_tests(
         gs = zp.T @ h_res / m
         rss_p = np.einsum("ij,ij->j", zp, zp)
         if standardize:
-            gs += (cross / (m * zeta))[:, None] * g
+            gs += (cross / (m * des.zeta))[:, None] * des.g
             proj = w_focal.T @ zp / m
-            rss_p = rss_p - m * np.einsum("kj,kj->j", proj, proj) + cross**2 / (m * zeta)
-        ts = gs if bases is None else np.einsum("jk,jkd->jd", gs, bases)
-        u_p = np.linalg.solve(chol, (m * ts)[:, :, None])[..., 0]
-        null[b] = d * f_stat(u_p, rss_p)
-    return BlockStats(
+            rss_p = rss_p - m * np.einsum("kj,kj->j", proj, proj) + cross**2 / (m * des.zeta)
+        ts = gs if des.bases is None else np.einsum("jk,jkd->jd", gs, des.bases)
+        null[b] = f_stat.d * f_stat(f_stat.whiten(m * ts), rss_p)
+    return null
+
+
+def block_tests(
+    yc: np.ndarray,
+    z: np.ndarray,
+    w_focal: np.ndarray,
+    w_other: np.ndarray,
+    *,
+    rank: int | None,
+    conditional: bool,
+    standardize: bool,
+    covariance: str,
+    method: str,
+    n_perm: int,
+    rng: np.random.Generator | None,
+) -> CoordinateTests:
+    """Tests of every variable of one (focal) block.
+
+    ``z``: scores ``Sigma_f^{-1}(f - fbar)`` of the focal block (its centred
+    values when not standardized); ``w_focal``, ``w_other``: the blocks
+    whitened (or centred).  The statistic of variable j is the partial F (or
+    Wald) test of ``W_j`` in the reverse regression of ``f_j`` on the rest of
+    its block and ``W_j = (y - ybar) w_other V_j`` (``V_j``: the other
+    block's fitted basis without variable j; the identity for the marginal
+    test).  See ``docs/theory/support.md``.
+    """
+    des = _design(yc, z, w_focal, w_other, rank, conditional, standardize)
+    if method == "chi2" and covariance == "sandwich":
+        return _sandwich_tests(des, z, w_focal, rank, conditional, standardize)
+    f_stat = _FStat(des, z.shape[0], standardize)
+    d, df2 = f_stat.d, des.df2
+    fstat = f_stat(f_stat.u_obs, f_stat.rss)
+    stat = d * fstat
+    if method == "chi2":
+        return CoordinateTests(
+            stat=stat, df=d, pvalue=stats.f.sf(fstat, d, df2), dist=f"F({d}, {df2})"
+        )
+    null = _permutation_null(des, f_stat, z, w_focal, standardize, n_perm, rng)
+    return CoordinateTests(
         stat=stat, df=d, pvalue=perm_pvalue(stat, null), dist=f"permutation, B={n_perm}"
     )
 
