@@ -395,7 +395,10 @@ class JointDimReduction(DataModel):
             support=support_sets,
         )
         settings["sparsity"] = None if sparsity is None else (int(sparsity[0]), int(sparsity[1]))
-        return JDRResults(self, est, mom, settings, rank_tests=rank_table, whitening=whitening)
+        res = JDRResults(self, est, mom, settings, rank_tests=rank_table, whitening=whitening)
+        if rank_table is not None:  # p-values chose the rank: check their premises
+            res.diagnostics.warn('fit(rank="auto")')
+        return res
 
     def select_support(self, **options: Any) -> SupportResults:
         """Coordinate tests for every variable with false discovery control.
