@@ -156,7 +156,9 @@ def _run_demo(fmt: str) -> str:
         warnings.simplefilter("always", JDRWarning)
         res = demo_model().fit("auto", seed=0)
         boot = res.bootstrap(199, seed=0)
-    p0 = float(res.rank_test_table.table["pvalue"].iloc[0])
+    tests = res.rank_test_table
+    assert tests is not None  # a rank="auto" fit keeps its tests
+    p0 = float(tests.table["pvalue"].iloc[0])
     lines = [
         "LBM of 202 athletes on log blood (a) and log body-build (b) measurements.",
         f"Rank chosen by the default (robust) rank tests at alpha 0.05: r = {res.rank} "

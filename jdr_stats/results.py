@@ -561,7 +561,8 @@ class JDRResults(ExportMixin, SummaryMixin):
             mb = self._loadings(self._est.dir_b, self._covariances[1])
         else:
             ma, mb = self._est.dir_a, self._est.dir_b
-        m, cols = self._model, _labels("dir", self.rank)
+        m: Any = self._model
+        cols = _labels("dir", self.rank)
         la = pd.DataFrame(ma, index=m.exog_names_a, columns=cols).iloc[self._est.rows]
         lb = pd.DataFrame(mb, index=m.exog_names_b, columns=cols).iloc[self._est.cols]
         return la, lb

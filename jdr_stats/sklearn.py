@@ -183,6 +183,7 @@ class JointDimReductionTransformer(TransformerMixin, BaseEstimator):
         ia = None if self.block_a is None else self._positions(self.block_a, "block_a", n_features)
         ib = None if self.block_b is None else self._positions(self.block_b, "block_b", n_features)
         if ia is None:
+            assert ib is not None  # both None returned above
             ia = np.setdiff1d(everything, ib)
         if ib is None:
             ib = np.setdiff1d(everything, ia)
