@@ -157,7 +157,7 @@ def _run_demo(fmt: str) -> str:
         res = demo_model().fit("auto", seed=0)
         boot = res.bootstrap(199, seed=0)
     tests = res.rank_test_table
-    assert tests is not None  # fit("auto") keeps the tests that chose the rank
+    assert tests is not None  # a rank="auto" fit keeps its tests
     p0 = float(tests.table["pvalue"].iloc[0])
     lines = [
         "LBM of 202 athletes on log blood (a) and log body-build (b) measurements.",

@@ -372,10 +372,9 @@ def gap_advice(s: Any, rank: int, ratio_min: float) -> str:
 
     Examples
     --------
-    >>> for part in gap_advice([5.0, 4.8, 1.0, 0.9], 1, 1.5).split(": "):
-    ...     print(part)
-    the singular values separate rank 2 (s_2 / s_3 = 4.80)
-    consider rank 2 if the rank tests support it
+    >>> print(gap_advice([5.0, 4.8, 1.0, 0.9], 1, 1.5))  # doctest: +NORMALIZE_WHITESPACE
+    the singular values separate rank 2 (s_2 / s_3 = 4.80): consider rank 2 if the rank tests
+    support it
     >>> gap_advice([5.0, 1.0, 0.9, 0.8], 2, 1.5)
     'the singular values separate rank 1 (s_1 / s_2 = 5.00): consider rank 1'
     """

@@ -43,13 +43,12 @@ import warnings
 
 import numpy as np
 import pandas as pd
+from _common import options  # vignettes/_common: the shared command line
 
 import jdr_stats as jdr
 from jdr_stats import datasets as ds
 from jdr_stats.exceptions import AssumptionWarning, WeakGapWarning
 from jdr_stats.summary import format_pvalue as fp
-
-from _common import options  # vignettes/_common: the shared command line
 
 args, OUT = options()
 B = 999 if args.full else 99
