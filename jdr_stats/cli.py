@@ -22,6 +22,7 @@ import io
 import json
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -31,6 +32,7 @@ import pandas as pd
 
 from ._version import __version__
 from .datasets import load_ais
+from .exceptions import JDRWarning
 from .model import JointDimReduction
 
 __all__ = ["demo_model", "main", "results_to_dict"]
@@ -142,6 +144,33 @@ def demo_model() -> JointDimReduction:
     blood = np.log(ais[["RCC", "WCC", "Hc", "Hg", "Ferr"]]).add_prefix("log")
     body = np.log(ais[["Ht", "Wt", "SSF", "Bfat"]]).add_prefix("log")
     return JointDimReduction(ais["LBM"], blood, body)
+
+
+def _run_demo(fmt: str) -> str:
+    """The demo: the rank the default test chooses, a bootstrap, in plain words.
+
+    The warnings of the fit (no rank rejected, failed premises) are part of
+    what the data say: they are printed in the header, not raised.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", JDRWarning)
+        res = demo_model().fit("auto", seed=0)
+        boot = res.bootstrap(199, seed=0)
+    tests = res.rank_test_table
+    assert tests is not None  # a rank="auto" fit keeps its tests
+    p0 = float(tests.table["pvalue"].iloc[0])
+    lines = [
+        "LBM of 202 athletes on log blood (a) and log body-build (b) measurements.",
+        f"Rank chosen by the default (robust) rank tests at alpha 0.05: r = {res.rank} "
+        f"(test of H0: r = 0: p = {p0:.3g}"
+        + ("; not rejected, so the data show no evidence of any direction and r = 1 "
+           "is fitted only to show the output)." if p0 >= 0.05 else ")."),
+        boot.sentence("a"),
+        boot.sentence("b"),
+    ]
+    lines += [f"Warning: {w.message}" for w in caught if issubclass(w.category, JDRWarning)]
+    header = "\n".join(lines) + "\n\n"
+    return _render(fmt, res, boot, None, header=header)
 
 
 # -- JSON ---------------------------------------------------------------------
@@ -307,9 +336,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except SystemExit as exc:  # --version and --help print and stop
             return int(exc.code or 0)
         if args.command == "demo":
-            res = demo_model().fit(2)
-            header = "LBM of 202 athletes on log blood (a) and log body-build (b) measurements\n\n"
-            text = _render(args.format, res, None, None, header=header)
+            text = _run_demo(args.format)
         else:
             text = _run_fit(args)
         _emit(text, args.output)

@@ -22,6 +22,7 @@ __all__ = [
     "SmallSampleWarning",
     "RankSelectionWarning",
     "WeakGapWarning",
+    "AssumptionWarning",
     "SupportSelectionWarning",
 ]
 
@@ -53,6 +54,13 @@ class WeakGapWarning(JDRWarning):
     (``s_r / s_(r+1)`` below the gap rule), so the r-th direction is not
     separated from the noise: the rank-r subspace is poorly determined and
     the bound on its largest principal angle is close to 90 degrees."""
+
+
+class AssumptionWarning(JDRWarning):
+    """A premise of the method is in doubt: the blocks are correlated with
+    each other, a block is nearly collinear, or the sample is small for the
+    asymptotic rank tests (see ``results.diagnostics`` and the guide page
+    "Checking the premises")."""
 
 
 class SupportSelectionWarning(JDRWarning):

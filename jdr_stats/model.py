@@ -9,7 +9,6 @@ a three-step sparse projection (section 3).
 
 from __future__ import annotations
 
-import inspect
 from typing import Any, Literal
 
 import numpy as np
@@ -17,14 +16,19 @@ import numpy as np
 from ._data import DataModel, MissingPolicy, ModelData
 from ._estimate import estimate
 from ._linalg import BlockMoments, block_whitenings
+from ._progress import ProgressArg
 from ._sources import RowSource, is_dask_collection
 from ._streamed import MomentsData
 from ._validation import check_bool, check_rows_for_whitening, normalize_seed
 from .inference.rank_tests import RankMethod, choose_rank
 from .moments import Moments
 from .results import JDRResults
+from .support import Covariance as SupportCovariance
+from .support import Method as SupportMethod
 from .support import SupportResults, choose_support
+from .support import Test as SupportTest
 from .support import select_support as _select_support
+from .support._options import RuleArg as SupportRuleArg
 
 __all__ = ["JDRResults", "JointDimReduction", "child_seeds"]
 
@@ -395,31 +399,44 @@ class JointDimReduction(DataModel):
             support=support_sets,
         )
         settings["sparsity"] = None if sparsity is None else (int(sparsity[0]), int(sparsity[1]))
-        return JDRResults(self, est, mom, settings, rank_tests=rank_table, whitening=whitening)
+        res = JDRResults(self, est, mom, settings, rank_tests=rank_table, whitening=whitening)
+        if rank_table is not None:  # p-values chose the rank: check their premises
+            res.diagnostics.warn('fit(rank="auto")')
+        return res
 
-    def select_support(self, **options: Any) -> SupportResults:
+    def select_support(
+        self,
+        *,
+        rank: int | None = None,
+        test: SupportTest | None = None,
+        method: SupportMethod | None = None,
+        covariance: SupportCovariance | None = None,
+        n_resamples: int | None = None,
+        rule: SupportRuleArg = "bh",
+        fdr: float | None = None,
+        standardize: bool = True,
+        seed: int | np.random.Generator | None = None,
+        progress: ProgressArg = False,
+        n_jobs: int | None = None,
+    ) -> SupportResults:
         """Coordinate tests for every variable with false discovery control.
 
-        The one door to :func:`jdr_stats.support.select_support`: the same
-        keyword options with the same defaults (``rank``, ``test``,
-        ``method``, ``covariance``, ``n_resamples``, ``rule``, ``fdr``,
-        ``standardize``, ``seed``, ``progress``, ``n_jobs``), called with the
-        model's validated data.  See ``docs/guide/support.md``.
+        The model's door to :func:`jdr_stats.support.select_support`, with
+        its options grouped by shape and the same defaults: the test
+        (``rank``, ``test``, ``method``, ``covariance``, ``n_resamples``),
+        the selection rule (``rule``: a name, or an :class:`~jdr_stats.support.FDR`,
+        :class:`~jdr_stats.support.Threshold` or :class:`~jdr_stats.support.Stability`
+        object carrying its own settings; ``fdr`` the level of the FDR
+        rules), then ``standardize``, ``seed``, ``progress`` and ``n_jobs``.
+        See the function for each option and ``docs/guide/support.md``; the
+        function also takes the deprecated flat names of version 0.1.
         """
         self._data.rows("select_support")
-        return _select_support(self._data, **options)
-
-
-def _door_signature() -> inspect.Signature:
-    """The signature of the model's select_support: the function's keyword
-    options after ``self`` (shown by help() and the API reference)."""
-    sig = inspect.signature(_select_support)
-    keep = [p for n, p in sig.parameters.items() if n not in ("data", "moments", "whitening")]
-    this = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    return sig.replace(parameters=[this, *keep])
-
-
-JointDimReduction.select_support.__signature__ = _door_signature()  # type: ignore[attr-defined]
+        return _select_support(
+            self._data, rank=rank, test=test, method=method, covariance=covariance,
+            n_resamples=n_resamples, rule=rule, fdr=fdr, standardize=standardize, seed=seed,
+            progress=progress, n_jobs=n_jobs,
+        )
 
 
 def child_seeds(

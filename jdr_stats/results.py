@@ -7,9 +7,10 @@ inference (rank tests, bootstrap).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from functools import cached_property
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -27,6 +28,7 @@ from ._export import ExportMixin, records
 from ._linalg import BlockMoments, Whitening
 from ._sources import DaskSource, is_dask_collection
 from ._version import __version__
+from .diagnostics import Premises, block_covariances, premises
 from .inference.bootstrap import BootstrapResults, Interval
 from .inference.bootstrap import Method as BootstrapMethod
 from .inference.bootstrap import bootstrap as _bootstrap
@@ -58,6 +60,7 @@ class JDRResults(ExportMixin, SummaryMixin):
         *,
         rank_tests: RankTestResults | LadleResults | None = None,
         whitening: tuple[Whitening, Whitening] | None = None,
+        covariances: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
     ) -> None:
         self._model = model
         self._est = est
@@ -67,6 +70,8 @@ class JDRResults(ExportMixin, SummaryMixin):
         # The rank tests that chose the rank of a rank="auto" fit (fixed at
         # construction: a results object never changes).
         self._rank_tests = rank_tests
+        if covariances is not None:  # kept by remove_data(): they need the rows
+            self.__dict__["_covariances"] = covariances
 
     # -- basic attributes -------------------------------------------------
     @property
@@ -137,7 +142,8 @@ class JDRResults(ExportMixin, SummaryMixin):
         model = copy.copy(self._model)
         model._data = RemovedData(self._model.data)
         return JDRResults(model, self._est, self._moments, self._settings,
-                          rank_tests=self._rank_tests, whitening=self._whitening)
+                          rank_tests=self._rank_tests, whitening=self._whitening,
+                          covariances=self._covariances)
 
     @property
     def rank(self) -> int:
@@ -189,14 +195,88 @@ class JDRResults(ExportMixin, SummaryMixin):
         return self._frame(self._est.dir_b, self._names_b, _labels("dir", self.rank))
 
     @cached_property
-    def directions_a_std(self) -> pd.DataFrame | np.ndarray:
-        """Orthonormal basis of the a-subspace in whitened coordinates."""
-        return self._frame(self._est.u_std, self._names_a, _labels("dir", self.rank))
+    def directions_a_whitened(self) -> pd.DataFrame | np.ndarray:
+        """Orthonormal basis of the a-subspace in whitened coordinates.
+
+        Rows are the whitened coordinates ``w1..wn1`` of ``a' = L^{-1}(a - mean)``
+        (``L`` the lower Cholesky factor of the covariance), not variables:
+        ``w_j`` mixes the first ``j`` variables.  For a sparse fit the rows at
+        the selected variables' positions hold the whitened coordinates of
+        the selected variables alone (their own factor), the others are zero.
+        Read :attr:`loadings_a` to compare variables.
+        """
+        return self._frame(self._est.u_std, _labels("w", len(self._names_a)),
+                           _labels("dir", self.rank))
 
     @cached_property
+    def directions_b_whitened(self) -> pd.DataFrame | np.ndarray:
+        """Orthonormal basis of the b-subspace in whitened coordinates
+        (rows ``w1..wn2``; see :attr:`directions_a_whitened`)."""
+        return self._frame(self._est.v_std, _labels("w", len(self._names_b)),
+                           _labels("dir", self.rank))
+
+    @property
+    def directions_a_std(self) -> pd.DataFrame | np.ndarray:
+        """Deprecated alias of :attr:`directions_a_whitened` (its rows are
+        whitened coordinates, not the variables it used to be labelled with)."""
+        warnings.warn("directions_a_std is deprecated: use directions_a_whitened (rows "
+                      "w1..wn: whitened coordinates) or loadings_a (per-SD loadings of "
+                      "the variables)", FutureWarning, stacklevel=2)
+        return self.directions_a_whitened
+
+    @property
     def directions_b_std(self) -> pd.DataFrame | np.ndarray:
-        """Orthonormal basis of the b-subspace in whitened coordinates."""
-        return self._frame(self._est.v_std, self._names_b, _labels("dir", self.rank))
+        """Deprecated alias of :attr:`directions_b_whitened`."""
+        warnings.warn("directions_b_std is deprecated: use directions_b_whitened (rows "
+                      "w1..wn: whitened coordinates) or loadings_b (per-SD loadings of "
+                      "the variables)", FutureWarning, stacklevel=2)
+        return self.directions_b_whitened
+
+    @cached_property
+    def _covariances(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return block_covariances(self._model.data)
+
+    def _loadings(self, dirs: np.ndarray, cov: np.ndarray) -> np.ndarray:
+        load = dirs * np.sqrt(np.diag(cov))[:, None]
+        top = np.max(np.abs(load), axis=0)
+        return load / np.where(top > 0, top, 1.0)
+
+    @cached_property
+    def loadings_a(self) -> pd.DataFrame | np.ndarray:
+        """Per-standard-deviation loadings of block a's variables.
+
+        Each direction's entry times the variable's standard deviation: the
+        change of the reduced feature ``a^T u_k`` when the variable moves by
+        one SD (the others fixed), so variables in different units compare.
+        Each column is scaled so that its largest absolute entry is 1 (signs
+        kept).  With correlated variables a loading is a partial effect, not
+        an importance that adds up.
+
+        Examples
+        --------
+        >>> import jdr_stats as jdr
+        >>> sim = jdr.simulate.bilinear(2000, 3, 2, 1, seed=0)
+        >>> res = jdr.JointDimReduction(sim.y, sim.a * [1, 100, 0.01], sim.b).fit(1)
+        >>> bool(abs(res.loadings_a).max() == 1.0)
+        True
+        """
+        return self._frame(self._loadings(self._est.dir_a, self._covariances[0]),
+                           self._names_a, _labels("dir", self.rank))
+
+    @cached_property
+    def loadings_b(self) -> pd.DataFrame | np.ndarray:
+        """Per-standard-deviation loadings of block b's variables (see
+        :attr:`loadings_a`)."""
+        return self._frame(self._loadings(self._est.dir_b, self._covariances[1]),
+                           self._names_b, _labels("dir", self.rank))
+
+    @cached_property
+    def diagnostics(self) -> Premises:
+        """Checks of the method's premises (:class:`jdr_stats.diagnostics.Premises`):
+        cross-block canonical correlations, the blocks' condition numbers, rows
+        per entry of the cross moment; ``.table`` and ``.messages``."""
+        ca, cb, cab = self._covariances
+        return premises(ca, cb, cab, nobs=self.nobs, rank=self.rank)
 
     @property
     def singular_values(self) -> np.ndarray:
@@ -362,11 +442,13 @@ class JDRResults(ExportMixin, SummaryMixin):
         returned, not stored: pass it to :meth:`summary` as
         ``summary(rank_tests=table)`` to print it with the fit.
         """
-        return _rank_tests(
+        table = _rank_tests(
             self._model.data, self._moments, self._whitening,
             method=method, max_rank=max_rank, n_perm=n_perm, seed=seed,
             progress=progress, n_jobs=n_jobs,
         )
+        self.diagnostics.warn("rank tests")  # before any p-value is shown
+        return table
 
     def bootstrap(
         self,
@@ -404,7 +486,10 @@ class JDRResults(ExportMixin, SummaryMixin):
             original coordinates), ``support_a``, ``support_b``,
             ``rank_tests`` (the tests that chose the rank of a
             ``rank="auto"`` fit, as their ``to_dict()``, else None) and
-            ``support_tests`` (likewise for ``sparsity="auto"``).  NaN are
+            ``support_tests`` (likewise for ``sparsity="auto"``),
+            ``loadings`` (the per-SD loadings, records like ``directions``)
+            and ``premises`` (:attr:`diagnostics`: its table as records, the
+            cross-block canonical correlations and the messages).  NaN are
             None; keys have no spaces.
 
         Examples
@@ -443,6 +528,15 @@ class JDRResults(ExportMixin, SummaryMixin):
             "rank_tests": None if self._rank_tests is None else self._rank_tests.to_dict(),
             "support_tests": (None if self.support_tests is None
                               else self.support_tests.to_dict()),
+            "loadings": records(pd.DataFrame(
+                np.vstack([self._loadings(self._est.dir_a, self._covariances[0]),
+                           self._loadings(self._est.dir_b, self._covariances[1])]),
+                columns=cols, index=dirs.index)),
+            "premises": {
+                "table": records(self.diagnostics.table),
+                "cross_correlations": json_safe(self.diagnostics.cross_correlations),
+                "messages": self.diagnostics.messages,
+            },
         }
 
     # -- summary ----------------------------------------------------------
@@ -459,10 +553,58 @@ class JDRResults(ExportMixin, SummaryMixin):
             index=pd.Index(np.arange(1, k + 1), name="k"),
         )
 
-    def summary(self, *, rank_tests: RankTestResults | None = None) -> Summary:
+    def _loading_tables(self, loadings: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """Loadings of the selected variables (all of them for a dense fit;
+        the others are zero by construction): per-SD or raw directions."""
+        if loadings == "sd":
+            ma = self._loadings(self._est.dir_a, self._covariances[0])
+            mb = self._loadings(self._est.dir_b, self._covariances[1])
+        else:
+            ma, mb = self._est.dir_a, self._est.dir_b
+        m: Any = self._model
+        cols = _labels("dir", self.rank)
+        la = pd.DataFrame(ma, index=m.exog_names_a, columns=cols).iloc[self._est.rows]
+        lb = pd.DataFrame(mb, index=m.exog_names_b, columns=cols).iloc[self._est.cols]
+        return la, lb
+
+    def _loading_and_premise_notes(self, loadings: str) -> list[str]:
+        if loadings == "sd":
+            about = ("Blocks a and b: per-SD loadings, direction entry times the variable's "
+                     "standard deviation (the change of the reduced feature per SD of the "
+                     "variable), each column scaled to largest absolute value 1; they "
+                     "compare variables in different units. Raw directions (unit length, "
+                     "original units): results.directions_a, summary(loadings='raw').")
+        else:
+            about = ("Blocks a and b: raw directions, unit-length columns in the original "
+                     "units (their sizes depend on the units; summary() shows per-SD "
+                     "loadings).")
+        msgs = self.diagnostics.messages
+        premises_note = (
+            "Premises: blocks independent, each block well conditioned, enough rows "
+            "(thresholds: guide page 'Checking the premises'). "
+            + ("All hold." if not msgs else "CHECK: " + "; ".join(msgs) + ".")
+        )
+        return [
+            ("k: singular values of X_lin (whitened cross moment); share = s_k^2 / "
+             "sum_j s_j^2."),
+            about,
+            premises_note,
+        ]
+
+    def summary(
+        self,
+        *,
+        rank_tests: RankTestResults | None = None,
+        loadings: Literal["sd", "raw"] = "sd",
+    ) -> Summary:
         """A statsmodels ``Summary``: model information, singular values,
-        loadings of each block, the rank tests of a ``rank="auto"`` fit, and
-        the table ``rank_tests`` when one is given (from :meth:`rank_tests`).
+        loadings of each block, the premise checks (:attr:`diagnostics`), the
+        rank tests of a ``rank="auto"`` fit, and the table ``rank_tests`` when
+        one is given (from :meth:`rank_tests`).
+
+        ``loadings="sd"`` (default) shows :attr:`loadings_a` and
+        :attr:`loadings_b` (per-SD, largest 1 per column); ``"raw"`` the
+        unit-length directions in the variables' own units.
 
         The text depends only on the fit and the arguments: calling other
         methods first never changes it.
@@ -490,22 +632,16 @@ class JDRResults(ExportMixin, SummaryMixin):
                 else "none"
             ),
         }
-        # Loadings of the selected variables (all of them for a dense fit):
-        # the others are zero by construction.
-        la = pd.DataFrame(self._est.dir_a, index=m.data.exog_names_a,
-                          columns=_labels("dir", self.rank)).iloc[self._est.rows]
-        lb = pd.DataFrame(self._est.dir_b, index=m.data.exog_names_b,
-                          columns=_labels("dir", self.rank)).iloc[self._est.cols]
+        if loadings not in ("sd", "raw"):
+            raise ValueError(f'loadings must be "sd" or "raw"; got {loadings!r}')
+        la, lb = self._loading_tables(loadings)
         tables = [
             ("k", self._singular_value_table()),
             ("block a", la),
             ("block b", lb),
+            ("Premises", self.diagnostics.table),
         ]
-        notes = [
-            "k: singular values of X_lin (whitened cross moment); share = s_k^2 / "
-            "sum_j s_j^2. Directions: unit-length columns in the original "
-            "coordinates of each block."
-        ]
+        notes = self._loading_and_premise_notes(loadings)
         if rank_tests is not None and not isinstance(rank_tests, RankTestResults):
             raise TypeError(
                 f"rank_tests must be a RankTestResults; got {type(rank_tests).__name__}"

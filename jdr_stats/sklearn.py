@@ -9,7 +9,7 @@ to the ``2 * rank`` reduced features, so that the reduction can sit in a
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -70,13 +70,19 @@ class JointDimReductionTransformer(TransformerMixin, BaseEstimator):
         columns.  At most the width of the narrower block.
     block_a, block_b : list of str or int, optional
         Columns of ``X`` forming block a and block b: names (``X`` a
-        DataFrame) or positions.  Default: the first half of the columns
-        (``n_features // 2`` of them) is block a, the rest block b; if only
-        one is given, the other is the remaining columns.
+        DataFrame) or positions; if only one is given, the other is the
+        remaining columns.  Without either, ``fit`` raises a ``ValueError``
+        unless ``split="half"`` is given: which columns form a block is a
+        property of the data, not something to guess.
     standardize : bool
         Whiten each block (see :meth:`jdr_stats.JointDimReduction.fit`).
     sparsity : (int, int) or None
         Numbers of variables ``(s1, s2)`` kept by the sparse estimator.
+    split : {"half"} or None
+        ``"half"``: without ``block_a`` and ``block_b``, the first
+        ``n_features // 2`` columns are block a and the rest block b (an
+        explicit choice; earlier releases did it silently).  Ignored
+        when a block is given.
 
     Attributes
     ----------
@@ -113,12 +119,14 @@ class JointDimReductionTransformer(TransformerMixin, BaseEstimator):
         block_b: Any = None,
         standardize: bool = True,
         sparsity: tuple[int, int] | None = None,
+        split: Literal["half"] | None = None,
     ) -> None:
         self.rank = rank
         self.block_a = block_a
         self.block_b = block_b
         self.standardize = standardize
         self.sparsity = sparsity
+        self.split = split
 
     # -- blocks -------------------------------------------------------------
     def _positions(self, spec: Any, argname: str, n_features: int) -> np.ndarray:
@@ -160,12 +168,22 @@ class JointDimReductionTransformer(TransformerMixin, BaseEstimator):
                 "reduction needs at least one column in each of two blocks"
             )
         everything = np.arange(n_features)
+        if self.split not in (None, "half"):
+            raise ValueError(f'split must be None or "half"; got {self.split!r}')
         if self.block_a is None and self.block_b is None:
+            if self.split is None:
+                raise ValueError(
+                    "block_a and block_b are both None: say which columns of X form "
+                    "block a (block_a=[...]) or block b (block_b=[...]), or pass "
+                    f'split="half" to take the first {n_features // 2} of the '
+                    f"{n_features} columns as block a and the rest as block b"
+                )
             half = n_features // 2
             return everything[:half], everything[half:]
         ia = None if self.block_a is None else self._positions(self.block_a, "block_a", n_features)
         ib = None if self.block_b is None else self._positions(self.block_b, "block_b", n_features)
         if ia is None:
+            assert ib is not None  # both None returned above
             ia = np.setdiff1d(everything, ib)
         if ib is None:
             ib = np.setdiff1d(everything, ia)

@@ -85,11 +85,15 @@ def test_replicates_are_refits_on_resampled_rows(sparsity):
         res.model.data, res.estimate, standardize=True, sparsity=sparsity, n_boot=3, seed=42
     )
     rng = np.random.default_rng(42)
+    # angles in each block's covariance metric: between L^T U* and L^T U_hat,
+    # Sigma = L L^T the full-sample covariance (divisor m)
+    la = np.linalg.cholesky(np.cov(sim.a, rowvar=False, bias=True)).T
+    lb = np.linalg.cholesky(np.cov(sim.b, rowvar=False, bias=True)).T
     for b in range(3):
         idx = rng.integers(0, 600, size=600)
         ref = jdr.JointDimReduction(sim.y[idx], sim.a[idx], sim.b[idx]).fit(2, sparsity=sparsity)
-        want_a = np.degrees(principal_angles(ref.estimate.dir_a, res.estimate.dir_a))
-        want_b = np.degrees(principal_angles(ref.estimate.dir_b, res.estimate.dir_b))
+        want_a = np.degrees(principal_angles(la @ ref.estimate.dir_a, la @ res.estimate.dir_a))
+        want_b = np.degrees(principal_angles(lb @ ref.estimate.dir_b, lb @ res.estimate.dir_b))
         # single-precision cross-block sums perturb X_lin by about 1e-7 of its
         # norm: an absolute error on every angle and singular value (Weyl),
         # so the tolerance is scaled by the largest value, not relative
@@ -306,10 +310,11 @@ def test_poisson_method_refits_poisson_moments(sparsity):
     assert boot.method == "poisson"
     ent = _resampling.draw_entropy(np.random.default_rng(5), 4)
     w = pmod.poisson_weights(ent, 0, 4)[:, :700].astype(float)
+    la = np.linalg.cholesky(res.moments.cov_a).T  # the covariance metric (weighted)
     for b in range(4):
         ref = res.model.moments(weights=w[b])
         e = estimate(ref, 2, sparsity=sparsity)
-        want = np.degrees(principal_angles(e.dir_a, res.estimate.dir_a))
+        want = np.degrees(principal_angles(la @ e.dir_a, la @ res.estimate.dir_a))
         np.testing.assert_allclose(boot.angles_a[b], want, rtol=1e-4, atol=1e-5)
     again = res.bootstrap(n_boot=4, seed=5, method="poisson", interval="percentile")
     np.testing.assert_array_equal(boot.angles_b, again.angles_b)

@@ -221,7 +221,12 @@ class TestLabels:
         assert list(res.directions_a.index) == list(a.columns)
         assert list(res.directions_b.index) == list(b.columns)
         assert list(res.directions_a.columns) == ["dir1", "dir2"]
-        assert list(res.directions_a_std.index) == list(a.columns)
+        # whitened coordinates are not variables: rows w1..wn
+        assert list(res.directions_a_whitened.index) == [f"w{j + 1}" for j in range(6)]
+        assert list(res.loadings_a.index) == list(a.columns)
+        with pytest.warns(FutureWarning, match="directions_a_std is deprecated"):
+            old = res.directions_a_std
+        pd.testing.assert_frame_equal(old, res.directions_a_whitened)
         assert list(res.coef_matrix.index) == list(a.columns)
         assert list(res.coef_matrix.columns) == list(b.columns)
         assert set(res.support_a) <= set(a.columns)
@@ -269,8 +274,9 @@ class TestResults:
         assert res.singular_values.shape == (5,)
         assert np.all(np.diff(res.singular_values) <= 0)
         np.testing.assert_allclose(np.linalg.norm(res.directions_a, axis=0), 1.0)
-        np.testing.assert_allclose(res.directions_a_std.T @ res.directions_a_std, np.eye(2), atol=1e-12)
-        np.testing.assert_allclose(res.directions_b_std.T @ res.directions_b_std, np.eye(2), atol=1e-12)
+        wa, wb = res.directions_a_whitened, res.directions_b_whitened
+        np.testing.assert_allclose(wa.T @ wa, np.eye(2), atol=1e-12)
+        np.testing.assert_allclose(wb.T @ wb, np.eye(2), atol=1e-12)
         assert res.coef_matrix.shape == (6, 5)
 
     def test_read_only_and_model_unchanged(self, bilinear_small):

@@ -23,13 +23,14 @@ def data():
 
 
 def test_check_estimator_rank1():
-    est = JointDimReductionTransformer(rank=1)
+    # the checks pass X without block names: the split is given explicitly
+    est = JointDimReductionTransformer(rank=1, split="half")
     assert expected_failed_checks(est) == {}
     check_estimator(est)  # raises on any failure
 
 
 def test_check_estimator_default_declares_narrow_data_checks():
-    est = JointDimReductionTransformer()
+    est = JointDimReductionTransformer(split="half")
     failed = expected_failed_checks(est)
     assert failed and all("rank=2" in why for why in failed.values())
     out = check_estimator(est, expected_failed_checks=failed, on_fail=None)
@@ -38,8 +39,8 @@ def test_check_estimator_default_declares_narrow_data_checks():
 
 def test_matches_model_transform(data):
     sim, X = data
-    tr = JointDimReductionTransformer(rank=1).fit(X, sim.y)
-    # default split: first half (4 // 2 ... of 7 columns: 3) and the rest
+    tr = JointDimReductionTransformer(rank=1, split="half").fit(X, sim.y)
+    # split="half": first half (4 // 2 ... of 7 columns: 3) and the rest
     assert list(tr.columns_a_) == [0, 1, 2] and list(tr.columns_b_) == [3, 4, 5, 6]
     tr = JointDimReductionTransformer(rank=1, block_a=["a0", "a1", "a2", "a3"]).fit(X, sim.y)
     res = jdr.JointDimReduction(sim.y, X.iloc[:, :4], X.iloc[:, 4:]).fit(1)
@@ -92,3 +93,14 @@ def test_strings_refused(data, kind):
     bad = X.astype(str) if kind == "str" else X.to_numpy().astype(str).astype(object)
     with pytest.raises(TypeError, match="X must be numeric"):
         JointDimReductionTransformer(rank=1).fit(bad, sim.y)
+
+
+def test_no_blocks_is_refused_not_split_in_half(data):
+    sim, X = data
+    with pytest.raises(ValueError, match=r'block_a and block_b are both None.*split="half"'):
+        JointDimReductionTransformer(rank=1).fit(X, sim.y)
+    with pytest.raises(ValueError, match=r"split must be None or \"half\"; got 'thirds'"):
+        JointDimReductionTransformer(rank=1, split="thirds").fit(X, sim.y)
+    # a given block wins over split
+    tr = JointDimReductionTransformer(rank=1, block_a=["a0"], split="half").fit(X, sim.y)
+    assert list(tr.columns_a_) == [0] and list(tr.columns_b_) == [1, 2, 3, 4, 5, 6]

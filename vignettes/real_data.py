@@ -27,9 +27,11 @@
 # permutation), the fit at the rank the robust test chooses (at least 1), a bootstrap bound on
 # the angle between the true and the estimated subspace, coordinate tests
 # with FDR control, and the single-block methods SIR, pHd and SAVE
-# (`jdr.compare`).  Every block is scaled to unit standard deviation first,
-# so that loadings compare across variables.  The interpretation at the end
-# is generated from the numbers.
+# (`jdr.compare`).  The blocks are used in their own units: the fit, the
+# rank tests and the bootstrap do not depend on them, and the per-SD
+# loadings (`res.loadings_a`) compare variables across units.  Each fit's
+# premises (independent blocks, conditioning, sample size) are reported.
+# The interpretation at the end is generated from the numbers.
 #
 # Run with `python vignettes/real_data.py` (reduced sizes: 99 bootstrap
 # replicates and permutations; `--full` uses 999).
@@ -41,20 +43,15 @@ import warnings
 
 import numpy as np
 import pandas as pd
+from _common import options  # vignettes/_common: the shared command line
 
 import jdr_stats as jdr
 from jdr_stats import datasets as ds
-from jdr_stats.exceptions import WeakGapWarning
+from jdr_stats.exceptions import AssumptionWarning, WeakGapWarning
 from jdr_stats.summary import format_pvalue as fp
-
-from _common import options  # vignettes/_common: the shared command line
 
 args, OUT = options()
 B = 999 if args.full else 99
-
-
-def scaled(frame: pd.DataFrame) -> pd.DataFrame:
-    return (frame - frame.mean()) / frame.std()
 
 
 concrete = ds.load_concrete()
@@ -66,14 +63,14 @@ shuffle = np.random.default_rng(20).permutation(len(concrete))
 
 DATA = {
     "concrete": (concrete["compressive_strength"],
-                 scaled(concrete[ds.CONCRETE_BLOCKS["binder"]]), scaled(c_other)),
-    "star98": (star["PCTABOVE"], scaled(star[ds.STAR98_BLOCKS["demographics"]]),
-               scaled(star[ds.STAR98_BLOCKS["resources"]])),
-    "anes96": (anes["vote"], scaled(anes[ds.ANES96_BLOCKS["politics"]]),
-               scaled(anes[ds.ANES96_BLOCKS["demographics"]])),
+                 concrete[ds.CONCRETE_BLOCKS["binder"]], c_other),
+    "star98": (star["PCTABOVE"], star[ds.STAR98_BLOCKS["demographics"]],
+               star[ds.STAR98_BLOCKS["resources"]]),
+    "anes96": (anes["vote"], anes[ds.ANES96_BLOCKS["politics"]],
+               anes[ds.ANES96_BLOCKS["demographics"]]),
     "control": (concrete["compressive_strength"],
-                scaled(concrete[ds.CONCRETE_BLOCKS["binder"]]),
-                scaled(c_other).iloc[shuffle].set_index(concrete.index)),
+                concrete[ds.CONCRETE_BLOCKS["binder"]],
+                c_other.iloc[shuffle].set_index(concrete.index)),
 }
 
 
@@ -89,8 +86,10 @@ def analyse(name: str, seed: int) -> dict:
     res = model.fit(rank)
     print(res.summary(), "\n")
     with warnings.catch_warnings():
-        # a weak gap is reported in the summary and in the interpretation below
+        # a weak gap and failed premises are reported in the summaries and in
+        # the interpretation below
         warnings.simplefilter("ignore", WeakGapWarning)
+        warnings.simplefilter("ignore", AssumptionWarning)
         boot = res.bootstrap(B, seed=seed + 1)
     print(boot.summary(), "\n")
     support = model.select_support(rank=rank, fdr=0.1, seed=seed + 2)
@@ -195,8 +194,10 @@ for name, o in out.items():
         print("  With r = 0 chosen there is no direction to describe: the r = 1 fit below is "
               "shown for comparison only, its loadings and bootstrap bound describe noise "
               "(the bootstrap bound assumes that the direction exists).")
-    print(f"  First direction: {la} led by {top(res.directions_a)}; {lb} led by "
-          f"{top(res.directions_b)} (loadings on unit-sd variables).")
+    print(f"  First direction: {la} led by {top(res.loadings_a)}; {lb} led by "
+          f"{top(res.loadings_b)} (per-SD loadings, largest 1).")
+    premises = res.diagnostics.messages
+    print("  Premises: " + ("all hold." if not premises else "; ".join(premises) + "."))
     print(f"  Bootstrap: with {round(100 * (1 - o['boot'].alpha))}% confidence the true "
           f"subspaces lie within {bound['a']:.0f} ({la}) and {bound['b']:.0f} ({lb}) "
           f"degrees of the estimates: {angle_words(bound['a'])} and "

@@ -21,6 +21,7 @@ from .._data import RowsData
 from .._estimate import Estimate
 from .._export import ExportMixin, json_key, records
 from .._validation import check_choice, check_fraction
+from ..diagnostics import gap_advice
 from ..summary import SummaryMixin, build_summary, json_safe
 from ._bounds import calibrated_level, gap_diagnostics, order_index
 
@@ -313,8 +314,8 @@ class BootstrapResults(ExportMixin, SummaryMixin):
         if not gap["trusted"]:
             text += (
                 f" Weak gap: s_r / s_(r+1) = {gap['s_r / s_(r+1)']:.2f} is below "
-                f"{GAP_RATIO_MIN}, so direction {self.rank} is not separated from the "
-                "noise and the subspace is poorly determined."
+                f"{GAP_RATIO_MIN}, so directions {self.rank} and {self.rank + 1} are not "
+                "separated and the subspace is poorly determined."
             )
         return text
 
@@ -405,7 +406,10 @@ class BootstrapResults(ExportMixin, SummaryMixin):
         notes = [self.sentence("a"), self.sentence("b")]
         notes.append(
             "Angles: principal angles between the replicate's and the full-sample "
-            "subspace (original coordinates); the bound on the largest one is the "
+            "subspace in each block's covariance metric (their cosines are the "
+            "canonical correlations between the two fits' reduced features, so they "
+            "do not depend on the units or any invertible recoding of a block's "
+            "variables); the bound on the largest one is the "
             f"{level} upper bound for the angle between the true and the estimated "
             "subspace. Lower/upper: two-sided intervals (percentile for the "
             "angles, basic bootstrap for the singular values)."
@@ -420,8 +424,9 @@ class BootstrapResults(ExportMixin, SummaryMixin):
         if not self.gap["trusted"]:
             notes.append(
                 f"WARNING (weak gap): s_r / s_(r+1) = {float(self.gap['s_r / s_(r+1)']):.2f} "
-                f"< {GAP_RATIO_MIN}: direction {self.rank} is not separated from the noise; "
-                "the rank-r subspace is poorly determined and its bound is close to 90 "
-                "degrees (consider a smaller rank)."
+                f"< {GAP_RATIO_MIN}: directions {self.rank} and {self.rank + 1} are not "
+                "separated; the rank-r subspace is poorly determined and its bound is "
+                "close to 90 degrees; "
+                + gap_advice(self._est.singular_values, self.rank, GAP_RATIO_MIN) + "."
             )
         return build_summary("Bootstrap of the joint dimension reduction", info, tables, notes)

@@ -36,6 +36,7 @@ from .._resampling import draw_counts, inner_counts, worker_pool
 from .._sources import ArraySource
 from ..exceptions import SmallSampleWarning
 from ._bounds import batched_dense_estimate, pair_angles
+from ._metric import covariance_factors, to_metric
 from .poisson_bootstrap import poisson_pass, poisson_plan
 
 __all__ = ["Replicates", "replicates"]
@@ -222,8 +223,9 @@ def _check_failures(store: _Store, n_boot: int) -> int:
     return n_ok
 
 
-def _inner_angles(store: _Store) -> dict[str, np.ndarray] | None:
-    """Largest angle of each inner replicate to its outer replicate, per block."""
+def _inner_angles(store: _Store, upper: dict[str, np.ndarray]) -> dict[str, np.ndarray] | None:
+    """Largest angle of each inner replicate to its outer replicate, per block
+    (in the block's covariance metric, module ``_metric``)."""
     if store.dir_in is None:
         return None
     ok = store.ok
@@ -232,7 +234,9 @@ def _inner_angles(store: _Store) -> dict[str, np.ndarray] | None:
     for block in ("a", "b"):
         t = np.full(ok.shape[0], np.nan)
         if both.any():
-            t[both] = pair_angles(store.dir_in[block][both], store.dir[block][both])[:, -1]
+            up = upper[block]
+            t[both] = pair_angles(to_metric(up, store.dir_in[block][both]),
+                                  to_metric(up, store.dir[block][both]))[:, -1]
         out[block] = t[ok]
     return out
 
@@ -262,12 +266,16 @@ def replicates(
         _fill(store, ctx, make(data, n_boot, rng, inner, parallel), update)
     n_ok = _check_failures(store, n_boot)
     ok = store.ok
+    # Angles in each block's covariance metric (module _metric): unit-free.
+    ua, ub = covariance_factors(data)
     return Replicates(
-        angles_a=batched_principal_angles(orthonormal_basis(est0.dir_a), store.dir["a"][ok]),
-        angles_b=batched_principal_angles(orthonormal_basis(est0.dir_b), store.dir["b"][ok]),
+        angles_a=batched_principal_angles(orthonormal_basis(ua @ est0.dir_a),
+                                          to_metric(ua, store.dir["a"][ok])),
+        angles_b=batched_principal_angles(orthonormal_basis(ub @ est0.dir_b),
+                                          to_metric(ub, store.dir["b"][ok])),
         singular_values=store.sv[ok],
         selected_a=None if store.sel is None else store.sel["a"][ok],
         selected_b=None if store.sel is None else store.sel["b"][ok],
         n_ok=n_ok,
-        inner_angles=_inner_angles(store),
+        inner_angles=_inner_angles(store, {"a": ua, "b": ub}),
     )

@@ -41,6 +41,7 @@ from .._validation import (
     check_int,
     normalize_seed,
 )
+from ..diagnostics import gap_advice
 from ..exceptions import WeakGapWarning
 from ._boot_results import GAP_RATIO_MIN, INTERVALS, BootstrapResults, Interval
 from ._replicates import replicates
@@ -221,10 +222,10 @@ def bootstrap(
     if not gap["trusted"]:
         warnings.warn(
             f"weak gap: s_r / s_(r+1) = {gap['s_r / s_(r+1)']:.2f} < {GAP_RATIO_MIN} "
-            f"(r = {estimate.rank}); direction {estimate.rank} is not separated from the "
-            "noise, so the rank-r subspace is poorly determined and the bound on the "
-            "largest angle is close to 90 degrees (see BootstrapResults.gap; consider "
-            "a smaller rank)",
+            f"(r = {estimate.rank}); directions {estimate.rank} and {estimate.rank + 1} are "
+            "not separated, so the rank-r subspace is poorly determined and the bound on "
+            "the largest angle is close to 90 degrees (see BootstrapResults.gap); "
+            + gap_advice(estimate.singular_values, estimate.rank, GAP_RATIO_MIN),
             WeakGapWarning,
             stacklevel=2,
         )

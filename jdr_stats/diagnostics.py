@@ -1,0 +1,396 @@
+"""Checks of the premises of the joint estimator and its rank inference.
+
+The method assumes the two blocks independent of each other (section 2 of
+the paper; its Figure 2 shows what cross-block correlation does), a
+covariance of each block that can be inverted accurately (the estimator
+whitens), and enough rows for the asymptotic rank tests (their first test
+looks at all ``n1 n2`` entries of the cross moment).  :func:`premises`
+measures the three from the moments and :class:`Premises` holds the result:
+a small table for every fit summary and an :class:`AssumptionWarning` when a
+measure is past its threshold.  The thresholds come from the seeded study
+``benchmarks/study_premises.py`` (recorded in ``benchmarks/results``; the
+guide page "Checking the premises" quotes the numbers).
+
+:func:`gap_advice` turns the singular values of a fit into the advice of a
+:class:`~jdr_stats.exceptions.WeakGapWarning`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from ._data import RowsData
+from .exceptions import AssumptionWarning
+
+__all__ = [
+    "MAX_CONDITION",
+    "MAX_CROSS_CORRELATION",
+    "MIN_ROWS_PER_ENTRY",
+    "Premises",
+    "block_covariances",
+    "condition_number",
+    "cross_canonical_correlations",
+    "gap_advice",
+    "premises",
+    "premises_of_data",
+]
+
+#: Largest cross-block canonical correlation above which the premise of
+#: independent blocks is flagged (study_premises.py, part 1).
+MAX_CROSS_CORRELATION = 0.3
+#: Condition number of a block's correlation matrix above which the
+#: whitening loses accuracy (study_premises.py, part 3).
+MAX_CONDITION = 1e8
+#: Rows per entry of the cross moment, ``m / (n1 n2)``, below which the
+#: asymptotic rank tests are flagged (study_premises.py, part 2).
+MIN_ROWS_PER_ENTRY = 1.0
+#: Level of Bartlett's test of independent blocks: a cross-block correlation
+#: above MAX_CROSS_CORRELATION is flagged only when this test rejects (in small
+#: samples the largest sample canonical correlation of independent blocks is
+#: large by chance).
+INDEPENDENCE_LEVEL = 0.01
+
+
+def _spectrum(cov: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Standard deviations, eigenvalues and eigenvectors of the correlation."""
+    sd = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    safe = np.where(sd > 0, sd, 1.0)
+    evals, evecs = np.linalg.eigh(cov / np.outer(safe, safe))
+    return sd, evals, evecs
+
+
+def condition_number(cov: Any) -> float:
+    """Condition number of the correlation matrix of a covariance.
+
+    ``inf`` when a column is constant or the columns are collinear.
+
+    Examples
+    --------
+    >>> condition_number([[4.0, 0.0], [0.0, 1.0]])
+    1.0
+    >>> round(condition_number([[1.0, 0.9], [0.9, 1.0]]), 6)
+    19.0
+    """
+    sd, evals, _ = _spectrum(np.asarray(cov, dtype=float))
+    if np.any(sd <= 0) or evals[0] <= 0:
+        return float("inf")
+    return float(evals[-1] / evals[0])
+
+
+def _canonical(cov_a: np.ndarray, cov_b: np.ndarray, cov_ab: np.ndarray) -> np.ndarray:
+    """Canonical correlations, descending (NaN for a singular block)."""
+    k = min(cov_a.shape[0], cov_b.shape[0])
+    roots = []
+    for cov in (cov_a, cov_b):
+        sd, evals, evecs = _spectrum(cov)
+        if np.any(sd <= 0) or evals[0] <= 1e-14 * evals[-1]:
+            return np.full(k, np.nan)
+        # R^{-1/2} D^{-1}: whitens the block (any square root gives the same values)
+        roots.append((evecs / np.sqrt(evals)) @ evecs.T / sd)
+    mat = roots[0] @ cov_ab @ roots[1].T
+    return np.clip(np.linalg.svd(mat, compute_uv=False)[:k], 0.0, 1.0)
+
+
+def cross_canonical_correlations(a: Any, b: Any, weights: Any = None) -> np.ndarray:
+    """Sample canonical correlations between the columns of two blocks.
+
+    Parameters
+    ----------
+    a, b : array_like, shapes (m, n1), (m, n2)
+    weights : array_like, shape (m,), optional
+        Case weights.
+
+    Returns
+    -------
+    ndarray, shape (min(n1, n2),)
+        Descending; 0 for independent blocks in the population.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> a = rng.standard_normal((5000, 3))
+    >>> b = np.column_stack([a[:, 0] + rng.standard_normal(5000), rng.standard_normal(5000)])
+    >>> np.round(cross_canonical_correlations(a, b), 1)
+    array([0.7, 0. ])
+    """
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    a = a[:, None] if a.ndim == 1 else a
+    b = b[:, None] if b.ndim == 1 else b
+    if a.shape[0] != b.shape[0]:
+        raise ValueError(f"a has {a.shape[0]} rows but b has {b.shape[0]}")
+    w = np.full(a.shape[0], 1.0 / a.shape[0]) if weights is None else np.asarray(weights, float)
+    w = w / w.sum()
+    ca = a - w @ a
+    cb = b - w @ b
+    wa = ca * w[:, None]
+    return _canonical(wa.T @ ca, (cb * w[:, None]).T @ cb, wa.T @ cb)
+
+
+@dataclass(frozen=True)
+class Premises:
+    """The premise checks of a fit (see :func:`premises`).
+
+    Attributes
+    ----------
+    nobs, n1, n2, rank : int
+    cross_correlations : ndarray
+        Sample canonical correlations between the blocks, descending.
+    independence_pvalue : float
+        Bartlett's chi-square test of independent blocks (all canonical
+        correlations zero; NaN in a small sample, ``m < MIN_ROWS_PER_ENTRY n1 n2``).
+    condition_a, condition_b : float
+        Condition numbers of the blocks' correlation matrices.
+    """
+
+    nobs: int
+    n1: int
+    n2: int
+    rank: int
+    cross_correlations: np.ndarray
+    independence_pvalue: float
+    condition_a: float
+    condition_b: float
+
+    @property
+    def rows_per_entry(self) -> float:
+        """``m / (n1 n2)``: rows per entry of the cross moment (first rank test)."""
+        return self.nobs / (self.n1 * self.n2)
+
+    @property
+    def rows_per_complement_entry(self) -> float:
+        """``m / ((n1 - r)(n2 - r))``: rows per entry of the complement block
+        tested by the rank test of ``H0: rank = r`` (``inf`` at full rank)."""
+        d = (self.n1 - self.rank) * (self.n2 - self.rank)
+        return self.nobs / d if d > 0 else float("inf")
+
+    @property
+    def correlated(self) -> bool:
+        """The largest cross-block canonical correlation is above
+        ``MAX_CROSS_CORRELATION`` and Bartlett's test rejects independence
+        (never in a small sample, where the test is not calibrated and the
+        sample correlations are large by chance)."""
+        cc = self.cross_correlations
+        return bool(cc.size and cc[0] > MAX_CROSS_CORRELATION
+                    and self.independence_pvalue < INDEPENDENCE_LEVEL)
+
+    @property
+    def small_sample(self) -> bool:
+        """``m / (n1 n2)`` is below ``MIN_ROWS_PER_ENTRY``."""
+        return self.rows_per_entry < MIN_ROWS_PER_ENTRY
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """value, threshold and ``ok`` (within the threshold) of each measure
+        (condition numbers as log10).  The last row, rows per entry of the
+        complement block tested at the fit's rank, is at least the one above.
+
+        The correlation row is not ok when the value is above the threshold
+        and Bartlett's test rejects independence at ``INDEPENDENCE_LEVEL``.
+        """
+        cc = float(self.cross_correlations[0]) if self.cross_correlations.size else 0.0
+        rows = [
+            ("largest cross-block canonical corr.", cc, MAX_CROSS_CORRELATION,
+             not self.correlated),
+            ("Bartlett test of independence, p", self.independence_pvalue,
+             INDEPENDENCE_LEVEL, True),
+            ("log10 condition number a (corr.)", np.log10(self.condition_a),
+             np.log10(MAX_CONDITION), self.condition_a <= MAX_CONDITION),
+            ("log10 condition number b (corr.)", np.log10(self.condition_b),
+             np.log10(MAX_CONDITION), self.condition_b <= MAX_CONDITION),
+            ("m / (n1 n2)", self.rows_per_entry, MIN_ROWS_PER_ENTRY,
+             self.rows_per_entry >= MIN_ROWS_PER_ENTRY),
+            ("m / ((n1 - r)(n2 - r))", self.rows_per_complement_entry, MIN_ROWS_PER_ENTRY,
+             self.rows_per_complement_entry >= MIN_ROWS_PER_ENTRY),
+        ]
+        return pd.DataFrame(
+            {"value": [r[1] for r in rows], "threshold": [r[2] for r in rows],
+             "ok": [bool(r[3]) for r in rows]},
+            index=pd.Index([r[0] for r in rows], name="premise"),
+        )
+
+    @property
+    def messages(self) -> list[str]:
+        """One sentence per measure past its threshold (empty: all premises hold)."""
+        out = []
+        cc = self.cross_correlations
+        if self.correlated:
+            out.append(
+                f"the blocks are correlated (largest cross-block canonical correlation "
+                f"{cc[0]:.2f} > {MAX_CROSS_CORRELATION}, independence test p = "
+                f"{self.independence_pvalue:.2g}); the method assumes them independent, "
+                "and correlation between them inflates the rank the tests choose and "
+                "biases the directions"
+            )
+        for block, cond in (("a", self.condition_a), ("b", self.condition_b)):
+            if not cond <= MAX_CONDITION:
+                out.append(
+                    f"block {block} is nearly collinear (condition number of its "
+                    f"correlation matrix {cond:.3g} > {MAX_CONDITION:.0e}); whitening "
+                    "loses accuracy"
+                )
+        if self.small_sample:
+            out.append(
+                f"small sample: m = {self.nobs} rows for n1 n2 = {self.n1 * self.n2} "
+                f"entries of the cross moment (m / (n1 n2) = {self.rows_per_entry:.2g} < "
+                f"{MIN_ROWS_PER_ENTRY:g}); the rank tests' p-values are unreliable"
+            )
+        return out
+
+    @property
+    def ok(self) -> bool:
+        """Whether every measure is within its threshold."""
+        return not self.messages
+
+    def warn(self, what: str, stacklevel: int = 3) -> None:
+        """Issue one :class:`AssumptionWarning` listing the failed premises."""
+        msgs = self.messages
+        if msgs:
+            warnings.warn(
+                f"{what}: " + "; ".join(msgs) + " (see results.diagnostics and the "
+                "guide page 'Checking the premises')",
+                AssumptionWarning,
+                stacklevel=stacklevel,
+            )
+
+
+def _bartlett(cc: np.ndarray, m: int, n1: int, n2: int) -> float:
+    """p-value of Bartlett's test that every canonical correlation is zero:
+    ``-(m - 1 - (n1 + n2 + 1) / 2) sum log(1 - rho_i^2)`` against chi2(n1 n2)."""
+    factor = m - 1 - (n1 + n2 + 1) / 2
+    if m < MIN_ROWS_PER_ENTRY * n1 * n2 or factor <= 0 or not np.all(np.isfinite(cc)):
+        return float("nan")
+    with np.errstate(divide="ignore"):
+        stat = -factor * float(np.sum(np.log1p(-np.minimum(cc, 1.0) ** 2)))
+    return float(stats.chi2.sf(stat, n1 * n2))
+
+
+def premises(
+    cov_a: Any, cov_b: Any, cov_ab: Any, *, nobs: int, rank: int = 1
+) -> Premises:
+    """Premise checks from the covariances of the two blocks.
+
+    Parameters
+    ----------
+    cov_a, cov_b : array_like, shapes (n1, n1), (n2, n2)
+        Covariances of the blocks.
+    cov_ab : array_like, shape (n1, n2)
+        Covariance between them.
+    nobs : int
+        Number of rows.
+    rank : int
+        Rank of the fit (for the complement dimension).
+
+    Returns
+    -------
+    Premises
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> p = premises(np.eye(3), np.eye(2), np.array([[0.5, 0], [0, 0.1], [0, 0]]), nobs=100)
+    >>> p.table["ok"].tolist()
+    [False, True, True, True, True, True]
+    >>> print(p.messages[0][:64])
+    the blocks are correlated (largest cross-block canonical correla
+    """
+    cov_a, cov_b, cov_ab = (np.atleast_2d(np.asarray(x, dtype=float))
+                            for x in (cov_a, cov_b, cov_ab))
+    n1, n2 = cov_a.shape[0], cov_b.shape[0]
+    if cov_a.shape != (n1, n1) or cov_b.shape != (n2, n2) or cov_ab.shape != (n1, n2):
+        raise ValueError(
+            f"cov_a, cov_b and cov_ab must be (n1, n1), (n2, n2) and (n1, n2); got "
+            f"{cov_a.shape}, {cov_b.shape} and {cov_ab.shape}"
+        )
+    cc = _canonical(cov_a, cov_b, cov_ab)
+    return Premises(
+        nobs=int(nobs), n1=n1, n2=n2, rank=int(rank),
+        cross_correlations=cc,
+        independence_pvalue=_bartlett(cc, int(nobs), n1, n2),
+        condition_a=condition_number(cov_a), condition_b=condition_number(cov_b),
+    )
+
+
+def block_covariances(data: RowsData) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(cov_a, cov_b, cov_ab)`` of a model's data (divisor: the total weight).
+
+    From the stored sums of a streamed model (their ``m2_ab`` is the cross
+    covariance) or from the rows in memory (case weights respected); data
+    without either (``remove_data()``) raise ``RowsNotInMemoryError``.
+
+    Examples
+    --------
+    >>> import jdr_stats as jdr
+    >>> sim = jdr.simulate.bilinear(500, 3, 2, 1, seed=0)
+    >>> ca, cb, cab = block_covariances(jdr.JointDimReduction(sim.y, sim.a, sim.b).data)
+    >>> ca.shape, cb.shape, cab.shape
+    ((3, 3), (2, 2), (3, 2))
+    """
+    sums = data.sums
+    if sums is not None:
+        w = sums.weight
+        return sums.m2_a / w, sums.m2_b / w, sums.m2_ab / w
+    _, a, b, weights = data.rows("the premise diagnostics", weights=True)
+    w = np.full(a.shape[0], 1.0 / a.shape[0]) if weights is None else np.asarray(weights)
+    w = w / w.sum()
+    ca, cb = a - w @ a, b - w @ b
+    wa = ca * w[:, None]
+    return wa.T @ ca, (cb * w[:, None]).T @ cb, wa.T @ cb
+
+
+def premises_of_data(data: RowsData, rank: int = 1) -> Premises:
+    """:func:`premises` of a model's data (rows in memory or moments).
+
+    ``JDRResults.diagnostics`` is this for the fitted data and rank.
+
+    Examples
+    --------
+    >>> import jdr_stats as jdr
+    >>> sim = jdr.simulate.bilinear(2000, 4, 4, 1, design="correlated", rho=0.5, seed=0)
+    >>> p = premises_of_data(jdr.JointDimReduction(sim.y, sim.a, sim.b).data)
+    >>> p.correlated, p.small_sample
+    (True, False)
+    """
+    ca, cb, cab = block_covariances(data)
+    return premises(ca, cb, cab, nobs=data.nobs, rank=rank)
+
+
+def gap_advice(s: Any, rank: int, ratio_min: float) -> str:
+    """What to do when ``s_r / s_(r+1)`` is below ``ratio_min`` (weak gap).
+
+    A rank ``k`` is *separated* when ``s_k / s_(k+1) >= ratio_min``.  The
+    advice names the separated ranks next to ``rank``: the largest one below
+    it, the smallest one above it, or says that none is separated.  At
+    ``rank = 1`` it never advises a smaller rank.
+
+    Examples
+    --------
+    >>> print(gap_advice([5.0, 4.8, 1.0, 0.9], 1, 1.5))  # doctest: +NORMALIZE_WHITESPACE
+    the singular values separate rank 2 (s_2 / s_3 = 4.80): consider rank 2 if the rank tests
+    support it
+    >>> gap_advice([5.0, 1.0, 0.9, 0.8], 2, 1.5)
+    'the singular values separate rank 1 (s_1 / s_2 = 5.00): consider rank 1'
+    """
+    s = np.asarray(s, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = s[:-1] / s[1:]
+    sep = [k for k in range(1, len(s)) if ratio[k - 1] >= ratio_min]
+    below = [k for k in sep if k < rank]
+    above = [k for k in sep if k > rank]
+    if below:
+        k = below[-1]
+        return (f"the singular values separate rank {k} (s_{k} / s_{k + 1} = "
+                f"{ratio[k - 1]:.2f}): consider rank {k}")
+    if above:
+        k = above[0]
+        return (f"the singular values separate rank {k} (s_{k} / s_{k + 1} = "
+                f"{ratio[k - 1]:.2f}): consider rank {k} if the rank tests support it")
+    return (f"no rank up to {len(s) - 1} is separated from the noise (every s_k / s_(k+1) "
+            f"< {ratio_min}): no direction is well determined; check the rank tests")

@@ -1,0 +1,172 @@
+"""Invariances as properties (issue 18, deliverable 2; hypothesis).
+
+Rescaling (any nonzero factor, both signs) and shifting the columns of a
+block, permuting the columns within a block, and permuting the rows leave
+every reported conclusion unchanged to rounding: singular values, the
+p-values of every rank test, the rank of ``fit("auto")``, the bootstrap's
+angles and bounds (same seed; measured in each block's covariance metric),
+the per-SD loadings (up to sign) and the reduced features (up to scale).
+The response may be shifted and rescaled as well (singular values scale
+with it).
+
+Tolerances: the transformed data are the same numbers up to a diagonal
+scaling whose condition number is at most 1e6, so the results agree to
+about 1e-16 * 1e6 relative; the tests use 1e-7, as an absolute tolerance
+scaled by the largest value where a quantity can be near zero (singular
+values, p-values).
+
+Row permutations are not applied to the bootstrap: a resample is a vector
+of counts per row position, so permuting the rows with the same seed draws
+other resamples (the bootstrap is invariant in distribution only).  The
+sparse supports and ``select_support`` are tested by the support module.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import jdr_stats as jdr
+from jdr_stats.exceptions import JDRWarning
+
+pytestmark = pytest.mark.filterwarnings("ignore::jdr_stats.exceptions.JDRWarning")
+
+RANK_METHODS = ("robust", "chi2", "wald", "general")
+TOL = 1e-7
+SETTINGS = settings(max_examples=4, derandomize=True, deadline=None, database=None,
+                    suppress_health_check=[HealthCheck.too_slow,
+                                           HealthCheck.function_scoped_fixture])
+
+
+def _simulated():
+    sim = jdr.simulate.bilinear(400, 4, 3, 2, design="t5", seed=11)
+    return sim.y, sim.a, sim.b
+
+
+def _diabetes():
+    datasets = pytest.importorskip("sklearn.datasets")
+    d = datasets.load_diabetes(scaled=False, as_frame=True).frame
+    return (d["target"].to_numpy(), d[["age", "sex", "bmi", "bp"]].to_numpy(),
+            d[["s1", "s2", "s3", "s4", "s5", "s6"]].to_numpy())
+
+
+DATA = {"simulated": _simulated, "diabetes": _diabetes}
+
+
+@st.composite
+def recodings(draw, n1: int, n2: int, m: int):
+    """Per-column scale (10^[-3, 3], either sign) and shift, a permutation of
+    each block's columns, of the rows, and a shift and scale of y."""
+    def block(n):
+        logs = draw(st.lists(st.floats(-3, 3), min_size=n, max_size=n))
+        signs = draw(st.lists(st.sampled_from([-1.0, 1.0]), min_size=n, max_size=n))
+        shifts = draw(st.lists(st.floats(-1e3, 1e3), min_size=n, max_size=n))
+        perm = draw(st.permutations(range(n)))
+        return np.array(signs) * 10.0 ** np.array(logs), np.array(shifts), list(perm)
+
+    rows = draw(st.permutations(range(m)))
+    y_scale = 10.0 ** draw(st.floats(-2, 2))
+    y_shift = draw(st.floats(-1e3, 1e3))
+    return block(n1), block(n2), list(rows), (y_scale, y_shift)
+
+
+def _apply(data, rec, *, rows: bool = True):
+    y, a, b = data
+    (sa, ha, pa), (sb, hb, pb), perm, (cy, hy) = rec
+    a2 = (a * sa + ha)[:, pa]
+    b2 = (b * sb + hb)[:, pb]
+    y2 = y * cy + hy
+    if rows:
+        return y2[perm], a2[perm], b2[perm]
+    return y2, a2, b2
+
+
+def _fit(data, rank):
+    return jdr.JointDimReduction(*data).fit(rank)
+
+
+def _check_fit(data, rec, rank=2):
+    base = _fit(data, rank)
+    new_data = _apply(data, rec)
+    new = _fit(new_data, rank)
+    cy = rec[3][0]
+    s0 = base.singular_values
+    np.testing.assert_allclose(new.singular_values / cy, s0, rtol=0, atol=TOL * s0[0])
+    # per-SD loadings: the same variables, up to the sign of each column
+    (sa, _, pa), (sb, _, pb) = rec[0], rec[1]
+    for load0, load1, perm, scale in ((base.loadings_a, new.loadings_a, pa, sa),
+                                      (base.loadings_b, new.loadings_b, pb, sb)):
+        back = np.empty_like(load1)
+        back[perm] = load1  # new column j is old column perm[j]
+        back = back * np.sign(scale)[:, None]
+        signs = np.sign(np.sum(back * load0, axis=0))
+        np.testing.assert_allclose(back * signs, load0, atol=1e-6)
+    # reduced features up to scale (rows in the new order)
+    f0 = base.transform()[rec[2]]
+    f1 = new.transform()
+    for k in range(f0.shape[1]):
+        c = np.corrcoef(f0[:, k], f1[:, k])[0, 1]
+        assert abs(abs(c) - 1.0) < 1e-8, (k, c)
+    return base, new, new_data
+
+
+@pytest.mark.parametrize("name", list(DATA))
+def test_fit_rank_tests_and_auto_rank_are_invariant(name):
+    data = DATA[name]()
+    m, n1, n2 = data[1].shape[0], data[1].shape[1], data[2].shape[1]
+
+    @SETTINGS
+    @given(rec=recodings(n1, n2, m))
+    def check(rec):
+        base, new, new_data = _check_fit(data, rec)
+        for method in RANK_METHODS:
+            p0 = base.rank_tests(method).table["pvalue"].to_numpy()
+            p1 = new.rank_tests(method).table["pvalue"].to_numpy()
+            np.testing.assert_allclose(p1, p0, rtol=0, atol=TOL, err_msg=method)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", JDRWarning)
+            r0 = jdr.JointDimReduction(*data).fit("auto").rank
+            r1 = jdr.JointDimReduction(*new_data).fit("auto").rank
+        assert r0 == r1
+
+    check()
+
+
+@pytest.mark.parametrize("name", list(DATA))
+def test_bootstrap_angles_and_bounds_are_invariant_to_column_recodings(name):
+    data = DATA[name]()
+    m, n1, n2 = data[1].shape[0], data[1].shape[1], data[2].shape[1]
+    base = _fit(data, 1).bootstrap(n_boot=49, seed=3)
+
+    @settings(max_examples=3, derandomize=True, deadline=None, database=None)
+    @given(rec=recodings(n1, n2, m))
+    def check(rec):
+        new = _fit(_apply(data, rec, rows=False), 1).bootstrap(n_boot=49, seed=3)
+        # the replicates' cross sums are single precision (1e-5 relative, see
+        # test_bootstrap): 1e-5 of the largest possible angle, 90 degrees
+        tol = 1e-5 * 90
+        np.testing.assert_allclose(new.angles_a, base.angles_a, rtol=0, atol=tol)
+        np.testing.assert_allclose(new.angles_b, base.angles_b, rtol=0, atol=tol)
+        np.testing.assert_allclose(new.max_angle_bound(), base.max_angle_bound(),
+                                   rtol=0, atol=tol)
+
+    check()
+
+
+def test_raw_unit_angles_would_not_be_invariant():
+    """The property above fails for the old definition (angles in raw units):
+    the metric is what makes the bound unit-free."""
+    from jdr_stats._linalg import principal_angles
+
+    y, a, b = _diabetes()
+    res0 = _fit((y, a, b), 1)
+    scale = np.array([1.0, 100.0, 0.01, 1.0])
+    res1 = _fit((y, a * scale, b), 1)
+    u_true = np.array([[1.0], [1.0], [1.0], [1.0]])  # any fixed direction of a
+    raw0 = principal_angles(u_true, res0.estimate.dir_a)
+    raw1 = principal_angles(u_true / scale[:, None], res1.estimate.dir_a)
+    assert abs(raw0[0] - raw1[0]) > 1e-2
