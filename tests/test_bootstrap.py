@@ -428,7 +428,7 @@ def test_poisson_n_jobs_gives_identical_numbers(interval):
 def test_n_jobs_bad_input(dense_fit):
     with pytest.raises(ValueError, match="n_jobs"):
         dense_fit[1].bootstrap(n_boot=20, seed=0, n_jobs=0)
-    with pytest.raises(TypeError, match="n_jobs must be an integer; got 1.5"):
+    with pytest.raises(TypeError, match=r"n_jobs must be an integer; got 1\.5"):
         dense_fit[1].bootstrap(n_boot=20, seed=0, n_jobs=1.5)
 
 

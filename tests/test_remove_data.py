@@ -26,7 +26,7 @@ def test_remove_data_keeps_estimates(fitted):
     assert small.data_removed and not res.data_removed
     # no empty arrays left behind: the rows are asked for and refused
     with pytest.raises(RowsNotInMemoryError, match="the data of exog_a needs the model's data"):
-        small.model.exog_a
+        _ = small.model.exog_a
     assert res.model.exog_a.shape == (5000, 5)
     assert small.model.exog_names_a == res.model.exog_names_a and small.model.nobs == 5000
     back = pickle.loads(pickle.dumps(small))

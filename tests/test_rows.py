@@ -75,7 +75,7 @@ def test_moments_through_the_protocol(three, frame):
         np.testing.assert_array_equal(getattr(got, field), getattr(want, field))
     assert got.has_covariances and not rows.moments(covariances=False).has_covariances
     np.testing.assert_allclose(sums.moments().cross, want.cross, rtol=1e-10, atol=1e-14)
-    with pytest.raises(RowsNotInMemoryError, match="^reweighting the rows"):
+    with pytest.raises(RowsNotInMemoryError, match=r"^reweighting the rows"):
         sums.moments(np.ones(600))
 
 
@@ -224,11 +224,11 @@ def test_integer_options_raise_typeerror_for_a_wrong_type(frame):
     from jdr_stats.sparse import check_sparsity
 
     y, a, b = frame["y"].to_numpy(), frame[NA].to_numpy(), frame[NB].to_numpy()
-    with pytest.raises(TypeError, match="n_jobs must be an integer; got 1.5"):
+    with pytest.raises(TypeError, match=r"n_jobs must be an integer; got 1\.5"):
         check_n_jobs(1.5)
     with pytest.raises(ValueError, match="n_jobs must be None or a nonzero integer; got 0"):
         check_n_jobs(0)
-    with pytest.raises(TypeError, match="n_total must be an integer; got 2.0"):
+    with pytest.raises(TypeError, match=r"n_total must be an integer; got 2\.0"):
         run_batches(len, 2.0, seed=0)
     with pytest.raises(ValueError, match="batch_size must be at least 1; got 0"):
         run_batches(len, 2, seed=0, batch_size=0)
@@ -236,11 +236,11 @@ def test_integer_options_raise_typeerror_for_a_wrong_type(frame):
         ArraySource(y, a, b, batch_rows="9")
     with pytest.raises(TypeError, match="inner must be True or False; got 'yes'"):
         poisson_moments(ArraySource(y, a, b), 3, inner="yes")
-    with pytest.raises(TypeError, match="sparsity s2 must be an integer; got 2.0"):
+    with pytest.raises(TypeError, match=r"sparsity s2 must be an integer; got 2\.0"):
         check_sparsity((2, 2.0), 4, 3, rank=1)
     da = pytest.importorskip("dask.array")
     dy, dA, dB = (da.from_array(x, chunks=200) for x in (y, a, b))
-    with pytest.raises(TypeError, match="split_every must be an integer; got 4.0"):
+    with pytest.raises(TypeError, match=r"split_every must be an integer; got 4\.0"):
         DaskSource(dy, dA, dB, split_every=4.0)
     with pytest.raises(ValueError, match="split_every must be at least 2; got 1"):
         DaskSource(dy, dA, dB, split_every=1)
@@ -252,11 +252,11 @@ def test_robust_rank_options_raise_typeerror_for_a_wrong_type(frame):
 
     yc, aw, bw, u, s, v = _whiten(frame["y"].to_numpy(), frame[NA].to_numpy(),
                                   frame[NB].to_numpy())
-    with pytest.raises(TypeError, match="batch_rows must be an integer; got 1.5"):
+    with pytest.raises(TypeError, match=r"batch_rows must be an integer; got 1\.5"):
         wald_rank_test(yc, aw, bw, u, s, v, 0, batch_rows=1.5)
-    with pytest.raises(TypeError, match="n_boot must be an integer; got 10.0"):
+    with pytest.raises(TypeError, match=r"n_boot must be an integer; got 10\.0"):
         ladle_rank(yc, aw, bw, u, s, v, n_boot=10.0)
-    with pytest.raises(TypeError, match="kmax must be an integer; got 1.0"):
+    with pytest.raises(TypeError, match=r"kmax must be an integer; got 1\.0"):
         ladle_rank(yc, aw, bw, u, s, v, kmax=1.0)
     with pytest.raises(ValueError, match="kmax must be between 0 and 2; got 3"):
         ladle_rank(yc, aw, bw, u, s, v, kmax=3)
@@ -270,7 +270,7 @@ def test_plot_options_raise_typeerror_for_a_wrong_type(frame):
     from jdr_stats import plotting
 
     res = jdr.JointDimReduction(frame["y"], frame[NA], frame[NB]).fit(1)
-    with pytest.raises(TypeError, match="gridsize must be an integer; got 2.5"):
+    with pytest.raises(TypeError, match=r"gridsize must be an integer; got 2\.5"):
         plotting.plot_response_surface(res, gridsize=2.5)
     with pytest.raises(ValueError, match="gridsize must be at least 3; got 2"):
         plotting.plot_response_surface(res, gridsize=2)
@@ -313,7 +313,7 @@ def test_alignment_is_a_property_of_the_labels(frame):
 
 
 def test_simulation_sparsity_is_an_integer():
-    with pytest.raises(TypeError, match="s1 must be an integer; got 2.5"):
+    with pytest.raises(TypeError, match=r"s1 must be an integer; got 2\.5"):
         jdr.simulate.bilinear(100, 5, 5, 2, s1=2.5)
     with pytest.raises(ValueError, match=r"s2 must be between 2 and 5 \(r and n2\); got 6"):
         jdr.simulate.bilinear(100, 5, 5, 2, s2=6)
