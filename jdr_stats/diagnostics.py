@@ -27,6 +27,7 @@ from scipy import stats
 
 from ._data import RowsData
 from .exceptions import AssumptionWarning
+from .summary import format_pvalue
 
 __all__ = [
     "MAX_CONDITION",
@@ -227,7 +228,7 @@ class Premises:
             out.append(
                 f"the blocks are correlated (largest cross-block canonical correlation "
                 f"{cc[0]:.2f} > {MAX_CROSS_CORRELATION}, independence test p = "
-                f"{self.independence_pvalue:.2g}); the method assumes them independent, "
+                f"{format_pvalue(self.independence_pvalue)}); the method assumes them independent, "
                 "and correlation between them inflates the rank the tests choose and "
                 "biases the directions"
             )
