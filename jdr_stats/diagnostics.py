@@ -227,8 +227,8 @@ class Premises:
         if self.correlated:
             out.append(
                 f"the blocks are correlated (largest cross-block canonical correlation "
-                f"{cc[0]:.2f} > {MAX_CROSS_CORRELATION}, independence test p = "
-                f"{format_pvalue(self.independence_pvalue)}); the method assumes them independent, "
+                f"{cc[0]:.2f} > {MAX_CROSS_CORRELATION}, independence test p "
+                f"{_p_text(self.independence_pvalue)}); the method assumes them independent, "
                 "and correlation between them inflates the rank the tests choose and "
                 "biases the directions"
             )
@@ -397,3 +397,9 @@ def gap_advice(s: Any, rank: int, ratio_min: float) -> str:
                 f"{ratio[k - 1]:.2f}): consider rank {k} if the rank tests support it")
     return (f"no rank up to {len(s) - 1} is separated from the noise (every s_k / s_(k+1) "
             f"< {ratio_min}): no direction is well determined; check the rank tests")
+
+
+def _p_text(p: float) -> str:
+    """``= 0.0123`` or ``< 1e-16``: a p-value after the letter p in a sentence."""
+    text = format_pvalue(p)
+    return f"< {text[1:]}" if text.startswith("<") else f"= {text}"

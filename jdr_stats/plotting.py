@@ -87,15 +87,31 @@ def plot_scree(results: Any, *, rank_tests: Any = None, ax: Any = None) -> Figur
 
 
 def plot_loadings(
-    results: Any, *, block: Literal["a", "b", "both"] = "both", ax: Any = None
+    results: Any,
+    *,
+    block: Literal["a", "b", "both"] = "both",
+    loadings: Literal["sd", "raw"] = "sd",
+    ax: Any = None,
 ) -> Figure:
-    """Bar charts of the directions (unit-length columns) of each block."""
+    """Bar charts of each block's loadings, one bar per variable and direction.
+
+    ``loadings="sd"`` (default) draws the per-standard-deviation loadings of
+    the summary (:attr:`JDRResults.loadings_a`: the direction's entry times
+    the variable's SD, each column scaled to largest absolute value 1), which
+    compare variables in different units; ``"raw"`` draws the unit-length
+    directions in the original units (:attr:`JDRResults.directions_a`).
+    """
     check_choice(block, "block", ("a", "b", "both"))
+    check_choice(loadings, "loadings", ("sd", "raw"))
     blocks = ["a", "b"] if block == "both" else [block]
     fig, axes = _axes(ax, ncols=len(blocks), figsize=(5 * len(blocks), 4))
     model = results.model
     for axis, blk in zip(axes, blocks, strict=True):
-        dirs = results.estimate.dir_a if blk == "a" else results.estimate.dir_b
+        if loadings == "sd":
+            dirs = np.asarray(results.loadings_a if blk == "a" else results.loadings_b,
+                              dtype=float)
+        else:
+            dirs = results.estimate.dir_a if blk == "a" else results.estimate.dir_b
         names = model.exog_names_a if blk == "a" else model.exog_names_b
         pos = np.arange(len(names))
         width = 0.8 / dirs.shape[1]
@@ -104,8 +120,9 @@ def plot_loadings(
         axis.set_yticks(pos + width * (dirs.shape[1] - 1) / 2)
         axis.set_yticklabels(names)
         axis.axvline(0, color="0.3", linewidth=0.8)
-        axis.set_xlabel("loading")
-        axis.set_title(f"Directions, block {blk}")
+        axis.set_xlabel("loading per SD (largest = 1)" if loadings == "sd"
+                        else "direction entry (original units)")
+        axis.set_title(f"Loadings, block {blk}")
         axis.legend()
     return fig
 

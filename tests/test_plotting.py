@@ -35,8 +35,16 @@ def test_loadings(res):
     assert [t.get_text() for t in ax_a.get_yticklabels()] == res.model.exog_names_a
     assert len(ax_a.patches) == 5 * 2  # one bar per variable and direction
     plt.close(fig)
-    fig = plotting.plot_loadings(res, block="b")
+    # the bars are the per-SD loadings of the summary by default, the raw
+    # directions on request
+    heights = [p.get_width() for p in ax_a.patches]
+    want = np.asarray(res.loadings_a, dtype=float)
+    np.testing.assert_allclose(heights, want.T.reshape(-1))
+    plt.close(fig)
+    fig = plotting.plot_loadings(res, block="b", loadings="raw")
     assert len(fig.axes) == 1 and len(fig.axes[0].patches) == 4 * 2
+    heights = [p.get_width() for p in fig.axes[0].patches]
+    np.testing.assert_allclose(heights, res.estimate.dir_b.T.reshape(-1))
     plt.close(fig)
     with pytest.raises(ValueError, match="block must be"):
         plotting.plot_loadings(res, block="c")
