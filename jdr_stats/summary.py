@@ -292,10 +292,34 @@ class JDRSummary(Summary):
         return self._display("text").as_text()
 
     def as_html(self) -> str:
-        return self._display("html").as_html()
+        """HTML tables; the title is the first table's ``<caption>`` (as in
+        statsmodels' own tables), the notes follow as paragraphs."""
+        text = self._display("html").as_html()
+        if self.title:
+            start = text.find("<table")
+            if start >= 0:
+                end = text.index(">", start) + 1
+                caption = f"<caption>{html.escape(self.title)}</caption>"
+                text = text[:end] + "\n" + caption + text[end:]
+        return text
 
     def as_latex(self, label: str = "") -> str:
-        return self._display("latex").as_latex(label=label)
+        """One ``table`` float holding the tables and, inside it under them,
+        the notes (in a plain article they stay with their tables).  A
+        ``\\label`` is written only when ``label`` is given."""
+        text = self._display("latex").as_latex(label=label)
+        if not label:
+            text = text.replace("\\label{}\n", "")
+        end = text.rfind("\\end{table}")
+        if end >= 0:
+            notes = text[end + len("\\end{table}"):].strip()
+            if notes.startswith("\\bigskip"):
+                notes = notes[len("\\bigskip"):].strip()
+            text = text[:end]
+            if notes:
+                text += "\\par\\smallskip\n{\\footnotesize\n" + notes + "\n}\n"
+            text += "\\end{table}\n"
+        return text
 
 
 def build_summary(

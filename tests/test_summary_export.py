@@ -159,3 +159,23 @@ def test_integer_and_boolean_columns():
     assert list(shown["eff. df"]) == ["1.50", "2.00"]
     assert list(shown["n_perm"]) == ["99", "99"]
     assert list(shown["selected"]) == ["yes", "no"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_latex_notes_inside_the_float_and_no_empty_label(all_results, name):
+    smry = all_results[name].summary()
+    tex = smry.as_latex()
+    assert tex.count("\\begin{table}") == 1 and tex.rstrip().endswith("\\end{table}")
+    assert "\\label{}" not in tex
+    for note in smry.extra_txt:  # every note is inside the float, after the tables
+        first = latex_note(note).split()[0]
+        assert tex.index(first, tex.rindex("\\end{tabular}")) < tex.rindex("\\end{table}")
+    assert "\\label{tab:x}" in smry.as_latex(label="tab:x")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_html_title_is_the_caption(all_results, name):
+    smry = all_results[name].summary()
+    root = ET.fromstring("<div>" + smry.as_html() + "</div>")
+    caption = root.find(".//table/caption")
+    assert caption is not None and caption.text == smry.title
