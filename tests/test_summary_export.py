@@ -140,6 +140,8 @@ def test_latex_notes_maths_and_escapes():
     # a double subscript is not maths (it would not compile): escaped text
     assert latex_note("a_b_c") == r"a\_b\_c"
     assert latex_note("['x_1', 'y_2']") == r"['x\_1', 'y\_2']"
+    # an attribute name is code, not maths
+    assert latex_note("results.directions_a,") == r"\texttt{results.directions\_a},"
 
 
 @pytest.mark.parametrize(
