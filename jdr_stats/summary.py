@@ -399,8 +399,8 @@ class SummaryMixin:
 def json_safe(value: Any) -> Any:
     """``value`` as plain JSON types: numpy scalars and arrays become Python
     numbers and lists, NaN and infinities become ``None``, mappings and
-    sequences are converted item by item, a DataFrame becomes a list of
-    records (one dict per row, the index under its name) and a Series a dict.
+    sequences are converted item by item and a Series becomes a dict (a
+    DataFrame is refused: :func:`jdr_stats._export.records` makes records).
 
     Examples
     --------
@@ -408,10 +408,9 @@ def json_safe(value: Any) -> Any:
     >>> json_safe({"x": np.float64(1.5), "y": [np.nan, 2]})
     {'x': 1.5, 'y': [None, 2]}
     """
-    if isinstance(value, pd.DataFrame):
-        frame = value.reset_index() if value.index.name is not None else value
-        return [json_safe(dict(zip(map(str, frame.columns), row, strict=True)))
-                for row in frame.itertuples(index=False, name=None)]
+    if isinstance(value, pd.DataFrame):  # tables go through _export.records
+        raise TypeError("json_safe converts scalars, sequences and mappings; a table "
+                        "becomes records through jdr_stats._export.records")
     if isinstance(value, pd.Series):
         return {str(k): json_safe(v) for k, v in value.items()}
     if isinstance(value, dict):
