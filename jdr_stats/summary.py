@@ -400,7 +400,7 @@ def json_safe(value: Any) -> Any:
     """``value`` as plain JSON types: numpy scalars and arrays become Python
     numbers and lists, NaN and infinities become ``None``, mappings and
     sequences are converted item by item and a Series becomes a dict (a
-    DataFrame is refused: :func:`jdr_stats._export.records` makes records).
+    DataFrame is refused: the export of results makes records of tables).
 
     Examples
     --------
@@ -410,7 +410,7 @@ def json_safe(value: Any) -> Any:
     """
     if isinstance(value, pd.DataFrame):  # tables go through _export.records
         raise TypeError("json_safe converts scalars, sequences and mappings; a table "
-                        "becomes records through jdr_stats._export.records")
+                        "becomes records through the results' to_dict()")
     if isinstance(value, pd.Series):
         return {str(k): json_safe(v) for k, v in value.items()}
     if isinstance(value, dict):
