@@ -327,6 +327,18 @@ def _run_fit(args: argparse.Namespace) -> str:
     return _render(args.format, res, boot, support)
 
 
+def _print_warnings(caught: Sequence[warnings.WarningMessage]) -> None:
+    """Each warning (under Python's filters) as one line on stderr,
+    ``jdr_stats: warning: ...``, without the library's file and source line;
+    a message repeated word for word is printed once."""
+    seen: set[str] = set()
+    for w in caught:
+        text = " ".join(str(w.message).split())
+        if text not in seen:
+            seen.add(text)
+            print(f"jdr_stats: warning: {text}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit code."""
     parser = _build_parser()
@@ -335,10 +347,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             args = parser.parse_args(argv)
         except SystemExit as exc:  # --version and --help print and stop
             return int(exc.code or 0)
-        if args.command == "demo":
-            text = _run_demo(args.format)
-        else:
-            text = _run_fit(args)
+        with warnings.catch_warnings(record=True) as caught:
+            # the library's warnings are part of the answer: printed, never raised
+            warnings.simplefilter("default", JDRWarning)
+            try:
+                text = _run_demo(args.format) if args.command == "demo" else _run_fit(args)
+            finally:
+                _print_warnings(caught)
         _emit(text, args.output)
     except _UsageError as exc:
         print(f"jdr_stats: error: {exc}", file=sys.stderr)

@@ -204,3 +204,26 @@ def test_closed_pipe_no_traceback(csv_file):
     proc = subprocess.run(["bash", "-c", "set -o pipefail; " + cmd], capture_output=True, text=True)
     assert proc.stdout.count("\n") == 1
     assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr
+
+
+def test_warnings_are_one_line_without_source(tmp_path, capsys):
+    # correlated blocks: the fit warns (AssumptionWarning); the command line
+    # prints it as one "jdr_stats: warning:" line, without a file path
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    z = rng.standard_normal((600, 1))
+    a = z + 0.3 * rng.standard_normal((600, 3))
+    b = z + 0.3 * rng.standard_normal((600, 2))
+    y = a[:, 0] * b[:, 0] + rng.standard_normal(600)
+    frame = pd.DataFrame(np.column_stack([y, a, b]), columns=["y", "a0", "a1", "a2", "b0", "b1"])
+    path = tmp_path / "corr.csv"
+    frame.to_csv(path, index=False)
+    assert main(["fit", str(path), "--y", "y", "--a", "a0,a1,a2", "--b", "b0,b1",
+                 "--rank", "auto"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    lines = [line for line in err if line.strip()]
+    assert lines and all(line.startswith("jdr_stats: warning: ") for line in lines)
+    assert any("the blocks are correlated" in line for line in lines)
+    assert not any(".py:" in line for line in lines)
