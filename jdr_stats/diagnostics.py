@@ -26,6 +26,7 @@ import pandas as pd
 from scipy import stats
 
 from ._data import RowsData
+from ._moments_engine import array_sums
 from .exceptions import AssumptionWarning
 from .summary import format_pvalue
 
@@ -338,14 +339,13 @@ def block_covariances(data: RowsData) -> tuple[np.ndarray, np.ndarray, np.ndarra
     """
     sums = data.sums
     if sums is not None:
-        w = sums.weight
-        return sums.m2_a / w, sums.m2_b / w, sums.m2_ab / w
-    _, a, b, weights = data.rows("the premise diagnostics", weights=True)
-    w = np.full(a.shape[0], 1.0 / a.shape[0]) if weights is None else np.asarray(weights)
-    w = w / w.sum()
-    ca, cb = a - w @ a, b - w @ b
-    wa = ca * w[:, None]
-    return wa.T @ ca, (cb * w[:, None]).T @ cb, wa.T @ cb
+        return sums.m2_a / sums.weight, sums.m2_b / sums.weight, sums.m2_ab / sums.weight
+    # rows in memory: the moments engine, slice by slice (no centred copy)
+    y, a, b, weights = data.rows("the premise diagnostics", weights=True)
+    t = array_sums(y, a, b, None if weights is None else np.asarray(weights, dtype=float))
+    if t is None:
+        raise ValueError("the premise diagnostics need finite data")
+    return t.m2_a / t.weight, t.m2_b / t.weight, t.m2_ab / t.weight
 
 
 def premises_of_data(data: RowsData, rank: int = 1) -> Premises:
