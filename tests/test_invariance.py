@@ -33,6 +33,8 @@ from hypothesis import strategies as st
 import jdr_stats as jdr
 from jdr_stats.exceptions import JDRWarning
 
+from .strategies import column_recoding
+
 pytestmark = pytest.mark.filterwarnings("ignore::jdr_stats.exceptions.JDRWarning")
 
 RANK_METHODS = ("robust", "chi2", "wald", "general")
@@ -62,11 +64,7 @@ def recodings(draw, n1: int, n2: int, m: int):
     """Per-column scale (10^[-3, 3], either sign) and shift, a permutation of
     each block's columns, of the rows, and a shift and scale of y."""
     def block(n):
-        logs = draw(st.lists(st.floats(-3, 3), min_size=n, max_size=n))
-        signs = draw(st.lists(st.sampled_from([-1.0, 1.0]), min_size=n, max_size=n))
-        shifts = draw(st.lists(st.floats(-1e3, 1e3), min_size=n, max_size=n))
-        perm = draw(st.permutations(range(n)))
-        return np.array(signs) * 10.0 ** np.array(logs), np.array(shifts), list(perm)
+        return column_recoding(draw, n)
 
     rows = draw(st.permutations(range(m)))
     y_scale = 10.0 ** draw(st.floats(-2, 2))

@@ -25,6 +25,8 @@ import jdr_stats as jdr
 from jdr_stats.exceptions import SupportSelectionWarning
 from jdr_stats.support import Stability, Threshold
 
+from .strategies import column_recoding
+
 N1, N2, M = 8, 6, 600
 _SETTINGS = settings(max_examples=12, deadline=None, derandomize=True,
                      suppress_health_check=[HealthCheck.too_slow])
@@ -49,11 +51,7 @@ Y, A, B = _simulation()
 def transforms(draw, rows: bool = True):
     """Scales, shifts and column orders of each block, and a row order."""
     def block(n):
-        logs = draw(st.lists(st.floats(-3, 3), min_size=n, max_size=n))
-        signs = draw(st.lists(st.sampled_from([-1.0, 1.0]), min_size=n, max_size=n))
-        shifts = draw(st.lists(st.floats(-1e3, 1e3), min_size=n, max_size=n))
-        order = draw(st.permutations(range(n)))
-        return np.array(signs) * 10.0 ** np.array(logs), np.array(shifts), list(order)
+        return column_recoding(draw, n)
 
     row_order = draw(st.permutations(range(M))) if rows else list(range(M))
     return block(N1), block(N2), np.array(row_order)
