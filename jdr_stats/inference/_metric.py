@@ -15,18 +15,21 @@ from __future__ import annotations
 import numpy as np
 
 from .._data import RowsData
-from .._linalg import cholesky_factor
+from .._linalg import BlockMoments, cholesky_factor
 
 __all__ = ["covariance_factors", "to_metric"]
 
 
-def covariance_factors(data: RowsData) -> tuple[np.ndarray, np.ndarray]:
+def covariance_factors(
+    data: RowsData, moments: BlockMoments | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Upper factors ``L^T`` of the full-sample covariance of each block.
 
-    ``data`` answers the rows protocol: rows in memory (case weights
-    respected) or the stored sums of a streamed model.
+    From ``moments`` (the fit's, when it computed the covariances), else
+    from ``data``, which answers the rows protocol: rows in memory (case
+    weights respected) or the stored sums of a streamed model.
     """
-    mom = data.moments()
+    mom = moments if moments is not None and moments.has_covariances else data.moments()
     la = cholesky_factor(mom.cov_a, "exog_a", data.names["exog_a"])
     lb = cholesky_factor(mom.cov_b, "exog_b", data.names["exog_b"])
     return la.T, lb.T

@@ -252,10 +252,13 @@ def replicates(
     inner: bool,
     progress: ProgressArg,
     n_jobs: int | None = None,
+    moments: BlockMoments | None = None,
 ) -> Replicates:
     """Refit every replicate: angles to the estimate, singular values,
     selections, and (``inner``) the largest angle of each inner replicate to
-    its outer replicate.  Arguments checked by :func:`.bootstrap.bootstrap`."""
+    its outer replicate.  ``moments``: the fit's full-sample moments (their
+    covariances give the angles' metric without another pass over the
+    rows).  Arguments checked by :func:`.bootstrap.bootstrap`."""
     names_a, names_b = data.names["exog_a"], data.names["exog_b"]
     ctx = {"rank": est0.rank, "standardize": standardize, "sparsity": sparsity,
            "names_a": names_a, "names_b": names_b}
@@ -267,7 +270,7 @@ def replicates(
     n_ok = _check_failures(store, n_boot)
     ok = store.ok
     # Angles in each block's covariance metric (module _metric): unit-free.
-    ua, ub = covariance_factors(data)
+    ua, ub = covariance_factors(data, moments)
     return Replicates(
         angles_a=batched_principal_angles(orthonormal_basis(ua @ est0.dir_a),
                                           to_metric(ua, store.dir["a"][ok])),

@@ -199,7 +199,8 @@ def bootstrap(
     rng = normalize_seed(seed)
     inner = interval == "calibrated"
     reps = replicates(
-        data, estimate, standardize, sparsity, n_boot, rng, method, inner, progress, n_jobs
+        data, estimate, standardize, sparsity, n_boot, rng, method, inner, progress, n_jobs,
+        moments=None if fit is None else fit.moments,
     )
     boot = BootstrapResults(
         data,
