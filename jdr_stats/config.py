@@ -24,9 +24,16 @@ __all__ = [
     "COUNT_BYTES",
     "DEFAULT_BATCH_ROWS",
     "FEATURE_BYTES",
+    "LONG_RUN_SECONDS",
     "MAX_EXACT_DIM",
     "MEMORY_BUDGET",
     "PIECE_ROWS",
+    "ROBUST_BLOCK_ROWS",
+    "ROBUST_EXACT_FLOPS",
+    "ROBUST_MAX_PAIRS",
+    "ROBUST_MIN_BLOCKS",
+    "ROBUST_PAIR_SEED",
+    "ROBUST_VAR_RTOL",
     "chunk_rows",
 ]
 
@@ -83,3 +90,32 @@ def chunk_rows(width: int) -> int:
     """Rows of one in-memory chunk of ``width`` float64 columns: about
     :data:`CHUNK_BYTES`, at least :data:`MIN_CHUNK_ROWS`."""
     return max(MIN_CHUNK_ROWS, CHUNK_BYTES // (8 * max(width, 1)))
+
+#: The robust rank test computes ``sum_{i != j} <psi_i, psi_j>^2`` exactly
+#: (the d x d covariance of the complement or the m x m Gram of the
+#: influence functions in row blocks, whichever is cheaper) when that costs
+#: at most this many floating-point operations; above it, by importance-
+#: sampled row pairs (an unbiased incomplete U-statistic with its Monte
+#: Carlo error carried to the p-value).
+ROBUST_EXACT_FLOPS = 2e9
+
+#: Target Monte Carlo relative standard error of the robust test's variance
+#: estimate when its pairs are sampled (pairs are drawn until it is met).
+ROBUST_VAR_RTOL = 0.005
+
+#: Rows per block of the sampled route of the robust test (each block gives
+#: ``s (s - 1)`` row pairs from one Gram product), and the most row pairs used.
+ROBUST_BLOCK_ROWS = 256
+
+#: Fewest independent blocks of the sampled route (their spread gives its
+#: Monte Carlo standard error).
+ROBUST_MIN_BLOCKS = 10
+ROBUST_MAX_PAIRS = 50_000_000
+
+#: Seed of the robust test's row pairs when ``rank_tests`` gets no ``seed``
+#: (so that the default test is a deterministic function of the data).
+ROBUST_PAIR_SEED = 20261126
+
+#: Expected run time (seconds) above which ``fit("auto")`` and
+#: ``rank_tests()`` warn before they start (:class:`~jdr_stats.exceptions.LongRunWarning`).
+LONG_RUN_SECONDS = 60.0

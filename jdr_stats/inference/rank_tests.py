@@ -48,6 +48,7 @@ import numpy as np
 import pandas as pd
 from statsmodels.iolib.summary2 import Summary
 
+from .. import config
 from .._data import RowsData
 from .._linalg import BlockMoments, Whitening
 from .._progress import ProgressArg, check_n_jobs, check_progress, progress_bar, progress_forwarder
@@ -175,8 +176,9 @@ def _build(
         ),
         *method.notes,
     ]
-    notes += [method.tail_notes[t] % _rank_stats._MAX_EXACT_DIM
-              for t in sorted(tails) if t in method.tail_notes]
+    limits = {"bentler-xie": _rank_stats._MAX_EXACT_DIM,
+              "pairs": f"{config.ROBUST_EXACT_FLOPS:.3g}"}
+    notes += [method.tail_notes[t] % limits[t] for t in sorted(tails) if t in method.tail_notes]
     notes.append("select_rank(alpha) = first k whose test is not rejected.")
     return RankTestResults(
         table=table,
@@ -230,13 +232,17 @@ def _run(
     top = _check_max_rank(max_rank, n1, n2)
     _check_data(data, spec)
     rng = normalize_seed(seed) if spec.random else None
-    w = _whiten(data, mom, whitening, rows=spec.needs_rows)
+    pair_rng = None if spec.random else normalize_seed(
+        config.ROBUST_PAIR_SEED if seed is None else seed)
+    rows_arg: bool | Literal["rotated"] = "rotated" if spec.rotated else spec.needs_rows
+    w = _whiten(data, mom, whitening, rows=rows_arg)
     rows, tails = [], set()
     shown = progress if spec.random else False
     with progress_bar(shown, n_perm * (top + 1), f"{spec.name} tests") as update:
         for k in range(top + 1):
             opts = RowOptions(n_perm=n_perm, rng=rng, n_jobs=n_jobs,
-                              progress=progress_forwarder(update) if shown else False)
+                              progress=progress_forwarder(update) if shown else False,
+                              pair_rng=pair_rng)
             row, tail = spec.row(w, k, opts)
             rows.append(row)
             if tail:
