@@ -290,6 +290,7 @@ class JointDimReduction(DataModel):
         alpha: float = 0.05,
         fdr: float = 0.1,
         seed: int | np.random.Generator | None = None,
+        progress: ProgressArg = False,
     ) -> JDRResults:
         """Estimate the two subspaces.
 
@@ -335,6 +336,12 @@ class JointDimReduction(DataModel):
             stream, spawned from ``seed`` (``jdr_stats.model.child_seeds``: child 0 for
             the rank choice, child 1 for support selection), so the two
             never share random numbers and the same seed gives the same fit.
+        progress : bool or callable
+            ``rank="auto"`` with a test: ``True`` shows the rank tests'
+            progress (rows of the table; permutations for the permutation
+            test), a callable is called as ``progress(done, total)``.  A
+            selection expected to take over a minute warns first
+            (:class:`~jdr_stats.exceptions.LongRunWarning`).
 
         Returns
         -------
@@ -376,6 +383,7 @@ class JointDimReduction(DataModel):
         if rank == "auto":
             rank, rank_table = choose_rank(
                 self._data, mom, whitening, method=rank_method, alpha=alpha, seed=rank_seed,
+                progress=progress,
             )
             settings["rank_method"] = rank_method
             settings["alpha"] = alpha

@@ -53,7 +53,7 @@ def test_exact_routes_reproduce_the_first_version(heavy, route):
         old = frobenius_from_moments(
             complement_moments(lambda: [(yc, aw, bw)], u[:, k:], v[:, k:], k), s)
         mom = robust_moments(rch, first, k, centre=False, route=route)
-        pv, df, scale, mc = robust_pvalue(old.statistic, mom)
+        pv, df, _scale, mc = robust_pvalue(old.statistic, mom)
         assert mom.var == pytest.approx(old.var, rel=1e-10)
         assert mom.tau == pytest.approx(old.mean, rel=1e-12)
         assert pv == pytest.approx(old.pvalue, rel=1e-8, abs=1e-14)
@@ -73,7 +73,7 @@ def test_first_sums_from_moments_equal_the_pass(heavy):
 def test_sampled_route_is_unbiased_within_its_stated_error(heavy):
     """The importance-sampled off-diagonal sum: mean over seeds equals the exact
     value within its Monte Carlo SE, and the stated SE is the observed spread."""
-    yc, aw, bw, u, s, v, rch = heavy
+    _yc, _aw, _bw, _u, _s, _v, rch = heavy
     first = rotated_first(rch)
     exact = robust_moments(rch, first, 2, route="gram")
     runs = [robust_moments(rch, first, 2, route="pairs", rng=np.random.default_rng(i))
@@ -88,7 +88,7 @@ def test_sampled_route_is_unbiased_within_its_stated_error(heavy):
 
 
 def test_response_matrix_with_one_column_equals_the_vector(heavy):
-    yc, aw, bw, u, s, v, rch = heavy
+    yc, aw, bw, u, _s, v, rch = heavy
     ua, vb = aw @ u, bw @ v
     col = _rot_chunks(yc[:, None], ua, vb, 97)
     for k in (0, 2):
@@ -106,7 +106,7 @@ def test_response_matrix_against_brute_force():
     ymat = np.column_stack([a[:, 0] * b[:, 0], a[:, 1] ** 2]) + rng.standard_normal((m, 2))
     ymat = ymat - ymat.mean(0)
     ymat = np.linalg.solve(np.linalg.cholesky(ymat.T @ ymat / m), ymat.T).T
-    _, aw, bw, u, s, v = _whiten(ymat[:, 0], a, b)
+    _, aw, bw, u, _s, v = _whiten(ymat[:, 0], a, b)
     ua, vb = aw @ u, bw @ v
     ch = _rot_chunks(ymat, ua, vb, 64)
     first = rotated_first(ch)
@@ -174,3 +174,21 @@ def test_seeded_size_at_a_small_width():
     size = rejections / reps
     band = 2.5 * np.sqrt(alpha * (1 - alpha) / reps) + 0.005
     assert abs(size - alpha) <= band, size
+
+
+def test_progress_and_long_run_warning(monkeypatch):
+    from jdr_stats.exceptions import LongRunWarning
+
+    sim = jdr.simulate.bilinear(800, 6, 5, 2, seed=4)
+    model = jdr.JointDimReduction(sim.y, sim.a, sim.b)
+    calls = []
+    res = model.fit("auto", progress=lambda done, total: calls.append((done, total)))
+    assert res.rank == 2 and calls[-1] == (3, 5)  # rows k = 0, 1, 2 of at most 5
+    seen = []
+    res.rank_tests(progress=lambda d, t: seen.append((d, t)))
+    assert seen[-1] == (5, 5)
+    monkeypatch.setattr(config, "LONG_RUN_SECONDS", 0.0)
+    with pytest.warns(LongRunWarning, match=r"expected to take about .* more rows"):
+        model.fit("auto")
+    with pytest.warns(LongRunWarning, match="4 more rows"):
+        res.rank_tests()
