@@ -192,3 +192,14 @@ def test_progress_and_long_run_warning(monkeypatch):
         model.fit("auto")
     with pytest.warns(LongRunWarning, match="4 more rows"):
         res.rank_tests()
+
+
+@pytest.mark.slow
+def test_paper_bilinear_experiment_1_auto_chooses_r5():
+    """The paper's BILINEAR experiment 1 (n1 = n2 = 100, r = 5, m = 1e4, the top
+    of its range): fit("auto") with the default robust tests chooses r = 5
+    (the first version refused above n1 n2 = 2048)."""
+    for seed in range(3):
+        sim = jdr.simulate.bilinear(10_000, 100, 100, 5, seed=seed)
+        res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit("auto")
+        assert res.rank == 5, (seed, res.rank_test_table.table)
