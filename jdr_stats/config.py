@@ -94,10 +94,11 @@ def chunk_rows(width: int) -> int:
 #: The robust rank test computes ``sum_{i != j} <psi_i, psi_j>^2`` exactly
 #: (the d x d covariance of the complement or the m x m Gram of the
 #: influence functions in row blocks, whichever is cheaper) when that costs
-#: at most this many floating-point operations; above it, by importance-
+#: at most this many floating-point operations (an entry of the Gram
+#: counted as its dot products plus 40 elementwise passes); above it, by importance-
 #: sampled row pairs (an unbiased incomplete U-statistic with its Monte
 #: Carlo error carried to the p-value).
-ROBUST_EXACT_FLOPS = 2e9
+ROBUST_EXACT_FLOPS = 5e8
 
 #: Target Monte Carlo relative standard error of the robust test's variance
 #: estimate when its pairs are sampled (pairs are drawn until it is met).

@@ -165,13 +165,23 @@ def _inner(ri: dict[str, np.ndarray], rj: dict[str, np.ndarray], sub: _Sub,
     def dot(x: np.ndarray, z: np.ndarray) -> np.ndarray:
         return x @ z.T if outer else np.sum(x * z, axis=1)
 
-    g = uu * (yy * vv - pair(ri["a"], rj["a"]) + sub.ccq)
-    g -= vv * pair(ri["b"], rj["b"])
-    g += dot(ri["ue"], rj["vc"]) + dot(ri["vc"], rj["ue"])
-    g += sub.ee * vv + sub.cc * yy
-    g -= dot(ri["st"], rj["y"]) + dot(ri["y"], rj["st"])
+    g = yy * vv  # in place from here: one temporary of the block's size
+    g -= pair(ri["a"], rj["a"])
+    g += sub.ccq
+    g *= uu
+    t = pair(ri["b"], rj["b"])
+    t -= sub.ee
+    t *= vv
+    g -= t
+    g += dot(ri["ue"], rj["vc"])
+    g += dot(ri["vc"], rj["ue"])
+    if sub.cc:
+        g += sub.cc * yy
+    g -= dot(ri["st"], rj["y"])
+    g -= dot(ri["y"], rj["st"])
     if "g" in ri:
-        g += sub.pbpb - pair(ri["g"], rj["g"])
+        g -= pair(ri["g"], rj["g"])
+        g += sub.pbpb
     return g
 
 
@@ -338,7 +348,8 @@ def robust_moments(chunks: RotChunks, first: RotatedFirst, k: int, *, centre: bo
     diag = float(np.sum((norms - tau * ysq / nq) ** 2))
     p, q = sub.cm.shape
     d = p * q * nq
-    cost_dxd, cost_gram = float(m) * d * d, float(m) * m * (p + q + 2 * nq)
+    # flop-equivalents: a Gram entry costs its dot products plus ~40 elementwise passes
+    cost_dxd, cost_gram = float(m) * d * (d + 10), float(m) * m * (p + q + 2 * nq + 40)
     if route is None:
         cheap = min(cost_dxd, cost_gram)
         route = ("pairs" if cheap > config.ROBUST_EXACT_FLOPS
