@@ -53,10 +53,25 @@ def _measure(fn):
     return out, elapsed, peak
 
 
+class _Printer(dict):
+    """Prints each procedure's line as soon as it is measured."""
+
+    def __init__(self, n: int, m: int) -> None:
+        super().__init__()
+        self.n, self.m = n, m
+
+    def __setitem__(self, proc: str, val: tuple[float, float, str]) -> None:
+        super().__setitem__(proc, val)
+        t, p, note = val
+        tfit = self["fit"][0]
+        print(f"{self.n:>5} {self.m:>7} {proc:<11} {t:>9.2f} {t / tfit:>7.1f} {p:>8.0f}  {note}",
+              flush=True)
+
+
 def run(n: int, m: int, args) -> dict[str, tuple[float, float, str]]:
     sim = jdr.simulate.bilinear(m, n, n, 5, seed=1)
     model = jdr.JointDimReduction(sim.y, sim.a, sim.b)
-    out: dict[str, tuple[float, float, str]] = {}
+    out = _Printer(n, m)
     res, t, p = _measure(lambda: model.fit(5))
     out["fit"] = (t, p, "")
     with warnings.catch_warnings():
@@ -111,11 +126,7 @@ def main() -> None:
     for spec in args.sizes:
         n, m = (int(x) for x in spec.split(":"))
         out = run(n, m, args)
-        tfit = out["fit"][0]
-        for proc, (t, p, note) in out.items():
-            print(f"{n:>5} {m:>7} {proc:<11} {t:>9.2f} {t / tfit:>7.1f} {p:>8.0f}  {note}",
-                  flush=True)
-            rows.append((n, m, proc, t))
+        rows += [(n, m, proc, t) for proc, (t, _, _) in out.items()]
     print(f"# load average after: {os.getloadavg()}")
     exponents(rows)
 

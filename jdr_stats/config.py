@@ -19,6 +19,8 @@ from __future__ import annotations
 
 __all__ = [
     "BLOCK_ROWS",
+    "BOOT_DIRECT_WIDTH",
+    "BOOT_SUMS_BYTES",
     "CHUNK_BYTES",
     "CHUNK_FLOATS",
     "COUNT_BYTES",
@@ -69,6 +71,20 @@ FEATURE_BYTES = 2 * MEMORY_BUDGET
 #: Bytes of the count matrix (and of the feature sums) of one batch of
 #: pairs-bootstrap replicates.
 COUNT_BYTES = 4 * MEMORY_BUDGET
+
+#: Bytes of the feature sums of one batch of pairs-bootstrap replicates
+#: (batch x width doubles, width ~ (n1 + n2)^2 / 2 + 2 n1 n2): with wide
+#: blocks a larger batch forms the m x width per-row features fewer times
+#: (at n1 = n2 = 300, 2 batches of 199 replicates instead of 4).  The
+#: replicates do not depend on the batches.
+BOOT_SUMS_BYTES = 8 * MEMORY_BUDGET
+
+#: Unweighted pairs bootstraps with ``n1 + n2`` at least this compute each
+#: replicate's moments from the rows (``inference/_wide_replicates.py``:
+#: rank updates over the rows whose count is not 1) instead of the product
+#: of the count matrix with ``m x width`` features; the same moments up to
+#: single-precision rounding of the resampling deviations.
+BOOT_DIRECT_WIDTH = 100
 
 #: Rows per block of Poisson-bootstrap weights: one spawned ``SeedSequence``
 #: per block.  NOT a memory knob: it fixes which generator draws the weight
