@@ -3,8 +3,8 @@
 For BILINEAR data (``r = 5``, Gaussian design, seed 1) at each ``(n, m)``
 with ``n1 = n2 = n``, one run times, in one process:
 
-* ``fit``: ``model.fit(5)`` (the unit: every other time is also given as a
-  ratio to it);
+* ``fit``: ``model.fit(5)``, the fastest of three (the unit: every other
+  time is also given as a ratio to it);
 * ``auto``: ``model.fit("auto")`` (robust rank tests k = 0, 1, ... until the
   first non-rejection);
 * ``rank_tests``: ``res.rank_tests(max_rank=K)`` (``K = --max-rank``, 10 by
@@ -72,8 +72,10 @@ def run(n: int, m: int, args) -> dict[str, tuple[float, float, str]]:
     sim = jdr.simulate.bilinear(m, n, n, 5, seed=1)
     model = jdr.JointDimReduction(sim.y, sim.a, sim.b)
     out = _Printer(n, m)
-    res, t, p = _measure(lambda: model.fit(5))
-    out["fit"] = (t, p, "")
+    # the unit: the fastest of three fits (the machine is shared)
+    fits = [_measure(lambda: model.fit(5)) for _ in range(3)]
+    res, t, p = min(fits, key=lambda f: f[1])
+    out["fit"] = (t, p, "best of 3")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if "auto" not in args.skip:

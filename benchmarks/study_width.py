@@ -26,7 +26,9 @@ Every setting has its own generator, seeded by ``(seed, design, n, m)``.
 Run::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/study_width.py \
-        --reps 300 --budget 40 > benchmarks/results/study_width.txt
+        --reps 300 --budget 35 > benchmarks/results/study_width.txt
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/study_width.py \
+        --skip-size --skip-auto --issue-reps 2000 > benchmarks/results/study_width_issue.txt
 """
 
 from __future__ import annotations
@@ -97,7 +99,7 @@ def size_part(args) -> None:
                     continue
                 rng = np.random.default_rng([args.seed, di, n, m])
                 start = time.perf_counter()
-                ps = _reps(lambda: robust_p(*draw(design, m, n, 2, rng), 2),
+                ps = _reps(lambda d=design, m=m, n=n, g=rng: robust_p(*draw(d, m, n, 2, g), 2),
                            args.reps, args.budget)
                 per = (time.perf_counter() - start) / len(ps)
                 size = float(np.mean(np.array(ps) <= ALPHA))
@@ -116,7 +118,7 @@ def auto_part(args) -> None:
     for n, m in args.auto:
         rng = np.random.default_rng([args.seed, 99, n, m])
 
-        def one():
+        def one(m=m, n=n, rng=rng):
             sim = jdr.simulate.bilinear(m, n, n, 2, seed=rng)
             return jdr.JointDimReduction(sim.y, sim.a, sim.b).fit("auto").rank
 
@@ -126,6 +128,20 @@ def auto_part(args) -> None:
         counts = ", ".join(f"{v}:{c}" for v, c in zip(vals, cnt, strict=True))
         print(f"{n:>4} {m:>6} {ranks.size:>5} {hit:>13.3f} "
               f"{np.sqrt(hit * (1 - hit) / ranks.size):>6.3f} {counts:>20}", flush=True)
+
+
+def issue_part(args) -> None:
+    """The issue's mixed design: 10 x 10, m = 1500, r = 2 (first version: size
+    0.062 +- 0.003 at alpha 0.05, 0.120 at 0.10)."""
+    rng = np.random.default_rng([args.seed, 77])
+    ps = np.array([robust_p(*_mixed(1500, 10, 2, rng), 2) for _ in range(args.issue_reps)])
+    print(f"\nPart 3: the issue's mixed Bernoulli(0.3)/exponential design, 10 x 10, m = 1500, "
+          f"r = 2, H0: r <= 2, {ps.size} replications")
+    for alpha in (0.05, 0.10):
+        size = float(np.mean(ps <= alpha))
+        se = np.sqrt(alpha * (1 - alpha) / ps.size)
+        print(f"  alpha {alpha:.2f}: size {size:.4f} +- {np.sqrt(size * (1 - size) / ps.size):.4f}"
+              f"  band [{alpha - 2.5 * se - 0.005:.4f}, {alpha + 2.5 * se + 0.005:.4f}]", flush=True)
 
 
 def main() -> None:
@@ -139,6 +155,9 @@ def main() -> None:
                     default=[(30, 2000), (100, 20000)], help="n:m settings of part 2")
     ap.add_argument("--seed", type=int, default=20261126)
     ap.add_argument("--skip-size", action="store_true")
+    ap.add_argument("--skip-auto", action="store_true")
+    ap.add_argument("--issue-reps", type=int, default=0,
+                    help="replications of part 3 (the issue's mixed design; 0 skips it)")
     args = ap.parse_args()
     print(f"# study_width: python {platform.python_version()}, numpy {np.__version__}, "
           f"jdr_stats {jdr.__version__}; seed {args.seed}, reps <= {args.reps}, "
@@ -146,7 +165,10 @@ def main() -> None:
     warnings.simplefilter("ignore")  # the premises warnings of wide fits
     if not args.skip_size:
         size_part(args)
-    auto_part(args)
+    if not args.skip_auto:
+        auto_part(args)
+    if args.issue_reps:
+        issue_part(args)
 
 
 if __name__ == "__main__":

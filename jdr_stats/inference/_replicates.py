@@ -65,7 +65,8 @@ def _pairs_batches(data: RowsData, n_boot: int, rng: np.random.Generator, inner:
     count_bytes = config.COUNT_BYTES
     # the feature sums (batch x width) may take BOOT_SUMS_BYTES: wide blocks
     # then form their m x width features fewer times (once per batch)
-    width = rw.width if isinstance(rw, ReweightedMoments) else 1
+    # doubles held per replicate of a batch: its feature sums, or its moments
+    width = rw.width if isinstance(rw, ReweightedMoments) else rw.n1 * (rw.n1 + rw.n2) + rw.n2**2
     batch = max(1, min(n_boot, count_bytes // (8 * m),
                        max(count_bytes, config.BOOT_SUMS_BYTES) // (8 * width)))
     if inner:

@@ -41,6 +41,7 @@ class DirectMoments:
 
     def __init__(self, y: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
         self.m = y.shape[0]
+        self.n1, self.n2 = a.shape[1], b.shape[1]
         self.ybar, self.abar, self.bbar = float(y.mean()), a.mean(axis=0), b.mean(axis=0)
         self.yc = y - self.ybar
         self.ac = a - self.abar
