@@ -40,3 +40,14 @@ def test_wide_bootstrap_uses_the_rows_and_agrees(monkeypatch):
     np.testing.assert_allclose(direct.angles_a, features.angles_a, atol=1e-5)
     np.testing.assert_allclose(direct.angles_b, features.angles_b, atol=1e-5)
     np.testing.assert_allclose(direct.singular_values, features.singular_values, rtol=1e-5)
+
+
+def test_wide_ladle_uses_the_rows_and_agrees(monkeypatch):
+    """The ladle's Poisson replicates of wide blocks come from the rows: the same
+    weights, the criterion to single-precision rounding."""
+    sim = jdr.simulate.bilinear(4000, 60, 50, 2, seed=5)
+    model = jdr.JointDimReduction(sim.y, sim.a, sim.b)
+    direct = model.fit("auto", rank_method="ladle", seed=2).rank_test_table.table
+    monkeypatch.setattr(config, "BOOT_DIRECT_WIDTH", 10**9)
+    features = model.fit("auto", rank_method="ladle", seed=2).rank_test_table.table
+    np.testing.assert_allclose(direct.to_numpy(), features.to_numpy(), rtol=0, atol=1e-6)

@@ -37,7 +37,8 @@ __all__ = ["DirectMoments"]
 
 
 class DirectMoments:
-    """Replicate moments of an unweighted model from resampling counts."""
+    """Replicate moments of an unweighted model from integer resampling weights
+    (pairs counts, or the ladle's Poisson(1) weights; divisor: their sum)."""
 
     def __init__(self, y: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
         self.m = y.shape[0]
@@ -73,8 +74,8 @@ class DirectMoments:
     def moments(self, counts: np.ndarray) -> list[BlockMoments]:
         """BlockMoments of each replicate (rows of ``counts``)."""
         out = []
-        m = self.m
         for c in counts:
+            m = float(c.sum())  # the replicate's total weight (m for the pairs bootstrap)
             d = c - 1.0
             dy = float(c @ self.yc) / m
             da = (c @ self.ac) / m
@@ -91,7 +92,7 @@ class DirectMoments:
             wy = c * (self.yc - dy)
             cross = swab - np.outer(wy @ self.ac, db) - np.outer(da, wy @ self.bc)
             out.append(BlockMoments(
-                nobs=m, mean_y=self.ybar + dy, var_y=var_y, mean_a=self.abar + da,
+                nobs=self.m, mean_y=self.ybar + dy, var_y=var_y, mean_a=self.abar + da,
                 mean_b=self.bbar + db, cov_a=cov_a, cov_b=cov_b, cross=cross / m,
             ))
         return out
