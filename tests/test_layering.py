@@ -27,7 +27,7 @@ LAYERS = {
     "_estimate": 3, "sparse": 3, "diagnostics": 3,
     "inference": 4, "support": 4, "baselines": 4,
     "model": 5, "results": 5, "compare": 5,
-    "sklearn": 6, "plotting": 6, "cli": 6, "__main__": 6,
+    "sklearn": 6, "plotting": 6, "cli": 6, "_cli_input": 6, "__main__": 6,
     "__init__": 7,
 }
 
