@@ -89,6 +89,10 @@ class _Gram:
         """R^2 and adjusted R^2 of y (last column) on an intercept and the rest."""
         c = self.ss - np.outer(self.s, self.s) / self.n  # centred cross products
         cxx, cxy, cyy = c[:-1, :-1], c[:-1, -1], float(c[-1, -1])
+        # unit-free: the regressors' correlation matrix (a constant column drops)
+        sd = np.sqrt(np.clip(np.diag(cxx), 0.0, None))
+        sd = np.where(sd > 0, sd, np.inf)
+        cxx, cxy = cxx / np.outer(sd, sd), cxy / sd
         vals, vecs = np.linalg.eigh(cxx)
         keep = vals > max(vals.max(), 0.0) * 1e-12 * len(vals) if len(vals) else vals > 0
         proj = vecs[:, keep].T @ cxy
