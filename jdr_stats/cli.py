@@ -86,13 +86,15 @@ def _rank(text: str) -> int | str:
         ) from None
 
 
-def _sparsity(text: str) -> tuple[int, int]:
+def _sparsity(text: str) -> tuple[int, int] | str:
+    if text == "auto":
+        return text
     parts = text.split(",")
     try:
         s1, s2 = (int(p) for p in parts)
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"sparsity must be two integers S1,S2; got {text!r}"
+            f'sparsity must be two integers S1,S2 or "auto"; got {text!r}'
         ) from None
     return s1, s2
 
@@ -123,7 +125,8 @@ def _build_parser() -> _Parser:
                      help='number r of directions in each block, or "auto" (chosen by the '
                           "tests of --rank-method)")
     fit.add_argument("--sparsity", type=_sparsity, default=None, metavar="S1,S2",
-                     help="sparse fit keeping S1 variables of block a and S2 of block b")
+                     help="sparse fit keeping S1 variables of block a and S2 of block b, "
+                          "or 'auto': the variables the coordinate tests select at --fdr")
     fit.add_argument("--no-standardize", action="store_true",
                      help="centre the blocks only, do not whiten them")
     fit.add_argument("--missing", choices=("none", "drop", "raise"), default="none",
@@ -147,7 +150,8 @@ def _build_parser() -> _Parser:
                           "do not depend on it")
     fit.add_argument("--support", action="store_true",
                      help="select the variables (coordinate tests, BH false discovery rate)")
-    fit.add_argument("--fdr", type=float, default=0.1, help="target FDR of --support (0.1)")
+    fit.add_argument("--fdr", type=float, default=0.1,
+                     help="target false discovery rate of --support and --sparsity auto (0.1)")
     fit.add_argument("--features-out", metavar="FILE",
                      help="write the reduced features (a_dir*, b_dir*) to a CSV file")
     fit.add_argument("--progress", action="store_true", help="show the bootstrap's progress")
@@ -332,6 +336,7 @@ def _run_fit(args: argparse.Namespace) -> str:
         standardize=not args.no_standardize,
         sparsity=args.sparsity,
         rank_method=args.rank_method,
+        fdr=args.fdr,
         seed=np.random.default_rng(fit_seed),
     )
     boot = None

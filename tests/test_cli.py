@@ -358,3 +358,13 @@ def test_cli_guide_table_lists_every_flag():
         documented |= set(re.findall(r"--[a-z][a-z-]*", first_cell))
     assert flags - documented == set(), "flags missing from the guide's table"
     assert documented - flags == set(), "the guide's table names flags the parser lacks"
+
+
+def test_sparsity_auto(csv_file, capsys):
+    assert main(["fit", str(csv_file), "--y", "y", "--a", "a0,a1,a2,a3", "--b", "b0,b1,b2",
+                 "--rank", "1", "--sparsity", "auto", "--fdr", "0.05", "--seed", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "(auto)" in out
+    err = _err(["fit", str(csv_file), "--y", "y", "--a", "a0", "--b", "b0", "--rank", "1",
+                "--sparsity", "2"], capsys)
+    assert 'two integers S1,S2 or "auto"' in err
