@@ -167,6 +167,14 @@ class FitMeasuresMixin:
         return TestTable(table, "drop1: one variable at a time", f"wald_sandwich_{test}",
                          notes=notes, method_label="sandwich Wald test, chi-square reference")
 
+    def _with_fit_measures(self, info: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+        """The summary's header with "R-squared" (under n2, the fifth entry)
+        and "R-squared ratio" (last) added, and the note that defines them."""
+        r2, ratio, note = self._fit_measure_line()
+        items = list(info.items())
+        out = dict([*items[:5], ("R-squared:", r2), *items[5:], ("R-squared ratio:", ratio)])
+        return out, [] if note is None else [note]
+
     def _fit_measure_line(self) -> tuple[str, str, str | None]:
         """The summary's header values (R^2, ratio) and note for the R^2 measures."""
         from .exceptions import RowsNotInMemoryError

@@ -639,9 +639,7 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
                 else "none"
             ),
         }
-        r2, ratio, r2_note = self._fit_measure_line()
-        items = list(info.items())  # two columns: R-squared under n2, the ratio under Weights
-        info = dict([*items[:5], ("R-squared:", r2), *items[5:], ("R-squared ratio:", ratio)])
+        info, r2_notes = self._with_fit_measures(info)
         if loadings not in ("sd", "raw"):
             raise ValueError(f'loadings must be "sd" or "raw"; got {loadings!r}')
         la, lb = self._loading_tables(loadings)
@@ -651,9 +649,7 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
             ("block b", lb),
             ("Premises", self.diagnostics.table),
         ]
-        notes = self._loading_and_premise_notes(loadings)
-        if r2_note:
-            notes.insert(0, r2_note)
+        notes = r2_notes + self._loading_and_premise_notes(loadings)
         if rank_tests is not None and not isinstance(rank_tests, RankTestResults):
             raise TypeError(
                 f"rank_tests must be a RankTestResults; got {type(rank_tests).__name__}"
