@@ -5,10 +5,11 @@ robust|wald|chi2|general|permutation|ladle]`` (or ``--formula
 "y ~ a1 + a2 | b1 + b2"`` instead of ``--y/--a/--b``) fits the joint
 estimator to a CSV file and prints its summary; ``--bootstrap N`` and
 ``--support`` add the bootstrap and the support selection, ``--format
-text|json|csv|latex|html`` and ``--output FILE`` choose the output,
-``--features-out FILE`` writes the reduced features.  Bad arguments print
-a one-line error and exit with code 2; a closed pipe (``| head``) ends the
-output quietly.
+text|json|csv|latex|html`` and ``--output FILE`` choose the output (HTML
+and LaTeX as complete documents, CSV as one long table), ``--output-dir
+DIR`` writes one CSV file per table, ``--features-out FILE`` writes the
+reduced features.  Bad arguments print a one-line error and exit with code
+2; a closed pipe (``| head``) ends the output quietly.
 
 A ``.parquet`` file (or a folder of them) is streamed in record batches,
 and ``--chunksize`` streams a CSV file in chunks: the fit then uses exact

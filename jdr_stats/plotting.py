@@ -132,8 +132,12 @@ def plot_scree(
         ks = np.asarray(table.index if "k" not in table.columns else table["k"], dtype=float)
         ax2 = ax.twinx()
         # The test of H0: r = k is about singular values k+1, k+2, ...
-        handles += ax2.semilogy(ks + 1, np.clip(table["pvalue"].to_numpy(dtype=float), 1e-300, 1),
-                                "s:", color="C3", label="p-value of H0: r = k - 1")
+        pvals = np.clip(table["pvalue"].to_numpy(dtype=float), 1e-300, 1)
+        handles += ax2.semilogy(ks + 1, pvals, "s:", color="C3",
+                                label="p-value of H0: r = k - 1")
+        # at least a decade below the level, so that the axis has major ticks
+        low = min(float(np.nanmin(pvals)) if np.isfinite(pvals).any() else 1.0, alpha)
+        ax2.set_ylim(low / 10 ** 1.2, 1.5)
         handles.append(ax2.axhline(alpha, color="C3", linewidth=0.8, linestyle="-.",
                                    label=f"level alpha = {alpha:g}"))
         ax2.set_ylabel("rank-test p-value")
@@ -158,6 +162,8 @@ def plot_loadings(
     compare variables in different units; ``"raw"`` draws the unit-length
     directions in the original units (:attr:`JDRResults.directions_a`).
     """
+    from matplotlib.ticker import MaxNLocator
+
     check_choice(block, "block", ("a", "b", "both"))
     check_choice(loadings, "loadings", ("sd", "raw"))
     blocks = ["a", "b"] if block == "both" else [block]
@@ -179,6 +185,7 @@ def plot_loadings(
         axis.set_yticklabels(names)
         axis.invert_yaxis()  # the first variable on top, as in plot_support
         axis.axvline(0, color="0.3", linewidth=0.8)
+        axis.xaxis.set_major_locator(MaxNLocator(nbins=5))  # tick labels never touch
         axis.set_xlabel("loading per SD (largest = 1)" if loadings == "sd"
                         else "direction entry (original units)")
         axis.set_title(f"Loadings, block {blk}")
@@ -203,8 +210,11 @@ def plot_sufficient_summary(results: Any, *, direction: int = 1, ax: Any = None)
     y = results.model.endog
     yname = results.model.endog_name
     labels = (f"a_dir{direction}", f"b_dir{direction}", f"a_dir{direction} x b_dir{direction}")
+    from matplotlib.ticker import MaxNLocator
+
     for axis, x, label in zip(axes, (fa, fb, fa * fb), labels, strict=True):
         axis.scatter(x, y, s=8, alpha=0.6)
+        axis.xaxis.set_major_locator(MaxNLocator(nbins=5))  # tick labels never touch
         axis.set_xlabel(label)
         axis.set_ylabel(yname)
     fig.suptitle("Sufficient summary plot")

@@ -246,3 +246,34 @@ def test_support_on_given_axes_legend_right():
     fig.canvas.draw()
     assert leg.get_window_extent().x0 >= axes[1].get_window_extent().x1
     plt.close(fig)
+
+
+@pytest.mark.parametrize("draw", [plotting.plot_sufficient_summary, plotting.plot_loadings])
+def test_tick_labels_never_touch(res, draw):
+    fig = draw(res)
+    fig.set_dpi(90)  # the gallery's resolution
+    fig.canvas.draw()
+    for ax in fig.axes:
+        boxes = [t.get_window_extent() for t in ax.get_xticklabels() if t.get_text()]
+        assert all(a.x1 < b.x0 for a, b in zip(boxes, boxes[1:])), ax.get_xlabel()
+    plt.close(fig)
+
+
+def test_scree_pvalue_axis_spans_a_decade_below_the_level(res):
+    fig = plotting.plot_scree(res, rank_tests=res.rank_tests("chi2"))
+    low, high = fig.axes[1].get_ylim()
+    assert low <= 0.05 / 10 and high >= 1
+    plt.close(fig)
+
+
+def test_gallery_images_exist_and_are_small():
+    import pathlib
+    import re
+
+    docs = pathlib.Path(__file__).resolve().parent.parent / "docs"
+    page = (docs / "guide" / "gallery.md").read_text()
+    shown = re.findall(r"\]\(\.\./_static/gallery/([\w.-]+\.png)\)", page)
+    folder = docs / "_static" / "gallery"
+    assert shown and sorted(shown) == sorted(p.name for p in folder.glob("*.png"))
+    for name in shown:
+        assert (folder / name).stat().st_size < 100_000, name
