@@ -23,8 +23,9 @@ Cell formats (:func:`format_cells`):
 * degrees of freedom and counts (``df...``, ``n_...``) as integers when
   whole, else with two decimals;
 * every other float column in one format: ``float_format`` (``%.4f``), or
-  ``%.3e`` throughout when a nonzero entry is below ``1e-3`` or at least
-  ``1e7`` in absolute value;
+  ``%.3e`` throughout when the column's largest absolute entry is below
+  ``1e-3`` or at least ``1e7`` (an entry small beside the largest prints as
+  ``0.0000``, as statsmodels prints a negligible coefficient);
 * booleans as ``yes``/``no``, missing values as ``-``.
 
 A ``df`` column that is missing in every row (a test referred to a scaled
@@ -96,9 +97,11 @@ def _format_counts(arr: np.ndarray) -> list[str]:
 
 def _float_cells(arr: np.ndarray, float_format: str, prow: np.ndarray) -> list[str]:
     """One format for the whole column (p-value rows apart)."""
-    plain = arr[np.isfinite(arr) & ~prow]
-    nonzero = np.abs(plain[plain != 0])
-    sci = bool(((nonzero < 1e-3) | (nonzero >= 1e7)).any())
+    plain = np.abs(arr[np.isfinite(arr) & ~prow])
+    # fixed decimals unless they would show the largest entry as 0.000x or
+    # a long row of digits; an entry small beside the largest prints as 0.0000
+    big = float(plain.max()) if plain.size else 0.0
+    sci = big != 0 and (big < 1e-3 or big >= 1e7)
     fmt = "%.3e" if sci else float_format
     return ["-" if not np.isfinite(v) else (format_pvalue(v) if p else fmt % v)
             for v, p in zip(arr, prow, strict=True)]
@@ -129,7 +132,9 @@ def format_cells(
     --------
     >>> import pandas as pd
     >>> format_cells("value", pd.Series([-7.468e-05, -0.333, 0.0817]))
-    ['-7.468e-05', '-3.330e-01', '8.170e-02']
+    ['-0.0001', '-0.3330', '0.0817']
+    >>> format_cells("value", pd.Series([2.1e-05, -7.4e-06]))
+    ['2.100e-05', '-7.400e-06']
     >>> format_cells("value", pd.Series([0.638, 2.58]))
     ['0.6380', '2.5800']
     """
@@ -424,9 +429,11 @@ def latex_note(text: str) -> str:
 _SIZES = (("small", 4.9, 5.0, 11.0), ("footnotesize", 4.4, 4.0, 9.5),
           ("scriptsize", 3.8, 3.0, 8.0), ("tiny", 3.0, 2.0, 6.0))
 #: A plain article's text width (345 pt) less a margin of error, and the
-#: height a float may take (a page of text is about 550 pt).
+#: largest estimated height of a float: a page of text is 550 pt high, and
+#: the estimate was within 3% of what pdflatex sets on fit, bootstrap and
+#: support summaries of 4 to 110 variables (benchmarks/issue23_full_report.py).
 _TEXT_WIDTH = 345.0 * 0.95
-_FLOAT_HEIGHT = 480.0
+_FLOAT_HEIGHT = 530.0
 
 
 def _float_height(i: int, tables: list[ShownTable], n_info: int, notes: list[str]) -> float:
@@ -436,27 +443,69 @@ def _float_height(i: int, tables: list[ShownTable], n_info: int, notes: list[str
     rows = 1.5 * n_info + sum(len(t.labels) + 1 for t in tables)
     height = rows * skip + len(tables) * (skip + 10.0) + 30.0
     j = min(i + 1, len(_SIZES) - 1)
-    per_line = _TEXT_WIDTH / _SIZES[j][1]
+    per_line = _TEXT_WIDTH / (0.87 * _SIZES[j][1])  # prose is narrower than digits
     lines = sum(int(len(n) / per_line) + 1 for n in notes)
     return height + lines * _SIZES[j][3]
 
 
-def _latex_size(
-    tables: list[ShownTable], n_info: int = 0, notes: list[str] | None = None,
-    floating: bool = False,
-) -> int:
+#: Smallest font (index in ``_SIZES``) in which a summary is set as one
+#: float; a summary too long for a page in it is split into several floats.
+_SMALLEST_WHOLE = 2
+
+
+def _width_size(tables: list[ShownTable]) -> int:
     """Index in ``_SIZES`` of the largest font in which the widest table
-    fits the text width and, for a float, the whole float fits a page."""
+    fits the text width."""
     widths = [sum(_col_widths(t)) for t in tables] or [0]
     ncols = [len(t.columns) + 1 for t in tables] or [1]
     for i, (_, char, sep, _) in enumerate(_SIZES):
-        need = max(w * char + 2 * sep * n for w, n in zip(widths, ncols, strict=True))
-        if need > _TEXT_WIDTH:
-            continue
-        if floating and _float_height(i, tables, n_info, notes or []) > _FLOAT_HEIGHT:
-            continue
-        return i
+        if max(w * char + 2 * sep * n for w, n in zip(widths, ncols, strict=True)) <= _TEXT_WIDTH:
+            return i
     return len(_SIZES) - 1
+
+
+def _pieces(t: ShownTable, i: int) -> list[ShownTable]:
+    """``t`` cut into runs of rows that each fit a float in ``_SIZES[i]``."""
+    skip = _SIZES[i][3]
+    per = max(1, int((_FLOAT_HEIGHT - 30.0 - 2 * skip - 10.0) / skip) - 1)
+    if len(t.labels) <= per:
+        return [t]
+    return [ShownTable(t.name + ("" if k == 0 else " (continued)"), t.caption, t.columns,
+                       t.labels[k:k + per], t.cells[k:k + per], t.numeric)
+            for k in range(0, len(t.labels), per)]
+
+
+def _plan(
+    tables: list[ShownTable], n_info: int, notes: list[str], floating: bool
+) -> tuple[int, list[list[ShownTable]]]:
+    """The font (index in ``_SIZES``) and the tables of each float.
+
+    One float in the largest font, down to ``\\scriptsize``, in which it
+    fits a page; else, in ``\\footnotesize``, the tables (a table longer
+    than a page cut into runs of rows) packed greedily into several floats:
+    the first holds the information, the last the notes (or the notes get a
+    float of their own).
+    """
+    i_w = _width_size(tables)
+    if not floating:
+        return i_w, [tables]
+    for i in range(i_w, max(i_w, _SMALLEST_WHOLE) + 1):
+        if _float_height(i, tables, n_info, notes) <= _FLOAT_HEIGHT:
+            return i, [tables]
+    i = max(i_w, 1)
+    chunks: list[list[ShownTable]] = []
+    cur: list[ShownTable] = []
+    for t in (p for table in tables for p in _pieces(table, i)):
+        info = 0 if chunks else n_info
+        if cur and _float_height(i, [*cur, t], info, []) > _FLOAT_HEIGHT:
+            chunks.append(cur)
+            cur = [t]
+        else:
+            cur = [*cur, t]
+    chunks.append(cur)
+    if _float_height(i, chunks[-1], n_info if len(chunks) == 1 else 0, notes) > _FLOAT_HEIGHT:
+        chunks.append([])
+    return i, chunks
 
 
 def _latex_info(pairs: list[tuple[str, str]], char: float, sep: float) -> list[str]:
@@ -506,39 +555,42 @@ def render_latex(
     label: str = "",
     floating: bool = True,
 ) -> str:
-    """The summary as one ``table`` float (no package needed).
+    """The summary as a ``table`` float (no package needed).
 
     The title is the float's caption; the font size is the largest in which
     the widest table fits a plain article's text width and the float fits a
-    page (estimated from the rows and the notes' length); the notes follow
-    the tables inside the float, set ragged-right one size smaller.  With
-    ``floating=False`` the summary is an unnumbered section instead
-    (``\\section*``), which may break across pages between its tables (a
-    long report).
+    page (estimated from the rows and the notes' length), down to
+    ``\\scriptsize``; a longer summary is split into several floats
+    ("(continued)").  The notes follow the tables inside the (last) float,
+    set ragged-right one size smaller.  With ``floating=False`` the summary
+    is an unnumbered section instead (``\\section*``), which may break across
+    pages between its tables (a long report).
     """
     pairs = _info_pairs(info)
-    i = _latex_size(tables, (len(pairs) + 1) // 2, notes, floating)
+    i, chunks = _plan(tables, (len(pairs) + 1) // 2, notes, floating)
     size, char, sep, _ = _SIZES[i]
     note_size = _SIZES[min(i + 1, len(_SIZES) - 1)][0]
-    if floating:
-        lines = [r"\begin{table}[htbp]", r"\centering", f"\\caption{{{latex_escape(title)}}}"]
-        if label:
+    lines: list[str] = []
+    for c, chunk in enumerate(chunks):
+        first, last = c == 0, c == len(chunks) - 1
+        caption = latex_escape(title) + ("" if first else " (continued)")
+        if floating:
+            lines += [r"\begin{table}[htbp]", r"\centering", f"\\caption{{{caption}}}"]
+        else:
+            lines.append(f"\\section*{{{caption}}}")
+        if label and first:
             lines.append(f"\\label{{{label}}}")
-        lines.append("{")
-    else:
-        lines = [f"\\section*{{{latex_escape(title)}}}"]
-        if label:
-            lines.append(f"\\label{{{label}}}")
-        lines.append(r"{\centering")
-    lines += [f"\\{size}", f"\\setlength{{\\tabcolsep}}{{{sep:g}pt}}"]
-    lines += _latex_info(pairs, char, sep)
-    for t in tables:
-        lines += _latex_table(t, title)
-    lines.append(r"\par}")
-    if notes:
-        lines += [r"\medskip", f"{{\\{note_size}\\raggedright\\sloppy"]
-        lines += [latex_note(n) + r"\par" for n in notes]
-        lines.append("}")
-    if floating:
-        lines.append(r"\end{table}")
+        lines += [r"{\centering" if not floating else "{", f"\\{size}",
+                  f"\\setlength{{\\tabcolsep}}{{{sep:g}pt}}"]
+        if first:
+            lines += _latex_info(pairs, char, sep)
+        for t in chunk:
+            lines += _latex_table(t, title)
+        lines.append(r"\par}")
+        if notes and last:
+            lines += [r"\medskip", f"{{\\{note_size}\\raggedright\\sloppy"]
+            lines += [latex_note(n) + r"\par" for n in notes]
+            lines.append("}")
+        if floating:
+            lines.append(r"\end{table}")
     return "\n".join(lines) + "\n"

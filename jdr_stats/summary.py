@@ -14,7 +14,7 @@ when it is printed (:mod:`jdr_stats._render` lays them out):
 * degrees of freedom and counts (columns named ``df...``, ``n_...``) as
   integers when they are whole numbers,
 * every other column in one format (``%.4f``, or ``%.3e`` throughout when
-  an entry would need it),
+  the column's largest entry is below ``1e-3`` or at least ``1e7``),
 * booleans as ``yes``/``no``, missing values (a df that does not apply) as
   ``-``; a ``df`` column missing in every row is not printed (a note says why).
 

@@ -186,3 +186,24 @@ def test_output_and_output_dir_exclusive(diabetes_csv, tmp_path, capsys):
     assert main(["fit", str(diabetes_csv), *ARGS, "--output", str(tmp_path / "x"),
                  "--output-dir", str(tmp_path)]) == 2
     assert "not allowed with" in capsys.readouterr().err
+
+
+@needs_pdflatex
+def test_long_summaries_split_into_floats_that_fit(tmp_path):
+    sim = jdr.simulate.bilinear(3000, 30, 25, 2, seed=1)
+    res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(2)
+    long_fit = res.summary(rank_tests=res.rank_tests("chi2"))
+    rows = pd.DataFrame({"statistic": np.linspace(0, 5, 120), "pvalue": np.linspace(0, 1, 120)},
+                        index=pd.Index([f"v{i}" for i in range(120)], name="variable"))
+    long_table = jdr.summary.build_summary("Many variables", {"Method:": "x"},
+                                           [("variable", rows)], ["A note."])
+    for name, smry in (("fit", long_fit), ("table", long_table)):
+        tex = smry.as_latex(label="tab:x")
+        assert tex.count("\\begin{table}") > 1 and tex.count("(continued)") >= 1
+        assert tex.count("\\label{tab:x}") == 1 and tex.count("A note.") <= 1
+        log = _pdflatex(tmp_path, name, "\\documentclass{article}\n\\begin{document}\n" + tex
+                        + "\\end{document}\n")
+        assert not _bad_boxes(log), name
+    # every row is printed once, in order
+    tex = long_table.as_latex()
+    assert [int(m) for m in re.findall(r"^v(\d+) &", tex, re.M)] == list(range(120))

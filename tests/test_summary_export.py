@@ -137,6 +137,9 @@ def test_latex_compiles(all_results, name, tmp_path):
     errors = [line for line in run.stdout.splitlines() if line.startswith("!")]
     assert run.returncode == 0 and not errors, errors
     assert (tmp_path / "s.pdf").exists()
+    log = (tmp_path / "s.log").read_text(errors="replace")
+    boxes = [ln for ln in log.splitlines() if ln.startswith("Overfull") or "Float too large" in ln]
+    assert not boxes, boxes
 
 
 def test_latex_notes_maths_and_escapes():
@@ -262,8 +265,12 @@ def test_one_number_format_per_column(all_results, name):
 
 
 def test_issue_example_column_has_one_format():
+    # one format: the column's scale decides (an entry small beside it is ~0)
     assert format_cells("x", pd.Series([-7.468e-05, -0.333, 0.0817])) == \
-        ["-7.468e-05", "-3.330e-01", "8.170e-02"]
+        ["-0.0001", "-0.3330", "0.0817"]
+    assert format_cells("x", pd.Series([2.1e-05, -7.4e-06, 0.0])) == \
+        ["2.100e-05", "-7.400e-06", "0.000e+00"]
+    assert format_cells("x", pd.Series([1.5e8, 2.0])) == ["1.500e+08", "2.000e+00"]
     assert format_cells("x", pd.Series([0.638, 2.58, 18.42])) == ["0.6380", "2.5800", "18.4200"]
 
 

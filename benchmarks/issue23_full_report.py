@@ -1,0 +1,76 @@
+"""Issue 23 items 1-2: a full report rendered in every format and checked.
+
+scikit-learn's diabetes data (y = progression; a = age, sex, bmi, bp;
+b = s1..s6): fit("auto", seed=0) with its chi2 rank tests, bootstrap(99,
+seed=1), select_support(seed=2).  Writes into OUT (default
+/tmp/issue23_report): report.txt, report.html, report.tex (a plain article:
+one section per summary) and floats.tex (each summary as its table float),
+report.csv (one long table) and tables/ (one CSV per table); compiles both
+.tex files with pdflatex and prints the log's Overfull/Underfull/float
+warnings, the LaTeX font size each float chose, the rule widths of the text
+and the shape pandas reads from the CSV.  Look at the PDF pages with
+``pdftoppm -png -r 70 OUT/report.pdf OUT/page`` and at the HTML in a browser.
+
+Run from the repository root:
+
+    PYTHONPATH=. OMP_NUM_THREADS=1 python benchmarks/issue23_full_report.py [OUT]
+
+Recorded output: benchmarks/results/issue23_full_report.txt
+"""
+import re
+import shutil
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pandas as pd
+from sklearn.datasets import load_diabetes
+
+import jdr_stats as jdr
+from jdr_stats._report import csv_text, html_document, latex_document, write_csv_dir
+
+OUT = Path(sys.argv[1] if len(sys.argv) > 1 else "/tmp/issue23_report")
+OUT.mkdir(parents=True, exist_ok=True)
+d = load_diabetes(as_frame=True, scaled=False).frame
+model = jdr.JointDimReduction(d["target"], d[["age", "sex", "bmi", "bp"]],
+                              d[[f"s{i}" for i in range(1, 7)]])
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", jdr.exceptions.JDRWarning)  # correlated blocks: reported
+    res = model.fit("auto", seed=0)
+    chi2 = res.rank_tests("chi2")
+    boot = res.bootstrap(99, seed=1)
+    support = model.select_support(rank=res.rank, seed=2)
+parts = [res.summary(rank_tests=chi2), boot.summary(), support.summary()]
+
+text = "\n\n".join(s.as_text() for s in parts)
+(OUT / "report.txt").write_text(text + "\n")
+for s in parts:
+    widths = {len(line) for line in s.as_text().splitlines() if line and set(line) <= set("=-")}
+    print(f"text  {s.title!r}: rule widths {sorted(widths)}")
+(OUT / "report.html").write_text(html_document(parts))
+(OUT / "report.csv").write_text(csv_text(parts))
+frame = pd.read_csv(OUT / "report.csv")
+print(f"csv   one read_csv call: {frame.shape[0]} rows x {frame.shape[1]} columns; "
+      f"tables: {list(dict.fromkeys(frame['table']))}")
+files = write_csv_dir(parts, OUT / "tables")
+print(f"csv   --output-dir: {len(files)} files")
+(OUT / "report.tex").write_text(latex_document(parts))
+floats = "\n".join(s.as_latex() for s in parts)
+(OUT / "floats.tex").write_text("\\documentclass{article}\n\\begin{document}\n" + floats
+                                + "\\end{document}\n")
+for s in parts:
+    size = re.search(r"^\\(small|footnotesize|scriptsize|tiny)$", s.as_latex(), re.M)
+    print(f"latex {s.title!r}: float in \\{size.group(1) if size else '?'}")
+if shutil.which("pdflatex") is None:
+    print("pdflatex not installed: LaTeX not compiled")
+else:
+    for name in ("report", "floats"):
+        run = subprocess.run(["pdflatex", "-interaction=nonstopmode", f"{name}.tex"], cwd=OUT,
+                             capture_output=True, text=True)
+        log = (OUT / f"{name}.log").read_text(errors="replace")
+        bad = [ln for ln in log.splitlines()
+               if ln.startswith(("Overfull", "Underfull")) or "Float too large" in ln]
+        pages = re.search(r"Output written on .*\((\d+) page", log)
+        print(f"latex {name}.tex: rc={run.returncode}, {pages.group(1) if pages else '?'} pages, "
+              f"box/float warnings: {bad or 'none'}")
