@@ -8,7 +8,11 @@ one section per summary) and floats.tex (each summary as its table float),
 report.csv (one long table) and tables/ (one CSV per table); compiles both
 .tex files with pdflatex and prints the log's Overfull/Underfull/float
 warnings, the LaTeX font size each float chose, the rule widths of the text
-and the shape pandas reads from the CSV.  Look at the PDF pages with
+and the shape pandas reads from the CSV.  Then the same check of
+``as_latex()`` on longer summaries (simulated blocks of 12 x 10 to 60 x 50
+variables: fits with two rank-test tables, support selections): the font
+each chose, the number of floats, and the log's warnings.  Look at the PDF
+pages with
 ``pdftoppm -png -r 70 OUT/report.pdf OUT/page`` and at the HTML in a browser.
 
 Run from the repository root:
@@ -74,3 +78,30 @@ else:
         pages = re.search(r"Output written on .*\((\d+) page", log)
         print(f"latex {name}.tex: rc={run.returncode}, {pages.group(1) if pages else '?'} pages, "
               f"box/float warnings: {bad or 'none'}")
+
+
+print("long summaries, each as_latex() alone in a plain article:")
+for n1, n2, r in ((12, 10, 2), (20, 15, 3), (30, 25, 2), (60, 50, 2)):
+    sim = jdr.simulate.bilinear(6000, n1, n2, r, seed=1)
+    m = jdr.JointDimReduction(sim.y, sim.a, sim.b)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", jdr.exceptions.JDRWarning)
+        fit = m.fit("auto", seed=0, rank_method="chi2")
+        extra = fit.rank_tests("wald") if n1 < 40 else None  # wald: <= 2048 entries
+        cases = {f"fit {n1}x{n2} r={r}": fit.summary(rank_tests=extra),
+                 f"support {n1}x{n2}": m.select_support(rank=fit.rank, seed=0).summary()}
+    for name, smry in cases.items():
+        tex = smry.as_latex()
+        stem = re.sub(r"\W+", "_", name)
+        (OUT / f"{stem}.tex").write_text("\\documentclass{article}\n\\begin{document}\n"
+                                         + tex + "\\end{document}\n")
+        if shutil.which("pdflatex") is None:
+            continue
+        subprocess.run(["pdflatex", "-interaction=nonstopmode", f"{stem}.tex"], cwd=OUT,
+                       capture_output=True)
+        log = (OUT / f"{stem}.log").read_text(errors="replace")
+        bad = [ln for ln in log.splitlines()
+               if ln.startswith(("Overfull", "Underfull")) or "Float too large" in ln]
+        size = re.search(r"^\\(small|footnotesize|scriptsize|tiny)$", tex, re.M)
+        print(f"  {name:22s} \\{size.group(1) if size else '?':12s} "
+              f"{tex.count(chr(92) + 'begin{table}')} float(s), warnings: {bad or 'none'}")

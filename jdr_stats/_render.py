@@ -436,11 +436,23 @@ _TEXT_WIDTH = 345.0 * 0.95
 _FLOAT_HEIGHT = 530.0
 
 
-def _float_height(i: int, tables: list[ShownTable], n_info: int, notes: list[str]) -> float:
+def _info_fits(pairs: list[tuple[str, str]], char: float, sep: float) -> bool:
+    """Whether two key/value pairs a row fit the text width (see _latex_info)."""
+    half = (len(pairs) + 1) // 2
+    halves = (pairs[:half], pairs[half:])
+    need = sum(char * max((len(k) + len(v) + 1 for k, v in h), default=0) for h in halves)
+    return need + 6 * sep <= _TEXT_WIDTH
+
+
+def _float_height(
+    i: int, tables: list[ShownTable], pairs: list[tuple[str, str]], notes: list[str]
+) -> float:
     """Estimated height in points of a float in size ``_SIZES[i]`` (notes
-    one size smaller)."""
-    skip = _SIZES[i][3]
-    rows = 1.5 * n_info + sum(len(t.labels) + 1 for t in tables)
+    one size smaller) holding the information ``pairs``, ``tables`` and
+    ``notes``."""
+    _, char, sep, skip = _SIZES[i]
+    n_info = (len(pairs) + 1) // 2 if _info_fits(pairs, char, sep) else 1.2 * len(pairs)
+    rows = n_info + sum(len(t.labels) + 1 for t in tables)
     height = rows * skip + len(tables) * (skip + 10.0) + 30.0
     j = min(i + 1, len(_SIZES) - 1)
     per_line = _TEXT_WIDTH / (0.87 * _SIZES[j][1])  # prose is narrower than digits
@@ -464,72 +476,78 @@ def _width_size(tables: list[ShownTable]) -> int:
     return len(_SIZES) - 1
 
 
-def _pieces(t: ShownTable, i: int) -> list[ShownTable]:
-    """``t`` cut into runs of rows that each fit a float in ``_SIZES[i]``."""
-    skip = _SIZES[i][3]
-    per = max(1, int((_FLOAT_HEIGHT - 30.0 - 2 * skip - 10.0) / skip) - 1)
-    if len(t.labels) <= per:
-        return [t]
-    return [ShownTable(t.name + ("" if k == 0 else " (continued)"), t.caption, t.columns,
-                       t.labels[k:k + per], t.cells[k:k + per], t.numeric)
-            for k in range(0, len(t.labels), per)]
+def _rows(t: ShownTable, start: int, stop: int | None = None) -> ShownTable:
+    """Rows ``start:stop`` of ``t`` (named "(continued)" after the first)."""
+    name = t.name if start == 0 or t.name.endswith("(continued)") else t.name + " (continued)"
+    return ShownTable(name, t.caption, t.columns, t.labels[start:stop], t.cells[start:stop],
+                      t.numeric)
 
 
 def _plan(
-    tables: list[ShownTable], n_info: int, notes: list[str], floating: bool
+    tables: list[ShownTable], pairs: list[tuple[str, str]], notes: list[str], floating: bool
 ) -> tuple[int, list[list[ShownTable]]]:
     """The font (index in ``_SIZES``) and the tables of each float.
 
     One float in the largest font, down to ``\\scriptsize``, in which it
-    fits a page; else, in ``\\footnotesize``, the tables (a table longer
-    than a page cut into runs of rows) packed greedily into several floats:
-    the first holds the information, the last the notes (or the notes get a
-    float of their own).
+    fits a page; else, in ``\\footnotesize``, the tables packed greedily
+    into several floats, a table that does not fit the rest of a float cut
+    between rows: the first float holds the information, the last the notes
+    (or the notes get a float of their own).
     """
     i_w = _width_size(tables)
     if not floating:
         return i_w, [tables]
     for i in range(i_w, max(i_w, _SMALLEST_WHOLE) + 1):
-        if _float_height(i, tables, n_info, notes) <= _FLOAT_HEIGHT:
+        if _float_height(i, tables, pairs, notes) <= _FLOAT_HEIGHT:
             return i, [tables]
     i = max(i_w, 1)
+    skip = _SIZES[i][3]
     chunks: list[list[ShownTable]] = []
     cur: list[ShownTable] = []
-    for t in (p for table in tables for p in _pieces(table, i)):
-        info = 0 if chunks else n_info
-        if cur and _float_height(i, [*cur, t], info, []) > _FLOAT_HEIGHT:
+    for table in tables:
+        rest: ShownTable | None = table
+        while rest is not None:
+            info = [] if chunks else pairs
+            if _float_height(i, [*cur, rest], info, []) <= _FLOAT_HEIGHT:
+                cur, rest = [*cur, rest], None
+                continue
+            # the rows of ``rest`` that still fit this float (at least three, or
+            # one on an empty float), the others go on to the next
+            room = _FLOAT_HEIGHT - _float_height(i, [*cur, _rows(rest, 0, 0)], info, [])
+            n = int(room // skip)
+            if n >= 3 or (not cur and n < len(rest.labels)):
+                n = max(n, 1)
+                cur, rest = [*cur, _rows(rest, 0, n)], _rows(rest, n)
             chunks.append(cur)
-            cur = [t]
-        else:
-            cur = [*cur, t]
+            cur = []
     chunks.append(cur)
-    if _float_height(i, chunks[-1], n_info if len(chunks) == 1 else 0, notes) > _FLOAT_HEIGHT:
+    if _float_height(i, chunks[-1], pairs if len(chunks) == 1 else [], notes) > _FLOAT_HEIGHT:
         chunks.append([])
     return i, chunks
 
 
 def _latex_info(pairs: list[tuple[str, str]], char: float, sep: float) -> list[str]:
-    """Model information, two key/value pairs a row: keys in ``l`` columns,
-    values in ragged-right paragraph columns sharing the rest of the text
-    width (long values wrap instead of running over)."""
+    """Model information: two key/value pairs a row when they fit the text
+    width on one line each, else one pair a row with the value in a
+    ragged-right paragraph column (a long value wraps instead of running over)."""
     if not pairs:
         return []
+    prose = 0.87 * char  # letters are narrower than the digits of the tables
     half = (len(pairs) + 1) // 2
-    # keys are mostly lower-case letters, narrower than the digits of tables
-    keys_left = 0.9 * char * max(len(k) for k, _ in pairs[:half])
-    keys_right = 0.9 * char * max((len(k) for k, _ in pairs[half:]), default=0)
-    free = _TEXT_WIDTH - keys_left - keys_right - 6 * sep - 12.0
-    value = max(free / 2, 40.0) / 345.0
-    spec = f"@{{}}lp{{{value:.3f}\\linewidth}}lp{{{value:.3f}\\linewidth}}@{{}}"
-    lines = [f"\\begin{{tabular}}{{{spec}}}"]
-    for i in range(half):
-        row = [pairs[i], *pairs[i + half:i + half + 1]]
-        cells = [latex_escape(row[0][0]), r"\raggedright " + latex_escape(row[0][1])]
-        if len(row) > 1:
-            cells += [latex_escape(row[1][0]), r"\raggedright " + latex_escape(row[1][1])]
-        cells += [""] * (4 - len(cells))
-        # \raggedright redefines \\ inside a cell: end the row with \tabularnewline
-        lines.append(" & ".join(cells) + r" \tabularnewline")
+    if _info_fits(pairs, char, sep):
+        lines = [r"\begin{tabular}{@{}llll@{}}"]
+        for i in range(half):
+            row = [pairs[i], *pairs[i + half:i + half + 1]]
+            cells = [latex_escape(x) for kv in row for x in kv]
+            lines.append(" & ".join(cells + [""] * (4 - len(cells))) + r" \\")
+        lines.append(r"\end{tabular}")
+        return lines
+    key = prose * max(len(k) for k, _ in pairs)
+    value = max(_TEXT_WIDTH - key - 2 * sep - 6.0, 60.0) / 345.0
+    lines = [f"\\begin{{tabular}}{{@{{}}lp{{{value:.3f}\\linewidth}}@{{}}}}"]
+    # \raggedright redefines \\ inside a cell: end each row with \tabularnewline
+    lines += [f"{latex_escape(k)} & \\raggedright {latex_escape(v)} \\tabularnewline"
+              for k, v in pairs]
     lines.append(r"\end{tabular}")
     return lines
 
@@ -567,7 +585,7 @@ def render_latex(
     pages between its tables (a long report).
     """
     pairs = _info_pairs(info)
-    i, chunks = _plan(tables, (len(pairs) + 1) // 2, notes, floating)
+    i, chunks = _plan(tables, pairs, notes, floating)
     size, char, sep, _ = _SIZES[i]
     note_size = _SIZES[min(i + 1, len(_SIZES) - 1)][0]
     lines: list[str] = []
