@@ -10,7 +10,8 @@ with ``n1 = n2 = n``, one run times, in one process:
 * ``rank_tests``: ``res.rank_tests(max_rank=K)`` (``K = --max-rank``, 10 by
   default: a full table has min(n1, n2) rows, each about one fit);
 * ``bootstrap``: ``res.bootstrap(199, seed=1)`` (pairs, percentile);
-* ``support``: ``model.select_support(rank=5, seed=1)`` (the default test).
+* ``support``: ``model.select_support(rank=5, seed=1)`` (the default test);
+* ``ladle`` (with ``--only ladle``): ``model.fit("auto", rank_method="ladle", seed=1)``.
 
 Peak memory is the peak of Python allocations during the call
 (``tracemalloc``; numpy's buffers are counted, BLAS workspace is not), in MB.
@@ -40,7 +41,7 @@ import numpy as np
 
 import jdr_stats as jdr
 
-PROCS = ("fit", "auto", "rank_tests", "bootstrap", "support")
+PROCS = ("fit", "auto", "rank_tests", "bootstrap", "support", "ladle")
 
 
 def _measure(fn):
@@ -92,6 +93,9 @@ def run(n: int, m: int, args) -> dict[str, tuple[float, float, str]]:
         if "support" not in args.skip and not big:
             sup, t, p = _measure(lambda: model.select_support(rank=5, seed=1))
             out["support"] = (t, p, f"{int(sup.table['selected'].sum())} selected")
+        if "ladle" in args.only:
+            lad, t, p = _measure(lambda: model.fit("auto", rank_method="ladle", seed=1))
+            out["ladle"] = (t, p, f"r={lad.rank}, B=100")
     return out
 
 
@@ -117,6 +121,8 @@ def main() -> None:
     ap.add_argument("--sizes", nargs="+", default=["20:10000", "100:10000"],
                     help="n:m pairs (n1 = n2 = n)")
     ap.add_argument("--skip", nargs="*", default=[], choices=PROCS[1:])
+    ap.add_argument("--only", nargs="*", default=[], choices=["ladle"],
+                    help="procedures run only when named (the ladle: not a default)")
     ap.add_argument("--max-rank", type=int, default=10)
     ap.add_argument("--full", action="store_true", help="bootstrap and support at n >= 1000 too")
     args = ap.parse_args()
