@@ -26,6 +26,8 @@ from ._inputs import (
     read_inputs,
 )
 from ._linalg import BlockMoments, block_moments
+from ._moments_engine import response_block_moments
+from ._responses import Adjustment, ResponseInfo, model_response
 from ._validation import check_choice
 from .exceptions import RowsNotInMemoryError
 
@@ -39,6 +41,7 @@ __all__ = [
     "RemovedData",
     "RowsData",
     "align_inputs",
+    "check_effective_rows",
     "check_new_block",
     "check_not_text",
     "design_from_spec",
@@ -177,10 +180,19 @@ class ModelData(_NamesMixin):
     row_index: pd.Index | None
     weights: np.ndarray | None
     is_pandas: bool
+    #: the response type (numeric, categorical, multivariate) and its columns
+    response: ResponseInfo = ResponseInfo()
+    #: the covariates partialled out of the response and the blocks
+    adjustment: Adjustment = Adjustment()
 
     @property
     def nobs(self) -> int:
         return int(self.endog.shape[0])
+
+    @property
+    def nobs_eff(self) -> int:
+        """Effective sample size ``nobs - 1 - p_Z`` (``nobs - 1`` without covariates)."""
+        return self.nobs - 1 - self.adjustment.p
 
     @property
     def weighted(self) -> bool:
@@ -213,6 +225,8 @@ class ModelData(_NamesMixin):
         if weights is not None:
             w = weights if w is None else w * weights
         y, a, b = self.rows("moments()")
+        if y.ndim == 2:  # q responses: the blocks' moments once, q cross moments
+            return response_block_moments(y, a, b, w, covariances=covariances)
         return block_moments(y, a, b, w, covariances=covariances)
 
     @classmethod
@@ -225,6 +239,9 @@ class ModelData(_NamesMixin):
         weights: Any = None,
         min_rows: int | None = None,
         check_response: bool = True,
+        response: str | None = None,
+        covariates: Any = None,
+        covariate_terms: str | None = None,
     ) -> ModelData:
         """Validate a response and design blocks.
 
@@ -247,6 +264,14 @@ class ModelData(_NamesMixin):
             that every sample covariance can be nonsingular.
         check_response : bool
             Require at least two distinct response values.
+        response : {"auto", "numeric", "categorical"} or None
+            How to read ``endog`` (:func:`~jdr_stats._responses.parse_response`):
+            categorical (class indicators) and multivariate (2-D) responses
+            are accepted unless None (one numeric response, the baselines).
+        covariates : array_like or DataFrame, optional
+            Covariates partialled out of the response and the blocks
+            (:func:`~jdr_stats._responses.residualize`); ``covariate_terms``
+            is their formula, for the summary.
 
         Notes
         -----
@@ -256,22 +281,35 @@ class ModelData(_NamesMixin):
         (a column of endog's name, or equal to endog in every row) raises.
         """
         check_choice(missing, "missing", _MISSING)
+        if covariates is not None and response is None:
+            raise TypeError("covariates are supported by the joint model only")
         given = align_inputs(
-            {"endog": endog, **{k: x for k, (x, _) in blocks.items()}, "weights": weights}
+            {"endog": endog, **{k: x for k, (x, _) in blocks.items()},
+             **({"covariates": covariates} if covariates is not None else {}),
+             "weights": weights}
         )
         prefixes = {k: p for k, (_, p) in blocks.items()}
-        raw = read_inputs(given, prefixes)
+        raw = read_inputs(given, prefixes, response)
         check_infinite(raw)
         raw = drop_missing(raw, missing)
         check_values(raw, min_rows=min_rows, check_response=check_response)
+        info, adjustment = ResponseInfo(names=(raw.yname,)), Adjustment()
+        y, arrays = raw.y, raw.arrays
+        if response is not None:
+            y, arrays, info, adjustment = model_response(
+                raw.y, raw.kind, raw.ynames or [raw.yname], raw.classes, raw.arrays,
+                raw.w, raw.z, raw.znames, covariate_terms,
+            )
         return cls(
-            endog=np.ascontiguousarray(raw.y),
-            blocks=raw.arrays,
+            endog=np.ascontiguousarray(y),
+            blocks=arrays,
             endog_name=raw.yname,
             names=raw.names,
             row_index=raw.index,
             weights=raw.w,
             is_pandas=raw.index is not None,
+            response=info,
+            adjustment=adjustment,
         )
 
 
@@ -290,6 +328,8 @@ class RemovedData(_NamesMixin):
     sums: Moments | None = None
 
     def __init__(self, data: RowsData) -> None:
+        self.response = getattr(data, "response", ResponseInfo(names=(data.endog_name,)))
+        self.adjustment = getattr(data, "adjustment", Adjustment())
         self._nobs = int(data.nobs)
         self.endog_name = data.endog_name
         self.names = {k: list(v) for k, v in data.names.items()}
@@ -303,6 +343,11 @@ class RemovedData(_NamesMixin):
     @property
     def weighted(self) -> bool:
         return self._weighted
+
+    @property
+    def nobs_eff(self) -> int:
+        """Effective sample size ``nobs - 1 - p_Z``."""
+        return self._nobs - 1 - self.adjustment.p
 
     def rows(self, what: str, *, weights: bool = False) -> tuple[Any, ...]:
         """Raise :class:`RowsNotInMemoryError`: the rows were dropped."""
@@ -427,3 +472,16 @@ def check_new_block(
     if not np.isfinite(arr).all():
         raise ValueError(f"{argname} contains NaN or infinite values")
     return arr
+
+
+def check_effective_rows(data: ModelData) -> None:
+    """With covariates, ``nobs - 1 - p_Z`` must exceed the widest block by 1."""
+    if not data.adjustment.active:
+        return
+    widest = max(len(v) for v in data.names.values())
+    if data.nobs_eff < widest + 1:
+        raise ValueError(
+            f"too few rows after the adjustment: {data.nobs} rows, {data.adjustment.p} "
+            f"covariate column(s), effective sample size {data.nobs_eff}; need at least "
+            f"{widest + 1} (the widest block has {widest} columns)"
+        )

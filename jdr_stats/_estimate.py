@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._hosvd import decompose_q
 from ._linalg import (
     BlockMoments,
     Whitening,
@@ -64,6 +65,9 @@ class Estimate:
     dir_b: np.ndarray
     rows: np.ndarray
     cols: np.ndarray
+    #: ``(q, n1, n2)`` whitened cross moments of a ``q > 1`` response
+    #: (``coef_matrix`` is then the first); None for one response
+    coef_tensor: np.ndarray | None = None
 
 
 def check_rank(rank: object, n1: int, n2: int) -> int:
@@ -177,6 +181,8 @@ def estimate(
     wa = wb = None
     if standardize:
         wa, wb = whitening if whitening is not None else block_whitenings(mom, names_a, names_b)
+    if mom.cross_q is not None:  # q > 1 responses: the HOSVD hook (jdr_stats._hosvd)
+        return _estimate_q(mom.cross_q, wa, wb, rank, sparsity, support)
     xw, s, u_std, v_std, dir_a, dir_b = _decompose(mom.cross, wa, wb, rank)
     rows, cols = np.arange(n1), np.arange(n2)
     if sparsity is not None and support is not None:
@@ -202,3 +208,18 @@ def estimate(
         rows=rows,
         cols=cols,
     )
+
+
+def _estimate_q(cross_q: np.ndarray, wa: Whitening | None, wb: Whitening | None, rank: int,
+                sparsity: object, support: object) -> Estimate:
+    """The dense HOSVD fit of a ``q > 1`` response (:func:`~jdr_stats._hosvd.decompose_q`)."""
+    if sparsity is not None or support is not None:
+        raise ValueError(
+            "sparse fits (sparsity=, support sets) need a single response column; this "
+            f"model's response has q = {cross_q.shape[0]} columns. Fit it dense (sparsity=None)"
+        )
+    xq, s, u_std, v_std, dir_a, dir_b = decompose_q(cross_q, wa, wb, rank)
+    n1, n2 = xq.shape[1:]
+    return Estimate(rank=rank, coef_matrix=xq[0], singular_values=s, u_std=u_std,
+                    v_std=v_std, dir_a=dir_a, dir_b=dir_b, rows=np.arange(n1),
+                    cols=np.arange(n2), coef_tensor=xq)

@@ -13,7 +13,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ._data import DataModel, MissingPolicy, ModelData
+from ._data import DataModel, MissingPolicy, ModelData, check_effective_rows
+from ._responses import ResponseKind
 from ._estimate import estimate
 from ._linalg import BlockMoments, block_whitenings
 from ._progress import ProgressArg
@@ -51,9 +52,31 @@ class JointDimReduction(DataModel):
         the estimator).
     weights : array_like, optional
         Positive case (frequency) weights.
+    response : {"auto", "numeric", "categorical"}
+        How to read ``endog``.  ``"auto"``: a pandas ``Categorical``, a
+        boolean or a text column is a categorical response (its ``C``
+        classes become ``C - 1`` class indicators, the first class the
+        reference), a 2-D ``endog`` (m x q array or DataFrame) a
+        multivariate response, anything else one numeric response.
+        ``"categorical"`` declares numeric codes categorical.  A text column
+        whose values all look like numbers is refused (convert it).
+    covariates : array_like or DataFrame, optional
+        Covariates ``Z`` to adjust for (numeric columns; categorical,
+        boolean or text columns enter as indicators).  The response and both
+        blocks are replaced by their least squares residuals on ``[1, Z]``
+        (weighted by ``weights``); collinear covariate columns are dropped
+        with a :class:`~jdr_stats.exceptions.CovariateWarning`.  Pandas
+        covariates are aligned on the row labels, like the blocks.
 
     Notes
     -----
+    A response of ``q > 1`` columns (``C > 2`` classes, or several
+    responses) is centred and whitened (``Yw``, collinear columns dropped);
+    the estimator takes the top singular vectors of the unfoldings of the
+    ``q`` whitened cross moments (HOSVD; guide page "Responses and
+    covariates").  One numeric column, or two classes, give the estimator
+    of the paper exactly.
+
     Dask input (dask arrays, or columns of a dask DataFrame, for all three
     of ``endog``, ``exog_a`` and ``exog_b``) is not loaded: the moments are a
     tree reduction on the cluster (only n1 x n2 sized results come back), and
@@ -90,10 +113,15 @@ class JointDimReduction(DataModel):
         *,
         missing: MissingPolicy = "none",
         weights: Any = None,
+        response: ResponseKind = "auto",
+        covariates: Any = None,
     ) -> None:
         self._formula: str | None = None
         dask_in = [is_dask_collection(x) for x in (endog, exog_a, exog_b)]
         if any(dask_in):
+            if covariates is not None or response != "auto":
+                raise ValueError("covariates and response= are not supported with dask "
+                                 "input yet; compute the columns first (.compute())")
             self._data = _dask_data(endog, exog_a, exog_b, dask_in, missing, weights)
             return
         self._data = ModelData.from_inputs(
@@ -102,7 +130,11 @@ class JointDimReduction(DataModel):
             missing=missing,
             weights=weights,
             min_rows=3,
+            response=response,
+            covariates=covariates,
+            covariate_terms=getattr(self, "_covariate_terms", None),
         )
+        check_effective_rows(self._data)
         self._formula = None
         self._model_specs: tuple[Any, ...] | None = None
 
@@ -377,9 +409,13 @@ class JointDimReduction(DataModel):
             rank, rank_table = choose_rank(
                 self._data, mom, whitening, method=rank_method, alpha=alpha, seed=rank_seed,
             )
-            settings["rank_method"] = rank_method
+            # the method that ran (a q > 1 response may fall back; see _rank_q)
+            settings["rank_method"] = getattr(rank_table, "method", rank_method) \
+                if rank_method != "ladle" else rank_method
             settings["alpha"] = alpha
         support_sets = None
+        if sparsity is not None:
+            _require_one_response(self._data, "a sparse fit (sparsity=)")
         if sparsity == "auto":
             self._data.rows('sparsity="auto" (support selection)')
             choice = choose_support(self._data, mom, whitening, rank=rank, fdr=fdr,
@@ -432,10 +468,23 @@ class JointDimReduction(DataModel):
         function also takes the deprecated flat names of version 0.1.
         """
         self._data.rows("select_support")
+        _require_one_response(self._data, "select_support")
         return _select_support(
             self._data, rank=rank, test=test, method=method, covariance=covariance,
             n_resamples=n_resamples, rule=rule, fdr=fdr, standardize=standardize, seed=seed,
             progress=progress, n_jobs=n_jobs,
+        )
+
+
+def _require_one_response(data: Any, what: str) -> None:
+    """Support selection and sparse fits take one response column (issue 21:
+    two classes, one numeric or a multivariate response of rank one)."""
+    q = getattr(getattr(data, "response", None), "q", 1)
+    if q > 1:
+        raise ValueError(
+            f"{what} needs a single response column; this model's response has q = {q} "
+            f"columns ({data.response.describe()}). Fit it dense, or select the support "
+            "for one response column (or one class against the rest) at a time"
         )
 
 
