@@ -9,13 +9,13 @@ labels.  Errors name the argument and the offending value.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 import pandas as pd
 
-from ._formula import design_from_spec, designs_from_formula
+from ._formula import covariates_from_formula, design_from_spec, designs_from_formula
 from ._inputs import (
     align_inputs,
     as_block,
@@ -181,9 +181,9 @@ class ModelData(_NamesMixin):
     weights: np.ndarray | None
     is_pandas: bool
     #: the response type (numeric, categorical, multivariate) and its columns
-    response: ResponseInfo = ResponseInfo()
+    response: ResponseInfo = field(default_factory=ResponseInfo)
     #: the covariates partialled out of the response and the blocks
-    adjustment: Adjustment = Adjustment()
+    adjustment: Adjustment = field(default_factory=Adjustment)
 
     @property
     def nobs(self) -> int:
@@ -391,6 +391,7 @@ class DataModel:
         missing: MissingPolicy = "none",
         weights: Any = None,
         eval_env: int = 0,
+        covariates: str | None = None,
     ) -> _Model:
         """Build the model from a formula (formulaic, patsy syntax; ``np`` is available).
 
@@ -408,6 +409,11 @@ class DataModel:
             As for the constructor.
         eval_env : int
             Frames above the caller in which to look up names not in ``data``.
+        covariates : str, optional
+            Joint model: formula terms of covariates to adjust for
+            (``"age + C(site)"``, treatment-coded), see the constructor.  On
+            the left of ``~``, ``C(y)`` (or a text, boolean or categorical
+            column) is a categorical response and ``y1 + y2`` a multivariate one.
 
         Examples
         --------
@@ -420,7 +426,13 @@ class DataModel:
         y, blocks, specs = designs_from_formula(
             formula, data, list(cls._block_args), eval_env=eval_env, return_specs=True
         )
-        model = cls(y, *blocks, missing=missing, weights=weights)  # type: ignore[call-arg]
+        extra: dict[str, Any] = {}
+        if covariates is not None:
+            if cls._block_args != ("exog_a", "exog_b"):
+                raise TypeError(f"{cls.__name__}.from_formula takes no covariates")
+            extra["covariates"] = covariates_from_formula(covariates, data,
+                                                          eval_env=eval_env + 1)
+        model = cls(y, *blocks, missing=missing, weights=weights, **extra)  # type: ignore[call-arg]
         model._formula = formula
         model._model_specs = tuple(specs)  # rebuilds the blocks of new data
         return model

@@ -145,6 +145,19 @@ def _categorical(series: pd.Series, name: str) -> ParsedResponse:
     return ParsedResponse(codes, [name], "categorical", list(cat.cat.categories))
 
 
+def _to_float(x: Any, argname: str) -> np.ndarray:
+    """Numbers to a float array; text (or anything else) a TypeError naming ``argname``."""
+    arr = np.asarray(x)
+    if arr.dtype.kind in "USa" or (arr.dtype.kind == "O" and any(
+            isinstance(v, (str, bytes)) for v in arr.ravel())):
+        raise TypeError(f"{argname} must be numeric; got an array of strings "
+                        f"(dtype {arr.dtype})")
+    try:
+        return np.asarray(x, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{argname} must be numeric; got {type(x).__name__} ({exc})") from None
+
+
 def parse_response(y: Any, response: str) -> ParsedResponse:
     """Decide the response type of ``endog`` and read it.
 
@@ -178,21 +191,22 @@ def parse_response(y: Any, response: str) -> ParsedResponse:
         y = pd.Series(y)
     if isinstance(y, (list, tuple)):
         y = np.asarray(y, dtype=object if any(isinstance(v, str) for v in y) else None)
+    if isinstance(y, np.ndarray) and y.ndim > 2:
+        raise ValueError(f"endog must be 1- or 2-dimensional (one response, or m x q "
+                         f"responses); got an array of shape {y.shape}")
+    if isinstance(y, np.ndarray) and y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
     if isinstance(y, np.ndarray) and y.ndim == 2 and y.shape[1] > 1:
         if response == "categorical":
             raise ValueError('response="categorical" needs a single column; got an '
                              f"array of shape {y.shape}")
-        from ._inputs import as_float
-
-        arr = as_float(y, "endog")
+        arr = _to_float(y, "endog")
         return ParsedResponse(arr, [f"y{j}" for j in range(arr.shape[1])], "multivariate")
     series = pd.Series(np.asarray(y).reshape(-1)) if isinstance(y, np.ndarray) else y
     if not isinstance(series, pd.Series):
-        from ._inputs import as_float
-
-        return ParsedResponse(as_float(y, "endog").reshape(-1), [name], "numeric")
+        return ParsedResponse(_to_float(y, "endog").reshape(-1), [name], "numeric")
     dtype = series.dtype
-    text = dtype == object or pd.api.types.is_string_dtype(dtype)
+    text = dtype is np.dtype(object) or pd.api.types.is_string_dtype(dtype)
     if isinstance(dtype, pd.CategoricalDtype) or pd.api.types.is_bool_dtype(dtype):
         if response == "numeric":
             raise TypeError(f'endog is {dtype} but response="numeric"; convert it to '
@@ -201,7 +215,8 @@ def parse_response(y: Any, response: str) -> ParsedResponse:
     if text and series.map(lambda v: isinstance(v, (str, bytes))).any():
         if _looks_numeric(series):
             raise TypeError(
-                "endog holds strings that look like numbers (e.g. "
+                "endog must be numeric or categorical; it holds strings that look "
+                "like numbers (e.g. "
                 f"{series.dropna().iloc[0]!r}); convert it with pd.to_numeric for a "
                 'numeric response, or with astype("category") for a categorical one'
             )
@@ -210,9 +225,7 @@ def parse_response(y: Any, response: str) -> ParsedResponse:
         return _categorical(series, name)
     if response == "categorical":
         return _categorical(series, name)
-    from ._inputs import as_float
-
-    return ParsedResponse(as_float(series, "endog"), [name], "numeric")
+    return ParsedResponse(_to_float(series, "endog"), [name], "numeric")
 
 
 def indicators(codes: np.ndarray, classes: list[Any], name: str,
@@ -258,9 +271,7 @@ def covariate_matrix(z: Any) -> tuple[np.ndarray, list[str]]:
     if isinstance(z, pd.Series):
         z = z.to_frame(name=z.name if z.name is not None else "z0")
     if not isinstance(z, pd.DataFrame):
-        from ._inputs import as_float
-
-        arr = as_float(z, "covariates")
+        arr = _to_float(z, "covariates")
         if arr.ndim == 1:
             arr = arr[:, None]
         if arr.ndim != 2:

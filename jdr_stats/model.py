@@ -14,10 +14,10 @@ from typing import Any, Literal
 import numpy as np
 
 from ._data import DataModel, MissingPolicy, ModelData, check_effective_rows
-from ._responses import ResponseKind
 from ._estimate import estimate
 from ._linalg import BlockMoments, block_whitenings
 from ._progress import ProgressArg
+from ._responses import ResponseKind
 from ._sources import RowSource, is_dask_collection
 from ._streamed import MomentsData
 from ._validation import check_bool, check_rows_for_whitening, normalize_seed
@@ -132,7 +132,7 @@ class JointDimReduction(DataModel):
             min_rows=3,
             response=response,
             covariates=covariates,
-            covariate_terms=getattr(self, "_covariate_terms", None),
+            covariate_terms=getattr(covariates, "attrs", {}).get("jdr_terms"),
         )
         check_effective_rows(self._data)
         self._formula = None
