@@ -141,6 +141,8 @@ def _response(lhs: str, data: Any, context: Mapping[str, Any], *, multi: bool) -
     match = _CATEGORICAL.match(lhs)
     if match and multi:
         inner = match.group(1).strip()
+        if _is_column(inner, data):
+            return pd.Series(data[inner]).astype("category").rename(inner)
         frame, _ = _design(inner, data, context, "endog")
         if frame.shape[1] != 1:
             raise ValueError(f"C(...) on the left of ~ takes one variable; got {lhs.strip()!r}")
@@ -154,6 +156,14 @@ def _response(lhs: str, data: Any, context: Mapping[str, Any], *, multi: bool) -
             f"expands to {list(ydf.columns)}"
         )
     return ydf.iloc[:, 0] if ydf.shape[1] == 1 else ydf
+
+
+def _is_column(name: str, data: Any) -> bool:
+    try:
+        data[name]
+    except (KeyError, TypeError, IndexError, ValueError):
+        return False
+    return True
 
 
 def _is_plain(lhs: str, data: Any) -> bool:

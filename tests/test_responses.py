@@ -1,0 +1,353 @@
+"""Issue 21: categorical and multivariate responses, and covariates.
+
+Input rules, the estimator for q > 1 (HOSVD of the q cross moments), the
+invariances (hypothesis), inference on each kind of response, and seeded
+size checks of the rank tests with and without the adjustment.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import jdr_stats as jdr
+from jdr_stats.exceptions import AssumptionWarning, CovariateWarning, RareClassWarning
+
+from .strategies import column_recoding
+
+
+def _design(m: int = 600, n1: int = 4, n2: int = 3, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    a, b = rng.normal(size=(m, n1)), rng.normal(size=(m, n2))
+    return rng, a, b
+
+
+def _classes(a, b, rng, c: int = 3):
+    """A categorical response driven by a0 * b0 (rank one)."""
+    t = a[:, 0] * b[:, 0] + 0.5 * rng.normal(size=a.shape[0])
+    cuts = np.quantile(t, np.linspace(0, 1, c + 1)[1:-1])
+    return np.array(list("ABCDEFG"))[np.digitize(t, cuts)]
+
+
+def _angle(x, y) -> float:
+    return float(np.max(jdr.metrics.principal_angles(np.asarray(x), np.asarray(y))))
+
+
+# ---------------------------------------------------------------------------
+# Input rules
+# ---------------------------------------------------------------------------
+def test_categorical_kinds_agree():
+    rng, a, b = _design()
+    y = _classes(a, b, rng)
+    fits = [
+        jdr.JointDimReduction(y, a, b).fit(1),  # str array
+        jdr.JointDimReduction(pd.Categorical(y), a, b).fit(1),
+        jdr.JointDimReduction(pd.Series(y, dtype="category"), a, b).fit(1),
+        jdr.JointDimReduction(pd.Series(y).map({"A": 0, "B": 1, "C": 2}), a, b,
+                              response="categorical").fit(1),
+    ]
+    for res in fits:
+        assert res.model.data.response.kind == "categorical"
+        assert res.model.data.response.q == 2
+        assert _angle(res.directions_a, fits[0].directions_a) < 1e-8
+    assert "categorical, 3 classes" in str(fits[0].summary())
+
+
+def test_two_classes_are_todays_binary_fit():
+    """A boolean response = its 0/1 coding as a numeric response, bit for bit."""
+    rng, a, b = _design()
+    y = a[:, 0] * b[:, 0] + rng.normal(size=600) > 0
+    cat = jdr.JointDimReduction(y, a, b).fit(1)
+    num = jdr.JointDimReduction(y.astype(float), a, b, response="numeric").fit(1)
+    assert cat.model.data.response.kind == "categorical"
+    np.testing.assert_array_equal(cat.singular_values, num.singular_values)
+    np.testing.assert_array_equal(cat.directions_a, num.directions_a)
+
+
+def test_numeric_response_unchanged():
+    sim = jdr.simulate.bilinear(500, 4, 3, 1, seed=2)
+    res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(1)
+    assert res.model.data.response.kind == "numeric"
+    assert res.model.endog.ndim == 1
+    np.testing.assert_array_equal(res.model.endog, sim.y)
+    assert "Adjusted for:" in str(res.summary())
+
+
+def test_numeric_looking_strings_refused():
+    _, a, b = _design()
+    with pytest.raises(TypeError, match="endog must be numeric or categorical; it holds"):
+        jdr.JointDimReduction(pd.Series(["1.5", "2", "3"] * 200), a, b)
+
+
+def test_one_class_refused_and_rare_class_warned():
+    rng, a, b = _design()
+    with pytest.raises(ValueError, match="single class"):
+        jdr.JointDimReduction(pd.Categorical(["u"] * 600), a, b)
+    y = np.array(["u", "v"] * 300, dtype=object)
+    y[:3] = "rare"
+    with pytest.warns(RareClassWarning, match="rare"):
+        jdr.JointDimReduction(y, a, b)
+
+
+def test_multivariate_scaled_copy_changes_nothing():
+    sim = jdr.simulate.bilinear(800, 4, 3, 1, seed=1)
+    rng = np.random.default_rng(0)
+    y2 = rng.normal(size=800) + sim.a[:, 1] * sim.b[:, 1]
+    two = jdr.JointDimReduction(np.c_[sim.y, y2], sim.a, sim.b).fit(2)
+    three = jdr.JointDimReduction(np.c_[sim.y, -3.0 * sim.y + 2.0, y2], sim.a, sim.b).fit(2)
+    assert three.model.data.response.q == 2
+    assert three.model.data.response.dropped == ("y1",)
+    np.testing.assert_allclose(three.singular_values, two.singular_values, rtol=1e-9)
+    assert _angle(three.directions_a, two.directions_a) < 1e-8
+
+
+def test_multivariate_constant_column_refused():
+    _, a, b = _design()
+    with pytest.raises(ValueError, match="constant column"):
+        jdr.JointDimReduction(np.c_[a[:, 0] * b[:, 0], np.ones(600)], a, b)
+
+
+def test_missing_class_rows_dropped():
+    rng, a, b = _design()
+    y = pd.Series(_classes(a, b, rng), dtype="category")
+    y.iloc[:5] = np.nan
+    with pytest.warns(jdr.exceptions.MissingDataWarning):
+        res = jdr.JointDimReduction(y, a, b, missing="drop").fit(1)
+    assert res.nobs == 595
+
+
+def test_formula_categorical_multivariate_and_covariates():
+    rng, a, b = _design()
+    df = pd.DataFrame(np.c_[a, b], columns=["a0", "a1", "a2", "a3", "b0", "b1", "b2"])
+    df["g"] = _classes(a, b, rng)
+    df["y1"] = a[:, 0] * b[:, 0] + rng.normal(size=600)
+    df["y2"] = a[:, 1] * b[:, 1] + rng.normal(size=600)
+    df["age"] = rng.normal(size=600)
+    df["site"] = rng.choice(["s1", "s2", "s3"], 600)
+    f = "a0 + a1 + a2 + a3 | b0 + b1 + b2"
+    m1 = jdr.JointDimReduction.from_formula("C(g) ~ " + f, df)
+    m2 = jdr.JointDimReduction.from_formula("g ~ " + f, df)
+    assert m1.data.response.kind == m2.data.response.kind == "categorical"
+    m3 = jdr.JointDimReduction.from_formula("y1 + y2 ~ " + f, df)
+    assert m3.data.response.kind == "multivariate" and m3.data.response.q == 2
+    m4 = jdr.JointDimReduction.from_formula("y1 ~ " + f, df, covariates="age + C(site)")
+    direct = jdr.JointDimReduction(df["y1"], df[["a0", "a1", "a2", "a3"]],
+                                   df[["b0", "b1", "b2"]], covariates=df[["age", "site"]])
+    assert m4.data.adjustment.p == 3 and m4.data.nobs_eff == 600 - 4
+    np.testing.assert_allclose(m4.fit(1).singular_values, direct.fit(1).singular_values,
+                               rtol=1e-10)
+    assert "age + C(site)" in str(m4.fit(1).summary())
+
+
+def test_covariates_aligned_by_label_and_collinear_dropped():
+    rng, a, b = _design()
+    idx = pd.Index([f"r{i}" for i in range(600)])
+    y = pd.Series(a[:, 0] * b[:, 0] + rng.normal(size=600), index=idx, name="y")
+    z = pd.DataFrame({"age": rng.normal(size=600)}, index=idx)
+    fit = jdr.JointDimReduction(y, pd.DataFrame(a, index=idx), pd.DataFrame(b, index=idx),
+                                covariates=z).fit(1)
+    shuffled = z.sample(frac=1.0, random_state=1)
+    fit2 = jdr.JointDimReduction(y, pd.DataFrame(a, index=idx), pd.DataFrame(b, index=idx),
+                                 covariates=shuffled).fit(1)
+    np.testing.assert_allclose(fit.singular_values, fit2.singular_values, rtol=1e-12)
+    z2 = z.assign(age2=2 * z["age"] + 1, const=1.0)
+    with pytest.warns(CovariateWarning, match="dropped"):
+        fit3 = jdr.JointDimReduction(y, pd.DataFrame(a, index=idx),
+                                     pd.DataFrame(b, index=idx), covariates=z2).fit(1)
+    assert fit3.model.data.adjustment.p == 1
+    np.testing.assert_allclose(fit3.singular_values, fit.singular_values, rtol=1e-9)
+    with pytest.raises(ValueError, match="row index of covariates differs"):
+        jdr.JointDimReduction(y, pd.DataFrame(a, index=idx), pd.DataFrame(b, index=idx),
+                              covariates=z.iloc[1:])
+
+
+def test_covariates_residualise_blocks_and_response():
+    rng, a, b = _design()
+    z = rng.normal(size=(600, 2))
+    y = a[:, 0] * b[:, 0] + rng.normal(size=600)
+    data = jdr.JointDimReduction(y, a, b, covariates=z).data
+    design = np.c_[np.ones(600), z]
+    for arr in (data.endog, *data.blocks.values()):
+        np.testing.assert_allclose(design.T @ arr, 0.0, atol=1e-9)
+
+
+def test_too_few_rows_after_adjustment():
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=(12, 4)), rng.normal(size=(12, 3))
+    with pytest.raises(ValueError, match="effective sample size"):
+        jdr.JointDimReduction(rng.normal(size=12), a, b, covariates=rng.normal(size=(12, 8)))
+
+
+def test_sparse_and_support_refused_for_q_gt_1():
+    rng, a, b = _design()
+    model = jdr.JointDimReduction(_classes(a, b, rng), a, b)
+    with pytest.raises(ValueError, match="single response column"):
+        model.fit(1, sparsity=(2, 2))
+    with pytest.raises(ValueError, match="single response column"):
+        model.select_support(rank=1)
+    with pytest.raises(ValueError, match="single response column"):
+        model.fit(1).rank_tests("wald")
+
+
+# ---------------------------------------------------------------------------
+# The estimator for q > 1
+# ---------------------------------------------------------------------------
+def test_hosvd_recovers_partly_shared_subspaces():
+    """q = 2 responses, each rank one, on different directions: rank 2 jointly."""
+    rng, a, b = _design(m=4000, n1=5, n2=4, seed=3)
+    y1 = a[:, 0] * b[:, 0] + 0.5 * rng.normal(size=4000)
+    y2 = a[:, 1] * b[:, 1] + 0.5 * rng.normal(size=4000)
+    res = jdr.JointDimReduction(np.c_[y1, y2], a, b).fit(2)
+    truth_a, truth_b = np.eye(5)[:, :2], np.eye(4)[:, :2]
+    assert np.degrees(_angle(res.directions_a, truth_a)) < 10
+    assert np.degrees(_angle(res.directions_b, truth_b)) < 10
+    assert res.directions_a.shape == (5, 2)
+    assert res.transform(a[:3], b[:3]).shape == (3, 4)
+    rt = res.rank_tests("chi2")
+    assert rt.select_rank(0.05) == 2
+    assert rt.table["df"].iloc[0] == 2 * 5 * 4
+
+
+def test_q1_statistic_equals_todays():
+    from jdr_stats._hosvd import complement_statistic, hosvd
+
+    sim = jdr.simulate.bilinear(500, 4, 3, 1, seed=5)
+    res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(1)
+    x = res.coef_matrix.to_numpy() if hasattr(res.coef_matrix, "to_numpy") else res.coef_matrix
+    u, _, v, _ = hosvd(x[None])
+    table = res.rank_tests("chi2").table
+    for k in range(3):
+        stat = complement_statistic(x[None], u, v, k, 500) / res.moments.var_y
+        assert stat == pytest.approx(table["statistic"].iloc[k], rel=1e-10)
+
+
+# ---------------------------------------------------------------------------
+# Invariances (hypothesis)
+# ---------------------------------------------------------------------------
+_RNG, _A, _B = _design(m=400, seed=11)
+_Y3 = _classes(_A, _B, _RNG, 3)
+_YM = np.c_[_A[:, 0] * _B[:, 0] + _RNG.normal(size=400), _A[:, 1] + _RNG.normal(size=400),
+            _RNG.normal(size=400)]
+_Z = np.c_[_RNG.normal(size=400), _RNG.choice(3, 400)]
+
+
+def _conclusions(res):
+    return res.singular_values, res.directions_a, res.directions_b
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.data())
+def test_invariances_multivariate_and_covariates(data):
+    base = jdr.JointDimReduction(_YM, _A, _B, covariates=pd.DataFrame(
+        {"z": _Z[:, 0], "g": pd.Categorical(_Z[:, 1])})).fit(2)
+    scale, shift, perm = column_recoding(data.draw, 3)
+    rows = np.array(data.draw(st.permutations(range(400))))
+    zscale = data.draw(st.floats(1e-3, 1e3))
+    ym = (_YM * scale + shift)[:, perm]
+    z = pd.DataFrame({"z": _Z[:, 0] * zscale, "g": pd.Categorical(_Z[:, 1] + 7)})
+    other = jdr.JointDimReduction(ym[rows], _A[rows], _B[rows],
+                                  covariates=z.iloc[rows].reset_index(drop=True)).fit(2)
+    s0, a0, b0 = _conclusions(base)
+    s1, a1, b1 = _conclusions(other)
+    np.testing.assert_allclose(s1, s0, rtol=1e-7, atol=1e-9 * s0.max())
+    assert _angle(a1, a0) < 1e-6 and _angle(b1, b0) < 1e-6
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.permutations(["A", "B", "C"]), st.permutations(range(400)))
+def test_invariance_class_relabelling(labels, rows):
+    base = jdr.JointDimReduction(_Y3, _A, _B).fit(2)
+    relabel = np.array([dict(zip("ABC", labels, strict=True))[v] for v in _Y3])
+    rows = np.array(rows)
+    other = jdr.JointDimReduction(relabel[rows], _A[rows], _B[rows]).fit(2)
+    np.testing.assert_allclose(other.singular_values, base.singular_values, rtol=1e-8)
+    assert _angle(other.directions_a, base.directions_a) < 1e-6
+    t0 = base.rank_tests("chi2").table["pvalue"].to_numpy()
+    t1 = other.rank_tests("chi2").table["pvalue"].to_numpy()
+    np.testing.assert_allclose(t1, t0, rtol=1e-6, atol=1e-12)
+
+
+# ---------------------------------------------------------------------------
+# Inference on each kind of response
+# ---------------------------------------------------------------------------
+def test_default_rank_test_falls_back_and_says_so():
+    rng, a, b = _design()
+    res = jdr.JointDimReduction(_classes(a, b, rng), a, b).fit(1)
+    rt = res.rank_tests(seed=1, n_perm=99)
+    assert rt.method == "permutation"
+    assert any("not available yet" in n for n in rt.notes)
+    assert rt.select_rank(0.05) == 1
+    auto = jdr.JointDimReduction(_classes(a, b, rng), a, b).fit("auto", seed=2)
+    assert auto.rank == 1 and auto.rank_method == "permutation"
+
+
+def test_bootstrap_and_auto_for_q_gt_1():
+    rng, a, b = _design(m=800)
+    res = jdr.JointDimReduction(_classes(a, b, rng, 4), a, b).fit(1)
+    for method in ("pairs", "poisson"):
+        boot = res.bootstrap(n_boot=40, seed=1, method=method)
+        assert boot.angles_a.shape == (40, 1)
+        assert boot.conf_int().loc[("a", "largest angle"), "upper"] < 30
+    calibrated = res.bootstrap(n_boot=20, seed=1, interval="calibrated")
+    assert calibrated.angles_b.shape == (20, 1)
+
+
+def test_support_with_covariates_and_two_classes():
+    rng, a, b = _design(m=800)
+    z = rng.normal(size=800)
+    y = (2 * a[:, 0] * b[:, 0] + 0.5 * z + 0.5 * rng.normal(size=800)) > 0
+    model = jdr.JointDimReduction(y, a + z[:, None], b, covariates=z)
+    sel = model.select_support(rank=1, seed=1, n_resamples=99)
+    assert "a0" in sel.selected_a
+    boot = model.fit(1).bootstrap(n_boot=30, seed=2)
+    assert boot.angles_a.shape == (30, 1)
+
+
+def _null_pvalues(kind: str, n_rep: int, adjust: bool, seed: int) -> np.ndarray:
+    """p-values of the chi2 test of r = 0 under a null (or a confounded null)."""
+    rng = np.random.default_rng(seed)
+    out = np.empty(n_rep)
+    for i in range(n_rep):
+        m = 300
+        z = rng.normal(size=m)
+        g = rng.integers(0, 3, m)
+        shift = z + (g - 1.0)
+        a = rng.normal(size=(m, 3)) + shift[:, None] * [1.0, 0.5, 0.0]
+        b = rng.normal(size=(m, 3)) + shift[:, None] * [1.0, 0.0, 0.5]
+        t = shift**2 + rng.normal(size=m)  # the response depends on the confounder only
+        if kind == "categorical":
+            y = np.digitize(t, np.quantile(t, [1 / 3, 2 / 3]))
+            endog = pd.Categorical(y)
+        else:
+            endog = np.c_[t, rng.normal(size=m) + shift]
+        cov = pd.DataFrame({"z": z, "g": pd.Categorical(g)}) if adjust else None
+        res = jdr.JointDimReduction(endog, a, b, covariates=cov).fit(1)
+        with warnings.catch_warnings():  # unadjusted, the premise check flags the blocks
+            warnings.simplefilter("ignore", AssumptionWarning)
+            out[i] = res.rank_tests("chi2", max_rank=0).table["pvalue"].iloc[0]
+    return out
+
+
+@pytest.mark.parametrize("kind", ["categorical", "multivariate"])
+def test_confounded_null_size_with_and_without_adjustment(kind):
+    """Seeded: a confounder shifting blocks and response makes the unadjusted
+    test reject; adjusted, its size at 5% is within 3 Monte Carlo SEs."""
+    n_rep = 200
+    unadj = _null_pvalues(kind, 40, adjust=False, seed=1)
+    assert np.mean(unadj < 0.05) > 0.8
+    adj = _null_pvalues(kind, n_rep, adjust=True, seed=2)
+    size = float(np.mean(adj < 0.05))
+    se = np.sqrt(0.05 * 0.95 / n_rep)
+    assert abs(size - 0.05) < 3 * se + 1e-12, size
+
+
+def test_no_jdr_warnings_on_ordinary_inputs():
+    rng, a, b = _design()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        jdr.JointDimReduction(_classes(a, b, rng), a, b, covariates=rng.normal(size=600)).fit(1)
