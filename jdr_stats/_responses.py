@@ -102,9 +102,9 @@ class Adjustment:
         if not self.active:
             return "none"
         what = self.terms if self.terms else ", ".join(self.names)
-        out = f"linear on [1, {what}] ({self.p} column(s); blocks and response residualised)"
+        out = f"{what} (linear, p_Z = {self.p})"
         if self.dropped:
-            out += f"; collinear column(s) {list(self.dropped)} dropped"
+            out += f"; dropped {list(self.dropped)}"
         return out
 
 

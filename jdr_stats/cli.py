@@ -105,6 +105,12 @@ def _build_parser() -> _Parser:
     fit.add_argument("--b", type=_columns, help="block b columns, comma-separated")
     fit.add_argument("--formula", help='"y ~ a-terms | b-terms" instead of --y, --a and --b')
     fit.add_argument("--weights", help="column of positive case weights")
+    fit.add_argument("--covariates", metavar="COLS",
+                     help="covariates to adjust for: comma-separated columns (text columns "
+                          'are categorical); with --formula, formula terms ("age + C(site)")')
+    fit.add_argument("--response", choices=("auto", "numeric", "categorical"), default="auto",
+                     help="how to read --y: a text column is categorical (auto); "
+                          "'categorical' for numeric class codes")
     fit.add_argument("--rank", required=True, type=_rank, help='rank r, or "auto"')
     fit.add_argument("--sparsity", type=_sparsity, default=None, help="S1,S2 for a sparse fit")
     fit.add_argument("--no-standardize", action="store_true", help="centre only, do not whiten")
@@ -226,9 +232,10 @@ def _streamed_model(args: argparse.Namespace) -> JointDimReduction:
     """A model streamed from a Parquet file/folder, or a CSV file in chunks."""
     from .sources import CSVSource
 
-    if args.formula is not None or args.weights is not None:
-        raise ValueError("--formula and --weights need the rows in memory; streamed input "
-                         "(Parquet, --chunksize) takes --y, --a and --b")
+    if args.formula is not None or args.weights is not None or args.covariates is not None \
+            or args.response != "auto":
+        raise ValueError("--formula, --weights, --covariates and --response need the rows in "
+                         "memory; streamed input (Parquet, --chunksize) takes --y, --a and --b")
     if not (args.y and args.a and args.b):
         raise ValueError("give --y, --a and --b")
     overlap = set(args.a) & set(args.b)
@@ -268,12 +275,17 @@ def _model(args: argparse.Namespace, data: pd.DataFrame) -> JointDimReduction:
     if args.formula is not None:
         if args.y or args.a or args.b:
             raise ValueError("give either --formula or --y, --a and --b, not both")
+        if args.response != "auto":
+            raise ValueError("--response applies to --y; in --formula write C(y) for a "
+                             "categorical response")
         return JointDimReduction.from_formula(
-            args.formula, data, missing=args.missing, weights=weights
+            args.formula, data, missing=args.missing, weights=weights,
+            covariates=args.covariates,
         )
     if not (args.y and args.a and args.b):
         raise ValueError("give --y, --a and --b (or --formula)")
-    wanted = [args.y, *args.a, *args.b]
+    zcols = _columns(args.covariates) if args.covariates is not None else []
+    wanted = [args.y, *args.a, *args.b, *zcols]
     missing_cols = [c for c in wanted if c not in data.columns]
     if missing_cols:
         raise ValueError(
@@ -283,7 +295,8 @@ def _model(args: argparse.Namespace, data: pd.DataFrame) -> JointDimReduction:
     if overlap:
         raise ValueError(f"columns {sorted(overlap)} are in both --a and --b")
     return JointDimReduction(
-        data[args.y], data[args.a], data[args.b], missing=args.missing, weights=weights
+        data[args.y], data[args.a], data[args.b], missing=args.missing, weights=weights,
+        response=args.response, covariates=data[zcols] if zcols else None,
     )
 
 

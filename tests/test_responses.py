@@ -351,3 +351,28 @@ def test_no_jdr_warnings_on_ordinary_inputs():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         jdr.JointDimReduction(_classes(a, b, rng), a, b, covariates=rng.normal(size=600)).fit(1)
+
+
+def test_cli_categorical_response_and_covariates(tmp_path, capsys):
+    from jdr_stats.cli import main
+
+    rng, a, b = _design(m=400)
+    df = pd.DataFrame(np.c_[a, b], columns=["a0", "a1", "a2", "a3", "b0", "b1", "b2"])
+    df["g"] = _classes(a, b, rng)
+    df["code"] = df["g"].map({"A": 0, "B": 1, "C": 2})
+    df["age"] = rng.normal(size=400)
+    df["site"] = rng.choice(["x", "y"], 400)
+    path = tmp_path / "d.csv"
+    df.to_csv(path, index=False)
+    blocks = ["--a", "a0,a1,a2,a3", "--b", "b0,b1,b2", "--rank", "1"]
+    assert main(["fit", str(path), "--y", "g", *blocks, "--covariates", "age,site"]) == 0
+    out = capsys.readouterr().out
+    assert "categorical, 3 classes" in out and "age, site[T.y] (linear, p_Z = 2)" in out
+    assert main(["fit", str(path), "--y", "code", "--response", "categorical", *blocks]) == 0
+    assert "categorical, 3 classes" in capsys.readouterr().out
+    assert main(["fit", str(path), "--formula", "C(code) ~ a0 + a1 + a2 + a3 | b0 + b1 + b2",
+                 "--covariates", "age + C(site)", "--rank", "1"]) == 0
+    assert "age + C(site) (linear, p_Z = 2)" in capsys.readouterr().out
+    assert main(["fit", str(path), "--y", "code", *blocks, "--chunksize", "100",
+                 "--covariates", "age"]) == 2
+    assert "need the rows in memory" in capsys.readouterr().err
