@@ -17,6 +17,7 @@ from ._data import DataModel, MissingPolicy, ModelData, check_effective_rows
 from ._estimate import estimate
 from ._linalg import BlockMoments, block_whitenings
 from ._progress import ProgressArg
+from ._response_moments import ResponseMoments
 from ._responses import ResponseKind
 from ._sources import RowSource, is_dask_collection
 from ._streamed import MomentsData
@@ -140,14 +141,16 @@ class JointDimReduction(DataModel):
 
     # -- construction -----------------------------------------------------
     @classmethod
-    def from_moments(cls, moments: Moments) -> JointDimReduction:
+    def from_moments(cls, moments: Moments | ResponseMoments) -> JointDimReduction:
         """A model from sufficient statistics (no rows).
 
         Parameters
         ----------
-        moments : Moments
+        moments : Moments or ResponseMoments
             For example the merged moments of chunks of the data
-            (``sum(jdr.Moments.from_arrays(...) for chunk in chunks)``).
+            (``sum(jdr.Moments.from_arrays(...) for chunk in chunks)``); for a
+            response of several columns (or classes) the mergeable
+            :class:`~jdr_stats._response_moments.ResponseMoments`.
 
         Returns
         -------
@@ -177,13 +180,17 @@ class JointDimReduction(DataModel):
         cls,
         path: Any,
         *,
-        y: str,
+        y: str | list[str],
         a: list[str],
         b: list[str],
         weights: str | None = None,
         batch_rows: int | None = None,
     ) -> JointDimReduction:
         """A model from a Parquet file (or folder of files), streamed.
+
+        ``y`` may list several numeric columns: a multivariate response
+        (or the indicators of classes), summed in ``q + 1`` passes into a
+        mergeable :class:`~jdr_stats._response_moments.ResponseMoments`.
 
         One pass reads only the named columns in record batches of
         ``batch_rows`` rows and merges their exact moments
@@ -235,6 +242,14 @@ class JointDimReduction(DataModel):
         """
         from ._sources import ParquetSource
 
+        if not isinstance(y, str) and len(y) > 1:  # q responses (issue 21)
+            parts = [ParquetSource(path, y=c, a=a, b=b, weights=weights, batch_rows=batch_rows)
+                     for c in y]
+            yy = ParquetSource(path, y=y[0], a=list(y), b=list(y), weights=weights,
+                               batch_rows=batch_rows)
+            return cls._from_sums(ResponseMoments.from_sources(parts, yy), source=None,
+                                  origin=f"the Parquet source {str(path)!r}")
+        y = y if isinstance(y, str) else y[0]
         src = ParquetSource(path, y=y, a=a, b=b, weights=weights, batch_rows=batch_rows)
         return cls.from_source(src, origin=f"the Parquet source {str(path)!r}")
 
@@ -275,7 +290,8 @@ class JointDimReduction(DataModel):
 
 
     @classmethod
-    def _from_sums(cls, moments: Moments, *, source: Any, origin: str) -> JointDimReduction:
+    def _from_sums(cls, moments: Moments | ResponseMoments, *, source: Any,
+                   origin: str) -> JointDimReduction:
         model = cls.__new__(cls)
         model._data = MomentsData(moments, source=source, origin=origin)
         model._formula = None
@@ -540,5 +556,10 @@ def _dask_data(
             'missing="drop" is not supported with dask input (NaN raise an error); '
             "drop the rows with dask first (ddf.dropna())"
         )
+    if getattr(endog, "ndim", 1) == 2 and endog.shape[1] > 1:  # q responses (issue 21)
+        parts = [DaskSource(endog[:, c], exog_a, exog_b, endog_name=f"y{c}")
+                 for c in range(endog.shape[1])]
+        yy = DaskSource(endog[:, 0], endog, endog)
+        return MomentsData(ResponseMoments.from_sources(parts, yy), origin="dask collections")
     src = DaskSource(endog, exog_a, exog_b)
     return MomentsData(Moments.from_source(src), source=src, origin="dask collections")

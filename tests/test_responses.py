@@ -376,3 +376,74 @@ def test_cli_categorical_response_and_covariates(tmp_path, capsys):
     assert main(["fit", str(path), "--y", "code", *blocks, "--chunksize", "100",
                  "--covariates", "age"]) == 2
     assert "need the rows in memory" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------
+# Streams: mergeable moments of q responses (arrays, Parquet, CSV chunks, dask)
+# ---------------------------------------------------------------------------
+def _multi_data():
+    rng, a, b = _design(m=900)
+    y = np.c_[a[:, 0] * b[:, 0], a[:, 1] * b[:, 1], np.zeros(900)] + rng.normal(size=(900, 3))
+    y[:, 2] = 2.0 * y[:, 0] - 1.0  # a collinear column: dropped on both paths
+    return y, a, b
+
+
+@pytest.mark.equality
+def test_response_moments_merge_and_match_in_memory():
+    from jdr_stats._response_moments import ResponseMoments
+
+    y, a, b = _multi_data()
+    whole = jdr.JointDimReduction(y, a, b).fit(2)
+    parts = sum(ResponseMoments.from_arrays(y[i:i + 250], a[i:i + 250], b[i:i + 250])
+                for i in range(0, 900, 250))
+    streamed = jdr.JointDimReduction.from_moments(parts).fit(2)
+    np.testing.assert_allclose(streamed.singular_values, whole.singular_values, rtol=1e-9)
+    assert _angle(streamed.directions_a, whole.directions_a) < 1e-8
+    assert streamed.model.data.response.q == 2
+    rt = streamed.rank_tests()  # no rows: the fallback is the chi-square test
+    assert rt.method == "chi2"
+    np.testing.assert_allclose(rt.table["statistic"],
+                               whole.rank_tests("chi2").table["statistic"], rtol=1e-8)
+
+
+@pytest.mark.equality
+def test_response_moments_classes():
+    from jdr_stats._response_moments import ResponseMoments
+
+    rng, a, b = _design(m=900)
+    lab = _classes(a, b, rng)
+    parts = sum(ResponseMoments.from_arrays(lab[i:i + 300], a[i:i + 300], b[i:i + 300],
+                                            classes=["A", "B", "C"]) for i in range(0, 900, 300))
+    streamed = jdr.JointDimReduction.from_moments(parts).fit(1)
+    whole = jdr.JointDimReduction(lab, a, b).fit(1)
+    np.testing.assert_allclose(streamed.singular_values, whole.singular_values, rtol=1e-9)
+    assert streamed.model.data.response.counts == whole.model.data.response.counts
+    with pytest.raises(ValueError, match="not in classes"):
+        ResponseMoments.from_arrays(lab, a, b, classes=["A", "B"])
+
+
+@pytest.mark.equality
+def test_parquet_csv_and_dask_multivariate(tmp_path):
+    pytest.importorskip("pyarrow")
+    from jdr_stats._response_moments import ResponseMoments
+    from jdr_stats.sources import CSVSource
+
+    y, a, b = _multi_data()
+    cols_a, cols_b = [f"a{j}" for j in range(4)], [f"b{j}" for j in range(3)]
+    df = pd.DataFrame(np.c_[y, a, b], columns=["y0", "y1", "y2", *cols_a, *cols_b])
+    whole = jdr.JointDimReduction(df[["y0", "y1", "y2"]], df[cols_a], df[cols_b]).fit(2)
+    path = tmp_path / "d.parquet"
+    df.to_parquet(path, row_group_size=200)
+    pq = jdr.JointDimReduction.from_parquet(path, y=["y0", "y1", "y2"], a=cols_a, b=cols_b,
+                                            batch_rows=128).fit(2)
+    np.testing.assert_allclose(pq.singular_values, whole.singular_values, rtol=1e-9)
+    csv = tmp_path / "d.csv"
+    df.to_csv(csv, index=False)
+    parts = [CSVSource(csv, y=c, a=cols_a, b=cols_b, batch_rows=100) for c in ["y0", "y1", "y2"]]
+    yy = CSVSource(csv, y="y0", a=["y0", "y1", "y2"], b=["y0", "y1", "y2"], batch_rows=100)
+    chunked = jdr.JointDimReduction.from_moments(ResponseMoments.from_sources(parts, yy)).fit(2)
+    np.testing.assert_allclose(chunked.singular_values, whole.singular_values, rtol=1e-9)
+    da = pytest.importorskip("dask.array")
+    dk = jdr.JointDimReduction(da.from_array(y, chunks=(300, 3)), da.from_array(a, chunks=(300, 4)),
+                               da.from_array(b, chunks=(300, 3))).fit(2)
+    np.testing.assert_allclose(dk.singular_values, whole.singular_values, rtol=1e-9)
