@@ -21,10 +21,9 @@ import pandas as pd
 
 from ._data import _NamesMixin
 from ._linalg import BlockMoments
-from ._response_moments import ResponseMoments
 from ._responses import Adjustment, ResponseInfo
 from .exceptions import RowsNotInMemoryError
-from .moments import Moments
+from .moments import Moments, ResponseMoments
 
 __all__ = ["MomentsData", "check_moments"]
 

@@ -17,13 +17,12 @@ from ._data import DataModel, MissingPolicy, ModelData, check_effective_rows
 from ._estimate import estimate
 from ._linalg import BlockMoments, block_whitenings
 from ._progress import ProgressArg
-from ._response_moments import ResponseMoments
 from ._responses import ResponseKind
 from ._sources import RowSource, is_dask_collection
 from ._streamed import MomentsData
 from ._validation import check_bool, check_rows_for_whitening, normalize_seed
 from .inference.rank_tests import RankMethod, choose_rank
-from .moments import Moments
+from .moments import Moments, ResponseMoments
 from .results import JDRResults
 from .support import Covariance as SupportCovariance
 from .support import Method as SupportMethod
@@ -150,7 +149,7 @@ class JointDimReduction(DataModel):
             For example the merged moments of chunks of the data
             (``sum(jdr.Moments.from_arrays(...) for chunk in chunks)``); for a
             response of several columns (or classes) the mergeable
-            :class:`~jdr_stats._response_moments.ResponseMoments`.
+            :class:`~jdr_stats.moments.ResponseMoments`.
 
         Returns
         -------
@@ -190,7 +189,7 @@ class JointDimReduction(DataModel):
 
         ``y`` may list several numeric columns: a multivariate response
         (or the indicators of classes), summed in ``q + 1`` passes into a
-        mergeable :class:`~jdr_stats._response_moments.ResponseMoments`.
+        mergeable :class:`~jdr_stats.moments.ResponseMoments`.
 
         One pass reads only the named columns in record batches of
         ``batch_rows`` rows and merges their exact moments

@@ -390,7 +390,7 @@ def _multi_data():
 
 @pytest.mark.equality
 def test_response_moments_merge_and_match_in_memory():
-    from jdr_stats._response_moments import ResponseMoments
+    from jdr_stats.moments import ResponseMoments
 
     y, a, b = _multi_data()
     whole = jdr.JointDimReduction(y, a, b).fit(2)
@@ -408,7 +408,7 @@ def test_response_moments_merge_and_match_in_memory():
 
 @pytest.mark.equality
 def test_response_moments_classes():
-    from jdr_stats._response_moments import ResponseMoments
+    from jdr_stats.moments import ResponseMoments
 
     rng, a, b = _design(m=900)
     lab = _classes(a, b, rng)
@@ -425,7 +425,7 @@ def test_response_moments_classes():
 @pytest.mark.equality
 def test_parquet_csv_and_dask_multivariate(tmp_path):
     pytest.importorskip("pyarrow")
-    from jdr_stats._response_moments import ResponseMoments
+    from jdr_stats.moments import ResponseMoments
     from jdr_stats.sources import CSVSource
 
     y, a, b = _multi_data()
