@@ -447,3 +447,17 @@ def test_parquet_csv_and_dask_multivariate(tmp_path):
     dk = jdr.JointDimReduction(da.from_array(y, chunks=(300, 3)), da.from_array(a, chunks=(300, 4)),
                                da.from_array(b, chunks=(300, 3))).fit(2)
     np.testing.assert_allclose(dk.singular_values, whole.singular_values, rtol=1e-9)
+
+
+def test_permutation_statistic_of_unpermuted_rows_is_the_statistic():
+    from jdr_stats._hosvd import complement_statistic, hosvd
+    from jdr_stats.inference._rank_q import _stats_of_rows
+
+    rng, a, b = _design()
+    res = jdr.JointDimReduction(_classes(a, b, rng), a, b).fit(1)
+    y, a_raw, b_raw = res.model.data.rows("test")
+    xq = res.estimate.coef_tensor
+    u, _, v, _ = hosvd(xq)
+    for k in range(3):
+        batch = _stats_of_rows(y, np.stack([a_raw] * 2), np.stack([b_raw] * 2), k)
+        np.testing.assert_allclose(batch, complement_statistic(xq, u, v, k, 600), rtol=1e-9)

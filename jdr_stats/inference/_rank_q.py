@@ -59,32 +59,44 @@ def _white_rows(data: RowsData, whitening: tuple[Whitening, Whitening]
     return y, wa.to_white(a), wb.to_white(b)
 
 
-def _whiten_block(x: np.ndarray) -> np.ndarray:
-    xc = x - x.mean(axis=0)
-    chol = np.linalg.cholesky(xc.T @ xc / x.shape[0])
-    return np.linalg.solve(chol, xc.T).T
+def _centred_factor(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Centred blocks of a batch (B x m x n) and the inverse Cholesky factors of
+    their covariances (divisor m)."""
+    xc = x - x.mean(axis=1, keepdims=True)
+    cov = xc.transpose(0, 2, 1) @ xc / x.shape[1]
+    return xc, np.linalg.inv(np.linalg.cholesky(cov))
 
 
-def _stat_of_rows(y: np.ndarray, a: np.ndarray, b: np.ndarray, k: int) -> float:
-    """``Lambda_k`` of rows (blocks re-whitened, ``y`` centred)."""
+def _stats_of_rows(y: np.ndarray, a: np.ndarray, b: np.ndarray, k: int) -> np.ndarray:
+    """``Lambda_k`` of a batch of data sets (blocks B x m x n re-whitened, ``y`` centred):
+    ``X_c = La^{-1} (A^T diag(y_c) B / m) Lb^{-T}``."""
     m = y.shape[0]
-    aw, bw = _whiten_block(a), _whiten_block(b)
+    (ac, la), (bc, lb) = _centred_factor(a), _centred_factor(b)
     yc = y - y.mean(axis=0)
-    xq = np.einsum("ic,ij,il->cjl", yc, aw, bw) / m
-    u, _, v, _ = hosvd(xq)
-    return complement_statistic(xq, u, v, k, m)
+    at = ac.transpose(0, 2, 1)
+    raw = np.stack([at @ (bc * yc[None, :, c:c + 1]) for c in range(yc.shape[1])], axis=1)
+    xq = la[:, None] @ raw @ lb[:, None].transpose(0, 1, 3, 2) / m  # B x q x n1 x n2
+    nb, q, n1, n2 = xq.shape
+    # the HOSVD of every data set at once (signs do not matter for Lambda_k)
+    u = np.linalg.svd(xq.transpose(0, 2, 1, 3).reshape(nb, n1, q * n2))[0][:, :, k:]
+    v = np.linalg.svd(xq.transpose(0, 3, 1, 2).reshape(nb, n2, q * n1))[0][:, :, k:]
+    core = u.transpose(0, 2, 1)[:, None] @ xq @ v[:, None]
+    return m * np.sum(core**2, axis=(1, 2, 3))
 
 
 def _perm_null(y: np.ndarray, a: np.ndarray, b: np.ndarray, u: np.ndarray, v: np.ndarray,
                k: int, n_perm: int, rng: np.random.Generator) -> np.ndarray:
     ar, br = a @ u, b @ v  # rotated: first k columns signal, the rest complement
-    out = np.empty(n_perm)
-    for j in range(n_perm):
-        pi = rng.permutation(y.shape[0])
-        ap, bp = ar.copy(), br.copy()
-        ap[:, k:], bp[:, k:] = ar[pi, k:], br[pi, k:]
-        out[j] = _stat_of_rows(y, ap, bp, k)
-    return out
+    m = y.shape[0]
+    batch = max(1, min(n_perm, 4_000_000 // (m * (ar.shape[1] + br.shape[1]))))
+    out = []
+    for start in range(0, n_perm, batch):
+        idx = np.stack([rng.permutation(m) for _ in range(min(batch, n_perm - start))])
+        ap = np.repeat(ar[None], len(idx), axis=0)
+        bp = np.repeat(br[None], len(idx), axis=0)
+        ap[:, :, k:], bp[:, :, k:] = ar[idx, k:], br[idx, k:]
+        out.append(_stats_of_rows(y, ap, bp, k))
+    return np.concatenate(out)
 
 
 def run_q(
