@@ -265,13 +265,11 @@ class ModelData(_NamesMixin):
         check_response : bool
             Require at least two distinct response values.
         response : {"auto", "numeric", "categorical"} or None
-            How to read ``endog`` (:func:`~jdr_stats._responses.parse_response`):
-            categorical (class indicators) and multivariate (2-D) responses
-            are accepted unless None (one numeric response, the baselines).
-        covariates : array_like or DataFrame, optional
-            Covariates partialled out of the response and the blocks
-            (:func:`~jdr_stats._responses.residualize`); ``covariate_terms``
-            is their formula, for the summary.
+            How to read ``endog`` (:mod:`jdr_stats._responses`); None: one
+            numeric response (the baselines).
+        covariates, covariate_terms : optional
+            Covariates partialled out of the response and the blocks, and
+            their formula terms (for the summary).
 
         Notes
         -----

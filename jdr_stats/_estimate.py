@@ -85,7 +85,12 @@ def _decompose(
     wb: Whitening | None,
     rank: int,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Whiten (if both whitenings are given), SVD, keep ``rank``, map back."""
+    """Whiten (if both whitenings are given), SVD, keep ``rank``, map back.
+
+    A ``(q, n1, n2)`` stack of cross moments (a response of ``q > 1``
+    columns) goes to :func:`~jdr_stats._hosvd.decompose_q` (HOSVD)."""
+    if cross.ndim == 3:
+        return decompose_q(cross, wa, wb, rank)
     xw = cross if wa is None or wb is None else whiten_cross(cross, wa, wb)
     u, s, v = svd_signed(xw)
     u_std, v_std = u[:, :rank], v[:, :rank]
@@ -114,6 +119,8 @@ def _sparse_fit(
 ) -> tuple[np.ndarray, ...]:
     """The estimator on the variables ``rows``, ``cols`` alone (each block
     whitened with its own sub-covariance); directions padded with zeros."""
+    if mom.cross_q is not None:
+        raise ValueError(f"sparse fits need a single response column; got q = {mom.q}")
     n1, n2 = mom.cross.shape
     sub = mom.cross[np.ix_(rows, cols)]
     wa_s = wb_s = None
@@ -181,9 +188,8 @@ def estimate(
     wa = wb = None
     if standardize:
         wa, wb = whitening if whitening is not None else block_whitenings(mom, names_a, names_b)
-    if mom.cross_q is not None:  # q > 1 responses: the HOSVD hook (jdr_stats._hosvd)
-        return _estimate_q(mom.cross_q, wa, wb, rank, sparsity, support)
-    xw, s, u_std, v_std, dir_a, dir_b = _decompose(mom.cross, wa, wb, rank)
+    cross = mom.cross if mom.cross_q is None else mom.cross_q  # q > 1: HOSVD, _decompose
+    xw, s, u_std, v_std, dir_a, dir_b = _decompose(cross, wa, wb, rank)
     rows, cols = np.arange(n1), np.arange(n2)
     if sparsity is not None and support is not None:
         raise ValueError("give sparsity or support, not both")
@@ -199,7 +205,7 @@ def estimate(
         )
     return Estimate(
         rank=rank,
-        coef_matrix=xw,
+        coef_matrix=xw if xw.ndim == 2 else xw[0], coef_tensor=None if xw.ndim == 2 else xw,
         singular_values=s,
         u_std=u_std,
         v_std=v_std,
@@ -209,17 +215,3 @@ def estimate(
         cols=cols,
     )
 
-
-def _estimate_q(cross_q: np.ndarray, wa: Whitening | None, wb: Whitening | None, rank: int,
-                sparsity: object, support: object) -> Estimate:
-    """The dense HOSVD fit of a ``q > 1`` response (:func:`~jdr_stats._hosvd.decompose_q`)."""
-    if sparsity is not None or support is not None:
-        raise ValueError(
-            "sparse fits (sparsity=, support sets) need a single response column; this "
-            f"model's response has q = {cross_q.shape[0]} columns. Fit it dense (sparsity=None)"
-        )
-    xq, s, u_std, v_std, dir_a, dir_b = decompose_q(cross_q, wa, wb, rank)
-    n1, n2 = xq.shape[1:]
-    return Estimate(rank=rank, coef_matrix=xq[0], singular_values=s, u_std=u_std,
-                    v_std=v_std, dir_a=dir_a, dir_b=dir_b, rows=np.arange(n1),
-                    cols=np.arange(n2), coef_tensor=xq)

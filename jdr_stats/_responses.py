@@ -31,6 +31,8 @@ __all__ = [
     "indicators",
     "parse_response",
     "residualize",
+    "summary_lines",
+    "summary_notes",
     "whiten_response",
 ]
 
@@ -421,3 +423,33 @@ def model_response(
                             tuple(dropped))
         y = yw[:, 0] if yw.shape[1] == 1 else yw
     return y, arrays, info, adjustment
+
+
+def summary_lines(data: Any) -> dict[str, Any]:
+    """The summary's response type and adjustment (issue 21)."""
+    info = getattr(data, "response", None) or ResponseInfo()
+    adj = getattr(data, "adjustment", None) or Adjustment()
+    out: dict[str, Any] = {"Response:": info.describe(), "Adjusted for:": adj.describe()}
+    if adj.active:
+        out["Effective obs.:"] = f"{data.nobs - 1 - adj.p} (m - 1 - p_Z)"
+    return out
+
+
+def summary_notes(data: Any) -> list[str]:
+    """Notes on a categorical or multivariate response and on the adjustment."""
+    info = getattr(data, "response", None) or ResponseInfo()
+    adj = getattr(data, "adjustment", None) or Adjustment()
+    notes = [info.class_note()] if info.kind == "categorical" else []
+    if info.q > 1:
+        notes.append(
+            f"Response of q = {info.q} columns, centred and whitened (Yw): the estimator "
+            "is the HOSVD of the q whitened cross moments X_c; k: singular values of the "
+            "mode-1 unfolding [X_1 ... X_q]; coef_matrix is X_1."
+        )
+    if adj.active:
+        notes.append(
+            "Adjusted: the response and both blocks are the least squares residuals on "
+            f"[1, {', '.join(adj.names)}]; the tests see these rows "
+            f"(effective sample size m - 1 - p_Z = {data.nobs - 1 - adj.p})."
+        )
+    return notes

@@ -26,7 +26,8 @@ from ._data import (
 from ._estimate import Estimate
 from ._export import ExportMixin, records
 from ._linalg import BlockMoments, Whitening
-from ._responses import Adjustment, ResponseInfo
+from ._responses import summary_lines as _response_lines
+from ._responses import summary_notes as _response_notes
 from ._sources import DaskSource, is_dask_collection
 from ._version import __version__
 from .diagnostics import Premises, block_covariances, premises
@@ -672,32 +673,3 @@ class JDRResults(ExportMixin, SummaryMixin):
         return build_summary("Joint Dimension Reduction Results", info, tables, notes)
 
 
-
-def _response_lines(data: Any) -> dict[str, Any]:
-    """The summary's response type and adjustment (issue 21)."""
-    info = getattr(data, "response", None) or ResponseInfo()
-    adj = getattr(data, "adjustment", None) or Adjustment()
-    out: dict[str, Any] = {"Response:": info.describe(), "Adjusted for:": adj.describe()}
-    if adj.active:
-        out["Effective obs.:"] = f"{data.nobs - 1 - adj.p} (m - 1 - p_Z)"
-    return out
-
-
-def _response_notes(data: Any) -> list[str]:
-    """Notes on a categorical or multivariate response and on the adjustment."""
-    info = getattr(data, "response", None) or ResponseInfo()
-    adj = getattr(data, "adjustment", None) or Adjustment()
-    notes = [info.class_note()] if info.kind == "categorical" else []
-    if info.q > 1:
-        notes.append(
-            f"Response of q = {info.q} columns, centred and whitened (Yw): the estimator "
-            "is the HOSVD of the q whitened cross moments X_c; k: singular values of the "
-            "mode-1 unfolding [X_1 ... X_q]; coef_matrix is X_1."
-        )
-    if adj.active:
-        notes.append(
-            "Adjusted: the response and both blocks are the least squares residuals on "
-            f"[1, {', '.join(adj.names)}]; the tests see these rows "
-            f"(effective sample size m - 1 - p_Z = {data.nobs - 1 - adj.p})."
-        )
-    return notes
