@@ -100,7 +100,8 @@ def _build_parser() -> _Parser:
     demo = sub.add_parser("demo", help="fit the joint estimator to the bundled ais data")
     fit = sub.add_parser("fit", help="fit the joint estimator to a CSV file")
     fit.add_argument("file", help="CSV file with a header row")
-    fit.add_argument("--y", help="response column")
+    fit.add_argument("--y", help="response column (several, comma-separated: a "
+                     "multivariate response)")
     fit.add_argument("--a", type=_columns, help="block a columns, comma-separated")
     fit.add_argument("--b", type=_columns, help="block b columns, comma-separated")
     fit.add_argument("--formula", help='"y ~ a-terms | b-terms" instead of --y, --a and --b')
@@ -230,6 +231,7 @@ def _emit(text: str, output: str | None) -> None:
 # -- fit ----------------------------------------------------------------------
 def _streamed_model(args: argparse.Namespace) -> JointDimReduction:
     """A model streamed from a Parquet file/folder, or a CSV file in chunks."""
+    from .moments import ResponseMoments
     from .sources import CSVSource
 
     if args.formula is not None or args.weights is not None or args.covariates is not None \
@@ -245,14 +247,20 @@ def _streamed_model(args: argparse.Namespace) -> JointDimReduction:
         raise ValueError('--missing drop needs the rows in memory; streamed input (Parquet, '
                          '--chunksize) refuses NaN')
     path = Path(args.file)
+    ycols = _columns(args.y)
     if path.suffix == ".parquet" or path.is_dir():
         try:
-            return JointDimReduction.from_parquet(path, y=args.y, a=args.a, b=args.b,
+            return JointDimReduction.from_parquet(path, y=ycols, a=args.a, b=args.b,
                                                   batch_rows=args.chunksize)
         except ImportError as exc:
             raise ValueError(str(exc)) from None
     if not path.is_file():
         raise ValueError(f"file not found: {args.file}")
+    if len(ycols) > 1:  # a multivariate response: one pass per column, one for Y
+        parts = [CSVSource(path, y=c, a=args.a, b=args.b, batch_rows=args.chunksize)
+                 for c in ycols]
+        yy = CSVSource(path, y=ycols[0], a=ycols, b=ycols, batch_rows=args.chunksize)
+        return JointDimReduction.from_moments(ResponseMoments.from_sources(parts, yy))
     src = CSVSource(path, y=args.y, a=args.a, b=args.b, batch_rows=args.chunksize)
     return JointDimReduction.from_source(src, origin=f"the CSV file {args.file!r} (chunked)")
 
@@ -285,7 +293,8 @@ def _model(args: argparse.Namespace, data: pd.DataFrame) -> JointDimReduction:
     if not (args.y and args.a and args.b):
         raise ValueError("give --y, --a and --b (or --formula)")
     zcols = _columns(args.covariates) if args.covariates is not None else []
-    wanted = [args.y, *args.a, *args.b, *zcols]
+    ycols = _columns(args.y)  # several columns: a multivariate response
+    wanted = [*ycols, *args.a, *args.b, *zcols]
     missing_cols = [c for c in wanted if c not in data.columns]
     if missing_cols:
         raise ValueError(
@@ -295,7 +304,8 @@ def _model(args: argparse.Namespace, data: pd.DataFrame) -> JointDimReduction:
     if overlap:
         raise ValueError(f"columns {sorted(overlap)} are in both --a and --b")
     return JointDimReduction(
-        data[args.y], data[args.a], data[args.b], missing=args.missing, weights=weights,
+        data[ycols[0]] if len(ycols) == 1 else data[ycols], data[args.a], data[args.b],
+        missing=args.missing, weights=weights,
         response=args.response, covariates=data[zcols] if zcols else None,
     )
 

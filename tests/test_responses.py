@@ -376,6 +376,17 @@ def test_cli_categorical_response_and_covariates(tmp_path, capsys):
     assert main(["fit", str(path), "--y", "code", *blocks, "--chunksize", "100",
                  "--covariates", "age"]) == 2
     assert "need the rows in memory" in capsys.readouterr().err
+    df["y1"] = a[:, 0] * b[:, 0] + rng.normal(size=400)
+    df["y2"] = a[:, 1] * b[:, 1] + rng.normal(size=400)
+    df.to_csv(path, index=False)
+    assert main(["fit", str(path), "--y", "y1,y2", *blocks]) == 0
+    in_memory = capsys.readouterr().out
+    assert "multivariate, q = 2 (y1, y2)" in in_memory
+    assert main(["fit", str(path), "--y", "y1,y2", *blocks, "--chunksize", "64"]) == 0
+    streamed = capsys.readouterr().out
+    assert "multivariate, q = 2 (y1, y2)" in streamed
+    assert in_memory.split("block a")[0].split("k ")[-1] == \
+        streamed.split("block a")[0].split("k ")[-1]  # the same singular values
 
 
 # ---------------------------------------------------------------------------
