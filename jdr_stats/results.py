@@ -483,7 +483,8 @@ class JDRResults(ExportMixin, SummaryMixin):
             ``model``, ``version``, ``endog``, ``formula``, ``nobs``, ``n1``,
             ``n2``, ``rank``, ``rank_method``, ``alpha``, ``standardize``,
             ``sparsity`` (``[s1, s2]`` or None), ``weights`` (bool),
-            ``singular_values``, ``directions`` (one record per variable:
+            ``response`` and ``adjusted_for`` (the summary's lines; with
+            covariates also ``effective_obs``), ``singular_values``, ``directions`` (one record per variable:
             ``{"block": "a", "variable": name, "dir1": ..., "dirr": ...}``,
             original coordinates), ``support_a``, ``support_b``,
             ``rank_tests`` (the tests that chose the rank of a
@@ -523,6 +524,8 @@ class JDRResults(ExportMixin, SummaryMixin):
             "standardize": self.standardize,
             "sparsity": None if self.sparsity is None else list(self.sparsity),
             "weights": bool(m.data.weighted),
+            **{k.rstrip(":").lower().replace(" ", "_").replace(".", ""): v
+               for k, v in _response_lines(m.data).items()},
             "singular_values": json_safe(self.singular_values),
             "directions": records(dirs),
             "support_a": self.support_a,
