@@ -484,7 +484,8 @@ class JDRResults(ExportMixin, SummaryMixin):
             ``n2``, ``rank``, ``rank_method``, ``alpha``, ``standardize``,
             ``sparsity`` (``[s1, s2]`` or None), ``weights`` (bool),
             ``response`` and ``adjusted_for`` (the summary's lines; with
-            covariates also ``effective_obs``), ``singular_values``, ``directions`` (one record per variable:
+            covariates also ``effective_obs``), ``singular_values``,
+            ``directions`` (one record per variable:
             ``{"block": "a", "variable": name, "dir1": ..., "dirr": ...}``,
             original coordinates), ``support_a``, ``support_b``,
             ``rank_tests`` (the tests that chose the rank of a
