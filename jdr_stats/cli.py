@@ -33,7 +33,7 @@ import pandas as pd
 from ._version import __version__
 from .datasets import load_ais
 from .exceptions import JDRWarning
-from .model import JointDimReduction
+from .model import JointDimReduction, stream_model
 
 __all__ = ["demo_model", "main", "results_to_dict"]
 
@@ -231,13 +231,12 @@ def _emit(text: str, output: str | None) -> None:
 # -- fit ----------------------------------------------------------------------
 def _streamed_model(args: argparse.Namespace) -> JointDimReduction:
     """A model streamed from a Parquet file/folder, or a CSV file in chunks."""
-    from .moments import ResponseMoments
     from .sources import CSVSource
 
-    if args.formula is not None or args.weights is not None or args.covariates is not None \
-            or args.response != "auto":
-        raise ValueError("--formula, --weights, --covariates and --response need the rows in "
-                         "memory; streamed input (Parquet, --chunksize) takes --y, --a and --b")
+    if args.formula is not None or args.weights is not None or args.response != "auto":
+        raise ValueError("--formula, --weights and --response need the rows in memory; "
+                         "streamed input (Parquet, --chunksize) takes --y, --a, --b and "
+                         "numeric --covariates")
     if not (args.y and args.a and args.b):
         raise ValueError("give --y, --a and --b")
     overlap = set(args.a) & set(args.b)
@@ -248,19 +247,19 @@ def _streamed_model(args: argparse.Namespace) -> JointDimReduction:
                          '--chunksize) refuses NaN')
     path = Path(args.file)
     ycols = _columns(args.y)
+    zcols = None if args.covariates is None else _columns(args.covariates)
     if path.suffix == ".parquet" or path.is_dir():
         try:
             return JointDimReduction.from_parquet(path, y=ycols, a=args.a, b=args.b,
-                                                  batch_rows=args.chunksize)
+                                                  batch_rows=args.chunksize, covariates=zcols)
         except ImportError as exc:
             raise ValueError(str(exc)) from None
     if not path.is_file():
         raise ValueError(f"file not found: {args.file}")
-    if len(ycols) > 1:  # a multivariate response: one pass per column, one for Y
-        parts = [CSVSource(path, y=c, a=args.a, b=args.b, batch_rows=args.chunksize)
-                 for c in ycols]
-        yy = CSVSource(path, y=ycols[0], a=ycols, b=ycols, batch_rows=args.chunksize)
-        return JointDimReduction.from_moments(ResponseMoments.from_sources(parts, yy))
+    if len(ycols) > 1 or zcols:  # q responses and/or covariates: several passes
+        return stream_model(JointDimReduction, CSVSource, path, ycols, args.a, args.b, zcols,
+                            weights=None, batch_rows=args.chunksize,
+                            origin=f"the CSV file {args.file!r} (chunked)")
     src = CSVSource(path, y=args.y, a=args.a, b=args.b, batch_rows=args.chunksize)
     return JointDimReduction.from_source(src, origin=f"the CSV file {args.file!r} (chunked)")
 

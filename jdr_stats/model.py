@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ._adjusted_source import adjust_source
 from ._data import DataModel, MissingPolicy, ModelData, check_effective_rows
 from ._estimate import estimate
 from ._linalg import BlockMoments, block_whitenings
@@ -184,6 +185,7 @@ class JointDimReduction(DataModel):
         b: list[str],
         weights: str | None = None,
         batch_rows: int | None = None,
+        covariates: str | list[str] | None = None,
     ) -> JointDimReduction:
         """A model from a Parquet file (or folder of files), streamed.
 
@@ -208,6 +210,12 @@ class JointDimReduction(DataModel):
             A column of nonnegative frequency weights.
         batch_rows : int, optional
             Rows per record batch (default 65536).
+        covariates : str or list of str, optional
+            Numeric covariate columns (indicator columns for a categorical
+            one) to adjust for: one more pass computes the least squares
+            coefficients, and every pass then reads the rows residualised on
+            ``[1, Z]`` (as a model from arrays with ``covariates=``).  Not
+            with ``weights``.
 
         Returns
         -------
@@ -241,16 +249,12 @@ class JointDimReduction(DataModel):
         """
         from ._sources import ParquetSource
 
-        if not isinstance(y, str) and len(y) > 1:  # q responses (issue 21)
-            parts = [ParquetSource(path, y=c, a=a, b=b, weights=weights, batch_rows=batch_rows)
-                     for c in y]
-            yy = ParquetSource(path, y=y[0], a=list(y), b=list(y), weights=weights,
-                               batch_rows=batch_rows)
-            return cls._from_sums(ResponseMoments.from_sources(parts, yy), source=None,
-                                  origin=f"the Parquet source {str(path)!r}")
-        y = y if isinstance(y, str) else y[0]
-        src = ParquetSource(path, y=y, a=a, b=b, weights=weights, batch_rows=batch_rows)
-        return cls.from_source(src, origin=f"the Parquet source {str(path)!r}")
+        if isinstance(y, str) and covariates is None:
+            src = ParquetSource(path, y=y, a=a, b=b, weights=weights, batch_rows=batch_rows)
+            return cls.from_source(src, origin=f"the Parquet source {str(path)!r}")
+        return stream_model(cls, ParquetSource, path, y, a, b, covariates,
+                            weights=weights, batch_rows=batch_rows,
+                            origin=f"the Parquet source {str(path)!r}")
 
     @classmethod
     def from_source(cls, source: Any, *, origin: str | None = None) -> JointDimReduction:
@@ -489,6 +493,38 @@ class JointDimReduction(DataModel):
             n_resamples=n_resamples, rule=rule, fdr=fdr, standardize=standardize, seed=seed,
             progress=progress, n_jobs=n_jobs,
         )
+
+
+def stream_model(cls: type[JointDimReduction], source_cls: Any, path: Any,
+                 y: str | list[str], a: list[str], b: list[str],
+                 covariates: str | list[str] | None, *, weights: str | None,
+                 batch_rows: int | None, origin: str) -> JointDimReduction:
+    """A model streamed from a file source with several response columns
+    (:class:`~jdr_stats.moments.ResponseMoments`, ``q + 1`` passes) and/or
+    numeric covariates (:mod:`jdr_stats._adjusted_source`, one more pass per
+    set of sums)."""
+    ys = [y] if isinstance(y, str) else list(y)
+    zs = [] if covariates is None else [covariates] if isinstance(covariates, str) \
+        else list(covariates)
+    if zs and weights is not None:
+        raise ValueError("covariates with weights need the rows in memory; got weights="
+                         f"{weights!r}")
+
+    def make(ycol: str, acols: list[str], bcols: list[str]) -> tuple[Any, Any]:
+        base = source_cls(path, y=ycol, a=acols, b=[*bcols, *zs], weights=weights,
+                          batch_rows=batch_rows)
+        return adjust_source(base, zs) if zs else (base, None)
+
+    if len(ys) > 1:
+        parts = [make(c, a, b) for c in ys]
+        rm = ResponseMoments.from_sources([src for src, _ in parts], make(ys[0], ys, ys)[0])
+        model, adj = cls._from_sums(rm, source=None, origin=origin), parts[0][1]
+    else:
+        src, adj = make(ys[0], a, b)
+        model = cls.from_source(src, origin=origin)
+    if adj is not None:
+        model._data.adjustment = adj  # type: ignore[attr-defined]
+    return model
 
 
 def _require_one_response(data: Any, what: str) -> None:

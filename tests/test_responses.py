@@ -373,8 +373,16 @@ def test_cli_categorical_response_and_covariates(tmp_path, capsys):
     assert main(["fit", str(path), "--formula", "C(code) ~ a0 + a1 + a2 + a3 | b0 + b1 + b2",
                  "--covariates", "age + C(site)", "--rank", "1"]) == 0
     assert "age + C(site) (linear, p_Z = 2)" in capsys.readouterr().out
+    assert main(["fit", str(path), "--y", "code", *blocks, "--covariates", "age"]) == 0
+    in_memory = capsys.readouterr().out
     assert main(["fit", str(path), "--y", "code", *blocks, "--chunksize", "100",
-                 "--covariates", "age"]) == 2
+                 "--covariates", "age"]) == 0
+    streamed = capsys.readouterr().out
+    assert "age (linear, p_Z = 1)" in streamed
+    assert in_memory.split("block a")[0].split("k ")[-1] == \
+        streamed.split("block a")[0].split("k ")[-1]  # the same singular values
+    assert main(["fit", str(path), "--y", "code", *blocks, "--chunksize", "100",
+                 "--response", "categorical"]) == 2
     assert "need the rows in memory" in capsys.readouterr().err
     df["y1"] = a[:, 0] * b[:, 0] + rng.normal(size=400)
     df["y2"] = a[:, 1] * b[:, 1] + rng.normal(size=400)
@@ -505,3 +513,33 @@ def test_permutation_fallback_size_under_adjusted_null():
         pv.append(rt.table["pvalue"].iloc[0])
     size = float(np.mean(np.array(pv) <= 0.1))
     assert abs(size - 0.1) < 3 * np.sqrt(0.1 * 0.9 / n_rep), size
+
+
+@pytest.mark.equality
+def test_parquet_with_covariates_equals_in_memory(tmp_path):
+    pytest.importorskip("pyarrow")
+    rng, a, b = _design(m=900)
+    z = rng.normal(size=(900, 2))
+    df = pd.DataFrame(np.c_[a + z[:, :1], b, z], columns=[*[f"a{j}" for j in range(4)],
+                                                          "b0", "b1", "b2", "z0", "z1"])
+    df["y"] = a[:, 0] * b[:, 0] + z[:, 0] + rng.normal(size=900)
+    df["y2"] = a[:, 1] * b[:, 1] + rng.normal(size=900)
+    df["z2"] = df["z0"] * 2.0 + 1.0  # collinear: dropped on both paths
+    cols_a, cols_b, cols_z = [f"a{j}" for j in range(4)], ["b0", "b1", "b2"], ["z0", "z1", "z2"]
+    path = tmp_path / "d.parquet"
+    df.to_parquet(path, row_group_size=200)
+    with pytest.warns(CovariateWarning):
+        mem = jdr.JointDimReduction(df["y"], df[cols_a], df[cols_b], covariates=df[cols_z])
+    with pytest.warns(CovariateWarning):
+        st = jdr.JointDimReduction.from_parquet(path, y="y", a=cols_a, b=cols_b,
+                                                covariates=cols_z, batch_rows=128)
+    assert st.data.adjustment == mem.data.adjustment
+    np.testing.assert_allclose(st.fit(1).singular_values, mem.fit(1).singular_values, rtol=1e-9)
+    np.testing.assert_allclose(st.fit(1).rank_tests().table["pvalue"],
+                               mem.fit(1).rank_tests().table["pvalue"], rtol=1e-7, atol=1e-300)
+    mem2 = jdr.JointDimReduction(df[["y", "y2"]], df[cols_a], df[cols_b],
+                                 covariates=df[["z0", "z1"]]).fit(2)
+    st2 = jdr.JointDimReduction.from_parquet(path, y=["y", "y2"], a=cols_a, b=cols_b,
+                                             covariates=["z0", "z1"], batch_rows=128).fit(2)
+    np.testing.assert_allclose(st2.singular_values, mem2.singular_values, rtol=1e-9)
+    assert "z0, z1 (linear, p_Z = 2)" in str(st2.summary())
