@@ -386,6 +386,19 @@ def whiten_response(y: np.ndarray, names: list[str], w: np.ndarray | None,
     return np.ascontiguousarray(yw), [names[j] for j in keep], dropped
 
 
+def _check_explained(before: dict[str, np.ndarray], after: list[np.ndarray]) -> None:
+    """A block column the covariates explain (residual SD below ``1e-8`` of its
+    SD) carries nothing after the adjustment: a ValueError naming it."""
+    for (argname, x), r in zip(before.items(), after, strict=True):
+        gone = np.flatnonzero(r.std(axis=0) <= 1e-8 * x.std(axis=0))
+        if gone.size:
+            raise ValueError(
+                f"{argname} column(s) at position(s) {gone.tolist()} are linear functions "
+                "of the covariates: nothing is left of them after the adjustment; remove "
+                "them from the block (or from the covariates)"
+            )
+
+
 def model_response(
     y: np.ndarray, kind: str, ynames: list[str], classes: list[Any] | None,
     arrays: dict[str, np.ndarray], w: np.ndarray | None,
@@ -411,6 +424,7 @@ def model_response(
         keys = list(arrays)
         adjustment, res = residualize(z, list(znames or []), w, y, *arrays.values())
         adjustment = Adjustment(adjustment.names, adjustment.dropped, terms)
+        _check_explained(arrays, res[1:])
         y, arrays = res[0], dict(zip(keys, res[1:], strict=True))
         if y.ndim == 1 and np.ptp(y) <= 1e-12 * max(float(np.abs(y).max()), 1e-300):
             raise ValueError("endog is a function of the covariates: its residual is constant")

@@ -543,3 +543,9 @@ def test_parquet_with_covariates_equals_in_memory(tmp_path):
                                              covariates=["z0", "z1"], batch_rows=128).fit(2)
     np.testing.assert_allclose(st2.singular_values, mem2.singular_values, rtol=1e-9)
     assert "z0, z1 (linear, p_Z = 2)" in str(st2.summary())
+
+
+def test_block_column_explained_by_covariates_refused():
+    rng, a, b = _design()
+    with pytest.raises(ValueError, match="linear functions of the covariates"):
+        jdr.JointDimReduction(rng.normal(size=600), a, b, covariates=2 * a[:, 1] + 1)
