@@ -212,7 +212,7 @@ def _check_data(data: RowsData, method: RankTestMethod) -> None:
 
 def _run(
     data: RowsData,
-    moments: BlockMoments,
+    mom: BlockMoments,
     whitening: tuple[Whitening, Whitening] | None,
     *,
     method: str,
@@ -229,12 +229,12 @@ def _run(
     n_jobs = check_n_jobs(n_jobs)
     n1, n2 = len(data.names["exog_a"]), len(data.names["exog_b"])
     top = _check_max_rank(max_rank, n1, n2)
-    if moments.cross_q is not None:  # q > 1 responses: the adapter of issue 21
-        return _run_q(data, moments, whitening, method=spec.name, top=top,
+    if mom.cross_q is not None:  # q > 1 responses: the adapter of issue 21
+        return _run_q(data, mom, whitening, method=spec.name, top=top,
                       n_perm=n_perm, seed=seed, stop_alpha=stop_alpha)
     _check_data(data, spec)
     rng = normalize_seed(seed) if spec.random else None
-    w = _whiten(data, moments, whitening, rows=spec.needs_rows)
+    w = _whiten(data, mom, whitening, rows=spec.needs_rows)
     rows, tails = [], set()
     shown = progress if spec.random else False
     with progress_bar(shown, n_perm * (top + 1), f"{spec.name} tests") as update:
