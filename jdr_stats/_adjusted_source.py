@@ -47,6 +47,13 @@ class AdjustedSource:
         self.names_b = list(base.names_b)[:n2]
         self.batch_rows = getattr(base, "batch_rows", None)
 
+    weighted = False  # covariates on a stream: no case weights (refused before)
+
+    def iter_weighted_chunks(self, batch_rows: int | None = None
+                             ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray, None]]:
+        for y, a, b in self.iter_chunks(batch_rows):
+            yield y, a, b, None
+
     def iter_chunks(self, batch_rows: int | None = None
                     ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         my, ma, mb, mz = self.means

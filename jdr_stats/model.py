@@ -3,7 +3,7 @@
 Li and Bresler, "Joint Dimensionality Reduction for Two Feature Vectors":
 ``y`` depends on ``a`` and ``b`` only through ``U^T a`` and ``V^T b``.  The
 estimator whitens each block, forms ``X_lin = (1/m) sum_i a'_i y_i b'_i^T``
-(eq. ``lin``) and takes its top singular vectors (section 2), optionally after
+(the paper's equation (5)) and takes its top singular vectors (its section 2), optionally after
 a three-step sparse projection (section 3).
 """
 
@@ -90,7 +90,7 @@ class JointDimReduction(DataModel):
     what they need.  See the guide page "Large data".
 
     The model assumes the Markov chain ``(a, b) -> (U^T a, V^T b) -> y``
-    (eq. ``markov``).  The model holds the validated data only; :meth:`fit`
+    (the paper's equation (1)).  The model holds the validated data only; :meth:`fit`
     returns a new :class:`JDRResults` and leaves the model unchanged.
 
     Examples

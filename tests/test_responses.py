@@ -383,7 +383,7 @@ def test_cli_categorical_response_and_covariates(tmp_path, capsys):
         streamed.split("block a")[0].split("k ")[-1]  # the same singular values
     assert main(["fit", str(path), "--y", "code", *blocks, "--chunksize", "100",
                  "--response", "categorical"]) == 2
-    assert "need the rows in memory" in capsys.readouterr().err
+    assert "--response needs the rows in memory" in capsys.readouterr().err
     df["y1"] = a[:, 0] * b[:, 0] + rng.normal(size=400)
     df["y2"] = a[:, 1] * b[:, 1] + rng.normal(size=400)
     df.to_csv(path, index=False)
@@ -549,3 +549,13 @@ def test_block_column_explained_by_covariates_refused():
     rng, a, b = _design()
     with pytest.raises(ValueError, match="linear functions of the covariates"):
         jdr.JointDimReduction(rng.normal(size=600), a, b, covariates=2 * a[:, 1] + 1)
+
+
+def test_q_gt_1_summary_after_remove_data_and_fit_measures():
+    rng, a, b = _design()
+    res = jdr.JointDimReduction(_classes(a, b, rng), a, b).fit(1)
+    assert "n/a (q > 1)" in str(res.summary())
+    small = res.remove_data()
+    assert "categorical, 3 classes" in str(small.summary())
+    with pytest.raises(ValueError, match="single response column"):
+        res.fit_measures  # noqa: B018
