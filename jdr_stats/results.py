@@ -33,7 +33,6 @@ from ._results_extra import FitMeasuresMixin
 from ._sources import DaskSource, is_dask_collection
 from ._version import __version__
 from .diagnostics import Premises, block_covariances, premises
-from .exceptions import RowsNotInMemoryError
 from .inference.bootstrap import BootstrapResults, Interval
 from .inference.bootstrap import Method as BootstrapMethod
 from .inference.bootstrap import bootstrap as _bootstrap
