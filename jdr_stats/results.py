@@ -595,7 +595,9 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         premises_note = (
             "Premises: blocks independent, each block well conditioned, enough rows "
             "(thresholds: guide page 'Checking the premises'). "
-            + ("All hold." if not msgs else "CHECK: " + "; ".join(msgs) + ".")
+            + ("CHECK: " + "; ".join(msgs) + "." if msgs
+               else " ".join(r + "." for r in self.diagnostics.remarks) if self.diagnostics.remarks
+               else "All hold.")
         )
         return [
             ("k: singular values of X_lin (whitened cross moment); share = s_k^2 / "
