@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._hosvd import decompose_q
 from ._linalg import (
     BlockMoments,
     Whitening,
@@ -64,6 +65,9 @@ class Estimate:
     dir_b: np.ndarray
     rows: np.ndarray
     cols: np.ndarray
+    #: ``(q, n1, n2)`` whitened cross moments of a ``q > 1`` response
+    #: (``coef_matrix`` is then the first); None for one response
+    coef_tensor: np.ndarray | None = None
 
 
 def check_rank(rank: object, n1: int, n2: int) -> int:
@@ -81,7 +85,12 @@ def _decompose(
     wb: Whitening | None,
     rank: int,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Whiten (if both whitenings are given), SVD, keep ``rank``, map back."""
+    """Whiten (if both whitenings are given), SVD, keep ``rank``, map back.
+
+    A ``(q, n1, n2)`` stack of cross moments (a response of ``q > 1``
+    columns) goes to :func:`~jdr_stats._hosvd.decompose_q` (HOSVD)."""
+    if cross.ndim == 3:
+        return decompose_q(cross, wa, wb, rank)
     xw = cross if wa is None or wb is None else whiten_cross(cross, wa, wb)
     u, s, v = svd_signed(xw)
     u_std, v_std = u[:, :rank], v[:, :rank]
@@ -110,6 +119,8 @@ def _sparse_fit(
 ) -> tuple[np.ndarray, ...]:
     """The estimator on the variables ``rows``, ``cols`` alone (each block
     whitened with its own sub-covariance); directions padded with zeros."""
+    if mom.cross_q is not None:
+        raise ValueError(f"sparse fits need a single response column; got q = {mom.q}")
     n1, n2 = mom.cross.shape
     sub = mom.cross[np.ix_(rows, cols)]
     wa_s = wb_s = None
@@ -177,7 +188,8 @@ def estimate(
     wa = wb = None
     if standardize:
         wa, wb = whitening if whitening is not None else block_whitenings(mom, names_a, names_b)
-    xw, s, u_std, v_std, dir_a, dir_b = _decompose(mom.cross, wa, wb, rank)
+    cross = mom.cross if mom.cross_q is None else mom.cross_q  # q > 1: HOSVD, _decompose
+    xw, s, u_std, v_std, dir_a, dir_b = _decompose(cross, wa, wb, rank)
     rows, cols = np.arange(n1), np.arange(n2)
     if sparsity is not None and support is not None:
         raise ValueError("give sparsity or support, not both")
@@ -193,7 +205,7 @@ def estimate(
         )
     return Estimate(
         rank=rank,
-        coef_matrix=xw,
+        coef_matrix=xw if xw.ndim == 2 else xw[0], coef_tensor=None if xw.ndim == 2 else xw,
         singular_values=s,
         u_std=u_std,
         v_std=v_std,
@@ -202,3 +214,4 @@ def estimate(
         rows=rows,
         cols=cols,
     )
+

@@ -249,6 +249,23 @@ class Premises:
         return out
 
     @property
+    def remarks(self) -> list[str]:
+        """Rows of :attr:`table` that are not ok without raising the warning,
+        one sentence each (today: a dependence Bartlett's test detects while
+        the largest canonical correlation stays below ``MAX_CROSS_CORRELATION``)."""
+        cc = self.cross_correlations
+        if self.correlated or self.independence_pvalue >= INDEPENDENCE_LEVEL:
+            return []
+        largest = float(cc[0]) if cc.size else 0.0
+        return [
+            f"Bartlett's test detects a dependence between the blocks (p "
+            f"{_p_text(self.independence_pvalue)}), but the largest cross-block canonical "
+            f"correlation, {largest:.2f}, is below the threshold {MAX_CROSS_CORRELATION} "
+            "set by the premises study (weaker dependence left the rank tests' size "
+            "in its band there): no warning"
+        ]
+
+    @property
     def ok(self) -> bool:
         """Whether every measure is within its threshold."""
         return not self.messages
@@ -342,6 +359,7 @@ def block_covariances(data: RowsData) -> tuple[np.ndarray, np.ndarray, np.ndarra
         return sums.m2_a / sums.weight, sums.m2_b / sums.weight, sums.m2_ab / sums.weight
     # rows in memory: the moments engine, slice by slice (no centred copy)
     y, a, b, weights = data.rows("the premise diagnostics", weights=True)
+    y = y if y.ndim == 1 else np.ascontiguousarray(y[:, 0])  # q responses: blocks only
     t = array_sums(y, a, b, None if weights is None else np.asarray(weights, dtype=float))
     if t is None:
         raise ValueError("the premise diagnostics need finite data")

@@ -27,11 +27,12 @@ from ._data import (
 from ._estimate import Estimate
 from ._export import ExportMixin, records
 from ._linalg import BlockMoments, Whitening
+from ._responses import summary_lines as _response_lines
+from ._responses import summary_notes as _response_notes
 from ._results_extra import FitMeasuresMixin
 from ._sources import DaskSource, is_dask_collection
 from ._version import __version__
 from .diagnostics import Premises, block_covariances, premises
-from .exceptions import RowsNotInMemoryError
 from .inference.bootstrap import BootstrapResults, Interval
 from .inference.bootstrap import Method as BootstrapMethod
 from .inference.bootstrap import bootstrap as _bootstrap
@@ -149,7 +150,8 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
                          rank_tests=self._rank_tests, whitening=self._whitening,
                          covariances=self._covariances)
         if not self.data_removed:  # the R^2 of the summary, computed while the rows are here
-            with contextlib.suppress(RowsNotInMemoryError):
+            # no rows (RowsNotInMemoryError), or a response of q > 1 columns: no R^2
+            with contextlib.suppress(ValueError):
                 out.__dict__["fit_measures"] = self.fit_measures
         return out
 
@@ -489,7 +491,9 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
             ``model``, ``version``, ``endog``, ``formula``, ``nobs``, ``n1``,
             ``n2``, ``rank``, ``rank_method``, ``alpha``, ``standardize``,
             ``sparsity`` (``[s1, s2]`` or None), ``weights`` (bool),
-            ``singular_values``, ``directions`` (one record per variable:
+            ``response`` and ``adjusted_for`` (the summary's lines; with
+            covariates also ``effective_obs``), ``singular_values``,
+            ``directions`` (one record per variable:
             ``{"block": "a", "variable": name, "dir1": ..., "dirr": ...}``,
             original coordinates), ``support_a``, ``support_b``,
             ``rank_tests`` (the tests that chose the rank of a
@@ -529,6 +533,8 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
             "standardize": self.standardize,
             "sparsity": None if self.sparsity is None else list(self.sparsity),
             "weights": bool(m.data.weighted),
+            **{k.rstrip(":").lower().replace(" ", "_").replace(".", ""): v
+               for k, v in _response_lines(m.data).items()},
             "singular_values": json_safe(self.singular_values),
             "directions": records(dirs),
             "support_a": self.support_a,
@@ -589,7 +595,9 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         premises_note = (
             "Premises: blocks independent, each block well conditioned, enough rows "
             "(thresholds: guide page 'Checking the premises'). "
-            + ("All hold." if not msgs else "CHECK: " + "; ".join(msgs) + ".")
+            + ("CHECK: " + "; ".join(msgs) + "." if msgs
+               else " ".join(r + "." for r in self.diagnostics.remarks) if self.diagnostics.remarks
+               else "All hold.")
         )
         return [
             ("k: singular values of X_lin (whitened cross moment); share = s_k^2 / "
@@ -638,6 +646,7 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
                 "case weights" if m.data.weighted
                 else "none"
             ),
+            **_response_lines(m.data),
         }
         info, r2_notes = self._with_fit_measures(info)
         if loadings not in ("sd", "raw"):
@@ -675,5 +684,7 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
             "Directions span the estimated subspaces; signs and rotations within a "
             "subspace are arbitrary."
         )
+        notes += _response_notes(m.data)
         return build_summary("Joint Dimension Reduction Results", info, tables, notes)
+
 
