@@ -37,6 +37,9 @@ __all__ = [
     "ROBUST_MIN_BLOCKS",
     "ROBUST_PAIR_SEED",
     "ROBUST_VAR_RTOL",
+    "ROBUST_CROSSFIT_FOLDS",
+    "ROBUST_CROSSFIT_EDGE",
+    "ROBUST_CROSSFIT_DIRS",
     "chunk_rows",
 ]
 
@@ -138,6 +141,19 @@ ROBUST_BLOCK_ROWS = 256
 #: Monte Carlo standard error).
 ROBUST_MIN_BLOCKS = 10
 ROBUST_MAX_PAIRS = 50_000_000
+
+#: Opt-in (0 = off, the default): the robust test's variance (not its mean)
+#: estimated from the response with a cross-fitted, shrunk fit on the top
+#: ``ROBUST_CROSSFIT_DIRS`` complement directions removed, over this many
+#: folds (theory 6c), so that at ranks below the truth the signal's own
+#: variance does not collapse the effective df.  Experimental: not yet
+#: checked on the whole battery.
+ROBUST_CROSSFIT_FOLDS = 0
+#: Shrinkage of that fit: a direction is kept with weight
+#: ``max(0, 1 - edge * noise / lambda_j)``, ``noise`` the squared edge of a
+#: pure-noise complement block in ``Lambda`` units.
+ROBUST_CROSSFIT_EDGE = 0.5
+ROBUST_CROSSFIT_DIRS = 3
 
 #: Seed of the robust test's row pairs when ``rank_tests`` gets no ``seed``
 #: (so that the default test is a deterministic function of the data).
