@@ -10,18 +10,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
 from ._linalg import (
+    AnyWhitening,
     BlockMoments,
-    Whitening,
     block_whitenings,
+    shrunk_whitening,
     svd_signed,
     unit_columns,
     whiten_cross,
 )
-from ._validation import check_int
+from ._validation import check_choice, check_int
 from .sparse import (
     check_sparsity,
     check_support_sets,
@@ -29,7 +31,110 @@ from .sparse import (
     three_step_projection,
 )
 
-__all__ = ["Estimate", "check_rank", "estimate"]
+__all__ = [
+    "AUTO_SAMPLE_MAX_RATIO",
+    "Estimate",
+    "WHITENINGS",
+    "WhiteningChoice",
+    "WhiteningKind",
+    "block_whitening_pair",
+    "inference_note",
+    "check_rank",
+    "choose_whitening",
+    "estimate",
+]
+
+WhiteningKind = Literal["auto", "sample", "shrinkage", "diagonal", "none"]
+WHITENINGS: tuple[str, ...] = ("auto", "sample", "shrinkage", "diagonal", "none")
+
+#: ``whitening="auto"`` whitens with the sample covariance while the wider
+#: block has at most this many columns per row (``max(n1, n2) / m``), and with
+#: the OAS-shrunk covariance above it (``benchmarks/study_wide.py``).
+AUTO_SAMPLE_MAX_RATIO = 0.05
+
+
+@dataclass(frozen=True)
+class WhiteningChoice:
+    """The whitening a fit used: ``kind`` (never ``"auto"``), what was
+    ``requested``, and ``reason``, a sentence for the summary."""
+
+    kind: str
+    requested: str
+    reason: str
+
+
+def choose_whitening(requested: object, nobs: int, n1: int, n2: int) -> WhiteningChoice:
+    """Resolve ``fit(whitening=...)`` for a data set of ``nobs`` rows.
+
+    ``"auto"`` is ``"sample"`` when ``max(n1, n2) / nobs <= AUTO_SAMPLE_MAX_RATIO``
+    and ``"shrinkage"`` otherwise.  ``"sample"`` needs ``nobs >= n + 2`` for each
+    block (its covariance is singular otherwise): a ``ValueError`` names the
+    regularised choices.
+    """
+    kind = check_choice(requested, "whitening", WHITENINGS)
+    ratio = max(n1, n2) / nobs
+    if kind == "auto":
+        if ratio <= AUTO_SAMPLE_MAX_RATIO:
+            return WhiteningChoice("sample", "auto", (
+                f"auto: max(n1, n2)/m = {ratio:.3g} <= {AUTO_SAMPLE_MAX_RATIO}, the sample "
+                "covariance is well estimated"))
+        return WhiteningChoice("shrinkage", "auto", (
+            f"auto: max(n1, n2)/m = {ratio:.3g} > {AUTO_SAMPLE_MAX_RATIO}, the sample "
+            "covariance is noisy" + (" (singular)" if ratio >= 1 else "")
+            + "; OAS shrinkage of each block's correlation matrix"))
+    if kind == "sample":
+        for arg, n in (("exog_a", n1), ("exog_b", n2)):
+            if nobs < n + 2:
+                raise ValueError(
+                    f'whitening="sample" needs at least {n + 2} rows for {arg} ({n} '
+                    f"columns; its sample covariance is singular otherwise); got {nobs}. "
+                    'Use whitening="shrinkage" or "auto" (regularised), or "diagonal"'
+                )
+    return WhiteningChoice(kind, kind, "given")
+
+
+def inference_note(kind: str, reason: str) -> str:
+    """The summary's sentence on the whitening and the inference it allows."""
+    head = f"Whitening: {kind} ({reason})."
+    if kind == "sample":
+        return head
+    return head + (
+        " Rank and support tests whiten with the sample covariance whatever the fit's "
+        "whitening (rank(S) and the supports do not depend on it; they need "
+        "m >= max(n1, n2) + 2); the bootstrap re-estimates this whitening in every "
+        "replicate" + (" (the OAS intensity included)." if kind == "shrinkage" else ".")
+    )
+
+
+def block_whitening_pair(
+    kind: str,
+    mom: BlockMoments,
+    names_a: Sequence[str],
+    names_b: Sequence[str],
+    *,
+    rows: tuple[np.ndarray, np.ndarray] | None = None,
+    weights: np.ndarray | None = None,
+) -> tuple[AnyWhitening, AnyWhitening] | None:
+    """The two blocks' whitenings of a resolved ``kind`` (None for ``"none"``).
+
+    ``rows`` (the blocks in memory), when given, let a block wider than the
+    number of rows take the dual route (its m x m Gram matrix).
+    """
+    if kind == "none":
+        return None
+    if kind == "sample":
+        return block_whitenings(mom, names_a, names_b)
+    out = []
+    for j, (arg, names) in enumerate((("exog_a", names_a), ("exog_b", names_b))):
+        mean = mom.mean_a if j == 0 else mom.mean_b
+        cov = mom.cov_a if j == 0 else mom.cov_b
+        x = None if rows is None else rows[j]
+        dual = x is not None and (x.shape[1] > x.shape[0] or not mom.has_covariances)
+        out.append(shrunk_whitening(
+            mean, None if dual else cov, mom.nobs, kind, arg, names,
+            rows=x if dual else None, weights=weights))
+    return out[0], out[1]
+
 
 
 @dataclass(frozen=True)
@@ -77,8 +182,8 @@ def check_rank(rank: object, n1: int, n2: int) -> int:
 
 def _decompose(
     cross: np.ndarray,
-    wa: Whitening | None,
-    wb: Whitening | None,
+    wa: AnyWhitening | None,
+    wb: AnyWhitening | None,
     rank: int,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Whiten (if both whitenings are given), SVD, keep ``rank``, map back."""
@@ -93,7 +198,7 @@ def _decompose(
 
 
 def _selection_target(
-    mom: BlockMoments, xw: np.ndarray, wa: Whitening | None, wb: Whitening | None
+    mom: BlockMoments, xw: np.ndarray, wa: AnyWhitening | None, wb: AnyWhitening | None
 ) -> np.ndarray:
     """The matrix the three-step projection selects from: the unit-free
     :func:`~jdr_stats.sparse.selection_matrix` (standardized fit), else ``S``."""
@@ -101,12 +206,12 @@ def _selection_target(
         return mom.cross
     # Sigma_a^{-1} S Sigma_b^{-1} = La^{-T} X_w Lb^{-1}; diag(Sigma^{-1}) = column norms of L^{-1}
     m_mat = wb.solve_t(wa.solve_t(xw).T).T
-    return selection_matrix(m_mat, (wa.linv**2).sum(axis=0), (wb.linv**2).sum(axis=0))
+    return selection_matrix(m_mat, wa.precision_diag(), wb.precision_diag())
 
 
 def _sparse_fit(
-    mom: BlockMoments, rows: np.ndarray, cols: np.ndarray, wa: Whitening | None,
-    wb: Whitening | None, rank: int, names_a: list[str], names_b: list[str],
+    mom: BlockMoments, rows: np.ndarray, cols: np.ndarray, wa: AnyWhitening | None,
+    wb: AnyWhitening | None, rank: int, names_a: list[str], names_b: list[str],
 ) -> tuple[np.ndarray, ...]:
     """The estimator on the variables ``rows``, ``cols`` alone (each block
     whitened with its own sub-covariance); directions padded with zeros."""
@@ -131,7 +236,7 @@ def estimate(
     sparsity: tuple[int, int] | None = None,
     names_a: Sequence[str] | None = None,
     names_b: Sequence[str] | None = None,
-    whitening: tuple[Whitening, Whitening] | None = None,
+    whitening: tuple[AnyWhitening, AnyWhitening] | None = None,
     support: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> Estimate:
     """The paper's estimator from the block moments.

@@ -23,9 +23,9 @@ from ._data import (
     check_new_block,
     design_from_spec,
 )
-from ._estimate import Estimate
+from ._estimate import Estimate, inference_note
 from ._export import ExportMixin, records
-from ._linalg import BlockMoments, Whitening
+from ._linalg import AnyWhitening, BlockMoments
 from ._sources import DaskSource, is_dask_collection
 from ._version import __version__
 from .diagnostics import Premises, block_covariances, premises
@@ -59,7 +59,7 @@ class JDRResults(ExportMixin, SummaryMixin):
         settings: dict[str, Any],
         *,
         rank_tests: RankTestResults | LadleResults | None = None,
-        whitening: tuple[Whitening, Whitening] | None = None,
+        whitening: tuple[AnyWhitening, AnyWhitening] | None = None,
         covariances: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
     ) -> None:
         self._model = model
@@ -152,6 +152,11 @@ class JDRResults(ExportMixin, SummaryMixin):
     @property
     def standardize(self) -> bool:
         return self._settings["standardize"]
+
+    @property
+    def whitening(self) -> str:
+        """The whitening the fit used: "sample", "shrinkage", "diagonal" or "none"."""
+        return self._settings.get("whitening", "sample" if self.standardize else "none")
 
     @property
     def sparsity(self) -> tuple[int, int] | None:
@@ -442,8 +447,10 @@ class JDRResults(ExportMixin, SummaryMixin):
         returned, not stored: pass it to :meth:`summary` as
         ``summary(rank_tests=table)`` to print it with the fit.
         """
+        # the tests whiten with the sample covariance whatever the fit's whitening
+        sample = self._whitening if self.whitening == "sample" else None
         table = _rank_tests(
-            self._model.data, self._moments, self._whitening,
+            self._model.data, self._moments, sample,  # type: ignore[arg-type]
             method=method, max_rank=max_rank, n_perm=n_perm, seed=seed,
             progress=progress, n_jobs=n_jobs,
         )
@@ -463,11 +470,13 @@ class JDRResults(ExportMixin, SummaryMixin):
     ) -> BootstrapResults:
         """Bootstrap the fit; see :func:`jdr_stats.inference.bootstrap.bootstrap`
         (called with the fit's data, estimate, ``standardize`` and ``sparsity``;
-        ``n_jobs`` processes give the same numbers as one)."""
+        ``n_jobs`` processes give the same numbers as one); every replicate
+        re-estimates the fit's :attr:`whitening`."""
         return _bootstrap(
             self._model.data, self._est, standardize=self.standardize,
             sparsity=self.sparsity, n_boot=n_boot, seed=seed, method=method,
             interval=interval, alpha=alpha, progress=progress, n_jobs=n_jobs, fit=self,
+            whitening=self.whitening,
         )
 
     # -- export -----------------------------------------------------------
@@ -519,6 +528,7 @@ class JDRResults(ExportMixin, SummaryMixin):
             "rank_method": self.rank_method,
             "alpha": json_safe(self._settings["alpha"]),
             "standardize": self.standardize,
+            "whitening": self.whitening,
             "sparsity": None if self.sparsity is None else list(self.sparsity),
             "weights": bool(m.data.weighted),
             "singular_values": json_safe(self.singular_values),
@@ -621,7 +631,7 @@ class JDRResults(ExportMixin, SummaryMixin):
                 else LADLE_CHOSEN_BY if self.rank_method == "ladle"
                 else f"{self.rank_method} tests, alpha={self._settings['alpha']}"
             ),
-            "Standardize:": self.standardize,
+            "Whitening:": self.whitening,
             "Sparsity (s1, s2):": (
                 "none (dense)" if self.sparsity is None
                 else f"{self.sparsity}" + (" (auto)" if self.support_tests is not None else "")
@@ -641,6 +651,8 @@ class JDRResults(ExportMixin, SummaryMixin):
             ("Premises", self.diagnostics.table),
         ]
         notes = self._loading_and_premise_notes(loadings)
+        notes.append(inference_note(self.whitening, self._settings.get("whitening_reason",
+                                                                         "given")))
         if rank_tests is not None and not isinstance(rank_tests, RankTestResults):
             raise TypeError(
                 f"rank_tests must be a RankTestResults; got {type(rank_tests).__name__}"

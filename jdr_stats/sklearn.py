@@ -218,7 +218,8 @@ class JointDimReductionTransformer(TransformerMixin, BaseEstimator):
             )
         ia, ib = self._blocks(X.shape[1])
         model = JointDimReduction(y, X[:, ia], X[:, ib])
-        res = model.fit(self.rank, standardize=self.standardize, sparsity=self.sparsity)
+        res = model.fit(self.rank, whitening="auto" if self.standardize else "none",
+                        sparsity=self.sparsity)
         self.results_ = res
         self.columns_a_, self.columns_b_ = ia, ib
         self.directions_a_ = np.asarray(res.estimate.dir_a)
