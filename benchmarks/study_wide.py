@@ -28,7 +28,13 @@ Run (one process, about 30 min on a shared core at the recorded settings)::
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/study_wide.py \\
         --m 300 --reps 12 --seed 20 > benchmarks/results/study_wide.txt
 
-The recorded output is ``benchmarks/results/study_wide.txt``.
+and the size / FDR part (``--size``)::
+
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/study_wide.py \
+        --size --m 300 --reps 100 --seed 21 > benchmarks/results/study_wide_size.txt
+
+The recorded outputs are ``benchmarks/results/study_wide.txt`` and
+``benchmarks/results/study_wide_size.txt``.
 """
 
 from __future__ import annotations
@@ -134,13 +140,63 @@ def sklearn_refs(y, a, b, u, v, r, m, n) -> dict[str, float]:
     return out
 
 
+def size_and_fdr(m: int, reps: int, seed: int) -> None:
+    """Size of the rank tests (H0: r = 1 true, level 0.05) and FDR of the
+    support tests (``fit(1, sparsity="auto")``, fdr 0.1) after the default
+    fit, where they are offered (``m >= n + 2``).  Both whiten with the
+    sample covariance whatever the fit's whitening."""
+    import jdr_stats as jdr
+
+    print(f"# size / FDR: m = {m}, reps = {reps}, seed = {seed}; dense r = 1 (c = 3) for "
+          "the rank tests, sparse s = 3 (c = 3) for the support tests")
+    print("n/m  rho  whitening  | size chi2      | size general   | FDR (sparsity=auto) | "
+          "power")
+    seq = np.random.SeedSequence(seed)
+    grid = [(ratio, rho) for ratio in (0.05, 0.2) for rho in RHOS]
+    for (ratio, rho), child in zip(grid, seq.spawn(len(grid)), strict=True):
+        rng = np.random.default_rng(child)
+        n = round(ratio * m)
+        rej: dict[str, list[float]] = {"chi2": [], "general": []}
+        fdp, power = [], []
+        for _ in range(reps):
+            y, a, b, _, _, _ = draw(rng, m, n, rho, 1, None, 3.0)
+            res = jdr.JointDimReduction(y, a, b).fit(1)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                for meth in rej:
+                    p_1 = res.rank_tests(meth, max_rank=1).table["pvalue"].iloc[1]
+                    rej[meth].append(float(p_1 <= 0.05) if np.isfinite(p_1) else np.nan)
+                y, a, b, u, v, _ = draw(rng, m, n, rho, 1, 3, 3.0)
+                sp = jdr.JointDimReduction(y, a, b).fit(1, sparsity="auto", seed=rng)
+            sel = set(sp.estimate.rows.tolist()) | {n + j for j in sp.estimate.cols.tolist()}
+            true = set(np.flatnonzero(u[:, 0]).tolist()) | {
+                n + j for j in np.flatnonzero(v[:, 0]).tolist()}
+            fdp.append(len(sel - true) / max(1, len(sel)))
+            power.append(len(sel & true) / len(true))
+        cells = []
+        for meth in rej:
+            x = np.array(rej[meth])
+            ok = x[np.isfinite(x)]
+            cells.append(f"{ok.mean():.3f} +- {ok.std(ddof=1) / np.sqrt(ok.size):.3f}"
+                         if ok.size > 1 else "      -       ")
+        f = np.array(fdp)
+        print(f"{ratio:4.2f} {rho:4.1f}  {res.whitening:9s}  | " + " | ".join(cells)
+              + f" | {f.mean():.3f} +- {f.std(ddof=1) / np.sqrt(f.size):.3f}      | "
+              f"{np.mean(power):.2f}", flush=True)
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
+    p.add_argument("--size", action="store_true",
+                   help="the size / FDR part instead of the angles")
     p.add_argument("--m", type=int, default=300)
     p.add_argument("--reps", type=int, default=12)
     p.add_argument("--seed", type=int, default=20)
     p.add_argument("--ratios", type=float, nargs="*", default=RATIOS)
     args = p.parse_args()
+    if args.size:
+        size_and_fdr(args.m, args.reps, args.seed)
+        return
     print(f"# study_wide: m = {args.m}, reps = {args.reps}, seed = {args.seed}")
     print("# mean largest principal angle to the truth (degrees, worse block) +- MC SE")
     cols = ("sample", "shrinkage", "diagonal", "none", "oracle", "default",

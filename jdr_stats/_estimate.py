@@ -185,10 +185,14 @@ def _decompose(
     wa: AnyWhitening | None,
     wb: AnyWhitening | None,
     rank: int,
+    nobs: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Whiten (if both whitenings are given), SVD, keep ``rank``, map back."""
+    """Whiten (if both whitenings are given), SVD, keep ``rank``, map back.
+
+    ``nobs`` bounds the rank of the cross moment (blocks wider than the rows:
+    the SVD through its range, :func:`~jdr_stats._linalg.svd_signed`)."""
     xw = cross if wa is None or wb is None else whiten_cross(cross, wa, wb)
-    u, s, v = svd_signed(xw)
+    u, s, v = svd_signed(xw, nobs if nobs is not None and rank <= nobs else None)
     u_std, v_std = u[:, :rank], v[:, :rank]
     if wa is None or wb is None:
         dir_a, dir_b = unit_columns(u_std.copy()), unit_columns(v_std.copy())
@@ -282,7 +286,7 @@ def estimate(
     wa = wb = None
     if standardize:
         wa, wb = whitening if whitening is not None else block_whitenings(mom, names_a, names_b)
-    xw, s, u_std, v_std, dir_a, dir_b = _decompose(mom.cross, wa, wb, rank)
+    xw, s, u_std, v_std, dir_a, dir_b = _decompose(mom.cross, wa, wb, rank, mom.nobs)
     rows, cols = np.arange(n1), np.arange(n2)
     if sparsity is not None and support is not None:
         raise ValueError("give sparsity or support, not both")

@@ -429,13 +429,22 @@ class ShrunkWhitening:
         return 1.0 / np.sqrt(lam), c
 
     def _root_inv(self, x: np.ndarray) -> np.ndarray:
-        """``R_t^{-1/2} x`` (x of shape (n,) or (n, p))."""
+        """``R_t^{-1/2} x`` (x of shape (n,) or (n, p)), computed in place in ``x``
+        (the low-rank correction added by column slices: no second n x p buffer)."""
         g, c = self._gains
-        if self.basis.shape[1] == 0:
-            return c * x
-        coef = self.basis.T @ x
-        coef *= (g - c)[:, None] if x.ndim == 2 else (g - c)
-        return self.basis @ coef + c * x
+        q = self.basis
+        coef = q.T @ x if q.shape[1] else None
+        x *= c
+        if coef is None:
+            return x
+        if x.ndim == 1:
+            x += q @ (coef * (g - c))
+            return x
+        coef *= (g - c)[:, None]
+        step = max(1, config.CHUNK_FLOATS // max(1, x.shape[0]))
+        for j in range(0, x.shape[1], step):
+            x[:, j:j + step] += q @ coef[:, j:j + step]
+        return x
 
     def solve(self, mat: np.ndarray) -> np.ndarray:
         """``C^{-1} mat = R_t^{-1/2} D^{-1} mat``."""
@@ -445,8 +454,9 @@ class ShrunkWhitening:
 
     def solve_t(self, mat: np.ndarray) -> np.ndarray:
         """``C^{-T} mat = D^{-1} R_t^{-1/2} mat``."""
-        out = self._root_inv(np.asarray(mat, dtype=float))
-        return out / (self.sd[:, None] if out.ndim == 2 else self.sd)
+        out = self._root_inv(np.array(mat, dtype=float))
+        out /= self.sd[:, None] if out.ndim == 2 else self.sd
+        return out
 
     def to_white(self, x: np.ndarray) -> np.ndarray:
         """Whitened rows ``C^{-1}(x_i - mean)``, shape (m, n)."""
@@ -584,13 +594,32 @@ def sign_columns(x: np.ndarray, *others: np.ndarray) -> tuple[np.ndarray, ...]:
     return (x * signs, *(o * signs for o in others))
 
 
-def svd_signed(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def svd_signed(
+    x: np.ndarray, max_rank: int | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Thin SVD ``x = U diag(s) V^T`` with deterministic signs.
 
     Returns ``U`` (n1 x k), all singular values ``s`` (descending) and
     ``V`` (n2 x k), k = min(n1, n2); each column of ``U`` has its entry of
     largest magnitude positive, and ``V`` is flipped with it.
+
+    ``max_rank``, when given, bounds the rank of ``x`` (a cross moment of
+    ``m`` rows has rank at most ``m``).  When it is well below ``k`` the SVD
+    goes through the range of ``x``: ``Q`` an orthonormal basis of
+    ``x Omega`` (``Omega`` a fixed Gaussian n2 x (max_rank + 10) matrix,
+    seed 0), the SVD of the small ``Q^T x``, ``U = Q U_small``; exact up to
+    rounding because ``range(x Omega) = range(x)``; only ``max_rank + 10``
+    vectors are returned (with ``k`` singular values, zeros after them).
     """
+    k = min(x.shape)
+    if max_rank is not None and 2 * (max_rank + 10) < k:
+        omega = np.random.default_rng(0).standard_normal((x.shape[1], max_rank + 10))
+        q, _ = np.linalg.qr(x @ omega)
+        u_s, s_s, vt = np.linalg.svd(q.T @ x, full_matrices=False)
+        u, v = sign_columns(q @ u_s, vt.T)
+        s = np.zeros(k)
+        s[: s_s.size] = s_s
+        return u, s, v
     try:
         u, s, vt = np.linalg.svd(x, full_matrices=False)
     except np.linalg.LinAlgError:  # gesdd rarely fails to converge: the slower gesvd
