@@ -16,7 +16,7 @@ import numpy as np
 
 from ._data import DataModel, MissingPolicy, ModelData
 from ._estimate import WhiteningKind, block_whitening_pair, choose_whitening, estimate
-from ._linalg import AnyWhitening, BlockMoments, Whitening
+from ._linalg import AnyWhitening, BlockMoments, Whitening, cross_moments
 from ._progress import ProgressArg
 from ._sources import RowSource, is_dask_collection
 from ._streamed import MomentsData
@@ -387,8 +387,7 @@ class JointDimReduction(DataModel):
         # The moments are computed once, and each covariance factored once,
         # for the rank tests, the coordinate tests and the estimate.
         auto = rank == "auto" or sparsity == "auto"
-        mom = self.moments(covariances=choice.kind != "none" or auto)
-        whitening_pair = self._whitenings(choice.kind, mom)
+        mom, whitening_pair = self._moments_and_whitenings(choice.kind, auto)
         # the tests whiten with the sample covariance (see fit's docstring)
         test_whitening = cast("tuple[Whitening, Whitening] | None",
                               whitening_pair if choice.kind == "sample" else None)
@@ -431,17 +430,25 @@ class JointDimReduction(DataModel):
             res.diagnostics.warn('fit(rank="auto")')
         return res
 
-    def _whitenings(
-        self, kind: str, mom: BlockMoments
-    ) -> tuple[AnyWhitening, AnyWhitening] | None:
-        """The blocks' whitenings; a regularised one of a block wider than the
-        rows takes the dual (m x m) route when the rows are in memory."""
-        rows = weights = None
-        if kind in ("shrinkage", "diagonal") and isinstance(self._data, ModelData):
-            _, a, b = self._data.rows("the whitening")
-            rows, weights = (a, b), self._data.weights
-        return block_whitening_pair(kind, mom, self.exog_names_a, self.exog_names_b,
-                                    rows=rows, weights=weights)
+    def _moments_and_whitenings(
+        self, kind: str, auto: bool
+    ) -> tuple[BlockMoments, tuple[AnyWhitening, AnyWhitening] | None]:
+        """The moments and the blocks' whitenings of a fit.
+
+        A regularised whitening of a block wider than the rows, with the rows
+        in memory, takes the dual (m x m) route; when no test needs the
+        sample covariances (``auto`` False) and a block is wider than the
+        rows, only the cross moment is formed (:func:`cross_moments`)."""
+        n_max = max(len(self.exog_names_a), len(self.exog_names_b))
+        if kind not in ("shrinkage", "diagonal") or not isinstance(self._data, ModelData):
+            mom = self.moments(covariances=kind != "none" or auto)
+            return mom, block_whitening_pair(kind, mom, self.exog_names_a, self.exog_names_b)
+        y, a, b = self._data.rows("the whitening")
+        weights = self._data.weights
+        lean = not auto and n_max > self.nobs
+        mom = cross_moments(y, a, b, weights) if lean else self.moments()
+        return mom, block_whitening_pair(kind, mom, self.exog_names_a, self.exog_names_b,
+                                         rows=(a, b), weights=weights)
 
     def select_support(
         self,

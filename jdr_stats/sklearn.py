@@ -75,7 +75,9 @@ class JointDimReductionTransformer(TransformerMixin, BaseEstimator):
         unless ``split="half"`` is given: which columns form a block is a
         property of the data, not something to guess.
     standardize : bool
-        Whiten each block (see :meth:`jdr_stats.JointDimReduction.fit`).
+        Whiten each block: ``True`` fits with ``whitening="auto"`` (the sample
+        covariance for narrow blocks, OAS shrinkage for wide ones), ``False``
+        with ``whitening="none"`` (see :meth:`jdr_stats.JointDimReduction.fit`).
     sparsity : (int, int) or None
         Numbers of variables ``(s1, s2)`` kept by the sparse estimator.
     split : {"half"} or None

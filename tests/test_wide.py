@@ -261,3 +261,32 @@ def test_block_whitening_pair_none_and_sample():
     assert block_whitening_pair("none", mom, list("abcd"), list("xyz")) is None
     wa, _ = block_whitening_pair("sample", mom, list("abcd"), list("xyz"))
     assert wa.cov is mom.cov_a
+
+
+def test_cross_moments_equal_the_engine():
+    from jdr_stats._linalg import cross_moments
+
+    rng = np.random.default_rng(8)
+    y, a, b = rng.normal(size=30), rng.normal(size=(30, 50)) + 3, rng.normal(size=(30, 40))
+    for w in (None, rng.uniform(0.2, 3, 30)):
+        lean, full = cross_moments(y, a, b, w), block_moments(y, a, b, w)
+        assert not lean.has_covariances and np.isnan(lean.cov_a).all()
+        for name in ("mean_y", "var_y", "mean_a", "mean_b", "cross"):
+            ref = np.asarray(getattr(full, name))
+            np.testing.assert_allclose(getattr(lean, name), ref,
+                                       atol=1e-12 * max(1.0, np.abs(ref).max()))
+
+
+def test_wide_fit_without_block_covariances_still_reports(wide, tmp_path):
+    """At n > m the fit forms only the cross moment; the results' other
+    attributes (loadings, premises, transform, remove_data, save/load) work."""
+    y, a, b = wide
+    res = jdr.JointDimReduction(y, a, b).fit(1, sparsity=(3, 3))
+    assert not res.moments.has_covariances
+    assert res.loadings_a.shape == (90, 1) and np.isfinite(res.loadings_a).all()
+    assert res.transform(a[:4], b[:4]).shape == (4, 2)
+    small = res.remove_data()
+    np.testing.assert_array_equal(small.transform(a[:4], b[:4]), res.transform(a[:4], b[:4]))
+    res.save(tmp_path / "fit.pickle")
+    back = jdr.load(tmp_path / "fit.pickle")
+    assert back.whitening == "shrinkage" and back.support_a == res.support_a
