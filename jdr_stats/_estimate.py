@@ -256,8 +256,11 @@ def estimate(
     names_a, names_b : sequence of str, optional
         Variable names, used in error messages only.
     whitening : (Whitening, Whitening), optional
-        The blocks' whitenings when the caller has factored the covariances
-        already (``standardize=True`` only); computed from ``mom`` otherwise.
+        The blocks' whitenings (``standardize=True`` only): the sample ones
+        already factored, or regularised ones
+        (:class:`~jdr_stats._linalg.ShrunkWhitening`, from
+        :func:`block_whitening_pair`); the sample whitening of ``mom``
+        otherwise.
     support : (rows, cols), optional
         Given variable sets (index arrays, at least ``rank`` of each block):
         the sparse fit on exactly these variables, without the projection
