@@ -33,6 +33,7 @@ from .sparse import (
 
 __all__ = [
     "AUTO_SAMPLE_MAX_RATIO",
+    "SUPPORT_TESTS_MAX_RATIO",
     "Estimate",
     "WHITENINGS",
     "WhiteningChoice",
@@ -51,6 +52,10 @@ WHITENINGS: tuple[str, ...] = ("auto", "sample", "shrinkage", "diagonal", "none"
 #: block has at most this many columns per row (``max(n1, n2) / m``), and with
 #: the OAS-shrunk covariance above it (``benchmarks/study_wide.py``).
 AUTO_SAMPLE_MAX_RATIO = 0.05
+
+#: Widest ``max(n1, n2) / m`` at which ``benchmarks/study_wide.py --size``
+#: found the support tests' FDR controlled (``fit(sparsity="auto")`` warns above).
+SUPPORT_TESTS_MAX_RATIO = 0.1
 
 
 @dataclass(frozen=True)

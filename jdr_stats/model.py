@@ -15,12 +15,19 @@ from typing import Any, Literal, cast
 import numpy as np
 
 from ._data import DataModel, MissingPolicy, ModelData
-from ._estimate import WhiteningKind, block_whitening_pair, choose_whitening, estimate
+from ._estimate import (
+    SUPPORT_TESTS_MAX_RATIO,
+    WhiteningKind,
+    block_whitening_pair,
+    choose_whitening,
+    estimate,
+)
 from ._linalg import AnyWhitening, BlockMoments, Whitening, cross_moments
 from ._progress import ProgressArg
 from ._sources import RowSource, is_dask_collection
 from ._streamed import MomentsData
 from ._validation import check_bool, normalize_seed
+from .exceptions import SmallSampleWarning
 from .inference.rank_tests import RankMethod, choose_rank
 from .moments import Moments
 from .results import JDRResults
@@ -505,6 +512,13 @@ def _check_tests_feasible(
     """``rank="auto"`` and ``sparsity="auto"`` run tests that whiten with the
     sample covariance: refuse, naming what works, when it is singular."""
     if nobs >= max(n1, n2) + 2:
+        if sparsity == "auto" and max(n1, n2) / nobs > SUPPORT_TESTS_MAX_RATIO:
+            warnings.warn(
+                f'sparsity="auto" at max(n1, n2)/m = {max(n1, n2) / nobs:.3g} > '
+                f"{SUPPORT_TESTS_MAX_RATIO}: the support tests' false discovery rate was not "
+                "controlled that wide (0.43 at nominal 0.1 for n/m = 0.2, "
+                "benchmarks/results/study_wide_size.txt); give sparsity=(s1, s2), or select "
+                "on a held-out half of the rows", SmallSampleWarning, stacklevel=3)
         return
     what = 'rank="auto" (rank tests)' if rank == "auto" else 'sparsity="auto" (support tests)'
     raise ValueError(

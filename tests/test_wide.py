@@ -290,3 +290,14 @@ def test_wide_fit_without_block_covariances_still_reports(wide, tmp_path):
     res.save(tmp_path / "fit.pickle")
     back = jdr.load(tmp_path / "fit.pickle")
     assert back.whitening == "shrinkage" and back.support_a == res.support_a
+
+
+@pytest.mark.filterwarnings("ignore::jdr_stats.exceptions.SupportSelectionWarning")
+def test_sparsity_auto_warns_where_the_support_fdr_was_not_controlled():
+    from jdr_stats.exceptions import SmallSampleWarning
+
+    y, a, b, _, _ = sparse_data(6, 200, 30, c=5.0)
+    with pytest.warns(SmallSampleWarning, match=r"max\(n1, n2\)/m = 0.15 > 0.1.*"
+                                                r"sparsity=\(s1, s2\)"):
+        res = jdr.JointDimReduction(y, a, b).fit(1, sparsity="auto", seed=0)
+    assert res.support_tests is not None
