@@ -42,6 +42,7 @@ __all__ = [
     "inference_note",
     "check_rank",
     "choose_whitening",
+    "cross_moments",
     "estimate",
 ]
 
@@ -96,6 +97,31 @@ def choose_whitening(requested: object, nobs: int, n1: int, n2: int) -> Whitenin
                     'Use whitening="shrinkage" or "auto" (regularised), or "diagonal"'
                 )
     return WhiteningChoice(kind, kind, "given")
+
+
+def cross_moments(
+    y: np.ndarray, a: np.ndarray, b: np.ndarray, weights: np.ndarray | None = None
+) -> BlockMoments:
+    """Means, ``var_y`` and the centred cross moment only (no block covariances).
+
+    For blocks wider than the rows whitened from the rows themselves (the
+    dual route of :func:`shrunk_whitening`): memory ``O(m (n1 + n2) + n1 n2)``,
+    where the moments engine forms the ``(n1 + n2 + 1)^2`` Gram matrix.
+    ``cov_a`` and ``cov_b`` are read-only NaN views (no memory) and
+    ``has_covariances`` is False, as ``block_moments(covariances=False)``;
+    the same numbers as :func:`block_moments` up to rounding.
+    """
+    m, n1 = a.shape
+    n2 = b.shape[1]
+    wn = np.full(m, 1.0 / m) if weights is None else weights / np.sum(weights)
+    mean_y, mean_a, mean_b = float(wn @ y), wn @ a, wn @ b
+    yc = y - mean_y
+    cross = ((a - mean_a) * (wn * yc)[:, None]).T @ (b - mean_b)
+    return BlockMoments(
+        nobs=m, mean_y=mean_y, var_y=float(wn @ yc**2), mean_a=mean_a, mean_b=mean_b,
+        cov_a=np.broadcast_to(np.nan, (n1, n1)), cov_b=np.broadcast_to(np.nan, (n2, n2)),
+        cross=cross, has_covariances=False,
+    )
 
 
 def inference_note(kind: str, reason: str) -> str:

@@ -50,7 +50,6 @@ __all__ = [
     "oas_shrinkage",
     "shrunk_whitening",
     "block_whitenings",
-    "cross_moments",
     "whiten_cross",
     "sign_columns",
     "svd_signed",
@@ -558,31 +557,6 @@ def shrunk_whitening(
         ev = np.clip(ev, 0.0, None)
     t = oas_shrinkage(float(np.sum(ev**2)), n, nobs)
     return ShrunkWhitening(mean=mean, sd=sd, basis=basis, evals=ev, shrinkage=t)
-
-
-def cross_moments(
-    y: np.ndarray, a: np.ndarray, b: np.ndarray, weights: np.ndarray | None = None
-) -> BlockMoments:
-    """Means, ``var_y`` and the centred cross moment only (no block covariances).
-
-    For blocks wider than the rows whitened from the rows themselves (the
-    dual route of :func:`shrunk_whitening`): memory ``O(m (n1 + n2) + n1 n2)``,
-    where the moments engine forms the ``(n1 + n2 + 1)^2`` Gram matrix.
-    ``cov_a`` and ``cov_b`` are read-only NaN views (no memory) and
-    ``has_covariances`` is False, as ``block_moments(covariances=False)``;
-    the same numbers as :func:`block_moments` up to rounding.
-    """
-    m, n1 = a.shape
-    n2 = b.shape[1]
-    wn = np.full(m, 1.0 / m) if weights is None else weights / np.sum(weights)
-    mean_y, mean_a, mean_b = float(wn @ y), wn @ a, wn @ b
-    yc = y - mean_y
-    cross = ((a - mean_a) * (wn * yc)[:, None]).T @ (b - mean_b)
-    return BlockMoments(
-        nobs=m, mean_y=mean_y, var_y=float(wn @ yc**2), mean_a=mean_a, mean_b=mean_b,
-        cov_a=np.broadcast_to(np.nan, (n1, n1)), cov_b=np.broadcast_to(np.nan, (n2, n2)),
-        cross=cross, has_covariances=False,
-    )
 
 
 #: Either whitening object: the sample one (Cholesky) or a regularised one.

@@ -5,10 +5,11 @@ robust|wald|chi2|general|permutation|ladle]`` (or ``--formula
 "y ~ a1 + a2 | b1 + b2"`` instead of ``--y/--a/--b``) fits the joint
 estimator to a CSV file and prints its summary; ``--bootstrap N`` and
 ``--support`` add the bootstrap and the support selection, ``--format
-text|json|csv|latex|html`` and ``--output FILE`` choose the output,
-``--features-out FILE`` writes the reduced features.  Bad arguments print
-a one-line error and exit with code 2; a closed pipe (``| head``) ends the
-output quietly.
+text|json|csv|latex|html`` and ``--output FILE`` choose the output (HTML
+and LaTeX as complete documents, CSV as one long table), ``--output-dir
+DIR`` writes one CSV file per table, ``--features-out FILE`` writes the
+reduced features.  Bad arguments print a one-line error and exit with code
+2; a closed pipe (``| head``) ends the output quietly.
 
 A ``.parquet`` file (or a folder of them) is streamed in record batches,
 and ``--chunksize`` streams a CSV file in chunks: the fit then uses exact
@@ -18,7 +19,6 @@ merged moments and never holds the file in memory.
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import sys
@@ -30,6 +30,7 @@ from typing import Any, NoReturn
 import numpy as np
 import pandas as pd
 
+from ._report import csv_text, html_document, latex_document, write_csv_dir
 from ._version import __version__
 from .datasets import load_ais
 from .exceptions import JDRWarning
@@ -133,7 +134,12 @@ def _build_parser() -> _Parser:
                      "a .parquet file is always streamed)")
     for p in (demo, fit):
         p.add_argument("--format", choices=FORMATS, default="text", help="output format")
-        p.add_argument("--output", metavar="FILE", help="write the output to FILE, not stdout")
+        where = p.add_mutually_exclusive_group()
+        where.add_argument("--output", metavar="FILE", help="write the output to FILE, not stdout")
+        where.add_argument("--output-dir", metavar="DIR",
+                           help="write into DIR (created if needed): with --format csv one "
+                                "CSV file per table, else report.txt/.json/.tex/.html; the "
+                                "files written are listed on stdout")
     return parser
 
 
@@ -146,7 +152,7 @@ def demo_model() -> JointDimReduction:
     return JointDimReduction(ais["LBM"], blood, body)
 
 
-def _run_demo(fmt: str) -> str:
+def _run_demo(args: argparse.Namespace) -> str:
     """The demo: the rank the default test chooses, a bootstrap, in plain words.
 
     The warnings of the fit (no rank rejected, failed premises) are part of
@@ -170,7 +176,7 @@ def _run_demo(fmt: str) -> str:
     ]
     lines += [f"Warning: {w.message}" for w in caught if issubclass(w.category, JDRWarning)]
     header = "\n".join(lines) + "\n\n"
-    return _render(fmt, res, boot, None, header=header)
+    return _output(args, res, boot, None, header=header)
 
 
 # -- JSON ---------------------------------------------------------------------
@@ -196,17 +202,37 @@ def _render(fmt: str, res: Any, boot: Any, support: Any, header: str = "") -> st
     if fmt == "text":
         return header + "\n\n".join(str(s) for s in parts) + "\n"
     if fmt == "latex":
-        return "\n\n".join(s.as_latex() for s in parts) + "\n"
+        return latex_document(parts, preamble=header)
     if fmt == "html":
-        return "\n<br/>\n".join(s.as_html() for s in parts) + "\n"
-    # csv: every table of every summary, each after a "# title: caption" line
-    buf = io.StringIO()
-    for s in parts:
-        for caption, frame in s.frames.items():
-            buf.write(f"# {s.title}: {caption}\n")
-            frame.to_csv(buf, index=True, lineterminator="\n")
-            buf.write("\n")
-    return buf.getvalue()
+        return html_document(parts, preamble=header)
+    # csv: one long table, columns summary, table, row, then the tables' columns
+    return csv_text(parts)
+
+
+def _output(args: argparse.Namespace, res: Any, boot: Any, support: Any,
+            header: str = "") -> str:
+    if args.output_dir is not None:
+        return _write_dir(args.format, res, boot, support, args.output_dir, header=header)
+    return _render(args.format, res, boot, support, header=header)
+
+
+def _write_dir(fmt: str, res: Any, boot: Any, support: Any, directory: str,
+               header: str = "") -> str:
+    """--output-dir: one CSV file per table (csv), else report.<ext>; returns
+    the list of files written, one a line."""
+    try:
+        if fmt == "csv":
+            parts = [x.summary() for x in (res, boot, support) if x is not None]
+            paths = write_csv_dir(parts, directory)
+        else:
+            ext = {"text": "txt", "json": "json", "latex": "tex", "html": "html"}[fmt]
+            Path(directory).mkdir(parents=True, exist_ok=True)
+            paths = [Path(directory) / f"report.{ext}"]
+            paths[0].write_text(_render(fmt, res, boot, support, header=header),
+                                encoding="utf-8")
+    except OSError as exc:
+        raise ValueError(f"cannot write --output-dir {directory}: {exc.strerror}") from None
+    return "".join(f"{p}\n" for p in paths)
 
 
 def _emit(text: str, output: str | None) -> None:
@@ -324,7 +350,7 @@ def _run_fit(args: argparse.Namespace) -> str:
             raise ValueError(
                 f"cannot write --features-out {args.features_out}: {exc.strerror}"
             ) from None
-    return _render(args.format, res, boot, support)
+    return _output(args, res, boot, support)
 
 
 def _print_warnings(caught: Sequence[warnings.WarningMessage]) -> None:
@@ -351,7 +377,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             # the library's warnings are part of the answer: printed, never raised
             warnings.simplefilter("default", JDRWarning)
             try:
-                text = _run_demo(args.format) if args.command == "demo" else _run_fit(args)
+                text = _run_demo(args) if args.command == "demo" else _run_fit(args)
             finally:
                 _print_warnings(caught)
         _emit(text, args.output)

@@ -20,9 +20,10 @@ from ._estimate import (
     WhiteningKind,
     block_whitening_pair,
     choose_whitening,
+    cross_moments,
     estimate,
 )
-from ._linalg import AnyWhitening, BlockMoments, Whitening, cross_moments
+from ._linalg import AnyWhitening, BlockMoments, Whitening
 from ._progress import ProgressArg
 from ._sources import RowSource, is_dask_collection
 from ._streamed import MomentsData
@@ -445,7 +446,7 @@ class JointDimReduction(DataModel):
         A regularised whitening of a block wider than the rows, with the rows
         in memory, takes the dual (m x m) route; when no test needs the
         sample covariances (``auto`` False) and a block is wider than the
-        rows, only the cross moment is formed (:func:`cross_moments`)."""
+        rows, only the cross moment is formed (:func:`~jdr_stats._estimate.cross_moments`)."""
         n_max = max(len(self.exog_names_a), len(self.exog_names_b))
         if kind not in ("shrinkage", "diagonal") or not isinstance(self._data, ModelData):
             mom = self.moments(covariances=kind != "none" or auto)

@@ -1,7 +1,18 @@
 """Plots of fitted results (optional: ``pip install jdr_stats[plot]``).
 
 Every function draws on a new figure, or on the axes given, and returns the
-matplotlib ``Figure``.
+matplotlib ``Figure``.  The conventions shared by every plot:
+
+* legends never cover data: on a figure the function creates, one legend
+  below the panels (constrained layout makes room for it); on axes the
+  caller gives, a legend to the right of the axes;
+* an axis of ranks ``k`` has integer ticks;
+* the level of a test is drawn (alpha on the p-value axis of the scree
+  plot, the target FDR on the support plot, the bound on the bootstrap
+  histograms), and colours are named in the legend (selected / not
+  selected);
+* variables run from top to bottom in the order of the data, in the
+  loadings and the support plots alike.
 """
 
 from __future__ import annotations
@@ -14,6 +25,9 @@ from ._validation import check_choice, check_int
 
 if TYPE_CHECKING:  # matplotlib is optional
     from matplotlib.figure import Figure
+
+#: Colours of selected and unselected variables (named in each legend).
+SELECTED, NOT_SELECTED = "C0", "0.75"
 
 __all__ = [
     "plot_scree",
@@ -38,7 +52,8 @@ def _plt():
 def _axes(ax, ncols=1, figsize=None):
     plt = _plt()
     if ax is None:
-        fig, axes = plt.subplots(1, ncols, figsize=figsize, squeeze=False)
+        fig, axes = plt.subplots(1, ncols, figsize=figsize, squeeze=False,
+                                 layout="constrained")
         return fig, list(axes[0])
     axes = list(np.atleast_1d(ax))
     if len(axes) != ncols:
@@ -46,43 +61,89 @@ def _axes(ax, ncols=1, figsize=None):
     return axes[0].figure, axes
 
 
-def plot_scree(results: Any, *, rank_tests: Any = None, ax: Any = None) -> Figure:
+def _legend(fig: Any, axis: Any, handles: list[Any], own: bool, twin: Any = None) -> Any:
+    """One legend outside the data: below the panels of a figure made here
+    (``own``; as many columns as the width holds), else to the right of
+    ``axis`` (beyond the labels of its ``twin`` axis, if any)."""
+    labels = [h.get_label() for h in handles]
+    if own:
+        ncols = max(1, min(len(handles), int(fig.get_figwidth() / 2.8)))
+        return fig.legend(handles, labels, loc="outside lower center", ncols=ncols,
+                          frameon=False)
+    x = 1.02
+    if twin is not None:  # past the twin axis' tick labels and label
+        fig.canvas.draw()
+        right = twin.get_tightbbox(fig.canvas.get_renderer()).x1
+        x = float(axis.transAxes.inverted().transform((right, 0.0))[0]) + 0.02
+    return axis.legend(handles, labels, loc="upper left", bbox_to_anchor=(x, 1.0),
+                       borderaxespad=0.0, frameon=False)
+
+
+def _integer_ticks(axis: Any, ks: np.ndarray) -> None:
+    """Integer ticks on a k axis: every k when there are few, else a
+    locator that only picks integers."""
+    from matplotlib.ticker import MaxNLocator
+
+    if len(ks) <= 15:
+        axis.set_xticks(ks)
+    else:
+        axis.xaxis.set_major_locator(MaxNLocator(integer=True))
+
+
+def plot_scree(
+    results: Any, *, rank_tests: Any = None, alpha: float | None = None, ax: Any = None
+) -> Figure:
     """Singular values of ``X_lin`` with the fitted rank and rank-test p-values.
 
     Parameters
     ----------
     results : JDRResults
     rank_tests : RankTestResults, optional
-        Its p-values are drawn on a second axis (log scale); by default the
-        tests already computed on ``results`` (if any) are used.
+        Its p-values are drawn on a second axis (log scale) with a line at
+        the level ``alpha``; by default the tests already computed on
+        ``results`` (if any) are used.
+    alpha : float, optional
+        The level drawn on the p-value axis; by default the fit's (0.05
+        unless ``fit(alpha=...)`` said otherwise).
     ax : matplotlib Axes, optional
 
     Returns
     -------
     matplotlib.figure.Figure
     """
-    fig, (ax,) = _axes(ax)
+    own = ax is None
+    fig, (ax,) = _axes(ax, figsize=(6, 4.2))
     s = results.singular_values
     k = np.arange(1, len(s) + 1)
-    ax.plot(k, s, "o-", color="C0", label="singular value")
-    ax.axvline(results.rank + 0.5, color="0.5", linestyle="--", label=f"fitted rank {results.rank}")
+    handles = ax.plot(k, s, "o-", color="C0", label="singular value s_k")
+    handles.append(ax.axvline(results.rank + 0.5, color="0.5", linestyle="--",
+                              label=f"fitted rank {results.rank}"))
     ax.set_xlabel("k")
     ax.set_ylabel("singular value of X_lin")
     ax.set_title("Scree plot")
+    _integer_ticks(ax, k)
     if rank_tests is None:
         rank_tests = getattr(results, "rank_test_table", None)
     # every test table has a pvalue column; the ladle (a criterion) has none
     if rank_tests is not None and "pvalue" in rank_tests.table:
+        if alpha is None:
+            alpha = float(getattr(results, "_settings", {}).get("alpha") or 0.05)
         table = rank_tests.table
-        pcol = "pvalue"
         ks = np.asarray(table.index if "k" not in table.columns else table["k"], dtype=float)
         ax2 = ax.twinx()
         # The test of H0: r = k is about singular values k+1, k+2, ...
-        ax2.semilogy(ks + 1, np.clip(table[pcol].to_numpy(dtype=float), 1e-300, 1), "s:",
-                     color="C3", label="p-value of H0: r = k-1")
+        pvals = np.clip(table["pvalue"].to_numpy(dtype=float), 1e-300, 1)
+        handles += ax2.semilogy(ks + 1, pvals, "s:", color="C3",
+                                label="p-value of H0: r = k - 1")
+        # at least a decade below the level, so that the axis has major ticks
+        low = min(float(np.nanmin(pvals)) if np.isfinite(pvals).any() else 1.0, alpha)
+        ax2.set_ylim(low / 10 ** 1.2, 1.5)
+        handles.append(ax2.axhline(alpha, color="C3", linewidth=0.8, linestyle="-.",
+                                   label=f"level alpha = {alpha:g}"))
         ax2.set_ylabel("rank-test p-value")
-        ax2.legend(loc="center right")
-    ax.legend(loc="upper right")
+        _legend(fig, ax, handles, own, twin=ax2)
+    else:
+        _legend(fig, ax, handles, own)
     return fig
 
 
@@ -101,10 +162,13 @@ def plot_loadings(
     compare variables in different units; ``"raw"`` draws the unit-length
     directions in the original units (:attr:`JDRResults.directions_a`).
     """
+    from matplotlib.ticker import MaxNLocator
+
     check_choice(block, "block", ("a", "b", "both"))
     check_choice(loadings, "loadings", ("sd", "raw"))
     blocks = ["a", "b"] if block == "both" else [block]
-    fig, axes = _axes(ax, ncols=len(blocks), figsize=(5 * len(blocks), 4))
+    own = ax is None
+    fig, axes = _axes(ax, ncols=len(blocks), figsize=(5 * len(blocks), 4.4))
     model = results.model
     for axis, blk in zip(axes, blocks, strict=True):
         if loadings == "sd":
@@ -115,15 +179,17 @@ def plot_loadings(
         names = model.exog_names_a if blk == "a" else model.exog_names_b
         pos = np.arange(len(names))
         width = 0.8 / dirs.shape[1]
-        for j in range(dirs.shape[1]):
-            axis.barh(pos + j * width, dirs[:, j], height=width, label=f"dir{j + 1}")
+        bars = [axis.barh(pos + j * width, dirs[:, j], height=width, color=f"C{j}",
+                          label=f"dir{j + 1}") for j in range(dirs.shape[1])]
         axis.set_yticks(pos + width * (dirs.shape[1] - 1) / 2)
         axis.set_yticklabels(names)
+        axis.invert_yaxis()  # the first variable on top, as in plot_support
         axis.axvline(0, color="0.3", linewidth=0.8)
+        axis.xaxis.set_major_locator(MaxNLocator(nbins=5))  # tick labels never touch
         axis.set_xlabel("loading per SD (largest = 1)" if loadings == "sd"
                         else "direction entry (original units)")
         axis.set_title(f"Loadings, block {blk}")
-        axis.legend()
+    _legend(fig, axes[-1], bars, own)
     return fig
 
 
@@ -144,8 +210,11 @@ def plot_sufficient_summary(results: Any, *, direction: int = 1, ax: Any = None)
     y = results.model.endog
     yname = results.model.endog_name
     labels = (f"a_dir{direction}", f"b_dir{direction}", f"a_dir{direction} x b_dir{direction}")
+    from matplotlib.ticker import MaxNLocator
+
     for axis, x, label in zip(axes, (fa, fb, fa * fb), labels, strict=True):
         axis.scatter(x, y, s=8, alpha=0.6)
+        axis.xaxis.set_major_locator(MaxNLocator(nbins=5))  # tick labels never touch
         axis.set_xlabel(label)
         axis.set_ylabel(yname)
     fig.suptitle("Sufficient summary plot")
@@ -160,18 +229,22 @@ def plot_bootstrap_angles(boot: Any, *, ax: Any = None) -> Figure:
     (computed with the results' default interval, which may rescale the
     replicate angles; see the bootstrap theory page).
     """
-    fig, axes = _axes(ax, ncols=2, figsize=(10, 4))
+    own = ax is None
+    fig, axes = _axes(ax, ncols=2, figsize=(10, 4.2))
     bounds = boot.max_angle_bound()
     level = round(100 * (1 - boot.alpha))
     for axis, blk in zip(axes, ("a", "b"), strict=True):
         angles = np.asarray(boot.angles_a if blk == "a" else boot.angles_b)[:, -1]
         axis.hist(angles, bins=30, color="C0", alpha=0.8)
-        axis.axvline(bounds[blk], color="C3", linestyle="--",
-                     label=f"{level}% bound {bounds[blk]:.2f} deg ({boot.interval})")
+        line = axis.axvline(bounds[blk], color="C3", linestyle="--",
+                            label=f"{level}% upper bound ({boot.interval})")
         axis.set_xlabel("largest principal angle (degrees)")
         axis.set_ylabel("replicates")
-        axis.set_title(f"Bootstrap, block {blk}")
-        axis.legend()
+        axis.set_title(f"Block {blk}: bound {bounds[blk]:.1f} deg")
+    from matplotlib.patches import Patch
+
+    hist = Patch(color="C0", alpha=0.8, label="replicates' largest angle")
+    _legend(fig, axes[-1], [hist, line], own)
     return fig
 
 
@@ -263,12 +336,16 @@ def plot_support(support: Any, *, ax: Any = None):
     -------
     matplotlib.figure.Figure
     """
+    from matplotlib.patches import Patch
+
     table = support.table
     has_freq = "frequency" in table.columns
     plt = _plt()
-    if ax is None:
+    own = ax is None
+    if own:
         nrows = 2 if has_freq else 1
-        fig, grid = plt.subplots(nrows, 2, figsize=(10, 3.5 * nrows), squeeze=False)
+        fig, grid = plt.subplots(nrows, 2, figsize=(10, 3.2 * nrows + 0.8), squeeze=False,
+                                 layout="constrained")
         axes = list(grid.ravel())
     else:
         axes = list(np.ravel(ax))
@@ -277,34 +354,38 @@ def plot_support(support: Any, *, ax: Any = None):
             raise ValueError(f"ax must hold {need} axes for this plot; got {len(axes)}")
         fig = axes[0].figure
     settings = support.settings or {}
+    handles: list[Any] = [Patch(color=SELECTED, label="selected"),
+                          Patch(color=NOT_SELECTED, label="not selected")]
     for j, blk in enumerate(("a", "b")):
         sub = table.xs(blk, level="block")
         names = [str(v) for v in sub.index]
         pos = np.arange(len(names))
-        colors = np.where(sub["selected"].to_numpy(bool), "C0", "0.75")
+        colors = np.where(sub["selected"].to_numpy(bool), SELECTED, NOT_SELECTED)
         q = np.clip(sub["qvalue"].to_numpy(dtype=float), 1e-300, 1.0)
         axis = axes[j]
         axis.barh(pos, -np.log10(q), color=colors)
-        axis.axvline(-np.log10(support.fdr), color="C3", linestyle="--",
-                     label=f"FDR {support.fdr:g}")
+        fdr = axis.axvline(-np.log10(support.fdr), color="C3", linestyle="--",
+                           label=f"target FDR {support.fdr:g} (q = {support.fdr:g})")
         axis.set_yticks(pos)
         axis.set_yticklabels(names)
-        axis.invert_yaxis()
+        axis.invert_yaxis()  # the first variable on top, as in plot_loadings
         axis.set_xlabel("-log10 q-value")
         axis.set_title(f"Block {blk}: coordinate tests")
-        axis.legend(loc="lower right")
         if has_freq:
             axis = axes[2 + j]
             axis.barh(pos, sub["frequency"].to_numpy(dtype=float), color=colors)
             thr = settings.get("stability_threshold")
             if thr is not None:
-                axis.axvline(thr, color="C3", linestyle="--", label=f"threshold {thr:g}")
-                axis.legend(loc="lower right")
+                stab = axis.axvline(thr, color="C1", linestyle=":",
+                                    label=f"stability threshold {thr:g}")
             axis.set_yticks(pos)
             axis.set_yticklabels(names)
             axis.invert_yaxis()
             axis.set_xlim(0, 1)
             axis.set_xlabel("selection frequency")
             axis.set_title(f"Block {blk}: stability selection")
-    fig.tight_layout()
+    handles.append(fdr)
+    if has_freq and settings.get("stability_threshold") is not None:
+        handles.append(stab)
+    _legend(fig, axes[1] if not has_freq else axes[3], handles, own)
     return fig

@@ -644,11 +644,11 @@ class JDRResults(ExportMixin, SummaryMixin):
         if loadings not in ("sd", "raw"):
             raise ValueError(f'loadings must be "sd" or "raw"; got {loadings!r}')
         la, lb = self._loading_tables(loadings)
-        tables = [
-            ("k", self._singular_value_table()),
-            ("block a", la),
-            ("block b", lb),
-            ("Premises", self.diagnostics.table),
+        tables: list[tuple[Any, ...]] = [
+            ("k", self._singular_value_table(), "singular values"),
+            ("block a", la, f"{'per-SD loadings' if loadings == 'sd' else 'directions'}, block a"),
+            ("block b", lb, f"{'per-SD loadings' if loadings == 'sd' else 'directions'}, block b"),
+            ("Premises", self.diagnostics.table, "premises"),
         ]
         notes = self._loading_and_premise_notes(loadings)
         notes.append(inference_note(self.whitening, self._settings.get("whitening_reason",

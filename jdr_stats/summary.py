@@ -3,7 +3,7 @@
 :func:`build_summary` returns a :class:`JDRSummary`, a
 ``statsmodels.iolib.summary2.Summary`` whose ``tables`` hold the numbers
 (DataFrames of floats, integers and booleans) and which formats them only
-when it is printed:
+when it is printed (:mod:`jdr_stats._render` lays them out):
 
 * p-values and q-values (the columns named ``pvalue`` and ``qvalue``, and
   those a table declares: ``build_summary(pvalue_columns=...)`` or the
@@ -13,24 +13,39 @@ when it is printed:
   (never a bare ``0``),
 * degrees of freedom and counts (columns named ``df...``, ``n_...``) as
   integers when they are whole numbers,
+* every other column in one format (``%.4f``, or ``%.3e`` throughout when
+  the column's largest entry is below ``1e-3`` or at least ``1e7``),
 * booleans as ``yes``/``no``, missing values (a df that does not apply) as
-  ``-``.
+  ``-``; a ``df`` column missing in every row is not printed (a note says why).
 
-``as_latex()`` escapes every text cell and note and puts the notes' formula
-tokens (``X_lin``, ``s_k^2``) in ``$...$``, so that the output compiles in a
-plain ``article``; ``as_html()`` escapes text cells and notes.
+``as_text()`` gives statsmodels' layout with rules of one width;
+``as_html()`` a ``<section>`` fragment; ``as_latex()`` one ``table`` float
+that compiles in a plain ``article`` without overfull lines;
+:meth:`JDRSummary.to_html`, :meth:`JDRSummary.to_latex` and
+:meth:`JDRSummary.to_csv` write complete files (see :mod:`jdr_stats._report`).
 """
 
 from __future__ import annotations
 
-import html
-import re
-from collections.abc import Callable, Iterable, Mapping
+import os
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from statsmodels.iolib.summary2 import Summary
+
+from ._render import (
+    PVALUE_COLUMNS,
+    ShownTable,
+    format_pvalue,
+    latex_escape,
+    latex_note,
+    render_html,
+    render_latex,
+    render_text,
+    shown_tables,
+)
 
 __all__ = [
     "PVALUE_COLUMNS",
@@ -42,189 +57,9 @@ __all__ = [
     "latex_note",
 ]
 
-#: Columns formatted as p-values in every table.
-PVALUE_COLUMNS = ("pvalue", "qvalue")
-_COUNT = re.compile(r"^(eff\. |eff_)?df\b|^df[(_]|^n_|^count", re.IGNORECASE)
-
-
-def format_pvalue(p: float) -> str:
-    """A p-value as statsmodels and R print it.
-
-    Four decimals down to ``1e-4``, then three significant digits in
-    exponent form, and ``<1e-16`` below machine precision (a p-value that
-    underflowed to zero is never printed as ``0``).  NaN prints as ``-``.
-
-    Examples
-    --------
-    >>> [format_pvalue(p) for p in (0.04321, 2.5e-7, 0.0, float("nan"))]
-    ['0.0432', '2.50e-07', '<1e-16', '-']
-    """
-    p = float(p)
-    if not np.isfinite(p):
-        return "-"
-    if p < 1e-16:
-        return "<1e-16"
-    if p < 1e-4:
-        return f"{p:.2e}"
-    return f"{p:.4f}"
-
-
-def _format_counts(arr: np.ndarray) -> list[str]:
-    """Whole numbers as integers; a column with fractions (a moment-matched
-    df) with two decimals throughout; NaN (no df applies) as ``-``."""
-    finite = arr[np.isfinite(arr)]
-    whole = bool(np.all(finite == np.round(finite)))
-    return ["-" if not np.isfinite(v) else (str(int(v)) if whole else f"{v:.2f}") for v in arr]
-
-
-def _format_column(
-    name: str, values: pd.Series, float_format: str, pvalue_columns: Iterable[str] = PVALUE_COLUMNS
-) -> list[str]:
-    """The printed cells of one numeric table column (``pvalue_columns``:
-    the names of the columns that hold p-values)."""
-    if pd.api.types.is_bool_dtype(values):
-        return ["yes" if bool(v) else "no" for v in values]
-    if pd.api.types.is_integer_dtype(values):
-        return [str(int(v)) for v in values]
-    if not pd.api.types.is_numeric_dtype(values):
-        return ["-" if (v is None or (isinstance(v, float) and np.isnan(v))) else str(v)
-                for v in values]
-    arr = values.to_numpy(dtype=float)
-    if name in pvalue_columns:
-        return [format_pvalue(v) for v in arr]
-    if _COUNT.search(name):
-        return _format_counts(arr)
-    finite = arr[np.isfinite(arr)]
-    # a fixed %.4f would print 1e-12 as 0.0000: such columns get %.4g
-    tiny = bool(((finite != 0) & (np.abs(finite) < 1e-3)).any())
-    return ["-" if not np.isfinite(v) else (f"{v:.4g}" if tiny else float_format % v)
-            for v in arr]
-
-
-def _formatted(
-    df: pd.DataFrame, caption: str, float_format: str, pvalue_columns: Iterable[str] = ()
-) -> pd.DataFrame:
-    """The table as strings, its index turned into the first column."""
-    pcols = set(PVALUE_COLUMNS) | set(pvalue_columns) | set(df.attrs.get("pvalue_columns", ()))
-    out = pd.DataFrame(
-        {str(col): _format_column(str(col), df[col], float_format, pcols) for col in df.columns},
-        index=range(len(df)),
-    )
-    out.insert(0, caption, [str(v) for v in df.index])
-    return out
-
-
-# -- LaTeX --------------------------------------------------------------------
-_LATEX_SPECIAL = {
-    "\\": r"\textbackslash{}",
-    "&": r"\&",
-    "%": r"\%",
-    "$": r"\$",
-    "#": r"\#",
-    "_": r"\_",
-    "{": r"\{",
-    "}": r"\}",
-    "~": r"\textasciitilde{}",
-    "^": r"\textasciicircum{}",
-    "<": r"\textless{}",
-    ">": r"\textgreater{}",
-    "|": r"\textbar{}",
-}
-# statsmodels' SimpleTable escapes these itself in LaTeX cells
-_SIMPLETABLE_ESCAPES = set("#$%&>_|")
-
-
-def _latex_cell(text: str) -> str:
-    return "".join(
-        ch if ch in _SIMPLETABLE_ESCAPES else _LATEX_SPECIAL.get(ch, ch) for ch in str(text)
-    )
-
-
-def latex_escape(text: str) -> str:
-    """Escape LaTeX's special characters in plain text.
-
-    Examples
-    --------
-    >>> print(latex_escape("a_1 & 5% {x}"))
-    a\\_1 \\& 5\\% \\{x\\}
-    """
-    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in str(text))
-
-
-_MATH_CHARS = re.compile(r"^[A-Za-z0-9_^'()\[\]{},*/+=<>.-]+$")
-_MATH_WORDS = {
-    "sum": r"\sum",
-    "perp": r"\perp",
-    "Lambda": r"\Lambda",
-    "lambda": r"\lambda",
-    "alpha": r"\alpha",
-    "beta": r"\beta",
-    "Sigma": r"\Sigma",
-    "sigma": r"\sigma",
-    "rho": r"\rho",
-    "chi2": r"\chi^2",
-}
-
-
-def _balanced(token: str) -> bool:
-    depth = {"()": 0, "[]": 0, "{}": 0}
-    for ch in token:
-        for pair in depth:
-            if ch == pair[0]:
-                depth[pair] += 1
-            elif ch == pair[1]:
-                depth[pair] -= 1
-                if depth[pair] < 0:
-                    return False
-    return all(v == 0 for v in depth.values())
-
-
-def _as_math(token: str) -> str | None:
-    """``token`` in LaTeX maths, or None if it is not a formula token."""
-    if "_" not in token and "^" not in token:
-        return None
-    if not _MATH_CHARS.match(token) or not _balanced(token) or token.startswith("'"):
-        return None
-    if token[-1] in "_^" or "['" in token:
-        return None
-    if "^" not in token and (re.search(r"[A-Za-z]{3,}_[A-Za-z]{2,}", token)
-                             or re.search(r"[A-Za-z]\.[A-Za-z]", token)):
-        return r"\texttt{" + latex_escape(token) + "}"  # a Python name, not maths
-    # one sub- and one superscript per atom, else "Double subscript"
-    for atom in re.split(r"[^\w{}^]", token):
-        if atom.count("_") > 1 or atom.count("^") > 1:
-            return None
-    body = re.sub(r"([_^])(\w{2,})", r"\1{\2}", token)
-    body = re.sub(
-        r"(?<![A-Za-z\\])(" + "|".join(_MATH_WORDS) + r")(?![A-Za-z0-9])",
-        lambda mt: _MATH_WORDS[mt.group(1)] + " ",
-        body,
-    )
-    return "$" + body.replace(" }", "}").strip() + "$"
-
-
-def latex_note(text: str) -> str:
-    """A note in LaTeX: formula tokens in ``$...$``, the rest escaped.
-
-    A whitespace-separated token holding ``_`` or ``^`` (and only characters
-    of a formula) is set in maths, with multi-letter sub- and superscripts
-    braced (``X_lin`` becomes ``$X_{lin}$``); everything else is escaped.
-
-    Examples
-    --------
-    >>> print(latex_note("share = s_k^2 / sum_j s_j^2 of X_lin, 5%."))
-    share = $s_k^2$ / $\\sum _j$ $s_j^2$ of $X_{lin}$, 5\\%.
-    """
-    out = []
-    for piece in re.split(r"(\s+)", str(text)):
-        if not piece or piece.isspace():
-            out.append(piece)
-            continue
-        core = piece.rstrip(".,;:")
-        tail = piece[len(core):]
-        math = _as_math(core) if core else None
-        out.append(latex_escape(piece) if math is None else math + latex_escape(tail))
-    return "".join(out)
+#: Captions that say what a table's rows are but not what the table is:
+#: such a table is named after its summary.
+_ROW_CAPTIONS = {"", "k", "variable", "variant", "info"}
 
 
 # -- the Summary --------------------------------------------------------------
@@ -255,78 +90,104 @@ class JDRSummary(Summary):
         super().__init__()
         self.info: dict[str, object] = {}
         self._captions: list[str] = []
+        self._names: list[str] = []
         self._float_format = "%.4f"
         self._pvalue_columns: tuple[str, ...] = ()
 
     @property
     def frames(self) -> dict[str, pd.DataFrame]:
-        # one caption per table after the info table; extra tables (if any) unnamed
+        """The numeric tables keyed by caption (the header of the label column)."""
         return dict(zip(self._captions, self.tables[1:], strict=False))
 
-    def _display(self, kind: str) -> Summary:
-        """A plain ``Summary`` of formatted strings for one output format."""
-        esc: Callable[[str], str]
-        if kind == "latex":
-            esc = _latex_cell
-        elif kind == "html":
-            esc = html.escape
-        else:
-            esc = str
+    @property
+    def named_frames(self) -> dict[str, pd.DataFrame]:
+        """The numeric tables keyed by name (what the table is: "singular
+        values", "loadings a", ...), as the CSV export and the captions of
+        the HTML and LaTeX tables call them."""
+        return dict(zip(self._names, self.tables[1:], strict=False))
+
+    def shown(self) -> tuple[list[ShownTable], list[str]]:
+        """The tables as printed cells, and every note (the summary's, then
+        those the printing adds)."""
+        triples = zip(self._names, self._captions, self.tables[1:], strict=False)
+        tables, added = shown_tables(triples, self._float_format, self._pvalue_columns)
+        return tables, [*self.extra_txt, *added]
+
+    def _display(self, kind: str = "text") -> Summary:
+        """A plain ``Summary`` whose tables hold the printed cells (strings),
+        each table's label column first; ``kind`` is kept for callers of
+        earlier versions and only ``"text"`` cells are produced."""
         out = Summary()
-        out.add_title(latex_escape(self.title or "") if kind == "latex" else esc(self.title or ""))
-        out.add_dict({esc(str(k)): esc(str(v)) for k, v in self.info.items()}, ncols=2)
-        for caption, df in zip(self._captions, self.tables[1:], strict=False):
-            shown = _formatted(df, caption, self._float_format, self._pvalue_columns)
-            shown.columns = [esc(c) for c in shown.columns]
-            shown = shown.map(esc)
-            out.add_df(shown, index=False)
-        for note in self.extra_txt:
-            if kind == "latex":
-                out.add_text(latex_note(note))
-            elif kind == "html":
-                out.add_text(html.escape(note))
-            else:
-                out.add_text(note)
+        out.add_title(self.title or "")
+        out.add_dict({str(k): str(v) for k, v in self.info.items()}, ncols=2)
+        tables, notes = self.shown()
+        for t in tables:
+            frame = pd.DataFrame(t.cells, columns=t.columns, index=range(len(t.labels)))
+            frame.insert(0, t.caption, t.labels)
+            out.add_df(frame, index=False)
+        for note in notes:
+            out.add_text(note)
         return out
 
     def as_text(self) -> str:
-        return self._display("text").as_text()
+        """statsmodels' layout: title, model information, the tables under
+        rules of one width, the notes wrapped to that width."""
+        tables, notes = self.shown()
+        return render_text(self.title or "", self.info, tables, notes)
 
     def as_html(self) -> str:
-        """HTML tables; the title is the first table's ``<caption>`` (as in
-        statsmodels' own tables), the notes follow as paragraphs."""
-        text = self._display("html").as_html()
-        if self.title:
-            start = text.find("<table")
-            if start >= 0:
-                end = text.index(">", start) + 1
-                caption = f"<caption>{html.escape(self.title)}</caption>"
-                text = text[:end] + "\n" + caption + text[end:]
-        return text
+        """An HTML fragment: one ``<section>`` with the title as ``<h2>``,
+        the model information, each table with its name as ``<caption>``
+        (numbers right-aligned), the notes as paragraphs.
+        :meth:`to_html` writes a complete document."""
+        tables, notes = self.shown()
+        return render_html(self.title or "", self.info, tables, notes)
 
-    def as_latex(self, label: str = "") -> str:
+    def as_latex(self, label: str = "", *, floating: bool = True) -> str:
         """One ``table`` float holding the tables and, inside it under them,
-        the notes (in a plain article they stay with their tables).  A
-        ``\\label`` is written only when ``label`` is given."""
-        text = self._display("latex").as_latex(label=label)
-        if not label:
-            text = text.replace("\\label{}\n", "")
-        end = text.rfind("\\end{table}")
-        if end >= 0:
-            notes = text[end + len("\\end{table}"):].strip()
-            if notes.startswith("\\bigskip"):
-                notes = notes[len("\\bigskip"):].strip()
-            text = text[:end]
-            if notes:
-                text += "\\par\\smallskip\n{\\footnotesize\n" + notes + "\n}\n"
-            text += "\\end{table}\n"
-        return text
+        the notes (in a plain article they stay with their tables), in a
+        font size at which the widest table fits the text width.  A
+        ``\\label`` is written only when ``label`` is given.  With
+        ``floating=False``, an unnumbered section that may break across pages
+        between its tables (what a report of several summaries uses)."""
+        tables, notes = self.shown()
+        return render_latex(self.title or "", self.info, tables, notes, label=label,
+                            floating=floating)
+
+    def tidy(self) -> pd.DataFrame:
+        """Every table in one long frame (see :func:`jdr_stats._report.tidy`)."""
+        from ._report import tidy
+
+        return tidy([self])
+
+    def to_html(self, path: str | os.PathLike[str] | None = None) -> str:
+        """A complete HTML document (charset, a small style sheet: borders,
+        right-aligned numbers) holding this summary; written to ``path``
+        when given."""
+        from ._report import html_document, write_text
+
+        return write_text(html_document([self]), path)
+
+    def to_latex(self, path: str | os.PathLike[str] | None = None) -> str:
+        """A complete LaTeX document (a plain ``article``) holding this
+        summary; written to ``path`` when given."""
+        from ._report import latex_document, write_text
+
+        return write_text(latex_document([self]), path)
+
+    def to_csv(self, path: str | os.PathLike[str] | None = None) -> str:
+        """Every table as one long CSV table (:meth:`tidy`; columns
+        ``summary``, ``table``, ``row``, then the tables' columns), which
+        ``pandas.read_csv`` reads in one call; written to ``path`` when given."""
+        from ._report import csv_text, write_text
+
+        return write_text(csv_text([self]), path)
 
 
 def build_summary(
     title: str,
     info: Mapping[str, object],
-    tables: Iterable[tuple[str, pd.DataFrame]] = (),
+    tables: Iterable[tuple[Any, ...]] = (),
     notes: Iterable[str] = (),
     *,
     float_format: str = "%.4f",
@@ -339,9 +200,13 @@ def build_summary(
     title : str
     info : mapping
         Model information shown as ``key: value`` pairs.
-    tables : iterable of (str, DataFrame)
+    tables : iterable of (str, DataFrame) or (str, DataFrame, str)
         Each table (numbers) with a short caption, shown as the header of its
-        index column (``Summary`` has no per-table titles).
+        index column, and optionally a name saying what the table is (the
+        caption of the HTML and LaTeX table, the ``table`` field of the CSV
+        export).  Without a name a table is named by its caption, or by the
+        summary's title when the caption only labels rows (``k``,
+        ``variable``).
     notes : iterable of str
         Plain sentences appended at the end (null hypotheses, methods);
         formula tokens such as ``X_lin`` are set in maths by ``as_latex``.
@@ -372,12 +237,16 @@ def build_summary(
                      index=pd.Index([str(k) for k in smry.info], name="info"))
     )
     smry.settings.append({})
-    for caption, df in tables:
+    for item in tables:
+        caption, df = item[0], item[1]
+        name = str(item[2]) if len(item) > 2 else (
+            title if caption.strip().lower() in _ROW_CAPTIONS else caption)
         frame = df.copy()
         frame.index.name = caption
         smry.tables.append(frame)
         smry.settings.append({"float_format": float_format})
         smry._captions.append(caption)
+        smry._names.append(name)
     for note in notes:
         smry.add_text(note)
     return smry

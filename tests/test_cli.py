@@ -162,21 +162,22 @@ def test_formats_to_file(csv_file, tmp_path, fmt, capsys):
     text = out.read_text()
     if fmt == "text":
         assert "Joint Dimension Reduction Results" in text and "Bootstrap" in text
-    elif fmt == "csv":
-        assert "# Joint Dimension Reduction Results: block a" in text
-        block = text.split("# Joint Dimension Reduction Results: block a\n")[1].split("\n\n")[0]
-        frame = pd.read_csv(__import__("io").StringIO(block), index_col=0)
-        assert list(frame.index) == ["a0", "a1", "a2", "a3"] and frame.shape[1] == 1
-    elif fmt == "latex":
-        assert text.count("\\begin{table}") == 2
+    elif fmt == "csv":  # one long table: pandas reads it in one call
+        frame = pd.read_csv(out)
+        assert list(frame.columns[:3]) == ["summary", "table", "row"]
+        loadings = frame[frame["table"] == "per-SD loadings, block a"]
+        assert list(loadings["row"]) == ["a0", "a1", "a2", "a3"]
+    elif fmt == "latex":  # a complete document
+        assert text.startswith("\\documentclass{article}") and text.count("\\section*") == 2
         if shutil.which("pdflatex"):
-            doc = tmp_path / "d.tex"
-            doc.write_text("\\documentclass{article}\\begin{document}" + text + "\\end{document}")
+            (tmp_path / "d.tex").write_text(text)
             run = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "d.tex"],
                                  cwd=tmp_path, capture_output=True, text=True, timeout=60)
             assert run.returncode == 0
-    else:
-        ET.fromstring("<div>" + text + "</div>")
+    else:  # a complete document, one section per summary
+        assert text.startswith("<!DOCTYPE html>") and '<meta charset="utf-8"/>' in text
+        root = ET.fromstring(text.split("\n", 1)[1])
+        assert len(root.findall(".//section")) == 2
 
 
 def test_features_out(csv_file, tmp_path):

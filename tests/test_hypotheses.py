@@ -131,7 +131,7 @@ def test_pvalue_columns_are_known_by_name_not_guessed():
     shown = build_summary("T", {}, [("k", t)])._display("text").tables[1]
     assert shown["pvalue"].iloc[0] == "1.00e-09"
     # a column that only looks like a p-value is an ordinary number
-    assert shown["p.value"].iloc[0] == "1e-09" and shown["pvalue_other"].iloc[0] == "1e-09"
+    assert shown["p.value"].iloc[0] == "1.000e-09" and shown["pvalue_other"].iloc[0] == "1.000e-09"
     declared = build_summary("T", {}, [("k", t)], pvalue_columns=["pvalue_other"])
     assert declared._display("text").tables[1]["pvalue_other"].iloc[0] == "1.00e-09"
     # a TestTable declares its method's p-value columns through the frame

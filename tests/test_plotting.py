@@ -134,3 +134,146 @@ def test_plot_support():
     widths = [p.get_width() for p in fig.axes[2].patches]
     np.testing.assert_allclose(widths, stab.table.xs("a", level="block")["frequency"])
     plt.close(fig)
+
+
+# -- what every plot draws: legends outside the data, integer k ticks, the
+# level drawn, colours named, one variable order -------------------------------
+
+def _legend_outside(fig):
+    """Every legend of ``fig`` lies outside every axes (window extents)."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    legends = list(fig.legends) + [ax.get_legend() for ax in fig.axes if ax.get_legend()]
+    assert legends, "no legend"
+    for leg in legends:
+        box = leg.get_window_extent(renderer)
+        for ax in fig.axes:
+            assert not box.overlaps(ax.get_window_extent(renderer)), (leg, ax)
+        # and inside the figure, so that savefig keeps it
+        fbox = fig.bbox
+        assert fbox.x0 - 1 <= box.x0 and box.x1 <= fbox.x1 + 1 and fbox.y0 - 1 <= box.y0
+    return legends
+
+
+def _labels(legends):
+    return [t.get_text() for leg in legends for t in leg.get_texts()]
+
+
+def test_scree_legend_ticks_and_level(res):
+    rt = res.rank_tests("chi2")
+    fig = plotting.plot_scree(res, rank_tests=rt)
+    legends = _legend_outside(fig)
+    ax, ax2 = fig.axes
+    ticks = [t.get_text() for t in ax.get_xticklabels()]
+    assert ticks == [str(k) for k in range(1, len(res.singular_values) + 1)]
+    level = [ln for ln in ax2.lines if list(ln.get_ydata()) == [0.05, 0.05]]
+    assert len(level) == 1  # the level alpha drawn on the p-value axis
+    assert "level alpha = 0.05" in _labels(legends)
+    plt.close(fig)
+    # on the caller's axes: the legend to the right, past the twin axis' labels
+    fig, ax = plt.subplots(figsize=(6, 4))
+    plotting.plot_scree(res, rank_tests=rt, alpha=0.1, ax=ax)
+    fig.savefig(__import__("io").BytesIO(), bbox_inches="tight")
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    leg = ax.get_legend()
+    assert leg.get_window_extent(renderer).x0 >= fig.axes[1].get_tightbbox(renderer).x1
+    assert "level alpha = 0.1" in _labels([leg])
+    plt.close(fig)
+
+
+def test_scree_many_k_integer_ticks():
+    sim = jdr.simulate.bilinear(2000, 20, 18, 1, seed=0)
+    fit = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(1)
+    fig = plotting.plot_scree(fit)
+    fig.canvas.draw()
+    values = [t.get_position()[0] for t in fig.axes[0].get_xticklabels() if t.get_text()]
+    assert values and all(float(v).is_integer() for v in values)
+    plt.close(fig)
+
+
+def test_loadings_legend_outside_and_order(res):
+    fig = plotting.plot_loadings(res)
+    legends = _legend_outside(fig)
+    assert _labels(legends) == ["dir1", "dir2"]
+    for ax, names in zip(fig.axes, (res.model.exog_names_a, res.model.exog_names_b)):
+        # the first variable on top: its tick is highest on the screen
+        ys = [t.get_window_extent().y0 for t in ax.get_yticklabels()]
+        assert [t.get_text() for t in ax.get_yticklabels()] == names
+        assert ys == sorted(ys, reverse=True)
+    plt.close(fig)
+
+
+def test_bootstrap_legend_outside_and_bound(res):
+    boot = res.bootstrap(n_boot=49, seed=1)
+    fig = plotting.plot_bootstrap_angles(boot)
+    labels = _labels(_legend_outside(fig))
+    assert labels[0] == "replicates' largest angle" and "95% upper bound" in labels[1]
+    assert fig.axes[0].get_title() == f"Block a: bound {boot.max_angle_bound()['a']:.1f} deg"
+    plt.close(fig)
+
+
+def test_support_colours_explained_and_same_order_as_loadings():
+    sim = jdr.simulate.bilinear(1500, 6, 5, 1, s1=2, s2=2, seed=3)
+    model = jdr.JointDimReduction(sim.y, sim.a, sim.b)
+    sup = model.select_support(rank=1, seed=0)
+    fig = plotting.plot_support(sup)
+    legends = _legend_outside(fig)
+    assert _labels(legends)[:3] == ["selected", "not selected", "target FDR 0.1 (q = 0.1)"]
+    handles = legends[0].legend_handles
+    selected = sup.table.xs("a", level="block")["selected"].to_numpy(bool)
+    colours = [mpl.colors.to_hex(p.get_facecolor()) for p in fig.axes[0].patches]
+    want = [mpl.colors.to_hex(handles[0 if s else 1].get_facecolor()) for s in selected]
+    assert colours == want
+    fig.canvas.draw()
+    sup_order = [t.get_text() for t in sorted(fig.axes[0].get_yticklabels(),
+                                              key=lambda t: -t.get_window_extent().y0)]
+    plt.close(fig)
+    fig = plotting.plot_loadings(model.fit(1), block="a")
+    fig.canvas.draw()
+    load_order = [t.get_text() for t in sorted(fig.axes[0].get_yticklabels(),
+                                               key=lambda t: -t.get_window_extent().y0)]
+    assert sup_order == load_order == model.exog_names_a
+    plt.close(fig)
+
+
+def test_support_on_given_axes_legend_right():
+    sim = jdr.simulate.bilinear(800, 4, 4, 1, seed=5)
+    sup = jdr.JointDimReduction(sim.y, sim.a, sim.b).select_support(rank=1, seed=0)
+    fig, axes = plt.subplots(1, 2, figsize=(12, 3))
+    plotting.plot_support(sup, ax=axes)
+    leg = axes[1].get_legend()
+    fig.canvas.draw()
+    assert leg.get_window_extent().x0 >= axes[1].get_window_extent().x1
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("draw", [plotting.plot_sufficient_summary, plotting.plot_loadings])
+def test_tick_labels_never_touch(res, draw):
+    fig = draw(res)
+    fig.set_dpi(90)  # the gallery's resolution
+    fig.canvas.draw()
+    for ax in fig.axes:
+        boxes = [t.get_window_extent() for t in ax.get_xticklabels() if t.get_text()]
+        assert all(a.x1 < b.x0 for a, b in zip(boxes, boxes[1:])), ax.get_xlabel()
+    plt.close(fig)
+
+
+def test_scree_pvalue_axis_spans_a_decade_below_the_level(res):
+    fig = plotting.plot_scree(res, rank_tests=res.rank_tests("chi2"))
+    low, high = fig.axes[1].get_ylim()
+    assert low <= 0.05 / 10 and high >= 1
+    plt.close(fig)
+
+
+def test_gallery_images_exist_and_are_small():
+    import pathlib
+    import re
+
+    docs = pathlib.Path(__file__).resolve().parent.parent / "docs"
+    page = (docs / "guide" / "gallery.md").read_text()
+    shown = re.findall(r"\]\(\.\./_static/gallery/([\w.-]+\.png)\)", page)
+    folder = docs / "_static" / "gallery"
+    assert shown and sorted(shown) == sorted(p.name for p in folder.glob("*.png"))
+    for name in shown:
+        assert (folder / name).stat().st_size < 100_000, name

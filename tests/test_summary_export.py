@@ -1,5 +1,6 @@
 """Every results class's summary: numbers in its tables, LaTeX that compiles,
-HTML that parses, p-values and df printed as statsmodels does."""
+HTML that parses, p-values and df printed as statsmodels does, text laid out
+with rules of one width and one number format per column."""
 
 import re
 import shutil
@@ -11,6 +12,7 @@ import pandas as pd
 import pytest
 
 import jdr_stats as jdr
+from jdr_stats._render import format_cells
 from jdr_stats.summary import build_summary, format_pvalue, latex_note
 
 
@@ -73,6 +75,10 @@ def test_text_pvalues_and_df(all_results, name):
     disp = smry._display("text")
     for shown, frame in zip(disp.tables[1:], smry.tables[1:]):
         for col in frame.columns:
+            if str(col) not in shown.columns:  # a df missing in every row: not printed
+                assert str(col) == "df" and frame[col].isna().all(), (name, col)
+                assert any(n.startswith("df not shown") for n in disp.extra_txt)
+                continue
             cells = list(shown[str(col)])
             if re.search(r"p[ .]?value|qvalue", str(col)):
                 assert all(c not in ("0", "0.0", "0.0000") for c in cells), (name, col, cells)
@@ -131,6 +137,9 @@ def test_latex_compiles(all_results, name, tmp_path):
     errors = [line for line in run.stdout.splitlines() if line.startswith("!")]
     assert run.returncode == 0 and not errors, errors
     assert (tmp_path / "s.pdf").exists()
+    log = (tmp_path / "s.log").read_text(errors="replace")
+    boxes = [ln for ln in log.splitlines() if ln.startswith("Overfull") or "Float too large" in ln]
+    assert not boxes, boxes
 
 
 def test_latex_notes_maths_and_escapes():
@@ -176,8 +185,117 @@ def test_latex_notes_inside_the_float_and_no_empty_label(all_results, name):
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_html_title_is_the_caption(all_results, name):
+def test_html_section_with_the_title_as_heading(all_results, name):
     smry = all_results[name].summary()
-    root = ET.fromstring("<div>" + smry.as_html() + "</div>")
-    caption = root.find(".//table/caption")
-    assert caption is not None and caption.text == smry.title
+    root = ET.fromstring(smry.as_html())  # one element: the section
+    assert root.tag == "section" and root.find("h2").text == smry.title
+    # every numeric table has its name as caption
+    captions = [c.text for c in root.findall("./table/caption")]
+    assert captions == list(smry.named_frames)
+
+
+# -- the text layout: rules of one width, labels left-aligned, header cells
+# apart, one number format per column ------------------------------------------
+FIXED = re.compile(r"^-?\d+\.(\d+)$")
+PVAL = re.compile(r"^(0\.\d{4}|1\.0000|\d\.\d{2}e-\d{2}|<1e-16)$")
+SCI = re.compile(r"^-?\d\.\d{3}e[-+]\d{2}$")
+
+
+def _rules(text):
+    return [line for line in text.splitlines() if line and set(line) <= {"=", "-"}]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_rules_have_one_width_and_nothing_runs_past_them(all_results, name):
+    text = all_results[name].summary().as_text()
+    rules = _rules(text)
+    widths = {len(r) for r in rules}
+    assert len(widths) == 1, (name, widths)
+    width = widths.pop()
+    assert width >= 78
+    assert max(len(line) for line in text.splitlines()) <= width
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_labels_left_aligned_and_header_cells_apart(all_results, name):
+    smry = all_results[name].summary()
+    lines = smry.as_text().splitlines()
+    tables, _ = smry.shown()
+    for t in tables:
+        # the header line: caption, then the column names, two spaces apart at least
+        want = [c for c in [t.caption, *t.columns] if c]
+        header = [i for i, line in enumerate(lines[:-1])
+                  if set(lines[i + 1]) == {"-"} and line.startswith(t.caption)
+                  and [c for c in re.split(r"\s{2,}", line.strip()) if c] == want]
+        assert header, (name, t.name, want)
+        header = header[0]
+        for k, label in enumerate(t.labels):  # labels start the line (left-aligned)
+            assert lines[header + 2 + k].startswith(label), (name, label)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_info_halves_apart(all_results, name):
+    smry = all_results[name].summary()
+    pairs = [(str(k), str(v)) for k, v in smry.info.items()]
+    half = (len(pairs) + 1) // 2
+    text = smry.as_text()
+    for key, _ in pairs[half:]:  # each right-hand key has three spaces before it
+        assert re.search(r"\S {3,}" + re.escape(key), text), (name, key)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_one_number_format_per_column(all_results, name):
+    tables, _ = all_results[name].summary().shown()
+    for t in tables:
+        for j, col in enumerate(t.columns):
+            cells = [row[j] for row in t.cells if row[j] != "-"]
+            if not t.numeric[j] or not cells:
+                continue
+            if all(PVAL.match(c) for c in cells):  # the p-value format (pvalue, qvalue, ...)
+                continue
+            if all(re.fullmatch(r"-?\d+", c) for c in cells):  # counts and df
+                continue
+            fixed = [FIXED.match(c) for c in cells]
+            if all(fixed):
+                assert len({len(m.group(1)) for m in fixed}) == 1, (name, col, cells)
+            else:  # p-value rows (a premise's p) aside, scientific throughout
+                plain = [c for c, lab in zip(cells, t.labels) if not lab.endswith(", p")]
+                assert all(SCI.match(c) for c in plain) or all(FIXED.match(c) for c in plain), \
+                    (name, col, cells)
+
+
+def test_issue_example_column_has_one_format():
+    # one format: the column's scale decides (an entry small beside it is ~0)
+    assert format_cells("x", pd.Series([-7.468e-05, -0.333, 0.0817])) == \
+        ["-0.0001", "-0.3330", "0.0817"]
+    assert format_cells("x", pd.Series([2.1e-05, -7.4e-06, 0.0])) == \
+        ["2.100e-05", "-7.400e-06", "0.000e+00"]
+    assert format_cells("x", pd.Series([1.5e8, 2.0])) == ["1.500e+08", "2.000e+00"]
+    assert format_cells("x", pd.Series([0.638, 2.58, 18.42])) == ["0.6380", "2.5800", "18.4200"]
+
+
+def test_pvalue_row_of_a_value_column():
+    t = pd.DataFrame({"value": [0.638, 7.4e-51, 2.58]},
+                     index=pd.Index(["corr.", "Bartlett test, p", "ratio"], name="premise"))
+    (shown,), _ = build_summary("T", {}, [("premise", t)]).shown()
+    assert [r[0] for r in shown.cells] == ["0.6380", "<1e-16", "2.5800"]
+
+
+def test_all_missing_df_is_dropped_with_a_note():
+    t = pd.DataFrame({"statistic": [3.0, 1.0], "df": [np.nan, np.nan], "pvalue": [0.01, 0.3],
+                      "eff_df": [4.5, 2.5], "scale": [1.1, 0.9]},
+                     index=pd.Index([0, 1], name="k"))
+    smry = build_summary("Rank tests (robust)", {"Method:": "robust"}, [("k", t)])
+    text = smry.as_text()
+    header = next(line for line in text.splitlines() if line.startswith("k "))
+    assert "df" not in header.replace("eff_df", "")
+    assert "df not shown in 'Rank tests (robust)'" in " ".join(text.split())
+    assert "scale * chi2(eff_df)" in " ".join(text.split())
+    # the numbers keep the column
+    assert "df" in smry.frames["k"].columns
+
+
+def test_fit_header_cells_do_not_run_together(all_results):
+    text = all_results["jdr"].summary().as_text()
+    line = next(ln for ln in text.splitlines() if ln.startswith("Model:"))
+    assert re.search(r"Joint dimension reduction {3,}Rank:", line)

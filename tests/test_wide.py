@@ -264,7 +264,7 @@ def test_block_whitening_pair_none_and_sample():
 
 
 def test_cross_moments_equal_the_engine():
-    from jdr_stats._linalg import cross_moments
+    from jdr_stats._estimate import cross_moments
 
     rng = np.random.default_rng(8)
     y, a, b = rng.normal(size=30), rng.normal(size=(30, 50)) + 3, rng.normal(size=(30, 40))

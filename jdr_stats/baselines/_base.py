@@ -547,7 +547,7 @@ class SDRResults(ExportMixin, SummaryMixin):
         tests = self.rank_tests()
         tables = [
             ("Estimated basis vectors for central subspace", dirs),
-            ("", ev),
+            ("", ev, "eigenvalues and R^2(OLS|dr)"),
             ("Large-sample marginal dimension tests", tests.table),
         ]
         notes = [

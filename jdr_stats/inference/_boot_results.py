@@ -381,7 +381,7 @@ class BootstrapResults(ExportMixin, SummaryMixin):
                 },
                 index=[f"angle {k + 1}" for k in range(ang.shape[1])] + ["largest (one-sided)"],
             )
-            tables.append((f"block {block}", table))
+            tables.append((f"block {block}", table, f"principal angles, block {block}"))
         s_hat = self._est.singular_values[: self.rank]
         sub = ci.loc["singular value"]
         tables.append(
@@ -396,13 +396,15 @@ class BootstrapResults(ExportMixin, SummaryMixin):
                     },
                     index=sub.index,
                 ),
+                "singular values, intervals",
             )
         )
         if self._selected["a"] is not None:
             for block in ("a", "b"):
                 freq = self._frequency(block)
                 assert freq is not None
-                tables.append((f"selection {block}", freq.to_frame()))
+                tables.append((f"selection {block}", freq.to_frame(),
+                               f"selection frequency, block {block}"))
         notes = [self.sentence("a"), self.sentence("b")]
         notes.append(
             "Angles: principal angles between the replicate's and the full-sample "

@@ -1,0 +1,614 @@
+"""Rendering of one summary as text, HTML and LaTeX.
+
+A summary (:class:`jdr_stats.summary.JDRSummary`) keeps its tables as
+numbers; this module turns them into printed cells, one number format per
+column, and lays the cells out:
+
+* **text** in the style of statsmodels' summaries: every rule as wide as the
+  widest part of the summary, labels left-aligned, numbers right-aligned,
+  at least two spaces between columns and three between the two halves of
+  the model information;
+* **HTML**: one ``<section>`` with an ``<h2>`` heading, the model
+  information as a table of ``<th>``/``<td>`` pairs, each table with its
+  name as ``<caption>`` and numeric cells right-aligned (an inline style, so
+  that a notebook shows it without a style sheet);
+* **LaTeX**: one ``table`` float holding the tables and the notes, in a
+  font size chosen from the tables' widths so that no line runs past the
+  text width of a plain ``article``.
+
+Cell formats (:func:`format_cells`):
+
+* p-values and q-values (columns in ``pvalue_columns``, rows whose label
+  ends in ``, p`` or ``p-value``) by :func:`format_pvalue`;
+* degrees of freedom and counts (``df...``, ``n_...``) as integers when
+  whole, else with two decimals;
+* every other float column in one format: ``float_format`` (``%.4f``), or
+  ``%.3e`` throughout when the column's largest absolute entry is below
+  ``1e-3`` or at least ``1e7`` (an entry small beside the largest prints as
+  ``0.0000``, as statsmodels prints a negligible coefficient);
+* booleans as ``yes``/``no``, missing values as ``-``.
+
+A ``df`` column that is missing in every row (a test referred to a scaled
+chi-square has no fixed df) is left out of the printed table, and a note
+says so.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import textwrap
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "PVALUE_COLUMNS",
+    "ShownTable",
+    "format_cells",
+    "format_pvalue",
+    "latex_escape",
+    "latex_note",
+    "render_html",
+    "render_latex",
+    "render_text",
+    "shown_tables",
+]
+
+#: Columns formatted as p-values in every table.
+PVALUE_COLUMNS = ("pvalue", "qvalue")
+_COUNT = re.compile(r"^(eff\. |eff_)?df\b|^df[(_]|^n_|^count", re.IGNORECASE)
+_PVALUE_ROW = re.compile(r"(,\s*p|\bp-value|\bpvalue)\s*$", re.IGNORECASE)
+#: Smallest text width of a summary (a classic terminal line less two).
+MIN_WIDTH = 78
+
+
+def format_pvalue(p: float) -> str:
+    """A p-value as statsmodels and R print it.
+
+    Four decimals down to ``1e-4``, then three significant digits in
+    exponent form, and ``<1e-16`` below machine precision (a p-value that
+    underflowed to zero is never printed as ``0``).  NaN prints as ``-``.
+
+    Examples
+    --------
+    >>> [format_pvalue(p) for p in (0.04321, 2.5e-7, 0.0, float("nan"))]
+    ['0.0432', '2.50e-07', '<1e-16', '-']
+    """
+    p = float(p)
+    if not np.isfinite(p):
+        return "-"
+    if p < 1e-16:
+        return "<1e-16"
+    if p < 1e-4:
+        return f"{p:.2e}"
+    return f"{p:.4f}"
+
+
+def _format_counts(arr: np.ndarray) -> list[str]:
+    """Whole numbers as integers; a column with fractions (a moment-matched
+    df) with two decimals throughout; NaN (no df applies) as ``-``."""
+    finite = arr[np.isfinite(arr)]
+    whole = bool(np.all(finite == np.round(finite)))
+    return ["-" if not np.isfinite(v) else (str(int(v)) if whole else f"{v:.2f}") for v in arr]
+
+
+def _float_cells(arr: np.ndarray, float_format: str, prow: np.ndarray) -> list[str]:
+    """One format for the whole column (p-value rows apart)."""
+    plain = np.abs(arr[np.isfinite(arr) & ~prow])
+    # fixed decimals unless they would show the largest entry as 0.000x or
+    # a long row of digits; an entry small beside the largest prints as 0.0000
+    big = float(plain.max()) if plain.size else 0.0
+    sci = big != 0 and (big < 1e-3 or big >= 1e7)
+    fmt = "%.3e" if sci else float_format
+    return ["-" if not np.isfinite(v) else (format_pvalue(v) if p else fmt % v)
+            for v, p in zip(arr, prow, strict=True)]
+
+
+def format_cells(
+    name: str,
+    values: pd.Series,
+    float_format: str = "%.4f",
+    pvalue_columns: Iterable[str] = PVALUE_COLUMNS,
+    pvalue_rows: np.ndarray | None = None,
+) -> list[str]:
+    """The printed cells of one table column.
+
+    Parameters
+    ----------
+    name : str
+        The column's name (decides p-value and count formats).
+    values : Series
+    float_format : str
+        Format of an ordinary float column.
+    pvalue_columns : iterable of str
+        Names of the columns that hold p-values.
+    pvalue_rows : array of bool, optional
+        Rows that hold a p-value in every float column.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> format_cells("value", pd.Series([-7.468e-05, -0.333, 0.0817]))
+    ['-0.0001', '-0.3330', '0.0817']
+    >>> format_cells("value", pd.Series([2.1e-05, -7.4e-06]))
+    ['2.100e-05', '-7.400e-06']
+    >>> format_cells("value", pd.Series([0.638, 2.58]))
+    ['0.6380', '2.5800']
+    """
+    if pd.api.types.is_bool_dtype(values):
+        return ["yes" if bool(v) else "no" for v in values]
+    if pd.api.types.is_integer_dtype(values):
+        return [str(int(v)) for v in values]
+    if not pd.api.types.is_numeric_dtype(values):
+        return ["-" if (v is None or (isinstance(v, float) and np.isnan(v))) else str(v)
+                for v in values]
+    arr = values.to_numpy(dtype=float)
+    if name in set(pvalue_columns):
+        return [format_pvalue(v) for v in arr]
+    if _COUNT.search(name):
+        return _format_counts(arr)
+    prow = np.zeros(len(arr), bool) if pvalue_rows is None else np.asarray(pvalue_rows, bool)
+    return _float_cells(arr, float_format, prow)
+
+
+@dataclass
+class ShownTable:
+    """One table as printed cells."""
+
+    name: str
+    caption: str
+    columns: list[str]
+    labels: list[str]
+    cells: list[list[str]]
+    numeric: list[bool]
+
+
+def _df_note(name: str, columns: Iterable[str]) -> str:
+    cols = set(columns)
+    if {"eff_df", "scale"} <= cols:
+        return (f"df not shown in '{name}': the statistic has no fixed degrees of freedom; "
+                "it is referred to scale * chi2(eff_df), eff_df = 2 mean^2 / var "
+                "(its finite-sample mean and variance).")
+    return (f"df not shown in '{name}': the statistic has no fixed degrees of freedom "
+            "(its null distribution is given in the notes).")
+
+
+def shown_tables(
+    frames: Iterable[tuple[str, str, pd.DataFrame]],
+    float_format: str = "%.4f",
+    pvalue_columns: Iterable[str] = (),
+) -> tuple[list[ShownTable], list[str]]:
+    """The printed tables and the notes their printing adds.
+
+    ``frames`` holds ``(name, caption, frame)`` triples: the caption heads
+    the label column, the name says what the table is.
+    """
+    out, notes = [], []
+    for name, caption, df in frames:
+        pcols = set(PVALUE_COLUMNS) | set(pvalue_columns) | set(df.attrs.get("pvalue_columns", ()))
+        labels = [" / ".join(map(str, v)) if isinstance(v, tuple) else str(v) for v in df.index]
+        prow = np.array([bool(_PVALUE_ROW.search(lab)) for lab in labels], bool)
+        cols, cells, numeric = [], [], []
+        for col in df.columns:
+            values = df[col]
+            if str(col) == "df" and pd.api.types.is_float_dtype(values) and values.isna().all():
+                notes.append(_df_note(name, map(str, df.columns)))
+                continue
+            cols.append(str(col))
+            cells.append(format_cells(str(col), values, float_format, pcols, prow))
+            numeric.append(pd.api.types.is_numeric_dtype(values)
+                           and not pd.api.types.is_bool_dtype(values))
+        rows = [[c[i] for c in cells] for i in range(len(labels))]
+        out.append(ShownTable(name, caption, cols, labels, rows, numeric))
+    return out, notes
+
+
+def _info_pairs(info: Mapping[str, object]) -> list[tuple[str, str]]:
+    def text(v: object) -> str:
+        if isinstance(v, float | np.floating):
+            return f"{float(v):g}"
+        return str(v)
+
+    return [(str(k), text(v)) for k, v in info.items()]
+
+
+# -- text ---------------------------------------------------------------------
+def _info_lines(pairs: list[tuple[str, str]]) -> list[str]:
+    """The model information in two halves, statsmodels' order (first half
+    down the left, second half down the right)."""
+    if not pairs:
+        return []
+    half = (len(pairs) + 1) // 2
+    left, right = pairs[:half], pairs[half:]
+    kl = max(len(k) for k, _ in left)
+    vl = max(len(v) for _, v in left)
+    kr = max((len(k) for k, _ in right), default=0)
+    lines = []
+    for i, (k, v) in enumerate(left):
+        line = f"{k:<{kl}} {v:<{vl}}"
+        if i < len(right):
+            line += "   " + f"{right[i][0]:<{kr}} {right[i][1]}"
+        lines.append(line.rstrip())
+    return lines
+
+
+def _col_widths(t: ShownTable) -> list[int]:
+    widths = [max([len(t.caption), *(len(s) for s in t.labels)])]
+    for j, col in enumerate(t.columns):
+        widths.append(max([len(col), *(len(r[j]) for r in t.cells)]))
+    return widths
+
+
+def _table_lines(t: ShownTable, width: int) -> list[str]:
+    """Header, rule and rows of one table, columns spread over ``width``
+    (gaps of two to ten spaces)."""
+    w = _col_widths(t)
+    ncol = len(t.columns)
+    gap = 2 if ncol == 0 else min(10, max(2, (width - sum(w)) // ncol))
+
+    def line(first: str, rest: list[str], numeric: list[bool]) -> str:
+        out = f"{first:<{w[0]}}"
+        for j, cell in enumerate(rest):
+            out += " " * gap + (f"{cell:>{w[j + 1]}}" if numeric[j] else f"{cell:<{w[j + 1]}}")
+        return out.rstrip()
+
+    head = line(t.caption, t.columns, t.numeric)
+    body = [line(lab, row, t.numeric) for lab, row in zip(t.labels, t.cells, strict=True)]
+    return [head, "-" * width, *body]
+
+
+def render_text(
+    title: str, info: Mapping[str, object], tables: list[ShownTable], notes: list[str]
+) -> str:
+    """The summary as text; every rule is as wide as the widest line."""
+    info_lines = _info_lines(_info_pairs(info))
+    natural = [sum(_col_widths(t)) + 2 * len(t.columns) for t in tables]
+    width = max([MIN_WIDTH, len(title), *(len(s) for s in info_lines), *natural])
+    out = [title.center(width).rstrip(), "=" * width, *info_lines]
+    for t in tables:
+        out += ["-" * width, *_table_lines(t, width)]
+    out.append("=" * width)
+    for note in notes:
+        out += textwrap.wrap(note, width) or [""]
+    return "\n".join(out)
+
+
+# -- HTML ---------------------------------------------------------------------
+_RIGHT = ' style="text-align: right"'
+_LEFT = ' style="text-align: left"'
+
+
+def render_html(
+    title: str, info: Mapping[str, object], tables: list[ShownTable], notes: list[str]
+) -> str:
+    """The summary as one ``<section>``: heading, information, tables, notes."""
+    esc = html.escape
+    out = ['<section class="jdr-summary">', f"<h2>{esc(title)}</h2>"]
+    pairs = _info_pairs(info)
+    if pairs:
+        half = (len(pairs) + 1) // 2
+        out.append('<table class="jdr-info">')
+        for i in range(half):
+            cells = ""
+            for k, v in (pairs[i], *(pairs[i + half:i + half + 1])):
+                cells += f"<th{_LEFT}>{esc(k)}</th><td{_LEFT}>{esc(v)}</td>"
+            out.append(f"<tr>{cells}</tr>")
+        out.append("</table>")
+    for t in tables:
+        out.append('<table class="jdr-table">')
+        out.append(f"<caption>{esc(t.name)}</caption>")
+        head = f'<th scope="col"{_LEFT}>{esc(t.caption)}</th>' + "".join(
+            f'<th scope="col"{_RIGHT if num else _LEFT}>{esc(c)}</th>'
+            for c, num in zip(t.columns, t.numeric, strict=True)
+        )
+        out.append(f"<thead><tr>{head}</tr></thead>")
+        out.append("<tbody>")
+        for lab, row in zip(t.labels, t.cells, strict=True):
+            cells = "".join(
+                f'<td class="{"num" if num else "text"}"{_RIGHT if num else _LEFT}>{esc(c)}</td>'
+                for c, num in zip(row, t.numeric, strict=True)
+            )
+            out.append(f'<tr><th scope="row"{_LEFT}>{esc(lab)}</th>{cells}</tr>')
+        out.append("</tbody>")
+        out.append("</table>")
+    out += [f'<p class="jdr-note">{esc(n)}</p>' for n in notes]
+    out.append("</section>")
+    return "\n".join(out)
+
+
+# -- LaTeX --------------------------------------------------------------------
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+    "|": r"\textbar{}",
+}
+
+
+def latex_escape(text: str) -> str:
+    """Escape LaTeX's special characters in plain text.
+
+    Examples
+    --------
+    >>> print(latex_escape("a_1 & 5% {x}"))
+    a\\_1 \\& 5\\% \\{x\\}
+    """
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in str(text))
+
+
+_MATH_CHARS = re.compile(r"^[A-Za-z0-9_^'()\[\]{},*/+=<>.-]+$")
+_MATH_WORDS = {
+    "sum": r"\sum",
+    "perp": r"\perp",
+    "Lambda": r"\Lambda",
+    "lambda": r"\lambda",
+    "alpha": r"\alpha",
+    "beta": r"\beta",
+    "Sigma": r"\Sigma",
+    "sigma": r"\sigma",
+    "rho": r"\rho",
+    "chi2": r"\chi^2",
+}
+
+
+def _balanced(token: str) -> bool:
+    depth = {"()": 0, "[]": 0, "{}": 0}
+    for ch in token:
+        for pair in depth:
+            if ch == pair[0]:
+                depth[pair] += 1
+            elif ch == pair[1]:
+                depth[pair] -= 1
+                if depth[pair] < 0:
+                    return False
+    return all(v == 0 for v in depth.values())
+
+
+def _as_math(token: str) -> str | None:
+    """``token`` in LaTeX maths, or None if it is not a formula token."""
+    if "_" not in token and "^" not in token:
+        return None
+    if not _MATH_CHARS.match(token) or not _balanced(token) or token.startswith("'"):
+        return None
+    if token[-1] in "_^" or "['" in token:
+        return None
+    if "^" not in token and (re.search(r"[A-Za-z]{3,}_[A-Za-z]{2,}", token)
+                             or re.search(r"[A-Za-z]\.[A-Za-z]", token)):
+        return r"\texttt{" + latex_escape(token) + "}"  # a Python name, not maths
+    # one sub- and one superscript per atom, else "Double subscript"
+    for atom in re.split(r"[^\w{}^]", token):
+        if atom.count("_") > 1 or atom.count("^") > 1:
+            return None
+    body = re.sub(r"([_^])(\w{2,})", r"\1{\2}", token)
+    body = re.sub(
+        r"(?<![A-Za-z\\])(" + "|".join(_MATH_WORDS) + r")(?![A-Za-z0-9])",
+        lambda mt: _MATH_WORDS[mt.group(1)] + " ",
+        body,
+    )
+    return "$" + body.replace(" }", "}").strip() + "$"
+
+
+def latex_note(text: str) -> str:
+    """A note in LaTeX: formula tokens in ``$...$``, the rest escaped.
+
+    A whitespace-separated token holding ``_`` or ``^`` (and only characters
+    of a formula) is set in maths, with multi-letter sub- and superscripts
+    braced (``X_lin`` becomes ``$X_{lin}$``); everything else is escaped.
+
+    Examples
+    --------
+    >>> print(latex_note("share = s_k^2 / sum_j s_j^2 of X_lin, 5%."))
+    share = $s_k^2$ / $\\sum _j$ $s_j^2$ of $X_{lin}$, 5\\%.
+    """
+    out = []
+    for piece in re.split(r"(\s+)", str(text)):
+        if not piece or piece.isspace():
+            out.append(piece)
+            continue
+        core = piece.rstrip(".,;:")
+        tail = piece[len(core):]
+        math = _as_math(core) if core else None
+        out.append(latex_escape(piece) if math is None else math + latex_escape(tail))
+    return "".join(out)
+
+
+#: Font sizes tried in turn: name, width of an average character, column
+#: separation and baseline skip in points (Computer Modern, 10 pt article).
+_SIZES = (("small", 4.9, 5.0, 11.0), ("footnotesize", 4.4, 4.0, 9.5),
+          ("scriptsize", 3.8, 3.0, 8.0), ("tiny", 3.0, 2.0, 6.0))
+#: A plain article's text width (345 pt) less a margin of error, and the
+#: largest estimated height of a float: a page of text is 550 pt high, and
+#: the estimate was within 3% of what pdflatex sets on fit, bootstrap and
+#: support summaries of 4 to 110 variables (benchmarks/issue23_full_report.py).
+_TEXT_WIDTH = 345.0 * 0.95
+_FLOAT_HEIGHT = 530.0
+
+
+def _info_fits(pairs: list[tuple[str, str]], char: float, sep: float) -> bool:
+    """Whether two key/value pairs a row fit the text width (see _latex_info)."""
+    half = (len(pairs) + 1) // 2
+    halves = (pairs[:half], pairs[half:])
+    need = sum(char * max((len(k) + len(v) + 1 for k, v in h), default=0) for h in halves)
+    return need + 6 * sep <= _TEXT_WIDTH
+
+
+def _float_height(
+    i: int, tables: list[ShownTable], pairs: list[tuple[str, str]], notes: list[str]
+) -> float:
+    """Estimated height in points of a float in size ``_SIZES[i]`` (notes
+    one size smaller) holding the information ``pairs``, ``tables`` and
+    ``notes``."""
+    _, char, sep, skip = _SIZES[i]
+    n_info = (len(pairs) + 1) // 2 if _info_fits(pairs, char, sep) else 1.2 * len(pairs)
+    rows = n_info + sum(len(t.labels) + 1 for t in tables)
+    height = rows * skip + len(tables) * (skip + 10.0) + 30.0
+    j = min(i + 1, len(_SIZES) - 1)
+    per_line = _TEXT_WIDTH / (0.87 * _SIZES[j][1])  # prose is narrower than digits
+    lines = sum(int(len(n) / per_line) + 1 for n in notes)
+    return height + lines * _SIZES[j][3]
+
+
+#: Smallest font (index in ``_SIZES``) in which a summary is set as one
+#: float; a summary too long for a page in it is split into several floats.
+_SMALLEST_WHOLE = 2
+
+
+def _width_size(tables: list[ShownTable]) -> int:
+    """Index in ``_SIZES`` of the largest font in which the widest table
+    fits the text width."""
+    widths = [sum(_col_widths(t)) for t in tables] or [0]
+    ncols = [len(t.columns) + 1 for t in tables] or [1]
+    for i, (_, char, sep, _) in enumerate(_SIZES):
+        if max(w * char + 2 * sep * n for w, n in zip(widths, ncols, strict=True)) <= _TEXT_WIDTH:
+            return i
+    return len(_SIZES) - 1
+
+
+def _rows(t: ShownTable, start: int, stop: int | None = None) -> ShownTable:
+    """Rows ``start:stop`` of ``t`` (named "(continued)" after the first)."""
+    name = t.name if start == 0 or t.name.endswith("(continued)") else t.name + " (continued)"
+    return ShownTable(name, t.caption, t.columns, t.labels[start:stop], t.cells[start:stop],
+                      t.numeric)
+
+
+def _plan(
+    tables: list[ShownTable], pairs: list[tuple[str, str]], notes: list[str], floating: bool
+) -> tuple[int, list[list[ShownTable]]]:
+    """The font (index in ``_SIZES``) and the tables of each float.
+
+    One float in the largest font, down to ``\\scriptsize``, in which it
+    fits a page; else, in ``\\footnotesize``, the tables packed greedily
+    into several floats, a table that does not fit the rest of a float cut
+    between rows: the first float holds the information, the last the notes
+    (or the notes get a float of their own).
+    """
+    i_w = _width_size(tables)
+    if not floating:
+        return i_w, [tables]
+    for i in range(i_w, max(i_w, _SMALLEST_WHOLE) + 1):
+        if _float_height(i, tables, pairs, notes) <= _FLOAT_HEIGHT:
+            return i, [tables]
+    i = max(i_w, 1)
+    skip = _SIZES[i][3]
+    chunks: list[list[ShownTable]] = []
+    cur: list[ShownTable] = []
+    for table in tables:
+        rest: ShownTable | None = table
+        while rest is not None:
+            info = [] if chunks else pairs
+            if _float_height(i, [*cur, rest], info, []) <= _FLOAT_HEIGHT:
+                cur, rest = [*cur, rest], None
+                continue
+            # the rows of ``rest`` that still fit this float (at least three, or
+            # one on an empty float), the others go on to the next
+            room = _FLOAT_HEIGHT - _float_height(i, [*cur, _rows(rest, 0, 0)], info, [])
+            n = int(room // skip)
+            if n >= 3 or (not cur and n < len(rest.labels)):
+                n = max(n, 1)
+                cur, rest = [*cur, _rows(rest, 0, n)], _rows(rest, n)
+            chunks.append(cur)
+            cur = []
+    chunks.append(cur)
+    if _float_height(i, chunks[-1], pairs if len(chunks) == 1 else [], notes) > _FLOAT_HEIGHT:
+        chunks.append([])
+    return i, chunks
+
+
+def _latex_info(pairs: list[tuple[str, str]], char: float, sep: float) -> list[str]:
+    """Model information: two key/value pairs a row when they fit the text
+    width on one line each, else one pair a row with the value in a
+    ragged-right paragraph column (a long value wraps instead of running over)."""
+    if not pairs:
+        return []
+    prose = 0.87 * char  # letters are narrower than the digits of the tables
+    half = (len(pairs) + 1) // 2
+    if _info_fits(pairs, char, sep):
+        lines = [r"\begin{tabular}{@{}llll@{}}"]
+        for i in range(half):
+            row = [pairs[i], *pairs[i + half:i + half + 1]]
+            cells = [latex_escape(x) for kv in row for x in kv]
+            lines.append(" & ".join(cells + [""] * (4 - len(cells))) + r" \\")
+        lines.append(r"\end{tabular}")
+        return lines
+    key = prose * max(len(k) for k, _ in pairs)
+    value = max(_TEXT_WIDTH - key - 2 * sep - 6.0, 60.0) / 345.0
+    lines = [f"\\begin{{tabular}}{{@{{}}lp{{{value:.3f}\\linewidth}}@{{}}}}"]
+    # \raggedright redefines \\ inside a cell: end each row with \tabularnewline
+    lines += [f"{latex_escape(k)} & \\raggedright {latex_escape(v)} \\tabularnewline"
+              for k, v in pairs]
+    lines.append(r"\end{tabular}")
+    return lines
+
+
+def _latex_table(t: ShownTable, title: str) -> list[str]:
+    spec = "l" + "".join("r" if num else "l" for num in t.numeric)
+    head = [latex_escape(t.caption), *(latex_escape(c) for c in t.columns)]
+    lines = [r"\par\medskip"]
+    if t.name not in (title, t.caption):
+        lines.append(f"\\textit{{{latex_escape(t.name)}}}\\par\\smallskip")
+    lines += [f"\\begin{{tabular}}{{{spec}}}", r"\hline", " & ".join(head) + r" \\", r"\hline"]
+    for lab, row in zip(t.labels, t.cells, strict=True):
+        lines.append(" & ".join([latex_escape(lab), *(latex_escape(c) for c in row)]) + r" \\")
+    lines += [r"\hline", r"\end{tabular}"]
+    return lines
+
+
+def render_latex(
+    title: str,
+    info: Mapping[str, object],
+    tables: list[ShownTable],
+    notes: list[str],
+    label: str = "",
+    floating: bool = True,
+) -> str:
+    """The summary as a ``table`` float (no package needed).
+
+    The title is the float's caption; the font size is the largest in which
+    the widest table fits a plain article's text width and the float fits a
+    page (estimated from the rows and the notes' length), down to
+    ``\\scriptsize``; a longer summary is split into several floats
+    ("(continued)").  The notes follow the tables inside the (last) float,
+    set ragged-right one size smaller.  With ``floating=False`` the summary
+    is an unnumbered section instead (``\\section*``), which may break across
+    pages between its tables (a long report).
+    """
+    pairs = _info_pairs(info)
+    i, chunks = _plan(tables, pairs, notes, floating)
+    size, char, sep, _ = _SIZES[i]
+    note_size = _SIZES[min(i + 1, len(_SIZES) - 1)][0]
+    lines: list[str] = []
+    for c, chunk in enumerate(chunks):
+        first, last = c == 0, c == len(chunks) - 1
+        caption = latex_escape(title) + ("" if first else " (continued)")
+        if floating:
+            lines += [r"\begin{table}[htbp]", r"\centering", f"\\caption{{{caption}}}"]
+        else:
+            lines.append(f"\\section*{{{caption}}}")
+        if label and first:
+            lines.append(f"\\label{{{label}}}")
+        lines += [r"{\centering" if not floating else "{", f"\\{size}",
+                  f"\\setlength{{\\tabcolsep}}{{{sep:g}pt}}"]
+        if first:
+            lines += _latex_info(pairs, char, sep)
+        for t in chunk:
+            lines += _latex_table(t, title)
+        lines.append(r"\par}")
+        if notes and last:
+            lines += [r"\medskip", f"{{\\{note_size}\\raggedright\\sloppy"]
+            lines += [latex_note(n) + r"\par" for n in notes]
+            lines.append("}")
+        if floating:
+            lines.append(r"\end{table}")
+    return "\n".join(lines) + "\n"
