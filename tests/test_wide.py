@@ -301,3 +301,27 @@ def test_sparsity_auto_warns_where_the_support_fdr_was_not_controlled():
                                                 r"sparsity=\(s1, s2\)"):
         res = jdr.JointDimReduction(y, a, b).fit(1, sparsity="auto", seed=0)
     assert res.support_tests is not None
+
+
+@pytest.mark.slow
+def test_default_within_ten_percent_of_the_best_fixed_choice_study_replay():
+    """One setting of benchmarks/study_wide.py replayed (n/m = 0.5, AR(1) 0.5,
+    sparse s = 3, signal 3, m = 300, 30 replications): the default's mean
+    largest angle is within 10 % of the best fixed whitening's, allowing two
+    Monte Carlo SE."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "study_wide.py"
+    spec = importlib.util.spec_from_file_location("study_wide", path)
+    assert spec is not None and spec.loader is not None
+    study_wide = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(study_wide)
+
+    rng = np.random.default_rng(np.random.SeedSequence(2020))
+    reps = [study_wide.one_rep(rng, 300, 150, 0.5, 1, 3, 3.0) for _ in range(30)]
+    means = {k: np.mean([r[k] for r in reps]) for k in study_wide.KINDS}
+    default = np.array([r["default"] for r in reps])
+    se = default.std(ddof=1) / np.sqrt(default.size)
+    assert default.mean() <= 1.10 * min(means.values()) + 2 * se
+    assert means["shrinkage"] < means["sample"] - 10  # the sample whitening fails there
