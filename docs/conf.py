@@ -13,6 +13,9 @@ extensions = [
     "myst_parser",
     "sphinx.ext.autodoc",
     "sphinx.ext.mathjax",
+    # MathJax 3 bundled in a pip package and copied into _static/mathjax, so
+    # that a locally built copy renders the maths offline (no CDN).
+    "sphinx-mathjax-offline",
     "numpydoc",
 ]
 myst_enable_extensions = ["dollarmath", "amsmath"]
@@ -22,4 +25,10 @@ numpydoc_show_class_members = False
 numpydoc_validation_checks = set()
 autodoc_typehints = "none"
 html_theme = "alabaster"
+html_static_path = ["_static"]
+html_css_files = ["custom.css"]
+# alabaster's fixed 940 px body cuts command lines and wide tables: the page
+# takes the window's width up to a readable maximum (docs/_static/custom.css).
+html_theme_options = {"page_width": "auto", "body_max_width": "none",
+                      "sidebar_width": "230px"}
 suppress_warnings = ["myst.header"]

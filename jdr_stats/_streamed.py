@@ -115,13 +115,14 @@ class MomentsData(_NamesMixin):
         """Raise :class:`RowsNotInMemoryError` naming ``what`` needs the rows."""
         raise RowsNotInMemoryError(
             f"{what} needs the rows of the data in memory, but this model was built "
-            f"from {self.origin} and holds only its sums (jdr.Moments). Procedures "
-            "that work here: fit (dense or sparse, given rank or rank='auto'), "
-            "summary(), the rank tests but the permutation test and the ladle "
-            "(streamed over the row source; a model from bare Moments: rank_tests"
-            "('chi2') only), transform of new data. Procedures that need the rows "
-            "(permutation tests, the bootstrap, support selection, transform() of "
-            "the training data) need a model built from arrays: "
+            f"from {self.origin} and holds only its sums (jdr.Moments). What works "
+            "here (reading a row source again where needed): the fit, dense or "
+            "sparse, with a given rank or rank='auto'; summary(); every rank test "
+            "except the permutation test, and the ladle; the Poisson bootstrap "
+            "(bootstrap(method='poisson')); transform() of new data. A model from "
+            "bare Moments has no row source: rank_tests('chi2') only. The rest "
+            "(the permutation test, the pairs bootstrap, support selection, "
+            "transform() of the training data) needs a model built from arrays: "
             "jdr.JointDimReduction(y, a, b)"
         )
 

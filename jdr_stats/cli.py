@@ -3,17 +3,21 @@
 ``fit FILE --y COL --a COLS --b COLS --rank R|auto [--rank-method
 robust|wald|chi2|general|permutation|ladle]`` (or ``--formula
 "y ~ a1 + a2 | b1 + b2"`` instead of ``--y/--a/--b``) fits the joint
-estimator to a CSV file and prints its summary; ``--bootstrap N`` and
-``--support`` add the bootstrap and the support selection, ``--format
+estimator to a CSV or Parquet file and prints its summary; ``--bootstrap N``
+and ``--support`` add the bootstrap and the support selection, ``--format
 text|json|csv|latex|html`` and ``--output FILE`` choose the output (HTML
 and LaTeX as complete documents, CSV as one long table), ``--output-dir
 DIR`` writes one CSV file per table, ``--features-out FILE`` writes the
-reduced features.  Bad arguments print a one-line error and exit with code
-2; a closed pipe (``| head``) ends the output quietly.
+reduced features.  Bad arguments print a one-line error in terms of the
+flags and exit with code 2; a closed pipe (``| head``) ends the output
+quietly.
 
-A ``.parquet`` file (or a folder of them) is streamed in record batches,
-and ``--chunksize`` streams a CSV file in chunks: the fit then uses exact
-merged moments and never holds the file in memory.
+A CSV file (``--sep`` for another separator) is read into memory; a
+Parquet file (or a folder of them) too when its selected columns take at
+most ``jdr_stats.config.CLI_IN_MEMORY_BYTES`` as float64, and is streamed
+in record batches otherwise.  ``--chunksize`` (or ``--stream``) streams
+either: the fit then uses exact merged moments and never holds the file in
+memory; ``--bootstrap-method poisson`` bootstraps streamed input.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from typing import Any, NoReturn
 import numpy as np
 import pandas as pd
 
+from . import _cli_input as cin
 from ._report import csv_text, html_document, latex_document, write_csv_dir
 from ._version import __version__
 from .datasets import load_ais
@@ -40,6 +45,11 @@ __all__ = ["demo_model", "main", "results_to_dict"]
 
 EXIT_USAGE = 2
 FORMATS = ("text", "json", "csv", "latex", "html")
+DESCRIPTION = (
+    "Joint dimension reduction of a response on two blocks of variables, from a "
+    "CSV or Parquet file. 'demo' fits the bundled ais data; 'fit FILE --y COL "
+    "--a COLS --b COLS --rank R' fits your file (python -m jdr_stats fit --help)."
+)
 
 
 class _UsageError(Exception):
@@ -79,13 +89,15 @@ def _rank(text: str) -> int | str:
         ) from None
 
 
-def _sparsity(text: str) -> tuple[int, int]:
+def _sparsity(text: str) -> tuple[int, int] | str:
+    if text == "auto":
+        return text
     parts = text.split(",")
     try:
         s1, s2 = (int(p) for p in parts)
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"sparsity must be two integers S1,S2; got {text!r}"
+            f'sparsity must be two integers S1,S2 or "auto"; got {text!r}'
         ) from None
     return s1, s2
 
@@ -95,21 +107,34 @@ def _version() -> str:
 
 
 def _build_parser() -> _Parser:
-    parser = _Parser(prog="python -m jdr_stats", description=__doc__.split("\n")[0])
+    parser = _Parser(prog="python -m jdr_stats", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    demo = sub.add_parser("demo", help="fit the joint estimator to the bundled ais data")
-    fit = sub.add_parser("fit", help="fit the joint estimator to a CSV file")
-    fit.add_argument("file", help="CSV file with a header row")
-    fit.add_argument("--y", help="response column")
-    fit.add_argument("--a", type=_columns, help="block a columns, comma-separated")
-    fit.add_argument("--b", type=_columns, help="block b columns, comma-separated")
+    demo = sub.add_parser("demo", help="fit the joint estimator to the bundled ais data",
+                          description="Fit the joint estimator to the bundled ais data.")
+    fit = sub.add_parser("fit", help="fit the joint estimator to a CSV or Parquet file",
+                         description="Fit the joint estimator to a CSV or Parquet file.")
+    fit.add_argument("file", help="CSV or Parquet file with a header row (or a folder of "
+                                  "Parquet files)")
+    fit.add_argument("--y", metavar="COL", help="response column")
+    fit.add_argument("--a", type=_columns, metavar="COLS", help="block a columns, comma-separated")
+    fit.add_argument("--b", type=_columns, metavar="COLS", help="block b columns, comma-separated")
     fit.add_argument("--formula", help='"y ~ a-terms | b-terms" instead of --y, --a and --b')
-    fit.add_argument("--weights", help="column of positive case weights")
-    fit.add_argument("--rank", required=True, type=_rank, help='rank r, or "auto"')
-    fit.add_argument("--sparsity", type=_sparsity, default=None, help="S1,S2 for a sparse fit")
-    fit.add_argument("--no-standardize", action="store_true", help="centre only, do not whiten")
-    fit.add_argument("--missing", choices=("none", "drop", "raise"), default="none")
+    fit.add_argument("--weights", metavar="COL", help="column of positive case weights")
+    fit.add_argument("--sep", type=cin.parse_sep, default=",",
+                     help="field separator of a CSV file: one character such as ';', or "
+                          "'tab' (default ',')")
+    fit.add_argument("--rank", required=True, type=_rank,
+                     help='number r of directions in each block, or "auto" (chosen by the '
+                          "tests of --rank-method)")
+    fit.add_argument("--sparsity", type=_sparsity, default=None, metavar="S1,S2",
+                     help="sparse fit keeping S1 variables of block a and S2 of block b, "
+                          "or 'auto': the variables the coordinate tests select at --fdr")
+    fit.add_argument("--no-standardize", action="store_true",
+                     help="centre the blocks only, do not whiten them")
+    fit.add_argument("--missing", choices=("none", "drop", "raise"), default="none",
+                     help="rows with a missing value: 'drop' drops them (with a warning); "
+                          "'none' (default) and 'raise' stop with an error naming the columns")
     fit.add_argument("--rank-method",
                      choices=("robust", "wald", "chi2", "general", "permutation", "ladle"),
                      default="robust",
@@ -120,18 +145,23 @@ def _build_parser() -> _Parser:
                           "selection (each draws from its own child stream of the seed)")
     fit.add_argument("--bootstrap", type=_positive, default=None, metavar="N",
                      help="bootstrap the fit with N replicates")
+    fit.add_argument("--bootstrap-method", choices=("pairs", "poisson"), default="pairs",
+                     help="pairs (default: resample rows; needs the rows in memory) or poisson "
+                          "(Poisson(1) weights per row, one pass: works on streamed input)")
     fit.add_argument("--n-jobs", type=int, default=None, metavar="J",
                      help="processes for --bootstrap (joblib; -1: all cores); the numbers "
                           "do not depend on it")
     fit.add_argument("--support", action="store_true",
                      help="select the variables (coordinate tests, BH false discovery rate)")
-    fit.add_argument("--fdr", type=float, default=0.1, help="target FDR of --support (0.1)")
+    fit.add_argument("--fdr", type=float, default=0.1,
+                     help="target false discovery rate of --support and --sparsity auto (0.1)")
     fit.add_argument("--features-out", metavar="FILE",
                      help="write the reduced features (a_dir*, b_dir*) to a CSV file")
     fit.add_argument("--progress", action="store_true", help="show the bootstrap's progress")
-    fit.add_argument("--chunksize", type=_positive, default=None,
-                     help="stream the file in chunks of this many rows (exact moments; "
-                     "a .parquet file is always streamed)")
+    fit.add_argument("--chunksize", type=_positive, default=None, metavar="ROWS",
+                     help="stream the file in chunks of this many rows (exact moments)")
+    fit.add_argument("--stream", action="store_true",
+                     help="stream the file even when it is small enough to read into memory")
     for p in (demo, fit):
         p.add_argument("--format", choices=FORMATS, default="text", help="output format")
         where = p.add_mutually_exclusive_group()
@@ -248,48 +278,49 @@ def _emit(text: str, output: str | None) -> None:
 
 
 # -- fit ----------------------------------------------------------------------
-def _streamed_model(args: argparse.Namespace) -> JointDimReduction:
-    """A model streamed from a Parquet file/folder, or a CSV file in chunks."""
-    from .sources import CSVSource
-
-    if args.formula is not None or args.weights is not None:
-        raise ValueError("--formula and --weights need the rows in memory; streamed input "
-                         "(Parquet, --chunksize) takes --y, --a and --b")
+def _check_columns(args: argparse.Namespace) -> None:
+    """--y, --a and --b given together, and no column in two roles."""
     if not (args.y and args.a and args.b):
-        raise ValueError("give --y, --a and --b")
+        raise ValueError("give --y, --a and --b (or --formula)")
     overlap = set(args.a) & set(args.b)
     if overlap:
         raise ValueError(f"columns {sorted(overlap)} are in both --a and --b")
-    if args.missing == "drop":
-        raise ValueError('--missing drop needs the rows in memory; streamed input (Parquet, '
-                         '--chunksize) refuses NaN')
-    path = Path(args.file)
-    if path.suffix == ".parquet" or path.is_dir():
+    for flag, cols in (("--a", args.a), ("--b", args.b)):
+        if args.y in cols:
+            raise ValueError(f"the response --y {args.y} is also in {flag}; "
+                             "a column is the response or a predictor, not both")
+    if args.weights is not None and args.weights in (args.y, *args.a, *args.b):
+        raise ValueError(f"--weights {args.weights} is also the response or in a block")
+
+
+def _streamed_model(args: argparse.Namespace, how: cin.Input) -> JointDimReduction:
+    """A model streamed from a Parquet file/folder, or a CSV file in chunks."""
+    from .sources import CSVSource
+
+    refusal = cin.streamed_refusal(args, how)
+    if refusal:
+        raise ValueError(refusal)
+    _check_columns(args)
+    if how.parquet:
         try:
-            return JointDimReduction.from_parquet(path, y=args.y, a=args.a, b=args.b,
+            return JointDimReduction.from_parquet(how.path, y=args.y, a=args.a, b=args.b,
+                                                  weights=args.weights,
                                                   batch_rows=args.chunksize)
         except ImportError as exc:
             raise ValueError(str(exc)) from None
-    if not path.is_file():
+    if not how.path.is_file():
         raise ValueError(f"file not found: {args.file}")
-    src = CSVSource(path, y=args.y, a=args.a, b=args.b, batch_rows=args.chunksize)
+    src = CSVSource(how.path, y=args.y, a=args.a, b=args.b, weights=args.weights,
+                    batch_rows=args.chunksize, sep=args.sep)
     return JointDimReduction.from_source(src, origin=f"the CSV file {args.file!r} (chunked)")
-
-
-def _read(path: str) -> pd.DataFrame:
-    try:
-        return pd.read_csv(path)
-    except FileNotFoundError:
-        raise ValueError(f"file not found: {path}") from None
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise ValueError(f"cannot read {path} as CSV: {exc}") from None
 
 
 def _model(args: argparse.Namespace, data: pd.DataFrame) -> JointDimReduction:
     weights = None
     if args.weights is not None:
         if args.weights not in data.columns:
-            raise ValueError(f"--weights: {args.file} has no column {args.weights!r}")
+            raise ValueError(f"--weights: {args.file} has no column {args.weights!r}"
+                             + cin.sep_hint(data.columns, args.sep))
         weights = data[args.weights]
     if args.formula is not None:
         if args.y or args.a or args.b:
@@ -297,32 +328,35 @@ def _model(args: argparse.Namespace, data: pd.DataFrame) -> JointDimReduction:
         return JointDimReduction.from_formula(
             args.formula, data, missing=args.missing, weights=weights
         )
-    if not (args.y and args.a and args.b):
-        raise ValueError("give --y, --a and --b (or --formula)")
+    _check_columns(args)
     wanted = [args.y, *args.a, *args.b]
     missing_cols = [c for c in wanted if c not in data.columns]
     if missing_cols:
         raise ValueError(
             f"{args.file} has no column(s) {missing_cols}; it has {list(data.columns)}"
+            + cin.sep_hint(data.columns, args.sep)
         )
-    overlap = set(args.a) & set(args.b)
-    if overlap:
-        raise ValueError(f"columns {sorted(overlap)} are in both --a and --b")
     return JointDimReduction(
         data[args.y], data[args.a], data[args.b], missing=args.missing, weights=weights
     )
 
 
-def _is_streamed(args: argparse.Namespace) -> bool:
-    return (args.chunksize is not None or args.file.endswith(".parquet")
-            or Path(args.file).is_dir())
+def _features_out(res: Any, path: str) -> None:
+    feats = res.transform()
+    if not isinstance(feats, pd.DataFrame):
+        feats = pd.DataFrame(feats)
+    try:
+        feats.to_csv(path, index_label="row")
+    except OSError as exc:
+        raise ValueError(f"cannot write --features-out {path}: {exc.strerror}") from None
 
 
 def _run_fit(args: argparse.Namespace) -> str:
-    if _is_streamed(args):
-        model = _streamed_model(args)
+    how = cin.plan_input(args)
+    if how.streamed:
+        model = _streamed_model(args, how)
     else:
-        model = _model(args, _read(args.file))
+        model = _model(args, cin.read_frame(args, how))
     # one child seed per procedure: the fit, the bootstrap, the support selection
     fit_seed, boot_seed, support_seed = np.random.SeedSequence(args.seed).spawn(3)
     res = model.fit(
@@ -330,36 +364,39 @@ def _run_fit(args: argparse.Namespace) -> str:
         whitening="none" if args.no_standardize else "auto",
         sparsity=args.sparsity,
         rank_method=args.rank_method,
+        fdr=args.fdr,
         seed=np.random.default_rng(fit_seed),
     )
     boot = None
     if args.bootstrap is not None:
         boot = res.bootstrap(args.bootstrap, seed=np.random.default_rng(boot_seed),
-                             progress=args.progress, n_jobs=args.n_jobs)
+                             method=args.bootstrap_method, progress=args.progress,
+                             n_jobs=args.n_jobs)
     support = None
     if args.support:
         support = model.select_support(rank=res.rank, fdr=args.fdr,
                                        seed=np.random.default_rng(support_seed))
     if args.features_out:
-        feats = res.transform()
-        if not isinstance(feats, pd.DataFrame):
-            feats = pd.DataFrame(feats)
-        try:
-            feats.to_csv(args.features_out, index_label="row")
-        except OSError as exc:
-            raise ValueError(
-                f"cannot write --features-out {args.features_out}: {exc.strerror}"
-            ) from None
+        _features_out(res, args.features_out)
     return _output(args, res, boot, support)
 
 
-def _print_warnings(caught: Sequence[warnings.WarningMessage]) -> None:
+def _say(text: str, args: argparse.Namespace | None) -> str:
+    """A library message on one line, its keyword arguments said as flags."""
+    text = " ".join(str(text).split())
+    if args is None or args.command != "fit":
+        return text
+    return cin.flag_words(text, formula=args.formula is not None)
+
+
+def _print_warnings(caught: Sequence[warnings.WarningMessage],
+                    args: argparse.Namespace | None = None) -> None:
     """Each warning (under Python's filters) as one line on stderr,
-    ``jdr_stats: warning: ...``, without the library's file and source line;
-    a message repeated word for word is printed once."""
+    ``jdr_stats: warning: ...``, without the library's file and source line,
+    in terms of the flags; a message repeated word for word is printed once."""
     seen: set[str] = set()
     for w in caught:
-        text = " ".join(str(w.message).split())
+        text = _say(str(w.message), args)
         if text not in seen:
             seen.add(text)
             print(f"jdr_stats: warning: {text}", file=sys.stderr)
@@ -368,6 +405,7 @@ def _print_warnings(caught: Sequence[warnings.WarningMessage]) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit code."""
     parser = _build_parser()
+    args = None
     try:
         try:
             args = parser.parse_args(argv)
@@ -379,13 +417,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             try:
                 text = _run_demo(args) if args.command == "demo" else _run_fit(args)
             finally:
-                _print_warnings(caught)
+                _print_warnings(caught, args)
         _emit(text, args.output)
     except _UsageError as exc:
         print(f"jdr_stats: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except (ValueError, TypeError) as exc:
-        print(f"jdr_stats: error: {exc}", file=sys.stderr)
+        print(f"jdr_stats: error: {_say(str(exc), args)}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:
         # the reader (e.g. `head`) closed the pipe: stop quietly; point

@@ -249,6 +249,23 @@ class Premises:
         return out
 
     @property
+    def remarks(self) -> list[str]:
+        """Rows of :attr:`table` that are not ok without raising the warning,
+        one sentence each (today: a dependence Bartlett's test detects while
+        the largest canonical correlation stays below ``MAX_CROSS_CORRELATION``)."""
+        cc = self.cross_correlations
+        if self.correlated or self.independence_pvalue >= INDEPENDENCE_LEVEL:
+            return []
+        largest = float(cc[0]) if cc.size else 0.0
+        return [
+            f"Bartlett's test detects a dependence between the blocks (p "
+            f"{_p_text(self.independence_pvalue)}), but the largest cross-block canonical "
+            f"correlation, {largest:.2f}, is below the threshold {MAX_CROSS_CORRELATION} "
+            "set by the premises study (weaker dependence left the rank tests' size "
+            "in its band there): no warning"
+        ]
+
+    @property
     def ok(self) -> bool:
         """Whether every measure is within its threshold."""
         return not self.messages

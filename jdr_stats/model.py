@@ -3,7 +3,7 @@
 Li and Bresler, "Joint Dimensionality Reduction for Two Feature Vectors":
 ``y`` depends on ``a`` and ``b`` only through ``U^T a`` and ``V^T b``.  The
 estimator whitens each block, forms ``X_lin = (1/m) sum_i a'_i y_i b'_i^T``
-(eq. ``lin``) and takes its top singular vectors (section 2), optionally after
+(the paper's equation (5)) and takes its top singular vectors (its section 2), optionally after
 a three-step sparse projection (section 3).
 """
 
@@ -75,7 +75,7 @@ class JointDimReduction(DataModel):
     what they need.  See the guide page "Large data".
 
     The model assumes the Markov chain ``(a, b) -> (U^T a, V^T b) -> y``
-    (eq. ``markov``).  The model holds the validated data only; :meth:`fit`
+    (the paper's equation (1)).  The model holds the validated data only; :meth:`fit`
     returns a new :class:`JDRResults` and leaves the model unchanged.
 
     Examples
@@ -521,12 +521,13 @@ def _check_tests_feasible(
                 "benchmarks/results/study_wide_size.txt); give sparsity=(s1, s2), or select "
                 "on a held-out half of the rows", SmallSampleWarning, stacklevel=3)
         return
-    what = 'rank="auto" (rank tests)' if rank == "auto" else 'sparsity="auto" (support tests)'
+    what = 'fit(rank="auto")' if rank == "auto" else 'sparsity="auto"'
     raise ValueError(
-        f"{what} needs at least max(n1, n2) + 2 = {max(n1, n2) + 2} rows: the tests whiten "
-        f"with the sample covariance, singular here; got {nobs} rows. Give the rank as an "
-        "integer and the sparsity as (s1, s2) (any whitening fits then), or test on a "
-        "subset of at most m - 2 variables per block (guide page 'Wide blocks')"
+        f"{what} runs tests that whiten with the sample covariance, singular with {nobs} "
+        f"rows for {max(n1, n2)} columns (they need max(n1, n2) + 2 = {max(n1, n2) + 2}); "
+        "fit a given rank, with sparsity=(s1, s2) for a sparse fit (any whitening fits "
+        "then), or test on a subset of at most m - 2 variables per block (guide page "
+        "'Wide blocks')"
     )
 
 

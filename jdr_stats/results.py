@@ -7,6 +7,7 @@ inference (rank tests, bootstrap).
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from collections.abc import Callable
 from functools import cached_property
@@ -26,9 +27,11 @@ from ._data import (
 from ._estimate import Estimate, inference_note
 from ._export import ExportMixin, records
 from ._linalg import AnyWhitening, BlockMoments
+from ._results_extra import FitMeasuresMixin
 from ._sources import DaskSource, is_dask_collection
 from ._version import __version__
 from .diagnostics import Premises, block_covariances, premises
+from .exceptions import RowsNotInMemoryError
 from .inference.bootstrap import BootstrapResults, Interval
 from .inference.bootstrap import Method as BootstrapMethod
 from .inference.bootstrap import bootstrap as _bootstrap
@@ -44,7 +47,7 @@ def _labels(prefix: str, r: int) -> list[str]:
     return [f"{prefix}{k + 1}" for k in range(r)]
 
 
-class JDRResults(ExportMixin, SummaryMixin):
+class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
     """Results of :meth:`JointDimReduction.fit` (read-only).
 
     Directions are labelled DataFrames (index: variable names, columns
@@ -112,7 +115,8 @@ class JDRResults(ExportMixin, SummaryMixin):
         The copy keeps everything computed from the sufficient statistics:
         directions, singular values, ``coef_matrix``, the moments (means and
         covariances of the blocks), variable names, the formula and its
-        codings, the rank tests of a ``rank="auto"`` fit, :meth:`summary` and
+        codings, the rank tests of a ``rank="auto"`` fit, :attr:`fit_measures`
+        (computed before the rows go), :meth:`summary` and
         ``transform`` of new data, and ``rank_tests("chi2")`` (it needs only
         the singular values).  What needs the rows no longer works and raises
         a :class:`~jdr_stats.exceptions.RowsNotInMemoryError` (a
@@ -141,9 +145,13 @@ class JDRResults(ExportMixin, SummaryMixin):
 
         model = copy.copy(self._model)
         model._data = RemovedData(self._model.data)
-        return JDRResults(model, self._est, self._moments, self._settings,
-                          rank_tests=self._rank_tests, whitening=self._whitening,
-                          covariances=self._covariances)
+        out = JDRResults(model, self._est, self._moments, self._settings,
+                         rank_tests=self._rank_tests, whitening=self._whitening,
+                         covariances=self._covariances)
+        if not self.data_removed:  # the R^2 of the summary, computed while the rows are here
+            with contextlib.suppress(RowsNotInMemoryError):
+                out.__dict__["fit_measures"] = self.fit_measures
+        return out
 
     @property
     def rank(self) -> int:
@@ -591,7 +599,9 @@ class JDRResults(ExportMixin, SummaryMixin):
         premises_note = (
             "Premises: blocks independent, each block well conditioned, enough rows "
             "(thresholds: guide page 'Checking the premises'). "
-            + ("All hold." if not msgs else "CHECK: " + "; ".join(msgs) + ".")
+            + ("CHECK: " + "; ".join(msgs) + "." if msgs
+               else " ".join(r + "." for r in self.diagnostics.remarks) if self.diagnostics.remarks
+               else "All hold.")
         )
         return [
             ("k: singular values of X_lin (whitened cross moment); share = s_k^2 / "
@@ -641,6 +651,7 @@ class JDRResults(ExportMixin, SummaryMixin):
                 else "none"
             ),
         }
+        info, r2_notes = self._with_fit_measures(info)
         if loadings not in ("sd", "raw"):
             raise ValueError(f'loadings must be "sd" or "raw"; got {loadings!r}')
         la, lb = self._loading_tables(loadings)
@@ -650,7 +661,7 @@ class JDRResults(ExportMixin, SummaryMixin):
             ("block b", lb, f"{'per-SD loadings' if loadings == 'sd' else 'directions'}, block b"),
             ("Premises", self.diagnostics.table, "premises"),
         ]
-        notes = self._loading_and_premise_notes(loadings)
+        notes = r2_notes + self._loading_and_premise_notes(loadings)
         notes.append(inference_note(self.whitening, self._settings.get("whitening_reason",
                                                                          "given")))
         if rank_tests is not None and not isinstance(rank_tests, RankTestResults):

@@ -1,5 +1,6 @@
 """The command line: demo, fit on a CSV file, one-line errors with exit code 2."""
 
+import re
 import subprocess
 import sys
 
@@ -228,3 +229,147 @@ def test_warnings_are_one_line_without_source(tmp_path, capsys):
     assert lines and all(line.startswith("jdr_stats: warning: ") for line in lines)
     assert any("the blocks are correlated" in line for line in lines)
     assert not any(".py:" in line for line in lines)
+
+
+# -- issue 23: messages in terms of flags, --sep, help --------------------------
+@pytest.fixture
+def fair_like(tmp_path):
+    """A semicolon file as a newcomer writes it: a text column and a missing value."""
+    sim = jdr.simulate.bilinear(300, 3, 3, 1, seed=5)
+    frame = sim.frame.copy()
+    frame.loc[4, "a1"] = float("nan")
+    frame["grade"] = ["x", "y", "z"] * 100
+    path = tmp_path / "semi.csv"
+    frame.to_csv(path, sep=";", index=False)
+    return path
+
+
+def _err(args, capsys):
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    last = err.splitlines()[-1]  # warnings (one line each) may come before
+    assert last.startswith("jdr_stats: error: ")
+    assert all(line.startswith("jdr_stats: ") for line in err.splitlines())
+    return last
+
+
+def test_errors_speak_flags(fair_like, capsys):
+    base = ["fit", str(fair_like), "--sep", ";", "--rank", "1"]
+    cols = ["--y", "y", "--a", "a0,a1,a2", "--b", "b0,b1,b2"]
+    err = _err(base + cols, capsys)
+    assert "--a columns contain(s) NaN in 1 rows (--missing none); pass --missing drop" in err
+    err = _err([*base, "--y", "y", "--a", "a0,a2", "--b", "b0,grade", "--missing", "drop"],
+               capsys)
+    assert "--b columns must be numeric; column(s) grade" in err
+    assert "recode them as numbers in the file, or code a categorical variable in --formula" in err
+    assert "pd.to_numeric" not in err
+    err = _err(base + cols + ["--missing", "drop", "--sparsity", "5,2"], capsys)
+    assert "--sparsity S1 must be between" in err
+    # the warning of the dropped row, in flags too
+    assert main(base + cols + ["--missing", "drop"]) == 0
+    assert "jdr_stats: warning: dropped 1 of 300 rows with missing values (--missing drop)\n" in (
+        capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("text,words", [
+    ('pass missing="drop" to drop them', "pass --missing drop to drop them"),
+    ("(or fit with standardize=False)", "(or pass --no-standardize)"),
+    ('fit(rank="auto"): the blocks are correlated', "--rank auto: the blocks are correlated"),
+    ("rank_tests('chi2')", "--rank auto --rank-method chi2"),
+    ('the bootstrap (method="pairs" resamples rows)', "the bootstrap (--bootstrap-method pairs resamples rows)"),
+    ("got n_boot=19", "got --bootstrap 19"),
+    ("exog_a has constant column(s)", "--a columns has constant column(s)"),
+    ("endog has a single value", "--y column has a single value"),
+])
+def test_flag_words(text, words):
+    from jdr_stats._cli_input import flag_words
+
+    assert flag_words(text, formula=False) == words
+
+
+def test_too_few_rows_says_no_standardize(tmp_path, capsys):
+    sim = jdr.simulate.bilinear(6, 5, 2, 1, seed=1)
+    path = tmp_path / "few.csv"
+    sim.frame.to_csv(path, index=False)
+    args = ["fit", str(path), "--y", "y", "--a", "a0,a1,a2,a3,a4", "--b", "b0,b1"]
+    # a block as wide as the rows fits with the regularised whitening (issue 20)
+    assert main([*args, "--rank", "1"]) == 0
+    capsys.readouterr()
+    err = _err([*args, "--rank", "auto"], capsys)  # the rank tests need m >= n + 2
+    assert "--rank auto runs tests" in err
+    assert "standardize=" not in err and "exog" not in err
+
+
+@pytest.mark.parametrize("sep,flag", [(";", ";"), ("\t", "tab"), ("\t", "\\t"), ("|", "|")])
+def test_sep(csv_file, tmp_path, capsys, sep, flag):
+    path = tmp_path / "d.txt"
+    pd.read_csv(csv_file).to_csv(path, sep=sep, index=False)
+    cols = ["--y", "y", "--a", "a0,a1,a2,a3", "--b", "b0,b1,b2", "--rank", "1"]
+    assert main(["fit", str(csv_file), *cols]) == 0
+    comma = capsys.readouterr().out
+    assert main(["fit", str(path), "--sep", flag, *cols]) == 0
+    assert capsys.readouterr().out == comma
+    # without --sep the error says which flag to pass
+    err = _err(["fit", str(path), *cols], capsys)
+    shown = "tab" if sep == "\t" else sep
+    assert f"pass --sep '{shown}'" in err
+
+
+def test_bad_sep(csv_file, capsys):
+    err = _err(["fit", str(csv_file), "--sep", ";;", "--y", "y", "--a", "a0", "--b", "b0",
+                "--rank", "1"], capsys)
+    assert "argument --sep: expected one character" in err
+
+
+@pytest.mark.parametrize("flag", ["--a", "--b"])
+def test_response_in_a_block_is_refused(csv_file, capsys, flag):
+    blocks = {"--a": "a0,a1", "--b": "b0,b1"}
+    blocks[flag] += ",y"
+    err = _err(["fit", str(csv_file), "--y", "y", "--a", blocks["--a"], "--b", blocks["--b"],
+                "--rank", "1"], capsys)
+    assert f"the response --y y is also in {flag}" in err
+
+
+def _fit_actions():
+    from jdr_stats.cli import _build_parser
+
+    parser = _build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    return parser, sub.choices
+
+
+def test_every_flag_has_help_and_the_description_is_plain():
+    parser, commands = _fit_actions()
+    for name, cmd in commands.items():
+        for action in cmd._actions:
+            assert action.help, (name, action.option_strings)
+    text = parser.format_help() + commands["fit"].format_help()
+    assert "``" not in text and ":class:" not in text
+    assert "CSV or Parquet" in parser.format_help() and "CSV or Parquet" in commands["fit"].format_help()
+
+
+def test_cli_guide_table_lists_every_flag():
+    """docs/guide/cli.md's option table names every flag of `fit` and `demo`."""
+    from pathlib import Path
+
+    _, commands = _fit_actions()
+    flags = {opt for cmd in commands.values() for a in cmd._actions
+             for opt in a.option_strings if opt.startswith("--") and opt != "--help"}
+    guide = (Path(__file__).resolve().parents[1] / "docs" / "guide" / "cli.md").read_text()
+    rows = [line for line in guide.splitlines() if line.startswith("| `")]
+    documented = set()
+    for row in rows:
+        first_cell = row.split(" | ")[0]
+        documented |= set(re.findall(r"--[a-z][a-z-]*", first_cell))
+    assert flags - documented == set(), "flags missing from the guide's table"
+    assert documented - flags == set(), "the guide's table names flags the parser lacks"
+
+
+def test_sparsity_auto(csv_file, capsys):
+    assert main(["fit", str(csv_file), "--y", "y", "--a", "a0,a1,a2,a3", "--b", "b0,b1,b2",
+                 "--rank", "1", "--sparsity", "auto", "--fdr", "0.05", "--seed", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "(auto)" in out
+    err = _err(["fit", str(csv_file), "--y", "y", "--a", "a0", "--b", "b0", "--rank", "1",
+                "--sparsity", "2"], capsys)
+    assert 'two integers S1,S2 or "auto"' in err

@@ -23,11 +23,11 @@ LAYERS = {
     "_linalg": 1, "_sources": 1, "_dask_source": 1, "_progress": 1, "_resampling": 1, "_moments_engine": 1,
     "sources": 1, "progress": 1,
     "moments": 2, "_streamed": 3, "data": 3,
-    "_formula": 2, "_inputs": 2, "_data": 2, "metrics": 2, "simulate": 2, "datasets": 2,
+    "_formula": 2, "_inputs": 2, "_data": 2, "metrics": 2, "fit_measures": 2, "simulate": 2, "datasets": 2,
     "_estimate": 3, "sparse": 3, "diagnostics": 3,
     "inference": 4, "support": 4, "baselines": 4,
-    "model": 5, "results": 5, "compare": 5,
-    "sklearn": 6, "plotting": 6, "cli": 6, "__main__": 6,
+    "model": 5, "results": 5, "_results_extra": 5, "compare": 5,
+    "sklearn": 6, "plotting": 6, "cli": 6, "_cli_input": 6, "__main__": 6,
     "__init__": 7,
 }
 

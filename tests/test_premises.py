@@ -190,3 +190,24 @@ def test_to_dict_holds_loadings_and_premises():
     assert prem["table"][0]["premise"] == "largest cross-block canonical corr."
     assert prem["table"][0]["ok"] is False
     assert prem["messages"][0].startswith("the blocks are correlated")
+
+def test_detected_weak_dependence_is_remarked_not_called_all_hold():
+    # A large sample with a weak cross-block correlation: Bartlett rejects (its
+    # row is not ok) while the correlation stays below the threshold, so no
+    # warning; the summary must not say "All hold." next to a "no".
+    rng = np.random.default_rng(3)
+    m = 20000
+    z = rng.standard_normal(m)
+    a = rng.standard_normal((m, 3))
+    b = rng.standard_normal((m, 3))
+    a[:, 0] += 0.5 * z  # cross-block correlation 0.25 / 1.25 = 0.2
+    b[:, 0] += 0.5 * z
+    y = a[:, 1] * b[:, 1] + rng.standard_normal(m)
+    res = jdr.JointDimReduction(y, a, b).fit(1)
+    d = res.diagnostics
+    assert not d.messages
+    assert not d.table.loc["Bartlett test of independence, p", "ok"]
+    assert len(d.remarks) == 1 and "Bartlett" in d.remarks[0]
+    text = " ".join(str(res.summary()).split())
+    assert "All hold." not in text
+    assert "Bartlett's test detects a dependence" in text

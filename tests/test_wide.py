@@ -177,10 +177,11 @@ def test_wide_fit_from_moments_equals_rows(wide):
 def test_tests_refuse_at_n_above_m_naming_what_works(wide):
     y, a, b = wide
     model = jdr.JointDimReduction(y, a, b)
-    with pytest.raises(ValueError, match=r'rank="auto" \(rank tests\) needs at least '
-                                         r"max\(n1, n2\) \+ 2 = 92 rows.*Give the rank"):
+    with pytest.raises(ValueError, match=r'fit\(rank="auto"\) runs tests that whiten with the '
+                                         r"sample covariance, singular with 60 rows for 90 "
+                                         r"columns.*= 92\); fit a given rank"):
         model.fit("auto")
-    with pytest.raises(ValueError, match=r'sparsity="auto" \(support tests\).*\(s1, s2\)'):
+    with pytest.raises(ValueError, match=r'sparsity="auto" runs tests.*sparsity=\(s1, s2\)'):
         model.fit(1, sparsity="auto")
 
 

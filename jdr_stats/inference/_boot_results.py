@@ -63,6 +63,7 @@ class BootstrapResults(ExportMixin, SummaryMixin):
         interval: str,
         alpha: float,
         inner_angles: dict[str, np.ndarray] | None = None,
+        directions: dict[str, np.ndarray] | None = None,
     ) -> None:
         self._data = data
         self._est = estimate
@@ -77,6 +78,7 @@ class BootstrapResults(ExportMixin, SummaryMixin):
         self._interval = interval
         self._alpha = alpha
         self._inner = inner_angles
+        self._dirs = directions
 
     # -- basic attributes -------------------------------------------------
     @property
@@ -236,9 +238,11 @@ class BootstrapResults(ExportMixin, SummaryMixin):
         return pd.Series(out, name="max angle bound (deg)")
 
     def conf_int(
-        self, alpha: float | None = None, *, interval: Interval | None = None
+        self, alpha: float | None = None, *, interval: Interval | None = None,
+        what: Literal["subspaces", "loadings"] = "subspaces",
     ) -> pd.DataFrame:
-        """Confidence bounds for the subspaces and the singular values.
+        """Confidence bounds for the subspaces and the singular values, or
+        (``what="loadings"``) for every per-SD loading (:meth:`loadings_conf_int`).
 
         Parameters
         ----------
@@ -275,6 +279,10 @@ class BootstrapResults(ExportMixin, SummaryMixin):
         for the largest), and this interval removes the bootstrap estimate of
         that bias, where the percentile interval would double it.
         """
+        if what == "loadings":
+            return self.loadings_conf_int(alpha)
+        if what != "subspaces":
+            raise ValueError(f'what must be "subspaces" or "loadings"; got {what!r}')
         alpha, kind = self._levels(alpha, interval)
         bound = self.max_angle_bound(alpha, interval=kind)  # type: ignore[arg-type]
         idx, rows = [], []
@@ -300,6 +308,45 @@ class BootstrapResults(ExportMixin, SummaryMixin):
             index=pd.MultiIndex.from_tuples(idx, names=["block", "parameter"]),
             columns=["lower", "upper"],
         )
+
+    def loadings_conf_int(self, alpha: float | None = None) -> pd.DataFrame:
+        """Bootstrap standard errors and percentile intervals of the per-SD
+        loadings (the summary's ``block a``/``block b`` tables), by variable.
+
+        Each replicate's basis is aligned with the estimate's by orthogonal
+        Procrustes on the per-SD loadings (the sign for ``r = 1``), since
+        signs and rotations within a subspace are arbitrary; see
+        ``docs/theory/bootstrap.md``, "Intervals for the loadings".
+
+        Returns
+        -------
+        DataFrame
+            Rows ``(block, variable, direction)``; columns ``estimate`` (the
+            summary's loading), ``std_err``, ``lower``, ``upper`` (``1 -
+            alpha`` percentile interval), on the summary's scale (each
+            column divided by the estimate's largest absolute entry).
+
+        Examples
+        --------
+        >>> import jdr_stats as jdr
+        >>> sim = jdr.simulate.bilinear(2000, 3, 2, 1, seed=0)
+        >>> boot = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(1).bootstrap(199, seed=1)
+        >>> ci = boot.conf_int(what="loadings")
+        >>> ci.columns.tolist(), ci.shape
+        (['estimate', 'std_err', 'lower', 'upper'], (5, 4))
+        """
+        from ..diagnostics import block_covariances
+        from ._loading_ci import loading_table
+
+        alpha, _ = self._levels(alpha, None)
+        if self._dirs is None:
+            raise ValueError("these bootstrap results hold no replicate directions")
+        fit = self._results
+        cov = fit._covariances if fit is not None else block_covariances(self._data)
+        sds = {"a": np.sqrt(np.diag(cov[0])), "b": np.sqrt(np.diag(cov[1]))}
+        dirs = {"a": self._est.dir_a, "b": self._est.dir_b}
+        names = {"a": self._data.names["exog_a"], "b": self._data.names["exog_b"]}
+        return loading_table(self._dirs, dirs, sds, names, alpha)
 
     def sentence(self, block: Literal["a", "b"], alpha: float | None = None) -> str:
         """The bound on the largest angle of ``block`` as a plain sentence."""

@@ -151,7 +151,8 @@ class Replicates:
     ``singular_values`` ``(n_ok, k)``; ``selected_*`` boolean ``(n_ok, n)``
     (sparse fits, else None); ``inner_angles``: per block, the largest
     angle of each inner replicate to its outer one (NaN where the inner
-    refit failed; None without inner replicates).
+    refit failed; None without inner replicates); ``directions``: per block,
+    the replicates' directions ``(n_ok, n, rank)`` (original coordinates).
     """
 
     angles_a: np.ndarray
@@ -161,6 +162,7 @@ class Replicates:
     selected_b: np.ndarray | None
     n_ok: int
     inner_angles: dict[str, np.ndarray] | None
+    directions: dict[str, np.ndarray] | None = None
 
 
 class _Store:
@@ -285,4 +287,5 @@ def replicates(
         selected_b=None if store.sel is None else store.sel["b"][ok],
         n_ok=n_ok,
         inner_angles=_inner_angles(store, {"a": ua, "b": ub}),
+        directions={"a": store.dir["a"][ok], "b": store.dir["b"][ok]},
     )

@@ -227,6 +227,7 @@ def bootstrap(
         interval=interval,
         alpha=alpha,
         inner_angles=reps.inner_angles,
+        directions=reps.directions,
     )
     gap = boot.gap
     if not gap["trusted"]:

@@ -6,7 +6,7 @@ tested against ``r > k`` with the statistic
 
     Lambda_k = m * sum_{j > k} sigma_j(X_lin)^2 / s_y^2,
 
-``X_lin`` the whitened cross moment (eq. ``lin`` of the paper, centred ``y``)
+``X_lin`` the whitened cross moment (the paper's equation (5), centred ``y``)
 and ``s_y^2`` the sample variance of ``y``, or by the self-normalised
 statistic ``T_k`` of ``rank_robust``.  The methods:
 
@@ -307,7 +307,7 @@ def rank_tests(
     Notes
     -----
     ``Lambda_k = m sum_{j>k} sigma_j(X_lin)^2 / s_y^2``, ``X_lin`` the
-    whitened cross moment with centred ``y`` (eq. ``lin``; section 5.1 for
+    whitened cross moment with centred ``y`` (the paper's equation (5); its section 5.1 for
     the whitening).  Under ``H0: r = k``, ``sum_{j>k} sigma_j^2`` is, to
     first order, the squared norm of the complement block
     ``U_perp^T X_lin V_perp = (1/m) sum u_i y_i v_i^T`` (``u = U_perp^T a'``,

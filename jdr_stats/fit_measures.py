@@ -1,0 +1,151 @@
+"""R^2-type fit measures of the joint model (``docs/theory/estimator.md``,
+"How much of y the reduction explains").
+
+The joint model says that ``E[y | a, b] = f(U^T a, V^T b)``.  The 2r reduced
+features ``f_a = U^T a`` and ``f_b = V^T b`` are therefore all a regression
+of ``y`` needs; the measures below fit the simplest flexible regression that
+matches the estimator, the *bilinear* one (what the cross moment
+``E[a y b^T]`` sees): ``y`` on ``1``, ``f_a``, ``f_b`` and the ``r^2``
+products ``f_aj f_bk``.
+
+* :attr:`FitMeasures.rsquared`: the R^2 of that regression on the 2r
+  estimated features (``r^2 + 2r`` regressors);
+* :attr:`FitMeasures.rsquared_full`: the R^2 of the same bilinear regression
+  on all the variables (``1, a, b`` and the ``n1 n2`` products ``a_j b_k``);
+  None when it has too many regressors for the rows (see
+  :data:`MAX_FULL_COLUMNS`);
+* :attr:`FitMeasures.rsquared_ratio`: the squared correlation between the
+  fitted values of the two regressions.  The first regression is nested in
+  the second (each feature is affine in its block), so the ratio equals
+  ``rsquared / rsquared_full``: the share of what the bilinear regression on
+  all variables explains that the 2r features keep, the analogue of the R
+  package dr's ``R^2(OLS | dr)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["FitMeasures", "MAX_FULL_COLUMNS", "bilinear_design", "fit_measures"]
+
+#: The full bilinear regression is computed only with at most this many
+#: regressors and at least five rows per regressor (it costs O(m p^2)).
+MAX_FULL_COLUMNS = 600
+
+
+@dataclass(frozen=True)
+class FitMeasures:
+    """R^2 of the bilinear regression of y on the reduced features and on all
+    variables (see the module docstring)."""
+
+    rsquared: float
+    rsquared_adj: float
+    n_regressors: int
+    rsquared_full: float | None
+    rsquared_full_adj: float | None
+    n_regressors_full: int
+    rsquared_ratio: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The measures as plain floats (None where not computed)."""
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+def bilinear_design(fa: np.ndarray, fb: np.ndarray) -> np.ndarray:
+    """Columns ``f_a``, ``f_b`` and every product ``f_aj f_bk`` (no intercept)."""
+    fa = np.asarray(fa, dtype=float)
+    fb = np.asarray(fb, dtype=float)
+    m = fa.shape[0]
+    prod = (fa[:, :, None] * fb[:, None, :]).reshape(m, -1)
+    return np.hstack([fa, fb, prod])
+
+
+class _Gram:
+    """Weighted cross products of ``[x, y]`` summed over chunks of rows,
+    shifted by the first chunk's means (so that large means do not cancel)."""
+
+    def __init__(self) -> None:
+        self.n = 0.0
+        self.shift: np.ndarray | None = None
+        self.s = np.zeros(0)
+        self.ss = np.zeros((0, 0))
+
+    def add(self, xy: np.ndarray, w: np.ndarray | None) -> None:
+        w = np.ones(xy.shape[0]) if w is None else w
+        if self.shift is None:
+            self.shift = w @ xy / w.sum()
+            self.s = np.zeros(xy.shape[1])
+            self.ss = np.zeros((xy.shape[1], xy.shape[1]))
+        d = xy - self.shift
+        self.n += float(w.sum())
+        self.s += w @ d
+        self.ss += (d * w[:, None]).T @ d
+
+    def rsquared(self) -> tuple[float, float]:
+        """R^2 and adjusted R^2 of y (last column) on an intercept and the rest."""
+        c = self.ss - np.outer(self.s, self.s) / self.n  # centred cross products
+        cxx, cxy, cyy = c[:-1, :-1], c[:-1, -1], float(c[-1, -1])
+        # unit-free: the regressors' correlation matrix (a constant column drops)
+        sd = np.sqrt(np.clip(np.diag(cxx), 0.0, None))
+        sd = np.where(sd > 0, sd, np.inf)
+        cxx, cxy = cxx / np.outer(sd, sd), cxy / sd
+        vals, vecs = np.linalg.eigh(cxx)
+        keep = vals > max(vals.max(), 0.0) * 1e-12 * len(vals) if len(vals) else vals > 0
+        proj = vecs[:, keep].T @ cxy
+        explained = float(proj @ (proj / vals[keep]))
+        r2 = explained / cyy if cyy > 0 else float("nan")
+        dof = self.n - int(keep.sum()) - 1
+        r2_adj = 1.0 - (1.0 - r2) * (self.n - 1) / dof if dof > 0 else float("nan")
+        return r2, r2_adj
+
+
+Chunks = Iterable[tuple[np.ndarray, np.ndarray, np.ndarray, "np.ndarray | None"]]
+
+
+def fit_measures(
+    chunks: Chunks,
+    directions_a: np.ndarray,
+    directions_b: np.ndarray,
+    *,
+    nobs: int,
+) -> FitMeasures:
+    """The measures of :class:`FitMeasures` from ``(y, a, b, w)`` chunks of
+    rows (one chunk for data in memory; a row source's chunks when streamed)
+    and the fitted bases (``n1 x r``, ``n2 x r``): one pass, the normal
+    equations of both regressions summed chunk by chunk.
+
+    Examples
+    --------
+    >>> import jdr_stats as jdr
+    >>> from jdr_stats.fit_measures import fit_measures
+    >>> sim = jdr.simulate.bilinear(2000, 4, 3, 1, seed=0)
+    >>> res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(1)
+    >>> fm = fit_measures([(sim.y, sim.a, sim.b, None)], res.directions_a,
+    ...                   res.directions_b, nobs=2000)
+    >>> bool(0 < fm.rsquared <= fm.rsquared_full + 1e-12)
+    True
+    """
+    u = np.asarray(directions_a, dtype=float)
+    v = np.asarray(directions_b, dtype=float)
+    n1, n2 = u.shape[0], v.shape[0]
+    p_full = n1 + n2 + n1 * n2
+    with_full = p_full <= MAX_FULL_COLUMNS and nobs >= 5 * (p_full + 1)
+    red, full = _Gram(), _Gram()
+    for y, a, b, w in chunks:
+        y = np.asarray(y, dtype=float)[:, None]
+        red.add(np.hstack([bilinear_design(a @ u, b @ v), y]), w)
+        if with_full:
+            full.add(np.hstack([bilinear_design(a, b), y]), w)
+    r2, r2_adj = red.rsquared()
+    r2f, r2f_adj = full.rsquared() if with_full else (None, None)
+    # nested regressions: corr^2 of the two fitted values = R^2 / R^2_full
+    ratio = None if not r2f else r2 / r2f
+    return FitMeasures(
+        rsquared=r2, rsquared_adj=r2_adj, n_regressors=red.ss.shape[0] - 1,
+        rsquared_full=r2f, rsquared_full_adj=r2f_adj, n_regressors_full=p_full,
+        rsquared_ratio=ratio,
+    )
