@@ -109,7 +109,8 @@ def plan_input(args: argparse.Namespace) -> Input:
 def _wanted(args: argparse.Namespace) -> list[str] | None:
     if not (args.y and args.a and args.b):
         return None
-    cols = [args.y, *args.a, *args.b]
+    cols = [*args.y.split(","), *args.a, *args.b]  # several --y columns: multivariate
+    cols += [c.strip() for c in args.covariates.split(",")] if args.covariates else []
     return cols + ([args.weights] if args.weights else [])
 
 
@@ -118,6 +119,8 @@ def streamed_refusal(args: argparse.Namespace, how: Input) -> str | None:
     need = []
     if args.formula is not None:
         need.append("--formula")
+    if args.response != "auto":
+        need.append("--response")
     if args.missing == "drop":
         need.append("--missing drop")
     if args.rank == "auto" and args.rank_method == "permutation":

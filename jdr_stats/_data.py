@@ -9,13 +9,13 @@ labels.  Errors name the argument and the offending value.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 import pandas as pd
 
-from ._formula import design_from_spec, designs_from_formula
+from ._formula import covariates_from_formula, design_from_spec, designs_from_formula
 from ._inputs import (
     align_inputs,
     as_block,
@@ -26,6 +26,8 @@ from ._inputs import (
     read_inputs,
 )
 from ._linalg import BlockMoments, block_moments
+from ._moments_engine import response_block_moments
+from ._responses import Adjustment, ResponseInfo, model_response
 from ._validation import check_choice
 from .exceptions import RowsNotInMemoryError
 
@@ -39,6 +41,7 @@ __all__ = [
     "RemovedData",
     "RowsData",
     "align_inputs",
+    "check_effective_rows",
     "check_new_block",
     "check_not_text",
     "design_from_spec",
@@ -177,10 +180,19 @@ class ModelData(_NamesMixin):
     row_index: pd.Index | None
     weights: np.ndarray | None
     is_pandas: bool
+    #: the response type (numeric, categorical, multivariate) and its columns
+    response: ResponseInfo = field(default_factory=ResponseInfo)
+    #: the covariates partialled out of the response and the blocks
+    adjustment: Adjustment = field(default_factory=Adjustment)
 
     @property
     def nobs(self) -> int:
         return int(self.endog.shape[0])
+
+    @property
+    def nobs_eff(self) -> int:
+        """Effective sample size ``nobs - 1 - p_Z`` (``nobs - 1`` without covariates)."""
+        return self.nobs - 1 - self.adjustment.p
 
     @property
     def weighted(self) -> bool:
@@ -213,6 +225,8 @@ class ModelData(_NamesMixin):
         if weights is not None:
             w = weights if w is None else w * weights
         y, a, b = self.rows("moments()")
+        if y.ndim == 2:  # q responses: the blocks' moments once, q cross moments
+            return response_block_moments(y, a, b, w, covariances=covariances)
         return block_moments(y, a, b, w, covariances=covariances)
 
     @classmethod
@@ -225,6 +239,9 @@ class ModelData(_NamesMixin):
         weights: Any = None,
         min_rows: int | None = None,
         check_response: bool = True,
+        response: str | None = None,
+        covariates: Any = None,
+        covariate_terms: str | None = None,
     ) -> ModelData:
         """Validate a response and design blocks.
 
@@ -247,6 +264,12 @@ class ModelData(_NamesMixin):
             that every sample covariance can be nonsingular.
         check_response : bool
             Require at least two distinct response values.
+        response : {"auto", "numeric", "categorical"} or None
+            How to read ``endog`` (:mod:`jdr_stats._responses`); None: one
+            numeric response (the baselines).
+        covariates, covariate_terms : optional
+            Covariates partialled out of the response and the blocks, and
+            their formula terms (for the summary).
 
         Notes
         -----
@@ -256,22 +279,35 @@ class ModelData(_NamesMixin):
         (a column of endog's name, or equal to endog in every row) raises.
         """
         check_choice(missing, "missing", _MISSING)
+        if covariates is not None and response is None:
+            raise TypeError("covariates are supported by the joint model only")
         given = align_inputs(
-            {"endog": endog, **{k: x for k, (x, _) in blocks.items()}, "weights": weights}
+            {"endog": endog, **{k: x for k, (x, _) in blocks.items()},
+             **({"covariates": covariates} if covariates is not None else {}),
+             "weights": weights}
         )
         prefixes = {k: p for k, (_, p) in blocks.items()}
-        raw = read_inputs(given, prefixes)
+        raw = read_inputs(given, prefixes, response)
         check_infinite(raw)
         raw = drop_missing(raw, missing)
         check_values(raw, min_rows=min_rows, check_response=check_response)
+        info, adjustment = ResponseInfo(names=(raw.yname,)), Adjustment()
+        y, arrays = raw.y, raw.arrays
+        if response is not None:
+            y, arrays, info, adjustment = model_response(
+                raw.y, raw.kind, raw.ynames or [raw.yname], raw.classes, raw.arrays,
+                raw.w, raw.z, raw.znames, covariate_terms,
+            )
         return cls(
-            endog=np.ascontiguousarray(raw.y),
-            blocks=raw.arrays,
+            endog=np.ascontiguousarray(y),
+            blocks=arrays,
             endog_name=raw.yname,
             names=raw.names,
             row_index=raw.index,
             weights=raw.w,
             is_pandas=raw.index is not None,
+            response=info,
+            adjustment=adjustment,
         )
 
 
@@ -290,6 +326,8 @@ class RemovedData(_NamesMixin):
     sums: Moments | None = None
 
     def __init__(self, data: RowsData) -> None:
+        self.response = getattr(data, "response", ResponseInfo(names=(data.endog_name,)))
+        self.adjustment = getattr(data, "adjustment", Adjustment())
         self._nobs = int(data.nobs)
         self.endog_name = data.endog_name
         self.names = {k: list(v) for k, v in data.names.items()}
@@ -303,6 +341,11 @@ class RemovedData(_NamesMixin):
     @property
     def weighted(self) -> bool:
         return self._weighted
+
+    @property
+    def nobs_eff(self) -> int:
+        """Effective sample size ``nobs - 1 - p_Z``."""
+        return self._nobs - 1 - self.adjustment.p
 
     def rows(self, what: str, *, weights: bool = False) -> tuple[Any, ...]:
         """Raise :class:`RowsNotInMemoryError`: the rows were dropped."""
@@ -346,6 +389,7 @@ class DataModel:
         missing: MissingPolicy = "none",
         weights: Any = None,
         eval_env: int = 0,
+        covariates: str | None = None,
     ) -> _Model:
         """Build the model from a formula (formulaic, patsy syntax; ``np`` is available).
 
@@ -363,6 +407,11 @@ class DataModel:
             As for the constructor.
         eval_env : int
             Frames above the caller in which to look up names not in ``data``.
+        covariates : str, optional
+            Joint model: formula terms of covariates to adjust for
+            (``"age + C(site)"``, treatment-coded), see the constructor.  On
+            the left of ``~``, ``C(y)`` (or a text, boolean or categorical
+            column) is a categorical response and ``y1 + y2`` a multivariate one.
 
         Examples
         --------
@@ -375,7 +424,13 @@ class DataModel:
         y, blocks, specs = designs_from_formula(
             formula, data, list(cls._block_args), eval_env=eval_env, return_specs=True
         )
-        model = cls(y, *blocks, missing=missing, weights=weights)  # type: ignore[call-arg]
+        extra: dict[str, Any] = {}
+        if covariates is not None:
+            if cls._block_args != ("exog_a", "exog_b"):
+                raise TypeError(f"{cls.__name__}.from_formula takes no covariates")
+            extra["covariates"] = covariates_from_formula(covariates, data,
+                                                          eval_env=eval_env + 1)
+        model = cls(y, *blocks, missing=missing, weights=weights, **extra)  # type: ignore[call-arg]
         model._formula = formula
         model._model_specs = tuple(specs)  # rebuilds the blocks of new data
         return model
@@ -427,3 +482,16 @@ def check_new_block(
     if not np.isfinite(arr).all():
         raise ValueError(f"{argname} contains NaN or infinite values")
     return arr
+
+
+def check_effective_rows(data: ModelData) -> None:
+    """With covariates, ``nobs - 1 - p_Z`` must exceed the widest block by 1."""
+    if not data.adjustment.active:
+        return
+    widest = max(len(v) for v in data.names.values())
+    if data.nobs_eff < widest + 1:
+        raise ValueError(
+            f"too few rows after the adjustment: {data.nobs} rows, {data.adjustment.p} "
+            f"covariate column(s), effective sample size {data.nobs_eff}; need at least "
+            f"{widest + 1} (the widest block has {widest} columns)"
+        )

@@ -14,6 +14,7 @@ from typing import Literal
 
 import numpy as np
 
+from ._hosvd import decompose_q
 from ._linalg import (
     AnyWhitening,
     BlockMoments,
@@ -124,9 +125,9 @@ def cross_moments(
     )
 
 
-def inference_note(kind: str, reason: str) -> str:
+def inference_note(kind: str, reason: str | None) -> str:
     """The summary's sentence on the whitening and the inference it allows."""
-    head = f"Whitening: {kind} ({reason})."
+    head = f"Whitening: {kind} ({reason or 'given'})."
     if kind == "sample":
         return head
     return head + (
@@ -200,6 +201,9 @@ class Estimate:
     dir_b: np.ndarray
     rows: np.ndarray
     cols: np.ndarray
+    #: ``(q, n1, n2)`` whitened cross moments of a ``q > 1`` response
+    #: (``coef_matrix`` is then the first); None for one response
+    coef_tensor: np.ndarray | None = None
 
 
 def check_rank(rank: object, n1: int, n2: int) -> int:
@@ -221,7 +225,11 @@ def _decompose(
     """Whiten (if both whitenings are given), SVD, keep ``rank``, map back.
 
     ``nobs`` bounds the rank of the cross moment (blocks wider than the rows:
-    the SVD through its range, :func:`~jdr_stats._linalg.svd_signed`)."""
+    the SVD through its range, :func:`~jdr_stats._linalg.svd_signed`).
+    A ``(q, n1, n2)`` stack of cross moments (a response of ``q > 1``
+    columns) goes to :func:`~jdr_stats._hosvd.decompose_q` (HOSVD)."""
+    if cross.ndim == 3:  # (duck-typed whitenings: ShrunkWhitening too)
+        return decompose_q(cross, wa, wb, rank)  # type: ignore[arg-type]
     xw = cross if wa is None or wb is None else whiten_cross(cross, wa, wb)
     u, s, v = svd_signed(xw, nobs if nobs is not None and rank <= nobs else None)
     u_std, v_std = u[:, :rank], v[:, :rank]
@@ -250,6 +258,8 @@ def _sparse_fit(
 ) -> tuple[np.ndarray, ...]:
     """The estimator on the variables ``rows``, ``cols`` alone (each block
     whitened with its own sub-covariance); directions padded with zeros."""
+    if mom.cross_q is not None:
+        raise ValueError(f"sparse fits need a single response column; got q = {mom.q}")
     n1, n2 = mom.cross.shape
     sub = mom.cross[np.ix_(rows, cols)]
     wa_s = wb_s = None
@@ -320,7 +330,8 @@ def estimate(
     wa = wb = None
     if standardize:
         wa, wb = whitening if whitening is not None else block_whitenings(mom, names_a, names_b)
-    xw, s, u_std, v_std, dir_a, dir_b = _decompose(mom.cross, wa, wb, rank, mom.nobs)
+    cross = mom.cross if mom.cross_q is None else mom.cross_q  # q > 1: HOSVD, _decompose
+    xw, s, u_std, v_std, dir_a, dir_b = _decompose(cross, wa, wb, rank, mom.nobs)
     rows, cols = np.arange(n1), np.arange(n2)
     if sparsity is not None and support is not None:
         raise ValueError("give sparsity or support, not both")
@@ -336,7 +347,7 @@ def estimate(
         )
     return Estimate(
         rank=rank,
-        coef_matrix=xw,
+        coef_matrix=xw if xw.ndim == 2 else xw[0], coef_tensor=None if xw.ndim == 2 else xw,
         singular_values=s,
         u_std=u_std,
         v_std=v_std,
@@ -345,3 +356,4 @@ def estimate(
         rows=rows,
         cols=cols,
     )
+

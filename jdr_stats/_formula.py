@@ -6,6 +6,7 @@ by ``transform(data=...)``; ``np`` is available in a formula.
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, overload
@@ -13,7 +14,7 @@ from typing import Any, Literal, overload
 import numpy as np
 import pandas as pd
 
-__all__ = ["design_from_spec", "designs_from_formula"]
+__all__ = ["covariates_from_formula", "design_from_spec", "designs_from_formula"]
 
 
 def _split_top_level(text: str, sep: str) -> list[str]:
@@ -81,14 +82,14 @@ def _formula_context(depth: int) -> dict[str, Any]:
 def designs_from_formula(
     formula: Any, data: Any, argnames: Sequence[str], *, eval_env: int = ...,
     return_specs: Literal[False] = ...,
-) -> tuple[pd.Series, list[pd.DataFrame]]: ...
+) -> tuple[Any, list[pd.DataFrame]]: ...
 
 
 @overload
 def designs_from_formula(
     formula: Any, data: Any, argnames: Sequence[str], *, eval_env: int = ...,
     return_specs: Literal[True],
-) -> tuple[pd.Series, list[pd.DataFrame], list[Any]]: ...
+) -> tuple[Any, list[pd.DataFrame], list[Any]]: ...
 
 
 def designs_from_formula(
@@ -98,7 +99,7 @@ def designs_from_formula(
     *,
     eval_env: int = 0,
     return_specs: bool = False,
-) -> tuple[pd.Series, list[pd.DataFrame]] | tuple[pd.Series, list[pd.DataFrame], list[Any]]:
+) -> tuple[Any, list[pd.DataFrame]] | tuple[Any, list[pd.DataFrame], list[Any]]:
     """Response and design blocks of ``"y ~ terms | terms ..."`` (formulaic).
 
     One block per name in ``argnames``, separated by top-level bars.  Each
@@ -122,14 +123,72 @@ def designs_from_formula(
         )
         raise ValueError(f'formula needs {need}, as in "{example}"; got {formula!r}')
     context = _formula_context(eval_env + 2)
+    response = _response(lhs, data, context, multi=len(argnames) == 2)
+    built = [_design(part, data, context, arg) for part, arg in zip(parts, argnames, strict=True)]
+    blocks = [b for b, _ in built]
+    if return_specs:
+        return response, blocks, [spec for _, spec in built]
+    return response, blocks
+
+
+_CATEGORICAL = re.compile(r"^\s*C\((.+)\)\s*$")
+
+
+def _response(lhs: str, data: Any, context: Mapping[str, Any], *, multi: bool) -> Any:
+    """The left-hand side: one numeric column; ``C(y)`` a categorical Series
+    (its classes, NaN kept missing); several terms (``y1 + y2``) a DataFrame,
+    a multivariate response (joint model only)."""
+    match = _CATEGORICAL.match(lhs)
+    if match and multi:
+        inner = match.group(1).strip()
+        if _is_column(inner, data):
+            return pd.Series(data[inner]).astype("category").rename(inner)
+        frame, _ = _design(inner, data, context, "endog")
+        if frame.shape[1] != 1:
+            raise ValueError(f"C(...) on the left of ~ takes one variable; got {lhs.strip()!r}")
+        return frame.iloc[:, 0].astype("category").rename(inner)
+    if match is None and multi and _is_plain(lhs, data):
+        return pd.Series(data[lhs.strip()]).rename(lhs.strip())  # keep its dtype
     ydf, _ = _design(lhs, data, context, "endog")
-    if ydf.shape[1] != 1:
+    if ydf.shape[1] != 1 and not multi:
         raise ValueError(
             f"the response {lhs.strip()!r} must be a single numeric column; it "
             f"expands to {list(ydf.columns)}"
         )
-    built = [_design(part, data, context, arg) for part, arg in zip(parts, argnames, strict=True)]
-    blocks = [b for b, _ in built]
-    if return_specs:
-        return ydf.iloc[:, 0], blocks, [spec for _, spec in built]
-    return ydf.iloc[:, 0], blocks
+    return ydf.iloc[:, 0] if ydf.shape[1] == 1 else ydf
+
+
+def _is_column(name: str, data: Any) -> bool:
+    try:
+        data[name]
+    except (KeyError, TypeError, IndexError, ValueError):
+        return False
+    return True
+
+
+def _is_plain(lhs: str, data: Any) -> bool:
+    """A bare column name holding text, booleans or categories (formulaic would
+    expand it to indicators): it is passed as it is, a categorical response."""
+    name = lhs.strip()
+    try:
+        col = data[name]
+    except (KeyError, TypeError, IndexError):
+        return False
+    dtype = getattr(col, "dtype", None)
+    if dtype is None:
+        return False
+    return (not pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)
+            or isinstance(dtype, pd.CategoricalDtype))
+
+
+def covariates_from_formula(terms: str, data: Any, *, eval_env: int = 0) -> pd.DataFrame:
+    """The covariates' design of ``"age + C(site)"`` (treatment-coded
+    indicators, intercept dropped; NaN kept for ``missing``)."""
+    if not isinstance(terms, str) or not terms.strip():
+        raise ValueError(f'covariates must be formula terms such as "age + C(site)"; '
+                         f"got {terms!r}")
+    frame, _ = _design(terms, data, _formula_context(eval_env + 2), "covariates")
+    if frame.shape[1] == 0:
+        raise ValueError(f"the covariates {terms!r} give no columns")
+    frame.attrs["jdr_terms"] = terms.strip()  # named in the summary
+    return frame

@@ -11,7 +11,7 @@ offending value.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -214,12 +214,37 @@ class Raw:
     names: dict[str, list[str]]
     w: np.ndarray | None
     index: pd.Index | None
+    #: the response read by :func:`~jdr_stats._responses.parse_response`
+    #: (``y`` holds class codes for a categorical one, q columns for a
+    #: multivariate one)
+    kind: str = "numeric"
+    ynames: list[str] | None = None
+    classes: list[Any] | None = None
+    z: np.ndarray | None = None  # the covariates' design (numeric, indicators)
+    znames: list[str] | None = None
 
 
-def read_inputs(given: dict[str, Any], prefixes: dict[str, str]) -> Raw:
-    """Float arrays and names of the (aligned) inputs, one row per observation."""
+def read_inputs(given: dict[str, Any], prefixes: dict[str, str],
+                response: str | None = None) -> Raw:
+    """Float arrays and names of the (aligned) inputs, one row per observation.
+
+    ``response`` (``"auto"``, ``"numeric"`` or ``"categorical"``) reads
+    ``endog`` with :func:`~jdr_stats._responses.parse_response` (categorical
+    and multivariate responses); None keeps the single numeric response of
+    the one-block models.  ``given["covariates"]``, when present and not
+    None, is read with :func:`~jdr_stats._responses.covariate_matrix`.
+    """
     endog, weights = given["endog"], given["weights"]
-    y, yname = _as_endog(endog)
+    parsed = None
+    if response is None:
+        y, yname = _as_endog(endog)
+    else:
+        from ._responses import parse_response
+
+        parsed = parse_response(endog, response)
+        y, yname = parsed.values, parsed.names[0]
+        if parsed.kind == "multivariate":
+            yname = ", ".join(parsed.names)
     m = y.shape[0]
     arrays: dict[str, np.ndarray] = {}
     names: dict[str, list[str]] = {}
@@ -241,11 +266,24 @@ def read_inputs(given: dict[str, Any], prefixes: dict[str, str]) -> Raw:
     named = isinstance(endog, pd.DataFrame) or (
         isinstance(endog, pd.Series) and endog.name is not None
     )
-    return Raw(y, yname, named, arrays, names, w, index)
+    z = znames = None
+    if given.get("covariates") is not None:
+        from ._responses import covariate_matrix
+
+        z, znames = covariate_matrix(given["covariates"])
+        if z.shape[0] != m:
+            raise ValueError(f"covariates has {z.shape[0]} rows but endog has {m}; "
+                             "every input must have one row per observation")
+        index = index if index is not None else _row_index(given["covariates"])
+    if parsed is None:
+        return Raw(y, yname, named, arrays, names, w, index)
+    return Raw(y, yname, named, arrays, names, w, index, kind=parsed.kind,
+               ynames=parsed.names, classes=parsed.classes, z=z, znames=znames)
 
 
 def _all_inputs(raw: Raw) -> list[tuple[str, np.ndarray]]:
     out = [("endog", raw.y), *raw.arrays.items()]
+    out += [("covariates", raw.z)] if raw.z is not None else []
     return out + ([("weights", raw.w)] if raw.w is not None else [])
 
 
@@ -272,8 +310,8 @@ def drop_missing(raw: Raw, missing: str) -> Raw:
         return raw
     m = raw.y.shape[0]
     if missing != "drop":
-        where = [name for name, arr in _all_inputs(raw)[: 1 + len(raw.arrays)]
-                 if np.isnan(arr).any()]
+        where = [name for name, arr in _all_inputs(raw)
+                 if name != "weights" and np.isnan(arr).any()]
         raise ValueError(
             f"{', '.join(where)} contain(s) NaN in {int(nan_rows.sum())} rows "
             f'(missing={missing!r}); pass missing="drop" to drop those rows'
@@ -284,10 +322,11 @@ def drop_missing(raw: Raw, missing: str) -> Raw:
         MissingDataWarning,
         stacklevel=4,
     )
-    return Raw(
-        raw.y[keep], raw.yname, raw.y_named, {k: v[keep] for k, v in raw.arrays.items()},
-        raw.names, None if raw.w is None else raw.w[keep],
-        None if raw.index is None else raw.index[keep],
+    return replace(
+        raw, y=raw.y[keep], arrays={k: v[keep] for k, v in raw.arrays.items()},
+        w=None if raw.w is None else raw.w[keep],
+        index=None if raw.index is None else raw.index[keep],
+        z=None if raw.z is None else raw.z[keep],
     )
 
 
@@ -304,7 +343,7 @@ def check_values(raw: Raw, *, min_rows: int | None, check_response: bool) -> Non
             f"too few rows: got {m} complete observations, need at least {need} "
             f"(the widest block has {widest} columns)"
         )
-    if check_response and np.ptp(y) == 0:
+    if check_response and raw.kind == "numeric" and np.ptp(y) == 0:
         raise ValueError(
             f"endog has a single value ({y[0]!r}) in all {m} rows; the response must vary"
         )
@@ -322,15 +361,22 @@ def check_values(raw: Raw, *, min_rows: int | None, check_response: bool) -> Non
 def _check_response_not_in(raw: Raw, argname: str, arr: np.ndarray) -> None:
     """A block must not hold the response (by name or by value)."""
     names = raw.names[argname]
-    if raw.y_named and raw.yname in names:
-        raise ValueError(
-            f"{argname} holds the response: its column {raw.yname!r} has the name of "
-            "endog; remove the response from the block"
-        )
-    # candidates by the first row, then the whole column (one pass each)
-    for j in np.flatnonzero(arr[0] == raw.y[0]):
-        if np.array_equal(arr[:, j], raw.y):
+    ynames = raw.ynames if raw.ynames is not None else [raw.yname]
+    for yname in ynames if raw.y_named else []:
+        if yname in names:
             raise ValueError(
-                f"{argname} holds the response: its column {names[j]!r} equals endog "
-                f"({raw.yname!r}) in every row; remove the response from the block"
+                f"{argname} holds the response: its column {yname!r} has the name of "
+                "endog; remove the response from the block"
             )
+    if raw.kind == "categorical":
+        return  # class codes are labels, not values a block could hold
+    ys = raw.y[:, None] if raw.y.ndim == 1 else raw.y
+    for c in range(ys.shape[1]):
+        # candidates by the first row, then the whole column (one pass each)
+        for j in np.flatnonzero(arr[0] == ys[0, c]):
+            if np.array_equal(arr[:, j], ys[:, c]):
+                raise ValueError(
+                    f"{argname} holds the response: its column {names[j]!r} equals "
+                    f"endog ({ynames[min(c, len(ynames) - 1)]!r}) in every row; remove "
+                    "the response from the block"
+                )

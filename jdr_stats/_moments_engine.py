@@ -28,6 +28,7 @@ __all__ = [
     "chunk_sums",
     "empty_sums",
     "merge_sums",
+    "response_block_moments",
     "sums_to_block_moments",
 ]
 
@@ -54,6 +55,14 @@ class BlockMoments:
     cov_b: np.ndarray
     cross: np.ndarray
     has_covariances: bool = True
+    #: ``(q, n1, n2)``: the centred cross moment of each response column, for a
+    #: response of ``q > 1`` (whitened) columns; ``cross`` is then the first one's
+    cross_q: np.ndarray | None = None
+
+    @property
+    def q(self) -> int:
+        """Number of response columns (1 unless ``cross_q`` is set)."""
+        return 1 if self.cross_q is None else int(self.cross_q.shape[0])
 
 
 class CentredSums(NamedTuple):
@@ -254,3 +263,46 @@ def block_moments(
         mom.cov_b[:] = np.nan
         mom = replace(mom, has_covariances=False)
     return mom
+
+
+def response_block_moments(
+    y: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+    weights: np.ndarray | None = None,
+    *,
+    covariances: bool = True,
+) -> BlockMoments:
+    """:func:`block_moments` for a response of ``q`` columns (``y``: m x q).
+
+    The block moments and ``cross`` come from the first column (one run of
+    the engine); ``cross_q[c]`` is the centred cross moment
+    ``sum_i w_i (a_i - abar)(y_ic - ybar_c)(b_i - bbar)^T`` of column ``c``
+    (the first one bit for bit equal to ``cross``), computed in slices of
+    ``config.chunk_rows`` rows.  ``mean_y`` and ``var_y`` are those of the
+    first column (1 for a whitened response).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> y, a, b = rng.normal(size=(60, 2)), rng.normal(size=(60, 3)), rng.normal(size=(60, 2))
+    >>> mom = response_block_moments(y, a, b)
+    >>> mom.q, bool(np.allclose(mom.cross_q[1], block_moments(y[:, 1], a, b).cross))
+    (2, True)
+    """
+    first = block_moments(np.ascontiguousarray(y[:, 0]), a, b, weights,
+                          covariances=covariances)
+    m, q = y.shape
+    w = np.full(m, 1.0 / m) if weights is None else np.asarray(weights, float) / np.sum(weights)
+    my = w @ y
+    out = np.zeros((q, a.shape[1], b.shape[1]))
+    step = config.chunk_rows(a.shape[1] + b.shape[1] + q)
+    for lo in range(0, m, step):
+        sl = slice(lo, lo + step)
+        ac = (np.asarray(a[sl], float) - first.mean_a) * w[sl, None]
+        bc = np.asarray(b[sl], float) - first.mean_b
+        yc = np.asarray(y[sl], float) - my
+        for c in range(1, q):
+            out[c] += ac.T @ (bc * yc[:, c:c + 1])
+    out[0] = first.cross
+    return replace(first, cross_q=out)

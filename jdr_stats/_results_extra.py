@@ -55,6 +55,9 @@ class FitMeasuresMixin:
         (0.529, 0.989)
         """
         data = self._model.data
+        if getattr(getattr(data, "response", None), "q", 1) > 1:  # issue 21
+            raise ValueError("the fit measures (R^2) need a single response column; this "
+                             f"model's response has q = {data.response.q} columns")
         data.require_source("the fit measures (R^2)")
         source = getattr(data, "source", None)
         chunks = ([data.rows("the fit measures (R^2)", weights=True)] if source is None
@@ -183,6 +186,8 @@ class FitMeasuresMixin:
             fm = self.fit_measures
         except RowsNotInMemoryError:
             return "n/a (no rows)", "n/a", None
+        except ValueError:  # a response of q > 1 columns
+            return "n/a (q > 1)", "n/a", None
         note = (f"R-squared: of the regression of y on the 2r reduced features and their "
                 f"r^2 products (bilinear; adj. {fm.rsquared_adj:.3f})")
         if fm.rsquared_full is not None and fm.rsquared_ratio is not None:

@@ -21,8 +21,9 @@ import pandas as pd
 
 from ._data import _NamesMixin
 from ._linalg import BlockMoments
+from ._responses import Adjustment, ResponseInfo
 from .exceptions import RowsNotInMemoryError
-from .moments import Moments
+from .moments import Moments, ResponseMoments
 
 __all__ = ["MomentsData", "check_moments"]
 
@@ -86,12 +87,28 @@ class MomentsData(_NamesMixin):
     row_index: pd.Index | None = None
     weights: np.ndarray | None = None
 
-    def __init__(self, moments: Moments, *, source: Any = None, origin: str = "moments") -> None:
+    def __init__(self, moments: Moments | ResponseMoments, *, source: Any = None,
+                 origin: str = "moments") -> None:
+        self.adjustment = Adjustment()
+        self.response_sums: ResponseMoments | None = None
+        if isinstance(moments, ResponseMoments):  # q response columns (issue 21)
+            self.response_sums = moments
+            keep, _ = moments.kept()
+            names = [moments.names[j] for j in keep]
+            self.response = ResponseInfo(
+                kind=moments.kind, names=tuple(names), q=len(keep),
+                classes=moments.classes,
+                counts=_class_counts(moments),
+                dropped=tuple(n for n in moments.names if n not in names))
+            moments = moments.parts[0]
         check_moments(moments)
+        if self.response_sums is None:
+            self.response = ResponseInfo(names=(moments.endog_name,))
         self.sums = moments
         self.source = source
         self.origin = origin
-        self.endog_name = moments.endog_name
+        self.endog_name = moments.endog_name if self.response_sums is None else \
+            ", ".join(self.response_sums.names)
         self.names = {"exog_a": list(moments.names_a), "exog_b": list(moments.names_b)}
 
     @property
@@ -109,6 +126,8 @@ class MomentsData(_NamesMixin):
         """The block moments of the sums; reweighting (``weights``) needs the rows."""
         if weights is not None:
             self.rows("reweighting the rows (the bootstrap)")
+        if self.response_sums is not None:
+            return self.response_sums.to_block_moments()
         return self.sums.to_block_moments()
 
     def rows(self, what: str, *, weights: bool = False) -> tuple[Any, ...]:
@@ -144,3 +163,12 @@ class MomentsData(_NamesMixin):
             "a file) or from arrays, or use the chi2 rank test "
             "(rank_tests('chi2'), fit(rank='auto', rank_method='chi2'))"
         )
+
+
+def _class_counts(moments: ResponseMoments) -> tuple[int, ...]:
+    """Rows per class of a categorical response, from the indicators' means."""
+    if not moments.classes:
+        return ()
+    w = moments.parts[0].weight
+    rest = [round(p.mean_y * w) for p in moments.parts]
+    return (round(w) - sum(rest), *rest)

@@ -39,7 +39,7 @@ from ._report import csv_text, html_document, latex_document, write_csv_dir
 from ._version import __version__
 from .datasets import load_ais
 from .exceptions import JDRWarning
-from .model import JointDimReduction
+from .model import JointDimReduction, stream_model
 
 __all__ = ["demo_model", "main", "results_to_dict"]
 
@@ -116,11 +116,18 @@ def _build_parser() -> _Parser:
                          description="Fit the joint estimator to a CSV or Parquet file.")
     fit.add_argument("file", help="CSV or Parquet file with a header row (or a folder of "
                                   "Parquet files)")
-    fit.add_argument("--y", metavar="COL", help="response column")
+    fit.add_argument("--y", metavar="COL", help="response column (several, comma-separated: "
+                                               "a multivariate response)")
     fit.add_argument("--a", type=_columns, metavar="COLS", help="block a columns, comma-separated")
     fit.add_argument("--b", type=_columns, metavar="COLS", help="block b columns, comma-separated")
     fit.add_argument("--formula", help='"y ~ a-terms | b-terms" instead of --y, --a and --b')
     fit.add_argument("--weights", metavar="COL", help="column of positive case weights")
+    fit.add_argument("--covariates", metavar="COLS",
+                     help="covariates to adjust for: comma-separated columns (text columns "
+                          'are categorical); with --formula, formula terms ("age + C(site)")')
+    fit.add_argument("--response", choices=("auto", "numeric", "categorical"), default="auto",
+                     help="how to read --y: a text column is categorical (auto); "
+                          "'categorical' for numeric class codes")
     fit.add_argument("--sep", type=cin.parse_sep, default=",",
                      help="field separator of a CSV file: one character such as ';', or "
                           "'tab' (default ',')")
@@ -286,7 +293,7 @@ def _check_columns(args: argparse.Namespace) -> None:
     if overlap:
         raise ValueError(f"columns {sorted(overlap)} are in both --a and --b")
     for flag, cols in (("--a", args.a), ("--b", args.b)):
-        if args.y in cols:
+        if set(_columns(args.y)) & set(cols):
             raise ValueError(f"the response --y {args.y} is also in {flag}; "
                              "a column is the response or a predictor, not both")
     if args.weights is not None and args.weights in (args.y, *args.a, *args.b):
@@ -301,15 +308,24 @@ def _streamed_model(args: argparse.Namespace, how: cin.Input) -> JointDimReducti
     if refusal:
         raise ValueError(refusal)
     _check_columns(args)
+    ycols = _columns(args.y)
+    zcols = None if args.covariates is None else _columns(args.covariates)
     if how.parquet:
         try:
-            return JointDimReduction.from_parquet(how.path, y=args.y, a=args.a, b=args.b,
-                                                  weights=args.weights,
-                                                  batch_rows=args.chunksize)
+            return JointDimReduction.from_parquet(
+                how.path, y=ycols if len(ycols) > 1 else args.y, a=args.a, b=args.b,
+                weights=args.weights, batch_rows=args.chunksize, covariates=zcols)
         except ImportError as exc:
             raise ValueError(str(exc)) from None
     if not how.path.is_file():
         raise ValueError(f"file not found: {args.file}")
+    if len(ycols) > 1 or zcols:  # q responses and/or covariates: several passes (issue 21)
+        if args.sep != ",":
+            raise ValueError("--sep with several --y columns or --covariates needs the rows "
+                             "in memory; drop --chunksize/--stream")
+        return stream_model(JointDimReduction, CSVSource, how.path, ycols, args.a, args.b,
+                            zcols, weights=args.weights, batch_rows=args.chunksize,
+                            origin=f"the CSV file {args.file!r} (chunked)")
     src = CSVSource(how.path, y=args.y, a=args.a, b=args.b, weights=args.weights,
                     batch_rows=args.chunksize, sep=args.sep)
     return JointDimReduction.from_source(src, origin=f"the CSV file {args.file!r} (chunked)")
@@ -325,11 +341,17 @@ def _model(args: argparse.Namespace, data: pd.DataFrame) -> JointDimReduction:
     if args.formula is not None:
         if args.y or args.a or args.b:
             raise ValueError("give either --formula or --y, --a and --b, not both")
+        if args.response != "auto":
+            raise ValueError("--response applies to --y; in --formula write C(y) for a "
+                             "categorical response")
         return JointDimReduction.from_formula(
-            args.formula, data, missing=args.missing, weights=weights
+            args.formula, data, missing=args.missing, weights=weights,
+            covariates=args.covariates,
         )
     _check_columns(args)
-    wanted = [args.y, *args.a, *args.b]
+    zcols = _columns(args.covariates) if args.covariates is not None else []
+    ycols = _columns(args.y)  # several columns: a multivariate response
+    wanted = [*ycols, *args.a, *args.b, *zcols]
     missing_cols = [c for c in wanted if c not in data.columns]
     if missing_cols:
         raise ValueError(
@@ -337,7 +359,9 @@ def _model(args: argparse.Namespace, data: pd.DataFrame) -> JointDimReduction:
             + cin.sep_hint(data.columns, args.sep)
         )
     return JointDimReduction(
-        data[args.y], data[args.a], data[args.b], missing=args.missing, weights=weights
+        data[ycols[0]] if len(ycols) == 1 else data[ycols], data[args.a], data[args.b],
+        missing=args.missing, weights=weights, response=args.response,
+        covariates=data[zcols] if zcols else None,
     )
 
 

@@ -10,7 +10,10 @@ and counts) after ``results.remove_data()``.  All three answer the
 :class:`~jdr_stats.exceptions.RowsNotInMemoryError` naming it.  ``model.moments()`` and
 ``results.moments`` are :class:`BlockMoments`; each block's whitening
 (mean, covariance and its Cholesky factor) is a :class:`Whitening`;
-``results.estimate`` (the unlabelled arrays of a fit) is an :class:`Estimate`.  The
+``results.estimate`` (the unlabelled arrays of a fit) is an :class:`Estimate`.
+``data.response`` (a :class:`ResponseInfo`) says what the response is
+(numeric, categorical, multivariate) and ``data.adjustment`` (an
+:class:`Adjustment`) which covariates were partialled out.  The
 inference functions (``jdr_stats.inference``, ``jdr_stats.support``) take
 these objects, never a model.
 
@@ -32,14 +35,17 @@ from __future__ import annotations
 from ._data import ModelData, RemovedData, RowsData
 from ._estimate import Estimate
 from ._linalg import BlockMoments, Whitening
+from ._responses import Adjustment, ResponseInfo
 from ._streamed import MomentsData
 
 __all__ = [
+    "Adjustment",
     "BlockMoments",
     "Estimate",
     "ModelData",
     "MomentsData",
     "RemovedData",
+    "ResponseInfo",
     "RowsData",
     "Whitening",
 ]

@@ -359,6 +359,7 @@ def block_covariances(data: RowsData) -> tuple[np.ndarray, np.ndarray, np.ndarra
         return sums.m2_a / sums.weight, sums.m2_b / sums.weight, sums.m2_ab / sums.weight
     # rows in memory: the moments engine, slice by slice (no centred copy)
     y, a, b, weights = data.rows("the premise diagnostics", weights=True)
+    y = y if y.ndim == 1 else np.ascontiguousarray(y[:, 0])  # q responses: blocks only
     t = array_sums(y, a, b, None if weights is None else np.asarray(weights, dtype=float))
     if t is None:
         raise ValueError("the premise diagnostics need finite data")

@@ -24,6 +24,8 @@ __all__ = [
     "WeakGapWarning",
     "AssumptionWarning",
     "SupportSelectionWarning",
+    "RareClassWarning",
+    "CovariateWarning",
 ]
 
 
@@ -67,3 +69,13 @@ class SupportSelectionWarning(JDRWarning):
     """``fit(sparsity="auto")``: the coordinate tests selected fewer variables
     than the rank in a block (often none), so that block was kept dense (all
     its variables); the summary says so, and the tests did not choose them."""
+
+
+class RareClassWarning(JDRWarning):
+    """A categorical response has a class with few rows (fewer than 10): its
+    cross moment is noisy and the asymptotics of the rank tests are in doubt."""
+
+
+class CovariateWarning(JDRWarning):
+    """Covariate columns constant or collinear with the others (and the
+    intercept) were dropped before the adjustment."""

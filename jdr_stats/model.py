@@ -14,7 +14,8 @@ from typing import Any, Literal, cast
 
 import numpy as np
 
-from ._data import DataModel, MissingPolicy, ModelData
+from ._adjusted_source import adjust_source
+from ._data import DataModel, MissingPolicy, ModelData, check_effective_rows
 from ._estimate import (
     SUPPORT_TESTS_MAX_RATIO,
     WhiteningKind,
@@ -25,12 +26,13 @@ from ._estimate import (
 )
 from ._linalg import AnyWhitening, BlockMoments, Whitening
 from ._progress import ProgressArg
+from ._responses import ResponseKind
 from ._sources import RowSource, is_dask_collection
 from ._streamed import MomentsData
 from ._validation import check_bool, normalize_seed
 from .exceptions import SmallSampleWarning
 from .inference.rank_tests import RankMethod, choose_rank
-from .moments import Moments
+from .moments import Moments, ResponseMoments
 from .results import JDRResults
 from .support import Covariance as SupportCovariance
 from .support import Method as SupportMethod
@@ -60,9 +62,31 @@ class JointDimReduction(DataModel):
         the estimator).
     weights : array_like, optional
         Positive case (frequency) weights.
+    response : {"auto", "numeric", "categorical"}
+        How to read ``endog``.  ``"auto"``: a pandas ``Categorical``, a
+        boolean or a text column is a categorical response (its ``C``
+        classes become ``C - 1`` class indicators, the first class the
+        reference), a 2-D ``endog`` (m x q array or DataFrame) a
+        multivariate response, anything else one numeric response.
+        ``"categorical"`` declares numeric codes categorical.  A text column
+        whose values all look like numbers is refused (convert it).
+    covariates : array_like or DataFrame, optional
+        Covariates ``Z`` to adjust for (numeric columns; categorical,
+        boolean or text columns enter as indicators).  The response and both
+        blocks are replaced by their least squares residuals on ``[1, Z]``
+        (weighted by ``weights``); collinear covariate columns are dropped
+        with a :class:`~jdr_stats.exceptions.CovariateWarning`.  Pandas
+        covariates are aligned on the row labels, like the blocks.
 
     Notes
     -----
+    A response of ``q > 1`` columns (``C > 2`` classes, or several
+    responses) is centred and whitened (``Yw``, collinear columns dropped);
+    the estimator takes the top singular vectors of the unfoldings of the
+    ``q`` whitened cross moments (HOSVD; guide page "Responses and
+    covariates").  One numeric column, or two classes, give the estimator
+    of the paper exactly.
+
     Dask input (dask arrays, or columns of a dask DataFrame, for all three
     of ``endog``, ``exog_a`` and ``exog_b``) is not loaded: the moments are a
     tree reduction on the cluster (only n1 x n2 sized results come back), and
@@ -99,10 +123,15 @@ class JointDimReduction(DataModel):
         *,
         missing: MissingPolicy = "none",
         weights: Any = None,
+        response: ResponseKind = "auto",
+        covariates: Any = None,
     ) -> None:
         self._formula: str | None = None
         dask_in = [is_dask_collection(x) for x in (endog, exog_a, exog_b)]
         if any(dask_in):
+            if covariates is not None or response != "auto":
+                raise ValueError("covariates and response= are not supported with dask "
+                                 "input yet; compute the columns first (.compute())")
             self._data = _dask_data(endog, exog_a, exog_b, dask_in, missing, weights)
             return
         self._data = ModelData.from_inputs(
@@ -111,20 +140,26 @@ class JointDimReduction(DataModel):
             missing=missing,
             weights=weights,
             min_rows=3,
+            response=response,
+            covariates=covariates,
+            covariate_terms=getattr(covariates, "attrs", {}).get("jdr_terms"),
         )
+        check_effective_rows(self._data)
         self._formula = None
         self._model_specs: tuple[Any, ...] | None = None
 
     # -- construction -----------------------------------------------------
     @classmethod
-    def from_moments(cls, moments: Moments) -> JointDimReduction:
+    def from_moments(cls, moments: Moments | ResponseMoments) -> JointDimReduction:
         """A model from sufficient statistics (no rows).
 
         Parameters
         ----------
-        moments : Moments
+        moments : Moments or ResponseMoments
             For example the merged moments of chunks of the data
-            (``sum(jdr.Moments.from_arrays(...) for chunk in chunks)``).
+            (``sum(jdr.Moments.from_arrays(...) for chunk in chunks)``); for a
+            response of several columns (or classes) the mergeable
+            :class:`~jdr_stats.moments.ResponseMoments`.
 
         Returns
         -------
@@ -154,13 +189,18 @@ class JointDimReduction(DataModel):
         cls,
         path: Any,
         *,
-        y: str,
+        y: str | list[str],
         a: list[str],
         b: list[str],
         weights: str | None = None,
         batch_rows: int | None = None,
+        covariates: str | list[str] | None = None,
     ) -> JointDimReduction:
         """A model from a Parquet file (or folder of files), streamed.
+
+        ``y`` may list several numeric columns: a multivariate response
+        (or the indicators of classes), summed in ``q + 1`` passes into a
+        mergeable :class:`~jdr_stats.moments.ResponseMoments`.
 
         One pass reads only the named columns in record batches of
         ``batch_rows`` rows and merges their exact moments
@@ -179,6 +219,12 @@ class JointDimReduction(DataModel):
             A column of nonnegative frequency weights.
         batch_rows : int, optional
             Rows per record batch (default 65536).
+        covariates : str or list of str, optional
+            Numeric covariate columns (indicator columns for a categorical
+            one) to adjust for: one more pass computes the least squares
+            coefficients, and every pass then reads the rows residualised on
+            ``[1, Z]`` (as a model from arrays with ``covariates=``).  Not
+            with ``weights``.
 
         Returns
         -------
@@ -212,8 +258,12 @@ class JointDimReduction(DataModel):
         """
         from ._sources import ParquetSource
 
-        src = ParquetSource(path, y=y, a=a, b=b, weights=weights, batch_rows=batch_rows)
-        return cls.from_source(src, origin=f"the Parquet source {str(path)!r}")
+        if isinstance(y, str) and covariates is None:
+            src = ParquetSource(path, y=y, a=a, b=b, weights=weights, batch_rows=batch_rows)
+            return cls.from_source(src, origin=f"the Parquet source {str(path)!r}")
+        return stream_model(cls, ParquetSource, path, y, a, b, covariates,
+                            weights=weights, batch_rows=batch_rows,
+                            origin=f"the Parquet source {str(path)!r}")
 
     @classmethod
     def from_source(cls, source: Any, *, origin: str | None = None) -> JointDimReduction:
@@ -252,7 +302,8 @@ class JointDimReduction(DataModel):
 
 
     @classmethod
-    def _from_sums(cls, moments: Moments, *, source: Any, origin: str) -> JointDimReduction:
+    def _from_sums(cls, moments: Moments | ResponseMoments, *, source: Any,
+                   origin: str) -> JointDimReduction:
         model = cls.__new__(cls)
         model._data = MomentsData(moments, source=source, origin=origin)
         model._formula = None
@@ -410,9 +461,13 @@ class JointDimReduction(DataModel):
             rank, rank_table = choose_rank(
                 self._data, mom, test_whitening, method=rank_method, alpha=alpha, seed=rank_seed,
             )
-            settings["rank_method"] = rank_method
+            # the method that ran (a q > 1 response may fall back; see _rank_q)
+            settings["rank_method"] = getattr(rank_table, "method", rank_method) \
+                if rank_method != "ladle" else rank_method
             settings["alpha"] = alpha
         support_sets = None
+        if sparsity is not None:
+            _require_one_response(self._data, "a sparse fit (sparsity=)")
         if sparsity == "auto":
             self._data.rows('sparsity="auto" (support selection)')
             found = choose_support(self._data, mom, test_whitening, rank=rank, fdr=fdr,
@@ -448,12 +503,14 @@ class JointDimReduction(DataModel):
         sample covariances (``auto`` False) and a block is wider than the
         rows, only the cross moment is formed (:func:`~jdr_stats._estimate.cross_moments`)."""
         n_max = max(len(self.exog_names_a), len(self.exog_names_b))
-        if kind not in ("shrinkage", "diagonal") or not isinstance(self._data, ModelData):
+        data = self._data
+        if (kind not in ("shrinkage", "diagonal") or not isinstance(data, ModelData)
+                or data.adjustment.active):  # covariates: the adjusted moments' covariances
             mom = self.moments(covariances=kind != "none" or auto)
             return mom, block_whitening_pair(kind, mom, self.exog_names_a, self.exog_names_b)
-        y, a, b = self._data.rows("the whitening")
-        weights = self._data.weights
-        lean = not auto and n_max > self.nobs
+        y, a, b = data.rows("the whitening")
+        weights = data.weights
+        lean = not auto and n_max > self.nobs and y.ndim == 1  # q > 1: the engine's q crosses
         mom = cross_moments(y, a, b, weights) if lean else self.moments()
         return mom, block_whitening_pair(kind, mom, self.exog_names_a, self.exog_names_b,
                                          rows=(a, b), weights=weights)
@@ -486,6 +543,7 @@ class JointDimReduction(DataModel):
         function also takes the deprecated flat names of version 0.1.
         """
         self._data.rows("select_support")
+        _require_one_response(self._data, "select_support")
         return _select_support(
             self._data, rank=rank, test=test, method=method, covariance=covariance,
             n_resamples=n_resamples, rule=rule, fdr=fdr, standardize=standardize, seed=seed,
@@ -529,6 +587,50 @@ def _check_tests_feasible(
         "then), or test on a subset of at most m - 2 variables per block (guide page "
         "'Wide blocks')"
     )
+
+
+def stream_model(cls: type[JointDimReduction], source_cls: Any, path: Any,
+                 y: str | list[str], a: list[str], b: list[str],
+                 covariates: str | list[str] | None, *, weights: str | None,
+                 batch_rows: int | None, origin: str) -> JointDimReduction:
+    """A model streamed from a file source with several response columns
+    (:class:`~jdr_stats.moments.ResponseMoments`, ``q + 1`` passes) and/or
+    numeric covariates (:mod:`jdr_stats._adjusted_source`, one more pass per
+    set of sums)."""
+    ys = [y] if isinstance(y, str) else list(y)
+    zs = [] if covariates is None else [covariates] if isinstance(covariates, str) \
+        else list(covariates)
+    if zs and weights is not None:
+        raise ValueError("covariates with weights need the rows in memory; got weights="
+                         f"{weights!r}")
+
+    def make(ycol: str, acols: list[str], bcols: list[str]) -> tuple[Any, Any]:
+        base = source_cls(path, y=ycol, a=acols, b=[*bcols, *zs], weights=weights,
+                          batch_rows=batch_rows)
+        return adjust_source(base, zs) if zs else (base, None)
+
+    if len(ys) > 1:
+        parts = [make(c, a, b) for c in ys]
+        rm = ResponseMoments.from_sources([src for src, _ in parts], make(ys[0], ys, ys)[0])
+        model, adj = cls._from_sums(rm, source=None, origin=origin), parts[0][1]
+    else:
+        src, adj = make(ys[0], a, b)
+        model = cls.from_source(src, origin=origin)
+    if adj is not None:
+        model._data.adjustment = adj  # type: ignore[attr-defined]
+    return model
+
+
+def _require_one_response(data: Any, what: str) -> None:
+    """Support selection and sparse fits take one response column (issue 21:
+    two classes, one numeric or a multivariate response of rank one)."""
+    q = getattr(getattr(data, "response", None), "q", 1)
+    if q > 1:
+        raise ValueError(
+            f"{what} needs a single response column; this model's response has q = {q} "
+            f"columns ({data.response.describe()}). Fit it dense, or select the support "
+            "for one response column (or one class against the rest) at a time"
+        )
 
 
 def child_seeds(
@@ -583,5 +685,10 @@ def _dask_data(
             'missing="drop" is not supported with dask input (NaN raise an error); '
             "drop the rows with dask first (ddf.dropna())"
         )
+    if getattr(endog, "ndim", 1) == 2 and endog.shape[1] > 1:  # q responses (issue 21)
+        parts = [DaskSource(endog[:, c], exog_a, exog_b, endog_name=f"y{c}")
+                 for c in range(endog.shape[1])]
+        yy = DaskSource(endog[:, 0], endog, endog)
+        return MomentsData(ResponseMoments.from_sources(parts, yy), origin="dask collections")
     src = DaskSource(endog, exog_a, exog_b)
     return MomentsData(Moments.from_source(src), source=src, origin="dask collections")

@@ -27,11 +27,12 @@ from ._data import (
 from ._estimate import Estimate, inference_note
 from ._export import ExportMixin, records
 from ._linalg import AnyWhitening, BlockMoments
+from ._responses import summary_lines as _response_lines
+from ._responses import summary_notes as _response_notes
 from ._results_extra import FitMeasuresMixin
 from ._sources import DaskSource, is_dask_collection
 from ._version import __version__
 from .diagnostics import Premises, block_covariances, premises
-from .exceptions import RowsNotInMemoryError
 from .inference.bootstrap import BootstrapResults, Interval
 from .inference.bootstrap import Method as BootstrapMethod
 from .inference.bootstrap import bootstrap as _bootstrap
@@ -149,7 +150,8 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
                          rank_tests=self._rank_tests, whitening=self._whitening,
                          covariances=self._covariances)
         if not self.data_removed:  # the R^2 of the summary, computed while the rows are here
-            with contextlib.suppress(RowsNotInMemoryError):
+            # no rows (RowsNotInMemoryError), or a response of q > 1 columns: no R^2
+            with contextlib.suppress(ValueError):
                 out.__dict__["fit_measures"] = self.fit_measures
         return out
 
@@ -455,8 +457,7 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         returned, not stored: pass it to :meth:`summary` as
         ``summary(rank_tests=table)`` to print it with the fit.
         """
-        # the tests whiten with the sample covariance whatever the fit's whitening
-        sample = self._whitening if self.whitening == "sample" else None
+        sample = self._whitening if self.whitening == "sample" else None  # see theory: whitening
         table = _rank_tests(
             self._model.data, self._moments, sample,  # type: ignore[arg-type]
             method=method, max_rank=max_rank, n_perm=n_perm, seed=seed,
@@ -498,7 +499,9 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
             ``model``, ``version``, ``endog``, ``formula``, ``nobs``, ``n1``,
             ``n2``, ``rank``, ``rank_method``, ``alpha``, ``standardize``,
             ``sparsity`` (``[s1, s2]`` or None), ``weights`` (bool),
-            ``singular_values``, ``directions`` (one record per variable:
+            ``response`` and ``adjusted_for`` (the summary's lines; with
+            covariates also ``effective_obs``), ``singular_values``,
+            ``directions`` (one record per variable:
             ``{"block": "a", "variable": name, "dir1": ..., "dirr": ...}``,
             original coordinates), ``support_a``, ``support_b``,
             ``rank_tests`` (the tests that chose the rank of a
@@ -539,6 +542,8 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
             "whitening": self.whitening,
             "sparsity": None if self.sparsity is None else list(self.sparsity),
             "weights": bool(m.data.weighted),
+            **{k.rstrip(":").lower().replace(" ", "_").replace(".", ""): v
+               for k, v in _response_lines(m.data).items()},
             "singular_values": json_safe(self.singular_values),
             "directions": records(dirs),
             "support_a": self.support_a,
@@ -650,6 +655,7 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
                 "case weights" if m.data.weighted
                 else "none"
             ),
+            **_response_lines(m.data),
         }
         info, r2_notes = self._with_fit_measures(info)
         if loadings not in ("sd", "raw"):
@@ -662,8 +668,7 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
             ("Premises", self.diagnostics.table, "premises"),
         ]
         notes = r2_notes + self._loading_and_premise_notes(loadings)
-        notes.append(inference_note(self.whitening, self._settings.get("whitening_reason",
-                                                                         "given")))
+        notes.append(inference_note(self.whitening, self._settings.get("whitening_reason")))
         if rank_tests is not None and not isinstance(rank_tests, RankTestResults):
             raise TypeError(
                 f"rank_tests must be a RankTestResults; got {type(rank_tests).__name__}"
@@ -689,5 +694,7 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
             "Directions span the estimated subspaces; signs and rotations within a "
             "subspace are arbitrary."
         )
+        notes += _response_notes(m.data)
         return build_summary("Joint Dimension Reduction Results", info, tables, notes)
+
 

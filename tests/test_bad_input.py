@@ -106,10 +106,11 @@ def test_response_one_value(data):
         M(np.full(200, 2.0), a, b)
 
 
-def test_response_two_dimensional(data):
+def test_response_three_dimensional(data):
+    # a 2-D endog is a multivariate response since issue 21; 3-D is refused
     y, a, b = data
-    with pytest.raises(ValueError, match="endog must be one-dimensional"):
-        M(np.column_stack([y, y]), a, b)
+    with pytest.raises(ValueError, match="endog must be 1- or 2-dimensional"):
+        M(np.stack([np.column_stack([y, y])] * 2, axis=2), a, b)
 
 
 def test_non_numeric(data):

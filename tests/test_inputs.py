@@ -28,7 +28,7 @@ def test_text_blocks_refused(sim, make):
 
 
 def test_text_response_refused(sim):
-    with pytest.raises(TypeError, match="endog must be numeric"):
+    with pytest.raises(TypeError, match="endog must be numeric or categorical; it holds"):
         jdr.JointDimReduction(sim.y.astype(str), sim.a, sim.b)
 
 

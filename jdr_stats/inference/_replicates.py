@@ -105,6 +105,31 @@ def _poisson_batches(data: RowsData, n_boot: int, rng: np.random.Generator,
     yield out if inner else (out, None)
 
 
+def _q_batches(data: RowsData, n_boot: int, rng: np.random.Generator, inner: bool,
+               method: str):
+    """Replicate moments of a ``q > 1`` response (issue 21 adapter): each
+    replicate's counts (pairs) or Poisson(1) weights, then ``data.moments``
+    (the response whitening and any covariate adjustment are held at their
+    full-sample values)."""
+    m = data.nobs
+    rng_in = rng.spawn(1)[0] if inner else None
+    batch = max(1, min(n_boot, config.COUNT_BYTES // (8 * m)))
+    done = 0
+    while done < n_boot:
+        nb = min(batch, n_boot - done)
+        if method == "pairs":
+            counts = draw_counts(rng, nb, m).astype(float)
+        else:
+            counts = rng.poisson(1.0, size=(nb, m)).astype(float)
+        outer = [data.moments(c) for c in counts]
+        inner_moms = None
+        if rng_in is not None:
+            counts_in = inner_counts(rng_in, counts)
+            inner_moms = [data.moments(c) for c in counts_in]
+        yield outer, inner_moms
+        done += nb
+
+
 def _refit(ctx: dict, mom: BlockMoments) -> Estimate:
     pair = None  # a regularised whitening is re-estimated from the replicate's moments
     if ctx.get("whitening") in ("shrinkage", "diagonal"):
@@ -124,7 +149,8 @@ def _fit_batch(ctx: dict, moms: list[BlockMoments], errors: list[str]) -> list:
     Sparse fits call :func:`estimate` per replicate.
     """
     out: list = [None] * len(moms)
-    if ctx["sparsity"] is None and ctx.get("whitening") not in ("shrinkage", "diagonal"):
+    if (ctx["sparsity"] is None and moms and moms[0].cross_q is None
+            and ctx.get("whitening") not in ("shrinkage", "diagonal")):
         da, db, s, ok = batched_dense_estimate(moms, ctx["rank"],
                                                standardize=ctx["standardize"])
         for j in range(len(moms)):
@@ -272,7 +298,11 @@ def replicates(
                    sparsity is not None, inner)
     with worker_pool(n_jobs) as parallel, progress_bar(progress, n_boot, "bootstrap") as update:
         make: Any = _pairs_batches if method == "pairs" else _poisson_batches
-        _fill(store, ctx, make(data, n_boot, rng, inner, parallel), update)
+        if est0.coef_tensor is not None:  # q > 1 responses
+            batches = _q_batches(data, n_boot, rng, inner, method)
+        else:
+            batches = make(data, n_boot, rng, inner, parallel)
+        _fill(store, ctx, batches, update)
     n_ok = _check_failures(store, n_boot)
     ok = store.ok
     # Angles in each block's covariance metric (module _metric): unit-free.

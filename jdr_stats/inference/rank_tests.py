@@ -55,6 +55,7 @@ from .._validation import check_choice, check_fraction, check_int, normalize_see
 from ..exceptions import RankSelectionWarning
 from ..summary import build_summary
 from . import _rank_stats
+from ._rank_q import run_q
 from ._rank_stats import _whiten, _Whitened
 from .hypotheses import TEST_COLUMNS, TestTable
 from .ladle import LADLE_AT_ZERO, LadleResults, ladle_results
@@ -228,6 +229,9 @@ def _run(
     n_jobs = check_n_jobs(n_jobs)
     n1, n2 = len(data.names["exog_a"]), len(data.names["exog_b"])
     top = _check_max_rank(max_rank, n1, n2)
+    if mom.cross_q is not None:  # q > 1 responses: the adapter of issue 21
+        return _run_q(data, mom, whitening, method=spec.name, top=top,
+                      n_perm=n_perm, seed=seed, stop_alpha=stop_alpha)
     _check_data(data, spec)
     rng = normalize_seed(seed) if spec.random else None
     w = _whiten(data, mom, whitening, rows=spec.needs_rows)
@@ -244,6 +248,19 @@ def _run(
             if stop_alpha is not None and not row["pvalue"] <= stop_alpha:
                 break
     return _build(w, spec, rows, tails)
+
+
+def _run_q(data: RowsData, mom: BlockMoments, whitening: tuple[Whitening, Whitening] | None,
+           **kw: Any) -> RankTestResults:
+    """The rank tests of a ``q > 1`` response (:mod:`._rank_q`) as a RankTestResults."""
+    table, used, label, notes = run_q(data, mom, whitening, **kw)
+    n1, n2 = len(data.names["exog_a"]), len(data.names["exog_b"])
+    notes = [*notes, "select_rank(alpha) = first k whose test is not rejected."]
+    return RankTestResults(
+        table=table, title="Rank tests for the joint estimator", method=used,
+        notes=notes, method_label=label, nobs=data.nobs, n1=n1, n2=n2,
+        full=len(table) == min(n1, n2),
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -396,6 +413,9 @@ def choose_rank(
     check_choice(method, "rank_method", _SELECTORS)
     out: RankTestResults | LadleResults
     if method == "ladle":
+        if moments.cross_q is not None:
+            raise ValueError("the ladle needs a single response column; this model's "
+                             f"response has q = {moments.q} columns. Use rank tests")
         out = ladle_results(data, moments, whitening, seed=seed)
         rank = out.select_rank()
         why = LADLE_AT_ZERO

@@ -1,0 +1,170 @@
+"""Rank tests for a response of ``q > 1`` columns (categorical with ``C > 2``
+classes, or multivariate): an adapter until the rank-test core takes a 2-D ``y``.
+
+``Lambda_k = m sum_c ||U0^T X_c V0||_F^2`` (:func:`~jdr_stats._hosvd.complement_statistic`,
+the whitened response ``Yw`` has identity covariance), with ``U0``, ``V0`` the
+complements of the rank-k HOSVD estimates.  Two methods run on it:
+
+* ``"chi2"``: normal theory, ``Lambda_k -> chi2(q (n1-k)(n2-k))``;
+* ``"permutation"``: the complement coordinates ``(U0^T a', V0^T b')`` are
+  permuted jointly against ``(Yw, U^T a', V^T b')`` and the whole statistic
+  (re-whitening of the blocks and the HOSVD included) recomputed; at ``k = 0``
+  this permutes the response against the blocks, exact under independence.
+
+The default ``"robust"`` (and ``fit("auto")``) falls back to the permutation
+test when the rows are in memory, else to the chi-square test, and says so in
+the table's notes.  Derivations: docs/theory/responses.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from .._data import RowsData
+from .._hosvd import complement_statistic, hosvd, whitened_crosses
+from .._linalg import BlockMoments, Whitening, block_whitenings
+from .._validation import check_int, normalize_seed
+from .hypotheses import TEST_COLUMNS, perm_pvalue
+
+__all__ = ["FALLBACK", "run_q"]
+
+#: What the default test becomes for q > 1, until the robust core takes 2-D y.
+FALLBACK = ("the robust rank test for a response of q > 1 columns is not available "
+            "yet; the {used} test was used instead")
+
+
+def _labels(method: str, q: int) -> tuple[str, str]:
+    if method == "chi2":
+        return ("normal-theory chi-square, q responses",
+                "Normal theory: the whitened complement coordinates are independent of "
+                "each other and of (Yw, U'a', V'b'), so Lambda_k ~ chi2(q (n1-k)(n2-k)) "
+                "as m grows (liberal for heavy-tailed blocks).")
+    return ("permutation of the complement coordinates, q responses",
+            "Permutation: under H0 the complement coordinates (U_perp'a', V_perp'b') "
+            "are independent of (Yw, U'a', V'b'); their rows are permuted jointly and the "
+            "whole statistic (re-whitening and HOSVD included) recomputed; "
+            "p = (1 + #{T* >= T}) / (B + 1). At k = 0 this permutes the response "
+            "against the blocks (exact under independence). With covariates the rows "
+            "are residuals on [1, Z] (permutation of residuals).")
+
+
+def _white_rows(data: RowsData, whitening: tuple[Whitening, Whitening]
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    y, a, b = data.rows("the permutation rank test")
+    wa, wb = whitening
+    return y, wa.to_white(a), wb.to_white(b)
+
+
+def _centred_factor(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Centred blocks of a batch (B x m x n) and the inverse Cholesky factors of
+    their covariances (divisor m)."""
+    xc = x - x.mean(axis=1, keepdims=True)
+    cov = xc.transpose(0, 2, 1) @ xc / x.shape[1]
+    return xc, np.linalg.inv(np.linalg.cholesky(cov))
+
+
+def _stats_of_rows(y: np.ndarray, a: np.ndarray, b: np.ndarray, k: int) -> np.ndarray:
+    """``Lambda_k`` of a batch of data sets (blocks B x m x n re-whitened, ``y`` centred):
+    ``X_c = La^{-1} (A^T diag(y_c) B / m) Lb^{-T}``."""
+    m = y.shape[0]
+    (ac, la), (bc, lb) = _centred_factor(a), _centred_factor(b)
+    yc = y - y.mean(axis=0)
+    at = ac.transpose(0, 2, 1)
+    raw = np.stack([at @ (bc * yc[None, :, c:c + 1]) for c in range(yc.shape[1])], axis=1)
+    xq = la[:, None] @ raw @ lb[:, None].transpose(0, 1, 3, 2) / m  # B x q x n1 x n2
+    nb, q, n1, n2 = xq.shape
+    # the HOSVD of every data set at once (signs do not matter for Lambda_k)
+    u = np.linalg.svd(xq.transpose(0, 2, 1, 3).reshape(nb, n1, q * n2))[0][:, :, k:]
+    v = np.linalg.svd(xq.transpose(0, 3, 1, 2).reshape(nb, n2, q * n1))[0][:, :, k:]
+    core = u.transpose(0, 2, 1)[:, None] @ xq @ v[:, None]
+    return m * np.sum(core**2, axis=(1, 2, 3))
+
+
+def _perm_null(y: np.ndarray, a: np.ndarray, b: np.ndarray, u: np.ndarray, v: np.ndarray,
+               k: int, n_perm: int, rng: np.random.Generator) -> np.ndarray:
+    ar, br = a @ u, b @ v  # rotated: first k columns signal, the rest complement
+    m = y.shape[0]
+    batch = max(1, min(n_perm, 4_000_000 // (m * (ar.shape[1] + br.shape[1]))))
+    out = []
+    for start in range(0, n_perm, batch):
+        idx = np.stack([rng.permutation(m) for _ in range(min(batch, n_perm - start))])
+        ap = np.repeat(ar[None], len(idx), axis=0)
+        bp = np.repeat(br[None], len(idx), axis=0)
+        ap[:, :, k:], bp[:, :, k:] = ar[idx, k:], br[idx, k:]
+        out.append(_stats_of_rows(y, ap, bp, k))
+    return np.concatenate(out)
+
+
+def run_q(
+    data: RowsData,
+    mom: BlockMoments,
+    whitening: tuple[Whitening, Whitening] | None,
+    *,
+    method: str,
+    top: int,
+    n_perm: int,
+    seed: Any,
+    stop_alpha: float | None = None,
+) -> tuple[pd.DataFrame, str, str, list[str]]:
+    """The table of tests ``k = 0..top`` for a ``q > 1`` response.
+
+    Returns ``(table, method key, label, notes)``.  ``method`` is
+    ``"chi2"``, ``"permutation"`` or ``"robust"`` (the fallback above);
+    the others raise a ValueError naming the restriction.
+    """
+    q = mom.q
+    used = method
+    notes: list[str] = []
+    if method == "robust":
+        used = "permutation" if data.source is None and data.sums is None else "chi2"
+        notes.append(FALLBACK.format(used=used) + ".")
+    elif method not in ("chi2", "permutation"):
+        raise ValueError(
+            f"the {method} rank test needs a single response column; this model's "
+            f"response has q = {q} columns. Use method='robust' (default), 'chi2' or "
+            "'permutation'"
+        )
+    check_int(n_perm, "n_perm", low=1)
+    if data.weighted:
+        raise ValueError("rank tests need an unweighted model; got case weights")
+    if whitening is None or not mom.has_covariances:
+        mom = data.moments() if not mom.has_covariances else mom
+        whitening = block_whitenings(mom, data.names["exog_a"], data.names["exog_b"])
+    xq = whitened_crosses(mom.cross_q, *whitening)  # type: ignore[arg-type]
+    u, _, v, _ = hosvd(xq)
+    n1, n2, m = xq.shape[1], xq.shape[2], data.nobs
+    rng = normalize_seed(seed) if used == "permutation" else None
+    rows_data = _white_rows(data, whitening) if used == "permutation" else None
+    rows = []
+    for k in range(top + 1):
+        stat = complement_statistic(xq, u, v, k, m)
+        row: dict[str, float] = {"statistic": stat}
+        if used == "chi2":
+            df = float(q * (n1 - k) * (n2 - k))
+            row.update(df=df, pvalue=float(stats.chi2.sf(stat, df)))
+        else:
+            assert rows_data is not None and rng is not None
+            null = _perm_null(*rows_data, u, v, k, n_perm, rng)
+            row.update(df=np.nan, pvalue=float(perm_pvalue(stat * (1 - 1e-10), null)),
+                       n_perm=float(n_perm))
+        rows.append(row)
+        if stop_alpha is not None and not row["pvalue"] <= stop_alpha:
+            break
+    extra = ("n_perm",) if used == "permutation" else ()
+    table = pd.DataFrame(rows, index=pd.Index(np.arange(len(rows)), name="k"),
+                         columns=[*TEST_COLUMNS, *extra])
+    label, assumption = _labels(used, q)
+    notes = [
+        f"Response of q = {q} whitened columns (Yw). Row k tests H0: r <= k (the q "
+        "whitened cross moments E[a' Yw_c b'^T] have joint column and row spaces of "
+        "dimension <= k). Statistic Lambda_k = m sum_c ||U_perp' X_c V_perp||_F^2, "
+        "U_perp, V_perp the complements of the rank-k HOSVD estimates.",
+        assumption, *notes,
+    ]
+    if used == "chi2":
+        notes.append("df = q (n1 - k)(n2 - k).")
+    return table, used, label, notes
