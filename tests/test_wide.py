@@ -326,3 +326,11 @@ def test_default_within_ten_percent_of_the_best_fixed_choice_study_replay():
     se = default.std(ddof=1) / np.sqrt(default.size)
     assert default.mean() <= 1.10 * min(means.values()) + 2 * se
     assert means["shrinkage"] < means["sample"] - 10  # the sample whitening fails there
+
+
+def test_wide_two_column_response_runs_with_shrinkage():
+    rng = np.random.default_rng(12)
+    a, b = rng.standard_normal((80, 120)), rng.standard_normal((80, 100))
+    y = np.column_stack([a[:, 0] * b[:, 1], a[:, 0] * b[:, 1] ** 2]) + rng.standard_normal((80, 2))
+    res = jdr.JointDimReduction(y, a, b).fit(1)
+    assert res.whitening == "shrinkage" and np.isfinite(res.estimate.dir_a).all()
