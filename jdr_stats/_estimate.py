@@ -8,6 +8,7 @@ lives in exactly one place.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -24,7 +25,8 @@ from ._linalg import (
     unit_columns,
     whiten_cross,
 )
-from ._validation import check_choice, check_int
+from ._validation import check_bool, check_choice, check_int
+from .exceptions import SmallSampleWarning
 from .sparse import (
     check_sparsity,
     check_support_sets,
@@ -42,7 +44,9 @@ __all__ = [
     "block_whitening_pair",
     "inference_note",
     "check_rank",
+    "check_tests_feasible",
     "choose_whitening",
+    "fold_standardize",
     "cross_moments",
     "estimate",
 ]
@@ -135,6 +139,44 @@ def inference_note(kind: str, reason: str | None) -> str:
         "whitening (rank(S) and the supports do not depend on it; they need "
         "m >= max(n1, n2) + 2); the bootstrap re-estimates this whitening in every "
         "replicate" + (" (the OAS intensity included)." if kind == "shrinkage" else ".")
+    )
+
+
+def fold_standardize(whitening: object, standardize: object) -> object:
+    """The deprecated ``standardize=`` folded into ``whitening=``."""
+    if standardize is None:
+        return whitening
+    standardize = check_bool(standardize, "standardize")
+    if whitening != "auto":
+        raise ValueError(f"give whitening or the deprecated standardize, not both; got "
+                         f"whitening={whitening!r} and standardize={standardize!r}")
+    new = "sample" if standardize else "none"
+    warnings.warn(f'standardize={standardize} is deprecated: use whitening="{new}" (the '
+                  'default whitening="auto" chooses from the data)', FutureWarning, stacklevel=3)
+    return new
+
+
+def check_tests_feasible(
+    nobs: int, n1: int, n2: int, rank: object, sparsity: object
+) -> None:
+    """``rank="auto"`` and ``sparsity="auto"`` run tests that whiten with the
+    sample covariance: refuse, naming what works, when it is singular."""
+    if nobs >= max(n1, n2) + 2:
+        if sparsity == "auto" and max(n1, n2) / nobs > SUPPORT_TESTS_MAX_RATIO:
+            warnings.warn(
+                f'sparsity="auto" at max(n1, n2)/m = {max(n1, n2) / nobs:.3g} > '
+                f"{SUPPORT_TESTS_MAX_RATIO}: the support tests' false discovery rate was not "
+                "controlled that wide (0.43 at nominal 0.1 for n/m = 0.2, "
+                "benchmarks/results/study_wide_size.txt); give sparsity=(s1, s2), or select "
+                "on a held-out half of the rows", SmallSampleWarning, stacklevel=3)
+        return
+    what = 'fit(rank="auto")' if rank == "auto" else 'sparsity="auto"'
+    raise ValueError(
+        f"{what} runs tests that whiten with the sample covariance, singular with {nobs} "
+        f"rows for {max(n1, n2)} columns (they need max(n1, n2) + 2 = {max(n1, n2) + 2}); "
+        "fit a given rank, with sparsity=(s1, s2) for a sparse fit (any whitening fits "
+        "then), or test on a subset of at most m - 2 variables per block (guide page "
+        "'Wide blocks')"
     )
 
 

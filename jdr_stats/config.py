@@ -19,15 +19,24 @@ from __future__ import annotations
 
 __all__ = [
     "BLOCK_ROWS",
+    "BOOT_DIRECT_WIDTH",
+    "BOOT_SUMS_BYTES",
     "CHUNK_BYTES",
     "CHUNK_FLOATS",
     "CLI_IN_MEMORY_BYTES",
     "COUNT_BYTES",
     "DEFAULT_BATCH_ROWS",
     "FEATURE_BYTES",
+    "LONG_RUN_SECONDS",
     "MAX_EXACT_DIM",
     "MEMORY_BUDGET",
     "PIECE_ROWS",
+    "ROBUST_BLOCK_ROWS",
+    "ROBUST_EXACT_FLOPS",
+    "ROBUST_MAX_PAIRS",
+    "ROBUST_MIN_BLOCKS",
+    "ROBUST_PAIR_SEED",
+    "ROBUST_VAR_RTOL",
     "chunk_rows",
 ]
 
@@ -64,6 +73,20 @@ FEATURE_BYTES = 2 * MEMORY_BUDGET
 #: pairs-bootstrap replicates.
 COUNT_BYTES = 4 * MEMORY_BUDGET
 
+#: Bytes of the feature sums of one batch of pairs-bootstrap replicates
+#: (batch x width doubles, width ~ (n1 + n2)^2 / 2 + 2 n1 n2): with wide
+#: blocks a larger batch forms the m x width per-row features fewer times
+#: (at n1 = n2 = 300, 2 batches of 199 replicates instead of 4).  The
+#: replicates do not depend on the batches.
+BOOT_SUMS_BYTES = 8 * MEMORY_BUDGET
+
+#: Unweighted pairs bootstraps with ``n1 + n2`` at least this compute each
+#: replicate's moments from the rows (``inference/_wide_replicates.py``:
+#: rank updates over the rows whose count is not 1) instead of the product
+#: of the count matrix with ``m x width`` features; the same moments up to
+#: single-precision rounding of the resampling deviations.
+BOOT_DIRECT_WIDTH = 100
+
 #: Rows per block of Poisson-bootstrap weights: one spawned ``SeedSequence``
 #: per block.  NOT a memory knob: it fixes which generator draws the weight
 #: of each row, so changing it changes every Poisson-bootstrap replicate.
@@ -93,3 +116,33 @@ def chunk_rows(width: int) -> int:
     """Rows of one in-memory chunk of ``width`` float64 columns: about
     :data:`CHUNK_BYTES`, at least :data:`MIN_CHUNK_ROWS`."""
     return max(MIN_CHUNK_ROWS, CHUNK_BYTES // (8 * max(width, 1)))
+
+#: The robust rank test computes ``sum_{i != j} <psi_i, psi_j>^2`` exactly
+#: (the d x d covariance of the complement or the m x m Gram of the
+#: influence functions in row blocks, whichever is cheaper) when that costs
+#: at most this many floating-point operations (an entry of the Gram
+#: counted as its dot products plus 40 elementwise passes); above it, by importance-
+#: sampled row pairs (an unbiased incomplete U-statistic with its Monte
+#: Carlo error carried to the p-value).
+ROBUST_EXACT_FLOPS = 5e8
+
+#: Target Monte Carlo relative standard error of the robust test's variance
+#: estimate when its pairs are sampled (pairs are drawn until it is met).
+ROBUST_VAR_RTOL = 0.005
+
+#: Rows per block of the sampled route of the robust test (each block gives
+#: ``s (s - 1)`` row pairs from one Gram product), and the most row pairs used.
+ROBUST_BLOCK_ROWS = 256
+
+#: Fewest independent blocks of the sampled route (their spread gives its
+#: Monte Carlo standard error).
+ROBUST_MIN_BLOCKS = 10
+ROBUST_MAX_PAIRS = 50_000_000
+
+#: Seed of the robust test's row pairs when ``rank_tests`` gets no ``seed``
+#: (so that the default test is a deterministic function of the data).
+ROBUST_PAIR_SEED = 20261126
+
+#: Expected run time (seconds) above which ``fit("auto")`` and
+#: ``rank_tests()`` warn before they start (:class:`~jdr_stats.exceptions.LongRunWarning`).
+LONG_RUN_SECONDS = 60.0

@@ -24,6 +24,7 @@ __all__ = [
     "WeakGapWarning",
     "AssumptionWarning",
     "SupportSelectionWarning",
+    "LongRunWarning",
     "RareClassWarning",
     "CovariateWarning",
 ]
@@ -63,6 +64,13 @@ class AssumptionWarning(JDRWarning):
     each other, a block is nearly collinear, or the sample is small for the
     asymptotic rank tests (see ``results.diagnostics`` and the guide page
     "Checking the premises")."""
+
+
+class LongRunWarning(JDRWarning):
+    """A procedure is expected to run for more than
+    :data:`jdr_stats.config.LONG_RUN_SECONDS` (a minute by default): the
+    warning gives the expected time, measured on its first step, before the
+    rest runs (pass ``progress=True`` to follow it)."""
 
 
 class SupportSelectionWarning(JDRWarning):

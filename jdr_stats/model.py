@@ -9,7 +9,6 @@ a three-step sparse projection (section 3).
 
 from __future__ import annotations
 
-import warnings
 from typing import Any, Literal, cast
 
 import numpy as np
@@ -17,20 +16,20 @@ import numpy as np
 from ._adjusted_source import adjust_source
 from ._data import DataModel, MissingPolicy, ModelData, check_effective_rows
 from ._estimate import (
-    SUPPORT_TESTS_MAX_RATIO,
     WhiteningKind,
     block_whitening_pair,
+    check_tests_feasible,
     choose_whitening,
     cross_moments,
     estimate,
+    fold_standardize,
 )
 from ._linalg import AnyWhitening, BlockMoments, Whitening
 from ._progress import ProgressArg
 from ._responses import ResponseKind
 from ._sources import RowSource, is_dask_collection
 from ._streamed import MomentsData
-from ._validation import check_bool, normalize_seed
-from .exceptions import SmallSampleWarning
+from ._validation import normalize_seed
 from .inference.rank_tests import RankMethod, choose_rank
 from .moments import Moments, ResponseMoments
 from .results import JDRResults
@@ -351,6 +350,7 @@ class JointDimReduction(DataModel):
         alpha: float = 0.05,
         fdr: float = 0.1,
         seed: int | np.random.Generator | None = None,
+        progress: ProgressArg = False,
     ) -> JDRResults:
         """Estimate the two subspaces.
 
@@ -411,6 +411,12 @@ class JointDimReduction(DataModel):
             stream, spawned from ``seed`` (``jdr_stats.model.child_seeds``: child 0 for
             the rank choice, child 1 for support selection), so the two
             never share random numbers and the same seed gives the same fit.
+        progress : bool or callable
+            ``rank="auto"`` with a test: ``True`` shows the rank tests'
+            progress (rows of the table; permutations for the permutation
+            test), a callable is called as ``progress(done, total)``.  A
+            selection expected to take over a minute warns first
+            (:class:`~jdr_stats.exceptions.LongRunWarning`).
 
         Returns
         -------
@@ -439,10 +445,10 @@ class JointDimReduction(DataModel):
         if isinstance(sparsity, str) and sparsity != "auto":
             raise ValueError(f'sparsity must be (s1, s2), "auto" or None; got {sparsity!r}')
         names_a, names_b = self.exog_names_a, self.exog_names_b
-        choice = choose_whitening(_fold_standardize(whitening, standardize), self.nobs,
+        choice = choose_whitening(fold_standardize(whitening, standardize), self.nobs,
                                   len(names_a), len(names_b))
         if rank == "auto" or sparsity == "auto":
-            _check_tests_feasible(self.nobs, len(names_a), len(names_b), rank, sparsity)
+            check_tests_feasible(self.nobs, len(names_a), len(names_b), rank, sparsity)
         # The moments are computed once, and each covariance factored once,
         # for the rank tests, the coordinate tests and the estimate.
         auto = rank == "auto" or sparsity == "auto"
@@ -460,6 +466,7 @@ class JointDimReduction(DataModel):
         if rank == "auto":
             rank, rank_table = choose_rank(
                 self._data, mom, test_whitening, method=rank_method, alpha=alpha, seed=rank_seed,
+                progress=progress,
             )
             # the method that ran (a q > 1 response may fall back; see _rank_q)
             settings["rank_method"] = getattr(rank_table, "method", rank_method) \
@@ -549,44 +556,6 @@ class JointDimReduction(DataModel):
             n_resamples=n_resamples, rule=rule, fdr=fdr, standardize=standardize, seed=seed,
             progress=progress, n_jobs=n_jobs,
         )
-
-
-def _fold_standardize(whitening: object, standardize: object) -> object:
-    """The deprecated ``standardize=`` folded into ``whitening=``."""
-    if standardize is None:
-        return whitening
-    standardize = check_bool(standardize, "standardize")
-    if whitening != "auto":
-        raise ValueError(f"give whitening or the deprecated standardize, not both; got "
-                         f"whitening={whitening!r} and standardize={standardize!r}")
-    new = "sample" if standardize else "none"
-    warnings.warn(f'standardize={standardize} is deprecated: use whitening="{new}" (the '
-                  'default whitening="auto" chooses from the data)', FutureWarning, stacklevel=3)
-    return new
-
-
-def _check_tests_feasible(
-    nobs: int, n1: int, n2: int, rank: object, sparsity: object
-) -> None:
-    """``rank="auto"`` and ``sparsity="auto"`` run tests that whiten with the
-    sample covariance: refuse, naming what works, when it is singular."""
-    if nobs >= max(n1, n2) + 2:
-        if sparsity == "auto" and max(n1, n2) / nobs > SUPPORT_TESTS_MAX_RATIO:
-            warnings.warn(
-                f'sparsity="auto" at max(n1, n2)/m = {max(n1, n2) / nobs:.3g} > '
-                f"{SUPPORT_TESTS_MAX_RATIO}: the support tests' false discovery rate was not "
-                "controlled that wide (0.43 at nominal 0.1 for n/m = 0.2, "
-                "benchmarks/results/study_wide_size.txt); give sparsity=(s1, s2), or select "
-                "on a held-out half of the rows", SmallSampleWarning, stacklevel=3)
-        return
-    what = 'fit(rank="auto")' if rank == "auto" else 'sparsity="auto"'
-    raise ValueError(
-        f"{what} runs tests that whiten with the sample covariance, singular with {nobs} "
-        f"rows for {max(n1, n2)} columns (they need max(n1, n2) + 2 = {max(n1, n2) + 2}); "
-        "fit a given rank, with sparsity=(s1, s2) for a sparse fit (any whitening fits "
-        "then), or test on a subset of at most m - 2 variables per block (guide page "
-        "'Wide blocks')"
-    )
 
 
 def stream_model(cls: type[JointDimReduction], source_cls: Any, path: Any,

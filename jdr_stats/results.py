@@ -8,6 +8,7 @@ inference (rank tests, bootstrap).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import warnings
 from collections.abc import Callable
 from functools import cached_property
@@ -508,8 +509,10 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
             ``rank="auto"`` fit, as their ``to_dict()``, else None) and
             ``support_tests`` (likewise for ``sparsity="auto"``),
             ``loadings`` (the per-SD loadings, records like ``directions``)
-            and ``premises`` (:attr:`diagnostics`: its table as records, the
-            cross-block canonical correlations and the messages).  NaN are
+            ``fit_measures`` (:attr:`fit_measures` as a dict, None without
+            rows in memory or for q > 1) and ``premises`` (:attr:`diagnostics`:
+            its table as records, the cross-block canonical correlations, the
+            messages and the remarks).  NaN are
             None; keys have no spaces.
 
         Examples
@@ -555,12 +558,24 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
                 np.vstack([self._loadings(self._est.dir_a, self._covariances[0]),
                            self._loadings(self._est.dir_b, self._covariances[1])]),
                 columns=cols, index=dirs.index)),
+            "fit_measures": self._fit_measures_dict(),
             "premises": {
                 "table": records(self.diagnostics.table),
                 "cross_correlations": json_safe(self.diagnostics.cross_correlations),
                 "messages": self.diagnostics.messages,
+                "remarks": self.diagnostics.remarks,
             },
         }
+
+    def _fit_measures_dict(self) -> dict[str, Any] | None:
+        """:attr:`fit_measures` as plain types, None where the summary shows n/a."""
+        from .exceptions import RowsNotInMemoryError
+
+        try:
+            fm = self.fit_measures
+        except (RowsNotInMemoryError, ValueError):
+            return None
+        return {k: json_safe(v) for k, v in dataclasses.asdict(fm).items()}
 
     # -- summary ----------------------------------------------------------
     def _singular_value_table(self, max_rows: int = 10) -> pd.DataFrame:

@@ -275,15 +275,19 @@ def test_invariance_class_relabelling(labels, rows):
 # ---------------------------------------------------------------------------
 # Inference on each kind of response
 # ---------------------------------------------------------------------------
-def test_default_rank_test_falls_back_and_says_so():
+def test_default_rank_test_is_the_robust_core_for_q_gt_1():
+    """q > 1 with the rows in memory: the default is the robust test (its core
+    takes the whitened response matrix); the permutation test agrees."""
     rng, a, b = _design()
     res = jdr.JointDimReduction(_classes(a, b, rng), a, b).fit(1)
-    rt = res.rank_tests(seed=1, n_perm=99)
-    assert rt.method == "permutation"
-    assert any("not available yet" in n for n in rt.notes)
+    rt = res.rank_tests(seed=1)
+    assert rt.method == "robust"
+    assert list(rt.table.columns) == ["statistic", "df", "pvalue", "eff_df", "scale", "mc_se"]
+    assert not any("not available yet" in n for n in rt.notes)
     assert rt.select_rank(0.05) == 1
+    assert res.rank_tests("permutation", seed=1, n_perm=99).select_rank(0.05) == 1
     auto = jdr.JointDimReduction(_classes(a, b, rng), a, b).fit("auto", seed=2)
-    assert auto.rank == 1 and auto.rank_method == "permutation"
+    assert auto.rank == 1 and auto.rank_method == "robust"
 
 
 def test_bootstrap_and_auto_for_q_gt_1():
@@ -495,8 +499,8 @@ def test_frequency_weights_equal_repeated_rows_with_covariates_and_classes():
     assert _angle(weighted.directions_a, repeated.directions_a) < 1e-7
 
 
-def test_permutation_fallback_size_under_adjusted_null():
-    """Seeded: the default test (permutation fallback, q = 2) of r = 0 under a
+def test_default_size_under_adjusted_null():
+    """Seeded: the default test (the robust core, q = 2) of r = 0 under a
     confounded null, adjusted: its size at 10% within 3 Monte Carlo SEs."""
     rng = np.random.default_rng(21)
     n_rep, pv = 120, []

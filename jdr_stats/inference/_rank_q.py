@@ -11,9 +11,10 @@ complements of the rank-k HOSVD estimates.  Two methods run on it:
   (re-whitening of the blocks and the HOSVD included) recomputed; at ``k = 0``
   this permutes the response against the blocks, exact under independence.
 
-The default ``"robust"`` (and ``fit("auto")``) falls back to the permutation
-test when the rows are in memory, else to the chi-square test, and says so in
-the table's notes.  Derivations: docs/theory/responses.md.
+The default ``"robust"`` (and ``fit("auto")``) runs the robust core
+(:mod:`._robust_core`, which takes a 2-D ``y``) when the rows are in memory;
+on a row source it falls back to the chi-square test and says so in the
+table's notes.  Derivations: docs/theory/responses.md.
 """
 
 from __future__ import annotations
@@ -24,10 +25,12 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .. import config
 from .._data import RowsData
 from .._hosvd import complement_statistic, hosvd, whitened_crosses
 from .._linalg import BlockMoments, Whitening, block_whitenings
 from .._validation import check_int, normalize_seed
+from ._robust_core import robust_moments, robust_pvalue, rotated_first
 from .hypotheses import TEST_COLUMNS, perm_pvalue
 
 __all__ = ["FALLBACK", "run_q"]
@@ -38,6 +41,13 @@ FALLBACK = ("the robust rank test for a response of q > 1 columns is not availab
 
 
 def _labels(method: str, q: int) -> tuple[str, str]:
+    if method == "robust":
+        return ("robust two-moment test (scaled chi2 with estimated finite-sample moments), "
+                "q responses",
+                "Robust two-moment test: i.i.d. rows and finite fourth moments of the "
+                "influence functions psi_i = u_i (x) v_i (x) Yw_i (plus centring terms) of the "
+                "complement core; Lambda_k ~ g chi2(h) with g h and 2 g^2 h its finite-sample "
+                "mean and variance estimated from the rows.")
     if method == "chi2":
         return ("normal-theory chi-square, q responses",
                 "Normal theory: the whitened complement coordinates are independent of "
@@ -99,6 +109,25 @@ def _perm_null(y: np.ndarray, a: np.ndarray, b: np.ndarray, u: np.ndarray, v: np
     return np.concatenate(out)
 
 
+class _RobustQ:
+    """The robust test of a q-column response: the width helper's core
+    (:mod:`._robust_core`) on the rows rotated to the HOSVD bases, ``Yw`` of
+    shape (m, q); ``Lambda_k ~ scale * chi2(eff_df)`` with the finite-sample
+    moments of ``Lambda_k`` (docs/theory/rank_tests.md, sections 6 and 6a)."""
+
+    def __init__(self, rows: Any, u: np.ndarray, v: np.ndarray, seed: Any) -> None:
+        y, a, b = rows
+        yc, ar, br = y - y.mean(axis=0), a @ u, b @ v
+        self.chunks = lambda: [(yc, ar, br)]
+        self.first = rotated_first(self.chunks)
+        self.rng = normalize_seed(config.ROBUST_PAIR_SEED if seed is None else seed)
+
+    def row(self, stat: float, k: int) -> dict[str, float]:
+        mom = robust_moments(self.chunks, self.first, k, rng=self.rng)
+        pv, eff, scale, mc = robust_pvalue(stat / self.first.s2, mom)
+        return {"df": np.nan, "pvalue": pv, "eff_df": eff, "scale": scale, "mc_se": mc}
+
+
 def run_q(
     data: RowsData,
     mom: BlockMoments,
@@ -119,10 +148,11 @@ def run_q(
     q = mom.q
     used = method
     notes: list[str] = []
-    if method == "robust":
-        used = "permutation" if data.source is None and data.sums is None else "chi2"
-        notes.append(FALLBACK.format(used=used) + ".")
-    elif method not in ("chi2", "permutation"):
+    in_memory = data.source is None and data.sums is None
+    if method == "robust" and not in_memory:
+        used = "chi2"
+        notes.append(FALLBACK.format(used=used) + " (the rows are not in memory).")
+    elif method not in ("chi2", "permutation", "robust"):
         raise ValueError(
             f"the {method} rank test needs a single response column; this model's "
             f"response has q = {q} columns. Use method='robust' (default), 'chi2' or "
@@ -138,12 +168,15 @@ def run_q(
     u, _, v, _ = hosvd(xq)
     n1, n2, m = xq.shape[1], xq.shape[2], data.nobs
     rng = normalize_seed(seed) if used == "permutation" else None
-    rows_data = _white_rows(data, whitening) if used == "permutation" else None
+    rows_data = _white_rows(data, whitening) if used in ("permutation", "robust") else None
+    robust = _RobustQ(rows_data, u, v, seed) if used == "robust" else None
     rows = []
     for k in range(top + 1):
         stat = complement_statistic(xq, u, v, k, m)
         row: dict[str, float] = {"statistic": stat}
-        if used == "chi2":
+        if robust is not None:
+            row.update(robust.row(stat, k))
+        elif used == "chi2":
             df = float(q * (n1 - k) * (n2 - k))
             row.update(df=df, pvalue=float(stats.chi2.sf(stat, df)))
         else:
@@ -154,7 +187,7 @@ def run_q(
         rows.append(row)
         if stop_alpha is not None and not row["pvalue"] <= stop_alpha:
             break
-    extra = ("n_perm",) if used == "permutation" else ()
+    extra = {"permutation": ("n_perm",), "robust": ("eff_df", "scale", "mc_se")}.get(used, ())
     table = pd.DataFrame(rows, index=pd.Index(np.arange(len(rows)), name="k"),
                          columns=[*TEST_COLUMNS, *extra])
     label, assumption = _labels(used, q)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -25,6 +25,13 @@ from .._linalg import (
     whiten_cross,
 )
 from ..exceptions import RowsNotInMemoryError
+from ._robust_core import (
+    RobustMoments,
+    RotatedFirst,
+    first_from_sums,
+    robust_moments,
+    rotated_first,
+)
 from .rank_robust import (
     Chunks,
     ComplementMoments,
@@ -58,6 +65,9 @@ class _Whitened:
     chunks: Chunks | None = None
     #: cross_sums of the whitened rows (from the moments of a row source)
     first: tuple[int, np.ndarray, np.ndarray, np.ndarray, float] | None = None
+    #: True when ``a``, ``b`` and ``chunks`` hold the rotated rows ``a'^T U``,
+    #: ``b'^T V`` (the robust test's; built with ``rows="rotated"``)
+    rotated: bool = False
     cache: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property
@@ -82,6 +92,26 @@ class _Whitened:
         if self.y is None or self.a is None or self.b is None:
             raise RuntimeError("the whitened rows are not in memory")
         return self.y, self.a, self.b
+
+    def robust(self, k: int, rng: np.random.Generator | None = None) -> RobustMoments:
+        """Moments of the robust test at rank ``k`` (:mod:`._robust_core`).
+
+        One pass over the rotated rows per ``k`` (no ``d x d`` matrix unless
+        it is the cheapest exact route); the first-order sums of every ``k``
+        come from one pass (rows in memory) or from the moments of a row
+        source, made at the first call.
+        """
+        if not self.rotated:
+            raise RuntimeError("the robust test needs the rotated rows (rows='rotated')")
+        if "rfirst" not in self.cache:
+            if self.first is not None:
+                m, c_ay, c_by, c_ab, var_y = self.first
+                self.cache["rfirst"] = first_from_sums(m, c_ay, c_by, c_ab, var_y,
+                                                       self.u, self.s, self.v)
+            else:
+                self.cache["rfirst"] = rotated_first(self.row_chunks())
+        first: RotatedFirst = self.cache["rfirst"]
+        return robust_moments(self.row_chunks(), first, k, rng=rng)
 
     def complement(self, k: int) -> ComplementMoments:
         """Moments of the influence functions of the complement block at rank ``k``.
@@ -110,13 +140,15 @@ def _whiten(
     mom: BlockMoments,
     whitening: tuple[Whitening, Whitening] | None = None,
     *,
-    rows: bool = True,
+    rows: bool | Literal["rotated"] = True,
 ) -> _Whitened:
     """SVD of the whitened ``X_lin`` (and the whitened rows when ``rows``).
 
     A model built from a row source (``data.source``) gets a factory of
     whitened chunks over the source instead of the rows, and the
-    first-order sums from its :class:`~jdr_stats.Moments`.
+    first-order sums from its :class:`~jdr_stats.Moments`.  With
+    ``rows="rotated"`` the rows are the rotated ``a'^T U``, ``b'^T V`` (one
+    product with ``L^{-T} U`` per block, no whitened copy).
     """
     if data.weighted:
         raise ValueError(
@@ -141,11 +173,30 @@ def _whiten(
             int(sums.nobs), wa.solve(sums.m2_ay) / wsum, wb.solve(sums.m2_by) / wsum,
             wb.solve(wa.solve(sums.m2_ab).T).T / wsum, mom.var_y,
         )
+        if rows == "rotated":
+            return replace(out, chunks=_rotated_source(source, mom.mean_y, wa, wb, out),
+                           first=first, rotated=True)
         chunks = whitened_chunks(source, mom.mean_y, wa.mean, wb.mean, wa.chol, wb.chol)
         return replace(out, chunks=chunks, first=first)
     y, a_raw, b_raw = data.rows("the rank tests")
+    if rows == "rotated":
+        w = replace(out, a=(a_raw - wa.mean) @ wa.solve_t(u),
+                    b=(b_raw - wb.mean) @ wb.solve_t(out.v), y=y - mom.mean_y, rotated=True)
+        return replace(w, chunks=lambda: _row_chunks(w))
     w = replace(out, a=wa.to_white(a_raw), b=wb.to_white(b_raw), y=y - mom.mean_y)
     return replace(w, chunks=lambda: _row_chunks(w))
+
+
+def _rotated_source(source: Any, mean_y: float, wa: Whitening, wb: Whitening,
+                    w: _Whitened) -> Chunks:
+    """Chunks ``(y - ybar, (a - abar) L_a^{-T} U, (b - bbar) L_b^{-T} V)`` of a row source."""
+    ra, rb = wa.solve_t(w.u), wb.solve_t(w.v)
+
+    def gen() -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        for y, a, b in source.iter_chunks(None):
+            yield y - mean_y, (a - wa.mean) @ ra, (b - wb.mean) @ rb
+
+    return gen
 
 
 def _row_chunks(w: _Whitened) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:

@@ -37,6 +37,7 @@ from .._sources import ArraySource
 from ..exceptions import SmallSampleWarning
 from ._bounds import batched_dense_estimate, pair_angles
 from ._metric import covariance_factors, to_metric
+from ._wide_replicates import DirectMoments
 from .poisson_bootstrap import poisson_pass, poisson_plan
 
 __all__ = ["Replicates", "replicates"]
@@ -54,10 +55,20 @@ def _pairs_batches(data: RowsData, n_boot: int, rng: np.random.Generator, inner:
     ``parallel`` only the products of :func:`_sums` run in the workers.
     """
     m = data.nobs
-    rw = ReweightedMoments(*data.rows("the bootstrap", weights=True))
+    y, a, b, w0 = data.rows("the bootstrap", weights=True)
+    rw: ReweightedMoments | DirectMoments
+    if w0 is None and a.shape[1] + b.shape[1] >= config.BOOT_DIRECT_WIDTH:
+        rw = DirectMoments(y, a, b)  # wide blocks: no m x width features
+    else:
+        rw = ReweightedMoments(y, a, b, w0)
     rng_in = rng.spawn(1)[0] if inner else None
     count_bytes = config.COUNT_BYTES
-    batch = max(1, min(n_boot, count_bytes // (8 * m), count_bytes // (8 * rw.width)))
+    # the feature sums (batch x width) may take BOOT_SUMS_BYTES: wide blocks
+    # then form their m x width features fewer times (once per batch)
+    # doubles held per replicate of a batch: its feature sums, or its moments
+    width = rw.width if isinstance(rw, ReweightedMoments) else rw.n1 * (rw.n1 + rw.n2) + rw.n2**2
+    batch = max(1, min(n_boot, count_bytes // (8 * m),
+                       max(count_bytes, config.BOOT_SUMS_BYTES) // (8 * width)))
     if inner:
         batch = max(1, batch // 2)
     done = 0
@@ -67,10 +78,10 @@ def _pairs_batches(data: RowsData, n_boot: int, rng: np.random.Generator, inner:
         if inner:
             assert rng_in is not None
             counts_in = inner_counts(rng_in, counts)
-            moms = rw.moments(_sums(rw, np.vstack([counts, counts_in]), parallel))
+            moms = _replicate_moments(rw, np.vstack([counts, counts_in]), parallel)
             yield moms[:nb], moms[nb:]
         else:
-            yield rw.moments(_sums(rw, counts, parallel)), None
+            yield _replicate_moments(rw, counts, parallel), None
         done += nb
 
 
@@ -79,6 +90,13 @@ def _product(dev: np.ndarray, f32: np.ndarray) -> np.ndarray:
     product does not depend on the memory layout of its operands)."""
     with blas_single_thread():
         return dev @ f32
+
+
+def _replicate_moments(rw: ReweightedMoments | DirectMoments, counts: np.ndarray,
+                       parallel: Any) -> list[BlockMoments]:
+    if isinstance(rw, DirectMoments):
+        return rw.moments(counts)
+    return rw.moments(_sums(rw, counts, parallel))
 
 
 def _sums(rw: ReweightedMoments, counts: np.ndarray, parallel: Any) -> np.ndarray:

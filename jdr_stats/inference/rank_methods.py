@@ -24,9 +24,10 @@ from .._progress import ProgressArg
 from . import _rank_stats
 from ._rank_permutation import _permutation_stats
 from ._rank_stats import _general_weights, _Whitened
+from ._robust_core import robust_pvalue
 from .chi2mix import weighted_chi2_sf
 from .hypotheses import perm_pvalue
-from .rank_robust import complement_block, frobenius_from_moments, wald_from_moments
+from .rank_robust import complement_block, wald_from_moments
 
 __all__ = ["RANK_METHODS", "RankTestMethod", "RowOptions"]
 
@@ -39,6 +40,8 @@ class RowOptions:
     rng: np.random.Generator | None = None
     n_jobs: int | None = None
     progress: ProgressArg = False
+    #: generator of the robust test's sampled row pairs (wide designs)
+    pair_rng: np.random.Generator | None = None
 
 
 #: A row: the numbers of the test of ``H0: r <= k`` and the tail used (or None).
@@ -85,6 +88,8 @@ class RankTestMethod:
     row: Callable[[_Whitened, int, RowOptions], Row]
     random: bool = False
     notes: tuple[str, ...] = ()
+    #: True when the rows are wanted as the rotated a'^T U, b'^T V (robust test)
+    rotated: bool = False
     tail_notes: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -115,10 +120,11 @@ def _check_exact(w: _Whitened, k: int, name: str) -> float:
 
 
 def _robust_row(w: _Whitened, k: int, opts: RowOptions) -> Row:
-    _check_exact(w, k, "robust")
-    res = frobenius_from_moments(w.complement(k), w.s)
-    return {"statistic": res.statistic, "df": np.nan, "pvalue": res.pvalue,
-            "eff_df": np.nan if res.df is None else res.df, "scale": res.scale}, None
+    mom = w.robust(k, opts.pair_rng)
+    stat = w.statistic(k)
+    pv, eff, scale, mc = robust_pvalue(stat, mom)
+    return {"statistic": stat, "df": np.nan, "pvalue": pv, "eff_df": eff, "scale": scale,
+            "mc_se": mc}, ("pairs" if mom.route == "pairs" else None)
 
 
 def _wald_row(w: _Whitened, k: int, opts: RowOptions) -> Row:
@@ -184,9 +190,20 @@ RANK_METHODS: dict[str, RankTestMethod] = _registry(
         ),
         statistic_note=_LAMBDA,
         needs="source",
-        columns=("eff_df", "scale"),
+        columns=("eff_df", "scale", "mc_se"),
         row=_robust_row,
-        notes=("Lambda_k ~ scale * chi2(eff_df); df does not apply.",),
+        notes=(
+            "Lambda_k ~ scale * chi2(eff_df); df does not apply. Omega is estimated from "
+            "the influence functions centred at their mean.",
+        ),
+        tail_notes={
+            "pairs": (
+                "Rows whose exact variance would cost more than %s flops estimate "
+                "sum_{i!=j} <psi_i, psi_j>^2 from importance-sampled row pairs (seeded; "
+                "mc_se = Monte Carlo standard error of the p-value, 0 when exact)."
+            ),
+        },
+        rotated=True,
     ),
     RankTestMethod(
         name="wald",

@@ -36,6 +36,7 @@ from scipy import stats
 from .. import config
 from .._resampling import poisson_row_weights
 from .._validation import check_int, normalize_seed
+from ._wide_replicates import DirectMoments
 from .hypotheses import TestResult
 from .poisson_bootstrap import weighted_moments
 
@@ -538,9 +539,18 @@ def _boot_sums(chunks: Chunks, n1: int, n2: int, n_boot: int, rng: np.random.Gen
     The weights come from the resampling engine (exact Poisson(1), drawn row
     by row from ``rng``: independent of the chunking); the reweighted
     moments from the bootstrap's engine
-    (:func:`.poisson_bootstrap.weighted_moments`).
+    (:func:`.poisson_bootstrap.weighted_moments`), or for wide blocks
+    (``n1 + n2 >= config.BOOT_DIRECT_WIDTH``) from the rows, gathered in
+    memory (:class:`._wide_replicates.DirectMoments`).
     """
-    moms = weighted_moments(chunks, lambda k: poisson_row_weights(rng, k, n_boot), n_boot)
+    if n1 + n2 >= config.BOOT_DIRECT_WIDTH:
+        # wide blocks: the same weights, each replicate's moments from the rows
+        # (no m x width features; single-precision deviations, module _wide_replicates)
+        parts = [(y, a, b, poisson_row_weights(rng, y.shape[0], n_boot)) for y, a, b in chunks()]
+        cat = [np.concatenate([p[i] for p in parts], axis=1 if i == 3 else 0) for i in range(4)]
+        moms = DirectMoments(cat[0], cat[1], cat[2]).moments(cat[3])
+    else:
+        moms = weighted_moments(chunks, lambda k: poisson_row_weights(rng, k, n_boot), n_boot)
     return (np.stack([m.cov_a for m in moms]), np.stack([m.cov_b for m in moms]),
             np.stack([m.cross for m in moms]))
 

@@ -40,6 +40,7 @@ The derivations are in ``docs/theory/rank_tests.md``.
 
 from __future__ import annotations
 
+import time
 import warnings
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -48,11 +49,12 @@ import numpy as np
 import pandas as pd
 from statsmodels.iolib.summary2 import Summary
 
+from .. import config
 from .._data import RowsData
 from .._linalg import BlockMoments, Whitening
 from .._progress import ProgressArg, check_n_jobs, check_progress, progress_bar, progress_forwarder
 from .._validation import check_choice, check_fraction, check_int, normalize_seed
-from ..exceptions import RankSelectionWarning
+from ..exceptions import LongRunWarning, RankSelectionWarning
 from ..summary import build_summary
 from . import _rank_stats
 from ._rank_q import run_q
@@ -176,8 +178,9 @@ def _build(
         ),
         *method.notes,
     ]
-    notes += [method.tail_notes[t] % _rank_stats._MAX_EXACT_DIM
-              for t in sorted(tails) if t in method.tail_notes]
+    limits = {"bentler-xie": _rank_stats._MAX_EXACT_DIM,
+              "pairs": f"{config.ROBUST_EXACT_FLOPS:.3g}"}
+    notes += [method.tail_notes[t] % limits[t] for t in sorted(tails) if t in method.tail_notes]
     notes.append("select_rank(alpha) = first k whose test is not rejected.")
     return RankTestResults(
         table=table,
@@ -234,20 +237,55 @@ def _run(
                       n_perm=n_perm, seed=seed, stop_alpha=stop_alpha)
     _check_data(data, spec)
     rng = normalize_seed(seed) if spec.random else None
-    w = _whiten(data, mom, whitening, rows=spec.needs_rows)
+    pair_rng = None if spec.random else normalize_seed(
+        config.ROBUST_PAIR_SEED if seed is None else seed)
+    rows_arg: bool | Literal["rotated"] = "rotated" if spec.rotated else spec.needs_rows
+    w = _whiten(data, mom, whitening, rows=rows_arg)
     rows, tails = [], set()
-    shown = progress if spec.random else False
-    with progress_bar(shown, n_perm * (top + 1), f"{spec.name} tests") as update:
+    # progress: permutations over all rows (permutation test), else rows
+    per_row = n_perm if spec.random else 1
+    start = time.perf_counter()
+    with progress_bar(progress, per_row * (top + 1), f"{spec.name} tests") as update:
         for k in range(top + 1):
             opts = RowOptions(n_perm=n_perm, rng=rng, n_jobs=n_jobs,
-                              progress=progress_forwarder(update) if shown else False)
+                              progress=progress_forwarder(update) if spec.random else False,
+                              pair_rng=pair_rng)
             row, tail = spec.row(w, k, opts)
             rows.append(row)
+            if not spec.random:
+                update(1)
             if tail:
                 tails.add(tail)
             if stop_alpha is not None and not row["pvalue"] <= stop_alpha:
                 break
+            if k == 0 and top > 0:
+                _warn_long(w, spec.name, time.perf_counter() - start, top, stop_alpha)
     return _build(w, spec, rows, tails)
+
+
+def _warn_long(w: _Whitened, name: str, first: float, top: int,
+               stop_alpha: float | None) -> None:
+    """Warn when the rows still to run are expected to take over
+    ``config.LONG_RUN_SECONDS``: row ``k`` costs about ``(n1-k)(n2-k) / (n1 n2)``
+    of row 0 (measured); a rank selection (``stop_alpha``) is expected to stop
+    after the rank the normal-theory tests choose, plus one row."""
+    last = top
+    if stop_alpha is not None:
+        from scipy import stats
+
+        for k in range(top + 1):
+            if stats.chi2.sf(w.statistic(k), (w.n1 - k) * (w.n2 - k)) > stop_alpha:
+                last = min(k + 1, top)
+                break
+    ks = np.arange(1, last + 1)
+    rest = first * float(np.sum((w.n1 - ks) * (w.n2 - ks))) / (w.n1 * w.n2)
+    if first + rest > config.LONG_RUN_SECONDS:
+        warnings.warn(
+            f"the {name} rank tests are expected to take about {first + rest:.0f} s "
+            f"(row k=0 took {first:.1f} s; {last} more rows to run); pass progress=True "
+            "to follow them, or max_rank to stop earlier",
+            LongRunWarning, stacklevel=4,
+        )
 
 
 def _run_q(data: RowsData, mom: BlockMoments, whitening: tuple[Whitening, Whitening] | None,
@@ -310,9 +348,12 @@ def rank_tests(
     seed : int, Generator or None
         Seed of the permutations (permutation test only).
     progress : bool or callable
-        Permutation test only: ``True`` shows a progress bar (tqdm, or
-        lines on standard error); a callable is called as
-        ``progress(done, total)`` with permutations counted over all rows.
+        ``True`` shows a progress bar (tqdm, or lines on standard error); a
+        callable is called as ``progress(done, total)``, counting rows of the
+        table (permutations over all rows for the permutation test).  When
+        the rows still to run after row 0 are expected (from its time) to
+        take over ``config.LONG_RUN_SECONDS``, a
+        :class:`~jdr_stats.exceptions.LongRunWarning` gives the expected time.
     n_jobs : int or None
         Processes for the batches of permutations (joblib; None or 1: this
         process).  The p-values do not depend on ``n_jobs``.
@@ -382,6 +423,7 @@ def choose_rank(
     alpha: float = 0.05,
     seed: int | np.random.Generator | None = None,
     n_perm: int = 999,
+    progress: ProgressArg = False,
 ) -> tuple[int, RankTestResults | LadleResults]:
     """Choose ``r`` as the first ``k`` whose test of ``H0: r = k`` is not rejected.
 
@@ -422,7 +464,7 @@ def choose_rank(
     else:
         out = _run(
             data, moments, whitening, method=method, max_rank=None, n_perm=n_perm,
-            seed=seed, stop_alpha=alpha,
+            seed=seed, stop_alpha=alpha, progress=progress,
         )
         rank = out.select_rank(alpha)
         why = (
