@@ -120,3 +120,18 @@ def test_built_docs_render_maths_offline(tmp_path):
          "--proxy-server=127.0.0.1:9", "--virtual-time-budget=10000", "--dump-dom",
          page.as_uri()], capture_output=True, text=True, timeout=120, check=True).stdout
     assert dom.count("<mjx-container") > 20
+
+
+def test_no_inline_maths_line_starts_like_a_list_item():
+    # Markdown reads a line "+ \lvert ..." or "- \tilde ..." inside a paragraph
+    # or list item as a new (nested) list item, which splits the $...$ around
+    # it and prints raw LaTeX.  Display maths ($$ blocks) is exempt.
+    bad = []
+    for path in sorted(DOCS.rglob("*.md")):
+        in_display = False
+        for no, line in enumerate(path.read_text().splitlines(), 1):
+            if line.strip() == "$$" or line.strip().startswith("```{math}"):
+                in_display = not in_display
+            if not in_display and re.match(r"^\s*[-+*]\s+\\[A-Za-z]", line):
+                bad.append(f"{path.relative_to(DOCS)}:{no}: {line.strip()[:40]}")
+    assert not bad, bad
