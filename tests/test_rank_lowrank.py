@@ -90,24 +90,3 @@ def test_seeded_size_and_power(crossfit):
         table = jdr.JointDimReduction(y, a, b).fit(2).rank_tests(max_rank=0).table
         miss += table["pvalue"].iloc[0] > alpha
     assert miss <= 2, miss
-
-
-# --- the ladle's candidate set at width (issue 19; theory section 9) -------
-def test_ladle_kmax_capped_by_the_noise_edge():
-    from jdr_stats.inference.rank_robust import ladle_kmax
-
-    s = np.r_[np.full(5, 0.5), np.full(295, 0.01)]
-    assert ladle_kmax(300, 300) == 52  # Luo and Li's choice, no data
-    # 5 directions above (sqrt 300 + sqrt 300)^2 = 1200 at m = 1e4: 10 more candidates
-    assert ladle_kmax(300, 300, 10_000, s, 1.0) == 15
-    assert ladle_kmax(8, 8, 10_000, s[:8], 1.0) == 7  # narrow: unchanged
-    assert ladle_kmax(30, 30, 10_000, s[:30], 1.0) == 8
-
-
-@pytest.mark.filterwarnings("ignore::jdr_stats.exceptions.AssumptionWarning")
-def test_ladle_at_width_uses_the_capped_candidates():
-    sim = jdr.simulate.bilinear(3000, 80, 80, 2, seed=5)
-    lad = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit("auto", rank_method="ladle", seed=1)
-    assert lad.rank == 2
-    table = lad.rank_test_table.table
-    assert table.shape[0] == 13  # k = 0..12: two directions above the edge, plus 10

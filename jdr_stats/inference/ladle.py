@@ -143,7 +143,7 @@ def ladle_results(
     w = _whiten(data, mom, whitening, rows=True)
     assert w.chunks is not None  # rows=True always builds them
     lad = ladle_from_chunks(w.chunks, w.var_y, w.u, w.s, w.v, n_boot=n_boot,
-                            rng=normalize_seed(seed), nobs=w.m)
+                            rng=normalize_seed(seed))
     table = pd.DataFrame(
         {"criterion": lad.criterion, "boot_var": lad.boot_var, "eig_part": lad.eig_part},
         index=pd.Index(np.arange(lad.criterion.size), name="k"),

@@ -526,25 +526,10 @@ class LadleResult:
     eig_part: np.ndarray
 
 
-def ladle_kmax(n1: int, n2: int, nobs: int | None = None, s: np.ndarray | None = None,
-               var_y: float | None = None) -> int:
-    """Largest candidate rank of the ladle.
-
-    Luo and Li's ``p - 1`` for ``p = min(n1, n2) <= 10``, else
-    ``floor(p / log p)``; given ``nobs``, the singular values ``s`` and
-    ``var_y``, at most ``e + 10`` with ``e`` the number of directions whose
-    ``nobs s_j^2 / var_y`` exceeds the normal-theory noise edge
-    ``(sqrt(n1) + sqrt(n2))^2`` (at width the noise singular values decay
-    too slowly for the criterion over ``p / log p`` candidates; theory
-    section 9).
-    """
+def ladle_kmax(n1: int, n2: int) -> int:
+    """Luo and Li's largest candidate: ``p - 1`` for ``p <= 10``, else ``floor(p / log p)``."""
     p = min(n1, n2)
-    luo = p - 1 if p <= 10 else int(np.floor(p / np.log(p)))
-    if nobs is None or s is None or var_y is None:
-        return luo
-    edge = (np.sqrt(n1) + np.sqrt(n2)) ** 2
-    above = int(np.sum(nobs * np.asarray(s, dtype=float) ** 2 / var_y > edge))
-    return min(luo, above + 10)
+    return p - 1 if p <= 10 else int(np.floor(p / np.log(p)))
 
 
 def _boot_sums(chunks: Chunks, n1: int, n2: int, n_boot: int, rng: np.random.Generator):
@@ -599,9 +584,7 @@ def ladle_rank(
     n_boot : int
         Bootstrap replicates (Poisson(1) weights per row).
     kmax : int, optional
-        Largest candidate rank (default :func:`ladle_kmax` with the rows'
-        count: Luo and Li's, capped at 10 above the directions over the
-        noise edge), at most
+        Largest candidate rank (default :func:`ladle_kmax`), at most
         ``min(n1, n2) - 1``.
     seed : int, Generator or None
     batch_rows : int, optional
@@ -625,7 +608,7 @@ def ladle_rank(
     """
     chunks, u, s, v = _check_inputs(y, a, b, u, s, v, batch_rows)
     return ladle_from_chunks(chunks, float(y @ y) / y.shape[0], u, s, v, n_boot=n_boot, kmax=kmax,
-                             rng=normalize_seed(seed), nobs=y.shape[0])
+                             rng=normalize_seed(seed))
 
 
 def ladle_from_chunks(
@@ -638,21 +621,19 @@ def ladle_from_chunks(
     n_boot: int = 200,
     kmax: int | None = None,
     rng: np.random.Generator,
-    nobs: int | None = None,
 ) -> LadleResult:
     """:func:`ladle_rank` on a re-iterable factory of whitened row chunks.
 
     One pass over the rows: the Poisson weights are drawn row by row in the
     chunks' order, so the estimate depends neither on the chunking nor on
     whether the rows are in memory or streamed from a row source.
-    ``var_y`` is the mean of the centred ``y`` squared; ``nobs`` (the
-    number of rows), when given, caps the default ``kmax`` (:func:`ladle_kmax`).
+    ``var_y`` is the mean of the centred ``y`` squared.
     """
     n1, n2 = u.shape[0], v.shape[0]
     n_boot = check_int(n_boot, "n_boot", low=2)
     top = min(n1, n2) - 1
     if kmax is None:
-        kmax = ladle_kmax(n1, n2, nobs, s, var_y)
+        kmax = ladle_kmax(n1, n2)
     else:
         kmax = check_int(kmax, "kmax", low=0, high=top)
     if not var_y > 0:
