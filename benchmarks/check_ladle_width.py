@@ -47,11 +47,14 @@ def main() -> None:
                     help="replications of the designs with n >= 200")
     ap.add_argument("--n-boot", type=int, default=100)
     ap.add_argument("--seed", type=int, default=20261126)
+    ap.add_argument("--n", type=int, nargs="*", help="only the designs of these widths")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
     print(f"# reps={args.reps}, n_boot={args.n_boot}, seed=[{args.seed}, design index]; "
           "hit = P(chosen rank = r), +- MC SE")
     for idx, (name, m, n, r) in enumerate(DESIGNS):
+        if args.n and n not in args.n:
+            continue
         t0 = time.time()
         rng = np.random.default_rng([args.seed, idx])
         kluo = ladle_kmax(n, n)
