@@ -441,8 +441,6 @@ class JointDimReduction(DataModel):
                 if rank_method != "ladle" else rank_method
             settings["alpha"] = alpha
         support_sets = None
-        if sparsity is not None:
-            _require_one_response(self._data, "a sparse fit (sparsity=)")
         if sparsity == "auto":
             self._data.rows('sparsity="auto" (support selection)')
             choice = choose_support(self._data, mom, whitening, rank=rank, fdr=fdr,
@@ -495,7 +493,6 @@ class JointDimReduction(DataModel):
         function also takes the deprecated flat names of version 0.1.
         """
         self._data.rows("select_support")
-        _require_one_response(self._data, "select_support")
         return _select_support(
             self._data, rank=rank, test=test, method=method, covariance=covariance,
             n_resamples=n_resamples, rule=rule, fdr=fdr, standardize=standardize, seed=seed,
@@ -533,18 +530,6 @@ def stream_model(cls: type[JointDimReduction], source_cls: Any, path: Any,
     if adj is not None:
         model._data.adjustment = adj  # type: ignore[attr-defined]
     return model
-
-
-def _require_one_response(data: Any, what: str) -> None:
-    """Support selection and sparse fits take one response column (issue 21:
-    two classes, one numeric or a multivariate response of rank one)."""
-    q = getattr(getattr(data, "response", None), "q", 1)
-    if q > 1:
-        raise ValueError(
-            f"{what} needs a single response column; this model's response has q = {q} "
-            f"columns ({data.response.describe()}). Fit it dense, or select the support "
-            "for one response column (or one class against the rest) at a time"
-        )
 
 
 def child_seeds(

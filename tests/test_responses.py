@@ -183,13 +183,11 @@ def test_too_few_rows_after_adjustment():
         jdr.JointDimReduction(rng.normal(size=12), a, b, covariates=rng.normal(size=(12, 8)))
 
 
-def test_sparse_and_support_refused_for_q_gt_1():
+def test_wald_refused_for_q_gt_1():
+    """Sparse fits and support selection work for q > 1 (tests/test_support_q.py);
+    the Wald rank test does not."""
     rng, a, b = _design()
     model = jdr.JointDimReduction(_classes(a, b, rng), a, b)
-    with pytest.raises(ValueError, match="single response column"):
-        model.fit(1, sparsity=(2, 2))
-    with pytest.raises(ValueError, match="single response column"):
-        model.select_support(rank=1)
     with pytest.raises(ValueError, match="single response column"):
         model.fit(1).rank_tests("wald")
 
@@ -563,3 +561,21 @@ def test_q_gt_1_summary_after_remove_data_and_fit_measures():
     assert "categorical, 3 classes" in str(small.summary())
     with pytest.raises(ValueError, match="single response column"):
         res.fit_measures  # noqa: B018
+
+
+def test_wald_f_denominator_counts_the_covariates():
+    """Rows that are residuals on p covariate columns have m - 1 - p residual
+    degrees of freedom: the Wald test's F reference is F(d, m - p - d)."""
+    rng, a, b = _design(m=400)
+    z = rng.normal(size=(400, 3))
+    y = a[:, 0] * b[:, 0] + z[:, 0] + rng.normal(size=400)
+    plain = jdr.JointDimReduction(y, a, b).fit(1).rank_tests("wald", max_rank=1).table
+    adj = jdr.JointDimReduction(y, a, b, covariates=z).fit(1)
+    tab = adj.rank_tests("wald", max_rank=1).table
+    d = tab["df"].to_numpy()
+    np.testing.assert_array_equal(tab["df_denom"].to_numpy(), 400 - 3 - d)
+    np.testing.assert_array_equal(plain["df_denom"].to_numpy(), 400 - d)
+    from scipy import stats
+
+    np.testing.assert_allclose(tab["pvalue"], stats.f.sf(tab["fstat"], d, 400 - 3 - d),
+                               rtol=1e-12)

@@ -20,7 +20,8 @@ from .._data import RowsData
 from .._linalg import BlockMoments, Whitening, block_moments, block_whitenings
 from ..inference.hypotheses import perm_pvalue
 
-__all__ = ["CoordinateTests", "Prepared", "block_tests", "prepare", "threshold_scores"]
+__all__ = ["CoordinateTests", "Prepared", "block_tests", "prepare", "products",
+           "threshold_scores"]
 
 #: Largest number of floats of one intermediate block in the sandwich and
 #: permutation computations (chunks of rows / variables are used above it).
@@ -31,7 +32,7 @@ _CHUNK_FLOATS = config.CHUNK_FLOATS
 class Prepared:
     """Centred and transformed data shared by the tests of both blocks."""
 
-    yc: np.ndarray  # (m,) centred response
+    yc: np.ndarray  # (m,) centred response, (m, q) for a response of q columns
     z_a: np.ndarray  # (m, n1) partial-residual scores Sigma_a^{-1}(a - abar)
     z_b: np.ndarray  # (m, n2)
     w_a: np.ndarray  # (m, n1) whitened (or centred) block a
@@ -47,9 +48,10 @@ def prepare(
     """Centred response, scores and whitened (or centred) blocks."""
     y, a, b = data.rows("support selection")
     if mom is None or (standardize and not mom.has_covariances):
-        mom = block_moments(y, a, b)
+        mom = block_moments(y if y.ndim == 1 else np.ascontiguousarray(y[:, 0]), a, b)
         whitening = None
-    yc = y - mom.mean_y
+    # q > 1: the whitened response matrix Yw, centred column by column
+    yc = y - mom.mean_y if y.ndim == 1 else y - y.mean(axis=0)
     ac = a - mom.mean_a
     bc = b - mom.mean_b
     if not standardize:
@@ -63,6 +65,21 @@ def prepare(
         out.append((np.ascontiguousarray(z.T), np.ascontiguousarray(w.T)))
     (z_a, w_a), (z_b, w_b) = out
     return Prepared(yc=yc, z_a=z_a, z_b=z_b, w_a=w_a, w_b=w_b)
+
+
+def products(yc: np.ndarray, w_other: np.ndarray) -> np.ndarray:
+    """The products ``W = (y - ybar) w_other`` of the reverse regression.
+
+    One response: ``(m, no)``, ``W_i = (y_i - ybar) w_i``.  A response of
+    ``q`` columns (``yc``: m x q, the centred whitened ``Yw``): ``(m, q no)``,
+    ``W_i = (Yw_i1 w_i, ..., Yw_iq w_i)``, columns in the order of the
+    mode-1 unfolding ``[X_1 ... X_q]`` (block a focal; the mode-2 unfolding
+    for block b), so that ``z_j^T W / m`` is row ``j`` of the unfolding of
+    ``Sigma_f^{-1} S_c L_o^{-T}``; see ``docs/theory/support.md``.
+    """
+    if yc.ndim == 1:
+        return yc[:, None] * w_other
+    return (yc[:, :, None] * w_other[:, None, :]).reshape(yc.shape[0], -1)
 
 
 @dataclass(frozen=True)
@@ -154,7 +171,7 @@ class _Design:
 def _design(yc, z, w_focal, w_other, rank, conditional, standardize) -> _Design:
     """The shared pieces of the tests of one block (see :func:`block_tests`)."""
     m, nf = z.shape
-    wy = yc[:, None] * w_other  # (m, no): W
+    wy = products(yc, w_other)  # (m, no) (or (m, q no)): W
     g = z.T @ wy / m  # rows g_j, (nf, no)
     zeta = np.einsum("ij,ij->j", z, z) / m  # (Sigma^{-1})_jj (or var f_j)
     cbar = wy.mean(axis=0)
@@ -314,8 +331,18 @@ def block_tests(
 
 
 def threshold_scores(prep: Prepared) -> np.ndarray:
-    """Entrywise t statistics ``sqrt(m) M_jk / se_jk`` (sandwich se)."""
+    """Entrywise t statistics ``sqrt(m) M_jk / se_jk`` (sandwich se).
+
+    ``(n1, n2)`` for one response; ``(q, n1, n2)`` for a response of ``q``
+    columns (the entries of ``M_c`` for each whitened response column).
+    """
     m = prep.yc.shape[0]
+    if prep.yc.ndim == 2:
+        return np.stack([
+            threshold_scores(Prepared(yc=prep.yc[:, c], z_a=prep.z_a, z_b=prep.z_b,
+                                      w_a=prep.w_a, w_b=prep.w_b))
+            for c in range(prep.yc.shape[1])
+        ])
     mhat = prep.z_a.T @ (prep.yc[:, None] * prep.z_b) / m
     var = (prep.z_a**2).T @ ((prep.yc**2)[:, None] * prep.z_b**2) / m
     return np.sqrt(m) * mhat / np.sqrt(var)
