@@ -25,7 +25,7 @@ def _confounded(m=600, seed=0):
 
 
 def _dask(x, rows=150):
-    return da.from_array(x, chunks=(rows,) + x.shape[1:])
+    return da.from_array(x, chunks=(rows, *x.shape[1:]))
 
 
 @pytest.mark.parametrize("kind", ["pandas", "dask frame", "dask array"])
