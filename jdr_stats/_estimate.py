@@ -8,21 +8,25 @@ lives in exactly one place.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
 from ._hosvd import decompose_q
 from ._linalg import (
+    AnyWhitening,
     BlockMoments,
-    Whitening,
     block_whitenings,
+    shrunk_whitening,
     svd_signed,
     unit_columns,
     whiten_cross,
 )
-from ._validation import check_int
+from ._validation import check_bool, check_choice, check_int
+from .exceptions import SmallSampleWarning
 from .sparse import (
     check_sparsity,
     check_support_sets,
@@ -30,7 +34,181 @@ from .sparse import (
     three_step_projection,
 )
 
-__all__ = ["Estimate", "check_rank", "estimate"]
+__all__ = [
+    "AUTO_SAMPLE_MAX_RATIO",
+    "SUPPORT_TESTS_MAX_RATIO",
+    "Estimate",
+    "WHITENINGS",
+    "WhiteningChoice",
+    "WhiteningKind",
+    "block_whitening_pair",
+    "inference_note",
+    "check_rank",
+    "check_tests_feasible",
+    "choose_whitening",
+    "fold_standardize",
+    "cross_moments",
+    "estimate",
+]
+
+WhiteningKind = Literal["auto", "sample", "shrinkage", "diagonal", "none"]
+WHITENINGS: tuple[str, ...] = ("auto", "sample", "shrinkage", "diagonal", "none")
+
+#: ``whitening="auto"`` whitens with the sample covariance while the wider
+#: block has at most this many columns per row (``max(n1, n2) / m``), and with
+#: the OAS-shrunk covariance above it (``benchmarks/study_wide.py``).
+AUTO_SAMPLE_MAX_RATIO = 0.05
+
+#: Widest ``max(n1, n2) / m`` at which ``benchmarks/study_wide.py --size``
+#: found the support tests' FDR controlled (``fit(sparsity="auto")`` warns above).
+SUPPORT_TESTS_MAX_RATIO = 0.1
+
+
+@dataclass(frozen=True)
+class WhiteningChoice:
+    """The whitening a fit used: ``kind`` (never ``"auto"``), what was
+    ``requested``, and ``reason``, a sentence for the summary."""
+
+    kind: str
+    requested: str
+    reason: str
+
+
+def choose_whitening(requested: object, nobs: int, n1: int, n2: int) -> WhiteningChoice:
+    """Resolve ``fit(whitening=...)`` for a data set of ``nobs`` rows.
+
+    ``"auto"`` is ``"sample"`` when ``max(n1, n2) / nobs <= AUTO_SAMPLE_MAX_RATIO``
+    and ``"shrinkage"`` otherwise.  ``"sample"`` needs ``nobs >= n + 2`` for each
+    block (its covariance is singular otherwise): a ``ValueError`` names the
+    regularised choices.
+    """
+    kind = check_choice(requested, "whitening", WHITENINGS)
+    ratio = max(n1, n2) / nobs
+    if kind == "auto":
+        if ratio <= AUTO_SAMPLE_MAX_RATIO:
+            return WhiteningChoice("sample", "auto", (
+                f"auto: max(n1, n2)/m = {ratio:.3g} <= {AUTO_SAMPLE_MAX_RATIO}, the sample "
+                "covariance is well estimated"))
+        return WhiteningChoice("shrinkage", "auto", (
+            f"auto: max(n1, n2)/m = {ratio:.3g} > {AUTO_SAMPLE_MAX_RATIO}, the sample "
+            "covariance is noisy" + (" (singular)" if ratio >= 1 else "")
+            + "; OAS shrinkage of each block's correlation matrix"))
+    if kind == "sample":
+        for arg, n in (("exog_a", n1), ("exog_b", n2)):
+            if nobs < n + 2:
+                raise ValueError(
+                    f'whitening="sample" needs at least {n + 2} rows for {arg} ({n} '
+                    f"columns; its sample covariance is singular otherwise); got {nobs}. "
+                    'Use whitening="shrinkage" or "auto" (regularised), or "diagonal"'
+                )
+    return WhiteningChoice(kind, kind, "given")
+
+
+def cross_moments(
+    y: np.ndarray, a: np.ndarray, b: np.ndarray, weights: np.ndarray | None = None
+) -> BlockMoments:
+    """Means, ``var_y`` and the centred cross moment only (no block covariances).
+
+    For blocks wider than the rows whitened from the rows themselves (the
+    dual route of :func:`shrunk_whitening`): memory ``O(m (n1 + n2) + n1 n2)``,
+    where the moments engine forms the ``(n1 + n2 + 1)^2`` Gram matrix.
+    ``cov_a`` and ``cov_b`` are read-only NaN views (no memory) and
+    ``has_covariances`` is False, as ``block_moments(covariances=False)``;
+    the same numbers as :func:`block_moments` up to rounding.
+    """
+    m, n1 = a.shape
+    n2 = b.shape[1]
+    wn = np.full(m, 1.0 / m) if weights is None else weights / np.sum(weights)
+    mean_y, mean_a, mean_b = float(wn @ y), wn @ a, wn @ b
+    yc = y - mean_y
+    cross = ((a - mean_a) * (wn * yc)[:, None]).T @ (b - mean_b)
+    return BlockMoments(
+        nobs=m, mean_y=mean_y, var_y=float(wn @ yc**2), mean_a=mean_a, mean_b=mean_b,
+        cov_a=np.broadcast_to(np.nan, (n1, n1)), cov_b=np.broadcast_to(np.nan, (n2, n2)),
+        cross=cross, has_covariances=False,
+    )
+
+
+def inference_note(kind: str, reason: str | None) -> str:
+    """The summary's sentence on the whitening and the inference it allows."""
+    head = f"Whitening: {kind} ({reason or 'given'})."
+    if kind == "sample":
+        return head
+    return head + (
+        " Rank and support tests whiten with the sample covariance whatever the fit's "
+        "whitening (rank(S) and the supports do not depend on it; they need "
+        "m >= max(n1, n2) + 2); the bootstrap re-estimates this whitening in every "
+        "replicate" + (" (the OAS intensity included)." if kind == "shrinkage" else ".")
+    )
+
+
+def fold_standardize(whitening: object, standardize: object) -> object:
+    """The deprecated ``standardize=`` folded into ``whitening=``."""
+    if standardize is None:
+        return whitening
+    standardize = check_bool(standardize, "standardize")
+    if whitening != "auto":
+        raise ValueError(f"give whitening or the deprecated standardize, not both; got "
+                         f"whitening={whitening!r} and standardize={standardize!r}")
+    new = "sample" if standardize else "none"
+    warnings.warn(f'standardize={standardize} is deprecated: use whitening="{new}" (the '
+                  'default whitening="auto" chooses from the data)', FutureWarning, stacklevel=3)
+    return new
+
+
+def check_tests_feasible(
+    nobs: int, n1: int, n2: int, rank: object, sparsity: object
+) -> None:
+    """``rank="auto"`` and ``sparsity="auto"`` run tests that whiten with the
+    sample covariance: refuse, naming what works, when it is singular."""
+    if nobs >= max(n1, n2) + 2:
+        if sparsity == "auto" and max(n1, n2) / nobs > SUPPORT_TESTS_MAX_RATIO:
+            warnings.warn(
+                f'sparsity="auto" at max(n1, n2)/m = {max(n1, n2) / nobs:.3g} > '
+                f"{SUPPORT_TESTS_MAX_RATIO}: the support tests' false discovery rate was not "
+                "controlled that wide (0.43 at nominal 0.1 for n/m = 0.2, "
+                "benchmarks/results/study_wide_size.txt); give sparsity=(s1, s2), or select "
+                "on a held-out half of the rows", SmallSampleWarning, stacklevel=3)
+        return
+    what = 'fit(rank="auto")' if rank == "auto" else 'sparsity="auto"'
+    raise ValueError(
+        f"{what} runs tests that whiten with the sample covariance, singular with {nobs} "
+        f"rows for {max(n1, n2)} columns (they need max(n1, n2) + 2 = {max(n1, n2) + 2}); "
+        "fit a given rank, with sparsity=(s1, s2) for a sparse fit (any whitening fits "
+        "then), or test on a subset of at most m - 2 variables per block (guide page "
+        "'Wide blocks')"
+    )
+
+
+def block_whitening_pair(
+    kind: str,
+    mom: BlockMoments,
+    names_a: Sequence[str],
+    names_b: Sequence[str],
+    *,
+    rows: tuple[np.ndarray, np.ndarray] | None = None,
+    weights: np.ndarray | None = None,
+) -> tuple[AnyWhitening, AnyWhitening] | None:
+    """The two blocks' whitenings of a resolved ``kind`` (None for ``"none"``).
+
+    ``rows`` (the blocks in memory), when given, let a block wider than the
+    number of rows take the dual route (its m x m Gram matrix).
+    """
+    if kind == "none":
+        return None
+    if kind == "sample":
+        return block_whitenings(mom, names_a, names_b)
+    out = []
+    for j, (arg, names) in enumerate((("exog_a", names_a), ("exog_b", names_b))):
+        mean = mom.mean_a if j == 0 else mom.mean_b
+        cov = mom.cov_a if j == 0 else mom.cov_b
+        x = None if rows is None else rows[j]
+        dual = x is not None and (x.shape[1] > x.shape[0] or not mom.has_covariances)
+        out.append(shrunk_whitening(
+            mean, None if dual else cov, mom.nobs, kind, arg, names,
+            rows=x if dual else None, weights=weights))
+    return out[0], out[1]
+
 
 
 @dataclass(frozen=True)
@@ -81,18 +259,21 @@ def check_rank(rank: object, n1: int, n2: int) -> int:
 
 def _decompose(
     cross: np.ndarray,
-    wa: Whitening | None,
-    wb: Whitening | None,
+    wa: AnyWhitening | None,
+    wb: AnyWhitening | None,
     rank: int,
+    nobs: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Whiten (if both whitenings are given), SVD, keep ``rank``, map back.
 
+    ``nobs`` bounds the rank of the cross moment (blocks wider than the rows:
+    the SVD through its range, :func:`~jdr_stats._linalg.svd_signed`).
     A ``(q, n1, n2)`` stack of cross moments (a response of ``q > 1``
     columns) goes to :func:`~jdr_stats._hosvd.decompose_q` (HOSVD)."""
-    if cross.ndim == 3:
-        return decompose_q(cross, wa, wb, rank)
+    if cross.ndim == 3:  # (duck-typed whitenings: ShrunkWhitening too)
+        return decompose_q(cross, wa, wb, rank)  # type: ignore[arg-type]
     xw = cross if wa is None or wb is None else whiten_cross(cross, wa, wb)
-    u, s, v = svd_signed(xw)
+    u, s, v = svd_signed(xw, nobs if nobs is not None and rank <= nobs else None)
     u_std, v_std = u[:, :rank], v[:, :rank]
     if wa is None or wb is None:
         dir_a, dir_b = unit_columns(u_std.copy()), unit_columns(v_std.copy())
@@ -102,7 +283,7 @@ def _decompose(
 
 
 def _selection_target(
-    mom: BlockMoments, xw: np.ndarray, wa: Whitening | None, wb: Whitening | None
+    mom: BlockMoments, xw: np.ndarray, wa: AnyWhitening | None, wb: AnyWhitening | None
 ) -> np.ndarray:
     """The matrix the three-step projection selects from: the unit-free
     :func:`~jdr_stats.sparse.selection_matrix` (standardized fit), else ``S``."""
@@ -112,12 +293,12 @@ def _selection_target(
         return np.stack([_selection_target(mom, x, wa, wb) for x in xw])
     # Sigma_a^{-1} S Sigma_b^{-1} = La^{-T} X_w Lb^{-1}; diag(Sigma^{-1}) = column norms of L^{-1}
     m_mat = wb.solve_t(wa.solve_t(xw).T).T
-    return selection_matrix(m_mat, (wa.linv**2).sum(axis=0), (wb.linv**2).sum(axis=0))
+    return selection_matrix(m_mat, wa.precision_diag(), wb.precision_diag())
 
 
 def _sparse_fit(
-    mom: BlockMoments, rows: np.ndarray, cols: np.ndarray, wa: Whitening | None,
-    wb: Whitening | None, rank: int, names_a: list[str], names_b: list[str],
+    mom: BlockMoments, rows: np.ndarray, cols: np.ndarray, wa: AnyWhitening | None,
+    wb: AnyWhitening | None, rank: int, names_a: list[str], names_b: list[str],
 ) -> tuple[np.ndarray, ...]:
     """The estimator on the variables ``rows``, ``cols`` alone (each block
     whitened with its own sub-covariance); directions padded with zeros."""
@@ -144,7 +325,7 @@ def estimate(
     sparsity: tuple[int, int] | None = None,
     names_a: Sequence[str] | None = None,
     names_b: Sequence[str] | None = None,
-    whitening: tuple[Whitening, Whitening] | None = None,
+    whitening: tuple[AnyWhitening, AnyWhitening] | None = None,
     support: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> Estimate:
     """The paper's estimator from the block moments.
@@ -160,8 +341,11 @@ def estimate(
     names_a, names_b : sequence of str, optional
         Variable names, used in error messages only.
     whitening : (Whitening, Whitening), optional
-        The blocks' whitenings when the caller has factored the covariances
-        already (``standardize=True`` only); computed from ``mom`` otherwise.
+        The blocks' whitenings (``standardize=True`` only): the sample ones
+        already factored, or regularised ones
+        (:class:`~jdr_stats._linalg.ShrunkWhitening`, from
+        :func:`block_whitening_pair`); the sample whitening of ``mom``
+        otherwise.
     support : (rows, cols), optional
         Given variable sets (index arrays, at least ``rank`` of each block):
         the sparse fit on exactly these variables, without the projection
@@ -191,7 +375,7 @@ def estimate(
     if standardize:
         wa, wb = whitening if whitening is not None else block_whitenings(mom, names_a, names_b)
     cross = mom.cross if mom.cross_q is None else mom.cross_q  # q > 1: HOSVD, _decompose
-    xw, s, u_std, v_std, dir_a, dir_b = _decompose(cross, wa, wb, rank)
+    xw, s, u_std, v_std, dir_a, dir_b = _decompose(cross, wa, wb, rank, mom.nobs)
     rows, cols = np.arange(n1), np.arange(n2)
     if sparsity is not None and support is not None:
         raise ValueError("give sparsity or support, not both")

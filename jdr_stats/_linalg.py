@@ -45,6 +45,10 @@ __all__ = [
     "ReweightedMoments",
     "cholesky_factor",
     "Whitening",
+    "ShrunkWhitening",
+    "AnyWhitening",
+    "oas_shrinkage",
+    "shrunk_whitening",
     "block_whitenings",
     "whiten_cross",
     "sign_columns",
@@ -357,12 +361,206 @@ class Whitening:
         """Whitened directions back to original coordinates: unit columns of ``L^{-T} U'``."""
         return unit_columns(self.solve_t(u_std))
 
+    def precision_diag(self) -> np.ndarray:
+        """``diag(Sigma^{-1})``: the squared column norms of ``L^{-1}``."""
+        return (self.linv**2).sum(axis=0)
+
     def subset(self, idx: np.ndarray, argname: str, names: Sequence[str]) -> Whitening:
         """The whitening of the variables ``idx`` alone (their own factor)."""
         sel = np.ix_(idx, idx)
         return Whitening.from_moments(
             self.mean[idx], self.cov[sel], argname, [names[j] for j in idx]
         )
+
+
+def oas_shrinkage(sum_sq: float, n: int, nobs: int) -> float:
+    """OAS shrinkage intensity of a correlation matrix towards the identity.
+
+    ``sum_sq`` is ``||R||_F^2 = tr(R^2)`` of the sample correlation matrix
+    ``R`` of ``n`` variables from ``nobs`` rows.  The oracle approximating
+    shrinkage of Chen, Wiesel, Eldar and Hero (2010) with target
+    ``mu I``, ``mu = tr(R)/n = 1``:
+    ``t = min(1, (tr(R^2)/n^2 + 1) / ((nobs + 1)(tr(R^2)/n^2 - 1/n)))``
+    (the form of scikit-learn's ``oas``); 1 when ``R = I`` exactly.
+    """
+    alpha = sum_sq / n**2
+    den = (nobs + 1) * (alpha - 1.0 / n)
+    if den <= 0:
+        return 1.0
+    return float(min(1.0, (alpha + 1.0) / den))
+
+
+@dataclass(frozen=True)
+class ShrunkWhitening:
+    """Whitening with a regularised covariance, ``Sigma = D R_t D``.
+
+    ``D = diag(sd)`` holds the sample standard deviations and
+    ``R_t = (1 - t) R + t I`` shrinks the sample correlation matrix
+    ``R = Q diag(evals) Q^T`` (``Q`` n x k orthonormal, k <= min(m, n): the
+    thin eigen decomposition, zero eigenvalues left out) towards the
+    identity.  ``t = 1`` (``Q`` empty) is the diagonal whitening.  The
+    square root is the symmetric one, ``C = D R_t^{1/2}``; the mapped-back
+    subspace does not depend on which root (see ``JointDimReduction.fit``).
+    Everything is applied through ``Q``: ``R_t^{-1/2} x = Q((g - c) * Q^T x)
+    + c x`` with ``g = ((1 - t) evals + t)^{-1/2}`` and ``c = t^{-1/2}``, so no
+    n x n matrix is formed or inverted (the dual route when n > m).
+
+    Duck-types :class:`Whitening` for the estimator (``solve``, ``solve_t``,
+    ``to_white``, ``to_original``, ``precision_diag``, ``subset``); ``cov``
+    and ``chol`` form the n x n matrices on demand only.
+    """
+
+    mean: np.ndarray
+    sd: np.ndarray
+    basis: np.ndarray
+    evals: np.ndarray
+    shrinkage: float
+    kind: str = "shrinkage"
+
+    @property
+    def dim(self) -> int:
+        return int(self.sd.shape[0])
+
+    @cached_property
+    def _gains(self) -> tuple[np.ndarray, float]:
+        t = self.shrinkage
+        lam = (1.0 - t) * self.evals + t
+        c = 1.0 / np.sqrt(t) if t > 0 else 0.0
+        return 1.0 / np.sqrt(lam), c
+
+    def _root_inv(self, x: np.ndarray) -> np.ndarray:
+        """``R_t^{-1/2} x`` (x of shape (n,) or (n, p)), computed in place in ``x``
+        (the low-rank correction added by column slices: no second n x p buffer)."""
+        g, c = self._gains
+        q = self.basis
+        coef = q.T @ x if q.shape[1] else None
+        x *= c
+        if coef is None:
+            return x
+        if x.ndim == 1:
+            x += q @ (coef * (g - c))
+            return x
+        coef *= (g - c)[:, None]
+        step = max(1, config.CHUNK_FLOATS // max(1, x.shape[0]))
+        for j in range(0, x.shape[1], step):
+            x[:, j:j + step] += q @ coef[:, j:j + step]
+        return x
+
+    def solve(self, mat: np.ndarray) -> np.ndarray:
+        """``C^{-1} mat = R_t^{-1/2} D^{-1} mat``."""
+        mat = np.asarray(mat, dtype=float)
+        scale = self.sd[:, None] if mat.ndim == 2 else self.sd
+        return self._root_inv(mat / scale)
+
+    def solve_t(self, mat: np.ndarray) -> np.ndarray:
+        """``C^{-T} mat = D^{-1} R_t^{-1/2} mat``."""
+        out = self._root_inv(np.array(mat, dtype=float))
+        out /= self.sd[:, None] if out.ndim == 2 else self.sd
+        return out
+
+    def to_white(self, x: np.ndarray) -> np.ndarray:
+        """Whitened rows ``C^{-1}(x_i - mean)``, shape (m, n)."""
+        return self.solve((x - self.mean).T).T
+
+    def to_scores(self, x: np.ndarray) -> np.ndarray:
+        """Rows ``Sigma^{-1}(x_i - mean)``, shape (m, n)."""
+        return self.solve_t(self.solve((x - self.mean).T)).T
+
+    def to_original(self, u_std: np.ndarray) -> np.ndarray:
+        """Unit columns of ``C^{-T} U'``."""
+        return unit_columns(self.solve_t(u_std))
+
+    def precision_diag(self) -> np.ndarray:
+        """``diag(Sigma^{-1}) = diag(R_t^{-1}) / sd^2``, without forming ``R_t^{-1}``."""
+        g, c = self._gains
+        d = np.full(self.dim, c**2)
+        if self.basis.shape[1]:
+            d += (self.basis**2) @ (g**2 - c**2)
+        return d / self.sd**2
+
+    def correlation(self, idx: np.ndarray | None = None) -> np.ndarray:
+        """``R_t`` (or its submatrix on ``idx``), formed explicitly."""
+        q = self.basis if idx is None else self.basis[idx]
+        out = (q * ((1.0 - self.shrinkage) * self.evals)) @ q.T
+        out[np.diag_indices_from(out)] += self.shrinkage
+        return out
+
+    @cached_property
+    def cov(self) -> np.ndarray:
+        """``D R_t D`` (n x n, formed on demand)."""
+        return self.sd[:, None] * self.correlation() * self.sd[None, :]
+
+    @cached_property
+    def chol(self) -> np.ndarray:
+        """Lower Cholesky factor of :attr:`cov` (n x n, formed on demand)."""
+        return np.linalg.cholesky(self.cov)
+
+    def subset(self, idx: np.ndarray, argname: str, names: Sequence[str]) -> Whitening:
+        """The whitening of the variables ``idx`` with their block of the
+        regularised covariance, ``D_idx R_t[idx, idx] D_idx``."""
+        idx = np.asarray(idx)
+        sd = self.sd[idx]
+        cov = sd[:, None] * self.correlation(idx) * sd[None, :]
+        return Whitening.from_moments(self.mean[idx], cov, argname, [names[j] for j in idx])
+
+
+def _check_sd(sd: np.ndarray, argname: str, names: Sequence[str]) -> None:
+    if not np.all(sd > 0):
+        const = [names[int(j)] for j in np.flatnonzero(~(sd > 0))]
+        raise ValueError(f"{argname} has constant column(s) {const}")
+
+
+def shrunk_whitening(
+    mean: np.ndarray,
+    cov: np.ndarray | None,
+    nobs: int,
+    kind: str,
+    argname: str,
+    names: Sequence[str],
+    *,
+    rows: np.ndarray | None = None,
+    weights: np.ndarray | None = None,
+) -> ShrunkWhitening:
+    """The ``"shrinkage"`` (OAS) or ``"diagonal"`` whitening of one block.
+
+    From the covariance (``cov``, n x n: eigen decomposition of the
+    correlation matrix, O(n^3)) or, when ``rows`` (m x n) are given, from the
+    thin SVD of the standardised rows through their m x m Gram matrix
+    (O(m^2 n), the dual route for n > m); ``cov`` may then be None.  Both
+    give the same ``R = Q diag(evals) Q^T`` (up to rounding) and the same
+    intensity ``t`` (:func:`oas_shrinkage`; ``t = 1`` for ``"diagonal"``).
+    """
+    if rows is not None:
+        w = None if weights is None else np.asarray(weights, dtype=float) / np.sum(weights)
+        xc = rows - mean
+        var = (xc**2).mean(axis=0) if w is None else w @ xc**2
+        sd = np.sqrt(var)
+    else:
+        assert cov is not None
+        sd = np.sqrt(np.diag(cov))
+    _check_sd(sd, argname, names)
+    n = sd.shape[0]
+    if kind == "diagonal":
+        return ShrunkWhitening(mean=mean, sd=sd, basis=np.zeros((n, 0)), evals=np.zeros(0),
+                               shrinkage=1.0, kind="diagonal")
+    if rows is not None:
+        z = xc / sd
+        z *= np.sqrt(w)[:, None] if w is not None else np.sqrt(1.0 / z.shape[0])
+        gram = z @ z.T  # m x m, same nonzero spectrum as R = Z^T Z
+        ev, p = np.linalg.eigh(gram)
+        keep = ev > ev[-1] * max(gram.shape) * np.finfo(float).eps
+        ev, p = ev[keep], p[:, keep]
+        basis = (z.T @ p) / np.sqrt(ev)
+    else:
+        corr = cov / np.outer(sd, sd)
+        ev, basis = np.linalg.eigh(corr)
+        ev = np.clip(ev, 0.0, None)
+    t = oas_shrinkage(float(np.sum(ev**2)), n, nobs)
+    return ShrunkWhitening(mean=mean, sd=sd, basis=basis, evals=ev, shrinkage=t)
+
+
+#: Either whitening object: the sample one (Cholesky) or a regularised one.
+AnyWhitening = Whitening | ShrunkWhitening
 
 
 def block_whitenings(
@@ -375,7 +573,7 @@ def block_whitenings(
     )
 
 
-def whiten_cross(cross: np.ndarray, wa: Whitening, wb: Whitening) -> np.ndarray:
+def whiten_cross(cross: np.ndarray, wa: AnyWhitening, wb: AnyWhitening) -> np.ndarray:
     """``La^{-1} S Lb^{-T}``: the cross moment in whitened coordinates."""
     return wb.solve(wa.solve(cross).T).T
 
@@ -396,14 +594,36 @@ def sign_columns(x: np.ndarray, *others: np.ndarray) -> tuple[np.ndarray, ...]:
     return (x * signs, *(o * signs for o in others))
 
 
-def svd_signed(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def svd_signed(
+    x: np.ndarray, max_rank: int | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Thin SVD ``x = U diag(s) V^T`` with deterministic signs.
 
     Returns ``U`` (n1 x k), all singular values ``s`` (descending) and
     ``V`` (n2 x k), k = min(n1, n2); each column of ``U`` has its entry of
     largest magnitude positive, and ``V`` is flipped with it.
+
+    ``max_rank``, when given, bounds the rank of ``x`` (a cross moment of
+    ``m`` rows has rank at most ``m``).  When it is well below ``k`` the SVD
+    goes through the range of ``x``: ``Q`` an orthonormal basis of
+    ``x Omega`` (``Omega`` a fixed Gaussian n2 x (max_rank + 10) matrix,
+    seed 0), the SVD of the small ``Q^T x``, ``U = Q U_small``; exact up to
+    rounding because ``range(x Omega) = range(x)``; only ``max_rank + 10``
+    vectors are returned (with ``k`` singular values, zeros after them).
     """
-    u, s, vt = np.linalg.svd(x, full_matrices=False)
+    k = min(x.shape)
+    if max_rank is not None and 2 * (max_rank + 10) < k:
+        omega = np.random.default_rng(0).standard_normal((x.shape[1], max_rank + 10))
+        q, _ = np.linalg.qr(x @ omega)
+        u_s, s_s, vt = np.linalg.svd(q.T @ x, full_matrices=False)
+        u, v = sign_columns(q @ u_s, vt.T)
+        s = np.zeros(k)
+        s[: s_s.size] = s_s
+        return u, s, v
+    try:
+        u, s, vt = np.linalg.svd(x, full_matrices=False)
+    except np.linalg.LinAlgError:  # gesdd rarely fails to converge: the slower gesvd
+        u, s, vt = sla.svd(x, full_matrices=False, lapack_driver="gesvd")
     u, v = sign_columns(u, vt.T)
     return u, s, v
 

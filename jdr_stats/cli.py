@@ -385,7 +385,7 @@ def _run_fit(args: argparse.Namespace) -> str:
     fit_seed, boot_seed, support_seed = np.random.SeedSequence(args.seed).spawn(3)
     res = model.fit(
         args.rank,
-        standardize=not args.no_standardize,
+        whitening="none" if args.no_standardize else "auto",
         sparsity=args.sparsity,
         rank_method=args.rank_method,
         fdr=args.fdr,

@@ -9,19 +9,27 @@ a three-step sparse projection (section 3).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 
 from ._adjusted_source import adjust_source, check_numeric_covariates, dask_adjusted
 from ._data import DataModel, MissingPolicy, ModelData, check_effective_rows
-from ._estimate import estimate
-from ._linalg import BlockMoments, block_whitenings
+from ._estimate import (
+    WhiteningKind,
+    block_whitening_pair,
+    check_tests_feasible,
+    choose_whitening,
+    cross_moments,
+    estimate,
+    fold_standardize,
+)
+from ._linalg import AnyWhitening, BlockMoments, Whitening
 from ._progress import ProgressArg
 from ._responses import ResponseKind
 from ._sources import RowSource, is_dask_collection
 from ._streamed import MomentsData
-from ._validation import check_bool, check_rows_for_whitening, normalize_seed
+from ._validation import normalize_seed
 from .inference.rank_tests import RankMethod, choose_rank
 from .moments import Moments, ResponseMoments
 from .results import JDRResults
@@ -336,7 +344,8 @@ class JointDimReduction(DataModel):
         self,
         rank: int | Literal["auto"],
         *,
-        standardize: bool = True,
+        whitening: WhiteningKind = "auto",
+        standardize: bool | None = None,
         sparsity: tuple[int, int] | Literal["auto"] | None = None,
         rank_method: RankMethod | Literal["ladle"] = "robust",
         alpha: float = 0.05,
@@ -352,16 +361,28 @@ class JointDimReduction(DataModel):
             Dimension ``r`` of each subspace, ``1 <= r <= min(n1, n2)``.
             ``"auto"`` chooses it by the sequence of rank tests of
             ``rank_method`` at level ``alpha`` (see :meth:`JDRResults.rank_tests`).
-        standardize : bool
-            ``True`` whitens each block with its sample mean and covariance
-            (section 5.1 of the paper); ``False`` only centres it.  The
-            whitening uses the lower Cholesky factor ``L`` of the covariance
-            (``Sigma = L L^T``, ``a' = L^{-1}(a - mean)``): it is the cheapest
-            square root and needs only triangular solves.  Any other square
+        whitening : {"auto", "sample", "shrinkage", "diagonal", "none"}
+            How each block is whitened before ``X_lin`` is formed (guide page
+            "Wide blocks", theory page "Whitening").  ``"sample"``: the sample
+            mean and covariance (section 5.1 of the paper; needs
+            ``m >= n + 2``).  ``"shrinkage"``: the covariance ``D R_t D`` with
+            the sample SDs ``D`` and the correlation matrix shrunk towards the
+            identity, ``R_t = (1 - t) R + t I``, ``t`` the OAS intensity (unit
+            free; any ``m``, computed through the m x m Gram matrix when
+            ``n > m``).  ``"diagonal"``: the SDs only (``t = 1``).
+            ``"none"``: centring only; the directions then depend on the
+            variables' units.  ``"auto"`` (default) is ``"sample"`` while
+            ``max(n1, n2) / m <= 0.05``, ``"shrinkage"`` above (the study
+            ``benchmarks/study_wide.py``); the summary says which and why,
+            ``results.whitening`` records it.  The sample whitening uses the
+            lower Cholesky factor ``L`` of the covariance: any other square
             root ``C = L O`` (``O`` orthogonal) rotates ``X_lin`` to
             ``O^T X_lin`` and its left singular vectors to ``O^T U'``, so the
             mapped-back subspace ``span(C^{-T} O^T U') = span(L^{-T} U')`` is
-            the same: the estimate does not depend on the choice.
+            the same.
+        standardize : bool, optional
+            Deprecated (``FutureWarning``): ``True`` is ``whitening="sample"``,
+            ``False`` is ``whitening="none"``.
         sparsity : (s1, s2), "auto" or None
             Select ``s1`` variables of block a and ``s2`` of block b by the
             three-step projection of section 3, ``rank <= s_k <= n_k``.
@@ -371,12 +392,15 @@ class JointDimReduction(DataModel):
             child of ``seed``; see ``results.support_tests``).  A block where
             the tests select fewer than ``rank`` variables is kept dense, with a
             :class:`~jdr_stats.exceptions.SupportSelectionWarning` and a note
-            in the summary.
+            in the summary.  The tests whiten with the sample covariance
+            whatever ``whitening`` (so they need ``m >= max(n1, n2) + 2``).
         rank_method : {"robust", "wald", "chi2", "general", "permutation", "ladle"}
             How ``rank="auto"`` chooses the rank: the sequential tests of that
             method (default ``"robust"``, valid without distributional
             assumptions; ``"chi2"`` is the normal-theory test), or the ladle
-            estimator (``"ladle"``, Luo and Li 2016, bootstrap from a child of ``seed``).
+            estimator (``"ladle"``, Luo and Li 2016, bootstrap from a child of
+            ``seed``).  The tests whiten with the sample covariance whatever
+            ``whitening``.
         alpha : float
             Level of the rank tests when ``rank="auto"``.
         fdr : float
@@ -408,33 +432,41 @@ class JointDimReduction(DataModel):
         ``ybar (1/m) sum a'_i b'_i^T``, pure noise of variance
         ``ybar^2 n1 n2 / m``, so the estimate is less variable and invariant
         to a shift of ``y``.
+
+        Examples
+        --------
+        >>> import jdr_stats as jdr
+        >>> sim = jdr.simulate.bilinear(100, 150, 120, 1, seed=0)
+        >>> res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(1)
+        >>> res.whitening
+        'shrinkage'
         """
-        standardize = check_bool(standardize, "standardize")
         if isinstance(rank, str) and rank != "auto":
             raise ValueError(f'rank must be a positive integer or "auto"; got {rank!r}')
         if isinstance(sparsity, str) and sparsity != "auto":
             raise ValueError(f'sparsity must be (s1, s2), "auto" or None; got {sparsity!r}')
         names_a, names_b = self.exog_names_a, self.exog_names_b
-        if standardize:
-            check_rows_for_whitening(
-                self.nobs, {"exog_a": len(names_a), "exog_b": len(names_b)}
-            )
+        choice = choose_whitening(fold_standardize(whitening, standardize), self.nobs,
+                                  len(names_a), len(names_b))
+        if rank == "auto" or sparsity == "auto":
+            check_tests_feasible(self.nobs, len(names_a), len(names_b), rank, sparsity)
         # The moments are computed once, and each covariance factored once,
         # for the rank tests, the coordinate tests and the estimate.
         auto = rank == "auto" or sparsity == "auto"
-        mom = self.moments(covariances=standardize or auto)
-        whitening = block_whitenings(mom, names_a, names_b) if standardize else None
+        mom, whitening_pair = self._moments_and_whitenings(choice.kind, auto)
+        # the tests whiten with the sample covariance (see fit's docstring)
+        test_whitening = cast("tuple[Whitening, Whitening] | None",
+                              whitening_pair if choice.kind == "sample" else None)
         settings: dict[str, Any] = {
-            "standardize": standardize,
-            "rank_method": None,
-            "alpha": None,
+            "standardize": choice.kind != "none", "whitening": choice.kind,
+            "whitening_reason": choice.reason, "rank_method": None, "alpha": None,
             "support": None,
         }
         rank_table = None
         rank_seed, support_seed = child_seeds(seed, 2)
         if rank == "auto":
             rank, rank_table = choose_rank(
-                self._data, mom, whitening, method=rank_method, alpha=alpha, seed=rank_seed,
+                self._data, mom, test_whitening, method=rank_method, alpha=alpha, seed=rank_seed,
                 progress=progress,
             )
             # the method that ran (a q > 1 response may fall back; see _rank_q)
@@ -444,27 +476,50 @@ class JointDimReduction(DataModel):
         support_sets = None
         if sparsity == "auto":
             self._data.rows('sparsity="auto" (support selection)')
-            choice = choose_support(self._data, mom, whitening, rank=rank, fdr=fdr,
-                                    seed=support_seed)
-            settings["support"], settings["support_note"] = choice.tests, choice.note()
-            support_sets = (choice.rows, choice.cols)
-            sparsity = (len(choice.rows), len(choice.cols))
+            found = choose_support(self._data, mom, test_whitening, rank=rank, fdr=fdr,
+                                   seed=support_seed)
+            settings["support"], settings["support_note"] = found.tests, found.note()
+            support_sets = (found.rows, found.cols)
+            sparsity = (len(found.rows), len(found.cols))
         est = estimate(
             mom,
             rank,
-            standardize=standardize,
+            standardize=choice.kind != "none",
             sparsity=None if sparsity is None or support_sets is not None
             else tuple(sparsity),  # type: ignore[arg-type]  # checked by estimate
             names_a=names_a,
             names_b=names_b,
-            whitening=whitening,
+            whitening=whitening_pair,
             support=support_sets,
         )
         settings["sparsity"] = None if sparsity is None else (int(sparsity[0]), int(sparsity[1]))
-        res = JDRResults(self, est, mom, settings, rank_tests=rank_table, whitening=whitening)
+        res = JDRResults(self, est, mom, settings, rank_tests=rank_table,
+                         whitening=whitening_pair)
         if rank_table is not None:  # p-values chose the rank: check their premises
             res.diagnostics.warn('fit(rank="auto")')
         return res
+
+    def _moments_and_whitenings(
+        self, kind: str, auto: bool
+    ) -> tuple[BlockMoments, tuple[AnyWhitening, AnyWhitening] | None]:
+        """The moments and the blocks' whitenings of a fit.
+
+        A regularised whitening of a block wider than the rows, with the rows
+        in memory, takes the dual (m x m) route; when no test needs the
+        sample covariances (``auto`` False) and a block is wider than the
+        rows, only the cross moment is formed (:func:`~jdr_stats._estimate.cross_moments`)."""
+        n_max = max(len(self.exog_names_a), len(self.exog_names_b))
+        data = self._data
+        if (kind not in ("shrinkage", "diagonal") or not isinstance(data, ModelData)
+                or data.adjustment.active):  # covariates: the adjusted moments' covariances
+            mom = self.moments(covariances=kind != "none" or auto)
+            return mom, block_whitening_pair(kind, mom, self.exog_names_a, self.exog_names_b)
+        y, a, b = data.rows("the whitening")
+        weights = data.weights
+        lean = not auto and n_max > self.nobs and y.ndim == 1  # q > 1: the engine's q crosses
+        mom = cross_moments(y, a, b, weights) if lean else self.moments()
+        return mom, block_whitening_pair(kind, mom, self.exog_names_a, self.exog_names_b,
+                                         rows=(a, b), weights=weights)
 
     def select_support(
         self,

@@ -8,6 +8,7 @@ inference (rank tests, bootstrap).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import warnings
 from collections.abc import Callable
 from functools import cached_property
@@ -24,9 +25,9 @@ from ._data import (
     check_new_block,
     design_from_spec,
 )
-from ._estimate import Estimate
+from ._estimate import Estimate, inference_note
 from ._export import ExportMixin, records
-from ._linalg import BlockMoments, Whitening
+from ._linalg import AnyWhitening, BlockMoments
 from ._responses import summary_lines as _response_lines
 from ._responses import summary_notes as _response_notes
 from ._results_extra import FitMeasuresMixin
@@ -63,7 +64,7 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         settings: dict[str, Any],
         *,
         rank_tests: RankTestResults | LadleResults | None = None,
-        whitening: tuple[Whitening, Whitening] | None = None,
+        whitening: tuple[AnyWhitening, AnyWhitening] | None = None,
         covariances: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
     ) -> None:
         self._model = model
@@ -162,6 +163,11 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
     @property
     def standardize(self) -> bool:
         return self._settings["standardize"]
+
+    @property
+    def whitening(self) -> str:
+        """The whitening the fit used: "sample", "shrinkage", "diagonal" or "none"."""
+        return self._settings.get("whitening", "sample" if self.standardize else "none")
 
     @property
     def sparsity(self) -> tuple[int, int] | None:
@@ -452,8 +458,9 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         returned, not stored: pass it to :meth:`summary` as
         ``summary(rank_tests=table)`` to print it with the fit.
         """
+        sample = self._whitening if self.whitening == "sample" else None  # see theory: whitening
         table = _rank_tests(
-            self._model.data, self._moments, self._whitening,
+            self._model.data, self._moments, sample,  # type: ignore[arg-type]
             method=method, max_rank=max_rank, n_perm=n_perm, seed=seed,
             progress=progress, n_jobs=n_jobs,
         )
@@ -473,11 +480,13 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
     ) -> BootstrapResults:
         """Bootstrap the fit; see :func:`jdr_stats.inference.bootstrap.bootstrap`
         (called with the fit's data, estimate, ``standardize`` and ``sparsity``;
-        ``n_jobs`` processes give the same numbers as one)."""
+        ``n_jobs`` processes give the same numbers as one); every replicate
+        re-estimates the fit's :attr:`whitening`."""
         return _bootstrap(
             self._model.data, self._est, standardize=self.standardize,
             sparsity=self.sparsity, n_boot=n_boot, seed=seed, method=method,
             interval=interval, alpha=alpha, progress=progress, n_jobs=n_jobs, fit=self,
+            whitening=self.whitening,
         )
 
     # -- export -----------------------------------------------------------
@@ -500,8 +509,10 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
             ``rank="auto"`` fit, as their ``to_dict()``, else None) and
             ``support_tests`` (likewise for ``sparsity="auto"``),
             ``loadings`` (the per-SD loadings, records like ``directions``)
-            and ``premises`` (:attr:`diagnostics`: its table as records, the
-            cross-block canonical correlations and the messages).  NaN are
+            ``fit_measures`` (:attr:`fit_measures` as a dict, None without
+            rows in memory or for q > 1) and ``premises`` (:attr:`diagnostics`:
+            its table as records, the cross-block canonical correlations, the
+            messages and the remarks).  NaN are
             None; keys have no spaces.
 
         Examples
@@ -531,6 +542,7 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
             "rank_method": self.rank_method,
             "alpha": json_safe(self._settings["alpha"]),
             "standardize": self.standardize,
+            "whitening": self.whitening,
             "sparsity": None if self.sparsity is None else list(self.sparsity),
             "weights": bool(m.data.weighted),
             **{k.rstrip(":").lower().replace(" ", "_").replace(".", ""): v
@@ -546,12 +558,24 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
                 np.vstack([self._loadings(self._est.dir_a, self._covariances[0]),
                            self._loadings(self._est.dir_b, self._covariances[1])]),
                 columns=cols, index=dirs.index)),
+            "fit_measures": self._fit_measures_dict(),
             "premises": {
                 "table": records(self.diagnostics.table),
                 "cross_correlations": json_safe(self.diagnostics.cross_correlations),
                 "messages": self.diagnostics.messages,
+                "remarks": self.diagnostics.remarks,
             },
         }
+
+    def _fit_measures_dict(self) -> dict[str, Any] | None:
+        """:attr:`fit_measures` as plain types, None where the summary shows n/a."""
+        from .exceptions import RowsNotInMemoryError
+
+        try:
+            fm = self.fit_measures
+        except (RowsNotInMemoryError, ValueError):
+            return None
+        return {k: json_safe(v) for k, v in dataclasses.asdict(fm).items()}
 
     # -- summary ----------------------------------------------------------
     def _singular_value_table(self, max_rows: int = 10) -> pd.DataFrame:
@@ -637,7 +661,7 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
                 else LADLE_CHOSEN_BY if self.rank_method == "ladle"
                 else f"{self.rank_method} tests, alpha={self._settings['alpha']}"
             ),
-            "Standardize:": self.standardize,
+            "Whitening:": self.whitening,
             "Sparsity (s1, s2):": (
                 "none (dense)" if self.sparsity is None
                 else f"{self.sparsity}" + (" (auto)" if self.support_tests is not None else "")
@@ -659,6 +683,7 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
             ("Premises", self.diagnostics.table, "premises"),
         ]
         notes = r2_notes + self._loading_and_premise_notes(loadings)
+        notes.append(inference_note(self.whitening, self._settings.get("whitening_reason")))
         if rank_tests is not None and not isinstance(rank_tests, RankTestResults):
             raise TypeError(
                 f"rank_tests must be a RankTestResults; got {type(rank_tests).__name__}"

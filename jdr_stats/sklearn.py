@@ -75,7 +75,9 @@ class JointDimReductionTransformer(TransformerMixin, BaseEstimator):
         unless ``split="half"`` is given: which columns form a block is a
         property of the data, not something to guess.
     standardize : bool
-        Whiten each block (see :meth:`jdr_stats.JointDimReduction.fit`).
+        Whiten each block: ``True`` fits with ``whitening="auto"`` (the sample
+        covariance for narrow blocks, OAS shrinkage for wide ones), ``False``
+        with ``whitening="none"`` (see :meth:`jdr_stats.JointDimReduction.fit`).
     sparsity : (int, int) or None
         Numbers of variables ``(s1, s2)`` kept by the sparse estimator.
     split : {"half"} or None
@@ -218,7 +220,8 @@ class JointDimReductionTransformer(TransformerMixin, BaseEstimator):
             )
         ia, ib = self._blocks(X.shape[1])
         model = JointDimReduction(y, X[:, ia], X[:, ib])
-        res = model.fit(self.rank, standardize=self.standardize, sparsity=self.sparsity)
+        res = model.fit(self.rank, whitening="auto" if self.standardize else "none",
+                        sparsity=self.sparsity)
         self.results_ = res
         self.columns_a_, self.columns_b_ = ia, ib
         self.directions_a_ = np.asarray(res.estimate.dir_a)

@@ -45,10 +45,12 @@ def test_too_few_rows(data):
     y, a, b = data
     with pytest.raises(ValueError, match="too few rows"):
         M(y[:2], a[:2], b[:2])
-    with pytest.raises(ValueError, match="too few rows to whiten exog_a: got 5 observations for 4"):
-        M(y[:5], a[:5], b[:5]).fit(1)
-    # without whitening a handful of rows is enough to compute X_lin
-    M(y[:5], a[:5], b[:5]).fit(1, standardize=False)
+    with pytest.raises(ValueError, match=r'whitening="sample" needs at least 6 rows for exog_a '
+                       r'\(4 columns.*got 5\. Use whitening="shrinkage"'):
+        M(y[:5], a[:5], b[:5]).fit(1, whitening="sample")
+    # the default (regularised) whitening and no whitening run on a handful of rows
+    assert M(y[:5], a[:5], b[:5]).fit(1).whitening == "shrinkage"
+    M(y[:5], a[:5], b[:5]).fit(1, whitening="none")
 
 
 @pytest.mark.parametrize("rank,msg", [(0, "between 1 and 3"), (4, "got 4"), (-1, "got -1")])

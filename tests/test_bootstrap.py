@@ -221,7 +221,7 @@ def test_failed_replicates_warn():
     a[0, 2] = 1.0  # one nonzero entry: many resamples make the column constant
     b = rng.standard_normal((m, 2))
     y = a[:, 0] * b[:, 0] + rng.standard_normal(m)
-    res = jdr.JointDimReduction(y, a, b).fit(1)
+    res = jdr.JointDimReduction(y, a, b).fit(1, whitening="sample")
     with pytest.warns(SmallSampleWarning, match="could not be fitted"):
         boot = res.bootstrap(n_boot=50, seed=0)
     assert boot.n_failed > 0 and boot.n_boot + boot.n_failed == 50

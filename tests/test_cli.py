@@ -291,8 +291,12 @@ def test_too_few_rows_says_no_standardize(tmp_path, capsys):
     sim = jdr.simulate.bilinear(6, 5, 2, 1, seed=1)
     path = tmp_path / "few.csv"
     sim.frame.to_csv(path, index=False)
-    err = _err(["fit", str(path), "--y", "y", "--a", "a0,a1,a2,a3,a4", "--b", "b0,b1",
-                "--rank", "1"], capsys)
+    args = ["fit", str(path), "--y", "y", "--a", "a0,a1,a2,a3,a4", "--b", "b0,b1"]
+    # a block as wide as the rows fits with the regularised whitening (issue 20)
+    assert main([*args, "--rank", "1"]) == 0
+    capsys.readouterr()
+    err = _err([*args, "--rank", "auto"], capsys)  # the rank tests need m >= n + 2
+    assert "--rank auto runs tests" in err
     assert "standardize=" not in err and "exog" not in err
 
 

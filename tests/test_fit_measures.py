@@ -184,3 +184,14 @@ def test_group_test_size_by_simulation():
         se = np.sqrt(0.05 * 0.95 / reps)
         assert rej / reps < 0.05 + 3 * se, (design, rej / reps)
         assert rej / reps > 0.05 - 4 * se, (design, rej / reps)
+
+
+def test_fit_measures_in_to_dict(sim, res):
+    import json
+
+    d = json.loads(res.to_json())
+    assert d["fit_measures"]["rsquared"] == pytest.approx(res.rsquared, rel=1e-12)
+    assert d["fit_measures"]["rsquared_ratio"] == pytest.approx(
+        res.fit_measures.rsquared_ratio, rel=1e-12)
+    bare = jdr.JointDimReduction.from_moments(jdr.Moments.from_arrays(sim.y, sim.a, sim.b)).fit(1)
+    assert bare.to_dict()["fit_measures"] is None

@@ -57,7 +57,7 @@ class TestRecovery:
 
     def test_standardize_false_identity_design(self, bilinear_small):
         sim = bilinear_small
-        res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(2, standardize=False)
+        res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(2, whitening="none")
         assert jdr.metrics.nsee(sim.U, res.directions_a, sim.V, res.directions_b) < 0.15
         # without whitening, X_lin is the centred cross moment itself
         mom = block_moments(sim.y, sim.a, sim.b)

@@ -369,7 +369,7 @@ def test_labelled_and_sparse_fits_use_dense_whitened_matrix(bilinear_small):
     sim = bilinear_small
     dense = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(2)
     sparse = jdr.JointDimReduction(sim.y, sim.exog_a_frame, sim.exog_b_frame).fit(
-        2, sparsity=(4, 4), standardize=False
+        2, sparsity=(4, 4), whitening="none"
     )
     pd.testing.assert_frame_equal(dense.rank_tests("chi2").table, sparse.rank_tests("chi2").table)
 
@@ -432,7 +432,7 @@ def test_rank_tests_after_unstandardized_fit():
     # the rank tests (always on the whitened matrix) must still work
     sim = jdr.simulate.bilinear(1500, 5, 4, 2, seed=11)
     mod = jdr.JointDimReduction(sim.y, sim.a, sim.b)
-    t_raw = mod.fit(2, standardize=False).rank_tests("chi2").table
+    t_raw = mod.fit(2, whitening="none").rank_tests("chi2").table
     t_std = mod.fit(2).rank_tests("chi2").table
     pd.testing.assert_frame_equal(t_raw, t_std)
-    assert mod.fit("auto", standardize=False).rank == 2
+    assert mod.fit("auto", whitening="none").rank == 2

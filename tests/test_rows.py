@@ -106,7 +106,7 @@ def test_removed_data_keeps_what_needs_no_rows(frame):
 
 def test_rank_tests_of_an_unstandardized_fit_recompute_the_covariances(frame):
     model = jdr.JointDimReduction(frame["y"], frame[NA], frame[NB])
-    raw = model.fit(1, standardize=False)
+    raw = model.fit(1, whitening="none")
     assert not raw.moments.has_covariances
     white = model.fit(1)
     pd.testing.assert_frame_equal(raw.rank_tests("chi2").table, white.rank_tests("chi2").table)
@@ -278,8 +278,8 @@ def test_plot_options_raise_typeerror_for_a_wrong_type(frame):
 
 def test_unstandardized_fit_of_sums_gets_its_rank_tests(frame):
     moms = jdr.Moments.from_arrays(frame["y"], frame[NA], frame[NB])
-    from_sums = jdr.JointDimReduction.from_moments(moms).fit(1, standardize=False)
-    rows = jdr.JointDimReduction(frame["y"], frame[NA], frame[NB]).fit(1, standardize=False)
+    from_sums = jdr.JointDimReduction.from_moments(moms).fit(1, whitening="none")
+    rows = jdr.JointDimReduction(frame["y"], frame[NA], frame[NB]).fit(1, whitening="none")
     got, want = from_sums.rank_tests("chi2").table, rows.rank_tests("chi2").table
     np.testing.assert_allclose(got["statistic"], want["statistic"], rtol=1e-10)
 

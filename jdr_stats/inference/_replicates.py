@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import config
 from .._data import RowsData
-from .._estimate import Estimate
+from .._estimate import Estimate, block_whitening_pair
 from .._estimate import estimate as estimate_from_moments
 from .._linalg import (
     BlockMoments,
@@ -149,9 +149,12 @@ def _q_batches(data: RowsData, n_boot: int, rng: np.random.Generator, inner: boo
 
 
 def _refit(ctx: dict, mom: BlockMoments) -> Estimate:
+    pair = None  # a regularised whitening is re-estimated from the replicate's moments
+    if ctx.get("whitening") in ("shrinkage", "diagonal"):
+        pair = block_whitening_pair(ctx["whitening"], mom, ctx["names_a"], ctx["names_b"])
     return estimate_from_moments(
         mom, ctx["rank"], standardize=ctx["standardize"], sparsity=ctx["sparsity"],
-        names_a=ctx["names_a"], names_b=ctx["names_b"],
+        names_a=ctx["names_a"], names_b=ctx["names_b"], whitening=pair,
     )
 
 
@@ -164,7 +167,8 @@ def _fit_batch(ctx: dict, moms: list[BlockMoments], errors: list[str]) -> list:
     Sparse fits call :func:`estimate` per replicate.
     """
     out: list = [None] * len(moms)
-    if ctx["sparsity"] is None and moms and moms[0].cross_q is None:
+    if (ctx["sparsity"] is None and moms and moms[0].cross_q is None
+            and ctx.get("whitening") not in ("shrinkage", "diagonal")):
         da, db, s, ok = batched_dense_estimate(moms, ctx["rank"],
                                                standardize=ctx["standardize"])
         for j in range(len(moms)):
@@ -298,6 +302,7 @@ def replicates(
     progress: ProgressArg,
     n_jobs: int | None = None,
     moments: BlockMoments | None = None,
+    whitening: str | None = None,
 ) -> Replicates:
     """Refit every replicate: angles to the estimate, singular values,
     selections, and (``inner``) the largest angle of each inner replicate to
@@ -306,7 +311,7 @@ def replicates(
     rows).  Arguments checked by :func:`.bootstrap.bootstrap`."""
     names_a, names_b = data.names["exog_a"], data.names["exog_b"]
     ctx = {"rank": est0.rank, "standardize": standardize, "sparsity": sparsity,
-           "names_a": names_a, "names_b": names_b}
+           "names_a": names_a, "names_b": names_b, "whitening": whitening}
     store = _Store(n_boot, len(names_a), len(names_b), est0.rank, len(est0.singular_values),
                    sparsity is not None, inner)
     with worker_pool(n_jobs) as parallel, progress_bar(progress, n_boot, "bootstrap") as update:

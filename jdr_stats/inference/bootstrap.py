@@ -68,6 +68,7 @@ def bootstrap(
     progress: ProgressArg = False,
     n_jobs: int | None = None,
     fit: Any = None,
+    whitening: str | None = None,
 ) -> BootstrapResults:
     """Bootstrap the joint fit: confidence bounds for the estimated subspaces.
 
@@ -126,6 +127,10 @@ def bootstrap(
     fit : JDRResults, optional
         The fit being bootstrapped, kept as :attr:`BootstrapResults.results`
         (``JDRResults.bootstrap`` passes itself).
+    whitening : {"sample", "shrinkage", "diagonal", "none"}, optional
+        The fit's whitening (default: ``"sample"`` if ``standardize`` else
+        ``"none"``); every replicate re-estimates it from its own moments
+        (the OAS intensity included), so the replicates vary as the fit does.
 
     Returns
     -------
@@ -196,10 +201,14 @@ def bootstrap(
     if not isinstance(estimate, Estimate):
         raise TypeError(f"estimate must be an Estimate; got {type(estimate).__name__}")
     standardize = check_bool(standardize, "standardize")
+    if whitening is not None:  # the fit's whitening, re-estimated in every replicate
+        whitening = check_choice(whitening, "whitening",
+                                 ("sample", "shrinkage", "diagonal", "none"))
     rng = normalize_seed(seed)
     inner = interval == "calibrated"
     reps = replicates(
         data, estimate, standardize, sparsity, n_boot, rng, method, inner, progress, n_jobs,
+        whitening=whitening,
         moments=None if fit is None else fit.moments,
     )
     boot = BootstrapResults(
