@@ -204,3 +204,28 @@ def test_prepare_centres_each_response_column():
     np.testing.assert_allclose(prep.yc.mean(axis=0), 0.0, atol=1e-12)
     np.testing.assert_allclose(prep.yc.T @ prep.yc / 600, np.eye(2), atol=1e-10)
     assert stats.pearsonr(prep.yc[:, 0], prep.yc[:, 1])[0] == pytest.approx(0, abs=1e-10)
+
+
+def test_covariates_take_residual_degrees_of_freedom():
+    """With covariates (rows residualised on p columns) the F references of the
+    coordinate tests have m - p0 - d - p denominator degrees of freedom."""
+    rng, a, b = _blocks(m=300, seed=6)
+    z = rng.normal(size=(300, 3))
+    y = a[:, 0] * b[:, 0] + z[:, 0] + rng.normal(size=300)
+    model = jdr.JointDimReduction(y, a, b, covariates=z)
+    prep = prepare(model.data, True)
+    assert prep.n_lost == 3
+    from jdr_stats.support._statistics import block_tests
+
+    kw = {"rank": None, "conditional": False, "standardize": True, "covariance": "factored",
+          "method": "chi2", "n_perm": 1, "rng": None}
+    plain = block_tests(prep.yc, prep.z_a, prep.w_a, prep.w_b, **kw)
+    lost = block_tests(prep.yc, prep.z_a, prep.w_a, prep.w_b, n_lost=3, **kw)
+    df2 = 300 - 6 - 5
+    np.testing.assert_allclose(lost.stat, plain.stat * (df2 - 3) / df2, rtol=1e-12)
+    assert lost.dist == f"F(5, {df2 - 3})"
+    hc3 = robust_coordinate_tests(prep.yc, prep.z_a, prep.w_a, prep.w_b, n_lost=3)
+    np.testing.assert_allclose(hc3.pvalue, stats.f.sf(hc3.stat / 5, 5, 300 - 7 - 5 - 3),
+                               rtol=1e-12)
+    tab = select_support(model, method="chi2").table.xs("a", level="block")
+    np.testing.assert_allclose(tab["pvalue"], lost.pvalue, rtol=1e-12)

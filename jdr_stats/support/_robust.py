@@ -203,6 +203,7 @@ def robust_coordinate_tests(
     n_resample: int = 199,
     seed: int | np.random.Generator | None = None,
     scale_residuals: bool = True,
+    n_lost: int = 0,
 ) -> CoordinateTests:
     """Heteroscedasticity-robust coordinate tests of every variable of a block.
 
@@ -243,6 +244,10 @@ def robust_coordinate_tests(
         studentizer and the resamples (default), which removes the
         ``1 / (1 - p/m)`` inflation of the statistic relative to its resamples;
         ``False`` (raw residuals) only for comparison.
+    n_lost : int
+        Covariate columns the rows are residuals on (a model with
+        ``covariates=``): the F reference of the HC methods has
+        ``m - p - d - n_lost`` denominator degrees of freedom.
 
     Returns
     -------
@@ -294,7 +299,7 @@ def robust_coordinate_tests(
     n_resample = check_int(n_resample, "n_resample", low=1)
     s = _setup(yc, z, w_focal, w_other, rank, bool(standardize))
     d = s.d
-    df2 = m - s.p0 - d
+    df2 = m - s.p0 - d - check_int(n_lost, "n_lost", low=0)
     if df2 < 1:
         raise ValueError(
             f"too few observations for the {'marginal' if rank is None else 'conditional'} "

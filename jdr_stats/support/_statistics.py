@@ -37,6 +37,8 @@ class Prepared:
     z_b: np.ndarray  # (m, n2)
     w_a: np.ndarray  # (m, n1) whitened (or centred) block a
     w_b: np.ndarray  # (m, n2)
+    #: covariate columns the rows were residualised on (degrees of freedom lost)
+    n_lost: int = 0
 
 
 def prepare(
@@ -54,8 +56,9 @@ def prepare(
     yc = y - mom.mean_y if y.ndim == 1 else y - y.mean(axis=0)
     ac = a - mom.mean_a
     bc = b - mom.mean_b
+    n_lost = int(getattr(getattr(data, "adjustment", None), "p", 0) or 0)
     if not standardize:
-        return Prepared(yc=yc, z_a=ac, z_b=bc, w_a=ac, w_b=bc)
+        return Prepared(yc=yc, z_a=ac, z_b=bc, w_a=ac, w_b=bc, n_lost=n_lost)
     if whitening is None:
         whitening = block_whitenings(mom, data.names["exog_a"], data.names["exog_b"])
     out = []
@@ -64,7 +67,7 @@ def prepare(
         z = wh.solve_t(w)  # Sigma^{-1} x
         out.append((np.ascontiguousarray(z.T), np.ascontiguousarray(w.T)))
     (z_a, w_a), (z_b, w_b) = out
-    return Prepared(yc=yc, z_a=z_a, z_b=z_b, w_a=w_a, w_b=w_b)
+    return Prepared(yc=yc, z_a=z_a, z_b=z_b, w_a=w_a, w_b=w_b, n_lost=n_lost)
 
 
 def products(yc: np.ndarray, w_other: np.ndarray) -> np.ndarray:
@@ -168,7 +171,7 @@ class _Design:
     df2: int
 
 
-def _design(yc, z, w_focal, w_other, rank, conditional, standardize) -> _Design:
+def _design(yc, z, w_focal, w_other, rank, conditional, standardize, n_lost=0) -> _Design:
     """The shared pieces of the tests of one block (see :func:`block_tests`)."""
     m, nf = z.shape
     wy = products(yc, w_other)  # (m, no) (or (m, q no)): W
@@ -194,7 +197,7 @@ def _design(yc, z, w_focal, w_other, rank, conditional, standardize) -> _Design:
         t = g
         c_j = np.broadcast_to(c_full, (nf, *c_full.shape))
     d = t.shape[1]
-    df2 = m - p0 - d
+    df2 = m - p0 - d - n_lost  # n_lost: covariate columns partialled out of the rows
     if df2 < 1:
         raise ValueError(
             f"too few observations for the {'conditional' if conditional else 'marginal'} "
@@ -302,6 +305,7 @@ def block_tests(
     method: str,
     n_perm: int,
     rng: np.random.Generator | None,
+    n_lost: int = 0,
 ) -> CoordinateTests:
     """Tests of every variable of one (focal) block.
 
@@ -311,9 +315,11 @@ def block_tests(
     Wald) test of ``W_j`` in the reverse regression of ``f_j`` on the rest of
     its block and ``W_j = (y - ybar) w_other V_j`` (``V_j``: the other
     block's fitted basis without variable j; the identity for the marginal
-    test).  See ``docs/theory/support.md``.
+    test).  ``n_lost``: covariate columns the rows are residuals on (the F
+    reference's residual degrees of freedom become ``m - p - d - n_lost``).
+    See ``docs/theory/support.md``.
     """
-    des = _design(yc, z, w_focal, w_other, rank, conditional, standardize)
+    des = _design(yc, z, w_focal, w_other, rank, conditional, standardize, n_lost)
     if method == "chi2" and covariance == "sandwich":
         return _sandwich_tests(des, z, w_focal, rank, conditional, standardize)
     f_stat = _FStat(des, z.shape[0], standardize)
