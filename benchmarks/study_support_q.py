@@ -5,7 +5,7 @@ Designs (n1 = n2 = 20, the first 3 variables of each block active,
 
 * ``cat3``: 3 balanced classes, ``class = argmax(abar_1 bbar_1 + e_1,
   abar_2 bbar_2 + e_2, e_3)``, Gaussian independent blocks (q = 2 indicators);
-* ``cat3-rare``: the same with the third class shifted to about 8% of the rows;
+* ``cat3-rare``: the same with the third class shifted to about 5.6% of the rows;
 * ``cat3-t5ar``: the same as ``cat3`` with elliptical heavy-tailed, correlated
   blocks (multivariate t with 5 df, AR(1) correlation 0.5 within each block);
 * ``q2``: multivariate ``Y = (abar_1 bbar_1 + e_1, abar_2 bbar_2 + e_2)``,
