@@ -17,10 +17,15 @@ import statsmodels.api as sm
 from scipy import linalg as sla
 from scipy import stats
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 import jdr_stats as jdr
 from jdr_stats.sparse import three_step_projection
 from jdr_stats.support import robust_coordinate_tests, select_support
 from jdr_stats.support._statistics import prepare, products
+
+from .strategies import column_recoding
 
 
 def _blocks(m=600, n1=6, n2=5, seed=0):
@@ -229,3 +234,36 @@ def test_covariates_take_residual_degrees_of_freedom():
                                rtol=1e-12)
     tab = select_support(model, method="chi2").table.xs("a", level="block")
     np.testing.assert_allclose(tab["pvalue"], lost.pvalue, rtol=1e-12)
+
+
+def _mixed_units():
+    rng, a, b = _blocks(m=500, n1=6, n2=5, seed=9)
+    y = _three_classes(rng, a, b)
+    a = a @ (np.eye(6) + 0.4 * rng.standard_normal((6, 6)) / np.sqrt(6))  # correlated
+    a = pd.DataFrame(a * np.geomspace(1e-2, 1e2, 6), columns=[f"a{j}" for j in range(6)])
+    return pd.Series(y, name="y"), a, pd.DataFrame(b, columns=[f"b{j}" for j in range(5)])
+
+
+_Y3, _A3, _B3 = _mixed_units()
+_BASE3 = jdr.JointDimReduction(_Y3, _A3, _B3)
+
+
+@settings(max_examples=10, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_q_selections_do_not_depend_on_units_order_or_rows(data):
+    """3 classes: rescaling, shifting and reordering each block's columns, and
+    reordering the rows, leave the p-values and the sparse fit's support unchanged."""
+    (sa, ha, oa), (sb, hb, ob) = column_recoding(data.draw, 6), column_recoding(data.draw, 5)
+    rows = np.array(data.draw(st.permutations(range(500))))
+    a = (_A3 * sa + ha).iloc[rows, oa].reset_index(drop=True)
+    b = (_B3 * sb + hb).iloc[rows, ob].reset_index(drop=True)
+    model = jdr.JointDimReduction(_Y3.iloc[rows].reset_index(drop=True), a, b)
+    for kw in ({"rank": 2, "method": "chi2"}, {"method": "chi2", "covariance": "hc3"}):
+        ref, res = _BASE3.select_support(**kw), model.select_support(**kw)
+        p_ref = ref.table["pvalue"].sort_index()
+        np.testing.assert_allclose(res.table["pvalue"].sort_index(), p_ref, rtol=1e-6,
+                                   atol=1e-6 * p_ref.max())
+    ref, res = _BASE3.fit(2, sparsity=(3, 3)), model.fit(2, sparsity=(3, 3))
+    assert set(res.support_a) == set(ref.support_a)
+    assert set(res.support_b) == set(ref.support_b)
