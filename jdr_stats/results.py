@@ -151,7 +151,7 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
                          rank_tests=self._rank_tests, whitening=self._whitening,
                          covariances=self._covariances)
         if not self.data_removed:  # the R^2 of the summary, computed while the rows are here
-            # no rows (RowsNotInMemoryError), or a response of q > 1 columns: no R^2
+            # no rows (RowsNotInMemoryError): no R^2
             with contextlib.suppress(ValueError):
                 out.__dict__["fit_measures"] = self.fit_measures
         return out
@@ -510,7 +510,7 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
             ``support_tests`` (likewise for ``sparsity="auto"``),
             ``loadings`` (the per-SD loadings, records like ``directions``)
             ``fit_measures`` (:attr:`fit_measures` as a dict, None without
-            rows in memory or for q > 1) and ``premises`` (:attr:`diagnostics`:
+            rows in memory) and ``premises`` (:attr:`diagnostics`:
             its table as records, the cross-block canonical correlations, the
             messages and the remarks).  NaN are
             None; keys have no spaces.
