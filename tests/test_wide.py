@@ -293,15 +293,25 @@ def test_wide_fit_without_block_covariances_still_reports(wide, tmp_path):
     assert back.whitening == "shrinkage" and back.support_a == res.support_a
 
 
-@pytest.mark.filterwarnings("ignore::jdr_stats.exceptions.SupportSelectionWarning")
-def test_sparsity_auto_warns_where_the_support_fdr_was_not_controlled():
-    from jdr_stats.exceptions import SmallSampleWarning
+def test_support_tests_refuse_above_the_measured_width_naming_what_works(monkeypatch):
+    """study_wide_size.txt: FDR 0.43-0.47 at nominal 0.1 for n/m = 0.2, so
+    fit(sparsity="auto") and select_support refuse above
+    config.SUPPORT_TESTS_MAX_RATIO = 0.1; a fixed sparsity still fits."""
+    from jdr_stats import config
 
     y, a, b, _, _ = sparse_data(6, 200, 30, c=5.0)
-    with pytest.warns(SmallSampleWarning, match=r"max\(n1, n2\)/m = 0.15 > 0.1.*"
-                                                r"sparsity=\(s1, s2\)"):
-        res = jdr.JointDimReduction(y, a, b).fit(1, sparsity="auto", seed=0)
-    assert res.support_tests is not None
+    model = jdr.JointDimReduction(y, a, b)
+    pattern = (r"max\(n1, n2\)/m = 0.15 > 0.1 .*sparsity=\(s1, s2\).*at least 300 rows"
+               r".*SUPPORT_TESTS_MAX_RATIO")
+    with pytest.raises(ValueError, match=r'sparsity="auto" runs the support tests.*' + pattern):
+        model.fit(1, sparsity="auto", seed=0)
+    with pytest.raises(ValueError, match=r"select_support runs the support tests.*" + pattern):
+        model.select_support(rank=1, seed=0)
+    assert model.fit(1, sparsity=(3, 3)).support_a is not None
+    monkeypatch.setattr(config, "SUPPORT_TESTS_MAX_RATIO", 0.2)  # read when used
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert model.fit(1, sparsity="auto", seed=0).support_tests is not None
 
 
 @pytest.mark.slow
