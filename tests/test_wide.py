@@ -344,3 +344,42 @@ def test_wide_two_column_response_runs_with_shrinkage():
     y = np.column_stack([a[:, 0] * b[:, 1], a[:, 0] * b[:, 1] ** 2]) + rng.standard_normal((80, 2))
     res = jdr.JointDimReduction(y, a, b).fit(1)
     assert res.whitening == "shrinkage" and np.isfinite(res.estimate.dir_a).all()
+
+
+def test_summary_of_a_wide_fit_never_forms_the_blocks_covariances(monkeypatch):
+    """n1 + n2 >= m: per-SD loadings from the rows, condition numbers from the
+    m x n standardised rows (n/a at n >= m), canonical correlations and
+    Bartlett n/a; the same SDs and condition number as the covariance route."""
+    from jdr_stats import diagnostics
+
+    rng = np.random.default_rng(3)
+    m, n1, n2 = 60, 90, 40
+    y, a, b = rng.standard_normal(m), rng.standard_normal((m, n1)), rng.standard_normal((m, n2))
+    a[:, 1] *= 1000.0
+    b = b @ np.triu(np.ones((n2, n2))) * 0.1  # correlated block b, n2 < m
+    ca, cb, _ = diagnostics.block_covariances(jdr.JointDimReduction(y, a, b).data)
+
+    def refuse(data):
+        raise AssertionError("block_covariances called for a wide fit")
+
+    monkeypatch.setattr(diagnostics, "block_covariances", refuse)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = jdr.JointDimReduction(y, a, b).fit(1)
+        text = str(res.summary())
+    sd_a, sd_b, prem = res._block_stats
+    np.testing.assert_allclose(sd_a, np.sqrt(np.diag(ca)), rtol=1e-12)
+    np.testing.assert_allclose(sd_b, np.sqrt(np.diag(cb)), rtol=1e-12)
+    assert np.isnan(prem.condition_a)
+    np.testing.assert_allclose(prem.condition_b, diagnostics.condition_number(cb), rtol=1e-6)
+    table = prem.table
+    assert table.loc["largest cross-block canonical corr.", "value"] == "n/a (n1 + n2 >= m)"
+    assert table.loc["Bartlett test of independence, p", "value"] == "n/a (n1 + n2 >= m)"
+    assert table.loc["log10 condition number a (corr.)", "value"] == "n/a (n1 >= m)"
+    assert table.loc["log10 condition number a (corr.)", "ok"] is None
+    assert not any("collinear" in msg for msg in prem.messages)
+    assert "n1 + n2 = 130 >= m = 60" in " ".join(text.split())
+    load = np.asarray(res.loadings_a)[:, 0]
+    raw = np.asarray(res.directions_a)[:, 0] * np.sqrt(np.diag(ca))
+    np.testing.assert_allclose(load, raw / np.max(np.abs(raw)), rtol=1e-10, atol=1e-12)
+    assert res.remove_data().summary() is not None
