@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from . import config
 from ._data import RowsData
 from ._moments_engine import array_sums
 from .exceptions import AssumptionWarning
@@ -260,7 +261,10 @@ class Premises:
                 f"small sample: m = {self.nobs} rows for n1 n2 = {self.n1 * self.n2} "
                 f"entries of the cross moment (m / (n1 n2) = {self.rows_per_entry:.2g} < "
                 f"{MIN_ROWS_PER_ENTRY:g}); the rank tests' p-values are unreliable"
+                + (f" ({self._wide_rank_text()})" if self._wide_rank_text() else "")
             )
+        elif self._wide_rank_text():
+            out.append(self._wide_rank_text())
         return out
 
     @property
@@ -282,6 +286,18 @@ class Premises:
             "in its band there): no warning"
         ]
 
+    def _wide_rank_text(self) -> str:
+        """What the rank tests do above ``config.RANK_TESTS_MAX_RATIO``."""
+        ratio, limit = max(self.n1, self.n2) / self.nobs, config.RANK_TESTS_MAX_RATIO
+        if ratio <= limit:
+            return ""
+        return (
+            f"max(n1, n2)/m = {ratio:.3g} > {limit}: the default robust test was "
+            "conservative there, size 0.000-0.015 at nominal 0.05 with little power, "
+            "benchmarks/results/study_wide_default_size.txt; a non-rejection is no evidence "
+            'for a smaller rank, and fit(rank="auto") then fits r = 1'
+        )
+
     @property
     def wide_note(self) -> str:
         """The sentence on what a wide fit (``n1 + n2 >= m``) does not check."""
@@ -293,6 +309,17 @@ class Premises:
             "so the blocks' independence is not checked"
             + (f"; the correlation matrix of {' and '.join(singular)} is singular (at least "
                "m columns), its condition number n/a" if singular else "")
+        )
+
+    @property
+    def note(self) -> str:
+        """The summary's note: the premises, then what fails (or the remarks)."""
+        msgs, rem = self.messages, " ".join(r + "." for r in self.remarks)
+        return (
+            "Premises: blocks independent, each block well conditioned, enough rows "
+            "(thresholds: guide page 'Checking the premises'). "
+            + ("CHECK: " + "; ".join(msgs) + "." + (" " + rem if self.wide else "")
+               if msgs else rem if rem else "All hold.")
         )
 
     @property

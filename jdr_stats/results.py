@@ -40,7 +40,7 @@ from .inference.bootstrap import bootstrap as _bootstrap
 from .inference.ladle import LADLE_AT_ZERO, LADLE_CHOSEN_BY, LadleResults
 from .inference.rank_tests import RankMethod, RankTestResults
 from .inference.rank_tests import rank_tests as _rank_tests
-from .summary import SummaryMixin, build_summary, json_safe
+from .summary import LOADING_NOTES, SummaryMixin, build_summary, json_safe
 from .support import SupportResults
 
 __all__ = ["JDRResults"]
@@ -605,30 +605,8 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         return la, lb
 
     def _loading_and_premise_notes(self, loadings: str) -> list[str]:
-        if loadings == "sd":
-            about = ("Blocks a and b: per-SD loadings, direction entry times the variable's "
-                     "standard deviation (the change of the reduced feature per SD of the "
-                     "variable), each column scaled to largest absolute value 1; they "
-                     "compare variables in different units. Raw directions (unit length, "
-                     "original units): results.directions_a, summary(loadings='raw').")
-        else:
-            about = ("Blocks a and b: raw directions, unit-length columns in the original "
-                     "units (their sizes depend on the units; summary() shows per-SD "
-                     "loadings).")
-        msgs = self.diagnostics.messages
-        rem = " ".join(r + "." for r in self.diagnostics.remarks)
-        premises_note = (
-            "Premises: blocks independent, each block well conditioned, enough rows "
-            "(thresholds: guide page 'Checking the premises'). "
-            + ("CHECK: " + "; ".join(msgs) + "." + (" " + rem if self.diagnostics.wide else "")
-               if msgs else rem if rem else "All hold.")
-        )
-        return [
-            ("k: singular values of X_lin (whitened cross moment); share = s_k^2 / "
-             "sum_j s_j^2."),
-            about,
-            premises_note,
-        ]
+        return [("k: singular values of X_lin (whitened cross moment); share = s_k^2 / "
+                 "sum_j s_j^2."), LOADING_NOTES[loadings], self.diagnostics.note]
 
     def summary(
         self,
@@ -683,7 +661,8 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
             ("Premises", self.diagnostics.table, "premises"),
         ]
         notes = r2_notes + self._loading_and_premise_notes(loadings)
-        notes.append(inference_note(self.whitening, self._settings.get("whitening_reason")))
+        notes.append(inference_note(self.whitening, self._settings.get("whitening_reason"),
+                                    max(info["n1 (block a):"], info["n2 (block b):"]) / self.nobs))
         if rank_tests is not None and not isinstance(rank_tests, RankTestResults):
             raise TypeError(
                 f"rank_tests must be a RankTestResults; got {type(rank_tests).__name__}"

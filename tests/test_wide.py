@@ -383,3 +383,24 @@ def test_summary_of_a_wide_fit_never_forms_the_blocks_covariances(monkeypatch):
     raw = np.asarray(res.directions_a)[:, 0] * np.sqrt(np.diag(ca))
     np.testing.assert_allclose(load, raw / np.max(np.abs(raw)), rtol=1e-10, atol=1e-12)
     assert res.remove_data().summary() is not None
+
+
+def test_rank_tests_and_bootstrap_say_where_they_were_measured_off():
+    """Above config.RANK_TESTS_MAX_RATIO the small-sample premise says the
+    default rank test was conservative (study_wide_default_size.txt), and
+    from n/m = 0.05 the summary gives the bootstrap's measured under-coverage;
+    a narrow fit says neither."""
+    from jdr_stats.exceptions import AssumptionWarning
+
+    rng = np.random.default_rng(4)
+    m = 200
+    y, a, b = rng.standard_normal(m), rng.standard_normal((m, 30)), rng.standard_normal((m, 5))
+    res = jdr.JointDimReduction(y, a, b).fit(1)
+    assert "default robust test was conservative" in " ".join(res.diagnostics.messages)
+    with pytest.warns(AssumptionWarning, match=r"max\(n1, n2\)/m = 0.15 > 0.1: the default"):
+        res.rank_tests(max_rank=1)
+    text = " ".join(str(res.summary()).split()).replace("under- ", "under-")
+    assert "under-covered" in text and "0.80 +- 0.02 at m = 300" in text
+    narrow = jdr.JointDimReduction(y, a[:, :5], b).fit(1)
+    assert "under-covered" not in str(narrow.summary())
+    assert not any("conservative" in msg for msg in narrow.diagnostics.messages)
