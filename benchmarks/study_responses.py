@@ -12,9 +12,9 @@ Settings (n1 = n2 = 5, m = 1000, alpha = 0.05):
   ``r = 0`` without and with ``covariates=``, for a numeric and a
   three-class response.
 
-For each, the default rank test (``method="robust"``: the robust test for one
-response column, its named fallback, the permutation test, for q > 1) and
-the chi-square test: size at the true rank, power one below it, and the rank
+For each, the default rank test (``method="robust"``: the robust test, for
+q > 1 with the whitened response matrix and the rows in memory) and the
+chi-square test: size at the true rank, power one below it, and the rank
 ``fit("auto")`` would choose (sequential tests).  Bootstrap: coverage of the
 90% percentile bound on the largest angle (block a) for the 3-class and the
 q = 2 partly shared settings.  A size is "held" within 5% +- 2 Monte Carlo SE.

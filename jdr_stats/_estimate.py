@@ -303,7 +303,9 @@ def _selection_target(
     """The matrix the three-step projection selects from: the unit-free
     :func:`~jdr_stats.sparse.selection_matrix` (standardized fit), else ``S``."""
     if wa is None or wb is None:
-        return mom.cross
+        return mom.cross if mom.cross_q is None else mom.cross_q
+    if xw.ndim == 3:  # q > 1: the (q, n1, n2) stack of each response column's matrix
+        return np.stack([_selection_target(mom, x, wa, wb) for x in xw])
     # Sigma_a^{-1} S Sigma_b^{-1} = La^{-T} X_w Lb^{-1}; diag(Sigma^{-1}) = column norms of L^{-1}
     m_mat = wb.solve_t(wa.solve_t(xw).T).T
     return selection_matrix(m_mat, wa.precision_diag(), wb.precision_diag())
@@ -315,10 +317,10 @@ def _sparse_fit(
 ) -> tuple[np.ndarray, ...]:
     """The estimator on the variables ``rows``, ``cols`` alone (each block
     whitened with its own sub-covariance); directions padded with zeros."""
-    if mom.cross_q is not None:
-        raise ValueError(f"sparse fits need a single response column; got q = {mom.q}")
     n1, n2 = mom.cross.shape
-    sub = mom.cross[np.ix_(rows, cols)]
+    # q > 1: the (q, s1, s2) sub-stack, HOSVD in _decompose
+    sub = (mom.cross[np.ix_(rows, cols)] if mom.cross_q is None
+           else mom.cross_q[:, rows][:, :, cols])
     wa_s = wb_s = None
     if wa is not None and wb is not None:
         wa_s = wa.subset(rows, "exog_a", names_a)

@@ -44,7 +44,9 @@ class FitMeasuresMixin:
         """R^2 of the bilinear regression of ``y`` on the 2r reduced features
         (``rsquared``), on all variables (``rsquared_full``) and their ratio
         (``rsquared_ratio``, dr's R^2(OLS | dr) analogue); see
-        :mod:`jdr_stats.fit_measures`.  Needs the rows in memory.
+        :mod:`jdr_stats.fit_measures`.  For a response of ``q > 1`` columns
+        each R^2 is Pillai's trace over ``q`` (the average R^2 of the
+        whitened response columns).  Needs the rows in memory.
 
         Examples
         --------
@@ -55,9 +57,6 @@ class FitMeasuresMixin:
         (0.529, 0.989)
         """
         data = self._model.data
-        if getattr(getattr(data, "response", None), "q", 1) > 1:  # issue 21
-            raise ValueError("the fit measures (R^2) need a single response column; this "
-                             f"model's response has q = {data.response.q} columns")
         data.require_source("the fit measures (R^2)")
         source = getattr(data, "source", None)
         chunks = ([data.rows("the fit measures (R^2)", weights=True)] if source is None
@@ -186,9 +185,10 @@ class FitMeasuresMixin:
             fm = self.fit_measures
         except RowsNotInMemoryError:
             return "n/a (no rows)", "n/a", None
-        except ValueError:  # a response of q > 1 columns
-            return "n/a (q > 1)", "n/a", None
-        note = (f"R-squared: of the regression of y on the 2r reduced features and their "
+        q = getattr(getattr(self._model.data, "response", None), "q", 1)
+        what = "y" if q == 1 else (f"the q = {q} whitened response columns (Pillai's trace / q: "
+                                   "their average R^2)")
+        note = (f"R-squared: of the regression of {what} on the 2r reduced features and their "
                 f"r^2 products (bilinear; adj. {fm.rsquared_adj:.3f})")
         if fm.rsquared_full is not None and fm.rsquared_ratio is not None:
             note += (f"; on all variables and their n1 n2 products {fm.rsquared_full:.3f}, "

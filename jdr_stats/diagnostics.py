@@ -263,8 +263,6 @@ class Premises:
                 f"{MIN_ROWS_PER_ENTRY:g}); the rank tests' p-values are unreliable"
                 + (f" ({self._wide_rank_text()})" if self._wide_rank_text() else "")
             )
-        elif self._wide_rank_text():
-            out.append(self._wide_rank_text())
         return out
 
     @property
@@ -463,7 +461,7 @@ def block_stats(
     ((80,), True, 'n/a (n1 >= m)')
     """
     m, n1, n2 = data.nobs, len(data.exog_names_a), len(data.exog_names_b)
-    if n1 + n2 < m or data.sums is not None:
+    if n1 + n2 < m or data.sums is not None or covariances is not None:
         ca, cb, cab = covariances if covariances is not None else block_covariances(data)
         prem = premises(ca, cb, cab, nobs=m, rank=rank)
         if n1 + n2 >= m:

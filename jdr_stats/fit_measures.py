@@ -20,6 +20,11 @@ products ``f_aj f_bk``.
   ``rsquared / rsquared_full``: the share of what the bilinear regression on
   all variables explains that the 2r features keep, the analogue of the R
   package dr's ``R^2(OLS | dr)``.
+
+A response of ``q > 1`` columns (class indicators, several responses): each
+R^2 is the multivariate regression's Pillai trace over ``q``, the average
+R^2 of the whitened response columns (``docs/theory/responses.md``); the
+ratio is then ``rsquared / rsquared_full`` (the regressions are nested).
 """
 
 from __future__ import annotations
@@ -85,9 +90,13 @@ class _Gram:
         self.s += w @ d
         self.ss += (d * w[:, None]).T @ d
 
-    def rsquared(self) -> tuple[float, float]:
-        """R^2 and adjusted R^2 of y (last column) on an intercept and the rest."""
+    def rsquared(self, q: int = 1) -> tuple[float, float]:
+        """R^2 and adjusted R^2 of y (last column) on an intercept and the rest;
+        for ``q > 1`` response columns (the last ``q``), Pillai's trace over
+        ``q`` (:func:`_pillai`)."""
         c = self.ss - np.outer(self.s, self.s) / self.n  # centred cross products
+        if q > 1:
+            return _pillai(c, q, self.n)
         cxx, cxy, cyy = c[:-1, :-1], c[:-1, -1], float(c[-1, -1])
         # unit-free: the regressors' correlation matrix (a constant column drops)
         sd = np.sqrt(np.clip(np.diag(cxx), 0.0, None))
@@ -101,6 +110,30 @@ class _Gram:
         dof = self.n - int(keep.sum()) - 1
         r2_adj = 1.0 - (1.0 - r2) * (self.n - 1) / dof if dof > 0 else float("nan")
         return r2, r2_adj
+
+
+def _pillai(c: np.ndarray, q: int, n: float) -> tuple[float, float]:
+    """``V / q`` with Pillai's trace ``V = tr(C_yy^{-1} C_yx C_xx^+ C_xy)`` of the
+    last ``q`` columns of the centred cross products ``c`` on the others, and
+    its adjusted form ``1 - (1 - V/q)(n - 1)/(n - p - 1)``.
+
+    ``V`` is the sum of the squared canonical correlations between the
+    responses and the regressors, and the sum of the R^2 of the whitened
+    responses: ``V / q`` is their average R^2 (the R^2 itself for ``q = 1``),
+    invariant to any invertible recoding of the response columns.
+    """
+    cxx, cxy, cyy = c[:-q, :-q], c[:-q, -q:], c[-q:, -q:]
+    sd = np.sqrt(np.clip(np.diag(cxx), 0.0, None))
+    sd = np.where(sd > 0, sd, np.inf)
+    cxx, cxy = cxx / np.outer(sd, sd), cxy / sd[:, None]
+    vals, vecs = np.linalg.eigh(cxx)
+    keep = vals > max(vals.max(), 0.0) * 1e-12 * len(vals)
+    proj = vecs[:, keep].T @ cxy
+    explained = proj.T @ (proj / vals[keep][:, None])
+    r2 = float(np.trace(np.linalg.solve(cyy, explained))) / q
+    dof = n - int(keep.sum()) - 1
+    r2_adj = 1.0 - (1.0 - r2) * (n - 1) / dof if dof > 0 else float("nan")
+    return r2, r2_adj
 
 
 Chunks = Iterable[tuple[np.ndarray, np.ndarray, np.ndarray, "np.ndarray | None"]]
@@ -135,17 +168,20 @@ def fit_measures(
     p_full = n1 + n2 + n1 * n2
     with_full = p_full <= MAX_FULL_COLUMNS and nobs >= 5 * (p_full + 1)
     red, full = _Gram(), _Gram()
+    q = 1
     for y, a, b, w in chunks:
-        y = np.asarray(y, dtype=float)[:, None]
+        y = np.asarray(y, dtype=float)
+        y = y[:, None] if y.ndim == 1 else y  # q > 1: the response matrix
+        q = y.shape[1]
         red.add(np.hstack([bilinear_design(a @ u, b @ v), y]), w)
         if with_full:
             full.add(np.hstack([bilinear_design(a, b), y]), w)
-    r2, r2_adj = red.rsquared()
-    r2f, r2f_adj = full.rsquared() if with_full else (None, None)
+    r2, r2_adj = red.rsquared(q)
+    r2f, r2f_adj = full.rsquared(q) if with_full else (None, None)
     # nested regressions: corr^2 of the two fitted values = R^2 / R^2_full
     ratio = None if not r2f else r2 / r2f
     return FitMeasures(
-        rsquared=r2, rsquared_adj=r2_adj, n_regressors=red.ss.shape[0] - 1,
+        rsquared=r2, rsquared_adj=r2_adj, n_regressors=red.ss.shape[0] - q,
         rsquared_full=r2f, rsquared_full_adj=r2f_adj, n_regressors_full=p_full,
         rsquared_ratio=ratio,
     )

@@ -13,7 +13,7 @@ from typing import Any, Literal, cast
 
 import numpy as np
 
-from ._adjusted_source import adjust_source
+from ._adjusted_source import adjust_source, check_numeric_covariates, dask_adjusted
 from ._data import DataModel, MissingPolicy, ModelData, check_effective_rows
 from ._estimate import (
     WhiteningKind,
@@ -129,10 +129,11 @@ class JointDimReduction(DataModel):
         self._formula: str | None = None
         dask_in = [is_dask_collection(x) for x in (endog, exog_a, exog_b)]
         if any(dask_in):
-            if covariates is not None or response != "auto":
-                raise ValueError("covariates and response= are not supported with dask "
-                                 "input yet; compute the columns first (.compute())")
-            self._data = _dask_data(endog, exog_a, exog_b, dask_in, missing, weights)
+            if response != "auto":
+                raise ValueError("response= is not supported with dask input yet; compute "
+                                 "the columns first (.compute())")
+            self._data = _dask_data(endog, exog_a, exog_b, dask_in, missing, weights,
+                                    covariates)
             return
         self._data = ModelData.from_inputs(
             endog,
@@ -474,8 +475,6 @@ class JointDimReduction(DataModel):
                 if rank_method != "ladle" else rank_method
             settings["alpha"] = alpha
         support_sets = None
-        if sparsity is not None:
-            _require_one_response(self._data, "a sparse fit (sparsity=)")
         if sparsity == "auto":
             self._data.rows('sparsity="auto" (support selection)')
             found = choose_support(self._data, mom, test_whitening, rank=rank, fdr=fdr,
@@ -551,7 +550,6 @@ class JointDimReduction(DataModel):
         function also takes the deprecated flat names of version 0.1.
         """
         self._data.rows("select_support")
-        _require_one_response(self._data, "select_support")
         check_support_width(self.nobs, len(self.exog_names_a), len(self.exog_names_b),
                             "select_support")
         return _select_support(
@@ -575,6 +573,9 @@ def stream_model(cls: type[JointDimReduction], source_cls: Any, path: Any,
     if zs and weights is not None:
         raise ValueError("covariates with weights need the rows in memory; got weights="
                          f"{weights!r}")
+    if zs:
+        check_numeric_covariates(path, zs, "parquet" if "Parquet" in source_cls.__name__
+                                 else "csv")
 
     def make(ycol: str, acols: list[str], bcols: list[str]) -> tuple[Any, Any]:
         base = source_cls(path, y=ycol, a=acols, b=[*bcols, *zs], weights=weights,
@@ -591,18 +592,6 @@ def stream_model(cls: type[JointDimReduction], source_cls: Any, path: Any,
     if adj is not None:
         model._data.adjustment = adj  # type: ignore[attr-defined]
     return model
-
-
-def _require_one_response(data: Any, what: str) -> None:
-    """Support selection and sparse fits take one response column (issue 21:
-    two classes, one numeric or a multivariate response of rank one)."""
-    q = getattr(getattr(data, "response", None), "q", 1)
-    if q > 1:
-        raise ValueError(
-            f"{what} needs a single response column; this model's response has q = {q} "
-            f"columns ({data.response.describe()}). Fit it dense, or select the support "
-            "for one response column (or one class against the rest) at a time"
-        )
 
 
 def child_seeds(
@@ -637,9 +626,11 @@ def child_seeds(
 
 
 def _dask_data(
-    endog: Any, exog_a: Any, exog_b: Any, dask_in: list[bool], missing: str, weights: Any
+    endog: Any, exog_a: Any, exog_b: Any, dask_in: list[bool], missing: str, weights: Any,
+    covariates: Any = None,
 ) -> MomentsData:
-    """Moments of dask input, reduced on the cluster (the rows stay there)."""
+    """Moments of dask input, reduced on the cluster (the rows stay there);
+    with covariates, of the rows residualised on ``[1, Z]`` in the tasks."""
     from ._sources import DaskSource
 
     if not all(dask_in):
@@ -657,6 +648,16 @@ def _dask_data(
             'missing="drop" is not supported with dask input (NaN raise an error); '
             "drop the rows with dask first (ddf.dropna())"
         )
+    if covariates is not None:
+        sums, source, adj = dask_adjusted(endog, exog_a, exog_b, covariates)
+        data = MomentsData(sums, source=source, origin="dask collections")
+        data.adjustment = adj
+        widest = max(len(data.names["exog_a"]), len(data.names["exog_b"]))
+        if data.nobs - 1 - adj.p < widest + 1:
+            raise ValueError(
+                f"too few rows after the adjustment: {data.nobs} rows, {adj.p} covariate "
+                f"column(s); need at least {widest + 2 + adj.p}")
+        return data
     if getattr(endog, "ndim", 1) == 2 and endog.shape[1] > 1:  # q responses (issue 21)
         parts = [DaskSource(endog[:, c], exog_a, exog_b, endog_name=f"y{c}")
                  for c in range(endog.shape[1])]

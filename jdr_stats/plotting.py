@@ -193,22 +193,38 @@ def plot_loadings(
     return fig
 
 
-def plot_sufficient_summary(results: Any, *, direction: int = 1, ax: Any = None) -> Figure:
+def _response(results: Any, column: int) -> tuple[np.ndarray, str]:
+    """The plotted response: ``y`` itself, or column ``column`` (1-based) of the
+    whitened response matrix ``Yw`` of a response of ``q > 1`` columns."""
+    y = np.asarray(results.model.endog, dtype=float)
+    q = 1 if y.ndim == 1 else y.shape[1]
+    column = check_int(column, "column", low=1, high=q,
+                       why=f" (the response has {q} column(s))")
+    if y.ndim == 1:
+        return y, str(results.model.endog_name)
+    names = getattr(getattr(results.model.data, "response", None), "names", ())
+    name = names[column - 1] if len(names) >= column else f"y{column - 1}"
+    return y[:, column - 1], f"Yw{column} (whitened {name})"
+
+
+def plot_sufficient_summary(results: Any, *, direction: int = 1, column: int = 1,
+                            ax: Any = None) -> Figure:
     """The response against the reduced features of direction ``direction``.
 
     Three panels: ``y`` against ``a_dir_k``, against ``b_dir_k`` and against
     their product (the joint estimator finds interactions between the
-    blocks, which show best in the product).
+    blocks, which show best in the product).  For a response of ``q > 1``
+    columns (class indicators, several responses) ``column`` (1 to q) picks
+    the column of the whitened response matrix ``Yw`` the estimator used.
     """
     if not 1 <= direction <= results.rank:
         raise ValueError(f"direction must be between 1 and {results.rank}; got {direction}")
     _require_rows(results, "plot_sufficient_summary")
+    y, yname = _response(results, column)
     fig, axes = _axes(ax, ncols=3, figsize=(13, 4))
     feats = np.asarray(results.transform(), dtype=float)
     r = results.rank
     fa, fb = feats[:, direction - 1], feats[:, r + direction - 1]
-    y = results.model.endog
-    yname = results.model.endog_name
     labels = (f"a_dir{direction}", f"b_dir{direction}", f"a_dir{direction} x b_dir{direction}")
     from matplotlib.ticker import MaxNLocator
 
@@ -259,6 +275,7 @@ def plot_response_surface(
     direction: int = 1,
     kind: Literal["hexbin", "contour"] = "hexbin",
     gridsize: int = 25,
+    column: int = 1,
     ax: Any = None,
 ):
     """The response over the plane of the reduced features ``(a_dir_k, b_dir_k)``.
@@ -279,6 +296,9 @@ def plot_response_surface(
     kind : {"hexbin", "contour"}
     gridsize : int
         Hexagons (or bins) across the x axis, at least 3.
+    column : int
+        A response of ``q > 1`` columns: which column (1 to q) of the
+        whitened response matrix ``Yw`` is averaged.
     ax : matplotlib Axes, optional
 
     Returns
@@ -290,11 +310,11 @@ def plot_response_surface(
     direction = check_int(direction, "direction", low=1, high=results.rank)
     gridsize = check_int(gridsize, "gridsize", low=3)
     _require_rows(results, "plot_response_surface")
+    y, yname = _response(results, column)
     fig, (axis,) = _axes(ax)
     feats = np.asarray(results.transform(), dtype=float)
     r = results.rank
     fa, fb = feats[:, direction - 1], feats[:, r + direction - 1]
-    y = np.asarray(results.model.endog, dtype=float)
     if kind == "hexbin":
         art = axis.hexbin(fa, fb, C=y, reduce_C_function=np.mean, gridsize=gridsize,
                           cmap="coolwarm", mincnt=1)
@@ -309,7 +329,7 @@ def plot_response_surface(
         mid_b = (edges_b[:-1] + edges_b[1:]) / 2
         art = axis.contourf(mid_a, mid_b, np.ma.masked_invalid(means.T), levels=12,
                             cmap="coolwarm")
-    fig.colorbar(art, ax=axis, label=f"mean {results.model.endog_name}")
+    fig.colorbar(art, ax=axis, label=f"mean {yname}")
     axis.set_xlabel(f"a_dir{direction}")
     axis.set_ylabel(f"b_dir{direction}")
     axis.set_title("Response over the reduced features")

@@ -151,7 +151,7 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
                          rank_tests=self._rank_tests, whitening=self._whitening,
                          stats=self._block_stats)
         if not self.data_removed:  # the R^2 of the summary, computed while the rows are here
-            # no rows (RowsNotInMemoryError), or a response of q > 1 columns: no R^2
+            # no rows (RowsNotInMemoryError): no R^2
             with contextlib.suppress(ValueError):
                 out.__dict__["fit_measures"] = self.fit_measures
         return out
@@ -251,7 +251,8 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
     @cached_property
     def _block_stats(self) -> tuple[np.ndarray, np.ndarray, Premises]:
         """Column SDs of both blocks and the premises (O(m n) when n1 + n2 >= m)."""
-        return block_stats(self._model.data, self.rank)
+        # results saved by an earlier version keep the covariances instead
+        return block_stats(self._model.data, self.rank, self.__dict__.get("_covariances"))
 
     def _loadings(self, dirs: np.ndarray, sd: np.ndarray) -> np.ndarray:
         load = dirs * sd[:, None]
@@ -510,7 +511,7 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
             ``support_tests`` (likewise for ``sparsity="auto"``),
             ``loadings`` (the per-SD loadings, records like ``directions``)
             ``fit_measures`` (:attr:`fit_measures` as a dict, None without
-            rows in memory or for q > 1) and ``premises`` (:attr:`diagnostics`:
+            rows in memory) and ``premises`` (:attr:`diagnostics`:
             its table as records, the cross-block canonical correlations, the
             messages and the remarks).  NaN are
             None; keys have no spaces.

@@ -64,7 +64,9 @@ def three_step_projection(x: np.ndarray, s1: int, s2: int) -> SparseProjection:
 
     Parameters
     ----------
-    x : ndarray, shape (n1, n2)
+    x : ndarray, shape (n1, n2) or (q, n1, n2)
+        A stack of ``q`` matrices (a response of ``q`` columns) is projected
+        through its unfoldings (:func:`_three_step_q`).
     s1, s2 : int
         Rows and columns to keep, ``1 <= s1 <= n1``, ``1 <= s2 <= n2``.
 
@@ -80,6 +82,8 @@ def three_step_projection(x: np.ndarray, s1: int, s2: int) -> SparseProjection:
     >>> p.rows.tolist(), p.cols.tolist()
     ([1, 2], [0, 2])
     """
+    if x.ndim == 3:
+        return _three_step_q(x, s1, s2)
     n1, n2 = x.shape
     check_sparsity((s1, s2), n1, n2, rank=1)
     absx = np.abs(x)
@@ -99,6 +103,33 @@ def three_step_projection(x: np.ndarray, s1: int, s2: int) -> SparseProjection:
     rows = _top(np.linalg.norm(x2, axis=1), s1)
     x3 = np.zeros_like(x2)
     x3[rows] = x2[rows]
+    return SparseProjection(rows=rows, cols=cols, projected=x3)
+
+
+def _three_step_q(x: np.ndarray, s1: int, s2: int) -> SparseProjection:
+    """Steps 2.1-2.3 for a ``(q, n1, n2)`` stack ``X_1 .. X_q``, on its unfoldings.
+
+    2.1 keeps the ``s1`` largest entries of each column of the mode-1
+    unfolding ``[X_1 ... X_q]`` (each column ``k`` of each ``X_c``); 2.2
+    keeps the ``s2`` variables of block b whose rows of the mode-2 unfolding
+    ``[X_1^T ... X_q^T]`` have the largest norm; 2.3 the ``s1`` variables of
+    block a whose rows of the mode-1 unfolding have the largest norm.  For
+    ``q = 1`` these are the steps of :func:`three_step_projection`.
+    """
+    _, n1, n2 = x.shape
+    check_sparsity((s1, s2), n1, n2, rank=1)
+    x1 = x.copy()
+    if s1 < n1:  # 2.1 on every column of every X_c (the mode-1 unfolding's columns)
+        keep = np.argpartition(-np.abs(x), s1 - 1, axis=1)[:, :s1]
+        mask = np.zeros_like(x, dtype=bool)
+        np.put_along_axis(mask, keep, True, axis=1)
+        x1 = np.where(mask, x, 0.0)
+    cols = _top(np.sqrt(np.sum(x1**2, axis=(0, 1))), s2)
+    x2 = np.zeros_like(x1)
+    x2[:, :, cols] = x1[:, :, cols]
+    rows = _top(np.sqrt(np.sum(x2**2, axis=(0, 2))), s1)
+    x3 = np.zeros_like(x2)
+    x3[:, rows] = x2[:, rows]
     return SparseProjection(rows=rows, cols=cols, projected=x3)
 
 

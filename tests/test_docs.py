@@ -120,3 +120,28 @@ def test_built_docs_render_maths_offline(tmp_path):
          "--proxy-server=127.0.0.1:9", "--virtual-time-budget=10000", "--dump-dom",
          page.as_uri()], capture_output=True, text=True, timeout=120, check=True).stdout
     assert dom.count("<mjx-container") > 20
+
+
+def test_no_inline_maths_line_starts_like_a_list_item():
+    # Markdown reads a line "+ \\lvert ..." or "- \\tilde ..." inside a paragraph
+    # or list item as a new (nested) list item, which splits the $...$ around
+    # it and prints raw LaTeX.  Caught here: a line starting with a list marker
+    # while an inline formula of the same paragraph is still open (odd number of
+    # single $ so far).  Display maths ($$ blocks, {math} fences) is exempt.
+    bad = []
+    for path in sorted(DOCS.rglob("*.md")):
+        in_display, open_dollars = False, 0
+        for no, line in enumerate(path.read_text().splitlines(), 1):
+            stripped = line.strip()
+            if stripped == "$$" or stripped.startswith(("```{math}", "```")):
+                in_display = not in_display
+                continue
+            if in_display:
+                continue
+            if not stripped:
+                open_dollars = 0
+                continue
+            if open_dollars % 2 and re.match(r"^\s*[-+*]\s", line):
+                bad.append(f"{path.relative_to(DOCS)}:{no}: {stripped[:40]}")
+            open_dollars += len(re.findall(r"(?<![\\$])\$(?!\$)", line))
+    assert not bad, bad

@@ -183,13 +183,11 @@ def test_too_few_rows_after_adjustment():
         jdr.JointDimReduction(rng.normal(size=12), a, b, covariates=rng.normal(size=(12, 8)))
 
 
-def test_sparse_and_support_refused_for_q_gt_1():
+def test_wald_refused_for_q_gt_1():
+    """Sparse fits and support selection work for q > 1 (tests/test_support_q.py);
+    the Wald rank test does not."""
     rng, a, b = _design()
     model = jdr.JointDimReduction(_classes(a, b, rng), a, b)
-    with pytest.raises(ValueError, match="single response column"):
-        model.fit(1, sparsity=(2, 2))
-    with pytest.raises(ValueError, match="single response column"):
-        model.select_support(rank=1)
     with pytest.raises(ValueError, match="single response column"):
         model.fit(1).rank_tests("wald")
 
@@ -558,8 +556,74 @@ def test_block_column_explained_by_covariates_refused():
 def test_q_gt_1_summary_after_remove_data_and_fit_measures():
     rng, a, b = _design()
     res = jdr.JointDimReduction(_classes(a, b, rng), a, b).fit(1)
-    assert "n/a (q > 1)" in str(res.summary())
+    r2 = f"{res.fit_measures.rsquared:.3f}"  # Pillai's trace / q (q = 2 indicators)
+    assert r2 in str(res.summary())
     small = res.remove_data()
-    assert "categorical, 3 classes" in str(small.summary())
-    with pytest.raises(ValueError, match="single response column"):
-        res.fit_measures  # noqa: B018
+    text = str(small.summary())
+    assert "categorical, 3 classes" in text and r2 in text  # kept from before
+
+
+def test_wald_f_denominator_counts_the_covariates():
+    """Rows that are residuals on p covariate columns have m - 1 - p residual
+    degrees of freedom: the Wald test's F reference is F(d, m - p - d)."""
+    rng, a, b = _design(m=400)
+    z = rng.normal(size=(400, 3))
+    y = a[:, 0] * b[:, 0] + z[:, 0] + rng.normal(size=400)
+    plain = jdr.JointDimReduction(y, a, b).fit(1).rank_tests("wald", max_rank=1).table
+    adj = jdr.JointDimReduction(y, a, b, covariates=z).fit(1)
+    tab = adj.rank_tests("wald", max_rank=1).table
+    d = tab["df"].to_numpy()
+    np.testing.assert_array_equal(tab["df_denom"].to_numpy(), 400 - 3 - d)
+    np.testing.assert_array_equal(plain["df_denom"].to_numpy(), 400 - d)
+    from scipy import stats
+
+    np.testing.assert_allclose(tab["pvalue"], stats.f.sf(tab["fstat"], d, 400 - 3 - d),
+                               rtol=1e-12)
+
+
+def test_fit_measures_for_q_gt_1_are_pillai_over_q():
+    """R^2 for q > 1: Pillai's trace / q of the bilinear regression, the average
+    R^2 of the whitened columns; unchanged by recoding the response columns."""
+    rng, a, b = _design(m=1500, seed=5)
+    y = np.column_stack([a[:, 0] * b[:, 0], a[:, 1] * b[:, 1]]) + rng.normal(size=(1500, 2))
+    res = jdr.JointDimReduction(y, a, b).fit(2)
+    fm = res.fit_measures
+    feats = np.asarray(res.transform(), dtype=float)
+    design = np.column_stack([np.ones(1500), feats,
+                              (feats[:, :2, None] * feats[:, None, 2:]).reshape(1500, -1)])
+    yw = res.model.endog  # the whitened response columns
+    fitted = design @ np.linalg.lstsq(design, yw, rcond=None)[0]
+    r2_cols = 1 - ((yw - fitted) ** 2).sum(0) / ((yw - yw.mean(0)) ** 2).sum(0)
+    assert fm.rsquared == pytest.approx(r2_cols.mean(), rel=1e-9)
+    recoded = jdr.JointDimReduction(y[:, ::-1] * np.array([2.0, -3.0]), a, b).fit(2)
+    assert recoded.fit_measures.rsquared == pytest.approx(fm.rsquared, rel=1e-9)
+    assert 0 < fm.rsquared <= fm.rsquared_full + 1e-12
+    assert fm.rsquared_ratio == pytest.approx(fm.rsquared / fm.rsquared_full)
+    text = str(res.summary())
+    assert "Pillai" in text and "n/a (q > 1)" not in text
+
+
+def test_plots_with_a_response_of_q_columns():
+    mpl = pytest.importorskip("matplotlib")
+    mpl.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from jdr_stats import plotting
+
+    rng, a, b = _design(m=500)
+    for endog in (_classes(a, b, rng),
+                  np.column_stack([a[:, 0] * b[:, 0], a[:, 1]]) + rng.normal(size=(500, 2))):
+        res = jdr.JointDimReduction(endog, a, b).fit(1)
+        for column in (1, 2):
+            fig = plotting.plot_sufficient_summary(res, column=column)
+            assert fig.axes[0].collections[0].get_offsets().shape == (500, 2)
+            assert fig.axes[0].get_ylabel().startswith(f"Yw{column} (whitened ")
+            plt.close(fig)
+            fig = plotting.plot_response_surface(res, column=column, kind="contour")
+            plt.close(fig)
+        for fig in (plotting.plot_scree(res), plotting.plot_loadings(res)):
+            plt.close(fig)
+        with pytest.raises(ValueError, match="column must be between 1 and 2"):
+            plotting.plot_sufficient_summary(res, column=3)
+        sup = res.model.select_support(rank=1, method="chi2")
+        plt.close(plotting.plot_support(sup))

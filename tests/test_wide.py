@@ -18,6 +18,7 @@ from jdr_stats._estimate import (
     estimate,
 )
 from jdr_stats._linalg import block_moments, oas_shrinkage, shrunk_whitening
+from jdr_stats.diagnostics import block_stats
 from jdr_stats.metrics import principal_angles
 
 from .strategies import column_recoding
@@ -386,21 +387,42 @@ def test_summary_of_a_wide_fit_never_forms_the_blocks_covariances(monkeypatch):
 
 
 def test_rank_tests_and_bootstrap_say_where_they_were_measured_off():
-    """Above config.RANK_TESTS_MAX_RATIO the small-sample premise says the
-    default rank test was conservative (study_wide_default_size.txt), and
+    """Above config.RANK_TESTS_MAX_RATIO the small-sample premise (m < n1 n2,
+    as in every measured cell) says the default rank test was conservative (study_wide_default_size.txt), and
     from n/m = 0.05 the summary gives the bootstrap's measured under-coverage;
     a narrow fit says neither."""
     from jdr_stats.exceptions import AssumptionWarning
 
     rng = np.random.default_rng(4)
     m = 200
-    y, a, b = rng.standard_normal(m), rng.standard_normal((m, 30)), rng.standard_normal((m, 5))
-    res = jdr.JointDimReduction(y, a, b).fit(1)
+    y, a, b = rng.standard_normal(m), rng.standard_normal((m, 30)), rng.standard_normal((m, 20))
+    res = jdr.JointDimReduction(y, a, b).fit(1)  # m < n1 n2: the small-sample message
     assert "default robust test was conservative" in " ".join(res.diagnostics.messages)
     with pytest.warns(AssumptionWarning, match=r"max\(n1, n2\)/m = 0.15 > 0.1: the default"):
         res.rank_tests(max_rank=1)
     text = " ".join(str(res.summary()).split()).replace("under- ", "under-")
     assert "under-covered" in text and "0.80 +- 0.02 at m = 300" in text
-    narrow = jdr.JointDimReduction(y, a[:, :5], b).fit(1)
+    narrow = jdr.JointDimReduction(y, a[:, :5], b[:, :5]).fit(1)
     assert "under-covered" not in str(narrow.summary())
     assert not any("conservative" in msg for msg in narrow.diagnostics.messages)
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.data())
+def test_wide_premises_and_loadings_are_unit_free_and_order_free(data):
+    """n1 + n2 >= m: rescaling or shifting columns and reordering rows leave
+    the per-SD loadings and the condition numbers unchanged."""
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
+    m, n1, n2 = 40, 30, 25
+    y, a, b = rng.standard_normal(m), rng.standard_normal((m, n1)), rng.standard_normal((m, n2))
+    scale = np.exp(rng.uniform(-3, 3, n2))
+    perm = rng.permutation(m)
+    fits = []
+    for yy, aa, bb in ((y, a, b), (y[perm], a[perm] + 5.0, b[perm] * scale)):
+        sd_a, sd_b, prem = block_stats(jdr.JointDimReduction(yy, aa, bb).data, rank=1)
+        fits.append((sd_a, sd_b, prem))
+    (sa0, sd0, p0), (sa1, sd1, p1) = fits
+    np.testing.assert_allclose(sa1, sa0, rtol=1e-10)
+    np.testing.assert_allclose(sd1, sd0 * scale, rtol=1e-10)
+    np.testing.assert_allclose(p1.condition_b, p0.condition_b, rtol=1e-8)
+    assert p0.wide and p1.wide and np.isnan(p0.condition_a) == np.isnan(p1.condition_a)

@@ -68,6 +68,9 @@ class _Whitened:
     #: True when ``a``, ``b`` and ``chunks`` hold the rotated rows ``a'^T U``,
     #: ``b'^T V`` (the robust test's; built with ``rows="rotated"``)
     rotated: bool = False
+    #: covariate columns partialled out of the rows (the degrees of freedom
+    #: they take: the Wald test's F denominator is ``m - n_lost - d``)
+    n_lost: int = 0
     cache: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property
@@ -163,7 +166,9 @@ def _whiten(
     wa, wb = whitening
     xw = whiten_cross(mom.cross, wa, wb)  # X_lin (whitened, centred y)
     u, s, vt = np.linalg.svd(xw, full_matrices=True)
-    out = _Whitened(m=data.nobs, var_y=mom.var_y, u=u, s=s, v=vt.T)
+    adjustment = getattr(data, "adjustment", None)
+    out = _Whitened(m=data.nobs, var_y=mom.var_y, u=u, s=s, v=vt.T,
+                    n_lost=int(getattr(adjustment, "p", 0) or 0))
     if not rows:
         return out
     source, sums = data.source, data.sums

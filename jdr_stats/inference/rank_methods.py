@@ -136,7 +136,8 @@ def _wald_row(w: _Whitened, k: int, opts: RowOptions) -> Row:
             f"{int(df)} complement entries); got {w.m}. Use method='robust' "
             "or max_rank"
         )
-    res = wald_from_moments(w.complement(k), complement_block(w.s, k, w.n1, w.n2).reshape(-1))
+    res = wald_from_moments(w.complement(k), complement_block(w.s, k, w.n1, w.n2).reshape(-1),
+                            n_lost=w.n_lost)
     return {"statistic": res.statistic, "df": float(res.df1), "pvalue": res.pvalue,
             "fstat": res.fstat, "df_denom": float(res.df2)}, None
 

@@ -391,13 +391,17 @@ class WaldResult(TestResult):
         return int(self.df_denom)  # type: ignore[arg-type]
 
 
-def wald_from_moments(mom: ComplementMoments, c: np.ndarray) -> WaldResult:
+def wald_from_moments(mom: ComplementMoments, c: np.ndarray, *,
+                      n_lost: int = 0) -> WaldResult:
     """Wald statistic and Hotelling F p-value from the complement moments.
 
     ``c`` is ``vec(U_0^T X_lin V_0)`` (row-major).  With ``q = c^T Omega^{-1} c``
     (``Omega`` the uncentred second moment, ``q <= 1``) the centred
     Hotelling statistic is ``(m - 1) q / (1 - q)`` (Sherman-Morrison), so
-    ``F = (m - d) T / (d (m - T))`` with ``T = m q``.
+    ``F = (m - d) T / (d (m - T))`` with ``T = m q``.  Rows that are
+    residuals on ``p`` covariate columns (``n_lost = p``) have ``m - 1 - p``
+    residual degrees of freedom instead of ``m - 1``: ``F = (m - p - d) q /
+    (d (1 - q))`` against ``F(d, m - p - d)``.
     """
     m, d = mom.nobs, mom.p * mom.q
     c = np.asarray(c, dtype=float).reshape(-1)
@@ -415,7 +419,7 @@ def wald_from_moments(mom: ComplementMoments, c: np.ndarray) -> WaldResult:
     q = float(np.sum(z * z / evals[keep]))
     q = min(q, 1.0)
     stat = m * q
-    df2 = m - rank
+    df2 = m - int(n_lost) - rank
     if df2 < 1:
         raise ValueError(
             f"the Wald test needs more rows than complement entries: m = {m}, d = {rank}"

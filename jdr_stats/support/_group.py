@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from ._statistics import Prepared
+from ._statistics import Prepared, products
 
 __all__ = ["GroupStatistic", "group_statistic", "resolve_variables"]
 
@@ -87,7 +87,7 @@ def _block_pieces(
     """``t`` (stacked rows of the group, length ``|G| d``) and the per-row
     influence functions ``psi`` (m, |G| d) of one block's part of the group."""
     m = yc.shape[0]
-    wy = yc[:, None] * w_other  # W
+    wy = products(yc, w_other)  # W ((m, q no) for a response of q columns)
     g = z[:, idx].T @ wy / m  # (|G|, no)
     h = wy - wy.mean(axis=0)
     if rank is None:  # marginal: the rows themselves, no fit term

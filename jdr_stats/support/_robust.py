@@ -36,7 +36,7 @@ from scipy import stats
 from .. import config
 from .._validation import check_bool, check_choice, check_int, normalize_seed
 from ..inference.hypotheses import fdr_qvalues, perm_pvalue
-from ._statistics import CoordinateTests, _loo_bases
+from ._statistics import CoordinateTests, _loo_bases, products
 
 __all__ = [
     "ROBUST_METHODS",
@@ -62,11 +62,13 @@ _CHUNK_FLOATS = config.CHUNK_FLOATS
 _RESAMPLE_DTYPE = np.float32
 
 
-def _as_matrix(value: object, name: str, ndim: int) -> np.ndarray:
+def _as_matrix(value: object, name: str, ndim: int | tuple[int, ...]) -> np.ndarray:
     if not isinstance(value, np.ndarray):
         raise TypeError(f"{name} must be a numpy array; got {type(value).__name__}")
-    if value.ndim != ndim:
-        raise ValueError(f"{name} must be {ndim}-dimensional; got shape {value.shape}")
+    dims = (ndim,) if isinstance(ndim, int) else ndim
+    if value.ndim not in dims:
+        want = " or ".join(str(k) for k in dims)
+        raise ValueError(f"{name} must be {want}-dimensional; got shape {value.shape}")
     if not np.issubdtype(value.dtype, np.number) or np.iscomplexobj(value):
         raise TypeError(f"{name} must hold real numbers; got dtype {value.dtype}")
     out = np.asarray(value, dtype=float)
@@ -90,7 +92,7 @@ class _Setup:
 
 def _setup(yc, z, w_focal, w_other, rank, standardize) -> _Setup:
     m, nf = z.shape
-    wy = yc[:, None] * w_other
+    wy = products(yc, w_other)
     g = z.T @ wy / m
     zeta = np.einsum("ij,ij->j", z, z) / m
     if np.any(zeta <= 0):
@@ -112,7 +114,7 @@ def _setup(yc, z, w_focal, w_other, rank, standardize) -> _Setup:
         lev_p = np.full(m, 1.0 / m)
         p0 = 1
     bases = None
-    d = w_other.shape[1]
+    d = wy.shape[1]
     if rank is not None:
         k_mat = xhat.T @ xhat if standardize else g.T @ g
         rho = 1.0 / zeta if standardize else np.ones(nf)
@@ -201,13 +203,16 @@ def robust_coordinate_tests(
     n_resample: int = 199,
     seed: int | np.random.Generator | None = None,
     scale_residuals: bool = True,
+    n_lost: int = 0,
 ) -> CoordinateTests:
     """Heteroscedasticity-robust coordinate tests of every variable of a block.
 
     Parameters
     ----------
-    yc : ndarray (m,)
-        Centred response ``y - ybar``.
+    yc : ndarray (m,) or (m, q)
+        Centred response ``y - ybar`` (or the centred whitened response
+        matrix ``Yw`` of ``q`` columns: the products ``W`` then stack the
+        ``q`` columns, :func:`~jdr_stats.support._statistics.products`).
     z : ndarray (m, nf)
         Partial-residual scores of the focal block, ``Sigma_f^{-1}(f_i - fbar)``
         (``standardize=True``), or the centred focal block.
@@ -239,6 +244,10 @@ def robust_coordinate_tests(
         studentizer and the resamples (default), which removes the
         ``1 / (1 - p/m)`` inflation of the statistic relative to its resamples;
         ``False`` (raw residuals) only for comparison.
+    n_lost : int
+        Covariate columns the rows are residuals on (a model with
+        ``covariates=``): the F reference of the HC methods has
+        ``m - p - d - n_lost`` denominator degrees of freedom.
 
     Returns
     -------
@@ -283,13 +292,14 @@ def robust_coordinate_tests(
     """
     yc, z, w_focal, w_other = _check_inputs(yc, z, w_focal, w_other)
     m, nf = z.shape
-    rank = _check_rank(rank, min(nf, w_other.shape[1]))
+    q = 1 if yc.ndim == 1 else yc.shape[1]
+    rank = _check_rank(rank, min(nf, q * w_other.shape[1]))
     standardize = check_bool(standardize, "standardize")
     method = check_choice(method, "method", ROBUST_METHODS)
     n_resample = check_int(n_resample, "n_resample", low=1)
     s = _setup(yc, z, w_focal, w_other, rank, bool(standardize))
     d = s.d
-    df2 = m - s.p0 - d
+    df2 = m - s.p0 - d - check_int(n_lost, "n_lost", low=0)
     if df2 < 1:
         raise ValueError(
             f"too few observations for the {'marginal' if rank is None else 'conditional'} "
@@ -316,7 +326,7 @@ def robust_coordinate_tests(
 
 def _check_inputs(yc, z, w_focal, w_other) -> tuple[np.ndarray, ...]:
     """The four arrays as finite float arrays of matching shapes."""
-    yc = _as_matrix(yc, "yc", 1)
+    yc = _as_matrix(yc, "yc", (1, 2))
     z = _as_matrix(z, "z", 2)
     w_focal = _as_matrix(w_focal, "w_focal", 2)
     w_other = _as_matrix(w_other, "w_other", 2)

@@ -10,6 +10,7 @@ import numpy as np
 from .._data import RowsData
 from .._estimate import estimate
 from .._linalg import block_moments
+from .._moments_engine import response_block_moments
 from .._progress import ProgressArg, progress_bar, progress_forwarder, run_batches
 from ..inference.hypotheses import fdr_qvalues
 from ._options import SelectionRule, Stability, Threshold, clip_counts, rule_q
@@ -46,10 +47,12 @@ def select(
     sel_a, sel_b = q_a <= q_level, q_b <= q_level  # NaN q-values are never selected
     settings: dict[str, Any] = {}
     if isinstance(rule, Threshold):
-        tau = float(np.sqrt(2 * np.log(n1 * n2))) if rule.value is None else float(rule.value)
-        t = np.abs(threshold_scores(prep))
-        extra_a["max_abs_t"] = t.max(axis=1)
-        extra_b["max_abs_t"] = t.max(axis=0)
+        # (q, n1, n2) entries for a response of q columns: the unfoldings' rows
+        t = np.abs(threshold_scores(prep)).reshape(-1, n1, n2)
+        n_entries = t.size
+        tau = float(np.sqrt(2 * np.log(n_entries))) if rule.value is None else float(rule.value)
+        extra_a["max_abs_t"] = t.max(axis=(0, 2))
+        extra_b["max_abs_t"] = t.max(axis=(0, 1))
         sel_a, sel_b = extra_a["max_abs_t"] > tau, extra_b["max_abs_t"] > tau
         settings["threshold"] = tau
     elif isinstance(rule, Stability):
@@ -96,8 +99,10 @@ class _StabilityBatch:
             for h, part in enumerate((perm[:half], perm[half : 2 * half])):
                 w = np.zeros(m)
                 w[part] = 1.0
+                mom = (block_moments(self.y, self.a, self.b, w) if self.y.ndim == 1
+                       else response_block_moments(self.y, self.a, self.b, w))
                 est = estimate(
-                    block_moments(self.y, self.a, self.b, w), self.rank,
+                    mom, self.rank,
                     standardize=self.standardize, sparsity=self.sparsity,
                     names_a=self.names_a, names_b=self.names_b,
                 )

@@ -248,14 +248,14 @@ def _coordinate_tests(
         kw: dict[str, Any] = {
             "rank": rank if plan.conditional else None, "standardize": standardize,
             "method": "hc3" if plan.method == "chi2" else plan.method,
-            "n_resample": plan.n_resamples, "seed": rng,
+            "n_resample": plan.n_resamples, "seed": rng, "n_lost": prep.n_lost,
         }
         return (robust_coordinate_tests(prep.yc, prep.z_a, prep.w_a, prep.w_b, **kw),
                 robust_coordinate_tests(prep.yc, prep.z_b, prep.w_b, prep.w_a, **kw))
     kw = {
         "rank": rank, "conditional": plan.conditional, "standardize": standardize,
         "covariance": plan.covariance, "method": plan.method, "n_perm": plan.n_resamples,
-        "rng": rng,
+        "rng": rng, "n_lost": prep.n_lost,
     }
     return (block_tests(prep.yc, prep.z_a, prep.w_a, prep.w_b, **kw),
             block_tests(prep.yc, prep.z_b, prep.w_b, prep.w_a, **kw))

@@ -20,7 +20,8 @@ from .._data import RowsData
 from .._linalg import BlockMoments, Whitening, block_moments, block_whitenings
 from ..inference.hypotheses import perm_pvalue
 
-__all__ = ["CoordinateTests", "Prepared", "block_tests", "prepare", "threshold_scores"]
+__all__ = ["CoordinateTests", "Prepared", "block_tests", "prepare", "products",
+           "threshold_scores"]
 
 #: Largest number of floats of one intermediate block in the sandwich and
 #: permutation computations (chunks of rows / variables are used above it).
@@ -31,11 +32,13 @@ _CHUNK_FLOATS = config.CHUNK_FLOATS
 class Prepared:
     """Centred and transformed data shared by the tests of both blocks."""
 
-    yc: np.ndarray  # (m,) centred response
+    yc: np.ndarray  # (m,) centred response, (m, q) for a response of q columns
     z_a: np.ndarray  # (m, n1) partial-residual scores Sigma_a^{-1}(a - abar)
     z_b: np.ndarray  # (m, n2)
     w_a: np.ndarray  # (m, n1) whitened (or centred) block a
     w_b: np.ndarray  # (m, n2)
+    #: covariate columns the rows were residualised on (degrees of freedom lost)
+    n_lost: int = 0
 
 
 def prepare(
@@ -47,13 +50,15 @@ def prepare(
     """Centred response, scores and whitened (or centred) blocks."""
     y, a, b = data.rows("support selection")
     if mom is None or (standardize and not mom.has_covariances):
-        mom = block_moments(y, a, b)
+        mom = block_moments(y if y.ndim == 1 else np.ascontiguousarray(y[:, 0]), a, b)
         whitening = None
-    yc = y - mom.mean_y
+    # q > 1: the whitened response matrix Yw, centred column by column
+    yc = y - mom.mean_y if y.ndim == 1 else y - y.mean(axis=0)
     ac = a - mom.mean_a
     bc = b - mom.mean_b
+    n_lost = int(getattr(getattr(data, "adjustment", None), "p", 0) or 0)
     if not standardize:
-        return Prepared(yc=yc, z_a=ac, z_b=bc, w_a=ac, w_b=bc)
+        return Prepared(yc=yc, z_a=ac, z_b=bc, w_a=ac, w_b=bc, n_lost=n_lost)
     if whitening is None:
         whitening = block_whitenings(mom, data.names["exog_a"], data.names["exog_b"])
     out = []
@@ -62,7 +67,22 @@ def prepare(
         z = wh.solve_t(w)  # Sigma^{-1} x
         out.append((np.ascontiguousarray(z.T), np.ascontiguousarray(w.T)))
     (z_a, w_a), (z_b, w_b) = out
-    return Prepared(yc=yc, z_a=z_a, z_b=z_b, w_a=w_a, w_b=w_b)
+    return Prepared(yc=yc, z_a=z_a, z_b=z_b, w_a=w_a, w_b=w_b, n_lost=n_lost)
+
+
+def products(yc: np.ndarray, w_other: np.ndarray) -> np.ndarray:
+    """The products ``W = (y - ybar) w_other`` of the reverse regression.
+
+    One response: ``(m, no)``, ``W_i = (y_i - ybar) w_i``.  A response of
+    ``q`` columns (``yc``: m x q, the centred whitened ``Yw``): ``(m, q no)``,
+    ``W_i = (Yw_i1 w_i, ..., Yw_iq w_i)``, columns in the order of the
+    mode-1 unfolding ``[X_1 ... X_q]`` (block a focal; the mode-2 unfolding
+    for block b), so that ``z_j^T W / m`` is row ``j`` of the unfolding of
+    ``Sigma_f^{-1} S_c L_o^{-T}``; see ``docs/theory/support.md``.
+    """
+    if yc.ndim == 1:
+        return yc[:, None] * w_other
+    return (yc[:, :, None] * w_other[:, None, :]).reshape(yc.shape[0], -1)
 
 
 @dataclass(frozen=True)
@@ -151,10 +171,10 @@ class _Design:
     df2: int
 
 
-def _design(yc, z, w_focal, w_other, rank, conditional, standardize) -> _Design:
+def _design(yc, z, w_focal, w_other, rank, conditional, standardize, n_lost=0) -> _Design:
     """The shared pieces of the tests of one block (see :func:`block_tests`)."""
     m, nf = z.shape
-    wy = yc[:, None] * w_other  # (m, no): W
+    wy = products(yc, w_other)  # (m, no) (or (m, q no)): W
     g = z.T @ wy / m  # rows g_j, (nf, no)
     zeta = np.einsum("ij,ij->j", z, z) / m  # (Sigma^{-1})_jj (or var f_j)
     cbar = wy.mean(axis=0)
@@ -177,7 +197,7 @@ def _design(yc, z, w_focal, w_other, rank, conditional, standardize) -> _Design:
         t = g
         c_j = np.broadcast_to(c_full, (nf, *c_full.shape))
     d = t.shape[1]
-    df2 = m - p0 - d
+    df2 = m - p0 - d - n_lost  # n_lost: covariate columns partialled out of the rows
     if df2 < 1:
         raise ValueError(
             f"too few observations for the {'conditional' if conditional else 'marginal'} "
@@ -285,6 +305,7 @@ def block_tests(
     method: str,
     n_perm: int,
     rng: np.random.Generator | None,
+    n_lost: int = 0,
 ) -> CoordinateTests:
     """Tests of every variable of one (focal) block.
 
@@ -294,9 +315,11 @@ def block_tests(
     Wald) test of ``W_j`` in the reverse regression of ``f_j`` on the rest of
     its block and ``W_j = (y - ybar) w_other V_j`` (``V_j``: the other
     block's fitted basis without variable j; the identity for the marginal
-    test).  See ``docs/theory/support.md``.
+    test).  ``n_lost``: covariate columns the rows are residuals on (the F
+    reference's residual degrees of freedom become ``m - p - d - n_lost``).
+    See ``docs/theory/support.md``.
     """
-    des = _design(yc, z, w_focal, w_other, rank, conditional, standardize)
+    des = _design(yc, z, w_focal, w_other, rank, conditional, standardize, n_lost)
     if method == "chi2" and covariance == "sandwich":
         return _sandwich_tests(des, z, w_focal, rank, conditional, standardize)
     f_stat = _FStat(des, z.shape[0], standardize)
@@ -314,8 +337,18 @@ def block_tests(
 
 
 def threshold_scores(prep: Prepared) -> np.ndarray:
-    """Entrywise t statistics ``sqrt(m) M_jk / se_jk`` (sandwich se)."""
+    """Entrywise t statistics ``sqrt(m) M_jk / se_jk`` (sandwich se).
+
+    ``(n1, n2)`` for one response; ``(q, n1, n2)`` for a response of ``q``
+    columns (the entries of ``M_c`` for each whitened response column).
+    """
     m = prep.yc.shape[0]
+    if prep.yc.ndim == 2:
+        return np.stack([
+            threshold_scores(Prepared(yc=prep.yc[:, c], z_a=prep.z_a, z_b=prep.z_b,
+                                      w_a=prep.w_a, w_b=prep.w_b))
+            for c in range(prep.yc.shape[1])
+        ])
     mhat = prep.z_a.T @ (prep.yc[:, None] * prep.z_b) / m
     var = (prep.z_a**2).T @ ((prep.yc**2)[:, None] * prep.z_b**2) / m
     return np.sqrt(m) * mhat / np.sqrt(var)
