@@ -36,10 +36,12 @@ __all__ = [
     "ROBUST_MAX_PAIRS",
     "ROBUST_MIN_BLOCKS",
     "ROBUST_PAIR_SEED",
+    "RANK_TESTS_MAX_RATIO",
     "ROBUST_VAR_RTOL",
     "ROBUST_CROSSFIT_FOLDS",
     "ROBUST_CROSSFIT_EDGE",
     "ROBUST_CROSSFIT_DIRS",
+    "SUPPORT_TESTS_MAX_RATIO",
     "chunk_rows",
 ]
 
@@ -162,3 +164,19 @@ ROBUST_PAIR_SEED = 20261126
 #: Expected run time (seconds) above which ``fit("auto")`` and
 #: ``rank_tests()`` warn before they start (:class:`~jdr_stats.exceptions.LongRunWarning`).
 LONG_RUN_SECONDS = 60.0
+
+#: Widest ``max(n1, n2) / m`` at which the support tests run
+#: (``fit(sparsity="auto")``, ``JointDimReduction.select_support``): at
+#: ``n/m = 0.1`` their false discovery proportion was 0.09-0.12 at nominal
+#: 0.1, at ``n/m = 0.2`` 0.43-0.47 (``benchmarks/results/study_wide_size.txt``,
+#: m = 300), so above this they refuse.  NOT a memory knob: raising it runs
+#: the tests where their error rate was not controlled.
+SUPPORT_TESTS_MAX_RATIO = 0.1
+
+#: Widest ``max(n1, n2) / m`` at which the default (robust) rank test held its
+#: size (0.04-0.06 at nominal 0.05 for n/m = 0.05 and 0.1; at n/m = 0.2 and 0.5
+#: it was conservative, 0.000-0.015, with little power:
+#: ``benchmarks/results/study_wide_default_size.txt``).  Above it the premise
+#: checks' small-sample message (``m < n1 n2``) says so (the rank tests and ``fit(rank="auto")``
+#: warn with it).  NOT a memory knob.
+RANK_TESTS_MAX_RATIO = 0.1
