@@ -426,3 +426,15 @@ def test_wide_premises_and_loadings_are_unit_free_and_order_free(data):
     np.testing.assert_allclose(sd1, sd0 * scale, rtol=1e-10)
     np.testing.assert_allclose(p1.condition_b, p0.condition_b, rtol=1e-8)
     assert p0.wide and p1.wide and np.isnan(p0.condition_a) == np.isnan(p1.condition_a)
+
+
+def test_module_level_select_support_refuses_at_width_too():
+    # The guard lives in select_support itself, so the function reached
+    # without the model (jdr.select_support) refuses like the model's method.
+    rng = np.random.default_rng(5)
+    m, n = 200, 30  # max(n1, n2) / m = 0.15 > SUPPORT_TESTS_MAX_RATIO
+    a, b = rng.standard_normal((m, n)), rng.standard_normal((m, n))
+    y = a[:, 0] * b[:, 0] + rng.standard_normal(m)
+    model = jdr.JointDimReduction(y, a, b)
+    with pytest.raises(ValueError, match="SUPPORT_TESTS_MAX_RATIO"):
+        jdr.select_support(model.data, rank=1, seed=0)

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from .._data import RowsData
-from .._estimate import check_rank
+from .._estimate import check_rank, check_support_width
 from .._linalg import BlockMoments, Whitening
 from .._progress import ProgressArg, check_n_jobs, check_progress
 from .._validation import check_bool, check_rows_for_whitening, normalize_seed
@@ -229,6 +229,7 @@ def select_support(
         )
     if standardize:
         check_rows_for_whitening(data.nobs, {"exog_a": n1, "exog_b": n2})
+    check_support_width(data.nobs, n1, n2, "select_support")
     rng = normalize_seed(seed)
     prep = prepare(data, standardize, moments, whitening)
     res_a, res_b = _coordinate_tests(prep, plan, rank, standardize, rng)
