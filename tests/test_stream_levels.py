@@ -181,3 +181,17 @@ def test_cli_streams_a_categorical_response(tmp_path, capsys, fmt):
     in_memory = capsys.readouterr().out
     assert in_memory.split("block a")[0].split("k ")[-1] == \
         out.split("block a")[0].split("k ")[-1]
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_weighted_categorical_response_streamed(tmp_path, n_classes):
+    pytest.importorskip("pyarrow")
+    df = _frame(n_classes=n_classes)
+    df["w"] = np.random.default_rng(5).integers(1, 4, len(df)).astype(float)
+    path = tmp_path / "d.parquet"
+    df.to_parquet(path, row_group_size=100)
+    want = jdr.JointDimReduction(df["cls"], df[A], df[B], weights=df["w"]).fit(1)
+    model = jdr.JointDimReduction.from_parquet(path, y="cls", a=A, b=B, weights="w")
+    res = model.fit(1)
+    np.testing.assert_allclose(res.singular_values, want.singular_values, rtol=1e-12)
+    assert model.data.weighted and model.data.response == want.model.data.response
