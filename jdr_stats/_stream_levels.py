@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._responses import RARE_CLASS_ROWS, ResponseInfo
+from ._responses import RARE_CLASS_ROWS, ResponseInfo, _looks_numeric
 from ._sources import DEFAULT_BATCH_ROWS, _check_batch_rows, _check_columns
 from ._validation import check_choice
 from .exceptions import RareClassWarning
@@ -65,6 +65,15 @@ def column_is_categorical(path: Any, column: str, kind: str, sep: str = ",") -> 
     except Exception:  # not readable here: the source reports its own error
         return False
     return not pd.api.types.is_numeric_dtype(head.dtype) or pd.api.types.is_bool_dtype(head.dtype)
+
+
+def _plain_text(path: Any, column: str) -> bool:
+    """Whether a Parquet column holds plain strings (not a dictionary/categorical)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    t = pq.read_schema(_files(path)[0]).field(column).type
+    return bool(pa.types.is_string(t) or pa.types.is_large_string(t))
 
 
 def _chunks_of(path: Any, kind: str, columns: list[str], step: int, sep: str,
@@ -281,6 +290,12 @@ def plan_stream(source_cls: Any, path: Any, ys: list[str], zs: list[str], *, kin
         nonlocal nobs
         lv, counts = stream_levels(path, col, kind, text=col in text, sep=sep,
                                    batch_rows=batch_rows, where=where)
+        if col in text and kind == "parquet" and _plain_text(path, col) and _looks_numeric(
+                pd.Series(lv, dtype=object)):
+            raise TypeError(
+                f"column {col!r} of {where} holds strings that look like numbers (e.g. "
+                f"{lv[0]!r}); store it as numbers (and pass response=\"categorical\" for "
+                "class codes) or as a pandas categorical")
         levels[col], nobs = lv, sum(counts)
         return lv, counts
 

@@ -130,6 +130,9 @@ def test_refusals_name_the_column(tmp_path):
     with pytest.raises(ValueError, match=r"column 'site' .* has missing values"):
         jdr.JointDimReduction.from_parquet(tmp_path / "gap.parquet", y="age", a=A, b=B,
                                            covariates="site")
+    df.assign(cls=df["age"].round(1).astype(str)).to_parquet(tmp_path / "text.parquet")
+    with pytest.raises(TypeError, match=r"column 'cls' .* strings that look like numbers"):
+        jdr.JointDimReduction.from_parquet(tmp_path / "text.parquet", y="cls", a=A, b=B)
     with pytest.raises(TypeError, match='not numeric but response="numeric"'):
         jdr.JointDimReduction.from_parquet(tmp_path / "one.parquet", y="cls", a=A, b=B,
                                            response="numeric")
