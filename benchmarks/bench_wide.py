@@ -6,7 +6,8 @@ with a rank-one bilinear response (seed 0): the time of
 which is ``"shrinkage"`` at these sizes) split into the model's construction
 and the fit, and the peak memory the fit allocates (tracemalloc; numpy
 reports its buffers to it) next to the input's bytes and to ``8 n1 n2`` (one
-n1 x n2 matrix).
+n1 x n2 matrix); then the time and peak memory of ``res.summary()`` (its
+premises and per-SD loadings: O(m n + n1 n2) when ``n1 + n2 >= m``).
 
 Usage::
 
@@ -48,11 +49,18 @@ def run(m: int, n: int) -> str:
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     t2 = time.perf_counter()
+    tracemalloc.start()
+    text = str(res.summary())
+    _, peak_s = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    t3 = time.perf_counter()
     gb = 1024.0**3
     return (f"m={m:6d} n1=n2={n:6d}  whitening={res.whitening:9s} "
             f"construct {t1 - t0:7.2f} s  fit {t2 - t1:7.2f} s  "
             f"peak {peak / gb:6.2f} GiB  input {(a.nbytes + b.nbytes) / gb:5.2f} GiB  "
-            f"8 n1 n2 = {8 * n * n / gb:5.2f} GiB  peak/(8 n1 n2) {peak / (8 * n * n):5.1f}")
+            f"8 n1 n2 = {8 * n * n / gb:5.2f} GiB  peak/(8 n1 n2) {peak / (8 * n * n):5.1f}  "
+            f"summary() {t3 - t2:6.2f} s  peak {peak_s / gb:5.2f} GiB "
+            f"({len(text.splitlines())} lines)")
 
 
 def main() -> None:

@@ -191,15 +191,88 @@ def size_and_fdr(m: int, reps: int, seed: int) -> None:
               f"{np.std(cover, ddof=1) / np.sqrt(len(cover)):.3f}", flush=True)
 
 
+def default_size(m: int, reps: int, seed: int, ratios: tuple[float, ...]) -> None:
+    """Size of the default rank test (``res.rank_tests()``, the robust test;
+    H0: r = 1 true, level 0.05) after the default fit, and the hit rate of
+    ``fit("auto")`` (share of replications choosing the true r = 1; it
+    fits r = 1 when no test rejects, so read it with the power, the share
+    rejecting ``H0: r = 0``); dense r = 1, c = 3, where the tests run
+    (``m >= n + 2``)."""
+    import jdr_stats as jdr
+
+    print(f"# default rank test: m = {m}, reps = {reps}, seed = {seed}; dense r = 1 (c = 3)")
+    print("n/m   m     n  rho  whitening  | size robust (H0: r = 1) | band (2.5 MC SE + 0.005)"
+          " | fit('auto') hit rate | power (reject r = 0) | r-hat >= 2")
+    seq = np.random.SeedSequence(seed)
+    grid = [(ratio, rho) for ratio in ratios for rho in RHOS]
+    for (ratio, rho), child in zip(grid, seq.spawn(len(grid)), strict=True):
+        rng = np.random.default_rng(child)
+        n = round(ratio * m)
+        rej, rhat, power = [], [], []
+        for _ in range(reps):
+            y, a, b, _, _, _ = draw(rng, m, n, rho, 1, None, 3.0)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                res = jdr.JointDimReduction(y, a, b).fit(1)
+                p_0, p_1 = res.rank_tests(max_rank=1, seed=rng).table["pvalue"].iloc[:2]
+                rhat.append(jdr.JointDimReduction(y, a, b).fit("auto", seed=rng).rank)
+            rej.append(float(p_1 <= 0.05))
+            power.append(float(p_0 <= 0.05))
+        x, h = np.array(rej), np.array(rhat)
+        se = np.sqrt(0.05 * 0.95 / x.size)
+        ok = abs(x.mean() - 0.05) <= 2.5 * se + 0.005
+        hit = np.mean(h == 1)
+        print(f"{ratio:4.2f} {m:5d} {n:5d} {rho:4.1f}  {res.whitening:9s}  | "
+              f"{x.mean():.3f} +- {x.std(ddof=1) / np.sqrt(x.size):.3f}          | "
+              f"{'holds' if ok else 'FAILS'} (+- {2.5 * se + 0.005:.3f})        | "
+              f"{hit:.3f} +- {np.sqrt(hit * (1 - hit) / h.size):.3f}        | "
+              f"{np.mean(power):.3f}                | {np.mean(h >= 2):.3f}", flush=True)
+
+
+def coverage_cell(m: int, reps: int, seed: int, ratio: float, rho: float,
+                  whitening: str = "auto") -> None:
+    """Coverage of the bootstrap's 95 % upper bound on block a's largest
+    angle (pairs, percentile, B = 99) after the default fit, one cell."""
+    import jdr_stats as jdr
+
+    rng = np.random.default_rng(seed)
+    n = round(ratio * m)
+    cover = []
+    for _ in range(reps):
+        y, a, b, u_true, _, _ = draw(rng, m, n, rho, 1, None, 3.0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = jdr.JointDimReduction(y, a, b).fit(1, whitening=whitening)
+            boot = res.bootstrap(n_boot=99, seed=rng).conf_int()
+        truth = np.degrees(principal_angles(u_true, res.estimate.dir_a).max())
+        cover.append(float(truth <= boot.loc[("a", "largest angle"), "upper"]))
+    c = np.array(cover)
+    print(f"# coverage cell: m = {m}, n/m = {ratio}, rho = {rho}, reps = {reps}, seed = {seed}, "
+          f"whitening = {res.whitening}")
+    print(f"coverage of the 95% upper bound (block a): {c.mean():.3f} +- "
+          f"{c.std(ddof=1) / np.sqrt(c.size):.3f}", flush=True)
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--size", action="store_true",
                    help="the size / FDR part instead of the angles")
+    p.add_argument("--default-size", action="store_true",
+                   help="size of the default (robust) rank test and fit('auto') hit rate")
+    p.add_argument("--coverage", type=float, nargs=2, metavar=("RATIO", "RHO"),
+                   help="bootstrap coverage in one cell (n/m, AR(1) rho)")
+    p.add_argument("--whitening", default="auto", help="the fit's whitening (--coverage)")
     p.add_argument("--m", type=int, default=300)
     p.add_argument("--reps", type=int, default=12)
     p.add_argument("--seed", type=int, default=20)
     p.add_argument("--ratios", type=float, nargs="*", default=RATIOS)
     args = p.parse_args()
+    if args.default_size:
+        default_size(args.m, args.reps, args.seed, tuple(args.ratios))
+        return
+    if args.coverage:
+        coverage_cell(args.m, args.reps, args.seed, *args.coverage, args.whitening)
+        return
     if args.size:
         size_and_fdr(args.m, args.reps, args.seed)
         return

@@ -15,6 +15,7 @@ from typing import Literal
 
 import numpy as np
 
+from . import config
 from ._hosvd import decompose_q
 from ._linalg import (
     AnyWhitening,
@@ -26,7 +27,6 @@ from ._linalg import (
     whiten_cross,
 )
 from ._validation import check_bool, check_choice, check_int
-from .exceptions import SmallSampleWarning
 from .sparse import (
     check_sparsity,
     check_support_sets,
@@ -36,7 +36,6 @@ from .sparse import (
 
 __all__ = [
     "AUTO_SAMPLE_MAX_RATIO",
-    "SUPPORT_TESTS_MAX_RATIO",
     "Estimate",
     "WHITENINGS",
     "WhiteningChoice",
@@ -44,6 +43,7 @@ __all__ = [
     "block_whitening_pair",
     "inference_note",
     "check_rank",
+    "check_support_width",
     "check_tests_feasible",
     "choose_whitening",
     "fold_standardize",
@@ -58,10 +58,6 @@ WHITENINGS: tuple[str, ...] = ("auto", "sample", "shrinkage", "diagonal", "none"
 #: block has at most this many columns per row (``max(n1, n2) / m``), and with
 #: the OAS-shrunk covariance above it (``benchmarks/study_wide.py``).
 AUTO_SAMPLE_MAX_RATIO = 0.05
-
-#: Widest ``max(n1, n2) / m`` at which ``benchmarks/study_wide.py --size``
-#: found the support tests' FDR controlled (``fit(sparsity="auto")`` warns above).
-SUPPORT_TESTS_MAX_RATIO = 0.1
 
 
 @dataclass(frozen=True)
@@ -129,17 +125,24 @@ def cross_moments(
     )
 
 
-def inference_note(kind: str, reason: str | None) -> str:
-    """The summary's sentence on the whitening and the inference it allows."""
+def inference_note(kind: str, reason: str | None, ratio: float = 0.0) -> str:
+    """The summary's sentence on the whitening and the inference it allows
+    (``ratio``: ``max(n1, n2) / m``; from ``AUTO_SAMPLE_MAX_RATIO`` on, where
+    the bootstrap was measured, its measured coverage)."""
     head = f"Whitening: {kind} ({reason or 'given'})."
+    boot = (
+        " Bootstrap at max(n1, n2)/m >= 0.05: its 95% angle bound under-covered with few "
+        "rows and correlated blocks (0.80 +- 0.02 at m = 300, n/m = 0.05, AR(1) 0.5, after "
+        "the sample or the shrinkage whitening; 0.97 +- 0.02 at m = 1000; "
+        "benchmarks/results/study_wide_size.txt)." if ratio >= AUTO_SAMPLE_MAX_RATIO else "")
     if kind == "sample":
-        return head
+        return head + boot
     return head + (
         " Rank and support tests whiten with the sample covariance whatever the fit's "
         "whitening (rank(S) and the supports do not depend on it; they need "
         "m >= max(n1, n2) + 2); the bootstrap re-estimates this whitening in every "
         "replicate" + (" (the OAS intensity included)." if kind == "shrinkage" else ".")
-    )
+    ) + boot
 
 
 def fold_standardize(whitening: object, standardize: object) -> object:
@@ -156,19 +159,31 @@ def fold_standardize(whitening: object, standardize: object) -> object:
     return new
 
 
+def check_support_width(nobs: int, n1: int, n2: int, what: str) -> None:
+    """Refuse the support tests above ``config.SUPPORT_TESTS_MAX_RATIO``
+    columns per row (their false discovery rate was not controlled there),
+    naming what works."""
+    ratio, limit = max(n1, n2) / nobs, config.SUPPORT_TESTS_MAX_RATIO
+    if ratio <= limit:
+        return
+    raise ValueError(
+        f"{what} runs the support tests, whose false discovery rate was not controlled "
+        f"at max(n1, n2)/m = {ratio:.3g} > {limit} (0.43-0.47 at nominal 0.1 for n/m = 0.2, "
+        "benchmarks/results/study_wide_size.txt); give a fixed sparsity=(s1, s2) for the "
+        f"sparse estimate (any whitening), or use at least {int(np.ceil(max(n1, n2) / limit))} "
+        "rows (guide page 'Wide blocks'; the limit is jdr_stats.config.SUPPORT_TESTS_MAX_RATIO)"
+    )
+
+
 def check_tests_feasible(
     nobs: int, n1: int, n2: int, rank: object, sparsity: object
 ) -> None:
     """``rank="auto"`` and ``sparsity="auto"`` run tests that whiten with the
-    sample covariance: refuse, naming what works, when it is singular."""
+    sample covariance: refuse, naming what works, when it is singular, and
+    ``sparsity="auto"`` above the support tests' measured width."""
     if nobs >= max(n1, n2) + 2:
-        if sparsity == "auto" and max(n1, n2) / nobs > SUPPORT_TESTS_MAX_RATIO:
-            warnings.warn(
-                f'sparsity="auto" at max(n1, n2)/m = {max(n1, n2) / nobs:.3g} > '
-                f"{SUPPORT_TESTS_MAX_RATIO}: the support tests' false discovery rate was not "
-                "controlled that wide (0.43 at nominal 0.1 for n/m = 0.2, "
-                "benchmarks/results/study_wide_size.txt); give sparsity=(s1, s2), or select "
-                "on a held-out half of the rows", SmallSampleWarning, stacklevel=3)
+        if sparsity == "auto":
+            check_support_width(nobs, n1, n2, 'sparsity="auto"')
         return
     what = 'fit(rank="auto")' if rank == "auto" else 'sparsity="auto"'
     raise ValueError(

@@ -36,7 +36,12 @@ __all__ = [
     "ROBUST_MAX_PAIRS",
     "ROBUST_MIN_BLOCKS",
     "ROBUST_PAIR_SEED",
+    "RANK_TESTS_MAX_RATIO",
     "ROBUST_VAR_RTOL",
+    "ROBUST_CROSSFIT_FOLDS",
+    "ROBUST_CROSSFIT_EDGE",
+    "ROBUST_CROSSFIT_DIRS",
+    "SUPPORT_TESTS_MAX_RATIO",
     "chunk_rows",
 ]
 
@@ -139,6 +144,19 @@ ROBUST_BLOCK_ROWS = 256
 ROBUST_MIN_BLOCKS = 10
 ROBUST_MAX_PAIRS = 50_000_000
 
+#: Opt-in (0 = off, the default): the robust test's variance (not its mean)
+#: estimated from the response with a cross-fitted, shrunk fit on the top
+#: ``ROBUST_CROSSFIT_DIRS`` complement directions removed, over this many
+#: folds (theory 6c), so that at ranks below the truth the signal's own
+#: variance does not collapse the effective df.  Experimental: not yet
+#: checked on the whole battery.
+ROBUST_CROSSFIT_FOLDS = 0
+#: Shrinkage of that fit: a direction is kept with weight
+#: ``max(0, 1 - edge * noise / lambda_j)``, ``noise`` the squared edge of a
+#: pure-noise complement block in ``Lambda`` units.
+ROBUST_CROSSFIT_EDGE = 0.5
+ROBUST_CROSSFIT_DIRS = 3
+
 #: Seed of the robust test's row pairs when ``rank_tests`` gets no ``seed``
 #: (so that the default test is a deterministic function of the data).
 ROBUST_PAIR_SEED = 20261126
@@ -146,3 +164,19 @@ ROBUST_PAIR_SEED = 20261126
 #: Expected run time (seconds) above which ``fit("auto")`` and
 #: ``rank_tests()`` warn before they start (:class:`~jdr_stats.exceptions.LongRunWarning`).
 LONG_RUN_SECONDS = 60.0
+
+#: Widest ``max(n1, n2) / m`` at which the support tests run
+#: (``fit(sparsity="auto")``, ``JointDimReduction.select_support``): at
+#: ``n/m = 0.1`` their false discovery proportion was 0.09-0.12 at nominal
+#: 0.1, at ``n/m = 0.2`` 0.43-0.47 (``benchmarks/results/study_wide_size.txt``,
+#: m = 300), so above this they refuse.  NOT a memory knob: raising it runs
+#: the tests where their error rate was not controlled.
+SUPPORT_TESTS_MAX_RATIO = 0.1
+
+#: Widest ``max(n1, n2) / m`` at which the default (robust) rank test held its
+#: size (0.04-0.06 at nominal 0.05 for n/m = 0.05 and 0.1; at n/m = 0.2 and 0.5
+#: it was conservative, 0.000-0.015, with little power:
+#: ``benchmarks/results/study_wide_default_size.txt``).  Above it the premise
+#: checks' small-sample message (``m < n1 n2``) says so (the rank tests and ``fit(rank="auto")``
+#: warn with it).  NOT a memory knob.
+RANK_TESTS_MAX_RATIO = 0.1

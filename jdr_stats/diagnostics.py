@@ -18,13 +18,14 @@ guide page "Checking the premises" quotes the numbers).
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
+from . import config
 from ._data import RowsData
 from ._moments_engine import array_sums
 from .exceptions import AssumptionWarning
@@ -36,6 +37,7 @@ __all__ = [
     "MIN_ROWS_PER_ENTRY",
     "Premises",
     "block_covariances",
+    "block_stats",
     "condition_number",
     "cross_canonical_correlations",
     "gap_advice",
@@ -149,7 +151,12 @@ class Premises:
         Bartlett's chi-square test of independent blocks (all canonical
         correlations zero; NaN in a small sample, ``m < MIN_ROWS_PER_ENTRY n1 n2``).
     condition_a, condition_b : float
-        Condition numbers of the blocks' correlation matrices.
+        Condition numbers of the blocks' correlation matrices (NaN, shown
+        "n/a", for a block with at least ``m`` columns: singular by construction).
+    wide : bool
+        ``n1 + n2 >= m``: the sample canonical correlations are degenerate
+        (some are 1 whatever the population) and Bartlett's test undefined;
+        both are reported "n/a" and not checked (:func:`block_stats`).
     """
 
     nobs: int
@@ -160,6 +167,7 @@ class Premises:
     independence_pvalue: float
     condition_a: float
     condition_b: float
+    wide: bool = False
 
     @property
     def rows_per_entry(self) -> float:
@@ -200,23 +208,31 @@ class Premises:
         rejects (a dependence that is detectable, however small).
         """
         cc = float(self.cross_correlations[0]) if self.cross_correlations.size else 0.0
-        rows = [
-            ("largest cross-block canonical corr.", cc, MAX_CROSS_CORRELATION,
-             not self.correlated),
-            ("Bartlett test of independence, p", self.independence_pvalue,
-             INDEPENDENCE_LEVEL, self.independence_pvalue >= INDEPENDENCE_LEVEL),
-            ("log10 condition number a (corr.)", np.log10(self.condition_a),
-             np.log10(MAX_CONDITION), self.condition_a <= MAX_CONDITION),
-            ("log10 condition number b (corr.)", np.log10(self.condition_b),
-             np.log10(MAX_CONDITION), self.condition_b <= MAX_CONDITION),
+        na = "n/a (n1 + n2 >= m)"
+        rows: list[tuple[str, Any, float, Any]] = [
+            ("largest cross-block canonical corr.", na if self.wide else cc,
+             MAX_CROSS_CORRELATION, None if self.wide else not self.correlated),
+            ("Bartlett test of independence, p", na if self.wide else self.independence_pvalue,
+             INDEPENDENCE_LEVEL,
+             None if self.wide else self.independence_pvalue >= INDEPENDENCE_LEVEL),
+        ]
+        for block, cond in (("a", self.condition_a), ("b", self.condition_b)):
+            rows.append((f"log10 condition number {block} (corr.)",
+                         f"n/a (n{'1' if block == 'a' else '2'} >= m)" if np.isnan(cond)
+                         else np.log10(cond), np.log10(MAX_CONDITION),
+                         None if np.isnan(cond) else cond <= MAX_CONDITION))
+        rows += [
             ("m / (n1 n2)", self.rows_per_entry, MIN_ROWS_PER_ENTRY,
              self.rows_per_entry >= MIN_ROWS_PER_ENTRY),
             ("m / ((n1 - r)(n2 - r))", self.rows_per_complement_entry, MIN_ROWS_PER_ENTRY,
              self.rows_per_complement_entry >= MIN_ROWS_PER_ENTRY),
         ]
+        if self.wide:  # a column of text and numbers: the numbers to 4 digits
+            rows = [(r[0], r[1] if isinstance(r[1], str) else float(f"{r[1]:.4g}"), *r[2:])
+                    for r in rows]
         return pd.DataFrame(
             {"value": [r[1] for r in rows], "threshold": [r[2] for r in rows],
-             "ok": [bool(r[3]) for r in rows]},
+             "ok": [None if r[3] is None else bool(r[3]) for r in rows]},
             index=pd.Index([r[0] for r in rows], name="premise"),
         )
 
@@ -234,7 +250,7 @@ class Premises:
                 "biases the directions"
             )
         for block, cond in (("a", self.condition_a), ("b", self.condition_b)):
-            if not cond <= MAX_CONDITION:
+            if not np.isnan(cond) and not cond <= MAX_CONDITION:
                 out.append(
                     f"block {block} is nearly collinear (condition number of its "
                     f"correlation matrix {cond:.3g} > {MAX_CONDITION:.0e}); whitening "
@@ -245,6 +261,7 @@ class Premises:
                 f"small sample: m = {self.nobs} rows for n1 n2 = {self.n1 * self.n2} "
                 f"entries of the cross moment (m / (n1 n2) = {self.rows_per_entry:.2g} < "
                 f"{MIN_ROWS_PER_ENTRY:g}); the rank tests' p-values are unreliable"
+                + (f" ({self._wide_rank_text()})" if self._wide_rank_text() else "")
             )
         return out
 
@@ -254,6 +271,8 @@ class Premises:
         one sentence each (today: a dependence Bartlett's test detects while
         the largest canonical correlation stays below ``MAX_CROSS_CORRELATION``)."""
         cc = self.cross_correlations
+        if self.wide:
+            return [self.wide_note]
         if self.correlated or self.independence_pvalue >= INDEPENDENCE_LEVEL:
             return []
         largest = float(cc[0]) if cc.size else 0.0
@@ -264,6 +283,42 @@ class Premises:
             "set by the premises study (weaker dependence left the rank tests' size "
             "in its band there): no warning"
         ]
+
+    def _wide_rank_text(self) -> str:
+        """What the rank tests do above ``config.RANK_TESTS_MAX_RATIO``."""
+        ratio, limit = max(self.n1, self.n2) / self.nobs, config.RANK_TESTS_MAX_RATIO
+        if ratio <= limit:
+            return ""
+        return (
+            f"max(n1, n2)/m = {ratio:.3g} > {limit}: the default robust test was "
+            "conservative there, size 0.000-0.015 at nominal 0.05 with little power, "
+            "benchmarks/results/study_wide_default_size.txt; a non-rejection is no evidence "
+            'for a smaller rank, and fit(rank="auto") then fits r = 1'
+        )
+
+    @property
+    def wide_note(self) -> str:
+        """The sentence on what a wide fit (``n1 + n2 >= m``) does not check."""
+        singular = [f"block {k}" for k, c in (("a", self.condition_a), ("b", self.condition_b))
+                    if np.isnan(c)]
+        return (
+            f"n1 + n2 = {self.n1 + self.n2} >= m = {self.nobs}: the cross-block canonical "
+            "correlations (some are 1 by construction) and Bartlett's test are undefined, "
+            "so the blocks' independence is not checked"
+            + (f"; the correlation matrix of {' and '.join(singular)} is singular (at least "
+               "m columns), its condition number n/a" if singular else "")
+        )
+
+    @property
+    def note(self) -> str:
+        """The summary's note: the premises, then what fails (or the remarks)."""
+        msgs, rem = self.messages, " ".join(r + "." for r in self.remarks)
+        return (
+            "Premises: blocks independent, each block well conditioned, enough rows "
+            "(thresholds: guide page 'Checking the premises'). "
+            + ("CHECK: " + "; ".join(msgs) + "." + (" " + rem if self.wide else "")
+               if msgs else rem if rem else "All hold.")
+        )
 
     @property
     def ok(self) -> bool:
@@ -364,6 +419,64 @@ def block_covariances(data: RowsData) -> tuple[np.ndarray, np.ndarray, np.ndarra
     if t is None:
         raise ValueError("the premise diagnostics need finite data")
     return t.m2_a / t.weight, t.m2_b / t.weight, t.m2_ab / t.weight
+
+
+def _sd_and_condition(x: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, float]:
+    """Column SDs of rows ``x`` (normalised weights ``w``) and the condition
+    number of their correlation matrix from the ``m x n`` standardised rows
+    (NaN when ``n >= m``: singular by construction); memory O(m n)."""
+    mean = w @ x
+    xc = (x - mean) * np.sqrt(w)[:, None]
+    sd = np.sqrt(np.einsum("ij,ij->j", xc, xc))
+    if x.shape[1] >= x.shape[0]:
+        return sd, float("nan")
+    if np.any(sd <= 0):
+        return sd, float("inf")
+    sv = np.linalg.svd(xc / sd, compute_uv=False)
+    return sd, float("inf") if sv[-1] <= 0 else float((sv[0] / sv[-1]) ** 2)
+
+
+def block_stats(
+    data: RowsData,
+    rank: int,
+    covariances: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+) -> tuple[np.ndarray, np.ndarray, Premises]:
+    """The blocks' column SDs (divisor: the total weight) and the premise checks.
+
+    With ``n1 + n2 < m``, from :func:`block_covariances` (or the
+    ``covariances`` given).  Wider, memory O(m (n1 + n2)), never an ``n x n``
+    matrix: the SDs from the rows, each block's condition number from its
+    ``m x n`` standardised rows (n/a when ``n >= m``), the cross-block
+    canonical correlations and Bartlett's test n/a (:class:`Premises`
+    ``wide``).  A model without rows gives the stored sums' diagonal.
+
+    Examples
+    --------
+    >>> import numpy as np, jdr_stats as jdr
+    >>> rng = np.random.default_rng(0)
+    >>> y, a, b = (rng.standard_normal(50), rng.standard_normal((50, 80)),
+    ...            rng.standard_normal((50, 9)))
+    >>> sd_a, sd_b, p = block_stats(jdr.JointDimReduction(y, a, b).data, rank=1)
+    >>> sd_a.shape, p.wide, p.table.loc["log10 condition number a (corr.)", "value"]
+    ((80,), True, 'n/a (n1 >= m)')
+    """
+    m, n1, n2 = data.nobs, len(data.exog_names_a), len(data.exog_names_b)
+    if n1 + n2 < m or data.sums is not None or covariances is not None:
+        ca, cb, cab = covariances if covariances is not None else block_covariances(data)
+        prem = premises(ca, cb, cab, nobs=m, rank=rank)
+        if n1 + n2 >= m:
+            prem = replace(prem, cross_correlations=np.array([]), independence_pvalue=np.nan,
+                           wide=True, condition_a=np.nan if n1 >= m else prem.condition_a,
+                           condition_b=np.nan if n2 >= m else prem.condition_b)
+        return np.sqrt(np.diag(ca)), np.sqrt(np.diag(cb)), prem
+    _, a, b, weights = data.rows("the premise diagnostics", weights=True)
+    w = np.full(m, 1.0 / m) if weights is None else np.asarray(weights, float)
+    w = w / w.sum()
+    sd_a, cond_a = _sd_and_condition(np.asarray(a, dtype=float), w)
+    sd_b, cond_b = _sd_and_condition(np.asarray(b, dtype=float), w)
+    return sd_a, sd_b, Premises(
+        nobs=m, n1=n1, n2=n2, rank=int(rank), cross_correlations=np.array([]),
+        independence_pvalue=float("nan"), condition_a=cond_a, condition_b=cond_b, wide=True)
 
 
 def premises_of_data(data: RowsData, rank: int = 1) -> Premises:

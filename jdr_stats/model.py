@@ -19,6 +19,7 @@ from ._data import DataModel, MissingPolicy, ModelData, check_effective_rows
 from ._estimate import (
     WhiteningKind,
     block_whitening_pair,
+    check_support_width,
     check_tests_feasible,
     choose_whitening,
     cross_moments,
@@ -559,6 +560,8 @@ class JointDimReduction(DataModel):
         function also takes the deprecated flat names of version 0.1.
         """
         self._data.rows("select_support")
+        check_support_width(self.nobs, len(self.exog_names_a), len(self.exog_names_b),
+                            "select_support")
         return _select_support(
             self._data, rank=rank, test=test, method=method, covariance=covariance,
             n_resamples=n_resamples, rule=rule, fdr=fdr, standardize=standardize, seed=seed,

@@ -33,14 +33,14 @@ from ._responses import summary_notes as _response_notes
 from ._results_extra import FitMeasuresMixin
 from ._sources import DaskSource, is_dask_collection
 from ._version import __version__
-from .diagnostics import Premises, block_covariances, premises
+from .diagnostics import Premises, block_stats
 from .inference.bootstrap import BootstrapResults, Interval
 from .inference.bootstrap import Method as BootstrapMethod
 from .inference.bootstrap import bootstrap as _bootstrap
 from .inference.ladle import LADLE_AT_ZERO, LADLE_CHOSEN_BY, LadleResults
 from .inference.rank_tests import RankMethod, RankTestResults
 from .inference.rank_tests import rank_tests as _rank_tests
-from .summary import SummaryMixin, build_summary, json_safe
+from .summary import LOADING_NOTES, SummaryMixin, build_summary, json_safe
 from .support import SupportResults
 
 __all__ = ["JDRResults"]
@@ -65,7 +65,7 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         *,
         rank_tests: RankTestResults | LadleResults | None = None,
         whitening: tuple[AnyWhitening, AnyWhitening] | None = None,
-        covariances: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+        stats: tuple[np.ndarray, np.ndarray, Premises] | None = None,
     ) -> None:
         self._model = model
         self._est = est
@@ -75,8 +75,8 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         # The rank tests that chose the rank of a rank="auto" fit (fixed at
         # construction: a results object never changes).
         self._rank_tests = rank_tests
-        if covariances is not None:  # kept by remove_data(): they need the rows
-            self.__dict__["_covariances"] = covariances
+        if stats is not None:  # kept by remove_data(): they need the rows
+            self.__dict__["_block_stats"] = stats
 
     # -- basic attributes -------------------------------------------------
     @property
@@ -149,7 +149,7 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         model._data = RemovedData(self._model.data)
         out = JDRResults(model, self._est, self._moments, self._settings,
                          rank_tests=self._rank_tests, whitening=self._whitening,
-                         covariances=self._covariances)
+                         stats=self._block_stats)
         if not self.data_removed:  # the R^2 of the summary, computed while the rows are here
             # no rows (RowsNotInMemoryError): no R^2
             with contextlib.suppress(ValueError):
@@ -249,11 +249,13 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         return self.directions_b_whitened
 
     @cached_property
-    def _covariances(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        return block_covariances(self._model.data)
+    def _block_stats(self) -> tuple[np.ndarray, np.ndarray, Premises]:
+        """Column SDs of both blocks and the premises (O(m n) when n1 + n2 >= m)."""
+        # results saved by an earlier version keep the covariances instead
+        return block_stats(self._model.data, self.rank, self.__dict__.get("_covariances"))
 
-    def _loadings(self, dirs: np.ndarray, cov: np.ndarray) -> np.ndarray:
-        load = dirs * np.sqrt(np.diag(cov))[:, None]
+    def _loadings(self, dirs: np.ndarray, sd: np.ndarray) -> np.ndarray:
+        load = dirs * sd[:, None]
         top = np.max(np.abs(load), axis=0)
         return load / np.where(top > 0, top, 1.0)
 
@@ -276,14 +278,14 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         >>> bool(abs(res.loadings_a).max() == 1.0)
         True
         """
-        return self._frame(self._loadings(self._est.dir_a, self._covariances[0]),
+        return self._frame(self._loadings(self._est.dir_a, self._block_stats[0]),
                            self._names_a, _labels("dir", self.rank))
 
     @cached_property
     def loadings_b(self) -> pd.DataFrame | np.ndarray:
         """Per-standard-deviation loadings of block b's variables (see
         :attr:`loadings_a`)."""
-        return self._frame(self._loadings(self._est.dir_b, self._covariances[1]),
+        return self._frame(self._loadings(self._est.dir_b, self._block_stats[1]),
                            self._names_b, _labels("dir", self.rank))
 
     @cached_property
@@ -291,8 +293,7 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         """Checks of the method's premises (:class:`jdr_stats.diagnostics.Premises`):
         cross-block canonical correlations, the blocks' condition numbers, rows
         per entry of the cross moment; ``.table`` and ``.messages``."""
-        ca, cb, cab = self._covariances
-        return premises(ca, cb, cab, nobs=self.nobs, rank=self.rank)
+        return self._block_stats[2]
 
     @property
     def singular_values(self) -> np.ndarray:
@@ -555,8 +556,8 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
             "support_tests": (None if self.support_tests is None
                               else self.support_tests.to_dict()),
             "loadings": records(pd.DataFrame(
-                np.vstack([self._loadings(self._est.dir_a, self._covariances[0]),
-                           self._loadings(self._est.dir_b, self._covariances[1])]),
+                np.vstack([self._loadings(self._est.dir_a, self._block_stats[0]),
+                           self._loadings(self._est.dir_b, self._block_stats[1])]),
                 columns=cols, index=dirs.index)),
             "fit_measures": self._fit_measures_dict(),
             "premises": {
@@ -595,8 +596,8 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         """Loadings of the selected variables (all of them for a dense fit;
         the others are zero by construction): per-SD or raw directions."""
         if loadings == "sd":
-            ma = self._loadings(self._est.dir_a, self._covariances[0])
-            mb = self._loadings(self._est.dir_b, self._covariances[1])
+            ma = self._loadings(self._est.dir_a, self._block_stats[0])
+            mb = self._loadings(self._est.dir_b, self._block_stats[1])
         else:
             ma, mb = self._est.dir_a, self._est.dir_b
         cols = _labels("dir", self.rank)
@@ -605,30 +606,8 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         return la, lb
 
     def _loading_and_premise_notes(self, loadings: str) -> list[str]:
-        if loadings == "sd":
-            about = ("Blocks a and b: per-SD loadings, direction entry times the variable's "
-                     "standard deviation (the change of the reduced feature per SD of the "
-                     "variable), each column scaled to largest absolute value 1; they "
-                     "compare variables in different units. Raw directions (unit length, "
-                     "original units): results.directions_a, summary(loadings='raw').")
-        else:
-            about = ("Blocks a and b: raw directions, unit-length columns in the original "
-                     "units (their sizes depend on the units; summary() shows per-SD "
-                     "loadings).")
-        msgs = self.diagnostics.messages
-        premises_note = (
-            "Premises: blocks independent, each block well conditioned, enough rows "
-            "(thresholds: guide page 'Checking the premises'). "
-            + ("CHECK: " + "; ".join(msgs) + "." if msgs
-               else " ".join(r + "." for r in self.diagnostics.remarks) if self.diagnostics.remarks
-               else "All hold.")
-        )
-        return [
-            ("k: singular values of X_lin (whitened cross moment); share = s_k^2 / "
-             "sum_j s_j^2."),
-            about,
-            premises_note,
-        ]
+        return [("k: singular values of X_lin (whitened cross moment); share = s_k^2 / "
+                 "sum_j s_j^2."), LOADING_NOTES[loadings], self.diagnostics.note]
 
     def summary(
         self,
@@ -683,7 +662,8 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
             ("Premises", self.diagnostics.table, "premises"),
         ]
         notes = r2_notes + self._loading_and_premise_notes(loadings)
-        notes.append(inference_note(self.whitening, self._settings.get("whitening_reason")))
+        notes.append(inference_note(self.whitening, self._settings.get("whitening_reason"),
+                                    max(info["n1 (block a):"], info["n2 (block b):"]) / self.nobs))
         if rank_tests is not None and not isinstance(rank_tests, RankTestResults):
             raise TypeError(
                 f"rank_tests must be a RankTestResults; got {type(rank_tests).__name__}"

@@ -18,6 +18,7 @@ from jdr_stats._estimate import (
     estimate,
 )
 from jdr_stats._linalg import block_moments, oas_shrinkage, shrunk_whitening
+from jdr_stats.diagnostics import block_stats
 from jdr_stats.metrics import principal_angles
 
 from .strategies import column_recoding
@@ -293,15 +294,25 @@ def test_wide_fit_without_block_covariances_still_reports(wide, tmp_path):
     assert back.whitening == "shrinkage" and back.support_a == res.support_a
 
 
-@pytest.mark.filterwarnings("ignore::jdr_stats.exceptions.SupportSelectionWarning")
-def test_sparsity_auto_warns_where_the_support_fdr_was_not_controlled():
-    from jdr_stats.exceptions import SmallSampleWarning
+def test_support_tests_refuse_above_the_measured_width_naming_what_works(monkeypatch):
+    """study_wide_size.txt: FDR 0.43-0.47 at nominal 0.1 for n/m = 0.2, so
+    fit(sparsity="auto") and select_support refuse above
+    config.SUPPORT_TESTS_MAX_RATIO = 0.1; a fixed sparsity still fits."""
+    from jdr_stats import config
 
     y, a, b, _, _ = sparse_data(6, 200, 30, c=5.0)
-    with pytest.warns(SmallSampleWarning, match=r"max\(n1, n2\)/m = 0.15 > 0.1.*"
-                                                r"sparsity=\(s1, s2\)"):
-        res = jdr.JointDimReduction(y, a, b).fit(1, sparsity="auto", seed=0)
-    assert res.support_tests is not None
+    model = jdr.JointDimReduction(y, a, b)
+    pattern = (r"max\(n1, n2\)/m = 0.15 > 0.1 .*sparsity=\(s1, s2\).*at least 300 rows"
+               r".*SUPPORT_TESTS_MAX_RATIO")
+    with pytest.raises(ValueError, match=r'sparsity="auto" runs the support tests.*' + pattern):
+        model.fit(1, sparsity="auto", seed=0)
+    with pytest.raises(ValueError, match=r"select_support runs the support tests.*" + pattern):
+        model.select_support(rank=1, seed=0)
+    assert model.fit(1, sparsity=(3, 3)).support_a is not None
+    monkeypatch.setattr(config, "SUPPORT_TESTS_MAX_RATIO", 0.2)  # read when used
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert model.fit(1, sparsity="auto", seed=0).support_tests is not None
 
 
 @pytest.mark.slow
@@ -334,3 +345,84 @@ def test_wide_two_column_response_runs_with_shrinkage():
     y = np.column_stack([a[:, 0] * b[:, 1], a[:, 0] * b[:, 1] ** 2]) + rng.standard_normal((80, 2))
     res = jdr.JointDimReduction(y, a, b).fit(1)
     assert res.whitening == "shrinkage" and np.isfinite(res.estimate.dir_a).all()
+
+
+def test_summary_of_a_wide_fit_never_forms_the_blocks_covariances(monkeypatch):
+    """n1 + n2 >= m: per-SD loadings from the rows, condition numbers from the
+    m x n standardised rows (n/a at n >= m), canonical correlations and
+    Bartlett n/a; the same SDs and condition number as the covariance route."""
+    from jdr_stats import diagnostics
+
+    rng = np.random.default_rng(3)
+    m, n1, n2 = 60, 90, 40
+    y, a, b = rng.standard_normal(m), rng.standard_normal((m, n1)), rng.standard_normal((m, n2))
+    a[:, 1] *= 1000.0
+    b = b @ np.triu(np.ones((n2, n2))) * 0.1  # correlated block b, n2 < m
+    ca, cb, _ = diagnostics.block_covariances(jdr.JointDimReduction(y, a, b).data)
+
+    def refuse(data):
+        raise AssertionError("block_covariances called for a wide fit")
+
+    monkeypatch.setattr(diagnostics, "block_covariances", refuse)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = jdr.JointDimReduction(y, a, b).fit(1)
+        text = str(res.summary())
+    sd_a, sd_b, prem = res._block_stats
+    np.testing.assert_allclose(sd_a, np.sqrt(np.diag(ca)), rtol=1e-12)
+    np.testing.assert_allclose(sd_b, np.sqrt(np.diag(cb)), rtol=1e-12)
+    assert np.isnan(prem.condition_a)
+    np.testing.assert_allclose(prem.condition_b, diagnostics.condition_number(cb), rtol=1e-6)
+    table = prem.table
+    assert table.loc["largest cross-block canonical corr.", "value"] == "n/a (n1 + n2 >= m)"
+    assert table.loc["Bartlett test of independence, p", "value"] == "n/a (n1 + n2 >= m)"
+    assert table.loc["log10 condition number a (corr.)", "value"] == "n/a (n1 >= m)"
+    assert table.loc["log10 condition number a (corr.)", "ok"] is None
+    assert not any("collinear" in msg for msg in prem.messages)
+    assert "n1 + n2 = 130 >= m = 60" in " ".join(text.split())
+    load = np.asarray(res.loadings_a)[:, 0]
+    raw = np.asarray(res.directions_a)[:, 0] * np.sqrt(np.diag(ca))
+    np.testing.assert_allclose(load, raw / np.max(np.abs(raw)), rtol=1e-10, atol=1e-12)
+    assert res.remove_data().summary() is not None
+
+
+def test_rank_tests_and_bootstrap_say_where_they_were_measured_off():
+    """Above config.RANK_TESTS_MAX_RATIO the small-sample premise (m < n1 n2,
+    as in every measured cell) says the default rank test was conservative (study_wide_default_size.txt), and
+    from n/m = 0.05 the summary gives the bootstrap's measured under-coverage;
+    a narrow fit says neither."""
+    from jdr_stats.exceptions import AssumptionWarning
+
+    rng = np.random.default_rng(4)
+    m = 200
+    y, a, b = rng.standard_normal(m), rng.standard_normal((m, 30)), rng.standard_normal((m, 20))
+    res = jdr.JointDimReduction(y, a, b).fit(1)  # m < n1 n2: the small-sample message
+    assert "default robust test was conservative" in " ".join(res.diagnostics.messages)
+    with pytest.warns(AssumptionWarning, match=r"max\(n1, n2\)/m = 0.15 > 0.1: the default"):
+        res.rank_tests(max_rank=1)
+    text = " ".join(str(res.summary()).split()).replace("under- ", "under-")
+    assert "under-covered" in text and "0.80 +- 0.02 at m = 300" in text
+    narrow = jdr.JointDimReduction(y, a[:, :5], b[:, :5]).fit(1)
+    assert "under-covered" not in str(narrow.summary())
+    assert not any("conservative" in msg for msg in narrow.diagnostics.messages)
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.data())
+def test_wide_premises_and_loadings_are_unit_free_and_order_free(data):
+    """n1 + n2 >= m: rescaling or shifting columns and reordering rows leave
+    the per-SD loadings and the condition numbers unchanged."""
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
+    m, n1, n2 = 40, 30, 25
+    y, a, b = rng.standard_normal(m), rng.standard_normal((m, n1)), rng.standard_normal((m, n2))
+    scale = np.exp(rng.uniform(-3, 3, n2))
+    perm = rng.permutation(m)
+    fits = []
+    for yy, aa, bb in ((y, a, b), (y[perm], a[perm] + 5.0, b[perm] * scale)):
+        sd_a, sd_b, prem = block_stats(jdr.JointDimReduction(yy, aa, bb).data, rank=1)
+        fits.append((sd_a, sd_b, prem))
+    (sa0, sd0, p0), (sa1, sd1, p1) = fits
+    np.testing.assert_allclose(sa1, sa0, rtol=1e-10)
+    np.testing.assert_allclose(sd1, sd0 * scale, rtol=1e-10)
+    np.testing.assert_allclose(p1.condition_b, p0.condition_b, rtol=1e-8)
+    assert p0.wide and p1.wide and np.isnan(p0.condition_a) == np.isnan(p1.condition_a)

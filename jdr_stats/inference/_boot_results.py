@@ -335,15 +335,15 @@ class BootstrapResults(ExportMixin, SummaryMixin):
         >>> ci.columns.tolist(), ci.shape
         (['estimate', 'std_err', 'lower', 'upper'], (5, 4))
         """
-        from ..diagnostics import block_covariances
+        from ..diagnostics import block_stats
         from ._loading_ci import loading_table
 
         alpha, _ = self._levels(alpha, None)
         if self._dirs is None:
             raise ValueError("these bootstrap results hold no replicate directions")
         fit = self._results
-        cov = fit._covariances if fit is not None else block_covariances(self._data)
-        sds = {"a": np.sqrt(np.diag(cov[0])), "b": np.sqrt(np.diag(cov[1]))}
+        sd_a, sd_b, _ = fit._block_stats if fit is not None else block_stats(self._data, 1)
+        sds = {"a": sd_a, "b": sd_b}
         dirs = {"a": self._est.dir_a, "b": self._est.dir_b}
         names = {"a": self._data.names["exog_a"], "b": self._data.names["exog_b"]}
         return loading_table(self._dirs, dirs, sds, names, alpha)

@@ -32,6 +32,7 @@ from ._robust_core import (
     robust_moments,
     rotated_first,
 )
+from ._robust_signal import crossfit_residual_chunks
 from .rank_robust import (
     Chunks,
     ComplementMoments,
@@ -114,7 +115,16 @@ class _Whitened:
             else:
                 self.cache["rfirst"] = rotated_first(self.row_chunks())
         first: RotatedFirst = self.cache["rfirst"]
-        return robust_moments(self.row_chunks(), first, k, rng=rng)
+        mom = robust_moments(self.row_chunks(), first, k, rng=rng)
+        if config.ROBUST_CROSSFIT_FOLDS < 2 or k >= min(self.n1, self.n2):
+            return mom
+        res = crossfit_residual_chunks(self.row_chunks(), k, config.ROBUST_CROSSFIT_FOLDS,
+                                       config.ROBUST_CROSSFIT_EDGE, config.ROBUST_CROSSFIT_DIRS)
+        if res is None:
+            return mom
+        # theory 6c: the mean from the rows, the variance from the noise
+        noise = robust_moments(res, rotated_first(res), k, rng=rng)
+        return replace(noise, tau=mom.tau, s2=mom.s2)
 
     def complement(self, k: int) -> ComplementMoments:
         """Moments of the influence functions of the complement block at rank ``k``.
