@@ -8,8 +8,9 @@ source whose block b carries the covariate columns last gives
 ``B_x = S_xz S_zz^{-1}`` for every variable ``x``; :class:`AdjustedSource`
 then yields each chunk residualised, ``x - xbar - (z - zbar) B_x^T``, so
 every later pass (the moments, the robust rank tests' sums) sees the same
-rows as the in-memory model.  On file streams covariates must be numeric
-columns (code a categorical covariate as indicator columns); with dask input
+rows as the in-memory model.  On file streams a categorical covariate
+enters as the indicator columns of its levels, read by a first pass over
+that column (:mod:`jdr_stats._stream_levels`); with dask input
 (:func:`dask_adjusted`) a categorical column of a data frame becomes its
 indicators, and the residualisation runs in the dask tasks.
 """
@@ -26,8 +27,7 @@ from ._responses import Adjustment
 from .exceptions import CovariateWarning
 from .moments import Moments, whitening_of_covariance
 
-__all__ = ["AdjustedDaskSource", "AdjustedSource", "adjust_source", "check_numeric_covariates",
-           "dask_adjusted"]
+__all__ = ["AdjustedDaskSource", "AdjustedSource", "adjust_source", "dask_adjusted"]
 
 
 class AdjustedSource:
@@ -225,39 +225,3 @@ def dask_adjusted(endog: Any, exog_a: Any, exog_b: Any, covariates: Any,
     y1 = y[:, 0] if y.ndim == 2 else y
     src, adj = make(y1, a, b, plain.endog_name, plain.names_a, plain.names_b)
     return Moments.from_source(src), src, adj
-
-
-def check_numeric_covariates(path: Any, znames: Sequence[str], kind: str) -> None:
-    """A file stream's covariates must be numeric columns: a ValueError naming the
-    others (a categorical covariate must be given as indicator columns there).
-
-    Reads the Parquet schema or the first rows of a CSV file; a path the
-    check cannot read (several files, a directory) is left to the source.
-    """
-    import pandas as pd
-
-    bad: list[str] = []
-    try:
-        if kind == "parquet":
-            import pyarrow as pa
-            import pyarrow.parquet as pq
-
-            schema = pq.read_schema(path)
-            for name in znames:
-                if name in schema.names:
-                    t = schema.field(name).type
-                    if not (pa.types.is_integer(t) or pa.types.is_floating(t)
-                            or pa.types.is_decimal(t)):
-                        bad.append(name)
-        else:
-            head = pd.read_csv(path, usecols=list(znames), nrows=1000)
-            bad = [c for c in znames if not pd.api.types.is_numeric_dtype(head[c].dtype)
-                   or pd.api.types.is_bool_dtype(head[c].dtype)]
-    except Exception:  # not readable here: the source reports its own error
-        return
-    if bad:
-        raise ValueError(
-            f"covariates column(s) {bad} are not numeric; on a file stream a categorical "
-            "covariate must be given as its indicator columns (with the data in memory, "
-            "or as a dask DataFrame, it is expanded to its indicators automatically)"
-        )

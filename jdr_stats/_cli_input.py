@@ -119,8 +119,6 @@ def streamed_refusal(args: argparse.Namespace, how: Input) -> str | None:
     need = []
     if args.formula is not None:
         need.append("--formula")
-    if args.response != "auto":
-        need.append("--response")
     if args.missing == "drop":
         need.append("--missing drop")
     if args.rank == "auto" and args.rank_method == "permutation":

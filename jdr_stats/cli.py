@@ -314,21 +314,17 @@ def _streamed_model(args: argparse.Namespace, how: cin.Input) -> JointDimReducti
         try:
             return JointDimReduction.from_parquet(
                 how.path, y=ycols if len(ycols) > 1 else args.y, a=args.a, b=args.b,
-                weights=args.weights, batch_rows=args.chunksize, covariates=zcols)
+                weights=args.weights, batch_rows=args.chunksize, covariates=zcols,
+                response=args.response)
         except ImportError as exc:
             raise ValueError(str(exc)) from None
     if not how.path.is_file():
         raise ValueError(f"file not found: {args.file}")
-    if len(ycols) > 1 or zcols:  # q responses and/or covariates: several passes (issue 21)
-        if args.sep != ",":
-            raise ValueError("--sep with several --y columns or --covariates needs the rows "
-                             "in memory; drop --chunksize/--stream")
-        return stream_model(JointDimReduction, CSVSource, how.path, ycols, args.a, args.b,
-                            zcols, weights=args.weights, batch_rows=args.chunksize,
-                            origin=f"the CSV file {args.file!r} (chunked)")
-    src = CSVSource(how.path, y=args.y, a=args.a, b=args.b, weights=args.weights,
-                    batch_rows=args.chunksize, sep=args.sep)
-    return JointDimReduction.from_source(src, origin=f"the CSV file {args.file!r} (chunked)")
+    # q responses, a categorical response, covariates: several passes (issue 21)
+    return stream_model(JointDimReduction, CSVSource, how.path, ycols if len(ycols) > 1
+                        else args.y, args.a, args.b, zcols, weights=args.weights,
+                        batch_rows=args.chunksize, response=args.response, sep=args.sep,
+                        origin=f"the CSV file {args.file!r} (chunked)")
 
 
 def _model(args: argparse.Namespace, data: pd.DataFrame) -> JointDimReduction:

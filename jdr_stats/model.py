@@ -9,11 +9,12 @@ a three-step sparse projection (section 3).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Literal, cast
 
 import numpy as np
 
-from ._adjusted_source import adjust_source, check_numeric_covariates, dask_adjusted
+from ._adjusted_source import adjust_source, dask_adjusted
 from ._data import DataModel, MissingPolicy, ModelData, check_effective_rows
 from ._estimate import (
     WhiteningKind,
@@ -28,6 +29,7 @@ from ._linalg import AnyWhitening, BlockMoments, Whitening
 from ._progress import ProgressArg
 from ._responses import ResponseKind
 from ._sources import RowSource, is_dask_collection
+from ._stream_levels import plan_stream
 from ._streamed import MomentsData
 from ._validation import normalize_seed
 from .inference.rank_tests import RankMethod, choose_rank
@@ -195,6 +197,7 @@ class JointDimReduction(DataModel):
         weights: str | None = None,
         batch_rows: int | None = None,
         covariates: str | list[str] | None = None,
+        response: ResponseKind = "auto",
     ) -> JointDimReduction:
         """A model from a Parquet file (or folder of files), streamed.
 
@@ -211,8 +214,12 @@ class JointDimReduction(DataModel):
         ----------
         path : str or path-like
             A ``.parquet`` file or a folder of them (read in name order).
-        y : str
-            The response column.
+        y : str or list of str
+            The response column (several: a multivariate response).  A
+            text, boolean or dictionary (pandas categorical) column is a
+            categorical response: a first pass reads that column alone for
+            its classes (sorted; the first is the reference), and the model
+            uses their indicators, as in memory.
         a, b : list of str
             The columns of the two blocks.
         weights : str, optional
@@ -220,11 +227,16 @@ class JointDimReduction(DataModel):
         batch_rows : int, optional
             Rows per record batch (default 65536).
         covariates : str or list of str, optional
-            Numeric covariate columns (indicator columns for a categorical
-            one) to adjust for: one more pass computes the least squares
-            coefficients, and every pass then reads the rows residualised on
-            ``[1, Z]`` (as a model from arrays with ``covariates=``).  Not
-            with ``weights``.
+            Covariate columns to adjust for: one more pass computes the
+            least squares coefficients, and every pass then reads the rows
+            residualised on ``[1, Z]`` (as a model from arrays with
+            ``covariates=``).  A text, boolean or dictionary column enters
+            as the indicators of its levels but the first (sorted, read by
+            one pass over that column; names ``site[T.level]``).  Not with
+            ``weights``.
+        response : {"auto", "numeric", "categorical"}
+            ``"categorical"`` declares numeric class codes in ``y``
+            categorical (as ``JointDimReduction(..., response=)``).
 
         Returns
         -------
@@ -240,7 +252,8 @@ class JointDimReduction(DataModel):
         ------
         ValueError
             A missing column, NaN or infinite values (naming the column and
-            row), a constant column.
+            row), a constant column; a missing value in a categorical
+            column, or a value the first pass over it did not see.
 
         Examples
         --------
@@ -258,11 +271,8 @@ class JointDimReduction(DataModel):
         """
         from ._sources import ParquetSource
 
-        if isinstance(y, str) and covariates is None:
-            src = ParquetSource(path, y=y, a=a, b=b, weights=weights, batch_rows=batch_rows)
-            return cls.from_source(src, origin=f"the Parquet source {str(path)!r}")
         return stream_model(cls, ParquetSource, path, y, a, b, covariates,
-                            weights=weights, batch_rows=batch_rows,
+                            weights=weights, batch_rows=batch_rows, response=response,
                             origin=f"the Parquet source {str(path)!r}")
 
     @classmethod
@@ -559,35 +569,46 @@ class JointDimReduction(DataModel):
 def stream_model(cls: type[JointDimReduction], source_cls: Any, path: Any,
                  y: str | list[str], a: list[str], b: list[str],
                  covariates: str | list[str] | None, *, weights: str | None,
-                 batch_rows: int | None, origin: str) -> JointDimReduction:
+                 batch_rows: int | None, origin: str, response: str = "auto",
+                 sep: str = ",") -> JointDimReduction:
     """A model streamed from a file source with several response columns
-    (:class:`~jdr_stats.moments.ResponseMoments`, ``q + 1`` passes) and/or
-    numeric covariates (:mod:`jdr_stats._adjusted_source`, one more pass per
-    set of sums)."""
+    (:class:`~jdr_stats.moments.ResponseMoments`, ``q + 1`` passes), a
+    categorical response or covariates (their levels first, one pass over
+    each such column: :mod:`jdr_stats._stream_levels`) and/or covariates
+    (:mod:`jdr_stats._adjusted_source`, one more pass per set of sums)."""
     ys = [y] if isinstance(y, str) else list(y)
     zs = [] if covariates is None else [covariates] if isinstance(covariates, str) \
         else list(covariates)
     if zs and weights is not None:
         raise ValueError("covariates with weights need the rows in memory; got weights="
                          f"{weights!r}")
-    if zs:
-        check_numeric_covariates(path, zs, "parquet" if "Parquet" in source_cls.__name__
-                                 else "csv")
+    kind = "parquet" if "Parquet" in source_cls.__name__ else "csv"
+    plan = plan_stream(source_cls, path, ys, zs, kind=kind, response=response,
+                       weights=weights, batch_rows=batch_rows, sep=sep, where=origin)
 
-    def make(ycol: str, acols: list[str], bcols: list[str]) -> tuple[Any, Any]:
-        base = source_cls(path, y=ycol, a=acols, b=[*bcols, *zs], weights=weights,
-                          batch_rows=batch_rows)
-        return adjust_source(base, zs) if zs else (base, None)
+    def make(ycol: Any, acols: list[Any], bcols: list[Any]) -> tuple[Any, Any]:
+        base = plan.source(ycol, acols, [*bcols, *plan.z])
+        return adjust_source(base, plan.znames) if plan.z else (base, None)
 
-    if len(ys) > 1:
-        parts = [make(c, a, b) for c in ys]
-        rm = ResponseMoments.from_sources([src for src, _ in parts], make(ys[0], ys, ys)[0])
+    if len(plan.y) > 1:
+        parts = [make(c, a, b) for c in plan.y]
+        rm = ResponseMoments.from_sources([src for src, _ in parts],
+                                          make(plan.y[0], plan.y, plan.y)[0])
+        if plan.response is not None:  # the indicators of classes (issue 21)
+            rm = ResponseMoments(rm.parts, rm.yy, kind="categorical", names=rm.names,
+                                 classes=plan.response.classes)
         model, adj = cls._from_sums(rm, source=None, origin=origin), parts[0][1]
     else:
-        src, adj = make(ys[0], a, b)
+        src, adj = make(plan.y[0], a, b)
         model = cls.from_source(src, origin=origin)
+    data = model._data
+    assert isinstance(data, MomentsData)
+    if plan.response is not None:  # the classes and their counts, the name as in memory
+        data.response = replace(data.response, kind="categorical",
+                                classes=plan.response.classes, counts=plan.response.counts)
+        data.endog_name = ys[0]
     if adj is not None:
-        model._data.adjustment = adj  # type: ignore[attr-defined]
+        data.adjustment = adj
     return model
 
 
