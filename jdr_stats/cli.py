@@ -78,6 +78,18 @@ def _positive(text: str) -> int:
     return value
 
 
+def _whitening(args: argparse.Namespace) -> str:
+    """--whitening, with --no-standardize as its older spelling of 'none'."""
+    if args.no_standardize and args.whitening not in (None, "none"):
+        raise _UsageError(
+            f"--no-standardize and --whitening {args.whitening} contradict each other; "
+            "pass one of them"
+        )
+    if args.no_standardize:
+        return "none"
+    return "auto" if args.whitening is None else str(args.whitening)
+
+
 def _rank(text: str) -> int | str:
     if text == "auto":
         return text
@@ -137,8 +149,13 @@ def _build_parser() -> _Parser:
     fit.add_argument("--sparsity", type=_sparsity, default=None, metavar="S1,S2",
                      help="sparse fit keeping S1 variables of block a and S2 of block b, "
                           "or 'auto': the variables the coordinate tests select at --fdr")
+    fit.add_argument("--whitening", choices=("auto", "sample", "shrinkage", "diagonal", "none"),
+                     default=None,
+                     help="how each block is whitened: auto (default: sample covariance while "
+                          "max(n1, n2)/m <= 0.05, OAS shrinkage above), sample, shrinkage, "
+                          "diagonal (SDs only) or none (centring only)")
     fit.add_argument("--no-standardize", action="store_true",
-                     help="centre the blocks only, do not whiten them")
+                     help="centre the blocks only, do not whiten them (= --whitening none)")
     fit.add_argument("--missing", choices=("none", "drop", "raise"), default="none",
                      help="rows with a missing value: 'drop' drops them (with a warning); "
                           "'none' (default) and 'raise' stop with an error naming the columns")
@@ -381,7 +398,7 @@ def _run_fit(args: argparse.Namespace) -> str:
     fit_seed, boot_seed, support_seed = np.random.SeedSequence(args.seed).spawn(3)
     res = model.fit(
         args.rank,
-        whitening="none" if args.no_standardize else "auto",
+        whitening=_whitening(args),
         sparsity=args.sparsity,
         rank_method=args.rank_method,
         fdr=args.fdr,
