@@ -29,12 +29,13 @@ import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, cast
 
 import numpy as np
 import pandas as pd
 
 from . import _cli_input as cin
+from ._estimate import WhiteningKind
 from ._report import csv_text, html_document, latex_document, write_csv_dir
 from ._version import __version__
 from .datasets import load_ais
@@ -78,7 +79,7 @@ def _positive(text: str) -> int:
     return value
 
 
-def _whitening(args: argparse.Namespace) -> str:
+def _whitening(args: argparse.Namespace) -> WhiteningKind:
     """--whitening, with --no-standardize as its older spelling of 'none'."""
     if args.no_standardize and args.whitening not in (None, "none"):
         raise _UsageError(
@@ -87,7 +88,7 @@ def _whitening(args: argparse.Namespace) -> str:
         )
     if args.no_standardize:
         return "none"
-    return "auto" if args.whitening is None else str(args.whitening)
+    return "auto" if args.whitening is None else cast(WhiteningKind, args.whitening)
 
 
 def _rank(text: str) -> int | str:
