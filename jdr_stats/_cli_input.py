@@ -181,6 +181,7 @@ _FLAG_WORDS: list[tuple[str, str]] = [
     (r"\brank_method\s*=\s*" + _QUOTED, r"--rank-method \2"),
     (r"\b(?:bootstrap\()?method\s*=\s*" + _QUOTED + r"\)?", r"--bootstrap-method \2"),
     (r"(?:fit |pass |fit with )?\bstandardize\s*=\s*False\b", "pass --no-standardize"),
+    (r"\bwhitening\s*=\s*" + _QUOTED, r"--whitening \2"),
     (r"\bsparsity s([12])\b", r"--sparsity S\1"),
     (r"\bn_jobs\s*=\s*", "--n-jobs "),
     (r"\bn_boot\s*=\s*", "--bootstrap "),

@@ -298,8 +298,34 @@ def cholesky_factor(
     return d[:, None] * np.linalg.cholesky(corr)
 
 
+class _RowMaps:
+    """The row and direction maps every whitening derives from its ``mean``,
+    ``solve`` (``C^{-1} mat``) and ``solve_t`` (``C^{-T} mat``), with
+    ``Sigma = C C^T`` (``C = L`` for :class:`Whitening`)."""
+
+    mean: np.ndarray
+
+    def solve(self, mat: np.ndarray) -> np.ndarray:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def solve_t(self, mat: np.ndarray) -> np.ndarray:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def to_white(self, x: np.ndarray) -> np.ndarray:
+        """Whitened rows ``C^{-1}(x_i - mean)``, shape (m, n)."""
+        return self.solve((x - self.mean).T).T
+
+    def to_scores(self, x: np.ndarray) -> np.ndarray:
+        """Rows ``Sigma^{-1}(x_i - mean)`` (scaled partial residuals), shape (m, n)."""
+        return self.solve_t(self.solve((x - self.mean).T)).T
+
+    def to_original(self, u_std: np.ndarray) -> np.ndarray:
+        """Whitened directions back to original coordinates: unit columns of ``C^{-T} U'``."""
+        return unit_columns(self.solve_t(u_std))
+
+
 @dataclass(frozen=True)
-class Whitening:
+class Whitening(_RowMaps):
     """Affine whitening of one block: ``x' = L^{-1}(x - mean)``, ``cov = L L^T``.
 
     The one whitening of the package: the joint estimator, the rank tests,
@@ -349,18 +375,6 @@ class Whitening:
         """``L^{-T} mat`` (whitened directions to original coefficients)."""
         return sla.solve_triangular(self.chol.T, mat, lower=False)
 
-    def to_white(self, x: np.ndarray) -> np.ndarray:
-        """Whitened rows ``(x_i - mean)^T L^{-T}``, shape (m, n)."""
-        return self.solve((x - self.mean).T).T
-
-    def to_scores(self, x: np.ndarray) -> np.ndarray:
-        """Rows ``Sigma^{-1}(x_i - mean)`` (scaled partial residuals), shape (m, n)."""
-        return self.solve_t(self.solve((x - self.mean).T)).T
-
-    def to_original(self, u_std: np.ndarray) -> np.ndarray:
-        """Whitened directions back to original coordinates: unit columns of ``L^{-T} U'``."""
-        return unit_columns(self.solve_t(u_std))
-
     def precision_diag(self) -> np.ndarray:
         """``diag(Sigma^{-1})``: the squared column norms of ``L^{-1}``."""
         return (self.linv**2).sum(axis=0)
@@ -391,7 +405,7 @@ def oas_shrinkage(sum_sq: float, n: int, nobs: int) -> float:
 
 
 @dataclass(frozen=True)
-class ShrunkWhitening:
+class ShrunkWhitening(_RowMaps):
     """Whitening with a regularised covariance, ``Sigma = D R_t D``.
 
     ``D = diag(sd)`` holds the sample standard deviations and
@@ -457,18 +471,6 @@ class ShrunkWhitening:
         out = self._root_inv(np.array(mat, dtype=float))
         out /= self.sd[:, None] if out.ndim == 2 else self.sd
         return out
-
-    def to_white(self, x: np.ndarray) -> np.ndarray:
-        """Whitened rows ``C^{-1}(x_i - mean)``, shape (m, n)."""
-        return self.solve((x - self.mean).T).T
-
-    def to_scores(self, x: np.ndarray) -> np.ndarray:
-        """Rows ``Sigma^{-1}(x_i - mean)``, shape (m, n)."""
-        return self.solve_t(self.solve((x - self.mean).T)).T
-
-    def to_original(self, u_std: np.ndarray) -> np.ndarray:
-        """Unit columns of ``C^{-T} U'``."""
-        return unit_columns(self.solve_t(u_std))
 
     def precision_diag(self) -> np.ndarray:
         """``diag(Sigma^{-1}) = diag(R_t^{-1}) / sd^2``, without forming ``R_t^{-1}``."""

@@ -29,12 +29,13 @@ import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, cast
 
 import numpy as np
 import pandas as pd
 
 from . import _cli_input as cin
+from ._estimate import WhiteningKind
 from ._report import csv_text, html_document, latex_document, write_csv_dir
 from ._version import __version__
 from .datasets import load_ais
@@ -76,6 +77,18 @@ def _positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer; got {text!r}")
     return value
+
+
+def _whitening(args: argparse.Namespace) -> WhiteningKind:
+    """--whitening, with --no-standardize as its older spelling of 'none'."""
+    if args.no_standardize and args.whitening not in (None, "none"):
+        raise _UsageError(
+            f"--no-standardize and --whitening {args.whitening} contradict each other; "
+            "pass one of them"
+        )
+    if args.no_standardize:
+        return "none"
+    return "auto" if args.whitening is None else cast(WhiteningKind, args.whitening)
 
 
 def _rank(text: str) -> int | str:
@@ -137,8 +150,13 @@ def _build_parser() -> _Parser:
     fit.add_argument("--sparsity", type=_sparsity, default=None, metavar="S1,S2",
                      help="sparse fit keeping S1 variables of block a and S2 of block b, "
                           "or 'auto': the variables the coordinate tests select at --fdr")
+    fit.add_argument("--whitening", choices=("auto", "sample", "shrinkage", "diagonal", "none"),
+                     default=None,
+                     help="how each block is whitened: auto (default: sample covariance while "
+                          "max(n1, n2)/m <= 0.05, OAS shrinkage above), sample, shrinkage, "
+                          "diagonal (SDs only) or none (centring only)")
     fit.add_argument("--no-standardize", action="store_true",
-                     help="centre the blocks only, do not whiten them")
+                     help="centre the blocks only, do not whiten them (= --whitening none)")
     fit.add_argument("--missing", choices=("none", "drop", "raise"), default="none",
                      help="rows with a missing value: 'drop' drops them (with a warning); "
                           "'none' (default) and 'raise' stop with an error naming the columns")
@@ -381,7 +399,7 @@ def _run_fit(args: argparse.Namespace) -> str:
     fit_seed, boot_seed, support_seed = np.random.SeedSequence(args.seed).spawn(3)
     res = model.fit(
         args.rank,
-        whitening="none" if args.no_standardize else "auto",
+        whitening=_whitening(args),
         sparsity=args.sparsity,
         rank_method=args.rank_method,
         fdr=args.fdr,

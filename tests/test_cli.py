@@ -373,3 +373,26 @@ def test_sparsity_auto(csv_file, capsys):
     err = _err(["fit", str(csv_file), "--y", "y", "--a", "a0", "--b", "b0", "--rank", "1",
                 "--sparsity", "2"], capsys)
     assert 'two integers S1,S2 or "auto"' in err
+
+
+@pytest.mark.parametrize("kind", ["sample", "shrinkage", "diagonal", "none"])
+def test_whitening_flag_is_the_fits_whitening(csv_file, capsys, kind):
+    assert main(["fit", str(csv_file), *BASE, "--rank", "1", "--whitening", kind,
+                 "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    data = pd.read_csv(csv_file)
+    res = jdr.JointDimReduction(data["y"], data[["a0", "a1", "a2", "a3"]],
+                                data[["b0", "b1", "b2"]]).fit(1, whitening=kind)
+    assert doc["whitening"] == res.whitening
+    np.testing.assert_allclose(doc["singular_values"], res.singular_values, rtol=1e-12)
+
+
+def test_no_standardize_is_whitening_none_and_a_contradiction_is_refused(csv_file, capsys):
+    assert main(["fit", str(csv_file), *BASE, "--rank", "1", "--no-standardize",
+                 "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["whitening"] == "none"
+    code = main(["fit", str(csv_file), *BASE, "--rank", "1", "--no-standardize",
+                 "--whitening", "shrinkage"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--no-standardize and --whitening shrinkage" in err
+    assert err.count("\n") == 1
