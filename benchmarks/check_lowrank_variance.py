@@ -31,6 +31,9 @@ from dataclasses import replace
 
 import numpy as np
 
+# the Gamma(2) design, one generator for both checks (same draws)
+from check_gamma_low_rank import draw as gamma_draw
+
 import jdr_stats as jdr
 from jdr_stats import config
 from jdr_stats.inference._rank_stats import _whiten
@@ -41,16 +44,6 @@ SIZE_DESIGNS = (("gaussian", 1000, 15, 1), ("t5", 800, 8, 1), ("t5", 1000, 13, 1
                 ("t5-hetero", 500, 15, 1), ("lognormal-noise", 800, 8, 1),
                 ("exp-response", 2000, 10, 2), ("binary-rare", 2000, 10, 2),
                 ("t6-ar1", 2000, 30, 2), ("gaussian", 2000, 30, 2))
-
-
-def gamma_draw(rng, m=300, n=10, r=2):
-    def block():
-        return (rng.gamma(2.0, 1.0, (m, n)) - 2.0) / np.sqrt(2.0)
-
-    a, b = block(), block()
-    u = np.linalg.qr(rng.standard_normal((n, r)))[0]
-    v = np.linalg.qr(rng.standard_normal((n, r)))[0]
-    return np.sum((a @ u) * (b @ v), axis=1) + rng.standard_normal(m), a, b
 
 
 def _select_one(w, k):
