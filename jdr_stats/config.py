@@ -20,6 +20,9 @@ from __future__ import annotations
 __all__ = [
     "BLOCK_ROWS",
     "BOOT_DIRECT_WIDTH",
+    "LADLE_EDGE_DRAWS",
+    "LADLE_EDGE_QUANTILE",
+    "LADLE_STRONG_EDGE",
     "BOOT_SUMS_BYTES",
     "CHUNK_BYTES",
     "CHUNK_FLOATS",
@@ -160,6 +163,19 @@ ROBUST_CROSSFIT_DIRS = 3
 #: Seed of the robust test's row pairs when ``rank_tests`` gets no ``seed``
 #: (so that the default test is a deterministic function of the data).
 ROBUST_PAIR_SEED = 20261126
+
+#: The ladle's noise edge (theory section 9, ``inference/_ladle_criterion``):
+#: the quantile, over ``LADLE_EDGE_DRAWS`` sign-flip draws of the complement
+#: block's noise, of its squared top singular value; the criterion's
+#: eigenvalue part counts only the excess of ``s_{k+1}^2`` over it.
+LADLE_EDGE_QUANTILE = 0.9
+#: Sign-flip draws of the complement block's noise behind the ladle's edge
+#: (one pass over the rows; cost ``O(draws m n1 n2)``).
+LADLE_EDGE_DRAWS = 20
+#: Sample directions with ``s_j^2`` above this multiple of the
+#: Marchenko-Pastur edge of the Poisson replicates' noise are projected off
+#: before that edge is measured (their noise is not the complement's).
+LADLE_STRONG_EDGE = 2.0
 
 #: Expected run time (seconds) above which ``fit("auto")`` and
 #: ``rank_tests()`` warn before they start (:class:`~jdr_stats.exceptions.LongRunWarning`).

@@ -117,7 +117,7 @@ def test_poisson_bootstrap_weights_come_from_the_engine(monkeypatch):
 
 
 def test_ladle_weights_come_from_the_engine(monkeypatch):
-    from jdr_stats.inference import rank_robust
+    from jdr_stats.inference import _ladle_criterion
 
     sim = jdr.simulate.bilinear(800, 4, 4, 1, seed=2)
     y, a, b = sim.y - sim.y.mean(), sim.a - sim.a.mean(0), sim.b - sim.b.mean(0)
@@ -130,7 +130,7 @@ def test_ladle_weights_come_from_the_engine(monkeypatch):
         seen.append(w)
         return w
 
-    monkeypatch.setattr(rank_robust, "poisson_row_weights", spy)
+    monkeypatch.setattr(_ladle_criterion, "poisson_row_weights", spy)
     ladle_rank(y, a, b, u, s, vt.T, n_boot=5, seed=3, batch_rows=300)
     drawn = np.hstack(seen)
     assert drawn.shape == (5, 800)

@@ -215,7 +215,7 @@ def test_ladle_results_have_no_pvalues_and_no_level(fit):
     lad = res.rank_test_table
     assert isinstance(lad, jdr.LadleResults) and not isinstance(lad, jdr.TestTable)
     assert lad.select_rank() == lad.rank == res.rank == 2
-    assert list(lad.table.columns) == ["criterion", "boot_var", "eig_part"]
+    assert list(lad.table.columns) == ["criterion", "boot_var", "eig_part", "noise_edge"]
     np.testing.assert_allclose(lad.criterion, lad.table["boot_var"] + lad.table["eig_part"])
     assert int(np.argmin(lad.criterion)) == lad.rank
     assert not hasattr(lad, "pvalues")

@@ -20,16 +20,17 @@ from .._export import ExportMixin, records
 from .._linalg import BlockMoments, Whitening
 from .._validation import normalize_seed
 from ..summary import SummaryMixin, build_summary
+from ._ladle_criterion import ladle_from_chunks
 from ._rank_stats import _whiten
-from .rank_robust import ladle_from_chunks
 
 __all__ = ["LADLE_ASSUMPTIONS", "LADLE_CHOSEN_BY", "LadleResults", "ladle_results"]
 
 LADLE_ASSUMPTIONS = (
     "Ladle (Luo and Li 2016): r = argmin_k f(k) + phi(k), f the normalised "
     "Poisson-bootstrap variability of the top-k singular vectors of X_lin (both "
-    "sides), phi the normalised (k+1)-th eigenvalue s_{k+1}^2 / var(y); no level, "
-    "no distribution theory; candidates k = 0..kmax."
+    "sides), phi the normalised excess of the (k+1)-th eigenvalue s_{k+1}^2 / var(y) "
+    "over the noise edge of the k-th complement block (sign-flip draws of its noise); "
+    "no level, no distribution theory; candidates k = 0..kmax."
 )
 #: How a fit's summary names the ladle's choice (there is no test level).
 LADLE_CHOSEN_BY = "ladle (bootstrap eigenvector variability, no test level)"
@@ -50,7 +51,10 @@ class LadleResults(ExportMixin, SummaryMixin):
         Index ``k = 0..kmax``; columns ``criterion`` (``g(k) = f(k) +
         phi(k)``), ``boot_var`` (``f(k)``, the normalised bootstrap
         variability of the top-``k`` singular vectors) and ``eig_part``
-        (``phi(k)``, the normalised ``(k+1)``-th squared singular value).
+        (``phi(k)``, the normalised excess of the ``(k+1)``-th squared
+        singular value over ``noise_edge``) and ``noise_edge`` (``e_k``, the
+        estimated squared noise edge of the ``k``-th complement block, in
+        units of ``var(y)``).
     rank : int
         The ``k`` of the smallest criterion.
     title, notes :
@@ -68,7 +72,7 @@ class LadleResults(ExportMixin, SummaryMixin):
     >>> res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit("auto", rank_method="ladle", seed=0)
     >>> lad = res.rank_test_table
     >>> lad.select_rank(), list(lad.table.columns)
-    (2, ['criterion', 'boot_var', 'eig_part'])
+    (2, ['criterion', 'boot_var', 'eig_part', 'noise_edge'])
     """
 
     table: pd.DataFrame
@@ -145,7 +149,8 @@ def ladle_results(
     lad = ladle_from_chunks(w.chunks, w.var_y, w.u, w.s, w.v, n_boot=n_boot,
                             rng=normalize_seed(seed))
     table = pd.DataFrame(
-        {"criterion": lad.criterion, "boot_var": lad.boot_var, "eig_part": lad.eig_part},
+        {"criterion": lad.criterion, "boot_var": lad.boot_var, "eig_part": lad.eig_part,
+         "noise_edge": lad.edge},
         index=pd.Index(np.arange(lad.criterion.size), name="k"),
     )
     notes = [

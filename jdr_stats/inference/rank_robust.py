@@ -17,8 +17,9 @@ is a loop over row chunks, so the same code runs on a streaming row source
   complement block and ``Omega`` the uncentred second moment of its influence
   functions, referred to Hotelling's ``F(d, m - d)``.
 * :func:`ladle_rank`: the ladle estimator of Luo and Li (2016): bootstrap
-  variability of the singular vectors plus the normalised squared singular
-  values; Poisson bootstrap weights, so it also runs in one pass per chunk.
+  variability of the singular vectors plus the normalised excess of the
+  squared singular values over the noise edge (module ``_ladle_criterion``);
+  Poisson bootstrap weights, so it also runs in one pass per chunk.
 
 The derivations are in ``docs/theory/rank_tests.md`` (sections 6, 7 and 9).
 """
@@ -34,11 +35,9 @@ from scipy import linalg as sla
 from scipy import stats
 
 from .. import config
-from .._resampling import poisson_row_weights
 from .._validation import check_int, normalize_seed
-from ._wide_replicates import DirectMoments
+from ._ladle_criterion import LadleResult, ladle_from_chunks, ladle_kmax
 from .hypotheses import TestResult
-from .poisson_bootstrap import weighted_moments
 
 __all__ = [
     "WaldResult",
@@ -52,6 +51,7 @@ __all__ = [
     "ladle_rank",
     "ladle_from_chunks",
     "LadleResult",
+    "ladle_kmax",
     "whitened_chunks",
 ]
 
@@ -505,60 +505,8 @@ def complement_block(s: np.ndarray, k: int, n1: int, n2: int) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------
-# The ladle estimator (Luo and Li 2016)
+# The ladle estimator (Luo and Li 2016; the criterion in _ladle_criterion)
 # ---------------------------------------------------------------------------
-@dataclass(frozen=True)
-class LadleResult:
-    """The ladle estimate and its criterion.
-
-    Attributes
-    ----------
-    rank : int
-        ``argmin_k g(k)`` over ``k = 0..kmax``.
-    criterion : ndarray
-        ``g(k) = f(k) + phi(k)``.
-    boot_var : ndarray
-        ``f(k)``: normalised bootstrap variability of the top-``k``
-        singular subspaces (``f(0) = 0``).
-    eig_part : ndarray
-        ``phi(k)``: normalised ``(k+1)``-th squared singular value.
-    """
-
-    rank: int
-    criterion: np.ndarray
-    boot_var: np.ndarray
-    eig_part: np.ndarray
-
-
-def ladle_kmax(n1: int, n2: int) -> int:
-    """Luo and Li's largest candidate: ``p - 1`` for ``p <= 10``, else ``floor(p / log p)``."""
-    p = min(n1, n2)
-    return p - 1 if p <= 10 else int(np.floor(p / np.log(p)))
-
-
-def _boot_sums(chunks: Chunks, n1: int, n2: int, n_boot: int, rng: np.random.Generator):
-    """Covariances and centred cross moments of ``n_boot`` Poisson(1)-reweighted
-    replicates, shapes ``(B, n1, n1)``, ``(B, n2, n2)``, ``(B, n1, n2)``.
-
-    The weights come from the resampling engine (exact Poisson(1), drawn row
-    by row from ``rng``: independent of the chunking); the reweighted
-    moments from the bootstrap's engine
-    (:func:`.poisson_bootstrap.weighted_moments`), or for wide blocks
-    (``n1 + n2 >= config.BOOT_DIRECT_WIDTH``) from the rows, gathered in
-    memory (:class:`._wide_replicates.DirectMoments`).
-    """
-    if n1 + n2 >= config.BOOT_DIRECT_WIDTH:
-        # wide blocks: the same weights, each replicate's moments from the rows
-        # (no m x width features; single-precision deviations, module _wide_replicates)
-        parts = [(y, a, b, poisson_row_weights(rng, y.shape[0], n_boot)) for y, a, b in chunks()]
-        cat = [np.concatenate([p[i] for p in parts], axis=1 if i == 3 else 0) for i in range(4)]
-        moms = DirectMoments(cat[0], cat[1], cat[2]).moments(cat[3])
-    else:
-        moms = weighted_moments(chunks, lambda k: poisson_row_weights(rng, k, n_boot), n_boot)
-    return (np.stack([m.cov_a for m in moms]), np.stack([m.cov_b for m in moms]),
-            np.stack([m.cross for m in moms]))
-
-
 def ladle_rank(
     y: np.ndarray,
     a: np.ndarray,
@@ -578,8 +526,14 @@ def ladle_rank(
     ``1 - (|det(U_k^T U*_k)| + |det(V_k^T V*_k)|) / 2`` (``U_k``, ``V_k`` the
     top-``k`` singular vectors of ``X_lin``, starred: of a Poisson-bootstrap
     replicate; ``f0(0) = 0``), ``f(k) = f0(k) / (1 + sum_j f0(j))``;
-    ``phi(k) = lam_{k+1} / (1 + sum_{j=1}^{kmax+1} lam_j)`` with
-    ``lam_j = s_j^2 / mean(y^2)``; the estimate is ``argmin_k f(k) + phi(k)``.
+    ``phi(k) = lam~_{k+1} / (1 + sum_{j=1}^{kmax+1} lam~_j)`` with
+    ``lam~_j = max(0, lam_j - e_{j-1})``, ``lam_j = s_j^2 / mean(y^2)`` and
+    ``e_k`` the noise edge of the ``k``-th complement block, estimated by
+    sign-flip draws of its noise
+    (:func:`jdr_stats.inference._ladle_criterion.noise_edge`; ``O((n1 +
+    n2) / m)``, so on narrow designs this is Luo and Li's ``phi``); the
+    estimate is ``argmin_k f(k) + phi(k)``.  Theory:
+    ``docs/theory/rank_tests.md``, section 9.
 
     Parameters
     ----------
@@ -613,48 +567,3 @@ def ladle_rank(
     chunks, u, s, v = _check_inputs(y, a, b, u, s, v, batch_rows)
     return ladle_from_chunks(chunks, float(y @ y) / y.shape[0], u, s, v, n_boot=n_boot, kmax=kmax,
                              rng=normalize_seed(seed))
-
-
-def ladle_from_chunks(
-    chunks: Chunks,
-    var_y: float,
-    u: np.ndarray,
-    s: np.ndarray,
-    v: np.ndarray,
-    *,
-    n_boot: int = 200,
-    kmax: int | None = None,
-    rng: np.random.Generator,
-) -> LadleResult:
-    """:func:`ladle_rank` on a re-iterable factory of whitened row chunks.
-
-    One pass over the rows: the Poisson weights are drawn row by row in the
-    chunks' order, so the estimate depends neither on the chunking nor on
-    whether the rows are in memory or streamed from a row source.
-    ``var_y`` is the mean of the centred ``y`` squared.
-    """
-    n1, n2 = u.shape[0], v.shape[0]
-    n_boot = check_int(n_boot, "n_boot", low=2)
-    top = min(n1, n2) - 1
-    if kmax is None:
-        kmax = ladle_kmax(n1, n2)
-    else:
-        kmax = check_int(kmax, "kmax", low=0, high=top)
-    if not var_y > 0:
-        raise ValueError("y is constant")
-    cov_a, cov_b, cross = _boot_sums(chunks, n1, n2, int(n_boot), rng)
-    la = np.linalg.cholesky(cov_a)
-    lb = np.linalg.cholesky(cov_b)
-    xs = np.linalg.solve(la, cross)
-    xs = np.linalg.solve(lb, xs.transpose(0, 2, 1)).transpose(0, 2, 1)
-    ub, _, vbt = np.linalg.svd(xs)
-    f0 = np.zeros(kmax + 1)
-    for k in range(1, kmax + 1):
-        du = np.abs(np.linalg.det(np.matmul(u[:, :k].T, ub[:, :, :k])))
-        dv = np.abs(np.linalg.det(np.matmul(v[:, :k].T, vbt[:, :k, :].transpose(0, 2, 1))))
-        f0[k] = float(np.mean(1.0 - 0.5 * (du + dv)))
-    f = f0 / (1.0 + f0.sum())
-    lam = (s[: kmax + 1] ** 2) / var_y  # lam[k] is the (k+1)-th eigenvalue
-    phi = lam / (1.0 + lam.sum())
-    g = f + phi
-    return LadleResult(rank=int(np.argmin(g)), criterion=g, boot_var=f, eig_part=phi)
