@@ -45,7 +45,7 @@ def test_noise_edge_covers_the_top_noise_eigenvalue(design):
         sim = jdr.simulate.bilinear(m, n1, n2, 1, design=design, strengths=[0.0], seed=rng)
         yc, aw, bw, u, s, v = _white(sim.y, sim.a, sim.b)
         var_y = float(yc @ yc) / m
-        edge = noise_edge(_chunks(yc, aw, bw, m), u, v, 0, var_y, 3, rng)
+        edge = noise_edge(_chunks(yc, aw, bw, m), u, s, v, 0, var_y, 3, rng)
         below += s[0] ** 2 / var_y <= edge[0]
         # the edge shrinks with the complement like the Marchenko-Pastur edge
         assert np.all(np.diff(edge) < 0)
@@ -57,10 +57,10 @@ def test_noise_edge_covers_the_top_noise_eigenvalue(design):
 
 def test_noise_edge_does_not_depend_on_the_chunks():
     sim = jdr.simulate.bilinear(900, 8, 6, 2, seed=1)
-    yc, aw, bw, u, _, v = _white(sim.y, sim.a, sim.b)
+    yc, aw, bw, u, s, v = _white(sim.y, sim.a, sim.b)
     var_y = float(yc @ yc) / yc.size
-    one = noise_edge(_chunks(yc, aw, bw, 900), u, v, 2, var_y, 4, np.random.default_rng(5))
-    many = noise_edge(_chunks(yc, aw, bw, 250), u, v, 2, var_y, 4, np.random.default_rng(5))
+    one = noise_edge(_chunks(yc, aw, bw, 900), u, s, v, 2, var_y, 4, np.random.default_rng(5))
+    many = noise_edge(_chunks(yc, aw, bw, 250), u, s, v, 2, var_y, 4, np.random.default_rng(5))
     np.testing.assert_allclose(many, one, rtol=1e-12)
 
 

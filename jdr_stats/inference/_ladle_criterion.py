@@ -141,32 +141,34 @@ def strong_directions(xs: np.ndarray, u: np.ndarray, s: np.ndarray, v: np.ndarra
     return min(int(np.sum(s ** 2 > edge)), p - 1)
 
 
-def noise_edge(chunks: Chunks, u: np.ndarray, v: np.ndarray, h: int, var_y: float,
-               kmax: int, rng: np.random.Generator) -> np.ndarray:
+def noise_edge(chunks: Chunks, u: np.ndarray, s: np.ndarray, v: np.ndarray, h: int,
+               var_y: float, kmax: int, rng: np.random.Generator) -> np.ndarray:
     """The noise edge ``e_k`` (in units of ``s_y^2``) for ``k = 0..kmax``.
 
-    The rows are projected off the ``h`` strong sample directions
-    (:func:`strong_directions`: their noise through the whitening is not the
-    complement's) on both sides, ``a_c = U_h^perp^T a'``,
-    ``b_c = V_h^perp^T b'``; each of ``config.LADLE_EDGE_DRAWS`` sign-flip
-    replicates ``N_t = (1/m) sum_i eps_ti y_i a_ci b_ci^T`` (``eps`` random
-    signs, drawn row by row from ``rng``: independent of the chunking) is a
-    draw of the complement's noise, with the rows' own magnitudes (heavy
-    tails included).  ``e_h`` is the ``config.LADLE_EDGE_QUANTILE`` quantile
-    of ``|N_t|_2^2 / s_y^2`` over the draws; ``e_k = e_h mp(k) / mp(h)``,
-    ``mp(k) = (sqrt(n1 - k) + sqrt(n2 - k))^2``.  One pass over the rows.
+    Each of ``config.LADLE_EDGE_DRAWS`` sign-flip draws
+    ``N_t = (1/m) sum_i eps_ti y_i a'_i b'_i^T`` (``eps`` random signs, drawn
+    row by row from ``rng``: independent of the chunking) is a draw of the
+    estimation noise of ``X_lin``, with the rows' own magnitudes (heavy
+    tails included).  Added to the ``h`` strong sample directions
+    (:func:`strong_directions`), ``X_h + N_t`` with ``X_h = U_h S_h V_h^T``,
+    its ``(h+1)``-th squared singular value is what noise alone puts beyond
+    them (the noise of the strong directions' own rows and columns
+    included).  ``e_h`` is the ``config.LADLE_EDGE_QUANTILE`` quantile of
+    ``s_{h+1}(X_h + N_t)^2 / s_y^2`` over the draws;
+    ``e_k = e_h mp(k) / mp(h)``, ``mp(k) = (sqrt(n1 - k) + sqrt(n2 - k))^2``.
+    One pass over the rows.
     """
     n1, n2 = u.shape[0], v.shape[0]
     draws = check_int(config.LADLE_EDGE_DRAWS, "config.LADLE_EDGE_DRAWS", low=1)
-    acc = np.zeros((draws, n1 - h, n2 - h))
+    acc = np.zeros((draws, n1, n2))
     m = 0
     for y, a, b in chunks():
         eps = np.where(rng.random((y.shape[0], draws)) < 0.5, -1.0, 1.0)
-        ac, bc = a @ u[:, h:], b @ v[:, h:]
         for t in range(draws):
-            acc[t] += ac.T @ ((eps[:, t] * y)[:, None] * bc)
+            acc[t] += a.T @ ((eps[:, t] * y)[:, None] * b)
         m += y.shape[0]
-    top = np.linalg.svd(acc / m, compute_uv=False)[:, 0] ** 2 / var_y
+    strong = (u[:, :h] * s[:h]) @ v[:, :h].T
+    top = np.linalg.svd(strong + acc / m, compute_uv=False)[:, h] ** 2 / var_y
     e_h = float(np.quantile(top, config.LADLE_EDGE_QUANTILE))
     ks = np.arange(kmax + 1, dtype=float)
     return e_h * _mp_edge(n1, n2, ks) / float(_mp_edge(n1, n2, np.array(float(h))))
@@ -212,7 +214,7 @@ def ladle_from_chunks(
     f = f0 / (1.0 + f0.sum())
     lam = (s[: kmax + 1] ** 2) / var_y  # lam[k] is the (k+1)-th eigenvalue
     h = strong_directions(xs, u, s, v)
-    edge = noise_edge(chunks, u, v, h, var_y, kmax, rng)
+    edge = noise_edge(chunks, u, s, v, h, var_y, kmax, rng)
     phi = excess_part(lam, edge)
     g = f + phi
     return LadleResult(rank=int(np.argmin(g)), criterion=g, boot_var=f, eig_part=phi, edge=edge)
