@@ -94,7 +94,7 @@ def timing(n: int, m: int, seed: int) -> str:
         ladles.append(time.perf_counter() - t0)
     w = _whiten(res.model.data, res.moments, rows=True)
     t0 = time.perf_counter()
-    noise_edge(w.chunks, w.u, w.v, 5, w.var_y, 10, np.random.default_rng(0))
+    noise_edge(w.chunks, w.u, w.s, w.v, 5, w.var_y, 10, np.random.default_rng(0))
     t_edge = time.perf_counter() - t0
     return (f"time {n}x{n} m={m}: plain fit {min(fits):.2f} s, fit('auto', rank_method='ladle') "
             f"{min(ladles):.1f} s = {min(ladles) / min(fits):.0f} fits (chose {lad.rank}); "
