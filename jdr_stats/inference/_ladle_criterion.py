@@ -209,12 +209,15 @@ def ladle_from_chunks(
         kmax = check_int(kmax, "kmax", low=0, high=top)
     if not var_y > 0:
         raise ValueError("y is constant")
+    # the edge's signs come from a spawned child: the caller's generator
+    # advances by the Poisson weights only, as before the edge existed
+    edge_rng = rng.spawn(1)[0]
     xs = _replicates(chunks, n1, n2, int(n_boot), rng)
     f0 = _instability(u, v, xs, kmax)
     f = f0 / (1.0 + f0.sum())
     lam = (s[: kmax + 1] ** 2) / var_y  # lam[k] is the (k+1)-th eigenvalue
     h = strong_directions(xs, u, s, v)
-    edge = noise_edge(chunks, u, s, v, h, var_y, kmax, rng)
+    edge = noise_edge(chunks, u, s, v, h, var_y, kmax, edge_rng)
     phi = excess_part(lam, edge)
     g = f + phi
     return LadleResult(rank=int(np.argmin(g)), criterion=g, boot_var=f, eig_part=phi, edge=edge)
