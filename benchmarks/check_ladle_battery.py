@@ -5,10 +5,9 @@ Every setting of ``benchmarks/study_rank_robust.py`` with ``r >= 1`` (its
 sizes, designs and seeds ``(seed, design index, r)``): per replication the
 data are drawn as there, the ladle (``n_boot = 100``) is run, and Luo and
 Li's criterion is recomputed from the same bootstrap replicates (same
-``f``, ``phi`` without the edge).  The first replication sees the study's
-data; later ones differ from the study's (the edge's sign draws use the
-generator too), so the Luo-Li column is a fresh estimate of the study's
-``ladle`` row, not a replay.  Share choosing r, below r, above r, +- MC SE.
+``f``, ``phi`` without the edge).  The edge's signs come from a spawned
+child of the generator, so every replication sees the study's data and the
+Luo-Li column replays the study's ``ladle`` row.  Share choosing r, below r, above r, +- MC SE.
 Run from the repository root::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=. nice -n 10 \\

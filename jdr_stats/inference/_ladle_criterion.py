@@ -147,7 +147,8 @@ def noise_edge(chunks: Chunks, u: np.ndarray, s: np.ndarray, v: np.ndarray, h: i
 
     Each of ``config.LADLE_EDGE_DRAWS`` sign-flip draws
     ``N_t = (1/m) sum_i eps_ti y_i a'_i b'_i^T`` (``eps`` random signs, drawn
-    row by row from ``rng``: independent of the chunking) is a draw of the
+    row by row from ``rng``, a child spawned from the ladle's generator:
+    independent of the chunking) is a draw of the
     estimation noise of ``X_lin``, with the rows' own magnitudes (heavy
     tails included).  Added to the ``h`` strong sample directions
     (:func:`strong_directions`), ``X_h + N_t`` with ``X_h = U_h S_h V_h^T``,
