@@ -151,7 +151,7 @@ ROBUST_MAX_PAIRS = 50_000_000
 #: while ``d / m`` is at most this, ``d = (n1 - k)(n2 - k)``, and the
 #: response is one column; above it (or for several response columns) the
 #: per-row reference of theory 6 (conservative at width, 6b).
-ROBUST_CORRECTED_MAX_RATIO = 0.5
+ROBUST_CORRECTED_MAX_RATIO = 0.2
 
 #: Opt-in (0 = off, the default): the robust test's variance (not its mean)
 #: estimated from the response with a cross-fitted, shrunk fit on the top
