@@ -19,6 +19,7 @@ from .. import config
 from .._data import RowsData
 from .._linalg import BlockMoments, Whitening, block_moments, block_whitenings
 from ..inference.hypotheses import perm_pvalue
+from ._loo import loo_bases as _loo_bases
 
 __all__ = ["CoordinateTests", "Prepared", "block_tests", "prepare", "products",
            "threshold_scores"]
@@ -109,26 +110,6 @@ class CoordinateTests:
     def statistic(self) -> np.ndarray:
         """The statistic (the same array as ``stat``)."""
         return self.stat
-
-
-def _loo_bases(k_mat: np.ndarray, g: np.ndarray, rho: np.ndarray, rank: int) -> np.ndarray:
-    """Top-``rank`` eigenvectors of ``K - rho_j g_j g_j^T`` for every j.
-
-    ``K = X^T X`` for the whitened cross moment ``X`` (focal block on the
-    left): ``K - g_j g_j^T / (Sigma^{-1})_jj`` is ``X^T X`` of the fit without
-    variable j, so the result is the other block's fitted basis with the
-    tested variable left out.  Shape (nf, no, rank).
-    """
-    nf, no = g.shape
-    out = np.empty((nf, no, rank))
-    step = max(1, _CHUNK_FLOATS // (no * no))
-    for j0 in range(0, nf, step):
-        j1 = min(nf, j0 + step)
-        gj = g[j0:j1]
-        stack = k_mat[None, :, :] - rho[j0:j1, None, None] * gj[:, :, None] * gj[:, None, :]
-        _, vecs = np.linalg.eigh(stack)
-        out[j0:j1] = vecs[:, :, ::-1][:, :, :rank]
-    return out
 
 
 def _sandwich_wald(z: np.ndarray, h: np.ndarray, t: np.ndarray) -> np.ndarray:
