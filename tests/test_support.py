@@ -345,7 +345,7 @@ def test_nan_pvalue_never_selected_and_does_not_spoil(sparse_model, monkeypatch)
     _, model = sparse_model
     from jdr_stats.support import _select
 
-    real = _select.robust_coordinate_tests
+    real = _select.run_tests
 
     def with_nan(*args, **kwargs):
         res = real(*args, **kwargs)
@@ -353,7 +353,7 @@ def test_nan_pvalue_never_selected_and_does_not_spoil(sparse_model, monkeypatch)
         p[[0, 3]] = np.nan
         return type(res)(stat=res.stat, df=res.df, pvalue=p, dist=res.dist)
 
-    monkeypatch.setattr(_select, "robust_coordinate_tests", with_nan)
+    monkeypatch.setattr(_select, "run_tests", with_nan)
     for rule in ("bh", "by"):
         res = model.select_support(rank=2, seed=1, rule=rule)
         for block in ("a", "b"):

@@ -309,18 +309,28 @@ def robust_coordinate_tests(
     (4, True, 'F(4, 395), HC3')
     """
     yc, z, w_focal, w_other = _check_inputs(yc, z, w_focal, w_other)
-    m, nf = z.shape
+    nf = z.shape[1]
     q = 1 if yc.ndim == 1 else yc.shape[1]
     rank = _check_rank(rank, min(nf, q * w_other.shape[1]))
     standardize = check_bool(standardize, "standardize")
     method = check_choice(method, "method", ROBUST_METHODS)
     n_resample = check_int(n_resample, "n_resample", low=1)
     s = _setup(yc, z, w_focal, w_other, rank, bool(standardize))
+    return run_tests(s, method=method, n_resample=n_resample, seed=seed,
+                     scale_residuals=scale_residuals, n_lost=check_int(n_lost, "n_lost", low=0))
+
+
+def run_tests(s: _Setup, *, method: RobustMethod, n_resample: int,
+              seed: int | np.random.Generator | None, scale_residuals: bool = True,
+              n_lost: int = 0) -> CoordinateTests:
+    """The tests of :func:`robust_coordinate_tests` from its shared pieces ``s``
+    (options already checked)."""
+    m, nf = s.resid.shape
     d = s.d
-    df2 = m - s.p0 - d - check_int(n_lost, "n_lost", low=0)
+    df2 = m - s.p0 - d - n_lost
     if df2 < 1:
         raise ValueError(
-            f"too few observations for the {'marginal' if rank is None else 'conditional'} "
+            f"too few observations for the {'marginal' if s.bases is None else 'conditional'} "
             f"test: m={m} must exceed "
             f"{s.p0 + d} (null model columns plus degrees of freedom)"
         )

@@ -21,8 +21,8 @@ from .._linalg import BlockMoments, Whitening, block_moments, block_whitenings
 from ..inference.hypotheses import perm_pvalue
 from ._loo import loo_bases as _loo_bases
 
-__all__ = ["CoordinateTests", "Prepared", "block_tests", "prepare", "products",
-           "threshold_scores"]
+__all__ = ["CoordinateTests", "Inputs", "Prepared", "block_tests", "inputs", "prepare",
+           "prepare_from", "products", "threshold_scores"]
 
 #: Largest number of floats of one intermediate block in the sandwich and
 #: permutation computations (chunks of rows / variables are used above it).
@@ -42,6 +42,38 @@ class Prepared:
     n_lost: int = 0
 
 
+@dataclass(frozen=True)
+class Inputs:
+    """The rows, their centring and whitenings, before any m x n array is formed."""
+
+    yc: np.ndarray  # (m,) or (m, q), centred response
+    a: np.ndarray  # (m, n1) raw rows
+    b: np.ndarray  # (m, n2)
+    means: tuple[np.ndarray, np.ndarray]  # block means used for centring
+    whitening: tuple[Whitening, Whitening] | None  # None: not standardized
+    n_lost: int
+
+
+def inputs(
+    data: RowsData,
+    standardize: bool,
+    mom: BlockMoments | None = None,
+    whitening: tuple[Whitening, Whitening] | None = None,
+) -> Inputs:
+    """Centred response, block means and whitenings of the coordinate tests."""
+    y, a, b = data.rows("support selection")
+    if mom is None or (standardize and not mom.has_covariances):
+        mom = block_moments(y if y.ndim == 1 else np.ascontiguousarray(y[:, 0]), a, b)
+        whitening = None
+    # q > 1: the whitened response matrix Yw, centred column by column
+    yc = y - mom.mean_y if y.ndim == 1 else y - y.mean(axis=0)
+    n_lost = int(getattr(getattr(data, "adjustment", None), "p", 0) or 0)
+    if standardize and whitening is None:
+        whitening = block_whitenings(mom, data.names["exog_a"], data.names["exog_b"])
+    return Inputs(yc=yc, a=a, b=b, means=(mom.mean_a, mom.mean_b),
+                  whitening=whitening if standardize else None, n_lost=n_lost)
+
+
 def prepare(
     data: RowsData,
     standardize: bool,
@@ -49,26 +81,22 @@ def prepare(
     whitening: tuple[Whitening, Whitening] | None = None,
 ) -> Prepared:
     """Centred response, scores and whitened (or centred) blocks."""
-    y, a, b = data.rows("support selection")
-    if mom is None or (standardize and not mom.has_covariances):
-        mom = block_moments(y if y.ndim == 1 else np.ascontiguousarray(y[:, 0]), a, b)
-        whitening = None
-    # q > 1: the whitened response matrix Yw, centred column by column
-    yc = y - mom.mean_y if y.ndim == 1 else y - y.mean(axis=0)
-    ac = a - mom.mean_a
-    bc = b - mom.mean_b
-    n_lost = int(getattr(getattr(data, "adjustment", None), "p", 0) or 0)
-    if not standardize:
-        return Prepared(yc=yc, z_a=ac, z_b=bc, w_a=ac, w_b=bc, n_lost=n_lost)
-    if whitening is None:
-        whitening = block_whitenings(mom, data.names["exog_a"], data.names["exog_b"])
+    return prepare_from(inputs(data, standardize, mom, whitening))
+
+
+def prepare_from(inp: Inputs) -> Prepared:
+    """The arrays of :func:`prepare` from its :func:`inputs`."""
+    ac = inp.a - inp.means[0]
+    bc = inp.b - inp.means[1]
+    if inp.whitening is None:
+        return Prepared(yc=inp.yc, z_a=ac, z_b=bc, w_a=ac, w_b=bc, n_lost=inp.n_lost)
     out = []
-    for xc, wh in zip((ac, bc), whitening, strict=True):
+    for xc, wh in zip((ac, bc), inp.whitening, strict=True):
         w = wh.solve(xc.T)  # L^{-1} x
         z = wh.solve_t(w)  # Sigma^{-1} x
         out.append((np.ascontiguousarray(z.T), np.ascontiguousarray(w.T)))
     (z_a, w_a), (z_b, w_b) = out
-    return Prepared(yc=yc, z_a=z_a, z_b=z_b, w_a=w_a, w_b=w_b, n_lost=n_lost)
+    return Prepared(yc=inp.yc, z_a=z_a, z_b=z_b, w_a=w_a, w_b=w_b, n_lost=inp.n_lost)
 
 
 def products(yc: np.ndarray, w_other: np.ndarray) -> np.ndarray:
