@@ -177,14 +177,16 @@ def _quad(omega: np.ndarray, c: np.ndarray) -> np.ndarray:
         return out
 
 
-def _scaled_resid(s: _Setup, j0: int, j1: int, scale: bool) -> tuple[np.ndarray, np.ndarray]:
+def _scaled_resid(s: _Setup, j0: int, j1: int, scale: bool,
+                  rows: tuple[int, int] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Restricted residuals ``r_j`` (k, m) and ``r_j / sqrt(1 - h0_j)`` with
     ``h0_j`` the leverages of the null model (HC2 scaling; unscaled when
-    ``scale`` is False)."""
-    r = s.resid[:, j0:j1].T
+    ``scale`` is False); ``rows``: those rows only."""
+    r0, r1 = rows if rows is not None else (0, s.resid.shape[0])
+    r = s.resid[r0:r1, j0:j1].T
     if not scale:
         return r, r
-    lev0 = s.lev_p[None, :] - (r**2 / s.rss[j0:j1, None] if s.standardize else 0.0)
+    lev0 = s.lev_p[None, r0:r1] - (r**2 / s.rss[j0:j1, None] if s.standardize else 0.0)
     return r, r / np.sqrt(np.clip(1.0 - lev0, 1e-8, None))
 
 
@@ -382,9 +384,9 @@ def _wild(s: _Setup, chunks, n_resample: int, rng: np.random.Generator,
     the studentizer of ``S = c^T Omega_0^{-1} c`` (unchanged by sign flips).
     One row of signs per resample, shared by all variables, stored as int8.
     The rows ``rs_ij Wt_ij`` of as many chunks of variables as
-    ``config.SUPPORT_RESAMPLE_BYTES`` holds are stacked in single precision,
-    and each batch of signs is converted once and multiplied with all of them
-    (one matrix product, ``O(B m k d)``).
+    ``config.SUPPORT_RESAMPLE_BYTES`` holds are stacked in single precision
+    (:func:`_resample_rows`), and each batch of signs is converted once and
+    multiplied with all of them (one matrix product, ``O(B m k d)``).
     """
     m, nf = s.resid.shape
     d = s.d
@@ -395,16 +397,8 @@ def _wild(s: _Setup, chunks, n_resample: int, rng: np.random.Generator,
     bstep = max(1, min(n_resample, config.MEMORY_BUDGET // (4 * m)))
     for group in _groups(chunks, config.SUPPORT_RESAMPLE_BYTES // (4 * m * d)):
         g0, g1 = group[0][0], group[-1][1]
-        x = np.empty((m, (g1 - g0) * d), dtype=_RESAMPLE_DTYPE)
-        omega = np.empty((g1 - g0, d, d))
-        for j0, j1 in group:
-            wt, c = _design_rows(s, j0, j1)  # (m, k, d)
-            _, rs = _scaled_resid(s, j0, j1, scale_residuals)
-            omega[j0 - g0:j1 - g0] = _weighted_gram_rows(wt, rs**2)
-            stat[j0:j1] = _quad(omega[j0 - g0:j1 - g0], c)
-            wt *= rs.T[:, :, None]  # the rows rs_ij Wt_ij, in place
-            x[:, (j0 - g0) * d:(j1 - g0) * d] = wt.reshape(m, (j1 - j0) * d)
-            del wt
+        x, omega, c = _resample_rows(s, g0, g1, scale_residuals)
+        stat[g0:g1] = _quad(omega, c)
         for b0 in range(0, n_resample, bstep):
             b1 = min(n_resample, b0 + bstep)
             signs = 2 * flips[b0:b1].astype(_RESAMPLE_DTYPE) - 1
@@ -412,6 +406,40 @@ def _wild(s: _Setup, chunks, n_resample: int, rng: np.random.Generator,
             sol = np.linalg.solve(omega, cstar.transpose(1, 2, 0))  # (k, d, b)
             null[b0:b1, g0:g1] = np.einsum("bjd,jdb->bj", cstar, sol)
     return stat, null
+
+
+def _resample_rows(s: _Setup, j0: int, j1: int,
+                   scale_residuals: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rows ``rs_ij Wt_ij`` of variables j0..j1-1 in single precision
+    (m, k d), their studentizers ``Omega_0j`` (k, d, d) and scores ``c_j`` (k, d).
+
+    Formed in blocks of rows: each block's designs for all k variables come
+    from one product ``(I - P) W[rows] [V_j0 ... V_j1-1]`` (a wide product,
+    near the processor's peak) and are consumed at once.
+    """
+    m, no = s.w_res.shape
+    k, d = j1 - j0, s.d
+    x = np.empty((m, k * d), dtype=_RESAMPLE_DTYPE)
+    omega = np.zeros((k, d, d))
+    if s.bases is None:
+        c = s.wr[j0:j1]
+    else:
+        c = np.einsum("jk,jkd->jd", s.wr[j0:j1], s.bases[j0:j1])
+        stacked = s.bases[j0:j1].transpose(1, 0, 2).reshape(no, k * d)
+    step = max(1, min(m, config.CHUNK_FLOATS // (k * d)))
+    for r0 in range(0, m, step):
+        r1 = min(m, r0 + step)
+        if s.bases is None:
+            wt = np.repeat(s.w_res[r0:r1, None, :], k, axis=1)
+        else:
+            wt = (s.w_res[r0:r1] @ stacked).reshape(r1 - r0, k, d)
+        if s.standardize:
+            wt += (s.resid[r0:r1, j0:j1] / s.rss[j0:j1])[:, :, None] * c[None, :, :]
+        rs = _scaled_resid(s, j0, j1, scale_residuals, rows=(r0, r1))[1]  # (k, rows)
+        omega += _weighted_gram_rows(wt, rs**2)
+        wt *= rs.T[:, :, None]  # the rows rs_ij Wt_ij, in place
+        x[r0:r1] = wt.reshape(r1 - r0, k * d)
+    return x, omega, c
 
 
 def _groups(chunks: list[tuple[int, int]], most: int) -> list[list[tuple[int, int]]]:

@@ -10,9 +10,10 @@ null model's leverages and a few ``n x n`` sums.  :func:`setup_from_rows`
 forms them block by block from chunks of rows, whitening each chunk on the
 fly: one pass accumulates ``g = Z^T W / m``, ``X = W_f^T W / m``,
 ``zeta_j = mean z_ij^2`` and the mean of ``W``, a second pass subtracts
-``mean(W) + w_f X`` from ``W`` in place.  Peak memory: the rows plus
-``m (nf + no)`` floats plus chunk buffers; the numbers equal those of the
-arrays path up to rounding (sums over chunks of rows).
+``mean(W) + (f - fbar) C_f^{-T} X`` (``= mean(W) + w_f X``) from ``W`` in
+place.  Peak memory: the rows plus ``m (nf + no)`` floats plus chunk
+buffers; the numbers equal those of the arrays path up to rounding (sums
+over chunks of rows).
 """
 
 from __future__ import annotations
@@ -82,10 +83,12 @@ def setup_from_rows(
     xhat /= m
     if np.any(zeta <= 0):
         raise ValueError("z has a column of zeros: a constant variable cannot be tested")
-    for r0, r1 in rows:  # (I - P) W in place
+    # (I - P) W in place: w_f,i^T X = (f_i - fbar)^T C^{-T} X, one product per chunk
+    proj = wh_f.solve_t(xhat) if wh_f is not None else None
+    for r0, r1 in rows:
         w_res[r0:r1] -= wsum / m
-        if standardize:
-            w_res[r0:r1] -= _white(focal[r0:r1], means[0], wh_f)[0] @ xhat
+        if proj is not None:
+            w_res[r0:r1] -= (focal[r0:r1] - means[0]) @ proj
     if standardize:
         resid /= zeta
         rss, wr, p0 = m / zeta, m * g / zeta[:, None], nf + 1
