@@ -108,7 +108,7 @@ def _measure(n: int, m: int, proc: str, args) -> dict:
 
 
 def _line(n: int, m: int, proc: str, rec: dict, tfit: float) -> str:
-    return (f"{n:>5} {m:>7} {proc:<11} {rec['seconds']:>9.2f} {rec['seconds'] / tfit:>7.1f} "
+    return (f"{n:>5} {m:>7} {proc:<11} {rec['seconds']:>9.4g} {rec['seconds'] / tfit:>7.1f} "
             f"{rec['peak_mb']:>8.0f} {rec['extra_mb']:>8.0f}  {rec['note']}")
 
 
@@ -144,6 +144,9 @@ def exponents(rows: list[tuple[int, int, str, float]]) -> None:
             if len(sub) >= 2:
                 parts.append(f"in n at m={m}: {_slope(*zip(*sub, strict=True)):.2f} "
                              f"(n {sub[0][0]}-{sub[-1][0]})")
+            if len(sub) >= 3:  # the local exponent between the two widest
+                parts[-1] += (f"; {_slope(*zip(*sub[-2:], strict=True)):.2f} "
+                              f"(n {sub[-2][0]}-{sub[-1][0]})")
         for n in sorted({n for n, _, _ in pts}):
             sub = sorted((m, t) for nn, m, t in pts if nn == n)
             if len(sub) >= 2:
