@@ -76,7 +76,7 @@ def test_secular_bases_degenerate_cases_fall_back():
 
 
 def _load_reference_script():
-    spec = importlib.util.spec_from_file_location("make_reference", REF / "make_reference.py")
+    spec = importlib.util.spec_from_file_location("make_support_reference", REF / "make_support_reference.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod

@@ -19,7 +19,7 @@ from .. import config
 from .._data import RowsData
 from .._linalg import BlockMoments, Whitening, block_moments, block_whitenings
 from ..inference.hypotheses import perm_pvalue
-from ._loo import loo_bases as _loo_bases
+from ._loo import loo_bases, loo_bases_dense
 
 __all__ = ["CoordinateTests", "Inputs", "Prepared", "block_tests", "inputs", "prepare",
            "prepare_from", "products", "threshold_scores"]
@@ -180,8 +180,13 @@ class _Design:
     df2: int
 
 
-def _design(yc, z, w_focal, w_other, rank, conditional, standardize, n_lost=0) -> _Design:
-    """The shared pieces of the tests of one block (see :func:`block_tests`)."""
+def _design(yc, z, w_focal, w_other, rank, conditional, standardize, n_lost=0,
+            dense_bases=False) -> _Design:
+    """The shared pieces of the tests of one block (see :func:`block_tests`).
+
+    ``dense_bases``: the leave-one-out bases from one dense eigendecomposition
+    per variable (the sandwich test: see :func:`block_tests`).
+    """
     m, nf = z.shape
     wy = products(yc, w_other)  # (m, no) (or (m, q no)): W
     g = z.T @ wy / m  # rows g_j, (nf, no)
@@ -198,7 +203,7 @@ def _design(yc, z, w_focal, w_other, rank, conditional, standardize, n_lost=0) -
     if conditional:
         k_mat = xhat.T @ xhat if xhat is not None else g.T @ g
         rho = 1.0 / zeta if standardize else np.ones(nf)
-        bases = _loo_bases(k_mat, g, rho, rank)  # (nf, no, r)
+        bases = (loo_bases_dense if dense_bases else loo_bases)(k_mat, g, rho, rank)
         t = np.einsum("jk,jkd->jd", g, bases)
         c_j = np.einsum("jkd,kl,jle->jde", bases, c_full, bases)
     else:
@@ -328,8 +333,15 @@ def block_tests(
     reference's residual degrees of freedom become ``m - p - d - n_lost``).
     See ``docs/theory/support.md``.
     """
-    des = _design(yc, z, w_focal, w_other, rank, conditional, standardize, n_lost)
-    if method == "chi2" and covariance == "sandwich":
+    # The sandwich statistic takes t_j in the leave-one-out basis and its
+    # covariance in the full-data basis, so it depends on the bases' signs and
+    # rotations, not only their spans: it keeps the dense eigensolver's
+    # conventions (those of drop1/test_variables), the F and permutation
+    # statistics are invariant and take the secular bases.
+    sandwich = method == "chi2" and covariance == "sandwich"
+    des = _design(yc, z, w_focal, w_other, rank, conditional, standardize, n_lost,
+                  dense_bases=sandwich)
+    if sandwich:
         return _sandwich_tests(des, z, w_focal, rank, conditional, standardize)
     f_stat = _FStat(des, z.shape[0], standardize)
     d, df2 = f_stat.d, des.df2

@@ -6,7 +6,7 @@ m x n arrays of ``prepare``, batched per-variable designs), python 3.11.7,
 numpy 2.4.6, OMP_NUM_THREADS=1:
 
     git archive 7fb34fe jdr_stats | tar -x -C /tmp/old
-    PYTHONPATH=/tmp/old python tests/results/support_reference/make_reference.py \
+    PYTHONPATH=/tmp/old python tests/results/support_reference/make_support_reference.py \
         tests/results/support_reference/reference_7fb34fe.json
 
 The test reruns ``cases()`` with the current library and compares.
@@ -34,6 +34,8 @@ def cases():
         "perm": (model, dict(rank=2, seed=0, method="studentized-permutation",
                              n_resamples=99)),
         "factored": (model, dict(rank=2, method="chi2")),
+        "sandwich": (model, dict(rank=2, method="chi2", covariance="sandwich")),
+        "sandwich_marginal": (model, dict(method="chi2", covariance="sandwich")),
         "threshold": (model, dict(rank=2, seed=0, rule="threshold")),
     }
     sim2 = jdr.simulate.bilinear(2000, 40, 30, 3, seed=3)
