@@ -15,7 +15,9 @@ procedures on a fit, fits ``rank=5`` before the clock starts):
   --n-boot``, 199 by default);
 * ``support``: ``model.select_support(rank=5, seed=1)`` (the default test:
   conditional, wild bootstrap with B = 999, BH at 0.1);
-* ``ladle`` (with ``--only ladle``): ``model.fit("auto", rank_method="ladle", seed=1)``.
+* ``ladle`` (with ``--only ladle``): ``model.fit("auto", rank_method="ladle", seed=1)``;
+* ``sparse_auto`` (with ``--only sparse_auto``): ``model.fit(5, sparsity="auto", seed=1)``
+  (the default coordinate tests, then the sparse fit on the selected variables).
 
 Peak memory is the resident set's high-water mark of the child
 (``VmHWM`` of ``/proc/self/status``, everything numpy and BLAS hold),
@@ -51,7 +53,8 @@ import numpy as np
 
 import jdr_stats as jdr
 
-PROCS = ("fit", "auto", "rank_tests", "bootstrap", "support", "ladle")
+PROCS = ("fit", "auto", "rank_tests", "bootstrap", "support", "ladle", "sparse_auto")
+OPTIONAL = ("ladle", "sparse_auto")
 
 
 def _status_kb(key: str) -> int:
@@ -77,6 +80,7 @@ def child(n: int, m: int, proc: str, max_rank: int, n_boot: int) -> None:
         "bootstrap": lambda: res.bootstrap(n_boot, seed=1),
         "support": lambda: model.select_support(rank=5, seed=1),
         "ladle": lambda: model.fit("auto", rank_method="ladle", seed=1),
+        "sparse_auto": lambda: model.fit(5, sparsity="auto", seed=1),
     }
     with open("/proc/self/clear_refs", "w") as fh:
         fh.write("5")  # reset the high-water mark to the current resident size
@@ -92,6 +96,7 @@ def child(n: int, m: int, proc: str, max_rank: int, n_boot: int) -> None:
         "bootstrap": f"B={n_boot}",
         "support": lambda: f"{int(out.table['selected'].sum())} selected",
         "ladle": lambda: f"r={out.rank}, B=100",
+        "sparse_auto": lambda: f"kept {len(out.support_a)} + {len(out.support_b)}",
     }[proc]
     note = note() if callable(note) else note
     print(json.dumps({"seconds": elapsed, "peak_mb": peak / 1024,
@@ -119,7 +124,7 @@ def run(n: int, m: int, args) -> list[tuple[int, int, str, float]]:
     print(_line(n, m, "fit", best, tfit), flush=True)
     rows = [(n, m, "fit", tfit)]
     for proc in PROCS[1:]:
-        if proc in args.skip or (proc == "ladle" and "ladle" not in args.only):
+        if proc in args.skip or (proc in OPTIONAL and proc not in args.only):
             continue
         rec = _measure(n, m, proc, args)
         print(_line(n, m, proc, rec, tfit), flush=True)
@@ -176,8 +181,9 @@ def main() -> None:
     ap.add_argument("--sizes", nargs="+", default=["20:10000", "100:10000"],
                     help="n:m pairs (n1 = n2 = n)")
     ap.add_argument("--skip", nargs="*", default=[], choices=PROCS[1:])
-    ap.add_argument("--only", nargs="*", default=[], choices=["ladle"],
-                    help="procedures run only when named (the ladle: not a default)")
+    ap.add_argument("--only", nargs="*", default=[], choices=list(OPTIONAL),
+                    help="procedures run only when named (the ladle: not a default; "
+                         "sparse_auto: fit(5, sparsity='auto'))")
     ap.add_argument("--max-rank", type=int, default=10)
     ap.add_argument("--n-boot", type=int, default=199)
     ap.add_argument("--exponents", nargs="+", metavar="FILE",
