@@ -124,7 +124,7 @@ class _Whitened:
             return mom
         # theory 6c: the mean from the rows, the variance from the noise
         noise = robust_moments(res, rotated_first(res), k, rng=rng)
-        return replace(noise, tau=mom.tau, s2=mom.s2)
+        return replace(noise, tau=mom.tau, s2=mom.s2, bias=mom.bias, reference=mom.reference)
 
     def complement(self, k: int) -> ComplementMoments:
         """Moments of the influence functions of the complement block at rank ``k``.

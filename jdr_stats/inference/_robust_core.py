@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from scipy import integrate, stats
 
 from .. import config
 
@@ -220,11 +220,36 @@ class RobustMoments:
     off_se: float
     route: str
     n_pairs: int = 0
+    #: ``"corrected"`` (theory 6d: mean ``tau + bias``, variance from the
+    #: off-diagonal part and the linear term ``lin``) or ``"per-row"`` (6:
+    #: mean ``tau``, variance from the diagonal and off-diagonal parts)
+    reference: str = "per-row"
+    bias: float = 0.0
+    lin: float = 0.0
+    #: Estimated variance of ``off`` (from the per-row sums ``R_i``; corrected
+    #: reference only, else 0): the reference's own estimation error.
+    off_var: float = 0.0
+
+    @property
+    def var_df(self) -> float:
+        """Degrees of freedom of :attr:`var` as an estimate (``inf`` when its
+        error is not carried): ``2 (lin + 2 off)^2 / (4 off_var)``."""
+        if self.reference != "corrected" or not self.off_var > 0:
+            return float("inf")
+        num = max(self.lin, 0.0) + 2.0 * max(self.off, 0.0)
+        return 2.0 * num * num / (4.0 * self.off_var)
+
+    @property
+    def mean(self) -> float:
+        """Null mean of ``Lambda_k`` used by the reference."""
+        return self.tau + (self.bias if self.reference == "corrected" else 0.0)
 
     @property
     def var(self) -> float:
-        """Finite-sample variance of ``Lambda_k``."""
-        return (max(self.diag, 0.0) + 2.0 * max(self.off, 0.0)) / (self.nobs * self.s2) ** 2
+        """Finite-sample variance of ``Lambda_k`` (given the realised ``tau``
+        for the corrected reference)."""
+        first = self.lin if self.reference == "corrected" else self.diag
+        return (max(first, 0.0) + 2.0 * max(self.off, 0.0)) / (self.nobs * self.s2) ** 2
 
     @property
     def var_se(self) -> float:
@@ -232,8 +257,13 @@ class RobustMoments:
         return 2.0 * self.off_se / (self.nobs * self.s2) ** 2
 
 
-def _collect(chunks: RotChunks, sub: _Sub) -> tuple[list[dict[str, np.ndarray]], np.ndarray]:
-    """Per-row factors at rank ``k`` for every chunk, and the per-row norms."""
+def _collect(chunks: RotChunks, sub: _Sub,
+             inv_s: np.ndarray | None = None) -> tuple[list[dict[str, np.ndarray]], np.ndarray]:
+    """Per-row factors at rank ``k`` for every chunk, and the per-row norms.
+
+    ``inv_s`` (the reciprocal top-``k`` singular values): also keep
+    ``c_i = sum_t u_it v_it / s_t`` (key ``"cs"``) for the corrected reference.
+    """
     k = sub.k
     step = max(1, config.CHUNK_FLOATS // (4 * (sum(sub.cm.shape) + sub.e.shape[1])))
     rows, norms = [], []
@@ -241,50 +271,123 @@ def _collect(chunks: RotChunks, sub: _Sub) -> tuple[list[dict[str, np.ndarray]],
         for start in range(0, y.shape[0], step):
             sl = slice(start, start + step)
             r = _row_scalars(y[sl], ua[sl, k:], vb[sl, k:], sub)
+            if inv_s is not None:
+                r["cs"] = (ua[sl, :k] * vb[sl, :k]) @ inv_s
             norms.append(_norms(r, sub))
             rows.append(r)
     return rows, np.concatenate(norms)
 
 
-def _off_gram(rows: list[dict[str, np.ndarray]], sub: _Sub) -> float:
+def _self_terms(rows: list[dict[str, np.ndarray]], norms: np.ndarray, m: int,
+                s2: float) -> tuple[float, float]:
+    """``(bias, lin)`` of the corrected reference (theory 6d), ``y`` a vector.
+
+    ``T_i = n_i y_i c_i`` is row ``i``'s influence on its own complement
+    norm through the estimated directions; ``bias = 2 sum_i T_i / (m^2 s2)``.
+    ``N = (1/m) sum_j y_j^2 c_j u_j0 v_j0^T`` gives the linear term
+    ``lambda_l = y_l u_l0^T N v_l0 - T_l / m``; ``lin = 4 sum_l
+    (lambda_l - mean)^2 + 4 sum_i (T_i - mean)^2 / m^2`` (in the units of
+    ``off``: the linear term's variance plus that of the estimated bias).
+    """
+    ys = np.concatenate([r["y"][:, 0] for r in rows])
+    cs = np.concatenate([r["cs"] for r in rows])
+    t = norms * ys * cs
+    bias = 2.0 * float(t.sum()) / (m * m * s2)
+    nmat = None
+    for r in rows:
+        w = r["y"][:, 0] ** 2 * r["cs"]
+        part = (r["u"] * w[:, None]).T @ r["v"]
+        nmat = part if nmat is None else nmat + part
+    assert nmat is not None
+    nmat /= m
+    lam = np.concatenate([r["y"][:, 0] * np.einsum("ip,ip->i", r["u"] @ nmat, r["v"])
+                          for r in rows]) - t / m
+    lam -= lam.mean()
+    tc = t - t.mean()
+    return bias, 4.0 * float(lam @ lam) + 4.0 * float(tc @ tc) / (m * m)
+
+
+def _off_gram(rows: list[dict[str, np.ndarray]], sub: _Sub) -> tuple[float, np.ndarray]:
+    """Exact ``sum_{i != j} <psi_i, psi_j>^2`` from the Gram in row blocks, and
+    the per-row sums ``R_i = sum_{j != i} <psi_i, psi_j>^2``."""
     r = {key: np.concatenate([x[key] for x in rows]) for key in rows[0]}
     m = r["y"].shape[0]
     step = max(1, int(np.sqrt(config.CHUNK_FLOATS / 8)))
-    tot = 0.0
+    per_row = np.zeros(m)
     for i0 in range(0, m, step):
         ri = _take(r, slice(i0, i0 + step))
         for j0 in range(i0, m, step):
             g = _gram_block(ri, _take(r, slice(j0, j0 + step)), sub)
             if i0 == j0:
                 np.fill_diagonal(g, 0.0)
-                tot += float(np.sum(g * g))
-            else:
-                tot += 2.0 * float(np.sum(g * g))
-    return tot
+            g *= g
+            per_row[i0:i0 + g.shape[0]] += g.sum(axis=1)
+            if i0 != j0:
+                per_row[j0:j0 + g.shape[1]] += g.sum(axis=0)
+    return float(per_row.sum()), per_row
 
 
-def _off_dxd(rows: list[dict[str, np.ndarray]], sub: _Sub, norms: np.ndarray) -> float:
-    """``m^2 ||Omega||_F^2 - sum_i ||psi_i||^4`` with ``Omega`` (d x d) formed."""
+def _psi_rows(r: dict[str, np.ndarray], sub: _Sub) -> np.ndarray:
+    """The explicit influence functions of a chunk, ``rows x (Q p q)``."""
+    ym, u, v = r["y"], r["u"], r["v"]
     p, q = sub.cm.shape
+    parts = []
+    for c in range(ym.shape[1]):
+        rr = ym[:, [c]] * v - sub.c[:, c][None, :]
+        psi = (u[:, :, None] * rr[:, None, :]).reshape(-1, p * q)
+        psi -= (sub.e[:, c][None, :, None] * v[:, None, :]).reshape(-1, p * q)
+        psi -= ym[:, [c]] * sub.cm.reshape(1, -1)
+        psi -= sub.pb[c].reshape(1, -1)
+        parts.append(psi)
+    return np.hstack(parts)
+
+
+def _off_dxd(rows: list[dict[str, np.ndarray]], sub: _Sub, norms: np.ndarray,
+             want_rows: bool = False) -> tuple[float, np.ndarray | None]:
+    """``m^2 ||Omega||_F^2 - sum_i ||psi_i||^4`` with ``Omega`` (d x d) formed;
+    ``want_rows``: also ``R_i = psi_i^T (sum_j psi_j psi_j^T) psi_i - n_i^2``
+    (a second pass)."""
     omega = None
     for r in rows:
-        ym, u, v = r["y"], r["u"], r["v"]
-        parts = []
-        for c in range(ym.shape[1]):
-            rr = ym[:, [c]] * v - sub.c[:, c][None, :]
-            psi = (u[:, :, None] * rr[:, None, :]).reshape(-1, p * q)
-            psi -= (sub.e[:, c][None, :, None] * v[:, None, :]).reshape(-1, p * q)
-            psi -= ym[:, [c]] * sub.cm.reshape(1, -1)
-            psi -= sub.pb[c].reshape(1, -1)
-            parts.append(psi)
-        big = np.hstack(parts)
+        big = _psi_rows(r, sub)
         omega = big.T @ big if omega is None else omega + big.T @ big
     assert omega is not None
-    return float(np.sum(omega * omega)) - float(norms @ norms)
+    off = float(np.sum(omega * omega)) - float(norms @ norms)
+    if not want_rows:
+        return off, None
+    quad = np.concatenate([np.einsum("id,id->i", big @ omega, big)
+                           for big in (_psi_rows(r, sub) for r in rows)])
+    return off, quad - norms * norms
+
+
+def _rows_sampled(rows: list[dict[str, np.ndarray]], sub: _Sub, norms: np.ndarray,
+                  rng: np.random.Generator) -> tuple[np.ndarray, float]:
+    """Unbiased ``R_i`` from ``s`` partners drawn with ``P(J = j) = n_j / sum n``
+    (``1{J != i} <psi_i, psi_J>^2 / pi_J``), and the summed variance of those
+    estimates (their noise in the spread of the ``R_i``)."""
+    r = {key: np.concatenate([x[key] for x in rows]) for key in rows[0]}
+    pos = np.clip(norms, 0.0, None)
+    total = float(pos.sum())
+    cum = np.cumsum(pos / total)
+    cum[-1] = 1.0
+    m = pos.size
+    size = int(min(config.ROBUST_BLOCK_ROWS, m))
+    idx = np.searchsorted(cum, rng.random(size), side="right")
+    rb = _take(r, idx)
+    w = total / pos[idx]
+    step = max(1, config.CHUNK_FLOATS // (8 * size))
+    est, noise = np.empty(m), 0.0
+    for i0 in range(0, m, step):
+        g = _gram_block(_take(r, slice(i0, i0 + step)), rb, sub)
+        g = g * g * w[None, :]
+        g[np.arange(i0, i0 + g.shape[0])[:, None] == idx[None, :]] = 0.0
+        est[i0:i0 + g.shape[0]] = g.mean(axis=1)
+        noise += float(np.sum(g.var(axis=1, ddof=1))) / size
+    return est, noise
 
 
 def _off_pairs(rows: list[dict[str, np.ndarray]], sub: _Sub, norms: np.ndarray,
-               diag: float, rng: np.random.Generator) -> tuple[float, float, int]:
+               other: float, rng: np.random.Generator) -> tuple[float, float, int]:
     """Importance-sampled ``sum_{i != j} <psi_i, psi_j>^2`` and its MC SE.
 
     Blocks of ``s`` rows drawn i.i.d. with ``P(I = i) = pi_i = n_i / sum n``
@@ -321,15 +424,31 @@ def _off_pairs(rows: list[dict[str, np.ndarray]], sub: _Sub, norms: np.ndarray,
             continue
         est = float(np.mean(ests))
         se = float(np.std(ests, ddof=1) / np.sqrt(n))
-        scale = max(diag, 0.0) + 2.0 * max(est, 0.0)  # m^2 s2^2 var
+        scale = max(other, 0.0) + 2.0 * max(est, 0.0)  # m^2 s2^2 var
         pairs = n * size * (size - 1)
         if 2.0 * se <= config.ROBUST_VAR_RTOL * scale or pairs >= config.ROBUST_MAX_PAIRS:
             return est, se, pairs
 
 
+def _reference(first: RotatedFirst, k: int, d: int, reference: str | None) -> str:
+    """``"corrected"`` (theory 6d) for one response column at ``k = 0``, and at
+    ``k >= 1`` while ``d / m <= ROBUST_CORRECTED_MAX_RATIO`` and the top-``k``
+    singular values are positive; else ``"per-row"`` (theory 6)."""
+    if reference is not None:
+        if reference not in ("corrected", "per-row"):
+            raise ValueError(f"reference must be 'corrected' or 'per-row'; got {reference!r}")
+        if reference == "per-row":
+            return reference
+    elif k > 0 and d > config.ROBUST_CORRECTED_MAX_RATIO * first.nobs:
+        return "per-row"
+    if first.psibar.shape[0] != 1 or (k and not np.all(np.diag(first.psibar[0])[:k] > 0)):
+        return "per-row"
+    return "corrected"
+
+
 def robust_moments(chunks: RotChunks, first: RotatedFirst, k: int, *, centre: bool = True,
-                   rng: np.random.Generator | None = None,
-                   route: str | None = None) -> RobustMoments:
+                   rng: np.random.Generator | None = None, route: str | None = None,
+                   reference: str | None = None) -> RobustMoments:
     """:class:`RobustMoments` at rank ``k`` from one pass over the rotated rows.
 
     ``centre``: estimate ``Omega`` from the influence functions centred at
@@ -337,51 +456,85 @@ def robust_moments(chunks: RotChunks, first: RotatedFirst, k: int, *, centre: bo
     mean then stays out of the variance); ``centre=False`` reproduces the
     uncentred estimate of the first version.  ``route`` forces ``"dxd"``,
     ``"gram"`` or ``"pairs"`` (default: the cheapest exact route when it
-    costs at most ``ROBUST_EXACT_FLOPS``, else ``"pairs"``).
+    costs at most ``ROBUST_EXACT_FLOPS``, else ``"pairs"``).  ``reference``
+    forces ``"corrected"`` or ``"per-row"`` (default: :func:`_reference`).
     """
     sub = _Sub.at(first, k, centre)
-    rows, norms = _collect(chunks, sub)
+    p, q = sub.cm.shape
+    nq = first.psibar.shape[0]
+    d = p * q * nq
+    ref = _reference(first, k, d, reference)
+    inv_s = 1.0 / np.diag(first.psibar[0])[:k] if ref == "corrected" else None
+    rows, norms = _collect(chunks, sub, inv_s)
     m = first.nobs
-    nq = rows[0]["y"].shape[1]
     ysq = np.concatenate([np.sum(r["y"] ** 2, axis=1) for r in rows])
     tau = float(norms.sum()) / (m * first.s2)
     diag = float(np.sum((norms - tau * ysq / nq) ** 2))
-    p, q = sub.cm.shape
-    d = p * q * nq
+    bias, lin = _self_terms(rows, norms, m, first.s2) if ref == "corrected" else (0.0, 0.0)
     # flop-equivalents: a Gram entry costs its dot products plus ~40 elementwise passes
     cost_dxd, cost_gram = float(m) * d * (d + 10), float(m) * m * (p + q + 2 * nq + 40)
     if route is None:
         cheap = min(cost_dxd, cost_gram)
         route = ("pairs" if cheap > config.ROBUST_EXACT_FLOPS
                  else "dxd" if cost_dxd <= cost_gram else "gram")
+    corrected = ref == "corrected"
+    per_row: np.ndarray | None = None
+    noise = 0.0
+    gen = rng if rng is not None else np.random.default_rng(config.ROBUST_PAIR_SEED)
     if route == "dxd":
-        off, se, npairs = _off_dxd(rows, sub, norms), 0.0, 0
+        (off, per_row), se, npairs = _off_dxd(rows, sub, norms, corrected), 0.0, 0
     elif route == "gram":
-        off, se, npairs = _off_gram(rows, sub), 0.0, 0
+        (off, per_row), se, npairs = _off_gram(rows, sub), 0.0, 0
     elif route == "pairs":
-        gen = rng if rng is not None else np.random.default_rng(config.ROBUST_PAIR_SEED)
-        off, se, npairs = _off_pairs(rows, sub, norms, diag, gen)
+        off, se, npairs = _off_pairs(rows, sub, norms, lin if corrected else diag, gen)
+        if corrected:
+            per_row, noise = _rows_sampled(rows, sub, norms, gen)
     else:
         raise ValueError(f"route must be 'dxd', 'gram' or 'pairs'; got {route!r}")
-    return RobustMoments(m, k, first.s2, tau, diag, off, se, route, npairs)
+    off_var = 0.0
+    if corrected and per_row is not None:
+        dev = per_row - per_row.mean()
+        off_var = max(4.0 * (float(dev @ dev) - noise), 0.0)
+    return RobustMoments(m, k, first.s2, tau, diag, off, se, route, npairs,
+                         reference=ref, bias=bias, lin=lin, off_var=off_var)
+
+
+def _tail(stat: float, mean: float, var: float, nu: float) -> tuple[float, float]:
+    """``(pvalue, eff_df)`` of ``Lambda_k ~ scale chi2(eff_df)`` with mean
+    ``mean`` and variance ``var``; with ``nu`` finite, ``var`` is an estimate
+    with ``nu`` degrees of freedom and the p-value averages over it:
+    ``P(Z_h sqrt(nu / X) > z)``, ``Z_h = (chi2_h - h)/sqrt(2h)``, ``X ~ chi2_nu``
+    (Simpson's rule in ``log X`` over 1201 nodes from its ``1e-300`` quantile
+    to its ``1 - 1e-20`` quantile: relative error below ``1e-4`` for ``nu >= 3``)."""
+    h = 2.0 * mean * mean / var
+    if not np.isfinite(nu) or nu > 1e6:
+        return float(stats.chi2.sf(stat * h / mean, h)), h
+    z = (stat - mean) / np.sqrt(var)
+    lo = max(float(stats.chi2.ppf(1e-300, nu)), 1e-300)
+    hi = float(stats.chi2.isf(1e-20, nu))
+    s = np.linspace(np.log(lo), np.log(hi), 1201)
+    x = np.exp(s)
+    logf = (stats.chi2.logpdf(x, nu) + s
+            + stats.chi2.logsf(h + z * np.sqrt(2.0 * h * x / nu), h))
+    top = float(np.max(logf))
+    val = float(np.exp(top) * integrate.simpson(np.exp(logf - top), x=s))
+    return min(max(val, 0.0), 1.0), h
 
 
 def robust_pvalue(stat: float, mom: RobustMoments) -> tuple[float, float, float, float]:
     """``(pvalue, eff_df, scale, mc_se)``: ``Lambda_k ~ scale chi2(eff_df)``,
-    ``eff_df = 2 tau^2 / var``; ``mc_se`` is the Monte Carlo standard error of
-    the p-value carried from that of ``var`` (delta method, 0 when exact)."""
-    tau, var = mom.tau, mom.var
-
-    def pv(vv: float) -> float:
-        df = 2.0 * tau * tau / vv
-        return float(stats.chi2.sf(stat * df / tau, df))
-
-    if not (tau > 0 and var > 0):
+    ``eff_df = 2 mean^2 / var``, averaged over the error of ``var`` for the
+    corrected reference (:attr:`RobustMoments.var_df`); ``mc_se`` is the
+    Monte Carlo standard error of the p-value carried from that of ``var``
+    (delta method, 0 when exact)."""
+    mean, var, nu = mom.mean, mom.var, mom.var_df
+    if not (mean > 0 and var > 0):
         return float("nan"), float("nan"), 1.0, 0.0
-    df = 2.0 * tau * tau / var
+    pv, df = _tail(stat, mean, var, nu)
     se = mom.var_se
     mc = 0.0
     if se > 0:
         lo = max(var - se, 0.5 * var)
-        mc = abs(pv(var + se) - pv(lo)) * se / (var + se - lo)
-    return pv(var), df, tau / df, mc
+        mc = abs(_tail(stat, mean, var + se, nu)[0] - _tail(stat, mean, lo, nu)[0]) \
+            * se / (var + se - lo)
+    return pv, df, mean / df, mc
