@@ -42,6 +42,7 @@ __all__ = [
     "ROBUST_CORRECTED_MAX_RATIO",
     "ROBUST_CROSSFIT_EDGE",
     "ROBUST_CROSSFIT_DIRS",
+    "SUPPORT_RESAMPLE_BYTES",
     "SUPPORT_TESTS_MAX_RATIO",
     "chunk_rows",
 ]
@@ -173,6 +174,15 @@ ROBUST_PAIR_SEED = 20261126
 #: Expected run time (seconds) above which ``fit("auto")`` and
 #: ``rank_tests()`` warn before they start (:class:`~jdr_stats.exceptions.LongRunWarning`).
 LONG_RUN_SECONDS = 60.0
+
+#: Bytes of the single-precision rows ``rs_ij Wt_ij`` (m x variables x r) of
+#: the support tests' wild bootstrap held at once (128 MiB): every batch of
+#: sign rows is multiplied with all of them in one product, so the larger
+#: this is, the fewer passes over the signs and the closer the product runs
+#: to the processor's peak (the O(B m n r) part of ``select_support``).  At
+#: ``m = 1e5`` it holds 64 variables of rank 5 (320 columns), enough for the
+#: product to run near peak.
+SUPPORT_RESAMPLE_BYTES = 4 * MEMORY_BUDGET
 
 #: Widest ``max(n1, n2) / m`` at which the support tests run
 #: (``fit(sparsity="auto")``, ``JointDimReduction.select_support``): at
