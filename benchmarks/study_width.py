@@ -11,7 +11,10 @@ is ``alpha +- (2.5 MC SE + 0.005)``.  Designs:
 * ``mixed``: in each block half the columns Bernoulli(0.3), half
   exponential(1), standardised (the issue's design), BILINEAR link with
   random orthonormal ``U``, ``V`` and N(0, 1) noise;
-* ``exp-response``: skewed response ``exp(t / (2 sd t))`` of the battery.
+* ``exp-response``: skewed response ``exp(t / (2 sd t))`` of the battery;
+* with ``--designs``, also the battery's ``binary-rare`` (rare binary
+  response), ``t5-hetero`` (t(5) AR(1) blocks, heteroscedastic noise),
+  ``lognormal-noise`` and ``weak`` (last direction of strength 0.3).
 
 Part 2, ``fit("auto")``: the share of replications in which the default
 rank selection chooses the true ``r = 2`` on the Gaussian design (signal
@@ -46,6 +49,8 @@ from jdr_stats.inference._rank_stats import _whiten
 from jdr_stats.inference._robust_core import robust_pvalue
 
 DESIGNS = ("gaussian", "t5", "mixed", "exp-response")
+#: further battery designs accepted by ``--designs``
+EXTRA = ("binary-rare", "t5-hetero", "lognormal-noise", "weak")
 ALPHA = 0.05
 
 
@@ -91,7 +96,7 @@ def _reps(one, reps: int, budget: float) -> list:
 def size_part(args) -> None:
     print("\nPart 1: size of the robust test of H0: r <= 2 at the true r = 2, alpha = 0.05")
     print(f"{'design':<13} {'n':>4} {'m':>6} {'reps':>5} {'size':>6} {'MC SE':>6} "
-          f"{'band':>15} {'in band':>7} {'s/rep':>6}")
+          f"{'band':>15} {'in band':>7} {'s/rep':>6}  reference (theory 6/6d)")
     for di, design in enumerate(args.designs):
         for n in args.n:
             for m in args.m:
@@ -106,10 +111,12 @@ def size_part(args) -> None:
                 se = np.sqrt(ALPHA * (1 - ALPHA) / len(ps))
                 half = 2.5 * se + 0.005
                 ok = "yes" if abs(size - ALPHA) <= half else "NO"
+                ref = ("corrected" if (n - 2) ** 2 <= config.ROBUST_CORRECTED_MAX_RATIO * m
+                       else "per-row")
                 print(f"{design:<13} {n:>4} {m:>6} {len(ps):>5} {size:>6.3f} "
                       f"{np.sqrt(size * (1 - size) / len(ps)):>6.3f} "
-                      f"[{ALPHA - half:.3f}, {ALPHA + half:.3f}] {ok:>7} {per:>6.2f}",
-                      flush=True)
+                      f"[{ALPHA - half:.3f}, {ALPHA + half:.3f}] {ok:>7} {per:>6.2f}  "
+                      f"{ref}", flush=True)
 
 
 def auto_part(args) -> None:
@@ -148,12 +155,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=300)
     ap.add_argument("--budget", type=float, default=90.0, help="seconds per setting at most")
-    ap.add_argument("--designs", nargs="+", default=list(DESIGNS), choices=DESIGNS)
+    ap.add_argument("--designs", nargs="+", default=list(DESIGNS), choices=DESIGNS + EXTRA)
     ap.add_argument("--n", nargs="+", type=int, default=[30, 60, 100, 300])
     ap.add_argument("--m", nargs="+", type=int, default=[2000, 20000])
     ap.add_argument("--auto", nargs="*", type=lambda s: tuple(int(x) for x in s.split(":")),
                     default=[(30, 2000), (100, 20000)], help="n:m settings of part 2")
     ap.add_argument("--seed", type=int, default=20261126)
+    ap.add_argument("--reference", choices=("default", "corrected", "per-row"), default="default",
+                    help="force the robust test's reference at k >= 1 (theory 6/6d)")
     ap.add_argument("--skip-size", action="store_true")
     ap.add_argument("--skip-auto", action="store_true")
     ap.add_argument("--issue-reps", type=int, default=0,
@@ -163,6 +172,9 @@ def main() -> None:
           f"jdr_stats {jdr.__version__}; seed {args.seed}, reps <= {args.reps}, "
           f"budget {args.budget} s per setting")
     warnings.simplefilter("ignore")  # the premises warnings of wide fits
+    if args.reference != "default":
+        config.ROBUST_CORRECTED_MAX_RATIO = float("inf") if args.reference == "corrected" else 0.0
+        print(f"# reference forced: {args.reference}")
     if not args.skip_size:
         size_part(args)
     if not args.skip_auto:

@@ -45,6 +45,7 @@ __all__ = [
     "ROBUST_CORRECTED_MAX_RATIO",
     "ROBUST_CROSSFIT_EDGE",
     "ROBUST_CROSSFIT_DIRS",
+    "SUPPORT_RESAMPLE_BYTES",
     "SUPPORT_TESTS_MAX_RATIO",
     "chunk_rows",
 ]
@@ -154,7 +155,7 @@ ROBUST_MAX_PAIRS = 50_000_000
 #: while ``d / m`` is at most this, ``d = (n1 - k)(n2 - k)``, and the
 #: response is one column; above it (or for several response columns) the
 #: per-row reference of theory 6 (conservative at width, 6b).
-ROBUST_CORRECTED_MAX_RATIO = 0.5
+ROBUST_CORRECTED_MAX_RATIO = 0.2
 
 #: Opt-in (0 = off, the default): the robust test's variance (not its mean)
 #: estimated from the response with a cross-fitted, shrunk fit on the top
@@ -189,6 +190,15 @@ LADLE_STRONG_EDGE = 2.0
 #: Expected run time (seconds) above which ``fit("auto")`` and
 #: ``rank_tests()`` warn before they start (:class:`~jdr_stats.exceptions.LongRunWarning`).
 LONG_RUN_SECONDS = 60.0
+
+#: Bytes of the single-precision rows ``rs_ij Wt_ij`` (m x variables x r) of
+#: the support tests' wild bootstrap held at once (128 MiB): every batch of
+#: sign rows is multiplied with all of them in one product, so the larger
+#: this is, the fewer passes over the signs and the closer the product runs
+#: to the processor's peak (the O(B m n r) part of ``select_support``).  At
+#: ``m = 1e5`` it holds 64 variables of rank 5 (320 columns), enough for the
+#: product to run near peak.
+SUPPORT_RESAMPLE_BYTES = 4 * MEMORY_BUDGET
 
 #: Widest ``max(n1, n2) / m`` at which the support tests run
 #: (``fit(sparsity="auto")``, ``JointDimReduction.select_support``): at

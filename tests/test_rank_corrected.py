@@ -133,9 +133,11 @@ def test_size_on_a_heavy_tailed_design():
 
 def test_power_below_the_true_rank_with_skewed_blocks():
     """Gamma(2) blocks, r = 2, 10 x 10, m = 300 (issue 19): with the per-row
-    variance H0: r <= 0 was kept in 3.8% of samples although Lambda_0 / d was
-    about 3.4; the corrected reference rejects it in every sample, and
-    H0: r <= 1 in at least 93% (measured 97.2% on 500 samples)."""
+    variance H0: r <= 0 was kept in 3.8% of 500 samples although Lambda_0 / d
+    was about 3.4, H0: r <= 1 in 6.8%; with the corrected reference 0.2% and
+    4.4% (benchmarks/results/check_gamma_low_rank.txt).  Here: at most 2 of
+    150 samples keep r <= 0 (about 6 expected at 3.8%), and at least 92%
+    reject r <= 1."""
     def draw(rng, m=300, n=10, r=2):
         def block():
             return (rng.gamma(2.0, 1.0, (m, n)) - 2.0) / np.sqrt(2.0)
@@ -145,5 +147,5 @@ def test_power_below_the_true_rank_with_skewed_blocks():
         return np.sum((a @ u) * (b @ v), axis=1) + rng.standard_normal(m), a, b, 2
 
     p = _pvalues(draw, 150, [0, 1], 88)
-    assert np.all(p[:, 0] <= 0.05)
-    assert np.mean(p[:, 1] <= 0.05) >= 0.93
+    assert np.sum(p[:, 0] > 0.05) <= 2
+    assert np.mean(p[:, 1] <= 0.05) >= 0.92

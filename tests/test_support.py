@@ -16,6 +16,7 @@ from jdr_stats.support import _statistics as sup
 from jdr_stats._estimate import estimate
 from jdr_stats.simulate import random_basis
 from jdr_stats.support import FDR, Stability, SupportResults, Threshold, choose_sparsity, select_support
+from jdr_stats.support._loo import loo_bases
 
 
 def _ar_cov(n, rho):
@@ -78,7 +79,7 @@ def test_conditional_basis_is_the_fit_without_the_variable():
     g = prep.z_a.T @ wy / m
     xhat = prep.w_a.T @ wy / m
     zeta = np.mean(prep.z_a**2, axis=0)
-    bases = sup._loo_bases(xhat.T @ xhat, g, 1.0 / zeta, 2)
+    bases = loo_bases(xhat.T @ xhat, g, 1.0 / zeta, 2)
     for j in range(sim.a.shape[1]):
         mom = jdr.JointDimReduction(sim.y, np.delete(sim.a, j, axis=1), sim.b).moments()
         est = estimate(mom, 2)
@@ -345,7 +346,7 @@ def test_nan_pvalue_never_selected_and_does_not_spoil(sparse_model, monkeypatch)
     _, model = sparse_model
     from jdr_stats.support import _select
 
-    real = _select.robust_coordinate_tests
+    real = _select.run_tests
 
     def with_nan(*args, **kwargs):
         res = real(*args, **kwargs)
@@ -353,7 +354,7 @@ def test_nan_pvalue_never_selected_and_does_not_spoil(sparse_model, monkeypatch)
         p[[0, 3]] = np.nan
         return type(res)(stat=res.stat, df=res.df, pvalue=p, dist=res.dist)
 
-    monkeypatch.setattr(_select, "robust_coordinate_tests", with_nan)
+    monkeypatch.setattr(_select, "run_tests", with_nan)
     for rule in ("bh", "by"):
         res = model.select_support(rank=2, seed=1, rule=rule)
         for block in ("a", "b"):

@@ -8,7 +8,7 @@ from statsmodels.stats.multitest import multipletests
 
 import jdr_stats as jdr
 from jdr_stats.support import fdr_qvalues, robust_coordinate_tests
-from jdr_stats.support._statistics import _loo_bases
+from jdr_stats.support._loo import loo_bases as _loo_bases
 
 
 def _whiten(x):

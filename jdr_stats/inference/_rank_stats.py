@@ -195,11 +195,23 @@ def _whiten(
         return replace(out, chunks=chunks, first=first)
     y, a_raw, b_raw = data.rows("the rank tests")
     if rows == "rotated":
-        w = replace(out, a=(a_raw - wa.mean) @ wa.solve_t(u),
-                    b=(b_raw - wb.mean) @ wb.solve_t(out.v), y=y - mom.mean_y, rotated=True)
+        w = replace(out, a=_rotate(a_raw, wa.mean, wa.solve_t(u)),
+                    b=_rotate(b_raw, wb.mean, wb.solve_t(out.v)), y=y - mom.mean_y, rotated=True)
         return replace(w, chunks=lambda: _row_chunks(w))
     w = replace(out, a=wa.to_white(a_raw), b=wb.to_white(b_raw), y=y - mom.mean_y)
     return replace(w, chunks=lambda: _row_chunks(w))
+
+
+def _rotate(x: np.ndarray, mean: np.ndarray, rot: np.ndarray) -> np.ndarray:
+    """``(x - mean) @ rot`` in blocks of rows written into one output (no
+    centred copy of ``x``: at 1000 + 1000 variables and ``m = 1e5`` that is
+    0.8 GB less at the peak)."""
+    out = np.empty((x.shape[0], rot.shape[1]))
+    step = max(1, _CHUNK_FLOATS // max(x.shape[1], 1))
+    for start in range(0, x.shape[0], step):
+        sl = slice(start, start + step)
+        np.matmul(x[sl] - mean, rot, out=out[sl])
+    return out
 
 
 def _rotated_source(source: Any, mean_y: float, wa: Whitening, wb: Whitening,

@@ -5,7 +5,10 @@ Modules: ``_select`` (the orchestration, :func:`select_support` and
 selection rules :class:`FDR`, :class:`Threshold`, :class:`Stability` and the
 validated test plan), ``_statistics`` (the coordinate statistics of one
 block, :class:`CoordinateTests`), ``_robust`` (the heteroscedasticity-robust statistics on narrow
-inputs, :func:`robust_coordinate_tests`), ``_rules`` (the selection rules), ``_results``
+inputs, :func:`robust_coordinate_tests`), ``_robust_rows`` (their shared
+pieces straight from chunks of rows, the default path), ``_loo`` (the
+leave-one-out bases of the conditional tests from one eigendecomposition),
+``_rules`` (the selection rules), ``_results``
 (:class:`SupportResults`).  The NaN-safe BH/BY q-values :func:`fdr_qvalues`
 live with the other test helpers in :mod:`jdr_stats.inference.hypotheses`.
 

@@ -36,7 +36,8 @@ from scipy import stats
 from .. import config
 from .._validation import check_bool, check_choice, check_int, normalize_seed
 from ..inference.hypotheses import fdr_qvalues, perm_pvalue
-from ._statistics import CoordinateTests, _loo_bases, products
+from ._loo import loo_bases
+from ._statistics import CoordinateTests, products
 
 __all__ = [
     "ROBUST_METHODS",
@@ -118,7 +119,7 @@ def _setup(yc, z, w_focal, w_other, rank, standardize) -> _Setup:
     if rank is not None:
         k_mat = xhat.T @ xhat if standardize else g.T @ g
         rho = 1.0 / zeta if standardize else np.ones(nf)
-        bases = _loo_bases(k_mat, g, rho, rank)
+        bases = loo_bases(k_mat, g, rho, rank)
         d = rank
     return _Setup(resid=resid, rss=rss, lev_p=lev_p, w_res=w_res, wr=wr, bases=bases,
                   standardize=standardize, p0=p0, d=d)
@@ -126,22 +127,39 @@ def _setup(yc, z, w_focal, w_other, rank, standardize) -> _Setup:
 
 def _design(s: _Setup, j0: int, j1: int) -> tuple[np.ndarray, np.ndarray]:
     """Residualised designs ``Wt_j = (I - P_{-j}) W_j`` (k, m, d) and the
-    scores ``c_j = Wt_j^T r_j = W_j^T r_j`` (k, d) of variables j0..j1-1."""
+    scores ``c_j = Wt_j^T r_j = W_j^T r_j`` (k, d) of variables j0..j1-1
+    (a view of :func:`_design_rows`)."""
+    wt, c = _design_rows(s, j0, j1)
+    return wt.transpose(1, 0, 2), c
+
+
+def _design_rows(s: _Setup, j0: int, j1: int) -> tuple[np.ndarray, np.ndarray]:
+    """The designs of :func:`_design` row-major, (m, k, d) contiguous: the
+    conditional ones from one matrix product ``(I - P) W [V_j0 ... V_j1-1]``."""
+    m, no = s.w_res.shape
+    k = j1 - j0
     if s.bases is None:
         c = s.wr[j0:j1]
-        wt = np.broadcast_to(s.w_res, (j1 - j0, *s.w_res.shape)).copy()
+        wt = np.repeat(s.w_res[:, None, :], k, axis=1)
     else:
         c = np.einsum("jk,jkd->jd", s.wr[j0:j1], s.bases[j0:j1])
-        wt = np.matmul(s.w_res, s.bases[j0:j1])  # (k, m, d), batched BLAS product
+        stacked = s.bases[j0:j1].transpose(1, 0, 2).reshape(no, k * s.d)
+        wt = (s.w_res @ stacked).reshape(m, k, s.d)
     if s.standardize:
         # P_{-j} = P - r_j r_j^T / RSS_j, so (I - P_{-j}) W_j = (I - P) W_j + r_j c_j^T / RSS_j
-        wt += (s.resid[:, j0:j1].T / s.rss[j0:j1, None])[:, :, None] * c[:, None, :]
+        wt += (s.resid[:, j0:j1] / s.rss[j0:j1])[:, :, None] * c[None, :, :]
     return wt, c
 
 
 def _weighted_gram(wt: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """``sum_i weights_ji Wt_ji Wt_ji^T`` for each j: (k, d, d)."""
     return np.matmul(wt.transpose(0, 2, 1) * weights[:, None, :], wt)
+
+
+def _weighted_gram_rows(wt: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """:func:`_weighted_gram` of row-major designs ``wt`` (m, k, d)."""
+    wtt = np.ascontiguousarray(wt.transpose(1, 2, 0))  # (k, d, m)
+    return np.matmul(wtt * weights[:, None, :], wtt.transpose(0, 2, 1))
 
 
 def _quad(omega: np.ndarray, c: np.ndarray) -> np.ndarray:
@@ -159,14 +177,16 @@ def _quad(omega: np.ndarray, c: np.ndarray) -> np.ndarray:
         return out
 
 
-def _scaled_resid(s: _Setup, j0: int, j1: int, scale: bool) -> tuple[np.ndarray, np.ndarray]:
+def _scaled_resid(s: _Setup, j0: int, j1: int, scale: bool,
+                  rows: tuple[int, int] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Restricted residuals ``r_j`` (k, m) and ``r_j / sqrt(1 - h0_j)`` with
     ``h0_j`` the leverages of the null model (HC2 scaling; unscaled when
-    ``scale`` is False)."""
-    r = s.resid[:, j0:j1].T
+    ``scale`` is False); ``rows``: those rows only."""
+    r0, r1 = rows if rows is not None else (0, s.resid.shape[0])
+    r = s.resid[r0:r1, j0:j1].T
     if not scale:
         return r, r
-    lev0 = s.lev_p[None, :] - (r**2 / s.rss[j0:j1, None] if s.standardize else 0.0)
+    lev0 = s.lev_p[None, r0:r1] - (r**2 / s.rss[j0:j1, None] if s.standardize else 0.0)
     return r, r / np.sqrt(np.clip(1.0 - lev0, 1e-8, None))
 
 
@@ -291,18 +311,28 @@ def robust_coordinate_tests(
     (4, True, 'F(4, 395), HC3')
     """
     yc, z, w_focal, w_other = _check_inputs(yc, z, w_focal, w_other)
-    m, nf = z.shape
+    nf = z.shape[1]
     q = 1 if yc.ndim == 1 else yc.shape[1]
     rank = _check_rank(rank, min(nf, q * w_other.shape[1]))
     standardize = check_bool(standardize, "standardize")
     method = check_choice(method, "method", ROBUST_METHODS)
     n_resample = check_int(n_resample, "n_resample", low=1)
     s = _setup(yc, z, w_focal, w_other, rank, bool(standardize))
+    return run_tests(s, method=method, n_resample=n_resample, seed=seed,
+                     scale_residuals=scale_residuals, n_lost=check_int(n_lost, "n_lost", low=0))
+
+
+def run_tests(s: _Setup, *, method: RobustMethod, n_resample: int,
+              seed: int | np.random.Generator | None, scale_residuals: bool = True,
+              n_lost: int = 0) -> CoordinateTests:
+    """The tests of :func:`robust_coordinate_tests` from its shared pieces ``s``
+    (options already checked)."""
+    m, nf = s.resid.shape
     d = s.d
-    df2 = m - s.p0 - d - check_int(n_lost, "n_lost", low=0)
+    df2 = m - s.p0 - d - n_lost
     if df2 < 1:
         raise ValueError(
-            f"too few observations for the {'marginal' if rank is None else 'conditional'} "
+            f"too few observations for the {'marginal' if s.bases is None else 'conditional'} "
             f"test: m={m} must exceed "
             f"{s.p0 + d} (null model columns plus degrees of freedom)"
         )
@@ -352,30 +382,76 @@ def _wild(s: _Setup, chunks, n_resample: int, rng: np.random.Generator,
     Rademacher signs on the scaled restricted residuals ``rs = r / sqrt(1 - h0)``:
     ``c* = sum_i v_i rs_i Wt_i`` has ``E*[c* c*^T] = Omega_0 = sum_i rs_i^2 Wt_i Wt_i^T``,
     the studentizer of ``S = c^T Omega_0^{-1} c`` (unchanged by sign flips).
-    One row of signs per resample, shared by all variables, stored as int8
-    and converted in batches of rows.
+    One row of signs per resample, shared by all variables, stored as int8.
+    The rows ``rs_ij Wt_ij`` of as many chunks of variables as
+    ``config.SUPPORT_RESAMPLE_BYTES`` holds are stacked in single precision
+    (:func:`_resample_rows`), and each batch of signs is converted once and
+    multiplied with all of them (one matrix product, ``O(B m k d)``).
     """
     m, nf = s.resid.shape
     d = s.d
     stat = np.empty(nf)
     null = np.empty((n_resample, nf))
     flips = rng.integers(0, 2, size=(n_resample, m), dtype=np.int8)
-    bstep = max(1, _CHUNK_FLOATS // (4 * m))
-    for j0, j1 in chunks:
-        wt, c = _design(s, j0, j1)
-        _, rs = _scaled_resid(s, j0, j1, scale_residuals)
-        omega = _weighted_gram(wt, rs**2)
-        stat[j0:j1] = _quad(omega, c)
-        k = j1 - j0
-        x = (rs[:, :, None] * wt).transpose(1, 0, 2).reshape(m, k * d)
-        x = x.astype(_RESAMPLE_DTYPE, copy=False)
+    # a batch of signs in single precision fills the memory budget
+    bstep = max(1, min(n_resample, config.MEMORY_BUDGET // (4 * m)))
+    for group in _groups(chunks, config.SUPPORT_RESAMPLE_BYTES // (4 * m * d)):
+        g0, g1 = group[0][0], group[-1][1]
+        x, omega, c = _resample_rows(s, g0, g1, scale_residuals)
+        stat[g0:g1] = _quad(omega, c)
         for b0 in range(0, n_resample, bstep):
             b1 = min(n_resample, b0 + bstep)
             signs = 2 * flips[b0:b1].astype(_RESAMPLE_DTYPE) - 1
-            cstar = (signs @ x).astype(float).reshape(b1 - b0, k, d)
+            cstar = (signs @ x).astype(float).reshape(b1 - b0, g1 - g0, d)
             sol = np.linalg.solve(omega, cstar.transpose(1, 2, 0))  # (k, d, b)
-            null[b0:b1, j0:j1] = np.einsum("bjd,jdb->bj", cstar, sol)
+            null[b0:b1, g0:g1] = np.einsum("bjd,jdb->bj", cstar, sol)
     return stat, null
+
+
+def _resample_rows(s: _Setup, j0: int, j1: int,
+                   scale_residuals: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rows ``rs_ij Wt_ij`` of variables j0..j1-1 in single precision
+    (m, k d), their studentizers ``Omega_0j`` (k, d, d) and scores ``c_j`` (k, d).
+
+    Formed in blocks of rows: each block's designs for all k variables come
+    from one product ``(I - P) W[rows] [V_j0 ... V_j1-1]`` (a wide product,
+    near the processor's peak) and are consumed at once.
+    """
+    m, no = s.w_res.shape
+    k, d = j1 - j0, s.d
+    x = np.empty((m, k * d), dtype=_RESAMPLE_DTYPE)
+    omega = np.zeros((k, d, d))
+    if s.bases is None:
+        c = s.wr[j0:j1]
+    else:
+        c = np.einsum("jk,jkd->jd", s.wr[j0:j1], s.bases[j0:j1])
+        stacked = s.bases[j0:j1].transpose(1, 0, 2).reshape(no, k * d)
+    step = max(1, min(m, config.CHUNK_FLOATS // (k * d)))
+    for r0 in range(0, m, step):
+        r1 = min(m, r0 + step)
+        if s.bases is None:
+            wt = np.repeat(s.w_res[r0:r1, None, :], k, axis=1)
+        else:
+            wt = (s.w_res[r0:r1] @ stacked).reshape(r1 - r0, k, d)
+        if s.standardize:
+            wt += (s.resid[r0:r1, j0:j1] / s.rss[j0:j1])[:, :, None] * c[None, :, :]
+        rs = _scaled_resid(s, j0, j1, scale_residuals, rows=(r0, r1))[1]  # (k, rows)
+        omega += _weighted_gram_rows(wt, rs**2)
+        wt *= rs.T[:, :, None]  # the rows rs_ij Wt_ij, in place
+        x[r0:r1] = wt.reshape(r1 - r0, k * d)
+    return x, omega, c
+
+
+def _groups(chunks: list[tuple[int, int]], most: int) -> list[list[tuple[int, int]]]:
+    """Consecutive chunks of variables grouped to at most ``most`` variables
+    (at least one chunk per group)."""
+    out: list[list[tuple[int, int]]] = []
+    for j0, j1 in chunks:
+        if out and j1 - out[-1][0][0] <= most:
+            out[-1].append((j0, j1))
+        else:
+            out.append([(j0, j1)])
+    return out
 
 
 def _studentized_permutation(s: _Setup, chunks, n_resample: int, rng: np.random.Generator,

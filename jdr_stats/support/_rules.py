@@ -3,6 +3,7 @@ and stability selection (complementary-pairs subsampling of the sparse fit)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 import numpy as np
@@ -25,7 +26,7 @@ def select(
     res_b: CoordinateTests,
     *,
     data: RowsData,
-    prep: Prepared,
+    prep: Callable[[], Prepared],
     rank: int | None,
     standardize: bool,
     rng: np.random.Generator,
@@ -38,7 +39,7 @@ def select(
     The q-values are Benjamini-Hochberg (Benjamini-Yekutieli for
     ``FDR(procedure="by")``) whatever the rule; the FDR rule selects by them.
     """
-    n1, n2 = prep.z_a.shape[1], prep.z_b.shape[1]
+    n1, n2 = len(res_a.pvalue), len(res_b.pvalue)
     extra_a: dict[str, np.ndarray] = {}
     extra_b: dict[str, np.ndarray] = {}
     q_level = rule_q(rule)
@@ -48,7 +49,7 @@ def select(
     settings: dict[str, Any] = {}
     if isinstance(rule, Threshold):
         # (q, n1, n2) entries for a response of q columns: the unfoldings' rows
-        t = np.abs(threshold_scores(prep)).reshape(-1, n1, n2)
+        t = np.abs(threshold_scores(prep())).reshape(-1, n1, n2)
         n_entries = t.size
         tau = float(np.sqrt(2 * np.log(n_entries))) if rule.value is None else float(rule.value)
         extra_a["max_abs_t"] = t.max(axis=(0, 2))

@@ -4,7 +4,7 @@ statistics of each block, apply the selection rule, build the results."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -31,9 +31,10 @@ from ._options import (
     warn_at_caller,
 )
 from ._results import SupportResults, method_label, notes_of, support_table
-from ._robust import robust_coordinate_tests
+from ._robust import RobustMethod, run_tests
+from ._robust_rows import setup_from_rows
 from ._rules import select
-from ._statistics import CoordinateTests, Prepared, block_tests, prepare
+from ._statistics import CoordinateTests, Inputs, block_tests, inputs, prepare_from
 
 __all__ = [
     "Covariance",
@@ -231,29 +232,41 @@ def select_support(
         check_rows_for_whitening(data.nobs, {"exog_a": n1, "exog_b": n2})
     check_support_width(data.nobs, n1, n2, "select_support")
     rng = normalize_seed(seed)
-    prep = prepare(data, standardize, moments, whitening)
-    res_a, res_b = _coordinate_tests(prep, plan, rank, standardize, rng)
+    inp = inputs(data, standardize, moments, whitening)
+    res_a, res_b = _coordinate_tests(inp, plan, rank, standardize, rng)
     blocks, rule_settings = select(
-        sel_rule, res_a, res_b, data=data, prep=prep, rank=rank,
+        sel_rule, res_a, res_b, data=data, prep=lambda: prepare_from(inp), rank=rank,
         standardize=standardize, rng=rng, progress=progress, n_jobs=n_jobs,
     )
     return _results(data, plan, sel_rule, rank, standardize, blocks, rule_settings)
 
 
 def _coordinate_tests(
-    prep: Prepared, plan: TestPlan, rank: int | None, standardize: bool,
+    inp: Inputs, plan: TestPlan, rank: int | None, standardize: bool,
     rng: np.random.Generator,
 ) -> tuple[CoordinateTests, CoordinateTests]:
-    """The tests of block a and of block b, as ``plan`` says."""
+    """The tests of block a and of block b, as ``plan`` says.
+
+    The robust tests are formed block by block from the rows
+    (:func:`setup_from_rows`: ``m (n1 + n2)`` floats besides the rows); the
+    others from the four prepared arrays of :func:`prepare`.
+    """
     if plan.robust:
-        kw: dict[str, Any] = {
-            "rank": rank if plan.conditional else None, "standardize": standardize,
-            "method": "hc3" if plan.method == "chi2" else plan.method,
-            "n_resample": plan.n_resamples, "seed": rng, "n_lost": prep.n_lost,
-        }
-        return (robust_coordinate_tests(prep.yc, prep.z_a, prep.w_a, prep.w_b, **kw),
-                robust_coordinate_tests(prep.yc, prep.z_b, prep.w_b, prep.w_a, **kw))
-    kw = {
+        meth = cast(RobustMethod, "hc3" if plan.method == "chi2" else plan.method)
+        out = []
+        for focal, other, means, wh in (
+            (inp.a, inp.b, inp.means, inp.whitening),
+            (inp.b, inp.a, inp.means[::-1], None if inp.whitening is None
+             else inp.whitening[::-1]),
+        ):
+            s = setup_from_rows(inp.yc, focal, other, means, wh,
+                                rank if plan.conditional else None)
+            out.append(run_tests(s, method=meth, n_resample=plan.n_resamples, seed=rng,
+                                 n_lost=inp.n_lost))
+            del s
+        return out[0], out[1]
+    prep = prepare_from(inp)
+    kw: dict[str, Any] = {
         "rank": rank, "conditional": plan.conditional, "standardize": standardize,
         "covariance": plan.covariance, "method": plan.method, "n_perm": plan.n_resamples,
         "rng": rng, "n_lost": prep.n_lost,

@@ -19,9 +19,10 @@ from .. import config
 from .._data import RowsData
 from .._linalg import BlockMoments, Whitening, block_moments, block_whitenings
 from ..inference.hypotheses import perm_pvalue
+from ._loo import loo_bases, loo_bases_dense
 
-__all__ = ["CoordinateTests", "Prepared", "block_tests", "prepare", "products",
-           "threshold_scores"]
+__all__ = ["CoordinateTests", "Inputs", "Prepared", "block_tests", "inputs", "prepare",
+           "prepare_from", "products", "threshold_scores"]
 
 #: Largest number of floats of one intermediate block in the sandwich and
 #: permutation computations (chunks of rows / variables are used above it).
@@ -41,6 +42,38 @@ class Prepared:
     n_lost: int = 0
 
 
+@dataclass(frozen=True)
+class Inputs:
+    """The rows, their centring and whitenings, before any m x n array is formed."""
+
+    yc: np.ndarray  # (m,) or (m, q), centred response
+    a: np.ndarray  # (m, n1) raw rows
+    b: np.ndarray  # (m, n2)
+    means: tuple[np.ndarray, np.ndarray]  # block means used for centring
+    whitening: tuple[Whitening, Whitening] | None  # None: not standardized
+    n_lost: int
+
+
+def inputs(
+    data: RowsData,
+    standardize: bool,
+    mom: BlockMoments | None = None,
+    whitening: tuple[Whitening, Whitening] | None = None,
+) -> Inputs:
+    """Centred response, block means and whitenings of the coordinate tests."""
+    y, a, b = data.rows("support selection")
+    if mom is None or (standardize and not mom.has_covariances):
+        mom = block_moments(y if y.ndim == 1 else np.ascontiguousarray(y[:, 0]), a, b)
+        whitening = None
+    # q > 1: the whitened response matrix Yw, centred column by column
+    yc = y - mom.mean_y if y.ndim == 1 else y - y.mean(axis=0)
+    n_lost = int(getattr(getattr(data, "adjustment", None), "p", 0) or 0)
+    if standardize and whitening is None:
+        whitening = block_whitenings(mom, data.names["exog_a"], data.names["exog_b"])
+    return Inputs(yc=yc, a=a, b=b, means=(mom.mean_a, mom.mean_b),
+                  whitening=whitening if standardize else None, n_lost=n_lost)
+
+
 def prepare(
     data: RowsData,
     standardize: bool,
@@ -48,26 +81,22 @@ def prepare(
     whitening: tuple[Whitening, Whitening] | None = None,
 ) -> Prepared:
     """Centred response, scores and whitened (or centred) blocks."""
-    y, a, b = data.rows("support selection")
-    if mom is None or (standardize and not mom.has_covariances):
-        mom = block_moments(y if y.ndim == 1 else np.ascontiguousarray(y[:, 0]), a, b)
-        whitening = None
-    # q > 1: the whitened response matrix Yw, centred column by column
-    yc = y - mom.mean_y if y.ndim == 1 else y - y.mean(axis=0)
-    ac = a - mom.mean_a
-    bc = b - mom.mean_b
-    n_lost = int(getattr(getattr(data, "adjustment", None), "p", 0) or 0)
-    if not standardize:
-        return Prepared(yc=yc, z_a=ac, z_b=bc, w_a=ac, w_b=bc, n_lost=n_lost)
-    if whitening is None:
-        whitening = block_whitenings(mom, data.names["exog_a"], data.names["exog_b"])
+    return prepare_from(inputs(data, standardize, mom, whitening))
+
+
+def prepare_from(inp: Inputs) -> Prepared:
+    """The arrays of :func:`prepare` from its :func:`inputs`."""
+    ac = inp.a - inp.means[0]
+    bc = inp.b - inp.means[1]
+    if inp.whitening is None:
+        return Prepared(yc=inp.yc, z_a=ac, z_b=bc, w_a=ac, w_b=bc, n_lost=inp.n_lost)
     out = []
-    for xc, wh in zip((ac, bc), whitening, strict=True):
+    for xc, wh in zip((ac, bc), inp.whitening, strict=True):
         w = wh.solve(xc.T)  # L^{-1} x
         z = wh.solve_t(w)  # Sigma^{-1} x
         out.append((np.ascontiguousarray(z.T), np.ascontiguousarray(w.T)))
     (z_a, w_a), (z_b, w_b) = out
-    return Prepared(yc=yc, z_a=z_a, z_b=z_b, w_a=w_a, w_b=w_b, n_lost=n_lost)
+    return Prepared(yc=inp.yc, z_a=z_a, z_b=z_b, w_a=w_a, w_b=w_b, n_lost=inp.n_lost)
 
 
 def products(yc: np.ndarray, w_other: np.ndarray) -> np.ndarray:
@@ -111,26 +140,6 @@ class CoordinateTests:
         return self.stat
 
 
-def _loo_bases(k_mat: np.ndarray, g: np.ndarray, rho: np.ndarray, rank: int) -> np.ndarray:
-    """Top-``rank`` eigenvectors of ``K - rho_j g_j g_j^T`` for every j.
-
-    ``K = X^T X`` for the whitened cross moment ``X`` (focal block on the
-    left): ``K - g_j g_j^T / (Sigma^{-1})_jj`` is ``X^T X`` of the fit without
-    variable j, so the result is the other block's fitted basis with the
-    tested variable left out.  Shape (nf, no, rank).
-    """
-    nf, no = g.shape
-    out = np.empty((nf, no, rank))
-    step = max(1, _CHUNK_FLOATS // (no * no))
-    for j0 in range(0, nf, step):
-        j1 = min(nf, j0 + step)
-        gj = g[j0:j1]
-        stack = k_mat[None, :, :] - rho[j0:j1, None, None] * gj[:, :, None] * gj[:, None, :]
-        _, vecs = np.linalg.eigh(stack)
-        out[j0:j1] = vecs[:, :, ::-1][:, :, :rank]
-    return out
-
-
 def _sandwich_wald(z: np.ndarray, h: np.ndarray, t: np.ndarray) -> np.ndarray:
     """``m t_j^T Omega_j^{-1} t_j`` with ``Omega_j = mean_i z_ij^2 h_i h_i^T``.
 
@@ -171,8 +180,13 @@ class _Design:
     df2: int
 
 
-def _design(yc, z, w_focal, w_other, rank, conditional, standardize, n_lost=0) -> _Design:
-    """The shared pieces of the tests of one block (see :func:`block_tests`)."""
+def _design(yc, z, w_focal, w_other, rank, conditional, standardize, n_lost=0,
+            dense_bases=False) -> _Design:
+    """The shared pieces of the tests of one block (see :func:`block_tests`).
+
+    ``dense_bases``: the leave-one-out bases from one dense eigendecomposition
+    per variable (the sandwich test: see :func:`block_tests`).
+    """
     m, nf = z.shape
     wy = products(yc, w_other)  # (m, no) (or (m, q no)): W
     g = z.T @ wy / m  # rows g_j, (nf, no)
@@ -189,7 +203,7 @@ def _design(yc, z, w_focal, w_other, rank, conditional, standardize, n_lost=0) -
     if conditional:
         k_mat = xhat.T @ xhat if xhat is not None else g.T @ g
         rho = 1.0 / zeta if standardize else np.ones(nf)
-        bases = _loo_bases(k_mat, g, rho, rank)  # (nf, no, r)
+        bases = (loo_bases_dense if dense_bases else loo_bases)(k_mat, g, rho, rank)
         t = np.einsum("jk,jkd->jd", g, bases)
         c_j = np.einsum("jkd,kl,jle->jde", bases, c_full, bases)
     else:
@@ -319,8 +333,15 @@ def block_tests(
     reference's residual degrees of freedom become ``m - p - d - n_lost``).
     See ``docs/theory/support.md``.
     """
-    des = _design(yc, z, w_focal, w_other, rank, conditional, standardize, n_lost)
-    if method == "chi2" and covariance == "sandwich":
+    # The sandwich statistic takes t_j in the leave-one-out basis and its
+    # covariance in the full-data basis, so it depends on the bases' signs and
+    # rotations, not only their spans: it keeps the dense eigensolver's
+    # conventions (those of drop1/test_variables), the F and permutation
+    # statistics are invariant and take the secular bases.
+    sandwich = method == "chi2" and covariance == "sandwich"
+    des = _design(yc, z, w_focal, w_other, rank, conditional, standardize, n_lost,
+                  dense_bases=sandwich)
+    if sandwich:
         return _sandwich_tests(des, z, w_focal, rank, conditional, standardize)
     f_stat = _FStat(des, z.shape[0], standardize)
     d, df2 = f_stat.d, des.df2
