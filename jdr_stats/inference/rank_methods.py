@@ -123,8 +123,9 @@ def _robust_row(w: _Whitened, k: int, opts: RowOptions) -> Row:
     mom = w.robust(k, opts.pair_rng)
     stat = w.statistic(k)
     pv, eff, scale, mc = robust_pvalue(stat, mom)
+    tags = (["pairs"] if mom.route == "pairs" else []) + [mom.reference]
     return {"statistic": stat, "df": np.nan, "pvalue": pv, "eff_df": eff, "scale": scale,
-            "mc_se": mc}, ("pairs" if mom.route == "pairs" else None)
+            "mc_se": mc}, "+".join(tags)
 
 
 def _wald_row(w: _Whitened, k: int, opts: RowOptions) -> Row:
@@ -186,8 +187,9 @@ RANK_METHODS: dict[str, RankTestMethod] = _registry(
             "Robust two-moment test: i.i.d. rows and finite fourth moments of the "
             "influence functions psi of the complement block; no Gaussian blocks, "
             "homoscedasticity or independent noise needed. Lambda_k ~ g chi2(h) with "
-            "g h = tr(Omega) / s_y^2 and 2 g^2 h the finite-sample variance of Lambda_k "
-            "estimated from the rows (including the kurtosis of psi)."
+            "g h = tr(Omega) / s_y^2 (plus the rows' influence on the estimated "
+            "directions) and 2 g^2 h the finite-sample variance of Lambda_k estimated "
+            "from the rows."
         ),
         statistic_note=_LAMBDA,
         needs="source",
@@ -202,6 +204,17 @@ RANK_METHODS: dict[str, RankTestMethod] = _registry(
                 "Rows whose exact variance would cost more than %s flops estimate "
                 "sum_{i!=j} <psi_i, psi_j>^2 from importance-sampled row pairs (seeded; "
                 "mc_se = Monte Carlo standard error of the p-value, 0 when exact)."
+            ),
+            "corrected": (
+                "Reference at k = 0, and at k >= 1 while (n1-k)(n2-k)/m <= %s: mean "
+                "corrected for each row's influence on the estimated directions, variance "
+                "of the off-diagonal and linear terms, p-value averaged over the error of "
+                "that variance (docs: theory of rank tests, section 6d)."
+            ),
+            "per-row": (
+                "Reference at k >= 1 where (n1-k)(n2-k)/m > %s (or for several response "
+                "columns): variance including the per-row part (section 6), conservative "
+                "at width."
             ),
         },
         rotated=True,

@@ -178,8 +178,9 @@ def _build(
         ),
         *method.notes,
     ]
+    ratio = f"{config.ROBUST_CORRECTED_MAX_RATIO:g}"
     limits = {"bentler-xie": _rank_stats._MAX_EXACT_DIM,
-              "pairs": f"{config.ROBUST_EXACT_FLOPS:.3g}"}
+              "pairs": f"{config.ROBUST_EXACT_FLOPS:.3g}", "corrected": ratio, "per-row": ratio}
     notes += [method.tail_notes[t] % limits[t] for t in sorted(tails) if t in method.tail_notes]
     notes.append("select_rank(alpha) = first k whose test is not rejected.")
     return RankTestResults(
@@ -255,7 +256,7 @@ def _run(
             if not spec.random:
                 update(1)
             if tail:
-                tails.add(tail)
+                tails.update(tail.split("+"))
             if stop_alpha is not None and not row["pvalue"] <= stop_alpha:
                 break
             if k == 0 and top > 0:
