@@ -149,3 +149,16 @@ def test_power_below_the_true_rank_with_skewed_blocks():
     p = _pvalues(draw, 150, [0, 1], 88)
     assert np.sum(p[:, 0] > 0.05) <= 2
     assert np.mean(p[:, 1] <= 0.05) >= 0.92
+
+
+def test_far_tail_is_zero_not_nan():
+    """A statistic so far above the mean that every term of the average
+    underflows (1000 x 1000 blocks, m = 1e5, a strong signal at k = 0) gives
+    p = 0, and far below it p = 1."""
+    from jdr_stats.inference._robust_core import _tail
+    h = 1.014e6
+    mean = 0.989 * h
+    var = 2 * mean ** 2 / h
+    assert _tail(1.086e6, mean, var, 5e4)[0] == 0.0
+    assert _tail(0.5 * mean, mean, var, 5e4)[0] == pytest.approx(1.0)
+    assert 0.0 < _tail(mean + 2 * np.sqrt(var), mean, var, 50.0)[0] < 0.05

@@ -196,6 +196,24 @@ def _take(r: dict[str, np.ndarray], idx: np.ndarray | slice) -> dict[str, np.nda
     return {key: val[idx] for key, val in r.items()}
 
 
+def _gather(rows: list[dict[str, np.ndarray]], idx: np.ndarray) -> dict[str, np.ndarray]:
+    """The per-row factors of the rows ``idx`` (global indices, any order) from
+    the chunks, without concatenating the chunks (the complement rows ``u``,
+    ``v`` are views of the rotated rows: a concatenation would copy them)."""
+    sizes = np.array([r["y"].shape[0] for r in rows])
+    starts = np.concatenate([[0], np.cumsum(sizes)])
+    chunk = np.searchsorted(starts, idx, side="right") - 1
+    out: dict[str, np.ndarray] = {}
+    for key in rows[0]:
+        first = rows[0][key]
+        vals = np.empty((idx.size, *first.shape[1:]), dtype=first.dtype)
+        for c in np.unique(chunk):
+            sel = chunk == c
+            vals[sel] = rows[c][key][idx[sel] - starts[c]]
+        out[key] = vals
+    return out
+
+
 def _gram_block(ri: dict[str, np.ndarray], rj: dict[str, np.ndarray], sub: _Sub) -> np.ndarray:
     return _inner(ri, rj, sub, ri["u"] @ rj["u"].T, ri["v"] @ rj["v"].T,
                   ri["y"] @ rj["y"].T, outer=True)
@@ -365,7 +383,6 @@ def _rows_sampled(rows: list[dict[str, np.ndarray]], sub: _Sub, norms: np.ndarra
     """Unbiased ``R_i`` from ``s`` partners drawn with ``P(J = j) = n_j / sum n``
     (``1{J != i} <psi_i, psi_J>^2 / pi_J``), and the summed variance of those
     estimates (their noise in the spread of the ``R_i``)."""
-    r = {key: np.concatenate([x[key] for x in rows]) for key in rows[0]}
     pos = np.clip(norms, 0.0, None)
     total = float(pos.sum())
     cum = np.cumsum(pos / total)
@@ -373,16 +390,16 @@ def _rows_sampled(rows: list[dict[str, np.ndarray]], sub: _Sub, norms: np.ndarra
     m = pos.size
     size = int(min(config.ROBUST_BLOCK_ROWS, m))
     idx = np.searchsorted(cum, rng.random(size), side="right")
-    rb = _take(r, idx)
+    rb = _gather(rows, idx)
     w = total / pos[idx]
-    step = max(1, config.CHUNK_FLOATS // (8 * size))
-    est, noise = np.empty(m), 0.0
-    for i0 in range(0, m, step):
-        g = _gram_block(_take(r, slice(i0, i0 + step)), rb, sub)
+    est, noise, i0 = np.empty(m), 0.0, 0
+    for rc in rows:
+        g = _gram_block(rc, rb, sub)
         g = g * g * w[None, :]
         g[np.arange(i0, i0 + g.shape[0])[:, None] == idx[None, :]] = 0.0
         est[i0:i0 + g.shape[0]] = g.mean(axis=1)
         noise += float(np.sum(g.var(axis=1, ddof=1))) / size
+        i0 += g.shape[0]
     return est, noise
 
 
@@ -401,7 +418,6 @@ def _off_pairs(rows: list[dict[str, np.ndarray]], sub: _Sub, norms: np.ndarray,
     ``var`` is at most ``ROBUST_VAR_RTOL`` of it or ``ROBUST_MAX_PAIRS``
     pairs were used.
     """
-    r = {key: np.concatenate([x[key] for x in rows]) for key in rows[0]}
     pos = np.clip(norms, 0.0, None)
     total = float(pos.sum())
     m = pos.size
@@ -413,7 +429,7 @@ def _off_pairs(rows: list[dict[str, np.ndarray]], sub: _Sub, norms: np.ndarray,
     ests: list[float] = []
     while True:
         idx = np.sort(np.searchsorted(cum, rng.random(size), side="right"))
-        rb = _take(r, idx)
+        rb = _gather(rows, idx)
         g = _gram_block(rb, rb, sub)
         w = total / pos[idx]
         g = g * g * np.outer(w, w)
@@ -517,6 +533,8 @@ def _tail(stat: float, mean: float, var: float, nu: float) -> tuple[float, float
     logf = (stats.chi2.logpdf(x, nu) + s
             + stats.chi2.logsf(h + z * np.sqrt(2.0 * h * x / nu), h))
     top = float(np.max(logf))
+    if not np.isfinite(top):  # every term below the smallest double (far tail)
+        return (0.0 if z > 0 else 1.0), h
     val = float(np.exp(top) * integrate.simpson(np.exp(logf - top), x=s))
     return min(max(val, 0.0), 1.0), h
 
