@@ -171,7 +171,8 @@ def _df_note(name: str, columns: Iterable[str]) -> str:
     if {"eff_df", "scale"} <= cols:
         return (f"df not shown in '{name}': the statistic has no fixed degrees of freedom; "
                 "it is referred to scale * chi2(eff_df), eff_df = 2 mean^2 / var "
-                "(its finite-sample mean and variance).")
+                "(its finite-sample mean and variance; see the notes for the "
+                "reference's details).")
     return (f"df not shown in '{name}': the statistic has no fixed degrees of freedom "
             "(its null distribution is given in the notes).")
 
