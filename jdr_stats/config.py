@@ -211,7 +211,8 @@ SUPPORT_TESTS_MAX_RATIO = 0.1
 #: Widest ``max(n1, n2) / m`` at which the default (robust) rank test held its
 #: size (0.04-0.06 at nominal 0.05 for n/m = 0.05 and 0.1; at n/m = 0.2 and 0.5
 #: it was conservative, 0.000-0.015, with little power:
-#: ``benchmarks/results/study_wide_default_size.txt``).  Above it the premise
+#: ``benchmarks/results/study_wide_default_size.txt``; at n/m = 0.15 it was
+#: liberal for a rare binary response, 0.16: ``study_width.txt``).  Above it the premise
 #: checks' small-sample message (``m < n1 n2``) says so (the rank tests and ``fit(rank="auto")``
 #: warn with it).  NOT a memory knob.
 RANK_TESTS_MAX_RATIO = 0.1
