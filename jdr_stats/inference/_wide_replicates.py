@@ -28,6 +28,8 @@ in single precision, against ``2 m width`` for the feature product; no
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 from scipy.linalg import blas
 
@@ -45,16 +47,42 @@ class DirectMoments:
         self.n1, self.n2 = a.shape[1], b.shape[1]
         self.ybar, self.abar, self.bbar = float(y.mean()), a.mean(axis=0), b.mean(axis=0)
         self.yc = y - self.ybar
-        self.ac = a - self.abar
-        self.bc = b - self.bbar
-        self.ac32 = self.ac.astype(np.float32)
-        self.bc32 = self.bc.astype(np.float32)
-        self.saa = self.ac.T @ self.ac
-        self.sbb = self.bc.T @ self.bc
-        self.sab = self.ac.T @ self.bc
-        self.saby = self.ac.T @ (self.yc[:, None] * self.bc)
+        # the rows are kept as given (no centred double-precision copy: at
+        # 1000 + 1000 variables and m = 1e5 that is 1.6 GB); centred blocks of
+        # rows are formed when needed, and once in single precision
+        self.a, self.b = a, b
+        self.ac32 = np.empty(a.shape, dtype=np.float32)
+        self.bc32 = np.empty(b.shape, dtype=np.float32)
+        self.saa = np.zeros((self.n1, self.n1))
+        self.sbb = np.zeros((self.n2, self.n2))
+        self.sab = np.zeros((self.n1, self.n2))
+        self.saby = np.zeros((self.n1, self.n2))
+        for sl, ac, bc in self._centred():
+            self.ac32[sl], self.bc32[sl] = ac, bc
+            self.saa += ac.T @ ac
+            self.sbb += bc.T @ bc
+            self.sab += ac.T @ bc
+            self.saby += ac.T @ (self.yc[sl, None] * bc)
         self.scale_a = np.ptp(a, axis=0) ** 2
         self.scale_b = np.ptp(b, axis=0) ** 2
+
+    def _centred(self) -> Iterator[tuple[slice, np.ndarray, np.ndarray]]:
+        """Blocks of rows ``(slice, a - abar, b - bbar)`` (about 32 MB each)."""
+        step = max(1, 4_000_000 // (self.n1 + self.n2))
+        for start in range(0, self.m, step):
+            sl = slice(start, start + step)
+            yield sl, self.a[sl] - self.abar, self.b[sl] - self.bbar
+
+    def _products(self, c: np.ndarray, wy: np.ndarray) -> tuple[np.ndarray, ...]:
+        """``c @ ac``, ``c @ bc``, ``wy @ ac``, ``wy @ bc`` over blocks of centred rows."""
+        ca, cb = np.zeros(self.n1), np.zeros(self.n2)
+        wa, wb = np.zeros(self.n1), np.zeros(self.n2)
+        for sl, ac, bc in self._centred():
+            ca += c[sl] @ ac
+            cb += c[sl] @ bc
+            wa += wy[sl] @ ac
+            wb += wy[sl] @ bc
+        return ca, cb, wa, wb
 
     @staticmethod
     def _dev_gram(x32: np.ndarray, d: np.ndarray) -> np.ndarray:
@@ -78,8 +106,9 @@ class DirectMoments:
             m = float(c.sum())  # the replicate's total weight (m for the pairs bootstrap)
             d = c - 1.0
             dy = float(c @ self.yc) / m
-            da = (c @ self.ac) / m
-            db = (c @ self.bc) / m
+            wy = c * (self.yc - dy)
+            ca, cb, wya, wyb = self._products(c, wy)
+            da, db = ca / m, cb / m
             var_y = float(c @ (self.yc * self.yc)) / m - dy * dy
             cov_a = (self.saa + self._dev_gram(self.ac32, d)) / m - np.outer(da, da)
             cov_b = (self.sbb + self._dev_gram(self.bc32, d)) / m - np.outer(db, db)
@@ -89,8 +118,7 @@ class DirectMoments:
             wd = (d[sel] * (self.yc[sel] - dy)).astype(np.float32)
             dev = (self.ac32[sel] * wd[:, None]).T @ self.bc32[sel]
             swab = self.saby - dy * self.sab + dev
-            wy = c * (self.yc - dy)
-            cross = swab - np.outer(wy @ self.ac, db) - np.outer(da, wy @ self.bc)
+            cross = swab - np.outer(wya, db) - np.outer(da, wyb)
             out.append(BlockMoments(
                 nobs=self.m, mean_y=self.ybar + dy, var_y=var_y, mean_a=self.abar + da,
                 mean_b=self.bbar + db, cov_a=cov_a, cov_b=cov_b, cross=cross / m,
