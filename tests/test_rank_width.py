@@ -213,5 +213,6 @@ def test_paper_bilinear_experiment_2_auto_chooses_r5():
     check, benchmarks/results/study_width.txt; at n = 500 it chose 5 in 3 of 5,
     4 in the others: the fifth direction is near the noise edge there)."""
     sim = jdr.simulate.bilinear(10_000, 200, 200, 5, seed=np.random.default_rng([2026, 200, 0]))
-    res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit("auto")
+    with pytest.warns(AssumptionWarning, match="small sample"):  # m < n1 n2: said, not hidden
+        res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit("auto")
     assert res.rank == 5, res.rank_test_table.table
