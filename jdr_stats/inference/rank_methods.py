@@ -44,8 +44,9 @@ class RowOptions:
     pair_rng: np.random.Generator | None = None
 
 
-#: A row: the numbers of the test of ``H0: r <= k`` and the tail used (or None).
-Row = tuple[dict[str, float], str | None]
+#: A row: the numbers of the test of ``H0: r <= k`` and the tails / references
+#: it used (keys of ``tail_notes``; empty when none needs a note).
+Row = tuple[dict[str, float], tuple[str, ...]]
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,7 @@ class RankTestMethod:
     columns : tuple of str
         Columns after ``statistic``, ``df``, ``pvalue``.
     row : callable
-        ``row(w, k, options) -> (numbers, tail)``.
+        ``row(w, k, options) -> (numbers, tails)``.
     random : bool
         Whether it draws from the seed (and reports progress).
     notes, tail_notes :
@@ -123,9 +124,9 @@ def _robust_row(w: _Whitened, k: int, opts: RowOptions) -> Row:
     mom = w.robust(k, opts.pair_rng)
     stat = w.statistic(k)
     pv, eff, scale, mc = robust_pvalue(stat, mom)
-    tags = (["pairs"] if mom.route == "pairs" else []) + [mom.reference]
+    tags = ("pairs", mom.reference) if mom.route == "pairs" else (mom.reference,)
     return {"statistic": stat, "df": np.nan, "pvalue": pv, "eff_df": eff, "scale": scale,
-            "mc_se": mc}, "+".join(tags)
+            "mc_se": mc}, tags
 
 
 def _wald_row(w: _Whitened, k: int, opts: RowOptions) -> Row:
@@ -140,27 +141,27 @@ def _wald_row(w: _Whitened, k: int, opts: RowOptions) -> Row:
     res = wald_from_moments(w.complement(k), complement_block(w.s, k, w.n1, w.n2).reshape(-1),
                             n_lost=w.n_lost)
     return {"statistic": res.statistic, "df": float(res.df1), "pvalue": res.pvalue,
-            "fstat": res.fstat, "df_denom": float(res.df2)}, None
+            "fstat": res.fstat, "df_denom": float(res.df2)}, ()
 
 
 def _chi2_row(w: _Whitened, k: int, opts: RowOptions) -> Row:
     stat, df = w.statistic(k), float((w.n1 - k) * (w.n2 - k))
-    return {"statistic": stat, "df": df, "pvalue": float(stats.chi2.sf(stat, df))}, None
+    return {"statistic": stat, "df": df, "pvalue": float(stats.chi2.sf(stat, df))}, ()
 
 
 def _general_row(w: _Whitened, k: int, opts: RowOptions) -> Row:
     stat = w.statistic(k)
     lam, tr1, tr2 = _general_weights(w, k)
     eff = tr1 * tr1 / tr2 if tr2 > 0 else np.nan
-    tail: str | None
+    tails: tuple[str, ...]
     if lam is not None and np.any(lam > 0):
-        pv, tail = float(weighted_chi2_sf(stat, lam)), "imhof"
+        pv, tails = float(weighted_chi2_sf(stat, lam)), ("imhof",)
     elif tr2 > 0:
         pv = float(stats.chi2.sf(stat * eff / tr1, eff))
-        tail = "bentler-xie"
+        tails = ("bentler-xie",)
     else:
-        pv, tail = 1.0, None
-    return {"statistic": stat, "df": np.nan, "pvalue": pv, "eff_df": eff}, tail
+        pv, tails = 1.0, ()
+    return {"statistic": stat, "df": np.nan, "pvalue": pv, "eff_df": eff}, tails
 
 
 def _permutation_row(w: _Whitened, k: int, opts: RowOptions) -> Row:
@@ -170,7 +171,7 @@ def _permutation_row(w: _Whitened, k: int, opts: RowOptions) -> Row:
                               progress=opts.progress)
     # guard against rounding: a permuted statistic equal to T up to 1e-10 counts as >= T
     pv = float(perm_pvalue(stat * (1 - 1e-10), null))
-    return {"statistic": stat, "df": np.nan, "pvalue": pv, "n_perm": float(opts.n_perm)}, None
+    return {"statistic": stat, "df": np.nan, "pvalue": pv, "n_perm": float(opts.n_perm)}, ()
 
 
 def _registry(*methods: RankTestMethod) -> dict[str, RankTestMethod]:

@@ -242,7 +242,8 @@ def _run(
         config.ROBUST_PAIR_SEED if seed is None else seed)
     rows_arg: bool | Literal["rotated"] = "rotated" if spec.rotated else spec.needs_rows
     w = _whiten(data, mom, whitening, rows=rows_arg)
-    rows, tails = [], set()
+    rows: list[dict[str, float]] = []
+    tails: set[str] = set()
     # progress: permutations over all rows (permutation test), else rows
     per_row = n_perm if spec.random else 1
     start = time.perf_counter()
@@ -251,12 +252,11 @@ def _run(
             opts = RowOptions(n_perm=n_perm, rng=rng, n_jobs=n_jobs,
                               progress=progress_forwarder(update) if spec.random else False,
                               pair_rng=pair_rng)
-            row, tail = spec.row(w, k, opts)
+            row, used = spec.row(w, k, opts)
             rows.append(row)
             if not spec.random:
                 update(1)
-            if tail:
-                tails.update(tail.split("+"))
+            tails.update(used)
             if stop_alpha is not None and not row["pvalue"] <= stop_alpha:
                 break
             if k == 0 and top > 0:
