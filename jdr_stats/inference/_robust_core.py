@@ -378,20 +378,37 @@ def _off_dxd(rows: list[dict[str, np.ndarray]], sub: _Sub, norms: np.ndarray,
     return off, quad - norms * norms
 
 
+class _Sampler:
+    """Rows drawn i.i.d. with ``P(I = i) = pi_i = n_i / sum n`` (``n_i``
+    the per-row norms), with their importance weights ``1 / pi_i``."""
+
+    def __init__(self, norms: np.ndarray) -> None:
+        self.pos = np.clip(norms, 0.0, None)
+        self.total = float(self.pos.sum())
+        self.m = self.pos.size
+        self.size = int(min(config.ROBUST_BLOCK_ROWS, self.m))
+        self.ok = self.total > 0 and self.m >= 2
+        if self.ok:
+            self.cum = np.cumsum(self.pos / self.total)
+            self.cum[-1] = 1.0
+
+    def draw(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """``(indices, 1 / pi)`` of one block of ``size`` draws (unsorted)."""
+        idx = np.searchsorted(self.cum, rng.random(self.size), side="right")
+        return idx, self.total / self.pos[idx]
+
+
 def _rows_sampled(rows: list[dict[str, np.ndarray]], sub: _Sub, norms: np.ndarray,
                   rng: np.random.Generator) -> tuple[np.ndarray, float]:
     """Unbiased ``R_i`` from ``s`` partners drawn with ``P(J = j) = n_j / sum n``
     (``1{J != i} <psi_i, psi_J>^2 / pi_J``), and the summed variance of those
     estimates (their noise in the spread of the ``R_i``)."""
-    pos = np.clip(norms, 0.0, None)
-    total = float(pos.sum())
-    cum = np.cumsum(pos / total)
-    cum[-1] = 1.0
-    m = pos.size
-    size = int(min(config.ROBUST_BLOCK_ROWS, m))
-    idx = np.searchsorted(cum, rng.random(size), side="right")
+    sampler = _Sampler(norms)
+    m, size = sampler.m, sampler.size
+    if not sampler.ok:
+        return np.zeros(m), 0.0
+    idx, w = sampler.draw(rng)
     rb = _gather(rows, idx)
-    w = total / pos[idx]
     est, noise, i0 = np.empty(m), 0.0, 0
     for rc in rows:
         g = _gram_block(rc, rb, sub)
@@ -418,20 +435,17 @@ def _off_pairs(rows: list[dict[str, np.ndarray]], sub: _Sub, norms: np.ndarray,
     ``var`` is at most ``ROBUST_VAR_RTOL`` of it or ``ROBUST_MAX_PAIRS``
     pairs were used.
     """
-    pos = np.clip(norms, 0.0, None)
-    total = float(pos.sum())
-    m = pos.size
-    if not total > 0 or m < 2:
+    sampler = _Sampler(norms)
+    if not sampler.ok:
         return 0.0, 0.0, 0
-    cum = np.cumsum(pos / total)
-    cum[-1] = 1.0
-    size = int(min(config.ROBUST_BLOCK_ROWS, m))
+    size = sampler.size
     ests: list[float] = []
     while True:
-        idx = np.sort(np.searchsorted(cum, rng.random(size), side="right"))
+        idx, w = sampler.draw(rng)
+        order = np.argsort(idx, kind="stable")
+        idx, w = idx[order], w[order]
         rb = _gather(rows, idx)
         g = _gram_block(rb, rb, sub)
-        w = total / pos[idx]
         g = g * g * np.outer(w, w)
         g[idx[:, None] == idx[None, :]] = 0.0  # the same row twice (and a = b)
         ests.append(float(g.sum()) / (size * (size - 1.0)))
