@@ -33,6 +33,7 @@ from collections.abc import Iterator
 import numpy as np
 from scipy.linalg import blas
 
+from .. import config
 from .._linalg import BlockMoments, ReweightedMoments
 
 __all__ = ["DirectMoments"]
@@ -68,7 +69,7 @@ class DirectMoments:
 
     def _centred(self) -> Iterator[tuple[slice, np.ndarray, np.ndarray]]:
         """Blocks of rows ``(slice, a - abar, b - bbar)`` (about 32 MB each)."""
-        step = max(1, 4_000_000 // (self.n1 + self.n2))
+        step = max(1, config.CHUNK_FLOATS // (self.n1 + self.n2))
         for start in range(0, self.m, step):
             sl = slice(start, start + step)
             yield sl, self.a[sl] - self.abar, self.b[sl] - self.bbar
