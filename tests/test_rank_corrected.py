@@ -10,22 +10,13 @@ from jdr_stats import config
 from jdr_stats.inference._rank_stats import _whiten as whiten_fit
 from jdr_stats.inference._robust_core import robust_moments, robust_pvalue, rotated_first
 
+from .test_rank_width import _rot_chunks as _chunks
+from .test_rank_width import _whiten
+
 
 def _rotated(y, a, b):
-    m = y.shape[0]
-    yc = y - y.mean()
-    ac, bc = a - a.mean(0), b - b.mean(0)
-    aw = np.linalg.solve(np.linalg.cholesky(ac.T @ ac / m), ac.T).T
-    bw = np.linalg.solve(np.linalg.cholesky(bc.T @ bc / m), bc.T).T
-    u, s, vt = np.linalg.svd(aw.T @ (yc[:, None] * bw) / m)
-    return yc, aw @ u, bw @ vt.T, s
-
-
-def _chunks(y, ua, vb, step):
-    def gen():
-        for i in range(0, y.shape[0], step):
-            yield y[i:i + step], ua[i:i + step], vb[i:i + step]
-    return gen
+    yc, aw, bw, u, s, v = _whiten(y, a, b)
+    return yc, aw @ u, bw @ v, s
 
 
 @pytest.fixture(scope="module")
