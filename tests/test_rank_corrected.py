@@ -88,13 +88,58 @@ def test_which_reference(skewed):
         robust_moments(ch, first, 1, reference="exact")
 
 
-def test_several_response_columns_keep_the_per_row_reference(skewed):
+def test_several_response_columns_use_the_hosvd_expansion(skewed):
+    """Q > 1 (theory 6d, "Several response columns"): the corrected reference
+    with the core's terms; the per-row reference on request is section 6's."""
     y, ua, vb, _ = skewed
     y2 = np.column_stack([y, y ** 2 - np.mean(y ** 2)])
     ch = _chunks(y2, ua, vb, 600)
-    mom = robust_moments(ch, rotated_first(ch), 1)
-    assert mom.reference == "per-row" and mom.bias == 0.0
-    assert mom.var == pytest.approx((mom.diag + 2 * mom.off) / (mom.nobs * mom.s2) ** 2)
+    first = rotated_first(ch)
+    mom = robust_moments(ch, first, 1)
+    assert mom.reference == "corrected" and mom.bias != 0.0 and mom.lin > 0.0
+    old = robust_moments(ch, first, 1, reference="per-row")
+    assert old.reference == "per-row" and old.bias == 0.0
+    assert old.var == pytest.approx((old.diag + 2 * old.off) / (old.nobs * old.s2) ** 2)
+
+
+def test_q_terms_reduce_to_one_column(skewed):
+    """A response of two equal columns y / sqrt(2) has the one-column core
+    (M_i = y_i S, G = H = S^2): the Q > 1 terms give the one-column bias,
+    linear term and tau, up to the factor 2 of s2 = mean |y|^2 / Q; and the
+    Q > 1 formulas forced on one column give its numbers."""
+    from jdr_stats.inference import _robust_core as rc
+    y, ua, vb, _ = skewed
+    ch1 = _chunks(y, ua, vb, 600)
+    ch2 = _chunks(np.column_stack([y, y]) / np.sqrt(2), ua, vb, 600)
+    f1, f2 = rotated_first(ch1), rotated_first(ch2)
+    for k in (1, 2):
+        one, two = robust_moments(ch1, f1, k), robust_moments(ch2, f2, k)
+        assert two.reference == one.reference == "corrected"
+        assert two.tau == pytest.approx(2 * one.tau, rel=1e-10)
+        assert two.bias == pytest.approx(2 * one.bias, rel=1e-10)
+        assert two.lin == pytest.approx(one.lin, rel=1e-10)  # lin is in the units of off
+        s = f1.psibar[:, :k, :k]
+        core = rc._Core(s=s, ginv=np.linalg.inv(np.einsum("cab,cdb->ad", s, s)),
+                        hinv=np.linalg.inv(np.einsum("cab,cad->bd", s, s)))
+        sub = rc._Sub.at(f1, k, True)
+        rows, norms = rc._collect(ch1, sub, core)
+        assert rc._self_terms(rows, norms, f1.nobs, f1.s2) == pytest.approx((one.bias, one.lin),
+                                                                            rel=1e-10)
+
+
+def test_q_terms_invariant_to_rotating_the_response(skewed):
+    """Rotating the Q whitened response columns (Y -> Y O) changes neither the
+    statistic's moments nor the self-influence terms."""
+    y, ua, vb, _ = skewed
+    y2 = np.column_stack([y, y ** 2 - np.mean(y ** 2)])
+    c, s = np.cos(0.7), np.sin(0.7)
+    rot = np.array([[c, -s], [s, c]])
+    ch, chr_ = _chunks(y2, ua, vb, 600), _chunks(y2 @ rot, ua, vb, 600)
+    for k in (1, 2):
+        a = robust_moments(ch, rotated_first(ch), k)
+        b = robust_moments(chr_, rotated_first(chr_), k)
+        for key in ("tau", "bias", "lin", "off", "var"):
+            assert getattr(b, key) == pytest.approx(getattr(a, key), rel=1e-9), key
 
 
 def _pvalues(draw, reps, ks, seed):
@@ -130,12 +175,8 @@ def test_power_below_the_true_rank_with_skewed_blocks():
     150 samples keep r <= 0 (about 6 expected at 3.8%), and at least 92%
     reject r <= 1."""
     def draw(rng, m=300, n=10, r=2):
-        def block():
-            return (rng.gamma(2.0, 1.0, (m, n)) - 2.0) / np.sqrt(2.0)
-        a, b = block(), block()
-        u = np.linalg.qr(rng.standard_normal((n, r)))[0]
-        v = np.linalg.qr(rng.standard_normal((n, r)))[0]
-        return np.sum((a @ u) * (b @ v), axis=1) + rng.standard_normal(m), a, b, 2
+        sim = jdr.simulate.bilinear(m, n, n, r, design="gamma", seed=rng)
+        return sim.y, sim.a, sim.b, r
 
     p = _pvalues(draw, 150, [0, 1], 88)
     assert np.sum(p[:, 0] > 0.05) <= 2

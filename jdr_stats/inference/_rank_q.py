@@ -12,7 +12,8 @@ complements of the rank-k HOSVD estimates.  Two methods run on it:
   this permutes the response against the blocks, exact under independence.
 
 The default ``"robust"`` (and ``fit("auto")``) runs the robust core
-(:mod:`._robust_core`, which takes a 2-D ``y``) when the rows are in memory;
+(:mod:`._robust_core`, which takes a 2-D ``y``, with the self-influence
+corrected reference of the HOSVD directions, theory 6d) when the rows are in memory;
 on a row source it falls back to the chi-square test and says so in the
 table's notes.  Derivations: docs/theory/responses.md.
 """
@@ -32,6 +33,7 @@ from .._linalg import BlockMoments, Whitening, block_whitenings
 from .._validation import check_int, normalize_seed
 from ._robust_core import robust_moments, robust_pvalue, rotated_first
 from .hypotheses import TEST_COLUMNS, perm_pvalue
+from .rank_methods import RANK_METHODS, tail_notes
 
 __all__ = ["FALLBACK", "run_q"]
 
@@ -121,9 +123,11 @@ class _RobustQ:
         self.chunks = lambda: [(yc, ar, br)]
         self.first = rotated_first(self.chunks)
         self.rng = normalize_seed(config.ROBUST_PAIR_SEED if seed is None else seed)
+        self.tags: set[str] = set()
 
     def row(self, stat: float, k: int) -> dict[str, float]:
         mom = robust_moments(self.chunks, self.first, k, rng=self.rng)
+        self.tags.update(("pairs", mom.reference) if mom.route == "pairs" else (mom.reference,))
         pv, eff, scale, mc = robust_pvalue(stat / self.first.s2, mom)
         return {"df": np.nan, "pvalue": pv, "eff_df": eff, "scale": scale, "mc_se": mc}
 
@@ -198,6 +202,8 @@ def run_q(
         "U_perp, V_perp the complements of the rank-k HOSVD estimates.",
         assumption, *notes,
     ]
+    if robust is not None:
+        notes += tail_notes(RANK_METHODS["robust"], robust.tags)
     if used == "chi2":
         notes.append("df = q (n1 - k)(n2 - k).")
     return table, used, label, notes

@@ -275,12 +275,60 @@ class RobustMoments:
         return 2.0 * self.off_se / (self.nobs * self.s2) ** 2
 
 
+@dataclass(frozen=True)
+class _Core:
+    """The top-``k`` core of the corrected reference (theory 6d): for one
+    response column the reciprocal singular values ``inv_s``; for ``Q > 1``
+    the HOSVD core ``S_c = U_s^T X_c V_s`` (Q x k x k) with ``G^{-1}``,
+    ``H^{-1}`` (``G = sum_c S_c S_c^T``, ``H = sum_c S_c^T S_c``)."""
+
+    inv_s: np.ndarray | None = None
+    s: np.ndarray | None = None
+    ginv: np.ndarray | None = None
+    hinv: np.ndarray | None = None
+
+    @classmethod
+    def at(cls, first: RotatedFirst, k: int) -> _Core:
+        if first.psibar.shape[0] == 1:
+            return cls(inv_s=1.0 / np.diag(first.psibar[0])[:k])
+        s = first.psibar[:, :k, :k]
+        g = np.einsum("cab,cdb->ad", s, s)
+        h = np.einsum("cab,cad->bd", s, s)
+        return cls(s=s, ginv=np.linalg.inv(g), hinv=np.linalg.inv(h))
+
+    def factors(self, y: np.ndarray, us: np.ndarray, vs: np.ndarray) -> dict[str, np.ndarray]:
+        """Per-row factors of the self-influence and the linear term.
+
+        One column: ``cs = sum_t u_it v_it / s_t``.  ``Q > 1``: with
+        ``M_i = sum_c y_ic S_c``, ``phi_i = M_i v_is``, ``chi_i = M_i^T u_is``,
+        ``ct_i = phi_i^T G^{-1} M_i H^{-1} chi_i / |y_i|^2`` (``T_i = n_i ct_i``)
+        and the weights ``wn_ic = y_ic (a_i + b_i) - gamma_ic`` of ``N_c``
+        (``a_i = u_is^T G^{-1} phi_i``, ``b_i = chi_i^T H^{-1} v_is``,
+        ``gamma_ic = phi_i^T G^{-1} S_c H^{-1} chi_i``).  For ``Q = 1`` these
+        are ``y_i c_i`` and ``y_i^2 c_i``.
+        """
+        if self.inv_s is not None:
+            return {"cs": (us * vs) @ self.inv_s}
+        assert self.s is not None and self.ginv is not None and self.hinv is not None
+        ym = _as_matrix(y)
+        mi = np.einsum("ic,cab->iab", ym, self.s)
+        phi = np.einsum("iab,ib->ia", mi, vs)
+        chi = np.einsum("iab,ia->ib", mi, us)
+        gphi, hchi = phi @ self.ginv, chi @ self.hinv  # G, H symmetric
+        yy = np.sum(ym * ym, axis=1)
+        num = np.einsum("ia,iab,ib->i", gphi, mi, hchi)
+        ct = np.divide(num, yy, out=np.zeros_like(num), where=yy > 0)
+        ab = np.sum(us * gphi, axis=1) + np.sum(hchi * vs, axis=1)
+        gamma = np.einsum("ia,cab,ib->ic", gphi, self.s, hchi)
+        return {"ct": ct, "wn": ym * ab[:, None] - gamma}
+
+
 def _collect(chunks: RotChunks, sub: _Sub,
-             inv_s: np.ndarray | None = None) -> tuple[list[dict[str, np.ndarray]], np.ndarray]:
+             core: _Core | None = None) -> tuple[list[dict[str, np.ndarray]], np.ndarray]:
     """Per-row factors at rank ``k`` for every chunk, and the per-row norms.
 
-    ``inv_s`` (the reciprocal top-``k`` singular values): also keep
-    ``c_i = sum_t u_it v_it / s_t`` (key ``"cs"``) for the corrected reference.
+    ``core`` (the corrected reference's): also keep its per-row factors
+    (:meth:`_Core.factors`).
     """
     k = sub.k
     step = max(1, config.CHUNK_FLOATS // (4 * (sum(sub.cm.shape) + sub.e.shape[1])))
@@ -289,8 +337,8 @@ def _collect(chunks: RotChunks, sub: _Sub,
         for start in range(0, y.shape[0], step):
             sl = slice(start, start + step)
             r = _row_scalars(y[sl], ua[sl, k:], vb[sl, k:], sub)
-            if inv_s is not None:
-                r["cs"] = (ua[sl, :k] * vb[sl, :k]) @ inv_s
+            if core is not None:
+                r.update(core.factors(y[sl], ua[sl, :k], vb[sl, :k]))
             norms.append(_norms(r, sub))
             rows.append(r)
     return rows, np.concatenate(norms)
@@ -307,6 +355,8 @@ def _self_terms(rows: list[dict[str, np.ndarray]], norms: np.ndarray, m: int,
     (lambda_l - mean)^2 + 4 sum_i (T_i - mean)^2 / m^2`` (in the units of
     ``off``: the linear term's variance plus that of the estimated bias).
     """
+    if "ct" in rows[0]:
+        return _self_terms_q(rows, norms, m, s2)
     ys = np.concatenate([r["y"][:, 0] for r in rows])
     cs = np.concatenate([r["cs"] for r in rows])
     t = norms * ys * cs
@@ -320,6 +370,35 @@ def _self_terms(rows: list[dict[str, np.ndarray]], norms: np.ndarray, m: int,
     nmat /= m
     lam = np.concatenate([r["y"][:, 0] * np.einsum("ip,ip->i", r["u"] @ nmat, r["v"])
                           for r in rows]) - t / m
+    lam -= lam.mean()
+    tc = t - t.mean()
+    return bias, 4.0 * float(lam @ lam) + 4.0 * float(tc @ tc) / (m * m)
+
+
+def _self_terms_q(rows: list[dict[str, np.ndarray]], norms: np.ndarray, m: int,
+                  s2: float) -> tuple[float, float]:
+    """``(bias, lin)`` of the corrected reference for ``Q > 1`` columns (theory 6d,
+    "Several response columns"): ``T_i = n_i ct_i``, ``bias = 2 sum_i T_i / (m^2 s2)``;
+    ``N_c = (1/m) sum_j wn_jc u_j0 v_j0^T``, ``lambda_l = sum_c y_lc u_l0^T N_c v_l0``
+    minus row ``l``'s own part ``n_l (sum_c y_lc wn_lc) / (|y_l|^2 m)``."""
+    ct = np.concatenate([r["ct"] for r in rows])
+    t = norms * ct
+    bias = 2.0 * float(t.sum()) / (m * m * s2)
+    nq = rows[0]["y"].shape[1]
+    nmat = np.zeros((nq, rows[0]["u"].shape[1], rows[0]["v"].shape[1]))
+    for r in rows:
+        for c in range(nq):
+            nmat[c] += (r["u"] * r["wn"][:, c:c + 1]).T @ r["v"]
+    nmat /= m
+    parts, owns = [], []
+    for r in rows:
+        y = r["y"]
+        parts.append(sum(y[:, c] * np.einsum("ip,ip->i", r["u"] @ nmat[c], r["v"])
+                         for c in range(nq)))
+        yy = np.sum(y * y, axis=1)
+        own = np.sum(y * r["wn"], axis=1)
+        owns.append(np.divide(own, yy, out=np.zeros_like(own), where=yy > 0))
+    lam = np.concatenate(parts) - norms * np.concatenate(owns) / m
     lam -= lam.mean()
     tc = t - t.mean()
     return bias, 4.0 * float(lam @ lam) + 4.0 * float(tc @ tc) / (m * m)
@@ -471,9 +550,22 @@ def _reference(first: RotatedFirst, k: int, d: int, reference: str | None) -> st
             return reference
     elif k > 0 and d > config.ROBUST_CORRECTED_MAX_RATIO * first.nobs:
         return "per-row"
-    if first.psibar.shape[0] != 1 or (k and not np.all(np.diag(first.psibar[0])[:k] > 0)):
+    if k and not _core_invertible(first, k):
         return "per-row"
     return "corrected"
+
+
+def _core_invertible(first: RotatedFirst, k: int) -> bool:
+    """The top-``k`` core can be inverted: positive singular values (one
+    column), or ``G = sum_c S_c S_c^T`` and ``H`` well conditioned (``Q > 1``)."""
+    if first.psibar.shape[0] == 1:
+        return bool(np.all(np.diag(first.psibar[0])[:k] > 0))
+    s = first.psibar[:, :k, :k]
+    for mat in (np.einsum("cab,cdb->ad", s, s), np.einsum("cab,cad->bd", s, s)):
+        ev = np.linalg.eigvalsh(mat)
+        if not ev[0] > 1e-12 * max(ev[-1], 0.0) or not ev[-1] > 0:
+            return False
+    return True
 
 
 def robust_moments(chunks: RotChunks, first: RotatedFirst, k: int, *, centre: bool = True,
@@ -494,8 +586,7 @@ def robust_moments(chunks: RotChunks, first: RotatedFirst, k: int, *, centre: bo
     nq = first.psibar.shape[0]
     d = p * q * nq
     ref = _reference(first, k, d, reference)
-    inv_s = 1.0 / np.diag(first.psibar[0])[:k] if ref == "corrected" else None
-    rows, norms = _collect(chunks, sub, inv_s)
+    rows, norms = _collect(chunks, sub, _Core.at(first, k) if ref == "corrected" else None)
     m = first.nobs
     ysq = np.concatenate([np.sum(r["y"] ** 2, axis=1) for r in rows])
     tau = float(norms.sum()) / (m * first.s2)

@@ -20,6 +20,7 @@ from typing import Literal
 import numpy as np
 from scipy import stats
 
+from .. import config
 from .._progress import ProgressArg
 from . import _rank_stats
 from ._rank_permutation import _permutation_stats
@@ -207,15 +208,16 @@ RANK_METHODS: dict[str, RankTestMethod] = _registry(
                 "mc_se = Monte Carlo standard error of the p-value, 0 when exact)."
             ),
             "corrected": (
-                "Reference at k = 0, and at k >= 1 while (n1-k)(n2-k)/m <= %s: mean "
+                "Reference at k = 0, and at k >= 1 while d/m <= %s (d = q (n1-k)(n2-k), "
+                "q response columns): mean "
                 "corrected for each row's influence on the estimated directions, variance "
                 "of the off-diagonal and linear terms, p-value averaged over the error of "
                 "that variance (docs: theory of rank tests, section 6d)."
             ),
             "per-row": (
-                "Reference at k >= 1 where (n1-k)(n2-k)/m > %s (or for several response "
-                "columns): variance including the per-row part (section 6), conservative "
-                "at width."
+                "Reference at k >= 1 where d/m > %s (or the top-k singular values or core "
+                "cannot be inverted): variance including the per-row part (section 6), "
+                "conservative at width."
             ),
         },
         rotated=True,
@@ -297,3 +299,11 @@ RANK_METHODS: dict[str, RankTestMethod] = _registry(
         random=True,
     ),
 )
+
+
+def tail_notes(method: RankTestMethod, tails: set[str]) -> list[str]:
+    """The table notes of the tails / references a method's rows used."""
+    ratio = f"{config.ROBUST_CORRECTED_MAX_RATIO:g}"
+    limits = {"bentler-xie": _rank_stats._MAX_EXACT_DIM,
+              "pairs": f"{config.ROBUST_EXACT_FLOPS:.3g}", "corrected": ratio, "per-row": ratio}
+    return [method.tail_notes[t] % limits[t] for t in sorted(tails) if t in method.tail_notes]

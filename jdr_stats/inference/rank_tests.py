@@ -56,12 +56,11 @@ from .._progress import ProgressArg, check_n_jobs, check_progress, progress_bar,
 from .._validation import check_choice, check_fraction, check_int, normalize_seed
 from ..exceptions import LongRunWarning, RankSelectionWarning
 from ..summary import build_summary
-from . import _rank_stats
 from ._rank_q import run_q
 from ._rank_stats import _whiten, _Whitened
 from .hypotheses import TEST_COLUMNS, TestTable
 from .ladle import LADLE_AT_ZERO, LadleResults, ladle_results
-from .rank_methods import RANK_METHODS, RankTestMethod, RowOptions
+from .rank_methods import RANK_METHODS, RankTestMethod, RowOptions, tail_notes
 
 __all__ = [
     "RankTestResults",
@@ -178,10 +177,7 @@ def _build(
         ),
         *method.notes,
     ]
-    ratio = f"{config.ROBUST_CORRECTED_MAX_RATIO:g}"
-    limits = {"bentler-xie": _rank_stats._MAX_EXACT_DIM,
-              "pairs": f"{config.ROBUST_EXACT_FLOPS:.3g}", "corrected": ratio, "per-row": ratio}
-    notes += [method.tail_notes[t] % limits[t] for t in sorted(tails) if t in method.tail_notes]
+    notes += tail_notes(method, tails)
     notes.append("select_rank(alpha) = first k whose test is not rejected.")
     return RankTestResults(
         table=table,
