@@ -1,7 +1,7 @@
 """The issue's second weakness: ranks below the truth with skewed blocks.
 
-Gamma(2) blocks (standardised), BILINEAR link with random orthonormal U, V,
-r = 2, n1 = n2 = 10, m = 300 (the issue's m; its n was not stated), 500
+Gamma(2) blocks (standardised), BILINEAR link with random orthonormal U, V
+(``jdr.simulate.bilinear(..., design="gamma")``), r = 2, n1 = n2 = 10, m = 300 (the issue's m; its n was not stated), 500
 replications, seed [20261126, 88].  For the robust test of H0: r <= 0 the
 share of p-values above 0.05 (fit("auto") would then stop at rank 0), for
 the per-row references (theory 6) and the default corrected one (6d), on
@@ -23,13 +23,8 @@ from jdr_stats.inference._robust_core import robust_moments, robust_pvalue, rota
 
 
 def draw(rng, m=300, n=10, r=2):
-    def block():
-        return (rng.gamma(2.0, 1.0, (m, n)) - 2.0) / np.sqrt(2.0)
-
-    a, b = block(), block()
-    u = np.linalg.qr(rng.standard_normal((n, r)))[0]
-    v = np.linalg.qr(rng.standard_normal((n, r)))[0]
-    return np.sum((a @ u) * (b @ v), axis=1) + rng.standard_normal(m), a, b
+    sim = jdr.simulate.bilinear(m, n, n, r, design="gamma", seed=rng)
+    return sim.y, sim.a, sim.b
 
 
 def main(reps: int = 500) -> None:

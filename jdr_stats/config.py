@@ -152,9 +152,9 @@ ROBUST_MAX_PAIRS = 50_000_000
 #: The robust rank test's reference at rank ``k`` is the self-influence
 #: corrected one (theory 6d: mean corrected for each row's influence on the
 #: estimated directions, variance from the off-diagonal and linear terms)
-#: while ``d / m`` is at most this, ``d = (n1 - k)(n2 - k)``, and the
-#: response is one column; above it (or for several response columns) the
-#: per-row reference of theory 6 (conservative at width, 6b).
+#: while ``d / m`` is at most this, ``d = q (n1 - k)(n2 - k)`` (``q``
+#: response columns: the HOSVD terms of 6d); above it the per-row reference
+#: of theory 6 (conservative at width, 6b).
 ROBUST_CORRECTED_MAX_RATIO = 0.2
 
 #: Opt-in (0 = off, the default): the robust test's variance (not its mean)

@@ -28,8 +28,8 @@ __all__ = [
     "scenario",
 ]
 
-Design = Literal["gaussian", "uniform", "poisson", "correlated", "t5", "t6", "laplace"]
-_DESIGNS = ("gaussian", "uniform", "poisson", "correlated", "t5", "t6", "laplace")
+Design = Literal["gaussian", "uniform", "poisson", "correlated", "t5", "t6", "laplace", "gamma"]
+_DESIGNS = ("gaussian", "uniform", "poisson", "correlated", "t5", "t6", "laplace", "gamma")
 NoiseDist = Literal["normal", "t3", "lognormal", "laplace"]
 _NOISES = ("normal", "t3", "lognormal", "laplace")
 Hetero = Literal["signal", "nonsignal"]
@@ -118,6 +118,8 @@ def _standard_entries(rng: np.random.Generator, design: str, shape: tuple[int, i
     if design in ("t5", "t6"):
         nu = float(design[1:])
         return rng.standard_t(nu, shape) * np.sqrt((nu - 2.0) / nu)
+    if design == "gamma":  # Gamma(2, 1) standardised: skewness sqrt(2)
+        return (rng.gamma(2.0, 1.0, shape) - 2.0) / np.sqrt(2.0)
     # laplace: scale 1/sqrt(2) has variance 1
     return rng.laplace(0.0, 1.0 / np.sqrt(2.0), shape)
 
@@ -138,6 +140,8 @@ def draw_blocks(
     (Poisson(4) - 4) / 2; ``"t5"``, ``"t6"``: Student t with 5 or 6 degrees
     of freedom scaled to variance 1 (heavy tails, excess kurtosis 6 and 3);
     ``"laplace"``: Laplace with variance 1 (excess kurtosis 3);
+    ``"gamma"``: standardised Gamma(2), ``(G - 2) / sqrt(2)`` (skewed:
+    skewness sqrt(2), excess kurtosis 3);
     ``"correlated"``: Gaussian with ``cov(a_j, b_j) = rho`` for
     ``j < min(n1, n2)`` (the paper's "weakly correlated" blocks, rho = 0.2).
 
@@ -260,7 +264,7 @@ def bilinear(
         z standard normal; Student t with 3 degrees of freedom (heavy
         tails, variance 3); ``exp(1.5 Z)`` centred and scaled to variance 1
         (strongly skewed); Laplace with variance 1.
-    design : {"gaussian", "uniform", "poisson", "correlated", "t5", "t6", "laplace"}
+    design : {"gaussian", "uniform", "poisson", "correlated", "t5", "t6", "laplace", "gamma"}
         Distribution of the blocks' entries, see :func:`draw_blocks`.
     link : {"bilinear", "even"} or callable
         ``"bilinear"``: ``sum_j g_j abar_j bbar_j`` (odd in each block);

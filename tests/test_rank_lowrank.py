@@ -16,15 +16,9 @@ from jdr_stats.inference._rank_stats import _whiten
 
 
 def _gamma(seed, m=300, n=10, r=2):
-    rng = np.random.default_rng(seed)
-
-    def block():
-        return (rng.gamma(2.0, 1.0, (m, n)) - 2.0) / np.sqrt(2.0)
-
-    a, b = block(), block()
-    u = np.linalg.qr(rng.standard_normal((n, r)))[0]
-    v = np.linalg.qr(rng.standard_normal((n, r)))[0]
-    return np.sum((a @ u) * (b @ v), axis=1) + rng.standard_normal(m), a, b
+    """The issue's design: standardised Gamma(2) blocks, BILINEAR link, r = 2."""
+    sim = jdr.simulate.bilinear(m, n, n, r, design="gamma", seed=np.random.default_rng(seed))
+    return sim.y, sim.a, sim.b
 
 
 @pytest.fixture
