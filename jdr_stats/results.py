@@ -675,6 +675,7 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
                     notes.append(f"Rank: {LADLE_AT_ZERO}; r = 1 was fitted.")
             elif rt is not None:
                 tables.append((f"Rank tests ({rt.method})", rt.table))
+                notes += [f"Rank tests: {ref}" for ref in rt.references]
         if self.sparsity is not None:
             notes.append(
                 f"Selected variables: block a {self.support_a}; block b {self.support_b}; "

@@ -195,3 +195,17 @@ def test_far_tail_is_zero_not_nan():
     assert _tail(1.086e6, mean, var, 5e4)[0] == 0.0
     assert _tail(0.5 * mean, mean, var, 5e4)[0] == pytest.approx(1.0)
     assert 0.0 < _tail(mean + 2 * np.sqrt(var), mean, var, 50.0)[0] < 0.05
+
+
+@pytest.mark.parametrize("categorical", [False, True])
+def test_fit_summary_names_the_references(categorical):
+    """fit("auto")'s summary repeats, under its rank tests, which reference
+    the rows used (one column and a three-class response)."""
+    import pandas as pd
+    sim = jdr.simulate.bilinear(600, 5, 4, 1, seed=5)
+    y = pd.Categorical(np.digitize(sim.y, [-0.5, 0.5])) if categorical else sim.y
+    res = jdr.JointDimReduction(y, sim.a, sim.b).fit("auto")
+    refs = res.rank_test_table.references
+    assert refs and all(r.startswith("Reference at") for r in refs)
+    text = str(res.summary())
+    assert "Rank tests: Reference at k = 0" in " ".join(text.split())

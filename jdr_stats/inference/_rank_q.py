@@ -142,10 +142,10 @@ def run_q(
     n_perm: int,
     seed: Any,
     stop_alpha: float | None = None,
-) -> tuple[pd.DataFrame, str, str, list[str]]:
+) -> tuple[pd.DataFrame, str, str, list[str], list[str]]:
     """The table of tests ``k = 0..top`` for a ``q > 1`` response.
 
-    Returns ``(table, method key, label, notes)``.  ``method`` is
+    Returns ``(table, method key, label, notes, reference notes)``.  ``method`` is
     ``"chi2"``, ``"permutation"`` or ``"robust"`` (the fallback above);
     the others raise a ValueError naming the restriction.
     """
@@ -202,8 +202,8 @@ def run_q(
         "U_perp, V_perp the complements of the rank-k HOSVD estimates.",
         assumption, *notes,
     ]
-    if robust is not None:
-        notes += tail_notes(RANK_METHODS["robust"], robust.tags)
+    refs = tail_notes(RANK_METHODS["robust"], robust.tags) if robust is not None else []
+    notes += refs
     if used == "chi2":
         notes.append("df = q (n1 - k)(n2 - k).")
-    return table, used, label, notes
+    return table, used, label, notes, refs

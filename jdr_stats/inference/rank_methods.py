@@ -216,8 +216,9 @@ RANK_METHODS: dict[str, RankTestMethod] = _registry(
             ),
             "per-row": (
                 "Reference at k >= 1 where d/m > %s (or the top-k singular values or core "
-                "cannot be inverted): variance including the per-row part (section 6), "
-                "conservative at width."
+                "cannot be inverted): variance including the per-row part (section 6); "
+                "at d/m in the tens its size left the band in both directions (theory "
+                "10.3), so its p-values there are only indicative."
             ),
         },
         rotated=True,

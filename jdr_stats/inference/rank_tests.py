@@ -119,6 +119,9 @@ class RankTestResults(TestTable):
     n1: int = 0
     n2: int = 0
     full: bool = True
+    #: The notes saying which reference (or tail) the rows used (also in
+    #: :attr:`notes`); the fit's summary repeats them under its rank tests.
+    references: tuple[str, ...] = ()
 
     @property
     def max_rank(self) -> int:
@@ -177,7 +180,8 @@ def _build(
         ),
         *method.notes,
     ]
-    notes += tail_notes(method, tails)
+    refs = tail_notes(method, tails)
+    notes += refs
     notes.append("select_rank(alpha) = first k whose test is not rejected.")
     return RankTestResults(
         table=table,
@@ -189,6 +193,7 @@ def _build(
         n1=w.n1,
         n2=w.n2,
         full=len(rows) == min(w.n1, w.n2),
+        references=tuple(refs),
     )
 
 
@@ -288,13 +293,13 @@ def _warn_long(w: _Whitened, name: str, first: float, top: int,
 def _run_q(data: RowsData, mom: BlockMoments, whitening: tuple[Whitening, Whitening] | None,
            **kw: Any) -> RankTestResults:
     """The rank tests of a ``q > 1`` response (:mod:`._rank_q`) as a RankTestResults."""
-    table, used, label, notes = run_q(data, mom, whitening, **kw)
+    table, used, label, notes, refs = run_q(data, mom, whitening, **kw)
     n1, n2 = len(data.names["exog_a"]), len(data.names["exog_b"])
     notes = [*notes, "select_rank(alpha) = first k whose test is not rejected."]
     return RankTestResults(
         table=table, title="Rank tests for the joint estimator", method=used,
         notes=notes, method_label=label, nobs=data.nobs, n1=n1, n2=n2,
-        full=len(table) == min(n1, n2),
+        full=len(table) == min(n1, n2), references=tuple(refs),
     )
 
 
