@@ -6,11 +6,13 @@ direction shared by the q responses), q = 2 Gaussian responses and a
 blocks, n1 = 6, n2 = 5, m = 1000; 500 replications each, seed [20261126, q-design].
 Run from the repository root::
 
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python benchmarks/check_robust_q.py
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python benchmarks/check_robust_q.py \\
+        [--reps R] [--seed S] [--only I ...]
 """
 
 from __future__ import annotations
 
+import argparse
 import warnings
 
 import numpy as np
@@ -30,12 +32,14 @@ def draw(rng, kind: str, r: int, heavy: bool, m=1000, n1=6, n2=5):
     return y, a, b
 
 
-def main(reps: int = 500) -> None:
+def main(reps: int = 500, seed: int = 20261126, only: list[int] | None = None) -> None:
     warnings.simplefilter("ignore")
     print(f"{'response':<12} {'blocks':<9} {'H0':>3} {'reps':>5} {'size 5%':>8} {'MC SE':>6}")
     for j, (kind, heavy, r) in enumerate([(k, h, r) for k in ("multi", "categorical")
                                           for h in (False, True) for r in (0, 1)]):
-        rng = np.random.default_rng([20261126, j])
+        if only is not None and j not in only:
+            continue
+        rng = np.random.default_rng([seed, j])
         rej = 0
         for _ in range(reps):
             y, a, b = draw(rng, kind, r, heavy)
@@ -47,4 +51,9 @@ def main(reps: int = 500) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--reps", type=int, default=500)
+    ap.add_argument("--seed", type=int, default=20261126, help="seeds [SEED, setting index]")
+    ap.add_argument("--only", type=int, nargs="*", help="setting indices (0-7)")
+    args = ap.parse_args()
+    main(args.reps, args.seed, args.only)
