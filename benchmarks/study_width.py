@@ -96,7 +96,7 @@ def _reps(one, reps: int, budget: float) -> list:
 def size_part(args) -> None:
     print("\nPart 1: size of the robust test of H0: r <= 2 at the true r = 2, alpha = 0.05")
     print(f"{'design':<13} {'n':>4} {'m':>6} {'reps':>5} {'size':>6} {'MC SE':>6} "
-          f"{'band':>15} {'in band':>7} {'s/rep':>6}  reference (theory 6/6d)")
+          f"{'band':>15} {'in band':>7} {'s/rep':>6}  reference (theory 6b/6d)")
     for di, design in enumerate(args.designs):
         for n in args.n:
             for m in args.m:
@@ -111,8 +111,9 @@ def size_part(args) -> None:
                 se = np.sqrt(ALPHA * (1 - ALPHA) / len(ps))
                 half = 2.5 * se + 0.005
                 ok = "yes" if abs(size - ALPHA) <= half else "NO"
-                ref = ("corrected" if (n - 2) ** 2 <= config.ROBUST_CORRECTED_MAX_RATIO * m
-                       else "per-row")
+                d = (n - 2) ** 2
+                ref = ("corrected" if d <= config.ROBUST_CORRECTED_MAX_RATIO * m
+                       else "per-row" if d <= config.ROBUST_BOTH_MIN_RATIO * m else "both")
                 print(f"{design:<13} {n:>4} {m:>6} {len(ps):>5} {size:>6.3f} "
                       f"{np.sqrt(size * (1 - size) / len(ps)):>6.3f} "
                       f"[{ALPHA - half:.3f}, {ALPHA + half:.3f}] {ok:>7} {per:>6.2f}  "
@@ -161,8 +162,9 @@ def main() -> None:
     ap.add_argument("--auto", nargs="*", type=lambda s: tuple(int(x) for x in s.split(":")),
                     default=[(30, 2000), (100, 20000)], help="n:m settings of part 2")
     ap.add_argument("--seed", type=int, default=20261126)
-    ap.add_argument("--reference", choices=("default", "corrected", "per-row"), default="default",
-                    help="force the robust test's reference at k >= 1 (theory 6/6d)")
+    ap.add_argument("--reference", choices=("default", "corrected", "per-row", "both"),
+                    default="default",
+                    help="force the robust test's reference at k >= 1 (theory 6b/6d)")
     ap.add_argument("--skip-size", action="store_true")
     ap.add_argument("--skip-auto", action="store_true")
     ap.add_argument("--issue-reps", type=int, default=0,
@@ -174,6 +176,7 @@ def main() -> None:
     warnings.simplefilter("ignore")  # the premises warnings of wide fits
     if args.reference != "default":
         config.ROBUST_CORRECTED_MAX_RATIO = float("inf") if args.reference == "corrected" else 0.0
+        config.ROBUST_BOTH_MIN_RATIO = 0.0 if args.reference == "both" else float("inf")
         print(f"# reference forced: {args.reference}")
     if not args.skip_size:
         size_part(args)

@@ -290,12 +290,13 @@ class Premises:
         if ratio <= limit:
             return ""
         return (
-            f"max(n1, n2)/m = {ratio:.3g} > {limit}: the default robust test's size "
-            "left its band there in both directions: mostly conservative (0.000-0.015 at "
-            "nominal 0.05 with little power, benchmarks/results/study_wide_default_size.txt), "
-            "but 0.16 with a rare binary response at 300 x 300, m = 2000 "
-            "(benchmarks/results/study_width.txt); treat its p-values as indicative: a "
-            'non-rejection is no evidence for a smaller rank, and fit(rank="auto") then fits r = 1'
+            f"max(n1, n2)/m = {ratio:.3g} > {limit}: the default robust test's references "
+            "are not derived at this width; where (n1-k)(n2-k)/m > "
+            f"{config.ROBUST_BOTH_MIN_RATIO:g} it reports the larger of two p-values, which "
+            "guards against a liberal test but is conservative (size 0.000 at nominal 0.05 "
+            "in six designs at 300 x 300, m = 2000, benchmarks/results/study_width_both.txt); "
+            "treat its p-values as indicative: a non-rejection is no evidence for a smaller "
+            'rank, and fit(rank="auto") then fits r = 1'
         )
 
     @property

@@ -70,20 +70,38 @@ def test_rank_zero_is_the_off_diagonal_variance(skewed):
 
 
 def test_which_reference(skewed):
-    """Corrected while d/m <= ROBUST_CORRECTED_MAX_RATIO with one response
-    column; per-row above it, or when forced."""
+    """Corrected while d/m <= ROBUST_CORRECTED_MAX_RATIO; above it per-row up
+    to ROBUST_BOTH_MIN_RATIO and "both" beyond (the larger p-value of the
+    corrected and per-row references, theory 6d), whose moments hold what
+    each needs; any one when forced."""
     y, ua, vb, _ = skewed
     ch = _chunks(y, ua, vb, 600)
     first = rotated_first(ch)
     assert robust_moments(ch, first, 1).reference == "corrected"
     assert robust_moments(ch, first, 1, reference="per-row").reference == "per-row"
-    old = config.ROBUST_CORRECTED_MAX_RATIO
+    old = config.ROBUST_CORRECTED_MAX_RATIO, config.ROBUST_BOTH_MIN_RATIO
     try:
-        config.ROBUST_CORRECTED_MAX_RATIO = 20 / 600 - 1e-9  # d = 5 * 4 at k = 1
+        config.ROBUST_CORRECTED_MAX_RATIO = 12 / 600 - 1e-9  # d = 5 * 4 at k = 1, 12 at k = 2
         assert robust_moments(ch, first, 1).reference == "per-row"
-        assert robust_moments(ch, first, 2).reference == "corrected"  # d = 12
+        config.ROBUST_BOTH_MIN_RATIO = 20 / 600 - 1e-9
+        both = robust_moments(ch, first, 1)
+        assert both.reference == "both"
+        assert robust_moments(ch, first, 2).reference == "per-row"
+        config.ROBUST_CORRECTED_MAX_RATIO = 12 / 600
+        assert robust_moments(ch, first, 2).reference == "corrected"
     finally:
-        config.ROBUST_CORRECTED_MAX_RATIO = old
+        config.ROBUST_CORRECTED_MAX_RATIO, config.ROBUST_BOTH_MIN_RATIO = old
+    corr = robust_moments(ch, first, 1, reference="corrected")
+    row = robust_moments(ch, first, 1, reference="per-row")
+    for name, ref in (("corrected", corr), ("per-row", row)):
+        read = both.as_reference(name)
+        assert (read.mean, read.var, read.var_df) == pytest.approx((ref.mean, ref.var, ref.var_df))
+    for stat in np.linspace(0.5, 3.0, 11) * both.tau:
+        p = robust_pvalue(stat, both)
+        assert p[0] == max(robust_pvalue(stat, corr)[0], robust_pvalue(stat, row)[0])
+        assert p in (robust_pvalue(stat, corr), robust_pvalue(stat, row))
+    with pytest.raises(ValueError, match="cannot be read"):
+        row.as_reference("corrected")
     with pytest.raises(ValueError, match="reference must be"):
         robust_moments(ch, first, 1, reference="exact")
 

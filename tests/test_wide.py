@@ -388,7 +388,8 @@ def test_summary_of_a_wide_fit_never_forms_the_blocks_covariances(monkeypatch):
 
 def test_rank_tests_and_bootstrap_say_where_they_were_measured_off():
     """Above config.RANK_TESTS_MAX_RATIO the small-sample premise (m < n1 n2,
-    as in every measured cell) says the default rank test was conservative (study_wide_default_size.txt), and
+    as in every measured cell) says the default rank test's references are not
+    derived there and what it does beyond d/m = 5 (study_width_both.txt), and
     from n/m = 0.05 the summary gives the bootstrap's measured under-coverage;
     a narrow fit says neither."""
     from jdr_stats.exceptions import AssumptionWarning
@@ -397,7 +398,9 @@ def test_rank_tests_and_bootstrap_say_where_they_were_measured_off():
     m = 200
     y, a, b = rng.standard_normal(m), rng.standard_normal((m, 30)), rng.standard_normal((m, 20))
     res = jdr.JointDimReduction(y, a, b).fit(1)  # m < n1 n2: the small-sample message
-    assert "size left its band there in both directions" in " ".join(res.diagnostics.messages)
+    msgs = " ".join(res.diagnostics.messages)
+    assert "references are not derived at this width" in msgs
+    assert "larger of two p-values" in msgs
     with pytest.warns(AssumptionWarning, match=r"max\(n1, n2\)/m = 0.15 > 0.1: the default"):
         res.rank_tests(max_rank=1)
     text = " ".join(str(res.summary()).split()).replace("under- ", "under-")

@@ -31,7 +31,7 @@ response matrix: ``Lambda_k = m sum_c ||U0^T X_c V0||^2 / s2`` with
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import integrate, stats
@@ -239,8 +239,10 @@ class RobustMoments:
     route: str
     n_pairs: int = 0
     #: ``"corrected"`` (theory 6d: mean ``tau + bias``, variance from the
-    #: off-diagonal part and the linear term ``lin``) or ``"per-row"`` (6:
-    #: mean ``tau``, variance from the diagonal and off-diagonal parts)
+    #: off-diagonal part and the linear term ``lin``), ``"per-row"`` (6:
+    #: mean ``tau``, variance from the diagonal and off-diagonal parts) or
+    #: ``"both"`` (6b, at ``d/m`` above the corrected reference's bound: the
+    #: larger of the two p-values; :meth:`as_reference` gives each)
     reference: str = "per-row"
     bias: float = 0.0
     lin: float = 0.0
@@ -248,25 +250,34 @@ class RobustMoments:
     #: reference only, else 0): the reference's own estimation error.
     off_var: float = 0.0
 
+    def as_reference(self, reference: str) -> RobustMoments:
+        """These moments read with one reference (``"corrected"`` or
+        ``"per-row"``; from ``"both"``, which holds what each needs)."""
+        if reference not in (self.reference, "per-row") and self.reference != "both":
+            raise ValueError(f"moments with the {self.reference} reference cannot be read "
+                             f"with the {reference} one")
+        return replace(self, reference=reference)
+
     @property
     def var_df(self) -> float:
         """Degrees of freedom of :attr:`var` as an estimate (``inf`` when its
         error is not carried): ``2 (lin + 2 off)^2 / (4 off_var)``."""
-        if self.reference != "corrected" or not self.off_var > 0:
+        if self.reference not in ("corrected", "both") or not self.off_var > 0:
             return float("inf")
         num = max(self.lin, 0.0) + 2.0 * max(self.off, 0.0)
         return 2.0 * num * num / (4.0 * self.off_var)
 
     @property
     def mean(self) -> float:
-        """Null mean of ``Lambda_k`` used by the reference."""
-        return self.tau + (self.bias if self.reference == "corrected" else 0.0)
+        """Null mean of ``Lambda_k`` used by the reference (``"both"``: the
+        corrected one's)."""
+        return self.tau + (self.bias if self.reference in ("corrected", "both") else 0.0)
 
     @property
     def var(self) -> float:
         """Finite-sample variance of ``Lambda_k`` (given the realised ``tau``
         for the corrected reference)."""
-        first = self.lin if self.reference == "corrected" else self.diag
+        first = self.lin if self.reference in ("corrected", "both") else self.diag
         return (max(first, 0.0) + 2.0 * max(self.off, 0.0)) / (self.nobs * self.s2) ** 2
 
     @property
@@ -540,19 +551,22 @@ def _off_pairs(rows: list[dict[str, np.ndarray]], sub: _Sub, norms: np.ndarray,
 
 
 def _reference(first: RotatedFirst, k: int, d: int, reference: str | None) -> str:
-    """``"corrected"`` (theory 6d) for one response column at ``k = 0``, and at
-    ``k >= 1`` while ``d / m <= ROBUST_CORRECTED_MAX_RATIO`` and the top-``k``
-    singular values are positive; else ``"per-row"`` (theory 6)."""
+    """``"corrected"`` (theory 6d) at ``k = 0``, and at ``k >= 1`` while
+    ``d / m <= ROBUST_CORRECTED_MAX_RATIO``; above it ``"per-row"`` (6) up to
+    ``ROBUST_BOTH_MIN_RATIO`` and ``"both"`` (6d: the larger p-value of the
+    two) beyond; ``"per-row"`` when the top-``k`` singular values or core
+    cannot be inverted."""
     if reference is not None:
-        if reference not in ("corrected", "per-row"):
-            raise ValueError(f"reference must be 'corrected' or 'per-row'; got {reference!r}")
+        if reference not in ("corrected", "per-row", "both"):
+            raise ValueError("reference must be 'corrected', 'per-row' or 'both'; "
+                             f"got {reference!r}")
         if reference == "per-row":
             return reference
-    elif k > 0 and d > config.ROBUST_CORRECTED_MAX_RATIO * first.nobs:
-        return "per-row"
     if k and not _core_invertible(first, k):
         return "per-row"
-    return "corrected"
+    if reference is None and k > 0 and d > config.ROBUST_CORRECTED_MAX_RATIO * first.nobs:
+        return "both" if d > config.ROBUST_BOTH_MIN_RATIO * first.nobs else "per-row"
+    return reference or "corrected"
 
 
 def _core_invertible(first: RotatedFirst, k: int) -> bool:
@@ -579,26 +593,26 @@ def robust_moments(chunks: RotChunks, first: RotatedFirst, k: int, *, centre: bo
     uncentred estimate of the first version.  ``route`` forces ``"dxd"``,
     ``"gram"`` or ``"pairs"`` (default: the cheapest exact route when it
     costs at most ``ROBUST_EXACT_FLOPS``, else ``"pairs"``).  ``reference``
-    forces ``"corrected"`` or ``"per-row"`` (default: :func:`_reference`).
+    forces ``"corrected"``, ``"per-row"`` or ``"both"`` (default: :func:`_reference`).
     """
     sub = _Sub.at(first, k, centre)
     p, q = sub.cm.shape
     nq = first.psibar.shape[0]
     d = p * q * nq
     ref = _reference(first, k, d, reference)
-    rows, norms = _collect(chunks, sub, _Core.at(first, k) if ref == "corrected" else None)
+    corrected = ref in ("corrected", "both")
+    rows, norms = _collect(chunks, sub, _Core.at(first, k) if corrected else None)
     m = first.nobs
     ysq = np.concatenate([np.sum(r["y"] ** 2, axis=1) for r in rows])
     tau = float(norms.sum()) / (m * first.s2)
     diag = float(np.sum((norms - tau * ysq / nq) ** 2))
-    bias, lin = _self_terms(rows, norms, m, first.s2) if ref == "corrected" else (0.0, 0.0)
+    bias, lin = _self_terms(rows, norms, m, first.s2) if corrected else (0.0, 0.0)
     # flop-equivalents: a Gram entry costs its dot products plus ~40 elementwise passes
     cost_dxd, cost_gram = float(m) * d * (d + 10), float(m) * m * (p + q + 2 * nq + 40)
     if route is None:
         cheap = min(cost_dxd, cost_gram)
         route = ("pairs" if cheap > config.ROBUST_EXACT_FLOPS
                  else "dxd" if cost_dxd <= cost_gram else "gram")
-    corrected = ref == "corrected"
     per_row: np.ndarray | None = None
     noise = 0.0
     gen = rng if rng is not None else np.random.default_rng(config.ROBUST_PAIR_SEED)
@@ -650,6 +664,10 @@ def robust_pvalue(stat: float, mom: RobustMoments) -> tuple[float, float, float,
     corrected reference (:attr:`RobustMoments.var_df`); ``mc_se`` is the
     Monte Carlo standard error of the p-value carried from that of ``var``
     (delta method, 0 when exact)."""
+    if mom.reference == "both":  # theory 6b: reject only when both references do
+        return max(robust_pvalue(stat, mom.as_reference("corrected")),
+                   robust_pvalue(stat, mom.as_reference("per-row")),
+                   key=lambda out: -np.inf if np.isnan(out[0]) else out[0])
     mean, var, nu = mom.mean, mom.var, mom.var_df
     if not (mean > 0 and var > 0):
         return float("nan"), float("nan"), 1.0, 0.0

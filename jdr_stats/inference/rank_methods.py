@@ -214,11 +214,16 @@ RANK_METHODS: dict[str, RankTestMethod] = _registry(
                 "of the off-diagonal and linear terms, p-value averaged over the error of "
                 "that variance (docs: theory of rank tests, section 6d)."
             ),
+            "both": (
+                "Reference at k >= 1 where d/m > %s: neither reference is derived at "
+                "this width (section 6b), and each left the band in one direction in "
+                "the width study, so the p-value is the larger of the corrected and "
+                "per-row ones (a test that rejects only when both do; conservative)."
+            ),
             "per-row": (
-                "Reference at k >= 1 where d/m > %s (or the top-k singular values or core "
-                "cannot be inverted): variance including the per-row part (section 6); "
-                "at d/m in the tens its size left the band in both directions (theory "
-                "10.3), so its p-values there are only indicative."
+                "Reference at k >= 1 where %s < d/m <= %s (or the top-k singular values "
+                "or core cannot be inverted): variance including the per-row part "
+                "(section 6), which held its size in the width study up to d/m = 4.8."
             ),
         },
         rotated=True,
@@ -305,6 +310,8 @@ RANK_METHODS: dict[str, RankTestMethod] = _registry(
 def tail_notes(method: RankTestMethod, tails: set[str]) -> list[str]:
     """The table notes of the tails / references a method's rows used."""
     ratio = f"{config.ROBUST_CORRECTED_MAX_RATIO:g}"
-    limits = {"bentler-xie": _rank_stats._MAX_EXACT_DIM,
-              "pairs": f"{config.ROBUST_EXACT_FLOPS:.3g}", "corrected": ratio, "per-row": ratio}
+    limits: dict[str, object] = {"bentler-xie": _rank_stats._MAX_EXACT_DIM,
+              "pairs": f"{config.ROBUST_EXACT_FLOPS:.3g}", "corrected": ratio,
+              "both": f"{config.ROBUST_BOTH_MIN_RATIO:g}",
+              "per-row": (ratio, f"{config.ROBUST_BOTH_MIN_RATIO:g}")}
     return [method.tail_notes[t] % limits[t] for t in sorted(tails) if t in method.tail_notes]
