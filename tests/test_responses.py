@@ -270,6 +270,33 @@ def test_invariance_class_relabelling(labels, rows):
     np.testing.assert_allclose(t1, t0, rtol=1e-6, atol=1e-12)
 
 
+@settings(max_examples=10, deadline=None)
+@given(st.data())
+def test_default_rank_test_invariant_for_q_gt_1(data):
+    """The default (robust, corrected reference with the HOSVD terms) rank
+    tests of a q > 1 response: the same p-values after recoding the response
+    columns or relabelling the classes, recoding the columns of both blocks
+    and reordering the rows."""
+    categorical = data.draw(st.booleans())
+    rows = np.array(data.draw(st.permutations(range(400))))
+    sa, ha, pa = column_recoding(data.draw, _A.shape[1])
+    sb, hb, pb = column_recoding(data.draw, _B.shape[1])
+    if categorical:
+        labels = data.draw(st.permutations(["A", "B", "C"]))
+        y0, y1 = _Y3, np.array([dict(zip("ABC", labels, strict=True))[v] for v in _Y3])
+    else:
+        sy, hy, py = column_recoding(data.draw, _YM.shape[1])
+        y0, y1 = _YM, (_YM * sy + hy)[:, py]
+    base = jdr.JointDimReduction(y0, _A, _B).fit(1).rank_tests(max_rank=2)
+    a1, b1 = (_A * sa + ha)[:, pa], (_B * sb + hb)[:, pb]
+    other = jdr.JointDimReduction(y1[rows], a1[rows], b1[rows]).fit(1).rank_tests(max_rank=2)
+    assert base.method == other.method == "robust"
+    assert any(r.startswith("Reference at k = 0") for r in base.references)
+    for col in ("statistic", "pvalue", "eff_df"):
+        x0, x1 = base.table[col].to_numpy(), other.table[col].to_numpy()
+        np.testing.assert_allclose(x1, x0, rtol=1e-6, atol=1e-12 * np.max(np.abs(x0)))
+
+
 # ---------------------------------------------------------------------------
 # Inference on each kind of response
 # ---------------------------------------------------------------------------
