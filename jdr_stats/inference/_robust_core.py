@@ -241,8 +241,8 @@ class RobustMoments:
     #: ``"corrected"`` (theory 6d: mean ``tau + bias``, variance from the
     #: off-diagonal part and the linear term ``lin``), ``"per-row"`` (6:
     #: mean ``tau``, variance from the diagonal and off-diagonal parts) or
-    #: ``"both"`` (6b, at ``d/m`` above the corrected reference's bound: the
-    #: larger of the two p-values; :meth:`as_reference` gives each)
+    #: ``"both"`` (6d "Above the bound", at ``d/m > ROBUST_BOTH_MIN_RATIO``:
+    #: the larger of the two p-values; :meth:`as_reference` gives each)
     reference: str = "per-row"
     bias: float = 0.0
     lin: float = 0.0
