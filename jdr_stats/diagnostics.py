@@ -279,7 +279,7 @@ class Premises:
         return [
             f"Bartlett's test detects a dependence between the blocks (p "
             f"{_p_text(self.independence_pvalue)}), but the largest cross-block canonical "
-            f"correlation, {largest:.2f}, is below the threshold {MAX_CROSS_CORRELATION} "
+            f"correlation, {largest:.4f}, is below the threshold {MAX_CROSS_CORRELATION} "
             "set by the premises study (weaker dependence left the rank tests' size "
             "in its band there): no warning"
         ]
