@@ -286,6 +286,11 @@ class RobustMoments:
         return 2.0 * self.off_se / (self.nobs * self.s2) ** 2
 
 
+def _core_grams(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``G = sum_c S_c S_c^T`` and ``H = sum_c S_c^T S_c`` of the core ``s`` (Q x k x k)."""
+    return np.einsum("cab,cdb->ad", s, s), np.einsum("cab,cad->bd", s, s)
+
+
 @dataclass(frozen=True)
 class _Core:
     """The top-``k`` core of the corrected reference (theory 6d): for one
@@ -303,8 +308,7 @@ class _Core:
         if first.psibar.shape[0] == 1:
             return cls(inv_s=1.0 / np.diag(first.psibar[0])[:k])
         s = first.psibar[:, :k, :k]
-        g = np.einsum("cab,cdb->ad", s, s)
-        h = np.einsum("cab,cad->bd", s, s)
+        g, h = _core_grams(s)
         return cls(s=s, ginv=np.linalg.inv(g), hinv=np.linalg.inv(h))
 
     def factors(self, y: np.ndarray, us: np.ndarray, vs: np.ndarray) -> dict[str, np.ndarray]:
@@ -381,9 +385,14 @@ def _self_terms(rows: list[dict[str, np.ndarray]], norms: np.ndarray, m: int,
     nmat /= m
     lam = np.concatenate([r["y"][:, 0] * np.einsum("ip,ip->i", r["u"] @ nmat, r["v"])
                           for r in rows]) - t / m
-    lam -= lam.mean()
+    return bias, _lin_variance(lam, t, m)
+
+
+def _lin_variance(lam: np.ndarray, t: np.ndarray, m: int) -> float:
+    """``lin = 4 sum_l (lambda_l - mean)^2 + 4 sum_i (T_i - mean)^2 / m^2``."""
+    lam = lam - lam.mean()
     tc = t - t.mean()
-    return bias, 4.0 * float(lam @ lam) + 4.0 * float(tc @ tc) / (m * m)
+    return 4.0 * float(lam @ lam) + 4.0 * float(tc @ tc) / (m * m)
 
 
 def _self_terms_q(rows: list[dict[str, np.ndarray]], norms: np.ndarray, m: int,
@@ -410,9 +419,7 @@ def _self_terms_q(rows: list[dict[str, np.ndarray]], norms: np.ndarray, m: int,
         own = np.sum(y * r["wn"], axis=1)
         owns.append(np.divide(own, yy, out=np.zeros_like(own), where=yy > 0))
     lam = np.concatenate(parts) - norms * np.concatenate(owns) / m
-    lam -= lam.mean()
-    tc = t - t.mean()
-    return bias, 4.0 * float(lam @ lam) + 4.0 * float(tc @ tc) / (m * m)
+    return bias, _lin_variance(lam, t, m)
 
 
 def _off_gram(rows: list[dict[str, np.ndarray]], sub: _Sub) -> tuple[float, np.ndarray]:
@@ -574,8 +581,7 @@ def _core_invertible(first: RotatedFirst, k: int) -> bool:
     column), or ``G = sum_c S_c S_c^T`` and ``H`` well conditioned (``Q > 1``)."""
     if first.psibar.shape[0] == 1:
         return bool(np.all(np.diag(first.psibar[0])[:k] > 0))
-    s = first.psibar[:, :k, :k]
-    for mat in (np.einsum("cab,cdb->ad", s, s), np.einsum("cab,cad->bd", s, s)):
+    for mat in _core_grams(first.psibar[:, :k, :k]):
         ev = np.linalg.eigvalsh(mat)
         if not ev[0] > 1e-12 * max(ev[-1], 0.0) or not ev[-1] > 0:
             return False
@@ -664,7 +670,7 @@ def robust_pvalue(stat: float, mom: RobustMoments) -> tuple[float, float, float,
     corrected reference (:attr:`RobustMoments.var_df`); ``mc_se`` is the
     Monte Carlo standard error of the p-value carried from that of ``var``
     (delta method, 0 when exact)."""
-    if mom.reference == "both":  # theory 6b: reject only when both references do
+    if mom.reference == "both":  # theory 6d: reject only when both references do
         return max(robust_pvalue(stat, mom.as_reference("corrected")),
                    robust_pvalue(stat, mom.as_reference("per-row")),
                    key=lambda out: -np.inf if np.isnan(out[0]) else out[0])
