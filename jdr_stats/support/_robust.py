@@ -114,15 +114,23 @@ def _setup(yc, z, w_focal, w_other, rank, standardize) -> _Setup:
         wr = m * g
         lev_p = np.full(m, 1.0 / m)
         p0 = 1
-    bases = None
-    d = wy.shape[1]
-    if rank is not None:
-        k_mat = xhat.T @ xhat if standardize else g.T @ g
-        rho = 1.0 / zeta if standardize else np.ones(nf)
-        bases = loo_bases(k_mat, g, rho, rank)
-        d = rank
+    bases, d = _bases(rank, xhat, g, zeta, standardize, wy.shape[1])
     return _Setup(resid=resid, rss=rss, lev_p=lev_p, w_res=w_res, wr=wr, bases=bases,
                   standardize=standardize, p0=p0, d=d)
+
+
+def _bases(rank: int | None, xhat: np.ndarray | None, g: np.ndarray, zeta: np.ndarray,
+           standardize: bool, d_marginal: int) -> tuple[np.ndarray | None, int]:
+    """The leave-one-out bases of the conditional test and their dimension
+    (``None`` and ``d_marginal`` for the marginal test, ``rank is None``)."""
+    if rank is None:
+        return None, d_marginal
+    if standardize:
+        assert xhat is not None
+        k_mat, rho = xhat.T @ xhat, 1.0 / zeta
+    else:
+        k_mat, rho = g.T @ g, np.ones(zeta.size)
+    return loo_bases(k_mat, g, rho, rank), rank
 
 
 def _design(s: _Setup, j0: int, j1: int) -> tuple[np.ndarray, np.ndarray]:

@@ -22,8 +22,7 @@ import numpy as np
 
 from .. import config
 from .._linalg import Whitening
-from ._loo import loo_bases
-from ._robust import _Setup
+from ._robust import _bases, _Setup
 from ._statistics import products
 
 __all__ = ["setup_from_rows"]
@@ -94,12 +93,6 @@ def setup_from_rows(
         rss, wr, p0 = m / zeta, m * g / zeta[:, None], nf + 1
     else:
         rss, wr, p0 = m * zeta, m * g, 1
-    bases = None
-    d = no
-    if rank is not None:
-        k_mat = xhat.T @ xhat if standardize else g.T @ g
-        rho = 1.0 / zeta if standardize else np.ones(nf)
-        bases = loo_bases(k_mat, g, rho, rank)
-        d = rank
+    bases, d = _bases(rank, xhat, g, zeta, standardize, no)
     return _Setup(resid=resid, rss=rss, lev_p=lev_p, w_res=w_res, wr=wr, bases=bases,
                   standardize=standardize, p0=p0, d=d)
