@@ -127,7 +127,7 @@ class _RobustQ:
 
     def row(self, stat: float, k: int) -> dict[str, float]:
         mom = robust_moments(self.chunks, self.first, k, rng=self.rng)
-        self.tags.update(("pairs", mom.reference) if mom.route == "pairs" else (mom.reference,))
+        self.tags.update(mom.tags)
         pv, eff, scale, mc = robust_pvalue(stat / self.first.s2, mom)
         return {"df": np.nan, "pvalue": pv, "eff_df": eff, "scale": scale, "mc_se": mc}
 

@@ -250,6 +250,12 @@ class RobustMoments:
     #: reference only, else 0): the reference's own estimation error.
     off_var: float = 0.0
 
+    @property
+    def tags(self) -> tuple[str, ...]:
+        """The keys of the table notes these moments need: the reference, and
+        ``"pairs"`` when ``off`` was sampled."""
+        return ("pairs", self.reference) if self.route == "pairs" else (self.reference,)
+
     def as_reference(self, reference: str) -> RobustMoments:
         """These moments read with one reference (``"corrected"`` or
         ``"per-row"``; from ``"both"``, which holds what each needs)."""

@@ -125,9 +125,8 @@ def _robust_row(w: _Whitened, k: int, opts: RowOptions) -> Row:
     mom = w.robust(k, opts.pair_rng)
     stat = w.statistic(k)
     pv, eff, scale, mc = robust_pvalue(stat, mom)
-    tags = ("pairs", mom.reference) if mom.route == "pairs" else (mom.reference,)
     return {"statistic": stat, "df": np.nan, "pvalue": pv, "eff_df": eff, "scale": scale,
-            "mc_se": mc}, tags
+            "mc_se": mc}, mom.tags
 
 
 def _wald_row(w: _Whitened, k: int, opts: RowOptions) -> Row:
