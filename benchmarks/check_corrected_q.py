@@ -47,14 +47,7 @@ SETTINGS = (  # response, blocks, m, n1, n2, r
 
 
 def draw(rng, kind, blocks, m, n1, n2, r):
-    def block(n):
-        if blocks == "t5":
-            return rng.standard_t(5, (m, n)) / np.sqrt(5 / 3)
-        if blocks == "gamma":
-            return (rng.gamma(2.0, 1.0, (m, n)) - 2.0) / np.sqrt(2.0)
-        return rng.standard_normal((m, n))
-
-    a, b = block(n1), block(n2)
+    a, b = jdr.simulate.draw_blocks(m, n1, n2, blocks, seed=rng)
     t = np.sum(a[:, :r] * b[:, :r], axis=1) / np.sqrt(r)
     if kind == "multi":
         y = np.column_stack([t + rng.standard_normal(m), 0.5 * t + rng.standard_normal(m)])
