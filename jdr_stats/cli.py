@@ -161,13 +161,15 @@ def _build_parser() -> _Parser:
                      help="rows with a missing value: 'drop' drops them (with a warning); "
                           "'none' (default) and 'raise' stop with an error naming the columns")
     fit.add_argument("--rank-method",
-                     choices=("robust", "wald", "chi2", "general", "permutation", "ladle"),
+                     choices=("robust", "wald", "chi2", "general", "permutation", "spectral",
+                              "ladle"),
                      default="robust",
                      help="how --rank auto chooses the rank: sequential tests of this method "
                           "or the ladle (default robust)")
     fit.add_argument("--seed", type=int, default=None,
-                     help="seed of the permutation test, the ladle, the bootstrap and the support "
-                          "selection (each draws from its own child stream of the seed)")
+                     help="seed of the permutation and spectral tests, the ladle, the "
+                          "bootstrap and the support selection (each draws from its own child "
+                          "stream of the seed)")
     fit.add_argument("--bootstrap", type=_positive, default=None, metavar="N",
                      help="bootstrap the fit with N replicates")
     fit.add_argument("--bootstrap-method", choices=("pairs", "poisson"), default="pairs",

@@ -404,7 +404,7 @@ class JointDimReduction(DataModel):
             :class:`~jdr_stats.exceptions.SupportSelectionWarning` and a note
             in the summary.  The tests whiten with the sample covariance
             whatever ``whitening`` (so they need ``m >= max(n1, n2) + 2``).
-        rank_method : {"robust", "wald", "chi2", "general", "permutation", "ladle"}
+        rank_method : {"robust", "wald", "chi2", "general", "permutation", "spectral", "ladle"}
             How ``rank="auto"`` chooses the rank: the sequential tests of that
             method (default ``"robust"``, valid without distributional
             assumptions; ``"chi2"`` is the normal-theory test), or the ladle

@@ -447,7 +447,7 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         method: RankMethod = "robust",
         *,
         max_rank: int | None = None,
-        n_perm: int = 999,
+        n_perm: int | None = None,
         seed: int | np.random.Generator | None = None,
         progress: bool | Callable[[int, int], Any] = False,
         n_jobs: int | None = None,

@@ -24,7 +24,10 @@ statistic ``T_k`` of ``rank_robust``.  The methods:
   estimated covariance of the complement block (no distributional
   assumption), tail by Imhof's (1961) inversion formula;
 * ``"permutation"``: the complement coordinates' rows are permuted (Cook and
-  Yin 2001) and the statistic recomputed.
+  Yin 2001) and the statistic recomputed;
+* ``"spectral"``: the (k+1)-th singular value against Rademacher sign flips
+  of the rows of a bound that holds in every sample, with cross-fitted
+  projections (for blocks much wider than the sample: theory 6e).
 
 Each method is an entry of the registry
 :data:`~jdr_stats.inference.rank_methods.RANK_METHODS` (its row computation,
@@ -68,10 +71,13 @@ __all__ = [
     "rank_tests",
 ]
 
-RankMethod = Literal["robust", "wald", "chi2", "general", "permutation"]
+RankMethod = Literal["robust", "wald", "chi2", "general", "permutation", "spectral"]
 _METHODS = tuple(RANK_METHODS)
 #: What fit(rank="auto", rank_method=...) accepts: the tests and the ladle.
 _SELECTORS = (*_METHODS, "ladle")
+#: Replicates per row when ``n_perm`` is None (one sign flip costs a product
+#: of the size of the fit; one permutation much less).
+_DEFAULT_REPLICATES = {"permutation": 999, "spectral": 199}
 
 
 # ---------------------------------------------------------------------------
@@ -91,9 +97,10 @@ class RankTestResults(TestTable):
         test ``eff_df`` and ``scale`` (``Lambda_k ~ scale * chi2(eff_df)``),
         the Wald test ``fstat`` and ``df_denom`` (``fstat ~ F(df,
         df_denom)``), the general test ``eff_df`` (``(sum w)^2 / sum w^2``),
-        the permutation test ``n_perm``.  (The ladle is not a test: it has
+        the permutation test ``n_perm``, the spectral test ``n_flips``
+        (its ``statistic`` is ``m s_{k+1}^2 / s_y^2``).  (The ladle is not a test: it has
         its own :class:`~jdr_stats.inference.ladle.LadleResults`.)
-    method : {"robust", "wald", "chi2", "general", "permutation"}
+    method : {"robust", "wald", "chi2", "general", "permutation", "spectral"}
     method_label : str
         The method as a sentence.
     nobs, n1, n2 : int
@@ -222,13 +229,15 @@ def _run(
     *,
     method: str,
     max_rank: int | None,
-    n_perm: int,
+    n_perm: int | None,
     seed: Any,
     stop_alpha: float | None = None,
     progress: ProgressArg = False,
     n_jobs: int | None = None,
 ) -> RankTestResults:
     spec = RANK_METHODS[check_choice(method, "method", _METHODS)]
+    if n_perm is None:
+        n_perm = _DEFAULT_REPLICATES.get(spec.name, 999)
     check_int(n_perm, "n_perm", low=1)
     check_progress(progress)
     n_jobs = check_n_jobs(n_jobs)
@@ -261,16 +270,18 @@ def _run(
             if stop_alpha is not None and not row["pvalue"] <= stop_alpha:
                 break
             if k == 0 and top > 0:
-                _warn_long(w, spec.name, time.perf_counter() - start, top, stop_alpha)
+                _warn_long(w, spec, time.perf_counter() - start, top, stop_alpha)
     return _build(w, spec, rows, tails)
 
 
-def _warn_long(w: _Whitened, name: str, first: float, top: int,
+def _warn_long(w: _Whitened, spec: RankTestMethod, first: float, top: int,
                stop_alpha: float | None) -> None:
     """Warn when the rows still to run are expected to take over
     ``config.LONG_RUN_SECONDS``: row ``k`` costs about ``(n1-k)(n2-k) / (n1 n2)``
-    of row 0 (measured); a rank selection (``stop_alpha``) is expected to stop
-    after the rank the normal-theory tests choose, plus one row."""
+    of row 0 (measured), or as much as row 0 for a method of ``flat_cost``; a
+    rank selection (``stop_alpha``) is expected to stop after the rank the
+    normal-theory tests choose, plus one row."""
+    name = spec.name
     last = top
     if stop_alpha is not None:
         from scipy import stats
@@ -280,7 +291,8 @@ def _warn_long(w: _Whitened, name: str, first: float, top: int,
                 last = min(k + 1, top)
                 break
     ks = np.arange(1, last + 1)
-    rest = first * float(np.sum((w.n1 - ks) * (w.n2 - ks))) / (w.n1 * w.n2)
+    rest = first * (float(ks.size) if spec.flat_cost else
+                    float(np.sum((w.n1 - ks) * (w.n2 - ks))) / (w.n1 * w.n2))
     if first + rest > config.LONG_RUN_SECONDS:
         warnings.warn(
             f"the {name} rank tests are expected to take about {first + rest:.0f} s "
@@ -313,7 +325,7 @@ def rank_tests(
     *,
     method: RankMethod = "robust",
     max_rank: int | None = None,
-    n_perm: int = 999,
+    n_perm: int | None = None,
     seed: int | np.random.Generator | None = None,
     progress: ProgressArg = False,
     n_jobs: int | None = None,
@@ -332,7 +344,7 @@ def rank_tests(
         ``data`` when they hold none).
     whitening : (Whitening, Whitening), optional
         The blocks' whitenings if already factored.
-    method : {"robust", "wald", "chi2", "general", "permutation"}
+    method : {"robust", "wald", "chi2", "general", "permutation", "spectral"}
         ``"robust"`` (default): ``Lambda_k`` against a scaled chi-square with
         its finite-sample mean and variance estimated from the rows, no
         distributional assumption (within the size band in 41 of the 42
@@ -342,13 +354,17 @@ def rank_tests(
         (conservative, less powerful).  ``"chi2"``: the normal-theory
         chi-square (Gaussian blocks, noise independent of them); ``"general"``:
         weighted chi-square with estimated weights; ``"permutation"``
-        (normal-theory premise).
+        (normal-theory premise); ``"spectral"``: the (k+1)-th singular value
+        against sign flips of a bound (conservative at ``k >= 1``; for
+        blocks much wider than the sample, where it detects strong
+        directions the Frobenius statistic misses: theory 6e).
     max_rank : int, optional
         Largest ``k`` tested, ``0 <= max_rank <= min(n1, n2) - 1`` (default).
-    n_perm : int
-        Permutations per row (permutation test only).
+    n_perm : int, optional
+        Replicates per row of the resampling tests: permutations (default
+        999) or sign flips of the spectral test (default 199).
     seed : int, Generator or None
-        Seed of the permutations (permutation test only).
+        Seed of the permutations or sign flips (those tests only).
     progress : bool or callable
         ``True`` shows a progress bar (tqdm, or lines on standard error); a
         callable is called as ``progress(done, total)``, counting rows of the
@@ -424,7 +440,7 @@ def choose_rank(
     method: RankMethod | Literal["ladle"] = "robust",
     alpha: float = 0.05,
     seed: int | np.random.Generator | None = None,
-    n_perm: int = 999,
+    n_perm: int | None = None,
     progress: ProgressArg = False,
 ) -> tuple[int, RankTestResults | LadleResults]:
     """Choose ``r`` as the first ``k`` whose test of ``H0: r = k`` is not rejected.

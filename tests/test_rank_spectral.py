@@ -1,0 +1,160 @@
+"""Tests of the spectral rank test (``method="spectral"``; theory 6e).
+
+The replicates are checked against an explicit computation (every row's
+projected vector formed one by one), the p-values against seeded
+simulations (tolerances from the Monte Carlo standard error), and the
+table against rescaling, shifting and reordering the columns.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import jdr_stats as jdr
+from jdr_stats.inference import _rank_spectral as sp
+from jdr_stats.inference._rank_stats import _whiten
+from jdr_stats.inference.rank_methods import RANK_METHODS, RowOptions
+
+ALPHA = 0.05
+
+
+def _band_hi(reps: int, level: float = ALPHA, k: float = 2.5) -> float:
+    return level + k * np.sqrt(level * (1 - level) / reps) + 0.005
+
+
+@pytest.fixture(scope="module")
+def fit_r2():
+    sim = jdr.simulate.bilinear(800, 7, 6, 2, seed=11)
+    return jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(2)
+
+
+def test_bound_holds_in_every_sample():
+    """s_{k+1}(X) <= ||(I - P) X|| for any rank-k projector P: the premise of the test."""
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        x = rng.standard_normal((9, 7))
+        k = int(rng.integers(1, 5))
+        q = np.linalg.qr(rng.standard_normal((9, k)))[0]
+        s = np.linalg.svd(x, compute_uv=False)
+        bound = np.linalg.norm(x - q @ (q.T @ x), 2)
+        assert s[k] <= bound * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("k", [0, 1, 2])
+def test_replicates_match_explicit_projection(fit_r2, k):
+    """Each replicate equals min(||sum e_i y_i (I - P_i) a_i b_i'||, ...)^2 / (m s_y^2),
+    every row's projected vector built one at a time."""
+    w = _whiten(fit_r2.model.data, fit_r2.moments)
+    y, a, b = w.in_memory()
+    work = sp._SpectralBatch(w, k, np.random.default_rng(3))
+    gens = [np.random.default_rng(100 + j) for j in range(3)]
+    got = work(gens)
+    m = w.m
+    # explicit: the halves drawn by the same generator, directions from the other half
+    order = np.random.default_rng(3).permutation(m)
+    half = np.zeros(m, dtype=int)
+    half[order[m // 2:]] = 1
+    proj_a, proj_b = [np.eye(w.n1)] * 2, [np.eye(w.n2)] * 2
+    if k > 0:
+        for h in (0, 1):
+            rows = half != h
+            x = sum(a[i][:, None] * y[i] * b[i][None, :] for i in np.flatnonzero(rows))
+            u, _, vt = np.linalg.svd(x / rows.sum())
+            proj_a[h] = np.eye(w.n1) - u[:, :k] @ u[:, :k].T
+            proj_b[h] = np.eye(w.n2) - vt[:k].T @ vt[:k]
+    for j in range(3):
+        e = np.random.default_rng(100 + j).choice(np.array([-1.0, 1.0]), size=m)
+        left = sum(e[i] * y[i] * np.outer(proj_a[half[i]] @ a[i], b[i]) for i in range(m))
+        right = sum(e[i] * y[i] * np.outer(a[i], proj_b[half[i]] @ b[i]) for i in range(m))
+        want = min(np.linalg.norm(left, 2), np.linalg.norm(right, 2)) ** 2 / (m * w.var_y)
+        assert got[j] == pytest.approx(want, rel=1e-9)
+
+
+def test_statistic_is_the_next_singular_value(fit_r2):
+    w = _whiten(fit_r2.model.data, fit_r2.moments, rows=False)
+    t = fit_r2.rank_tests("spectral", max_rank=2, n_perm=19, seed=1).table
+    np.testing.assert_allclose(t["statistic"], w.m * w.s[:3] ** 2 / w.var_y, rtol=1e-12)
+
+
+def test_reproducible_and_independent_of_batches(fit_r2, monkeypatch):
+    a = fit_r2.rank_tests("spectral", max_rank=2, n_perm=39, seed=5).table
+    b = fit_r2.rank_tests("spectral", max_rank=2, n_perm=39, seed=5).table
+    pd.testing.assert_frame_equal(a, b)
+    assert (a["n_flips"] == 39).all()
+    monkeypatch.setattr(sp, "_CHUNK_FLOATS", 1)  # one replicate per batch
+    c = fit_r2.rank_tests("spectral", max_rank=2, n_perm=39, seed=5).table
+    pd.testing.assert_frame_equal(a, c)
+    # the default number of sign flips is 199
+    d = fit_r2.rank_tests("spectral", max_rank=0, seed=5).table
+    assert d["n_flips"].iloc[0] == 199
+
+
+def test_invariant_to_units_shifts_and_column_order(fit_r2):
+    model = fit_r2.model
+    rng = np.random.default_rng(4)
+    ya, yb = model.exog_a, model.exog_b
+    pa, pb = rng.permutation(ya.shape[1]), rng.permutation(yb.shape[1])
+    other = jdr.JointDimReduction(
+        -2.0 * model.endog + 5.0,
+        ya[:, pa] * rng.uniform(0.1, 10.0, ya.shape[1]) + 3.0,
+        yb[:, pb] * rng.uniform(0.1, 10.0, yb.shape[1]) - 1.0,
+    ).fit(2)
+    t1 = fit_r2.rank_tests("spectral", max_rank=3, n_perm=39, seed=8).table
+    t2 = other.rank_tests("spectral", max_rank=3, n_perm=39, seed=8).table
+    np.testing.assert_allclose(t1["statistic"], t2["statistic"], rtol=1e-7)
+    np.testing.assert_array_equal(t1["pvalue"], t2["pvalue"])
+
+
+def test_power_at_ranks_below_the_truth(fit_r2):
+    t = fit_r2.rank_tests("spectral", max_rank=2, n_perm=39, seed=2).table
+    assert (t["pvalue"].iloc[:2] == 1 / 40).all()
+    assert t["pvalue"].iloc[2] > ALPHA
+    assert fit_r2.model.fit("auto", rank_method="spectral", seed=2).rank == 2
+
+
+def _pvalues(design: str, k: int, reps: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(reps):
+        if k == 0:  # y independent of heavy-tailed blocks, skewed
+            a = rng.standard_t(5, (300, 6))
+            b = rng.standard_t(5, (300, 5))
+            y = rng.exponential(1.0, 300)
+        else:
+            sim = jdr.simulate.bilinear(300, 6, 5, k, design=design, seed=rng)
+            y, a, b = sim.y, sim.a, sim.b
+        w = _whiten(jdr.JointDimReduction(y, a, b).data, jdr.JointDimReduction(y, a, b).moments())
+        row, _ = RANK_METHODS["spectral"].row(w, k, RowOptions(n_perm=39, rng=rng))
+        out.append(row["pvalue"])
+    return np.asarray(out)
+
+
+def test_size_at_rank_zero_is_exact():
+    """At k = 0 the sign flips give the exact conditional null for symmetric
+    blocks, whatever the response: size alpha within the Monte Carlo band."""
+    reps = 300
+    pv = _pvalues("t5", 0, reps, 20261126)
+    se = np.sqrt(ALPHA * (1 - ALPHA) / reps)
+    assert abs(np.mean(pv <= ALPHA) - ALPHA) <= 2.5 * se + 0.005
+
+
+@pytest.mark.parametrize("design", ["gaussian", "t5"])
+def test_size_at_the_true_rank_is_at_most_alpha(design):
+    """At k = r >= 1 the test refers a lower bound to the law of the bound:
+    its size may be below alpha, never above (within the Monte Carlo band)."""
+    reps = 150
+    pv = _pvalues(design, 1, reps, 7)
+    assert np.mean(pv <= ALPHA) <= _band_hi(reps)
+
+
+def test_refusals():
+    sim = jdr.simulate.bilinear(300, 4, 3, 1, seed=1)
+    y2 = np.column_stack([sim.y, sim.y ** 2])
+    res = jdr.JointDimReduction(y2, sim.a, sim.b).fit(1)
+    with pytest.raises(ValueError, match="spectral rank test needs a single response column"):
+        res.rank_tests("spectral", seed=1)
+    res1 = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(1)
+    with pytest.raises(ValueError, match="n_perm"):
+        res1.rank_tests("spectral", n_perm=0)
