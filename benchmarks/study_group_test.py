@@ -9,6 +9,7 @@ a.  Designs: Gaussian blocks and normal noise (the derivation's premise),
 t(5) blocks, Laplace blocks with t(3) noise, heteroscedastic noise.
 
     python benchmarks/study_group_test.py [--reps 400] [--seed 20261126]
+        [--rank 1 --n1 6 --n2 5 --s 2]
 
 Output recorded in benchmarks/results/study_group_test.txt.
 """
@@ -64,7 +65,11 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=400)
     ap.add_argument("--seed", type=int, default=20261126)
+    ap.add_argument("--rank", type=int, default=1)
+    ap.add_argument("--n1", type=int, default=6)
+    ap.add_argument("--n2", type=int, default=5)
+    ap.add_argument("--s", type=int, default=2, help="active variables per block")
     args = ap.parse_args()
     t0 = time.perf_counter()
-    study(args.reps, args.seed)
+    study(args.reps, args.seed, n1=args.n1, n2=args.n2, r=args.rank, s=args.s)
     print(f"time {time.perf_counter() - t0:.0f} s")

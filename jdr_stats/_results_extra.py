@@ -20,7 +20,7 @@ import pandas as pd
 from .fit_measures import FitMeasures, fit_measures
 from .inference.hypotheses import TestResult, TestTable
 from .support._group import group_statistic, resolve_variables
-from .support._statistics import Prepared, prepare
+from .support._statistics import Prepared, block_tests, prepare
 
 __all__ = ["FitMeasuresMixin"]
 
@@ -138,7 +138,10 @@ class FitMeasuresMixin:
         block's subspace" (R's ``drop1``): columns ``statistic``, ``df``,
         ``pvalue``, then ``block``, indexed by the variable names.
 
-        Each row is :meth:`test_variables` of that variable alone.  The
+        Each row is :meth:`test_variables` of that variable alone, computed
+        for all the variables of a block at once (the coordinate tests with
+        ``covariance="sandwich"``: one eigendecomposition per block, the
+        leave-one-out bases from it; theory of support, 12.1).  The
         p-values are not adjusted for multiplicity
         (:meth:`JointDimReduction.select_support` selects with FDR control).
 
@@ -150,12 +153,18 @@ class FitMeasuresMixin:
         >>> res.drop1().table.columns.tolist()
         ['statistic', 'df', 'pvalue', 'block']
         """
+        if test not in ("conditional", "marginal"):
+            raise ValueError(f'test must be "conditional" or "marginal"; got {test!r}')
         rows, index = [], []
-        data = self._model.data
-        for block, names in (("a", data.exog_names_a), ("b", data.exog_names_b)):
-            for name in names:
-                t = self.test_variables({block: [name]}, test=test)
-                rows.append((t.statistic, t.df, t.pvalue, block))
+        data, prep = self._model.data, self._prepared
+        rank = self._fit.rank if test == "conditional" else None
+        for block, names, z, wf, wo in (("a", data.exog_names_a, prep.z_a, prep.w_a, prep.w_b),
+                                        ("b", data.exog_names_b, prep.z_b, prep.w_b, prep.w_a)):
+            ct = block_tests(prep.yc, z, wf, wo, rank=rank, conditional=rank is not None,
+                             standardize=self._fit.standardize, covariance="sandwich",
+                             method="chi2", n_perm=0, rng=None)
+            for name, stat, pv in zip(names, ct.stat, ct.pvalue, strict=True):
+                rows.append((float(stat), float(ct.df), float(pv), block))
                 index.append(str(name))
         table = pd.DataFrame(rows, columns=["statistic", "df", "pvalue", "block"],
                              index=pd.Index(index, name="variable"))

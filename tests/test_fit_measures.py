@@ -122,6 +122,10 @@ def test_one_variable_is_the_sandwich_coordinate_test(res, test):
                                np.concatenate([expect["a"].pvalue, expect["b"].pvalue]),
                                rtol=1e-8, atol=1e-300)
     assert set(table["df"]) == ({2.0} if test == "conditional" else {4.0, 5.0})
+    # drop1 computes a block at once; test_variables one variable at a time
+    for name in ("a0", "a3", "b1"):
+        one = res.test_variables({name[0]: [name]}, test=test)
+        assert one.statistic == pytest.approx(table.loc[name, "statistic"], rel=1e-9)
 
 
 def test_group_test_df_names_and_power(sim, res):

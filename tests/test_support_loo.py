@@ -6,7 +6,10 @@
 * select_support gives the p-values, statistics and selections that the
   previous implementation (commit 7fb34fe) recorded in
   ``tests/results/support_reference/`` (every test method and rule, q = 2,
-  heavy-tailed noise), to rounding;
+  heavy-tailed noise), to rounding; except the conditional sandwich test,
+  whose statistic now takes the leave-one-out basis turned to the full one
+  (theory of support, 12.1): it is checked against an explicit computation
+  with arbitrarily signed and rotated bases instead;
 * the tests formed from the rows block by block equal those of the arrays
   path (:func:`robust_coordinate_tests`), also when the rows come in several
   chunks and the wild resample rows in several groups.
@@ -89,7 +92,11 @@ def test_select_support_equals_previous_implementation():
         warnings.simplefilter("ignore")
         got = {name: script.run(name, *case) for name, case in script.cases().items()}
     assert set(got) == set(ref)
-    for name in ref:
+    # the conditional sandwich statistic changed by design (aligned bases; see
+    # test_sandwich_statistic_independent_of_basis_conventions)
+    changed = {"sandwich"}
+    assert got["sandwich"]["sel"] == ref["sandwich"]["sel"]
+    for name in set(ref) - changed:
         p_ref, p_new = np.array(ref[name]["p"]), np.array(got[name]["p"])
         np.testing.assert_allclose(p_new, p_ref, rtol=1e-9, atol=1e-12, err_msg=name)
         np.testing.assert_allclose(np.array(got[name]["stat"]), np.array(ref[name]["stat"]),
@@ -118,3 +125,42 @@ def test_rows_path_equals_arrays_path(monkeypatch, standardize):
         tab = sup.table.xs(block, level="block")
         np.testing.assert_allclose(tab["statistic"].to_numpy(), res.stat, rtol=1e-9)
         np.testing.assert_array_equal(tab["pvalue"].to_numpy(), res.pvalue)
+
+
+def test_sandwich_statistic_independent_of_basis_conventions():
+    """The conditional sandwich statistic m t_j' Omega_j^{-1} t_j, computed
+    explicitly with one dense eigendecomposition per variable whose basis
+    (and the full-data basis) are turned by arbitrary orthogonal matrices,
+    then aligned by the Procrustes rotation: the library's value for every
+    variable, whatever the rotations (before the alignment the statistic
+    depended on them)."""
+    from jdr_stats.support._statistics import block_tests
+
+    sim = jdr.simulate.bilinear(600, 6, 5, 2, design="t5", seed=4)
+    res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(2)
+    prep = prepare(res.model.data, True)
+    yc, z, wf, wo = prep.yc, prep.z_a, prep.w_a, prep.w_b
+    lib = block_tests(yc, z, wf, wo, rank=2, conditional=True, standardize=True,
+                      covariance="sandwich", method="chi2", n_perm=0, rng=None).stat
+    m = yc.shape[0]
+    wy = yc[:, None] * wo
+    xhat = wf.T @ wy / m
+    h0 = wy - wy.mean(axis=0)
+    rng = np.random.default_rng(0)
+
+    def top(k_mat):
+        return np.linalg.eigh(k_mat)[1][:, ::-1][:, :2]
+
+    for trial in range(3):
+        turn = np.linalg.qr(rng.standard_normal((2, 2)))[0] if trial else np.eye(2)
+        v_r = top(xhat.T @ xhat) @ turn
+        h = (h0 - (wf @ (xhat @ v_r)) @ v_r.T) @ v_r
+        for j in range(z.shape[1]):
+            g = z[:, j] @ wy / m
+            zeta = z[:, j] @ z[:, j] / m
+            basis = top(xhat.T @ xhat - np.outer(g, g) / zeta)
+            basis = basis @ np.linalg.qr(rng.standard_normal((2, 2)))[0]  # any convention
+            u, _, wt = np.linalg.svd(basis.T @ v_r)
+            t = g @ basis @ (u @ wt)
+            omega = (z[:, j, None] ** 2 * h).T @ h / m
+            assert m * t @ np.linalg.solve(omega, t) == pytest.approx(lib[j], rel=1e-8)

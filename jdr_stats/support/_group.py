@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from ._loo import align_bases
 from ._statistics import Prepared, products
 
 __all__ = ["GroupStatistic", "group_statistic", "resolve_variables"]
@@ -106,7 +107,8 @@ def _block_pieces(
             k_loo = k_full - g.T @ np.linalg.solve(zg.T @ zg / m, g)
         else:
             k_loo = k_full - g.T @ g
-        t = g @ _top_basis(k_loo, rank)
+        # t in the basis without the group, turned to the full one (theory 12.1)
+        t = g @ align_bases(_top_basis(k_loo, rank)[None], v_r)[0]
     psi = (z[:, idx][:, :, None] * h[:, None, :]).reshape(m, -1)
     return t.reshape(-1), psi
 

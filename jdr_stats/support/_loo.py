@@ -29,7 +29,7 @@ import numpy as np
 
 from .. import config
 
-__all__ = ["loo_bases", "loo_bases_dense"]
+__all__ = ["align_bases", "loo_bases", "loo_bases_dense"]
 
 #: Bisection steps of the secular equation: each halves the bracket, so 80
 #: steps resolve a root to about 1e-24 of its interval, below the rounding of
@@ -86,6 +86,21 @@ def loo_bases(k_mat: np.ndarray, g: np.ndarray, rho: np.ndarray, rank: int) -> n
             idx = np.flatnonzero(bad) + j0
             out[idx] = loo_bases_dense(k_mat, g[idx], rho[idx], rank)
     return out
+
+
+def align_bases(bases: np.ndarray, full: np.ndarray) -> np.ndarray:
+    """Each basis rotated within its span to the one closest to ``full``.
+
+    ``bases`` (nf, no, r) with orthonormal columns, ``full`` (no, r): returns
+    ``B_j R_j`` with ``R_j = U_j W_j^T`` from the SVD ``B_j^T full = U_j S_j
+    W_j^T`` (the orthogonal Procrustes rotation, minimising
+    ``||B_j R - full||_F``).  The result depends on ``B_j`` only through its
+    span, and turns with ``full`` (``full O`` gives ``B_j R_j O``), so a
+    statistic that takes coordinates in the aligned basis and a covariance in
+    ``full`` no longer depends on the eigensolvers' signs and rotations.
+    """
+    u, _, wt = np.linalg.svd(np.einsum("jnd,ne->jde", bases, full))
+    return np.matmul(bases, np.matmul(u, wt))
 
 
 def _secular_vectors(

@@ -19,7 +19,7 @@ from .. import config
 from .._data import RowsData
 from .._linalg import BlockMoments, Whitening, block_moments, block_whitenings
 from ..inference.hypotheses import perm_pvalue
-from ._loo import loo_bases, loo_bases_dense
+from ._loo import align_bases, loo_bases
 
 __all__ = ["CoordinateTests", "Inputs", "Prepared", "block_tests", "inputs", "prepare",
            "prepare_from", "products", "threshold_scores"]
@@ -180,13 +180,8 @@ class _Design:
     df2: int
 
 
-def _design(yc, z, w_focal, w_other, rank, conditional, standardize, n_lost=0,
-            dense_bases=False) -> _Design:
-    """The shared pieces of the tests of one block (see :func:`block_tests`).
-
-    ``dense_bases``: the leave-one-out bases from one dense eigendecomposition
-    per variable (the sandwich test: see :func:`block_tests`).
-    """
+def _design(yc, z, w_focal, w_other, rank, conditional, standardize, n_lost=0) -> _Design:
+    """The shared pieces of the tests of one block (see :func:`block_tests`)."""
     m, nf = z.shape
     wy = products(yc, w_other)  # (m, no) (or (m, q no)): W
     g = z.T @ wy / m  # rows g_j, (nf, no)
@@ -203,7 +198,7 @@ def _design(yc, z, w_focal, w_other, rank, conditional, standardize, n_lost=0,
     if conditional:
         k_mat = xhat.T @ xhat if xhat is not None else g.T @ g
         rho = 1.0 / zeta if standardize else np.ones(nf)
-        bases = (loo_bases_dense if dense_bases else loo_bases)(k_mat, g, rho, rank)
+        bases = loo_bases(k_mat, g, rho, rank)
         t = np.einsum("jk,jkd->jd", g, bases)
         c_j = np.einsum("jkd,kl,jle->jde", bases, c_full, bases)
     else:
@@ -228,6 +223,7 @@ def _sandwich_tests(des: _Design, z, w_focal, rank, conditional, standardize) ->
     # The full X would remove n_f / m of noise variance per direction that
     # a chi-square reference does not account for (anti-conservative).
     h = des.wy - des.cbar
+    t = des.t
     if rank is not None:
         xhat = des.xhat
         k_full = xhat.T @ xhat if xhat is not None else des.g.T @ des.g
@@ -236,10 +232,14 @@ def _sandwich_tests(des: _Design, z, w_focal, rank, conditional, standardize) ->
         if xhat is not None:
             h -= (w_focal @ (xhat @ v_r)) @ v_r.T
         if conditional:
-            # full-data basis for the covariance (consistent); LOO basis for t
+            # covariance in the full-data basis (consistent); t in the LOO basis
+            # turned to the full one (theory 12.1), so that the statistic
+            # depends on the two bases' spans only
+            assert des.bases is not None
             h = h @ v_r
-    stat = _sandwich_wald(z, h, des.t)
-    d = des.t.shape[1]
+            t = np.einsum("jk,jkd->jd", des.g, align_bases(des.bases, v_r))
+    stat = _sandwich_wald(z, h, t)
+    d = t.shape[1]
     return CoordinateTests(stat=stat, df=d, pvalue=stats.chi2.sf(stat, d), dist=f"chi2({d})")
 
 
@@ -333,14 +333,8 @@ def block_tests(
     reference's residual degrees of freedom become ``m - p - d - n_lost``).
     See ``docs/theory/support.md``.
     """
-    # The sandwich statistic takes t_j in the leave-one-out basis and its
-    # covariance in the full-data basis, so it depends on the bases' signs and
-    # rotations, not only their spans: it keeps the dense eigensolver's
-    # conventions (those of drop1/test_variables), the F and permutation
-    # statistics are invariant and take the secular bases.
     sandwich = method == "chi2" and covariance == "sandwich"
-    des = _design(yc, z, w_focal, w_other, rank, conditional, standardize, n_lost,
-                  dense_bases=sandwich)
+    des = _design(yc, z, w_focal, w_other, rank, conditional, standardize, n_lost)
     if sandwich:
         return _sandwich_tests(des, z, w_focal, rank, conditional, standardize)
     f_stat = _FStat(des, z.shape[0], standardize)
