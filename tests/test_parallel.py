@@ -46,3 +46,10 @@ def test_stability_selection_same_numbers_any_n_jobs(fitted):
     # frequencies are counts over 21 half-samples
     freq = one.table["frequency"].to_numpy()
     np.testing.assert_allclose(freq * 21, np.round(freq * 21), atol=1e-9)
+
+
+def test_spectral_rank_tests_same_numbers_any_n_jobs(fitted):
+    _, res = fitted
+    one = res.rank_tests("spectral", n_perm=59, seed=5, max_rank=2)
+    two = res.rank_tests("spectral", n_perm=59, seed=5, max_rank=2, n_jobs=2)
+    np.testing.assert_array_equal(one.table["pvalue"], two.table["pvalue"])

@@ -78,7 +78,7 @@ def test_statistic_is_the_next_singular_value(fit_r2):
     np.testing.assert_allclose(t["statistic"], w.m * w.s[:3] ** 2 / w.var_y, rtol=1e-12)
 
 
-def test_reproducible_and_independent_of_batches(fit_r2, monkeypatch):
+def test_reproducible_same_numbers_any_batches(fit_r2, monkeypatch):
     a = fit_r2.rank_tests("spectral", max_rank=2, n_perm=39, seed=5).table
     b = fit_r2.rank_tests("spectral", max_rank=2, n_perm=39, seed=5).table
     pd.testing.assert_frame_equal(a, b)
@@ -158,3 +158,15 @@ def test_refusals():
     res1 = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(1)
     with pytest.raises(ValueError, match="n_perm"):
         res1.rank_tests("spectral", n_perm=0)
+
+
+@pytest.mark.slow
+def test_paper_bilinear_experiment_2_n500_spectral_finds_r5():
+    """The paper's experiment 2 at n1 = n2 = 500 (m = 1e4, r = 5, d/m = 25 at
+    k = 4), the sample where the default's guard above d/m = 5 stops at 4
+    (theory 10.3): the spectral test rejects r <= 4 and not r <= 5."""
+    sim = jdr.simulate.bilinear(10_000, 500, 500, 5, seed=np.random.default_rng([2026, 500, 1]))
+    with pytest.warns(jdr.exceptions.AssumptionWarning, match="small sample"):
+        res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(5)
+        rt = res.rank_tests("spectral", max_rank=5, n_perm=39, seed=1)
+    assert rt.select_rank(0.05) == 5, rt.table
