@@ -296,7 +296,10 @@ class Premises:
             "guards against a liberal test but is conservative (size 0.000 at nominal 0.05 "
             "in six designs at 300 x 300, m = 2000, benchmarks/results/study_width_both.txt); "
             "treat its p-values as indicative: a non-rejection is no evidence for a smaller "
-            'rank, and fit(rank="auto") then fits r = 1'
+            'rank, and fit(rank="auto") then fits r = 1. rank_method="spectral" (the next '
+            "singular value against sign flips of a bound; theory 6e) stays at or below its "
+            "level and has more power against strong directions there, at about one fit per "
+            "sign flip"
         )
 
     @property

@@ -1,0 +1,49 @@
+"""Cost of the spectral rank test (theory 6e): one sign flip against one fit.
+
+Bilinear design, r = 5, for each n1 = n2 = n and m given as n:m: the best
+of three plain fits, the setup of one row (the two halves' directions) and
+the time per flip (20 flips at k = 5), and their ratios to the fit.  Run
+from the repository root::
+
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python benchmarks/bench_spectral.py 100:10000 300:10000 500:10000 1000:10000
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import warnings
+
+import numpy as np
+
+import jdr_stats as jdr
+from jdr_stats.inference import _rank_spectral as sp
+from jdr_stats.inference._rank_stats import _whiten
+
+
+def main() -> None:
+    warnings.simplefilter("ignore")
+    sizes = [tuple(int(v) for v in s.split(":")) for s in sys.argv[1:]] or [(300, 10_000)]
+    print(f"# bench_spectral: numpy {np.__version__}; load {open('/proc/loadavg').read().split()[:3]}")
+    print(f"{'n':>5} {'m':>7} {'fit s':>8} {'setup s':>8} {'flip s':>8} {'flip x fit':>11}")
+    for n, m in sizes:
+        sim = jdr.simulate.bilinear(m, n, n, 5, seed=n)
+        model = jdr.JointDimReduction(sim.y, sim.a, sim.b)
+        fits = []
+        for _ in range(3):
+            start = time.perf_counter()
+            model.fit(5)
+            fits.append(time.perf_counter() - start)
+        w = _whiten(model.data, model.moments())
+        start = time.perf_counter()
+        work = sp._SpectralBatch(w, 5, np.random.default_rng(0))
+        setup = time.perf_counter() - start
+        start = time.perf_counter()
+        work([np.random.default_rng(i) for i in range(20)])
+        flip = (time.perf_counter() - start) / 20
+        print(f"{n:>5} {m:>7} {min(fits):>8.3f} {setup:>8.3f} {flip:>8.3f} "
+              f"{flip / min(fits):>11.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
