@@ -298,8 +298,8 @@ class Premises:
             "treat its p-values as indicative: a non-rejection is no evidence for a smaller "
             'rank, and fit(rank="auto") then fits r = 1. rank_method="spectral" (the next '
             "singular value against sign flips of a bound; theory 6e) stays at or below its "
-            "level and has more power against strong directions there, at about one fit per "
-            "sign flip"
+            "level and has more power against strong directions there, at a third of a fit "
+            "per sign flip"
         )
 
     @property
