@@ -137,10 +137,10 @@ class MomentsData(_NamesMixin):
             f"from {self.origin} and holds only its sums (jdr.Moments). What works "
             "here (reading a row source again where needed): the fit, dense or "
             "sparse, with a given rank or rank='auto'; summary(); every rank test "
-            "except the permutation test, and the ladle; the Poisson bootstrap "
+            "except the permutation and spectral tests, and the ladle; the Poisson bootstrap "
             "(bootstrap(method='poisson')); transform() of new data. A model from "
             "bare Moments has no row source: rank_tests('chi2') only. The rest "
-            "(the permutation test, the pairs bootstrap, support selection, "
+            "(the permutation and spectral tests, the pairs bootstrap, support selection, "
             "transform() of the training data) needs a model built from arrays: "
             "jdr.JointDimReduction(y, a, b)"
         )
