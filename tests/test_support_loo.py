@@ -164,3 +164,18 @@ def test_sandwich_statistic_independent_of_basis_conventions():
             t = g @ basis @ (u @ wt)
             omega = (z[:, j, None] ** 2 * h).T @ h / m
             assert m * t @ np.linalg.solve(omega, t) == pytest.approx(lib[j], rel=1e-8)
+
+
+def test_sandwich_wald_batched_equals_per_variable(monkeypatch):
+    """The two ways of forming the sandwich covariances (all variables at once
+    from the rows' outer products, or one symmetric product per variable)
+    give the same statistics."""
+    from jdr_stats.support import _statistics as st
+
+    rng = np.random.default_rng(3)
+    z, h, t = rng.standard_normal((400, 7)), rng.standard_normal((400, 5)), rng.standard_normal((7, 5))
+    monkeypatch.setattr(st, "_SANDWICH_BATCH_MAX_D", 16)
+    batched = st._sandwich_wald(z, h, t)
+    monkeypatch.setattr(st, "_SANDWICH_BATCH_MAX_D", 0)
+    per_variable = st._sandwich_wald(z, h, t)
+    np.testing.assert_allclose(per_variable, batched, rtol=1e-10)
