@@ -48,9 +48,35 @@ def luo_li(lad, s, var_y):
     return int(np.argmin(lad.boot_var + lam / (1.0 + lam.sum())))
 
 
+def edge_next(lad, s, var_y):
+    """The variant subtracting min(edge, next eigenvalue) (theory 9), same replicates."""
+    lam = s[: lad.boot_var.size] ** 2 / var_y
+    nxt = s[1: lam.size + 1] ** 2 / var_y
+    nxt = np.concatenate([nxt, np.zeros(lam.size - nxt.size)])
+    lt = np.clip(lam - np.minimum(lad.edge, nxt), 0.0, None)
+    return int(np.argmin(lad.boot_var + lt / (1.0 + lt.sum())))
+
+
+def edge_bound(lad, w, rng):
+    """The variant whose edge is the 0.9 quantile of 20 sign-flip draws of the
+    spectral test's cross-fitted bound (theory 6e) at k = h, h the directions
+    above twice the library's edge, scaled to every k as the library's."""
+    from jdr_stats.inference._ladle_criterion import _mp_edge, excess_part
+    from jdr_stats.inference._rank_spectral import _SpectralBatch
+
+    lam = w.s[: lad.boot_var.size] ** 2 / w.var_y
+    h = min(int(np.sum(lam > 2.0 * lad.edge)), lam.size - 1)
+    draws = _SpectralBatch(w, h, rng)([np.random.default_rng(int(x))
+                                       for x in rng.integers(2**32, size=20)]) / w.m
+    ks = np.arange(lam.size, dtype=float)
+    n1, n2 = w.n1, w.n2
+    edge = np.quantile(draws, 0.9) * _mp_edge(n1, n2, ks) / _mp_edge(n1, n2, np.array(float(h)))
+    return int(np.argmin(lad.boot_var + excess_part(lam, edge)))
+
+
 def run(idx, name, m, n, r, reps, n_boot, seed, strength):
     rng = np.random.default_rng([seed, idx])
-    keys = ("edge", "luo-li")
+    keys = ("edge", "luo-li", "edge-next", "edge-bound")
     chosen = {key: [] for key in keys}
     noise, edge, cpu = [], [], 0.0
     for _ in range(reps):
@@ -62,6 +88,8 @@ def run(idx, name, m, n, r, reps, n_boot, seed, strength):
         cpu += time.process_time() - t0
         chosen["edge"].append(lad.rank)
         chosen["luo-li"].append(luo_li(lad, w.s, w.var_y))
+        chosen["edge-next"].append(edge_next(lad, w.s, w.var_y))
+        chosen["edge-bound"].append(edge_bound(lad, w, np.random.default_rng([seed, idx, len(noise)])))
         noise.append(m * w.s[r] ** 2 / w.var_y)
         edge.append(m * lad.edge[r])
     cells = []
