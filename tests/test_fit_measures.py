@@ -177,17 +177,24 @@ def test_group_test_size_by_simulation():
     0.05, Gaussian and t(5) blocks: within 3 Monte Carlo SE of 0.05 or below."""
     reps = 600
     rng = np.random.default_rng(20261126)
+    se = np.sqrt(0.05 * 0.95 / reps)
     for design in ("gaussian", "t5"):
-        rej = 0
-        for _ in range(reps):
-            sim = jdr.simulate.bilinear(1000, 6, 5, 1, s1=2, s2=2, design=design, seed=rng)
-            fit = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(1)
-            group = {"a": [f"a{j}" for j in range(6) if not sim.U[j].any()],
-                     "b": [f"b{j}" for j in range(5) if not sim.V[j].any()]}
-            rej += fit.test_variables(group).pvalue < 0.05
-        se = np.sqrt(0.05 * 0.95 / reps)
-        assert rej / reps < 0.05 + 3 * se, (design, rej / reps)
-        assert rej / reps > 0.05 - 4 * se, (design, rej / reps)
+        rate = _group_rejection_rate(reps, rng, design, n1=6, n2=5, rank=1, active=2)
+        assert 0.05 - 4 * se < rate < 0.05 + 3 * se, (design, rate)
+
+
+def _group_rejection_rate(reps, rng, design, *, n1, n2, rank, active):
+    """Share of samples (m = 1000, BILINEAR) whose conditional group test of
+    every inactive variable rejects at 0.05."""
+    rej = 0
+    for _ in range(reps):
+        sim = jdr.simulate.bilinear(1000, n1, n2, rank, s1=active, s2=active, design=design,
+                                    seed=rng)
+        fit = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(rank)
+        group = {"a": [f"a{j}" for j in range(n1) if not sim.U[j].any()],
+                 "b": [f"b{j}" for j in range(n2) if not sim.V[j].any()]}
+        rej += fit.test_variables(group).pvalue < 0.05
+    return rej / reps
 
 
 def test_group_test_size_at_rank_two():
@@ -199,14 +206,8 @@ def test_group_test_size_at_rank_two():
     rng = np.random.default_rng(20261127)
     se = np.sqrt(0.05 * 0.95 / reps)
     for design in ("gaussian", "t5"):
-        rej = 0
-        for _ in range(reps):
-            sim = jdr.simulate.bilinear(1000, 8, 7, 2, s1=3, s2=3, design=design, seed=rng)
-            fit = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(2)
-            group = {"a": [f"a{j}" for j in range(8) if not sim.U[j].any()],
-                     "b": [f"b{j}" for j in range(7) if not sim.V[j].any()]}
-            rej += fit.test_variables(group).pvalue < 0.05
-        assert rej / reps <= 0.05 + 2.5 * se + 0.005, (design, rej / reps)
+        rate = _group_rejection_rate(reps, rng, design, n1=8, n2=7, rank=2, active=3)
+        assert rate <= 0.05 + 2.5 * se + 0.005, (design, rate)
 
 
 def test_fit_measures_in_to_dict(sim, res):
