@@ -332,7 +332,9 @@ RANK_METHODS: dict[str, RankTestMethod] = _registry(
             "directions of the other half of the rows (cross-fitted). Valid when the "
             "complement coordinates are sign-symmetric given y, the signal coordinates "
             "and the other block (independent symmetric coordinates, elliptical "
-            "blocks); conservative at k >= 1 (a bound), exact at k = 0. Powerful "
+            "blocks); exact at k = 0; at k >= 1 a bound, so conservative (each side's "
+            "flips are exact under the premise, their minimum with one sign per row an "
+            "approximation checked by simulation). Powerful "
             "against a few strong directions; the Frobenius statistic of the other "
             "methods is more powerful against many weak ones."
         ),
