@@ -67,6 +67,9 @@ def test_streamed_errors_are_one_line(sim, tmp_path, capsys):
     assert err == ("jdr_stats: error: --rank-method permutation needs the rows in memory, but "
                    "the CSV file is streamed (--chunksize was given); drop --chunksize to read "
                    "it into memory\n")
+    assert main(["fit", str(csv), *ARGS, "--rank", "auto", "--rank-method", "spectral",
+                 "--chunksize", "100"]) == 2
+    assert "--rank-method spectral needs the rows in memory" in capsys.readouterr().err
     assert main(["fit", str(csv), "--y", "y", "--a", "a0,zz", "--b", "b0", "--rank", "1",
                  "--chunksize", "100"]) == 2
     assert "column(s) ['zz'] not in the CSV file" in capsys.readouterr().err
