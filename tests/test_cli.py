@@ -38,11 +38,12 @@ def test_fit_csv(csv_file, capsys):
     assert "No. observations:" in out and "400" in out and "b2" in out
 
 
-def test_fit_auto_rank(csv_file, capsys):
+@pytest.mark.parametrize("method", ["permutation", "spectral"])
+def test_fit_auto_rank(csv_file, capsys, method):
     assert main(["fit", str(csv_file), "--y", "y", "--a", "a0,a1,a2,a3", "--b", "b0,b1,b2",
-                 "--rank", "auto", "--rank-method", "permutation", "--seed", "4"]) == 0
+                 "--rank", "auto", "--rank-method", method, "--seed", "4"]) == 0
     out = capsys.readouterr().out
-    assert "permutation tests, alpha=0.05" in out and "Rank tests (permutation)" in out
+    assert f"{method} tests, alpha=0.05" in out and f"Rank tests ({method})" in out
 
 
 def test_fit_sparse(csv_file, capsys):
