@@ -64,16 +64,25 @@ class _SpectralBatch:
     def __init__(self, w: _Whitened, k: int, split_rng: np.random.Generator) -> None:
         y, a, b = w.in_memory()
         self.y, self.a, self.b = y, a, b
-        self.k = k
         self.scale = w.m * w.var_y
-        self.halves: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        #: the projections' corrections, both halves at once: row i of ``ca``
+        #: holds a'_i U_h in the k columns of its half h (zeros in the other
+        #: half's), ``u1`` the halves' directions side by side, so that
+        #: ``u1 @ (ca^T diag(w) b')`` is sum_i w_i P_i a'_i b_i'^T
+        self.ca: np.ndarray | None = None
         if k > 0:
             order = split_rng.permutation(w.m)
             first, second = np.sort(order[: w.m // 2]), np.sort(order[w.m // 2:])
-            for fit_rows, own in ((second, first), (first, second)):
+            self.ca, self.cb = np.zeros((w.m, 2 * k)), np.zeros((w.m, 2 * k))
+            u1s, v1s = [], []
+            for h, (fit_rows, own) in enumerate(((second, first), (first, second))):
                 u1, v1 = _half_directions(a, b, y, fit_rows, k)
                 # the rows `own` are projected off the other half's directions
-                self.halves.append((own, u1, v1, a[own] @ u1, b[own] @ v1))
+                cols = slice(h * k, (h + 1) * k)
+                self.ca[own, cols], self.cb[own, cols] = a[own] @ u1, b[own] @ v1
+                u1s.append(u1)
+                v1s.append(v1)
+            self.u1, self.v1 = np.hstack(u1s), np.hstack(v1s)
         per_rep = w.m + 3 * w.n1 * w.n2
         self.batch = int(max(1, min(64, _CHUNK_FLOATS // per_rep)))
 
@@ -83,15 +92,12 @@ class _SpectralBatch:
         for j, g in enumerate(rngs):
             wy = y * g.choice(np.array([-1.0, 1.0]), size=y.size)
             full = a.T @ (wy[:, None] * b)
-            if not self.halves:
+            if self.ca is None:
                 out[j] = _top_eig(full)
                 continue
-            left, right = full.copy(), full
-            for own, u1, v1, ca, cb in self.halves:
-                wo = wy[own]
-                left -= u1 @ (ca.T @ (wo[:, None] * b[own]))
-                right = right - (a[own].T @ (wo[:, None] * cb)) @ v1.T
-            out[j] = min(_top_eig(left), _top_eig(right))
+            left = full - self.u1 @ ((self.ca * wy[:, None]).T @ b)
+            full -= (a.T @ (self.cb * wy[:, None])) @ self.v1.T
+            out[j] = min(_top_eig(left), _top_eig(full))
         return out / self.scale
 
 
