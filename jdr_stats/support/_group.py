@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from ._loo import align_bases
+from ._loo import align_bases, top_basis
 from ._statistics import Prepared, products
 
 __all__ = ["GroupStatistic", "group_statistic", "resolve_variables"]
@@ -76,11 +76,6 @@ def resolve_variables(
     return out
 
 
-def _top_basis(k_mat: np.ndarray, rank: int) -> np.ndarray:
-    _, vecs = np.linalg.eigh(k_mat)
-    return vecs[:, ::-1][:, :rank]
-
-
 def _block_pieces(
     yc: np.ndarray, z: np.ndarray, w_focal: np.ndarray, w_other: np.ndarray,
     idx: list[int], rank: int | None, standardize: bool,
@@ -96,7 +91,7 @@ def _block_pieces(
     else:
         xhat = w_focal.T @ wy / m if standardize else None
         k_full = xhat.T @ xhat if xhat is not None else (z.T @ wy / m).T @ (z.T @ wy / m)
-        v_r = _top_basis(k_full, rank)
+        v_r = top_basis(k_full, rank)
         if xhat is not None:
             h = h - (w_focal @ (xhat @ v_r)) @ v_r.T
         h = h @ v_r
@@ -108,7 +103,7 @@ def _block_pieces(
         else:
             k_loo = k_full - g.T @ g
         # t in the basis without the group, turned to the full one (theory 12.1)
-        t = g @ align_bases(_top_basis(k_loo, rank)[None], v_r)[0]
+        t = g @ align_bases(top_basis(k_loo, rank)[None], v_r)[0]
     psi = (z[:, idx][:, :, None] * h[:, None, :]).reshape(m, -1)
     return t.reshape(-1), psi
 

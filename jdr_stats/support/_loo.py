@@ -29,7 +29,7 @@ import numpy as np
 
 from .. import config
 
-__all__ = ["align_bases", "loo_bases", "loo_bases_dense"]
+__all__ = ["align_bases", "loo_bases", "loo_bases_dense", "top_basis"]
 
 #: Bisection steps of the secular equation: each halves the bracket, so 80
 #: steps resolve a root to about 1e-24 of its interval, below the rounding of
@@ -86,6 +86,13 @@ def loo_bases(k_mat: np.ndarray, g: np.ndarray, rho: np.ndarray, rank: int) -> n
             idx = np.flatnonzero(bad) + j0
             out[idx] = loo_bases_dense(k_mat, g[idx], rho[idx], rank)
     return out
+
+
+def top_basis(k_mat: np.ndarray, rank: int) -> np.ndarray:
+    """The top-``rank`` eigenvectors of the symmetric ``k_mat`` (no x rank),
+    largest first: the other block's fitted basis when ``k_mat = X^T X``."""
+    _, vecs = np.linalg.eigh(k_mat)
+    return vecs[:, ::-1][:, :rank]
 
 
 def align_bases(bases: np.ndarray, full: np.ndarray) -> np.ndarray:

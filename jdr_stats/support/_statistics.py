@@ -19,7 +19,7 @@ from .. import config
 from .._data import RowsData
 from .._linalg import BlockMoments, Whitening, block_moments, block_whitenings
 from ..inference.hypotheses import perm_pvalue
-from ._loo import align_bases, loo_bases
+from ._loo import align_bases, loo_bases, top_basis
 
 __all__ = ["CoordinateTests", "Inputs", "Prepared", "block_tests", "inputs", "prepare",
            "prepare_from", "products", "threshold_scores"]
@@ -242,8 +242,7 @@ def _sandwich_tests(des: _Design, z, w_focal, rank, conditional, standardize) ->
     if rank is not None:
         xhat = des.xhat
         k_full = xhat.T @ xhat if xhat is not None else des.g.T @ des.g
-        _, vecs = np.linalg.eigh(k_full)
-        v_r = vecs[:, ::-1][:, :rank]
+        v_r = top_basis(k_full, rank)
         if xhat is not None:
             h -= (w_focal @ (xhat @ v_r)) @ v_r.T
         if conditional:
