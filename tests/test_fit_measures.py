@@ -219,3 +219,26 @@ def test_fit_measures_in_to_dict(sim, res):
         res.fit_measures.rsquared_ratio, rel=1e-12)
     bare = jdr.JointDimReduction.from_moments(jdr.Moments.from_arrays(sim.y, sim.a, sim.b)).fit(1)
     assert bare.to_dict()["fit_measures"] is None
+
+
+@pytest.mark.parametrize("test", ["conditional", "marginal"])
+def test_drop1_and_group_test_invariant_to_units_shifts_and_column_order(sim, res, test):
+    """At r = 2 the sandwich statistics depend on the bases' spans only
+    (theory of support, 12.1), so rescaling, shifting and reordering the
+    columns of both blocks leaves every drop1 row and the group test as they
+    were (before the alignment a reordering turned the bases and moved them)."""
+    rng = np.random.default_rng(5)
+    pa, pb = rng.permutation(5), rng.permutation(4)
+    a = sim.a[:, pa] * rng.uniform(0.1, 10.0, 5) + 3.0
+    b = sim.b[:, pb] * rng.uniform(0.1, 10.0, 4) - 2.0
+    names_a, names_b = [f"a{j}" for j in pa], [f"b{j}" for j in pb]
+    other = jdr.JointDimReduction(pd.Series(2.0 * sim.y + 1.0, name="y"),
+                                  pd.DataFrame(a, columns=names_a),
+                                  pd.DataFrame(b, columns=names_b)).fit(2)
+    t1 = res.drop1(test=test).table
+    t2 = other.drop1(test=test).table.loc[t1.index]
+    np.testing.assert_allclose(t2["statistic"].to_numpy(), t1["statistic"].to_numpy(),
+                               rtol=1e-7)
+    group = {"a": ["a0", "a3"], "b": ["b1"]}
+    assert other.test_variables(group, test=test).statistic == pytest.approx(
+        res.test_variables(group, test=test).statistic, rel=1e-7)
