@@ -2,7 +2,9 @@
 
 Bilinear design, r = 5, for each n1 = n2 = n and m given as n:m: the best
 of three plain fits, the setup of one row (the two halves' directions) and
-the time per flip (20 flips at k = 5), and their ratios to the fit.  Run
+the time per flip (20 flips at k = 5), and their ratios to the fit; then
+the time per flip of one pass of the ranks 0..6 (the rows a rank selection
+at r = 5 computes, sharing the signs) against seven single rows.  Run
 from the repository root::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python benchmarks/bench_spectral.py 100:10000 300:10000 500:10000 1000:10000
@@ -25,7 +27,8 @@ def main() -> None:
     warnings.simplefilter("ignore")
     sizes = [tuple(int(v) for v in s.split(":")) for s in sys.argv[1:]] or [(300, 10_000)]
     print(f"# bench_spectral: numpy {np.__version__}; load {open('/proc/loadavg').read().split()[:3]}")
-    print(f"{'n':>5} {'m':>7} {'fit s':>8} {'setup s':>8} {'flip s':>8} {'flip x fit':>11}")
+    print(f"{'n':>5} {'m':>7} {'fit s':>8} {'setup s':>8} {'flip s':>8} {'flip x fit':>11} "
+          f"{'pass 0..6 s':>12} {'pass / 7 rows':>14}")
     for n, m in sizes:
         sim = jdr.simulate.bilinear(m, n, n, 5, seed=n)
         model = jdr.JointDimReduction(sim.y, sim.a, sim.b)
@@ -41,8 +44,12 @@ def main() -> None:
         start = time.perf_counter()
         work([np.random.default_rng(i) for i in range(20)])
         flip = (time.perf_counter() - start) / 20
+        work = sp._SpectralBatch(w, range(0, 7), np.random.default_rng(0))
+        start = time.perf_counter()
+        work([np.random.default_rng(i) for i in range(20)])
+        both = (time.perf_counter() - start) / 20
         print(f"{n:>5} {m:>7} {min(fits):>8.3f} {setup:>8.3f} {flip:>8.3f} "
-              f"{flip / min(fits):>11.2f}", flush=True)
+              f"{flip / min(fits):>11.2f} {both:>12.3f} {both / (7 * flip):>14.2f}", flush=True)
 
 
 if __name__ == "__main__":

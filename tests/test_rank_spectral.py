@@ -42,34 +42,81 @@ def test_bound_holds_in_every_sample():
         assert s[k] <= bound * (1 + 1e-12)
 
 
-@pytest.mark.parametrize("k", [0, 1, 2])
-def test_replicates_match_explicit_projection(fit_r2, k):
-    """Each replicate equals min(||sum e_i y_i (I - P_i) a_i b_i'||, ...)^2 / (m s_y^2),
-    every row's projected vector built one at a time."""
+@pytest.mark.parametrize("ks", [range(0, 3), range(1, 2), range(2, 4)])
+def test_replicates_match_explicit_projection(fit_r2, ks):
+    """Each replicate of a pass equals, at every rank k of the pass,
+    min(||sum e_i y_i (I - P_i) a_i b_i'||, ...)^2 / (m s_y^2), every row's
+    projected vector built one at a time (P_i: the top k directions of the
+    other half; the pass shares the halves and the signs)."""
     w = _whiten(fit_r2.model.data, fit_r2.moments)
     y, a, b = w.in_memory()
-    work = sp._SpectralBatch(w, k, np.random.default_rng(3))
+    work = sp._SpectralBatch(w, ks, np.random.default_rng(3))
     gens = [np.random.default_rng(100 + j) for j in range(3)]
     got = work(gens)
+    assert got.shape == (3, len(ks))
     m = w.m
     # explicit: the halves drawn by the same generator, directions from the other half
     order = np.random.default_rng(3).permutation(m)
     half = np.zeros(m, dtype=int)
     half[order[m // 2:]] = 1
-    proj_a, proj_b = [np.eye(w.n1)] * 2, [np.eye(w.n2)] * 2
-    if k > 0:
-        for h in (0, 1):
-            rows = half != h
-            x = sum(a[i][:, None] * y[i] * b[i][None, :] for i in np.flatnonzero(rows))
-            u, _, vt = np.linalg.svd(x / rows.sum())
-            proj_a[h] = np.eye(w.n1) - u[:, :k] @ u[:, :k].T
-            proj_b[h] = np.eye(w.n2) - vt[:k].T @ vt[:k]
-    for j in range(3):
-        e = np.random.default_rng(100 + j).choice(np.array([-1.0, 1.0]), size=m)
-        left = sum(e[i] * y[i] * np.outer(proj_a[half[i]] @ a[i], b[i]) for i in range(m))
-        right = sum(e[i] * y[i] * np.outer(a[i], proj_b[half[i]] @ b[i]) for i in range(m))
-        want = min(np.linalg.norm(left, 2), np.linalg.norm(right, 2)) ** 2 / (m * w.var_y)
-        assert got[j] == pytest.approx(want, rel=1e-9)
+    dirs = []
+    for h in (0, 1):
+        rows = half != h
+        x = sum(a[i][:, None] * y[i] * b[i][None, :] for i in np.flatnonzero(rows))
+        u, _, vt = np.linalg.svd(x / rows.sum())
+        dirs.append((u, vt.T))
+    for col, k in enumerate(ks):
+        proj_a = [np.eye(w.n1) - u[:, :k] @ u[:, :k].T for u, _ in dirs]
+        proj_b = [np.eye(w.n2) - v[:, :k] @ v[:, :k].T for _, v in dirs]
+        for j in range(3):
+            e = np.random.default_rng(100 + j).choice(np.array([-1.0, 1.0]), size=m)
+            left = sum(e[i] * y[i] * np.outer(proj_a[half[i]] @ a[i], b[i]) for i in range(m))
+            right = sum(e[i] * y[i] * np.outer(a[i], proj_b[half[i]] @ b[i]) for i in range(m))
+            want = min(np.linalg.norm(left, 2), np.linalg.norm(right, 2)) ** 2 / (m * w.var_y)
+            assert got[j, col] == pytest.approx(want, rel=1e-9), (k, j)
+
+
+def test_lanczos_largest_eigenvalue_matches_dense():
+    """Above the dense solver's size the largest squared singular value comes
+    from Lanczos iterations: equal to the dense one to rounding."""
+    rng = np.random.default_rng(0)
+    for shape in [(300, 280), (260, 400)]:
+        x = rng.standard_normal(shape)
+        x[:, 0] *= 1.001  # close leading values, as at a noise edge
+        want = np.linalg.norm(x, 2) ** 2
+        assert sp._top_eig(x) == pytest.approx(want, rel=1e-12)
+
+
+def test_selection_rows_are_the_first_rows_of_the_table(fit_r2):
+    """fit("auto") stops at the first non-rejection of the same passes: its
+    rows equal the first rows of rank_tests with the same seed."""
+    from jdr_stats.inference.rank_tests import choose_rank, rank_tests
+
+    data, mom = fit_r2.model.data, fit_r2.moments
+    full = rank_tests(data, mom, method="spectral", seed=4).table
+    rank, sel = choose_rank(data, mom, method="spectral", seed=4)
+    assert rank == 2
+    sel = sel.table
+    pd.testing.assert_frame_equal(sel, full.iloc[: len(sel)])
+    assert len(full) == 6 and len(sel) == 3
+
+
+def test_pass_plan_runs_one_rank_past_the_noise_edge(fit_r2):
+    w = _whiten(fit_r2.model.data, fit_r2.moments, rows=False)
+    plan = sp.pass_plan(w, 5)
+    edge = (np.sqrt(w.n1) + np.sqrt(w.n2)) ** 2
+    above = int(np.sum(w.m * w.s ** 2 / w.var_y > edge))
+    assert above == 2
+    assert plan[0] == range(0, 4)
+    assert [k for ks in plan for k in ks] == list(range(6))
+
+
+def test_long_run_warning_before_the_flips(fit_r2, monkeypatch):
+    from jdr_stats import config
+
+    monkeypatch.setattr(config, "LONG_RUN_SECONDS", 1e-4)
+    with pytest.warns(jdr.exceptions.LongRunWarning, match="spectral rank tests are expected"):
+        fit_r2.rank_tests("spectral", max_rank=2, n_perm=9, seed=1)
 
 
 def test_statistic_is_the_next_singular_value(fit_r2):

@@ -11,10 +11,15 @@ chooses its own projector.  Each replicate draws Rademacher signs
 ``e_i`` and computes
 
 ``T* = min(||sum_i e_i y_i (I - P_i) a'_i b_i'^T||^2,
-||sum_i e_i y_i a'_i ((I - Q_i) b'_i)^T||^2) / (m s_y^2)``;
+||sum_i e_i y_i a'_i ((I - Q_i) b'_i)^T||^2) / (m s_y^2)``.
 
-one ``n1 x n2`` product per replicate, plus ``O(m k (n1 + n2))`` for the
-projections.
+The rows ``k`` of one *pass* (consecutive ranks, :func:`pass_plan`) share
+the halves and the signs: the top ``k`` directions of a half are the first
+``k`` of its top ``K``, so one ``n1 x n2`` product per replicate serves
+every ``k`` of the pass, each further ``k`` adding two rank-two updates
+and two largest eigenvalues.  Each row's p-value is exact in its own
+right (the same argument as for one row); the rows are dependent, as the
+rows of the other tests are.
 """
 
 from __future__ import annotations
@@ -23,11 +28,18 @@ from typing import Any
 
 import numpy as np
 from scipy import linalg
+from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 
 from .._progress import ProgressArg, run_batches
 from ._rank_stats import _CHUNK_FLOATS, _Whitened
 
-__all__ = ["spectral_statistic", "spectral_null"]
+__all__ = ["spectral_statistic", "spectral_null", "pass_plan", "time_replicate"]
+
+#: rows per pass after the first (which runs to the noise edge's guess + 1)
+PASS_ROWS = 8
+#: below this smaller dimension the largest eigenvalue comes from a dense
+#: eigensolver, above it from Lanczos iterations (faster from about 300)
+_DENSE_EIG_MAX = 256
 
 
 def spectral_statistic(w: _Whitened, k: int) -> float:
@@ -36,12 +48,40 @@ def spectral_statistic(w: _Whitened, k: int) -> float:
     return float(w.m * w.s[k] ** 2 / w.var_y)
 
 
+def pass_plan(w: _Whitened, top: int) -> list[range]:
+    """The passes of ranks ``0..top``: the first runs to one past the number of
+    statistics above the noise edge ``(sqrt(n1) + sqrt(n2))^2`` (the directions
+    a selection is expected to find), the others :data:`PASS_ROWS` ranks each.
+    Depends on the singular values only, so a rank selection's rows are the
+    first rows of the full table with the same seed."""
+    edge = (np.sqrt(w.n1) + np.sqrt(w.n2)) ** 2
+    stats = w.m * w.s[: top + 1] ** 2 / w.var_y
+    first = min(top, int(np.sum(stats > edge)) + 1)
+    plan, lo = [range(0, first + 1)], first + 1
+    while lo <= top:
+        plan.append(range(lo, min(top, lo + PASS_ROWS - 1) + 1))
+        lo += PASS_ROWS
+    return plan
+
+
 def _top_eig(x: np.ndarray) -> float:
-    """Largest squared singular value of ``x`` (from the smaller Gram matrix)."""
-    g = x @ x.T if x.shape[0] <= x.shape[1] else x.T @ x
-    n = g.shape[0]
-    return float(linalg.eigh(g, eigvals_only=True, subset_by_index=[n - 1, n - 1],
-                             check_finite=False)[0])
+    """Largest squared singular value of ``x``: a dense eigensolver on the
+    smaller Gram matrix, or Lanczos iterations (to machine precision) for
+    large ``x``."""
+    small = min(x.shape)
+    if small <= _DENSE_EIG_MAX:
+        g = x @ x.T if x.shape[0] <= x.shape[1] else x.T @ x
+        return float(linalg.eigh(g, eigvals_only=True, subset_by_index=[small - 1, small - 1],
+                                 check_finite=False)[0])
+    if x.shape[0] <= x.shape[1]:
+        op = LinearOperator((small, small), matvec=lambda v: x @ (x.T @ v), dtype=float)
+    else:
+        op = LinearOperator((small, small), matvec=lambda v: x.T @ (x @ v), dtype=float)
+    try:
+        return float(eigsh(op, k=1, which="LA", v0=np.ones(small), tol=0,
+                           return_eigenvectors=False)[0])
+    except ArpackNoConvergence:  # pragma: no cover - dense fallback
+        return float(np.linalg.norm(x, 2) ** 2)
 
 
 def _half_directions(a: np.ndarray, b: np.ndarray, y: np.ndarray, rows: np.ndarray,
@@ -53,65 +93,92 @@ def _half_directions(a: np.ndarray, b: np.ndarray, y: np.ndarray, rows: np.ndarr
 
 
 class _SpectralBatch:
-    """``batch(rngs)``: the bound ``T*`` of ``len(rngs)`` sign flips.
+    """``batch(rngs)``: the bounds ``T*`` of ``len(rngs)`` sign flips at the
+    ranks ``ks`` (a range), as a ``len(rngs) x len(ks)`` array.
 
     Picklable (joblib workers for ``n_jobs``); every replicate has its own
     generator, so the p-values depend neither on the batches nor on
     ``n_jobs``.  The halves of the cross-fit are drawn from ``split_rng``
-    before any replicate.
+    before any replicate (when some ``k`` of the pass is positive).
     """
 
-    def __init__(self, w: _Whitened, k: int, split_rng: np.random.Generator) -> None:
+    def __init__(self, w: _Whitened, ks: range | int, split_rng: np.random.Generator) -> None:
+        self.ks = range(ks, ks + 1) if isinstance(ks, int) else ks
         y, a, b = w.in_memory()
         self.y, self.a, self.b = y, a, b
         self.scale = w.m * w.var_y
+        kmax = self.kmax = self.ks[-1]
         #: the projections' corrections, both halves at once: row i of ``ca``
-        #: holds a'_i U_h in the k columns of its half h (zeros in the other
-        #: half's), ``u1`` the halves' directions side by side, so that
-        #: ``u1 @ (ca^T diag(w) b')`` is sum_i w_i P_i a'_i b_i'^T
+        #: holds a'_i U_h in the columns of its half h (columns h, h + 2,
+        #: ... : direction j of half h in column 2 j + h; zeros in the other
+        #: half's), ``u1`` the halves' directions in the same order, so that
+        #: ``u1[:, :2k] @ (ca[:, :2k]^T diag(w) b')`` is sum_i w_i P_i a'_i b_i'^T
         self.ca: np.ndarray | None = None
-        if k > 0:
+        if kmax > 0:
             order = split_rng.permutation(w.m)
             first, second = np.sort(order[: w.m // 2]), np.sort(order[w.m // 2:])
-            self.ca, self.cb = np.zeros((w.m, 2 * k)), np.zeros((w.m, 2 * k))
-            u1s, v1s = [], []
+            self.ca, self.cb = np.zeros((w.m, 2 * kmax)), np.zeros((w.m, 2 * kmax))
+            self.u1, self.v1 = np.zeros((w.n1, 2 * kmax)), np.zeros((w.n2, 2 * kmax))
             for h, (fit_rows, own) in enumerate(((second, first), (first, second))):
-                u1, v1 = _half_directions(a, b, y, fit_rows, k)
+                u1, v1 = _half_directions(a, b, y, fit_rows, kmax)
                 # the rows `own` are projected off the other half's directions
-                cols = slice(h * k, (h + 1) * k)
-                self.ca[own, cols], self.cb[own, cols] = a[own] @ u1, b[own] @ v1
-                u1s.append(u1)
-                v1s.append(v1)
-            self.u1, self.v1 = np.hstack(u1s), np.hstack(v1s)
-        per_rep = w.m + 3 * w.n1 * w.n2
+                self.ca[own, h::2], self.cb[own, h::2] = a[own] @ u1, b[own] @ v1
+                self.u1[:, h::2], self.v1[:, h::2] = u1, v1
+        per_rep = w.m + 3 * w.n1 * w.n2 + 4 * kmax * (w.m + w.n1 + w.n2)
         self.batch = int(max(1, min(64, _CHUNK_FLOATS // per_rep)))
 
     def __call__(self, rngs: list[Any]) -> np.ndarray:
-        y, a, b = self.y, self.a, self.b
-        out = np.empty(len(rngs))
+        y, a, b, ks = self.y, self.a, self.b, self.ks
+        out = np.empty((len(rngs), len(ks)))
         for j, g in enumerate(rngs):
             wy = y * g.choice(np.array([-1.0, 1.0]), size=y.size)
             full = a.T @ (wy[:, None] * b)
-            if self.ca is None:
-                out[j] = _top_eig(full)
+            if self.ca is None:  # the pass is k = 0 alone
+                out[j, 0] = _top_eig(full)
                 continue
-            left = full - self.u1 @ ((self.ca * wy[:, None]).T @ b)
-            full -= (a.T @ (self.cb * wy[:, None])) @ self.v1.T
-            out[j] = min(_top_eig(left), _top_eig(full))
+            if ks[0] == 0:
+                out[j, 0] = _top_eig(full)
+            # sum_i w_i (U_h^T a'_i) b_i'^T and sum_i w_i a'_i (V_h^T b'_i)^T
+            ca = (self.ca * wy[:, None]).T @ b
+            cb = a.T @ (self.cb * wy[:, None])
+            start = max(ks[0], 1)
+            left = full - self.u1[:, : 2 * start] @ ca[: 2 * start]
+            full -= cb[:, : 2 * start] @ self.v1[:, : 2 * start].T
+            for k in range(start, ks[-1] + 1):
+                if k > start:
+                    cols = slice(2 * k - 2, 2 * k)
+                    left -= self.u1[:, cols] @ ca[cols]
+                    full -= cb[:, cols] @ self.v1[:, cols].T
+                out[j, k - ks[0]] = min(_top_eig(left), _top_eig(full))
         return out / self.scale
 
 
 def spectral_null(
     w: _Whitened,
-    k: int,
+    ks: range | int,
     n_rep: int,
     rng: np.random.Generator,
     *,
     n_jobs: int | None = None,
     progress: ProgressArg = False,
 ) -> np.ndarray:
-    """``n_rep`` sign-flip replicates of the bound on ``m s_{k+1}^2 / s_y^2``."""
-    work = _SpectralBatch(w, k, rng)
+    """``n_rep`` sign-flip replicates of the bound on ``m s_{k+1}^2 / s_y^2``
+    at the ranks ``ks``: an ``n_rep x len(ks)`` array (one pass)."""
+    work = _SpectralBatch(w, ks, rng)
     parts = run_batches(work, n_rep, seed=rng, batch_size=min(n_rep, work.batch),
-                        n_jobs=n_jobs, progress=progress, desc=f"sign flips k={k}")
+                        n_jobs=n_jobs, progress=progress,
+                        desc=f"sign flips k={work.ks[0]}..{work.ks[-1]}")
     return np.concatenate(parts)
+
+
+def time_replicate(w: _Whitened, ks: range) -> float:
+    """Seconds of one replicate of the pass ``ks`` (the halves' directions
+    included once), on generators of its own: for the long-run warning."""
+    import time
+
+    start = time.perf_counter()
+    work = _SpectralBatch(w, ks, np.random.default_rng(0))
+    setup = time.perf_counter() - start
+    start = time.perf_counter()
+    work([np.random.default_rng(1)])
+    return time.perf_counter() - start + setup / 199

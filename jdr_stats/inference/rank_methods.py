@@ -24,7 +24,7 @@ from .. import config
 from .._progress import ProgressArg
 from . import _rank_stats
 from ._rank_permutation import _permutation_stats
-from ._rank_spectral import spectral_null, spectral_statistic
+from ._rank_spectral import pass_plan, spectral_null, spectral_statistic
 from ._rank_stats import _general_weights, _Whitened
 from ._robust_core import robust_pvalue
 from .chi2mix import weighted_chi2_sf
@@ -94,10 +94,11 @@ class RankTestMethod:
     #: True when the rows are wanted as the rotated a'^T U, b'^T V (robust test)
     rotated: bool = False
     tail_notes: dict[str, str] = field(default_factory=dict)
-    #: True when a row costs the same at every k (the spectral test's flips
-    #: are products of the whole blocks); else row k costs about
-    #: (n1-k)(n2-k)/(n1 n2) of row 0
-    flat_cost: bool = False
+    #: ``rows(w, ks, options)``: the rows of the consecutive ranks ``ks`` at
+    #: once (the spectral test's pass shares its sign flips); None: row by row
+    rows: Callable[[_Whitened, range, RowOptions], list[Row]] | None = None
+    #: ``plan(w, top)``: the passes of ``rows`` covering ``0..top``
+    plan: Callable[[_Whitened, int], list[range]] | None = None
 
     @property
     def streams(self) -> bool:
@@ -179,14 +180,21 @@ def _permutation_row(w: _Whitened, k: int, opts: RowOptions) -> Row:
     return {"statistic": stat, "df": np.nan, "pvalue": pv, "n_perm": float(opts.n_perm)}, ()
 
 
-def _spectral_row(w: _Whitened, k: int, opts: RowOptions) -> Row:
-    stat = spectral_statistic(w, k)
+def _spectral_rows(w: _Whitened, ks: range, opts: RowOptions) -> list[Row]:
     assert opts.rng is not None
-    null = spectral_null(w, k, opts.n_perm, opts.rng, n_jobs=opts.n_jobs,
+    null = spectral_null(w, ks, opts.n_perm, opts.rng, n_jobs=opts.n_jobs,
                          progress=opts.progress)
-    pv = float(perm_pvalue(stat * (1 - 1e-10), null))
-    return ({"statistic": stat, "df": np.nan, "pvalue": pv, "n_flips": float(opts.n_perm)},
-            ("spectral",))
+    out: list[Row] = []
+    for j, k in enumerate(ks):
+        stat = spectral_statistic(w, k)
+        pv = float(perm_pvalue(stat * (1 - 1e-10), null[:, j]))
+        out.append(({"statistic": stat, "df": np.nan, "pvalue": pv,
+                     "n_flips": float(opts.n_perm)}, ("spectral",)))
+    return out
+
+
+def _spectral_row(w: _Whitened, k: int, opts: RowOptions) -> Row:
+    return _spectral_rows(w, range(k, k + 1), opts)[0]
 
 
 def _registry(*methods: RankTestMethod) -> dict[str, RankTestMethod]:
@@ -346,7 +354,8 @@ RANK_METHODS: dict[str, RankTestMethod] = _registry(
         columns=("n_flips",),
         row=_spectral_row,
         random=True,
-        flat_cost=True,
+        rows=_spectral_rows,
+        plan=pass_plan,
         tail_notes={
             "spectral": (
                 "Spectral test: statistic m s_{k+1}^2 / var(y), the next singular value "

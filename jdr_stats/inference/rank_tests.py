@@ -254,6 +254,9 @@ def _run(
     w = _whiten(data, mom, whitening, rows=rows_arg)
     rows: list[dict[str, float]] = []
     tails: set[str] = set()
+    if spec.rows is not None and spec.plan is not None:
+        return _build(w, spec, *_run_passes(w, spec, top, n_perm, rng, n_jobs, progress,
+                                            stop_alpha))
     # progress: permutations over all rows (permutation test), else rows
     per_row = n_perm if spec.random else 1
     start = time.perf_counter()
@@ -274,13 +277,58 @@ def _run(
     return _build(w, spec, rows, tails)
 
 
+def _run_passes(w: _Whitened, spec: RankTestMethod, top: int, n_perm: int,
+                rng: np.random.Generator | None, n_jobs: int | None, progress: ProgressArg,
+                stop_alpha: float | None) -> tuple[list[dict[str, float]], set[str]]:
+    """The rows of a method that computes consecutive ranks at once (the
+    spectral test), pass by pass (``spec.plan``); a rank selection stops at
+    the first non-rejection, so its rows are the first rows of the full
+    table with the same seed.  Warns before a run expected to take over
+    ``config.LONG_RUN_SECONDS``, from one timed replicate."""
+    assert spec.rows is not None and spec.plan is not None
+    plan = spec.plan(w, top)
+    _warn_long_passes(w, plan, n_perm, stop_alpha)
+    rows: list[dict[str, float]] = []
+    tails: set[str] = set()
+    with progress_bar(progress, n_perm * len(plan), f"{spec.name} tests") as update:
+        for ks in plan:
+            opts = RowOptions(n_perm=n_perm, rng=rng, n_jobs=n_jobs,
+                              progress=progress_forwarder(update))
+            for row, used in spec.rows(w, ks, opts):
+                rows.append(row)
+                tails.update(used)
+                if stop_alpha is not None and not row["pvalue"] <= stop_alpha:
+                    return rows, tails
+    return rows, tails
+
+
+def _warn_long_passes(w: _Whitened, plan: list[range], n_perm: int,
+                      stop_alpha: float | None) -> None:
+    """Warn when the passes are expected to take over ``config.LONG_RUN_SECONDS``:
+    one replicate of the first pass is timed (on a generator of its own, so
+    the p-values do not depend on it); a rank selection is expected to stop
+    within the first pass (which runs one rank past the noise edge)."""
+    from ._rank_spectral import time_replicate
+
+    passes = plan[:1] if stop_alpha is not None else plan
+    per_rep = time_replicate(w, plan[0])
+    expected = n_perm * sum(per_rep * len(ks) / len(plan[0]) for ks in passes)
+    if expected > config.LONG_RUN_SECONDS:
+        warnings.warn(
+            f"the spectral rank tests are expected to take about {expected:.0f} s "
+            f"({n_perm} sign flips of {len(passes)} pass(es) of ranks; one replicate of the "
+            f"first took {per_rep:.2f} s); pass progress=True to follow them, or max_rank "
+            "to stop earlier",
+            LongRunWarning, stacklevel=5,
+        )
+
+
 def _warn_long(w: _Whitened, spec: RankTestMethod, first: float, top: int,
                stop_alpha: float | None) -> None:
     """Warn when the rows still to run are expected to take over
     ``config.LONG_RUN_SECONDS``: row ``k`` costs about ``(n1-k)(n2-k) / (n1 n2)``
-    of row 0 (measured), or as much as row 0 for a method of ``flat_cost``; a
-    rank selection (``stop_alpha``) is expected to stop after the rank the
-    normal-theory tests choose, plus one row."""
+    of row 0 (measured); a rank selection (``stop_alpha``) is expected to
+    stop after the rank the normal-theory tests choose, plus one row."""
     name = spec.name
     last = top
     if stop_alpha is not None:
@@ -291,8 +339,7 @@ def _warn_long(w: _Whitened, spec: RankTestMethod, first: float, top: int,
                 last = min(k + 1, top)
                 break
     ks = np.arange(1, last + 1)
-    rest = first * (float(ks.size) if spec.flat_cost else
-                    float(np.sum((w.n1 - ks) * (w.n2 - ks))) / (w.n1 * w.n2))
+    rest = first * float(np.sum((w.n1 - ks) * (w.n2 - ks))) / (w.n1 * w.n2)
     if first + rest > config.LONG_RUN_SECONDS:
         warnings.warn(
             f"the {name} rank tests are expected to take about {first + rest:.0f} s "
