@@ -67,7 +67,7 @@ def edge_bound(lad, w, rng):
     lam = w.s[: lad.boot_var.size] ** 2 / w.var_y
     h = min(int(np.sum(lam > 2.0 * lad.edge)), lam.size - 1)
     draws = _SpectralBatch(w, h, rng)([np.random.default_rng(int(x))
-                                       for x in rng.integers(2**32, size=20)])[:, 0] / w.m
+                                       for x in rng.integers(2**32, size=20)])[:, 0].min(axis=1) / w.m
     ks = np.arange(lam.size, dtype=float)
     n1, n2 = w.n1, w.n2
     edge = np.quantile(draws, 0.9) * _mp_edge(n1, n2, ks) / _mp_edge(n1, n2, np.array(float(h)))

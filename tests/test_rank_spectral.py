@@ -8,6 +8,8 @@ table against rescaling, shifting and reordering the columns.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -44,16 +46,17 @@ def test_bound_holds_in_every_sample():
 
 @pytest.mark.parametrize("ks", [range(0, 3), range(1, 2), range(2, 4)])
 def test_replicates_match_explicit_projection(fit_r2, ks):
-    """Each replicate of a pass equals, at every rank k of the pass,
-    min(||sum e_i y_i (I - P_i) a_i b_i'||, ...)^2 / (m s_y^2), every row's
-    projected vector built one at a time (P_i: the top k directions of the
-    other half; the pass shares the halves and the signs)."""
+    """Each replicate of a pass equals, at every rank k of the pass, the pair
+    (||sum y_i (I - P_i) a~_i b~_i'||^2, ||sum y_i a~_i ((I - Q_i) b~_i)'||^2)
+    / (m s_y^2) of the data transformed row by row, a~_i = P_i a_i + sa_i
+    (I - P_i) a_i and b~_i likewise with sb_i (P_i, Q_i: the top k
+    directions of the other half; the pass shares the halves and the signs)."""
     w = _whiten(fit_r2.model.data, fit_r2.moments)
     y, a, b = w.in_memory()
     work = sp._SpectralBatch(w, ks, np.random.default_rng(3))
     gens = [np.random.default_rng(100 + j) for j in range(3)]
     got = work(gens)
-    assert got.shape == (3, len(ks))
+    assert got.shape == (3, len(ks), 2)
     m = w.m
     # explicit: the halves drawn by the same generator, directions from the other half
     order = np.random.default_rng(3).permutation(m)
@@ -66,13 +69,20 @@ def test_replicates_match_explicit_projection(fit_r2, ks):
         u, _, vt = np.linalg.svd(x / rows.sum())
         dirs.append((u, vt.T))
     for col, k in enumerate(ks):
-        proj_a = [np.eye(w.n1) - u[:, :k] @ u[:, :k].T for u, _ in dirs]
-        proj_b = [np.eye(w.n2) - v[:, :k] @ v[:, :k].T for _, v in dirs]
+        pa = [u[:, :k] @ u[:, :k].T for u, _ in dirs]
+        qb = [v[:, :k] @ v[:, :k].T for _, v in dirs]
         for j in range(3):
-            e = np.random.default_rng(100 + j).choice(np.array([-1.0, 1.0]), size=m)
-            left = sum(e[i] * y[i] * np.outer(proj_a[half[i]] @ a[i], b[i]) for i in range(m))
-            right = sum(e[i] * y[i] * np.outer(a[i], proj_b[half[i]] @ b[i]) for i in range(m))
-            want = min(np.linalg.norm(left, 2), np.linalg.norm(right, 2)) ** 2 / (m * w.var_y)
+            g = np.random.default_rng(100 + j)
+            sa, sb = (g.choice(np.array([-1.0, 1.0]), size=m) for _ in range(2))
+            left, right = np.zeros((w.n1, w.n2)), np.zeros((w.n1, w.n2))
+            for i in range(m):
+                p, q = pa[half[i]], qb[half[i]]
+                # the data transformed: complement coordinates flipped, each block its sign
+                at = p @ a[i] + sa[i] * (a[i] - p @ a[i])
+                bt = q @ b[i] + sb[i] * (b[i] - q @ b[i])
+                left += y[i] * np.outer(at - p @ at, bt)
+                right += y[i] * np.outer(at, bt - q @ bt)
+            want = [np.linalg.norm(side, 2) ** 2 / (m * w.var_y) for side in (left, right)]
             assert got[j, col] == pytest.approx(want, rel=1e-9), (k, j)
 
 
@@ -217,3 +227,52 @@ def test_paper_bilinear_experiment_2_n500_spectral_finds_r5():
         res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(5)
         rt = res.rank_tests("spectral", max_rank=5, n_perm=39, seed=1)
     assert rt.select_rank(0.05) == 5, rt.table
+
+
+def _wide(m: int = 120, n: int = 50, r: int = 1, seed: int = 0):
+    """A design with n1 n2 / m = 20.8 (n = 50, m = 120; its direction is below
+    the noise edge 4 n, as any is at m < 4 n)."""
+    sim = jdr.simulate.bilinear(m, n, n, r, seed=seed)
+    return sim.y + 0.0, sim.a, sim.b
+
+
+def test_auto_is_the_spectral_test_from_the_width_limit(monkeypatch):
+    """method='auto' (the default) runs the spectral test at n1 n2 / m >= 20
+    with the rows in memory and one response column, says so in a note, and
+    is the robust test below; fit('auto') reports the method it ran."""
+    from jdr_stats import config
+    from jdr_stats.inference.rank_tests import resolve_method
+
+    y, a, b = _wide()
+    model = jdr.JointDimReduction(y, a, b)
+    assert 50 * 50 / 120 >= config.RANK_SPECTRAL_MIN_RATIO
+    with pytest.warns(jdr.exceptions.AssumptionWarning, match="small sample"):
+        res = model.fit(1)
+        rt = res.rank_tests(max_rank=2, seed=3)
+        explicit = res.rank_tests("spectral", max_rank=2, seed=3)
+    assert rt.method == "spectral" and "n_flips" in rt.table
+    assert any("method='auto': n1 n2 / m = 20.8 >= 20" in n for n in rt.notes)
+    pd.testing.assert_frame_equal(rt.table, explicit.table)
+    with warnings.catch_warnings():  # small sample; no direction above the noise edge
+        warnings.simplefilter("ignore", jdr.exceptions.JDRWarning)
+        auto = model.fit("auto", seed=3)
+    assert auto.rank_method == "spectral"
+    # just below the limit: the robust test, and no note about the choice
+    monkeypatch.setattr(config, "RANK_SPECTRAL_MIN_RATIO", 21.0)
+    name, why = resolve_method(model.data, res.moments, "auto")
+    assert (name, why) == ("robust", None)
+    # every other name is itself
+    assert resolve_method(model.data, res.moments, "chi2") == ("chi2", None)
+
+
+def test_auto_stays_robust_without_the_rows_or_with_q_columns():
+    from jdr_stats.inference.rank_tests import resolve_method
+
+    y, a, b = _wide()
+    src = jdr.sources.ArraySource(y, a, b)
+    streamed = jdr.JointDimReduction.from_source(src)
+    name, why = resolve_method(streamed.data, streamed.moments(), "auto")
+    assert name == "robust" and "needs the rows in memory" in why
+    two = jdr.JointDimReduction(np.column_stack([y, y ** 2]), a, b)
+    name, why = resolve_method(two.data, two.moments(), "auto")
+    assert name == "robust" and "one response column (q = 2)" in why

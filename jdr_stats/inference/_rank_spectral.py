@@ -93,8 +93,9 @@ def _half_directions(a: np.ndarray, b: np.ndarray, y: np.ndarray, rows: np.ndarr
 
 
 class _SpectralBatch:
-    """``batch(rngs)``: the bounds ``T*`` of ``len(rngs)`` sign flips at the
-    ranks ``ks`` (a range), as a ``len(rngs) x len(ks)`` array.
+    """``batch(rngs)``: the two one-sided bounds of ``len(rngs)`` sign flips at
+    the ranks ``ks`` (a range), as a ``len(rngs) x len(ks) x 2`` array (left:
+    the first block projected, right: the second; equal at ``k = 0``).
 
     Picklable (joblib workers for ``n_jobs``); every replicate has its own
     generator, so the p-values depend neither on the batches nor on
@@ -129,28 +130,66 @@ class _SpectralBatch:
 
     def __call__(self, rngs: list[Any]) -> np.ndarray:
         y, a, b, ks = self.y, self.a, self.b, self.ks
-        out = np.empty((len(rngs), len(ks)))
+        pm = np.array([-1.0, 1.0])
+        out = np.empty((len(rngs), len(ks), 2))
         for j, g in enumerate(rngs):
-            wy = y * g.choice(np.array([-1.0, 1.0]), size=y.size)
+            # row i's complement coordinates (I - P_i) a'_i and (I - Q_i) b'_i
+            # get independent signs sa_i and sb_i
+            sa, sb = g.choice(pm, size=y.size), g.choice(pm, size=y.size)
+            if self.one_sign:  # the whole row flipped (before 2026-11-27)
+                sb = np.ones_like(sb)
+            wy = y * sa * sb
             full = a.T @ (wy[:, None] * b)
             if self.ca is None:  # the pass is k = 0 alone
                 out[j, 0] = _top_eig(full)
                 continue
             if ks[0] == 0:
                 out[j, 0] = _top_eig(full)
-            # sum_i w_i (U_h^T a'_i) b_i'^T and sum_i w_i a'_i (V_h^T b'_i)^T
-            ca = (self.ca * wy[:, None]).T @ b
-            cb = a.T @ (self.cb * wy[:, None])
-            start = max(ks[0], 1)
-            left = full - self.u1[:, : 2 * start] @ ca[: 2 * start]
-            full -= cb[:, : 2 * start] @ self.v1[:, : 2 * start].T
-            for k in range(start, ks[-1] + 1):
-                if k > start:
-                    cols = slice(2 * k - 2, 2 * k)
-                    left -= self.u1[:, cols] @ ca[cols]
-                    full -= cb[:, cols] @ self.v1[:, cols].T
-                out[j, k - ks[0]] = min(_top_eig(left), _top_eig(full))
+            cl, cr = y * sa * (1 - sb), y * sb * (1 - sa)
+            if self.one_sign:
+                cl = cr = np.zeros_like(y)
+            out[j, int(ks[0] == 0):] = self._projected(full, wy, cl, cr)
         return out / self.scale
+
+    #: True: one sign per row flips the row's whole term on both sides (the
+    #: approximation of the first version, kept for the comparison of
+    #: ``benchmarks/check_spectral_sides.py``)
+    one_sign = False
+
+    def _projected(self, full: np.ndarray, wy: np.ndarray, cl: np.ndarray,
+                   cr: np.ndarray) -> np.ndarray:
+        """The two sides at the positive ranks of the pass.
+
+        With ``a~_i = P_i a'_i + sa_i (I - P_i) a'_i`` and ``b~_i`` likewise,
+        the left side is ``sum_i y_i (I - P_i) a~_i b~_i^T =
+        sum_i wy_i (I - P_i) a'_i b_i'^T + sum_i cl_i (I - P_i) a'_i (Q_i b'_i)^T``
+        (``wy = y sa sb``, ``cl = y sa (1 - sb)``), and the right side
+        ``sum_i wy_i a'_i ((I - Q_i) b'_i)^T + sum_i cr_i P_i a'_i ((I - Q_i) b'_i)^T``
+        (``cr = y sb (1 - sa)``).
+        """
+        assert self.ca is not None
+        b, a, ks = self.b, self.a, self.ks
+        ca, cb, u1, v1 = self.ca, self.cb, self.u1, self.v1
+        c_left = (ca * wy[:, None]).T @ b          # sum wy (U_h^T a') b'^T
+        c_right = a.T @ (cb * wy[:, None])         # sum wy a' (V_h^T b')^T
+        d_left = a.T @ (cb * cl[:, None])          # sum cl a' (V_h^T b')^T
+        e_left = (ca * cl[:, None]).T @ cb         # sum cl (U_h^T a')(V_h^T b')^T
+        f_right = (ca * cr[:, None]).T @ b         # sum cr (U_h^T a') b'^T
+        g_right = (ca * cr[:, None]).T @ cb        # sum cr (U_h^T a')(V_h^T b')^T
+        start = max(ks[0], 1)
+        left = full - u1[:, : 2 * start] @ c_left[: 2 * start]
+        right = full - c_right[:, : 2 * start] @ v1[:, : 2 * start].T
+        out = np.empty((ks[-1] - start + 1, 2))
+        for k in range(start, ks[-1] + 1):
+            if k > start:
+                cols = slice(2 * k - 2, 2 * k)
+                left -= u1[:, cols] @ c_left[cols]
+                right -= c_right[:, cols] @ v1[:, cols].T
+            c = 2 * k
+            lk = left + (d_left[:, :c] - u1[:, :c] @ e_left[:c, :c]) @ v1[:, :c].T
+            rk = right + u1[:, :c] @ (f_right[:c] - g_right[:c, :c] @ v1[:, :c].T)
+            out[k - start] = _top_eig(lk), _top_eig(rk)
+        return out
 
 
 def spectral_null(
@@ -162,8 +201,9 @@ def spectral_null(
     n_jobs: int | None = None,
     progress: ProgressArg = False,
 ) -> np.ndarray:
-    """``n_rep`` sign-flip replicates of the bound on ``m s_{k+1}^2 / s_y^2``
-    at the ranks ``ks``: an ``n_rep x len(ks)`` array (one pass)."""
+    """``n_rep`` sign-flip replicates of the two one-sided bounds on
+    ``m s_{k+1}^2 / s_y^2`` at the ranks ``ks``: an ``n_rep x len(ks) x 2``
+    array (one pass)."""
     work = _SpectralBatch(w, ks, rng)
     parts = run_batches(work, n_rep, seed=rng, batch_size=min(n_rep, work.batch),
                         n_jobs=n_jobs, progress=progress,
