@@ -1,10 +1,14 @@
-"""fit("auto") on the paper's BILINEAR experiment 2 (issue 19, item 4).
+"""fit("auto") on the paper's BILINEAR experiments 2 and 1 (issue 19, item 4).
 
-m = 1e4, r = 5, n1 = n2 = n in {50, 200, 500} (the paper's range is 50 to
-500), 5 samples each, seeded by [2026, n, sample]; prints the chosen ranks
-and the time per fit("auto").  Run from the repository root::
+Experiment 2: m = 1e4, r = 5, n1 = n2 = n in {50, 200, 500} (the paper's
+range is 50 to 500), 5 samples each, seeded by [2026, n, sample].
+Experiment 1 (first argument ``exp1``): n1 = n2 = 100, r = 5, m in the
+paper's range 1e3 to 1e4, seeded by [2027, m, sample].  Prints the chosen
+ranks, the rank method the default chose, and the time per fit("auto").
+Run from the repository root::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python benchmarks/check_paper_auto.py 50,200,500 5
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python benchmarks/check_paper_auto.py exp1 1000,2000,5000 5
 """
 
 from __future__ import annotations
@@ -18,16 +22,35 @@ import numpy as np
 import jdr_stats as jdr
 
 
+def exp1(ms: list[int], reps: int) -> None:
+    for m in ms:
+        ranks, methods, t0 = [], set(), time.time()
+        for rep in range(reps):
+            sim = jdr.simulate.bilinear(m, 100, 100, 5, seed=np.random.default_rng([2027, m, rep]))
+            res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit("auto")
+            ranks.append(res.rank)
+            methods.add(res.rank_method)
+        print(f"n1 = n2 = 100, m = {m} (n1 n2 / m = {1e4 / m:g}): chosen ranks {ranks} (true 5) "
+              f"by {sorted(methods)}; {(time.time() - t0) / reps:.1f} s per fit('auto')",
+              flush=True)
+
+
 def main() -> None:
     warnings.simplefilter("ignore")
+    if len(sys.argv) > 1 and sys.argv[1] == "exp1":
+        ms = [int(x) for x in (sys.argv[2] if len(sys.argv) > 2 else "1000,2000,5000").split(",")]
+        exp1(ms, int(sys.argv[3]) if len(sys.argv) > 3 else 5)
+        return
     sizes = [int(x) for x in (sys.argv[1] if len(sys.argv) > 1 else "50,200,500").split(",")]
     reps = int(sys.argv[2]) if len(sys.argv) > 2 else 5
     for n in sizes:
-        ranks, t0 = [], time.time()
+        ranks, methods, t0 = [], set(), time.time()
         for rep in range(reps):
             sim = jdr.simulate.bilinear(10000, n, n, 5, seed=np.random.default_rng([2026, n, rep]))
-            ranks.append(jdr.JointDimReduction(sim.y, sim.a, sim.b).fit("auto").rank)
-        print(f"n1 = n2 = {n}: chosen ranks {ranks} (true 5); "
+            res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit("auto")
+            ranks.append(res.rank)
+            methods.add(res.rank_method)
+        print(f"n1 = n2 = {n}: chosen ranks {ranks} (true 5) by {sorted(methods)}; "
               f"{(time.time() - t0) / reps:.1f} s per fit('auto')", flush=True)
 
 

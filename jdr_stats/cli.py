@@ -161,11 +161,12 @@ def _build_parser() -> _Parser:
                      help="rows with a missing value: 'drop' drops them (with a warning); "
                           "'none' (default) and 'raise' stop with an error naming the columns")
     fit.add_argument("--rank-method",
-                     choices=("robust", "wald", "chi2", "general", "permutation", "spectral",
-                              "ladle"),
-                     default="robust",
+                     choices=("auto", "robust", "wald", "chi2", "general", "permutation",
+                              "spectral", "ladle"),
+                     default="auto",
                      help="how --rank auto chooses the rank: sequential tests of this method "
-                          "or the ladle (default robust)")
+                          "or the ladle (default auto: the robust test, or the spectral test "
+                          "when n1 n2 / m >= 20 and the rows are in memory)")
     fit.add_argument("--seed", type=int, default=None,
                      help="seed of the permutation and spectral tests, the ladle, the "
                           "bootstrap and the support selection (each draws from its own child "
@@ -224,7 +225,7 @@ def _run_demo(args: argparse.Namespace) -> str:
     p0 = float(tests.table["pvalue"].iloc[0])
     lines = [
         "LBM of 202 athletes on log blood (a) and log body-build (b) measurements.",
-        f"Rank chosen by the default (robust) rank tests at alpha 0.05: r = {res.rank} "
+        f"Rank chosen by the default ({tests.method}) rank tests at alpha 0.05: r = {res.rank} "
         f"(test of H0: r = 0: p = {p0:.3g}"
         + ("; not rejected, so the data show no evidence of any direction and r = 1 "
            "is fitted only to show the output)." if p0 >= 0.05 else ")."),

@@ -40,6 +40,7 @@ __all__ = [
     "ROBUST_MIN_BLOCKS",
     "ROBUST_PAIR_SEED",
     "RANK_TESTS_MAX_RATIO",
+    "RANK_SPECTRAL_MIN_RATIO",
     "ROBUST_VAR_RTOL",
     "ROBUST_CROSSFIT_FOLDS",
     "ROBUST_CORRECTED_MAX_RATIO",
@@ -223,3 +224,12 @@ SUPPORT_TESTS_MAX_RATIO = 0.1
 #: checks' small-sample message (``m < n1 n2``) says so (the rank tests and ``fit(rank="auto")``
 #: warn with it).  NOT a memory knob.
 RANK_TESTS_MAX_RATIO = 0.1
+
+#: At or above this ``n1 n2 / m`` the default rank method (``"auto"``) is the
+#: spectral test (theory 6e), when the response has one column and the rows
+#: are in memory; below it, the robust test.  At ``n1 n2 / m = 22.5`` and
+#: ``44`` the robust test's guard was valid but had little power (size 0.000)
+#: where the spectral test kept its level and found strong directions
+#: (``benchmarks/results/study_spectral.txt``); at 9 the two were in their
+#: band and as powerful but for a rare binary response.  NOT a memory knob.
+RANK_SPECTRAL_MIN_RATIO = 20.0

@@ -260,7 +260,8 @@ class Premises:
             out.append(
                 f"small sample: m = {self.nobs} rows for n1 n2 = {self.n1 * self.n2} "
                 f"entries of the cross moment (m / (n1 n2) = {self.rows_per_entry:.2g} < "
-                f"{MIN_ROWS_PER_ENTRY:g}); the rank tests' p-values are unreliable"
+                f"{MIN_ROWS_PER_ENTRY:g}); the p-values of the rank tests of Lambda_k (all but "
+                "the spectral test) are unreliable"
                 + (f" ({self._wide_rank_text()})" if self._wide_rank_text() else "")
             )
         return out
@@ -290,16 +291,18 @@ class Premises:
         if ratio <= limit:
             return ""
         return (
-            f"max(n1, n2)/m = {ratio:.3g} > {limit}: the default robust test's references "
+            f"max(n1, n2)/m = {ratio:.3g} > {limit}: the robust test's references "
             "are not derived at this width; where (n1-k)(n2-k)/m > "
             f"{config.ROBUST_BOTH_MIN_RATIO:g} it reports the larger of two p-values, which "
             "guards against a liberal test but is conservative (size 0.000 at nominal 0.05 "
             "in six designs at 300 x 300, m = 2000, benchmarks/results/study_width_both.txt); "
             "treat its p-values as indicative: a non-rejection is no evidence for a smaller "
-            'rank, and fit(rank="auto") then fits r = 1. rank_method="spectral" (the next '
-            "singular value against sign flips of a bound; theory 6e) held its level in the "
-            "width study (0.000 to 0.067) and has more power against strong directions "
-            "there, at a third of a fit per sign flip"
+            'rank, and fit(rank="auto") then fits r = 1. From n1 n2 / m = '
+            f"{config.RANK_SPECTRAL_MIN_RATIO:g} (here {self.n1 * self.n2 / self.nobs:.3g}) "
+            'the default rank_method="auto" uses the spectral test instead (the next '
+            "singular value against sign flips of a bound; theory 6e) when the rows are in "
+            "memory and y has one column: it held its level in the width study and has "
+            "more power against strong directions there"
         )
 
     @property

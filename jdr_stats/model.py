@@ -357,7 +357,7 @@ class JointDimReduction(DataModel):
         whitening: WhiteningKind = "auto",
         standardize: bool | None = None,
         sparsity: tuple[int, int] | Literal["auto"] | None = None,
-        rank_method: RankMethod | Literal["ladle"] = "robust",
+        rank_method: RankMethod | Literal["ladle"] = "auto",
         alpha: float = 0.05,
         fdr: float = 0.1,
         seed: int | np.random.Generator | None = None,
@@ -404,10 +404,16 @@ class JointDimReduction(DataModel):
             :class:`~jdr_stats.exceptions.SupportSelectionWarning` and a note
             in the summary.  The tests whiten with the sample covariance
             whatever ``whitening`` (so they need ``m >= max(n1, n2) + 2``).
-        rank_method : {"robust", "wald", "chi2", "general", "permutation", "spectral", "ladle"}
+        rank_method : str
+            One of ``"auto"``, ``"robust"``, ``"wald"``, ``"chi2"``,
+            ``"general"``, ``"permutation"``, ``"spectral"``, ``"ladle"``.
             How ``rank="auto"`` chooses the rank: the sequential tests of that
-            method (default ``"robust"``, valid without distributional
-            assumptions; ``"chi2"`` is the normal-theory test), or the ladle
+            method (default ``"auto"``: ``"robust"``, valid without
+            distributional assumptions, or ``"spectral"`` for blocks much
+            wider than the sample, ``n1 n2 / m >= 20`` with the rows in
+            memory and one response column, see
+            :func:`~jdr_stats.inference.rank_tests.resolve_method`;
+            ``"chi2"`` is the normal-theory test), or the ladle
             estimator (``"ladle"``, Luo and Li 2016, bootstrap from a child of
             ``seed``).  The tests whiten with the sample covariance whatever
             ``whitening``.
@@ -416,8 +422,9 @@ class JointDimReduction(DataModel):
         fdr : float
             False discovery rate when ``sparsity="auto"``.
         seed : int, Generator or None
-            Seed of the random procedures the fit runs: the permutation rank
-            test or the ladle (``rank="auto"``) and support selection
+            Seed of the random procedures the fit runs: the permutation or
+            spectral rank test (the latter also as the default at width) or
+            the ladle (``rank="auto"``) and support selection
             (``sparsity="auto"``).  Each procedure draws from its own child
             stream, spawned from ``seed`` (``jdr_stats.model.child_seeds``: child 0 for
             the rank choice, child 1 for support selection), so the two

@@ -444,7 +444,7 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
     # -- inference (implemented in jdr_stats.inference) -------------------
     def rank_tests(
         self,
-        method: RankMethod = "robust",
+        method: RankMethod = "auto",
         *,
         max_rank: int | None = None,
         n_perm: int | None = None,

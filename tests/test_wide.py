@@ -401,7 +401,7 @@ def test_rank_tests_and_bootstrap_say_where_they_were_measured_off():
     msgs = " ".join(res.diagnostics.messages)
     assert "references are not derived at this width" in msgs
     assert "larger of two p-values" in msgs
-    with pytest.warns(AssumptionWarning, match=r"max\(n1, n2\)/m = 0.15 > 0.1: the default"):
+    with pytest.warns(AssumptionWarning, match=r"max\(n1, n2\)/m = 0.15 > 0.1: the robust test"):
         res.rank_tests(max_rank=1)
     text = " ".join(str(res.summary()).split()).replace("under- ", "under-")
     assert "under-covered" in text and "0.80 +- 0.02 at m = 300" in text

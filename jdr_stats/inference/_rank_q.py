@@ -159,8 +159,8 @@ def run_q(
     elif method not in ("chi2", "permutation", "robust"):
         raise ValueError(
             f"the {method} rank test needs a single response column; this model's "
-            f"response has q = {q} columns. Use method='robust' (default), 'chi2' or "
-            "'permutation'"
+            f"response has q = {q} columns. Use method='robust' (what the default "
+            "'auto' runs at q > 1), 'chi2' or 'permutation'"
         )
     check_int(n_perm, "n_perm", low=1)
     if data.weighted:

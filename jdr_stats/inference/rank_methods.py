@@ -187,7 +187,7 @@ def _spectral_rows(w: _Whitened, ks: range, opts: RowOptions) -> list[Row]:
     out: list[Row] = []
     for j, k in enumerate(ks):
         stat = spectral_statistic(w, k)
-        pv = float(perm_pvalue(stat * (1 - 1e-10), null[:, j]))
+        pv = float(perm_pvalue(stat * (1 - 1e-10), null[:, j].min(axis=1)))
         out.append(({"statistic": stat, "df": np.nan, "pvalue": pv,
                      "n_flips": float(opts.n_perm)}, ("spectral",)))
     return out

@@ -57,7 +57,7 @@ from .._data import RowsData
 from .._linalg import BlockMoments, Whitening
 from .._progress import ProgressArg, check_n_jobs, check_progress, progress_bar, progress_forwarder
 from .._validation import check_choice, check_fraction, check_int, normalize_seed
-from ..exceptions import LongRunWarning, RankSelectionWarning
+from ..exceptions import LongRunWarning, RankSelectionWarning, RowsNotInMemoryError
 from ..summary import build_summary
 from ._rank_q import run_q
 from ._rank_stats import _whiten, _Whitened
@@ -69,10 +69,12 @@ __all__ = [
     "RankTestResults",
     "choose_rank",
     "rank_tests",
+    "resolve_method",
 ]
 
-RankMethod = Literal["robust", "wald", "chi2", "general", "permutation", "spectral"]
-_METHODS = tuple(RANK_METHODS)
+RankMethod = Literal["auto", "robust", "wald", "chi2", "general", "permutation", "spectral"]
+#: What rank_tests(method=...) accepts: "auto" (the default) and the methods.
+_METHODS = ("auto", *RANK_METHODS)
 #: What fit(rank="auto", rank_method=...) accepts: the tests and the ladle.
 _SELECTORS = (*_METHODS, "ladle")
 #: Replicates per row when ``n_perm`` is None (one sign flip costs a product
@@ -171,7 +173,8 @@ def _check_max_rank(max_rank: Any, n1: int, n2: int) -> int:
 
 
 def _build(
-    w: _Whitened, method: RankTestMethod, rows: list[dict[str, float]], tails: set[str]
+    w: _Whitened, method: RankTestMethod, rows: list[dict[str, float]], tails: set[str],
+    *, why: str | None = None,
 ) -> RankTestResults:
     table = pd.DataFrame(rows, index=pd.Index(np.arange(len(rows)), name="k"),
                          columns=[*TEST_COLUMNS, *method.columns])
@@ -186,6 +189,7 @@ def _build(
             "make its rank exceed the number of directions of the model."
         ),
         *method.notes,
+        *([why] if why else []),
     ]
     refs = tail_notes(method, tails)
     notes += refs
@@ -222,6 +226,36 @@ def _check_data(data: RowsData, method: RankTestMethod) -> None:
         )
 
 
+def resolve_method(data: RowsData, mom: BlockMoments, method: str) -> tuple[str, str | None]:
+    """The method ``"auto"`` stands for, and the sentence saying why (None when
+    it is the robust test of a design below the spectral test's width).
+
+    ``"auto"`` is the spectral test (theory 6e) when ``n1 n2 / m`` is at least
+    ``config.RANK_SPECTRAL_MIN_RATIO``, the response has one column and the
+    rows are in memory; else the robust test.  Every other name is itself.
+    """
+    if method != "auto":
+        return method, None
+    n1, n2 = len(data.names["exog_a"]), len(data.names["exog_b"])
+    ratio, limit = n1 * n2 / data.nobs, config.RANK_SPECTRAL_MIN_RATIO
+    if ratio < limit:
+        return "robust", None
+    head = f"method='auto': n1 n2 / m = {ratio:.3g} >= {limit:g}, "
+    if mom.cross_q is not None:
+        return "robust", head + (
+            f"but the spectral test takes one response column (q = {mom.q}): the robust "
+            "test, whose references are not derived at this width (conservative there)")
+    try:
+        data.rows("the spectral rank test")
+    except RowsNotInMemoryError:
+        return "robust", head + (
+            "but the spectral test needs the rows in memory: the robust test, whose "
+            "references are not derived at this width (conservative there)")
+    return "spectral", head + (
+        "so the spectral test (the Frobenius statistic of the robust test has little "
+        "power at this width: theory 6e)")
+
+
 def _run(
     data: RowsData,
     mom: BlockMoments,
@@ -235,7 +269,8 @@ def _run(
     progress: ProgressArg = False,
     n_jobs: int | None = None,
 ) -> RankTestResults:
-    spec = RANK_METHODS[check_choice(method, "method", _METHODS)]
+    name, why = resolve_method(data, mom, check_choice(method, "method", _METHODS))
+    spec = RANK_METHODS[name]
     if n_perm is None:
         n_perm = _DEFAULT_REPLICATES.get(spec.name, 999)
     check_int(n_perm, "n_perm", low=1)
@@ -245,7 +280,7 @@ def _run(
     top = _check_max_rank(max_rank, n1, n2)
     if mom.cross_q is not None:  # q > 1 responses: the adapter of issue 21
         return _run_q(data, mom, whitening, method=spec.name, top=top,
-                      n_perm=n_perm, seed=seed, stop_alpha=stop_alpha)
+                      n_perm=n_perm, seed=seed, stop_alpha=stop_alpha, why=why)
     _check_data(data, spec)
     rng = normalize_seed(seed) if spec.random else None
     pair_rng = None if spec.random else normalize_seed(
@@ -256,7 +291,7 @@ def _run(
     tails: set[str] = set()
     if spec.rows is not None and spec.plan is not None:
         return _build(w, spec, *_run_passes(w, spec, top, n_perm, rng, n_jobs, progress,
-                                            stop_alpha))
+                                            stop_alpha), why=why)
     # progress: permutations over all rows (permutation test), else rows
     per_row = n_perm if spec.random else 1
     start = time.perf_counter()
@@ -274,7 +309,7 @@ def _run(
                 break
             if k == 0 and top > 0:
                 _warn_long(w, spec, time.perf_counter() - start, top, stop_alpha)
-    return _build(w, spec, rows, tails)
+    return _build(w, spec, rows, tails, why=why)
 
 
 def _run_passes(w: _Whitened, spec: RankTestMethod, top: int, n_perm: int,
@@ -350,11 +385,12 @@ def _warn_long(w: _Whitened, spec: RankTestMethod, first: float, top: int,
 
 
 def _run_q(data: RowsData, mom: BlockMoments, whitening: tuple[Whitening, Whitening] | None,
-           **kw: Any) -> RankTestResults:
+           *, why: str | None = None, **kw: Any) -> RankTestResults:
     """The rank tests of a ``q > 1`` response (:mod:`._rank_q`) as a RankTestResults."""
     table, used, label, notes, refs = run_q(data, mom, whitening, **kw)
     n1, n2 = len(data.names["exog_a"]), len(data.names["exog_b"])
-    notes = [*notes, "select_rank(alpha) = first k whose test is not rejected."]
+    notes = [*notes, *([why] if why else []),
+             "select_rank(alpha) = first k whose test is not rejected."]
     return RankTestResults(
         table=table, title="Rank tests for the joint estimator", method=used,
         notes=notes, method_label=label, nobs=data.nobs, n1=n1, n2=n2,
@@ -370,7 +406,7 @@ def rank_tests(
     moments: BlockMoments,
     whitening: tuple[Whitening, Whitening] | None = None,
     *,
-    method: RankMethod = "robust",
+    method: RankMethod = "auto",
     max_rank: int | None = None,
     n_perm: int | None = None,
     seed: int | np.random.Generator | None = None,
@@ -391,8 +427,12 @@ def rank_tests(
         ``data`` when they hold none).
     whitening : (Whitening, Whitening), optional
         The blocks' whitenings if already factored.
-    method : {"robust", "wald", "chi2", "general", "permutation", "spectral"}
-        ``"robust"`` (default): ``Lambda_k`` against a scaled chi-square with
+    method : {"auto", "robust", "wald", "chi2", "general", "permutation", "spectral"}
+        ``"auto"`` (default): ``"spectral"`` when ``n1 n2 / m >=
+        config.RANK_SPECTRAL_MIN_RATIO`` (20), the response has one column
+        and the rows are in memory, else ``"robust"``
+        (:func:`resolve_method`; a note of the table says which and why).
+        ``"robust"``: ``Lambda_k`` against a scaled chi-square with
         its finite-sample mean and variance estimated from the rows, no
         distributional assumption (within the size band in 41 of the 42
         settings of the robustness battery, the miss conservative:
@@ -484,7 +524,7 @@ def choose_rank(
     moments: BlockMoments,
     whitening: tuple[Whitening, Whitening] | None = None,
     *,
-    method: RankMethod | Literal["ladle"] = "robust",
+    method: RankMethod | Literal["ladle"] = "auto",
     alpha: float = 0.05,
     seed: int | np.random.Generator | None = None,
     n_perm: int | None = None,
@@ -533,7 +573,7 @@ def choose_rank(
         )
         rank = out.select_rank(alpha)
         why = (
-            f"no rank test rejected H0: r = 0 ({method} tests, alpha={alpha}, "
+            f"no rank test rejected H0: r = 0 ({out.method} tests, alpha={alpha}, "
             f"p = {out.table['pvalue'].iloc[0]:.3g}): the data show no evidence of any "
             "direction of the cross moment E[a' y b'^T] (y may still depend on the "
             "blocks through additive or even links)"
