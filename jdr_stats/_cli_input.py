@@ -121,7 +121,7 @@ def streamed_refusal(args: argparse.Namespace, how: Input) -> str | None:
         need.append("--formula")
     if args.missing == "drop":
         need.append("--missing drop")
-    if args.rank == "auto" and args.rank_method in ("permutation", "spectral"):
+    if args.rank == "auto" and args.rank_method in ("permutation", "spectral", "combined"):
         need.append(f"--rank-method {args.rank_method}")
     if args.bootstrap is not None and args.bootstrap_method == "pairs":
         need.append("--bootstrap (pairs; --bootstrap-method poisson streams)")

@@ -162,11 +162,12 @@ def _build_parser() -> _Parser:
                           "'none' (default) and 'raise' stop with an error naming the columns")
     fit.add_argument("--rank-method",
                      choices=("auto", "robust", "wald", "chi2", "general", "permutation",
-                              "spectral", "ladle"),
+                              "spectral", "combined", "ladle"),
                      default="auto",
                      help="how --rank auto chooses the rank: sequential tests of this method "
-                          "or the ladle (default auto: the robust test, or the spectral test "
-                          "when n1 n2 / m >= 20 and the rows are in memory)")
+                          "or the ladle (default auto: the robust test, or the robust and "
+                          "spectral tests combined when n1 n2 / m >= 20 and the rows are in "
+                          "memory)")
     fit.add_argument("--seed", type=int, default=None,
                      help="seed of the permutation and spectral tests, the ladle, the "
                           "bootstrap and the support selection (each draws from its own child "

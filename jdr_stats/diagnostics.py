@@ -299,10 +299,10 @@ class Premises:
             "treat its p-values as indicative: a non-rejection is no evidence for a smaller "
             'rank, and fit(rank="auto") then fits r = 1. From n1 n2 / m = '
             f"{config.RANK_SPECTRAL_MIN_RATIO:g} (here {self.n1 * self.n2 / self.nobs:.3g}) "
-            'the default rank_method="auto" uses the spectral test instead (the next '
-            "singular value against sign flips of a bound; theory 6e) when the rows are in "
-            "memory and y has one column: it held its level in the width study and has "
-            "more power against strong directions there"
+            'the default rank_method="auto" combines it with the spectral test (the next '
+            "singular value against sign flips of a bound; theory 6e, 6f) when the rows are "
+            "in memory and y has one column: the spectral test held its level in the width "
+            "study and has more power against strong directions there"
         )
 
     @property

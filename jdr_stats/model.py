@@ -406,12 +406,14 @@ class JointDimReduction(DataModel):
             whatever ``whitening`` (so they need ``m >= max(n1, n2) + 2``).
         rank_method : str
             One of ``"auto"``, ``"robust"``, ``"wald"``, ``"chi2"``,
-            ``"general"``, ``"permutation"``, ``"spectral"``, ``"ladle"``.
+            ``"general"``, ``"permutation"``, ``"spectral"``, ``"combined"``,
+            ``"ladle"``.
             How ``rank="auto"`` chooses the rank: the sequential tests of that
             method (default ``"auto"``: ``"robust"``, valid without
-            distributional assumptions, or ``"spectral"`` for blocks much
-            wider than the sample, ``n1 n2 / m >= 20`` with the rows in
-            memory and one response column, see
+            distributional assumptions, or ``"combined"`` (the robust and
+            the spectral tests, Bonferroni-combined) for blocks much wider
+            than the sample, ``n1 n2 / m >= 20`` with the rows in memory and
+            one response column, see
             :func:`~jdr_stats.inference.rank_tests.resolve_method`;
             ``"chi2"`` is the normal-theory test), or the ladle
             estimator (``"ladle"``, Luo and Li 2016, bootstrap from a child of

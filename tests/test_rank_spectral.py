@@ -236,10 +236,13 @@ def _wide(m: int = 120, n: int = 50, r: int = 1, seed: int = 0):
     return sim.y + 0.0, sim.a, sim.b
 
 
-def test_auto_is_the_spectral_test_from_the_width_limit(monkeypatch):
-    """method='auto' (the default) runs the spectral test at n1 n2 / m >= 20
+def test_auto_is_the_combined_test_from_the_width_limit(monkeypatch):
+    """method='auto' (the default) runs the combined test at n1 n2 / m >= 20
     with the rows in memory and one response column, says so in a note, and
-    is the robust test below; fit('auto') reports the method it ran."""
+    is the robust test below; fit('auto') reports the method it ran.  The
+    combined p-value is min(1, 2 min(p_robust, p_spectral)), its columns
+    those of the two tests run alone (the robust test with its default pairs
+    seed, the spectral test with the seed)."""
     from jdr_stats import config
     from jdr_stats.inference.rank_tests import resolve_method
 
@@ -248,15 +251,22 @@ def test_auto_is_the_spectral_test_from_the_width_limit(monkeypatch):
     assert 50 * 50 / 120 >= config.RANK_SPECTRAL_MIN_RATIO
     with pytest.warns(jdr.exceptions.AssumptionWarning, match="small sample"):
         res = model.fit(1)
-        rt = res.rank_tests(max_rank=2, seed=3)
-        explicit = res.rank_tests("spectral", max_rank=2, seed=3)
-    assert rt.method == "spectral" and "n_flips" in rt.table
+        rt = res.rank_tests(max_rank=3, seed=3)
+        spectral = res.rank_tests("spectral", max_rank=3, seed=3).table
+        robust = res.rank_tests("robust", max_rank=3).table
+    t = rt.table
+    assert rt.method == "combined"
     assert any("method='auto': n1 n2 / m = 20.8 >= 20" in n for n in rt.notes)
-    pd.testing.assert_frame_equal(rt.table, explicit.table)
+    np.testing.assert_allclose(t["pvalue_spectral"], spectral["pvalue"], rtol=0, atol=0)
+    np.testing.assert_allclose(t["spectral_statistic"], spectral["statistic"], rtol=1e-10)
+    np.testing.assert_allclose(t["pvalue_robust"], robust["pvalue"], rtol=1e-10)
+    np.testing.assert_allclose(t["statistic"], robust["statistic"], rtol=1e-10)
+    want = np.minimum(1, 2 * np.minimum(robust["pvalue"], spectral["pvalue"]))
+    np.testing.assert_allclose(t["pvalue"], want, rtol=1e-10)
     with warnings.catch_warnings():  # small sample; no direction above the noise edge
         warnings.simplefilter("ignore", jdr.exceptions.JDRWarning)
         auto = model.fit("auto", seed=3)
-    assert auto.rank_method == "spectral"
+    assert auto.rank_method == "combined"
     # just below the limit: the robust test, and no note about the choice
     monkeypatch.setattr(config, "RANK_SPECTRAL_MIN_RATIO", 21.0)
     name, why = resolve_method(model.data, res.moments, "auto")
@@ -276,3 +286,22 @@ def test_auto_stays_robust_without_the_rows_or_with_q_columns():
     two = jdr.JointDimReduction(np.column_stack([y, y ** 2]), a, b)
     name, why = resolve_method(two.data, two.moments(), "auto")
     assert name == "robust" and "one response column (q = 2)" in why
+
+
+def test_combined_size_at_rank_zero_at_most_alpha():
+    """The combined test (the default at n1 n2 / m >= 20) rejects H0: r = 0
+    at most at alpha when y is independent of heavy-tailed blocks (t5
+    blocks, skewed y; 60 x 60, m = 180, n1 n2 / m = 20): Bonferroni over two
+    valid tests."""
+    rng = np.random.default_rng(20261127)
+    reps, rej = 200, 0
+    for _ in range(reps):
+        a, b = rng.standard_t(5, (180, 60)), rng.standard_t(5, (180, 60))
+        y = rng.exponential(1.0, 180)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", jdr.exceptions.AssumptionWarning)
+            res = jdr.JointDimReduction(y, a, b).fit(1)
+            t = res.rank_tests(max_rank=0, n_perm=39, seed=rng).table
+        assert res.rank_tests is not None and t["n_flips"].iloc[0] == 39
+        rej += t["pvalue"].iloc[0] <= ALPHA
+    assert rej / reps <= _band_hi(reps)

@@ -377,3 +377,59 @@ def tail_notes(method: RankTestMethod, tails: set[str]) -> list[str]:
               "per-row": (ratio, f"{config.ROBUST_BOTH_MIN_RATIO:g}")}
     return [method.tail_notes[t] % limits[t] if t in limits else method.tail_notes[t]
             for t in sorted(tails) if t in method.tail_notes]
+
+
+def _combined_rows(w: _Whitened, ks: range, opts: RowOptions) -> list[Row]:
+    out: list[Row] = []
+    for k, (srow, stails) in zip(ks, _spectral_rows(w, ks, opts), strict=True):
+        rrow, rtails = _robust_row(w, k, opts)
+        p = min(1.0, 2.0 * min(rrow["pvalue"], srow["pvalue"]))
+        out.append(({"statistic": rrow["statistic"], "df": np.nan, "pvalue": p,
+                     "eff_df": rrow["eff_df"], "scale": rrow["scale"], "mc_se": rrow["mc_se"],
+                     "pvalue_robust": rrow["pvalue"], "spectral_statistic": srow["statistic"],
+                     "pvalue_spectral": srow["pvalue"], "n_flips": srow["n_flips"]},
+                    (*rtails, *stails, "combined")))
+    return out
+
+
+def _combined_row(w: _Whitened, k: int, opts: RowOptions) -> Row:
+    return _combined_rows(w, range(k, k + 1), opts)[0]
+
+
+def _combined(robust: RankTestMethod, spectral: RankTestMethod) -> RankTestMethod:
+    return RankTestMethod(
+        name="combined",
+        label="robust and spectral tests, Bonferroni-combined",
+        distribution="Bonferroni: scaled chi2 and sign flips",
+        assumptions=(
+            "Combined (the default rank_method='auto' for blocks much wider than the "
+            "sample): p = min(1, 2 min(p_robust, p_spectral)), the Bonferroni "
+            "combination of the robust test of Lambda_k (powerful against many weak "
+            "directions) and the spectral test of the next singular value (powerful "
+            "against directions above the noise edge); its size is at most the sum of "
+            "the two tests' sizes at alpha / 2, so it holds alpha whenever both do. "
+            + robust.assumptions + " " + spectral.assumptions
+        ),
+        statistic_note=(
+            _LAMBDA + "spectral_statistic = m * s_{k+1}(X_lin)^2 / var(y); "
+        ),
+        needs="rows",
+        columns=("eff_df", "scale", "mc_se", "pvalue_robust", "spectral_statistic",
+                 "pvalue_spectral", "n_flips"),
+        row=_combined_row,
+        random=True,
+        rotated=True,
+        rows=_combined_rows,
+        plan=pass_plan,
+        notes=robust.notes,
+        tail_notes={
+            **robust.tail_notes, **spectral.tail_notes,
+            "combined": (
+                "Combined test: pvalue = min(1, 2 min(pvalue_robust, pvalue_spectral)) "
+                "(Bonferroni over the two tests; docs: theory of rank tests, section 6f)."
+            ),
+        },
+    )
+
+
+RANK_METHODS["combined"] = _combined(RANK_METHODS["robust"], RANK_METHODS["spectral"])

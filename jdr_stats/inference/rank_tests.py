@@ -27,7 +27,10 @@ statistic ``T_k`` of ``rank_robust``.  The methods:
   Yin 2001) and the statistic recomputed;
 * ``"spectral"``: the (k+1)-th singular value against Rademacher sign flips
   of the rows of a bound that holds in every sample, with cross-fitted
-  projections (for blocks much wider than the sample: theory 6e).
+  projections (for blocks much wider than the sample: theory 6e);
+* ``"combined"``: ``min(1, 2 min(p_robust, p_spectral))``, the Bonferroni
+  combination of the two (theory 6f): what the default ``"auto"`` runs when
+  ``n1 n2 / m >= config.RANK_SPECTRAL_MIN_RATIO``.
 
 Each method is an entry of the registry
 :data:`~jdr_stats.inference.rank_methods.RANK_METHODS` (its row computation,
@@ -72,14 +75,15 @@ __all__ = [
     "resolve_method",
 ]
 
-RankMethod = Literal["auto", "robust", "wald", "chi2", "general", "permutation", "spectral"]
+RankMethod = Literal["auto", "robust", "wald", "chi2", "general", "permutation", "spectral",
+                     "combined"]
 #: What rank_tests(method=...) accepts: "auto" (the default) and the methods.
 _METHODS = ("auto", *RANK_METHODS)
 #: What fit(rank="auto", rank_method=...) accepts: the tests and the ladle.
 _SELECTORS = (*_METHODS, "ladle")
 #: Replicates per row when ``n_perm`` is None (one sign flip costs a product
 #: of the size of the fit; one permutation much less).
-_DEFAULT_REPLICATES = {"permutation": 999, "spectral": 199}
+_DEFAULT_REPLICATES = {"permutation": 999, "spectral": 199, "combined": 199}
 
 
 # ---------------------------------------------------------------------------
@@ -230,7 +234,8 @@ def resolve_method(data: RowsData, mom: BlockMoments, method: str) -> tuple[str,
     """The method ``"auto"`` stands for, and the sentence saying why (None when
     it is the robust test of a design below the spectral test's width).
 
-    ``"auto"`` is the spectral test (theory 6e) when ``n1 n2 / m`` is at least
+    ``"auto"`` is the combined test (the robust and the spectral tests,
+    Bonferroni-combined; theory 6f) when ``n1 n2 / m`` is at least
     ``config.RANK_SPECTRAL_MIN_RATIO``, the response has one column and the
     rows are in memory; else the robust test.  Every other name is itself.
     """
@@ -251,9 +256,10 @@ def resolve_method(data: RowsData, mom: BlockMoments, method: str) -> tuple[str,
         return "robust", head + (
             "but the spectral test needs the rows in memory: the robust test, whose "
             "references are not derived at this width (conservative there)")
-    return "spectral", head + (
-        "so the spectral test (the Frobenius statistic of the robust test has little "
-        "power at this width: theory 6e)")
+    return "combined", head + (
+        "so the combined test: the robust test of Lambda_k and the spectral test of the "
+        "next singular value, Bonferroni-combined (the Frobenius statistic finds many "
+        "weak directions, the spectral one a few above the noise edge: theory 6f)")
 
 
 def _run(
@@ -283,15 +289,17 @@ def _run(
                       n_perm=n_perm, seed=seed, stop_alpha=stop_alpha, why=why)
     _check_data(data, spec)
     rng = normalize_seed(seed) if spec.random else None
-    pair_rng = None if spec.random else normalize_seed(
-        config.ROBUST_PAIR_SEED if seed is None else seed)
+    # the robust test's row pairs (wide designs): from `seed`, or (when the seed
+    # drives the sign flips of the combined test, or is None) a fixed seed
+    pair_rng = normalize_seed(config.ROBUST_PAIR_SEED if seed is None or spec.random
+                              else seed) if spec.rotated else None
     rows_arg: bool | Literal["rotated"] = "rotated" if spec.rotated else spec.needs_rows
     w = _whiten(data, mom, whitening, rows=rows_arg)
     rows: list[dict[str, float]] = []
     tails: set[str] = set()
     if spec.rows is not None and spec.plan is not None:
         return _build(w, spec, *_run_passes(w, spec, top, n_perm, rng, n_jobs, progress,
-                                            stop_alpha), why=why)
+                                            stop_alpha, pair_rng), why=why)
     # progress: permutations over all rows (permutation test), else rows
     per_row = n_perm if spec.random else 1
     start = time.perf_counter()
@@ -314,7 +322,8 @@ def _run(
 
 def _run_passes(w: _Whitened, spec: RankTestMethod, top: int, n_perm: int,
                 rng: np.random.Generator | None, n_jobs: int | None, progress: ProgressArg,
-                stop_alpha: float | None) -> tuple[list[dict[str, float]], set[str]]:
+                stop_alpha: float | None, pair_rng: np.random.Generator | None,
+                ) -> tuple[list[dict[str, float]], set[str]]:
     """The rows of a method that computes consecutive ranks at once (the
     spectral test), pass by pass (``spec.plan``); a rank selection stops at
     the first non-rejection, so its rows are the first rows of the full
@@ -328,7 +337,7 @@ def _run_passes(w: _Whitened, spec: RankTestMethod, top: int, n_perm: int,
     with progress_bar(progress, n_perm * len(plan), f"{spec.name} tests") as update:
         for ks in plan:
             opts = RowOptions(n_perm=n_perm, rng=rng, n_jobs=n_jobs,
-                              progress=progress_forwarder(update))
+                              progress=progress_forwarder(update), pair_rng=pair_rng)
             for row, used in spec.rows(w, ks, opts):
                 rows.append(row)
                 tails.update(used)
@@ -428,7 +437,7 @@ def rank_tests(
     whitening : (Whitening, Whitening), optional
         The blocks' whitenings if already factored.
     method : {"auto", "robust", "wald", "chi2", "general", "permutation", "spectral"}
-        ``"auto"`` (default): ``"spectral"`` when ``n1 n2 / m >=
+        ``"auto"`` (default): ``"combined"`` when ``n1 n2 / m >=
         config.RANK_SPECTRAL_MIN_RATIO`` (20), the response has one column
         and the rows are in memory, else ``"robust"``
         (:func:`resolve_method`; a note of the table says which and why).
@@ -444,7 +453,10 @@ def rank_tests(
         (normal-theory premise); ``"spectral"``: the (k+1)-th singular value
         against sign flips of a bound (conservative at ``k >= 1``; for
         blocks much wider than the sample, where it detects strong
-        directions the Frobenius statistic misses: theory 6e).
+        directions the Frobenius statistic misses: theory 6e);
+        ``"combined"``: the robust and spectral p-values, Bonferroni-combined
+        (theory 6f; columns ``pvalue_robust``, ``spectral_statistic``,
+        ``pvalue_spectral`` besides the robust test's).
     max_rank : int, optional
         Largest ``k`` tested, ``0 <= max_rank <= min(n1, n2) - 1`` (default).
     n_perm : int, optional
