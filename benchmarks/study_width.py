@@ -121,14 +121,19 @@ def size_part(args) -> None:
 
 
 def auto_part(args) -> None:
-    print("\nPart 2: fit('auto') (robust tests, alpha 0.05) on the Gaussian design, r = 2")
+    print("\nPart 2: fit('auto') (the default tests, alpha 0.05: robust, or from "
+          "n1 n2 / m = 20 combined, seeded) on the Gaussian design, r = 2")
     print(f"{'n':>4} {'m':>6} {'reps':>5} {'P(r_hat = 2)':>13} {'MC SE':>6} {'r_hat counts':>20}")
     for n, m in args.auto:
         rng = np.random.default_rng([args.seed, 99, n, m])
 
         def one(m=m, n=n, rng=rng):
             sim = jdr.simulate.bilinear(m, n, n, 2, seed=rng)
-            return jdr.JointDimReduction(sim.y, sim.a, sim.b).fit("auto").rank
+            # the combined test's sign flips from the sample's generator (the robust
+            # test alone keeps its fixed pairs seed, as in the recorded runs)
+            seed = int(rng.integers(2**32)) if n * n / m >= config.RANK_SPECTRAL_MIN_RATIO \
+                else None
+            return jdr.JointDimReduction(sim.y, sim.a, sim.b).fit("auto", seed=seed).rank
 
         ranks = np.array(_reps(one, args.reps, args.budget))
         hit = float(np.mean(ranks == 2))

@@ -305,3 +305,15 @@ def test_combined_size_at_rank_zero_at_most_alpha():
         assert res.rank_tests is not None and t["n_flips"].iloc[0] == 39
         rej += t["pvalue"].iloc[0] <= ALPHA
     assert rej / reps <= _band_hi(reps)
+
+
+@pytest.mark.slow
+def test_paper_bilinear_experiment_2_n500_default_auto_finds_r5():
+    """The same sample with the default fit("auto"): n1 n2 / m = 25 >= 20, so
+    the default is the combined test, which chooses r = 5 where the robust
+    test alone chose 4."""
+    sim = jdr.simulate.bilinear(10_000, 500, 500, 5, seed=np.random.default_rng([2026, 500, 1]))
+    with pytest.warns(jdr.exceptions.AssumptionWarning, match="small sample"):
+        res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit("auto", seed=0)
+    assert res.rank_method == "combined"
+    assert res.rank == 5, res.rank_test_table.table

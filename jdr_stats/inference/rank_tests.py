@@ -331,7 +331,7 @@ def _run_passes(w: _Whitened, spec: RankTestMethod, top: int, n_perm: int,
     ``config.LONG_RUN_SECONDS``, from one timed replicate."""
     assert spec.rows is not None and spec.plan is not None
     plan = spec.plan(w, top)
-    _warn_long_passes(w, plan, n_perm, stop_alpha)
+    _warn_long_passes(w, spec.name, plan, n_perm, stop_alpha)
     rows: list[dict[str, float]] = []
     tails: set[str] = set()
     with progress_bar(progress, n_perm * len(plan), f"{spec.name} tests") as update:
@@ -346,12 +346,13 @@ def _run_passes(w: _Whitened, spec: RankTestMethod, top: int, n_perm: int,
     return rows, tails
 
 
-def _warn_long_passes(w: _Whitened, plan: list[range], n_perm: int,
+def _warn_long_passes(w: _Whitened, name: str, plan: list[range], n_perm: int,
                       stop_alpha: float | None) -> None:
     """Warn when the passes are expected to take over ``config.LONG_RUN_SECONDS``:
     one replicate of the first pass is timed (on a generator of its own, so
     the p-values do not depend on it); a rank selection is expected to stop
-    within the first pass (which runs one rank past the noise edge)."""
+    within the first pass (which runs one rank past the noise edge).  The
+    combined test's robust rows are not counted (a few fits' time)."""
     from ._rank_spectral import time_replicate
 
     passes = plan[:1] if stop_alpha is not None else plan
@@ -359,7 +360,7 @@ def _warn_long_passes(w: _Whitened, plan: list[range], n_perm: int,
     expected = n_perm * sum(per_rep * len(ks) / len(plan[0]) for ks in passes)
     if expected > config.LONG_RUN_SECONDS:
         warnings.warn(
-            f"the spectral rank tests are expected to take about {expected:.0f} s "
+            f"the {name} rank tests are expected to take about {expected:.0f} s "
             f"({n_perm} sign flips of {len(passes)} pass(es) of ranks; one replicate of the "
             f"first took {per_rep:.2f} s); pass progress=True to follow them, or max_rank "
             "to stop earlier",
