@@ -193,9 +193,10 @@ def _build(
             "make its rank exceed the number of directions of the model."
         ),
         *method.notes,
-        *([why] if why else []),
     ]
-    refs = tail_notes(method, tails)
+    # why "auto" chose this method: also among the references, which a fit's
+    # summary prints with its rank-test table
+    refs = [*([why] if why else []), *tail_notes(method, tails)]
     notes += refs
     notes.append("select_rank(alpha) = first k whose test is not rejected.")
     return RankTestResults(
@@ -399,8 +400,9 @@ def _run_q(data: RowsData, mom: BlockMoments, whitening: tuple[Whitening, Whiten
     """The rank tests of a ``q > 1`` response (:mod:`._rank_q`) as a RankTestResults."""
     table, used, label, notes, refs = run_q(data, mom, whitening, **kw)
     n1, n2 = len(data.names["exog_a"]), len(data.names["exog_b"])
-    notes = [*notes, *([why] if why else []),
+    notes = [*([why] if why else []), *notes,
              "select_rank(alpha) = first k whose test is not rejected."]
+    refs = [*([why] if why else []), *refs]
     return RankTestResults(
         table=table, title="Rank tests for the joint estimator", method=used,
         notes=notes, method_label=label, nobs=data.nobs, n1=n1, n2=n2,
