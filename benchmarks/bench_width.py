@@ -7,9 +7,10 @@ procedures on a fit, fits ``rank=5`` before the clock starts):
 
 * ``fit``: ``model.fit(5)``, the fastest of three children (the unit: every
   other time is also given as a ratio to it, measured in the same run);
-* ``auto``: ``model.fit("auto")`` (robust rank tests k = 0, 1, ... until the
-  first non-rejection);
-* ``rank_tests``: ``res.rank_tests(max_rank=K)`` (``K = --max-rank``, 10 by
+* ``auto``: ``model.fit("auto", seed=1)`` (the default rank tests k = 0, 1,
+  ... until the first non-rejection: robust, or from n1 n2 / m = 20 the
+  combined test, whose sign flips the seed drives);
+* ``rank_tests``: ``res.rank_tests(max_rank=K, seed=1)`` (``K = --max-rank``, 10 by
   default: a full table has min(n1, n2) rows, each about one fit);
 * ``bootstrap``: ``res.bootstrap(N, seed=1)`` (pairs, percentile; ``N =
   --n-boot``, 199 by default);
@@ -75,8 +76,8 @@ def child(n: int, m: int, proc: str, max_rank: int, n_boot: int) -> None:
     kk = min(max_rank, n - 1)
     calls = {
         "fit": lambda: model.fit(5),
-        "auto": lambda: model.fit("auto"),
-        "rank_tests": lambda: res.rank_tests(max_rank=kk),
+        "auto": lambda: model.fit("auto", seed=1),
+        "rank_tests": lambda: res.rank_tests(max_rank=kk, seed=1),
         "bootstrap": lambda: res.bootstrap(n_boot, seed=1),
         "support": lambda: model.select_support(rank=5, seed=1),
         "ladle": lambda: model.fit("auto", rank_method="ladle", seed=1),
@@ -91,8 +92,8 @@ def child(n: int, m: int, proc: str, max_rank: int, n_boot: int) -> None:
     peak = _status_kb("VmHWM")
     note = {
         "fit": "best of 3",
-        "auto": lambda: f"r={out.rank}",
-        "rank_tests": lambda: f"k<={kk}, r_hat={out.select_rank()}",
+        "auto": lambda: f"r={out.rank} ({out.rank_method})",
+        "rank_tests": lambda: f"k<={kk}, r_hat={out.select_rank()} ({out.method})",
         "bootstrap": f"B={n_boot}",
         "support": lambda: f"{int(out.table['selected'].sum())} selected",
         "ladle": lambda: f"r={out.rank}, B=100",

@@ -41,6 +41,7 @@ __all__ = [
     "ROBUST_PAIR_SEED",
     "RANK_TESTS_MAX_RATIO",
     "RANK_SPECTRAL_MIN_RATIO",
+    "COMBINED_SPECTRAL_MIN_EDGE",
     "ROBUST_VAR_RTOL",
     "ROBUST_CROSSFIT_FOLDS",
     "ROBUST_CORRECTED_MAX_RATIO",
@@ -233,3 +234,11 @@ RANK_TESTS_MAX_RATIO = 0.1
 #: (``benchmarks/results/study_spectral.txt``); at 9 the two were in their
 #: band and as powerful but for a rare binary response.  NOT a memory knob.
 RANK_SPECTRAL_MIN_RATIO = 20.0
+
+#: The combined rank test runs its spectral part only at the ranks whose
+#: statistic ``m s_{k+1}^2 / var(y)`` is at least this share of the noise edge
+#: ``(sqrt(n1-k) + sqrt(n2-k))^2``; below it the spectral p-value counts as 1
+#: (the Bonferroni bound holds whatever the rule), which saves its sign flips
+#: where it cannot reject (at 1000 x 1000, m = 1e4 the paper's directions sit
+#: at about 0.4 of the edge).  NOT a memory knob.
+COMBINED_SPECTRAL_MIN_EDGE = 0.5

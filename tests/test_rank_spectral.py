@@ -317,3 +317,24 @@ def test_paper_bilinear_experiment_2_n500_default_auto_finds_r5():
         res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit("auto", seed=0)
     assert res.rank_method == "combined"
     assert res.rank == 5, res.rank_test_table.table
+
+
+def test_combined_skips_the_flips_below_half_the_noise_edge():
+    """Ranks whose spectral statistic is below COMBINED_SPECTRAL_MIN_EDGE of the
+    noise edge run no sign flips (pvalue_spectral NaN, n_flips 0; a note says
+    so) and their combined p-value is min(1, 2 p_robust)."""
+    from jdr_stats import config
+
+    sim = jdr.simulate.bilinear(400, 10, 9, 1, seed=5)
+    res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(1)
+    rt = res.rank_tests("combined", n_perm=19, seed=1)
+    t = rt.table
+    k = t.index.to_numpy()
+    edge = (np.sqrt(10 - k) + np.sqrt(9 - k)) ** 2
+    low = t["spectral_statistic"].to_numpy() < config.COMBINED_SPECTRAL_MIN_EDGE * edge
+    assert low.any() and not low.all()
+    assert t.loc[low, "pvalue_spectral"].isna().all() and (t.loc[low, "n_flips"] == 0).all()
+    assert t.loc[~low, "pvalue_spectral"].notna().all()
+    np.testing.assert_allclose(t.loc[low, "pvalue"],
+                               np.minimum(1, 2 * t.loc[low, "pvalue_robust"]), rtol=1e-12)
+    assert any("is not run where" in n for n in rt.notes)

@@ -372,6 +372,7 @@ def tail_notes(method: RankTestMethod, tails: set[str]) -> list[str]:
     """The table notes of the tails / references a method's rows used."""
     ratio = f"{config.ROBUST_CORRECTED_MAX_RATIO:g}"
     limits: dict[str, object] = {"bentler-xie": _rank_stats._MAX_EXACT_DIM,
+              "not-run": f"{config.COMBINED_SPECTRAL_MIN_EDGE:g}",
               "pairs": f"{config.ROBUST_EXACT_FLOPS:.3g}", "corrected": ratio,
               "both": f"{config.ROBUST_BOTH_MIN_RATIO:g}",
               "per-row": (ratio, f"{config.ROBUST_BOTH_MIN_RATIO:g}")}
@@ -380,15 +381,28 @@ def tail_notes(method: RankTestMethod, tails: set[str]) -> list[str]:
 
 
 def _combined_rows(w: _Whitened, ks: range, opts: RowOptions) -> list[Row]:
+    # the spectral test runs at the ranks whose statistic reaches
+    # config.COMBINED_SPECTRAL_MIN_EDGE of the noise edge (a prefix of ks:
+    # T_k decreases in k); below it its p-value is taken as 1 (not run),
+    # which keeps the Bonferroni bound whatever the rule
+    edge = (np.sqrt(w.n1 - np.asarray(ks)) + np.sqrt(w.n2 - np.asarray(ks))) ** 2
+    stats_k = np.array([spectral_statistic(w, k) for k in ks])
+    run = int(np.sum(stats_k >= config.COMBINED_SPECTRAL_MIN_EDGE * edge))
+    spectral = _spectral_rows(w, range(ks[0], ks[0] + run), opts) if run else []
     out: list[Row] = []
-    for k, (srow, stails) in zip(ks, _spectral_rows(w, ks, opts), strict=True):
+    for j, k in enumerate(ks):
         rrow, rtails = _robust_row(w, k, opts)
-        p = min(1.0, 2.0 * min(rrow["pvalue"], srow["pvalue"]))
+        if j < run:
+            srow, stails = spectral[j]
+            ps, tails = srow["pvalue"], (*rtails, *stails, "combined")
+        else:
+            ps, tails = np.nan, (*rtails, "combined", "not-run")
+        p = min(1.0, 2.0 * min(rrow["pvalue"], 1.0 if np.isnan(ps) else ps))
         out.append(({"statistic": rrow["statistic"], "df": np.nan, "pvalue": p,
                      "eff_df": rrow["eff_df"], "scale": rrow["scale"], "mc_se": rrow["mc_se"],
-                     "pvalue_robust": rrow["pvalue"], "spectral_statistic": srow["statistic"],
-                     "pvalue_spectral": srow["pvalue"], "n_flips": srow["n_flips"]},
-                    (*rtails, *stails, "combined")))
+                     "pvalue_robust": rrow["pvalue"], "spectral_statistic": stats_k[j],
+                     "pvalue_spectral": ps,
+                     "n_flips": float(opts.n_perm) if j < run else 0.0}, tails))
     return out
 
 
@@ -427,6 +441,11 @@ def _combined(robust: RankTestMethod, spectral: RankTestMethod) -> RankTestMetho
             "combined": (
                 "Combined test: pvalue = min(1, 2 min(pvalue_robust, pvalue_spectral)) "
                 "(Bonferroni over the two tests; docs: theory of rank tests, section 6f)."
+            ),
+            "not-run": (
+                "pvalue_spectral NaN (n_flips 0): the spectral test is not run where "
+                "spectral_statistic is below %s of the noise edge (sqrt(n1-k) + "
+                "sqrt(n2-k))^2, where it cannot reject; its p-value counts as 1."
             ),
         },
     )
