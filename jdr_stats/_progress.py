@@ -193,6 +193,7 @@ def run_batches(
     n_jobs: int | None = None,
     progress: ProgressArg = False,
     desc: str = "replicates",
+    first: int = 0,
 ) -> list[T]:
     """Run ``func(rngs)`` on batches covering ``n_total`` replicates.
 
@@ -216,6 +217,10 @@ def run_batches(
         See the module docstring; counts replicates.
     desc : str
         Label of the progress bar.
+    first : int
+        Index of the first replicate: a run continued in pieces (replicates
+        ``first .. first + n_total - 1`` of the same ``seed``, given as an
+        integer) draws what one run would.
 
     Returns
     -------
@@ -237,7 +242,9 @@ def run_batches(
     n_total = check_int(n_total, "n_total", low=0)
     batch_size = check_int(batch_size, "batch_size", low=1)
     entropy = draw_entropy(seed)
-    bounds = [(lo, min(lo + batch_size, n_total)) for lo in range(0, n_total, batch_size)]
+    first = check_int(first, "first", low=0)
+    bounds = [(lo, min(lo + batch_size, first + n_total))
+              for lo in range(first, first + n_total, batch_size)]
     out: list[T] = []
     with progress_bar(progress, n_total, desc) as update:
         if len(bounds) <= 1:

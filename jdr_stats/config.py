@@ -42,6 +42,7 @@ __all__ = [
     "RANK_TESTS_MAX_RATIO",
     "RANK_SPECTRAL_MIN_RATIO",
     "COMBINED_SPECTRAL_MIN_EDGE",
+    "SPECTRAL_SEQUENTIAL_CHUNK",
     "ROBUST_VAR_RTOL",
     "ROBUST_CROSSFIT_FOLDS",
     "ROBUST_CORRECTED_MAX_RATIO",
@@ -242,3 +243,9 @@ RANK_SPECTRAL_MIN_RATIO = 20.0
 #: where it cannot reject (at 1000 x 1000, m = 1e4 the paper's directions sit
 #: at about 0.4 of the edge).  NOT a memory knob.
 COMBINED_SPECTRAL_MIN_EDGE = 0.5
+
+#: Sign flips of the spectral test drawn between two looks at the counts of
+#: its sequential p-values (``inference/_rank_spectral.spectral_pvalues``):
+#: a pass that rejects nothing stops after a multiple of this.  Changes the
+#: number of flips drawn, not the p-value of a given sequence of flips.
+SPECTRAL_SEQUENTIAL_CHUNK = 16

@@ -197,7 +197,7 @@ def test_rank_method_columns_come_from_the_registry(all_tables):
         assert list(t.table.columns) == [*TEST_COLUMNS, *spec.columns]
         assert t.method == key and t.method_label == spec.label
         assert spec.assumptions in t.notes
-        assert spec.streams == (key not in ("permutation", "spectral"))
+        assert spec.streams == (key not in ("permutation", "spectral", "combined"))
         assert spec.needs_rows == (key != "chi2")
 
 

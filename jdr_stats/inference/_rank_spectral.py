@@ -30,13 +30,19 @@ import numpy as np
 from scipy import linalg
 from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 
-from .._progress import ProgressArg, run_batches
+from .. import config
+from .._progress import ProgressArg, progress_bar, run_batches
 from ._rank_stats import _CHUNK_FLOATS, _Whitened
 
-__all__ = ["spectral_statistic", "spectral_null", "pass_plan", "time_replicate"]
+__all__ = ["spectral_statistic", "spectral_null", "spectral_pvalues", "pass_plan",
+           "time_replicate"]
 
 #: rows per pass after the first (which runs to the noise edge's guess + 1)
 PASS_ROWS = 8
+#: sequential p-values (Besag and Clifford 1991): a rank's flips stop once
+#: this many replicates reach its statistic, its p-value then ``h / L``
+SEQUENTIAL_EXCEEDANCES = 10
+
 #: below this smaller dimension the largest eigenvalue comes from a dense
 #: eigensolver, above it from Lanczos iterations (faster from about 300)
 _DENSE_EIG_MAX = 256
@@ -209,6 +215,52 @@ def spectral_null(
                         n_jobs=n_jobs, progress=progress,
                         desc=f"sign flips k={work.ks[0]}..{work.ks[-1]}")
     return np.concatenate(parts)
+
+
+def spectral_pvalues(
+    w: _Whitened,
+    ks: range,
+    n_rep: int,
+    rng: np.random.Generator,
+    *,
+    n_jobs: int | None = None,
+    progress: ProgressArg = False,
+) -> tuple[np.ndarray, int]:
+    """Sequential Monte Carlo p-values of the ranks ``ks`` (one pass) and the
+    number of sign flips drawn.
+
+    The flips come in chunks of ``config.SPECTRAL_SEQUENTIAL_CHUNK``; the pass stops once
+    every rank has ``h =`` :data:`SEQUENTIAL_EXCEEDANCES` replicates at or
+    above its statistic, or after ``n_rep``.  A rank whose count reached
+    ``h`` at replicate ``L`` gets ``p = h / L``, any other ``(1 + count) /
+    (n_rep + 1)``: the p-value of Besag and Clifford (1991), exact for a
+    sequence of exchangeable replicates stopped by its own count, so drawing
+    further flips for the other ranks changes nothing.  A non-rejection is
+    reached after about ``h / p`` flips, a rejection needs all ``n_rep``.
+    """
+    work = _SpectralBatch(w, ks, rng)
+    entropy = int(rng.integers(2**62))
+    stats = np.array([spectral_statistic(w, k) for k in ks]) * (1 - 1e-10)
+    h = SEQUENTIAL_EXCEEDANCES
+    count = np.zeros(len(ks), dtype=int)
+    reached = np.zeros(len(ks), dtype=int)  # replicate (1-based) of the h-th exceedance
+    done = 0
+    with progress_bar(progress, n_rep, f"sign flips k={ks[0]}..{ks[-1]}") as update:
+        while done < n_rep and not np.all(reached > 0):
+            step = min(config.SPECTRAL_SEQUENTIAL_CHUNK, n_rep - done)
+            parts = run_batches(work, step, seed=entropy, batch_size=min(step, work.batch),
+                                n_jobs=n_jobs, first=done)
+            hits = np.concatenate(parts).min(axis=2) >= stats  # step x len(ks)
+            total = count + np.cumsum(hits, axis=0)
+            for j in np.flatnonzero(reached == 0):
+                at = np.flatnonzero(total[:, j] >= h)
+                if at.size:
+                    reached[j] = done + at[0] + 1
+            count = total[-1]
+            done += step
+            update(step)
+    pv = np.where(reached > 0, h / np.maximum(reached, 1), (1 + count) / (n_rep + 1))
+    return pv, done
 
 
 def time_replicate(w: _Whitened, ks: range) -> float:

@@ -24,7 +24,7 @@ from .. import config
 from .._progress import ProgressArg
 from . import _rank_stats
 from ._rank_permutation import _permutation_stats
-from ._rank_spectral import pass_plan, spectral_null, spectral_statistic
+from ._rank_spectral import pass_plan, spectral_pvalues, spectral_statistic
 from ._rank_stats import _general_weights, _Whitened
 from ._robust_core import robust_pvalue
 from .chi2mix import weighted_chi2_sf
@@ -182,15 +182,10 @@ def _permutation_row(w: _Whitened, k: int, opts: RowOptions) -> Row:
 
 def _spectral_rows(w: _Whitened, ks: range, opts: RowOptions) -> list[Row]:
     assert opts.rng is not None
-    null = spectral_null(w, ks, opts.n_perm, opts.rng, n_jobs=opts.n_jobs,
-                         progress=opts.progress)
-    out: list[Row] = []
-    for j, k in enumerate(ks):
-        stat = spectral_statistic(w, k)
-        pv = float(perm_pvalue(stat * (1 - 1e-10), null[:, j].min(axis=1)))
-        out.append(({"statistic": stat, "df": np.nan, "pvalue": pv,
-                     "n_flips": float(opts.n_perm)}, ("spectral",)))
-    return out
+    pv, used = spectral_pvalues(w, ks, opts.n_perm, opts.rng, n_jobs=opts.n_jobs,
+                                progress=opts.progress)
+    return [({"statistic": spectral_statistic(w, k), "df": np.nan, "pvalue": float(p),
+              "n_flips": float(used)}, ("spectral",)) for k, p in zip(ks, pv, strict=True)]
 
 
 def _spectral_row(w: _Whitened, k: int, opts: RowOptions) -> Row:
@@ -394,15 +389,15 @@ def _combined_rows(w: _Whitened, ks: range, opts: RowOptions) -> list[Row]:
         rrow, rtails = _robust_row(w, k, opts)
         if j < run:
             srow, stails = spectral[j]
-            ps, tails = srow["pvalue"], (*rtails, *stails, "combined")
+            ps, flips, tails = srow["pvalue"], srow["n_flips"], (*rtails, *stails, "combined")
         else:
-            ps, tails = np.nan, (*rtails, "combined", "not-run")
+            ps, flips, tails = np.nan, 0.0, (*rtails, "combined", "not-run")
         p = min(1.0, 2.0 * min(rrow["pvalue"], 1.0 if np.isnan(ps) else ps))
         out.append(({"statistic": rrow["statistic"], "df": np.nan, "pvalue": p,
                      "eff_df": rrow["eff_df"], "scale": rrow["scale"], "mc_se": rrow["mc_se"],
                      "pvalue_robust": rrow["pvalue"], "spectral_statistic": stats_k[j],
                      "pvalue_spectral": ps,
-                     "n_flips": float(opts.n_perm) if j < run else 0.0}, tails))
+                     "n_flips": flips}, tails))
     return out
 
 
