@@ -20,9 +20,11 @@ import warnings
 import numpy as np
 
 import jdr_stats as jdr
+from jdr_stats.inference._rank_stats import _whiten
 
 
 def exp1(ms: list[int], reps: int) -> None:
+    """Also the statistics m s_j^2 / s_y^2, j = 1..6, against the edge (2 sqrt(100))^2."""
     for m in ms:
         ranks, methods, t0 = [], set(), time.time()
         for rep in range(reps):
@@ -30,6 +32,10 @@ def exp1(ms: list[int], reps: int) -> None:
             res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit("auto")
             ranks.append(res.rank)
             methods.add(res.rank_method)
+            w = _whiten(res.model.data, res.model.moments(), rows=False)  # the tests' whitening
+            stats = np.round(w.m * w.s[:6] ** 2 / w.var_y).astype(int).tolist()
+            print(f"  m = {m}, sample {rep}: m s_j^2 / s_y^2, j = 1..6: {stats} (edge 400)",
+                  flush=True)
         print(f"n1 = n2 = 100, m = {m} (n1 n2 / m = {1e4 / m:g}): chosen ranks {ranks} (true 5) "
               f"by {sorted(methods)}; {(time.time() - t0) / reps:.1f} s per fit('auto')",
               flush=True)
