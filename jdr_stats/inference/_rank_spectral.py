@@ -7,11 +7,14 @@ every sample: for any rank-``k`` projector ``P`` of the first block,
 a projector ``Q`` of the second block on the right.  The projectors are
 cross-fitted: the rows of each random half are projected off the top ``k``
 singular vectors of the other half's ``X_lin``, so that no row's noise
-chooses its own projector.  Each replicate draws Rademacher signs
-``e_i`` and computes
+chooses its own projector.  Each replicate transforms the rows by
+independent Rademacher signs ``sa_i``, ``sb_i`` of their complement
+coordinates, ``a~_i = P_i a'_i + sa_i (I - P_i) a'_i`` and ``b~_i`` likewise
+(a map of the data under which their law is invariant under the premise),
+and computes
 
-``T* = min(||sum_i e_i y_i (I - P_i) a'_i b_i'^T||^2,
-||sum_i e_i y_i a'_i ((I - Q_i) b'_i)^T||^2) / (m s_y^2)``.
+``T* = min(||sum_i y_i (I - P_i) a~_i b~_i^T||^2,
+||sum_i y_i a~_i ((I - Q_i) b~_i)^T||^2) / (m s_y^2)``.
 
 The rows ``k`` of one *pass* (consecutive ranks, :func:`pass_plan`) share
 the halves and the signs: the top ``k`` directions of a half are the first
@@ -180,8 +183,9 @@ class _SpectralBatch:
         c_right = a.T @ (cb * wy[:, None])         # sum wy a' (V_h^T b')^T
         d_left = a.T @ (cb * cl[:, None])          # sum cl a' (V_h^T b')^T
         e_left = (ca * cl[:, None]).T @ cb         # sum cl (U_h^T a')(V_h^T b')^T
-        f_right = (ca * cr[:, None]).T @ b         # sum cr (U_h^T a') b'^T
-        g_right = (ca * cr[:, None]).T @ cb        # sum cr (U_h^T a')(V_h^T b')^T
+        ca_r = ca * cr[:, None]
+        f_right = ca_r.T @ b                       # sum cr (U_h^T a') b'^T
+        g_right = ca_r.T @ cb                      # sum cr (U_h^T a')(V_h^T b')^T
         start = max(ks[0], 1)
         left = full - u1[:, : 2 * start] @ c_left[: 2 * start]
         right = full - c_right[:, : 2 * start] @ v1[:, : 2 * start].T

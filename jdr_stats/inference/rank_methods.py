@@ -330,14 +330,14 @@ RANK_METHODS: dict[str, RankTestMethod] = _registry(
         assumptions=(
             "Spectral bound (for blocks much wider than the sample, d/m >> 1): "
             "s_{k+1}(X_lin) <= ||(I - P) X_lin|| for every rank-k projector P (and on "
-            "the right), so the statistic is referred to Rademacher sign flips of the "
-            "rows of min(||(I - P) X_lin||, ||X_lin (I - Q)||)^2, P and Q the top-k "
-            "directions of the other half of the rows (cross-fitted). Valid when the "
+            "the right), so the statistic is referred to sign flips of "
+            "min(||(I - P) X_lin||, ||X_lin (I - Q)||)^2, P and Q the top-k directions "
+            "of the other half of the rows (cross-fitted), each row's complement "
+            "coordinates in each block flipped with its own sign (a map of the data); "
+            "sequential Monte Carlo p-values (Besag-Clifford, h = 10). Valid when the "
             "complement coordinates are sign-symmetric given y, the signal coordinates "
             "and the other block (independent symmetric coordinates, elliptical "
-            "blocks); exact at k = 0; at k >= 1 a bound, so conservative (each side's "
-            "flips are exact under the premise, their minimum with one sign per row an "
-            "approximation checked by simulation). Powerful "
+            "blocks); exact at k = 0; at k >= 1 a bound, so conservative. Powerful "
             "against a few strong directions; the Frobenius statistic of the other "
             "methods is more powerful against many weak ones."
         ),
@@ -354,9 +354,11 @@ RANK_METHODS: dict[str, RankTestMethod] = _registry(
         tail_notes={
             "spectral": (
                 "Spectral test: statistic m s_{k+1}^2 / var(y), the next singular value "
-                "only; p = (1 + #{T* >= T}) / (n_flips + 1) over sign flips of the rows of "
-                "a bound with cross-fitted projections (exact at k = 0, conservative at "
-                "k >= 1; docs: theory of rank tests, section 6e)."
+                "only, against sign flips of a bound with cross-fitted projections (exact "
+                "at k = 0, conservative at k >= 1); p = 10 / L if the 10th flip at or above "
+                "the statistic came at flip L (the flips then stop), else (1 + #{T* >= T}) / "
+                "(B + 1) with B = n_perm; n_flips = flips drawn (docs: theory of rank tests, "
+                "section 6e)."
             ),
         },
     ),
