@@ -386,6 +386,7 @@ def _as_math(token: str) -> str | None:
     if token[-1] in "_^" or "['" in token:
         return None
     if "^" not in token and (re.search(r"[A-Za-z]{3,}_[A-Za-z]{2,}", token)
+                             or re.search(r"(?<![A-Za-z])[A-Za-z]_[A-Za-z]{4,}", token)
                              or re.search(r"[A-Za-z]\.[A-Za-z]", token)):
         return r"\texttt{" + latex_escape(token) + "}"  # a Python name, not maths
     # one sub- and one superscript per atom, else "Double subscript"

@@ -144,6 +144,9 @@ def test_latex_compiles(all_results, name, tmp_path):
 
 def test_latex_notes_maths_and_escapes():
     assert latex_note("X_lin") == "$X_{lin}$"
+    # a one-letter prefix with a word after it is a Python name (a column), not maths
+    assert latex_note("n_flips") == r"\texttt{n\_flips}"
+    assert latex_note("n_k") == "$n_k$"
     assert latex_note("s_k^2,") == "$s_k^2$,"
     assert latex_note("100% & #1") == r"100\% \& \#1"
     # a double subscript is not maths (it would not compile): escaped text

@@ -357,8 +357,8 @@ RANK_METHODS: dict[str, RankTestMethod] = _registry(
                 "only, against sign flips of a bound with cross-fitted projections (exact "
                 "at k = 0, conservative at k >= 1); p = 10 / L if the 10th flip at or above "
                 "the statistic came at flip L (the flips then stop), else (1 + #{T* >= T}) / "
-                "(B + 1) with B = n_perm; n_flips = flips drawn (docs: theory of rank tests, "
-                "section 6e)."
+                "(B + 1), B the requested flips (n_perm); the column n_flips counts the flips "
+                "drawn (docs: theory of rank tests, section 6e)."
             ),
         },
     ),
