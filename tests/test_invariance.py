@@ -168,3 +168,32 @@ def test_raw_unit_angles_would_not_be_invariant():
     raw0 = principal_angles(u_true, res0.estimate.dir_a)
     raw1 = principal_angles(u_true / scale[:, None], res1.estimate.dir_a)
     assert abs(raw0[0] - raw1[0]) > 1e-2
+
+
+def test_default_rank_tests_at_width_are_invariant_to_column_recodings():
+    """At n1 n2 / m >= 20 the default is the combined test (robust and spectral):
+    rescaling, shifting and reordering the columns leave its table unchanged
+    to rounding (the sign flips and halves are drawn by row index, the
+    whitened rows only rotate), and fit("auto") chooses the same rank.  Rows
+    are not permuted: that draws other flips (invariance in distribution)."""
+    sim = jdr.simulate.bilinear(75, 40, 40, 1, design="t5", seed=3)
+    data = (sim.y, sim.a, sim.b)
+
+    @settings(max_examples=3, derandomize=True, deadline=None, database=None)
+    @given(rec=recodings(40, 40, 75))
+    def check(rec):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", JDRWarning)
+            t0 = _fit(data, 1).rank_tests(max_rank=3, seed=5)
+            t1 = _fit(_apply(data, rec, rows=False), 1).rank_tests(max_rank=3, seed=5)
+            r0 = jdr.JointDimReduction(*data).fit("auto", seed=5).rank
+            r1 = jdr.JointDimReduction(*_apply(data, rec, rows=False)).fit("auto", seed=5).rank
+        assert t0.method == t1.method == "combined"
+        for col in ("pvalue", "pvalue_robust", "pvalue_spectral", "n_flips"):
+            np.testing.assert_allclose(t1.table[col], t0.table[col], rtol=0, atol=TOL,
+                                       err_msg=col)
+        s0 = t0.table["spectral_statistic"].to_numpy()
+        np.testing.assert_allclose(t1.table["spectral_statistic"], s0, rtol=0, atol=TOL * s0[0])
+        assert r0 == r1
+
+    check()
