@@ -57,6 +57,7 @@ __all__ = [
     "principal_angles",
     "batched_principal_angles",
     "unit_columns",
+    "mp_edge",
 ]
 
 def blas_single_thread() -> AbstractContextManager:
@@ -578,6 +579,15 @@ def block_whitenings(
 def whiten_cross(cross: np.ndarray, wa: AnyWhitening, wb: AnyWhitening) -> np.ndarray:
     """``La^{-1} S Lb^{-T}``: the cross moment in whitened coordinates."""
     return wb.solve(wa.solve(cross).T).T
+
+
+def mp_edge(n1: int, n2: int, k: np.ndarray | int | float = 0) -> np.ndarray:
+    """``(sqrt(n1 - k) + sqrt(n2 - k))^2``: the Marchenko-Pastur edge of an
+    ``(n1 - k) x (n2 - k)`` block of unit-variance entries, the top of the
+    complement block's noise spectrum in units of ``m s^2 / s_y^2`` (the
+    ladle's edge, the spectral test's pass plan)."""
+    k = np.asarray(k)
+    return (np.sqrt(n1 - k) + np.sqrt(n2 - k)) ** 2
 
 
 def unit_columns(x: np.ndarray) -> np.ndarray:

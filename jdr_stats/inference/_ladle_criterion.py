@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import config
+from .._linalg import mp_edge as _mp_edge
 from .._resampling import poisson_row_weights
 from .._validation import check_int
 from ._wide_replicates import DirectMoments
@@ -118,12 +119,6 @@ def _instability(u: np.ndarray, v: np.ndarray, xs: np.ndarray, kmax: int) -> np.
         dv = np.abs(np.linalg.det(np.matmul(v[:, :k].T, vbt[:, :k, :].transpose(0, 2, 1))))
         f0[k] = float(np.mean(1.0 - 0.5 * (du + dv)))
     return f0
-
-
-def _mp_edge(n1: int, n2: int, k: np.ndarray) -> np.ndarray:
-    """``(sqrt(n1 - k) + sqrt(n2 - k))^2``: the Marchenko-Pastur edge of an
-    ``(n1 - k) x (n2 - k)`` block of unit-variance entries."""
-    return (np.sqrt(n1 - k) + np.sqrt(n2 - k)) ** 2
 
 
 def strong_directions(xs: np.ndarray, u: np.ndarray, s: np.ndarray, v: np.ndarray) -> int:

@@ -34,6 +34,7 @@ from scipy import linalg
 from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 
 from .. import config
+from .._linalg import mp_edge
 from .._progress import ProgressArg, progress_bar, run_batches
 from ._rank_stats import _CHUNK_FLOATS, _Whitened
 
@@ -63,9 +64,8 @@ def pass_plan(w: _Whitened, top: int) -> list[range]:
     a selection is expected to find), the others :data:`PASS_ROWS` ranks each.
     Depends on the singular values only, so a rank selection's rows are the
     first rows of the full table with the same seed."""
-    edge = (np.sqrt(w.n1) + np.sqrt(w.n2)) ** 2
     stats = w.m * w.s[: top + 1] ** 2 / w.var_y
-    first = min(top, int(np.sum(stats > edge)) + 1)
+    first = min(top, int(np.sum(stats > mp_edge(w.n1, w.n2))) + 1)
     plan, lo = [range(0, first + 1)], first + 1
     while lo <= top:
         plan.append(range(lo, min(top, lo + PASS_ROWS - 1) + 1))

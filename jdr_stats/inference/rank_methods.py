@@ -21,6 +21,7 @@ import numpy as np
 from scipy import stats
 
 from .. import config
+from .._linalg import mp_edge
 from .._progress import ProgressArg
 from . import _rank_stats
 from ._rank_permutation import _permutation_stats
@@ -382,7 +383,7 @@ def _combined_rows(w: _Whitened, ks: range, opts: RowOptions) -> list[Row]:
     # config.COMBINED_SPECTRAL_MIN_EDGE of the noise edge (a prefix of ks:
     # T_k decreases in k); below it its p-value is taken as 1 (not run),
     # which keeps the Bonferroni bound whatever the rule
-    edge = (np.sqrt(w.n1 - np.asarray(ks)) + np.sqrt(w.n2 - np.asarray(ks))) ** 2
+    edge = mp_edge(w.n1, w.n2, np.asarray(ks))
     stats_k = np.array([spectral_statistic(w, k) for k in ks])
     run = int(np.sum(stats_k >= config.COMBINED_SPECTRAL_MIN_EDGE * edge))
     spectral = _spectral_rows(w, range(ks[0], ks[0] + run), opts) if run else []
