@@ -27,6 +27,8 @@ rows of the other tests are.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -38,8 +40,7 @@ from .._linalg import mp_edge
 from .._progress import ProgressArg, progress_bar, run_batches
 from ._rank_stats import _CHUNK_FLOATS, _Whitened
 
-__all__ = ["spectral_statistic", "spectral_null", "spectral_pvalues", "pass_plan",
-           "time_replicate"]
+__all__ = ["spectral_statistic", "spectral_null", "spectral_pvalues", "pass_plan"]
 
 #: rows per pass after the first (which runs to the noise edge's guess + 1)
 PASS_ROWS = 8
@@ -229,6 +230,7 @@ def spectral_pvalues(
     *,
     n_jobs: int | None = None,
     progress: ProgressArg = False,
+    timing: Callable[[float, float], None] | None = None,
 ) -> tuple[np.ndarray, int]:
     """Sequential Monte Carlo p-values of the ranks ``ks`` (one pass) and the
     number of sign flips drawn.
@@ -241,8 +243,12 @@ def spectral_pvalues(
     sequence of exchangeable replicates stopped by its own count, so drawing
     further flips for the other ranks changes nothing.  A non-rejection is
     reached after about ``h / p`` flips, a rejection needs all ``n_rep``.
+    ``timing``, if given, is called after the first chunk with the seconds of
+    the setup (the halves' directions) and per replicate.
     """
+    start = time.perf_counter()
     work = _SpectralBatch(w, ks, rng)
+    setup = time.perf_counter() - start
     entropy = int(rng.integers(2**62))
     stats = np.array([spectral_statistic(w, k) for k in ks]) * (1 - 1e-10)
     h = SEQUENTIAL_EXCEEDANCES
@@ -261,20 +267,9 @@ def spectral_pvalues(
                 if at.size:
                     reached[j] = done + at[0] + 1
             count = total[-1]
+            if timing is not None and done == 0:
+                timing(setup, (time.perf_counter() - start - setup) / step)
             done += step
             update(step)
     pv = np.where(reached > 0, h / np.maximum(reached, 1), (1 + count) / (n_rep + 1))
     return pv, done
-
-
-def time_replicate(w: _Whitened, ks: range) -> float:
-    """Seconds of one replicate of the pass ``ks`` (the halves' directions
-    included once), on generators of its own: for the long-run warning."""
-    import time
-
-    start = time.perf_counter()
-    work = _SpectralBatch(w, ks, np.random.default_rng(0))
-    setup = time.perf_counter() - start
-    start = time.perf_counter()
-    work([np.random.default_rng(1)])
-    return time.perf_counter() - start + setup / 199

@@ -45,6 +45,9 @@ class RowOptions:
     progress: ProgressArg = False
     #: generator of the robust test's sampled row pairs (wide designs)
     pair_rng: np.random.Generator | None = None
+    #: called once, after the spectral test's first chunk of sign flips, with
+    #: the seconds of its setup and per replicate (the long-run warning of a pass)
+    timing: Callable[[float, float], None] | None = None
 
 
 #: A row: the numbers of the test of ``H0: r <= k`` and the tails / references
@@ -184,7 +187,7 @@ def _permutation_row(w: _Whitened, k: int, opts: RowOptions) -> Row:
 def _spectral_rows(w: _Whitened, ks: range, opts: RowOptions) -> list[Row]:
     assert opts.rng is not None
     pv, used = spectral_pvalues(w, ks, opts.n_perm, opts.rng, n_jobs=opts.n_jobs,
-                                progress=opts.progress)
+                                progress=opts.progress, timing=opts.timing)
     return [({"statistic": spectral_statistic(w, k), "df": np.nan, "pvalue": float(p),
               "n_flips": float(used)}, ("spectral",)) for k, p in zip(ks, pv, strict=True)]
 

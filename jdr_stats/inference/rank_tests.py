@@ -326,19 +326,22 @@ def _run_passes(w: _Whitened, spec: RankTestMethod, top: int, n_perm: int,
                 stop_alpha: float | None, pair_rng: np.random.Generator | None,
                 ) -> tuple[list[dict[str, float]], set[str]]:
     """The rows of a method that computes consecutive ranks at once (the
-    spectral test), pass by pass (``spec.plan``); a rank selection stops at
-    the first non-rejection, so its rows are the first rows of the full
-    table with the same seed.  Warns before a run expected to take over
-    ``config.LONG_RUN_SECONDS``, from one timed replicate."""
+    spectral and combined tests), pass by pass (``spec.plan``); a rank
+    selection stops at the first non-rejection, so its rows are the first
+    rows of the full table with the same seed.  Warns, after the first chunk
+    of the first pass's sign flips, when the run is expected to take over
+    ``config.LONG_RUN_SECONDS``."""
     assert spec.rows is not None and spec.plan is not None
     plan = spec.plan(w, top)
-    _warn_long_passes(w, spec.name, plan, n_perm, stop_alpha)
     rows: list[dict[str, float]] = []
     tails: set[str] = set()
     with progress_bar(progress, n_perm * len(plan), f"{spec.name} tests") as update:
-        for ks in plan:
+        for i, ks in enumerate(plan):
+            timing = (lambda setup, per_rep: _warn_long_passes(
+                spec.name, plan, n_perm, stop_alpha, setup, per_rep)) if i == 0 else None
             opts = RowOptions(n_perm=n_perm, rng=rng, n_jobs=n_jobs,
-                              progress=progress_forwarder(update), pair_rng=pair_rng)
+                              progress=progress_forwarder(update), pair_rng=pair_rng,
+                              timing=timing)
             for row, used in spec.rows(w, ks, opts):
                 rows.append(row)
                 tails.update(used)
@@ -347,25 +350,25 @@ def _run_passes(w: _Whitened, spec: RankTestMethod, top: int, n_perm: int,
     return rows, tails
 
 
-def _warn_long_passes(w: _Whitened, name: str, plan: list[range], n_perm: int,
-                      stop_alpha: float | None) -> None:
-    """Warn when the passes are expected to take over ``config.LONG_RUN_SECONDS``:
-    one replicate of the first pass is timed (on a generator of its own, so
-    the p-values do not depend on it); a rank selection is expected to stop
-    within the first pass (which runs one rank past the noise edge).  The
-    combined test's robust rows are not counted (a few fits' time)."""
-    from ._rank_spectral import time_replicate
+def _warn_long_passes(name: str, plan: list[range], n_perm: int, stop_alpha: float | None,
+                      setup: float, per_rep: float) -> None:
+    """Warn when the passes are expected to take over ``config.LONG_RUN_SECONDS``,
+    from the seconds of the first pass's setup and per replicate of its first
+    chunk of sign flips (a replicate's cost grows with the ranks of its pass); a rank
+    selection is expected to stop within the first pass (which runs one rank
+    past the noise edge).  The combined test's robust rows are not counted (a
+    few fits' time)."""
+    from ..support._options import warn_at_caller
 
     passes = plan[:1] if stop_alpha is not None else plan
-    per_rep = time_replicate(w, plan[0])
-    expected = n_perm * sum(per_rep * len(ks) / len(plan[0]) for ks in passes)
+    expected = sum(setup + n_perm * per_rep * len(ks) / len(plan[0]) for ks in passes)
     if expected > config.LONG_RUN_SECONDS:
-        warnings.warn(
+        warn_at_caller(
             f"the {name} rank tests are expected to take about {expected:.0f} s "
             f"({n_perm} sign flips of {len(passes)} pass(es) of ranks; one replicate of the "
             f"first took {per_rep:.2f} s); pass progress=True to follow them, or max_rank "
             "to stop earlier",
-            LongRunWarning, stacklevel=5,
+            LongRunWarning,
         )
 
 
