@@ -581,13 +581,18 @@ def whiten_cross(cross: np.ndarray, wa: AnyWhitening, wb: AnyWhitening) -> np.nd
     return wb.solve(wa.solve(cross).T).T
 
 
-def mp_edge(n1: int, n2: int, k: np.ndarray | int | float = 0) -> np.ndarray:
+def mp_edge(n1: int, n2: int, k: np.ndarray | int | float = 0, q: int = 1) -> np.ndarray:
     """``(sqrt(n1 - k) + sqrt(n2 - k))^2``: the Marchenko-Pastur edge of an
     ``(n1 - k) x (n2 - k)`` block of unit-variance entries, the top of the
     complement block's noise spectrum in units of ``m s^2 / s_y^2`` (the
-    ladle's edge, the spectral test's pass plan)."""
+    ladle's edge, the spectral test's pass plan).  With ``q > 1`` response
+    columns, the smaller edge of the two unfoldings' complements,
+    ``(n1 - k) x q (n2 - k)`` and ``(n2 - k) x q (n1 - k)``."""
     k = np.asarray(k)
-    return (np.sqrt(n1 - k) + np.sqrt(n2 - k)) ** 2
+    if q == 1:
+        return (np.sqrt(n1 - k) + np.sqrt(n2 - k)) ** 2
+    return np.minimum((np.sqrt(n1 - k) + np.sqrt(q * (n2 - k))) ** 2,
+                      (np.sqrt(n2 - k) + np.sqrt(q * (n1 - k))) ** 2)
 
 
 def unit_columns(x: np.ndarray) -> np.ndarray:

@@ -297,11 +297,12 @@ class Premises:
             "guards against a liberal test but is conservative (size 0.000 at nominal 0.05 "
             "in six designs at 300 x 300, m = 2000, benchmarks/results/study_width_both.txt); "
             "treat its p-values as indicative: a non-rejection is no evidence for a smaller "
-            'rank, and fit(rank="auto") then fits r = 1. From n1 n2 / m = '
-            f"{config.RANK_SPECTRAL_MIN_RATIO:g} (here {self.n1 * self.n2 / self.nobs:.3g}) "
+            'rank, and fit(rank="auto") then fits r = 1. From q n1 n2 / m = '
+            f"{config.RANK_SPECTRAL_MIN_RATIO:g} (q the response's columns; here n1 n2 / m = "
+            f"{self.n1 * self.n2 / self.nobs:.3g}) "
             'the default rank_method="auto" combines it with the spectral test (the next '
             "singular value against sign flips of a bound; theory 6e, 6f) when the rows are "
-            "in memory and y has one column: the spectral test held its level in the width "
+            "in memory: the spectral test held its level in the width "
             "study and has more power against strong directions there"
         )
 

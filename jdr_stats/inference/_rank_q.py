@@ -20,17 +20,22 @@ table's notes.  Derivations: docs/theory/responses.md.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy import linalg, stats
 
 from .. import config
 from .._data import RowsData
 from .._hosvd import complement_statistic, hosvd, whitened_crosses
-from .._linalg import BlockMoments, Whitening, block_whitenings
+from .._linalg import BlockMoments, Whitening, block_whitenings, mp_edge
+from .._progress import ProgressArg, progress_bar, progress_forwarder
 from .._validation import check_int, normalize_seed
+from ._rank_spectral import plan_passes, spectral_pvalues
+from ._rank_stats import _Whitened
 from ._robust_core import robust_moments, robust_pvalue, rotated_first
 from .hypotheses import TEST_COLUMNS, perm_pvalue
 from .rank_methods import RANK_METHODS, tail_notes
@@ -42,6 +47,15 @@ FALLBACK = ("the robust rank test for a response of q > 1 columns is not availab
             "yet; the {used} test was used instead")
 
 
+#: what the spectral statistic is for q columns (a note of the table)
+_Q_SPECTRAL = (
+    "Spectral statistic of q columns: m min(s_{k+1}(M1), s_{k+1}(M2))^2, M1 = [X_1, ..., X_q] "
+    "and M2 = [X_1^T, ..., X_q^T] the unfoldings of the whitened cross moments (whose top-k "
+    "singular vectors are the HOSVD estimates); the bound and its sign flips as for one "
+    "column, with the q columns' matrices side by side (theory of rank tests, 6e)."
+)
+
+
 def _labels(method: str, q: int) -> tuple[str, str]:
     if method == "robust":
         return ("robust two-moment test (scaled chi2 with estimated finite-sample moments), "
@@ -50,6 +64,10 @@ def _labels(method: str, q: int) -> tuple[str, str]:
                 "influence functions psi_i = u_i (x) v_i (x) Yw_i (plus centring terms) of the "
                 "complement core; Lambda_k ~ g chi2(h) with g h and 2 g^2 h its finite-sample "
                 "mean and variance estimated from the rows.")
+    if method in ("spectral", "combined"):
+        spec = RANK_METHODS[method]
+        return (spec.label + ", q responses",
+                _Q_SPECTRAL + " " + spec.assumptions)
     if method == "chi2":
         return ("normal-theory chi-square, q responses",
                 "Normal theory: the whitened complement coordinates are independent of "
@@ -132,6 +150,85 @@ class _RobustQ:
         return {"df": np.nan, "pvalue": pv, "eff_df": eff, "scale": scale, "mc_se": mc}
 
 
+@dataclass(frozen=True)
+class _SpectralQ:
+    """The spectral statistics of a q-column response: ``T_k = m min(s1_{k+1},
+    s2_{k+1})^2`` from the singular values of the two unfoldings (``Yw`` has
+    identity covariance), and the noise edge of the smaller unfolding."""
+
+    m: int
+    u: np.ndarray
+    s1: np.ndarray
+    v: np.ndarray
+    s2: np.ndarray
+
+    def statistic(self, k: int) -> float:
+        return float(self.m * min(self.s1[k], self.s2[k]) ** 2)
+
+    def edge(self, k: int | np.ndarray, q: int) -> np.ndarray:
+        return mp_edge(self.u.shape[0], self.v.shape[0], k, q)
+
+
+def _whitened_response(y: np.ndarray) -> np.ndarray:
+    """``Yw``: the centred response times the inverse Cholesky factor of its
+    covariance (divisor m), identity covariance (the units of ``xq``)."""
+    yc = y - y.mean(axis=0)
+    chol = np.linalg.cholesky(yc.T @ yc / y.shape[0])
+    return np.asarray(linalg.solve_triangular(chol, yc.T, lower=True).T)
+
+
+def _spectral_rows(rows_data: tuple[np.ndarray, np.ndarray, np.ndarray], sq: _SpectralQ,
+                   lam: list[float], robust: _RobustQ | None, *, top: int, n_rep: int,
+                   rng: np.random.Generator, stop_alpha: float | None, n_jobs: int | None,
+                   progress: ProgressArg,
+                   timing: Callable[[list[range], float, float], None] | None
+                   ) -> list[dict[str, float]]:
+    """The rows ``k = 0..top`` of the spectral test (``robust`` None) or of the
+    combined test of a q-column response, pass by pass as for one column
+    (:func:`~._rank_spectral.plan_passes`): the sign flips of
+    :class:`~._rank_spectral._SpectralBatch` with the q columns of ``Yw``; the
+    combined test skips the ranks whose statistic is below
+    ``config.COMBINED_SPECTRAL_MIN_EDGE`` of the noise edge (p-value 1)."""
+    y, a, b = rows_data
+    yw = _whitened_response(y)
+    q = yw.shape[1]
+    w = _Whitened(m=sq.m, var_y=1.0, u=sq.u, s=sq.s1, v=sq.v, a=a, b=b, y=yw)
+    stats_all = np.array([sq.statistic(k) for k in range(top + 1)])
+    plan = plan_passes(stats_all, sq.edge(0, q), top)
+    rows: list[dict[str, float]] = []
+    with progress_bar(progress, n_rep * len(plan), "sign flips") as update:
+        for i, ks in enumerate(plan):
+            run = len(ks)
+            if robust is not None:
+                edge = sq.edge(np.asarray(ks), q)
+                run = int(np.sum(stats_all[list(ks)] >= config.COMBINED_SPECTRAL_MIN_EDGE * edge))
+            pv, used = (np.array([]), 0)
+            if run:
+                first = (lambda setup, per, plan=plan: timing(plan, setup, per)) \
+                    if timing is not None and i == 0 else None
+                pv, used = spectral_pvalues(
+                    w, range(ks[0], ks[0] + run), n_rep, rng, n_jobs=n_jobs,
+                    progress=progress_forwarder(update), timing=first,
+                    stats=stats_all[ks[0]: ks[0] + run])
+            for j, k in enumerate(ks):
+                ps = float(pv[j]) if j < run else np.nan
+                if robust is None:
+                    row = {"statistic": stats_all[k], "df": np.nan, "pvalue": ps,
+                           "n_flips": float(used)}
+                else:
+                    rrow = robust.row(lam[k], k)
+                    p = min(1.0, 2.0 * min(rrow["pvalue"], 1.0 if np.isnan(ps) else ps))
+                    row = {"statistic": lam[k], "df": np.nan, "pvalue": p,
+                           "eff_df": rrow["eff_df"], "scale": rrow["scale"],
+                           "mc_se": rrow["mc_se"], "pvalue_robust": rrow["pvalue"],
+                           "spectral_statistic": stats_all[k], "pvalue_spectral": ps,
+                           "n_flips": float(used) if j < run else 0.0}
+                rows.append(row)
+                if stop_alpha is not None and not row["pvalue"] <= stop_alpha:
+                    return rows
+    return rows
+
+
 def run_q(
     data: RowsData,
     mom: BlockMoments,
@@ -142,12 +239,17 @@ def run_q(
     n_perm: int,
     seed: Any,
     stop_alpha: float | None = None,
+    n_jobs: int | None = None,
+    progress: ProgressArg = False,
+    timing: Callable[[list[range], float, float], None] | None = None,
 ) -> tuple[pd.DataFrame, str, str, list[str], list[str]]:
     """The table of tests ``k = 0..top`` for a ``q > 1`` response.
 
     Returns ``(table, method key, label, notes, reference notes)``.  ``method`` is
-    ``"chi2"``, ``"permutation"`` or ``"robust"`` (the fallback above);
-    the others raise a ValueError naming the restriction.
+    ``"chi2"``, ``"permutation"``, ``"robust"`` (the fallback above),
+    ``"spectral"`` or ``"combined"`` (the rows in memory; :func:`_spectral_rows`);
+    the others raise a ValueError naming the restriction.  ``timing(plan,
+    setup, per_replicate)`` is called once, after the first chunk of sign flips.
     """
     q = mom.q
     used = method
@@ -156,11 +258,14 @@ def run_q(
     if method == "robust" and not in_memory:
         used = "chi2"
         notes.append(FALLBACK.format(used=used) + " (the rows are not in memory).")
+    elif method in ("spectral", "combined"):
+        data.rows(f"the {method} rank test")
     elif method not in ("chi2", "permutation", "robust"):
         raise ValueError(
             f"the {method} rank test needs a single response column; this model's "
             f"response has q = {q} columns. Use method='robust' (what the default "
-            "'auto' runs at q > 1), 'chi2' or 'permutation'"
+            "'auto' runs below q n1 n2 / m = 20), 'combined', 'spectral', 'chi2' or "
+            "'permutation'"
         )
     check_int(n_perm, "n_perm", low=1)
     if data.weighted:
@@ -169,13 +274,24 @@ def run_q(
         mom = data.moments() if not mom.has_covariances else mom
         whitening = block_whitenings(mom, data.names["exog_a"], data.names["exog_b"])
     xq = whitened_crosses(mom.cross_q, *whitening)  # type: ignore[arg-type]
-    u, _, v, _ = hosvd(xq)
+    u, s1, v, s2 = hosvd(xq)
     n1, n2, m = xq.shape[1], xq.shape[2], data.nobs
-    rng = normalize_seed(seed) if used == "permutation" else None
-    rows_data = _white_rows(data, whitening) if used in ("permutation", "robust") else None
-    robust = _RobustQ(rows_data, u, v, seed) if used == "robust" else None
-    rows = []
-    for k in range(top + 1):
+    flips = used in ("spectral", "combined")
+    rng = normalize_seed(seed) if used == "permutation" or flips else None
+    rows_data = _white_rows(data, whitening) if used != "chi2" else None
+    # the combined test's robust rows draw their row pairs from the fixed
+    # seed, as for one column (the seed drives the sign flips)
+    robust = (_RobustQ(rows_data, u, v, None if flips else seed)
+              if used in ("robust", "combined") else None)
+    if flips:
+        assert rows_data is not None and rng is not None
+        lam = [complement_statistic(xq, u, v, k, m) for k in range(top + 1)]
+        rows = _spectral_rows(
+            rows_data, _SpectralQ(m, u, s1, v, s2), lam, robust, top=top, n_rep=n_perm,
+            rng=rng, stop_alpha=stop_alpha, n_jobs=n_jobs, progress=progress, timing=timing)
+    else:
+        rows = []
+    for k in range(top + 1 if not flips else 0):
         stat = complement_statistic(xq, u, v, k, m)
         row: dict[str, float] = {"statistic": stat}
         if robust is not None:
@@ -191,7 +307,9 @@ def run_q(
         rows.append(row)
         if stop_alpha is not None and not row["pvalue"] <= stop_alpha:
             break
-    extra = {"permutation": ("n_perm",), "robust": ("eff_df", "scale", "mc_se")}.get(used, ())
+    extra = {"permutation": ("n_perm",), "robust": ("eff_df", "scale", "mc_se"),
+             "spectral": RANK_METHODS["spectral"].columns,
+             "combined": RANK_METHODS["combined"].columns}.get(used, ())
     table = pd.DataFrame(rows, index=pd.Index(np.arange(len(rows)), name="k"),
                          columns=[*TEST_COLUMNS, *extra])
     label, assumption = _labels(used, q)
@@ -202,7 +320,12 @@ def run_q(
         "U_perp, V_perp the complements of the rank-k HOSVD estimates.",
         assumption, *notes,
     ]
-    refs = tail_notes(RANK_METHODS["robust"], robust.tags) if robust is not None else []
+    tags = set(robust.tags) if robust is not None else set()
+    if flips:
+        tags.add(used)
+        if used == "combined" and np.any(table["n_flips"] == 0):
+            tags.add("not-run")
+    refs = tail_notes(RANK_METHODS["combined" if flips else "robust"], tags)
     notes += refs
     if used == "chi2":
         notes.append("df = q (n1 - k)(n2 - k).")

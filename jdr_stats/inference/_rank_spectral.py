@@ -28,7 +28,7 @@ rows of the other tests are.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -40,7 +40,7 @@ from .._linalg import mp_edge
 from .._progress import ProgressArg, progress_bar, run_batches
 from ._rank_stats import _CHUNK_FLOATS, _Whitened
 
-__all__ = ["spectral_statistic", "spectral_null", "spectral_pvalues", "pass_plan"]
+__all__ = ["spectral_statistic", "spectral_null", "spectral_pvalues", "pass_plan", "plan_passes"]
 
 #: rows per pass after the first (which runs to the noise edge's guess + 1)
 PASS_ROWS = 8
@@ -65,8 +65,12 @@ def pass_plan(w: _Whitened, top: int) -> list[range]:
     a selection is expected to find), the others :data:`PASS_ROWS` ranks each.
     Depends on the singular values only, so a rank selection's rows are the
     first rows of the full table with the same seed."""
-    stats = w.m * w.s[: top + 1] ** 2 / w.var_y
-    first = min(top, int(np.sum(stats > mp_edge(w.n1, w.n2))) + 1)
+    return plan_passes(w.m * w.s[: top + 1] ** 2 / w.var_y, mp_edge(w.n1, w.n2), top)
+
+
+def plan_passes(stats: np.ndarray, edge: float | np.ndarray, top: int) -> list[range]:
+    """:func:`pass_plan` from the statistics of ranks ``0..top`` and the noise edge."""
+    first = min(top, int(np.sum(stats > edge)) + 1)
     plan, lo = [range(0, first + 1)], first + 1
     while lo <= top:
         plan.append(range(lo, min(top, lo + PASS_ROWS - 1) + 1))
@@ -96,10 +100,28 @@ def _top_eig(x: np.ndarray) -> float:
 
 def _half_directions(a: np.ndarray, b: np.ndarray, y: np.ndarray, rows: np.ndarray,
                      k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Top ``k`` left and right singular vectors of ``X_lin`` of the given rows."""
-    x = a[rows].T @ (y[rows, None] * b[rows]) / rows.size
-    u, _, vt = np.linalg.svd(x, full_matrices=False)
-    return u[:, :k], vt[:k].T
+    """Top ``k`` left and right singular vectors of ``X_lin`` of the given rows;
+    for a response of ``q`` columns (``y`` of shape (m, q)) the rank-k HOSVD
+    estimates: top ``k`` left singular vectors of the unfoldings
+    ``[X_1, ..., X_q]`` and ``[X_1^T, ..., X_q^T]``."""
+    if y.ndim == 1:
+        x = a[rows].T @ (y[rows, None] * b[rows]) / rows.size
+        u, _, vt = np.linalg.svd(x, full_matrices=False)
+        return u[:, :k], vt[:k].T
+    xs = [a[rows].T @ (y[rows, c, None] * b[rows]) / rows.size for c in range(y.shape[1])]
+    u = np.linalg.svd(np.hstack(xs), full_matrices=False)[0]
+    v = np.linalg.svd(np.vstack(xs), full_matrices=False)[2].T
+    return u[:, :k], v[:, :k]
+
+
+def _sides(left: list[np.ndarray], right: list[np.ndarray]) -> tuple[float, float]:
+    """The squared spectral norms of the two bounds from the per-column
+    matrices: ``||[L_1, ..., L_q]||^2`` (the first block's unfolding) and
+    ``||[R_1; ...; R_q]||^2`` (the second's); ``q = 1``: ``||L||^2, ||R||^2``."""
+    if len(left) == 1:
+        top = _top_eig(left[0])
+        return top, (top if right[0] is left[0] else _top_eig(right[0]))
+    return _top_eig(np.hstack(left)), _top_eig(np.vstack(right))
 
 
 class _SpectralBatch:
@@ -135,30 +157,25 @@ class _SpectralBatch:
                 # the rows `own` are projected off the other half's directions
                 self.ca[own, h::2], self.cb[own, h::2] = a[own] @ u1, b[own] @ v1
                 self.u1[:, h::2], self.v1[:, h::2] = u1, v1
-        per_rep = w.m + 3 * w.n1 * w.n2 + 4 * kmax * (w.m + w.n1 + w.n2)
+        q = 1 if y.ndim == 1 else y.shape[1]
+        per_rep = q * (w.m + 3 * w.n1 * w.n2 + 4 * kmax * (w.m + w.n1 + w.n2))
         self.batch = int(max(1, min(64, _CHUNK_FLOATS // per_rep)))
 
     def __call__(self, rngs: list[Any]) -> np.ndarray:
-        y, a, b, ks = self.y, self.a, self.b, self.ks
+        y, ks = self.y, self.ks
+        columns = [y] if y.ndim == 1 else list(y.T)
         pm = np.array([-1.0, 1.0])
         out = np.empty((len(rngs), len(ks), 2))
         for j, g in enumerate(rngs):
             # row i's complement coordinates (I - P_i) a'_i and (I - Q_i) b'_i
             # get independent signs sa_i and sb_i
-            sa, sb = g.choice(pm, size=y.size), g.choice(pm, size=y.size)
+            sa, sb = g.choice(pm, size=y.shape[0]), g.choice(pm, size=y.shape[0])
             if self.one_sign:  # the whole row flipped (before 2026-11-27)
                 sb = np.ones_like(sb)
-            wy = y * sa * sb
-            full = a.T @ (wy[:, None] * b)
-            if self.ca is None:  # the pass is k = 0 alone
-                out[j, 0] = _top_eig(full)
-                continue
-            if ks[0] == 0:
-                out[j, 0] = _top_eig(full)
-            cl, cr = y * sa * (1 - sb), y * sb * (1 - sa)
-            if self.one_sign:
-                cl = cr = np.zeros_like(y)
-            out[j, int(ks[0] == 0):] = self._projected(full, wy, cl, cr)
+            # one generator per response column, advanced one rank at a time
+            per_rank = zip(*(self._matrices(yc, sa, sb) for yc in columns), strict=True)
+            for i, mats in enumerate(per_rank):
+                out[j, i] = _sides([lk for lk, _ in mats], [rk for _, rk in mats])
         return out / self.scale
 
     #: True: one sign per row flips the row's whole term on both sides (the
@@ -166,8 +183,23 @@ class _SpectralBatch:
     #: ``benchmarks/check_spectral_sides.py``)
     one_sign = False
 
+    def _matrices(self, y: np.ndarray, sa: np.ndarray, sb: np.ndarray
+                  ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """The two sides' matrices ``(L_k, R_k)`` of one response column at the
+        ranks of the pass, in order (the same matrix twice at ``k = 0``)."""
+        wy = y * sa * sb
+        full = self.a.T @ (wy[:, None] * self.b)
+        if self.ks[0] == 0:
+            yield full, full
+        if self.ca is None:  # the pass is k = 0 alone
+            return
+        cl, cr = y * sa * (1 - sb), y * sb * (1 - sa)
+        if self.one_sign:
+            cl = cr = np.zeros_like(y)
+        yield from self._projected(full, wy, cl, cr)
+
     def _projected(self, full: np.ndarray, wy: np.ndarray, cl: np.ndarray,
-                   cr: np.ndarray) -> np.ndarray:
+                   cr: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """The two sides at the positive ranks of the pass.
 
         With ``a~_i = P_i a'_i + sa_i (I - P_i) a'_i`` and ``b~_i`` likewise,
@@ -190,17 +222,14 @@ class _SpectralBatch:
         start = max(ks[0], 1)
         left = full - u1[:, : 2 * start] @ c_left[: 2 * start]
         right = full - c_right[:, : 2 * start] @ v1[:, : 2 * start].T
-        out = np.empty((ks[-1] - start + 1, 2))
         for k in range(start, ks[-1] + 1):
             if k > start:
                 cols = slice(2 * k - 2, 2 * k)
                 left -= u1[:, cols] @ c_left[cols]
                 right -= c_right[:, cols] @ v1[:, cols].T
             c = 2 * k
-            lk = left + (d_left[:, :c] - u1[:, :c] @ e_left[:c, :c]) @ v1[:, :c].T
-            rk = right + u1[:, :c] @ (f_right[:c] - g_right[:c, :c] @ v1[:, :c].T)
-            out[k - start] = _top_eig(lk), _top_eig(rk)
-        return out
+            yield (left + (d_left[:, :c] - u1[:, :c] @ e_left[:c, :c]) @ v1[:, :c].T,
+                   right + u1[:, :c] @ (f_right[:c] - g_right[:c, :c] @ v1[:, :c].T))
 
 
 def spectral_null(
@@ -231,6 +260,7 @@ def spectral_pvalues(
     n_jobs: int | None = None,
     progress: ProgressArg = False,
     timing: Callable[[float, float], None] | None = None,
+    stats: np.ndarray | None = None,
 ) -> tuple[np.ndarray, int]:
     """Sequential Monte Carlo p-values of the ranks ``ks`` (one pass) and the
     number of sign flips drawn.
@@ -244,13 +274,17 @@ def spectral_pvalues(
     further flips for the other ranks changes nothing.  A non-rejection is
     reached after about ``h / p`` flips, a rejection needs all ``n_rep``.
     ``timing``, if given, is called after the first chunk with the seconds of
-    the setup (the halves' directions) and per replicate.
+    the setup (the halves' directions) and per replicate.  ``stats``: the
+    statistics of ``ks`` (default :func:`spectral_statistic`; a ``q``-column
+    response passes its own, :mod:`._rank_q`).
     """
     start = time.perf_counter()
     work = _SpectralBatch(w, ks, rng)
     setup = time.perf_counter() - start
     entropy = int(rng.integers(2**62))
-    stats = np.array([spectral_statistic(w, k) for k in ks]) * (1 - 1e-10)
+    if stats is None:
+        stats = np.array([spectral_statistic(w, k) for k in ks])
+    stats = np.asarray(stats, dtype=float) * (1 - 1e-10)
     h = SEQUENTIAL_EXCEEDANCES
     count = np.zeros(len(ks), dtype=int)
     reached = np.zeros(len(ks), dtype=int)  # replicate (1-based) of the h-th exceedance

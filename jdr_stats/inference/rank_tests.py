@@ -236,21 +236,19 @@ def resolve_method(data: RowsData, mom: BlockMoments, method: str) -> tuple[str,
     it is the robust test of a design below the spectral test's width).
 
     ``"auto"`` is the combined test (the robust and the spectral tests,
-    Bonferroni-combined; theory 6f) when ``n1 n2 / m`` is at least
-    ``config.RANK_SPECTRAL_MIN_RATIO``, the response has one column and the
-    rows are in memory; else the robust test.  Every other name is itself.
+    Bonferroni-combined; theory 6f) when ``q n1 n2 / m`` (``q`` response
+    columns) is at least ``config.RANK_SPECTRAL_MIN_RATIO`` and the rows are
+    in memory; else the robust test.  Every other name is itself.
     """
     if method != "auto":
         return method, None
     n1, n2 = len(data.names["exog_a"]), len(data.names["exog_b"])
-    ratio, limit = n1 * n2 / data.nobs, config.RANK_SPECTRAL_MIN_RATIO
+    q = mom.q if mom.cross_q is not None else 1
+    ratio, limit = q * n1 * n2 / data.nobs, config.RANK_SPECTRAL_MIN_RATIO
     if ratio < limit:
         return "robust", None
-    head = f"method='auto': n1 n2 / m = {ratio:.3g} >= {limit:g}, "
-    if mom.cross_q is not None:
-        return "robust", head + (
-            f"but the spectral test takes one response column (q = {mom.q}): the robust "
-            "test, whose references are not derived at this width (conservative there)")
+    head = (f"method='auto': n1 n2 / m = {ratio:.3g} >= {limit:g}, " if q == 1 else
+            f"method='auto': q n1 n2 / m = {ratio:.3g} >= {limit:g} (q = {q}), ")
     try:
         data.rows("the spectral rank test")
     except RowsNotInMemoryError:
@@ -286,8 +284,12 @@ def _run(
     n1, n2 = len(data.names["exog_a"]), len(data.names["exog_b"])
     top = _check_max_rank(max_rank, n1, n2)
     if mom.cross_q is not None:  # q > 1 responses: the adapter of issue 21
+        def timing(plan: list[range], setup: float, per_rep: float) -> None:
+            _warn_long_passes(spec.name, plan, n_perm, stop_alpha, setup, per_rep)
+
         return _run_q(data, mom, whitening, method=spec.name, top=top,
-                      n_perm=n_perm, seed=seed, stop_alpha=stop_alpha, why=why)
+                      n_perm=n_perm, seed=seed, stop_alpha=stop_alpha, why=why,
+                      n_jobs=n_jobs, progress=progress, timing=timing)
     _check_data(data, spec)
     rng = normalize_seed(seed) if spec.random else None
     # the robust test's row pairs (wide designs): from `seed`, or (when the seed

@@ -1,0 +1,256 @@
+"""The spectral and combined rank tests of a response of q > 1 columns
+(theory of rank tests, 6e and 6f; the default ``"auto"`` from ``q n1 n2 / m = 20``).
+
+The replicates are checked against an explicit computation (every row's
+transformed vectors formed one by one, the q columns' matrices side by
+side), the statistic against the unfoldings of the whitened cross moments,
+the size at ``k = 0`` (exact) and at the true rank (a bound) by seeded
+simulation, and the table against rescaling, shifting and reordering the
+columns of the blocks and of the response.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import jdr_stats as jdr
+from jdr_stats import config
+from jdr_stats._hosvd import hosvd, whitened_crosses
+from jdr_stats._linalg import block_whitenings
+from jdr_stats.inference import _rank_spectral as sp
+from jdr_stats.inference._rank_q import _white_rows, _whitened_response
+from jdr_stats.inference._rank_stats import _Whitened
+from jdr_stats.inference.rank_tests import choose_rank, rank_tests, resolve_method
+
+ALPHA = 0.05
+
+
+def _band(reps: int, level: float = ALPHA) -> tuple[float, float]:
+    half = 2.5 * np.sqrt(level * (1 - level) / reps) + 0.005
+    return level - half, level + half
+
+
+def _multi(m: int, n1: int, n2: int, r: int, rng: np.random.Generator, q: int = 3,
+           strength: float = 1.0):
+    """Gaussian blocks; q outcomes, the first two driven by the r bilinear terms."""
+    a, b = rng.standard_normal((m, n1)), rng.standard_normal((m, n2))
+    u = np.linalg.qr(rng.standard_normal((n1, 2)))[0]
+    v = np.linalg.qr(rng.standard_normal((n2, 2)))[0]
+    t = strength * (a @ u) * (b @ v) * (np.arange(2) < r)
+    y = rng.standard_normal((m, q))
+    y[:, 0] += t[:, 0]
+    y[:, 1] += t[:, 0] + t[:, 1]
+    return y, a, b
+
+
+@pytest.fixture(autouse=True)
+def _wide_premises():
+    """The wide designs below (m < n1 n2) warn that the small-sample premise
+    fails, which is what the spectral and combined tests are for."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=jdr.exceptions.AssumptionWarning,
+                                message=".*small sample")
+        yield
+
+
+@pytest.fixture(scope="module")
+def multi_r2():
+    return jdr.JointDimReduction(*_multi(700, 7, 6, 2, np.random.default_rng(5))).fit(2)
+
+
+def _whitened_q(res):
+    data = res.model.data
+    mom = data.moments()
+    wh = block_whitenings(mom, data.names["exog_a"], data.names["exog_b"])
+    y, a, b = _white_rows(data, wh)
+    xq = whitened_crosses(mom.cross_q, *wh)
+    u, s1, v, _ = hosvd(xq)
+    w = _Whitened(m=data.nobs, var_y=1.0, u=u, s=s1, v=v, a=a, b=b, y=_whitened_response(y))
+    return w, xq
+
+
+def test_whitened_rows_give_the_models_cross_moments(multi_r2):
+    """X_c = sum_i Yw_ic a'_i b'_i^T / m from the rows has the unfoldings'
+    singular values of the model's whitened cross moments (Yw is determined
+    up to a rotation of its columns, which leaves them unchanged)."""
+    w, xq = _whitened_q(multi_r2)
+    y, a, b = w.in_memory()
+    xs = np.stack([a.T @ (y[:, c, None] * b) / w.m for c in range(y.shape[1])])
+    for got, want in zip(hosvd(xs)[1::2], hosvd(xq)[1::2], strict=True):
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-12 * want[0])
+    np.testing.assert_allclose(y.T @ y / w.m, np.eye(y.shape[1]), atol=1e-12)
+
+
+@pytest.mark.parametrize("ks", [range(0, 3), range(1, 2), range(2, 4)])
+def test_replicates_match_explicit_projection(multi_r2, ks):
+    """Each replicate equals, at every rank k of the pass, the pair
+    (||[L_1, ..., L_q]||^2, ||[R_1; ...; R_q]||^2) / m with
+    L_c = sum_i Yw_ic (I - P_i) a~_i b~_i^T and R_c = sum_i Yw_ic a~_i ((I - Q_i) b~_i)^T
+    of the data transformed row by row (a~_i = P_i a_i + sa_i (I - P_i) a_i,
+    b~_i likewise with sb_i; P_i, Q_i the rank-k HOSVD directions of the other
+    half's cross moments)."""
+    w, _ = _whitened_q(multi_r2)
+    y, a, b = w.in_memory()
+    work = sp._SpectralBatch(w, ks, np.random.default_rng(3))
+    gens = [np.random.default_rng(100 + j) for j in range(2)]
+    got = work(gens)
+    assert got.shape == (2, len(ks), 2)
+    m, q = y.shape
+    order = np.random.default_rng(3).permutation(m)
+    half = np.zeros(m, dtype=int)
+    half[order[m // 2:]] = 1
+    dirs = []
+    for h in (0, 1):
+        rows = np.flatnonzero(half != h)
+        xs = [sum(y[i, c] * np.outer(a[i], b[i]) for i in rows) / rows.size for c in range(q)]
+        u = np.linalg.svd(np.hstack(xs))[0]   # mode-1 unfolding
+        v = np.linalg.svd(np.vstack(xs))[2].T  # mode-2
+        dirs.append((u, v))
+    for col, k in enumerate(ks):
+        pa = [u[:, :k] @ u[:, :k].T for u, _ in dirs]
+        qb = [v[:, :k] @ v[:, :k].T for _, v in dirs]
+        for j in range(2):
+            g = np.random.default_rng(100 + j)
+            sa, sb = (g.choice(np.array([-1.0, 1.0]), size=m) for _ in range(2))
+            left = np.zeros((q, w.n1, w.n2))
+            right = np.zeros((q, w.n1, w.n2))
+            for i in range(m):
+                p, qq = pa[half[i]], qb[half[i]]
+                at = p @ a[i] + sa[i] * (a[i] - p @ a[i])
+                bt = qq @ b[i] + sb[i] * (b[i] - qq @ b[i])
+                for c in range(q):
+                    left[c] += y[i, c] * np.outer(at - p @ at, bt)
+                    right[c] += y[i, c] * np.outer(at, bt - qq @ bt)
+            want = [np.linalg.norm(np.hstack(list(left)), 2) ** 2 / m,
+                    np.linalg.norm(np.vstack(list(right)), 2) ** 2 / m]
+            assert got[j, col] == pytest.approx(want, rel=1e-9), (k, j)
+
+
+def test_statistic_is_the_smaller_unfoldings_next_singular_value(multi_r2):
+    """The spectral table's statistic is m min(s_{k+1}(M1), s_{k+1}(M2))^2."""
+    w, xq = _whitened_q(multi_r2)
+    _, s1, _, s2 = hosvd(xq)
+    rt = multi_r2.rank_tests("spectral", max_rank=3, n_perm=19, seed=1)
+    want = w.m * np.minimum(s1[:4], s2[:4]) ** 2
+    np.testing.assert_allclose(rt.table["statistic"], want, rtol=1e-12)
+    assert rt.method == "spectral" and rt.table["pvalue"].notna().all()
+    assert rt.select_rank(0.05) == 2
+
+
+def test_selection_rows_are_the_first_rows_of_the_table(multi_r2):
+    data, mom = multi_r2.model.data, multi_r2.moments
+    for method in ("spectral", "combined"):
+        full = rank_tests(data, mom, method=method, seed=4, n_perm=39).table
+        rank, sel = choose_rank(data, mom, method=method, seed=4, n_perm=39)
+        assert rank == 2, method
+        pd.testing.assert_frame_equal(sel.table, full.iloc[: len(sel.table)])
+
+
+def test_combined_columns_are_the_two_tests_run_alone(multi_r2):
+    """pvalue_robust is the robust test's, pvalue_spectral the spectral test's
+    with the same seed, and pvalue = min(1, 2 min(both))."""
+    comb = multi_r2.rank_tests("combined", max_rank=3, n_perm=39, seed=8).table
+    rob = multi_r2.rank_tests("robust", max_rank=3).table
+    spec = multi_r2.rank_tests("spectral", max_rank=3, n_perm=39, seed=8).table
+    np.testing.assert_allclose(comb["pvalue_robust"], rob["pvalue"], rtol=1e-12)
+    np.testing.assert_allclose(comb["statistic"], rob["statistic"], rtol=1e-12)
+    ran = comb["n_flips"] > 0
+    np.testing.assert_allclose(comb.loc[ran, "pvalue_spectral"], spec.loc[ran, "pvalue"])
+    np.testing.assert_allclose(comb["spectral_statistic"], spec["statistic"], rtol=1e-12)
+    both = np.minimum(comb["pvalue_robust"], comb["pvalue_spectral"].fillna(1.0))
+    np.testing.assert_allclose(comb["pvalue"], np.minimum(1, 2 * both))
+
+
+def _wide_q(rng, m=90, n=25, r=0):
+    """q = 3 outcomes, n1 = n2 = 25, m = 90: q n1 n2 / m = 20.8."""
+    return _multi(m, n, n, r, rng)
+
+
+def test_auto_is_combined_from_q_n1_n2_over_m_20(monkeypatch):
+    # q = 3, n1 = n2 = 60, m = 520: q n1 n2 / m = 20.8; two strong directions
+    y, a, b = _multi(520, 60, 60, 2, np.random.default_rng(1), strength=4.0)
+    model = jdr.JointDimReduction(y, a, b)
+    name, why = resolve_method(model.data, model.moments(), "auto")
+    assert name == "combined" and "q n1 n2 / m = 20.8" in why and "(q = 3)" in why
+    rt = model.fit(1).rank_tests(max_rank=3, seed=2)
+    assert rt.method == "combined" and why in rt.notes
+    auto = model.fit("auto", seed=2)
+    assert auto.rank == 2
+    assert "q n1 n2 / m = 20.8" in str(auto.summary())
+    assert auto.rank_test_table.method == "combined"
+    # one response column of the same blocks: n1 n2 / m = 6.9, the robust test
+    one = jdr.JointDimReduction(y[:, 0], a, b)
+    assert resolve_method(one.data, one.moments(), "auto") == ("robust", None)
+    monkeypatch.setattr(config, "RANK_SPECTRAL_MIN_RATIO", 21.0)
+    assert resolve_method(model.data, model.moments(), "auto") == ("robust", None)
+
+
+def test_auto_without_the_rows_keeps_the_chi2_fallback():
+    from jdr_stats.moments import ResponseMoments
+
+    y, a, b = _wide_q(np.random.default_rng(2))
+    parts = ResponseMoments.from_arrays(y, a, b)
+    streamed = jdr.JointDimReduction.from_moments(parts).fit(1)
+    rt = streamed.rank_tests(max_rank=1)
+    assert rt.method == "chi2"
+    assert any("needs the rows in memory" in note for note in rt.notes)
+    with pytest.raises(jdr.exceptions.RowsNotInMemoryError, match="spectral rank test"):
+        streamed.rank_tests("spectral")
+
+
+def test_spectral_size_at_rank_zero_is_exact():
+    """y (three columns) independent of t5 blocks: the spectral test of
+    H0: r = 0 is a sign-flip test, exact; its rejection rate at 5% over 300
+    samples lies in the two-sided band."""
+    rng = np.random.default_rng(20261127)
+    reps, rej = 300, 0
+    for _ in range(reps):
+        a, b = rng.standard_t(5, (120, 8)), rng.standard_t(5, (120, 7))
+        y = np.column_stack([rng.exponential(1.0, 120), rng.standard_normal((120, 2))])
+        rt = rank_tests(jdr.JointDimReduction(y, a, b).data, jdr.JointDimReduction(y, a, b)
+                        .moments(), method="spectral", max_rank=0, n_perm=19,
+                        seed=int(rng.integers(2**32)))
+        rej += rt.table["pvalue"].iloc[0] <= ALPHA
+    lo, hi = _band(reps)
+    assert lo <= rej / reps <= hi, rej / reps
+
+
+def test_size_at_the_true_rank_at_most_alpha():
+    """At the true rank r = 2 (t5 blocks, a categorical response of 3
+    classes) the spectral and combined tests are bounds: rejection rates at
+    most the band's upper end (100 samples)."""
+    rng = np.random.default_rng(20261128)
+    reps, rej = 100, np.zeros(2)
+    for _ in range(reps):
+        a, b = rng.standard_t(5, (400, 8)), rng.standard_t(5, (400, 8))
+        u = np.linalg.qr(rng.standard_normal((8, 2)))[0]
+        v = np.linalg.qr(rng.standard_normal((8, 2)))[0]
+        t = (a @ u) * (b @ v)
+        util = np.column_stack([t[:, 0], t[:, 1], np.zeros(400)]) + rng.gumbel(size=(400, 3))
+        y = pd.Categorical(np.array(["x", "y", "z"])[np.argmax(util, axis=1)])
+        res = jdr.JointDimReduction(y, a, b).fit(2)
+        seed = int(rng.integers(2**32))
+        for j, method in enumerate(("spectral", "combined")):
+            tab = res.rank_tests(method, max_rank=2, n_perm=19, seed=seed).table
+            rej[j] += tab["pvalue"].iloc[2] <= ALPHA
+    assert np.all(rej / reps <= _band(reps)[1]), rej / reps
+
+
+def test_invariant_to_units_shifts_and_column_order():
+    """Rescaling and shifting the columns of the blocks, reordering them, and
+    reordering the response's columns leave the default (combined) table
+    unchanged: Yw changes by a rotation of its columns, which the unfoldings'
+    norms do not see."""
+    rng = np.random.default_rng(9)
+    y, a, b = _wide_q(rng, r=1)
+    base = jdr.JointDimReduction(y, a, b).fit(1).rank_tests(max_rank=2, seed=3).table
+    sa, sb = rng.uniform(0.1, 10, a.shape[1]), rng.uniform(0.1, 10, b.shape[1])
+    pa, pb = rng.permutation(a.shape[1]), rng.permutation(b.shape[1])
+    moved = jdr.JointDimReduction(
+        y[:, [2, 0, 1]] * [3.0, 0.5, 2.0] + 7.0, (a * sa + 4.0)[:, pa], (b * sb - 2.0)[:, pb],
+    ).fit(1).rank_tests(max_rank=2, seed=3).table
+    pd.testing.assert_frame_equal(moved, base, rtol=1e-6)
