@@ -168,6 +168,8 @@ class Premises:
     condition_a: float
     condition_b: float
     wide: bool = False
+    #: columns of the (whitened) response: ``C - 1`` for ``C`` classes
+    q: int = 1
 
     @property
     def rows_per_entry(self) -> float:
@@ -292,14 +294,17 @@ class Premises:
             return ""
         return (
             f"max(n1, n2)/m = {ratio:.3g} > {limit}: the robust test's references "
-            "are not derived at this width; where (n1-k)(n2-k)/m > "
-            f"{config.ROBUST_BOTH_MIN_RATIO:g} it reports the larger of two p-values, which "
+            "are not derived at this width; where "
+            + ("(n1-k)(n2-k)/m > " if self.q == 1 else "q (n1-k)(n2-k)/m > ")
+            + f"{config.ROBUST_BOTH_MIN_RATIO:g} it reports the larger of two p-values, which "
             "guards against a liberal test but is conservative (size 0.000 at nominal 0.05 "
             "in six designs at 300 x 300, m = 2000, benchmarks/results/study_width_both.txt); "
             "treat its p-values as indicative: a non-rejection is no evidence for a smaller "
-            'rank, and fit(rank="auto") then fits r = 1. From q n1 n2 / m = '
-            f"{config.RANK_SPECTRAL_MIN_RATIO:g} (q the response's columns; here n1 n2 / m = "
-            f"{self.n1 * self.n2 / self.nobs:.3g}) "
+            'rank, and fit(rank="auto") then fits r = 1. From '
+            + ("n1 n2 / m" if self.q == 1 else "q n1 n2 / m")
+            + f" = {config.RANK_SPECTRAL_MIN_RATIO:g} (here "
+            + (f"q = {self.q}: " if self.q > 1 else "")
+            + f"{self.q * self.n1 * self.n2 / self.nobs:.3g}) "
             'the default rank_method="auto" combines it with the spectral test (the next '
             "singular value against sign flips of a bound; theory 6e, 6f) when the rows are "
             "in memory: the spectral test held its level in the width "
@@ -471,9 +476,10 @@ def block_stats(
     ((80,), True, 'n/a (n1 >= m)')
     """
     m, n1, n2 = data.nobs, len(data.exog_names_a), len(data.exog_names_b)
+    q = _response_columns(data)
     if n1 + n2 < m or data.sums is not None or covariances is not None:
         ca, cb, cab = covariances if covariances is not None else block_covariances(data)
-        prem = premises(ca, cb, cab, nobs=m, rank=rank)
+        prem = replace(premises(ca, cb, cab, nobs=m, rank=rank), q=q)
         if n1 + n2 >= m:
             prem = replace(prem, cross_correlations=np.array([]), independence_pvalue=np.nan,
                            wide=True, condition_a=np.nan if n1 >= m else prem.condition_a,
@@ -486,7 +492,14 @@ def block_stats(
     sd_b, cond_b = _sd_and_condition(np.asarray(b, dtype=float), w)
     return sd_a, sd_b, Premises(
         nobs=m, n1=n1, n2=n2, rank=int(rank), cross_correlations=np.array([]),
-        independence_pvalue=float("nan"), condition_a=cond_a, condition_b=cond_b, wide=True)
+        independence_pvalue=float("nan"), condition_a=cond_a, condition_b=cond_b, wide=True,
+        q=q)
+
+
+def _response_columns(data: RowsData) -> int:
+    """``q``: the response's columns (1 for a numeric response or two classes)."""
+    info = getattr(data, "response", None)
+    return max(1, int(getattr(info, "q", 1) or 1))
 
 
 def premises_of_data(data: RowsData, rank: int = 1) -> Premises:
@@ -503,7 +516,7 @@ def premises_of_data(data: RowsData, rank: int = 1) -> Premises:
     (True, False)
     """
     ca, cb, cab = block_covariances(data)
-    return premises(ca, cb, cab, nobs=data.nobs, rank=rank)
+    return replace(premises(ca, cb, cab, nobs=data.nobs, rank=rank), q=_response_columns(data))
 
 
 def gap_advice(s: Any, rank: int, ratio_min: float) -> str:

@@ -412,8 +412,8 @@ class JointDimReduction(DataModel):
             method (default ``"auto"``: ``"robust"``, valid without
             distributional assumptions, or ``"combined"`` (the robust and
             the spectral tests, Bonferroni-combined) for blocks much wider
-            than the sample, ``n1 n2 / m >= 20`` with the rows in memory and
-            one response column, see
+            than the sample, ``q n1 n2 / m >= 20`` (``q`` response columns)
+            with the rows in memory, see
             :func:`~jdr_stats.inference.rank_tests.resolve_method`;
             ``"chi2"`` is the normal-theory test), or the ladle
             estimator (``"ladle"``, Luo and Li 2016, bootstrap from a child of

@@ -181,6 +181,8 @@ def test_auto_is_combined_from_q_n1_n2_over_m_20(monkeypatch):
     auto = model.fit("auto", seed=2)
     assert auto.rank == 2
     assert "q n1 n2 / m = 20.8" in str(auto.summary())
+    # the premises name the width the default's switch uses
+    assert "From q n1 n2 / m = 20 (here q = 3: 20.8)" in " ".join(auto.diagnostics.messages)
     assert auto.rank_test_table.method == "combined"
     # one response column of the same blocks: n1 n2 / m = 6.9, the robust test
     one = jdr.JointDimReduction(y[:, 0], a, b)
