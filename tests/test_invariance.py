@@ -197,3 +197,40 @@ def test_default_rank_tests_at_width_are_invariant_to_column_recodings():
         assert r0 == r1
 
     check()
+
+
+def test_default_rank_tests_of_q_columns_at_width_are_invariant():
+    """A response of q = 3 columns at q n1 n2 / m >= 20: the default is the
+    combined test (theory 6g); rescaling, shifting and reordering the
+    columns of the blocks and of the response (Yw then turns by an
+    orthogonal matrix, which the unfoldings' norms do not see) leave its
+    table unchanged to rounding."""
+    rng = np.random.default_rng(4)
+    m, n = 520, 60  # q n1 n2 / m = 20.8
+    a, b = rng.standard_t(5, (m, n)), rng.standard_t(5, (m, n))
+    y = rng.standard_normal((m, 3))
+    y[:, 0] += 4 * a[:, 0] * b[:, 0]
+    y[:, 1] += 2 * a[:, 1] * b[:, 1]
+    data = (y, a, b)
+
+    @settings(max_examples=3, derandomize=True, deadline=None, database=None,
+              suppress_health_check=[HealthCheck.large_base_example, HealthCheck.too_slow])
+    @given(rec=recodings(n, n, m), order=st.permutations(range(3)),
+           scales=st.lists(st.floats(-3, 3), min_size=3, max_size=3))
+    def check(rec, order, scales):
+        y2, a2, b2 = _apply(data, rec, rows=False)
+        y2 = (y * 10.0 ** np.array(scales) + rec[3][1])[:, list(order)]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", JDRWarning)
+            t0 = jdr.JointDimReduction(*data).fit(1).rank_tests(max_rank=2, seed=5)
+            t1 = jdr.JointDimReduction(y2, a2, b2).fit(1).rank_tests(max_rank=2, seed=5)
+        assert t0.method == t1.method == "combined"
+        assert t0.table["n_flips"].gt(0).all()  # the spectral test ran at every rank
+        for col in ("pvalue", "pvalue_robust", "pvalue_spectral", "n_flips"):
+            np.testing.assert_allclose(t1.table[col], t0.table[col], rtol=0, atol=TOL,
+                                       err_msg=col)
+        for col in ("statistic", "spectral_statistic"):
+            s0 = t0.table[col].to_numpy()
+            np.testing.assert_allclose(t1.table[col], s0, rtol=0, atol=TOL * s0[0], err_msg=col)
+
+    check()
