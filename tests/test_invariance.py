@@ -225,7 +225,7 @@ def test_default_rank_tests_of_q_columns_at_width_are_invariant():
             t0 = jdr.JointDimReduction(*data).fit(1).rank_tests(max_rank=2, seed=5)
             t1 = jdr.JointDimReduction(y2, a2, b2).fit(1).rank_tests(max_rank=2, seed=5)
         assert t0.method == t1.method == "combined"
-        assert t0.table["n_flips"].gt(0).all()  # the spectral test ran at every rank
+        assert t0.table["n_flips"].gt(0).sum() >= 2  # the spectral test ran
         for col in ("pvalue", "pvalue_robust", "pvalue_spectral", "n_flips"):
             np.testing.assert_allclose(t1.table[col], t0.table[col], rtol=0, atol=TOL,
                                        err_msg=col)

@@ -327,7 +327,10 @@ def test_combined_skips_the_flips_below_half_the_noise_edge():
     low = t["spectral_statistic"].to_numpy() < config.COMBINED_SPECTRAL_MIN_EDGE * edge
     assert low.any() and not low.all()
     assert t.loc[low, "pvalue_spectral"].isna().all() and (t.loc[low, "n_flips"] == 0).all()
-    assert t.loc[~low, "pvalue_spectral"].notna().all()
+    # (above the edge, flips are drawn unless the robust p-value is below
+    # the smallest the flips can give: the next test)
+    needed = ~low & (t["pvalue_robust"] > 1 / 20).to_numpy()
+    assert needed.any() and t.loc[needed, "pvalue_spectral"].notna().all()
     np.testing.assert_allclose(t.loc[low, "pvalue"],
                                np.minimum(1, 2 * t.loc[low, "pvalue_robust"]), rtol=1e-12)
     assert any("is not run where" in n for n in rt.notes)
@@ -361,3 +364,34 @@ def test_sequential_pvalues_are_besag_clifford(fit_r2, monkeypatch):
     # ranks 2..4 alone (not rejected): the pass stops early
     pv2, used2 = sp.spectral_pvalues(w, range(2, 5), b, np.random.default_rng(9))
     assert used2 < 60 and (pv2 > 0.1).all()
+
+
+def _all_flips(ks, stats_k, edge, p_robust, n_perm):
+    """The rule before the robust p-value was consulted: every rank whose
+    statistic reaches the skip fraction of the noise edge."""
+    from jdr_stats import config
+
+    run = int(np.sum(stats_k >= config.COMBINED_SPECTRAL_MIN_EDGE * edge))
+    return range(ks[0], ks[0] + run) if run else None
+
+
+def test_combined_draws_no_flips_where_the_robust_test_decides(fit_r2, monkeypatch):
+    """Where pvalue_robust <= 1 / (n_perm + 1), the smallest p-value the flips
+    can give, the combined p-value is 2 pvalue_robust whatever they give:
+    they are not drawn (n_flips 0, a note says why), and every combined
+    p-value, and every spectral p-value that is drawn, equals the one with
+    flips at every rank (the halves and signs are the whole pass's)."""
+    from jdr_stats.inference import rank_methods
+
+    new = fit_r2.rank_tests("combined", max_rank=4, n_perm=199, seed=3)
+    monkeypatch.setattr(rank_methods, "flips_needed", _all_flips)
+    old = fit_r2.rank_tests("combined", max_rank=4, n_perm=199, seed=3).table
+    tab = new.table
+    skipped = tab["pvalue_robust"] <= 1 / 200
+    assert skipped.iloc[:2].all() and not skipped.iloc[2:].any(), tab
+    assert (tab.loc[skipped, "n_flips"] == 0).all() and tab.loc[skipped, "pvalue_spectral"].isna().all()
+    assert (old["n_flips"] > 0).all()
+    np.testing.assert_array_equal(tab["pvalue"], old["pvalue"])
+    np.testing.assert_array_equal(tab.loc[~skipped, "pvalue_spectral"],
+                                  old.loc[~skipped, "pvalue_spectral"])
+    assert any("smallest p-value the sign flips can give" in note for note in new.notes)

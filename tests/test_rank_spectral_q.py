@@ -256,3 +256,24 @@ def test_invariant_to_units_shifts_and_column_order():
         y[:, [2, 0, 1]] * [3.0, 0.5, 2.0] + 7.0, (a * sa + 4.0)[:, pa], (b * sb - 2.0)[:, pb],
     ).fit(1).rank_tests(max_rank=2, seed=3).table
     pd.testing.assert_frame_equal(moved, base, rtol=1e-6)
+
+
+def test_combined_draws_no_flips_where_the_robust_test_decides(multi_r2, monkeypatch):
+    """As for one column: no flips where pvalue_robust <= 1 / (n_perm + 1), and
+    every combined p-value, and every drawn spectral p-value, equals the one
+    with flips at every rank."""
+    from jdr_stats.inference import _rank_q
+
+    from .test_rank_spectral import _all_flips
+
+    new = multi_r2.rank_tests("combined", max_rank=3, n_perm=199, seed=3)
+    monkeypatch.setattr(_rank_q, "flips_needed", _all_flips)
+    old = multi_r2.rank_tests("combined", max_rank=3, n_perm=199, seed=3).table
+    tab = new.table
+    skipped = tab["pvalue_robust"] <= 1 / 200
+    assert skipped.any() and not skipped.all(), tab
+    assert (tab.loc[skipped, "n_flips"] == 0).all() and (old["n_flips"] > 0).all()
+    np.testing.assert_array_equal(tab["pvalue"], old["pvalue"])
+    np.testing.assert_array_equal(tab.loc[~skipped, "pvalue_spectral"],
+                                  old.loc[~skipped, "pvalue_spectral"])
+    assert any("smallest p-value the sign flips can give" in note for note in new.notes)

@@ -38,7 +38,7 @@ from ._rank_spectral import plan_passes, spectral_pvalues
 from ._rank_stats import _Whitened
 from ._robust_core import robust_moments, robust_pvalue, rotated_first
 from .hypotheses import TEST_COLUMNS, perm_pvalue
-from .rank_methods import RANK_METHODS, tail_notes
+from .rank_methods import RANK_METHODS, flips_needed, tail_notes
 
 __all__ = ["FALLBACK", "run_q"]
 
@@ -198,31 +198,34 @@ def _spectral_rows(rows_data: tuple[np.ndarray, np.ndarray, np.ndarray], sq: _Sp
     rows: list[dict[str, float]] = []
     with progress_bar(progress, n_rep * len(plan), "sign flips") as update:
         for i, ks in enumerate(plan):
-            run = len(ks)
+            rrows = [robust.row(lam[k], k) for k in ks] if robust is not None else []
+            sub: range | None = ks
             if robust is not None:
-                edge = sq.edge(np.asarray(ks), q)
-                run = int(np.sum(stats_all[list(ks)] >= config.COMBINED_SPECTRAL_MIN_EDGE * edge))
-            pv, used = (np.array([]), 0)
-            if run:
+                sub = flips_needed(ks, stats_all[list(ks)], sq.edge(np.asarray(ks), q),
+                                   [r["pvalue"] for r in rrows], n_rep)
+            pvs: dict[int, float] = {}
+            used = 0
+            if sub is not None:
                 first = (lambda setup, per, plan=plan: timing(plan, setup, per)) \
                     if timing is not None and i == 0 else None
                 pv, used = spectral_pvalues(
-                    w, range(ks[0], ks[0] + run), n_rep, rng, n_jobs=n_jobs,
+                    w, sub, n_rep, rng, n_jobs=n_jobs,
                     progress=progress_forwarder(update), timing=first,
-                    stats=stats_all[ks[0]: ks[0] + run])
+                    stats=stats_all[sub[0]: sub[-1] + 1], draw_halves=ks[-1] > 0)
+                pvs = dict(zip(sub, (float(p) for p in pv), strict=True))
             for j, k in enumerate(ks):
-                ps = float(pv[j]) if j < run else np.nan
+                ps = pvs.get(k, np.nan)
                 if robust is None:
                     row = {"statistic": stats_all[k], "df": np.nan, "pvalue": ps,
                            "n_flips": float(used)}
                 else:
-                    rrow = robust.row(lam[k], k)
+                    rrow = rrows[j]
                     p = min(1.0, 2.0 * min(rrow["pvalue"], 1.0 if np.isnan(ps) else ps))
                     row = {"statistic": lam[k], "df": np.nan, "pvalue": p,
                            "eff_df": rrow["eff_df"], "scale": rrow["scale"],
                            "mc_se": rrow["mc_se"], "pvalue_robust": rrow["pvalue"],
                            "spectral_statistic": stats_all[k], "pvalue_spectral": ps,
-                           "n_flips": float(used) if j < run else 0.0}
+                           "n_flips": float(used) if k in pvs else 0.0}
                 rows.append(row)
                 if stop_alpha is not None and not row["pvalue"] <= stop_alpha:
                     return rows
@@ -323,8 +326,14 @@ def run_q(
     tags = set(robust.tags) if robust is not None else set()
     if flips:
         tags.add(used)
-        if used == "combined" and np.any(table["n_flips"] == 0):
-            tags.add("not-run")
+        if used == "combined":
+            skipped = table["n_flips"] == 0
+            edge = np.array([mp_edge(n1, n2, k, q) for k in table.index])
+            below = table["spectral_statistic"] < config.COMBINED_SPECTRAL_MIN_EDGE * edge
+            if np.any(skipped & below):
+                tags.add("not-run")
+            if np.any(skipped & ~below):
+                tags.add("not-needed")
     refs = tail_notes(RANK_METHODS["combined" if flips else "robust"], tags)
     notes += refs
     if used == "chi2":

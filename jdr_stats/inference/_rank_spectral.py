@@ -132,10 +132,12 @@ class _SpectralBatch:
     Picklable (joblib workers for ``n_jobs``); every replicate has its own
     generator, so the p-values depend neither on the batches nor on
     ``n_jobs``.  The halves of the cross-fit are drawn from ``split_rng``
-    before any replicate (when some ``k`` of the pass is positive).
+    before any replicate (when some ``k`` of the pass is positive, or
+    ``draw_halves``).
     """
 
-    def __init__(self, w: _Whitened, ks: range | int, split_rng: np.random.Generator) -> None:
+    def __init__(self, w: _Whitened, ks: range | int, split_rng: np.random.Generator,
+                 draw_halves: bool | None = None) -> None:
         self.ks = range(ks, ks + 1) if isinstance(ks, int) else ks
         y, a, b = w.in_memory()
         self.y, self.a, self.b = y, a, b
@@ -147,8 +149,11 @@ class _SpectralBatch:
         #: half's), ``u1`` the halves' directions in the same order, so that
         #: ``u1[:, :2k] @ (ca[:, :2k]^T diag(w) b')`` is sum_i w_i P_i a'_i b_i'^T
         self.ca: np.ndarray | None = None
+        # the halves are drawn when the pass has a positive rank (or when asked:
+        # a part of a planned pass draws what the whole pass would)
+        order = split_rng.permutation(w.m) if kmax > 0 or draw_halves else None
         if kmax > 0:
-            order = split_rng.permutation(w.m)
+            assert order is not None
             first, second = np.sort(order[: w.m // 2]), np.sort(order[w.m // 2:])
             self.ca, self.cb = np.zeros((w.m, 2 * kmax)), np.zeros((w.m, 2 * kmax))
             self.u1, self.v1 = np.zeros((w.n1, 2 * kmax)), np.zeros((w.n2, 2 * kmax))
@@ -261,6 +266,7 @@ def spectral_pvalues(
     progress: ProgressArg = False,
     timing: Callable[[float, float], None] | None = None,
     stats: np.ndarray | None = None,
+    draw_halves: bool | None = None,
 ) -> tuple[np.ndarray, int]:
     """Sequential Monte Carlo p-values of the ranks ``ks`` (one pass) and the
     number of sign flips drawn.
@@ -276,10 +282,13 @@ def spectral_pvalues(
     ``timing``, if given, is called after the first chunk with the seconds of
     the setup (the halves' directions) and per replicate.  ``stats``: the
     statistics of ``ks`` (default :func:`spectral_statistic`; a ``q``-column
-    response passes its own, :mod:`._rank_q`).
+    response passes its own, :mod:`._rank_q`).  ``draw_halves=True``: ``ks``
+    is the part of a pass with positive ranks that needs flips; the halves
+    are drawn as for the whole pass, so each rank's replicates, and its
+    p-value, are those of the whole pass.
     """
     start = time.perf_counter()
-    work = _SpectralBatch(w, ks, rng)
+    work = _SpectralBatch(w, ks, rng, draw_halves)
     setup = time.perf_counter() - start
     entropy = int(rng.integers(2**62))
     if stats is None:

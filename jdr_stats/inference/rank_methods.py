@@ -32,7 +32,7 @@ from .chi2mix import weighted_chi2_sf
 from .hypotheses import perm_pvalue
 from .rank_robust import complement_block, wald_from_moments
 
-__all__ = ["RANK_METHODS", "RankTestMethod", "RowOptions"]
+__all__ = ["RANK_METHODS", "RankTestMethod", "RowOptions", "flips_needed"]
 
 
 @dataclass(frozen=True)
@@ -184,10 +184,12 @@ def _permutation_row(w: _Whitened, k: int, opts: RowOptions) -> Row:
     return {"statistic": stat, "df": np.nan, "pvalue": pv, "n_perm": float(opts.n_perm)}, ()
 
 
-def _spectral_rows(w: _Whitened, ks: range, opts: RowOptions) -> list[Row]:
+def _spectral_rows(w: _Whitened, ks: range, opts: RowOptions,
+                   draw_halves: bool | None = None) -> list[Row]:
     assert opts.rng is not None
     pv, used = spectral_pvalues(w, ks, opts.n_perm, opts.rng, n_jobs=opts.n_jobs,
-                                progress=opts.progress, timing=opts.timing)
+                                progress=opts.progress, timing=opts.timing,
+                                draw_halves=draw_halves)
     return [({"statistic": spectral_statistic(w, k), "df": np.nan, "pvalue": float(p),
               "n_flips": float(used)}, ("spectral",)) for k, p in zip(ks, pv, strict=True)]
 
@@ -381,23 +383,42 @@ def tail_notes(method: RankTestMethod, tails: set[str]) -> list[str]:
             for t in sorted(tails) if t in method.tail_notes]
 
 
+def flips_needed(ks: range, stats_k: np.ndarray, edge: np.ndarray, p_robust: list[float],
+                 n_perm: int) -> range | None:
+    """The ranks of a pass at which the combined test draws sign flips: those
+    whose spectral statistic reaches ``config.COMBINED_SPECTRAL_MIN_EDGE`` of
+    the noise edge (a prefix of ``ks``: the statistic decreases in k) and
+    whose robust p-value exceeds ``1 / (n_perm + 1)``, the smallest p-value
+    the flips can give (at or below it the combined p-value is ``2 p_robust``
+    whatever they give); the range from the first such rank to the last, or
+    None.  Neither rule changes a combined p-value."""
+    run = int(np.sum(stats_k >= config.COMBINED_SPECTRAL_MIN_EDGE * edge))
+    need = [j for j in range(run) if p_robust[j] > 1.0 / (n_perm + 1)]
+    return range(ks[need[0]], ks[need[-1]] + 1) if need else None
+
+
 def _combined_rows(w: _Whitened, ks: range, opts: RowOptions) -> list[Row]:
-    # the spectral test runs at the ranks whose statistic reaches
-    # config.COMBINED_SPECTRAL_MIN_EDGE of the noise edge (a prefix of ks:
-    # T_k decreases in k); below it its p-value is taken as 1 (not run),
-    # which keeps the Bonferroni bound whatever the rule
+    # the spectral test runs at the ranks flips_needed names (its p-value is
+    # taken as 1 below half the noise edge, where it cannot reject, and is
+    # not needed where the robust p-value is below the flips' smallest);
+    # the halves are drawn as for the whole pass, so each rank's flips are
+    # the whole pass's
     edge = mp_edge(w.n1, w.n2, np.asarray(ks))
     stats_k = np.array([spectral_statistic(w, k) for k in ks])
-    run = int(np.sum(stats_k >= config.COMBINED_SPECTRAL_MIN_EDGE * edge))
-    spectral = _spectral_rows(w, range(ks[0], ks[0] + run), opts) if run else []
+    robust = [_robust_row(w, k, opts) for k in ks]
+    sub = flips_needed(ks, stats_k, edge, [r[0]["pvalue"] for r in robust], opts.n_perm)
+    spectral = dict(zip(sub, _spectral_rows(w, sub, opts, draw_halves=ks[-1] > 0),
+                        strict=True)) if sub is not None else {}
+    below = int(np.sum(stats_k >= config.COMBINED_SPECTRAL_MIN_EDGE * edge))
     out: list[Row] = []
     for j, k in enumerate(ks):
-        rrow, rtails = _robust_row(w, k, opts)
-        if j < run:
-            srow, stails = spectral[j]
+        rrow, rtails = robust[j]
+        if k in spectral:
+            srow, stails = spectral[k]
             ps, flips, tails = srow["pvalue"], srow["n_flips"], (*rtails, *stails, "combined")
         else:
-            ps, flips, tails = np.nan, 0.0, (*rtails, "combined", "not-run")
+            why = "not-run" if j >= below else "not-needed"
+            ps, flips, tails = np.nan, 0.0, (*rtails, "combined", why)
         p = min(1.0, 2.0 * min(rrow["pvalue"], 1.0 if np.isnan(ps) else ps))
         out.append(({"statistic": rrow["statistic"], "df": np.nan, "pvalue": p,
                      "eff_df": rrow["eff_df"], "scale": rrow["scale"], "mc_se": rrow["mc_se"],
@@ -447,6 +468,11 @@ def _combined(robust: RankTestMethod, spectral: RankTestMethod) -> RankTestMetho
                 "pvalue_spectral NaN (n_flips 0): the spectral test is not run where "
                 "spectral_statistic is below %s of the noise edge (sqrt(n1-k) + "
                 "sqrt(n2-k))^2, where it cannot reject; its p-value counts as 1."
+            ),
+            "not-needed": (
+                "pvalue_spectral NaN (n_flips 0) where pvalue_robust is at most 1 / "
+                "(n_perm + 1), the smallest p-value the sign flips can give: there "
+                "pvalue = min(1, 2 pvalue_robust) whatever they give, so they are not drawn."
             ),
         },
     )
