@@ -107,6 +107,8 @@ def child(n: int, m: int, proc: str, max_rank: int, n_boot: int) -> None:
 def _measure(n: int, m: int, proc: str, args) -> dict:
     cmd = [sys.executable, os.path.abspath(__file__), "--child", str(n), str(m), proc,
            "--max-rank", str(args.max_rank), "--n-boot", str(args.n_boot)]
+    if args.spectral_min_ratio is not None:
+        cmd += ["--spectral-min-ratio", str(args.spectral_min_ratio)]
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"child {proc} at n={n}, m={m} failed:\n{done.stderr[-2000:]}")
@@ -190,7 +192,14 @@ def main() -> None:
     ap.add_argument("--exponents", nargs="+", metavar="FILE",
                     help="fit the exponents to the tables in FILE(s) instead of running")
     ap.add_argument("--child", nargs=3, metavar=("N", "M", "PROC"), help=argparse.SUPPRESS)
+    ap.add_argument("--spectral-min-ratio", type=float, default=None,
+                    help="config.RANK_SPECTRAL_MIN_RATIO for the run (where the default rank "
+                         "test becomes the combined test)")
     args = ap.parse_args()
+    if args.spectral_min_ratio is not None:
+        from jdr_stats import config
+
+        config.RANK_SPECTRAL_MIN_RATIO = args.spectral_min_ratio
     if args.child:
         n, m, proc = args.child
         child(int(n), int(m), proc, args.max_rank, args.n_boot)
