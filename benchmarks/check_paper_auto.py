@@ -9,6 +9,11 @@ Run from the repository root::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python benchmarks/check_paper_auto.py 50,200,500 5
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python benchmarks/check_paper_auto.py exp1 1000,2000,5000 5
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python benchmarks/check_paper_auto.py exp1 1000,2000 10 robust,combined
+
+With a fourth argument (rank methods, comma-separated), experiment 1 compares
+``fit("auto", rank_method=...)`` for each method on the same samples
+(``seed`` = the sample's index) instead of printing the statistics.
 """
 
 from __future__ import annotations
@@ -41,11 +46,32 @@ def exp1(ms: list[int], reps: int) -> None:
               flush=True)
 
 
+def exp1_methods(ms: list[int], reps: int, methods: list[str]) -> None:
+    """fit("auto") with each rank method on the same samples of experiment 1."""
+    for m in ms:
+        for method in methods:
+            ranks, t0 = [], time.time()
+            for rep in range(reps):
+                sim = jdr.simulate.bilinear(m, 100, 100, 5,
+                                            seed=np.random.default_rng([2027, m, rep]))
+                res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(
+                    "auto", rank_method=method, seed=rep)
+                ranks.append(res.rank)
+            hits = sum(r == 5 for r in ranks)
+            print(f"n1 = n2 = 100, m = {m}: rank_method={method!r}: chosen ranks {ranks} "
+                  f"(true 5 in {hits} of {reps}); {(time.time() - t0) / reps:.1f} s per "
+                  "fit('auto')", flush=True)
+
+
 def main() -> None:
     warnings.simplefilter("ignore")
     if len(sys.argv) > 1 and sys.argv[1] == "exp1":
         ms = [int(x) for x in (sys.argv[2] if len(sys.argv) > 2 else "1000,2000,5000").split(",")]
-        exp1(ms, int(sys.argv[3]) if len(sys.argv) > 3 else 5)
+        reps = int(sys.argv[3]) if len(sys.argv) > 3 else 5
+        if len(sys.argv) > 4:
+            exp1_methods(ms, reps, sys.argv[4].split(","))
+        else:
+            exp1(ms, reps)
         return
     sizes = [int(x) for x in (sys.argv[1] if len(sys.argv) > 1 else "50,200,500").split(",")]
     reps = int(sys.argv[2]) if len(sys.argv) > 2 else 5
