@@ -147,7 +147,8 @@ class _RobustQ:
         mom = robust_moments(self.chunks, self.first, k, rng=self.rng)
         self.tags.update(mom.tags)
         pv, eff, scale, mc = robust_pvalue(stat / self.first.s2, mom)
-        return {"df": np.nan, "pvalue": pv, "eff_df": eff, "scale": scale, "mc_se": mc}
+        return {"statistic": stat, "df": np.nan, "pvalue": pv, "eff_df": eff, "scale": scale,
+                "mc_se": mc}
 
 
 @dataclass(frozen=True)
@@ -178,7 +179,7 @@ def _whitened_response(y: np.ndarray) -> np.ndarray:
 
 
 def _spectral_rows(rows_data: tuple[np.ndarray, np.ndarray, np.ndarray], sq: _SpectralQ,
-                   lam: list[float], robust: _RobustQ | None, *, top: int, n_rep: int,
+                   lam: Callable[[int], float], robust: _RobustQ | None, *, top: int, n_rep: int,
                    rng: np.random.Generator, stop_alpha: float | None, n_jobs: int | None,
                    progress: ProgressArg,
                    timing: Callable[[list[range], float, float], None] | None
@@ -187,8 +188,8 @@ def _spectral_rows(rows_data: tuple[np.ndarray, np.ndarray, np.ndarray], sq: _Sp
     combined test of a q-column response, pass by pass as for one column
     (:func:`~._rank_spectral.plan_passes`): the sign flips of
     :class:`~._rank_spectral._SpectralBatch` with the q columns of ``Yw``; the
-    combined test skips the ranks whose statistic is below
-    ``config.COMBINED_SPECTRAL_MIN_EDGE`` of the noise edge (p-value 1)."""
+    combined test (``lam(k)``: its ``Lambda_k``) draws flips only at the ranks
+    :func:`~.rank_methods.flips_needed` names, as for one column."""
     y, a, b = rows_data
     yw = _whitened_response(y)
     q = yw.shape[1]
@@ -198,7 +199,7 @@ def _spectral_rows(rows_data: tuple[np.ndarray, np.ndarray, np.ndarray], sq: _Sp
     rows: list[dict[str, float]] = []
     with progress_bar(progress, n_rep * len(plan), "sign flips") as update:
         for i, ks in enumerate(plan):
-            rrows = [robust.row(lam[k], k) for k in ks] if robust is not None else []
+            rrows = [robust.row(lam(k), k) for k in ks] if robust is not None else []
             sub: range | None = ks
             if robust is not None:
                 sub = flips_needed(ks, stats_all[list(ks)], sq.edge(np.asarray(ks), q),
@@ -221,7 +222,7 @@ def _spectral_rows(rows_data: tuple[np.ndarray, np.ndarray, np.ndarray], sq: _Sp
                 else:
                     rrow = rrows[j]
                     p = min(1.0, 2.0 * min(rrow["pvalue"], 1.0 if np.isnan(ps) else ps))
-                    row = {"statistic": lam[k], "df": np.nan, "pvalue": p,
+                    row = {"statistic": rrow["statistic"], "df": np.nan, "pvalue": p,
                            "eff_df": rrow["eff_df"], "scale": rrow["scale"],
                            "mc_se": rrow["mc_se"], "pvalue_robust": rrow["pvalue"],
                            "spectral_statistic": stats_all[k], "pvalue_spectral": ps,
@@ -288,9 +289,9 @@ def run_q(
               if used in ("robust", "combined") else None)
     if flips:
         assert rows_data is not None and rng is not None
-        lam = [complement_statistic(xq, u, v, k, m) for k in range(top + 1)]
         rows = _spectral_rows(
-            rows_data, _SpectralQ(m, u, s1, v, s2), lam, robust, top=top, n_rep=n_perm,
+            rows_data, _SpectralQ(m, u, s1, v, s2),
+            lambda k: complement_statistic(xq, u, v, k, m), robust, top=top, n_rep=n_perm,
             rng=rng, stop_alpha=stop_alpha, n_jobs=n_jobs, progress=progress, timing=timing)
     else:
         rows = []
