@@ -73,11 +73,26 @@ def _whitened_q(res):
     return w, xq
 
 
-def test_whitened_rows_give_the_models_cross_moments(multi_r2):
-    """X_c = sum_i Yw_ic a'_i b'_i^T / m from the rows has the unfoldings'
-    singular values of the model's whitened cross moments (Yw is determined
-    up to a rotation of its columns, which leaves them unchanged)."""
-    w, xq = _whitened_q(multi_r2)
+@pytest.fixture(scope="module")
+def categorical_adjusted():
+    """Three classes, adjusted for a numeric and a categorical covariate."""
+    rng = np.random.default_rng(6)
+    m = 500
+    a, b = rng.standard_normal((m, 6)), rng.standard_normal((m, 5))
+    age, site = rng.normal(50, 10, m), rng.choice(["s1", "s2", "s3"], m)
+    util = np.column_stack([2 * a[:, 0] * b[:, 0], 0.05 * age, np.zeros(m)])
+    y = pd.Categorical(np.array(["x", "y", "z"])[np.argmax(util + rng.gumbel(size=(m, 3)), 1)])
+    cov = pd.DataFrame({"age": age, "site": site})
+    return jdr.JointDimReduction(y, a, b, covariates=cov).fit(1)
+
+
+@pytest.mark.parametrize("name", ["multi_r2", "categorical_adjusted"])
+def test_whitened_rows_give_the_models_cross_moments(name, request):
+    """X_c = sum_i Yw_ic a'_i b'_i^T / m from the rows (residuals on the
+    covariates when adjusted) has the unfoldings' singular values of the
+    model's whitened cross moments (Yw is determined up to a rotation of its
+    columns, which leaves them unchanged)."""
+    w, xq = _whitened_q(request.getfixturevalue(name))
     y, a, b = w.in_memory()
     xs = np.stack([a.T @ (y[:, c, None] * b) / w.m for c in range(y.shape[1])])
     for got, want in zip(hosvd(xs)[1::2], hosvd(xq)[1::2], strict=True):
