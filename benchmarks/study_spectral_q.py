@@ -17,6 +17,8 @@ Responses (``t_j = (a U)_j (b V)_j`` the r bilinear terms, e N(0, 1) noise):
 * ``categorical``: C = 3 classes (q = 2): the class of the largest of
   ``t_1 + e``, ``t_2 + e``, ``e`` (a multinomial choice model).
 
+``--strength`` multiplies the terms ``t``.
+
 Blocks: ``gaussian``, ``t5`` (t(5) entries), ``mixed`` (half Bernoulli(0.3),
 half exponential columns, standardised).  Run from the repository root::
 
@@ -51,11 +53,12 @@ def blocks(design: str, m: int, n: int, rng: np.random.Generator):
     return one(), one()
 
 
-def draw(design: str, response: str, m: int, n: int, r: int, rng: np.random.Generator):
+def draw(design: str, response: str, m: int, n: int, r: int, rng: np.random.Generator,
+         strength: float = 1.0):
     a, b = blocks(design, m, n, rng)
     u = np.linalg.qr(rng.standard_normal((n, 2)))[0]
     v = np.linalg.qr(rng.standard_normal((n, 2)))[0]
-    t = (a @ u) * (b @ v) if r else np.zeros((m, 2))
+    t = strength * (a @ u) * (b @ v) if r else np.zeros((m, 2))
     e = rng.standard_normal((m, 3))
     if r == 1:
         t[:, 1] = 0.0
@@ -78,12 +81,15 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=100)
     ap.add_argument("--flips", type=int, default=39)
     ap.add_argument("--seed", type=int, default=20261127)
+    ap.add_argument("--strength", type=float, default=1.0,
+                    help="factor of the bilinear terms t (1: unit strength)")
     args = ap.parse_args()
     r = args.rank
     se = np.sqrt(ALPHA * (1 - ALPHA) / args.reps)
     lo, hi = ALPHA - 2.5 * se - 0.005, ALPHA + 2.5 * se + 0.005
     print(f"# study_spectral_q: python {platform.python_version()}, numpy {np.__version__}, "
           f"jdr_stats {jdr.__version__}; n1 = n2 = {args.n}, m = {args.m}, true r = {r}, "
+          f"strength {args.strength:g}, "
           f"{args.flips} flips, {args.reps} samples per line, seed [{args.seed}, design, "
           f"response]; band [{lo:.3f}, {hi:.3f}]")
     print(f"{'design':<9} {'response':<12} {'q n1 n2/m':>9} {'method':>8} | size (H0: r <= {r})"
@@ -94,7 +100,7 @@ def main() -> None:
             rng = np.random.default_rng([args.seed, di, ri])
             out, start, method, ratio = [], time.perf_counter(), "", 0.0
             for _ in range(args.reps):
-                y, a, b = draw(design, response, args.m, args.n, r, rng)
+                y, a, b = draw(design, response, args.m, args.n, r, rng, args.strength)
                 model = jdr.JointDimReduction(y, a, b)
                 tab = model.fit(max(r, 1)).rank_tests(max_rank=r, n_perm=args.flips,
                                                       seed=int(rng.integers(2**32)))
