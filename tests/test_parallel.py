@@ -2,6 +2,7 @@
 selection, whose numbers do not depend on n_jobs."""
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import jdr_stats as jdr
@@ -53,3 +54,20 @@ def test_spectral_rank_tests_same_numbers_any_n_jobs(fitted):
     one = res.rank_tests("spectral", n_perm=59, seed=5, max_rank=2)
     two = res.rank_tests("spectral", n_perm=59, seed=5, max_rank=2, n_jobs=2)
     np.testing.assert_array_equal(one.table["pvalue"], two.table["pvalue"])
+
+
+def test_spectral_and_combined_of_q_columns_same_numbers_any_n_jobs():
+    """The q-column flips (theory 6g) in joblib workers give the same table."""
+    rng = np.random.default_rng(2)
+    a, b = rng.standard_normal((400, 6)), rng.standard_normal((400, 5))
+    y = rng.standard_normal((400, 3))
+    y[:, 0] += 2 * a[:, 0] * b[:, 0]
+    res = jdr.JointDimReduction(y, a, b).fit(1)
+    for method in ("spectral", "combined"):
+        seen: list[tuple[int, int]] = []
+        one = res.rank_tests(method, n_perm=59, seed=5, max_rank=2,
+                             progress=lambda done, total, seen=seen: seen.append((done, total)))
+        two = res.rank_tests(method, n_perm=59, seed=5, max_rank=2, n_jobs=2)
+        pd.testing.assert_frame_equal(one.table, two.table)
+        if one.table["n_flips"].max() > 0:  # progress reached the flips drawn
+            assert seen and seen[-1][0] >= one.table["n_flips"].max()
