@@ -313,3 +313,10 @@ def test_default_finds_both_directions_where_the_robust_test_finds_one():
     assert model.fit("auto", rank_method="robust").rank == 1
     res = model.fit("auto", seed=1)
     assert res.rank_method == "combined" and res.rank == 2, res.rank_test_table.table
+
+
+def test_long_run_warning_of_q_columns(multi_r2, monkeypatch):
+    """The q-column passes warn after their first chunk of flips, as one column's do."""
+    monkeypatch.setattr(config, "LONG_RUN_SECONDS", 0.0)
+    with pytest.warns(jdr.exceptions.LongRunWarning, match="spectral rank tests are expected"):
+        multi_r2.rank_tests("spectral", max_rank=2, n_perm=19, seed=1)
