@@ -254,7 +254,9 @@ def resolve_method(data: RowsData, mom: BlockMoments, method: str) -> tuple[str,
     except RowsNotInMemoryError:
         return "robust", head + (
             "but the spectral test needs the rows in memory: the robust test, whose "
-            "references are not derived at this width (conservative there)")
+            "references are not derived at this width (conservative there)" if q == 1 else
+            "but the spectral test needs the rows in memory: the robust test's fallback "
+            "for q > 1 columns without the rows (below)")
     return "combined", head + (
         "so the combined test: the robust test of Lambda_k and the spectral test of the "
         "next singular value, Bonferroni-combined (the Frobenius statistic finds many "
