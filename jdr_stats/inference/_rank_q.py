@@ -38,7 +38,7 @@ from ._rank_spectral import plan_passes, spectral_pvalues
 from ._rank_stats import _Whitened
 from ._robust_core import robust_moments, robust_pvalue, rotated_first
 from .hypotheses import TEST_COLUMNS, perm_pvalue
-from .rank_methods import RANK_METHODS, flips_needed, tail_notes
+from .rank_methods import RANK_METHODS, combined_numbers, flips_needed, tail_notes
 
 __all__ = ["FALLBACK", "run_q"]
 
@@ -220,13 +220,8 @@ def _spectral_rows(rows_data: tuple[np.ndarray, np.ndarray, np.ndarray], sq: _Sp
                     row = {"statistic": stats_all[k], "df": np.nan, "pvalue": ps,
                            "n_flips": float(used)}
                 else:
-                    rrow = rrows[j]
-                    p = min(1.0, 2.0 * min(rrow["pvalue"], 1.0 if np.isnan(ps) else ps))
-                    row = {"statistic": rrow["statistic"], "df": np.nan, "pvalue": p,
-                           "eff_df": rrow["eff_df"], "scale": rrow["scale"],
-                           "mc_se": rrow["mc_se"], "pvalue_robust": rrow["pvalue"],
-                           "spectral_statistic": stats_all[k], "pvalue_spectral": ps,
-                           "n_flips": float(used) if k in pvs else 0.0}
+                    row = combined_numbers(rrows[j], ps, stats_all[k],
+                                           float(used) if k in pvs else 0.0)
                 rows.append(row)
                 if stop_alpha is not None and not row["pvalue"] <= stop_alpha:
                     return rows

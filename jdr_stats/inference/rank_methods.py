@@ -32,7 +32,7 @@ from .chi2mix import weighted_chi2_sf
 from .hypotheses import perm_pvalue
 from .rank_robust import complement_block, wald_from_moments
 
-__all__ = ["RANK_METHODS", "RankTestMethod", "RowOptions", "flips_needed"]
+__all__ = ["RANK_METHODS", "RankTestMethod", "RowOptions", "combined_numbers", "flips_needed"]
 
 
 @dataclass(frozen=True)
@@ -397,6 +397,18 @@ def flips_needed(ks: range, stats_k: np.ndarray, edge: np.ndarray, p_robust: lis
     return range(ks[need[0]], ks[need[-1]] + 1) if need else None
 
 
+def combined_numbers(robust: dict[str, float], p_spectral: float, spectral_stat: float,
+                     n_flips: float) -> dict[str, float]:
+    """A combined row from its robust row and its spectral p-value (NaN: no flips
+    drawn, counted as 1): ``pvalue = min(1, 2 min(p_robust, p_spectral))``."""
+    ps = 1.0 if np.isnan(p_spectral) else p_spectral
+    return {"statistic": robust["statistic"], "df": np.nan,
+            "pvalue": min(1.0, 2.0 * min(robust["pvalue"], ps)),
+            "eff_df": robust["eff_df"], "scale": robust["scale"], "mc_se": robust["mc_se"],
+            "pvalue_robust": robust["pvalue"], "spectral_statistic": spectral_stat,
+            "pvalue_spectral": p_spectral, "n_flips": n_flips}
+
+
 def _combined_rows(w: _Whitened, ks: range, opts: RowOptions) -> list[Row]:
     # the spectral test runs at the ranks flips_needed names (its p-value is
     # taken as 1 below half the noise edge, where it cannot reject, and is
@@ -419,12 +431,7 @@ def _combined_rows(w: _Whitened, ks: range, opts: RowOptions) -> list[Row]:
         else:
             why = "not-run" if j >= below else "not-needed"
             ps, flips, tails = np.nan, 0.0, (*rtails, "combined", why)
-        p = min(1.0, 2.0 * min(rrow["pvalue"], 1.0 if np.isnan(ps) else ps))
-        out.append(({"statistic": rrow["statistic"], "df": np.nan, "pvalue": p,
-                     "eff_df": rrow["eff_df"], "scale": rrow["scale"], "mc_se": rrow["mc_se"],
-                     "pvalue_robust": rrow["pvalue"], "spectral_statistic": stats_k[j],
-                     "pvalue_spectral": ps,
-                     "n_flips": flips}, tails))
+        out.append((combined_numbers(rrow, ps, stats_k[j], flips), tails))
     return out
 
 
