@@ -308,7 +308,8 @@ class Premises:
             'the default rank_method="auto" combines it with the spectral test (the next '
             "singular value against sign flips of a bound; theory 6e, 6f) when the rows are "
             "in memory: the spectral test held its level in the width "
-            "study and has more power against strong directions there"
+            "study and has more power against strong directions there; below it, "
+            'rank_method="combined" can be asked for (rank-test guide)'
         )
 
     @property
