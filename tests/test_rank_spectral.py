@@ -372,7 +372,8 @@ def _all_flips(ks, stats_k, edge, p_robust, n_perm):
     from jdr_stats import config
 
     run = int(np.sum(stats_k >= config.COMBINED_SPECTRAL_MIN_EDGE * edge))
-    return range(ks[0], ks[0] + run) if run else None
+    return (range(ks[0], ks[0] + run) if run else None,
+            [None if j < run else "not-run" for j in range(len(ks))])
 
 
 def test_combined_draws_no_flips_where_the_robust_test_decides(fit_r2, monkeypatch):

@@ -183,13 +183,14 @@ def _spectral_rows(rows_data: tuple[np.ndarray, np.ndarray, np.ndarray], sq: _Sp
                    rng: np.random.Generator, stop_alpha: float | None, n_jobs: int | None,
                    progress: ProgressArg,
                    timing: Callable[[list[range], float, float], None] | None
-                   ) -> list[dict[str, float]]:
+                   ) -> tuple[list[dict[str, float]], set[str]]:
     """The rows ``k = 0..top`` of the spectral test (``robust`` None) or of the
     combined test of a q-column response, pass by pass as for one column
     (:func:`~._rank_spectral.plan_passes`): the sign flips of
     :class:`~._rank_spectral._SpectralBatch` with the q columns of ``Yw``; the
     combined test (``lam(k)``: its ``Lambda_k``) draws flips only at the ranks
-    :func:`~.rank_methods.flips_needed` names, as for one column."""
+    :func:`~.rank_methods.flips_needed` names, as for one column.  Returns the
+    rows and the reasons (tail-note keys) of the reported rows without flips."""
     y, a, b = rows_data
     yw = _whitened_response(y)
     q = yw.shape[1]
@@ -197,13 +198,15 @@ def _spectral_rows(rows_data: tuple[np.ndarray, np.ndarray, np.ndarray], sq: _Sp
     stats_all = np.array([sq.statistic(k) for k in range(top + 1)])
     plan = plan_passes(stats_all, sq.edge(0, q), top)
     rows: list[dict[str, float]] = []
+    skipped: set[str] = set()
     with progress_bar(progress, n_rep * len(plan), "sign flips") as update:
         for i, ks in enumerate(plan):
             rrows = [robust.row(lam(k), k) for k in ks] if robust is not None else []
             sub: range | None = ks
+            why: list[str | None] = [None] * len(ks)
             if robust is not None:
-                sub = flips_needed(ks, stats_all[list(ks)], sq.edge(np.asarray(ks), q),
-                                   [r["pvalue"] for r in rrows], n_rep)
+                sub, why = flips_needed(ks, stats_all[list(ks)], sq.edge(np.asarray(ks), q),
+                                        [r["pvalue"] for r in rrows], n_rep)
             pvs: dict[int, float] = {}
             used = 0
             if sub is not None:
@@ -223,9 +226,11 @@ def _spectral_rows(rows_data: tuple[np.ndarray, np.ndarray, np.ndarray], sq: _Sp
                     row = combined_numbers(rrows[j], ps, stats_all[k],
                                            float(used) if k in pvs else 0.0)
                 rows.append(row)
+                if why[j] is not None:
+                    skipped.add(str(why[j]))
                 if stop_alpha is not None and not row["pvalue"] <= stop_alpha:
-                    return rows
-    return rows
+                    return rows, skipped
+    return rows, skipped
 
 
 def run_q(
@@ -284,12 +289,12 @@ def run_q(
               if used in ("robust", "combined") else None)
     if flips:
         assert rows_data is not None and rng is not None
-        rows = _spectral_rows(
+        rows, skipped = _spectral_rows(
             rows_data, _SpectralQ(m, u, s1, v, s2),
             lambda k: complement_statistic(xq, u, v, k, m), robust, top=top, n_rep=n_perm,
             rng=rng, stop_alpha=stop_alpha, n_jobs=n_jobs, progress=progress, timing=timing)
     else:
-        rows = []
+        rows, skipped = [], set()
     for k in range(top + 1 if not flips else 0):
         stat = complement_statistic(xq, u, v, k, m)
         row: dict[str, float] = {"statistic": stat}
@@ -321,15 +326,7 @@ def run_q(
     ]
     tags = set(robust.tags) if robust is not None else set()
     if flips:
-        tags.add(used)
-        if used == "combined":
-            skipped = table["n_flips"] == 0
-            edge = np.array([mp_edge(n1, n2, k, q) for k in table.index])
-            below = table["spectral_statistic"] < config.COMBINED_SPECTRAL_MIN_EDGE * edge
-            if np.any(skipped & below):
-                tags.add("not-run")
-            if np.any(skipped & ~below):
-                tags.add("not-needed")
+        tags |= {used, *skipped}
     refs = tail_notes(RANK_METHODS["combined" if flips else "robust"], tags)
     notes += refs
     if used == "chi2":

@@ -137,7 +137,7 @@ class _SpectralBatch:
     """
 
     def __init__(self, w: _Whitened, ks: range | int, split_rng: np.random.Generator,
-                 draw_halves: bool | None = None) -> None:
+                 draw_halves: bool = False) -> None:
         self.ks = range(ks, ks + 1) if isinstance(ks, int) else ks
         y, a, b = w.in_memory()
         self.y, self.a, self.b = y, a, b
@@ -266,7 +266,7 @@ def spectral_pvalues(
     progress: ProgressArg = False,
     timing: Callable[[float, float], None] | None = None,
     stats: np.ndarray | None = None,
-    draw_halves: bool | None = None,
+    draw_halves: bool = False,
 ) -> tuple[np.ndarray, int]:
     """Sequential Monte Carlo p-values of the ranks ``ks`` (one pass) and the
     number of sign flips drawn.

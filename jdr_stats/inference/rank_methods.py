@@ -185,7 +185,7 @@ def _permutation_row(w: _Whitened, k: int, opts: RowOptions) -> Row:
 
 
 def _spectral_rows(w: _Whitened, ks: range, opts: RowOptions,
-                   draw_halves: bool | None = None) -> list[Row]:
+                   draw_halves: bool = False) -> list[Row]:
     assert opts.rng is not None
     pv, used = spectral_pvalues(w, ks, opts.n_perm, opts.rng, n_jobs=opts.n_jobs,
                                 progress=opts.progress, timing=opts.timing,
@@ -385,17 +385,25 @@ def tail_notes(method: RankTestMethod, tails: set[str]) -> list[str]:
 
 
 def flips_needed(ks: range, stats_k: np.ndarray, edge: np.ndarray, p_robust: list[float],
-                 n_perm: int) -> range | None:
-    """The ranks of a pass at which the combined test draws sign flips: those
-    whose spectral statistic reaches ``config.COMBINED_SPECTRAL_MIN_EDGE`` of
-    the noise edge (a prefix of ``ks``: the statistic decreases in k) and
-    whose robust p-value exceeds ``1 / (n_perm + 1)``, the smallest p-value
-    the flips can give (at or below it the combined p-value is ``2 p_robust``
-    whatever they give); the range from the first such rank to the last, or
-    None.  Neither rule changes a combined p-value."""
+                 n_perm: int) -> tuple[range | None, list[str | None]]:
+    """The ranks of a pass at which the combined test draws sign flips, and
+    why each other rank draws none.
+
+    A rank needs flips when its spectral statistic reaches
+    ``config.COMBINED_SPECTRAL_MIN_EDGE`` of the noise edge (a prefix of
+    ``ks``: the statistic decreases in k; the others ``"not-run"``) and its
+    robust p-value exceeds ``1 / (n_perm + 1)``, the smallest p-value the
+    flips can give (at or below it the combined p-value is ``2 p_robust``
+    whatever they give: ``"not-needed"``).  Returns the range from the first
+    such rank to the last (None if none), and per rank of ``ks`` the reason
+    (a key of the tail notes) or None for a rank of that range.  Neither rule
+    changes a combined p-value."""
     run = int(np.sum(stats_k >= config.COMBINED_SPECTRAL_MIN_EDGE * edge))
     need = [j for j in range(run) if p_robust[j] > 1.0 / (n_perm + 1)]
-    return range(ks[need[0]], ks[need[-1]] + 1) if need else None
+    sub = range(ks[need[0]], ks[need[-1]] + 1) if need else None
+    why = [None if sub is not None and k in sub else "not-run" if j >= run else "not-needed"
+           for j, k in enumerate(ks)]
+    return sub, why
 
 
 def combined_numbers(robust: dict[str, float], p_spectral: float, spectral_stat: float,
@@ -419,10 +427,9 @@ def _combined_rows(w: _Whitened, ks: range, opts: RowOptions) -> list[Row]:
     edge = mp_edge(w.n1, w.n2, np.asarray(ks))
     stats_k = np.array([spectral_statistic(w, k) for k in ks])
     robust = [_robust_row(w, k, opts) for k in ks]
-    sub = flips_needed(ks, stats_k, edge, [r[0]["pvalue"] for r in robust], opts.n_perm)
+    sub, why = flips_needed(ks, stats_k, edge, [r[0]["pvalue"] for r in robust], opts.n_perm)
     spectral = dict(zip(sub, _spectral_rows(w, sub, opts, draw_halves=ks[-1] > 0),
                         strict=True)) if sub is not None else {}
-    below = int(np.sum(stats_k >= config.COMBINED_SPECTRAL_MIN_EDGE * edge))
     out: list[Row] = []
     for j, k in enumerate(ks):
         rrow, rtails = robust[j]
@@ -430,8 +437,7 @@ def _combined_rows(w: _Whitened, ks: range, opts: RowOptions) -> list[Row]:
             srow, stails = spectral[k]
             ps, flips, tails = srow["pvalue"], srow["n_flips"], (*rtails, *stails, "combined")
         else:
-            why = "not-run" if j >= below else "not-needed"
-            ps, flips, tails = np.nan, 0.0, (*rtails, "combined", why)
+            ps, flips, tails = np.nan, 0.0, (*rtails, "combined", str(why[j]))
         out.append((combined_numbers(rrow, ps, stats_k[j], flips), tails))
     return out
 
