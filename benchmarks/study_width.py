@@ -139,8 +139,11 @@ def auto_part(args) -> None:
                     y, a, b = draw(design, m, n, 2, rng)
                 # the combined test's sign flips from the sample's generator (the robust
                 # test alone keeps its fixed pairs seed, as in the recorded runs)
-                seed = int(rng.integers(2**32)) \
-                    if n * n / m >= config.RANK_SPECTRAL_MIN_RATIO else None
+                ratio = n * n / m
+                combined = ratio >= config.RANK_SPECTRAL_MIN_RATIO or (
+                    ratio >= config.RANK_COMBINED_MIN_RATIO
+                    and m * n * n <= config.RANK_COMBINED_MAX_WORK)
+                seed = int(rng.integers(2**32)) if combined else None
                 return jdr.JointDimReduction(y, a, b).fit(
                     "auto", seed=seed, rank_method=args.auto_method).rank
 

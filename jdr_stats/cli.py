@@ -167,7 +167,7 @@ def _build_parser() -> _Parser:
                      help="how --rank auto chooses the rank: sequential tests of this method "
                           "or the ladle (default auto: the robust test, or the robust and "
                           "spectral tests combined when q n1 n2 / m >= 20, q the response's "
-                          "columns, and the rows are in memory)")
+                          "columns, or >= 5 with m q n1 n2 <= 2e8, and the rows are in memory)")
     fit.add_argument("--seed", type=int, default=None,
                      help="seed of the permutation and spectral tests, the ladle, the "
                           "bootstrap and the support selection (each draws from its own child "

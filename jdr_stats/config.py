@@ -41,6 +41,8 @@ __all__ = [
     "ROBUST_PAIR_SEED",
     "RANK_TESTS_MAX_RATIO",
     "RANK_SPECTRAL_MIN_RATIO",
+    "RANK_COMBINED_MIN_RATIO",
+    "RANK_COMBINED_MAX_WORK",
     "COMBINED_SPECTRAL_MIN_EDGE",
     "SPECTRAL_SEQUENTIAL_CHUNK",
     "ROBUST_VAR_RTOL",
@@ -227,14 +229,34 @@ SUPPORT_TESTS_MAX_RATIO = 0.1
 #: warn with it).  NOT a memory knob.
 RANK_TESTS_MAX_RATIO = 0.1
 
-#: At or above this ``n1 n2 / m`` the default rank method (``"auto"``) is the
-#: spectral test (theory 6e), when the response has one column and the rows
-#: are in memory; below it, the robust test.  At ``n1 n2 / m = 22.5`` and
-#: ``44`` the robust test's guard was valid but had little power (size 0.000)
-#: where the spectral test kept its level and found strong directions
+#: At or above this ``q n1 n2 / m`` (``q`` response columns) the default rank
+#: method (``"auto"``) is the combined test (theory 6f, 6g), when the rows are
+#: in memory; below it, the robust test (or the combined one for cheap
+#: designs, ``RANK_COMBINED_MIN_RATIO``).  At ``n1 n2 / m = 22.5`` and ``44``
+#: the robust test's guard was valid but had little power (size 0.000) where
+#: the spectral test kept its level and found strong directions
 #: (``benchmarks/results/study_spectral.txt``); at 9 the two were in their
 #: band and as powerful but for a rare binary response.  NOT a memory knob.
 RANK_SPECTRAL_MIN_RATIO = 20.0
+
+#: Below ``RANK_SPECTRAL_MIN_RATIO`` the default is also the combined test from
+#: this ``q n1 n2 / m`` on, for designs whose sign flip is cheap
+#: (``m q n1 n2 <= RANK_COMBINED_MAX_WORK``).  There the robust test's
+#: references are in their conservative range and can miss a direction just
+#: above the noise edge (the paper's experiment 1 at ``m = 2000``, ratio 5:
+#: found in 4 of 10 samples by the robust test, 9 of 10 by the combined one;
+#: ``benchmarks/results/check_paper_auto.txt``).  NOT a memory knob.
+RANK_COMBINED_MIN_RATIO = 5.0
+
+#: The largest ``m q n1 n2`` (multiply-adds of one sign flip's cross product,
+#: about those of a fit) at which the default uses the combined test between
+#: ``RANK_COMBINED_MIN_RATIO`` and ``RANK_SPECTRAL_MIN_RATIO``.  A rank where
+#: the spectral test rejects and the robust one is not decisive needs all
+#: ``n_perm`` flips, about 100 fits' time: 0.95 s at ``100 x 100``,
+#: ``m = 2000`` (``2e7``), 20 s at ``300 x 300``, ``m = 1e4`` (``9e8``), where
+#: the issue's target is 20 fits (``benchmarks/results/bench_width.txt``).
+#: So above it the robust test alone runs, at a fit's cost.  NOT a memory knob.
+RANK_COMBINED_MAX_WORK = 2e8
 
 #: The combined rank test runs its spectral part only at the ranks whose
 #: statistic ``m s_{k+1}^2 / var(y)`` is at least this share of the noise edge

@@ -308,7 +308,10 @@ class Premises:
             'the default rank_method="auto" combines it with the spectral test (the next '
             "singular value against sign flips of a bound; theory 6e, 6f) when the rows are "
             "in memory: the spectral test held its level in the width "
-            "study and has more power against strong directions there; below it, "
+            "study and has more power against strong directions there; from "
+            f"{config.RANK_COMBINED_MIN_RATIO:g} too where one sign flip is cheap ("
+            + ("m n1 n2" if self.q == 1 else "m q n1 n2")
+            + f" <= {config.RANK_COMBINED_MAX_WORK:.3g}); otherwise "
             'rank_method="combined" can be asked for (rank-test guide)'
         )
 

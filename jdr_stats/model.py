@@ -412,7 +412,8 @@ class JointDimReduction(DataModel):
             method (default ``"auto"``: ``"robust"``, valid without
             distributional assumptions, or ``"combined"`` (the robust and
             the spectral tests, Bonferroni-combined) for blocks much wider
-            than the sample, ``q n1 n2 / m >= 20`` (``q`` response columns)
+            than the sample, ``q n1 n2 / m >= 20`` (``q`` response columns;
+            from 5 where one sign flip is cheap, ``m q n1 n2 <= 2e8``)
             with the rows in memory, see
             :func:`~jdr_stats.inference.rank_tests.resolve_method`;
             ``"chi2"`` is the normal-theory test), or the ladle

@@ -263,10 +263,20 @@ def test_auto_is_the_combined_test_from_the_width_limit(monkeypatch):
         warnings.simplefilter("ignore", jdr.exceptions.JDRWarning)
         auto = model.fit("auto", seed=3)
     assert auto.rank_method == "combined"
-    # just below the limit: the robust test, and no note about the choice
+    # just below the limit: the combined test while one sign flip is cheap
+    # (m n1 n2 = 3e5), with a note saying why; the robust test, without a note,
+    # above the work limit or below the cheap designs' ratio
     monkeypatch.setattr(config, "RANK_SPECTRAL_MIN_RATIO", 21.0)
     name, why = resolve_method(model.data, res.moments, "auto")
-    assert (name, why) == ("robust", None)
+    assert name == "combined"
+    assert why.startswith("method='auto': n1 n2 / m = 20.8 >= 5 and one sign flip is cheap "
+                          "(m n1 n2 = 3e+05 <= 2e+08), so the combined test")
+    monkeypatch.setattr(config, "RANK_COMBINED_MAX_WORK", 2.99e5)
+    assert resolve_method(model.data, res.moments, "auto") == ("robust", None)
+    monkeypatch.setattr(config, "RANK_COMBINED_MAX_WORK", 3e5)
+    assert resolve_method(model.data, res.moments, "auto")[0] == "combined"
+    monkeypatch.setattr(config, "RANK_COMBINED_MIN_RATIO", 20.9)
+    assert resolve_method(model.data, res.moments, "auto") == ("robust", None)
     # every other name is itself
     assert resolve_method(model.data, res.moments, "chi2") == ("chi2", None)
 

@@ -199,10 +199,17 @@ def test_auto_is_combined_from_q_n1_n2_over_m_20(monkeypatch):
     # the premises name the width the default's switch uses
     assert "From q n1 n2 / m = 20 (here q = 3: 20.8)" in " ".join(auto.diagnostics.messages)
     assert auto.rank_test_table.method == "combined"
-    # one response column of the same blocks: n1 n2 / m = 6.9, the robust test
+    # one response column of the same blocks: n1 n2 / m = 6.92, the combined
+    # test for cheap designs (m n1 n2 <= config.RANK_COMBINED_MAX_WORK), else robust
     one = jdr.JointDimReduction(y[:, 0], a, b)
-    assert resolve_method(one.data, one.moments(), "auto") == ("robust", None)
+    name, why = resolve_method(one.data, one.moments(), "auto")
+    assert name == "combined" and "n1 n2 / m = 6.92 >= 5 and one sign flip is cheap" in why
     monkeypatch.setattr(config, "RANK_SPECTRAL_MIN_RATIO", 21.0)
+    name, why = resolve_method(model.data, model.moments(), "auto")
+    assert name == "combined" and "q n1 n2 / m = 20.8 >= 5 and one sign flip is cheap" in why
+    assert "(q = 3)" in why
+    monkeypatch.setattr(config, "RANK_COMBINED_MAX_WORK", 1e3)
+    assert resolve_method(one.data, one.moments(), "auto") == ("robust", None)
     assert resolve_method(model.data, model.moments(), "auto") == ("robust", None)
 
 

@@ -268,7 +268,7 @@ def run_q(
         raise ValueError(
             f"the {method} rank test needs a single response column; this model's "
             f"response has q = {q} columns. Use method='robust' (what the default "
-            "'auto' runs below q n1 n2 / m = 20), 'combined', 'spectral', 'chi2' or "
+            "'auto' runs where it does not run 'combined'), 'combined', 'spectral', 'chi2' or "
             "'permutation'"
         )
     check_int(n_perm, "n_perm", low=1)

@@ -30,7 +30,8 @@ statistic ``T_k`` of ``rank_robust``.  The methods:
   projections (for blocks much wider than the sample: theory 6e);
 * ``"combined"``: ``min(1, 2 min(p_robust, p_spectral))``, the Bonferroni
   combination of the two (theory 6f): what the default ``"auto"`` runs when
-  ``n1 n2 / m >= config.RANK_SPECTRAL_MIN_RATIO``.
+  ``q n1 n2 / m >= config.RANK_SPECTRAL_MIN_RATIO``, or from
+  ``config.RANK_COMBINED_MIN_RATIO`` on where one sign flip is cheap.
 
 Each method is an entry of the registry
 :data:`~jdr_stats.inference.rank_methods.RANK_METHODS` (its row computation,
@@ -237,18 +238,29 @@ def resolve_method(data: RowsData, mom: BlockMoments, method: str) -> tuple[str,
 
     ``"auto"`` is the combined test (the robust and the spectral tests,
     Bonferroni-combined; theory 6f) when ``q n1 n2 / m`` (``q`` response
-    columns) is at least ``config.RANK_SPECTRAL_MIN_RATIO`` and the rows are
-    in memory; else the robust test.  Every other name is itself.
+    columns) is at least ``config.RANK_SPECTRAL_MIN_RATIO``, or at least
+    ``config.RANK_COMBINED_MIN_RATIO`` with ``m q n1 n2`` (the work of one
+    sign flip) at most ``config.RANK_COMBINED_MAX_WORK``, and the rows are in
+    memory; else the robust test.  Every other name is itself.
     """
     if method != "auto":
         return method, None
     n1, n2 = len(data.names["exog_a"]), len(data.names["exog_b"])
     q = mom.q if mom.cross_q is not None else 1
     ratio, limit = q * n1 * n2 / data.nobs, config.RANK_SPECTRAL_MIN_RATIO
-    if ratio < limit:
+    work = float(data.nobs) * q * n1 * n2
+    cheap = ratio >= config.RANK_COMBINED_MIN_RATIO and work <= config.RANK_COMBINED_MAX_WORK
+    if ratio < limit and not cheap:
         return "robust", None
-    head = (f"method='auto': n1 n2 / m = {ratio:.3g} >= {limit:g}, " if q == 1 else
-            f"method='auto': q n1 n2 / m = {ratio:.3g} >= {limit:g} (q = {q}), ")
+    name = "n1 n2 / m" if q == 1 else "q n1 n2 / m"
+    head = f"method='auto': {name} = {ratio:.3g} >= {limit:g}, "
+    if ratio < limit:
+        head = (f"method='auto': {name} = {ratio:.3g} >= "
+                f"{config.RANK_COMBINED_MIN_RATIO:g} and one sign flip is cheap "
+                f"(m {'q ' if q > 1 else ''}n1 n2 = {work:.3g} <= "
+                f"{config.RANK_COMBINED_MAX_WORK:.3g}), ")
+    if q > 1:
+        head = head[:-2] + f" (q = {q}), "
     try:
         data.rows("the spectral rank test")
     except RowsNotInMemoryError:
@@ -447,9 +459,11 @@ def rank_tests(
     whitening : (Whitening, Whitening), optional
         The blocks' whitenings if already factored.
     method : {"auto", "robust", "wald", "chi2", "general", "permutation", "spectral"}
-        ``"auto"`` (default): ``"combined"`` when ``n1 n2 / m >=
-        config.RANK_SPECTRAL_MIN_RATIO`` (20), the response has one column
-        and the rows are in memory, else ``"robust"``
+        ``"auto"`` (default): ``"combined"`` when ``q n1 n2 / m >=
+        config.RANK_SPECTRAL_MIN_RATIO`` (20), or ``>=
+        config.RANK_COMBINED_MIN_RATIO`` (5) with ``m q n1 n2 <=
+        config.RANK_COMBINED_MAX_WORK`` (2e8), and the rows are in memory,
+        else ``"robust"``
         (:func:`resolve_method`; a note of the table says which and why).
         ``"robust"``: ``Lambda_k`` against a scaled chi-square with
         its finite-sample mean and variance estimated from the rows, no
