@@ -149,7 +149,10 @@ class Premises:
         Sample canonical correlations between the blocks, descending.
     independence_pvalue : float
         Bartlett's chi-square test of independent blocks (all canonical
-        correlations zero; NaN in a small sample, ``m < MIN_ROWS_PER_ENTRY n1 n2``).
+        correlations zero); in a small sample, ``m < MIN_ROWS_PER_ENTRY n1 n2``,
+        where its reference is not calibrated, the largest-root test (the
+        largest canonical correlation against its Tracy-Widom limit;
+        :attr:`independence_test` names the test).
     condition_a, condition_b : float
         Condition numbers of the blocks' correlation matrices (NaN, shown
         "n/a", for a block with at least ``m`` columns: singular by construction).
@@ -186,12 +189,19 @@ class Premises:
     @property
     def correlated(self) -> bool:
         """The largest cross-block canonical correlation is above
-        ``MAX_CROSS_CORRELATION`` and Bartlett's test rejects independence
-        (never in a small sample, where the test is not calibrated and the
-        sample correlations are large by chance)."""
+        ``MAX_CROSS_CORRELATION`` and the test of independence rejects (in a
+        small sample, where the sample correlations are large by chance, the
+        largest-root test calibrates the largest of them)."""
         cc = self.cross_correlations
         return bool(cc.size and cc[0] > MAX_CROSS_CORRELATION
                     and self.independence_pvalue < INDEPENDENCE_LEVEL)
+
+    @property
+    def independence_test(self) -> str:
+        """The test of :attr:`independence_pvalue` (the table's row names it):
+        ``"Bartlett"``, or ``"largest-root"`` in a small sample that is not
+        wide (``n1 + n2 < m``; in a wide one neither is defined)."""
+        return "largest-root" if self.small_sample and not self.wide else "Bartlett"
 
     @property
     def small_sample(self) -> bool:
@@ -205,16 +215,18 @@ class Premises:
         complement block tested at the fit's rank, is at least the one above.
 
         The correlation row is not ok when the value is above the threshold
-        and Bartlett's test rejects independence at ``INDEPENDENCE_LEVEL``
-        (what raises the warning); the Bartlett row is not ok when the test
-        rejects (a dependence that is detectable, however small).
+        and the test of independence (Bartlett's, or the largest-root test in a
+        small sample) rejects at ``INDEPENDENCE_LEVEL`` (what raises the
+        warning); the test's row is not ok when it rejects (a dependence that
+        is detectable, however small).
         """
         cc = float(self.cross_correlations[0]) if self.cross_correlations.size else 0.0
         na = "n/a (n1 + n2 >= m)"
         rows: list[tuple[str, Any, float, Any]] = [
             ("largest cross-block canonical corr.", na if self.wide else cc,
              MAX_CROSS_CORRELATION, None if self.wide else not self.correlated),
-            ("Bartlett test of independence, p", na if self.wide else self.independence_pvalue,
+            (f"{self.independence_test} test of independence, p",
+             na if self.wide else self.independence_pvalue,
              INDEPENDENCE_LEVEL,
              None if self.wide else self.independence_pvalue >= INDEPENDENCE_LEVEL),
         ]
@@ -271,16 +283,19 @@ class Premises:
     @property
     def remarks(self) -> list[str]:
         """Rows of :attr:`table` that are not ok without raising the warning,
-        one sentence each (today: a dependence Bartlett's test detects while
-        the largest canonical correlation stays below ``MAX_CROSS_CORRELATION``)."""
+        one sentence each (today: a dependence the test of independence detects
+        while the largest canonical correlation stays below ``MAX_CROSS_CORRELATION``)."""
         cc = self.cross_correlations
         if self.wide:
             return [self.wide_note]
-        if self.correlated or self.independence_pvalue >= INDEPENDENCE_LEVEL:
+        p = self.independence_pvalue
+        if self.correlated or not np.isfinite(p) or p >= INDEPENDENCE_LEVEL:
             return []
         largest = float(cc[0]) if cc.size else 0.0
         return [
-            f"Bartlett's test detects a dependence between the blocks (p "
+            ("The largest-root test" if self.independence_test == "largest-root"
+             else "Bartlett's test")
+            + f" detects a dependence between the blocks (p "
             f"{_p_text(self.independence_pvalue)}), but the largest cross-block canonical "
             f"correlation, {largest:.4f}, is below the threshold {MAX_CROSS_CORRELATION} "
             "set by the premises study (weaker dependence left the rank tests' size "
@@ -356,12 +371,41 @@ class Premises:
             )
 
 
+#: Tracy-Widom (real case) law as a shifted gamma, ``Gamma(k, theta) - shift``:
+#: the same mean (-1.2065), variance (1.6078) and skewness.
+_TW1_GAMMA = (46.446, 0.186054, 9.84801)
+
+
+def _largest_root(rho1: float, m: int, n1: int, n2: int) -> float:
+    """p-value of the largest-root (Roy) test of independent blocks: the
+    largest squared sample canonical correlation ``theta`` of independent
+    Gaussian blocks is the largest root of a double Wishart (Jacobi)
+    ensemble, and ``(logit theta - mu) / sigma`` tends to the Tracy-Widom
+    law, accurate at small sizes (premises guide, section 1).  Needs
+    ``n1 + n2 < m``."""
+    p, q = min(n1, n2), max(n1, n2)
+    big = float(m - 2)  # (q) + (m - 1 - q) - 1: hypothesis + error degrees of freedom - 1
+    if not (np.isfinite(rho1) and 0.0 < rho1 < 1.0) or m - 1 - q < p:
+        return float("nan")
+    gam = 2.0 * np.arcsin(np.sqrt((p - 0.5) / big))
+    phi = 2.0 * np.arcsin(np.sqrt((q - 0.5) / big))
+    mu = 2.0 * np.log(np.tan((phi + gam) / 2.0))
+    sigma = (16.0 / big**2 / (np.sin(phi + gam) ** 2 * np.sin(phi) * np.sin(gam))) ** (1 / 3)
+    w = (np.log(rho1**2 / (1.0 - rho1**2)) - mu) / sigma
+    k, theta, shift = _TW1_GAMMA
+    return float(stats.gamma.sf(w + shift, k, scale=theta))
+
+
 def _bartlett(cc: np.ndarray, m: int, n1: int, n2: int) -> float:
     """p-value of Bartlett's test that every canonical correlation is zero:
-    ``-(m - 1 - (n1 + n2 + 1) / 2) sum log(1 - rho_i^2)`` against chi2(n1 n2)."""
+    ``-(m - 1 - (n1 + n2 + 1) / 2) sum log(1 - rho_i^2)`` against chi2(n1 n2);
+    in a small sample (``m < MIN_ROWS_PER_ENTRY n1 n2``), where that
+    reference is not calibrated, the largest-root test (:func:`_largest_root`)."""
     factor = m - 1 - (n1 + n2 + 1) / 2
-    if m < MIN_ROWS_PER_ENTRY * n1 * n2 or factor <= 0 or not np.all(np.isfinite(cc)):
+    if factor <= 0 or not np.all(np.isfinite(cc)):
         return float("nan")
+    if m < MIN_ROWS_PER_ENTRY * n1 * n2:
+        return _largest_root(float(cc[0]) if cc.size else 0.0, m, n1, n2)
     with np.errstate(divide="ignore"):
         stat = -factor * float(np.sum(np.log1p(-np.minimum(cc, 1.0) ** 2)))
     return float(stats.chi2.sf(stat, n1 * n2))

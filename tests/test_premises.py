@@ -111,7 +111,11 @@ def test_small_sample_and_collinear_block_are_flagged():
     sim = jdr.simulate.bilinear(30, 6, 6, 1, seed=1)
     res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(1)
     assert res.diagnostics.small_sample and not res.diagnostics.correlated
-    assert np.isnan(res.diagnostics.independence_pvalue)
+    # in a small sample the largest-root test replaces Bartlett's (independent
+    # blocks: the largest canonical correlation, 0.72, is ordinary at this size)
+    assert res.diagnostics.independence_test == "largest-root"
+    assert res.diagnostics.independence_pvalue > 0.1
+    assert "largest-root test of independence, p" in res.diagnostics.table.index
     with pytest.warns(AssumptionWarning, match=r"small sample: m = 30 rows for n1 n2 = 36"):
         res.rank_tests("chi2")
     big = jdr.simulate.bilinear(2000, 4, 3, 1, seed=1)
@@ -211,3 +215,39 @@ def test_detected_weak_dependence_is_remarked_not_called_all_hold():
     text = " ".join(str(res.summary()).split())
     assert "All hold." not in text
     assert "Bartlett's test detects a dependence" in text
+
+
+def test_largest_root_test_holds_its_level_and_flags_dependent_blocks():
+    """In a small sample (m < n1 n2) the test of independent blocks is the
+    largest-root test with Johnstone's Tracy-Widom approximation: its
+    rejection rate at 5% over 400 independent Gaussian samples (m = 60,
+    12 + 15 variables) lies in the two-sided band alpha +- (2.5 SE + 0.005);
+    blocks sharing one latent factor (canonical correlation about 0.8) are
+    flagged, in the table and the messages."""
+    rng = np.random.default_rng(20261127)
+    m, n1, n2, reps = 60, 12, 15, 400
+    pvals = []
+    for _ in range(reps):
+        a, b = rng.standard_normal((m, n1)), rng.standard_normal((m, n2))
+        cc = np.linalg.svd(np.linalg.qr(a - a.mean(0))[0].T @ np.linalg.qr(b - b.mean(0))[0],
+                           compute_uv=False)
+        pvals.append(dg._bartlett(cc, m, n1, n2))
+    rate = np.mean(np.array(pvals) <= 0.05)
+    half = 2.5 * np.sqrt(0.05 * 0.95 / reps) + 0.005
+    assert abs(rate - 0.05) <= half, rate
+    # dependent blocks in a small sample: flagged, where Bartlett's test was not computed
+    z = rng.standard_normal(m)
+    a = rng.standard_normal((m, n1))
+    b = rng.standard_normal((m, n2))
+    a[:, 0] += 2 * z
+    b[:, 0] += 2 * z
+    y = a[:, 1] * b[:, 1] + rng.standard_normal(m)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", AssumptionWarning)
+        res = jdr.JointDimReduction(y, a, b).fit(1)
+    d = res.diagnostics
+    assert d.small_sample and d.independence_test == "largest-root"
+    assert d.cross_correlations[0] > 0.7 and d.independence_pvalue < 0.01
+    assert d.correlated
+    assert not d.table.loc["largest cross-block canonical corr.", "ok"]
+    assert any("the blocks are correlated" in msg for msg in d.messages)
