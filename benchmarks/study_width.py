@@ -122,7 +122,7 @@ def size_part(args) -> None:
 
 def auto_part(args) -> None:
     print(f"\nPart 2: fit('auto', rank_method={args.auto_method!r}) (alpha 0.05; 'auto': "
-          "robust, or from n1 n2 / m = 20 combined, seeded), r = 2")
+          "robust, or combined from n1 n2 / m = 20, or from 5 where m n1 n2 <= 2e8, seeded), r = 2")
     print(f"{'design':<13} {'n':>4} {'m':>6} {'reps':>5} {'P(r_hat = 2)':>13} {'MC SE':>6} "
           f"{'r_hat counts':>20}")
     for design in args.auto_designs:

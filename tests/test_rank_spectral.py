@@ -406,3 +406,21 @@ def test_combined_draws_no_flips_where_the_robust_test_decides(fit_r2, monkeypat
     np.testing.assert_array_equal(tab.loc[~skipped, "pvalue_spectral"],
                                   old.loc[~skipped, "pvalue_spectral"])
     assert any("smallest p-value the sign flips can give" in note for note in new.notes)
+
+
+def test_default_finds_the_fifth_direction_of_experiment_1_at_m_2000():
+    """The paper's BILINEAR experiment 1 at m = 2000 (100 x 100, r = 5; n1 n2 / m
+    = 5, m n1 n2 = 2e7): the default is the combined test (a cheap design
+    between ratio 5 and 20) and chooses 5 in the first sample of
+    ``benchmarks/check_paper_auto.py exp1``, where the robust test alone stops
+    at 4 (18 and 8 of 20 samples: ``check_paper_auto.txt``)."""
+    sim = jdr.simulate.bilinear(2000, 100, 100, 5, seed=np.random.default_rng([2027, 2000, 0]))
+    model = jdr.JointDimReduction(sim.y, sim.a, sim.b)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", jdr.exceptions.JDRWarning)
+        auto = model.fit("auto", seed=0)
+        robust = model.fit("auto", rank_method="robust", seed=0)
+    assert auto.rank_method == "combined" and auto.rank == 5
+    assert robust.rank_method == "robust" and robust.rank == 4
+    notes = " ".join(auto.rank_test_table.notes)
+    assert "n1 n2 / m = 5 >= 5 and one sign flip is cheap (m n1 n2 = 2e+07 <= 2e+08)" in notes

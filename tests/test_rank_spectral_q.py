@@ -190,12 +190,12 @@ def test_auto_is_combined_from_q_n1_n2_over_m_20(monkeypatch):
     y, a, b = _multi(520, 60, 60, 2, np.random.default_rng(1), strength=4.0)
     model = jdr.JointDimReduction(y, a, b)
     name, why = resolve_method(model.data, model.moments(), "auto")
-    assert name == "combined" and "q n1 n2 / m = 20.8" in why and "(q = 3)" in why
+    assert name == "combined" and "q n1 n2 / m (q = 3) = 20.8 >= 20" in why
     rt = model.fit(1).rank_tests(max_rank=3, seed=2)
     assert rt.method == "combined" and why in rt.notes
     auto = model.fit("auto", seed=2)
     assert auto.rank == 2
-    assert "q n1 n2 / m = 20.8" in str(auto.summary())
+    assert "q n1 n2 / m (q = 3) = 20.8" in str(auto.summary())
     # the premises name the width the default's switch uses
     assert "From q n1 n2 / m = 20 (here q = 3: 20.8)" in " ".join(auto.diagnostics.messages)
     assert auto.rank_test_table.method == "combined"
@@ -206,8 +206,8 @@ def test_auto_is_combined_from_q_n1_n2_over_m_20(monkeypatch):
     assert name == "combined" and "n1 n2 / m = 6.92 >= 5 and one sign flip is cheap" in why
     monkeypatch.setattr(config, "RANK_SPECTRAL_MIN_RATIO", 21.0)
     name, why = resolve_method(model.data, model.moments(), "auto")
-    assert name == "combined" and "q n1 n2 / m = 20.8 >= 5 and one sign flip is cheap" in why
-    assert "(q = 3)" in why
+    assert name == "combined" and "q n1 n2 / m (q = 3) = 20.8 >= 5 and one sign flip is cheap" in why
+    assert "(m q n1 n2 = 5.62e+06 <= 2e+08)" in why
     monkeypatch.setattr(config, "RANK_COMBINED_MAX_WORK", 1e3)
     assert resolve_method(one.data, one.moments(), "auto") == ("robust", None)
     assert resolve_method(model.data, model.moments(), "auto") == ("robust", None)

@@ -252,15 +252,13 @@ def resolve_method(data: RowsData, mom: BlockMoments, method: str) -> tuple[str,
     cheap = ratio >= config.RANK_COMBINED_MIN_RATIO and work <= config.RANK_COMBINED_MAX_WORK
     if ratio < limit and not cheap:
         return "robust", None
-    name = "n1 n2 / m" if q == 1 else "q n1 n2 / m"
+    name = "n1 n2 / m" if q == 1 else f"q n1 n2 / m (q = {q})"
     head = f"method='auto': {name} = {ratio:.3g} >= {limit:g}, "
     if ratio < limit:
         head = (f"method='auto': {name} = {ratio:.3g} >= "
                 f"{config.RANK_COMBINED_MIN_RATIO:g} and one sign flip is cheap "
                 f"(m {'q ' if q > 1 else ''}n1 n2 = {work:.3g} <= "
                 f"{config.RANK_COMBINED_MAX_WORK:.3g}), ")
-    if q > 1:
-        head = head[:-2] + f" (q = {q}), "
     try:
         data.rows("the spectral rank test")
     except RowsNotInMemoryError:
