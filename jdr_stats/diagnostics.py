@@ -385,8 +385,12 @@ def _largest_root(rho1: float, m: int, n1: int, n2: int) -> float:
     ``n1 + n2 < m``."""
     p, q = min(n1, n2), max(n1, n2)
     big = float(m - 2)  # (q) + (m - 1 - q) - 1: hypothesis + error degrees of freedom - 1
-    if not (np.isfinite(rho1) and 0.0 < rho1 < 1.0) or m - 1 - q < p:
+    if not np.isfinite(rho1) or m - 1 - q < p:
         return float("nan")
+    if rho1 >= 1.0:  # a combination of one block is one of the other
+        return 0.0
+    if rho1 <= 0.0:
+        return 1.0
     gam = 2.0 * np.arcsin(np.sqrt((p - 0.5) / big))
     phi = 2.0 * np.arcsin(np.sqrt((q - 0.5) / big))
     mu = 2.0 * np.log(np.tan((phi + gam) / 2.0))

@@ -251,3 +251,7 @@ def test_largest_root_test_holds_its_level_and_flags_dependent_blocks():
     assert d.correlated
     assert not d.table.loc["largest cross-block canonical corr.", "ok"]
     assert any("the blocks are correlated" in msg for msg in d.messages)
+    # the edges: a shared column (correlation 1) rejects, no correlation does not
+    assert dg._largest_root(1.0, m, n1, n2) == 0.0
+    assert dg._largest_root(0.0, m, n1, n2) == 1.0
+    assert np.isnan(dg._largest_root(0.5, 27, n1, n2))  # n1 + n2 >= m: undefined
