@@ -244,7 +244,7 @@ RANK_SPECTRAL_MIN_RATIO = 20.0
 #: (``m q n1 n2 <= RANK_COMBINED_MAX_WORK``).  There the robust test's
 #: references are in their conservative range and can miss a direction just
 #: above the noise edge (the paper's experiment 1 at ``m = 2000``, ratio 5:
-#: found in 4 of 10 samples by the robust test, 9 of 10 by the combined one;
+#: found in 8 of 20 samples by the robust test, 18 of 20 by the combined one;
 #: ``benchmarks/results/check_paper_auto.txt``).  NOT a memory knob.
 RANK_COMBINED_MIN_RATIO = 5.0
 
