@@ -416,7 +416,7 @@ def _bartlett(cc: np.ndarray, m: int, n1: int, n2: int) -> float:
 
 
 def premises(
-    cov_a: Any, cov_b: Any, cov_ab: Any, *, nobs: int, rank: int = 1
+    cov_a: Any, cov_b: Any, cov_ab: Any, *, nobs: int, rank: int = 1, n_covariates: int = 0
 ) -> Premises:
     """Premise checks from the covariances of the two blocks.
 
@@ -430,6 +430,10 @@ def premises(
         Number of rows.
     rank : int
         Rank of the fit (for the complement dimension).
+    n_covariates : int
+        Columns of covariates partialled out of the blocks (their
+        covariances are then partial ones): the test of independence uses
+        ``nobs - n_covariates`` rows' degrees of freedom.
 
     Returns
     -------
@@ -456,7 +460,7 @@ def premises(
     return Premises(
         nobs=int(nobs), n1=n1, n2=n2, rank=int(rank),
         cross_correlations=cc,
-        independence_pvalue=_bartlett(cc, int(nobs), n1, n2),
+        independence_pvalue=_bartlett(cc, int(nobs) - int(n_covariates), n1, n2),
         condition_a=condition_number(cov_a), condition_b=condition_number(cov_b),
     )
 
@@ -531,7 +535,8 @@ def block_stats(
     q = _response_columns(data)
     if n1 + n2 < m or data.sums is not None or covariances is not None:
         ca, cb, cab = covariances if covariances is not None else block_covariances(data)
-        prem = replace(premises(ca, cb, cab, nobs=m, rank=rank), q=q)
+        prem = replace(premises(ca, cb, cab, nobs=m, rank=rank,
+                                n_covariates=_covariates(data)), q=q)
         if n1 + n2 >= m:
             prem = replace(prem, cross_correlations=np.array([]), independence_pvalue=np.nan,
                            wide=True, condition_a=np.nan if n1 >= m else prem.condition_a,
@@ -546,6 +551,11 @@ def block_stats(
         nobs=m, n1=n1, n2=n2, rank=int(rank), cross_correlations=np.array([]),
         independence_pvalue=float("nan"), condition_a=cond_a, condition_b=cond_b, wide=True,
         q=q)
+
+
+def _covariates(data: RowsData) -> int:
+    """Columns of the covariates partialled out of the blocks (0 without)."""
+    return int(getattr(getattr(data, "adjustment", None), "p", 0) or 0)
 
 
 def _response_columns(data: RowsData) -> int:
@@ -568,7 +578,8 @@ def premises_of_data(data: RowsData, rank: int = 1) -> Premises:
     (True, False)
     """
     ca, cb, cab = block_covariances(data)
-    return replace(premises(ca, cb, cab, nobs=data.nobs, rank=rank), q=_response_columns(data))
+    return replace(premises(ca, cb, cab, nobs=data.nobs, rank=rank, n_covariates=_covariates(data)),
+                   q=_response_columns(data))
 
 
 def gap_advice(s: Any, rank: int, ratio_min: float) -> str:

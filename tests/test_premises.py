@@ -255,3 +255,24 @@ def test_largest_root_test_holds_its_level_and_flags_dependent_blocks():
     assert dg._largest_root(1.0, m, n1, n2) == 0.0
     assert dg._largest_root(0.0, m, n1, n2) == 1.0
     assert np.isnan(dg._largest_root(0.5, 27, n1, n2))  # n1 + n2 >= m: undefined
+
+
+def test_independence_test_counts_the_covariates_degrees_of_freedom():
+    """With covariates partialled out of the blocks the canonical correlations
+    are partial ones: the test of independence uses m - p_Z rows' degrees of
+    freedom (Bartlett's and, in a small sample, the largest-root test)."""
+    rng = np.random.default_rng(5)
+    for m, n in ((400, 4), (60, 10)):  # m >= n1 n2, then a small sample
+        z = rng.standard_normal((m, 3))
+        a = rng.standard_normal((m, n)) + z[:, :1]
+        b = rng.standard_normal((m, n)) + z[:, 1:2]
+        y = a[:, 0] * b[:, 0] + rng.standard_normal(m)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", AssumptionWarning)
+            res = jdr.JointDimReduction(y, a, b, covariates=z).fit(1)
+        d = res.diagnostics
+        assert d.independence_test == ("Bartlett" if m >= n * n else "largest-root")
+        want = dg._bartlett(d.cross_correlations, m - 3, n, n)
+        assert d.independence_pvalue == pytest.approx(want, rel=1e-12)
+        assert d.independence_pvalue != pytest.approx(
+            dg._bartlett(d.cross_correlations, m, n, n), rel=1e-6)
