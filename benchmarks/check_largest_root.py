@@ -4,7 +4,8 @@ In a small sample (m < n1 n2) the premise checks test the independence of the
 two blocks by the largest sample canonical correlation against Johnstone's
 Tracy-Widom approximation (``jdr_stats.diagnostics._largest_root``).  This
 script draws independent blocks (Gaussian, t5 and exponential columns) and
-prints the rejection rates at 1%, 5% and 10% (2000 samples each, seed 1).
+prints the rejection rates at 1%, 5% and 10% (2000 samples each, seed 1);
+``mixed``: half Bernoulli(0.3), half exponential columns.
 Run from the repository root::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python benchmarks/check_largest_root.py
@@ -17,7 +18,8 @@ import numpy as np
 from jdr_stats.diagnostics import _largest_root
 
 SETTINGS = [(150, 22, 26, "norm"), (100, 10, 10, "norm"), (60, 25, 25, "norm"),
-            (150, 22, 26, "t5"), (150, 22, 26, "exp"), (400, 30, 40, "norm"), (60, 5, 40, "norm")]
+            (150, 22, 26, "t5"), (150, 22, 26, "exp"), (400, 30, 40, "norm"), (60, 5, 40, "norm"),
+            (150, 22, 26, "mixed"), (60, 25, 25, "mixed")]
 
 
 def largest_cc(a: np.ndarray, b: np.ndarray) -> float:
@@ -40,8 +42,11 @@ def main(reps: int = 2000) -> None:
                 a, b = rng.standard_normal((m, n1)), rng.standard_normal((m, n2))
             elif dist == "t5":
                 a, b = rng.standard_t(5, (m, n1)), rng.standard_t(5, (m, n2))
-            else:
+            elif dist == "exp":
                 a, b = rng.exponential(size=(m, n1)), rng.exponential(size=(m, n2))
+            else:  # half Bernoulli(0.3), half exponential columns (the mixed blocks)
+                a, b = (np.hstack([rng.binomial(1, 0.3, (m, n // 2)),
+                                   rng.exponential(size=(m, n - n // 2))]) for n in (n1, n2))
             ps[i] = _largest_root(largest_cc(a, b), m, n1, n2)
         rates = [(ps <= t).mean() for t in (0.01, 0.05, 0.10)]
         print(f"{m:>4} {n1:>3} {n2:>3} {dist:<8} " + " ".join(f"{r:>10.4f}" for r in rates),
