@@ -234,3 +234,37 @@ def test_default_rank_tests_of_q_columns_at_width_are_invariant():
             np.testing.assert_allclose(t1.table[col], s0, rtol=0, atol=TOL * s0[0], err_msg=col)
 
     check()
+
+
+def test_premises_of_a_small_sample_are_invariant_to_recodings():
+    """The premises table of a small sample (m < n1 n2; the largest-root test
+    of independent blocks) does not change when columns are rescaled,
+    shifted or reordered, rows reordered or y recoded: canonical
+    correlations, condition numbers and the test's p-value."""
+    rng = np.random.default_rng(7)
+    m, n1, n2 = 60, 10, 12
+    z = rng.standard_normal(m)
+    a, b = rng.standard_normal((m, n1)), rng.standard_normal((m, n2))
+    a[:, 0] += 2 * z  # a shared factor: population canonical correlation 0.8
+    b[:, 3] += 2 * z
+    data = (a[:, 1] * b[:, 1] + rng.standard_normal(m), a, b)
+
+    def premises(d):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", JDRWarning)
+            return jdr.JointDimReduction(*d).fit(1).diagnostics
+
+    base = premises(data)
+    assert base.independence_test == "largest-root" and base.independence_pvalue < 0.05
+
+    @SETTINGS
+    @given(rec=recodings(n1, n2, m))
+    def check(rec):
+        new = premises(_apply(data, rec))
+        np.testing.assert_allclose(new.cross_correlations, base.cross_correlations,
+                                   rtol=0, atol=1e-9)
+        np.testing.assert_allclose(new.independence_pvalue, base.independence_pvalue,
+                                   rtol=1e-6, atol=1e-12)
+        assert list(new.table["ok"]) == list(base.table["ok"])
+
+    check()
