@@ -400,16 +400,27 @@ def _largest_root(rho1: float, m: int, n1: int, n2: int) -> float:
     return float(stats.gamma.sf(w + shift, k, scale=theta))
 
 
+def _independence_pvalue(cc: np.ndarray, nobs: int, n1: int, n2: int,
+                         n_covariates: int = 0) -> float:
+    """p-value of the test of independent blocks (:attr:`Premises.independence_test`):
+    Bartlett's, or in a small sample (``nobs < MIN_ROWS_PER_ENTRY n1 n2``, the
+    rule of :attr:`Premises.small_sample`), where its reference is not
+    calibrated, the largest-root test; both with ``nobs - n_covariates``
+    rows' degrees of freedom."""
+    m = nobs - n_covariates
+    if not np.all(np.isfinite(cc)):
+        return float("nan")
+    if nobs < MIN_ROWS_PER_ENTRY * n1 * n2:
+        return _largest_root(float(cc[0]) if cc.size else 0.0, m, n1, n2)
+    return _bartlett(cc, m, n1, n2)
+
+
 def _bartlett(cc: np.ndarray, m: int, n1: int, n2: int) -> float:
     """p-value of Bartlett's test that every canonical correlation is zero:
-    ``-(m - 1 - (n1 + n2 + 1) / 2) sum log(1 - rho_i^2)`` against chi2(n1 n2);
-    in a small sample (``m < MIN_ROWS_PER_ENTRY n1 n2``), where that
-    reference is not calibrated, the largest-root test (:func:`_largest_root`)."""
+    ``-(m - 1 - (n1 + n2 + 1) / 2) sum log(1 - rho_i^2)`` against chi2(n1 n2)."""
     factor = m - 1 - (n1 + n2 + 1) / 2
     if factor <= 0 or not np.all(np.isfinite(cc)):
         return float("nan")
-    if m < MIN_ROWS_PER_ENTRY * n1 * n2:
-        return _largest_root(float(cc[0]) if cc.size else 0.0, m, n1, n2)
     with np.errstate(divide="ignore"):
         stat = -factor * float(np.sum(np.log1p(-np.minimum(cc, 1.0) ** 2)))
     return float(stats.chi2.sf(stat, n1 * n2))
@@ -460,7 +471,7 @@ def premises(
     return Premises(
         nobs=int(nobs), n1=n1, n2=n2, rank=int(rank),
         cross_correlations=cc,
-        independence_pvalue=_bartlett(cc, int(nobs) - int(n_covariates), n1, n2),
+        independence_pvalue=_independence_pvalue(cc, int(nobs), n1, n2, int(n_covariates)),
         condition_a=condition_number(cov_a), condition_b=condition_number(cov_b),
     )
 

@@ -231,7 +231,7 @@ def test_largest_root_test_holds_its_level_and_flags_dependent_blocks():
         a, b = rng.standard_normal((m, n1)), rng.standard_normal((m, n2))
         cc = np.linalg.svd(np.linalg.qr(a - a.mean(0))[0].T @ np.linalg.qr(b - b.mean(0))[0],
                            compute_uv=False)
-        pvals.append(dg._bartlett(cc, m, n1, n2))
+        pvals.append(dg._independence_pvalue(cc, m, n1, n2))
     rate = np.mean(np.array(pvals) <= 0.05)
     half = 2.5 * np.sqrt(0.05 * 0.95 / reps) + 0.005
     assert abs(rate - 0.05) <= half, rate
@@ -262,7 +262,9 @@ def test_independence_test_counts_the_covariates_degrees_of_freedom():
     are partial ones: the test of independence uses m - p_Z rows' degrees of
     freedom (Bartlett's and, in a small sample, the largest-root test)."""
     rng = np.random.default_rng(5)
-    for m, n in ((400, 4), (60, 10)):  # m >= n1 n2, then a small sample
+    # m >= n1 n2; a small sample; m >= n1 n2 > m - p_Z (Bartlett's test, as the
+    # table's label and small_sample say, with m - p_Z rows)
+    for m, n in ((400, 4), (60, 10), (102, 10)):
         z = rng.standard_normal((m, 3))
         a = rng.standard_normal((m, n)) + z[:, :1]
         b = rng.standard_normal((m, n)) + z[:, 1:2]
@@ -272,7 +274,9 @@ def test_independence_test_counts_the_covariates_degrees_of_freedom():
             res = jdr.JointDimReduction(y, a, b, covariates=z).fit(1)
         d = res.diagnostics
         assert d.independence_test == ("Bartlett" if m >= n * n else "largest-root")
-        want = dg._bartlett(d.cross_correlations, m - 3, n, n)
+        want = dg._independence_pvalue(d.cross_correlations, m, n, n, n_covariates=3)
+        if m >= n * n:
+            assert want == dg._bartlett(d.cross_correlations, m - 3, n, n)
         assert d.independence_pvalue == pytest.approx(want, rel=1e-12)
         assert d.independence_pvalue != pytest.approx(
-            dg._bartlett(d.cross_correlations, m, n, n), rel=1e-6)
+            dg._independence_pvalue(d.cross_correlations, m, n, n), rel=1e-6)
