@@ -253,8 +253,9 @@ def resolve_method(data: RowsData, mom: BlockMoments, method: str) -> tuple[str,
     if ratio < limit and not cheap:
         return "robust", None
     name = "n1 n2 / m" if q == 1 else f"q n1 n2 / m (q = {q})"
-    head = f"method='auto': {name} = {ratio:.3g} >= {limit:g}, "
-    if ratio < limit:
+    if ratio >= limit:
+        head = f"method='auto': {name} = {ratio:.3g} >= {limit:g}, "
+    else:
         head = (f"method='auto': {name} = {ratio:.3g} >= "
                 f"{config.RANK_COMBINED_MIN_RATIO:g} and one sign flip is cheap "
                 f"(m {'q ' if q > 1 else ''}n1 n2 = {work:.3g} <= "
