@@ -27,6 +27,7 @@ from ._linalg import (
     whiten_cross,
 )
 from ._validation import check_bool, check_choice, check_int
+from .core.whitening import DesignWhitening
 from .sparse import (
     check_sparsity,
     check_support_sets,
@@ -203,7 +204,7 @@ def block_whitening_pair(
     *,
     rows: tuple[np.ndarray, np.ndarray] | None = None,
     weights: np.ndarray | None = None,
-) -> tuple[AnyWhitening, AnyWhitening] | None:
+) -> DesignWhitening[AnyWhitening] | None:
     """The two blocks' whitenings of a resolved ``kind`` (None for ``"none"``).
 
     ``rows`` (the blocks in memory), when given, let a block wider than the
@@ -222,7 +223,7 @@ def block_whitening_pair(
         out.append(shrunk_whitening(
             mean, None if dual else cov, mom.nobs, kind, arg, names,
             rows=x if dual else None, weights=weights))
-    return out[0], out[1]
+    return DesignWhitening.per_block(out)
 
 
 
@@ -340,7 +341,7 @@ def estimate(
     sparsity: tuple[int, int] | None = None,
     names_a: Sequence[str] | None = None,
     names_b: Sequence[str] | None = None,
-    whitening: tuple[AnyWhitening, AnyWhitening] | None = None,
+    whitening: DesignWhitening[AnyWhitening] | None = None,
     support: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> Estimate:
     """The paper's estimator from the block moments.

@@ -27,20 +27,15 @@ from . import config
 from ._moments_engine import (
     BlockMoments,
     CentredSums,
-    array_sums,
     block_moments,
-    chunk_sums,
-    merge_sums,
     sums_to_block_moments,
 )
+from .core.whitening import DesignWhitening
 
 __all__ = [
     "BlockMoments",
     "block_moments",
     "CentredSums",
-    "chunk_sums",
-    "merge_sums",
-    "array_sums",
     "sums_to_block_moments",
     "ReweightedMoments",
     "cholesky_factor",
@@ -568,12 +563,13 @@ AnyWhitening = Whitening | ShrunkWhitening
 
 def block_whitenings(
     mom: BlockMoments, names_a: Sequence[str], names_b: Sequence[str]
-) -> tuple[Whitening, Whitening]:
-    """The whitening of each block of a two-block fit (one factor each)."""
-    return (
+) -> DesignWhitening[Whitening]:
+    """The sample whitening of each block of a two-block fit (one factor each):
+    the per-block whitening of the design."""
+    return DesignWhitening.per_block((
         Whitening.from_moments(mom.mean_a, mom.cov_a, "exog_a", names_a),
         Whitening.from_moments(mom.mean_b, mom.cov_b, "exog_b", names_b),
-    )
+    ))
 
 
 def whiten_cross(cross: np.ndarray, wa: AnyWhitening, wb: AnyWhitening) -> np.ndarray:

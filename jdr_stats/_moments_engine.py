@@ -1,33 +1,34 @@
-"""The moments engine: the sufficient statistics of a two-block fit.
+"""The two-block view of the moments engine.
 
-One computation for every way the rows arrive.  A part of the rows (a
-chunk) is reduced in two passes, its own means then its centred products
-(:func:`chunk_sums`), so a large common offset costs no precision; parts
-merge exactly (:func:`merge_sums`: Chan, Golub and LeVeque 1979; Pebay 2008
-for the third-order cross term; derivation in docs/theory/large_data.md).
-In-memory arrays are reduced in cache-sized slices (:func:`array_sums`,
-slices of ``config.chunk_rows`` rows); the estimator's
-:func:`block_moments` and the public :class:`jdr_stats.Moments` (streamed
-chunks, dask partitions, ``m1 + m2``) both run this engine.
+The rows are reduced by the K-block core (:mod:`jdr_stats.core.moments`:
+two passes per chunk, exact merges; derivation in
+docs/theory/large_data.md); this module reads its state for a design of two
+blocks and one response column as :class:`CentredSums` (:func:`pair_view`,
+views, no copies) and turns it into the averages the two-block estimator
+takes (:class:`BlockMoments`).  The estimator's :func:`block_moments` and the
+public :class:`jdr_stats.Moments` (streamed chunks, dask partitions,
+``m1 + m2``) both run it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Literal, NamedTuple
+from typing import NamedTuple, overload
 
 import numpy as np
 
 from . import config
+from .core import moments as core
+from .core.design import BlockDesign
 
 __all__ = [
     "BlockMoments",
     "CentredSums",
-    "array_sums",
     "block_moments",
-    "chunk_sums",
     "empty_sums",
-    "merge_sums",
+    "design_sums",
+    "merge_pair",
+    "pair_view",
     "response_block_moments",
     "sums_to_block_moments",
 ]
@@ -72,7 +73,7 @@ class CentredSums(NamedTuple):
     weights); the means are weighted; ``m2_*`` are centred co-moment sums
     (``m2_ab = sum_i w_i (a_i - abar)(b_i - bbar)^T``, ...) and ``m3_ayb`` the
     y-weighted cross co-moment ``sum_i w_i (a_i - abar)(y_i - ybar)(b_i - bbar)^T``.
-    Two parts merge exactly (:func:`merge_sums`); :class:`jdr_stats.Moments`
+    Two parts merge exactly (:func:`merge_pair`); :class:`jdr_stats.Moments`
     is this state with names and the public arithmetic.
     """
 
@@ -92,108 +93,38 @@ class CentredSums(NamedTuple):
 
 def empty_sums(n1: int, n2: int, nobs: int = 0) -> CentredSums:
     """The sums of no weight (``nobs`` rows of weight zero)."""
-    return CentredSums(nobs, 0.0, 0.0, np.zeros(n1), np.zeros(n2), 0.0, np.zeros((n1, n1)),
-                       np.zeros((n2, n2)), np.zeros((n1, n2)), np.zeros(n1), np.zeros(n2),
-                       np.zeros((n1, n2)))
+    return pair_view(core.empty_sums(BlockDesign.of((n1, n2)), nobs))
 
 
-def chunk_sums(y: np.ndarray, a: np.ndarray, b: np.ndarray,
-               w: np.ndarray | None) -> CentredSums | None:
-    """Two-pass centred sums of one chunk (shapes and weights already checked).
-
-    The chunk's own means first, then one Gram matrix of the centred chunk
-    ``[a - abar | b - bbar | y - ybar]`` and the y-weighted cross product, so
-    a large common offset costs no precision.  Returns None when a mean is
-    not finite (the chunk holds NaN or infinite values: they propagate into
-    the mean, which costs no extra pass in the common, finite case).
-    """
-    k, n1 = a.shape
-    n2 = b.shape[1]
-    wsum = float(k) if w is None else float(w.sum())
-    if k == 0 or wsum == 0.0:
-        return empty_sums(n1, n2, k)
-    # Means by matrix-vector products (one read of the chunk).
-    wn = np.full(k, 1.0 / k) if w is None else w / wsum
-    my = float(wn @ y)
-    ma = wn @ a
-    mb = wn @ b
-    if not (np.isfinite(my) and np.isfinite(ma).all() and np.isfinite(mb).all()):
+@overload
+def pair_view(t: core.DesignSums) -> CentredSums: ...
+@overload
+def pair_view(t: None) -> None: ...
+def pair_view(t: core.DesignSums | None) -> CentredSums | None:
+    """The two-block state of the core's sums of two blocks and one response
+    column (views, no copies); None stays None (a chunk that was not finite)."""
+    if t is None:
         return None
-    # One buffer for the centred chunk, in the memory order of the input
-    # (Parquet chunks are column-major), so the centring copies are contiguous.
-    order: Literal["C", "F"] = "F" if a.flags.f_contiguous and not a.flags.c_contiguous else "C"
-    z = np.empty((k, n1 + n2 + 1), order=order)
-    np.subtract(a, ma, out=z[:, :n1])
-    np.subtract(b, mb, out=z[:, n1:n1 + n2])
-    np.subtract(y, my, out=z[:, -1])
-    if w is None:
-        g = z.T @ z
-        m3 = z[:, :n1].T @ (z[:, n1:n1 + n2] * z[:, -1:])
-    else:
-        zw = z * w[:, None]
-        g = zw.T @ z
-        m3 = zw[:, :n1].T @ (z[:, n1:n1 + n2] * z[:, -1:])
-    g = (g + g.T) / 2
-    return CentredSums(k, wsum, my, ma, mb, float(g[-1, -1]), g[:n1, :n1],
-                       g[n1:n1 + n2, n1:n1 + n2], g[:n1, n1:n1 + n2], g[:n1, -1],
-                       g[n1:n1 + n2, -1], m3)
+    a, b = t.design.span(0), t.design.span(1)
+    return CentredSums(t.nobs, t.weight, float(t.mean_y[0]), t.mean_x[a], t.mean_x[b],
+                       float(t.m2_yy[0, 0]), t.m2_xx[a, a], t.m2_xx[b, b], t.m2_xx[a, b],
+                       t.m2_xy[a, 0], t.m2_xy[b, 0], t.m3[(0, 1)][0])
 
 
-def merge_sums(p: CentredSums, q: CentredSums) -> CentredSums:
-    """Exact sums of the union of two disjoint parts (Chan, Golub and LeVeque
-    1979; Pebay 2008 for the third-order cross term; derivation in
-    docs/theory/large_data.md).  Only differences of means enter."""
-    nobs = p.nobs + q.nobs
-    if q.weight == 0.0 or p.weight == 0.0:
-        return (p if q.weight == 0.0 else q)._replace(nobs=nobs)
-    wp, wq = p.weight, q.weight
-    wsum = wp + wq
-    fp, fq = wp / wsum, wq / wsum
-    c = wp * fq  # wp * wq / W
-    da = q.mean_a - p.mean_a
-    db = q.mean_b - p.mean_b
-    dy = q.mean_y - p.mean_y
-    m3 = (
-        p.m3_ayb + q.m3_ayb
-        + (c * (fp - fq) * dy) * np.outer(da, db)
-        + fp * (np.outer(da, q.m2_by) + dy * q.m2_ab + np.outer(q.m2_ay, db))
-        - fq * (np.outer(da, p.m2_by) + dy * p.m2_ab + np.outer(p.m2_ay, db))
-    )
-    return CentredSums(
-        nobs, wsum, p.mean_y + fq * dy, p.mean_a + fq * da, p.mean_b + fq * db,
-        p.m2_y + q.m2_y + c * dy * dy,
-        p.m2_a + q.m2_a + c * np.outer(da, da),
-        p.m2_b + q.m2_b + c * np.outer(db, db),
-        p.m2_ab + q.m2_ab + c * np.outer(da, db),
-        p.m2_ay + q.m2_ay + (c * dy) * da,
-        p.m2_by + q.m2_by + (c * dy) * db,
-        m3,
-    )
+def design_sums(t: CentredSums) -> core.DesignSums:
+    """The core's sums of the two-block state ``t`` (the inverse of :func:`pair_view`)."""
+    n1, n2 = t.mean_a.size, t.mean_b.size
+    m2_xx = np.block([[t.m2_a, t.m2_ab], [t.m2_ab.T, t.m2_b]])
+    m2_xy = np.concatenate([t.m2_ay, t.m2_by])[:, None]
+    return core.DesignSums(BlockDesign.of((n1, n2)), t.nobs, t.weight, np.array([t.mean_y]),
+                           np.concatenate([t.mean_a, t.mean_b]), np.array([[t.m2_y]]), m2_xx,
+                           m2_xy, {(0, 1): t.m3_ayb[None]})
 
 
-def array_sums(y: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray | None,
-               step: int | None = None) -> CentredSums | None:
-    """Centred sums of in-memory (or memory-mapped) rows, merged slice by slice.
-
-    Slices of ``step`` rows (default :func:`jdr_stats.config.chunk_rows`
-    of the width ``1 + n1 + n2``: cache-sized); None when a slice is not finite.
-    Memory beyond the input: one slice of centred rows and a few
-    ``(n1 + n2 + 1)^2`` matrices.
-    """
-    k = y.shape[0]
-    if step is None:
-        step = config.chunk_rows(a.shape[1] + b.shape[1] + 1)
-    if k <= step:
-        return chunk_sums(y, a, b, w)
-    total = None
-    for lo in range(0, k, step):
-        sl = slice(lo, lo + step)
-        part = chunk_sums(np.asarray(y[sl], dtype=float), np.asarray(a[sl], dtype=float),
-                          np.asarray(b[sl], dtype=float), None if w is None else w[sl])
-        if part is None:
-            return None
-        total = part if total is None else merge_sums(total, part)
-    return total
+def merge_pair(p: CentredSums, q: CentredSums) -> CentredSums:
+    """Exact two-block sums of the union of two disjoint parts
+    (:func:`jdr_stats.core.moments.merge_sums`)."""
+    return pair_view(core.merge_sums(design_sums(p), design_sums(q)))
 
 
 def sums_to_block_moments(t: CentredSums, *, center_y: bool = True) -> BlockMoments:
@@ -238,7 +169,7 @@ def block_moments(
     -----
     The moments engine of the package: the rows are read in cache-sized
     slices, each reduced in two passes (its means, then centred products;
-    :func:`chunk_sums`) and merged exactly (:func:`merge_sums`), the very
+    :func:`jdr_stats.core.moments.chunk_sums`) and merged exactly, the very
     computation of :meth:`jdr_stats.Moments.from_arrays`, which gives the
     same numbers bit for bit.  No copy of a full block is made; ``a`` and
     ``b`` may be memory maps.
@@ -252,7 +183,7 @@ def block_moments(
     True
     """
     w = None if weights is None else np.asarray(weights, dtype=float)
-    t = array_sums(y, a, b, w)
+    t = pair_view(core.array_sums(y, (a, b), w))
     if t is None:
         raise ValueError("y, a and b must be finite (a mean is NaN or infinite)")
     if t.weight <= 0:

@@ -27,7 +27,7 @@ from scipy import stats
 
 from . import config
 from ._data import RowsData
-from ._moments_engine import array_sums
+from .core import moments as core_moments
 from .exceptions import AssumptionWarning
 from .summary import format_pvalue
 
@@ -497,10 +497,11 @@ def block_covariances(data: RowsData) -> tuple[np.ndarray, np.ndarray, np.ndarra
     # rows in memory: the moments engine, slice by slice (no centred copy)
     y, a, b, weights = data.rows("the premise diagnostics", weights=True)
     y = y if y.ndim == 1 else np.ascontiguousarray(y[:, 0])  # q responses: blocks only
-    t = array_sums(y, a, b, None if weights is None else np.asarray(weights, dtype=float))
+    t = core_moments.array_sums(y, (a, b), None if weights is None
+                                else np.asarray(weights, dtype=float))
     if t is None:
         raise ValueError("the premise diagnostics need finite data")
-    return t.m2_a / t.weight, t.m2_b / t.weight, t.m2_ab / t.weight
+    return t.block_m2(0, 0) / t.weight, t.block_m2(1, 1) / t.weight, t.block_m2(0, 1) / t.weight
 
 
 def _sd_and_condition(x: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, float]:

@@ -36,11 +36,12 @@ import numpy as np
 from ._moments_engine import (
     BlockMoments,
     CentredSums,
-    array_sums,
-    merge_sums,
+    merge_pair,
+    pair_view,
     sums_to_block_moments,
 )
 from ._sources import ArraySource
+from .core import moments as core_moments
 
 __all__ = ["Moments", "ResponseMoments", "whitening_of_covariance"]
 
@@ -288,8 +289,8 @@ class Moments:
                        endog_name: str, names_a: Sequence[str],
                        names_b: Sequence[str]) -> Moments | None:
         """Moments of a chunk from cache-sized slices (None if not finite):
-        the moments engine, :func:`jdr_stats._moments_engine.array_sums`."""
-        t = array_sums(y, a, b, w)
+        the K-block core, :func:`jdr_stats.core.moments.array_sums`."""
+        t = pair_view(core_moments.array_sums(y, (a, b), w))
         if t is None:
             return None
         return cls._from_sums(t, endog_name, names_a, names_b, w is not None)
@@ -465,7 +466,7 @@ class Moments:
 
 def _merge(p: Moments, q: Moments) -> Moments:
     """Exact moments of the union of two disjoint samples (see the theory page)."""
-    t = merge_sums(p._sums(), q._sums())
+    t = merge_pair(p._sums(), q._sums())
     return Moments._from_sums(t, p.endog_name, p.names_a, p.names_b, p.weighted or q.weighted)
 
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import cached_property
+from types import MappingProxyType
 from typing import Any, Literal
 
 import numpy as np
@@ -33,6 +34,7 @@ from ._responses import summary_notes as _response_notes
 from ._results_extra import FitMeasuresMixin
 from ._sources import DaskSource, is_dask_collection
 from ._version import __version__
+from .core.whitening import DesignWhitening
 from .diagnostics import Premises, block_stats
 from .inference.bootstrap import BootstrapResults, Interval
 from .inference.bootstrap import Method as BootstrapMethod
@@ -64,7 +66,7 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         settings: dict[str, Any],
         *,
         rank_tests: RankTestResults | LadleResults | None = None,
-        whitening: tuple[AnyWhitening, AnyWhitening] | None = None,
+        whitening: DesignWhitening[AnyWhitening] | None = None,
         stats: tuple[np.ndarray, np.ndarray, Premises] | None = None,
     ) -> None:
         self._model = model
@@ -200,6 +202,14 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         return arr.copy()
 
     # -- estimates --------------------------------------------------------
+    @cached_property
+    def directions(self) -> Mapping[str, pd.DataFrame | np.ndarray]:
+        """Each block's basis by block name (read-only mapping, in block
+        order): original coordinates, unit-length columns.  For two blocks
+        ``directions_a`` and ``directions_b`` are its two entries."""
+        names = self._model.block_names
+        return MappingProxyType({names[0]: self.directions_a, names[1]: self.directions_b})
+
     @cached_property
     def directions_a(self) -> pd.DataFrame | np.ndarray:
         """Basis of the a-subspace, original coordinates, unit-length columns."""

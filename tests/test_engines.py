@@ -17,11 +17,12 @@ import numpy as np
 import pytest
 
 import jdr_stats as jdr
-from jdr_stats import config, _resampling
+from jdr_stats import _resampling, config
 from jdr_stats._linalg import block_moments
-from jdr_stats._moments_engine import array_sums, chunk_sums, merge_sums
+from jdr_stats._moments_engine import pair_view
 from jdr_stats._progress import progress_forwarder, replicate_generators, run_batches
 from jdr_stats._sources import ArraySource, default_batch_rows
+from jdr_stats.core.moments import array_sums, chunk_sums, merge_sums
 from jdr_stats.inference import poisson_bootstrap as pmod
 from jdr_stats.inference.rank_robust import ladle_rank
 
@@ -70,9 +71,9 @@ def test_engine_is_accurate_on_shifted_data(shifted, monkeypatch):
 
 def test_merge_of_parts_equals_the_whole(shifted):
     y, a, b = shifted
-    whole = chunk_sums(y, a, b, None)
-    parts = merge_sums(chunk_sums(y[:1234], a[:1234], b[:1234], None),
-                       chunk_sums(y[1234:], a[1234:], b[1234:], None))
+    whole = pair_view(chunk_sums(y, (a, b), None))
+    parts = pair_view(merge_sums(chunk_sums(y[:1234], (a[:1234], b[:1234]), None),
+                                 chunk_sums(y[1234:], (a[1234:], b[1234:]), None)))
     assert parts.nobs == whole.nobs == y.size
     scale = np.abs(whole.m3_ayb).max()
     np.testing.assert_allclose(parts.m3_ayb, whole.m3_ayb, rtol=0, atol=1e-10 * scale)
@@ -85,7 +86,7 @@ def test_engine_flags_non_finite_and_covariances_false(shifted):
     y, a, b = shifted
     bad = a.copy()
     bad[10, 1] = np.nan
-    assert array_sums(y, bad, b, None) is None
+    assert array_sums(y, (bad, b), None) is None
     with pytest.raises(ValueError, match="finite"):
         block_moments(y, bad, b)
     mom = block_moments(y, a, b, covariances=False)

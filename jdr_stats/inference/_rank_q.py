@@ -34,6 +34,7 @@ from .._hosvd import complement_statistic, hosvd, whitened_crosses
 from .._linalg import BlockMoments, Whitening, block_whitenings, mp_edge
 from .._progress import ProgressArg, progress_bar, progress_forwarder
 from .._validation import check_int, normalize_seed
+from ..core.whitening import DesignWhitening
 from ._rank_spectral import plan_passes, spectral_pvalues
 from ._rank_stats import _Whitened
 from ._robust_core import robust_moments, robust_pvalue, rotated_first
@@ -82,7 +83,7 @@ def _labels(method: str, q: int) -> tuple[str, str]:
             "are residuals on [1, Z] (permutation of residuals).")
 
 
-def _white_rows(data: RowsData, whitening: tuple[Whitening, Whitening]
+def _white_rows(data: RowsData, whitening: DesignWhitening[Whitening]
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     y, a, b = data.rows("the permutation rank test")
     wa, wb = whitening
@@ -236,7 +237,7 @@ def _spectral_rows(rows_data: tuple[np.ndarray, np.ndarray, np.ndarray], sq: _Sp
 def run_q(
     data: RowsData,
     mom: BlockMoments,
-    whitening: tuple[Whitening, Whitening] | None,
+    whitening: DesignWhitening[Whitening] | None,
     *,
     method: str,
     top: int,

@@ -24,6 +24,7 @@ from .._linalg import (
     block_whitenings,
     whiten_cross,
 )
+from ..core.whitening import DesignWhitening
 from ..exceptions import RowsNotInMemoryError
 from ._robust_core import (
     RobustMoments,
@@ -151,7 +152,7 @@ class _Whitened:
 def _whiten(
     data: RowsData,
     mom: BlockMoments,
-    whitening: tuple[Whitening, Whitening] | None = None,
+    whitening: DesignWhitening[Whitening] | None = None,
     *,
     rows: bool | Literal["rotated"] = True,
 ) -> _Whitened:

@@ -19,6 +19,7 @@ from .._data import RowsData
 from .._export import ExportMixin, records
 from .._linalg import BlockMoments, Whitening
 from .._validation import normalize_seed
+from ..core.whitening import DesignWhitening
 from ..summary import SummaryMixin, build_summary
 from ._ladle_criterion import ladle_from_chunks
 from ._rank_stats import _whiten
@@ -126,7 +127,7 @@ class LadleResults(ExportMixin, SummaryMixin):
 def ladle_results(
     data: RowsData,
     mom: BlockMoments,
-    whitening: tuple[Whitening, Whitening] | None,
+    whitening: DesignWhitening[Whitening] | None,
     *,
     seed: Any,
     n_boot: int = 100,

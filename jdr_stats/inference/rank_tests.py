@@ -61,6 +61,7 @@ from .._data import RowsData
 from .._linalg import BlockMoments, Whitening
 from .._progress import ProgressArg, check_n_jobs, check_progress, progress_bar, progress_forwarder
 from .._validation import check_choice, check_fraction, check_int, normalize_seed
+from ..core.whitening import DesignWhitening
 from ..exceptions import LongRunWarning, RankSelectionWarning, RowsNotInMemoryError
 from ..summary import build_summary
 from ._rank_q import run_q
@@ -277,7 +278,7 @@ def resolve_method(data: RowsData, mom: BlockMoments, method: str) -> tuple[str,
 def _run(
     data: RowsData,
     mom: BlockMoments,
-    whitening: tuple[Whitening, Whitening] | None,
+    whitening: DesignWhitening[Whitening] | None,
     *,
     method: str,
     max_rank: int | None,
@@ -413,7 +414,7 @@ def _warn_long(w: _Whitened, spec: RankTestMethod, first: float, top: int,
         )
 
 
-def _run_q(data: RowsData, mom: BlockMoments, whitening: tuple[Whitening, Whitening] | None,
+def _run_q(data: RowsData, mom: BlockMoments, whitening: DesignWhitening[Whitening] | None,
            *, why: str | None = None, **kw: Any) -> RankTestResults:
     """The rank tests of a ``q > 1`` response (:mod:`._rank_q`) as a RankTestResults."""
     table, used, label, notes, refs = run_q(data, mom, whitening, **kw)
@@ -434,7 +435,7 @@ def _run_q(data: RowsData, mom: BlockMoments, whitening: tuple[Whitening, Whiten
 def rank_tests(
     data: RowsData,
     moments: BlockMoments,
-    whitening: tuple[Whitening, Whitening] | None = None,
+    whitening: DesignWhitening[Whitening] | None = None,
     *,
     method: RankMethod = "auto",
     max_rank: int | None = None,
@@ -557,7 +558,7 @@ def rank_tests(
 def choose_rank(
     data: RowsData,
     moments: BlockMoments,
-    whitening: tuple[Whitening, Whitening] | None = None,
+    whitening: DesignWhitening[Whitening] | None = None,
     *,
     method: RankMethod | Literal["ladle"] = "auto",
     alpha: float = 0.05,

@@ -22,6 +22,7 @@ import numpy as np
 
 from .. import config
 from .._linalg import Whitening
+from ..core.whitening import DesignWhitening
 from ._robust import _bases, _Setup
 from ._statistics import products
 
@@ -48,7 +49,7 @@ def setup_from_rows(
     focal: np.ndarray,
     other: np.ndarray,
     means: tuple[np.ndarray, np.ndarray],
-    whitening: tuple[Whitening, Whitening] | None,
+    whitening: DesignWhitening[Whitening] | None,
     rank: int | None,
 ) -> _Setup:
     """The :class:`_Setup` of the focal block's tests (``whitening=None``: not

@@ -13,6 +13,7 @@ from .._estimate import check_rank, check_support_width
 from .._linalg import BlockMoments, Whitening
 from .._progress import ProgressArg, check_n_jobs, check_progress
 from .._validation import check_bool, check_rows_for_whitening, normalize_seed
+from ..core.whitening import DesignWhitening
 from ..exceptions import SupportSelectionWarning
 from ..sparse import check_sparsity
 from ._options import (
@@ -51,7 +52,7 @@ __all__ = [
 def select_support(
     data: RowsData | Any,
     moments: BlockMoments | None = None,
-    whitening: tuple[Whitening, Whitening] | None = None,
+    whitening: DesignWhitening[Whitening] | None = None,
     *,
     rank: int | None = None,
     test: Test | None = None,
@@ -257,7 +258,7 @@ def _coordinate_tests(
         for focal, other, means, wh in (
             (inp.a, inp.b, inp.means, inp.whitening),
             (inp.b, inp.a, inp.means[::-1], None if inp.whitening is None
-             else inp.whitening[::-1]),
+             else inp.whitening.reordered((1, 0))),
         ):
             s = setup_from_rows(inp.yc, focal, other, means, wh,
                                 rank if plan.conditional else None)
@@ -360,7 +361,7 @@ class SupportChoice:
 def choose_support(
     data: RowsData,
     moments: BlockMoments | None = None,
-    whitening: tuple[Whitening, Whitening] | None = None,
+    whitening: DesignWhitening[Whitening] | None = None,
     *,
     rank: int,
     fdr: float = 0.1,
@@ -412,7 +413,7 @@ def choose_support(
 def choose_sparsity(
     data: RowsData,
     moments: BlockMoments | None = None,
-    whitening: tuple[Whitening, Whitening] | None = None,
+    whitening: DesignWhitening[Whitening] | None = None,
     *,
     rank: int,
     fdr: float = 0.1,

@@ -18,6 +18,7 @@ from scipy import stats
 from .. import config
 from .._data import RowsData
 from .._linalg import BlockMoments, Whitening, block_moments, block_whitenings
+from ..core.whitening import DesignWhitening
 from ..inference.hypotheses import perm_pvalue
 from ._loo import align_bases, loo_bases, top_basis
 
@@ -50,7 +51,7 @@ class Inputs:
     a: np.ndarray  # (m, n1) raw rows
     b: np.ndarray  # (m, n2)
     means: tuple[np.ndarray, np.ndarray]  # block means used for centring
-    whitening: tuple[Whitening, Whitening] | None  # None: not standardized
+    whitening: DesignWhitening[Whitening] | None  # None: not standardized
     n_lost: int
 
 
@@ -58,7 +59,7 @@ def inputs(
     data: RowsData,
     standardize: bool,
     mom: BlockMoments | None = None,
-    whitening: tuple[Whitening, Whitening] | None = None,
+    whitening: DesignWhitening[Whitening] | None = None,
 ) -> Inputs:
     """Centred response, block means and whitenings of the coordinate tests."""
     y, a, b = data.rows("support selection")
@@ -78,7 +79,7 @@ def prepare(
     data: RowsData,
     standardize: bool,
     mom: BlockMoments | None = None,
-    whitening: tuple[Whitening, Whitening] | None = None,
+    whitening: DesignWhitening[Whitening] | None = None,
 ) -> Prepared:
     """Centred response, scores and whitened (or centred) blocks."""
     return prepare_from(inputs(data, standardize, mom, whitening))

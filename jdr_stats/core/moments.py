@@ -1,0 +1,227 @@
+"""Mergeable centred sums over K blocks and a response of q columns.
+
+The state of a fit's sufficient statistics for any number of blocks: the
+weighted means of the response and of the stacked design, the centred
+co-moment of the stacked design (so every block's covariance *and* every
+covariance between blocks, which a whitening across blocks needs), the
+co-moment of the design with each response column, and the y-weighted cross
+co-moment of every pair of blocks with every response column,
+
+``m3[(j, k)][c] = sum_i w_i (x_ij - xbar_j)(y_ic - ybar_c)(x_ik - xbar_k)^T``.
+
+A chunk of rows is reduced in two passes, its own means then one Gram matrix
+of the centred chunk (:func:`chunk_sums`), so a large common offset costs no
+precision; two disjoint parts merge exactly (:func:`merge_sums`: Chan, Golub
+and LeVeque's update for the co-moments, Pebay's for the third-order cross
+term; derivation in docs/theory/large_data.md).  For two blocks and one
+response column the arithmetic is, operation for operation, that of the
+two-block engine, which runs on this module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from .. import config
+from .design import BlockDesign
+
+__all__ = ["DesignSums", "array_sums", "chunk_sums", "empty_sums", "merge_sums"]
+
+Pair = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class DesignSums:
+    """Centred sums of one part of the rows of a K-block design.
+
+    Attributes
+    ----------
+    design : BlockDesign
+    nobs : int
+        Rows (of any weight, zero included).
+    weight : float
+        Total weight ``W`` (the number of rows without weights).
+    mean_y : ndarray (q,)
+    mean_x : ndarray (p,)
+        Weighted means of the response columns and of the stacked design.
+    m2_yy : ndarray (q, q)
+    m2_xx : ndarray (p, p)
+        Centred co-moment of the stacked design: block ``(j, k)`` is
+        ``sum_i w_i (x_ij - xbar_j)(x_ik - xbar_k)^T``.
+    m2_xy : ndarray (p, q)
+    m3 : dict of (j, k) to ndarray (q, n_j, n_k)
+        The y-weighted cross co-moments of the block pairs held (``j < k``,
+        and ``j == k`` when reduced with ``within=True``).
+    """
+
+    design: BlockDesign
+    nobs: int
+    weight: float
+    mean_y: np.ndarray
+    mean_x: np.ndarray
+    m2_yy: np.ndarray
+    m2_xx: np.ndarray
+    m2_xy: np.ndarray
+    m3: dict[Pair, np.ndarray]
+
+    @property
+    def pairs(self) -> tuple[Pair, ...]:
+        """The block pairs whose cross moments are held, in order."""
+        return tuple(self.m3)
+
+    def block_mean(self, k: int) -> np.ndarray:
+        return self.mean_x[self.design.span(k)]
+
+    def block_m2(self, j: int, k: int) -> np.ndarray:
+        """Co-moment of blocks ``j`` and ``k`` (a view of ``m2_xx``)."""
+        return self.m2_xx[self.design.span(j), self.design.span(k)]
+
+    def block_m2y(self, k: int) -> np.ndarray:
+        """``(n_k, q)`` co-moment of block ``k`` with the response columns."""
+        return self.m2_xy[self.design.span(k)]
+
+
+def empty_sums(design: BlockDesign, nobs: int = 0, *, within: bool = False) -> DesignSums:
+    """The sums of no weight (``nobs`` rows of weight zero)."""
+    p, q, w = design.p, design.q, design.widths
+    return DesignSums(
+        design, nobs, 0.0, np.zeros(q), np.zeros(p), np.zeros((q, q)), np.zeros((p, p)),
+        np.zeros((p, q)), {(j, k): np.zeros((q, w[j], w[k])) for j, k in design.pairs(within)},
+    )
+
+
+def _columns(y: np.ndarray) -> list[np.ndarray]:
+    """The response's columns as contiguous vectors (one response: itself)."""
+    if y.ndim == 1:
+        return [y]
+    return [np.ascontiguousarray(y[:, c]) for c in range(y.shape[1])]
+
+
+def chunk_sums(y: np.ndarray, blocks: Sequence[np.ndarray], w: np.ndarray | None, *,
+               design: BlockDesign | None = None, within: bool = False) -> DesignSums | None:
+    """Two-pass centred sums of one chunk (shapes and weights already checked).
+
+    ``y`` is ``(k,)`` or ``(k, q)``; ``blocks`` the K blocks' rows.  The
+    chunk's own means first, then one Gram matrix of the centred chunk
+    ``[x_1 - xbar_1 | ... | x_K - xbar_K | y - ybar]`` and, for each pair of
+    blocks and each response column, the y-weighted cross product.  Returns
+    None when a mean is not finite (the chunk holds NaN or infinite values:
+    they propagate into the mean at no extra pass in the finite case).
+    """
+    ys = _columns(y)
+    if design is None:
+        design = BlockDesign.of([x.shape[1] for x in blocks], q=len(ys))
+    k, p, q = ys[0].shape[0], design.p, design.q
+    wsum = float(k) if w is None else float(w.sum())
+    if k == 0 or wsum == 0.0:
+        return empty_sums(design, k, within=within)
+    wn = np.full(k, 1.0 / k) if w is None else w / wsum
+    my = [float(wn @ yc) for yc in ys]
+    mx = [wn @ x for x in blocks]
+    if not (np.isfinite(my).all() and all(np.isfinite(m).all() for m in mx)):
+        return None
+    # One buffer for the centred chunk, in the memory order of the input
+    # (Parquet chunks are column-major), so the centring copies are contiguous.
+    first = blocks[0]
+    order: Literal["C", "F"] = (
+        "F" if first.flags.f_contiguous and not first.flags.c_contiguous else "C")
+    z = np.empty((k, p + q), order=order)
+    for j, (x, m) in enumerate(zip(blocks, mx, strict=True)):
+        np.subtract(x, m, out=z[:, design.span(j)])
+    for c, (yc, m) in enumerate(zip(ys, my, strict=True)):
+        np.subtract(yc, m, out=z[:, p + c])
+    zw = z if w is None else z * w[:, None]
+    g = zw.T @ z
+    g = (g + g.T) / 2
+    m3 = {}
+    for j, k2 in design.pairs(within):
+        sj, sl = design.span(j), design.span(k2)
+        m3[(j, k2)] = np.stack([zw[:, sj].T @ (z[:, sl] * z[:, p + c:p + c + 1])
+                               for c in range(q)])
+    return DesignSums(design, k, wsum, np.array(my), np.concatenate(mx), g[p:, p:],
+                      g[:p, :p], g[:p, p:], m3)
+
+
+def merge_sums(a: DesignSums, b: DesignSums) -> DesignSums:
+    """Exact sums of the union of two disjoint parts of the same design (only
+    differences of means enter)."""
+    if a.design != b.design or a.pairs != b.pairs:
+        raise ValueError("merge_sums needs sums of the same design and block pairs")
+    nobs = a.nobs + b.nobs
+    if b.weight == 0.0 or a.weight == 0.0:
+        keep = a if b.weight == 0.0 else b
+        return DesignSums(keep.design, nobs, keep.weight, keep.mean_y, keep.mean_x,
+                          keep.m2_yy, keep.m2_xx, keep.m2_xy, keep.m3)
+    wa, wb = a.weight, b.weight
+    wsum = wa + wb
+    fa, fb = wa / wsum, wb / wsum
+    c = wa * fb  # wa * wb / W
+    dx = b.mean_x - a.mean_x
+    dy = b.mean_y - a.mean_y
+    cdy = c * dy
+    span = a.design.span
+    m3 = {}
+    for (j, k), a3 in a.m3.items():
+        sj, sk = span(j), span(k)
+        dj, dk = dx[sj], dx[sk]
+        stack = []
+        for col in range(a.design.q):
+            d = float(dy[col])
+            stack.append(
+                a3[col] + b.m3[(j, k)][col]
+                + (c * (fa - fb) * d) * np.outer(dj, dk)
+                + fa * (np.outer(dj, b.m2_xy[sk, col]) + d * b.m2_xx[sj, sk]
+                        + np.outer(b.m2_xy[sj, col], dk))
+                - fb * (np.outer(dj, a.m2_xy[sk, col]) + d * a.m2_xx[sj, sk]
+                        + np.outer(a.m2_xy[sj, col], dk))
+            )
+        m3[(j, k)] = np.stack(stack)
+    return DesignSums(
+        a.design, nobs, wsum, a.mean_y + fb * dy, a.mean_x + fb * dx,
+        a.m2_yy + b.m2_yy + np.outer(cdy, dy),
+        a.m2_xx + b.m2_xx + c * np.outer(dx, dx),
+        a.m2_xy + b.m2_xy + np.outer(dx, cdy),
+        m3,
+    )
+
+
+def array_sums(y: np.ndarray, blocks: Sequence[np.ndarray], w: np.ndarray | None,
+               step: int | None = None, *, design: BlockDesign | None = None,
+               within: bool = False) -> DesignSums | None:
+    """Centred sums of in-memory (or memory-mapped) rows, merged slice by slice.
+
+    Slices of ``step`` rows (default :func:`jdr_stats.config.chunk_rows` of
+    the width ``p + q``: cache-sized); None when a slice is not finite.
+    Memory beyond the input: one slice of centred rows and the sums.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> y, xs = rng.normal(size=90), [rng.normal(size=(90, n)) for n in (3, 2, 4)]
+    >>> t = array_sums(y, xs, None, step=40)
+    >>> one = chunk_sums(y, xs, None)
+    >>> bool(np.allclose(t.m3[(0, 2)], one.m3[(0, 2)]))
+    True
+    """
+    q = 1 if y.ndim == 1 else y.shape[1]
+    if design is None:
+        design = BlockDesign.of([x.shape[1] for x in blocks], q=q)
+    k = y.shape[0]
+    if step is None:
+        step = config.chunk_rows(design.p + q)
+    if k <= step:
+        return chunk_sums(y, blocks, w, design=design, within=within)
+    total = None
+    for lo in range(0, k, step):
+        sl = slice(lo, lo + step)
+        part = chunk_sums(np.asarray(y[sl], dtype=float),
+                          [np.asarray(x[sl], dtype=float) for x in blocks],
+                          None if w is None else w[sl], design=design, within=within)
+        if part is None:
+            return None
+        total = part if total is None else merge_sums(total, part)
+    return total

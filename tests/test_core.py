@@ -1,0 +1,144 @@
+"""The K-block core: design shapes, mergeable moments over K blocks, the
+whitening of the whole design."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from jdr_stats import core
+from jdr_stats._linalg import Whitening, block_whitenings, whiten_cross
+from jdr_stats.core import BlockDesign, DesignWhitening
+
+
+def _rows(seed: int, m: int = 400, widths=(4, 3, 5), q: int = 1):
+    rng = np.random.default_rng(seed)
+    blocks = [rng.standard_t(5, size=(m, n)) + 10.0 * (k + 1) for k, n in enumerate(widths)]
+    y = rng.normal(size=(m, q)) + 3.0 if q > 1 else rng.normal(size=m) + 3.0
+    return y, blocks
+
+
+def _direct(y, blocks, w=None):
+    """The sums from their definitions (weighted averages times the weight)."""
+    m = blocks[0].shape[0]
+    w = np.ones(m) if w is None else w
+    W = w.sum()
+    x = np.hstack(blocks)
+    ys = y if y.ndim == 2 else y[:, None]
+    mx, my = w @ x / W, w @ ys / W
+    xc, yc = x - mx, ys - my
+    out = {"weight": W, "mean_x": mx, "mean_y": my,
+           "m2_xx": (xc * w[:, None]).T @ xc, "m2_xy": (xc * w[:, None]).T @ yc,
+           "m2_yy": (yc * w[:, None]).T @ yc}
+    spans = np.cumsum([0, *[b.shape[1] for b in blocks]])
+    m3 = {}
+    for j in range(len(blocks)):
+        for k in range(j, len(blocks)):
+            xj, xk = xc[:, spans[j]:spans[j + 1]], xc[:, spans[k]:spans[k + 1]]
+            m3[(j, k)] = np.einsum("i,ia,ic,ib->cab", w, xj, yc, xk)
+    out["m3"] = m3
+    return out
+
+
+def _assert_sums(t, want, within):
+    scale = max(np.abs(want["m2_xx"]).max(), 1.0)
+    for key in ("mean_x", "mean_y", "m2_xx", "m2_xy", "m2_yy"):
+        np.testing.assert_allclose(getattr(t, key), np.squeeze(want[key]) if key == "mean_y"
+                                   and t.mean_y.ndim == 0 else want[key].reshape(
+                                       getattr(t, key).shape), rtol=0, atol=1e-9 * scale,
+                                   err_msg=key)
+    assert t.weight == pytest.approx(want["weight"], rel=1e-12)
+    expected = {p: v for p, v in want["m3"].items() if within or p[0] < p[1]}
+    assert set(t.m3) == set(expected)
+    for pair, value in expected.items():
+        np.testing.assert_allclose(t.m3[pair], value, rtol=0,
+                                   atol=1e-9 * max(np.abs(value).max(), 1.0), err_msg=pair)
+
+
+@pytest.mark.parametrize("q", [1, 3])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("within", [False, True])
+def test_three_blocks_match_definitions_and_merge_exactly(q, weighted, within):
+    y, blocks = _rows(0, q=q)
+    w = np.random.default_rng(1).exponential(size=y.shape[0]) if weighted else None
+    want = _direct(y, blocks, w)
+    one = core.chunk_sums(y, blocks, w, within=within)
+    sliced = core.array_sums(y, blocks, w, step=37, within=within)
+    _assert_sums(one, want, within)
+    _assert_sums(sliced, want, within)
+    assert one.design == BlockDesign.of((4, 3, 5), q=q)
+
+
+def test_frequency_weights_are_repeated_rows():
+    y, blocks = _rows(2, m=120)
+    counts = np.random.default_rng(3).integers(0, 4, size=120)
+    weighted = core.array_sums(y, blocks, counts.astype(float), step=50)
+    idx = np.repeat(np.arange(120), counts)
+    repeated = core.array_sums(y[idx], [b[idx] for b in blocks], None, step=50)
+    assert weighted.nobs == 120 and repeated.nobs == counts.sum()
+    for pair in weighted.m3:
+        np.testing.assert_allclose(weighted.m3[pair], repeated.m3[pair], rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(weighted.m2_xx, repeated.m2_xx, rtol=1e-10)
+
+
+def test_empty_parts_and_nonfinite_chunks():
+    y, blocks = _rows(4, m=50)
+    design = BlockDesign.of((4, 3, 5))
+    t = core.chunk_sums(y, blocks, None)
+    merged = core.merge_sums(core.empty_sums(design, nobs=7), t)
+    assert merged.nobs == 57 and np.array_equal(merged.m2_xx, t.m2_xx)
+    zero = core.chunk_sums(y, blocks, np.zeros(50))
+    assert zero.weight == 0.0 and zero.nobs == 50
+    bad = [b.copy() for b in blocks]
+    bad[2][3, 1] = np.nan
+    assert core.chunk_sums(y, bad, None) is None
+    assert core.array_sums(y, bad, None, step=20) is None
+    with pytest.raises(ValueError, match="same design"):
+        core.merge_sums(t, core.chunk_sums(y, blocks[:2], None))
+
+
+def test_two_blocks_are_the_engine_view():
+    """The two-block engine runs on the core: its state is the core's, bit for bit."""
+    import jdr_stats as jdr
+    from jdr_stats._linalg import block_moments
+
+    y, blocks = _rows(5, m=3000, widths=(6, 4))
+    w = np.random.default_rng(6).exponential(size=3000)
+    k = core.array_sums(y, blocks, w)
+    mom = block_moments(y, *blocks, w)
+    assert np.array_equal(mom.cross, k.m3[(0, 1)][0] / k.weight)
+    assert np.array_equal(mom.cov_b, k.block_m2(1, 1) / k.weight)
+    pub = jdr.Moments.from_arrays(y, *blocks, weights=w)
+    assert np.array_equal(pub.to_block_moments().cross, mom.cross)
+
+
+def test_design_validation():
+    with pytest.raises(ValueError, match="at least two blocks"):
+        BlockDesign(("a",), (3,))
+    with pytest.raises(ValueError, match="distinct"):
+        BlockDesign(("g", "g"), (3, 2))
+    with pytest.raises(ValueError, match="non-empty"):
+        BlockDesign(("g", ""), (3, 2))
+    with pytest.raises(ValueError, match="at least one column"):
+        BlockDesign(("g", "h"), (3, 0))
+    d = BlockDesign(("genes", "lipids", "clinical"), (5, 3, 2), q=2)
+    assert d.K == 3 and d.p == 10 and d.index("lipids") == 1
+    assert d.pairs(within=True)[:3] == ((0, 0), (0, 1), (0, 2))
+    with pytest.raises(KeyError, match="no block named 'x'"):
+        d.index("x")
+
+
+def test_design_whitening_per_block_is_the_paper_whitening():
+    from jdr_stats._linalg import block_moments
+
+    y, blocks = _rows(7, m=500, widths=(4, 3))
+    mom = block_moments(y, *blocks)
+    dw = block_whitenings(mom, list("abcd"), list("xyz"))
+    assert isinstance(dw, DesignWhitening) and dw.kind == "per-block" and dw.widths == (4, 3)
+    wa, wb = dw
+    assert isinstance(wa, Whitening)
+    assert np.array_equal(dw.cross(0, 1, mom.cross), whiten_cross(mom.cross, wa, wb))
+    white = dw.rows(blocks)
+    np.testing.assert_allclose(np.cov(white[0].T, bias=True), np.eye(4), atol=1e-10)
+    with pytest.raises(ValueError, match="at least two blocks"):
+        DesignWhitening((wa,))
