@@ -13,6 +13,7 @@ rows (bootstrap resamples) by matrix products, without copying rows.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -45,6 +46,7 @@ __all__ = [
     "oas_shrinkage",
     "shrunk_whitening",
     "block_whitenings",
+    "joint_whitening",
     "whiten_cross",
     "sign_columns",
     "svd_signed",
@@ -570,6 +572,37 @@ def block_whitenings(
         Whitening.from_moments(mom.mean_a, mom.cov_a, "exog_a", names_a),
         Whitening.from_moments(mom.mean_b, mom.cov_b, "exog_b", names_b),
     ))
+
+
+def joint_whitening(
+    mean: np.ndarray,
+    cov: np.ndarray,
+    widths: Sequence[int],
+    argnames: Sequence[str],
+    names: Sequence[Sequence[str]],
+) -> DesignWhitening[Whitening]:
+    """The sample whitening across blocks of a design (kind ``"joint"``).
+
+    ``cov`` is the ``(p, p)`` covariance of the stacked blocks (widths
+    ``widths``).  With ``P = cov^{-1}``, block ``k``'s partial covariance is
+    ``Sigma_{k|-k} = P_kk^{-1}`` (whitened by its Cholesky factor) and its
+    residual on the other blocks ``r_k = Sigma_{k|-k} (P (x - mean))_k``,
+    so the residual map is ``P diag(Sigma_{k|-k})``.  A ``ValueError``
+    names the variables when the design's columns are collinear, within a
+    block or across blocks.
+    """
+    every = [f"{arg}:{n}" for arg, block in zip(argnames, names, strict=True) for n in block]
+    chol = cholesky_factor(cov, "the design (all blocks together)", every)
+    prec = sla.cho_solve((chol, True), np.eye(cov.shape[0]))
+    prec = (prec + prec.T) / 2
+    bounds = np.cumsum([0, *widths])
+    maps, partial = [], np.zeros_like(prec)
+    for k, (lo, hi) in enumerate(itertools.pairwise(bounds)):
+        part = np.linalg.inv(prec[lo:hi, lo:hi])
+        part = (part + part.T) / 2
+        partial[lo:hi, lo:hi] = part
+        maps.append(Whitening.from_moments(mean[lo:hi], part, argnames[k], names[k]))
+    return DesignWhitening.joint(maps, mean, prec @ partial)
 
 
 def whiten_cross(cross: np.ndarray, wa: AnyWhitening, wb: AnyWhitening) -> np.ndarray:

@@ -5,11 +5,17 @@ whitened blocks ``x'_1, ..., x'_K``, each block's cross moments into
 whitened coordinates, and whitened directions back to coefficients of the
 original variables.  The paper's whitening acts on each block alone
 (``x'_k = C_k^{-1}(x_k - mean_k)``, ``Sigma_k = C_k C_k^T``), which is the
-kind ``"per-block"`` here: a tuple of one map per block.  It is the
-population target of the paper when the blocks are independent; a whitening
-across blocks (each block's residual on the others, scaled by the inverse
-partial covariance) is another kind of the same object, so that every
-estimator and test receives "the whitening of the design", never a pair.
+kind ``"per-block"`` here: a tuple of one map per block.  Its target is the
+paper's when the blocks are independent.  The kind ``"joint"`` whitens
+across blocks: block ``k``'s row is its residual on the other blocks,
+``r_k = x_k - Sigma_{k,-k} Sigma_{-k,-k}^{-1} x_{-k}``, whitened by the
+partial covariance ``Sigma_{k|-k} = C_k C_k^T``.  Since
+``r_k = Sigma_{k|-k} (Sigma^{-1} x)_k``, the cross moment of the whitened
+rows is ``C_j^T (Sigma^{-1} E[y x x^T] Sigma^{-1})_{jk} C_k``, whose column
+and row spaces are block ``j``'s and block ``k``'s subspaces for Gaussian
+designs whatever the covariance between blocks (second-order Stein's
+identity; docs/theory/whitening.md).  Every estimator and test receives "the
+whitening of the design", never a pair.
 
 The maps of one block are duck-typed (:class:`BlockMap`): the sample
 whitening (Cholesky factor) and the regularised ones of
@@ -84,13 +90,20 @@ class DesignWhitening(Generic[W]):
     """
 
     maps: tuple[W, ...]
-    kind: Literal["per-block"] = "per-block"
+    kind: Literal["per-block", "joint"] = "per-block"
+    #: ``"joint"`` only: the stacked design's mean and the ``(p, p)`` map
+    #: ``R = Sigma^{-1} G`` (``G = diag(Sigma_{k|-k})``) whose row form
+    #: ``r_i = (x_i - mean) R`` gives each block's residual on the other blocks
+    mean: np.ndarray | None = None
+    residual_map: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "maps", tuple(self.maps))
         if len(self.maps) < 2:
             raise ValueError(f"a design whitening needs at least two blocks; got "
                              f"{len(self.maps)}")
+        if (self.kind == "joint") != (self.residual_map is not None and self.mean is not None):
+            raise ValueError("a joint whitening needs its mean and residual map, and only it")
 
     @classmethod
     def per_block(cls, maps: Sequence[W]) -> DesignWhitening[W]:
@@ -106,10 +119,51 @@ class DesignWhitening(Generic[W]):
     def __getitem__(self, k: int) -> W:
         return self.maps[k]
 
+    @classmethod
+    def joint(cls, maps: Sequence[W], mean: np.ndarray,
+              residual_map: np.ndarray) -> DesignWhitening[W]:
+        """The whitening across blocks: block ``k``'s row is its residual on
+        the other blocks, ``r_k = x_k - E[x_k | x_-k]`` (population linear
+        regression), whitened by ``maps[k]``, the whitening of the partial
+        covariance ``Sigma_{k|-k}`` (docs/theory/whitening.md)."""
+        return cls(tuple(maps), "joint", np.asarray(mean, float),
+                   np.asarray(residual_map, float))
+
     def reordered(self, order: Sequence[int]) -> DesignWhitening[W]:
-        """The same whitening with the blocks in ``order`` (a per-block
-        whitening's maps follow their blocks)."""
-        return DesignWhitening(tuple(self.maps[k] for k in order), self.kind)
+        """The same whitening with the blocks in ``order`` (the maps follow
+        their blocks; a joint whitening's residual map is permuted with them)."""
+        order = list(order)
+        maps = tuple(self.maps[k] for k in order)
+        if self.kind == "per-block":
+            return DesignWhitening(maps, self.kind)
+        assert self.mean is not None and self.residual_map is not None
+        cols = np.concatenate([np.arange(*self._span(k)) for k in order])
+        return DesignWhitening(maps, "joint", self.mean[cols],
+                               self.residual_map[np.ix_(cols, cols)])
+
+    def _span(self, k: int) -> tuple[int, int]:
+        lo = sum(self.widths[:k])
+        return lo, lo + self.widths[k]
+
+    def residuals(self, blocks: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """Each block's rows as the whitening sees them before its own map:
+        the block itself (per-block) or its residual on the other blocks
+        (joint; mean zero)."""
+        if self.kind == "per-block":
+            return list(blocks)
+        assert self.mean is not None and self.residual_map is not None
+        r = (np.hstack(blocks) - self.mean) @ self.residual_map
+        return [r[:, slice(*self._span(k))] for k in range(len(self.maps))]
+
+    def residual_moment(self, s: np.ndarray) -> np.ndarray:
+        """A ``(p, p)`` second moment of centred rows (``S = E[w x x^T]``
+        with any row weight ``w``, e.g. the response) as the same moment of
+        the rows of :meth:`residuals`: ``R^T S R`` (joint), ``S`` itself
+        (per-block)."""
+        if self.kind == "per-block":
+            return s
+        assert self.residual_map is not None
+        return self.residual_map.T @ s @ self.residual_map
 
     @property
     def widths(self) -> tuple[int, ...]:
@@ -117,11 +171,15 @@ class DesignWhitening(Generic[W]):
 
     def rows(self, blocks: Sequence[np.ndarray]) -> list[np.ndarray]:
         """Each block's whitened rows."""
-        return [w.to_white(x) for w, x in zip(self.maps, blocks, strict=True)]
+        if self.kind == "per-block":
+            return [w.to_white(x) for w, x in zip(self.maps, blocks, strict=True)]
+        return [w.solve(r.T).T for w, r in zip(self.maps, self.residuals(blocks), strict=True)]
 
     def cross(self, j: int, k: int, s: np.ndarray) -> np.ndarray:
-        """The cross moment ``S_jk`` of blocks ``j`` and ``k`` in whitened
-        coordinates, ``C_j^{-1} S_jk C_k^{-T}``."""
+        """A cross moment ``S_jk`` of the rows of :meth:`residuals` of blocks
+        ``j`` and ``k`` in whitened coordinates, ``C_j^{-1} S_jk C_k^{-T}``
+        (per-block: of the blocks themselves; joint: the block of
+        :meth:`residual_moment`)."""
         return self.maps[k].solve(self.maps[j].solve(s).T).T
 
     def to_original(self, k: int, u_std: np.ndarray) -> np.ndarray:
