@@ -100,8 +100,9 @@ class ReweightedMoments:
         self._iu1 = np.triu_indices(n1, k=1)
         self._iu2 = np.triu_indices(n2, k=1)
         t1, t2 = len(self._iu1[0]), len(self._iu2[0])
-        # layout of the feature vector: double-precision sums first (means,
-        # variances), then those summed in single precision (see sums())
+        # layout of the feature vector: the sums taken directly first (means,
+        # variances), then those taken as full-sample sum plus the sum of the
+        # deviations (see sums())
         sizes = [("one", 1), ("y", 1), ("a", n1), ("b", n2), ("yy", 1), ("ay", n1),
                  ("by", n2), ("aad", n1), ("bbd", n2),
                  ("aao", t1), ("bbo", t2), ("ab", n1 * n2), ("aby", n1 * n2)]
@@ -111,8 +112,8 @@ class ReweightedMoments:
             self._slices[name] = slice(start, start + size)
             start += size
         self.width = start
-        self.width64 = self._slices["aao"].start  # features summed in double precision
-        self._full32: np.ndarray | None = None  # full-sample sums of the others
+        self.width64 = self._slices["aao"].start  # features summed directly
+        self._full: np.ndarray | None = None  # full-sample sums of the others
         self.chunk = max(16, config.FEATURE_BYTES // (8 * self.width))
 
     def _features(self, start: int, stop: int, out: np.ndarray) -> np.ndarray:
@@ -151,29 +152,32 @@ class ReweightedMoments:
         """``counts @ (w0 * F)``, shape (B, width).
 
         The first ``width64`` features (everything needed for the means and
-        variances) are accumulated in double precision, in place by BLAS
-        ``dgemm`` (``C^T <- F_chunk^T counts_chunk^T + C^T``).  The others
+        variances) are accumulated in place by BLAS ``dgemm``
+        (``C^T <- F_chunk^T counts_chunk^T + C^T``).  The others
         (off-diagonal covariance products and the ``2 n1 n2`` cross-block
         products, nearly all of the work) are accumulated as the full-sample
-        sum (double) plus
-        ``(counts - 1) @ F`` in single precision: the deviations
-        ``counts - 1`` are small integers, exact in single precision, so only
-        the resampling fluctuation carries the single-precision rounding
-        (relative error about 1e-7 of it).
+        sum plus ``(counts - 1) @ F``, the resampling fluctuation.  Every sum
+        is in double precision: another BLAS kernel (another CPU, another
+        ``OPENBLAS_CORETYPE``) then moves the replicates' angles by about
+        1e-13 of their largest value.  The product used to be taken in single
+        precision (twice the speed): its rounding, about 3e-7 of the
+        fluctuation, depends on the kernel's summation order and use of fused
+        multiply-adds, and moved the frozen ``ais`` bounds by 1.3e-6 of their
+        largest value between two kernels of one machine (issue 33).
 
         ``map_products``, when given, receives the iterator of the pairs
-        ``(counts - 1 of a row chunk, F32 of the chunk)`` and returns their
+        ``(counts - 1 of a row chunk, F of the chunk)`` and returns their
         products in the same order (e.g. computed by parallel workers); they
         are added here in chunk order, so the result is identical bit for bit
         to the serial one.
         """
         nb, w64 = counts.shape[0], self.width64
         out64_t = np.zeros((w64, nb), order="F")
-        out32 = np.zeros((nb, self.width - w64))
-        dev = counts.astype(np.float32)
-        dev -= np.float32(1.0)
+        out_dev = np.zeros((nb, self.width - w64))
+        dev = counts.astype(float)
+        dev -= 1.0
         full_parts: list[np.ndarray] = []
-        need_full = self._full32 is None
+        need_full = self._full is None
 
         def pairs() -> Iterator[tuple[np.ndarray, np.ndarray]]:
             nonlocal out64_t
@@ -187,23 +191,24 @@ class ReweightedMoments:
                 )
                 if need_full:
                     full_parts.append(f[:, w64:].sum(axis=0))
-                yield dev[:, start:stop], f[:, w64:].astype(np.float32)
+                # a copy: the buffer is refilled by the next chunk
+                yield dev[:, start:stop], f[:, w64:].copy()
 
         if map_products is None:
             with blas_single_thread():
-                for d, f32 in pairs():
-                    out32 += d @ f32
+                for d, f_dev in pairs():
+                    out_dev += d @ f_dev
         else:
             for prod in map_products(pairs()):
-                out32 += prod
+                out_dev += prod
         if need_full:
             full = np.zeros(self.width - w64)
             for part in full_parts:
                 full += part
-            self._full32 = full
+            self._full = full
         out = np.empty((nb, self.width))
         out[:, :w64] = out64_t.T
-        out[:, w64:] = out32 + self._full32
+        out[:, w64:] = out_dev + self._full
         return out
 
     @staticmethod

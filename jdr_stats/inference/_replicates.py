@@ -85,11 +85,11 @@ def _pairs_batches(data: RowsData, n_boot: int, rng: np.random.Generator, inner:
         done += nb
 
 
-def _product(dev: np.ndarray, f32: np.ndarray) -> np.ndarray:
-    """``dev @ f32`` in a worker process (``dev`` arrives as a copy; the
+def _product(dev: np.ndarray, f: np.ndarray) -> np.ndarray:
+    """``dev @ f`` in a worker process (``dev`` arrives as a copy; the
     product does not depend on the memory layout of its operands)."""
     with blas_single_thread():
-        return dev @ f32
+        return dev @ f
 
 
 def _replicate_moments(rw: ReweightedMoments | DirectMoments, counts: np.ndarray,
@@ -100,14 +100,14 @@ def _replicate_moments(rw: ReweightedMoments | DirectMoments, counts: np.ndarray
 
 
 def _sums(rw: ReweightedMoments, counts: np.ndarray, parallel: Any) -> np.ndarray:
-    """``rw.sums(counts)``, with the single-precision products in joblib workers
+    """``rw.sums(counts)``, with the products of the deviations in joblib workers
     (added back in chunk order: identical bit for bit to the serial sums)."""
     if parallel is None:
         return rw.sums(counts)
     from joblib import delayed
 
     return rw.sums(
-        counts, lambda pairs: parallel(delayed(_product)(d, f32) for d, f32 in pairs)
+        counts, lambda pairs: parallel(delayed(_product)(d, f) for d, f in pairs)
     )
 
 
