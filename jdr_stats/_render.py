@@ -433,7 +433,7 @@ _SIZES = (("small", 4.9, 5.0, 11.0), ("footnotesize", 4.4, 4.0, 9.5),
 #: A plain article's text width (345 pt) less a margin of error, and the
 #: largest estimated height of a float: a page of text is 550 pt high, and
 #: the estimate was within 3% of what pdflatex sets on fit, bootstrap and
-#: support summaries of 4 to 110 variables (benchmarks/issue23_full_report.py).
+#: support summaries of 4 to 110 variables (studies/issue23_full_report.py).
 _TEXT_WIDTH = 345.0 * 0.95
 _FLOAT_HEIGHT = 530.0
 

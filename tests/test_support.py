@@ -1,7 +1,7 @@
 """Tests of jdr_stats.support: coordinate tests and support selection.
 
 The statistical checks are reduced, seeded versions of
-``benchmarks/study_support.py``; tolerances come from Monte Carlo standard
+``studies/study_support.py``; tolerances come from Monte Carlo standard
 errors.
 """
 

@@ -161,7 +161,7 @@ def bootstrap(
     bound is the percentile bound at the level ``lam = G**(Q*(1 - alpha))``
     (``G**`` the distribution of the ``theta**``, ``Q*`` the quantile
     function of the ``theta*``).  The coverage study
-    (``benchmarks/study_bootstrap_robust.py``) is summarised in the theory
+    (``studies/study_bootstrap_robust.py``) is summarised in the theory
     page ``docs/theory/bootstrap.md``.
 
     A batch of replicates costs one matrix product of the ``(batch x m)``
