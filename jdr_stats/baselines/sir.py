@@ -214,9 +214,7 @@ class SIRResults(SDRResults):
             whose limit has ``(H - 1) r`` chi-square terms, but ``dr`` keeps
             only ``min(d, H - 1) r`` (restricted) and ``min(d, H) r``
             (general) of them: with ``p < H - 1`` (e.g. the default
-            ``H = max(8, p + 3)``) its p-values are too small (size 0.23
-            and 0.15 at level 0.05 for p = 5, H = 8, n = 500 and 2000, against
-            0.046 and 0.062 with all terms;
+            ``H = max(8, p + 3)``) its p-values are too small (study:
             ``studies/study_baselines_size.py``).  The default uses all
             terms; the two agree when ``p >= H - 1``.
 

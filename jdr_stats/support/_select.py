@@ -106,9 +106,7 @@ def select_support(
         residuals).  ``"studentized-permutation"``: permutation studentized
         by the robust covariance (DiCiccio and Romano 2017).  Default:
         ``"wild"`` for both tests (the marginal test's resamples cost
-        ``O(B m n1 n2)``, about 2 s of CPU at ``m = 5000``,
-        ``n1 = n2 = 60``, ``B = 999``); ``"chi2"`` when ``covariance`` is
-        given.
+        ``O(B m n1 n2)``); ``"chi2"`` when ``covariance`` is given.
     covariance : {"factored", "sandwich", "hc3"}, optional
         ``method="chi2"`` only (default ``"factored"``): covariance of the
         row's influence function.  ``"factored"``
