@@ -173,10 +173,6 @@ def test_input_errors(data):
         SIR(y, x).fit(rank=0)
     with pytest.raises(ValueError, match="rank"):
         SIR(y, x).fit().transform(rank=9)
-    with pytest.raises(ValueError, match="numdir"), pytest.warns(FutureWarning):
-        SIR(y, x).fit(numdir=0)
-    with pytest.raises(ValueError, match="n_dirs"), pytest.warns(FutureWarning):
-        SIR(y, x).fit().transform(n_dirs=9)
     with pytest.raises(ValueError, match="collinear"):
         SIR(y, np.c_[x, x[:, 0] + x[:, 1]]).fit()
     with pytest.raises(ValueError, match="exog has 3 rows"):
