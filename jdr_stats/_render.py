@@ -431,9 +431,9 @@ def latex_note(text: str) -> str:
 _SIZES = (("small", 4.9, 5.0, 11.0), ("footnotesize", 4.4, 4.0, 9.5),
           ("scriptsize", 3.8, 3.0, 8.0), ("tiny", 3.0, 2.0, 6.0))
 #: A plain article's text width (345 pt) less a margin of error, and the
-#: largest estimated height of a float: a page of text is 550 pt high, and
-#: the estimate was within 3% of what pdflatex sets on fit, bootstrap and
-#: support summaries of 4 to 110 variables (benchmarks/issue23_full_report.py).
+#: largest estimated height of a float: a page of text is 550 pt high; the
+#: estimate is checked against what pdflatex sets on fit, bootstrap and
+#: support summaries (study: studies/issue23_full_report.py).
 _TEXT_WIDTH = 345.0 * 0.95
 _FLOAT_HEIGHT = 530.0
 

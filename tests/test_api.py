@@ -43,29 +43,21 @@ def joint():
 
 
 # ---------------------------------------------------------------------------
-# one word for the dimension; the old names warn
+# one word for the dimension
 # ---------------------------------------------------------------------------
 @pytest.mark.parametrize("cls, opts", BASELINES)
-def test_rank_and_deprecated_aliases(xy, cls, opts):
+def test_rank_is_the_one_name_of_the_dimension(xy, cls, opts):
     y, x = xy
     res = cls(y, x).fit(rank=2, **opts)
     assert res.rank == 2
-    with pytest.warns(FutureWarning, match="use rank"):
-        old = cls(y, x).fit(numdir=2, **opts)
-    assert old.rank == 2
-    pd.testing.assert_frame_equal(old.directions, res.directions)
-    with pytest.warns(FutureWarning, match="use rank"):
-        assert res.numdir == 2
-    with pytest.warns(FutureWarning, match="use rank=1"):
-        by_old = res.transform(n_dirs=1)
-    pd.testing.assert_frame_equal(by_old, res.transform(rank=1))
-    with pytest.warns(FutureWarning, match="use rank=3"):
-        tab = res.dimension_tests(numdir=3)
-    pd.testing.assert_frame_equal(tab.table, res.dimension_tests(3).table)
-    with pytest.raises(TypeError, match="not both"):
-        cls(y, x).fit(rank=2, numdir=2, **opts)
-    with pytest.raises(TypeError, match="not both"):
-        res.transform(rank=1, n_dirs=1)
+    assert not hasattr(res, "numdir")
+    with pytest.raises(TypeError, match="numdir"):
+        cls(y, x).fit(numdir=2, **opts)
+    with pytest.raises(TypeError, match="n_dirs"):
+        res.transform(n_dirs=1)
+    with pytest.raises(TypeError, match="numdir"):
+        res.dimension_tests(numdir=3)
+    assert res.transform(rank=1).shape[1] == 1
 
 
 @pytest.mark.parametrize("cls, opts", BASELINES)

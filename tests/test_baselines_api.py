@@ -173,10 +173,6 @@ def test_input_errors(data):
         SIR(y, x).fit(rank=0)
     with pytest.raises(ValueError, match="rank"):
         SIR(y, x).fit().transform(rank=9)
-    with pytest.raises(ValueError, match="numdir"), pytest.warns(FutureWarning):
-        SIR(y, x).fit(numdir=0)
-    with pytest.raises(ValueError, match="n_dirs"), pytest.warns(FutureWarning):
-        SIR(y, x).fit().transform(n_dirs=9)
     with pytest.raises(ValueError, match="collinear"):
         SIR(y, np.c_[x, x[:, 0] + x[:, 1]]).fit()
     with pytest.raises(ValueError, match="exog has 3 rows"):
@@ -208,7 +204,7 @@ def test_sir_coordinate_test_size():
     200 replicates: Monte Carlo s.e. 0.015, tolerance 3 s.e. around 0.05.
     dr's truncated weights (min(d, H - 1) = 5 of the H - 1 = 7 terms) are
     anti-conservative here; the full study is
-    benchmarks/study_baselines_size.py.
+    studies/study_baselines_size.py.
     """
     rng = np.random.default_rng(99)
     reps, n = 200, 500
@@ -234,7 +230,7 @@ def test_dimension_test_sizes_reduced():
 
     Tolerance 3 Monte Carlo s.e. (0.018) around 0.05, one-sided for SAVE,
     whose tests are conservative at moderate n (full study:
-    benchmarks/study_baselines_size.py).
+    studies/study_baselines_size.py).
     """
     rng = np.random.default_rng(7)
     reps, n = 150, 1000

@@ -321,7 +321,7 @@ def test_poisson_method_refits_poisson_moments(sparsity):
     np.testing.assert_array_equal(boot.angles_b, again.angles_b)
 
 
-# -- coverage (reduced; the full study is benchmarks/study_bootstrap_coverage.py) --
+# -- coverage (reduced; the full study is studies/study_bootstrap_robust.py) --
 def _coverage(m, n, reps, n_boot, seed, interval=None):
     hits = []
     for i in range(reps):
@@ -346,7 +346,8 @@ def test_coverage_reduced():
 @pytest.mark.slow
 @pytest.mark.parametrize("m", [5000, 1000])
 def test_coverage_full(m):
-    # version 0.1's study (benchmarks/study_bootstrap_coverage.py), percentile bound
+    # BILINEAR, n1 = n2 = 20, r = 2, percentile bound (studies/study_bootstrap_robust.py
+    # is the current coverage study)
     reps = 200
     cov = _coverage(m, 20, reps, 499, seed=50_000, interval="percentile")
     assert cov >= 0.92
@@ -354,7 +355,7 @@ def test_coverage_full(m):
 
 @pytest.mark.slow
 def test_coverage_weak_direction_replay():
-    # Replays the setting "weak g=0.3 r=2" of benchmarks/study_bootstrap_robust.py
+    # Replays the setting "weak g=0.3 r=2" of studies/study_bootstrap_robust.py
     # (same data seeds: seed0 + 7919 j) through the shipped default
     # (res.bootstrap, percentile bound, B=199), first 60 replications.
     # Recorded: 0.992 (a) and 1.000 (b) over 250 replications (the old

@@ -95,7 +95,7 @@ def test_paper_figure3_trends():
     Odd link: the joint estimator's NSEE falls like m^-1/2 (factor
     8^-1/2 = 0.35 expected) while pHd on each block stays near the level of
     a random subspace (sqrt(1 - r/n) = 0.84); pHd on [a, b] also falls.
-    Even link: the reverse.  Full study: benchmarks/study_paper_figure3.py,
+    Even link: the reverse.  Full study: studies/study_paper_figure3.py,
     where the standard errors of these means are <= 0.02.
     """
     ms = (1000, 8000)

@@ -201,7 +201,7 @@ def test_group_test_size_at_rank_two():
     """At r = 2 the conditional group test holds its level: before its
     leave-group-out basis was aligned with the full-data one (theory of
     support, 12.1) it rejected 9.6% (Gaussian) and 12.1% (t5) of 1000
-    samples of this design (benchmarks/results/study_group_test.txt)."""
+    samples of this design (studies/results/study_group_test.txt)."""
     reps = 300
     rng = np.random.default_rng(20261127)
     se = np.sqrt(0.05 * 0.95 / reps)

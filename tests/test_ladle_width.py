@@ -91,7 +91,7 @@ def test_narrow_edge_is_small_and_the_choice_is_luo_li():
 @pytest.mark.slow
 def test_ladle_at_300_by_300():
     """The design where Luo and Li's criterion chose its largest candidate
-    (52) instead of r = 5 (Gaussian, m = 1e4, benchmarks/check_ladle_width.py
+    (52) instead of r = 5 (Gaussian, m = 1e4, studies/check_ladle_width.py
     design 6, its seed): the ladle chooses 5 in each of 3 samples; Luo and
     Li's criterion, recomputed from the same replicates, chooses 52."""
     rng = np.random.default_rng([20261126, 6])

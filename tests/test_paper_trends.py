@@ -1,6 +1,6 @@
 """The trends of the paper's Figure 1, at reduced size (seeded).
 
-Full-size curves: ``benchmarks/study_paper_figure1.py``.  Each test fits the
+Full-size curves: ``studies/study_paper_figure1.py``.  Each test fits the
 log-log slope of the mean NSEE over a grid; the tolerance bands are several
 times the slope's seed-to-seed standard deviation measured at these sizes
 (about 0.02 for the m- and n-slopes).

@@ -248,7 +248,7 @@ def test_study_replay_t5_rank1():
 
     root = pathlib.Path(__file__).parents[1]
     spec = importlib.util.spec_from_file_location(
-        "study_rank_robust", root / "benchmarks" / "study_rank_robust.py"
+        "study_rank_robust", root / "studies" / "study_rank_robust.py"
     )
     study = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(study)
@@ -264,7 +264,7 @@ def test_study_replay_t5_rank1():
     head = f"== t5: H0 rank 1, m={m}, n1={n1}, n2={n2}"
     for name, meths in (("study_rank_robust.txt", ("chi2", "wald")),
                         ("study_rank_robust_fs.txt", ("chi2", "general-fs"))):
-        text = (root / "benchmarks" / "results" / name).read_text()
+        text = (root / "studies" / "results" / name).read_text()
         block = text.split(head)[1].split("==")[0]
         rec = {ln.split()[0]: float(ln.split()[1]) for ln in block.splitlines()[2:]
                if ln.strip() and not ln.startswith("ladle")}

@@ -412,7 +412,7 @@ def test_default_finds_the_fifth_direction_of_experiment_1_at_m_2000():
     """The paper's BILINEAR experiment 1 at m = 2000 (100 x 100, r = 5; n1 n2 / m
     = 5, m n1 n2 = 2e7): the default is the combined test (a cheap design
     between ratio 5 and 20) and chooses 5 in the first sample of
-    ``benchmarks/check_paper_auto.py exp1``, where the robust test alone stops
+    ``studies/check_paper_auto.py exp1``, where the robust test alone stops
     at 4 (18 and 8 of 20 samples: ``check_paper_auto.txt``)."""
     sim = jdr.simulate.bilinear(2000, 100, 100, 5, seed=np.random.default_rng([2027, 2000, 0]))
     model = jdr.JointDimReduction(sim.y, sim.a, sim.b)

@@ -304,7 +304,7 @@ def test_combined_draws_no_flips_where_the_robust_test_decides(multi_r2, monkeyp
 @pytest.mark.slow
 def test_default_finds_both_directions_where_the_robust_test_finds_one():
     """Three outcomes on 150 + 150 Gaussian variables, m = 2000 (q n1 n2 / m =
-    33.8), r = 2 (``benchmarks/study_spectral_q.py``'s ``multi`` design, where
+    33.8), r = 2 (``studies/study_spectral_q.py``'s ``multi`` design, where
     the robust test alone chose r = 2 in 0.45 of the samples and the
     combined test in 0.97): on this sample the default fit("auto") chooses 2,
     the robust test alone 1."""

@@ -1,7 +1,7 @@
 """Tests of the rank tests (jdr_stats.inference.rank_tests).
 
 Statistical checks are reduced, seeded versions of
-``benchmarks/study_rank_tests.py``; tolerances are 3 Monte Carlo standard
+``studies/study_rank_tests.py``; tolerances are 3 Monte Carlo standard
 errors of the simulated rejection rate.
 """
 
@@ -381,7 +381,7 @@ def test_study_gaussian_size_power_selection():
     import importlib.util
     import pathlib
 
-    path = pathlib.Path(__file__).parents[1] / "benchmarks" / "study_rank_tests.py"
+    path = pathlib.Path(__file__).parents[1] / "studies" / "study_rank_tests.py"
     spec = importlib.util.spec_from_file_location("study_rank_tests", path)
     study = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(study)

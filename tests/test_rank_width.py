@@ -210,7 +210,7 @@ def test_paper_bilinear_experiment_1_auto_chooses_r5():
 def test_paper_bilinear_experiment_2_auto_chooses_r5():
     """The paper's BILINEAR experiment 2 (m = 1e4, r = 5, n1 = n2 from 50 to
     500): at n = 200, fit("auto") chooses r = 5 (5 of 5 samples in the width
-    check, benchmarks/results/check_paper_auto.txt; at n = 500, n1 n2 / m = 25,
+    check, studies/results/check_paper_auto.txt; at n = 500, n1 n2 / m = 25,
     the robust test's guard chose 5 in 1 of 5, 4 in the others, and the
     default there, the combined test, finds the fifth direction:
     tests/test_rank_spectral.py)."""

@@ -1,7 +1,7 @@
 """Tests of jdr_stats.support: coordinate tests and support selection.
 
 The statistical checks are reduced, seeded versions of
-``benchmarks/study_support.py``; tolerances come from Monte Carlo standard
+``studies/study_support.py``; tolerances come from Monte Carlo standard
 errors.
 """
 
@@ -404,27 +404,16 @@ def test_unstandardized(sparse_model):
         ({"method": "permutation", "n_resamples": 0}, ValueError, "n_resamples must be at least 1"),
         ({"method": "chi2", "n_resamples": 99}, ValueError, "n_resamples applies to the resampling"),
         ({"rule": "threshold", "fdr": 0.2}, ValueError, "fdr applies to rule"),
-        ({"rule": "bh", "n_subsamples": 10}, ValueError, "n_subsamples applies to rule='stability'"),
         ({"rule": 3}, TypeError, "rule must be"),
-        ({"rank": 2, "method": "wild", "n_perm": 99}, ValueError, "n_perm applies to method"),
-        ({"rank": 2, "n_boot": 99, "n_resamples": 99}, ValueError, "give one resampling count"),
         ({"rank": 2, "rule": FDR(0.1), "fdr": 0.2}, ValueError, "in the rule object"),
         ({"standardize": "yes"}, TypeError, "standardize must be True or False"),
         ({"seed": "x", "method": "permutation"}, TypeError, "seed must be"),
     ],
 )
-@pytest.mark.filterwarnings("ignore::FutureWarning")
 def test_bad_input(sparse_model, kwargs, exc, msg):
     _, model = sparse_model
-    # the deprecated flat names of 0.1 are taken by the function only
-    deprecated = {"n_perm", "n_boot", "threshold", "n_subsamples", "stability_threshold",
-                  "sparsity"}
-    door = select_support if deprecated & set(kwargs) else model.select_support
     with pytest.raises(exc, match=msg):
-        if door is select_support:
-            door(model, **kwargs)
-        else:
-            door(**kwargs)
+        model.select_support(**kwargs)
 
 
 def test_weights_and_small_samples_rejected(monkeypatch):
@@ -465,33 +454,22 @@ def test_stability_sparsity_checked_against_the_rank(sparse_model):
 
 
 @pytest.mark.parametrize(
-    "old, new",
-    [
-        ({"rank": 2, "n_boot": 49, "seed": 3}, {"rank": 2, "n_resamples": 49, "seed": 3}),
-        ({"rank": 2, "method": "permutation", "n_perm": 19, "seed": 3},
-         {"rank": 2, "method": "permutation", "n_resamples": 19, "seed": 3}),
-        ({"rule": "threshold", "threshold": 2.5, "method": "chi2"},
-         {"rule": Threshold(2.5), "method": "chi2"}),
-        ({"rank": 2, "rule": "stability", "n_subsamples": 4, "stability_threshold": 0.7,
-          "sparsity": (4, 3), "seed": 1, "method": "chi2"},
-         {"rank": 2, "rule": Stability(n_subsamples=4, threshold=0.7, sparsity=(4, 3)),
-          "seed": 1, "method": "chi2"}),
-        ({"rank": 2, "rule": "by", "fdr": 0.2, "method": "chi2"},
-         {"rank": 2, "rule": FDR(q=0.2, procedure="by"), "method": "chi2"}),
-    ],
+    "flat",
+    [{"n_boot": 49}, {"n_perm": 19}, {"threshold": 2.5}, {"n_subsamples": 4},
+     {"stability_threshold": 0.7}, {"sparsity": (4, 3)}],
 )
-def test_deprecated_keywords_warn_and_give_the_same_numbers(sparse_model, old, new):
+def test_flat_names_of_the_first_version_are_refused(sparse_model, flat):
+    """The settings are n_resamples and the rule objects; the flat names of
+    the unreleased first version are not keywords."""
     _, model = sparse_model
-    deprecated = {"n_boot", "n_perm", "threshold", "n_subsamples", "stability_threshold",
-                  "sparsity"} & set(old)
-    if deprecated:  # the flat names of 0.1 are taken by the function (not the model's door)
-        with pytest.warns(FutureWarning, match="deprecated") as rec:
-            a = select_support(model, **old)
-        # attributed to this file
-        assert all(w.filename == __file__ for w in rec)
-    else:
-        a = model.select_support(**old)
-    b = model.select_support(**new)
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        select_support(model, rank=2, **flat)
+
+
+def test_rule_names_are_the_rule_objects(sparse_model):
+    _, model = sparse_model
+    a = model.select_support(rank=2, rule="by", fdr=0.2, method="chi2")
+    b = model.select_support(rank=2, rule=FDR(q=0.2, procedure="by"), method="chi2")
     pd.testing.assert_frame_equal(a.table, b.table)
     assert (a.method, a.rule, a.fdr, a.notes) == (b.method, b.rule, b.fdr, b.notes)
 
@@ -505,12 +483,12 @@ def test_one_door_same_signature_and_numbers(sparse_model):
     door = inspect.signature(jdr.JointDimReduction.select_support).parameters
     func = inspect.signature(select_support).parameters
     # the door declares the grouped options (explicit keywords, no **options),
-    # in the function's order and with its defaults; the deprecated flat
-    # names of 0.1 stay on the function only
+    # in the function's order and with its defaults
     grouped = ["rank", "test", "method", "covariance", "n_resamples", "rule", "fdr",
                "standardize", "seed", "progress", "n_jobs"]
     assert list(door)[1:] == grouped
     assert [n for n in func if n in grouped] == grouped
+    assert [n for n in func if n not in grouped] == ["data", "moments", "whitening"]
     assert all(door[n].default == func[n].default for n in grouped)
     assert not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in door.values())
     one = model.select_support(rank=2, seed=8, n_resamples=99)

@@ -185,11 +185,11 @@ def test_three_dimensional_response_refused_clearly():
 def test_q_fdr_seeded():
     """BH at 0.1 with the default test (conditional, wild bootstrap) holds
     its FDR for 3 classes and q = 2 responses: 60 replications each, FDR
-    below 0.1 + 2.5 MC SE + 0.01 (full study: benchmarks/study_support_q.py)."""
+    below 0.1 + 2.5 MC SE + 0.01 (full study: studies/study_support_q.py)."""
     import importlib.util
     import pathlib
 
-    path = pathlib.Path(__file__).parents[1] / "benchmarks" / "study_support_q.py"
+    path = pathlib.Path(__file__).parents[1] / "studies" / "study_support_q.py"
     spec = importlib.util.spec_from_file_location("study_support_q", path)
     study = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(study)

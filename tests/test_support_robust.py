@@ -233,7 +233,7 @@ def test_fdr_qvalues_bad_input():
 
 
 # --------------------------------------------------------------------------
-# the recorded study, one setting replayed (benchmarks/study_support_robust.py)
+# the recorded study, one setting replayed (studies/study_support_robust.py)
 # --------------------------------------------------------------------------
 @pytest.mark.slow
 def test_replay_study_t5_ar08_m500():

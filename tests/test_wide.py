@@ -317,14 +317,14 @@ def test_support_tests_refuse_above_the_measured_width_naming_what_works(monkeyp
 
 @pytest.mark.slow
 def test_default_within_ten_percent_of_the_best_fixed_choice_study_replay():
-    """One setting of benchmarks/study_wide.py replayed (n/m = 0.5, AR(1) 0.5,
+    """One setting of studies/study_wide.py replayed (n/m = 0.5, AR(1) 0.5,
     sparse s = 3, signal 3, m = 300, 30 replications): the default's mean
     largest angle is within 10 % of the best fixed whitening's, allowing two
     Monte Carlo SE."""
     import importlib.util
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "study_wide.py"
+    path = Path(__file__).resolve().parents[1] / "studies" / "study_wide.py"
     spec = importlib.util.spec_from_file_location("study_wide", path)
     assert spec is not None and spec.loader is not None
     study_wide = importlib.util.module_from_spec(spec)

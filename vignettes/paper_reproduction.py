@@ -72,7 +72,7 @@ def slope(x, y):
 # the curve moves up (error grows like m^-1/2) and, where the error nears
 # its ceiling of 1 or the sparse selection starts failing, its slope bends:
 # reduced-size slopes only exercise the code.  The paper's comparison needs
-# `--full` (recorded in `benchmarks/results/study_paper_figure1.txt`).
+# `--full` (recorded in `studies/results/study_paper_figure1.txt`).
 # Experiments that would need a factor above 30 (BILINEAR exp4, BINARY exp3
 # and exp4) are not run at reduced size: their panels show the paper's
 # points only.

@@ -25,7 +25,6 @@ per-observation quantities build them on demand.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -49,28 +48,9 @@ __all__ = [
     "Standardized",
     "eigen_by_abs",
     "normalize_weights",
-    "renamed_argument",
     "standardize",
     "wcov",
 ]
-
-
-def renamed_argument(
-    new_value: Any, old_value: Any, new: str, old: str, *, stacklevel: int = 3
-) -> Any:
-    """The value of an argument renamed from ``old`` to ``new``.
-
-    Passing ``old`` still works but issues a ``FutureWarning`` naming
-    ``new``; passing both is a ``TypeError``.
-    """
-    if old_value is None:
-        return new_value
-    if new_value is not None:
-        raise TypeError(f"give {new} (the new name of {old}), not both; got {new}={new_value!r} "
-                        f"and {old}={old_value!r}")
-    warnings.warn(f"{old} is deprecated and will be removed; use {new}={old_value!r}",
-                  FutureWarning, stacklevel=stacklevel)
-    return old_value
 
 
 # ---------------------------------------------------------------------------
@@ -203,13 +183,10 @@ class SDRModel(DataModel):
         self._formula: str | None = None
 
     # -- the shared steps of fit -----------------------------------------
-    def _options(self, rank: object, numdir: object, chi2approx: object) -> tuple[int, str]:
-        """Validated ``rank`` (default 4, capped at p; ``numdir`` its
-        deprecated name) and ``chi2approx``."""
+    def _options(self, rank: object, chi2approx: object) -> tuple[int, str]:
+        """Validated ``rank`` (default 4, capped at p) and ``chi2approx``."""
         p = self.exog.shape[1]
-        name = "rank" if numdir is None else "numdir"
-        rank = renamed_argument(rank, numdir, "rank", "numdir", stacklevel=4)
-        nd = min(check_int(4 if rank is None else rank, name, low=1), p)
+        nd = min(check_int(4 if rank is None else rank, "rank", low=1), p)
         return nd, check_choice(chi2approx, "chi2approx", ("bx", "wood"))
 
     def _slice(self, n_slices: object, slice_method: object) -> tuple[int, SliceInfo]:
@@ -309,13 +286,6 @@ class SDRResults(ExportMixin, SummaryMixin):
         return self._rank
 
     @property
-    def numdir(self) -> int:
-        """Deprecated name of :attr:`rank` (``FutureWarning``)."""
-        warnings.warn("numdir is deprecated and will be removed; use rank",
-                      FutureWarning, stacklevel=2)
-        return self._rank
-
-    @property
     def kernel(self) -> np.ndarray:
         """The kernel matrix ``M`` (z-scale, p x p)."""
         return self._kernel.copy()
@@ -379,7 +349,7 @@ class SDRResults(ExportMixin, SummaryMixin):
 
     # -- reduced predictors ----------------------------------------------
     def transform(
-        self, exog: Any = None, *, rank: int | None = None, n_dirs: int | None = None
+        self, exog: Any = None, *, rank: int | None = None
     ) -> pd.DataFrame | np.ndarray:
         """The reduced predictors ``(x - xbar)^T beta_j`` of the first directions.
 
@@ -389,8 +359,6 @@ class SDRResults(ExportMixin, SummaryMixin):
             New data with the fitted model's columns; default the fitted data.
         rank : int, optional
             Number of directions; default :attr:`rank`.
-        n_dirs : int, optional
-            Deprecated name of ``rank`` (``FutureWarning``).
 
         Returns
         -------
@@ -398,8 +366,7 @@ class SDRResults(ExportMixin, SummaryMixin):
             Columns ``dir1..dirk``: a DataFrame when the model or ``exog``
             had pandas labels (as :meth:`JDRResults.transform`).
         """
-        k = self._check_dims(renamed_argument(rank, n_dirs, "rank", "n_dirs"),
-                             "rank" if n_dirs is None else "n_dirs")
+        k = self._check_dims(rank, "rank")
         if exog is None:
             x = self._model.exog
             index = self._model.data.row_index
@@ -445,18 +412,14 @@ class SDRResults(ExportMixin, SummaryMixin):
     def _dimension_tests(self, k: int) -> DimensionTests:  # pragma: no cover
         raise NotImplementedError
 
-    def dimension_tests(
-        self, rank: int | None = None, *, numdir: int | None = None
-    ) -> DimensionTests:
+    def dimension_tests(self, rank: int | None = None) -> DimensionTests:
         """The marginal dimension tests under R ``dr``'s name: rows
         ``0..rank-1`` (default :attr:`rank`), the table of
-        :meth:`rank_tests` (``numdir`` is the deprecated name of ``rank``)."""
-        return self._dimension_table(rank, numdir)
+        :meth:`rank_tests`."""
+        return self._dimension_table(rank)
 
-    def _dimension_table(self, rank: Any, numdir: Any) -> DimensionTests:
-        k = renamed_argument(rank, numdir, "rank", "numdir", stacklevel=4)
-        name = "rank" if numdir is None else "numdir"
-        return self._cached(self._check_dims(k, name), self._dimension_tests)
+    def _dimension_table(self, rank: Any) -> DimensionTests:
+        return self._cached(self._check_dims(rank, "rank"), self._dimension_tests)
 
     def rank_tests(self, *, max_rank: int | None = None) -> DimensionTests:
         """Sequential tests of ``H0: d = k`` against ``d > k``, ``k = 0..max_rank``.

@@ -65,7 +65,6 @@ class PHD(SDRModel):
         residuals: bool = False,
         *,
         rank: int | None = None,
-        numdir: int | None = None,
         chi2approx: Literal["bx", "wood"] = "bx",
     ) -> PHDResults:
         """Estimate the directions.
@@ -80,8 +79,6 @@ class PHD(SDRModel):
             Directions shown by ``summary``, used by ``transform`` and
             tested by ``rank_tests`` by default (R ``dr``'s ``numdir``):
             default 4, capped at p.
-        numdir : int, optional
-            Deprecated name of ``rank`` (``FutureWarning``).
         chi2approx : {"bx", "wood"}
             Approximation of the weighted chi-square p-values (general and
             independence tests): Bentler-Xie or Wood's three-moment F.
@@ -91,7 +88,7 @@ class PHD(SDRModel):
         PHDResults
         """
         residuals = check_bool(residuals, "residuals")
-        nd, approx = self._options(rank, numdir, chi2approx)
+        nd, approx = self._options(rank, chi2approx)
         w = self._weights()
         x = self.exog
         n = x.shape[0]
@@ -138,9 +135,7 @@ class PHDResults(SDRResults):
         rb = (w @ r) / n
         return float(w @ (r - rb) ** 2) / (n - 1)
 
-    def dimension_tests(
-        self, rank: int | None = None, *, numdir: int | None = None
-    ) -> DimensionTests:
+    def dimension_tests(self, rank: int | None = None) -> DimensionTests:
         """Li's (1992) tests, and for residuals Cook's (1998) general and
         independence tests (``dr.test``).
 
@@ -166,7 +161,7 @@ class PHDResults(SDRResults):
         uses ``c`` = eigenvalues of ``Cov(e_i) / 2``.  Bentler-Xie (or Wood)
         approximation.
         """
-        return self._dimension_table(rank, numdir)
+        return self._dimension_table(rank)
 
     def _dimension_tests(self, k: int) -> DimensionTests:
         p = self._evals.shape[0]

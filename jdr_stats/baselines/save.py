@@ -69,7 +69,6 @@ class SAVE(SDRModel):
         n_slices: int | None = None,
         *,
         rank: int | None = None,
-        numdir: int | None = None,
         slice_method: Literal["dr", "arc"] = "dr",
         chi2approx: Literal["bx", "wood"] = "bx",
     ) -> SAVEResults:
@@ -90,15 +89,13 @@ class SAVE(SDRModel):
             Directions shown by ``summary``, used by ``transform`` and
             tested by ``rank_tests`` by default (R ``dr``'s ``numdir``):
             default 4, capped at p.
-        numdir : int, optional
-            Deprecated name of ``rank`` (``FutureWarning``).
 
         Returns
         -------
         SAVEResults
         """
         p = self.exog.shape[1]
-        nd, approx = self._options(rank, numdir, chi2approx)
+        nd, approx = self._options(rank, chi2approx)
         h, slices = self._slice(n_slices, slice_method)
         w = self._weights()
         mom, sm = slice_moments(self.exog, w, slices, second=True)
@@ -140,9 +137,7 @@ class SAVEResults(SDRResults):
         tr2 = float(mult @ (c**2) @ mult) / 4
         return tr1, tr2
 
-    def dimension_tests(
-        self, rank: int | None = None, *, numdir: int | None = None
-    ) -> DimensionTests:
+    def dimension_tests(self, rank: int | None = None) -> DimensionTests:
         """Shao, Cook and Weisberg's (2007) marginal dimension tests (``dr.test``).
 
         Returns
@@ -163,7 +158,7 @@ class SAVEResults(SDRResults):
         ``T_k`` is approximated by
         ``T_k tr(S) / tr(S^2) ~ chi2((H-1) tr(S)^2 / tr(S^2))``.
         """
-        return self._dimension_table(rank, numdir)
+        return self._dimension_table(rank)
 
     def _dimension_tests(self, k: int) -> DimensionTests:
         p = self._evals.shape[0]

@@ -79,7 +79,6 @@ class SIR(SDRModel):
         n_slices: int | None = None,
         *,
         rank: int | None = None,
-        numdir: int | None = None,
         slice_method: Literal["dr", "arc"] = "dr",
         chi2approx: Literal["bx", "wood"] = "bx",
     ) -> SIRResults:
@@ -102,14 +101,12 @@ class SIR(SDRModel):
             Directions shown by ``summary``, used by ``transform`` and
             tested by ``rank_tests`` by default (R ``dr``'s ``numdir``):
             default 4, capped at p.
-        numdir : int, optional
-            Deprecated name of ``rank`` (``FutureWarning``).
 
         Returns
         -------
         SIRResults
         """
-        nd, approx = self._options(rank, numdir, chi2approx)
+        nd, approx = self._options(rank, chi2approx)
         h, slices = self._slice(n_slices, slice_method)
         w = self._weights()
         mom, sm = slice_moments(self.exog, w, slices, second=False)
@@ -132,17 +129,13 @@ class SIRResults(SDRResults):
     def _method_line(self) -> str:
         return f"sir with {self._slice_info.n_slices} slices, n = {self.nobs}."
 
-    def dimension_tests(
-        self, rank: int | None = None, *, numdir: int | None = None
-    ) -> DimensionTests:
+    def dimension_tests(self, rank: int | None = None) -> DimensionTests:
         """Li's (1991) marginal dimension tests, as ``dr.test``.
 
         Parameters
         ----------
         rank : int, optional
             Number of rows (hypotheses ``0..rank-1``); default :attr:`rank`.
-        numdir : int, optional
-            Deprecated name of ``rank``.
 
         Returns
         -------
@@ -159,7 +152,7 @@ class SIRResults(SDRResults):
         p-value is NaN (``dr`` prints 0 or 1 there, depending on the sign of
         rounding error in a zero statistic).
         """
-        return self._dimension_table(rank, numdir)
+        return self._dimension_table(rank)
 
     def _dimension_tests(self, k: int) -> DimensionTests:
         p = self._evals.shape[0]
@@ -214,10 +207,8 @@ class SIRResults(SDRResults):
             whose limit has ``(H - 1) r`` chi-square terms, but ``dr`` keeps
             only ``min(d, H - 1) r`` (restricted) and ``min(d, H) r``
             (general) of them: with ``p < H - 1`` (e.g. the default
-            ``H = max(8, p + 3)``) its p-values are too small (size 0.23
-            and 0.15 at level 0.05 for p = 5, H = 8, n = 500 and 2000, against
-            0.046 and 0.062 with all terms;
-            ``benchmarks/study_baselines_size.py``).  The default uses all
+            ``H = max(8, p + 3)``) its p-values are too small (study:
+            ``studies/study_baselines_size.py``).  The default uses all
             terms; the two agree when ``p >= H - 1``.
 
         Returns

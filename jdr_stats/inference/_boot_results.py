@@ -31,7 +31,7 @@ Interval = Literal["percentile", "calibrated"]
 
 INTERVALS: tuple[Interval, ...] = ("percentile", "calibrated")
 #: Gap rule (see docs/theory/bootstrap.md and the study
-#: benchmarks/study_bootstrap_robust.py): the rank-r subspace is flagged as
+#: studies/study_bootstrap_robust.py): the rank-r subspace is flagged as
 #: not separated from the noise when the sample ratio s_r / s_(r+1) is below
 #: GAP_RATIO_MIN (WeakGapWarning).
 GAP_RATIO_MIN = 1.5

@@ -1,7 +1,7 @@
 """Batched refits and the upper bounds on the largest principal angle.
 
 Shared by :mod:`jdr_stats.inference.bootstrap`, the Poisson bootstrap and
-the coverage studies in ``benchmarks/``.  All angles here are in radians.
+the coverage studies in ``studies/``.  All angles here are in radians.
 The derivations are in ``docs/theory/bootstrap.md``.
 """
 

@@ -185,7 +185,7 @@ class _SpectralBatch:
 
     #: True: one sign per row flips the row's whole term on both sides (the
     #: approximation of the first version, kept for the comparison of
-    #: ``benchmarks/check_spectral_sides.py``)
+    #: ``studies/check_spectral_sides.py``)
     one_sign = False
 
     def _matrices(self, y: np.ndarray, sa: np.ndarray, sb: np.ndarray

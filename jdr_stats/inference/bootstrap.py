@@ -101,10 +101,9 @@ def bootstrap(
         Notes); the default of :meth:`BootstrapResults.conf_int`.
         ``"calibrated"`` also draws one inner replicate per replicate
         (twice the refits); only then can ``conf_int`` switch between both.
-        The robustness study chose ``"percentile"``: it kept the 95% level
-        in every design of the battery (0.956-1.000); the calibrated bound
-        is shorter but fell to 0.916-0.920 in three designs (see the theory
-        page).
+        ``"percentile"`` is the default because it kept its level on every
+        design of the robustness battery, where the shorter calibrated
+        bound did not (study: ``studies/study_bootstrap_robust.py``).
     alpha : float
         Default level of :meth:`BootstrapResults.conf_int` and
         :meth:`BootstrapResults.summary` (``1 - alpha`` confidence).
@@ -140,10 +139,9 @@ def bootstrap(
     -----
     WeakGapWarning
         The sample ratio ``s_r / s_(r+1)`` is below ``GAP_RATIO_MIN`` (1.5):
-        the r-th direction is not separated from the noise.  In the study
-        such samples had a true largest angle above 45 degrees 11-45% of
-        the time and a bound of 74-85 degrees on average: still covering,
-        but nearly vacuous.
+        the r-th direction is not separated from the noise: the bound still
+        covers but is nearly vacuous (study:
+        ``studies/study_bootstrap_robust.py``).
 
     Notes
     -----
@@ -160,9 +158,8 @@ def bootstrap(
     far the bootstrap world's percentile bound is from covering there; the
     bound is the percentile bound at the level ``lam = G**(Q*(1 - alpha))``
     (``G**`` the distribution of the ``theta**``, ``Q*`` the quantile
-    function of the ``theta*``).  The coverage study
-    (``benchmarks/study_bootstrap_robust.py``) is summarised in the theory
-    page ``docs/theory/bootstrap.md``.
+    function of the ``theta*``).  Derivation: ``docs/theory/bootstrap.md``;
+    coverage study: ``studies/study_bootstrap_robust.py``.
 
     A batch of replicates costs one matrix product of the ``(batch x m)``
     weight matrix with per-row products of the rows centred at the

@@ -200,20 +200,6 @@ def warn_at_caller(message: str, category: type[Warning]) -> None:
     warnings.warn(message, category, stacklevel=level)
 
 
-def _warn_future(message: str) -> None:
-    warn_at_caller(message, FutureWarning)
-
-
-def _deprecated_count(name: str, value: object, method: str, applies: tuple[str, ...]) -> int:
-    _warn_future(f"{name} is deprecated; use n_resamples (one count for every resampling test)")
-    if method not in applies:
-        raise ValueError(
-            f"{name} applies to method={' or '.join(map(repr, applies))} only; "
-            f"got method={method!r}"
-        )
-    return check_int(value, name, low=1)
-
-
 def plan_test(
     *,
     rank: int | None,
@@ -221,8 +207,6 @@ def plan_test(
     method: str | None,
     covariance: str | None,
     n_resamples: int | None,
-    n_perm: int | None = None,
-    n_boot: int | None = None,
 ) -> TestPlan:
     """Validate the test options (defaults as documented in select_support)."""
     if test is None:
@@ -237,75 +221,25 @@ def plan_test(
     method = check_choice(method, "method", _METHODS)
     if covariance is not None and method != "chi2":
         raise ValueError(f'covariance applies to method="chi2" only; got method={method!r}')
-    counts = {}
-    if n_resamples is not None:
-        counts["n_resamples"] = n_resamples
-    if n_perm is not None:
-        counts["n_perm"] = _deprecated_count(
-            "n_perm", n_perm, method, ("permutation", "studentized-permutation")
-        )
-    if n_boot is not None:
-        counts["n_boot"] = _deprecated_count("n_boot", n_boot, method, ("wild",))
-    if len(counts) > 1:
-        raise ValueError(f"give one resampling count (n_resamples); got {sorted(counts)}")
-    if counts and method not in _RESAMPLING:
+    if n_resamples is not None and method not in _RESAMPLING:
         raise ValueError(
             f"n_resamples applies to the resampling methods {_RESAMPLING} only; "
             f"got method={method!r}"
         )
     n = DEFAULT_N_RESAMPLES
-    if counts:
-        (name, value), = counts.items()
-        n = check_int(value, name, low=1)
+    if n_resamples is not None:
+        n = check_int(n_resamples, "n_resamples", low=1)
     return TestPlan(test=test, method=method, covariance=covariance or "factored", n_resamples=n)
 
 
-def _legacy_rule(
-    rule: object, fdr: float | None, threshold: float | None, n_subsamples: int | None,
-    stability_threshold: float | None, sparsity: tuple[int, int] | None,
-) -> SelectionRule:
-    """A rule object from a rule name and the flat keywords of earlier versions."""
-    name = check_choice(rule, "rule", ("bh", "by", "threshold", "stability"))
-    given = {k: v for k, v in (("threshold", threshold), ("n_subsamples", n_subsamples),
-                               ("stability_threshold", stability_threshold),
-                               ("sparsity", sparsity)) if v is not None}
-    applies = {"threshold": ("threshold",), "n_subsamples": ("stability",),
-               "stability_threshold": ("stability",), "sparsity": ("stability",)}
-    for key in given:
-        if name not in applies[key]:
-            raise ValueError(f"{key} applies to rule={applies[key][0]!r} only; got rule={name!r}")
-    if fdr is not None and name == "threshold":
-        raise ValueError('fdr applies to rule="bh", "by" or "stability"; got rule="threshold"')
-    q = 0.1 if fdr is None else check_fraction(fdr, "fdr")
-    if name in ("bh", "by"):
-        return FDR(q=q, procedure="by" if name == "by" else "bh")
-    if name == "threshold":
-        return Threshold(threshold)
-    return Stability(
-        n_subsamples=100 if n_subsamples is None else n_subsamples,
-        threshold=0.6 if stability_threshold is None else stability_threshold,
-        sparsity=sparsity, q=q,
-    )
-
-
-def resolve_rule(
-    rule: object,
-    *,
-    fdr: float | None = None,
-    threshold: float | None = None,
-    n_subsamples: int | None = None,
-    stability_threshold: float | None = None,
-    sparsity: tuple[int, int] | None = None,
-) -> SelectionRule:
-    """The rule object of ``rule`` (a name or an object) and its settings."""
+def resolve_rule(rule: object, *, fdr: float | None = None) -> SelectionRule:
+    """The rule object of ``rule`` (a name or an object); ``fdr`` the level
+    of the rules named ``"bh"``, ``"by"`` and ``"stability"``."""
     if isinstance(rule, (FDR, Threshold, Stability)):
-        flat = {"fdr": fdr, "threshold": threshold, "n_subsamples": n_subsamples,
-                "stability_threshold": stability_threshold, "sparsity": sparsity}
-        given = sorted(k for k, v in flat.items() if v is not None)
-        if given:
+        if fdr is not None:
             raise ValueError(
                 f"give the settings of the rule in the rule object {rule!r}, not as "
-                f"keywords; got {', '.join(given)}"
+                "keywords; got fdr"
             )
         return rule
     if not isinstance(rule, str):
@@ -313,16 +247,15 @@ def resolve_rule(
             'rule must be "bh", "by", "threshold", "stability" or an FDR, Threshold or '
             f"Stability object; got {type(rule).__name__}"
         )
-    legacy = {"threshold": threshold, "n_subsamples": n_subsamples,
-              "stability_threshold": stability_threshold, "sparsity": sparsity}
-    used = sorted(k for k, v in legacy.items() if v is not None)
-    if used:
-        _warn_future(
-            f"{', '.join(used)} as keywords of select_support are deprecated; give "
-            "them to the rule object (Threshold(value) or Stability(n_subsamples=, "
-            "threshold=, sparsity=))"
-        )
-    return _legacy_rule(rule, fdr, threshold, n_subsamples, stability_threshold, sparsity)
+    name = check_choice(rule, "rule", ("bh", "by", "threshold", "stability"))
+    if fdr is not None and name == "threshold":
+        raise ValueError('fdr applies to rule="bh", "by" or "stability"; got rule="threshold"')
+    q = 0.1 if fdr is None else check_fraction(fdr, "fdr")
+    if name in ("bh", "by"):
+        return FDR(q=q, procedure="by" if name == "by" else "bh")
+    if name == "threshold":
+        return Threshold()
+    return Stability(q=q)
 
 
 def rule_q(rule: SelectionRule) -> float:

@@ -65,12 +65,6 @@ def select_support(
     seed: int | np.random.Generator | None = None,
     progress: ProgressArg = False,
     n_jobs: int | None = None,
-    n_perm: int | None = None,
-    n_boot: int | None = None,
-    threshold: float | None = None,
-    n_subsamples: int | None = None,
-    stability_threshold: float | None = None,
-    sparsity: tuple[int, int] | None = None,
 ) -> SupportResults:
     """Coordinate tests for every variable of both blocks, and the support.
 
@@ -107,9 +101,7 @@ def select_support(
         residuals).  ``"studentized-permutation"``: permutation studentized
         by the robust covariance (DiCiccio and Romano 2017).  Default:
         ``"wild"`` for both tests (the marginal test's resamples cost
-        ``O(B m n1 n2)``, about 2 s of CPU at ``m = 5000``,
-        ``n1 = n2 = 60``, ``B = 999``); ``"chi2"`` when ``covariance`` is
-        given.
+        ``O(B m n1 n2)``); ``"chi2"`` when ``covariance`` is given.
     covariance : {"factored", "sandwich", "hc3"}, optional
         ``method="chi2"`` only (default ``"factored"``): covariance of the
         row's influence function.  ``"factored"``
@@ -153,11 +145,6 @@ def select_support(
         Processes for the batches of half-samples of stability selection
         (joblib; None or 1: this process).  The frequencies do not depend on
         ``n_jobs``.
-    n_perm, n_boot : int, optional
-        Deprecated (``FutureWarning``): ``n_resamples``.
-    threshold, n_subsamples, stability_threshold, sparsity : optional
-        Deprecated (``FutureWarning``): the settings of ``Threshold(value)``
-        and ``Stability(n_subsamples, threshold, sparsity)``.
 
     Returns
     -------
@@ -207,15 +194,12 @@ def select_support(
     """
     data = _model_data(data)
     n1, n2 = len(data.exog_names_a), len(data.exog_names_b)
-    sel_rule = resolve_rule(
-        rule, fdr=fdr, threshold=threshold, n_subsamples=n_subsamples,
-        stability_threshold=stability_threshold, sparsity=sparsity,
-    )
+    sel_rule = resolve_rule(rule, fdr=fdr)
     standardize = check_bool(standardize, "standardize")
     if rank is not None:
         rank = check_rank(rank, n1, n2)
     plan = plan_test(rank=rank, test=test, method=method, covariance=covariance,
-                     n_resamples=n_resamples, n_perm=n_perm, n_boot=n_boot)
+                     n_resamples=n_resamples)
     if isinstance(sel_rule, Stability):
         if rank is None:
             raise ValueError(
