@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 from scipy import linalg, stats
 
-from .. import config
+from .. import policy
 from .._data import RowsData
 from .._hosvd import complement_statistic, hosvd, whitened_crosses
 from .._linalg import BlockMoments, Whitening, block_whitenings, mp_edge
@@ -140,7 +140,7 @@ class _RobustQ:
         yc, ar, br = y - y.mean(axis=0), a @ u, b @ v
         self.chunks = lambda: [(yc, ar, br)]
         self.first = rotated_first(self.chunks)
-        self.rng = normalize_seed(config.ROBUST_PAIR_SEED if seed is None else seed)
+        self.rng = normalize_seed(policy.ROBUST_PAIR_SEED if seed is None else seed)
         self.tags: set[str] = set()
 
     def row(self, stat: float, k: int) -> dict[str, float]:
@@ -215,7 +215,7 @@ def _spectral_rows(rows_data: tuple[np.ndarray, np.ndarray, np.ndarray], sq: _Sp
                 pv, used = spectral_pvalues(
                     w, sub, n_rep, rng, n_jobs=n_jobs,
                     progress=progress_forwarder(update), timing=first,
-                    stats=stats_all[sub[0]: sub[-1] + 1], draw_halves=ks[-1] > 0)
+                    stats=stats_all[sub[0]: sub[-1] + 1])
                 pvs = dict(zip(sub, (float(p) for p in pv), strict=True))
             for j, k in enumerate(ks):
                 ps = pvs.get(k, np.nan)
