@@ -41,7 +41,7 @@ def main() -> None:
     ap.add_argument("--only", nargs="*", help="battery design names")
     args = ap.parse_args()
     if args.edge_quantile is not None:
-        from jdr_stats import config, policy
+        from jdr_stats import policy
         policy.LADLE_EDGE_QUANTILE = args.edge_quantile
         print(f"# LADLE_EDGE_QUANTILE = {args.edge_quantile}")
     warnings.simplefilter("ignore")

@@ -143,7 +143,7 @@ def main() -> None:
                     help="only time the ladle at n1 = n2 = N, m = M")
     args = ap.parse_args()
     if args.edge_quantile is not None:
-        from jdr_stats import config, policy
+        from jdr_stats import policy
         policy.LADLE_EDGE_QUANTILE = args.edge_quantile
         print(f"# LADLE_EDGE_QUANTILE = {args.edge_quantile}")
     warnings.simplefilter("ignore")

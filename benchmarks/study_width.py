@@ -44,7 +44,7 @@ import warnings
 import numpy as np
 
 import jdr_stats as jdr
-from jdr_stats import config, policy
+from jdr_stats import policy
 from jdr_stats.inference._rank_stats import _whiten
 from jdr_stats.inference._robust_core import robust_pvalue
 
@@ -139,10 +139,7 @@ def auto_part(args) -> None:
                     y, a, b = draw(design, m, n, 2, rng)
                 # the combined test's sign flips from the sample's generator (the robust
                 # test alone keeps its fixed pairs seed, as in the recorded runs)
-                ratio = n * n / m
-                combined = ratio >= config.RANK_SPECTRAL_MIN_RATIO or (
-                    ratio >= policy.RANK_COMBINED_MIN_RATIO
-                    and m * n * n <= config.RANK_COMBINED_MAX_WORK)
+                combined = policy.rank_method(m, n, n).name == "combined"
                 seed = int(rng.integers(2**32)) if combined else None
                 return jdr.JointDimReduction(y, a, b).fit(
                     "auto", seed=seed, rank_method=args.auto_method).rank

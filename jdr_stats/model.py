@@ -413,10 +413,10 @@ class JointDimReduction(DataModel):
             method (default ``"auto"``: ``"robust"``, valid without
             distributional assumptions, or ``"combined"`` (the robust and
             the spectral tests, Bonferroni-combined) for blocks much wider
-            than the sample, ``q n1 n2 / m >= 20`` (``q`` response columns;
-            from 5 where one sign flip is cheap, ``m q n1 n2 <= 2e8``)
-            with the rows in memory, see
-            :func:`~jdr_stats.inference.rank_tests.resolve_method`;
+            than the sample, ``q n1 n2 / m >= 5`` (``q`` response columns;
+            :func:`jdr_stats.policy.rank_method`: the data's shape alone
+            chooses, wherever the rows are stored; the choice and its reason
+            are in ``results.settings``);
             ``"chi2"`` is the normal-theory test), or the ladle
             estimator (``"ladle"``, Luo and Li 2016, bootstrap from a child of
             ``seed``).  The tests whiten with the sample covariance whatever

@@ -34,6 +34,7 @@ from .._hosvd import complement_statistic, hosvd, whitened_crosses
 from .._linalg import BlockMoments, Whitening, block_whitenings, mp_edge
 from .._progress import ProgressArg, progress_bar, progress_forwarder
 from .._validation import check_int, normalize_seed
+from ..exceptions import RowsNotInMemoryError
 from ._rank_spectral import plan_passes, spectral_pvalues
 from ._rank_stats import _Whitened
 from ._robust_core import robust_moments, robust_pvalue, rotated_first
@@ -251,7 +252,8 @@ def run_q(
 
     Returns ``(table, method key, label, notes, reference notes)``.  ``method`` is
     ``"chi2"``, ``"permutation"``, ``"robust"`` (the fallback above),
-    ``"spectral"`` or ``"combined"`` (the rows in memory; :func:`_spectral_rows`);
+    ``"spectral"`` or ``"combined"`` (the rows in memory, else a
+    RowsNotInMemoryError naming the method; :func:`_spectral_rows`);
     the others raise a ValueError naming the restriction.  ``timing(plan,
     setup, per_replicate)`` is called once, after the first chunk of sign flips.
     """
@@ -262,9 +264,14 @@ def run_q(
     if method == "robust" and not in_memory:
         used = "chi2"
         notes.append(FALLBACK.format(used=used) + " (the rows are not in memory).")
-    elif method in ("spectral", "combined"):
-        data.rows(f"the {method} rank test")
-    elif method not in ("chi2", "permutation", "robust"):
+    elif method in ("spectral", "combined") and not in_memory:
+        raise RowsNotInMemoryError(
+            f"the {method} rank test of a response of q = {q} columns needs the rows in "
+            "memory (it streams over a row source for one response column only); this "
+            f"model's rows are not in memory. rank_method='auto' chooses the {method} test "
+            "from the shape alone (jdr_stats.policy.rank_method), so pass "
+            "rank_method='chi2' (or method='chi2'), or build the model from arrays")
+    elif method not in ("chi2", "permutation", "robust", "spectral", "combined"):
         raise ValueError(
             f"the {method} rank test needs a single response column; this model's "
             f"response has q = {q} columns. Use method='robust' (what the default "

@@ -239,8 +239,8 @@ RANK_METHODS: dict[str, RankTestMethod] = _registry(
                 "this width (section 6b), and each left the band in one direction in "
                 "the width study, so the p-value is the larger of the corrected and "
                 "per-row ones (a test that rejects only when both do; conservative). "
-                "The combined test (the default from q n1 n2 / m = 20, or 5 where m q n1 n2 "
-                "<= 2e8; method='combined' otherwise) adds the spectral test, more "
+                "The combined test (the default from q n1 n2 / m = 5; method='combined' "
+                "otherwise) adds the spectral test, more "
                 "powerful against directions above the noise edge (sections 6e, 6f)."
             ),
             "per-row": (
