@@ -10,7 +10,7 @@ e.g. exact or sampled sums over row pairs, never which test is run.)
 
 Each choice returns a :class:`Choice`: its ``name``, the ``reason`` (a
 sentence for summaries and table notes) and the ``inputs`` it used.  The fit
-stores them in its :class:`~jdr_stats._settings.FitSettings` and the summary
+stores them in its :class:`~jdr_stats.results.FitSettings` and the summary
 prints their reasons.
 
 The thresholds are calibrated by studies (named in each comment); changing

@@ -44,7 +44,7 @@ from .inference.rank_tests import rank_tests as _rank_tests
 from .summary import LOADING_NOTES, SummaryMixin, build_summary, json_safe
 from .support import SupportResults
 
-__all__ = ["JDRResults"]
+__all__ = ["FitSettings", "JDRResults"]
 
 def _labels(prefix: str, r: int) -> list[str]:
     return [f"{prefix}{k + 1}" for k in range(r)]
@@ -195,7 +195,7 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
     def settings(self) -> FitSettings:
         """What the fit used and why: every automatic choice (whitening, rank
         method) as a :class:`~jdr_stats.policy.Choice` with its reason and
-        inputs (:class:`~jdr_stats._settings.FitSettings`)."""
+        inputs (:class:`~jdr_stats.results.FitSettings`)."""
         return self._settings
 
     @property
@@ -515,6 +515,8 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         dict
             ``model``, ``version``, ``endog``, ``formula``, ``nobs``, ``n1``,
             ``n2``, ``rank``, ``rank_method``, ``alpha``, ``standardize``,
+            ``whitening``, ``choices`` (each automatic choice of the fit as
+            ``{"name", "reason", "inputs"}``: :attr:`settings`),
             ``sparsity`` (``[s1, s2]`` or None), ``weights`` (bool),
             ``response`` and ``adjusted_for`` (the summary's lines; with
             covariates also ``effective_obs``), ``singular_values``,
@@ -559,6 +561,9 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
             "alpha": json_safe(self._settings.alpha),
             "standardize": self.standardize,
             "whitening": self.whitening,
+            # every automatic choice with its reason and inputs (policy.Choice)
+            "choices": {what: json_safe(c.to_dict())
+                        for what, c in self._settings.choices.items()},
             "sparsity": None if self.sparsity is None else list(self.sparsity),
             "weights": bool(m.data.weighted),
             **{k.rstrip(":").lower().replace(" ", "_").replace(".", ""): v

@@ -23,6 +23,14 @@ every ``k`` of the pass, each further ``k`` adding two rank-two updates
 and two largest eigenvalues.  Each row's p-value is exact in its own
 right (the same argument as for one row); the rows are dependent, as the
 rows of the other tests are.
+
+The flips stream: each batch of replicates is one pass over the whitened
+row chunks (in memory, or from the model's row source: Parquet, CSV
+chunks, dask), every replicate's sums accumulated in the same pass.  A
+row's half and its signs are bits of its block of ``policy.BLOCK_ROWS``
+rows, drawn from that block's own generator
+(:func:`~jdr_stats._resampling.row_bits`), so the p-values do not depend on
+where the rows are stored nor on how they are chunked.
 """
 
 from __future__ import annotations
