@@ -5,6 +5,26 @@ import sys
 
 sys.path.insert(0, os.path.abspath(".."))
 
+
+def _policy_defaults_table() -> None:
+    """Write the table of defaults from jdr_stats.policy (each number lives
+    once, in policy.py; the API page includes this file)."""
+    from jdr_stats import policy
+
+    rows = ["| name | value | what it decides |", "|---|---|---|"]
+    rows += [f"| `policy.{name}` | `{value!r}` | {what} |"
+             for name, value, what in policy.defaults_table()]
+    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_generated")
+    os.makedirs(out, exist_ok=True)
+    text = "\n".join(rows) + "\n"
+    path = os.path.join(out, "policy_defaults.md")
+    if not os.path.exists(path) or open(path).read() != text:
+        with open(path, "w") as fh:
+            fh.write(text)
+
+
+_policy_defaults_table()
+
 project = "jdr_stats"
 author = "jdr_stats developers"
 copyright = "2026, jdr_stats developers (BSD-3-Clause)"

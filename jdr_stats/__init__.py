@@ -10,9 +10,12 @@ The modules are layered; a module imports only from its own layer or the
 layers below it, and the imports have no cycle (``tests/test_layering.py``
 parses every module and enforces both).  From the ground up:
 
-0. ``_validation`` (checks of options and seeds), ``exceptions`` (every
-   error and warning class), ``summary`` (the ``Summary`` builder),
-   ``_export`` (``to_json``, ``save``, :func:`load`);
+0. ``config`` (resources: memory, chunks; read at call time), ``policy``
+   (every automatic choice and the thresholds it uses, from the data's shape
+   and values only), ``_settings`` (the fit's settings record),
+   ``_validation`` (checks of options and seeds), ``exceptions`` (every
+   error and warning class), ``_warn``, ``summary`` (the ``Summary``
+   builder), ``_export`` (``to_json``, ``save``, :func:`load`);
 1. ``_linalg``: moments (:class:`~jdr_stats.data.BlockMoments`), the one
    whitening object (:class:`~jdr_stats.data.Whitening`), SVD with the sign
    convention, principal angles; ``_sources`` (row sources: arrays, Parquet,
@@ -25,9 +28,9 @@ parses every module and enforces both).  From the ground up:
    data held as moments, for models without rows), ``data`` (the public
    home of the data and moments types);
 4. ``inference/`` (rank tests, bootstrap, hypothesis tables, weighted
-   chi-square tails), ``support`` (coordinate tests), ``baselines/`` (SIR,
-   pHd, SAVE): each takes validated data and/or moments plus whitenings,
-   never a model;
+   chi-square tails), then ``support`` (coordinate tests) and ``baselines/``
+   (SIR, pHd, SAVE), which use inference's tables and never each other:
+   each takes validated data and/or moments plus whitenings, never a model;
 5. ``model`` (``JointDimReduction``), ``results`` (``JDRResults``), ``compare``;
 6. ``plotting``, ``cli`` (and a future ``sklearn``); 7. this package's
    namespace.
@@ -42,6 +45,7 @@ from . import (
     datasets,
     exceptions,
     metrics,
+    policy,
     progress,
     simulate,
     sources,
@@ -87,6 +91,7 @@ __all__ = [
     "exceptions",
     "load",
     "metrics",
+    "policy",
     "progress",
     "select_support",
     "simulate",

@@ -15,7 +15,7 @@ from typing import Literal
 
 import numpy as np
 
-from . import config
+from . import policy
 from ._hosvd import decompose_q
 from ._linalg import (
     AnyWhitening,
@@ -28,6 +28,7 @@ from ._linalg import (
 )
 from ._validation import check_bool, check_choice, check_int
 from .core.whitening import DesignWhitening
+from .policy import Choice
 from .sparse import (
     check_sparsity,
     check_support_sets,
@@ -36,10 +37,8 @@ from .sparse import (
 )
 
 __all__ = [
-    "AUTO_SAMPLE_MAX_RATIO",
     "Estimate",
     "WHITENINGS",
-    "WhiteningChoice",
     "WhiteningKind",
     "block_whitening_pair",
     "inference_note",
@@ -55,41 +54,20 @@ __all__ = [
 WhiteningKind = Literal["auto", "sample", "shrinkage", "diagonal", "none"]
 WHITENINGS: tuple[str, ...] = ("auto", "sample", "shrinkage", "diagonal", "none")
 
-#: ``whitening="auto"`` whitens with the sample covariance while the wider
-#: block has at most this many columns per row (``max(n1, n2) / m``), and with
-#: the OAS-shrunk covariance above it (``benchmarks/study_wide.py``).
-AUTO_SAMPLE_MAX_RATIO = 0.05
+def choose_whitening(requested: object, nobs: int, n1: int, n2: int) -> Choice:
+    """Resolve ``fit(whitening=...)`` for a data set of ``nobs`` rows: a
+    :class:`~jdr_stats.policy.Choice` whose ``name`` is the whitening used
+    (never ``"auto"``).
 
-
-@dataclass(frozen=True)
-class WhiteningChoice:
-    """The whitening a fit used: ``kind`` (never ``"auto"``), what was
-    ``requested``, and ``reason``, a sentence for the summary."""
-
-    kind: str
-    requested: str
-    reason: str
-
-
-def choose_whitening(requested: object, nobs: int, n1: int, n2: int) -> WhiteningChoice:
-    """Resolve ``fit(whitening=...)`` for a data set of ``nobs`` rows.
-
-    ``"auto"`` is ``"sample"`` when ``max(n1, n2) / nobs <= AUTO_SAMPLE_MAX_RATIO``
-    and ``"shrinkage"`` otherwise.  ``"sample"`` needs ``nobs >= n + 2`` for each
-    block (its covariance is singular otherwise): a ``ValueError`` names the
-    regularised choices.
+    ``"auto"`` is :func:`jdr_stats.policy.whitening` (``"sample"`` when
+    ``max(n1, n2) / nobs <= policy.AUTO_SAMPLE_MAX_RATIO``, else
+    ``"shrinkage"``); a given whitening has the reason ``"given"``.
+    ``"sample"`` needs ``nobs >= n + 2`` for each block (its covariance is
+    singular otherwise): a ``ValueError`` names the regularised choices.
     """
     kind = check_choice(requested, "whitening", WHITENINGS)
-    ratio = max(n1, n2) / nobs
     if kind == "auto":
-        if ratio <= AUTO_SAMPLE_MAX_RATIO:
-            return WhiteningChoice("sample", "auto", (
-                f"auto: max(n1, n2)/m = {ratio:.3g} <= {AUTO_SAMPLE_MAX_RATIO}, the sample "
-                "covariance is well estimated"))
-        return WhiteningChoice("shrinkage", "auto", (
-            f"auto: max(n1, n2)/m = {ratio:.3g} > {AUTO_SAMPLE_MAX_RATIO}, the sample "
-            "covariance is noisy" + (" (singular)" if ratio >= 1 else "")
-            + "; OAS shrinkage of each block's correlation matrix"))
+        return policy.whitening(nobs, n1, n2)
     if kind == "sample":
         for arg, n in (("exog_a", n1), ("exog_b", n2)):
             if nobs < n + 2:
@@ -98,7 +76,7 @@ def choose_whitening(requested: object, nobs: int, n1: int, n2: int) -> Whitenin
                     f"columns; its sample covariance is singular otherwise); got {nobs}. "
                     'Use whitening="shrinkage" or "auto" (regularised), or "diagonal"'
                 )
-    return WhiteningChoice(kind, kind, "given")
+    return Choice(kind, "given", {"nobs": float(nobs), "n1": float(n1), "n2": float(n2)})
 
 
 def cross_moments(
@@ -128,14 +106,14 @@ def cross_moments(
 
 def inference_note(kind: str, reason: str | None, ratio: float = 0.0) -> str:
     """The summary's sentence on the whitening and the inference it allows
-    (``ratio``: ``max(n1, n2) / m``; from ``AUTO_SAMPLE_MAX_RATIO`` on, where
+    (``ratio``: ``max(n1, n2) / m``; from ``policy.AUTO_SAMPLE_MAX_RATIO`` on, where
     the bootstrap was measured, its measured coverage)."""
     head = f"Whitening: {kind} ({reason or 'given'})."
     boot = (
         " Bootstrap at max(n1, n2)/m >= 0.05: its 95% angle bound under-covered with few "
         "rows and correlated blocks (0.80 +- 0.02 at m = 300, n/m = 0.05, AR(1) 0.5, after "
         "the sample or the shrinkage whitening; 0.97 +- 0.02 at m = 1000; "
-        "benchmarks/results/study_wide_size.txt)." if ratio >= AUTO_SAMPLE_MAX_RATIO else "")
+        "benchmarks/results/study_wide_size.txt)." if ratio >= policy.AUTO_SAMPLE_MAX_RATIO else "")
     if kind == "sample":
         return head + boot
     return head + (
@@ -161,10 +139,10 @@ def fold_standardize(whitening: object, standardize: object) -> object:
 
 
 def check_support_width(nobs: int, n1: int, n2: int, what: str) -> None:
-    """Refuse the support tests above ``config.SUPPORT_TESTS_MAX_RATIO``
+    """Refuse the support tests above ``policy.SUPPORT_TESTS_MAX_RATIO``
     columns per row (their false discovery rate was not controlled there),
     naming what works."""
-    ratio, limit = max(n1, n2) / nobs, config.SUPPORT_TESTS_MAX_RATIO
+    ratio, limit = max(n1, n2) / nobs, policy.SUPPORT_TESTS_MAX_RATIO
     if ratio <= limit:
         return
     raise ValueError(
@@ -172,7 +150,7 @@ def check_support_width(nobs: int, n1: int, n2: int, what: str) -> None:
         f"at max(n1, n2)/m = {ratio:.3g} > {limit} (0.43-0.47 at nominal 0.1 for n/m = 0.2, "
         "benchmarks/results/study_wide_size.txt); give a fixed sparsity=(s1, s2) for the "
         f"sparse estimate (any whitening), or use at least {int(np.ceil(max(n1, n2) / limit))} "
-        "rows (guide page 'Wide blocks'; the limit is jdr_stats.config.SUPPORT_TESTS_MAX_RATIO)"
+        "rows (guide page 'Wide blocks'; the limit is jdr_stats.policy.SUPPORT_TESTS_MAX_RATIO)"
     )
 
 

@@ -17,10 +17,15 @@ Weights
     :func:`draw_counts` (pairs bootstrap: multinomial counts, one draw of
     ``m`` indices per replicate) and :func:`inner_counts`;
     :func:`poisson_weights` and :func:`inner_weights` (Poisson bootstrap:
-    weights with mean 1 and variance 1 per block of :data:`config.BLOCK_ROWS`
+    weights with mean 1 and variance 1 per block of :data:`policy.BLOCK_ROWS`
     rows, seeded by the block number); :func:`poisson_row_weights` (exact
     Poisson(1) weights drawn row after row from a running generator: the
     ladle's).
+Row-wise bits
+    :func:`row_bits` and :func:`row_signs`: fair bits and Rademacher signs
+    of the rows ``start..stop-1``, each block of :data:`policy.BLOCK_ROWS`
+    rows from its own generator (the spectral rank test's halves and sign
+    flips), so in-memory and streamed passes draw the same signs.
 Workers
     :func:`n_workers` and :func:`worker_pool` (joblib).
 """
@@ -29,11 +34,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
-from . import config
+from . import policy
 from ._validation import normalize_seed
 
 __all__ = [
@@ -46,6 +52,8 @@ __all__ = [
     "n_workers",
     "poisson_row_weights",
     "poisson_weights",
+    "row_bits",
+    "row_signs",
     "worker_pool",
 ]
 
@@ -152,7 +160,7 @@ def poisson_weights(entropy: tuple[int, ...], block: int, n_boot: int) -> np.nda
     column ``i`` of block ``j``, however the rows are chunked.
     """
     rng = child_generator(entropy, (block,))
-    u = rng.integers(0, 1 << 16, size=(n_boot, config.BLOCK_ROWS), dtype=np.uint16)
+    u = rng.integers(0, 1 << 16, size=(n_boot, policy.BLOCK_ROWS), dtype=np.uint16)
     return _TABLE[u]
 
 
@@ -188,6 +196,51 @@ def poisson_row_weights(rng: np.random.Generator, rows: int, n_boot: int) -> np.
     True
     """
     return rng.poisson(1.0, size=(rows, n_boot)).T.astype(float)
+
+
+# -- row-wise bits -------------------------------------------------------------
+@lru_cache(maxsize=256)
+def _block_bits(entropy: int, block: int, planes: int, block_rows: int) -> np.ndarray:
+    """``planes x block_rows`` fair bits of one block of rows (read-only, cached:
+    the chunks of a pass often cut a block in several pieces)."""
+    raw = child_generator(entropy, (block,)).bytes(planes * block_rows // 8)
+    bits = np.unpackbits(np.frombuffer(raw, dtype=np.uint8)).reshape(planes, block_rows)
+    bits.flags.writeable = False
+    return bits
+
+
+def row_bits(entropy: int, start: int, stop: int, planes: int = 1) -> np.ndarray:
+    """Fair bits of the rows ``start..stop-1``: shape ``(planes, stop - start)``, uint8.
+
+    Block ``j`` (rows ``j * BLOCK_ROWS`` to ``(j + 1) * BLOCK_ROWS - 1``,
+    :data:`jdr_stats.policy.BLOCK_ROWS`) draws its ``planes x BLOCK_ROWS`` bits
+    from ``child_generator(entropy, (j,))``, so a row's bits depend on its
+    index only, never on how the rows are chunked or stored.
+
+    Examples
+    --------
+    >>> whole = row_bits(5, 0, 40_000, 2)
+    >>> parts = np.hstack([row_bits(5, 0, 123, 2), row_bits(5, 123, 40_000, 2)])
+    >>> bool((whole == parts).all()), whole.shape
+    (True, (2, 40000))
+    """
+    block_rows = int(policy.BLOCK_ROWS)
+    if block_rows % 8:
+        raise ValueError(f"policy.BLOCK_ROWS must be a multiple of 8; got {block_rows}")
+    out = np.empty((planes, stop - start), dtype=np.uint8)
+    if stop <= start:
+        return out
+    for block in range(start // block_rows, (stop - 1) // block_rows + 1):
+        lo, hi = max(start, block * block_rows), min(stop, (block + 1) * block_rows)
+        bits = _block_bits(int(entropy), block, planes, block_rows)
+        out[:, lo - start: hi - start] = bits[:, lo - block * block_rows: hi - block * block_rows]
+    return out
+
+
+def row_signs(entropy: int, start: int, stop: int, planes: int = 1) -> np.ndarray:
+    """Rademacher signs (+-1.0) of the rows ``start..stop-1``, shape
+    ``(planes, stop - start)``: :func:`row_bits` mapped to ``2 bit - 1``."""
+    return 2.0 * row_bits(entropy, start, stop, planes) - 1.0
 
 
 # -- workers -----------------------------------------------------------------

@@ -37,12 +37,8 @@ __all__ = [
     "CSVSource",
     "DaskSource",
     "is_dask_collection",
-    "DEFAULT_BATCH_ROWS",
     "default_batch_rows",
 ]
-
-#: Rows per chunk when a file source is given no ``batch_rows`` (``config``).
-DEFAULT_BATCH_ROWS = config.DEFAULT_BATCH_ROWS
 
 
 def default_batch_rows(width: int) -> int:
@@ -332,7 +328,7 @@ class ParquetSource(_FileSource):
             _check_columns(names, wanted, f"the Parquet file {str(f)!r}")
             nobs += meta.metadata.num_rows
         self.nobs = int(nobs)
-        self.batch_rows = _check_batch_rows(batch_rows, DEFAULT_BATCH_ROWS)
+        self.batch_rows = _check_batch_rows(batch_rows, config.DEFAULT_BATCH_ROWS)
 
     def _iter(self, batch_rows: int | None) -> Iterator[WeightedChunk]:
         import pyarrow as pa
@@ -395,7 +391,7 @@ class CSVSource(_FileSource):
         wanted = self._set_columns(y, a, b, weights)
         header = pd.read_csv(p, sep=sep, nrows=0).columns
         _check_columns([str(c) for c in header], wanted, f"the CSV file {str(path)!r}")
-        self.batch_rows = _check_batch_rows(batch_rows, DEFAULT_BATCH_ROWS)
+        self.batch_rows = _check_batch_rows(batch_rows, config.DEFAULT_BATCH_ROWS)
         self._nobs: int | None = None
 
     @property

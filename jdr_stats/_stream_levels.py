@@ -23,8 +23,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from . import config
 from ._responses import RARE_CLASS_ROWS, ResponseInfo, _looks_numeric
-from ._sources import DEFAULT_BATCH_ROWS, _check_batch_rows, _check_columns
+from ._sources import _check_batch_rows, _check_columns
 from ._validation import check_choice
 from .exceptions import RareClassWarning
 
@@ -110,7 +111,7 @@ def stream_levels(path: Any, column: str, kind: str, *, text: bool = True, sep: 
     numeric codes declared categorical).  Missing values are refused (a
     ValueError naming the column).
     """
-    step = max(_check_batch_rows(batch_rows, DEFAULT_BATCH_ROWS), 1 << 16)
+    step = max(_check_batch_rows(batch_rows, config.DEFAULT_BATCH_ROWS), 1 << 16)
     counts: dict[Any, int] = {}
     for frame in _chunks_of(path, kind, [column], step, sep, text=[column] if text else []):
         values = frame[column]
@@ -161,7 +162,7 @@ class LevelSource:
         self.names_a = [names.get(c, str(c)) for c in self._a]
         self.names_b = [names.get(c, str(c)) for c in self._b]
         self.nobs = int(nobs)
-        self.batch_rows = _check_batch_rows(batch_rows, DEFAULT_BATCH_ROWS)
+        self.batch_rows = _check_batch_rows(batch_rows, config.DEFAULT_BATCH_ROWS)
 
     @property
     def weighted(self) -> bool:

@@ -166,8 +166,9 @@ def _build_parser() -> _Parser:
                      default="auto",
                      help="how --rank auto chooses the rank: sequential tests of this method "
                           "or the ladle (default auto: the robust test, or the robust and "
-                          "spectral tests combined when q n1 n2 / m >= 20, q the response's "
-                          "columns, or >= 5 with m q n1 n2 <= 2e8, and the rows are in memory)")
+                          "spectral tests combined when q n1 n2 / m >= 5, q the response's "
+                          "columns: jdr_stats.policy.rank_method; the same test whether "
+                          "the file is read into memory or streamed)")
     fit.add_argument("--seed", type=int, default=None,
                      help="seed of the permutation and spectral tests, the ladle, the "
                           "bootstrap and the support selection (each draws from its own child "

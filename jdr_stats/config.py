@@ -1,28 +1,29 @@
-"""Every chunk-size and memory knob of the package, in one place (layer 0).
+"""Resources of the package: memory, chunk sizes, workers, time (layer 0).
 
 The reductions over rows (moments, bootstrap sums, rank-test and support
 statistics) hold at most one working buffer of about :data:`MEMORY_BUDGET`
 bytes at a time, whatever the number of rows; the knobs below are derived
 from it where they bound the same thing, and stand alone where they fix
-something else (the Poisson weights' seeding, a cache-sized slice, a
-dimension threshold).
+something else (a cache-sized slice, a compute budget).
 
 The modules of the package read these values when they run (``from .. import
-config`` then ``config.NAME``), so a test or a user may change one with
+config`` then ``config.NAME`` inside a function; never a default argument or
+a module-level copy), so a test or a user may change one with
 ``monkeypatch.setattr(jdr_stats.config, "NAME", value)``.  The derived knobs
 are computed once, at import: change them directly, not through
-:data:`MEMORY_BUDGET`.  None of them changes a result beyond rounding,
-except :data:`BLOCK_ROWS` (see there).
+:data:`MEMORY_BUDGET`.  None of them changes which test or estimator runs,
+nor a result beyond rounding: a compute budget (:data:`ROBUST_EXACT_FLOPS`)
+may choose how a number is computed (exact sums, or sampled row pairs whose
+Monte Carlo error is carried to the p-value).  Every result-determining
+threshold and every automatic choice is in :mod:`jdr_stats.policy`.  (The
+opt-in ``ROBUST_CROSSFIT_*`` settings of an experimental variance estimate
+are off by default.)
 """
 
 from __future__ import annotations
 
 __all__ = [
-    "BLOCK_ROWS",
     "BOOT_DIRECT_WIDTH",
-    "LADLE_EDGE_DRAWS",
-    "LADLE_EDGE_QUANTILE",
-    "LADLE_STRONG_EDGE",
     "BOOT_SUMS_BYTES",
     "CHUNK_BYTES",
     "CHUNK_FLOATS",
@@ -31,27 +32,18 @@ __all__ = [
     "DEFAULT_BATCH_ROWS",
     "FEATURE_BYTES",
     "LONG_RUN_SECONDS",
-    "MAX_EXACT_DIM",
     "MEMORY_BUDGET",
     "PIECE_ROWS",
     "ROBUST_BLOCK_ROWS",
     "ROBUST_EXACT_FLOPS",
     "ROBUST_MAX_PAIRS",
     "ROBUST_MIN_BLOCKS",
-    "ROBUST_PAIR_SEED",
-    "RANK_TESTS_MAX_RATIO",
-    "RANK_SPECTRAL_MIN_RATIO",
-    "RANK_COMBINED_MIN_RATIO",
-    "RANK_COMBINED_MAX_WORK",
-    "COMBINED_SPECTRAL_MIN_EDGE",
     "SPECTRAL_SEQUENTIAL_CHUNK",
     "ROBUST_VAR_RTOL",
     "ROBUST_CROSSFIT_FOLDS",
-    "ROBUST_CORRECTED_MAX_RATIO",
     "ROBUST_CROSSFIT_EDGE",
     "ROBUST_CROSSFIT_DIRS",
     "SUPPORT_RESAMPLE_BYTES",
-    "SUPPORT_TESTS_MAX_RATIO",
     "chunk_rows",
 ]
 
@@ -102,20 +94,11 @@ BOOT_SUMS_BYTES = 8 * MEMORY_BUDGET
 #: single-precision rounding of the resampling deviations.
 BOOT_DIRECT_WIDTH = 100
 
-#: Rows per block of Poisson-bootstrap weights: one spawned ``SeedSequence``
-#: per block.  NOT a memory knob: it fixes which generator draws the weight
-#: of each row, so changing it changes every Poisson-bootstrap replicate.
-BLOCK_ROWS = 1 << 14
 
 #: Rows whose features the Poisson-bootstrap pass forms at once (its buffer
 #: holds ``PIECE_ROWS x width`` floats).
 PIECE_ROWS = 1 << 13
 
-#: Largest number of complement entries ``d = (n1 - k)(n2 - k)`` for which
-#: the rank tests form the (d x d) covariance of the complement (memory
-#: O(d^2)); above it the general test uses its moment-matched tail and the
-#: robust and Wald tests refuse the row.
-MAX_EXACT_DIM = 2048
 
 #: Largest Parquet input (a file or a folder of them) that the command line
 #: reads into memory rather than streaming, in bytes of its selected columns
@@ -154,20 +137,6 @@ ROBUST_BLOCK_ROWS = 256
 ROBUST_MIN_BLOCKS = 10
 ROBUST_MAX_PAIRS = 50_000_000
 
-#: The robust rank test's reference at rank ``k`` is the self-influence
-#: corrected one (theory 6d: mean corrected for each row's influence on the
-#: estimated directions, variance from the off-diagonal and linear terms)
-#: while ``d / m`` is at most this, ``d = q (n1 - k)(n2 - k)`` (``q``
-#: response columns: the HOSVD terms of 6d); above it the per-row reference
-#: of theory 6, up to ``ROBUST_BOTH_MIN_RATIO``.
-ROBUST_CORRECTED_MAX_RATIO = 0.2
-
-#: Above this ``d / m`` the robust test reports the larger of the corrected
-#: and per-row p-values (theory 6d, "Above the bound": neither reference is
-#: derived there; the per-row one held its size up to d/m = 4.8 in the width
-#: study and was liberal, 0.15-0.16, with a rare binary response at d/m = 44,
-#: where the corrected one was liberal with a skewed response).
-ROBUST_BOTH_MIN_RATIO = 5.0
 
 #: Opt-in (0 = off, the default): the robust test's variance (not its mean)
 #: estimated from the response with a cross-fitted, shrunk fit on the top
@@ -182,22 +151,6 @@ ROBUST_CROSSFIT_FOLDS = 0
 ROBUST_CROSSFIT_EDGE = 0.5
 ROBUST_CROSSFIT_DIRS = 3
 
-#: Seed of the robust test's row pairs when ``rank_tests`` gets no ``seed``
-#: (so that the default test is a deterministic function of the data).
-ROBUST_PAIR_SEED = 20261126
-
-#: The ladle's noise edge (theory section 9, ``inference/_ladle_criterion``):
-#: the quantile, over ``LADLE_EDGE_DRAWS`` sign-flip draws of the complement
-#: block's noise, of its squared top singular value; the criterion's
-#: eigenvalue part counts only the excess of ``s_{k+1}^2`` over it.
-LADLE_EDGE_QUANTILE = 0.9
-#: Sign-flip draws of the complement block's noise behind the ladle's edge
-#: (one pass over the rows; cost ``O(draws m n1 n2)``).
-LADLE_EDGE_DRAWS = 20
-#: Sample directions with ``s_j^2`` above this multiple of the
-#: Marchenko-Pastur edge of the Poisson replicates' noise are projected off
-#: before that edge is measured (their noise is not the complement's).
-LADLE_STRONG_EDGE = 2.0
 
 #: Expected run time (seconds) above which ``fit("auto")`` and
 #: ``rank_tests()`` warn before they start (:class:`~jdr_stats.exceptions.LongRunWarning`).
@@ -212,59 +165,6 @@ LONG_RUN_SECONDS = 60.0
 #: product to run near peak.
 SUPPORT_RESAMPLE_BYTES = 4 * MEMORY_BUDGET
 
-#: Widest ``max(n1, n2) / m`` at which the support tests run
-#: (``fit(sparsity="auto")``, ``JointDimReduction.select_support``): at
-#: ``n/m = 0.1`` their false discovery proportion was 0.09-0.12 at nominal
-#: 0.1, at ``n/m = 0.2`` 0.43-0.47 (``benchmarks/results/study_wide_size.txt``,
-#: m = 300), so above this they refuse.  NOT a memory knob: raising it runs
-#: the tests where their error rate was not controlled.
-SUPPORT_TESTS_MAX_RATIO = 0.1
-
-#: Widest ``max(n1, n2) / m`` at which the default (robust) rank test held its
-#: size (0.04-0.06 at nominal 0.05 for n/m = 0.05 and 0.1; at n/m = 0.2 and 0.5
-#: it was conservative, 0.000-0.015, with little power:
-#: ``benchmarks/results/study_wide_default_size.txt``; at n/m = 0.15 it was
-#: liberal for a rare binary response, 0.16: ``study_width.txt``).  Above it the premise
-#: checks' small-sample message (``m < n1 n2``) says so (the rank tests and ``fit(rank="auto")``
-#: warn with it).  NOT a memory knob.
-RANK_TESTS_MAX_RATIO = 0.1
-
-#: At or above this ``q n1 n2 / m`` (``q`` response columns) the default rank
-#: method (``"auto"``) is the combined test (theory 6f, 6g), when the rows are
-#: in memory; below it, the robust test (or the combined one for cheap
-#: designs, ``RANK_COMBINED_MIN_RATIO``).  At ``n1 n2 / m = 22.5`` and ``44``
-#: the robust test's guard was valid but had little power (size 0.000) where
-#: the spectral test kept its level and found strong directions
-#: (``benchmarks/results/study_spectral.txt``); at 9 the two were in their
-#: band and as powerful but for a rare binary response.  NOT a memory knob.
-RANK_SPECTRAL_MIN_RATIO = 20.0
-
-#: Below ``RANK_SPECTRAL_MIN_RATIO`` the default is also the combined test from
-#: this ``q n1 n2 / m`` on, for designs whose sign flip is cheap
-#: (``m q n1 n2 <= RANK_COMBINED_MAX_WORK``).  There the robust test's
-#: references are in their conservative range and can miss a direction just
-#: above the noise edge (the paper's experiment 1 at ``m = 2000``, ratio 5:
-#: found in 8 of 20 samples by the robust test, 18 of 20 by the combined one;
-#: ``benchmarks/results/check_paper_auto.txt``).  NOT a memory knob.
-RANK_COMBINED_MIN_RATIO = 5.0
-
-#: The largest ``m q n1 n2`` (multiply-adds of one sign flip's cross product,
-#: about those of a fit) at which the default uses the combined test between
-#: ``RANK_COMBINED_MIN_RATIO`` and ``RANK_SPECTRAL_MIN_RATIO``.  A rank where
-#: the spectral test rejects and the robust one is not decisive needs all
-#: ``n_perm`` flips, about 100 fits' time: 0.95 s at ``100 x 100``,
-#: ``m = 2000`` (``2e7``), 20 s at ``300 x 300``, ``m = 1e4`` (``9e8``), where
-#: the issue's target is 20 fits (``benchmarks/results/bench_width.txt``).
-#: So above it the robust test alone runs, at a fit's cost.  NOT a memory knob.
-RANK_COMBINED_MAX_WORK = 2e8
-
-#: The combined rank test runs its spectral part only at the ranks whose
-#: statistic ``m s_{k+1}^2 / var(y)`` is at least this share of the noise edge
-#: ``(sqrt(n1-k) + sqrt(n2-k))^2``; below it the spectral p-value counts as 1
-#: (the Bonferroni bound holds whatever the rule), which saves its sign flips
-#: where it cannot reject (at 1000 x 1000, m = 1e4 the paper's directions sit
-#: at about 0.4 of the edge).  NOT a memory knob.
-COMBINED_SPECTRAL_MIN_EDGE = 0.5
 
 #: Sign flips of the spectral test drawn between two looks at the counts of
 #: its sequential p-values (``inference/_rank_spectral.spectral_pvalues``):

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from . import config
+from . import policy
 from ._data import RowsData
 from .core import moments as core_moments
 from .exceptions import AssumptionWarning
@@ -303,31 +303,28 @@ class Premises:
         ]
 
     def _wide_rank_text(self) -> str:
-        """What the rank tests do above ``config.RANK_TESTS_MAX_RATIO``."""
-        ratio, limit = max(self.n1, self.n2) / self.nobs, config.RANK_TESTS_MAX_RATIO
+        """What the rank tests do above ``policy.RANK_TESTS_MAX_RATIO``."""
+        ratio, limit = max(self.n1, self.n2) / self.nobs, policy.RANK_TESTS_MAX_RATIO
         if ratio <= limit:
             return ""
         return (
             f"max(n1, n2)/m = {ratio:.3g} > {limit}: the robust test's references "
             "are not derived at this width; where "
             + ("(n1-k)(n2-k)/m > " if self.q == 1 else "q (n1-k)(n2-k)/m > ")
-            + f"{config.ROBUST_BOTH_MIN_RATIO:g} it reports the larger of two p-values, which "
+            + f"{policy.ROBUST_BOTH_MIN_RATIO:g} it reports the larger of two p-values, which "
             "guards against a liberal test but is conservative (size 0.000 at nominal 0.05 "
             "in six designs at 300 x 300, m = 2000, benchmarks/results/study_width_both.txt); "
             "treat its p-values as indicative: a non-rejection is no evidence for a smaller "
             'rank, and fit(rank="auto") then fits r = 1. From '
             + ("n1 n2 / m" if self.q == 1 else "q n1 n2 / m")
-            + f" = {config.RANK_SPECTRAL_MIN_RATIO:g} (here "
+            + f" = {policy.RANK_COMBINED_MIN_RATIO:g} (here "
             + (f"q = {self.q}: " if self.q > 1 else "")
             + f"{self.q * self.n1 * self.n2 / self.nobs:.3g}) "
             'the default rank_method="auto" combines it with the spectral test (the next '
-            "singular value against sign flips of a bound; theory 6e, 6f) when the rows are "
-            "in memory: the spectral test held its level in the width "
-            "study and has more power against strong directions there; from "
-            f"{config.RANK_COMBINED_MIN_RATIO:g} too where one sign flip is cheap ("
-            + ("m n1 n2" if self.q == 1 else "m q n1 n2")
-            + f" <= {config.RANK_COMBINED_MAX_WORK:.3g}); otherwise "
-            'rank_method="combined" can be asked for (rank-test guide)'
+            "singular value against sign flips of a bound; theory 6e, 6f), wherever the "
+            "rows are stored: the spectral test held its level in the width study and has "
+            'more power against strong directions there; below it rank_method="combined" '
+            "can be asked for (rank-test guide)"
         )
 
     @property

@@ -29,6 +29,7 @@ from ._estimate import (
 from ._linalg import AnyWhitening, BlockMoments, Whitening
 from ._progress import ProgressArg
 from ._responses import ResponseKind
+from ._settings import FitSettings
 from ._sources import RowSource, is_dask_collection
 from ._stream_levels import plan_stream
 from ._streamed import MomentsData
@@ -492,10 +493,10 @@ class JointDimReduction(DataModel):
             method (default ``"auto"``: ``"robust"``, valid without
             distributional assumptions, or ``"combined"`` (the robust and
             the spectral tests, Bonferroni-combined) for blocks much wider
-            than the sample, ``q n1 n2 / m >= 20`` (``q`` response columns;
-            from 5 where one sign flip is cheap, ``m q n1 n2 <= 2e8``)
-            with the rows in memory, see
-            :func:`~jdr_stats.inference.rank_tests.resolve_method`;
+            than the sample, ``q n1 n2 / m >= 5`` (``q`` response columns;
+            :func:`jdr_stats.policy.rank_method`: the data's shape alone
+            chooses, wherever the rows are stored; the choice and its reason
+            are in ``results.settings``);
             ``"chi2"`` is the normal-theory test), or the ladle
             estimator (``"ladle"``, Luo and Li 2016, bootstrap from a child of
             ``seed``).  The tests whiten with the sample covariance whatever
@@ -553,38 +554,34 @@ class JointDimReduction(DataModel):
         # The moments are computed once, and each covariance factored once,
         # for the rank tests, the coordinate tests and the estimate.
         auto = rank == "auto" or sparsity == "auto"
-        mom, whitening_pair = self._moments_and_whitenings(choice.kind, auto)
+        mom, whitening_pair = self._moments_and_whitenings(choice.name, auto)
         # the tests whiten with the sample covariance (see fit's docstring)
         test_whitening = cast("DesignWhitening[Whitening] | None",
-                              whitening_pair if choice.kind == "sample" else None)
-        settings: dict[str, Any] = {
-            "standardize": choice.kind != "none", "whitening": choice.kind,
-            "whitening_reason": choice.reason, "rank_method": None, "alpha": None,
-            "support": None,
-        }
+                              whitening_pair if choice.name == "sample" else None)
         rank_table = None
         rank_seed, support_seed = child_seeds(seed, 2)
+        chosen_by: str | None = None
         if rank == "auto":
             rank, rank_table = choose_rank(
                 self._data, mom, test_whitening, method=rank_method, alpha=alpha, seed=rank_seed,
                 progress=progress,
             )
             # the method that ran (a q > 1 response may fall back; see _rank_q)
-            settings["rank_method"] = getattr(rank_table, "method", rank_method) \
+            chosen_by = getattr(rank_table, "method", rank_method) \
                 if rank_method != "ladle" else rank_method
-            settings["alpha"] = alpha
         support_sets = None
+        support_found, support_note = None, None
         if sparsity == "auto":
             self._data.rows('sparsity="auto" (support selection)')
             found = choose_support(self._data, mom, test_whitening, rank=rank, fdr=fdr,
                                    seed=support_seed)
-            settings["support"], settings["support_note"] = found.tests, found.note()
+            support_found, support_note = found.tests, found.note()
             support_sets = (found.rows, found.cols)
             sparsity = (len(found.rows), len(found.cols))
         est = estimate(
             mom,
             rank,
-            standardize=choice.kind != "none",
+            standardize=choice.name != "none",
             sparsity=None if sparsity is None or support_sets is not None
             else tuple(sparsity),  # type: ignore[arg-type]  # checked by estimate
             names_a=names_a,
@@ -592,7 +589,13 @@ class JointDimReduction(DataModel):
             whitening=whitening_pair,
             support=support_sets,
         )
-        settings["sparsity"] = None if sparsity is None else (int(sparsity[0]), int(sparsity[1]))
+        settings = FitSettings(
+            whitening=choice, rank_method=chosen_by,
+            rank_choice=getattr(rank_table, "choice", None),
+            alpha=alpha if chosen_by is not None else None,
+            sparsity=None if sparsity is None else (int(sparsity[0]), int(sparsity[1])),
+            support=support_found, support_note=support_note,
+        )
         res = JDRResults(self, est, mom, settings, rank_tests=rank_table,
                          whitening=whitening_pair)
         if rank_table is not None:  # p-values chose the rank: check their premises

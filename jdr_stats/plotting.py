@@ -127,7 +127,7 @@ def plot_scree(
     # every test table has a pvalue column; the ladle (a criterion) has none
     if rank_tests is not None and "pvalue" in rank_tests.table:
         if alpha is None:
-            alpha = float(getattr(results, "_settings", {}).get("alpha") or 0.05)
+            alpha = float(getattr(getattr(results, "settings", None), "alpha", None) or 0.05)
         table = rank_tests.table
         ks = np.asarray(table.index if "k" not in table.columns else table["k"], dtype=float)
         ax2 = ax.twinx()

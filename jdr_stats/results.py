@@ -32,6 +32,7 @@ from ._linalg import AnyWhitening, BlockMoments
 from ._responses import summary_lines as _response_lines
 from ._responses import summary_notes as _response_notes
 from ._results_extra import FitMeasuresMixin
+from ._settings import FitSettings
 from ._sources import DaskSource, is_dask_collection
 from ._version import __version__
 from .core.whitening import DesignWhitening
@@ -45,7 +46,7 @@ from .inference.rank_tests import rank_tests as _rank_tests
 from .summary import LOADING_NOTES, SummaryMixin, build_summary, json_safe
 from .support import SupportResults
 
-__all__ = ["JDRResults"]
+__all__ = ["FitSettings", "JDRResults"]
 
 def _labels(prefix: str, r: int) -> list[str]:
     return [f"{prefix}{k + 1}" for k in range(r)]
@@ -63,7 +64,7 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         model: DataModel,
         est: Estimate,
         moments: BlockMoments,
-        settings: dict[str, Any],
+        settings: FitSettings,
         *,
         rank_tests: RankTestResults | LadleResults | None = None,
         whitening: DesignWhitening[AnyWhitening] | None = None,
@@ -72,7 +73,7 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         self._model = model
         self._est = est
         self._moments = moments
-        self._settings = dict(settings)
+        self._settings = settings
         self._whitening = whitening
         # The rank tests that chose the rank of a rank="auto" fit (fixed at
         # construction: a results object never changes).
@@ -164,22 +165,22 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
 
     @property
     def standardize(self) -> bool:
-        return self._settings["standardize"]
+        return self._settings.standardize
 
     @property
     def whitening(self) -> str:
         """The whitening the fit used: "sample", "shrinkage", "diagonal" or "none"."""
-        return self._settings.get("whitening", "sample" if self.standardize else "none")
+        return self._settings.whitening.name
 
     @property
     def sparsity(self) -> tuple[int, int] | None:
-        return self._settings["sparsity"]
+        return self._settings.sparsity
 
     @property
     def support_tests(self) -> SupportResults | None:
         """The :class:`~jdr_stats.support.SupportResults` that chose the
         sparsity of a ``sparsity="auto"`` fit (None otherwise)."""
-        return self._settings["support"]
+        return self._settings.support
 
     @property
     def rank_test_table(self) -> RankTestResults | LadleResults | None:
@@ -190,7 +191,21 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
     @property
     def rank_method(self) -> str | None:
         """How the rank was chosen: the test method, or None if given."""
-        return self._settings["rank_method"]
+        return self._settings.rank_method
+
+    @property
+    def settings(self) -> FitSettings:
+        """What the fit used and why: every automatic choice (whitening, rank
+        method) as a :class:`~jdr_stats.policy.Choice` with its reason and
+        inputs (:class:`~jdr_stats.results.FitSettings`)."""
+        return self._settings
+
+    @property
+    def block_sds(self) -> tuple[np.ndarray, np.ndarray]:
+        """Column standard deviations of both blocks (divisor ``m``; kept by
+        :meth:`remove_data`)."""
+        sd_a, sd_b, _ = self._block_stats
+        return sd_a, sd_b
 
     @property
     def _labelled(self) -> bool:
@@ -510,6 +525,8 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         dict
             ``model``, ``version``, ``endog``, ``formula``, ``nobs``, ``n1``,
             ``n2``, ``rank``, ``rank_method``, ``alpha``, ``standardize``,
+            ``whitening``, ``choices`` (each automatic choice of the fit as
+            ``{"name", "reason", "inputs"}``: :attr:`settings`),
             ``sparsity`` (``[s1, s2]`` or None), ``weights`` (bool),
             ``response`` and ``adjusted_for`` (the summary's lines; with
             covariates also ``effective_obs``), ``singular_values``,
@@ -551,9 +568,12 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
             "n2": len(m.data.exog_names_b),
             "rank": self.rank,
             "rank_method": self.rank_method,
-            "alpha": json_safe(self._settings["alpha"]),
+            "alpha": json_safe(self._settings.alpha),
             "standardize": self.standardize,
             "whitening": self.whitening,
+            # every automatic choice with its reason and inputs (policy.Choice)
+            "choices": {what: json_safe(c.to_dict())
+                        for what, c in self._settings.choices.items()},
             "sparsity": None if self.sparsity is None else list(self.sparsity),
             "weights": bool(m.data.weighted),
             **{k.rstrip(":").lower().replace(" ", "_").replace(".", ""): v
@@ -648,7 +668,7 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
             "Rank chosen by:": (
                 "given" if self.rank_method is None
                 else LADLE_CHOSEN_BY if self.rank_method == "ladle"
-                else f"{self.rank_method} tests, alpha={self._settings['alpha']}"
+                else f"{self.rank_method} tests, alpha={self._settings.alpha}"
             ),
             "Whitening:": self.whitening,
             "Sparsity (s1, s2):": (
@@ -672,7 +692,7 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
             ("Premises", self.diagnostics.table, "premises"),
         ]
         notes = r2_notes + self._loading_and_premise_notes(loadings)
-        notes.append(inference_note(self.whitening, self._settings.get("whitening_reason"),
+        notes.append(inference_note(self.whitening, self._settings.whitening.reason,
                                     max(info["n1 (block a):"], info["n2 (block b):"]) / self.nobs))
         if rank_tests is not None and not isinstance(rank_tests, RankTestResults):
             raise TypeError(
@@ -685,14 +705,19 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
                     notes.append(f"Rank: {LADLE_AT_ZERO}; r = 1 was fitted.")
             elif rt is not None:
                 tables.append((f"Rank tests ({rt.method})", rt.table))
-                notes += [f"Rank tests: {ref}" for ref in rt.references]
+                # the fit's choice of method is printed from its settings
+                own = self._settings.rank_choice if rt is self._rank_tests else None
+                if own is not None:
+                    notes.append(f"Rank method: {own.name} ({own.reason}).")
+                notes += [f"Rank tests: {ref}" for ref in rt.references
+                          if own is None or ref != own.reason]
         if self.sparsity is not None:
             notes.append(
                 f"Selected variables: block a {self.support_a}; block b {self.support_b}; "
                 "the loadings of the other variables are zero and not shown."
             )
         if self.support_tests is not None:
-            notes.append(self._settings.get("support_note") or (
+            notes.append(self._settings.support_note or (
                 "Sparsity chosen by the coordinate tests of select_support "
                 f"({self.support_tests.method_label}); see results.support_tests.summary()."
             ))

@@ -193,13 +193,13 @@ def main() -> None:
                     help="fit the exponents to the tables in FILE(s) instead of running")
     ap.add_argument("--child", nargs=3, metavar=("N", "M", "PROC"), help=argparse.SUPPRESS)
     ap.add_argument("--spectral-min-ratio", type=float, default=None,
-                    help="config.RANK_SPECTRAL_MIN_RATIO for the run (where the default rank "
+                    help="policy.RANK_COMBINED_MIN_RATIO for the run (where the default rank "
                          "test becomes the combined test)")
     args = ap.parse_args()
     if args.spectral_min_ratio is not None:
-        from jdr_stats import config
+        from jdr_stats import policy
 
-        config.RANK_SPECTRAL_MIN_RATIO = args.spectral_min_ratio
+        policy.RANK_COMBINED_MIN_RATIO = args.spectral_min_ratio
     if args.child:
         n, m, proc = args.child
         child(int(n), int(m), proc, args.max_rank, args.n_boot)

@@ -36,12 +36,12 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=150)
     ap.add_argument("--edge-quantile", type=float, default=None,
-                    help="config.LADLE_EDGE_QUANTILE for this run (default: the library's)")
+                    help="policy.LADLE_EDGE_QUANTILE for this run (default: the library's)")
     ap.add_argument("--only", nargs="*", help="battery design names")
     args = ap.parse_args()
     if args.edge_quantile is not None:
-        from jdr_stats import config
-        config.LADLE_EDGE_QUANTILE = args.edge_quantile
+        from jdr_stats import policy
+        policy.LADLE_EDGE_QUANTILE = args.edge_quantile
         print(f"# LADLE_EDGE_QUANTILE = {args.edge_quantile}")
     warnings.simplefilter("ignore")
     print(f"# reps={args.reps}, n_boot={study.N_BOOT}, seeds=[{study.SEED}, design index, r] "

@@ -133,7 +133,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=40)
     ap.add_argument("--edge-quantile", type=float, default=None,
-                    help="config.LADLE_EDGE_QUANTILE for this run (default: the library's)")
+                    help="policy.LADLE_EDGE_QUANTILE for this run (default: the library's)")
     ap.add_argument("--wide-reps", type=int, default=10,
                     help="replications of the designs with n >= 200")
     ap.add_argument("--n-boot", type=int, default=100)
@@ -143,8 +143,8 @@ def main() -> None:
                     help="only time the ladle at n1 = n2 = N, m = M")
     args = ap.parse_args()
     if args.edge_quantile is not None:
-        from jdr_stats import config
-        config.LADLE_EDGE_QUANTILE = args.edge_quantile
+        from jdr_stats import policy
+        policy.LADLE_EDGE_QUANTILE = args.edge_quantile
         print(f"# LADLE_EDGE_QUANTILE = {args.edge_quantile}")
     warnings.simplefilter("ignore")
     if args.time:

@@ -111,7 +111,7 @@ def one_rep(rng, m, n, rho, r, s, c) -> dict[str, float]:
         est = estimate(mom, r, standardize=kind != "none", sparsity=sparsity,
                        whitening=pair, names_a=names, names_b=names)
         out[kind] = angle(u, v, est.dir_a, est.dir_b)
-    out["default"] = out[choose_whitening("auto", m, n, n).kind]
+    out["default"] = out[choose_whitening("auto", m, n, n).name]
     if s is None:
         out.update(sklearn_refs(y, a, b, u, v, r, m, n))
     return out
@@ -304,7 +304,7 @@ def main() -> None:
         fixed = {k: means[k] for k in KINDS if k in means}
         best = min(fixed, key=fixed.get)
         rel = means["default"] / fixed[best]
-        chosen = choose_whitening("auto", args.m, n, n).kind
+        chosen = choose_whitening("auto", args.m, n, n).name
         struct = f"{kind} r={r}" + ("" if s is None else f" s={s}")
         flag = "" if rel <= 1.10 else "  MISS"
         if flag:

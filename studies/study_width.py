@@ -44,7 +44,7 @@ import warnings
 import numpy as np
 
 import jdr_stats as jdr
-from jdr_stats import config
+from jdr_stats import policy
 from jdr_stats.inference._rank_stats import _whiten
 from jdr_stats.inference._robust_core import robust_pvalue
 
@@ -79,7 +79,7 @@ def draw(design: str, m: int, n: int, r: int, rng: np.random.Generator):
 def robust_p(y, a, b, k: int) -> float:
     res = jdr.JointDimReduction(y, a, b).fit(k)
     w = _whiten(res.model.data, res.moments, rows="rotated")
-    mom = w.robust(k, np.random.default_rng(config.ROBUST_PAIR_SEED))
+    mom = w.robust(k, np.random.default_rng(policy.ROBUST_PAIR_SEED))
     return robust_pvalue(w.statistic(k), mom)[0]
 
 
@@ -112,8 +112,8 @@ def size_part(args) -> None:
                 half = 2.5 * se + 0.005
                 ok = "yes" if abs(size - ALPHA) <= half else "NO"
                 d = (n - 2) ** 2
-                ref = ("corrected" if d <= config.ROBUST_CORRECTED_MAX_RATIO * m
-                       else "per-row" if d <= config.ROBUST_BOTH_MIN_RATIO * m else "both")
+                ref = ("corrected" if d <= policy.ROBUST_CORRECTED_MAX_RATIO * m
+                       else "per-row" if d <= policy.ROBUST_BOTH_MIN_RATIO * m else "both")
                 print(f"{design:<13} {n:>4} {m:>6} {len(ps):>5} {size:>6.3f} "
                       f"{np.sqrt(size * (1 - size) / len(ps)):>6.3f} "
                       f"[{ALPHA - half:.3f}, {ALPHA + half:.3f}] {ok:>7} {per:>6.2f}  "
@@ -139,10 +139,7 @@ def auto_part(args) -> None:
                     y, a, b = draw(design, m, n, 2, rng)
                 # the combined test's sign flips from the sample's generator (the robust
                 # test alone keeps its fixed pairs seed, as in the recorded runs)
-                ratio = n * n / m
-                combined = ratio >= config.RANK_SPECTRAL_MIN_RATIO or (
-                    ratio >= config.RANK_COMBINED_MIN_RATIO
-                    and m * n * n <= config.RANK_COMBINED_MAX_WORK)
+                combined = policy.rank_method(m, n, n).name == "combined"
                 seed = int(rng.integers(2**32)) if combined else None
                 return jdr.JointDimReduction(y, a, b).fit(
                     "auto", seed=seed, rank_method=args.auto_method).rank
@@ -195,8 +192,8 @@ def main() -> None:
           f"budget {args.budget} s per setting")
     warnings.simplefilter("ignore")  # the premises warnings of wide fits
     if args.reference != "default":
-        config.ROBUST_CORRECTED_MAX_RATIO = float("inf") if args.reference == "corrected" else 0.0
-        config.ROBUST_BOTH_MIN_RATIO = 0.0 if args.reference == "both" else float("inf")
+        policy.ROBUST_CORRECTED_MAX_RATIO = float("inf") if args.reference == "corrected" else 0.0
+        policy.ROBUST_BOTH_MIN_RATIO = 0.0 if args.reference == "both" else float("inf")
         print(f"# reference forced: {args.reference}")
     if not args.skip_size:
         size_part(args)

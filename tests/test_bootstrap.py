@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import jdr_stats as jdr
-from jdr_stats import config, _resampling
+from jdr_stats import _resampling, config, policy
 from jdr_stats._linalg import ReweightedMoments, batched_principal_angles, principal_angles
 from jdr_stats._sources import ArraySource
 from jdr_stats._estimate import estimate
@@ -413,7 +413,7 @@ def test_pairs_n_jobs_gives_identical_numbers(monkeypatch, interval, sparsity):
 def test_poisson_n_jobs_gives_identical_numbers(interval):
     # 40000 rows: three blocks of Poisson weights (BLOCK_ROWS = 16384), the
     # last one short, each cut into pieces
-    assert 2 * config.BLOCK_ROWS < 40_000 < 3 * config.BLOCK_ROWS
+    assert 2 * policy.BLOCK_ROWS < 40_000 < 3 * policy.BLOCK_ROWS
     sim = jdr.simulate.bilinear(40_000, 3, 3, 2, seed=22)
     w0 = np.random.default_rng(3).uniform(0.5, 2.0, 40_000)
     res = jdr.JointDimReduction(sim.y, sim.a, sim.b, weights=w0).fit(2)

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import jdr_stats as jdr
-from jdr_stats import _resampling, config
+from jdr_stats import _resampling, config, policy
 from jdr_stats._linalg import block_moments
 from jdr_stats._moments_engine import pair_view
 from jdr_stats._progress import progress_forwarder, replicate_generators, run_batches
@@ -105,7 +105,7 @@ def test_poisson_bootstrap_weights_come_from_the_engine(monkeypatch):
         calls.append((entropy, block, n_boot))
         return real(entropy, block, n_boot)
 
-    monkeypatch.setattr(config, "BLOCK_ROWS", 256)
+    monkeypatch.setattr(policy, "BLOCK_ROWS", 256)
     monkeypatch.setattr(pmod, "poisson_weights", spy)
     rng = np.random.default_rng(0)
     y, a, b = rng.normal(size=600), rng.normal(size=(600, 3)), rng.normal(size=(600, 2))
@@ -185,52 +185,84 @@ def test_no_module_repeats_an_engine_helper():
                     "_draw_counts": 0, "_inner_tables": 1, "chunk_sums": 1, "merge_sums": 1}
 
 
-# -- one module of knobs ---------------------------------------------------------
+# -- one module of knobs, one of policy ---------------------------------------------
 KNOB_WORDS = ("CHUNK", "BYTES", "FLOATS", "BATCH_ROWS", "BLOCK_ROWS", "PIECE_ROWS",
-              "EXACT_DIM")
+              "EXACT_DIM", "MAX_RATIO", "MIN_RATIO", "MIN_EDGE", "PAIR_SEED")
 
 
-def test_every_knob_is_defined_in_config_only():
-    """No module but config assigns a number to a knob-like name; the
-    aliases some modules keep are read from config."""
+def test_every_knob_is_defined_in_config_or_policy_only():
+    """No module but config (resources) and policy (result-determining
+    thresholds) assigns a number to a knob-like name."""
     offenders = []
     for path in ROOT.rglob("*.py"):
-        if path.name == "config.py":
+        if path.name in ("config.py", "policy.py"):
             continue
         for node in ast.parse(path.read_text()).body:
             if not isinstance(node, (ast.Assign, ast.AnnAssign)):
                 continue
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             names = [t.id for t in targets if isinstance(t, ast.Name)]
-            if not any(w in n for n in names for w in KNOB_WORDS):
-                continue
-            value = node.value
-            reads_config = (isinstance(value, ast.Attribute)
-                            and isinstance(value.value, ast.Name) and value.value.id == "config")
-            if not reads_config:
+            if any(w in n for n in names for w in KNOB_WORDS) and isinstance(
+                    node.value, ast.Constant) and isinstance(node.value.value, (int, float)):
                 offenders.append(f"{path.relative_to(ROOT)}: {names}")
     assert offenders == []
 
 
-def test_knob_aliases_equal_config_and_config_is_read_at_run_time(monkeypatch):
-    from jdr_stats import _sources
-    from jdr_stats.inference import _rank_stats, rank_robust
-    from jdr_stats.support import _robust, _statistics
+def _copies_at_import(tree: ast.Module) -> list[str]:
+    """Module-level statements and default arguments that read config or
+    policy when the module is imported (a copy that a later change misses)."""
+    found = []
 
-    assert _sources.DEFAULT_BATCH_ROWS == config.DEFAULT_BATCH_ROWS
-    assert _rank_stats._MAX_EXACT_DIM == config.MAX_EXACT_DIM
-    for mod in (_rank_stats, rank_robust, _robust, _statistics):
-        assert mod._CHUNK_FLOATS == config.CHUNK_FLOATS
+    def reads(node: ast.AST | None) -> bool:
+        return node is not None and any(
+            isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+            and n.value.id in ("config", "policy") and n.attr.isupper()
+            for n in ast.walk(node))
+
+    for node in tree.body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and reads(node.value):
+            found.append(ast.unparse(node))
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for d in [*node.args.defaults, *node.args.kw_defaults]:
+                if reads(d):
+                    found.append(f"{node.name}: default {ast.unparse(d)}")
+    return found
+
+
+def test_config_and_policy_are_read_at_run_time(monkeypatch):
+    """Every module reads config and policy inside its functions: no
+    module-level copy, no default argument evaluated at import."""
+    offenders = {}
+    for path in ROOT.rglob("*.py"):
+        if path.name in ("config.py", "policy.py"):
+            continue
+        found = _copies_at_import(ast.parse(path.read_text()))
+        if found:
+            offenders[str(path.relative_to(ROOT))] = found
+    assert offenders == {}
+    # the derived knobs and the seeding block
     assert config.CHUNK_FLOATS * 8 == config.MEMORY_BUDGET
     assert config.FEATURE_BYTES == 2 * config.MEMORY_BUDGET
     assert config.COUNT_BYTES == 4 * config.MEMORY_BUDGET
-    assert config.BLOCK_ROWS == 1 << 14  # fixes the Poisson weights' seeding
+    assert policy.BLOCK_ROWS == 1 << 14  # fixes the Poisson weights' and sign flips' seeding
     # the chunk size is read when used
     assert default_batch_rows(10) == config.CHUNK_BYTES // 80
     monkeypatch.setattr(config, "CHUNK_BYTES", 8 * 10 * 3000)
     assert default_batch_rows(10) == 3000
     assert default_batch_rows(1000) == config.MIN_CHUNK_ROWS
     assert ArraySource(np.zeros(5), np.zeros((5, 4)), np.zeros((5, 5))).batch_rows == 3000
+
+
+def test_config_holds_resources_only():
+    """The result-determining thresholds live in policy, not in config."""
+    from jdr_stats import config as cfg
+
+    for name in policy.__all__:
+        if name.isupper():
+            assert not hasattr(cfg, name), name
+    for gone in ("RANK_COMBINED_MAX_WORK", "RANK_SPECTRAL_MIN_RATIO"):
+        assert not hasattr(cfg, gone) and not hasattr(policy, gone)
 
 
 def test_ladle_and_bootstrap_share_the_reweighted_moments(shifted):

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import jdr_stats as jdr
-from jdr_stats import config
+from jdr_stats import config, policy
 from jdr_stats.inference._ladle_criterion import excess_part, ladle_kmax, noise_edge
 from jdr_stats.inference._rank_stats import _whiten
 from jdr_stats.inference.rank_robust import ladle_from_chunks
@@ -49,7 +49,7 @@ def test_noise_edge_covers_the_top_noise_eigenvalue(design):
         below += s[0] ** 2 / var_y <= edge[0]
         # the edge shrinks with the complement like the Marchenko-Pastur edge
         assert np.all(np.diff(edge) < 0)
-    pos, draws = config.LADLE_EDGE_QUANTILE * (config.LADLE_EDGE_DRAWS - 1), config.LADLE_EDGE_DRAWS
+    pos, draws = policy.LADLE_EDGE_QUANTILE * (policy.LADLE_EDGE_DRAWS - 1), policy.LADLE_EDGE_DRAWS
     lo, hi = (np.floor(pos) + 1) / (draws + 1), (np.floor(pos) + 2) / (draws + 1)
     se = np.sqrt(lo * (1 - lo) / reps)
     assert lo - 3 * se <= below / reps <= hi + 3 * se

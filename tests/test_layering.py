@@ -3,7 +3,10 @@
 Every module of ``jdr_stats`` is parsed with ``ast``; each import of another
 module of the package (at the top of the file, inside a function, or under
 ``TYPE_CHECKING``) must go to a module of the same or a lower layer, and the
-graph of these imports must have no cycle.
+graph of these imports must have no cycle.  The subpackages of one layer
+(``inference``, ``support``, ``baselines``) are ordered: ``inference`` below
+``support`` and ``baselines``, which may not import each other (no sideways
+import between packages of one layer).
 """
 
 from __future__ import annotations
@@ -20,12 +23,15 @@ ROOT = pathlib.Path(jdr_stats.__file__).parent
 #: Layer of each top-level module or subpackage, from the ground up.
 LAYERS = {
     "_validation": 0, "exceptions": 0, "summary": 0, "_render": 0, "_report": 0, "_version": 0, "config": 0, "_export": 0,
+    "policy": 0, "_settings": 0, "_warn": 0,
     "core": 1, "_linalg": 1, "_sources": 1, "_dask_source": 1, "_progress": 1, "_resampling": 1, "_moments_engine": 1,
     "sources": 1, "progress": 1,
     "moments": 2, "_adjusted_source": 3, "_stream_levels": 3, "_streamed": 3, "data": 3,
     "_formula": 2, "_inputs": 2, "_responses": 2, "_data": 2, "metrics": 2, "fit_measures": 2, "simulate": 2, "datasets": 2,
     "_estimate": 3, "_hosvd": 3, "sparse": 3, "diagnostics": 3,
-    "inference": 4, "support": 4, "baselines": 4,
+    # the packages of layer 4, ordered: support and baselines use inference's
+    # test tables and chi-square tails; inference never uses them
+    "inference": 4, "support": 4.5, "baselines": 4.5,
     "model": 5, "results": 5, "_results_extra": 5, "compare": 5,
     "sklearn": 6, "plotting": 6, "cli": 6, "_cli_input": 6, "__main__": 6,
     "__init__": 7,
@@ -83,7 +89,7 @@ def _imports() -> dict[str, set[str]]:
 GRAPH = _imports()
 
 
-def _layer(module: str) -> int:
+def _layer(module: str) -> float:
     return LAYERS[module.split(".")[0]]
 
 
@@ -104,6 +110,29 @@ def test_the_parser_sees_the_known_imports():
 def test_no_import_runs_upward(module):
     up = sorted(d for d in GRAPH[module] if _layer(d) > _layer(module))
     assert not up, f"{module} (layer {_layer(module)}) imports from a higher layer: {up}"
+
+
+def _package(module: str) -> str | None:
+    """The top-level subpackage of ``module`` (None for a top-level module)."""
+    top = module.split(".")[0]
+    return top if (ROOT / top).is_dir() else None
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _package(m)))
+def test_no_sideways_import_between_packages_of_one_layer(module):
+    """A package never imports another package of its own layer (support and
+    baselines), nor one of a higher sub-layer (inference from support)."""
+    own = _package(module)
+    sideways = sorted(d for d in GRAPH[module] if _package(d) not in (None, own)
+                      and _layer(d) >= _layer(module))
+    assert not sideways, f"{module} imports from a sibling package: {sideways}"
+
+
+def test_policy_depends_on_nothing_but_the_standard_library():
+    """policy (layer 0) imports no module of the package: every automatic
+    choice is a function of the data's shape and values."""
+    assert GRAPH["policy"] == set()
+    assert GRAPH["config"] == set()
 
 
 def test_no_import_cycle():

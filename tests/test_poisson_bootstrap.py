@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import jdr_stats as jdr
-from jdr_stats import config, _resampling
+from jdr_stats import _resampling, config, policy
 from jdr_stats._estimate import estimate
 from jdr_stats._linalg import principal_angles
 from jdr_stats._sources import ArraySource
@@ -45,7 +45,7 @@ def test_weights_same_seed_same_numbers_and_blocks_differ():
     assert ent == draw_entropy4(7) and ent != draw_entropy4(8)
     w0 = pmod.poisson_weights(ent, 0, 5)
     np.testing.assert_array_equal(w0, pmod.poisson_weights(ent, 0, 5))
-    assert w0.shape == (5, config.BLOCK_ROWS) and w0.dtype == np.float32
+    assert w0.shape == (5, policy.BLOCK_ROWS) and w0.dtype == np.float32
     assert not np.array_equal(w0, pmod.poisson_weights(ent, 1, 5))
     big = pmod.poisson_weights(ent, 3, 400)
     assert abs(big.mean() - 1) < 0.01 and abs(big.var() - 1) < 0.01
@@ -136,7 +136,7 @@ def test_poisson_bootstrap_of_a_parquet_model(data, tmp_path):
 
 def test_pass_crosses_weight_blocks(data, monkeypatch):
     y, a, b = data
-    monkeypatch.setattr(config, "BLOCK_ROWS", 256)
+    monkeypatch.setattr(policy, "BLOCK_ROWS", 256)
     monkeypatch.setattr(config, "PIECE_ROWS", 100)
     got = pmod.poisson_moments(ArraySource(y, a, b, batch_rows=999), 2, seed=1)
     ent = draw_entropy4(1)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import jdr_stats as jdr
-from jdr_stats import config
+from jdr_stats import config, policy
 from jdr_stats.inference._rank_stats import _whiten as whiten_fit
 from jdr_stats.inference._robust_core import robust_moments, robust_pvalue, rotated_first
 
@@ -79,18 +79,18 @@ def test_which_reference(skewed):
     first = rotated_first(ch)
     assert robust_moments(ch, first, 1).reference == "corrected"
     assert robust_moments(ch, first, 1, reference="per-row").reference == "per-row"
-    old = config.ROBUST_CORRECTED_MAX_RATIO, config.ROBUST_BOTH_MIN_RATIO
+    old = policy.ROBUST_CORRECTED_MAX_RATIO, policy.ROBUST_BOTH_MIN_RATIO
     try:
-        config.ROBUST_CORRECTED_MAX_RATIO = 12 / 600 - 1e-9  # d = 5 * 4 at k = 1, 12 at k = 2
+        policy.ROBUST_CORRECTED_MAX_RATIO = 12 / 600 - 1e-9  # d = 5 * 4 at k = 1, 12 at k = 2
         assert robust_moments(ch, first, 1).reference == "per-row"
-        config.ROBUST_BOTH_MIN_RATIO = 20 / 600 - 1e-9
+        policy.ROBUST_BOTH_MIN_RATIO = 20 / 600 - 1e-9
         both = robust_moments(ch, first, 1)
         assert both.reference == "both"
         assert robust_moments(ch, first, 2).reference == "per-row"
-        config.ROBUST_CORRECTED_MAX_RATIO = 12 / 600
+        policy.ROBUST_CORRECTED_MAX_RATIO = 12 / 600
         assert robust_moments(ch, first, 2).reference == "corrected"
     finally:
-        config.ROBUST_CORRECTED_MAX_RATIO, config.ROBUST_BOTH_MIN_RATIO = old
+        policy.ROBUST_CORRECTED_MAX_RATIO, policy.ROBUST_BOTH_MIN_RATIO = old
     corr = robust_moments(ch, first, 1, reference="corrected")
     row = robust_moments(ch, first, 1, reference="per-row")
     for name, ref in (("corrected", corr), ("per-row", row)):
@@ -224,6 +224,9 @@ def test_fit_summary_names_the_references(categorical):
     y = pd.Categorical(np.digitize(sim.y, [-0.5, 0.5])) if categorical else sim.y
     res = jdr.JointDimReduction(y, sim.a, sim.b).fit("auto")
     refs = res.rank_test_table.references
-    assert refs and all(r.startswith("Reference at") for r in refs)
-    text = str(res.summary())
-    assert "Rank tests: Reference at k = 0" in " ".join(text.split())
+    # first the reason of the default's choice (policy.rank_method), then the references
+    assert refs[0] == res.settings.rank_choice.reason and "so the robust test" in refs[0]
+    assert refs[1:] and all(r.startswith("Reference at") for r in refs[1:])
+    text = " ".join(str(res.summary()).split())
+    assert "Rank tests: Reference at k = 0" in text
+    assert "Rank method: robust (method='auto'" in text

@@ -59,9 +59,8 @@ def test_replicates_match_explicit_projection(fit_r2, ks):
     assert got.shape == (3, len(ks), 2)
     m = w.m
     # explicit: the halves drawn by the same generator, directions from the other half
-    order = np.random.default_rng(3).permutation(m)
-    half = np.zeros(m, dtype=int)
-    half[order[m // 2:]] = 1
+    # the halves: one bit per row, by blocks of rows, from a word of the generator
+    half = sp.row_halves(int(np.random.default_rng(3).integers(2**63 - 1)), 0, m).astype(int)
     dirs = []
     for h in (0, 1):
         rows = half != h
@@ -72,8 +71,8 @@ def test_replicates_match_explicit_projection(fit_r2, ks):
         pa = [u[:, :k] @ u[:, :k].T for u, _ in dirs]
         qb = [v[:, :k] @ v[:, :k].T for _, v in dirs]
         for j in range(3):
-            g = np.random.default_rng(100 + j)
-            sa, sb = (g.choice(np.array([-1.0, 1.0]), size=m) for _ in range(2))
+            # the signs: bits of the rows' blocks, from a word of the replicate's generator
+            sa, sb = sp.flip_signs(int(np.random.default_rng(100 + j).integers(2**63 - 1)), 0, m)
             left, right = np.zeros((w.n1, w.n2)), np.zeros((w.n1, w.n2))
             for i in range(m):
                 p, q = pa[half[i]], qb[half[i]]
@@ -140,7 +139,9 @@ def test_reproducible_same_numbers_any_batches(fit_r2, monkeypatch):
     b = fit_r2.rank_tests("spectral", max_rank=2, n_perm=39, seed=5).table
     pd.testing.assert_frame_equal(a, b)
     assert (a["n_flips"] == 39).all()
-    monkeypatch.setattr(sp, "_CHUNK_FLOATS", 1)  # one replicate per batch
+    from jdr_stats import config
+
+    monkeypatch.setattr(config, "CHUNK_FLOATS", 1)  # one replicate per batch, one row per chunk
     c = fit_r2.rank_tests("spectral", max_rank=2, n_perm=39, seed=5).table
     pd.testing.assert_frame_equal(a, c)
     # the default number of sign flips is 199
@@ -233,18 +234,18 @@ def _wide(m: int = 120, n: int = 50, r: int = 1, seed: int = 0):
 
 
 def test_auto_is_the_combined_test_from_the_width_limit(monkeypatch):
-    """method='auto' (the default) runs the combined test at n1 n2 / m >= 20
-    with the rows in memory and one response column, says so in a note, and
-    is the robust test below; fit('auto') reports the method it ran.  The
+    """method='auto' (the default) runs the combined test at n1 n2 / m >= 5
+    (policy.rank_method), says so in a note, and is the robust test below;
+    fit('auto') reports the method it ran and the choice in its settings.  The
     combined p-value is min(1, 2 min(p_robust, p_spectral)), its columns
     those of the two tests run alone (the robust test with its default pairs
     seed, the spectral test with the seed)."""
-    from jdr_stats import config
+    from jdr_stats import policy
     from jdr_stats.inference.rank_tests import resolve_method
 
     y, a, b = _wide()
     model = jdr.JointDimReduction(y, a, b)
-    assert 50 * 50 / 120 >= config.RANK_SPECTRAL_MIN_RATIO
+    assert 50 * 50 / 120 >= policy.RANK_COMBINED_MIN_RATIO
     with pytest.warns(jdr.exceptions.AssumptionWarning, match="small sample"):
         res = model.fit(1)
         rt = res.rank_tests(max_rank=3, seed=3)
@@ -252,7 +253,7 @@ def test_auto_is_the_combined_test_from_the_width_limit(monkeypatch):
         robust = res.rank_tests("robust", max_rank=3).table
     t = rt.table
     assert rt.method == "combined"
-    assert any("method='auto': n1 n2 / m = 20.8 >= 20" in n for n in rt.notes)
+    assert any("method='auto': n1 n2 / m = 20.8 >= 5" in n for n in rt.notes)
     np.testing.assert_allclose(t["pvalue_spectral"], spectral["pvalue"], rtol=0, atol=0)
     np.testing.assert_allclose(t["spectral_statistic"], spectral["statistic"], rtol=1e-10)
     np.testing.assert_allclose(t["pvalue_robust"], robust["pvalue"], rtol=1e-10)
@@ -263,32 +264,41 @@ def test_auto_is_the_combined_test_from_the_width_limit(monkeypatch):
         warnings.simplefilter("ignore", jdr.exceptions.JDRWarning)
         auto = model.fit("auto", seed=3)
     assert auto.rank_method == "combined"
-    # just below the limit: the combined test while one sign flip is cheap
-    # (m n1 n2 = 3e5), with a note saying why; the robust test, without a note,
-    # above the work limit or below the cheap designs' ratio
-    monkeypatch.setattr(config, "RANK_SPECTRAL_MIN_RATIO", 21.0)
-    name, why = resolve_method(model.data, res.moments, "auto")
-    assert name == "combined"
-    assert why.startswith("method='auto': n1 n2 / m = 20.8 >= 5 and one sign flip is cheap "
-                          "(m n1 n2 = 3e+05 <= 2e+08), so the combined test")
-    monkeypatch.setattr(config, "RANK_COMBINED_MAX_WORK", 2.99e5)
-    assert resolve_method(model.data, res.moments, "auto") == ("robust", None)
-    monkeypatch.setattr(config, "RANK_COMBINED_MAX_WORK", 3e5)
-    assert resolve_method(model.data, res.moments, "auto")[0] == "combined"
-    monkeypatch.setattr(config, "RANK_COMBINED_MIN_RATIO", 20.9)
-    assert resolve_method(model.data, res.moments, "auto") == ("robust", None)
+    assert auto.settings.rank_choice.name == "combined"
+    assert "Rank method: combined (method='auto'" in str(auto.summary())
+    # the rule is the ratio alone: no compute budget, no storage
+    name, choice = resolve_method(model.data, res.moments, "auto")
+    assert name == "combined" and choice == policy.rank_method(120, 50, 50)
+    assert choice.reason.startswith("method='auto': n1 n2 / m = 20.8 >= 5, so the combined test")
+    assert choice.inputs == {"nobs": 120.0, "n1": 50.0, "n2": 50.0, "q": 1.0,
+                             "ratio": 50 * 50 / 120}
+    monkeypatch.setattr(policy, "RANK_COMBINED_MIN_RATIO", 20.9)
+    name, choice = resolve_method(model.data, res.moments, "auto")
+    assert name == "robust" and "20.8 < 20.9, so the robust test" in choice.reason
     # every other name is itself
     assert resolve_method(model.data, res.moments, "chi2") == ("chi2", None)
 
 
-def test_auto_stays_robust_without_the_rows():
+def test_auto_streams_the_combined_test_from_a_source():
+    """Without the rows in memory the default is still the combined test: its
+    sign flips stream over the row source and give the in-memory numbers; a
+    model of sums without a source raises, naming rank_method."""
     from jdr_stats.inference.rank_tests import resolve_method
 
     y, a, b = _wide()
-    src = jdr.sources.ArraySource(y, a, b)
+    src = jdr.sources.ArraySource(y, a, b, batch_rows=7)
     streamed = jdr.JointDimReduction.from_source(src)
-    name, why = resolve_method(streamed.data, streamed.moments(), "auto")
-    assert name == "robust" and "needs the rows in memory" in why
+    name, choice = resolve_method(streamed.data, streamed.moments(), "auto")
+    assert name == "combined" and choice is not None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", jdr.exceptions.JDRWarning)
+        got = streamed.fit(1).rank_tests(max_rank=2, n_perm=19, seed=3).table
+        want = jdr.JointDimReduction(y, a, b).fit(1).rank_tests(max_rank=2, n_perm=19,
+                                                                 seed=3).table
+    np.testing.assert_allclose(got.to_numpy(float), want.to_numpy(float), rtol=1e-10)
+    bare = jdr.JointDimReduction.from_moments(jdr.Moments.from_arrays(y, a, b))
+    with pytest.raises(jdr.exceptions.RowsNotInMemoryError, match="rank_method="):
+        bare.fit(1).rank_tests(max_rank=1)
 
 
 def test_combined_size_at_rank_zero_at_most_alpha():
@@ -326,7 +336,7 @@ def test_combined_skips_the_flips_below_half_the_noise_edge():
     """Ranks whose spectral statistic is below COMBINED_SPECTRAL_MIN_EDGE of the
     noise edge run no sign flips (pvalue_spectral NaN, n_flips 0; a note says
     so) and their combined p-value is min(1, 2 p_robust)."""
-    from jdr_stats import config
+    from jdr_stats import policy
 
     sim = jdr.simulate.bilinear(400, 10, 9, 1, seed=5)
     res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(1)
@@ -334,7 +344,7 @@ def test_combined_skips_the_flips_below_half_the_noise_edge():
     t = rt.table
     k = t.index.to_numpy()
     edge = (np.sqrt(10 - k) + np.sqrt(9 - k)) ** 2
-    low = t["spectral_statistic"].to_numpy() < config.COMBINED_SPECTRAL_MIN_EDGE * edge
+    low = t["spectral_statistic"].to_numpy() < policy.COMBINED_SPECTRAL_MIN_EDGE * edge
     assert low.any() and not low.all()
     assert t.loc[low, "pvalue_spectral"].isna().all() and (t.loc[low, "n_flips"] == 0).all()
     # (above the edge, flips are drawn unless the robust p-value is below
@@ -379,9 +389,9 @@ def test_sequential_pvalues_are_besag_clifford(fit_r2, monkeypatch):
 def _all_flips(ks, stats_k, edge, p_robust, n_perm):
     """The rule before the robust p-value was consulted: every rank whose
     statistic reaches the skip fraction of the noise edge."""
-    from jdr_stats import config
+    from jdr_stats import policy
 
-    run = int(np.sum(stats_k >= config.COMBINED_SPECTRAL_MIN_EDGE * edge))
+    run = int(np.sum(stats_k >= policy.COMBINED_SPECTRAL_MIN_EDGE * edge))
     return (range(ks[0], ks[0] + run) if run else None,
             [None if j < run else "not-run" for j in range(len(ks))])
 
@@ -410,8 +420,7 @@ def test_combined_draws_no_flips_where_the_robust_test_decides(fit_r2, monkeypat
 
 def test_default_finds_the_fifth_direction_of_experiment_1_at_m_2000():
     """The paper's BILINEAR experiment 1 at m = 2000 (100 x 100, r = 5; n1 n2 / m
-    = 5, m n1 n2 = 2e7): the default is the combined test (a cheap design
-    between ratio 5 and 20) and chooses 5 in the first sample of
+    = 5): the default is the combined test and chooses 5 in the first sample of
     ``studies/check_paper_auto.py exp1``, where the robust test alone stops
     at 4 (18 and 8 of 20 samples: ``check_paper_auto.txt``)."""
     sim = jdr.simulate.bilinear(2000, 100, 100, 5, seed=np.random.default_rng([2027, 2000, 0]))
@@ -423,4 +432,4 @@ def test_default_finds_the_fifth_direction_of_experiment_1_at_m_2000():
     assert auto.rank_method == "combined" and auto.rank == 5
     assert robust.rank_method == "robust" and robust.rank == 4
     notes = " ".join(auto.rank_test_table.notes)
-    assert "n1 n2 / m = 5 >= 5 and one sign flip is cheap (m n1 n2 = 2e+07 <= 2e+08)" in notes
+    assert "n1 n2 / m = 5 >= 5, so the combined test" in notes

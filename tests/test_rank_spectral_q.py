@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 import jdr_stats as jdr
-from jdr_stats import config
+from jdr_stats import config, policy
 from jdr_stats._hosvd import hosvd, whitened_crosses
 from jdr_stats._linalg import block_whitenings
 from jdr_stats.inference import _rank_spectral as sp
@@ -115,9 +115,8 @@ def test_replicates_match_explicit_projection(multi_r2, ks):
     got = work(gens)
     assert got.shape == (2, len(ks), 2)
     m, q = y.shape
-    order = np.random.default_rng(3).permutation(m)
-    half = np.zeros(m, dtype=int)
-    half[order[m // 2:]] = 1
+    # the halves: one bit per row, by blocks of rows, from a word of the generator
+    half = sp.row_halves(int(np.random.default_rng(3).integers(2**63 - 1)), 0, m).astype(int)
     dirs = []
     for h in (0, 1):
         rows = np.flatnonzero(half != h)
@@ -129,8 +128,8 @@ def test_replicates_match_explicit_projection(multi_r2, ks):
         pa = [u[:, :k] @ u[:, :k].T for u, _ in dirs]
         qb = [v[:, :k] @ v[:, :k].T for _, v in dirs]
         for j in range(2):
-            g = np.random.default_rng(100 + j)
-            sa, sb = (g.choice(np.array([-1.0, 1.0]), size=m) for _ in range(2))
+            # the signs: bits of the rows' blocks, from a word of the replicate's generator
+            sa, sb = sp.flip_signs(int(np.random.default_rng(100 + j).integers(2**63 - 1)), 0, m)
             left = np.zeros((q, w.n1, w.n2))
             right = np.zeros((q, w.n1, w.n2))
             for i in range(m):
@@ -185,45 +184,51 @@ def _wide_q(rng, m=90, n=25, r=0):
     return _multi(m, n, n, r, rng)
 
 
-def test_auto_is_combined_from_q_n1_n2_over_m_20(monkeypatch):
+def test_auto_is_combined_from_q_n1_n2_over_m_5(monkeypatch):
     # q = 3, n1 = n2 = 60, m = 520: q n1 n2 / m = 20.8; two strong directions
     y, a, b = _multi(520, 60, 60, 2, np.random.default_rng(1), strength=4.0)
     model = jdr.JointDimReduction(y, a, b)
-    name, why = resolve_method(model.data, model.moments(), "auto")
-    assert name == "combined" and "q n1 n2 / m (q = 3) = 20.8 >= 20" in why
+    name, choice = resolve_method(model.data, model.moments(), "auto")
+    assert name == "combined" and "q n1 n2 / m (q = 3) = 20.8 >= 5" in choice.reason
+    assert choice.inputs["q"] == 3 and choice.inputs["ratio"] == 3 * 60 * 60 / 520
     rt = model.fit(1).rank_tests(max_rank=3, seed=2)
-    assert rt.method == "combined" and why in rt.notes
+    assert rt.method == "combined" and choice.reason in rt.notes and rt.choice == choice
     auto = model.fit("auto", seed=2)
     assert auto.rank == 2
     assert "q n1 n2 / m (q = 3) = 20.8" in str(auto.summary())
+    assert auto.settings.rank_choice == choice
     # the premises name the width the default's switch uses
-    assert "From q n1 n2 / m = 20 (here q = 3: 20.8)" in " ".join(auto.diagnostics.messages)
+    assert "From q n1 n2 / m = 5 (here q = 3: 20.8)" in " ".join(auto.diagnostics.messages)
     assert auto.rank_test_table.method == "combined"
     # one response column of the same blocks: n1 n2 / m = 6.92, the combined
-    # test for cheap designs (m n1 n2 <= config.RANK_COMBINED_MAX_WORK), else robust
+    # test whatever the number of rows (no compute budget chooses the test)
     one = jdr.JointDimReduction(y[:, 0], a, b)
-    name, why = resolve_method(one.data, one.moments(), "auto")
-    assert name == "combined" and "n1 n2 / m = 6.92 >= 5 and one sign flip is cheap" in why
-    monkeypatch.setattr(config, "RANK_SPECTRAL_MIN_RATIO", 21.0)
-    name, why = resolve_method(model.data, model.moments(), "auto")
-    assert name == "combined" and "q n1 n2 / m (q = 3) = 20.8 >= 5 and one sign flip is cheap" in why
-    assert "(m q n1 n2 = 5.62e+06 <= 2e+08)" in why
-    monkeypatch.setattr(config, "RANK_COMBINED_MAX_WORK", 1e3)
-    assert resolve_method(one.data, one.moments(), "auto") == ("robust", None)
-    assert resolve_method(model.data, model.moments(), "auto") == ("robust", None)
+    name, choice = resolve_method(one.data, one.moments(), "auto")
+    assert name == "combined" and "n1 n2 / m = 6.92 >= 5" in choice.reason
+    monkeypatch.setattr(policy, "RANK_COMBINED_MIN_RATIO", 21.0)
+    assert resolve_method(one.data, one.moments(), "auto")[0] == "robust"
+    assert resolve_method(model.data, model.moments(), "auto")[0] == "robust"
 
 
 def test_auto_without_the_rows_keeps_the_chi2_fallback():
+    """Below the combined test's width the default is the robust test, whose
+    q > 1 version needs the rows: a model from bare moments falls back to chi2
+    with a note.  At the combined test's width such a model raises, naming
+    rank_method (it never switches the test silently)."""
     from jdr_stats.moments import ResponseMoments
 
-    y, a, b = _wide_q(np.random.default_rng(2))
+    y, a, b = _multi(400, 8, 7, 0, np.random.default_rng(2))
     parts = ResponseMoments.from_arrays(y, a, b)
     streamed = jdr.JointDimReduction.from_moments(parts).fit(1)
     rt = streamed.rank_tests(max_rank=1)
     assert rt.method == "chi2"
-    assert any("needs the rows in memory" in note for note in rt.notes)
+    assert any("not in memory" in note for note in rt.notes)
     with pytest.raises(jdr.exceptions.RowsNotInMemoryError, match="spectral rank test"):
         streamed.rank_tests("spectral")
+    y, a, b = _wide_q(np.random.default_rng(2))
+    wide = jdr.JointDimReduction.from_moments(ResponseMoments.from_arrays(y, a, b)).fit(1)
+    with pytest.raises(jdr.exceptions.RowsNotInMemoryError, match="rank_method='robust' or"):
+        wide.rank_tests(max_rank=1)
 
 
 def test_spectral_size_at_rank_zero_is_exact():

@@ -141,8 +141,8 @@ def test_general_weights_near_one_under_normal_theory(fit_r2):
 def test_general_trace_route_matches_exact_route(fit_r2, monkeypatch):
     w = rs_mod._whiten(fit_r2.model.data, fit_r2.moments)
     lam, tr1, tr2 = rs_mod._general_weights(w, 1)
-    monkeypatch.setattr(rs_mod, "_MAX_EXACT_DIM", 0)
-    monkeypatch.setattr(rs_mod, "_CHUNK_FLOATS", 200_000)  # several row chunks
+    monkeypatch.setattr(jdr.policy, "MAX_EXACT_DIM", 0)
+    monkeypatch.setattr(jdr.config, "CHUNK_FLOATS", 200_000)  # several row chunks
     none, tr1_b, tr2_b = rs_mod._general_weights(w, 1)
     assert none is None
     np.testing.assert_allclose([tr1_b, tr2_b], [tr1, tr2], rtol=1e-9)

@@ -371,7 +371,7 @@ def test_nan_pvalue_never_selected_and_does_not_spoil(sparse_model, monkeypatch)
 def test_sandwich_chunked_equals_unchunked(sparse_model, monkeypatch):
     _, model = sparse_model
     full = model.select_support(covariance="sandwich")
-    monkeypatch.setattr(sup, "_CHUNK_FLOATS", 50)
+    monkeypatch.setattr(jdr.config, "CHUNK_FLOATS", 50)
     chunked = model.select_support(covariance="sandwich")
     np.testing.assert_allclose(full.table["statistic"], chunked.table["statistic"], rtol=1e-10)
 
@@ -418,7 +418,7 @@ def test_bad_input(sparse_model, kwargs, exc, msg):
 
 def test_weights_and_small_samples_rejected(monkeypatch):
     # the checks of select_support itself, past the model's width guard
-    monkeypatch.setattr(jdr.config, "SUPPORT_TESTS_MAX_RATIO", 10.0)
+    monkeypatch.setattr(jdr.policy, "SUPPORT_TESTS_MAX_RATIO", 10.0)
     rng = np.random.default_rng(1)
     a, b = rng.standard_normal((60, 5)), rng.standard_normal((60, 56))
     y = rng.standard_normal(60)

@@ -113,7 +113,7 @@ def test_rows_path_equals_arrays_path(monkeypatch, standardize):
     model = jdr.JointDimReduction(sim.y, sim.a, sim.b)
     monkeypatch.setattr(config, "MIN_CHUNK_ROWS", 300)
     monkeypatch.setattr(config, "CHUNK_FLOATS", 300 * 40)  # rows in chunks of 300
-    monkeypatch.setattr(support_robust, "_CHUNK_FLOATS", 2500 * 2 * 3)  # 3 variables a chunk
+    monkeypatch.setattr(jdr.config, "CHUNK_FLOATS", 2500 * 2 * 3)  # 3 variables a chunk
     monkeypatch.setattr(config, "SUPPORT_RESAMPLE_BYTES", 4 * 2500 * 2 * 7)  # 2 chunks a group
     sup = model.select_support(rank=2, seed=7, standardize=standardize, n_resamples=99)
     prep = prepare(model.data, standardize)

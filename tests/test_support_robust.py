@@ -136,7 +136,7 @@ def test_chunked_equals_unchunked(small, monkeypatch):
     _, yc, za, wa, _, wb = small
     full = robust_coordinate_tests(yc, za, wa, wb, method="hc3")
     wild = robust_coordinate_tests(yc, za, wa, wb, method="wild", n_resample=19, seed=2)
-    monkeypatch.setattr(support_robust, "_CHUNK_FLOATS", 1000)  # one variable per chunk
+    monkeypatch.setattr(jdr.config, "CHUNK_FLOATS", 1000)  # one variable per chunk
     np.testing.assert_allclose(robust_coordinate_tests(yc, za, wa, wb, method="hc3").stat, full.stat)
     np.testing.assert_allclose(
         robust_coordinate_tests(yc, za, wa, wb, method="wild", n_resample=19, seed=2).pvalue,

@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 
 import jdr_stats as jdr
 from jdr_stats._estimate import (
-    AUTO_SAMPLE_MAX_RATIO,
     block_whitening_pair,
     choose_whitening,
     estimate,
@@ -93,10 +92,11 @@ def test_bad_whitening_arguments(wide):
 
 def test_auto_rule_threshold():
     m = 1000
-    n_edge = int(AUTO_SAMPLE_MAX_RATIO * m)
-    assert choose_whitening("auto", m, n_edge, 3).kind == "sample"
+    n_edge = int(jdr.policy.AUTO_SAMPLE_MAX_RATIO * m)
+    assert choose_whitening("auto", m, n_edge, 3).name == "sample"
     above = choose_whitening("auto", m, 3, n_edge + 1)
-    assert above.kind == "shrinkage" and "> 0.05" in above.reason
+    assert above.name == "shrinkage" and "> 0.05" in above.reason
+    assert above.inputs["ratio"] == (n_edge + 1) / m
     assert choose_whitening("diagonal", m, 5, 5).reason == "given"
 
 
@@ -297,8 +297,8 @@ def test_wide_fit_without_block_covariances_still_reports(wide, tmp_path):
 def test_support_tests_refuse_above_the_measured_width_naming_what_works(monkeypatch):
     """study_wide_size.txt: FDR 0.43-0.47 at nominal 0.1 for n/m = 0.2, so
     fit(sparsity="auto") and select_support refuse above
-    config.SUPPORT_TESTS_MAX_RATIO = 0.1; a fixed sparsity still fits."""
-    from jdr_stats import config
+    policy.SUPPORT_TESTS_MAX_RATIO = 0.1; a fixed sparsity still fits."""
+    from jdr_stats import config, policy
 
     y, a, b, _, _ = sparse_data(6, 200, 30, c=5.0)
     model = jdr.JointDimReduction(y, a, b)
@@ -309,7 +309,7 @@ def test_support_tests_refuse_above_the_measured_width_naming_what_works(monkeyp
     with pytest.raises(ValueError, match=r"select_support runs the support tests.*" + pattern):
         model.select_support(rank=1, seed=0)
     assert model.fit(1, sparsity=(3, 3)).support_a is not None
-    monkeypatch.setattr(config, "SUPPORT_TESTS_MAX_RATIO", 0.2)  # read when used
+    monkeypatch.setattr(policy, "SUPPORT_TESTS_MAX_RATIO", 0.2)  # read when used
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert model.fit(1, sparsity="auto", seed=0).support_tests is not None
@@ -387,7 +387,7 @@ def test_summary_of_a_wide_fit_never_forms_the_blocks_covariances(monkeypatch):
 
 
 def test_rank_tests_and_bootstrap_say_where_they_were_measured_off():
-    """Above config.RANK_TESTS_MAX_RATIO the small-sample premise (m < n1 n2,
+    """Above policy.RANK_TESTS_MAX_RATIO the small-sample premise (m < n1 n2,
     as in every measured cell) says the default rank test's references are not
     derived there and what it does beyond d/m = 5 (study_width_both.txt), and
     from n/m = 0.05 the summary gives the bootstrap's measured under-coverage;

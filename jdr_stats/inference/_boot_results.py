@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from functools import cached_property
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import numpy as np
 import pandas as pd
@@ -25,7 +25,7 @@ from ..diagnostics import gap_advice
 from ..summary import SummaryMixin, build_summary, json_safe
 from ._bounds import calibrated_level, gap_diagnostics, order_index
 
-__all__ = ["GAP_RATIO_MIN", "BootstrapResults"]
+__all__ = ["GAP_RATIO_MIN", "BootstrapResults", "BootstrappedFit"]
 
 Interval = Literal["percentile", "calibrated"]
 
@@ -35,6 +35,17 @@ INTERVALS: tuple[Interval, ...] = ("percentile", "calibrated")
 #: not separated from the noise when the sample ratio s_r / s_(r+1) is below
 #: GAP_RATIO_MIN (WeakGapWarning).
 GAP_RATIO_MIN = 1.5
+
+
+class BootstrappedFit(Protocol):
+    """What the bootstrap reads from the fit it resamples (``JDRResults``):
+    public, read-only properties only."""
+
+    @property
+    def moments(self) -> Any: ...
+
+    @property
+    def block_sds(self) -> tuple[np.ndarray, np.ndarray]: ...
 
 
 class BootstrapResults(ExportMixin, SummaryMixin):
@@ -52,7 +63,7 @@ class BootstrapResults(ExportMixin, SummaryMixin):
         *,
         standardize: bool,
         sparsity: tuple[int, int] | None,
-        fit: Any,
+        fit: BootstrappedFit | None,
         angles_a: np.ndarray,
         angles_b: np.ndarray,
         singular_values: np.ndarray,
@@ -82,7 +93,7 @@ class BootstrapResults(ExportMixin, SummaryMixin):
 
     # -- basic attributes -------------------------------------------------
     @property
-    def results(self) -> Any:
+    def results(self) -> BootstrappedFit | None:
         """The bootstrapped fit (``JDRResults``; None when :func:`bootstrap`
         was called without ``fit``)."""
         return self._results
@@ -342,7 +353,7 @@ class BootstrapResults(ExportMixin, SummaryMixin):
         if self._dirs is None:
             raise ValueError("these bootstrap results hold no replicate directions")
         fit = self._results
-        sd_a, sd_b, _ = fit._block_stats if fit is not None else block_stats(self._data, 1)
+        sd_a, sd_b = fit.block_sds if fit is not None else block_stats(self._data, 1)[:2]
         sds = {"a": sd_a, "b": sd_b}
         dirs = {"a": self._est.dir_a, "b": self._est.dir_b}
         names = {"a": self._data.names["exog_a"], "b": self._data.names["exog_b"]}

@@ -13,7 +13,7 @@ For ``k = 0..kmax`` the ladle adds two parts:
 ``(n1 - k) x (n2 - k)`` complement block, estimated by sign-flip draws of
 that block's noise (:func:`noise_edge`: the rows projected off the sample's
 strong directions, each row's term ``y_i a_i b_i^T`` given a random sign),
-its ``config.LADLE_EDGE_QUANTILE`` quantile over ``config.LADLE_EDGE_DRAWS``
+its ``policy.LADLE_EDGE_QUANTILE`` quantile over ``policy.LADLE_EDGE_DRAWS``
 draws, scaled to the size of each complement by the Marchenko-Pastur edge
 ``(sqrt(n1 - k) + sqrt(n2 - k))^2``.  On narrow
 designs ``e_k = O((n1 + n2) / m)`` vanishes and the criterion is Luo and
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import config
+from .. import config, policy
 from .._linalg import mp_edge as _mp_edge
 from .._resampling import poisson_row_weights
 from .._validation import check_int
@@ -122,7 +122,7 @@ def _instability(u: np.ndarray, v: np.ndarray, xs: np.ndarray, kmax: int) -> np.
 
 
 def strong_directions(xs: np.ndarray, u: np.ndarray, s: np.ndarray, v: np.ndarray) -> int:
-    """``h``: the sample directions with ``s_j^2`` above ``config.LADLE_STRONG_EDGE``
+    """``h``: the sample directions with ``s_j^2`` above ``policy.LADLE_STRONG_EDGE``
     times the Marchenko-Pastur edge ``tau^2 (sqrt n1 + sqrt n2)^2`` of the
     replicates' noise (at most ``p - 1``).
 
@@ -132,7 +132,7 @@ def strong_directions(xs: np.ndarray, u: np.ndarray, s: np.ndarray, v: np.ndarra
     n1, n2, p = u.shape[0], v.shape[0], s.size
     d = xs - (u[:, :p] * s) @ v[:, :p].T
     tau2 = float(np.mean(np.einsum("bij,bij->b", d, d))) / (n1 * n2)
-    edge = config.LADLE_STRONG_EDGE * tau2 * float(_mp_edge(n1, n2, np.array(0.0)))
+    edge = policy.LADLE_STRONG_EDGE * tau2 * float(_mp_edge(n1, n2, np.array(0.0)))
     return min(int(np.sum(s ** 2 > edge)), p - 1)
 
 
@@ -140,7 +140,7 @@ def noise_edge(chunks: Chunks, u: np.ndarray, s: np.ndarray, v: np.ndarray, h: i
                var_y: float, kmax: int, rng: np.random.Generator) -> np.ndarray:
     """The noise edge ``e_k`` (in units of ``s_y^2``) for ``k = 0..kmax``.
 
-    Each of ``config.LADLE_EDGE_DRAWS`` sign-flip draws
+    Each of ``policy.LADLE_EDGE_DRAWS`` sign-flip draws
     ``N_t = (1/m) sum_i eps_ti y_i a'_i b'_i^T`` (``eps`` random signs, drawn
     row by row from ``rng``, a child spawned from the ladle's generator:
     independent of the chunking) is a draw of the
@@ -149,13 +149,13 @@ def noise_edge(chunks: Chunks, u: np.ndarray, s: np.ndarray, v: np.ndarray, h: i
     (:func:`strong_directions`), ``X_h + N_t`` with ``X_h = U_h S_h V_h^T``,
     its ``(h+1)``-th squared singular value is what noise alone puts beyond
     them (the noise of the strong directions' own rows and columns
-    included).  ``e_h`` is the ``config.LADLE_EDGE_QUANTILE`` quantile of
+    included).  ``e_h`` is the ``policy.LADLE_EDGE_QUANTILE`` quantile of
     ``s_{h+1}(X_h + N_t)^2 / s_y^2`` over the draws;
     ``e_k = e_h mp(k) / mp(h)``, ``mp(k) = (sqrt(n1 - k) + sqrt(n2 - k))^2``.
     One pass over the rows.
     """
     n1, n2 = u.shape[0], v.shape[0]
-    draws = check_int(config.LADLE_EDGE_DRAWS, "config.LADLE_EDGE_DRAWS", low=1)
+    draws = check_int(policy.LADLE_EDGE_DRAWS, "policy.LADLE_EDGE_DRAWS", low=1)
     acc = np.zeros((draws, n1, n2))
     m = 0
     for y, a, b in chunks():
@@ -165,7 +165,7 @@ def noise_edge(chunks: Chunks, u: np.ndarray, s: np.ndarray, v: np.ndarray, h: i
         m += y.shape[0]
     strong = (u[:, :h] * s[:h]) @ v[:, :h].T
     top = np.linalg.svd(strong + acc / m, compute_uv=False)[:, h] ** 2 / var_y
-    e_h = float(np.quantile(top, config.LADLE_EDGE_QUANTILE))
+    e_h = float(np.quantile(top, policy.LADLE_EDGE_QUANTILE))
     ks = np.arange(kmax + 1, dtype=float)
     return e_h * _mp_edge(n1, n2, ks) / float(_mp_edge(n1, n2, np.array(float(h))))
 

@@ -8,8 +8,9 @@ from typing import Any
 
 import numpy as np
 
+from .. import config
 from .._progress import ProgressArg, run_batches
-from ._rank_stats import _CHUNK_FLOATS, _kr_chunks, _Whitened
+from ._rank_stats import _kr_chunks, _Whitened
 
 
 def _permutation_stats(
@@ -65,7 +66,7 @@ class _PermutationBatch:
         self.comp_t = np.hstack([uc, vc]).T  # (p + q) x m
         self.uc, self.vc = uc, vc
         per_perm = m * (1 + 4 * k) + 3 * n1 * n2 + p * q + 4 * k * (p + q)
-        self.batch = int(max(1, _CHUNK_FLOATS // per_perm))
+        self.batch = int(max(1, config.CHUNK_FLOATS // per_perm))
         self.w, self.k = w, k
 
     def __call__(self, rngs: list[Any]) -> np.ndarray:

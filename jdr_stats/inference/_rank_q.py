@@ -28,13 +28,14 @@ import numpy as np
 import pandas as pd
 from scipy import linalg, stats
 
-from .. import config
+from .. import policy
 from .._data import RowsData
 from .._hosvd import complement_statistic, hosvd, whitened_crosses
 from .._linalg import BlockMoments, Whitening, block_whitenings, mp_edge
 from .._progress import ProgressArg, progress_bar, progress_forwarder
 from .._validation import check_int, normalize_seed
 from ..core.whitening import DesignWhitening
+from ..exceptions import RowsNotInMemoryError
 from ._rank_spectral import plan_passes, spectral_pvalues
 from ._rank_stats import _Whitened
 from ._robust_core import robust_moments, robust_pvalue, rotated_first
@@ -141,7 +142,7 @@ class _RobustQ:
         yc, ar, br = y - y.mean(axis=0), a @ u, b @ v
         self.chunks = lambda: [(yc, ar, br)]
         self.first = rotated_first(self.chunks)
-        self.rng = normalize_seed(config.ROBUST_PAIR_SEED if seed is None else seed)
+        self.rng = normalize_seed(policy.ROBUST_PAIR_SEED if seed is None else seed)
         self.tags: set[str] = set()
 
     def row(self, stat: float, k: int) -> dict[str, float]:
@@ -216,7 +217,7 @@ def _spectral_rows(rows_data: tuple[np.ndarray, np.ndarray, np.ndarray], sq: _Sp
                 pv, used = spectral_pvalues(
                     w, sub, n_rep, rng, n_jobs=n_jobs,
                     progress=progress_forwarder(update), timing=first,
-                    stats=stats_all[sub[0]: sub[-1] + 1], draw_halves=ks[-1] > 0)
+                    stats=stats_all[sub[0]: sub[-1] + 1])
                 pvs = dict(zip(sub, (float(p) for p in pv), strict=True))
             for j, k in enumerate(ks):
                 ps = pvs.get(k, np.nan)
@@ -252,7 +253,8 @@ def run_q(
 
     Returns ``(table, method key, label, notes, reference notes)``.  ``method`` is
     ``"chi2"``, ``"permutation"``, ``"robust"`` (the fallback above),
-    ``"spectral"`` or ``"combined"`` (the rows in memory; :func:`_spectral_rows`);
+    ``"spectral"`` or ``"combined"`` (the rows in memory, else a
+    RowsNotInMemoryError naming the method; :func:`_spectral_rows`);
     the others raise a ValueError naming the restriction.  ``timing(plan,
     setup, per_replicate)`` is called once, after the first chunk of sign flips.
     """
@@ -263,9 +265,14 @@ def run_q(
     if method == "robust" and not in_memory:
         used = "chi2"
         notes.append(FALLBACK.format(used=used) + " (the rows are not in memory).")
-    elif method in ("spectral", "combined"):
-        data.rows(f"the {method} rank test")
-    elif method not in ("chi2", "permutation", "robust"):
+    elif method in ("spectral", "combined") and not in_memory:
+        raise RowsNotInMemoryError(
+            f"the {method} rank test of a response of q = {q} columns needs the rows in "
+            "memory (it streams over a row source for one response column only); this "
+            f"model's rows are not in memory. rank_method='auto' chooses the {method} test "
+            "from the shape alone (jdr_stats.policy.rank_method), so pass "
+            "rank_method='chi2' (or method='chi2'), or build the model from arrays")
+    elif method not in ("chi2", "permutation", "robust", "spectral", "combined"):
         raise ValueError(
             f"the {method} rank test needs a single response column; this model's "
             f"response has q = {q} columns. Use method='robust' (what the default "

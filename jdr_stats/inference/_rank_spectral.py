@@ -23,6 +23,14 @@ every ``k`` of the pass, each further ``k`` adding two rank-two updates
 and two largest eigenvalues.  Each row's p-value is exact in its own
 right (the same argument as for one row); the rows are dependent, as the
 rows of the other tests are.
+
+The flips stream: each batch of replicates is one pass over the whitened
+row chunks (in memory, or from the model's row source: Parquet, CSV
+chunks, dask), every replicate's sums accumulated in the same pass.  A
+row's half and its signs are bits of its block of ``policy.BLOCK_ROWS``
+rows, drawn from that block's own generator
+(:func:`~jdr_stats._resampling.row_bits`), so the p-values do not depend on
+where the rows are stored nor on how they are chunked.
 """
 
 from __future__ import annotations
@@ -38,9 +46,12 @@ from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 from .. import config
 from .._linalg import mp_edge
 from .._progress import ProgressArg, progress_bar, run_batches
-from ._rank_stats import _CHUNK_FLOATS, _Whitened
+from .._resampling import row_bits, row_signs
+from ._rank_stats import _Whitened
+from .rank_robust import Chunks
 
-__all__ = ["spectral_statistic", "spectral_null", "spectral_pvalues", "pass_plan", "plan_passes"]
+__all__ = ["flip_signs", "pass_plan", "plan_passes", "row_halves", "spectral_null",
+           "spectral_pvalues", "spectral_statistic"]
 
 #: rows per pass after the first (which runs to the noise edge's guess + 1)
 PASS_ROWS = 8
@@ -98,20 +109,51 @@ def _top_eig(x: np.ndarray) -> float:
         return float(np.linalg.norm(x, 2) ** 2)
 
 
-def _half_directions(a: np.ndarray, b: np.ndarray, y: np.ndarray, rows: np.ndarray,
-                     k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Top ``k`` left and right singular vectors of ``X_lin`` of the given rows;
-    for a response of ``q`` columns (``y`` of shape (m, q)) the rank-k HOSVD
+def _directions(xs: list[np.ndarray], k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Top ``k`` left and right singular vectors of one half's ``X_lin``; for a
+    response of ``q`` columns (``xs`` the q matrices) the rank-k HOSVD
     estimates: top ``k`` left singular vectors of the unfoldings
     ``[X_1, ..., X_q]`` and ``[X_1^T, ..., X_q^T]``."""
-    if y.ndim == 1:
-        x = a[rows].T @ (y[rows, None] * b[rows]) / rows.size
-        u, _, vt = np.linalg.svd(x, full_matrices=False)
+    if len(xs) == 1:
+        u, _, vt = np.linalg.svd(xs[0], full_matrices=False)
         return u[:, :k], vt[:k].T
-    xs = [a[rows].T @ (y[rows, c, None] * b[rows]) / rows.size for c in range(y.shape[1])]
     u = np.linalg.svd(np.hstack(xs), full_matrices=False)[0]
     v = np.linalg.svd(np.vstack(xs), full_matrices=False)[2].T
     return u[:, :k], v[:, :k]
+
+
+def _columns(y: np.ndarray) -> list[np.ndarray]:
+    return [y] if y.ndim == 1 else list(y.T)
+
+
+def _offset_chunks(chunks: Chunks) -> Iterator[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
+    """``(start, y, a', b')``: the whitened row chunks with the index of their first row."""
+    start = 0
+    for y, a, b in chunks():
+        yield start, y, a, b
+        start += len(y)
+
+
+def _whitened_chunks(w: _Whitened) -> Chunks:
+    """The whitened rows of ``w`` as a re-iterable factory of chunks: its row
+    source's (streamed) or, for rows given in memory only, one chunk."""
+    if w.chunks is not None:
+        return w.chunks
+    y, a, b = w.in_memory()
+    return lambda: iter([(y, a, b)])
+
+
+def row_halves(entropy: int, start: int, stop: int) -> np.ndarray:
+    """The cross-fit half (0 or 1) of the rows ``start..stop-1``: one fair bit
+    per row, drawn by blocks of rows (:func:`~jdr_stats._resampling.row_bits`)."""
+    return row_bits(entropy, start, stop, 1)[0]
+
+
+def flip_signs(seed: int, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
+    """The signs ``sa``, ``sb`` of the rows ``start..stop-1`` in the replicate
+    whose seed word is ``seed`` (:func:`~jdr_stats._resampling.row_signs`)."""
+    sa, sb = row_signs(seed, start, stop, 2)
+    return sa, sb
 
 
 def _sides(left: list[np.ndarray], right: list[np.ndarray]) -> tuple[float, float]:
@@ -129,82 +171,112 @@ class _SpectralBatch:
     the ranks ``ks`` (a range), as a ``len(rngs) x len(ks) x 2`` array (left:
     the first block projected, right: the second; equal at ``k = 0``).
 
-    Picklable (joblib workers for ``n_jobs``); every replicate has its own
-    generator, so the p-values depend neither on the batches nor on
-    ``n_jobs``.  The halves of the cross-fit are drawn from ``split_rng``
-    before any replicate (when some ``k`` of the pass is positive, or
-    ``draw_halves``).
+    The rows are read in one pass per batch of replicates, from memory or
+    streamed from the model's row source (:attr:`_Whitened.chunks`), the
+    sums of every replicate of the batch accumulated together (memory: the
+    batch's ``q n1 n2`` sums each, the batch bounded by
+    ``config.CHUNK_FLOATS``).  Every random draw is a function of the row's
+    index: row ``i``'s half is a bit of the block of rows it belongs to
+    (:func:`row_halves`, from a word drawn from ``split_rng``), and its signs
+    in replicate ``j`` are bits of that block drawn from a word of the
+    replicate's generator (:func:`flip_signs`).  So the p-values depend
+    neither on the chunks of rows (in memory, Parquet, CSV, dask), nor on the
+    batches of replicates, nor on ``n_jobs`` (the object is picklable for
+    joblib workers).
     """
 
-    def __init__(self, w: _Whitened, ks: range | int, split_rng: np.random.Generator,
-                 draw_halves: bool = False) -> None:
+    def __init__(self, w: _Whitened, ks: range | int, split_rng: np.random.Generator) -> None:
         self.ks = range(ks, ks + 1) if isinstance(ks, int) else ks
-        y, a, b = w.in_memory()
-        self.y, self.a, self.b = y, a, b
+        self.chunks = _whitened_chunks(w)
         self.scale = w.m * w.var_y
+        self.n1, self.n2 = w.n1, w.n2
         kmax = self.kmax = self.ks[-1]
-        #: the projections' corrections, both halves at once: row i of ``ca``
-        #: holds a'_i U_h in the columns of its half h (columns h, h + 2,
-        #: ... : direction j of half h in column 2 j + h; zeros in the other
-        #: half's), ``u1`` the halves' directions in the same order, so that
-        #: ``u1[:, :2k] @ (ca[:, :2k]^T diag(w) b')`` is sum_i w_i P_i a'_i b_i'^T
-        self.ca: np.ndarray | None = None
-        # the halves are drawn when the pass has a positive rank (or when asked:
-        # a part of a planned pass draws what the whole pass would)
-        order = split_rng.permutation(w.m) if kmax > 0 or draw_halves else None
+        #: the halves' word is drawn whatever the ranks, so a part of a pass
+        #: draws the halves (and the replicates' words) the whole pass would
+        self.half_entropy = int(split_rng.integers(2**63 - 1))
+        #: ``u1``, ``v1``: direction j of half h in column 2 j + h, the
+        #: directions that the rows of half h are projected off (fitted on the
+        #: other half), so that row i's corrections are ``a'_i u1`` in the
+        #: columns of its half (zeros in the other half's)
+        self.u1: np.ndarray | None = None
+        self.v1: np.ndarray | None = None
+        self.q = 1
         if kmax > 0:
-            assert order is not None
-            first, second = np.sort(order[: w.m // 2]), np.sort(order[w.m // 2:])
-            self.ca, self.cb = np.zeros((w.m, 2 * kmax)), np.zeros((w.m, 2 * kmax))
+            sums: list[list[np.ndarray]] = [[], []]
+            counts = [0, 0]
+            for start, y, a, b in _offset_chunks(self.chunks):
+                half = row_halves(self.half_entropy, start, start + len(y))
+                for h in (0, 1):
+                    rows = half == h
+                    counts[h] += int(rows.sum())
+                    ah, bh = a[rows], b[rows]
+                    xs = [ah.T @ (yc[rows, None] * bh) for yc in _columns(y)]
+                    sums[h] = xs if not sums[h] else [s0 + x for s0, x in zip(sums[h], xs,
+                                                                               strict=True)]
+            if min(counts) == 0:
+                raise ValueError("the spectral rank test needs rows in both halves of its "
+                                 f"cross-fit; got {counts[0]} and {counts[1]} rows")
             self.u1, self.v1 = np.zeros((w.n1, 2 * kmax)), np.zeros((w.n2, 2 * kmax))
-            for h, (fit_rows, own) in enumerate(((second, first), (first, second))):
-                u1, v1 = _half_directions(a, b, y, fit_rows, kmax)
-                # the rows `own` are projected off the other half's directions
-                self.ca[own, h::2], self.cb[own, h::2] = a[own] @ u1, b[own] @ v1
+            for h in (0, 1):
+                other = 1 - h
+                u1, v1 = _directions([x / counts[other] for x in sums[other]], kmax)
                 self.u1[:, h::2], self.v1[:, h::2] = u1, v1
-        q = 1 if y.ndim == 1 else y.shape[1]
-        per_rep = q * (w.m + 3 * w.n1 * w.n2 + 4 * kmax * (w.m + w.n1 + w.n2))
-        self.batch = int(max(1, min(64, _CHUNK_FLOATS // per_rep)))
-
-    def __call__(self, rngs: list[Any]) -> np.ndarray:
-        y, ks = self.y, self.ks
-        columns = [y] if y.ndim == 1 else list(y.T)
-        pm = np.array([-1.0, 1.0])
-        out = np.empty((len(rngs), len(ks), 2))
-        for j, g in enumerate(rngs):
-            # row i's complement coordinates (I - P_i) a'_i and (I - Q_i) b'_i
-            # get independent signs sa_i and sb_i
-            sa, sb = g.choice(pm, size=y.shape[0]), g.choice(pm, size=y.shape[0])
-            if self.one_sign:  # the whole row flipped (before 2026-11-27)
-                sb = np.ones_like(sb)
-            # one generator per response column, advanced one rank at a time
-            per_rank = zip(*(self._matrices(yc, sa, sb) for yc in columns), strict=True)
-            for i, mats in enumerate(per_rank):
-                out[j, i] = _sides([lk for lk, _ in mats], [rk for _, rk in mats])
-        return out / self.scale
+        if w.y is not None:
+            self.q = 1 if w.y.ndim == 1 else w.y.shape[1]
+        q, n1, n2, k2 = self.q, w.n1, w.n2, 2 * kmax
+        per_rep = q * (n1 * n2 + 2 * k2 * (n1 + n2) + 2 * k2 * n2 + 2 * k2 * k2)
+        self.batch = int(max(1, min(64, config.CHUNK_FLOATS // per_rep)))
 
     #: True: one sign per row flips the row's whole term on both sides (the
     #: approximation of the first version, kept for the comparison of
     #: ``studies/check_spectral_sides.py``)
     one_sign = False
 
-    def _matrices(self, y: np.ndarray, sa: np.ndarray, sb: np.ndarray
+    def __call__(self, rngs: list[Any]) -> np.ndarray:
+        seeds = [int(g.integers(2**63 - 1)) for g in rngs]
+        n1, n2, k2 = self.n1, self.n2, 2 * self.kmax
+        projected = self.u1 is not None
+        acc: list[list[dict[str, np.ndarray]]] | None = None
+        for start, y, a, b in _offset_chunks(self.chunks):
+            cols = _columns(y)
+            if acc is None:
+                acc = [[_zero_sums(n1, n2, k2, projected) for _ in cols] for _ in seeds]
+            ca = cb = None
+            if projected:
+                assert self.u1 is not None and self.v1 is not None
+                half = row_halves(self.half_entropy, start, start + len(y))
+                ca, cb = np.zeros((len(y), k2)), np.zeros((len(y), k2))
+                for h in (0, 1):
+                    rows = half == h
+                    ca[rows, h::2] = a[rows] @ self.u1[:, h::2]
+                    cb[rows, h::2] = b[rows] @ self.v1[:, h::2]
+            for j, seed in enumerate(seeds):
+                sa, sb = flip_signs(seed, start, start + len(y))
+                if self.one_sign:  # the whole row flipped (before 2026-11-27)
+                    sb = np.ones_like(sb)
+                for c, yc in enumerate(cols):
+                    _accumulate(acc[j][c], yc, a, b, sa, sb, ca, cb, self.one_sign)
+        assert acc is not None
+        out = np.empty((len(seeds), len(self.ks), 2))
+        for j in range(len(seeds)):
+            per_rank = zip(*(self._matrices(sums) for sums in acc[j]), strict=True)
+            for i, mats in enumerate(per_rank):
+                out[j, i] = _sides([lk for lk, _ in mats], [rk for _, rk in mats])
+        return out / self.scale
+
+    def _matrices(self, sums: dict[str, np.ndarray]
                   ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """The two sides' matrices ``(L_k, R_k)`` of one response column at the
         ranks of the pass, in order (the same matrix twice at ``k = 0``)."""
-        wy = y * sa * sb
-        full = self.a.T @ (wy[:, None] * self.b)
+        full = sums["full"]
         if self.ks[0] == 0:
             yield full, full
-        if self.ca is None:  # the pass is k = 0 alone
+        if self.u1 is None:  # the pass is k = 0 alone
             return
-        cl, cr = y * sa * (1 - sb), y * sb * (1 - sa)
-        if self.one_sign:
-            cl = cr = np.zeros_like(y)
-        yield from self._projected(full, wy, cl, cr)
+        yield from self._projected(full, sums)
 
-    def _projected(self, full: np.ndarray, wy: np.ndarray, cl: np.ndarray,
-                   cr: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    def _projected(self, full: np.ndarray, sums: dict[str, np.ndarray]
+                   ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """The two sides at the positive ranks of the pass.
 
         With ``a~_i = P_i a'_i + sa_i (I - P_i) a'_i`` and ``b~_i`` likewise,
@@ -212,18 +284,13 @@ class _SpectralBatch:
         sum_i wy_i (I - P_i) a'_i b_i'^T + sum_i cl_i (I - P_i) a'_i (Q_i b'_i)^T``
         (``wy = y sa sb``, ``cl = y sa (1 - sb)``), and the right side
         ``sum_i wy_i a'_i ((I - Q_i) b'_i)^T + sum_i cr_i P_i a'_i ((I - Q_i) b'_i)^T``
-        (``cr = y sb (1 - sa)``).
+        (``cr = y sb (1 - sa)``); ``sums`` holds these sums over the rows
+        (:func:`_accumulate`).
         """
-        assert self.ca is not None
-        b, a, ks = self.b, self.a, self.ks
-        ca, cb, u1, v1 = self.ca, self.cb, self.u1, self.v1
-        c_left = (ca * wy[:, None]).T @ b          # sum wy (U_h^T a') b'^T
-        c_right = a.T @ (cb * wy[:, None])         # sum wy a' (V_h^T b')^T
-        d_left = a.T @ (cb * cl[:, None])          # sum cl a' (V_h^T b')^T
-        e_left = (ca * cl[:, None]).T @ cb         # sum cl (U_h^T a')(V_h^T b')^T
-        ca_r = ca * cr[:, None]
-        f_right = ca_r.T @ b                       # sum cr (U_h^T a') b'^T
-        g_right = ca_r.T @ cb                      # sum cr (U_h^T a')(V_h^T b')^T
+        assert self.u1 is not None and self.v1 is not None
+        ks, u1, v1 = self.ks, self.u1, self.v1
+        c_left, c_right, d_left = sums["c_left"], sums["c_right"], sums["d_left"]
+        e_left, f_right, g_right = sums["e_left"], sums["f_right"], sums["g_right"]
         start = max(ks[0], 1)
         left = full - u1[:, : 2 * start] @ c_left[: 2 * start]
         right = full - c_right[:, : 2 * start] @ v1[:, : 2 * start].T
@@ -235,6 +302,37 @@ class _SpectralBatch:
             c = 2 * k
             yield (left + (d_left[:, :c] - u1[:, :c] @ e_left[:c, :c]) @ v1[:, :c].T,
                    right + u1[:, :c] @ (f_right[:c] - g_right[:c, :c] @ v1[:, :c].T))
+
+
+def _zero_sums(n1: int, n2: int, k2: int, projected: bool) -> dict[str, np.ndarray]:
+    out = {"full": np.zeros((n1, n2))}
+    if projected:
+        out.update(c_left=np.zeros((k2, n2)), c_right=np.zeros((n1, k2)),
+                   d_left=np.zeros((n1, k2)), e_left=np.zeros((k2, k2)),
+                   f_right=np.zeros((k2, n2)), g_right=np.zeros((k2, k2)))
+    return out
+
+
+def _accumulate(sums: dict[str, np.ndarray], y: np.ndarray, a: np.ndarray, b: np.ndarray,
+                sa: np.ndarray, sb: np.ndarray, ca: np.ndarray | None, cb: np.ndarray | None,
+                one_sign: bool = False) -> None:
+    """Add one chunk of rows to one replicate's sums of one response column:
+    ``full = sum wy a' b'^T`` (``wy = y sa sb``) and, with the projections'
+    corrections ``ca``, ``cb``, the six products of :meth:`_SpectralBatch._projected`."""
+    wy = y * sa * sb
+    sums["full"] += a.T @ (wy[:, None] * b)
+    if ca is None or cb is None:
+        return
+    cl, cr = y * sa * (1 - sb), y * sb * (1 - sa)
+    if one_sign:
+        cl = cr = np.zeros_like(y)
+    sums["c_left"] += (ca * wy[:, None]).T @ b          # sum wy (U_h^T a') b'^T
+    sums["c_right"] += a.T @ (cb * wy[:, None])         # sum wy a' (V_h^T b')^T
+    sums["d_left"] += a.T @ (cb * cl[:, None])          # sum cl a' (V_h^T b')^T
+    sums["e_left"] += (ca * cl[:, None]).T @ cb         # sum cl (U_h^T a')(V_h^T b')^T
+    ca_r = ca * cr[:, None]
+    sums["f_right"] += ca_r.T @ b                       # sum cr (U_h^T a') b'^T
+    sums["g_right"] += ca_r.T @ cb                      # sum cr (U_h^T a')(V_h^T b')^T
 
 
 def spectral_null(
@@ -266,7 +364,6 @@ def spectral_pvalues(
     progress: ProgressArg = False,
     timing: Callable[[float, float], None] | None = None,
     stats: np.ndarray | None = None,
-    draw_halves: bool = False,
 ) -> tuple[np.ndarray, int]:
     """Sequential Monte Carlo p-values of the ranks ``ks`` (one pass) and the
     number of sign flips drawn.
@@ -282,13 +379,13 @@ def spectral_pvalues(
     ``timing``, if given, is called after the first chunk with the seconds of
     the setup (the halves' directions) and per replicate.  ``stats``: the
     statistics of ``ks`` (default :func:`spectral_statistic`; a ``q``-column
-    response passes its own, :mod:`._rank_q`).  ``draw_halves=True``: ``ks``
-    is the part of a pass with positive ranks that needs flips; the halves
-    are drawn as for the whole pass, so each rank's replicates, and its
-    p-value, are those of the whole pass.
+    response passes its own, :mod:`._rank_q`).  The halves and the
+    replicates' words are drawn from ``rng`` whatever ``ks``, so a part of
+    a pass (the ranks of the combined test that need flips) has the
+    replicates, and the p-values, of the whole pass.
     """
     start = time.perf_counter()
-    work = _SpectralBatch(w, ks, rng, draw_halves)
+    work = _SpectralBatch(w, ks, rng)
     setup = time.perf_counter() - start
     entropy = int(rng.integers(2**62))
     if stats is None:

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .. import config
+from .. import config, policy
 from .._data import RowsData
 from .._linalg import (
     BlockMoments,
@@ -41,12 +41,6 @@ from .rank_robust import (
     cross_sums,
     whitened_chunks,
 )
-
-#: Largest number of entries of the complement block for which the general
-#: test forms its covariance (d x d) and uses its exact eigenvalues.
-_MAX_EXACT_DIM = config.MAX_EXACT_DIM
-#: Floats held by one chunk of intermediate products (about 32 MB).
-_CHUNK_FLOATS = config.CHUNK_FLOATS
 
 
 @dataclass(frozen=True)
@@ -130,7 +124,7 @@ class _Whitened:
     def complement(self, k: int) -> ComplementMoments:
         """Moments of the influence functions of the complement block at rank ``k``.
 
-        When ``n1 n2 <= _MAX_EXACT_DIM`` every ``k`` comes from one pass over
+        When ``n1 n2 <= policy.MAX_EXACT_DIM`` every ``k`` comes from one pass over
         the rows (``Omega`` of rank ``k`` is a principal sub-matrix of that
         of rank 0), made at the first call; otherwise one pass per ``k``.
         The first-order sums (:func:`cross_sums`) are one more pass, or come
@@ -139,7 +133,7 @@ class _Whitened:
         if self.first is None:
             self.cache.setdefault("first", cross_sums(self.row_chunks()))
         first = self.first if self.first is not None else self.cache["first"]
-        if self.n1 * self.n2 <= _MAX_EXACT_DIM:
+        if self.n1 * self.n2 <= policy.MAX_EXACT_DIM:
             if "all" not in self.cache:
                 self.cache["all"] = complement_moments_all(
                     self.row_chunks(), self.u, self.v, min(self.n1, self.n2) - 1, first=first)
@@ -208,7 +202,7 @@ def _rotate(x: np.ndarray, mean: np.ndarray, rot: np.ndarray) -> np.ndarray:
     centred copy of ``x``: at 1000 + 1000 variables and ``m = 1e5`` that is
     0.8 GB less at the peak)."""
     out = np.empty((x.shape[0], rot.shape[1]))
-    step = max(1, _CHUNK_FLOATS // max(x.shape[1], 1))
+    step = max(1, config.CHUNK_FLOATS // max(x.shape[1], 1))
     for start in range(0, x.shape[0], step):
         sl = slice(start, start + step)
         np.matmul(x[sl] - mean, rot, out=out[sl])
@@ -229,7 +223,7 @@ def _rotated_source(source: Any, mean_y: float, wa: Whitening, wb: Whitening,
 
 def _row_chunks(w: _Whitened) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Row chunks ``(y, a', b')`` of the whitened data (about 32 MB each)."""
-    step = max(1, _CHUNK_FLOATS // (w.n1 + w.n2 + 1))
+    step = max(1, config.CHUNK_FLOATS // (w.n1 + w.n2 + 1))
     y, a, b = w.in_memory()
     for start in range(0, w.m, step):
         sl = slice(start, start + step)
@@ -240,7 +234,7 @@ def _kr_chunks(uc: np.ndarray, vc: np.ndarray) -> Iterator[tuple[slice, np.ndarr
     """Row chunks of the Khatri-Rao product: row i is vec(u_i v_i^T) (row-major)."""
     m, p = uc.shape
     q = vc.shape[1]
-    step = max(1, _CHUNK_FLOATS // max(p * q, 1))
+    step = max(1, config.CHUNK_FLOATS // max(p * q, 1))
     for start in range(0, m, step):
         sl = slice(start, min(start + step, m))
         yield sl, (uc[sl, :, None] * vc[sl, None, :]).reshape(-1, p * q)
@@ -258,14 +252,14 @@ def _general_weights(w: _Whitened, k: int) -> tuple[np.ndarray | None, float, fl
     U-statistic ``sum_{i != j} <psi_i, psi_j>^2 / (m (m - 1))`` of
     ``tr(Omega^2)`` (the plug-in value adds ``sum_i ||psi_i||^4 / m^2``, a
     bias that inflates the dispersion of the weights, badly so for
-    heavy-tailed ``y``), and, when ``d = (n1-k)(n2-k) <= _MAX_EXACT_DIM``,
+    heavy-tailed ``y``), and, when ``d = (n1-k)(n2-k) <= policy.MAX_EXACT_DIM``,
     the eigenvalues of ``Omega`` shrunk linearly towards their mean so that
     their sum of squares is ``tr2`` (else None); all divided by ``s_y^2``.
     """
     m = w.m
     d = (w.n1 - k) * (w.n2 - k)
     scale = w.var_y
-    if d <= _MAX_EXACT_DIM:
+    if d <= policy.MAX_EXACT_DIM:
         mom = w.complement(k)
         omega, fourth = mom.omega, mom.psi4
         lam = np.clip(np.linalg.eigvalsh(omega), 0.0, None) / scale
@@ -282,7 +276,7 @@ def _general_weights(w: _Whitened, k: int) -> tuple[np.ndarray | None, float, fl
     if w.a is None:
         raise RowsNotInMemoryError(
             f"the general rank test at k={k} has (n1-k)(n2-k) = {d} complement entries, "
-            f"more than {_MAX_EXACT_DIM}: its tail then needs sums over pairs of rows, "
+            f"more than {policy.MAX_EXACT_DIM}: its tail then needs sums over pairs of rows, "
             "which a model built from a row source cannot stream. Use method='robust' "
             "with fewer variables, or a model built from arrays"
         )
@@ -314,7 +308,7 @@ def _psi_gram_traces(
     ucr = np.sum((uc @ cmat) * r, axis=1)  # u_i^T C r_i
     ecv = vc @ (cmat.T @ e)  # e^T C v_i
     ee, cc = float(e @ e), float(np.sum(cmat * cmat))
-    step = max(1, int(np.sqrt(_CHUNK_FLOATS / 8)))
+    step = max(1, int(np.sqrt(config.CHUNK_FLOATS / 8)))
     tr1 = 0.0
     tr2 = 0.0
     starts = list(range(0, m, step))

@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import integrate, stats
 
-from .. import config
+from .. import config, policy
 
 __all__ = ["RotatedFirst", "RobustMoments", "rotated_first", "first_from_sums",
            "robust_moments", "robust_pvalue"]
@@ -564,8 +564,9 @@ def _off_pairs(rows: list[dict[str, np.ndarray]], sub: _Sub, norms: np.ndarray,
 
 
 def _reference(first: RotatedFirst, k: int, d: int, reference: str | None) -> str:
-    """``"corrected"`` (theory 6d) at ``k = 0``, and at ``k >= 1`` while
-    ``d / m <= ROBUST_CORRECTED_MAX_RATIO``; above it ``"per-row"`` (6) up to
+    """``"corrected"`` (theory 6d) at ``k = 0``, and at ``k >= 1``
+    :func:`jdr_stats.policy.robust_reference`: ``"corrected"`` while
+    ``d / m <= ROBUST_CORRECTED_MAX_RATIO``, ``"per-row"`` (6) up to
     ``ROBUST_BOTH_MIN_RATIO`` and ``"both"`` (6d: the larger p-value of the
     two) beyond; ``"per-row"`` when the top-``k`` singular values or core
     cannot be inverted."""
@@ -577,8 +578,8 @@ def _reference(first: RotatedFirst, k: int, d: int, reference: str | None) -> st
             return reference
     if k and not _core_invertible(first, k):
         return "per-row"
-    if reference is None and k > 0 and d > config.ROBUST_CORRECTED_MAX_RATIO * first.nobs:
-        return "both" if d > config.ROBUST_BOTH_MIN_RATIO * first.nobs else "per-row"
+    if reference is None and k > 0:
+        return policy.robust_reference(d, first.nobs).name
     return reference or "corrected"
 
 
@@ -627,7 +628,7 @@ def robust_moments(chunks: RotChunks, first: RotatedFirst, k: int, *, centre: bo
                  else "dxd" if cost_dxd <= cost_gram else "gram")
     per_row: np.ndarray | None = None
     noise = 0.0
-    gen = rng if rng is not None else np.random.default_rng(config.ROBUST_PAIR_SEED)
+    gen = rng if rng is not None else np.random.default_rng(policy.ROBUST_PAIR_SEED)
     if route == "dxd":
         (off, per_row), se, npairs = _off_dxd(rows, sub, norms, corrected), 0.0, 0
     elif route == "gram":

@@ -27,7 +27,7 @@ and the results class :mod:`._boot_results`.
 from __future__ import annotations
 
 import warnings
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 
@@ -43,7 +43,13 @@ from .._validation import (
 )
 from ..diagnostics import gap_advice
 from ..exceptions import WeakGapWarning
-from ._boot_results import GAP_RATIO_MIN, INTERVALS, BootstrapResults, Interval
+from ._boot_results import (
+    GAP_RATIO_MIN,
+    INTERVALS,
+    BootstrappedFit,
+    BootstrapResults,
+    Interval,
+)
 from ._replicates import replicates
 
 __all__ = ["GAP_RATIO_MIN", "BootstrapResults", "bootstrap"]
@@ -67,7 +73,7 @@ def bootstrap(
     alpha: float = 0.05,
     progress: ProgressArg = False,
     n_jobs: int | None = None,
-    fit: Any = None,
+    fit: BootstrappedFit | None = None,
     whitening: str | None = None,
 ) -> BootstrapResults:
     """Bootstrap the joint fit: confidence bounds for the estimated subspaces.

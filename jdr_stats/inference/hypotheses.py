@@ -246,7 +246,8 @@ class TestTable(ExportMixin, SummaryMixin):
                                "notes": list(self.notes), "tests": records(self.table)}
         for f in fields(self):  # a subclass's own fields (nobs, rule, ...)
             if f.name not in out and f.name != "table":
-                out[f.name] = json_safe(getattr(self, f.name))
+                value = getattr(self, f.name)  # a policy Choice has its own to_dict
+                out[f.name] = json_safe(value.to_dict() if hasattr(value, "to_dict") else value)
         return clean_keys(out)
 
     def summary(self) -> Summary:

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import config
+from .. import config, policy
 from .._linalg import BlockMoments, ReweightedMoments, blas_single_thread
 from .._resampling import draw_entropy, inner_weights, poisson_weights
 from .._sources import ArraySource  # noqa: F401 (the Examples section uses it)
@@ -352,7 +352,7 @@ def _pieces(plan: PoissonPlan, rw: _SourceMoments, full: np.ndarray
     """One pass over the rows in pieces of at most ``PIECE_ROWS`` rows inside
     one weight block: ``(block, col, features (width, take))``, the features
     in a reused buffer; their row sums are added to ``full`` in row order."""
-    block_rows, piece_rows = config.BLOCK_ROWS, config.PIECE_ROWS
+    block_rows, piece_rows = policy.BLOCK_ROWS, config.PIECE_ROWS
     buf = np.empty((rw.width, piece_rows))
     offset = 0
     for y, a, b, w in _chunks(plan.source, plan.case_weights):

@@ -20,10 +20,9 @@ from typing import Literal
 import numpy as np
 from scipy import stats
 
-from .. import config
+from .. import config, policy
 from .._linalg import mp_edge
 from .._progress import ProgressArg
-from . import _rank_stats
 from ._rank_permutation import _permutation_stats
 from ._rank_spectral import pass_plan, spectral_pvalues, spectral_statistic
 from ._rank_stats import _general_weights, _Whitened
@@ -121,11 +120,11 @@ _LAMBDA = "Statistic Lambda_k = m * sum_{j>k} s_j(X_lin)^2 / var(y); "
 def _check_exact(w: _Whitened, k: int, name: str) -> float:
     """``d = (n1-k)(n2-k)``; the robust and Wald tests form a ``d x d`` covariance."""
     df = float((w.n1 - k) * (w.n2 - k))
-    if df > _rank_stats._MAX_EXACT_DIM:
+    if df > policy.MAX_EXACT_DIM:
         raise ValueError(
             f"the {name} rank test at k={k} forms the covariance of the "
             f"(n1-k)(n2-k) = {int(df)} complement entries, more than "
-            f"{_rank_stats._MAX_EXACT_DIM}; use method='general' (two-moment tail for "
+            f"{policy.MAX_EXACT_DIM}; use method='general' (two-moment tail for "
             "large d) or fewer variables"
         )
     return df
@@ -184,12 +183,10 @@ def _permutation_row(w: _Whitened, k: int, opts: RowOptions) -> Row:
     return {"statistic": stat, "df": np.nan, "pvalue": pv, "n_perm": float(opts.n_perm)}, ()
 
 
-def _spectral_rows(w: _Whitened, ks: range, opts: RowOptions,
-                   draw_halves: bool = False) -> list[Row]:
+def _spectral_rows(w: _Whitened, ks: range, opts: RowOptions) -> list[Row]:
     assert opts.rng is not None
     pv, used = spectral_pvalues(w, ks, opts.n_perm, opts.rng, n_jobs=opts.n_jobs,
-                                progress=opts.progress, timing=opts.timing,
-                                draw_halves=draw_halves)
+                                progress=opts.progress, timing=opts.timing)
     return [({"statistic": spectral_statistic(w, k), "df": np.nan, "pvalue": float(p),
               "n_flips": float(used)}, ("spectral",)) for k, p in zip(ks, pv, strict=True)]
 
@@ -242,8 +239,8 @@ RANK_METHODS: dict[str, RankTestMethod] = _registry(
                 "this width (section 6b), and each left the band in one direction in "
                 "the width study, so the p-value is the larger of the corrected and "
                 "per-row ones (a test that rejects only when both do; conservative). "
-                "The combined test (the default from q n1 n2 / m = 20, or 5 where m q n1 n2 "
-                "<= 2e8; method='combined' otherwise) adds the spectral test, more "
+                "The combined test (the default from q n1 n2 / m = 5; method='combined' "
+                "otherwise) adds the spectral test, more "
                 "powerful against directions above the noise edge (sections 6e, 6f)."
             ),
             "per-row": (
@@ -352,7 +349,7 @@ RANK_METHODS: dict[str, RankTestMethod] = _registry(
             "Statistic m * s_{k+1}(X_lin)^2 / var(y) (the (k+1)-th singular value, "
             "not the sum of the squares beyond k); "
         ),
-        needs="rows",
+        needs="source",
         columns=("n_flips",),
         row=_spectral_row,
         random=True,
@@ -374,12 +371,12 @@ RANK_METHODS: dict[str, RankTestMethod] = _registry(
 
 def tail_notes(method: RankTestMethod, tails: set[str]) -> list[str]:
     """The table notes of the tails / references a method's rows used."""
-    ratio = f"{config.ROBUST_CORRECTED_MAX_RATIO:g}"
-    limits: dict[str, object] = {"bentler-xie": _rank_stats._MAX_EXACT_DIM,
-              "not-run": f"{config.COMBINED_SPECTRAL_MIN_EDGE:g}",
+    ratio = f"{policy.ROBUST_CORRECTED_MAX_RATIO:g}"
+    limits: dict[str, object] = {"bentler-xie": policy.MAX_EXACT_DIM,
+              "not-run": f"{policy.COMBINED_SPECTRAL_MIN_EDGE:g}",
               "pairs": f"{config.ROBUST_EXACT_FLOPS:.3g}", "corrected": ratio,
-              "both": f"{config.ROBUST_BOTH_MIN_RATIO:g}",
-              "per-row": (ratio, f"{config.ROBUST_BOTH_MIN_RATIO:g}")}
+              "both": f"{policy.ROBUST_BOTH_MIN_RATIO:g}",
+              "per-row": (ratio, f"{policy.ROBUST_BOTH_MIN_RATIO:g}")}
     return [method.tail_notes[t] % limits[t] if t in limits else method.tail_notes[t]
             for t in sorted(tails) if t in method.tail_notes]
 
@@ -390,7 +387,7 @@ def flips_needed(ks: range, stats_k: np.ndarray, edge: np.ndarray, p_robust: lis
     why each other rank draws none.
 
     A rank needs flips when its spectral statistic reaches
-    ``config.COMBINED_SPECTRAL_MIN_EDGE`` of the noise edge (a prefix of
+    ``policy.COMBINED_SPECTRAL_MIN_EDGE`` of the noise edge (a prefix of
     ``ks``: the statistic decreases in k; the others ``"not-run"``) and its
     robust p-value exceeds ``1 / (n_perm + 1)``, the smallest p-value the
     flips can give (at or below it the combined p-value is ``2 p_robust``
@@ -398,7 +395,7 @@ def flips_needed(ks: range, stats_k: np.ndarray, edge: np.ndarray, p_robust: lis
     such rank to the last (None if none), and per rank of ``ks`` the reason
     (a key of the tail notes) or None for a rank of that range.  Neither rule
     changes a combined p-value."""
-    run = int(np.sum(stats_k >= config.COMBINED_SPECTRAL_MIN_EDGE * edge))
+    run = int(np.sum(stats_k >= policy.COMBINED_SPECTRAL_MIN_EDGE * edge))
     need = [j for j in range(run) if p_robust[j] > 1.0 / (n_perm + 1)]
     sub = range(ks[need[0]], ks[need[-1]] + 1) if need else None
     why = [None if sub is not None and k in sub else "not-run" if j >= run else "not-needed"
@@ -422,13 +419,13 @@ def _combined_rows(w: _Whitened, ks: range, opts: RowOptions) -> list[Row]:
     # the spectral test runs at the ranks flips_needed names (its p-value is
     # taken as 1 below half the noise edge, where it cannot reject, and is
     # not needed where the robust p-value is below the flips' smallest);
-    # the halves are drawn as for the whole pass, so each rank's flips are
-    # the whole pass's
+    # the halves and flips are drawn as for the whole pass, so each rank's
+    # flips are the whole pass's
     edge = mp_edge(w.n1, w.n2, np.asarray(ks))
     stats_k = np.array([spectral_statistic(w, k) for k in ks])
     robust = [_robust_row(w, k, opts) for k in ks]
     sub, why = flips_needed(ks, stats_k, edge, [r[0]["pvalue"] for r in robust], opts.n_perm)
-    spectral = dict(zip(sub, _spectral_rows(w, sub, opts, draw_halves=ks[-1] > 0),
+    spectral = dict(zip(sub, _spectral_rows(w, sub, opts),
                         strict=True)) if sub is not None else {}
     out: list[Row] = []
     for j, k in enumerate(ks):
@@ -463,7 +460,7 @@ def _combined(robust: RankTestMethod, spectral: RankTestMethod) -> RankTestMetho
         statistic_note=(
             _LAMBDA + "spectral_statistic = m * s_{k+1}(X_lin)^2 / var(y); "
         ),
-        needs="rows",
+        needs="source",
         columns=("eff_df", "scale", "mc_se", "pvalue_robust", "spectral_statistic",
                  "pvalue_spectral", "n_flips"),
         row=_combined_row,

@@ -55,8 +55,6 @@ __all__ = [
     "whitened_chunks",
 ]
 
-#: Floats held by one chunk of intermediate products (the memory budget of config).
-_CHUNK_FLOATS = config.CHUNK_FLOATS
 
 _FROB_NAME = "Robust rank test"
 
@@ -205,7 +203,7 @@ def complement_moments(
     ``psi_i = u_i y_i v_i^T - u_i c_yv^T - c_uy v_i^T - y_i C_uv`` with
     ``u_i = U_0^T a'_i``, ``v_i = V_0^T b'_i`` and the sample cross moments
     ``c_uy``, ``c_yv``, ``C_uv`` (first pass); the second pass accumulates
-    ``sum_i psi_i psi_i^T`` over row chunks of at most ``_CHUNK_FLOATS``
+    ``sum_i psi_i psi_i^T`` over row chunks of at most ``config.CHUNK_FLOATS``
     floats (no ``m x d`` array, no ``m x d x d`` array).
     """
     return replace(complement_moments_all(chunks, u0, v0, kmax=0)[0], k=k)
@@ -267,7 +265,7 @@ def complement_moments_all(
     nk = kmax + 1
     psi4, psi2y2 = np.zeros(nk), np.zeros(nk)
     y4 = 0.0
-    step = max(1, _CHUNK_FLOATS // max(d, 1))
+    step = max(1, config.CHUNK_FLOATS // max(d, 1))
     for y, a, b in chunks():
         for start in range(0, y.shape[0], step):
             sl = slice(start, start + step)

@@ -30,8 +30,8 @@ statistic ``T_k`` of ``rank_robust``.  The methods:
   projections (for blocks much wider than the sample: theory 6e);
 * ``"combined"``: ``min(1, 2 min(p_robust, p_spectral))``, the Bonferroni
   combination of the two (theory 6f): what the default ``"auto"`` runs when
-  ``q n1 n2 / m >= config.RANK_SPECTRAL_MIN_RATIO``, or from
-  ``config.RANK_COMBINED_MIN_RATIO`` on where one sign flip is cheap.
+  ``q n1 n2 / m >= policy.RANK_COMBINED_MIN_RATIO`` (:func:`jdr_stats.policy.rank_method`;
+  the same choice and numbers whether the rows are in memory or streamed).
 
 Each method is an entry of the registry
 :data:`~jdr_stats.inference.rank_methods.RANK_METHODS` (its row computation,
@@ -56,13 +56,15 @@ import numpy as np
 import pandas as pd
 from statsmodels.iolib.summary2 import Summary
 
-from .. import config
+from .. import config, policy
 from .._data import RowsData
 from .._linalg import BlockMoments, Whitening
 from .._progress import ProgressArg, check_n_jobs, check_progress, progress_bar, progress_forwarder
 from .._validation import check_choice, check_fraction, check_int, normalize_seed
+from .._warn import warn_at_caller
 from ..core.whitening import DesignWhitening
 from ..exceptions import LongRunWarning, RankSelectionWarning, RowsNotInMemoryError
+from ..policy import Choice
 from ..summary import build_summary
 from ._rank_q import run_q
 from ._rank_stats import _whiten, _Whitened
@@ -137,6 +139,8 @@ class RankTestResults(TestTable):
     #: The notes saying which reference (or tail) the rows used (also in
     #: :attr:`notes`); the fit's summary repeats them under its rank tests.
     references: tuple[str, ...] = ()
+    #: How ``method="auto"`` chose the method (None when it was given).
+    choice: Choice | None = None
 
     @property
     def max_rank(self) -> int:
@@ -180,7 +184,7 @@ def _check_max_rank(max_rank: Any, n1: int, n2: int) -> int:
 
 def _build(
     w: _Whitened, method: RankTestMethod, rows: list[dict[str, float]], tails: set[str],
-    *, why: str | None = None,
+    *, choice: Choice | None = None,
 ) -> RankTestResults:
     table = pd.DataFrame(rows, index=pd.Index(np.arange(len(rows)), name="k"),
                          columns=[*TEST_COLUMNS, *method.columns])
@@ -198,7 +202,7 @@ def _build(
     ]
     # why "auto" chose this method: also among the references, which a fit's
     # summary prints with its rank-test table
-    refs = [*([why] if why else []), *tail_notes(method, tails)]
+    refs = [*([choice.reason] if choice else []), *tail_notes(method, tails)]
     notes += refs
     notes.append("select_rank(alpha) = first k whose test is not rejected.")
     return RankTestResults(
@@ -212,6 +216,7 @@ def _build(
         n2=w.n2,
         full=len(rows) == min(w.n1, w.n2),
         references=tuple(refs),
+        choice=choice,
     )
 
 
@@ -233,46 +238,43 @@ def _check_data(data: RowsData, method: RankTestMethod) -> None:
         )
 
 
-def resolve_method(data: RowsData, mom: BlockMoments, method: str) -> tuple[str, str | None]:
-    """The method ``"auto"`` stands for, and the sentence saying why (None when
-    it is the robust test of a design below the spectral test's width).
+def resolve_method(data: RowsData, mom: BlockMoments, method: str) -> tuple[str, Choice | None]:
+    """The method ``"auto"`` stands for, and the :class:`~jdr_stats.policy.Choice`
+    that says why (None when ``method`` was given).
 
-    ``"auto"`` is the combined test (the robust and the spectral tests,
-    Bonferroni-combined; theory 6f) when ``q n1 n2 / m`` (``q`` response
-    columns) is at least ``config.RANK_SPECTRAL_MIN_RATIO``, or at least
-    ``config.RANK_COMBINED_MIN_RATIO`` with ``m q n1 n2`` (the work of one
-    sign flip) at most ``config.RANK_COMBINED_MAX_WORK``, and the rows are in
-    memory; else the robust test.  Every other name is itself.
+    ``"auto"`` is :func:`jdr_stats.policy.rank_method` of the data's shape:
+    the combined test (the robust and the spectral tests, Bonferroni-combined;
+    theory 6f) when ``q n1 n2 / m`` (``q`` response columns) is at least
+    ``policy.RANK_COMBINED_MIN_RATIO``, else the robust test.  Where the rows
+    are stored plays no part: the spectral test streams its sign flips over a
+    row source with the numbers it gives in memory, and a model built from
+    sums alone (no rows, no row source) raises, naming ``rank_method``.
+    Every other name is itself.
     """
     if method != "auto":
         return method, None
     n1, n2 = len(data.names["exog_a"]), len(data.names["exog_b"])
     q = mom.q if mom.cross_q is not None else 1
-    ratio, limit = q * n1 * n2 / data.nobs, config.RANK_SPECTRAL_MIN_RATIO
-    work = float(data.nobs) * q * n1 * n2
-    cheap = ratio >= config.RANK_COMBINED_MIN_RATIO and work <= config.RANK_COMBINED_MAX_WORK
-    if ratio < limit and not cheap:
-        return "robust", None
-    name = "n1 n2 / m" if q == 1 else f"q n1 n2 / m (q = {q})"
-    if ratio >= limit:
-        head = f"method='auto': {name} = {ratio:.3g} >= {limit:g}, "
-    else:
-        head = (f"method='auto': {name} = {ratio:.3g} >= "
-                f"{config.RANK_COMBINED_MIN_RATIO:g} and one sign flip is cheap "
-                f"(m {'q ' if q > 1 else ''}n1 n2 = {work:.3g} <= "
-                f"{config.RANK_COMBINED_MAX_WORK:.3g}), ")
+    choice = policy.rank_method(data.nobs, n1, n2, q)
+    if choice.name == "combined":
+        _require_rows_or_source(data, choice)
+    return choice.name, choice
+
+
+def _require_rows_or_source(data: RowsData, choice: Choice) -> None:
+    """The combined test sums over rows: in memory or streamed from a row source.
+    A model built from sums alone has neither: a clear error, never another test."""
     try:
-        data.rows("the spectral rank test")
-    except RowsNotInMemoryError:
-        return "robust", head + (
-            "but the spectral test needs the rows in memory: the robust test, whose "
-            "references are not derived at this width (conservative there)" if q == 1 else
-            "but the spectral test needs the rows in memory: the robust test's fallback "
-            "for q > 1 columns without the rows (below)")
-    return "combined", head + (
-        "so the combined test: the robust test of Lambda_k and the spectral test of the "
-        "next singular value, Bonferroni-combined (the Frobenius statistic finds many "
-        "weak directions, the spectral one a few above the noise edge: theory 6f)")
+        data.require_source("the combined rank test")
+    except RowsNotInMemoryError as exc:
+        raise RowsNotInMemoryError(
+            f"rank_method='auto' is the combined rank test for this design ({choice.reason}); "
+            "its spectral part sums over the rows, and this model has neither the rows nor "
+            "a row source (built from sums only, or its data removed). Pass "
+            "rank_method='robust' or 'chi2' explicitly, or build the model from the rows, "
+            "a Parquet or CSV file, dask arrays or Moments with a row source, which stream "
+            "them"
+        ) from exc
 
 
 def _run(
@@ -288,7 +290,7 @@ def _run(
     progress: ProgressArg = False,
     n_jobs: int | None = None,
 ) -> RankTestResults:
-    name, why = resolve_method(data, mom, check_choice(method, "method", _METHODS))
+    name, choice = resolve_method(data, mom, check_choice(method, "method", _METHODS))
     spec = RANK_METHODS[name]
     if n_perm is None:
         n_perm = _DEFAULT_REPLICATES.get(spec.name, 999)
@@ -302,13 +304,13 @@ def _run(
             _warn_long_passes(spec.name, plan, n_perm, stop_alpha, setup, per_rep)
 
         return _run_q(data, mom, whitening, method=spec.name, top=top,
-                      n_perm=n_perm, seed=seed, stop_alpha=stop_alpha, why=why,
+                      n_perm=n_perm, seed=seed, stop_alpha=stop_alpha, choice=choice,
                       n_jobs=n_jobs, progress=progress, timing=timing)
     _check_data(data, spec)
     rng = normalize_seed(seed) if spec.random else None
     # the robust test's row pairs (wide designs): from `seed`, or (when the seed
     # drives the sign flips of the combined test, or is None) a fixed seed
-    pair_rng = normalize_seed(config.ROBUST_PAIR_SEED if seed is None or spec.random
+    pair_rng = normalize_seed(policy.ROBUST_PAIR_SEED if seed is None or spec.random
                               else seed) if spec.rotated else None
     rows_arg: bool | Literal["rotated"] = "rotated" if spec.rotated else spec.needs_rows
     w = _whiten(data, mom, whitening, rows=rows_arg)
@@ -316,7 +318,7 @@ def _run(
     tails: set[str] = set()
     if spec.rows is not None and spec.plan is not None:
         return _build(w, spec, *_run_passes(w, spec, top, n_perm, rng, n_jobs, progress,
-                                            stop_alpha, pair_rng), why=why)
+                                            stop_alpha, pair_rng), choice=choice)
     # progress: permutations over all rows (permutation test), else rows
     per_row = n_perm if spec.random else 1
     start = time.perf_counter()
@@ -334,7 +336,7 @@ def _run(
                 break
             if k == 0 and top > 0:
                 _warn_long(w, spec, time.perf_counter() - start, top, stop_alpha)
-    return _build(w, spec, rows, tails, why=why)
+    return _build(w, spec, rows, tails, choice=choice)
 
 
 def _run_passes(w: _Whitened, spec: RankTestMethod, top: int, n_perm: int,
@@ -374,8 +376,6 @@ def _warn_long_passes(name: str, plan: list[range], n_perm: int, stop_alpha: flo
     selection is expected to stop within the first pass (which runs one rank
     past the noise edge).  The combined test's robust rows are not counted (a
     few fits' time)."""
-    from ..support._options import warn_at_caller
-
     passes = plan[:1] if stop_alpha is not None else plan
     expected = sum(setup + n_perm * per_rep * len(ks) / len(plan[0]) for ks in passes)
     if expected > config.LONG_RUN_SECONDS:
@@ -415,17 +415,17 @@ def _warn_long(w: _Whitened, spec: RankTestMethod, first: float, top: int,
 
 
 def _run_q(data: RowsData, mom: BlockMoments, whitening: DesignWhitening[Whitening] | None,
-           *, why: str | None = None, **kw: Any) -> RankTestResults:
+           *, choice: Choice | None = None, **kw: Any) -> RankTestResults:
     """The rank tests of a ``q > 1`` response (:mod:`._rank_q`) as a RankTestResults."""
     table, used, label, notes, refs = run_q(data, mom, whitening, **kw)
     n1, n2 = len(data.names["exog_a"]), len(data.names["exog_b"])
-    notes = [*([why] if why else []), *notes,
-             "select_rank(alpha) = first k whose test is not rejected."]
-    refs = [*([why] if why else []), *refs]
+    why = [choice.reason] if choice else []
+    notes = [*why, *notes, "select_rank(alpha) = first k whose test is not rejected."]
+    refs = [*why, *refs]
     return RankTestResults(
         table=table, title="Rank tests for the joint estimator", method=used,
         notes=notes, method_label=label, nobs=data.nobs, n1=n1, n2=n2,
-        full=len(table) == min(n1, n2), references=tuple(refs),
+        full=len(table) == min(n1, n2), references=tuple(refs), choice=choice,
     )
 
 
@@ -460,11 +460,10 @@ def rank_tests(
         The blocks' whitenings if already factored.
     method : {"auto", "robust", "wald", "chi2", "general", "permutation", "spectral"}
         ``"auto"`` (default): ``"combined"`` when ``q n1 n2 / m >=
-        config.RANK_SPECTRAL_MIN_RATIO`` (20), or ``>=
-        config.RANK_COMBINED_MIN_RATIO`` (5) with ``m q n1 n2 <=
-        config.RANK_COMBINED_MAX_WORK`` (2e8), and the rows are in memory,
-        else ``"robust"``
-        (:func:`resolve_method`; a note of the table says which and why).
+        policy.RANK_COMBINED_MIN_RATIO`` (5), else ``"robust"``
+        (:func:`jdr_stats.policy.rank_method`, from the data's shape only; a
+        note of the table says which and why, and :attr:`RankTestResults.choice`
+        holds the choice).
         ``"robust"``: ``Lambda_k`` against a scaled chi-square with
         its finite-sample mean and variance estimated from the rows, no
         distributional assumption (within the size band in 41 of the 42

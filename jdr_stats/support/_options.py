@@ -18,11 +18,7 @@ An option that does not apply to the chosen method or rule raises a
 
 from __future__ import annotations
 
-import os
-import sys
-import warnings
 from dataclasses import dataclass
-from types import FrameType
 from typing import Literal
 
 import numpy as np
@@ -187,17 +183,6 @@ class TestPlan:
         return self.method in ("wild", "studentized-permutation") or self.covariance == "hc3"
 
 
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-
-
-def warn_at_caller(message: str, category: type[Warning]) -> None:
-    """A warning attributed to the caller's first frame outside jdr_stats
-    (the same line whether the function or the model's method was called)."""
-    frame: FrameType | None = sys._getframe(1)
-    level = 2
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR):
-        frame, level = frame.f_back, level + 1
-    warnings.warn(message, category, stacklevel=level)
 
 
 def plan_test(

@@ -22,7 +22,7 @@ partial-residual scores and whitened blocks),
   (DiCiccio and Romano, 2017).
 
 All statistics of a block are computed together (vectorised over the
-variables, in chunks of about ``_CHUNK_FLOATS`` floats).
+variables, in chunks of about ``config.CHUNK_FLOATS`` floats).
 """
 
 from __future__ import annotations
@@ -50,9 +50,6 @@ __all__ = [
 RobustMethod = Literal["hc3", "hc2", "hc0", "wild", "studentized-permutation"]
 ROBUST_METHODS: tuple[RobustMethod, ...] = get_args(RobustMethod)
 
-#: Largest number of floats of one intermediate (the residualised designs of a
-#: chunk of variables); larger blocks are processed in chunks of variables.
-_CHUNK_FLOATS = config.CHUNK_FLOATS
 
 #: Precision of the wild bootstrap's resample sums ``c* = sum_i v_i rs_ij Wt_ij``
 #: (one matrix product per chunk of variables, the O(B m nf d) part of the
@@ -344,7 +341,7 @@ def run_tests(s: _Setup, *, method: RobustMethod, n_resample: int,
             f"test: m={m} must exceed "
             f"{s.p0 + d} (null model columns plus degrees of freedom)"
         )
-    step = max(1, _CHUNK_FLOATS // (m * d))
+    step = max(1, config.CHUNK_FLOATS // (m * d))
     chunks = [(j0, min(nf, j0 + step)) for j0 in range(0, nf, step)]
     if method.startswith("hc"):
         power = {"hc0": 0, "hc2": 1, "hc3": 2}[method]

@@ -13,6 +13,7 @@ from .._estimate import check_rank, check_support_width
 from .._linalg import BlockMoments, Whitening
 from .._progress import ProgressArg, check_n_jobs, check_progress
 from .._validation import check_bool, check_rows_for_whitening, normalize_seed
+from .._warn import warn_at_caller
 from ..core.whitening import DesignWhitening
 from ..exceptions import SupportSelectionWarning
 from ..sparse import check_sparsity
@@ -29,7 +30,6 @@ from ._options import (
     plan_test,
     resolve_rule,
     rule_q,
-    warn_at_caller,
 )
 from ._results import SupportResults, method_label, notes_of, support_table
 from ._robust import RobustMethod, run_tests

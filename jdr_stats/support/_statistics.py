@@ -25,9 +25,6 @@ from ._loo import align_bases, loo_bases, top_basis
 __all__ = ["CoordinateTests", "Inputs", "Prepared", "block_tests", "inputs", "prepare",
            "prepare_from", "products", "threshold_scores"]
 
-#: Largest number of floats of one intermediate block in the sandwich and
-#: permutation computations (chunks of rows / variables are used above it).
-_CHUNK_FLOATS = config.CHUNK_FLOATS
 
 
 @dataclass(frozen=True)
@@ -151,7 +148,7 @@ def _sandwich_wald(z: np.ndarray, h: np.ndarray, t: np.ndarray) -> np.ndarray:
     """``m t_j^T Omega_j^{-1} t_j`` with ``Omega_j = mean_i z_ij^2 h_i h_i^T``.
 
     Accumulated over chunks of rows and of variables, so the largest
-    intermediate has about ``_CHUNK_FLOATS`` entries whatever m, nf and d.
+    intermediate has about ``config.CHUNK_FLOATS`` entries whatever m, nf and d.
     """
     m, nf = z.shape
     d = h.shape[1]
@@ -165,8 +162,8 @@ def _sandwich_wald(z: np.ndarray, h: np.ndarray, t: np.ndarray) -> np.ndarray:
             omega_j = zh.T @ zh / m
             stat[j] = m * float(t[j] @ np.linalg.solve(omega_j, t[j]))
         return stat
-    jstep = max(1, min(nf, _CHUNK_FLOATS // max(d * d, 1)))
-    rstep = max(1, _CHUNK_FLOATS // max(d * d, nf, 1))
+    jstep = max(1, min(nf, config.CHUNK_FLOATS // max(d * d, 1)))
+    rstep = max(1, config.CHUNK_FLOATS // max(d * d, nf, 1))
     for j0 in range(0, nf, jstep):
         j1 = min(nf, j0 + jstep)
         omega = np.zeros((j1 - j0, d * d))

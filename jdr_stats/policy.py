@@ -1,0 +1,248 @@
+"""Every automatic choice of the package, and the thresholds it uses (layer 0).
+
+A choice is a function of the data's *shape and values* only: the number of
+rows, the blocks' widths, the response's columns, a statistic.  It never
+looks at where the rows are stored (in memory, a Parquet file, CSV chunks, a
+dask array) nor at a compute budget, so the same data give the same test,
+the same numbers and the same rank however they are read.  (A budget in
+:mod:`jdr_stats.config` may choose an *algorithm* for the same number,
+e.g. exact or sampled sums over row pairs, never which test is run.)
+
+Each choice returns a :class:`Choice`: its ``name``, the ``reason`` (a
+sentence for summaries and table notes) and the ``inputs`` it used.  The fit
+stores them in its :class:`~jdr_stats.results.FitSettings` and the summary
+prints their reasons.
+
+The thresholds are calibrated by studies (named in each comment); changing
+one changes results, which is why they are here and not in ``config``.  The
+modules read them when they run (``policy.NAME`` inside functions), so a
+test may ``monkeypatch.setattr(jdr_stats.policy, "NAME", value)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = [
+    "AUTO_SAMPLE_MAX_RATIO",
+    "BLOCK_ROWS",
+    "COMBINED_SPECTRAL_MIN_EDGE",
+    "Choice",
+    "LADLE_EDGE_DRAWS",
+    "LADLE_EDGE_QUANTILE",
+    "LADLE_STRONG_EDGE",
+    "MAX_EXACT_DIM",
+    "RANK_COMBINED_MIN_RATIO",
+    "RANK_TESTS_MAX_RATIO",
+    "ROBUST_BOTH_MIN_RATIO",
+    "ROBUST_CORRECTED_MAX_RATIO",
+    "ROBUST_PAIR_SEED",
+    "SUPPORT_TESTS_MAX_RATIO",
+    "defaults_table",
+    "rank_method",
+    "robust_reference",
+    "whitening",
+]
+
+
+@dataclass(frozen=True)
+class Choice:
+    """An automatic choice: ``name`` (what was chosen), ``reason`` (a sentence
+    saying why, for summaries) and ``inputs`` (the numbers it used)."""
+
+    name: str
+    reason: str
+    inputs: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, object]:
+        return {"name": self.name, "reason": self.reason, "inputs": dict(self.inputs)}
+
+
+# -- whitening -----------------------------------------------------------------
+#: ``whitening="auto"`` whitens with the sample covariance while the wider
+#: block has at most this many columns per row (``max(n1, n2) / m``), and with
+#: the OAS-shrunk covariance above it (``benchmarks/study_wide.py``).
+AUTO_SAMPLE_MAX_RATIO = 0.05
+
+
+def whitening(nobs: int, n1: int, n2: int) -> Choice:
+    """What ``whitening="auto"`` stands for: ``"sample"`` while
+    ``max(n1, n2) / nobs <= AUTO_SAMPLE_MAX_RATIO``, else ``"shrinkage"``.
+
+    Examples
+    --------
+    >>> whitening(1000, 10, 20).name, whitening(100, 10, 20).name
+    ('sample', 'shrinkage')
+    """
+    ratio = max(n1, n2) / nobs
+    inputs = {"nobs": float(nobs), "n1": float(n1), "n2": float(n2), "ratio": ratio}
+    if ratio <= AUTO_SAMPLE_MAX_RATIO:
+        return Choice("sample", (
+            f"auto: max(n1, n2)/m = {ratio:.3g} <= {AUTO_SAMPLE_MAX_RATIO}, the sample "
+            "covariance is well estimated"), inputs)
+    return Choice("shrinkage", (
+        f"auto: max(n1, n2)/m = {ratio:.3g} > {AUTO_SAMPLE_MAX_RATIO}, the sample "
+        "covariance is noisy" + (" (singular)" if ratio >= 1 else "")
+        + "; OAS shrinkage of each block's correlation matrix"), inputs)
+
+
+# -- rank tests ----------------------------------------------------------------
+#: From this ``q n1 n2 / m`` on (``q`` response columns) the default rank
+#: method (``"auto"``) is the combined test (theory 6f, 6g), whatever the
+#: number of rows and wherever they are stored; below it, the robust test.
+#: There the robust test's references are in their conservative range and can
+#: miss a direction just above the noise edge (the paper's experiment 1 at
+#: ``m = 2000``, ratio 5: found in 8 of 20 samples by the robust test, 18 of
+#: 20 by the combined one; ``benchmarks/results/check_paper_auto.txt``); at
+#: ``n1 n2 / m = 22.5`` and ``44`` the robust test alone had little power
+#: (size 0.000) where the spectral test kept its level
+#: (``benchmarks/results/study_spectral.txt``).
+RANK_COMBINED_MIN_RATIO = 5.0
+
+#: The combined rank test runs its spectral part only at the ranks whose
+#: statistic ``m s_{k+1}^2 / var(y)`` is at least this share of the noise edge
+#: ``(sqrt(n1-k) + sqrt(n2-k))^2``; below it the spectral p-value counts as 1
+#: (the Bonferroni bound holds whatever the rule), which saves its sign flips
+#: where it cannot reject (at 1000 x 1000, m = 1e4 the paper's directions sit
+#: at about 0.4 of the edge).
+COMBINED_SPECTRAL_MIN_EDGE = 0.5
+
+#: Widest ``max(n1, n2) / m`` at which the default (robust) rank test held its
+#: size (0.04-0.06 at nominal 0.05 for n/m = 0.05 and 0.1; at n/m = 0.2 and 0.5
+#: it was conservative, 0.000-0.015, with little power:
+#: ``benchmarks/results/study_wide_default_size.txt``; at n/m = 0.15 it was
+#: liberal for a rare binary response, 0.16: ``study_width.txt``).  Above it the
+#: premise checks' small-sample message (``m < n1 n2``) says so (the rank tests
+#: and ``fit(rank="auto")`` warn with it).
+RANK_TESTS_MAX_RATIO = 0.1
+
+#: The robust rank test's reference at rank ``k`` is the self-influence
+#: corrected one (theory 6d) while ``d / m`` is at most this,
+#: ``d = q (n1 - k)(n2 - k)``; above it the per-row reference of theory 6, up
+#: to ``ROBUST_BOTH_MIN_RATIO``.
+ROBUST_CORRECTED_MAX_RATIO = 0.2
+
+#: Above this ``d / m`` the robust test reports the larger of the corrected
+#: and per-row p-values (theory 6d, "Above the bound": neither reference is
+#: derived there; the per-row one held its size up to d/m = 4.8 in the width
+#: study and was liberal, 0.15-0.16, with a rare binary response at d/m = 44,
+#: where the corrected one was liberal with a skewed response).
+ROBUST_BOTH_MIN_RATIO = 5.0
+
+#: Largest number of complement entries ``d = (n1 - k)(n2 - k)`` for which
+#: the rank tests form the (d x d) covariance of the complement; above it the
+#: general test uses its moment-matched tail (not the exact weights) and the
+#: robust and Wald tests refuse the row.
+MAX_EXACT_DIM = 2048
+
+#: Seed of the robust test's row pairs when ``rank_tests`` gets no ``seed``
+#: (so that the default test is a deterministic function of the data).
+ROBUST_PAIR_SEED = 20261126
+
+
+def rank_method(nobs: int, n1: int, n2: int, q: int = 1) -> Choice:
+    """What ``rank_method="auto"`` stands for: ``"combined"`` (the robust and
+    the spectral tests, Bonferroni-combined; theory 6f) when
+    ``q n1 n2 / nobs >= RANK_COMBINED_MIN_RATIO``, else ``"robust"``.
+
+    The rule sees the shape only: the combined test streams its sign flips
+    over a row source as it runs over rows in memory, with the same numbers.
+
+    Examples
+    --------
+    >>> rank_method(400, 50, 50).name, rank_method(2000, 10, 10).name
+    ('combined', 'robust')
+    """
+    ratio = q * n1 * n2 / nobs
+    inputs = {"nobs": float(nobs), "n1": float(n1), "n2": float(n2), "q": float(q),
+              "ratio": ratio}
+    name = "n1 n2 / m" if q == 1 else f"q n1 n2 / m (q = {q})"
+    limit = RANK_COMBINED_MIN_RATIO
+    if ratio < limit:
+        return Choice("robust", (
+            f"method='auto': {name} = {ratio:.3g} < {limit:g}, so the robust test "
+            "(its references hold at this width)"), inputs)
+    return Choice("combined", (
+        f"method='auto': {name} = {ratio:.3g} >= {limit:g}, so the combined test: the robust "
+        "test of Lambda_k and the spectral test of the next singular value, "
+        "Bonferroni-combined (the Frobenius statistic finds many weak directions, the "
+        "spectral one a few above the noise edge: theory 6f)"), inputs)
+
+
+def robust_reference(d: int, nobs: int) -> Choice:
+    """The robust test's reference at a positive rank with ``d`` complement
+    entries (``q (n1 - k)(n2 - k)``): ``"corrected"`` while
+    ``d / nobs <= ROBUST_CORRECTED_MAX_RATIO``, ``"per-row"`` up to
+    ``ROBUST_BOTH_MIN_RATIO``, ``"both"`` beyond."""
+    ratio = d / nobs
+    inputs = {"d": float(d), "nobs": float(nobs), "ratio": ratio}
+    if ratio <= ROBUST_CORRECTED_MAX_RATIO:
+        return Choice("corrected", f"d/m = {ratio:.3g} <= {ROBUST_CORRECTED_MAX_RATIO:g}",
+                      inputs)
+    if ratio <= ROBUST_BOTH_MIN_RATIO:
+        return Choice("per-row", f"{ROBUST_CORRECTED_MAX_RATIO:g} < d/m = {ratio:.3g} <= "
+                      f"{ROBUST_BOTH_MIN_RATIO:g}", inputs)
+    return Choice("both", f"d/m = {ratio:.3g} > {ROBUST_BOTH_MIN_RATIO:g}", inputs)
+
+
+# -- support tests ---------------------------------------------------------------
+#: Widest ``max(n1, n2) / m`` at which the support tests run
+#: (``fit(sparsity="auto")``, ``JointDimReduction.select_support``): at
+#: ``n/m = 0.1`` their false discovery proportion was 0.09-0.12 at nominal
+#: 0.1, at ``n/m = 0.2`` 0.43-0.47 (``benchmarks/results/study_wide_size.txt``,
+#: m = 300), so above this they refuse.
+SUPPORT_TESTS_MAX_RATIO = 0.1
+
+
+# -- ladle ---------------------------------------------------------------------
+#: The ladle's noise edge (theory section 9, ``inference/_ladle_criterion``):
+#: the quantile, over ``LADLE_EDGE_DRAWS`` sign-flip draws of the complement
+#: block's noise, of its squared top singular value; the criterion's
+#: eigenvalue part counts only the excess of ``s_{k+1}^2`` over it.
+LADLE_EDGE_QUANTILE = 0.9
+#: Sign-flip draws of the complement block's noise behind the ladle's edge
+#: (one pass over the rows; cost ``O(draws m n1 n2)``).
+LADLE_EDGE_DRAWS = 20
+#: Sample directions with ``s_j^2`` above this multiple of the
+#: Marchenko-Pastur edge of the Poisson replicates' noise are projected off
+#: before that edge is measured (their noise is not the complement's).
+LADLE_STRONG_EDGE = 2.0
+
+
+# -- seeding of row-wise random draws ------------------------------------------------
+#: Rows per block of row-wise random draws: the Poisson-bootstrap weights and
+#: the spectral test's halves and sign flips draw each block of this many rows
+#: from its own spawned generator, so a row's draw does not depend on how the
+#: rows are chunked or stored.  Changing it changes every such replicate.
+BLOCK_ROWS = 1 << 14
+
+
+def defaults_table() -> list[tuple[str, object, str]]:
+    """``(name, value, what it decides)`` of every threshold above: the source
+    of the docs' table of defaults."""
+    return [
+        ("AUTO_SAMPLE_MAX_RATIO", AUTO_SAMPLE_MAX_RATIO,
+         'whitening="auto": sample covariance up to this max(n1, n2)/m, shrinkage above'),
+        ("RANK_COMBINED_MIN_RATIO", RANK_COMBINED_MIN_RATIO,
+         'rank_method="auto": the combined test from this q n1 n2 / m on, the robust test below'),
+        ("COMBINED_SPECTRAL_MIN_EDGE", COMBINED_SPECTRAL_MIN_EDGE,
+         "combined test: sign flips only where the spectral statistic reaches this share "
+         "of the noise edge"),
+        ("RANK_TESTS_MAX_RATIO", RANK_TESTS_MAX_RATIO,
+         "rank tests: the premise checks warn above this max(n1, n2)/m"),
+        ("ROBUST_CORRECTED_MAX_RATIO", ROBUST_CORRECTED_MAX_RATIO,
+         "robust test: the corrected reference up to this d/m, per-row above"),
+        ("ROBUST_BOTH_MIN_RATIO", ROBUST_BOTH_MIN_RATIO,
+         "robust test: the larger of both references' p-values above this d/m"),
+        ("MAX_EXACT_DIM", MAX_EXACT_DIM,
+         "general test: exact weights up to this many complement entries"),
+        ("SUPPORT_TESTS_MAX_RATIO", SUPPORT_TESTS_MAX_RATIO,
+         "support tests: refused above this max(n1, n2)/m"),
+        ("LADLE_EDGE_QUANTILE", LADLE_EDGE_QUANTILE, "ladle: quantile of the noise edge"),
+        ("LADLE_EDGE_DRAWS", LADLE_EDGE_DRAWS, "ladle: sign-flip draws of the noise edge"),
+        ("LADLE_STRONG_EDGE", LADLE_STRONG_EDGE,
+         "ladle: directions above this multiple of the edge projected off"),
+        ("BLOCK_ROWS", BLOCK_ROWS, "rows per seeded block of row-wise random draws"),
+        ("ROBUST_PAIR_SEED", ROBUST_PAIR_SEED,
+         "robust test: seed of its row pairs when none is given"),
+    ]

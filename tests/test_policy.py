@@ -1,0 +1,64 @@
+"""jdr_stats.policy: every automatic choice from the data's shape only, with
+its reason and inputs; the table of defaults covers every threshold."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import jdr_stats as jdr
+from jdr_stats import policy
+
+
+def test_rank_method_rule_is_the_ratio_alone():
+    lim = policy.RANK_COMBINED_MIN_RATIO
+    # any number of rows: m = 2e3 or 2e7 at the same ratio give the same test
+    for m in (2_000, 20_000_000):
+        n = int(np.ceil(np.sqrt(lim * m)))
+        assert policy.rank_method(m, n, n).name == "combined"
+        assert policy.rank_method(m, n - 2, n - 2).name == "robust"
+    c = policy.rank_method(400, 50, 50, q=2)
+    assert c.name == "combined" and c.inputs["ratio"] == 2 * 50 * 50 / 400
+    assert "q n1 n2 / m (q = 2) = 12.5 >= 5" in c.reason
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        c.name = "robust"  # type: ignore[misc]
+
+
+def test_whitening_and_reference_rules():
+    assert policy.whitening(1000, 50, 3).name == "sample"
+    wide = policy.whitening(1000, 51, 3)
+    assert wide.name == "shrinkage" and wide.inputs["ratio"] == 0.051
+    assert [policy.robust_reference(d, 100).name for d in (20, 21, 500, 501)] == [
+        "corrected", "per-row", "per-row", "both"]
+
+
+def test_defaults_table_lists_every_threshold_once():
+    """The docs' table of defaults is generated from defaults_table(): it
+    names every constant of policy, with its current value."""
+    rows = policy.defaults_table()
+    names = [name for name, _, _ in rows]
+    assert len(names) == len(set(names))
+    constants = {n for n in policy.__all__ if n.isupper()}
+    assert set(names) == constants
+    for name, value, what in rows:
+        assert getattr(policy, name) == value and what
+
+
+def test_fit_settings_hold_the_choices_and_the_summary_prints_them():
+    sim = jdr.simulate.bilinear(400, 6, 5, 2, seed=3)
+    res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit("auto", seed=1)
+    s = res.settings
+    assert s.whitening == policy.whitening(400, 6, 5)
+    assert s.rank_choice == policy.rank_method(400, 6, 5)
+    assert s.rank_method == "robust" and s.alpha == 0.05 and s.standardize
+    text = " ".join(str(res.summary()).split())
+    assert s.whitening.reason in text and "Rank method: robust (method='auto'" in text
+    given = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(2, whitening="diagonal")
+    assert given.settings.whitening.reason == "given" and given.settings.rank_choice is None
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.alpha = 0.1  # type: ignore[misc]
+    sd_a, sd_b = res.block_sds
+    np.testing.assert_allclose(sd_a, sim.a.std(axis=0), rtol=1e-12)
+    np.testing.assert_allclose(sd_b, sim.b.std(axis=0), rtol=1e-12)
