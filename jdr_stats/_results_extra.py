@@ -32,6 +32,7 @@ class FitMeasuresMixin:
     """R^2-type measures, group tests and ``drop1`` for :class:`JDRResults`."""
 
     _model: Any
+    _fit_data: Any
 
     @property
     def _fit(self) -> Any:
@@ -73,7 +74,7 @@ class FitMeasuresMixin:
     # -- group tests -------------------------------------------------------------
     @cached_property
     def _prepared(self) -> Prepared:
-        data = self._model.data
+        data = self._fit_data
         if data.weighted:
             raise ValueError("the variable tests do not handle case weights yet; the model "
                              "has weights")
@@ -156,7 +157,7 @@ class FitMeasuresMixin:
         if test not in ("conditional", "marginal"):
             raise ValueError(f'test must be "conditional" or "marginal"; got {test!r}')
         rows, index = [], []
-        data, prep = self._model.data, self._prepared
+        data, prep = self._fit_data, self._prepared
         rank = self._fit.rank if test == "conditional" else None
         for block, names, z, wf, wo in (("a", data.exog_names_a, prep.z_a, prep.w_a, prep.w_b),
                                         ("b", data.exog_names_b, prep.z_b, prep.w_b, prep.w_a)):

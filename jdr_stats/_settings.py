@@ -41,6 +41,11 @@ class FitSettings:
         The coordinate tests that chose the sparsity of ``sparsity="auto"``.
     support_note : str or None
         The summary's sentence on that choice.
+    estimator : Choice or None
+        Whitened per block (``"per-block"``, the paper's estimator, which
+        assumes independent blocks) or across blocks (``"joint"``), with the
+        reason (:func:`jdr_stats.policy.block_estimator`); None in results
+        saved before the choice existed (per block).
     """
 
     whitening: Choice
@@ -50,6 +55,12 @@ class FitSettings:
     sparsity: tuple[int, int] | None = None
     support: Any = None
     support_note: str | None = None
+    estimator: Choice | None = None
+
+    @property
+    def joint(self) -> bool:
+        """True when the blocks were whitened jointly (the joint estimator)."""
+        return self.estimator is not None and self.estimator.name == "joint"
 
     @property
     def standardize(self) -> bool:
@@ -60,6 +71,8 @@ class FitSettings:
     def choices(self) -> dict[str, Choice]:
         """The automatic choices of the fit, by what they chose."""
         out = {"whitening": self.whitening}
+        if self.estimator is not None:
+            out["estimator"] = self.estimator
         if self.rank_choice is not None:
             out["rank_method"] = self.rank_choice
         return out

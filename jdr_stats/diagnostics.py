@@ -173,6 +173,9 @@ class Premises:
     wide: bool = False
     #: columns of the (whitened) response: ``C - 1`` for ``C`` classes
     q: int = 1
+    #: the fit whitened across blocks (the joint estimator): correlated
+    #: blocks are information, not a failed premise
+    joint: bool = False
 
     @property
     def rows_per_entry(self) -> float:
@@ -195,6 +198,11 @@ class Premises:
         cc = self.cross_correlations
         return bool(cc.size and cc[0] > MAX_CROSS_CORRELATION
                     and self.independence_pvalue < INDEPENDENCE_LEVEL)
+
+    @property
+    def _assumes_independence(self) -> bool:
+        """The fit's estimator assumes independent blocks (per block)."""
+        return not self.joint
 
     @property
     def independence_test(self) -> str:
@@ -222,13 +230,14 @@ class Premises:
         """
         cc = float(self.cross_correlations[0]) if self.cross_correlations.size else 0.0
         na = "n/a (n1 + n2 >= m)"
+        checked = not self.wide and self._assumes_independence
         rows: list[tuple[str, Any, float, Any]] = [
             ("largest cross-block canonical corr.", na if self.wide else cc,
-             MAX_CROSS_CORRELATION, None if self.wide else not self.correlated),
+             MAX_CROSS_CORRELATION, not self.correlated if checked else None),
             (f"{self.independence_test} test of independence, p",
              na if self.wide else self.independence_pvalue,
              INDEPENDENCE_LEVEL,
-             None if self.wide else self.independence_pvalue >= INDEPENDENCE_LEVEL),
+             self.independence_pvalue >= INDEPENDENCE_LEVEL if checked else None),
         ]
         for block, cond in (("a", self.condition_a), ("b", self.condition_b)):
             rows.append((f"log10 condition number {block} (corr.)",
@@ -255,13 +264,14 @@ class Premises:
         """One sentence per measure past its threshold (empty: all premises hold)."""
         out = []
         cc = self.cross_correlations
-        if self.correlated:
+        if self.correlated and self._assumes_independence:
             out.append(
                 f"the blocks are correlated (largest cross-block canonical correlation "
                 f"{cc[0]:.2f} > {MAX_CROSS_CORRELATION}, independence test p "
-                f"{_p_text(self.independence_pvalue)}); the method assumes them independent, "
-                "and correlation between them inflates the rank the tests choose and "
-                "biases the directions"
+                f"{_p_text(self.independence_pvalue)}); the per-block estimator assumes them "
+                "independent, and correlation between them inflates the rank the tests "
+                "choose and biases the directions: fit(independent_blocks=False) whitens "
+                "across blocks"
             )
         for block, cond in (("a", self.condition_a), ("b", self.condition_b)):
             if not np.isnan(cond) and not cond <= MAX_CONDITION:
@@ -288,6 +298,8 @@ class Premises:
         cc = self.cross_correlations
         if self.wide:
             return [self.wide_note]
+        if self.joint:
+            return []
         p = self.independence_pvalue
         if self.correlated or not np.isfinite(p) or p >= INDEPENDENCE_LEVEL:
             return []
@@ -344,9 +356,11 @@ class Premises:
     def note(self) -> str:
         """The summary's note: the premises, then what fails (or the remarks)."""
         msgs, rem = self.messages, " ".join(r + "." for r in self.remarks)
+        head = ("Premises: each block well conditioned, enough rows (the blocks may "
+                "correlate: whitened across blocks)" if self.joint else
+                "Premises: blocks independent, each block well conditioned, enough rows")
         return (
-            "Premises: blocks independent, each block well conditioned, enough rows "
-            "(thresholds: guide page 'Checking the premises'). "
+            head + " (thresholds: guide page 'Checking the premises'). "
             + ("CHECK: " + "; ".join(msgs) + "." + (" " + rem if self.wide else "")
                if msgs else rem if rem else "All hold.")
         )

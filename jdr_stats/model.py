@@ -15,8 +15,9 @@ from typing import Any, Literal, cast
 
 import numpy as np
 
+from . import policy
 from ._adjusted_source import adjust_source, dask_adjusted
-from ._data import DataModel, MissingPolicy, ModelData, check_effective_rows
+from ._data import DataModel, MissingPolicy, ModelData, RowsData, check_effective_rows
 from ._estimate import (
     WhiteningKind,
     block_whitening_pair,
@@ -26,6 +27,7 @@ from ._estimate import (
     estimate,
     fold_standardize,
 )
+from ._joint import joint_data, original_means
 from ._linalg import AnyWhitening, BlockMoments, Whitening
 from ._progress import ProgressArg
 from ._responses import ResponseKind
@@ -436,6 +438,7 @@ class JointDimReduction(DataModel):
         rank: int | Literal["auto"],
         *,
         whitening: WhiteningKind = "auto",
+        independent_blocks: bool = True,
         standardize: bool | None = None,
         sparsity: tuple[int, int] | Literal["auto"] | None = None,
         rank_method: RankMethod | Literal["ladle"] = "auto",
@@ -471,6 +474,21 @@ class JointDimReduction(DataModel):
             ``O^T X_lin`` and its left singular vectors to ``O^T U'``, so the
             mapped-back subspace ``span(C^{-T} O^T U') = span(L^{-T} U')`` is
             the same.
+        independent_blocks : bool
+            ``True`` (default): the paper's estimator, each block whitened
+            with its own covariance, which assumes the blocks independent of
+            each other (correlated blocks then inflate the rank the tests
+            choose and bias the directions; the premise checks warn).
+            ``False``: the joint estimator, valid when the blocks correlate:
+            each block is replaced by its residual on the other block (least
+            squares) and whitened by its partial covariance, so the cross
+            moment estimates ``U E[d2f/du dv] V^T`` for Gaussian designs
+            whatever the covariance between the blocks (theory page
+            "Whitening", section "Correlated blocks"); it needs the sample
+            whitening and ``m >= n1 + n2 + 2``, and the rows in memory or a
+            row source.  The summary says which was used; the rank tests,
+            the bootstrap (which re-estimates the residuals in every
+            replicate), the variable tests and support selection run on it.
         standardize : bool, optional
             Deprecated (``FutureWarning``): ``True`` is ``whitening="sample"``,
             ``False`` is ``whitening="none"``.
@@ -549,12 +567,17 @@ class JointDimReduction(DataModel):
         names_a, names_b = self.exog_names_a, self.exog_names_b
         choice = choose_whitening(fold_standardize(whitening, standardize), self.nobs,
                                   len(names_a), len(names_b))
+        estimator = policy.block_estimator(independent_blocks, self.nobs, len(names_a),
+                                           len(names_b), choice.name)
+        # the joint estimator is the paper's on each block's residual on the other
+        data = joint_data(self._data)[0] if estimator.name == "joint" else self._data
         if rank == "auto" or sparsity == "auto":
             check_tests_feasible(self.nobs, len(names_a), len(names_b), rank, sparsity)
         # The moments are computed once, and each covariance factored once,
         # for the rank tests, the coordinate tests and the estimate.
         auto = rank == "auto" or sparsity == "auto"
-        mom, whitening_pair = self._moments_and_whitenings(choice.name, auto)
+        mom, whitening_pair = _moments_and_whitenings(data, names_a, names_b, choice.name,
+                                                      auto)
         # the tests whiten with the sample covariance (see fit's docstring)
         test_whitening = cast("DesignWhitening[Whitening] | None",
                               whitening_pair if choice.name == "sample" else None)
@@ -563,7 +586,7 @@ class JointDimReduction(DataModel):
         chosen_by: str | None = None
         if rank == "auto":
             rank, rank_table = choose_rank(
-                self._data, mom, test_whitening, method=rank_method, alpha=alpha, seed=rank_seed,
+                data, mom, test_whitening, method=rank_method, alpha=alpha, seed=rank_seed,
                 progress=progress,
             )
             # the method that ran (a q > 1 response may fall back; see _rank_q)
@@ -572,8 +595,8 @@ class JointDimReduction(DataModel):
         support_sets = None
         support_found, support_note = None, None
         if sparsity == "auto":
-            self._data.rows('sparsity="auto" (support selection)')
-            found = choose_support(self._data, mom, test_whitening, rank=rank, fdr=fdr,
+            data.rows('sparsity="auto" (support selection)')
+            found = choose_support(data, mom, test_whitening, rank=rank, fdr=fdr,
                                    seed=support_seed)
             support_found, support_note = found.tests, found.note()
             support_sets = (found.rows, found.cols)
@@ -594,35 +617,15 @@ class JointDimReduction(DataModel):
             rank_choice=getattr(rank_table, "choice", None),
             alpha=alpha if chosen_by is not None else None,
             sparsity=None if sparsity is None else (int(sparsity[0]), int(sparsity[1])),
-            support=support_found, support_note=support_note,
+            support=support_found, support_note=support_note, estimator=estimator,
         )
         res = JDRResults(self, est, mom, settings, rank_tests=rank_table,
-                         whitening=whitening_pair)
+                         whitening=whitening_pair,
+                         fit_data=None if data is self._data else data,
+                         means=original_means(data, mom))
         if rank_table is not None:  # p-values chose the rank: check their premises
             res.diagnostics.warn('fit(rank="auto")')
         return res
-
-    def _moments_and_whitenings(
-        self, kind: str, auto: bool
-    ) -> tuple[BlockMoments, DesignWhitening[AnyWhitening] | None]:
-        """The moments and the blocks' whitenings of a fit.
-
-        A regularised whitening of a block wider than the rows, with the rows
-        in memory, takes the dual (m x m) route; when no test needs the
-        sample covariances (``auto`` False) and a block is wider than the
-        rows, only the cross moment is formed (:func:`~jdr_stats._estimate.cross_moments`)."""
-        n_max = max(len(self.exog_names_a), len(self.exog_names_b))
-        data = self._data
-        if (kind not in ("shrinkage", "diagonal") or not isinstance(data, ModelData)
-                or data.adjustment.active):  # covariates: the adjusted moments' covariances
-            mom = self.moments(covariances=kind != "none" or auto)
-            return mom, block_whitening_pair(kind, mom, self.exog_names_a, self.exog_names_b)
-        y, a, b = data.rows("the whitening")
-        weights = data.weights
-        lean = not auto and n_max > self.nobs and y.ndim == 1  # q > 1: the engine's q crosses
-        mom = cross_moments(y, a, b, weights) if lean else self.moments()
-        return mom, block_whitening_pair(kind, mom, self.exog_names_a, self.exog_names_b,
-                                         rows=(a, b), weights=weights)
 
     def select_support(
         self,
@@ -703,6 +706,28 @@ def stream_model(cls: type[JointDimReduction], source_cls: Any, path: Any,
     if adj is not None:
         data.adjustment = adj
     return model
+
+
+def _moments_and_whitenings(
+    data: RowsData, names_a: list[str], names_b: list[str], kind: str, auto: bool
+) -> tuple[BlockMoments, DesignWhitening[AnyWhitening] | None]:
+    """The moments and the blocks' whitenings of a fit on ``data`` (the model's
+    rows, or the joint estimator's residual rows).
+
+    A regularised whitening of a block wider than the rows, with the rows
+    in memory, takes the dual (m x m) route; when no test needs the
+    sample covariances (``auto`` False) and a block is wider than the
+    rows, only the cross moment is formed (:func:`~jdr_stats._estimate.cross_moments`)."""
+    n_max = max(len(names_a), len(names_b))
+    if (kind not in ("shrinkage", "diagonal") or not isinstance(data, ModelData)
+            or data.adjustment.active):  # covariates: the adjusted moments' covariances
+        mom = data.moments(covariances=kind != "none" or auto)
+        return mom, block_whitening_pair(kind, mom, names_a, names_b)
+    y, a, b = data.rows("the whitening")
+    weights = data.weights
+    lean = not auto and n_max > data.nobs and y.ndim == 1  # q > 1: the engine's q crosses
+    mom = cross_moments(y, a, b, weights) if lean else data.moments()
+    return mom, block_whitening_pair(kind, mom, names_a, names_b, rows=(a, b), weights=weights)
 
 
 def _named_blocks(blocks: object) -> tuple[list[str], list[Any]]:

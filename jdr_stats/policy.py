@@ -38,6 +38,7 @@ __all__ = [
     "ROBUST_CORRECTED_MAX_RATIO",
     "ROBUST_PAIR_SEED",
     "SUPPORT_TESTS_MAX_RATIO",
+    "block_estimator",
     "defaults_table",
     "rank_method",
     "robust_reference",
@@ -84,6 +85,47 @@ def whitening(nobs: int, n1: int, n2: int) -> Choice:
         f"auto: max(n1, n2)/m = {ratio:.3g} > {AUTO_SAMPLE_MAX_RATIO}, the sample "
         "covariance is noisy" + (" (singular)" if ratio >= 1 else "")
         + "; OAS shrinkage of each block's correlation matrix"), inputs)
+
+
+# -- the estimator: whitening per block or across blocks ------------------------
+def block_estimator(requested: object, nobs: int, n1: int, n2: int,
+                    whitening: str) -> Choice:
+    """What ``fit(independent_blocks=...)`` stands for: ``"per-block"`` (the
+    paper's estimator, each block whitened alone, which assumes independent
+    blocks; ``True``, the default) or ``"joint"`` (``False``: each block's
+    residual on the other block, whitened by its partial covariance, valid
+    when the blocks correlate).
+
+    Not yet an automatic choice: which estimator is the default is decided
+    by the correlated-blocks study (``studies/study_correlated_blocks.py``).
+    A ``ValueError`` names the arguments where the joint estimator cannot
+    run (it needs the sample covariance of both blocks together).
+
+    Examples
+    --------
+    >>> block_estimator(False, 1000, 10, 20, "sample").name
+    'joint'
+    >>> block_estimator(True, 1000, 10, 20, "sample").name
+    'per-block'
+    """
+    if requested is not True and requested is not False:
+        raise ValueError(f"independent_blocks must be True or False; got {requested!r}")
+    inputs = {"nobs": float(nobs), "n1": float(n1), "n2": float(n2)}
+    if requested:
+        return Choice("per-block", "given: independent_blocks=True, the per-block "
+                      "estimator (the paper's), which assumes independent blocks", inputs)
+    if whitening != "sample":
+        raise ValueError(
+            "independent_blocks=False whitens across blocks with the sample covariance of "
+            f'both blocks together; got whitening="{whitening}". Use whitening="sample" '
+            "(or \"auto\" where it chooses the sample covariance), or independent_blocks=True")
+    if nobs < n1 + n2 + 2:
+        raise ValueError(
+            f"independent_blocks=False needs at least n1 + n2 + 2 = {n1 + n2 + 2} rows "
+            f"(the joint covariance of both blocks is singular otherwise); got {nobs}. "
+            "Use independent_blocks=True")
+    return Choice("joint", "given: independent_blocks=False, whitened across blocks "
+                  "(valid when the blocks correlate)", inputs)
 
 
 # -- rank tests ----------------------------------------------------------------

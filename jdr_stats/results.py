@@ -22,6 +22,7 @@ from statsmodels.iolib.summary2 import Summary
 from ._data import (
     DataModel,
     RemovedData,
+    RowsData,
     align_inputs,
     check_new_block,
     design_from_spec,
@@ -37,6 +38,7 @@ from ._sources import DaskSource, is_dask_collection
 from ._version import __version__
 from .core.whitening import DesignWhitening
 from .diagnostics import Premises, block_stats
+from .exceptions import RowsNotInMemoryError
 from .inference.bootstrap import BootstrapResults, Interval
 from .inference.bootstrap import Method as BootstrapMethod
 from .inference.bootstrap import bootstrap as _bootstrap
@@ -69,12 +71,20 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         rank_tests: RankTestResults | LadleResults | None = None,
         whitening: DesignWhitening[AnyWhitening] | None = None,
         stats: tuple[np.ndarray, np.ndarray, Premises] | None = None,
+        fit_data: RowsData | None = None,
+        means: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> None:
         self._model = model
         self._est = est
         self._moments = moments
         self._settings = settings
         self._whitening = whitening
+        # The rows the estimator saw, for the inference on it: the model's,
+        # or each block's residual on the other (the joint estimator).
+        self._fit_data_given = fit_data
+        # The blocks' means that centre the reduced features (the model's:
+        # the joint estimator's moments are those of residuals, mean zero).
+        self._means = (moments.mean_a, moments.mean_b) if means is None else means
         # The rank tests that chose the rank of a rank="auto" fit (fixed at
         # construction: a results object never changes).
         self._rank_tests = rank_tests
@@ -82,6 +92,13 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
             self.__dict__["_block_stats"] = stats
 
     # -- basic attributes -------------------------------------------------
+    @property
+    def _fit_data(self) -> RowsData:
+        """The rows the estimator saw (:attr:`model`'s data, or the joint
+        estimator's residual rows)."""
+        given = self.__dict__.get("_fit_data_given")
+        return self._model.data if given is None else given
+
     @property
     def model(self) -> Any:
         """The :class:`~jdr_stats.JointDimReduction` that was fitted."""
@@ -152,7 +169,9 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         model._data = RemovedData(self._model.data)
         out = JDRResults(model, self._est, self._moments, self._settings,
                          rank_tests=self._rank_tests, whitening=self._whitening,
-                         stats=self._block_stats)
+                         stats=self._block_stats,
+                         fit_data=None if self._fit_data_given is None
+                         else RemovedData(self._fit_data_given), means=self._means)
         if not self.data_removed:  # the R^2 of the summary, computed while the rows are here
             # no rows (RowsNotInMemoryError): no R^2
             with contextlib.suppress(ValueError):
@@ -277,7 +296,9 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
     def _block_stats(self) -> tuple[np.ndarray, np.ndarray, Premises]:
         """Column SDs of both blocks and the premises (O(m n) when n1 + n2 >= m)."""
         # results saved by an earlier version keep the covariances instead
-        return block_stats(self._model.data, self.rank, self.__dict__.get("_covariances"))
+        sd_a, sd_b, prem = block_stats(self._model.data, self.rank,
+                                       self.__dict__.get("_covariances"))
+        return sd_a, sd_b, dataclasses.replace(prem, joint=self._settings.joint)
 
     def _loadings(self, dirs: np.ndarray, sd: np.ndarray) -> np.ndarray:
         load = dirs * sd[:, None]
@@ -406,8 +427,8 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
                 )
             index = exog_a.index if isinstance(exog_a, pd.DataFrame) else None
         feats = np.hstack(
-            [(a - self._moments.mean_a) @ self._est.dir_a,
-             (b - self._moments.mean_b) @ self._est.dir_b]
+            [(a - self._means[0]) @ self._est.dir_a,
+             (b - self._means[1]) @ self._est.dir_b]
         )
         if self._labelled or isinstance(exog_a, pd.DataFrame):
             cols = _labels("a_dir", self.rank) + _labels("b_dir", self.rank)
@@ -432,7 +453,7 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
                                 f"{type(x).__name__}")
         n1, n2 = len(m.data.exog_names_a), len(m.data.exog_names_b)
         cols = _labels("a_dir", self.rank) + _labels("b_dir", self.rank)
-        mean_a, mean_b = self._moments.mean_a, self._moments.mean_b
+        mean_a, mean_b = self._means
         dir_a, dir_b = self._est.dir_a, self._est.dir_b
         frames = [isinstance(x, (dd.DataFrame, dd.Series)) for x in (exog_a, exog_b)]
         if all(frames):
@@ -486,7 +507,7 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         """
         sample = self._whitening if self.whitening == "sample" else None  # see theory: whitening
         table = _rank_tests(
-            self._model.data, self._moments, sample,  # type: ignore[arg-type]
+            self._fit_data, self._moments, sample,  # type: ignore[arg-type]
             method=method, max_rank=max_rank, n_perm=n_perm, seed=seed,
             progress=progress, n_jobs=n_jobs,
         )
@@ -508,8 +529,14 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         (called with the fit's data, estimate, ``standardize`` and ``sparsity``;
         ``n_jobs`` processes give the same numbers as one); every replicate
         re-estimates the fit's :attr:`whitening`."""
+        if self._settings.joint and self._fit_data.source is not None:
+            raise RowsNotInMemoryError(
+                "the bootstrap of the joint estimator (independent_blocks=False) re-estimates "
+                "each block's residual on the other block in every replicate, which needs "
+                "the rows in memory; load them (JointDimReduction(y, a, b)), or fit with "
+                "independent_blocks=True to stream the Poisson bootstrap")
         return _bootstrap(
-            self._model.data, self._est, standardize=self.standardize,
+            self._fit_data, self._est, standardize=self.standardize,
             sparsity=self.sparsity, n_boot=n_boot, seed=seed, method=method,
             interval=interval, alpha=alpha, progress=progress, n_jobs=n_jobs, fit=self,
             whitening=self.whitening,
@@ -670,7 +697,8 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
                 else LADLE_CHOSEN_BY if self.rank_method == "ladle"
                 else f"{self.rank_method} tests, alpha={self._settings.alpha}"
             ),
-            "Whitening:": self.whitening,
+            "Whitening:": self.whitening + (
+                " (across blocks)" if self._settings.joint else ""),
             "Sparsity (s1, s2):": (
                 "none (dense)" if self.sparsity is None
                 else f"{self.sparsity}" + (" (auto)" if self.support_tests is not None else "")
@@ -694,6 +722,10 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         notes = r2_notes + self._loading_and_premise_notes(loadings)
         notes.append(inference_note(self.whitening, self._settings.whitening.reason,
                                     max(info["n1 (block a):"], info["n2 (block b):"]) / self.nobs))
+        if self._settings.estimator is not None:
+            est = self._settings.estimator
+            notes.append(f"Estimator: {'joint' if est.name == 'joint' else 'per block'} "
+                         f"({est.reason}).")
         if rank_tests is not None and not isinstance(rank_tests, RankTestResults):
             raise TypeError(
                 f"rank_tests must be a RankTestResults; got {type(rank_tests).__name__}"

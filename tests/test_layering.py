@@ -28,7 +28,7 @@ LAYERS = {
     "sources": 1, "progress": 1,
     "moments": 2, "_adjusted_source": 3, "_stream_levels": 3, "_streamed": 3, "data": 3,
     "_formula": 2, "_inputs": 2, "_responses": 2, "_data": 2, "metrics": 2, "fit_measures": 2, "simulate": 2, "datasets": 2,
-    "_estimate": 3, "_hosvd": 3, "sparse": 3, "diagnostics": 3,
+    "_estimate": 3, "_hosvd": 3, "_joint": 3, "sparse": 3, "diagnostics": 3,
     # the packages of layer 4, ordered: support and baselines use inference's
     # test tables and chi-square tails; inference never uses them
     "inference": 4, "support": 4.5, "baselines": 4.5,

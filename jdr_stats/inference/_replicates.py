@@ -125,10 +125,11 @@ def _poisson_batches(data: RowsData, n_boot: int, rng: np.random.Generator,
 
 def _q_batches(data: RowsData, n_boot: int, rng: np.random.Generator, inner: bool,
                method: str):
-    """Replicate moments of a ``q > 1`` response (issue 21 adapter): each
-    replicate's counts (pairs) or Poisson(1) weights, then ``data.moments``
-    (the response whitening and any covariate adjustment are held at their
-    full-sample values)."""
+    """Replicate moments from ``data.moments`` of each replicate's counts
+    (pairs) or Poisson(1) weights: for a ``q > 1`` response (the response
+    whitening and any covariate adjustment held at their full-sample values)
+    and for the joint estimator's rows (each replicate re-estimates the
+    blocks' residuals on each other)."""
     m = data.nobs
     rng_in = rng.spawn(1)[0] if inner else None
     batch = max(1, min(n_boot, config.COUNT_BYTES // (8 * m)))
@@ -316,7 +317,9 @@ def replicates(
                    sparsity is not None, inner)
     with worker_pool(n_jobs) as parallel, progress_bar(progress, n_boot, "bootstrap") as update:
         make: Any = _pairs_batches if method == "pairs" else _poisson_batches
-        if est0.coef_tensor is not None:  # q > 1 responses
+        # q > 1 responses, and data that re-estimate more than the moments
+        # under each replicate's weights (the joint estimator's residuals)
+        if est0.coef_tensor is not None or getattr(data, "reweighted_refit", False):
             batches = _q_batches(data, n_boot, rng, inner, method)
         else:
             batches = make(data, n_boot, rng, inner, parallel)

@@ -1,0 +1,201 @@
+"""The rows of the joint estimator: each block's residual on the other block.
+
+The whitening across blocks (:func:`jdr_stats._linalg.joint_whitening`,
+theory page "Whitening", section "Correlated blocks") maps a row
+``x = (a, b)`` to each block's residual on the other block,
+``r_a = a - mean_a - B_a (b - mean_b)`` with ``B_a = Sigma_ab Sigma_bb^{-1}``
+(the least squares coefficients of the sample), and likewise ``r_b``; each
+residual block is then whitened by its partial covariance, which is the
+sample covariance of its residual rows.  So the joint estimator is the
+paper's estimator on the residual rows, and every procedure written for
+rows (the moments engine, the rank tests, the coordinate tests) runs on them
+unchanged.  This module builds those rows:
+
+- in memory, :class:`JointModelData` (a :class:`~jdr_stats._data.ModelData`
+  whose blocks are the residuals; reweighting it, as the bootstrap does,
+  re-estimates the coefficients under the weights);
+- on a row source (Parquet, CSV chunks, dask), :class:`JointSource`, which
+  yields each chunk residualised (the coefficients are second-order sums,
+  already in the model's :class:`~jdr_stats.Moments`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ._data import ModelData, RowsData
+from ._linalg import BlockMoments, block_moments, joint_whitening
+from ._moments_engine import response_block_moments
+from ._streamed import MomentsData
+from .core import moments as core_moments
+from .exceptions import RowsNotInMemoryError
+from .moments import Moments
+
+__all__ = ["JointModelData", "JointParams", "JointSource", "joint_data"]
+
+
+@dataclass(frozen=True)
+class JointParams:
+    """What maps a row to its residuals: the design's mean and the ``(p, p)``
+    residual map ``R = Sigma^{-1} diag(Sigma_{a|b}, Sigma_{b|a})``
+    (``r = (x - mean) R``).  Picklable (dask tasks carry it)."""
+
+    n1: int
+    mean: np.ndarray
+    residual_map: np.ndarray
+
+    @classmethod
+    def from_covariance(cls, mean: np.ndarray, cov: np.ndarray, names_a: list[str],
+                        names_b: list[str]) -> JointParams:
+        n1 = len(names_a)
+        jw = joint_whitening(mean, cov, (n1, len(names_b)), ("exog_a", "exog_b"),
+                             (names_a, names_b))
+        assert jw.mean is not None and jw.residual_map is not None
+        return cls(n1, jw.mean, jw.residual_map)
+
+    def residuals(self, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Each block's residual on the other block, rows of ``a`` and ``b``."""
+        r = (np.hstack([a, b]) - self.mean) @ self.residual_map
+        return np.ascontiguousarray(r[:, :self.n1]), np.ascontiguousarray(r[:, self.n1:])
+
+
+def _params_of_rows(y: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray | None,
+                    names_a: list[str], names_b: list[str]) -> JointParams:
+    y1 = y if y.ndim == 1 else np.ascontiguousarray(y[:, 0])
+    t = core_moments.array_sums(y1, (a, b), w)
+    if t is None:
+        raise ValueError("the joint estimator needs finite data")
+    return JointParams.from_covariance(t.mean_x, t.m2_xx / t.weight, names_a, names_b)
+
+
+@dataclass(frozen=True)
+class JointModelData(ModelData):
+    """The residual rows of an in-memory model (``blocks``), with the model's
+    own rows (``original``) and the coefficients (``params``).
+
+    :meth:`moments` with ``weights`` (a bootstrap's resampling counts)
+    re-estimates the coefficients under the weights before forming the
+    residuals, so every replicate re-estimates the whole whitening.
+    """
+
+    original: dict[str, np.ndarray] = field(default_factory=dict)
+    params: JointParams | None = None
+    #: the bootstrap refits each replicate through :meth:`moments`
+    reweighted_refit = True
+
+    def moments(self, weights: np.ndarray | None = None, *,
+                covariances: bool = True) -> BlockMoments:
+        if weights is None:
+            return super().moments(covariances=covariances)
+        w = weights if self.weights is None else self.weights * weights
+        a, b = self.original["exog_a"], self.original["exog_b"]
+        params = _params_of_rows(self.endog, a, b, w, self.exog_names_a, self.exog_names_b)
+        ra, rb = params.residuals(a, b)
+        if self.endog.ndim == 2:
+            return response_block_moments(self.endog, ra, rb, w, covariances=covariances)
+        return block_moments(self.endog, ra, rb, w, covariances=covariances)
+
+
+class JointSource:
+    """A row source yielding the chunks of ``base`` with each block replaced
+    by its residual on the other block (:class:`JointParams`)."""
+
+    def __init__(self, base: Any, params: JointParams) -> None:
+        self.base = base
+        self.params = params
+        self.nobs = base.nobs
+        self.endog_name = base.endog_name
+        self.names_a = list(base.names_a)
+        self.names_b = list(base.names_b)
+        self.batch_rows = getattr(base, "batch_rows", None)
+        self.weighted = bool(getattr(base, "weighted", False))
+
+    def iter_chunks(self, batch_rows: int | None = None
+                    ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        for y, a, b in self.base.iter_chunks(batch_rows):
+            yield (y, *self.params.residuals(np.asarray(a, float), np.asarray(b, float)))
+
+    def iter_weighted_chunks(self, batch_rows: int | None = None
+                             ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray, Any]]:
+        for y, a, b, w in self.base.iter_weighted_chunks(batch_rows):
+            yield (y, *self.params.residuals(np.asarray(a, float), np.asarray(b, float)), w)
+
+
+class JointDaskSource(JointSource):
+    """:class:`JointSource` over a dask source: each dask block is
+    residualised in its own task; only the sums travel."""
+
+    def tree_reduce(self, block_fn: Callable[..., Any], combine: Callable[[list[Any]], Any],
+                    args: tuple[Any, ...] = ()) -> Any:
+        return self.base.tree_reduce(_joint_block, combine, (block_fn, self.params, args))
+
+    def blocks(self) -> Any:
+        return self.base.blocks()
+
+
+def _joint_block(y: np.ndarray, a: np.ndarray, b: np.ndarray, block_fn: Callable[..., Any],
+                 params: JointParams, args: tuple[Any, ...]) -> Any:
+    """``block_fn`` on a dask block after the residualisation (a dask task)."""
+    return block_fn(y, *params.residuals(np.asarray(a, float), np.asarray(b, float)), *args)
+
+
+def joint_data(data: RowsData) -> tuple[RowsData, JointParams]:
+    """The residual rows of ``data`` for the joint estimator, and the
+    coefficients that made them.
+
+    Rows in memory give a :class:`JointModelData`; a model of sums with a
+    row source gives a :class:`~jdr_stats._streamed.MomentsData` over a
+    :class:`JointSource` (one more pass for the residuals' moments); a
+    model of bare sums cannot form the residuals' cross moment with the
+    response (it needs every row) and raises.
+    """
+    names_a, names_b = data.exog_names_a, data.exog_names_b
+    if isinstance(data, ModelData):
+        y, a, b = data.rows("the joint estimator")
+        params = _params_of_rows(y, a, b, data.weights, names_a, names_b)
+        ra, rb = params.residuals(a, b)
+        return JointModelData(
+            endog=data.endog, blocks={"exog_a": ra, "exog_b": rb}, endog_name=data.endog_name,
+            names=data.names, row_index=data.row_index, weights=data.weights,
+            is_pandas=data.is_pandas, response=data.response, adjustment=data.adjustment,
+            original={"exog_a": a, "exog_b": b}, params=params,
+        ), params
+    source, sums = data.source, data.sums
+    why = ("the joint estimator (independent_blocks=False) forms each block's residual on "
+           "the other block row by row")
+    if source is None or sums is None:
+        raise RowsNotInMemoryError(
+            f"{why}, but this model holds only sums (no rows, no row source to read "
+            "again). Fit with independent_blocks=True (the paper's per-block estimator, "
+            "which assumes independent blocks), or build the model from arrays or a row "
+            "source (from_parquet, dask collections)")
+    if getattr(data, "response_sums", None) is not None:
+        raise ValueError(
+            f"{why}; a response of several columns on a row source is not supported yet: "
+            "fit with independent_blocks=True, or load the rows (JointDimReduction(y, a, b))")
+    mom: Moments = sums
+    cov = np.block([[mom.m2_a, mom.m2_ab], [mom.m2_ab.T, mom.m2_b]]) / mom.weight
+    params = JointParams.from_covariance(np.concatenate([mom.mean_a, mom.mean_b]), cov,
+                                         names_a, names_b)
+    cls = JointDaskSource if callable(getattr(source, "tree_reduce", None)) else JointSource
+    joint_source = cls(source, params)
+    out = MomentsData(Moments.from_source(joint_source), source=joint_source,
+                      origin=getattr(data, "origin", "moments"))
+    out.adjustment = getattr(data, "adjustment", out.adjustment)
+    return out, params
+
+
+def original_means(data: RowsData, mom: BlockMoments) -> tuple[np.ndarray, np.ndarray]:
+    """The model's block means (the residuals' are zero): from the sums, or
+    the joint coefficients' centring."""
+    if isinstance(data, JointModelData) and data.params is not None:
+        return data.params.mean[:data.params.n1], data.params.mean[data.params.n1:]
+    src = getattr(data, "source", None)
+    if isinstance(src, JointSource):
+        p = src.params
+        return p.mean[:p.n1], p.mean[p.n1:]
+    return mom.mean_a, mom.mean_b
