@@ -106,21 +106,19 @@ def cross_moments(
 
 def inference_note(kind: str, reason: str | None, ratio: float = 0.0) -> str:
     """The summary's sentence on the whitening and the inference it allows
-    (``ratio``: ``max(n1, n2) / m``; from ``policy.AUTO_SAMPLE_MAX_RATIO`` on, where
-    the bootstrap was measured, its measured coverage)."""
+    (``ratio``: ``max(n1, n2) / m``; from ``policy.AUTO_SAMPLE_MAX_RATIO`` on, the
+    bootstrap's caveat, from the study ``study_wide``)."""
     head = f"Whitening: {kind} ({reason or 'given'})."
     boot = (
-        " Bootstrap at max(n1, n2)/m >= 0.05: its 95% angle bound under-covered with few "
-        "rows and correlated blocks (0.80 +- 0.02 at m = 300, n/m = 0.05, AR(1) 0.5, after "
-        "the sample or the shrinkage whitening; 0.97 +- 0.02 at m = 1000; "
-        "benchmarks/results/study_wide_size.txt)." if ratio >= policy.AUTO_SAMPLE_MAX_RATIO else "")
+        f" At max(n1, n2)/m >= {policy.AUTO_SAMPLE_MAX_RATIO:g} the bootstrap's angle bound "
+        "can under-cover with few rows and correlated blocks (study_wide)."
+        if ratio >= policy.AUTO_SAMPLE_MAX_RATIO else "")
     if kind == "sample":
         return head + boot
     return head + (
-        " Rank and support tests whiten with the sample covariance whatever the fit's "
-        "whitening (rank(S) and the supports do not depend on it; they need "
-        "m >= max(n1, n2) + 2); the bootstrap re-estimates this whitening in every "
-        "replicate" + (" (the OAS intensity included)." if kind == "shrinkage" else ".")
+        " Rank and support tests whiten with the sample covariance (their results do "
+        "not depend on the whitening); the bootstrap re-estimates this one in every "
+        "replicate."
     ) + boot
 
 
@@ -146,10 +144,11 @@ def check_support_width(nobs: int, n1: int, n2: int, what: str) -> None:
     if ratio <= limit:
         return
     raise ValueError(
-        f"{what} runs the support tests, whose false discovery rate was not controlled "
-        f"at max(n1, n2)/m = {ratio:.3g} > {limit} (0.43-0.47 at nominal 0.1 for n/m = 0.2, "
-        "benchmarks/results/study_wide_size.txt); give a fixed sparsity=(s1, s2) for the "
-        f"sparse estimate (any whitening), or use at least {int(np.ceil(max(n1, n2) / limit))} "
+        f"{what} runs the support tests, whose false discovery rate held only up to "
+        f"max(n1, n2)/m = {limit} in study_wide; here max(n1, n2)/m = {ratio:.3g} > {limit}; "
+        "give a fixed "
+        "sparsity=(s1, s2) for the sparse estimate (any whitening), or use at least "
+        f"{int(np.ceil(max(n1, n2) / limit))} "
         "rows (guide page 'Wide blocks'; the limit is jdr_stats.policy.SUPPORT_TESTS_MAX_RATIO)"
     )
 

@@ -169,10 +169,8 @@ class ShownTable:
 def _df_note(name: str, columns: Iterable[str]) -> str:
     cols = set(columns)
     if {"eff_df", "scale"} <= cols:
-        return (f"df not shown in '{name}': the statistic has no fixed degrees of freedom; "
-                "it is referred to scale * chi2(eff_df), eff_df = 2 mean^2 / var "
-                "(its finite-sample mean and variance; see the notes for the "
-                "reference's details).")
+        return (f"df not shown in '{name}': the statistic is referred to "
+                "scale * chi2(eff_df), not to a fixed df.")
     return (f"df not shown in '{name}': the statistic has no fixed degrees of freedom "
             "(its null distribution is given in the notes).")
 

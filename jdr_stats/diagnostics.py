@@ -8,8 +8,8 @@ looks at all ``n1 n2`` entries of the cross moment).  :func:`premises`
 measures the three from the moments and :class:`Premises` holds the result:
 a small table for every fit summary and an :class:`AssumptionWarning` when a
 measure is past its threshold.  The thresholds come from the seeded study
-``benchmarks/study_premises.py`` (recorded in ``benchmarks/results``; the
-guide page "Checking the premises" quotes the numbers).
+``studies/study_premises.py`` (its result note in ``studies/results``; the
+guide page "Checking the premises" explains them).
 
 :func:`gap_advice` turns the singular values of a fit into the advice of a
 :class:`~jdr_stats.exceptions.WeakGapWarning`.
@@ -321,22 +321,16 @@ class Premises:
             return ""
         return (
             f"max(n1, n2)/m = {ratio:.3g} > {limit}: the robust test's references "
-            "are not derived at this width; where "
+            "are not derived at this width, and where "
             + ("(n1-k)(n2-k)/m > " if self.q == 1 else "q (n1-k)(n2-k)/m > ")
             + f"{policy.ROBUST_BOTH_MIN_RATIO:g} it reports the larger of two p-values, which "
-            "guards against a liberal test but is conservative (size 0.000 at nominal 0.05 "
-            "in six designs at 300 x 300, m = 2000, benchmarks/results/study_width_both.txt); "
-            "treat its p-values as indicative: a non-rejection is no evidence for a smaller "
-            'rank, and fit(rank="auto") then fits r = 1. From '
-            + ("n1 n2 / m" if self.q == 1 else "q n1 n2 / m")
+            "is conservative (study_width): a non-rejection is no evidence for a smaller "
+            'rank. From ' + ("n1 n2 / m" if self.q == 1 else "q n1 n2 / m")
             + f" = {policy.RANK_COMBINED_MIN_RATIO:g} (here "
             + (f"q = {self.q}: " if self.q > 1 else "")
             + f"{self.q * self.n1 * self.n2 / self.nobs:.3g}) "
-            'the default rank_method="auto" combines it with the spectral test (the next '
-            "singular value against sign flips of a bound; theory 6e, 6f), wherever the "
-            "rows are stored: the spectral test held its level in the width study and has "
-            'more power against strong directions there; below it rank_method="combined" '
-            "can be asked for (rank-test guide)"
+            'rank_method="auto" adds the spectral test, which kept its level there '
+            "(rank-test guide)"
         )
 
     @property

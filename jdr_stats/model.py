@@ -467,7 +467,7 @@ class JointDimReduction(DataModel):
             ``"none"``: centring only; the directions then depend on the
             variables' units.  ``"auto"`` (default) is ``"sample"`` while
             ``max(n1, n2) / m <= 0.05``, ``"shrinkage"`` above (the study
-            ``benchmarks/study_wide.py``); the summary says which and why,
+            ``studies/study_wide.py``); the summary says which and why,
             ``results.whitening`` records it.  The sample whitening uses the
             lower Cholesky factor ``L`` of the covariance: any other square
             root ``C = L O`` (``O`` orthogonal) rotates ``X_lin`` to
@@ -651,8 +651,7 @@ class JointDimReduction(DataModel):
         :class:`~jdr_stats.support.Threshold` or :class:`~jdr_stats.support.Stability`
         object carrying its own settings; ``fdr`` the level of the FDR
         rules), then ``standardize``, ``seed``, ``progress`` and ``n_jobs``.
-        See the function for each option and ``docs/guide/support.md``; the
-        function also takes the deprecated flat names of version 0.1.
+        See the function for each option and ``docs/guide/support.md``.
         """
         self._data.rows("select_support")
         return _select_support(

@@ -62,7 +62,7 @@ class Choice:
 # -- whitening -----------------------------------------------------------------
 #: ``whitening="auto"`` whitens with the sample covariance while the wider
 #: block has at most this many columns per row (``max(n1, n2) / m``), and with
-#: the OAS-shrunk covariance above it (``benchmarks/study_wide.py``).
+#: the OAS-shrunk covariance above it (study ``studies/study_wide.py``).
 AUTO_SAMPLE_MAX_RATIO = 0.05
 
 
@@ -133,29 +133,25 @@ def block_estimator(requested: object, nobs: int, n1: int, n2: int,
 #: method (``"auto"``) is the combined test (theory 6f, 6g), whatever the
 #: number of rows and wherever they are stored; below it, the robust test.
 #: There the robust test's references are in their conservative range and can
-#: miss a direction just above the noise edge (the paper's experiment 1 at
-#: ``m = 2000``, ratio 5: found in 8 of 20 samples by the robust test, 18 of
-#: 20 by the combined one; ``benchmarks/results/check_paper_auto.txt``); at
-#: ``n1 n2 / m = 22.5`` and ``44`` the robust test alone had little power
-#: (size 0.000) where the spectral test kept its level
-#: (``benchmarks/results/study_spectral.txt``).
+#: miss a direction just above the noise edge, which the spectral test finds
+#: (studies ``check_paper_auto.py`` and ``study_spectral.py``; figures in
+#: ``studies/results/policy.md``).
 RANK_COMBINED_MIN_RATIO = 5.0
 
 #: The combined rank test runs its spectral part only at the ranks whose
 #: statistic ``m s_{k+1}^2 / var(y)`` is at least this share of the noise edge
 #: ``(sqrt(n1-k) + sqrt(n2-k))^2``; below it the spectral p-value counts as 1
 #: (the Bonferroni bound holds whatever the rule), which saves its sign flips
-#: where it cannot reject (at 1000 x 1000, m = 1e4 the paper's directions sit
-#: at about 0.4 of the edge).
+#: where it cannot reject (study ``check_paper_auto.py``; figures in
+#: ``studies/results/policy.md``).
 COMBINED_SPECTRAL_MIN_EDGE = 0.5
 
 #: Widest ``max(n1, n2) / m`` at which the default (robust) rank test held its
-#: size (0.04-0.06 at nominal 0.05 for n/m = 0.05 and 0.1; at n/m = 0.2 and 0.5
-#: it was conservative, 0.000-0.015, with little power:
-#: ``benchmarks/results/study_wide_default_size.txt``; at n/m = 0.15 it was
-#: liberal for a rare binary response, 0.16: ``study_width.txt``).  Above it the
-#: premise checks' small-sample message (``m < n1 n2``) says so (the rank tests
-#: and ``fit(rank="auto")`` warn with it).
+#: size; wider, it was conservative with little power, or liberal for a rare
+#: binary response (studies ``study_wide.py`` and ``study_width.py``; figures
+#: in ``studies/results/policy.md``).  Above it the premise checks'
+#: small-sample message (``m < n1 n2``) says so (the rank tests and
+#: ``fit(rank="auto")`` warn with it).
 RANK_TESTS_MAX_RATIO = 0.1
 
 #: The robust rank test's reference at rank ``k`` is the self-influence
@@ -166,9 +162,8 @@ ROBUST_CORRECTED_MAX_RATIO = 0.2
 
 #: Above this ``d / m`` the robust test reports the larger of the corrected
 #: and per-row p-values (theory 6d, "Above the bound": neither reference is
-#: derived there; the per-row one held its size up to d/m = 4.8 in the width
-#: study and was liberal, 0.15-0.16, with a rare binary response at d/m = 44,
-#: where the corrected one was liberal with a skewed response).
+#: derived there, and in the width study ``study_width.py`` each was liberal
+#: on one design there; figures in ``studies/results/policy.md``).
 ROBUST_BOTH_MIN_RATIO = 5.0
 
 #: Largest number of complement entries ``d = (n1 - k)(n2 - k)`` for which
@@ -205,10 +200,8 @@ def rank_method(nobs: int, n1: int, n2: int, q: int = 1) -> Choice:
             f"method='auto': {name} = {ratio:.3g} < {limit:g}, so the robust test "
             "(its references hold at this width)"), inputs)
     return Choice("combined", (
-        f"method='auto': {name} = {ratio:.3g} >= {limit:g}, so the combined test: the robust "
-        "test of Lambda_k and the spectral test of the next singular value, "
-        "Bonferroni-combined (the Frobenius statistic finds many weak directions, the "
-        "spectral one a few above the noise edge: theory 6f)"), inputs)
+        f"method='auto': {name} = {ratio:.3g} >= {limit:g}, so the combined test (robust "
+        "and spectral tests, Bonferroni-combined; theory 6f)"), inputs)
 
 
 def robust_reference(d: int, nobs: int) -> Choice:
@@ -229,10 +222,10 @@ def robust_reference(d: int, nobs: int) -> Choice:
 
 # -- support tests ---------------------------------------------------------------
 #: Widest ``max(n1, n2) / m`` at which the support tests run
-#: (``fit(sparsity="auto")``, ``JointDimReduction.select_support``): at
-#: ``n/m = 0.1`` their false discovery proportion was 0.09-0.12 at nominal
-#: 0.1, at ``n/m = 0.2`` 0.43-0.47 (``benchmarks/results/study_wide_size.txt``,
-#: m = 300), so above this they refuse.
+#: (``fit(sparsity="auto")``, ``JointDimReduction.select_support``): up to it
+#: their false discovery proportion was near its nominal level, above it far
+#: over it (study ``study_wide.py``; figures in ``studies/results/policy.md``),
+#: so above this they refuse.
 SUPPORT_TESTS_MAX_RATIO = 0.1
 
 

@@ -187,11 +187,9 @@ class JDRSummary(Summary):
 
 #: The JDR summary's note on its loading tables, by ``summary(loadings=...)``.
 LOADING_NOTES = {
-    "sd": ("Blocks a and b: per-SD loadings, direction entry times the variable's "
-           "standard deviation (the change of the reduced feature per SD of the "
-           "variable), each column scaled to largest absolute value 1; they "
-           "compare variables in different units. Raw directions (unit length, "
-           "original units): results.directions_a, summary(loadings='raw')."),
+    "sd": ("Blocks a and b: per-SD loadings (the change of the reduced feature per "
+           "SD of the variable, each column scaled to largest absolute value 1), "
+           "comparable across units; raw directions: summary(loadings='raw')."),
     "raw": ("Blocks a and b: raw directions, unit-length columns in the original "
             "units (their sizes depend on the units; summary() shows per-SD "
             "loadings)."),

@@ -287,7 +287,7 @@ def test_rank_tests_shown_in_fit_summary_only_when_passed(fit_r2):
 
 def test_results_summary_states_null_and_assumptions(fit_r2):
     for method, words in (
-        ("robust", "finite-sample variance"),
+        ("robust", "finite-sample mean and variance"),
         ("wald", "Kleibergen-Paap"),
         ("chi2", "Normal theory"),
         ("general", "General theory"),

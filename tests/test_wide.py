@@ -295,14 +295,14 @@ def test_wide_fit_without_block_covariances_still_reports(wide, tmp_path):
 
 
 def test_support_tests_refuse_above_the_measured_width_naming_what_works(monkeypatch):
-    """study_wide_size.txt: FDR 0.43-0.47 at nominal 0.1 for n/m = 0.2, so
+    """The support tests' FDR was not controlled at n/m = 0.2 (study_wide), so
     fit(sparsity="auto") and select_support refuse above
     policy.SUPPORT_TESTS_MAX_RATIO = 0.1; a fixed sparsity still fits."""
     from jdr_stats import config, policy
 
     y, a, b, _, _ = sparse_data(6, 200, 30, c=5.0)
     model = jdr.JointDimReduction(y, a, b)
-    pattern = (r"max\(n1, n2\)/m = 0.15 > 0.1 .*sparsity=\(s1, s2\).*at least 300 rows"
+    pattern = (r"max\(n1, n2\)/m = 0.15 > 0.1; .*sparsity=\(s1, s2\).*at least 300 rows"
                r".*SUPPORT_TESTS_MAX_RATIO")
     with pytest.raises(ValueError, match=r'sparsity="auto" runs the support tests.*' + pattern):
         model.fit(1, sparsity="auto", seed=0)
@@ -390,7 +390,7 @@ def test_rank_tests_and_bootstrap_say_where_they_were_measured_off():
     """Above policy.RANK_TESTS_MAX_RATIO the small-sample premise (m < n1 n2,
     as in every measured cell) says the default rank test's references are not
     derived there and what it does beyond d/m = 5 (study_width_both.txt), and
-    from n/m = 0.05 the summary gives the bootstrap's measured under-coverage;
+    from n/m = 0.05 the summary gives the bootstrap's caveat (study_wide);
     a narrow fit says neither."""
     from jdr_stats.exceptions import AssumptionWarning
 
@@ -404,9 +404,9 @@ def test_rank_tests_and_bootstrap_say_where_they_were_measured_off():
     with pytest.warns(AssumptionWarning, match=r"max\(n1, n2\)/m = 0.15 > 0.1: the robust test"):
         res.rank_tests(max_rank=1)
     text = " ".join(str(res.summary()).split()).replace("under- ", "under-")
-    assert "under-covered" in text and "0.80 +- 0.02 at m = 300" in text
+    assert "angle bound can under-cover with few rows and correlated blocks (study_wide)" in text
     narrow = jdr.JointDimReduction(y, a[:, :5], b[:, :5]).fit(1)
-    assert "under-covered" not in str(narrow.summary())
+    assert "under-cover" not in str(narrow.summary())
     assert not any("conservative" in msg for msg in narrow.diagnostics.messages)
 
 

@@ -207,20 +207,15 @@ RANK_METHODS: dict[str, RankTestMethod] = _registry(
         distribution="scaled chi2",
         assumptions=(
             "Robust two-moment test: i.i.d. rows and finite fourth moments of the "
-            "influence functions psi of the complement block; no Gaussian blocks, "
-            "homoscedasticity or independent noise needed. Lambda_k ~ g chi2(h) with "
-            "g h = tr(Omega) / s_y^2 (plus the rows' influence on the estimated "
-            "directions) and 2 g^2 h the finite-sample variance of Lambda_k estimated "
-            "from the rows."
+            "influence functions of the complement block; no Gaussian blocks, "
+            "homoscedasticity or independent noise needed. Lambda_k is referred to "
+            "a scaled chi-square with its finite-sample mean and variance estimated "
+            "from the rows (theory of rank tests, section 6)."
         ),
         statistic_note=_LAMBDA,
         needs="source",
         columns=("eff_df", "scale", "mc_se"),
         row=_robust_row,
-        notes=(
-            "Lambda_k ~ scale * chi2(eff_df); df does not apply. Omega is estimated from "
-            "the influence functions centred at their mean.",
-        ),
         tail_notes={
             "pairs": (
                 "Rows whose exact variance would cost more than %s flops estimate "
@@ -229,24 +224,19 @@ RANK_METHODS: dict[str, RankTestMethod] = _registry(
             ),
             "corrected": (
                 "Reference at k = 0, and at k >= 1 while d/m <= %s (d = q (n1-k)(n2-k), "
-                "q response columns): mean "
-                "corrected for each row's influence on the estimated directions, variance "
-                "of the off-diagonal and linear terms, p-value averaged over the error of "
-                "that variance (docs: theory of rank tests, section 6d)."
+                "q response columns): mean and variance corrected for each row's "
+                "influence on the estimated directions (theory of rank tests, section 6d)."
             ),
             "both": (
                 "Reference at k >= 1 where d/m > %s: neither reference is derived at "
-                "this width (section 6b), and each left the band in one direction in "
-                "the width study, so the p-value is the larger of the corrected and "
-                "per-row ones (a test that rejects only when both do; conservative). "
-                "The combined test (the default from q n1 n2 / m = 5; method='combined' "
-                "otherwise) adds the spectral test, more "
-                "powerful against directions above the noise edge (sections 6e, 6f)."
+                "this width, so the p-value is the larger of the corrected and per-row "
+                "ones (conservative; study_width); the combined test adds the spectral "
+                "test, more powerful there (theory of rank tests, sections 6d-6f)."
             ),
             "per-row": (
                 "Reference at k >= 1 where %s < d/m <= %s (or the top-k singular values "
                 "or core cannot be inverted): variance including the per-row part "
-                "(section 6), which held its size in the width study up to d/m = 4.8."
+                "(theory of rank tests, section 6; it held its size in study_width)."
             ),
         },
         rotated=True,
@@ -332,18 +322,11 @@ RANK_METHODS: dict[str, RankTestMethod] = _registry(
         label="spectral bound with cross-fitted projections, sign flips of the rows",
         distribution="sign flips",
         assumptions=(
-            "Spectral bound (for blocks much wider than the sample, d/m >> 1): "
-            "s_{k+1}(X_lin) <= ||(I - P) X_lin|| for every rank-k projector P (and on "
-            "the right), so the statistic is referred to sign flips of "
-            "min(||(I - P) X_lin||, ||X_lin (I - Q)||)^2, P and Q the top-k directions "
-            "of the other half of the rows (cross-fitted), each row's complement "
-            "coordinates in each block flipped with its own sign (a map of the data); "
-            "sequential Monte Carlo p-values (Besag-Clifford, h = 10). Valid when the "
-            "complement coordinates are sign-symmetric given y, the signal coordinates "
-            "and the other block (independent symmetric coordinates, elliptical "
-            "blocks); exact at k = 0; at k >= 1 a bound, so conservative. Powerful "
-            "against a few strong directions; the Frobenius statistic of the other "
-            "methods is more powerful against many weak ones."
+            "Spectral test (for blocks much wider than the sample): the next singular "
+            "value against sign flips of each row's complement coordinates, with "
+            "cross-fitted projections; valid when those coordinates are sign-symmetric "
+            "given y, the signal and the other block (e.g. elliptical blocks); exact "
+            "at k = 0, conservative at k >= 1 (theory of rank tests, section 6e)."
         ),
         statistic_note=(
             "Statistic m * s_{k+1}(X_lin)^2 / var(y) (the (k+1)-th singular value, "
@@ -357,12 +340,10 @@ RANK_METHODS: dict[str, RankTestMethod] = _registry(
         plan=pass_plan,
         tail_notes={
             "spectral": (
-                "Spectral test: statistic m s_{k+1}^2 / var(y), the next singular value "
-                "only, against sign flips of a bound with cross-fitted projections (exact "
-                "at k = 0, conservative at k >= 1); p = 10 / L if the 10th flip at or above "
-                "the statistic came at flip L (the flips then stop), else (1 + #{T* >= T}) / "
-                "(B + 1), B the requested flips (n_perm); the column n_flips counts the flips "
-                "drawn (docs: theory of rank tests, section 6e)."
+                "Spectral test: sequential sign flips, p = 10 / L if the 10th flip at or "
+                "above the statistic came at flip L (the flips then stop), else "
+                "(1 + #{T* >= T}) / (B + 1), B = n_perm; n_flips counts the flips drawn "
+                "(theory of rank tests, section 6e)."
             ),
         },
     ),
@@ -449,12 +430,10 @@ def _combined(robust: RankTestMethod, spectral: RankTestMethod) -> RankTestMetho
         label="robust and spectral tests, Bonferroni-combined",
         distribution="Bonferroni: scaled chi2 and sign flips",
         assumptions=(
-            "Combined (the default rank_method='auto' for blocks much wider than the "
-            "sample): p = min(1, 2 min(p_robust, p_spectral)), the Bonferroni "
-            "combination of the robust test of Lambda_k (powerful against many weak "
-            "directions) and the spectral test of the next singular value (powerful "
-            "against directions above the noise edge); its size is at most the sum of "
-            "the two tests' sizes at alpha / 2, so it holds alpha whenever both do. "
+            "Combined test (the default for blocks much wider than the sample): the "
+            "robust test (powerful against many weak directions) and the spectral test "
+            "(against a few above the noise edge), Bonferroni-combined, so it holds "
+            "alpha whenever both hold alpha / 2. "
             + robust.assumptions + " " + spectral.assumptions
         ),
         statistic_note=(

@@ -13,8 +13,8 @@ statistic ``T_k`` of ``rank_robust``.  The methods:
 * ``"robust"`` (default): ``Lambda_k`` against ``g chi2(h)`` whose mean and
   variance are the finite-sample moments of ``Lambda_k`` estimated from the
   influence functions of the complement block; no distributional
-  assumption; within the size band in 41 of the 42 settings of the
-  robustness battery (the miss conservative);
+  assumption (its size on the robustness battery: study
+  ``studies/study_rank_robust.py``);
 * ``"wald"``: ``T_k = m vec(C)^T Omega^{-1} vec(C)``, ``C`` the
   complement block and ``Omega`` the second moment of its influence
   functions (Kleibergen-Paap type), referred to Hotelling's ``F(d, m - d)``;
@@ -466,9 +466,8 @@ def rank_tests(
         holds the choice).
         ``"robust"``: ``Lambda_k`` against a scaled chi-square with
         its finite-sample mean and variance estimated from the rows, no
-        distributional assumption (within the size band in 41 of the 42
-        settings of the robustness battery, the miss conservative:
-        ``benchmarks/results/study_rank_robust_fs.txt``).
+        distributional assumption (its size on the robustness battery: study
+        ``studies/study_rank_robust.py``).
         ``"wald"``: the self-normalised ``T_k`` with Hotelling's F reference
         (conservative, less powerful).  ``"chi2"``: the normal-theory
         chi-square (Gaussian blocks, noise independent of them); ``"general"``:

@@ -182,9 +182,8 @@ def notes_of(
         if test == "marginal" and method == "wild":
             notes.append(
                 "The marginal test (df = width of the other block) is conservative "
-                "when m is not large compared with the df (FDR 0.03-0.05 at q = 0.1 "
-                "for m = 500, df = 30 in the docs' study); given a rank, the "
-                "conditional test has more power."
+                "when m is not large compared with the df (study_support_robust); "
+                "given a rank, the conditional test has more power."
             )
     elif method == "chi2":
         if covariance == "factored":
@@ -193,9 +192,8 @@ def notes_of(
                 "block given its reduction; the variable's partial residual "
                 "independent of the reductions, the other block and y (Gaussian "
                 "blocks or independent variables); exact F for Gaussian blocks, "
-                "asymptotic otherwise.  It does not hold the FDR on heavy-tailed "
-                "blocks (measured FDR up to 0.24 at q = 0.1 on t(5) blocks mixed by AR(1) 0.8); "
-                "the default method='wild' does."
+                "asymptotic otherwise.  It does not hold the FDR on heavy-tailed, "
+                "correlated blocks (study_support_robust); the default method='wild' does."
             )
         else:
             notes.append(
