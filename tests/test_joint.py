@@ -1,0 +1,201 @@
+"""The joint estimator (``fit(independent_blocks=False)``): each block's
+residual on the other block, whitened by its partial covariance."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import jdr_stats as jdr
+from jdr_stats.exceptions import AssumptionWarning, JDRWarning, RowsNotInMemoryError
+from jdr_stats.metrics import principal_angles
+
+
+def _deg(a, b) -> float:
+    return float(np.degrees(principal_angles(np.asarray(a), np.asarray(b)).max()))
+
+
+@pytest.fixture(scope="module")
+def correlated():
+    """Gaussian blocks with corr(a_j, b_j) = 0.6, y = a'U V'b + noise (r = 1):
+    the per-block whitening's cross moment has rank 2 here, the joint one 1."""
+    return jdr.simulate.bilinear(4000, 6, 6, 1, design="correlated", rho=0.6, seed=1)
+
+
+def _quiet_fit(model, *args, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", JDRWarning)
+        return model.fit(*args, **kw)
+
+
+def test_correlated_blocks_rank_and_directions(correlated):
+    sim = correlated
+    model = jdr.JointDimReduction(sim.y, sim.a, sim.b)
+    per_block = _quiet_fit(model, "auto", seed=1)
+    joint = model.fit("auto", independent_blocks=False, seed=1)  # no premise warning
+    assert per_block.rank == 2  # the paper's estimator, premise broken
+    assert joint.rank == 1
+    assert joint.settings.estimator.name == "joint"
+    assert per_block.settings.estimator.name == "per-block"
+    assert _deg(joint.directions_a, sim.U) < 10 and _deg(joint.directions_b, sim.V) < 10
+    assert not joint.diagnostics.messages
+    ok = joint.diagnostics.table["ok"]
+    assert ok.iloc[0] is None and ok.iloc[1] is None  # information, not a premise
+    with pytest.warns(AssumptionWarning, match="independent_blocks=False"):
+        model.fit("auto", seed=1)
+
+
+def test_joint_is_the_paper_estimator_on_least_squares_residuals(correlated):
+    sim = correlated
+    joint = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(2, independent_blocks=False)
+
+    def residual(x, z):
+        design = np.column_stack([np.ones(len(z)), z])
+        return x - design @ np.linalg.lstsq(design, x, rcond=None)[0]
+
+    ra, rb = residual(sim.a, sim.b), residual(sim.b, sim.a)
+    ref = jdr.JointDimReduction(sim.y, ra, rb).fit(2)
+    np.testing.assert_allclose(joint.singular_values, ref.singular_values, rtol=1e-9)
+    np.testing.assert_allclose(joint.directions_a, ref.directions_a, atol=1e-9)
+    np.testing.assert_allclose(joint.directions_b, ref.directions_b, atol=1e-9)
+    # the reduced features use the model's own rows and means
+    feats = joint.transform()
+    want = np.hstack([(sim.a - sim.a.mean(0)) @ joint.directions_a,
+                      (sim.b - sim.b.mean(0)) @ joint.directions_b])
+    np.testing.assert_allclose(feats, want, atol=1e-10 * np.abs(want).max())
+    np.testing.assert_allclose(joint.transform(sim.a[:5], sim.b[:5]), want[:5], atol=1e-10)
+
+
+def test_rank_tests_and_support_run_on_the_residual_rows(correlated):
+    sim = correlated
+    joint = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(1, independent_blocks=False)
+
+    def residual(x, z):
+        design = np.column_stack([np.ones(len(z)), z])
+        return x - design @ np.linalg.lstsq(design, x, rcond=None)[0]
+
+    ref = jdr.JointDimReduction(sim.y, residual(sim.a, sim.b), residual(sim.b, sim.a)).fit(1)
+    for method in ("chi2", "robust"):
+        with warnings.catch_warnings():  # the residuals correlate: ref's premise check warns
+            warnings.simplefilter("ignore", AssumptionWarning)
+            want = ref.rank_tests(method).table
+        got = joint.rank_tests(method).table
+        np.testing.assert_allclose(got["statistic"], want["statistic"], rtol=1e-8)
+        np.testing.assert_allclose(got["pvalue"], want["pvalue"], rtol=1e-6, atol=1e-12)
+    drop = joint.drop1().table
+    assert list(drop.index[:6]) == [f"a{j}" for j in range(6)]
+
+
+def test_bootstrap_refits_the_residuals_in_every_replicate(correlated):
+    """A replicate of the joint bootstrap equals the joint fit of the
+    resampled rows (the residual coefficients re-estimated), not a refit of
+    fixed residuals."""
+    sim = correlated
+    model = jdr.JointDimReduction(sim.y[:800], sim.a[:800], sim.b[:800])
+    res = model.fit(1, independent_blocks=False)
+    boot = res.bootstrap(n_boot=3, seed=5)
+    from jdr_stats._resampling import draw_counts
+
+    rng = np.random.default_rng(5)
+    counts = draw_counts(rng, 3, 800)
+    idx = np.repeat(np.arange(800), counts[0].astype(int))
+    refit = jdr.JointDimReduction(sim.y[:800][idx], sim.a[:800][idx], sim.b[:800][idx]).fit(
+        1, independent_blocks=False)
+    s_ref = refit.singular_values
+    np.testing.assert_allclose(boot.singular_values[0], s_ref, rtol=0, atol=1e-9 * s_ref.max())
+    # residuals held fixed would give other replicates
+    fixed = jdr.JointDimReduction(res.model.data.endog, *res._fit_data.blocks.values()).fit(1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", JDRWarning)
+        held = fixed.bootstrap(n_boot=3, seed=5)
+    assert np.abs(held.singular_values[0] - s_ref).max() > 1e-4 * s_ref.max()
+
+
+@pytest.mark.equality
+def test_same_numbers_from_parquet_and_dask(correlated, tmp_path):
+    sim = correlated
+    frame = pd.DataFrame(np.column_stack([sim.y, sim.a, sim.b]),
+                         columns=["y", *[f"a{j}" for j in range(6)], *[f"b{j}" for j in range(6)]])
+    path = tmp_path / "d.parquet"
+    frame.to_parquet(path)
+    mem = jdr.JointDimReduction(frame["y"], frame.iloc[:, 1:7], frame.iloc[:, 7:]).fit(
+        "auto", independent_blocks=False, seed=2)
+    pq = jdr.JointDimReduction.from_parquet(path, y="y", a=list(frame.columns[1:7]),
+                                            b=list(frame.columns[7:]), batch_rows=700)
+    got = pq.fit("auto", independent_blocks=False, seed=2)
+    assert got.rank == mem.rank
+    np.testing.assert_allclose(got.singular_values, mem.singular_values, rtol=1e-10)
+    np.testing.assert_allclose(got.directions_a, mem.directions_a, atol=1e-10)
+    np.testing.assert_allclose(got.rank_test_table.table["pvalue"],
+                               mem.rank_test_table.table["pvalue"], rtol=1e-8, atol=1e-14)
+    dd = pytest.importorskip("dask.array")
+    ys, as_, bs = (dd.from_array(x, chunks=900) for x in (sim.y, sim.a, sim.b))
+    dk = jdr.JointDimReduction(ys, as_, bs).fit(2, independent_blocks=False)
+    np.testing.assert_allclose(dk.singular_values, mem.model.fit(
+        2, independent_blocks=False).singular_values, rtol=1e-10)
+    with pytest.raises(RowsNotInMemoryError, match="needs the rows in memory"):
+        got.bootstrap(n_boot=9, method="poisson", seed=1)
+
+
+def test_what_the_joint_estimator_refuses(correlated):
+    sim = correlated
+    mom = jdr.Moments.from_arrays(sim.y, sim.a, sim.b)
+    with pytest.raises(RowsNotInMemoryError, match="independent_blocks=True"):
+        jdr.JointDimReduction.from_moments(mom).fit(1, independent_blocks=False)
+    model = jdr.JointDimReduction(sim.y, sim.a, sim.b)
+    with pytest.raises(ValueError, match='got whitening="shrinkage"'):
+        model.fit(1, independent_blocks=False, whitening="shrinkage")
+    with pytest.raises(ValueError, match="independent_blocks must be True or False; got 'yes'"):
+        model.fit(1, independent_blocks="yes")
+    small = jdr.JointDimReduction(sim.y[:12], sim.a[:12], sim.b[:12])
+    with pytest.raises(ValueError, match="n1 \\+ n2 \\+ 2 = 14 rows"):
+        small.fit(1, independent_blocks=False, whitening="sample")
+    # a column of one block repeated in the other: collinear across blocks, named
+    b = sim.b.copy()
+    b[:, 2] = sim.a[:, 4]
+    with pytest.raises(ValueError, match="exog_a:a4.*exog_b:b2|exog_b:b2.*exog_a:a4"):
+        jdr.JointDimReduction(sim.y, sim.a, b).fit(1, independent_blocks=False)
+
+
+def test_conclusions_do_not_depend_on_units_or_order(correlated):
+    sim = correlated
+    base = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(1, independent_blocks=False)
+    rng = np.random.default_rng(0)
+    scale, shift = rng.uniform(0.1, 10, size=6), rng.normal(size=6) * 100
+    perm = rng.permutation(6)
+    a2 = (sim.a * scale + shift)[:, perm]
+    other = jdr.JointDimReduction(3 * sim.y - 1, a2, sim.b[:, ::-1]).fit(
+        1, independent_blocks=False)
+    np.testing.assert_allclose(other.singular_values / other.singular_values[0],
+                               base.singular_values / base.singular_values[0], rtol=1e-8)
+    # the same subspace in the original coordinates of a
+    back = np.asarray(other.directions_a)[np.argsort(perm)] * scale[:, None]
+    assert _deg(back, base.directions_a) < 1e-6
+    t1, t2 = base.rank_tests("robust").table, other.rank_tests("robust").table
+    np.testing.assert_allclose(t1["pvalue"], t2["pvalue"], rtol=1e-6, atol=1e-12)
+
+
+def test_options_pass_through(correlated):
+    sim = correlated
+    w = np.random.default_rng(0).uniform(0.5, 2, size=sim.y.size)
+    z = np.random.default_rng(1).normal(size=sim.y.size)
+    res = jdr.JointDimReduction(sim.y, sim.a, sim.b, weights=w, covariates=z).fit(
+        1, independent_blocks=False)
+    assert _deg(res.directions_a, sim.U) < 15
+    classes = np.digitize(sim.y, [-1.0, 1.0])
+    cat = jdr.JointDimReduction(classes, sim.a, sim.b, response="categorical").fit(
+        1, independent_blocks=False)
+    assert cat.settings.joint and _deg(cat.directions_b, sim.V) < 20
+    sparse = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(1, independent_blocks=False,
+                                                           sparsity=(3, 3))
+    assert len(sparse.support_a) == 3
+    text = str(res.summary())
+    assert "Estimator: joint (given: independent_blocks=False" in text
+    assert "sample (across blocks)" in text
+    doc = res.to_dict()
+    assert doc["choices"]["estimator"]["name"] == "joint"
+    small = res.remove_data()
+    assert small.settings.joint and small.transform(sim.a[:2], sim.b[:2]).shape == (2, 2)
