@@ -80,7 +80,7 @@ def test_pass_does_not_depend_on_chunking(data):
     two = pmod.poisson_moments(ArraySource(y, a, b, batch_rows=333), 4, seed=3)
     three = pmod.poisson_moments(ArraySource(y, a, b, batch_rows=1), 4, seed=3)
     full = jdr.JointDimReduction(y, a, b).moments()
-    # the same weights; only the single-precision rounding of the sums differs
+    # the same weights and the same sums (test_bootstrap_storage: bit for bit)
     for x, z, v in zip(one, two, three):
         for field in ("mean_a", "cov_a", "cov_b", "cross"):
             f = getattr(full, field)
@@ -120,8 +120,8 @@ def test_poisson_bootstrap_of_a_parquet_model(data, tmp_path):
     # the same weights, rows chunked differently: equal up to the rounding
     np.testing.assert_allclose(got.angles_a, want.angles_a, rtol=1e-4, atol=1e-6)
     # singular values near zero carry the absolute rounding of the largest
-    # one (the resampling fluctuations are summed in single precision, about
-    # 3e-7 of the fluctuation): an atol scaled by the largest, not an rtol alone
+    # one: an atol scaled by the largest, not an rtol alone (the tight
+    # comparison across storages is tests/test_bootstrap_storage.py)
     top = np.max(np.abs(want.singular_values))
     np.testing.assert_allclose(got.singular_values, want.singular_values, rtol=1e-6,
                                atol=1e-6 * top)

@@ -42,7 +42,7 @@ from .._validation import (
     normalize_seed,
 )
 from ..diagnostics import gap_advice
-from ..exceptions import WeakGapWarning
+from ..exceptions import RowsNotInMemoryError, WeakGapWarning
 from ._boot_results import (
     GAP_RATIO_MIN,
     INTERVALS,
@@ -57,6 +57,41 @@ __all__ = ["GAP_RATIO_MIN", "BootstrapResults", "bootstrap"]
 Method = Literal["pairs", "poisson"]
 
 _METHODS: tuple[Method, ...] = ("pairs", "poisson")
+
+
+def _require_data(data: RowsData, method: str, multi: bool) -> None:
+    """Return when ``method`` can run on ``data``, else raise
+    :class:`RowsNotInMemoryError` naming the method and what works there.
+
+    The method is the caller's (``"pairs"`` unless asked otherwise, however
+    the rows are stored) and is never switched: the Poisson bootstrap runs on
+    rows in memory and on a row source, with the same replicates for the same
+    seed; the pairs bootstrap (and any bootstrap of a ``q > 1`` response)
+    needs the rows in memory.
+    """
+    if method == "poisson" and not multi:  # one pass over the rows, wherever they are
+        data.require_source('the bootstrap (method="poisson")')
+        return
+    what = (f'the bootstrap of a response with several columns (method="{method}": '
+            "it reweights the rows in memory)" if multi else
+            'the bootstrap (method="pairs": it resamples whole rows)')
+    try:
+        data.rows(what)
+    except RowsNotInMemoryError as exc:
+        origin = getattr(data, "origin", None)
+        held = (f"this model was built from {origin} and holds only its sums" if origin
+                else "this model's rows were removed (remove_data())")
+        if getattr(data, "source", None) is not None and not multi:
+            works = ('bootstrap(method="poisson") reads that source again and gives the '
+                     "same replicates and bounds as the rows in memory for the same seed")
+        else:
+            works = "no bootstrap runs on it"
+        raise RowsNotInMemoryError(
+            f"{what} needs the rows of the data in memory, but {held}; {works}. For the "
+            f'{method} bootstrap build the model from the rows: '
+            "jdr.JointDimReduction(y, a, b) (the method is never switched for you: "
+            "the pairs and Poisson bootstraps give different numbers)"
+        ) from exc
 
 
 # -- the bootstrap -----------------------------------------------------------
@@ -83,7 +118,11 @@ def bootstrap(
     data : ModelData or another RowsData
         The validated data of the fit.  A model built from a row source
         (Parquet, CSV, dask; it holds sums only) can be bootstrapped with
-        ``method="poisson"``, which reads the source again.
+        ``method="poisson"``, which reads the source again: the same seed
+        gives the same replicates and bounds as the rows in memory (up to
+        rounding).  ``method="pairs"`` there raises
+        :class:`~jdr_stats.exceptions.RowsNotInMemoryError`; the method is
+        never switched.
     estimate : Estimate
         The full-sample estimate; every replicate is refitted with its rank.
     standardize : bool
@@ -95,13 +134,17 @@ def bootstrap(
     seed : int, Generator or None
         Seed of the resampling; the same seed gives the same replicates.
     method : {"pairs", "poisson"}
-        ``"pairs"``: resample whole rows ``(y_i, a_i, b_i)`` with
-        replacement (multinomial counts).  ``"poisson"``: give every row an
+        ``"pairs"`` (the default wherever the rows are stored): resample
+        whole rows ``(y_i, a_i, b_i)`` with replacement (multinomial
+        counts); needs the rows in memory.  ``"poisson"``: give every row an
         independent weight with mean 1 and variance 1 (Poisson(1) on a
-        2**-16 grid), drawn per block of rows, and accumulate all
-        replicates' moments in one pass over the rows (fast for large
-        ``m``; see :mod:`jdr_stats.inference.poisson_bootstrap`).  The
-        model's case weights, if any, multiply the resampling weights.
+        2**-16 grid), drawn per block of ``policy.BLOCK_ROWS`` rows from
+        the row's index, and accumulate all replicates' moments in one pass
+        over the rows in double precision (fast for large ``m``; runs on
+        rows in memory and on a row source with the same numbers; see
+        :mod:`jdr_stats.inference.poisson_bootstrap`).  The model's case
+        weights, if any, multiply the resampling weights.  A response with
+        several columns is bootstrapped in memory only (either method).
     interval : {"percentile", "calibrated"}
         How the replicate angles become the bound on the largest angle (see
         Notes); the default of :meth:`BootstrapResults.conf_int`.
@@ -121,14 +164,14 @@ def bootstrap(
         Processes for the refits (joblib; ``None`` or 1: in this process,
         -1: all cores).  This process draws the resampling exactly as a
         serial run (pairs: the count matrices, in order) and reads the rows;
-        the workers compute the single-precision products of the reweighted
-        sums (nearly all of the work of the sums: a chunk of rows per task;
-        Poisson: one block of rows per task, whose weights the worker draws
-        from the block's own seed), which are added here in the serial
-        order.  The results are therefore identical, bit for bit, for every
-        ``n_jobs`` and to a serial run.  The refits stay in this process.
-        Memory: one chunk or block of features per running task, no copy
-        of the data per replicate.
+        the workers compute the products of the reweighted sums (nearly all
+        of the work of the sums: pairs, a chunk of rows per task, in single
+        precision; Poisson: one block of rows per task, whose weights the
+        worker draws from the block's own seed, in double precision), which
+        are added here in the serial order.  The results are therefore
+        identical, bit for bit, for every ``n_jobs`` and to a serial run.
+        The refits stay in this process.  Memory: one chunk or block of
+        features per running task, no copy of the data per replicate.
     fit : JDRResults, optional
         The fit being bootstrapped, kept as :attr:`BootstrapResults.results`
         (``JDRResults.bootstrap`` passes itself).
@@ -197,12 +240,9 @@ def bootstrap(
             "data must be the ModelData of a fit (JDRResults.model.data; or call "
             f"JDRResults.bootstrap); got {type(data).__name__}"
         )
-    if method == "poisson":  # one pass over the rows: in memory or a row source
-        data.require_source('the bootstrap (method="poisson")')
-    else:
-        data.rows('the bootstrap (method="pairs" resamples rows)')
     if not isinstance(estimate, Estimate):
         raise TypeError(f"estimate must be an Estimate; got {type(estimate).__name__}")
+    _require_data(data, method, estimate.coef_tensor is not None)
     standardize = check_bool(standardize, "standardize")
     if whitening is not None:  # the fit's whitening, re-estimated in every replicate
         whitening = check_choice(whitening, "whitening",

@@ -16,7 +16,12 @@ The weights come from the resampling engine (:mod:`jdr_stats._resampling`):
 those of row block ``j`` (rows ``j * BLOCK_ROWS`` to ``(j + 1) * BLOCK_ROWS - 1``,
 ``BLOCK_ROWS`` of :mod:`jdr_stats.config`) from a generator seeded by
 ``SeedSequence(entropy, spawn_key=(j,))``, so they do not depend on how the
-source splits its rows into chunks.  The derivation is in
+source splits its rows into chunks.  Nor do the sums: both passes regroup
+the source's chunks into pieces on a fixed grid of rows (``PIECE_ROWS`` of
+:mod:`jdr_stats.config`, cut at the weight blocks' edges) and sum piece by
+piece in double precision, so rows in memory, a Parquet file, CSV chunks
+and dask arrays give the same moments up to the rounding of the values
+read (a CSV parser's last bit).  The derivation is in
 ``docs/theory/bootstrap.md``.
 """
 
@@ -100,13 +105,46 @@ def _chunks(source: Any, case_weights: np.ndarray | None):
         offset += k
 
 
+def _join(parts: list[tuple[Any, ...]]) -> tuple[Any, ...]:
+    if len(parts) == 1:
+        return parts[0]
+    cols = zip(*parts, strict=True)
+    return tuple(None if col[0] is None else np.concatenate(col) for col in cols)
+
+
+def _grid(source: Any, case_weights: np.ndarray | None
+          ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]]:
+    """:func:`_chunks` regrouped on a fixed grid: piece ``j`` holds rows
+    ``j * PIECE_ROWS`` to ``(j + 1) * PIECE_ROWS - 1`` (the last one fewer),
+    however the source chunks them.  Sums taken piece by piece then add the
+    same numbers in the same order for every source; a piece is a view of a
+    chunk where it lies in one, else a copy of its parts."""
+    step = config.PIECE_ROWS
+    parts: list[tuple[Any, ...]] = []
+    held = 0
+    for chunk in _chunks(source, case_weights):
+        k, pos = chunk[0].shape[0], 0
+        while pos < k:
+            take = min(k - pos, step - held)
+            parts.append(tuple(None if x is None else x[pos:pos + take] for x in chunk))
+            held += take
+            pos += take
+            if held == step:
+                yield _join(parts)
+                parts, held = [], 0
+    if held:
+        yield _join(parts)
+
+
 def _first_pass(source: Any, case_weights: np.ndarray | None):
-    """Full-sample (weighted) means and column ranges of a row source."""
+    """Full-sample (weighted) means and column ranges of a row source
+    (summed on the grid of :func:`_grid`: the same numbers however the
+    source chunks its rows)."""
     tot = 0.0
     sy = sa = sb = None
     lo_a = hi_a = lo_b = hi_b = None
     offset = 0
-    for y, a, b, w in _chunks(source, case_weights):
+    for y, a, b, w in _grid(source, case_weights):
         k = y.shape[0]
         offset += k
         if sy is None:
@@ -209,12 +247,12 @@ def poisson_moments(
 
     Notes
     -----
-    The features of a chunk (products of the rows centred at the full-sample
-    means) are summed as ``F.sum(0)`` in double precision plus
-    ``(W - 1) F`` in single precision: the deviations ``W - 1`` are small
-    integers, exact in single precision, so only the resampling fluctuation
-    carries single-precision rounding.  Per block of ``BLOCK_ROWS`` rows the
-    single-precision product is added to a double-precision total.
+    The features of a piece of rows (products of the rows centred at the
+    full-sample means) are summed as ``F.sum(0)`` plus ``(W - 1) F``, both
+    in double precision (the deviations ``W - 1`` are small integers), piece
+    by piece on a fixed grid of rows (:func:`_grid`), so the sums do not
+    depend on the source's chunks nor, beyond the last bits, on the BLAS
+    kernel.
 
     Examples
     --------
@@ -280,27 +318,54 @@ def _block_products(entropy: tuple[int, ...], block: int, n_boot: int, inner: bo
                     pieces: list[tuple[int, np.ndarray]]) -> list:
     """The products of one weight block's pieces, as :func:`poisson_pass` forms them.
 
-    ``pieces`` holds ``(col, f)``, ``f`` the single-precision features of
-    ``take`` rows from column ``col`` of the block, shape ``(width, take)``;
-    returns ``(P, P_in)`` per piece, ``P = (W - 1)[:, col:col + take] @ f.T``
+    ``pieces`` holds ``(col, f)``, ``f`` the features of ``take`` rows from
+    column ``col`` of the block, shape ``(width, take)``; returns
+    ``(P, P_in)`` per piece, ``P = (W - 1)[:, col:col + take] @ f.T``
     (``P_in`` None without ``inner``): the very products of a serial pass,
     computed in a worker process.
     """
-    dev = poisson_weights(entropy, block, n_boot)
-    dev_in = None
-    if inner:
-        dev_in = inner_weights(entropy, block, dev)
-        dev_in -= np.float32(1.0)
-    dev -= np.float32(1.0)
+    weights = _BlockWeights(entropy, n_boot, inner)
     out = []
     with blas_single_thread():
         for col, f in pieces:
-            take = f.shape[1]
-            f32 = f.T
-            p = dev[:, col:col + take] @ f32
-            p_in = dev_in[:, col:col + take] @ f32 if dev_in is not None else None
-            out.append((p, p_in))
+            dev, dev_in = weights.deviations(block, col, f.shape[1])
+            ft = f.T
+            out.append((dev @ ft, None if dev_in is None else dev_in @ ft))
     return out
+
+
+class _BlockWeights:
+    """The weight deviations ``W - 1`` of a piece of rows, in double precision.
+
+    The weights of a block (float32 integers, :func:`poisson_weights`) are
+    drawn once per block; a piece's columns are converted into a reused
+    ``(n_boot, PIECE_ROWS)`` buffer, so the pass holds the block's weights
+    in single precision and one piece's in double.
+    """
+
+    def __init__(self, entropy: tuple[int, ...], n_boot: int, inner: bool) -> None:
+        self.entropy, self.inner = entropy, inner
+        self.block = -1
+        self.w: np.ndarray | None = None
+        self.w_in: np.ndarray | None = None
+        self.buf = np.empty((n_boot, config.PIECE_ROWS))
+        self.buf_in = np.empty((n_boot, config.PIECE_ROWS)) if inner else None
+
+    def deviations(self, block: int, col: int, take: int
+                   ) -> tuple[np.ndarray, np.ndarray | None]:
+        if block != self.block:
+            self.w = poisson_weights(self.entropy, block, self.buf.shape[0])
+            if self.inner:
+                self.w_in = inner_weights(self.entropy, block, self.w)
+            self.block = block
+        assert self.w is not None
+        dev = self.buf[:, :take]
+        np.subtract(self.w[:, col:col + take], 1.0, out=dev)
+        if self.buf_in is None or self.w_in is None:
+            return dev, None
+        dev_in = self.buf_in[:, :take]
+        np.subtract(self.w_in[:, col:col + take], 1.0, out=dev_in)
+        return dev, dev_in
 
 
 def poisson_pass(
@@ -317,31 +382,20 @@ def poisson_pass(
     """
     if parallel is not None:
         return _parallel_pass(plan, parallel)
-    inner, entropy, n_boot = plan.inner, plan.entropy, plan.n_boot
+    inner, n_boot = plan.inner, plan.n_boot
     rw = _SourceMoments(*plan.stats)
     total = np.zeros((n_boot, rw.width))  # sums of (w - 1) f, double precision
     total_in = np.zeros((n_boot, rw.width)) if inner else None
-    dev_in = None
     full = np.zeros(rw.width)
-    cur_block, dev = -1, None
-    buf32 = np.empty((rw.width, config.PIECE_ROWS), dtype=np.float32)
+    weights = _BlockWeights(plan.entropy, n_boot, inner)
     # one BLAS thread: the products' rounding must not depend on threads
     with blas_single_thread():
         for block, col, f in _pieces(plan, rw, full):
-            take = f.shape[1]
-            if block != cur_block:
-                dev = poisson_weights(entropy, block, n_boot)
-                if inner:
-                    dev_in = inner_weights(entropy, block, dev)
-                    dev_in -= np.float32(1.0)
-                dev -= np.float32(1.0)
-                cur_block = block
-            np.copyto(buf32[:, :take], f)
-            f32 = buf32[:, :take].T
-            assert dev is not None  # drawn at the first block
-            total += dev[:, col:col + take] @ f32
+            dev, dev_in = weights.deviations(block, col, f.shape[1])
+            ft = f.T
+            total += dev @ ft
             if total_in is not None and dev_in is not None:
-                total_in += dev_in[:, col:col + take] @ f32
+                total_in += dev_in @ ft
     if inner:
         return rw.moments(total + full), rw.moments(total_in + full)
     return rw.moments(total + full)
@@ -349,13 +403,14 @@ def poisson_pass(
 
 def _pieces(plan: PoissonPlan, rw: _SourceMoments, full: np.ndarray
             ) -> Iterator[tuple[int, int, np.ndarray]]:
-    """One pass over the rows in pieces of at most ``PIECE_ROWS`` rows inside
-    one weight block: ``(block, col, features (width, take))``, the features
-    in a reused buffer; their row sums are added to ``full`` in row order."""
+    """One pass over the rows in the pieces of :func:`_grid`, cut where a
+    weight block ends: ``(block, col, features (width, take))``, the
+    features in a reused buffer; their row sums are added to ``full`` in row
+    order.  The pieces are the same for every chunking of the source."""
     block_rows, piece_rows = policy.BLOCK_ROWS, config.PIECE_ROWS
     buf = np.empty((rw.width, piece_rows))
     offset = 0
-    for y, a, b, w in _chunks(plan.source, plan.case_weights):
+    for y, a, b, w in _grid(plan.source, plan.case_weights):
         k = y.shape[0]
         pos = 0
         while pos < k:
@@ -389,7 +444,7 @@ def _parallel_pass(plan: PoissonPlan, parallel: Any):
                 yield delayed(_block_products)(entropy, cur_block, n_boot, inner, pieces)
                 pieces = []
             cur_block = block
-            pieces.append((col, f.astype(np.float32)))
+            pieces.append((col, f.copy()))  # f is the pass's reused buffer
         if pieces:
             yield delayed(_block_products)(entropy, cur_block, n_boot, inner, pieces)
 
