@@ -137,9 +137,16 @@ def format_cells(
     ['2.100e-05', '-7.400e-06']
     >>> format_cells("value", pd.Series([0.638, 2.58]))
     ['0.6380', '2.5800']
+    >>> format_cells("ok", pd.Series([True, None, False], dtype=object))
+    ['yes', '-', 'no']
     """
     if pd.api.types.is_bool_dtype(values):
         return ["yes" if bool(v) else "no" for v in values]
+    flags = [v for v in values if v is not None and not (isinstance(v, float) and np.isnan(v))]
+    if flags and all(isinstance(v, (bool, np.bool_)) for v in flags):
+        # a yes/no column with rows that do not apply (None): one vocabulary
+        return ["-" if v is None or (isinstance(v, float) and np.isnan(v))
+                else "yes" if bool(v) else "no" for v in values]
     if pd.api.types.is_integer_dtype(values):
         return [str(int(v)) for v in values]
     if not pd.api.types.is_numeric_dtype(values):

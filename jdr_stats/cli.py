@@ -155,6 +155,11 @@ def _build_parser() -> _Parser:
                      help="how each block is whitened: auto (default: sample covariance while "
                           "max(n1, n2)/m <= 0.05, OAS shrinkage above), sample, shrinkage, "
                           "diagonal (SDs only) or none (centring only)")
+    fit.add_argument("--independent-blocks", choices=("yes", "no"), default="yes",
+                     help="yes (default): the paper's estimator, each block whitened alone, "
+                          "which assumes the blocks independent; no: the joint estimator, "
+                          "each block's residual on the other block (valid when the blocks "
+                          "correlate; needs the sample whitening and m >= n1 + n2 + 2)")
     fit.add_argument("--no-standardize", action="store_true",
                      help="centre the blocks only, do not whiten them (= --whitening none)")
     fit.add_argument("--missing", choices=("none", "drop", "raise"), default="none",
@@ -405,6 +410,7 @@ def _run_fit(args: argparse.Namespace) -> str:
     res = model.fit(
         args.rank,
         whitening=_whitening(args),
+        independent_blocks=args.independent_blocks == "yes",
         sparsity=args.sparsity,
         rank_method=args.rank_method,
         fdr=args.fdr,
@@ -418,6 +424,7 @@ def _run_fit(args: argparse.Namespace) -> str:
     support = None
     if args.support:
         support = model.select_support(rank=res.rank, fdr=args.fdr,
+                                       independent_blocks=args.independent_blocks == "yes",
                                        seed=np.random.default_rng(support_seed))
     if args.features_out:
         _features_out(res, args.features_out)

@@ -638,6 +638,7 @@ class JointDimReduction(DataModel):
         rule: SupportRuleArg = "bh",
         fdr: float | None = None,
         standardize: bool = True,
+        independent_blocks: bool = True,
         seed: int | np.random.Generator | None = None,
         progress: ProgressArg = False,
         n_jobs: int | None = None,
@@ -652,10 +653,15 @@ class JointDimReduction(DataModel):
         object carrying its own settings; ``fdr`` the level of the FDR
         rules), then ``standardize``, ``seed``, ``progress`` and ``n_jobs``.
         See the function for each option and ``docs/guide/support.md``.
+        ``independent_blocks=False`` tests the variables of the joint
+        estimator (each block's residual on the other block; see :meth:`fit`).
         """
         self._data.rows("select_support")
+        policy.block_estimator(independent_blocks, self.nobs, len(self.exog_names_a),
+                               len(self.exog_names_b), "sample")
+        data = self._data if independent_blocks else joint_data(self._data)[0]
         return _select_support(
-            self._data, rank=rank, test=test, method=method, covariance=covariance,
+            data, rank=rank, test=test, method=method, covariance=covariance,
             n_resamples=n_resamples, rule=rule, fdr=fdr, standardize=standardize, seed=seed,
             progress=progress, n_jobs=n_jobs,
         )

@@ -100,6 +100,12 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         return self._model.data if given is None else given
 
     @property
+    def block_means(self) -> tuple[np.ndarray, np.ndarray]:
+        """The blocks' means that centre the reduced features of
+        :meth:`transform` (the model's blocks, whichever estimator)."""
+        return self._means[0].copy(), self._means[1].copy()
+
+    @property
     def model(self) -> Any:
         """The :class:`~jdr_stats.JointDimReduction` that was fitted."""
         return self._model

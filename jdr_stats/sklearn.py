@@ -85,6 +85,13 @@ class JointDimReductionTransformer(TransformerMixin, BaseEstimator):
         ``n_features // 2`` columns are block a and the rest block b (an
         explicit choice; earlier releases did it silently).  Ignored
         when a block is given.
+    blocks : list of column lists, optional
+        The blocks in order, ``[cols_1, cols_2]`` (names or positions): the
+        same as ``block_a=cols_1, block_b=cols_2`` (not with them).  This
+        version takes two blocks.
+    independent_blocks : bool
+        ``False`` fits the joint estimator for correlated blocks (see
+        :meth:`jdr_stats.JointDimReduction.fit`).
 
     Attributes
     ----------
@@ -122,6 +129,8 @@ class JointDimReductionTransformer(TransformerMixin, BaseEstimator):
         standardize: bool = True,
         sparsity: tuple[int, int] | None = None,
         split: Literal["half"] | None = None,
+        blocks: Any = None,
+        independent_blocks: bool = True,
     ) -> None:
         self.rank = rank
         self.block_a = block_a
@@ -129,6 +138,8 @@ class JointDimReductionTransformer(TransformerMixin, BaseEstimator):
         self.standardize = standardize
         self.sparsity = sparsity
         self.split = split
+        self.blocks = blocks
+        self.independent_blocks = independent_blocks
 
     # -- blocks -------------------------------------------------------------
     def _positions(self, spec: Any, argname: str, n_features: int) -> np.ndarray:
@@ -164,6 +175,20 @@ class JointDimReductionTransformer(TransformerMixin, BaseEstimator):
         return np.asarray(out, dtype=int)
 
     def _blocks(self, n_features: int) -> tuple[np.ndarray, np.ndarray]:
+        if self.blocks is not None:
+            if self.block_a is not None or self.block_b is not None:
+                raise ValueError("give blocks=[...] or block_a/block_b, not both")
+            if isinstance(self.blocks, (str, int)) or len(self.blocks) != 2:
+                raise ValueError(
+                    "blocks must list the columns of each block, [cols_1, cols_2]; this "
+                    f"version takes two blocks; got {self.blocks!r}")
+            first = self._positions(self.blocks[0], "blocks[0]", n_features)
+            second = self._positions(self.blocks[1], "blocks[1]", n_features)
+            shared = np.intersect1d(first, second)
+            if shared.size:
+                raise ValueError(f"columns {shared.tolist()} are in both blocks[0] and "
+                                 "blocks[1]")
+            return first, second
         if n_features < 2:
             raise ValueError(
                 f"X has {n_features} feature(s) (n_features = {n_features}); the joint "
@@ -221,13 +246,12 @@ class JointDimReductionTransformer(TransformerMixin, BaseEstimator):
         ia, ib = self._blocks(X.shape[1])
         model = JointDimReduction(y, X[:, ia], X[:, ib])
         res = model.fit(self.rank, whitening="auto" if self.standardize else "none",
-                        sparsity=self.sparsity)
+                        sparsity=self.sparsity, independent_blocks=self.independent_blocks)
         self.results_ = res
         self.columns_a_, self.columns_b_ = ia, ib
         self.directions_a_ = np.asarray(res.estimate.dir_a)
         self.directions_b_ = np.asarray(res.estimate.dir_b)
-        self.mean_a_ = np.asarray(res.moments.mean_a)
-        self.mean_b_ = np.asarray(res.moments.mean_b)
+        self.mean_a_, self.mean_b_ = (np.asarray(m) for m in res.block_means)
         self.singular_values_ = res.singular_values
         return self
 

@@ -199,3 +199,20 @@ def test_options_pass_through(correlated):
     assert doc["choices"]["estimator"]["name"] == "joint"
     small = res.remove_data()
     assert small.settings.joint and small.transform(sim.a[:2], sim.b[:2]).shape == (2, 2)
+
+
+def test_sklearn_blocks_and_joint(correlated):
+    pytest.importorskip("sklearn")
+    from jdr_stats.sklearn import JointDimReductionTransformer
+
+    sim = correlated
+    X = np.hstack([sim.a, sim.b])
+    tr = JointDimReductionTransformer(rank=1, blocks=[list(range(6)), list(range(6, 12))],
+                                      independent_blocks=False).fit(X, sim.y)
+    want = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(1, independent_blocks=False)
+    np.testing.assert_allclose(tr.transform(X[:7]), want.transform(sim.a[:7], sim.b[:7]),
+                               atol=1e-10)
+    with pytest.raises(ValueError, match="this version takes two blocks"):
+        JointDimReductionTransformer(blocks=[[0], [1], [2]]).fit(X, sim.y)
+    with pytest.raises(ValueError, match="not both"):
+        JointDimReductionTransformer(blocks=[[0], [1]], block_a=[0]).fit(X, sim.y)
