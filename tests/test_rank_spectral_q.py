@@ -23,7 +23,7 @@ from jdr_stats._hosvd import hosvd, whitened_crosses
 from jdr_stats._linalg import block_whitenings
 from jdr_stats.inference import _rank_spectral as sp
 from jdr_stats.inference._rank_q import _white_rows, _whitened_response
-from jdr_stats.inference._rank_stats import _Whitened
+from jdr_stats.inference._rank_stats import WhitenedDesign
 from jdr_stats.inference.rank_tests import choose_rank, rank_tests, resolve_method
 
 ALPHA = 0.05
@@ -69,7 +69,7 @@ def _whitened_q(res):
     y, a, b = _white_rows(data, wh)
     xq = whitened_crosses(mom.cross_q, *wh)
     u, s1, v, _ = hosvd(xq)
-    w = _Whitened(m=data.nobs, var_y=1.0, u=u, s=s1, v=v, a=a, b=b, y=_whitened_response(y))
+    w = WhitenedDesign(m=data.nobs, var_y=1.0, u=u, s=s1, v=v, a=a, b=b, y=_whitened_response(y))
     return w, xq
 
 

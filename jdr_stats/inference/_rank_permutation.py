@@ -4,17 +4,28 @@ joblib can run in parallel."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
 from .. import config
 from .._progress import ProgressArg, run_batches
-from ._rank_stats import _kr_chunks, _Whitened
+from ._rank_stats import WhitenedDesign
+
+
+def _kr_chunks(uc: np.ndarray, vc: np.ndarray) -> Iterator[tuple[slice, np.ndarray]]:
+    """Row chunks of the Khatri-Rao product: row i is vec(u_i v_i^T) (row-major)."""
+    m, p = uc.shape
+    q = vc.shape[1]
+    step = max(1, config.CHUNK_FLOATS // max(p * q, 1))
+    for start in range(0, m, step):
+        sl = slice(start, min(start + step, m))
+        yield sl, (uc[sl, :, None] * vc[sl, None, :]).reshape(-1, p * q)
 
 
 def _permutation_stats(
-    w: _Whitened,
+    w: WhitenedDesign,
     k: int,
     n_perm: int,
     rng: np.random.Generator,
@@ -55,7 +66,7 @@ class _PermutationBatch:
     the batches nor on ``n_jobs``.
     """
 
-    def __init__(self, w: _Whitened, k: int) -> None:
+    def __init__(self, w: WhitenedDesign, k: int) -> None:
         m, n1, n2 = w.m, w.n1, w.n2
         y, a, b = w.in_memory()
         alpha, uc = a @ w.u[:, :k], a @ w.u[:, k:]

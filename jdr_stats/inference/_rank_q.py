@@ -37,7 +37,7 @@ from .._validation import check_int, normalize_seed
 from ..core.whitening import DesignWhitening
 from ..exceptions import RowsNotInMemoryError
 from ._rank_spectral import plan_passes, spectral_pvalues
-from ._rank_stats import _Whitened
+from ._rank_stats import WhitenedDesign
 from ._robust_core import robust_moments, robust_pvalue, rotated_first
 from .hypotheses import TEST_COLUMNS, perm_pvalue
 from .rank_methods import RANK_METHODS, combined_numbers, flips_needed, tail_notes
@@ -47,41 +47,6 @@ __all__ = ["FALLBACK", "run_q"]
 #: What the default test becomes for q > 1, until the robust core takes 2-D y.
 FALLBACK = ("the robust rank test for a response of q > 1 columns is not available "
             "yet; the {used} test was used instead")
-
-
-#: what the spectral statistic is for q columns (a note of the table)
-_Q_SPECTRAL = (
-    "Spectral statistic of q columns: m min(s_{k+1}(M1), s_{k+1}(M2))^2, M1 = [X_1, ..., X_q] "
-    "and M2 = [X_1^T, ..., X_q^T] the unfoldings of the whitened cross moments (whose top-k "
-    "singular vectors are the HOSVD estimates); the bound and its sign flips as for one "
-    "column, with the q columns' matrices side by side (theory of rank tests, 6e)."
-)
-
-
-def _labels(method: str, q: int) -> tuple[str, str]:
-    if method == "robust":
-        return ("robust two-moment test (scaled chi2 with estimated finite-sample moments), "
-                "q responses",
-                "Robust two-moment test: i.i.d. rows and finite fourth moments of the "
-                "influence functions psi_i = u_i (x) v_i (x) Yw_i (plus centring terms) of the "
-                "complement core; Lambda_k ~ g chi2(h) with g h and 2 g^2 h its finite-sample "
-                "mean and variance estimated from the rows.")
-    if method in ("spectral", "combined"):
-        spec = RANK_METHODS[method]
-        return (spec.label + ", q responses",
-                _Q_SPECTRAL + " " + spec.assumptions)
-    if method == "chi2":
-        return ("normal-theory chi-square, q responses",
-                "Normal theory: the whitened complement coordinates are independent of "
-                "each other and of (Yw, U'a', V'b'), so Lambda_k ~ chi2(q (n1-k)(n2-k)) "
-                "as m grows (liberal for heavy-tailed blocks).")
-    return ("permutation of the complement coordinates, q responses",
-            "Permutation: under H0 the complement coordinates (U_perp'a', V_perp'b') "
-            "are independent of (Yw, U'a', V'b'); their rows are permuted jointly and the "
-            "whole statistic (re-whitening and HOSVD included) recomputed; "
-            "p = (1 + #{T* >= T}) / (B + 1). At k = 0 this permutes the response "
-            "against the blocks (exact under independence). With covariates the rows "
-            "are residuals on [1, Z] (permutation of residuals).")
 
 
 def _white_rows(data: RowsData, whitening: DesignWhitening[Whitening]
@@ -196,7 +161,7 @@ def _spectral_rows(rows_data: tuple[np.ndarray, np.ndarray, np.ndarray], sq: _Sp
     y, a, b = rows_data
     yw = _whitened_response(y)
     q = yw.shape[1]
-    w = _Whitened(m=sq.m, var_y=1.0, u=sq.u, s=sq.s1, v=sq.v, a=a, b=b, y=yw)
+    w = WhitenedDesign(m=sq.m, var_y=1.0, u=sq.u, s=sq.s1, v=sq.v, a=a, b=b, y=yw)
     stats_all = np.array([sq.statistic(k) for k in range(top + 1)])
     plan = plan_passes(stats_all, sq.edge(0, q), top)
     rows: list[dict[str, float]] = []
@@ -272,12 +237,12 @@ def run_q(
             f"model's rows are not in memory. rank_method='auto' chooses the {method} test "
             "from the shape alone (jdr_stats.policy.rank_method), so pass "
             "rank_method='chi2' (or method='chi2'), or build the model from arrays")
-    elif method not in ("chi2", "permutation", "robust", "spectral", "combined"):
+    elif not RANK_METHODS[method].takes_q:
+        takes = ", ".join(repr(k) for k, m in RANK_METHODS.items() if m.takes_q)
         raise ValueError(
             f"the {method} rank test needs a single response column; this model's "
             f"response has q = {q} columns. Use method='robust' (what the default "
-            "'auto' runs where it does not run 'combined'), 'combined', 'spectral', 'chi2' or "
-            "'permutation'"
+            f"'auto' runs where it does not run 'combined') or another of {takes}"
         )
     check_int(n_perm, "n_perm", low=1)
     if data.weighted:
@@ -319,12 +284,10 @@ def run_q(
         rows.append(row)
         if stop_alpha is not None and not row["pvalue"] <= stop_alpha:
             break
-    extra = {"permutation": ("n_perm",), "robust": ("eff_df", "scale", "mc_se"),
-             "spectral": RANK_METHODS["spectral"].columns,
-             "combined": RANK_METHODS["combined"].columns}.get(used, ())
+    spec = RANK_METHODS[used]
     table = pd.DataFrame(rows, index=pd.Index(np.arange(len(rows)), name="k"),
-                         columns=[*TEST_COLUMNS, *extra])
-    label, assumption = _labels(used, q)
+                         columns=[*TEST_COLUMNS, *spec.columns])
+    label, assumption = spec.q_label, spec.q_assumptions
     notes = [
         f"Response of q = {q} whitened columns (Yw). Row k tests H0: r <= k (the q "
         "whitened cross moments E[a' Yw_c b'^T] have joint column and row spaces of "

@@ -47,7 +47,7 @@ from .. import config
 from .._linalg import mp_edge
 from .._progress import ProgressArg, progress_bar, run_batches
 from .._resampling import row_bits, row_signs
-from ._rank_stats import _Whitened
+from ._rank_stats import WhitenedDesign
 from .rank_robust import Chunks
 
 __all__ = ["flip_signs", "pass_plan", "plan_passes", "row_halves", "spectral_null",
@@ -64,13 +64,13 @@ SEQUENTIAL_EXCEEDANCES = 10
 _DENSE_EIG_MAX = 256
 
 
-def spectral_statistic(w: _Whitened, k: int) -> float:
+def spectral_statistic(w: WhitenedDesign, k: int) -> float:
     """``m s_{k+1}^2 / s_y^2``: the (k+1)-th squared singular value of ``X_lin``
     in units of the noise of one entry."""
     return float(w.m * w.s[k] ** 2 / w.var_y)
 
 
-def pass_plan(w: _Whitened, top: int) -> list[range]:
+def pass_plan(w: WhitenedDesign, top: int) -> list[range]:
     """The passes of ranks ``0..top``: the first runs to one past the number of
     statistics above the noise edge ``(sqrt(n1) + sqrt(n2))^2`` (the directions
     a selection is expected to find), the others :data:`PASS_ROWS` ranks each.
@@ -134,7 +134,7 @@ def _offset_chunks(chunks: Chunks) -> Iterator[tuple[int, np.ndarray, np.ndarray
         start += len(y)
 
 
-def _whitened_chunks(w: _Whitened) -> Chunks:
+def _whitened_chunks(w: WhitenedDesign) -> Chunks:
     """The whitened rows of ``w`` as a re-iterable factory of chunks: its row
     source's (streamed) or, for rows given in memory only, one chunk."""
     if w.chunks is not None:
@@ -172,7 +172,7 @@ class _SpectralBatch:
     the first block projected, right: the second; equal at ``k = 0``).
 
     The rows are read in one pass per batch of replicates, from memory or
-    streamed from the model's row source (:attr:`_Whitened.chunks`), the
+    streamed from the model's row source (:attr:`WhitenedDesign.chunks`), the
     sums of every replicate of the batch accumulated together (memory: the
     batch's ``q n1 n2`` sums each, the batch bounded by
     ``config.CHUNK_FLOATS``).  Every random draw is a function of the row's
@@ -185,7 +185,7 @@ class _SpectralBatch:
     joblib workers).
     """
 
-    def __init__(self, w: _Whitened, ks: range | int, split_rng: np.random.Generator) -> None:
+    def __init__(self, w: WhitenedDesign, ks: range | int, split_rng: np.random.Generator) -> None:
         self.ks = range(ks, ks + 1) if isinstance(ks, int) else ks
         self.chunks = _whitened_chunks(w)
         self.scale = w.m * w.var_y
@@ -336,7 +336,7 @@ def _accumulate(sums: dict[str, np.ndarray], y: np.ndarray, a: np.ndarray, b: np
 
 
 def spectral_null(
-    w: _Whitened,
+    w: WhitenedDesign,
     ks: range | int,
     n_rep: int,
     rng: np.random.Generator,
@@ -355,7 +355,7 @@ def spectral_null(
 
 
 def spectral_pvalues(
-    w: _Whitened,
+    w: WhitenedDesign,
     ks: range,
     n_rep: int,
     rng: np.random.Generator,

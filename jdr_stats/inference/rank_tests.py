@@ -67,27 +67,39 @@ from ..exceptions import LongRunWarning, RankSelectionWarning, RowsNotInMemoryEr
 from ..policy import Choice
 from ..summary import build_summary
 from ._rank_q import run_q
-from ._rank_stats import _whiten, _Whitened
+from ._rank_stats import WhitenedDesign, _whiten
 from .hypotheses import TEST_COLUMNS, TestTable
 from .ladle import LADLE_AT_ZERO, LadleResults, ladle_results
-from .rank_methods import RANK_METHODS, RankTestMethod, RowOptions, tail_notes
+from .rank_methods import (
+    RANK_METHODS,
+    RankTestMethod,
+    RowOptions,
+    default_replicates,
+    tail_notes,
+)
 
 __all__ = [
+    "RANK_SELECTORS",
+    "RankMethod",
     "RankTestResults",
     "choose_rank",
     "rank_tests",
     "resolve_method",
 ]
 
+#: The keys of ``rank_tests(method=...)``: "auto" and the registry's
+#: (:data:`~jdr_stats.inference.rank_methods.RANK_METHODS`).  A literal for
+#: mypy; ``tests/test_rank_registry.py`` checks it equals the registry's keys.
 RankMethod = Literal["auto", "robust", "wald", "chi2", "general", "permutation", "spectral",
                      "combined"]
 #: What rank_tests(method=...) accepts: "auto" (the default) and the methods.
 _METHODS = ("auto", *RANK_METHODS)
-#: What fit(rank="auto", rank_method=...) accepts: the tests and the ladle.
-_SELECTORS = (*_METHODS, "ladle")
+#: What fit(rank="auto", rank_method=...) and the CLI's --rank-method accept:
+#: the tests and the ladle.
+RANK_SELECTORS = (*_METHODS, "ladle")
 #: Replicates per row when ``n_perm`` is None (one sign flip costs a product
-#: of the size of the fit; one permutation much less).
-_DEFAULT_REPLICATES = {"permutation": 999, "spectral": 199, "combined": 199}
+#: of the size of the fit; one permutation much less): from the registry.
+_DEFAULT_REPLICATES = default_replicates()
 
 
 # ---------------------------------------------------------------------------
@@ -183,7 +195,7 @@ def _check_max_rank(max_rank: Any, n1: int, n2: int) -> int:
 
 
 def _build(
-    w: _Whitened, method: RankTestMethod, rows: list[dict[str, float]], tails: set[str],
+    w: WhitenedDesign, method: RankTestMethod, rows: list[dict[str, float]], tails: set[str],
     *, choice: Choice | None = None,
 ) -> RankTestResults:
     table = pd.DataFrame(rows, index=pd.Index(np.arange(len(rows)), name="k"),
@@ -339,7 +351,7 @@ def _run(
     return _build(w, spec, rows, tails, choice=choice)
 
 
-def _run_passes(w: _Whitened, spec: RankTestMethod, top: int, n_perm: int,
+def _run_passes(w: WhitenedDesign, spec: RankTestMethod, top: int, n_perm: int,
                 rng: np.random.Generator | None, n_jobs: int | None, progress: ProgressArg,
                 stop_alpha: float | None, pair_rng: np.random.Generator | None,
                 ) -> tuple[list[dict[str, float]], set[str]]:
@@ -388,7 +400,7 @@ def _warn_long_passes(name: str, plan: list[range], n_perm: int, stop_alpha: flo
         )
 
 
-def _warn_long(w: _Whitened, spec: RankTestMethod, first: float, top: int,
+def _warn_long(w: WhitenedDesign, spec: RankTestMethod, first: float, top: int,
                stop_alpha: float | None) -> None:
     """Warn when the rows still to run are expected to take over
     ``config.LONG_RUN_SECONDS``: row ``k`` costs about ``(n1-k)(n2-k) / (n1 n2)``
@@ -592,7 +604,7 @@ def choose_rank(
     (2, 'general')
     """
     alpha = check_fraction(alpha, "alpha")
-    check_choice(method, "rank_method", _SELECTORS)
+    check_choice(method, "rank_method", RANK_SELECTORS)
     out: RankTestResults | LadleResults
     if method == "ladle":
         if moments.cross_q is not None:
