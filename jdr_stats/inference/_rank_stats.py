@@ -16,10 +16,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
+from scipy import linalg
 
 from .. import config
 from .._data import RowsData
-from .._hosvd import complement_statistic
+from .._hosvd import complement_statistic, hosvd, whitened_crosses
 from .._linalg import (
     BlockMoments,
     Whitening,
@@ -27,9 +28,10 @@ from .._linalg import (
     whiten_cross,
 )
 from ..core.whitening import DesignWhitening
+from ..exceptions import RowsNotInMemoryError
 from .rank_robust import Chunks, whitened_chunks
 
-__all__ = ["WhitenedDesign"]
+__all__ = ["WhitenedDesign", "whitened_response"]
 
 
 @dataclass(frozen=True)
@@ -116,11 +118,16 @@ def _whiten(
     *,
     rows: bool | Literal["rotated"] = True,
 ) -> WhitenedDesign:
-    """SVD of the whitened ``X_lin`` (and the whitened rows when ``rows``).
+    """The whitened design: the stack of whitened cross moments and its
+    decomposition (and the whitened rows when ``rows``).
 
-    A model built from a row source (``data.source``) gets a factory of
-    whitened chunks over the source instead of the rows, and the
-    first-order sums from its :class:`~jdr_stats.Moments`.  With
+    One response column: ``X_lin`` (centred ``y``), a stack of one, and its
+    SVD.  ``q > 1`` columns: the ``q`` cross moments of the whitened response
+    ``Yw`` and their HOSVD (:func:`~jdr_stats._hosvd.hosvd`); ``var_y`` is 1
+    and the rows' ``y`` is ``Yw`` (``m x q``).  A model built from a row
+    source (``data.source``) gets a factory of whitened chunks over the
+    source instead of the rows, and the first-order sums from its
+    :class:`~jdr_stats.Moments` (one response column only).  With
     ``rows="rotated"`` the rows are the rotated ``a'^T U``, ``b'^T V`` (one
     product with ``L^{-T} U`` per block, no whitened copy).
     """
@@ -135,15 +142,26 @@ def _whiten(
     if whitening is None:
         whitening = block_whitenings(mom, data.names["exog_a"], data.names["exog_b"])
     wa, wb = whitening
-    xw = whiten_cross(mom.cross, wa, wb)  # X_lin (whitened, centred y)
-    u, s, vt = np.linalg.svd(xw, full_matrices=True)
     adjustment = getattr(data, "adjustment", None)
-    out = WhitenedDesign(m=data.nobs, var_y=mom.var_y, u=u, s=s, v=vt.T,
-                    n_lost=int(getattr(adjustment, "p", 0) or 0))
+    n_lost = int(getattr(adjustment, "p", 0) or 0)
+    if mom.cross_q is None:
+        xw = whiten_cross(mom.cross, wa, wb)  # X_lin (whitened, centred y)
+        u, s, vt = np.linalg.svd(xw, full_matrices=True)
+        out = WhitenedDesign(m=data.nobs, var_y=mom.var_y, u=u, s=s, v=vt.T, xq=xw[None],
+                             n_lost=n_lost)
+    else:  # q whitened response columns: the HOSVD of the stack
+        xq = whitened_crosses(mom.cross_q, wa, wb)
+        u, s, v, s_right = hosvd(xq)
+        out = WhitenedDesign(m=data.nobs, var_y=1.0, u=u, s=s, v=v, xq=xq, s_right=s_right,
+                             n_lost=n_lost)
     if not rows:
         return out
     source, sums = data.source, data.sums
     if source is not None and sums is not None:  # sums in memory, rows in the source
+        if out.q > 1:
+            raise RowsNotInMemoryError(
+                f"the rank tests that sum over rows need them in memory for a response of "
+                f"q = {out.q} columns (they stream over a row source for one column only)")
         wsum = float(sums.weight)
         first = (
             int(sums.nobs), wa.solve(sums.m2_ay) / wsum, wb.solve(sums.m2_by) / wsum,
@@ -155,12 +173,22 @@ def _whiten(
         chunks = whitened_chunks(source, mom.mean_y, wa.mean, wb.mean, wa.chol, wb.chol)
         return replace(out, chunks=chunks, first=first)
     y, a_raw, b_raw = data.rows("the rank tests")
+    yc = y - mom.mean_y if out.q == 1 else whitened_response(y)
     if rows == "rotated":
         w = replace(out, a=_rotate(a_raw, wa.mean, wa.solve_t(u)),
-                    b=_rotate(b_raw, wb.mean, wb.solve_t(out.v)), y=y - mom.mean_y, rotated=True)
+                    b=_rotate(b_raw, wb.mean, wb.solve_t(out.v)), y=yc, rotated=True)
         return replace(w, chunks=lambda: _row_chunks(w))
-    w = replace(out, a=wa.to_white(a_raw), b=wb.to_white(b_raw), y=y - mom.mean_y)
+    w = replace(out, a=wa.to_white(a_raw), b=wb.to_white(b_raw), y=yc)
     return replace(w, chunks=lambda: _row_chunks(w))
+
+
+def whitened_response(y: np.ndarray) -> np.ndarray:
+    """``Yw``: the centred response (``m x q``) times the inverse Cholesky
+    factor of its covariance (divisor m), identity covariance (the units of
+    the stack of cross moments)."""
+    yc = y - y.mean(axis=0)
+    chol = np.linalg.cholesky(yc.T @ yc / y.shape[0])
+    return np.asarray(linalg.solve_triangular(chol, yc.T, lower=True).T)
 
 
 def _rotate(x: np.ndarray, mean: np.ndarray, rot: np.ndarray) -> np.ndarray:
