@@ -66,8 +66,9 @@ _DENSE_EIG_MAX = 256
 
 def spectral_statistic(w: WhitenedDesign, k: int) -> float:
     """``m s_{k+1}^2 / s_y^2``: the (k+1)-th squared singular value of ``X_lin``
-    in units of the noise of one entry."""
-    return float(w.m * w.s[k] ** 2 / w.var_y)
+    in units of the noise of one entry; for ``q`` response columns the
+    smaller of the two unfoldings' (k+1)-th (:attr:`WhitenedDesign.s_joint`)."""
+    return float(w.m * w.s_joint[k] ** 2 / w.var_y)
 
 
 def pass_plan(w: WhitenedDesign, top: int) -> list[range]:
@@ -75,8 +76,11 @@ def pass_plan(w: WhitenedDesign, top: int) -> list[range]:
     statistics above the noise edge ``(sqrt(n1) + sqrt(n2))^2`` (the directions
     a selection is expected to find), the others :data:`PASS_ROWS` ranks each.
     Depends on the singular values only, so a rank selection's rows are the
-    first rows of the full table with the same seed."""
-    return plan_passes(w.m * w.s[: top + 1] ** 2 / w.var_y, mp_edge(w.n1, w.n2), top)
+    first rows of the full table with the same seed.  For ``q`` response
+    columns the statistics are the unfoldings' and the edge the smaller of
+    theirs (:func:`~jdr_stats._linalg.mp_edge`)."""
+    return plan_passes(w.m * w.s_joint[: top + 1] ** 2 / w.var_y,
+                       mp_edge(w.n1, w.n2, 0, w.q), top)
 
 
 def plan_passes(stats: np.ndarray, edge: float | np.ndarray, top: int) -> list[range]:
@@ -378,8 +382,7 @@ def spectral_pvalues(
     reached after about ``h / p`` flips, a rejection needs all ``n_rep``.
     ``timing``, if given, is called after the first chunk with the seconds of
     the setup (the halves' directions) and per replicate.  ``stats``: the
-    statistics of ``ks`` (default :func:`spectral_statistic`; a ``q``-column
-    response passes its own, :mod:`._rank_q`).  The halves and the
+    statistics of ``ks`` (default :func:`spectral_statistic`).  The halves and the
     replicates' words are drawn from ``rng`` whatever ``ks``, so a part of
     a pass (the ranks of the combined test that need flips) has the
     replicates, and the p-values, of the whole pass.

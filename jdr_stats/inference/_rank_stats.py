@@ -89,6 +89,15 @@ class WhitenedDesign:
         """Response columns: the leading dimension of the stack."""
         return 1 if self.xq is None else int(self.xq.shape[0])
 
+    @property
+    def s_joint(self) -> np.ndarray:
+        """The smaller of the two unfoldings' singular values, rank by rank
+        (``min(n1, n2)``; for ``q = 1`` the singular values ``s``)."""
+        if self.s_right is None:
+            return self.s
+        n = min(self.n1, self.n2)
+        return np.minimum(self.s[:n], self.s_right[:n])
+
     def statistic(self, k: int) -> float:
         """``Lambda_k = m sum_c ||U0^T X_c V0||_F^2 / var(y)``, ``U0 = u[:, k:]``,
         ``V0 = v[:, k:]``: for one column ``m sum_{j>k} s_j^2 / var(y)``

@@ -1,6 +1,7 @@
 """The normal-theory chi-square rank test (``method="chi2"``; theory of rank
 tests, section 4): ``Lambda_k ~ chi2((n1-k)(n2-k))`` under Gaussian blocks
-independent of each other."""
+independent of each other, ``chi2(q (n1-k)(n2-k))`` for ``q`` whitened
+response columns."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from ._record import LAMBDA, RankTestMethod, Row, RowOptions
 
 
 def _row(w: WhitenedDesign, k: int, opts: RowOptions) -> Row:
-    stat, df = w.statistic(k), float((w.n1 - k) * (w.n2 - k))
+    stat, df = w.statistic(k), float(w.q * (w.n1 - k) * (w.n2 - k))
     return {"statistic": stat, "df": df, "pvalue": float(stats.chi2.sf(stat, df))}, ()
 
 
@@ -41,5 +42,5 @@ METHOD = RankTestMethod(
         "each other and of (Yw, U'a', V'b'), so Lambda_k ~ chi2(q (n1-k)(n2-k)) "
         "as m grows (liberal for heavy-tailed blocks)."
     ),
-    notes=("df = (n1 - k)(n2 - k).",),
+    notes=("df = q (n1 - k)(n2 - k), q the response columns.",),
 )

@@ -60,7 +60,7 @@ def combined_rows(w: WhitenedDesign, ks: range, opts: RowOptions) -> list[Row]:
     # not needed where the robust p-value is below the flips' smallest);
     # the halves and flips are drawn as for the whole pass, so each rank's
     # flips are the whole pass's
-    edge = mp_edge(w.n1, w.n2, np.asarray(ks))
+    edge = mp_edge(w.n1, w.n2, np.asarray(ks), w.q)
     stats_k = np.array([spectral_statistic(w, k) for k in ks])
     robust = [robust_row(w, k, opts) for k in ks]
     sub, why = flips_needed(ks, stats_k, edge, [r[0]["pvalue"] for r in robust], opts.n_perm)

@@ -97,6 +97,7 @@ METHOD = RankTestMethod(
         "complement core; Lambda_k ~ g chi2(h) with g h and 2 g^2 h its finite-sample "
         "mean and variance estimated from the rows."
     ),
+    q_fallback="chi2",
     notes=(
         "Lambda_k ~ scale * chi2(eff_df); df does not apply. Omega is estimated from "
         "the influence functions centred at their mean.",
