@@ -82,6 +82,10 @@ def _row(w: WhitenedDesign, k: int, opts: RowOptions) -> Row:
     return combined_rows(w, range(k, k + 1), opts)[0]
 
 
+def _limits() -> dict[str, object]:
+    return {**ROBUST.tail_limits(), "not-run": f"{policy.COMBINED_SPECTRAL_MIN_EDGE:g}"}
+
+
 _LABEL = "robust and spectral tests, Bonferroni-combined"
 _ASSUMPTIONS = (
     "Combined (the default rank_method='auto' for blocks much wider than the "
@@ -119,8 +123,7 @@ METHOD = RankTestMethod(
     rows=combined_rows,
     plan=pass_plan,
     notes=ROBUST.notes,
-    tail_limits=lambda: {**ROBUST.tail_limits(),
-                         "not-run": f"{policy.COMBINED_SPECTRAL_MIN_EDGE:g}"},
+    tail_limits=_limits,
     tail_notes={
         **ROBUST.tail_notes, **SPECTRAL.tail_notes,
         "combined": (

@@ -150,6 +150,10 @@ def _row(w: WhitenedDesign, k: int, opts: RowOptions) -> Row:
     return {"statistic": stat, "df": np.nan, "pvalue": pv, "eff_df": eff}, tails
 
 
+def _limits() -> dict[str, object]:
+    return {"bentler-xie": policy.MAX_EXACT_DIM}
+
+
 METHOD = RankTestMethod(
     name="general",
     label="weighted chi-square with estimated weights (Imhof)",
@@ -172,5 +176,5 @@ METHOD = RankTestMethod(
             "(Bentler-Xie) tail with eff_df = (sum w)^2 / sum w^2."
         ),
     },
-    tail_limits=lambda: {"bentler-xie": policy.MAX_EXACT_DIM},
+    tail_limits=_limits,
 )
