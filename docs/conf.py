@@ -44,8 +44,18 @@ def _rank_methods_table() -> None:
     _write_generated("rank_methods.md", rows)
 
 
+def _rank_references_table() -> None:
+    """The rank tests' references, assumptions and costs, from their registry."""
+    from jdr_stats.inference.rank_methods import reference_rows
+
+    rows = ["| method | reference distribution | assumes | cost |", "|---|---|---|---|"]
+    rows += ["| " + " | ".join(row) + " |" for row in reference_rows()]
+    _write_generated("rank_references.md", rows)
+
+
 _policy_defaults_table()
 _rank_methods_table()
+_rank_references_table()
 
 project = "jdr_stats"
 author = "jdr_stats developers"

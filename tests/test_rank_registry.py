@@ -18,7 +18,12 @@ import pytest
 import jdr_stats as jdr
 from jdr_stats import cli
 from jdr_stats.inference.hypotheses import TEST_COLUMNS
-from jdr_stats.inference.rank_methods import RANK_METHODS, default_replicates, table_rows
+from jdr_stats.inference.rank_methods import (
+    RANK_METHODS,
+    default_replicates,
+    reference_rows,
+    table_rows,
+)
 from jdr_stats.inference.rank_tests import _DEFAULT_REPLICATES, RANK_SELECTORS, RankMethod
 
 DOCS = pathlib.Path(__file__).parents[1] / "docs"
@@ -119,15 +124,15 @@ def test_fit_refuses_a_name_outside_the_registry(one_column):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_entry_has_its_docs_rows(name):
+    """The guide's two tables of methods are generated from the registry
+    (docs/conf.py); each entry has its rows, and its theory section exists."""
     guide = (DOCS / "guide" / "rank_tests.md").read_text()
-    generated = (DOCS / "_generated" / "rank_methods.md")
-    # the guide's table of references, assumptions and costs
-    assert re.search(rf'^\| `"{name}"`', guide, re.M), name
-    # the generated table of methods (docs/conf.py) includes this entry
-    assert "_generated/rank_methods.md" in guide
-    assert any(row[0] == f'`"{name}"`' for row in table_rows())
-    if generated.exists():
-        assert f'| `"{name}"` |' in generated.read_text()
-    # its theory section exists
+    assert "_generated/rank_methods.md" in guide and "_generated/rank_references.md" in guide
+    key = f'`"{name}"`'
+    assert any(row[0] == key for row in table_rows())
+    reference = next(row for row in reference_rows() if row[0] == key)
+    assert all(reference[1:]) and not any("%(" in cell for cell in reference)
+    for path in (DOCS / "_generated").glob("rank_*.md"):  # written by a docs build
+        assert f"| {key} |" in path.read_text(), path
     theory = (DOCS / "theory" / "rank_tests.md").read_text()
     assert re.search(rf"^#+ {re.escape(RANK_METHODS[name].theory)}\.", theory, re.M), name

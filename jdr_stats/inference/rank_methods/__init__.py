@@ -19,12 +19,14 @@ name in ``RankMethod`` (``rank_tests.py``; mypy needs a literal).
 
 from __future__ import annotations
 
+from ... import policy
 from . import chi2, combined, general, permutation, robust, spectral, wald
 from ._record import RankTestMethod, Row, RowOptions, tail_notes
 from .combined import combined_numbers, flips_needed
 
 __all__ = ["RANK_METHODS", "RankTestMethod", "Row", "RowOptions", "combined_numbers",
-           "default_replicates", "flips_needed", "table_rows", "tail_notes"]
+           "default_replicates", "flips_needed", "reference_rows", "table_rows",
+           "tail_notes"]
 
 #: The rank-test methods by key, in the order the docs and the CLI list them
 #: (model: linearmodels' ``COVARIANCE_ESTIMATORS``).
@@ -53,3 +55,15 @@ def table_rows() -> list[tuple[str, ...]]:
              m.distribution, needs[m.needs], "yes" if m.takes_q else "no",
              str(m.replicates) if m.replicates is not None else "-", m.theory)
             for m in RANK_METHODS.values()]
+
+
+def reference_rows() -> list[tuple[str, str, str, str]]:
+    """One row per registered test for the docs' table of references:
+    name, reference distribution, what it assumes, what it costs (the
+    numbers of ``jdr_stats.policy`` filled in)."""
+    values = {k: getattr(policy, k) for k in dir(policy) if k.isupper()}
+    rows: list[tuple[str, str, str, str]] = []
+    for m in RANK_METHODS.values():
+        reference, assumes, cost = (text % values for text in m.docs)
+        rows.append((f'`"{m.name}"`', reference, assumes, cost))
+    return rows

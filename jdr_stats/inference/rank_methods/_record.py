@@ -60,6 +60,10 @@ class RankTestMethod:
         Columns after ``statistic``, ``df``, ``pvalue``.
     columns_note : str
         What those columns hold (the docs' table of columns).
+    docs : (str, str, str)
+        Its reference distribution, what it assumes and what it costs, for
+        the docs' table of references; ``%(NAME)g`` stands for the value of
+        ``jdr_stats.policy.NAME`` (each number lives once).
     theory : str
         Its section of ``docs/theory/rank_tests.md`` (``"6e"``).
     row : callable
@@ -88,6 +92,7 @@ class RankTestMethod:
     needs: Literal["moments", "source", "rows"]
     columns: tuple[str, ...]
     columns_note: str
+    docs: tuple[str, str, str]
     theory: str
     row: Callable[[WhitenedDesign, int, RowOptions], Row]
     replicates: int | None = None

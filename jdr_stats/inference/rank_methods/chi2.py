@@ -33,6 +33,12 @@ METHOD = RankTestMethod(
     needs="moments",
     columns=(),
     columns_note="none; `df = (n1-k)(n2-k)` (`q (n1-k)(n2-k)` for `q` response columns)",
+    docs=(
+        "chi-square, `q (n1-k)(n2-k)` df",
+        "**normal theory**: Gaussian blocks, independent of each other, noise independent of "
+        "the blocks",
+        "free",
+    ),
     theory="4",
     row=_row,
     takes_q=True,

@@ -113,6 +113,12 @@ METHOD = RankTestMethod(
                   "is NaN (no flips drawn) where the spectral statistic is below half the "
                   "noise edge or `pvalue_robust <= 1 / (n_perm + 1)` (then `pvalue = min(1, "
                   "2 pvalue_robust)` whatever the flips give)"),
+    docs=(
+        "(the default from `q n1 n2 / m = %(RANK_COMBINED_MIN_RATIO)g`) "
+        "`min(1, 2 min(p_robust, p_spectral))`: Bonferroni over the two (theory 6f)",
+        "both tests'",
+        "both tests'",
+    ),
     theory="6f",
     row=_row,
     replicates=199,

@@ -168,6 +168,11 @@ METHOD = RankTestMethod(
     needs="source",
     columns=("eff_df",),
     columns_note="`eff_df = (sum w)^2 / sum w^2`; `df` is NaN",
+    docs=(
+        "weighted chi-square, weights estimated from the data (Imhof's formula)",
+        "finite moments; large `m / d`",
+        "`O(m d^2)`",
+    ),
     theory="5",
     row=_row,
     tail_notes={

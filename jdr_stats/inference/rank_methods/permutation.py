@@ -37,6 +37,11 @@ METHOD = RankTestMethod(
     needs="rows",
     columns=("n_perm",),
     columns_note="`n_perm` permutations; `df` is NaN",
+    docs=(
+        "rows of the complement coordinates permuted (Cook and Yin 2001), `n_perm` times",
+        "complements independent of `y` and of the signal coordinates",
+        "`O(n_perm * m * d)`",
+    ),
     theory="8",
     row=_row,
     replicates=999,

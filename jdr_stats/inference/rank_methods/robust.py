@@ -86,6 +86,18 @@ METHOD = RankTestMethod(
     columns=("eff_df", "scale", "mc_se"),
     columns_note=("`Lambda_k ~ scale * chi2(eff_df)`, `mc_se` the Monte Carlo standard "
                   "error of a p-value from sampled row pairs (0 when exact); `df` is NaN"),
+    docs=(
+        "(the default below `q n1 n2 / m = %(RANK_COMBINED_MIN_RATIO)g`) scaled chi-square with "
+        "the **finite-sample** mean and variance of `Lambda_k`, estimated from the rows: "
+        "corrected for each row's influence on the estimated directions (SVD directions for "
+        "one response column, HOSVD directions for `q > 1` columns or classes) and averaged "
+        "over the error of the variance estimate (theory 6d; at `k = 0`, and at `k >= 1` "
+        "while `d/m <= %(ROBUST_CORRECTED_MAX_RATIO)g`, `d = q (n1-k)(n2-k)`), else with the "
+        "per-row variance (theory 6) up to `d/m = %(ROBUST_BOTH_MIN_RATIO)g`, and the larger "
+        "of the two p-values beyond",
+        "finite fourth moments (sixth for the correction)",
+        "`O(m (n1 + n2) p + m p q)` per `k` and row pairs (theory 6a), `d = (n1-k)(n2-k)`",
+    ),
     theory="6",
     row=robust_row,
     takes_q=True,

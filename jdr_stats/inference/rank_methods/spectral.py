@@ -62,6 +62,17 @@ METHOD = RankTestMethod(
     columns=("n_flips",),
     columns_note="`n_flips` sign flips drawn; `statistic` is `m s_{k+1}^2 / var(y)`; "
                  "`df` is NaN",
+    docs=(
+        "its own statistic, the next singular value `m s_{k+1}^2 / var(y)`, against sign "
+        "flips of a bound that holds in every sample: each row's complement coordinates in "
+        "each block flipped with its own sign, projections cross-fitted (theory 6e); exact "
+        "at `k = 0`, conservative at `k >= 1`",
+        "complements sign-symmetric given `y`, the signal coordinates and the other block "
+        "(symmetric independent coordinates, elliptical blocks); any number of response "
+        "columns (theory 6g: the smaller of the two unfoldings' next singular values)",
+        "`O(n_perm * m * n1 * n2)` for all the ranks of a pass: each flip costs a third to "
+        "a half of a fit",
+    ),
     theory="6e",
     row=_row,
     replicates=199,

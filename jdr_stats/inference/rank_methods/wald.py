@@ -56,6 +56,11 @@ METHOD = RankTestMethod(
     needs="source",
     columns=("fstat", "df_denom"),
     columns_note="`statistic` is `T_k`, `fstat ~ F(df, df_denom)`",
+    docs=(
+        "Hotelling F of `T_k = m vec(C)' Omega^{-1} vec(C)` (Kleibergen-Paap type)",
+        "finite second moments; `m > d + 1`",
+        "`O(m d^2)`",
+    ),
     theory="7",
     row=_row,
     notes=("fstat ~ F(df, df_denom).",),
