@@ -23,7 +23,39 @@ def _policy_defaults_table() -> None:
             fh.write(text)
 
 
+def _write_generated(name: str, rows: list[str]) -> None:
+    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_generated")
+    os.makedirs(out, exist_ok=True)
+    text = "\n".join(rows) + "\n"
+    path = os.path.join(out, name)
+    if not os.path.exists(path) or open(path).read() != text:
+        with open(path, "w") as fh:
+            fh.write(text)
+
+
+def _rank_methods_table() -> None:
+    """Write the table of rank tests from their registry
+    (jdr_stats.inference.rank_methods; the rank-tests guide includes it)."""
+    from jdr_stats.inference.rank_methods import table_rows
+
+    rows = ["| method | its columns | reference | needs | q > 1 | replicates | theory |",
+            "|---|---|---|---|---|---|---|"]
+    rows += ["| " + " | ".join(row) + " |" for row in table_rows()]
+    _write_generated("rank_methods.md", rows)
+
+
+def _rank_references_table() -> None:
+    """The rank tests' references, assumptions and costs, from their registry."""
+    from jdr_stats.inference.rank_methods import reference_rows
+
+    rows = ["| method | reference distribution | assumes | cost |", "|---|---|---|---|"]
+    rows += ["| " + " | ".join(row) + " |" for row in reference_rows()]
+    _write_generated("rank_references.md", rows)
+
+
 _policy_defaults_table()
+_rank_methods_table()
+_rank_references_table()
 
 project = "jdr_stats"
 author = "jdr_stats developers"

@@ -40,6 +40,7 @@ from ._report import csv_text, html_document, latex_document, write_csv_dir
 from ._version import __version__
 from .datasets import load_ais
 from .exceptions import JDRWarning
+from .inference.rank_tests import RANK_SELECTORS
 from .model import JointDimReduction, stream_model
 
 __all__ = ["demo_model", "main", "results_to_dict"]
@@ -166,8 +167,7 @@ def _build_parser() -> _Parser:
                      help="rows with a missing value: 'drop' drops them (with a warning); "
                           "'none' (default) and 'raise' stop with an error naming the columns")
     fit.add_argument("--rank-method",
-                     choices=("auto", "robust", "wald", "chi2", "general", "permutation",
-                              "spectral", "combined", "ladle"),
+                     choices=RANK_SELECTORS,
                      default="auto",
                      help="how --rank auto chooses the rank: sequential tests of this method "
                           "or the ladle (default auto: the robust test, or the robust and "

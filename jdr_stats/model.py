@@ -589,7 +589,7 @@ class JointDimReduction(DataModel):
                 data, mom, test_whitening, method=rank_method, alpha=alpha, seed=rank_seed,
                 progress=progress,
             )
-            # the method that ran (a q > 1 response may fall back; see _rank_q)
+            # the method that ran (a q > 1 response may fall back: the registry's q_fallback)
             chosen_by = getattr(rank_table, "method", rank_method) \
                 if rank_method != "ladle" else rank_method
         support_sets = None
@@ -657,12 +657,10 @@ class JointDimReduction(DataModel):
         estimator (each block's residual on the other block; see :meth:`fit`).
         """
         self._data.rows("select_support")
-        policy.block_estimator(independent_blocks, self.nobs, len(self.exog_names_a),
-                               len(self.exog_names_b), "sample")
-        data = self._data if independent_blocks else joint_data(self._data)[0]
         return _select_support(
-            data, rank=rank, test=test, method=method, covariance=covariance,
-            n_resamples=n_resamples, rule=rule, fdr=fdr, standardize=standardize, seed=seed,
+            self._data, rank=rank, test=test, method=method, covariance=covariance,
+            n_resamples=n_resamples, rule=rule, fdr=fdr, standardize=standardize,
+            independent_blocks=independent_blocks, seed=seed,
             progress=progress, n_jobs=n_jobs,
         )
 

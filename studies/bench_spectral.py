@@ -29,16 +29,15 @@ from jdr_stats.inference._rank_stats import _whiten
 def _whitened_q(model):
     """The whitened rows of a q-column response as the q-column test builds them."""
     from jdr_stats._linalg import block_whitenings
-    from jdr_stats.inference._rank_q import _white_rows, _whitened_response
-    from jdr_stats.inference._rank_stats import _Whitened
+    from jdr_stats.inference._rank_stats import WhitenedDesign, _whiten
 
     data = model.data
     mom = data.moments()
     wh = block_whitenings(mom, data.names["exog_a"], data.names["exog_b"])
-    y, a, b = _white_rows(data, wh)
+    y, a, b = _whiten(data, mom, wh).in_memory()
     n1, n2 = a.shape[1], b.shape[1]
-    return _Whitened(m=data.nobs, var_y=1.0, u=np.eye(n1), s=np.ones(min(n1, n2)),
-                     v=np.eye(n2), a=a, b=b, y=_whitened_response(y))
+    return WhitenedDesign(m=data.nobs, var_y=1.0, u=np.eye(n1), s=np.ones(min(n1, n2)),
+                     v=np.eye(n2), a=a, b=b, y=y)
 
 
 def main() -> None:

@@ -27,7 +27,7 @@ import pandas as pd
 import jdr_stats as jdr
 from jdr_stats._hosvd import complement_statistic, hosvd, whitened_crosses
 from jdr_stats._linalg import block_whitenings
-from jdr_stats.inference._rank_q import _white_rows
+from jdr_stats.inference._rank_stats import _whiten
 from jdr_stats.inference._robust_core import robust_moments, robust_pvalue, rotated_first
 
 SETTINGS = (  # response, blocks, m, n1, n2, r
@@ -73,7 +73,7 @@ def one(i, kind, blocks, m, n1, n2, r, reps, seed):
         wh = block_whitenings(mom, data.names["exog_a"], data.names["exog_b"])
         xq = whitened_crosses(mom.cross_q, *wh)
         u, _, v, _ = hosvd(xq)
-        yw, aw, bw = _white_rows(data, wh)
+        yw, aw, bw = _whiten(data, mom, wh).in_memory()
         yc = yw - yw.mean(axis=0)
         chunks = lambda yc=yc, ar=aw @ u, br=bw @ v: [(yc, ar, br)]  # noqa: E731
         first = rotated_first(chunks)

@@ -24,6 +24,7 @@ from scipy import stats
 
 import jdr_stats as jdr
 from jdr_stats.inference._rank_stats import _whiten
+from jdr_stats.inference.rank_methods.robust import robust_moments_at
 from jdr_stats.inference._robust_core import robust_moments, robust_pvalue
 
 SETTINGS = (  # design, m, n1 = n2, r, replications
@@ -45,7 +46,7 @@ def one(name: str, m: int, n: int, r: int, reps: int, seed: int) -> None:
         res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(r)
         w = _whiten(res.model.data, res.moments, rows="rotated")
         stat = w.statistic(r)
-        w.robust(0)  # builds the first-order sums
+        robust_moments_at(w, 0)  # builds the first-order sums
         first = w.cache["rfirst"]
         new = robust_moments(w.row_chunks(), first, r, reference="corrected")
         old = robust_moments(w.row_chunks(), first, r, reference="per-row")

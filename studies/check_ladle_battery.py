@@ -27,7 +27,7 @@ import numpy as np
 import study_rank_robust as study  # studies/ is on sys.path when run as a script
 from check_ladle_width import edge_bound
 
-from jdr_stats.inference._rank_stats import _Whitened
+from jdr_stats.inference._rank_stats import WhitenedDesign
 from jdr_stats.inference.rank_robust import ladle_rank
 from jdr_stats.simulate import scenario
 
@@ -65,7 +65,7 @@ def main() -> None:
             nxt = np.concatenate([nxt, np.zeros(lam.size - nxt.size)])
             lt = np.clip(lam - np.minimum(lad.edge, nxt), 0.0, None)
             got["edge-next"].append(int(np.argmin(lad.boot_var + lt / (1 + lt.sum()))))
-            w = _Whitened(m=m, var_y=float(yc @ yc) / m, u=u, s=s, v=v, a=aw, b=bw, y=yc)
+            w = WhitenedDesign(m=m, var_y=float(yc @ yc) / m, u=u, s=s, v=v, a=aw, b=bw, y=yc)
             got["edge-bound"].append(edge_bound(lad, w, np.random.default_rng(
                 [study.SEED, j, r, len(got["edge"])])))
         cells = []

@@ -61,7 +61,8 @@ import numpy as np
 from scipy import stats
 
 import jdr_stats as jdr
-from jdr_stats.inference._rank_stats import _general_weights, _Whitened
+from jdr_stats.inference._rank_stats import WhitenedDesign
+from jdr_stats.inference.rank_methods.general import general_weights
 from jdr_stats.inference.chi2mix import weighted_chi2_sf
 from jdr_stats.inference.rank_robust import (
     complement_block,
@@ -104,8 +105,8 @@ def pvalues_at(yc, aw, bw, u, s, v, k, methods):
     if "chi2" in methods:
         out["chi2"] = float(stats.chi2.sf(lam_stat, d))
     if "general" in methods:
-        w = _Whitened(m=m, var_y=var_y, u=u, s=s, v=v, a=aw, b=bw, y=yc)
-        lam, _, _ = _general_weights(w, k)
+        w = WhitenedDesign(m=m, var_y=var_y, u=u, s=s, v=v, a=aw, b=bw, y=yc)
+        lam, _, _ = general_weights(w, k)
         out["general"] = float(weighted_chi2_sf(lam_stat, lam))
     need = {"general-plugin", "wald-chi2", "wald", "general-fs"} & set(methods)
     if need:

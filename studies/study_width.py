@@ -46,6 +46,7 @@ import numpy as np
 import jdr_stats as jdr
 from jdr_stats import policy
 from jdr_stats.inference._rank_stats import _whiten
+from jdr_stats.inference.rank_methods.robust import robust_moments_at
 from jdr_stats.inference._robust_core import robust_pvalue
 
 DESIGNS = ("gaussian", "t5", "mixed", "exp-response")
@@ -79,7 +80,7 @@ def draw(design: str, m: int, n: int, r: int, rng: np.random.Generator):
 def robust_p(y, a, b, k: int) -> float:
     res = jdr.JointDimReduction(y, a, b).fit(k)
     w = _whiten(res.model.data, res.moments, rows="rotated")
-    mom = w.robust(k, np.random.default_rng(policy.ROBUST_PAIR_SEED))
+    mom = robust_moments_at(w, k, np.random.default_rng(policy.ROBUST_PAIR_SEED))
     return robust_pvalue(w.statistic(k), mom)[0]
 
 

@@ -58,6 +58,7 @@ def test_inapplicable_result_has_nan_numbers_and_a_reason():
 
 def test_wald_and_robust_rows_are_test_results(fit):
     from jdr_stats.inference._rank_stats import _whiten
+    from jdr_stats.inference.rank_methods.general import complement
     from jdr_stats.inference.rank_robust import (
         complement_block,
         frobenius_from_moments,
@@ -65,8 +66,8 @@ def test_wald_and_robust_rows_are_test_results(fit):
     )
 
     w = _whiten(fit.model.data, fit.moments)
-    rob = frobenius_from_moments(w.complement(1), w.s)
-    wald = wald_from_moments(w.complement(1), complement_block(w.s, 1, w.n1, w.n2).reshape(-1))
+    rob = frobenius_from_moments(complement(w, 1), w.s)
+    wald = wald_from_moments(complement(w, 1), complement_block(w.s, 1, w.n1, w.n2).reshape(-1))
     for res in (rob, wald):
         assert isinstance(res, jdr.TestResult) and 0 <= res.pvalue <= 1
         assert res.null == "rank(E[a' y b'^T]) <= 1"

@@ -8,6 +8,7 @@ import pytest
 import jdr_stats as jdr
 from jdr_stats import config, policy
 from jdr_stats.inference._rank_stats import _whiten as whiten_fit
+from jdr_stats.inference.rank_methods.robust import robust_moments_at
 from jdr_stats.inference._robust_core import robust_moments, robust_pvalue, rotated_first
 
 from .test_rank_width import _rot_chunks as _chunks
@@ -167,7 +168,7 @@ def _pvalues(draw, reps, ks, seed):
         y, a, b, fit_rank = draw(rng)
         res = jdr.JointDimReduction(y, a, b).fit(fit_rank)
         w = whiten_fit(res.model.data, res.moments, rows="rotated")
-        out.append([robust_pvalue(w.statistic(k), w.robust(k))[0] for k in ks])
+        out.append([robust_pvalue(w.statistic(k), robust_moments_at(w, k))[0] for k in ks])
     return np.array(out)
 
 

@@ -13,6 +13,7 @@ import pytest
 import jdr_stats as jdr
 from jdr_stats import config
 from jdr_stats.inference._rank_stats import _whiten
+from jdr_stats.inference.rank_methods.robust import robust_moments_at
 
 
 def _gamma(seed, m=300, n=10, r=2):
@@ -35,9 +36,9 @@ def test_mean_kept_and_signal_variance_removed(crossfit, monkeypatch):
     signal's fourth moments out), so a larger effective df."""
     y, a, b = _gamma(11)
     res = jdr.JointDimReduction(y, a, b).fit(2)
-    on = _whiten(res.model.data, res.moments, rows="rotated").robust(0)
+    on = robust_moments_at(_whiten(res.model.data, res.moments, rows="rotated"), 0)
     monkeypatch.setattr(config, "ROBUST_CROSSFIT_FOLDS", 0)
-    off = _whiten(res.model.data, res.moments, rows="rotated").robust(0)
+    off = robust_moments_at(_whiten(res.model.data, res.moments, rows="rotated"), 0)
     assert on.tau == off.tau and on.s2 == off.s2
     assert on.var < 0.7 * off.var
 

@@ -402,10 +402,10 @@ def test_combined_draws_no_flips_where_the_robust_test_decides(fit_r2, monkeypat
     they are not drawn (n_flips 0, a note says why), and every combined
     p-value, and every spectral p-value that is drawn, equals the one with
     flips at every rank (the halves and signs are the whole pass's)."""
-    from jdr_stats.inference import rank_methods
+    from jdr_stats.inference.rank_methods import combined
 
     new = fit_r2.rank_tests("combined", max_rank=4, n_perm=199, seed=3)
-    monkeypatch.setattr(rank_methods, "flips_needed", _all_flips)
+    monkeypatch.setattr(combined, "flips_needed", _all_flips)
     old = fit_r2.rank_tests("combined", max_rank=4, n_perm=199, seed=3).table
     tab = new.table
     skipped = tab["pvalue_robust"] <= 1 / 200

@@ -22,8 +22,7 @@ from jdr_stats import config, policy
 from jdr_stats._hosvd import hosvd, whitened_crosses
 from jdr_stats._linalg import block_whitenings
 from jdr_stats.inference import _rank_spectral as sp
-from jdr_stats.inference._rank_q import _white_rows, _whitened_response
-from jdr_stats.inference._rank_stats import _Whitened
+from jdr_stats.inference._rank_stats import WhitenedDesign, _whiten
 from jdr_stats.inference.rank_tests import choose_rank, rank_tests, resolve_method
 
 ALPHA = 0.05
@@ -66,11 +65,9 @@ def _whitened_q(res):
     data = res.model.data
     mom = data.moments()
     wh = block_whitenings(mom, data.names["exog_a"], data.names["exog_b"])
-    y, a, b = _white_rows(data, wh)
-    xq = whitened_crosses(mom.cross_q, *wh)
-    u, s1, v, _ = hosvd(xq)
-    w = _Whitened(m=data.nobs, var_y=1.0, u=u, s=s1, v=v, a=a, b=b, y=_whitened_response(y))
-    return w, xq
+    w = _whiten(data, mom, wh)
+    assert isinstance(w, WhitenedDesign) and w.q == mom.q and w.var_y == 1.0
+    return w, whitened_crosses(mom.cross_q, *wh)
 
 
 @pytest.fixture(scope="module")
@@ -289,12 +286,12 @@ def test_combined_draws_no_flips_where_the_robust_test_decides(multi_r2, monkeyp
     """As for one column: no flips where pvalue_robust <= 1 / (n_perm + 1), and
     every combined p-value, and every drawn spectral p-value, equals the one
     with flips at every rank."""
-    from jdr_stats.inference import _rank_q
+    from jdr_stats.inference.rank_methods import combined
 
     from .test_rank_spectral import _all_flips
 
     new = multi_r2.rank_tests("combined", max_rank=3, n_perm=199, seed=3)
-    monkeypatch.setattr(_rank_q, "flips_needed", _all_flips)
+    monkeypatch.setattr(combined, "flips_needed", _all_flips)
     old = multi_r2.rank_tests("combined", max_rank=3, n_perm=199, seed=3).table
     tab = new.table
     skipped = tab["pvalue_robust"] <= 1 / 200

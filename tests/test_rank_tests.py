@@ -20,6 +20,7 @@ from jdr_stats.inference import _rank_permutation as rp_mod
 from jdr_stats.inference import _rank_stats as rs_mod
 from jdr_stats.inference.chi2mix import weighted_chi2_sf
 from jdr_stats.inference.rank_methods import RANK_METHODS, RowOptions
+from jdr_stats.inference.rank_methods.general import general_weights
 from jdr_stats.inference.rank_tests import RankTestResults, rank_tests
 
 ALPHA = 0.05
@@ -129,7 +130,7 @@ def test_permutation_statistic_equals_refit(fit_r2, k):
 
 def test_general_weights_near_one_under_normal_theory(fit_r2):
     w = rs_mod._whiten(fit_r2.model.data, fit_r2.moments)
-    lam, tr1, tr2 = rs_mod._general_weights(w, 2)
+    lam, tr1, tr2 = general_weights(w, 2)
     d = (6 - 2) * (5 - 2)
     assert lam.shape == (d,)
     # normal theory: Omega = E[y^2] I, so the weights are close to 1
@@ -140,10 +141,10 @@ def test_general_weights_near_one_under_normal_theory(fit_r2):
 
 def test_general_trace_route_matches_exact_route(fit_r2, monkeypatch):
     w = rs_mod._whiten(fit_r2.model.data, fit_r2.moments)
-    lam, tr1, tr2 = rs_mod._general_weights(w, 1)
+    lam, tr1, tr2 = general_weights(w, 1)
     monkeypatch.setattr(jdr.policy, "MAX_EXACT_DIM", 0)
     monkeypatch.setattr(jdr.config, "CHUNK_FLOATS", 200_000)  # several row chunks
-    none, tr1_b, tr2_b = rs_mod._general_weights(w, 1)
+    none, tr1_b, tr2_b = general_weights(w, 1)
     assert none is None
     np.testing.assert_allclose([tr1_b, tr2_b], [tr1, tr2], rtol=1e-9)
     np.testing.assert_allclose(np.sum(lam**2), tr2, rtol=1e-9)

@@ -499,7 +499,7 @@ def test_parquet_csv_and_dask_multivariate(tmp_path):
 
 def test_permutation_statistic_of_unpermuted_rows_is_the_statistic():
     from jdr_stats._hosvd import complement_statistic, hosvd
-    from jdr_stats.inference._rank_q import _stats_of_rows
+    from jdr_stats.inference._rank_permutation import _stats_of_rows
 
     rng, a, b = _design()
     res = jdr.JointDimReduction(_classes(a, b, rng), a, b).fit(1)

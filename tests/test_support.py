@@ -485,7 +485,7 @@ def test_one_door_same_signature_and_numbers(sparse_model):
     # the door declares the grouped options (explicit keywords, no **options),
     # in the function's order and with its defaults
     grouped = ["rank", "test", "method", "covariance", "n_resamples", "rule", "fdr",
-               "standardize", "seed", "progress", "n_jobs"]
+               "standardize", "independent_blocks", "seed", "progress", "n_jobs"]
     assert list(door)[1:] == grouped
     assert [n for n in func if n in grouped] == grouped
     assert [n for n in func if n not in grouped] == ["data", "moments", "whitening"]

@@ -4,17 +4,28 @@ joblib can run in parallel."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
 from .. import config
 from .._progress import ProgressArg, run_batches
-from ._rank_stats import _kr_chunks, _Whitened
+from ._rank_stats import WhitenedDesign
+
+
+def _kr_chunks(uc: np.ndarray, vc: np.ndarray) -> Iterator[tuple[slice, np.ndarray]]:
+    """Row chunks of the Khatri-Rao product: row i is vec(u_i v_i^T) (row-major)."""
+    m, p = uc.shape
+    q = vc.shape[1]
+    step = max(1, config.CHUNK_FLOATS // max(p * q, 1))
+    for start in range(0, m, step):
+        sl = slice(start, min(start + step, m))
+        yield sl, (uc[sl, :, None] * vc[sl, None, :]).reshape(-1, p * q)
 
 
 def _permutation_stats(
-    w: _Whitened,
+    w: WhitenedDesign,
     k: int,
     n_perm: int,
     rng: np.random.Generator,
@@ -38,7 +49,16 @@ def _permutation_stats(
     and the within-block covariances become ``[[I, C], [C^T, I]]`` with
     ``C = (1/m) sum_j alpha_sigma(j) u_j^T``; re-whitening with their Cholesky
     factors makes the result the estimator's statistic on the permuted data.
+
+    For ``q > 1`` response columns (``w.y`` is ``Yw``, ``m x q``) each
+    permutation recomputes the whole statistic, re-whitening and HOSVD
+    included (:func:`_stats_of_rows`), from the rows permuted by ``rng``
+    (the null of the q-column test before the rank tests took a stack; its
+    draws are kept so that its p-values do not change).
     """
+    if w.q > 1:  # q response columns: each permutation re-runs the HOSVD
+        y, a, b = w.in_memory()
+        return _perm_null(y, a, b, w.u, w.v, k, n_perm, rng)
     work = _PermutationBatch(w, k)
     parts = run_batches(work, n_perm, seed=rng, batch_size=min(n_perm, work.batch),
                         n_jobs=n_jobs, progress=progress, desc=f"permutations k={k}")
@@ -55,7 +75,7 @@ class _PermutationBatch:
     the batches nor on ``n_jobs``.
     """
 
-    def __init__(self, w: _Whitened, k: int) -> None:
+    def __init__(self, w: WhitenedDesign, k: int) -> None:
         m, n1, n2 = w.m, w.n1, w.n2
         y, a, b = w.in_memory()
         alpha, uc = a @ w.u[:, :k], a @ w.u[:, k:]
@@ -102,3 +122,42 @@ class _PermutationBatch:
         sv = np.linalg.svd(xp, compute_uv=False)
         return m * np.sum(sv[:, k:] ** 2, axis=1) / w.var_y
 
+
+def _centred_factor(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Centred blocks of a batch (B x m x n) and the inverse Cholesky factors of
+    their covariances (divisor m)."""
+    xc = x - x.mean(axis=1, keepdims=True)
+    cov = xc.transpose(0, 2, 1) @ xc / x.shape[1]
+    return xc, np.linalg.inv(np.linalg.cholesky(cov))
+
+
+def _stats_of_rows(y: np.ndarray, a: np.ndarray, b: np.ndarray, k: int) -> np.ndarray:
+    """``Lambda_k`` of a batch of data sets (blocks B x m x n re-whitened, ``y`` centred):
+    ``X_c = La^{-1} (A^T diag(y_c) B / m) Lb^{-T}``."""
+    m = y.shape[0]
+    (ac, la), (bc, lb) = _centred_factor(a), _centred_factor(b)
+    yc = y - y.mean(axis=0)
+    at = ac.transpose(0, 2, 1)
+    raw = np.stack([at @ (bc * yc[None, :, c:c + 1]) for c in range(yc.shape[1])], axis=1)
+    xq = la[:, None] @ raw @ lb[:, None].transpose(0, 1, 3, 2) / m  # B x q x n1 x n2
+    nb, q, n1, n2 = xq.shape
+    # the HOSVD of every data set at once (signs do not matter for Lambda_k)
+    u = np.linalg.svd(xq.transpose(0, 2, 1, 3).reshape(nb, n1, q * n2))[0][:, :, k:]
+    v = np.linalg.svd(xq.transpose(0, 3, 1, 2).reshape(nb, n2, q * n1))[0][:, :, k:]
+    core = u.transpose(0, 2, 1)[:, None] @ xq @ v[:, None]
+    return m * np.sum(core**2, axis=(1, 2, 3))
+
+
+def _perm_null(y: np.ndarray, a: np.ndarray, b: np.ndarray, u: np.ndarray, v: np.ndarray,
+               k: int, n_perm: int, rng: np.random.Generator) -> np.ndarray:
+    ar, br = a @ u, b @ v  # rotated: first k columns signal, the rest complement
+    m = y.shape[0]
+    batch = max(1, min(n_perm, 4_000_000 // (m * (ar.shape[1] + br.shape[1]))))
+    out = []
+    for start in range(0, n_perm, batch):
+        idx = np.stack([rng.permutation(m) for _ in range(min(batch, n_perm - start))])
+        ap = np.repeat(ar[None], len(idx), axis=0)
+        bp = np.repeat(br[None], len(idx), axis=0)
+        ap[:, :, k:], bp[:, :, k:] = ar[idx, k:], br[idx, k:]
+        out.append(_stats_of_rows(y, ap, bp, k))
+    return np.concatenate(out)

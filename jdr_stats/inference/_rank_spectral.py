@@ -47,7 +47,7 @@ from .. import config
 from .._linalg import mp_edge
 from .._progress import ProgressArg, progress_bar, run_batches
 from .._resampling import row_bits, row_signs
-from ._rank_stats import _Whitened
+from ._rank_stats import WhitenedDesign
 from .rank_robust import Chunks
 
 __all__ = ["flip_signs", "pass_plan", "plan_passes", "row_halves", "spectral_null",
@@ -64,19 +64,23 @@ SEQUENTIAL_EXCEEDANCES = 10
 _DENSE_EIG_MAX = 256
 
 
-def spectral_statistic(w: _Whitened, k: int) -> float:
+def spectral_statistic(w: WhitenedDesign, k: int) -> float:
     """``m s_{k+1}^2 / s_y^2``: the (k+1)-th squared singular value of ``X_lin``
-    in units of the noise of one entry."""
-    return float(w.m * w.s[k] ** 2 / w.var_y)
+    in units of the noise of one entry; for ``q`` response columns the
+    smaller of the two unfoldings' (k+1)-th (:attr:`WhitenedDesign.s_joint`)."""
+    return float(w.m * w.s_joint[k] ** 2 / w.var_y)
 
 
-def pass_plan(w: _Whitened, top: int) -> list[range]:
+def pass_plan(w: WhitenedDesign, top: int) -> list[range]:
     """The passes of ranks ``0..top``: the first runs to one past the number of
     statistics above the noise edge ``(sqrt(n1) + sqrt(n2))^2`` (the directions
     a selection is expected to find), the others :data:`PASS_ROWS` ranks each.
     Depends on the singular values only, so a rank selection's rows are the
-    first rows of the full table with the same seed."""
-    return plan_passes(w.m * w.s[: top + 1] ** 2 / w.var_y, mp_edge(w.n1, w.n2), top)
+    first rows of the full table with the same seed.  For ``q`` response
+    columns the statistics are the unfoldings' and the edge the smaller of
+    theirs (:func:`~jdr_stats._linalg.mp_edge`)."""
+    return plan_passes(w.m * w.s_joint[: top + 1] ** 2 / w.var_y,
+                       mp_edge(w.n1, w.n2, 0, w.q), top)
 
 
 def plan_passes(stats: np.ndarray, edge: float | np.ndarray, top: int) -> list[range]:
@@ -134,7 +138,7 @@ def _offset_chunks(chunks: Chunks) -> Iterator[tuple[int, np.ndarray, np.ndarray
         start += len(y)
 
 
-def _whitened_chunks(w: _Whitened) -> Chunks:
+def _whitened_chunks(w: WhitenedDesign) -> Chunks:
     """The whitened rows of ``w`` as a re-iterable factory of chunks: its row
     source's (streamed) or, for rows given in memory only, one chunk."""
     if w.chunks is not None:
@@ -172,7 +176,7 @@ class _SpectralBatch:
     the first block projected, right: the second; equal at ``k = 0``).
 
     The rows are read in one pass per batch of replicates, from memory or
-    streamed from the model's row source (:attr:`_Whitened.chunks`), the
+    streamed from the model's row source (:attr:`WhitenedDesign.chunks`), the
     sums of every replicate of the batch accumulated together (memory: the
     batch's ``q n1 n2`` sums each, the batch bounded by
     ``config.CHUNK_FLOATS``).  Every random draw is a function of the row's
@@ -185,7 +189,7 @@ class _SpectralBatch:
     joblib workers).
     """
 
-    def __init__(self, w: _Whitened, ks: range | int, split_rng: np.random.Generator) -> None:
+    def __init__(self, w: WhitenedDesign, ks: range | int, split_rng: np.random.Generator) -> None:
         self.ks = range(ks, ks + 1) if isinstance(ks, int) else ks
         self.chunks = _whitened_chunks(w)
         self.scale = w.m * w.var_y
@@ -336,7 +340,7 @@ def _accumulate(sums: dict[str, np.ndarray], y: np.ndarray, a: np.ndarray, b: np
 
 
 def spectral_null(
-    w: _Whitened,
+    w: WhitenedDesign,
     ks: range | int,
     n_rep: int,
     rng: np.random.Generator,
@@ -355,7 +359,7 @@ def spectral_null(
 
 
 def spectral_pvalues(
-    w: _Whitened,
+    w: WhitenedDesign,
     ks: range,
     n_rep: int,
     rng: np.random.Generator,
@@ -378,8 +382,7 @@ def spectral_pvalues(
     reached after about ``h / p`` flips, a rejection needs all ``n_rep``.
     ``timing``, if given, is called after the first chunk with the seconds of
     the setup (the halves' directions) and per replicate.  ``stats``: the
-    statistics of ``ks`` (default :func:`spectral_statistic`; a ``q``-column
-    response passes its own, :mod:`._rank_q`).  The halves and the
+    statistics of ``ks`` (default :func:`spectral_statistic`).  The halves and the
     replicates' words are drawn from ``rng`` whatever ``ks``, so a part of
     a pass (the ranks of the combined test that need flips) has the
     replicates, and the p-values, of the whole pass.

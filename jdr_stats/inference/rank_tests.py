@@ -66,28 +66,39 @@ from ..core.whitening import DesignWhitening
 from ..exceptions import LongRunWarning, RankSelectionWarning, RowsNotInMemoryError
 from ..policy import Choice
 from ..summary import build_summary
-from ._rank_q import run_q
-from ._rank_stats import _whiten, _Whitened
+from ._rank_stats import WhitenedDesign, _whiten
 from .hypotheses import TEST_COLUMNS, TestTable
 from .ladle import LADLE_AT_ZERO, LadleResults, ladle_results
-from .rank_methods import RANK_METHODS, RankTestMethod, RowOptions, tail_notes
+from .rank_methods import (
+    RANK_METHODS,
+    RankTestMethod,
+    RowOptions,
+    default_replicates,
+    tail_notes,
+)
 
 __all__ = [
+    "RANK_SELECTORS",
+    "RankMethod",
     "RankTestResults",
     "choose_rank",
     "rank_tests",
     "resolve_method",
 ]
 
+#: The keys of ``rank_tests(method=...)``: "auto" and the registry's
+#: (:data:`~jdr_stats.inference.rank_methods.RANK_METHODS`).  A literal for
+#: mypy; ``tests/test_rank_registry.py`` checks it equals the registry's keys.
 RankMethod = Literal["auto", "robust", "wald", "chi2", "general", "permutation", "spectral",
                      "combined"]
 #: What rank_tests(method=...) accepts: "auto" (the default) and the methods.
 _METHODS = ("auto", *RANK_METHODS)
-#: What fit(rank="auto", rank_method=...) accepts: the tests and the ladle.
-_SELECTORS = (*_METHODS, "ladle")
+#: What fit(rank="auto", rank_method=...) and the CLI's --rank-method accept:
+#: the tests and the ladle.
+RANK_SELECTORS = (*_METHODS, "ladle")
 #: Replicates per row when ``n_perm`` is None (one sign flip costs a product
-#: of the size of the fit; one permutation much less).
-_DEFAULT_REPLICATES = {"permutation": 999, "spectral": 199, "combined": 199}
+#: of the size of the fit; one permutation much less): from the registry.
+_DEFAULT_REPLICATES = default_replicates()
 
 
 # ---------------------------------------------------------------------------
@@ -183,16 +194,27 @@ def _check_max_rank(max_rank: Any, n1: int, n2: int) -> int:
 
 
 def _build(
-    w: _Whitened, method: RankTestMethod, rows: list[dict[str, float]], tails: set[str],
-    *, choice: Choice | None = None,
+    w: WhitenedDesign, method: RankTestMethod, rows: list[dict[str, float]], tails: set[str],
+    *, choice: Choice | None = None, fallback: str | None = None,
 ) -> RankTestResults:
     table = pd.DataFrame(rows, index=pd.Index(np.arange(len(rows)), name="k"),
                          columns=[*TEST_COLUMNS, *method.columns])
+    if w.q == 1:
+        label, assumptions = method.label, method.assumptions
+        hypothesis = (
+            "Row k tests H0: r <= k (the whitened population cross moment E[a' y b'^T] "
+            "has rank <= k) against H1: r > k. " + method.statistic_note
+            + "s_j the singular values of the whitened X_lin (centred y).")
+    else:
+        label, assumptions = method.q_label, method.q_assumptions
+        hypothesis = (
+            f"Response of q = {w.q} whitened columns (Yw). Row k tests H0: r <= k (the q "
+            "whitened cross moments E[a' Yw_c b'^T] have joint column and row spaces of "
+            "dimension <= k). Statistic Lambda_k = m sum_c ||U_perp' X_c V_perp||_F^2, "
+            "U_perp, V_perp the complements of the rank-k HOSVD estimates.")
     notes = [
-        "Row k tests H0: r <= k (the whitened population cross moment E[a' y b'^T] "
-        "has rank <= k) against H1: r > k. " + method.statistic_note
-        + "s_j the singular values of the whitened X_lin (centred y).",
-        method.assumptions,
+        hypothesis,
+        assumptions,
         (
             "Not rejecting k = 0 does not mean that y is unrelated to the blocks: "
             "additive or even links give a zero cross moment; correlated blocks can "
@@ -200,9 +222,10 @@ def _build(
         ),
         *method.notes,
     ]
-    # why "auto" chose this method: also among the references, which a fit's
-    # summary prints with its rank-test table
-    refs = [*([choice.reason] if choice else []), *tail_notes(method, tails)]
+    # why "auto" chose this method (and why another ran): also among the
+    # references, which a fit's summary prints with its rank-test table
+    refs = [*([choice.reason] if choice else []), *([fallback] if fallback else []),
+            *tail_notes(method, tails)]
     notes += refs
     notes.append("select_rank(alpha) = first k whose test is not rejected.")
     return RankTestResults(
@@ -210,7 +233,7 @@ def _build(
         title="Rank tests for the joint estimator",
         method=method.name,
         notes=notes,
-        method_label=method.label,
+        method_label=label,
         nobs=w.m,
         n1=w.n1,
         n2=w.n2,
@@ -299,13 +322,7 @@ def _run(
     n_jobs = check_n_jobs(n_jobs)
     n1, n2 = len(data.names["exog_a"]), len(data.names["exog_b"])
     top = _check_max_rank(max_rank, n1, n2)
-    if mom.cross_q is not None:  # q > 1 responses: the adapter of issue 21
-        def timing(plan: list[range], setup: float, per_rep: float) -> None:
-            _warn_long_passes(spec.name, plan, n_perm, stop_alpha, setup, per_rep)
-
-        return _run_q(data, mom, whitening, method=spec.name, top=top,
-                      n_perm=n_perm, seed=seed, stop_alpha=stop_alpha, choice=choice,
-                      n_jobs=n_jobs, progress=progress, timing=timing)
+    spec, fallback = _for_columns(data, spec, mom.q if mom.cross_q is not None else 1)
     _check_data(data, spec)
     rng = normalize_seed(seed) if spec.random else None
     # the robust test's row pairs (wide designs): from `seed`, or (when the seed
@@ -318,7 +335,8 @@ def _run(
     tails: set[str] = set()
     if spec.rows is not None and spec.plan is not None:
         return _build(w, spec, *_run_passes(w, spec, top, n_perm, rng, n_jobs, progress,
-                                            stop_alpha, pair_rng), choice=choice)
+                                            stop_alpha, pair_rng), choice=choice,
+                      fallback=fallback)
     # progress: permutations over all rows (permutation test), else rows
     per_row = n_perm if spec.random else 1
     start = time.perf_counter()
@@ -336,10 +354,41 @@ def _run(
                 break
             if k == 0 and top > 0:
                 _warn_long(w, spec, time.perf_counter() - start, top, stop_alpha)
-    return _build(w, spec, rows, tails, choice=choice)
+    return _build(w, spec, rows, tails, choice=choice, fallback=fallback)
 
 
-def _run_passes(w: _Whitened, spec: RankTestMethod, top: int, n_perm: int,
+def _for_columns(data: RowsData, spec: RankTestMethod, q: int
+                 ) -> tuple[RankTestMethod, str | None]:
+    """The test that runs on a response of ``q`` columns, and the note of a
+    fallback (None: ``spec`` itself).  A test that does not take ``q > 1``
+    columns raises; one that sums over rows needs them in memory for ``q > 1``
+    (it streams them for one column only): its ``q_fallback`` runs instead,
+    with a note, or it raises, naming ``rank_method``."""
+    if q == 1:
+        return spec, None
+    if not spec.takes_q:
+        takes = ", ".join(repr(k) for k, m in RANK_METHODS.items() if m.takes_q)
+        raise ValueError(
+            f"the {spec.name} rank test needs a single response column; this model's "
+            f"response has q = {q} columns. Use method='robust' (what the default "
+            f"'auto' runs where it does not run 'combined') or another of {takes}"
+        )
+    if not spec.needs_rows or (data.source is None and data.sums is None):
+        return spec, None
+    if spec.q_fallback is not None:
+        return RANK_METHODS[spec.q_fallback], (
+            f"the {spec.name} rank test for a response of q > 1 columns sums over the "
+            "rows in memory; they are not in memory (a row source or bare moments), so "
+            f"the {spec.q_fallback} test was used instead.")
+    raise RowsNotInMemoryError(
+        f"the {spec.name} rank test of a response of q = {q} columns needs the rows in "
+        "memory (it streams over a row source for one response column only); this "
+        f"model's rows are not in memory. rank_method='auto' chooses the {spec.name} test "
+        "from the shape alone (jdr_stats.policy.rank_method), so pass "
+        "rank_method='chi2' (or method='chi2'), or build the model from arrays")
+
+
+def _run_passes(w: WhitenedDesign, spec: RankTestMethod, top: int, n_perm: int,
                 rng: np.random.Generator | None, n_jobs: int | None, progress: ProgressArg,
                 stop_alpha: float | None, pair_rng: np.random.Generator | None,
                 ) -> tuple[list[dict[str, float]], set[str]]:
@@ -388,7 +437,7 @@ def _warn_long_passes(name: str, plan: list[range], n_perm: int, stop_alpha: flo
         )
 
 
-def _warn_long(w: _Whitened, spec: RankTestMethod, first: float, top: int,
+def _warn_long(w: WhitenedDesign, spec: RankTestMethod, first: float, top: int,
                stop_alpha: float | None) -> None:
     """Warn when the rows still to run are expected to take over
     ``config.LONG_RUN_SECONDS``: row ``k`` costs about ``(n1-k)(n2-k) / (n1 n2)``
@@ -400,7 +449,7 @@ def _warn_long(w: _Whitened, spec: RankTestMethod, first: float, top: int,
         from scipy import stats
 
         for k in range(top + 1):
-            if stats.chi2.sf(w.statistic(k), (w.n1 - k) * (w.n2 - k)) > stop_alpha:
+            if stats.chi2.sf(w.statistic(k), w.q * (w.n1 - k) * (w.n2 - k)) > stop_alpha:
                 last = min(k + 1, top)
                 break
     ks = np.arange(1, last + 1)
@@ -412,21 +461,6 @@ def _warn_long(w: _Whitened, spec: RankTestMethod, first: float, top: int,
             "to follow them, or max_rank to stop earlier",
             LongRunWarning, stacklevel=4,
         )
-
-
-def _run_q(data: RowsData, mom: BlockMoments, whitening: DesignWhitening[Whitening] | None,
-           *, choice: Choice | None = None, **kw: Any) -> RankTestResults:
-    """The rank tests of a ``q > 1`` response (:mod:`._rank_q`) as a RankTestResults."""
-    table, used, label, notes, refs = run_q(data, mom, whitening, **kw)
-    n1, n2 = len(data.names["exog_a"]), len(data.names["exog_b"])
-    why = [choice.reason] if choice else []
-    notes = [*why, *notes, "select_rank(alpha) = first k whose test is not rejected."]
-    refs = [*why, *refs]
-    return RankTestResults(
-        table=table, title="Rank tests for the joint estimator", method=used,
-        notes=notes, method_label=label, nobs=data.nobs, n1=n1, n2=n2,
-        full=len(table) == min(n1, n2), references=tuple(refs), choice=choice,
-    )
 
 
 # ---------------------------------------------------------------------------
@@ -591,7 +625,7 @@ def choose_rank(
     (2, 'general')
     """
     alpha = check_fraction(alpha, "alpha")
-    check_choice(method, "rank_method", _SELECTORS)
+    check_choice(method, "rank_method", RANK_SELECTORS)
     out: RankTestResults | LadleResults
     if method == "ladle":
         if moments.cross_q is not None:

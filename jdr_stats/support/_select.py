@@ -10,6 +10,7 @@ import numpy as np
 
 from .._data import RowsData
 from .._estimate import check_rank, check_support_width
+from .._joint import joint_data
 from .._linalg import BlockMoments, Whitening
 from .._progress import ProgressArg, check_n_jobs, check_progress
 from .._validation import check_bool, check_rows_for_whitening, normalize_seed
@@ -62,6 +63,7 @@ def select_support(
     rule: RuleArg = "bh",
     fdr: float | None = None,
     standardize: bool = True,
+    independent_blocks: bool = True,
     seed: int | np.random.Generator | None = None,
     progress: ProgressArg = False,
     n_jobs: int | None = None,
@@ -135,6 +137,11 @@ def select_support(
         Test rows of ``Sigma_a^{-1} S Sigma_b^{-1}`` (``True``, the support of
         ``U`` in the original coordinates) or of ``S`` itself (``False``, as
         the unstandardized fit's sparse step).
+    independent_blocks : bool
+        ``False``: test the variables of the joint estimator, each block
+        replaced by its least squares residual on the other block (see
+        :meth:`jdr_stats.JointDimReduction.fit`); ``True`` (default): the
+        paper's per-block estimator.
     seed : int, Generator or None
         For the resampling tests and stability selection.
     progress : bool or callable
@@ -193,6 +200,14 @@ def select_support(
     4.0
     """
     data = _model_data(data)
+    if independent_blocks is not True:
+        if independent_blocks is not False:
+            raise ValueError(f"independent_blocks must be True or False; got "
+                             f"{independent_blocks!r}")
+        if moments is not None or whitening is not None:
+            raise ValueError("independent_blocks=False forms its own moments and whitening "
+                             "(of each block's residual on the other); give neither")
+        data = joint_data(data)[0]
     n1, n2 = len(data.exog_names_a), len(data.exog_names_b)
     sel_rule = resolve_rule(rule, fdr=fdr)
     standardize = check_bool(standardize, "standardize")
