@@ -589,7 +589,7 @@ class JointDimReduction(DataModel):
                 data, mom, test_whitening, method=rank_method, alpha=alpha, seed=rank_seed,
                 progress=progress,
             )
-            # the method that ran (a q > 1 response may fall back: the registry's q_fallback)
+            # the method that ran
             chosen_by = getattr(rank_table, "method", rank_method) \
                 if rank_method != "ladle" else rank_method
         support_sets = None

@@ -207,19 +207,22 @@ def test_auto_is_combined_from_q_n1_n2_over_m_5(monkeypatch):
     assert resolve_method(model.data, model.moments(), "auto")[0] == "robust"
 
 
-def test_auto_without_the_rows_keeps_the_chi2_fallback():
+def test_auto_without_the_rows_raises_instead_of_switching():
     """Below the combined test's width the default is the robust test, whose
-    q > 1 version needs the rows: a model from bare moments falls back to chi2
-    with a note.  At the combined test's width such a model raises, naming
-    rank_method (it never switches the test silently)."""
+    q > 1 version needs the rows: a model from bare moments raises, naming
+    rank_method and what works (chi2); it never runs another test in its
+    place, so the same data give the same test or an error however they are
+    stored.  At the combined test's width it raises too."""
     from jdr_stats.moments import ResponseMoments
 
     y, a, b = _multi(400, 8, 7, 0, np.random.default_rng(2))
     parts = ResponseMoments.from_arrays(y, a, b)
     streamed = jdr.JointDimReduction.from_moments(parts).fit(1)
-    rt = streamed.rank_tests(max_rank=1)
+    with pytest.raises(jdr.exceptions.RowsNotInMemoryError,
+                       match="robust rank test of a response of q = 3 columns.*'chi2'"):
+        streamed.rank_tests(max_rank=1)
+    rt = streamed.rank_tests("chi2", max_rank=1)
     assert rt.method == "chi2"
-    assert any("not in memory" in note for note in rt.notes)
     with pytest.raises(jdr.exceptions.RowsNotInMemoryError, match="spectral rank test"):
         streamed.rank_tests("spectral")
     y, a, b = _wide_q(np.random.default_rng(2))

@@ -448,7 +448,9 @@ def test_response_moments_merge_and_match_in_memory():
     np.testing.assert_allclose(streamed.singular_values, whole.singular_values, rtol=1e-9)
     assert _angle(streamed.directions_a, whole.directions_a) < 1e-8
     assert streamed.model.data.response.q == 2
-    rt = streamed.rank_tests()  # no rows: the fallback is the chi-square test
+    with pytest.raises(jdr.exceptions.RowsNotInMemoryError, match="rank_method='chi2'"):
+        streamed.rank_tests()  # no rows: the default robust test cannot run, never replaced
+    rt = streamed.rank_tests("chi2")
     assert rt.method == "chi2"
     np.testing.assert_allclose(rt.table["statistic"],
                                whole.rank_tests("chi2").table["statistic"], rtol=1e-8)

@@ -195,7 +195,7 @@ def _check_max_rank(max_rank: Any, n1: int, n2: int) -> int:
 
 def _build(
     w: WhitenedDesign, method: RankTestMethod, rows: list[dict[str, float]], tails: set[str],
-    *, choice: Choice | None = None, fallback: str | None = None,
+    *, choice: Choice | None = None,
 ) -> RankTestResults:
     table = pd.DataFrame(rows, index=pd.Index(np.arange(len(rows)), name="k"),
                          columns=[*TEST_COLUMNS, *method.columns])
@@ -222,10 +222,9 @@ def _build(
         ),
         *method.notes,
     ]
-    # why "auto" chose this method (and why another ran): also among the
-    # references, which a fit's summary prints with its rank-test table
-    refs = [*([choice.reason] if choice else []), *([fallback] if fallback else []),
-            *tail_notes(method, tails)]
+    # why "auto" chose this method: also among the references, which a
+    # fit's summary prints with its rank-test table
+    refs = [*([choice.reason] if choice else []), *tail_notes(method, tails)]
     notes += refs
     notes.append("select_rank(alpha) = first k whose test is not rejected.")
     return RankTestResults(
@@ -322,7 +321,7 @@ def _run(
     n_jobs = check_n_jobs(n_jobs)
     n1, n2 = len(data.names["exog_a"]), len(data.names["exog_b"])
     top = _check_max_rank(max_rank, n1, n2)
-    spec, fallback = _for_columns(data, spec, mom.q if mom.cross_q is not None else 1)
+    _check_columns(data, spec, mom.q if mom.cross_q is not None else 1)
     _check_data(data, spec)
     rng = normalize_seed(seed) if spec.random else None
     # the robust test's row pairs (wide designs): from `seed`, or (when the seed
@@ -335,8 +334,7 @@ def _run(
     tails: set[str] = set()
     if spec.rows is not None and spec.plan is not None:
         return _build(w, spec, *_run_passes(w, spec, top, n_perm, rng, n_jobs, progress,
-                                            stop_alpha, pair_rng), choice=choice,
-                      fallback=fallback)
+                                            stop_alpha, pair_rng), choice=choice)
     # progress: permutations over all rows (permutation test), else rows
     per_row = n_perm if spec.random else 1
     start = time.perf_counter()
@@ -354,18 +352,18 @@ def _run(
                 break
             if k == 0 and top > 0:
                 _warn_long(w, spec, time.perf_counter() - start, top, stop_alpha)
-    return _build(w, spec, rows, tails, choice=choice, fallback=fallback)
+    return _build(w, spec, rows, tails, choice=choice)
 
 
-def _for_columns(data: RowsData, spec: RankTestMethod, q: int
-                 ) -> tuple[RankTestMethod, str | None]:
-    """The test that runs on a response of ``q`` columns, and the note of a
-    fallback (None: ``spec`` itself).  A test that does not take ``q > 1``
-    columns raises; one that sums over rows needs them in memory for ``q > 1``
-    (it streams them for one column only): its ``q_fallback`` runs instead,
-    with a note, or it raises, naming ``rank_method``."""
+def _check_columns(data: RowsData, spec: RankTestMethod, q: int) -> None:
+    """Refuse a test that cannot run on a response of ``q`` columns here (no
+    other test is ever run in its place).  A test that does not take
+    ``q > 1`` columns raises; one that sums over rows needs them in
+    memory for ``q > 1`` (it streams them for one column only) and raises on
+    a model without them, naming ``rank_method`` and what works: the same
+    data give the same test, or an error, however they are stored."""
     if q == 1:
-        return spec, None
+        return
     if not spec.takes_q:
         takes = ", ".join(repr(k) for k, m in RANK_METHODS.items() if m.takes_q)
         raise ValueError(
@@ -374,12 +372,7 @@ def _for_columns(data: RowsData, spec: RankTestMethod, q: int
             f"'auto' runs where it does not run 'combined') or another of {takes}"
         )
     if not spec.needs_rows or (data.source is None and data.sums is None):
-        return spec, None
-    if spec.q_fallback is not None:
-        return RANK_METHODS[spec.q_fallback], (
-            f"the {spec.name} rank test for a response of q > 1 columns sums over the "
-            "rows in memory; they are not in memory (a row source or bare moments), so "
-            f"the {spec.q_fallback} test was used instead.")
+        return
     raise RowsNotInMemoryError(
         f"the {spec.name} rank test of a response of q = {q} columns needs the rows in "
         "memory (it streams over a row source for one response column only); this "

@@ -75,10 +75,6 @@ class RankTestMethod:
     q_label, q_assumptions : str
         Its label and assumptions for ``q > 1`` columns ("" where it does not
         take them).
-    q_fallback : str or None
-        For ``q > 1`` columns whose rows are not in memory (the tests that sum
-        over rows stream them for one column only): the test run instead, with
-        a note saying so (None: the test raises, naming ``rank_method``).
     notes, tail_notes :
         Further notes, always or when a row used the named tail;
         ``tail_limits()`` the numbers the tail notes print (read at call time).
@@ -99,7 +95,6 @@ class RankTestMethod:
     takes_q: bool = False
     q_label: str = ""
     q_assumptions: str = ""
-    q_fallback: str | None = None
     notes: tuple[str, ...] = ()
     #: True when the rows are wanted as the rotated a'^T U, b'^T V (robust test)
     rotated: bool = False

@@ -108,7 +108,6 @@ METHOD = RankTestMethod(
         "complement core; Lambda_k ~ g chi2(h) with g h and 2 g^2 h its finite-sample "
         "mean and variance estimated from the rows."
     ),
-    q_fallback="chi2",
     tail_notes={
         "pairs": (
             "Rows whose exact variance would cost more than %s flops estimate "
