@@ -25,6 +25,12 @@ def correlated():
     return jdr.simulate.bilinear(4000, 6, 6, 1, design="correlated", rho=0.6, seed=1)
 
 
+def residual(x, z):
+    """Least squares residuals of the columns of ``x`` on ``[1, z]``."""
+    design = np.column_stack([np.ones(len(z)), z])
+    return x - design @ np.linalg.lstsq(design, x, rcond=None)[0]
+
+
 def _quiet_fit(model, *args, **kw):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", JDRWarning)
@@ -52,10 +58,6 @@ def test_joint_is_the_paper_estimator_on_least_squares_residuals(correlated):
     sim = correlated
     joint = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(2, independent_blocks=False)
 
-    def residual(x, z):
-        design = np.column_stack([np.ones(len(z)), z])
-        return x - design @ np.linalg.lstsq(design, x, rcond=None)[0]
-
     ra, rb = residual(sim.a, sim.b), residual(sim.b, sim.a)
     ref = jdr.JointDimReduction(sim.y, ra, rb).fit(2)
     np.testing.assert_allclose(joint.singular_values, ref.singular_values, rtol=1e-9)
@@ -72,10 +74,6 @@ def test_joint_is_the_paper_estimator_on_least_squares_residuals(correlated):
 def test_rank_tests_and_support_run_on_the_residual_rows(correlated):
     sim = correlated
     joint = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(1, independent_blocks=False)
-
-    def residual(x, z):
-        design = np.column_stack([np.ones(len(z)), z])
-        return x - design @ np.linalg.lstsq(design, x, rcond=None)[0]
 
     ref = jdr.JointDimReduction(sim.y, residual(sim.a, sim.b), residual(sim.b, sim.a)).fit(1)
     for method in ("chi2", "robust"):
