@@ -240,6 +240,22 @@ class Estimate:
     #: (``coef_matrix`` is then the first); None for one response
     coef_tensor: np.ndarray | None = None
 
+    @property
+    def bases(self) -> tuple[np.ndarray, ...]:
+        """Each block's basis in the original coordinates, in block order
+        (``dir_a``, ``dir_b`` are the two-block view)."""
+        return (self.dir_a, self.dir_b)
+
+    @property
+    def whitened_bases(self) -> tuple[np.ndarray, ...]:
+        """Each block's orthonormal basis in whitened coordinates."""
+        return (self.u_std, self.v_std)
+
+    @property
+    def supports(self) -> tuple[np.ndarray, ...]:
+        """Each block's selected variables (all of them for a dense fit)."""
+        return (self.rows, self.cols)
+
 
 def check_rank(rank: object, n1: int, n2: int) -> int:
     """Validate an integer rank ``1 <= rank <= min(n1, n2)``."""

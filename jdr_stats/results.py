@@ -247,8 +247,8 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         """Each block's basis by block name (read-only mapping, in block
         order): original coordinates, unit-length columns.  For two blocks
         ``directions_a`` and ``directions_b`` are its two entries."""
-        names = self._model.block_names
-        return MappingProxyType({names[0]: self.directions_a, names[1]: self.directions_b})
+        frames = (self.directions_a, self.directions_b)  # the labelled est.bases
+        return MappingProxyType(dict(zip(self._model.block_names, frames, strict=True)))
 
     @cached_property
     def directions_a(self) -> pd.DataFrame | np.ndarray:

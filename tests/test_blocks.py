@@ -58,3 +58,12 @@ def test_bad_blocks_are_named(sim, blocks, error, match):
         blocks, error = {"g": sim.a, "l": sim.b, "c": sim.a[:, :2]}, ValueError
     with pytest.raises(error, match=match):
         jdr.JointDimReduction.from_blocks(sim.y, blocks)
+
+
+def test_the_estimate_holds_a_basis_per_block(sim):
+    res = jdr.JointDimReduction.from_blocks(sim.y, [sim.a, sim.b]).fit(2, sparsity=(3, 3))
+    est = res.estimate
+    assert len(est.bases) == len(est.whitened_bases) == len(est.supports) == 2
+    for basis, frame in zip(est.bases, res.directions.values(), strict=True):
+        np.testing.assert_array_equal(basis, np.asarray(frame))
+    assert [len(s) for s in est.supports] == [3, 3]
