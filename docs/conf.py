@@ -53,9 +53,24 @@ def _rank_references_table() -> None:
     _write_generated("rank_references.md", rows)
 
 
+def _whitenings_tables() -> None:
+    """The whitenings' tables from their registry (jdr_stats.whitenings): the
+    guide page "Wide blocks" and the theory page "Whitening" include them."""
+    from jdr_stats.whitenings import table_rows, target_rows
+
+    rows = ["| `whitening=` | covariance used | when | needs | rank and support tests "
+            "whiten with |", "|---|---|---|---|---|"]
+    rows += ["| " + " | ".join(row) + " |" for row in table_rows()]
+    _write_generated("whitenings.md", rows)
+    rows = ["| whitening | `W` | target span (block a) |", "|---|---|---|"]
+    rows += ["| " + " | ".join(row) + " |" for row in target_rows()]
+    _write_generated("whitening_targets.md", rows)
+
+
 _policy_defaults_table()
 _rank_methods_table()
 _rank_references_table()
+_whitenings_tables()
 
 project = "jdr_stats"
 author = "jdr_stats developers"

@@ -20,7 +20,8 @@ parses every module and enforces both).  From the ground up:
    whitening object (:class:`~jdr_stats.data.Whitening`), SVD with the sign
    convention, principal angles; ``_sources`` (row sources: arrays, Parquet,
    CSV chunks, dask; public in :mod:`jdr_stats.sources`), ``_progress``
-   (public in :mod:`jdr_stats.progress`);
+   (public in :mod:`jdr_stats.progress`), ``whitenings/`` (the registry of
+   whitenings: one module per kind, building each block's map);
 2. ``_data`` (validated data, :class:`~jdr_stats.data.ModelData`),
    ``moments`` (exact mergeable sufficient statistics,
    :class:`~jdr_stats.Moments`), ``metrics``, ``simulate``, ``datasets``;

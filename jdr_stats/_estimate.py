@@ -11,7 +11,6 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 
@@ -21,7 +20,6 @@ from ._linalg import (
     AnyWhitening,
     BlockMoments,
     block_whitenings,
-    shrunk_whitening,
     svd_signed,
     unit_columns,
     whiten_cross,
@@ -35,6 +33,7 @@ from .sparse import (
     selection_matrix,
     three_step_projection,
 )
+from .whitenings import WHITENING_METHODS, WHITENINGS, WhiteningKind
 
 __all__ = [
     "Estimate",
@@ -51,8 +50,6 @@ __all__ = [
     "estimate",
 ]
 
-WhiteningKind = Literal["auto", "sample", "shrinkage", "diagonal", "none"]
-WHITENINGS: tuple[str, ...] = ("auto", "sample", "shrinkage", "diagonal", "none")
 
 def choose_whitening(requested: object, nobs: int, n1: int, n2: int) -> Choice:
     """Resolve ``fit(whitening=...)`` for a data set of ``nobs`` rows: a
@@ -61,21 +58,17 @@ def choose_whitening(requested: object, nobs: int, n1: int, n2: int) -> Choice:
 
     ``"auto"`` is :func:`jdr_stats.policy.whitening` (``"sample"`` when
     ``max(n1, n2) / nobs <= policy.AUTO_SAMPLE_MAX_RATIO``, else
-    ``"shrinkage"``); a given whitening has the reason ``"given"``.
-    ``"sample"`` needs ``nobs >= n + 2`` for each block (its covariance is
-    singular otherwise): a ``ValueError`` names the regularised choices.
+    ``"shrinkage"``); a given whitening has the reason ``"given"`` and runs
+    its registry entry's ``check`` (``"sample"`` needs ``nobs >= n + 2`` for
+    each block, its covariance is singular otherwise: a ``ValueError`` names
+    the regularised choices).
     """
     kind = check_choice(requested, "whitening", WHITENINGS)
     if kind == "auto":
         return policy.whitening(nobs, n1, n2)
-    if kind == "sample":
-        for arg, n in (("exog_a", n1), ("exog_b", n2)):
-            if nobs < n + 2:
-                raise ValueError(
-                    f'whitening="sample" needs at least {n + 2} rows for {arg} ({n} '
-                    f"columns; its sample covariance is singular otherwise); got {nobs}. "
-                    'Use whitening="shrinkage" or "auto" (regularised), or "diagonal"'
-                )
+    check = WHITENING_METHODS[kind].check
+    if check is not None:
+        check(nobs, {"exog_a": n1, "exog_b": n2})
     return Choice(kind, "given", {"nobs": float(nobs), "n1": float(n1), "n2": float(n2)})
 
 
@@ -113,13 +106,7 @@ def inference_note(kind: str, reason: str | None, ratio: float = 0.0) -> str:
         f" At max(n1, n2)/m >= {policy.AUTO_SAMPLE_MAX_RATIO:g} the bootstrap's angle bound "
         "can under-cover with few rows and correlated blocks (study_wide)."
         if ratio >= policy.AUTO_SAMPLE_MAX_RATIO else "")
-    if kind == "sample":
-        return head + boot
-    return head + (
-        " Rank and support tests whiten with the sample covariance (their results do "
-        "not depend on the whitening); the bootstrap re-estimates this one in every "
-        "replicate."
-    ) + boot
+    return head + WHITENING_METHODS[kind].note + boot
 
 
 def fold_standardize(whitening: object, standardize: object) -> object:
@@ -182,26 +169,27 @@ def block_whitening_pair(
     rows: tuple[np.ndarray, np.ndarray] | None = None,
     weights: np.ndarray | None = None,
 ) -> DesignWhitening[AnyWhitening] | None:
-    """The two blocks' whitenings of a resolved ``kind`` (None for ``"none"``).
+    """The two blocks' whitenings of a resolved ``kind`` (None where the
+    registry's entry has no factory: ``"none"``), each block's map built by
+    the entry's factory (:mod:`jdr_stats.whitenings`).
 
     ``rows`` (the blocks in memory), when given, let a block wider than the
-    number of rows take the dual route (its m x m Gram matrix).
+    number of rows take the dual route (its m x m Gram matrix) where the
+    entry takes it (``needs="rows"``).
     """
-    if kind == "none":
+    method = WHITENING_METHODS[kind]
+    if method.factory is None:
         return None
-    if kind == "sample":
-        return block_whitenings(mom, names_a, names_b)
     out = []
     for j, (arg, names) in enumerate((("exog_a", names_a), ("exog_b", names_b))):
         mean = mom.mean_a if j == 0 else mom.mean_b
         cov = mom.cov_a if j == 0 else mom.cov_b
-        x = None if rows is None else rows[j]
+        x = None if rows is None or method.needs != "rows" else rows[j]
         dual = x is not None and (x.shape[1] > x.shape[0] or not mom.has_covariances)
-        out.append(shrunk_whitening(
-            mean, None if dual else cov, mom.nobs, kind, arg, names,
+        out.append(method.factory(
+            mean, None if dual else cov, mom.nobs, arg, names,
             rows=x if dual else None, weights=weights))
     return DesignWhitening.per_block(out)
-
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,8 @@ class FitSettings:
     Attributes
     ----------
     whitening : Choice
-        The whitening used (``name``: ``"sample"``, ``"shrinkage"``,
-        ``"diagonal"`` or ``"none"``), with the reason (``"given"``, or the
+        The whitening used (``name``: a key of
+        :data:`jdr_stats.whitenings.WHITENING_METHODS`), with the reason (``"given"``, or the
         rule of ``whitening="auto"``: :func:`jdr_stats.policy.whitening`).
     rank_method : str or None
         The rank tests (or ``"ladle"``) that chose the rank of a

@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from . import _cli_input as cin
+from . import policy
 from ._estimate import WhiteningKind
 from ._report import csv_text, html_document, latex_document, write_csv_dir
 from ._version import __version__
@@ -42,6 +43,7 @@ from .datasets import load_ais
 from .exceptions import JDRWarning
 from .inference.rank_tests import RANK_SELECTORS
 from .model import JointDimReduction, stream_model
+from .whitenings import WHITENING_METHODS, WHITENINGS
 
 __all__ = ["demo_model", "main", "results_to_dict"]
 
@@ -151,11 +153,12 @@ def _build_parser() -> _Parser:
     fit.add_argument("--sparsity", type=_sparsity, default=None, metavar="S1,S2",
                      help="sparse fit keeping S1 variables of block a and S2 of block b, "
                           "or 'auto': the variables the coordinate tests select at --fdr")
-    fit.add_argument("--whitening", choices=("auto", "sample", "shrinkage", "diagonal", "none"),
+    fit.add_argument("--whitening", choices=WHITENINGS,
                      default=None,
                      help="how each block is whitened: auto (default: sample covariance while "
-                          "max(n1, n2)/m <= 0.05, OAS shrinkage above), sample, shrinkage, "
-                          "diagonal (SDs only) or none (centring only)")
+                          f"max(n1, n2)/m <= {policy.AUTO_SAMPLE_MAX_RATIO:g}, OAS shrinkage "
+                          "above) or one of " + ", ".join(WHITENING_METHODS)
+                          + " (guide page 'Wide blocks': jdr_stats.whitenings)")
     fit.add_argument("--independent-blocks", choices=("yes", "no"), default="yes",
                      help="yes (default): the paper's estimator, each block whitened alone, "
                           "which assumes the blocks independent; no: the joint estimator, "

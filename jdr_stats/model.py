@@ -46,6 +46,7 @@ from .support import SupportResults, choose_support
 from .support import Test as SupportTest
 from .support import select_support as _select_support
 from .support._options import RuleArg as SupportRuleArg
+from .whitenings import WHITENING_METHODS
 
 __all__ = ["JDRResults", "JointDimReduction", "child_seeds"]
 
@@ -456,8 +457,9 @@ class JointDimReduction(DataModel):
             ``"auto"`` chooses it by the sequence of rank tests of
             ``rank_method`` at level ``alpha`` (see :meth:`JDRResults.rank_tests`).
         whitening : {"auto", "sample", "shrinkage", "diagonal", "none"}
-            How each block is whitened before ``X_lin`` is formed (guide page
-            "Wide blocks", theory page "Whitening").  ``"sample"``: the sample
+            How each block is whitened before ``X_lin`` is formed: ``"auto"``
+            or a key of the registry :data:`jdr_stats.whitenings.WHITENING_METHODS`
+            (guide page "Wide blocks", theory page "Whitening").  ``"sample"``: the sample
             mean and covariance (section 5.1 of the paper; needs
             ``m >= n + 2``).  ``"shrinkage"``: the covariance ``D R_t D`` with
             the sample SDs ``D`` and the correlation matrix shrunk towards the
@@ -579,8 +581,9 @@ class JointDimReduction(DataModel):
         mom, whitening_pair = _moments_and_whitenings(data, names_a, names_b, choice.name,
                                                       auto)
         # the tests whiten with the sample covariance (see fit's docstring)
-        test_whitening = cast("DesignWhitening[Whitening] | None",
-                              whitening_pair if choice.name == "sample" else None)
+        test_whitening = cast("DesignWhitening[Whitening] | None", None
+                              if WHITENING_METHODS[choice.name].tests_need_sample
+                              else whitening_pair)
         rank_table = None
         rank_seed, support_seed = child_seeds(seed, 2)
         chosen_by: str | None = None
@@ -722,9 +725,10 @@ def _moments_and_whitenings(
     sample covariances (``auto`` False) and a block is wider than the
     rows, only the cross moment is formed (:func:`~jdr_stats._estimate.cross_moments`)."""
     n_max = max(len(names_a), len(names_b))
-    if (kind not in ("shrinkage", "diagonal") or not isinstance(data, ModelData)
+    needs = WHITENING_METHODS[kind].needs
+    if (needs != "rows" or not isinstance(data, ModelData)
             or data.adjustment.active):  # covariates: the adjusted moments' covariances
-        mom = data.moments(covariances=kind != "none" or auto)
+        mom = data.moments(covariances=needs != "centring" or auto)
         return mom, block_whitening_pair(kind, mom, names_a, names_b)
     y, a, b = data.rows("the whitening")
     weights = data.weights

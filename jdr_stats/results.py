@@ -47,6 +47,7 @@ from .inference.rank_tests import RankMethod, RankTestResults
 from .inference.rank_tests import rank_tests as _rank_tests
 from .summary import LOADING_NOTES, SummaryMixin, build_summary, json_safe
 from .support import SupportResults
+from .whitenings import WHITENING_METHODS
 
 __all__ = ["FitSettings", "JDRResults"]
 
@@ -194,7 +195,8 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
 
     @property
     def whitening(self) -> str:
-        """The whitening the fit used: "sample", "shrinkage", "diagonal" or "none"."""
+        """The whitening the fit used: a key of
+        :data:`jdr_stats.whitenings.WHITENING_METHODS` ("sample", "shrinkage", ...)."""
         return self._settings.whitening.name
 
     @property
@@ -511,7 +513,8 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         returned, not stored: pass it to :meth:`summary` as
         ``summary(rank_tests=table)`` to print it with the fit.
         """
-        sample = self._whitening if self.whitening == "sample" else None  # see theory: whitening
+        # the tests whiten with the sample covariance (theory page "Whitening")
+        sample = None if WHITENING_METHODS[self.whitening].tests_need_sample else self._whitening
         table = _rank_tests(
             self._fit_data, self._moments, sample,  # type: ignore[arg-type]
             method=method, max_rank=max_rank, n_perm=n_perm, seed=seed,

@@ -35,6 +35,7 @@ from .._progress import ProgressArg, progress_bar
 from .._resampling import draw_counts, inner_counts, worker_pool
 from .._sources import ArraySource
 from ..exceptions import SmallSampleWarning
+from ..whitenings import WHITENING_METHODS
 from ._bounds import batched_dense_estimate, pair_angles
 from ._metric import covariance_factors, to_metric
 from ._wide_replicates import DirectMoments
@@ -149,9 +150,17 @@ def _q_batches(data: RowsData, n_boot: int, rng: np.random.Generator, inner: boo
         done += nb
 
 
+def _rebuilds_whitening(ctx: dict) -> bool:
+    """Whether every replicate rebuilds the fit's whitening from its own
+    moments (one the estimator does not build itself: the registry's
+    ``built_by_estimator``)."""
+    kind = ctx.get("whitening")
+    return kind is not None and not WHITENING_METHODS[kind].built_by_estimator
+
+
 def _refit(ctx: dict, mom: BlockMoments) -> Estimate:
     pair = None  # a regularised whitening is re-estimated from the replicate's moments
-    if ctx.get("whitening") in ("shrinkage", "diagonal"):
+    if _rebuilds_whitening(ctx):
         pair = block_whitening_pair(ctx["whitening"], mom, ctx["names_a"], ctx["names_b"])
     return estimate_from_moments(
         mom, ctx["rank"], standardize=ctx["standardize"], sparsity=ctx["sparsity"],
@@ -169,7 +178,7 @@ def _fit_batch(ctx: dict, moms: list[BlockMoments], errors: list[str]) -> list:
     """
     out: list = [None] * len(moms)
     if (ctx["sparsity"] is None and moms and moms[0].cross_q is None
-            and ctx.get("whitening") not in ("shrinkage", "diagonal")):
+            and not _rebuilds_whitening(ctx)):
         da, db, s, ok = batched_dense_estimate(moms, ctx["rank"],
                                                standardize=ctx["standardize"])
         for j in range(len(moms)):

@@ -43,6 +43,7 @@ from .._validation import (
 )
 from ..diagnostics import gap_advice
 from ..exceptions import RowsNotInMemoryError, WeakGapWarning
+from ..whitenings import WHITENING_METHODS
 from ._boot_results import (
     GAP_RATIO_MIN,
     INTERVALS,
@@ -175,10 +176,12 @@ def bootstrap(
     fit : JDRResults, optional
         The fit being bootstrapped, kept as :attr:`BootstrapResults.results`
         (``JDRResults.bootstrap`` passes itself).
-    whitening : {"sample", "shrinkage", "diagonal", "none"}, optional
-        The fit's whitening (default: ``"sample"`` if ``standardize`` else
-        ``"none"``); every replicate re-estimates it from its own moments
-        (the OAS intensity included), so the replicates vary as the fit does.
+    whitening : str, optional
+        The fit's whitening, a key of
+        :data:`jdr_stats.whitenings.WHITENING_METHODS` (default: ``"sample"``
+        if ``standardize`` else ``"none"``); every replicate re-estimates it
+        from its own moments (the OAS intensity included), so the replicates
+        vary as the fit does.
 
     Returns
     -------
@@ -245,8 +248,7 @@ def bootstrap(
     _require_data(data, method, estimate.coef_tensor is not None)
     standardize = check_bool(standardize, "standardize")
     if whitening is not None:  # the fit's whitening, re-estimated in every replicate
-        whitening = check_choice(whitening, "whitening",
-                                 ("sample", "shrinkage", "diagonal", "none"))
+        whitening = check_choice(whitening, "whitening", tuple(WHITENING_METHODS))
     rng = normalize_seed(seed)
     inner = interval == "calibrated"
     reps = replicates(
