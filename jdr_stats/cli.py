@@ -54,6 +54,16 @@ DESCRIPTION = (
 )
 
 
+class _Refused(Exception):
+    """A procedure asked with a flag was refused after the fit succeeded: the
+    fit is still written (``text``), the refusals go to standard error."""
+
+    def __init__(self, text: str, refusals: list[str]) -> None:
+        super().__init__("; ".join(refusals))
+        self.text = text
+        self.refusals = refusals
+
+
 class _UsageError(Exception):
     pass
 
@@ -416,19 +426,30 @@ def _run_fit(args: argparse.Namespace) -> str:
         fdr=args.fdr,
         seed=np.random.default_rng(fit_seed),
     )
+    refusals: list[str] = []  # a refused procedure does not hide the fit
     boot = None
     if args.bootstrap is not None:
-        boot = res.bootstrap(args.bootstrap, seed=np.random.default_rng(boot_seed),
-                             method=args.bootstrap_method, progress=args.progress,
-                             n_jobs=args.n_jobs)
+        try:
+            boot = res.bootstrap(args.bootstrap, seed=np.random.default_rng(boot_seed),
+                                 method=args.bootstrap_method, progress=args.progress,
+                                 n_jobs=args.n_jobs)
+        except ValueError as exc:
+            refusals.append(f"--bootstrap was not run: {exc}")
     support = None
     if args.support:
-        support = model.select_support(rank=res.rank, fdr=args.fdr,
-                                       independent_blocks=args.independent_blocks == "yes",
-                                       seed=np.random.default_rng(support_seed))
+        try:
+            support = model.select_support(
+                rank=res.rank, fdr=args.fdr,
+                independent_blocks=args.independent_blocks == "yes",
+                seed=np.random.default_rng(support_seed))
+        except ValueError as exc:
+            refusals.append(f"--support was not run: {exc}")
     if args.features_out:
         _features_out(res, args.features_out)
-    return _output(args, res, boot, support)
+    text = _output(args, res, boot, support)
+    if refusals:
+        raise _Refused(text, refusals)
+    return text
 
 
 def _say(text: str, args: argparse.Namespace | None) -> str:
@@ -469,6 +490,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             finally:
                 _print_warnings(caught, args)
         _emit(text, args.output)
+    except _Refused as exc:  # the fit is printed; what was refused, and why, on stderr
+        try:
+            _emit(exc.text, args.output if args is not None else None)
+        except ValueError as err:
+            exc.refusals.append(str(err))
+        for line in exc.refusals:
+            print(f"jdr_stats: error: {_say(line, args)}", file=sys.stderr)
+        return EXIT_USAGE
     except _UsageError as exc:
         print(f"jdr_stats: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

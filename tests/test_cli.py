@@ -397,3 +397,32 @@ def test_no_standardize_is_whitening_none_and_a_contradiction_is_refused(csv_fil
     err = capsys.readouterr().err
     assert code == 2 and "--no-standardize and --whitening shrinkage" in err
     assert err.count("\n") == 1
+
+
+def test_refused_bootstrap_still_prints_the_fit(tmp_path, capsys):
+    """Issue 36, item 1: a bootstrap that cannot run (whitening none at
+    n >= m) is refused on stderr, in flags, and the fit is still printed."""
+    sim = jdr.simulate.bilinear(30, 40, 5, 1, seed=0)
+    path = tmp_path / "wide.csv"
+    sim.frame.to_csv(path, index=False)
+    a = ",".join(f"a{j}" for j in range(40))
+    b = ",".join(f"b{j}" for j in range(5))
+    code = main(["fit", str(path), "--y", "y", "--a", a, "--b", b, "--rank", "1",
+                 "--whitening", "none", "--bootstrap", "9"])
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert "Joint Dimension Reduction Results" in out
+    assert "--bootstrap was not run" in err and "--whitening shrinkage" in err
+    assert "--a columns has 40 columns" in err
+
+
+def test_bootstrap_at_n_above_m_runs_from_the_command_line(tmp_path, capsys):
+    sim = jdr.simulate.bilinear(40, 60, 5, 1, seed=0)
+    path = tmp_path / "wide.csv"
+    sim.frame.to_csv(path, index=False)
+    a = ",".join(f"a{j}" for j in range(60))
+    b = ",".join(f"b{j}" for j in range(5))
+    code = main(["fit", str(path), "--y", "y", "--a", a, "--b", b, "--rank", "1",
+                 "--bootstrap", "39"])
+    out = capsys.readouterr().out
+    assert code == 0 and "Bootstrap" in out
