@@ -74,6 +74,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _columns(text: str) -> list[str]:
+    if text.strip().startswith("re:"):  # one regular expression (it may hold commas)
+        return [text.strip()]
     cols = [c.strip() for c in text.split(",") if c.strip()]
     if not cols:
         raise argparse.ArgumentTypeError(f"expected comma-separated column names; got {text!r}")
@@ -142,8 +144,11 @@ def _build_parser() -> _Parser:
                                   "Parquet files)")
     fit.add_argument("--y", metavar="COL", help="response column (several, comma-separated: "
                                                "a multivariate response)")
-    fit.add_argument("--a", type=_columns, metavar="COLS", help="block a columns, comma-separated")
-    fit.add_argument("--b", type=_columns, metavar="COLS", help="block b columns, comma-separated")
+    fit.add_argument("--a", type=_columns, metavar="COLS",
+                     help="block a columns, comma-separated; each a name, a glob "
+                          "('gene_*'), a range (g1:g120) or re:REGEX")
+    fit.add_argument("--b", type=_columns, metavar="COLS",
+                     help="block b columns, as --a")
     fit.add_argument("--formula", help='"y ~ a-terms | b-terms" instead of --y, --a and --b')
     fit.add_argument("--weights", metavar="COL", help="column of positive case weights")
     fit.add_argument("--covariates", metavar="COLS",
@@ -410,6 +415,7 @@ def _features_out(res: Any, path: str) -> None:
 
 
 def _run_fit(args: argparse.Namespace) -> str:
+    cin.expand_patterns(args)  # --a 'gene_*', --a 're:^g\d+$', --a g1:g120
     how = cin.plan_input(args)
     if how.streamed:
         model = _streamed_model(args, how)
