@@ -13,6 +13,7 @@ naming the flags.
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +23,8 @@ import pandas as pd
 
 from . import config
 
-__all__ = ["Input", "flag_words", "parse_sep", "plan_input", "read_frame", "streamed_refusal"]
+__all__ = ["Input", "expand_columns", "expand_patterns", "flag_words", "parse_sep",
+           "plan_input", "read_frame", "streamed_refusal"]
 
 _SEP_NAMES = {"tab": "\t", "\\t": "\t", "semicolon": ";", "comma": ",", "space": " ",
               "pipe": "|"}
@@ -168,6 +170,101 @@ def sep_hint(columns: Any, sep: str) -> str:
     return ""
 
 
+# -- column patterns ------------------------------------------------------------
+def _is_pattern(token: str) -> bool:
+    return token.startswith("re:") or any(ch in token for ch in "*?[") or ":" in token
+
+
+def expand_columns(tokens: list[str], columns: list[str], flag: str, file: str) -> list[str]:
+    r"""The columns ``tokens`` name, in the order given, each once.
+
+    A token is a column name when the file has a column of that name;
+    otherwise ``re:REGEX`` selects the columns that ``REGEX`` matches
+    (``re.search``: anchor it with ``^...$``), a token with ``*``, ``?`` or
+    ``[...]`` the columns matching it as a glob (case-sensitive), and
+    ``FIRST:LAST`` the columns from ``FIRST`` to ``LAST`` in the file's
+    order.  A pattern that selects nothing is an error naming the flag.
+
+    Examples
+    --------
+    >>> cols = ["y", "g1", "g2", "g3", "gene_1", "gene_22", "x"]
+    >>> expand_columns(["gene_*", "g1:g2"], cols, "--a", "f.csv")
+    ['gene_1', 'gene_22', 'g1', 'g2']
+    >>> expand_columns([r"re:^g\d$"], cols, "--a", "f.csv")
+    ['g1', 'g2', 'g3']
+    """
+    out: list[str] = []
+    known = set(columns)
+    for token in tokens:
+        if token in known or not _is_pattern(token):
+            out.append(token)  # a name (an unknown one is reported with the others)
+            continue
+        if token.startswith("re:"):
+            try:
+                rx = re.compile(token[3:])
+            except re.error as exc:
+                raise ValueError(f"{flag}: {token!r} is not a regular expression ({exc})") \
+                    from None
+            hits = [c for c in columns if rx.search(c)]
+        elif ":" in token and not any(ch in token for ch in "*?["):
+            first, _, last = token.partition(":")
+            bad = [end for end in (first, last) if end not in known]
+            if bad:
+                raise ValueError(
+                    f"{flag}: the range {token!r} needs two columns of {file}; it has no "
+                    f"column(s) {bad}" + _nearby(bad, columns))
+            i, j = columns.index(first), columns.index(last)
+            if i > j:
+                raise ValueError(f"{flag}: the range {token!r} runs backwards ({last!r} "
+                                 f"comes before {first!r} in {file}); write {last}:{first}")
+            hits = columns[i:j + 1]
+        else:
+            hits = [c for c in columns if fnmatch.fnmatchcase(c, token)]
+        if not hits:
+            raise ValueError(f"{flag}: the pattern {token!r} matches no column of {file}"
+                             + _nearby([token], columns))
+        out.extend(hits)
+    return list(dict.fromkeys(out))
+
+
+def _nearby(tokens: list[str], columns: list[str], shown: int = 12) -> str:
+    more = f", ... ({len(columns)} columns)" if len(columns) > shown else ""
+    return f"; its columns are {', '.join(columns[:shown])}{more}"
+
+
+def _header(args: argparse.Namespace, path: Path) -> list[str]:
+    """The file's column names, without reading its rows."""
+    if _is_parquet(path):
+        try:
+            import pyarrow.parquet as pq
+        except ImportError:  # pragma: no cover - exercised without the extra
+            raise ValueError(
+                "reading a Parquet file needs pyarrow: pip install 'jdr_stats[parquet]'"
+            ) from None
+        return [str(c) for c in pq.read_schema(_parquet_files(path)[0]).names]
+    try:
+        return [str(c) for c in pd.read_csv(path, sep=args.sep, nrows=0).columns]
+    except FileNotFoundError:
+        raise ValueError(f"file not found: {path}") from None
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError,
+            UnicodeDecodeError) as exc:
+        raise ValueError(f"cannot read {path} as CSV (--sep {args.sep!r}): {exc}") from None
+
+
+def expand_patterns(args: argparse.Namespace) -> None:
+    """Replace the patterns of ``--a`` and ``--b`` by the columns they select
+    (:func:`expand_columns`), reading only the file's header."""
+    if args.formula is not None:
+        return
+    wanted = [(attr, flag) for attr, flag in (("a", "--a"), ("b", "--b"))
+              if getattr(args, attr) and any(_is_pattern(t) for t in getattr(args, attr))]
+    if not wanted:
+        return
+    columns = _header(args, Path(args.file))
+    for attr, flag in wanted:
+        setattr(args, attr, expand_columns(getattr(args, attr), columns, flag, args.file))
+
+
 # -- the library's words as flags -----------------------------------------------
 _QUOTED = r"""(["'])(\w+)\1"""
 _FLAG_WORDS: list[tuple[str, str]] = [
@@ -183,6 +280,7 @@ _FLAG_WORDS: list[tuple[str, str]] = [
     (r"(?:fit |pass |fit with )?\bstandardize\s*=\s*False\b", "pass --no-standardize"),
     (r"\bwhitening\s*=\s*" + _QUOTED, r"--whitening \2"),
     (r"\bsparsity s([12])\b", r"--sparsity S\1"),
+    (r"--sparsity s1,s2\b", "--sparsity S1,S2"),
     (r"\bn_jobs\s*=\s*", "--n-jobs "),
     (r"\bn_boot\s*=\s*", "--bootstrap "),
     (r"\bfdr\s*=\s*", "--fdr "),
@@ -196,7 +294,8 @@ def flag_words(text: str, *, formula: bool) -> str:
     """``text`` (an error or warning of the library) with its keyword
     arguments and argument names said as the command line's flags."""
     for pattern, repl in _FLAG_WORDS:
-        text = re.sub(pattern, repl, text)
+        # never inside a word already said as a flag ("--sparsity s1,s2")
+        text = re.sub(r"(?<![-\w])" + pattern, repl, text)
     names = ({"exog_a": "block a", "exog_b": "block b", "endog": "the response"} if formula
              else {"exog_a": "--a columns", "exog_b": "--b columns", "endog": "--y column"})
     for arg, words in names.items():

@@ -124,6 +124,13 @@ def load(path: PathLike) -> Any:
     -------
     The saved results object.
 
+    Raises
+    ------
+    ValueError
+        The file is not a pickle written by ``save``: JSON text (written by
+        ``to_json``, which ``json.load`` reads back as a dict; a report, not
+        an object ``load`` could rebuild) or anything else, with the path.
+
     Notes
     -----
     As statsmodels' ``load_pickle``: only load files you trust, since
@@ -142,5 +149,22 @@ def load(path: PathLike) -> Any:
     >>> bool((jdr.load(path).singular_values == res.singular_values).all())
     True
     """
-    with open(os.fspath(path), "rb") as fh:
-        return pickle.load(fh)
+    name = os.fspath(path)
+    with open(name, "rb") as fh:
+        head = fh.read(64).lstrip()
+        fh.seek(0)
+        if head[:1] in (b"{", b"["):
+            raise ValueError(
+                f"{name!r} holds JSON text, not a pickle: jdr_stats.load reads the files "
+                "written by results.save(path); results.to_json(path) writes a report of "
+                "the results, which json.load reads back as a dict (it cannot become a "
+                "results object again)"
+            )
+        try:
+            return pickle.load(fh)
+        except (pickle.UnpicklingError, EOFError, ValueError, TypeError) as exc:
+            raise ValueError(
+                f"cannot read {name!r}: jdr_stats.load reads the pickles written by "
+                f"results.save(path), and this file is not one ({type(exc).__name__}: "
+                f"{exc})"
+            ) from None

@@ -26,6 +26,7 @@ __all__ = [
     "as_float",
     "check_infinite",
     "check_not_text",
+    "check_duplicates",
     "check_values",
     "drop_missing",
     "read_inputs",
@@ -310,11 +311,9 @@ def drop_missing(raw: Raw, missing: str) -> Raw:
         return raw
     m = raw.y.shape[0]
     if missing != "drop":
-        where = [name for name, arr in _all_inputs(raw)
-                 if name != "weights" and np.isnan(arr).any()]
         raise ValueError(
-            f"{', '.join(where)} contain(s) NaN in {int(nan_rows.sum())} rows "
-            f'(missing={missing!r}); pass missing="drop" to drop those rows'
+            f"{_nan_columns(raw)} ({int(nan_rows.sum())} of {m} rows, missing={missing!r}); "
+            'pass missing="drop" to drop those rows'
         )
     keep = ~nan_rows
     warnings.warn(
@@ -328,6 +327,74 @@ def drop_missing(raw: Raw, missing: str) -> Raw:
         index=None if raw.index is None else raw.index[keep],
         z=None if raw.z is None else raw.z[keep],
     )
+
+
+def _nan_columns(raw: Raw, shown: int = 10) -> str:
+    """Where the NaN are: per input, its columns holding NaN and how many rows."""
+    parts = []
+    for argname, arr in _all_inputs(raw):
+        if argname == "weights" and not np.isnan(arr).any():
+            continue
+        counts = np.isnan(arr).sum(axis=0)
+        if not counts.any():
+            continue
+        if arr.ndim == 1 or argname == "endog":
+            k = int(np.max(counts))
+            parts.append(f"{argname}: NaN in {k} row{'s' if k > 1 else ''}")
+            continue
+        names = (raw.znames if argname == "covariates" else raw.names[argname]) or []
+        cols = [f"{names[j]!r} ({int(counts[j])} row{'s' if counts[j] > 1 else ''})"
+                for j in np.flatnonzero(counts)]
+        more = f" and {len(cols) - shown} more" if len(cols) > shown else ""
+        parts.append(f"{argname}: NaN in column{'s' if len(cols) > 1 else ''} "
+                     f"{', '.join(cols[:shown])}{more}")
+    return "; ".join(parts)
+
+
+def _column_keys(arr: np.ndarray) -> dict[bytes, list[int]]:
+    """Columns grouped by their exact values (bytes of each column; -0.0 as 0.0)."""
+    groups: dict[bytes, list[int]] = {}
+    cols = np.ascontiguousarray((arr + 0.0).T)
+    for j in range(cols.shape[0]):
+        groups.setdefault(cols[j].tobytes(), []).append(j)
+    return groups
+
+
+def check_duplicates(raw: Raw) -> None:
+    """No column twice: within a block (every copy named, whatever the
+    whitening), nor in two blocks (by name, or by identical values)."""
+    groups = {arg: _column_keys(arr) for arg, arr in raw.arrays.items()}
+    for arg, grp in groups.items():
+        names = raw.names[arg]
+        dups = [[names[j] for j in js] for js in grp.values() if len(js) > 1]
+        if dups:
+            said = "; ".join(" = ".join(repr(n) for n in d) for d in dups)
+            raise ValueError(
+                f"{arg} has {sum(len(d) - 1 for d in dups)} duplicated column(s), "
+                f"identical in every row: {said}; keep one column of each group"
+            )
+    args = list(raw.arrays)
+    for i, first in enumerate(args):
+        for second in args[i + 1:]:
+            # integer labels (pd.DataFrame(array): 0, 1, ...) are positions, not
+            # names; identical values are caught below whatever the names
+            same = sorted(n for n in set(raw.names[first]) & set(raw.names[second])
+                          if not n.isdigit())
+            if same:
+                raise ValueError(
+                    f"column(s) {same} are in both {first} and {second}; a variable "
+                    "belongs to one block: remove it from one of them"
+                )
+            other = groups[second]
+            pairs = [(raw.names[first][js[0]], raw.names[second][other[key][0]])
+                     for key, js in groups[first].items() if key in other]
+            if pairs:
+                said = ", ".join(f"{p!r} = {q!r}" for p, q in pairs)
+                raise ValueError(
+                    f"the same column is in both {first} and {second} (identical in every "
+                    f"row): {said}; a variable belongs to one block: remove it from one "
+                    "of them"
+                )
 
 
 def check_values(raw: Raw, *, min_rows: int | None, check_response: bool) -> None:
@@ -356,6 +423,7 @@ def check_values(raw: Raw, *, min_rows: int | None, check_response: bool) -> Non
                 "so a constant column carries no information: remove it"
             )
         _check_response_not_in(raw, argname, arr)
+    check_duplicates(raw)
 
 
 def _check_response_not_in(raw: Raw, argname: str, arr: np.ndarray) -> None:

@@ -15,6 +15,7 @@ Derivations: docs/theory/responses.md.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -38,8 +39,37 @@ __all__ = [
 
 ResponseKind = Literal["auto", "numeric", "categorical"]
 _KINDS = ("auto", "numeric", "categorical")
-#: Classes with fewer rows than this get a RareClassWarning.
+#: A class is rare (RareClassWarning) when it has fewer rows than this ...
 RARE_CLASS_ROWS = 10
+#: ... and fewer than this share of an average class's rows (m / K).
+RARE_CLASS_SHARE = 0.5
+
+
+def rare_classes(classes: Sequence[Any], counts: Sequence[int]) -> list[tuple[Any, int]]:
+    """The classes that are rare relative to the design, with their counts.
+
+    A class of ``m_k`` rows among ``K`` classes and ``m`` rows is rare when
+    ``m_k < RARE_CLASS_ROWS`` (10) and ``m_k < RARE_CLASS_SHARE m / K``
+    (half an average class): its indicator's cross moment is then much
+    noisier than the others'.  A balanced design of few rows per class has
+    no rare class (its smallness is the sample size's, which the fit's
+    minimum number of rows and the tests' own checks address).
+    """
+    present = [(c, int(n)) for c, n in zip(classes, counts, strict=True) if n > 0]
+    if not present:
+        return []
+    average = sum(n for _, n in present) / len(present)
+    return [(c, n) for c, n in present
+            if n < RARE_CLASS_ROWS and n < RARE_CLASS_SHARE * average]
+
+
+def rare_class_message(rare: list[tuple[Any, int]], counts: Sequence[int]) -> str:
+    """The RareClassWarning's text, with the rule that made the classes rare."""
+    present = [int(n) for n in counts if n > 0]
+    average = sum(present) / len(present)
+    return (f"endog has rare class(es) {rare} (fewer than {RARE_CLASS_ROWS} rows and "
+            f"fewer than half the {average:.3g} rows of an average class): their cross "
+            "moments are noisy and the rank tests' asymptotics are in doubt")
 
 
 @dataclass(frozen=True)
@@ -235,7 +265,7 @@ def indicators(codes: np.ndarray, classes: list[Any], name: str,
     """Class indicators of the classes present (the first present one dropped).
 
     Refuses a single class; warns (:class:`RareClassWarning`) about classes
-    with fewer than ``RARE_CLASS_ROWS`` rows.  Two classes give one column
+    rare relative to the design (:func:`rare_classes`).  Two classes give one column
     (shape ``(m,)``), the indicator of the second class.
     """
     codes = codes.astype(int)
@@ -247,13 +277,10 @@ def indicators(codes: np.ndarray, classes: list[Any], name: str,
             f"endog has a single class ({only!r}) in all {codes.size} rows; a "
             "categorical response needs at least two classes"
         )
-    rare = [(classes[j], int(counts[j])) for j in present if counts[j] < RARE_CLASS_ROWS]
+    rare = rare_classes(classes, counts.tolist())
     if rare:
-        warnings.warn(
-            f"endog has rare class(es) {rare} (fewer than {RARE_CLASS_ROWS} rows): "
-            "their cross moments are noisy and the rank tests' asymptotics are in doubt",
-            RareClassWarning, stacklevel=5,
-        )
+        warnings.warn(rare_class_message(rare, counts.tolist()), RareClassWarning,
+                      stacklevel=5)
     ind = (codes[:, None] == present[None, 1:]).astype(float)
     info = ResponseInfo(
         kind="categorical", names=tuple(f"{name}[{classes[j]}]" for j in present[1:]),

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from . import config
-from ._responses import RARE_CLASS_ROWS, ResponseInfo, _looks_numeric
+from ._responses import ResponseInfo, _looks_numeric, rare_class_message, rare_classes
 from ._sources import _check_batch_rows, _check_columns
 from ._validation import check_choice
 from .exceptions import RareClassWarning
@@ -257,12 +257,9 @@ def _class_info(name: str, classes: list[Any], counts: list[int]) -> ResponseInf
         only = classes[0] if classes else None
         raise ValueError(f"endog has a single class ({only!r}) in all {sum(counts)} rows; a "
                          "categorical response needs at least two classes")
-    rare = [(c, n) for c, n in zip(classes, counts, strict=True) if n < RARE_CLASS_ROWS]
+    rare = rare_classes(classes, counts)
     if rare:
-        warnings.warn(
-            f"endog has rare class(es) {rare} (fewer than {RARE_CLASS_ROWS} rows): "
-            "their cross moments are noisy and the rank tests' asymptotics are in doubt",
-            RareClassWarning, stacklevel=4)
+        warnings.warn(rare_class_message(rare, counts), RareClassWarning, stacklevel=4)
     return ResponseInfo(kind="categorical", names=tuple(f"{name}[{c}]" for c in classes[1:]),
                         q=len(classes) - 1, classes=tuple(classes), counts=tuple(counts))
 

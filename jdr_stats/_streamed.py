@@ -61,6 +61,51 @@ def check_moments(mom: Moments) -> None:
                 f"{argname} has constant column(s) {cols}; the blocks are centred, so "
                 "a constant column carries no information: remove it"
             )
+    check_duplicates_from_moments(mom)
+
+
+def _same(m2_x: np.ndarray, m2_z: np.ndarray, m2_xz: np.ndarray, mean_x: np.ndarray,
+          mean_z: np.ndarray) -> np.ndarray:
+    """``same[i, j]``: column i of x equals column j of z in every row (their
+    difference has zero mean and zero centred sum of squares, up to rounding)."""
+    vx, vz = np.diag(m2_x), np.diag(m2_z)
+    ss = vx[:, None] + vz[None, :] - 2.0 * m2_xz
+    scale = np.maximum(vx[:, None] + vz[None, :], np.finfo(float).tiny)
+    mscale = np.maximum(np.abs(mean_x)[:, None] + np.abs(mean_z)[None, :], 1.0)
+    return (ss <= 1e-12 * scale) & (np.abs(mean_x[:, None] - mean_z[None, :]) <= 1e-12 * mscale)
+
+
+def check_duplicates_from_moments(mom: Moments) -> None:
+    """Duplicated columns within a block, and a column in both blocks (by
+    name or values), found from the moments (the checks of
+    :func:`jdr_stats._inputs.check_duplicates` on rows)."""
+    blocks = (("exog_a", mom.m2_a, mom.mean_a, list(mom.names_a)),
+              ("exog_b", mom.m2_b, mom.mean_b, list(mom.names_b)))
+    for argname, m2, mean, names in blocks:
+        same = np.triu(_same(m2, m2, m2, mean, mean), 1)
+        if same.any():
+            groups: dict[int, list[int]] = {}
+            copies = set()
+            for i, j in zip(*np.nonzero(same), strict=True):
+                if int(i) not in copies:
+                    groups.setdefault(int(i), [int(i)]).append(int(j))
+                    copies.add(int(j))
+            said = "; ".join(" = ".join(repr(names[k]) for k in g) for g in groups.values())
+            raise ValueError(
+                f"{argname} has {len(copies)} duplicated column(s), identical in every "
+                f"row: {said}; keep one column of each group"
+            )
+    both = sorted(n for n in set(mom.names_a) & set(mom.names_b) if not str(n).isdigit())
+    if both:
+        raise ValueError(f"column(s) {both} are in both exog_a and exog_b; a variable "
+                         "belongs to one block: remove it from one of them")
+    same = _same(mom.m2_a, mom.m2_b, mom.m2_ab, mom.mean_a, mom.mean_b)
+    if same.any():
+        said = ", ".join(f"{mom.names_a[i]!r} = {mom.names_b[j]!r}"
+                         for i, j in zip(*np.nonzero(same), strict=True))
+        raise ValueError(
+            "the same column is in both exog_a and exog_b (identical in every row): "
+            f"{said}; a variable belongs to one block: remove it from one of them")
 
 
 class MomentsData(_NamesMixin):

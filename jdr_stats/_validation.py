@@ -21,6 +21,7 @@ __all__ = [
     "check_positive",
     "check_bool",
     "normalize_seed",
+    "check_fit_rows",
     "check_rows_for_whitening",
 ]
 
@@ -126,6 +127,28 @@ def normalize_seed(seed: int | np.random.Generator | None) -> np.random.Generato
     )
 
 
+def check_fit_rows(nobs: int, rank: int) -> None:
+    """At least ``2 (rank + 1)^2`` rows for a fit of rank ``rank``.
+
+    The fit's R-squared regresses ``y`` on ``k = r^2 + 2r`` terms; for a
+    response unrelated to the blocks its expected value is ``k / (m - 1)``,
+    below 1/2 only from ``m = 2k + 2 = 2 (r + 1)^2`` rows on
+    (``JointDimReduction.fit``, Raises).
+    """
+    k = rank * rank + 2 * rank
+    need = 2 * (rank + 1) ** 2
+    if nobs < need:
+        raise ValueError(
+            f"too few rows for a rank-{rank} fit: got {nobs} observations, need at least "
+            f"{need} = 2 (rank + 1)^2; the fit's R-squared regresses y on {k} terms "
+            f"(the {2 * rank} reduced features and their products), and on {nobs} rows "
+            f"noise alone gives it an expected value of {k / max(nobs - 1, 1):.2g}, so "
+            "nothing the fit reports would be distinguishable from noise"
+            + ("; fit a smaller rank or collect more rows" if rank > 1
+               else "; collect more rows")
+        )
+
+
 def check_rows_for_whitening(nobs: int, widths: dict[str, int]) -> None:
     """Enough rows for every block's sample covariance to be nonsingular.
 
@@ -135,6 +158,9 @@ def check_rows_for_whitening(nobs: int, widths: dict[str, int]) -> None:
     for arg, n in widths.items():
         if nobs < n + 2:
             raise ValueError(
-                f"too few rows to whiten {arg}: got {nobs} observations for {n} "
-                f"columns, need at least {n + 2} (or fit with standardize=False)"
+                f"too few rows to whiten {arg} with its sample covariance (the coordinate "
+                f"tests do): got {nobs} observations for {n} columns, need at least "
+                f"{n + 2}; test at most {max(nobs - 2, 0)} columns per block (for example "
+                "the variables of a sparse fit, on a held-out half of the rows), or fit "
+                "with sparsity=(s1, s2) without the tests"
             )

@@ -56,6 +56,16 @@ DESCRIPTION = (
 )
 
 
+class _Refused(Exception):
+    """A procedure asked with a flag was refused after the fit succeeded: the
+    fit is still written (``text``), the refusals go to standard error."""
+
+    def __init__(self, text: str, refusals: list[str]) -> None:
+        super().__init__("; ".join(refusals))
+        self.text = text
+        self.refusals = refusals
+
+
 class _UsageError(Exception):
     pass
 
@@ -66,6 +76,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _columns(text: str) -> list[str]:
+    if text.strip().startswith("re:"):  # one regular expression (it may hold commas)
+        return [text.strip()]
     cols = [c.strip() for c in text.split(",") if c.strip()]
     if not cols:
         raise argparse.ArgumentTypeError(f"expected comma-separated column names; got {text!r}")
@@ -134,8 +146,11 @@ def _build_parser() -> _Parser:
                                   "Parquet files)")
     fit.add_argument("--y", metavar="COL", help="response column (several, comma-separated: "
                                                "a multivariate response)")
-    fit.add_argument("--a", type=_columns, metavar="COLS", help="block a columns, comma-separated")
-    fit.add_argument("--b", type=_columns, metavar="COLS", help="block b columns, comma-separated")
+    fit.add_argument("--a", type=_columns, metavar="COLS",
+                     help="block a columns, comma-separated; each a name, a glob "
+                          "('gene_*'), a range (g1:g120) or re:REGEX")
+    fit.add_argument("--b", type=_columns, metavar="COLS",
+                     help="block b columns, as --a")
     fit.add_argument("--formula", help='"y ~ a-terms | b-terms" instead of --y, --a and --b')
     fit.add_argument("--weights", metavar="COL", help="column of positive case weights")
     fit.add_argument("--covariates", metavar="COLS",
@@ -403,6 +418,7 @@ def _features_out(res: Any, path: str) -> None:
 
 
 def _run_fit(args: argparse.Namespace) -> str:
+    cin.expand_patterns(args)  # --a 'gene_*', --a 're:^g\d+$', --a g1:g120
     how = cin.plan_input(args)
     if how.streamed:
         model = _streamed_model(args, how)
@@ -419,19 +435,30 @@ def _run_fit(args: argparse.Namespace) -> str:
         fdr=args.fdr,
         seed=np.random.default_rng(fit_seed),
     )
+    refusals: list[str] = []  # a refused procedure does not hide the fit
     boot = None
     if args.bootstrap is not None:
-        boot = res.bootstrap(args.bootstrap, seed=np.random.default_rng(boot_seed),
-                             method=args.bootstrap_method, progress=args.progress,
-                             n_jobs=args.n_jobs)
+        try:
+            boot = res.bootstrap(args.bootstrap, seed=np.random.default_rng(boot_seed),
+                                 method=args.bootstrap_method, progress=args.progress,
+                                 n_jobs=args.n_jobs)
+        except ValueError as exc:
+            refusals.append(f"--bootstrap was not run: {exc}")
     support = None
     if args.support:
-        support = model.select_support(rank=res.rank, fdr=args.fdr,
-                                       independent_blocks=args.independent_blocks == "yes",
-                                       seed=np.random.default_rng(support_seed))
+        try:
+            support = model.select_support(
+                rank=res.rank, fdr=args.fdr,
+                independent_blocks=args.independent_blocks == "yes",
+                seed=np.random.default_rng(support_seed))
+        except ValueError as exc:
+            refusals.append(f"--support was not run: {exc}")
     if args.features_out:
         _features_out(res, args.features_out)
-    return _output(args, res, boot, support)
+    text = _output(args, res, boot, support)
+    if refusals:
+        raise _Refused(text, refusals)
+    return text
 
 
 def _say(text: str, args: argparse.Namespace | None) -> str:
@@ -472,6 +499,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             finally:
                 _print_warnings(caught, args)
         _emit(text, args.output)
+    except _Refused as exc:  # the fit is printed; what was refused, and why, on stderr
+        try:
+            _emit(exc.text, args.output if args is not None else None)
+        except ValueError as err:
+            exc.refusals.append(str(err))
+        for line in exc.refusals:
+            print(f"jdr_stats: error: {_say(line, args)}", file=sys.stderr)
+        return EXIT_USAGE
     except _UsageError as exc:
         print(f"jdr_stats: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

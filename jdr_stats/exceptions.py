@@ -80,8 +80,11 @@ class SupportSelectionWarning(JDRWarning):
 
 
 class RareClassWarning(JDRWarning):
-    """A categorical response has a class with few rows (fewer than 10): its
-    cross moment is noisy and the asymptotics of the rank tests are in doubt."""
+    """A categorical response has a class that is rare relative to the design:
+    fewer than 10 rows and fewer than half the rows of an average class
+    (``jdr_stats._responses.rare_classes``); its cross moment is noisy and the
+    asymptotics of the rank tests are in doubt.  A balanced design of few rows
+    per class does not warn."""
 
 
 class CovariateWarning(JDRWarning):

@@ -21,6 +21,7 @@ from ._data import DataModel, MissingPolicy, ModelData, RowsData, check_effectiv
 from ._estimate import (
     WhiteningKind,
     block_whitening_pair,
+    check_rank,
     check_tests_feasible,
     choose_whitening,
     cross_moments,
@@ -35,7 +36,7 @@ from ._settings import FitSettings
 from ._sources import RowSource, is_dask_collection
 from ._stream_levels import plan_stream
 from ._streamed import MomentsData
-from ._validation import normalize_seed
+from ._validation import check_fit_rows, normalize_seed
 from .core.whitening import DesignWhitening
 from .inference.rank_tests import RankMethod, choose_rank
 from .moments import Moments, ResponseMoments
@@ -540,6 +541,21 @@ class JointDimReduction(DataModel):
             selection expected to take over a minute warns first
             (:class:`~jdr_stats.exceptions.LongRunWarning`).
 
+        Raises
+        ------
+        ValueError
+            Fewer than ``2 (r + 1)^2`` rows for rank ``r`` (8 for ``r = 1``,
+            18 for ``r = 2``; checked on the chosen rank with
+            ``rank="auto"``).  The fit's R-squared regresses ``y`` on
+            ``k = r^2 + 2r`` terms (the ``2r`` reduced features and their
+            ``r^2`` products); for a response unrelated to the blocks its
+            expected in-sample value is ``k / (m - 1)`` (Gaussian errors:
+            ``R^2 ~ Beta(k/2, (m - k - 1)/2)``), at least 1/2 below that
+            minimum, and the directions, chosen from all ``n1 + n2``
+            variables, fit the rows still better: nothing the fit reports
+            would be distinguishable from noise.  (5 rows with 6 + 5 columns
+            gave R-squared 0.94 on noise.)
+
         Returns
         -------
         JDRResults
@@ -567,6 +583,8 @@ class JointDimReduction(DataModel):
         if isinstance(sparsity, str) and sparsity != "auto":
             raise ValueError(f'sparsity must be (s1, s2), "auto" or None; got {sparsity!r}')
         names_a, names_b = self.exog_names_a, self.exog_names_b
+        if rank != "auto":
+            check_fit_rows(self.nobs, check_rank(rank, len(names_a), len(names_b)))
         choice = choose_whitening(fold_standardize(whitening, standardize), self.nobs,
                                   len(names_a), len(names_b))
         estimator = policy.block_estimator(independent_blocks, self.nobs, len(names_a),
@@ -592,6 +610,7 @@ class JointDimReduction(DataModel):
                 data, mom, test_whitening, method=rank_method, alpha=alpha, seed=rank_seed,
                 progress=progress,
             )
+            check_fit_rows(self.nobs, rank)
             # the method that ran
             chosen_by = getattr(rank_table, "method", rank_method) \
                 if rank_method != "ladle" else rank_method

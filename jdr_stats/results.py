@@ -548,7 +548,7 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
             self._fit_data, self._est, standardize=self.standardize,
             sparsity=self.sparsity, n_boot=n_boot, seed=seed, method=method,
             interval=interval, alpha=alpha, progress=progress, n_jobs=n_jobs, fit=self,
-            whitening=self.whitening,
+            whitening=self.whitening, whitening_maps=self._whitening,
         )
 
     # -- export -----------------------------------------------------------

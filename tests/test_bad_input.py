@@ -45,12 +45,14 @@ def test_too_few_rows(data):
     y, a, b = data
     with pytest.raises(ValueError, match="too few rows"):
         M(y[:2], a[:2], b[:2])
-    with pytest.raises(ValueError, match=r'whitening="sample" needs at least 6 rows for exog_a '
-                       r'\(4 columns.*got 5\. Use whitening="shrinkage"'):
-        M(y[:5], a[:5], b[:5]).fit(1, whitening="sample")
-    # the default (regularised) whitening and no whitening run on a handful of rows
-    assert M(y[:5], a[:5], b[:5]).fit(1).whitening == "shrinkage"
-    M(y[:5], a[:5], b[:5]).fit(1, whitening="none")
+    wide = np.column_stack([a, a**2, a**3])[:8]  # 12 columns, 8 rows
+    with pytest.raises(ValueError, match=r'whitening="sample" needs at least 14 rows for exog_a '
+                       r'\(12 columns.*got 8\. Use whitening="shrinkage"'):
+        M(y[:8], wide, b[:8]).fit(1, whitening="sample")
+    # the default (regularised) whitening and no whitening run on few rows, from
+    # the fit's minimum of 2 (r + 1)^2 = 8 rows on (test below)
+    assert M(y[:8], wide, b[:8]).fit(1).whitening == "shrinkage"
+    M(y[:8], wide, b[:8]).fit(1, whitening="none")
 
 
 @pytest.mark.parametrize("rank,msg", [(0, "between 1 and 3"), (4, "got 4"), (-1, "got -1")])
@@ -95,8 +97,9 @@ def test_collinear_columns(data):
 
 def test_collinear_named_dataframe(data):
     y, a, b = data
-    a = pd.DataFrame(np.column_stack([a, a[:, 1]]), columns=["w", "x", "y", "z", "x_copy"])
-    with pytest.raises(ValueError, match=r"collinear columns \['x', 'x_copy'\]"):
+    a = pd.DataFrame(np.column_stack([a, a[:, 1] + a[:, 2]]),
+                     columns=["w", "x", "y", "z", "x_plus_y"])
+    with pytest.raises(ValueError, match=r"collinear columns \['x', 'y', 'x_plus_y'\]"):
         M(y, a, b).fit(1)
 
 
@@ -194,7 +197,103 @@ def test_validation_messages_name_argument_and_value():
         v.check_fraction("0.1", "level")
     with pytest.raises(TypeError, match="flag must be True or False; got 1"):
         v.check_bool(1, "flag")
-    with pytest.raises(ValueError, match="too few rows to whiten exog_b: got 4"):
+    with pytest.raises(ValueError, match="too few rows to whiten exog_b with its sample covariance.*got 4"):
         v.check_rows_for_whitening(4, {"exog_a": 1, "exog_b": 3})
     g = np.random.default_rng(0)
     assert v.normalize_seed(g) is g
+
+
+# -- issue 36, item 5 -----------------------------------------------------------
+@pytest.mark.parametrize("whitening", ["sample", "shrinkage", "diagonal", "none"])
+def test_duplicated_columns_all_named_at_once_for_every_whitening(data, whitening):
+    y, a, b = data
+    a = pd.DataFrame(np.column_stack([a, a[:, 0], a[:, 2], a[:, 0]]),
+                     columns=["p", "q", "r", "s", "p2", "r2", "p3"])
+    with pytest.raises(ValueError, match=r"exog_a has 3 duplicated column\(s\).*"
+                                         r"'p' = 'p2' = 'p3'; 'r' = 'r2'"):
+        M(y, a, b).fit(1, whitening=whitening)
+
+
+def test_same_column_in_both_blocks_refused_by_name_and_by_value(data):
+    y, a, b = data
+    fa = pd.DataFrame(a, columns=["p", "q", "r", "s"])
+    fb = pd.DataFrame(b, columns=["t", "u", "p"])
+    with pytest.raises(ValueError, match=r"\['p'\] are in both exog_a and exog_b"):
+        M(y, fa, fb)
+    fb = pd.DataFrame(np.column_stack([b, a[:, 3]]), columns=["t", "u", "v", "w"])
+    with pytest.raises(ValueError, match=r"both exog_a and exog_b.*'s' = 'w'"):
+        M(y, fa, fb)
+    # integer labels of pd.DataFrame(array) are positions, not names
+    M(y, pd.DataFrame(a), pd.DataFrame(b))
+
+
+def test_nan_message_names_the_columns(data):
+    y, a, b = data
+    a = pd.DataFrame(a, columns=["p", "q", "r", "s"])
+    a.iloc[[3, 7], 1] = np.nan
+    a.iloc[9, 3] = np.nan
+    with pytest.raises(ValueError, match=r"exog_a: NaN in columns 'q' \(2 rows\), "
+                                         r"'s' \(1 row\) \(3 of 200 rows"):
+        M(y, a, b)
+
+
+def test_rare_class_warning_only_for_classes_rare_in_the_design(rng):
+    from jdr_stats.exceptions import RareClassWarning
+
+    a, b = rng.standard_normal((2, 40, 3))
+    balanced = pd.Categorical(np.repeat(list("vwxyz"), 8))
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RareClassWarning)
+        M(balanced, a, b)  # 8 per class, balanced: no class is rare
+    skewed = pd.Categorical(["u"] * 36 + ["v"] * 4)
+    with pytest.warns(RareClassWarning, match=r"\('v', 4\).*half the 20 rows"):
+        M(skewed, a, b)
+
+
+def test_fit_on_a_handful_of_rows_refused_below_the_stated_minimum(rng):
+    """5 rows, 6 + 5 columns gave R-squared 0.94 on noise; the minimum is
+    2 (r + 1)^2 rows (the R-squared of noise has expectation below 1/2)."""
+    y, a, b = rng.standard_normal(5), rng.standard_normal((5, 6)), rng.standard_normal((5, 5))
+    with pytest.raises(ValueError, match=r"rank-1 fit: got 5 observations, need at least "
+                                         r"8 .*expected value of 0\.75"):
+        M(y, a, b).fit(1)
+    y, a, b = rng.standard_normal(17), rng.standard_normal((17, 6)), rng.standard_normal((17, 5))
+    with pytest.raises(ValueError, match=r"rank-2 fit: got 17 observations, need at least 18"):
+        M(y, a, b).fit(2)
+    M(y, a, b).fit(1)  # 17 >= 8
+
+
+def test_select_support_too_few_rows_advises_what_works(rng):
+    """Its advice was the deprecated standardize=False."""
+    y, a, b = rng.standard_normal(30), rng.standard_normal((30, 40)), rng.standard_normal((30, 5))
+    with pytest.raises(ValueError, match=r"need at least 42; test at most 28 columns") as info:
+        M(y, a, b).select_support(rank=1)
+    assert "standardize" not in str(info.value)
+
+
+def test_load_of_a_json_file_or_other_file_says_what_load_reads(data, tmp_path):
+    """jdr.load on to_json's output raised a raw UnpicklingError."""
+    res = M(*data).fit(1)
+    path = tmp_path / "fit.json"
+    res.to_json(path)
+    with pytest.raises(ValueError, match=r"fit\.json' holds JSON text, not a pickle.*"
+                                         r"results\.save\(path\).*json\.load"):
+        jdr.load(path)
+    other = tmp_path / "notes.txt"
+    other.write_text("hello\n")
+    with pytest.raises(ValueError, match=r"cannot read '.*notes\.txt'.*results\.save"):
+        jdr.load(other)
+
+
+def test_duplicates_and_shared_columns_caught_from_moments_too(data):
+    """A model from sums (streamed sources, Moments) checks the same."""
+    y, a, b = data
+    dup = np.column_stack([a, a[:, 1]])
+    with pytest.raises(ValueError, match=r"exog_a has 1 duplicated column\(s\).*'a1' = 'a4'"):
+        M.from_moments(jdr.Moments.from_arrays(y, dup, b))
+    shared = np.column_stack([b, a[:, 2] * 1.0])
+    with pytest.raises(ValueError, match=r"both exog_a and exog_b.*'a2' = 'b3'"):
+        M.from_moments(jdr.Moments.from_arrays(y, a, shared))
+    M.from_moments(jdr.Moments.from_arrays(y, a, b)).fit(1)

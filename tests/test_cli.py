@@ -258,7 +258,8 @@ def test_errors_speak_flags(fair_like, capsys):
     base = ["fit", str(fair_like), "--sep", ";", "--rank", "1"]
     cols = ["--y", "y", "--a", "a0,a1,a2", "--b", "b0,b1,b2"]
     err = _err(base + cols, capsys)
-    assert "--a columns contain(s) NaN in 1 rows (--missing none); pass --missing drop" in err
+    assert "--a columns: NaN in column 'a1' (1 row) (1 of" in err
+    assert "rows, --missing none); pass --missing drop" in err
     err = _err([*base, "--y", "y", "--a", "a0,a2", "--b", "b0,grade", "--missing", "drop"],
                capsys)
     assert "--b columns must be numeric; column(s) grade" in err
@@ -289,10 +290,11 @@ def test_flag_words(text, words):
 
 
 def test_too_few_rows_says_no_standardize(tmp_path, capsys):
-    sim = jdr.simulate.bilinear(6, 5, 2, 1, seed=1)
+    sim = jdr.simulate.bilinear(8, 8, 2, 1, seed=1)
     path = tmp_path / "few.csv"
     sim.frame.to_csv(path, index=False)
-    args = ["fit", str(path), "--y", "y", "--a", "a0,a1,a2,a3,a4", "--b", "b0,b1"]
+    args = ["fit", str(path), "--y", "y", "--a", ",".join(f"a{j}" for j in range(8)),
+            "--b", "b0,b1"]
     # a block as wide as the rows fits with the regularised whitening (issue 20)
     assert main([*args, "--rank", "1"]) == 0
     capsys.readouterr()
@@ -397,3 +399,76 @@ def test_no_standardize_is_whitening_none_and_a_contradiction_is_refused(csv_fil
     err = capsys.readouterr().err
     assert code == 2 and "--no-standardize and --whitening shrinkage" in err
     assert err.count("\n") == 1
+
+
+def test_refused_bootstrap_still_prints_the_fit(tmp_path, capsys):
+    """Issue 36, item 1: a bootstrap that cannot run (whitening none at
+    n >= m) is refused on stderr, in flags, and the fit is still printed."""
+    sim = jdr.simulate.bilinear(30, 40, 5, 1, seed=0)
+    path = tmp_path / "wide.csv"
+    sim.frame.to_csv(path, index=False)
+    a = ",".join(f"a{j}" for j in range(40))
+    b = ",".join(f"b{j}" for j in range(5))
+    code = main(["fit", str(path), "--y", "y", "--a", a, "--b", b, "--rank", "1",
+                 "--whitening", "none", "--bootstrap", "9"])
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert "Joint Dimension Reduction Results" in out
+    assert "--bootstrap was not run" in err and "--whitening shrinkage" in err
+    assert "--a columns has 40 columns" in err
+
+
+def test_bootstrap_at_n_above_m_runs_from_the_command_line(tmp_path, capsys):
+    sim = jdr.simulate.bilinear(40, 60, 5, 1, seed=0)
+    path = tmp_path / "wide.csv"
+    sim.frame.to_csv(path, index=False)
+    a = ",".join(f"a{j}" for j in range(60))
+    b = ",".join(f"b{j}" for j in range(5))
+    code = main(["fit", str(path), "--y", "y", "--a", a, "--b", b, "--rank", "1",
+                 "--bootstrap", "39"])
+    out = capsys.readouterr().out
+    assert code == 0 and "Bootstrap" in out
+
+
+def test_flags_in_messages_are_never_doubled(tmp_path, capsys):
+    """Issue 36: "fit with sparsity=(s1, s2)" was said "----sparsity S1,s2"."""
+    from jdr_stats._cli_input import flag_words
+
+    said = flag_words("with sparsity=(s1, s2) for a sparse fit; sparsity s1", formula=False)
+    assert said == "with --sparsity S1,S2 for a sparse fit; --sparsity S1"
+    sim = jdr.simulate.bilinear(30, 40, 5, 1, seed=0)
+    path = tmp_path / "wide.csv"
+    sim.frame.to_csv(path, index=False)
+    a = ",".join(f"a{j}" for j in range(40))
+    b = ",".join(f"b{j}" for j in range(5))
+    for extra in (["--rank", "auto"], ["--rank", "1", "--support"]):
+        main(["fit", str(path), "--y", "y", "--a", a, "--b", b, *extra])
+        err = capsys.readouterr().err
+        assert "--sparsity S1,S2" in err and "---" not in err
+        assert "standardize" not in err
+
+
+def test_block_columns_by_glob_regex_and_range(tmp_path, capsys):
+    """Issue 36: a user with 120 gene columns selects them without listing them."""
+    rng = np.random.default_rng(0)
+    genes = pd.DataFrame(rng.standard_normal((60, 12)), columns=[f"gene_{j}" for j in range(1, 13)])
+    lipids = pd.DataFrame(rng.standard_normal((60, 3)), columns=["lipA", "lipB", "lipC"])
+    frame = pd.concat([pd.DataFrame({"y": rng.standard_normal(60)}), genes, lipids], axis=1)
+    path = tmp_path / "omics.csv"
+    frame.to_csv(path, index=False)
+    base = ["fit", str(path), "--y", "y", "--rank", "1"]
+    outs = []
+    for a, b in (("gene_*", "lip*"), (r"re:^gene_\d{1,2}$", "lipA:lipC"),
+                 ("gene_1:gene_12", "lipA,lipB,lipC")):
+        assert main([*base, "--a", a, "--b", b, "--format", "json"]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        outs.append(doc)
+    assert outs[0] == outs[1] == outs[2]
+    assert "gene_12" in json.dumps(outs[0]) and "lipC" in json.dumps(outs[0])
+    # a pattern that selects nothing, or a broken range, names the flag
+    assert main([*base, "--a", "prot_*", "--b", "lip*"]) == 2
+    assert "--a: the pattern 'prot_*' matches no column" in capsys.readouterr().err
+    assert main([*base, "--a", "gene_1:gene_99", "--b", "lip*"]) == 2
+    assert "no column(s) ['gene_99']" in capsys.readouterr().err
+    assert main([*base, "--a", "gene_12:gene_1", "--b", "lip*"]) == 2
+    assert "runs backwards" in capsys.readouterr().err

@@ -161,14 +161,16 @@ def test_group_test_needs_unweighted_rows(sim):
         jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(1).test_variables("a0", test="x")
 
 
-def test_name_in_both_blocks_needs_the_mapping():
+def test_name_in_both_blocks_refused_and_the_mapping_names_a_block():
+    """A name in both blocks is refused when the model is built (issue 36);
+    the mapping form of test_variables still names the block."""
     sim = jdr.simulate.bilinear(400, 3, 3, 1, seed=4)
     a = pd.DataFrame(sim.a, columns=["x", "p", "q"])
     b = pd.DataFrame(sim.b, columns=["x", "s", "t"])
-    res = jdr.JointDimReduction(sim.y, a, b).fit(1)
-    with pytest.raises(ValueError, match="names a variable of both blocks"):
-        res.test_variables(["x"])
-    assert res.test_variables({"b": ["x"]}).df == 1.0
+    with pytest.raises(ValueError, match=r"\['x'\] are in both exog_a and exog_b"):
+        jdr.JointDimReduction(sim.y, a, b)
+    res = jdr.JointDimReduction(sim.y, a, b.rename(columns={"x": "r"})).fit(1)
+    assert res.test_variables({"b": ["r"]}).df == 1.0
 
 
 @pytest.mark.slow

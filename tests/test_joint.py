@@ -151,10 +151,14 @@ def test_what_the_joint_estimator_refuses(correlated):
     small = jdr.JointDimReduction(sim.y[:12], sim.a[:12], sim.b[:12])
     with pytest.raises(ValueError, match="n1 \\+ n2 \\+ 2 = 14 rows"):
         small.fit(1, independent_blocks=False, whitening="sample")
-    # a column of one block repeated in the other: collinear across blocks, named
+    # a column of one block repeated in the other: refused with the data, named
     b = sim.b.copy()
     b[:, 2] = sim.a[:, 4]
-    with pytest.raises(ValueError, match="exog_a:a4.*exog_b:b2|exog_b:b2.*exog_a:a4"):
+    with pytest.raises(ValueError, match="both exog_a and exog_b.*'a4' = 'b2'"):
+        jdr.JointDimReduction(sim.y, sim.a, b)
+    # collinear across blocks (not a copy): named by the joint estimator
+    b[:, 2] = sim.a[:, 4] + sim.a[:, 3]
+    with pytest.raises(ValueError, match="exog_b:b2"):
         jdr.JointDimReduction(sim.y, sim.a, b).fit(1, independent_blocks=False)
 
 

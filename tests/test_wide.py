@@ -441,3 +441,44 @@ def test_module_level_select_support_refuses_at_width_too():
     model = jdr.JointDimReduction(y, a, b)
     with pytest.raises(ValueError, match="SUPPORT_TESTS_MAX_RATIO"):
         jdr.select_support(model.data, rank=1, seed=0)
+
+
+def test_bootstrap_runs_at_n_above_m_in_the_fits_regularised_metric():
+    """Issue 36, item 1: 120 + 21 columns on 40 rows (shrinkage) bootstraps;
+    its angles are measured in the fit's regularised covariance, which equals
+    the dense Cholesky metric of that covariance."""
+    from scipy.linalg import subspace_angles
+
+    from jdr_stats.inference._metric import covariance_factors
+
+    sim = jdr.simulate.bilinear(40, 120, 21, 1, seed=0)
+    res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(1)
+    assert res.whitening == "shrinkage"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", jdr.exceptions.JDRWarning)
+        boot = res.bootstrap(n_boot=19, seed=1)
+    assert boot.angles_a.shape == (19, 1) and np.isfinite(boot.angles_a).all()
+    ua, _ = covariance_factors(res.model.data, res.moments, "shrinkage", res._whitening)
+    wa = res._whitening.maps[0]
+    rng = np.random.default_rng(0)
+    u1, u2 = rng.standard_normal((2, 120, 2))
+    chol = np.linalg.cholesky(wa.cov)
+    np.testing.assert_allclose(subspace_angles(ua(u1), ua(u2)),
+                               subspace_angles(chol.T @ u1, chol.T @ u2), atol=1e-10)
+
+
+def test_bootstrap_refuses_before_any_replicate_without_a_metric(monkeypatch):
+    """whitening="none" at n >= m: no nonsingular covariance to measure the
+    angles in; refused before the first replicate, naming what works."""
+    import jdr_stats.inference._replicates as reps
+
+    sim = jdr.simulate.bilinear(30, 40, 5, 1, seed=0)
+    res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(1, whitening="none")
+
+    def no_replicates(*args, **kwargs):  # pragma: no cover - must not be reached
+        raise AssertionError("a replicate ran before the refusal")
+
+    monkeypatch.setattr(reps, "_fill", no_replicates)
+    with pytest.raises(ValueError, match=r"exog_a has 40 columns and only 30 rows.*"
+                                         r"whitening='shrinkage' or 'diagonal'"):
+        res.bootstrap(n_boot=9, seed=1)

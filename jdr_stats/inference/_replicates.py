@@ -282,7 +282,7 @@ def _check_failures(store: _Store, n_boot: int) -> int:
     return n_ok
 
 
-def _inner_angles(store: _Store, upper: dict[str, np.ndarray]) -> dict[str, np.ndarray] | None:
+def _inner_angles(store: _Store, upper: dict[str, Any]) -> dict[str, np.ndarray] | None:
     """Largest angle of each inner replicate to its outer replicate, per block
     (in the block's covariance metric, module ``_metric``)."""
     if store.dir_in is None:
@@ -313,12 +313,18 @@ def replicates(
     n_jobs: int | None = None,
     moments: BlockMoments | None = None,
     whitening: str | None = None,
+    maps: Any = None,
 ) -> Replicates:
     """Refit every replicate: angles to the estimate, singular values,
     selections, and (``inner``) the largest angle of each inner replicate to
     its outer replicate.  ``moments``: the fit's full-sample moments (their
     covariances give the angles' metric without another pass over the
-    rows).  Arguments checked by :func:`.bootstrap.bootstrap`."""
+    rows); ``maps``: the fit's block whitenings (a regularised one is the
+    angles' metric, module ``_metric``).  Arguments checked by
+    :func:`.bootstrap.bootstrap`."""
+    # The angles' metric first: a bootstrap that cannot measure its angles
+    # refuses before the first replicate.
+    ua, ub = covariance_factors(data, moments, whitening, maps)
     names_a, names_b = data.names["exog_a"], data.names["exog_b"]
     ctx = {"rank": est0.rank, "standardize": standardize, "sparsity": sparsity,
            "names_a": names_a, "names_b": names_b, "whitening": whitening}
@@ -336,11 +342,10 @@ def replicates(
     n_ok = _check_failures(store, n_boot)
     ok = store.ok
     # Angles in each block's covariance metric (module _metric): unit-free.
-    ua, ub = covariance_factors(data, moments)
     return Replicates(
-        angles_a=batched_principal_angles(orthonormal_basis(ua @ est0.dir_a),
+        angles_a=batched_principal_angles(orthonormal_basis(ua(est0.dir_a)),
                                           to_metric(ua, store.dir["a"][ok])),
-        angles_b=batched_principal_angles(orthonormal_basis(ub @ est0.dir_b),
+        angles_b=batched_principal_angles(orthonormal_basis(ub(est0.dir_b)),
                                           to_metric(ub, store.dir["b"][ok])),
         singular_values=store.sv[ok],
         selected_a=None if store.sel is None else store.sel["a"][ok],

@@ -111,6 +111,7 @@ def bootstrap(
     n_jobs: int | None = None,
     fit: BootstrappedFit | None = None,
     whitening: str | None = None,
+    whitening_maps: object | None = None,
 ) -> BootstrapResults:
     """Bootstrap the joint fit: confidence bounds for the estimated subspaces.
 
@@ -182,6 +183,13 @@ def bootstrap(
         if ``standardize`` else ``"none"``); every replicate re-estimates it
         from its own moments (the OAS intensity included), so the replicates
         vary as the fit does.
+    whitening_maps : DesignWhitening, optional
+        The fit's block whitenings (``JDRResults.bootstrap`` passes them).
+        After a ``"shrinkage"`` or ``"diagonal"`` whitening the angles are
+        measured in the fit's regularised covariance, which stays positive
+        definite when a block has as many columns as rows or more; otherwise
+        in the sample covariance, and a singular one (``whitening="none"``
+        at ``n >= m``) raises a ``ValueError`` before the first replicate.
 
     Returns
     -------
@@ -253,7 +261,7 @@ def bootstrap(
     inner = interval == "calibrated"
     reps = replicates(
         data, estimate, standardize, sparsity, n_boot, rng, method, inner, progress, n_jobs,
-        whitening=whitening,
+        whitening=whitening, maps=whitening_maps,
         moments=None if fit is None else fit.moments,
     )
     boot = BootstrapResults(
