@@ -256,7 +256,7 @@ def expand_patterns(args: argparse.Namespace) -> None:
     (:func:`expand_columns`), reading only the file's header."""
     if args.formula is not None:
         return
-    wanted = [(attr, flag) for attr, flag in (("a", "--a"), ("b", "--b"))
+    wanted = [(attr, flag) for attr, flag in zip(("a", "b"), block_flags(args), strict=True)
               if getattr(args, attr) and any(_is_pattern(t) for t in getattr(args, attr))]
     if not wanted:
         return
@@ -276,6 +276,9 @@ _FLAG_WORDS: list[tuple[str, str]] = [
     (r"\bsparsity\s*=\s*" + _QUOTED, r"--sparsity \2"),
     (r"\bsparsity\s*=\s*\((\w+), (\w+)\)", r"--sparsity \1,\2"),
     (r"\brank_method\s*=\s*" + _QUOTED, r"--rank-method \2"),
+    (r"\bfit\(independent_blocks=False\)", "--independent-blocks no"),
+    (r"\bindependent_blocks\s*=\s*False\b", "--independent-blocks no"),
+    (r"\bindependent_blocks\s*=\s*True\b", "--independent-blocks yes"),
     (r"\b(?:bootstrap\()?method\s*=\s*" + _QUOTED + r"\)?", r"--bootstrap-method \2"),
     (r"(?:fit |pass |fit with )?\bstandardize\s*=\s*False\b", "pass --no-standardize"),
     (r"\bwhitening\s*=\s*" + _QUOTED, r"--whitening \2"),
@@ -290,14 +293,22 @@ _FLAG_WORDS: list[tuple[str, str]] = [
 ]
 
 
-def flag_words(text: str, *, formula: bool) -> str:
+def block_flags(args: argparse.Namespace) -> tuple[str, str]:
+    """How the user gave the two blocks: ``--a``, ``--b`` or ``--block NAME``."""
+    names = getattr(args, "block_names", None)
+    return ("--a", "--b") if not names else (f"--block {names[0]}", f"--block {names[1]}")
+
+
+def flag_words(text: str, *, formula: bool, blocks: tuple[str, str] = ("--a", "--b")) -> str:
     """``text`` (an error or warning of the library) with its keyword
-    arguments and argument names said as the command line's flags."""
+    arguments and argument names said as the command line's flags
+    (``blocks``: the flags that gave the two blocks)."""
     for pattern, repl in _FLAG_WORDS:
         # never inside a word already said as a flag ("--sparsity s1,s2")
         text = re.sub(r"(?<![-\w])" + pattern, repl, text)
     names = ({"exog_a": "block a", "exog_b": "block b", "endog": "the response"} if formula
-             else {"exog_a": "--a columns", "exog_b": "--b columns", "endog": "--y column"})
+             else {"exog_a": f"{blocks[0]} columns", "exog_b": f"{blocks[1]} columns",
+                   "endog": "--y column"})
     for arg, words in names.items():
         text = re.sub(rf"\b{arg}\b", words, text)
     return text

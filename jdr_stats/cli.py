@@ -151,6 +151,10 @@ def _build_parser() -> _Parser:
                           "('gene_*'), a range (g1:g120) or re:REGEX")
     fit.add_argument("--b", type=_columns, metavar="COLS",
                      help="block b columns, as --a")
+    fit.add_argument("--block", action="append", type=_named_block, metavar="NAME=COLS",
+                     help="a named block, NAME=COLS with COLS as for --a; repeat it once per "
+                          "block (this version: two blocks, the first is block a), instead "
+                          "of --a and --b")
     fit.add_argument("--formula", help='"y ~ a-terms | b-terms" instead of --y, --a and --b')
     fit.add_argument("--weights", metavar="COL", help="column of positive case weights")
     fit.add_argument("--covariates", metavar="COLS",
@@ -335,10 +339,11 @@ def _check_columns(args: argparse.Namespace) -> None:
     """--y, --a and --b given together, and no column in two roles."""
     if not (args.y and args.a and args.b):
         raise ValueError("give --y, --a and --b (or --formula)")
+    flag_a, flag_b = cin.block_flags(args)
     overlap = set(args.a) & set(args.b)
     if overlap:
-        raise ValueError(f"columns {sorted(overlap)} are in both --a and --b")
-    for flag, cols in (("--a", args.a), ("--b", args.b)):
+        raise ValueError(f"columns {sorted(overlap)} are in both {flag_a} and {flag_b}")
+    for flag, cols in ((flag_a, args.a), (flag_b, args.b)):
         if set(_columns(args.y)) & set(cols):
             raise ValueError(f"the response --y {args.y} is also in {flag}; "
                              "a column is the response or a predictor, not both")
@@ -417,13 +422,46 @@ def _features_out(res: Any, path: str) -> None:
         raise ValueError(f"cannot write --features-out {path}: {exc.strerror}") from None
 
 
+def _blocks_from_flags(args: argparse.Namespace) -> tuple[str, ...] | None:
+    """``--block NAME=COLS`` (repeated) as ``--a`` and ``--b``; the blocks'
+    names (None without ``--block``)."""
+    if not args.block:
+        return None
+    if args.a or args.b or args.formula:
+        raise ValueError("give the blocks by --block NAME=COLS or by --a and --b (or "
+                         "--formula), not both")
+    names = [name for name, _ in args.block]
+    if len(args.block) != 2:
+        raise ValueError(f"--block: this version estimates two blocks; got {len(names)} "
+                         f"({', '.join(names)})")
+    if names[0] == names[1]:
+        raise ValueError(f"--block: the two blocks need distinct names; got {names[0]!r} twice")
+    args.a, args.b = args.block[0][1], args.block[1][1]
+    args.block_names = (names[0], names[1])
+    return args.block_names
+
+
+def _named_block(text: str) -> tuple[str, list[str]]:
+    """``NAME=COLS`` of ``--block``."""
+    name, sep, cols = text.partition("=")
+    name = name.strip()
+    if not sep or not name.isidentifier() or not cols.strip():
+        raise argparse.ArgumentTypeError(
+            f"expected NAME=COLS (a name of letters, digits and _, then the columns as "
+            f"for --a); got {text!r}")
+    return name, _columns(cols)
+
+
 def _run_fit(args: argparse.Namespace) -> str:
+    block_names = _blocks_from_flags(args)
     cin.expand_patterns(args)  # --a 'gene_*', --a 're:^g\d+$', --a g1:g120
     how = cin.plan_input(args)
     if how.streamed:
         model = _streamed_model(args, how)
     else:
         model = _model(args, cin.read_frame(args, how))
+    if block_names is not None:
+        model = model.with_block_names(block_names)
     # one child seed per procedure: the fit, the bootstrap, the support selection
     fit_seed, boot_seed, support_seed = np.random.SeedSequence(args.seed).spawn(3)
     res = model.fit(
@@ -466,7 +504,7 @@ def _say(text: str, args: argparse.Namespace | None) -> str:
     text = " ".join(str(text).split())
     if args is None or args.command != "fit":
         return text
-    return cin.flag_words(text, formula=args.formula is not None)
+    return cin.flag_words(text, formula=args.formula is not None, blocks=cin.block_flags(args))
 
 
 def _print_warnings(caught: Sequence[warnings.WarningMessage],

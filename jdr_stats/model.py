@@ -399,6 +399,19 @@ class JointDimReduction(DataModel):
         return model
 
     # -- data access ------------------------------------------------------
+    def with_block_names(self, names: Sequence[str]) -> JointDimReduction:
+        """A copy of the model whose blocks are called ``names`` (its data
+        shared, not copied): what :meth:`from_blocks` gives."""
+        import copy
+
+        names = tuple(names)
+        if len(names) != 2 or len(set(names)) != 2 or not all(
+                isinstance(n, str) and n.isidentifier() for n in names):
+            raise ValueError(f"names must be two distinct identifiers; got {names!r}")
+        out = copy.copy(self)
+        out._block_names = names
+        return out
+
     @property
     def block_names(self) -> tuple[str, ...]:
         """The design blocks' names, in order (``("a", "b")`` unless the model

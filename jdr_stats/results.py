@@ -602,6 +602,7 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
             "nobs": self.nobs,
             "n1": len(m.data.exog_names_a),
             "n2": len(m.data.exog_names_b),
+            "blocks": list(m.block_names),
             "rank": self.rank,
             "rank_method": self.rank_method,
             "alpha": json_safe(self._settings.alpha),
@@ -671,6 +672,13 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         lb = pd.DataFrame(mb, index=self._names_b, columns=cols).iloc[self._est.cols]
         return la, lb
 
+    def _block_headings(self) -> tuple[str, str]:
+        """``"block a"``, ``"block b"``, or the blocks' names (``from_blocks``)."""
+        names = self._model.block_names
+        if tuple(names) == ("a", "b"):
+            return ("block a", "block b")
+        return (f"block a: {names[0]}", f"block b: {names[1]}")
+
     def _loading_and_premise_notes(self, loadings: str) -> list[str]:
         return [("k: singular values of X_lin (whitened cross moment); share = s_k^2 / "
                  "sum_j s_j^2."), LOADING_NOTES[loadings], self.diagnostics.note]
@@ -724,8 +732,8 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         la, lb = self._loading_tables(loadings)
         tables: list[tuple[Any, ...]] = [
             ("k", self._singular_value_table(), "singular values"),
-            ("block a", la, f"{'per-SD loadings' if loadings == 'sd' else 'directions'}, block a"),
-            ("block b", lb, f"{'per-SD loadings' if loadings == 'sd' else 'directions'}, block b"),
+            *((head, tab, f"{'per-SD loadings' if loadings == 'sd' else 'directions'}, {head}")
+              for head, tab in zip(self._block_headings(), (la, lb), strict=True)),
             ("Premises", self.diagnostics.table, "premises"),
         ]
         notes = r2_notes + self._loading_and_premise_notes(loadings)

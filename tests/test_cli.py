@@ -472,3 +472,35 @@ def test_block_columns_by_glob_regex_and_range(tmp_path, capsys):
     assert "no column(s) ['gene_99']" in capsys.readouterr().err
     assert main([*base, "--a", "gene_12:gene_1", "--b", "lip*"]) == 2
     assert "runs backwards" in capsys.readouterr().err
+
+
+def test_named_blocks_and_the_joint_estimator(tmp_path, capsys):
+    """--block NAME=COLS (twice) is --a and --b with names; --independent-blocks no
+    fits the joint estimator; messages name the flags the user gave."""
+    sim = jdr.simulate.bilinear(600, 5, 4, 1, design="correlated", rho=0.5, seed=2)
+    frame = pd.DataFrame(np.column_stack([sim.y, sim.a, sim.b]),
+                         columns=["y", *[f"g{j}" for j in range(5)],
+                                  *[f"l{j}" for j in range(4)]])
+    path = tmp_path / "two.csv"
+    frame.to_csv(path, index=False)
+    base = ["fit", str(path), "--y", "y", "--rank", "1"]
+    assert main([*base, "--block", "genes=g*", "--block", "lipids=l0:l3",
+                 "--independent-blocks", "no"]) == 0
+    out = capsys.readouterr().out
+    assert "block a: genes" in out and "block b: lipids" in out
+    assert "Estimator: joint" in out and "sample (across blocks)" in out
+    assert main([*base, "--block", "genes=g*", "--block", "lipids=l0:l3", "--format",
+                 "json"]) == 0
+    named = json.loads(capsys.readouterr().out)
+    assert named["blocks"] == ["genes", "lipids"]
+    assert main([*base, "--a", "g*", "--b", "l*", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["directions"] == named["directions"]
+    assert main([*base, "--block", "genes=g*", "--block", "lipids=g1,l*"]) == 2
+    assert "in both --block genes and --block lipids" in capsys.readouterr().err
+    assert main([*base, "--block", "genes=g*"]) == 2
+    assert "--block: this version estimates two blocks; got 1 (genes)" in \
+        capsys.readouterr().err
+    assert main([*base, "--block", "genes=g*", "--block", "x=l*", "--a", "g0"]) == 2
+    assert "not both" in capsys.readouterr().err
+    assert main([*base, "--block", "9x=l*"]) == 2
+    assert "expected NAME=COLS" in capsys.readouterr().err
