@@ -28,54 +28,43 @@ from typing import Any
 import numpy as np
 
 from ._data import ModelData, RowsData
-from ._linalg import BlockMoments, block_moments, joint_whitening
+from ._linalg import BlockMoments, Whitening, block_moments, joint_whitening
 from ._moments_engine import response_block_moments
 from ._streamed import MomentsData
 from .core import moments as core_moments
+from .core.whitening import DesignWhitening
 from .exceptions import RowsNotInMemoryError
 from .moments import Moments
 
-__all__ = ["JointModelData", "JointParams", "JointSource", "joint_data"]
+__all__ = ["JointModelData", "JointSource", "joint_data", "original_means"]
 
 
-@dataclass(frozen=True)
-class JointParams:
-    """What maps a row to its residuals: the design's mean and the ``(p, p)``
-    residual map ``R = Sigma^{-1} diag(Sigma_{a|b}, Sigma_{b|a})``
-    (``r = (x - mean) R``).  Picklable (dask tasks carry it)."""
-
-    n1: int
-    mean: np.ndarray
-    residual_map: np.ndarray
-
-    @classmethod
-    def from_covariance(cls, mean: np.ndarray, cov: np.ndarray, names_a: list[str],
-                        names_b: list[str]) -> JointParams:
-        n1 = len(names_a)
-        jw = joint_whitening(mean, cov, (n1, len(names_b)), ("exog_a", "exog_b"),
-                             (names_a, names_b))
-        assert jw.mean is not None and jw.residual_map is not None
-        return cls(n1, jw.mean, jw.residual_map)
-
-    def residuals(self, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Each block's residual on the other block, rows of ``a`` and ``b``."""
-        r = (np.hstack([a, b]) - self.mean) @ self.residual_map
-        return np.ascontiguousarray(r[:, :self.n1]), np.ascontiguousarray(r[:, self.n1:])
+def _joint_whitening(mean: np.ndarray, cov: np.ndarray, names_a: list[str],
+                     names_b: list[str]) -> DesignWhitening[Whitening]:
+    return joint_whitening(mean, cov, (len(names_a), len(names_b)), ("exog_a", "exog_b"),
+                           (names_a, names_b))
 
 
-def _params_of_rows(y: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray | None,
-                    names_a: list[str], names_b: list[str]) -> JointParams:
+def _residuals(jw: DesignWhitening[Whitening], a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Each block's residual on the other block (contiguous rows)."""
+    ra, rb = jw.residuals([np.asarray(a, float), np.asarray(b, float)])
+    return np.ascontiguousarray(ra), np.ascontiguousarray(rb)
+
+
+def _whitening_of_rows(y: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray | None,
+                       names_a: list[str], names_b: list[str]) -> DesignWhitening[Whitening]:
     y1 = y if y.ndim == 1 else np.ascontiguousarray(y[:, 0])
     t = core_moments.array_sums(y1, (a, b), w)
     if t is None:
         raise ValueError("the joint estimator needs finite data")
-    return JointParams.from_covariance(t.mean_x, t.m2_xx / t.weight, names_a, names_b)
+    return _joint_whitening(t.mean_x, t.m2_xx / t.weight, names_a, names_b)
 
 
 @dataclass(frozen=True)
 class JointModelData(ModelData):
     """The residual rows of an in-memory model (``blocks``), with the model's
-    own rows (``original``) and the coefficients (``params``).
+    own rows (``original``) and the whitening across blocks that made them
+    (``whitening``).
 
     :meth:`moments` with ``weights`` (a bootstrap's resampling counts)
     re-estimates the coefficients under the weights before forming the
@@ -83,7 +72,7 @@ class JointModelData(ModelData):
     """
 
     original: dict[str, np.ndarray] = field(default_factory=dict)
-    params: JointParams | None = None
+    whitening: DesignWhitening[Whitening] | None = None
     #: the bootstrap refits each replicate through :meth:`moments`
     reweighted_refit = True
 
@@ -93,8 +82,8 @@ class JointModelData(ModelData):
             return super().moments(covariances=covariances)
         w = weights if self.weights is None else self.weights * weights
         a, b = self.original["exog_a"], self.original["exog_b"]
-        params = _params_of_rows(self.endog, a, b, w, self.exog_names_a, self.exog_names_b)
-        ra, rb = params.residuals(a, b)
+        jw = _whitening_of_rows(self.endog, a, b, w, self.exog_names_a, self.exog_names_b)
+        ra, rb = _residuals(jw, a, b)
         if self.endog.ndim == 2:
             return response_block_moments(self.endog, ra, rb, w, covariances=covariances)
         return block_moments(self.endog, ra, rb, w, covariances=covariances)
@@ -102,11 +91,12 @@ class JointModelData(ModelData):
 
 class JointSource:
     """A row source yielding the chunks of ``base`` with each block replaced
-    by its residual on the other block (:class:`JointParams`)."""
+    by its residual on the other block (``whitening``: the whitening across
+    blocks of the whole data)."""
 
-    def __init__(self, base: Any, params: JointParams) -> None:
+    def __init__(self, base: Any, whitening: DesignWhitening[Whitening]) -> None:
         self.base = base
-        self.params = params
+        self.whitening = whitening
         self.nobs = base.nobs
         self.endog_name = base.endog_name
         self.names_a = list(base.names_a)
@@ -117,12 +107,12 @@ class JointSource:
     def iter_chunks(self, batch_rows: int | None = None
                     ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         for y, a, b in self.base.iter_chunks(batch_rows):
-            yield (y, *self.params.residuals(np.asarray(a, float), np.asarray(b, float)))
+            yield (y, *_residuals(self.whitening, a, b))
 
     def iter_weighted_chunks(self, batch_rows: int | None = None
                              ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray, Any]]:
         for y, a, b, w in self.base.iter_weighted_chunks(batch_rows):
-            yield (y, *self.params.residuals(np.asarray(a, float), np.asarray(b, float)), w)
+            yield (y, *_residuals(self.whitening, a, b), w)
 
 
 class JointDaskSource(JointSource):
@@ -131,21 +121,21 @@ class JointDaskSource(JointSource):
 
     def tree_reduce(self, block_fn: Callable[..., Any], combine: Callable[[list[Any]], Any],
                     args: tuple[Any, ...] = ()) -> Any:
-        return self.base.tree_reduce(_joint_block, combine, (block_fn, self.params, args))
+        return self.base.tree_reduce(_joint_block, combine, (block_fn, self.whitening, args))
 
     def blocks(self) -> Any:
         return self.base.blocks()
 
 
 def _joint_block(y: np.ndarray, a: np.ndarray, b: np.ndarray, block_fn: Callable[..., Any],
-                 params: JointParams, args: tuple[Any, ...]) -> Any:
+                 jw: DesignWhitening[Whitening], args: tuple[Any, ...]) -> Any:
     """``block_fn`` on a dask block after the residualisation (a dask task)."""
-    return block_fn(y, *params.residuals(np.asarray(a, float), np.asarray(b, float)), *args)
+    return block_fn(y, *_residuals(jw, a, b), *args)
 
 
-def joint_data(data: RowsData) -> tuple[RowsData, JointParams]:
+def joint_data(data: RowsData) -> tuple[RowsData, DesignWhitening[Whitening]]:
     """The residual rows of ``data`` for the joint estimator, and the
-    coefficients that made them.
+    whitening across blocks that made them.
 
     Rows in memory give a :class:`JointModelData`; a model of sums with a
     row source gives a :class:`~jdr_stats._streamed.MomentsData` over a
@@ -156,14 +146,14 @@ def joint_data(data: RowsData) -> tuple[RowsData, JointParams]:
     names_a, names_b = data.exog_names_a, data.exog_names_b
     if isinstance(data, ModelData):
         y, a, b = data.rows("the joint estimator")
-        params = _params_of_rows(y, a, b, data.weights, names_a, names_b)
-        ra, rb = params.residuals(a, b)
+        jw = _whitening_of_rows(y, a, b, data.weights, names_a, names_b)
+        ra, rb = _residuals(jw, a, b)
         return JointModelData(
             endog=data.endog, blocks={"exog_a": ra, "exog_b": rb}, endog_name=data.endog_name,
             names=data.names, row_index=data.row_index, weights=data.weights,
             is_pandas=data.is_pandas, response=data.response, adjustment=data.adjustment,
-            original={"exog_a": a, "exog_b": b}, params=params,
-        ), params
+            original={"exog_a": a, "exog_b": b}, whitening=jw,
+        ), jw
     source, sums = data.source, data.sums
     why = ("the joint estimator (independent_blocks=False) forms each block's residual on "
            "the other block row by row")
@@ -179,23 +169,20 @@ def joint_data(data: RowsData) -> tuple[RowsData, JointParams]:
             "fit with independent_blocks=True, or load the rows (JointDimReduction(y, a, b))")
     mom: Moments = sums
     cov = np.block([[mom.m2_a, mom.m2_ab], [mom.m2_ab.T, mom.m2_b]]) / mom.weight
-    params = JointParams.from_covariance(np.concatenate([mom.mean_a, mom.mean_b]), cov,
-                                         names_a, names_b)
+    jw = _joint_whitening(np.concatenate([mom.mean_a, mom.mean_b]), cov, names_a, names_b)
     cls = JointDaskSource if callable(getattr(source, "tree_reduce", None)) else JointSource
-    joint_source = cls(source, params)
+    joint_source = cls(source, jw)
     out = MomentsData(Moments.from_source(joint_source), source=joint_source,
                       origin=getattr(data, "origin", "moments"))
     out.adjustment = getattr(data, "adjustment", out.adjustment)
-    return out, params
+    return out, jw
 
 
 def original_means(data: RowsData, mom: BlockMoments) -> tuple[np.ndarray, np.ndarray]:
     """The model's block means (the residuals' are zero): from the sums, or
     the joint coefficients' centring."""
-    if isinstance(data, JointModelData) and data.params is not None:
-        return data.params.mean[:data.params.n1], data.params.mean[data.params.n1:]
-    src = getattr(data, "source", None)
-    if isinstance(src, JointSource):
-        p = src.params
-        return p.mean[:p.n1], p.mean[p.n1:]
+    jw = data.whitening if isinstance(data, JointModelData) else getattr(
+        getattr(data, "source", None), "whitening", None)
+    if isinstance(jw, DesignWhitening):
+        return jw[0].mean, jw[1].mean
     return mom.mean_a, mom.mean_b
