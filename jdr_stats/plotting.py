@@ -279,20 +279,47 @@ def _response(results: Any, column: int) -> tuple[np.ndarray, str]:
     return y[:, column - 1], f"Yw{column} (whitened {name})"
 
 
-def plot_sufficient_summary(results: Any, *, direction: int = 1, column: int = 1,
+def plot_sufficient_summary(results: Any, *, direction: int = 1, column: int | None = None,
                             ax: Any = None) -> Figure:
     """The response against the reduced features of direction ``direction``.
 
-    Three panels: ``y`` against ``a_dir_k``, against ``b_dir_k`` and against
-    their product (the joint estimator finds interactions between the
-    blocks, which show best in the product).  For a response of ``q > 1``
-    columns (class indicators, several responses) ``column`` (1 to q) picks
-    the column of the whitened response matrix ``Yw`` the estimator used.
+    A numeric response: three panels, ``y`` against ``a_dir_k``, against
+    ``b_dir_k`` and against their product (the joint estimator finds
+    interactions between the blocks, which show best in the product).  For a
+    response of ``q > 1`` columns ``column`` (1 to q, default 1) picks the
+    column of the whitened response matrix ``Yw`` the estimator used.
+
+    A categorical response (without ``column``): two panels of the reduced
+    features coloured by class, with the classes and their counts in the
+    legend: ``b_dir_k`` against ``a_dir_k`` (the plane in which the
+    estimator looks for the interaction; classes that differ through it fall
+    in opposite quadrants), and the product ``a_dir_k x b_dir_k`` per class
+    (one jittered row of points per class).  ``column=j`` draws the three
+    panels of the whitened indicator column ``Yw_j`` instead.
+
+    Parameters
+    ----------
+    results : JDRResults
+    direction : int
+        Which pair of reduced features, ``1 <= direction <= rank``.
+    column : int, optional
+        A response of ``q > 1`` columns: the column of ``Yw`` drawn.
+    ax : matplotlib Axes, optional
+        Three axes (two for the class view of a categorical response).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
     """
     if not 1 <= direction <= results.rank:
         raise ValueError(f"direction must be between 1 and {results.rank}; got {direction}")
     _require_rows(results, "plot_sufficient_summary")
-    y, yname = _response(results, column)
+    data = results.model.data
+    codes = getattr(data, "class_codes", None)
+    if column is None and codes is not None:
+        return _class_summary(results, direction, np.asarray(codes),
+                              list(data.response.classes), ax)
+    y, yname = _response(results, 1 if column is None else column)
     fig, axes = _axes(ax, ncols=3, figsize=(13, 4))
     feats = np.asarray(results.transform(), dtype=float)
     r = results.rank
@@ -306,6 +333,52 @@ def plot_sufficient_summary(results: Any, *, direction: int = 1, column: int = 1
         axis.set_xlabel(label)
         axis.set_ylabel(yname)
     fig.suptitle("Sufficient summary plot")
+    return fig
+
+
+def _class_colours(n: int) -> list[Any]:
+    """``n`` distinguishable colours: the default cycle up to 10, then tab20, then viridis."""
+    import matplotlib as mpl
+
+    if n <= 10:
+        return [f"C{j}" for j in range(n)]
+    cmap = mpl.colormaps["tab20" if n <= 20 else "viridis"]
+    return [cmap(j / max(n - 1, 1)) if n > 20 else cmap(j) for j in range(n)]
+
+
+def _class_summary(results: Any, direction: int, codes: np.ndarray, classes: list[Any],
+                   ax: Any) -> Figure:
+    """The class view of :func:`plot_sufficient_summary` (categorical response)."""
+    from matplotlib.ticker import MaxNLocator
+
+    own = ax is None
+    fig, (plane, strip) = _axes(ax, ncols=2, figsize=(11, 4.6))
+    feats = np.asarray(results.transform(), dtype=float)
+    r = results.rank
+    fa, fb = feats[:, direction - 1], feats[:, r + direction - 1]
+    name = str(results.model.endog_name)
+    jitter = np.random.default_rng(0).uniform(-0.25, 0.25, size=len(codes))  # fixed: same plot
+    alpha = 0.7 if len(codes) <= 2000 else 0.35
+    handles = []
+    for j, (cls, colour) in enumerate(zip(classes, _class_colours(len(classes)), strict=True)):
+        rows = codes == j
+        handles.append(plane.scatter(fa[rows], fb[rows], s=10, alpha=alpha, color=colour,
+                                     label=f"{name} = {cls} ({int(rows.sum())})"))
+        strip.scatter(fa[rows] * fb[rows], j + jitter[rows], s=8, alpha=alpha, color=colour)
+    plane.set_xlabel(f"a_dir{direction}")
+    plane.set_ylabel(f"b_dir{direction}")
+    plane.set_title("Reduced features by class")
+    strip.set_yticks(np.arange(len(classes)))
+    strip.set_yticklabels([str(c) for c in classes])
+    strip.set_ylim(len(classes) - 0.5, -0.5)  # the first class on top, as in the legend
+    strip.set_xlabel(f"a_dir{direction} x b_dir{direction}")
+    strip.set_ylabel(name)
+    strip.set_title("Their product by class")
+    for axis in (plane, strip):
+        axis.xaxis.set_major_locator(MaxNLocator(nbins=5))  # tick labels never touch
+    _legend(fig, strip, handles, own)
+    if own:
+        fig.suptitle("Sufficient summary plot")
     return fig
 
 

@@ -326,3 +326,33 @@ def test_many_labels_grow_the_figure_or_top_k_hides_some(wide, kind):
     plt.close(fig)
     with pytest.raises(ValueError, match="top must be"):
         draw(top=0)
+
+
+def test_sufficient_summary_of_classes_is_a_class_coloured_scatter():
+    """Issue 36: a categorical response is drawn as the reduced features
+    coloured by class, not as a whitened indicator."""
+    import pandas as pd
+
+    sim = jdr.simulate.bilinear(900, 5, 4, 1, seed=3)
+    cls = pd.Series(pd.qcut(sim.y, 3, labels=["low", "mid", "high"]), name="level")
+    res = jdr.JointDimReduction(cls, sim.a, sim.b).fit(1)
+    fig = plotting.plot_sufficient_summary(res)
+    plane, strip = fig.axes
+    feats = np.asarray(res.transform(), dtype=float)
+    for j, name in enumerate(["low", "mid", "high"]):
+        rows = (cls == name).to_numpy()
+        np.testing.assert_allclose(plane.collections[j].get_offsets(), feats[rows][:, [0, 1]])
+        np.testing.assert_allclose(strip.collections[j].get_offsets()[:, 0],
+                                   feats[rows, 0] * feats[rows, 1])
+    assert (plane.get_xlabel(), plane.get_ylabel()) == ("a_dir1", "b_dir1")
+    labels = _labels(_legend_outside(fig))
+    assert labels == ["level = low (300)", "level = mid (300)", "level = high (300)"]
+    assert [t.get_text() for t in strip.get_yticklabels()] == ["low", "mid", "high"]
+    plt.close(fig)
+    fig = plotting.plot_sufficient_summary(res, column=1)  # the whitened indicator on request
+    assert len(fig.axes) == 3 and fig.axes[0].get_ylabel().startswith("Yw1 (whitened ")
+    plt.close(fig)
+    fig, axes = plt.subplots(1, 3)
+    with pytest.raises(ValueError, match="ax must hold 2 axes"):
+        plotting.plot_sufficient_summary(res, ax=axes)
+    plt.close(fig)
