@@ -181,7 +181,7 @@ class Comparison(ExportMixin, SummaryMixin):
             "rows). " + self.conclusion()
         )
         return build_summary("Comparison of dimension reduction methods", self._info,
-                             [("variant", self._fit, "fit measures"),
+                             [("method", self._fit, "fit measures"),
                               ("variant", self._table)], notes)
 
 
