@@ -184,6 +184,9 @@ class ModelData(_NamesMixin):
     response: ResponseInfo = field(default_factory=ResponseInfo)
     #: the covariates partialled out of the response and the blocks
     adjustment: Adjustment = field(default_factory=Adjustment)
+    #: a categorical response: each row's class, as a position in
+    #: ``response.classes`` (the plots colour by it); None otherwise
+    class_codes: np.ndarray | None = None
 
     @property
     def nobs(self) -> int:
@@ -293,11 +296,17 @@ class ModelData(_NamesMixin):
         check_values(raw, min_rows=min_rows, check_response=check_response)
         info, adjustment = ResponseInfo(names=(raw.yname,)), Adjustment()
         y, arrays = raw.y, raw.arrays
+        codes = None
         if response is not None:
             y, arrays, info, adjustment = model_response(
                 raw.y, raw.kind, raw.ynames or [raw.yname], raw.classes, raw.arrays,
                 raw.w, raw.z, raw.znames, covariate_terms,
             )
+            if info.kind == "categorical":  # codes of all levels -> the classes present
+                labels = list(raw.classes or [])
+                where = {c: j for j, c in enumerate(info.classes)}
+                codes = np.array([where[labels[int(c)]] for c in np.asarray(raw.y)],
+                                 dtype=np.intp)
         return cls(
             endog=np.ascontiguousarray(y),
             blocks=arrays,
@@ -308,6 +317,7 @@ class ModelData(_NamesMixin):
             is_pandas=raw.index is not None,
             response=info,
             adjustment=adjustment,
+            class_codes=codes,
         )
 
 

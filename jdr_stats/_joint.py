@@ -152,7 +152,7 @@ def joint_data(data: RowsData) -> tuple[RowsData, DesignWhitening[Whitening]]:
             endog=data.endog, blocks={"exog_a": ra, "exog_b": rb}, endog_name=data.endog_name,
             names=data.names, row_index=data.row_index, weights=data.weights,
             is_pandas=data.is_pandas, response=data.response, adjustment=data.adjustment,
-            original={"exog_a": a, "exog_b": b}, whitening=jw,
+            class_codes=data.class_codes, original={"exog_a": a, "exog_b": b}, whitening=jw,
         ), jw
     source, sums = data.source, data.sums
     why = ("the joint estimator (independent_blocks=False) forms each block's residual on "

@@ -490,6 +490,21 @@ def _rows(t: ShownTable, start: int, stop: int | None = None) -> ShownTable:
                       t.numeric)
 
 
+def _page_pieces(tables: list[ShownTable], i: int) -> list[ShownTable]:
+    """``tables`` with each table longer than a page (in size ``_SIZES[i]``)
+    cut between rows into tabulars of at most a page each, named
+    "(continued)" after the first and each with its header: outside a float
+    a page break can fall between two tabulars but never inside one, so no
+    row runs off the foot of a page."""
+    skip = _SIZES[i][3]
+    per_page = max(int((_FLOAT_HEIGHT - 20.0) // skip) - 4, 5)
+    out: list[ShownTable] = []
+    for t in tables:
+        out += [_rows(t, start, start + per_page)
+                for start in range(0, max(len(t.labels), 1), per_page)]
+    return out
+
+
 def _plan(
     tables: list[ShownTable], pairs: list[tuple[str, str]], notes: list[str], floating: bool
 ) -> tuple[int, list[list[ShownTable]]]:
@@ -503,7 +518,7 @@ def _plan(
     """
     i_w = _width_size(tables)
     if not floating:
-        return i_w, [tables]
+        return i_w, [_page_pieces(tables, i_w)]
     for i in range(i_w, max(i_w, _SMALLEST_WHOLE) + 1):
         if _float_height(i, tables, pairs, notes) <= _FLOAT_HEIGHT:
             return i, [tables]
@@ -564,7 +579,7 @@ def _latex_table(t: ShownTable, title: str) -> list[str]:
     head = [latex_escape(t.caption), *(latex_escape(c) for c in t.columns)]
     lines = [r"\par\medskip"]
     if t.name not in (title, t.caption):
-        lines.append(f"\\textit{{{latex_escape(t.name)}}}\\par\\smallskip")
+        lines.append(f"\\textit{{{latex_escape(t.name)}}}\\par\\nopagebreak\\smallskip")
     lines += [f"\\begin{{tabular}}{{{spec}}}", r"\hline", " & ".join(head) + r" \\", r"\hline"]
     for lab, row in zip(t.labels, t.cells, strict=True):
         lines.append(" & ".join([latex_escape(lab), *(latex_escape(c) for c in row)]) + r" \\")
@@ -589,7 +604,10 @@ def render_latex(
     ("(continued)").  The notes follow the tables inside the (last) float,
     set ragged-right one size smaller.  With ``floating=False`` the summary
     is an unnumbered section instead (``\\section*``), which may break across
-    pages between its tables (a long report).
+    pages between its tables (a long report); a table longer than a page is
+    set there as several tabulars of at most a page each, each with the
+    header and named "(continued)" after the first, so no row is lost at
+    the foot of a page.
     """
     pairs = _info_pairs(info)
     i, chunks = _plan(tables, pairs, notes, floating)

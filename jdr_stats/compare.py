@@ -19,6 +19,7 @@ from ._estimate import check_rank
 from ._export import ExportMixin, records
 from ._linalg import orthonormal_basis, principal_angles
 from .baselines import PHD, SAVE, SIR
+from .fit_measures import fit_measures
 from .metrics import nsee, subspace_error
 from .model import JointDimReduction
 from .summary import SummaryMixin, build_summary, json_safe
@@ -26,6 +27,8 @@ from .summary import SummaryMixin, build_summary, json_safe
 __all__ = ["Comparison", "compare", "split_joint_subspace"]
 
 _METHODS = ("jdr", "sir", "phd", "save")
+#: R-squared values closer than this are reported as explaining y equally well.
+TIE = 0.01
 
 
 def split_joint_subspace(
@@ -87,19 +90,51 @@ class Comparison(ExportMixin, SummaryMixin):
         and the principal angles in degrees per block.  Without it: one row
         per pair of variants with the largest and mean principal angles
         (degrees) between their subspaces, per block.
+    fit : DataFrame
+        One row per variant: ``rsquared`` and ``rsquared adj`` of the
+        bilinear regression of y on the variant's 2r reduced features
+        (``a U_hat``, ``b V_hat`` and their ``r^2`` products; the measure the
+        joint fit reports as ``rsquared``), in-sample.
+    best : str
+        The variant with the largest ``rsquared``.
     estimates : dict
         Variant name -> (basis of the a-subspace, basis of the b-subspace).
     """
 
     def __init__(self, table: pd.DataFrame, estimates: dict[str, tuple[np.ndarray, np.ndarray]],
-                 info: dict[str, Any]) -> None:
+                 info: dict[str, Any], fit: pd.DataFrame | None = None) -> None:
         self._table = table
         self._estimates = estimates
         self._info = dict(info)
+        self._fit = fit if fit is not None else pd.DataFrame(
+            index=pd.Index(list(estimates), name="variant"),
+            columns=["rsquared", "rsquared adj"], dtype=float)
 
     @property
     def table(self) -> pd.DataFrame:
         return self._table.copy()
+
+    @property
+    def fit(self) -> pd.DataFrame:
+        return self._fit.copy()
+
+    @property
+    def best(self) -> str:
+        return str(self._fit["rsquared"].idxmax())
+
+    def conclusion(self) -> str:
+        """One sentence: which variant's reduced features explain y best."""
+        r2 = self._fit["rsquared"].sort_values(ascending=False, kind="stable")
+        if len(r2) == 1:
+            return f"{r2.index[0]}: R-squared {r2.iloc[0]:.3f}."
+        n_tied = int((r2.iloc[0] - r2 < TIE).sum())  # sorted: the first n_tied
+        if n_tied > 1:
+            tied = [str(name) for name in r2.index[:n_tied]]
+            return (f"{', '.join(tied[:-1])} and {tied[-1]} explain y about equally well "
+                    f"(R-squared {r2.iloc[0]:.3f} to {r2.iloc[n_tied - 1]:.3f}; differences "
+                    f"below {TIE:g} are not told apart).")
+        return (f"{r2.index[0]} explains y best (R-squared {r2.iloc[0]:.3f}; next "
+                f"{r2.index[1]}, {r2.iloc[1]:.3f}).")
 
     @property
     def estimates(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -123,6 +158,8 @@ class Comparison(ExportMixin, SummaryMixin):
             "methods": self._info["Methods:"].split(", "),
             "truth": self._info["Truth:"] == "given",
             "table": records(self._table),
+            "fit": records(self._fit),
+            "best": self.best,
         }
 
     def summary(self) -> Summary:
@@ -136,8 +173,16 @@ class Comparison(ExportMixin, SummaryMixin):
             notes.append("nsee = max(error a, error b); angles in degrees.")
         else:
             notes.append("Principal angles (degrees) between the variants' subspaces.")
+        notes.append(
+            "R-squared: the bilinear regression of y on each variant's 2r reduced "
+            "features and their products (the joint fit's rsquared); every variant has "
+            "r features per block, so they compare at equal numbers of features, "
+            "in-sample (optimistic for all: directions and regression use the same "
+            "rows). " + self.conclusion()
+        )
         return build_summary("Comparison of dimension reduction methods", self._info,
-                             [("variant", self._table)], notes)
+                             [("method", self._fit, "fit measures"),
+                              ("variant", self._table)], notes)
 
 
 def _check_methods(methods: Any) -> list[str]:
@@ -252,6 +297,10 @@ def compare(
         joint = directions(cls, np.hstack([a, b]), 2 * rank)
         est[f"{m} ([a, b])"] = split_joint_subspace(joint, n1, rank)
 
+    fit = pd.DataFrame.from_dict(
+        {name: _rsquared(y, a, b, ua, vb, data.nobs) for name, (ua, vb) in est.items()},
+        orient="index", columns=["rsquared", "rsquared adj"])
+    fit.index.name = "variant"
     deg = np.degrees
     if true is not None:
         u, v = true
@@ -291,4 +340,11 @@ def compare(
         "Methods:": ", ".join(meths),
         "Truth:": "given" if true is not None else "none",
     }
-    return Comparison(table, est, info)
+    return Comparison(table, est, info, fit)
+
+
+def _rsquared(y: np.ndarray, a: np.ndarray, b: np.ndarray, ua: np.ndarray, vb: np.ndarray,
+              nobs: int) -> tuple[float, float]:
+    """R-squared and adjusted R-squared of y on the bilinear features of ``(ua, vb)``."""
+    fm = fit_measures([(y, a, b, None)], ua, vb, nobs=nobs)
+    return fm.rsquared, fm.rsquared_adj

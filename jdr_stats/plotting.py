@@ -12,7 +12,13 @@ matplotlib ``Figure``.  The conventions shared by every plot:
   histograms), and colours are named in the legend (selected / not
   selected);
 * variables run from top to bottom in the order of the data, in the
-  loadings and the support plots alike.
+  loadings and the support plots alike;
+* a panel with one row per variable keeps every label readable at any
+  width: on a figure the function creates, its height grows with the
+  number of variables (about 0.15 inch a label, labels in 7 pt beyond 30);
+  ``top=k`` shows only the k variables with the largest loadings (or
+  smallest q-values), still in the order of the data, and the panel's title
+  says how many are hidden.
 """
 
 from __future__ import annotations
@@ -147,48 +153,114 @@ def plot_scree(
     return fig
 
 
+#: Height in inches of one variable's row in a panel with a row per
+#: variable, and the number of rows above which the labels shrink to 7 pt.
+_ROW_INCH, _SMALL_LABELS = 0.15, 30
+
+
+def _check_top(top: int | None) -> int | None:
+    return None if top is None else check_int(top, "top", low=1)
+
+
+def _top_rows(order: np.ndarray, top: int | None) -> np.ndarray:
+    """Indices of the rows shown: the first ``top`` of ``order`` (most
+    important first), returned in the order of the data; every row when
+    ``top`` is None or not smaller than the number of rows."""
+    if top is None or top >= len(order):
+        return np.arange(len(order))
+    return np.sort(order[:top])
+
+
+def _rows_title(title: str, shown: int, total: int, what: str) -> str:
+    """A panel's title, with how many rows ``top`` hid."""
+    if shown == total:
+        return title
+    return f"{title}\n{shown} of {total} shown ({what}); {total - shown} hidden"
+
+
+def _panel_height(n_rows: int, least: float) -> float:
+    """Height in inches of a panel holding ``n_rows`` labelled rows."""
+    return max(least, 1.3 + _ROW_INCH * n_rows)
+
+
+def _label_rows(axis: Any, pos: np.ndarray, names: list[str]) -> None:
+    """One tick label per row, the first variable on top, smaller when many."""
+    axis.set_yticks(pos)
+    axis.set_yticklabels(names, fontsize=7 if len(names) > _SMALL_LABELS else None)
+    axis.set_ylim(len(names) - 0.4, -0.6)  # the first variable on top, no margin
+
+
 def plot_loadings(
     results: Any,
     *,
     block: Literal["a", "b", "both"] = "both",
     loadings: Literal["sd", "raw"] = "sd",
+    top: int | None = None,
     ax: Any = None,
 ) -> Figure:
     """Bar charts of each block's loadings, one bar per variable and direction.
 
-    ``loadings="sd"`` (default) draws the per-standard-deviation loadings of
-    the summary (:attr:`JDRResults.loadings_a`: the direction's entry times
-    the variable's SD, each column scaled to largest absolute value 1), which
-    compare variables in different units; ``"raw"`` draws the unit-length
-    directions in the original units (:attr:`JDRResults.directions_a`).
+    Parameters
+    ----------
+    results : JDRResults
+    block : {"a", "b", "both"}
+    loadings : {"sd", "raw"}
+        ``"sd"`` (default) draws the per-standard-deviation loadings of the
+        summary (:attr:`JDRResults.loadings_a`: the direction's entry times
+        the variable's SD, each column scaled to largest absolute value 1),
+        which compare variables in different units; ``"raw"`` draws the
+        unit-length directions in the original units
+        (:attr:`JDRResults.directions_a`).
+    top : int, optional
+        Show only the ``top`` variables of each block with the largest
+        absolute loading (over the directions), in the order of the data;
+        the panel's title says how many are hidden.  By default every
+        variable is shown and a figure made here grows with the number of
+        variables (about 0.15 inch a variable), which keeps 120 labels
+        readable; ``top`` suits axes given by the caller.
+    ax : matplotlib Axes, optional
+        One axes per block.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
     """
     from matplotlib.ticker import MaxNLocator
 
     check_choice(block, "block", ("a", "b", "both"))
     check_choice(loadings, "loadings", ("sd", "raw"))
+    top = _check_top(top)
     blocks = ["a", "b"] if block == "both" else [block]
-    own = ax is None
-    fig, axes = _axes(ax, ncols=len(blocks), figsize=(5 * len(blocks), 4.4))
     model = results.model
-    for axis, blk in zip(axes, blocks, strict=True):
+    panels = []
+    for blk in blocks:
         if loadings == "sd":
             dirs = np.asarray(results.loadings_a if blk == "a" else results.loadings_b,
                               dtype=float)
         else:
-            dirs = results.estimate.dir_a if blk == "a" else results.estimate.dir_b
-        names = model.exog_names_a if blk == "a" else model.exog_names_b
+            dirs = np.asarray(results.estimate.dir_a if blk == "a" else results.estimate.dir_b,
+                              dtype=float)
+        names = list(model.exog_names_a if blk == "a" else model.exog_names_b)
+        # the largest absolute loading first (ties: the order of the data)
+        keep = _top_rows(np.argsort(-np.abs(dirs).max(axis=1), kind="stable"), top)
+        panels.append((blk, dirs[keep], [names[i] for i in keep], len(names)))
+    own = ax is None
+    rows = max(len(p[2]) for p in panels)
+    fig, axes = _axes(ax, ncols=len(blocks),
+                      figsize=(5 * len(blocks), _panel_height(rows, 4.4)))
+    for axis, (blk, dirs, names, total) in zip(axes, panels, strict=True):
         pos = np.arange(len(names))
         width = 0.8 / dirs.shape[1]
-        bars = [axis.barh(pos + j * width, dirs[:, j], height=width, color=f"C{j}",
-                          label=f"dir{j + 1}") for j in range(dirs.shape[1])]
-        axis.set_yticks(pos + width * (dirs.shape[1] - 1) / 2)
-        axis.set_yticklabels(names)
-        axis.invert_yaxis()  # the first variable on top, as in plot_support
+        bars = [axis.barh(pos + (j - (dirs.shape[1] - 1) / 2) * width, dirs[:, j],
+                          height=width, color=f"C{j}", label=f"dir{j + 1}")
+                for j in range(dirs.shape[1])]
+        _label_rows(axis, pos, names)  # the first variable on top, as in plot_support
         axis.axvline(0, color="0.3", linewidth=0.8)
         axis.xaxis.set_major_locator(MaxNLocator(nbins=5))  # tick labels never touch
         axis.set_xlabel("loading per SD (largest = 1)" if loadings == "sd"
                         else "direction entry (original units)")
-        axis.set_title(f"Loadings, block {blk}")
+        axis.set_title(_rows_title(f"Loadings, block {blk}", len(names), total,
+                                   "largest |loading|"))
     _legend(fig, axes[-1], bars, own)
     return fig
 
@@ -207,20 +279,47 @@ def _response(results: Any, column: int) -> tuple[np.ndarray, str]:
     return y[:, column - 1], f"Yw{column} (whitened {name})"
 
 
-def plot_sufficient_summary(results: Any, *, direction: int = 1, column: int = 1,
+def plot_sufficient_summary(results: Any, *, direction: int = 1, column: int | None = None,
                             ax: Any = None) -> Figure:
     """The response against the reduced features of direction ``direction``.
 
-    Three panels: ``y`` against ``a_dir_k``, against ``b_dir_k`` and against
-    their product (the joint estimator finds interactions between the
-    blocks, which show best in the product).  For a response of ``q > 1``
-    columns (class indicators, several responses) ``column`` (1 to q) picks
-    the column of the whitened response matrix ``Yw`` the estimator used.
+    A numeric response: three panels, ``y`` against ``a_dir_k``, against
+    ``b_dir_k`` and against their product (the joint estimator finds
+    interactions between the blocks, which show best in the product).  For a
+    response of ``q > 1`` columns ``column`` (1 to q, default 1) picks the
+    column of the whitened response matrix ``Yw`` the estimator used.
+
+    A categorical response (without ``column``): two panels of the reduced
+    features coloured by class, with the classes and their counts in the
+    legend: ``b_dir_k`` against ``a_dir_k`` (the plane in which the
+    estimator looks for the interaction; classes that differ through it fall
+    in opposite quadrants), and the product ``a_dir_k x b_dir_k`` per class
+    (one jittered row of points per class).  ``column=j`` draws the three
+    panels of the whitened indicator column ``Yw_j`` instead.
+
+    Parameters
+    ----------
+    results : JDRResults
+    direction : int
+        Which pair of reduced features, ``1 <= direction <= rank``.
+    column : int, optional
+        A response of ``q > 1`` columns: the column of ``Yw`` drawn.
+    ax : matplotlib Axes, optional
+        Three axes (two for the class view of a categorical response).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
     """
     if not 1 <= direction <= results.rank:
         raise ValueError(f"direction must be between 1 and {results.rank}; got {direction}")
     _require_rows(results, "plot_sufficient_summary")
-    y, yname = _response(results, column)
+    data = results.model.data
+    codes = getattr(data, "class_codes", None)
+    if column is None and codes is not None:
+        return _class_summary(results, direction, np.asarray(codes),
+                              list(data.response.classes), ax)
+    y, yname = _response(results, 1 if column is None else column)
     fig, axes = _axes(ax, ncols=3, figsize=(13, 4))
     feats = np.asarray(results.transform(), dtype=float)
     r = results.rank
@@ -234,6 +333,52 @@ def plot_sufficient_summary(results: Any, *, direction: int = 1, column: int = 1
         axis.set_xlabel(label)
         axis.set_ylabel(yname)
     fig.suptitle("Sufficient summary plot")
+    return fig
+
+
+def _class_colours(n: int) -> list[Any]:
+    """``n`` distinguishable colours: the default cycle up to 10, then tab20, then viridis."""
+    import matplotlib as mpl
+
+    if n <= 10:
+        return [f"C{j}" for j in range(n)]
+    cmap = mpl.colormaps["tab20" if n <= 20 else "viridis"]
+    return [cmap(j / max(n - 1, 1)) if n > 20 else cmap(j) for j in range(n)]
+
+
+def _class_summary(results: Any, direction: int, codes: np.ndarray, classes: list[Any],
+                   ax: Any) -> Figure:
+    """The class view of :func:`plot_sufficient_summary` (categorical response)."""
+    from matplotlib.ticker import MaxNLocator
+
+    own = ax is None
+    fig, (plane, strip) = _axes(ax, ncols=2, figsize=(11, 4.6))
+    feats = np.asarray(results.transform(), dtype=float)
+    r = results.rank
+    fa, fb = feats[:, direction - 1], feats[:, r + direction - 1]
+    name = str(results.model.endog_name)
+    jitter = np.random.default_rng(0).uniform(-0.25, 0.25, size=len(codes))  # fixed: same plot
+    alpha = 0.7 if len(codes) <= 2000 else 0.35
+    handles = []
+    for j, (cls, colour) in enumerate(zip(classes, _class_colours(len(classes)), strict=True)):
+        rows = codes == j
+        handles.append(plane.scatter(fa[rows], fb[rows], s=10, alpha=alpha, color=colour,
+                                     label=f"{name} = {cls} ({int(rows.sum())})"))
+        strip.scatter(fa[rows] * fb[rows], j + jitter[rows], s=8, alpha=alpha, color=colour)
+    plane.set_xlabel(f"a_dir{direction}")
+    plane.set_ylabel(f"b_dir{direction}")
+    plane.set_title("Reduced features by class")
+    strip.set_yticks(np.arange(len(classes)))
+    strip.set_yticklabels([str(c) for c in classes])
+    strip.set_ylim(len(classes) - 0.5, -0.5)  # the first class on top, as in the legend
+    strip.set_xlabel(f"a_dir{direction} x b_dir{direction}")
+    strip.set_ylabel(name)
+    strip.set_title("Their product by class")
+    for axis in (plane, strip):
+        axis.xaxis.set_major_locator(MaxNLocator(nbins=5))  # tick labels never touch
+    _legend(fig, strip, handles, own)
+    if own:
+        fig.suptitle("Sufficient summary plot")
     return fig
 
 
@@ -336,7 +481,7 @@ def plot_response_surface(
     return fig
 
 
-def plot_support(support: Any, *, ax: Any = None):
+def plot_support(support: Any, *, top: int | None = None, ax: Any = None):
     """Support selection: q-values, and stability frequencies when computed.
 
     One panel per block with a horizontal bar per variable: ``-log10`` of its
@@ -349,6 +494,12 @@ def plot_support(support: Any, *, ax: Any = None):
     Parameters
     ----------
     support : SupportResults
+    top : int, optional
+        Show only the ``top`` variables of each block with the smallest
+        q-values (selected variables first), in the order of the data; the
+        panels' titles say how many are hidden.  By default every variable
+        is shown and a figure made here grows with the number of variables
+        (about 0.15 inch a variable).
     ax : matplotlib Axes, optional
         Two axes (four with stability frequencies).
 
@@ -360,11 +511,20 @@ def plot_support(support: Any, *, ax: Any = None):
 
     table = support.table
     has_freq = "frequency" in table.columns
+    top = _check_top(top)
+    subs = {}
+    for blk in ("a", "b"):
+        sub = table.xs(blk, level="block")
+        # selected first, then the smallest q-value (ties: the order of the data)
+        order = np.lexsort((sub["qvalue"].to_numpy(dtype=float),
+                            ~sub["selected"].to_numpy(bool)))
+        subs[blk] = (sub.iloc[_top_rows(order, top)], len(sub))
     plt = _plt()
     own = ax is None
     if own:
         nrows = 2 if has_freq else 1
-        fig, grid = plt.subplots(nrows, 2, figsize=(10, 3.2 * nrows + 0.8), squeeze=False,
+        height = _panel_height(max(len(v[0]) for v in subs.values()), 3.2)
+        fig, grid = plt.subplots(nrows, 2, figsize=(10, height * nrows + 0.8), squeeze=False,
                                  layout="constrained")
         axes = list(grid.ravel())
     else:
@@ -377,7 +537,7 @@ def plot_support(support: Any, *, ax: Any = None):
     handles: list[Any] = [Patch(color=SELECTED, label="selected"),
                           Patch(color=NOT_SELECTED, label="not selected")]
     for j, blk in enumerate(("a", "b")):
-        sub = table.xs(blk, level="block")
+        sub, total = subs[blk]
         names = [str(v) for v in sub.index]
         pos = np.arange(len(names))
         colors = np.where(sub["selected"].to_numpy(bool), SELECTED, NOT_SELECTED)
@@ -386,11 +546,10 @@ def plot_support(support: Any, *, ax: Any = None):
         axis.barh(pos, -np.log10(q), color=colors)
         fdr = axis.axvline(-np.log10(support.fdr), color="C3", linestyle="--",
                            label=f"target FDR {support.fdr:g} (q = {support.fdr:g})")
-        axis.set_yticks(pos)
-        axis.set_yticklabels(names)
-        axis.invert_yaxis()  # the first variable on top, as in plot_loadings
+        _label_rows(axis, pos, names)  # the first variable on top, as in plot_loadings
         axis.set_xlabel("-log10 q-value")
-        axis.set_title(f"Block {blk}: coordinate tests")
+        hidden = "selected, then smallest q"
+        axis.set_title(_rows_title(f"Block {blk}: coordinate tests", len(names), total, hidden))
         if has_freq:
             axis = axes[2 + j]
             axis.barh(pos, sub["frequency"].to_numpy(dtype=float), color=colors)
@@ -398,12 +557,11 @@ def plot_support(support: Any, *, ax: Any = None):
             if thr is not None:
                 stab = axis.axvline(thr, color="C1", linestyle=":",
                                     label=f"stability threshold {thr:g}")
-            axis.set_yticks(pos)
-            axis.set_yticklabels(names)
-            axis.invert_yaxis()
+            _label_rows(axis, pos, names)
             axis.set_xlim(0, 1)
             axis.set_xlabel("selection frequency")
-            axis.set_title(f"Block {blk}: stability selection")
+            axis.set_title(_rows_title(f"Block {blk}: stability selection", len(names),
+                                       total, hidden))
     handles.append(fdr)
     if has_freq and settings.get("stability_threshold") is not None:
         handles.append(stab)

@@ -457,3 +457,22 @@ def test_parallel_sums_and_pass_equal_serial_ones(dense_fit, monkeypatch):
     for g, w in zip(got[0] + got[1], want[0] + want[1]):
         np.testing.assert_array_equal(g.cross, w.cross)
         np.testing.assert_array_equal(g.cov_a, w.cov_a)
+
+
+def test_singular_value_intervals_below_their_estimate_are_explained():
+    """Issue 36: a basic interval that excludes its own estimate (upward
+    biased replicates) is explained in the summary's note, naming the rows."""
+    sim = jdr.simulate.bilinear(200, 10, 8, 1, seed=0)
+    y = np.random.default_rng(0).normal(size=200)  # unrelated: strongly biased s
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", jdr.exceptions.JDRWarning)
+        res = jdr.JointDimReduction(y, sim.a, sim.b).fit(2)
+        boot = res.bootstrap(199, seed=0)
+    ci = boot.conf_int().loc["singular value"]
+    below = ci["upper"].to_numpy() < res.singular_values[:2]
+    assert below.any()  # the case the note is for
+    notes = " ".join(boot.summary().extra_txt)
+    assert "basic bootstrap intervals [2 s - t_high, 2 s - t_low]" in notes
+    assert "biased upwards" in notes and "below its own estimate" in notes
+    named = ", ".join(f"s{k + 1}" for k in np.flatnonzero(below))
+    assert f"(here: {named})" in notes

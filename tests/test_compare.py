@@ -114,3 +114,28 @@ def test_paper_figure3_trends():
     assert even[hi]["jdr"] > 0.85 * even[lo]["jdr"]
     assert even[hi]["phd (blocks)"] / even[lo]["phd (blocks)"] < 0.6
     assert even[hi]["phd (blocks)"] < 0.2
+
+
+def test_compare_reports_a_fit_measure_and_which_method_explains_y_best(sim):
+    """Issue 36: a fit measure per variant (the joint fit's R-squared, at
+    2r features for every variant) and one sentence naming the best."""
+    out = compare(sim.y, sim.a, sim.b, 2, truth=(sim.U, sim.V))
+    fit = out.fit
+    assert fit.index.tolist() == out.table.index.tolist()
+    assert list(fit.columns) == ["rsquared", "rsquared adj"]
+    res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(2)
+    assert fit.loc["jdr", "rsquared"] == pytest.approx(res.fit_measures.rsquared, rel=1e-10)
+    assert ((fit["rsquared"] > 0) & (fit["rsquared"] < 1)).all()
+    # per block, the baselines miss the interaction: far below the joint fit
+    assert fit.loc["sir (blocks)", "rsquared"] < fit.loc["jdr", "rsquared"] - 0.2
+    assert out.best == fit["rsquared"].idxmax()
+    notes = out.summary().extra_txt
+    assert "equal numbers of features" in notes[-1] and "in-sample" in notes[-1]
+    assert "explain y about equally well" in notes[-1]  # jdr, phd and save ([a, b]) tie
+    assert "jdr" in notes[-1].split("rows).")[-1]
+    assert "fit measures" in out.summary().named_frames
+    one = compare(sim.y, sim.a, sim.b, 1, methods=("jdr", "sir"))
+    assert one.conclusion().startswith("jdr explains y best (R-squared ")
+    record = out.to_dict()
+    assert record["best"] == out.best and record["fit"][0]["variant"] == "jdr"
+    assert set(record["fit"][0]) == {"variant", "rsquared", "rsquared_adj"}

@@ -1,5 +1,7 @@
 """Plots, headless (Agg): axes, labels and the number of plotted points."""
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -277,3 +279,80 @@ def test_gallery_images_exist_and_are_small():
     assert shown and sorted(shown) == sorted(p.name for p in folder.glob("*.png"))
     for name in shown:
         assert (folder / name).stat().st_size < 100_000, name
+
+
+@pytest.fixture(scope="module")
+def wide():
+    """120 + 21 variables, as a user's gene and lipid blocks (issue 36)."""
+    sim = jdr.simulate.bilinear(1300, 120, 21, 1, s1=2, s2=2, seed=36)
+    model = jdr.JointDimReduction(sim.y, sim.a, sim.b)
+    return model.fit(2), model.select_support(rank=1, seed=0)
+
+
+def _ylabels_apart(fig):
+    fig.set_dpi(90)  # the gallery's resolution
+    fig.canvas.draw()
+    for ax in fig.axes:
+        boxes = sorted((t.get_window_extent() for t in ax.get_yticklabels() if t.get_text()),
+                       key=lambda b: b.y0)
+        assert all(a.y1 <= b.y0 + 0.5 for a, b in itertools.pairwise(boxes)), ax.get_title()
+
+
+@pytest.mark.parametrize("kind", ["loadings", "support"])
+def test_many_labels_grow_the_figure_or_top_k_hides_some(wide, kind):
+    res, sup = wide
+    draw = ((lambda **kw: plotting.plot_loadings(res, **kw)) if kind == "loadings"
+            else (lambda **kw: plotting.plot_support(sup, **kw)))
+    fig = draw()
+    labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert labels == res.model.exog_names_a  # all 120, in the order of the data
+    assert fig.get_figheight() >= 0.15 * 120  # grows with the labels
+    _ylabels_apart(fig)
+    plt.close(fig)
+    fig = draw(top=10)
+    labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert len(labels) == 10 and fig.get_figheight() < 6
+    idx = [res.model.exog_names_a.index(n) for n in labels]
+    assert idx == sorted(idx)  # still in the order of the data
+    assert "10 of 120 shown" in fig.axes[0].get_title()
+    assert "110 hidden" in fig.axes[0].get_title()
+    if kind == "loadings":  # the 10 largest absolute loadings
+        size = np.abs(np.asarray(res.loadings_a, dtype=float)).max(axis=1)
+        assert min(size[idx]) >= np.sort(size)[-10]
+    else:  # the selected variables are kept
+        chosen = sup.table.xs("a", level="block")["selected"]
+        assert set(chosen[chosen].index) <= set(labels)
+    _ylabels_apart(fig)
+    plt.close(fig)
+    with pytest.raises(ValueError, match="top must be"):
+        draw(top=0)
+
+
+def test_sufficient_summary_of_classes_is_a_class_coloured_scatter():
+    """Issue 36: a categorical response is drawn as the reduced features
+    coloured by class, not as a whitened indicator."""
+    import pandas as pd
+
+    sim = jdr.simulate.bilinear(900, 5, 4, 1, seed=3)
+    cls = pd.Series(pd.qcut(sim.y, 3, labels=["low", "mid", "high"]), name="level")
+    res = jdr.JointDimReduction(cls, sim.a, sim.b).fit(1)
+    fig = plotting.plot_sufficient_summary(res)
+    plane, strip = fig.axes
+    feats = np.asarray(res.transform(), dtype=float)
+    for j, name in enumerate(["low", "mid", "high"]):
+        rows = (cls == name).to_numpy()
+        np.testing.assert_allclose(plane.collections[j].get_offsets(), feats[rows][:, [0, 1]])
+        np.testing.assert_allclose(strip.collections[j].get_offsets()[:, 0],
+                                   feats[rows, 0] * feats[rows, 1])
+    assert (plane.get_xlabel(), plane.get_ylabel()) == ("a_dir1", "b_dir1")
+    labels = _labels(_legend_outside(fig))
+    assert labels == ["level = low (300)", "level = mid (300)", "level = high (300)"]
+    assert [t.get_text() for t in strip.get_yticklabels()] == ["low", "mid", "high"]
+    plt.close(fig)
+    fig = plotting.plot_sufficient_summary(res, column=1)  # the whitened indicator on request
+    assert len(fig.axes) == 3 and fig.axes[0].get_ylabel().startswith("Yw1 (whitened ")
+    plt.close(fig)
+    fig, axes = plt.subplots(1, 3)
+    with pytest.raises(ValueError, match="ax must hold 2 axes"):
+        plotting.plot_sufficient_summary(res, ax=axes)
+    plt.close(fig)

@@ -207,3 +207,53 @@ def test_long_summaries_split_into_floats_that_fit(tmp_path):
     # every row is printed once, in order
     tex = long_table.as_latex()
     assert [int(m) for m in re.findall(r"^v(\d+) &", tex, re.M)] == list(range(120))
+
+
+@pytest.fixture(scope="module")
+def wide_csv(tmp_path_factory):
+    """A fit with 120 + 21 variables (longer tables than a page) as a CSV file."""
+    rng = np.random.default_rng(36)
+    n = 300
+    a = pd.DataFrame(rng.normal(size=(n, 120)), columns=[f"gene{i:03d}" for i in range(120)])
+    b = pd.DataFrame(rng.normal(size=(n, 21)), columns=[f"lipid{i:02d}" for i in range(21)])
+    y = a["gene000"] * b["lipid00"] + 0.5 * rng.normal(size=n)
+    path = tmp_path_factory.mktemp("wide") / "wide.csv"
+    pd.concat([y.rename("y"), a, b], axis=1).to_csv(path, index=False)
+    return path, list(a.columns), list(b.columns)
+
+
+def _pdf_words(tmp_path, name):
+    """The words of ``name.pdf`` (pdftotext), or None without poppler-utils."""
+    if shutil.which("pdftotext") is None:
+        return None
+    subprocess.run(["pdftotext", f"{name}.pdf"], cwd=tmp_path, check=True, timeout=60)
+    return set((tmp_path / f"{name}.txt").read_text(errors="replace").split())
+
+
+@needs_pdflatex
+@pytest.mark.parametrize("floating", [False, True])
+def test_tables_longer_than_a_page_lose_no_row(wide_csv, tmp_path, floating, capsys):
+    """Issue 36: outside a float a tabular never breaks, so rows past the foot
+    of the page were lost (56 of 120 genes); every variable is now in the PDF."""
+    path, genes, lipids = wide_csv
+    if floating:  # the summary's float(s) pasted into a plain article
+        frame = pd.read_csv(path)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", jdr.exceptions.JDRWarning)
+            res = jdr.JointDimReduction(frame["y"], frame[genes], frame[lipids]).fit(2)
+        tex = ("\\documentclass{article}\n\\begin{document}\n" + res.summary().as_latex()
+               + "\\end{document}\n")
+    else:  # the command line's complete document
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", jdr.exceptions.JDRWarning)
+            assert main(["fit", str(path), "--y", "y", "--a", ",".join(genes),
+                         "--b", ",".join(lipids), "--rank", "2", "--format", "latex"]) == 0
+        tex = capsys.readouterr().out
+    for name in genes + lipids:
+        assert f"\n{name} & " in tex, name
+    log = _pdflatex(tmp_path, "wide", tex)
+    assert not _bad_boxes(log)
+    words = _pdf_words(tmp_path, "wide")
+    if words is not None:
+        missing = [name for name in genes + lipids if name not in words]
+        assert not missing, f"{len(missing)} variables are not in the PDF: {missing[:5]}"

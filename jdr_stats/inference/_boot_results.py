@@ -471,8 +471,17 @@ class BootstrapResults(ExportMixin, SummaryMixin):
             "do not depend on the units or any invertible recoding of a block's "
             "variables); the bound on the largest one is the "
             f"{level} upper bound for the angle between the true and the estimated "
-            "subspace. Lower/upper: two-sided intervals (percentile for the "
-            "angles, basic bootstrap for the singular values)."
+            "subspace. Lower/upper: two-sided percentile intervals for the angles."
+        )
+        below = [str(k) for k, hi, est in zip(sub.index, sub["upper"], s_hat, strict=True)
+                 if hi < est]
+        notes.append(
+            "Singular values: basic bootstrap intervals [2 s - t_high, 2 s - t_low] "
+            "(t: replicate quantiles), which remove the replicates' bias (boot mean - "
+            "estimate); sample singular values are biased upwards, so an interval can "
+            "lie wholly below its own estimate"
+            + (f" (here: {', '.join(below)})" if below else "")
+            + " (theory page 'Bootstrap')."
         )
         if self._interval == "calibrated":
             lam = self.calibrated_levels()
