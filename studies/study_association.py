@@ -15,13 +15,16 @@ power.
   P(p <= 0.05) = 0.05 and P(p <= 0.10) = 0.10 exactly under H0.  The mean
   in-sample R-squared of the rank-1 fit is printed too at m = 40 (what the
   summary calls descriptive only: it is large under H0).
+  The binary cell at m = 60 (0.140 at 0.10, 3 SE, in the first run) is run
+  again with 3 x the replications and another seed.
 * ``power``: ``bilinear(m, n1, n2, 1, strengths=[s])`` (Gaussian blocks,
-  N(0, 1) noise, one direction of strength s), rejection rate at 0.05.
+  N(0, 1) noise, one direction of strength s), rejection rate at 0.05, at
+  the three widths and at m = 100 with 100 + 20 columns.
 
 Monte Carlo SE: sqrt(p (1 - p) / R).  Seeds: replication i of cell c uses
 ``np.random.default_rng([seed, c, i])``.
 
-Run (single-threaded BLAS; about 4 minutes on the shared 2-core machine)::
+Run (single-threaded BLAS; about 5 minutes on the shared 2-core machine)::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python studies/study_association.py --reps 500 --n-perm 99
 
@@ -47,18 +50,21 @@ DESIGNS = {
     "binary": {"response": "binary", "prevalence": 0.2},
 }
 STRENGTHS = (1.0, 2.0, 3.0, 5.0)
+#: power also at m = 100 with 100 + 20 columns (n1 + n2 >= m still)
+POWER_WIDTHS = (*WIDTHS, (100, 100, 20))
 
 
 def _mc(p: float, reps: int) -> float:
     return float(np.sqrt(p * (1 - p) / reps))
 
 
-def level(reps: int, n_perm: int, seed: int) -> None:
-    print("== level: y independent of the blocks; rejection rates (MC SE) ==")
+def level(reps: int, n_perm: int, seed: int, designs: dict[str, dict] | None = None,
+          widths: tuple[tuple[int, int, int], ...] = WIDTHS, title: str = "level") -> None:
+    print(f"== {title}: y independent of the blocks; rejection rates (MC SE) ==")
     print(f"{'design':<10}{'m':>5}{'n1':>6}{'n2':>5}  {'p<=0.05':>15}  {'p<=0.10':>15}"
           f"  {'mean R2':>8}  {'s/rep':>6}")
-    for c, (name, opts) in enumerate(DESIGNS.items()):
-        for w, (m, n1, n2) in enumerate(WIDTHS):
+    for c, (name, opts) in enumerate((designs or DESIGNS).items()):
+        for w, (m, n1, n2) in enumerate(widths):
             t0 = time.perf_counter()
             ps, r2 = [], []
             for i in range(reps):
@@ -83,7 +89,7 @@ def power(reps: int, n_perm: int, seed: int) -> None:
     print("== power: bilinear, Gaussian blocks, one direction of strength s; "
           "rejection rate at 0.05 (MC SE) ==")
     print(f"{'m':>5}{'n1':>6}{'n2':>5}" + "".join(f"{f's={s:g}':>16}" for s in STRENGTHS))
-    for w, (m, n1, n2) in enumerate(WIDTHS):
+    for w, (m, n1, n2) in enumerate(POWER_WIDTHS):
         cells = []
         for c, s in enumerate(STRENGTHS):
             hits = 0
@@ -112,6 +118,10 @@ def main() -> None:
     t0 = time.perf_counter()
     if args.part in ("level", "both"):
         level(args.reps, args.n_perm, args.seed)
+        # the cell furthest from its nominal level in the recorded run, again
+        # with 3 x the replications and another seed
+        level(3 * args.reps, args.n_perm, args.seed + 1, {"binary": DESIGNS["binary"]},
+              ((60, 300, 50),), title="recheck of one cell, another seed")
     if args.part in ("power", "both"):
         power(args.reps, args.n_perm, args.seed)
     print(f"total {time.perf_counter() - t0:.0f} s")
