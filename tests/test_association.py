@@ -67,14 +67,14 @@ def test_level_exact_at_p_much_larger_than_n(design, response):
 
 
 def test_power_on_a_strong_direction():
-    """bilinear(100, 100, 20, 1), strength 3: rejected at 0.05 in 15 of 20 draws
-    (study_association: about 0.7); at least half here."""
+    """bilinear(100, 100, 20, 1), strength 3: these 20 draws reject at 0.05
+    in 15 (study_association: 0.44 (0.02) over 500 draws)."""
     hits = 0
     for s in range(20):
         d = jdr.simulate.bilinear(100, 100, 20, 1, strengths=[3.0], seed=s)
         res = jdr.JointDimReduction(d.y, d.a, d.b).fit(rank=1)
         hits += res.association_test(99, seed=s).pvalue <= 0.05
-    assert hits >= 10
+    assert hits >= 8
 
 
 def test_categorical_and_multivariate_responses():
