@@ -24,6 +24,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 __all__ = [
+    "ASSOCIATION_PERMUTATIONS",
+    "ASSOCIATION_SEED",
+    "ASSOCIATION_SUMMARY_MAX_ROWS",
     "AUTO_SAMPLE_MAX_RATIO",
     "BLOCK_ROWS",
     "COMBINED_SPECTRAL_MIN_EDGE",
@@ -244,6 +247,35 @@ LADLE_EDGE_DRAWS = 20
 LADLE_STRONG_EDGE = 2.0
 
 
+# -- the test of no association at p >> n ------------------------------------------
+#: Permutations of the summary's test of no association (``association_test``),
+#: run where the rank tests do not (``association_in_summary``); 199 keep a
+#: p-value's resolution at 0.005 and cost well under a second at these widths
+#: (``studies/study_association.py``).
+ASSOCIATION_PERMUTATIONS = 199
+
+#: Seed of the summary's test of no association (the summary is a
+#: deterministic function of the fit).
+ASSOCIATION_SEED = 0
+
+#: Rows above which the summary prints how to run the test instead of running it
+#: (its kernel has m^2 entries).
+ASSOCIATION_SUMMARY_MAX_ROWS = 2000
+
+
+def association_in_summary(nobs: int, n1: int, n2: int) -> bool:
+    """Whether the summary shows the test of no association and the caveat
+    that R-squared and the directions are descriptive only: at ``p >> n``
+    (``n1 + n2 >= m``) or where the rank tests refuse (``m < max(n1, n2) + 2``).
+
+    Examples
+    --------
+    >>> association_in_summary(40, 120, 21), association_in_summary(500, 10, 8)
+    (True, False)
+    """
+    return n1 + n2 >= nobs or nobs < max(n1, n2) + 2
+
+
 # -- seeding of row-wise random draws ------------------------------------------------
 #: Rows per block of row-wise random draws: the Poisson-bootstrap weights and
 #: the spectral test's halves and sign flips draw each block of this many rows
@@ -277,6 +309,11 @@ def defaults_table() -> list[tuple[str, object, str]]:
         ("LADLE_EDGE_DRAWS", LADLE_EDGE_DRAWS, "ladle: sign-flip draws of the noise edge"),
         ("LADLE_STRONG_EDGE", LADLE_STRONG_EDGE,
          "ladle: directions above this multiple of the edge projected off"),
+        ("ASSOCIATION_PERMUTATIONS", ASSOCIATION_PERMUTATIONS,
+         "summary at p >> n: permutations of the test of no association"),
+        ("ASSOCIATION_SEED", ASSOCIATION_SEED, "summary at p >> n: seed of that test"),
+        ("ASSOCIATION_SUMMARY_MAX_ROWS", ASSOCIATION_SUMMARY_MAX_ROWS,
+         "summary at p >> n: that test runs up to this many rows (else how to run it)"),
         ("BLOCK_ROWS", BLOCK_ROWS, "rows per seeded block of row-wise random draws"),
         ("ROBUST_PAIR_SEED", ROBUST_PAIR_SEED,
          "robust test: seed of its row pairs when none is given"),

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 from statsmodels.iolib.summary2 import Summary
 
+from . import policy
 from ._data import (
     DataModel,
     RemovedData,
@@ -39,13 +40,15 @@ from ._version import __version__
 from .core.whitening import DesignWhitening
 from .diagnostics import Premises, block_stats
 from .exceptions import RowsNotInMemoryError
+from .inference.association import association_test as _association_test
 from .inference.bootstrap import BootstrapResults, Interval
 from .inference.bootstrap import Method as BootstrapMethod
 from .inference.bootstrap import bootstrap as _bootstrap
+from .inference.hypotheses import TestResult
 from .inference.ladle import LADLE_AT_ZERO, LADLE_CHOSEN_BY, LadleResults
 from .inference.rank_tests import RankMethod, RankTestResults
 from .inference.rank_tests import rank_tests as _rank_tests
-from .summary import LOADING_NOTES, SummaryMixin, build_summary, json_safe
+from .summary import LOADING_NOTES, SummaryMixin, build_summary, format_pvalue, json_safe
 from .support import SupportResults
 from .whitenings import WHITENING_METHODS
 
@@ -523,6 +526,67 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         self.diagnostics.warn("rank tests")  # before any p-value is shown
         return table
 
+    def association_test(
+        self,
+        n_perm: int = 199,
+        *,
+        seed: int | np.random.Generator | None = None,
+    ) -> TestResult:
+        """Permutation test of no association, ``H0: y`` independent of
+        ``(a, b)`` (rank 0), with the fit's own whitening: valid at any width.
+
+        Parameters
+        ----------
+        n_perm : int
+            Permutations of the response's rows (default 199).
+        seed : int, Generator or None
+            Seed of the permutations (same seed, same p-value).
+
+        Returns
+        -------
+        TestResult
+            ``statistic`` ``T = sum_j s_j^2`` of the whitened cross moment
+            with the response standardised (whitened for ``q > 1`` columns),
+            and ``pvalue = (1 + #{T* >= T}) / (n_perm + 1)``.
+
+        Notes
+        -----
+        The blocks' whitening (any kind, across blocks too) does not depend on
+        ``y``, so under ``H0`` with rows of ``y`` exchangeable given the
+        blocks and the weights, permuting ``y``'s rows gives an exact test at
+        any width (theory of rank tests, "The test of no association at any
+        width").  A sparse fit is tested on all variables.  Not with
+        covariates (residuals on them are not exchangeable); needs the rows.
+        It tests rank 0 only; the rank tests test higher ranks where they run.
+
+        Examples
+        --------
+        >>> import jdr_stats as jdr
+        >>> d = jdr.simulate.bilinear(40, 120, 21, 1, seed=0)
+        >>> res = jdr.JointDimReduction(d.y, d.a, d.b).fit(rank=1)
+        >>> t = res.association_test(99, seed=1)
+        >>> t.pvalue == res.association_test(99, seed=1).pvalue, t.method
+        (True, 'association')
+        """
+        return _association_test(self._fit_data, self._whitening, n_perm=n_perm, seed=seed,
+                                 whitening_name=self.whitening)
+
+    @cached_property
+    def _summary_association(self) -> TestResult | str | None:
+        """The summary's association test (policy.ASSOCIATION_SUMMARY_*): the
+        test, a line saying how to run it, or None where the rank tests run."""
+        m, n1, n2 = self.nobs, len(self._names_a), len(self._names_b)
+        if not policy.association_in_summary(m, n1, n2):
+            return None
+        if self._model.data.adjustment.p if hasattr(self._model.data, "adjustment") else 0:
+            return None
+        if m > policy.ASSOCIATION_SUMMARY_MAX_ROWS or self.data_removed \
+                or self._fit_data.sums is not None:
+            return ("Test of no association not run here (its cost, or rows not in memory): "
+                    "results.association_test(n_perm=199, seed=0).")
+        return self.association_test(policy.ASSOCIATION_PERMUTATIONS,
+                                     seed=policy.ASSOCIATION_SEED)
+
     def bootstrap(
         self,
         n_boot: int = 999,
@@ -683,6 +747,24 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         return [("k: singular values of X_lin (whitened cross moment); share = s_k^2 / "
                  "sum_j s_j^2."), LOADING_NOTES[loadings], self.diagnostics.note]
 
+    def _association_notes(self, info: dict[str, Any]) -> list[str]:
+        """At p >> n (policy.association_in_summary): the test of no
+        association in ``info`` (or how to run it) and the caveat on R^2."""
+        assoc = self._summary_association
+        if assoc is None:
+            return []
+        notes = [assoc] if isinstance(assoc, str) else [
+            f"No association (H0: y independent of (a, b)): T = {assoc.statistic:.4g}, "
+            f"p = {format_pvalue(assoc.pvalue)}, {policy.ASSOCIATION_PERMUTATIONS} "
+            f"permutations of y's rows (seed {policy.ASSOCIATION_SEED}) with the fit's "
+            "whitening, exact at any width; results.association_test()."]
+        if isinstance(assoc, TestResult):
+            info["No association p:"] = f"{format_pvalue(assoc.pvalue)} (permutation)"
+        notes.append("At this width (n1 + n2 >= m, or no rank test runs) R-squared and the "
+                     "directions are descriptive only: in-sample, on directions chosen from "
+                     "all variables; the test of no association is the inference.")
+        return notes
+
     def summary(
         self,
         *,
@@ -736,7 +818,8 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
               for head, tab in zip(self._block_headings(), (la, lb), strict=True)),
             ("Premises", self.diagnostics.table, "premises"),
         ]
-        notes = r2_notes + self._loading_and_premise_notes(loadings)
+        notes = r2_notes + self._association_notes(info) \
+            + self._loading_and_premise_notes(loadings)
         notes.append(inference_note(self.whitening, self._settings.whitening.reason,
                                     max(info["n1 (block a):"], info["n2 (block b):"]) / self.nobs))
         if self._settings.estimator is not None:

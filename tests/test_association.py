@@ -1,0 +1,142 @@
+"""The permutation test of no association (results.association_test) and its
+place in the summary at p >> n."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import jdr_stats as jdr
+from jdr_stats import policy
+from jdr_stats.exceptions import RowsNotInMemoryError
+from jdr_stats.inference.hypotheses import TestResult
+
+
+def _wide(seed: int = 0):
+    return jdr.simulate.bilinear(40, 120, 21, 1, seed=seed)
+
+
+def test_statistic_is_the_fits_own():
+    """T = sum_j s_j^2 of the fit's whitened cross moment / var(y), for every whitening."""
+    d = jdr.simulate.bilinear(200, 8, 6, 1, seed=1)
+    w = np.random.default_rng(0).uniform(0.5, 2.0, 200)
+    fits = [jdr.JointDimReduction(d.y, d.a, d.b).fit(rank=1, whitening=k)
+            for k in ("sample", "shrinkage", "none")]
+    fits += [jdr.JointDimReduction(d.y, d.a, d.b).fit(rank=1, independent_blocks=False),
+             jdr.JointDimReduction(d.y, d.a, d.b, weights=w).fit(rank=1)]
+    for res in fits:
+        t = res.association_test(9, seed=0)
+        want = np.sum(res.estimate.coef_matrix ** 2) / res.moments.var_y
+        assert t.statistic == pytest.approx(want, rel=1e-10)
+
+
+def test_same_seed_same_pvalue_and_object():
+    d = _wide()
+    res = jdr.JointDimReduction(d.y, d.a, d.b).fit(rank=1)
+    t1, t2 = res.association_test(99, seed=3), res.association_test(99, seed=3)
+    assert isinstance(t1, TestResult) and t1.method == "association"
+    assert t1.pvalue == t2.pvalue and t1.statistic == t2.statistic
+    assert 1 / 100 <= t1.pvalue <= 1 and round(t1.pvalue * 100) == pytest.approx(t1.pvalue * 100)
+    assert "H0: y independent of (a, b)" in str(t1.summary())
+    assert t1.to_dict()["distribution"] == "permutation (99 permutations)"
+
+
+def _level(design: str, response: str, reps: int = 200, n_perm: int = 19) -> float:
+    """Rejection rate at 0.1 under H0 (y drawn independently of the blocks)."""
+    rng = np.random.default_rng(20261127)
+    hits = 0
+    for _ in range(reps):
+        d = jdr.simulate.bilinear(30, 60, 12, 1, design=design,  # type: ignore[arg-type]
+                                  seed=rng)
+        if response == "binary":
+            y: object = pd.Series(rng.permutation(np.repeat(["x", "z"], 15)), dtype="category")
+        else:
+            y = rng.standard_t(3, size=30)
+        res = jdr.JointDimReduction(y, d.a, d.b).fit(rank=1)
+        hits += res.association_test(n_perm, seed=rng).pvalue <= 0.1
+    return hits / reps
+
+
+@pytest.mark.parametrize(("design", "response"), [("gaussian", "t3"), ("t5", "binary")])
+def test_level_exact_at_p_much_larger_than_n(design, response):
+    """With B = 19 permutations P(p <= 0.1) = 2/20 exactly under H0; 200
+    replicates: within 3 Monte Carlo SE (0.021) of 0.1."""
+    rate = _level(design, response)
+    assert abs(rate - 0.1) <= 3 * np.sqrt(0.1 * 0.9 / 200)
+
+
+def test_power_on_a_strong_direction():
+    """bilinear(100, 100, 20, 1), strength 3: these 20 draws reject at 0.05
+    in 15 (study_association: 0.44 (0.02) over 500 draws)."""
+    hits = 0
+    for s in range(20):
+        d = jdr.simulate.bilinear(100, 100, 20, 1, strengths=[3.0], seed=s)
+        res = jdr.JointDimReduction(d.y, d.a, d.b).fit(rank=1)
+        hits += res.association_test(99, seed=s).pvalue <= 0.05
+    assert hits >= 8
+
+
+def test_categorical_and_multivariate_responses():
+    rng = np.random.default_rng(7)
+    m = 60
+    a, b = rng.normal(size=(m, 80)), rng.normal(size=(m, 10))
+    t = a[:, 0] * b[:, 0]
+    cls = pd.Series(np.array(["lo", "mid", "hi"])[np.digitize(t, [-0.4, 0.4])], dtype="category")
+    res = jdr.JointDimReduction(cls, a, b).fit(rank=1)
+    assert res.association_test(99, seed=0).pvalue <= 0.05
+    shuffled = pd.Series(cls.to_numpy()[rng.permutation(m)], dtype="category")
+    p0 = jdr.JointDimReduction(shuffled, a, b).fit(rank=1).association_test(99, seed=0).pvalue
+    assert 0 < p0 <= 1
+    m = 120
+    a, b = rng.normal(size=(m, 100)), rng.normal(size=(m, 20))
+    ymv = pd.DataFrame({"y1": a[:, 0] * b[:, 0], "y2": a[:, 1] * b[:, 1]})
+    res = jdr.JointDimReduction(ymv, a, b).fit(rank=1)
+    tm = res.association_test(99, seed=0)
+    assert tm.statistic == pytest.approx(np.sum(res.estimate.coef_tensor ** 2), rel=1e-8)
+    assert tm.pvalue <= 0.05
+
+
+def test_invariant_to_rescaling_columns():
+    d = _wide(1)
+    scale_a = np.exp(np.random.default_rng(0).normal(size=120))
+    scale_b = np.exp(np.random.default_rng(1).normal(size=21))
+    t0 = jdr.JointDimReduction(d.y, d.a, d.b).fit(rank=1).association_test(99, seed=5)
+    t1 = jdr.JointDimReduction(d.y, d.a * scale_a + 3.0, d.b * scale_b).fit(
+        rank=1).association_test(99, seed=5)
+    assert t1.statistic == pytest.approx(t0.statistic, rel=1e-8)
+    assert t1.pvalue == t0.pvalue
+
+
+def test_refusals():
+    small = jdr.simulate.bilinear(100, 5, 4, 1, seed=0)
+    z = np.random.default_rng(0).normal(size=(100, 1))
+    res = jdr.JointDimReduction(small.y, small.a, small.b, covariates=z).fit(rank=1)
+    with pytest.raises(ValueError, match="covariates"):
+        res.association_test(9)
+    d = _wide()
+    res = jdr.JointDimReduction(d.y, d.a, d.b).fit(rank=1)
+    with pytest.raises(ValueError, match="n_perm"):
+        res.association_test(0)
+    with pytest.raises(RowsNotInMemoryError, match="association_test"):
+        res.remove_data().association_test(9)
+
+
+def test_summary_shows_it_at_p_much_larger_than_n():
+    d = _wide()
+    res = jdr.JointDimReduction(d.y, d.a, d.b).fit(rank=1)
+    text = str(res.summary())
+    want = res.association_test(policy.ASSOCIATION_PERMUTATIONS, seed=policy.ASSOCIATION_SEED)
+    assert "No association p:" in text and f"T = {want.statistic:.4g}" in text
+    assert "descriptive only" in text
+    assert text == str(res.summary())  # deterministic
+    small = jdr.simulate.bilinear(300, 5, 4, 1, seed=0)
+    text = str(jdr.JointDimReduction(small.y, small.a, small.b).fit(rank=1).summary())
+    assert "No association" not in text and "descriptive only" not in text
+
+
+def test_summary_says_how_to_run_it_above_the_row_limit(monkeypatch):
+    monkeypatch.setattr(policy, "ASSOCIATION_SUMMARY_MAX_ROWS", 10)
+    d = _wide()
+    text = str(jdr.JointDimReduction(d.y, d.a, d.b).fit(rank=1).summary())
+    assert "results.association_test(n_perm=199" in text and "descriptive only" in text
