@@ -35,8 +35,8 @@ both estimators are fitted to the same sample):
    default test (``res.rank_tests(max_rank=r)``; target band
    0.05 +- (2.5 MC SE + 0.005)) and the share of fits whose chosen rank is
    the true one (the first k of the fit's table not rejected; target
-   >= 0.90).  Two more cells, r = 1 and 2 at rho = 0.9 with m = 4000, tell
-   a lack of power from a failure.
+   >= 0.90).  Three more cells, r = 1 and 2 at rho = 0.9 with m = 4000 and
+   r = 2 with m = 16000, tell a lack of power from a failure.
 4. **bootstrap coverage**: rho = 0 and 0.6, r = 1 and 2, m = 1000 and 2000,
    n1 = n2 = 6, bilinear link; pairs bootstrap with B = 199, percentile
    bound (the default): share of samples whose 95% upper bound on the
@@ -53,6 +53,14 @@ both estimators are fitted to the same sample):
    proportion over both blocks (false / max(selected, 1)) and the share of
    the 6 true variables selected.
 
+6. (extra) **outside the Gaussian premise**: the size and ``fit("auto")``
+   of part 3 on the factor models of part 2 (c = 0.6, m = 1000,
+   n1 = n2 = 6, r = 0, 1, 2, bilinear link) and on battery designs with
+   independent blocks (:func:`jdr_stats.simulate.scenario`: t5,
+   laplace-ar1, lognormal-noise, hetero-signal, main-effects with r = 0
+   (``signal=0``) and r = 2, and binary-model with r = 2); and the coverage
+   of part 4 on the factor models (r = 2, m = 2000, half the replications).
+
 Each table gives means (or rates) with their Monte Carlo SE (sd / sqrt(R),
 sqrt(p (1 - p) / R)); ``diff`` is joint minus per-block on the same samples.
 Angles are in degrees: the largest principal angle of each block, the larger
@@ -64,7 +72,7 @@ Run (one BLAS thread)::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=. nice -n 5 python studies/study_correlated_blocks.py --part 1 --reps 300
 
-and likewise ``--part 2`` to ``--part 5`` (``--reps`` sets the replications
+and likewise ``--part 2`` to ``--part 6`` (``--reps`` sets the replications
 of each cell; the larger m of part 2 uses half).  Output recorded in
 ``studies/results/study_correlated_blocks.txt``.
 """
@@ -84,7 +92,7 @@ from jdr_stats.simulate import SimulatedData, random_basis
 
 ALPHA = 0.05
 #: cells per part, so that the seeds of a part do not depend on the others
-CELL_BASE = {1: 0, 2: 100, 3: 200, 4: 300, 5: 400}
+CELL_BASE = {1: 0, 2: 100, 3: 200, 4: 300, 5: 400, 6: 500}
 
 
 # ---------------------------------------------------------------------------
@@ -106,7 +114,7 @@ def _factor_entries(rng: np.random.Generator, kind: str, shape: tuple[int, int])
 
 
 def factor_model(m: int, n: int, r: int, kind: str, c: float, link: str,
-                 seed: int) -> SimulatedData:
+                 seed: int, strength: float = 1.0) -> SimulatedData:
     """Correlated blocks through a shared factor f with ``kind`` entries."""
     rng = np.random.default_rng(seed)
     U = random_basis(n, r, seed=rng)
@@ -118,7 +126,7 @@ def factor_model(m: int, n: int, r: int, kind: str, c: float, link: str,
     b = np.sqrt(c) * f @ q2.T + np.sqrt(1 - c) * rng.standard_normal((m, n))
     abar, bbar = a @ U, b @ V
     t = even_link(abar, bbar) if link == "even" else (abar * bbar).sum(axis=1)
-    y = t + rng.standard_normal(m)
+    y = strength * t + rng.standard_normal(m)
     return SimulatedData(y=y, a=a, b=b, U=U, V=V, model="factor",
                          settings=dict(kind=kind, c=c, link=link))
 
@@ -243,7 +251,7 @@ def part3(args) -> None:
     print(f"# R={args.reps}: size band [{lo:.3f}, {hi:.3f}]", flush=True)
     cells = [(r, rho, 1000) for r in (0, 1, 2) for rho in (0.0, 0.3, 0.6, 0.9)]
     # rho = 0.9 at a larger m: is a shortfall of "auto" power (it shrinks with m)?
-    cells += [(1, 0.9, 4000), (2, 0.9, 4000)]
+    cells += [(1, 0.9, 4000), (2, 0.9, 4000), (2, 0.9, 16000)]
     for k, (r, rho, m) in enumerate(cells):
         t0 = time.perf_counter()
         out = {True: [], False: []}
@@ -346,7 +354,84 @@ def part5(args) -> None:
                   + f" ({time.perf_counter() - t0:.0f} s)", flush=True)
 
 
-PARTS = {1: part1, 2: part2, 3: part3, 4: part4, 5: part5}
+# ---------------------------------------------------------------------------
+# part 6: rank inference and coverage outside the Gaussian premise
+# ---------------------------------------------------------------------------
+BATTERY_NAMES = ("t5", "laplace-ar1", "lognormal-noise", "hetero-signal", "main-effects",
+                 "binary-model")
+
+
+def rank_cell(label: str, make, r: int, args, i: int, se_band) -> None:
+    t0 = time.perf_counter()
+    out = {True: [], False: []}
+    for s in seeds(args, i, args.reps):
+        sim = make(s)
+        model = jdr.JointDimReduction(sim.y, sim.a, sim.b)
+        for ind in (False, True):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", JDRWarning)
+                res = model.fit("auto", independent_blocks=ind)
+                p = res.rank_tests(max_rank=r).table["pvalue"].to_numpy()
+            out[ind].append((p[r] < ALPHA, chosen_rank(res)))
+    lo, hi = se_band
+    txt = []
+    for ind, name in ((False, "joint"), (True, "per-block")):
+        x = np.array(out[ind])
+        size = x[:, 0].astype(float)
+        ok = "in band" if lo <= size.mean() <= hi else "OUT"
+        txt.append(f"{name}: size {rate(size)} ({ok}), auto=r {rate(x[:, 1] == r)}, "
+                   f"auto>r {rate(x[:, 1] > r)}, auto<r {rate(x[:, 1] < r)}")
+    print(f"{label:30s} | " + " | ".join(txt) + f" ({time.perf_counter() - t0:.0f} s)",
+          flush=True)
+
+
+def part6(args) -> None:
+    print("## 6. (extra) rank inference outside the Gaussian premise, m=1000, n1=n2=6: "
+          "(a) factor models c=0.6 (Gaussian, t(5), Gamma factors; bilinear link); "
+          "(b) battery designs with independent blocks (jdr.simulate.scenario)", flush=True)
+    se = np.sqrt(ALPHA * (1 - ALPHA) / args.reps)
+    band = (ALPHA - 2.5 * se - 0.005, ALPHA + 2.5 * se + 0.005)
+    print(f"# R={args.reps}: size band [{band[0]:.3f}, {band[1]:.3f}]", flush=True)
+    k = 0
+    for kind in ("gaussian", "t5", "gamma"):
+        for r in (0, 1, 2):
+            def make(s, kind=kind, r=r):
+                return factor_model(1000, 6, max(r, 1), kind, 0.6, "bilinear", s,
+                                    strength=float(r > 0))
+            rank_cell(f"factor {kind} r={r}", make, r, args, CELL_BASE[6] + k, band)
+            k += 1
+    for name in BATTERY_NAMES:
+        for r in ((2,) if name == "binary-model" else (0, 2)):
+            def make(s, name=name, r=r):
+                return jdr.simulate.scenario(name, 1000, 6, 6, max(r, 1),
+                                             signal=float(r > 0) if name != "binary-model"
+                                             else 1.0, seed=s)
+            rank_cell(f"battery {name} r={r}", make, r, args, CELL_BASE[6] + k, band)
+            k += 1
+    print("## 6c. (extra) bootstrap coverage (as part 4) on factor models c=0.6, r=2, "
+          "m=2000, n1=n2=6, B=199, joint estimator", flush=True)
+    for kind in ("gaussian", "t5", "gamma"):
+        t0 = time.perf_counter()
+        cov = []
+        for s in seeds(args, CELL_BASE[6] + k, max(args.reps // 2, 20)):
+            sim = factor_model(2000, 6, 2, kind, 0.6, "bilinear", s)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", JDRWarning)
+                res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(
+                    2, independent_blocks=False)
+                ci = res.bootstrap(199, seed=s).conf_int()
+            ba = ci.loc[("a", "largest angle"), "upper"]
+            bb = ci.loc[("b", "largest angle"), "upper"]
+            cov.append((largest_angle(sim.U, res.directions_a) <= ba,
+                        largest_angle(sim.V, res.directions_b) <= bb, ba))
+        k += 1
+        x = np.array(cov, float)
+        print(f"factor {kind} R={len(cov)} | joint: cover a {rate(x[:, 0])} b "
+              f"{rate(x[:, 1])}, mean bound a {x[:, 2].mean():5.1f} "
+              f"({time.perf_counter() - t0:.0f} s)", flush=True)
+
+
+PARTS = {1: part1, 2: part2, 3: part3, 4: part4, 5: part5, 6: part6}
 
 
 def main() -> None:
