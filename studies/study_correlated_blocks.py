@@ -70,10 +70,13 @@ i runs over all parts in order, so a part run alone gives the same numbers).
 
 Run (one BLAS thread)::
 
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=. nice -n 5 python studies/study_correlated_blocks.py --part 1 --reps 300
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=. nice -n 5 python studies/study_correlated_blocks.py --part 1 --reps 500
 
-and likewise ``--part 2`` to ``--part 6`` (``--reps`` sets the replications
-of each cell; the larger m of part 2 uses half).  Output recorded in
+and likewise ``--part 2 --reps 400``, ``--part 3 --reps 1000``, ``--part 4
+--reps 500``, ``--part 5 --reps 500``, ``--part 6 --reps 1000`` (the
+recorded runs; ``--reps`` sets the replications of each cell, the larger m
+of part 2 and the coverage cells of part 6 use half).  About 40 minutes in
+all on one shared core.  Output recorded in
 ``studies/results/study_correlated_blocks.txt``.
 """
 
