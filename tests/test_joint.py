@@ -218,3 +218,16 @@ def test_sklearn_blocks_and_joint(correlated):
         JointDimReductionTransformer(blocks=[[0], [1], [2]]).fit(X, sim.y)
     with pytest.raises(ValueError, match="not both"):
         JointDimReductionTransformer(blocks=[[0], [1]], block_a=[0]).fit(X, sim.y)
+
+
+def test_support_notes_say_which_estimator(correlated):
+    sim = correlated
+    model = jdr.JointDimReduction(sim.y, sim.a, sim.b)
+    joint = model.select_support(rank=1, independent_blocks=False, seed=1, n_resamples=99)
+    assert joint.settings["estimator"] == "joint"
+    assert any("residual on the other block" in n for n in joint.notes)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", JDRWarning)
+        per_block = model.select_support(rank=1, seed=1, n_resamples=99)
+    assert per_block.settings["estimator"] == "per-block"
+    assert any("Assumptions: independent blocks" in n for n in per_block.notes)

@@ -138,6 +138,9 @@ def notes_of(
     fdr: float, rank: int | None, settings: dict,
 ) -> list[str]:
     coords = "Sigma_a^{-1} S Sigma_b^{-1}" if standardize else "S (centred cross moment)"
+    blocks = ("each block replaced by its residual on the other block (the joint "
+              "estimator: the blocks may correlate)" if settings.get("estimator") == "joint"
+              else "independent blocks")
     notes = [
         "H0 (per variable): the variable is not in its block's subspace (its row of "
         f"U, resp. V, is zero); tested as: its row (column) of {coords} is zero.",
@@ -174,7 +177,7 @@ def notes_of(
             f"p-value (1 + #{{T* >= T}}) / (B + 1) from the {how}."
         )
         notes.append(
-            "Assumptions: independent blocks; linear conditional mean of each block "
+            f"Assumptions: {blocks}; linear conditional mean of each block "
             "given its reduction; i.i.d. rows with finite fourth moments; no "
             "homoscedasticity, Gaussianity or exchangeability needed (asymptotically "
             "valid; measured FDR on heavy-tailed correlated blocks in the docs)."
@@ -188,7 +191,7 @@ def notes_of(
     elif method == "chi2":
         if covariance == "factored":
             notes.append(
-                "Assumptions: independent blocks; linear conditional mean of each "
+                f"Assumptions: {blocks}; linear conditional mean of each "
                 "block given its reduction; the variable's partial residual "
                 "independent of the reductions, the other block and y (Gaussian "
                 "blocks or independent variables); exact F for Gaussian blocks, "
@@ -197,7 +200,7 @@ def notes_of(
             )
         else:
             notes.append(
-                "Assumptions: independent blocks; linear conditional mean of each "
+                f"Assumptions: {blocks}; linear conditional mean of each "
                 "block given its reduction; finite fourth moments; m large "
                 "compared with the df (sandwich covariance)."
             )

@@ -10,7 +10,7 @@ import numpy as np
 
 from .._data import RowsData
 from .._estimate import check_rank, check_support_width
-from .._joint import joint_data
+from .._joint import JointModelData, joint_data
 from .._linalg import BlockMoments, Whitening
 from .._progress import ProgressArg, check_n_jobs, check_progress
 from .._validation import check_bool, check_rows_for_whitening, normalize_seed
@@ -280,7 +280,9 @@ def _results(
     standardize: bool, blocks: dict[str, tuple[Any, ...]], rule_settings: dict[str, Any],
 ) -> SupportResults:
     """The :class:`SupportResults` of the tests and the rule."""
-    settings: dict[str, Any] = {"covariance": plan.covariance, "standardize": standardize}
+    settings: dict[str, Any] = {
+        "covariance": plan.covariance, "standardize": standardize,
+        "estimator": "joint" if isinstance(data, JointModelData) else "per-block"}
     if plan.method in ("permutation", "studentized-permutation"):
         settings["n_perm"] = plan.n_resamples
     if plan.method == "wild":
