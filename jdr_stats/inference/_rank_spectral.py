@@ -246,6 +246,7 @@ class _SpectralBatch:
             if acc is None:
                 acc = [[_zero_sums(n1, n2, k2, projected) for _ in cols] for _ in seeds]
             ca = cb = None
+            halves: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
             if projected:
                 assert self.u1 is not None and self.v1 is not None
                 half = row_halves(self.half_entropy, start, start + len(y))
@@ -254,12 +255,19 @@ class _SpectralBatch:
                     rows = half == h
                     ca[rows, h::2] = a[rows] @ self.u1[:, h::2]
                     cb[rows, h::2] = b[rows] @ self.v1[:, h::2]
+                    halves.append((rows, a[rows], b[rows]))
             for j, seed in enumerate(seeds):
                 sa, sb = flip_signs(seed, start, start + len(y))
                 if self.one_sign:  # the whole row flipped (before 2026-11-27)
                     sb = np.ones_like(sb)
+                if not projected:
+                    for c, yc in enumerate(cols):
+                        _accumulate(acc[j][c], yc, a, b, sa, sb, ca, cb, self.one_sign)
+                    continue
+                assert ca is not None and cb is not None
+                flipped = _FlippedRows(a, b, ca, cb, sa, sb, halves, self.one_sign)
                 for c, yc in enumerate(cols):
-                    _accumulate(acc[j][c], yc, a, b, sa, sb, ca, cb, self.one_sign)
+                    flipped.accumulate(acc[j][c], yc, self.u1, self.v1)
         assert acc is not None
         out = np.empty((len(seeds), len(self.ks), 2))
         for j in range(len(seeds)):
@@ -337,6 +345,60 @@ def _accumulate(sums: dict[str, np.ndarray], y: np.ndarray, a: np.ndarray, b: np
     ca_r = ca * cr[:, None]
     sums["f_right"] += ca_r.T @ b                       # sum cr (U_h^T a') b'^T
     sums["g_right"] += ca_r.T @ cb                      # sum cr (U_h^T a')(V_h^T b')^T
+
+
+class _FlippedRows:
+    """The products of :func:`_accumulate` for one replicate's signs, with
+    less arithmetic (the same sums up to rounding).
+
+    * ``c_left`` and ``c_right`` are sums over the rows of a half ``h`` of
+      ``wy_i (U_h^T a'_i) b_i'^T`` and ``wy_i a'_i (V_h^T b'_i)^T``: they are
+      ``U_h^T F_h`` and ``F_h V_h`` with ``F_h = sum_{i in h} wy_i a'_i
+      b_i'^T``, whose sum over the halves is ``full`` (no product over the
+      rows for them);
+    * ``cl = y sa (1 - sb)`` is ``2 y sa`` on the rows with ``sb = -1`` and 0
+      elsewhere, ``cr = y sb (1 - sa)`` likewise with ``sa = -1``: the four
+      products weighted by them run over those rows only (about half).
+
+    At 76 + 64 columns, 9 response columns and ``k <= 18`` a replicate
+    cost half as much as with :func:`_accumulate`.  The row selections are
+    made once per replicate and shared by the response columns.
+    """
+
+    def __init__(self, a: np.ndarray, b: np.ndarray, ca: np.ndarray, cb: np.ndarray,
+                 sa: np.ndarray, sb: np.ndarray,
+                 halves: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+                 one_sign: bool) -> None:
+        self.sab = sa * sb
+        self.halves = halves
+        self.one_sign = one_sign
+        if one_sign:
+            return
+        self.left = sb < 0
+        self.right = sa < 0
+        self.a_l, self.cb_l, self.ca_l = a[self.left], cb[self.left], ca[self.left]
+        self.sa_l = 2.0 * sa[self.left]
+        self.ca_r, self.b_r, self.cb_r = ca[self.right], b[self.right], cb[self.right]
+        self.sb_r = 2.0 * sb[self.right]
+
+    def accumulate(self, sums: dict[str, np.ndarray], y: np.ndarray, u1: np.ndarray | None,
+                   v1: np.ndarray | None) -> None:
+        """Add this replicate's sums of one response column ``y``."""
+        assert u1 is not None and v1 is not None
+        wy = y * self.sab
+        for h, (rows, ah, bh) in enumerate(self.halves):
+            f = ah.T @ (wy[rows, None] * bh)
+            sums["full"] += f
+            sums["c_left"][h::2] += u1[:, h::2].T @ f
+            sums["c_right"][:, h::2] += f @ v1[:, h::2]
+        if self.one_sign:
+            return
+        cl = y[self.left] * self.sa_l
+        sums["d_left"] += self.a_l.T @ (self.cb_l * cl[:, None])
+        sums["e_left"] += (self.ca_l * cl[:, None]).T @ self.cb_l
+        ca_r = self.ca_r * (y[self.right] * self.sb_r)[:, None]
+        sums["f_right"] += ca_r.T @ self.b_r
+        sums["g_right"] += ca_r.T @ self.cb_r
 
 
 def spectral_null(
