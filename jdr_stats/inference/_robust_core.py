@@ -200,6 +200,8 @@ def _gather(rows: list[dict[str, np.ndarray]], idx: np.ndarray) -> dict[str, np.
     """The per-row factors of the rows ``idx`` (global indices, any order) from
     the chunks, without concatenating the chunks (the complement rows ``u``,
     ``v`` are views of the rotated rows: a concatenation would copy them)."""
+    if len(rows) == 1:  # one chunk (the rows of most fits): plain indexing
+        return {key: val[idx] for key, val in rows[0].items()}
     sizes = np.array([r["y"].shape[0] for r in rows])
     starts = np.concatenate([[0], np.cumsum(sizes)])
     chunk = np.searchsorted(starts, idx, side="right") - 1
