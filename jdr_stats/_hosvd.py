@@ -39,9 +39,23 @@ def hosvd(xq: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarra
     q, n1, n2 = xq.shape
     m1 = xq.transpose(1, 0, 2).reshape(n1, q * n2)
     m2 = xq.transpose(2, 0, 1).reshape(n2, q * n1)
-    u, s1, _ = np.linalg.svd(m1, full_matrices=True)
-    v, s2, _ = np.linalg.svd(m2, full_matrices=True)
+    u, s1 = _left_factors(m1)
+    v, s2 = _left_factors(m2)
     return sign_columns(u)[0], s1, sign_columns(v)[0], s2
+
+
+def _left_factors(mat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """All ``n`` left singular vectors (``n x n``) and the singular values of
+    ``mat`` (``n x p``), without the ``p x p`` right factor.
+
+    A wide ``mat`` (``n <= p``, the usual unfolding with ``q > 1``) has ``n``
+    left singular vectors in its thin SVD already; a tall one (``n > p``)
+    needs the full factorisation for the complement, whose right factor is
+    then the small one.  The full SVD of a wide unfolding (216 x 2400 at ten
+    classes) spent 94% of its time on the 2400 x 2400 right factor.
+    """
+    u, s, _ = np.linalg.svd(mat, full_matrices=mat.shape[0] > mat.shape[1])
+    return u, s
 
 
 def complement_statistic(xq: np.ndarray, u: np.ndarray, v: np.ndarray, k: int,
@@ -51,7 +65,9 @@ def complement_statistic(xq: np.ndarray, u: np.ndarray, v: np.ndarray, k: int,
     For ``q = 1`` with the SVD factors this is ``m sum_{j>k} s_j^2`` (the
     response whitened: ``s_y^2 = 1``).
     """
-    core = np.einsum("ia,cij,jb->cab", u[:, k:], xq, v[:, k:])
+    # two batched products (GEMMs): the unoptimised three-operand einsum
+    # looped over every index (0.2 s a rank at 76 + 64 columns, q = 9)
+    core = np.matmul(np.matmul(u[:, k:].T, xq), v[:, k:])
     return float(m * np.sum(core**2))
 
 

@@ -332,3 +332,40 @@ def test_long_run_warning_of_q_columns(multi_r2, monkeypatch):
     monkeypatch.setattr(config, "LONG_RUN_SECONDS", 0.0)
     with pytest.warns(jdr.exceptions.LongRunWarning, match="spectral rank tests are expected"):
         multi_r2.rank_tests("spectral", max_rank=2, n_perm=19, seed=1)
+
+
+@pytest.mark.parametrize("one_sign", [False, True])
+def test_flip_sums_by_groups_and_halves_match_column_sums(one_sign):
+    """The replicate sums by response groups (a categorical response) and by
+    halves (_FlippedRows) equal the column-by-column sums of _accumulate."""
+    rng = np.random.default_rng(3)
+    m, n1, n2, kmax, classes = 400, 7, 5, 3, 4
+    k2 = 2 * kmax
+    cls = rng.integers(classes, size=m)
+    y = rng.standard_normal((classes, classes - 1))[cls]  # Q = 3 columns, 4 values
+    a, b = rng.standard_normal((m, n1)), rng.standard_normal((m, n2))
+    u1, v1 = rng.standard_normal((n1, k2)), rng.standard_normal((n2, k2))
+    half = rng.integers(2, size=m)
+    ca, cb, halves = np.zeros((m, k2)), np.zeros((m, k2)), []
+    for h in (0, 1):
+        rows = half == h
+        ca[rows, h::2], cb[rows, h::2] = a[rows] @ u1[:, h::2], b[rows] @ v1[:, h::2]
+        halves.append((rows, a[rows], b[rows]))
+    sa, sb = rng.choice([-1.0, 1.0], m), rng.choice([-1.0, 1.0], m)
+    if one_sign:
+        sb = np.ones(m)
+    ref = [sp._zero_sums(n1, n2, k2, True) for _ in range(y.shape[1])]
+    for c in range(y.shape[1]):
+        sp._accumulate(ref[c], y[:, c], a, b, sa, sb, ca, cb, one_sign)
+    by_halves = [sp._zero_sums(n1, n2, k2, True) for _ in range(y.shape[1])]
+    flipped = sp._FlippedRows(a, b, ca, cb, sa, sb, halves, one_sign)
+    for c in range(y.shape[1]):
+        flipped.accumulate(by_halves[c], y[:, c], u1, v1)
+    groups = sp._row_groups(y, a, b, ca, cb, halves)
+    assert groups is not None and len(groups) == classes
+    by_groups = [sp._zero_sums(n1, n2, k2, True) for _ in range(y.shape[1])]
+    sp._accumulate_groups(by_groups, groups, sa, sb, u1, v1, one_sign, k2)
+    for c in range(y.shape[1]):
+        for key, val in ref[c].items():
+            np.testing.assert_allclose(by_halves[c][key], val, rtol=1e-10, atol=1e-9)
+            np.testing.assert_allclose(by_groups[c][key], val, rtol=1e-10, atol=1e-9)

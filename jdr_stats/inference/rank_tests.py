@@ -395,18 +395,33 @@ def _run_passes(w: WhitenedDesign, spec: RankTestMethod, top: int, n_perm: int,
     plan = spec.plan(w, top)
     rows: list[dict[str, float]] = []
     tails: set[str] = set()
-    with progress_bar(progress, n_perm * len(plan), f"{spec.name} tests") as update:
+    # the bar counts each pass's robust rows (the combined test's, computed
+    # before its flips: most of its time at many classes) and its n_perm
+    # flips; flips not drawn (sequential stop, ranks that need none) are
+    # counted when the pass ends
+    robust_rows = spec.name == "combined"
+    per_pass = [n_perm + (len(ks) if robust_rows else 0) for ks in plan]
+    desc = f"{spec.name} tests" + (" (robust rows, sign flips)" if robust_rows else "")
+    with progress_bar(progress, sum(per_pass), desc) as update:
         for i, ks in enumerate(plan):
+            seen = [0]
+
+            def step(n: int, seen: list[int] = seen) -> None:
+                seen[0] += n
+                update(n)
+
             timing = (lambda setup, per_rep: _warn_long_passes(
                 spec.name, plan, n_perm, stop_alpha, setup, per_rep)) if i == 0 else None
             opts = RowOptions(n_perm=n_perm, rng=rng, n_jobs=n_jobs,
-                              progress=progress_forwarder(update), pair_rng=pair_rng,
-                              timing=timing)
+                              progress=progress_forwarder(step), pair_rng=pair_rng,
+                              timing=timing,
+                              row_done=(lambda: step(1)) if robust_rows else None)
             for row, used in spec.rows(w, ks, opts):
                 rows.append(row)
                 tails.update(used)
                 if stop_alpha is not None and not row["pvalue"] <= stop_alpha:
                     return rows, tails
+            step(max(per_pass[i] - seen[0], 0))
     return rows, tails
 
 

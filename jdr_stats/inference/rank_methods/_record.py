@@ -28,6 +28,9 @@ class RowOptions:
     #: called once, after the spectral test's first chunk of sign flips, with
     #: the seconds of its setup and per replicate (the long-run warning of a pass)
     timing: Callable[[float, float], None] | None = None
+    #: called after each row a pass computes before its sign flips (the
+    #: combined test's robust rows), so that a progress bar counts them
+    row_done: Callable[[], None] | None = None
 
 
 #: A row: the numbers of the test of ``H0: r <= k`` and the tails / references

@@ -62,7 +62,11 @@ def combined_rows(w: WhitenedDesign, ks: range, opts: RowOptions) -> list[Row]:
     # flips are the whole pass's
     edge = mp_edge(w.n1, w.n2, np.asarray(ks), w.q)
     stats_k = np.array([spectral_statistic(w, k) for k in ks])
-    robust = [robust_row(w, k, opts) for k in ks]
+    robust = []
+    for k in ks:
+        robust.append(robust_row(w, k, opts))
+        if opts.row_done is not None:
+            opts.row_done()
     sub, why = flips_needed(ks, stats_k, edge, [r[0]["pvalue"] for r in robust], opts.n_perm)
     spectral = dict(zip(sub, spectral_rows(w, sub, opts),
                         strict=True)) if sub is not None else {}
