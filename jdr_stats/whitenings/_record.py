@@ -9,9 +9,9 @@ from typing import Literal, Protocol
 
 import numpy as np
 
-from .._linalg import AnyWhitening
+from .._linalg import AnyWhitening, ShrunkWhitening, shrunk_whitening
 
-__all__ = ["TESTS_NOTE", "BlockFactory", "WhiteningMethod"]
+__all__ = ["TESTS_NOTE", "BlockFactory", "WhiteningMethod", "shrunk_factory"]
 
 #: The summary's note of every whitening other than the sample one.
 TESTS_NOTE = (
@@ -96,3 +96,17 @@ class WhiteningMethod:
     built_by_estimator: bool
     note: str
     check: Callable[[int, Mapping[str, int]], None] | None = None
+
+
+def shrunk_factory(kind: Literal["shrinkage", "diagonal"]) -> BlockFactory:
+    """The :class:`BlockFactory` of a regularised whitening of ``kind``
+    (:func:`~jdr_stats._linalg.shrunk_whitening`: from the covariance, or
+    from the rows for a block wider than them)."""
+
+    def factory(mean: np.ndarray, cov: np.ndarray | None, nobs: int, argname: str,
+                names: Sequence[str], *, rows: np.ndarray | None = None,
+                weights: np.ndarray | None = None) -> ShrunkWhitening:
+        return shrunk_whitening(mean, cov, nobs, kind, argname, names, rows=rows,
+                                weights=weights)
+
+    return factory

@@ -5,27 +5,7 @@ page "Whitening", "The shrinkage estimator")."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-import numpy as np
-
-from .._linalg import ShrunkWhitening, shrunk_whitening
-from ._record import TESTS_NOTE, WhiteningMethod
-
-
-def _factory(
-    mean: np.ndarray,
-    cov: np.ndarray | None,
-    nobs: int,
-    argname: str,
-    names: Sequence[str],
-    *,
-    rows: np.ndarray | None = None,
-    weights: np.ndarray | None = None,
-) -> ShrunkWhitening:
-    return shrunk_whitening(mean, cov, nobs, "shrinkage", argname, names,
-                            rows=rows, weights=weights)
-
+from ._record import TESTS_NOTE, WhiteningMethod, shrunk_factory
 
 METHOD = WhiteningMethod(
     name="shrinkage",
@@ -34,7 +14,7 @@ METHOD = WhiteningMethod(
     covariance="`D R_t D` (below)",
     target="`span(U)` as `t -> 0`; `span((D R_t D)^{-1} Sigma U)` in general",
     needs="rows",
-    factory=_factory,
+    factory=shrunk_factory("shrinkage"),
     tests_need_sample=True,
     built_by_estimator=False,
     note=TESTS_NOTE,
