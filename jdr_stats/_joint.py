@@ -16,13 +16,17 @@ unchanged.  This module builds those rows:
   re-estimates the coefficients under the weights);
 - on a row source (Parquet, CSV chunks, dask), :class:`JointSource`, which
   yields each chunk residualised (the coefficients are second-order sums,
-  already in the model's :class:`~jdr_stats.Moments`).
+  already in the model's :class:`~jdr_stats.Moments`);
+- from bare sums, :class:`JointMomentsData`: the residual rows are linear in
+  the centred rows, ``r = (x - mean) R``, so their moments are those of the
+  sums mapped by ``R`` (the y-weighted ones need the within-block moments
+  ``m3_aya``, ``m3_byb`` of the :class:`~jdr_stats.Moments`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -36,7 +40,8 @@ from .core.whitening import DesignWhitening
 from .exceptions import RowsNotInMemoryError
 from .moments import Moments
 
-__all__ = ["JointModelData", "JointSource", "joint_data", "original_means"]
+__all__ = ["JointModelData", "JointMomentsData", "JointSource", "joint_data",
+           "original_means"]
 
 
 def _joint_whitening(mean: np.ndarray, cov: np.ndarray, names_a: list[str],
@@ -133,6 +138,66 @@ def _joint_block(y: np.ndarray, a: np.ndarray, b: np.ndarray, block_fn: Callable
     return block_fn(y, *_residuals(jw, a, b), *args)
 
 
+class JointMomentsData(MomentsData):
+    """The residual rows' moments of a model of bare sums (no rows, no row
+    source): :attr:`sums` are the residual rows' :class:`~jdr_stats.Moments`
+    (mapped from the model's sums by the whitening's residual map),
+    :meth:`moments` the joint estimator's block moments (each block's
+    covariance its partial covariance, the cross moment the residuals');
+    ``whitening`` the whitening across blocks that made them."""
+
+    def __init__(self, residual: Moments, block: BlockMoments,
+                 whitening: DesignWhitening[Whitening], *, origin: str = "moments") -> None:
+        super().__init__(residual, source=None, origin=origin)
+        self.block = block
+        self.whitening = whitening
+
+    def moments(self, weights: np.ndarray | None = None, *,
+                covariances: bool = True) -> BlockMoments:
+        if weights is not None:
+            self.rows("reweighting the rows (the bootstrap)")
+        if covariances:
+            return self.block
+        return replace(self.block, cov_a=np.full_like(self.block.cov_a, np.nan),
+                       cov_b=np.full_like(self.block.cov_b, np.nan), has_covariances=False)
+
+
+def _bare_joint_data(data: MomentsData) -> tuple[JointMomentsData, DesignWhitening[Whitening]]:
+    """The joint estimator's moments from bare sums with the within-block
+    moments: ``r = (x - mean) R`` (``R`` the whitening's residual map), so
+    the residuals' y-weighted moment is ``R^T S R`` with ``S`` the ``(p, p)``
+    y-weighted co-moment of the stacked blocks, their co-moment
+    ``R^T M2 R`` and their co-moment with ``y`` ``R^T m2_xy``."""
+    mom: Moments = data.sums
+    assert mom.m3_aya is not None and mom.m3_byb is not None
+    names_a, names_b = data.exog_names_a, data.exog_names_b
+    n1, wsum = mom.n1, mom.weight
+    m2 = np.block([[mom.m2_a, mom.m2_ab], [mom.m2_ab.T, mom.m2_b]])
+    jw = _joint_whitening(np.concatenate([mom.mean_a, mom.mean_b]), m2 / wsum, names_a,
+                          names_b)
+    s = np.block([[mom.m3_aya, mom.m3_ayb], [mom.m3_ayb.T, mom.m3_byb]]) / wsum
+    r3 = jw.residual_moment(s)
+    r2 = jw.residual_moment(m2)
+    r2 = (r2 + r2.T) / 2
+    assert jw.residual_map is not None
+    r2y = jw.residual_map.T @ np.concatenate([mom.m2_ay, mom.m2_by])
+    n2 = mom.n2
+    cov_a, cov_b = jw[0].cov, jw[1].cov
+    block = BlockMoments(nobs=mom.nobs, mean_y=mom.mean_y, var_y=mom.m2_y / wsum,
+                         mean_a=np.zeros(n1), mean_b=np.zeros(n2), cov_a=cov_a, cov_b=cov_b,
+                         cross=r3[:n1, n1:])
+    residual = Moments(
+        nobs=mom.nobs, weight=wsum, mean_y=mom.mean_y, mean_a=np.zeros(n1),
+        mean_b=np.zeros(n2), m2_y=mom.m2_y, m2_a=cov_a * wsum, m2_b=cov_b * wsum,
+        m2_ab=r2[:n1, n1:], m2_ay=r2y[:n1], m2_by=r2y[n1:], m3_ayb=r3[:n1, n1:] * wsum,
+        m3_aya=r3[:n1, :n1] * wsum, m3_byb=r3[n1:, n1:] * wsum, endog_name=mom.endog_name,
+        names_a=mom.names_a, names_b=mom.names_b, weighted=mom.weighted)
+    out = JointMomentsData(residual, block, jw, origin=getattr(data, "origin", "moments"))
+    out.adjustment = getattr(data, "adjustment", out.adjustment)
+    out.response = data.response
+    return out, jw
+
+
 def joint_data(data: RowsData) -> tuple[RowsData, DesignWhitening[Whitening]]:
     """The residual rows of ``data`` for the joint estimator, and the
     whitening across blocks that made them.
@@ -140,8 +205,10 @@ def joint_data(data: RowsData) -> tuple[RowsData, DesignWhitening[Whitening]]:
     Rows in memory give a :class:`JointModelData`; a model of sums with a
     row source gives a :class:`~jdr_stats._streamed.MomentsData` over a
     :class:`JointSource` (one more pass for the residuals' moments); a
-    model of bare sums cannot form the residuals' cross moment with the
-    response (it needs every row) and raises.
+    model of bare sums gives a :class:`JointMomentsData` when its
+    :class:`~jdr_stats.Moments` hold the within-block moments ``m3_aya``,
+    ``m3_byb`` (the residuals' moments are linear in the sums), and raises
+    otherwise, or for a response of several columns.
     """
     names_a, names_b = data.exog_names_a, data.exog_names_b
     if isinstance(data, ModelData):
@@ -157,6 +224,22 @@ def joint_data(data: RowsData) -> tuple[RowsData, DesignWhitening[Whitening]]:
     source, sums = data.source, data.sums
     why = ("the joint estimator (independent_blocks=False) forms each block's residual on "
            "the other block row by row")
+    if source is None and isinstance(data, MomentsData) and sums is not None:
+        if getattr(data, "response_sums", None) is not None:
+            raise RowsNotInMemoryError(
+                "the joint estimator (independent_blocks=False) from bare sums supports a "
+                "single response column; this model's response has several (ResponseMoments). "
+                "Fit with independent_blocks=True (the paper's per-block estimator, which "
+                "assumes independent blocks), or build the model from arrays or a row source")
+        if not sums.has_within:
+            raise RowsNotInMemoryError(
+                "the joint estimator (independent_blocks=False) from bare sums needs the "
+                "within-block moments m3_aya and m3_byb, which these Moments lack (they were "
+                "built by the Moments constructor without them, or merged with such moments). "
+                "Compute them with Moments.from_arrays, from_chunks or from_source, fit with "
+                "independent_blocks=True (the paper's per-block estimator, which assumes "
+                "independent blocks), or build the model from arrays or a row source")
+        return _bare_joint_data(data)
     if source is None or sums is None:
         raise RowsNotInMemoryError(
             f"{why}, but this model holds only sums (no rows, no row source to read "
@@ -181,7 +264,7 @@ def joint_data(data: RowsData) -> tuple[RowsData, DesignWhitening[Whitening]]:
 def original_means(data: RowsData, mom: BlockMoments) -> tuple[np.ndarray, np.ndarray]:
     """The model's block means (the residuals' are zero): from the sums, or
     the joint coefficients' centring."""
-    jw = data.whitening if isinstance(data, JointModelData) else getattr(
+    jw = data.whitening if isinstance(data, (JointModelData, JointMomentsData)) else getattr(
         getattr(data, "source", None), "whitening", None)
     if isinstance(jw, DesignWhitening):
         return jw[0].mean, jw[1].mean

@@ -72,9 +72,12 @@ class CentredSums(NamedTuple):
     ``weight`` is the total weight ``W`` (the number of rows without
     weights); the means are weighted; ``m2_*`` are centred co-moment sums
     (``m2_ab = sum_i w_i (a_i - abar)(b_i - bbar)^T``, ...) and ``m3_ayb`` the
-    y-weighted cross co-moment ``sum_i w_i (a_i - abar)(y_i - ybar)(b_i - bbar)^T``.
-    Two parts merge exactly (:func:`merge_pair`); :class:`jdr_stats.Moments`
-    is this state with names and the public arithmetic.
+    y-weighted cross co-moment ``sum_i w_i (a_i - abar)(y_i - ybar)(b_i - bbar)^T``;
+    ``m3_aya`` and ``m3_byb`` the within-block ones (``(a_i - abar)(y_i -
+    ybar)(a_i - abar)^T``, likewise for ``b``: the joint estimator's residual
+    moments), None when not reduced (both or neither).  Two parts merge
+    exactly (:func:`merge_pair`); :class:`jdr_stats.Moments` is this state
+    with names and the public arithmetic.
     """
 
     nobs: int
@@ -89,6 +92,13 @@ class CentredSums(NamedTuple):
     m2_ay: np.ndarray
     m2_by: np.ndarray
     m3_ayb: np.ndarray
+    m3_aya: np.ndarray | None = None
+    m3_byb: np.ndarray | None = None
+
+    @property
+    def within(self) -> bool:
+        """Whether the within-block moments ``m3_aya``, ``m3_byb`` are held."""
+        return self.m3_aya is not None and self.m3_byb is not None
 
 
 def empty_sums(n1: int, n2: int, nobs: int = 0) -> CentredSums:
@@ -102,13 +112,18 @@ def pair_view(t: core.DesignSums) -> CentredSums: ...
 def pair_view(t: None) -> None: ...
 def pair_view(t: core.DesignSums | None) -> CentredSums | None:
     """The two-block state of the core's sums of two blocks and one response
-    column (views, no copies); None stays None (a chunk that was not finite)."""
+    column (views, no copies); None stays None (a chunk that was not finite).
+    The within-block moments are read when the core reduced them
+    (``within=True``: pairs (0, 0) and (1, 1))."""
     if t is None:
         return None
     a, b = t.design.span(0), t.design.span(1)
+    within = (0, 0) in t.m3 and (1, 1) in t.m3
     return CentredSums(t.nobs, t.weight, float(t.mean_y[0]), t.mean_x[a], t.mean_x[b],
                        float(t.m2_yy[0, 0]), t.m2_xx[a, a], t.m2_xx[b, b], t.m2_xx[a, b],
-                       t.m2_xy[a, 0], t.m2_xy[b, 0], t.m3[(0, 1)][0])
+                       t.m2_xy[a, 0], t.m2_xy[b, 0], t.m3[(0, 1)][0],
+                       t.m3[(0, 0)][0] if within else None,
+                       t.m3[(1, 1)][0] if within else None)
 
 
 def design_sums(t: CentredSums) -> core.DesignSums:
@@ -116,14 +131,21 @@ def design_sums(t: CentredSums) -> core.DesignSums:
     n1, n2 = t.mean_a.size, t.mean_b.size
     m2_xx = np.block([[t.m2_a, t.m2_ab], [t.m2_ab.T, t.m2_b]])
     m2_xy = np.concatenate([t.m2_ay, t.m2_by])[:, None]
+    m3 = {(0, 1): t.m3_ayb[None]}
+    if t.m3_aya is not None and t.m3_byb is not None:  # the core's within order
+        m3 = {(0, 0): t.m3_aya[None], (0, 1): t.m3_ayb[None], (1, 1): t.m3_byb[None]}
     return core.DesignSums(BlockDesign.of((n1, n2)), t.nobs, t.weight, np.array([t.mean_y]),
                            np.concatenate([t.mean_a, t.mean_b]), np.array([[t.m2_y]]), m2_xx,
-                           m2_xy, {(0, 1): t.m3_ayb[None]})
+                           m2_xy, m3)
 
 
 def merge_pair(p: CentredSums, q: CentredSums) -> CentredSums:
     """Exact two-block sums of the union of two disjoint parts
-    (:func:`jdr_stats.core.moments.merge_sums`)."""
+    (:func:`jdr_stats.core.moments.merge_sums`).  The within-block moments
+    are merged when both parts hold them, and dropped otherwise."""
+    if p.within != q.within:
+        p = p._replace(m3_aya=None, m3_byb=None)
+        q = q._replace(m3_aya=None, m3_byb=None)
     return pair_view(core.merge_sums(design_sums(p), design_sums(q)))
 
 

@@ -96,6 +96,14 @@ class Moments:
         ``sum_i w_i (a_i - abar)(y_i - ybar)`` and likewise for ``b``.
     m3_ayb : ndarray, shape (n1, n2)
         The y-weighted cross co-moment ``sum_i w_i (a_i - abar)(y_i - ybar)(b_i - bbar)^T``.
+    m3_aya, m3_byb : ndarray, shapes (n1, n1), (n2, n2), or None
+        The y-weighted within-block co-moments
+        ``sum_i w_i (a_i - abar)(y_i - ybar)(a_i - abar)^T`` and likewise for
+        ``b`` (what the joint estimator, ``fit(independent_blocks=False)``,
+        needs from bare moments).  Computed by :meth:`from_arrays`,
+        :meth:`from_chunks` and :meth:`from_source`; None for moments built
+        without them (the constructor's default), and then for any sum that
+        includes such moments.
     endog_name : str
     names_a, names_b : tuple of str
     weighted : bool
@@ -139,7 +147,9 @@ class Moments:
         "_m2_b",
         "_m2_by",
         "_m2_y",
+        "_m3_aya",
         "_m3_ayb",
+        "_m3_byb",
         "_mean_a",
         "_mean_b",
         "_mean_y",
@@ -165,6 +175,8 @@ class Moments:
         m2_ay: np.ndarray,
         m2_by: np.ndarray,
         m3_ayb: np.ndarray,
+        m3_aya: np.ndarray | None = None,
+        m3_byb: np.ndarray | None = None,
         endog_name: str = "y",
         names_a: Sequence[str] | None = None,
         names_b: Sequence[str] | None = None,
@@ -173,10 +185,15 @@ class Moments:
         mean_a = np.asarray(mean_a, dtype=float)
         mean_b = np.asarray(mean_b, dtype=float)
         n1, n2 = mean_a.shape[0], mean_b.shape[0]
-        shapes = {
+        shapes: dict[str, tuple[Any, tuple[int, ...]]] = {
             "m2_a": (m2_a, (n1, n1)), "m2_b": (m2_b, (n2, n2)), "m2_ab": (m2_ab, (n1, n2)),
             "m2_ay": (m2_ay, (n1,)), "m2_by": (m2_by, (n2,)), "m3_ayb": (m3_ayb, (n1, n2)),
         }
+        if (m3_aya is None) != (m3_byb is None):
+            raise ValueError("m3_aya and m3_byb must be given together (or neither)")
+        if m3_aya is not None:
+            shapes["m3_aya"] = (m3_aya, (n1, n1))
+            shapes["m3_byb"] = (m3_byb, (n2, n2))
         for key, (val, shape) in shapes.items():
             if np.shape(val) != shape:
                 raise ValueError(f"{key} must have shape {shape}; got {np.shape(val)}")
@@ -192,18 +209,22 @@ class Moments:
         self._m2_ay = np.asarray(m2_ay, dtype=float)
         self._m2_by = np.asarray(m2_by, dtype=float)
         self._m3_ayb = np.asarray(m3_ayb, dtype=float)
+        self._m3_aya = None if m3_aya is None else np.asarray(m3_aya, dtype=float)
+        self._m3_byb = None if m3_byb is None else np.asarray(m3_byb, dtype=float)
         self._endog_name = str(endog_name)
         self._names_a = _names(names_a, n1, "a", "names_a")
         self._names_b = _names(names_b, n2, "b", "names_b")
         self._weighted = bool(weighted)
         for arr in (self._mean_a, self._mean_b, self._m2_a, self._m2_b, self._m2_ab,
-                    self._m2_ay, self._m2_by, self._m3_ayb):
-            arr.flags.writeable = False
+                    self._m2_ay, self._m2_by, self._m3_ayb, self._m3_aya, self._m3_byb):
+            if arr is not None:
+                arr.flags.writeable = False
 
     @classmethod
     def _raw(cls, nobs: int, weight: float, mean_y: float, mean_a: np.ndarray,
              mean_b: np.ndarray, m2_y: float, m2_a: np.ndarray, m2_b: np.ndarray,
              m2_ab: np.ndarray, m2_ay: np.ndarray, m2_by: np.ndarray, m3_ayb: np.ndarray,
+             m3_aya: np.ndarray | None, m3_byb: np.ndarray | None,
              endog_name: str, names_a: tuple[str, ...], names_b: tuple[str, ...],
              weighted: bool) -> Moments:
         """Internal constructor without validation (shapes and names known good)."""
@@ -212,11 +233,25 @@ class Moments:
         out._mean_a, out._mean_b, out._m2_y = mean_a, mean_b, m2_y
         out._m2_a, out._m2_b, out._m2_ab = m2_a, m2_b, m2_ab
         out._m2_ay, out._m2_by, out._m3_ayb = m2_ay, m2_by, m3_ayb
+        out._m3_aya, out._m3_byb = m3_aya, m3_byb
         out._endog_name, out._names_a, out._names_b = endog_name, names_a, names_b
         out._weighted = weighted
-        for arr in (mean_a, mean_b, m2_a, m2_b, m2_ab, m2_ay, m2_by, m3_ayb):
-            arr.flags.writeable = False
+        for arr in (mean_a, mean_b, m2_a, m2_b, m2_ab, m2_ay, m2_by, m3_ayb, m3_aya, m3_byb):
+            if arr is not None:
+                arr.flags.writeable = False
         return out
+
+    def __setstate__(self, state: Any) -> None:
+        """Unpickle (arrays read-only again; moments pickled before the
+        within-block moments existed have them as None)."""
+        slots = state[1] if isinstance(state, tuple) else state
+        self._m3_aya = self._m3_byb = None
+        for key, val in (slots or {}).items():
+            object.__setattr__(self, key, val)
+        for key in self.__slots__:
+            val = getattr(self, key, None)
+            if isinstance(val, np.ndarray):
+                val.flags.writeable = False
 
     # -- read-only attributes --------------------------------------------
     nobs = property(lambda self: self._nobs, doc="Number of rows read.")
@@ -231,6 +266,16 @@ class Moments:
     m2_ay = property(lambda self: self._m2_ay, doc="Centred co-moment sum of a and y.")
     m2_by = property(lambda self: self._m2_by, doc="Centred co-moment sum of b and y.")
     m3_ayb = property(lambda self: self._m3_ayb, doc="The y-weighted centred cross co-moment.")
+    m3_aya = property(lambda self: self._m3_aya,
+                      doc="The y-weighted centred co-moment of block a with itself (or None).")
+    m3_byb = property(lambda self: self._m3_byb,
+                      doc="The y-weighted centred co-moment of block b with itself (or None).")
+
+    @property
+    def has_within(self) -> bool:
+        """Whether the within-block moments ``m3_aya`` and ``m3_byb`` are held
+        (what the joint estimator needs from bare moments)."""
+        return self._m3_aya is not None and self._m3_byb is not None
     endog_name = property(lambda self: self._endog_name, doc="Name of the response.")
     names_a = property(lambda self: self._names_a, doc="Variable names of block a.")
     names_b = property(lambda self: self._names_b, doc="Variable names of block b.")
@@ -269,7 +314,8 @@ class Moments:
             nobs=0, weight=0.0, mean_y=0.0, mean_a=np.zeros(n1), mean_b=np.zeros(n2),
             m2_y=0.0, m2_a=np.zeros((n1, n1)), m2_b=np.zeros((n2, n2)),
             m2_ab=np.zeros((n1, n2)), m2_ay=np.zeros(n1), m2_by=np.zeros(n2),
-            m3_ayb=np.zeros((n1, n2)), endog_name=endog_name, names_a=names_a,
+            m3_ayb=np.zeros((n1, n2)), m3_aya=np.zeros((n1, n1)), m3_byb=np.zeros((n2, n2)),
+            endog_name=endog_name, names_a=names_a,
             names_b=names_b,
         )
 
@@ -277,7 +323,7 @@ class Moments:
         """The engine's state (:class:`jdr_stats._moments_engine.CentredSums`)."""
         return CentredSums(self._nobs, self._weight, self._mean_y, self._mean_a, self._mean_b,
                            self._m2_y, self._m2_a, self._m2_b, self._m2_ab, self._m2_ay,
-                           self._m2_by, self._m3_ayb)
+                           self._m2_by, self._m3_ayb, self._m3_aya, self._m3_byb)
 
     @classmethod
     def _from_sums(cls, t: CentredSums, endog_name: str, names_a: Sequence[str],
@@ -289,8 +335,9 @@ class Moments:
                        endog_name: str, names_a: Sequence[str],
                        names_b: Sequence[str]) -> Moments | None:
         """Moments of a chunk from cache-sized slices (None if not finite):
-        the K-block core, :func:`jdr_stats.core.moments.array_sums`."""
-        t = pair_view(core_moments.array_sums(y, (a, b), w))
+        the K-block core, :func:`jdr_stats.core.moments.array_sums`, with the
+        within-block moments (``within=True``)."""
+        t = pair_view(core_moments.array_sums(y, (a, b), w, within=True))
         if t is None:
             return None
         return cls._from_sums(t, endog_name, names_a, names_b, w is not None)

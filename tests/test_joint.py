@@ -138,11 +138,54 @@ def test_same_numbers_from_parquet_and_dask(correlated, tmp_path):
         got.bootstrap(n_boot=9, method="poisson", seed=1)
 
 
+@pytest.mark.equality
+def test_same_numbers_from_bare_moments(correlated, tmp_path):
+    """from_moments of chunked Moments (with the within-block moments) gives
+    the joint fit of the rows in memory, and its chi2 rank test."""
+    sim = correlated
+    mom = sum(jdr.Moments.from_arrays(sim.y[i:i + 700], sim.a[i:i + 700], sim.b[i:i + 700])
+              for i in range(0, 4000, 700))
+    assert mom.has_within and mom.m3_aya.shape == (6, 6) and mom.m3_byb.shape == (6, 6)
+    model = jdr.JointDimReduction(sim.y, sim.a, sim.b)
+    bare = jdr.JointDimReduction.from_moments(mom)
+    mem, got = (m.fit(2, independent_blocks=False) for m in (model, bare))
+    assert got.settings.estimator.name == "joint"
+    np.testing.assert_allclose(got.singular_values, mem.singular_values, rtol=1e-9)
+    np.testing.assert_allclose(got.directions_a, mem.directions_a, atol=1e-9)
+    np.testing.assert_allclose(got.directions_b, mem.directions_b, atol=1e-9)
+    for g, m in zip(got.block_means, mem.block_means, strict=True):  # the model's means
+        np.testing.assert_allclose(g, m, atol=1e-12)
+        assert np.abs(g).max() > 1e-3 or np.abs(m).max() < 1e-3
+    new_a, new_b = sim.a[:5] + 1.0, sim.b[:5] - 2.0
+    np.testing.assert_allclose(got.transform(new_a, new_b), mem.transform(new_a, new_b),
+                               atol=1e-9)
+    auto_mem, auto_got = (m.fit("auto", independent_blocks=False, rank_method="chi2", seed=1)
+                          for m in (model, bare))
+    assert auto_got.rank == auto_mem.rank == 1
+    np.testing.assert_allclose(auto_got.rank_test_table.table["statistic"],
+                               auto_mem.rank_test_table.table["statistic"], rtol=1e-9)
+    np.testing.assert_allclose(auto_got.rank_test_table.table["pvalue"],
+                               auto_mem.rank_test_table.table["pvalue"], rtol=1e-8, atol=1e-14)
+    with pytest.raises(RowsNotInMemoryError, match="needs the rows"):
+        got.bootstrap(n_boot=9, seed=1)
+    path = tmp_path / "fit.pickle"
+    got.save(path)
+    np.testing.assert_array_equal(jdr.load(path).singular_values, got.singular_values)
+
+
 def test_what_the_joint_estimator_refuses(correlated):
     sim = correlated
-    mom = jdr.Moments.from_arrays(sim.y, sim.a, sim.b)
-    with pytest.raises(RowsNotInMemoryError, match="independent_blocks=True"):
+    full = jdr.Moments.from_arrays(sim.y, sim.a, sim.b)
+    # moments built by the constructor without the within-block moments
+    keys = ("nobs weight mean_y mean_a mean_b m2_y m2_a m2_b m2_ab m2_ay m2_by m3_ayb "
+            "endog_name names_a names_b").split()
+    mom = jdr.Moments(**{k: getattr(full, k) for k in keys})
+    assert mom.m3_aya is None and not mom.has_within and not (mom + full).has_within
+    with pytest.raises(RowsNotInMemoryError, match=r"m3_aya and m3_byb.*independent_blocks=True"):
         jdr.JointDimReduction.from_moments(mom).fit(1, independent_blocks=False)
+    rm = jdr.moments.ResponseMoments.from_arrays(np.c_[sim.y, sim.a[:, 0] + sim.y], sim.a, sim.b)
+    with pytest.raises(RowsNotInMemoryError, match="single response column"):
+        jdr.JointDimReduction.from_moments(rm).fit(1, independent_blocks=False)
     model = jdr.JointDimReduction(sim.y, sim.a, sim.b)
     with pytest.raises(ValueError, match='got whitening="shrinkage"'):
         model.fit(1, independent_blocks=False, whitening="shrinkage")

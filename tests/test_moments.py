@@ -196,3 +196,66 @@ def test_weighted_flag_survives_merges():
     assert not unweighted.weighted and weighted.weighted
     assert (unweighted + weighted).weighted and (weighted + unweighted).weighted
     assert (jdr.Moments.from_arrays(y[:0], a[:0], b[:0], w[:0]) + unweighted).weighted
+
+
+def _within(y, a, w):
+    """``sum_i w_i (a_i - abar)(y_i - ybar)(a_i - abar)^T``, two passes."""
+    w = np.ones(y.shape[0]) if w is None else w
+    wn = w / w.sum()
+    ac, yc = a - wn @ a, y - wn @ y
+    return (ac * (w * yc)[:, None]).T @ ac
+
+
+@SETTINGS
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    m=st.integers(2, 40),
+    weighted=st.booleans(),
+    cuts=st.lists(st.integers(0, 40), max_size=6),
+)
+def test_within_block_moments_merge_exactly(seed, m, weighted, cuts):
+    y, a, b, w = _data(seed, m, 3, 2, 0.0, weighted)
+    cuts = sorted(min(c, m) for c in cuts)
+    merged = sum(_pieces(y, a, b, w, cuts))
+    assert merged.has_within
+    np.testing.assert_allclose(merged.m3_aya, _within(y, a, w), rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(merged.m3_byb, _within(y, b, w), rtol=1e-9, atol=1e-9)
+    assert not merged.m3_aya.flags.writeable
+
+
+def test_within_block_moments_optional_and_kept():
+    import pickle
+
+    y, a, b, w = _data(3, 50, 3, 2, 1.0, True)
+    full = jdr.Moments.from_chunks([(y[:20], a[:20], b[:20], w[:20]),
+                                    (y[20:], a[20:], b[20:], w[20:])])
+    np.testing.assert_allclose(full.m3_aya, _within(y, a, w), rtol=1e-9, atol=1e-9)
+    back = pickle.loads(pickle.dumps(full))
+    np.testing.assert_array_equal(back.m3_aya, full.m3_aya)
+    np.testing.assert_array_equal(back.m3_byb, full.m3_byb)
+    assert not back.m3_byb.flags.writeable
+    keys = ("nobs weight mean_y mean_a mean_b m2_y m2_a m2_b m2_ab m2_ay m2_by "
+            "m3_ayb").split()
+    bare = jdr.Moments(**{k: getattr(full, k) for k in keys})
+    assert bare.m3_aya is None and bare.m3_byb is None and not bare.has_within
+    assert not (bare + full).has_within and not (full + bare).has_within
+    np.testing.assert_array_equal((bare + full).m3_ayb, (full + full).m3_ayb)
+    assert jdr.Moments(**{k: getattr(full, k) for k in (*keys, "m3_aya", "m3_byb")}).has_within
+    with pytest.raises(ValueError, match="together"):
+        jdr.Moments(**{k: getattr(full, k) for k in keys}, m3_aya=full.m3_aya)
+    with pytest.raises(ValueError, match="m3_byb must have shape"):
+        jdr.Moments(**{k: getattr(full, k) for k in keys}, m3_aya=full.m3_aya,
+                    m3_byb=full.m3_aya)
+    assert jdr.Moments.empty(3, 2).m3_byb.shape == (2, 2)
+    rm = jdr.moments.ResponseMoments.from_arrays(np.c_[y, a[:, 0]], a, b)
+    assert all(p.has_within for p in rm.parts) and (rm + rm).parts[1].has_within
+
+
+def test_within_block_moments_from_dask():
+    da = pytest.importorskip("dask.array")
+    y, a, b, _ = _data(5, 900, 3, 2, 2.0, False)
+    model = jdr.JointDimReduction(*(da.from_array(x, chunks=200) for x in (y, a, b)))
+    sums = model.data.sums
+    assert sums.has_within
+    np.testing.assert_allclose(sums.m3_aya, _within(y, a, None), rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(sums.m3_byb, _within(y, b, None), rtol=1e-9, atol=1e-9)
