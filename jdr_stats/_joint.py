@@ -234,9 +234,9 @@ def joint_data(data: RowsData) -> tuple[RowsData, DesignWhitening[Whitening]]:
         if not sums.has_within:
             raise RowsNotInMemoryError(
                 "the joint estimator (independent_blocks=False) from bare sums needs the "
-                "within-block moments m3_aya and m3_byb, which these Moments lack (they were "
-                "built by the Moments constructor without them, or merged with such moments). "
-                "Compute them with Moments.from_arrays, from_chunks or from_source, fit with "
+                "within-block moments m3_aya and m3_byb, which these Moments lack (they are "
+                "off by default). Compute them with Moments.from_arrays, from_chunks or "
+                "from_source(..., within=True) (every part of a sum), fit with "
                 "independent_blocks=True (the paper's per-block estimator, which assumes "
                 "independent blocks), or build the model from arrays or a row source")
         return _bare_joint_data(data)

@@ -333,11 +333,11 @@ class Moments:
     @classmethod
     def _merged_slices(cls, y: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray | None,
                        endog_name: str, names_a: Sequence[str],
-                       names_b: Sequence[str]) -> Moments | None:
+                       names_b: Sequence[str], within: bool = False) -> Moments | None:
         """Moments of a chunk from cache-sized slices (None if not finite):
-        the K-block core, :func:`jdr_stats.core.moments.array_sums`, with the
-        within-block moments (``within=True``)."""
-        t = pair_view(core_moments.array_sums(y, (a, b), w, within=True))
+        the K-block core, :func:`jdr_stats.core.moments.array_sums` (with the
+        within-block moments when ``within``)."""
+        t = pair_view(core_moments.array_sums(y, (a, b), w, within=within))
         if t is None:
             return None
         return cls._from_sums(t, endog_name, names_a, names_b, w is not None)
@@ -354,6 +354,7 @@ class Moments:
         names_a: Sequence[str] | None = None,
         names_b: Sequence[str] | None = None,
         batch_rows: int | None = None,
+        within: bool = False,
     ) -> Moments:
         """Exact moments of in-memory (or memory-mapped) arrays, in chunks.
 
@@ -370,6 +371,12 @@ class Moments:
         batch_rows : int, optional
             Rows per chunk (default: about 2 MB of centred rows).  Memory
             beyond the input is O(batch_rows x (n1 + n2) + n1 n2).
+        within : bool
+            Also sum the within-block moments ``m3_aya`` and ``m3_byb``, which
+            the joint estimator of bare sums needs
+            (``JointDimReduction.from_moments(m).fit(r, independent_blocks=False)``);
+            they add ``n1^2 + n2^2`` products per row (about doubling the
+            cost for blocks of equal width), so they are off by default.
 
         Returns
         -------
@@ -382,7 +389,7 @@ class Moments:
         """
         src = ArraySource(y, a, b, weights=weights, endog_name=endog_name,
                           names_a=names_a, names_b=names_b, batch_rows=batch_rows)
-        return cls.from_source(src, batch_rows=batch_rows)
+        return cls.from_source(src, batch_rows=batch_rows, within=within)
 
     @classmethod
     def from_chunks(
@@ -392,12 +399,14 @@ class Moments:
         endog_name: str = "y",
         names_a: Sequence[str] | None = None,
         names_b: Sequence[str] | None = None,
+        within: bool = False,
     ) -> Moments:
         """Moments of an iterable of ``(y, a, b)`` or ``(y, a, b, w)`` chunks.
 
         Each chunk is validated (shapes, finiteness, nonnegative weights) and
         its moments merged into the running total, so memory does not grow
-        with the number of rows.
+        with the number of rows.  ``within``: also the within-block moments
+        (see :meth:`from_arrays`).
         """
         total: Moments | None = None
         row0 = 0
@@ -438,7 +447,7 @@ class Moments:
                     raise ValueError(
                         f"weights must be nonnegative; got {float(w.min())!r} near row {row0}"
                     )
-            part = cls._merged_slices(y, a, b, w, endog_name, na, nb)
+            part = cls._merged_slices(y, a, b, w, endog_name, na, nb, within)
             if part is None:
                 _check_finite(y, "endog", [endog_name], row0)
                 _check_finite(a, "exog_a", na, row0)
@@ -454,16 +463,18 @@ class Moments:
         return total
 
     @classmethod
-    def from_source(cls, source: Any, *, batch_rows: int | None = None) -> Moments:
+    def from_source(cls, source: Any, *, batch_rows: int | None = None,
+                    within: bool = False) -> Moments:
         """Moments of a row source (:mod:`jdr_stats.sources`), one pass.
 
         A dask source is reduced on its cluster (a tree of merges); every
         other source is read chunk by chunk, ``batch_rows`` rows at a time
-        (default: the source's own ``batch_rows``).
+        (default: the source's own ``batch_rows``).  ``within``: also the
+        within-block moments (see :meth:`from_arrays`).
         """
         tree_reduce = getattr(source, "tree_reduce", None)
         if callable(tree_reduce):  # dask: reduced on the cluster
-            names = (source.endog_name, list(source.names_a), list(source.names_b))
+            names = (source.endog_name, list(source.names_a), list(source.names_b), within)
             return tree_reduce(_block_moments, _merge_list, names)
         rows = batch_rows  # None: the source's own default
         weighted = bool(getattr(source, "weighted", False))
@@ -472,6 +483,7 @@ class Moments:
             endog_name=source.endog_name,
             names_a=source.names_a,
             names_b=source.names_b,
+            within=within,
         )
 
     # -- merging -----------------------------------------------------------
@@ -518,10 +530,10 @@ def _merge(p: Moments, q: Moments) -> Moments:
 
 
 def _block_moments(y: np.ndarray, a: np.ndarray, b: np.ndarray, endog_name: str,
-                   names_a: list[str], names_b: list[str]) -> Moments:
+                   names_a: list[str], names_b: list[str], within: bool = False) -> Moments:
     """Moments of one row block (a task of a dask tree reduction)."""
     return Moments.from_chunks([(y, a, b)], endog_name=endog_name, names_a=names_a,
-                               names_b=names_b)
+                               names_b=names_b, within=within)
 
 
 def _merge_list(parts: list[Moments]) -> Moments:

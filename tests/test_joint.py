@@ -143,7 +143,8 @@ def test_same_numbers_from_bare_moments(correlated, tmp_path):
     """from_moments of chunked Moments (with the within-block moments) gives
     the joint fit of the rows in memory, and its chi2 rank test."""
     sim = correlated
-    mom = sum(jdr.Moments.from_arrays(sim.y[i:i + 700], sim.a[i:i + 700], sim.b[i:i + 700])
+    mom = sum(jdr.Moments.from_arrays(sim.y[i:i + 700], sim.a[i:i + 700], sim.b[i:i + 700],
+                                      within=True)
               for i in range(0, 4000, 700))
     assert mom.has_within and mom.m3_aya.shape == (6, 6) and mom.m3_byb.shape == (6, 6)
     model = jdr.JointDimReduction(sim.y, sim.a, sim.b)

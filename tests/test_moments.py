@@ -25,13 +25,13 @@ def _data(seed, m, n1, n2, offset, weighted):
     return y, a, b, w
 
 
-def _pieces(y, a, b, w, cuts):
+def _pieces(y, a, b, w, cuts, within=False):
     """Moments of the pieces between sorted cut points (empty pieces included)."""
     bounds = [0, *cuts, y.shape[0]]
     out = []
     for lo, hi in zip(bounds[:-1], bounds[1:]):
         out.append(jdr.Moments.from_arrays(
-            y[lo:hi], a[lo:hi], b[lo:hi], None if w is None else w[lo:hi]
+            y[lo:hi], a[lo:hi], b[lo:hi], None if w is None else w[lo:hi], within=within
         ))
     return out
 
@@ -216,7 +216,7 @@ def _within(y, a, w):
 def test_within_block_moments_merge_exactly(seed, m, weighted, cuts):
     y, a, b, w = _data(seed, m, 3, 2, 0.0, weighted)
     cuts = sorted(min(c, m) for c in cuts)
-    merged = sum(_pieces(y, a, b, w, cuts))
+    merged = sum(_pieces(y, a, b, w, cuts, within=True))
     assert merged.has_within
     np.testing.assert_allclose(merged.m3_aya, _within(y, a, w), rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(merged.m3_byb, _within(y, b, w), rtol=1e-9, atol=1e-9)
@@ -228,7 +228,9 @@ def test_within_block_moments_optional_and_kept():
 
     y, a, b, w = _data(3, 50, 3, 2, 1.0, True)
     full = jdr.Moments.from_chunks([(y[:20], a[:20], b[:20], w[:20]),
-                                    (y[20:], a[20:], b[20:], w[20:])])
+                                    (y[20:], a[20:], b[20:], w[20:])], within=True)
+    # off by default (they cost n1^2 + n2^2 products per row)
+    assert not jdr.Moments.from_arrays(y, a, b, w).has_within
     np.testing.assert_allclose(full.m3_aya, _within(y, a, w), rtol=1e-9, atol=1e-9)
     back = pickle.loads(pickle.dumps(full))
     np.testing.assert_array_equal(back.m3_aya, full.m3_aya)
@@ -248,14 +250,15 @@ def test_within_block_moments_optional_and_kept():
                     m3_byb=full.m3_aya)
     assert jdr.Moments.empty(3, 2).m3_byb.shape == (2, 2)
     rm = jdr.moments.ResponseMoments.from_arrays(np.c_[y, a[:, 0]], a, b)
-    assert all(p.has_within for p in rm.parts) and (rm + rm).parts[1].has_within
+    assert not any(p.has_within for p in rm.parts)  # the joint fit takes one column
 
 
 def test_within_block_moments_from_dask():
     da = pytest.importorskip("dask.array")
     y, a, b, _ = _data(5, 900, 3, 2, 2.0, False)
     model = jdr.JointDimReduction(*(da.from_array(x, chunks=200) for x in (y, a, b)))
-    sums = model.data.sums
+    assert not model.data.sums.has_within
+    sums = jdr.Moments.from_source(model.data.source, within=True)
     assert sums.has_within
     np.testing.assert_allclose(sums.m3_aya, _within(y, a, None), rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(sums.m3_byb, _within(y, b, None), rtol=1e-9, atol=1e-9)
