@@ -56,6 +56,12 @@ def _residuals(jw: DesignWhitening[Whitening], a: Any, b: Any) -> tuple[np.ndarr
     return np.ascontiguousarray(ra), np.ascontiguousarray(rb)
 
 
+def _stacked(mom: Moments) -> tuple[np.ndarray, np.ndarray]:
+    """The stacked design's mean and ``(p, p)`` centred co-moment of two-block sums."""
+    return (np.concatenate([mom.mean_a, mom.mean_b]),
+            np.block([[mom.m2_a, mom.m2_ab], [mom.m2_ab.T, mom.m2_b]]))
+
+
 def _whitening_of_rows(y: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray | None,
                        names_a: list[str], names_b: list[str]) -> DesignWhitening[Whitening]:
     y1 = y if y.ndim == 1 else np.ascontiguousarray(y[:, 0])
@@ -172,9 +178,8 @@ def _bare_joint_data(data: MomentsData) -> tuple[JointMomentsData, DesignWhiteni
     assert mom.m3_aya is not None and mom.m3_byb is not None
     names_a, names_b = data.exog_names_a, data.exog_names_b
     n1, wsum = mom.n1, mom.weight
-    m2 = np.block([[mom.m2_a, mom.m2_ab], [mom.m2_ab.T, mom.m2_b]])
-    jw = _joint_whitening(np.concatenate([mom.mean_a, mom.mean_b]), m2 / wsum, names_a,
-                          names_b)
+    mean, m2 = _stacked(mom)
+    jw = _joint_whitening(mean, m2 / wsum, names_a, names_b)
     s = np.block([[mom.m3_aya, mom.m3_ayb], [mom.m3_ayb.T, mom.m3_byb]]) / wsum
     r3 = jw.residual_moment(s)
     r2 = jw.residual_moment(m2)
@@ -251,8 +256,8 @@ def joint_data(data: RowsData) -> tuple[RowsData, DesignWhitening[Whitening]]:
             f"{why}; a response of several columns on a row source is not supported yet: "
             "fit with independent_blocks=True, or load the rows (JointDimReduction(y, a, b))")
     mom: Moments = sums
-    cov = np.block([[mom.m2_a, mom.m2_ab], [mom.m2_ab.T, mom.m2_b]]) / mom.weight
-    jw = _joint_whitening(np.concatenate([mom.mean_a, mom.mean_b]), cov, names_a, names_b)
+    mean, m2 = _stacked(mom)
+    jw = _joint_whitening(mean, m2 / mom.weight, names_a, names_b)
     cls = JointDaskSource if callable(getattr(source, "tree_reduce", None)) else JointSource
     joint_source = cls(source, jw)
     out = MomentsData(Moments.from_source(joint_source), source=joint_source,
