@@ -42,7 +42,7 @@ from ._version import __version__
 from .datasets import load_ais
 from .exceptions import JDRWarning
 from .inference.rank_tests import RANK_SELECTORS
-from .model import JointDimReduction, stream_model
+from .model import JointDimReduction, check_block_names, stream_model
 from .whitenings import WHITENING_METHODS, WHITENINGS
 
 __all__ = ["demo_model", "main", "results_to_dict"]
@@ -434,8 +434,7 @@ def _blocks_from_flags(args: argparse.Namespace) -> tuple[str, ...] | None:
     if len(args.block) != 2:
         raise ValueError(f"--block: this version estimates two blocks; got {len(names)} "
                          f"({', '.join(names)})")
-    if names[0] == names[1]:
-        raise ValueError(f"--block: the two blocks need distinct names; got {names[0]!r} twice")
+    check_block_names(names, "--block")
     args.a, args.b = args.block[0][1], args.block[1][1]
     args.block_names = (names[0], names[1])
     return args.block_names

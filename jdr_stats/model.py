@@ -404,10 +404,9 @@ class JointDimReduction(DataModel):
         shared, not copied): what :meth:`from_blocks` gives."""
         import copy
 
-        names = tuple(names)
-        if len(names) != 2 or len(set(names)) != 2 or not all(
-                isinstance(n, str) and n.isidentifier() for n in names):
-            raise ValueError(f"names must be two distinct identifiers; got {names!r}")
+        names = check_block_names(names, "names")
+        if len(names) != 2:
+            raise ValueError(f"names: this version takes two blocks; got {names!r}")
         out = copy.copy(self)
         out._block_names = names
         return out
@@ -769,15 +768,25 @@ def _moments_and_whitenings(
     return mom, block_whitening_pair(kind, mom, names_a, names_b, rows=(a, b), weights=weights)
 
 
+def check_block_names(names: Sequence[object], argname: str) -> tuple[str, ...]:
+    """Block names as given: distinct identifiers (letters, digits, ``_``),
+    so that they can name flags, columns and keys; a ``ValueError`` names
+    ``argname`` and the names that are not."""
+    bad = [n for n in names if not isinstance(n, str) or not n.isidentifier()]
+    if bad:
+        raise ValueError(f"{argname}: names must be identifiers (letters, digits, _); "
+                         f"got {bad!r}")
+    repeated = sorted({str(n) for n in names if list(names).count(n) > 1})
+    if repeated:
+        raise ValueError(f"{argname}: names must be distinct; {repeated} repeated")
+    return tuple(str(n) for n in names)
+
+
 def _named_blocks(blocks: object) -> tuple[list[str], list[Any]]:
     """The names and arrays of ``from_blocks``'s ``blocks`` (a dict of named
     blocks, or a list: ``block1, block2, ...``)."""
     if isinstance(blocks, Mapping):
-        names = list(blocks)
-        bad = [n for n in names if not isinstance(n, str) or not n.isidentifier()]
-        if bad:
-            raise ValueError(f"blocks: names must be identifiers (letters, digits, _); "
-                             f"got {bad!r}")
+        names = list(check_block_names(list(blocks), "blocks"))
         arrays = list(blocks.values())
     elif isinstance(blocks, (list, tuple)):
         arrays = list(blocks)
