@@ -183,6 +183,8 @@ class JointDimReductionTransformer(TransformerMixin, BaseEstimator):
         return np.asarray(out, dtype=int)
 
     def _blocks(self, n_features: int) -> tuple[np.ndarray, np.ndarray]:
+        # blocks=[cols_1, cols_2] is block_a=cols_1, block_b=cols_2
+        spec_a, spec_b, arg_a, arg_b = self.block_a, self.block_b, "block_a", "block_b"
         if self.blocks is not None:
             if self.block_a is not None or self.block_b is not None:
                 raise ValueError("give blocks=[...] or block_a/block_b, not both")
@@ -190,13 +192,8 @@ class JointDimReductionTransformer(TransformerMixin, BaseEstimator):
                 raise ValueError(
                     "blocks must list the columns of each block, [cols_1, cols_2]; this "
                     f"version takes two blocks; got {self.blocks!r}")
-            first = self._positions(self.blocks[0], "blocks[0]", n_features)
-            second = self._positions(self.blocks[1], "blocks[1]", n_features)
-            shared = np.intersect1d(first, second)
-            if shared.size:
-                raise ValueError(f"columns {shared.tolist()} are in both blocks[0] and "
-                                 "blocks[1]")
-            return first, second
+            spec_a, spec_b = self.blocks[0], self.blocks[1]
+            arg_a, arg_b = "blocks[0]", "blocks[1]"
         if n_features < 2:
             raise ValueError(
                 f"X has {n_features} feature(s) (n_features = {n_features}); the joint "
@@ -205,7 +202,7 @@ class JointDimReductionTransformer(TransformerMixin, BaseEstimator):
         everything = np.arange(n_features)
         if self.split not in (None, "half"):
             raise ValueError(f'split must be None or "half"; got {self.split!r}')
-        if self.block_a is None and self.block_b is None:
+        if spec_a is None and spec_b is None:
             if self.split is None:
                 raise ValueError(
                     "block_a and block_b are both None: say which columns of X form "
@@ -215,8 +212,8 @@ class JointDimReductionTransformer(TransformerMixin, BaseEstimator):
                 )
             half = n_features // 2
             return everything[:half], everything[half:]
-        ia = None if self.block_a is None else self._positions(self.block_a, "block_a", n_features)
-        ib = None if self.block_b is None else self._positions(self.block_b, "block_b", n_features)
+        ia = None if spec_a is None else self._positions(spec_a, arg_a, n_features)
+        ib = None if spec_b is None else self._positions(spec_b, arg_b, n_features)
         if ia is None:
             assert ib is not None  # both None returned above
             ia = np.setdiff1d(everything, ib)
@@ -226,7 +223,7 @@ class JointDimReductionTransformer(TransformerMixin, BaseEstimator):
             raise ValueError("each block needs at least one column; one of them is empty")
         both = np.intersect1d(ia, ib)
         if both.size:
-            raise ValueError(f"columns {both.tolist()} are in both block_a and block_b")
+            raise ValueError(f"columns {both.tolist()} are in both {arg_a} and {arg_b}")
         return ia, ib
 
     # -- estimator API ------------------------------------------------------
