@@ -30,6 +30,8 @@ from typing import Generic, Literal, Protocol, TypeVar
 
 import numpy as np
 
+from .design import BlockDesign
+
 __all__ = ["BlockMap", "DesignWhitening"]
 
 
@@ -137,13 +139,14 @@ class DesignWhitening(Generic[W]):
         if self.kind == "per-block":
             return DesignWhitening(maps, self.kind)
         assert self.mean is not None and self.residual_map is not None
-        cols = np.concatenate([np.arange(*self._span(k)) for k in order])
+        cols = np.concatenate([np.arange(self._span(k).start, self._span(k).stop)
+                               for k in order])
         return DesignWhitening(maps, "joint", self.mean[cols],
                                self.residual_map[np.ix_(cols, cols)])
 
-    def _span(self, k: int) -> tuple[int, int]:
-        lo = sum(self.widths[:k])
-        return lo, lo + self.widths[k]
+    def _span(self, k: int) -> slice:
+        """Block ``k``'s columns of the stacked design (the design's own rule)."""
+        return BlockDesign.of(self.widths).span(k)
 
     def residuals(self, blocks: Sequence[np.ndarray]) -> list[np.ndarray]:
         """Each block's rows as the whitening sees them before its own map:
@@ -153,7 +156,7 @@ class DesignWhitening(Generic[W]):
             return list(blocks)
         assert self.mean is not None and self.residual_map is not None
         r = (np.hstack(blocks) - self.mean) @ self.residual_map
-        return [r[:, slice(*self._span(k))] for k in range(len(self.maps))]
+        return [r[:, self._span(k)] for k in range(len(self.maps))]
 
     def residual_moment(self, s: np.ndarray) -> np.ndarray:
         """A ``(p, p)`` second moment of centred rows (``S = E[w x x^T]``
