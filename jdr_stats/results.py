@@ -207,6 +207,17 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         return self._settings.sparsity
 
     @property
+    def sparsity_cv(self) -> pd.DataFrame | None:
+        """The cross-validation curve of a ``sparsity="cv"`` fit (None
+        otherwise): one row per candidate ``(s1, s2)`` with ``cv_rsquared``
+        (mean out-of-fold R-squared of y on the reduced features over the
+        folds), its standard error ``se``, and the ``best`` and ``chosen``
+        (one-standard-error rule) flags; the reason is
+        ``results.settings.sparsity_choice``."""
+        table = self._settings.sparsity_cv
+        return None if table is None else table.copy()
+
+    @property
     def support_tests(self) -> SupportResults | None:
         """The :class:`~jdr_stats.support.SupportResults` that chose the
         sparsity of a ``sparsity="auto"`` fit (None otherwise)."""
@@ -800,7 +811,9 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
                 " (across blocks)" if self._settings.joint else ""),
             "Sparsity (s1, s2):": (
                 "none (dense)" if self.sparsity is None
-                else f"{self.sparsity}" + (" (auto)" if self.support_tests is not None else "")
+                else f"{self.sparsity}" + (" (auto)" if self.support_tests is not None
+                                           else " (cv)" if self.sparsity_cv is not None
+                                           else "")
             ),
             "Weights:": (
                 "case weights" if m.data.weighted
@@ -848,6 +861,9 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
                 f"Selected variables: block a {self.support_a}; block b {self.support_b}; "
                 "the loadings of the other variables are zero and not shown."
             )
+        if self._settings.sparsity_choice is not None:
+            notes.append(f"Sparsity {self._settings.sparsity_choice.name} "
+                         f"({self._settings.sparsity_choice.reason}); results.sparsity_cv.")
         if self.support_tests is not None:
             notes.append(self._settings.support_note or (
                 "Sparsity chosen by the coordinate tests of select_support "
