@@ -124,3 +124,48 @@ def test_policy_grid_and_choice():
     assert policy.sparsity_grid(2, 2) == [2]
     c = policy.sparsity_cv((3, 3), (1, 1), -0.1, 0.05, 49, 5)
     assert "not supported by the data" in c.reason
+
+
+def test_selection_stability_frequencies():
+    sim, model = _model(60, 40, 15, seed=5, strengths=[3.0])
+    res = model.fit(1, sparsity=(4, 3), independent_blocks=True)
+    st = res.selection_stability(10, seed=1)
+    assert list(st.columns) == ["selected", "frequency"]
+    assert len(st) == 55 and st["selected"].sum() == 7
+    # every subsample selects exactly s1 + s2 variables
+    assert np.isclose(st.loc["a", "frequency"].sum(), 4)
+    assert np.isclose(st.loc["b", "frequency"].sum(), 3)
+    assert ((st.frequency >= 0) & (st.frequency <= 1)).all()
+    assert st.loc["a"].iloc[:4]["selected"].all()  # the support first
+    pd.testing.assert_frame_equal(st, res.selection_stability(10, seed=1))
+    # units and column order change nothing
+    a = pd.DataFrame(sim.a * np.arange(1, 41), columns=[f"a{j}" for j in range(40)])
+    rescaled = jdr.JointDimReduction(sim.y, a.iloc[:, ::-1], sim.b).fit(
+        1, sparsity=(4, 3), independent_blocks=True)
+    other = rescaled.selection_stability(10, seed=1)
+    pd.testing.assert_series_equal(other.frequency.sort_index(), st.frequency.sort_index(),
+                                   atol=1e-12)
+    with pytest.raises(ValueError, match=r"needs a sparse fit; got sparsity=None"):
+        model.fit(1).selection_stability(10)
+    with pytest.raises(ValueError, match=r"n_sub must be at least 2.*got 1"):
+        res.selection_stability(1)
+
+
+def test_sparse_association_statistic():
+    from jdr_stats.inference.association import minp_pvalue, sparse_levels
+
+    assert sparse_levels(500, 500)[0] == (1, 1) and sparse_levels(500, 500)[-1] == (500, 500)
+    # minP: the observed vector ranked among the B + 1 (a largest vector gets 1/(B+1))
+    null = np.array([[1.0, 1.0], [2.0, 0.5], [0.5, 2.0]])
+    assert minp_pvalue(np.array([3.0, 3.0]), null) == 0.25
+    assert minp_pvalue(np.array([0.1, 0.1]), null) == 1.0
+    sim = jdr.simulate.bilinear(200, 40, 15, 1, s1=2, s2=2, strengths=[4.0], seed=1)
+    res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(1, independent_blocks=True)
+    t = res.association_test(49, seed=3, statistic="sparse")
+    assert t.pvalue == 1 / 50 and "min p over sparsity levels" in t.distribution
+    assert t.pvalue == res.association_test(49, seed=3, statistic="sparse").pvalue
+    noise = jdr.simulate.bilinear(60, 40, 15, 1, strengths=[0.0], seed=1)
+    null_res = jdr.JointDimReduction(noise.y, noise.a, noise.b).fit(1, independent_blocks=True)
+    assert null_res.association_test(49, seed=3, statistic="sparse").pvalue > 0.05
+    with pytest.raises(ValueError, match=r'statistic must be "dense" or "sparse"; got \'max\''):
+        res.association_test(9, statistic="max")  # type: ignore[arg-type]

@@ -34,7 +34,7 @@ from ..policy import Choice
 from ..sparse import three_step_projection
 from ..whitenings import WHITENING_METHODS
 
-__all__ = ["FoldFit", "SparsityCV", "cv_sparsity", "fold_fit"]
+__all__ = ["FoldFit", "SparsityCV", "cv_sparsity", "fold_fit", "selection_frequencies"]
 
 
 @dataclass(frozen=True)
@@ -179,3 +179,37 @@ def cv_sparsity(
     choice = policy.sparsity_cv(pairs[best], pairs[pick], float(mean[best]),
                                 float(se[best]), len(pairs), k)
     return SparsityCV(table=table, chosen=pairs[pick], choice=choice)
+
+
+def selection_frequencies(
+    y: np.ndarray, a: np.ndarray, b: np.ndarray, *, rank: int, kind: str,
+    sparsity: tuple[int, int], names_a: Sequence[str], names_b: Sequence[str],
+    n_sub: int, rng: np.random.Generator,
+) -> tuple[np.ndarray, np.ndarray]:
+    """How often each variable is selected by the sparse fit at ``sparsity``
+    on ``n_sub`` subsamples of ``m // 2`` rows (complementary pairs: the two
+    halves of one random split, as stability selection draws them), the
+    whitening ``kind`` re-estimated on each half."""
+    m = y.shape[0]
+    half = m // 2
+    if WHITENING_METHODS[kind].needs == "covariance" and half < max(a.shape[1], b.shape[1]) + 2:
+        raise ValueError(
+            f"selection_stability() whitens each half ({half} rows) with the sample "
+            f"covariance, singular for {max(a.shape[1], b.shape[1])} columns; fit with "
+            'whitening="auto" or "shrinkage"')
+    if half < 3:
+        raise ValueError(f"selection_stability() needs at least 6 rows; got {m}")
+    freq_a, freq_b = np.zeros(a.shape[1]), np.zeros(b.shape[1])
+    done = 0
+    while done < n_sub:
+        perm = rng.permutation(m)
+        for part in (perm[:half], perm[half:2 * half]):
+            if done == n_sub:
+                break
+            part = np.sort(part)
+            rows, cols = fold_fit(y[part], a[part], b[part], kind, names_a,
+                                  names_b).support(*sparsity)
+            freq_a[rows] += 1
+            freq_b[cols] += 1
+            done += 1
+    return freq_a / n_sub, freq_b / n_sub
