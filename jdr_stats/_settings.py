@@ -41,6 +41,11 @@ class FitSettings:
         The coordinate tests that chose the sparsity of ``sparsity="auto"``.
     support_note : str or None
         The summary's sentence on that choice.
+    sparsity_choice : Choice or None
+        How ``sparsity="cv"`` chose ``(s1, s2)``
+        (:func:`jdr_stats.policy.sparsity_cv`); None otherwise.
+    sparsity_cv : DataFrame or None
+        Its cross-validation curve (one row per candidate ``(s1, s2)``).
     estimator : Choice or None
         Whitened per block (``"per-block"``, the paper's estimator, which
         assumes independent blocks) or across blocks (``"joint"``), with the
@@ -56,6 +61,8 @@ class FitSettings:
     support: Any = None
     support_note: str | None = None
     estimator: Choice | None = None
+    sparsity_choice: Choice | None = None
+    sparsity_cv: Any = None
 
     @property
     def joint(self) -> bool:
@@ -75,6 +82,8 @@ class FitSettings:
             out["estimator"] = self.estimator
         if self.rank_choice is not None:
             out["rank_method"] = self.rank_choice
+        if self.sparsity_choice is not None:
+            out["sparsity"] = self.sparsity_choice
         return out
 
     def reasons(self) -> list[str]:

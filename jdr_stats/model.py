@@ -46,6 +46,7 @@ from .support import Method as SupportMethod
 from .support import SupportResults, choose_support
 from .support import Test as SupportTest
 from .support import select_support as _select_support
+from .support._cv import SparsityCV, cv_sparsity
 from .support._options import RuleArg as SupportRuleArg
 from .whitenings import WHITENING_METHODS
 
@@ -454,7 +455,7 @@ class JointDimReduction(DataModel):
         whitening: WhiteningKind = "auto",
         independent_blocks: bool = True,
         standardize: bool | None = None,
-        sparsity: tuple[int, int] | Literal["auto"] | None = None,
+        sparsity: tuple[int, int] | Literal["auto", "cv"] | None = None,
         rank_method: RankMethod | Literal["ladle"] = "auto",
         alpha: float = 0.05,
         fdr: float = 0.1,
@@ -518,6 +519,16 @@ class JointDimReduction(DataModel):
             :class:`~jdr_stats.exceptions.SupportSelectionWarning` and a note
             in the summary.  The tests whiten with the sample covariance
             whatever ``whitening`` (so they need ``m >= max(n1, n2) + 2``).
+            ``"cv"`` chooses ``(s1, s2)`` by K-fold cross-validation over rows
+            (seeded by the support child of ``seed``) of the out-of-fold
+            R-squared of ``y`` regressed on the reduced features, over a grid
+            of candidates from the rank to each block's width, and keeps the
+            sparsest pair within one standard error of the best (theory page
+            "Support selection"; ``jdr_stats.policy.sparsity_cv``); any
+            whitening and any width (``p >> n`` included; the study
+            ``studies/study_sparse_wide.py``), rows in memory, no case weights.
+            The curve is ``results.sparsity_cv``, the choice and its reason
+            are in ``results.settings`` and the summary.
         rank_method : str
             One of ``"auto"``, ``"robust"``, ``"wald"``, ``"chi2"``,
             ``"general"``, ``"permutation"``, ``"spectral"``, ``"combined"``,
@@ -592,8 +603,9 @@ class JointDimReduction(DataModel):
         """
         if isinstance(rank, str) and rank != "auto":
             raise ValueError(f'rank must be a positive integer or "auto"; got {rank!r}')
-        if isinstance(sparsity, str) and sparsity != "auto":
-            raise ValueError(f'sparsity must be (s1, s2), "auto" or None; got {sparsity!r}')
+        if isinstance(sparsity, str) and sparsity not in ("auto", "cv"):
+            raise ValueError(f'sparsity must be (s1, s2), "auto", "cv" or None; got '
+                             f'{sparsity!r}')
         names_a, names_b = self.exog_names_a, self.exog_names_b
         if rank != "auto":
             check_fit_rows(self.nobs, check_rank(rank, len(names_a), len(names_b)))
@@ -635,6 +647,10 @@ class JointDimReduction(DataModel):
             support_found, support_note = found.tests, found.note()
             support_sets = (found.rows, found.cols)
             sparsity = (len(found.rows), len(found.cols))
+        sparsity_cv = None
+        if sparsity == "cv":
+            sparsity_cv = _cv_sparsity(data, rank, choice.name, names_a, names_b, support_seed)
+            sparsity = sparsity_cv.chosen
         est = estimate(
             mom,
             rank,
@@ -652,6 +668,8 @@ class JointDimReduction(DataModel):
             alpha=alpha if chosen_by is not None else None,
             sparsity=None if sparsity is None else (int(sparsity[0]), int(sparsity[1])),
             support=support_found, support_note=support_note, estimator=estimator,
+            sparsity_choice=None if sparsity_cv is None else sparsity_cv.choice,
+            sparsity_cv=None if sparsity_cv is None else sparsity_cv.table,
         )
         res = JDRResults(self, est, mom, settings, rank_tests=rank_table,
                          whitening=whitening_pair,
@@ -743,6 +761,18 @@ def stream_model(cls: type[JointDimReduction], source_cls: Any, path: Any,
     if adj is not None:
         data.adjustment = adj
     return model
+
+
+def _cv_sparsity(data: RowsData, rank: int, kind: str, names_a: list[str],
+                 names_b: list[str], rng: np.random.Generator) -> SparsityCV:
+    """``fit(sparsity="cv")``: the cross-validation on the rows the estimator
+    sees (:func:`jdr_stats.support._cv.cv_sparsity`)."""
+    y, a, b, weights = data.rows('sparsity="cv"', weights=True)
+    if weights is not None:
+        raise ValueError('sparsity="cv" does not handle case weights yet; the model has '
+                         "weights. Give sparsity=(s1, s2)")
+    return cv_sparsity(np.asarray(y, float), np.asarray(a, float), np.asarray(b, float),
+                       rank=rank, kind=kind, names_a=names_a, names_b=names_b, rng=rng)
 
 
 def _moments_and_whitenings(

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 __all__ = [
     "ASSOCIATION_PERMUTATIONS",
     "ASSOCIATION_SEED",
@@ -40,11 +42,15 @@ __all__ = [
     "ROBUST_BOTH_MIN_RATIO",
     "ROBUST_CORRECTED_MAX_RATIO",
     "ROBUST_PAIR_SEED",
+    "SPARSITY_CV_FOLDS",
+    "SPARSITY_CV_LEVELS",
     "SUPPORT_TESTS_MAX_RATIO",
     "block_estimator",
     "defaults_table",
     "rank_method",
     "robust_reference",
+    "sparsity_cv",
+    "sparsity_grid",
     "whitening",
 ]
 
@@ -276,6 +282,64 @@ def association_in_summary(nobs: int, n1: int, n2: int) -> bool:
     return n1 + n2 >= nobs or nobs < max(n1, n2) + 2
 
 
+# -- cross-validated sparsity (fit(sparsity="cv")) ----------------------------------
+#: Folds of the cross-validation of ``fit(sparsity="cv")`` (K-fold over rows).
+#: Five keeps eight held-out rows per fold at m = 40 and a training set of
+#: 4/5 of the rows, close to the fit's (``studies/study_sparse_wide.py``).
+SPARSITY_CV_FOLDS = 5
+
+#: Candidate sparsities per block of ``fit(sparsity="cv")``: this many
+#: geometrically spaced counts from the rank to the block's width (rounded,
+#: duplicates dropped; the dense fit is the last candidate).
+SPARSITY_CV_LEVELS = 8
+
+
+def sparsity_grid(n: int, rank: int, levels: int | None = None) -> list[int]:
+    """The candidate sparsities of one block of ``n`` variables for
+    ``fit(sparsity="cv")``: ``levels`` (default ``SPARSITY_CV_LEVELS``)
+    geometrically spaced counts from ``rank`` to ``n``, rounded, distinct.
+
+    Examples
+    --------
+    >>> sparsity_grid(21, 1)
+    [1, 2, 4, 6, 9, 14, 21]
+    >>> sparsity_grid(3, 2)
+    [2, 3]
+    """
+    levels = SPARSITY_CV_LEVELS if levels is None else int(levels)
+    if n <= rank:
+        return [int(n)]
+    grid = np.unique(np.round(np.geomspace(rank, n, levels)).astype(int))
+    return [int(g) for g in grid]
+
+
+def sparsity_cv(best: tuple[int, int], chosen: tuple[int, int], best_score: float,
+                best_se: float, n_pairs: int, folds: int) -> Choice:
+    """The record of ``fit(sparsity="cv")``: the sparsest ``(s1, s2)`` (fewest
+    ``s1 + s2``) whose mean out-of-fold R-squared is within one standard
+    error of the best pair's (``best``), over ``n_pairs`` candidates and
+    ``folds`` folds.  A best score at or below zero means no candidate
+    predicts y better than its mean: the reason says so.
+
+    Examples
+    --------
+    >>> c = sparsity_cv((5, 4), (3, 2), 0.41, 0.05, 56, 5)
+    >>> c.name
+    '(3, 2)'
+    """
+    inputs = {"s1": float(chosen[0]), "s2": float(chosen[1]),
+              "best_s1": float(best[0]), "best_s2": float(best[1]),
+              "best_cv_rsquared": float(best_score), "best_se": float(best_se),
+              "candidates": float(n_pairs), "folds": float(folds)}
+    reason = (f"cv: {folds}-fold out-of-fold R-squared of y on the reduced features over "
+              f"{n_pairs} (s1, s2); best {best} at {best_score:.3g} (SE {best_se:.2g}); "
+              "the sparsest within one SE of it")
+    if not best_score > 0:
+        reason += ("; no candidate predicts y better than its mean out of fold, so the "
+                   "selected variables are not supported by the data")
+    return Choice(f"({chosen[0]}, {chosen[1]})", reason, inputs)
+
+
 # -- seeding of row-wise random draws ------------------------------------------------
 #: Rows per block of row-wise random draws: the Poisson-bootstrap weights and
 #: the spectral test's halves and sign flips draw each block of this many rows
@@ -305,6 +369,9 @@ def defaults_table() -> list[tuple[str, object, str]]:
          "general test: exact weights up to this many complement entries"),
         ("SUPPORT_TESTS_MAX_RATIO", SUPPORT_TESTS_MAX_RATIO,
          "support tests: refused above this max(n1, n2)/m"),
+        ("SPARSITY_CV_FOLDS", SPARSITY_CV_FOLDS, 'sparsity="cv": folds over rows'),
+        ("SPARSITY_CV_LEVELS", SPARSITY_CV_LEVELS,
+         'sparsity="cv": candidate sparsities per block (geometric, rank to width)'),
         ("LADLE_EDGE_QUANTILE", LADLE_EDGE_QUANTILE, "ladle: quantile of the noise edge"),
         ("LADLE_EDGE_DRAWS", LADLE_EDGE_DRAWS, "ladle: sign-flip draws of the noise edge"),
         ("LADLE_STRONG_EDGE", LADLE_STRONG_EDGE,

@@ -36,6 +36,7 @@ from ._responses import summary_notes as _response_notes
 from ._results_extra import FitMeasuresMixin
 from ._settings import FitSettings
 from ._sources import DaskSource, is_dask_collection
+from ._validation import check_int
 from ._version import __version__
 from .core.whitening import DesignWhitening
 from .diagnostics import Premises, block_stats
@@ -50,6 +51,7 @@ from .inference.rank_tests import RankMethod, RankTestResults
 from .inference.rank_tests import rank_tests as _rank_tests
 from .summary import LOADING_NOTES, SummaryMixin, build_summary, format_pvalue, json_safe
 from .support import SupportResults
+from .support._cv import selection_frequencies
 from .whitenings import WHITENING_METHODS
 
 __all__ = ["FitSettings", "JDRResults"]
@@ -205,6 +207,17 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
     @property
     def sparsity(self) -> tuple[int, int] | None:
         return self._settings.sparsity
+
+    @property
+    def sparsity_cv(self) -> pd.DataFrame | None:
+        """The cross-validation curve of a ``sparsity="cv"`` fit (None
+        otherwise): one row per candidate ``(s1, s2)`` with ``cv_rsquared``
+        (mean out-of-fold R-squared of y on the reduced features over the
+        folds), its standard error ``se``, and the ``best`` and ``chosen``
+        (one-standard-error rule) flags; the reason is
+        ``results.settings.sparsity_choice``."""
+        table = self._settings.sparsity_cv
+        return None if table is None else table.copy()
 
     @property
     def support_tests(self) -> SupportResults | None:
@@ -374,6 +387,76 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         names = self._names_b
         return [names[j] for j in self._est.cols]
 
+    def selection_stability(
+        self,
+        n_sub: int = 100,
+        *,
+        seed: int | np.random.Generator | None = None,
+    ) -> pd.DataFrame:
+        """How often each variable is selected on subsamples of half the rows.
+
+        The sparse fit at the fit's ``(s1, s2)`` (the three-step projection,
+        the fit's whitening re-estimated on each subsample) on ``n_sub``
+        subsamples of ``m // 2`` rows, drawn as complementary pairs (the two
+        halves of a random split), as stability selection does (theory page
+        "Support selection", "Selection stability").
+
+        Parameters
+        ----------
+        n_sub : int
+            Subsamples (at least 2).
+        seed : int, Generator or None
+            Seed of the splits (same seed, same frequencies).
+
+        Returns
+        -------
+        DataFrame
+            Indexed by ``(block, variable)`` for every variable, columns
+            ``selected`` (in this fit's support) and ``frequency`` (share
+            of subsamples that selected it), the selected variables first,
+            then by decreasing frequency.
+
+        Notes
+        -----
+        A variable the fit selected with a low frequency is one the data
+        barely single out; at ``p >> n`` expect most frequencies well below
+        one (study ``studies/study_sparse_wide.py``).  Needs a sparse fit and
+        the rows in memory, no case weights or covariates.
+
+        Examples
+        --------
+        >>> import jdr_stats as jdr
+        >>> d = jdr.simulate.bilinear(40, 30, 10, 1, s1=3, s2=3, seed=0)
+        >>> res = jdr.JointDimReduction(d.y, d.a, d.b).fit(1, sparsity=(3, 3))
+        >>> st = res.selection_stability(20, seed=0)
+        >>> list(st.columns), int(st["selected"].sum())
+        (['selected', 'frequency'], 6)
+        """
+        n_sub = check_int(n_sub, "n_sub", low=2)
+        if self.sparsity is None:
+            raise ValueError("selection_stability() needs a sparse fit; got sparsity=None "
+                             '(fit with sparsity=(s1, s2) or sparsity="cv")')
+        if self._model.data.weighted:
+            raise ValueError("selection_stability() does not handle case weights yet; the "
+                             "model has weights")
+        y, a, b = self._fit_data.rows("selection_stability()")
+        fa, fb = selection_frequencies(
+            np.asarray(y, float), np.asarray(a, float), np.asarray(b, float),
+            rank=self.rank, kind=self.whitening, sparsity=self.sparsity,
+            names_a=self._names_a, names_b=self._names_b, n_sub=n_sub,
+            rng=np.random.default_rng(seed))
+        frames = []
+        for block, names, freq, chosen in (("a", self._names_a, fa, self._est.rows),
+                                           ("b", self._names_b, fb, self._est.cols)):
+            sel = np.zeros(len(names), dtype=bool)
+            sel[chosen] = True
+            frame = pd.DataFrame({"selected": sel, "frequency": freq},
+                                 index=pd.MultiIndex.from_product([[block], list(names)],
+                                                                  names=["block", "variable"]))
+            frames.append(frame.sort_values(["selected", "frequency"], ascending=False,
+                                            kind="stable"))
+        return pd.concat(frames)
+
     def transform(
         self, exog_a: Any = None, exog_b: Any = None, *, data: Any = None
     ) -> pd.DataFrame | np.ndarray:
@@ -531,6 +614,7 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         n_perm: int = 199,
         *,
         seed: int | np.random.Generator | None = None,
+        statistic: Literal["dense", "sparse"] = "dense",
     ) -> TestResult:
         """Permutation test of no association, ``H0: y`` independent of
         ``(a, b)`` (rank 0), with the fit's own whitening: valid at any width.
@@ -541,13 +625,26 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
             Permutations of the response's rows (default 199).
         seed : int, Generator or None
             Seed of the permutations (same seed, same p-value).
+        statistic : {"dense", "sparse"}
+            ``"dense"`` (default): ``T`` below, over all variables.
+            ``"sparse"``: the sparse fit's ``sum_j s_j^2`` at each of a few
+            sparsity levels fixed by the widths (one variable per block up
+            to all of them, :func:`jdr_stats.inference.association.sparse_levels`),
+            the three-step selection re-run in every permutation, combined
+            by the minimum of the levels' permutation p-values, itself
+            referred to its permutation distribution (exact too; theory of
+            rank tests, "The sparse statistic").  More power when few
+            variables carry the signal, a little less when many do (study
+            ``studies/study_sparse_wide.py``); it costs a sparse fit per
+            level and permutation.
 
         Returns
         -------
         TestResult
             ``statistic`` ``T = sum_j s_j^2`` of the whitened cross moment
             with the response standardised (whitened for ``q > 1`` columns),
-            and ``pvalue = (1 + #{T* >= T}) / (n_perm + 1)``.
+            and ``pvalue = (1 + #{T* >= T}) / (n_perm + 1)`` (``"sparse"``:
+            the statistic is the observed minimum p-value over the levels).
 
         Notes
         -----
@@ -569,7 +666,7 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         (True, 'association')
         """
         return _association_test(self._fit_data, self._whitening, n_perm=n_perm, seed=seed,
-                                 whitening_name=self.whitening)
+                                 whitening_name=self.whitening, statistic=statistic)
 
     @cached_property
     def _summary_association(self) -> TestResult | str | None:
@@ -800,7 +897,9 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
                 " (across blocks)" if self._settings.joint else ""),
             "Sparsity (s1, s2):": (
                 "none (dense)" if self.sparsity is None
-                else f"{self.sparsity}" + (" (auto)" if self.support_tests is not None else "")
+                else f"{self.sparsity}" + (" (auto)" if self.support_tests is not None
+                                           else " (cv)" if self.sparsity_cv is not None
+                                           else "")
             ),
             "Weights:": (
                 "case weights" if m.data.weighted
@@ -848,6 +947,9 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
                 f"Selected variables: block a {self.support_a}; block b {self.support_b}; "
                 "the loadings of the other variables are zero and not shown."
             )
+        if self._settings.sparsity_choice is not None:
+            notes.append(f"Sparsity {self._settings.sparsity_choice.name} "
+                         f"({self._settings.sparsity_choice.reason}); results.sparsity_cv.")
         if self.support_tests is not None:
             notes.append(self._settings.support_note or (
                 "Sparsity chosen by the coordinate tests of select_support "

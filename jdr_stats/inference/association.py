@@ -19,9 +19,11 @@ import numpy as np
 
 from .._linalg import AnyWhitening
 from ..core.whitening import DesignWhitening
+from ..sparse import three_step_projection
 from .hypotheses import TestResult, perm_pvalue
 
-__all__ = ["ASSOCIATION_NULL", "association_stats", "association_test"]
+__all__ = ["ASSOCIATION_NULL", "SPARSE_LEVELS", "association_stats", "association_test",
+           "sparse_levels"]
 
 #: The null hypothesis, as the test object and the summary print it.
 ASSOCIATION_NULL = "y independent of (a, b) (rank 0: no association)"
@@ -69,6 +71,92 @@ class _Statistic:
         return total
 
 
+#: Sparsity levels of the sparse statistic: ``(s1, s2) = (round(n1^t),
+#: round(n2^t))`` for ``t = 0, 1/(L-1), ..., 1`` (the last is the dense fit).
+SPARSE_LEVELS = 5
+
+
+def sparse_levels(n1: int, n2: int, levels: int = SPARSE_LEVELS) -> list[tuple[int, int]]:
+    """The ``(s1, s2)`` of the sparse statistic: from one variable per block
+    to all of them, geometrically (a function of the widths only).
+
+    Examples
+    --------
+    >>> sparse_levels(120, 21)
+    [(1, 1), (3, 2), (11, 5), (36, 10), (120, 21)]
+    """
+    t = np.linspace(0.0, 1.0, levels)
+    out = []
+    for tj in t:
+        pair = (max(1, round(float(n1**tj))), max(1, round(float(n2**tj))))
+        if pair not in out:
+            out.append(pair)
+    return out
+
+
+class _SparseStatistic:
+    """``T_l(y)``, one per level ``(s1, s2)`` of :func:`sparse_levels`: the
+    sum of squared singular values of the sparse fit at that level (the
+    three-step projection of the unit-free selection matrix, then the
+    selected variables' cross moment whitened with their own block of the
+    fit's covariance), the blocks held fixed."""
+
+    def __init__(self, a: np.ndarray, b: np.ndarray, wa: AnyWhitening | None,
+                 wb: AnyWhitening | None, w: np.ndarray) -> None:
+        self.w = w
+        self.ac, self.bc = a - w @ a, b - w @ b
+        n1, n2 = a.shape[1], b.shape[1]
+        self.levels = sparse_levels(n1, n2)
+        self.wa, self.wb = wa, wb
+        if wa is None or wb is None:  # centring only: select from S itself
+            self.ta, self.tb = self.ac, self.bc
+        else:  # rows Sigma^{-1}(x - mean) in units of the partial SDs (selection_matrix)
+            self.ta = wa.to_scores(a) / np.sqrt(wa.precision_diag())
+            self.tb = wb.to_scores(b) / np.sqrt(wb.precision_diag())
+        self._sub: dict[tuple[int, bytes], Any] = {}
+
+    def _chol(self, which: int, idx: np.ndarray) -> np.ndarray | None:
+        wmap = self.wa if which == 0 else self.wb
+        if wmap is None:
+            return None
+        key = (which, idx.tobytes())
+        if key not in self._sub:
+            self._sub[key] = wmap.subset(idx, ("exog_a", "exog_b")[which],
+                                         [str(j) for j in range(wmap.dim)]).chol
+        return self._sub[key]
+
+    def __call__(self, y: np.ndarray) -> np.ndarray:
+        wz = (_standardized_response(y, self.w) * self.w[:, None])
+        target = np.stack([self.ta.T @ (self.tb * wz[:, c:c + 1]) for c in range(wz.shape[1])])
+        out = np.empty(len(self.levels))
+        for j, (s1, s2) in enumerate(self.levels):
+            proj = three_step_projection(target if target.shape[0] > 1 else target[0], s1, s2)
+            rows, cols = proj.rows, proj.cols
+            la, lb = self._chol(0, rows), self._chol(1, cols)
+            total = 0.0
+            for c in range(wz.shape[1]):
+                sub = self.ac[:, rows].T @ (self.bc[:, cols] * wz[:, c:c + 1])
+                if la is not None and lb is not None:
+                    sub = np.linalg.solve(lb, np.linalg.solve(la, sub).T).T
+                total += float(np.sum(sub**2))
+            out[j] = total
+        return out
+
+
+def minp_pvalue(observed: np.ndarray, null: np.ndarray) -> float:
+    """The exact permutation p-value of ``min_l p_l``: each statistic's
+    p-value ranked among the ``B + 1`` values of its level (the observed
+    counts as one), then the observed minimum ranked among the permuted
+    minima.  Every step is a symmetric function of the ``B + 1`` vectors,
+    so under exchangeability the p-value is exact (``(1 + #) / (B + 1)``)."""
+    allv = np.vstack([observed[None, :], null])  # (B + 1, L)
+    # p_l(i) = #{k: T_l(k) >= T_l(i)} / (B + 1), with a relative rounding margin
+    tol = 1e-10 * np.maximum(np.abs(allv).max(axis=0), 1e-300)
+    pv = (allv[None, :, :] >= allv[:, None, :] - tol).sum(axis=1) / allv.shape[0]
+    minp = pv.min(axis=1)
+    return float((1 + np.sum(minp[1:] <= minp[0] * (1 + 1e-12))) / allv.shape[0])
+
+
 def association_stats(
     y: np.ndarray,
     a: np.ndarray,
@@ -78,11 +166,14 @@ def association_stats(
     weights: np.ndarray | None = None,
     n_perm: int = 0,
     rng: np.random.Generator | None = None,
-) -> tuple[float, np.ndarray]:
+    statistic: str = "dense",
+) -> tuple[Any, np.ndarray]:
     """The observed statistic and ``n_perm`` statistics of permuted responses.
 
     ``y`` (``m`` or ``m x q``), ``a``, ``b``: the rows the estimator saw;
     ``whitening``: the fit's block whitenings (None: the blocks centred only).
+    ``statistic="sparse"``: a vector per draw, one per level of
+    :func:`sparse_levels` (the null is then ``n_perm x L``).
     """
     y2 = np.asarray(y, float).reshape(len(y), -1)
     m = y2.shape[0]
@@ -90,12 +181,13 @@ def association_stats(
     wa, wb = (None, None) if whitening is None else tuple(whitening)
     aw = _whitened_rows(a, wa, w @ np.asarray(a, float))
     bw = _whitened_rows(b, wb, w @ np.asarray(b, float))
-    stat = _Statistic(aw, bw, w)
+    stat: Any = (_Statistic(aw, bw, w) if statistic == "dense" else
+                 _SparseStatistic(np.asarray(a, float), np.asarray(b, float), wa, wb, w))
     observed = stat(y2)
     if n_perm == 0:
         return observed, np.empty(0)
     rng = np.random.default_rng(rng)
-    null = np.empty(n_perm)
+    null = np.empty((n_perm, *np.shape(observed)))
     for j in range(n_perm):
         null[j] = stat(y2[rng.permutation(m)])
     return observed, null
@@ -108,6 +200,7 @@ def association_test(
     n_perm: int = 199,
     seed: int | np.random.Generator | None = None,
     whitening_name: str = "",
+    statistic: str = "dense",
 ) -> TestResult:
     """The permutation test of no association; see
     :meth:`jdr_stats.results.JDRResults.association_test`."""
@@ -120,14 +213,27 @@ def association_test(
             "fit without covariates to test the association of y with the blocks, or use "
             "rank_tests() (at n >= m, whose permutation test permutes residuals, an "
             "approximation)")
+    if statistic not in ("dense", "sparse"):
+        raise ValueError(f'statistic must be "dense" or "sparse"; got {statistic!r}')
     y, a, b, weights = data.rows("association_test()", weights=True)
     obs, null = association_stats(y, a, b, whitening, weights=weights, n_perm=int(n_perm),
-                                  rng=np.random.default_rng(seed))
-    # rounding: a permuted statistic equal to T up to 1e-10 counts as >= T
-    pv = float(perm_pvalue(obs * (1 - 1e-10), null))
+                                  rng=np.random.default_rng(seed), statistic=statistic)
+    if statistic == "sparse":
+        pv = minp_pvalue(np.asarray(obs), null)
+        levels = sparse_levels(np.shape(a)[1], np.shape(b)[1])
+        # the reported statistic: the observed min p over the levels
+        allv = np.vstack([np.asarray(obs)[None, :], null])
+        tol = 1e-10 * np.maximum(np.abs(allv).max(axis=0), 1e-300)
+        obs = float(((allv >= allv[0] - tol).sum(axis=0) / allv.shape[0]).min())
+        dist = (f"permutation ({int(n_perm)} permutations), min p over sparsity levels "
+                f"{levels}")
+    else:
+        # rounding: a permuted statistic equal to T up to 1e-10 counts as >= T
+        pv = float(perm_pvalue(obs * (1 - 1e-10), null))
+        dist = f"permutation ({int(n_perm)} permutations)"
     return TestResult(
         statistic=obs, df=None, pvalue=pv, null=ASSOCIATION_NULL,
-        distribution=f"permutation ({int(n_perm)} permutations)", method="association",
+        distribution=dist, method="association",
         name="Test of no association" + (f" ({whitening_name} whitening)"
                                           if whitening_name else ""),
     )
