@@ -100,7 +100,7 @@ def adjust_source(base: Any, znames: Sequence[str]) -> tuple[AdjustedSource, Adj
     with a :class:`CovariateWarning`, as in memory.
     """
     p = len(znames)
-    mom = Moments.from_source(base)
+    mom = Moments.from_source(base, within=False)
     n2 = mom.n2 - p
     w = mom.weight
     szz = mom.m2_b[n2:, n2:] / w
@@ -224,4 +224,4 @@ def dask_adjusted(endog: Any, exog_a: Any, exog_b: Any, covariates: Any,
         return sums, None, parts[0][1]
     y1 = y[:, 0] if y.ndim == 2 else y
     src, adj = make(y1, a, b, plain.endog_name, plain.names_a, plain.names_b)
-    return Moments.from_source(src), src, adj
+    return Moments.from_source(src, within=False), src, adj

@@ -51,7 +51,8 @@ __all__ = [
 ]
 
 
-def choose_whitening(requested: object, nobs: int, n1: int, n2: int) -> Choice:
+def choose_whitening(requested: object, nobs: int, n1: int, n2: int,
+                     joint: bool = False) -> Choice:
     """Resolve ``fit(whitening=...)`` for a data set of ``nobs`` rows: a
     :class:`~jdr_stats.policy.Choice` whose ``name`` is the whitening used
     (never ``"auto"``).
@@ -65,7 +66,7 @@ def choose_whitening(requested: object, nobs: int, n1: int, n2: int) -> Choice:
     """
     kind = check_choice(requested, "whitening", WHITENINGS)
     if kind == "auto":
-        return policy.whitening(nobs, n1, n2)
+        return policy.whitening(nobs, n1, n2, joint)
     check = WHITENING_METHODS[kind].check
     if check is not None:
         check(nobs, {"exog_a": n1, "exog_b": n2})
@@ -141,16 +142,23 @@ def check_support_width(nobs: int, n1: int, n2: int, what: str) -> None:
 
 
 def check_tests_feasible(
-    nobs: int, n1: int, n2: int, rank: object, sparsity: object
+    nobs: int, n1: int, n2: int, rank: object, sparsity: object, joint: bool = False
 ) -> None:
     """``rank="auto"`` and ``sparsity="auto"`` run tests that whiten with the
     sample covariance: refuse, naming what works, when it is singular, and
     ``sparsity="auto"`` above the support tests' measured width."""
-    if nobs >= max(n1, n2) + 2:
+    what = 'fit(rank="auto")' if rank == "auto" else 'sparsity="auto"'
+    if joint and max(n1, n2) + 2 <= nobs < n1 + n2 + 2:
+        raise ValueError(
+            f"{what} with the joint estimator (the default, independent_blocks=False) runs "
+            "tests that whiten with the sample covariance of both blocks together, singular "
+            f"with {nobs} rows for {n1} + {n2} columns (they need n1 + n2 + 2 = "
+            f"{n1 + n2 + 2}); fit a given rank, or independent_blocks=True (the per-block "
+            "estimator, which assumes independent blocks) where max(n1, n2) + 2 <= m")
+    if nobs >= (n1 + n2 if joint else max(n1, n2)) + 2:
         if sparsity == "auto":
             check_support_width(nobs, n1, n2, 'sparsity="auto"')
         return
-    what = 'fit(rank="auto")' if rank == "auto" else 'sparsity="auto"'
     raise ValueError(
         f"{what} runs tests that whiten with the sample covariance, singular with {nobs} "
         f"rows for {max(n1, n2)} columns (they need max(n1, n2) + 2 = {max(n1, n2) + 2}); "

@@ -41,13 +41,23 @@ from .exceptions import RowsNotInMemoryError
 from .moments import Moments
 
 __all__ = ["JointModelData", "JointMomentsData", "JointSource", "joint_data",
-           "original_means"]
+           "joint_fit_data", "original_means"]
 
 
 def _joint_whitening(mean: np.ndarray, cov: np.ndarray, names_a: list[str],
-                     names_b: list[str]) -> DesignWhitening[Whitening]:
+                     names_b: list[str], kind: str = "sample",
+                     nobs: int | None = None) -> DesignWhitening[Whitening]:
     return joint_whitening(mean, cov, (len(names_a), len(names_b)), ("exog_a", "exog_b"),
-                           (names_a, names_b))
+                           (names_a, names_b), kind, nobs)
+
+
+def _partial_covariances(mom: BlockMoments, jw: DesignWhitening[Whitening]) -> BlockMoments:
+    """``mom`` (the residual rows' moments) with each block's covariance
+    the whitening's partial covariance ``P_kk^{-1}``: the residual rows'
+    sample covariance for the sample whitening (equal up to rounding, kept
+    as computed), the regularised one otherwise (what the estimator, the
+    tests of the fit and the bootstrap's metric whiten with)."""
+    return replace(mom, cov_a=jw[0].cov, cov_b=jw[1].cov, has_covariances=True)
 
 
 def _residuals(jw: DesignWhitening[Whitening], a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -63,12 +73,14 @@ def _stacked(mom: Moments) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _whitening_of_rows(y: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray | None,
-                       names_a: list[str], names_b: list[str]) -> DesignWhitening[Whitening]:
+                       names_a: list[str], names_b: list[str],
+                       kind: str = "sample") -> DesignWhitening[Whitening]:
     y1 = y if y.ndim == 1 else np.ascontiguousarray(y[:, 0])
     t = core_moments.array_sums(y1, (a, b), w)
     if t is None:
         raise ValueError("the joint estimator needs finite data")
-    return _joint_whitening(t.mean_x, t.m2_xx / t.weight, names_a, names_b)
+    return _joint_whitening(t.mean_x, t.m2_xx / t.weight, names_a, names_b, kind,
+                            int(y.shape[0]))
 
 
 @dataclass(frozen=True)
@@ -84,20 +96,28 @@ class JointModelData(ModelData):
 
     original: dict[str, np.ndarray] = field(default_factory=dict)
     whitening: DesignWhitening[Whitening] | None = None
+    #: the covariance of both blocks the whitening uses ("sample", "shrinkage")
+    kind: str = "sample"
     #: the bootstrap refits each replicate through :meth:`moments`
     reweighted_refit = True
 
     def moments(self, weights: np.ndarray | None = None, *,
                 covariances: bool = True) -> BlockMoments:
         if weights is None:
-            return super().moments(covariances=covariances)
+            mom = super().moments(covariances=covariances)
+            if self.kind == "sample" or self.whitening is None:
+                return mom
+            return _partial_covariances(mom, self.whitening)
         w = weights if self.weights is None else self.weights * weights
         a, b = self.original["exog_a"], self.original["exog_b"]
-        jw = _whitening_of_rows(self.endog, a, b, w, self.exog_names_a, self.exog_names_b)
+        jw = _whitening_of_rows(self.endog, a, b, w, self.exog_names_a, self.exog_names_b,
+                                self.kind)
         ra, rb = _residuals(jw, a, b)
         if self.endog.ndim == 2:
-            return response_block_moments(self.endog, ra, rb, w, covariances=covariances)
-        return block_moments(self.endog, ra, rb, w, covariances=covariances)
+            mom = response_block_moments(self.endog, ra, rb, w, covariances=covariances)
+        else:
+            mom = block_moments(self.endog, ra, rb, w, covariances=covariances)
+        return mom if self.kind == "sample" else _partial_covariances(mom, jw)
 
 
 class JointSource:
@@ -168,7 +188,8 @@ class JointMomentsData(MomentsData):
                        cov_b=np.full_like(self.block.cov_b, np.nan), has_covariances=False)
 
 
-def _bare_joint_data(data: MomentsData) -> tuple[JointMomentsData, DesignWhitening[Whitening]]:
+def _bare_joint_data(data: MomentsData, kind: str = "sample"
+                     ) -> tuple[JointMomentsData, DesignWhitening[Whitening]]:
     """The joint estimator's moments from bare sums with the within-block
     moments: ``r = (x - mean) R`` (``R`` the whitening's residual map), so
     the residuals' y-weighted moment is ``R^T S R`` with ``S`` the ``(p, p)``
@@ -179,7 +200,7 @@ def _bare_joint_data(data: MomentsData) -> tuple[JointMomentsData, DesignWhiteni
     names_a, names_b = data.exog_names_a, data.exog_names_b
     n1, wsum = mom.n1, mom.weight
     mean, m2 = _stacked(mom)
-    jw = _joint_whitening(mean, m2 / wsum, names_a, names_b)
+    jw = _joint_whitening(mean, m2 / wsum, names_a, names_b, kind, mom.nobs)
     s = np.block([[mom.m3_aya, mom.m3_ayb], [mom.m3_ayb.T, mom.m3_byb]]) / wsum
     r3 = jw.residual_moment(s)
     r2 = jw.residual_moment(m2)
@@ -203,9 +224,12 @@ def _bare_joint_data(data: MomentsData) -> tuple[JointMomentsData, DesignWhiteni
     return out, jw
 
 
-def joint_data(data: RowsData) -> tuple[RowsData, DesignWhitening[Whitening]]:
+def joint_data(data: RowsData, kind: str = "sample"
+               ) -> tuple[RowsData, DesignWhitening[Whitening]]:
     """The residual rows of ``data`` for the joint estimator, and the
-    whitening across blocks that made them.
+    whitening across blocks that made them (``kind``: the covariance of
+    both blocks it uses, ``"sample"`` or ``"shrinkage"``; the rows' moments
+    then carry its partial covariances as the blocks' covariances).
 
     Rows in memory give a :class:`JointModelData`; a model of sums with a
     row source gives a :class:`~jdr_stats._streamed.MomentsData` over a
@@ -218,13 +242,14 @@ def joint_data(data: RowsData) -> tuple[RowsData, DesignWhitening[Whitening]]:
     names_a, names_b = data.exog_names_a, data.exog_names_b
     if isinstance(data, ModelData):
         y, a, b = data.rows("the joint estimator")
-        jw = _whitening_of_rows(y, a, b, data.weights, names_a, names_b)
+        jw = _whitening_of_rows(y, a, b, data.weights, names_a, names_b, kind)
         ra, rb = _residuals(jw, a, b)
         return JointModelData(
             endog=data.endog, blocks={"exog_a": ra, "exog_b": rb}, endog_name=data.endog_name,
             names=data.names, row_index=data.row_index, weights=data.weights,
             is_pandas=data.is_pandas, response=data.response, adjustment=data.adjustment,
             class_codes=data.class_codes, original={"exog_a": a, "exog_b": b}, whitening=jw,
+            kind=kind,
         ), jw
     source, sums = data.source, data.sums
     why = ("the joint estimator (independent_blocks=False) forms each block's residual on "
@@ -244,7 +269,7 @@ def joint_data(data: RowsData) -> tuple[RowsData, DesignWhitening[Whitening]]:
                 "from_source(..., within=True) (every part of a sum), fit with "
                 "independent_blocks=True (the paper's per-block estimator, which assumes "
                 "independent blocks), or build the model from arrays or a row source")
-        return _bare_joint_data(data)
+        return _bare_joint_data(data, kind)
     if source is None or sums is None:
         raise RowsNotInMemoryError(
             f"{why}, but this model holds only sums (no rows, no row source to read "
@@ -257,13 +282,36 @@ def joint_data(data: RowsData) -> tuple[RowsData, DesignWhitening[Whitening]]:
             "fit with independent_blocks=True, or load the rows (JointDimReduction(y, a, b))")
     mom: Moments = sums
     mean, m2 = _stacked(mom)
-    jw = _joint_whitening(mean, m2 / mom.weight, names_a, names_b)
+    jw = _joint_whitening(mean, m2 / mom.weight, names_a, names_b, kind, mom.nobs)
     cls = JointDaskSource if callable(getattr(source, "tree_reduce", None)) else JointSource
     joint_source = cls(source, jw)
-    out = MomentsData(Moments.from_source(joint_source), source=joint_source,
-                      origin=getattr(data, "origin", "moments"))
+    sums = Moments.from_source(joint_source, within=False)
+    if kind != "sample":  # the blocks' covariances: the regularised partial ones
+        sums = Moments._raw(
+            sums.nobs, sums.weight, sums.mean_y, sums.mean_a, sums.mean_b, sums.m2_y,
+            jw[0].cov * sums.weight, jw[1].cov * sums.weight, sums.m2_ab, sums.m2_ay,
+            sums.m2_by, sums.m3_ayb, sums.m3_aya, sums.m3_byb, sums.endog_name,
+            tuple(sums.names_a), tuple(sums.names_b), sums.weighted)
+    out = MomentsData(sums, source=joint_source, origin=getattr(data, "origin", "moments"))
     out.adjustment = getattr(data, "adjustment", out.adjustment)
     return out, jw
+
+
+def joint_fit_data(data: RowsData, whitening: str) -> tuple[RowsData, str]:
+    """The rows the joint estimator fits with ``whitening`` (a registered
+    kind) and the whitening the estimator then applies to them.
+
+    ``"sample"`` and ``"shrinkage"``: each block's rows
+    ``Sigma_{k|-k} (Sigma_hat^{-1} x)_k`` (:func:`joint_data`), whose moments
+    carry the partial covariances ``Sigma_{k|-k}`` of ``Sigma_hat`` as the
+    blocks' covariances, whitened by them (the kind ``"sample"`` on those
+    moments).  ``"diagonal"`` and ``"none"``: the regularised covariance of
+    both blocks together is block diagonal (the SDs, or the identity), so
+    the joint whitening is the per-block one: the model's rows, unchanged.
+    """
+    if whitening in ("sample", "shrinkage"):
+        return joint_data(data, whitening)[0], "sample"
+    return data, whitening
 
 
 def original_means(data: RowsData, mom: BlockMoments) -> tuple[np.ndarray, np.ndarray]:

@@ -585,20 +585,43 @@ def joint_whitening(
     widths: Sequence[int],
     argnames: Sequence[str],
     names: Sequence[Sequence[str]],
+    kind: str = "sample",
+    nobs: int | None = None,
 ) -> DesignWhitening[Whitening]:
-    """The sample whitening across blocks of a design (kind ``"joint"``).
+    """The whitening across blocks of a design (kind ``"joint"``).
 
-    ``cov`` is the ``(p, p)`` covariance of the stacked blocks (widths
-    ``widths``).  With ``P = cov^{-1}``, block ``k``'s partial covariance is
+    ``cov`` is the ``(p, p)`` sample covariance of the stacked blocks
+    (widths ``widths``) and ``kind`` the covariance ``Sigma_hat`` the
+    whitening uses: ``"sample"`` (``cov`` itself) or ``"shrinkage"`` (the
+    OAS-shrunk correlation matrix of all ``p`` columns together, mapped back
+    with the SDs: ``D R_t D``, ``t`` from ``nobs`` rows and ``p`` columns;
+    theory page "Whitening", "Regularised joint whitening").  With
+    ``P = Sigma_hat^{-1}``, block ``k``'s partial covariance is
     ``Sigma_{k|-k} = P_kk^{-1}`` (whitened by its Cholesky factor) and its
-    residual on the other blocks ``r_k = Sigma_{k|-k} (P (x - mean))_k``,
-    so the residual map is ``P diag(Sigma_{k|-k})``.  A ``ValueError``
-    names the variables when the design's columns are collinear, within a
-    block or across blocks.
+    row ``r_k = Sigma_{k|-k} (P (x - mean))_k`` (for ``"sample"`` the least
+    squares residual on the other blocks), so the residual map is
+    ``P diag(Sigma_{k|-k})``.  A ``ValueError`` names the variables when the
+    sample covariance is singular (columns collinear, within a block or
+    across blocks) or a variable is constant.
     """
     every = [f"{arg}:{n}" for arg, block in zip(argnames, names, strict=True) for n in block]
-    chol = cholesky_factor(cov, "the design (all blocks together)", every)
-    prec = sla.cho_solve((chol, True), np.eye(cov.shape[0]))
+    if kind == "sample":
+        chol = cholesky_factor(cov, "the design (all blocks together)", every)
+        prec = sla.cho_solve((chol, True), np.eye(cov.shape[0]))
+    elif kind == "shrinkage":
+        if nobs is None:
+            raise ValueError("the shrinkage joint whitening needs the number of rows")
+        sw = shrunk_whitening(mean, cov, nobs, "shrinkage", "the design", every)
+        t, q = sw.shrinkage, sw.basis
+        if t <= 0.0:  # no shrinkage: the sample covariance
+            return joint_whitening(mean, cov, widths, argnames, names)
+        # Sigma_hat^{-1} = D^{-1} (Q diag(1/l) Q^T + (I - Q Q^T) / t) D^{-1}
+        lam = (1.0 - t) * sw.evals + t
+        inner = (q * (1.0 / lam - 1.0 / t)) @ q.T
+        inner[np.diag_indices_from(inner)] += 1.0 / t
+        prec = inner / np.outer(sw.sd, sw.sd)
+    else:
+        raise ValueError(f'a joint whitening is "sample" or "shrinkage"; got {kind!r}')
     prec = (prec + prec.T) / 2
     bounds = np.cumsum([0, *widths])
     maps, partial = [], np.zeros_like(prec)

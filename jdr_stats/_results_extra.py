@@ -33,6 +33,7 @@ class FitMeasuresMixin:
 
     _model: Any
     _fit_data: Any
+    _test_input: Any
 
     @property
     def _fit(self) -> Any:
@@ -74,7 +75,7 @@ class FitMeasuresMixin:
     # -- group tests -------------------------------------------------------------
     @cached_property
     def _prepared(self) -> Prepared:
-        data = self._fit_data
+        data = self._test_input[0]
         if data.weighted:
             raise ValueError("the variable tests do not handle case weights yet; the model "
                              "has weights")
@@ -157,7 +158,7 @@ class FitMeasuresMixin:
         if test not in ("conditional", "marginal"):
             raise ValueError(f'test must be "conditional" or "marginal"; got {test!r}')
         rows, index = [], []
-        data, prep = self._fit_data, self._prepared
+        data, prep = self._test_input[0], self._prepared
         rank = self._fit.rank if test == "conditional" else None
         for block, names, z, wf, wo in (("a", data.exog_names_a, prep.z_a, prep.w_a, prep.w_b),
                                         ("b", data.exog_names_b, prep.z_b, prep.w_b, prep.w_a)):

@@ -28,7 +28,7 @@ from ._estimate import (
     estimate,
     fold_standardize,
 )
-from ._joint import joint_data, original_means
+from ._joint import joint_data, joint_fit_data, original_means
 from ._linalg import AnyWhitening, BlockMoments, Whitening
 from ._progress import ProgressArg
 from ._responses import ResponseKind
@@ -388,7 +388,8 @@ class JointDimReduction(DataModel):
             raise TypeError(f"source must be a row source (jdr_stats.sources); got "
                             f"{type(source).__name__}")
         origin = f"the {type(source).__name__}" if origin is None else origin
-        return cls._from_sums(Moments.from_source(source), source=source, origin=origin)
+        return cls._from_sums(Moments.from_source(source, within=False), source=source,
+                              origin=origin)
 
 
     @classmethod
@@ -609,30 +610,39 @@ class JointDimReduction(DataModel):
         names_a, names_b = self.exog_names_a, self.exog_names_b
         if rank != "auto":
             check_fit_rows(self.nobs, check_rank(rank, len(names_a), len(names_b)))
+        if independent_blocks is not True and independent_blocks is not False:
+            raise ValueError(
+                f"independent_blocks must be True or False; got {independent_blocks!r}")
+        joint = not independent_blocks
         choice = choose_whitening(fold_standardize(whitening, standardize), self.nobs,
-                                  len(names_a), len(names_b))
+                                  len(names_a), len(names_b), joint)
         estimator = policy.block_estimator(independent_blocks, self.nobs, len(names_a),
                                            len(names_b), choice.name)
-        # the joint estimator is the paper's on each block's residual on the other
-        data = joint_data(self._data)[0] if estimator.name == "joint" else self._data
-        if rank == "auto" or sparsity == "auto":
-            check_tests_feasible(self.nobs, len(names_a), len(names_b), rank, sparsity)
+        auto = rank == "auto" or sparsity == "auto"
+        if auto:
+            check_tests_feasible(self.nobs, len(names_a), len(names_b), rank, sparsity, joint)
+        # the joint estimator is the paper's on each block's rows (Sigma_hat^{-1} x)
+        data, kind = joint_fit_data(self._data, choice.name) if joint \
+            else (self._data, choice.name)
         # The moments are computed once, and each covariance factored once,
         # for the rank tests, the coordinate tests and the estimate.
-        auto = rank == "auto" or sparsity == "auto"
-        mom, whitening_pair = _moments_and_whitenings(data, names_a, names_b, choice.name,
-                                                      auto)
-        # the tests whiten with the sample covariance (see fit's docstring)
+        mom, whitening_pair = _moments_and_whitenings(data, names_a, names_b, kind, auto)
+        # the tests whiten with the sample covariance (see fit's docstring): of
+        # both blocks together for the joint estimator
+        test_data, test_mom = data, mom
         test_whitening = cast("DesignWhitening[Whitening] | None", None
                               if WHITENING_METHODS[choice.name].tests_need_sample
                               else whitening_pair)
+        if auto and joint and choice.name != "sample":
+            test_data = joint_data(self._data)[0]
+            test_mom = test_data.moments()
         rank_table = None
         rank_seed, support_seed = child_seeds(seed, 2)
         chosen_by: str | None = None
         if rank == "auto":
             rank, rank_table = choose_rank(
-                data, mom, test_whitening, method=rank_method, alpha=alpha, seed=rank_seed,
-                progress=progress,
+                test_data, test_mom, test_whitening, method=rank_method, alpha=alpha,
+                seed=rank_seed, progress=progress,
             )
             check_fit_rows(self.nobs, rank)
             # the method that ran
@@ -642,7 +652,7 @@ class JointDimReduction(DataModel):
         support_found, support_note = None, None
         if sparsity == "auto":
             data.rows('sparsity="auto" (support selection)')
-            found = choose_support(data, mom, test_whitening, rank=rank, fdr=fdr,
+            found = choose_support(test_data, test_mom, test_whitening, rank=rank, fdr=fdr,
                                    seed=support_seed)
             support_found, support_note = found.tests, found.note()
             support_sets = (found.rows, found.cols)
@@ -900,4 +910,5 @@ def _dask_data(
         yy = DaskSource(endog[:, 0], endog, endog)
         return MomentsData(ResponseMoments.from_sources(parts, yy), origin="dask collections")
     src = DaskSource(endog, exog_a, exog_b)
-    return MomentsData(Moments.from_source(src), source=src, origin="dask collections")
+    return MomentsData(Moments.from_source(src, within=False), source=src,
+                       origin="dask collections")

@@ -101,9 +101,9 @@ class Moments:
         ``sum_i w_i (a_i - abar)(y_i - ybar)(a_i - abar)^T`` and likewise for
         ``b`` (what the joint estimator, ``fit(independent_blocks=False)``,
         needs from bare moments).  Computed by :meth:`from_arrays`,
-        :meth:`from_chunks` and :meth:`from_source`; None for moments built
-        without them (the constructor's default), and then for any sum that
-        includes such moments.
+        :meth:`from_chunks` and :meth:`from_source` with ``within=True``;
+        None for moments built without them (the default), and then for any
+        sum that includes such moments.
     endog_name : str
     names_a, names_b : tuple of str
     weighted : bool
@@ -375,8 +375,9 @@ class Moments:
             Also sum the within-block moments ``m3_aya`` and ``m3_byb``, which
             the joint estimator of bare sums needs
             (``JointDimReduction.from_moments(m).fit(r, independent_blocks=False)``);
-            they add ``n1^2 + n2^2`` products per row (about doubling the
-            cost for blocks of equal width), so they are off by default.
+            they add ``n1^2 + n2^2`` products per row, so they are off by
+            default (their cost is measured by the study
+            ``studies/study_moments_within.py``).
 
         Returns
         -------
@@ -657,8 +658,8 @@ class ResponseMoments:
         columns.  ``q + 1`` passes; flat memory; dask sources are reduced on
         their cluster.
         """
-        moms = [Moments.from_source(src) for src in parts]
-        return cls(moms, Moments.from_source(yy), names=[p.endog_name for p in moms])
+        moms = [Moments.from_source(src, within=False) for src in parts]
+        return cls(moms, Moments.from_source(yy, within=False), names=[p.endog_name for p in moms])
 
     def __add__(self, other: object) -> ResponseMoments:
         if isinstance(other, (int, float)) and other == 0:

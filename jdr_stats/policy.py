@@ -75,40 +75,57 @@ class Choice:
 AUTO_SAMPLE_MAX_RATIO = 0.05
 
 
-def whitening(nobs: int, n1: int, n2: int) -> Choice:
-    """What ``whitening="auto"`` stands for: ``"sample"`` while
-    ``max(n1, n2) / nobs <= AUTO_SAMPLE_MAX_RATIO``, else ``"shrinkage"``.
+def whitening(nobs: int, n1: int, n2: int, joint: bool = False) -> Choice:
+    """What ``whitening="auto"`` stands for: ``"sample"`` while the widest
+    covariance the estimator whitens with has at most
+    ``AUTO_SAMPLE_MAX_RATIO`` columns per row, else ``"shrinkage"``.
+
+    That covariance is the wider block's (``max(n1, n2) / nobs``) for the
+    per-block estimator and the covariance of both blocks together
+    (``(n1 + n2) / nobs``) for the joint estimator (``joint=True``): the
+    study ``studies/study_wide.py`` calibrated the ratio on the columns of
+    the covariance being inverted, and the joint estimator inverts one of
+    ``n1 + n2`` columns (the guide page "Which estimator is the default and
+    why").
 
     Examples
     --------
     >>> whitening(1000, 10, 20).name, whitening(100, 10, 20).name
     ('sample', 'shrinkage')
+    >>> whitening(500, 10, 20).name, whitening(500, 10, 20, joint=True).name
+    ('sample', 'shrinkage')
     """
-    ratio = max(n1, n2) / nobs
+    width, what = (n1 + n2, "(n1 + n2)/m") if joint else (max(n1, n2), "max(n1, n2)/m")
+    ratio = width / nobs
     inputs = {"nobs": float(nobs), "n1": float(n1), "n2": float(n2), "ratio": ratio}
     if ratio <= AUTO_SAMPLE_MAX_RATIO:
         return Choice("sample", (
-            f"auto: max(n1, n2)/m = {ratio:.3g} <= {AUTO_SAMPLE_MAX_RATIO}, the sample "
+            f"auto: {what} = {ratio:.3g} <= {AUTO_SAMPLE_MAX_RATIO}, the sample "
             "covariance is well estimated"), inputs)
     return Choice("shrinkage", (
-        f"auto: max(n1, n2)/m = {ratio:.3g} > {AUTO_SAMPLE_MAX_RATIO}, the sample "
+        f"auto: {what} = {ratio:.3g} > {AUTO_SAMPLE_MAX_RATIO}, the sample "
         "covariance is noisy" + (" (singular)" if ratio >= 1 else "")
-        + "; OAS shrinkage of each block's correlation matrix"), inputs)
+        + ("; OAS shrinkage of the correlation matrix of both blocks together" if joint
+           else "; OAS shrinkage of each block's correlation matrix")), inputs)
 
 
 # -- the estimator: whitening per block or across blocks ------------------------
 def block_estimator(requested: object, nobs: int, n1: int, n2: int,
                     whitening: str) -> Choice:
-    """What ``fit(independent_blocks=...)`` stands for: ``"per-block"`` (the
-    paper's estimator, each block whitened alone, which assumes independent
-    blocks; ``True``, the default) or ``"joint"`` (``False``: each block's
-    residual on the other block, whitened by its partial covariance, valid
-    when the blocks correlate).
+    """What ``fit(independent_blocks=...)`` stands for: ``"per-block"``
+    (``True``, still the default: the paper's estimator, each block whitened
+    alone, which assumes independent blocks) or ``"joint"`` (``False``: each
+    block's residual on the other block, whitened by its partial
+    covariance, valid when the blocks correlate).
 
-    Not yet an automatic choice: which estimator is the default is decided
-    by the correlated-blocks study (``studies/study_correlated_blocks.py``).
-    A ``ValueError`` names the arguments where the joint estimator cannot
-    run (it needs the sample covariance of both blocks together).
+    The choice is the user's, never made from the data: a pre-test of
+    independence choosing between them would change the level of every test
+    after it (the study ``studies/study_correlated_blocks.py`` compares
+    them).  ``whitening`` is the
+    covariance of both blocks together the joint estimator uses:
+    ``"sample"`` (needs ``m >= n1 + n2 + 2``; a ``ValueError`` says so) or
+    ``"shrinkage"``; with ``"diagonal"`` and ``"none"`` that covariance is
+    block diagonal, so the joint whitening is the per-block one.
 
     Examples
     --------
@@ -123,18 +140,20 @@ def block_estimator(requested: object, nobs: int, n1: int, n2: int,
     if requested:
         return Choice("per-block", "given: independent_blocks=True, the per-block "
                       "estimator (the paper's), which assumes independent blocks", inputs)
-    if whitening != "sample":
+    if whitening == "sample" and nobs < n1 + n2 + 2:
         raise ValueError(
-            "independent_blocks=False whitens across blocks with the sample covariance of "
-            f'both blocks together; got whitening="{whitening}". Use whitening="sample" '
-            "(or \"auto\" where it chooses the sample covariance), or independent_blocks=True")
-    if nobs < n1 + n2 + 2:
-        raise ValueError(
-            f"independent_blocks=False needs at least n1 + n2 + 2 = {n1 + n2 + 2} rows "
-            f"(the joint covariance of both blocks is singular otherwise); got {nobs}. "
-            "Use independent_blocks=True")
-    return Choice("joint", "given: independent_blocks=False, whitened across blocks "
-                  "(valid when the blocks correlate)", inputs)
+            f'independent_blocks=False with whitening="sample" needs at least n1 + n2 + 2 = '
+            f"{n1 + n2 + 2} rows (the sample covariance of both blocks together is singular "
+            f'otherwise); got {nobs}. Use whitening="shrinkage" (or "auto"), or '
+            "independent_blocks=True")
+    why = {"sample": "with the sample covariance of both blocks together",
+           "shrinkage": "with the OAS-shrunk covariance of both blocks together",
+           "diagonal": "with the SDs only: the joint whitening is then the per-block one",
+           "none": "centring only: the joint whitening is then the per-block one"}
+    return Choice("joint", "given: independent_blocks=False, each block's residual on "
+                  f"the other block, whitened {why.get(whitening, whitening)}; valid when "
+                  "the blocks correlate (independent_blocks=True assumes independent "
+                  "blocks)", inputs)
 
 
 # -- rank tests ----------------------------------------------------------------

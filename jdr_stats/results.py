@@ -30,6 +30,7 @@ from ._data import (
 )
 from ._estimate import Estimate, inference_note
 from ._export import ExportMixin, records
+from ._joint import joint_data
 from ._linalg import AnyWhitening, BlockMoments
 from ._responses import summary_lines as _response_lines
 from ._responses import summary_notes as _response_notes
@@ -98,6 +99,18 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
             self.__dict__["_block_stats"] = stats
 
     # -- basic attributes -------------------------------------------------
+    @cached_property
+    def _test_input(self) -> tuple[RowsData, BlockMoments, Any]:
+        """The rows, moments and whitening the tests of this fit use: they
+        whiten with the sample covariance (theory page "Whitening"), of both
+        blocks together for the joint estimator (whose rows are then
+        re-formed with it when the fit regularised it)."""
+        if self._settings.joint and self.whitening != "sample":
+            data = joint_data(self._model.data)[0]
+            return data, data.moments(), None
+        sample = None if WHITENING_METHODS[self.whitening].tests_need_sample else self._whitening
+        return self._fit_data, self._moments, sample
+
     @property
     def _fit_data(self) -> RowsData:
         """The rows the estimator saw (:attr:`model`'s data, or the joint
@@ -599,10 +612,9 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         returned, not stored: pass it to :meth:`summary` as
         ``summary(rank_tests=table)`` to print it with the fit.
         """
-        # the tests whiten with the sample covariance (theory page "Whitening")
-        sample = None if WHITENING_METHODS[self.whitening].tests_need_sample else self._whitening
+        data, moments, sample = self._test_input
         table = _rank_tests(
-            self._fit_data, self._moments, sample,  # type: ignore[arg-type]
+            data, moments, sample,
             method=method, max_rank=max_rank, n_perm=n_perm, seed=seed,
             progress=progress, n_jobs=n_jobs,
         )
@@ -699,7 +711,7 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         (called with the fit's data, estimate, ``standardize`` and ``sparsity``;
         ``n_jobs`` processes give the same numbers as one); every replicate
         re-estimates the fit's :attr:`whitening`."""
-        if self._settings.joint and self._fit_data.source is not None:
+        if self._fit_data is not self._model.data and self._fit_data.source is not None:
             raise RowsNotInMemoryError(
                 "the bootstrap of the joint estimator (independent_blocks=False) re-estimates "
                 "each block's residual on the other block in every replicate, which needs "
@@ -709,7 +721,10 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
             self._fit_data, self._est, standardize=self.standardize,
             sparsity=self.sparsity, n_boot=n_boot, seed=seed, method=method,
             interval=interval, alpha=alpha, progress=progress, n_jobs=n_jobs, fit=self,
-            whitening=self.whitening, whitening_maps=self._whitening,
+            # the joint estimator's rows carry their (regularised) partial covariances,
+            # which every replicate re-estimates and whitens with (the angles' metric)
+            whitening="sample" if self._fit_data is not self._model.data else self.whitening,
+            whitening_maps=self._whitening,
         )
 
     # -- export -----------------------------------------------------------

@@ -61,6 +61,13 @@ both estimators are fitted to the same sample):
    (``signal=0``) and r = 2, and binary-model with r = 2); and the coverage
    of part 4 on the factor models (r = 2, m = 2000, half the replications).
 
+7. **wide blocks** (the regularised joint whitening): r = 2,
+   n1 = n2 = 50, m = 200 and 1000 (the joint covariance has n1 + n2 = m / 2
+   and m / 10 columns), ``whitening="shrinkage"`` for both estimators (the joint one
+   shrinks the covariance of both blocks together, the per-block one each
+   block's), the ``"correlated"`` design with rho = 0 and 0.6, links
+   bilinear and bilinear + even part; angles and NSEE against the truth.
+
 Each table gives means (or rates) with their Monte Carlo SE (sd / sqrt(R),
 sqrt(p (1 - p) / R)); ``diff`` is joint minus per-block on the same samples.
 Angles are in degrees: the largest principal angle of each block, the larger
@@ -73,7 +80,8 @@ Run (one BLAS thread)::
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=. nice -n 5 python studies/study_correlated_blocks.py --part 1 --reps 500
 
 and likewise ``--part 2 --reps 400``, ``--part 3 --reps 1000``, ``--part 4
---reps 500``, ``--part 5 --reps 500``, ``--part 6 --reps 1000`` (the
+--reps 500``, ``--part 5 --reps 500``, ``--part 6 --reps 1000``, ``--part 7
+--reps 200`` (the
 recorded runs; ``--reps`` sets the replications of each cell, the larger m
 of part 2 and the coverage cells of part 6 use half).  About 40 minutes in
 all on one shared core.  Output recorded in
@@ -95,7 +103,7 @@ from jdr_stats.simulate import SimulatedData, random_basis
 
 ALPHA = 0.05
 #: cells per part, so that the seeds of a part do not depend on the others
-CELL_BASE = {1: 0, 2: 100, 3: 200, 4: 300, 5: 400, 6: 500}
+CELL_BASE = {1: 0, 2: 100, 3: 200, 4: 300, 5: 400, 6: 500, 7: 600}
 
 
 # ---------------------------------------------------------------------------
@@ -155,12 +163,12 @@ def largest_angle(truth: np.ndarray, est) -> float:
     return float(np.degrees(principal_angles(truth, np.asarray(est))[-1]))
 
 
-def fit_both(sim: SimulatedData, rank):
+def fit_both(sim: SimulatedData, rank, whitening: str = "auto"):
     model = jdr.JointDimReduction(sim.y, sim.a, sim.b)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", JDRWarning)
-        joint = model.fit(rank, independent_blocks=False)
-        perblock = model.fit(rank, independent_blocks=True)
+        joint = model.fit(rank, independent_blocks=False, whitening=whitening)
+        perblock = model.fit(rank, independent_blocks=True, whitening=whitening)
     return model, joint, perblock
 
 
@@ -193,7 +201,7 @@ def accuracy_cell(label: str, spec: dict, args, i: int, reps: int) -> None:
     rows = []
     for s in seeds(args, i, reps):
         sim = draw(spec, s)
-        _, joint, perblock = fit_both(sim, spec["r"])
+        _, joint, perblock = fit_both(sim, spec["r"], spec.get("whitening", "auto"))
         rows.append((*errors(sim, joint), *errors(sim, perblock)))
     x = np.array(rows)
     print(f"{label:44s} R={reps:3d} | NSEE joint {mean_se(x[:, 0])} per-block "
@@ -434,7 +442,23 @@ def part6(args) -> None:
               f"({time.perf_counter() - t0:.0f} s)", flush=True)
 
 
-PARTS = {1: part1, 2: part2, 3: part3, 4: part4, 5: part5, 6: part6}
+def part7(args) -> None:
+    """Wide blocks: the regularised joint whitening (OAS shrinkage of the
+    covariance of both blocks together) against the per-block shrinkage."""
+    print("## 7. wide blocks, whitening='shrinkage' (r=2, n1=n2=50, m=200, 1000; the joint "
+          "estimator shrinks the (n1+n2)-column covariance); diff = joint - per-block",
+          flush=True)
+    i = CELL_BASE[7]
+    for m in (200, 1000):
+        for rho in (0.0, 0.6):
+            for link in ("bilinear", "even"):
+                spec = {"kind": "correlated", "m": m, "n": 50, "r": 2, "rho": rho,
+                        "link": link, "whitening": "shrinkage"}
+                accuracy_cell(f"wide rho={rho} {link} m={m}", spec, args, i, args.reps)
+                i += 1
+
+
+PARTS = {1: part1, 2: part2, 3: part3, 4: part4, 5: part5, 6: part6, 7: part7}
 
 
 def main() -> None:

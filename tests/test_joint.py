@@ -188,8 +188,6 @@ def test_what_the_joint_estimator_refuses(correlated):
     with pytest.raises(RowsNotInMemoryError, match="single response column"):
         jdr.JointDimReduction.from_moments(rm).fit(1, independent_blocks=False)
     model = jdr.JointDimReduction(sim.y, sim.a, sim.b)
-    with pytest.raises(ValueError, match='got whitening="shrinkage"'):
-        model.fit(1, independent_blocks=False, whitening="shrinkage")
     with pytest.raises(ValueError, match="independent_blocks must be True or False; got 'yes'"):
         model.fit(1, independent_blocks="yes")
     small = jdr.JointDimReduction(sim.y[:12], sim.a[:12], sim.b[:12])

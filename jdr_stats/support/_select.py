@@ -391,7 +391,8 @@ def choose_support(
     >>> [model.exog_names_a[j] for j in choice.rows] == choice.tests.selected_a
     True
     """
-    tests = select_support(data, moments, whitening, rank=rank, fdr=fdr, seed=seed)
+    tests = select_support(data, moments, whitening, rank=rank, fdr=fdr, seed=seed,
+                           independent_blocks=True)  # data: the estimator's own rows
     sets, dense = [], []
     for block, sel in (("a", tests.selected_a), ("b", tests.selected_b)):
         names = data.names[f"exog_{block}"]
@@ -432,6 +433,7 @@ def choose_sparsity(
     -------
     (s1, s2), SupportResults
     """
-    res = select_support(data, moments, whitening, rank=rank, fdr=fdr, seed=seed)
+    res = select_support(data, moments, whitening, rank=rank, fdr=fdr, seed=seed,
+                         independent_blocks=True)  # data: the estimator's own rows
     n1, n2 = len(data.exog_names_a), len(data.exog_names_b)
     return clip_counts(res.counts, rank, (n1, n2)), res
