@@ -624,7 +624,8 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         given the other block (the Wald test of its coefficients in the
         regression of ``y`` on both blocks).  With covariates both blocks
         and ``y`` are their residuals.  Needs the rows: the sandwich needs
-        ``sum (y_i - ybar)^2 z_i z_i^T``, which the sums do not hold.  The
+        ``sum (y_i - ybar)^2 z_i z_i^T``, which the sums do not hold (a row
+        source is read once, into memory; bare sums refuse).  The
         size on the robustness battery is studied in
         ``studies/study_main_effects.py``.
 
@@ -638,7 +639,17 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         >>> t.table["method"].tolist(), bool(t.pvalues["a"] < 1e-6)
         (['robust', 'robust'], True)
         """
-        y, a, b, weights = self._model.data.rows("main_effects_test()", weights=True)
+        data = self._model.data
+        data.require_source("main_effects_test()")
+        source = getattr(data, "source", None)
+        if source is None:
+            y, a, b, weights = data.rows("main_effects_test()", weights=True)
+        else:  # a row source: its rows read once (the same numbers as in memory)
+            parts = list(source.iter_weighted_chunks())
+            y, a, b = (np.concatenate([np.asarray(c[j], float) for c in parts])
+                       for j in range(3))
+            weights = (None if any(c[3] is None for c in parts)
+                       else np.concatenate([np.asarray(c[3], float) for c in parts]))
         adjustment = getattr(self._model.data, "adjustment", None)
         return _main_effects_test(
             y, [a, b], list(self._model.block_names), self._whitening, weights=weights,
@@ -649,7 +660,9 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
     def _summary_main_effects(self) -> MainEffectsResults | None:
         """The summary's main-effects tests (None without rows, or where a
         permutation version would be too long for a summary)."""
-        if self.data_removed or self._model.data.sums is not None:
+        data = self._model.data
+        if self.data_removed or (data.sums is not None
+                                 and getattr(data, "source", None) is None):
             return None
         if self.nobs > policy.MAIN_EFFECTS_SUMMARY_MAX_PERM_ROWS:
             method: MainEffectsMethod = "robust"
@@ -662,14 +675,15 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         """"What this reduction can see": one note, and one line per block
         with its main-effect p-value in ``info`` where the test ran."""
         table = self._summary_main_effects
+        notes = ["What this reduction can see: interactions between the blocks (parts of "
+                 "the link odd in each block); main effects (e.g. classes shifting a block's "
+                 "mean) are tested separately: results.main_effects_test()."]
         if table is not None:
             for block, row in table.table.iterrows():
-                info[f"Main effect p ({block}):"] = (
-                    f"{format_pvalue(row['pvalue'])} ({row['method']})"
-                    if np.isfinite(row["pvalue"]) else "not run")
-        return ["What this reduction can see: interactions between the blocks (parts of "
-                "the link odd in each block); main effects (e.g. classes shifting a block's "
-                "mean) are tested separately: results.main_effects_test()."]
+                notes.append(f"Main effect of {block} (H0: E[y z] = 0): p = "
+                             + (f"{format_pvalue(row['pvalue'])} ({row['method']})."
+                                if np.isfinite(row["pvalue"]) else "not run (see the test)."))
+        return notes
 
     @cached_property
     def _summary_association(self) -> TestResult | str | None:

@@ -161,7 +161,8 @@ def test_refusals_name_the_reason():
     m = 120
     a, b = rng.normal(size=(m, 40)), rng.normal(size=(m, 30))
     y = rng.normal(size=m)
-    joint = jdr.JointDimReduction(y, a, b).fit(1, independent_blocks=False)
+    joint = jdr.JointDimReduction(y, a, b).fit(1, independent_blocks=False,
+                                               whitening="sample")
     t = joint.main_effects_test()
     assert t.table["method"].tolist() == ["refused", "refused"]
     assert np.isnan(t.pvalues).all()
@@ -194,7 +195,7 @@ def test_summary_says_what_the_reduction_can_see():
         res = jdr.JointDimReduction(y, a, b).fit(1, independent_blocks=not joint)
         text = str(res.summary())
         assert "What this reduction can see: interactions between the blocks" in text
-        assert "Main effect p (a):" in text and "Main effect p (b):" in text
+        assert "Main effect of a (H0: E[y z] = 0): p =" in text and "Main effect of b" in text
         assert str(res.remove_data().summary()) == text
         summ = str(res.main_effects_test().summary())
         assert "Tests of main effects" in summ and "H0" in summ
@@ -204,3 +205,18 @@ def test_summary_says_what_the_reduction_can_see():
     wres = jdr.JointDimReduction(wide.y, wide.a, wide.b).fit(1)
     assert "(permutation)" in str(wres.summary())
     assert policy.main_effects_method(39, 120, joint=False, adjusted=False).name == "permutation"
+
+
+def test_command_line_prints_what_the_fit_can_see(tmp_path, capsys):
+    from jdr_stats.cli import main
+
+    y, a, b = _shifted_classes(m=300, seed=4)
+    frame = pd.DataFrame(np.column_stack([a, b]), columns=[f"a{j}" for j in range(6)]
+                         + [f"b{j}" for j in range(5)])
+    frame["y"] = np.asarray(y.codes, float)
+    path = tmp_path / "d.csv"
+    frame.to_csv(path, index=False)
+    assert main(["fit", str(path), "--y", "y", "--a", ",".join(f"a{j}" for j in range(6)),
+                 "--b", ",".join(f"b{j}" for j in range(5)), "--rank", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "What this reduction can see" in out and "Main effect of a" in out
