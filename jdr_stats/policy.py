@@ -36,6 +36,10 @@ __all__ = [
     "LADLE_EDGE_DRAWS",
     "LADLE_EDGE_QUANTILE",
     "LADLE_STRONG_EDGE",
+    "MAIN_EFFECTS_MAX_DF_SHARE",
+    "MAIN_EFFECTS_PERMUTATIONS",
+    "MAIN_EFFECTS_SEED",
+    "MAIN_EFFECTS_SUMMARY_MAX_PERM_ROWS",
     "MAX_EXACT_DIM",
     "RANK_COMBINED_MIN_RATIO",
     "RANK_TESTS_MAX_RATIO",
@@ -46,6 +50,7 @@ __all__ = [
     "SPARSITY_CV_LEVELS",
     "SUPPORT_TESTS_MAX_RATIO",
     "block_estimator",
+    "main_effects_method",
     "defaults_table",
     "rank_method",
     "robust_reference",
@@ -358,6 +363,68 @@ def sparsity_cv(best: tuple[int, int], chosen: tuple[int, int], best_score: floa
                    "selected variables are not supported by the data")
     return Choice(f"({chosen[0]}, {chosen[1]})", reason, inputs)
 
+# -- the per-block test of main effects ----------------------------------------------
+#: The robust (sandwich) test of main effects runs while its degrees of freedom
+#: ``P = q n_k`` are at most this share of the rows left ``nu`` (``m - 1``
+#: minus the covariates and, under the joint estimator, the other block's
+#: columns); above it the sandwich's inverse is too noisy for its F reference
+#: (study ``studies/study_main_effects.py``).
+MAIN_EFFECTS_MAX_DF_SHARE = 0.25
+
+#: Permutations and seed of the summary's main-effects tests where the
+#: permutation version runs.
+MAIN_EFFECTS_PERMUTATIONS = 199
+MAIN_EFFECTS_SEED = 0
+
+#: Rows above which the summary does not run a permutation version.
+MAIN_EFFECTS_SUMMARY_MAX_PERM_ROWS = 2000
+
+
+def main_effects_method(nu: int, df: int, *, joint: bool, adjusted: bool,
+                        requested: str = "auto") -> Choice:
+    """How one block's main effect is tested: ``"robust"`` (the sandwich
+    score test, F reference) while ``df <= MAIN_EFFECTS_MAX_DF_SHARE * nu``;
+    else ``"permutation"`` (exact when y is independent of the block), which
+    needs the marginal test (per block) and no covariates; else
+    ``"refused"`` with the reason.  A ``requested`` method is checked
+    against the same limits.
+
+    Examples
+    --------
+    >>> main_effects_method(199, 20, joint=False, adjusted=False).name
+    'robust'
+    >>> main_effects_method(39, 120, joint=False, adjusted=False).name
+    'permutation'
+    >>> main_effects_method(39, 120, joint=True, adjusted=False).name
+    'refused'
+    """
+    inputs = {"nu": float(nu), "df": float(df)}
+    share = MAIN_EFFECTS_MAX_DF_SHARE
+    robust_ok = df <= share * nu
+    why_wide = (f"q n_k = {df} > {share:g} of the {nu} rows left: the sandwich "
+                "cannot be inverted reliably")
+    perm_why = ("exact when y is independent of the block" if not (joint or adjusted)
+                else None)
+    if not (joint or adjusted):
+        perm_block = None
+    elif joint:
+        perm_block = ("the permutation version tests the block's marginal association; given "
+                      "the other block it is not exact (fit with independent_blocks=True)")
+    else:
+        perm_block = ("the permutation version is not exact with covariates (their "
+                      "residuals are not exchangeable)")
+    if requested == "robust" or (requested == "auto" and robust_ok):
+        if not robust_ok:
+            return Choice("refused", f"robust test refused: {why_wide}", inputs)
+        return Choice("robust", ("given" if requested == "robust" else
+                                 f"auto: q n_k = {df} <= {share:g} of the {nu} rows left"),
+                      inputs)
+    if perm_block is not None:
+        return Choice("refused", f"{why_wide}; {perm_block}" if requested == "auto"
+                      else f"permutation refused: {perm_block}", inputs)
+    return Choice("permutation", ("given; " if requested == "permutation" else
+                                  f"auto: {why_wide}; ") + str(perm_why), inputs)
+
 
 # -- seeding of row-wise random draws ------------------------------------------------
 #: Rows per block of row-wise random draws: the Poisson-bootstrap weights and
@@ -400,6 +467,14 @@ def defaults_table() -> list[tuple[str, object, str]]:
         ("ASSOCIATION_SEED", ASSOCIATION_SEED, "summary at p >> n: seed of that test"),
         ("ASSOCIATION_SUMMARY_MAX_ROWS", ASSOCIATION_SUMMARY_MAX_ROWS,
          "summary at p >> n: that test runs up to this many rows (else how to run it)"),
+        ("MAIN_EFFECTS_MAX_DF_SHARE", MAIN_EFFECTS_MAX_DF_SHARE,
+         "main-effects test: the robust version up to this q n_k / (rows left), "
+         "permutation (or refusal) above"),
+        ("MAIN_EFFECTS_PERMUTATIONS", MAIN_EFFECTS_PERMUTATIONS,
+         "summary: permutations of the main-effects test's permutation version"),
+        ("MAIN_EFFECTS_SEED", MAIN_EFFECTS_SEED, "summary: seed of those permutations"),
+        ("MAIN_EFFECTS_SUMMARY_MAX_PERM_ROWS", MAIN_EFFECTS_SUMMARY_MAX_PERM_ROWS,
+         "summary: the permutation version runs up to this many rows (robust only above)"),
         ("BLOCK_ROWS", BLOCK_ROWS, "rows per seeded block of row-wise random draws"),
         ("ROBUST_PAIR_SEED", ROBUST_PAIR_SEED,
          "robust test: seed of its row pairs when none is given"),
