@@ -72,9 +72,11 @@ class KBlockFactors:
     grams: dict[tuple[Piece, int], np.ndarray]
 
 
-def piece_scale(y: np.ndarray, zs: Sequence[np.ndarray], piece: Piece) -> float:
+def piece_scale(y: np.ndarray, zs: Sequence[np.ndarray], piece: Piece,
+                w: np.ndarray | None = None) -> float:
     """``s_S^2``: the mean per-entry variance of piece ``S`` under no
-    association, ``mean_i(|Y_i|^2 prod_j |z_ij|^2) / (m N_S)``."""
+    association, ``mean_i(|Y_i|^2 prod_j |z_ij|^2) / (m N_S)`` (the mean
+    weighted by the case weights ``w`` when given, ``m`` their sum)."""
     y2 = y[:, None] if y.ndim == 1 else y
     m = y2.shape[0]
     prod = np.sum(y2**2, axis=1)
@@ -82,7 +84,10 @@ def piece_scale(y: np.ndarray, zs: Sequence[np.ndarray], piece: Piece) -> float:
     for j in piece:
         prod = prod * np.sum(zs[j] ** 2, axis=1)
         n_entries *= zs[j].shape[1]
-    return float(prod.mean() / (m * n_entries))
+    if w is None:
+        return float(prod.mean() / (m * n_entries))
+    wsum = float(np.sum(w))
+    return float((w @ prod) / wsum / (wsum * n_entries))
 
 
 def piece_weight(weighting: Weighting, columns: int) -> float:
@@ -103,14 +108,14 @@ def block_factors(
     route: Route = "tensor",
     weighting: Weighting = "sqrt",
     cross_cov: dict[tuple[int, int], np.ndarray] | None = None,
+    w: np.ndarray | None = None,
 ) -> KBlockFactors:
     """Every block's factor from the whitened, centred rows.
 
     Parameters
     ----------
     y : ndarray (m,) or (m, q)
-        The centred (for ``q > 1`` whitened) response; case weights folded
-        in by the caller (``m w_i / W`` times each row).
+        The centred (for ``q > 1`` whitened) response.
     zs : list of ndarray (m, n_k)
         The whitened, centred blocks.
     route : {"tensor", "gram"}
@@ -122,10 +127,15 @@ def block_factors(
         The blocks' cross covariances ``S_ab`` when the whitening is joint:
         the K-way piece is then the Hermite-corrected moment
         (:func:`~jdr_stats.core.tensor.hermite_corrected`; tensor route only).
+    w : ndarray (m,), optional
+        Case weights: every moment a weighted mean (frequency weights are
+        copies of rows).
     """
     K = len(zs)
-    y2 = y[:, None] if y.ndim == 1 else y
-    m, q = y2.shape
+    yraw = y[:, None] if y.ndim == 1 else y
+    m, q = yraw.shape
+    # weighted means: the response times m w_i / W in every piece
+    y2 = yraw if w is None else yraw * (m * w / np.sum(w))[:, None]
     widths = [z.shape[1] for z in zs]
     if cross_cov is not None and route != "tensor" and K >= 3:
         raise ValueError("the Hermite-corrected K-way moment of a joint whitening needs "
@@ -134,7 +144,7 @@ def block_factors(
     weights: dict[tuple[Piece, int], float] = {}
     grams: dict[tuple[Piece, int], np.ndarray] = {}
     for piece in pieces(K):
-        s2 = piece_scale(y2, zs, piece)
+        s2 = piece_scale(yraw, zs, piece, w)
         scales[piece] = s2
         sub = [zs[j] for j in piece]
         if route == "tensor":

@@ -1,0 +1,389 @@
+"""The fit of K >= 3 blocks and its results (docs/theory/k_blocks.md).
+
+A model of three or more blocks (:meth:`JointDimReduction.from_blocks`,
+or a formula with two or more bars) fits here: each block whitened (alone,
+the paper's estimator, or across blocks), every piece (the block pairs'
+cross moments and the K-way tensor) formed or read through its mode Grams
+(:mod:`jdr_stats.core.kestimate`), each block's basis the leading
+eigenvectors of its combined Gram, mapped back to the original variables.
+Two blocks never come here: they keep the two-block code path.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from functools import cached_property
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+from statsmodels.iolib.summary2 import Summary
+
+from . import policy
+from ._data import ModelData
+from ._linalg import joint_whitening, principal_angles
+from ._validation import normalize_seed
+from .core.kestimate import KBlockFactors, block_factors
+from .core.whitening import DesignWhitening
+from .inference.kblock_rank import block_rank_table, choose_block_rank
+from .whitenings import WHITENING_METHODS
+
+__all__ = ["KBlockResults", "fit_kblocks"]
+
+RankArg = int | Mapping[str, int] | Literal["auto"]
+
+
+def _check_ranks(rank: Any, names: Sequence[str], widths: Sequence[int]) -> dict[str, int]:
+    """Each block's rank from ``rank`` (an int for all, or a dict by name)."""
+    if isinstance(rank, Mapping):
+        unknown = sorted(set(rank) - set(names))
+        missing = [n for n in names if n not in rank]
+        if unknown or missing:
+            raise ValueError(f"rank: a dict needs one rank per block {list(names)}; "
+                             f"unknown {unknown}, missing {missing}")
+        given = {n: rank[n] for n in names}
+    elif isinstance(rank, (int, np.integer)) and not isinstance(rank, bool):
+        given = dict.fromkeys(names, int(rank))
+    else:
+        raise TypeError(f'rank must be an int, a dict of ints by block name or "auto"; '
+                        f"got {rank!r}")
+    out = {}
+    for n, w in zip(names, widths, strict=True):
+        r = given[n]
+        if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or not 1 <= r <= w:
+            raise ValueError(f"rank of block {n!r} must be an integer between 1 and {w} "
+                             f"(its columns); got {r!r}")
+        out[n] = int(r)
+    return out
+
+
+def _whiten(data: ModelData, names: Sequence[str], kind: str,
+            estimator: str) -> tuple[list[np.ndarray], DesignWhitening[Any], list[np.ndarray]]:
+    """Whitened, centred rows of every block, the whitening and the blocks."""
+    blocks = [np.asarray(x, float) for x in data.blocks.values()]
+    w = data.weights
+    m = blocks[0].shape[0]
+    wn = np.full(m, 1.0 / m) if w is None else w / w.sum()
+    labels = [data.names[k] for k in data.blocks]
+    if estimator == "joint":
+        x = np.hstack(blocks)
+        mean = wn @ x
+        xc = x - mean
+        cov = (xc * wn[:, None]).T @ xc
+        white = joint_whitening(mean, cov, [b.shape[1] for b in blocks], list(names),
+                                labels)
+    else:
+        method = WHITENING_METHODS[kind]
+        if method.factory is None:
+            raise ValueError('whitening="none" is not supported for three or more blocks; '
+                             'use "auto", "sample" or "shrinkage"')
+        maps: list[Any] = []
+        for name, x, lab in zip(names, blocks, labels, strict=True):
+            mean = wn @ x
+            xc = x - mean
+            cov = (xc * wn[:, None]).T @ xc
+            maps.append(method.factory(mean, cov, m, name, lab, rows=None, weights=w))
+        white = DesignWhitening.per_block(maps)
+    zs = [z - wn @ z for z in white.rows(blocks)]
+    return zs, white, blocks
+
+
+def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks: bool,
+                sparsity: Any, rank_method: str, alpha: float, seed: Any) -> KBlockResults:
+    """The K-block fit of ``model`` (see :meth:`JointDimReduction.fit`)."""
+    data: ModelData = model._data
+    names = model.block_names
+    widths = [len(data.names[k]) for k in data.blocks]
+    if sparsity is not None:
+        raise ValueError(f"sparsity: sparse fits are not available for three or more blocks "
+                         f"yet; got sparsity={sparsity!r} with blocks {list(names)}")
+    if rank_method not in ("auto", "robust"):
+        raise ValueError(f'rank_method: three or more blocks have the robust per-block test '
+                         f'only ("auto" or "robust"); got {rank_method!r}')
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1); got {alpha!r}")
+    normalize_seed(seed)
+    if rank != "auto":
+        ranks = _check_ranks(rank, names, widths)
+    m = data.nobs
+    wchoice = policy.whitening(m, max(widths), max(widths))
+    kind = wchoice.name if whitening == "auto" else whitening
+    if kind not in WHITENING_METHODS:
+        raise ValueError(f"whitening must be one of {['auto', *WHITENING_METHODS]}; got "
+                         f"{whitening!r}")
+    if independent_blocks is not True and independent_blocks is not False:
+        raise ValueError(f"independent_blocks must be True or False; got {independent_blocks!r}")
+    estimator = "per-block" if independent_blocks else "joint"
+    if estimator == "joint":
+        if kind != "sample":
+            raise ValueError("independent_blocks=False whitens across blocks with the sample "
+                             f'covariance of all blocks together; got whitening="{kind}"')
+        if m < sum(widths) + 2:
+            raise ValueError(f"independent_blocks=False needs at least sum(n_k) + 2 = "
+                             f"{sum(widths) + 2} rows; got {m}")
+    zs, white, blocks = _whiten(data, names, kind, estimator)
+    y = np.asarray(data.endog, float)
+    w = data.weights
+    wn = np.full(m, 1.0 / m) if w is None else w / w.sum()
+    y = y - wn @ y
+    q = 1 if y.ndim == 1 else y.shape[1]
+    route = policy.kblock_route(m, tuple(widths), q)
+    weighting = policy.kblock_weighting()
+    cross_cov = None
+    if estimator == "joint":
+        if route.name != "tensor":
+            raise ValueError(
+                "independent_blocks=False with three or more blocks forms the Hermite-corrected "
+                f"K-way tensor, here too large ({route.reason}); use independent_blocks=True")
+        cross_cov = {(a, b): (zs[a] * wn[:, None]).T @ zs[b]
+                     for a in range(len(zs)) for b in range(a + 1, len(zs))}
+    fac = block_factors(y, zs, w=w, route=route.name,  # type: ignore[arg-type]
+                        weighting=weighting.name,  # type: ignore[arg-type]
+                        cross_cov=cross_cov)
+    tables: dict[str, pd.DataFrame] | None = None
+    if rank == "auto":
+        if w is not None:
+            raise ValueError('rank="auto": the per-block rank tests of three or more blocks '
+                             "take no weights yet; give the ranks")
+        if estimator == "joint":
+            raise ValueError('rank="auto": the per-block rank tests of three or more blocks '
+                             "are derived for independent_blocks=True only; give the ranks")
+        if m > policy.KBLOCK_GRAM_MAX_ROWS:
+            raise ValueError(f'rank="auto": the per-block rank tests form m x m matrices, '
+                             f"m = {m} > {policy.KBLOCK_GRAM_MAX_ROWS}; give the ranks")
+        tables, ranks = {}, {}
+        for k, name in enumerate(names):
+            tab = block_rank_table(y, zs, k, fac)
+            tables[name] = tab
+            ranks[name] = max(1, choose_block_rank(tab, alpha, widths[k]))
+    settings = {"whitening": kind, "whitening_reason": wchoice.reason if whitening == "auto"
+                else "given", "estimator": estimator, "route": route.to_dict(),
+                "weighting": weighting.to_dict(),
+                "rank_method": "robust per-block" if tables is not None else None,
+                "alpha": alpha if tables is not None else None}
+    return KBlockResults(model, fac, white, ranks, settings, tables, blocks)
+
+
+class KBlockResults:
+    """Results of a fit of three or more blocks.
+
+    Attributes are read-only: :attr:`directions` (a dict by block name of
+    unit-length coefficient columns), :attr:`rank` (a dict by block name),
+    :attr:`whitened_bases`, :attr:`eigenvalues`, :attr:`rank_tests` (a dict of
+    tables when ``rank="auto"``), :attr:`settings`; :meth:`transform`,
+    :meth:`summary`, :meth:`to_dict`, :meth:`to_json`, :meth:`bootstrap`.
+    """
+
+    def __init__(self, model: Any, fac: KBlockFactors, white: DesignWhitening[Any],
+                 ranks: dict[str, int], settings: dict[str, Any],
+                 tables: dict[str, pd.DataFrame] | None, blocks: list[np.ndarray]) -> None:
+        self._model = model
+        self._fac = fac
+        self._white = white
+        self._ranks = dict(ranks)
+        self._settings = settings
+        self._tables = tables
+        self._means = [np.asarray(getattr(mp, "mean", x.mean(0)))
+                       for mp, x in zip(white.maps, blocks, strict=True)]
+        self._names = tuple(model.block_names)
+
+    @property
+    def model(self) -> Any:
+        return self._model
+
+    @property
+    def block_names(self) -> tuple[str, ...]:
+        return self._names
+
+    @property
+    def nobs(self) -> int:
+        return int(self._model.nobs)
+
+    @property
+    def rank(self) -> dict[str, int]:
+        """Each block's rank, by name."""
+        return dict(self._ranks)
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The fit's choices and their reasons."""
+        return dict(self._settings)
+
+    @property
+    def rank_tests(self) -> dict[str, pd.DataFrame] | None:
+        """The per-block rank tests of a ``rank="auto"`` fit (None otherwise)."""
+        return None if self._tables is None else {k: v.copy() for k, v in self._tables.items()}
+
+    @cached_property
+    def whitened_bases(self) -> dict[str, np.ndarray]:
+        """Each block's estimated basis in whitened coordinates (orthonormal)."""
+        return {n: self._fac.factors[k][:, :self._ranks[n]].copy()
+                for k, n in enumerate(self._names)}
+
+    @cached_property
+    def eigenvalues(self) -> dict[str, pd.Series]:
+        """All eigenvalues of each block's combined Gram (unit-noise units)."""
+        return {n: pd.Series(self._fac.values[k], index=range(1, len(self._fac.values[k]) + 1))
+                for k, n in enumerate(self._names)}
+
+    def _labels(self, k: int) -> list[str]:
+        data = self._model._data
+        return list(data.names[list(data.blocks)[k]])
+
+    @cached_property
+    def directions(self) -> dict[str, pd.DataFrame]:
+        """Each block's directions in its original variables (unit columns),
+        a DataFrame indexed by the variables, columns ``name_1 .. name_r``."""
+        out = {}
+        for k, n in enumerate(self._names):
+            d = self._white.to_original(k, self.whitened_bases[n])
+            out[n] = pd.DataFrame(d, index=self._labels(k),
+                                  columns=[f"{n}_{j + 1}" for j in range(d.shape[1])])
+        return out
+
+    def transform(self, blocks: Mapping[str, Any] | Sequence[Any] | None = None) -> pd.DataFrame:
+        """Every block's reduced features ``(x_k - mean_k)^T U_k``, columns
+        ``name_1 .. name_r`` for each block in order.
+
+        ``blocks``: new data (a dict by block name or a list in block order,
+        the fitted columns); the training data when omitted.
+        """
+        data = self._model._data
+        if blocks is None:
+            arrays = [np.asarray(x, float) for x in data.blocks.values()]
+            index = data.row_index
+        else:
+            if isinstance(blocks, Mapping):
+                missing = [n for n in self._names if n not in blocks]
+                if missing:
+                    raise ValueError(f"blocks: missing {missing}; need {list(self._names)}")
+                given = [blocks[n] for n in self._names]
+            else:
+                given = list(blocks)
+                if len(given) != len(self._names):
+                    raise ValueError(f"blocks: need {len(self._names)} blocks; got {len(given)}")
+            arrays, index = [], None
+            for k, x in enumerate(given):
+                if isinstance(x, pd.DataFrame):
+                    index = x.index
+                    cols = self._labels(k)
+                    if list(x.columns) != cols and set(cols) <= set(x.columns):
+                        x = x[cols]
+                arr = np.asarray(x, float)
+                if arr.ndim != 2 or arr.shape[1] != len(self._labels(k)):
+                    raise ValueError(f"blocks: block {self._names[k]!r} needs "
+                                     f"{len(self._labels(k))} columns; got shape {arr.shape}")
+                arrays.append(arr)
+        parts = []
+        for k, n in enumerate(self._names):
+            d = self.directions[n]
+            parts.append(pd.DataFrame((arrays[k] - self._means[k]) @ d.to_numpy(),
+                                      columns=d.columns, index=index))
+        return pd.concat(parts, axis=1)
+
+    def bootstrap(self, n_boot: int = 199, *, seed: int | np.random.Generator | None = None,
+                  level: float = 0.95) -> pd.DataFrame:
+        """Percentile bounds of each block's largest principal angle between
+        the bootstrap re-estimates (rows resampled, the fit repeated with the
+        same settings and ranks) and the estimate, in degrees.
+
+        Returns a DataFrame indexed by block: ``median`` and ``upper`` (the
+        ``level`` percentile) of the largest angle.
+        """
+        if not isinstance(n_boot, (int, np.integer)) or n_boot < 2:
+            raise ValueError(f"n_boot must be an integer >= 2; got {n_boot!r}")
+        if not 0 < level < 1:
+            raise ValueError(f"level must be in (0, 1); got {level!r}")
+        rng = np.random.default_rng(normalize_seed(seed))
+        data = self._model._data
+        m = int(data.nobs)
+        angles = np.zeros((n_boot, len(self._names)))
+        for b in range(n_boot):
+            idx = rng.integers(0, m, size=m)
+            model = copy.copy(self._model)
+            model._data = replace(data, endog=data.endog[idx],
+                                  blocks={k: x[idx] for k, x in data.blocks.items()},
+                                  weights=None if data.weights is None else data.weights[idx],
+                                  row_index=None, is_pandas=False)
+            res = fit_kblocks(model, self._ranks, whitening=self._settings["whitening"],
+                              independent_blocks=self._settings["estimator"] == "per-block",
+                              sparsity=None, rank_method="auto", alpha=0.05, seed=None)
+            for k, n in enumerate(self._names):
+                angles[b, k] = np.degrees(np.max(principal_angles(
+                    self.directions[n].to_numpy(), res.directions[n].to_numpy())))
+        return pd.DataFrame({"median": np.median(angles, axis=0),
+                             "upper": np.quantile(angles, level, axis=0)},
+                            index=pd.Index(self._names, name="block"))
+
+    def summary(self) -> Summary:
+        """A statsmodels ``Summary``: the model, then one section per block
+        (its rank, eigenvalues, directions and, for ``rank="auto"``, its
+        rank tests)."""
+        m = self._model
+        smry = Summary()
+        info: dict[str, Any] = {
+            "Model:": "Joint dimension reduction, K blocks",
+            "Dependent variable:": m.endog_name,
+            "No. observations:": str(self.nobs),
+            "Blocks:": ", ".join(f"{n} ({len(self._labels(k))})"
+                                 for k, n in enumerate(self._names)),
+            "Ranks:": ", ".join(f"{n}={r}" for n, r in self._ranks.items()),
+            "Estimator:": self._settings["estimator"],
+            "Whitening:": self._settings["whitening"],
+            "Route:": self._settings["route"]["name"],
+            "Piece weights:": self._settings["weighting"]["name"],
+        }
+        smry.add_dict(info)
+        smry.add_title("Joint dimension reduction of K blocks")
+        for n in self._names:
+            smry.add_text(f"Block {n}: rank {self._ranks[n]}")
+            ev = self.eigenvalues[n].to_frame("eigenvalue").T
+            ev.index = [f"{n} eigenvalues"]
+            smry.add_df(ev, float_format="%.4g")
+            smry.add_df(self.directions[n], float_format="%.4f")
+            if self._tables is not None:
+                tab = self._tables[n].copy()
+                tab.index = [f"{n}: rank <= {r}" for r in tab.index]
+                smry.add_df(tab, float_format="%.4g")
+        smry.add_text(
+            "Each block's directions are the leading eigenvectors of its combined Gram: its "
+            "pairwise cross moments with every other block and the K-way cross moment, each "
+            "scaled to unit null noise and weighted (theory page 'K blocks'). "
+            + (f"Ranks chosen by the robust per-block tests of H0: rank_k <= r at "
+               f"alpha={self._settings['alpha']}. " if self._tables is not None else "")
+            + f"Route: {self._settings['route']['reason']}. "
+            f"Weights: {self._settings['weighting']['reason']}.")
+        return smry
+
+    def __str__(self) -> str:
+        return str(self.summary())
+
+    def _repr_html_(self) -> str:
+        return str(self.summary().as_html())
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-Python content of the fit (JSON-ready)."""
+        return {
+            "model": "JointDimReduction",
+            "blocks": list(self._names),
+            "nobs": self.nobs,
+            "rank": self.rank,
+            "directions": {n: {"index": list(d.index), "columns": list(d.columns),
+                               "data": d.to_numpy().tolist()}
+                           for n, d in self.directions.items()},
+            "eigenvalues": {n: s.tolist() for n, s in self.eigenvalues.items()},
+            "settings": self.settings,
+            "rank_tests": None if self._tables is None else {
+                n: t.reset_index().to_dict(orient="list") for n, t in self._tables.items()},
+        }
+
+    def to_json(self, path: Any = None) -> str:
+        """:meth:`to_dict` as JSON text (also written to ``path`` if given)."""
+        text = json.dumps(self.to_dict(), allow_nan=True, default=float)
+        if path is not None:
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        return text
