@@ -20,7 +20,6 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-from statsmodels.iolib.summary2 import Summary
 
 from . import policy
 from ._data import ModelData
@@ -29,9 +28,10 @@ from ._validation import normalize_seed
 from .core.kestimate import KBlockFactors, block_factors
 from .core.whitening import DesignWhitening
 from .inference.kblock_rank import block_rank_table, choose_block_rank
+from .summary import JDRSummary, build_summary
 from .whitenings import WHITENING_METHODS
 
-__all__ = ["KBlockResults", "fit_kblocks"]
+__all__ = ["KBlockBootstrapResults", "KBlockResults", "fit_kblocks"]
 
 RankArg = int | Mapping[str, int] | Literal["auto"]
 
@@ -285,13 +285,14 @@ class KBlockResults:
         return pd.concat(parts, axis=1)
 
     def bootstrap(self, n_boot: int = 199, *, seed: int | np.random.Generator | None = None,
-                  level: float = 0.95) -> pd.DataFrame:
+                  level: float = 0.95) -> KBlockBootstrapResults:
         """Percentile bounds of each block's largest principal angle between
         the bootstrap re-estimates (rows resampled, the fit repeated with the
         same settings and ranks) and the estimate, in degrees.
 
-        Returns a DataFrame indexed by block: ``median`` and ``upper`` (the
-        ``level`` percentile) of the largest angle.
+        Returns a :class:`KBlockBootstrapResults`: its ``table`` is indexed
+        by block, columns ``median`` and ``upper`` (the ``level`` percentile)
+        of the largest angle; ``summary()`` and ``to_dict()``.
         """
         if not isinstance(n_boot, (int, np.integer)) or n_boot < 2:
             raise ValueError(f"n_boot must be an integer >= 2; got {n_boot!r}")
@@ -314,16 +315,16 @@ class KBlockResults:
             for k, n in enumerate(self._names):
                 angles[b, k] = np.degrees(np.max(principal_angles(
                     self.directions[n].to_numpy(), res.directions[n].to_numpy())))
-        return pd.DataFrame({"median": np.median(angles, axis=0),
-                             "upper": np.quantile(angles, level, axis=0)},
-                            index=pd.Index(self._names, name="block"))
+        table = pd.DataFrame({"median": np.median(angles, axis=0),
+                              "upper": np.quantile(angles, level, axis=0)},
+                             index=pd.Index(self._names, name="block"))
+        return KBlockBootstrapResults(table, n_boot=int(n_boot), level=float(level))
 
-    def summary(self) -> Summary:
-        """A statsmodels ``Summary``: the model, then one section per block
-        (its rank, eigenvalues, directions and, for ``rank="auto"``, its
-        rank tests)."""
+    def summary(self) -> JDRSummary:
+        """A statsmodels ``Summary`` (:class:`~jdr_stats.summary.JDRSummary`):
+        the model, then one section per block (its eigenvalues, directions
+        and, for ``rank="auto"``, its rank tests)."""
         m = self._model
-        smry = Summary()
         info: dict[str, Any] = {
             "Model:": "Joint dimension reduction, K blocks",
             "Dependent variable:": m.endog_name,
@@ -336,33 +337,33 @@ class KBlockResults:
             "Route:": self._settings["route"]["name"],
             "Piece weights:": self._settings["weighting"]["name"],
         }
-        smry.add_dict(info)
-        smry.add_title("Joint dimension reduction of K blocks")
+        tables: list[tuple[str, pd.DataFrame, str]] = []
         for n in self._names:
-            smry.add_text(f"Block {n}: rank {self._ranks[n]}")
-            ev = self.eigenvalues[n].to_frame("eigenvalue").T
-            ev.index = [f"{n} eigenvalues"]
-            smry.add_df(ev, float_format="%.4g")
-            smry.add_df(self.directions[n], float_format="%.4f")
+            r = self._ranks[n]
+            ev = self.eigenvalues[n].to_frame("eigenvalue")
+            ev.index.name = None
+            tables.append((f"Block {n}: rank {r}", ev, f"eigenvalues, block {n}"))
+            tables.append(("variable", self.directions[n], f"directions, block {n}"))
             if self._tables is not None:
                 tab = self._tables[n].copy()
-                tab.index = [f"{n}: rank <= {r}" for r in tab.index]
-                smry.add_df(tab, float_format="%.4g")
-        smry.add_text(
+                tab.index = pd.Index([f"{n}: rank <= {k}" for k in tab.index])
+                tables.append(("H0", tab, f"rank tests, block {n}"))
+        notes = [
             "Each block's directions are the leading eigenvectors of its combined Gram: its "
             "pairwise cross moments with every other block and the K-way cross moment, each "
             "scaled to unit null noise and weighted (theory page 'K blocks'). "
             + (f"Ranks chosen by the robust per-block tests of H0: rank_k <= r at "
                f"alpha={self._settings['alpha']}. " if self._tables is not None else "")
             + f"Route: {self._settings['route']['reason']}. "
-            f"Weights: {self._settings['weighting']['reason']}.")
-        return smry
+            f"Weights: {self._settings['weighting']['reason']}."]
+        return build_summary("Joint dimension reduction of K blocks", info, tables, notes,
+                             float_format="%.4g")
 
     def __str__(self) -> str:
         return str(self.summary())
 
     def _repr_html_(self) -> str:
-        return str(self.summary().as_html())
+        return self.summary().as_html()
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-Python content of the fit (JSON-ready)."""
@@ -387,3 +388,51 @@ class KBlockResults:
             with open(path, "w", encoding="utf-8") as fh:
                 fh.write(text)
         return text
+
+
+class KBlockBootstrapResults:
+    """The bootstrap of a K-block fit (:meth:`KBlockResults.bootstrap`).
+
+    ``table``: by block, the ``median`` and the ``upper`` (``level``)
+    percentile of the largest principal angle, in degrees, between the
+    re-estimates and the estimate.  The percentile bound is not calibrated
+    for K blocks (theory page "K blocks", section 5).
+    """
+
+    def __init__(self, table: pd.DataFrame, *, n_boot: int, level: float) -> None:
+        self._table = table
+        self._n_boot = n_boot
+        self._level = level
+
+    @property
+    def table(self) -> pd.DataFrame:
+        return self._table.copy()
+
+    @property
+    def n_boot(self) -> int:
+        return self._n_boot
+
+    @property
+    def level(self) -> float:
+        return self._level
+
+    def summary(self) -> JDRSummary:
+        tab = self._table.rename(columns={"median": "median angle (deg)",
+                                          "upper": f"{self._level:.0%} bound (deg)"})
+        return build_summary(
+            "Bootstrap of the K-block fit",
+            {"Replicates:": str(self._n_boot), "Level:": f"{self._level:g}",
+             "Resampling:": "pairs (rows)"},
+            [("block", tab, "largest principal angle")],
+            ["Largest principal angle between each block's re-estimated and estimated "
+             "subspace, rows resampled and the fit repeated with the same ranks and "
+             "settings; percentile bounds, not calibrated for K blocks."],
+            float_format="%.2f")
+
+    def __str__(self) -> str:
+        return str(self.summary())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"n_boot": self._n_boot, "level": self._level, "method": "pairs",
+                "blocks": {n: {"median": float(r["median"]), "upper": float(r["upper"])}
+                           for n, r in self._table.iterrows()}}
