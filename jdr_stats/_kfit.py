@@ -217,6 +217,12 @@ class KBlockResults:
         """The per-block rank tests of a ``rank="auto"`` fit (None otherwise)."""
         return None if self._tables is None else {k: v.copy() for k, v in self._tables.items()}
 
+    @property
+    def block_means(self) -> dict[str, np.ndarray]:
+        """Each block's (weighted) training mean, the centre of :meth:`transform`."""
+        return {n: np.asarray(mu, float).copy() for n, mu in zip(self._names, self._means,
+                                                                   strict=True)}
+
     @cached_property
     def whitened_bases(self) -> dict[str, np.ndarray]:
         """Each block's estimated basis in whitened coordinates (orthonormal)."""
