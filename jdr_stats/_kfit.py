@@ -25,9 +25,14 @@ from . import policy
 from ._data import ModelData
 from ._linalg import joint_whitening, principal_angles
 from ._validation import normalize_seed
-from .core.kestimate import KBlockFactors, block_factors
+from .core.kestimate import KBlockFactors, block_factors, stacked_pieces
+from .core.tensor import pieces
 from .core.whitening import DesignWhitening
-from .inference.kblock_rank import block_rank_table, choose_block_rank
+from .inference.kblock_rank import (
+    block_rank_table,
+    block_rank_table_rows,
+    choose_block_rank,
+)
 from .summary import JDRSummary, build_summary
 from .whitenings import WHITENING_METHODS
 
@@ -60,21 +65,19 @@ def _check_ranks(rank: Any, names: Sequence[str], widths: Sequence[int]) -> dict
     return out
 
 
-def _whiten(data: ModelData, names: Sequence[str], kind: str,
-            estimator: str) -> tuple[list[np.ndarray], DesignWhitening[Any], list[np.ndarray]]:
-    """Whitened, centred rows of every block, the whitening and the blocks."""
-    blocks = [np.asarray(x, float) for x in data.blocks.values()]
-    w = data.weights
+def _whiten_arrays(blocks: Sequence[np.ndarray], w: np.ndarray | None, names: Sequence[str],
+                   labels: Sequence[Sequence[str]], kind: str,
+                   estimator: str) -> tuple[list[np.ndarray], DesignWhitening[Any]]:
+    """Whitened rows (centred at the weighted mean) of every block and the whitening."""
     m = blocks[0].shape[0]
     wn = np.full(m, 1.0 / m) if w is None else w / w.sum()
-    labels = [data.names[k] for k in data.blocks]
     if estimator == "joint":
         x = np.hstack(blocks)
         mean = wn @ x
         xc = x - mean
         cov = (xc * wn[:, None]).T @ xc
         white = joint_whitening(mean, cov, [b.shape[1] for b in blocks], list(names),
-                                labels)
+                                [list(lab) for lab in labels])
     else:
         method = WHITENING_METHODS[kind]
         if method.factory is None:
@@ -88,7 +91,52 @@ def _whiten(data: ModelData, names: Sequence[str], kind: str,
             maps.append(method.factory(mean, cov, m, name, lab, rows=None, weights=w))
         white = DesignWhitening.per_block(maps)
     zs = [z - wn @ z for z in white.rows(blocks)]
+    return zs, white
+
+
+def _whiten(data: ModelData, names: Sequence[str], kind: str,
+            estimator: str) -> tuple[list[np.ndarray], DesignWhitening[Any], list[np.ndarray]]:
+    """Whitened, centred rows of every block, the whitening and the blocks."""
+    blocks = [np.asarray(x, float) for x in data.blocks.values()]
+    labels = [data.names[k] for k in data.blocks]
+    zs, white = _whiten_arrays(blocks, data.weights, names, labels, kind, estimator)
     return zs, white, blocks
+
+
+def _cross_cov(zs: Sequence[np.ndarray], wn: np.ndarray) -> dict[tuple[int, int], np.ndarray]:
+    return {(a, b): (zs[a] * wn[:, None]).T @ zs[b]
+            for a in range(len(zs)) for b in range(a + 1, len(zs))}
+
+
+def _jackknife_influences(blocks: Sequence[np.ndarray], endog: np.ndarray,
+                          w: np.ndarray | None, names: Sequence[str],
+                          labels: Sequence[Sequence[str]], kind: str, estimator: str,
+                          fac: KBlockFactors, stacked: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Each row's influence on every block's stacked pieces: one copy of row
+    ``i`` deleted (its weight lowered by ``d_i = min(1, w_i)``, the row
+    dropped at zero), the pieces refitted (whitening, centring, Hermite
+    correction re-estimated; the pieces' scales and weights held), and
+    ``(W - d_i) / d_i (M_k - M_k^{(-i)})`` (``W`` the rows or the weights'
+    sum), ``m x n_k x D_k`` per block."""
+    m = endog.shape[0]
+    wts = np.ones(m) if w is None else np.asarray(w, float)
+    total = float(wts.sum())
+    out = [np.empty((m, *mk.shape)) for mk in stacked]
+    for i in range(m):
+        d = min(1.0, float(wts[i]))
+        wi = wts.copy()
+        wi[i] -= d
+        keep = wi > 0
+        sub = [b[keep] for b in blocks]
+        wk = None if w is None else wi[keep]
+        zs, _ = _whiten_arrays(sub, wk, names, labels, kind, estimator)
+        n = int(keep.sum())
+        wn = np.full(n, 1.0 / n) if wk is None else wk / wk.sum()
+        y = endog[keep] - wn @ endog[keep]
+        cc = _cross_cov(zs, wn) if estimator == "joint" else None
+        for k, mk in enumerate(stacked_pieces(y, zs, fac, cross_cov=cc, w=wk)):
+            out[k][i] = (total - d) / d * (stacked[k] - mk)
+    return out
 
 
 def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks: bool,
@@ -138,31 +186,50 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
             raise ValueError(
                 "independent_blocks=False with three or more blocks forms the Hermite-corrected "
                 f"K-way tensor, here too large ({route.reason}); use independent_blocks=True")
-        cross_cov = {(a, b): (zs[a] * wn[:, None]).T @ zs[b]
-                     for a in range(len(zs)) for b in range(a + 1, len(zs))}
+        cross_cov = _cross_cov(zs, wn)
     fac = block_factors(y, zs, w=w, route=route.name,  # type: ignore[arg-type]
                         weighting=weighting.name,  # type: ignore[arg-type]
                         cross_cov=cross_cov)
     tables: dict[str, pd.DataFrame] | None = None
+    influence = None
     if rank == "auto":
-        if w is not None:
-            raise ValueError('rank="auto": the per-block rank tests of three or more blocks '
-                             "take no weights yet; give the ranks")
-        if estimator == "joint":
-            raise ValueError('rank="auto": the per-block rank tests of three or more blocks '
-                             "are derived for independent_blocks=True only; give the ranks")
         if m > policy.KBLOCK_GRAM_MAX_ROWS:
             raise ValueError(f'rank="auto": the per-block rank tests form m x m matrices, '
                              f"m = {m} > {policy.KBLOCK_GRAM_MAX_ROWS}; give the ranks")
+        cols = [sum(q * int(np.prod([widths[j] for j in piece if j != k]))
+                    for piece in pieces(len(widths)) if k in piece)
+                for k in range(len(widths))]
+        influence = policy.kblock_influence(
+            estimator, w is not None, m, m * sum(n * d for n, d in zip(widths, cols,
+                                                                       strict=True)))
         tables, ranks = {}, {}
-        for k, name in enumerate(names):
-            tab = block_rank_table(y, zs, k, fac)
-            tables[name] = tab
-            ranks[name] = max(1, choose_block_rank(tab, alpha, widths[k]))
+        if influence.name == "analytic":
+            for k, name in enumerate(names):
+                tab = block_rank_table(y, zs, k, fac)
+                tables[name] = tab
+                ranks[name] = max(1, choose_block_rank(tab, alpha, widths[k]))
+        else:
+            if route.name != "tensor":
+                raise ValueError(
+                    f'rank="auto": the per-block rank tests under {influence.reason.split(":")[0]}'
+                    f" refit the K-way tensor without each row, here too large "
+                    f"({route.reason}); give the ranks")
+            stacked = stacked_pieces(y, zs, fac, cross_cov=cross_cov, w=w)
+            labels = [data.names[b] for b in data.blocks]
+            psis = _jackknife_influences(blocks, np.asarray(data.endog, float), w, names,
+                                         labels, kind, estimator, fac, stacked)
+            y2 = y[:, None] if y.ndim == 1 else y
+            energy = np.sum(y2**2, axis=1)
+            rho = energy / (energy @ wn)
+            for k, name in enumerate(names):
+                tab = block_rank_table_rows(psis[k], stacked[k], k, fac, rho, mult=w)
+                tables[name] = tab
+                ranks[name] = max(1, choose_block_rank(tab, alpha, widths[k]))
     settings = {"whitening": kind, "whitening_reason": wchoice.reason if whitening == "auto"
                 else "given", "estimator": estimator, "route": route.to_dict(),
                 "weighting": weighting.to_dict(),
                 "rank_method": "robust per-block" if tables is not None else None,
+                "influence": None if influence is None else influence.to_dict(),
                 "alpha": alpha if tables is not None else None}
     return KBlockResults(model, fac, white, ranks, settings, tables, blocks)
 
@@ -359,7 +426,9 @@ class KBlockResults:
             "pairwise cross moments with every other block and the K-way cross moment, each "
             "scaled to unit null noise and weighted (theory page 'K blocks'). "
             + (f"Ranks chosen by the robust per-block tests of H0: rank_k <= r at "
-               f"alpha={self._settings['alpha']}. " if self._tables is not None else "")
+               f"alpha={self._settings['alpha']} (rows' influences: "
+               f"{self._settings['influence']['reason']}). " if self._tables is not None
+               else "")
             + f"Route: {self._settings['route']['reason']}. "
             f"Weights: {self._settings['weighting']['reason']}."]
         return build_summary("Joint dimension reduction of K blocks", info, tables, notes,

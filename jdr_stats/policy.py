@@ -31,6 +31,7 @@ __all__ = [
     "BLOCK_ROWS",
     "COMBINED_SPECTRAL_MIN_EDGE",
     "KBLOCK_GRAM_MAX_ROWS",
+    "KBLOCK_INFLUENCE_MAX_ENTRIES",
     "KBLOCK_TENSOR_MAX_ENTRIES",
     "KBLOCK_WEIGHTING",
     "Choice",
@@ -46,6 +47,7 @@ __all__ = [
     "SUPPORT_TESTS_MAX_RATIO",
     "block_estimator",
     "defaults_table",
+    "kblock_influence",
     "kblock_route",
     "kblock_weighting",
     "rank_method",
@@ -324,6 +326,8 @@ def defaults_table() -> list[tuple[str, object, str]]:
          "K-block fit: forms the K-way tensor up to this many entries, m x m Grams above"),
         ("KBLOCK_GRAM_MAX_ROWS", KBLOCK_GRAM_MAX_ROWS,
          "K-block fit: most rows of the m x m route and of the per-block rank tests"),
+        ("KBLOCK_INFLUENCE_MAX_ENTRIES", KBLOCK_INFLUENCE_MAX_ENTRIES,
+         "K-block rank tests: most entries of the jackknife's per-row influences"),
         ("KBLOCK_WEIGHTING", KBLOCK_WEIGHTING,
          "K-block fit: weights of the pieces in each block's combined Gram"),
         ("ROBUST_PAIR_SEED", ROBUST_PAIR_SEED,
@@ -375,6 +379,45 @@ def kblock_route(nobs: int, widths: tuple[int, ...], q: int = 1) -> Choice:
         f"a K-block fit of {nobs} rows and widths {list(widths)} needs either the K-way "
         f"tensor ({entries:.0f} entries > {KBLOCK_TENSOR_MAX_ENTRIES}) or m x m row Grams "
         f"(m = {nobs} > {KBLOCK_GRAM_MAX_ROWS}); reduce the blocks' widths or the rows")
+
+
+#: Most entries ``m sum_k n_k D_k`` of the per-row influences that the
+#: jackknife reference of the per-block rank tests holds (joint whitening or
+#: case weights; docs/theory/k_blocks.md, section "Per-block rank tests").
+KBLOCK_INFLUENCE_MAX_ENTRIES = 20_000_000
+
+
+def kblock_influence(estimator: str, weighted: bool, nobs: int, entries: int) -> Choice:
+    """How the per-block rank tests of a K-block fit get each row's influence
+    on the pieces: ``"analytic"`` (``psi_i = U0^T z_ik o h_i``, exact to
+    first order for the per-block whitening without case weights) or
+    ``"jackknife"`` (delete-one refits: the joint whitening's estimation, its
+    Hermite correction and the case weights enter at first order); a
+    ``ValueError`` when the jackknife's influences would exceed
+    ``KBLOCK_INFLUENCE_MAX_ENTRIES`` entries.
+
+    Examples
+    --------
+    >>> kblock_influence("per-block", False, 500, 10_000).name
+    'analytic'
+    >>> kblock_influence("joint", False, 500, 10_000).name
+    'jackknife'
+    """
+    inputs = {"nobs": float(nobs), "entries": float(entries), "weighted": float(weighted)}
+    if estimator == "per-block" and not weighted:
+        return Choice("analytic", "per-block whitening, no case weights: each row's "
+                      "influence U0^T z_ik o h_i (theory page 'K blocks', section 4)", inputs)
+    why = ("the joint whitening" if estimator == "joint" else "") + (
+        " and " if estimator == "joint" and weighted else "") + (
+        "case weights" if weighted else "")
+    if entries > KBLOCK_INFLUENCE_MAX_ENTRIES:
+        raise ValueError(
+            f'rank="auto": the per-block rank tests under {why} hold every row\'s influence '
+            f"on the pieces, {entries} entries > {KBLOCK_INFLUENCE_MAX_ENTRIES} "
+            "(jdr_stats.policy.KBLOCK_INFLUENCE_MAX_ENTRIES); give the ranks or narrow "
+            "the blocks")
+    return Choice("jackknife", f"{why}: each row's influence from delete-one refits "
+                  "(theory page 'K blocks', section 4)", inputs)
 
 
 def kblock_weighting() -> Choice:

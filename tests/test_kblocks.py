@@ -183,3 +183,95 @@ def test_bad_input_is_named(kwargs, match):
     y, xs, _ = _data(m=200)
     with pytest.raises((ValueError, TypeError), match=match):
         _model(y, xs).fit(**kwargs)
+
+
+def _correlated(m=500, widths=(4, 4, 4), rho=0.5, seed=0):
+    rng = np.random.default_rng(seed)
+    shared = rng.normal(size=(m, widths[0]))
+    xs = [np.sqrt(1 - rho) * rng.normal(size=(m, n)) + np.sqrt(rho) * shared
+          for n in widths]
+    u = [x[:, 0] for x in xs]
+    return u[0] * u[1] + u[0] * u[1] * u[2] + 0.5 * rng.normal(size=m), xs
+
+
+def test_stacked_pieces_give_the_combined_grams():
+    """M_k M_k^T is block k's combined Gram, for both whitenings."""
+    from jdr_stats._kfit import _cross_cov, _whiten_arrays
+    from jdr_stats.core.kestimate import block_factors, stacked_pieces
+
+    y, xs = _correlated(m=300)
+    yc = y - y.mean()
+    wn = np.full(300, 1 / 300)
+    for est in ("per-block", "joint"):
+        zs, _ = _whiten_arrays(xs, None, ["a", "b", "c"], [["x"] * 4] * 3, "sample", est)
+        cc = _cross_cov(zs, wn) if est == "joint" else None
+        fac = block_factors(yc, zs, cross_cov=cc)
+        for k, mk in enumerate(stacked_pieces(yc, zs, fac, cross_cov=cc)):
+            g = sum(fac.weights[key] * gk for key, gk in fac.grams.items() if key[1] == k)
+            np.testing.assert_allclose(mk @ mk.T, g, rtol=1e-10, atol=1e-12 * np.abs(g).max())
+
+
+def test_jackknife_influences_agree_with_the_analytic_ones(monkeypatch):
+    """Per-block whitening, no weights: the delete-one influences reproduce the
+    analytic reference (same first-order terms; the jackknife's variance is a
+    little larger), so the same scale and close p-values."""
+    from jdr_stats import policy
+
+    y, xs, _ = _data(m=500, widths=(4, 4, 4), seed=4)
+    model = _model(y, xs)
+    a = model.fit("auto", independent_blocks=True)
+    assert a.settings["influence"]["name"] == "analytic"
+    monkeypatch.setattr(policy, "kblock_influence",
+                        lambda *args: policy.Choice("jackknife", "forced", {}))
+    b = model.fit("auto", independent_blocks=True)
+    for name in a.rank_tests:
+        ta, tb = a.rank_tests[name], b.rank_tests[name]
+        np.testing.assert_allclose(ta["statistic"], tb["statistic"], rtol=1e-12)
+        # r >= 1 = the true rank: the null holds and both references estimate
+        # the same variance (at r = 0 the signal's own variation differs)
+        np.testing.assert_allclose(ta["scale"].iloc[1:], tb["scale"].iloc[1:], rtol=0.12)
+        np.testing.assert_allclose(ta["pvalue"].iloc[1:], tb["pvalue"].iloc[1:], atol=0.1)
+
+
+def test_auto_under_the_joint_whitening_and_with_weights():
+    """Issue 35: fit("auto") runs under the joint whitening and with case
+    weights (jackknife influences), finds rank 1 in every block of a strong
+    correlated design, and says how the influences were formed."""
+    y, xs = _correlated(m=500, rho=0.5, seed=1)
+    model = jdr.JointDimReduction.from_blocks(y, xs)
+    res = model.fit("auto", independent_blocks=False)
+    assert res.settings["influence"]["name"] == "jackknife"
+    assert "joint whitening" in res.settings["influence"]["reason"]
+    assert res.rank == {"block1": 1, "block2": 1, "block3": 1}
+    assert res.rank_tests["block1"].loc[0, "pvalue"] < 1e-3  # pairwise and three-way
+    assert "delete-one refits" in str(res.summary())
+    w = np.random.default_rng(2).uniform(0.5, 2.0, size=500)
+    wres = jdr.JointDimReduction.from_blocks(y, xs, weights=w).fit(
+        "auto", independent_blocks=False)
+    assert wres.settings["influence"]["name"] == "jackknife"
+    assert "joint whitening and case weights" in wres.settings["influence"]["reason"]
+    assert wres.rank == {"block1": 1, "block2": 1, "block3": 1}
+    yi, xi, _ = _data(m=500, widths=(4, 4, 4), seed=2)  # independent blocks
+    wres = _model(yi, xi).__class__.from_blocks(yi, xi, weights=w).fit(
+        "auto", independent_blocks=True)
+    assert wres.settings["influence"]["reason"].startswith("case weights")
+    assert wres.rank == {"block1": 1, "block2": 1, "block3": 1}
+    # frequency weights are copies of rows: integer weights give the
+    # statistics and the reference of the data with the rows repeated
+    # (deleting one copy of a row = lowering its weight by one)
+    from jdr_stats import policy
+
+    y, xs = _correlated(m=120, rho=0.3, seed=3)
+    w = np.random.default_rng(3).integers(1, 3, size=120).astype(float)
+    rep = np.repeat(np.arange(120), w.astype(int))
+    for est in (True, False):
+        a = jdr.JointDimReduction.from_blocks(y, xs, weights=w).fit(
+            "auto", independent_blocks=est)
+        b = jdr.JointDimReduction.from_blocks(y[rep], [x[rep] for x in xs])
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(policy, "kblock_influence",
+                       lambda *args: policy.Choice("jackknife", "forced", {}))
+            b = b.fit("auto", independent_blocks=est)
+        for name in a.rank_tests:
+            pd.testing.assert_frame_equal(a.rank_tests[name], b.rank_tests[name],
+                                          rtol=1e-7, atol=1e-12)

@@ -35,9 +35,11 @@ from .tensor import (
     mode_gram_tensor,
     piece_row_gram,
     pieces,
+    unfold,
 )
 
-__all__ = ["KBlockFactors", "Weighting", "block_factors", "piece_scale", "piece_weight"]
+__all__ = ["KBlockFactors", "Weighting", "block_factors", "piece_scale", "piece_weight",
+           "stacked_pieces"]
 
 Weighting = Literal["unit", "sqrt", "columns"]
 Route = Literal["tensor", "gram"]
@@ -173,3 +175,36 @@ def block_factors(
         factors.append(f)
         values.append(v)
     return KBlockFactors(tuple(factors), tuple(values), scales, weights, grams)
+
+
+def stacked_pieces(
+    y: np.ndarray,
+    zs: Sequence[np.ndarray],
+    fac: KBlockFactors,
+    *,
+    cross_cov: dict[tuple[int, int], np.ndarray] | None = None,
+    w: np.ndarray | None = None,
+) -> list[np.ndarray]:
+    """Each block's pieces side by side, ``M_k = [sqrt(c_S) / s_S P_S(k)]_S``
+    (``n_k x sum_S D_S``; ``M_k M_k^T`` is block ``k``'s combined Gram), with
+    the scales ``s_S`` and weights ``c_S`` of ``fac`` held fixed.  Tensor
+    route only (the per-row influences of the rank tests re-form it on
+    subsamples); arguments as :func:`block_factors`."""
+    K = len(zs)
+    yraw = y[:, None] if y.ndim == 1 else y
+    m = yraw.shape[0]
+    y2 = yraw if w is None else yraw * (m * w / np.sum(w))[:, None]
+    out: list[list[np.ndarray]] = [[] for _ in range(K)]
+    for piece in pieces(K):
+        sub = [zs[j] for j in piece]
+        if cross_cov is not None and len(piece) >= 3:
+            cc = {(a, b): cross_cov[(piece[a], piece[b])]
+                  for a in range(len(piece)) for b in range(a + 1, len(piece))}
+            t = hermite_corrected(y2, sub, cc)
+        else:
+            t = cross_tensor(y2, sub)
+        s2 = fac.scales[piece]
+        for pos, k in enumerate(piece):
+            c = fac.weights[(piece, k)]
+            out[k].append(unfold(t, pos + 1) * (np.sqrt(c / s2) if s2 > 0 else np.sqrt(c)))
+    return [np.hstack(parts) for parts in out]

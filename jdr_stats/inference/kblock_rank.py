@@ -26,7 +26,8 @@ from scipy import stats
 from ..core.kestimate import KBlockFactors
 from ..core.tensor import piece_row_gram
 
-__all__ = ["block_rank_table", "choose_block_rank", "influence_gram"]
+__all__ = ["block_rank_table", "block_rank_table_rows", "choose_block_rank",
+           "influence_gram"]
 
 
 def influence_gram(y: np.ndarray, zs: Sequence[np.ndarray], k: int,
@@ -89,6 +90,62 @@ def block_rank_table(y: np.ndarray, zs: Sequence[np.ndarray], k: int, fac: KBloc
         h = 2.0 * tau**2 / var
         g = tau / h
         rows.append((stat, np.nan, float(stats.chi2.sf(stat / g, h)), h, g))
+    out = pd.DataFrame(rows, columns=["statistic", "df", "pvalue", "eff_df", "scale"])
+    out.index.name = "rank"
+    return out
+
+
+def _two_moment_row(stat: float, gram: np.ndarray, rho: np.ndarray,
+                    mult: np.ndarray | None = None) -> tuple[float, ...]:
+    """``(stat, df, pvalue, eff_df, scale)`` of the robust two-moment
+    reference from the rows' centred influences' inner products ``gram``;
+    ``mult``: each row's number of copies (frequency weights: the reference
+    of the data with row ``i`` repeated ``mult_i`` times)."""
+    norms = np.diag(gram).copy()
+    if mult is None:
+        mult = np.ones(gram.shape[0])
+    total = float(mult.sum())
+    tau = float(mult @ norms) / total**2
+    # pairs of distinct copies: all pairs of rows, less each copy with itself
+    s_off = float(mult @ (gram**2) @ mult - mult @ norms**2)
+    nbar = float(mult @ norms) / total
+    var = (2.0 * s_off + float(mult @ (norms - nbar * rho) ** 2)) / total**4
+    if tau <= 0 or var <= 0:
+        return (stat, np.nan, np.nan, np.nan, np.nan)
+    h = 2.0 * tau**2 / var
+    g = tau / h
+    return (stat, np.nan, float(stats.chi2.sf(stat / g, h)), h, g)
+
+
+def block_rank_table_rows(psi: np.ndarray, mk: np.ndarray, k: int, fac: KBlockFactors,
+                          rho: np.ndarray, max_rank: int | None = None,
+                          mult: np.ndarray | None = None) -> pd.DataFrame:
+    """The tests of ``H0: rank_k <= r`` from explicit per-row influences.
+
+    ``psi`` (``m x n_k x D``): each row's influence on block ``k``'s stacked
+    pieces ``mk`` (``n_k x D``, :func:`~jdr_stats.core.kestimate.stacked_pieces`),
+    e.g. jackknife pseudo-values (the influence of one copy of the row);
+    ``rho`` the rows' relative response energies; ``mult`` the frequency
+    weights (copies of each row; None: one).  Each influence is taken to the estimated complement
+    ``U0^T psi_i``, off the estimated signal's row space, centred at the
+    mean influence, and the statistic ``sum_{j > r} lambda_j(G_k)`` gets the
+    robust two-moment reference of :func:`block_rank_table`.
+    """
+    m, n_k, _ = psi.shape
+    top = n_k - 1 if max_rank is None else min(max_rank, n_k - 1)
+    factors, values = fac.factors[k], fac.values[k]
+    rows = []
+    for r in range(top + 1):
+        stat = float(np.sum(values[r:]))
+        proj = np.einsum("ind,nj->ijd", psi, factors[:, r:], optimize=True)
+        if r:
+            lam = np.sqrt(np.clip(values[:r], 1e-300, None))
+            vs = (mk.T @ factors[:, :r]) / lam  # the signal's row space, orthonormal
+            proj = proj - (proj @ vs) @ vs.T
+        flat = proj.reshape(m, -1)
+        centre = flat.mean(axis=0) if mult is None else (mult @ flat) / mult.sum()
+        flat = flat - centre
+        rows.append(_two_moment_row(stat, flat @ flat.T, rho, mult))
     out = pd.DataFrame(rows, columns=["statistic", "df", "pvalue", "eff_df", "scale"])
     out.index.name = "rank"
     return out
