@@ -36,7 +36,7 @@ from .inference.kblock_rank import (
 from .summary import JDRSummary, build_summary
 from .whitenings import WHITENING_METHODS
 
-__all__ = ["KBlockBootstrapResults", "KBlockResults", "fit_kblocks"]
+__all__ = ["KBlockBootstrapResults", "KBlockRankTests", "KBlockResults", "fit_kblocks"]
 
 RankArg = int | Mapping[str, int] | Literal["auto"]
 
@@ -140,8 +140,14 @@ def _jackknife_influences(blocks: Sequence[np.ndarray], endog: np.ndarray,
 
 
 def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks: bool,
-                sparsity: Any, rank_method: str, alpha: float, seed: Any) -> KBlockResults:
-    """The K-block fit of ``model`` (see :meth:`JointDimReduction.fit`)."""
+                sparsity: Any, rank_method: str, alpha: float, seed: Any,
+                stop: bool = True) -> KBlockResults:
+    """The K-block fit of ``model`` (see :meth:`JointDimReduction.fit`).
+
+    With ``rank="auto"`` each block's tests run up to the first rank not
+    rejected at ``alpha`` (``stop=False``: every rank, for
+    :meth:`KBlockResults.rank_tests`).
+    """
     data: ModelData = model._data
     names = model.block_names
     widths = [len(data.names[k]) for k in data.blocks]
@@ -205,7 +211,7 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
         tables, ranks = {}, {}
         if influence.name == "analytic":
             for k, name in enumerate(names):
-                tab = block_rank_table(y, zs, k, fac)
+                tab = block_rank_table(y, zs, k, fac, stop_alpha=alpha if stop else None)
                 tables[name] = tab
                 ranks[name] = max(1, choose_block_rank(tab, alpha, widths[k]))
         else:
@@ -222,7 +228,8 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
             energy = np.sum(y2**2, axis=1)
             rho = energy / (energy @ wn)
             for k, name in enumerate(names):
-                tab = block_rank_table_rows(psis[k], stacked[k], k, fac, rho, mult=w)
+                tab = block_rank_table_rows(psis[k], stacked[k], k, fac, rho, mult=w,
+                                            stop_alpha=alpha if stop else None)
                 tables[name] = tab
                 ranks[name] = max(1, choose_block_rank(tab, alpha, widths[k]))
     settings = {"whitening": kind, "whitening_reason": wchoice.reason if whitening == "auto"
@@ -239,9 +246,10 @@ class KBlockResults:
 
     Attributes are read-only: :attr:`directions` (a dict by block name of
     unit-length coefficient columns), :attr:`rank` (a dict by block name),
-    :attr:`whitened_bases`, :attr:`eigenvalues`, :attr:`rank_tests` (a dict of
-    tables when ``rank="auto"``), :attr:`settings`; :meth:`transform`,
-    :meth:`summary`, :meth:`to_dict`, :meth:`to_json`, :meth:`bootstrap`.
+    :attr:`whitened_bases`, :attr:`eigenvalues`, :attr:`settings`;
+    :meth:`rank_tests`, :meth:`transform`, :meth:`summary`, :meth:`to_dict`,
+    :meth:`to_json`, :meth:`bootstrap`.  A fit with ``rank="auto"`` shows
+    each block's tests up to its chosen rank in the summary.
     """
 
     def __init__(self, model: Any, fac: KBlockFactors, white: DesignWhitening[Any],
@@ -279,10 +287,25 @@ class KBlockResults:
         """The fit's choices and their reasons."""
         return dict(self._settings)
 
-    @property
-    def rank_tests(self) -> dict[str, pd.DataFrame] | None:
-        """The per-block rank tests of a ``rank="auto"`` fit (None otherwise)."""
-        return None if self._tables is None else {k: v.copy() for k, v in self._tables.items()}
+    def rank_tests(self) -> KBlockRankTests:
+        """Each block's robust tests of ``H0: rank_k <= r``, ``r = 0 .. n_k - 1``
+        (theory page "K blocks", section 4), under the fit's estimator and
+        whitening.
+
+        Returns
+        -------
+        KBlockRankTests
+            ``tables`` (a DataFrame per block: ``statistic, df, pvalue,
+            eff_df, scale``, the reference ``scale * chi2(eff_df)``),
+            ``table`` (all blocks, indexed by block and rank),
+            ``select_rank(alpha)``, ``summary()``, ``to_dict()``.
+        """
+        full = fit_kblocks(self._model, "auto", whitening=self._settings["whitening"],
+                           independent_blocks=self._settings["estimator"] == "per-block",
+                           sparsity=None, rank_method="robust",
+                           alpha=self._settings["alpha"] or 0.05, seed=None, stop=False)
+        assert full._tables is not None
+        return KBlockRankTests(full._tables, full._settings["influence"]["reason"])
 
     @property
     def block_means(self) -> dict[str, np.ndarray]:
@@ -413,9 +436,8 @@ class KBlockResults:
         tables: list[tuple[str, pd.DataFrame, str]] = []
         for n in self._names:
             r = self._ranks[n]
-            ev = self.eigenvalues[n].to_frame("eigenvalue")
-            ev.index.name = None
-            tables.append((f"Block {n}: rank {r}", ev, f"eigenvalues, block {n}"))
+            tables.append((f"Block {n}: rank {r}", _eigen_table(self.eigenvalues[n], r),
+                           f"eigenvalues, block {n}"))
             tables.append(("variable", self.directions[n], f"directions, block {n}"))
             if self._tables is not None:
                 tab = self._tables[n].copy()
@@ -463,6 +485,69 @@ class KBlockResults:
             with open(path, "w", encoding="utf-8") as fh:
                 fh.write(text)
         return text
+
+
+def _eigen_table(values: pd.Series, rank: int) -> pd.DataFrame:
+    """The leading eigenvalues of a block's combined Gram with their share
+    and cumulative share: ``max(10, rank + 3)`` of them at most."""
+    v = values.to_numpy(dtype=float)
+    total = float(v.sum())
+    share = v / total if total > 0 else np.full(v.shape, np.nan)
+    top = min(v.size, max(10, rank + 3))
+    return pd.DataFrame({"eigenvalue": v[:top], "share": share[:top],
+                         "cumulative": np.cumsum(share)[:top]},
+                        index=pd.Index(np.arange(1, top + 1), name="k"))
+
+
+class KBlockRankTests:
+    """The per-block rank tests of a K-block fit
+    (:meth:`KBlockResults.rank_tests`).
+
+    ``tables``: by block, the tests of ``H0: rank_k <= r`` (columns
+    ``statistic, df, pvalue, eff_df, scale``; ``df`` is NaN: the reference
+    is ``scale * chi2(eff_df)``); ``table``: all blocks, indexed by
+    ``(block, rank)``; :meth:`select_rank`; :meth:`summary`.
+    """
+
+    def __init__(self, tables: Mapping[str, pd.DataFrame], influence: str) -> None:
+        self._tables = {n: t.copy() for n, t in tables.items()}
+        self._influence = influence
+
+    @property
+    def tables(self) -> dict[str, pd.DataFrame]:
+        return {n: t.copy() for n, t in self._tables.items()}
+
+    @property
+    def table(self) -> pd.DataFrame:
+        return pd.concat(self._tables, names=["block"])
+
+    def select_rank(self, alpha: float = 0.05) -> dict[str, int]:
+        """Each block's first rank whose test does not reject at ``alpha``
+        (the block's width when every test rejects)."""
+        if not 0 < alpha < 1:
+            raise ValueError(f"alpha must be in (0, 1); got {alpha!r}")
+        return {n: choose_block_rank(t, alpha, len(t)) for n, t in self._tables.items()}
+
+    def summary(self) -> JDRSummary:
+        tables = [(f"{n}: H0 rank <=", t, f"rank tests, block {n}")
+                  for n, t in self._tables.items()]
+        return build_summary(
+            "Per-block rank tests of the K-block fit",
+            {"Blocks:": ", ".join(self._tables), "Test:": "robust per-block"},
+            tables,
+            ["H0: block k needs at most r directions (the part of its combined pieces "
+             "outside the top r); statistic: the sum of the eigenvalues beyond r; "
+             "reference scale * chi2(eff_df) (theory page 'K blocks'). Rows' influences: "
+             f"{self._influence}."],
+            float_format="%.4g")
+
+    def __str__(self) -> str:
+        return str(self.summary())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"method": "robust per-block", "influence": self._influence,
+                "tests": {n: t.reset_index().to_dict(orient="list")
+                          for n, t in self._tables.items()}}
 
 
 class KBlockBootstrapResults:

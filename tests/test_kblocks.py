@@ -100,11 +100,35 @@ def test_auto_chooses_each_blocks_rank():
     y, xs, _ = _data(m=1500, seed=6)
     res = _model(y, xs).fit("auto", independent_blocks=True)
     assert res.rank == {"genes": 1, "lipids": 1, "clinical": 1}
-    tab = res.rank_tests["genes"]
+    tab = res.rank_tests().tables["genes"]
     assert list(tab.columns[:3]) == ["statistic", "df", "pvalue"]
     assert tab.loc[0, "pvalue"] < 1e-6
     # the statistic is the tail of the combined Gram's eigenvalues
     np.testing.assert_allclose(tab.loc[1, "statistic"], res.eigenvalues["genes"].iloc[1:].sum())
+
+
+def test_rank_tests_method_matches_auto_and_summary_is_short():
+    """rank_tests() gives every rank's test; its sequential choice is fit("auto")'s
+    ranks; a fixed-rank fit has the same tests; the auto fit's summary shows
+    each block's tests only up to its chosen rank, and at most max(10, r + 3)
+    eigenvalues."""
+    y, xs, _ = _data(m=800, widths=(14, 6, 5), seed=9)
+    model = _model(y, xs)
+    auto = model.fit("auto", independent_blocks=True)
+    tests = auto.rank_tests()
+    assert {n: max(1, r) for n, r in tests.select_rank(0.05).items()} == auto.rank
+    assert [len(t) for t in tests.tables.values()] == [14, 6, 5]
+    assert tests.table.index.names == ["block", "rank"]
+    fixed = model.fit(2, independent_blocks=True).rank_tests()
+    for n in tests.tables:
+        pd.testing.assert_frame_equal(tests.tables[n], fixed.tables[n])
+    text = str(auto.summary())
+    assert f"genes: rank <= {auto.rank['genes'] + 1}" not in text
+    assert "genes: rank <= 0" in text
+    assert "Per-block rank tests" in str(tests.summary())
+    assert set(tests.to_dict()["tests"]) == {"genes", "lipids", "clinical"}
+    with pytest.raises(ValueError, match="alpha"):
+        tests.select_rank(1.5)
 
 
 def test_joint_whitening_three_blocks_correlated():
@@ -224,8 +248,9 @@ def test_jackknife_influences_agree_with_the_analytic_ones(monkeypatch):
     monkeypatch.setattr(policy, "kblock_influence",
                         lambda *args: policy.Choice("jackknife", "forced", {}))
     b = model.fit("auto", independent_blocks=True)
-    for name in a.rank_tests:
-        ta, tb = a.rank_tests[name], b.rank_tests[name]
+    tests_a, tests_b = a.rank_tests().tables, b.rank_tests().tables
+    for name in tests_a:
+        ta, tb = tests_a[name], tests_b[name]
         np.testing.assert_allclose(ta["statistic"], tb["statistic"], rtol=1e-12)
         # r >= 1 = the true rank: the null holds and both references estimate
         # the same variance (at r = 0 the signal's own variation differs)
@@ -243,7 +268,7 @@ def test_auto_under_the_joint_whitening_and_with_weights():
     assert res.settings["influence"]["name"] == "jackknife"
     assert "joint whitening" in res.settings["influence"]["reason"]
     assert res.rank == {"block1": 1, "block2": 1, "block3": 1}
-    assert res.rank_tests["block1"].loc[0, "pvalue"] < 1e-3  # pairwise and three-way
+    assert res.rank_tests().tables["block1"].loc[0, "pvalue"] < 1e-3  # pairwise and three-way
     assert "delete-one refits" in str(res.summary())
     w = np.random.default_rng(2).uniform(0.5, 2.0, size=500)
     wres = jdr.JointDimReduction.from_blocks(y, xs, weights=w).fit(
@@ -272,6 +297,8 @@ def test_auto_under_the_joint_whitening_and_with_weights():
             mp.setattr(policy, "kblock_influence",
                        lambda *args: policy.Choice("jackknife", "forced", {}))
             b = b.fit("auto", independent_blocks=est)
-        for name in a.rank_tests:
-            pd.testing.assert_frame_equal(a.rank_tests[name], b.rank_tests[name],
+            tests_b = b.rank_tests().tables
+        tests_a = a.rank_tests().tables
+        for name in tests_a:
+            pd.testing.assert_frame_equal(tests_a[name], tests_b[name],
                                           rtol=1e-7, atol=1e-12)

@@ -49,9 +49,11 @@ def influence_gram(y: np.ndarray, zs: Sequence[np.ndarray], k: int,
 
 
 def block_rank_table(y: np.ndarray, zs: Sequence[np.ndarray], k: int, fac: KBlockFactors,
-                     max_rank: int | None = None) -> pd.DataFrame:
+                     max_rank: int | None = None,
+                     stop_alpha: float | None = None) -> pd.DataFrame:
     """The tests of ``H0: rank_k <= r``, ``r = 0 .. max_rank`` (default
-    ``n_k - 1``), for block ``k``.
+    ``n_k - 1``), for block ``k``; with ``stop_alpha``, up to the first
+    ``r`` not rejected at that level (all the sequential choice reads).
 
     Columns ``statistic, df, pvalue, eff_df, scale`` (``df`` NaN: the
     reference is ``scale * chi2(eff_df)``), indexed by ``r``.
@@ -86,13 +88,23 @@ def block_rank_table(y: np.ndarray, zs: Sequence[np.ndarray], k: int, fac: KBloc
         var = (2.0 * s_off + float(np.sum((norms - norms.mean() * rho) ** 2))) / m**4
         if tau <= 0 or var <= 0:
             rows.append((stat, np.nan, np.nan, np.nan, np.nan))
+            if _stops(rows, stop_alpha):
+                break
             continue
         h = 2.0 * tau**2 / var
         g = tau / h
         rows.append((stat, np.nan, float(stats.chi2.sf(stat / g, h)), h, g))
+        if _stops(rows, stop_alpha):
+            break
     out = pd.DataFrame(rows, columns=["statistic", "df", "pvalue", "eff_df", "scale"])
     out.index.name = "rank"
     return out
+
+
+def _stops(rows: Sequence[Sequence[float]], stop_alpha: float | None) -> bool:
+    """The last row ends a sequential choice at ``stop_alpha``: its p-value
+    is not below it (NaN included)."""
+    return stop_alpha is not None and not rows[-1][2] < stop_alpha
 
 
 def _two_moment_row(stat: float, gram: np.ndarray, rho: np.ndarray,
@@ -119,7 +131,8 @@ def _two_moment_row(stat: float, gram: np.ndarray, rho: np.ndarray,
 
 def block_rank_table_rows(psi: np.ndarray, mk: np.ndarray, k: int, fac: KBlockFactors,
                           rho: np.ndarray, max_rank: int | None = None,
-                          mult: np.ndarray | None = None) -> pd.DataFrame:
+                          mult: np.ndarray | None = None,
+                          stop_alpha: float | None = None) -> pd.DataFrame:
     """The tests of ``H0: rank_k <= r`` from explicit per-row influences.
 
     ``psi`` (``m x n_k x D``): each row's influence on block ``k``'s stacked
@@ -146,6 +159,8 @@ def block_rank_table_rows(psi: np.ndarray, mk: np.ndarray, k: int, fac: KBlockFa
         centre = flat.mean(axis=0) if mult is None else (mult @ flat) / mult.sum()
         flat = flat - centre
         rows.append(_two_moment_row(stat, flat @ flat.T, rho, mult))
+        if _stops(rows, stop_alpha):
+            break
     out = pd.DataFrame(rows, columns=["statistic", "df", "pvalue", "eff_df", "scale"])
     out.index.name = "rank"
     return out
