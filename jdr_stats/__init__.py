@@ -52,6 +52,7 @@ from . import (
     sources,
 )
 from ._export import load
+from ._kfit import KBlockBootstrapResults, KBlockRankTests, KBlockResults
 from ._version import __version__
 from .baselines import PHD, SAVE, SIR, PHDResults, SAVEResults, SDRResults, SIRResults
 from .compare import Comparison, compare
@@ -73,6 +74,9 @@ __all__ = [
     "InapplicableTestResult",
     "JDRResults",
     "JointDimReduction",
+    "KBlockBootstrapResults",
+    "KBlockRankTests",
+    "KBlockResults",
     "LadleResults",
     "Moments",
     "PHDResults",

@@ -53,9 +53,10 @@ __all__ = ["demo_model", "main", "results_to_dict"]
 EXIT_USAGE = 2
 FORMATS = ("text", "json", "csv", "latex", "html")
 DESCRIPTION = (
-    "Joint dimension reduction of a response on two blocks of variables, from a "
-    "CSV or Parquet file. 'demo' fits the bundled ais data; 'fit FILE --y COL "
-    "--a COLS --b COLS --rank R' fits your file (python -m jdr_stats fit --help)."
+    "Joint dimension reduction of a response on two or more blocks of variables, "
+    "from a CSV or Parquet file. 'demo' fits the bundled ais data; 'fit FILE --y COL "
+    "--a COLS --b COLS --rank R' fits your file, '--block NAME=COLS' (repeated) "
+    "names two or more blocks (python -m jdr_stats fit --help)."
 )
 
 
