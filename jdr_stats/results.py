@@ -980,7 +980,8 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         if assoc is None:
             return []
         notes = [assoc] if isinstance(assoc, str) else [
-            f"No association (H0: y independent of (a, b)): T = {assoc.statistic:.4g}, "
+            f"No association (H0: y independent of (a, b)), tested through the cross "
+            f"moment, so powerless against main effects alone: T = {assoc.statistic:.4g}, "
             f"p = {format_pvalue(assoc.pvalue)}, {policy.ASSOCIATION_PERMUTATIONS} "
             f"permutations of y's rows (seed {policy.ASSOCIATION_SEED}) with the fit's "
             "whitening, exact at any width; results.association_test()."]
@@ -988,7 +989,8 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
             info["No association p:"] = f"{format_pvalue(assoc.pvalue)} (permutation)"
         notes.append("At this width (n1 + n2 >= m, or no rank test runs) R-squared and the "
                      "directions are descriptive only: in-sample, on directions chosen from "
-                     "all variables; the test of no association is the inference.")
+                     "all variables; the tests of no association and of main effects are "
+                     "the inference.")
         return notes
 
     def summary(
