@@ -49,6 +49,7 @@ from .support import SupportResults, choose_support
 from .support import Test as SupportTest
 from .support import select_support as _select_support
 from .support._cv import SparsityCV, cv_sparsity
+from .support._kblock import KBlockSupportResults, kblock_support
 from .support._options import RuleArg as SupportRuleArg
 from .whitenings import WHITENING_METHODS
 
@@ -881,7 +882,7 @@ class JointDimReduction(DataModel):
         seed: int | np.random.Generator | None = None,
         progress: ProgressArg = False,
         n_jobs: int | None = None,
-    ) -> SupportResults:
+    ) -> SupportResults | KBlockSupportResults:
         """Coordinate tests for every variable with false discovery control.
 
         The model's door to :func:`jdr_stats.support.select_support`, with
@@ -894,8 +895,24 @@ class JointDimReduction(DataModel):
         See the function for each option and ``docs/guide/support.md``.
         ``independent_blocks=False`` tests the variables of the joint
         estimator (each block's residual on the other block; see :meth:`fit`).
+
+        Three or more blocks (rows in memory) test every variable of every
+        block given each block's rank (``rank``: an int or a dict by block,
+        required) by the robust conditional Wald test of the theory page
+        "K blocks" (section "Support selection"), with ``rule`` ``"bh"`` or
+        ``"by"`` at ``fdr`` over all blocks' variables together; the result
+        is a :class:`~jdr_stats.support._kblock.KBlockSupportResults`.  The
+        test, method, covariance, resampling and weighting options are the
+        two-block tests' and are refused.  Its false discovery rate and
+        power: ``studies/study_kblock_support.py``.
         """
         self._data.rows("select_support")
+        if len(self.block_names) >= 3:
+            return _kblock_select_support(
+                self, rank, rule=rule, fdr=fdr, seed=seed,
+                refused={"test": test, "method": method, "covariance": covariance,
+                         "n_resamples": n_resamples, "n_jobs": n_jobs},
+                standardize=standardize, independent_blocks=independent_blocks)
         return _select_support(
             self._data, rank=rank, test=test, method=method, covariance=covariance,
             n_resamples=n_resamples, rule=rule, fdr=fdr, standardize=standardize,
@@ -948,6 +965,42 @@ def stream_model(cls: type[JointDimReduction], source_cls: Any, path: Any,
     if adj is not None:
         data.adjustment = adj
     return model
+
+
+def _kblock_select_support(model: JointDimReduction, rank: Any, *, rule: Any, fdr: float | None,
+                           seed: Any, refused: dict[str, Any], standardize: bool,
+                           independent_blocks: bool) -> KBlockSupportResults:
+    """``select_support`` of three or more blocks (the robust conditional
+    test of every variable, BH over all blocks: :mod:`jdr_stats.support._kblock`)."""
+    from ._kfit import _check_ranks
+
+    normalize_seed(seed)  # the tests are not random: the seed is checked, not used
+    given = {k: v for k, v in refused.items() if v is not None}
+    if given:
+        raise ValueError(f"select_support of three or more blocks has one test (the robust "
+                         f"conditional Wald test); got {given!r}")
+    if standardize is not True or independent_blocks is not True:
+        raise ValueError("select_support of three or more blocks whitens each block alone "
+                         "(standardize=True, independent_blocks=True); got "
+                         f"standardize={standardize!r}, independent_blocks="
+                         f"{independent_blocks!r}")
+    if rank is None:
+        raise ValueError("rank: select_support of three or more blocks tests each variable "
+                         "given its block's rank; give rank= (an int or a dict by block)")
+    data = model._data
+    assert isinstance(data, ModelData)
+    if data.weights is not None:
+        raise ValueError("select_support of three or more blocks does not take case weights "
+                         "yet; the model has weights")
+    names = list(model.block_names)
+    labels = [data.names[n] for n in names]
+    ranks = _check_ranks(rank, names, [len(lab) for lab in labels])
+    if not isinstance(rule, str):
+        raise ValueError(f'rule: three or more blocks take "bh" or "by"; got {rule!r}')
+    return kblock_support(np.asarray(data.endog, float),
+                          [np.asarray(x, float) for x in data.blocks.values()], names, labels,
+                          ranks, fdr=0.1 if fdr is None else fdr,
+                          rule=rule)  # type: ignore[arg-type]
 
 
 def _stream_blocks_args(a: list[str] | None, b: list[str] | None,
