@@ -300,6 +300,7 @@ class KBlockResults:
             ``table`` (all blocks, indexed by block and rank),
             ``select_rank(alpha)``, ``summary()``, ``to_dict()``.
         """
+        self._model._data.rows("rank_tests()")
         full = fit_kblocks(self._model, "auto", whitening=self._settings["whitening"],
                            independent_blocks=self._settings["estimator"] == "per-block",
                            sparsity=None, rank_method="robust",
@@ -326,8 +327,7 @@ class KBlockResults:
                 for k, n in enumerate(self._names)}
 
     def _labels(self, k: int) -> list[str]:
-        data = self._model._data
-        return list(data.names[list(data.blocks)[k]])
+        return list(self._model._data.names[self._names[k]])
 
     @cached_property
     def directions(self) -> dict[str, pd.DataFrame]:
@@ -349,6 +349,7 @@ class KBlockResults:
         """
         data = self._model._data
         if blocks is None:
+            data.rows("transform() of the training rows")
             arrays = [np.asarray(x, float) for x in data.blocks.values()]
             index = data.row_index
         else:
@@ -396,6 +397,7 @@ class KBlockResults:
             raise ValueError(f"level must be in (0, 1); got {level!r}")
         rng = np.random.default_rng(normalize_seed(seed))
         data = self._model._data
+        data.rows("bootstrap()")
         m = int(data.nobs)
         angles = np.zeros((n_boot, len(self._names)))
         for b in range(n_boot):
@@ -433,6 +435,8 @@ class KBlockResults:
             "Route:": self._settings["route"]["name"],
             "Piece weights:": self._settings["weighting"]["name"],
         }
+        if self._settings.get("streamed"):
+            info["Rows:"] = f"streamed from {self._settings['streamed']}"
         tables: list[tuple[str, pd.DataFrame, str]] = []
         for n in self._names:
             r = self._ranks[n]

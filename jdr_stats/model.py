@@ -30,6 +30,7 @@ from ._estimate import (
 )
 from ._joint import joint_data, joint_fit_data, original_means
 from ._kfit import fit_kblocks
+from ._kstream import BlockSums, block_reader_dask, block_reader_file, fit_streamed_kblocks
 from ._linalg import AnyWhitening, BlockMoments, Whitening
 from ._progress import ProgressArg
 from ._responses import ResponseKind
@@ -48,6 +49,7 @@ from .support import SupportResults, choose_support
 from .support import Test as SupportTest
 from .support import select_support as _select_support
 from .support._cv import SparsityCV, cv_sparsity
+from .support._kblock import KBlockSupportResults, kblock_support
 from .support._options import RuleArg as SupportRuleArg
 from .whitenings import WHITENING_METHODS
 
@@ -231,8 +233,8 @@ class JointDimReduction(DataModel):
         names, arrays = _named_blocks(blocks)
         if len(arrays) >= 3:
             if any(is_dask_collection(x) for x in (endog, *arrays)):
-                raise TypeError("blocks: three or more blocks take rows in memory; compute "
-                                "the dask collections first (.compute())")
+                return _dask_blocks_model(cls, endog, names, arrays, covariates=covariates,
+                                          weights=weights, missing=missing, response=response)
             model = cls.__new__(cls)
             model._formula = None
             model._model_specs = None
@@ -335,8 +337,9 @@ class JointDimReduction(DataModel):
         path: Any,
         *,
         y: str | list[str],
-        a: list[str],
-        b: list[str],
+        a: list[str] | None = None,
+        b: list[str] | None = None,
+        blocks: Mapping[str, list[str]] | None = None,
         weights: str | None = None,
         batch_rows: int | None = None,
         covariates: str | list[str] | None = None,
@@ -365,6 +368,18 @@ class JointDimReduction(DataModel):
             uses their indicators, as in memory.
         a, b : list of str
             The columns of the two blocks.
+        blocks : dict of str to list of str, optional
+            Instead of ``a`` and ``b``: the columns of each named block
+            (``{"genes": [...], "lipids": [...], "clinical": [...]}``).  Two
+            blocks are the model of ``a`` and ``b`` with these names; three
+            or more stream the K-block fit at given ranks in two passes
+            (means and covariances, then the pieces: theory page "K blocks",
+            section "Streamed rows"), equal to the fit of the rows in memory
+            up to rounding.  Such a model takes one numeric response column
+            and ``weights``, not ``covariates`` or ``response=``; the
+            procedures that need the rows (``rank="auto"``, the rank tests,
+            the bootstrap, support selection, sparse fits) raise a
+            ``RowsNotInMemoryError``.
         weights : str, optional
             A column of nonnegative frequency weights.
         batch_rows : int, optional
@@ -414,9 +429,77 @@ class JointDimReduction(DataModel):
         """
         from ._sources import ParquetSource
 
-        return stream_model(cls, ParquetSource, path, y, a, b, covariates,
-                            weights=weights, batch_rows=batch_rows, response=response,
-                            origin=f"the Parquet source {str(path)!r}")
+        a, b = _stream_blocks_args(a, b, blocks)
+        if blocks is not None and len(blocks) >= 3:
+            return _file_blocks_model(cls, ParquetSource, path, y, blocks, covariates,
+                                      weights=weights, batch_rows=batch_rows,
+                                      response=response,
+                                      origin=f"the Parquet source {str(path)!r}")
+        model = stream_model(cls, ParquetSource, path, y, a, b, covariates,
+                             weights=weights, batch_rows=batch_rows, response=response,
+                             origin=f"the Parquet source {str(path)!r}")
+        return model if blocks is None else model.with_block_names(list(blocks))
+
+    @classmethod
+    def from_csv(
+        cls,
+        path: Any,
+        *,
+        y: str | list[str],
+        blocks: Mapping[str, list[str]],
+        weights: str | None = None,
+        batch_rows: int | None = None,
+        sep: str = ",",
+    ) -> JointDimReduction:
+        """A model from a CSV file read in chunks of ``batch_rows`` rows
+        (``pandas.read_csv(chunksize=...)``), streamed as :meth:`from_parquet`
+        with ``blocks=``.
+
+        Parameters
+        ----------
+        path : str or path-like
+        y : str
+            The response column.
+        blocks : dict of str to list of str
+            The columns of each named block (two or more blocks).
+        weights : str, optional
+            A column of nonnegative frequency weights.
+        batch_rows : int, optional
+            Rows per chunk (default 65536).
+        sep : str
+            Field separator.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> import numpy as np, pandas as pd, jdr_stats as jdr
+        >>> rng = np.random.default_rng(0)
+        >>> df = pd.DataFrame(rng.normal(size=(600, 6)), columns=list("abcdef"))
+        >>> df["y"] = df.a * df.c + df.c * df.e + 0.5 * rng.normal(size=600)
+        >>> path = os.path.join(tempfile.mkdtemp(), "d.csv")
+        >>> df.to_csv(path, index=False)
+        >>> blocks = {"g": ["a", "b"], "l": ["c", "d"], "c": ["e", "f"]}
+        >>> res = jdr.JointDimReduction.from_csv(path, y="y", blocks=blocks,
+        ...                                      batch_rows=128).fit(1)
+        >>> full = jdr.JointDimReduction.from_blocks(
+        ...     df.y, {n: df[c] for n, c in blocks.items()}).fit(1)
+        >>> bool(np.allclose(res.eigenvalues["g"], full.eigenvalues["g"], rtol=1e-10))
+        True
+        """
+        from ._sources import CSVSource
+
+        if not isinstance(blocks, Mapping) or len(blocks) < 2:
+            raise ValueError(f"blocks: a dict of two or more named blocks (lists of "
+                             f"columns); got {blocks!r}")
+        origin = f"the CSV file {str(path)!r}"
+        if len(blocks) >= 3:
+            return _file_blocks_model(cls, CSVSource, path, y, blocks, None, weights=weights,
+                                      batch_rows=batch_rows, response="auto", origin=origin,
+                                      sep=sep)
+        a, b = _stream_blocks_args(None, None, blocks)
+        model = stream_model(cls, CSVSource, path, y, a, b, None, weights=weights,
+                             batch_rows=batch_rows, origin=origin, sep=sep)
+        return model.with_block_names(list(blocks))
 
     @classmethod
     def from_source(cls, source: Any, *, origin: str | None = None) -> JointDimReduction:
@@ -473,6 +556,12 @@ class JointDimReduction(DataModel):
         if len(names) != len(self.block_names):
             raise ValueError(f"names: the model has {len(self.block_names)} blocks; got "
                              f"{names!r}")
+        if len(names) >= 3 and isinstance(self._data, BlockSums):
+            out = copy.copy(self)
+            out._data = copy.copy(self._data)
+            out._data.names = dict(zip(names, self._data.names.values(), strict=True))
+            out._block_names = names
+            return out
         if len(names) >= 3:
             data = self._data
             assert isinstance(data, ModelData)
@@ -683,6 +772,11 @@ class JointDimReduction(DataModel):
         if isinstance(rank, str) and rank != "auto":
             raise ValueError(f'rank must be a positive integer or "auto"; got {rank!r}')
         if len(self.block_names) >= 3:
+            if isinstance(self._data, BlockSums):
+                return fit_streamed_kblocks(
+                    self, rank, whitening=str(fold_standardize(whitening, standardize)),
+                    independent_blocks=independent_blocks, sparsity=sparsity,
+                    rank_method=rank_method, alpha=alpha, seed=seed)
             return fit_kblocks(self, rank, whitening=str(fold_standardize(whitening, standardize)),
                                independent_blocks=independent_blocks, sparsity=sparsity,
                                rank_method=rank_method, alpha=alpha, seed=seed)
@@ -788,7 +882,7 @@ class JointDimReduction(DataModel):
         seed: int | np.random.Generator | None = None,
         progress: ProgressArg = False,
         n_jobs: int | None = None,
-    ) -> SupportResults:
+    ) -> SupportResults | KBlockSupportResults:
         """Coordinate tests for every variable with false discovery control.
 
         The model's door to :func:`jdr_stats.support.select_support`, with
@@ -801,8 +895,24 @@ class JointDimReduction(DataModel):
         See the function for each option and ``docs/guide/support.md``.
         ``independent_blocks=False`` tests the variables of the joint
         estimator (each block's residual on the other block; see :meth:`fit`).
+
+        Three or more blocks (rows in memory) test every variable of every
+        block given each block's rank (``rank``: an int or a dict by block,
+        required) by the robust conditional Wald test of the theory page
+        "K blocks" (section "Support selection"), with ``rule`` ``"bh"`` or
+        ``"by"`` at ``fdr`` over all blocks' variables together; the result
+        is a :class:`~jdr_stats.support._kblock.KBlockSupportResults`.  The
+        test, method, covariance, resampling and weighting options are the
+        two-block tests' and are refused.  Its false discovery rate and
+        power: ``studies/study_kblock_support.py``.
         """
         self._data.rows("select_support")
+        if len(self.block_names) >= 3:
+            return _kblock_select_support(
+                self, rank, rule=rule, fdr=fdr, seed=seed,
+                refused={"test": test, "method": method, "covariance": covariance,
+                         "n_resamples": n_resamples, "n_jobs": n_jobs},
+                standardize=standardize, independent_blocks=independent_blocks)
         return _select_support(
             self._data, rank=rank, test=test, method=method, covariance=covariance,
             n_resamples=n_resamples, rule=rule, fdr=fdr, standardize=standardize,
@@ -854,6 +964,111 @@ def stream_model(cls: type[JointDimReduction], source_cls: Any, path: Any,
         data.endog_name = ys[0]
     if adj is not None:
         data.adjustment = adj
+    return model
+
+
+def _kblock_select_support(model: JointDimReduction, rank: Any, *, rule: Any, fdr: float | None,
+                           seed: Any, refused: dict[str, Any], standardize: bool,
+                           independent_blocks: bool) -> KBlockSupportResults:
+    """``select_support`` of three or more blocks (the robust conditional
+    test of every variable, BH over all blocks: :mod:`jdr_stats.support._kblock`)."""
+    from ._kfit import _check_ranks
+
+    normalize_seed(seed)  # the tests are not random: the seed is checked, not used
+    given = {k: v for k, v in refused.items() if v is not None}
+    if given:
+        raise ValueError(f"select_support of three or more blocks has one test (the robust "
+                         f"conditional Wald test); got {given!r}")
+    if standardize is not True or independent_blocks is not True:
+        raise ValueError("select_support of three or more blocks whitens each block alone "
+                         "(standardize=True, independent_blocks=True); got "
+                         f"standardize={standardize!r}, independent_blocks="
+                         f"{independent_blocks!r}")
+    if rank is None:
+        raise ValueError("rank: select_support of three or more blocks tests each variable "
+                         "given its block's rank; give rank= (an int or a dict by block)")
+    data = model._data
+    assert isinstance(data, ModelData)
+    if data.weights is not None:
+        raise ValueError("select_support of three or more blocks does not take case weights "
+                         "yet; the model has weights")
+    names = list(model.block_names)
+    labels = [data.names[n] for n in names]
+    ranks = _check_ranks(rank, names, [len(lab) for lab in labels])
+    if not isinstance(rule, str):
+        raise ValueError(f'rule: three or more blocks take "bh" or "by"; got {rule!r}')
+    return kblock_support(np.asarray(data.endog, float),
+                          [np.asarray(x, float) for x in data.blocks.values()], names, labels,
+                          ranks, fdr=0.1 if fdr is None else fdr,
+                          rule=rule)  # type: ignore[arg-type]
+
+
+def _stream_blocks_args(a: list[str] | None, b: list[str] | None,
+                        blocks: Mapping[str, list[str]] | None) -> tuple[list[str], list[str]]:
+    """The two blocks' columns of a streamed model from ``a``/``b`` or
+    ``blocks`` (exactly one of the two ways)."""
+    if blocks is None:
+        if a is None or b is None:
+            raise ValueError("give the blocks' columns: a= and b=, or blocks={name: columns}")
+        return a, b
+    if a is not None or b is not None:
+        raise ValueError("give either a= and b= or blocks=, not both")
+    if not isinstance(blocks, Mapping) or len(blocks) < 2:
+        raise ValueError(f"blocks: a dict of two or more named blocks (lists of columns); "
+                         f"got {blocks!r}")
+    check_block_names(list(blocks), "blocks")
+    cols = list(blocks.values())
+    return cols[0], cols[1]
+
+
+def _file_blocks_model(cls: type[JointDimReduction], source_cls: Any, path: Any,
+                       y: str | list[str], blocks: Mapping[str, list[str]],
+                       covariates: Any, *, weights: str | None, batch_rows: int | None,
+                       response: str, origin: str, **kwargs: Any) -> JointDimReduction:
+    """A streamed model of three or more blocks of a Parquet or CSV file."""
+    names = list(check_block_names(list(blocks), "blocks"))
+    if not isinstance(y, str):
+        raise ValueError(f"y: a streamed model of three or more blocks takes one numeric "
+                         f"response column; got {y!r}")
+    if covariates is not None:
+        raise ValueError(f"covariates: a streamed model of three or more blocks does not "
+                         f"adjust for covariates yet; got covariates={covariates!r}. "
+                         "Residualise the columns first, or load the rows")
+    if response != "auto":
+        raise ValueError(f"response: a streamed model of three or more blocks takes a "
+                         f"numeric response; got response={response!r}")
+    cols = {n: list(blocks[n]) for n in names}
+    reader = block_reader_file(source_cls, path, y=y, blocks=cols, weights=weights,
+                               batch_rows=batch_rows, origin=origin, **kwargs)
+    model = cls.__new__(cls)
+    model._data = BlockSums(reader, cols, y, origin)
+    model._formula = None
+    model._model_specs = None
+    model._block_names = tuple(names)
+    return model
+
+
+def _dask_blocks_model(cls: type[JointDimReduction], endog: Any, names: Sequence[str],
+                       arrays: Sequence[Any], *, covariates: Any, weights: Any,
+                       missing: str, response: str) -> JointDimReduction:
+    """A model of three or more dask blocks: the sums reduced on the cluster."""
+    if not all(is_dask_collection(x) for x in (endog, *arrays)):
+        kinds = ", ".join(f"{n} {'dask' if is_dask_collection(x) else 'in memory'}"
+                          for n, x in zip(("endog", *names), (endog, *arrays), strict=True))
+        raise TypeError(f"blocks: give endog and every block as dask collections or all in "
+                        f"memory; got {kinds}")
+    for arg, val, default in (("covariates", covariates, None), ("weights", weights, None),
+                              ("missing", missing, "none"), ("response", response, "auto")):
+        if val is not default and val != default:
+            raise ValueError(f"{arg}: three or more dask blocks do not take {arg}= yet; got "
+                             f"{arg}={val!r}")
+    reader, labels, yname = block_reader_dask(endog, arrays, names)
+    model = cls.__new__(cls)
+    model._data = BlockSums(reader, dict(zip(names, labels, strict=True)), yname,
+                            "dask collections")
+    model._formula = None
+    model._model_specs = None
+    model._block_names = tuple(names)
     return model
 
 

@@ -38,8 +38,8 @@ from .tensor import (
     unfold,
 )
 
-__all__ = ["KBlockFactors", "Weighting", "block_factors", "piece_scale", "piece_weight",
-           "stacked_pieces"]
+__all__ = ["KBlockFactors", "Weighting", "block_factors", "factors_from_pieces", "piece_scale",
+           "piece_sums", "piece_weight", "stacked_pieces"]
 
 Weighting = Literal["unit", "sqrt", "columns"]
 Route = Literal["tensor", "gram"]
@@ -143,27 +143,57 @@ def block_factors(
         raise ValueError("the Hermite-corrected K-way moment of a joint whitening needs "
                          "the tensor route")
     scales: dict[Piece, float] = {}
-    weights: dict[tuple[Piece, int], float] = {}
-    grams: dict[tuple[Piece, int], np.ndarray] = {}
+    tensors: dict[Piece, np.ndarray] = {}
+    row_grams: dict[tuple[Piece, int], np.ndarray] = {}
     for piece in pieces(K):
-        s2 = piece_scale(yraw, zs, piece, w)
-        scales[piece] = s2
+        scales[piece] = piece_scale(yraw, zs, piece, w)
         sub = [zs[j] for j in piece]
         if route == "tensor":
             if cross_cov is not None and len(piece) >= 3:
-                cc = {(a, b): cross_cov[(piece[a], piece[b])]
-                      for a in range(len(piece)) for b in range(a + 1, len(piece))}
-                t = hermite_corrected(y2, sub, cc)
+                tensors[piece] = hermite_corrected(y2, sub, _piece_cov(cross_cov, piece))
             else:
-                t = cross_tensor(y2, sub)
+                tensors[piece] = cross_tensor(y2, sub)
+            continue
         for pos, k in enumerate(piece):
+            rg = piece_row_gram(y2, [z for j, z in enumerate(sub) if j != pos])
+            row_grams[(piece, k)] = sub[pos].T @ (rg @ sub[pos]) / m**2
+    if route == "tensor":
+        return factors_from_pieces(tensors, scales, widths, q, weighting=weighting)
+    return _combine(row_grams, scales, widths, q, weighting)
+
+
+def _piece_cov(cross_cov: dict[tuple[int, int], np.ndarray],
+               piece: Piece) -> dict[tuple[int, int], np.ndarray]:
+    """The cross covariances of a piece's blocks, by position in the piece."""
+    return {(a, b): cross_cov[(piece[a], piece[b])]
+            for a in range(len(piece)) for b in range(a + 1, len(piece))}
+
+
+def factors_from_pieces(tensors: dict[Piece, np.ndarray], scales: dict[Piece, float],
+                        widths: Sequence[int], q: int, *,
+                        weighting: Weighting = "sqrt") -> KBlockFactors:
+    """Every block's factor from the pieces themselves: ``tensors[S]`` the
+    (Hermite-corrected) cross moment ``P_S`` of shape ``(q, n_s1, ...)``,
+    ``scales[S]`` its ``s_S^2``.  The tensor route of :func:`block_factors`,
+    and the streamed fit's (its pieces are sums over rows)."""
+    grams = {(piece, k): mode_gram_tensor(t, pos + 1)
+             for piece, t in tensors.items() for pos, k in enumerate(piece)}
+    return _combine(grams, scales, widths, q, weighting)
+
+
+def _combine(raw: dict[tuple[Piece, int], np.ndarray], scales: dict[Piece, float],
+             widths: Sequence[int], q: int, weighting: Weighting) -> KBlockFactors:
+    """Scale each piece's mode Gram to unit noise, weight it and add the
+    Grams of each block; its factor the eigenvectors of the sum."""
+    K = len(widths)
+    weights: dict[tuple[Piece, int], float] = {}
+    grams: dict[tuple[Piece, int], np.ndarray] = {}
+    for piece in pieces(K):
+        s2 = scales[piece]
+        for k in piece:
             columns = q * int(np.prod([widths[j] for j in piece if j != k]))
             weights[(piece, k)] = piece_weight(weighting, columns)
-            if route == "tensor":
-                g = mode_gram_tensor(t, pos + 1)
-            else:
-                rg = piece_row_gram(y2, [z for j, z in enumerate(sub) if j != pos])
-                g = sub[pos].T @ (rg @ sub[pos]) / m**2
+            g = raw[(piece, k)]
             grams[(piece, k)] = g / s2 if s2 > 0 else g
     factors, values = [], []
     for k in range(K):
@@ -198,9 +228,7 @@ def stacked_pieces(
     for piece in pieces(K):
         sub = [zs[j] for j in piece]
         if cross_cov is not None and len(piece) >= 3:
-            cc = {(a, b): cross_cov[(piece[a], piece[b])]
-                  for a in range(len(piece)) for b in range(a + 1, len(piece))}
-            t = hermite_corrected(y2, sub, cc)
+            t = hermite_corrected(y2, sub, _piece_cov(cross_cov, piece))
         else:
             t = cross_tensor(y2, sub)
         s2 = fac.scales[piece]
@@ -208,3 +236,45 @@ def stacked_pieces(
             c = fac.weights[(piece, k)]
             out[k].append(unfold(t, pos + 1) * (np.sqrt(c / s2) if s2 > 0 else np.sqrt(c)))
     return [np.hstack(parts) for parts in out]
+
+
+def piece_sums(
+    y: np.ndarray,
+    zs: Sequence[np.ndarray],
+    *,
+    cross_cov: dict[tuple[int, int], np.ndarray] | None = None,
+    w: np.ndarray | None = None,
+) -> tuple[dict[Piece, np.ndarray], dict[Piece, float]]:
+    """Sums over one chunk of rows of what the pieces are means of.
+
+    ``y`` the response centred at the mean of *all* rows, ``zs`` the
+    chunk's whitened rows (the whitening of all rows), ``w`` its case
+    weights.  Returns, for each piece ``S``, ``sum_i w_i Y_i o z_is1 o ...``
+    (Hermite-corrected with the blocks' ``cross_cov`` when given, which is
+    linear in the rows once ``cross_cov`` is fixed) and
+    ``sum_i w_i |Y_i|^2 prod_{j in S} |z_ij|^2``.  Added over disjoint
+    chunks and divided by the total weight ``W`` they are the pieces of
+    :func:`block_factors`' tensor route and ``W N_S s_S^2``
+    (:func:`factors_from_pieces`).
+    """
+    yraw = y[:, None] if y.ndim == 1 else y
+    k = yraw.shape[0]
+    y2 = yraw if w is None else yraw * w[:, None]
+    energy = np.sum(yraw**2, axis=1)
+    tensors: dict[Piece, np.ndarray] = {}
+    norms: dict[Piece, float] = {}
+    for piece in pieces(len(zs)):
+        sub = [zs[j] for j in piece]
+        if k == 0:
+            tensors[piece] = np.zeros((yraw.shape[1], *(z.shape[1] for z in sub)))
+            norms[piece] = 0.0
+            continue
+        if cross_cov is not None and len(piece) >= 3:
+            tensors[piece] = hermite_corrected(y2, sub, _piece_cov(cross_cov, piece)) * k
+        else:
+            tensors[piece] = cross_tensor(y2, sub) * k
+        prod = energy.copy()
+        for z in sub:
+            prod *= np.sum(z**2, axis=1)
+        norms[piece] = float(prod.sum() if w is None else w @ prod)
+    return tensors, norms

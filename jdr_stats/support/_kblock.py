@@ -1,0 +1,215 @@
+"""Support selection for three or more blocks: a robust Wald test of every
+variable of every block, false discovery control over all of them.
+
+For block ``k`` the combined pieces stacked side by side are
+``M_k = m^{-1} sum_i z_ik h_i^T`` (``h_i`` the row's scaled contribution to
+the other modes of every piece containing ``k``).  Variable ``j`` does not
+enter ``U_k`` (row ``j`` of ``U_k`` zero, original coordinates) implies
+that row ``j`` of ``G_k = Sigma_k^{-1/2 T} M_k = m^{-1} sum_i zt_ik h_i^T``
+(``zt_i = Sigma_k^{-1}(x_ik - mean_k)``) is zero.  Given block ``k``'s rank
+``r_k``, the row is projected on the top ``r_k`` right singular vectors
+``V_k^{(-j)}`` of ``M_k`` projected off the whitened direction
+``L_k^{-1} e_j`` that row ``j`` reads (a leave-one-variable-out basis: the
+basis of the whole ``M_k`` follows row ``j``'s own noise and made the test
+anti-conservative; the conditional test: ``r_k`` degrees of freedom) and
+tested by the Wald statistic with the sandwich covariance of its rows'
+influences ``psi_ij = zt_ij (h_i - hbar - M_k^T z_ik) V_k`` (the last term:
+the estimated covariance of block ``k``), referred to ``chi2(r_k)``.  The
+p-values of all blocks' variables go through Benjamini-Hochberg (or
+Benjamini-Yekutieli) together.  Derivation and assumptions:
+docs/theory/k_blocks.md, section "Support selection".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+import scipy.linalg as sla
+from scipy import stats
+
+from .. import policy
+from ..core.kestimate import piece_scale, piece_weight
+from ..core.tensor import pieces
+from ..inference.hypotheses import fdr_qvalues
+from ..summary import JDRSummary, build_summary
+
+__all__ = ["KBlockSupportResults", "kblock_support"]
+
+
+def _whitened(x: np.ndarray, name: str,
+              labels: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``z_i = L^{-1}(x_i - mean)`` and ``zt_i = Sigma^{-1}(x_i - mean)`` (sample
+    covariance, divisor ``m``)."""
+    xc = x - x.mean(axis=0)
+    cov = xc.T @ xc / x.shape[0]
+    try:
+        chol = np.linalg.cholesky(cov)
+    except np.linalg.LinAlgError:
+        raise ValueError(f"block {name!r}: its sample covariance is singular (constant or "
+                         f"collinear columns among {list(labels)}); drop them") from None
+    z = sla.solve_triangular(chol, xc.T, lower=True).T
+    zt = sla.solve_triangular(chol.T, z.T, lower=False).T
+    return z, zt, chol
+
+
+def _contributions(y: np.ndarray, zs: Sequence[np.ndarray], k: int) -> np.ndarray:
+    """``H_k``: each row's scaled contribution to the other modes of every
+    piece containing block ``k`` (``m x D_k``; scales and weights as the fit)."""
+    weighting = policy.kblock_weighting().name
+    parts = []
+    for piece in pieces(len(zs)):
+        if k not in piece:
+            continue
+        h = y[:, None]
+        for j in piece:
+            if j != k:
+                h = (h[:, :, None] * zs[j][:, None, :]).reshape(y.shape[0], -1)
+        s2 = piece_scale(y, zs, piece)
+        c = piece_weight(weighting, h.shape[1])  # type: ignore[arg-type]
+        parts.append(h * (np.sqrt(c / s2) if s2 > 0 else np.sqrt(c)))
+    return np.hstack(parts)
+
+
+def kblock_support(y: np.ndarray, blocks: Sequence[np.ndarray], names: Sequence[str],
+                   labels: Sequence[Sequence[str]], ranks: Mapping[str, int], *,
+                   fdr: float = 0.1, rule: Literal["bh", "by"] = "bh") -> KBlockSupportResults:
+    """The per-variable tests of every block and the selection (module docstring).
+
+    ``y`` the response (one column), ``blocks`` the rows of each block,
+    ``labels`` their variables, ``ranks`` each block's rank (1 .. n_k).
+    """
+    y = np.asarray(y, float)
+    if y.ndim != 1:
+        raise ValueError(f"support selection of three or more blocks takes one numeric "
+                         f"response column; got shape {y.shape}")
+    m = y.shape[0]
+    widths = [x.shape[1] for x in blocks]
+    if m < max(widths) + 2:
+        raise ValueError(f"support selection whitens each block with its sample covariance: "
+                         f"needs at least max(n_k) + 2 = {max(widths) + 2} rows; got {m}")
+    if not 0 < fdr < 1:
+        raise ValueError(f"fdr must be in (0, 1); got {fdr!r}")
+    if rule not in ("bh", "by"):
+        raise ValueError(f'rule must be "bh" or "by" for three or more blocks; got {rule!r}')
+    cols = max(sum(int(np.prod([widths[j] for j in p if j != k]))
+                   for p in pieces(len(widths)) if k in p) for k in range(len(widths)))
+    if m * cols > policy.KBLOCK_INFLUENCE_MAX_ENTRIES:
+        raise ValueError(f"support selection holds each row's contribution to a block's "
+                         f"pieces, m D_k = {m * cols} > {policy.KBLOCK_INFLUENCE_MAX_ENTRIES} "
+                         f"numbers (policy.KBLOCK_INFLUENCE_MAX_ENTRIES); use fewer rows or "
+                         "narrower blocks")
+    yc = y - y.mean()
+    white = [_whitened(np.asarray(x, float), n, lab)
+             for x, n, lab in zip(blocks, names, labels, strict=True)]
+    zs = [w[0] for w in white]
+    white_chol = [w[2] for w in white]
+    rows = []
+    for k, name in enumerate(names):
+        z, zt, _ = white[k]
+        r = int(ranks[name])
+        h = _contributions(yc, zs, k)
+        mk = z.T @ h / m
+        gram = mk @ mk.T
+        ainv = sla.solve_triangular(white_chol[k], np.eye(widths[k]), lower=True)
+        for j, var in enumerate(labels[k]):
+            # the basis without variable j's own row: M_k projected off the
+            # whitened direction a_j = L^{-1} e_j that row j of G_k reads
+            a = ainv[:, j] / np.linalg.norm(ainv[:, j])
+            proj = np.eye(widths[k]) - np.outer(a, a)
+            _, evecs = np.linalg.eigh(proj @ gram @ proj)
+            top = evecs[:, ::-1][:, :r]
+            v = mk.T @ (proj @ top)
+            v /= np.linalg.norm(v, axis=0)
+            p = h @ v
+            g = zt[:, j] @ p / m                        # (r,): the tested row
+            q = p - p.mean(axis=0) - z @ (mk @ v)       # the influences' common factor
+            psi = zt[:, j:j + 1] * q
+            omega = psi.T @ psi / m
+            try:
+                stat = float(m * g @ np.linalg.solve(omega, g))
+            except np.linalg.LinAlgError:
+                stat = np.nan
+            rows.append((name, var, stat, r, float(stats.chi2.sf(stat, r))
+                         if np.isfinite(stat) else np.nan))
+    table = pd.DataFrame(rows, columns=["block", "variable", "statistic", "df", "pvalue"])
+    table = table.set_index(["block", "variable"])
+    table["qvalue"] = fdr_qvalues(table["pvalue"].to_numpy(), rule)
+    table["selected"] = table["qvalue"].to_numpy() <= fdr
+    return KBlockSupportResults(table, fdr=fdr, rule=rule, ranks=dict(ranks))
+
+
+class KBlockSupportResults:
+    """Support selection of a model of three or more blocks
+    (:meth:`JointDimReduction.select_support`).
+
+    ``table``: indexed by ``(block, variable)``, columns ``statistic, df,
+    pvalue, qvalue, selected``; ``support``: the selected variables by
+    block; ``fdr``, ``rule``, ``ranks``; :meth:`summary`, :meth:`to_dict`.
+    """
+
+    def __init__(self, table: pd.DataFrame, *, fdr: float, rule: str,
+                 ranks: dict[str, int]) -> None:
+        self._table = table
+        self._fdr = fdr
+        self._rule = rule
+        self._ranks = ranks
+
+    @property
+    def table(self) -> pd.DataFrame:
+        return self._table.copy()
+
+    @property
+    def support(self) -> dict[str, list[str]]:
+        """The selected variables of each block, in the block's order."""
+        out: dict[str, list[str]] = {n: [] for n in self._ranks}
+        index = self._table.index
+        for block, var, sel in zip(index.get_level_values(0), index.get_level_values(1),
+                                   self._table["selected"], strict=True):
+            if sel:
+                out[str(block)].append(str(var))
+        return out
+
+    @property
+    def fdr(self) -> float:
+        return self._fdr
+
+    @property
+    def rule(self) -> str:
+        return self._rule
+
+    @property
+    def ranks(self) -> dict[str, int]:
+        return dict(self._ranks)
+
+    def summary(self) -> JDRSummary:
+        rule = "Benjamini-Hochberg" if self._rule == "bh" else "Benjamini-Yekutieli"
+        info: dict[str, Any] = {
+            "Test:": "robust conditional Wald, chi2(r_k)",
+            "Rule:": f"{rule} at {self._fdr:g}, over all blocks' variables",
+            "Ranks:": ", ".join(f"{n}={r}" for n, r in self._ranks.items()),
+            "Selected:": ", ".join(f"{n} {len(v)}" for n, v in self.support.items()),
+        }
+        tab = self._table.copy()
+        tab.index = pd.Index([f"{b}: {v}" for b, v in tab.index])
+        return build_summary(
+            "Support selection of the K-block fit", info,
+            [("variable", tab, "coordinate tests")],
+            ["H0: variable j does not enter block k's directions (row j of U_k zero, "
+             "original coordinates), so row j of Sigma_k^{-1} times block k's stacked "
+             "pieces is zero. Statistic: that row on the top r_k right singular vectors, "
+             "Wald with the sandwich covariance of the rows' influences (the block's "
+             "estimated covariance included), chi2(r_k) (theory page 'K blocks', "
+             "section 'Support selection'). Assumes independent blocks and linear "
+             "conditional means within each block."],
+            float_format="%.4g")
+
+    def __str__(self) -> str:
+        return str(self.summary())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"fdr": self._fdr, "rule": self._rule, "ranks": self.ranks,
+                "support": self.support,
+                "tests": self._table.reset_index().to_dict(orient="list")}
