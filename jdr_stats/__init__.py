@@ -64,6 +64,7 @@ from .model import JointDimReduction
 from .moments import Moments
 from .results import JDRResults
 from .support import SupportResults, select_support
+from .support._kblock import KBlockSupportResults
 
 __all__ = [
     "PHD",
@@ -77,6 +78,7 @@ __all__ = [
     "KBlockBootstrapResults",
     "KBlockRankTests",
     "KBlockResults",
+    "KBlockSupportResults",
     "LadleResults",
     "Moments",
     "PHDResults",
