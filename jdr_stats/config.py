@@ -121,7 +121,9 @@ def chunk_rows(width: int) -> int:
 #: at most this many floating-point operations (an entry of the Gram
 #: counted as its dot products plus 40 elementwise passes); above it, by importance-
 #: sampled row pairs (an unbiased incomplete U-statistic with its Monte
-#: Carlo error carried to the p-value).
+#: Carlo error carried to the p-value), until the blocks still expected
+#: before its target is met would cost more than the exact route, which is
+#: then used (docs: theory of rank tests, 6a).
 ROBUST_EXACT_FLOPS = 5e8
 
 #: Target Monte Carlo relative standard error of the robust test's variance

@@ -88,6 +88,29 @@ def test_sampled_route_is_unbiased_within_its_stated_error(heavy):
     assert again.off == runs[0].off  # same seed, same numbers
 
 
+@pytest.mark.parametrize("reference", ["corrected", "per-row"])
+def test_sampled_route_gives_way_to_the_exact_one_when_dearer(heavy, monkeypatch, reference):
+    """Above the exact budget the pairs are sampled; when the blocks still
+    needed to meet the target would cost more than the exact sum, that sum is
+    computed instead (the exact route's numbers, mc_se 0); when the target is
+    met first, the draws and numbers are the sampled route's."""
+    _yc, _aw, _bw, _u, _s, _v, rch = heavy
+    first = rotated_first(rch)
+    monkeypatch.setattr(config, "ROBUST_EXACT_FLOPS", 0.0)
+    # a target no affordable number of blocks meets: the exact route
+    monkeypatch.setattr(config, "ROBUST_VAR_RTOL", 1e-6)
+    exact = robust_moments(rch, first, 2, route="dxd", reference=reference)
+    auto = robust_moments(rch, first, 2, rng=np.random.default_rng(0), reference=reference)
+    assert auto.route == "dxd" and auto.off_se == 0.0 and auto.n_pairs == 0
+    assert auto == exact
+    # a target met by the fewest blocks: the sampled route, draw for draw
+    monkeypatch.setattr(config, "ROBUST_VAR_RTOL", 1.0)
+    forced = robust_moments(rch, first, 2, route="pairs", rng=np.random.default_rng(0),
+                            reference=reference)
+    auto = robust_moments(rch, first, 2, rng=np.random.default_rng(0), reference=reference)
+    assert auto.route == "pairs" and auto.n_pairs > 0 and auto == forced
+
+
 def test_response_matrix_with_one_column_equals_the_vector(heavy):
     yc, aw, bw, u, _s, v, rch = heavy
     ua, vb = aw @ u, bw @ v

@@ -14,7 +14,8 @@ factors ``u_i . u_j``, ``v_i . v_j``, ``y_i . y_j`` and of per-row scalars
 (:func:`_inner`): the norms cost ``O(m p q)`` (one product with the
 ``p x q`` cross covariance ``C_uv``) and ``off`` is either exact (the
 ``d x d`` covariance or the ``m x m`` Gram in row blocks, whichever is
-cheaper, when that costs at most :data:`config.ROBUST_EXACT_FLOPS`) or an
+cheaper, when that costs at most :data:`config.ROBUST_EXACT_FLOPS` or once
+sampling is expected to cost more) or an
 importance-sampled incomplete U-statistic over row pairs drawn with
 probability proportional to ``||psi_i||^2 ||psi_j||^2``, whose Monte Carlo
 standard error is estimated and carried to the p-value.
@@ -220,24 +221,26 @@ def _gram_block(ri: dict[str, np.ndarray], rj: dict[str, np.ndarray], sub: _Sub)
     """``<psi_i - psibar, psi_j - psibar>`` for all pairs of two row sets: the
     terms of :func:`_inner` (``outer=True``) with its four cross dot products
     in one GEMM and its sums of row scalars added in place (the same numbers
-    up to rounding; the robust rows' sampled pairs spend most of their time
-    here, a block of 256 x 256 pairs at a time)."""
+    up to rounding; the robust rows' sampled pairs and exact Gram spend most
+    of their time here).  Two block-sized buffers besides the result and the
+    products: ``vv`` becomes the result once the ``vv`` term is formed, and
+    the last GEMM is written into that term's buffer."""
+    vv = ri["v"] @ rj["v"].T
+    t = np.add.outer(ri["b"], rj["b"])
+    t -= sub.ee
+    t *= vv
     yy = ri["y"] @ rj["y"].T
-    g = ri["v"] @ rj["v"].T
-    vv = g.copy()
+    g = vv  # vv is not needed again: the product yy vv in its buffer
     g *= yy
     g -= ri["a"][:, None]
     g -= rj["a"][None, :]
     g += sub.ccq
     g *= ri["u"] @ rj["u"].T
-    t = np.add.outer(ri["b"], rj["b"])
-    t -= sub.ee
-    t *= vv
     g -= t
     # ue_i.vc_j + vc_i.ue_j - st_i.y_j - y_i.st_j
     left = np.hstack([ri["ue"], ri["vc"], ri["st"], ri["y"]])
     right = np.hstack([rj["vc"], rj["ue"], -rj["y"], -rj["st"]])
-    g += left @ right.T
+    g += np.matmul(left, right.T, out=t)
     if sub.cc:
         yy *= sub.cc
         g += yy
@@ -553,7 +556,8 @@ def _rows_sampled(rows: list[dict[str, np.ndarray]], sub: _Sub, norms: np.ndarra
 
 
 def _off_pairs(rows: list[dict[str, np.ndarray]], sub: _Sub, norms: np.ndarray,
-               other: float, rng: np.random.Generator) -> tuple[float, float, int]:
+               other: float, rng: np.random.Generator,
+               budget: tuple[float, float] | None = None) -> tuple[float, float, int] | None:
     """Importance-sampled ``sum_{i != j} <psi_i, psi_j>^2`` and its MC SE.
 
     Blocks of ``s`` rows drawn i.i.d. with ``P(I = i) = pi_i = n_i / sum n``
@@ -566,6 +570,14 @@ def _off_pairs(rows: list[dict[str, np.ndarray]], sub: _Sub, norms: np.ndarray,
     that of their mean.  Blocks are added until the standard error of
     ``var`` is at most ``ROBUST_VAR_RTOL`` of it or ``ROBUST_MAX_PAIRS``
     pairs were used.
+
+    ``budget = (block, exact)``: the flops of one more block and of the exact
+    route (in the units of :func:`robust_moments`'s cost model).  After the
+    fewest blocks, whenever the blocks still expected before the target is
+    met (``B (2 se / (rtol V))^2`` in all, from the blocks so far, at most
+    the pairs' cap) would cost more than the exact route, the sampling stops
+    and None is returned: the caller computes the exact sum instead (the
+    blocks drawn are discarded; the decision never looks back at them).
     """
     sampler = _Sampler(norms)
     if not sampler.ok:
@@ -592,6 +604,20 @@ def _off_pairs(rows: list[dict[str, np.ndarray]], sub: _Sub, norms: np.ndarray,
         pairs = n * size * (size - 1)
         if 2.0 * se <= config.ROBUST_VAR_RTOL * scale or pairs >= config.ROBUST_MAX_PAIRS:
             return est, se, pairs
+        if budget is not None and _exact_is_cheaper(n, se, scale, size, budget):
+            return None
+
+
+def _exact_is_cheaper(n: int, se: float, scale: float, size: int,
+                      budget: tuple[float, float]) -> bool:
+    """Whether the blocks the sampled route still needs (expected from the
+    ``n`` so far: the standard error falls as ``1 / sqrt(blocks)``) cost
+    more than the exact route (:func:`_off_pairs`)."""
+    block, exact = budget
+    cap = -(-config.ROBUST_MAX_PAIRS // (size * (size - 1)))  # ceil: the pairs' cap in blocks
+    target = config.ROBUST_VAR_RTOL * scale
+    need = float(cap) if not target > 0 else min(float(cap), n * (2.0 * se / target) ** 2)
+    return (need - n) * block > exact
 
 
 def _reference(first: RotatedFirst, k: int, d: int, reference: str | None) -> str:
@@ -636,7 +662,9 @@ def robust_moments(chunks: RotChunks, first: RotatedFirst, k: int, *, centre: bo
     mean then stays out of the variance); ``centre=False`` reproduces the
     uncentred estimate of the first version.  ``route`` forces ``"dxd"``,
     ``"gram"`` or ``"pairs"`` (default: the cheapest exact route when it
-    costs at most ``ROBUST_EXACT_FLOPS``, else ``"pairs"``).  ``reference``
+    costs at most ``ROBUST_EXACT_FLOPS``, else ``"pairs"``, which gives way to
+    the cheapest exact route when its remaining blocks are expected to cost
+    more: :func:`_off_pairs`; a forced route is kept).  ``reference``
     forces ``"corrected"``, ``"per-row"`` or ``"both"`` (default: :func:`_reference`).
     """
     sub = _Sub.at(first, k, centre)
@@ -653,23 +681,34 @@ def robust_moments(chunks: RotChunks, first: RotatedFirst, k: int, *, centre: bo
     bias, lin = _self_terms(rows, norms, m, first.s2) if corrected else (0.0, 0.0)
     # flop-equivalents: a Gram entry costs its dot products plus ~40 elementwise passes
     cost_dxd, cost_gram = float(m) * d * (d + 10), float(m) * m * (p + q + 2 * nq + 40)
+    exact = "dxd" if cost_dxd <= cost_gram else "gram"
+    budget: tuple[float, float] | None = None
     if route is None:
         cheap = min(cost_dxd, cost_gram)
-        route = ("pairs" if cheap > config.ROBUST_EXACT_FLOPS
-                 else "dxd" if cost_dxd <= cost_gram else "gram")
+        route = "pairs" if cheap > config.ROBUST_EXACT_FLOPS else exact
+        # the sampled route gives way to the exact one when it is expected to
+        # cost more (a block: s^2 Gram entries; the corrected reference's
+        # per-row sums: one more block per s rows)
+        entry = cost_gram / (float(m) * m)
+        size = min(config.ROBUST_BLOCK_ROWS, m)
+        budget = (size * size * entry, cheap - (m * size * entry if corrected else 0.0))
+    if route not in ("dxd", "gram", "pairs"):
+        raise ValueError(f"route must be 'dxd', 'gram' or 'pairs'; got {route!r}")
     per_row: np.ndarray | None = None
     noise = 0.0
     gen = rng if rng is not None else np.random.default_rng(policy.ROBUST_PAIR_SEED)
+    if route == "pairs":
+        sampled = _off_pairs(rows, sub, norms, lin if corrected else diag, gen, budget)
+        if sampled is None:
+            route = exact
+        else:
+            off, se, npairs = sampled
+            if corrected:
+                per_row, noise = _rows_sampled(rows, sub, norms, gen)
     if route == "dxd":
         (off, per_row), se, npairs = _off_dxd(rows, sub, norms, corrected), 0.0, 0
     elif route == "gram":
         (off, per_row), se, npairs = _off_gram(rows, sub), 0.0, 0
-    elif route == "pairs":
-        off, se, npairs = _off_pairs(rows, sub, norms, lin if corrected else diag, gen)
-        if corrected:
-            per_row, noise = _rows_sampled(rows, sub, norms, gen)
-    else:
-        raise ValueError(f"route must be 'dxd', 'gram' or 'pairs'; got {route!r}")
     off_var = 0.0
     if corrected and per_row is not None:
         dev = per_row - per_row.mean()

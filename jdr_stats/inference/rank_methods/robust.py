@@ -110,9 +110,10 @@ METHOD = RankTestMethod(
     ),
     tail_notes={
         "pairs": (
-            "Rows whose exact variance would cost more than %s flops estimate "
-            "sum_{i!=j} <psi_i, psi_j>^2 from importance-sampled row pairs (seeded; "
-            "mc_se = Monte Carlo standard error of the p-value, 0 when exact)."
+            "Rows whose exact variance would cost more than %s flops (and more than "
+            "sampling it) estimate sum_{i!=j} <psi_i, psi_j>^2 from importance-sampled "
+            "row pairs (seeded; mc_se = Monte Carlo standard error of the p-value, 0 "
+            "when exact)."
         ),
         "corrected": (
             "Reference at k = 0, and at k >= 1 while d/m <= %s (d = q (n1-k)(n2-k), "
