@@ -27,8 +27,8 @@ at 0.05 of the pooled fit's per-block rank test of ``H0: rank_k <= r_k`` at
 the true ``r_k`` (``rank_tests()``), over blocks and replications, with its
 binomial SE (blocks of one replication are not independent: the SE is
 per-block-test, a slight understatement), per-block whitening (analytic
-influences, R = 200) and joint whitening (``independent_blocks=False``,
-jackknife influences, R = 100).
+influences, R = 100) and joint whitening (``independent_blocks=False``,
+jackknife influences, R = 60).
 
 Command (from the repository root, one BLAS thread):
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python studies/study_pooled.py
@@ -50,8 +50,8 @@ import jdr_stats as jdr
 from jdr_stats.metrics import principal_angles
 
 M = 500
-R_PER_BLOCK = 200
-R_JOINT = 100
+R_PER_BLOCK = 100
+R_JOINT = 60
 WIDTHS = {2: (6, 5), 3: (5, 5, 5)}
 SEED = 20240536
 
