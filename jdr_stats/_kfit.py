@@ -259,7 +259,9 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
 
 
 class KBlockResults:
-    """Results of a fit of three or more blocks.
+    """Results of a fit of three or more blocks, or of two blocks with
+    ``main_effects=True`` (:attr:`main_effects`, :attr:`sees`; there
+    ``directions_a``/``directions_b`` do not exist: use :attr:`directions`).
 
     Attributes are read-only: :attr:`directions` (a dict by block name of
     unit-length coefficient columns), :attr:`rank` (a dict by block name),
