@@ -100,11 +100,11 @@ def directions(method: str, y: np.ndarray, views: list[np.ndarray]) -> list[np.n
         mod = jdr.JointDimReduction.from_blocks(yc, views)
     if method == "pooled":
         res = mod.fit(top, main_effects=True, independent_blocks=True)
-        return [res.directions[n].to_numpy() for n in mod.block_names]
+        return [np.asarray(res.directions[n], float) for n in mod.block_names]
     res = mod.fit(top, independent_blocks=True)
     if len(views) == 2:
-        return [res.directions_a.to_numpy(), res.directions_b.to_numpy()]
-    return [res.directions[n].to_numpy() for n in mod.block_names]
+        return [np.asarray(res.directions_a, float), np.asarray(res.directions_b, float)]
+    return [np.asarray(res.directions[n], float) for n in mod.block_names]
 
 
 def cv_accuracy(views: list[np.ndarray], y: np.ndarray, seeds: list[int]
