@@ -112,7 +112,7 @@ def one_rep(design: str, K: int, ytype: str, rng: np.random.Generator,
     out: dict[str, list[float]] = {"pooled": [], "interaction": [], "sir": [], "reject": []}
     pooled = mod.fit(r, main_effects=True, independent_blocks=not joint)
     tables = pooled.rank_tests().tables
-    for k, n in enumerate(names):
+    for n in names:
         out["reject"].append(float(tables[n].loc[r, "pvalue"] < 0.05))
     if joint:
         return out
@@ -171,8 +171,8 @@ def main() -> None:
                       f"{mc_angle([x['pooled'] for x in reps]):>12}"
                       f"{mc_angle([x['interaction'] for x in reps]):>14}"
                       f"{mc_angle([x['sir'] for x in reps]):>12}"
-                      f"{mc(sum((x['reject'] for x in reps), [])):>18}"
-                      f"{mc(sum((x['reject'] for x in jreps), [])):>18}", flush=True)
+                      f"{mc([v for x in reps for v in x['reject']]):>18}"
+                      f"{mc([v for x in jreps for v in x['reject']]):>18}", flush=True)
     print()
     print(f"# wall time {time.time() - t0:.0f} s")
 
