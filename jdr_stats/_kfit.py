@@ -6,7 +6,9 @@ the paper's estimator, or across blocks), every piece (the block pairs'
 cross moments and the K-way tensor) formed or read through its mode Grams
 (:mod:`jdr_stats.core.kestimate`), each block's basis the leading
 eigenvectors of its combined Gram, mapped back to the original variables.
-Two blocks never come here: they keep the two-block code path.
+Two blocks come here only for ``main_effects=True`` (each block's first
+moment pooled with the pair: no longer one SVD); otherwise they keep the
+two-block code path.
 """
 
 from __future__ import annotations
@@ -81,8 +83,9 @@ def _whiten_arrays(blocks: Sequence[np.ndarray], w: np.ndarray | None, names: Se
     else:
         method = WHITENING_METHODS[kind]
         if method.factory is None:
-            raise ValueError('whitening="none" is not supported for three or more blocks; '
-                             'use "auto", "sample" or "shrinkage"')
+            raise ValueError('whitening="none" is not supported for a K-block fit (three or '
+                             'more blocks, or main_effects=True); use "auto", "sample" or '
+                             '"shrinkage"')
         maps: list[Any] = []
         for name, x, lab in zip(names, blocks, labels, strict=True):
             mean = wn @ x
@@ -139,23 +142,36 @@ def _jackknife_influences(blocks: Sequence[np.ndarray], endog: np.ndarray,
     return out
 
 
+def check_main_effects(main_effects: Any, sparsity: Any) -> bool:
+    """``main_effects`` checked: a bool, and not with a sparse fit."""
+    if main_effects is not True and main_effects is not False:
+        raise TypeError(f"main_effects must be True or False; got {main_effects!r}")
+    if main_effects and sparsity is not None:
+        raise ValueError(f"main_effects=True: sparse fits pooling the main effects are not "
+                         f"available; got sparsity={sparsity!r} (use sparsity=None)")
+    return bool(main_effects)
+
+
 def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks: bool,
                 sparsity: Any, rank_method: str, alpha: float, seed: Any,
-                stop: bool = True) -> KBlockResults:
+                stop: bool = True, main_effects: bool = False) -> KBlockResults:
     """The K-block fit of ``model`` (see :meth:`JointDimReduction.fit`).
 
     With ``rank="auto"`` each block's tests run up to the first rank not
     rejected at ``alpha`` (``stop=False``: every rank, for
-    :meth:`KBlockResults.rank_tests`).
+    :meth:`KBlockResults.rank_tests`).  ``main_effects``: each block's first
+    moment pooled with its interaction pieces (two blocks included).
     """
     data: ModelData = model._data
     names = model.block_names
     widths = [len(data.names[k]) for k in data.blocks]
+    main_effects = check_main_effects(main_effects, sparsity)
+    what = "main_effects=True" if len(widths) == 2 else "three or more blocks"
     if sparsity is not None:
         raise ValueError(f"sparsity: sparse fits are not available for three or more blocks "
                          f"yet; got sparsity={sparsity!r} with blocks {list(names)}")
     if rank_method not in ("auto", "robust"):
-        raise ValueError(f'rank_method: three or more blocks have the robust per-block test '
+        raise ValueError(f'rank_method: {what} has the robust per-block test '
                          f'only ("auto" or "robust"); got {rank_method!r}')
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1); got {alpha!r}")
@@ -187,7 +203,8 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
     route = policy.kblock_route(m, tuple(widths), q)
     weighting = policy.kblock_weighting()
     cross_cov = None
-    if estimator == "joint":
+    if estimator == "joint" and len(widths) >= 3:
+        # two blocks need no Hermite correction (no piece of three blocks)
         if route.name != "tensor":
             raise ValueError(
                 "independent_blocks=False with three or more blocks forms the Hermite-corrected "
@@ -195,7 +212,7 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
         cross_cov = _cross_cov(zs, wn)
     fac = block_factors(y, zs, w=w, route=route.name,  # type: ignore[arg-type]
                         weighting=weighting.name,  # type: ignore[arg-type]
-                        cross_cov=cross_cov)
+                        cross_cov=cross_cov, main_effects=main_effects)
     tables: dict[str, pd.DataFrame] | None = None
     influence = None
     if rank == "auto":
@@ -203,7 +220,7 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
             raise ValueError(f'rank="auto": the per-block rank tests form m x m matrices, '
                              f"m = {m} > {policy.KBLOCK_GRAM_MAX_ROWS}; give the ranks")
         cols = [sum(q * int(np.prod([widths[j] for j in piece if j != k]))
-                    for piece in pieces(len(widths)) if k in piece)
+                    for piece in pieces(len(widths), main_effects) if k in piece)
                 for k in range(len(widths))]
         influence = policy.kblock_influence(
             estimator, w is not None, m, m * sum(n * d for n, d in zip(widths, cols,
@@ -234,7 +251,7 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
                 ranks[name] = max(1, choose_block_rank(tab, alpha, widths[k]))
     settings = {"whitening": kind, "whitening_reason": wchoice.reason if whitening == "auto"
                 else "given", "estimator": estimator, "route": route.to_dict(),
-                "weighting": weighting.to_dict(),
+                "weighting": weighting.to_dict(), "main_effects": main_effects,
                 "rank_method": "robust per-block" if tables is not None else None,
                 "influence": None if influence is None else influence.to_dict(),
                 "alpha": alpha if tables is not None else None}
@@ -242,7 +259,9 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
 
 
 class KBlockResults:
-    """Results of a fit of three or more blocks.
+    """Results of a fit of three or more blocks, or of two blocks with
+    ``main_effects=True`` (:attr:`main_effects`, :attr:`sees`; there
+    ``directions_a``/``directions_b`` do not exist: use :attr:`directions`).
 
     Attributes are read-only: :attr:`directions` (a dict by block name of
     unit-length coefficient columns), :attr:`rank` (a dict by block name),
@@ -287,6 +306,20 @@ class KBlockResults:
         """The fit's choices and their reasons."""
         return dict(self._settings)
 
+    @property
+    def main_effects(self) -> bool:
+        """True when each block's first moment ``E[y z_k]`` (its main
+        effects) was pooled with its interaction pieces."""
+        return bool(self._settings.get("main_effects", False))
+
+    @property
+    def sees(self) -> str:
+        """Which parts of the link the reduction can see (theory page
+        "K blocks", sections 2 and 6)."""
+        if self.main_effects:
+            return "main effects and interactions between the blocks"
+        return "interactions between the blocks (not main effects)"
+
     def rank_tests(self) -> KBlockRankTests:
         """Each block's robust tests of ``H0: rank_k <= r``, ``r = 0 .. n_k - 1``
         (theory page "K blocks", section 4), under the fit's estimator and
@@ -304,7 +337,8 @@ class KBlockResults:
         full = fit_kblocks(self._model, "auto", whitening=self._settings["whitening"],
                            independent_blocks=self._settings["estimator"] == "per-block",
                            sparsity=None, rank_method="robust",
-                           alpha=self._settings["alpha"] or 0.05, seed=None, stop=False)
+                           alpha=self._settings["alpha"] or 0.05, seed=None, stop=False,
+                           main_effects=self.main_effects)
         assert full._tables is not None
         return KBlockRankTests(full._tables, full._settings["influence"]["reason"])
 
@@ -327,7 +361,8 @@ class KBlockResults:
                 for k, n in enumerate(self._names)}
 
     def _labels(self, k: int) -> list[str]:
-        return list(self._model._data.names[self._names[k]])
+        data = self._model._data  # keyed by the data's block keys, in block order
+        return list(data.names[list(data.names)[k]])
 
     @cached_property
     def directions(self) -> dict[str, pd.DataFrame]:
@@ -409,7 +444,8 @@ class KBlockResults:
                                   row_index=None, is_pandas=False)
             res = fit_kblocks(model, self._ranks, whitening=self._settings["whitening"],
                               independent_blocks=self._settings["estimator"] == "per-block",
-                              sparsity=None, rank_method="auto", alpha=0.05, seed=None)
+                              sparsity=None, rank_method="auto", alpha=0.05, seed=None,
+                              main_effects=self.main_effects)
             for k, n in enumerate(self._names):
                 angles[b, k] = np.degrees(np.max(principal_angles(
                     self.directions[n].to_numpy(), res.directions[n].to_numpy())))
@@ -424,7 +460,8 @@ class KBlockResults:
         and, for ``rank="auto"``, its rank tests)."""
         m = self._model
         info: dict[str, Any] = {
-            "Model:": "Joint dimension reduction, K blocks",
+            "Model:": "Joint dimension reduction, K blocks"
+            + (", main effects pooled" if self.main_effects else ""),
             "Dependent variable:": m.endog_name,
             "No. observations:": str(self.nobs),
             "Blocks:": ", ".join(f"{n} ({len(self._labels(k))})"
@@ -434,6 +471,7 @@ class KBlockResults:
             "Whitening:": self._settings["whitening"],
             "Route:": self._settings["route"]["name"],
             "Piece weights:": self._settings["weighting"]["name"],
+            "Sees:": self.sees,
         }
         if self._settings.get("streamed"):
             info["Rows:"] = f"streamed from {self._settings['streamed']}"
@@ -447,16 +485,24 @@ class KBlockResults:
                 tab = self._tables[n].copy()
                 tab.index = pd.Index([f"{n}: rank <= {k}" for k in tab.index])
                 tables.append(("H0", tab, f"rank tests, block {n}"))
+        pieces_text = ("its first moment with y (main effects), its pairwise cross moments "
+                       "with every other block" if self.main_effects
+                       else "its pairwise cross moments with every other block")
+        if len(self._names) >= 3:
+            pieces_text += " and the K-way cross moment"
         notes = [
-            "Each block's directions are the leading eigenvectors of its combined Gram: its "
-            "pairwise cross moments with every other block and the K-way cross moment, each "
-            "scaled to unit null noise and weighted (theory page 'K blocks'). "
+            f"Each block's directions are the leading eigenvectors of its combined Gram: "
+            f"{pieces_text}, each scaled to unit null noise and weighted (theory page "
+            f"'K blocks'). "
             + (f"Ranks chosen by the robust per-block tests of H0: rank_k <= r at "
                f"alpha={self._settings['alpha']} (rows' influences: "
                f"{self._settings['influence']['reason']}). " if self._tables is not None
                else "")
             + f"Route: {self._settings['route']['reason']}. "
-            f"Weights: {self._settings['weighting']['reason']}."]
+            f"Weights: {self._settings['weighting']['reason']}.",
+            f"The reduction sees {self.sees}; links even in a block are invisible to it"
+            + ("." if self.main_effects else
+               " (fit(..., main_effects=True) pools the main effects).")]
         return build_summary("Joint dimension reduction of K blocks", info, tables, notes,
                              float_format="%.4g")
 

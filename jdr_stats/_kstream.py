@@ -255,7 +255,7 @@ def _whitening(sums: DesignSums, names: Sequence[str], labels: Sequence[Sequence
 
 def fit_streamed_kblocks(model: Any, rank: Any, *, whitening: str, independent_blocks: bool,
                          sparsity: Any, rank_method: str, alpha: float,
-                         seed: Any) -> KBlockResults:
+                         seed: Any, main_effects: bool = False) -> KBlockResults:
     """The K-block fit of a streamed model at given ranks (module docstring)."""
     data: BlockSums = model._data
     names = list(model.block_names)
@@ -306,17 +306,19 @@ def fit_streamed_kblocks(model: Any, rank: Any, *, whitening: str, independent_b
     ybar = float(sums.mean_y[0])
 
     def block_fn(y: np.ndarray, blocks: list[np.ndarray], w: np.ndarray | None) -> Any:
-        return piece_sums(y - ybar, white.rows(blocks), cross_cov=cross_cov, w=w)
+        return piece_sums(y - ybar, white.rows(blocks), cross_cov=cross_cov, w=w,
+                          main_effects=main_effects)
 
     tsum, nsum = data.reader(block_fn, _add_pieces)
     W = sums.weight
     tensors = {s: t / W for s, t in tsum.items()}
     scales = {s: nsum[s] / W / (W * float(np.prod([widths[j] for j in s])))
-              for s in pieces(len(widths))}
+              for s in pieces(len(widths), main_effects)}
     fac = factors_from_pieces(tensors, scales, widths, 1, weighting=weighting.name)  # type: ignore[arg-type]
     settings = {"whitening": kind, "whitening_reason": wchoice.reason if whitening == "auto"
                 else "given", "estimator": estimator, "route": route.to_dict(),
-                "weighting": weighting.to_dict(), "rank_method": None, "influence": None,
+                "weighting": weighting.to_dict(), "main_effects": main_effects,
+                "rank_method": None, "influence": None,
                 "alpha": None, "streamed": data.origin}
     means = [sums.block_mean(k)[None, :] for k in range(len(widths))]
     return KBlockResults(model, fac, white, ranks, settings, None, means)

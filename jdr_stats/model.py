@@ -29,7 +29,7 @@ from ._estimate import (
     fold_standardize,
 )
 from ._joint import joint_data, joint_fit_data, original_means
-from ._kfit import fit_kblocks
+from ._kfit import check_main_effects, fit_kblocks
 from ._kstream import BlockSums, block_reader_dask, block_reader_file, fit_streamed_kblocks
 from ._linalg import AnyWhitening, BlockMoments, Whitening
 from ._progress import ProgressArg
@@ -624,6 +624,7 @@ class JointDimReduction(DataModel):
         fdr: float = 0.1,
         seed: int | np.random.Generator | None = None,
         progress: ProgressArg = False,
+        main_effects: bool = False,
     ) -> Any:
         """Estimate the two subspaces (or, for three or more blocks, one per block).
 
@@ -731,6 +732,23 @@ class JointDimReduction(DataModel):
             test), a callable is called as ``progress(done, total)``.  A
             selection expected to take over a minute warns first
             (:class:`~jdr_stats.exceptions.LongRunWarning`).
+        main_effects : bool
+            ``False`` (default): the cross moments only, which see the
+            interactions between the blocks and are blind to main effects
+            (a class shifting a block's mean).  ``True``: pool each block's
+            first moment ``E[y z_k]`` (first-order Stein: in ``span(U_k)``)
+            with its cross moments, scaled and weighted as the pieces of
+            three or more blocks, so one reduction sees main effects and
+            interactions (theory page "K blocks", section 6; the study
+            ``studies/study_pooled.py``).  The fit is then no longer one
+            SVD: for two blocks as for three or more it returns a
+            :class:`~jdr_stats._kfit.KBlockResults` (``directions[name]``,
+            ``rank`` a dict by block, each block its own rank;
+            ``directions_a``/``directions_b`` do not exist on it), whose
+            ``rank="auto"`` and ``rank_tests()`` are the robust per-block
+            tests with the first moment included.  Both whitenings
+            (``independent_blocks=False``: block ``k``'s main effect given
+            the others); not with ``sparsity``.
 
         Raises
         ------
@@ -771,15 +789,21 @@ class JointDimReduction(DataModel):
         """
         if isinstance(rank, str) and rank != "auto":
             raise ValueError(f'rank must be a positive integer or "auto"; got {rank!r}')
-        if len(self.block_names) >= 3:
+        main_effects = check_main_effects(main_effects, sparsity)
+        if len(self.block_names) >= 3 or main_effects:
             if isinstance(self._data, BlockSums):
+                if len(self.block_names) == 2:
+                    raise ValueError("main_effects=True: a streamed two-block model is not "
+                                     "supported; load the rows (arrays or a DataFrame)")
                 return fit_streamed_kblocks(
                     self, rank, whitening=str(fold_standardize(whitening, standardize)),
                     independent_blocks=independent_blocks, sparsity=sparsity,
-                    rank_method=rank_method, alpha=alpha, seed=seed)
+                    rank_method=rank_method, alpha=alpha, seed=seed,
+                    main_effects=main_effects)
             return fit_kblocks(self, rank, whitening=str(fold_standardize(whitening, standardize)),
                                independent_blocks=independent_blocks, sparsity=sparsity,
-                               rank_method=rank_method, alpha=alpha, seed=seed)
+                               rank_method=rank_method, alpha=alpha, seed=seed,
+                               main_effects=main_effects)
         if isinstance(rank, Mapping):
             rank = _two_block_rank(rank, self.block_names)
         if isinstance(sparsity, str) and sparsity not in ("auto", "cv"):

@@ -1,7 +1,9 @@
 """K >= 3 blocks: from the cross-moment pieces to one basis per block.
 
 Block ``k``'s subspace is read from every piece it belongs to (its ``K - 1``
-pairs and the K-way tensor, :func:`~jdr_stats.core.tensor.pieces`).  Each
+pairs and the K-way tensor, :func:`~jdr_stats.core.tensor.pieces`; with
+``main_effects``, also its first moment ``E[Y o z_k]``, a piece of one
+block, ``K = 2`` included).  Each
 piece ``S`` is first scaled to unit per-entry noise under the null of no
 association, ``s_S^2 = mean_i(|Y_i|^2 prod_{j in S} |z_ij|^2) / (m N_S)``
 (``N_S = q prod_{j in S} n_j`` entries), then its mode-k Gram enters block
@@ -111,6 +113,7 @@ def block_factors(
     weighting: Weighting = "sqrt",
     cross_cov: dict[tuple[int, int], np.ndarray] | None = None,
     w: np.ndarray | None = None,
+    main_effects: bool = False,
 ) -> KBlockFactors:
     """Every block's factor from the whitened, centred rows.
 
@@ -132,6 +135,10 @@ def block_factors(
     w : ndarray (m,), optional
         Case weights: every moment a weighted mean (frequency weights are
         copies of rows).
+    main_effects : bool
+        Add each block's first moment ``E[Y o z_k]`` (``n_k x q``) as one
+        more piece of its Gram (docs/theory/k_blocks.md, section "Main
+        effects pooled").
     """
     K = len(zs)
     yraw = y[:, None] if y.ndim == 1 else y
@@ -145,7 +152,7 @@ def block_factors(
     scales: dict[Piece, float] = {}
     tensors: dict[Piece, np.ndarray] = {}
     row_grams: dict[tuple[Piece, int], np.ndarray] = {}
-    for piece in pieces(K):
+    for piece in pieces(K, main_effects):
         scales[piece] = piece_scale(yraw, zs, piece, w)
         sub = [zs[j] for j in piece]
         if route == "tensor":
@@ -184,11 +191,12 @@ def factors_from_pieces(tensors: dict[Piece, np.ndarray], scales: dict[Piece, fl
 def _combine(raw: dict[tuple[Piece, int], np.ndarray], scales: dict[Piece, float],
              widths: Sequence[int], q: int, weighting: Weighting) -> KBlockFactors:
     """Scale each piece's mode Gram to unit noise, weight it and add the
-    Grams of each block; its factor the eigenvectors of the sum."""
+    Grams of each block; its factor the eigenvectors of the sum.  The
+    pieces are the keys of ``scales``."""
     K = len(widths)
     weights: dict[tuple[Piece, int], float] = {}
     grams: dict[tuple[Piece, int], np.ndarray] = {}
-    for piece in pieces(K):
+    for piece in scales:
         s2 = scales[piece]
         for k in piece:
             columns = q * int(np.prod([widths[j] for j in piece if j != k]))
@@ -225,7 +233,7 @@ def stacked_pieces(
     m = yraw.shape[0]
     y2 = yraw if w is None else yraw * (m * w / np.sum(w))[:, None]
     out: list[list[np.ndarray]] = [[] for _ in range(K)]
-    for piece in pieces(K):
+    for piece in fac.scales:  # the fit's pieces, in its order
         sub = [zs[j] for j in piece]
         if cross_cov is not None and len(piece) >= 3:
             t = hermite_corrected(y2, sub, _piece_cov(cross_cov, piece))
@@ -244,6 +252,7 @@ def piece_sums(
     *,
     cross_cov: dict[tuple[int, int], np.ndarray] | None = None,
     w: np.ndarray | None = None,
+    main_effects: bool = False,
 ) -> tuple[dict[Piece, np.ndarray], dict[Piece, float]]:
     """Sums over one chunk of rows of what the pieces are means of.
 
@@ -263,7 +272,7 @@ def piece_sums(
     energy = np.sum(yraw**2, axis=1)
     tensors: dict[Piece, np.ndarray] = {}
     norms: dict[Piece, float] = {}
-    for piece in pieces(len(zs)):
+    for piece in pieces(len(zs), main_effects):
         sub = [zs[j] for j in piece]
         if k == 0:
             tensors[piece] = np.zeros((yraw.shape[1], *(z.shape[1] for z in sub)))

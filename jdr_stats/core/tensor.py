@@ -167,8 +167,19 @@ def _partial_matchings(items: list[int]) -> list[list[tuple[int, int]]]:
     return out
 
 
-def pieces(K: int) -> tuple[tuple[int, ...], ...]:
+def pieces(K: int, main_effects: bool = False) -> tuple[tuple[int, ...], ...]:
     """The pieces of a K-block design: every pair of blocks, then all K
-    together when ``K >= 3`` (for ``K = 2`` the pair is the K-way piece)."""
+    together when ``K >= 3`` (for ``K = 2`` the pair is the K-way piece);
+    with ``main_effects``, each block alone first (the first moments
+    ``E[Y o z_k]``, docs/theory/k_blocks.md, section "Main effects pooled").
+
+    Examples
+    --------
+    >>> pieces(3)
+    ((0, 1), (0, 2), (1, 2), (0, 1, 2))
+    >>> pieces(2, main_effects=True)
+    ((0,), (1,), (0, 1))
+    """
     pairs = tuple(combinations(range(K), 2))
-    return pairs if K == 2 else (*pairs, tuple(range(K)))
+    inter = pairs if K == 2 else (*pairs, tuple(range(K)))
+    return (*((k,) for k in range(K)), *inter) if main_effects else inter
