@@ -38,7 +38,7 @@ from ._streamed import MomentsData
 from .core import moments as core_moments
 from .core.whitening import DesignWhitening
 from .exceptions import RowsNotInMemoryError
-from .moments import Moments
+from .moments import Moments, ResponseMoments
 
 __all__ = ["JointModelData", "JointMomentsData", "JointSource", "joint_data",
            "joint_fit_data", "original_means"]
@@ -218,10 +218,41 @@ def _bare_joint_data(data: MomentsData, kind: str = "sample"
         m2_ab=r2[:n1, n1:], m2_ay=r2y[:n1], m2_by=r2y[n1:], m3_ayb=r3[:n1, n1:] * wsum,
         m3_aya=r3[:n1, :n1] * wsum, m3_byb=r3[n1:, n1:] * wsum, endog_name=mom.endog_name,
         names_a=mom.names_a, names_b=mom.names_b, weighted=mom.weighted)
+    rsums = getattr(data, "response_sums", None)
+    if rsums is not None:  # q response columns: each column's residual cross moment
+        block = replace(block, mean_y=0.0, var_y=1.0,
+                        **_response_crosses(rsums, jw, n1))
     out = JointMomentsData(residual, block, jw, origin=getattr(data, "origin", "moments"))
     out.adjustment = getattr(data, "adjustment", out.adjustment)
     out.response = data.response
     return out, jw
+
+
+def _response_crosses(rsums: ResponseMoments, jw: DesignWhitening[Whitening],
+                      n1: int) -> dict[str, Any]:
+    """The whitened response's cross moments of the residual rows from the
+    sums of a response of ``q`` columns: column ``j``'s residual cross
+    moment is the ``(a, b)`` block of ``R^T S_j R`` (``S_j`` its y-weighted
+    co-moment of the stacked blocks, within-block parts included), and the
+    whitened response's are ``L_Y^{-1}`` times those of the kept columns,
+    as :meth:`~jdr_stats.moments.ResponseMoments.to_block_moments` forms
+    them for the per-block estimator."""
+    keep, linv = rsums.kept()
+    raw = []
+    for j in keep:
+        part = rsums.parts[j]
+        if not part.has_within:
+            raise RowsNotInMemoryError(
+                "the joint estimator (the default, independent_blocks=False) from bare sums "
+                f"needs the within-block moments m3_aya and m3_byb of every response column; "
+                f"the sums of column {part.endog_name!r} lack them. Compute them with "
+                "ResponseMoments.from_arrays or from_sources (they do by default), fit with "
+                "independent_blocks=True (the paper's per-block estimator, which assumes "
+                "independent blocks), or build the model from arrays")
+        s = np.block([[part.m3_aya, part.m3_ayb], [part.m3_ayb.T, part.m3_byb]]) / part.weight
+        raw.append(jw.residual_moment(s)[:n1, n1:])
+    cross_q = np.einsum("dc,cij->dij", linv, np.stack(raw))
+    return {"cross": cross_q[0], "cross_q": cross_q if cross_q.shape[0] > 1 else None}
 
 
 def joint_data(data: RowsData, kind: str = "sample"
@@ -236,8 +267,8 @@ def joint_data(data: RowsData, kind: str = "sample"
     :class:`JointSource` (one more pass for the residuals' moments); a
     model of bare sums gives a :class:`JointMomentsData` when its
     :class:`~jdr_stats.Moments` hold the within-block moments ``m3_aya``,
-    ``m3_byb`` (the residuals' moments are linear in the sums), and raises
-    otherwise, or for a response of several columns.
+    ``m3_byb`` (the residuals' moments are linear in the sums; for a
+    response of several columns, every column's), and raises otherwise.
     """
     names_a, names_b = data.exog_names_a, data.exog_names_b
     if isinstance(data, ModelData):
@@ -254,13 +285,8 @@ def joint_data(data: RowsData, kind: str = "sample"
     source, sums = data.source, data.sums
     why = ("the joint estimator (independent_blocks=False) forms each block's residual on "
            "the other block row by row")
-    if source is None and isinstance(data, MomentsData) and sums is not None:
-        if getattr(data, "response_sums", None) is not None:
-            raise RowsNotInMemoryError(
-                "the joint estimator (independent_blocks=False) from bare sums supports a "
-                "single response column; this model's response has several (ResponseMoments). "
-                "Fit with independent_blocks=True (the paper's per-block estimator, which "
-                "assumes independent blocks), or build the model from arrays or a row source")
+    several = getattr(data, "response_sums", None) is not None  # q columns: from the sums
+    if (source is None or several) and isinstance(data, MomentsData) and sums is not None:
         if not sums.has_within:
             raise RowsNotInMemoryError(
                 "the joint estimator (independent_blocks=False) from bare sums needs the "
@@ -276,10 +302,6 @@ def joint_data(data: RowsData, kind: str = "sample"
             "again). Fit with independent_blocks=True (the paper's per-block estimator, "
             "which assumes independent blocks), or build the model from arrays or a row "
             "source (from_parquet, dask collections)")
-    if getattr(data, "response_sums", None) is not None:
-        raise ValueError(
-            f"{why}; a response of several columns on a row source is not supported yet: "
-            "fit with independent_blocks=True, or load the rows (JointDimReduction(y, a, b))")
     mom: Moments = sums
     mean, m2 = _stacked(mom)
     jw = _joint_whitening(mean, m2 / mom.weight, names_a, names_b, kind, mom.nobs)

@@ -178,7 +178,7 @@ def _build_parser() -> _Parser:
                           f"max(n1, n2)/m <= {policy.AUTO_SAMPLE_MAX_RATIO:g}, OAS shrinkage "
                           "above) or one of " + ", ".join(WHITENING_METHODS)
                           + " (guide page 'Wide blocks': jdr_stats.whitenings)")
-    fit.add_argument("--independent-blocks", choices=("yes", "no"), default="yes",
+    fit.add_argument("--independent-blocks", choices=("yes", "no"), default="no",
                      help="yes (default): the paper's estimator, each block whitened alone, "
                           "which assumes the blocks independent; no: the joint estimator, "
                           "each block's residual on the other block (valid when the blocks "

@@ -33,6 +33,7 @@ __all__ = [
     "BLOCK_ROWS",
     "COMBINED_SPECTRAL_MIN_EDGE",
     "Choice",
+    "JOINT_DEFAULT_REASON",
     "LADLE_EDGE_DRAWS",
     "LADLE_EDGE_QUANTILE",
     "LADLE_STRONG_EDGE",
@@ -110,20 +111,35 @@ def whitening(nobs: int, n1: int, n2: int, joint: bool = False) -> Choice:
 
 
 # -- the estimator: whitening per block or across blocks ------------------------
+#: What the summary says of the default estimator (``independent_blocks=False``).
+JOINT_DEFAULT_REASON = (
+    "default: the joint estimator, valid when the blocks correlate; "
+    "independent_blocks=True for the paper's per-block estimator, which assumes "
+    "independent blocks")
+
+
 def block_estimator(requested: object, nobs: int, n1: int, n2: int,
                     whitening: str) -> Choice:
-    """What ``fit(independent_blocks=...)`` stands for: ``"per-block"``
-    (``True``, still the default: the paper's estimator, each block whitened
-    alone, which assumes independent blocks) or ``"joint"`` (``False``: each
-    block's residual on the other block, whitened by its partial
-    covariance, valid when the blocks correlate).
+    """What ``fit(independent_blocks=...)`` stands for: ``"joint"``
+    (``False``, the default: each block's residual on the other block,
+    whitened by its partial covariance, valid when the blocks correlate) or
+    ``"per-block"`` (``True``: the paper's estimator, each block whitened
+    alone, which assumes independent blocks).
 
-    The choice is the user's, never made from the data: a pre-test of
-    independence choosing between them would change the level of every test
-    after it (the study ``studies/study_correlated_blocks.py`` compares
-    them).  ``whitening`` is the
-    covariance of both blocks together the joint estimator uses:
-    ``"sample"`` (needs ``m >= n1 + n2 + 2``; a ``ValueError`` says so) or
+    The choice is the user's, never made from the data's values: a pre-test
+    of independence choosing between them would change the level of every
+    test after it (the study ``studies/study_correlated_blocks.py`` compares
+    them; the guide page "Which estimator is the default and why").  One
+    choice is made from the shape: with ``max(n1, n2) + 2 <= m < n1 + n2 + 2``
+    rows the sample covariance of both blocks together is singular, so the
+    joint estimator's rank and coordinate tests cannot run (whitening them
+    with a regularised joint covariance would change the rank they test:
+    theory page "Whitening", "Regularised joint whitening"), while the
+    per-block tests, which need ``max(n1, n2) + 2`` rows, can; there
+    ``independent_blocks=False`` gives the per-block estimator, and the
+    reason says so.  ``whitening`` is the covariance of both blocks
+    together the joint estimator uses: ``"sample"`` (needs
+    ``m >= n1 + n2 + 2``; a ``ValueError`` says so below the band) or
     ``"shrinkage"``; with ``"diagonal"`` and ``"none"`` that covariance is
     block diagonal, so the joint whitening is the per-block one.
 
@@ -133,6 +149,8 @@ def block_estimator(requested: object, nobs: int, n1: int, n2: int,
     'joint'
     >>> block_estimator(True, 1000, 10, 20, "sample").name
     'per-block'
+    >>> block_estimator(False, 25, 10, 20, "shrinkage").name
+    'per-block'
     """
     if requested is not True and requested is not False:
         raise ValueError(f"independent_blocks must be True or False; got {requested!r}")
@@ -140,6 +158,13 @@ def block_estimator(requested: object, nobs: int, n1: int, n2: int,
     if requested:
         return Choice("per-block", "given: independent_blocks=True, the per-block "
                       "estimator (the paper's), which assumes independent blocks", inputs)
+    if max(n1, n2) + 2 <= nobs < n1 + n2 + 2:
+        return Choice("per-block", (
+            f"width: m = {nobs} < n1 + n2 + 2 = {n1 + n2 + 2}, the sample covariance of both "
+            "blocks together is singular and the joint estimator's rank and coordinate "
+            "tests cannot run; the per-block estimator (the paper's, whose tests need "
+            f"max(n1, n2) + 2 = {max(n1, n2) + 2} rows), which assumes independent blocks"),
+            inputs)
     if whitening == "sample" and nobs < n1 + n2 + 2:
         raise ValueError(
             f'independent_blocks=False with whitening="sample" needs at least n1 + n2 + 2 = '
@@ -150,10 +175,8 @@ def block_estimator(requested: object, nobs: int, n1: int, n2: int,
            "shrinkage": "with the OAS-shrunk covariance of both blocks together",
            "diagonal": "with the SDs only: the joint whitening is then the per-block one",
            "none": "centring only: the joint whitening is then the per-block one"}
-    return Choice("joint", "given: independent_blocks=False, each block's residual on "
-                  f"the other block, whitened {why.get(whitening, whitening)}; valid when "
-                  "the blocks correlate (independent_blocks=True assumes independent "
-                  "blocks)", inputs)
+    return Choice("joint", f"{JOINT_DEFAULT_REASON} (each block's residual on the other "
+                  f"block, whitened {why.get(whitening, whitening)})", inputs)
 
 
 # -- rank tests ----------------------------------------------------------------

@@ -141,13 +141,29 @@ def _q_batches(data: RowsData, n_boot: int, rng: np.random.Generator, inner: boo
             counts = draw_counts(rng, nb, m).astype(float)
         else:
             counts = rng.poisson(1.0, size=(nb, m)).astype(float)
-        outer = [data.moments(c) for c in counts]
+        outer = [_moments_or_failure(data, c) for c in counts]
         inner_moms = None
         if rng_in is not None:
             counts_in = inner_counts(rng_in, counts)
-            inner_moms = [data.moments(c) for c in counts_in]
+            inner_moms = [_moments_or_failure(data, c) for c in counts_in]
         yield outer, inner_moms
         done += nb
+
+
+@dataclass(frozen=True)
+class _Failed:
+    """A replicate whose moments could not be formed (the message says why:
+    e.g. a column constant in the resample, which the joint estimator's
+    residuals meet before the refit)."""
+
+    message: str
+
+
+def _moments_or_failure(data: RowsData, counts: np.ndarray) -> BlockMoments | _Failed:
+    try:
+        return data.moments(counts)
+    except ValueError as exc:
+        return _Failed(str(exc))
 
 
 def _rebuilds_whitening(ctx: dict) -> bool:
@@ -177,16 +193,19 @@ def _fit_batch(ctx: dict, moms: list[BlockMoments], errors: list[str]) -> list:
     Sparse fits call :func:`estimate` per replicate.
     """
     out: list = [None] * len(moms)
-    if (ctx["sparsity"] is None and moms and moms[0].cross_q is None
+    good = [j for j, mom in enumerate(moms) if not isinstance(mom, _Failed)]
+    errors.extend(mom.message for mom in moms if isinstance(mom, _Failed))
+    todo: Any
+    if (ctx["sparsity"] is None and good and moms[good[0]].cross_q is None
             and not _rebuilds_whitening(ctx)):
-        da, db, s, ok = batched_dense_estimate(moms, ctx["rank"],
+        da, db, s, ok = batched_dense_estimate([moms[j] for j in good], ctx["rank"],
                                                standardize=ctx["standardize"])
-        for j in range(len(moms)):
-            if ok[j]:
-                out[j] = (da[j], db[j], s[j], None, None)
-        todo: Any = np.flatnonzero(~ok)
+        for i, j in enumerate(good):
+            if ok[i]:
+                out[j] = (da[i], db[i], s[i], None, None)
+        todo = [good[i] for i in np.flatnonzero(~ok)]
     else:
-        todo = range(len(moms))
+        todo = good
     for j in todo:
         try:
             e = _refit(ctx, moms[j])
