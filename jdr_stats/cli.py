@@ -252,8 +252,11 @@ def _run_demo(args: argparse.Namespace) -> str:
     tests = res.rank_test_table
     assert tests is not None  # a rank="auto" fit keeps its tests
     p0 = float(tests.table["pvalue"].iloc[0])
+    est = res.settings.estimator
     lines = [
         "LBM of 202 athletes on log blood (a) and log body-build (b) measurements.",
+        f"Estimator: {'joint' if est is not None and est.name == 'joint' else 'per block'} "
+        f"({'' if est is None else est.reason}).",
         f"Rank chosen by the default ({tests.method}) rank tests at alpha 0.05: r = {res.rank} "
         f"(test of H0: r = 0: p = {p0:.3g}"
         + ("; not rejected, so the data show no evidence of any direction and r = 1 "

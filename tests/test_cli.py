@@ -26,9 +26,12 @@ def test_demo(capsys):
     # what the data support: the default test's rank, the bootstrap sentence,
     # the warnings in words (no rank given by hand)
     assert "Rank chosen by the default (robust) rank tests at alpha 0.05: r = 1" in out
-    assert "p = 0.106; not rejected" in out
+    # the default joint estimator (the blocks correlate: 0.75), said in words
+    assert "Estimator: joint (default: the joint estimator, valid when the blocks " \
+        "correlate; independent_blocks=True for the paper's per-block estimator" in out
+    assert "p = 0.282; not rejected" in out
     assert "With 95% confidence the true a-subspace lies within" in out
-    assert "Warning: fit(rank=\"auto\"): the blocks are correlated" in out
+    assert "Warning: no rank test rejected H0: r = 0" in out
     assert "Bootstrap" in out and "Rank:              2" not in out
 
 
