@@ -109,9 +109,13 @@ def plan_input(args: argparse.Namespace) -> Input:
 
 
 def _wanted(args: argparse.Namespace) -> list[str] | None:
-    if not (args.y and args.a and args.b):
+    kblocks = getattr(args, "kblocks", None)
+    if kblocks and args.y:  # three or more --block
+        cols = [*args.y.split(","), *(c for _, block in kblocks for c in block)]
+    elif not (args.y and args.a and args.b):
         return None
-    cols = [*args.y.split(","), *args.a, *args.b]  # several --y columns: multivariate
+    else:
+        cols = [*args.y.split(","), *args.a, *args.b]  # several --y columns: multivariate
     cols += [c.strip() for c in args.covariates.split(",")] if args.covariates else []
     return cols + ([args.weights] if args.weights else [])
 
@@ -255,6 +259,13 @@ def expand_patterns(args: argparse.Namespace) -> None:
     """Replace the patterns of ``--a`` and ``--b`` by the columns they select
     (:func:`expand_columns`), reading only the file's header."""
     if args.formula is not None:
+        return
+    kblocks = getattr(args, "kblocks", None)
+    if kblocks:  # three or more --block NAME=COLS
+        if any(_is_pattern(t) for _, cols in kblocks for t in cols):
+            columns = _header(args, Path(args.file))
+            args.kblocks = [(name, expand_columns(cols, columns, f"--block {name}", args.file))
+                            for name, cols in kblocks]
         return
     wanted = [(attr, flag) for attr, flag in zip(("a", "b"), block_flags(args), strict=True)
               if getattr(args, attr) and any(_is_pattern(t) for t in getattr(args, attr))]

@@ -109,9 +109,10 @@ def designs_from_formula(
     caller of this function's caller.  With ``return_specs`` the blocks'
     formulaic ``ModelSpec`` objects are returned too (for new data).
     """
-    if len(argnames) not in (1, 2):
-        raise ValueError(f"one or two blocks are supported; got {len(argnames)}")
-    example = "y ~ a1 + a2 | b1 + b2" if len(argnames) == 2 else "y ~ x1 + x2"
+    if len(argnames) < 1:
+        raise ValueError("a formula needs at least one block")
+    example = ("y ~ a1 + a2 | b1 + b2" if len(argnames) == 2 else "y ~ x1 + x2"
+               if len(argnames) == 1 else " | ".join(["y ~ g1 + g2", "l1 + l2", "c1 + c2"]))
     if not isinstance(formula, str) or "~" not in formula:
         raise ValueError(f'formula must look like "{example}"; got {formula!r}')
     lhs, rhs = formula.split("~", 1)
@@ -119,11 +120,12 @@ def designs_from_formula(
     if len(parts) != len(argnames) or not all(p.strip() for p in parts):
         need = (
             "exactly one '|' separating the two blocks"
-            if len(argnames) == 2 else "predictors and no '|'"
+            if len(argnames) == 2 else "predictors and no '|'" if len(argnames) == 1
+            else f"{len(argnames) - 1} '|' separating the blocks"
         )
         raise ValueError(f'formula needs {need}, as in "{example}"; got {formula!r}')
     context = _formula_context(eval_env + 2)
-    response = _response(lhs, data, context, multi=len(argnames) == 2)
+    response = _response(lhs, data, context, multi=len(argnames) >= 2)
     built = [_design(part, data, context, arg) for part, arg in zip(parts, argnames, strict=True)]
     blocks = [b for b, _ in built]
     if return_specs:

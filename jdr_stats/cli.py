@@ -2,11 +2,14 @@
 
 ``fit FILE --y COL --a COLS --b COLS --rank R|auto [--rank-method
 robust|wald|chi2|general|permutation|ladle]`` (or ``--formula
-"y ~ a1 + a2 | b1 + b2"`` instead of ``--y/--a/--b``) fits the joint
-estimator to a CSV or Parquet file and prints its summary; ``--bootstrap N``
-and ``--support`` add the bootstrap and the support selection, ``--format
-text|json|csv|latex|html`` and ``--output FILE`` choose the output (HTML
-and LaTeX as complete documents, CSV as one long table), ``--output-dir
+"y ~ a1 + a2 | b1 + b2"`` instead of ``--y/--a/--b``, or ``--block
+NAME=COLS`` once per block: three or more blocks, or a formula with two or
+more bars, fit the K-block estimator, ``--rank`` then also
+``NAME=R,NAME=R,...``) fits the joint estimator to a CSV or Parquet file
+and prints its summary; ``--bootstrap N`` and ``--support`` add the
+bootstrap and the support selection, ``--format
+text|json|csv|latex|html`` and ``--output FILE`` choose the output (HTML and
+LaTeX as complete documents, CSV as one long table), ``--output-dir
 DIR`` writes one CSV file per table, ``--features-out FILE`` writes the
 reduced features.  Bad arguments print a one-line error in terms of the
 flags and exit with code 2; a closed pipe (``| head``) ends the output
@@ -106,14 +109,20 @@ def _whitening(args: argparse.Namespace) -> WhiteningKind:
     return "auto" if args.whitening is None else cast(WhiteningKind, args.whitening)
 
 
-def _rank(text: str) -> int | str:
+def _rank(text: str) -> int | str | dict[str, int]:
     if text == "auto":
         return text
     try:
+        if "=" in text:  # one rank per named block: genes=2,lipids=1,...
+            pairs = [part.partition("=") for part in text.split(",")]
+            if any(not name.strip() or not sep for name, sep, _ in pairs):
+                raise ValueError(text)
+            return {name.strip(): int(r) for name, _, r in pairs}
         return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f'rank must be an integer or "auto"; got {text!r}'
+            f'rank must be an integer, "auto" or NAME=R,NAME=R,... (one rank per --block); '
+            f"got {text!r}"
         ) from None
 
 
@@ -153,8 +162,8 @@ def _build_parser() -> _Parser:
                      help="block b columns, as --a")
     fit.add_argument("--block", action="append", type=_named_block, metavar="NAME=COLS",
                      help="a named block, NAME=COLS with COLS as for --a; repeat it once per "
-                          "block (this version: two blocks, the first is block a), instead "
-                          "of --a and --b")
+                          "block, instead of --a and --b: two blocks (the first is block a) "
+                          "or three and more (the K-block estimator, theory page 'K blocks')")
     fit.add_argument("--formula", help='"y ~ a-terms | b-terms" instead of --y, --a and --b')
     fit.add_argument("--weights", metavar="COL", help="column of positive case weights")
     fit.add_argument("--covariates", metavar="COLS",
@@ -167,8 +176,9 @@ def _build_parser() -> _Parser:
                      help="field separator of a CSV file: one character such as ';', or "
                           "'tab' (default ',')")
     fit.add_argument("--rank", required=True, type=_rank,
-                     help='number r of directions in each block, or "auto" (chosen by the '
-                          "tests of --rank-method)")
+                     help='number r of directions in each block, "auto" (chosen by the '
+                          "tests of --rank-method), or one rank per --block: "
+                          "NAME=R,NAME=R,...")
     fit.add_argument("--sparsity", type=_sparsity, default=None, metavar="S1,S2",
                      help="sparse fit keeping S1 variables of block a and S2 of block b, "
                           "or 'auto': the variables the coordinate tests select at --fdr")
@@ -415,6 +425,86 @@ def _model(args: argparse.Namespace, data: pd.DataFrame) -> JointDimReduction:
     )
 
 
+def _kblock_model(args: argparse.Namespace, data: pd.DataFrame) -> JointDimReduction:
+    """The model of three or more ``--block NAME=COLS`` (rows in memory)."""
+    if not args.y:
+        raise ValueError("give --y with the --block flags (or --formula)")
+    ycols = _columns(args.y)
+    seen: dict[str, str] = {}
+    for name, cols in args.kblocks:
+        for c in cols:
+            if c in ycols:
+                raise ValueError(f"the response --y {args.y} is also in --block {name}; "
+                                 "a column is the response or a predictor, not both")
+            if c in seen:
+                raise ValueError(f"columns ['{c}'] are in both --block {seen[c]} and "
+                                 f"--block {name}")
+            seen[c] = name
+    if args.weights is not None and args.weights in (*ycols, *seen):
+        raise ValueError(f"--weights {args.weights} is also the response or in a block")
+    zcols = _columns(args.covariates) if args.covariates is not None else []
+    wanted = [*ycols, *seen, *zcols, *([args.weights] if args.weights else [])]
+    missing_cols = [c for c in wanted if c not in data.columns]
+    if missing_cols:
+        raise ValueError(
+            f"{args.file} has no column(s) {missing_cols}; it has {list(data.columns)}"
+            + cin.sep_hint(data.columns, args.sep))
+    return JointDimReduction.from_blocks(
+        data[ycols[0]] if len(ycols) == 1 else data[ycols],
+        {name: data[cols] for name, cols in args.kblocks},
+        covariates=data[zcols] if zcols else None,
+        weights=data[args.weights] if args.weights else None,
+        missing=args.missing, response=args.response)
+
+
+def _kblock_refusal(args: argparse.Namespace, how: cin.Input) -> str | None:
+    """The flags a fit of three or more blocks does not take, in one line."""
+    refused = []
+    if how.streamed:
+        refused.append(f"streamed input ({how.reason}; the K-block fit reads the rows "
+                       "into memory: drop --chunksize/--stream, or raise "
+                       "jdr_stats.config.CLI_IN_MEMORY_BYTES for Parquet)")
+    if args.bootstrap is not None and args.bootstrap_method != "pairs":
+        refused.append(f"--bootstrap-method {args.bootstrap_method} (pairs only)")
+    if args.support:
+        refused.append("--support (support selection takes two blocks)")
+    if args.no_standardize or args.whitening == "none":
+        refused.append("--whitening none (auto, sample or shrinkage)")
+    if not refused:
+        return None
+    return "three or more blocks do not take " + "; ".join(refused)
+
+
+def _run_kblock_fit(args: argparse.Namespace, how: cin.Input) -> str:
+    """``fit`` with three or more ``--block`` flags, or a formula with two or
+    more bars: the K-block estimator, its summary, bootstrap and features."""
+    refusal = _kblock_refusal(args, how)
+    if refusal:
+        raise ValueError(refusal)
+    data = cin.read_frame(args, how)
+    model = (_model(args, data) if args.formula is not None
+             else _kblock_model(args, data))
+    fit_seed, boot_seed, _ = np.random.SeedSequence(args.seed).spawn(3)
+    res = model.fit(args.rank, whitening=_whitening(args),
+                    independent_blocks=args.independent_blocks == "yes",
+                    sparsity=args.sparsity, rank_method=args.rank_method,
+                    seed=np.random.default_rng(fit_seed))
+    boot = None
+    if args.bootstrap is not None:
+        boot = res.bootstrap(args.bootstrap, seed=np.random.default_rng(boot_seed))
+    if args.features_out:
+        _features_out(res, args.features_out)
+    return _output(args, res, boot, None)
+
+
+def _formula_blocks(formula: str) -> int:
+    """How many blocks a formula has (its top-level bars + 1)."""
+    from ._formula import _split_top_level
+
+    rhs = formula.split("~", 1)[1] if "~" in formula else ""
+    return len(_split_top_level(rhs, "|"))
+
+
 def _features_out(res: Any, path: str) -> None:
     feats = res.transform()
     if not isinstance(feats, pd.DataFrame):
@@ -426,18 +516,22 @@ def _features_out(res: Any, path: str) -> None:
 
 
 def _blocks_from_flags(args: argparse.Namespace) -> tuple[str, ...] | None:
-    """``--block NAME=COLS`` (repeated) as ``--a`` and ``--b``; the blocks'
-    names (None without ``--block``)."""
+    """``--block NAME=COLS`` (repeated): two as ``--a`` and ``--b``, three or
+    more kept in ``args.kblocks``; the blocks' names (None without
+    ``--block``)."""
     if not args.block:
         return None
     if args.a or args.b or args.formula:
         raise ValueError("give the blocks by --block NAME=COLS or by --a and --b (or "
                          "--formula), not both")
     names = [name for name, _ in args.block]
-    if len(args.block) != 2:
-        raise ValueError(f"--block: this version estimates two blocks; got {len(names)} "
+    if len(args.block) < 2:
+        raise ValueError(f"--block: give two or more blocks; got {len(names)} "
                          f"({', '.join(names)})")
     check_block_names(names, "--block")
+    if len(args.block) >= 3:
+        args.kblocks = list(args.block)
+        return tuple(names)
     args.a, args.b = args.block[0][1], args.block[1][1]
     args.block_names = (names[0], names[1])
     return args.block_names
@@ -458,6 +552,9 @@ def _run_fit(args: argparse.Namespace) -> str:
     block_names = _blocks_from_flags(args)
     cin.expand_patterns(args)  # --a 'gene_*', --a 're:^g\d+$', --a g1:g120
     how = cin.plan_input(args)
+    if getattr(args, "kblocks", None) or (args.formula is not None
+                                          and _formula_blocks(args.formula) >= 3):
+        return _run_kblock_fit(args, how)
     if how.streamed:
         model = _streamed_model(args, how)
     else:

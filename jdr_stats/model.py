@@ -29,6 +29,7 @@ from ._estimate import (
     fold_standardize,
 )
 from ._joint import joint_data, joint_fit_data, original_means
+from ._kfit import fit_kblocks
 from ._linalg import AnyWhitening, BlockMoments, Whitening
 from ._progress import ProgressArg
 from ._responses import ResponseKind
@@ -202,11 +203,12 @@ class JointDimReduction(DataModel):
 
         Notes
         -----
-        This version estimates two blocks.  Three or more raise a
-        ``ValueError`` naming them (their estimator, from the pairwise cross
-        moments and the K-way tensor of the paper's remark, is the next
-        stage; the moments and whitening of :mod:`jdr_stats.core` already
-        take K blocks).
+        Three or more blocks (rows in memory) fit the K-block estimator:
+        each block's subspace from its pairwise cross moments with every
+        other block and the K-way cross moment (theory page "K blocks"),
+        ``fit(rank=r, {name: r_k} or "auto")`` returning a
+        :class:`~jdr_stats._kfit.KBlockResults` (``res.rank`` a dict).
+        Sparse fits and support selection take two blocks.
 
         Examples
         --------
@@ -217,18 +219,79 @@ class JointDimReduction(DataModel):
         (['genes', 'lipids'], (5, 2))
         >>> res.model.block_names, res.model.exog_names_a[:2]
         (('genes', 'lipids'), ['genes0', 'genes1'])
+        >>> import numpy as np
+        >>> rng = np.random.default_rng(0)
+        >>> g, l, c = (rng.normal(size=(500, n)) for n in (4, 3, 3))
+        >>> y = g[:, 0] * l[:, 0] + l[:, 0] * c[:, 1] + 0.5 * rng.normal(size=500)
+        >>> res3 = jdr.JointDimReduction.from_blocks(y, {"genes": g, "lipids": l,
+        ...                                              "clinical": c}).fit(1)
+        >>> res3.rank, res3.transform().columns.tolist()
+        ({'genes': 1, 'lipids': 1, 'clinical': 1}, ['genes_1', 'lipids_1', 'clinical_1'])
         """
         names, arrays = _named_blocks(blocks)
-        if len(arrays) != 2:
-            raise ValueError(
-                f"blocks: this version estimates two blocks; got {len(arrays)} "
-                f"({', '.join(names)}). Fit the blocks in pairs, or stack the ones that "
-                "belong together into one block")
+        if len(arrays) >= 3:
+            if any(is_dask_collection(x) for x in (endog, *arrays)):
+                raise TypeError("blocks: three or more blocks take rows in memory; compute "
+                                "the dask collections first (.compute())")
+            model = cls.__new__(cls)
+            model._formula = None
+            model._model_specs = None
+            model._data = ModelData.from_inputs(
+                endog, {n: (x, n) for n, x in zip(names, arrays, strict=True)},
+                missing=missing, weights=weights, min_rows=3, response=response,
+                covariates=covariates,
+                covariate_terms=getattr(covariates, "attrs", {}).get("jdr_terms"))
+            check_effective_rows(model._data)
+            model._block_names = tuple(names)
+            return model
         model = cls.__new__(cls)
         model._setup(endog, arrays[0], arrays[1], missing=missing, weights=weights,
                      response=response, covariates=covariates,
                      prefixes=(names[0], names[1]))
         model._block_names = (names[0], names[1])
+        return model
+
+    @classmethod
+    def from_formula(
+        cls,
+        formula: str,
+        data: Any,
+        *,
+        missing: MissingPolicy = "none",
+        weights: Any = None,
+        eval_env: int = 0,
+        covariates: str | None = None,
+    ) -> JointDimReduction:
+        """Build the model from a formula: ``"y ~ a-terms | b-terms"``, or
+        with two or more bars ``"y ~ g1 + g2 | l1 + l2 | c1 + c2"`` a model of
+        three or more blocks (named ``block1, block2, ...``; see
+        :meth:`from_blocks`).  The rest as
+        :meth:`jdr_stats._data.DataModel.from_formula`.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, jdr_stats as jdr
+        >>> rng = np.random.default_rng(0)
+        >>> df = pd.DataFrame(rng.normal(size=(300, 6)), columns=list("abcdef"))
+        >>> df["y"] = df.a * df.c + df.c * df.e + rng.normal(size=300)
+        >>> mod = jdr.JointDimReduction.from_formula("y ~ a + b | c + d | e + f", df)
+        >>> mod.block_names
+        ('block1', 'block2', 'block3')
+        """
+        from ._formula import _split_top_level, covariates_from_formula, designs_from_formula
+
+        rhs = formula.split("~", 1)[1] if "~" in formula else ""
+        parts = _split_top_level(rhs, "|")
+        if len(parts) < 3:
+            return super().from_formula(formula, data, missing=missing, weights=weights,
+                                        eval_env=eval_env + 1, covariates=covariates)
+        args = [f"block{k + 1}" for k in range(len(parts))]
+        y, blocks = designs_from_formula(formula, data, args, eval_env=eval_env)
+        z = None if covariates is None else covariates_from_formula(
+            covariates, data, eval_env=eval_env + 1)
+        model = cls.from_blocks(y, list(blocks), covariates=z, weights=weights,
+                                missing=missing)
+        model._formula = formula
         return model
 
     @classmethod
@@ -407,8 +470,18 @@ class JointDimReduction(DataModel):
         import copy
 
         names = check_block_names(names, "names")
-        if len(names) != 2:
-            raise ValueError(f"names: this version takes two blocks; got {names!r}")
+        if len(names) != len(self.block_names):
+            raise ValueError(f"names: the model has {len(self.block_names)} blocks; got "
+                             f"{names!r}")
+        if len(names) >= 3:
+            data = self._data
+            assert isinstance(data, ModelData)
+            out = copy.copy(self)
+            out._data = replace(data, blocks=dict(zip(names, data.blocks.values(),
+                                                      strict=True)),
+                                names=dict(zip(names, data.names.values(), strict=True)))
+            out._block_names = names
+            return out
         out = copy.copy(self)
         out._block_names = names
         return out
@@ -451,7 +524,7 @@ class JointDimReduction(DataModel):
 
     def fit(
         self,
-        rank: int | Literal["auto"],
+        rank: int | Mapping[str, int] | Literal["auto"],
         *,
         whitening: WhiteningKind = "auto",
         independent_blocks: bool = False,
@@ -462,13 +535,18 @@ class JointDimReduction(DataModel):
         fdr: float = 0.1,
         seed: int | np.random.Generator | None = None,
         progress: ProgressArg = False,
-    ) -> JDRResults:
-        """Estimate the two subspaces.
+    ) -> Any:
+        """Estimate the two subspaces (or, for three or more blocks, one per block).
 
         Parameters
         ----------
-        rank : int or "auto"
+        rank : int, dict or "auto"
             Dimension ``r`` of each subspace, ``1 <= r <= min(n1, n2)``.
+            Three or more blocks: an int for every block or a dict
+            ``{name: r_k}`` (``1 <= r_k <= n_k``), and ``"auto"`` chooses
+            each block's rank by its robust per-block tests (returns a
+            :class:`~jdr_stats._kfit.KBlockResults`; theory page "K blocks").
+            For two blocks a dict must give both the same rank.
             ``"auto"`` chooses it by the sequence of rank tests of
             ``rank_method`` at level ``alpha`` (see :meth:`JDRResults.rank_tests`).
         whitening : {"auto", "sample", "shrinkage", "diagonal", "none"}
@@ -614,6 +692,12 @@ class JointDimReduction(DataModel):
         """
         if isinstance(rank, str) and rank != "auto":
             raise ValueError(f'rank must be a positive integer or "auto"; got {rank!r}')
+        if len(self.block_names) >= 3:
+            return fit_kblocks(self, rank, whitening=str(fold_standardize(whitening, standardize)),
+                               independent_blocks=independent_blocks, sparsity=sparsity,
+                               rank_method=rank_method, alpha=alpha, seed=seed)
+        if isinstance(rank, Mapping):
+            rank = _two_block_rank(rank, self.block_names)
         if isinstance(sparsity, str) and sparsity not in ("auto", "cv"):
             raise ValueError(f'sparsity must be (s1, s2), "auto", "cv" or None; got '
                              f'{sparsity!r}')
@@ -818,6 +902,18 @@ def _moments_and_whitenings(
     lean = not auto and n_max > data.nobs and y.ndim == 1  # q > 1: the engine's q crosses
     mom = cross_moments(y, a, b, weights) if lean else data.moments()
     return mom, block_whitening_pair(kind, mom, names_a, names_b, rows=(a, b), weights=weights)
+
+
+def _two_block_rank(rank: Mapping[str, int], names: Sequence[str]) -> int:
+    """A two-block fit's rank from a dict by block name (both the same)."""
+    if sorted(rank) != sorted(names):
+        raise ValueError(f"rank: a dict needs one rank per block {list(names)}; got "
+                         f"{sorted(rank)}")
+    values = {int(v) for v in rank.values()}
+    if len(values) != 1:
+        raise ValueError(f"rank: two blocks share one rank (the SVD of their cross moment); "
+                         f"got {dict(rank)!r}")
+    return values.pop()
 
 
 def check_block_names(names: Sequence[object], argname: str) -> tuple[str, ...]:

@@ -32,11 +32,19 @@ __all__ = [
     "AUTO_SAMPLE_MAX_RATIO",
     "BLOCK_ROWS",
     "COMBINED_SPECTRAL_MIN_EDGE",
+    "KBLOCK_GRAM_MAX_ROWS",
+    "KBLOCK_INFLUENCE_MAX_ENTRIES",
+    "KBLOCK_TENSOR_MAX_ENTRIES",
+    "KBLOCK_WEIGHTING",
     "Choice",
     "JOINT_DEFAULT_REASON",
     "LADLE_EDGE_DRAWS",
     "LADLE_EDGE_QUANTILE",
     "LADLE_STRONG_EDGE",
+    "MAIN_EFFECTS_MAX_DF_SHARE",
+    "MAIN_EFFECTS_PERMUTATIONS",
+    "MAIN_EFFECTS_SEED",
+    "MAIN_EFFECTS_SUMMARY_MAX_PERM_ROWS",
     "MAX_EXACT_DIM",
     "RANK_COMBINED_MIN_RATIO",
     "RANK_TESTS_MAX_RATIO",
@@ -47,7 +55,11 @@ __all__ = [
     "SPARSITY_CV_LEVELS",
     "SUPPORT_TESTS_MAX_RATIO",
     "block_estimator",
+    "main_effects_method",
     "defaults_table",
+    "kblock_influence",
+    "kblock_route",
+    "kblock_weighting",
     "rank_method",
     "robust_reference",
     "sparsity_cv",
@@ -381,6 +393,68 @@ def sparsity_cv(best: tuple[int, int], chosen: tuple[int, int], best_score: floa
                    "selected variables are not supported by the data")
     return Choice(f"({chosen[0]}, {chosen[1]})", reason, inputs)
 
+# -- the per-block test of main effects ----------------------------------------------
+#: The robust (sandwich) test of main effects runs while its degrees of freedom
+#: ``P = q n_k`` are at most this share of the rows left ``nu`` (``m - 1``
+#: minus the covariates and, under the joint estimator, the other block's
+#: columns); above it the sandwich's inverse is too noisy for its F reference
+#: (study ``studies/study_main_effects.py``).
+MAIN_EFFECTS_MAX_DF_SHARE = 0.25
+
+#: Permutations and seed of the summary's main-effects tests where the
+#: permutation version runs.
+MAIN_EFFECTS_PERMUTATIONS = 199
+MAIN_EFFECTS_SEED = 0
+
+#: Rows above which the summary does not run a permutation version.
+MAIN_EFFECTS_SUMMARY_MAX_PERM_ROWS = 2000
+
+
+def main_effects_method(nu: int, df: int, *, joint: bool, adjusted: bool,
+                        requested: str = "auto") -> Choice:
+    """How one block's main effect is tested: ``"robust"`` (the sandwich
+    score test, F reference) while ``df <= MAIN_EFFECTS_MAX_DF_SHARE * nu``;
+    else ``"permutation"`` (exact when y is independent of the block), which
+    needs the marginal test (per block) and no covariates; else
+    ``"refused"`` with the reason.  A ``requested`` method is checked
+    against the same limits.
+
+    Examples
+    --------
+    >>> main_effects_method(199, 20, joint=False, adjusted=False).name
+    'robust'
+    >>> main_effects_method(39, 120, joint=False, adjusted=False).name
+    'permutation'
+    >>> main_effects_method(39, 120, joint=True, adjusted=False).name
+    'refused'
+    """
+    inputs = {"nu": float(nu), "df": float(df)}
+    share = MAIN_EFFECTS_MAX_DF_SHARE
+    robust_ok = df <= share * nu
+    why_wide = (f"q n_k = {df} > {share:g} of the {nu} rows left: the sandwich "
+                "cannot be inverted reliably")
+    perm_why = ("exact when y is independent of the block" if not (joint or adjusted)
+                else None)
+    if not (joint or adjusted):
+        perm_block = None
+    elif joint:
+        perm_block = ("the permutation version tests the block's marginal association; given "
+                      "the other block it is not exact (fit with independent_blocks=True)")
+    else:
+        perm_block = ("the permutation version is not exact with covariates (their "
+                      "residuals are not exchangeable)")
+    if requested == "robust" or (requested == "auto" and robust_ok):
+        if not robust_ok:
+            return Choice("refused", f"robust test refused: {why_wide}", inputs)
+        return Choice("robust", ("given" if requested == "robust" else
+                                 f"auto: q n_k = {df} <= {share:g} of the {nu} rows left"),
+                      inputs)
+    if perm_block is not None:
+        return Choice("refused", f"{why_wide}; {perm_block}" if requested == "auto"
+                      else f"permutation refused: {perm_block}", inputs)
+    return Choice("permutation", ("given; " if requested == "permutation" else
+                                  f"auto: {why_wide}; ") + str(perm_why), inputs)
+
 
 # -- seeding of row-wise random draws ------------------------------------------------
 #: Rows per block of row-wise random draws: the Poisson-bootstrap weights and
@@ -423,7 +497,116 @@ def defaults_table() -> list[tuple[str, object, str]]:
         ("ASSOCIATION_SEED", ASSOCIATION_SEED, "summary at p >> n: seed of that test"),
         ("ASSOCIATION_SUMMARY_MAX_ROWS", ASSOCIATION_SUMMARY_MAX_ROWS,
          "summary at p >> n: that test runs up to this many rows (else how to run it)"),
+        ("MAIN_EFFECTS_MAX_DF_SHARE", MAIN_EFFECTS_MAX_DF_SHARE,
+         "main-effects test: the robust version up to this q n_k / (rows left), "
+         "permutation (or refusal) above"),
+        ("MAIN_EFFECTS_PERMUTATIONS", MAIN_EFFECTS_PERMUTATIONS,
+         "summary: permutations of the main-effects test's permutation version"),
+        ("MAIN_EFFECTS_SEED", MAIN_EFFECTS_SEED, "summary: seed of those permutations"),
+        ("MAIN_EFFECTS_SUMMARY_MAX_PERM_ROWS", MAIN_EFFECTS_SUMMARY_MAX_PERM_ROWS,
+         "summary: the permutation version runs up to this many rows (robust only above)"),
         ("BLOCK_ROWS", BLOCK_ROWS, "rows per seeded block of row-wise random draws"),
+        ("KBLOCK_TENSOR_MAX_ENTRIES", KBLOCK_TENSOR_MAX_ENTRIES,
+         "K-block fit: forms the K-way tensor up to this many entries, m x m Grams above"),
+        ("KBLOCK_GRAM_MAX_ROWS", KBLOCK_GRAM_MAX_ROWS,
+         "K-block fit: most rows of the m x m route and of the per-block rank tests"),
+        ("KBLOCK_INFLUENCE_MAX_ENTRIES", KBLOCK_INFLUENCE_MAX_ENTRIES,
+         "K-block rank tests: most entries of the jackknife's per-row influences"),
+        ("KBLOCK_WEIGHTING", KBLOCK_WEIGHTING,
+         "K-block fit: weights of the pieces in each block's combined Gram"),
         ("ROBUST_PAIR_SEED", ROBUST_PAIR_SEED,
          "robust test: seed of its row pairs when none is given"),
     ]
+
+
+# -- K >= 3 blocks ---------------------------------------------------------------
+#: Largest number of entries ``q prod_k n_k`` of the K-way cross-moment tensor
+#: that a K-block fit forms; above it the pieces' mode Grams come from the
+#: ``m x m`` row Gram matrices instead (``O(m^2 sum n_k)``;
+#: docs/theory/k_blocks.md, section "Computation").
+KBLOCK_TENSOR_MAX_ENTRIES = 200_000
+
+#: Most rows for the ``m x m`` route of a K-block fit and for its per-block
+#: rank tests (``m x m`` matrices of doubles).
+KBLOCK_GRAM_MAX_ROWS = 6000
+
+#: The weights of the pieces in each block's combined Gram of a K-block fit:
+#: ``"sqrt"`` (``c_S = D_S^{-1/2}``: every piece's null noise fluctuation the
+#: same), from the comparison of ``"unit"``, ``"sqrt"`` and ``"columns"`` in
+#: ``studies/study_k_blocks.py`` (figures in its results file).
+KBLOCK_WEIGHTING = "sqrt"
+
+
+def kblock_route(nobs: int, widths: tuple[int, ...], q: int = 1) -> Choice:
+    """How a K-block fit forms its pieces: ``"tensor"`` while the K-way
+    tensor has at most ``KBLOCK_TENSOR_MAX_ENTRIES`` entries, else ``"gram"``
+    (``m x m`` row Grams) while ``nobs <= KBLOCK_GRAM_MAX_ROWS``; a
+    ``ValueError`` names the shape beyond both.
+
+    Examples
+    --------
+    >>> kblock_route(500, (5, 5, 5)).name, kblock_route(500, (80, 80, 80)).name
+    ('tensor', 'gram')
+    """
+    entries = float(q)
+    for n in widths:
+        entries *= n
+    inputs = {"nobs": float(nobs), "entries": entries, "q": float(q)}
+    if entries <= KBLOCK_TENSOR_MAX_ENTRIES:
+        return Choice("tensor", f"the K-way tensor has q prod n_k = {entries:.0f} <= "
+                      f"{KBLOCK_TENSOR_MAX_ENTRIES} entries: formed", inputs)
+    if nobs <= KBLOCK_GRAM_MAX_ROWS:
+        return Choice("gram", f"the K-way tensor would have {entries:.0f} > "
+                      f"{KBLOCK_TENSOR_MAX_ENTRIES} entries: mode Grams from the "
+                      f"{nobs} x {nobs} row Grams", inputs)
+    raise ValueError(
+        f"a K-block fit of {nobs} rows and widths {list(widths)} needs either the K-way "
+        f"tensor ({entries:.0f} entries > {KBLOCK_TENSOR_MAX_ENTRIES}) or m x m row Grams "
+        f"(m = {nobs} > {KBLOCK_GRAM_MAX_ROWS}); reduce the blocks' widths or the rows")
+
+
+#: Most entries ``m sum_k n_k D_k`` of the per-row influences that the
+#: jackknife reference of the per-block rank tests holds (joint whitening or
+#: case weights; docs/theory/k_blocks.md, section "Per-block rank tests").
+KBLOCK_INFLUENCE_MAX_ENTRIES = 20_000_000
+
+
+def kblock_influence(estimator: str, weighted: bool, nobs: int, entries: int) -> Choice:
+    """How the per-block rank tests of a K-block fit get each row's influence
+    on the pieces: ``"analytic"`` (``psi_i = U0^T z_ik o h_i``, exact to
+    first order for the per-block whitening without case weights) or
+    ``"jackknife"`` (delete-one refits: the joint whitening's estimation, its
+    Hermite correction and the case weights enter at first order); a
+    ``ValueError`` when the jackknife's influences would exceed
+    ``KBLOCK_INFLUENCE_MAX_ENTRIES`` entries.
+
+    Examples
+    --------
+    >>> kblock_influence("per-block", False, 500, 10_000).name
+    'analytic'
+    >>> kblock_influence("joint", False, 500, 10_000).name
+    'jackknife'
+    """
+    inputs = {"nobs": float(nobs), "entries": float(entries), "weighted": float(weighted)}
+    if estimator == "per-block" and not weighted:
+        return Choice("analytic", "per-block whitening, no case weights: each row's "
+                      "influence U0^T z_ik o h_i (theory page 'K blocks', section 4)", inputs)
+    why = ("the joint whitening" if estimator == "joint" else "") + (
+        " and " if estimator == "joint" and weighted else "") + (
+        "case weights" if weighted else "")
+    if entries > KBLOCK_INFLUENCE_MAX_ENTRIES:
+        raise ValueError(
+            f'rank="auto": the per-block rank tests under {why} hold every row\'s influence '
+            f"on the pieces, {entries} entries > {KBLOCK_INFLUENCE_MAX_ENTRIES} "
+            "(jdr_stats.policy.KBLOCK_INFLUENCE_MAX_ENTRIES); give the ranks or narrow "
+            "the blocks")
+    return Choice("jackknife", f"{why}: each row's influence from delete-one refits "
+                  "(theory page 'K blocks', section 4)", inputs)
+
+
+def kblock_weighting() -> Choice:
+    """The pieces' weights of a K-block fit (``KBLOCK_WEIGHTING``)."""
+    return Choice(KBLOCK_WEIGHTING, (
+        f"pieces scaled to unit null noise and weighted {KBLOCK_WEIGHTING!r} "
+        "(c_S = D_S^-1/2 for 'sqrt': equal noise fluctuation per piece; "
+        "study_k_blocks)"), {})

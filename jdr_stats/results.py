@@ -48,6 +48,8 @@ from .inference.bootstrap import Method as BootstrapMethod
 from .inference.bootstrap import bootstrap as _bootstrap
 from .inference.hypotheses import TestResult
 from .inference.ladle import LADLE_AT_ZERO, LADLE_CHOSEN_BY, LadleResults
+from .inference.main_effects import MainEffectsMethod, MainEffectsResults
+from .inference.main_effects import main_effects_test as _main_effects_test
 from .inference.rank_tests import RankMethod, RankTestResults
 from .inference.rank_tests import rank_tests as _rank_tests
 from .summary import LOADING_NOTES, SummaryMixin, build_summary, format_pvalue, json_safe
@@ -201,6 +203,9 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
             # no rows (RowsNotInMemoryError): no R^2
             with contextlib.suppress(ValueError):
                 out.__dict__["fit_measures"] = self.fit_measures
+            # likewise the summary's main-effects tests
+            with contextlib.suppress(ValueError):
+                out.__dict__["_summary_main_effects"] = self._summary_main_effects
         return out
 
     @property
@@ -680,6 +685,115 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         return _association_test(self._fit_data, self._whitening, n_perm=n_perm, seed=seed,
                                  whitening_name=self.whitening, statistic=statistic)
 
+    def main_effects_test(
+        self,
+        method: MainEffectsMethod = "auto",
+        *,
+        n_perm: int = 199,
+        seed: int | np.random.Generator | None = None,
+    ) -> MainEffectsResults:
+        """Per-block tests of main effects, ``H0: E[y z_k] = 0``: no linear
+        (first-moment) association of the response with block ``k``.
+
+        The estimator uses ``E[y a' b'^T]`` and cannot see a main effect (a
+        class that shifts a block's mean, an additive or even link); this
+        test sees it: for Gaussian blocks ``E[y z_k] = U_k E[df/du_k]``
+        (first-order Stein), so it rejects exactly when the link has a part
+        linear in the block's directions (theory page "Main effects").
+
+        Parameters
+        ----------
+        method : {"auto", "robust", "permutation"}
+            ``"robust"``: the score test of the regression of ``y`` on the
+            block with the heteroscedasticity-robust (sandwich) variance and
+            Hotelling's F reference, for ``q n_k`` up to a share of the rows
+            (:func:`jdr_stats.policy.main_effects_method`).  ``"permutation"``:
+            the squared studentised first moments under the fit's whitening,
+            permuting ``y``'s rows; exact when ``y`` is independent of the
+            block, at any width; per block and without covariates only.
+            ``"auto"`` (default): robust where it runs, else permutation,
+            else the row says why not.
+        n_perm : int
+            Permutations of the permutation version (default 199).
+        seed : int, Generator or None
+            Seed of the permutations (same seed, same p-values).
+
+        Returns
+        -------
+        MainEffectsResults
+            One row per block: ``statistic``, ``df``, ``pvalue``,
+            ``df_denom``, ``method``, ``reason``.
+
+        Notes
+        -----
+        Per block (``independent_blocks=True``) a row tests the block's
+        marginal first moment; under the joint estimator
+        (``independent_blocks=False``) the first moment of the jointly
+        whitened block ``(Sigma^{-1} x)_k``, i.e. block ``k``'s main effect
+        given the other block (the Wald test of its coefficients in the
+        regression of ``y`` on both blocks).  With covariates both blocks
+        and ``y`` are their residuals.  Needs the rows: the sandwich needs
+        ``sum (y_i - ybar)^2 z_i z_i^T``, which the sums do not hold (a row
+        source is read once, into memory; bare sums refuse).  The
+        size on the robustness battery is studied in
+        ``studies/study_main_effects.py``.
+
+        Examples
+        --------
+        >>> import numpy as np, jdr_stats as jdr
+        >>> rng = np.random.default_rng(0)
+        >>> a, b = rng.normal(size=(400, 5)), rng.normal(size=(400, 4))
+        >>> y = a[:, 0] + a[:, 1] * b[:, 0] + rng.normal(size=400)
+        >>> t = jdr.JointDimReduction(y, a, b).fit(1).main_effects_test()
+        >>> t.table["method"].tolist(), bool(t.pvalues["a"] < 1e-6)
+        (['robust', 'robust'], True)
+        """
+        data = self._model.data
+        data.require_source("main_effects_test()")
+        source = getattr(data, "source", None)
+        if source is None:
+            y, a, b, weights = data.rows("main_effects_test()", weights=True)
+        else:  # a row source: its rows read once (the same numbers as in memory)
+            parts = list(source.iter_weighted_chunks())
+            y, a, b = (np.concatenate([np.asarray(c[j], float) for c in parts])
+                       for j in range(3))
+            weights = (None if any(c[3] is None for c in parts)
+                       else np.concatenate([np.asarray(c[3], float) for c in parts]))
+        adjustment = getattr(self._model.data, "adjustment", None)
+        return _main_effects_test(
+            y, [a, b], list(self._model.block_names), self._whitening, weights=weights,
+            joint=self._settings.joint, n_adjusted=int(getattr(adjustment, "p", 0)),
+            method=method, n_perm=n_perm, seed=seed)
+
+    @cached_property
+    def _summary_main_effects(self) -> MainEffectsResults | None:
+        """The summary's main-effects tests (None without rows, or where a
+        permutation version would be too long for a summary)."""
+        data = self._model.data
+        if self.data_removed or (data.sums is not None
+                                 and getattr(data, "source", None) is None):
+            return None
+        if self.nobs > policy.MAIN_EFFECTS_SUMMARY_MAX_PERM_ROWS:
+            method: MainEffectsMethod = "robust"
+        else:
+            method = "auto"
+        return self.main_effects_test(method, n_perm=policy.MAIN_EFFECTS_PERMUTATIONS,
+                                      seed=policy.MAIN_EFFECTS_SEED)
+
+    def _main_effects_notes(self, info: dict[str, Any]) -> list[str]:
+        """"What this reduction can see": one note, and one line per block
+        with its main-effect p-value in ``info`` where the test ran."""
+        table = self._summary_main_effects
+        notes = ["What this reduction can see: interactions between the blocks (parts of "
+                 "the link odd in each block); main effects (e.g. classes shifting a block's "
+                 "mean) are tested separately: results.main_effects_test()."]
+        if table is not None:
+            for block, row in table.table.iterrows():
+                notes.append(f"Main effect of {block} (H0: E[y z] = 0): p = "
+                             + (f"{format_pvalue(row['pvalue'])} ({row['method']})."
+                                if np.isfinite(row["pvalue"]) else "not run (see the test)."))
+        return notes
+
     @cached_property
     def _summary_association(self) -> TestResult | str | None:
         """The summary's association test (policy.ASSOCIATION_SUMMARY_*): the
@@ -932,7 +1046,7 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
               for head, tab in zip(self._block_headings(), (la, lb), strict=True)),
             ("Premises", self.diagnostics.table, "premises"),
         ]
-        notes = r2_notes + self._association_notes(info) \
+        notes = r2_notes + self._main_effects_notes(info) + self._association_notes(info) \
             + self._loading_and_premise_notes(loadings)
         notes.append(inference_note(self.whitening, self._settings.whitening.reason,
                                     max(info["n1 (block a):"], info["n2 (block b):"]) / self.nobs))

@@ -4,7 +4,9 @@
 splits the columns of ``X`` into the two blocks, fits
 :class:`jdr_stats.JointDimReduction` to ``(y, a, b)`` and transforms ``X``
 to the ``2 * rank`` reduced features, so that the reduction can sit in a
-``Pipeline`` and its rank be tuned by ``GridSearchCV``.
+``Pipeline`` and its rank be tuned by ``GridSearchCV``.  With
+``blocks=[cols_1, cols_2, cols_3, ...]`` (three or more) it fits the K-block
+estimator and transforms to every block's reduced features.
 """
 
 from __future__ import annotations
@@ -75,7 +77,9 @@ class JointDimReductionTransformer(TransformerMixin, BaseEstimator):
     ----------
     rank : int
         Dimension ``r`` of each block's subspace; the output has ``2 r``
-        columns.  At most the width of the narrower block.
+        columns.  At most the width of the narrower block.  Three or more
+        ``blocks``: also a dict by block name (``{"block1": 2, ...}``) or
+        ``"auto"`` (each block's rank by its per-block tests).
     block_a, block_b : list of str or int, optional
         Columns of ``X`` forming block a and block b: names (``X`` a
         DataFrame) or positions; if only one is given, the other is the
@@ -89,14 +93,18 @@ class JointDimReductionTransformer(TransformerMixin, BaseEstimator):
     sparsity : (int, int) or None
         Numbers of variables ``(s1, s2)`` kept by the sparse estimator.
     split : {"half"} or None
-        ``"half"``: without ``block_a`` and ``block_b``, the first
+        ``"half"``: without ``block_a``, ``block_b`` and ``blocks``, the first
         ``n_features // 2`` columns are block a and the rest block b (an
         explicit choice; earlier releases did it silently).  Ignored
         when a block is given.
     blocks : list of column lists, optional
-        The blocks in order, ``[cols_1, cols_2]`` (names or positions): the
-        same as ``block_a=cols_1, block_b=cols_2`` (not with them).  This
-        version takes two blocks.
+        The blocks in order, ``[cols_1, cols_2, ...]`` (names or
+        positions).  Two blocks are the same as ``block_a=cols_1,
+        block_b=cols_2`` (not with them); three or more fit the K-block
+        estimator (:meth:`jdr_stats.JointDimReduction.from_blocks`, blocks
+        named ``block1, block2, ...``), ``rank`` then an int for every block,
+        a dict by those names or ``"auto"``, and the output every block's
+        reduced features.
     independent_blocks : bool
         ``False`` fits the joint estimator for correlated blocks (see
         :meth:`jdr_stats.JointDimReduction.fit`).
@@ -112,6 +120,10 @@ class JointDimReductionTransformer(TransformerMixin, BaseEstimator):
     mean_a_, mean_b_ : ndarray
         Training means the features are centred at.
     singular_values_ : ndarray
+        (Two blocks; the attributes above are two-block ones.)
+    block_columns_, block_directions_, block_means_ : list of ndarray
+        Three or more blocks: each block's column positions, directions
+        (original coordinates, ``n_k x r_k``) and training means.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         When ``X`` was a DataFrame with string column names.
@@ -188,10 +200,10 @@ class JointDimReductionTransformer(TransformerMixin, BaseEstimator):
         if self.blocks is not None:
             if self.block_a is not None or self.block_b is not None:
                 raise ValueError("give blocks=[...] or block_a/block_b, not both")
-            if isinstance(self.blocks, (str, int)) or len(self.blocks) != 2:
+            if isinstance(self.blocks, (str, int)) or len(self.blocks) < 2:
                 raise ValueError(
-                    "blocks must list the columns of each block, [cols_1, cols_2]; this "
-                    f"version takes two blocks; got {self.blocks!r}")
+                    "blocks must list the columns of each block, [cols_1, cols_2, ...]: "
+                    f"two or more blocks; got {self.blocks!r}")
             spec_a, spec_b = self.blocks[0], self.blocks[1]
             arg_a, arg_b = "blocks[0]", "blocks[1]"
         if n_features < 2:
@@ -226,6 +238,35 @@ class JointDimReductionTransformer(TransformerMixin, BaseEstimator):
             raise ValueError(f"columns {both.tolist()} are in both {arg_a} and {arg_b}")
         return ia, ib
 
+    def _kblocks(self, n_features: int) -> list[np.ndarray] | None:
+        """The column positions of three or more ``blocks`` (None for two)."""
+        if self.blocks is None or isinstance(self.blocks, (str, int)) or len(self.blocks) < 3:
+            return None
+        if self.block_a is not None or self.block_b is not None:
+            raise ValueError("give blocks=[...] or block_a/block_b, not both")
+        out = [self._positions(spec, f"blocks[{k}]", n_features)
+               for k, spec in enumerate(self.blocks)]
+        for i in range(len(out)):
+            for j in range(i + 1, len(out)):
+                both = np.intersect1d(out[i], out[j])
+                if both.size:
+                    raise ValueError(f"columns {both.tolist()} are in both blocks[{i}] and "
+                                     f"blocks[{j}]")
+        return out
+
+    def _fit_kblocks(self, X: np.ndarray, y: np.ndarray,
+                     columns: list[np.ndarray]) -> JointDimReductionTransformer:
+        names = [f"block{k + 1}" for k in range(len(columns))]
+        model = JointDimReduction.from_blocks(
+            y, {n: X[:, idx] for n, idx in zip(names, columns, strict=True)})
+        res = model.fit(self.rank, whitening="auto" if self.standardize else "none",
+                        sparsity=self.sparsity, independent_blocks=self.independent_blocks)
+        self.results_ = res
+        self.block_columns_ = columns
+        self.block_directions_ = [res.directions[n].to_numpy() for n in names]
+        self.block_means_ = [res.block_means[n] for n in names]
+        return self
+
     # -- estimator API ------------------------------------------------------
     def fit(self, X: Any, y: Any) -> JointDimReductionTransformer:
         """Fit the joint reduction of ``y`` on the two column blocks of ``X``.
@@ -248,6 +289,11 @@ class JointDimReductionTransformer(TransformerMixin, BaseEstimator):
             raise ValueError(
                 f"the joint reduction needs several samples; got n_samples = {X.shape[0]}"
             )
+        for attr in ("block_columns_", "block_directions_", "block_means_"):
+            self.__dict__.pop(attr, None)  # a refit of two blocks after K blocks
+        kcols = self._kblocks(X.shape[1])
+        if kcols is not None:
+            return self._fit_kblocks(X, y, kcols)
         ia, ib = self._blocks(X.shape[1])
         model = JointDimReduction(y, X[:, ia], X[:, ib])
         res = model.fit(self.rank, whitening="auto" if self.standardize else "none",
@@ -261,17 +307,22 @@ class JointDimReductionTransformer(TransformerMixin, BaseEstimator):
         return self
 
     def transform(self, X: Any) -> np.ndarray:
-        """The ``2 * rank`` reduced features of ``X``.
+        """The ``2 * rank`` reduced features of ``X`` (for three or more
+        blocks, every block's ``r_k`` features in block order).
 
         Returns
         -------
-        ndarray, shape (n_samples, 2 * rank)
-            Columns ``a_dir1..a_dirr, b_dir1..b_dirr`` (a DataFrame after
+        ndarray, shape (n_samples, 2 * rank) or (n_samples, sum r_k)
+            Columns ``a_dir1..a_dirr, b_dir1..b_dirr`` (three or more blocks:
+            ``block1_dir1, ..., blockK_dir1, ...``; a DataFrame after
             ``set_output(transform="pandas")``).
         """
         check_is_fitted(self, "results_")
         check_not_text(X, "X")
         X = validate_data(self, X, reset=False, dtype="numeric")
+        if hasattr(self, "block_columns_"):  # three or more blocks
+            return np.hstack([(X[:, idx] - mean) @ d for idx, mean, d in zip(
+                self.block_columns_, self.block_means_, self.block_directions_, strict=True)])
         fa = (X[:, self.columns_a_] - self.mean_a_) @ self.directions_a_
         fb = (X[:, self.columns_b_] - self.mean_b_) @ self.directions_b_
         return np.hstack([fa, fb])
@@ -279,6 +330,10 @@ class JointDimReductionTransformer(TransformerMixin, BaseEstimator):
     def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
         """Names of the output features: ``a_dir1.., b_dir1..``."""
         check_is_fitted(self, "results_")
+        if hasattr(self, "block_columns_"):
+            return np.asarray([f"block{k + 1}_dir{j + 1}"
+                               for k, d in enumerate(self.block_directions_)
+                               for j in range(d.shape[1])], dtype=object)
         r = self.directions_a_.shape[1]
         return np.asarray(
             [f"a_dir{k + 1}" for k in range(r)] + [f"b_dir{k + 1}" for k in range(r)],

@@ -501,9 +501,88 @@ def test_named_blocks_and_the_joint_estimator(tmp_path, capsys):
     assert main([*base, "--block", "genes=g*", "--block", "lipids=g1,l*"]) == 2
     assert "in both --block genes and --block lipids" in capsys.readouterr().err
     assert main([*base, "--block", "genes=g*"]) == 2
-    assert "--block: this version estimates two blocks; got 1 (genes)" in \
-        capsys.readouterr().err
+    assert "--block: give two or more blocks; got 1 (genes)" in capsys.readouterr().err
     assert main([*base, "--block", "genes=g*", "--block", "x=l*", "--a", "g0"]) == 2
     assert "not both" in capsys.readouterr().err
     assert main([*base, "--block", "9x=l*"]) == 2
     assert "expected NAME=COLS" in capsys.readouterr().err
+
+
+def _three_block_file(tmp_path, m=700, seed=5):
+    rng = np.random.default_rng(seed)
+    g, lip, c = (rng.standard_normal((m, n)) for n in (4, 3, 3))
+    y = g[:, 0] * lip[:, 0] + lip[:, 0] * c[:, 1] + g[:, 0] * lip[:, 0] * c[:, 1] \
+        + 0.5 * rng.standard_normal(m)
+    frame = pd.DataFrame(np.column_stack([y, g, lip, c]),
+                         columns=["y", *[f"g{j}" for j in range(4)],
+                                  *[f"l{j}" for j in range(3)], *[f"c{j}" for j in range(3)]])
+    path = tmp_path / "three.csv"
+    frame.to_csv(path, index=False)
+    return path, frame
+
+
+def test_three_named_blocks_fit_the_k_block_estimator(tmp_path, capsys):
+    """Issue 35: --block NAME=COLS three times fits the K-block estimator; the
+    summary has one section per block, JSON and the features match the API."""
+    path, frame = _three_block_file(tmp_path)
+    base = ["fit", str(path), "--y", "y", "--block", "genes=g*", "--block", "lipids=l0:l2",
+            "--block", "clinical=re:^c\\d$", "--independent-blocks", "yes"]
+    assert main([*base, "--rank", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "Joint dimension reduction of K blocks" in out
+    for name in ("genes", "lipids", "clinical"):
+        assert f"Block {name}: rank 1" in out
+    api = jdr.JointDimReduction.from_blocks(
+        frame["y"], {"genes": frame[[f"g{j}" for j in range(4)]],
+                     "lipids": frame[["l0", "l1", "l2"]],
+                     "clinical": frame[["c0", "c1", "c2"]]}).fit(1, independent_blocks=True)
+    feats = tmp_path / "feats.csv"
+    assert main([*base, "--rank", "1", "--format", "json", "--features-out", str(feats)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["blocks"] == ["genes", "lipids", "clinical"]
+    assert doc["rank"] == {"genes": 1, "lipids": 1, "clinical": 1}
+    np.testing.assert_allclose(doc["directions"]["lipids"]["data"],
+                               api.directions["lipids"].to_numpy(), rtol=1e-10, atol=1e-12)
+    got = pd.read_csv(feats, index_col="row")
+    assert got.columns.tolist() == ["genes_1", "lipids_1", "clinical_1"]
+    np.testing.assert_allclose(got.to_numpy(), api.transform().to_numpy(), rtol=1e-8,
+                               atol=1e-10)
+    # one rank per block, the bootstrap, and rank "auto"
+    assert main([*base, "--rank", "genes=2,lipids=1,clinical=1", "--bootstrap", "5",
+                 "--seed", "1", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["rank"] == {"genes": 2, "lipids": 1, "clinical": 1}
+    assert set(doc["bootstrap"]["blocks"]) == {"genes", "lipids", "clinical"}
+    assert main([*base, "--rank", "auto"]) == 0
+    out = capsys.readouterr().out
+    assert "robust per-block tests" in out and "genes: rank <= 0" in out
+    for fmt in ("csv", "html", "latex"):
+        assert main([*base, "--rank", "1", "--format", fmt]) == 0
+        assert "lipids" in capsys.readouterr().out
+
+
+def test_three_blocks_by_formula_and_refusals(tmp_path, capsys):
+    path, _ = _three_block_file(tmp_path)
+    assert main(["fit", str(path), "--formula", "y ~ g0 + g1 + g2 + g3 | l0 + l1 + l2 | "
+                 "c0 + c1 + c2", "--rank", "1", "--independent-blocks", "yes"]) == 0
+    assert "Block block3: rank 1" in capsys.readouterr().out
+    base = ["fit", str(path), "--y", "y", "--block", "genes=g*", "--block", "lipids=l*",
+            "--block", "clinical=c*", "--rank", "1"]
+    for extra, words in ((["--support"], "--support (support selection takes two blocks)"),
+                         (["--chunksize", "100"], "streamed input"),
+                         (["--bootstrap", "3", "--bootstrap-method", "poisson"],
+                          "--bootstrap-method poisson"),
+                         (["--whitening", "none"], "--whitening none")):
+        assert main([*base, *extra]) == 2
+        err = capsys.readouterr().err
+        assert "three or more blocks do not take" in err and words in err
+    assert main([*base[:-2], "--rank", "genes=1,lipids=1"]) == 2
+    assert "missing ['clinical']" in capsys.readouterr().err
+    assert main([*base[:-2], "--rank", "genes=x"]) == 2
+    assert "NAME=R" in capsys.readouterr().err
+    assert main([*base[:4], "--block", "genes=g*", "--block", "lipids=g1,l*",
+                 "--block", "clinical=c*", "--rank", "1"]) == 2
+    assert "in both --block genes and --block lipids" in capsys.readouterr().err
+    assert main([*base[:4], "--block", "genes=g*", "--block", "lipids=l*",
+                 "--block", "clinical=c*,y", "--rank", "1"]) == 2
+    assert "also in --block clinical" in capsys.readouterr().err

@@ -104,3 +104,49 @@ def test_no_blocks_is_refused_not_split_in_half(data):
     # a given block wins over split
     tr = JointDimReductionTransformer(rank=1, block_a=["a0"], split="half").fit(X, sim.y)
     assert list(tr.columns_a_) == [0] and list(tr.columns_b_) == [1, 2, 3, 4, 5, 6]
+
+
+def _three_blocks(m=900, seed=7):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((m, 10))
+    y = X[:, 0] * X[:, 4] + X[:, 4] * X[:, 8] + 0.5 * rng.standard_normal(m)
+    return pd.DataFrame(X, columns=[f"x{j}" for j in range(10)]), y
+
+
+def test_three_blocks_give_every_blocks_features():
+    """Issue 35: blocks=[cols_1, cols_2, cols_3] fits the K-block estimator and
+    transforms to every block's reduced features, by names or positions."""
+    X, y = _three_blocks()
+    cols = [["x0", "x1", "x2", "x3"], ["x4", "x5", "x6"], ["x7", "x8", "x9"]]
+    tr = JointDimReductionTransformer(rank=1, blocks=cols).fit(X, y)
+    res = jdr.JointDimReduction.from_blocks(y, [X[c] for c in cols]).fit(1)
+    np.testing.assert_allclose(tr.transform(X), res.transform().to_numpy(), rtol=1e-10,
+                               atol=1e-12)
+    assert list(tr.get_feature_names_out()) == ["block1_dir1", "block2_dir1", "block3_dir1"]
+    assert tr.results_.rank == {"block1": 1, "block2": 1, "block3": 1}
+    by_pos = JointDimReductionTransformer(rank={"block1": 2, "block2": 1, "block3": 1},
+                                          blocks=[[0, 1, 2, 3], [4, 5, 6], [7, 8, 9]])
+    out = by_pos.fit(X.to_numpy(), y).transform(X.to_numpy()[:5])
+    assert out.shape == (5, 4)
+    np.testing.assert_allclose(out[:, 2:], tr.transform(X.iloc[:5])[:, 1:], atol=1e-10)
+    # the training rows' features are centred (the weighted mean is the plain one here)
+    np.testing.assert_allclose(tr.transform(X).mean(axis=0), 0, atol=1e-12)
+    # in a Pipeline, with pandas output; a refit on two blocks drops the K-block state
+    pipe = Pipeline([("jdr", JointDimReductionTransformer(rank=1, blocks=cols)),
+                     ("ols", LinearRegression())]).set_output(transform="pandas")
+    assert pipe.fit(X, y).score(X, y) < 1
+    two = JointDimReductionTransformer(rank=1, blocks=cols)
+    two.fit(X, y)
+    two.set_params(blocks=[cols[0], cols[1] + cols[2]]).fit(X, y)
+    assert not hasattr(two, "block_columns_") and two.transform(X).shape == (900, 2)
+
+
+@pytest.mark.parametrize("blocks, match", [
+    ([["x0", "x1"], ["x1", "x2"], ["x3"]], r"columns \[1\] are in both blocks\[0\] and blocks\[1\]"),
+    ([["x0"], ["x2"], ["nope"]], "blocks\\[2\\]: X has no column 'nope'"),
+    ([["x0"]], "two or more blocks"),
+])
+def test_three_blocks_bad_columns_are_named(blocks, match):
+    X, y = _three_blocks(m=100)
+    with pytest.raises(ValueError, match=match):
+        JointDimReductionTransformer(rank=1, blocks=blocks).fit(X, y)

@@ -1,0 +1,513 @@
+"""The fit of K >= 3 blocks and its results (docs/theory/k_blocks.md).
+
+A model of three or more blocks (:meth:`JointDimReduction.from_blocks`,
+or a formula with two or more bars) fits here: each block whitened (alone,
+the paper's estimator, or across blocks), every piece (the block pairs'
+cross moments and the K-way tensor) formed or read through its mode Grams
+(:mod:`jdr_stats.core.kestimate`), each block's basis the leading
+eigenvectors of its combined Gram, mapped back to the original variables.
+Two blocks never come here: they keep the two-block code path.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from functools import cached_property
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from . import policy
+from ._data import ModelData
+from ._linalg import joint_whitening, principal_angles
+from ._validation import normalize_seed
+from .core.kestimate import KBlockFactors, block_factors, stacked_pieces
+from .core.tensor import pieces
+from .core.whitening import DesignWhitening
+from .inference.kblock_rank import (
+    block_rank_table,
+    block_rank_table_rows,
+    choose_block_rank,
+)
+from .summary import JDRSummary, build_summary
+from .whitenings import WHITENING_METHODS
+
+__all__ = ["KBlockBootstrapResults", "KBlockResults", "fit_kblocks"]
+
+RankArg = int | Mapping[str, int] | Literal["auto"]
+
+
+def _check_ranks(rank: Any, names: Sequence[str], widths: Sequence[int]) -> dict[str, int]:
+    """Each block's rank from ``rank`` (an int for all, or a dict by name)."""
+    if isinstance(rank, Mapping):
+        unknown = sorted(set(rank) - set(names))
+        missing = [n for n in names if n not in rank]
+        if unknown or missing:
+            raise ValueError(f"rank: a dict needs one rank per block {list(names)}; "
+                             f"unknown {unknown}, missing {missing}")
+        given = {n: rank[n] for n in names}
+    elif isinstance(rank, (int, np.integer)) and not isinstance(rank, bool):
+        given = dict.fromkeys(names, int(rank))
+    else:
+        raise TypeError(f'rank must be an int, a dict of ints by block name or "auto"; '
+                        f"got {rank!r}")
+    out = {}
+    for n, w in zip(names, widths, strict=True):
+        r = given[n]
+        if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or not 1 <= r <= w:
+            raise ValueError(f"rank of block {n!r} must be an integer between 1 and {w} "
+                             f"(its columns); got {r!r}")
+        out[n] = int(r)
+    return out
+
+
+def _whiten_arrays(blocks: Sequence[np.ndarray], w: np.ndarray | None, names: Sequence[str],
+                   labels: Sequence[Sequence[str]], kind: str,
+                   estimator: str) -> tuple[list[np.ndarray], DesignWhitening[Any]]:
+    """Whitened rows (centred at the weighted mean) of every block and the whitening."""
+    m = blocks[0].shape[0]
+    wn = np.full(m, 1.0 / m) if w is None else w / w.sum()
+    if estimator == "joint":
+        x = np.hstack(blocks)
+        mean = wn @ x
+        xc = x - mean
+        cov = (xc * wn[:, None]).T @ xc
+        white = joint_whitening(mean, cov, [b.shape[1] for b in blocks], list(names),
+                                [list(lab) for lab in labels])
+    else:
+        method = WHITENING_METHODS[kind]
+        if method.factory is None:
+            raise ValueError('whitening="none" is not supported for three or more blocks; '
+                             'use "auto", "sample" or "shrinkage"')
+        maps: list[Any] = []
+        for name, x, lab in zip(names, blocks, labels, strict=True):
+            mean = wn @ x
+            xc = x - mean
+            cov = (xc * wn[:, None]).T @ xc
+            maps.append(method.factory(mean, cov, m, name, lab, rows=None, weights=w))
+        white = DesignWhitening.per_block(maps)
+    zs = [z - wn @ z for z in white.rows(blocks)]
+    return zs, white
+
+
+def _whiten(data: ModelData, names: Sequence[str], kind: str,
+            estimator: str) -> tuple[list[np.ndarray], DesignWhitening[Any], list[np.ndarray]]:
+    """Whitened, centred rows of every block, the whitening and the blocks."""
+    blocks = [np.asarray(x, float) for x in data.blocks.values()]
+    labels = [data.names[k] for k in data.blocks]
+    zs, white = _whiten_arrays(blocks, data.weights, names, labels, kind, estimator)
+    return zs, white, blocks
+
+
+def _cross_cov(zs: Sequence[np.ndarray], wn: np.ndarray) -> dict[tuple[int, int], np.ndarray]:
+    return {(a, b): (zs[a] * wn[:, None]).T @ zs[b]
+            for a in range(len(zs)) for b in range(a + 1, len(zs))}
+
+
+def _jackknife_influences(blocks: Sequence[np.ndarray], endog: np.ndarray,
+                          w: np.ndarray | None, names: Sequence[str],
+                          labels: Sequence[Sequence[str]], kind: str, estimator: str,
+                          fac: KBlockFactors, stacked: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Each row's influence on every block's stacked pieces: one copy of row
+    ``i`` deleted (its weight lowered by ``d_i = min(1, w_i)``, the row
+    dropped at zero), the pieces refitted (whitening, centring, Hermite
+    correction re-estimated; the pieces' scales and weights held), and
+    ``(W - d_i) / d_i (M_k - M_k^{(-i)})`` (``W`` the rows or the weights'
+    sum), ``m x n_k x D_k`` per block."""
+    m = endog.shape[0]
+    wts = np.ones(m) if w is None else np.asarray(w, float)
+    total = float(wts.sum())
+    out = [np.empty((m, *mk.shape)) for mk in stacked]
+    for i in range(m):
+        d = min(1.0, float(wts[i]))
+        wi = wts.copy()
+        wi[i] -= d
+        keep = wi > 0
+        sub = [b[keep] for b in blocks]
+        wk = None if w is None else wi[keep]
+        zs, _ = _whiten_arrays(sub, wk, names, labels, kind, estimator)
+        n = int(keep.sum())
+        wn = np.full(n, 1.0 / n) if wk is None else wk / wk.sum()
+        y = endog[keep] - wn @ endog[keep]
+        cc = _cross_cov(zs, wn) if estimator == "joint" else None
+        for k, mk in enumerate(stacked_pieces(y, zs, fac, cross_cov=cc, w=wk)):
+            out[k][i] = (total - d) / d * (stacked[k] - mk)
+    return out
+
+
+def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks: bool,
+                sparsity: Any, rank_method: str, alpha: float, seed: Any) -> KBlockResults:
+    """The K-block fit of ``model`` (see :meth:`JointDimReduction.fit`)."""
+    data: ModelData = model._data
+    names = model.block_names
+    widths = [len(data.names[k]) for k in data.blocks]
+    if sparsity is not None:
+        raise ValueError(f"sparsity: sparse fits are not available for three or more blocks "
+                         f"yet; got sparsity={sparsity!r} with blocks {list(names)}")
+    if rank_method not in ("auto", "robust"):
+        raise ValueError(f'rank_method: three or more blocks have the robust per-block test '
+                         f'only ("auto" or "robust"); got {rank_method!r}')
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1); got {alpha!r}")
+    normalize_seed(seed)
+    if rank != "auto":
+        ranks = _check_ranks(rank, names, widths)
+    m = data.nobs
+    wchoice = policy.whitening(m, max(widths), max(widths))
+    kind = wchoice.name if whitening == "auto" else whitening
+    if kind not in WHITENING_METHODS:
+        raise ValueError(f"whitening must be one of {['auto', *WHITENING_METHODS]}; got "
+                         f"{whitening!r}")
+    if independent_blocks is not True and independent_blocks is not False:
+        raise ValueError(f"independent_blocks must be True or False; got {independent_blocks!r}")
+    estimator = "per-block" if independent_blocks else "joint"
+    if estimator == "joint":
+        if kind != "sample":
+            raise ValueError("independent_blocks=False whitens across blocks with the sample "
+                             f'covariance of all blocks together; got whitening="{kind}"')
+        if m < sum(widths) + 2:
+            raise ValueError(f"independent_blocks=False needs at least sum(n_k) + 2 = "
+                             f"{sum(widths) + 2} rows; got {m}")
+    zs, white, blocks = _whiten(data, names, kind, estimator)
+    y = np.asarray(data.endog, float)
+    w = data.weights
+    wn = np.full(m, 1.0 / m) if w is None else w / w.sum()
+    y = y - wn @ y
+    q = 1 if y.ndim == 1 else y.shape[1]
+    route = policy.kblock_route(m, tuple(widths), q)
+    weighting = policy.kblock_weighting()
+    cross_cov = None
+    if estimator == "joint":
+        if route.name != "tensor":
+            raise ValueError(
+                "independent_blocks=False with three or more blocks forms the Hermite-corrected "
+                f"K-way tensor, here too large ({route.reason}); use independent_blocks=True")
+        cross_cov = _cross_cov(zs, wn)
+    fac = block_factors(y, zs, w=w, route=route.name,  # type: ignore[arg-type]
+                        weighting=weighting.name,  # type: ignore[arg-type]
+                        cross_cov=cross_cov)
+    tables: dict[str, pd.DataFrame] | None = None
+    influence = None
+    if rank == "auto":
+        if m > policy.KBLOCK_GRAM_MAX_ROWS:
+            raise ValueError(f'rank="auto": the per-block rank tests form m x m matrices, '
+                             f"m = {m} > {policy.KBLOCK_GRAM_MAX_ROWS}; give the ranks")
+        cols = [sum(q * int(np.prod([widths[j] for j in piece if j != k]))
+                    for piece in pieces(len(widths)) if k in piece)
+                for k in range(len(widths))]
+        influence = policy.kblock_influence(
+            estimator, w is not None, m, m * sum(n * d for n, d in zip(widths, cols,
+                                                                       strict=True)))
+        tables, ranks = {}, {}
+        if influence.name == "analytic":
+            for k, name in enumerate(names):
+                tab = block_rank_table(y, zs, k, fac)
+                tables[name] = tab
+                ranks[name] = max(1, choose_block_rank(tab, alpha, widths[k]))
+        else:
+            if route.name != "tensor":
+                raise ValueError(
+                    f'rank="auto": the per-block rank tests under {influence.reason.split(":")[0]}'
+                    f" refit the K-way tensor without each row, here too large "
+                    f"({route.reason}); give the ranks")
+            stacked = stacked_pieces(y, zs, fac, cross_cov=cross_cov, w=w)
+            labels = [data.names[b] for b in data.blocks]
+            psis = _jackknife_influences(blocks, np.asarray(data.endog, float), w, names,
+                                         labels, kind, estimator, fac, stacked)
+            y2 = y[:, None] if y.ndim == 1 else y
+            energy = np.sum(y2**2, axis=1)
+            rho = energy / (energy @ wn)
+            for k, name in enumerate(names):
+                tab = block_rank_table_rows(psis[k], stacked[k], k, fac, rho, mult=w)
+                tables[name] = tab
+                ranks[name] = max(1, choose_block_rank(tab, alpha, widths[k]))
+    settings = {"whitening": kind, "whitening_reason": wchoice.reason if whitening == "auto"
+                else "given", "estimator": estimator, "route": route.to_dict(),
+                "weighting": weighting.to_dict(),
+                "rank_method": "robust per-block" if tables is not None else None,
+                "influence": None if influence is None else influence.to_dict(),
+                "alpha": alpha if tables is not None else None}
+    return KBlockResults(model, fac, white, ranks, settings, tables, blocks)
+
+
+class KBlockResults:
+    """Results of a fit of three or more blocks.
+
+    Attributes are read-only: :attr:`directions` (a dict by block name of
+    unit-length coefficient columns), :attr:`rank` (a dict by block name),
+    :attr:`whitened_bases`, :attr:`eigenvalues`, :attr:`rank_tests` (a dict of
+    tables when ``rank="auto"``), :attr:`settings`; :meth:`transform`,
+    :meth:`summary`, :meth:`to_dict`, :meth:`to_json`, :meth:`bootstrap`.
+    """
+
+    def __init__(self, model: Any, fac: KBlockFactors, white: DesignWhitening[Any],
+                 ranks: dict[str, int], settings: dict[str, Any],
+                 tables: dict[str, pd.DataFrame] | None, blocks: list[np.ndarray]) -> None:
+        self._model = model
+        self._fac = fac
+        self._white = white
+        self._ranks = dict(ranks)
+        self._settings = settings
+        self._tables = tables
+        self._means = [np.asarray(getattr(mp, "mean", x.mean(0)))
+                       for mp, x in zip(white.maps, blocks, strict=True)]
+        self._names = tuple(model.block_names)
+
+    @property
+    def model(self) -> Any:
+        return self._model
+
+    @property
+    def block_names(self) -> tuple[str, ...]:
+        return self._names
+
+    @property
+    def nobs(self) -> int:
+        return int(self._model.nobs)
+
+    @property
+    def rank(self) -> dict[str, int]:
+        """Each block's rank, by name."""
+        return dict(self._ranks)
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The fit's choices and their reasons."""
+        return dict(self._settings)
+
+    @property
+    def rank_tests(self) -> dict[str, pd.DataFrame] | None:
+        """The per-block rank tests of a ``rank="auto"`` fit (None otherwise)."""
+        return None if self._tables is None else {k: v.copy() for k, v in self._tables.items()}
+
+    @property
+    def block_means(self) -> dict[str, np.ndarray]:
+        """Each block's (weighted) training mean, the centre of :meth:`transform`."""
+        return {n: np.asarray(mu, float).copy() for n, mu in zip(self._names, self._means,
+                                                                   strict=True)}
+
+    @cached_property
+    def whitened_bases(self) -> dict[str, np.ndarray]:
+        """Each block's estimated basis in whitened coordinates (orthonormal)."""
+        return {n: self._fac.factors[k][:, :self._ranks[n]].copy()
+                for k, n in enumerate(self._names)}
+
+    @cached_property
+    def eigenvalues(self) -> dict[str, pd.Series]:
+        """All eigenvalues of each block's combined Gram (unit-noise units)."""
+        return {n: pd.Series(self._fac.values[k], index=range(1, len(self._fac.values[k]) + 1))
+                for k, n in enumerate(self._names)}
+
+    def _labels(self, k: int) -> list[str]:
+        data = self._model._data
+        return list(data.names[list(data.blocks)[k]])
+
+    @cached_property
+    def directions(self) -> dict[str, pd.DataFrame]:
+        """Each block's directions in its original variables (unit columns),
+        a DataFrame indexed by the variables, columns ``name_1 .. name_r``."""
+        out = {}
+        for k, n in enumerate(self._names):
+            d = self._white.to_original(k, self.whitened_bases[n])
+            out[n] = pd.DataFrame(d, index=self._labels(k),
+                                  columns=[f"{n}_{j + 1}" for j in range(d.shape[1])])
+        return out
+
+    def transform(self, blocks: Mapping[str, Any] | Sequence[Any] | None = None) -> pd.DataFrame:
+        """Every block's reduced features ``(x_k - mean_k)^T U_k``, columns
+        ``name_1 .. name_r`` for each block in order.
+
+        ``blocks``: new data (a dict by block name or a list in block order,
+        the fitted columns); the training data when omitted.
+        """
+        data = self._model._data
+        if blocks is None:
+            arrays = [np.asarray(x, float) for x in data.blocks.values()]
+            index = data.row_index
+        else:
+            if isinstance(blocks, Mapping):
+                missing = [n for n in self._names if n not in blocks]
+                if missing:
+                    raise ValueError(f"blocks: missing {missing}; need {list(self._names)}")
+                given = [blocks[n] for n in self._names]
+            else:
+                given = list(blocks)
+                if len(given) != len(self._names):
+                    raise ValueError(f"blocks: need {len(self._names)} blocks; got {len(given)}")
+            arrays, index = [], None
+            for k, x in enumerate(given):
+                if isinstance(x, pd.DataFrame):
+                    index = x.index
+                    cols = self._labels(k)
+                    if list(x.columns) != cols and set(cols) <= set(x.columns):
+                        x = x[cols]
+                arr = np.asarray(x, float)
+                if arr.ndim != 2 or arr.shape[1] != len(self._labels(k)):
+                    raise ValueError(f"blocks: block {self._names[k]!r} needs "
+                                     f"{len(self._labels(k))} columns; got shape {arr.shape}")
+                arrays.append(arr)
+        parts = []
+        for k, n in enumerate(self._names):
+            d = self.directions[n]
+            parts.append(pd.DataFrame((arrays[k] - self._means[k]) @ d.to_numpy(),
+                                      columns=d.columns, index=index))
+        return pd.concat(parts, axis=1)
+
+    def bootstrap(self, n_boot: int = 199, *, seed: int | np.random.Generator | None = None,
+                  level: float = 0.95) -> KBlockBootstrapResults:
+        """Percentile bounds of each block's largest principal angle between
+        the bootstrap re-estimates (rows resampled, the fit repeated with the
+        same settings and ranks) and the estimate, in degrees.
+
+        Returns a :class:`KBlockBootstrapResults`: its ``table`` is indexed
+        by block, columns ``median`` and ``upper`` (the ``level`` percentile)
+        of the largest angle; ``summary()`` and ``to_dict()``.
+        """
+        if not isinstance(n_boot, (int, np.integer)) or n_boot < 2:
+            raise ValueError(f"n_boot must be an integer >= 2; got {n_boot!r}")
+        if not 0 < level < 1:
+            raise ValueError(f"level must be in (0, 1); got {level!r}")
+        rng = np.random.default_rng(normalize_seed(seed))
+        data = self._model._data
+        m = int(data.nobs)
+        angles = np.zeros((n_boot, len(self._names)))
+        for b in range(n_boot):
+            idx = rng.integers(0, m, size=m)
+            model = copy.copy(self._model)
+            model._data = replace(data, endog=data.endog[idx],
+                                  blocks={k: x[idx] for k, x in data.blocks.items()},
+                                  weights=None if data.weights is None else data.weights[idx],
+                                  row_index=None, is_pandas=False)
+            res = fit_kblocks(model, self._ranks, whitening=self._settings["whitening"],
+                              independent_blocks=self._settings["estimator"] == "per-block",
+                              sparsity=None, rank_method="auto", alpha=0.05, seed=None)
+            for k, n in enumerate(self._names):
+                angles[b, k] = np.degrees(np.max(principal_angles(
+                    self.directions[n].to_numpy(), res.directions[n].to_numpy())))
+        table = pd.DataFrame({"median": np.median(angles, axis=0),
+                              "upper": np.quantile(angles, level, axis=0)},
+                             index=pd.Index(self._names, name="block"))
+        return KBlockBootstrapResults(table, n_boot=int(n_boot), level=float(level))
+
+    def summary(self) -> JDRSummary:
+        """A statsmodels ``Summary`` (:class:`~jdr_stats.summary.JDRSummary`):
+        the model, then one section per block (its eigenvalues, directions
+        and, for ``rank="auto"``, its rank tests)."""
+        m = self._model
+        info: dict[str, Any] = {
+            "Model:": "Joint dimension reduction, K blocks",
+            "Dependent variable:": m.endog_name,
+            "No. observations:": str(self.nobs),
+            "Blocks:": ", ".join(f"{n} ({len(self._labels(k))})"
+                                 for k, n in enumerate(self._names)),
+            "Ranks:": ", ".join(f"{n}={r}" for n, r in self._ranks.items()),
+            "Estimator:": self._settings["estimator"],
+            "Whitening:": self._settings["whitening"],
+            "Route:": self._settings["route"]["name"],
+            "Piece weights:": self._settings["weighting"]["name"],
+        }
+        tables: list[tuple[str, pd.DataFrame, str]] = []
+        for n in self._names:
+            r = self._ranks[n]
+            ev = self.eigenvalues[n].to_frame("eigenvalue")
+            ev.index.name = None
+            tables.append((f"Block {n}: rank {r}", ev, f"eigenvalues, block {n}"))
+            tables.append(("variable", self.directions[n], f"directions, block {n}"))
+            if self._tables is not None:
+                tab = self._tables[n].copy()
+                tab.index = pd.Index([f"{n}: rank <= {k}" for k in tab.index])
+                tables.append(("H0", tab, f"rank tests, block {n}"))
+        notes = [
+            "Each block's directions are the leading eigenvectors of its combined Gram: its "
+            "pairwise cross moments with every other block and the K-way cross moment, each "
+            "scaled to unit null noise and weighted (theory page 'K blocks'). "
+            + (f"Ranks chosen by the robust per-block tests of H0: rank_k <= r at "
+               f"alpha={self._settings['alpha']} (rows' influences: "
+               f"{self._settings['influence']['reason']}). " if self._tables is not None
+               else "")
+            + f"Route: {self._settings['route']['reason']}. "
+            f"Weights: {self._settings['weighting']['reason']}."]
+        return build_summary("Joint dimension reduction of K blocks", info, tables, notes,
+                             float_format="%.4g")
+
+    def __str__(self) -> str:
+        return str(self.summary())
+
+    def _repr_html_(self) -> str:
+        return self.summary().as_html()
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-Python content of the fit (JSON-ready)."""
+        return {
+            "model": "JointDimReduction",
+            "blocks": list(self._names),
+            "nobs": self.nobs,
+            "rank": self.rank,
+            "directions": {n: {"index": list(d.index), "columns": list(d.columns),
+                               "data": d.to_numpy().tolist()}
+                           for n, d in self.directions.items()},
+            "eigenvalues": {n: s.tolist() for n, s in self.eigenvalues.items()},
+            "settings": self.settings,
+            "rank_tests": None if self._tables is None else {
+                n: t.reset_index().to_dict(orient="list") for n, t in self._tables.items()},
+        }
+
+    def to_json(self, path: Any = None) -> str:
+        """:meth:`to_dict` as JSON text (also written to ``path`` if given)."""
+        text = json.dumps(self.to_dict(), allow_nan=True, default=float)
+        if path is not None:
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        return text
+
+
+class KBlockBootstrapResults:
+    """The bootstrap of a K-block fit (:meth:`KBlockResults.bootstrap`).
+
+    ``table``: by block, the ``median`` and the ``upper`` (``level``)
+    percentile of the largest principal angle, in degrees, between the
+    re-estimates and the estimate.  The percentile bound is not calibrated
+    for K blocks (theory page "K blocks", section 5).
+    """
+
+    def __init__(self, table: pd.DataFrame, *, n_boot: int, level: float) -> None:
+        self._table = table
+        self._n_boot = n_boot
+        self._level = level
+
+    @property
+    def table(self) -> pd.DataFrame:
+        return self._table.copy()
+
+    @property
+    def n_boot(self) -> int:
+        return self._n_boot
+
+    @property
+    def level(self) -> float:
+        return self._level
+
+    def summary(self) -> JDRSummary:
+        tab = self._table.rename(columns={"median": "median angle (deg)",
+                                          "upper": f"{self._level:.0%} bound (deg)"})
+        return build_summary(
+            "Bootstrap of the K-block fit",
+            {"Replicates:": str(self._n_boot), "Level:": f"{self._level:g}",
+             "Resampling:": "pairs (rows)"},
+            [("block", tab, "largest principal angle")],
+            ["Largest principal angle between each block's re-estimated and estimated "
+             "subspace, rows resampled and the fit repeated with the same ranks and "
+             "settings; percentile bounds, not calibrated for K blocks."],
+            float_format="%.2f")
+
+    def __str__(self) -> str:
+        return str(self.summary())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"n_boot": self._n_boot, "level": self._level, "method": "pairs",
+                "blocks": {n: {"median": float(r["median"]), "upper": float(r["upper"])}
+                           for n, r in self._table.iterrows()}}

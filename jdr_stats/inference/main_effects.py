@@ -1,0 +1,221 @@
+"""The per-block test of main effects, ``H0: E[y z_k] = 0``.
+
+The joint estimator sees ``E[y a' b'^T]``: the parts of the link odd in
+each block (interactions between the blocks).  A main effect -- a class that
+shifts a block's mean, an additive link -- is invisible to it by
+construction.  This test looks at the first moment instead: for a Gaussian
+block ``E[y z_k] = U_k E[df/du_k]`` (first-order Stein), so it sees main
+effects, and its directions lie in ``span(U_k)``.
+
+Two versions (theory of main effects, docs/theory/main_effects.md):
+
+- ``"robust"``: the score (Lagrange multiplier) statistic of the regression
+  of ``y`` on block ``k`` with the heteroscedasticity-robust (sandwich)
+  variance under ``H0``, referred to Hotelling's ``F``.  It is affine
+  invariant in the block and in the response, so any whitening of the block
+  gives the same number.  Per block (``independent_blocks=True``) it tests
+  the block's marginal first moment; under the joint estimator the first
+  moment of the jointly whitened block ``(Sigma^{-1} x)_k``, i.e. block
+  ``k``'s main effect given the other block.
+- ``"permutation"``: at widths where the sandwich cannot be inverted, the
+  sum of the squared studentised first moments of the block under the fit's
+  whitening, its p-value from permutations of the response's rows; exact
+  when ``y`` is independent of block ``k`` (per block, without covariates).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from .. import policy
+from .._linalg import AnyWhitening
+from ..core.whitening import DesignWhitening
+from .hypotheses import TestTable, perm_pvalue
+
+__all__ = ["MAIN_EFFECTS_NULL", "MainEffectsResults", "MainEffectsMethod",
+           "main_effects_test", "robust_score", "studentized_stat"]
+
+MainEffectsMethod = Literal["auto", "robust", "permutation"]
+
+#: The null hypothesis of one row, as the table's notes print it.
+MAIN_EFFECTS_NULL = "E[y z_k] = 0: no linear (first-moment) association of y with block k"
+
+
+#: Entries of one chunk of the rows ``u_i`` (bounds the memory of the sandwich).
+_CHUNK_ENTRIES = 1 << 22
+
+
+def _centred(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    return x - (w @ x) / np.sum(w)
+
+
+def _residual(x: np.ndarray, other: np.ndarray | None, w: np.ndarray) -> np.ndarray:
+    """``x`` centred, or its weighted least squares residual on ``(1, other)``."""
+    xc = _centred(x, w)
+    if other is None:
+        return xc
+    oc = _centred(other, w)
+    sw = np.sqrt(w)[:, None]
+    coef = np.linalg.lstsq(oc * sw, xc * sw, rcond=None)[0]
+    return xc - oc @ coef
+
+
+def robust_score(e: np.ndarray, x: np.ndarray, w: np.ndarray, nu: float
+                 ) -> tuple[float, float, float, float]:
+    """The robust score test of ``E[e x] = 0`` from the rows ``u_i = x_i (x) e_i``.
+
+    ``e`` (``m x q``) and ``x`` (``m x p``) are centred (residualised)
+    response and block; ``w`` the case weights (mean one); ``nu`` the rows
+    left after the centring and the partialled columns.  With
+    ``g = sum w_i u_i / m`` and ``A = sum w_i u_i u_i^T / m - g g^T``,
+    ``d = g^T A^+ g``; Hotelling's ``F = (nu - P) d / P`` on ``(P, nu - P)``
+    degrees of freedom, ``P = rank(A)``.
+
+    Returns ``(F, P, nu - P, pvalue)``; NaN where ``nu - P < 1``.
+    """
+    m = x.shape[0]
+    # any basis of the block's column space gives the same statistic: scale
+    # the columns for a well-conditioned A
+    sd = np.sqrt(w @ x**2 / m)
+    xs = x / np.where(sd > 0, sd, 1.0)
+    es = e / np.where((sd_e := np.sqrt(w @ e**2 / m)) > 0, sd_e, 1.0)
+    dim = xs.shape[1] * es.shape[1]
+    g, s = np.zeros(dim), np.zeros((dim, dim))
+    step = max(1, _CHUNK_ENTRIES // max(dim, 1))
+    for lo in range(0, m, step):  # the rows u_i = x_i (x) e_i, a chunk at a time
+        u = (xs[lo:lo + step, :, None] * es[lo:lo + step, None, :]).reshape(-1, dim)
+        wu = u * w[lo:lo + step, None]
+        g += wu.sum(axis=0)
+        s += wu.T @ u
+    g /= m
+    a = s / m - np.outer(g, g)
+    vals, vecs = np.linalg.eigh((a + a.T) / 2)
+    keep = vals > max(vals.max(), 0.0) * 1e-10
+    p = int(np.sum(keep))
+    den = nu - p
+    if p == 0 or den < 1:
+        return float("nan"), float(p), float(den), float("nan")
+    proj = vecs[:, keep].T @ g
+    d = float(np.sum(proj**2 / vals[keep]))
+    f = den * d / p
+    return f, float(p), float(den), float(stats.f.sf(f, p, den))
+
+
+def studentized_stat(e: np.ndarray, z: np.ndarray, w: np.ndarray) -> float:
+    """``sum_{j,c} t_jc^2``, ``t_jc = sum_i w_i z_ij e_ic / sqrt(sum_i w_i z_ij^2 e_ic^2)``:
+    the squared studentised first moments of the (whitened) block's columns
+    with the (whitened) response's columns."""
+    num = (z * w[:, None]).T @ e
+    den = (z**2 * w[:, None]).T @ e**2
+    ok = den > 0
+    return float(np.sum(num[ok] ** 2 / den[ok]))
+
+
+def _standardized(y: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """The response centred and whitened under the weights (``m x q``)."""
+    yc = _centred(y, w)
+    cov = (yc * w[:, None]).T @ yc / np.sum(w)
+    vals, vecs = np.linalg.eigh(cov)
+    keep = vals > max(vals.max(), 0.0) * 1e-12
+    return yc @ (vecs[:, keep] / np.sqrt(vals[keep]))
+
+
+@dataclass(frozen=True)
+class MainEffectsResults(TestTable):
+    """The per-block tests of main effects: one row per block (columns
+    ``statistic``, ``df``, ``pvalue``, then ``df_denom``, ``method`` and
+    ``reason``; a row whose test cannot run has NaN numbers and the reason).
+
+    Attributes
+    ----------
+    joint : bool
+        True when each block was tested given the other block (the joint
+        estimator's whitening), False for the marginal first moments.
+    """
+
+    joint: bool = False
+
+
+def _block_row(y: np.ndarray, x: np.ndarray, other: np.ndarray | None, w: np.ndarray,
+               wmap: AnyWhitening | None, *, method: str, n_adjusted: int, joint: bool,
+               n_perm: int, rng: np.random.Generator) -> dict[str, Any]:
+    m, n_k = x.shape
+    q = y.shape[1]
+    nu = m - 1 - n_adjusted - (0 if other is None else other.shape[1])
+    choice = policy.main_effects_method(nu, n_k * q, joint=joint, adjusted=n_adjusted > 0,
+                                        requested=method)
+    row: dict[str, Any] = {"statistic": np.nan, "df": np.nan, "pvalue": np.nan,
+                           "df_denom": np.nan, "method": choice.name, "reason": choice.reason}
+    if choice.name == "robust":
+        e = _residual(y, other, w)
+        z = _residual(x, other, w)
+        f, p, den, pv = robust_score(e, z, w, nu)
+        row.update(statistic=f, df=p, pvalue=pv, df_denom=den)
+    elif choice.name == "permutation":
+        z = (x - (w @ x) / np.sum(w)) if wmap is None else wmap.to_white(x)
+        ys = _standardized(y, w)
+        obs = studentized_stat(ys, z, w)
+        null = np.array([studentized_stat(ys[rng.permutation(m)], z, w)
+                         for _ in range(n_perm)])
+        # rounding: a permuted statistic equal to T up to 1e-10 counts as >= T
+        row.update(statistic=obs, pvalue=float(perm_pvalue(obs * (1 - 1e-10), null)))
+    return row
+
+
+def main_effects_test(
+    y: np.ndarray,
+    blocks: list[np.ndarray],
+    names: list[str],
+    whitening: DesignWhitening[AnyWhitening] | None,
+    *,
+    weights: np.ndarray | None = None,
+    joint: bool = False,
+    n_adjusted: int = 0,
+    method: MainEffectsMethod = "auto",
+    n_perm: int = 199,
+    seed: int | np.random.Generator | None = None,
+) -> MainEffectsResults:
+    """The test table of main effects; see
+    :meth:`jdr_stats.results.JDRResults.main_effects_test`.
+
+    ``y`` (``m`` or ``m x q``) and ``blocks`` are the model's rows (adjusted
+    for covariates, ``n_adjusted`` columns of them); ``whitening`` the fit's
+    per-block whitening (the permutation version's coordinates); ``joint``
+    tests each block given the others.
+    """
+    if method not in ("auto", "robust", "permutation"):
+        raise ValueError(f'method must be "auto", "robust" or "permutation"; got {method!r}')
+    if isinstance(n_perm, bool) or not isinstance(n_perm, (int, np.integer)) or n_perm < 1:
+        raise ValueError(f"n_perm must be a positive integer; got {n_perm!r}")
+    y2 = np.asarray(y, float).reshape(len(y), -1)
+    m = y2.shape[0]
+    w = np.ones(m) if weights is None else np.asarray(weights, float) * m / np.sum(weights)
+    rng = np.random.default_rng(seed)
+    maps = [None] * len(blocks) if whitening is None or joint else list(whitening)
+    rows = []
+    for k, x in enumerate(blocks):
+        others = [b for j, b in enumerate(blocks) if j != k]
+        other = np.hstack(others) if joint and others else None
+        rows.append(_block_row(y2, np.asarray(x, float), other, w, maps[k], method=method,
+                               n_adjusted=n_adjusted, joint=joint, n_perm=int(n_perm),
+                               rng=rng))
+    table = pd.DataFrame(rows, index=pd.Index(names, name="block"))
+    given = " given the other block" if joint else ""
+    notes = [
+        f"H0 (each row): {MAIN_EFFECTS_NULL}{given} (z_k: the block whitened"
+        f"{' jointly, (Sigma^-1 x)_k' if joint else ''}; y centred, q = {y2.shape[1]} "
+        "column(s)).",
+        "robust: score test of the regression of y on the block with the sandwich "
+        "variance (holds under heteroscedasticity and heavy tails), Hotelling's F "
+        "reference; permutation: squared studentised first moments under the fit's "
+        f"whitening, {int(n_perm)} permutations of y's rows, exact when y is independent "
+        "of the block (theory page 'Main effects').",
+    ]
+    return MainEffectsResults(table, "Tests of main effects", "main effects", notes,
+                              method_label="per block: " + ", ".join(
+                                  sorted(set(table["method"]))), joint=joint)
