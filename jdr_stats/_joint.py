@@ -34,6 +34,7 @@ import numpy as np
 from ._data import ModelData, RowsData
 from ._linalg import BlockMoments, Whitening, block_moments, joint_whitening
 from ._moments_engine import response_block_moments
+from ._sources import ArraySource
 from ._streamed import MomentsData
 from .core import moments as core_moments
 from .core.whitening import DesignWhitening
@@ -119,15 +120,74 @@ class JointModelData(ModelData):
             mom = block_moments(self.endog, ra, rb, w, covariances=covariances)
         return mom if self.kind == "sample" else _partial_covariances(mom, jw)
 
+    def stacked_design(self) -> StackedSource:
+        """The model's own rows as a :class:`StackedSource` (the Poisson
+        bootstrap's pass, :meth:`replicate_moments` of each replicate)."""
+        a, b = self.original["exog_a"], self.original["exog_b"]
+        return StackedSource(ArraySource(self.endog, a, b, weights=self.weights))
+
+    def replicate_moments(self, stacked: BlockMoments) -> BlockMoments:
+        """See :func:`residual_moments`."""
+        return residual_moments(stacked, self.exog_names_a, self.exog_names_b, self.kind,
+                                self.nobs)
+
+
+class StackedSource:
+    """The rows of a row source ``base`` as ``(y, x, x)``, ``x = (a, b)``
+    stacked: the moments of these rows (the Poisson bootstrap's pass
+    reweights them) hold the covariance of the whole design as ``cov_a``
+    and its y-weighted co-moment ``S = sum w y x x^T`` (centred, the
+    within-block parts included: what :class:`~jdr_stats.Moments` with
+    ``within=True`` holds) as ``cross``, so each replicate re-estimates the
+    whitening across blocks from its own reweighted sums
+    (:func:`residual_moments`)."""
+
+    def __init__(self, base: Any) -> None:
+        self.base = base
+        self.nobs = base.nobs
+        self.weighted = bool(getattr(base, "weighted", False))
+
+    def iter_chunks(self, batch_rows: int | None = None
+                    ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        for y, a, b in self.base.iter_chunks(batch_rows):
+            x = np.hstack([a, b])
+            yield y, x, x
+
+    def iter_weighted_chunks(self, batch_rows: int | None = None
+                             ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray, Any]]:
+        for y, a, b, w in self.base.iter_weighted_chunks(batch_rows):
+            x = np.hstack([a, b])
+            yield y, x, x, w
+
+
+def residual_moments(stacked: BlockMoments, names_a: list[str], names_b: list[str],
+                     kind: str, nobs: int) -> BlockMoments:
+    """The joint estimator's block moments from the moments of the stacked
+    design (:class:`StackedSource`; one bootstrap replicate's): the
+    whitening across blocks of their mean and covariance, each block's
+    covariance its partial covariance and the cross moment the ``(a, b)``
+    block of ``R^T S R`` (``R`` the residual map), as
+    :func:`_bare_joint_data` forms them from bare sums.  A ``ValueError``
+    when the replicate's covariance is singular (a constant column)."""
+    n1, n2 = len(names_a), len(names_b)
+    jw = _joint_whitening(stacked.mean_a, (stacked.cov_a + stacked.cov_a.T) / 2, names_a,
+                          names_b, kind, nobs)
+    r3 = jw.residual_moment(stacked.cross)
+    return BlockMoments(nobs=stacked.nobs, mean_y=stacked.mean_y, var_y=stacked.var_y,
+                        mean_a=np.zeros(n1), mean_b=np.zeros(n2), cov_a=jw[0].cov,
+                        cov_b=jw[1].cov, cross=r3[:n1, n1:])
+
 
 class JointSource:
     """A row source yielding the chunks of ``base`` with each block replaced
     by its residual on the other block (``whitening``: the whitening across
     blocks of the whole data)."""
 
-    def __init__(self, base: Any, whitening: DesignWhitening[Whitening]) -> None:
+    def __init__(self, base: Any, whitening: DesignWhitening[Whitening],
+                 kind: str = "sample") -> None:
         self.base = base
         self.whitening = whitening
+        self.kind = kind
         self.nobs = base.nobs
         self.endog_name = base.endog_name
         self.names_a = list(base.names_a)
@@ -144,6 +204,15 @@ class JointSource:
                              ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray, Any]]:
         for y, a, b, w in self.base.iter_weighted_chunks(batch_rows):
             yield (y, *_residuals(self.whitening, a, b), w)
+
+    def stacked_design(self) -> StackedSource:
+        """The base rows as a :class:`StackedSource` (the Poisson bootstrap
+        re-estimates the whitening across blocks in every replicate)."""
+        return StackedSource(self.base)
+
+    def replicate_moments(self, stacked: BlockMoments) -> BlockMoments:
+        """See :func:`residual_moments`."""
+        return residual_moments(stacked, self.names_a, self.names_b, self.kind, self.nobs)
 
 
 class JointDaskSource(JointSource):
@@ -306,7 +375,7 @@ def joint_data(data: RowsData, kind: str = "sample"
     mean, m2 = _stacked(mom)
     jw = _joint_whitening(mean, m2 / mom.weight, names_a, names_b, kind, mom.nobs)
     cls = JointDaskSource if callable(getattr(source, "tree_reduce", None)) else JointSource
-    joint_source = cls(source, jw)
+    joint_source = cls(source, jw, kind)
     sums = Moments.from_source(joint_source, within=False)
     if kind != "sample":  # the blocks' covariances: the regularised partial ones
         sums = Moments._raw(

@@ -825,12 +825,6 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         (called with the fit's data, estimate, ``standardize`` and ``sparsity``;
         ``n_jobs`` processes give the same numbers as one); every replicate
         re-estimates the fit's :attr:`whitening`."""
-        if self._fit_data is not self._model.data and self._fit_data.source is not None:
-            raise RowsNotInMemoryError(
-                "the bootstrap of the joint estimator (independent_blocks=False) re-estimates "
-                "each block's residual on the other block in every replicate, which needs "
-                "the rows in memory; load them (JointDimReduction(y, a, b)), or fit with "
-                "independent_blocks=True to stream the Poisson bootstrap")
         return _bootstrap(
             self._fit_data, self._est, standardize=self.standardize,
             sparsity=self.sparsity, n_boot=n_boot, seed=seed, method=method,

@@ -124,6 +124,47 @@ def _poisson_batches(data: RowsData, n_boot: int, rng: np.random.Generator,
     yield out if inner else (out, None)
 
 
+def _joint_design(data: RowsData) -> Any:
+    """The object that re-estimates the joint estimator's whitening in
+    each Poisson replicate (``stacked_design``, ``replicate_moments``): the
+    in-memory residual rows, or the residualising row source of a streamed
+    model; None for every other estimator."""
+    for obj in (data, getattr(data, "source", None)):
+        if callable(getattr(obj, "stacked_design", None)):
+            return obj
+    return None
+
+
+def _joint_poisson_batches(data: RowsData, n_boot: int, rng: np.random.Generator,
+                           inner: bool, parallel: Any = None):
+    """The Poisson bootstrap of the joint estimator, streamed: one pass over
+    the model's own rows (in memory or a row source) with the design stacked
+    (``x = (a, b)``), so every replicate holds its reweighted covariance of
+    the whole design and y-weighted co-moment ``S`` (the within-block parts
+    included) and re-residualises from them (the whitening across blocks
+    re-estimated, as the pairs bootstrap does row by row).  The weights are
+    drawn per block of rows, so rows in memory and every row source give
+    the same replicates."""
+    joint = _joint_design(data)
+    out = poisson_pass(poisson_plan(joint.stacked_design(), n_boot, rng, inner=inner),
+                       parallel)
+
+    def residual(moms: list[BlockMoments]) -> list[BlockMoments | _Failed]:
+        res: list[BlockMoments | _Failed] = []
+        for mom in moms:
+            try:
+                res.append(joint.replicate_moments(mom))
+            except ValueError as exc:
+                res.append(_Failed(str(exc)))
+        return res
+
+    if inner:
+        outer, inner_moms = out
+        yield residual(outer), residual(inner_moms)
+    else:
+        yield residual(out), None
+
+
 def _q_batches(data: RowsData, n_boot: int, rng: np.random.Generator, inner: bool,
                method: str):
     """Replicate moments from ``data.moments`` of each replicate's counts
@@ -353,7 +394,10 @@ def replicates(
         make: Any = _pairs_batches if method == "pairs" else _poisson_batches
         # q > 1 responses, and data that re-estimate more than the moments
         # under each replicate's weights (the joint estimator's residuals)
-        if est0.coef_tensor is not None or getattr(data, "reweighted_refit", False):
+        if (method == "poisson" and est0.coef_tensor is None
+                and _joint_design(data) is not None):
+            batches = _joint_poisson_batches(data, n_boot, rng, inner, parallel)
+        elif est0.coef_tensor is not None or getattr(data, "reweighted_refit", False):
             batches = _q_batches(data, n_boot, rng, inner, method)
         else:
             batches = make(data, n_boot, rng, inner, parallel)
