@@ -41,7 +41,6 @@ from ._validation import check_int
 from ._version import __version__
 from .core.whitening import DesignWhitening
 from .diagnostics import Premises, block_stats
-from .exceptions import RowsNotInMemoryError
 from .inference.association import association_test as _association_test
 from .inference.bootstrap import BootstrapResults, Interval
 from .inference.bootstrap import Method as BootstrapMethod

@@ -146,8 +146,8 @@ def _joint_poisson_batches(data: RowsData, n_boot: int, rng: np.random.Generator
     drawn per block of rows, so rows in memory and every row source give
     the same replicates."""
     joint = _joint_design(data)
-    out = poisson_pass(poisson_plan(joint.stacked_design(), n_boot, rng, inner=inner),
-                       parallel)
+    out: Any = poisson_pass(poisson_plan(joint.stacked_design(), n_boot, rng, inner=inner),
+                            parallel)
 
     def residual(moms: list[BlockMoments]) -> list[BlockMoments | _Failed]:
         res: list[BlockMoments | _Failed] = []
