@@ -439,8 +439,10 @@ def main_effects_method(nu: int, df: int, *, joint: bool, adjusted: bool,
     if not (joint or adjusted):
         perm_block = None
     elif joint:
-        perm_block = ("the permutation version tests the block's marginal association; given "
-                      "the other block it is not exact (fit with independent_blocks=True)")
+        perm_block = ("the permutation version tests the block's marginal association and is "
+                      "not exact given the other block, as the joint estimator asks; what "
+                      "runs: fit(independent_blocks=True) for the exact permutation test of "
+                      "the marginal association")
     else:
         perm_block = ("the permutation version is not exact with covariates (their "
                       "residuals are not exchangeable)")

@@ -788,9 +788,10 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
                  "mean) are tested separately: results.main_effects_test()."]
         if table is not None:
             for block, row in table.table.iterrows():
-                notes.append(f"Main effect of {block} (H0: E[y z] = 0): p = "
-                             + (f"{format_pvalue(row['pvalue'])} ({row['method']})."
-                                if np.isfinite(row["pvalue"]) else "not run (see the test)."))
+                reason = str(row.get("reason", "") or "see results.main_effects_test()")
+                notes.append(f"Main effect of {block} (H0: E[y z] = 0): "
+                             + (f"p = {format_pvalue(row['pvalue'])} ({row['method']})."
+                                if np.isfinite(row["pvalue"]) else f"not run: {reason}."))
         return notes
 
     @cached_property
