@@ -195,7 +195,7 @@ with warnings.catch_warnings():
     res2 = model.fit(2, independent_blocks=True)
     boot = res2.bootstrap(B, seed=1)
 print(f"largest principal angle (degrees) of each view's 2 directions, {B} replicates")
-print(boot.round(1).to_string())
+print(boot.table.round(1).to_string())
 
 # %%
 import matplotlib  # noqa: E402
