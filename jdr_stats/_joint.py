@@ -34,11 +34,12 @@ import numpy as np
 from ._data import ModelData, RowsData
 from ._linalg import BlockMoments, Whitening, block_moments, joint_whitening
 from ._moments_engine import response_block_moments
+from ._sources import ArraySource
 from ._streamed import MomentsData
 from .core import moments as core_moments
 from .core.whitening import DesignWhitening
 from .exceptions import RowsNotInMemoryError
-from .moments import Moments
+from .moments import Moments, ResponseMoments
 
 __all__ = ["JointModelData", "JointMomentsData", "JointSource", "joint_data",
            "joint_fit_data", "original_means"]
@@ -119,15 +120,74 @@ class JointModelData(ModelData):
             mom = block_moments(self.endog, ra, rb, w, covariances=covariances)
         return mom if self.kind == "sample" else _partial_covariances(mom, jw)
 
+    def stacked_design(self) -> StackedSource:
+        """The model's own rows as a :class:`StackedSource` (the Poisson
+        bootstrap's pass, :meth:`replicate_moments` of each replicate)."""
+        a, b = self.original["exog_a"], self.original["exog_b"]
+        return StackedSource(ArraySource(self.endog, a, b, weights=self.weights))
+
+    def replicate_moments(self, stacked: BlockMoments) -> BlockMoments:
+        """See :func:`residual_moments`."""
+        return residual_moments(stacked, self.exog_names_a, self.exog_names_b, self.kind,
+                                self.nobs)
+
+
+class StackedSource:
+    """The rows of a row source ``base`` as ``(y, x, x)``, ``x = (a, b)``
+    stacked: the moments of these rows (the Poisson bootstrap's pass
+    reweights them) hold the covariance of the whole design as ``cov_a``
+    and its y-weighted co-moment ``S = sum w y x x^T`` (centred, the
+    within-block parts included: what :class:`~jdr_stats.Moments` with
+    ``within=True`` holds) as ``cross``, so each replicate re-estimates the
+    whitening across blocks from its own reweighted sums
+    (:func:`residual_moments`)."""
+
+    def __init__(self, base: Any) -> None:
+        self.base = base
+        self.nobs = base.nobs
+        self.weighted = bool(getattr(base, "weighted", False))
+
+    def iter_chunks(self, batch_rows: int | None = None
+                    ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        for y, a, b in self.base.iter_chunks(batch_rows):
+            x = np.hstack([a, b])
+            yield y, x, x
+
+    def iter_weighted_chunks(self, batch_rows: int | None = None
+                             ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray, Any]]:
+        for y, a, b, w in self.base.iter_weighted_chunks(batch_rows):
+            x = np.hstack([a, b])
+            yield y, x, x, w
+
+
+def residual_moments(stacked: BlockMoments, names_a: list[str], names_b: list[str],
+                     kind: str, nobs: int) -> BlockMoments:
+    """The joint estimator's block moments from the moments of the stacked
+    design (:class:`StackedSource`; one bootstrap replicate's): the
+    whitening across blocks of their mean and covariance, each block's
+    covariance its partial covariance and the cross moment the ``(a, b)``
+    block of ``R^T S R`` (``R`` the residual map), as
+    :func:`_bare_joint_data` forms them from bare sums.  A ``ValueError``
+    when the replicate's covariance is singular (a constant column)."""
+    n1, n2 = len(names_a), len(names_b)
+    jw = _joint_whitening(stacked.mean_a, (stacked.cov_a + stacked.cov_a.T) / 2, names_a,
+                          names_b, kind, nobs)
+    r3 = jw.residual_moment(stacked.cross)
+    return BlockMoments(nobs=stacked.nobs, mean_y=stacked.mean_y, var_y=stacked.var_y,
+                        mean_a=np.zeros(n1), mean_b=np.zeros(n2), cov_a=jw[0].cov,
+                        cov_b=jw[1].cov, cross=r3[:n1, n1:])
+
 
 class JointSource:
     """A row source yielding the chunks of ``base`` with each block replaced
     by its residual on the other block (``whitening``: the whitening across
     blocks of the whole data)."""
 
-    def __init__(self, base: Any, whitening: DesignWhitening[Whitening]) -> None:
+    def __init__(self, base: Any, whitening: DesignWhitening[Whitening],
+                 kind: str = "sample") -> None:
         self.base = base
         self.whitening = whitening
+        self.kind = kind
         self.nobs = base.nobs
         self.endog_name = base.endog_name
         self.names_a = list(base.names_a)
@@ -144,6 +204,15 @@ class JointSource:
                              ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray, Any]]:
         for y, a, b, w in self.base.iter_weighted_chunks(batch_rows):
             yield (y, *_residuals(self.whitening, a, b), w)
+
+    def stacked_design(self) -> StackedSource:
+        """The base rows as a :class:`StackedSource` (the Poisson bootstrap
+        re-estimates the whitening across blocks in every replicate)."""
+        return StackedSource(self.base)
+
+    def replicate_moments(self, stacked: BlockMoments) -> BlockMoments:
+        """See :func:`residual_moments`."""
+        return residual_moments(stacked, self.names_a, self.names_b, self.kind, self.nobs)
 
 
 class JointDaskSource(JointSource):
@@ -218,10 +287,41 @@ def _bare_joint_data(data: MomentsData, kind: str = "sample"
         m2_ab=r2[:n1, n1:], m2_ay=r2y[:n1], m2_by=r2y[n1:], m3_ayb=r3[:n1, n1:] * wsum,
         m3_aya=r3[:n1, :n1] * wsum, m3_byb=r3[n1:, n1:] * wsum, endog_name=mom.endog_name,
         names_a=mom.names_a, names_b=mom.names_b, weighted=mom.weighted)
+    rsums = getattr(data, "response_sums", None)
+    if rsums is not None:  # q response columns: each column's residual cross moment
+        block = replace(block, mean_y=0.0, var_y=1.0,
+                        **_response_crosses(rsums, jw, n1))
     out = JointMomentsData(residual, block, jw, origin=getattr(data, "origin", "moments"))
     out.adjustment = getattr(data, "adjustment", out.adjustment)
     out.response = data.response
     return out, jw
+
+
+def _response_crosses(rsums: ResponseMoments, jw: DesignWhitening[Whitening],
+                      n1: int) -> dict[str, Any]:
+    """The whitened response's cross moments of the residual rows from the
+    sums of a response of ``q`` columns: column ``j``'s residual cross
+    moment is the ``(a, b)`` block of ``R^T S_j R`` (``S_j`` its y-weighted
+    co-moment of the stacked blocks, within-block parts included), and the
+    whitened response's are ``L_Y^{-1}`` times those of the kept columns,
+    as :meth:`~jdr_stats.moments.ResponseMoments.to_block_moments` forms
+    them for the per-block estimator."""
+    keep, linv = rsums.kept()
+    raw = []
+    for j in keep:
+        part = rsums.parts[j]
+        if not part.has_within:
+            raise RowsNotInMemoryError(
+                "the joint estimator (the default, independent_blocks=False) from bare sums "
+                f"needs the within-block moments m3_aya and m3_byb of every response column; "
+                f"the sums of column {part.endog_name!r} lack them. Compute them with "
+                "ResponseMoments.from_arrays or from_sources (they do by default), fit with "
+                "independent_blocks=True (the paper's per-block estimator, which assumes "
+                "independent blocks), or build the model from arrays")
+        s = np.block([[part.m3_aya, part.m3_ayb], [part.m3_ayb.T, part.m3_byb]]) / part.weight
+        raw.append(jw.residual_moment(s)[:n1, n1:])
+    cross_q = np.einsum("dc,cij->dij", linv, np.stack(raw))
+    return {"cross": cross_q[0], "cross_q": cross_q if cross_q.shape[0] > 1 else None}
 
 
 def joint_data(data: RowsData, kind: str = "sample"
@@ -236,8 +336,8 @@ def joint_data(data: RowsData, kind: str = "sample"
     :class:`JointSource` (one more pass for the residuals' moments); a
     model of bare sums gives a :class:`JointMomentsData` when its
     :class:`~jdr_stats.Moments` hold the within-block moments ``m3_aya``,
-    ``m3_byb`` (the residuals' moments are linear in the sums), and raises
-    otherwise, or for a response of several columns.
+    ``m3_byb`` (the residuals' moments are linear in the sums; for a
+    response of several columns, every column's), and raises otherwise.
     """
     names_a, names_b = data.exog_names_a, data.exog_names_b
     if isinstance(data, ModelData):
@@ -254,13 +354,8 @@ def joint_data(data: RowsData, kind: str = "sample"
     source, sums = data.source, data.sums
     why = ("the joint estimator (independent_blocks=False) forms each block's residual on "
            "the other block row by row")
-    if source is None and isinstance(data, MomentsData) and sums is not None:
-        if getattr(data, "response_sums", None) is not None:
-            raise RowsNotInMemoryError(
-                "the joint estimator (independent_blocks=False) from bare sums supports a "
-                "single response column; this model's response has several (ResponseMoments). "
-                "Fit with independent_blocks=True (the paper's per-block estimator, which "
-                "assumes independent blocks), or build the model from arrays or a row source")
+    several = getattr(data, "response_sums", None) is not None  # q columns: from the sums
+    if (source is None or several) and isinstance(data, MomentsData) and sums is not None:
         if not sums.has_within:
             raise RowsNotInMemoryError(
                 "the joint estimator (independent_blocks=False) from bare sums needs the "
@@ -276,15 +371,11 @@ def joint_data(data: RowsData, kind: str = "sample"
             "again). Fit with independent_blocks=True (the paper's per-block estimator, "
             "which assumes independent blocks), or build the model from arrays or a row "
             "source (from_parquet, dask collections)")
-    if getattr(data, "response_sums", None) is not None:
-        raise ValueError(
-            f"{why}; a response of several columns on a row source is not supported yet: "
-            "fit with independent_blocks=True, or load the rows (JointDimReduction(y, a, b))")
     mom: Moments = sums
     mean, m2 = _stacked(mom)
     jw = _joint_whitening(mean, m2 / mom.weight, names_a, names_b, kind, mom.nobs)
     cls = JointDaskSource if callable(getattr(source, "tree_reduce", None)) else JointSource
-    joint_source = cls(source, jw)
+    joint_source = cls(source, jw, kind)
     sums = Moments.from_source(joint_source, within=False)
     if kind != "sample":  # the blocks' covariances: the regularised partial ones
         sums = Moments._raw(

@@ -179,36 +179,32 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
     if rank != "auto":
         ranks = _check_ranks(rank, names, widths)
     m = data.nobs
-    wchoice = policy.whitening(m, max(widths), max(widths))
-    kind = wchoice.name if whitening == "auto" else whitening
-    if kind not in WHITENING_METHODS:
+    if whitening != "auto" and whitening not in WHITENING_METHODS:
         raise ValueError(f"whitening must be one of {['auto', *WHITENING_METHODS]}; got "
                          f"{whitening!r}")
-    if independent_blocks is not True and independent_blocks is not False:
-        raise ValueError(f"independent_blocks must be True or False; got {independent_blocks!r}")
-    estimator = "per-block" if independent_blocks else "joint"
-    if estimator == "joint":
-        if kind != "sample":
-            raise ValueError("independent_blocks=False whitens across blocks with the sample "
-                             f'covariance of all blocks together; got whitening="{kind}"')
-        if m < sum(widths) + 2:
-            raise ValueError(f"independent_blocks=False needs at least sum(n_k) + 2 = "
-                             f"{sum(widths) + 2} rows; got {m}")
+    q = 1 if np.ndim(data.endog) == 1 else int(np.shape(data.endog)[1])
+    est_choice = policy.kblock_estimator(independent_blocks, m, tuple(widths), whitening, q,
+                                         rank_auto=rank == "auto")
+    estimator = est_choice.name
+    if estimator == "joint":  # the sample covariance of all blocks together
+        wchoice = policy.whitening(m, sum(widths), 0, joint=False)
+        wchoice = policy.Choice(wchoice.name, wchoice.reason.replace(
+            "max(n1, n2)/m", "sum(n_k)/m"), wchoice.inputs)
+    else:
+        wchoice = policy.whitening(m, max(widths), max(widths))
+    kind = wchoice.name if whitening == "auto" else whitening
     zs, white, blocks = _whiten(data, names, kind, estimator)
     y = np.asarray(data.endog, float)
     w = data.weights
     wn = np.full(m, 1.0 / m) if w is None else w / w.sum()
     y = y - wn @ y
-    q = 1 if y.ndim == 1 else y.shape[1]
     route = policy.kblock_route(m, tuple(widths), q)
     weighting = policy.kblock_weighting()
     cross_cov = None
     if estimator == "joint" and len(widths) >= 3:
-        # two blocks need no Hermite correction (no piece of three blocks)
-        if route.name != "tensor":
-            raise ValueError(
-                "independent_blocks=False with three or more blocks forms the Hermite-corrected "
-                f"K-way tensor, here too large ({route.reason}); use independent_blocks=True")
+        # policy.kblock_estimator chose the joint estimator on the tensor
+        # route only (it carries the Hermite correction); two blocks (a pooled
+        # fit) have no piece of three blocks to correct
         cross_cov = _cross_cov(zs, wn)
     fac = block_factors(y, zs, w=w, route=route.name,  # type: ignore[arg-type]
                         weighting=weighting.name,  # type: ignore[arg-type]
@@ -250,7 +246,8 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
                 tables[name] = tab
                 ranks[name] = max(1, choose_block_rank(tab, alpha, widths[k]))
     settings = {"whitening": kind, "whitening_reason": wchoice.reason if whitening == "auto"
-                else "given", "estimator": estimator, "route": route.to_dict(),
+                else "given", "estimator": estimator,
+                "estimator_reason": est_choice.reason, "route": route.to_dict(),
                 "weighting": weighting.to_dict(), "main_effects": main_effects,
                 "rank_method": "robust per-block" if tables is not None else None,
                 "influence": None if influence is None else influence.to_dict(),
@@ -499,7 +496,8 @@ class KBlockResults:
                f"{self._settings['influence']['reason']}). " if self._tables is not None
                else "")
             + f"Route: {self._settings['route']['reason']}. "
-            f"Weights: {self._settings['weighting']['reason']}.",
+            f"Weights: {self._settings['weighting']['reason']}. "
+            f"Estimator: {self._settings['estimator_reason']}.",
             f"The reduction sees {self.sees}; links even in a block are invisible to it"
             + ("." if self.main_effects else
                " (fit(..., main_effects=True) pools the main effects).")]

@@ -605,8 +605,14 @@ def joint_whitening(
     across blocks) or a variable is constant.
     """
     every = [f"{arg}:{n}" for arg, block in zip(argnames, names, strict=True) for n in block]
+    bounds = np.cumsum([0, *widths])
     if kind == "sample":
-        chol = cholesky_factor(cov, "the design (all blocks together)", every)
+        try:
+            chol = cholesky_factor(cov, "the design (all blocks together)", every)
+        except ValueError:  # a block singular on its own: name that block and its columns
+            for k, (lo, hi) in enumerate(itertools.pairwise(bounds)):
+                cholesky_factor(cov[lo:hi, lo:hi], argnames[k], names[k])
+            raise
         prec = sla.cho_solve((chol, True), np.eye(cov.shape[0]))
     elif kind == "shrinkage":
         if nobs is None:
@@ -623,7 +629,6 @@ def joint_whitening(
     else:
         raise ValueError(f'a joint whitening is "sample" or "shrinkage"; got {kind!r}')
     prec = (prec + prec.T) / 2
-    bounds = np.cumsum([0, *widths])
     maps, partial = [], np.zeros_like(prec)
     for k, (lo, hi) in enumerate(itertools.pairwise(bounds)):
         part = np.linalg.inv(prec[lo:hi, lo:hi])

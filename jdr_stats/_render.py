@@ -447,7 +447,10 @@ def _info_fits(pairs: list[tuple[str, str]], char: float, sep: float) -> bool:
     """Whether two key/value pairs a row fit the text width (see _latex_info)."""
     half = (len(pairs) + 1) // 2
     halves = (pairs[:half], pairs[half:])
-    need = sum(char * max((len(k) + len(v) + 1 for k, v in h), default=0) for h in halves)
+    # each half is two columns: its widest key beside its widest value, in
+    # prose letters (narrower than the tables' digits, as _latex_info sets them)
+    need = sum(0.87 * char * (max((len(k) for k, _ in h), default=0)
+                       + max((len(v) for _, v in h), default=0) + 1) for h in halves)
     return need + 6 * sep <= _TEXT_WIDTH
 
 

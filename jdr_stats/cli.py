@@ -189,7 +189,7 @@ def _build_parser() -> _Parser:
                           f"max(n1, n2)/m <= {policy.AUTO_SAMPLE_MAX_RATIO:g}, OAS shrinkage "
                           "above) or one of " + ", ".join(WHITENING_METHODS)
                           + " (guide page 'Wide blocks': jdr_stats.whitenings)")
-    fit.add_argument("--independent-blocks", choices=("yes", "no"), default="yes",
+    fit.add_argument("--independent-blocks", choices=("yes", "no"), default="no",
                      help="yes (default): the paper's estimator, each block whitened alone, "
                           "which assumes the blocks independent; no: the joint estimator, "
                           "each block's residual on the other block (valid when the blocks "
@@ -263,8 +263,11 @@ def _run_demo(args: argparse.Namespace) -> str:
     tests = res.rank_test_table
     assert tests is not None  # a rank="auto" fit keeps its tests
     p0 = float(tests.table["pvalue"].iloc[0])
+    est = res.settings.estimator
     lines = [
         "LBM of 202 athletes on log blood (a) and log body-build (b) measurements.",
+        f"Estimator: {'joint' if est is not None and est.name == 'joint' else 'per block'} "
+        f"({'' if est is None else est.reason}).",
         f"Rank chosen by the default ({tests.method}) rank tests at alpha 0.05: r = {res.rank} "
         f"(test of H0: r = 0: p = {p0:.3g}"
         + ("; not rejected, so the data show no evidence of any direction and r = 1 "

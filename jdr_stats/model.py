@@ -616,7 +616,7 @@ class JointDimReduction(DataModel):
         rank: int | Mapping[str, int] | Literal["auto"],
         *,
         whitening: WhiteningKind = "auto",
-        independent_blocks: bool = True,
+        independent_blocks: bool = False,
         standardize: bool | None = None,
         sparsity: tuple[int, int] | Literal["auto", "cv"] | None = None,
         rank_method: RankMethod | Literal["ladle"] = "auto",
@@ -651,7 +651,9 @@ class JointDimReduction(DataModel):
             ``n > m``).  ``"diagonal"``: the SDs only (``t = 1``).
             ``"none"``: centring only; the directions then depend on the
             variables' units.  ``"auto"`` (default) is ``"sample"`` while
-            ``max(n1, n2) / m <= 0.05``, ``"shrinkage"`` above (the study
+            the covariance the estimator inverts has at most 0.05 columns
+            per row (``(n1 + n2) / m`` for the default joint estimator,
+            ``max(n1, n2) / m`` per block), ``"shrinkage"`` above (the study
             ``studies/study_wide.py``); the summary says which and why,
             ``results.whitening`` records it.  The sample whitening uses the
             lower Cholesky factor ``L`` of the covariance: any other square
@@ -660,20 +662,28 @@ class JointDimReduction(DataModel):
             mapped-back subspace ``span(C^{-T} O^T U') = span(L^{-T} U')`` is
             the same.
         independent_blocks : bool
-            ``True`` (default): the paper's estimator, each block whitened
-            with its own covariance, which assumes the blocks independent of
-            each other (correlated blocks then inflate the rank the tests
-            choose and bias the directions; the premise checks warn).
-            ``False``: the joint estimator, valid when the blocks correlate:
-            each block is replaced by its residual on the other block (least
-            squares) and whitened by its partial covariance, so the cross
-            moment estimates ``U E[d2f/du dv] V^T`` for Gaussian designs
-            whatever the covariance between the blocks (theory page
-            "Whitening", section "Correlated blocks"); it needs the sample
-            whitening and ``m >= n1 + n2 + 2``, and the rows in memory or a
-            row source.  The summary says which was used; the rank tests,
-            the bootstrap (which re-estimates the residuals in every
-            replicate), the variable tests and support selection run on it.
+            ``False`` (default): the joint estimator, valid when the blocks
+            correlate: each block is replaced by its residual on the other
+            block (least squares) and whitened by its partial covariance, so
+            the cross moment estimates ``U E[d2f/du dv] V^T`` for Gaussian
+            designs whatever the covariance between the blocks (theory page
+            "Whitening", section "Correlated blocks").  Under correlated
+            blocks it uses only what each block adds beyond the other, so at
+            a fixed rank it is noisier than the per-block estimator would be
+            with independent blocks (guide page "Premises", "Which estimator
+            is the default and why").  ``whitening="auto"`` reads the width
+            of both blocks together, ``(n1 + n2) / m``.  With
+            ``max(n1, n2) + 2 <= m < n1 + n2 + 2`` rows its tests cannot run
+            and the per-block estimator is used, the reason in the summary
+            (:func:`jdr_stats.policy.block_estimator`).
+            ``True``: the paper's estimator, each block whitened with its own
+            covariance, which assumes the blocks independent of each other
+            (correlated blocks then inflate the rank the tests choose and
+            bias the directions).  The summary says which was used; the rank
+            tests, the bootstrap (which re-estimates the residuals in every
+            replicate), the variable tests and support selection run on it,
+            from rows in memory, a row source or bare sums (the
+            within-block moments of :class:`~jdr_stats.Moments`).
         standardize : bool, optional
             Deprecated (``FutureWarning``): ``True`` is ``whitening="sample"``,
             ``False`` is ``whitening="none"``.
@@ -815,9 +825,10 @@ class JointDimReduction(DataModel):
         if independent_blocks is not True and independent_blocks is not False:
             raise ValueError(
                 f"independent_blocks must be True or False; got {independent_blocks!r}")
-        joint = not independent_blocks
-        choice = choose_whitening(fold_standardize(whitening, standardize), self.nobs,
-                                  len(names_a), len(names_b), joint)
+        requested = fold_standardize(whitening, standardize)
+        joint = policy.block_estimator(independent_blocks, self.nobs, len(names_a),
+                                       len(names_b), "auto").name == "joint"
+        choice = choose_whitening(requested, self.nobs, len(names_a), len(names_b), joint)
         estimator = policy.block_estimator(independent_blocks, self.nobs, len(names_a),
                                            len(names_b), choice.name)
         auto = rank == "auto" or sparsity == "auto"
@@ -902,7 +913,7 @@ class JointDimReduction(DataModel):
         rule: SupportRuleArg = "bh",
         fdr: float | None = None,
         standardize: bool = True,
-        independent_blocks: bool = True,
+        independent_blocks: bool = False,
         seed: int | np.random.Generator | None = None,
         progress: ProgressArg = False,
         n_jobs: int | None = None,
@@ -917,8 +928,9 @@ class JointDimReduction(DataModel):
         object carrying its own settings; ``fdr`` the level of the FDR
         rules), then ``standardize``, ``seed``, ``progress`` and ``n_jobs``.
         See the function for each option and ``docs/guide/support.md``.
-        ``independent_blocks=False`` tests the variables of the joint
-        estimator (each block's residual on the other block; see :meth:`fit`).
+        ``independent_blocks=False`` (default) tests the variables of the
+        joint estimator (each block's residual on the other block; see
+        :meth:`fit`), ``True`` those of the paper's per-block estimator.
 
         Three or more blocks (rows in memory) test every variable of every
         block given each block's rank (``rank``: an int or a dict by block,

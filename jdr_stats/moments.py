@@ -354,7 +354,7 @@ class Moments:
         names_a: Sequence[str] | None = None,
         names_b: Sequence[str] | None = None,
         batch_rows: int | None = None,
-        within: bool = False,
+        within: bool = True,
     ) -> Moments:
         """Exact moments of in-memory (or memory-mapped) arrays, in chunks.
 
@@ -400,7 +400,7 @@ class Moments:
         endog_name: str = "y",
         names_a: Sequence[str] | None = None,
         names_b: Sequence[str] | None = None,
-        within: bool = False,
+        within: bool = True,
     ) -> Moments:
         """Moments of an iterable of ``(y, a, b)`` or ``(y, a, b, w)`` chunks.
 
@@ -465,7 +465,7 @@ class Moments:
 
     @classmethod
     def from_source(cls, source: Any, *, batch_rows: int | None = None,
-                    within: bool = False) -> Moments:
+                    within: bool = True) -> Moments:
         """Moments of a row source (:mod:`jdr_stats.sources`), one pass.
 
         A dask source is reduced on its cluster (a tree of merges); every
@@ -646,7 +646,7 @@ class ResponseMoments:
                                      names_a=names_a, names_b=names_b)
                  for c in range(arr.shape[1])]
         yy = Moments.from_arrays(arr[:, 0], arr, arr, weights, endog_name="y",
-                                 names_a=names, names_b=names)
+                                 names_a=names, names_b=names, within=False)
         return cls(parts, yy, kind=kind, names=names, classes=classes or ())
 
     @classmethod
@@ -658,7 +658,7 @@ class ResponseMoments:
         columns.  ``q + 1`` passes; flat memory; dask sources are reduced on
         their cluster.
         """
-        moms = [Moments.from_source(src, within=False) for src in parts]
+        moms = [Moments.from_source(src, within=True) for src in parts]
         return cls(moms, Moments.from_source(yy, within=False), names=[p.endog_name for p in moms])
 
     def __add__(self, other: object) -> ResponseMoments:

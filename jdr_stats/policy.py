@@ -37,6 +37,7 @@ __all__ = [
     "KBLOCK_TENSOR_MAX_ENTRIES",
     "KBLOCK_WEIGHTING",
     "Choice",
+    "JOINT_DEFAULT_REASON",
     "LADLE_EDGE_DRAWS",
     "LADLE_EDGE_QUANTILE",
     "LADLE_STRONG_EDGE",
@@ -56,6 +57,7 @@ __all__ = [
     "block_estimator",
     "main_effects_method",
     "defaults_table",
+    "kblock_estimator",
     "kblock_influence",
     "kblock_route",
     "kblock_weighting",
@@ -122,20 +124,35 @@ def whitening(nobs: int, n1: int, n2: int, joint: bool = False) -> Choice:
 
 
 # -- the estimator: whitening per block or across blocks ------------------------
+#: What the summary says of the default estimator (``independent_blocks=False``).
+JOINT_DEFAULT_REASON = (
+    "default: the joint estimator, valid when the blocks correlate; "
+    "independent_blocks=True for the paper's per-block estimator, which assumes "
+    "independent blocks")
+
+
 def block_estimator(requested: object, nobs: int, n1: int, n2: int,
                     whitening: str) -> Choice:
-    """What ``fit(independent_blocks=...)`` stands for: ``"per-block"``
-    (``True``, still the default: the paper's estimator, each block whitened
-    alone, which assumes independent blocks) or ``"joint"`` (``False``: each
-    block's residual on the other block, whitened by its partial
-    covariance, valid when the blocks correlate).
+    """What ``fit(independent_blocks=...)`` stands for: ``"joint"``
+    (``False``, the default: each block's residual on the other block,
+    whitened by its partial covariance, valid when the blocks correlate) or
+    ``"per-block"`` (``True``: the paper's estimator, each block whitened
+    alone, which assumes independent blocks).
 
-    The choice is the user's, never made from the data: a pre-test of
-    independence choosing between them would change the level of every test
-    after it (the study ``studies/study_correlated_blocks.py`` compares
-    them).  ``whitening`` is the
-    covariance of both blocks together the joint estimator uses:
-    ``"sample"`` (needs ``m >= n1 + n2 + 2``; a ``ValueError`` says so) or
+    The choice is the user's, never made from the data's values: a pre-test
+    of independence choosing between them would change the level of every
+    test after it (the study ``studies/study_correlated_blocks.py`` compares
+    them; the guide page "Which estimator is the default and why").  One
+    choice is made from the shape: with ``max(n1, n2) + 2 <= m < n1 + n2 + 2``
+    rows the sample covariance of both blocks together is singular, so the
+    joint estimator's rank and coordinate tests cannot run (whitening them
+    with a regularised joint covariance would change the rank they test:
+    theory page "Whitening", "Regularised joint whitening"), while the
+    per-block tests, which need ``max(n1, n2) + 2`` rows, can; there
+    ``independent_blocks=False`` gives the per-block estimator, and the
+    reason says so.  ``whitening`` is the covariance of both blocks
+    together the joint estimator uses: ``"sample"`` (needs
+    ``m >= n1 + n2 + 2``; a ``ValueError`` says so below the band) or
     ``"shrinkage"``; with ``"diagonal"`` and ``"none"`` that covariance is
     block diagonal, so the joint whitening is the per-block one.
 
@@ -145,6 +162,8 @@ def block_estimator(requested: object, nobs: int, n1: int, n2: int,
     'joint'
     >>> block_estimator(True, 1000, 10, 20, "sample").name
     'per-block'
+    >>> block_estimator(False, 25, 10, 20, "shrinkage").name
+    'per-block'
     """
     if requested is not True and requested is not False:
         raise ValueError(f"independent_blocks must be True or False; got {requested!r}")
@@ -152,6 +171,13 @@ def block_estimator(requested: object, nobs: int, n1: int, n2: int,
     if requested:
         return Choice("per-block", "given: independent_blocks=True, the per-block "
                       "estimator (the paper's), which assumes independent blocks", inputs)
+    if max(n1, n2) + 2 <= nobs < n1 + n2 + 2:
+        return Choice("per-block", (
+            f"width: m = {nobs} < n1 + n2 + 2 = {n1 + n2 + 2}, the sample covariance of both "
+            "blocks together is singular and the joint estimator's rank and coordinate "
+            "tests cannot run; the per-block estimator (the paper's, whose tests need "
+            f"max(n1, n2) + 2 = {max(n1, n2) + 2} rows), which assumes independent blocks"),
+            inputs)
     if whitening == "sample" and nobs < n1 + n2 + 2:
         raise ValueError(
             f'independent_blocks=False with whitening="sample" needs at least n1 + n2 + 2 = '
@@ -162,10 +188,8 @@ def block_estimator(requested: object, nobs: int, n1: int, n2: int,
            "shrinkage": "with the OAS-shrunk covariance of both blocks together",
            "diagonal": "with the SDs only: the joint whitening is then the per-block one",
            "none": "centring only: the joint whitening is then the per-block one"}
-    return Choice("joint", "given: independent_blocks=False, each block's residual on "
-                  f"the other block, whitened {why.get(whitening, whitening)}; valid when "
-                  "the blocks correlate (independent_blocks=True assumes independent "
-                  "blocks)", inputs)
+    return Choice("joint", f"{JOINT_DEFAULT_REASON} (each block's residual on the other "
+                  f"block, whitened {why.get(whitening, whitening)})", inputs)
 
 
 # -- rank tests ----------------------------------------------------------------
@@ -415,8 +439,10 @@ def main_effects_method(nu: int, df: int, *, joint: bool, adjusted: bool,
     if not (joint or adjusted):
         perm_block = None
     elif joint:
-        perm_block = ("the permutation version tests the block's marginal association; given "
-                      "the other block it is not exact (fit with independent_blocks=True)")
+        perm_block = ("the permutation version tests the block's marginal association and is "
+                      "not exact given the other block, as the joint estimator asks; what "
+                      "runs: fit(independent_blocks=True) for the exact permutation test of "
+                      "the marginal association")
     else:
         perm_block = ("the permutation version is not exact with covariates (their "
                       "residuals are not exchangeable)")
@@ -483,6 +509,10 @@ def defaults_table() -> list[tuple[str, object, str]]:
         ("MAIN_EFFECTS_SUMMARY_MAX_PERM_ROWS", MAIN_EFFECTS_SUMMARY_MAX_PERM_ROWS,
          "summary: the permutation version runs up to this many rows (robust only above)"),
         ("BLOCK_ROWS", BLOCK_ROWS, "rows per seeded block of row-wise random draws"),
+        ("JOINT_DEFAULT_REASON", JOINT_DEFAULT_REASON,
+         "the estimator's reason in the summary and settings where independent_blocks=False "
+         "(the default) gives the joint estimator (two blocks: block_estimator; three or "
+         "more: kblock_estimator, which states where the per-block one is used instead)"),
         ("KBLOCK_TENSOR_MAX_ENTRIES", KBLOCK_TENSOR_MAX_ENTRIES,
          "K-block fit: forms the K-way tensor up to this many entries, m x m Grams above"),
         ("KBLOCK_GRAM_MAX_ROWS", KBLOCK_GRAM_MAX_ROWS,
@@ -540,6 +570,94 @@ def kblock_route(nobs: int, widths: tuple[int, ...], q: int = 1) -> Choice:
         f"a K-block fit of {nobs} rows and widths {list(widths)} needs either the K-way "
         f"tensor ({entries:.0f} entries > {KBLOCK_TENSOR_MAX_ENTRIES}) or m x m row Grams "
         f"(m = {nobs} > {KBLOCK_GRAM_MAX_ROWS}); reduce the blocks' widths or the rows")
+
+
+def kblock_estimator(requested: object, nobs: int, widths: tuple[int, ...],
+                     whitening: str = "auto", q: int = 1, rank_auto: bool = False) -> Choice:
+    """What ``fit(independent_blocks=...)`` stands for with three or more
+    blocks: ``"joint"`` (``False``, the default: the whitening across all
+    blocks and the Hermite-corrected K-way tensor, valid when the blocks
+    correlate) where that estimator can run, else ``"per-block"`` (the
+    paper's estimator, which assumes independent blocks) with the reason.
+
+    As for two blocks (:func:`block_estimator`) the choice is made from the
+    shape only, never from a test of the data's values.  The joint K-block
+    estimator whitens with the sample covariance of all blocks together
+    (no regularised version), so it runs where ``whitening`` is ``"auto"``
+    or ``"sample"``, that covariance has at most ``AUTO_SAMPLE_MAX_RATIO``
+    columns per row (``sum(n_k) / m``, the rule :func:`whitening` applies
+    to the covariance being inverted; for ``whitening="sample"`` at least
+    ``sum(n_k) + 2`` rows), the K-way tensor is formed
+    (:func:`kblock_route`: it carries the Hermite correction), and, for
+    ``rank="auto"``, the jackknife's per-row influences fit in
+    ``KBLOCK_INFLUENCE_MAX_ENTRIES`` (``rank_auto`` with
+    ``q``: the caller passes the influences' entries through
+    :func:`kblock_influence`; here their count is recomputed from the
+    shape).  Elsewhere ``independent_blocks=False`` gives the per-block
+    estimator, whose route and tests need less (docs/theory/k_blocks.md,
+    "Which estimator").
+
+    Examples
+    --------
+    >>> kblock_estimator(False, 500, (5, 5, 5)).name
+    'joint'
+    >>> kblock_estimator(False, 200, (10, 10, 10)).name
+    'per-block'
+    >>> kblock_estimator(False, 2000, (76, 64, 47)).name
+    'per-block'
+    >>> kblock_estimator(True, 500, (5, 5, 5)).name
+    'per-block'
+    """
+    if requested is not True and requested is not False:
+        raise ValueError(f"independent_blocks must be True or False; got {requested!r}")
+    p = int(sum(widths))
+    inputs = {"nobs": float(nobs), "sum_widths": float(p), "q": float(q)}
+    if requested:
+        return Choice("per-block", "given: independent_blocks=True, the per-block "
+                      "estimator (the paper's), which assumes independent blocks", inputs)
+    fallback = ("; the per-block estimator (the paper's), which assumes independent "
+                "blocks, is used instead (independent_blocks=True says so explicitly)")
+    if whitening not in ("auto", "sample"):
+        return Choice("per-block", (
+            f'whitening="{whitening}": the joint K-block estimator whitens with the sample '
+            "covariance of all blocks together (no regularised version for three or more "
+            "blocks)" + fallback), inputs)
+    ratio = p / nobs
+    if whitening == "auto" and ratio > AUTO_SAMPLE_MAX_RATIO:
+        return Choice("per-block", (
+            f"width: sum(n_k)/m = {ratio:.3g} > {AUTO_SAMPLE_MAX_RATIO}, the sample covariance "
+            "of all blocks together that the joint K-block estimator inverts is noisy"
+            + (" (singular)" if nobs < p + 2 else "")
+            + " and it has no regularised version" + fallback), inputs)
+    if nobs < p + 2:
+        return Choice("per-block", (
+            f"width: m = {nobs} < sum(n_k) + 2 = {p + 2}, the sample covariance of all "
+            "blocks together is singular" + fallback), inputs)
+    entries = float(q)
+    for n in widths:
+        entries *= n
+    if entries > KBLOCK_TENSOR_MAX_ENTRIES:
+        return Choice("per-block", (
+            f"size: the joint K-block estimator forms the Hermite-corrected K-way tensor, "
+            f"here q prod n_k = {entries:.0f} > {KBLOCK_TENSOR_MAX_ENTRIES} entries "
+            "(KBLOCK_TENSOR_MAX_ENTRIES)" + fallback), inputs)
+    if rank_auto:
+        k = len(widths)
+        cols = []
+        for j in range(k):  # each block's stacked pieces: pairs and the K-way tensor
+            others = [n for i, n in enumerate(widths) if i != j]
+            prod = 1
+            for n in others:
+                prod *= n
+            cols.append(q * (sum(others) + prod))
+        infl = float(nobs) * sum(n * d for n, d in zip(widths, cols, strict=True))
+        if infl > KBLOCK_INFLUENCE_MAX_ENTRIES:
+            return Choice("per-block", (
+                f'rank="auto": the joint estimator\'s rank tests hold every row\'s jackknife '
+                f"influence, {infl:.0f} > {KBLOCK_INFLUENCE_MAX_ENTRIES} entries "
+                "(KBLOCK_INFLUENCE_MAX_ENTRIES)" + fallback), inputs)
+    return Choice("joint", JOINT_DEFAULT_REASON + " (the whitening across all blocks, the "
+                  "Hermite-corrected K-way tensor)", inputs)
 
 
 #: Most entries ``m sum_k n_k D_k`` of the per-row influences that the

@@ -41,7 +41,6 @@ from ._validation import check_int
 from ._version import __version__
 from .core.whitening import DesignWhitening
 from .diagnostics import Premises, block_stats
-from .exceptions import RowsNotInMemoryError
 from .inference.association import association_test as _association_test
 from .inference.bootstrap import BootstrapResults, Interval
 from .inference.bootstrap import Method as BootstrapMethod
@@ -789,9 +788,10 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
                  "mean) are tested separately: results.main_effects_test()."]
         if table is not None:
             for block, row in table.table.iterrows():
-                notes.append(f"Main effect of {block} (H0: E[y z] = 0): p = "
-                             + (f"{format_pvalue(row['pvalue'])} ({row['method']})."
-                                if np.isfinite(row["pvalue"]) else "not run (see the test)."))
+                reason = str(row.get("reason", "") or "see results.main_effects_test()")
+                notes.append(f"Main effect of {block} (H0: E[y z] = 0): "
+                             + (f"p = {format_pvalue(row['pvalue'])} ({row['method']})."
+                                if np.isfinite(row["pvalue"]) else f"not run: {reason}."))
         return notes
 
     @cached_property
@@ -825,12 +825,6 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         (called with the fit's data, estimate, ``standardize`` and ``sparsity``;
         ``n_jobs`` processes give the same numbers as one); every replicate
         re-estimates the fit's :attr:`whitening`."""
-        if self._fit_data is not self._model.data and self._fit_data.source is not None:
-            raise RowsNotInMemoryError(
-                "the bootstrap of the joint estimator (independent_blocks=False) re-estimates "
-                "each block's residual on the other block in every replicate, which needs "
-                "the rows in memory; load them (JointDimReduction(y, a, b)), or fit with "
-                "independent_blocks=True to stream the Poisson bootstrap")
         return _bootstrap(
             self._fit_data, self._est, standardize=self.standardize,
             sparsity=self.sparsity, n_boot=n_boot, seed=seed, method=method,

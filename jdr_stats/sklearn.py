@@ -150,7 +150,7 @@ class JointDimReductionTransformer(TransformerMixin, BaseEstimator):
         sparsity: tuple[int, int] | None = None,
         split: Literal["half"] | None = None,
         blocks: Any = None,
-        independent_blocks: bool = True,
+        independent_blocks: bool = False,
     ) -> None:
         self.rank = rank
         self.block_a = block_a

@@ -79,8 +79,11 @@ def test_batched_angles_match_linalg():
 # -- the replicates are refits -------------------------------------------------
 @pytest.mark.parametrize("sparsity", [None, (3, 3)])
 def test_replicates_are_refits_on_resampled_rows(sparsity):
+    # bootstrap() of the model's own rows with each block's covariance metric:
+    # the per-block estimator's replicates, compared with its refits
     sim = jdr.simulate.bilinear(600, 6, 5, 2, s1=3, s2=3, seed=8)
-    res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(2, sparsity=sparsity)
+    res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(2, sparsity=sparsity,
+                                                         independent_blocks=True)
     boot = bootstrap(
         res.model.data, res.estimate, standardize=True, sparsity=sparsity, n_boot=3, seed=42
     )
@@ -91,7 +94,8 @@ def test_replicates_are_refits_on_resampled_rows(sparsity):
     lb = np.linalg.cholesky(np.cov(sim.b, rowvar=False, bias=True)).T
     for b in range(3):
         idx = rng.integers(0, 600, size=600)
-        ref = jdr.JointDimReduction(sim.y[idx], sim.a[idx], sim.b[idx]).fit(2, sparsity=sparsity)
+        ref = jdr.JointDimReduction(sim.y[idx], sim.a[idx], sim.b[idx]).fit(
+            2, sparsity=sparsity, independent_blocks=True)
         want_a = np.degrees(principal_angles(la @ ref.estimate.dir_a, la @ res.estimate.dir_a))
         want_b = np.degrees(principal_angles(lb @ ref.estimate.dir_b, lb @ res.estimate.dir_b))
         # rounding of the sums perturbs X_lin by a few units in the last place
@@ -306,7 +310,10 @@ def test_weak_gap_warns_and_is_reported():
 def test_poisson_method_refits_poisson_moments(sparsity):
     sim = jdr.simulate.bilinear(700, 6, 5, 2, s1=3, s2=3, seed=8)
     w0 = np.random.default_rng(1).uniform(0.5, 2.0, 700)
-    res = jdr.JointDimReduction(sim.y, sim.a, sim.b, weights=w0).fit(2, sparsity=sparsity)
+    # the reference reweights the model's own rows (res.model.moments): the
+    # per-block estimator's replicates
+    res = jdr.JointDimReduction(sim.y, sim.a, sim.b, weights=w0).fit(
+        2, sparsity=sparsity, independent_blocks=True)
     boot = res.bootstrap(n_boot=4, seed=5, method="poisson", interval="percentile")
     assert boot.method == "poisson"
     ent = _resampling.draw_entropy(np.random.default_rng(5), 4)

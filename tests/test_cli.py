@@ -26,9 +26,12 @@ def test_demo(capsys):
     # what the data support: the default test's rank, the bootstrap sentence,
     # the warnings in words (no rank given by hand)
     assert "Rank chosen by the default (robust) rank tests at alpha 0.05: r = 1" in out
-    assert "p = 0.106; not rejected" in out
+    # the default joint estimator (the blocks correlate: 0.75), said in words
+    assert "Estimator: joint (default: the joint estimator, valid when the blocks " \
+        "correlate; independent_blocks=True for the paper's per-block estimator" in out
+    assert "p = 0.282; not rejected" in out
     assert "With 95% confidence the true a-subspace lies within" in out
-    assert "Warning: fit(rank=\"auto\"): the blocks are correlated" in out
+    assert "Warning: no rank test rejected H0: r = 0" in out
     assert "Bootstrap" in out and "Rank:              2" not in out
 
 
@@ -223,8 +226,9 @@ def test_warnings_are_one_line_without_source(tmp_path, capsys):
     frame = pd.DataFrame(np.column_stack([y, a, b]), columns=["y", "a0", "a1", "a2", "b0", "b1"])
     path = tmp_path / "corr.csv"
     frame.to_csv(path, index=False)
+    # the per-block estimator's premise check warns of the correlated blocks
     assert main(["fit", str(path), "--y", "y", "--a", "a0,a1,a2", "--b", "b0,b1",
-                 "--rank", "auto"]) == 0
+                 "--rank", "auto", "--independent-blocks", "yes"]) == 0
     err = capsys.readouterr().err.splitlines()
     lines = [line for line in err if line.strip()]
     assert lines and all(line.startswith("jdr_stats: warning: ") for line in lines)

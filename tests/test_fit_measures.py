@@ -105,7 +105,12 @@ def test_full_regression_skipped_when_too_wide():
 # -- group tests and drop1 ----------------------------------------------------------
 @pytest.mark.parametrize("test", ["conditional", "marginal"])
 def test_one_variable_is_the_sandwich_coordinate_test(res, test):
-    prep = prepare(res.model.data, True)
+    from jdr_stats._joint import joint_data
+
+    # the fit is the default (joint) estimator's: its variables are tested on
+    # the residual rows
+    assert res.settings.estimator.name == "joint"
+    prep = prepare(joint_data(res.model.data)[0], True)
     rank = 2 if test == "conditional" else None
     expect = {}
     for block, z, wf, wo in (("a", prep.z_a, prep.w_a, prep.w_b),

@@ -65,7 +65,7 @@ def test_wald_and_robust_rows_are_test_results(fit):
         wald_from_moments,
     )
 
-    w = _whiten(fit.model.data, fit.moments)
+    w = _whiten(fit._fit_data, fit.moments)
     rob = frobenius_from_moments(complement(w, 1), w.s)
     wald = wald_from_moments(complement(w, 1), complement_block(w.s, 1, w.n1, w.n2).reshape(-1))
     for res in (rob, wald):

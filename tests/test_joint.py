@@ -40,8 +40,8 @@ def _quiet_fit(model, *args, **kw):
 def test_correlated_blocks_rank_and_directions(correlated):
     sim = correlated
     model = jdr.JointDimReduction(sim.y, sim.a, sim.b)
-    per_block = _quiet_fit(model, "auto", seed=1)
-    joint = model.fit("auto", independent_blocks=False, seed=1)  # no premise warning
+    per_block = _quiet_fit(model, "auto", seed=1, independent_blocks=True)
+    joint = model.fit("auto", seed=1)  # the default; no premise warning
     assert per_block.rank == 2  # the paper's estimator, premise broken
     assert joint.rank == 1
     assert joint.settings.estimator.name == "joint"
@@ -51,7 +51,7 @@ def test_correlated_blocks_rank_and_directions(correlated):
     ok = joint.diagnostics.table["ok"]
     assert ok.iloc[0] is None and ok.iloc[1] is None  # information, not a premise
     with pytest.warns(AssumptionWarning, match="independent_blocks=False"):
-        model.fit("auto", seed=1)
+        model.fit("auto", seed=1, independent_blocks=True)
 
 
 def test_joint_is_the_paper_estimator_on_least_squares_residuals(correlated):
@@ -59,7 +59,8 @@ def test_joint_is_the_paper_estimator_on_least_squares_residuals(correlated):
     joint = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(2, independent_blocks=False)
 
     ra, rb = residual(sim.a, sim.b), residual(sim.b, sim.a)
-    ref = jdr.JointDimReduction(sim.y, ra, rb).fit(2)
+    # the paper's (per-block) estimator on the residual rows
+    ref = jdr.JointDimReduction(sim.y, ra, rb).fit(2, independent_blocks=True)
     np.testing.assert_allclose(joint.singular_values, ref.singular_values, rtol=1e-9)
     np.testing.assert_allclose(joint.directions_a, ref.directions_a, atol=1e-9)
     np.testing.assert_allclose(joint.directions_b, ref.directions_b, atol=1e-9)
@@ -75,7 +76,8 @@ def test_rank_tests_and_support_run_on_the_residual_rows(correlated):
     sim = correlated
     joint = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(1, independent_blocks=False)
 
-    ref = jdr.JointDimReduction(sim.y, residual(sim.a, sim.b), residual(sim.b, sim.a)).fit(1)
+    ref = jdr.JointDimReduction(sim.y, residual(sim.a, sim.b), residual(sim.b, sim.a)).fit(
+        1, independent_blocks=True)  # the paper's estimator on the residual rows
     for method in ("chi2", "robust"):
         with warnings.catch_warnings():  # the residuals correlate: ref's premise check warns
             warnings.simplefilter("ignore", AssumptionWarning)
@@ -134,8 +136,15 @@ def test_same_numbers_from_parquet_and_dask(correlated, tmp_path):
     dk = jdr.JointDimReduction(ys, as_, bs).fit(2, independent_blocks=False)
     np.testing.assert_allclose(dk.singular_values, mem.model.fit(
         2, independent_blocks=False).singular_values, rtol=1e-10)
-    with pytest.raises(RowsNotInMemoryError, match="needs the rows in memory"):
-        got.bootstrap(n_boot=9, method="poisson", seed=1)
+    # the Poisson bootstrap streams: every replicate re-residualises from its
+    # reweighted sums, the same replicates as the rows in memory
+    bp = got.bootstrap(n_boot=9, method="poisson", seed=1)
+    bm = mem.bootstrap(n_boot=9, method="poisson", seed=1)
+    np.testing.assert_allclose(bp.angles_a, bm.angles_a, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(bp.singular_values, bm.singular_values, rtol=1e-6,
+                               atol=1e-6 * np.abs(bm.singular_values).max())
+    with pytest.raises(RowsNotInMemoryError, match='method="pairs"'):
+        got.bootstrap(n_boot=9, seed=1)
 
 
 @pytest.mark.equality
@@ -184,15 +193,20 @@ def test_what_the_joint_estimator_refuses(correlated):
     assert mom.m3_aya is None and not mom.has_within and not (mom + full).has_within
     with pytest.raises(RowsNotInMemoryError, match=r"m3_aya and m3_byb.*independent_blocks=True"):
         jdr.JointDimReduction.from_moments(mom).fit(1, independent_blocks=False)
-    rm = jdr.moments.ResponseMoments.from_arrays(np.c_[sim.y, sim.a[:, 0] + sim.y], sim.a, sim.b)
-    with pytest.raises(RowsNotInMemoryError, match="single response column"):
-        jdr.JointDimReduction.from_moments(rm).fit(1, independent_blocks=False)
+    # several response columns from bare sums (with the within-block
+    # moments, as from_arrays computes them): the in-memory joint fit
+    yq = np.c_[sim.y, sim.a[:, 0] + sim.y]
+    rm = jdr.moments.ResponseMoments.from_arrays(yq, sim.a, sim.b)
+    np.testing.assert_allclose(jdr.JointDimReduction.from_moments(rm).fit(1).singular_values,
+                               jdr.JointDimReduction(yq, sim.a, sim.b).fit(1).singular_values,
+                               rtol=1e-8)
     model = jdr.JointDimReduction(sim.y, sim.a, sim.b)
     with pytest.raises(ValueError, match="independent_blocks must be True or False; got 'yes'"):
         model.fit(1, independent_blocks="yes")
     small = jdr.JointDimReduction(sim.y[:12], sim.a[:12], sim.b[:12])
-    with pytest.raises(ValueError, match="n1 \\+ n2 \\+ 2 = 14 rows"):
-        small.fit(1, independent_blocks=False, whitening="sample")
+    # max(n1, n2) + 2 <= m < n1 + n2 + 2: the per-block estimator, by shape
+    est = small.fit(1, independent_blocks=False, whitening="sample").settings.estimator
+    assert est.name == "per-block" and "n1 + n2 + 2 = 14" in est.reason
     # a column of one block repeated in the other: refused with the data, named
     b = sim.b.copy()
     b[:, 2] = sim.a[:, 4]
@@ -237,7 +251,7 @@ def test_options_pass_through(correlated):
                                                            sparsity=(3, 3))
     assert len(sparse.support_a) == 3
     text = str(res.summary())
-    assert "Estimator: joint (given: independent_blocks=False" in text
+    assert "Estimator: joint (default: the joint estimator" in " ".join(text.split())
     assert "sample (across blocks)" in text
     doc = res.to_dict()
     assert doc["choices"]["estimator"]["name"] == "joint"
@@ -274,6 +288,7 @@ def test_support_notes_say_which_estimator(correlated):
     assert any("residual on the other block" in n for n in joint.notes)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", JDRWarning)
-        per_block = model.select_support(rank=1, seed=1, n_resamples=99)
+        per_block = model.select_support(rank=1, seed=1, n_resamples=99,
+                                         independent_blocks=True)
     assert per_block.settings["estimator"] == "per-block"
     assert any("Assumptions: independent blocks" in n for n in per_block.notes)

@@ -63,8 +63,10 @@ def test_shrinkage_joint_runs_where_the_sample_one_cannot(wide):
     assert "(n1 + n2)/m" in res.settings.whitening.reason
     small = jdr.JointDimReduction(wide.y[:90], wide.a[:90], wide.b[:90])
     assert _fit(small, 2, whitening="sample").whitening == "sample"   # per block: 52 rows
-    with pytest.raises(ValueError, match=r"n1 \+ n2 \+ 2 = 102 rows"):
-        small.fit(2, independent_blocks=False, whitening="sample")
+    # 52 <= m < n1 + n2 + 2 = 102: the joint estimator's tests cannot run,
+    # so independent_blocks=False gives the per-block one (policy.block_estimator)
+    est = _fit(small, 2, independent_blocks=False, whitening="sample").settings.estimator
+    assert est.name == "per-block" and "n1 + n2 + 2 = 102" in est.reason
 
 
 def test_shrinkage_joint_is_the_cross_block_of_the_shrunk_precision(wide):
@@ -78,7 +80,13 @@ def test_shrinkage_joint_is_the_cross_block_of_the_shrunk_precision(wide):
 
 
 def test_shrinkage_joint_with_more_columns_than_rows():
-    sim = jdr.simulate.bilinear(60, 40, 40, 1, seed=1)
+    # below max(n1, n2) + 2 rows (neither estimator's tests run) the default
+    # is the joint estimator with the shrunk joint covariance; from there to
+    # n1 + n2 + 2 rows it is the per-block one (policy.block_estimator)
+    band = jdr.simulate.bilinear(60, 40, 40, 1, seed=1)
+    assert _fit(jdr.JointDimReduction(band.y, band.a, band.b), 1).settings.estimator.name \
+        == "per-block"
+    sim = jdr.simulate.bilinear(60, 70, 70, 1, seed=1)
     res = _fit(jdr.JointDimReduction(sim.y, sim.a, sim.b), 1, independent_blocks=False)
     assert res.whitening == "shrinkage"
     ua, vb = _hand_shrinkage_joint(sim.y, sim.a, sim.b, 1)

@@ -302,3 +302,52 @@ def test_auto_under_the_joint_whitening_and_with_weights():
         for name in tests_a:
             pd.testing.assert_frame_equal(tests_a[name], tests_b[name],
                                           rtol=1e-7, atol=1e-12)
+
+
+@pytest.mark.parametrize(("m", "widths", "rank", "expect", "why"), [
+    (500, (5, 5, 5), 1, "joint", "default: the joint estimator"),
+    (500, (5, 5, 5), "auto", "joint", "default: the joint estimator"),
+    (300, (4, 4, 4, 4), 1, "per-block", "sum(n_k)/m = 0.0533 > 0.05"),
+    (100, (10, 10, 10), "auto", "per-block", "sum(n_k)/m = 0.3 > 0.05"),
+    (30, (10, 10, 10), 1, "per-block", "(singular)"),
+    (2000, (76, 64, 47), 1, "per-block", "sum(n_k)/m = 0.0935 > 0.05"),
+])
+def test_default_runs_at_every_shape_and_says_which_estimator(m, widths, rank, expect, why):
+    """independent_blocks=False (the default) never turns a working K-block
+    call into an error: where the joint K-block estimator cannot run (the
+    sample covariance of all blocks too wide or singular, the tensor too
+    large) the per-block one runs, with the reason in settings and summary
+    (policy.kblock_estimator, from the shape only)."""
+    from jdr_stats import policy
+
+    rng = np.random.default_rng(7)
+    xs = [rng.normal(size=(m, n)) for n in widths]
+    y = xs[0][:, 0] * xs[1][:, 0] * xs[2][:, 0] + rng.normal(size=m)
+    model = jdr.JointDimReduction.from_blocks(y, xs)
+    res = model.fit(rank)
+    want = policy.kblock_estimator(False, m, widths, "auto", 1, rank_auto=rank == "auto")
+    assert res.settings["estimator"] == want.name == expect
+    assert why in res.settings["estimator_reason"]
+    assert "".join(want.reason.split()) in "".join(str(res.summary()).split())
+    per = model.fit(rank, independent_blocks=True)
+    if expect == "per-block":  # the very fit of independent_blocks=True
+        for name in res.directions:
+            np.testing.assert_array_equal(res.directions[name], per.directions[name])
+    # an explicit whitening without a joint K-block version: per block
+    if m >= 20 * sum(widths):
+        shr = model.fit(1, whitening="shrinkage")
+        assert shr.settings["estimator"] == "per-block"
+        assert 'whitening="shrinkage"' in shr.settings["estimator_reason"]
+
+
+def test_kblock_tensor_size_and_influences_route_to_per_block():
+    from jdr_stats import policy
+
+    big = policy.kblock_estimator(False, 200_000, (76, 64, 47))
+    assert big.name == "per-block" and "K-way tensor" in big.reason
+    # fixed ranks: joint; rank="auto" whose jackknife would exceed the limit: per block
+    assert policy.kblock_estimator(False, 6000, (40, 40, 40)).name == "joint"
+    auto = policy.kblock_estimator(False, 6000, (40, 40, 40), rank_auto=True)
+    assert auto.name == "per-block" and "jackknife" in auto.reason
+    with pytest.raises(ValueError, match="independent_blocks must be True or False; got 1"):
+        policy.kblock_estimator(1, 500, (5, 5, 5))

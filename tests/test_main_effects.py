@@ -132,7 +132,10 @@ def test_permutation_version_is_exact_at_p_much_larger_than_n():
     for _ in range(reps):
         a, b = rng.normal(size=(40, 120)), rng.normal(size=(40, 21))
         y = rng.integers(0, 2, 40).astype(float)
-        t = jdr.JointDimReduction(y, a, b).fit(1).main_effects_test(n_perm=39, seed=rng)
+        # the permutation version is the per-block (marginal) test's; under the
+        # joint default it is refused (test_refusals_name_the_reason)
+        t = jdr.JointDimReduction(y, a, b).fit(1, independent_blocks=True).main_effects_test(
+            n_perm=39, seed=rng)
         assert t.table["method"].tolist() == ["permutation", "permutation"]
         rej += int(t.pvalues["a"] <= 0.1)
     rate = rej / reps
@@ -144,7 +147,8 @@ def test_permutation_version_has_power_at_width():
     cls = rng.integers(0, 2, 40)
     a, b = rng.normal(size=(40, 120)), rng.normal(size=(40, 21))
     a[:, :10] += 1.5 * cls[:, None]
-    t = jdr.JointDimReduction(pd.Categorical(cls), a, b).fit(1).main_effects_test(seed=0)
+    t = jdr.JointDimReduction(pd.Categorical(cls), a, b).fit(
+        1, independent_blocks=True).main_effects_test(seed=0)  # the per-block permutation test
     assert t.pvalues["a"] == pytest.approx(1 / 200)
     assert t.pvalues["b"] > 0.01
 
@@ -172,7 +176,8 @@ def test_refusals_name_the_reason():
     assert forced.table.loc["a", "method"] == "refused"
     assert "robust test refused" in forced.table.loc["a", "reason"]
     z = rng.normal(size=(m, 2))
-    adj = jdr.JointDimReduction(y, a[:, :5], b[:, :5], covariates=z).fit(1)
+    adj = jdr.JointDimReduction(y, a[:, :5], b[:, :5], covariates=z).fit(
+        1, independent_blocks=True)  # per block, covariates are what refuses it
     t_adj = adj.main_effects_test("permutation")
     assert "covariates" in t_adj.table.loc["a", "reason"]
     assert adj.main_effects_test().table["method"].tolist() == ["robust", "robust"]

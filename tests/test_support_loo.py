@@ -27,6 +27,7 @@ import pytest
 
 import jdr_stats as jdr
 from jdr_stats import config
+from jdr_stats._joint import joint_data
 from jdr_stats.support import _robust as support_robust
 from jdr_stats.support import robust_coordinate_tests
 from jdr_stats.support._loo import loo_bases, loo_bases_dense
@@ -116,7 +117,8 @@ def test_rows_path_equals_arrays_path(monkeypatch, standardize):
     monkeypatch.setattr(jdr.config, "CHUNK_FLOATS", 2500 * 2 * 3)  # 3 variables a chunk
     monkeypatch.setattr(config, "SUPPORT_RESAMPLE_BYTES", 4 * 2500 * 2 * 7)  # 2 chunks a group
     sup = model.select_support(rank=2, seed=7, standardize=standardize, n_resamples=99)
-    prep = prepare(model.data, standardize)
+    # the default (joint) estimator's variables: those of the residual rows
+    prep = prepare(joint_data(model.data)[0], standardize)
     rng = np.random.default_rng(7)
     kw = dict(rank=2, standardize=standardize, method="wild", n_resample=99, seed=rng)
     res_a = robust_coordinate_tests(prep.yc, prep.z_a, prep.w_a, prep.w_b, **kw)

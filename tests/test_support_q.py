@@ -72,7 +72,9 @@ def test_marginal_q_f_equals_reverse_regression_f_test():
     W = (Yw_1 b', Yw_2 b') in the OLS regression of a_j on (1, a_{-j}, W)."""
     rng, a, b = _blocks()
     model = jdr.JointDimReduction(_three_classes(rng, a, b), a, b)
-    tab = select_support(model, method="chi2").table.xs("a", level="block")
+    # the paper's per-block statistic: W below is built from b itself
+    tab = select_support(model, method="chi2",
+                         independent_blocks=True).table.xs("a", level="block")
     yw = model.data.rows("test")[0]
     w = products(yw - yw.mean(0), b - b.mean(0))  # any invertible transform of b' gives the same
     d = w.shape[1]
@@ -163,9 +165,13 @@ def test_q_sparse_fits():
     rng, a, b = _blocks(m=1500, n1=8, n2=7, seed=4)
     y = _two_responses(rng, a, b)
     model = jdr.JointDimReduction(y, a, b)
-    res = model.fit(2, sparsity=(3, 3))
+    # per block, the sparse fit is the dense fit of the kept variables; the
+    # joint estimator's is not (its rows are each block's residual on the
+    # whole other block, not on the other block's kept variables)
+    res = model.fit(2, sparsity=(3, 3), independent_blocks=True)
     assert res.support_a == ["a0", "a1", "a2"] and res.support_b == ["b0", "b1", "b2"]
-    dense_sub = jdr.JointDimReduction(y, a[:, :3], b[:, :3]).fit(2)
+    assert model.fit(2, sparsity=(3, 3)).support_a == ["a0", "a1", "a2"]
+    dense_sub = jdr.JointDimReduction(y, a[:, :3], b[:, :3]).fit(2, independent_blocks=True)
     angle = jdr.metrics.principal_angles(np.asarray(res.directions_a)[:3],
                                          np.asarray(dense_sub.directions_a))
     assert np.max(angle) < 1e-8  # the sparse fit is the HOSVD on the kept variables
@@ -232,7 +238,9 @@ def test_covariates_take_residual_degrees_of_freedom():
     hc3 = robust_coordinate_tests(prep.yc, prep.z_a, prep.w_a, prep.w_b, n_lost=3)
     np.testing.assert_allclose(hc3.pvalue, stats.f.sf(hc3.stat / 5, 5, 300 - 7 - 5 - 3),
                                rtol=1e-12)
-    tab = select_support(model, method="chi2").table.xs("a", level="block")
+    # prep whitens each block alone: the per-block estimator's tests
+    tab = select_support(model, method="chi2",
+                         independent_blocks=True).table.xs("a", level="block")
     np.testing.assert_allclose(tab["pvalue"], lost.pvalue, rtol=1e-12)
 
 

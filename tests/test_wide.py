@@ -62,9 +62,10 @@ def test_sample_and_none_are_the_old_standardize_bit_for_bit():
     model = jdr.JointDimReduction(sim.y, sim.a, sim.b)
     mom = block_moments(sim.y, sim.a, sim.b)
     for kind, std in (("sample", True), ("none", False)):
-        new = model.fit(2, whitening=kind)
+        # the old standardize bit was the paper's per-block estimator's
+        new = model.fit(2, whitening=kind, independent_blocks=True)
         with pytest.warns(FutureWarning, match=f'use whitening="{kind}"'):
-            old = model.fit(2, standardize=std)
+            old = model.fit(2, standardize=std, independent_blocks=True)
         ref = estimate(mom, 2, standardize=std)
         for res in (new, old):
             assert res.whitening == kind and res.standardize is std
@@ -221,7 +222,10 @@ def test_bootstrap_re_estimates_the_shrinkage_per_replicate(monkeypatch):
     import jdr_stats.inference._replicates as rep
 
     y, a, b, _, _ = sparse_data(4, 200, 20)
-    res = jdr.JointDimReduction(y, a, b).fit(1)
+    # the per-block shrinkage (spied below); the joint estimator re-estimates
+    # its joint whitening per replicate from the reweighted rows instead
+    # (test_joint.py::test_bootstrap_refits_the_residuals_in_every_replicate)
+    res = jdr.JointDimReduction(y, a, b).fit(1, independent_blocks=True)
     assert res.whitening == "shrinkage"
     seen = []
     real = rep.block_whitening_pair
@@ -283,7 +287,10 @@ def test_wide_fit_without_block_covariances_still_reports(wide, tmp_path):
     """At n > m the fit forms only the cross moment; the results' other
     attributes (loadings, premises, transform, remove_data, save/load) work."""
     y, a, b = wide
-    res = jdr.JointDimReduction(y, a, b).fit(1, sparsity=(3, 3))
+    # the per-block wide fit skips the block covariances; the joint one needs
+    # the regularised joint covariance and carries its partial covariances
+    assert jdr.JointDimReduction(y, a, b).fit(1, sparsity=(3, 3)).moments.has_covariances
+    res = jdr.JointDimReduction(y, a, b).fit(1, sparsity=(3, 3), independent_blocks=True)
     assert not res.moments.has_covariances
     assert res.loadings_a.shape == (90, 1) and np.isfinite(res.loadings_a).all()
     assert res.transform(a[:4], b[:4]).shape == (4, 2)

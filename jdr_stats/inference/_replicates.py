@@ -124,6 +124,47 @@ def _poisson_batches(data: RowsData, n_boot: int, rng: np.random.Generator,
     yield out if inner else (out, None)
 
 
+def _joint_design(data: RowsData) -> Any:
+    """The object that re-estimates the joint estimator's whitening in
+    each Poisson replicate (``stacked_design``, ``replicate_moments``): the
+    in-memory residual rows, or the residualising row source of a streamed
+    model; None for every other estimator."""
+    for obj in (data, getattr(data, "source", None)):
+        if callable(getattr(obj, "stacked_design", None)):
+            return obj
+    return None
+
+
+def _joint_poisson_batches(data: RowsData, n_boot: int, rng: np.random.Generator,
+                           inner: bool, parallel: Any = None):
+    """The Poisson bootstrap of the joint estimator, streamed: one pass over
+    the model's own rows (in memory or a row source) with the design stacked
+    (``x = (a, b)``), so every replicate holds its reweighted covariance of
+    the whole design and y-weighted co-moment ``S`` (the within-block parts
+    included) and re-residualises from them (the whitening across blocks
+    re-estimated, as the pairs bootstrap does row by row).  The weights are
+    drawn per block of rows, so rows in memory and every row source give
+    the same replicates."""
+    joint = _joint_design(data)
+    out: Any = poisson_pass(poisson_plan(joint.stacked_design(), n_boot, rng, inner=inner),
+                            parallel)
+
+    def residual(moms: list[BlockMoments]) -> list[BlockMoments | _Failed]:
+        res: list[BlockMoments | _Failed] = []
+        for mom in moms:
+            try:
+                res.append(joint.replicate_moments(mom))
+            except ValueError as exc:
+                res.append(_Failed(str(exc)))
+        return res
+
+    if inner:
+        outer, inner_moms = out
+        yield residual(outer), residual(inner_moms)
+    else:
+        yield residual(out), None
+
+
 def _q_batches(data: RowsData, n_boot: int, rng: np.random.Generator, inner: bool,
                method: str):
     """Replicate moments from ``data.moments`` of each replicate's counts
@@ -141,13 +182,29 @@ def _q_batches(data: RowsData, n_boot: int, rng: np.random.Generator, inner: boo
             counts = draw_counts(rng, nb, m).astype(float)
         else:
             counts = rng.poisson(1.0, size=(nb, m)).astype(float)
-        outer = [data.moments(c) for c in counts]
+        outer = [_moments_or_failure(data, c) for c in counts]
         inner_moms = None
         if rng_in is not None:
             counts_in = inner_counts(rng_in, counts)
-            inner_moms = [data.moments(c) for c in counts_in]
+            inner_moms = [_moments_or_failure(data, c) for c in counts_in]
         yield outer, inner_moms
         done += nb
+
+
+@dataclass(frozen=True)
+class _Failed:
+    """A replicate whose moments could not be formed (the message says why:
+    e.g. a column constant in the resample, which the joint estimator's
+    residuals meet before the refit)."""
+
+    message: str
+
+
+def _moments_or_failure(data: RowsData, counts: np.ndarray) -> BlockMoments | _Failed:
+    try:
+        return data.moments(counts)
+    except ValueError as exc:
+        return _Failed(str(exc))
 
 
 def _rebuilds_whitening(ctx: dict) -> bool:
@@ -177,16 +234,19 @@ def _fit_batch(ctx: dict, moms: list[BlockMoments], errors: list[str]) -> list:
     Sparse fits call :func:`estimate` per replicate.
     """
     out: list = [None] * len(moms)
-    if (ctx["sparsity"] is None and moms and moms[0].cross_q is None
+    good = [j for j, mom in enumerate(moms) if not isinstance(mom, _Failed)]
+    errors.extend(mom.message for mom in moms if isinstance(mom, _Failed))
+    todo: Any
+    if (ctx["sparsity"] is None and good and moms[good[0]].cross_q is None
             and not _rebuilds_whitening(ctx)):
-        da, db, s, ok = batched_dense_estimate(moms, ctx["rank"],
+        da, db, s, ok = batched_dense_estimate([moms[j] for j in good], ctx["rank"],
                                                standardize=ctx["standardize"])
-        for j in range(len(moms)):
-            if ok[j]:
-                out[j] = (da[j], db[j], s[j], None, None)
-        todo: Any = np.flatnonzero(~ok)
+        for i, j in enumerate(good):
+            if ok[i]:
+                out[j] = (da[i], db[i], s[i], None, None)
+        todo = [good[i] for i in np.flatnonzero(~ok)]
     else:
-        todo = range(len(moms))
+        todo = good
     for j in todo:
         try:
             e = _refit(ctx, moms[j])
@@ -334,7 +394,10 @@ def replicates(
         make: Any = _pairs_batches if method == "pairs" else _poisson_batches
         # q > 1 responses, and data that re-estimate more than the moments
         # under each replicate's weights (the joint estimator's residuals)
-        if est0.coef_tensor is not None or getattr(data, "reweighted_refit", False):
+        if (method == "poisson" and est0.coef_tensor is None
+                and _joint_design(data) is not None):
+            batches = _joint_poisson_batches(data, n_boot, rng, inner, parallel)
+        elif est0.coef_tensor is not None or getattr(data, "reweighted_refit", False):
             batches = _q_batches(data, n_boot, rng, inner, method)
         else:
             batches = make(data, n_boot, rng, inner, parallel)

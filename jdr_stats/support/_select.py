@@ -8,6 +8,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from .. import policy
 from .._data import RowsData
 from .._estimate import check_rank, check_support_width
 from .._joint import JointModelData, joint_data
@@ -63,7 +64,7 @@ def select_support(
     rule: RuleArg = "bh",
     fdr: float | None = None,
     standardize: bool = True,
-    independent_blocks: bool = True,
+    independent_blocks: bool = False,
     seed: int | np.random.Generator | None = None,
     progress: ProgressArg = False,
     n_jobs: int | None = None,
@@ -138,10 +139,15 @@ def select_support(
         ``U`` in the original coordinates) or of ``S`` itself (``False``, as
         the unstandardized fit's sparse step).
     independent_blocks : bool
-        ``False``: test the variables of the joint estimator, each block
-        replaced by its least squares residual on the other block (see
-        :meth:`jdr_stats.JointDimReduction.fit`); ``True`` (default): the
-        paper's per-block estimator.
+        ``False`` (default): test the variables of the joint estimator, each
+        block replaced by its least squares residual on the other block
+        (valid when the blocks correlate; see
+        :meth:`jdr_stats.JointDimReduction.fit`); ``True``: the paper's
+        per-block estimator, which assumes independent blocks.  With
+        ``moments`` or ``whitening`` given (a fit's own), those define the
+        estimator and this keyword is not read; with fewer than
+        ``n1 + n2 + 2`` rows the per-block estimator is tested
+        (:func:`jdr_stats.policy.block_estimator`).
     seed : int, Generator or None
         For the resampling tests and stability selection.
     progress : bool or callable
@@ -200,14 +206,9 @@ def select_support(
     4.0
     """
     data = _model_data(data)
-    if independent_blocks is not True:
-        if independent_blocks is not False:
-            raise ValueError(f"independent_blocks must be True or False; got "
-                             f"{independent_blocks!r}")
-        if moments is not None or whitening is not None:
-            raise ValueError("independent_blocks=False forms its own moments and whitening "
-                             "(of each block's residual on the other); give neither")
-        data = joint_data(data)[0]
+    if independent_blocks is not True and independent_blocks is not False:
+        raise ValueError(f"independent_blocks must be True or False; got "
+                         f"{independent_blocks!r}")
     n1, n2 = len(data.exog_names_a), len(data.exog_names_b)
     sel_rule = resolve_rule(rule, fdr=fdr)
     standardize = check_bool(standardize, "standardize")
@@ -231,6 +232,9 @@ def select_support(
     if standardize:
         check_rows_for_whitening(data.nobs, {"exog_a": n1, "exog_b": n2})
     check_support_width(data.nobs, n1, n2, "select_support")
+    estimator = policy.block_estimator(independent_blocks, data.nobs, n1, n2, "sample")
+    if estimator.name == "joint" and moments is None and whitening is None:
+        data = joint_data(data)[0]
     rng = normalize_seed(seed)
     inp = inputs(data, standardize, moments, whitening)
     res_a, res_b = _coordinate_tests(inp, plan, rank, standardize, rng)
