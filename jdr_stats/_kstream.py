@@ -269,21 +269,19 @@ def fit_streamed_kblocks(model: Any, rank: Any, *, whitening: str, independent_b
         raise ValueError(f"alpha must be in (0, 1); got {alpha!r}")
     ranks = _check_ranks(rank, names, widths)
     m = data.nobs
-    wchoice = policy.whitening(m, max(widths), max(widths))
-    kind = wchoice.name if whitening == "auto" else whitening
-    if kind not in WHITENING_METHODS:
+    if whitening != "auto" and whitening not in WHITENING_METHODS:
         raise ValueError(f"whitening must be one of {['auto', *WHITENING_METHODS]}; got "
                          f"{whitening!r}")
-    if independent_blocks is not True and independent_blocks is not False:
-        raise ValueError(f"independent_blocks must be True or False; got {independent_blocks!r}")
-    estimator = "per-block" if independent_blocks else "joint"
-    if estimator == "joint":
-        if kind != "sample":
-            raise ValueError("independent_blocks=False whitens across blocks with the sample "
-                             f'covariance of all blocks together; got whitening="{kind}"')
-        if m < sum(widths) + 2:
-            raise ValueError(f"independent_blocks=False needs at least sum(n_k) + 2 = "
-                             f"{sum(widths) + 2} rows; got {m}")
+    # the same shape-based choice as in memory (policy.kblock_estimator)
+    est_choice = policy.kblock_estimator(independent_blocks, m, tuple(widths), whitening, 1)
+    estimator = est_choice.name
+    if estimator == "joint":  # the sample covariance of all blocks together
+        wchoice = policy.whitening(m, sum(widths), 0, joint=False)
+        wchoice = policy.Choice(wchoice.name, wchoice.reason.replace(
+            "max(n1, n2)/m", "sum(n_k)/m"), wchoice.inputs)
+    else:
+        wchoice = policy.whitening(m, max(widths), max(widths))
+    kind = wchoice.name if whitening == "auto" else whitening
     route = policy.kblock_route(m, tuple(widths), 1)
     if route.name != "tensor":
         raise ValueError(
@@ -316,7 +314,8 @@ def fit_streamed_kblocks(model: Any, rank: Any, *, whitening: str, independent_b
               for s in pieces(len(widths), main_effects)}
     fac = factors_from_pieces(tensors, scales, widths, 1, weighting=weighting.name)  # type: ignore[arg-type]
     settings = {"whitening": kind, "whitening_reason": wchoice.reason if whitening == "auto"
-                else "given", "estimator": estimator, "route": route.to_dict(),
+                else "given", "estimator": estimator,
+                "estimator_reason": est_choice.reason, "route": route.to_dict(),
                 "weighting": weighting.to_dict(), "main_effects": main_effects,
                 "rank_method": None, "influence": None,
                 "alpha": None, "streamed": data.origin}

@@ -1015,11 +1015,10 @@ def _kblock_select_support(model: JointDimReduction, rank: Any, *, rule: Any, fd
     if given:
         raise ValueError(f"select_support of three or more blocks has one test (the robust "
                          f"conditional Wald test); got {given!r}")
-    if standardize is not True or independent_blocks is not True:
+    if standardize is not True:
         raise ValueError("select_support of three or more blocks whitens each block alone "
-                         "(standardize=True, independent_blocks=True); got "
-                         f"standardize={standardize!r}, independent_blocks="
-                         f"{independent_blocks!r}")
+                         f"(standardize=True); got standardize={standardize!r}")
+    estimator = policy.kblock_support_estimator(independent_blocks)
     if rank is None:
         raise ValueError("rank: select_support of three or more blocks tests each variable "
                          "given its block's rank; give rank= (an int or a dict by block)")
@@ -1036,7 +1035,7 @@ def _kblock_select_support(model: JointDimReduction, rank: Any, *, rule: Any, fd
     return kblock_support(np.asarray(data.endog, float),
                           [np.asarray(x, float) for x in data.blocks.values()], names, labels,
                           ranks, fdr=0.1 if fdr is None else fdr,
-                          rule=rule)  # type: ignore[arg-type]
+                          rule=rule, estimator=estimator)  # type: ignore[arg-type]
 
 
 def _stream_blocks_args(a: list[str] | None, b: list[str] | None,

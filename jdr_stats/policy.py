@@ -58,6 +58,7 @@ __all__ = [
     "main_effects_method",
     "defaults_table",
     "kblock_estimator",
+    "kblock_support_estimator",
     "kblock_influence",
     "kblock_route",
     "kblock_weighting",
@@ -570,6 +571,28 @@ def kblock_route(nobs: int, widths: tuple[int, ...], q: int = 1) -> Choice:
         f"a K-block fit of {nobs} rows and widths {list(widths)} needs either the K-way "
         f"tensor ({entries:.0f} entries > {KBLOCK_TENSOR_MAX_ENTRIES}) or m x m row Grams "
         f"(m = {nobs} > {KBLOCK_GRAM_MAX_ROWS}); reduce the blocks' widths or the rows")
+
+
+def kblock_support_estimator(requested: object) -> Choice:
+    """The estimator whose variables ``select_support`` tests for three or
+    more blocks: always ``"per-block"``.  The K-block coordinate tests are
+    derived for each block whitened alone (theory page "K blocks", section
+    "Support selection"); under ``independent_blocks=False`` (the default)
+    the reason says they assume independent blocks.
+
+    Examples
+    --------
+    >>> kblock_support_estimator(False).name
+    'per-block'
+    """
+    if requested is not True and requested is not False:
+        raise ValueError(f"independent_blocks must be True or False; got {requested!r}")
+    if requested:
+        return Choice("per-block", "given: independent_blocks=True, the per-block estimator "
+                      "(the paper's), which assumes independent blocks")
+    return Choice("per-block", "the coordinate tests of three or more blocks are derived "
+                  "for the per-block estimator only, which assumes independent blocks; they "
+                  "are not valid for correlated blocks")
 
 
 def kblock_estimator(requested: object, nobs: int, widths: tuple[int, ...],

@@ -75,8 +75,14 @@ def test_arguments_are_checked():
         model.select_support(rank=1, fdr=1.5)
     with pytest.raises(ValueError, match='"bh" or "by"'):
         model.select_support(rank=1, rule="threshold")
-    with pytest.raises(ValueError, match="independent_blocks=True"):
-        model.select_support(rank=1, independent_blocks=False)
+    # the default (independent_blocks=False) tests the per-block estimator's
+    # variables, the only one the K-block coordinate tests are derived for,
+    # and says so
+    res = model.select_support(rank=1, independent_blocks=False)
+    assert res.to_dict()["estimator"]["name"] == "per-block"
+    assert "not valid for correlated blocks" in " ".join(str(res.summary()).split())
+    with pytest.raises(ValueError, match="independent_blocks must be True or False"):
+        model.select_support(rank=1, independent_blocks="yes")
 
 
 @pytest.mark.slow

@@ -34,6 +34,7 @@ from .. import policy
 from ..core.kestimate import piece_scale, piece_weight
 from ..core.tensor import pieces
 from ..inference.hypotheses import fdr_qvalues
+from ..policy import Choice
 from ..summary import JDRSummary, build_summary
 
 __all__ = ["KBlockSupportResults", "kblock_support"]
@@ -75,7 +76,8 @@ def _contributions(y: np.ndarray, zs: Sequence[np.ndarray], k: int) -> np.ndarra
 
 def kblock_support(y: np.ndarray, blocks: Sequence[np.ndarray], names: Sequence[str],
                    labels: Sequence[Sequence[str]], ranks: Mapping[str, int], *,
-                   fdr: float = 0.1, rule: Literal["bh", "by"] = "bh") -> KBlockSupportResults:
+                   fdr: float = 0.1, rule: Literal["bh", "by"] = "bh",
+                   estimator: Choice | None = None) -> KBlockSupportResults:
     """The per-variable tests of every block and the selection (module docstring).
 
     ``y`` the response (one column), ``blocks`` the rows of each block,
@@ -138,7 +140,8 @@ def kblock_support(y: np.ndarray, blocks: Sequence[np.ndarray], names: Sequence[
     table = table.set_index(["block", "variable"])
     table["qvalue"] = fdr_qvalues(table["pvalue"].to_numpy(), rule)
     table["selected"] = table["qvalue"].to_numpy() <= fdr
-    return KBlockSupportResults(table, fdr=fdr, rule=rule, ranks=dict(ranks))
+    return KBlockSupportResults(table, fdr=fdr, rule=rule, ranks=dict(ranks),
+                                estimator=estimator)
 
 
 class KBlockSupportResults:
@@ -151,7 +154,8 @@ class KBlockSupportResults:
     """
 
     def __init__(self, table: pd.DataFrame, *, fdr: float, rule: str,
-                 ranks: dict[str, int]) -> None:
+                 ranks: dict[str, int], estimator: Choice | None = None) -> None:
+        self._estimator = estimator or Choice("per-block", "the per-block estimator")
         self._table = table
         self._fdr = fdr
         self._rule = rule
@@ -191,6 +195,7 @@ class KBlockSupportResults:
             "Rule:": f"{rule} at {self._fdr:g}, over all blocks' variables",
             "Ranks:": ", ".join(f"{n}={r}" for n, r in self._ranks.items()),
             "Selected:": ", ".join(f"{n} {len(v)}" for n, v in self.support.items()),
+            "Estimator:": self._estimator.name,
         }
         tab = self._table.copy()
         tab.index = pd.Index([f"{b}: {v}" for b, v in tab.index])
@@ -203,7 +208,8 @@ class KBlockSupportResults:
              "Wald with the sandwich covariance of the rows' influences (the block's "
              "estimated covariance included), chi2(r_k) (theory page 'K blocks', "
              "section 'Support selection'). Assumes independent blocks and linear "
-             "conditional means within each block."],
+             "conditional means within each block.",
+             f"Estimator: {self._estimator.name} ({self._estimator.reason})."],
             float_format="%.4g")
 
     def __str__(self) -> str:
@@ -211,5 +217,6 @@ class KBlockSupportResults:
 
     def to_dict(self) -> dict[str, Any]:
         return {"fdr": self._fdr, "rule": self._rule, "ranks": self.ranks,
+                "estimator": self._estimator.to_dict(),
                 "support": self.support,
                 "tests": self._table.reset_index().to_dict(orient="list")}
