@@ -306,9 +306,10 @@ class KBlockResults:
 
     Attributes are read-only: :attr:`directions` (a dict by block name of
     unit-length coefficient columns), :attr:`rank` (a dict by block name),
-    :attr:`whitened_bases`, :attr:`eigenvalues`, :attr:`settings`;
+    :attr:`whitened_bases`, :attr:`eigenvalues`, :attr:`settings`,
+    :attr:`support`, :attr:`sparsity`, :attr:`sparsity_cv`;
     :meth:`rank_tests`, :meth:`transform`, :meth:`summary`, :meth:`to_dict`,
-    :meth:`to_json`, :meth:`bootstrap`.  A fit with ``rank="auto"`` shows
+    :meth:`to_json`, :meth:`bootstrap`, :meth:`main_effects_test`.  A fit with ``rank="auto"`` shows
     each block's tests up to its chosen rank in the summary.
     """
 

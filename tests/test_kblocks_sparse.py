@@ -89,7 +89,7 @@ def test_sparse_fit_is_invariant_to_units_shifts_and_column_order():
         g = f * rng.uniform(0.1, 10.0, size=f.shape[1]) + rng.normal(size=f.shape[1])
         moved.append(g[list(rng.permutation(f.columns))])
     res = _model(y, moved).fit(1, sparsity=4, independent_blocks=True)
-    for k, n in enumerate(NAMES):
+    for n in NAMES:
         assert sorted(res.support[n]) == sorted(base.support[n])
         # the reduced features are the same up to sign
         a = base.transform()[f"{n}_1"].to_numpy()
@@ -140,7 +140,7 @@ def test_the_selection_on_a_planted_tensor():
     pair[0, 2, 6] = 1.0
     pieces = {(0, 1, 2): t, (0, 1): pair}
     w = {(p, k): 1.0 for p in pieces for k in p}
-    sup, screen, score = sparse_supports(pieces, w, [2, 2, 1])
+    sup, _, score = sparse_supports(pieces, w, [2, 2, 1])
     assert [s.tolist() for s in sup] == [[2, 5], [3, 6], [4]]
     assert all(len(s) == n for s, n in zip(score, (6, 7, 8), strict=True))
     np.testing.assert_allclose(mode_product(t, np.eye(7), 2), t)
