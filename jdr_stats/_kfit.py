@@ -23,7 +23,9 @@ import pandas as pd
 
 from . import policy
 from ._data import ModelData
-from ._linalg import joint_whitening, principal_angles
+from ._ksparse import cv_kblock_sparsity, sparse_kfit
+from ._kwhiten import _cross_cov, _whiten_arrays
+from ._linalg import principal_angles
 from ._validation import normalize_seed
 from .core.kestimate import KBlockFactors, block_factors, stacked_pieces
 from .core.tensor import pieces
@@ -66,35 +68,6 @@ def _check_ranks(rank: Any, names: Sequence[str], widths: Sequence[int]) -> dict
     return out
 
 
-def _whiten_arrays(blocks: Sequence[np.ndarray], w: np.ndarray | None, names: Sequence[str],
-                   labels: Sequence[Sequence[str]], kind: str,
-                   estimator: str) -> tuple[list[np.ndarray], DesignWhitening[Any]]:
-    """Whitened rows (centred at the weighted mean) of every block and the whitening."""
-    m = blocks[0].shape[0]
-    wn = np.full(m, 1.0 / m) if w is None else w / w.sum()
-    if estimator == "joint":
-        x = np.hstack(blocks)
-        mean = wn @ x
-        xc = x - mean
-        cov = (xc * wn[:, None]).T @ xc
-        white = joint_whitening(mean, cov, [b.shape[1] for b in blocks], list(names),
-                                [list(lab) for lab in labels])
-    else:
-        method = WHITENING_METHODS[kind]
-        if method.factory is None:
-            raise ValueError('whitening="none" is not supported for three or more blocks; '
-                             'use "auto", "sample" or "shrinkage"')
-        maps: list[Any] = []
-        for name, x, lab in zip(names, blocks, labels, strict=True):
-            mean = wn @ x
-            xc = x - mean
-            cov = (xc * wn[:, None]).T @ xc
-            maps.append(method.factory(mean, cov, m, name, lab, rows=None, weights=w))
-        white = DesignWhitening.per_block(maps)
-    zs = [z - wn @ z for z in white.rows(blocks)]
-    return zs, white
-
-
 def _whiten(data: ModelData, names: Sequence[str], kind: str,
             estimator: str) -> tuple[list[np.ndarray], DesignWhitening[Any], list[np.ndarray]]:
     """Whitened, centred rows of every block, the whitening and the blocks."""
@@ -102,11 +75,6 @@ def _whiten(data: ModelData, names: Sequence[str], kind: str,
     labels = [data.names[k] for k in data.blocks]
     zs, white = _whiten_arrays(blocks, data.weights, names, labels, kind, estimator)
     return zs, white, blocks
-
-
-def _cross_cov(zs: Sequence[np.ndarray], wn: np.ndarray) -> dict[tuple[int, int], np.ndarray]:
-    return {(a, b): (zs[a] * wn[:, None]).T @ zs[b]
-            for a in range(len(zs)) for b in range(a + 1, len(zs))}
 
 
 def _jackknife_influences(blocks: Sequence[np.ndarray], endog: np.ndarray,
@@ -249,8 +217,6 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
             f"sparsity: a sparse fit of {len(widths)} blocks selects from the pieces' tensors, "
             f"here too large ({route.reason}; at most {policy.KBLOCK_TENSOR_MAX_ENTRIES} "
             "entries, policy.KBLOCK_TENSOR_MAX_ENTRIES); screen the variables first")
-    from ._ksparse import cv_kblock_sparsity, sparse_kfit
-
     labels = [data.names[b] for b in data.blocks]
     if sparsity == "cv":
         cv = cv_kblock_sparsity(

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from . import policy
-from ._kfit import _cross_cov, _whiten_arrays
+from ._kwhiten import _cross_cov, _whiten_arrays
 from .core.kestimate import KBlockFactors, block_factors
 from .core.ksparse import sparse_supports, unit_free_pieces
 from .core.tensor import cross_tensor, hermite_corrected, pieces
