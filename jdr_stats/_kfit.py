@@ -25,7 +25,9 @@ import pandas as pd
 
 from . import policy
 from ._data import ModelData
-from ._linalg import joint_whitening, principal_angles
+from ._ksparse import cv_kblock_sparsity, sparse_kfit
+from ._kwhiten import _cross_cov, _whiten_arrays
+from ._linalg import principal_angles
 from ._validation import normalize_seed
 from .core.kestimate import KBlockFactors, block_factors, stacked_pieces
 from .core.tensor import pieces
@@ -35,6 +37,7 @@ from .inference.kblock_rank import (
     block_rank_table_rows,
     choose_block_rank,
 )
+from .inference.main_effects import MainEffectsMethod, MainEffectsResults, main_effects_test
 from .summary import JDRSummary, build_summary
 from .whitenings import WHITENING_METHODS
 
@@ -67,36 +70,6 @@ def _check_ranks(rank: Any, names: Sequence[str], widths: Sequence[int]) -> dict
     return out
 
 
-def _whiten_arrays(blocks: Sequence[np.ndarray], w: np.ndarray | None, names: Sequence[str],
-                   labels: Sequence[Sequence[str]], kind: str,
-                   estimator: str) -> tuple[list[np.ndarray], DesignWhitening[Any]]:
-    """Whitened rows (centred at the weighted mean) of every block and the whitening."""
-    m = blocks[0].shape[0]
-    wn = np.full(m, 1.0 / m) if w is None else w / w.sum()
-    if estimator == "joint":
-        x = np.hstack(blocks)
-        mean = wn @ x
-        xc = x - mean
-        cov = (xc * wn[:, None]).T @ xc
-        white = joint_whitening(mean, cov, [b.shape[1] for b in blocks], list(names),
-                                [list(lab) for lab in labels])
-    else:
-        method = WHITENING_METHODS[kind]
-        if method.factory is None:
-            raise ValueError('whitening="none" is not supported for a K-block fit (three or '
-                             'more blocks, or main_effects=True); use "auto", "sample" or '
-                             '"shrinkage"')
-        maps: list[Any] = []
-        for name, x, lab in zip(names, blocks, labels, strict=True):
-            mean = wn @ x
-            xc = x - mean
-            cov = (xc * wn[:, None]).T @ xc
-            maps.append(method.factory(mean, cov, m, name, lab, rows=None, weights=w))
-        white = DesignWhitening.per_block(maps)
-    zs = [z - wn @ z for z in white.rows(blocks)]
-    return zs, white
-
-
 def _whiten(data: ModelData, names: Sequence[str], kind: str,
             estimator: str) -> tuple[list[np.ndarray], DesignWhitening[Any], list[np.ndarray]]:
     """Whitened, centred rows of every block, the whitening and the blocks."""
@@ -104,11 +77,6 @@ def _whiten(data: ModelData, names: Sequence[str], kind: str,
     labels = [data.names[k] for k in data.blocks]
     zs, white = _whiten_arrays(blocks, data.weights, names, labels, kind, estimator)
     return zs, white, blocks
-
-
-def _cross_cov(zs: Sequence[np.ndarray], wn: np.ndarray) -> dict[tuple[int, int], np.ndarray]:
-    return {(a, b): (zs[a] * wn[:, None]).T @ zs[b]
-            for a in range(len(zs)) for b in range(a + 1, len(zs))}
 
 
 def _jackknife_influences(blocks: Sequence[np.ndarray], endog: np.ndarray,
@@ -167,9 +135,11 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
     widths = [len(data.names[k]) for k in data.blocks]
     main_effects = check_main_effects(main_effects, sparsity)
     what = "main_effects=True" if len(widths) == 2 else "three or more blocks"
-    if sparsity is not None:
-        raise ValueError(f"sparsity: sparse fits are not available for three or more blocks "
-                         f"yet; got sparsity={sparsity!r} with blocks {list(names)}")
+    if sparsity is not None and not isinstance(sparsity, str):
+        _check_sparsity(sparsity, names, widths)  # early: the ranks are checked later
+    elif sparsity is not None and sparsity != "cv":
+        raise ValueError(f'sparsity: three or more blocks take an int, a dict by block name '
+                         f'or "cv"; got {sparsity!r} (support tests: select_support())')
     if rank_method not in ("auto", "robust"):
         raise ValueError(f'rank_method: {what} has the robust per-block test '
                          f'only ("auto" or "robust"); got {rank_method!r}')
@@ -245,14 +215,70 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
                                             stop_alpha=alpha if stop else None)
                 tables[name] = tab
                 ranks[name] = max(1, choose_block_rank(tab, alpha, widths[k]))
-    settings = {"whitening": kind, "whitening_reason": wchoice.reason if whitening == "auto"
-                else "given", "estimator": estimator,
-                "estimator_reason": est_choice.reason, "route": route.to_dict(),
-                "weighting": weighting.to_dict(), "main_effects": main_effects,
-                "rank_method": "robust per-block" if tables is not None else None,
-                "influence": None if influence is None else influence.to_dict(),
-                "alpha": alpha if tables is not None else None}
-    return KBlockResults(model, fac, white, ranks, settings, tables, blocks)
+    settings: dict[str, Any] = {
+        "whitening": kind,
+        "whitening_reason": wchoice.reason if whitening == "auto" else "given",
+        "estimator": estimator, "estimator_reason": est_choice.reason,
+        "route": route.to_dict(), "weighting": weighting.to_dict(),
+        "main_effects": main_effects,
+        "rank_method": "robust per-block" if tables is not None else None,
+        "influence": None if influence is None else influence.to_dict(),
+        "alpha": alpha if tables is not None else None}
+    if sparsity is None:
+        return KBlockResults(model, fac, white, ranks, settings, tables, blocks)
+    if route.name != "tensor":
+        raise ValueError(
+            f"sparsity: a sparse fit of {len(widths)} blocks selects from the pieces' tensors, "
+            f"here too large ({route.reason}; at most {policy.KBLOCK_TENSOR_MAX_ENTRIES} "
+            "entries, policy.KBLOCK_TENSOR_MAX_ENTRIES); screen the variables first")
+    labels = [data.names[b] for b in data.blocks]
+    if sparsity == "cv":
+        cv = cv_kblock_sparsity(
+            np.asarray(data.endog, float), blocks, ranks, w=w, names=names, labels=labels,
+            kind=kind, estimator=estimator, rng=np.random.default_rng(normalize_seed(seed)))
+        sizes = {n: cv.chosen[k] for k, n in enumerate(names)}
+        settings["sparsity_choice"] = cv.choice.to_dict()
+    else:
+        sizes = _check_sparsity(sparsity, names, widths)
+    for n in names:
+        if sizes[n] < ranks[n]:
+            raise ValueError(f"sparsity of block {n!r} must be at least its rank {ranks[n]}; "
+                             f"got {sizes[n]}")
+    sparse = sparse_kfit(y, zs, blocks, w, white, fac, [sizes[n] for n in names],
+                         names=names, labels=labels, kind=kind, estimator=estimator,
+                         cross_cov=cross_cov, q=q)
+    settings["sparsity"] = sizes
+    settings["route"] = sparse.route.to_dict()
+    res = KBlockResults(model, sparse.fac, sparse.white, ranks, settings, tables, blocks,
+                        supports=dict(zip(names, sparse.supports, strict=True)),
+                        full_white=white)
+    if sparsity == "cv":
+        res._cv_table = cv.table
+    return res
+
+
+def _check_sparsity(sparsity: Any, names: Sequence[str], widths: Sequence[int]) -> dict[str, int]:
+    """Each block's ``s_k`` from ``sparsity`` (an int for all, or a dict by name)."""
+    if isinstance(sparsity, Mapping):
+        unknown = sorted(set(sparsity) - set(names))
+        missing = [n for n in names if n not in sparsity]
+        if unknown or missing:
+            raise ValueError(f"sparsity: a dict needs one count per block {list(names)}; "
+                             f"unknown {unknown}, missing {missing}")
+        given = {n: sparsity[n] for n in names}
+    elif isinstance(sparsity, (int, np.integer)) and not isinstance(sparsity, bool):
+        given = dict.fromkeys(names, int(sparsity))
+    else:
+        raise TypeError(f'sparsity must be an int, a dict of ints by block name or "cv" for '
+                        f"three or more blocks; got {sparsity!r}")
+    out = {}
+    for n, wd in zip(names, widths, strict=True):
+        s = given[n]
+        if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or not 1 <= s <= wd:
+            raise ValueError(f"sparsity of block {n!r} must be an integer between its rank "
+                             f"and its {wd} columns; got {s!r}")
+        out[n] = int(s)
+    return out
 
 
 class KBlockResults:
@@ -262,24 +288,31 @@ class KBlockResults:
 
     Attributes are read-only: :attr:`directions` (a dict by block name of
     unit-length coefficient columns), :attr:`rank` (a dict by block name),
-    :attr:`whitened_bases`, :attr:`eigenvalues`, :attr:`settings`;
+    :attr:`whitened_bases`, :attr:`eigenvalues`, :attr:`settings`,
+    :attr:`support`, :attr:`sparsity`, :attr:`sparsity_cv`;
     :meth:`rank_tests`, :meth:`transform`, :meth:`summary`, :meth:`to_dict`,
-    :meth:`to_json`, :meth:`bootstrap`.  A fit with ``rank="auto"`` shows
+    :meth:`to_json`, :meth:`bootstrap`, :meth:`main_effects_test`.  A fit with ``rank="auto"`` shows
     each block's tests up to its chosen rank in the summary.
     """
 
     def __init__(self, model: Any, fac: KBlockFactors, white: DesignWhitening[Any],
                  ranks: dict[str, int], settings: dict[str, Any],
-                 tables: dict[str, pd.DataFrame] | None, blocks: list[np.ndarray]) -> None:
+                 tables: dict[str, pd.DataFrame] | None, blocks: list[np.ndarray], *,
+                 supports: dict[str, np.ndarray] | None = None,
+                 full_white: DesignWhitening[Any] | None = None) -> None:
         self._model = model
         self._fac = fac
         self._white = white
         self._ranks = dict(ranks)
         self._settings = settings
         self._tables = tables
+        self._supports = None if supports is None else {n: np.asarray(v, int)
+                                                         for n, v in supports.items()}
+        self._full_white = white if full_white is None else full_white
         self._means = [np.asarray(getattr(mp, "mean", x.mean(0)))
-                       for mp, x in zip(white.maps, blocks, strict=True)]
+                       for mp, x in zip(self._full_white.maps, blocks, strict=True)]
         self._names = tuple(model.block_names)
+        self._cv_table: pd.DataFrame | None = None
 
     @property
     def model(self) -> Any:
@@ -347,13 +380,44 @@ class KBlockResults:
 
     @cached_property
     def whitened_bases(self) -> dict[str, np.ndarray]:
-        """Each block's estimated basis in whitened coordinates (orthonormal)."""
-        return {n: self._fac.factors[k][:, :self._ranks[n]].copy()
+        """Each block's estimated basis in whitened coordinates (orthonormal;
+        a sparse fit's in the coordinates of its kept variables, whitened
+        alone, with zero rows for the others)."""
+        out = {}
+        for k, n in enumerate(self._names):
+            f = self._fac.factors[k][:, :self._ranks[n]]
+            if self._supports is not None:
+                full = np.zeros((len(self._labels(k)), f.shape[1]))
+                full[self._supports[n]] = f
+                f = full
+            out[n] = f.copy()
+        return out
+
+    @property
+    def sparsity(self) -> dict[str, int] | None:
+        """Each block's number of kept variables (None for a dense fit)."""
+        return None if self._supports is None else {n: int(v.size)
+                                                    for n, v in self._supports.items()}
+
+    @property
+    def support(self) -> dict[str, list[str]]:
+        """Each block's kept variables, by name (all of them for a dense fit);
+        the K-block form of the two-block ``support_a``, ``support_b``."""
+        return {n: (list(self._labels(k)) if self._supports is None
+                    else [self._labels(k)[j] for j in self._supports[n]])
                 for k, n in enumerate(self._names)}
+
+    @property
+    def sparsity_cv(self) -> pd.DataFrame | None:
+        """The cross-validation curve of ``fit(sparsity="cv")`` (else None):
+        one row per common count ``s`` with each block's count,
+        ``cv_rsquared``, ``se``, ``best`` and ``chosen``."""
+        return None if self._cv_table is None else self._cv_table.copy()
 
     @cached_property
     def eigenvalues(self) -> dict[str, pd.Series]:
-        """All eigenvalues of each block's combined Gram (unit-noise units)."""
+        """All eigenvalues of each block's combined Gram (unit-noise units;
+        a sparse fit's on its kept variables)."""
         return {n: pd.Series(self._fac.values[k], index=range(1, len(self._fac.values[k]) + 1))
                 for k, n in enumerate(self._names)}
 
@@ -367,7 +431,12 @@ class KBlockResults:
         a DataFrame indexed by the variables, columns ``name_1 .. name_r``."""
         out = {}
         for k, n in enumerate(self._names):
-            d = self._white.to_original(k, self.whitened_bases[n])
+            f = self._fac.factors[k][:, :self._ranks[n]]
+            if self._supports is None:
+                d = self._white.to_original(k, f)
+            else:  # the refit's directions, zero outside the kept variables
+                d = np.zeros((len(self._labels(k)), f.shape[1]))
+                d[self._supports[n]] = self._white.to_original(k, f)
             out[n] = pd.DataFrame(d, index=self._labels(k),
                                   columns=[f"{n}_{j + 1}" for j in range(d.shape[1])])
         return out
@@ -413,6 +482,43 @@ class KBlockResults:
                                       columns=d.columns, index=index))
         return pd.concat(parts, axis=1)
 
+    def main_effects_test(self, method: MainEffectsMethod = "auto", *, n_perm: int = 199,
+                          seed: int | np.random.Generator | None = None) -> MainEffectsResults:
+        """Per-block tests of main effects, ``H0: E[y z_k] = 0``, one row per
+        block (theory page "Main effects"; the two-block
+        :meth:`jdr_stats.results.JDRResults.main_effects_test` applied block
+        by block).
+
+        The pieces see interactions between blocks only; this test sees the
+        first moment, ``E[y z_k] = U_k E[df/du_k]`` for Gaussian blocks.  With
+        ``independent_blocks=True`` each row tests the block's marginal first
+        moment; with ``independent_blocks=False`` the first moment of the
+        jointly whitened block ``(Sigma^{-1} x)_k``, i.e. block ``k``'s main
+        effect given all the other blocks (the robust Wald test of its
+        coefficients in the regression of ``y`` on every block).  A sparse
+        fit tests every variable of each block.  ``method``, ``n_perm`` and
+        ``seed`` as for two blocks (``"permutation"``: per block and without
+        covariates only).  Size and power for three blocks:
+        ``studies/study_kblock_sparse.py``.
+
+        Returns
+        -------
+        MainEffectsResults
+            One row per block: ``statistic``, ``df``, ``pvalue``,
+            ``df_denom``, ``method``, ``reason``.
+        """
+        data = self._model._data
+        data.rows("main_effects_test()")
+        if method not in ("auto", "robust", "permutation"):
+            raise ValueError(f'method must be "auto", "robust" or "permutation"; got '
+                             f"{method!r}")
+        seed = normalize_seed(seed)
+        return main_effects_test(
+            np.asarray(data.endog, float), [np.asarray(x, float) for x in data.blocks.values()],
+            list(self._names), self._full_white, weights=data.weights,
+            joint=self._settings["estimator"] == "joint",
+            n_adjusted=int(data.adjustment.p), method=method, n_perm=n_perm, seed=seed)
+
     def bootstrap(self, n_boot: int = 199, *, seed: int | np.random.Generator | None = None,
                   level: float = 0.95) -> KBlockBootstrapResults:
         """Percentile bounds of each block's largest principal angle between
@@ -441,8 +547,8 @@ class KBlockResults:
                                   row_index=None, is_pandas=False)
             res = fit_kblocks(model, self._ranks, whitening=self._settings["whitening"],
                               independent_blocks=self._settings["estimator"] == "per-block",
-                              sparsity=None, rank_method="auto", alpha=0.05, seed=None,
-                              main_effects=self.main_effects)
+                              sparsity=self.sparsity, rank_method="auto", alpha=0.05,
+                              seed=None, main_effects=self.main_effects)
             for k, n in enumerate(self._names):
                 angles[b, k] = np.degrees(np.max(principal_angles(
                     self.directions[n].to_numpy(), res.directions[n].to_numpy())))
@@ -472,6 +578,8 @@ class KBlockResults:
         }
         if self._settings.get("streamed"):
             info["Rows:"] = f"streamed from {self._settings['streamed']}"
+        if self.sparsity is not None:
+            info["Sparsity:"] = ", ".join(f"{n}={s}" for n, s in self.sparsity.items())
         tables: list[tuple[str, pd.DataFrame, str]] = []
         for n in self._names:
             r = self._ranks[n]
@@ -501,6 +609,15 @@ class KBlockResults:
             f"The reduction sees {self.sees}; links even in a block are invisible to it"
             + ("." if self.main_effects else
                " (fit(..., main_effects=True) pools the main effects).")]
+        if self.sparsity is not None:
+            choice = self._settings.get("sparsity_choice")
+            notes.append(
+                "Sparse fit: each block's variables kept by the two-step selection from the "
+                "dense fit's pieces in partial-SD units, the estimator refitted on them "
+                "(theory page 'K blocks', section 'Sparse fits')"
+                + (f"; counts chosen by {choice['reason']}" if choice else "") + ". "
+                + " ".join(f"Selected, block {n}: {', '.join(v)}."
+                           for n, v in self.support.items()))
         return build_summary("Joint dimension reduction of K blocks", info, tables, notes,
                              float_format="%.4g")
 
@@ -524,6 +641,10 @@ class KBlockResults:
             "settings": self.settings,
             "rank_tests": None if self._tables is None else {
                 n: t.reset_index().to_dict(orient="list") for n, t in self._tables.items()},
+            "sparsity": self.sparsity,
+            "support": self.support,
+            "sparsity_cv": None if self._cv_table is None
+            else self._cv_table.to_dict(orient="list"),
         }
 
     def to_json(self, path: Any = None) -> str:

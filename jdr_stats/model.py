@@ -708,6 +708,13 @@ class JointDimReduction(DataModel):
             ``studies/study_sparse_wide.py``), rows in memory, no case weights.
             The curve is ``results.sparsity_cv``, the choice and its reason
             are in ``results.settings`` and the summary.
+            Three or more blocks: an int ``s`` (every block) or a dict
+            ``{name: s_k}`` (``rank_k <= s_k <= n_k``) keeps each block's
+            variables by the two-step selection of the theory page "K
+            blocks" (section "Sparse fits") and refits on them
+            (``results.support[name]``); ``"cv"`` chooses one common count
+            for every block by the same cross-validation; ``"auto"`` is
+            refused (``select_support`` tests the variables).
         rank_method : str
             One of ``"auto"``, ``"robust"``, ``"wald"``, ``"chi2"``,
             ``"general"``, ``"permutation"``, ``"spectral"``, ``"combined"``,

@@ -61,6 +61,7 @@ __all__ = [
     "kblock_support_estimator",
     "kblock_influence",
     "kblock_route",
+    "kblock_sparsity_cv",
     "kblock_weighting",
     "rank_method",
     "robust_reference",
@@ -394,6 +395,34 @@ def sparsity_cv(best: tuple[int, int], chosen: tuple[int, int], best_score: floa
         reason += ("; no candidate predicts y better than its mean out of fold, so the "
                    "selected variables are not supported by the data")
     return Choice(f"({chosen[0]}, {chosen[1]})", reason, inputs)
+
+
+def kblock_sparsity_cv(best: dict[str, int], chosen: dict[str, int], best_score: float,
+                       best_se: float, n_candidates: int, folds: int) -> Choice:
+    """The record of ``fit(sparsity="cv")`` for three or more blocks: one
+    common count ``s`` for every block (block ``k`` keeps
+    ``min(n_k, max(r_k, s))``), the smallest whose mean out-of-fold
+    R-squared is within one standard error of the best candidate's.
+
+    Examples
+    --------
+    >>> c = kblock_sparsity_cv({"g": 5, "l": 5}, {"g": 3, "l": 3}, 0.4, 0.05, 8, 5)
+    >>> c.name
+    'g=3, l=3'
+    """
+    inputs = {"best_cv_rsquared": float(best_score), "best_se": float(best_se),
+              "candidates": float(n_candidates), "folds": float(folds),
+              **{f"s_{n}": float(s) for n, s in chosen.items()},
+              **{f"best_s_{n}": float(s) for n, s in best.items()}}
+    label = ", ".join(f"{n}={s}" for n, s in chosen.items())
+    reason = (f"cv: {folds}-fold out-of-fold R-squared of y on the reduced features and "
+              f"their products across blocks over {n_candidates} common counts; best "
+              f"{', '.join(f'{n}={s}' for n, s in best.items())} at {best_score:.3g} "
+              f"(SE {best_se:.2g}); the smallest within one SE of it")
+    if not best_score > 0:
+        reason += ("; no candidate predicts y better than its mean out of fold, so the "
+                   "selected variables are not supported by the data")
+    return Choice(label, reason, inputs)
 
 # -- the per-block test of main effects ----------------------------------------------
 #: The robust (sandwich) test of main effects runs while its degrees of freedom

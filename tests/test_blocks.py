@@ -48,15 +48,15 @@ def test_from_blocks_keeps_the_options(sim):
 
 
 @pytest.mark.parametrize(("blocks", "error", "match"), [
-    # three blocks fit since issue 35; a sparse fit of them is refused by name
-    ("three", 3, "sparse fits are not available for three or more blocks"),
+    # three blocks fit since issue 35; a pair of counts for them is refused by name
+    ("three", 3, "sparsity must be an int, a dict of ints by block name"),
     ({"g": 0}, ValueError, "at least two blocks; got 1"),
     ({"g h": 0, "l": 1}, ValueError, "names must be identifiers"),
     (np.zeros((3, 3)), TypeError, "dict of named blocks or a list"),
 ])
 def test_bad_blocks_are_named(sim, blocks, error, match):
     if isinstance(blocks, str):
-        blocks, error = {"g": sim.a, "l": sim.b, "c": sim.a[:, :2] ** 2}, ValueError
+        blocks, error = {"g": sim.a, "l": sim.b, "c": sim.a[:, :2] ** 2}, TypeError
     with pytest.raises(error, match=match):
         jdr.JointDimReduction.from_blocks(sim.y, blocks).fit(1, sparsity=(2, 2))
 

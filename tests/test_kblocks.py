@@ -199,7 +199,11 @@ def test_bootstrap_bounds_per_block_are_seeded():
     ({"rank": 4}, "rank of block 'lipids' must be an integer between 1 and 3"),
     ({"rank": {"genes": 1}}, "missing"),
     ({"rank": 1.5}, "rank must be an int"),
-    ({"rank": 1, "sparsity": (2, 2, 2)}, "sparse fits are not available"),
+    ({"rank": 1, "sparsity": (2, 2, 2)}, "sparsity must be an int, a dict"),
+    ({"rank": 1, "sparsity": {"genes": 2}}, "sparsity: a dict needs one count per block"),
+    ({"rank": 1, "sparsity": 0}, "sparsity of block 'genes' must be an integer between"),
+    ({"rank": 2, "sparsity": 1}, "sparsity of block 'genes' must be at least its rank 2"),
+    ({"rank": 1, "sparsity": "auto"}, 'sparsity: three or more blocks take an int'),
     ({"rank": 1, "rank_method": "chi2"}, "rank_method"),
     ({"rank": 1, "whitening": "none"}, "whitening=\"none\""),
 ])

@@ -205,7 +205,7 @@ def main_effects_test(
                                n_adjusted=n_adjusted, joint=joint, n_perm=int(n_perm),
                                rng=rng))
     table = pd.DataFrame(rows, index=pd.Index(names, name="block"))
-    given = " given the other block" if joint else ""
+    given = (" given the other block" + ("s" if len(blocks) > 2 else "")) if joint else ""
     notes = [
         f"H0 (each row): {MAIN_EFFECTS_NULL}{given} (z_k: the block whitened"
         f"{' jointly, (Sigma^-1 x)_k' if joint else ''}; y centred, q = {y2.shape[1]} "
