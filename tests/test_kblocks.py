@@ -294,14 +294,17 @@ def test_auto_under_the_joint_whitening_and_with_weights():
     w = np.random.default_rng(3).integers(1, 3, size=120).astype(float)
     rep = np.repeat(np.arange(120), w.astype(int))
     for est in (True, False):
+        # whitening="sample": the joint estimator itself at this width
         a = jdr.JointDimReduction.from_blocks(y, xs, weights=w).fit(
-            "auto", independent_blocks=est)
+            "auto", independent_blocks=est, whitening="sample")
+        assert a.settings["estimator"] == ("per-block" if est else "joint")
         b = jdr.JointDimReduction.from_blocks(y[rep], [x[rep] for x in xs])
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(policy, "kblock_influence",
                        lambda *args: policy.Choice("jackknife", "forced", {}))
-            b = b.fit("auto", independent_blocks=est)
+            b = b.fit("auto", independent_blocks=est, whitening="sample")
             tests_b = b.rank_tests().tables
+        assert b.settings["estimator"] == a.settings["estimator"]
         tests_a = a.rank_tests().tables
         for name in tests_a:
             pd.testing.assert_frame_equal(tests_a[name], tests_b[name],
