@@ -280,7 +280,13 @@ class Premises:
                     f"correlation matrix {cond:.3g} > {MAX_CONDITION:.0e}); whitening "
                     "loses accuracy"
                 )
-        if self.small_sample:
+        if self.small_sample and self.nobs < max(self.n1, self.n2) + 2:
+            # no rank test runs here (_estimate.check_tests_feasible): nothing to qualify
+            out.append(
+                f"small sample: m = {self.nobs} rows for n1 n2 = {self.n1 * self.n2} "
+                f"entries of the cross moment; no rank test runs at this width "
+                f"(m < max(n1, n2) + 2)")
+        elif self.small_sample:
             out.append(
                 f"small sample: m = {self.nobs} rows for n1 n2 = {self.n1 * self.n2} "
                 f"entries of the cross moment (m / (n1 n2) = {self.rows_per_entry:.2g} < "

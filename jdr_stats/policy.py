@@ -458,12 +458,15 @@ def main_effects_method(nu: int, df: int, *, joint: bool, adjusted: bool,
     'permutation'
     >>> main_effects_method(39, 120, joint=True, adjusted=False).name
     'refused'
+    >>> main_effects_method(-81, 21, joint=True, adjusted=False).reason[:30]
+    'no rows are left for the test '
     """
     inputs = {"nu": float(nu), "df": float(df)}
     share = MAIN_EFFECTS_MAX_DF_SHARE
     robust_ok = df <= share * nu
     why_wide = (f"q n_k = {df} > {share:g} of the {nu} rows left: the sandwich "
-                "cannot be inverted reliably")
+                "cannot be inverted reliably") if nu > 0 else (
+        f"no rows are left for the test (m minus the columns it adjusts for: {nu})")
     perm_why = ("exact when y is independent of the block" if not (joint or adjusted)
                 else None)
     if not (joint or adjusted):

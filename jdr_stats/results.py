@@ -787,11 +787,17 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
                  "the link odd in each block); main effects (e.g. classes shifting a block's "
                  "mean) are tested separately: results.main_effects_test()."]
         if table is not None:
+            tails: list[str] = []  # what the refusals share is said once
             for block, row in table.table.iterrows():
                 reason = str(row.get("reason", "") or "see results.main_effects_test()")
+                head, _, tail = reason.partition("; ")
+                if tail and tail not in tails:
+                    tails.append(tail)
                 notes.append(f"Main effect of {block} (H0: E[y z] = 0): "
                              + (f"p = {format_pvalue(row['pvalue'])} ({row['method']})."
-                                if np.isfinite(row["pvalue"]) else f"not run: {reason}."))
+                                if np.isfinite(row["pvalue"]) else f"not run: {head}."))
+            if not all(np.isfinite(table.table["pvalue"])):
+                notes += [t[:1].upper() + t[1:] + "." for t in tails]
         return notes
 
     @cached_property
