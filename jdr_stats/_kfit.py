@@ -724,8 +724,9 @@ class KBlockBootstrapResults:
 
     ``table``: by block, the ``median`` and the ``upper`` (``level``)
     percentile of the largest principal angle, in degrees, between the
-    re-estimates and the estimate.  The percentile bound is not calibrated
-    for K blocks (theory page "K blocks", section 5).
+    re-estimates and the estimate.  Its coverage of the angle to the truth
+    is measured, not derived (theory page "K blocks", section 5;
+    ``studies/check_kblock_bootstrap.py``).
     """
 
     def __init__(self, table: pd.DataFrame, *, n_boot: int, level: float) -> None:
@@ -755,7 +756,8 @@ class KBlockBootstrapResults:
             [("block", tab, "largest principal angle")],
             ["Largest principal angle between each block's re-estimated and estimated "
              "subspace, rows resampled and the fit repeated with the same ranks and "
-             "settings; percentile bounds, not calibrated for K blocks."],
+             "settings; percentile bounds, their coverage measured in "
+             "studies/check_kblock_bootstrap.py, not derived."],
             float_format="%.2f")
 
     def __str__(self) -> str:
