@@ -120,6 +120,25 @@ def check_main_effects(main_effects: Any, sparsity: Any) -> bool:
     return bool(main_effects)
 
 
+def kblock_choices(independent_blocks: object, m: int, widths: Sequence[int],
+                   whitening: str, q: int, *, rank_auto: bool = False
+                   ) -> tuple[policy.Choice, policy.Choice, str]:
+    """The estimator (:func:`policy.kblock_estimator`), the whitening choice and
+    the whitening kind of a K-block fit, in memory or streamed alike."""
+    if whitening != "auto" and whitening not in WHITENING_METHODS:
+        raise ValueError(f"whitening must be one of {['auto', *WHITENING_METHODS]}; got "
+                         f"{whitening!r}")
+    est_choice = policy.kblock_estimator(independent_blocks, m, tuple(widths), whitening, q,
+                                         rank_auto=rank_auto)
+    if est_choice.name == "joint":  # the sample covariance of all blocks together
+        wchoice = policy.whitening(m, sum(widths), 0, joint=False)
+        wchoice = policy.Choice(wchoice.name, wchoice.reason.replace(
+            "max(n1, n2)/m", "sum(n_k)/m"), wchoice.inputs)
+    else:
+        wchoice = policy.whitening(m, max(widths), max(widths))
+    return est_choice, wchoice, wchoice.name if whitening == "auto" else whitening
+
+
 def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks: bool,
                 sparsity: Any, rank_method: str, alpha: float, seed: Any,
                 stop: bool = True, main_effects: bool = False) -> KBlockResults:
@@ -149,20 +168,10 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
     if rank != "auto":
         ranks = _check_ranks(rank, names, widths)
     m = data.nobs
-    if whitening != "auto" and whitening not in WHITENING_METHODS:
-        raise ValueError(f"whitening must be one of {['auto', *WHITENING_METHODS]}; got "
-                         f"{whitening!r}")
     q = 1 if np.ndim(data.endog) == 1 else int(np.shape(data.endog)[1])
-    est_choice = policy.kblock_estimator(independent_blocks, m, tuple(widths), whitening, q,
-                                         rank_auto=rank == "auto")
+    est_choice, wchoice, kind = kblock_choices(independent_blocks, m, widths, whitening, q,
+                                               rank_auto=rank == "auto")
     estimator = est_choice.name
-    if estimator == "joint":  # the sample covariance of all blocks together
-        wchoice = policy.whitening(m, sum(widths), 0, joint=False)
-        wchoice = policy.Choice(wchoice.name, wchoice.reason.replace(
-            "max(n1, n2)/m", "sum(n_k)/m"), wchoice.inputs)
-    else:
-        wchoice = policy.whitening(m, max(widths), max(widths))
-    kind = wchoice.name if whitening == "auto" else whitening
     zs, white, blocks = _whiten(data, names, kind, estimator)
     y = np.asarray(data.endog, float)
     w = data.weights

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from . import policy
-from ._kfit import KBlockResults, _check_ranks
+from ._kfit import KBlockResults, _check_ranks, kblock_choices
 from ._linalg import joint_whitening
 from .core.design import BlockDesign
 from .core.kestimate import factors_from_pieces, piece_sums
@@ -269,19 +269,9 @@ def fit_streamed_kblocks(model: Any, rank: Any, *, whitening: str, independent_b
         raise ValueError(f"alpha must be in (0, 1); got {alpha!r}")
     ranks = _check_ranks(rank, names, widths)
     m = data.nobs
-    if whitening != "auto" and whitening not in WHITENING_METHODS:
-        raise ValueError(f"whitening must be one of {['auto', *WHITENING_METHODS]}; got "
-                         f"{whitening!r}")
-    # the same shape-based choice as in memory (policy.kblock_estimator)
-    est_choice = policy.kblock_estimator(independent_blocks, m, tuple(widths), whitening, 1)
+    # the same shape-based choices as in memory
+    est_choice, wchoice, kind = kblock_choices(independent_blocks, m, widths, whitening, 1)
     estimator = est_choice.name
-    if estimator == "joint":  # the sample covariance of all blocks together
-        wchoice = policy.whitening(m, sum(widths), 0, joint=False)
-        wchoice = policy.Choice(wchoice.name, wchoice.reason.replace(
-            "max(n1, n2)/m", "sum(n_k)/m"), wchoice.inputs)
-    else:
-        wchoice = policy.whitening(m, max(widths), max(widths))
-    kind = wchoice.name if whitening == "auto" else whitening
     route = policy.kblock_route(m, tuple(widths), 1)
     if route.name != "tensor":
         raise ValueError(
