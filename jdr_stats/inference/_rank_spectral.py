@@ -44,7 +44,7 @@ from scipy import linalg
 from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 
 from .. import config
-from .._linalg import mp_edge
+from .._linalg import blas_single_thread, mp_edge
 from .._progress import ProgressArg, progress_bar, run_batches
 from .._resampling import row_bits, row_signs
 from ._rank_stats import WhitenedDesign
@@ -237,6 +237,13 @@ class _SpectralBatch:
     one_sign = False
 
     def __call__(self, rngs: list[Any]) -> np.ndarray:
+        # many small products and eigensolves: one BLAS thread is faster
+        # (threads spin on matrices of a few dozen rows) and makes the
+        # numbers independent of the machine's thread count and of n_jobs
+        with blas_single_thread():
+            return self._flips(rngs)
+
+    def _flips(self, rngs: list[Any]) -> np.ndarray:
         seeds = [int(g.integers(2**63 - 1)) for g in rngs]
         n1, n2, k2 = self.n1, self.n2, 2 * self.kmax
         projected = self.u1 is not None
