@@ -57,6 +57,7 @@ __all__ = [
     "block_estimator",
     "main_effects_method",
     "defaults_table",
+    "joint_default_reason",
     "kblock_estimator",
     "kblock_support_estimator",
     "kblock_influence",
@@ -133,6 +134,19 @@ JOINT_DEFAULT_REASON = (
     "independent blocks")
 
 
+def joint_default_reason(detail: str) -> str:
+    """:data:`JOINT_DEFAULT_REASON` with ``detail`` (what the joint estimator
+    is here) right after the estimator it describes.
+
+    Examples
+    --------
+    >>> joint_default_reason("rows")[:40]
+    'default: the joint estimator (rows), val'
+    """
+    return JOINT_DEFAULT_REASON.replace("the joint estimator,",
+                                        f"the joint estimator ({detail}),", 1)
+
+
 def block_estimator(requested: object, nobs: int, n1: int, n2: int,
                     whitening: str) -> Choice:
     """What ``fit(independent_blocks=...)`` stands for: ``"joint"``
@@ -190,8 +204,9 @@ def block_estimator(requested: object, nobs: int, n1: int, n2: int,
            "shrinkage": "with the OAS-shrunk covariance of both blocks together",
            "diagonal": "with the SDs only: the joint whitening is then the per-block one",
            "none": "centring only: the joint whitening is then the per-block one"}
-    return Choice("joint", f"{JOINT_DEFAULT_REASON} (each block's residual on the other "
-                  f"block, whitened {why.get(whitening, whitening)})", inputs)
+    return Choice("joint", joint_default_reason(
+        f"each block's residual on the other block, whitened {why.get(whitening, whitening)}"),
+        inputs)
 
 
 # -- rank tests ----------------------------------------------------------------
@@ -711,8 +726,8 @@ def kblock_estimator(requested: object, nobs: int, widths: tuple[int, ...],
                 f'rank="auto": the joint estimator\'s rank tests hold every row\'s jackknife '
                 f"influence, {infl:.0f} > {KBLOCK_INFLUENCE_MAX_ENTRIES} entries "
                 "(KBLOCK_INFLUENCE_MAX_ENTRIES)" + fallback), inputs)
-    return Choice("joint", JOINT_DEFAULT_REASON + " (the whitening across all blocks, the "
-                  "Hermite-corrected K-way tensor)", inputs)
+    return Choice("joint", joint_default_reason(
+        "the whitening across all blocks, the Hermite-corrected K-way tensor"), inputs)
 
 
 #: Most entries ``m sum_k n_k D_k`` of the per-row influences that the

@@ -27,8 +27,10 @@ def test_demo(capsys):
     # the warnings in words (no rank given by hand)
     assert "Rank chosen by the default (robust) rank tests at alpha 0.05: r = 1" in out
     # the default joint estimator (the blocks correlate: 0.75), said in words
-    assert "Estimator: joint (default: the joint estimator, valid when the blocks " \
-        "correlate; independent_blocks=True for the paper's per-block estimator" in out
+    assert "Estimator: joint (default: the joint estimator (each block's residual on the " \
+        "other block, whitened with the sample covariance of both blocks together), valid " \
+        "when the blocks correlate; independent_blocks=True for the paper's per-block " \
+        "estimator, which assumes independent blocks)." in out
     assert "p = 0.282; not rejected" in out
     assert "With 95% confidence the true a-subspace lies within" in out
     assert "Warning: no rank test rejected H0: r = 0" in out
