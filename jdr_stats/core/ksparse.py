@@ -27,7 +27,7 @@ Numerics only: the caller forms the pieces, the scales and the weights.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -86,6 +86,25 @@ def _slice_energy(t: np.ndarray, axis: int) -> np.ndarray:
     return np.sum(np.moveaxis(t, axis, 0).reshape(t.shape[axis], -1) ** 2, axis=1)
 
 
+def _block_score(pieces: Mapping[Piece, np.ndarray],
+                 weights: Mapping[tuple[Piece, int], float], k: int,
+                 reduce: Callable[[np.ndarray, int, int], np.ndarray]) -> np.ndarray:
+    """Block ``k``'s score: the weighted slice energies of every piece holding
+    ``k``, each piece's other modes first reduced by ``reduce(u, axis, j)``."""
+    score = None
+    for piece, t in pieces.items():
+        if k not in piece:
+            continue
+        u = t
+        for pos, j in enumerate(piece):
+            if j != k:
+                u = reduce(u, pos + 1, j)
+        e = weights[(piece, k)] * _slice_energy(u, piece.index(k) + 1)
+        score = e if score is None else score + e
+    assert score is not None
+    return score
+
+
 def sparse_supports(
     pieces: Mapping[Piece, np.ndarray],
     weights: Mapping[tuple[Piece, int], float],
@@ -119,34 +138,12 @@ def sparse_supports(
     [[1], [2], [3]]
     """
     K = len(sparsity)
-    screen, screen_scores = [], []
-    for k in range(K):
-        score = None
-        for piece, t in pieces.items():
-            if k not in piece:
-                continue
-            u = t
-            for pos, j in enumerate(piece):
-                if j != k:
-                    u = _threshold(u, pos + 1, int(sparsity[j]))
-            e = weights[(piece, k)] * _slice_energy(u, piece.index(k) + 1)
-            score = e if score is None else score + e
-        assert score is not None
-        screen_scores.append(score)
-        screen.append(_top(score, int(sparsity[k])))
-    supports, scores = [], []
-    for k in range(K):
-        score = None
-        for piece, t in pieces.items():
-            if k not in piece:
-                continue
-            u = t
-            for pos, j in enumerate(piece):
-                if j != k:
-                    u = np.take(u, screen[j], axis=pos + 1)
-            e = weights[(piece, k)] * _slice_energy(u, piece.index(k) + 1)
-            score = e if score is None else score + e
-        assert score is not None
-        scores.append(score)
-        supports.append(_top(score, int(sparsity[k])))
+    # step 1: each block scored with the other blocks' modes thresholded to
+    # their s_j largest entries; step 2: restricted to their screened variables
+    screen_scores = [_block_score(pieces, weights, k, lambda u, ax, j: _threshold(
+        u, ax, int(sparsity[j]))) for k in range(K)]
+    screen = [_top(score, int(sparsity[k])) for k, score in enumerate(screen_scores)]
+    scores = [_block_score(pieces, weights, k, lambda u, ax, j: np.take(u, screen[j], axis=ax))
+              for k in range(K)]
+    supports = [_top(score, int(sparsity[k])) for k, score in enumerate(scores)]
     return supports, screen_scores, scores
