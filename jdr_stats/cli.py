@@ -185,15 +185,17 @@ def _build_parser() -> _Parser:
                           "or 'auto': the variables the coordinate tests select at --fdr")
     fit.add_argument("--whitening", choices=WHITENINGS,
                      default=None,
-                     help="how each block is whitened: auto (default: sample covariance while "
-                          f"max(n1, n2)/m <= {policy.AUTO_SAMPLE_MAX_RATIO:g}, OAS shrinkage "
-                          "above) or one of " + ", ".join(WHITENING_METHODS)
+                     help="how the blocks are whitened: auto (default: the sample covariance "
+                          "while the covariance inverted has at most "
+                          f"{policy.AUTO_SAMPLE_MAX_RATIO:g} columns per row ((n1 + n2)/m for "
+                          "the joint estimator, max(n1, n2)/m per block), OAS shrinkage above) "
+                          "or one of " + ", ".join(WHITENING_METHODS)
                           + " (guide page 'Wide blocks': jdr_stats.whitenings)")
     fit.add_argument("--independent-blocks", choices=("yes", "no"), default="no",
-                     help="yes (default): the paper's estimator, each block whitened alone, "
-                          "which assumes the blocks independent; no: the joint estimator, "
-                          "each block's residual on the other block (valid when the blocks "
-                          "correlate; needs the sample whitening and m >= n1 + n2 + 2)")
+                     help="no (default): the joint estimator, each block's residual on the "
+                          "other block, whitened across blocks (valid when the blocks "
+                          "correlate); yes: the paper's estimator, each block whitened alone, "
+                          "which assumes the blocks independent")
     fit.add_argument("--no-standardize", action="store_true",
                      help="centre the blocks only, do not whiten them (= --whitening none)")
     fit.add_argument("--missing", choices=("none", "drop", "raise"), default="none",
