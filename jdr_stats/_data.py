@@ -337,7 +337,9 @@ class RemovedData(_NamesMixin):
 
     def __init__(self, data: RowsData) -> None:
         self.response = getattr(data, "response", ResponseInfo(names=(data.endog_name,)))
-        self.adjustment = getattr(data, "adjustment", Adjustment())
+        adj = getattr(data, "adjustment", Adjustment())
+        # names and counts only: the covariates' rows go with the other rows
+        self.adjustment = Adjustment(adj.names, adj.dropped, adj.terms)
         self._nobs = int(data.nobs)
         self.endog_name = data.endog_name
         self.names = {k: list(v) for k, v in data.names.items()}

@@ -506,8 +506,11 @@ class KBlockResults:
         effect given all the other blocks (the robust Wald test of its
         coefficients in the regression of ``y`` on every block).  A sparse
         fit tests every variable of each block.  ``method``, ``n_perm`` and
-        ``seed`` as for two blocks (``"permutation"``: per block and without
-        covariates only).  Size and power for three blocks:
+        ``seed`` as for two blocks (``"permutation"``: exact per block
+        without covariates; Freedman--Lane given the other blocks and/or
+        the covariates where they can be partialled out; else, under the
+        joint estimator, the marginal test, method
+        ``"permutation (marginal)"``).  Size and power for three blocks:
         ``studies/study_kblock_sparse.py``.
 
         Returns
@@ -526,7 +529,8 @@ class KBlockResults:
             np.asarray(data.endog, float), [np.asarray(x, float) for x in data.blocks.values()],
             list(self._names), self._full_white, weights=data.weights,
             joint=self._settings["estimator"] == "joint",
-            n_adjusted=int(data.adjustment.p), method=method, n_perm=n_perm, seed=seed)
+            n_adjusted=int(data.adjustment.p), covariates=data.adjustment.design,
+            method=method, n_perm=n_perm, seed=seed)
 
     def bootstrap(self, n_boot: int = 199, *, seed: int | np.random.Generator | None = None,
                   level: float = 0.95) -> KBlockBootstrapResults:

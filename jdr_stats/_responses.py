@@ -114,12 +114,16 @@ class Adjustment:
     ``names`` are the design columns kept (indicators named ``site[T.b]``),
     ``dropped`` those removed as collinear with the intercept or the other
     columns; ``p`` the rank of ``Z`` without the intercept, so that the
-    effective sample size is ``nobs - 1 - p``.
+    effective sample size is ``nobs - 1 - p``.  ``design`` holds the kept
+    columns of ``Z`` (rows as the model's) where the model keeps them (in
+    memory; None for a streamed source): the conditional main-effects test
+    repeats the fit on ``Z`` for each permutation.
     """
 
     names: tuple[str, ...] = ()
     dropped: tuple[str, ...] = ()
     terms: str | None = None
+    design: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property
     def p(self) -> int:
@@ -378,7 +382,8 @@ def residualize(
         proj = q @ (q.T @ xc)
         res = (xc - proj) / (sw[:, None] if arr.ndim == 2 else sw)
         out.append(np.ascontiguousarray(res))
-    return Adjustment(names=tuple(znames[j] for j in idx), dropped=tuple(dropped)), out
+    return Adjustment(names=tuple(znames[j] for j in idx), dropped=tuple(dropped),
+                      design=np.asarray(z[:, idx], float)), out
 
 
 def whiten_response(y: np.ndarray, names: list[str], w: np.ndarray | None,
@@ -450,7 +455,8 @@ def model_response(
     if z is not None:
         keys = list(arrays)
         adjustment, res = residualize(z, list(znames or []), w, y, *arrays.values())
-        adjustment = Adjustment(adjustment.names, adjustment.dropped, terms)
+        adjustment = Adjustment(adjustment.names, adjustment.dropped, terms,
+                                design=adjustment.design)
         _check_explained(arrays, res[1:])
         y, arrays = res[0], dict(zip(keys, res[1:], strict=True))
         if y.ndim == 1 and np.ptp(y) <= 1e-12 * max(float(np.abs(y).max()), 1e-300):

@@ -42,6 +42,7 @@ __all__ = [
     "LADLE_EDGE_QUANTILE",
     "LADLE_STRONG_EDGE",
     "MAIN_EFFECTS_MAX_DF_SHARE",
+    "MAIN_EFFECTS_MAX_PARTIAL_SHARE",
     "MAIN_EFFECTS_PERMUTATIONS",
     "MAIN_EFFECTS_SEED",
     "MAIN_EFFECTS_SUMMARY_MAX_PERM_ROWS",
@@ -447,6 +448,13 @@ def kblock_sparsity_cv(best: dict[str, int], chosen: dict[str, int], best_score:
 #: (study ``studies/study_main_effects.py``).
 MAIN_EFFECTS_MAX_DF_SHARE = 0.25
 
+#: The conditional (Freedman-Lane) test of main effects runs while the columns
+#: it partials out (the other blocks under the joint estimator, the
+#: covariates) are at most this share of ``m - 1``: as many rows left as
+#: columns partialled; beyond it the marginal test runs under the joint
+#: estimator (study ``studies/study_main_effects.py --part conditional``).
+MAIN_EFFECTS_MAX_PARTIAL_SHARE = 0.5
+
 #: Permutations and seed of the summary's main-effects tests where the
 #: permutation version runs.
 MAIN_EFFECTS_PERMUTATIONS = 199
@@ -456,55 +464,96 @@ MAIN_EFFECTS_SEED = 0
 MAIN_EFFECTS_SUMMARY_MAX_PERM_ROWS = 2000
 
 
-def main_effects_method(nu: int, df: int, *, joint: bool, adjusted: bool,
-                        requested: str = "auto") -> Choice:
-    """How one block's main effect is tested: ``"robust"`` (the sandwich
-    score test, F reference) while ``df <= MAIN_EFFECTS_MAX_DF_SHARE * nu``;
-    else ``"permutation"`` (exact when y is independent of the block), which
-    needs the marginal test (per block) and no covariates; else
-    ``"refused"`` with the reason.  A ``requested`` method is checked
-    against the same limits.
+def main_effects_method(m: int, df: int, *, n_other: int | None, n_adjusted: int = 0,
+                        requested: str = "auto", covariates_kept: bool = True,
+                        n_blocks: int = 2) -> Choice:
+    """How one block's main effect is tested, from the rows ``m``, the
+    degrees of freedom ``df = q n_k``, the columns of the other blocks
+    ``n_other`` (None: the per-block fit, which tests the marginal first
+    moment) and the covariate columns ``n_adjusted``.
+
+    ``nu = m - 1 - n_adjusted - n_other`` rows are left for the test of the
+    fit's hypothesis (block ``k`` given the other blocks and the covariates).
+    In order:
+
+    1. ``"robust"`` (the sandwich score test, F reference) while
+       ``df <= MAIN_EFFECTS_MAX_DF_SHARE * nu``;
+    2. ``"permutation"`` (rows of ``y`` permuted; exact when ``y`` is
+       independent of the block) for the marginal test without covariates;
+    3. ``"Freedman-Lane"`` (the residuals of ``y`` on the partialled columns
+       permuted; asymptotically valid, not exact) while the columns
+       partialled out are at most ``MAIN_EFFECTS_MAX_PARTIAL_SHARE`` of
+       ``m - 1`` (as many rows left as columns partialled);
+    4. under the joint estimator, where the other blocks cannot be
+       partialled out: the marginal test, ``"permutation (marginal)"``
+       (exact) or with covariates ``"Freedman-Lane (marginal)"``;
+    5. else ``"refused"`` with the reason.
+
+    A ``requested`` method is checked against the same limits
+    (``"permutation"``: steps 2-5).  ``n_blocks`` only words the reason.
 
     Examples
     --------
-    >>> main_effects_method(199, 20, joint=False, adjusted=False).name
+    >>> main_effects_method(200, 20, n_other=None).name
     'robust'
-    >>> main_effects_method(39, 120, joint=False, adjusted=False).name
+    >>> main_effects_method(40, 120, n_other=None).name
     'permutation'
-    >>> main_effects_method(39, 120, joint=True, adjusted=False).name
+    >>> main_effects_method(2000, 684, n_other=64).name
+    'Freedman-Lane'
+    >>> main_effects_method(40, 120, n_other=21).name
+    'permutation (marginal)'
+    >>> main_effects_method(40, 20, n_other=None, n_adjusted=30).name
     'refused'
-    >>> main_effects_method(-81, 21, joint=True, adjusted=False).reason[:30]
-    'no rows are left for the test '
     """
-    inputs = {"nu": float(nu), "df": float(df)}
-    share = MAIN_EFFECTS_MAX_DF_SHARE
-    robust_ok = df <= share * nu
-    why_wide = (f"q n_k = {df} > {share:g} of the {nu} rows left: the sandwich "
-                "cannot be inverted reliably") if nu > 0 else (
-        f"no rows are left for the test (m minus the columns it adjusts for: {nu})")
-    perm_why = ("exact when y is independent of the block" if not (joint or adjusted)
-                else None)
-    if not (joint or adjusted):
-        perm_block = None
-    elif joint:
-        perm_block = ("the permutation version tests the block's marginal association and is "
-                      "not exact given the other block, as the joint estimator asks; what "
-                      "runs: fit(independent_blocks=True) for the exact permutation test of "
-                      "the marginal association")
+    share, part_share = MAIN_EFFECTS_MAX_DF_SHARE, MAIN_EFFECTS_MAX_PARTIAL_SHARE
+    joint = n_other is not None
+    partialled = n_adjusted + (n_other or 0)
+    nu = m - 1 - partialled
+    inputs = {"m": float(m), "df": float(df), "nu": float(nu),
+              "partialled": float(partialled), "n_adjusted": float(n_adjusted)}
+    robust_ok = nu > 0 and df <= share * nu
+    if nu > 0:
+        why_wide = (f"q n_k = {df} > {share:g} of the {nu} rows left: the sandwich cannot "
+                    "be inverted reliably")
     else:
-        perm_block = ("the permutation version is not exact with covariates (their "
-                      "residuals are not exchangeable)")
+        why_wide = f"no rows are left for the test (m minus the columns it adjusts for: {nu})"
     if requested == "robust" or (requested == "auto" and robust_ok):
         if not robust_ok:
             return Choice("refused", f"robust test refused: {why_wide}", inputs)
         return Choice("robust", ("given" if requested == "robust" else
                                  f"auto: q n_k = {df} <= {share:g} of the {nu} rows left"),
                       inputs)
-    if perm_block is not None:
-        return Choice("refused", f"{why_wide}; {perm_block}" if requested == "auto"
-                      else f"permutation refused: {perm_block}", inputs)
-    return Choice("permutation", ("given; " if requested == "permutation" else
-                                  f"auto: {why_wide}; ") + str(perm_why), inputs)
+    head = "given" if requested == "permutation" else f"auto: {why_wide}"
+    if partialled == 0:
+        return Choice("permutation", f"{head}; exact when y is independent of the block",
+                      inputs)
+    others = "the other block" + ("s" if n_blocks > 2 else "")
+    what = " and ".join(w for w, n in ((others,
+                                        n_other), ("the covariates", n_adjusted)) if n)
+    no_z = ("the covariates' columns are not kept by this model (a streamed source), so "
+            "their fit cannot be repeated for the permuted residuals")
+    if partialled <= part_share * (m - 1) and (covariates_kept or not n_adjusted):
+        return Choice("Freedman-Lane", (
+            f"{head}; residuals of y on {what} ({partialled} columns, at most "
+            f"{part_share:g} of m - 1 = {m - 1}) permuted: asymptotically valid, not exact"),
+            inputs)
+    why_not = (no_z if n_adjusted and not covariates_kept else
+               f"{what} cannot be partialled out: {partialled} columns > {part_share:g} of "
+               f"m - 1 = {m - 1}")
+    if not joint:
+        return Choice("refused", f"{head}; {why_not}", inputs)
+    if n_adjusted == 0:
+        return Choice("permutation (marginal)", (
+            f"{head}; {why_not}: the block's MARGINAL association with y is tested instead "
+            f"(not given {others}), exact when y is independent of the block"), inputs)
+    if n_adjusted <= part_share * (m - 1) and covariates_kept:
+        return Choice("Freedman-Lane (marginal)", (
+            f"{head}; {why_not}: the block's MARGINAL association with y given the "
+            f"covariates only is tested instead (not given {others}), residuals of y "
+            "on the covariates permuted: asymptotically valid, not exact"), inputs)
+    return Choice("refused", f"{head}; {why_not}; the marginal test cannot run either "
+                  f"({no_z if not covariates_kept else 'too many covariate columns'})",
+                  inputs)
 
 
 # -- seeding of row-wise random draws ------------------------------------------------
@@ -551,6 +600,9 @@ def defaults_table() -> list[tuple[str, object, str]]:
         ("MAIN_EFFECTS_MAX_DF_SHARE", MAIN_EFFECTS_MAX_DF_SHARE,
          "main-effects test: the robust version up to this q n_k / (rows left), "
          "permutation (or refusal) above"),
+        ("MAIN_EFFECTS_MAX_PARTIAL_SHARE", MAIN_EFFECTS_MAX_PARTIAL_SHARE,
+         "main-effects test: the conditional (Freedman-Lane) version while the columns "
+         "partialled out are at most this share of m - 1; the marginal test above"),
         ("MAIN_EFFECTS_PERMUTATIONS", MAIN_EFFECTS_PERMUTATIONS,
          "summary: permutations of the main-effects test's permutation version"),
         ("MAIN_EFFECTS_SEED", MAIN_EFFECTS_SEED, "summary: seed of those permutations"),

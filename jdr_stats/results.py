@@ -707,11 +707,17 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
             block with the heteroscedasticity-robust (sandwich) variance and
             Hotelling's F reference, for ``q n_k`` up to a share of the rows
             (:func:`jdr_stats.policy.main_effects_method`).  ``"permutation"``:
-            the squared studentised first moments under the fit's whitening,
-            permuting ``y``'s rows; exact when ``y`` is independent of the
-            block, at any width; per block and without covariates only.
-            ``"auto"`` (default): robust where it runs, else permutation,
-            else the row says why not.
+            the squared studentised first moments, permuting ``y``'s rows
+            (per block, without covariates: exact when ``y`` is independent
+            of the block, at any width), or given the other block and/or
+            the covariates the Freedman--Lane test (the residuals of ``y``
+            on what is partialled out permuted; asymptotically valid, not
+            exact), while the columns partialled out are at most half of
+            ``m - 1``; beyond that, under the joint estimator, the test of
+            the block's marginal association (method
+            ``"permutation (marginal)"``).  ``"auto"`` (default): robust
+            where it runs, else as ``"permutation"``, else the row says why
+            not.
         n_perm : int
             Permutations of the permutation version (default 199).
         seed : int, Generator or None
@@ -731,7 +737,10 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         whitened block ``(Sigma^{-1} x)_k``, i.e. block ``k``'s main effect
         given the other block (the Wald test of its coefficients in the
         regression of ``y`` on both blocks).  With covariates both blocks
-        and ``y`` are their residuals.  Needs the rows: the sandwich needs
+        and ``y`` are their residuals.  The Freedman--Lane and marginal
+        versions are derived on the theory page (sections 5 and 6) and
+        their size is studied in ``studies/study_main_effects.py --part
+        conditional``.  Needs the rows: the sandwich needs
         ``sum (y_i - ybar)^2 z_i z_i^T``, which the sums do not hold (a row
         source is read once, into memory; bare sums refuse).  The
         size on the robustness battery is studied in
@@ -762,6 +771,7 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         return _main_effects_test(
             y, [a, b], list(self._model.block_names), self._whitening, weights=weights,
             joint=self._settings.joint, n_adjusted=int(getattr(adjustment, "p", 0)),
+            covariates=getattr(adjustment, "design", None),
             method=method, n_perm=n_perm, seed=seed)
 
     @cached_property

@@ -14,7 +14,7 @@ from scipy import stats
 import jdr_stats as jdr
 from jdr_stats import policy
 from jdr_stats.exceptions import RowsNotInMemoryError
-from jdr_stats.inference.main_effects import MainEffectsResults
+from jdr_stats.inference.main_effects import MainEffectsResults, main_effects_test
 
 
 def _shifted_classes(m: int = 600, classes: int = 3, delta: float = 0.5, seed: int = 0):
@@ -165,22 +165,148 @@ def test_refusals_name_the_reason():
     m = 120
     a, b = rng.normal(size=(m, 40)), rng.normal(size=(m, 30))
     y = rng.normal(size=m)
-    joint = jdr.JointDimReduction(y, a, b).fit(1, independent_blocks=False,
-                                               whitening="sample")
-    t = joint.main_effects_test()
-    assert t.table["method"].tolist() == ["refused", "refused"]
-    assert np.isnan(t.pvalues).all()
-    assert "independent_blocks=True" in t.table.loc["a", "reason"]
-    assert not t.result("a").applicable
     forced = jdr.JointDimReduction(y, a, b).fit(1).main_effects_test("robust")
     assert forced.table.loc["a", "method"] == "refused"
     assert "robust test refused" in forced.table.loc["a", "reason"]
+    assert np.isnan(forced.pvalues).all() and not forced.result("a").applicable
+    z = rng.normal(size=(m, 70))  # 70 covariate columns > half of m - 1
+    wide_z = jdr.JointDimReduction(y, a[:, :5], b[:, :5], covariates=z).fit(
+        1, independent_blocks=True).main_effects_test("permutation")
+    assert wide_z.table["method"].tolist() == ["refused", "refused"]
+    assert "the covariates cannot be partialled out" in wide_z.table.loc["a", "reason"]
+
+
+def test_conditional_test_runs_where_the_robust_one_cannot():
+    """Joint estimator, q n_k > 0.25 nu: Freedman-Lane given the other block
+    (asymptotically valid, said in the reason); with covariates the same,
+    given them too."""
+    rng = np.random.default_rng(1)
+    m = 120
+    a, b = rng.normal(size=(m, 40)), rng.normal(size=(m, 30))
+    y = b[:, :10].sum(axis=1) / 2 + rng.normal(size=m)
+    t = jdr.JointDimReduction(y, a, b).fit(1, independent_blocks=False,
+                                           whitening="sample").main_effects_test(seed=0)
+    assert t.table["method"].tolist() == ["Freedman-Lane", "Freedman-Lane"]
+    assert "asymptotically valid, not exact" in t.table.loc["a", "reason"]
+    assert t.pvalues["b"] < 0.01 and np.isfinite(t.pvalues).all()
     z = rng.normal(size=(m, 2))
     adj = jdr.JointDimReduction(y, a[:, :5], b[:, :5], covariates=z).fit(
-        1, independent_blocks=True)  # per block, covariates are what refuses it
-    t_adj = adj.main_effects_test("permutation")
-    assert "covariates" in t_adj.table.loc["a", "reason"]
+        1, independent_blocks=True)
     assert adj.main_effects_test().table["method"].tolist() == ["robust", "robust"]
+    perm = adj.main_effects_test("permutation", seed=0)
+    assert perm.table["method"].tolist() == ["Freedman-Lane", "Freedman-Lane"]
+    assert "residuals of y on the covariates" in perm.table.loc["a", "reason"]
+    # removed rows take the covariates' rows with them
+    assert adj.remove_data()._model.data.adjustment.design is None
+
+
+def _freedman_lane_by_hand(y, x, other, perms):
+    """Freedman-Lane with statsmodels OLS for every fit: the residuals of y
+    on (1, other) permuted, refitted, the studentised statistic."""
+    design = sm.add_constant(other)
+    e = sm.OLS(y, design).fit().resid
+    z = np.column_stack([sm.OLS(x[:, j], design).fit().resid for j in range(x.shape[1])])
+
+    def stat(r):
+        return float(np.sum((z.T @ r) ** 2 / ((z**2).T @ r**2)))
+
+    obs = stat(e)
+    null = np.array([stat(sm.OLS(e[p], design).fit().resid) for p in perms])
+    return obs, (1 + np.sum(null >= obs * (1 - 1e-10))) / (len(perms) + 1)
+
+
+def test_freedman_lane_matches_an_independent_implementation():
+    rng = np.random.default_rng(8)
+    m = 80
+    a, b = rng.normal(size=(m, 20)), rng.normal(size=(m, 25))
+    y = b[:, 0] + 0.3 * a[:, 0] + rng.standard_t(5, m)
+    t = jdr.JointDimReduction(y, a, b).fit(1).main_effects_test("permutation", n_perm=49,
+                                                                seed=3)
+    draw = np.random.default_rng(3)
+    perms = [draw.permutation(m) for _ in range(49)]
+    obs, pv = _freedman_lane_by_hand(y, a, b, perms)
+    assert t.table.loc["a", "statistic"] == pytest.approx(obs, rel=1e-8)
+    assert t.pvalues["a"] == pytest.approx(pv)
+
+
+def test_conditional_test_invariances_and_seed():
+    """Shifting, rescaling and reordering the columns of either block (and
+    affine maps of y) leave the statistic and, with the same seed, the
+    p-value unchanged; reordering the rows leaves the statistic unchanged
+    (the p-value is a Monte Carlo estimate over other permutations: equal
+    within its binomial error)."""
+    rng = np.random.default_rng(9)
+    m = 150
+    a, b = rng.normal(size=(m, 30)), rng.normal(size=(m, 25))
+    a[:, :25] += 0.6 * b
+    y = b[:, 0] + 0.15 * a[:, 1] + rng.normal(size=m)
+
+    def run(yy, aa, bb, seed=5, n_perm=199):
+        return jdr.JointDimReduction(yy, aa, bb).fit(1).main_effects_test(
+            "permutation", n_perm=n_perm, seed=seed).table
+
+    base = run(y, a, b)
+    assert base["method"].tolist() == ["Freedman-Lane", "Freedman-Lane"]
+    ca, cb = rng.permutation(30), rng.permutation(25)
+    sa, sb = rng.uniform(0.1, 10, 30), rng.uniform(0.1, 10, 25)
+    moved = run(2 - 4 * y, (a * sa + 3)[:, ca], (b * sb - 1)[:, cb])
+    np.testing.assert_allclose(moved["statistic"], base["statistic"], rtol=1e-8)
+    np.testing.assert_array_equal(moved["pvalue"], base["pvalue"])
+    pd.testing.assert_frame_equal(run(y, a, b), base)  # same seed, same numbers
+    rows = rng.permutation(m)
+    shuffled = run(y[rows], a[rows], b[rows], n_perm=999)
+    np.testing.assert_allclose(shuffled["statistic"], base["statistic"], rtol=1e-8)
+    long = run(y, a, b, seed=6, n_perm=999)
+    se = np.sqrt(np.maximum(long["pvalue"] * (1 - long["pvalue"]), 0.01) / 999)
+    assert (np.abs(shuffled["pvalue"] - long["pvalue"]) <= 5 * np.sqrt(2) * se).all()
+
+
+def test_marginal_test_where_the_other_block_cannot_be_partialled_out():
+    """nutrimouse's shape (40 rows, 120 + 21 columns): the default joint
+    estimator runs the exact marginal permutation test, labelled so."""
+    d = jdr.simulate.bilinear(40, 120, 21, 1, seed=0)
+    res = jdr.JointDimReduction(d.y, d.a, d.b).fit(1)
+    t = res.main_effects_test(seed=1)
+    assert t.joint and t.table["method"].tolist() == ["permutation (marginal)"] * 2
+    assert "MARGINAL association" in t.table.loc["a", "reason"]
+    assert np.isfinite(t.pvalues).all()
+    assert "Rows marked (marginal)" in " ".join(str(t.summary()).split())
+    assert "(permutation (marginal))" in str(res.summary())
+    # with covariates: the marginal test given the covariates (Freedman-Lane);
+    # the rows as the model passes them, residuals on (1, Z)
+    rng = np.random.default_rng(2)
+    a, b, z = rng.normal(size=(60, 50)), rng.normal(size=(60, 30)), rng.normal(size=(60, 3))
+    y = b[:, 0] + rng.normal(size=60)
+    zc = sm.add_constant(z)
+    ya, aa, ba = (v - zc @ np.linalg.lstsq(zc, v, rcond=None)[0] for v in (y, a, b))
+    adj = main_effects_test(ya, [aa, ba], ["a", "b"], None, joint=True, n_adjusted=3,
+                            covariates=z, seed=0)
+    assert adj.table["method"].tolist() == ["Freedman-Lane (marginal)"] * 2
+    assert "given the covariates only" in adj.table.loc["a", "reason"]
+
+
+@pytest.mark.parametrize(("m", "df", "kw", "expected"), [
+    (200, 20, {"n_other": None}, "robust"),
+    (40, 120, {"n_other": None}, "permutation"),
+    (2000, 684, {"n_other": 64}, "Freedman-Lane"),  # the UCI digits' shape
+    (100, 45, {"n_other": 45}, "Freedman-Lane"),
+    (100, 45, {"n_other": 55}, "permutation (marginal)"),
+    (40, 120, {"n_other": 21}, "permutation (marginal)"),  # nutrimouse's shape
+    (40, 120, {"n_other": 21, "n_adjusted": 2}, "Freedman-Lane (marginal)"),
+    (300, 100, {"n_other": None, "n_adjusted": 3}, "Freedman-Lane"),
+    (300, 100, {"n_other": None, "n_adjusted": 3, "covariates_kept": False},
+     "refused"),
+    (300, 60, {"n_other": 200}, "permutation (marginal)"),
+])
+def test_choice_of_the_main_effects_method(m, df, kw, expected):
+    choice = policy.main_effects_method(m, df, **kw)
+    assert choice.name == expected
+    assert choice.reason and set(choice.inputs) >= {"m", "df", "nu", "partialled"}
+    # a request for the robust version never falls back to another test
+    assert policy.main_effects_method(m, df, **kw, requested="robust").name in (
+        "robust", "refused")
+    # a request for a permutation version runs one even where "robust" would
+    assert policy.main_effects_method(m, df, **kw, requested="permutation").name != "robust"
 
 
 def test_bad_arguments():
@@ -209,7 +335,7 @@ def test_summary_says_what_the_reduction_can_see():
     wide = jdr.simulate.bilinear(40, 120, 21, 1, seed=0)
     wres = jdr.JointDimReduction(wide.y, wide.a, wide.b).fit(1)
     assert "(permutation)" in str(wres.summary())
-    assert policy.main_effects_method(39, 120, joint=False, adjusted=False).name == "permutation"
+    assert policy.main_effects_method(40, 120, n_other=None).name == "permutation"
 
 
 def test_command_line_prints_what_the_fit_can_see(tmp_path, capsys):
@@ -225,3 +351,23 @@ def test_command_line_prints_what_the_fit_can_see(tmp_path, capsys):
                  "--b", ",".join(f"b{j}" for j in range(5)), "--rank", "1"]) == 0
     out = capsys.readouterr().out
     assert "What this reduction can see" in out and "Main effect of a" in out
+
+
+@pytest.mark.slow
+def test_conditional_test_holds_its_level_given_the_other_block():
+    """Correlated blocks (a = 0.6 b + 0.8 e), y from b only: no main effect
+    of a given b, a strong marginal one.  The Freedman-Lane rejection rate of
+    block a at 0.05 within 3 Monte Carlo SEs of 0.05 (one cell of
+    studies/study_main_effects.py --part conditional)."""
+    rng = np.random.default_rng(20260602)
+    reps, m, n = 300, 300, 30
+    rej = 0
+    for _ in range(reps):
+        b, e = rng.normal(size=(m, n)), rng.normal(size=(m, n))
+        a = 0.6 * b + 0.8 * e
+        y = b[:, 0] + (1 + np.abs(e[:, 1])) * rng.normal(size=m)
+        t = jdr.JointDimReduction(y, a, b).fit(1).main_effects_test(
+            "permutation", n_perm=99, seed=rng)
+        assert t.table.loc["a", "method"] == "Freedman-Lane"
+        rej += int(t.pvalues["a"] <= 0.05)
+    assert abs(rej / reps - 0.05) <= 3 * np.sqrt(0.05 * 0.95 / reps)

@@ -21,6 +21,14 @@ Two versions (theory of main effects, docs/theory/main_effects.md):
   sum of the squared studentised first moments of the block under the fit's
   whitening, its p-value from permutations of the response's rows; exact
   when ``y`` is independent of block ``k`` (per block, without covariates).
+- ``"Freedman-Lane"``: the same statistic of the residuals of ``y`` and of
+  the block on what the test partials out (the other block under the joint
+  estimator, the covariates), its p-value from permutations of ``y``'s
+  residuals (Freedman and Lane, 1983); asymptotically valid, not exact.
+  Where the other block cannot be partialled out (fewer rows than columns)
+  the joint estimator's rows fall back to the marginal test, labelled
+  ``"permutation (marginal)"`` (exact) or ``"Freedman-Lane (marginal)"``
+  (given the covariates only).
 """
 
 from __future__ import annotations
@@ -37,7 +45,7 @@ from .._linalg import AnyWhitening
 from ..core.whitening import DesignWhitening
 from .hypotheses import TestTable, perm_pvalue
 
-__all__ = ["MAIN_EFFECTS_NULL", "MainEffectsResults", "MainEffectsMethod",
+__all__ = ["MAIN_EFFECTS_NULL", "MainEffectsResults", "MainEffectsMethod", "freedman_lane",
            "main_effects_test", "robust_score", "studentized_stat"]
 
 MainEffectsMethod = Literal["auto", "robust", "permutation"]
@@ -135,28 +143,83 @@ class MainEffectsResults(TestTable):
     ----------
     joint : bool
         True when each block was tested given the other block (the joint
-        estimator's whitening), False for the marginal first moments.
+        estimator's whitening), False for the marginal first moments.  Under
+        the joint estimator a row whose ``method`` ends in ``"(marginal)"``
+        tests the marginal first moment instead (the other block could not
+        be partialled out).
     """
 
     joint: bool = False
 
 
+def _partial_basis(partial: list[np.ndarray], w: np.ndarray) -> np.ndarray:
+    """An orthonormal basis of ``sqrt(w) [1, partial]`` (collinear columns dropped)."""
+    sw = np.sqrt(w)
+    basis = [sw[:, None] / np.linalg.norm(sw)]
+    if partial:
+        c = _centred(np.hstack(partial), w) * sw[:, None]
+        norms = np.linalg.norm(c, axis=0)
+        c = c[:, norms > 1e-12 * max(float(norms.max(initial=0.0)), 1e-300)]
+        c = c / np.linalg.norm(c, axis=0)
+        if c.size:
+            u, sv, _ = np.linalg.svd(c, full_matrices=False)
+            basis.append(u[:, sv > sv[0] * 1e-10])
+    return np.hstack(basis)
+
+
+def freedman_lane(y: np.ndarray, x: np.ndarray, partial: list[np.ndarray], w: np.ndarray,
+                  *, n_perm: int, rng: np.random.Generator) -> tuple[float, float]:
+    """The Freedman--Lane permutation test of ``E[y r] = 0``, ``r`` the
+    residual of the block ``x`` on ``(1, partial)``.
+
+    ``e``: the (weighted least squares) residuals of ``y`` on
+    ``(1, partial)``, whitened; ``z`` the block's residuals.  The statistic
+    is :func:`studentized_stat` of ``(e, z)``; for each permutation ``P``
+    of the rows the reduced fit is repeated on ``yhat + P e`` and the
+    statistic computed from its residuals ``M P e`` (``M`` the annihilator
+    of ``(1, partial)``: ``z^T W M P e = z^T W P e``, the fitted part of
+    ``y`` contributes nothing).  Asymptotically valid, not exact (theory
+    page "Main effects", section 5).
+
+    Returns ``(statistic, pvalue)``; the p-value is
+    ``(1 + #{T* >= T}) / (B + 1)``.
+    """
+    sw = np.sqrt(w)[:, None]
+    basis = _partial_basis(partial, w)
+
+    def resid(v: np.ndarray) -> np.ndarray:
+        vs = v * sw
+        return (vs - basis @ (basis.T @ vs)) / sw
+
+    z = resid(x)
+    e = _standardized(resid(y), w)
+    obs = studentized_stat(e, z, w)
+    m = x.shape[0]
+    null = np.array([studentized_stat(resid(e[rng.permutation(m)]), z, w)
+                     for _ in range(n_perm)])
+    # rounding: a permuted statistic equal to T up to 1e-10 counts as >= T
+    return obs, float(perm_pvalue(obs * (1 - 1e-10), null))
+
+
 def _block_row(y: np.ndarray, x: np.ndarray, other: np.ndarray | None, w: np.ndarray,
-               wmap: AnyWhitening | None, *, method: str, n_adjusted: int, joint: bool,
-               n_perm: int, rng: np.random.Generator) -> dict[str, Any]:
+               wmap: AnyWhitening | None, *, method: str, n_adjusted: int,
+               covariates: np.ndarray | None, n_perm: int, n_blocks: int,
+               rng: np.random.Generator) -> dict[str, Any]:
     m, n_k = x.shape
     q = y.shape[1]
-    nu = m - 1 - n_adjusted - (0 if other is None else other.shape[1])
-    choice = policy.main_effects_method(nu, n_k * q, joint=joint, adjusted=n_adjusted > 0,
-                                        requested=method)
+    n_other = None if other is None else other.shape[1]
+    choice = policy.main_effects_method(
+        m, n_k * q, n_other=n_other, n_adjusted=n_adjusted, requested=method,
+        covariates_kept=covariates is not None, n_blocks=n_blocks)
     row: dict[str, Any] = {"statistic": np.nan, "df": np.nan, "pvalue": np.nan,
                            "df_denom": np.nan, "method": choice.name, "reason": choice.reason}
     if choice.name == "robust":
+        nu = m - 1 - n_adjusted - (n_other or 0)
         e = _residual(y, other, w)
         z = _residual(x, other, w)
         f, p, den, pv = robust_score(e, z, w, nu)
         row.update(statistic=f, df=p, pvalue=pv, df_denom=den)
-    elif choice.name == "permutation":
+    elif choice.name in ("permutation", "permutation (marginal)"):
         z = (x - (w @ x) / np.sum(w)) if wmap is None else wmap.to_white(x)
         ys = _standardized(y, w)
         obs = studentized_stat(ys, z, w)
@@ -164,6 +227,12 @@ def _block_row(y: np.ndarray, x: np.ndarray, other: np.ndarray | None, w: np.nda
                          for _ in range(n_perm)])
         # rounding: a permuted statistic equal to T up to 1e-10 counts as >= T
         row.update(statistic=obs, pvalue=float(perm_pvalue(obs * (1 - 1e-10), null)))
+    elif choice.name.startswith("Freedman-Lane"):
+        partial = [] if covariates is None or not n_adjusted else [covariates]
+        if other is not None and choice.name == "Freedman-Lane":
+            partial.append(other)
+        obs, pv = freedman_lane(y, x, partial, w, n_perm=n_perm, rng=rng)
+        row.update(statistic=obs, pvalue=pv)
     return row
 
 
@@ -176,6 +245,7 @@ def main_effects_test(
     weights: np.ndarray | None = None,
     joint: bool = False,
     n_adjusted: int = 0,
+    covariates: np.ndarray | None = None,
     method: MainEffectsMethod = "auto",
     n_perm: int = 199,
     seed: int | np.random.Generator | None = None,
@@ -184,9 +254,10 @@ def main_effects_test(
     :meth:`jdr_stats.results.JDRResults.main_effects_test`.
 
     ``y`` (``m`` or ``m x q``) and ``blocks`` are the model's rows (adjusted
-    for covariates, ``n_adjusted`` columns of them); ``whitening`` the fit's
-    per-block whitening (the permutation version's coordinates); ``joint``
-    tests each block given the others.
+    for covariates, ``n_adjusted`` columns of them, whose design
+    ``covariates`` is given where the model keeps it); ``whitening`` the
+    fit's per-block whitening (the permutation version's coordinates);
+    ``joint`` tests each block given the others.
     """
     if method not in ("auto", "robust", "permutation"):
         raise ValueError(f'method must be "auto", "robust" or "permutation"; got {method!r}')
@@ -197,25 +268,33 @@ def main_effects_test(
     w = np.ones(m) if weights is None else np.asarray(weights, float) * m / np.sum(weights)
     rng = np.random.default_rng(seed)
     maps = [None] * len(blocks) if whitening is None or joint else list(whitening)
+    zdesign = None if covariates is None else np.asarray(covariates, float).reshape(m, -1)
     rows = []
     for k, x in enumerate(blocks):
-        others = [b for j, b in enumerate(blocks) if j != k]
+        others = [np.asarray(b, float) for j, b in enumerate(blocks) if j != k]
         other = np.hstack(others) if joint and others else None
         rows.append(_block_row(y2, np.asarray(x, float), other, w, maps[k], method=method,
-                               n_adjusted=n_adjusted, joint=joint, n_perm=int(n_perm),
-                               rng=rng))
+                               n_adjusted=n_adjusted, covariates=zdesign, n_perm=int(n_perm),
+                               n_blocks=len(blocks), rng=rng))
     table = pd.DataFrame(rows, index=pd.Index(names, name="block"))
     given = (" given the other block" + ("s" if len(blocks) > 2 else "")) if joint else ""
     notes = [
         f"H0 (each row): {MAIN_EFFECTS_NULL}{given} (z_k: the block whitened"
         f"{' jointly, (Sigma^-1 x)_k' if joint else ''}; y centred, q = {y2.shape[1]} "
-        "column(s)).",
+        "column(s)" + ("; y and the blocks adjusted for the covariates" if n_adjusted else "")
+        + ").",
         "robust: score test of the regression of y on the block with the sandwich "
         "variance (holds under heteroscedasticity and heavy tails), Hotelling's F "
         "reference; permutation: squared studentised first moments under the fit's "
         f"whitening, {int(n_perm)} permutations of y's rows, exact when y is independent "
-        "of the block (theory page 'Main effects').",
+        "of the block; Freedman-Lane: the same statistic of the residuals of y and of the "
+        "block on what is partialled out, the residuals of y permuted and refitted, "
+        "asymptotically valid, not exact (theory page 'Main effects').",
     ]
+    if any(str(mt).endswith("(marginal)") for mt in table["method"]):
+        notes.append("Rows marked (marginal) test the block's MARGINAL association with y "
+                     "(not given the other block" + ("s" if len(blocks) > 2 else "")
+                     + "), which cannot be partialled out at this width; see the reason.")
     return MainEffectsResults(table, "Tests of main effects", "main effects", notes,
                               method_label="per block: " + ", ".join(
                                   sorted(set(table["method"]))), joint=joint)
