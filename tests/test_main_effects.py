@@ -4,6 +4,7 @@ summary's part "What this reduction can see"."""
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -15,6 +16,10 @@ import jdr_stats as jdr
 from jdr_stats import policy
 from jdr_stats.exceptions import RowsNotInMemoryError
 from jdr_stats.inference.main_effects import MainEffectsResults
+from jdr_stats.summary import format_pvalue
+
+#: The guide page the summary's notes point to for their explanations.
+GUIDE = (Path(__file__).resolve().parents[1] / "docs" / "guide" / "summary.md").read_text()
 
 
 def _shifted_classes(m: int = 600, classes: int = 3, delta: float = 0.5, seed: int = 0):
@@ -199,8 +204,13 @@ def test_summary_says_what_the_reduction_can_see():
     for joint in (False, True):
         res = jdr.JointDimReduction(y, a, b).fit(1, independent_blocks=not joint)
         text = str(res.summary())
-        assert "What this reduction can see: interactions between the blocks" in text
-        assert "Main effect of a (H0: E[y z] = 0): p =" in text and "Main effect of b" in text
+        flat = " ".join(text.split())
+        assert "What this reduction can see: interactions between the blocks" in flat
+        me = res.main_effects_test(n_perm=policy.MAIN_EFFECTS_PERMUTATIONS,
+                                   seed=policy.MAIN_EFFECTS_SEED).pvalues
+        assert (f"their tests (results.main_effects_test()): a, p = {format_pvalue(me['a'])} "
+                f"(robust); b, p = {format_pvalue(me['b'])} (robust).") in flat
+        assert "H0: E[y z] = 0" in GUIDE
         assert str(res.remove_data().summary()) == text
         summ = str(res.main_effects_test().summary())
         assert "Tests of main effects" in summ and "H0" in summ
@@ -224,4 +234,4 @@ def test_command_line_prints_what_the_fit_can_see(tmp_path, capsys):
     assert main(["fit", str(path), "--y", "y", "--a", ",".join(f"a{j}" for j in range(6)),
                  "--b", ",".join(f"b{j}" for j in range(5)), "--rank", "1"]) == 0
     out = capsys.readouterr().out
-    assert "What this reduction can see" in out and "Main effect of a" in out
+    assert "What this reduction can see" in out and "their tests (results.main_effects_test()): a, p =" in " ".join(out.split())

@@ -466,10 +466,8 @@ class BootstrapResults(ExportMixin, SummaryMixin):
         notes = [self.sentence("a"), self.sentence("b")]
         notes.append(
             "Angles: principal angles between the replicate's and the full-sample "
-            "subspace in each block's covariance metric (their cosines are the "
-            "canonical correlations between the two fits' reduced features, so they "
-            "do not depend on the units or any invertible recoding of a block's "
-            "variables); the bound on the largest one is the "
+            "subspace in each block's covariance metric (free of the units; guide page "
+            "'Reading the summary'); the bound on the largest one is the "
             f"{level} upper bound for the angle between the true and the estimated "
             "subspace. Lower/upper: two-sided percentile intervals for the angles."
         )
@@ -477,8 +475,8 @@ class BootstrapResults(ExportMixin, SummaryMixin):
                  if hi < est]
         notes.append(
             "Singular values: basic bootstrap intervals [2 s - t_high, 2 s - t_low] "
-            "(t: replicate quantiles), which remove the replicates' bias (boot mean - "
-            "estimate); sample singular values are biased upwards, so an interval can "
+            "(t: replicate quantiles); sample singular values are biased upwards, so an "
+            "interval can "
             "lie wholly below its own estimate"
             + (f" (here: {', '.join(below)})" if below else "")
             + " (theory page 'Bootstrap')."
