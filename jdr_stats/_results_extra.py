@@ -197,8 +197,8 @@ class FitMeasuresMixin:
         except RowsNotInMemoryError:
             return "n/a (no rows)", "n/a", None
         q = getattr(getattr(self._model.data, "response", None), "q", 1)
-        what = "y" if q == 1 else f"the q = {q} whitened response columns (Pillai's trace / q)"
-        note = (f"R-squared: {what} on the 2r reduced features and their products (adj. "
+        what = ": y on" if q == 1 else f" (Pillai's trace / q, q = {q}): on"
+        note = (f"R-squared{what} the 2r reduced features and their products (adj. "
                 f"{fm.rsquared_adj:.3f})")
         if fm.rsquared_full is not None and fm.rsquared_ratio is not None:
             note += (f"; on all variables and their n1 n2 products {fm.rsquared_full:.3f}, "
