@@ -102,12 +102,10 @@ def inference_note(kind: str, reason: str | None, ratio: float = 0.0) -> str:
     """The summary's sentence on the whitening and the inference it allows
     (``ratio``: ``max(n1, n2) / m``; from ``policy.AUTO_SAMPLE_MAX_RATIO`` on, the
     bootstrap's caveat, from the study ``study_wide``)."""
-    head = f"Whitening: {kind} ({reason or 'given'})."
-    boot = (
-        f" At max(n1, n2)/m >= {policy.AUTO_SAMPLE_MAX_RATIO:g} the bootstrap's angle bound "
-        "can under-cover with few rows and correlated blocks (study_wide)."
-        if ratio >= policy.AUTO_SAMPLE_MAX_RATIO else "")
-    return head + WHITENING_METHODS[kind].note + boot
+    head = f"Whitening: {kind} ({reason or 'given'})." + WHITENING_METHODS[kind].note
+    if ratio >= policy.AUTO_SAMPLE_MAX_RATIO:  # the details: guide page "Reading the summary"
+        head = head[:-1] + "; its angle bound can under-cover at this width (study_wide)."
+    return head
 
 
 def fold_standardize(whitening: object, standardize: object) -> object:

@@ -176,8 +176,7 @@ class ShownTable:
 def _df_note(name: str, columns: Iterable[str]) -> str:
     cols = set(columns)
     if {"eff_df", "scale"} <= cols:
-        return (f"df not shown in '{name}': the statistic is referred to "
-                "scale * chi2(eff_df), not to a fixed df.")
+        return f"df not shown in '{name}': the reference is scale * chi2(eff_df)."
     return (f"df not shown in '{name}': the statistic has no fixed degrees of freedom "
             "(its null distribution is given in the notes).")
 

@@ -92,8 +92,7 @@ class ResponseInfo:
     def class_note(self) -> str:
         """The classes and their counts (reference first), for a summary note."""
         shown = ", ".join(f"{c} ({n})" for c, n in zip(self.classes, self.counts, strict=True))
-        return (f"Response classes (rows): {shown}; the first is the reference, the "
-                f"others enter as {len(self.classes) - 1} indicator(s).")
+        return f"Response classes (first = reference): {shown}."
 
     def describe(self) -> str:
         """One line for summaries: ``numeric``, ``categorical, 3 classes``, ..."""
@@ -487,16 +486,10 @@ def summary_notes(data: Any) -> list[str]:
     info = getattr(data, "response", None) or ResponseInfo()
     adj = getattr(data, "adjustment", None) or Adjustment()
     notes = [info.class_note()] if info.kind == "categorical" else []
-    if info.q > 1:
-        notes.append(
-            f"Response of q = {info.q} columns, centred and whitened (Yw): the estimator "
-            "is the HOSVD of the q whitened cross moments X_c; k: singular values of the "
-            "mode-1 unfolding [X_1 ... X_q]; coef_matrix is X_1."
-        )
     if adj.active:
         notes.append(
-            "Adjusted: the response and both blocks are the least squares residuals on "
-            f"[1, {', '.join(adj.names)}]; the tests see these rows "
-            f"(effective sample size m - 1 - p_Z = {data.nobs - 1 - adj.p})."
+            "Adjusted: y and both blocks are least squares residuals on "
+            f"[1, {', '.join(adj.names)}] (effective sample size m - 1 - p_Z = "
+            f"{data.nobs - 1 - adj.p})."
         )
     return notes

@@ -197,13 +197,11 @@ class FitMeasuresMixin:
         except RowsNotInMemoryError:
             return "n/a (no rows)", "n/a", None
         q = getattr(getattr(self._model.data, "response", None), "q", 1)
-        what = "y" if q == 1 else (f"the q = {q} whitened response columns (Pillai's trace / q: "
-                                   "their average R^2)")
-        note = (f"R-squared: of the regression of {what} on the 2r reduced features and their "
-                f"r^2 products (bilinear; adj. {fm.rsquared_adj:.3f})")
+        what = ": y on" if q == 1 else f" (Pillai's trace / q, q = {q}): on"
+        note = (f"R-squared{what} the 2r reduced features and their products (adj. "
+                f"{fm.rsquared_adj:.3f})")
         if fm.rsquared_full is not None and fm.rsquared_ratio is not None:
             note += (f"; on all variables and their n1 n2 products {fm.rsquared_full:.3f}, "
-                     f"ratio {fm.rsquared_ratio:.3f} (the share the reduction keeps, as "
-                     "dr's R^2(OLS|dr))")
+                     f"ratio {fm.rsquared_ratio:.3f} (the share the reduction keeps)")
         ratio = "n/a" if fm.rsquared_ratio is None else f"{fm.rsquared_ratio:.3f}"
         return f"{fm.rsquared:.3f}", ratio, note + "."

@@ -353,17 +353,60 @@ class Premises:
         )
 
     @property
+    def short_messages(self) -> list[str]:
+        """:attr:`messages` in one line each for a summary: what failed and
+        one consequence (the warning and :attr:`messages` say more)."""
+        out = []
+        cc = self.cross_correlations
+        if self.correlated and self._assumes_independence:
+            out.append(
+                f"the blocks are correlated (largest cross-block canonical correlation "
+                f"{cc[0]:.2f} > {MAX_CROSS_CORRELATION}): the per-block estimator's rank and "
+                "directions are biased; fit(independent_blocks=False) whitens across blocks")
+        for block, cond in (("a", self.condition_a), ("b", self.condition_b)):
+            if not np.isnan(cond) and not cond <= MAX_CONDITION:
+                out.append(f"block {block} is nearly collinear (condition number {cond:.3g} > "
+                           f"{MAX_CONDITION:.0e}): whitening loses accuracy")
+        if self.small_sample and self.nobs < max(self.n1, self.n2) + 2:
+            out.append(f"small sample: m = {self.nobs} < max(n1, n2) + 2 rows: no rank test runs")
+        elif self.small_sample:
+            wide = max(self.n1, self.n2) / self.nobs > policy.RANK_TESTS_MAX_RATIO
+            out.append(
+                f"small sample (m / (n1 n2) = {self.rows_per_entry:.2g} < "
+                f"{MIN_ROWS_PER_ENTRY:g}): rank-test p-values but the spectral test's are "
+                "unreliable" + ("; the robust test is conservative at this width"
+                                if wide else ""))
+        return out
+
+    @property
+    def notes(self) -> list[str]:
+        """The summary's notes: the premises (all hold, or one ``CHECK`` line
+        per failure: :attr:`short_messages`), then the remarks in short."""
+        head = "Premises (guide page 'Checking the premises'): "
+        msgs = self.short_messages
+        out = ([head + ("all hold." if not self.remarks else "see below.")] if not msgs
+               else [head + f"CHECK: {msgs[0]}.", *(f"CHECK: {m}." for m in msgs[1:])])
+        if self.wide:
+            singular = [k for k, c in (("a", self.condition_a), ("b", self.condition_b))
+                        if np.isnan(c)]
+            out[-1] += (
+                " Not checked (undefined at n1 + n2 >= m): "
+                "the blocks' independence" + (f", block {' and '.join(singular)}'s conditioning"
+                                              if singular else "") + ".")
+        elif self.remarks:
+            p, cc = self.independence_pvalue, self.cross_correlations
+            largest = float(cc[0]) if cc.size else 0.0
+            out.append(
+                ("The largest-root test" if self.independence_test == "largest-root"
+                 else "Bartlett's test")
+                + f" detects a dependence (p {_p_text(p)}) below the threshold: largest "
+                f"canonical correlation {largest:.4f} <= {MAX_CROSS_CORRELATION}; no warning.")
+        return out
+
+    @property
     def note(self) -> str:
-        """The summary's note: the premises, then what fails (or the remarks)."""
-        msgs, rem = self.messages, " ".join(r + "." for r in self.remarks)
-        head = ("Premises: each block well conditioned, enough rows (the blocks may "
-                "correlate: whitened across blocks)" if self.joint else
-                "Premises: blocks independent, each block well conditioned, enough rows")
-        return (
-            head + " (thresholds: guide page 'Checking the premises'). "
-            + ("CHECK: " + "; ".join(msgs) + "." + (" " + rem if self.wide else "")
-               if msgs else rem if rem else "All hold.")
-        )
+        """The summary's notes (:attr:`notes`) as one paragraph."""
+        return " ".join(self.notes)
 
     @property
     def ok(self) -> bool:

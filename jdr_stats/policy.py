@@ -76,11 +76,19 @@ __all__ = [
 @dataclass(frozen=True)
 class Choice:
     """An automatic choice: ``name`` (what was chosen), ``reason`` (a sentence
-    saying why, for summaries) and ``inputs`` (the numbers it used)."""
+    saying why, for settings and exports), ``inputs`` (the numbers it used)
+    and ``brief`` (a shorter reason for a summary's note, empty where the
+    reason is short already; :attr:`short` gives the one to print)."""
 
     name: str
     reason: str
     inputs: dict[str, float] = field(default_factory=dict)
+    brief: str = ""
+
+    @property
+    def short(self) -> str:
+        """The reason a summary prints: ``brief`` when given, else ``reason``."""
+        return self.brief or self.reason
 
     def to_dict(self) -> dict[str, object]:
         return {"name": self.name, "reason": self.reason, "inputs": dict(self.inputs)}
@@ -119,12 +127,15 @@ def whitening(nobs: int, n1: int, n2: int, joint: bool = False) -> Choice:
     if ratio <= AUTO_SAMPLE_MAX_RATIO:
         return Choice("sample", (
             f"auto: {what} = {ratio:.3g} <= {AUTO_SAMPLE_MAX_RATIO}, the sample "
-            "covariance is well estimated"), inputs)
+            "covariance is well estimated"), inputs,
+            brief=f"auto: {what} = {ratio:.3g} <= {AUTO_SAMPLE_MAX_RATIO}")
+    oas = ("OAS shrinkage of the correlation matrix of both blocks together" if joint
+           else "OAS shrinkage of each block's correlation matrix")
     return Choice("shrinkage", (
         f"auto: {what} = {ratio:.3g} > {AUTO_SAMPLE_MAX_RATIO}, the sample "
-        "covariance is noisy" + (" (singular)" if ratio >= 1 else "")
-        + ("; OAS shrinkage of the correlation matrix of both blocks together" if joint
-           else "; OAS shrinkage of each block's correlation matrix")), inputs)
+        "covariance is noisy" + (" (singular)" if ratio >= 1 else "") + f"; {oas}"), inputs,
+        brief=f"auto: {what} = {ratio:.3g} > {AUTO_SAMPLE_MAX_RATIO}; OAS, "
+              + ("both blocks together" if joint else "per block"))
 
 
 # -- the estimator: whitening per block or across blocks ------------------------
@@ -133,6 +144,13 @@ JOINT_DEFAULT_REASON = (
     "default: the joint estimator, valid when the blocks correlate; "
     "independent_blocks=True for the paper's per-block estimator, which assumes "
     "independent blocks")
+
+
+#: The summary's shorter form of :data:`JOINT_DEFAULT_REASON` (the whitening
+#: it uses is the whitening note's; the settings keep the full reason).
+JOINT_DEFAULT_BRIEF = (
+    "default: each block's residual on the other, valid when the blocks correlate; "
+    "independent_blocks=True: the paper's")
 
 
 def joint_default_reason(detail: str) -> str:
@@ -207,7 +225,9 @@ def block_estimator(requested: object, nobs: int, n1: int, n2: int,
            "none": "centring only: the joint whitening is then the per-block one"}
     return Choice("joint", joint_default_reason(
         f"each block's residual on the other block, whitened {why.get(whitening, whitening)}"),
-        inputs)
+        inputs, brief=JOINT_DEFAULT_BRIEF + (
+            "; with this whitening it is the per-block one" if whitening in ("diagonal", "none")
+            else ""))
 
 
 # -- rank tests ----------------------------------------------------------------
@@ -276,14 +296,18 @@ def rank_method(nobs: int, n1: int, n2: int, q: int = 1) -> Choice:
     inputs = {"nobs": float(nobs), "n1": float(n1), "n2": float(n2), "q": float(q),
               "ratio": ratio}
     name = "n1 n2 / m" if q == 1 else f"q n1 n2 / m (q = {q})"
+    short = "n1 n2 / m" if q == 1 else "q n1 n2 / m"
     limit = RANK_COMBINED_MIN_RATIO
     if ratio < limit:
         return Choice("robust", (
             f"method='auto': {name} = {ratio:.3g} < {limit:g}, so the robust test "
-            "(its references hold at this width)"), inputs)
+            "(its references hold at this width)"), inputs,
+            brief=f"method='auto': {short} = {ratio:.3g} < {limit:g}")
     return Choice("combined", (
         f"method='auto': {name} = {ratio:.3g} >= {limit:g}, so the combined test (robust "
-        "and spectral tests, Bonferroni-combined; theory 6f)"), inputs)
+        "and spectral tests, Bonferroni-combined; theory 6f)"), inputs,
+        brief=f"method='auto': {short} = {ratio:.3g} >= {limit:g}; robust and spectral, "
+              "Bonferroni-combined")
 
 
 def robust_reference(d: int, nobs: int) -> Choice:

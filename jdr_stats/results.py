@@ -49,18 +49,55 @@ from .inference.hypotheses import TestResult
 from .inference.ladle import LADLE_AT_ZERO, LADLE_CHOSEN_BY, LadleResults
 from .inference.main_effects import MainEffectsMethod, MainEffectsResults
 from .inference.main_effects import main_effects_test as _main_effects_test
+from .inference.rank_methods import RANK_METHODS, tail_notes
 from .inference.rank_tests import RankMethod, RankTestResults
 from .inference.rank_tests import rank_tests as _rank_tests
-from .summary import LOADING_NOTES, SummaryMixin, build_summary, format_pvalue, json_safe
+from .summary import (
+    LOADING_NOTES,
+    SIGNS_NOTE,
+    SummaryMixin,
+    build_summary,
+    format_pvalue,
+    json_safe,
+)
 from .support import SupportResults
 from .support._cv import selection_frequencies
 from .whitenings import WHITENING_METHODS
 
 __all__ = ["FitSettings", "JDRResults"]
 
+
 def _labels(prefix: str, r: int) -> list[str]:
     return [f"{prefix}{k + 1}" for k in range(r)]
 
+
+def _rank_reference_note(rt: RankTestResults) -> str:
+    """The fit summary's short word on how its rank tests' rows were
+    referred (their own summary gives every reference in full)."""
+    method = RANK_METHODS.get(rt.method)
+    both = tail_notes(method, {"both"}) if method is not None else []
+    head = (f"conservative where d/m > {policy.ROBUST_BOTH_MIN_RATIO:g}; "
+            if both and both[0] in rt.references else "")
+    return head + "references: results.rank_test_table.summary()."
+
+
+
+#: What the summary's main-effects line says once of a test that ran (the
+#: reasons in ``main_effects_test().table`` give the numbers).
+_MAIN_EFFECTS_METHOD_NOTES = {
+    "Freedman-Lane": "Freedman-Lane: given the other block, residuals of y permuted, "
+                     "asymptotically valid",
+    "permutation (marginal)": "marginal: not given the other block (too wide to partial "
+                              "out), exact",
+    "Freedman-Lane (marginal)": "marginal: given the covariates, not the other block (too "
+                                "wide to partial out), asymptotically valid",
+}
+
+
+def _method_label(method: str) -> str:
+    """``"permutation (marginal)"`` as ``"marginal permutation"`` (no nested brackets)."""
+    return ("marginal " + method.removesuffix(" (marginal)") if method.endswith("(marginal)")
+            else method)
 
 class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
     """Results of :meth:`JointDimReduction.fit` (read-only).
@@ -790,24 +827,35 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
                                       seed=policy.MAIN_EFFECTS_SEED)
 
     def _main_effects_notes(self, info: dict[str, Any]) -> list[str]:
-        """"What this reduction can see": one note, and one line per block
-        with its main-effect p-value in ``info`` where the test ran."""
+        """"What this reduction can see": one note, then one line with each
+        block's main-effect p-value, or why its test did not run and what
+        runs instead."""
         table = self._summary_main_effects
-        notes = ["What this reduction can see: interactions between the blocks (parts of "
-                 "the link odd in each block); main effects (e.g. classes shifting a block's "
-                 "mean) are tested separately: results.main_effects_test()."]
-        if table is not None:
-            tails: list[str] = []  # what the refusals share is said once
-            for block, row in table.table.iterrows():
-                reason = str(row.get("reason", "") or "see results.main_effects_test()")
-                head, _, tail = reason.partition("; ")
-                if tail and tail not in tails:
-                    tails.append(tail)
-                notes.append(f"Main effect of {block} (H0: E[y z] = 0): "
-                             + (f"p = {format_pvalue(row['pvalue'])} ({row['method']})."
-                                if np.isfinite(row["pvalue"]) else f"not run: {head}."))
-            if not all(np.isfinite(table.table["pvalue"])):
-                notes += [t[:1].upper() + t[1:] + "." for t in tails]
+        sees = ("What this reduction can see: interactions between the blocks, not main "
+                "effects (a block's own link to y)")
+        if table is None:
+            return [sees + "."]
+        parts: list[str] = []
+        tails: list[str] = []  # what the refusals share is said once
+        for block, row in table.table.iterrows():
+            reason = str(row.get("reason", "") or "see results.main_effects_test()")
+            head, _, tail = reason.partition("; ")
+            # the summary gives the numbers that failed; the guide page says why
+            head = head.removeprefix("robust test refused: ").split(": the sandwich")[0]
+            head = "no rows left" if head.startswith("no rows left") else head
+            ran = bool(np.isfinite(row["pvalue"]))
+            if ran:
+                tail = _MAIN_EFFECTS_METHOD_NOTES.get(str(row["method"]), "")
+            if tail and tail not in tails:
+                tails.append(tail)
+            parts.append(f"{block}, " + (
+                f"p = {format_pvalue(row['pvalue'])} ({_method_label(str(row['method']))})"
+                if ran else f"not run ({head})"))
+        line = f"{sees}; their tests (results.main_effects_test()): " + "; ".join(parts)
+        # a refusal's last clause says what runs instead
+        line += "".join(("; instead " + t.split("what runs: ", 1)[1] if "what runs: " in t
+                         else f"; {t}") for t in tails)
+        notes = [line + "."]
         return notes
 
     @cached_property
@@ -979,10 +1027,6 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
             return ("block a", "block b")
         return (f"block a: {names[0]}", f"block b: {names[1]}")
 
-    def _loading_and_premise_notes(self, loadings: str) -> list[str]:
-        return [("k: singular values of X_lin (whitened cross moment); share = s_k^2 / "
-                 "sum_j s_j^2."), LOADING_NOTES[loadings], self.diagnostics.note]
-
     def _association_notes(self, info: dict[str, Any]) -> list[str]:
         """At p >> n (policy.association_in_summary): the test of no
         association in ``info`` (or how to run it) and the caveat on R^2."""
@@ -990,17 +1034,11 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         if assoc is None:
             return []
         notes = [assoc] if isinstance(assoc, str) else [
-            f"No association (H0: y independent of (a, b)), tested through the cross "
-            f"moment, so powerless against main effects alone: T = {assoc.statistic:.4g}, "
-            f"p = {format_pvalue(assoc.pvalue)}, {policy.ASSOCIATION_PERMUTATIONS} "
-            f"permutations of y's rows (seed {policy.ASSOCIATION_SEED}) with the fit's "
-            "whitening, exact at any width; results.association_test()."]
+            f"No association (H0: y independent of (a, b); exact permutation test): "
+            f"p = {format_pvalue(assoc.pvalue)}; blind to main effects alone "
+            "(results.association_test())."]
         if isinstance(assoc, TestResult):
             info["No association p:"] = f"{format_pvalue(assoc.pvalue)} (permutation)"
-        notes.append("At this width (n1 + n2 >= m, or no rank test runs) R-squared and the "
-                     "directions are descriptive only: in-sample, on directions chosen from "
-                     "all variables; the tests of no association and of main effects are "
-                     "the inference.")
         return notes
 
     def summary(
@@ -1058,14 +1096,19 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
               for head, tab in zip(self._block_headings(), (la, lb), strict=True)),
             ("Premises", self.diagnostics.table, "premises"),
         ]
+        if self._summary_association is not None:  # p >> n: R^2 is descriptive only
+            caveat = ("descriptive only at this width, as the directions; the tests below "
+                      "are the inference.")
+            r2_notes = ([f"{r2_notes[0][:-1]}; {caveat}"] if r2_notes
+                        else [caveat[:1].upper() + caveat[1:]])
         notes = r2_notes + self._main_effects_notes(info) + self._association_notes(info) \
-            + self._loading_and_premise_notes(loadings)
-        notes.append(inference_note(self.whitening, self._settings.whitening.reason,
+            + list(self.diagnostics.notes)
+        notes.append(inference_note(self.whitening, self._settings.whitening.short,
                                     max(info["n1 (block a):"], info["n2 (block b):"]) / self.nobs))
         if self._settings.estimator is not None:
             est = self._settings.estimator
             notes.append(f"Estimator: {'joint' if est.name == 'joint' else 'per block'} "
-                         f"({est.reason}).")
+                         f"({est.short}).")
         if rank_tests is not None and not isinstance(rank_tests, RankTestResults):
             raise TypeError(
                 f"rank_tests must be a RankTestResults; got {type(rank_tests).__name__}"
@@ -1079,10 +1122,11 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
                 tables.append((f"Rank tests ({rt.method})", rt.table))
                 # the fit's choice of method is printed from its settings
                 own = self._settings.rank_choice if rt is self._rank_tests else None
-                if own is not None:
-                    notes.append(f"Rank method: {own.name} ({own.reason}).")
-                notes += [f"Rank tests: {ref}" for ref in rt.references
-                          if own is None or ref != own.reason]
+                if own is not None:  # the fit's own tests: their references in short
+                    notes.append(f"Rank method: {own.name} ({own.short}); "
+                                 + _rank_reference_note(rt))
+                else:
+                    notes += [f"Rank tests: {ref}" for ref in rt.references]
         if self.sparsity is not None:
             notes.append(
                 f"Selected variables: block a {self.support_a}; block b {self.support_b}; "
@@ -1096,11 +1140,8 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
                 "Sparsity chosen by the coordinate tests of select_support "
                 f"({self.support_tests.method_label}); see results.support_tests.summary()."
             ))
-        notes.append(
-            "Directions span the estimated subspaces; signs and rotations within a "
-            "subspace are arbitrary."
-        )
         notes += _response_notes(m.data)
+        notes.append(f"{LOADING_NOTES[loadings]} {SIGNS_NOTE}")
         return build_summary("Joint Dimension Reduction Results", info, tables, notes)
 
 

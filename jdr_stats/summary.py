@@ -49,6 +49,7 @@ from ._render import (
 
 __all__ = [
     "LOADING_NOTES",
+    "SIGNS_NOTE",
     "PVALUE_COLUMNS",
     "JDRSummary",
     "SummaryMixin",
@@ -185,15 +186,18 @@ class JDRSummary(Summary):
         return write_text(csv_text([self]), path)
 
 
-#: The JDR summary's note on its loading tables, by ``summary(loadings=...)``.
+#: The JDR summary's note on its loading tables, by ``summary(loadings=...)``
+#: (the guide page "Reading the summary" says what they mean).
 LOADING_NOTES = {
-    "sd": ("Blocks a and b: per-SD loadings (the change of the reduced feature per "
-           "SD of the variable, each column scaled to largest absolute value 1), "
-           "comparable across units; raw directions: summary(loadings='raw')."),
-    "raw": ("Blocks a and b: raw directions, unit-length columns in the original "
-            "units (their sizes depend on the units; summary() shows per-SD "
-            "loadings)."),
+    "sd": "Blocks a and b: per-SD loadings, largest 1 per column (raw: summary(loadings='raw')).",
+    "raw": ("Blocks a and b: raw directions, unit-length columns in the variables' units "
+            "(summary() shows per-SD loadings)."),
 }
+
+#: The last note of a fit's summary: what is arbitrary, where the rest is.
+SIGNS_NOTE = ("Signs and rotations within a subspace are arbitrary. More: guide page "
+              "'Reading the summary'.")
+
 
 def build_summary(
     title: str,

@@ -3,6 +3,8 @@ place in the summary at p >> n."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -11,6 +13,10 @@ import jdr_stats as jdr
 from jdr_stats import policy
 from jdr_stats.exceptions import RowsNotInMemoryError
 from jdr_stats.inference.hypotheses import TestResult
+from jdr_stats.summary import format_pvalue
+
+#: The guide page the summary's notes point to for their explanations.
+GUIDE = (Path(__file__).resolve().parents[1] / "docs" / "guide" / "summary.md").read_text()
 
 
 def _wide(seed: int = 0):
@@ -127,7 +133,12 @@ def test_summary_shows_it_at_p_much_larger_than_n():
     res = jdr.JointDimReduction(d.y, d.a, d.b).fit(rank=1)
     text = str(res.summary())
     want = res.association_test(policy.ASSOCIATION_PERMUTATIONS, seed=policy.ASSOCIATION_SEED)
-    assert "No association p:" in text and f"T = {want.statistic:.4g}" in text
+    # the result line: the null, the test and its p-value (the statistic T and
+    # the seed are explained on the guide page "Reading the summary")
+    assert "No association p:" in text and (
+        f"No association (H0: y independent of (a, b); exact permutation test): "
+        f"p = {format_pvalue(want.pvalue)}") in " ".join(text.split())
+    assert "T = sum_j s_j^2 / var(y)" in " ".join(GUIDE.split())
     assert "descriptive only" in text
     assert text == str(res.summary())  # deterministic
     small = jdr.simulate.bilinear(300, 5, 4, 1, seed=0)

@@ -480,6 +480,16 @@ def test_singular_value_intervals_below_their_estimate_are_explained():
     assert below.any()  # the case the note is for
     notes = " ".join(boot.summary().extra_txt)
     assert "basic bootstrap intervals [2 s - t_high, 2 s - t_low]" in notes
-    assert "biased upwards" in notes and "below its own estimate" in notes
+    assert "subtract the replicates' bias" in notes and "exclude its own estimate" in notes
     named = ", ".join(f"s{k + 1}" for k in np.flatnonzero(below))
-    assert f"(here: {named})" in notes
+    assert f"(here: {named} wholly below (replicates above the estimate" in notes
+    # the other direction (replicates below the estimate) is named as such
+    # (the replicates reflected about the estimate: the basic interval becomes
+    # the old percentile one, wholly above where the old one was wholly below)
+    sv = boot._sv
+    boot._sv = 2 * res.singular_values[None, :sv.shape[1]] - sv
+    ci = boot.conf_int().loc["singular value"]
+    above = ci["lower"].to_numpy() > res.singular_values[:2]
+    assert np.array_equal(above, below)
+    notes = " ".join(boot.summary().extra_txt)
+    assert f"(here: {named} wholly above (replicates below the estimate))" in notes

@@ -251,7 +251,11 @@ def test_options_pass_through(correlated):
                                                            sparsity=(3, 3))
     assert len(sparse.support_a) == 3
     text = str(res.summary())
-    assert "Estimator: joint (default: the joint estimator" in " ".join(text.split())
+    assert ("Estimator: joint (default: each block's residual on the other, valid when the "
+            "blocks correlate; independent_blocks=True: the paper's)") in " ".join(text.split())
+    assert res.to_dict()["choices"]["estimator"]["reason"].startswith(
+        "default: the joint estimator (each block's residual on the other block, whitened "
+        "with the sample covariance of both blocks together)")
     assert "sample (across blocks)" in text
     doc = res.to_dict()
     assert doc["choices"]["estimator"]["name"] == "joint"

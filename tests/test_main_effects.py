@@ -4,6 +4,7 @@ summary's part "What this reduction can see"."""
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -15,6 +16,10 @@ import jdr_stats as jdr
 from jdr_stats import policy
 from jdr_stats.exceptions import RowsNotInMemoryError
 from jdr_stats.inference.main_effects import MainEffectsResults, main_effects_test
+from jdr_stats.summary import format_pvalue
+
+#: The guide page the summary's notes point to for their explanations.
+GUIDE = (Path(__file__).resolve().parents[1] / "docs" / "guide" / "summary.md").read_text()
 
 
 def _shifted_classes(m: int = 600, classes: int = 3, delta: float = 0.5, seed: int = 0):
@@ -271,7 +276,9 @@ def test_marginal_test_where_the_other_block_cannot_be_partialled_out():
     assert "MARGINAL association" in t.table.loc["a", "reason"]
     assert np.isfinite(t.pvalues).all()
     assert "Rows marked (marginal)" in " ".join(str(t.summary()).split())
-    assert "(permutation (marginal))" in str(res.summary())
+    flat = " ".join(str(res.summary()).split())
+    assert "(marginal permutation)" in flat
+    assert "marginal: not given the other block (too wide to partial out), exact." in flat
     # with covariates: the marginal test given the covariates (Freedman-Lane);
     # the rows as the model passes them, residuals on (1, Z)
     rng = np.random.default_rng(2)
@@ -325,8 +332,13 @@ def test_summary_says_what_the_reduction_can_see():
     for joint in (False, True):
         res = jdr.JointDimReduction(y, a, b).fit(1, independent_blocks=not joint)
         text = str(res.summary())
-        assert "What this reduction can see: interactions between the blocks" in text
-        assert "Main effect of a (H0: E[y z] = 0): p =" in text and "Main effect of b" in text
+        flat = " ".join(text.split())
+        assert "What this reduction can see: interactions between the blocks" in flat
+        me = res.main_effects_test(n_perm=policy.MAIN_EFFECTS_PERMUTATIONS,
+                                   seed=policy.MAIN_EFFECTS_SEED).pvalues
+        assert (f"their tests (results.main_effects_test()): a, p = {format_pvalue(me['a'])} "
+                f"(robust); b, p = {format_pvalue(me['b'])} (robust).") in flat
+        assert "H0: E[y z] = 0" in GUIDE
         assert str(res.remove_data().summary()) == text
         summ = str(res.main_effects_test().summary())
         assert "Tests of main effects" in summ and "H0" in summ
@@ -350,7 +362,7 @@ def test_command_line_prints_what_the_fit_can_see(tmp_path, capsys):
     assert main(["fit", str(path), "--y", "y", "--a", ",".join(f"a{j}" for j in range(6)),
                  "--b", ",".join(f"b{j}" for j in range(5)), "--rank", "1"]) == 0
     out = capsys.readouterr().out
-    assert "What this reduction can see" in out and "Main effect of a" in out
+    assert "What this reduction can see" in out and "their tests (results.main_effects_test()): a, p =" in " ".join(out.split())
 
 
 @pytest.mark.slow

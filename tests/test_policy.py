@@ -57,8 +57,11 @@ def test_fit_settings_hold_the_choices_and_the_summary_prints_them():
     assert s.rank_choice == policy.rank_method(400, 6, 5)
     assert s.rank_method == "robust" and s.alpha == 0.05 and s.standardize
     text = " ".join(str(res.summary()).split())
-    assert s.whitening.reason in text and "Rank method: robust (method='auto'" in text
-    assert " ".join(s.estimator.reason.split()) in text
+    # the summary prints each choice's short reason; the settings keep the full one
+    assert s.whitening.short in text and "Rank method: robust (method='auto'" in text
+    assert " ".join(s.estimator.short.split()) in text and s.rank_choice.short in text
+    assert s.whitening.reason.startswith(s.whitening.short)
+    assert res.to_dict()["choices"]["estimator"]["reason"] == s.estimator.reason
     given = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(2, whitening="diagonal")
     assert given.settings.whitening.reason == "given" and given.settings.rank_choice is None
     with pytest.raises(dataclasses.FrozenInstanceError):

@@ -4,6 +4,7 @@ items 4, 5 and 7b)."""
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -182,7 +183,11 @@ def test_bootstrap_summary_states_the_metric():
     boot = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(1).bootstrap(n_boot=39, seed=1)
     text = " ".join(str(boot.summary()).split())
     assert "in each block's covariance metric" in text
-    assert "canonical correlations between the two fits' reduced features" in text
+    # why the angles are free of the units: on the guide page the note points to
+    assert "free of the units; guide page 'Reading the summary'" in text
+    guide = (Path(__file__).resolve().parents[1] / "docs" / "guide" / "summary.md").read_text()
+    assert "canonical correlations between the two fits' reduced features" in " ".join(
+        guide.split())
 
 
 def test_to_dict_holds_loadings_and_premises():

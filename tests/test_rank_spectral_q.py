@@ -192,7 +192,8 @@ def test_auto_is_combined_from_q_n1_n2_over_m_5(monkeypatch):
     assert rt.method == "combined" and choice.reason in rt.notes and rt.choice == choice
     auto = model.fit("auto", seed=2)
     assert auto.rank == 2
-    assert "q n1 n2 / m (q = 3) = 20.8" in str(auto.summary())
+    assert "q n1 n2 / m = 20.8 >= 5" in " ".join(str(auto.summary()).split())
+    assert "q n1 n2 / m (q = 3) = 20.8" in auto.to_dict()["choices"]["rank_method"]["reason"]
     assert auto.settings.rank_choice == choice
     # the premises name the width the default's switch uses
     assert "From q n1 n2 / m = 5 (here q = 3: 20.8)" in " ".join(auto.diagnostics.messages)

@@ -4,6 +4,7 @@ its dual (m x m) route, and what inference does after it."""
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,6 +22,9 @@ from jdr_stats.diagnostics import block_stats
 from jdr_stats.metrics import principal_angles
 
 from .strategies import column_recoding
+
+#: The guide page the summary's notes point to for their explanations.
+GUIDE = (Path(__file__).resolve().parents[1] / "docs" / "guide" / "summary.md").read_text()
 
 
 def ar1_rows(rng, m, n, rho=0.5):
@@ -155,7 +159,7 @@ def test_wide_fit_runs_and_reports(wide):
     assert np.isfinite(res.singular_values).all()
     text = " ".join(str(res.summary()).split())
     assert "Whitening:" in text and "shrinkage" in text and "OAS" in text
-    assert "Rank and support tests whiten with the sample covariance" in text
+    assert "Rank and support tests use the sample covariance" in text
     assert res.to_dict()["whitening"] == "shrinkage"
     sparse = jdr.JointDimReduction(y, a, b).fit(1, sparsity=(4, 4))
     assert len(sparse.support_a) == 4 and len(sparse.support_b) == 4
@@ -329,7 +333,6 @@ def test_default_within_ten_percent_of_the_best_fixed_choice_study_replay():
     largest angle is within 10 % of the best fixed whitening's, allowing two
     Monte Carlo SE."""
     import importlib.util
-    from pathlib import Path
 
     path = Path(__file__).resolve().parents[1] / "studies" / "study_wide.py"
     spec = importlib.util.spec_from_file_location("study_wide", path)
@@ -386,7 +389,9 @@ def test_summary_of_a_wide_fit_never_forms_the_blocks_covariances(monkeypatch):
     assert table.loc["log10 condition number a (corr.)", "value"] == "n/a (n1 >= m)"
     assert table.loc["log10 condition number a (corr.)", "ok"] is None
     assert not any("collinear" in msg for msg in prem.messages)
-    assert "n1 + n2 = 130 >= m = 60" in " ".join(text.split())
+    assert ("Not checked (undefined at n1 + n2 >= m): the blocks' independence, block a's "
+            "conditioning") in " ".join(text.split())
+    assert "n1 + n2 = 130 >= m = 60" in prem.remarks[0]  # the numbers in res.diagnostics
     load = np.asarray(res.loadings_a)[:, 0]
     raw = np.asarray(res.directions_a)[:, 0] * np.sqrt(np.diag(ca))
     np.testing.assert_allclose(load, raw / np.max(np.abs(raw)), rtol=1e-10, atol=1e-12)
@@ -411,7 +416,8 @@ def test_rank_tests_and_bootstrap_say_where_they_were_measured_off():
     with pytest.warns(AssumptionWarning, match=r"max\(n1, n2\)/m = 0.15 > 0.1: the robust test"):
         res.rank_tests(max_rank=1)
     text = " ".join(str(res.summary()).split()).replace("under- ", "under-")
-    assert "angle bound can under-cover with few rows and correlated blocks (study_wide)" in text
+    assert "its angle bound can under-cover at this width (study_wide)" in text
+    assert "under-cover with few rows and correlated blocks" in " ".join(GUIDE.split())
     narrow = jdr.JointDimReduction(y, a[:, :5], b[:, :5]).fit(1)
     assert "under-cover" not in str(narrow.summary())
     assert not any("conservative" in msg for msg in narrow.diagnostics.messages)

@@ -466,21 +466,26 @@ class BootstrapResults(ExportMixin, SummaryMixin):
         notes = [self.sentence("a"), self.sentence("b")]
         notes.append(
             "Angles: principal angles between the replicate's and the full-sample "
-            "subspace in each block's covariance metric (their cosines are the "
-            "canonical correlations between the two fits' reduced features, so they "
-            "do not depend on the units or any invertible recoding of a block's "
-            "variables); the bound on the largest one is the "
+            "subspace in each block's covariance metric (free of the units; guide page "
+            "'Reading the summary'); the bound on the largest one is the "
             f"{level} upper bound for the angle between the true and the estimated "
             "subspace. Lower/upper: two-sided percentile intervals for the angles."
         )
         below = [str(k) for k, hi, est in zip(sub.index, sub["upper"], s_hat, strict=True)
                  if hi < est]
+        above = [str(k) for k, lo, est in zip(sub.index, sub["lower"], s_hat, strict=True)
+                 if lo > est]
+        excluded = []
+        if below:
+            excluded.append(f"{', '.join(below)} wholly below (replicates above the estimate, "
+                            "as upward-biased sample singular values give)")
+        if above:
+            excluded.append(f"{', '.join(above)} wholly above (replicates below the estimate)")
         notes.append(
             "Singular values: basic bootstrap intervals [2 s - t_high, 2 s - t_low] "
-            "(t: replicate quantiles), which remove the replicates' bias (boot mean - "
-            "estimate); sample singular values are biased upwards, so an interval can "
-            "lie wholly below its own estimate"
-            + (f" (here: {', '.join(below)})" if below else "")
+            "(t: replicate quantiles), which subtract the replicates' bias (boot mean - "
+            "estimate), so an interval can exclude its own estimate"
+            + (f" (here: {'; '.join(excluded)})" if excluded else "")
             + " (theory page 'Bootstrap')."
         )
         if self._interval == "calibrated":

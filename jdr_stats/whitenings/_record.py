@@ -15,9 +15,8 @@ __all__ = ["TESTS_NOTE", "BlockFactory", "WhiteningMethod", "shrunk_factory"]
 
 #: The summary's note of every whitening other than the sample one.
 TESTS_NOTE = (
-    " Rank and support tests whiten with the sample covariance (their results do "
-    "not depend on the whitening); the bootstrap re-estimates this one in every "
-    "replicate."
+    " Rank and support tests use the sample covariance; the bootstrap re-estimates "
+    "this one."
 )
 
 
