@@ -844,6 +844,10 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
             head = head.removeprefix("robust test refused: ").split(": the sandwich")[0]
             head = "no rows left" if head.startswith("no rows left") else head
             ran = bool(np.isfinite(row["pvalue"]))
+            if not ran and reason.startswith("robust test refused") \
+                    and self.nobs > policy.MAIN_EFFECTS_SUMMARY_MAX_PERM_ROWS:
+                tail = ("what runs: results.main_effects_test(), a permutation version (not "
+                        f"in the summary above {policy.MAIN_EFFECTS_SUMMARY_MAX_PERM_ROWS} rows)")
             if ran:
                 tail = _MAIN_EFFECTS_METHOD_NOTES.get(str(row["method"]), "")
             if tail and tail not in tails:

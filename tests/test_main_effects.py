@@ -383,3 +383,18 @@ def test_conditional_test_holds_its_level_given_the_other_block():
         assert t.table.loc["a", "method"] == "Freedman-Lane"
         rej += int(t.pvalues["a"] <= 0.05)
     assert abs(rej / reps - 0.05) <= 3 * np.sqrt(0.05 * 0.95 / reps)
+
+
+def test_summary_above_its_permutation_rows_names_what_runs_instead():
+    """Above policy.MAIN_EFFECTS_SUMMARY_MAX_PERM_ROWS the summary runs only the
+    robust test; where that is refused the line says what runs instead."""
+    rng = np.random.default_rng(3)
+    m = policy.MAIN_EFFECTS_SUMMARY_MAX_PERM_ROWS + 1
+    a, b = rng.normal(size=(m, 60)), rng.normal(size=(m, 8))
+    y = pd.Categorical(rng.integers(0, 10, size=m))
+    res = jdr.JointDimReduction(y, a, b).fit(1)
+    flat = " ".join(" ".join(res.summary().shown()[1]).split())
+    assert "a, not run (q n_k = 540 > 0.25 of the" in flat
+    assert ("instead results.main_effects_test(), a permutation version (not in the "
+            f"summary above {policy.MAIN_EFFECTS_SUMMARY_MAX_PERM_ROWS} rows)") in flat
+    assert res.main_effects_test(seed=0).table.loc["a", "method"] == "Freedman-Lane"
