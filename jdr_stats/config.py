@@ -35,6 +35,7 @@ __all__ = [
     "MEMORY_BUDGET",
     "PIECE_ROWS",
     "ROBUST_BLOCK_ROWS",
+    "ROBUST_GRAM_BLOCK",
     "ROBUST_EXACT_FLOPS",
     "ROBUST_MAX_PAIRS",
     "ROBUST_MIN_BLOCKS",
@@ -118,8 +119,9 @@ def chunk_rows(width: int) -> int:
 #: The robust rank test computes ``sum_{i != j} <psi_i, psi_j>^2`` exactly
 #: (the d x d covariance of the complement or the m x m Gram of the
 #: influence functions in row blocks, whichever is cheaper) when that costs
-#: at most this many floating-point operations (an entry of the Gram
-#: counted as its dot products plus 40 elementwise passes); above it, by importance-
+#: at most this many floating-point operations (an entry of the Gram counted
+#: as the products the ranks of one sweep share, spread over them, plus its
+#: own short product and 50 elementwise passes); above it, by importance-
 #: sampled row pairs (an unbiased incomplete U-statistic with its Monte
 #: Carlo error carried to the p-value), until the blocks still expected
 #: before its target is met would cost more than the exact route, which is
@@ -133,6 +135,11 @@ ROBUST_VAR_RTOL = 0.005
 #: Rows per block of the sampled route of the robust test (each block gives
 #: ``s (s - 1)`` row pairs from one Gram product), and the most row pairs used.
 ROBUST_BLOCK_ROWS = 256
+
+#: Rows per block of the robust test's exact ``m x m`` Gram (its sweep holds
+#: five buffers of this many rows squared: 2.5 MiB at 256, about one core's
+#: cache, where its elementwise passes run fastest; bench_auto).
+ROBUST_GRAM_BLOCK = 256
 
 #: Fewest independent blocks of the sampled route (their spread gives its
 #: Monte Carlo standard error).

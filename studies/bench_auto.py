@@ -76,17 +76,28 @@ def _routes(call) -> tuple[Any, str]:  # type: ignore[no-untyped-def]
     """``call()`` with the robust rows' routes recorded (run-length coded)."""
     seen: list[str] = []
     inner = _robust_core.robust_moments
+    inner_ranks = getattr(_robust_core, "robust_moments_ranks", None)
 
     def spy(*args: Any, **kwargs: Any) -> Any:
         out = inner(*args, **kwargs)
         seen.append(out.route)
         return out
 
+    def spy_ranks(*args: Any, **kwargs: Any) -> Any:
+        assert inner_ranks is not None
+        out = inner_ranks(*args, **kwargs)
+        seen.extend(mom.route for mom in out)
+        return out
+
     _robust_method.robust_moments = spy  # type: ignore[assignment]
+    if inner_ranks is not None:  # the ranks of a pass in one call (since speed2)
+        _robust_method.robust_moments_ranks = spy_ranks  # type: ignore[attr-defined]
     try:
         res = call()
     finally:
         _robust_method.robust_moments = inner  # type: ignore[assignment]
+        if inner_ranks is not None:
+            _robust_method.robust_moments_ranks = inner_ranks  # type: ignore[attr-defined]
     runs: list[list[Any]] = []
     for r in seen:
         if runs and runs[-1][0] == r:

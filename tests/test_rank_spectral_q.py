@@ -355,18 +355,48 @@ def test_flip_sums_by_groups_and_halves_match_column_sums(one_sign):
     sa, sb = rng.choice([-1.0, 1.0], m), rng.choice([-1.0, 1.0], m)
     if one_sign:
         sb = np.ones(m)
-    ref = [sp._zero_sums(n1, n2, k2, True) for _ in range(y.shape[1])]
-    for c in range(y.shape[1]):
-        sp._accumulate(ref[c], y[:, c], a, b, sa, sb, ca, cb, one_sign)
-    by_halves = [sp._zero_sums(n1, n2, k2, True) for _ in range(y.shape[1])]
+    q = y.shape[1]
+
+    def column(sums, c):  # one column's sums: views of the stacked ones
+        return {key: arr[c] for key, arr in sums.items()}
+
+    ref = sp._zero_sums(n1, n2, k2, True, q)
+    for c in range(q):
+        sp._accumulate(column(ref, c), y[:, c], a, b, sa, sb, ca, cb, one_sign)
+    by_halves = sp._zero_sums(n1, n2, k2, True, q)
     flipped = sp._FlippedRows(a, b, ca, cb, sa, sb, halves, one_sign)
-    for c in range(y.shape[1]):
-        flipped.accumulate(by_halves[c], y[:, c], u1, v1)
+    for c in range(q):
+        flipped.accumulate(column(by_halves, c), y[:, c], u1, v1)
     groups = sp._row_groups(y, a, b, ca, cb, halves)
     assert groups is not None and len(groups) == classes
-    by_groups = [sp._zero_sums(n1, n2, k2, True) for _ in range(y.shape[1])]
+    by_groups = sp._zero_sums(n1, n2, k2, True, q)
     sp._accumulate_groups(by_groups, groups, sa, sb, u1, v1, one_sign, k2)
-    for c in range(y.shape[1]):
-        for key, val in ref[c].items():
-            np.testing.assert_allclose(by_halves[c][key], val, rtol=1e-10, atol=1e-9)
-            np.testing.assert_allclose(by_groups[c][key], val, rtol=1e-10, atol=1e-9)
+    for key, val in ref.items():
+        np.testing.assert_allclose(by_halves[key], val, rtol=1e-10, atol=1e-9)
+        np.testing.assert_allclose(by_groups[key], val, rtol=1e-10, atol=1e-9)
+
+
+@pytest.mark.parametrize("q", [1, 3])
+def test_reaches_decides_as_the_replicates_values(multi_r2, q):
+    """_SpectralBatch.reaches (the sequential p-values' decisions: Cholesky
+    certificates below a level, the second side only where the first
+    reaches it) equals self(rngs).min(axis=2) >= levels, at levels among
+    the replicates' own values (each value itself: an eigenvalue computed)
+    and False at a NaN level."""
+    w, _ = _whitened_q(multi_r2)
+    if q == 1:
+        y, a, b = w.in_memory()
+        w = WhitenedDesign(m=w.m, var_y=1.0, u=np.eye(w.n1), s=np.ones(min(w.n1, w.n2)),
+                           v=np.eye(w.n2), a=a, b=b, y=y[:, 0])
+    ks = range(0, 4)
+    work = sp._SpectralBatch(w, ks, np.random.default_rng(3))
+    gens = lambda: [np.random.default_rng(200 + j) for j in range(6)]  # noqa: E731
+    values = work(gens()).min(axis=2)  # 6 x len(ks)
+    for pick in range(values.shape[0]):
+        levels = values[pick].copy()
+        levels[1] = np.nan
+        want = values >= levels
+        want[:, 1] = False
+        np.testing.assert_array_equal(work.reaches(gens(), levels), want)
+    np.testing.assert_array_equal(work.reaches(gens(), np.median(values, axis=0)),
+                                  values >= np.median(values, axis=0))

@@ -11,6 +11,7 @@ from jdr_stats.exceptions import AssumptionWarning
 from jdr_stats.inference._robust_core import (
     first_from_sums,
     robust_moments,
+    robust_moments_ranks,
     robust_pvalue,
     rotated_first,
 )
@@ -155,6 +156,33 @@ def test_response_matrix_against_brute_force():
         assert got.tau == pytest.approx(tau, rel=1e-10)
         assert got.diag == pytest.approx(diag, rel=1e-9)
         assert got.off == pytest.approx(off, rel=1e-9)
+
+
+@pytest.mark.parametrize("reference", ["corrected", "per-row"])
+def test_ranks_in_one_sweep_equal_the_dxd_route(monkeypatch, reference):
+    """The exact Gram's sweep over several ranks (complement products downdated
+    rank by rank, theory 6a) gives each rank's moments of the d x d route."""
+    rng = np.random.default_rng(7)
+    m, n1, n2 = 300, 5, 4
+    a, b = rng.standard_normal((m, n1)), rng.standard_normal((m, n2))
+    ymat = np.column_stack([a[:, 0] * b[:, 0], a[:, 1] * b[:, 1], a[:, 2]])
+    ymat = ymat + rng.standard_normal((m, 3))
+    ymat = ymat - ymat.mean(0)
+    ymat = np.linalg.solve(np.linalg.cholesky(ymat.T @ ymat / m), ymat.T).T
+    _, aw, bw, u, _s, v = _whiten(ymat[:, 0], a, b)
+    ch = _rot_chunks(ymat, aw @ u, bw @ v, 64)
+    first = rotated_first(ch)
+    monkeypatch.setattr(config, "ROBUST_GRAM_BLOCK", 70)  # several blocks, a ragged last one
+    ks = [0, 1, 3]
+    swept = robust_moments_ranks(ch, first, ks, route="gram", reference=reference)
+    for k, mom in zip(ks, swept, strict=True):
+        one = robust_moments(ch, first, k, route="dxd", reference=reference)
+        assert mom.route == "gram" and mom.k == k and mom.reference == one.reference
+        assert (mom.tau, mom.diag, mom.bias, mom.lin) == (one.tau, one.diag, one.bias, one.lin)
+        assert mom.off == pytest.approx(one.off, rel=1e-10)
+        assert mom.off_var == pytest.approx(one.off_var, rel=1e-8, abs=1e-12 * one.off ** 2)
+    with pytest.raises(ValueError, match="ascending"):
+        robust_moments_ranks(ch, first, [2, 1], route="gram")
 
 
 def test_wide_model_runs_and_streams_like_memory(monkeypatch):

@@ -22,7 +22,11 @@ the halves and the signs: the top ``k`` directions of a half are the first
 every ``k`` of the pass, each further ``k`` adding two rank-two updates
 and two largest eigenvalues.  Each row's p-value is exact in its own
 right (the same argument as for one row); the rows are dependent, as the
-rows of the other tests are.
+rows of the other tests are.  The sequential p-values need only whether
+each replicate reaches each statistic (:meth:`_SpectralBatch.reaches`):
+the ranks already decided are skipped, the second side is formed only
+where the first reaches the statistic, and a side below it is certified by
+a Cholesky factorisation instead of its eigenvalue (:func:`_reaches`).
 
 The flips stream: each batch of replicates is one pass over the whitened
 row chunks (in memory, or from the model's row source: Parquet, CSV
@@ -37,10 +41,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any
 
 import numpy as np
 from scipy import linalg
+from scipy.linalg import lapack
 from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 
 from .. import config
@@ -93,15 +99,18 @@ def plan_passes(stats: np.ndarray, edge: float | np.ndarray, top: int) -> list[r
     return plan
 
 
+def _gram(x: np.ndarray) -> np.ndarray:
+    """The smaller Gram matrix of ``x``: ``x x^T`` or ``x^T x``."""
+    return x @ x.T if x.shape[0] <= x.shape[1] else x.T @ x
+
+
 def _top_eig(x: np.ndarray) -> float:
     """Largest squared singular value of ``x``: a dense eigensolver on the
     smaller Gram matrix, or Lanczos iterations (to machine precision) for
     large ``x``."""
     small = min(x.shape)
     if small <= _DENSE_EIG_MAX:
-        g = x @ x.T if x.shape[0] <= x.shape[1] else x.T @ x
-        return float(linalg.eigh(g, eigvals_only=True, subset_by_index=[small - 1, small - 1],
-                                 check_finite=False)[0])
+        return _gram_top(_gram(x))
     if x.shape[0] <= x.shape[1]:
         op = LinearOperator((small, small), matvec=lambda v: x @ (x.T @ v), dtype=float)
     else:
@@ -111,6 +120,39 @@ def _top_eig(x: np.ndarray) -> float:
                            return_eigenvectors=False)[0])
     except ArpackNoConvergence:  # pragma: no cover - dense fallback
         return float(np.linalg.norm(x, 2) ** 2)
+
+
+def _gram_top(g: np.ndarray) -> float:
+    """Largest eigenvalue of the symmetric ``g`` (a dense eigensolver)."""
+    n = g.shape[0]
+    return float(linalg.eigh(g, eigvals_only=True, subset_by_index=[n - 1, n - 1],
+                             check_finite=False)[0])
+
+
+#: relative margin of the certificate of :func:`_reaches` (far above the
+#: rounding of a Cholesky factorisation, ``n eps`` of the matrix's norm)
+_CERTIFICATE_MARGIN = 1e-8
+
+
+def _reaches(x: np.ndarray, level: float, scale: float) -> bool:
+    """``_top_eig(x) / scale >= level``, the same decision with less work.
+
+    Below the dense solver's size, a Cholesky factorisation of ``c I - G``
+    (``G`` the smaller Gram matrix of ``x``, ``c = level scale (1 -``
+    :data:`_CERTIFICATE_MARGIN` ``)``) that succeeds certifies that every
+    eigenvalue of ``G`` is below ``c``, hence (the factorisation backward
+    stable, the eigensolver accurate to ``n eps ||G||``) the eigenvalue
+    :func:`_top_eig` computes is below ``level scale``: the answer is no,
+    at a fraction of the eigensolver's cost.  Otherwise the eigenvalue is
+    computed as :func:`_top_eig` computes it."""
+    if min(x.shape) > _DENSE_EIG_MAX:
+        return _top_eig(x) / scale >= level
+    g = _gram(x)
+    below = -g
+    below.flat[:: g.shape[0] + 1] += level * scale * (1 - _CERTIFICATE_MARGIN)
+    if lapack.dpotrf(below, lower=1, overwrite_a=1, clean=0)[1] == 0:
+        return False
+    return _gram_top(g) / scale >= level
 
 
 def _directions(xs: list[np.ndarray], k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -158,16 +200,6 @@ def flip_signs(seed: int, start: int, stop: int) -> tuple[np.ndarray, np.ndarray
     whose seed word is ``seed`` (:func:`~jdr_stats._resampling.row_signs`)."""
     sa, sb = row_signs(seed, start, stop, 2)
     return sa, sb
-
-
-def _sides(left: list[np.ndarray], right: list[np.ndarray]) -> tuple[float, float]:
-    """The squared spectral norms of the two bounds from the per-column
-    matrices: ``||[L_1, ..., L_q]||^2`` (the first block's unfolding) and
-    ``||[R_1; ...; R_q]||^2`` (the second's); ``q = 1``: ``||L||^2, ||R||^2``."""
-    if len(left) == 1:
-        top = _top_eig(left[0])
-        return top, (top if right[0] is left[0] else _top_eig(right[0]))
-    return _top_eig(np.hstack(left)), _top_eig(np.vstack(right))
 
 
 class _SpectralBatch:
@@ -241,17 +273,52 @@ class _SpectralBatch:
         # (threads spin on matrices of a few dozen rows) and makes the
         # numbers independent of the machine's thread count and of n_jobs
         with blas_single_thread():
-            return self._flips(rngs)
+            out = np.empty((len(rngs), len(self.ks), 2))
+            for j, sums in enumerate(self._sums(rngs)):
+                for i, (left, right) in enumerate(self._unfoldings(sums)):
+                    top = _top_eig(left())
+                    same = self.ks[i] == 0 and sums["full"].shape[0] == 1  # q = 1: L = R
+                    out[j, i] = top, (top if same else _top_eig(right()))
+            return out / self.scale
 
-    def _flips(self, rngs: list[Any]) -> np.ndarray:
+    def reaches(self, rngs: list[Any], levels: np.ndarray) -> np.ndarray:
+        """Whether each replicate reaches ``levels`` (one per rank of the pass):
+        ``self(rngs).min(axis=2) >= levels`` as a ``len(rngs) x len(ks)``
+        boolean array, False at the ranks whose level is NaN (not needed).
+
+        The same decisions with less work: the second side is decided only
+        where the first reaches its level (the minimum is below it
+        otherwise), the ranks past the last needed one are not formed, and a
+        side below its level is certified by a Cholesky factorisation
+        instead of its eigenvalue (:func:`_reaches`)."""
+        levels = np.asarray(levels, dtype=float)
+        out = np.zeros((len(rngs), len(self.ks)), dtype=bool)
+        needed = np.flatnonzero(~np.isnan(levels))
+        if needed.size == 0:
+            return out
+        with blas_single_thread():
+            for j, sums in enumerate(self._sums(rngs)):
+                for i, (left, right) in enumerate(self._unfoldings(sums)):
+                    if i > needed[-1]:
+                        break
+                    level = levels[i]
+                    if np.isnan(level) or not _reaches(left(), level, self.scale):
+                        continue
+                    same = self.ks[i] == 0 and sums["full"].shape[0] == 1  # q = 1: L = R
+                    out[j, i] = same or _reaches(right(), level, self.scale)
+        return out
+
+    def _sums(self, rngs: list[Any]) -> list[dict[str, np.ndarray]]:
+        """Each replicate's sums over the rows (:func:`_accumulate`), the
+        response columns stacked: a dict of ``q x ...`` arrays per replicate."""
         seeds = [int(g.integers(2**63 - 1)) for g in rngs]
         n1, n2, k2 = self.n1, self.n2, 2 * self.kmax
         projected = self.u1 is not None
-        acc: list[list[dict[str, np.ndarray]]] | None = None
+        acc: list[dict[str, np.ndarray]] | None = None
         for start, y, a, b in _offset_chunks(self.chunks):
             cols = _columns(y)
             if acc is None:
-                acc = [[_zero_sums(n1, n2, k2, projected) for _ in cols] for _ in seeds]
+                acc = [_zero_sums(n1, n2, k2, projected, len(cols)) for _ in seeds]
             ca = cb = None
             halves: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
             if projected:
@@ -268,9 +335,12 @@ class _SpectralBatch:
                 sa, sb = flip_signs(seed, start, start + len(y))
                 if self.one_sign:  # the whole row flipped (before 2026-11-27)
                     sb = np.ones_like(sb)
+                # one column's sums: views of the stacked ones
+                per_col = [{key: arr[c] for key, arr in acc[j].items()}
+                           for c in range(len(cols))] if groups is None else []
                 if not projected:
                     for c, yc in enumerate(cols):
-                        _accumulate(acc[j][c], yc, a, b, sa, sb, ca, cb, self.one_sign)
+                        _accumulate(per_col[c], yc, a, b, sa, sb, ca, cb, self.one_sign)
                     continue
                 assert ca is not None and cb is not None
                 if groups is not None:
@@ -279,61 +349,78 @@ class _SpectralBatch:
                     continue
                 flipped = _FlippedRows(a, b, ca, cb, sa, sb, halves, self.one_sign)
                 for c, yc in enumerate(cols):
-                    flipped.accumulate(acc[j][c], yc, self.u1, self.v1)
+                    flipped.accumulate(per_col[c], yc, self.u1, self.v1)
         assert acc is not None
-        out = np.empty((len(seeds), len(self.ks), 2))
-        for j in range(len(seeds)):
-            per_rank = zip(*(self._matrices(sums) for sums in acc[j]), strict=True)
-            for i, mats in enumerate(per_rank):
-                out[j, i] = _sides([lk for lk, _ in mats], [rk for _, rk in mats])
-        return out / self.scale
+        return acc
 
-    def _matrices(self, sums: dict[str, np.ndarray]
-                  ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """The two sides' matrices ``(L_k, R_k)`` of one response column at the
-        ranks of the pass, in order (the same matrix twice at ``k = 0``)."""
-        full = sums["full"]
-        if self.ks[0] == 0:
-            yield full, full
-        if self.u1 is None:  # the pass is k = 0 alone
-            return
-        yield from self._projected(full, sums)
-
-    def _projected(self, full: np.ndarray, sums: dict[str, np.ndarray]
-                   ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """The two sides at the positive ranks of the pass.
+    def _unfoldings(self, sums: dict[str, np.ndarray]
+                    ) -> Iterator[tuple[Callable[[], np.ndarray], Callable[[], np.ndarray]]]:
+        """Per rank of the pass, in order, the two sides' matrices as callables
+        (each formed when called, before the next rank is drawn): the first
+        block's unfolding ``[L_1, ..., L_q]`` (``n1 x q n2``) and the second's
+        ``[R_1; ...; R_q]`` (``q n1 x n2``); at ``k = 0`` both from ``full``.
 
         With ``a~_i = P_i a'_i + sa_i (I - P_i) a'_i`` and ``b~_i`` likewise,
-        the left side is ``sum_i y_i (I - P_i) a~_i b~_i^T =
-        sum_i wy_i (I - P_i) a'_i b_i'^T + sum_i cl_i (I - P_i) a'_i (Q_i b'_i)^T``
-        (``wy = y sa sb``, ``cl = y sa (1 - sb)``), and the right side
-        ``sum_i wy_i a'_i ((I - Q_i) b'_i)^T + sum_i cr_i P_i a'_i ((I - Q_i) b'_i)^T``
-        (``cr = y sb (1 - sa)``); ``sums`` holds these sums over the rows
-        (:func:`_accumulate`).
+        the left side is ``L_k = sum_i y_i (I - P_i) a~_i b~_i^T = F - U C +
+        (D - U E) V^T`` and the right side ``R_k = sum_i y_i a~_i ((I - Q_i)
+        b~_i)^T = F - G V^T + U (H - J V^T)``, where ``U``, ``V`` are the first
+        ``2 k`` columns of ``u1``, ``v1`` and ``F``, ``C``, ``G``, ``D``, ``E``,
+        ``H``, ``J`` the sums ``full``, ``c_left``, ``c_right``, ``d_left``,
+        ``e_left``, ``f_right``, ``g_right`` over the rows cut to ``2 k``
+        (:func:`_accumulate`; weights ``wy = y sa sb``, ``cl = y sa (1 - sb)``,
+        ``cr = y sb (1 - sa)``).  The right side is formed so when asked for.
+        The left side is formed so at the first positive rank of the pass, and
+        at each further rank by adding its difference to the previous rank's,
+        one product of ``q`` matrices of four columns by four rows (``new``:
+        the rank's two columns, ``old``: the ``2 k - 2`` before):
+
+        ``L_k - L_{k-1} = [U_new, D_new - U_old E_old,new] [-(C_new + E_new,: V^T);
+        V_new^T]``.
         """
-        assert self.u1 is not None and self.v1 is not None
-        ks, u1, v1 = self.ks, self.u1, self.v1
+        q, n1, n2 = sums["full"].shape
+        full = sums["full"]
+
+        def unfold_left(x: np.ndarray) -> Callable[[], np.ndarray]:
+            return lambda: x.transpose(1, 0, 2).reshape(n1, q * n2)
+
+        if self.ks[0] == 0:
+            yield unfold_left(full), lambda: full.reshape(q * n1, n2)
+        if self.u1 is None:  # the pass is k = 0 alone
+            return
+        u1, v1 = self.u1, self.v1
+        assert v1 is not None
         c_left, c_right, d_left = sums["c_left"], sums["c_right"], sums["d_left"]
         e_left, f_right, g_right = sums["e_left"], sums["f_right"], sums["g_right"]
-        start = max(ks[0], 1)
-        left = full - u1[:, : 2 * start] @ c_left[: 2 * start]
-        right = full - c_right[:, : 2 * start] @ v1[:, : 2 * start].T
-        for k in range(start, ks[-1] + 1):
-            if k > start:
-                cols = slice(2 * k - 2, 2 * k)
-                left -= u1[:, cols] @ c_left[cols]
-                right -= c_right[:, cols] @ v1[:, cols].T
-            c = 2 * k
-            yield (left + (d_left[:, :c] - u1[:, :c] @ e_left[:c, :c]) @ v1[:, :c].T,
-                   right + u1[:, :c] @ (f_right[:c] - g_right[:c, :c] @ v1[:, :c].T))
+
+        def right(c: int) -> Callable[[], np.ndarray]:
+            uc, vc_t = u1[:, :c], v1[:, :c].T
+            return lambda: (full - c_right[:, :, :c] @ vc_t + uc @ (
+                f_right[:, :c] - g_right[:, :c, :c] @ vc_t)).reshape(q * n1, n2)
+
+        start = max(self.ks[0], 1)
+        c = 2 * start
+        uc, vc_t = u1[:, :c], v1[:, :c].T
+        left = full - uc @ c_left[:, :c] + (d_left[:, :, :c] - uc @ e_left[:, :c, :c]) @ vc_t
+        yield unfold_left(left), right(c)
+        xl, yl = np.empty((q, n1, 4)), np.empty((q, 4, n2))
+        for k in range(start + 1, self.ks[-1] + 1):
+            old, new, c = slice(0, 2 * k - 2), slice(2 * k - 2, 2 * k), 2 * k
+            xl[:, :, :2] = u1[:, new]
+            xl[:, :, 2:] = d_left[:, :, new] - u1[:, old] @ e_left[:, old, new]
+            yl[:, :2] = -(c_left[:, new] + e_left[:, new, :c] @ v1[:, :c].T)
+            yl[:, 2:] = v1[:, new].T
+            left = left + xl @ yl
+            yield unfold_left(left), right(c)
 
 
-def _zero_sums(n1: int, n2: int, k2: int, projected: bool) -> dict[str, np.ndarray]:
-    out = {"full": np.zeros((n1, n2))}
+def _zero_sums(n1: int, n2: int, k2: int, projected: bool, q: int) -> dict[str, np.ndarray]:
+    """Zero sums of :func:`_accumulate` for ``q`` response columns (or
+    groups), stacked: ``q x ...`` arrays."""
+    out = {"full": np.zeros((q, n1, n2))}
     if projected:
-        out.update(c_left=np.zeros((k2, n2)), c_right=np.zeros((n1, k2)),
-                   d_left=np.zeros((n1, k2)), e_left=np.zeros((k2, k2)),
-                   f_right=np.zeros((k2, n2)), g_right=np.zeros((k2, k2)))
+        out.update(c_left=np.zeros((q, k2, n2)), c_right=np.zeros((q, n1, k2)),
+                   d_left=np.zeros((q, n1, k2)), e_left=np.zeros((q, k2, k2)),
+                   f_right=np.zeros((q, k2, n2)), g_right=np.zeros((q, k2, k2)))
     return out
 
 
@@ -452,24 +539,21 @@ def _row_groups(y: np.ndarray, a: np.ndarray, b: np.ndarray, ca: np.ndarray | No
             for g in range(len(values))]
 
 
-def _accumulate_groups(acc: list[dict[str, np.ndarray]], groups: list[_Group],
+def _accumulate_groups(acc: dict[str, np.ndarray], groups: list[_Group],
                        sa: np.ndarray, sb: np.ndarray, u1: np.ndarray | None,
                        v1: np.ndarray | None, one_sign: bool, k2: int) -> None:
-    """One replicate's sums of every response column from its groups' sums
-    (:func:`_row_groups`): the same sums as column by column up to rounding."""
-    per_group = []
-    for grp in groups:
-        sums = _zero_sums(grp.a.shape[1], grp.b.shape[1], k2, True)
+    """One replicate's sums of every response column (``acc``, stacked) from
+    its groups' sums (:func:`_row_groups`): the same sums as column by column
+    up to rounding."""
+    per_group = _zero_sums(groups[0].a.shape[1], groups[0].b.shape[1], k2, True, len(groups))
+    for g, grp in enumerate(groups):
         flipped = _FlippedRows(grp.a, grp.b, grp.ca, grp.cb, sa[grp.idx], sb[grp.idx],
                                grp.halves, one_sign)
-        flipped.accumulate(sums, np.ones(grp.idx.size), u1, v1)
-        per_group.append(sums)
+        flipped.accumulate({key: arr[g] for key, arr in per_group.items()},
+                           np.ones(grp.idx.size), u1, v1)
     values = np.stack([grp.value for grp in groups])  # G x Q
-    for key in per_group[0]:
-        stacked = np.stack([sums[key] for sums in per_group])  # G x ...
-        combined = np.tensordot(values.T, stacked, axes=1)  # Q x ...
-        for c, sums_c in enumerate(acc):
-            sums_c[key] += combined[c]
+    for key, stacked in per_group.items():  # G x ...
+        acc[key] += np.tensordot(values.T, stacked, axes=1)  # Q x ...
 
 
 def spectral_null(
@@ -534,9 +618,11 @@ def spectral_pvalues(
     with progress_bar(progress, n_rep, f"sign flips k={ks[0]}..{ks[-1]}") as update:
         while done < n_rep and not np.all(reached > 0):
             step = min(config.SPECTRAL_SEQUENTIAL_CHUNK, n_rep - done)
-            parts = run_batches(work, step, seed=entropy, batch_size=min(step, work.batch),
-                                n_jobs=n_jobs, first=done)
-            hits = np.concatenate(parts).min(axis=2) >= stats  # step x len(ks)
+            # a rank whose count reached h needs no more decisions (NaN level)
+            levels = np.where(reached > 0, np.nan, stats)
+            parts = run_batches(partial(work.reaches, levels=levels), step, seed=entropy,
+                                batch_size=min(step, work.batch), n_jobs=n_jobs, first=done)
+            hits = np.concatenate(parts)  # step x len(ks): the replicates at or above stats
             total = count + np.cumsum(hits, axis=0)
             for j in np.flatnonzero(reached == 0):
                 at = np.flatnonzero(total[:, j] >= h)

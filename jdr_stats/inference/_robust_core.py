@@ -31,16 +31,17 @@ response matrix: ``Lambda_k = m sum_c ||U0^T X_c V0||^2 / s2`` with
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import integrate, stats
+from scipy.linalg import blas
 
 from .. import config, policy
 
 __all__ = ["RotatedFirst", "RobustMoments", "rotated_first", "first_from_sums",
-           "robust_moments", "robust_pvalue"]
+           "robust_moments", "robust_moments_ranks", "robust_pvalue"]
 
 RotChunks = Callable[[], Iterable[tuple[np.ndarray, np.ndarray, np.ndarray]]]
 
@@ -364,15 +365,19 @@ class _Core:
             return {"cs": (us * vs) @ self.inv_s}
         assert self.s is not None and self.ginv is not None and self.hinv is not None
         ym = _as_matrix(y)
-        mi = np.einsum("ic,cab->iab", ym, self.s)
-        phi = np.einsum("iab,ib->ia", mi, vs)
-        chi = np.einsum("iab,ia->ib", mi, us)
+        n, nq, k = ym.shape[0], self.s.shape[0], us.shape[1]
+        # products with every S_c at once (GEMMs; M_i is never formed):
+        # right[b, (c, a)] = S_cab, left[a, (c, b)] = S_cab
+        right = self.s.transpose(2, 0, 1).reshape(k, nq * k)
+        left = self.s.transpose(1, 0, 2).reshape(k, nq * k)
+        phi = np.einsum("ic,ica->ia", ym, (vs @ right).reshape(n, nq, k))
+        chi = np.einsum("ic,icb->ib", ym, (us @ left).reshape(n, nq, k))
         gphi, hchi = phi @ self.ginv, chi @ self.hinv  # G, H symmetric
+        gamma = np.einsum("ia,ica->ic", gphi, (hchi @ right).reshape(n, nq, k))
         yy = np.sum(ym * ym, axis=1)
-        num = np.einsum("ia,iab,ib->i", gphi, mi, hchi)
+        num = np.sum(ym * gamma, axis=1)  # phi_i^T G^-1 M_i H^-1 chi_i
         ct = np.divide(num, yy, out=np.zeros_like(num), where=yy > 0)
         ab = np.sum(us * gphi, axis=1) + np.sum(hchi * vs, axis=1)
-        gamma = np.einsum("ia,cab,ib->ic", gphi, self.s, hchi)
         return {"ct": ct, "wn": ym * ab[:, None] - gamma}
 
 
@@ -443,16 +448,28 @@ def _self_terms_q(rows: list[dict[str, np.ndarray]], norms: np.ndarray, m: int,
     t = norms * ct
     bias = 2.0 * float(t.sum()) / (m * m * s2)
     nq = rows[0]["y"].shape[1]
-    nmat = np.zeros((nq, rows[0]["u"].shape[1], rows[0]["v"].shape[1]))
+    p, q = rows[0]["u"].shape[1], rows[0]["v"].shape[1]
+    nmat = np.zeros((nq, p, q))
+    # the classes in groups of one GEMM each, its product at most CHUNK_FLOATS
+    groups = [range(c0, min(c0 + size, nq)) for r in rows[:1]
+              for size in [max(1, config.CHUNK_FLOATS // max(r["y"].shape[0] * q, 1))]
+              for c0 in range(0, nq, size)]
     for r in rows:
-        for c in range(nq):
-            nmat[c] += (r["u"] * r["wn"][:, c:c + 1]).T @ r["v"]
+        for gr in groups:
+            cs = slice(gr.start, gr.stop)
+            wv = (r["wn"][:, cs, None] * r["v"][:, None, :]).reshape(-1, len(gr) * q)
+            nmat[cs] += (r["u"].T @ wv).reshape(p, len(gr), q).transpose(1, 0, 2)
     nmat /= m
     parts, owns = [], []
     for r in rows:
         y = r["y"]
-        parts.append(sum(y[:, c] * np.einsum("ip,ip->i", r["u"] @ nmat[c], r["v"])
-                         for c in range(nq)))
+        part = np.zeros(y.shape[0])
+        for gr in groups:
+            cs = slice(gr.start, gr.stop)
+            un = (r["u"] @ nmat[cs].transpose(1, 0, 2).reshape(p, -1)).reshape(-1, len(gr), q)
+            un *= r["v"][:, None, :]
+            part += np.sum(un.sum(axis=2) * y[:, cs], axis=1)
+        parts.append(part)
         yy = np.sum(y * y, axis=1)
         own = np.sum(y * r["wn"], axis=1)
         owns.append(np.divide(own, yy, out=np.zeros_like(own), where=yy > 0))
@@ -460,24 +477,100 @@ def _self_terms_q(rows: list[dict[str, np.ndarray]], norms: np.ndarray, m: int,
     return bias, _lin_variance(lam, t, m)
 
 
-def _off_gram(rows: list[dict[str, np.ndarray]], sub: _Sub) -> tuple[float, np.ndarray]:
-    """Exact ``sum_{i != j} <psi_i, psi_j>^2`` from the Gram in row blocks, and
-    the per-row sums ``R_i = sum_{j != i} <psi_i, psi_j>^2``."""
-    r = {key: np.concatenate([x[key] for x in rows]) for key in rows[0]}
-    m = r["y"].shape[0]
-    step = max(1, int(np.sqrt(config.CHUNK_FLOATS / 8)))
-    per_row = np.zeros(m)
+def _gemm_into(c: np.ndarray, a: np.ndarray, b: np.ndarray, alpha: float = 1.0) -> None:
+    """``c += alpha a b^T`` in place (``c`` C-contiguous: BLAS on its transpose,
+    with no temporary of ``c``'s size)."""
+    out = blas.dgemm(alpha, b.T, a.T, beta=1.0, c=c.T, trans_a=1, overwrite_c=1)
+    assert np.shares_memory(out, c)
+
+
+def _gram_factors(sub: _Sub, r: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """What the exact Gram of rank ``sub.k`` needs of a row's factors: the
+    row scalars ``a - |c|^2`` and ``b - |e|^2`` of the products with ``uu`` and
+    ``vv``, and the rows ``L_i``, ``R_j`` whose dot products give the rest of
+    :func:`_inner`: ``ue_i . vc_j + vc_i . ue_j - st_i . y_j - y_i . st_j +
+    ||C||^2 y_i . y_j - g_i - g_j + ||psibar||^2``."""
+    y = r["y"]
+    left = [r["ue"], r["vc"], r["st"], y, sub.cc * y]
+    right = [r["vc"], r["ue"], -y, -r["st"], y]
+    if "g" in r:
+        one = np.ones((y.shape[0], 1))
+        left += [r["g"][:, None], one]
+        right += [-one, sub.pbpb - r["g"][:, None]]
+    return {"a": r["a"] - sub.ccq, "b": r["b"] - sub.ee, "aj": r["a"],
+            "bj": r["b"], "left": np.hstack(left), "right": np.hstack(right)}
+
+
+def _off_gram(ua: np.ndarray, vb: np.ndarray, y: np.ndarray,
+              ranks: list[tuple[_Sub, dict[str, np.ndarray], bool]],
+              ) -> list[tuple[float, np.ndarray | None]]:
+    """Exact ``sum_{i != j} <psi_i, psi_j>^2`` at several ranks from the Gram in
+    row blocks (with the per-row sums ``R_i = sum_{j != i} <psi_i, psi_j>^2``
+    where asked), in one sweep over the pairs of row blocks.
+
+    ``ua``, ``vb``, ``y``: all the rotated rows (``m x n1``, ``m x n2``,
+    ``m x Q``); ``ranks``: per rank, ascending, its :class:`_Sub`, its row
+    factors (concatenated over the chunks) and whether ``R_i`` is wanted.
+    Per pair of blocks the products ``y_i . y_j`` and ``u_i . u_j``,
+    ``v_i . v_j`` over the complement columns of the first rank are formed
+    once; the next rank's complement Grams are these less the products of the
+    columns it drops (``u_i[k:] . u_j[k:] = u_i[k0:] . u_j[k0:] - sum_{k0 <= t < k}
+    u_it u_jt``), downdated in place, so that a rank costs one product of the
+    short rows ``L_i``, ``R_j`` (:func:`_gram_factors`) and a few elementwise
+    passes over the block.  Up to rounding (the downdated Grams and the order
+    of the sums differ from a direct product in the last bits), the numbers
+    of :func:`_inner`.  Buffers: five of a block's size
+    (``ROBUST_GRAM_BLOCK`` rows squared)."""
+    m = y.shape[0]
+    ks = [sub.k for sub, _, _ in ranks]
+    if ks != sorted(ks):
+        raise ValueError("the ranks of one sweep must be ascending")
+    facs = [_gram_factors(sub, r) for sub, r, _ in ranks]
+    per_row = [np.zeros(m) if want else None for _, _, want in ranks]
+    total = np.zeros(len(ranks))
+    step = max(1, min(config.ROBUST_GRAM_BLOCK, m))
+    bufs = [np.empty(step * step) for _ in range(5)]
+
+    def view(buf: np.ndarray, ni: int, nj: int) -> np.ndarray:
+        return buf[:ni * nj].reshape(ni, nj)  # contiguous, whatever the block's shape
+
+    k0 = ks[0]
     for i0 in range(0, m, step):
-        ri = _take(r, slice(i0, i0 + step))
+        bi = slice(i0, min(i0 + step, m))
         for j0 in range(i0, m, step):
-            g = _gram_block(ri, _take(r, slice(j0, j0 + step)), sub)
-            if i0 == j0:
-                np.fill_diagonal(g, 0.0)
-            g *= g
-            per_row[i0:i0 + g.shape[0]] += g.sum(axis=1)
-            if i0 != j0:
-                per_row[j0:j0 + g.shape[1]] += g.sum(axis=0)
-    return float(per_row.sum()), per_row
+            bj = slice(j0, min(j0 + step, m))
+            ni, nj = bi.stop - i0, bj.stop - j0
+            yy, uu, vv, g, t = (view(b, ni, nj) for b in bufs)
+            np.matmul(y[bi], y[bj].T, out=yy)
+            np.matmul(ua[bi, k0:], ua[bj, k0:].T, out=uu)
+            np.matmul(vb[bi, k0:], vb[bj, k0:].T, out=vv)
+            done = k0
+            for n, (sub, _, _) in enumerate(ranks):
+                if sub.k > done:  # drop the columns done..k-1 from the complement
+                    _gemm_into(uu, ua[bi, done:sub.k], ua[bj, done:sub.k], -1.0)
+                    _gemm_into(vv, vb[bi, done:sub.k], vb[bj, done:sub.k], -1.0)
+                    done = sub.k
+                f = facs[n]
+                np.multiply(yy, vv, out=g)
+                g -= f["a"][bi, None]
+                g -= f["aj"][None, bj]
+                g *= uu
+                np.add(f["b"][bi, None], f["bj"][None, bj], out=t)
+                t *= vv
+                g -= t
+                _gemm_into(g, f["left"][bi], f["right"][bj])
+                if i0 == j0:
+                    np.fill_diagonal(g, 0.0)
+                rows = per_row[n]
+                if rows is None:
+                    total[n] += (1.0 if i0 == j0 else 2.0) * float(np.vdot(g, g))
+                    continue
+                g *= g
+                rows[bi] += g.sum(axis=1)
+                if i0 != j0:
+                    rows[bj] += g.sum(axis=0)
+    return [(float(rows.sum()), rows) if rows is not None else (float(tot), None)
+            for tot, rows in zip(total, per_row, strict=True)]
 
 
 def _psi_rows(r: dict[str, np.ndarray], sub: _Sub) -> np.ndarray:
@@ -667,54 +760,101 @@ def robust_moments(chunks: RotChunks, first: RotatedFirst, k: int, *, centre: bo
     more: :func:`_off_pairs`; a forced route is kept).  ``reference``
     forces ``"corrected"``, ``"per-row"`` or ``"both"`` (default: :func:`_reference`).
     """
-    sub = _Sub.at(first, k, centre)
-    p, q = sub.cm.shape
-    nq = first.psibar.shape[0]
-    d = p * q * nq
-    ref = _reference(first, k, d, reference)
-    corrected = ref in ("corrected", "both")
-    rows, norms = _collect(chunks, sub, _Core.at(first, k) if corrected else None)
+    return robust_moments_ranks(chunks, first, [k], centre=centre, rng=rng, route=route,
+                                reference=reference)[0]
+
+
+def robust_moments_ranks(chunks: RotChunks, first: RotatedFirst, ks: Sequence[int], *,
+                         centre: bool = True, rng: np.random.Generator | None = None,
+                         route: str | None = None,
+                         reference: str | None = None) -> list[RobustMoments]:
+    """:func:`robust_moments` at each rank of ``ks`` (ascending), the ranks whose
+    route is the exact ``m x m`` Gram computed in one sweep over its row blocks
+    (:func:`_off_gram`: the Gram products shared by the ranks are formed once).
+
+    The same numbers as one call per rank in the order of ``ks`` (the sampled
+    routes draw from ``rng`` in that order), up to the rounding of the shared
+    sweep.  The cost model of the route counts the products the ranks share
+    once (theory 6a).
+    """
+    ks = list(ks)
+    if ks != sorted(ks):
+        raise ValueError(f"the ranks must be ascending; got {ks}")
     m = first.nobs
-    ysq = np.concatenate([np.sum(r["y"] ** 2, axis=1) for r in rows])
-    tau = float(norms.sum()) / (m * first.s2)
-    diag = float(np.sum((norms - tau * ysq / nq) ** 2))
-    bias, lin = _self_terms(rows, norms, m, first.s2) if corrected else (0.0, 0.0)
-    # flop-equivalents: a Gram entry costs its dot products plus ~40 elementwise passes
-    cost_dxd, cost_gram = float(m) * d * (d + 10), float(m) * m * (p + q + 2 * nq + 40)
-    exact = "dxd" if cost_dxd <= cost_gram else "gram"
-    budget: tuple[float, float] | None = None
-    if route is None:
-        cheap = min(cost_dxd, cost_gram)
-        route = "pairs" if cheap > config.ROBUST_EXACT_FLOPS else exact
-        # the sampled route gives way to the exact one when it is expected to
-        # cost more (a block: s^2 Gram entries; the corrected reference's
-        # per-row sums: one more block per s rows)
-        entry = cost_gram / (float(m) * m)
-        size = min(config.ROBUST_BLOCK_ROWS, m)
-        budget = (size * size * entry, cheap - (m * size * entry if corrected else 0.0))
-    if route not in ("dxd", "gram", "pairs"):
-        raise ValueError(f"route must be 'dxd', 'gram' or 'pairs'; got {route!r}")
-    per_row: np.ndarray | None = None
-    noise = 0.0
-    gen = rng if rng is not None else np.random.default_rng(policy.ROBUST_PAIR_SEED)
-    if route == "pairs":
-        sampled = _off_pairs(rows, sub, norms, lin if corrected else diag, gen, budget)
-        if sampled is None:
-            route = exact
-        else:
-            off, se, npairs = sampled
-            if corrected:
-                per_row, noise = _rows_sampled(rows, sub, norms, gen)
-    if route == "dxd":
-        (off, per_row), se, npairs = _off_dxd(rows, sub, norms, corrected), 0.0, 0
-    elif route == "gram":
-        (off, per_row), se, npairs = _off_gram(rows, sub), 0.0, 0
-    off_var = 0.0
-    if corrected and per_row is not None:
-        dev = per_row - per_row.mean()
-        off_var = max(4.0 * (float(dev @ dev) - noise), 0.0)
-    return RobustMoments(m, k, first.s2, tau, diag, off, se, route, npairs,
-                         reference=ref, bias=bias, lin=lin, off_var=off_var)
+    nq = first.psibar.shape[0]
+    out: list[RobustMoments] = []
+    todo: list[tuple[int, _Sub, dict[str, np.ndarray], bool]] = []
+    for k in ks:
+        sub = _Sub.at(first, k, centre)
+        p, q = sub.cm.shape
+        d = p * q * nq
+        ref = _reference(first, k, d, reference)
+        corrected = ref in ("corrected", "both")
+        rows, norms = _collect(chunks, sub, _Core.at(first, k) if corrected else None)
+        ysq = np.concatenate([np.sum(r["y"] ** 2, axis=1) for r in rows])
+        tau = float(norms.sum()) / (m * first.s2)
+        diag = float(np.sum((norms - tau * ysq / nq) ** 2))
+        bias, lin = _self_terms(rows, norms, m, first.s2) if corrected else (0.0, 0.0)
+        # flop-equivalents (theory 6a, measured in bench_auto): an entry of the
+        # sweep's Gram costs the products the ranks of the call share (u.u, v.v,
+        # y.y), its own short rows' product and ~50 elementwise passes; one
+        # entry of a sampled block its products and ~40 passes
+        cost_dxd = float(m) * d * (d + 10)
+        cost_gram = float(m) * m * ((p + q + nq) / len(ks) + 5 * nq + 50)
+        exact = "dxd" if cost_dxd <= cost_gram else "gram"
+        budget: tuple[float, float] | None = None
+        how = route
+        if how is None:
+            cheap = min(cost_dxd, cost_gram)
+            how = "pairs" if cheap > config.ROBUST_EXACT_FLOPS else exact
+            # the sampled route gives way to the exact one when it is expected to
+            # cost more (a block: s^2 Gram entries; the corrected reference's
+            # per-row sums: one more block per s rows)
+            entry = float(p + q + 2 * nq + 40)
+            size = min(config.ROBUST_BLOCK_ROWS, m)
+            budget = (size * size * entry, cheap - (m * size * entry if corrected else 0.0))
+        if how not in ("dxd", "gram", "pairs"):
+            raise ValueError(f"route must be 'dxd', 'gram' or 'pairs'; got {how!r}")
+        per_row: np.ndarray | None = None
+        noise, off, se, npairs = 0.0, 0.0, 0.0, 0
+        gen = rng if rng is not None else np.random.default_rng(policy.ROBUST_PAIR_SEED)
+        if how == "pairs":
+            sampled = _off_pairs(rows, sub, norms, lin if corrected else diag, gen, budget)
+            if sampled is None:
+                how = exact
+            else:
+                off, se, npairs = sampled
+                if corrected:
+                    per_row, noise = _rows_sampled(rows, sub, norms, gen)
+        if how == "dxd":
+            off, per_row = _off_dxd(rows, sub, norms, corrected)
+        mom = RobustMoments(m, k, first.s2, tau, diag, off, se, how, npairs,
+                            reference=ref, bias=bias, lin=lin)
+        if how == "gram":  # in the sweep below
+            keep = ("y", "ue", "vc", "st", "a", "b", "g")
+            todo.append((len(out), sub, {key: np.concatenate([r[key] for r in rows])
+                                         for key in keep if key in rows[0]}, corrected))
+            out.append(mom)
+            continue
+        out.append(_with_off_var(mom, per_row, noise))
+    if todo:
+        parts = list(chunks())
+        ua = np.concatenate([uc for _, uc, _ in parts])
+        vb = np.concatenate([vc for _, _, vc in parts])
+        y = np.concatenate([_as_matrix(yc) for yc, _, _ in parts])
+        swept = _off_gram(ua, vb, y, [(sub, r, want) for _, sub, r, want in todo])
+        for (n, _, _, _), (off, per_row) in zip(todo, swept, strict=True):
+            out[n] = _with_off_var(replace(out[n], off=off), per_row, 0.0)
+    return out
+
+
+def _with_off_var(mom: RobustMoments, per_row: np.ndarray | None, noise: float) -> RobustMoments:
+    """``mom`` with the estimated variance of ``off`` (corrected reference:
+    ``4 sum_i (R_i - mean)^2`` less the sampling noise of the ``R_i``)."""
+    if mom.reference not in ("corrected", "both") or per_row is None:
+        return mom
+    dev = per_row - per_row.mean()
+    return replace(mom, off_var=max(4.0 * (float(dev @ dev) - noise), 0.0))
 
 
 def _tail(stat: float, mean: float, var: float, nu: float) -> tuple[float, float]:

@@ -13,7 +13,7 @@ from .._rank_spectral import pass_plan, spectral_statistic
 from .._rank_stats import WhitenedDesign
 from ._record import LAMBDA, RankTestMethod, Row, RowOptions
 from .robust import METHOD as ROBUST
-from .robust import robust_row
+from .robust import robust_rows
 from .spectral import METHOD as SPECTRAL
 from .spectral import Q_SPECTRAL, spectral_rows
 
@@ -62,10 +62,9 @@ def combined_rows(w: WhitenedDesign, ks: range, opts: RowOptions) -> list[Row]:
     # flips are the whole pass's
     edge = mp_edge(w.n1, w.n2, np.asarray(ks), w.q)
     stats_k = np.array([spectral_statistic(w, k) for k in ks])
-    robust = []
-    for k in ks:
-        robust.append(robust_row(w, k, opts))
-        if opts.row_done is not None:
+    robust = robust_rows(w, ks, opts)
+    if opts.row_done is not None:
+        for _ in ks:
             opts.row_done()
     sub, why = flips_needed(ks, stats_k, edge, [r[0]["pvalue"] for r in robust], opts.n_perm)
     spectral = dict(zip(sub, spectral_rows(w, sub, opts),

@@ -16,6 +16,7 @@ from .._robust_core import (
     RotatedFirst,
     first_from_sums,
     robust_moments,
+    robust_moments_ranks,
     robust_pvalue,
     rotated_first,
 )
@@ -23,15 +24,10 @@ from .._robust_signal import crossfit_residual_chunks
 from ._record import LAMBDA, RankTestMethod, Row, RowOptions
 
 
-def robust_moments_at(w: WhitenedDesign, k: int,
-                      rng: np.random.Generator | None = None) -> RobustMoments:
-    """Moments of the robust test at rank ``k`` (:mod:`.._robust_core`).
-
-    One pass over the rotated rows per ``k`` (no ``d x d`` matrix unless
-    it is the cheapest exact route); the first-order sums of every ``k``
-    come from one pass (rows in memory) or from the moments of a row
-    source, made at the first call (kept in ``w.cache``).
-    """
+def _first(w: WhitenedDesign) -> RotatedFirst:
+    """The first-order sums of every ``k``, from one pass (rows in memory) or
+    from the moments of a row source, made at the first call (kept in
+    ``w.cache``)."""
     if not w.rotated:
         raise RuntimeError("the robust test needs the rotated rows (rows='rotated')")
     if "rfirst" not in w.cache:
@@ -41,7 +37,32 @@ def robust_moments_at(w: WhitenedDesign, k: int,
         else:
             w.cache["rfirst"] = rotated_first(w.row_chunks())
     first: RotatedFirst = w.cache["rfirst"]
-    mom = robust_moments(w.row_chunks(), first, k, rng=rng)
+    return first
+
+
+def robust_moments_at(w: WhitenedDesign, k: int,
+                      rng: np.random.Generator | None = None) -> RobustMoments:
+    """Moments of the robust test at rank ``k`` (:mod:`.._robust_core`).
+
+    One pass over the rotated rows per ``k`` (no ``d x d`` matrix unless
+    it is the cheapest exact route).
+    """
+    return _crossfit(w, k, robust_moments(w.row_chunks(), _first(w), k, rng=rng), rng)
+
+
+def robust_moments_over(w: WhitenedDesign, ks: range,
+                        rng: np.random.Generator | None = None) -> list[RobustMoments]:
+    """:func:`robust_moments_at` at every rank of ``ks``: the same numbers up
+    to rounding, the ranks whose route is the exact Gram sharing one sweep
+    over its row blocks (:func:`.._robust_core.robust_moments_ranks`)."""
+    if config.ROBUST_CROSSFIT_FOLDS >= 2:  # theory 6c: rank by rank
+        return [robust_moments_at(w, k, rng) for k in ks]
+    return robust_moments_ranks(w.row_chunks(), _first(w), ks, rng=rng)
+
+
+def _crossfit(w: WhitenedDesign, k: int, mom: RobustMoments,
+              rng: np.random.Generator | None) -> RobustMoments:
+    """``mom`` with the variance from the cross-fitted noise (theory 6c; opt-in)."""
     if config.ROBUST_CROSSFIT_FOLDS < 2 or k >= min(w.n1, w.n2):
         return mom
     res = crossfit_residual_chunks(w.row_chunks(), k, config.ROBUST_CROSSFIT_FOLDS,
@@ -54,8 +75,18 @@ def robust_moments_at(w: WhitenedDesign, k: int,
 
 
 def robust_row(w: WhitenedDesign, k: int, opts: RowOptions) -> Row:
-    """The robust test's row ``k`` (also the combined test's first part)."""
-    mom = robust_moments_at(w, k, opts.pair_rng)
+    """The robust test's row ``k``."""
+    return _row(w, k, robust_moments_at(w, k, opts.pair_rng))
+
+
+def robust_rows(w: WhitenedDesign, ks: range, opts: RowOptions) -> list[Row]:
+    """The robust test's rows ``ks`` (the combined test's first part), as
+    :func:`robust_row` rank by rank (:func:`robust_moments_over`)."""
+    return [_row(w, k, mom) for k, mom in zip(ks, robust_moments_over(w, ks, opts.pair_rng),
+                                              strict=True)]
+
+
+def _row(w: WhitenedDesign, k: int, mom: RobustMoments) -> Row:
     stat = w.statistic(k)
     pv, eff, scale, mc = robust_pvalue(stat, mom)
     return {"statistic": stat, "df": np.nan, "pvalue": pv, "eff_df": eff, "scale": scale,
