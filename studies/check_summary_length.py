@@ -82,7 +82,7 @@ def nutrimouse(base: str) -> Any:
 
 def digits(base: str, views: tuple[str, ...]) -> Any:
     d = base + "UCImultifeature/"
-    frames = [pd.read_csv(d + f"mfeat-{v}.csv", header=None) for v in views]
+    frames = [pd.read_csv(d + f"mfeat-{v}.csv") for v in views]
     y = pd.Categorical(frames[0].iloc[:, -1].astype(int))
     blocks = {v: f.iloc[:, :-1].to_numpy() for v, f in zip(views, frames, strict=True)}
     if len(views) == 2:
