@@ -398,3 +398,22 @@ def test_summary_above_its_permutation_rows_names_what_runs_instead():
     assert ("instead results.main_effects_test(), a permutation version (not in the "
             f"summary above {policy.MAIN_EFFECTS_SUMMARY_MAX_PERM_ROWS} rows)") in flat
     assert res.main_effects_test(seed=0).table.loc["a", "method"] == "Freedman-Lane"
+
+
+def test_summary_gives_each_reason_as_a_note_not_a_column():
+    """A reason is a sentence: the summary's table leaves it out (its text
+    stays within the summary's width) and each row's reason is a note; the
+    table and to_dict keep it."""
+    rng = np.random.default_rng(5)
+    a, b = rng.normal(size=(40, 60)), rng.normal(size=(40, 12))
+    y = pd.Categorical(np.repeat(["p", "q"], 20))
+    t = jdr.JointDimReduction(y, a, b).fit(1).main_effects_test(seed=0)
+    s = t.summary()
+    assert all("reason" not in f.columns for f in s.frames.values())
+    text = str(s)
+    assert max(len(line) for line in text.splitlines()) <= 100
+    flat = " ".join(text.split())
+    for block in ("a", "b"):
+        reason = t.table.loc[block, "reason"]
+        assert reason and f"Why {t.table.loc[block, 'method']}, block {block}: {reason}." in flat
+    assert [r["reason"] for r in t.to_dict()["tests"]] == list(t.table["reason"])

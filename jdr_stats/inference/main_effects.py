@@ -43,6 +43,7 @@ from scipy import stats
 from .. import policy
 from .._linalg import AnyWhitening
 from ..core.whitening import DesignWhitening
+from ..summary import Summary, build_summary
 from .hypotheses import TestTable, perm_pvalue
 
 __all__ = ["MAIN_EFFECTS_NULL", "MainEffectsResults", "MainEffectsMethod", "freedman_lane",
@@ -150,6 +151,27 @@ class MainEffectsResults(TestTable):
     """
 
     joint: bool = False
+
+    def summary(self) -> Summary:
+        """The table without its ``reason`` column, each row's reason as a
+        note (a reason is a sentence: as a column it would widen the table
+        past any page)."""
+        shown = self.table.drop(columns="reason", errors="ignore")
+        reasons = [f"Why {self.method_word(method)}, block {block}: {reason}."
+                   for block, method, reason in zip(self.table.index, self.table["method"],
+                                                    self.table.get("reason", ""), strict=True)
+                   if reason]
+        return build_summary(
+            self.title,
+            {"Method:": self.method_label or self.method, "Tests:": len(self.table)},
+            [(str(self.table.index.name or ""), shown)],
+            [*self.notes, *reasons],
+        )
+
+    @staticmethod
+    def method_word(method: object) -> str:
+        """How a row's method reads in its reason's note."""
+        return "not run" if method == "refused" else str(method)
 
 
 def _partial_basis(partial: list[np.ndarray], w: np.ndarray) -> np.ndarray:
