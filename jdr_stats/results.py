@@ -667,7 +667,7 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         n_perm: int = 199,
         *,
         seed: int | np.random.Generator | None = None,
-        statistic: Literal["dense", "sparse"] = "dense",
+        statistic: Literal["combined", "dense", "sparse"] = "combined",
     ) -> TestResult:
         """Permutation test of no association, ``H0: y`` independent of
         ``(a, b)`` (rank 0), with the fit's own whitening: valid at any width.
@@ -678,8 +678,18 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
             Permutations of the response's rows (default 199).
         seed : int, Generator or None
             Seed of the permutations (same seed, same p-value).
-        statistic : {"dense", "sparse"}
-            ``"dense"`` (default): ``T`` below, over all variables.
+        statistic : {"combined", "dense", "sparse"}
+            ``"combined"`` (default): the cross moment's ``T`` below and
+            each block's first moment ``T_k = ||sum_i z_i x_ik||^2`` (its
+            whitened rows ``x_ik``, the response standardised ``z_i``),
+            each standardised by its mean and standard deviation over the
+            permutations, the largest referred to its permutation
+            distribution (exact too; theory of rank tests, 8c): it sees
+            interactions and main effects.  ``"dense"``: ``T`` alone, over
+            all variables; it sees interactions only, and where the
+            response shifts a block's mean its permutations carry the shift
+            into the cross moment, so its p-value is pushed towards 1
+            (study ``studies/study_association.py``, part ``main``).
             ``"sparse"``: the sparse fit's ``sum_j s_j^2`` at each of a few
             sparsity levels fixed by the widths (one variable per block up
             to all of them, :func:`jdr_stats.inference.association.sparse_levels`),
@@ -696,8 +706,9 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         TestResult
             ``statistic`` ``T = sum_j s_j^2`` of the whitened cross moment
             with the response standardised (whitened for ``q > 1`` columns),
-            and ``pvalue = (1 + #{T* >= T}) / (n_perm + 1)`` (``"sparse"``:
-            the statistic is the observed minimum p-value over the levels).
+            and ``pvalue = (1 + #{T* >= T}) / (n_perm + 1)`` (``"combined"``:
+            the statistic is the observed largest standardised part;
+            ``"sparse"``: the observed minimum p-value over the levels).
 
         Notes
         -----
@@ -1038,8 +1049,8 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         if assoc is None:
             return []
         notes = [assoc] if isinstance(assoc, str) else [
-            f"No association (H0: y independent of (a, b); exact permutation test): "
-            f"p = {format_pvalue(assoc.pvalue)}; blind to main effects alone "
+            f"No association (H0: y independent of (a, b); exact permutation test of "
+            f"interactions and main effects): p = {format_pvalue(assoc.pvalue)} "
             "(results.association_test())."]
         if isinstance(assoc, TestResult):
             info["No association p:"] = f"{format_pvalue(assoc.pvalue)} (permutation)"

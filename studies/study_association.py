@@ -1,5 +1,8 @@
 """Level and power of the test of no association at p >> n (issue 36, item 2).
 
+``--statistic combined`` (the default of ``association_test``) or ``dense``
+(the cross moment alone, the default before the combined statistic).
+
 ``results.association_test(n_perm, seed)`` permutes the response's rows
 against the blocks whitened as the fit whitens them (``whitening="auto"``:
 OAS shrinkage at these widths); it is exact under exchangeability at any
@@ -20,6 +23,10 @@ power.
 * ``power``: ``bilinear(m, n1, n2, 1, strengths=[s])`` (Gaussian blocks,
   N(0, 1) noise, one direction of strength s), rejection rate at 0.05, at
   the three widths and at m = 100 with 100 + 20 columns.
+* ``main``: main effects only (two classes, the second shifting 5 columns of
+  each block by delta), both statistics: the cross moment alone is blind to
+  them, and its permutations carry the shifts into the cross moment, so its
+  p-values there are pushed towards 1.
 
 Monte Carlo SE: sqrt(p (1 - p) / R).  Seeds: replication i of cell c uses
 ``np.random.default_rng([seed, c, i])``.
@@ -27,6 +34,7 @@ Monte Carlo SE: sqrt(p (1 - p) / R).  Seeds: replication i of cell c uses
 Run (single-threaded BLAS; about 5 minutes on the shared 2-core machine)::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python studies/study_association.py --reps 500 --n-perm 99
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python studies/study_association.py --part power --statistic dense --reps 500 --n-perm 99
 
 Output recorded in ``studies/results/study_association.txt``.
 """
@@ -59,8 +67,10 @@ def _mc(p: float, reps: int) -> float:
 
 
 def level(reps: int, n_perm: int, seed: int, designs: dict[str, dict] | None = None,
-          widths: tuple[tuple[int, int, int], ...] = WIDTHS, title: str = "level") -> None:
-    print(f"== {title}: y independent of the blocks; rejection rates (MC SE) ==")
+          widths: tuple[tuple[int, int, int], ...] = WIDTHS, title: str = "level",
+          statistic: str = "combined") -> None:
+    print(f"== {title}: y independent of the blocks; statistic={statistic!r}; "
+          "rejection rates (MC SE) ==")
     print(f"{'design':<10}{'m':>5}{'n1':>6}{'n2':>5}  {'p<=0.05':>15}  {'p<=0.10':>15}"
           f"  {'mean R2':>8}  {'s/rep':>6}")
     for c, (name, opts) in enumerate((designs or DESIGNS).items()):
@@ -74,7 +84,7 @@ def level(reps: int, n_perm: int, seed: int, designs: dict[str, dict] | None = N
                 if np.ptp(ydraw.y) == 0:  # a binary draw of one class: draw again
                     ydraw = jdr.simulate.bilinear(m, n1, n2, 1, seed=rng, **opts)
                 res = jdr.JointDimReduction(ydraw.y, blocks.a, blocks.b).fit(rank=1)
-                ps.append(res.association_test(n_perm, seed=rng).pvalue)
+                ps.append(res.association_test(n_perm, seed=rng, statistic=statistic).pvalue)
                 if m == 40:
                     r2.append(res.rsquared)
             p = np.asarray(ps)
@@ -85,9 +95,9 @@ def level(reps: int, n_perm: int, seed: int, designs: dict[str, dict] | None = N
                   f"  {(time.perf_counter() - t0) / reps:6.3f}", flush=True)
 
 
-def power(reps: int, n_perm: int, seed: int) -> None:
+def power(reps: int, n_perm: int, seed: int, statistic: str = "combined") -> None:
     print("== power: bilinear, Gaussian blocks, one direction of strength s; "
-          "rejection rate at 0.05 (MC SE) ==")
+          f"statistic={statistic!r}; rejection rate at 0.05 (MC SE) ==")
     print(f"{'m':>5}{'n1':>6}{'n2':>5}" + "".join(f"{f's={s:g}':>16}" for s in STRENGTHS))
     for w, (m, n1, n2) in enumerate(POWER_WIDTHS):
         cells = []
@@ -97,15 +107,49 @@ def power(reps: int, n_perm: int, seed: int) -> None:
                 rng = np.random.default_rng([seed, 100 + c, w, i])
                 d = jdr.simulate.bilinear(m, n1, n2, 1, strengths=[s], seed=rng)
                 res = jdr.JointDimReduction(d.y, d.a, d.b).fit(rank=1)
-                hits += res.association_test(n_perm, seed=rng).pvalue <= 0.05
+                hits += res.association_test(n_perm, seed=rng,
+                                             statistic=statistic).pvalue <= 0.05
             r = hits / reps
             cells.append(f"{r:9.3f} ({_mc(r, reps):.3f})")
         print(f"{m:>5}{n1:>6}{n2:>5}" + "".join(f"{x:>16}" for x in cells), flush=True)
 
 
+SHIFTS = (0.5, 1.0)
+
+
+def main_effects(reps: int, n_perm: int, seed: int) -> None:
+    """Two classes of m/2 rows; the second shifts the mean of the first 5
+    columns of each block by delta (Gaussian blocks): main effects only,
+    nothing in the cross moment.  Rejection rate at 0.05 of both statistics."""
+    print("== main effects only: 2 classes, class 2 shifts 5 columns of each block by "
+          "delta; rejection rate at 0.05 (MC SE) and mean p ==")
+    print(f"{'m':>5}{'n1':>6}{'n2':>5}{'delta':>7}  {'dense':>24}  {'combined':>24}")
+    for w, (m, n1, n2) in enumerate(POWER_WIDTHS):
+        for c, delta in enumerate(SHIFTS):
+            hits = {"dense": 0, "combined": 0}
+            means = {"dense": 0.0, "combined": 0.0}
+            for i in range(reps):
+                rng = np.random.default_rng([seed, 200 + c, w, i])
+                a, b = rng.normal(size=(m, n1)), rng.normal(size=(m, n2))
+                g = rng.permutation(np.repeat([0, 1], [m // 2, m - m // 2]))
+                a[:, :5] += delta * g[:, None]
+                b[:, :5] += delta * g[:, None]
+                res = jdr.JointDimReduction(g.astype(float), a, b).fit(rank=1)
+                for st in hits:
+                    pv = res.association_test(n_perm, seed=i, statistic=st).pvalue
+                    hits[st] += pv <= 0.05
+                    means[st] += pv / reps
+            cells = [f"{hits[st] / reps:7.3f} ({_mc(hits[st] / reps, reps):.3f}) p {means[st]:.2f}"
+                     for st in ("dense", "combined")]
+            print(f"{m:>5}{n1:>6}{n2:>5}{delta:>7g}  {cells[0]:>24}  {cells[1]:>24}",
+                  flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", choices=("level", "power", "both"), default="both")
+    ap.add_argument("--part", choices=("level", "power", "main", "both"), default="both")
+    ap.add_argument("--statistic", choices=("combined", "dense"), default="combined",
+                    help="the statistic of the level and power parts")
     ap.add_argument("--reps", type=int, default=200)
     ap.add_argument("--n-perm", type=int, default=99)
     ap.add_argument("--seed", type=int, default=20261127)
@@ -117,13 +161,17 @@ def main() -> None:
           f"python {platform.python_version()}, numpy {np.__version__}")
     t0 = time.perf_counter()
     if args.part in ("level", "both"):
-        level(args.reps, args.n_perm, args.seed)
-        # the cell furthest from its nominal level in the recorded run, again
-        # with 3 x the replications and another seed
-        level(3 * args.reps, args.n_perm, args.seed + 1, {"binary": DESIGNS["binary"]},
-              ((60, 300, 50),), title="recheck of one cell, another seed")
+        level(args.reps, args.n_perm, args.seed, statistic=args.statistic)
+        if args.statistic == "dense":
+            # the cell furthest from its nominal level in the first recorded
+            # run, again with 3 x the replications and another seed
+            level(3 * args.reps, args.n_perm, args.seed + 1, {"binary": DESIGNS["binary"]},
+                  ((60, 300, 50),), title="recheck of one cell, another seed",
+                  statistic=args.statistic)
     if args.part in ("power", "both"):
-        power(args.reps, args.n_perm, args.seed)
+        power(args.reps, args.n_perm, args.seed, statistic=args.statistic)
+    if args.part in ("main", "both"):
+        main_effects(args.reps, args.n_perm, args.seed)
     print(f"total {time.perf_counter() - t0:.0f} s")
 
 

@@ -32,9 +32,68 @@ def test_statistic_is_the_fits_own():
     fits += [jdr.JointDimReduction(d.y, d.a, d.b).fit(rank=1, independent_blocks=False),
              jdr.JointDimReduction(d.y, d.a, d.b, weights=w).fit(rank=1)]
     for res in fits:
-        t = res.association_test(9, seed=0)
+        t = res.association_test(9, seed=0, statistic="dense")
         want = np.sum(res.estimate.coef_matrix ** 2) / res.moments.var_y
         assert t.statistic == pytest.approx(want, rel=1e-10)
+
+
+def test_combined_statistic_parts():
+    """The combined statistic's parts: the cross moment's T (the dense
+    statistic) and each block's first moment with the standardised response,
+    which under the per-block sample whitening is the R-squared of y on the
+    block; the p-value is maxz_pvalue of the parts (same permutations)."""
+    import statsmodels.api as sm
+
+    from jdr_stats.inference.association import association_stats, maxz_pvalue
+
+    d = jdr.simulate.bilinear(200, 8, 6, 1, seed=1)
+    res = jdr.JointDimReduction(d.y, d.a, d.b).fit(rank=1, whitening="sample",
+                                                   independent_blocks=True)
+    obs, null = association_stats(d.y, d.a, d.b, res._whitening, n_perm=19,
+                                  rng=np.random.default_rng(4), statistic="combined")
+    dense, _ = association_stats(d.y, d.a, d.b, res._whitening, statistic="dense")
+    assert obs[0] == pytest.approx(dense, rel=1e-12)
+    for k, x in ((1, d.a), (2, d.b)):
+        r2 = sm.OLS(d.y, sm.add_constant(x)).fit().rsquared
+        assert obs[k] == pytest.approx(r2, rel=1e-8)
+    t = res.association_test(19, seed=4)
+    assert t.pvalue == maxz_pvalue(obs, null)
+    assert "largest standardised part" in t.distribution
+
+
+def test_maxz_pvalue_is_exact_and_untied():
+    """Under exchangeability the rank of the observed maximum is uniform: with
+    B = 19, P(p <= 0.05) = 1/20 and P(p <= 0.1) = 2/20 exactly (10000 draws of
+    three skewed parts: within 3 MC SE); the minimum of rank p-values is tied
+    and conservative there (never below 0.05 with three parts)."""
+    from jdr_stats.inference.association import maxz_pvalue, minp_pvalue
+
+    rng = np.random.default_rng(11)
+    draws = [rng.chisquare([6, 100, 21], size=(20, 3)) for _ in range(10000)]
+    p = np.array([maxz_pvalue(v[0], v[1:]) for v in draws])
+    for level in (0.05, 0.10):
+        assert abs(np.mean(p <= level) - level) <= 3 * np.sqrt(level * (1 - level) / 10000)
+    assert all(minp_pvalue(v[0], v[1:]) > 0.05 for v in draws[:500])
+    # a largest observed vector gets 1 / (B + 1), a smallest 1
+    null = np.array([[1.0, 1.0], [2.0, 0.5], [0.5, 2.0]])
+    assert maxz_pvalue(np.array([3.0, 3.0]), null) == 0.25
+    assert maxz_pvalue(np.array([0.1, 0.1]), null) == 1.0
+
+
+def test_combined_sees_main_effects_that_push_the_cross_moment_to_one():
+    """Two classes shifting 10 + 5 columns' means (main effects only), m = 40,
+    120 + 21 columns: the cross moment alone gives a large p-value (its
+    permutations carry the shift into the cross moment), the combined
+    statistic rejects (study_association, part main)."""
+    rng = np.random.default_rng(7)
+    m = 40
+    a, b = rng.normal(size=(m, 120)), rng.normal(size=(m, 21))
+    g = rng.permutation(np.repeat([0, 1], 20))
+    a[:, :10] += 0.8 * g[:, None]
+    b[:, :5] += 0.8 * g[:, None]
+    res = jdr.JointDimReduction(pd.Categorical(g), a, b).fit(1)
+    assert res.association_test(99, seed=0, statistic="dense").pvalue > 0.5
+    assert res.association_test(99, seed=0).pvalue <= 0.01
 
 
 def test_same_seed_same_pvalue_and_object():
@@ -45,7 +104,9 @@ def test_same_seed_same_pvalue_and_object():
     assert t1.pvalue == t2.pvalue and t1.statistic == t2.statistic
     assert 1 / 100 <= t1.pvalue <= 1 and round(t1.pvalue * 100) == pytest.approx(t1.pvalue * 100)
     assert "H0: y independent of (a, b)" in str(t1.summary())
-    assert t1.to_dict()["distribution"] == "permutation (99 permutations)"
+    assert t1.to_dict()["distribution"].startswith("permutation (99 permutations), largest")
+    assert res.association_test(99, seed=3, statistic="dense").to_dict()[
+        "distribution"] == "permutation (99 permutations)"
 
 
 def _level(design: str, response: str, reps: int = 200, n_perm: int = 19) -> float:
@@ -98,9 +159,10 @@ def test_categorical_and_multivariate_responses():
     a, b = rng.normal(size=(m, 100)), rng.normal(size=(m, 20))
     ymv = pd.DataFrame({"y1": a[:, 0] * b[:, 0], "y2": a[:, 1] * b[:, 1]})
     res = jdr.JointDimReduction(ymv, a, b).fit(rank=1)
-    tm = res.association_test(99, seed=0)
+    tm = res.association_test(99, seed=0, statistic="dense")
     assert tm.statistic == pytest.approx(np.sum(res.estimate.coef_tensor ** 2), rel=1e-8)
     assert tm.pvalue <= 0.05
+    assert res.association_test(99, seed=0).pvalue <= 0.05
 
 
 def test_invariant_to_rescaling_columns():
@@ -136,8 +198,9 @@ def test_summary_shows_it_at_p_much_larger_than_n():
     # the result line: the null, the test and its p-value (the statistic T and
     # the seed are explained on the guide page "Reading the summary")
     assert "No association p:" in text and (
-        f"No association (H0: y independent of (a, b); exact permutation test): "
-        f"p = {format_pvalue(want.pvalue)}") in " ".join(text.split())
+        f"No association (H0: y independent of (a, b); exact permutation test of "
+        f"interactions and main effects): p = {format_pvalue(want.pvalue)}") in " ".join(
+            text.split())
     assert "T = sum_j s_j^2 / var(y)" in " ".join(GUIDE.split())
     assert "descriptive only" in text
     assert text == str(res.summary())  # deterministic

@@ -167,5 +167,5 @@ def test_sparse_association_statistic():
     noise = jdr.simulate.bilinear(60, 40, 15, 1, strengths=[0.0], seed=1)
     null_res = jdr.JointDimReduction(noise.y, noise.a, noise.b).fit(1, independent_blocks=True)
     assert null_res.association_test(49, seed=3, statistic="sparse").pvalue > 0.05
-    with pytest.raises(ValueError, match=r'statistic must be "dense" or "sparse"; got \'max\''):
+    with pytest.raises(ValueError, match=r'statistic must be "combined", "dense" or "sparse"; got \'max\''):
         res.association_test(9, statistic="max")  # type: ignore[arg-type]

@@ -64,7 +64,8 @@ def test_notes_fit_on_one_screen(make):  # type: ignore[no-untyped-def]
 
 def test_p_gg_n_notes_keep_the_tests_and_the_caveat():
     text = " ".join(" ".join(_notes(_wide_two_classes().summary())).split())
-    assert "No association (H0: y independent of (a, b); exact permutation test): p =" in text
+    assert ("No association (H0: y independent of (a, b); exact permutation test of "
+            "interactions and main effects): p =") in text
     assert "descriptive only at this width" in text
     assert "CHECK: small sample" in text and "no rank test runs" in text
     assert "Response classes (first = reference): high (20), low (20)." in text

@@ -22,8 +22,8 @@ from ..core.whitening import DesignWhitening
 from ..sparse import three_step_projection
 from .hypotheses import TestResult, perm_pvalue
 
-__all__ = ["ASSOCIATION_NULL", "SPARSE_LEVELS", "association_stats", "association_test",
-           "sparse_levels"]
+__all__ = ["ASSOCIATION_NULL", "ASSOCIATION_STATISTICS", "SPARSE_LEVELS", "association_stats",
+           "association_test", "maxz_pvalue", "sparse_levels"]
 
 #: The null hypothesis, as the test object and the summary print it.
 ASSOCIATION_NULL = "y independent of (a, b) (rank 0: no association)"
@@ -70,6 +70,22 @@ class _Statistic:
             total += float(np.sum((self.aw.T @ (self.bw * wz[:, c:c + 1])) ** 2))
         return total
 
+
+class _CombinedStatistic(_Statistic):
+    """``(T, T_a, T_b)``: the cross moment's ``T`` (:class:`_Statistic`) and
+    each block's first moment with the standardised response,
+    ``T_k = ||sum_i w_i z_i x_ik^T||_F^2`` of the whitened rows ``x_ik``
+    (main effects), the blocks' whitened rows held fixed."""
+
+    def __call__(self, y: np.ndarray) -> np.ndarray:  # type: ignore[override]
+        wz = _standardized_response(y, self.w) * self.w[:, None]
+        cross = super().__call__(y)
+        return np.array([cross, float(np.sum((self.aw.T @ wz) ** 2)),
+                         float(np.sum((self.bw.T @ wz) ** 2))])
+
+
+#: The statistics ``association_test`` offers.
+ASSOCIATION_STATISTICS = ("combined", "dense", "sparse")
 
 #: Sparsity levels of the sparse statistic: ``(s1, s2) = (round(n1^t),
 #: round(n2^t))`` for ``t = 0, 1/(L-1), ..., 1`` (the last is the dense fit).
@@ -157,6 +173,23 @@ def minp_pvalue(observed: np.ndarray, null: np.ndarray) -> float:
     return float((1 + np.sum(minp[1:] <= minp[0] * (1 + 1e-12))) / allv.shape[0])
 
 
+def maxz_pvalue(observed: np.ndarray, null: np.ndarray) -> float:
+    """The exact permutation p-value of ``max_l z_l``: each part standardised
+    by its mean and standard deviation over the ``B + 1`` vectors (the
+    observed counts as one), then the observed maximum ranked among the
+    permuted maxima.  Every step is a symmetric function of the ``B + 1``
+    vectors, so under exchangeability the p-value is exact; unlike the
+    minimum of ranks (:func:`minp_pvalue`) the maxima are continuous, so the
+    test is not made conservative by ties."""
+    allv = np.vstack([observed[None, :], null])  # (B + 1, L)
+    sd = allv.std(axis=0)
+    z = (allv - allv.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+    zmax = z.max(axis=1)
+    # rounding: a permuted maximum equal to the observed up to 1e-10 counts as >=
+    tol = 1e-10 * max(float(np.abs(zmax).max()), 1e-300)
+    return float((1 + np.sum(zmax[1:] >= zmax[0] - tol)) / allv.shape[0])
+
+
 def association_stats(
     y: np.ndarray,
     a: np.ndarray,
@@ -173,7 +206,9 @@ def association_stats(
     ``y`` (``m`` or ``m x q``), ``a``, ``b``: the rows the estimator saw;
     ``whitening``: the fit's block whitenings (None: the blocks centred only).
     ``statistic="sparse"``: a vector per draw, one per level of
-    :func:`sparse_levels` (the null is then ``n_perm x L``).
+    :func:`sparse_levels` (the null is then ``n_perm x L``);
+    ``"combined"``: the vector ``(T, T_a, T_b)`` of the cross moment and
+    each block's first moment.
     """
     y2 = np.asarray(y, float).reshape(len(y), -1)
     m = y2.shape[0]
@@ -182,6 +217,7 @@ def association_stats(
     aw = _whitened_rows(a, wa, w @ np.asarray(a, float))
     bw = _whitened_rows(b, wb, w @ np.asarray(b, float))
     stat: Any = (_Statistic(aw, bw, w) if statistic == "dense" else
+                 _CombinedStatistic(aw, bw, w) if statistic == "combined" else
                  _SparseStatistic(np.asarray(a, float), np.asarray(b, float), wa, wb, w))
     observed = stat(y2)
     if n_perm == 0:
@@ -200,7 +236,7 @@ def association_test(
     n_perm: int = 199,
     seed: int | np.random.Generator | None = None,
     whitening_name: str = "",
-    statistic: str = "dense",
+    statistic: str = "combined",
 ) -> TestResult:
     """The permutation test of no association; see
     :meth:`jdr_stats.results.JDRResults.association_test`."""
@@ -213,20 +249,29 @@ def association_test(
             "fit without covariates to test the association of y with the blocks, or use "
             "rank_tests() (at n >= m, whose permutation test permutes residuals, an "
             "approximation)")
-    if statistic not in ("dense", "sparse"):
-        raise ValueError(f'statistic must be "dense" or "sparse"; got {statistic!r}')
+    if statistic not in ASSOCIATION_STATISTICS:
+        raise ValueError('statistic must be "combined", "dense" or "sparse"; '
+                         f"got {statistic!r}")
     y, a, b, weights = data.rows("association_test()", weights=True)
     obs, null = association_stats(y, a, b, whitening, weights=weights, n_perm=int(n_perm),
                                   rng=np.random.default_rng(seed), statistic=statistic)
     if statistic == "sparse":
         pv = minp_pvalue(np.asarray(obs), null)
-        levels = sparse_levels(np.shape(a)[1], np.shape(b)[1])
         # the reported statistic: the observed min p over the levels
         allv = np.vstack([np.asarray(obs)[None, :], null])
         tol = 1e-10 * np.maximum(np.abs(allv).max(axis=0), 1e-300)
         obs = float(((allv >= allv[0] - tol).sum(axis=0) / allv.shape[0]).min())
-        dist = (f"permutation ({int(n_perm)} permutations), min p over sparsity levels "
-                f"{levels}")
+        levels = sparse_levels(np.shape(a)[1], np.shape(b)[1])
+        dist = f"permutation ({int(n_perm)} permutations), min p over sparsity levels {levels}"
+    elif statistic == "combined":
+        pv = maxz_pvalue(np.asarray(obs), null)
+        # the reported statistic: the observed largest standardised part
+        allv = np.vstack([np.asarray(obs)[None, :], null])
+        sd = allv.std(axis=0)
+        obs = float(((allv[0] - allv.mean(axis=0)) / np.where(sd > 0, sd, 1.0)).max())
+        dist = (f"permutation ({int(n_perm)} permutations), largest standardised part of "
+                "the cross moment (interactions) and each block's first moment (main "
+                "effects)")
     else:
         # rounding: a permuted statistic equal to T up to 1e-10 counts as >= T
         pv = float(perm_pvalue(obs * (1 - 1e-10), null))
