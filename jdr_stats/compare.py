@@ -2,7 +2,11 @@
 
 :func:`compare` fits each requested method to ``(y, a, b)`` and reports, for
 each block, how far its estimated subspace is from the truth (simulations) or
-from the other methods (real data).
+from the other methods (real data), and which variant's reduced features
+explain y best.  The response is read as :class:`JointDimReduction` reads
+it (numeric, categorical, multivariate); a baseline that cannot be fitted
+(a design too wide for its sample covariance, a response it does not take)
+is reported with its reason instead of stopping the comparison.
 """
 
 from __future__ import annotations
@@ -14,10 +18,11 @@ import numpy as np
 import pandas as pd
 from statsmodels.iolib.summary2 import Summary
 
-from ._data import MissingPolicy, ModelData
+from ._data import MissingPolicy
 from ._estimate import check_rank
 from ._export import ExportMixin, records
 from ._linalg import orthonormal_basis, principal_angles
+from ._responses import ResponseInfo, ResponseKind
 from .baselines import PHD, SAVE, SIR
 from .fit_measures import fit_measures
 from .metrics import nsee, subspace_error
@@ -84,28 +89,37 @@ class Comparison(ExportMixin, SummaryMixin):
     Attributes
     ----------
     table : DataFrame
-        With ``truth``: one row per fitted variant (``"jdr"``,
-        ``"sir (blocks)"``, ``"sir ([a, b])"``, ...) and columns ``nsee``,
-        ``error a``, ``error b`` (``||U_perp^T orth(U_hat)||_F / sqrt(r)``)
-        and the principal angles in degrees per block.  Without it: one row
-        per pair of variants with the largest and mean principal angles
-        (degrees) between their subspaces, per block.
+        With ``truth``: one row per variant (``"jdr"``, ``"sir (blocks)"``,
+        ``"sir ([a, b])"``, ...) and columns ``nsee``, ``error a``,
+        ``error b`` (``||U_perp^T orth(U_hat)||_F / sqrt(r)``) and the
+        principal angles in degrees per block (NaN for a variant not
+        fitted).  Without it: one row per pair of fitted variants with the
+        largest and mean principal angles (degrees) between their
+        subspaces, per block.
     fit : DataFrame
         One row per variant: ``rsquared`` and ``rsquared adj`` of the
         bilinear regression of y on the variant's 2r reduced features
         (``a U_hat``, ``b V_hat`` and their ``r^2`` products; the measure the
-        joint fit reports as ``rsquared``), in-sample.
+        joint fit reports as ``rsquared``: for a response of ``q > 1``
+        columns, Pillai's trace over q), in-sample; NaN for a variant not
+        fitted.
     best : str
-        The variant with the largest ``rsquared``.
+        The fitted variant with the largest ``rsquared``.
+    unfitted : dict
+        Variant name -> why it was not fitted (e.g. ``"a has 120 columns for
+        40 rows"``); empty when every variant was fitted.
     estimates : dict
-        Variant name -> (basis of the a-subspace, basis of the b-subspace).
+        Fitted variant name -> (basis of the a-subspace, basis of the b-subspace).
     """
 
     def __init__(self, table: pd.DataFrame, estimates: dict[str, tuple[np.ndarray, np.ndarray]],
-                 info: dict[str, Any], fit: pd.DataFrame | None = None) -> None:
+                 info: dict[str, Any], fit: pd.DataFrame | None = None, *,
+                 unfitted: dict[str, str] | None = None, notes: Sequence[str] = ()) -> None:
         self._table = table
         self._estimates = estimates
         self._info = dict(info)
+        self._unfitted = dict(unfitted or {})
+        self._notes = list(notes)
         self._fit = fit if fit is not None else pd.DataFrame(
             index=pd.Index(list(estimates), name="variant"),
             columns=["rsquared", "rsquared adj"], dtype=float)
@@ -119,21 +133,29 @@ class Comparison(ExportMixin, SummaryMixin):
         return self._fit.copy()
 
     @property
+    def unfitted(self) -> dict[str, str]:
+        return dict(self._unfitted)
+
+    @property
     def best(self) -> str:
-        return str(self._fit["rsquared"].idxmax())
+        return str(self._fit["rsquared"].dropna().idxmax())
 
     def conclusion(self) -> str:
-        """One sentence: which variant's reduced features explain y best."""
-        r2 = self._fit["rsquared"].sort_values(ascending=False, kind="stable")
+        """One sentence: which fitted variant's reduced features explain y best."""
+        r2 = self._fit["rsquared"].dropna().sort_values(ascending=False, kind="stable")
         if len(r2) == 1:
+            if self._unfitted:
+                return (f"{r2.index[0]} is the only variant fitted (R-squared "
+                        f"{r2.iloc[0]:.3f}): {_none_fitted(str(r2.index[0]), self._unfitted)}.")
             return f"{r2.index[0]}: R-squared {r2.iloc[0]:.3f}."
+        among = f" of the {len(r2)} variants fitted" if self._unfitted else ""
         n_tied = int((r2.iloc[0] - r2 < TIE).sum())  # sorted: the first n_tied
         if n_tied > 1:
             tied = [str(name) for name in r2.index[:n_tied]]
-            return (f"{', '.join(tied[:-1])} and {tied[-1]} explain y about equally well "
-                    f"(R-squared {r2.iloc[0]:.3f} to {r2.iloc[n_tied - 1]:.3f}; differences "
-                    f"below {TIE:g} are not told apart).")
-        return (f"{r2.index[0]} explains y best (R-squared {r2.iloc[0]:.3f}; next "
+            return (f"{', '.join(tied[:-1])} and {tied[-1]} explain y about equally well"
+                    f"{among} (R-squared {r2.iloc[0]:.3f} to {r2.iloc[n_tied - 1]:.3f}; "
+                    f"differences below {TIE:g} are not told apart).")
+        return (f"{r2.index[0]} explains y best{among} (R-squared {r2.iloc[0]:.3f}; next "
                 f"{r2.index[1]}, {r2.iloc[1]:.3f}).")
 
     @property
@@ -145,14 +167,17 @@ class Comparison(ExportMixin, SummaryMixin):
         return self._info["Rank:"]
 
     def to_dict(self) -> dict[str, Any]:
-        """The comparison as plain JSON types: ``endog``, ``nobs``, ``n1``,
-        ``n2``, ``rank``, ``methods``, ``truth`` (bool) and ``table`` (one
-        record per row of :attr:`table`, its ``variant`` first; keys without
-        spaces, e.g. ``error_a``, ``angle_a1``).  The bases in
-        :attr:`estimates` are not included (``save`` keeps them)."""
+        """The comparison as plain JSON types: ``endog``, ``response``,
+        ``nobs``, ``n1``, ``n2``, ``rank``, ``methods``, ``truth`` (bool),
+        ``table`` (one record per row of :attr:`table`, its ``variant``
+        first; keys without spaces, e.g. ``error_a``, ``angle_a1``), ``fit``
+        (:attr:`fit`, NaN as None), ``best`` and ``unfitted`` (variant ->
+        reason).  The bases in :attr:`estimates` are not included (``save``
+        keeps them)."""
         n1, n2 = (int(v) for v in str(self._info["n1, n2:"]).split(","))
         return {
             "endog": self._info["Dependent variable:"],
+            "response": self._info.get("Response:", "numeric"),
             "nobs": json_safe(self._info["No. observations:"]),
             "n1": n1, "n2": n2, "rank": json_safe(self.rank),
             "methods": self._info["Methods:"].split(", "),
@@ -160,6 +185,7 @@ class Comparison(ExportMixin, SummaryMixin):
             "table": records(self._table),
             "fit": records(self._fit),
             "best": self.best,
+            "unfitted": dict(self._unfitted),
         }
 
     def summary(self) -> Summary:
@@ -168,21 +194,49 @@ class Comparison(ExportMixin, SummaryMixin):
             "the concatenated [a, b] ('[a, b]'; its 2r-dimensional subspace is split into "
             "the top-r left singular subspaces of the a-rows and the b-rows of an "
             "orthonormal basis).",
+            *self._notes,
         ]
+        if self._unfitted:
+            notes.append(_unfitted_note(self._unfitted))
+        tables: list[tuple[str, pd.DataFrame, str] | tuple[str, pd.DataFrame]] = [
+            ("method", self._fit, "fit measures")]
         if self._info["Truth:"] == "given":
             notes.append("nsee = max(error a, error b); angles in degrees.")
-        else:
+            tables.append(("variant", self._table))
+        elif len(self._table):  # no pair of variants with one variant fitted
             notes.append("Principal angles (degrees) between the variants' subspaces.")
+            tables.append(("variant", self._table))
         notes.append(
             "R-squared: the bilinear regression of y on each variant's 2r reduced "
-            "features and their products (the joint fit's rsquared); every variant has "
+            f"features and their products (the joint fit's rsquared"
+            f"{self._info.get('_measure', '')}); every variant has "
             "r features per block, so they compare at equal numbers of features, "
             "in-sample (optimistic for all: directions and regression use the same "
             "rows). " + self.conclusion()
         )
-        return build_summary("Comparison of dimension reduction methods", self._info,
-                             [("method", self._fit, "fit measures"),
-                              ("variant", self._table)], notes)
+        info = {k: v for k, v in self._info.items() if not k.startswith("_")}
+        return build_summary("Comparison of dimension reduction methods", info, tables, notes)
+
+
+#: The baselines whiten with the sample covariance: a design of p columns
+#: needs at least ``p + MIN_EXTRA_ROWS`` rows (as their input check).
+MIN_EXTRA_ROWS = 2
+
+
+def _none_fitted(only: str, unfitted: dict[str, str]) -> str:
+    n = len(unfitted)
+    what = "no baseline could be fitted" if only == "jdr" else "the others could not be fitted"
+    return f"{what} ({n} variant{'s' if n != 1 else ''}, see the note)"
+
+
+def _unfitted_note(unfitted: dict[str, str]) -> str:
+    reasons = "; ".join(f"{name}: {why}" for name, why in unfitted.items())
+    note = f"Not fitted (NaN rows): {reasons}."
+    if any(why.endswith(" rows") for why in unfitted.values()):
+        note += (f"  The baselines whiten with the sample covariance, which needs at least "
+                 f"columns + {MIN_EXTRA_ROWS} rows; the joint estimator fits at any width "
+                 "(its whitening shrinks).")
+    return note
 
 
 def _check_methods(methods: Any) -> list[str]:
@@ -219,43 +273,121 @@ def _check_truth(truth: Any, n1: int, n2: int) -> tuple[np.ndarray, np.ndarray] 
     return u, v
 
 
+def _applicable(info: ResponseInfo) -> dict[str, str]:
+    """The baselines the response rules out, each with the reason."""
+    if info.kind == "multivariate":
+        why = (f"the baselines take one response column; endog has q = {info.q} "
+               "(a multivariate response)")
+        return {"sir": why, "phd": why, "save": why}
+    if info.kind == "categorical" and len(info.classes) > 2:
+        return {"phd": (f"pHd needs a numeric response (two classes work: R's dr takes "
+                        f"a 0/1 response as numeric); endog is categorical with "
+                        f"{len(info.classes)} classes")}
+    return {}
+
+
+def _response_note(info: ResponseInfo, meths: list[str], left_out: dict[str, str]) -> list[str]:
+    """How the baselines read the response, and the methods left out."""
+    notes = []
+    if info.kind == "categorical":
+        c = len(info.classes)
+        text = (f"Categorical response ({c} classes): SIR and SAVE take the classes as "
+                f"their slices (as dr does for a response with at most nslices values)")
+        if c == 2 and "phd" in meths:
+            text += ("; pHd takes the 0/1 indicator of the second class as a numeric "
+                     "response, as dr does (the other coding flips its eigenvalues' signs "
+                     "only)")
+        notes.append(text + ".")
+    if left_out:
+        why = next(iter(left_out.values()))
+        notes.append(f"Left out of the default methods: {', '.join(left_out)}, because {why}.")
+    return notes
+
+
+def _width_reason(parts: Sequence[tuple[str, int]], nobs: int) -> str | None:
+    """Why a baseline cannot be fitted on these designs (None if it can)."""
+    wide = [(name, p) for name, p in parts if nobs < p + MIN_EXTRA_ROWS]
+    if not wide:
+        return None
+    return "; ".join(f"{name + ' has ' if name else ''}{p} columns for {nobs} rows"
+                     for name, p in wide)
+
+
 def compare(
     endog: Any,
     exog_a: Any,
     exog_b: Any,
     rank: int,
     *,
-    methods: Sequence[str] = _METHODS,
+    methods: Sequence[str] | None = None,
     truth: tuple[Any, Any] | None = None,
     n_slices: int | None = None,
     residuals: bool = False,
     missing: MissingPolicy = "none",
+    response: ResponseKind = "auto",
 ) -> Comparison:
     """Fit the joint estimator and the baselines and compare their subspaces.
 
     Parameters
     ----------
     endog, exog_a, exog_b : array_like
-        Response and the two blocks.
+        Response and the two blocks.  The response is read as
+        :class:`~jdr_stats.JointDimReduction` reads it: a pandas
+        ``Categorical``, boolean or text column is categorical, a 2-D
+        ``endog`` multivariate.
     rank : int
         Dimension r of each subspace, ``1 <= r <= min(n1, n2)``.
-    methods : sequence of {"jdr", "sir", "phd", "save"}
-        Methods to fit.  Each baseline is fitted two ways: on each block
-        alone (r directions for a from y on a, r for b from y on b) and on
-        the concatenated ``[a, b]`` (2r directions, split by
-        :func:`split_joint_subspace`).
+    methods : sequence of {"jdr", "sir", "phd", "save"}, optional
+        Methods to fit; default every method the response allows (all four
+        for a numeric response or two classes; pHd is left out for a
+        categorical response of more than two classes, the baselines for a
+        multivariate response; the summary says so).  Each baseline is
+        fitted two ways: on each block alone (r directions for a from y on
+        a, r for b from y on b) and on the concatenated ``[a, b]`` (2r
+        directions, split by :func:`split_joint_subspace`).
     truth : (U, V), optional
         True bases: report each variant's NSEE, subspace errors and
         principal angles per block.  Without it, the angles between variants.
     n_slices : int, optional
-        Slices for SIR and SAVE (default as ``dr``).
+        Slices for SIR and SAVE (default as ``dr``).  Not for a categorical
+        response, whose classes are the slices.
     residuals : bool
         pHd on OLS residuals (``"phdres"``) instead of y.
     missing : {"none", "drop", "raise"}
+    response : {"auto", "numeric", "categorical"}
+        How to read ``endog``, as for :class:`~jdr_stats.JointDimReduction`.
 
     Returns
     -------
     Comparison
+
+    Raises
+    ------
+    ValueError
+        ``methods`` names a method the response rules out (``"phd"`` with
+        more than two classes, a baseline with a multivariate response), or
+        no requested variant can be fitted.
+
+    Notes
+    -----
+    A categorical response of C classes is, for the joint fit and the fit
+    measure, its C - 1 class indicators (whitened when C > 2); SIR and SAVE
+    slice it by class (the class codes with ``C`` slices: one slice per
+    value, the rule of ``dr.slices``; SIR finds at most C - 1 directions, so
+    a SIR variant that needs more is not fitted rather than completed with
+    arbitrary ones);
+    pHd, defined for a numeric y, takes the 0/1 indicator for two classes
+    (as ``dr`` does for a 0/1 response).  Each variant's R-squared is the
+    measure the joint fit reports for that response (Pillai's trace over q
+    for q > 1 columns), invariant to the order and labels of the classes.
+
+    A baseline whitens with the sample covariance of its design, singular
+    unless the design has at least ``columns + 2`` rows; a variant whose
+    design is wider (or whose fit fails) is not fitted, its row of
+    :attr:`Comparison.fit` is NaN and :attr:`Comparison.unfitted` gives the
+    reason.  The joint estimator fits at any width (its automatic whitening
+    shrinks).  A real-data check on nutrimouse and the UCI digits:
+    ``studies/check_compare_real.py``.
 
     Examples
     --------
@@ -267,45 +399,101 @@ def compare(
     ['jdr', 'sir (blocks)', 'sir ([a, b])']
     >>> bool(out.table.loc["jdr", "nsee"] < 0.3)
     True
+    >>> import pandas as pd
+    >>> wide = jdr.simulate.bilinear(40, 60, 5, 1, seed=0)
+    >>> classes = pd.Categorical(pd.qcut(wide.y, 3, labels=["lo", "mid", "hi"]))
+    >>> out = compare(classes, wide.a, wide.b, 1)
+    >>> out.unfitted["sir (blocks)"], out.unfitted["save ([a, b])"]
+    ('a has 60 columns for 40 rows', '65 columns for 40 rows')
+    >>> out.fit["rsquared"].notna().tolist()  # jdr only; pHd left out (3 classes)
+    [True, False, False, False, False]
     """
 
-    meths = _check_methods(methods)
-    data = ModelData.from_inputs(
-        endog, {"exog_a": (exog_a, "a"), "exog_b": (exog_b, "b")}, missing=missing
-    )
+    requested = None if methods is None else _check_methods(methods)
+    model = JointDimReduction(endog, exog_a, exog_b, missing=missing, response=response)
+    data = model.data
     y, a, b = data.rows("compare")
+    info: ResponseInfo = getattr(data, "response", ResponseInfo(names=(data.endog_name,)))
     n1, n2 = a.shape[1], b.shape[1]
     rank = check_rank(rank, n1, n2)
     true = _check_truth(truth, n1, n2)
+    ruled_out = _applicable(info)
+    if requested is None:
+        meths = [m for m in _METHODS if m not in ruled_out]
+        left_out = {m: ruled_out[m] for m in _METHODS if m in ruled_out}
+    else:
+        meths, left_out = requested, {}
+        bad = [m for m in meths if m in ruled_out]
+        if bad:
+            raise ValueError(f"methods: {bad[0]!r} cannot be fitted here: "
+                             f"{ruled_out[bad[0]]}; got methods={list(methods or ())!r} "
+                             f"(leave it out, as the default does)")
+    categorical = info.kind == "categorical"
+    if categorical and n_slices is not None:
+        raise ValueError(f"n_slices does not apply to a categorical response (its "
+                         f"{len(info.classes)} classes are the slices); got n_slices={n_slices!r}")
+    # what each baseline sees of the response: class codes for SIR and SAVE,
+    # the 0/1 indicator (data's y for two classes) for pHd
+    codes = getattr(data, "class_codes", None)
+    y_sliced = np.asarray(codes, dtype=np.float64) if categorical else y
+    slices = len(info.classes) if categorical else n_slices
 
     def directions(cls, x, k) -> np.ndarray:
         if cls is PHD:
             res = cls(y, x).fit(residuals=residuals)
         else:
-            res = cls(y, x).fit(n_slices=n_slices)
+            res = cls(y_sliced, x).fit(n_slices=slices)
         return np.asarray(res.directions)[:, :k]
 
+    nobs = data.nobs
     est: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    unfitted: dict[str, str] = {}
     classes = {"sir": SIR, "phd": PHD, "save": SAVE}
+    variants: list[str] = []
     for m in meths:
         if m == "jdr":
-            fit = JointDimReduction(y, a, b).fit(rank)
+            variants.append("jdr")
+            fit = model.fit(rank)
             est["jdr"] = (fit.estimate.dir_a, fit.estimate.dir_b)
             continue
         cls = classes[m]
-        est[f"{m} (blocks)"] = (directions(cls, a, rank), directions(cls, b, rank))
-        joint = directions(cls, np.hstack([a, b]), 2 * rank)
-        est[f"{m} ([a, b])"] = split_joint_subspace(joint, n1, rank)
+        for name, parts in ((f"{m} (blocks)", (("a", n1), ("b", n2))),
+                            (f"{m} ([a, b])", (("", n1 + n2),))):
+            variants.append(name)
+            why = _width_reason(parts, nobs)
+            if why is None and m == "sir" and categorical:
+                why = _sir_short(len(info.classes),
+                                 rank if name.endswith("(blocks)") else 2 * rank)
+            if why is not None:
+                unfitted[name] = why
+                continue
+            try:
+                if name.endswith("(blocks)"):
+                    est[name] = (directions(cls, a, rank), directions(cls, b, rank))
+                else:
+                    joint = directions(cls, np.hstack([a, b]), 2 * rank)
+                    est[name] = split_joint_subspace(joint, n1, rank)
+            except ValueError as exc:  # e.g. collinear predictors
+                unfitted[name] = str(exc)
+    if not est:
+        raise ValueError(f"methods={meths!r}: no variant could be fitted: "
+                         + "; ".join(f"{k}: {v}" for k, v in unfitted.items()))
 
+    nan = (float("nan"), float("nan"))
     fit = pd.DataFrame.from_dict(
-        {name: _rsquared(y, a, b, ua, vb, data.nobs) for name, (ua, vb) in est.items()},
+        {name: (_rsquared(y, a, b, *est[name], nobs) if name in est else nan)
+         for name in variants},
         orient="index", columns=["rsquared", "rsquared adj"])
     fit.index.name = "variant"
     deg = np.degrees
+    rows: dict[str, dict[str, float]] = {}
     if true is not None:
         u, v = true
-        rows = {}
-        for name, (ua, vb) in est.items():
+        for name in variants:
+            if name not in est:
+                rows[name] = {}
+                continue
+            ua, vb = est[name]
             row = {
                 "nsee": nsee(u, ua, v, vb),
                 "error a": subspace_error(u, ua),
@@ -317,7 +505,6 @@ def compare(
             rows[name] = row
         table = pd.DataFrame.from_dict(rows, orient="index")
     else:
-        rows = {}
         names = list(est)
         for i, n_i in enumerate(names):
             for n_j in names[i + 1 :]:
@@ -332,19 +519,34 @@ def compare(
             columns=["max angle a", "mean angle a", "max angle b", "mean angle b"],
         )
     table.index.name = "variant"
-    info = {
+    notes = _response_note(info, meths, left_out)
+    out_info = {
         "Dependent variable:": data.endog_name,
-        "No. observations:": data.nobs,
+        "Response:": info.describe(),
+        "No. observations:": nobs,
         "n1, n2:": f"{n1}, {n2}",
         "Rank:": rank,
         "Methods:": ", ".join(meths),
         "Truth:": "given" if true is not None else "none",
+        "_measure": "" if info.q == 1 else (
+            f"; Pillai's trace / q over the q = {info.q} "
+            f"{'class-indicator' if categorical else 'response'} columns"),
     }
-    return Comparison(table, est, info, fit)
+    return Comparison(table, est, out_info, fit, unfitted=unfitted, notes=notes)
+
+
+def _sir_short(n_classes: int, needed: int) -> str | None:
+    """SIR finds at most C - 1 directions from C classes (the rank of its
+    kernel); a variant that needs more would fill them with arbitrary ones."""
+    if needed <= n_classes - 1:
+        return None
+    return (f"SIR finds at most C - 1 = {n_classes - 1} direction(s) from {n_classes} "
+            f"classes; {needed} needed")
 
 
 def _rsquared(y: np.ndarray, a: np.ndarray, b: np.ndarray, ua: np.ndarray, vb: np.ndarray,
               nobs: int) -> tuple[float, float]:
-    """R-squared and adjusted R-squared of y on the bilinear features of ``(ua, vb)``."""
+    """R-squared and adjusted R-squared of y on the bilinear features of
+    ``(ua, vb)``; Pillai's trace over q for a response of q columns."""
     fm = fit_measures([(y, a, b, None)], ua, vb, nobs=nobs)
     return fm.rsquared, fm.rsquared_adj

@@ -139,3 +139,136 @@ def test_compare_reports_a_fit_measure_and_which_method_explains_y_best(sim):
     record = out.to_dict()
     assert record["best"] == out.best and record["fit"][0]["variant"] == "jdr"
     assert set(record["fit"][0]) == {"variant", "rsquared", "rsquared_adj"}
+
+
+# -- categorical and multivariate responses, designs too wide for the baselines ------
+def _classes(y, labels):
+    """y cut at its quantiles into len(labels) classes of (about) equal size."""
+    return pd.Categorical(pd.qcut(y, len(labels), labels=labels))
+
+
+@pytest.fixture(scope="module")
+def sim3():
+    sim = jdr.simulate.bilinear(1200, 5, 4, 1, seed=11)
+    return sim, _classes(sim.y, ["lo", "mid", "hi"])
+
+
+def test_compare_categorical_response_matches_the_joint_fit_and_sir(sim3):
+    sim, y = sim3
+    out = compare(y, sim.a, sim.b, 1)
+    assert out.fit.index.tolist() == ["jdr", "sir (blocks)", "sir ([a, b])",
+                                      "save (blocks)", "save ([a, b])"]
+    assert out.to_dict()["methods"] == ["jdr", "sir", "save"]
+    # the fit measure is the joint fit's own (Pillai's trace / q, q = 2)
+    res = jdr.JointDimReduction(y, sim.a, sim.b).fit(1)
+    assert out.fit.loc["jdr", "rsquared"] == pytest.approx(res.rsquared, rel=1e-10)
+    # SIR with the classes as slices: as SIR fitted directly on the class codes
+    codes = np.asarray(y.codes, float)
+    direct_a = np.asarray(jdr.SIR(codes, sim.a).fit(n_slices=3).directions)[:, :1]
+    assert principal_angles(out.estimates["sir (blocks)"][0], direct_a).max() < 1e-8
+    joint = np.asarray(jdr.SIR(codes, np.hstack([sim.a, sim.b])).fit(n_slices=3).directions)
+    ua, vb = split_joint_subspace(joint[:, :2], 5, 1)
+    assert principal_angles(out.estimates["sir ([a, b])"][0], ua).max() < 1e-8
+    assert principal_angles(out.estimates["sir ([a, b])"][1], vb).max() < 1e-8
+    text = " ".join(out.summary().extra_txt)
+    assert "Left out of the default methods: phd" in text and "3 classes" in text
+    assert "q = 2 class-indicator columns" in text and "Response:" in str(out.summary())
+    assert out.best == out.fit["rsquared"].idxmax() and out.best in out.conclusion()
+
+
+def test_compare_categorical_is_invariant_to_class_labels_and_order(sim3):
+    sim, y = sim3
+    base = compare(y, sim.a, sim.b, 1).fit["rsquared"]
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        names = {"lo": "c", "mid": "a", "hi": "b"}
+        relabelled = pd.Categorical(
+            [names[v] for v in y], categories=list(rng.permutation(["a", "b", "c"])))
+        other = compare(relabelled, sim.a, sim.b, 1).fit["rsquared"]
+        assert_allclose(other, base, rtol=0, atol=1e-9)
+
+
+def test_compare_two_classes_fits_phd_on_the_indicator():
+    sim = jdr.simulate.bilinear(1000, 4, 3, 1, seed=12)
+    y = _classes(sim.y, ["low", "high"])
+    out = compare(y, sim.a, sim.b, 1)
+    assert "phd (blocks)" in out.fit.index
+    # two classes: one SIR direction, so SIR on [a, b] (2r = 2) is not fitted
+    assert out.fit["rsquared"].isna().tolist() == [False, False, True] + [False] * 4
+    ind = (np.asarray(y) == "high").astype(float)
+    direct = np.asarray(jdr.PHD(ind, sim.b).fit().directions)[:, :1]
+    assert principal_angles(out.estimates["phd (blocks)"][1], direct).max() < 1e-8
+    flipped = pd.Categorical(np.asarray(y), categories=["high", "low"])
+    assert_allclose(compare(flipped, sim.a, sim.b, 1).fit["rsquared"], out.fit["rsquared"],
+                    rtol=0, atol=1e-9)
+    assert "0/1 indicator" in " ".join(out.summary().extra_txt)
+
+
+def test_compare_refuses_phd_for_three_classes_and_n_slices(sim3):
+    sim, y = sim3
+    with pytest.raises(ValueError, match=r"methods: 'phd'.*3 classes.*got methods="):
+        compare(y, sim.a, sim.b, 1, methods=("jdr", "phd"))
+    with pytest.raises(ValueError, match=r"n_slices.*3 classes are the slices\); got n_slices=5"):
+        compare(y, sim.a, sim.b, 1, n_slices=5)
+
+
+def test_compare_sir_needing_more_directions_than_classes_give_is_not_fitted(sim3):
+    sim, y = sim3  # 3 classes: SIR finds at most 2 directions; [a, b] at rank 2 needs 4
+    out = compare(y, sim.a, sim.b, 2, methods=("jdr", "sir"))
+    assert out.unfitted == {
+        "sir ([a, b])": "SIR finds at most C - 1 = 2 direction(s) from 3 classes; 4 needed"}
+    assert out.fit["rsquared"].notna().tolist() == [True, True, False]
+    text = " ".join(out.summary().extra_txt)
+    assert "Not fitted (NaN rows): sir ([a, b]): SIR finds" in text
+    assert "sample covariance" not in text  # no design too wide here
+
+
+def test_compare_multivariate_response_fits_the_joint_estimator_only(sim):
+    y2 = np.column_stack([sim.y, sim.a[:, 0] + np.random.default_rng(1).normal(size=2000)])
+    out = compare(y2, sim.a, sim.b, 2)
+    assert out.fit.index.tolist() == ["jdr"]
+    res = jdr.JointDimReduction(y2, sim.a, sim.b).fit(2)
+    assert out.fit.loc["jdr", "rsquared"] == pytest.approx(res.rsquared, rel=1e-10)
+    assert "the baselines take one response column" in " ".join(out.summary().extra_txt)
+    with pytest.raises(ValueError, match=r"methods: 'sir'.*one response column"):
+        compare(y2, sim.a, sim.b, 2, methods=("sir",))
+
+
+def test_compare_wider_than_the_rows_reports_each_variant_not_fitted():
+    """Shaped as nutrimouse (p >> n): no baseline can whiten; jdr fits."""
+    wide = jdr.simulate.bilinear(40, 60, 10, 1, seed=3)
+    y = _classes(wide.y, ["ppar", "wt"])
+    out = compare(y, wide.a, wide.b, 1)
+    assert out.unfitted == {
+        f"{m} ({v})": why for m in ("sir", "phd", "save")
+        for v, why in (("blocks", "a has 60 columns for 40 rows"),
+                       ("[a, b]", "70 columns for 40 rows"))}
+    fit = out.fit
+    assert fit["rsquared"].notna().tolist() == [True] + [False] * 6
+    assert out.best == "jdr"
+    assert out.conclusion().startswith("jdr is the only variant fitted (R-squared ")
+    assert "no baseline could be fitted" in out.conclusion()
+    text = str(out.summary())
+    assert "Not fitted (NaN rows): sir (blocks): a has 60 columns for 40 rows" in " ".join(
+        out.summary().extra_txt)
+    assert "max angle a" not in text  # no pair of fitted variants
+    assert out.to_dict()["unfitted"]["sir ([a, b])"] == "70 columns for 40 rows"
+    with pytest.raises(ValueError, match=r"no variant could be fitted: sir \(blocks\)"):
+        compare(y, wide.a, wide.b, 1, methods=("sir",))
+    truth = compare(y, wide.a, wide.b, 1, truth=(wide.U, wide.V))
+    assert truth.table["nsee"].notna().tolist() == [True] + [False] * 6
+
+
+def test_compare_partly_too_wide_compares_what_it_can_fit():
+    sim = jdr.simulate.bilinear(40, 30, 9, 1, seed=4)  # blocks fit, [a, b] (39) does not
+    out = compare(sim.y, sim.a, sim.b, 1, methods=("jdr", "sir"))
+    assert out.unfitted == {"sir ([a, b])": "39 columns for 40 rows"}
+    assert " of the 2 variants fitted" in out.conclusion()
+    assert out.table.index.tolist() == ["jdr vs sir (blocks)"]
+
+
+def test_compare_only_one_baseline_variant_fitted_says_so():
+    sim = jdr.simulate.bilinear(40, 30, 9, 1, seed=4)
+    out = compare(sim.y, sim.a, sim.b, 1, methods=("sir",))
+    assert out.conclusion().startswith("sir (blocks) is the only variant fitted")
+    assert "the others could not be fitted (1 variant, see the note)" in out.conclusion()
