@@ -224,6 +224,10 @@ class _SpectralBatch:
     def __init__(self, w: WhitenedDesign, ks: range | int, split_rng: np.random.Generator) -> None:
         self.ks = range(ks, ks + 1) if isinstance(ks, int) else ks
         self.chunks = _whitened_chunks(w)
+        #: rows in memory (one chunk): each chunk's halves, corrections and
+        #: groups (:meth:`_prepared`) are made once, not once per batch
+        self._in_memory = w.chunks is None or w.a is not None
+        self._prepared_chunks: dict[int, Any] = {}
         self.scale = w.m * w.var_y
         self.n1, self.n2 = w.n1, w.n2
         kmax = self.kmax = self.ks[-1]
@@ -319,18 +323,7 @@ class _SpectralBatch:
             cols = _columns(y)
             if acc is None:
                 acc = [_zero_sums(n1, n2, k2, projected, len(cols)) for _ in seeds]
-            ca = cb = None
-            halves: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-            if projected:
-                assert self.u1 is not None and self.v1 is not None
-                half = row_halves(self.half_entropy, start, start + len(y))
-                ca, cb = np.zeros((len(y), k2)), np.zeros((len(y), k2))
-                for h in (0, 1):
-                    rows = half == h
-                    ca[rows, h::2] = a[rows] @ self.u1[:, h::2]
-                    cb[rows, h::2] = b[rows] @ self.v1[:, h::2]
-                    halves.append((rows, a[rows], b[rows]))
-            groups = _row_groups(y, a, b, ca, cb, halves) if projected else None
+            ca, cb, halves, groups = self._prepared(start, y, a, b)
             for j, seed in enumerate(seeds):
                 sa, sb = flip_signs(seed, start, start + len(y))
                 if self.one_sign:  # the whole row flipped (before 2026-11-27)
@@ -344,14 +337,43 @@ class _SpectralBatch:
                     continue
                 assert ca is not None and cb is not None
                 if groups is not None:
-                    _accumulate_groups(acc[j], groups, sa, sb, self.u1, self.v1,
-                                       self.one_sign, k2)
+                    groups.add(acc[j], sa, sb, self.one_sign)
                     continue
                 flipped = _FlippedRows(a, b, ca, cb, sa, sb, halves, self.one_sign)
                 for c, yc in enumerate(cols):
                     flipped.accumulate(per_col[c], yc, self.u1, self.v1)
         assert acc is not None
         return acc
+
+    def _prepared(self, start: int, y: np.ndarray, a: np.ndarray, b: np.ndarray) -> Any:
+        """The chunk's corrections ``ca``, ``cb`` (None without projections),
+        halves and groups (:func:`_row_groups`), which do not depend on the
+        replicate; kept for the next batch when the rows are in memory."""
+        if start in self._prepared_chunks:
+            return self._prepared_chunks[start]
+        ca = cb = None
+        halves: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        if self.u1 is not None:
+            assert self.v1 is not None
+            k2 = 2 * self.kmax
+            half = row_halves(self.half_entropy, start, start + len(y))
+            ca, cb = np.zeros((len(y), k2)), np.zeros((len(y), k2))
+            for h in (0, 1):
+                rows = half == h
+                ca[rows, h::2] = a[rows] @ self.u1[:, h::2]
+                cb[rows, h::2] = b[rows] @ self.v1[:, h::2]
+                halves.append((rows, a[rows], b[rows]))
+        groups = _row_groups(y, a, b, ca, cb, halves) if self.u1 is not None else None
+        out = ca, cb, halves, None if groups is None else _GroupSums(groups)
+        if self._in_memory:
+            self._prepared_chunks[start] = out
+        return out
+
+    def __getstate__(self) -> dict[str, Any]:
+        # joblib workers get the object without the prepared chunks
+        state = self.__dict__.copy()
+        state["_prepared_chunks"] = {}
+        return state
 
     def _unfoldings(self, sums: dict[str, np.ndarray]
                     ) -> Iterator[tuple[Callable[[], np.ndarray], Callable[[], np.ndarray]]]:
@@ -539,21 +561,88 @@ def _row_groups(y: np.ndarray, a: np.ndarray, b: np.ndarray, ca: np.ndarray | No
             for g in range(len(values))]
 
 
+class _GroupSums:
+    """One replicate's sums of every response column from sums over the
+    groups of rows (:func:`_row_groups`) and the halves, each group's rows of
+    half ``h`` as ``x_i = [a'_i, U_h^T a'_i]``, ``z_i = [b'_i, V_h^T b'_i]``
+    (the corrections' nonzero columns only).  Every sum of
+    :func:`_accumulate` is, per group ``g`` and half ``h``, a block of one of
+    three products (``sab = sa sb``; ``sa``, ``sb`` = +-1):
+
+    * ``sum sab x_i z_i^T = M_gh - 2 sum_{sab_i < 0} x_i z_i^T`` with the
+      unsigned ``M_gh = sum x_i z_i^T`` (the replicate's product runs over
+      the rows of negative sign only, about half): its blocks are ``full``
+      (``a' b'^T``), ``c_left`` (``U_h^T a' b'^T``) and ``c_right``
+      (``a' (V_h^T b')^T``);
+    * ``sum cl x_i (V_h^T b'_i)^T`` (``cl = 2 sa`` on the rows with ``sb =
+      -1``, 0 elsewhere): ``d_left`` and ``e_left``;
+    * ``sum cr (U_h^T a'_i) z_i^T`` (``cr = 2 sb`` on the rows with ``sa =
+      -1``): ``f_right`` and ``g_right``;
+
+    and a response column's sum is ``sum_g value_gc`` of its groups' (the
+    sums are linear in ``y``), so the unsigned part ``sum_g value_gc M_gh``
+    is formed once.  The same sums as :func:`_accumulate` column by column,
+    to rounding.
+    """
+
+    def __init__(self, groups: list[_Group]) -> None:
+        a0, b0 = groups[0].a, groups[0].b
+        self.n1, self.n2 = a0.shape[1], b0.shape[1]
+        self.kh = groups[0].ca.shape[1] // 2
+        self.values_t = np.stack([grp.value for grp in groups]).T  # Q x G
+        #: per group and half: its rows' indices in the chunk, x and z
+        self.parts: list[tuple[int, int, np.ndarray, np.ndarray, np.ndarray]] = []
+        unsigned = np.zeros((len(groups), 2, self.n1 + self.kh, self.n2 + self.kh))
+        for g, grp in enumerate(groups):
+            for h, (rows, ah, bh) in enumerate(grp.halves):
+                x = np.hstack([ah, grp.ca[rows][:, h::2]])
+                z = np.hstack([bh, grp.cb[rows][:, h::2]])
+                self.parts.append((g, h, grp.idx[rows], x, z))
+                unsigned[g, h] = x.T @ z
+        self.unsigned = np.tensordot(self.values_t, unsigned, axes=1)  # Q x 2 x ...
+
+    def add(self, acc: dict[str, np.ndarray], sa: np.ndarray, sb: np.ndarray,
+            one_sign: bool) -> None:
+        """Add one replicate's sums (signs ``sa``, ``sb`` of the chunk's rows)
+        to ``acc`` (stacked over the response columns)."""
+        n1, n2, kh = self.n1, self.n2, self.kh
+        ng = self.values_t.shape[1]
+        neg = np.zeros((ng, *self.unsigned.shape[1:]))
+        dl = np.zeros((ng, 2, n1 + kh, kh))
+        fr = np.zeros((ng, 2, kh, n2 + kh))
+        sab = sa * sb
+        for g, h, idx, x, z in self.parts:
+            s_a, s_b = sa[idx], sb[idx]
+            rows = sab[idx] < 0
+            neg[g, h] = x[rows].T @ z[rows]
+            if one_sign:
+                continue
+            rows = s_b < 0
+            dl[g, h] = x[rows].T @ (z[rows, n2:] * (2.0 * s_a[rows])[:, None])
+            rows = s_a < 0
+            fr[g, h] = (x[rows, n1:] * (2.0 * s_b[rows])[:, None]).T @ z[rows]
+        full = self.unsigned - 2.0 * np.tensordot(self.values_t, neg, axes=1)
+        acc["full"] += full[:, 0, :n1, :n2] + full[:, 1, :n1, :n2]
+        for h in (0, 1):
+            acc["c_left"][:, h::2] += full[:, h, n1:, :n2]
+            acc["c_right"][:, :, h::2] += full[:, h, :n1, n2:]
+        if one_sign:
+            return
+        left = np.tensordot(self.values_t, dl, axes=1)
+        right = np.tensordot(self.values_t, fr, axes=1)
+        for h in (0, 1):
+            acc["d_left"][:, :, h::2] += left[:, h, :n1]
+            acc["e_left"][:, h::2, h::2] += left[:, h, n1:]
+            acc["f_right"][:, h::2] += right[:, h, :, :n2]
+            acc["g_right"][:, h::2, h::2] += right[:, h, :, n2:]
+
+
 def _accumulate_groups(acc: dict[str, np.ndarray], groups: list[_Group],
-                       sa: np.ndarray, sb: np.ndarray, u1: np.ndarray | None,
-                       v1: np.ndarray | None, one_sign: bool, k2: int) -> None:
+                       sa: np.ndarray, sb: np.ndarray, one_sign: bool) -> None:
     """One replicate's sums of every response column (``acc``, stacked) from
-    its groups' sums (:func:`_row_groups`): the same sums as column by column
+    its groups' sums (:class:`_GroupSums`): the same sums as column by column
     up to rounding."""
-    per_group = _zero_sums(groups[0].a.shape[1], groups[0].b.shape[1], k2, True, len(groups))
-    for g, grp in enumerate(groups):
-        flipped = _FlippedRows(grp.a, grp.b, grp.ca, grp.cb, sa[grp.idx], sb[grp.idx],
-                               grp.halves, one_sign)
-        flipped.accumulate({key: arr[g] for key, arr in per_group.items()},
-                           np.ones(grp.idx.size), u1, v1)
-    values = np.stack([grp.value for grp in groups])  # G x Q
-    for key, stacked in per_group.items():  # G x ...
-        acc[key] += np.tensordot(values.T, stacked, axes=1)  # Q x ...
+    _GroupSums(groups).add(acc, sa, sb, one_sign)
 
 
 def spectral_null(
