@@ -147,7 +147,11 @@ def _reaches(x: np.ndarray, level: float, scale: float) -> bool:
     computed as :func:`_top_eig` computes it."""
     if min(x.shape) > _DENSE_EIG_MAX:
         return _top_eig(x) / scale >= level
-    g = _gram(x)
+    return _gram_reaches(_gram(x), level, scale)
+
+
+def _gram_reaches(g: np.ndarray, level: float, scale: float) -> bool:
+    """:func:`_reaches` from the smaller Gram matrix ``g`` of ``x``."""
     below = -g
     below.flat[:: g.shape[0] + 1] += level * scale * (1 - _CERTIFICATE_MARGIN)
     if lapack.dpotrf(below, lower=1, overwrite_a=1, clean=0)[1] == 0:
@@ -279,7 +283,7 @@ class _SpectralBatch:
         with blas_single_thread():
             out = np.empty((len(rngs), len(self.ks), 2))
             for j, sums in enumerate(self._sums(rngs)):
-                for i, (left, right) in enumerate(self._unfoldings(sums)):
+                for i, (left, right, _) in enumerate(self._unfoldings(sums)):
                     top = _top_eig(left())
                     same = self.ks[i] == 0 and sums["full"].shape[0] == 1  # q = 1: L = R
                     out[j, i] = top, (top if same else _top_eig(right()))
@@ -302,11 +306,15 @@ class _SpectralBatch:
             return out
         with blas_single_thread():
             for j, sums in enumerate(self._sums(rngs)):
-                for i, (left, right) in enumerate(self._unfoldings(sums)):
+                for i, (left, right, left_gram) in enumerate(self._unfoldings(sums)):
                     if i > needed[-1]:
                         break
                     level = levels[i]
-                    if np.isnan(level) or not _reaches(left(), level, self.scale):
+                    if np.isnan(level):
+                        continue
+                    gram = left_gram()
+                    if not (_reaches(left(), level, self.scale) if gram is None
+                            else _gram_reaches(gram, level, self.scale)):
                         continue
                     same = self.ks[i] == 0 and sums["full"].shape[0] == 1  # q = 1: L = R
                     out[j, i] = same or _reaches(right(), level, self.scale)
@@ -376,7 +384,8 @@ class _SpectralBatch:
         return state
 
     def _unfoldings(self, sums: dict[str, np.ndarray]
-                    ) -> Iterator[tuple[Callable[[], np.ndarray], Callable[[], np.ndarray]]]:
+                    ) -> Iterator[tuple[Callable[[], np.ndarray], Callable[[], np.ndarray],
+                                        Callable[[], np.ndarray | None]]]:
         """Per rank of the pass, in order, the two sides' matrices as callables
         (each formed when called, before the next rank is drawn): the first
         block's unfolding ``[L_1, ..., L_q]`` (``n1 x q n2``) and the second's
@@ -398,15 +407,35 @@ class _SpectralBatch:
 
         ``L_k - L_{k-1} = [U_new, D_new - U_old E_old,new] [-(C_new + E_new,: V^T);
         V_new^T]``.
+
+        The third callable gives the left side's smaller Gram matrix
+        ``sum_c L_c L_c^T`` when that is the ``n1 x n1`` one and the dense
+        eigensolver's (else None): formed at the first rank it is asked for,
+        then updated rank by rank with ``L_c <- L_c + X_c Y_c`` (``X_c``,
+        ``Y_c`` the four columns and rows above):
+        ``G <- G + W X^T + X W^T``, ``X = [X_1, ..., X_q]``, ``W = [W_1, ...,
+        W_q]``, ``W_c = L_c Y_c^T + X_c Y_c Y_c^T / 2`` (``n1 x 4 q`` products
+        instead of the ``n1 x n1 x q n2`` Gram; the same to rounding).
         """
         q, n1, n2 = sums["full"].shape
         full = sums["full"]
+        updated = n1 <= q * n2 and n1 <= _DENSE_EIG_MAX
+        gram: list[np.ndarray] = []  # the left Gram at the current rank, once asked
 
         def unfold_left(x: np.ndarray) -> Callable[[], np.ndarray]:
             return lambda: x.transpose(1, 0, 2).reshape(n1, q * n2)
 
+        def left_gram(x: np.ndarray) -> Callable[[], np.ndarray | None]:
+            def get() -> np.ndarray | None:
+                if not updated:
+                    return None
+                if not gram:
+                    gram.append(_gram(x.transpose(1, 0, 2).reshape(n1, q * n2)))
+                return gram[0]
+            return get
+
         if self.ks[0] == 0:
-            yield unfold_left(full), lambda: full.reshape(q * n1, n2)
+            yield unfold_left(full), lambda: full.reshape(q * n1, n2), lambda: None
         if self.u1 is None:  # the pass is k = 0 alone
             return
         u1, v1 = self.u1, self.v1
@@ -423,7 +452,7 @@ class _SpectralBatch:
         c = 2 * start
         uc, vc_t = u1[:, :c], v1[:, :c].T
         left = full - uc @ c_left[:, :c] + (d_left[:, :, :c] - uc @ e_left[:, :c, :c]) @ vc_t
-        yield unfold_left(left), right(c)
+        yield unfold_left(left), right(c), left_gram(left)
         xl, yl = np.empty((q, n1, 4)), np.empty((q, 4, n2))
         for k in range(start + 1, self.ks[-1] + 1):
             old, new, c = slice(0, 2 * k - 2), slice(2 * k - 2, 2 * k), 2 * k
@@ -431,8 +460,14 @@ class _SpectralBatch:
             xl[:, :, 2:] = d_left[:, :, new] - u1[:, old] @ e_left[:, old, new]
             yl[:, :2] = -(c_left[:, new] + e_left[:, new, :c] @ v1[:, :c].T)
             yl[:, 2:] = v1[:, new].T
+            if gram:  # G + W X^T + X W^T
+                yt = yl.transpose(0, 2, 1)
+                wl = left @ yt + 0.5 * (xl @ (yl @ yt))
+                wx = wl.transpose(1, 0, 2).reshape(n1, 4 * q) @ xl.transpose(
+                    1, 0, 2).reshape(n1, 4 * q).T
+                gram[0] = gram[0] + wx + wx.T
             left = left + xl @ yl
-            yield unfold_left(left), right(c)
+            yield unfold_left(left), right(c), left_gram(left)
 
 
 def _zero_sums(n1: int, n2: int, k2: int, projected: bool, q: int) -> dict[str, np.ndarray]:
