@@ -22,7 +22,7 @@ from functools import cached_property
 import numpy as np
 from scipy import linalg as sla
 from scipy.linalg.blas import dgemm as _dgemm
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from . import config
 from ._moments_engine import (
@@ -65,9 +65,19 @@ def blas_single_thread() -> AbstractContextManager:
     result, depend on the number of threads.  The bootstrap's resampling
     products run inside this context (in this process and in joblib
     workers alike), so their numbers do not depend on the machine's thread
-    count nor on ``n_jobs``.
+    count nor on ``n_jobs``.  The process's BLAS libraries are looked up once
+    (a ``ThreadpoolController`` kept for the process: the look-up reads the
+    process's memory map, which the rank tests' sign flips paid once per
+    batch of replicates; ``studies/bench_auto.py``).
     """
-    return threadpool_limits(limits=1, user_api="blas")
+    global _BLAS_CONTROLLER
+    if _BLAS_CONTROLLER is None:
+        _BLAS_CONTROLLER = ThreadpoolController()
+    return _BLAS_CONTROLLER.limit(limits=1, user_api="blas")
+
+
+#: the process's BLAS libraries (:func:`blas_single_thread`), found at first use
+_BLAS_CONTROLLER: ThreadpoolController | None = None
 
 
 class ReweightedMoments:

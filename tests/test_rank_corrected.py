@@ -232,3 +232,25 @@ def test_fit_summary_names_the_references(categorical):
     assert "references: results.rank_test_table.summary()" in text
     assert "Reference at k = 0" in " ".join(str(res.rank_test_table.summary()).split())
     assert "Rank method: robust (method='auto'" in text
+
+
+@pytest.mark.parametrize("classes", [4, None])
+def test_quad_forms_by_classes_match_the_column_loop(classes):
+    """_quad_forms (sum_c y_ic u_i^T M_c v_i) by groups of equal response rows
+    (a categorical response) equals the product per column; a continuous
+    response is not grouped."""
+    from jdr_stats.inference import _robust_core as core
+
+    rng = np.random.default_rng(5)
+    m, p, q, nq = 300, 6, 4, 3
+    y = (rng.standard_normal((classes, nq))[rng.integers(classes, size=m)]
+         if classes else rng.standard_normal((m, nq)))
+    u, v = rng.standard_normal((m, p)), rng.standard_normal((m, q))
+    mats = rng.standard_normal((nq, p, q))
+    groups = core._y_groups(y)
+    assert (groups is None) == (classes is None)
+    if groups is not None:
+        assert len(groups[1]) == classes
+        assert sorted(np.concatenate(groups[1])) == list(range(m))
+    ref = sum(y[:, c] * np.einsum("ip,pq,iq->i", u, mats[c], v) for c in range(nq))
+    np.testing.assert_allclose(core._quad_forms(y, u, v, mats), ref, rtol=1e-12, atol=1e-12)

@@ -370,7 +370,7 @@ def test_flip_sums_by_groups_and_halves_match_column_sums(one_sign):
     groups = sp._row_groups(y, a, b, ca, cb, halves)
     assert groups is not None and len(groups) == classes
     by_groups = sp._zero_sums(n1, n2, k2, True, q)
-    sp._accumulate_groups(by_groups, groups, sa, sb, u1, v1, one_sign, k2)
+    sp._accumulate_groups(by_groups, groups, sa, sb, one_sign)
     for key, val in ref.items():
         np.testing.assert_allclose(by_halves[key], val, rtol=1e-10, atol=1e-9)
         np.testing.assert_allclose(by_groups[key], val, rtol=1e-10, atol=1e-9)

@@ -147,7 +147,11 @@ def _reaches(x: np.ndarray, level: float, scale: float) -> bool:
     computed as :func:`_top_eig` computes it."""
     if min(x.shape) > _DENSE_EIG_MAX:
         return _top_eig(x) / scale >= level
-    g = _gram(x)
+    return _gram_reaches(_gram(x), level, scale)
+
+
+def _gram_reaches(g: np.ndarray, level: float, scale: float) -> bool:
+    """:func:`_reaches` from the smaller Gram matrix ``g`` of ``x``."""
     below = -g
     below.flat[:: g.shape[0] + 1] += level * scale * (1 - _CERTIFICATE_MARGIN)
     if lapack.dpotrf(below, lower=1, overwrite_a=1, clean=0)[1] == 0:
@@ -224,6 +228,10 @@ class _SpectralBatch:
     def __init__(self, w: WhitenedDesign, ks: range | int, split_rng: np.random.Generator) -> None:
         self.ks = range(ks, ks + 1) if isinstance(ks, int) else ks
         self.chunks = _whitened_chunks(w)
+        #: rows in memory (one chunk): each chunk's halves, corrections and
+        #: groups (:meth:`_prepared`) are made once, not once per batch
+        self._in_memory = w.chunks is None or w.a is not None
+        self._prepared_chunks: dict[int, Any] = {}
         self.scale = w.m * w.var_y
         self.n1, self.n2 = w.n1, w.n2
         kmax = self.kmax = self.ks[-1]
@@ -275,7 +283,7 @@ class _SpectralBatch:
         with blas_single_thread():
             out = np.empty((len(rngs), len(self.ks), 2))
             for j, sums in enumerate(self._sums(rngs)):
-                for i, (left, right) in enumerate(self._unfoldings(sums)):
+                for i, (left, right, _) in enumerate(self._unfoldings(sums)):
                     top = _top_eig(left())
                     same = self.ks[i] == 0 and sums["full"].shape[0] == 1  # q = 1: L = R
                     out[j, i] = top, (top if same else _top_eig(right()))
@@ -298,11 +306,15 @@ class _SpectralBatch:
             return out
         with blas_single_thread():
             for j, sums in enumerate(self._sums(rngs)):
-                for i, (left, right) in enumerate(self._unfoldings(sums)):
+                for i, (left, right, left_gram) in enumerate(self._unfoldings(sums)):
                     if i > needed[-1]:
                         break
                     level = levels[i]
-                    if np.isnan(level) or not _reaches(left(), level, self.scale):
+                    if np.isnan(level):
+                        continue
+                    gram = left_gram()
+                    if not (_reaches(left(), level, self.scale) if gram is None
+                            else _gram_reaches(gram, level, self.scale)):
                         continue
                     same = self.ks[i] == 0 and sums["full"].shape[0] == 1  # q = 1: L = R
                     out[j, i] = same or _reaches(right(), level, self.scale)
@@ -319,18 +331,7 @@ class _SpectralBatch:
             cols = _columns(y)
             if acc is None:
                 acc = [_zero_sums(n1, n2, k2, projected, len(cols)) for _ in seeds]
-            ca = cb = None
-            halves: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-            if projected:
-                assert self.u1 is not None and self.v1 is not None
-                half = row_halves(self.half_entropy, start, start + len(y))
-                ca, cb = np.zeros((len(y), k2)), np.zeros((len(y), k2))
-                for h in (0, 1):
-                    rows = half == h
-                    ca[rows, h::2] = a[rows] @ self.u1[:, h::2]
-                    cb[rows, h::2] = b[rows] @ self.v1[:, h::2]
-                    halves.append((rows, a[rows], b[rows]))
-            groups = _row_groups(y, a, b, ca, cb, halves) if projected else None
+            ca, cb, halves, groups = self._prepared(start, y, a, b)
             for j, seed in enumerate(seeds):
                 sa, sb = flip_signs(seed, start, start + len(y))
                 if self.one_sign:  # the whole row flipped (before 2026-11-27)
@@ -344,8 +345,7 @@ class _SpectralBatch:
                     continue
                 assert ca is not None and cb is not None
                 if groups is not None:
-                    _accumulate_groups(acc[j], groups, sa, sb, self.u1, self.v1,
-                                       self.one_sign, k2)
+                    groups.add(acc[j], sa, sb, self.one_sign)
                     continue
                 flipped = _FlippedRows(a, b, ca, cb, sa, sb, halves, self.one_sign)
                 for c, yc in enumerate(cols):
@@ -353,8 +353,39 @@ class _SpectralBatch:
         assert acc is not None
         return acc
 
+    def _prepared(self, start: int, y: np.ndarray, a: np.ndarray, b: np.ndarray) -> Any:
+        """The chunk's corrections ``ca``, ``cb`` (None without projections),
+        halves and groups (:func:`_row_groups`), which do not depend on the
+        replicate; kept for the next batch when the rows are in memory."""
+        if start in self._prepared_chunks:
+            return self._prepared_chunks[start]
+        ca = cb = None
+        halves: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        if self.u1 is not None:
+            assert self.v1 is not None
+            k2 = 2 * self.kmax
+            half = row_halves(self.half_entropy, start, start + len(y))
+            ca, cb = np.zeros((len(y), k2)), np.zeros((len(y), k2))
+            for h in (0, 1):
+                rows = half == h
+                ca[rows, h::2] = a[rows] @ self.u1[:, h::2]
+                cb[rows, h::2] = b[rows] @ self.v1[:, h::2]
+                halves.append((rows, a[rows], b[rows]))
+        groups = _row_groups(y, a, b, ca, cb, halves) if self.u1 is not None else None
+        out = ca, cb, halves, None if groups is None else _GroupSums(groups)
+        if self._in_memory:
+            self._prepared_chunks[start] = out
+        return out
+
+    def __getstate__(self) -> dict[str, Any]:
+        # joblib workers get the object without the prepared chunks
+        state = self.__dict__.copy()
+        state["_prepared_chunks"] = {}
+        return state
+
     def _unfoldings(self, sums: dict[str, np.ndarray]
-                    ) -> Iterator[tuple[Callable[[], np.ndarray], Callable[[], np.ndarray]]]:
+                    ) -> Iterator[tuple[Callable[[], np.ndarray], Callable[[], np.ndarray],
+                                        Callable[[], np.ndarray | None]]]:
         """Per rank of the pass, in order, the two sides' matrices as callables
         (each formed when called, before the next rank is drawn): the first
         block's unfolding ``[L_1, ..., L_q]`` (``n1 x q n2``) and the second's
@@ -376,15 +407,35 @@ class _SpectralBatch:
 
         ``L_k - L_{k-1} = [U_new, D_new - U_old E_old,new] [-(C_new + E_new,: V^T);
         V_new^T]``.
+
+        The third callable gives the left side's smaller Gram matrix
+        ``sum_c L_c L_c^T`` when that is the ``n1 x n1`` one and the dense
+        eigensolver's (else None): formed at the first rank it is asked for,
+        then updated rank by rank with ``L_c <- L_c + X_c Y_c`` (``X_c``,
+        ``Y_c`` the four columns and rows above):
+        ``G <- G + W X^T + X W^T``, ``X = [X_1, ..., X_q]``, ``W = [W_1, ...,
+        W_q]``, ``W_c = L_c Y_c^T + X_c Y_c Y_c^T / 2`` (``n1 x 4 q`` products
+        instead of the ``n1 x n1 x q n2`` Gram; the same to rounding).
         """
         q, n1, n2 = sums["full"].shape
         full = sums["full"]
+        updated = n1 <= q * n2 and n1 <= _DENSE_EIG_MAX
+        gram: list[np.ndarray] = []  # the left Gram at the current rank, once asked
 
         def unfold_left(x: np.ndarray) -> Callable[[], np.ndarray]:
             return lambda: x.transpose(1, 0, 2).reshape(n1, q * n2)
 
+        def left_gram(x: np.ndarray) -> Callable[[], np.ndarray | None]:
+            def get() -> np.ndarray | None:
+                if not updated:
+                    return None
+                if not gram:
+                    gram.append(_gram(x.transpose(1, 0, 2).reshape(n1, q * n2)))
+                return gram[0]
+            return get
+
         if self.ks[0] == 0:
-            yield unfold_left(full), lambda: full.reshape(q * n1, n2)
+            yield unfold_left(full), lambda: full.reshape(q * n1, n2), lambda: None
         if self.u1 is None:  # the pass is k = 0 alone
             return
         u1, v1 = self.u1, self.v1
@@ -401,7 +452,7 @@ class _SpectralBatch:
         c = 2 * start
         uc, vc_t = u1[:, :c], v1[:, :c].T
         left = full - uc @ c_left[:, :c] + (d_left[:, :, :c] - uc @ e_left[:, :c, :c]) @ vc_t
-        yield unfold_left(left), right(c)
+        yield unfold_left(left), right(c), left_gram(left)
         xl, yl = np.empty((q, n1, 4)), np.empty((q, 4, n2))
         for k in range(start + 1, self.ks[-1] + 1):
             old, new, c = slice(0, 2 * k - 2), slice(2 * k - 2, 2 * k), 2 * k
@@ -409,8 +460,14 @@ class _SpectralBatch:
             xl[:, :, 2:] = d_left[:, :, new] - u1[:, old] @ e_left[:, old, new]
             yl[:, :2] = -(c_left[:, new] + e_left[:, new, :c] @ v1[:, :c].T)
             yl[:, 2:] = v1[:, new].T
+            if gram:  # G + W X^T + X W^T
+                yt = yl.transpose(0, 2, 1)
+                wl = left @ yt + 0.5 * (xl @ (yl @ yt))
+                wx = wl.transpose(1, 0, 2).reshape(n1, 4 * q) @ xl.transpose(
+                    1, 0, 2).reshape(n1, 4 * q).T
+                gram[0] = gram[0] + wx + wx.T
             left = left + xl @ yl
-            yield unfold_left(left), right(c)
+            yield unfold_left(left), right(c), left_gram(left)
 
 
 def _zero_sums(n1: int, n2: int, k2: int, projected: bool, q: int) -> dict[str, np.ndarray]:
@@ -539,21 +596,88 @@ def _row_groups(y: np.ndarray, a: np.ndarray, b: np.ndarray, ca: np.ndarray | No
             for g in range(len(values))]
 
 
+class _GroupSums:
+    """One replicate's sums of every response column from sums over the
+    groups of rows (:func:`_row_groups`) and the halves, each group's rows of
+    half ``h`` as ``x_i = [a'_i, U_h^T a'_i]``, ``z_i = [b'_i, V_h^T b'_i]``
+    (the corrections' nonzero columns only).  Every sum of
+    :func:`_accumulate` is, per group ``g`` and half ``h``, a block of one of
+    three products (``sab = sa sb``; ``sa``, ``sb`` = +-1):
+
+    * ``sum sab x_i z_i^T = M_gh - 2 sum_{sab_i < 0} x_i z_i^T`` with the
+      unsigned ``M_gh = sum x_i z_i^T`` (the replicate's product runs over
+      the rows of negative sign only, about half): its blocks are ``full``
+      (``a' b'^T``), ``c_left`` (``U_h^T a' b'^T``) and ``c_right``
+      (``a' (V_h^T b')^T``);
+    * ``sum cl x_i (V_h^T b'_i)^T`` (``cl = 2 sa`` on the rows with ``sb =
+      -1``, 0 elsewhere): ``d_left`` and ``e_left``;
+    * ``sum cr (U_h^T a'_i) z_i^T`` (``cr = 2 sb`` on the rows with ``sa =
+      -1``): ``f_right`` and ``g_right``;
+
+    and a response column's sum is ``sum_g value_gc`` of its groups' (the
+    sums are linear in ``y``), so the unsigned part ``sum_g value_gc M_gh``
+    is formed once.  The same sums as :func:`_accumulate` column by column,
+    to rounding.
+    """
+
+    def __init__(self, groups: list[_Group]) -> None:
+        a0, b0 = groups[0].a, groups[0].b
+        self.n1, self.n2 = a0.shape[1], b0.shape[1]
+        self.kh = groups[0].ca.shape[1] // 2
+        self.values_t = np.stack([grp.value for grp in groups]).T  # Q x G
+        #: per group and half: its rows' indices in the chunk, x and z
+        self.parts: list[tuple[int, int, np.ndarray, np.ndarray, np.ndarray]] = []
+        unsigned = np.zeros((len(groups), 2, self.n1 + self.kh, self.n2 + self.kh))
+        for g, grp in enumerate(groups):
+            for h, (rows, ah, bh) in enumerate(grp.halves):
+                x = np.hstack([ah, grp.ca[rows][:, h::2]])
+                z = np.hstack([bh, grp.cb[rows][:, h::2]])
+                self.parts.append((g, h, grp.idx[rows], x, z))
+                unsigned[g, h] = x.T @ z
+        self.unsigned = np.tensordot(self.values_t, unsigned, axes=1)  # Q x 2 x ...
+
+    def add(self, acc: dict[str, np.ndarray], sa: np.ndarray, sb: np.ndarray,
+            one_sign: bool) -> None:
+        """Add one replicate's sums (signs ``sa``, ``sb`` of the chunk's rows)
+        to ``acc`` (stacked over the response columns)."""
+        n1, n2, kh = self.n1, self.n2, self.kh
+        ng = self.values_t.shape[1]
+        neg = np.zeros((ng, *self.unsigned.shape[1:]))
+        dl = np.zeros((ng, 2, n1 + kh, kh))
+        fr = np.zeros((ng, 2, kh, n2 + kh))
+        sab = sa * sb
+        for g, h, idx, x, z in self.parts:
+            s_a, s_b = sa[idx], sb[idx]
+            rows = sab[idx] < 0
+            neg[g, h] = x[rows].T @ z[rows]
+            if one_sign:
+                continue
+            rows = s_b < 0
+            dl[g, h] = x[rows].T @ (z[rows, n2:] * (2.0 * s_a[rows])[:, None])
+            rows = s_a < 0
+            fr[g, h] = (x[rows, n1:] * (2.0 * s_b[rows])[:, None]).T @ z[rows]
+        full = self.unsigned - 2.0 * np.tensordot(self.values_t, neg, axes=1)
+        acc["full"] += full[:, 0, :n1, :n2] + full[:, 1, :n1, :n2]
+        for h in (0, 1):
+            acc["c_left"][:, h::2] += full[:, h, n1:, :n2]
+            acc["c_right"][:, :, h::2] += full[:, h, :n1, n2:]
+        if one_sign:
+            return
+        left = np.tensordot(self.values_t, dl, axes=1)
+        right = np.tensordot(self.values_t, fr, axes=1)
+        for h in (0, 1):
+            acc["d_left"][:, :, h::2] += left[:, h, :n1]
+            acc["e_left"][:, h::2, h::2] += left[:, h, n1:]
+            acc["f_right"][:, h::2] += right[:, h, :, :n2]
+            acc["g_right"][:, h::2, h::2] += right[:, h, :, n2:]
+
+
 def _accumulate_groups(acc: dict[str, np.ndarray], groups: list[_Group],
-                       sa: np.ndarray, sb: np.ndarray, u1: np.ndarray | None,
-                       v1: np.ndarray | None, one_sign: bool, k2: int) -> None:
+                       sa: np.ndarray, sb: np.ndarray, one_sign: bool) -> None:
     """One replicate's sums of every response column (``acc``, stacked) from
-    its groups' sums (:func:`_row_groups`): the same sums as column by column
+    its groups' sums (:class:`_GroupSums`): the same sums as column by column
     up to rounding."""
-    per_group = _zero_sums(groups[0].a.shape[1], groups[0].b.shape[1], k2, True, len(groups))
-    for g, grp in enumerate(groups):
-        flipped = _FlippedRows(grp.a, grp.b, grp.ca, grp.cb, sa[grp.idx], sb[grp.idx],
-                               grp.halves, one_sign)
-        flipped.accumulate({key: arr[g] for key, arr in per_group.items()},
-                           np.ones(grp.idx.size), u1, v1)
-    values = np.stack([grp.value for grp in groups])  # G x Q
-    for key, stacked in per_group.items():  # G x ...
-        acc[key] += np.tensordot(values.T, stacked, axes=1)  # Q x ...
+    _GroupSums(groups).add(acc, sa, sb, one_sign)
 
 
 def spectral_null(

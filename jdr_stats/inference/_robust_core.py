@@ -133,6 +133,54 @@ class _Sub:
                    np.einsum("pq,cpq->c", cm, pb))
 
 
+#: quadratic forms by groups of rows when ``y`` takes at most this many
+#: distinct rows (a categorical response: its classes) ...
+_MAX_GROUPS = 64
+#: ... each with this many rows on average (:func:`_y_groups`)
+_MIN_GROUP_ROWS = 8
+
+
+def _y_groups(ym: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]] | None:
+    """The distinct rows of ``ym`` (``Q > 1`` columns) and the indices of the
+    rows equal to each, when there are few (a categorical response), else None.
+
+    The rows are told apart by one projection (a fixed vector; the grouping
+    is then checked row by row, so a collision only means None)."""
+    n, nq = ym.shape
+    if nq < 2 or n < 2 * _MIN_GROUP_ROWS:
+        return None
+    key = ym @ (1.0 + np.arange(nq) / (nq + np.pi))
+    uniq, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    if len(uniq) > _MAX_GROUPS or len(uniq) * _MIN_GROUP_ROWS > n:
+        return None
+    values = ym[first]
+    if not np.array_equal(values[inverse], ym):
+        return None
+    order = np.argsort(inverse, kind="stable")
+    bounds = np.searchsorted(inverse[order], np.arange(len(uniq) + 1))
+    return values, [order[bounds[g]:bounds[g + 1]] for g in range(len(uniq))]
+
+
+def _quad_forms(ym: np.ndarray, u: np.ndarray, v: np.ndarray, mats: np.ndarray) -> np.ndarray:
+    """``sum_c y_ic u_i^T M_c v_i`` per row ``i`` (``mats``: ``Q x p x q``).
+
+    With few distinct response rows (:func:`_y_groups`) the rows of a group
+    ``g`` share ``M_g = sum_c y_gc M_c``: one product ``u_i^T M_g`` per row,
+    ``m p q`` multiply-adds instead of the ``m p q Q`` of one product per
+    column (the same numbers to rounding)."""
+    out = np.zeros(u.shape[0])
+    groups = _y_groups(ym)
+    if groups is None:
+        for ci in range(mats.shape[0]):
+            out += ym[:, ci] * np.einsum("iq,iq->i", u @ mats[ci], v)
+        return out
+    values, idx = groups
+    for value, rows in zip(values, idx, strict=True):
+        mg = np.tensordot(value, mats, axes=1)
+        out[rows] = np.einsum("iq,iq->i", u[rows] @ mg, v[rows])
+    return out
+
+
 def _row_scalars(y: np.ndarray, u: np.ndarray, v: np.ndarray, sub: _Sub) -> dict[str, np.ndarray]:
     """Per-row factors of ``<psi_i, psi_j>`` (see :func:`_inner`)."""
     ym = _as_matrix(y)
@@ -144,11 +192,11 @@ def _row_scalars(y: np.ndarray, u: np.ndarray, v: np.ndarray, sub: _Sub) -> dict
     out = {"y": ym, "u": u, "v": v, "ue": ue, "vc": vc, "st": s - t,
            "a": np.sum(ym * vc, axis=1), "b": np.sum(ue * ym, axis=1)}
     if sub.pbpb > 0:  # g_i = <psi_i, psibar> (centring)
-        g = np.zeros(u.shape[0])
-        for ci in range(ym.shape[1]):
-            up = u @ sub.pb[ci]
-            g += ym[:, ci] * np.einsum("iq,iq->i", up, v) - up @ sub.c[:, ci]
-            g -= v @ (sub.pb[ci].T @ sub.e[:, ci]) + ym[:, ci] * sub.pbc[ci]
+        # sum_c [y_ic u_i^T P_c v_i - u_i^T P_c c_c - e_c^T P_c v_i - y_ic <C, P_c>]
+        pc = np.einsum("cpq,qc->p", sub.pb, sub.c)  # sum_c P_c c_c
+        pe = np.einsum("cpq,pc->q", sub.pb, sub.e)  # sum_c P_c^T e_c
+        g = _quad_forms(ym, u, v, sub.pb)
+        g -= u @ pc + v @ pe + ym @ sub.pbc
         out["g"] = g
     return out
 
@@ -463,13 +511,16 @@ def _self_terms_q(rows: list[dict[str, np.ndarray]], norms: np.ndarray, m: int,
     parts, owns = [], []
     for r in rows:
         y = r["y"]
-        part = np.zeros(y.shape[0])
-        for gr in groups:
-            cs = slice(gr.start, gr.stop)
-            un = (r["u"] @ nmat[cs].transpose(1, 0, 2).reshape(p, -1)).reshape(-1, len(gr), q)
-            un *= r["v"][:, None, :]
-            part += np.sum(un.sum(axis=2) * y[:, cs], axis=1)
-        parts.append(part)
+        if _y_groups(y) is not None:  # a categorical response: by classes
+            parts.append(_quad_forms(y, r["u"], r["v"], nmat))
+        else:
+            part = np.zeros(y.shape[0])
+            for gr in groups:
+                cs = slice(gr.start, gr.stop)
+                un = (r["u"] @ nmat[cs].transpose(1, 0, 2).reshape(p, -1)).reshape(-1, len(gr), q)
+                un *= r["v"][:, None, :]
+                part += np.sum(un.sum(axis=2) * y[:, cs], axis=1)
+            parts.append(part)
         yy = np.sum(y * y, axis=1)
         own = np.sum(y * r["wn"], axis=1)
         owns.append(np.divide(own, yy, out=np.zeros_like(own), where=yy > 0))
