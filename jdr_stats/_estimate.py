@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import policy
+from ._data import ModelData, RowsData
 from ._hosvd import decompose_q
 from ._linalg import (
     AnyWhitening,
@@ -48,6 +49,7 @@ __all__ = [
     "fold_standardize",
     "cross_moments",
     "estimate",
+    "moments_and_whitenings",
 ]
 
 
@@ -404,3 +406,27 @@ def estimate(
         cols=cols,
     )
 
+
+def moments_and_whitenings(
+    data: RowsData, names_a: list[str], names_b: list[str], kind: str, auto: bool
+) -> tuple[BlockMoments, DesignWhitening[AnyWhitening] | None]:
+    """The moments and the blocks' whitenings of a fit on ``data`` (the model's
+    rows, or the joint estimator's residual rows); the per-block whitening
+    the main-effects test of a joint fit uses is built here too, from the
+    model's rows.
+
+    A regularised whitening of a block wider than the rows, with the rows
+    in memory, takes the dual (m x m) route; when no test needs the
+    sample covariances (``auto`` False) and a block is wider than the
+    rows, only the cross moment is formed (:func:`~jdr_stats._estimate.cross_moments`)."""
+    n_max = max(len(names_a), len(names_b))
+    needs = WHITENING_METHODS[kind].needs
+    if (needs != "rows" or not isinstance(data, ModelData)
+            or data.adjustment.active):  # covariates: the adjusted moments' covariances
+        mom = data.moments(covariances=needs != "centring" or auto)
+        return mom, block_whitening_pair(kind, mom, names_a, names_b)
+    y, a, b = data.rows("the whitening")
+    weights = data.weights
+    lean = not auto and n_max > data.nobs and y.ndim == 1  # q > 1: the engine's q crosses
+    mom = cross_moments(y, a, b, weights) if lean else data.moments()
+    return mom, block_whitening_pair(kind, mom, names_a, names_b, rows=(a, b), weights=weights)

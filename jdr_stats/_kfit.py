@@ -491,6 +491,24 @@ class KBlockResults:
                                       columns=d.columns, index=index))
         return pd.concat(parts, axis=1)
 
+    def _per_block_whitening(self) -> DesignWhitening[Any] | None:
+        """The blocks' whitening of the fit with ``independent_blocks=True``
+        and this fit's ``whitening=`` (:func:`kblock_choices`, built by the
+        fit's :func:`_whiten`): the main-effects permutation test's
+        coordinates, the same under either estimator.  It depends on the
+        blocks only, never on ``y``."""
+        if self._settings["estimator"] != "joint":
+            return self._full_white
+        data = self._model._data
+        widths = [len(data.names[k]) for k in data.blocks]
+        q = 1 if np.ndim(data.endog) == 1 else int(np.shape(data.endog)[1])
+        given = self._settings.get("whitening_reason") == "given"
+        kind = kblock_choices(True, data.nobs, widths, self._settings["whitening"]
+                              if given else "auto", q)[2]
+        if WHITENING_METHODS[kind].factory is None:  # "none": centred only
+            return None
+        return _whiten(data, self._names, kind, "per-block")[1]
+
     def main_effects_test(self, method: MainEffectsMethod = "auto", *, n_perm: int = 199,
                           seed: int | np.random.Generator | None = None) -> MainEffectsResults:
         """Per-block tests of main effects, ``H0: E[y z_k] = 0``, one row per
@@ -510,7 +528,10 @@ class KBlockResults:
         without covariates; Freedman--Lane given the other blocks and/or
         the covariates where they can be partialled out; else, under the
         joint estimator, the marginal test, method
-        ``"permutation (marginal)"``).  Size and power for three blocks:
+        ``"permutation (marginal)"``, the per-block fit's test: each block
+        under the whitening of ``independent_blocks=True`` with the same
+        ``whitening=``, which depends on the blocks only, so exact; same
+        statistic and, same seed, p-value).  Size and power for three blocks:
         ``studies/study_kblock_sparse.py``.
 
         Returns
@@ -527,7 +548,7 @@ class KBlockResults:
         seed = normalize_seed(seed)
         return main_effects_test(
             np.asarray(data.endog, float), [np.asarray(x, float) for x in data.blocks.values()],
-            list(self._names), self._full_white, weights=data.weights,
+            list(self._names), self._per_block_whitening, weights=data.weights,
             joint=self._settings["estimator"] == "joint",
             n_adjusted=int(data.adjustment.p), covariates=data.adjustment.design,
             method=method, n_perm=n_perm, seed=seed)

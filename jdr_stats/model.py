@@ -20,18 +20,17 @@ from ._adjusted_source import adjust_source, dask_adjusted
 from ._data import DataModel, MissingPolicy, ModelData, RowsData, check_effective_rows
 from ._estimate import (
     WhiteningKind,
-    block_whitening_pair,
     check_rank,
     check_tests_feasible,
     choose_whitening,
-    cross_moments,
     estimate,
     fold_standardize,
+    moments_and_whitenings,
 )
 from ._joint import joint_data, joint_fit_data, original_means
 from ._kfit import check_main_effects, fit_kblocks
 from ._kstream import BlockSums, block_reader_dask, block_reader_file, fit_streamed_kblocks
-from ._linalg import AnyWhitening, BlockMoments, Whitening
+from ._linalg import BlockMoments, Whitening
 from ._progress import ProgressArg
 from ._responses import ResponseKind
 from ._settings import FitSettings
@@ -846,7 +845,7 @@ class JointDimReduction(DataModel):
             else (self._data, choice.name)
         # The moments are computed once, and each covariance factored once,
         # for the rank tests, the coordinate tests and the estimate.
-        mom, whitening_pair = _moments_and_whitenings(data, names_a, names_b, kind, auto)
+        mom, whitening_pair = moments_and_whitenings(data, names_a, names_b, kind, auto)
         # the tests whiten with the sample covariance (see fit's docstring): of
         # both blocks together for the joint estimator
         test_data, test_mom = data, mom
@@ -1124,29 +1123,6 @@ def _cv_sparsity(data: RowsData, rank: int, kind: str, names_a: list[str],
                          "weights. Give sparsity=(s1, s2)")
     return cv_sparsity(np.asarray(y, float), np.asarray(a, float), np.asarray(b, float),
                        rank=rank, kind=kind, names_a=names_a, names_b=names_b, rng=rng)
-
-
-def _moments_and_whitenings(
-    data: RowsData, names_a: list[str], names_b: list[str], kind: str, auto: bool
-) -> tuple[BlockMoments, DesignWhitening[AnyWhitening] | None]:
-    """The moments and the blocks' whitenings of a fit on ``data`` (the model's
-    rows, or the joint estimator's residual rows).
-
-    A regularised whitening of a block wider than the rows, with the rows
-    in memory, takes the dual (m x m) route; when no test needs the
-    sample covariances (``auto`` False) and a block is wider than the
-    rows, only the cross moment is formed (:func:`~jdr_stats._estimate.cross_moments`)."""
-    n_max = max(len(names_a), len(names_b))
-    needs = WHITENING_METHODS[kind].needs
-    if (needs != "rows" or not isinstance(data, ModelData)
-            or data.adjustment.active):  # covariates: the adjusted moments' covariances
-        mom = data.moments(covariances=needs != "centring" or auto)
-        return mom, block_whitening_pair(kind, mom, names_a, names_b)
-    y, a, b = data.rows("the whitening")
-    weights = data.weights
-    lean = not auto and n_max > data.nobs and y.ndim == 1  # q > 1: the engine's q crosses
-    mom = cross_moments(y, a, b, weights) if lean else data.moments()
-    return mom, block_whitening_pair(kind, mom, names_a, names_b, rows=(a, b), weights=weights)
 
 
 def _two_block_rank(rank: Mapping[str, int], names: Sequence[str]) -> int:

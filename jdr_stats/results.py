@@ -28,7 +28,7 @@ from ._data import (
     check_new_block,
     design_from_spec,
 )
-from ._estimate import Estimate, inference_note
+from ._estimate import Estimate, choose_whitening, inference_note, moments_and_whitenings
 from ._export import ExportMixin, records
 from ._joint import joint_data
 from ._linalg import AnyWhitening, BlockMoments
@@ -785,7 +785,13 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         whitened block ``(Sigma^{-1} x)_k``, i.e. block ``k``'s main effect
         given the other block (the Wald test of its coefficients in the
         regression of ``y`` on both blocks).  With covariates both blocks
-        and ``y`` are their residuals.  The Freedman--Lane and marginal
+        and ``y`` are their residuals.  The permutation statistic takes
+        each block under the whitening ``fit(..., independent_blocks=True)``
+        with the same ``whitening=`` uses, under either estimator: a
+        ``"permutation (marginal)"`` row is the per-block fit's test (same
+        statistic and, same seed, same p-value), and since that whitening
+        depends on the blocks only, never on ``y``, it stays exact.  The
+        Freedman--Lane and marginal
         versions are derived on the theory page (sections 5 and 6) and
         their size is studied in ``studies/study_main_effects.py --part
         conditional``.  Needs the rows: the sandwich needs
@@ -817,10 +823,28 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
                        else np.concatenate([np.asarray(c[3], float) for c in parts]))
         adjustment = getattr(self._model.data, "adjustment", None)
         return _main_effects_test(
-            y, [a, b], list(self._model.block_names), self._whitening, weights=weights,
+            y, [a, b], list(self._model.block_names), self._per_block_whitening,
+            weights=weights,
             joint=self._settings.joint, n_adjusted=int(getattr(adjustment, "p", 0)),
             covariates=getattr(adjustment, "design", None),
             method=method, n_perm=n_perm, seed=seed)
+
+    def _per_block_whitening(self) -> DesignWhitening[AnyWhitening] | None:
+        """The blocks' whitening of ``fit(..., independent_blocks=True)`` with
+        this fit's ``whitening=`` (``"auto"`` resolved per block,
+        :func:`jdr_stats.policy.whitening` with ``joint=False``): the
+        coordinates of the main-effects permutation test, so that its
+        marginal rows are the per-block fit's test under either estimator.
+        Built from the model's rows by the fit's own code; it depends on the
+        blocks only, never on ``y``."""
+        if not self._settings.joint:
+            return self._whitening
+        choice = self._settings.whitening
+        names_a, names_b = list(self._names_a), list(self._names_b)
+        kind = choose_whitening(choice.name if choice.reason == "given" else "auto",
+                                self.nobs, len(names_a), len(names_b), joint=False).name
+        auto = self._settings.rank_method is not None or self._settings.support is not None
+        return moments_and_whitenings(self._model.data, names_a, names_b, kind, auto)[1]
 
     @cached_property
     def _summary_main_effects(self) -> MainEffectsResults | None:

@@ -31,6 +31,7 @@ Output: studies/results/check_main_effects_real.txt
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import time
@@ -76,8 +77,11 @@ def run(name: str, y: pd.Categorical, blocks: dict[str, np.ndarray], out: list[s
             float_format=lambda x: f"{x:.4g}"))
         out += [f"  reason {blk}: {why}" for blk, why in me.table["reason"].items()]
         summary = str(res.summary())
-        lines = [ln.strip() for ln in summary.splitlines() if ln.startswith("Main effect")]
-        out.append("summary lines: " + " | ".join(lines))
+        # the summary's paragraph "What this reduction can see", from its tests on
+        flat = " ".join(summary.split())
+        found = re.search(r"their tests \(results\.main_effects_test\(\)\):.*?\.(?= [A-Z]|$)",
+                          flat)
+        out.append("summary lines: " + (found.group(0) if found else ""))
         if indep:
             t0 = time.perf_counter()
             try:

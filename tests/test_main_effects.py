@@ -417,3 +417,71 @@ def test_summary_gives_each_reason_as_a_note_not_a_column():
         reason = t.table.loc[block, "reason"]
         assert reason and f"Why {t.table.loc[block, 'method']}, block {block}: {reason}." in flat
     assert [r["reason"] for r in t.to_dict()["tests"]] == list(t.table["reason"])
+
+
+@pytest.mark.parametrize("whitening", ["auto", "shrinkage", "diagonal", "none"])
+def test_marginal_rows_are_the_per_block_test(whitening):
+    """p >> n (40 rows, 60 + 24 columns, 4 classes): the joint estimator's
+    marginal permutation rows are the per-block fit's test, the block under
+    its per-block whitening: the same statistic and, same seed, p-value."""
+    rng = np.random.default_rng(3)
+    m = 40
+    cls = rng.permutation(np.repeat(np.arange(4), 10))
+    # correlated columns of unequal scales: the whitening matters (OAS
+    # shrinks the correlation matrix, here not all the way to the identity)
+    a = rng.normal(size=(m, 4)) @ rng.normal(size=(4, 60)) + 0.5 * rng.normal(size=(m, 60))
+    a[:, :5] *= 4.0
+    a[:, 7] += 0.8 * cls
+    b = 0.5 * a[:, :24] + rng.normal(size=(m, 24))
+    y = pd.Categorical(cls)
+    mod = jdr.JointDimReduction(y, a, b)
+    joint = mod.fit(1, whitening=whitening).main_effects_test(seed=4)
+    per_fit = mod.fit(1, whitening=whitening, independent_blocks=True)
+    per = per_fit.main_effects_test(seed=4)
+    assert joint.joint and not per.joint
+    assert joint.table["method"].tolist() == ["permutation (marginal)"] * 2
+    assert per.table["method"].tolist() == ["permutation"] * 2
+    np.testing.assert_allclose(joint.table["statistic"], per.table["statistic"], rtol=1e-10)
+    np.testing.assert_array_equal(joint.pvalues, per.pvalues)
+    if whitening == "auto":  # OAS per block, not the centred block of before
+        assert per_fit.whitening == "shrinkage"
+        assert 0 < per_fit._whitening[0].shrinkage < 1
+
+
+def test_marginal_row_under_sample_whitening_is_the_per_block_test():
+    """whitening="sample" given (block a narrow, block b too wide to partial
+    out): block a's marginal permutation row is the per-block fit's."""
+    rng = np.random.default_rng(5)
+    m = 100
+    a = rng.normal(size=(m, 10)) * rng.uniform(0.2, 5, 10)
+    b = np.hstack([a @ rng.normal(size=(10, 60)) * 0.1, np.zeros((m, 0))]) \
+        + rng.normal(size=(m, 60))
+    y = a[:, 0] + rng.normal(size=m)
+    mod = jdr.JointDimReduction(y, a, b)
+    joint = mod.fit(1, whitening="sample").main_effects_test("permutation", seed=2)
+    per = mod.fit(1, whitening="sample", independent_blocks=True).main_effects_test(
+        "permutation", seed=2)
+    assert joint.joint and joint.table.loc["a", "method"] == "permutation (marginal)"
+    assert per.table.loc["a", "method"] == "permutation"
+    np.testing.assert_allclose(joint.table.loc["a", "statistic"],
+                               per.table.loc["a", "statistic"], rtol=1e-10)
+    assert joint.pvalues["a"] == per.pvalues["a"]
+
+
+def test_kblock_marginal_rows_are_the_per_block_test():
+    """Three blocks, whitening="sample" (the joint K-block estimator's): the
+    blocks too wide to partial out run the per-block fit's permutation test."""
+    rng = np.random.default_rng(7)
+    m = 60
+    a = rng.normal(size=(m, 3)) * [0.3, 1.0, 6.0]
+    b = rng.normal(size=(m, 20)) * rng.uniform(0.2, 5, 20)
+    c = 0.3 * np.repeat(b[:, :10], 3, axis=1) + rng.normal(size=(m, 30))
+    y = a[:, 0] + b[:, 1] + rng.normal(size=m)
+    mod = jdr.JointDimReduction.from_blocks(y, {"a": a, "b": b, "c": c})
+    joint = mod.fit(1, whitening="sample").main_effects_test("permutation", seed=3)
+    per = mod.fit(1, whitening="sample", independent_blocks=True).main_effects_test(
+        "permutation", seed=3)
+    assert joint.joint and joint.table["method"].tolist()[:2] == ["permutation (marginal)"] * 2
+    np.testing.assert_allclose(joint.table["statistic"][:2], per.table["statistic"][:2],
+                               rtol=1e-10)
+    np.testing.assert_array_equal(joint.pvalues[:2], per.pvalues[:2])

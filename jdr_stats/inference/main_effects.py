@@ -18,9 +18,11 @@ Two versions (theory of main effects, docs/theory/main_effects.md):
   moment of the jointly whitened block ``(Sigma^{-1} x)_k``, i.e. block
   ``k``'s main effect given the other block.
 - ``"permutation"``: at widths where the sandwich cannot be inverted, the
-  sum of the squared studentised first moments of the block under the fit's
-  whitening, its p-value from permutations of the response's rows; exact
-  when ``y`` is independent of block ``k`` (per block, without covariates).
+  sum of the squared studentised first moments of the block under its
+  per-block whitening (the one ``fit(..., independent_blocks=True)`` with
+  the same ``whitening=`` uses), its p-value from permutations of the
+  response's rows; exact when ``y`` is independent of block ``k`` (per
+  block, without covariates): the whitening depends on the blocks only.
 - ``"Freedman-Lane"``: the same statistic of the residuals of ``y`` and of
   the block on what the test partials out (the other block under the joint
   estimator, the covariates), its p-value from permutations of ``y``'s
@@ -28,13 +30,16 @@ Two versions (theory of main effects, docs/theory/main_effects.md):
   Where the other block cannot be partialled out (fewer rows than columns)
   the joint estimator's rows fall back to the marginal test, labelled
   ``"permutation (marginal)"`` (exact) or ``"Freedman-Lane (marginal)"``
-  (given the covariates only).
+  (given the covariates only).  The marginal permutation test is the
+  per-block fit's: the same whitening, statistic and (same seed) p-value
+  under either estimator.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeAlias
 
 import numpy as np
 import pandas as pd
@@ -50,6 +55,11 @@ __all__ = ["MAIN_EFFECTS_NULL", "MainEffectsResults", "MainEffectsMethod", "free
            "main_effects_test", "robust_score", "studentized_stat"]
 
 MainEffectsMethod = Literal["auto", "robust", "permutation"]
+
+#: The blocks' per-block whitening (the permutation version's coordinates),
+#: or a function returning it, called only when a permutation row runs.
+BlockWhitening: TypeAlias = (DesignWhitening[AnyWhitening]
+                             | Callable[[], DesignWhitening[AnyWhitening] | None] | None)
 
 #: The null hypothesis of one row, as the table's notes print it.
 MAIN_EFFECTS_NULL = "E[y z_k] = 0: no linear (first-moment) association of y with block k"
@@ -224,7 +234,7 @@ def freedman_lane(y: np.ndarray, x: np.ndarray, partial: list[np.ndarray], w: np
 
 
 def _block_row(y: np.ndarray, x: np.ndarray, other: np.ndarray | None, w: np.ndarray,
-               wmap: AnyWhitening | None, *, method: str, n_adjusted: int,
+               wmap: Callable[[], AnyWhitening | None], *, method: str, n_adjusted: int,
                covariates: np.ndarray | None, n_perm: int, n_blocks: int,
                rng: np.random.Generator) -> dict[str, Any]:
     m, n_k = x.shape
@@ -242,7 +252,11 @@ def _block_row(y: np.ndarray, x: np.ndarray, other: np.ndarray | None, w: np.nda
         f, p, den, pv = robust_score(e, z, w, nu)
         row.update(statistic=f, df=p, pvalue=pv, df_denom=den)
     elif choice.name in ("permutation", "permutation (marginal)"):
-        z = (x - (w @ x) / np.sum(w)) if wmap is None else wmap.to_white(x)
+        # the block's per-block whitening (under either estimator: the
+        # marginal test is the per-block fit's); it depends on the blocks
+        # only, never on y, so permuting y keeps the test exact
+        wk = wmap()
+        z = (x - (w @ x) / np.sum(w)) if wk is None else wk.to_white(x)
         ys = _standardized(y, w)
         obs = studentized_stat(ys, z, w)
         null = np.array([studentized_stat(ys[rng.permutation(m)], z, w)
@@ -262,7 +276,7 @@ def main_effects_test(
     y: np.ndarray,
     blocks: list[np.ndarray],
     names: list[str],
-    whitening: DesignWhitening[AnyWhitening] | None,
+    whitening: BlockWhitening,
     *,
     weights: np.ndarray | None = None,
     joint: bool = False,
@@ -278,8 +292,13 @@ def main_effects_test(
     ``y`` (``m`` or ``m x q``) and ``blocks`` are the model's rows (adjusted
     for covariates, ``n_adjusted`` columns of them, whose design
     ``covariates`` is given where the model keeps it); ``whitening`` the
-    fit's per-block whitening (the permutation version's coordinates);
-    ``joint`` tests each block given the others.
+    blocks' per-block whitening, the one ``fit(..., independent_blocks=True)``
+    with the same ``whitening=`` builds (None: centred only), or a function
+    returning it (called once, only if a permutation row runs): the
+    coordinates of the permutation version, per block and of the joint
+    estimator's marginal rows alike, so that the marginal test gives the
+    same statistic and, with the same seed, the same p-value under either
+    estimator; ``joint`` tests each block given the others.
     """
     if method not in ("auto", "robust", "permutation"):
         raise ValueError(f'method must be "auto", "robust" or "permutation"; got {method!r}')
@@ -289,15 +308,24 @@ def main_effects_test(
     m = y2.shape[0]
     w = np.ones(m) if weights is None else np.asarray(weights, float) * m / np.sum(weights)
     rng = np.random.default_rng(seed)
-    maps = [None] * len(blocks) if whitening is None or joint else list(whitening)
+    resolved: list[DesignWhitening[AnyWhitening] | None] = []
+
+    def block_map(k: int) -> Callable[[], AnyWhitening | None]:
+        def get() -> AnyWhitening | None:
+            if not resolved:
+                resolved.append(whitening() if callable(whitening) else whitening)
+            white = resolved[0]
+            return None if white is None else white[k]
+        return get
+
     zdesign = None if covariates is None else np.asarray(covariates, float).reshape(m, -1)
     rows = []
     for k, x in enumerate(blocks):
         others = [np.asarray(b, float) for j, b in enumerate(blocks) if j != k]
         other = np.hstack(others) if joint and others else None
-        rows.append(_block_row(y2, np.asarray(x, float), other, w, maps[k], method=method,
-                               n_adjusted=n_adjusted, covariates=zdesign, n_perm=int(n_perm),
-                               n_blocks=len(blocks), rng=rng))
+        rows.append(_block_row(y2, np.asarray(x, float), other, w, block_map(k),
+                               method=method, n_adjusted=n_adjusted, covariates=zdesign,
+                               n_perm=int(n_perm), n_blocks=len(blocks), rng=rng))
     table = pd.DataFrame(rows, index=pd.Index(names, name="block"))
     given = (" given the other block" + ("s" if len(blocks) > 2 else "")) if joint else ""
     notes = [
@@ -307,10 +335,10 @@ def main_effects_test(
         + ").",
         "robust: score test of the regression of y on the block with the sandwich "
         "variance (holds under heteroscedasticity and heavy tails), Hotelling's F "
-        "reference; permutation: squared studentised first moments under the fit's "
-        f"whitening, {int(n_perm)} permutations of y's rows, exact when y is independent "
-        "of the block; Freedman-Lane: the same statistic of the residuals of y and of the "
-        "block on what is partialled out, the residuals of y permuted and refitted, "
+        "reference; permutation: squared studentised first moments under the block's "
+        f"per-block whitening, {int(n_perm)} permutations of y's rows, exact when y is "
+        "independent of the block; Freedman-Lane: the same statistic of the residuals of y "
+        "and of the block on what is partialled out, the residuals of y permuted and refitted, "
         "asymptotically valid, not exact (theory page 'Main effects').",
     ]
     if any(str(mt).endswith("(marginal)") for mt in table["method"]):
