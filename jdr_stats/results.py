@@ -681,7 +681,8 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         statistic : {"combined", "dense", "sparse"}
             ``"combined"`` (default): the cross moment's ``T`` below and
             each block's first moment ``T_k = ||sum_i z_i x_ik||^2`` (its
-            whitened rows ``x_ik``, the response standardised ``z_i``),
+            rows ``x_ik`` whitened as ``independent_blocks=True`` whitens
+            them, under either estimator; the response standardised ``z_i``),
             each standardised by its mean and standard deviation over the
             permutations, the largest referred to its permutation
             distribution (exact too; theory of rank tests, 8c): it sees
@@ -729,8 +730,15 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         >>> t.pvalue == res.association_test(99, seed=1).pvalue, t.method
         (True, 'association')
         """
+        main = None
+        if statistic == "combined" and self._settings.joint:
+            # the first moments of the blocks themselves (the fit saw their
+            # residuals on each other), in the per-block fit's coordinates
+            _, a, b = self._model.data.rows("association_test()")
+            main = (self._per_block_whitening(), np.asarray(a, float), np.asarray(b, float))
         return _association_test(self._fit_data, self._whitening, n_perm=n_perm, seed=seed,
-                                 whitening_name=self.whitening, statistic=statistic)
+                                 whitening_name=self.whitening, statistic=statistic,
+                                 main=main)
 
     def main_effects_test(
         self,

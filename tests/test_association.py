@@ -214,3 +214,36 @@ def test_summary_says_how_to_run_it_above_the_row_limit(monkeypatch):
     d = _wide()
     text = str(jdr.JointDimReduction(d.y, d.a, d.b).fit(rank=1).summary())
     assert "results.association_test(n_perm=199" in text and "descriptive only" in text
+
+
+def test_combined_main_parts_are_the_blocks_own_first_moments(monkeypatch):
+    """Under the joint estimator the fit saw each block's residual on the
+    other; the combined statistic's main-effect parts are the first moments of
+    the blocks themselves in the per-block fit's coordinates, so they equal
+    the per-block fit's parts (observed and permuted, same seed)."""
+    from jdr_stats.inference import association
+
+    seen: list[tuple[np.ndarray, np.ndarray]] = []
+    inner = association.maxz_pvalue
+
+    def spy(observed, null):  # type: ignore[no-untyped-def]
+        seen.append((observed, null))
+        return inner(observed, null)
+
+    monkeypatch.setattr(association, "maxz_pvalue", spy)
+    rng = np.random.default_rng(9)
+    m = 40
+    g = rng.permutation(np.repeat([0, 1], 20))
+    common = rng.normal(size=(m, 1))
+    a = rng.normal(size=(m, 60)) + common + 1.2 * g[:, None] * (np.arange(60) < 8)
+    b = rng.normal(size=(m, 12)) + common + 1.2 * g[:, None] * (np.arange(12) < 4)
+    y = pd.Categorical(np.where(g == 1, "ko", "wt"))
+    joint = jdr.JointDimReduction(y, a, b).fit(1)
+    per_block = jdr.JointDimReduction(y, a, b).fit(1, independent_blocks=True)
+    pj = joint.association_test(99, seed=2).pvalue
+    pb = per_block.association_test(99, seed=2).pvalue
+    (oj, nj), (ob, nb) = seen
+    np.testing.assert_allclose(oj[1:], ob[1:], rtol=1e-10)
+    np.testing.assert_allclose(nj[:, 1:], nb[:, 1:], rtol=1e-10)
+    assert pj <= 0.05 and pb <= 0.05
+    assert joint.association_test(99, seed=2, statistic="dense").pvalue > 0.2  # blind

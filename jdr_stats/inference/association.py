@@ -72,16 +72,22 @@ class _Statistic:
 
 
 class _CombinedStatistic(_Statistic):
-    """``(T, T_a, T_b)``: the cross moment's ``T`` (:class:`_Statistic`) and
-    each block's first moment with the standardised response,
-    ``T_k = ||sum_i w_i z_i x_ik^T||_F^2`` of the whitened rows ``x_ik``
-    (main effects), the blocks' whitened rows held fixed."""
+    """``(T, T_a, T_b)``: the cross moment's ``T`` (:class:`_Statistic`, the
+    fit's whitened rows ``aw``, ``bw``) and each block's first moment with the
+    standardised response, ``T_k = ||sum_i w_i z_i x_ik^T||_F^2`` of the rows
+    ``x_ik`` whitened per block (``ma``, ``mb``: main effects), all the rows
+    held fixed."""
+
+    def __init__(self, aw: np.ndarray, bw: np.ndarray, w: np.ndarray,
+                 ma: np.ndarray, mb: np.ndarray) -> None:
+        super().__init__(aw, bw, w)
+        self.ma, self.mb = ma, mb
 
     def __call__(self, y: np.ndarray) -> np.ndarray:  # type: ignore[override]
         wz = _standardized_response(y, self.w) * self.w[:, None]
         cross = super().__call__(y)
-        return np.array([cross, float(np.sum((self.aw.T @ wz) ** 2)),
-                         float(np.sum((self.bw.T @ wz) ** 2))])
+        return np.array([cross, float(np.sum((self.ma.T @ wz) ** 2)),
+                         float(np.sum((self.mb.T @ wz) ** 2))])
 
 
 #: The statistics ``association_test`` offers.
@@ -190,6 +196,14 @@ def maxz_pvalue(observed: np.ndarray, null: np.ndarray) -> float:
     return float((1 + np.sum(zmax[1:] >= zmax[0] - tol)) / allv.shape[0])
 
 
+def _combined(aw: np.ndarray, bw: np.ndarray, w: np.ndarray,
+              main: DesignWhitening[AnyWhitening] | None, a: Any, b: Any) -> _CombinedStatistic:
+    ma_map, mb_map = (None, None) if main is None else tuple(main)
+    ma = _whitened_rows(a, ma_map, w @ np.asarray(a, float))
+    mb = _whitened_rows(b, mb_map, w @ np.asarray(b, float))
+    return _CombinedStatistic(aw, bw, w, ma, mb)
+
+
 def association_stats(
     y: np.ndarray,
     a: np.ndarray,
@@ -200,6 +214,7 @@ def association_stats(
     n_perm: int = 0,
     rng: np.random.Generator | None = None,
     statistic: str = "dense",
+    main: tuple[DesignWhitening[AnyWhitening] | None, np.ndarray, np.ndarray] | None = None,
 ) -> tuple[Any, np.ndarray]:
     """The observed statistic and ``n_perm`` statistics of permuted responses.
 
@@ -208,7 +223,10 @@ def association_stats(
     ``statistic="sparse"``: a vector per draw, one per level of
     :func:`sparse_levels` (the null is then ``n_perm x L``);
     ``"combined"``: the vector ``(T, T_a, T_b)`` of the cross moment and
-    each block's first moment.
+    each block's first moment, the latter from ``main = (whitening, a, b)``
+    (the per-block whitening and the model's rows, where the fit saw other
+    rows: the joint estimator's residuals; default: ``whitening``, ``a``,
+    ``b``).
     """
     y2 = np.asarray(y, float).reshape(len(y), -1)
     m = y2.shape[0]
@@ -217,7 +235,8 @@ def association_stats(
     aw = _whitened_rows(a, wa, w @ np.asarray(a, float))
     bw = _whitened_rows(b, wb, w @ np.asarray(b, float))
     stat: Any = (_Statistic(aw, bw, w) if statistic == "dense" else
-                 _CombinedStatistic(aw, bw, w) if statistic == "combined" else
+                 _combined(aw, bw, w, *((whitening, a, b) if main is None else main))
+                 if statistic == "combined" else
                  _SparseStatistic(np.asarray(a, float), np.asarray(b, float), wa, wb, w))
     observed = stat(y2)
     if n_perm == 0:
@@ -237,6 +256,7 @@ def association_test(
     seed: int | np.random.Generator | None = None,
     whitening_name: str = "",
     statistic: str = "combined",
+    main: tuple[DesignWhitening[AnyWhitening] | None, np.ndarray, np.ndarray] | None = None,
 ) -> TestResult:
     """The permutation test of no association; see
     :meth:`jdr_stats.results.JDRResults.association_test`."""
@@ -254,7 +274,8 @@ def association_test(
                          f"got {statistic!r}")
     y, a, b, weights = data.rows("association_test()", weights=True)
     obs, null = association_stats(y, a, b, whitening, weights=weights, n_perm=int(n_perm),
-                                  rng=np.random.default_rng(seed), statistic=statistic)
+                                  rng=np.random.default_rng(seed), statistic=statistic,
+                                  main=main)
     if statistic == "sparse":
         pv = minp_pvalue(np.asarray(obs), null)
         # the reported statistic: the observed min p over the levels
