@@ -224,13 +224,13 @@ def test_combined_main_parts_are_the_blocks_own_first_moments(monkeypatch):
     from jdr_stats.inference import association
 
     seen: list[tuple[np.ndarray, np.ndarray]] = []
-    inner = association.maxz_pvalue
+    inner = association._max_z
 
     def spy(observed, null):  # type: ignore[no-untyped-def]
         seen.append((observed, null))
         return inner(observed, null)
 
-    monkeypatch.setattr(association, "maxz_pvalue", spy)
+    monkeypatch.setattr(association, "_max_z", spy)
     rng = np.random.default_rng(9)
     m = 40
     g = rng.permutation(np.repeat([0, 1], 20))

@@ -179,6 +179,22 @@ def minp_pvalue(observed: np.ndarray, null: np.ndarray) -> float:
     return float((1 + np.sum(minp[1:] <= minp[0] * (1 + 1e-12))) / allv.shape[0])
 
 
+def _max_z(observed: np.ndarray, null: np.ndarray) -> np.ndarray:
+    """The ``B + 1`` maxima ``max_l z_l`` (the observed first): each part
+    standardised by its mean and standard deviation over the ``B + 1``
+    vectors (the observed counts as one)."""
+    allv = np.vstack([observed[None, :], null])  # (B + 1, L)
+    sd = allv.std(axis=0)
+    return ((allv - allv.mean(axis=0)) / np.where(sd > 0, sd, 1.0)).max(axis=1)
+
+
+def _rank_of_first(zmax: np.ndarray) -> float:
+    """``(1 + #{b: Z*_b >= Z}) / (B + 1)`` of the maxima of :func:`_max_z`."""
+    # rounding: a permuted maximum equal to the observed up to 1e-10 counts as >=
+    tol = 1e-10 * max(float(np.abs(zmax).max()), 1e-300)
+    return float((1 + np.sum(zmax[1:] >= zmax[0] - tol)) / zmax.shape[0])
+
+
 def maxz_pvalue(observed: np.ndarray, null: np.ndarray) -> float:
     """The exact permutation p-value of ``max_l z_l``: each part standardised
     by its mean and standard deviation over the ``B + 1`` vectors (the
@@ -187,13 +203,7 @@ def maxz_pvalue(observed: np.ndarray, null: np.ndarray) -> float:
     vectors, so under exchangeability the p-value is exact; unlike the
     minimum of ranks (:func:`minp_pvalue`) the maxima are continuous, so the
     test is not made conservative by ties."""
-    allv = np.vstack([observed[None, :], null])  # (B + 1, L)
-    sd = allv.std(axis=0)
-    z = (allv - allv.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
-    zmax = z.max(axis=1)
-    # rounding: a permuted maximum equal to the observed up to 1e-10 counts as >=
-    tol = 1e-10 * max(float(np.abs(zmax).max()), 1e-300)
-    return float((1 + np.sum(zmax[1:] >= zmax[0] - tol)) / allv.shape[0])
+    return _rank_of_first(_max_z(observed, null))
 
 
 def _combined(aw: np.ndarray, bw: np.ndarray, w: np.ndarray,
@@ -285,11 +295,9 @@ def association_test(
         levels = sparse_levels(np.shape(a)[1], np.shape(b)[1])
         dist = f"permutation ({int(n_perm)} permutations), min p over sparsity levels {levels}"
     elif statistic == "combined":
-        pv = maxz_pvalue(np.asarray(obs), null)
         # the reported statistic: the observed largest standardised part
-        allv = np.vstack([np.asarray(obs)[None, :], null])
-        sd = allv.std(axis=0)
-        obs = float(((allv[0] - allv.mean(axis=0)) / np.where(sd > 0, sd, 1.0)).max())
+        zmax = _max_z(np.asarray(obs), null)
+        pv, obs = _rank_of_first(zmax), float(zmax[0])
         dist = (f"permutation ({int(n_perm)} permutations), largest standardised part of "
                 "the cross moment (interactions) and each block's first moment (main "
                 "effects)")
