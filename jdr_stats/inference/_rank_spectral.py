@@ -281,12 +281,14 @@ class _SpectralBatch:
         # (threads spin on matrices of a few dozen rows) and makes the
         # numbers independent of the machine's thread count and of n_jobs
         with blas_single_thread():
+            sums = self._sums(rngs)
+            one = sums["full"].shape[1] == 1  # q = 1: at k = 0 the two sides are equal
             out = np.empty((len(rngs), len(self.ks), 2))
-            for j, sums in enumerate(self._sums(rngs)):
-                for i, (left, right, _) in enumerate(self._unfoldings(sums)):
-                    top = _top_eig(left())
-                    same = self.ks[i] == 0 and sums["full"].shape[0] == 1  # q = 1: L = R
-                    out[j, i] = top, (top if same else _top_eig(right()))
+            for i, side in enumerate(self._unfoldings(sums)):
+                grams = side.left_gram()
+                for j in range(len(rngs)):
+                    top = _top_eig(side.left(j)) if grams is None else _gram_top(grams[j])
+                    out[j, i] = top, (top if self.ks[i] == 0 and one else _top_eig(side.right(j)))
             return out / self.scale
 
     def reaches(self, rngs: list[Any], levels: np.ndarray) -> np.ndarray:
@@ -305,32 +307,37 @@ class _SpectralBatch:
         if needed.size == 0:
             return out
         with blas_single_thread():
-            for j, sums in enumerate(self._sums(rngs)):
-                for i, (left, right, left_gram) in enumerate(self._unfoldings(sums)):
-                    if i > needed[-1]:
-                        break
-                    level = levels[i]
-                    if np.isnan(level):
+            sums = self._sums(rngs)
+            one = sums["full"].shape[1] == 1  # q = 1: at k = 0 the two sides are equal
+            for i, side in enumerate(self._unfoldings(sums)):
+                if i > needed[-1]:
+                    break
+                level = levels[i]
+                if np.isnan(level):
+                    continue
+                grams = side.left_gram()
+                for j in range(len(rngs)):
+                    if not (_reaches(side.left(j), level, self.scale) if grams is None
+                            else _gram_reaches(grams[j], level, self.scale)):
                         continue
-                    gram = left_gram()
-                    if not (_reaches(left(), level, self.scale) if gram is None
-                            else _gram_reaches(gram, level, self.scale)):
-                        continue
-                    same = self.ks[i] == 0 and sums["full"].shape[0] == 1  # q = 1: L = R
-                    out[j, i] = same or _reaches(right(), level, self.scale)
+                    out[j, i] = (self.ks[i] == 0 and one) or _reaches(side.right(j), level,
+                                                                      self.scale)
         return out
 
-    def _sums(self, rngs: list[Any]) -> list[dict[str, np.ndarray]]:
+    def _sums(self, rngs: list[Any]) -> dict[str, np.ndarray]:
         """Each replicate's sums over the rows (:func:`_accumulate`), the
-        response columns stacked: a dict of ``q x ...`` arrays per replicate."""
+        replicates and the response columns stacked: a dict of ``R x q x ...``
+        arrays (``R = len(rngs)``)."""
         seeds = [int(g.integers(2**63 - 1)) for g in rngs]
         n1, n2, k2 = self.n1, self.n2, 2 * self.kmax
         projected = self.u1 is not None
-        acc: list[dict[str, np.ndarray]] | None = None
+        stacked: dict[str, np.ndarray] | None = None
+        acc: list[dict[str, np.ndarray]] = []
         for start, y, a, b in _offset_chunks(self.chunks):
             cols = _columns(y)
-            if acc is None:
-                acc = [_zero_sums(n1, n2, k2, projected, len(cols)) for _ in seeds]
+            if stacked is None:
+                stacked = _zero_sums(n1, n2, k2, projected, (len(seeds), len(cols)))
+                acc = [{key: arr[j] for key, arr in stacked.items()} for j in range(len(seeds))]
             ca, cb, halves, groups = self._prepared(start, y, a, b)
             for j, seed in enumerate(seeds):
                 sa, sb = flip_signs(seed, start, start + len(y))
@@ -350,8 +357,8 @@ class _SpectralBatch:
                 flipped = _FlippedRows(a, b, ca, cb, sa, sb, halves, self.one_sign)
                 for c, yc in enumerate(cols):
                     flipped.accumulate(per_col[c], yc, self.u1, self.v1)
-        assert acc is not None
-        return acc
+        assert stacked is not None
+        return stacked
 
     def _prepared(self, start: int, y: np.ndarray, a: np.ndarray, b: np.ndarray) -> Any:
         """The chunk's corrections ``ca``, ``cb`` (None without projections),
@@ -383,13 +390,12 @@ class _SpectralBatch:
         state["_prepared_chunks"] = {}
         return state
 
-    def _unfoldings(self, sums: dict[str, np.ndarray]
-                    ) -> Iterator[tuple[Callable[[], np.ndarray], Callable[[], np.ndarray],
-                                        Callable[[], np.ndarray | None]]]:
-        """Per rank of the pass, in order, the two sides' matrices as callables
-        (each formed when called, before the next rank is drawn): the first
-        block's unfolding ``[L_1, ..., L_q]`` (``n1 x q n2``) and the second's
-        ``[R_1; ...; R_q]`` (``q n1 x n2``); at ``k = 0`` both from ``full``.
+    def _unfoldings(self, sums: dict[str, np.ndarray]) -> Iterator[_Sides]:
+        """Per rank of the pass, in order, the two sides of every replicate
+        (:class:`_Sides`), from the stacked sums of :meth:`_sums` (``R x q x
+        ...``): the first block's unfolding ``[L_1, ..., L_q]`` (``n1 x q n2``)
+        and the second's ``[R_1; ...; R_q]`` (``q n1 x n2``); at ``k = 0`` both
+        from ``full``.
 
         With ``a~_i = P_i a'_i + sa_i (I - P_i) a'_i`` and ``b~_i`` likewise,
         the left side is ``L_k = sum_i y_i (I - P_i) a~_i b~_i^T = F - U C +
@@ -399,43 +405,38 @@ class _SpectralBatch:
         ``H``, ``J`` the sums ``full``, ``c_left``, ``c_right``, ``d_left``,
         ``e_left``, ``f_right``, ``g_right`` over the rows cut to ``2 k``
         (:func:`_accumulate`; weights ``wy = y sa sb``, ``cl = y sa (1 - sb)``,
-        ``cr = y sb (1 - sa)``).  The right side is formed so when asked for.
-        The left side is formed so at the first positive rank of the pass, and
-        at each further rank by adding its difference to the previous rank's,
-        one product of ``q`` matrices of four columns by four rows (``new``:
-        the rank's two columns, ``old``: the ``2 k - 2`` before):
+        ``cr = y sb (1 - sa)``).  The right side is formed so when asked for,
+        the left side so at the pass's first positive rank ``s``.  From one
+        rank to the next the left side changes by a product of four columns by
+        four rows (``new``: the rank's two columns of ``U``, ``V``; ``old``:
+        the ``2 k - 2`` before):
 
-        ``L_k - L_{k-1} = [U_new, D_new - U_old E_old,new] [-(C_new + E_new,: V^T);
-        V_new^T]``.
+        ``L_k - L_{k-1} = X_k Y_k``, ``X_k = [U_new, DX_new]``, ``Y_k =
+        [CY_new; V_new^T]``, ``DX_new = D_new - U_old E_old,new``, ``CY_new =
+        -(C_new + E_new,: V^T)``
 
-        The third callable gives the left side's smaller Gram matrix
-        ``sum_c L_c L_c^T`` when that is the ``n1 x n1`` one and the dense
-        eigensolver's (else None): formed at the first rank it is asked for,
-        then updated rank by rank with ``L_c <- L_c + X_c Y_c`` (``X_c``,
-        ``Y_c`` the four columns and rows above):
-        ``G <- G + W X^T + X W^T``, ``X = [X_1, ..., X_q]``, ``W = [W_1, ...,
-        W_q]``, ``W_c = L_c Y_c^T + X_c Y_c Y_c^T / 2`` (``n1 x 4 q`` products
-        instead of the ``n1 x n1 x q n2`` Gram; the same to rounding).
+        (``DX`` and ``CY`` of every rank of the pass are one product each).
+        Where the left side's smaller Gram matrix ``G_k = sum_c L_c L_c^T`` is
+        the ``n1 x n1`` one and the dense eigensolver's, only ``G_k`` is kept:
+        ``G_k = G_{k-1} + W X_k^T + X_k W^T`` with ``W = L_{k-1} Y_k^T + X_k
+        Y_k Y_k^T / 2`` (``X``, ``W`` the ``q`` columns' side by side), and
+        ``L_{k-1} Y_k^T = L_s Y_k^T + sum_{s < i < k} X_i Y_i Y_k^T`` comes from
+        the products ``L_s CY^T``, ``L_s V``, ``CY CY^T``, ``CY V``, ``V^T V``
+        of all the pass's columns, made once: a rank costs ``n1 x 4 q``
+        products instead of the ``n1 x n1 x q n2`` Gram (the same to
+        rounding), and the left sides themselves are formed only if asked.
+        Otherwise the left side is updated rank by rank.  Every product runs
+        over the replicates and columns at once.
         """
-        q, n1, n2 = sums["full"].shape
         full = sums["full"]
-        updated = n1 <= q * n2 and n1 <= _DENSE_EIG_MAX
-        gram: list[np.ndarray] = []  # the left Gram at the current rank, once asked
+        nrep, q, n1, n2 = full.shape
+        by_gram = n1 <= q * n2 and n1 <= _DENSE_EIG_MAX
 
-        def unfold_left(x: np.ndarray) -> Callable[[], np.ndarray]:
-            return lambda: x.transpose(1, 0, 2).reshape(n1, q * n2)
-
-        def left_gram(x: np.ndarray) -> Callable[[], np.ndarray | None]:
-            def get() -> np.ndarray | None:
-                if not updated:
-                    return None
-                if not gram:
-                    gram.append(_gram(x.transpose(1, 0, 2).reshape(n1, q * n2)))
-                return gram[0]
-            return get
+        def unfolded(x: np.ndarray) -> Callable[[int], np.ndarray]:
+            return lambda j: x[j].transpose(1, 0, 2).reshape(n1, q * n2)
 
         if self.ks[0] == 0:
-            yield unfold_left(full), lambda: full.reshape(q * n1, n2), lambda: None
+            yield _Sides(unfolded(full), lambda j: full[j].reshape(q * n1, n2), lambda: None)
         if self.u1 is None:  # the pass is k = 0 alone
             return
         u1, v1 = self.u1, self.v1
@@ -443,41 +444,130 @@ class _SpectralBatch:
         c_left, c_right, d_left = sums["c_left"], sums["c_right"], sums["d_left"]
         e_left, f_right, g_right = sums["e_left"], sums["f_right"], sums["g_right"]
 
-        def right(c: int) -> Callable[[], np.ndarray]:
+        def right(c: int) -> Callable[[int], np.ndarray]:
             uc, vc_t = u1[:, :c], v1[:, :c].T
-            return lambda: (full - c_right[:, :, :c] @ vc_t + uc @ (
-                f_right[:, :c] - g_right[:, :c, :c] @ vc_t)).reshape(q * n1, n2)
+            return lambda j: (full[j] - c_right[j, :, :, :c] @ vc_t + uc @ (
+                f_right[j, :, :c] - g_right[j, :, :c, :c] @ vc_t)).reshape(q * n1, n2)
 
-        start = max(self.ks[0], 1)
-        c = 2 * start
-        uc, vc_t = u1[:, :c], v1[:, :c].T
-        left = full - uc @ c_left[:, :c] + (d_left[:, :, :c] - uc @ e_left[:, :c, :c]) @ vc_t
-        yield unfold_left(left), right(c), left_gram(left)
-        xl, yl = np.empty((q, n1, 4)), np.empty((q, 4, n2))
-        for k in range(start + 1, self.ks[-1] + 1):
-            old, new, c = slice(0, 2 * k - 2), slice(2 * k - 2, 2 * k), 2 * k
-            xl[:, :, :2] = u1[:, new]
-            xl[:, :, 2:] = d_left[:, :, new] - u1[:, old] @ e_left[:, old, new]
-            yl[:, :2] = -(c_left[:, new] + e_left[:, new, :c] @ v1[:, :c].T)
-            yl[:, 2:] = v1[:, new].T
-            if gram:  # G + W X^T + X W^T
-                yt = yl.transpose(0, 2, 1)
-                wl = left @ yt + 0.5 * (xl @ (yl @ yt))
-                wx = wl.transpose(1, 0, 2).reshape(n1, 4 * q) @ xl.transpose(
-                    1, 0, 2).reshape(n1, 4 * q).T
-                gram[0] = gram[0] + wx + wx.T
-            left = left + xl @ yl
-            yield unfold_left(left), right(c), left_gram(left)
+        start, kmax = max(self.ks[0], 1), self.ks[-1]
+        c0 = 2 * start
+        uc = u1[:, :c0]
+        left = ((d_left[..., :c0] - uc @ e_left[..., :c0, :c0]).reshape(-1, c0)
+                @ v1[:, :c0].T).reshape(full.shape)
+        left += full
+        left -= uc @ c_left[..., :c0, :]
+        #: the Gram of the left sides and the last update in it (-1: at ``s``):
+        #: formed at ``s`` once asked, then updated rank by rank, so that its
+        #: value at a rank does not depend on the rank it was first asked at
+        gram: list[np.ndarray] = []
+        in_gram = [-1]
+        wv: list[np.ndarray] = []  # W of every later rank: CY parts summed over q, V parts
+
+        def left_at(j: int) -> np.ndarray:
+            """The left sides of every replicate after update ``j`` (-1: at ``s``)."""
+            if j < 0:
+                return left
+            done = slice(0, 2 * j + 2)
+            return (left + u1[:, c0:c0 + 2 * j + 2] @ cy[..., done, :]
+                    + dx[..., done] @ vn[:, done].T)
+
+        def gram_at(j: int) -> Callable[[], np.ndarray | None]:
+            def get() -> np.ndarray | None:
+                if not by_gram:
+                    return None
+                if not gram:
+                    lu = left.transpose(0, 2, 1, 3).reshape(nrep, n1, q * n2)
+                    gram.append(lu @ lu.transpose(0, 2, 1))
+                if in_gram[0] < j and not wv:
+                    wv.extend(_all_w(left, u1[:, cols], dx, cy, vn, blk[cols]))
+                while in_gram[0] < j:  # G + W X^T + X W^T
+                    i = in_gram[0] = in_gram[0] + 1
+                    w_cy, w_v = wv
+                    jj = slice(2 * i, 2 * i + 2)
+                    wx = w_cy[..., jj] @ u1[:, c0 + 2 * i:c0 + 2 * i + 2].T
+                    wx += (w_v[..., jj].reshape(nrep, n1, 2 * q)
+                           @ dx[..., jj].transpose(0, 1, 3, 2).reshape(nrep, 2 * q, n1))
+                    gram[0] = gram[0] + wx + wx.transpose(0, 2, 1)
+                return gram[0]
+            return get
+
+        def unfolded_at(j: int) -> Callable[[int], np.ndarray]:
+            return lambda r: left_at(j)[r].transpose(1, 0, 2).reshape(n1, q * n2)
+
+        if kmax == start:
+            yield _Sides(unfolded(left), right(c0), gram_at(-1))
+            return
+        # the columns of the pass's later ranks: DX and CY of each at once
+        cols = slice(c0, 2 * kmax)
+        blk = np.arange(2 * kmax) // 2
+        vn = v1[:, cols]
+        dx = d_left[..., cols] - u1 @ (e_left[..., :, cols] * (blk[:, None] < blk[None, cols]))
+        cy = -(c_left[..., cols, :]
+               + (e_left[..., cols, :] * (blk[None, :] <= blk[cols, None])) @ v1.T)
+        yield _Sides(unfolded(left), right(c0), gram_at(-1))
+        if not by_gram:  # the left side rank by rank
+            for j, k in enumerate(range(start + 1, kmax + 1)):
+                jj = slice(2 * j, 2 * j + 2)
+                left = (left + u1[:, c0 + 2 * j:c0 + 2 * j + 2] @ cy[..., jj, :]
+                        + dx[..., jj] @ vn[:, jj].T)
+                yield _Sides(unfolded(left), right(2 * k), lambda: None)
+            return
+        for j, k in enumerate(range(start + 1, kmax + 1)):
+            yield _Sides(unfolded_at(j), right(2 * k), gram_at(j))
 
 
-def _zero_sums(n1: int, n2: int, k2: int, projected: bool, q: int) -> dict[str, np.ndarray]:
+def _all_w(left: np.ndarray, un: np.ndarray, dx: np.ndarray, cy: np.ndarray, vn: np.ndarray,
+           blk: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``W_k = L_{k-1} Y_k^T + X_k Y_k Y_k^T / 2`` of every later rank of a pass
+    at once (:meth:`_SpectralBatch._unfoldings`), from the left sides ``L_s``
+    at its first rank (``R x q x n1 x n2``) and the columns ``un``, ``vn`` of
+    ``U``, ``V``, ``dx``, ``cy`` of the later ranks (``blk``: each column's rank).
+
+    ``L_{k-1} Y_k^T = L_s Y_k^T + sum_{i < k} X_i Y_i Y_k^T``: with ``X_i =
+    [U_i, DX_i]``, ``Y_i = [CY_i; V_i^T]`` and the weights ``M_ij = 1`` for
+    ``blk_i < blk_j``, ``1/2`` for ``blk_i = blk_j`` (the half term), else 0,
+    the CY columns of every ``W`` are ``L_s CY^T + U (CY CY^T * M) + DX ((CY
+    V)^T * M)`` and the V columns ``L_s V + U (CY V * M) + DX (V^T V * M)``.
+    Returns the CY columns summed over the response columns (their ``X``
+    columns, ``U_new``, are the same for every column), ``R x n1 x 2K``, and
+    the V columns as ``R x n1 x q x 2K``."""
+    nrep, q, n1, n2 = left.shape
+    weights = np.where(blk[:, None] < blk[None, :], 1.0,
+                       np.where(blk[:, None] == blk[None, :], 0.5, 0.0))
+    cc = cy @ cy.swapaxes(-1, -2)
+    cv = (cy.reshape(-1, n2) @ vn).reshape(nrep, q, len(blk), len(blk))
+    w_cy = (left @ cy.swapaxes(-1, -2) + un @ (cc * weights)
+            + dx @ (cv.swapaxes(-1, -2) * weights)).sum(axis=1)
+    w_v = ((left.reshape(-1, n2) @ vn).reshape(nrep, q, n1, len(blk)) + un @ (cv * weights)
+           + dx @ ((vn.T @ vn) * weights))
+    return w_cy, np.ascontiguousarray(w_v.transpose(0, 2, 1, 3))
+
+
+class _Sides:
+    """One rank's two sides for the replicates of a batch
+    (:meth:`_SpectralBatch._unfoldings`): ``left(j)`` and ``right(j)`` the
+    matrices of replicate ``j``, ``left_gram()`` the left sides' smaller Gram
+    matrices (``R x n1 x n1``) or None where they are not the dense
+    eigensolver's."""
+
+    __slots__ = ("left", "left_gram", "right")
+
+    def __init__(self, left: Callable[[int], np.ndarray], right: Callable[[int], np.ndarray],
+                 left_gram: Callable[[], np.ndarray | None]) -> None:
+        self.left, self.right, self.left_gram = left, right, left_gram
+
+
+def _zero_sums(n1: int, n2: int, k2: int, projected: bool,
+               q: int | tuple[int, ...]) -> dict[str, np.ndarray]:
     """Zero sums of :func:`_accumulate` for ``q`` response columns (or
-    groups), stacked: ``q x ...`` arrays."""
-    out = {"full": np.zeros((q, n1, n2))}
+    groups), stacked: ``q x ...`` arrays; ``q`` a tuple (replicates, columns):
+    ``R x q x ...`` arrays."""
+    lead = (q,) if isinstance(q, int) else tuple(q)
+    out = {"full": np.zeros((*lead, n1, n2))}
     if projected:
-        out.update(c_left=np.zeros((q, k2, n2)), c_right=np.zeros((q, n1, k2)),
-                   d_left=np.zeros((q, n1, k2)), e_left=np.zeros((q, k2, k2)),
-                   f_right=np.zeros((q, k2, n2)), g_right=np.zeros((q, k2, k2)))
+        out.update(c_left=np.zeros((*lead, k2, n2)), c_right=np.zeros((*lead, n1, k2)),
+                   d_left=np.zeros((*lead, n1, k2)), e_left=np.zeros((*lead, k2, k2)),
+                   f_right=np.zeros((*lead, k2, n2)), g_right=np.zeros((*lead, k2, k2)))
     return out
 
 
@@ -625,39 +715,58 @@ class _GroupSums:
         self.n1, self.n2 = a0.shape[1], b0.shape[1]
         self.kh = groups[0].ca.shape[1] // 2
         self.values_t = np.stack([grp.value for grp in groups]).T  # Q x G
-        #: per group and half: its rows' indices in the chunk, x and z
-        self.parts: list[tuple[int, int, np.ndarray, np.ndarray, np.ndarray]] = []
+        #: the rows of every group and half one after the other: their
+        #: indices in the chunk, x and z; part p (group g, half h) is the
+        #: rows ``bounds[p]:bounds[p + 1]``
+        self.parts: list[tuple[int, int]] = []
+        idx, xs, zs, bounds = [], [], [], [0]
         unsigned = np.zeros((len(groups), 2, self.n1 + self.kh, self.n2 + self.kh))
         for g, grp in enumerate(groups):
             for h, (rows, ah, bh) in enumerate(grp.halves):
                 x = np.hstack([ah, grp.ca[rows][:, h::2]])
                 z = np.hstack([bh, grp.cb[rows][:, h::2]])
-                self.parts.append((g, h, grp.idx[rows], x, z))
+                self.parts.append((g, h))
+                idx.append(grp.idx[rows])
+                xs.append(x)
+                zs.append(z)
+                bounds.append(bounds[-1] + len(x))
                 unsigned[g, h] = x.T @ z
+        self.idx = np.concatenate(idx)
+        self.x, self.z = np.vstack(xs), np.vstack(zs)
+        self.bounds = bounds
         self.unsigned = np.tensordot(self.values_t, unsigned, axes=1)  # Q x 2 x ...
 
     def add(self, acc: dict[str, np.ndarray], sa: np.ndarray, sb: np.ndarray,
             one_sign: bool) -> None:
         """Add one replicate's sums (signs ``sa``, ``sb`` of the chunk's rows)
-        to ``acc`` (stacked over the response columns)."""
+        to ``acc`` (stacked over the response columns).  The products
+        weighted by ``cl`` and ``cr`` run over every row of a part with the
+        weight zero where it is (two products of ``kh`` columns); the one of
+        the negative signs over those rows only."""
         n1, n2, kh = self.n1, self.n2, self.kh
         ng = self.values_t.shape[1]
         neg = np.zeros((ng, *self.unsigned.shape[1:]))
         dl = np.zeros((ng, 2, n1 + kh, kh))
         fr = np.zeros((ng, 2, kh, n2 + kh))
-        sab = sa * sb
-        for g, h, idx, x, z in self.parts:
-            s_a, s_b = sa[idx], sb[idx]
-            rows = sab[idx] < 0
+        s_a, s_b = sa[self.idx], sb[self.idx]
+        negative = s_a * s_b < 0
+        x, z = self.x, self.z
+        if not one_sign:
+            zd = z[:, n2:] * np.where(s_b < 0, 2.0 * s_a, 0.0)[:, None]
+            xf = x[:, n1:] * np.where(s_a < 0, 2.0 * s_b, 0.0)[:, None]
+        for p, (g, h) in enumerate(self.parts):
+            lo, hi = self.bounds[p], self.bounds[p + 1]
+            rows = lo + np.flatnonzero(negative[lo:hi])
             neg[g, h] = x[rows].T @ z[rows]
             if one_sign:
                 continue
-            rows = s_b < 0
-            dl[g, h] = x[rows].T @ (z[rows, n2:] * (2.0 * s_a[rows])[:, None])
-            rows = s_a < 0
-            fr[g, h] = (x[rows, n1:] * (2.0 * s_b[rows])[:, None]).T @ z[rows]
-        full = self.unsigned - 2.0 * np.tensordot(self.values_t, neg, axes=1)
-        acc["full"] += full[:, 0, :n1, :n2] + full[:, 1, :n1, :n2]
+            dl[g, h] = x[lo:hi].T @ zd[lo:hi]
+            fr[g, h] = xf[lo:hi].T @ z[lo:hi]
+        full = np.matmul(self.values_t, neg.reshape(ng, -1)).reshape(self.unsigned.shape)
+        full *= -2.0
+        full += self.unsigned
+        acc["full"] += full[:, 0, :n1, :n2]
+        acc["full"] += full[:, 1, :n1, :n2]
         for h in (0, 1):
             acc["c_left"][:, h::2] += full[:, h, n1:, :n2]
             acc["c_right"][:, :, h::2] += full[:, h, :n1, n2:]
