@@ -452,10 +452,14 @@ class _SpectralBatch:
         start, kmax = max(self.ks[0], 1), self.ks[-1]
         c0 = 2 * start
         uc = u1[:, :c0]
-        left = ((d_left[..., :c0] - uc @ e_left[..., :c0, :c0]).reshape(-1, c0)
-                @ v1[:, :c0].T).reshape(full.shape)
-        left += full
-        left -= uc @ c_left[..., :c0, :]
+        # the left sides at s, unfolded: lu[r, :, c, :] = L_c of replicate r
+        lu = np.empty((nrep, n1, q, n2))
+        lu[...] = full.transpose(0, 2, 1, 3)
+        lu_flat = lu.reshape(nrep, n1, q * n2)
+        lu_flat -= uc @ c_left[..., :c0, :].transpose(0, 2, 1, 3).reshape(nrep, c0, q * n2)
+        lu += (np.ascontiguousarray((d_left[..., :c0] - uc @ e_left[..., :c0, :c0])
+                                    .transpose(0, 2, 1, 3)).reshape(-1, c0)
+               @ v1[:, :c0].T).reshape(lu.shape)
         #: the Gram of the left sides and the last update in it (-1: at ``s``):
         #: formed at ``s`` once asked, then updated rank by rank, so that its
         #: value at a rank does not depend on the rank it was first asked at
@@ -463,65 +467,71 @@ class _SpectralBatch:
         in_gram = [-1]
         wv: list[np.ndarray] = []  # W of every later rank: CY parts summed over q, V parts
 
-        def left_at(j: int) -> np.ndarray:
-            """The left sides of every replicate after update ``j`` (-1: at ``s``)."""
+        def left_of(r: int, j: int) -> np.ndarray:
+            """Replicate ``r``'s left side after update ``j`` (-1: at ``s``)."""
             if j < 0:
-                return left
+                return lu_flat[r]
             done = slice(0, 2 * j + 2)
-            return (left + u1[:, c0:c0 + 2 * j + 2] @ cy[..., done, :]
-                    + dx[..., done] @ vn[:, done].T)
+            return (lu_flat[r] + u1[:, c0:c0 + 2 * j + 2] @ cy[r, :, done].transpose(
+                1, 0, 2).reshape(2 * j + 2, q * n2)
+                + (dxu[r, :, :, done].reshape(n1 * q, 2 * j + 2) @ vn[:, done].T
+                   ).reshape(n1, q * n2))
 
         def gram_at(j: int) -> Callable[[], np.ndarray | None]:
             def get() -> np.ndarray | None:
                 if not by_gram:
                     return None
                 if not gram:
-                    lu = left.transpose(0, 2, 1, 3).reshape(nrep, n1, q * n2)
-                    gram.append(lu @ lu.transpose(0, 2, 1))
+                    gram.append(lu_flat @ lu_flat.transpose(0, 2, 1))
                 if in_gram[0] < j and not wv:
-                    wv.extend(_all_w(left, u1[:, cols], dx, cy, vn, blk[cols]))
+                    wv.extend(_all_w(lu, u1[:, cols], dxu, cy, vn, blk[cols]))
                 while in_gram[0] < j:  # G + W X^T + X W^T
                     i = in_gram[0] = in_gram[0] + 1
                     w_cy, w_v = wv
                     jj = slice(2 * i, 2 * i + 2)
                     wx = w_cy[..., jj] @ u1[:, c0 + 2 * i:c0 + 2 * i + 2].T
                     wx += (w_v[..., jj].reshape(nrep, n1, 2 * q)
-                           @ dx[..., jj].transpose(0, 1, 3, 2).reshape(nrep, 2 * q, n1))
+                           @ dxu[..., jj].reshape(nrep, n1, 2 * q).transpose(0, 2, 1))
                     gram[0] = gram[0] + wx + wx.transpose(0, 2, 1)
                 return gram[0]
             return get
 
-        def unfolded_at(j: int) -> Callable[[int], np.ndarray]:
-            return lambda r: left_at(j)[r].transpose(1, 0, 2).reshape(n1, q * n2)
-
         if kmax == start:
-            yield _Sides(unfolded(left), right(c0), gram_at(-1))
+            yield _Sides(lambda r: lu_flat[r], right(c0), gram_at(-1))
             return
-        # the columns of the pass's later ranks: DX and CY of each at once
+        # the columns of the pass's later ranks: DX (unfolded) and CY of each at once
         cols = slice(c0, 2 * kmax)
         blk = np.arange(2 * kmax) // 2
         vn = v1[:, cols]
-        dx = d_left[..., cols] - u1 @ (e_left[..., :, cols] * (blk[:, None] < blk[None, cols]))
+        dxu = np.ascontiguousarray((d_left[..., cols] - u1 @ (
+            e_left[..., :, cols] * (blk[:, None] < blk[None, cols]))).transpose(0, 2, 1, 3))
         cy = -(c_left[..., cols, :]
                + (e_left[..., cols, :] * (blk[None, :] <= blk[cols, None])) @ v1.T)
-        yield _Sides(unfolded(left), right(c0), gram_at(-1))
+        yield _Sides(lambda r: lu_flat[r], right(c0), gram_at(-1))
         if not by_gram:  # the left side rank by rank
             for j, k in enumerate(range(start + 1, kmax + 1)):
                 jj = slice(2 * j, 2 * j + 2)
-                left = (left + u1[:, c0 + 2 * j:c0 + 2 * j + 2] @ cy[..., jj, :]
-                        + dx[..., jj] @ vn[:, jj].T)
-                yield _Sides(unfolded(left), right(2 * k), lambda: None)
+                lu_flat = (lu_flat + u1[:, c0 + 2 * j:c0 + 2 * j + 2]
+                           @ cy[..., jj, :].transpose(0, 2, 1, 3).reshape(nrep, 2, q * n2)
+                           + (dxu[..., jj].reshape(-1, 2) @ vn[:, jj].T
+                              ).reshape(nrep, n1, q * n2))
+                yield _Sides(partial(_row_of, lu_flat), right(2 * k), lambda: None)
             return
         for j, k in enumerate(range(start + 1, kmax + 1)):
-            yield _Sides(unfolded_at(j), right(2 * k), gram_at(j))
+            yield _Sides(partial(left_of, j=j), right(2 * k), gram_at(j))
 
 
-def _all_w(left: np.ndarray, un: np.ndarray, dx: np.ndarray, cy: np.ndarray, vn: np.ndarray,
+def _row_of(x: np.ndarray, r: int) -> np.ndarray:
+    return x[r]
+
+
+def _all_w(lu: np.ndarray, un: np.ndarray, dxu: np.ndarray, cy: np.ndarray, vn: np.ndarray,
            blk: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``W_k = L_{k-1} Y_k^T + X_k Y_k Y_k^T / 2`` of every later rank of a pass
     at once (:meth:`_SpectralBatch._unfoldings`), from the left sides ``L_s``
-    at its first rank (``R x q x n1 x n2``) and the columns ``un``, ``vn`` of
-    ``U``, ``V``, ``dx``, ``cy`` of the later ranks (``blk``: each column's rank).
+    at its first rank, unfolded (``R x n1 x q x n2``), and the columns ``un``,
+    ``vn`` of ``U``, ``V``, ``dxu`` (``R x n1 x q x 2K``), ``cy`` (``R x q x
+    2K x n2``) of the later ranks (``blk``: each column's rank).
 
     ``L_{k-1} Y_k^T = L_s Y_k^T + sum_{i < k} X_i Y_i Y_k^T``: with ``X_i =
     [U_i, DX_i]``, ``Y_i = [CY_i; V_i^T]`` and the weights ``M_ij = 1`` for
@@ -531,16 +541,22 @@ def _all_w(left: np.ndarray, un: np.ndarray, dx: np.ndarray, cy: np.ndarray, vn:
     Returns the CY columns summed over the response columns (their ``X``
     columns, ``U_new``, are the same for every column), ``R x n1 x 2K``, and
     the V columns as ``R x n1 x q x 2K``."""
-    nrep, q, n1, n2 = left.shape
+    nrep, n1, q, n2 = lu.shape
+    nk = len(blk)
     weights = np.where(blk[:, None] < blk[None, :], 1.0,
                        np.where(blk[:, None] == blk[None, :], 0.5, 0.0))
     cc = cy @ cy.swapaxes(-1, -2)
-    cv = (cy.reshape(-1, n2) @ vn).reshape(nrep, q, len(blk), len(blk))
-    w_cy = (left @ cy.swapaxes(-1, -2) + un @ (cc * weights)
-            + dx @ (cv.swapaxes(-1, -2) * weights)).sum(axis=1)
-    w_v = ((left.reshape(-1, n2) @ vn).reshape(nrep, q, n1, len(blk)) + un @ (cv * weights)
-           + dx @ ((vn.T @ vn) * weights))
-    return w_cy, np.ascontiguousarray(w_v.transpose(0, 2, 1, 3))
+    cv = (cy.reshape(-1, n2) @ vn).reshape(nrep, q, nk, nk)
+    # the sums over the columns c as products of the unfolded matrices
+    w_cy = (lu.reshape(nrep, n1, q * n2) @ cy.transpose(0, 1, 3, 2).reshape(nrep, q * n2, nk)
+            + un @ (cc * weights).sum(axis=1)
+            + dxu.reshape(nrep, n1, q * nk) @ (cv.swapaxes(-1, -2) * weights).reshape(
+                nrep, q * nk, nk))
+    w_v = (lu.reshape(-1, n2) @ vn + dxu.reshape(-1, nk) @ ((vn.T @ vn) * weights)).reshape(
+        nrep, n1, q, nk)
+    w_v += (un @ (cv * weights).transpose(2, 0, 1, 3).reshape(nk, -1)).reshape(
+        n1, nrep, q, nk).transpose(1, 0, 2, 3)
+    return w_cy, w_v
 
 
 class _Sides:
