@@ -161,6 +161,76 @@ def test_selection_rows_are_the_first_rows_of_the_table(multi_r2):
         pd.testing.assert_frame_equal(sel.table, full.iloc[: len(sel.table)])
 
 
+def _classes(seed: int):
+    """Four classes (q = 3) driven by five bilinear terms of decreasing
+    strength; 12 + 10 columns, m = 400."""
+    rng = np.random.default_rng(seed)
+    m, n1, n2, r = 400, 12, 10, 5
+    a, b = rng.standard_normal((m, n1)), rng.standard_normal((m, n2))
+    u = np.linalg.qr(rng.standard_normal((n1, r)))[0]
+    v = np.linalg.qr(rng.standard_normal((n2, r)))[0]
+    t = 1.5 * (a @ u) * (b @ v) * np.linspace(1.5, 0.6, r)
+    util = t @ rng.standard_normal((r, 4)) + rng.gumbel(size=(m, 4))
+    return pd.Categorical(np.argmax(util, axis=1)), a, b
+
+
+def _robust_sweeps(monkeypatch) -> list[range]:
+    """The ranks of each robust sweep of the combined test, as they run."""
+    from jdr_stats.inference.rank_methods import combined
+
+    sweeps: list[range] = []
+    inner = combined.robust_rows
+
+    def spy(w, ks, opts, **kw):
+        sweeps.append(ks)
+        return inner(w, ks, opts, **kw)
+
+    monkeypatch.setattr(combined, "robust_rows", spy)
+    return sweeps
+
+
+def test_combined_selection_computes_no_robust_row_past_its_stop(monkeypatch):
+    """A rank selection by the combined test stops at rank 4 of the pass 0..5:
+    its robust rows come in sweeps (0..3, where the chi-square test stops
+    rejecting overwhelmingly, then 4, where the sign flips say it can
+    stop), none past the stop, and its rows are the first rows of the full
+    table with the same seed (to rounding: the sweeps are not the table's)."""
+    model = jdr.JointDimReduction(*_classes(1))
+    data, mom = model.data, model.moments()
+    sweeps = _robust_sweeps(monkeypatch)
+    full = rank_tests(data, mom, method="combined", seed=3, n_perm=39).table
+    first_pass = sweeps[0]
+    sweeps.clear()
+    rank, sel = choose_rank(data, mom, method="combined", seed=3, n_perm=39)
+    assert rank == 4 and first_pass == range(0, 6)
+    assert sweeps == [range(0, 4), range(4, 5)]
+    pd.testing.assert_frame_equal(sel.table, full.iloc[: len(sel.table)])
+    assert sel.table["n_flips"].iloc[3:].eq(39).all()  # flips at ranks 3.., drawn for 3..5
+
+
+def test_combined_selection_reports_the_flips_of_the_table(monkeypatch):
+    """n_flips is the count of the table's pass, set by its last flip rank:
+    when a flip rank past the stop drew more flips than those before it, the
+    selection computes the robust rows up to that rank to know it is one."""
+    from jdr_stats.inference.rank_methods import combined
+
+    inner = combined.spectral_flips
+
+    def late(w, ks, opts):  # the last flip rank settles last
+        pv, _ = inner(w, ks, opts)
+        return pv, np.where(np.arange(len(ks)) == len(ks) - 1, opts.n_perm, 16)
+
+    monkeypatch.setattr(combined, "spectral_flips", late)
+    model = jdr.JointDimReduction(*_classes(1))
+    data, mom = model.data, model.moments()
+    full = rank_tests(data, mom, method="combined", seed=3, n_perm=39).table
+    sweeps = _robust_sweeps(monkeypatch)
+    rank, sel = choose_rank(data, mom, method="combined", seed=3, n_perm=39)
+    assert rank == 4 and sweeps == [range(0, 4), range(4, 5), range(5, 6)]
+    pd.testing.assert_frame_equal(sel.table, full.iloc[: len(sel.table)])
+    assert sel.table["n_flips"].iloc[3:].eq(39).all()
+
+
 def test_combined_columns_are_the_two_tests_run_alone(multi_r2):
     """pvalue_robust is the robust test's, pvalue_spectral the spectral test's
     with the same seed, and pvalue = min(1, 2 min(both))."""

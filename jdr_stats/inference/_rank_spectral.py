@@ -57,7 +57,7 @@ from ._rank_stats import WhitenedDesign
 from .rank_robust import Chunks
 
 __all__ = ["flip_signs", "pass_plan", "plan_passes", "row_halves", "spectral_null",
-           "spectral_pvalues", "spectral_statistic"]
+           "spectral_pvalues", "spectral_pvalues_settled", "spectral_statistic"]
 
 #: rows per pass after the first (which runs to the noise edge's guess + 1)
 PASS_ROWS = 8
@@ -836,7 +836,27 @@ def spectral_pvalues(
     stats: np.ndarray | None = None,
 ) -> tuple[np.ndarray, int]:
     """Sequential Monte Carlo p-values of the ranks ``ks`` (one pass) and the
-    number of sign flips drawn.
+    number of sign flips drawn: :func:`spectral_pvalues_settled`, whose
+    largest count is the flips the pass draws."""
+    pv, settled = spectral_pvalues_settled(w, ks, n_rep, rng, n_jobs=n_jobs,
+                                           progress=progress, timing=timing, stats=stats)
+    return pv, int(settled.max())
+
+
+def spectral_pvalues_settled(
+    w: WhitenedDesign,
+    ks: range,
+    n_rep: int,
+    rng: np.random.Generator,
+    *,
+    n_jobs: int | None = None,
+    progress: ProgressArg = False,
+    timing: Callable[[float, float], None] | None = None,
+    stats: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Sequential Monte Carlo p-values of the ranks ``ks`` (one pass) and, per
+    rank, the sign flips drawn by the end of the chunk that settled its
+    p-value (``n_rep`` if none did).
 
     The flips come in chunks of ``config.SPECTRAL_SEQUENTIAL_CHUNK``; the pass stops once
     every rank has ``h =`` :data:`SEQUENTIAL_EXCEEDANCES` replicates at or
@@ -851,7 +871,9 @@ def spectral_pvalues(
     statistics of ``ks`` (default :func:`spectral_statistic`).  The halves and the
     replicates' words are drawn from ``rng`` whatever ``ks``, so a part of
     a pass (the ranks of the combined test that need flips) has the
-    replicates, and the p-values, of the whole pass.
+    replicates, and the p-values, of the whole pass; and a pass of any ranks
+    ``S`` of ``ks`` (from the same first rank: the same sums, to rounding)
+    draws the largest of their settled counts.
     """
     start = time.perf_counter()
     work = _SpectralBatch(w, ks, rng)
@@ -863,6 +885,7 @@ def spectral_pvalues(
     h = SEQUENTIAL_EXCEEDANCES
     count = np.zeros(len(ks), dtype=int)
     reached = np.zeros(len(ks), dtype=int)  # replicate (1-based) of the h-th exceedance
+    settled = np.full(len(ks), n_rep, dtype=int)  # flips drawn when it was reached
     done = 0
     with progress_bar(progress, n_rep, f"sign flips k={ks[0]}..{ks[-1]}") as update:
         while done < n_rep and not np.all(reached > 0):
@@ -877,10 +900,11 @@ def spectral_pvalues(
                 at = np.flatnonzero(total[:, j] >= h)
                 if at.size:
                     reached[j] = done + at[0] + 1
+                    settled[j] = done + step
             count = total[-1]
             if timing is not None and done == 0:
                 timing(setup, (time.perf_counter() - start - setup) / step)
             done += step
             update(step)
     pv = np.where(reached > 0, h / np.maximum(reached, 1), (1 + count) / (n_rep + 1))
-    return pv, done
+    return pv, settled

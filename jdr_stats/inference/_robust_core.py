@@ -818,7 +818,8 @@ def robust_moments(chunks: RotChunks, first: RotatedFirst, k: int, *, centre: bo
 def robust_moments_ranks(chunks: RotChunks, first: RotatedFirst, ks: Sequence[int], *,
                          centre: bool = True, rng: np.random.Generator | None = None,
                          route: str | None = None,
-                         reference: str | None = None) -> list[RobustMoments]:
+                         reference: str | None = None,
+                         shared: int | None = None) -> list[RobustMoments]:
     """:func:`robust_moments` at each rank of ``ks`` (ascending), the ranks whose
     route is the exact ``m x m`` Gram computed in one sweep over its row blocks
     (:func:`_off_gram`: the Gram products shared by the ranks are formed once).
@@ -826,7 +827,10 @@ def robust_moments_ranks(chunks: RotChunks, first: RotatedFirst, ks: Sequence[in
     The same numbers as one call per rank in the order of ``ks`` (the sampled
     routes draw from ``rng`` in that order), up to the rounding of the shared
     sweep.  The cost model of the route counts the products the ranks share
-    once (theory 6a).
+    once (theory 6a), as shared by ``shared`` ranks (default ``len(ks)``): the
+    ranks of a pass computed in consecutive sweeps (the combined test's rank
+    selection) pass the pass's, so that they take the routes, and give the
+    numbers, of one sweep over the pass.
     """
     ks = list(ks)
     if ks != sorted(ks):
@@ -851,7 +855,7 @@ def robust_moments_ranks(chunks: RotChunks, first: RotatedFirst, ks: Sequence[in
         # y.y), its own short rows' product and ~50 elementwise passes; one
         # entry of a sampled block its products and ~40 passes
         cost_dxd = float(m) * d * (d + 10)
-        cost_gram = float(m) * m * ((p + q + nq) / len(ks) + 5 * nq + 50)
+        cost_gram = float(m) * m * ((p + q + nq) / (shared or len(ks)) + 5 * nq + 50)
         exact = "dxd" if cost_dxd <= cost_gram else "gram"
         budget: tuple[float, float] | None = None
         how = route

@@ -415,7 +415,8 @@ def _run_passes(w: WhitenedDesign, spec: RankTestMethod, top: int, n_perm: int,
             opts = RowOptions(n_perm=n_perm, rng=rng, n_jobs=n_jobs,
                               progress=progress_forwarder(step), pair_rng=pair_rng,
                               timing=timing,
-                              row_done=(lambda: step(1)) if robust_rows else None)
+                              row_done=(lambda: step(1)) if robust_rows else None,
+                              stop_alpha=stop_alpha)
             for row, used in spec.rows(w, ks, opts):
                 rows.append(row)
                 tails.update(used)

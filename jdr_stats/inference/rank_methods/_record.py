@@ -31,6 +31,9 @@ class RowOptions:
     #: called after each row a pass computes before its sign flips (the
     #: combined test's robust rows), so that a progress bar counts them
     row_done: Callable[[], None] | None = None
+    #: a rank selection's level: the pass may stop after the first row whose
+    #: p-value exceeds it (the combined test then computes no robust row past it)
+    stop_alpha: float | None = None
 
 
 #: A row: the numbers of the test of ``H0: r <= k`` and the tails / references

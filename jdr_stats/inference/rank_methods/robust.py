@@ -50,14 +50,15 @@ def robust_moments_at(w: WhitenedDesign, k: int,
     return _crossfit(w, k, robust_moments(w.row_chunks(), _first(w), k, rng=rng), rng)
 
 
-def robust_moments_over(w: WhitenedDesign, ks: range,
-                        rng: np.random.Generator | None = None) -> list[RobustMoments]:
+def robust_moments_over(w: WhitenedDesign, ks: range, rng: np.random.Generator | None = None,
+                        *, shared: int | None = None) -> list[RobustMoments]:
     """:func:`robust_moments_at` at every rank of ``ks``: the same numbers up
     to rounding, the ranks whose route is the exact Gram sharing one sweep
-    over its row blocks (:func:`.._robust_core.robust_moments_ranks`)."""
+    over its row blocks (:func:`.._robust_core.robust_moments_ranks`, which
+    ``shared`` is passed to)."""
     if config.ROBUST_CROSSFIT_FOLDS >= 2:  # theory 6c: rank by rank
         return [robust_moments_at(w, k, rng) for k in ks]
-    return robust_moments_ranks(w.row_chunks(), _first(w), ks, rng=rng)
+    return robust_moments_ranks(w.row_chunks(), _first(w), ks, rng=rng, shared=shared)
 
 
 def _crossfit(w: WhitenedDesign, k: int, mom: RobustMoments,
@@ -79,11 +80,13 @@ def robust_row(w: WhitenedDesign, k: int, opts: RowOptions) -> Row:
     return _row(w, k, robust_moments_at(w, k, opts.pair_rng))
 
 
-def robust_rows(w: WhitenedDesign, ks: range, opts: RowOptions) -> list[Row]:
+def robust_rows(w: WhitenedDesign, ks: range, opts: RowOptions, *,
+                shared: int | None = None) -> list[Row]:
     """The robust test's rows ``ks`` (the combined test's first part), as
-    :func:`robust_row` rank by rank (:func:`robust_moments_over`)."""
-    return [_row(w, k, mom) for k, mom in zip(ks, robust_moments_over(w, ks, opts.pair_rng),
-                                              strict=True)]
+    :func:`robust_row` rank by rank (:func:`robust_moments_over`; ``shared``:
+    the ranks of the pass that ``ks`` is a part of, whose routes they take)."""
+    moms = robust_moments_over(w, ks, opts.pair_rng, shared=shared)
+    return [_row(w, k, mom) for k, mom in zip(ks, moms, strict=True)]
 
 
 def _row(w: WhitenedDesign, k: int, mom: RobustMoments) -> Row:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._rank_spectral import pass_plan, spectral_pvalues, spectral_statistic
+from .._rank_spectral import pass_plan, spectral_pvalues_settled, spectral_statistic
 from .._rank_stats import WhitenedDesign
 from ._record import RankTestMethod, Row, RowOptions
 
@@ -20,13 +20,26 @@ Q_SPECTRAL = (
 )
 
 
+#: the tail note of a row that drew sign flips
+TAILS = ("spectral",)
+
+
+def spectral_flips(w: WhitenedDesign, ks: range, opts: RowOptions
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """The spectral p-values of one pass ``ks`` and, per rank, the flips drawn
+    when its p-value was settled (:func:`.._rank_spectral.spectral_pvalues_settled`):
+    neither depends on the pass's other ranks, and a pass draws the largest count."""
+    assert opts.rng is not None
+    return spectral_pvalues_settled(w, ks, opts.n_perm, opts.rng, n_jobs=opts.n_jobs,
+                                    progress=opts.progress, timing=opts.timing)
+
+
 def spectral_rows(w: WhitenedDesign, ks: range, opts: RowOptions) -> list[Row]:
     """The spectral test's rows of one pass ``ks`` (sharing its sign flips)."""
-    assert opts.rng is not None
-    pv, used = spectral_pvalues(w, ks, opts.n_perm, opts.rng, n_jobs=opts.n_jobs,
-                                progress=opts.progress, timing=opts.timing)
+    pv, settled = spectral_flips(w, ks, opts)
+    used = float(settled.max())
     return [({"statistic": spectral_statistic(w, k), "df": np.nan, "pvalue": float(p),
-              "n_flips": float(used)}, ("spectral",)) for k, p in zip(ks, pv, strict=True)]
+              "n_flips": used}, TAILS) for k, p in zip(ks, pv, strict=True)]
 
 
 def _row(w: WhitenedDesign, k: int, opts: RowOptions) -> Row:
