@@ -20,6 +20,7 @@ from ._hosvd import decompose_q
 from ._linalg import (
     AnyWhitening,
     BlockMoments,
+    blas_for_blocks,
     block_whitenings,
     svd_signed,
     unit_columns,
@@ -274,7 +275,20 @@ def _decompose(
     ``nobs`` bounds the rank of the cross moment (blocks wider than the rows:
     the SVD through its range, :func:`~jdr_stats._linalg.svd_signed`).
     A ``(q, n1, n2)`` stack of cross moments (a response of ``q > 1``
-    columns) goes to :func:`~jdr_stats._hosvd.decompose_q` (HOSVD)."""
+    columns) goes to :func:`~jdr_stats._hosvd.decompose_q` (HOSVD).  Blocks
+    at most ``config.ONE_THREAD_MAX_DIM`` wide are decomposed on one BLAS
+    thread (:func:`~jdr_stats._linalg.blas_for_blocks`)."""
+    with blas_for_blocks(*cross.shape[-2:]):
+        return _decompose_now(cross, wa, wb, rank, nobs)
+
+
+def _decompose_now(
+    cross: np.ndarray,
+    wa: AnyWhitening | None,
+    wb: AnyWhitening | None,
+    rank: int,
+    nobs: int | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     if cross.ndim == 3:  # (duck-typed whitenings: ShrunkWhitening too)
         return decompose_q(cross, wa, wb, rank)  # type: ignore[arg-type]
     xw = cross if wa is None or wb is None else whiten_cross(cross, wa, wb)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -74,6 +74,16 @@ def blas_single_thread() -> AbstractContextManager:
     if _BLAS_CONTROLLER is None:
         _BLAS_CONTROLLER = ThreadpoolController()
     return _BLAS_CONTROLLER.limit(limits=1, user_api="blas")
+
+
+def blas_for_blocks(n1: int, n2: int) -> AbstractContextManager:
+    """:func:`blas_single_thread` for the decompositions of blocks at most
+    ``config.ONE_THREAD_MAX_DIM`` wide (a multi-threaded BLAS gains nothing
+    there, and its waiting threads slow the many small calls of an SVD);
+    the BLAS's own threads for wider blocks."""
+    if max(n1, n2) <= config.ONE_THREAD_MAX_DIM:
+        return blas_single_thread()
+    return nullcontext()
 
 
 #: the process's BLAS libraries (:func:`blas_single_thread`), found at first use

@@ -33,6 +33,7 @@ __all__ = [
     "FEATURE_BYTES",
     "LONG_RUN_SECONDS",
     "MEMORY_BUDGET",
+    "ONE_THREAD_MAX_DIM",
     "PIECE_ROWS",
     "ROBUST_BLOCK_ROWS",
     "ROBUST_GRAM_BLOCK",
@@ -173,6 +174,16 @@ LONG_RUN_SECONDS = 60.0
 #: ``m = 1e5`` it holds 64 variables of rank 5 (320 columns), enough for the
 #: product to run near peak.
 SUPPORT_RESAMPLE_BYTES = 4 * MEMORY_BUDGET
+
+
+#: Blocks at most this wide are decomposed (the SVD or HOSVD of the whitened
+#: cross moments, ``_estimate._decompose``) on one BLAS thread: a
+#: multi-threaded BLAS gains nothing on matrices this small and its threads,
+#: waiting between the many small calls of an SVD, made a plain fit of the
+#: UCI digits (10 classes, 76 + 64 columns) two to ten times slower with the
+#: default two threads (``studies/bench_auto.py``).  Wider blocks use the
+#: BLAS's threads.
+ONE_THREAD_MAX_DIM = 256
 
 
 #: Sign flips of the spectral test drawn between two looks at the counts of

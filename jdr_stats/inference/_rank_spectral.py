@@ -50,7 +50,7 @@ from scipy.linalg import lapack
 from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 
 from .. import config
-from .._linalg import blas_single_thread, mp_edge
+from .._linalg import blas_for_blocks, blas_single_thread, mp_edge
 from .._progress import ProgressArg, progress_bar, run_batches
 from .._resampling import row_bits, row_signs
 from ._rank_stats import WhitenedDesign
@@ -263,7 +263,8 @@ class _SpectralBatch:
             self.u1, self.v1 = np.zeros((w.n1, 2 * kmax)), np.zeros((w.n2, 2 * kmax))
             for h in (0, 1):
                 other = 1 - h
-                u1, v1 = _directions([x / counts[other] for x in sums[other]], kmax)
+                with blas_for_blocks(w.n1, w.n2):
+                    u1, v1 = _directions([x / counts[other] for x in sums[other]], kmax)
                 self.u1[:, h::2], self.v1[:, h::2] = u1, v1
         if w.y is not None:
             self.q = 1 if w.y.ndim == 1 else w.y.shape[1]
