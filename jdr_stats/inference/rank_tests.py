@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -58,7 +59,7 @@ from statsmodels.iolib.summary2 import Summary
 
 from .. import config, policy
 from .._data import RowsData
-from .._linalg import BlockMoments, Whitening
+from .._linalg import BlockMoments, Whitening, blas_for_blocks
 from .._progress import ProgressArg, check_n_jobs, check_progress, progress_bar, progress_forwarder
 from .._validation import check_choice, check_fraction, check_int, normalize_seed
 from .._warn import warn_at_caller
@@ -329,12 +330,25 @@ def _run(
     pair_rng = normalize_seed(policy.ROBUST_PAIR_SEED if seed is None or spec.random
                               else seed) if spec.rotated else None
     rows_arg: bool | Literal["rotated"] = "rotated" if spec.rotated else spec.needs_rows
-    w = _whiten(data, mom, whitening, rows=rows_arg)
+    with _small_blas(data, n1, n2):
+        w = _whiten(data, mom, whitening, rows=rows_arg)
+        if spec.rows is not None and spec.plan is not None:
+            passes = _run_passes(w, spec, top, n_perm, rng, n_jobs, progress, stop_alpha,
+                                 pair_rng)
+            return _build(w, spec, *passes, choice=choice)
+        rows, tails = _run_rows(w, spec, top, n_perm, rng, n_jobs, progress, stop_alpha,
+                                pair_rng)
+        return _build(w, spec, rows, tails, choice=choice)
+
+
+def _run_rows(w: WhitenedDesign, spec: RankTestMethod, top: int, n_perm: int,
+              rng: np.random.Generator | None, n_jobs: int | None, progress: ProgressArg,
+              stop_alpha: float | None, pair_rng: np.random.Generator | None,
+              ) -> tuple[list[dict[str, float]], set[str]]:
+    """The rows of a method that computes one rank at a time, up to ``top`` or
+    the first non-rejection (``stop_alpha``)."""
     rows: list[dict[str, float]] = []
     tails: set[str] = set()
-    if spec.rows is not None and spec.plan is not None:
-        return _build(w, spec, *_run_passes(w, spec, top, n_perm, rng, n_jobs, progress,
-                                            stop_alpha, pair_rng), choice=choice)
     # progress: permutations over all rows (permutation test), else rows
     per_row = n_perm if spec.random else 1
     start = time.perf_counter()
@@ -352,7 +366,17 @@ def _run(
                 break
             if k == 0 and top > 0:
                 _warn_long(w, spec, time.perf_counter() - start, top, stop_alpha)
-    return _build(w, spec, rows, tails, choice=choice)
+    return rows, tails
+
+
+def _small_blas(data: RowsData, n1: int, n2: int) -> AbstractContextManager:
+    """One BLAS thread for a design whose rows fit in one working buffer
+    (``m (n1 + n2) <= config.CHUNK_FLOATS``) and whose blocks are at most
+    ``config.ONE_THREAD_MAX_DIM`` wide: its products are small, and a
+    multi-threaded BLAS's waiting threads slowed them (``studies/bench_auto.py``)."""
+    if data.nobs * (n1 + n2) <= config.CHUNK_FLOATS:
+        return blas_for_blocks(n1, n2)
+    return nullcontext()
 
 
 def _check_columns(data: RowsData, spec: RankTestMethod, q: int) -> None:
