@@ -279,20 +279,10 @@ def _decompose(
     at most ``config.ONE_THREAD_MAX_DIM`` wide are decomposed on one BLAS
     thread (:func:`~jdr_stats._linalg.blas_for_blocks`)."""
     with blas_for_blocks(*cross.shape[-2:]):
-        return _decompose_now(cross, wa, wb, rank, nobs)
-
-
-def _decompose_now(
-    cross: np.ndarray,
-    wa: AnyWhitening | None,
-    wb: AnyWhitening | None,
-    rank: int,
-    nobs: int | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    if cross.ndim == 3:  # (duck-typed whitenings: ShrunkWhitening too)
-        return decompose_q(cross, wa, wb, rank)  # type: ignore[arg-type]
-    xw = cross if wa is None or wb is None else whiten_cross(cross, wa, wb)
-    u, s, v = svd_signed(xw, nobs if nobs is not None and rank <= nobs else None)
+        if cross.ndim == 3:  # (duck-typed whitenings: ShrunkWhitening too)
+            return decompose_q(cross, wa, wb, rank)  # type: ignore[arg-type]
+        xw = cross if wa is None or wb is None else whiten_cross(cross, wa, wb)
+        u, s, v = svd_signed(xw, nobs if nobs is not None and rank <= nobs else None)
     u_std, v_std = u[:, :rank], v[:, :rank]
     if wa is None or wb is None:
         dir_a, dir_b = unit_columns(u_std.copy()), unit_columns(v_std.copy())

@@ -825,22 +825,11 @@ def spectral_null(
     return np.concatenate(parts)
 
 
-def spectral_pvalues(
-    w: WhitenedDesign,
-    ks: range,
-    n_rep: int,
-    rng: np.random.Generator,
-    *,
-    n_jobs: int | None = None,
-    progress: ProgressArg = False,
-    timing: Callable[[float, float], None] | None = None,
-    stats: np.ndarray | None = None,
-) -> tuple[np.ndarray, int]:
+def spectral_pvalues(*args: Any, **kwargs: Any) -> tuple[np.ndarray, int]:
     """Sequential Monte Carlo p-values of the ranks ``ks`` (one pass) and the
-    number of sign flips drawn: :func:`spectral_pvalues_settled`, whose
-    largest count is the flips the pass draws."""
-    pv, settled = spectral_pvalues_settled(w, ks, n_rep, rng, n_jobs=n_jobs,
-                                           progress=progress, timing=timing, stats=stats)
+    number of sign flips drawn: :func:`spectral_pvalues_settled` (the same
+    arguments), whose largest count is the flips the pass draws."""
+    pv, settled = spectral_pvalues_settled(*args, **kwargs)
     return pv, int(settled.max())
 
 
