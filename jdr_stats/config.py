@@ -180,7 +180,7 @@ SUPPORT_RESAMPLE_BYTES = 4 * MEMORY_BUDGET
 #: cross moments, ``_estimate._decompose``) on one BLAS thread: a
 #: multi-threaded BLAS gains nothing on matrices this small and its threads,
 #: waiting between the many small calls of an SVD, made a plain fit of the
-#: UCI digits (10 classes, 76 + 64 columns) two to ten times slower with the
+#: UCI digits (10 classes, 76 + 64 columns) up to five times slower with the
 #: default two threads (``studies/bench_auto.py``).  Wider blocks use the
 #: BLAS's threads.
 ONE_THREAD_MAX_DIM = 256
