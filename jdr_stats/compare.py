@@ -23,6 +23,7 @@ from ._estimate import check_rank
 from ._export import ExportMixin, records
 from ._linalg import orthonormal_basis, principal_angles
 from ._responses import ResponseInfo, ResponseKind
+from ._validation import check_bool
 from .baselines import PHD, SAVE, SIR
 from .fit_measures import fit_measures
 from .metrics import nsee, subspace_error
@@ -325,6 +326,7 @@ def compare(
     residuals: bool = False,
     missing: MissingPolicy = "none",
     response: ResponseKind = "auto",
+    main_effects: bool = False,
 ) -> Comparison:
     """Fit the joint estimator and the baselines and compare their subspaces.
 
@@ -356,6 +358,13 @@ def compare(
     missing : {"none", "drop", "raise"}
     response : {"auto", "numeric", "categorical"}
         How to read ``endog``, as for :class:`~jdr_stats.JointDimReduction`.
+    main_effects : bool
+        Also fit the joint estimator with ``main_effects=True`` (the variant
+        ``"jdr (main effects)"``, after ``"jdr"``): each block's first moment
+        pooled with the cross moments, so that its reduction sees a block's
+        own link to y (a class shifting a block's mean) as well as the
+        interactions (:meth:`JointDimReduction.fit`).  Needs ``"jdr"`` among
+        the methods.
 
     Returns
     -------
@@ -410,6 +419,10 @@ def compare(
     """
 
     requested = None if methods is None else _check_methods(methods)
+    main_effects = check_bool(main_effects, "main_effects")
+    if main_effects and requested is not None and "jdr" not in requested:
+        raise ValueError(f"main_effects=True adds a variant of the joint estimator, so "
+                         f"methods must include 'jdr'; got methods={list(methods or ())!r}")
     model = JointDimReduction(endog, exog_a, exog_b, missing=missing, response=response)
     data = model.data
     y, a, b = data.rows("compare")
@@ -455,6 +468,16 @@ def compare(
             variants.append("jdr")
             fit = model.fit(rank)
             est["jdr"] = (fit.estimate.dir_a, fit.estimate.dir_b)
+            if main_effects:
+                name = "jdr (main effects)"
+                variants.append(name)
+                try:
+                    pooled = model.fit(rank, main_effects=True)
+                except ValueError as exc:
+                    unfitted[name] = str(exc)
+                else:
+                    dirs = [np.asarray(pooled.directions[blk]) for blk in pooled.block_names]
+                    est[name] = (dirs[0], dirs[1])
             continue
         cls = classes[m]
         for name, parts in ((f"{m} (blocks)", (("a", n1), ("b", n2))),
@@ -520,13 +543,17 @@ def compare(
         )
     table.index.name = "variant"
     notes = _response_note(info, meths, left_out)
+    if main_effects:
+        notes.append("jdr (main effects): the joint estimator with main_effects=True, each "
+                     "block's first moment pooled with the cross moments, so it sees main "
+                     "effects as well as interactions; jdr sees interactions only.")
     out_info = {
         "Dependent variable:": data.endog_name,
         "Response:": info.describe(),
         "No. observations:": nobs,
         "n1, n2:": f"{n1}, {n2}",
         "Rank:": rank,
-        "Methods:": ", ".join(meths),
+        "Methods:": ", ".join(meths) + (" (jdr also with main effects)" if main_effects else ""),
         "Truth:": "given" if true is not None else "none",
         "_measure": "" if info.q == 1 else (
             f"; Pillai's trace / q over the q = {info.q} "

@@ -272,3 +272,43 @@ def test_compare_only_one_baseline_variant_fitted_says_so():
     out = compare(sim.y, sim.a, sim.b, 1, methods=("sir",))
     assert out.conclusion().startswith("sir (blocks) is the only variant fitted")
     assert "the others could not be fitted (1 variant, see the note)" in out.conclusion()
+
+
+def _class_shifts(seed: int = 0):
+    """Three classes that shift each block's mean (main effects, no interaction)."""
+    rng = np.random.default_rng(seed)
+    m = 600
+    cls = rng.integers(0, 3, m)
+    a, b = rng.standard_normal((m, 6)), rng.standard_normal((m, 5))
+    a[:, 0] += cls - 1.0
+    b[:, 1] += 0.8 * (cls == 2)
+    u, v = np.eye(6)[:, [0]], np.eye(5)[:, [1]]
+    return pd.Categorical(cls), a, b, (u, v)
+
+
+def test_compare_main_effects_variant_sees_the_class_shifts():
+    """main_effects=True adds the pooled joint estimator after "jdr"; where the
+    classes shift the blocks' means it finds the shifted directions and
+    explains y as the per-block SIR does, while jdr (interactions only) sees
+    almost nothing."""
+    y, a, b, truth = _class_shifts()
+    out = compare(y, a, b, 1, main_effects=True, truth=truth)
+    assert out.table.index.tolist()[:2] == ["jdr", "jdr (main effects)"]
+    table, fit = out.table, out.fit
+    assert table.loc["jdr (main effects)", "error a"] < 0.1  # the strong shift
+    assert table.loc["jdr (main effects)", "nsee"] < 0.6 < 0.9 < table.loc["jdr", "nsee"]
+    assert fit.loc["jdr (main effects)", "rsquared"] > 0.2 > fit.loc["jdr", "rsquared"]
+    assert abs(fit.loc["jdr (main effects)", "rsquared"]
+               - fit.loc["sir (blocks)", "rsquared"]) < 0.02
+    assert any("jdr (main effects): the joint estimator with main_effects=True" in n
+               for n in out.summary().extra_txt)
+    plain = compare(y, a, b, 1, truth=truth)
+    assert "jdr (main effects)" not in plain.table.index
+
+
+def test_compare_main_effects_needs_jdr_and_a_bool():
+    y, a, b, _ = _class_shifts()
+    with pytest.raises(ValueError, match=r"main_effects=True .* methods must include 'jdr'"):
+        compare(y, a, b, 1, methods=("sir",), main_effects=True)
+    with pytest.raises(TypeError, match="main_effects must be True or False"):
+        compare(y, a, b, 1, main_effects="yes")
