@@ -497,8 +497,8 @@ class _SpectralBatch:
                 return gram[0]
             return get
 
+        yield _Sides(partial(_row_of, lu_flat), right(c0), gram_at(-1))
         if kmax == start:
-            yield _Sides(lambda r: lu_flat[r], right(c0), gram_at(-1))
             return
         # the columns of the pass's later ranks: DX (unfolded) and CY of each at once
         cols = slice(c0, 2 * kmax)
@@ -508,7 +508,6 @@ class _SpectralBatch:
             e_left[..., :, cols] * (blk[:, None] < blk[None, cols]))).transpose(0, 2, 1, 3))
         cy = -(c_left[..., cols, :]
                + (e_left[..., cols, :] * (blk[None, :] <= blk[cols, None])) @ v1.T)
-        yield _Sides(lambda r: lu_flat[r], right(c0), gram_at(-1))
         if not by_gram:  # the left side rank by rank
             for j, k in enumerate(range(start + 1, kmax + 1)):
                 jj = slice(2 * j, 2 * j + 2)

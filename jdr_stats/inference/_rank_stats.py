@@ -155,18 +155,17 @@ def _whiten(
     adjustment = getattr(data, "adjustment", None)
     n_lost = int(getattr(adjustment, "p", 0) or 0)
     n1, n2 = len(data.names["exog_a"]), len(data.names["exog_b"])
-    if mom.cross_q is None:
-        with blas_for_blocks(n1, n2):
+    with blas_for_blocks(n1, n2):
+        if mom.cross_q is None:
             xw = whiten_cross(mom.cross, wa, wb)  # X_lin (whitened, centred y)
             u, s, vt = np.linalg.svd(xw, full_matrices=True)
-        out = WhitenedDesign(m=data.nobs, var_y=mom.var_y, u=u, s=s, v=vt.T, xq=xw[None],
-                             n_lost=n_lost)
-    else:  # q whitened response columns: the HOSVD of the stack
-        with blas_for_blocks(n1, n2):
+            out = WhitenedDesign(m=data.nobs, var_y=mom.var_y, u=u, s=s, v=vt.T, xq=xw[None],
+                                 n_lost=n_lost)
+        else:  # q whitened response columns: the HOSVD of the stack
             xq = whitened_crosses(mom.cross_q, wa, wb)
             u, s, v, s_right = hosvd(xq)
-        out = WhitenedDesign(m=data.nobs, var_y=1.0, u=u, s=s, v=v, xq=xq, s_right=s_right,
-                             n_lost=n_lost)
+            out = WhitenedDesign(m=data.nobs, var_y=1.0, u=u, s=s, v=v, xq=xq,
+                                 s_right=s_right, n_lost=n_lost)
     if not rows:
         return out
     source, sums = data.source, data.sums
