@@ -679,14 +679,17 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         seed : int, Generator or None
             Seed of the permutations (same seed, same p-value).
         statistic : {"combined", "dense", "sparse"}
-            ``"combined"`` (default): the cross moment's ``T`` below and
+            ``"combined"`` (default): the cross moment's ``T`` below,
             each block's first moment ``T_k = ||sum_i z_i x_ik||^2`` (its
             rows ``x_ik`` whitened as ``independent_blocks=True`` whitens
-            them, under either estimator; the response standardised ``z_i``),
-            each standardised by its mean and standard deviation over the
-            permutations, the largest referred to its permutation
-            distribution (exact too; theory of rank tests, 8c): it sees
-            interactions and main effects.  ``"dense"``: ``T`` alone, over
+            them, under either estimator; the response standardised
+            ``z_i``), and the largest squared correlation of the response
+            with one variable of each block and with one product of centred
+            columns of the two blocks; the parts' logarithms standardised by
+            their mean and standard deviation over the permutations, the
+            largest referred to its permutation distribution (exact too;
+            theory of rank tests, 8c): it sees interactions and main
+            effects, dense or carried by one variable or one pair.  ``"dense"``: ``T`` alone, over
             all variables; it sees interactions only, and where the
             response shifts a block's mean its permutations carry the shift
             into the cross moment, so its p-value is pushed towards 1

@@ -22,8 +22,8 @@ from ..core.whitening import DesignWhitening
 from ..sparse import three_step_projection
 from .hypotheses import TestResult, perm_pvalue
 
-__all__ = ["ASSOCIATION_NULL", "ASSOCIATION_STATISTICS", "SPARSE_LEVELS", "association_stats",
-           "association_test", "maxz_pvalue", "sparse_levels"]
+__all__ = ["ASSOCIATION_NULL", "ASSOCIATION_STATISTICS", "COMBINED_PARTS", "SPARSE_LEVELS",
+           "association_stats", "association_test", "maxz_pvalue", "sparse_levels"]
 
 #: The null hypothesis, as the test object and the summary print it.
 ASSOCIATION_NULL = "y independent of (a, b) (rank 0: no association)"
@@ -71,23 +71,77 @@ class _Statistic:
         return total
 
 
+def _standardized_columns(x: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The columns of ``x`` centred and scaled to unit SD under the weights
+    ``w`` (a column constant under them is left at zero), and a mask of the
+    columns that are not constant."""
+    xc = x - w @ x
+    sd = np.sqrt(w @ xc**2)
+    live = sd > 1e-12 * np.maximum(np.abs(x).max(axis=0), 1e-300)
+    return xc / np.where(live, sd, 1.0) * live, live
+
+
+class _MaxCorrelations:
+    """The max-type parts ``M_k = max_j r(y, x_kj)^2`` of each block and
+    ``M_kl = max_{i,j} r(y, x_ki x_lj)^2`` of each pair of blocks: the largest
+    squared correlation of the standardised response with one variable and
+    with one product of two variables of different blocks (summed over the
+    response's whitened columns for ``q > 1``), every row held fixed.
+
+    With the columns standardised under the weights, ``s``, the product
+    ``s_ki s_lj`` has weighted SD
+    ``sqrt(sum_i w_i s_ki^2 s_lj^2 - (sum_i w_i s_ki s_lj)^2)``, a function of
+    the blocks only, formed once; each draw costs one product
+    ``S_k^T diag(w z) S_l`` per pair."""
+
+    def __init__(self, blocks: list[np.ndarray], w: np.ndarray) -> None:
+        self.s = [_standardized_columns(np.asarray(x, float), w)[0] for x in blocks]
+        self.pairs = [(k, j) for k in range(len(blocks)) for j in range(k + 1, len(blocks))]
+        self.inv_sd = []
+        for k, j in self.pairs:
+            sk, sj = self.s[k], self.s[j]
+            mean = (sk * w[:, None]).T @ sj
+            var = (sk**2 * w[:, None]).T @ sj**2 - mean**2
+            scale = np.maximum((sk**2 * w[:, None]).T @ sj**2, 1e-300)
+            live = var > 1e-12 * scale
+            self.inv_sd.append(np.where(live, 1.0 / np.sqrt(np.where(live, var, 1.0)), 0.0))
+
+    def __call__(self, wz: np.ndarray) -> list[float]:
+        """The parts for ``wz`` = the standardised response times the weights."""
+        out = [float(np.max(np.sum((s.T @ wz) ** 2, axis=1))) for s in self.s]
+        for (k, j), inv in zip(self.pairs, self.inv_sd, strict=True):
+            total = np.zeros_like(inv)
+            for c in range(wz.shape[1]):
+                total += (self.s[k].T @ (self.s[j] * wz[:, c:c + 1]) * inv) ** 2
+            out.append(float(total.max()))
+        return out
+
+
 class _CombinedStatistic(_Statistic):
-    """``(T, T_a, T_b)``: the cross moment's ``T`` (:class:`_Statistic`, the
-    fit's whitened rows ``aw``, ``bw``) and each block's first moment with the
-    standardised response, ``T_k = ||sum_i w_i z_i x_ik^T||_F^2`` of the rows
-    ``x_ik`` whitened per block (``ma``, ``mb``: main effects), all the rows
-    held fixed."""
+    """``(T, T_a, T_b, M_a, M_b, M_ab)``: the cross moment's ``T``
+    (:class:`_Statistic`, the fit's whitened rows ``aw``, ``bw``), each
+    block's first moment with the standardised response,
+    ``T_k = ||sum_i w_i z_i x_ik^T||_F^2`` of the rows ``x_ik`` whitened per
+    block (``ma``, ``mb``: dense main effects), and the max-type parts of
+    :class:`_MaxCorrelations` over the blocks' own columns ``a``, ``b``
+    (one active variable, one active pair), all the rows held fixed."""
 
     def __init__(self, aw: np.ndarray, bw: np.ndarray, w: np.ndarray,
-                 ma: np.ndarray, mb: np.ndarray) -> None:
+                 ma: np.ndarray, mb: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
         super().__init__(aw, bw, w)
         self.ma, self.mb = ma, mb
+        self.maxcorr = _MaxCorrelations([a, b], w)
 
     def __call__(self, y: np.ndarray) -> np.ndarray:  # type: ignore[override]
         wz = _standardized_response(y, self.w) * self.w[:, None]
         cross = super().__call__(y)
         return np.array([cross, float(np.sum((self.ma.T @ wz) ** 2)),
-                         float(np.sum((self.mb.T @ wz) ** 2))])
+                         float(np.sum((self.mb.T @ wz) ** 2)), *self.maxcorr(wz)])
+
+
+#: Names of the combined statistic's parts, in the order of its vector.
+COMBINED_PARTS = ("cross moment", "first moment a", "first moment b", "max corr a",
+                  "max corr b", "max corr a*b")
 
 
 #: The statistics ``association_test`` offers.
@@ -179,11 +233,17 @@ def minp_pvalue(observed: np.ndarray, null: np.ndarray) -> float:
     return float((1 + np.sum(minp[1:] <= minp[0] * (1 + 1e-12))) / allv.shape[0])
 
 
-def _max_z(observed: np.ndarray, null: np.ndarray) -> np.ndarray:
+def _max_z(observed: np.ndarray, null: np.ndarray, *, log: bool = False) -> np.ndarray:
     """The ``B + 1`` maxima ``max_l z_l`` (the observed first): each part
     standardised by its mean and standard deviation over the ``B + 1``
-    vectors (the observed counts as one)."""
+    vectors (the observed counts as one); ``log=True``: the parts' logarithms
+    standardised (for positive parts of unequal skewness, such as sums of
+    squares beside maxima of squares), each part floored at ``1e-12`` of its
+    largest value first."""
     allv = np.vstack([observed[None, :], null])  # (B + 1, L)
+    if log:
+        top = np.abs(allv).max(axis=0)
+        allv = np.log(np.maximum(allv, 1e-12 * np.where(top > 0, top, 1.0)))
     sd = allv.std(axis=0)
     return ((allv - allv.mean(axis=0)) / np.where(sd > 0, sd, 1.0)).max(axis=1)
 
@@ -195,23 +255,25 @@ def _rank_of_first(zmax: np.ndarray) -> float:
     return float((1 + np.sum(zmax[1:] >= zmax[0] - tol)) / zmax.shape[0])
 
 
-def maxz_pvalue(observed: np.ndarray, null: np.ndarray) -> float:
+def maxz_pvalue(observed: np.ndarray, null: np.ndarray, *, log: bool = False) -> float:
     """The exact permutation p-value of ``max_l z_l``: each part standardised
     by its mean and standard deviation over the ``B + 1`` vectors (the
     observed counts as one), then the observed maximum ranked among the
     permuted maxima.  Every step is a symmetric function of the ``B + 1``
     vectors, so under exchangeability the p-value is exact; unlike the
     minimum of ranks (:func:`minp_pvalue`) the maxima are continuous, so the
-    test is not made conservative by ties."""
-    return _rank_of_first(_max_z(observed, null))
+    test is not made conservative by ties.  ``log``: see :func:`_max_z`
+    (a fixed monotone map of each part: exact too)."""
+    return _rank_of_first(_max_z(observed, null, log=log))
 
 
 def _combined(aw: np.ndarray, bw: np.ndarray, w: np.ndarray,
               main: DesignWhitening[AnyWhitening] | None, a: Any, b: Any) -> _CombinedStatistic:
     ma_map, mb_map = (None, None) if main is None else tuple(main)
-    ma = _whitened_rows(a, ma_map, w @ np.asarray(a, float))
-    mb = _whitened_rows(b, mb_map, w @ np.asarray(b, float))
-    return _CombinedStatistic(aw, bw, w, ma, mb)
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    ma = _whitened_rows(a, ma_map, w @ a)
+    mb = _whitened_rows(b, mb_map, w @ b)
+    return _CombinedStatistic(aw, bw, w, ma, mb, a, b)
 
 
 def association_stats(
@@ -232,8 +294,9 @@ def association_stats(
     ``whitening``: the fit's block whitenings (None: the blocks centred only).
     ``statistic="sparse"``: a vector per draw, one per level of
     :func:`sparse_levels` (the null is then ``n_perm x L``);
-    ``"combined"``: the vector ``(T, T_a, T_b)`` of the cross moment and
-    each block's first moment, the latter from ``main = (whitening, a, b)``
+    ``"combined"``: the vector ``(T, T_a, T_b, M_a, M_b, M_ab)`` of the
+    cross moment, each block's first moment and the max-type parts
+    (:data:`COMBINED_PARTS`), the last five from ``main = (whitening, a, b)``
     (the per-block whitening and the model's rows, where the fit saw other
     rows: the joint estimator's residuals; default: ``whitening``, ``a``,
     ``b``).
@@ -296,10 +359,11 @@ def association_test(
         dist = f"permutation ({int(n_perm)} permutations), min p over sparsity levels {levels}"
     elif statistic == "combined":
         # the reported statistic: the observed largest standardised part
-        zmax = _max_z(np.asarray(obs), null)
+        zmax = _max_z(np.asarray(obs), null, log=True)
         pv, obs = _rank_of_first(zmax), float(zmax[0])
         dist = (f"permutation ({int(n_perm)} permutations), largest standardised part of "
-                "the cross moment (interactions) and each block's first moment (main "
+                "the cross moment and the largest correlation with one product (interactions), "
+                "each block's first moment and largest correlation with one variable (main "
                 "effects)")
     else:
         # rounding: a permuted statistic equal to T up to 1e-10 counts as >= T
