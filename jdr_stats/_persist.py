@@ -559,7 +559,10 @@ class _Reader:
     def _n_extension(self, node: dict[str, Any], where: str) -> Any:
         dtype = self.field(node, "dtype", str, where)
         items = self.dec(self.field(node, "items", list, where), where)
-        return pd.array(items, dtype=pd.api.types.pandas_dtype(dtype))
+        kind = pd.api.types.pandas_dtype(dtype)
+        if not isinstance(kind, pd.api.extensions.ExtensionDtype) or kind.kind not in "biufOU":
+            raise _Damaged(f"{where}: extension node of dtype {dtype!r}")
+        return pd.array(items, dtype=kind)
 
     def _n_categorical(self, node: dict[str, Any], where: str) -> pd.Categorical:
         codes = self.dec(node.get("codes"), where)
@@ -715,7 +718,7 @@ def _read_zip(name: str, data: bytes) -> Any:
         raise _refuse(name, f"the archive is damaged or truncated ({exc})") from None
     try:
         manifest = json.loads(manifest_bytes.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise _refuse(name, f"its {MANIFEST} is not valid JSON ({exc})") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         got = manifest.get("format") if isinstance(manifest, dict) else None

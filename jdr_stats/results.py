@@ -202,7 +202,7 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         return isinstance(self._model.data, RemovedData)
 
     def remove_data(self) -> JDRResults:
-        """A copy of the results without the model's rows (for pickling many fits).
+        """A copy of the results without the model's rows (small files for many fits).
 
         The copy keeps everything computed from the sufficient statistics:
         directions, singular values, ``coef_matrix``, the moments (means and

@@ -497,3 +497,48 @@ def test_failed_write_leaves_the_old_file(two, three, tmp_path, monkeypatch, wri
         write(res, path)  # and without the fault it is written, permissions kept
         assert path.read_bytes() != b"the previous good file\n"
         assert oct(os.stat(path).st_mode & 0o777) == oct(0o640)
+
+
+def test_values_round_trip_exactly():
+    """The tree encodes every value type results hold, bit for bit."""
+    from jdr_stats import _persist
+
+    fortran = np.asfortranarray(np.arange(6.0).reshape(2, 3))
+    frozen = np.linspace(0, 1, 4)
+    frozen.flags.writeable = False
+    frame = pd.DataFrame({
+        "x": [1.5, np.nan, -0.0], "n": pd.array([1, None, 3], dtype="Int64"),
+        "s": pd.array(["a", None, "c"], dtype="str"), "o": [None, (1, "b"), 2.5],
+        "c": pd.Categorical(["lo", "hi", "lo"], categories=["lo", "hi"], ordered=True),
+        "b": [True, False, True], "f": np.array([1, 2, 3], dtype=np.float32),
+        "t": pd.to_datetime(["2020-01-01", "NaT", "2021-06-30"]),
+    }, index=pd.MultiIndex.from_tuples([("a", 1), ("a", 2), ("b", 1)], names=["blk", "k"]))
+    value = {
+        "frame": frame, "series": pd.Series([1, 2], index=["p", "q"], name=("s", 1)),
+        "floats": [float("nan"), float("inf"), -float("inf"), -0.0, 1e-310],
+        "numpy": (np.float64(0.1), np.int64(-3), np.bool_(True), np.complex128(1 - 2j),
+                  np.float32(0.1), np.uint8(255)),
+        (1, "k"): {3, 4}, 7: slice(1, None, 2), "frozen": frozenset({"u", "v"}),
+        "arrays": [fortran, frozen, frozen, np.array(["x", "yz"]), np.zeros((0, 3))],
+        "complex": 1 + 2j, "big": 2 ** 80, "text": "é\n\"", "cols": pd.RangeIndex(2, 9, 3),
+    }
+    writer = _persist._Writer()
+    tree = json.loads(json.dumps(writer.enc(value, "value"), allow_nan=False))
+    npz = np.load(io.BytesIO(_persist._arrays_bytes(writer.arrays)), allow_pickle=False)
+    back = _persist._Reader(npz).dec(tree, "value")
+    pd.testing.assert_frame_equal(back["frame"], frame, check_exact=True)
+    pd.testing.assert_series_equal(back["series"], value["series"], check_exact=True)
+    assert np.isnan(back["floats"][0]) and back["floats"][1:] == value["floats"][1:]
+    assert str(back["floats"][3]) == "-0.0"
+    for got, want in zip(back["numpy"], value["numpy"], strict=True):
+        assert type(got) is type(want) and got == want
+    assert back[(1, "k")] == {3, 4} and back[7] == slice(1, None, 2)
+    assert back["frozen"] == frozenset({"u", "v"}) and type(back["frozen"]) is frozenset
+    f2, r1, r2, text, empty = back["arrays"]
+    assert f2.flags.f_contiguous and np.array_equal(f2, fortran)
+    assert r1 is r2 and not r1.flags.writeable and np.array_equal(r1, frozen)
+    assert text.dtype == np.dtype("<U2") and empty.shape == (0, 3)
+    assert back["complex"] == 1 + 2j and back["big"] == 2 ** 80 and back["text"] == "é\n\""
+    pd.testing.assert_index_equal(back["cols"], value["cols"], exact=True)
+    with pytest.raises(TypeError, match=r"cannot save value\[0\]: a builtins\.builtin_function"):
+        _persist._Writer().enc([len], "value")
