@@ -51,6 +51,12 @@ def _save_load(res, path):
     _check_results_file(path)
     back = jdr.load(path)
     assert type(back) is type(res)
+    # exact: the reloaded object saves to the same bytes (every attribute,
+    # array, dtype and table as it was)
+    again = path.with_name(path.name + ".again")
+    back.save(again)
+    assert again.read_bytes() == path.read_bytes()
+    again.unlink()
     return back
 
 
