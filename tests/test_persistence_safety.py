@@ -209,6 +209,8 @@ def test_k_block_procedures_round_trip(three, tmp_path):
                              model.select_support(rank=1), res.main_effects_test()]):
         back = _save_load(out, tmp_path / f"k{i}.jdr")
         _same(back, out)
+        assert back.to_json() == out.to_json()  # the mixin's to_json (NaN as null)
+        json.loads(out.to_json())
 
 
 @pytest.mark.parametrize("method", ["pairs", "poisson"])
