@@ -15,7 +15,10 @@ parses every module and enforces both).  From the ground up:
    and values only), ``_settings`` (the fit's settings record),
    ``_validation`` (checks of options and seeds), ``exceptions`` (every
    error and warning class), ``_warn``, ``summary`` (the ``Summary``
-   builder), ``_export`` (``to_json``, ``save``, :func:`load`);
+   builder), ``_export`` (``to_json``, ``save``, :func:`load`), ``_persist``
+   (the results file ``save`` writes and ``load`` reads; it rebuilds the
+   classes of its fixed table, found by name at run time), ``_atomic`` (the
+   atomic writes of every file);
 1. ``_linalg``: moments (:class:`~jdr_stats.data.BlockMoments`), the one
    whitening object (:class:`~jdr_stats.data.Whitening`), SVD with the sign
    convention, principal angles; ``_sources`` (row sources: arrays, Parquet,

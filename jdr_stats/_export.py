@@ -1,10 +1,11 @@
-"""Export of results objects: plain dicts, JSON and pickles.
+"""Export of results objects: plain dicts, JSON and results files.
 
 Every results class of the package (the joint fit, its bootstrap and
 support selection, the baselines, every test table) inherits
 :class:`ExportMixin`, which gives ``to_json`` (the class's ``to_dict`` as a
-JSON text) and ``save`` (a pickle, read back by :func:`load`, as
-statsmodels' ``save`` and ``load_pickle``).
+JSON text) and ``save`` (a results file, :mod:`jdr_stats._persist`, read
+back by :func:`load` without running code from the file; a pickle only on
+request).  Every file is written atomically (:mod:`jdr_stats._atomic`).
 
 A ``to_dict`` is built from named fields: a table becomes a list of records
 (one dict per row, the index levels as named fields such as ``block`` and
@@ -17,12 +18,12 @@ from __future__ import annotations
 
 import json
 import os
-import pickle
 import re
-from typing import Any
+from typing import Any, Literal
 
 import pandas as pd
 
+from ._atomic import write_text
 from .summary import json_safe
 
 __all__ = ["ExportMixin", "clean_keys", "json_key", "load", "records"]
@@ -87,7 +88,8 @@ class ExportMixin:
         Parameters
         ----------
         path : str or path-like, optional
-            Also write the text to this file (UTF-8).
+            Also write the text to this file (UTF-8), atomically: a failed
+            write leaves a previous file of that name as it was.
         indent : int or None
             Indentation of the JSON text (``None``: one line).
 
@@ -96,75 +98,107 @@ class ExportMixin:
         str
             The JSON text; ``json.loads`` gives back :meth:`to_dict`.
         """
-        text = json.dumps(self.to_dict(), indent=indent, allow_nan=False)
+        text = json.dumps(json_safe(self.to_dict()), indent=indent, allow_nan=False)
         if path is not None:
-            with open(os.fspath(path), "w", encoding="utf-8") as fh:
-                fh.write(text + "\n")
+            write_text(path, text + "\n")
         return text
 
-    def save(self, path: PathLike) -> None:
-        """Pickle the results to ``path``; :func:`jdr_stats.load` reads them back.
+    def save(self, path: PathLike, *, format: Literal["jdr", "pickle"] = "jdr") -> None:
+        """Write the results to ``path``; :func:`jdr_stats.load` reads them back.
 
-        The pickle holds the whole object (with the model and its data; call
-        ``remove_data()`` first, where available, for a small file).  Read
-        pickles only from a source you trust: loading a pickle can run code.
+        Parameters
+        ----------
+        path : str or path-like
+            The file (any name; ``.jdr`` is a good suffix).  It is written
+            atomically: a save that fails leaves a previous file of that
+            name as it was.
+        format : {"jdr", "pickle"}
+            ``"jdr"``: the results file (a zip of a JSON manifest and an
+            ``.npz`` of the arrays, guide page "The model and its results",
+            section "Saving results"), which :func:`jdr_stats.load` reads
+            without running any code from it.  ``"pickle"``: a pickle,
+            **unsafe** to read from anyone you do not trust (loading it can
+            run code; ``load(path, allow_pickle=True)`` reads it) and tied
+            to the versions that wrote it.
+
+        Notes
+        -----
+        The file holds the model and its rows when they are in memory, so
+        that the reloaded results compute everything the original does;
+        ``remove_data()`` first (where available) for a small file without
+        them.  A streamed model's source and a formula's codings are not
+        written (the reloaded results say so when asked for what needs
+        them).  Format: :mod:`jdr_stats._persist`.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> import jdr_stats as jdr
+        >>> sim = jdr.simulate.bilinear(500, 4, 3, 1, seed=0)
+        >>> res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(1)
+        >>> path = os.path.join(tempfile.mkdtemp(), "fit.jdr")
+        >>> res.save(path)
+        >>> back = jdr.load(path)
+        >>> bool((back.singular_values == res.singular_values).all())
+        True
         """
-        with open(os.fspath(path), "wb") as fh:
-            pickle.dump(self, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        from ._persist import write
+
+        write(self, path, format=format)
 
 
-def load(path: PathLike) -> Any:
-    """Read results saved with ``results.save(path)`` (a pickle).
+def load(path: PathLike, *, allow_pickle: bool = False) -> Any:
+    """Read results saved with ``results.save(path)``.
 
     Parameters
     ----------
     path : str or path-like
+    allow_pickle : bool
+        Also read a pickle (written by ``save(path, format="pickle")``).
+        **Unsafe**: unpickling runs whatever code the file holds; pass True
+        only for a file you trust.  A results file is read the same way
+        whatever this is.
 
     Returns
     -------
-    The saved results object.
+    The saved results object, equal to the one saved: the same arrays
+    bit for bit, tables, settings, summary and ``to_dict()``; derived
+    attributes (``directions``, ...) are recomputed when first read.
 
     Raises
     ------
     ValueError
-        The file is not a pickle written by ``save``: JSON text (written by
-        ``to_json``, which ``json.load`` reads back as a dict; a report, not
-        an object ``load`` could rebuild) or anything else, with the path.
+        Naming the path and what is wrong: the file is JSON text (written by
+        ``to_json``: a report, which ``json.load`` reads back as a dict), a
+        pickle (without ``allow_pickle=True``), truncated or damaged, altered
+        (its arrays do not match the manifest's checksum, or the manifest
+        names a class or a node that the format does not have), written in a
+        newer format version, or anything else.
 
     Notes
     -----
-    As statsmodels' ``load_pickle``: only load files you trust, since
-    unpickling can run arbitrary code.  A pickle is tied to the versions of
-    jdr_stats, numpy and pandas that wrote it; :meth:`ExportMixin.to_json`
-    is the portable format.
+    Loading never runs code from the file: the manifest is JSON, the arrays
+    are read with ``allow_pickle=False``, and objects are rebuilt only for
+    the jdr_stats classes of a fixed table (by ``cls.__new__`` and their
+    attributes), never by importing a name found in the file.
 
     Examples
     --------
-    >>> import os, tempfile
+    >>> import os, pickle, tempfile
     >>> import jdr_stats as jdr
     >>> sim = jdr.simulate.bilinear(500, 4, 3, 1, seed=0)
     >>> res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(1)
-    >>> path = os.path.join(tempfile.mkdtemp(), "fit.pickle")
+    >>> path = os.path.join(tempfile.mkdtemp(), "fit.jdr")
     >>> res.save(path)
-    >>> bool((jdr.load(path).singular_values == res.singular_values).all())
+    >>> str(jdr.load(path).summary()) == str(res.summary())
     True
+    >>> with open(path + ".pickle", "wb") as fh:
+    ...     pickle.dump({"not": "results"}, fh)
+    >>> jdr.load(path + ".pickle")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: cannot load '...fit.jdr.pickle': it is a pickle, which ...
     """
-    name = os.fspath(path)
-    with open(name, "rb") as fh:
-        head = fh.read(64).lstrip()
-        fh.seek(0)
-        if head[:1] in (b"{", b"["):
-            raise ValueError(
-                f"{name!r} holds JSON text, not a pickle: jdr_stats.load reads the files "
-                "written by results.save(path); results.to_json(path) writes a report of "
-                "the results, which json.load reads back as a dict (it cannot become a "
-                "results object again)"
-            )
-        try:
-            return pickle.load(fh)
-        except (pickle.UnpicklingError, EOFError, ValueError, TypeError) as exc:
-            raise ValueError(
-                f"cannot read {name!r}: jdr_stats.load reads the pickles written by "
-                f"results.save(path), and this file is not one ({type(exc).__name__}: "
-                f"{exc})"
-            ) from None
+    from ._persist import read
+
+    return read(path, allow_pickle=allow_pickle)

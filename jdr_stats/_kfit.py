@@ -24,7 +24,9 @@ import numpy as np
 import pandas as pd
 
 from . import policy
+from ._atomic import write_text
 from ._data import ModelData
+from ._export import ExportMixin
 from ._ksparse import cv_kblock_sparsity, sparse_kfit
 from ._kwhiten import _cross_cov, _whiten_arrays
 from ._linalg import principal_angles
@@ -290,7 +292,7 @@ def _check_sparsity(sparsity: Any, names: Sequence[str], widths: Sequence[int]) 
     return out
 
 
-class KBlockResults:
+class KBlockResults(ExportMixin):
     """Results of a fit of three or more blocks, or of two blocks with
     ``main_effects=True`` (:attr:`main_effects`, :attr:`sees`; there
     ``directions_a``/``directions_b`` do not exist: use :attr:`directions`).
@@ -681,12 +683,12 @@ class KBlockResults:
             else self._cv_table.to_dict(orient="list"),
         }
 
-    def to_json(self, path: Any = None) -> str:
-        """:meth:`to_dict` as JSON text (also written to ``path`` if given)."""
-        text = json.dumps(self.to_dict(), allow_nan=True, default=float)
+    def to_json(self, path: Any = None, *, indent: int | None = None) -> str:
+        """:meth:`to_dict` as JSON text (also written to ``path`` if given,
+        atomically: a failed write leaves a previous file as it was)."""
+        text = json.dumps(self.to_dict(), allow_nan=True, default=float, indent=indent)
         if path is not None:
-            with open(path, "w", encoding="utf-8") as fh:
-                fh.write(text)
+            write_text(path, text)
         return text
 
 
@@ -702,7 +704,7 @@ def _eigen_table(values: pd.Series, rank: int) -> pd.DataFrame:
                         index=pd.Index(np.arange(1, top + 1), name="k"))
 
 
-class KBlockRankTests:
+class KBlockRankTests(ExportMixin):
     """The per-block rank tests of a K-block fit
     (:meth:`KBlockResults.rank_tests`).
 
@@ -753,7 +755,7 @@ class KBlockRankTests:
                           for n, t in self._tables.items()}}
 
 
-class KBlockBootstrapResults:
+class KBlockBootstrapResults(ExportMixin):
     """The bootstrap of a K-block fit (:meth:`KBlockResults.bootstrap`).
 
     ``table``: by block, the ``median`` and the ``upper`` (``level``)

@@ -27,6 +27,7 @@ from typing import Any
 
 import pandas as pd
 
+from ._atomic import write_text as atomic_text
 from ._render import latex_escape
 
 #: A :class:`jdr_stats.summary.JDRSummary` (not imported: summary imports
@@ -65,9 +66,10 @@ def slug(text: str) -> str:
 
 
 def write_text(text: str, path: str | os.PathLike[str] | None) -> str:
-    """Write ``text`` (UTF-8) to ``path`` when one is given; return it."""
+    """Write ``text`` (UTF-8) to ``path`` when one is given, atomically (a
+    failed write leaves a previous file as it was); return it."""
     if path is not None:
-        Path(path).write_text(text, encoding="utf-8")
+        atomic_text(path, text)
     return text
 
 
@@ -157,6 +159,6 @@ def write_csv_dir(summaries: Sequence[JDRSummary], directory: str | os.PathLike[
             flat = frame.copy()
             if not isinstance(flat.index, pd.MultiIndex):
                 flat.index.name = flat.index.name or "row"
-            flat.to_csv(path, lineterminator="\n")
+            atomic_text(path, flat.to_csv(lineterminator="\n"))
             written.append(path)
     return written

@@ -39,6 +39,7 @@ import pandas as pd
 
 from . import _cli_input as cin
 from . import policy
+from ._atomic import write_text
 from ._estimate import WhiteningKind
 from ._report import csv_text, html_document, latex_document, write_csv_dir
 from ._version import __version__
@@ -331,8 +332,7 @@ def _write_dir(fmt: str, res: Any, boot: Any, support: Any, directory: str,
             ext = {"text": "txt", "json": "json", "latex": "tex", "html": "html"}[fmt]
             Path(directory).mkdir(parents=True, exist_ok=True)
             paths = [Path(directory) / f"report.{ext}"]
-            paths[0].write_text(_render(fmt, res, boot, support, header=header),
-                                encoding="utf-8")
+            write_text(paths[0], _render(fmt, res, boot, support, header=header))
     except OSError as exc:
         raise ValueError(f"cannot write --output-dir {directory}: {exc.strerror}") from None
     return "".join(f"{p}\n" for p in paths)
@@ -341,8 +341,7 @@ def _write_dir(fmt: str, res: Any, boot: Any, support: Any, directory: str,
 def _emit(text: str, output: str | None) -> None:
     if output:
         try:
-            with open(output, "w", encoding="utf-8") as fh:
-                fh.write(text)
+            write_text(output, text)
         except OSError as exc:
             raise ValueError(f"cannot write --output {output}: {exc.strerror}") from None
         return
@@ -513,7 +512,7 @@ def _features_out(res: Any, path: str) -> None:
     if not isinstance(feats, pd.DataFrame):
         feats = pd.DataFrame(feats)
     try:
-        feats.to_csv(path, index_label="row")
+        write_text(path, feats.to_csv(index_label="row", lineterminator="\n"))
     except OSError as exc:
         raise ValueError(f"cannot write --features-out {path}: {exc.strerror}") from None
 

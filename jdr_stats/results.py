@@ -136,6 +136,13 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         if stats is not None:  # kept by remove_data(): they need the rows
             self.__dict__["_block_stats"] = stats
 
+    def __getstate__(self) -> dict[str, Any]:
+        """The attributes to pickle: all but the cached :attr:`directions`
+        mapping (a read-only view, rebuilt when next read)."""
+        state = self.__dict__.copy()
+        state.pop("directions", None)
+        return state
+
     # -- basic attributes -------------------------------------------------
     @cached_property
     def _test_input(self) -> tuple[RowsData, BlockMoments, Any]:
@@ -195,7 +202,7 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         return isinstance(self._model.data, RemovedData)
 
     def remove_data(self) -> JDRResults:
-        """A copy of the results without the model's rows (for pickling many fits).
+        """A copy of the results without the model's rows (small files for many fits).
 
         The copy keeps everything computed from the sufficient statistics:
         directions, singular values, ``coef_matrix``, the moments (means and
@@ -547,6 +554,12 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
             if exog_a is not None or exog_b is not None:
                 raise ValueError("give data (formula models) or exog_a and exog_b, not both")
             specs = getattr(self._model, "_model_specs", None)
+            if specs is None and self._model.formula is not None:
+                raise ValueError(
+                    "data= needs the formula's codings, which a results file does not keep "
+                    "(results.save, jdr_stats.load); give exog_a and exog_b (the design "
+                    "columns)"
+                )
             if specs is None:
                 raise ValueError(
                     "data= needs a model built by JointDimReduction.from_formula; "

@@ -278,12 +278,12 @@ def test_load_of_a_json_file_or_other_file_says_what_load_reads(data, tmp_path):
     res = M(*data).fit(1)
     path = tmp_path / "fit.json"
     res.to_json(path)
-    with pytest.raises(ValueError, match=r"fit\.json' holds JSON text, not a pickle.*"
-                                         r"results\.save\(path\).*json\.load"):
+    with pytest.raises(ValueError, match=r"fit\.json': it holds JSON text, not a results "
+                                         r"file.*results\.save\(path\).*json\.load"):
         jdr.load(path)
     other = tmp_path / "notes.txt"
     other.write_text("hello\n")
-    with pytest.raises(ValueError, match=r"cannot read '.*notes\.txt'.*results\.save"):
+    with pytest.raises(ValueError, match=r"cannot load '.*notes\.txt'.*results\.save"):
         jdr.load(other)
 
 

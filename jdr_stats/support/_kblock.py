@@ -31,6 +31,7 @@ import scipy.linalg as sla
 from scipy import stats
 
 from .. import policy
+from .._export import ExportMixin
 from ..core.kestimate import piece_scale, piece_weight
 from ..core.tensor import pieces
 from ..inference.hypotheses import fdr_qvalues
@@ -144,7 +145,7 @@ def kblock_support(y: np.ndarray, blocks: Sequence[np.ndarray], names: Sequence[
                                 estimator=estimator)
 
 
-class KBlockSupportResults:
+class KBlockSupportResults(ExportMixin):
     """Support selection of a model of three or more blocks
     (:meth:`JointDimReduction.select_support`).
 
