@@ -9,10 +9,11 @@ With pyarrow installed the chunks come from its streaming reader
 (``pyarrow.csv.open_csv``) with the model's columns declared ``float64``:
 it refuses a line with too many or too few fields and a value that is not a
 number, and it parses decimal text to the same doubles as pandas (both
-round correctly).  Without pyarrow, pandas reads every column (its C parser
-then refuses a line with extra fields) and each numeric column is converted
-with a check.  Either way the chunks have exactly ``step`` rows (the last
-fewer), so the moments summed chunk by chunk are the same.
+round correctly).  Without pyarrow, a first pass parses every column as
+text (pandas' C parser then refuses a line with extra fields) and pandas
+reads the model's columns, each converted with a check.  Either way the
+chunks have exactly ``step`` rows (the last fewer), so the moments summed
+chunk by chunk are the same.
 
 Neither reader reports where a conversion failed, so on an error the file
 is scanned again with :mod:`csv` from the failing chunk to find the line
@@ -29,8 +30,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-__all__ = ["csv_header", "frame_column", "have_arrow_csv", "iter_frames", "iter_numeric",
-           "locate_error"]
+__all__ = ["check_fields", "csv_header", "frame_column", "have_arrow_csv", "iter_frames",
+           "iter_numeric", "locate_error"]
 
 #: The text pandas reads as missing (its default ``na_values``), given to
 #: pyarrow too so that both readers see the same missing values.
@@ -142,23 +143,49 @@ def _numeric(frame: pd.DataFrame, col: str, path: Path, sep: str, numeric: Seque
         raise _refuse(path, sep, numeric, row0, exc) from None
 
 
+def check_fields(path: Path, sep: str) -> None:
+    """Refuse a line whose number of fields is not the header's (one cheap pass:
+    pyarrow's reader with one column, else pandas in small chunks of text)."""
+    header = csv_header(path, sep)
+    if have_arrow_csv():
+        import pyarrow as pa
+        import pyarrow.csv as pcsv
+
+        first = header[:1]
+        try:
+            reader = pcsv.open_csv(path, parse_options=pcsv.ParseOptions(delimiter=sep),
+                                   convert_options=pcsv.ConvertOptions(
+                                       include_columns=first,
+                                       column_types={c: pa.string() for c in first}))
+            for _ in reader:
+                pass
+        except (pa.ArrowException, OSError) as exc:
+            raise _refuse(path, sep, [], 0, exc) from None
+        return
+    try:  # every column parsed, as text: the C parser counts the fields
+        for _ in pd.read_csv(path, sep=sep, chunksize=4096, dtype=str):
+            pass
+    except (pd.errors.ParserError, ValueError) as exc:
+        raise _refuse(path, sep, [], 0, exc) from None
+
+
 def iter_frames(path: Path, sep: str, columns: Sequence[str], step: int, *,
-                text: Sequence[str] = ()) -> Iterator[pd.DataFrame]:
-    """pandas frames of ``columns``, ``step`` rows each, every line's field count checked.
+                text: Sequence[str] = (), strict: bool = False) -> Iterator[pd.DataFrame]:
+    """pandas frames of ``columns``, ``step`` rows each (``pandas.read_csv``).
 
     ``text`` columns are read as strings; the others as pandas infers them
-    (convert them with :func:`frame_column`).  Every column of the file is
-    parsed (only so is a line with an extra field refused), the columns
-    outside ``columns`` as strings.
+    (convert them with :func:`frame_column`).  ``strict``: first check every
+    line's number of fields (:func:`check_fields`); pandas' ``usecols``
+    alone would drop an extra field.
     """
-    header = csv_header(path, sep)
-    keep = set(columns) - set(text)
-    dtype = {c: str for c in header if c not in keep}
-    reader = pd.read_csv(path, sep=sep, chunksize=step, dtype=dtype)
+    if strict:
+        check_fields(path, sep)
+    reader = pd.read_csv(path, sep=sep, usecols=list(columns), chunksize=step,
+                         dtype={c: str for c in text})
     row0 = 0
     try:
         for frame in reader:
-            yield frame[list(columns)]
+            yield frame
             row0 += len(frame)
     except (pd.errors.ParserError, ValueError) as exc:
         raise _refuse(path, sep, [c for c in columns if c not in text], row0, exc) from None
@@ -181,7 +208,7 @@ def iter_numeric(path: Path, sep: str, numeric: Sequence[str], step: int, *,
     if arrow is None:
         arrow = have_arrow_csv()
     if not arrow:
-        for frame in iter_frames(path, sep, numeric, step):
+        for frame in iter_frames(path, sep, numeric, step, strict=True):
             yield [frame_column(frame, c, path, sep, numeric) for c in numeric]
         return
     import pyarrow as pa

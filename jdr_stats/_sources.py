@@ -462,7 +462,8 @@ class CSVSource(_FileSource):
 
     def locate(self, row0: int, k: int) -> str:
         """Where rows ``row0 .. row0 + k - 1`` of a pass are, in words."""
-        return f"data rows {row0 + 1} to {row0 + k} of the CSV file {str(self.path)!r}"
+        rows = f"data row {row0 + 1}" if k == 1 else f"data rows {row0 + 1} to {row0 + k}"
+        return f"{rows} of the CSV file {str(self.path)!r}"
 
     def _chunks(self, step: int) -> Iterator[WeightedChunk]:
         read = list(dict.fromkeys(self._columns))
