@@ -73,18 +73,18 @@ def _check_finite(arr: np.ndarray, argname: str, names: Sequence[str], row0: int
 
 
 def _overflowed(m: Moments) -> str | None:
-    """The name of a column whose sums are not finite (they overflowed), or None."""
+    """The name of a column whose sums are not finite (they overflowed), or None.
+
+    A column's own sum of squares first (the column that overflows), then
+    the cross products (named by their first factor's column)."""
     if not np.isfinite(m._m2_y):
         return m._endog_name
-    for names, arrs in ((m._names_a, (np.diag(m._m2_a), m._m2_ay, m._m2_ab, m._m3_ayb)),
-                        (m._names_b, (np.diag(m._m2_b), m._m2_by))):
-        for arr in arrs:
-            bad = ~np.isfinite(arr)
-            if bad.any():
-                i = int(np.argwhere(bad)[0][0])
-                return names[i]
-    for names, arr in ((m._names_a, m._m2_a), (m._names_a, m._m3_aya),
-                       (m._names_b, m._m2_b), (m._names_b, m._m3_byb)):
+    parts: list[tuple[tuple[str, ...], np.ndarray | None]] = [
+        (m._names_a, np.diag(m._m2_a)), (m._names_b, np.diag(m._m2_b)),
+        (m._names_a, m._m2_ay), (m._names_b, m._m2_by), (m._names_a, m._m2_ab),
+        (m._names_a, m._m3_ayb), (m._names_a, m._m2_a), (m._names_b, m._m2_b),
+        (m._names_a, m._m3_aya), (m._names_b, m._m3_byb)]
+    for names, arr in parts:
         if arr is not None and not np.isfinite(arr).all():
             i = int(np.argwhere(~np.isfinite(arr))[0][0])
             return names[min(i, len(names) - 1)]
