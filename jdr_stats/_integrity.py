@@ -211,8 +211,9 @@ def check_parquet_types(files: Sequence[Path], numeric: Sequence[str],
                         other: Sequence[str] = ()) -> None:
     """One type per column across ``files``; the ``numeric`` columns stored as numbers.
 
-    ``other`` columns (categorical ones, coded by their levels) need only
-    keep one type.  A ValueError names the file, the column and both types.
+    ``other`` columns (categorical ones, coded by their levels) may also
+    change between plain text and a dictionary.  A ValueError names the
+    file, the column and both types.
     """
     first: dict[str, tuple[Any, Path]] = {}
     for f in files:
@@ -229,7 +230,13 @@ def check_parquet_types(files: Sequence[Path], numeric: Sequence[str],
                     "variable as a response or covariate)")
             if col not in first:
                 first[col] = (t, f)
-            elif not t.equals(first[col][0]):
+                continue
+            t0 = first[col][0]
+            # a number keeps its type; text may come plain or as a dictionary
+            # (a categorical column's levels are the same read from either)
+            same = t.equals(t0) or (col not in numeric and not numeric_arrow_type(t)
+                                    and not numeric_arrow_type(t0))
+            if not same:
                 t0, f0 = first[col]
                 raise ValueError(
                     f"column {col!r} is stored as {_kind_of(t)} in the Parquet file "

@@ -260,3 +260,35 @@ def test_truncated_parquet_file_is_refused_by_name(tmp_path, capsys):
     assert not isinstance(info.value, pa.ArrowException)
     line = _one_error_line(capsys, ["fit", str(path), *CLI, "--stream"])
     assert "cut.parquet" in line
+
+
+# -- the same checks with a categorical response (the levels read first) -----------
+def _classes(df):
+    out = df.copy()
+    out["y"] = np.where(df["y"] > 0, "hi", "lo")
+    return out
+
+
+def test_categorical_csv_stream_refuses_an_extra_field(tmp_path):
+    path = tmp_path / "k.csv"
+    _classes(_frame(2000)).to_csv(path, index=False)
+    lines = path.read_text().splitlines()
+    lines[1800] += ",1"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match=r"k\.csv.*line 1801 has 7 fields but the header has 6"):
+        jdr.JointDimReduction.from_csv(path, y="y", blocks=BLOCKS, batch_rows=400)
+
+
+def test_categorical_parquet_stream_refuses_drift_and_change(tmp_path):
+    folder = _dataset(tmp_path, DRIFTS["int32"])
+    for f in folder.glob("*.parquet"):  # a text response in every file
+        t = pq.read_table(f)
+        pq.write_table(_set(t, "y", pa.array(np.where(t.column("y").to_numpy() > 0,
+                                                        "hi", "lo"))), f)
+    with pytest.raises(ValueError, match=r"column 'a1' is stored as int32 .*part-2\.parquet"):
+        jdr.JointDimReduction.from_parquet(folder, y="y", a=A, b=B)
+    path = _parquet(_classes(_frame()), tmp_path / "k.parquet")
+    res = jdr.JointDimReduction.from_parquet(path, y="y", a=A, b=B).fit(rank=1)
+    _parquet(_classes(_frame()).iloc[:2000], path)
+    with pytest.raises(SourceChangedError, match="k.parquet"):
+        res.rank_tests()
