@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+import numpy as np
+
 from .exceptions import SourceChangedError
 
 __all__ = ["FileFingerprint", "PassGuard", "fingerprint", "guarded", "parquet_schema",
@@ -149,6 +151,25 @@ class PassGuard:
                     f"the file {str(old.path)!r} changed since it was first read "
                     f"({'; '.join(what)}); the sums of the passes over it would mix two "
                     "datasets: build the model again from the file as it is now")
+
+    def locate(self, row0: int, k: int) -> str:
+        """Where rows ``row0 .. row0 + k - 1`` of a pass are, in words: the
+        row group and file of Parquet data, the data rows of a CSV file."""
+        rows_said = "row {}" if k == 1 else "rows {} to {}"
+        if self.kind != "parquet":
+            p = self._prints[0].path
+            said = rows_said.format(row0 + 1, row0 + k)
+            return f"data {said} of the CSV file {str(p)!r}"
+        start = 0
+        for fp in self._prints:
+            n = sum(fp.row_groups)
+            if row0 < start + n:
+                at = row0 - start
+                g = int(np.searchsorted(np.cumsum(fp.row_groups), at, side="right"))
+                said = rows_said.format(at, at + k - 1)
+                return f"row group {g} of the Parquet file {str(fp.path)!r} ({said} of that file)"
+            start += n
+        return f"rows {row0} to {row0 + k - 1} of the Parquet data"
 
     def finish(self, rows: int) -> None:
         """After a complete pass of ``rows`` rows: the files again, and the row count."""

@@ -353,15 +353,7 @@ class ParquetSource(_FileSource):
 
     def locate(self, row0: int, k: int) -> str:
         """Where rows ``row0 .. row0 + k - 1`` of a pass are: the file and row group."""
-        start = 0
-        for f, rows in self._groups:
-            if row0 < start + sum(rows):
-                at = row0 - start
-                g = int(np.searchsorted(np.cumsum(rows), at, side="right"))
-                rows_said = f"row {at}" if k == 1 else f"rows {at} to {at + k - 1}"
-                return f"row group {g} of the Parquet file {str(f)!r} ({rows_said} of that file)"
-            start += sum(rows)
-        return f"the Parquet data {str(self.path)!r} (rows {row0} to {row0 + k - 1})"
+        return self._guard.locate(row0, k)
 
     def _batches(self, step: int) -> Iterator[WeightedChunk]:
         import pyarrow as pa
@@ -461,9 +453,8 @@ class CSVSource(_FileSource):
         return self._guard.rows
 
     def locate(self, row0: int, k: int) -> str:
-        """Where rows ``row0 .. row0 + k - 1`` of a pass are, in words."""
-        rows = f"data row {row0 + 1}" if k == 1 else f"data rows {row0 + 1} to {row0 + k}"
-        return f"{rows} of the CSV file {str(self.path)!r}"
+        """Where rows ``row0 .. row0 + k - 1`` of a pass are: the data rows."""
+        return self._guard.locate(row0, k)
 
     def _chunks(self, step: int) -> Iterator[WeightedChunk]:
         read = list(dict.fromkeys(self._columns))

@@ -180,6 +180,12 @@ class LevelSource:
         """Whether the source carries case weights."""
         return self._spec.weights is not None
 
+    def locate(self, row0: int, k: int) -> str:
+        """Where rows ``row0 .. row0 + k - 1`` of a pass are (file, row group or rows)."""
+        if self._spec.guard is None:
+            return f"rows {row0} to {row0 + k - 1} of {self._spec.where}"
+        return self._spec.guard.locate(row0, k)
+
     def _check_columns(self) -> None:
         spec = self._spec
         if spec.kind == "parquet":

@@ -35,6 +35,12 @@ def _frame(m=3000, seed=0):
     return pd.DataFrame(cols)
 
 
+def _classes(df):
+    out = df.copy()
+    out["y"] = np.where(df["y"] > 0, "hi", "lo")
+    return out
+
+
 def _parquet(df, path, **kw):
     kw.setdefault("row_group_size", 1000)
     pq.write_table(pa.Table.from_pandas(df, preserve_index=False), path, **kw)
@@ -114,8 +120,9 @@ def test_a_pass_of_other_row_count_is_refused(tmp_path):
 
 
 # -- corrupt pages ------------------------------------------------------------------
-def _corrupt(tmp_path):
-    path = _parquet(_frame(), tmp_path / "c.parquet", compression="none",
+def _corrupt(tmp_path, frame=None):
+    frame = _frame() if frame is None else frame
+    path = _parquet(frame, tmp_path / "c.parquet", compression="none",
                     use_dictionary=False)
     meta = pq.ParquetFile(path).metadata
     col = meta.row_group(2).column(2)  # a1, in the third row group
@@ -126,11 +133,19 @@ def _corrupt(tmp_path):
     return path
 
 
-def test_corrupt_row_group_is_refused_naming_file_column_and_row_group(tmp_path):
-    path = _corrupt(tmp_path)
+@pytest.mark.parametrize("design", ["two blocks", "categorical response"])
+def test_corrupt_row_group_is_refused_naming_file_column_and_row_group(tmp_path, design):
+    path = _corrupt(tmp_path, _classes(_frame()) if design != "two blocks" else None)
     with pytest.raises(ValueError, match=r"overflow float64 in column 'a1'.*row group 2 of "
                                          r"the Parquet file '.*c\.parquet'"):
         jdr.JointDimReduction.from_parquet(path, y="y", a=A, b=B)
+
+
+def test_corrupt_row_group_is_refused_with_three_blocks(tmp_path):
+    path = _corrupt(tmp_path)
+    blocks = {"a": ["a0", "a1"], "b": ["a2", "b0"], "c": ["b1"]}
+    with pytest.raises(ValueError, match=r"c\.parquet.*overflow float64 in column 'a1'"):
+        jdr.JointDimReduction.from_parquet(path, y="y", blocks=blocks)
 
 
 def test_cli_corrupt_row_group_exits_with_one_line(tmp_path, capsys):
@@ -263,12 +278,6 @@ def test_truncated_parquet_file_is_refused_by_name(tmp_path, capsys):
 
 
 # -- the same checks with a categorical response (the levels read first) -----------
-def _classes(df):
-    out = df.copy()
-    out["y"] = np.where(df["y"] > 0, "hi", "lo")
-    return out
-
-
 def test_categorical_csv_stream_refuses_an_extra_field(tmp_path):
     path = tmp_path / "k.csv"
     _classes(_frame(2000)).to_csv(path, index=False)
