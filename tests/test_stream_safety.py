@@ -301,3 +301,31 @@ def test_categorical_parquet_stream_refuses_drift_and_change(tmp_path):
     _parquet(_classes(_frame()).iloc[:2000], path)
     with pytest.raises(SourceChangedError, match="k.parquet"):
         res.rank_tests()
+
+
+def test_file_replaced_during_a_pass_is_refused_at_its_end(tmp_path):
+    path = _parquet(_frame(), tmp_path / "d.parquet")
+    src = jdr.sources.ParquetSource(path, y="y", a=A, b=B, batch_rows=500)
+    chunks = src.iter_chunks()
+    next(chunks)
+    other = tmp_path / "new.parquet"
+    _parquet(_frame(seed=3), other)
+    os.replace(other, path)  # the open file is read to its end; the name is the new file
+    with pytest.raises(SourceChangedError, match="d.parquet"):
+        for _ in chunks:
+            pass
+
+
+def test_both_csv_readers_give_the_same_chunks(tmp_path, monkeypatch):
+    path = tmp_path / "r.csv"
+    _frame(2500).to_csv(path, index=False)
+
+    def chunks():
+        src = jdr.sources.CSVSource(path, y="y", a=A, b=B, batch_rows=600)
+        return [np.column_stack(c) for c in src.iter_chunks()]
+
+    arrow = chunks()
+    monkeypatch.setattr(_csv_stream, "have_arrow_csv", lambda: False)
+    pandas = chunks()
+    assert [len(c) for c in arrow] == [600, 600, 600, 600, 100]
+    assert all(np.array_equal(x, z) for x, z in zip(arrow, pandas, strict=True))
