@@ -26,6 +26,7 @@ import csv
 import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -103,6 +104,14 @@ def _refuse(path: Path, sep: str, numeric: Sequence[str], start_row: int, exc: E
                       "the header's fields, with numbers in the model's columns")
 
 
+def _named_as_pandas(path: Path, sep: str) -> Any:
+    """pyarrow read options naming the columns as pandas does (an empty
+    header field is ``Unnamed: 0``, a repeated name ``a.1``)."""
+    import pyarrow.csv as pcsv
+
+    return pcsv.ReadOptions(column_names=csv_header(path, sep), skip_rows=1)
+
+
 def _arrow_batches(path: Path, sep: str, numeric: Sequence[str]) -> Iterator[list[np.ndarray]]:
     """The numeric columns of a CSV file in pyarrow's record batches (float64)."""
     import pyarrow as pa
@@ -110,6 +119,7 @@ def _arrow_batches(path: Path, sep: str, numeric: Sequence[str]) -> Iterator[lis
 
     reader = pcsv.open_csv(
         path,
+        read_options=_named_as_pandas(path, sep),
         parse_options=pcsv.ParseOptions(delimiter=sep),
         convert_options=pcsv.ConvertOptions(
             include_columns=list(numeric), column_types={c: pa.float64() for c in numeric},
@@ -153,7 +163,8 @@ def check_fields(path: Path, sep: str) -> None:
 
         first = header[:1]
         try:
-            reader = pcsv.open_csv(path, parse_options=pcsv.ParseOptions(delimiter=sep),
+            reader = pcsv.open_csv(path, read_options=_named_as_pandas(path, sep),
+                                   parse_options=pcsv.ParseOptions(delimiter=sep),
                                    convert_options=pcsv.ConvertOptions(
                                        include_columns=first,
                                        column_types={c: pa.string() for c in first}))

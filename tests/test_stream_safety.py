@@ -329,3 +329,37 @@ def test_both_csv_readers_give_the_same_chunks(tmp_path, monkeypatch):
     pandas = chunks()
     assert [len(c) for c in arrow] == [600, 600, 600, 600, 100]
     assert all(np.array_equal(x, z) for x, z in zip(arrow, pandas, strict=True))
+
+
+def test_dask_pass_with_other_rows_is_refused():
+    dask = pytest.importorskip("dask")
+    da = pytest.importorskip("dask.array")
+    rng = np.random.default_rng(2)
+    y, a, b = rng.standard_normal(90), rng.standard_normal((90, 3)), rng.standard_normal((90, 2))
+    # a collection that says 100 rows but yields 90 (its data changed under it)
+    def lazy(x):
+        return da.from_delayed(dask.delayed(lambda: x)(), shape=(100, *x.shape[1:]),
+                               dtype=float)
+
+    src = jdr.sources.DaskSource(lazy(y), lazy(a), lazy(b))
+    assert src.nobs == 100
+    with pytest.raises(SourceChangedError, match="yielded 90 rows but they have 100"):
+        for _ in src.iter_chunks():
+            pass
+
+
+@pytest.mark.parametrize("y", ["y", "cls"])
+def test_csv_with_an_index_column_and_a_repeated_name(tmp_path, y):
+    df = _frame(900)
+    df["cls"] = np.where(df["y"] > 0, "hi", "lo")
+    df.insert(3, "a0 ", df["a0"])  # written with index=True: an empty first header field
+    path = tmp_path / "i.csv"
+    df.to_csv(path)
+    text = path.read_text().replace("a0 ", "a0", 1)  # a repeated name: pandas reads a0.1
+    path.write_text(text)
+    res = jdr.JointDimReduction.from_csv(path, y=y, blocks={"a": ["a0.1", "a1", "a2"], "b": B},
+                                         batch_rows=200).fit(rank=1)
+    frame = pd.read_csv(path)
+    want = jdr.JointDimReduction.from_csv(path, y=y, blocks=BLOCKS, batch_rows=200).fit(rank=1)
+    assert "Unnamed: 0" in frame.columns
+    np.testing.assert_array_equal(res.singular_values, want.singular_values)
