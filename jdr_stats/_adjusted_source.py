@@ -57,6 +57,11 @@ class AdjustedSource:
         for y, a, b in self.iter_chunks(batch_rows):
             yield y, a, b, None
 
+    def locate(self, row0: int, k: int) -> str:
+        """Where rows of a pass are, as the base source says (else the rows)."""
+        base = getattr(self.base, "locate", None)
+        return base(row0, k) if callable(base) else f"rows {row0} to {row0 + k - 1}"
+
     def params(self) -> tuple[Any, ...]:
         """What :func:`residualise` needs (picklable, for dask tasks)."""
         return self.n2, self.means, self.coefs, self.keep

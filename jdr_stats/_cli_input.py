@@ -22,6 +22,7 @@ from typing import Any
 import pandas as pd
 
 from . import config
+from ._integrity import check_parquet_types, parquet_metadata, parquet_schema
 
 __all__ = ["Input", "expand_columns", "expand_patterns", "flag_words", "parse_sep",
            "plan_input", "read_frame", "streamed_refusal"]
@@ -71,14 +72,14 @@ def _parquet_files(path: Path) -> list[Path]:
 def parquet_float_bytes(path: Path, columns: list[str] | None) -> int:
     """Bytes of the named columns (all when None) as float64, from the metadata."""
     try:
-        import pyarrow.parquet as pq
+        import pyarrow.parquet  # noqa: F401
     except ImportError:  # pragma: no cover - exercised without the extra
         raise ValueError(
             "reading a Parquet file needs pyarrow: pip install 'jdr_stats[parquet]'"
         ) from None
     total = 0
     for f in _parquet_files(path):
-        meta = pq.ParquetFile(f).metadata
+        meta = parquet_metadata(f)
         ncol = len(columns) if columns is not None else meta.num_columns
         total += meta.num_rows * ncol * 8
     return total
@@ -148,7 +149,11 @@ def read_frame(args: argparse.Namespace, how: Input) -> pd.DataFrame:
     """The whole file (only the named columns of a Parquet file) in memory."""
     path = how.path
     if how.parquet:
-        _parquet_files(path)  # a clear message for a missing file or empty folder
+        files = _parquet_files(path)  # a clear message for a missing file or empty folder
+        cols = _wanted(args)
+        # one type per column in every file (the in-memory read would cast a drift)
+        check_parquet_types(files, [], cols if cols is not None else
+                            parquet_schema(files[0]).names)
         try:
             return pd.read_parquet(path, columns=_wanted(args))
         except (OSError, ValueError, KeyError) as exc:
@@ -240,12 +245,12 @@ def _header(args: argparse.Namespace, path: Path) -> list[str]:
     """The file's column names, without reading its rows."""
     if _is_parquet(path):
         try:
-            import pyarrow.parquet as pq
+            import pyarrow.parquet  # noqa: F401
         except ImportError:  # pragma: no cover - exercised without the extra
             raise ValueError(
                 "reading a Parquet file needs pyarrow: pip install 'jdr_stats[parquet]'"
             ) from None
-        return [str(c) for c in pq.read_schema(_parquet_files(path)[0]).names]
+        return [str(c) for c in parquet_schema(_parquet_files(path)[0]).names]
     try:
         return [str(c) for c in pd.read_csv(path, sep=args.sep, nrows=0).columns]
     except FileNotFoundError:

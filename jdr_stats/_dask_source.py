@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ._validation import check_int
+from .exceptions import SourceChangedError
 
 __all__ = ["DaskSource", "is_dask_collection"]
 
@@ -201,17 +202,27 @@ class DaskSource:
     def iter_chunks(self, batch_rows: int | None = None) -> Iterator[Chunk]:
         """Yield the dask row blocks as float64 ``(y, a, b)``, computed one by one.
 
-        ``batch_rows`` is ignored (the dask blocks are the chunks).
+        ``batch_rows`` is ignored (the dask blocks are the chunks).  A pass
+        whose rows differ from the known row count (the files behind a lazy
+        collection changed) raises
+        :class:`~jdr_stats.exceptions.SourceChangedError`.
         """
         import dask
 
+        rows = 0
         for block in self._delayed_blocks():
             if self._kind == "frame":
-                yield _split_frame(block.compute(), len(self.names_a))
-                continue
-            yc, ac, bc = dask.compute(*block)
-            yield (_partition_to_array(yc, False), _partition_to_array(ac, True),
-                   _partition_to_array(bc, True))
+                chunk = _split_frame(block.compute(), len(self.names_a))
+            else:
+                yc, ac, bc = dask.compute(*block)
+                chunk = (_partition_to_array(yc, False), _partition_to_array(ac, True),
+                         _partition_to_array(bc, True))
+            rows += len(chunk[0])
+            yield chunk
+        if self._nobs is not None and rows != self._nobs:
+            raise SourceChangedError(
+                f"a pass over the dask collections yielded {rows} rows but they have "
+                f"{self._nobs}; the data behind them changed: build the model again")
 
     def iter_weighted_chunks(self, batch_rows: int | None = None) -> Iterator[tuple[Any, ...]]:
         return ((*c, None) for c in self.iter_chunks(batch_rows))

@@ -90,6 +90,18 @@ def _split_apply(y: np.ndarray, a: np.ndarray, b: np.ndarray, block_fn: Callable
     return block_fn(y, [*np.split(a, cuts, axis=1), b], None)
 
 
+def _overflowed_column(sums: DesignSums, flat: Sequence[str], endog_name: str) -> str | None:
+    """A column whose sums of squares or products are not finite, or None."""
+    if not np.isfinite(sums.m2_yy).all():
+        return endog_name
+    for arr in (np.diag(sums.m2_xx), sums.m2_xy, sums.m2_xx):
+        if not np.isfinite(arr).all():
+            return flat[int(np.argwhere(~np.isfinite(arr))[0][0])]
+    if not all(np.isfinite(v).all() for v in sums.m3.values()):
+        return flat[0]
+    return None
+
+
 def block_reader_file(source_cls: Any, path: Any, *, y: str, blocks: Mapping[str, list[str]],
                       weights: str | None, batch_rows: int | None, origin: str,
                       **kwargs: Any) -> _FileReader:
@@ -172,9 +184,16 @@ class BlockSums:
                      w: np.ndarray | None) -> DesignSums:
             if y.ndim != 1:
                 raise ValueError(f"the response must be one column; got shape {y.shape}")
-            out = chunk_sums(y, blocks, w, design=design)
+            with np.errstate(over="ignore", invalid="ignore"):  # refused below, by name
+                out = chunk_sums(y, blocks, w, design=design)
             if out is None:
                 raise ValueError("NaN or infinite values in the model's columns")
+            bad = _overflowed_column(out, [c for cols in names.values() for c in cols],
+                                     endog_name)
+            if bad is not None:
+                raise ValueError(f"the sums of squares and products overflow float64 in "
+                                 f"column {bad!r}: the values are too large to square and "
+                                 "sum (corrupt data, or a column to rescale)")
             return out
 
         self.design_sums: DesignSums = reader(block_fn, _merge_all)

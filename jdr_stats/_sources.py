@@ -12,7 +12,7 @@ weights has ``weighted = True`` and also yields them through
 * :class:`ArraySource` -- numpy arrays, memory maps, pandas objects.
 * :class:`ParquetSource` -- a Parquet file (or a folder of them), read in
   record batches with only the needed columns.
-* :class:`CSVSource` -- a CSV file read with ``pandas.read_csv(chunksize=...)``.
+* :class:`CSVSource` -- a CSV file read in chunks, each line checked.
 * :class:`DaskSource` -- dask arrays or dask DataFrame columns; its moments
   are a tree reduction on the cluster (only n1 x n2 sized results travel).
 """
@@ -28,6 +28,14 @@ import numpy as np
 import pandas as pd
 
 from . import config
+from ._csv_stream import csv_header, iter_numeric
+from ._integrity import (
+    PassGuard,
+    check_parquet_types,
+    guarded,
+    parquet_metadata,
+    parquet_schema,
+)
 from ._validation import check_int
 
 __all__ = [
@@ -279,6 +287,16 @@ class ParquetSource(_FileSource):
     (pyarrow decodes a row group at a time) plus one chunk.  Nulls become NaN
     (and are then refused by the moments).
 
+    The model's columns must be stored as numbers, with one type in every
+    file of a folder; an unreadable file, a text, dictionary or timestamp
+    column and a type that changes from file to file are refused with a
+    ValueError naming the file and the column.  The files' fingerprints
+    (size, modification time, footer) are recorded when the source is built
+    and checked before and after every pass, with the rows the pass read
+    (:mod:`jdr_stats._integrity`): a file changed between two passes raises
+    :class:`~jdr_stats.exceptions.SourceChangedError`.  Page checksums are
+    verified where the writer stored them.
+
     Parameters
     ----------
     path : str or path-like
@@ -303,7 +321,7 @@ class ParquetSource(_FileSource):
         batch_rows: int | None = None,
     ) -> None:
         try:
-            import pyarrow.parquet as pq
+            import pyarrow.parquet  # noqa: F401
         except ImportError:  # pragma: no cover - exercised without the extra
             raise ImportError(
                 "reading Parquet needs pyarrow: pip install 'jdr_stats[parquet]'"
@@ -321,43 +339,73 @@ class ParquetSource(_FileSource):
         self.path = p
         self._files = files
         wanted = self._set_columns(y, a, b, weights)
-        nobs = 0
+        groups: list[tuple[Path, tuple[int, ...]]] = []
         for f in files:
-            meta = pq.ParquetFile(f)
-            names = meta.schema_arrow.names
-            _check_columns(names, wanted, f"the Parquet file {str(f)!r}")
-            nobs += meta.metadata.num_rows
-        self.nobs = int(nobs)
+            meta = parquet_metadata(f)
+            _check_columns(parquet_schema(f).names, wanted, f"the Parquet file {str(f)!r}")
+            groups.append((f, tuple(int(meta.row_group(i).num_rows)
+                                    for i in range(meta.num_row_groups))))
+        check_parquet_types(files, list(dict.fromkeys(self._columns)))
+        self._groups = groups
+        self.nobs = int(sum(sum(g) for _, g in groups))
+        self._guard = PassGuard(files, "parquet", rows=self.nobs)
         self.batch_rows = _check_batch_rows(batch_rows, config.DEFAULT_BATCH_ROWS)
 
-    def _iter(self, batch_rows: int | None) -> Iterator[WeightedChunk]:
+    def locate(self, row0: int, k: int) -> str:
+        """Where rows ``row0 .. row0 + k - 1`` of a pass are: the file and row group."""
+        return self._guard.locate(row0, k)
+
+    def _batches(self, step: int) -> Iterator[WeightedChunk]:
         import pyarrow as pa
         import pyarrow.compute as pc
         import pyarrow.parquet as pq
 
+        start = 0
+        for f, rows in self._groups:
+            done = 0
+            try:
+                # pre_buffer=False: read column chunks as they are decoded, so
+                # memory stays near one row group of the selected columns.
+                pf = pq.ParquetFile(f, pre_buffer=False, buffer_size=1 << 20,
+                                    page_checksum_verification=True)
+                for batch in pf.iter_batches(batch_size=step, columns=self._columns):
+
+                    def col(name: str, batch: Any = batch) -> np.ndarray:
+                        arr = batch.column(name)
+                        if arr.type != pa.float64():
+                            arr = pc.cast(arr, pa.float64())
+                        return arr.to_numpy(zero_copy_only=False)
+
+                    y = np.array(col(self.endog_name), dtype=float)
+                    # Column-major blocks: each Parquet column is one contiguous copy.
+                    a = np.vstack([col(name) for name in self.names_a]).T
+                    b = np.vstack([col(name) for name in self.names_b]).T
+                    w = np.array(col(self._wname), dtype=float) if self._wname else None
+                    done += len(y)
+                    yield y, a, b, w
+            except (pa.ArrowException, OSError) as exc:
+                raise ValueError(
+                    f"cannot read {self.locate(start + done, 1).split(' (')[0]} (near row "
+                    f"{done} of that file): {exc}") from None
+            start += sum(rows)
+
+    def _iter(self, batch_rows: int | None) -> Iterator[WeightedChunk]:
         step = _check_batch_rows(batch_rows, self.batch_rows)
-        for f in self._files:
-            # pre_buffer=False: read column chunks as they are decoded, so
-            # memory stays near one row group of the selected columns.
-            pf = pq.ParquetFile(f, pre_buffer=False, buffer_size=1 << 20)
-            for batch in pf.iter_batches(batch_size=step, columns=self._columns):
-
-                def col(name: str, batch: Any = batch) -> np.ndarray:
-                    arr = batch.column(name)
-                    if arr.type != pa.float64():
-                        arr = pc.cast(arr, pa.float64())
-                    return arr.to_numpy(zero_copy_only=False)
-
-                y = np.array(col(self.endog_name), dtype=float)
-                # Column-major blocks: each Parquet column is one contiguous copy.
-                a = np.vstack([col(name) for name in self.names_a]).T
-                b = np.vstack([col(name) for name in self.names_b]).T
-                w = np.array(col(self._wname), dtype=float) if self._wname else None
-                yield y, a, b, w
+        return guarded(self._guard, self._batches(step), lambda c: len(c[0]))
 
 
 class CSVSource(_FileSource):
-    """Rows of a CSV file read in chunks (``pandas.read_csv(chunksize=...)``).
+    """Rows of a CSV file read in chunks of ``batch_rows`` rows.
+
+    The file is read as strictly as the in-memory read
+    (:mod:`jdr_stats._csv_stream`: pyarrow's streaming CSV reader when
+    installed, else pandas): every line must have the header's fields and
+    every value of the model's columns must be a number or missing; an error
+    names the file, the line and the column.  The file's fingerprint (size,
+    modification time, a hash of its first and last 64 KiB) is recorded when
+    the source is built and checked before and after every pass, with the
+    rows the pass read: a file changed between two passes raises
+    :class:`~jdr_stats.exceptions.SourceChangedError`.
 
     Parameters
     ----------
@@ -389,35 +437,39 @@ class CSVSource(_FileSource):
         self.path = p
         self._sep = sep
         wanted = self._set_columns(y, a, b, weights)
-        header = pd.read_csv(p, sep=sep, nrows=0).columns
-        _check_columns([str(c) for c in header], wanted, f"the CSV file {str(path)!r}")
+        _check_columns(csv_header(p, sep), wanted, f"the CSV file {str(path)!r}")
         self.batch_rows = _check_batch_rows(batch_rows, config.DEFAULT_BATCH_ROWS)
-        self._nobs: int | None = None
+        self._guard = PassGuard([p], "csv")
 
     @property
     def nobs(self) -> int:
         """Number of data rows (counted by one pass over the response column)."""
-        if self._nobs is None:
-            reader = pd.read_csv(self.path, sep=self._sep, usecols=[self.endog_name],
-                                 chunksize=max(self.batch_rows, 1 << 18))
-            self._nobs = int(sum(len(c) for c in reader))
-        return self._nobs
+        if self._guard.rows is None:
+            step = max(self.batch_rows, 1 << 18)
+            chunks = iter_numeric(self.path, self._sep, [self.endog_name], step)
+            for _ in guarded(self._guard, chunks, lambda c: len(c[0])):
+                pass
+        assert self._guard.rows is not None
+        return self._guard.rows
+
+    def locate(self, row0: int, k: int) -> str:
+        """Where rows ``row0 .. row0 + k - 1`` of a pass are: the data rows."""
+        return self._guard.locate(row0, k)
+
+    def _chunks(self, step: int) -> Iterator[WeightedChunk]:
+        read = list(dict.fromkeys(self._columns))
+        at = {c: j for j, c in enumerate(read)}
+        for cols in iter_numeric(self.path, self._sep, read, step):
+            y = np.array(cols[at[self.endog_name]], dtype=float)
+            # Column-major blocks, as pandas gives them (the same sums, bit for bit).
+            a = np.asfortranarray(np.column_stack([cols[at[c]] for c in self.names_a]))
+            b = np.asfortranarray(np.column_stack([cols[at[c]] for c in self.names_b]))
+            w = np.array(cols[at[self._wname]], dtype=float) if self._wname else None
+            yield y, a, b, w
 
     def _iter(self, batch_rows: int | None) -> Iterator[WeightedChunk]:
         step = _check_batch_rows(batch_rows, self.batch_rows)
-        reader = pd.read_csv(self.path, sep=self._sep, usecols=self._columns, chunksize=step)
-        for frame in reader:
-            try:
-                y = frame[self.endog_name].to_numpy(dtype=float)
-                a = frame[self.names_a].to_numpy(dtype=float)
-                b = frame[self.names_b].to_numpy(dtype=float)
-                w = frame[self._wname].to_numpy(dtype=float) if self._wname else None
-            except (TypeError, ValueError) as exc:
-                raise ValueError(
-                    f"the CSV file {str(self.path)!r} has non-numeric values in the "
-                    f"model's columns ({exc})"
-                ) from None
-            yield y, a, b, w
+        return guarded(self._guard, self._chunks(step), lambda c: len(c[0]))
 
 
 # -- dask --------------------------------------------------------------------

@@ -24,6 +24,8 @@ import numpy as np
 import pandas as pd
 
 from . import config
+from ._csv_stream import check_fields, csv_header, frame_column, iter_frames
+from ._integrity import PassGuard, check_parquet_types, guarded, parquet_schema
 from ._responses import ResponseInfo, _looks_numeric, rare_class_message, rare_classes
 from ._sources import _check_batch_rows, _check_columns
 from ._validation import check_choice
@@ -85,15 +87,19 @@ def _chunks_of(path: Any, kind: str, columns: list[str], step: int, sep: str,
     them alike); Parquet text and dictionary columns come as they are stored.
     """
     if kind == "parquet":
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
         for f in _files(path):
-            pf = pq.ParquetFile(f, pre_buffer=False, buffer_size=1 << 20)
-            for batch in pf.iter_batches(batch_size=step, columns=columns):
-                yield batch.to_pandas()
-    else:
-        yield from pd.read_csv(path, sep=sep, usecols=columns, chunksize=step,
-                               dtype={c: str for c in text})
+            try:
+                pf = pq.ParquetFile(f, pre_buffer=False, buffer_size=1 << 20,
+                                    page_checksum_verification=True)
+                for batch in pf.iter_batches(batch_size=step, columns=columns):
+                    yield batch.to_pandas()
+            except (pa.ArrowException, OSError) as exc:
+                raise ValueError(f"cannot read the Parquet file {str(f)!r}: {exc}") from None
+    else:  # the fields of every line are counted once, by plan_stream
+        yield from iter_frames(Path(path), sep, columns, step, text=text)
 
 
 def _check_no_missing(values: pd.Series, column: str, where: str) -> None:
@@ -104,16 +110,20 @@ def _check_no_missing(values: pd.Series, column: str, where: str) -> None:
 
 def stream_levels(path: Any, column: str, kind: str, *, text: bool = True, sep: str = ",",
                   batch_rows: int | None = None, where: str = "the file",
-                  ) -> tuple[list[Any], list[int]]:
+                  guard: PassGuard | None = None) -> tuple[list[Any], list[int]]:
     """Distinct values of one column, sorted, and their counts: one pass over that column only.
 
     ``text``: a CSV column read as strings (else as pandas infers it, for
     numeric codes declared categorical).  Missing values are refused (a
-    ValueError naming the column).
+    ValueError naming the column).  ``guard``: the files' fingerprints,
+    checked around the pass (:mod:`jdr_stats._integrity`).
     """
     step = max(_check_batch_rows(batch_rows, config.DEFAULT_BATCH_ROWS), 1 << 16)
     counts: dict[Any, int] = {}
-    for frame in _chunks_of(path, kind, [column], step, sep, text=[column] if text else []):
+    frames = _chunks_of(path, kind, [column], step, sep, text=[column] if text else [])
+    if guard is not None:
+        frames = guarded(guard, frames, len)
+    for frame in frames:
         values = frame[column]
         _check_no_missing(values, column, where)
         if isinstance(values.dtype, pd.CategoricalDtype):
@@ -139,6 +149,7 @@ class _Spec:
     sep: str = ","
     where: str = "the file"
     weights: str | None = None
+    guard: PassGuard | None = None  # the files' fingerprints, from the first pass
 
 
 class LevelSource:
@@ -169,20 +180,30 @@ class LevelSource:
         """Whether the source carries case weights."""
         return self._spec.weights is not None
 
+    def locate(self, row0: int, k: int) -> str:
+        """Where rows ``row0 .. row0 + k - 1`` of a pass are (file, row group or rows)."""
+        if self._spec.guard is None:
+            return f"rows {row0} to {row0 + k - 1} of {self._spec.where}"
+        return self._spec.guard.locate(row0, k)
+
     def _check_columns(self) -> None:
         spec = self._spec
         if spec.kind == "parquet":
-            import pyarrow.parquet as pq
-
-            for f in _files(spec.path):
-                _check_columns(pq.read_schema(f).names, {"columns": self._columns},
+            files = _files(spec.path)
+            for f in files:
+                _check_columns(parquet_schema(f).names, {"columns": self._columns},
                                f"the Parquet file {str(f)!r}")
+            check_parquet_types(files, [c for c in self._columns if c not in spec.levels],
+                                list(spec.levels))
         else:
-            header = pd.read_csv(spec.path, sep=spec.sep, nrows=0).columns
-            _check_columns([str(c) for c in header], {"columns": self._columns}, spec.where)
+            _check_columns(csv_header(Path(spec.path), spec.sep), {"columns": self._columns},
+                           spec.where)
 
     def _values(self, frame: pd.DataFrame, col: Column) -> np.ndarray:
         spec = self._spec
+        if isinstance(col, str) and spec.kind == "csv":  # a ValueError naming the line
+            numeric = [c for c in self._columns if c not in spec.levels]
+            return frame_column(frame, col, Path(spec.path), spec.sep, numeric)
         if isinstance(col, str):
             try:
                 return frame[col].to_numpy(dtype=float)
@@ -208,8 +229,10 @@ class LevelSource:
     def _frames(self, batch_rows: int | None) -> Iterator[pd.DataFrame]:
         spec = self._spec
         step = _check_batch_rows(batch_rows, self.batch_rows)
-        for frame in _chunks_of(spec.path, spec.kind, self._columns, step, spec.sep,
-                                 spec.text):
+        frames = _chunks_of(spec.path, spec.kind, self._columns, step, spec.sep, spec.text)
+        if spec.guard is not None:
+            frames = guarded(spec.guard, frames, len)
+        for frame in frames:
             self._check_levels(frame)
             yield frame
 
@@ -283,11 +306,16 @@ def plan_stream(source_cls: Any, path: Any, ys: list[str], zs: list[str], *, kin
     levels: dict[str, list[Any]] = {}
     names: dict[Column, str] = {}
     nobs = 0
+    guard: PassGuard | None = None
 
     def read(col: str) -> tuple[list[Any], list[int]]:
-        nonlocal nobs
+        nonlocal nobs, guard
+        if guard is None:  # the fingerprints of the files, before their first pass
+            guard = PassGuard(_files(path), kind)
+            if kind == "csv":  # every line's fields, once (the guard keeps the file so)
+                check_fields(Path(path), sep)
         lv, counts = stream_levels(path, col, kind, text=col in text, sep=sep,
-                                   batch_rows=batch_rows, where=where)
+                                   batch_rows=batch_rows, where=where, guard=guard)
         if col in text and kind == "parquet" and _plain_text(path, col) and _looks_numeric(
                 pd.Series(lv, dtype=object)):
             raise TypeError(
@@ -320,7 +348,7 @@ def plan_stream(source_cls: Any, path: Any, ys: list[str], zs: list[str], *, kin
                               **extra)
     else:
         spec = _Spec(path, kind, levels, tuple(text) if kind == "csv" else (), sep, where,
-                     weights)
+                     weights, guard)
 
         def make(yc: Column, a: list[Column], b: list[Column]) -> Any:
             return LevelSource(spec, y=yc, a=a, b=b, names=names, nobs=nobs,

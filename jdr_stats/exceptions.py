@@ -17,6 +17,7 @@ from __future__ import annotations
 
 __all__ = [
     "RowsNotInMemoryError",
+    "SourceChangedError",
     "JDRWarning",
     "MissingDataWarning",
     "SmallSampleWarning",
@@ -34,6 +35,13 @@ class RowsNotInMemoryError(ValueError):
     """A procedure needs the rows of the data, but the model holds only sums
     (built from moments, a Parquet or CSV source, or dask collections), or
     its rows were dropped by ``remove_data()``."""
+
+
+class SourceChangedError(ValueError):
+    """A streamed file changed between two passes over it (its size,
+    modification time, footer or row count differ from what the first pass
+    read), so the sums of the passes would mix two datasets; build the model
+    again from the file as it is now."""
 
 
 class JDRWarning(UserWarning):

@@ -451,7 +451,7 @@ class JointDimReduction(DataModel):
         sep: str = ",",
     ) -> JointDimReduction:
         """A model from a CSV file read in chunks of ``batch_rows`` rows
-        (``pandas.read_csv(chunksize=...)``), streamed as :meth:`from_parquet`
+        (strictly: :class:`~jdr_stats.sources.CSVSource`), streamed as :meth:`from_parquet`
         with ``blocks=``.
 
         Parameters

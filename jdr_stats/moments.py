@@ -27,7 +27,7 @@ ones; docs/theory/responses.md).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -70,6 +70,25 @@ def _check_finite(arr: np.ndarray, argname: str, names: Sequence[str], row0: int
         f"{argname} contains {what} ({int(bad.sum())} in this chunk; first in "
         f"column {col!r}, row {row0 + i}); streamed data must be complete and finite"
     )
+
+
+def _overflowed(m: Moments) -> str | None:
+    """The name of a column whose sums are not finite (they overflowed), or None.
+
+    A column's own sum of squares first (the column that overflows), then
+    the cross products (named by their first factor's column)."""
+    if not np.isfinite(m._m2_y):
+        return m._endog_name
+    parts: list[tuple[tuple[str, ...], np.ndarray | None]] = [
+        (m._names_a, np.diag(m._m2_a)), (m._names_b, np.diag(m._m2_b)),
+        (m._names_a, m._m2_ay), (m._names_b, m._m2_by), (m._names_a, m._m2_ab),
+        (m._names_a, m._m3_ayb), (m._names_a, m._m2_a), (m._names_b, m._m2_b),
+        (m._names_a, m._m3_aya), (m._names_b, m._m3_byb)]
+    for names, arr in parts:
+        if arr is not None and not np.isfinite(arr).all():
+            i = int(np.argwhere(~np.isfinite(arr))[0][0])
+            return names[min(i, len(names) - 1)]
+    return None
 
 
 class Moments:
@@ -409,6 +428,14 @@ class Moments:
         with the number of rows.  ``within``: also the within-block moments
         (see :meth:`from_arrays`).
         """
+        return cls._sum_chunks(chunks, endog_name, names_a, names_b, within, None)
+
+    @classmethod
+    def _sum_chunks(cls, chunks: Iterable[tuple[Any, ...]], endog_name: str,
+                    names_a: Sequence[str] | None, names_b: Sequence[str] | None,
+                    within: bool, locate: Callable[[int, int], str] | None) -> Moments:
+        """:meth:`from_chunks`; ``locate(row0, k)`` says where a chunk's rows
+        are (a file source's row group or lines), for the errors."""
         total: Moments | None = None
         row0 = 0
         for chunk in chunks:
@@ -448,16 +475,32 @@ class Moments:
                     raise ValueError(
                         f"weights must be nonnegative; got {float(w.min())!r} near row {row0}"
                     )
-            part = cls._merged_slices(y, a, b, w, endog_name, na, nb, within)
+            where = "" if locate is None or not k else f" in {locate(row0, k)}"
+            with np.errstate(over="ignore", invalid="ignore"):  # refused below, by name
+                part = cls._merged_slices(y, a, b, w, endog_name, na, nb, within)
             if part is None:
-                _check_finite(y, "endog", [endog_name], row0)
-                _check_finite(a, "exog_a", na, row0)
-                _check_finite(b, "exog_b", nb, row0)
+                try:
+                    _check_finite(y, "endog", [endog_name], row0)
+                    _check_finite(a, "exog_a", na, row0)
+                    _check_finite(b, "exog_b", nb, row0)
+                except ValueError as exc:
+                    raise ValueError(f"{exc}{where}") from None
                 raise ValueError(
-                    f"the data overflow float64 in the chunk starting at row {row0} "
+                    f"the data overflow float64 in the chunk starting at row {row0}{where} "
                     "(values too large to sum); rescale the variables"
                 )
-            total = part if total is None else total + part
+            with np.errstate(over="ignore", invalid="ignore"):
+                total = part if total is None else total + part
+            bad = _overflowed(part) or _overflowed(total)
+            if bad is not None:
+                if locate is not None and k:  # the row group of the largest value
+                    col = np.column_stack([y, a, b])[:, [endog_name, *na, *nb].index(bad)]
+                    i = int(np.argmax(np.abs(col - np.median(col))))
+                    where = f" in {locate(row0 + i, 1)}"
+                raise ValueError(
+                    f"the sums of squares and products overflow float64 in column {bad!r} "
+                    f"in the chunk starting at row {row0}{where}: the values are too large "
+                    "to square and sum (corrupt data, or a column to rescale)")
             row0 += k
         if total is None:
             raise ValueError("no chunks: the data source yielded no rows")
@@ -479,12 +522,11 @@ class Moments:
             return tree_reduce(_block_moments, _merge_list, names)
         rows = batch_rows  # None: the source's own default
         weighted = bool(getattr(source, "weighted", False))
-        return cls.from_chunks(
+        locate = getattr(source, "locate", None)
+        return cls._sum_chunks(
             source.iter_weighted_chunks(rows) if weighted else source.iter_chunks(rows),
-            endog_name=source.endog_name,
-            names_a=source.names_a,
-            names_b=source.names_b,
-            within=within,
+            source.endog_name, source.names_a, source.names_b, within,
+            locate if callable(locate) else None,
         )
 
     # -- merging -----------------------------------------------------------

@@ -9,7 +9,8 @@ input build theirs for you).
 
 - :class:`ArraySource`: arrays in memory (or ``numpy.memmap``), in chunks;
 - :class:`ParquetSource`: a Parquet file or a folder of them (``pyarrow``);
-- :class:`CSVSource`: a CSV file read in chunks by pandas;
+- :class:`CSVSource`: a CSV file read in chunks, every line checked (``pyarrow.csv``
+  when installed, else pandas);
 - :class:`DaskSource`: dask arrays or DataFrame columns, reduced on the cluster;
 - :class:`RowSource`: the base class (the protocol a new source implements).
 

@@ -25,7 +25,7 @@ LAYERS = {
     "_validation": 0, "exceptions": 0, "summary": 0, "_render": 0, "_report": 0, "_version": 0, "config": 0, "_export": 0,
     "_atomic": 0, "_persist": 0,
     "policy": 0, "_settings": 0, "_warn": 0,
-    "core": 1, "_linalg": 1, "_sources": 1, "_dask_source": 1, "_progress": 1, "_resampling": 1, "_moments_engine": 1,
+    "core": 1, "_linalg": 1, "_sources": 1, "_dask_source": 1, "_integrity": 0.5, "_csv_stream": 0.5, "_progress": 1, "_resampling": 1, "_moments_engine": 1,
     "sources": 1, "progress": 1, "whitenings": 1,
     "moments": 2, "_adjusted_source": 3, "_stream_levels": 3, "_streamed": 3, "data": 3,
     "_formula": 2, "_inputs": 2, "_responses": 2, "_data": 2, "metrics": 2, "fit_measures": 2, "simulate": 2, "datasets": 2,
