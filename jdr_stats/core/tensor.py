@@ -68,19 +68,30 @@ def cross_tensor(y: np.ndarray, zs: Sequence[np.ndarray]) -> np.ndarray:
     shape = (q, *(z.shape[1] for z in zs))
     if not zs:
         return y2.sum(axis=0) / m
-    last = zs[-1]
-    width = int(np.prod(shape[:-1]))
-    # the rows' Khatri-Rao product of all but the last mode, a chunk of rows
-    # at a time (config.CHUNK_FLOATS numbers), times the last block: a GEMM
-    step = max(1, config.CHUNK_FLOATS // max(width, 1))
-    total = np.zeros((width, last.shape[1]))
+    # the modes split in two groups of balanced size; each row's Khatri-Rao
+    # product of either group (a chunk of rows at a time, at most
+    # config.CHUNK_FLOATS numbers) and one GEMM of the two
+    sizes = [q, *(z.shape[1] for z in zs)]
+    cut = 1
+    while cut < len(zs) and np.prod(sizes[:cut + 1]) ** 2 <= np.prod(sizes):
+        cut += 1
+    left_w, right_w = int(np.prod(sizes[:cut])), int(np.prod(sizes[cut:]))
+    step = max(1, config.CHUNK_FLOATS // max(left_w + right_w, 1))
+    total = np.zeros((left_w, right_w))
     for lo in range(0, m, step):
-        out = y2[lo:lo + step]
-        for z in zs[:-1]:  # grow the row-wise Khatri-Rao product one mode at a time
-            zc = z[lo:lo + step]
-            out = (out[:, :, None] * zc[:, None, :]).reshape(out.shape[0], -1)
-        total += out.T @ last[lo:lo + step]
+        left = _row_kron([y2[lo:lo + step], *(z[lo:lo + step] for z in zs[:cut - 1])])
+        right = _row_kron([z[lo:lo + step] for z in zs[cut - 1:]])
+        total += left.T @ right
     return (total / m).reshape(shape)
+
+
+def _row_kron(mats: Sequence[np.ndarray]) -> np.ndarray:
+    """Each row's Kronecker product of the rows of ``mats`` (the row-wise
+    Khatri-Rao product), the first matrix's index slowest."""
+    out = mats[0]
+    for z in mats[1:]:
+        out = (out[:, :, None] * z[:, None, :]).reshape(out.shape[0], -1)
+    return out
 
 
 def unfold(t: np.ndarray, mode: int) -> np.ndarray:
@@ -271,11 +282,14 @@ def _sketch_chunk(y2: np.ndarray, zs: Sequence[np.ndarray], tests: Sequence[np.n
     out = []
     ysums: dict[tuple[int, ...], np.ndarray] = {}
 
+    prods: dict[tuple[int, ...], np.ndarray] = {}
+
     def prod(blocks: Sequence[int]) -> np.ndarray:
-        p = np.ones_like(proj[0])
-        for c in blocks:
-            p = p * proj[c]
-        return p
+        """``prod_{c in blocks} w_c^T z_ic``, each subset formed once."""
+        key = tuple(sorted(blocks))
+        if key not in prods:
+            prods[key] = np.ones_like(proj[0]) if not key else prod(key[:-1]) * proj[key[-1]]
+        return prods[key]
 
     if terms is None:  # prefix and suffix products: 3K products of (rows, s)
         before = [np.ones_like(proj[0])]
