@@ -203,7 +203,9 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
         if m > policy.KBLOCK_GRAM_MAX_ROWS:
             raise ValueError(f'rank="auto": the per-block rank tests form m x m matrices, '
                              f"m = {m} > {policy.KBLOCK_GRAM_MAX_ROWS}; give the ranks")
-        cols = [sum(q * int(np.prod([widths[j] for j in piece if j != k]))
+        cols = [sum(q * (fac.tests[0].shape[1] if fac.tests is not None  # sketched
+                         and len(piece) == len(widths) else
+                         int(np.prod([widths[j] for j in piece if j != k])))
                     for piece in pieces(len(widths), main_effects) if k in piece)
                 for k in range(len(widths))]
         influence = policy.kblock_influence(

@@ -706,6 +706,8 @@ def kblock_route(nobs: int, widths: tuple[int, ...], q: int = 1) -> Choice:
         entries *= n
     vectors = max(KBLOCK_SKETCH_MIN_VECTORS, int(sum(widths)))
     inputs = {"nobs": float(nobs), "entries": entries, "q": float(q)}
+    if len(widths) < 3:
+        return Choice("tensor", "two blocks: the pair's cross moments formed", inputs)
     if entries <= KBLOCK_TENSOR_MAX_ENTRIES:
         return Choice("tensor", f"the K-way tensor has q prod n_k = {entries:.0f} <= "
                       f"{KBLOCK_TENSOR_MAX_ENTRIES} entries: formed", inputs)

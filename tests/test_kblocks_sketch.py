@@ -211,3 +211,14 @@ def test_sketched_fit_beyond_the_tensor_budget_is_seeded_and_finds_the_link():
         assert np.degrees(principal_angles(a.whitened_bases[n], e0).max()) < 60
         raw = a.directions[n].to_numpy()[:, 0]
         assert np.argmax(np.abs(raw)) == 0
+
+
+def test_route_reads_the_shape_only():
+    assert policy.kblock_route(100, (500, 500)).name == "tensor"  # two blocks: the pair
+    small = policy.kblock_route(10**6, (10, 10, 10))
+    wide = policy.kblock_route(10, (60, 60, 60, 2))
+    assert small.name == "tensor" and wide.name == "sketch"
+    assert wide.inputs["vectors"] == max(policy.KBLOCK_SKETCH_MIN_VECTORS, 182)
+    assert wide.inputs["seed"] == policy.KBLOCK_SKETCH_SEED
+    many = policy.kblock_route(10**7, (60, 60, 60, 2))  # no bound on the rows
+    assert many.name == "sketch" and many.inputs["vectors"] == wide.inputs["vectors"]
