@@ -30,6 +30,7 @@ from __future__ import annotations
 import string
 from collections.abc import Sequence
 from itertools import combinations
+from typing import Any
 
 import numpy as np
 
@@ -273,9 +274,11 @@ class _HermiteTerms:
 
 def _sketch_chunk(y2: np.ndarray, zs: Sequence[np.ndarray], tests: Sequence[np.ndarray],
                   cross_cov: dict[tuple[int, int], np.ndarray] | None,
-                  terms: _HermiteTerms | None) -> list[np.ndarray]:
+                  terms: _HermiteTerms | None
+                  ) -> tuple[list[np.ndarray], dict[tuple[int, ...], np.ndarray]]:
     """Sums over one chunk of rows of every mode's sketch (module docstring),
-    ``(n_k, q, s)`` each; the Hermite terms with ``cross_cov``."""
+    ``(n_k, q, s)`` each, with the Hermite terms leaving ``k`` unmatched;
+    and the row sums the terms matching ``k`` need (:func:`_matched_terms`)."""
     K = len(zs)
     q = y2.shape[1]
     proj = [z @ w for z, w in zip(zs, tests, strict=True)]  # (rows, s): w_j^T z_ij
@@ -309,24 +312,42 @@ def _sketch_chunk(y2: np.ndarray, zs: Sequence[np.ndarray], tests: Sequence[np.n
                     [j for j in others if j not in comp])
         rows = y2 * weight if q == 1 else \
             (y2[:, :, None] * weight[:, None, :]).reshape(y2.shape[0], -1)
-        sk = (zs[k].T @ rows).reshape(zs[k].shape[1], q, -1)
-        if terms is not None and cross_cov is not None:
-            # k matched with b: S_kb w_b times the sum of Y prod_{c free} w_c^T z_c
+        out.append((zs[k].T @ rows).reshape(zs[k].shape[1], q, -1))
+        if terms is not None:  # the row sums the matched terms of k need
             for b in others:
-                skb = cross_cov[(k, b)] if k < b else cross_cov[(b, k)].T
-                left = skb @ tests[b]  # (n_k, s)
                 rest = [j for j in others if j != b]
                 for comp in _even_subsets(rest):
                     free: tuple[int, ...] = tuple(j for j in rest if j not in comp)
-                    if not free:
-                        continue  # E[Y] = 0: the response is centred
-                    if free not in ysums:
+                    if free and free not in ysums:
                         ysums[free] = y2.T @ prod(free)  # (q, s)
-                    sign = 1.0 if len(comp) % 4 == 2 else -1.0  # (-1)^(1 + |comp|/2)
-                    coef = sign * terms.matched(comp)
-                    sk = sk + left[:, None, :] * (coef * ysums[free])[None, :, :]
-        out.append(sk)
-    return out[::-1]
+    return out[::-1], ysums
+
+
+def _matched_terms(ysums: dict[tuple[int, ...], np.ndarray], tests: Sequence[np.ndarray],
+                   cross_cov: dict[tuple[int, int], np.ndarray],
+                   terms: _HermiteTerms) -> list[np.ndarray]:
+    """The Hermite terms matching block ``k`` with another block ``b``:
+    ``(-1)^|pi| (S_kb w_b) prod_{other pairs} (w^T S w)`` times the row sums
+    ``ysums[free]`` of ``Y prod_{c free} w_c^T z_c``, ``(n_k, q, s)`` each."""
+    K = len(tests)
+    out = []
+    for k in range(K):
+        acc: Any = 0.0
+        for b in (j for j in range(K) if j != k):
+            skb = cross_cov[(k, b)] if k < b else cross_cov[(b, k)].T
+            left = skb @ tests[b]  # (n_k, s)
+            rest = [j for j in range(K) if j not in (k, b)]
+            inner: Any = 0.0
+            for comp in _even_subsets(rest):
+                free = tuple(j for j in rest if j not in comp)
+                if not free:
+                    continue  # E[Y] = 0: the response is centred
+                sign = 1.0 if len(comp) % 4 == 2 else -1.0  # (-1)^(1 + |comp|/2)
+                coef = sign * terms.matched(comp)
+                inner = inner + coef * ysums[free]  # (q, s)
+            acc = acc + left[:, None, :] * np.asarray(inner)[None, :, :]
+        out.append(np.asarray(acc))
+    return out
 
 
 def mode_sketches(y: np.ndarray, zs: Sequence[np.ndarray], tests: Sequence[np.ndarray], *,
@@ -351,9 +372,10 @@ def mode_sketches(y: np.ndarray, zs: Sequence[np.ndarray], tests: Sequence[np.nd
         whitening: the sketch is then the Hermite-corrected moment's
         (:func:`hermite_corrected`).
     chunk_rows : int, optional
-        Rows per chunk of the pass (default ``config.PIECE_ROWS``: memory
-        ``O(chunk_rows s)``, not ``O(m)``); the result does not depend on it
-        (up to the order of summation).
+        Rows per chunk of the pass (default: the chunk's products of the
+        blocks' projections within ``config.CHUNK_FLOATS`` numbers, at
+        least 256 rows: memory ``O(chunk_rows s)``, not ``O(m)``); the result
+        does not depend on it (up to the order of summation).
 
     Notes
     -----
@@ -388,18 +410,25 @@ def mode_sketches(y: np.ndarray, zs: Sequence[np.ndarray], tests: Sequence[np.nd
         if w.ndim != 2 or w.shape != (z.shape[1], size):
             raise ValueError(f"tests[{j}] must have shape {(z.shape[1], size)}; "
                              f"got {w.shape}")
-    if chunk_rows is None:
-        chunk_rows = config.PIECE_ROWS
+    terms = None if cross_cov is None or K < 3 else _HermiteTerms(tests, cross_cov)
+    if chunk_rows is None:  # the chunk's products (2^K subsets with the Hermite terms)
+        held = size * ((1 << K) if terms is not None else K + 3) + size * q
+        chunk_rows = max(256, config.CHUNK_FLOATS // held)
     if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, (int, np.integer)) \
             or chunk_rows < 1:
         raise ValueError(f"chunk_rows must be a positive integer; got {chunk_rows!r}")
-    terms = None if cross_cov is None or K < 3 else _HermiteTerms(tests, cross_cov)
     total = [np.zeros((z.shape[1], q, size)) for z in zs]
+    ysums: dict[tuple[int, ...], np.ndarray] = {}
     for lo in range(0, m, int(chunk_rows)):
         sl = slice(lo, lo + int(chunk_rows))
-        part = _sketch_chunk(y2[sl], [z[sl] for z in zs], tests, cross_cov, terms)
+        part, sums = _sketch_chunk(y2[sl], [z[sl] for z in zs], tests, cross_cov, terms)
         for k in range(K):
             total[k] += part[k]
+        for key, val in sums.items():
+            ysums[key] = ysums[key] + val if key in ysums else val
+    if terms is not None and cross_cov is not None:
+        for k, extra in enumerate(_matched_terms(ysums, tests, cross_cov, terms)):
+            total[k] = total[k] + extra
     return [t / m for t in total]
 
 
