@@ -32,7 +32,7 @@ from ._kwhiten import _cross_cov, _whiten_arrays
 from ._linalg import principal_angles
 from ._validation import normalize_seed
 from .core.kestimate import KBlockFactors, block_factors, stacked_pieces
-from .core.tensor import pieces
+from .core.tensor import pieces, sketch_tests
 from .core.whitening import DesignWhitening
 from .inference.kblock_rank import (
     block_rank_table,
@@ -112,6 +112,14 @@ def _jackknife_influences(blocks: Sequence[np.ndarray], endog: np.ndarray,
     return out
 
 
+def _route_tests(route: policy.Choice, widths: Sequence[int]) -> list[np.ndarray] | None:
+    """The sketch's test matrices of a ``"sketch"`` route (its seeded
+    vectors, :func:`policy.kblock_route`); None on the tensor route."""
+    if route.name != "sketch":
+        return None
+    return list(sketch_tests(widths, int(route.inputs["vectors"]), int(route.inputs["seed"])))
+
+
 def check_main_effects(main_effects: Any, sparsity: Any) -> bool:
     """``main_effects`` checked: a bool, and not with a sparse fit."""
     if main_effects is not True and main_effects is not False:
@@ -189,14 +197,17 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
         cross_cov = _cross_cov(zs, wn)
     fac = block_factors(y, zs, w=w, route=route.name,  # type: ignore[arg-type]
                         weighting=weighting.name,  # type: ignore[arg-type]
-                        cross_cov=cross_cov, main_effects=main_effects)
+                        cross_cov=cross_cov, main_effects=main_effects,
+                        tests=_route_tests(route, widths))
     tables: dict[str, pd.DataFrame] | None = None
     influence = None
     if rank == "auto":
         if m > policy.KBLOCK_GRAM_MAX_ROWS:
             raise ValueError(f'rank="auto": the per-block rank tests form m x m matrices, '
                              f"m = {m} > {policy.KBLOCK_GRAM_MAX_ROWS}; give the ranks")
-        cols = [sum(q * int(np.prod([widths[j] for j in piece if j != k]))
+        cols = [sum(q * (fac.tests[0].shape[1] if fac.tests is not None  # sketched
+                         and len(piece) == len(widths) else
+                         int(np.prod([widths[j] for j in piece if j != k])))
                     for piece in pieces(len(widths), main_effects) if k in piece)
                 for k in range(len(widths))]
         influence = policy.kblock_influence(
@@ -209,11 +220,6 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
                 tables[name] = tab
                 ranks[name] = max(1, choose_block_rank(tab, alpha, widths[k]))
         else:
-            if route.name != "tensor":
-                raise ValueError(
-                    f'rank="auto": the per-block rank tests under {influence.reason.split(":")[0]}'
-                    f" refit the K-way tensor without each row, here too large "
-                    f"({route.reason}); give the ranks")
             stacked = stacked_pieces(y, zs, fac, cross_cov=cross_cov, w=w)
             labels = [data.names[b] for b in data.blocks]
             psis = _jackknife_influences(blocks, np.asarray(data.endog, float), w, names,

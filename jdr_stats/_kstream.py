@@ -1,7 +1,7 @@
 """Three or more blocks streamed: Parquet, CSV chunks and dask arrays.
 
-The K-block fit (:mod:`jdr_stats._kfit`, tensor route) needs only sums over
-rows, in two passes:
+The K-block fit (:mod:`jdr_stats._kfit`, tensor or sketched route) needs
+only sums over rows, in two passes:
 
 1. the weighted means and the centred co-moment of the stacked design and
    the response (:class:`~jdr_stats.core.moments.DesignSums`, merged exactly
@@ -14,11 +14,13 @@ rows, in two passes:
    cross covariances of pass 1 are fixed) and of
    ``w_i |Y_i|^2 prod_{j in S} |z_ij|^2`` (the piece's noise scale), the
    response centred at its mean of pass 1
-   (:func:`~jdr_stats.core.kestimate.piece_sums`).
+   (:func:`~jdr_stats.core.kestimate.piece_sums`); beyond
+   ``policy.KBLOCK_TENSOR_MAX_ENTRIES`` the K-way piece's Khatri-Rao
+   sketch with the same seeded test vectors as in memory.
 
 Divided by the total weight they are the in-memory pieces and scales, so
 the fit is the in-memory fit up to rounding (docs/theory/k_blocks.md,
-section "Streamed rows").  The ``m x m`` Gram route, the per-block rank
+section "Streamed rows").  The per-block rank
 tests (``rank="auto"``), the bootstrap and ``transform()`` of the training
 rows need the rows in memory and are refused by name.
 """
@@ -31,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from . import policy
-from ._kfit import KBlockResults, _check_ranks, kblock_choices
+from ._kfit import KBlockResults, _check_ranks, _route_tests, kblock_choices
 from ._linalg import joint_whitening
 from .core.design import BlockDesign
 from .core.kestimate import factors_from_pieces, piece_sums
@@ -292,14 +294,7 @@ def fit_streamed_kblocks(model: Any, rank: Any, *, whitening: str, independent_b
     est_choice, wchoice, kind = kblock_choices(independent_blocks, m, widths, whitening, 1)
     estimator = est_choice.name
     route = policy.kblock_route(m, tuple(widths), 1)
-    if route.name != "tensor":
-        raise ValueError(
-            f"a streamed fit of {len(widths)} blocks sums the K-way tensor over the rows, "
-            f"here too large ({route.reason}; at most "
-            f"{policy.KBLOCK_TENSOR_MAX_ENTRIES} entries, "
-            f"policy.KBLOCK_TENSOR_MAX_ENTRIES); use fewer or narrower blocks, or the rows "
-            "in memory (JointDimReduction.from_blocks with arrays: m x m row Grams up to "
-            f"{policy.KBLOCK_GRAM_MAX_ROWS} rows)")
+    tests = _route_tests(route, widths)  # the sketch's: linear in the rows too
     weighting = policy.kblock_weighting()
     sums = data.design_sums
     white = _whitening(sums, names, labels, kind, estimator)
@@ -314,14 +309,16 @@ def fit_streamed_kblocks(model: Any, rank: Any, *, whitening: str, independent_b
 
     def block_fn(y: np.ndarray, blocks: list[np.ndarray], w: np.ndarray | None) -> Any:
         return piece_sums(y - ybar, white.rows(blocks), cross_cov=cross_cov, w=w,
-                          main_effects=main_effects)
+                          main_effects=main_effects, tests=tests)
 
     tsum, nsum = data.reader(block_fn, _add_pieces)
     W = sums.weight
     tensors = {s: t / W for s, t in tsum.items()}
     scales = {s: nsum[s] / W / (W * float(np.prod([widths[j] for j in s])))
               for s in pieces(len(widths), main_effects)}
-    fac = factors_from_pieces(tensors, scales, widths, 1, weighting=weighting.name)  # type: ignore[arg-type]
+    fac = factors_from_pieces(tensors, scales, widths, 1,
+                              weighting=weighting.name,  # type: ignore[arg-type]
+                              tests=tests)
     settings = {"whitening": kind, "whitening_reason": wchoice.reason if whitening == "auto"
                 else "given", "estimator": estimator,
                 "estimator_reason": est_choice.reason, "route": route.to_dict(),

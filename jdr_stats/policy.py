@@ -34,6 +34,8 @@ __all__ = [
     "COMBINED_SPECTRAL_MIN_EDGE",
     "KBLOCK_GRAM_MAX_ROWS",
     "KBLOCK_INFLUENCE_MAX_ENTRIES",
+    "KBLOCK_SKETCH_MIN_VECTORS",
+    "KBLOCK_SKETCH_SEED",
     "KBLOCK_TENSOR_MAX_ENTRIES",
     "KBLOCK_WEIGHTING",
     "Choice",
@@ -638,9 +640,14 @@ def defaults_table() -> list[tuple[str, object, str]]:
          "(the default) gives the joint estimator (two blocks: block_estimator; three or "
          "more: kblock_estimator, which states where the per-block one is used instead)"),
         ("KBLOCK_TENSOR_MAX_ENTRIES", KBLOCK_TENSOR_MAX_ENTRIES,
-         "K-block fit: forms the K-way tensor up to this many entries, m x m Grams above"),
+         "K-block fit: forms the K-way tensor up to this many entries, its Khatri-Rao "
+         "sketch above"),
+        ("KBLOCK_SKETCH_MIN_VECTORS", KBLOCK_SKETCH_MIN_VECTORS,
+         "K-block fit: fewest test vectors of the sketch (else sum(n_k))"),
+        ("KBLOCK_SKETCH_SEED", KBLOCK_SKETCH_SEED,
+         "K-block fit: seed of the sketch's test vectors (same data, same numbers)"),
         ("KBLOCK_GRAM_MAX_ROWS", KBLOCK_GRAM_MAX_ROWS,
-         "K-block fit: most rows of the m x m route and of the per-block rank tests"),
+         "K-block fit: most rows of the per-block rank tests (m x m matrices)"),
         ("KBLOCK_INFLUENCE_MAX_ENTRIES", KBLOCK_INFLUENCE_MAX_ENTRIES,
          "K-block rank tests: most entries of the jackknife's per-row influences"),
         ("KBLOCK_WEIGHTING", KBLOCK_WEIGHTING,
@@ -652,14 +659,23 @@ def defaults_table() -> list[tuple[str, object, str]]:
 
 # -- K >= 3 blocks ---------------------------------------------------------------
 #: Largest number of entries ``q prod_k n_k`` of the K-way cross-moment tensor
-#: that a K-block fit forms; above it the pieces' mode Grams come from the
-#: ``m x m`` row Gram matrices instead (``O(m^2 sum n_k)``;
+#: that a K-block fit forms; above it the K-way piece is read through its
+#: Khatri-Rao sketch (``O(m s sum n_k)``, memory independent of ``m``;
 #: docs/theory/k_blocks.md, section "Computation").
 KBLOCK_TENSOR_MAX_ENTRIES = 200_000
 
-#: Most rows for the ``m x m`` route of a K-block fit and for its per-block
-#: rank tests (``m x m`` matrices of doubles).
+#: Most rows of the per-block rank tests of a K-block fit (``m x m`` matrices
+#: of doubles).
 KBLOCK_GRAM_MAX_ROWS = 6000
+
+#: Fewest test vectors of the K-way piece's sketch; a fit uses
+#: ``max(KBLOCK_SKETCH_MIN_VECTORS, sum_k n_k)`` (cost about that of the
+#: covariance of all blocks together; ``studies/bench_kblocks.py``).
+KBLOCK_SKETCH_MIN_VECTORS = 64
+
+#: Seed of the sketch's Rademacher test vectors: a constant, so the same data
+#: (whatever their storage or order of chunks) give the same numbers.
+KBLOCK_SKETCH_SEED = 20_240_501
 
 #: The weights of the pieces in each block's combined Gram of a K-block fit:
 #: ``"sqrt"`` (``c_S = D_S^{-1/2}``: every piece's null noise fluctuation the
@@ -669,31 +685,37 @@ KBLOCK_WEIGHTING = "sqrt"
 
 
 def kblock_route(nobs: int, widths: tuple[int, ...], q: int = 1) -> Choice:
-    """How a K-block fit forms its pieces: ``"tensor"`` while the K-way
-    tensor has at most ``KBLOCK_TENSOR_MAX_ENTRIES`` entries, else ``"gram"``
-    (``m x m`` row Grams) while ``nobs <= KBLOCK_GRAM_MAX_ROWS``; a
-    ``ValueError`` names the shape beyond both.
+    """How a K-block fit forms its K-way piece: ``"tensor"`` while the tensor
+    has at most ``KBLOCK_TENSOR_MAX_ENTRIES`` entries, else ``"sketch"``: its
+    mode unfoldings applied to ``s = max(KBLOCK_SKETCH_MIN_VECTORS, sum n_k)``
+    Khatri-Rao test vectors seeded by ``KBLOCK_SKETCH_SEED`` (``inputs``
+    carry ``vectors`` and ``seed``).  The pairs are tensors on both routes.
+    The choice reads the shape only; it chooses an algorithm, not the
+    estimator (docs/theory/k_blocks.md, section "Computation", states
+    what the sketch changes).
 
     Examples
     --------
     >>> kblock_route(500, (5, 5, 5)).name, kblock_route(500, (80, 80, 80)).name
-    ('tensor', 'gram')
+    ('tensor', 'sketch')
+    >>> int(kblock_route(500, (80, 80, 80)).inputs["vectors"])
+    240
     """
     entries = float(q)
     for n in widths:
         entries *= n
+    vectors = max(KBLOCK_SKETCH_MIN_VECTORS, int(sum(widths)))
     inputs = {"nobs": float(nobs), "entries": entries, "q": float(q)}
+    if len(widths) < 3:
+        return Choice("tensor", "two blocks: the pair's cross moments formed", inputs)
     if entries <= KBLOCK_TENSOR_MAX_ENTRIES:
         return Choice("tensor", f"the K-way tensor has q prod n_k = {entries:.0f} <= "
                       f"{KBLOCK_TENSOR_MAX_ENTRIES} entries: formed", inputs)
-    if nobs <= KBLOCK_GRAM_MAX_ROWS:
-        return Choice("gram", f"the K-way tensor would have {entries:.0f} > "
-                      f"{KBLOCK_TENSOR_MAX_ENTRIES} entries: mode Grams from the "
-                      f"{nobs} x {nobs} row Grams", inputs)
-    raise ValueError(
-        f"a K-block fit of {nobs} rows and widths {list(widths)} needs either the K-way "
-        f"tensor ({entries:.0f} entries > {KBLOCK_TENSOR_MAX_ENTRIES}) or m x m row Grams "
-        f"(m = {nobs} > {KBLOCK_GRAM_MAX_ROWS}); reduce the blocks' widths or the rows")
+    inputs.update(vectors=float(vectors), seed=float(KBLOCK_SKETCH_SEED))
+    return Choice("sketch", f"the K-way tensor would have {entries:.0f} > "
+                  f"{KBLOCK_TENSOR_MAX_ENTRIES} entries: its mode unfoldings applied to "
+                  f"{vectors} Khatri-Rao test vectors (seed {KBLOCK_SKETCH_SEED}), one pass "
+                  "over the rows", inputs)
 
 
 def kblock_support_estimator(requested: object) -> Choice:

@@ -121,12 +121,26 @@ def test_streamed_transform_of_new_rows_and_refusals(files):
     assert d2["settings"]["streamed"].startswith("the Parquet source")
 
 
-def test_streamed_refuses_a_tensor_too_large(files, monkeypatch):
+@pytest.mark.parametrize("independent", [True, False])
+@pytest.mark.parametrize("weights", [None, "w"])
+def test_streamed_sketch_equals_the_sketch_in_memory(files, monkeypatch, independent, weights):
+    """Beyond the tensor budget the K-way piece is sketched, streamed as in
+    memory: the same seeded test vectors, sums over the chunks (the Hermite
+    terms of the joint whitening included)."""
     _df, cols, d = files
-    model = jdr.JointDimReduction.from_parquet(d / "x.parquet", y="y", blocks=cols)
-    monkeypatch.setattr(policy, "KBLOCK_TENSOR_MAX_ENTRIES", 20)
-    with pytest.raises(ValueError, match=r"sums the K-way tensor.*fewer or narrower blocks"):
-        model.fit(1, independent_blocks=True)
+    real = policy.kblock_route
+
+    def sketched(nobs, widths, q=1):
+        c = real(nobs, widths, q)
+        return policy.Choice("sketch", "forced", {**c.inputs, "vectors": 7.0, "seed": 3.0})
+
+    monkeypatch.setattr(policy, "kblock_route", sketched)
+    st = jdr.JointDimReduction.from_parquet(d / "x.parquet", y="y", blocks=cols,
+                                            weights=weights, batch_rows=97).fit(
+        RANKS, independent_blocks=independent)
+    mem = _memory(_df, cols, weights, independent)
+    assert st.settings["route"]["name"] == mem.settings["route"]["name"] == "sketch"
+    _same_fit(mem, st)
 
 
 def test_streamed_arguments_are_checked(files, tmp_path):

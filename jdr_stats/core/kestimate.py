@@ -19,13 +19,18 @@ association, ``s_S^2 = mean_i(|Y_i|^2 prod_{j in S} |z_ij|^2) / (m N_S)``
 Block ``k``'s basis is the leading eigenvectors of
 ``G_k = sum_{S containing k} c_S / s_S^2 * P_S(k) P_S(k)^T``.  The rule
 and its study: docs/theory/k_blocks.md and ``studies/study_k_blocks.py``.
-Numerics only: the caller whitens, centres and chooses the route.
+Numerics only: the caller whitens, centres and chooses the route: the
+pieces as tensors, their mode Grams from ``m x m`` row Grams, or (route
+``"sketch"``) the pairs as tensors and the K-way piece through its
+Khatri-Rao sketch (:func:`~jdr_stats.core.tensor.mode_sketches`), whose
+``Y_k Y_k^T / s`` stands for the mode Gram (unbiased over the test vectors;
+exact for a complete set of them).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
@@ -35,6 +40,7 @@ from .tensor import (
     hermite_corrected,
     hosvd_factors,
     mode_gram_tensor,
+    mode_sketches,
     piece_row_gram,
     pieces,
     unfold,
@@ -44,7 +50,7 @@ __all__ = ["KBlockFactors", "Weighting", "block_factors", "factors_from_pieces",
            "piece_sums", "piece_weight", "stacked_pieces"]
 
 Weighting = Literal["unit", "sqrt", "columns"]
-Route = Literal["tensor", "gram"]
+Route = Literal["tensor", "gram", "sketch"]
 Piece = tuple[int, ...]
 
 
@@ -67,6 +73,10 @@ class KBlockFactors:
         ``c_S`` of piece ``S`` in block ``k``'s Gram.
     grams : dict of (piece, k) to ndarray
         Each piece's mode-k Gram, scaled to unit noise (``/ s_S^2``).
+    tests : tuple of ndarray or None
+        The sketched route's test matrices (block ``j``'s ``n_j x s``), held
+        so that every recomputation (the rank tests' influences) sketches
+        the K-way piece with the same vectors; None on the exact routes.
     """
 
     factors: tuple[np.ndarray, ...]
@@ -74,6 +84,7 @@ class KBlockFactors:
     scales: dict[Piece, float]
     weights: dict[tuple[Piece, int], float]
     grams: dict[tuple[Piece, int], np.ndarray]
+    tests: tuple[np.ndarray, ...] | None = None
 
 
 def piece_scale(y: np.ndarray, zs: Sequence[np.ndarray], piece: Piece,
@@ -114,6 +125,7 @@ def block_factors(
     cross_cov: dict[tuple[int, int], np.ndarray] | None = None,
     w: np.ndarray | None = None,
     main_effects: bool = False,
+    tests: Sequence[np.ndarray] | None = None,
 ) -> KBlockFactors:
     """Every block's factor from the whitened, centred rows.
 
@@ -123,15 +135,17 @@ def block_factors(
         The centred (for ``q > 1`` whitened) response.
     zs : list of ndarray (m, n_k)
         The whitened, centred blocks.
-    route : {"tensor", "gram"}
-        Form each piece's tensor (``O(m q prod n_j)``) or only its mode
-        Grams through ``m x m`` row Grams (``O(m^2 sum n_j)``).
+    route : {"tensor", "gram", "sketch"}
+        Form each piece's tensor (``O(m q prod n_j)``), or only its mode
+        Grams through ``m x m`` row Grams (``O(m^2 sum n_j)``), or the
+        pairs' tensors and the K-way piece's Khatri-Rao sketch with
+        ``tests`` (``O(m s sum n_j)``, memory independent of ``m``).
     weighting : {"unit", "sqrt", "columns"}
         The pieces' weights ``c_S`` (module docstring).
     cross_cov : dict, optional
         The blocks' cross covariances ``S_ab`` when the whitening is joint:
         the K-way piece is then the Hermite-corrected moment
-        (:func:`~jdr_stats.core.tensor.hermite_corrected`; tensor route only).
+        (:func:`~jdr_stats.core.tensor.hermite_corrected`; tensor or sketched route).
     w : ndarray (m,), optional
         Case weights: every moment a weighted mean (frequency weights are
         copies of rows).
@@ -139,6 +153,9 @@ def block_factors(
         Add each block's first moment ``E[Y o z_k]`` (``n_k x q``) as one
         more piece of its Gram (docs/theory/k_blocks.md, section "Main
         effects pooled").
+    tests : list of ndarray (n_k, s), optional
+        The sketch's test matrices (:func:`~jdr_stats.core.tensor.sketch_tests`);
+        needed by, and only by, ``route="sketch"``.
     """
     K = len(zs)
     yraw = y[:, None] if y.ndim == 1 else y
@@ -146,16 +163,26 @@ def block_factors(
     # weighted means: the response times m w_i / W in every piece
     y2 = yraw if w is None else yraw * (m * w / np.sum(w))[:, None]
     widths = [z.shape[1] for z in zs]
-    if cross_cov is not None and route != "tensor" and K >= 3:
+    if cross_cov is not None and route == "gram" and K >= 3:
         raise ValueError("the Hermite-corrected K-way moment of a joint whitening needs "
-                         "the tensor route")
+                         "the tensor or the sketched route")
+    if route == "sketch" and tests is None:
+        raise ValueError('route="sketch" needs the test matrices (tests=...)')
+    if route == "sketch" and K < 3:
+        route = "tensor"  # no K-way piece beyond the pairs: nothing to sketch
     scales: dict[Piece, float] = {}
     tensors: dict[Piece, np.ndarray] = {}
     row_grams: dict[tuple[Piece, int], np.ndarray] = {}
+    sketched: dict[tuple[Piece, int], np.ndarray] = {}
     for piece in pieces(K, main_effects):
         scales[piece] = piece_scale(yraw, zs, piece, w)
         sub = [zs[j] for j in piece]
-        if route == "tensor":
+        if route == "sketch" and len(piece) == K:
+            assert tests is not None
+            for k, sk in enumerate(_sketch(y2, zs, tests, cross_cov)):
+                sketched[(piece, k)] = sk @ sk.T
+            continue
+        if route in ("tensor", "sketch"):
             if cross_cov is not None and len(piece) >= 3:
                 tensors[piece] = hermite_corrected(y2, sub, _piece_cov(cross_cov, piece))
             else:
@@ -166,7 +193,23 @@ def block_factors(
             row_grams[(piece, k)] = sub[pos].T @ (rg @ sub[pos]) / m**2
     if route == "tensor":
         return factors_from_pieces(tensors, scales, widths, q, weighting=weighting)
+    if route == "sketch":
+        assert tests is not None
+        grams = {(piece, k): mode_gram_tensor(t, pos + 1)
+                 for piece, t in tensors.items() for pos, k in enumerate(piece)}
+        return replace(_combine({**grams, **sketched}, scales, widths, q, weighting),
+                       tests=tuple(np.asarray(t, float) for t in tests))
     return _combine(row_grams, scales, widths, q, weighting)
+
+
+def _sketch(y2: np.ndarray, zs: Sequence[np.ndarray], tests: Sequence[np.ndarray],
+            cross_cov: dict[tuple[int, int], np.ndarray] | None) -> list[np.ndarray]:
+    """The K-way piece's mode sketches scaled to stand for its unfoldings:
+    ``Y_k / sqrt(s)`` as ``n_k x q s`` (``Y_k Y_k^T / s`` its mode Gram's
+    estimate; module docstring)."""
+    size = tests[0].shape[1]
+    return [sk.reshape(sk.shape[0], -1) / np.sqrt(size)
+            for sk in mode_sketches(y2, zs, tests, cross_cov=cross_cov)]
 
 
 def _piece_cov(cross_cov: dict[tuple[int, int], np.ndarray],
@@ -178,14 +221,30 @@ def _piece_cov(cross_cov: dict[tuple[int, int], np.ndarray],
 
 def factors_from_pieces(tensors: dict[Piece, np.ndarray], scales: dict[Piece, float],
                         widths: Sequence[int], q: int, *,
-                        weighting: Weighting = "sqrt") -> KBlockFactors:
+                        weighting: Weighting = "sqrt",
+                        tests: Sequence[np.ndarray] | None = None) -> KBlockFactors:
     """Every block's factor from the pieces themselves: ``tensors[S]`` the
     (Hermite-corrected) cross moment ``P_S`` of shape ``(q, n_s1, ...)``,
     ``scales[S]`` its ``s_S^2``.  The tensor route of :func:`block_factors`,
-    and the streamed fit's (its pieces are sums over rows)."""
-    grams = {(piece, k): mode_gram_tensor(t, pos + 1)
-             for piece, t in tensors.items() for pos, k in enumerate(piece)}
-    return _combine(grams, scales, widths, q, weighting)
+    and the streamed fit's (its pieces are sums over rows).  With ``tests``
+    the K-way piece's entry is its mode sketches instead, flattened and
+    concatenated in block order (:func:`piece_sums` with the same tests)."""
+    K = len(widths)
+    grams: dict[tuple[Piece, int], np.ndarray] = {}
+    for piece, t in tensors.items():
+        if tests is not None and len(piece) == K >= 3:
+            size = tests[0].shape[1]
+            parts = np.split(t, np.cumsum([n * q * size for n in widths])[:-1])
+            for k, part in enumerate(parts):
+                sk = part.reshape(widths[k], -1) / np.sqrt(size)
+                grams[(piece, k)] = sk @ sk.T
+            continue
+        for pos, k in enumerate(piece):
+            grams[(piece, k)] = mode_gram_tensor(t, pos + 1)
+    fac = _combine(grams, scales, widths, q, weighting)
+    if tests is None or K < 3:
+        return fac
+    return replace(fac, tests=tuple(np.asarray(w, float) for w in tests))
 
 
 def _combine(raw: dict[tuple[Piece, int], np.ndarray], scales: dict[Piece, float],
@@ -226,8 +285,10 @@ def stacked_pieces(
     """Each block's pieces side by side, ``M_k = [sqrt(c_S) / s_S P_S(k)]_S``
     (``n_k x sum_S D_S``; ``M_k M_k^T`` is block ``k``'s combined Gram), with
     the scales ``s_S`` and weights ``c_S`` of ``fac`` held fixed.  Tensor
-    route only (the per-row influences of the rank tests re-form it on
-    subsamples); arguments as :func:`block_factors`."""
+    or sketched route (the per-row influences of the rank tests re-form it on
+    subsamples); arguments as :func:`block_factors`.  A sketched fit
+    (``fac.tests``) holds its K-way piece as the sketch ``Y_k / sqrt(s)``
+    with the same test vectors."""
     K = len(zs)
     yraw = y[:, None] if y.ndim == 1 else y
     m = yraw.shape[0]
@@ -235,6 +296,12 @@ def stacked_pieces(
     out: list[list[np.ndarray]] = [[] for _ in range(K)]
     for piece in fac.scales:  # the fit's pieces, in its order
         sub = [zs[j] for j in piece]
+        if fac.tests is not None and len(piece) == K >= 3:
+            s2 = fac.scales[piece]
+            for k, sk in enumerate(_sketch(y2, zs, fac.tests, cross_cov)):
+                c = fac.weights[(piece, k)]
+                out[k].append(sk * (np.sqrt(c / s2) if s2 > 0 else np.sqrt(c)))
+            continue
         if cross_cov is not None and len(piece) >= 3:
             t = hermite_corrected(y2, sub, _piece_cov(cross_cov, piece))
         else:
@@ -253,6 +320,7 @@ def piece_sums(
     cross_cov: dict[tuple[int, int], np.ndarray] | None = None,
     w: np.ndarray | None = None,
     main_effects: bool = False,
+    tests: Sequence[np.ndarray] | None = None,
 ) -> tuple[dict[Piece, np.ndarray], dict[Piece, float]]:
     """Sums over one chunk of rows of what the pieces are means of.
 
@@ -264,7 +332,10 @@ def piece_sums(
     ``sum_i w_i |Y_i|^2 prod_{j in S} |z_ij|^2``.  Added over disjoint
     chunks and divided by the total weight ``W`` they are the pieces of
     :func:`block_factors`' tensor route and ``W N_S s_S^2``
-    (:func:`factors_from_pieces`).
+    (:func:`factors_from_pieces`).  With ``tests`` (the sketched route) the
+    K-way piece's sum is that of its mode sketches
+    (:func:`~jdr_stats.core.tensor.mode_sketches`), flattened and
+    concatenated in block order: linear in the rows as well.
     """
     yraw = y[:, None] if y.ndim == 1 else y
     k = yraw.shape[0]
@@ -274,11 +345,19 @@ def piece_sums(
     norms: dict[Piece, float] = {}
     for piece in pieces(len(zs), main_effects):
         sub = [zs[j] for j in piece]
+        if k == 0 and tests is not None and len(piece) == len(zs) >= 3:
+            tensors[piece] = np.zeros(yraw.shape[1] * tests[0].shape[1]
+                                      * sum(z.shape[1] for z in zs))
+            norms[piece] = 0.0
+            continue
         if k == 0:
             tensors[piece] = np.zeros((yraw.shape[1], *(z.shape[1] for z in sub)))
             norms[piece] = 0.0
             continue
-        if cross_cov is not None and len(piece) >= 3:
+        if tests is not None and len(piece) == len(zs) >= 3:
+            tensors[piece] = np.concatenate([
+                sk.ravel() for sk in mode_sketches(y2, zs, tests, cross_cov=cross_cov)]) * k
+        elif cross_cov is not None and len(piece) >= 3:
             tensors[piece] = hermite_corrected(y2, sub, _piece_cov(cross_cov, piece)) * k
         else:
             tensors[piece] = cross_tensor(y2, sub) * k

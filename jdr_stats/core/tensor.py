@@ -15,8 +15,14 @@ n_j`` columns, and its Gram matrix needs no tensor:
 
 so the HOSVD factor of block ``k`` costs ``O(m^2 sum n_j)`` by the Gram
 (:func:`mode_gram_rows`) or ``O(m q prod n_j)`` by the tensor
-(:func:`cross_tensor`); the two give the same matrix to rounding.  Theory:
-docs/theory/k_blocks.md.
+(:func:`cross_tensor`); the two give the same matrix to rounding.
+
+Beyond both, :func:`mode_sketches` applies each unfolding to Khatri-Rao
+test vectors, ``T_(k) (w_1 o ... o w_{k-1} o w_{k+1} o ... o w_K) = (1/m)
+sum_i Y_i z_ik prod_{j != k} (w_j^T z_ij)``: one pass over the rows, cost
+``O(m s sum n_j)`` for ``s`` test vectors, memory independent of ``m``
+(row chunks), the Hermite correction of correlated blocks included.
+Theory: docs/theory/k_blocks.md.
 """
 
 from __future__ import annotations
@@ -24,8 +30,11 @@ from __future__ import annotations
 import string
 from collections.abc import Sequence
 from itertools import combinations
+from typing import Any
 
 import numpy as np
+
+from .. import config
 
 __all__ = [
     "cross_tensor",
@@ -33,6 +42,9 @@ __all__ = [
     "hosvd_factors",
     "mode_gram_rows",
     "mode_gram_tensor",
+    "mode_sketches",
+    "sketch_row_factor",
+    "sketch_tests",
     "unfold",
 ]
 
@@ -53,12 +65,34 @@ def cross_tensor(y: np.ndarray, zs: Sequence[np.ndarray]) -> np.ndarray:
     True
     """
     y2 = _as_2d(np.asarray(y, float))
-    m = y2.shape[0]
-    out = y2  # (m, q)
-    for z in zs:  # grow the row-wise Khatri-Rao product one mode at a time
-        out = (out[:, :, None] * z[:, None, :]).reshape(m, -1)
-    shape = (y2.shape[1], *(z.shape[1] for z in zs))
-    return (out.sum(axis=0) / m).reshape(shape)
+    m, q = y2.shape
+    shape = (q, *(z.shape[1] for z in zs))
+    if not zs:
+        return y2.sum(axis=0) / m
+    # the modes split in two groups of balanced size; each row's Khatri-Rao
+    # product of either group (a chunk of rows at a time, at most
+    # config.CHUNK_FLOATS numbers) and one GEMM of the two
+    sizes = [q, *(z.shape[1] for z in zs)]
+    cut = 1
+    while cut < len(zs) and np.prod(sizes[:cut + 1]) ** 2 <= np.prod(sizes):
+        cut += 1
+    left_w, right_w = int(np.prod(sizes[:cut])), int(np.prod(sizes[cut:]))
+    step = max(1, config.CHUNK_FLOATS // max(left_w + right_w, 1))
+    total = np.zeros((left_w, right_w))
+    for lo in range(0, m, step):
+        left = _row_kron([y2[lo:lo + step], *(z[lo:lo + step] for z in zs[:cut - 1])])
+        right = _row_kron([z[lo:lo + step] for z in zs[cut - 1:]])
+        total += left.T @ right
+    return (total / m).reshape(shape)
+
+
+def _row_kron(mats: Sequence[np.ndarray]) -> np.ndarray:
+    """Each row's Kronecker product of the rows of ``mats`` (the row-wise
+    Khatri-Rao product), the first matrix's index slowest."""
+    out = mats[0]
+    for z in mats[1:]:
+        out = (out[:, :, None] * z[:, None, :]).reshape(out.shape[0], -1)
+    return out
 
 
 def unfold(t: np.ndarray, mode: int) -> np.ndarray:
@@ -183,3 +217,230 @@ def pieces(K: int, main_effects: bool = False) -> tuple[tuple[int, ...], ...]:
     pairs = tuple(combinations(range(K), 2))
     inter = pairs if K == 2 else (*pairs, tuple(range(K)))
     return (*((k,) for k in range(K)), *inter) if main_effects else inter
+
+
+def sketch_tests(widths: Sequence[int], size: int, seed: int) -> tuple[np.ndarray, ...]:
+    """The test matrices of :func:`mode_sketches`: block ``j``'s ``n_j x size``
+    Rademacher signs (entries +-1, so ``E[w w^T] = I`` and every Khatri-Rao
+    column has ``E[omega omega^T] = I``), drawn in block order from
+    ``numpy.random.default_rng(seed)``: the same widths, size and seed give
+    the same matrices, whatever the data.
+
+    Examples
+    --------
+    >>> w = sketch_tests((2, 3), 4, seed=0)
+    >>> [a.shape for a in w], bool(np.all(np.abs(w[1]) == 1))
+    ([(2, 4), (3, 4)], True)
+    """
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
+        raise ValueError(f"size must be a positive integer; got {size!r}")
+    rng = np.random.default_rng(seed)
+    return tuple(rng.choice(np.array([-1.0, 1.0]), size=(int(n), int(size))) for n in widths)
+
+
+def _perfect_matchings(items: Sequence[int]) -> list[list[tuple[int, int]]]:
+    """Every set of disjoint pairs covering ``items`` (one empty set for none)."""
+    return [pi for pi in _partial_matchings(list(items)) if 2 * len(pi) == len(items)]
+
+
+def _even_subsets(items: Sequence[int]) -> list[tuple[int, ...]]:
+    """The subsets of ``items`` of even size (the empty one included)."""
+    return [c for r in range(0, len(items) + 1, 2) for c in combinations(items, r)]
+
+
+class _HermiteTerms:
+    """The sums over the matchings of a set of blocks of the products of the
+    test vectors' cross covariances, ``sum_pi prod_{(a,b) in pi} w_a^T S_ab
+    w_b`` (one number per test vector), cached by the set."""
+
+    def __init__(self, tests: Sequence[np.ndarray],
+                 cross_cov: dict[tuple[int, int], np.ndarray]) -> None:
+        self._pair = {(a, b): np.einsum("at,ab,bt->t", tests[a], s, tests[b])
+                      for (a, b), s in cross_cov.items()}
+        self._size = tests[0].shape[1]
+        self._cache: dict[tuple[int, ...], np.ndarray] = {}
+
+    def matched(self, blocks: tuple[int, ...]) -> np.ndarray:
+        if blocks not in self._cache:
+            total = np.zeros(self._size)
+            for pi in _perfect_matchings(blocks):
+                term = np.ones(self._size)
+                for a, b in pi:
+                    term = term * self._pair[(a, b)]
+                total += term
+            self._cache[blocks] = total
+        return self._cache[blocks]
+
+
+def _sketch_chunk(y2: np.ndarray, zs: Sequence[np.ndarray], tests: Sequence[np.ndarray],
+                  cross_cov: dict[tuple[int, int], np.ndarray] | None,
+                  terms: _HermiteTerms | None
+                  ) -> tuple[list[np.ndarray], dict[tuple[int, ...], np.ndarray]]:
+    """Sums over one chunk of rows of every mode's sketch (module docstring),
+    ``(n_k, q, s)`` each, with the Hermite terms leaving ``k`` unmatched;
+    and the row sums the terms matching ``k`` need (:func:`_matched_terms`)."""
+    K = len(zs)
+    q = y2.shape[1]
+    proj = [z @ w for z, w in zip(zs, tests, strict=True)]  # (rows, s): w_j^T z_ij
+    out = []
+    ysums: dict[tuple[int, ...], np.ndarray] = {}
+
+    prods: dict[tuple[int, ...], np.ndarray] = {}
+
+    def prod(blocks: Sequence[int]) -> np.ndarray:
+        """``prod_{c in blocks} w_c^T z_ic``, each subset formed once."""
+        key = tuple(sorted(blocks))
+        if key not in prods:
+            prods[key] = np.ones_like(proj[0]) if not key else prod(key[:-1]) * proj[key[-1]]
+        return prods[key]
+
+    if terms is None:  # prefix and suffix products: 3K products of (rows, s)
+        before = [np.ones_like(proj[0])]
+        for c in range(K - 1):
+            before.append(before[-1] * proj[c])
+        after = np.ones_like(proj[0])
+    for k in reversed(range(K)):
+        others = [j for j in range(K) if j != k]
+        if terms is None:
+            weight = before[k] * after
+            after = after * proj[k]
+        else:  # k unmatched: every matching of the others' blocks it leaves out
+            weight = np.zeros_like(proj[0])
+            for comp in _even_subsets(others):
+                sign = -1.0 if len(comp) % 4 == 2 else 1.0
+                weight += (sign * terms.matched(comp)) * prod(
+                    [j for j in others if j not in comp])
+        rows = y2 * weight if q == 1 else \
+            (y2[:, :, None] * weight[:, None, :]).reshape(y2.shape[0], -1)
+        out.append((zs[k].T @ rows).reshape(zs[k].shape[1], q, -1))
+        if terms is not None:  # the row sums the matched terms of k need
+            for b in others:
+                rest = [j for j in others if j != b]
+                for comp in _even_subsets(rest):
+                    free: tuple[int, ...] = tuple(j for j in rest if j not in comp)
+                    if free and free not in ysums:
+                        ysums[free] = y2.T @ prod(free)  # (q, s)
+    return out[::-1], ysums
+
+
+def _matched_terms(ysums: dict[tuple[int, ...], np.ndarray], tests: Sequence[np.ndarray],
+                   cross_cov: dict[tuple[int, int], np.ndarray],
+                   terms: _HermiteTerms) -> list[np.ndarray]:
+    """The Hermite terms matching block ``k`` with another block ``b``:
+    ``(-1)^|pi| (S_kb w_b) prod_{other pairs} (w^T S w)`` times the row sums
+    ``ysums[free]`` of ``Y prod_{c free} w_c^T z_c``, ``(n_k, q, s)`` each."""
+    K = len(tests)
+    out = []
+    for k in range(K):
+        acc: Any = 0.0
+        for b in (j for j in range(K) if j != k):
+            skb = cross_cov[(k, b)] if k < b else cross_cov[(b, k)].T
+            left = skb @ tests[b]  # (n_k, s)
+            rest = [j for j in range(K) if j not in (k, b)]
+            inner: Any = 0.0
+            for comp in _even_subsets(rest):
+                free = tuple(j for j in rest if j not in comp)
+                if not free:
+                    continue  # E[Y] = 0: the response is centred
+                sign = 1.0 if len(comp) % 4 == 2 else -1.0  # (-1)^(1 + |comp|/2)
+                coef = sign * terms.matched(comp)
+                inner = inner + coef * ysums[free]  # (q, s)
+            acc = acc + left[:, None, :] * np.asarray(inner)[None, :, :]
+        out.append(np.asarray(acc))
+    return out
+
+
+def mode_sketches(y: np.ndarray, zs: Sequence[np.ndarray], tests: Sequence[np.ndarray], *,
+                  cross_cov: dict[tuple[int, int], np.ndarray] | None = None,
+                  chunk_rows: int | None = None) -> list[np.ndarray]:
+    """Every mode unfolding of the K-way moment applied to Khatri-Rao test
+    vectors: block ``k``'s ``(n_k, q, s)`` array ``T_(k) (I_q o Omega_k)``,
+    column ``t`` of ``Omega_k`` the Kronecker product of the other blocks'
+    ``tests[j][:, t]`` (the response mode kept whole).
+
+    Parameters
+    ----------
+    y : ndarray (m,) or (m, q)
+        The centred response (case weights folded in, as
+        :func:`~jdr_stats.core.kestimate.block_factors` does).
+    zs : list of ndarray (m, n_k)
+        The whitened, centred blocks.
+    tests : list of ndarray (n_k, s)
+        The test matrices (:func:`sketch_tests`).
+    cross_cov : dict, optional
+        The blocks' cross covariances ``S_ab`` (``a < b``) of a joint
+        whitening: the sketch is then the Hermite-corrected moment's
+        (:func:`hermite_corrected`).
+    chunk_rows : int, optional
+        Rows per chunk of the pass (default: the chunk's products of the
+        blocks' projections within ``config.CHUNK_FLOATS`` numbers, at
+        least 256 rows: memory ``O(chunk_rows s)``, not ``O(m)``); the result
+        does not depend on it (up to the order of summation).
+
+    Notes
+    -----
+    ``T_(k) omega_t = (1/m) sum_i Y_i z_ik prod_{j != k} (w_jt^T z_ij)``.
+    The Hermite term of a partial matching ``pi`` contracts to, with ``k``
+    unmatched, ``(-1)^|pi| prod_{(a,b) in pi} (w_a^T S_ab w_b)`` times the
+    same sum over the unmatched blocks, and with ``k`` matched to ``b``,
+    ``(-1)^|pi| (S_kb w_b) prod_{other pairs} (w^T S w)`` times
+    ``(1/m) sum_i Y_i prod_{c unmatched} (w_c^T z_ic)``: every term a sum over
+    rows once ``S`` is fixed.  With a complete set of test vectors
+    (``Omega_k Omega_k^T = s I``) ``Y_k Y_k^T / s`` is the mode Gram exactly;
+    with Rademacher tests it is its unbiased estimate.  Theory:
+    docs/theory/k_blocks.md, section "Computation".
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> y, zs = rng.normal(size=30), [rng.normal(size=(30, n)) for n in (2, 3, 2)]
+    >>> w = sketch_tests((2, 3, 2), 5, seed=1)
+    >>> sk = mode_sketches(y, zs, w)
+    >>> t = cross_tensor(y, zs)[0]
+    >>> bool(np.allclose(sk[0][:, 0, 2], np.einsum("abc,b,c->a", t, w[1][:, 2], w[2][:, 2])))
+    True
+    """
+    y2 = _as_2d(np.asarray(y, float))
+    m, q = y2.shape
+    K = len(zs)
+    if len(tests) != K:
+        raise ValueError(f"tests: need one test matrix per block ({K}); got {len(tests)}")
+    size = tests[0].shape[1]
+    for j, (z, w) in enumerate(zip(zs, tests, strict=True)):
+        if w.ndim != 2 or w.shape != (z.shape[1], size):
+            raise ValueError(f"tests[{j}] must have shape {(z.shape[1], size)}; "
+                             f"got {w.shape}")
+    terms = None if cross_cov is None or K < 3 else _HermiteTerms(tests, cross_cov)
+    if chunk_rows is None:  # the chunk's products (2^K subsets with the Hermite terms)
+        held = size * ((1 << K) if terms is not None else K + 3) + size * q
+        chunk_rows = max(256, config.CHUNK_FLOATS // held)
+    if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, (int, np.integer)) \
+            or chunk_rows < 1:
+        raise ValueError(f"chunk_rows must be a positive integer; got {chunk_rows!r}")
+    total = [np.zeros((z.shape[1], q, size)) for z in zs]
+    ysums: dict[tuple[int, ...], np.ndarray] = {}
+    for lo in range(0, m, int(chunk_rows)):
+        sl = slice(lo, lo + int(chunk_rows))
+        part, sums = _sketch_chunk(y2[sl], [z[sl] for z in zs], tests, cross_cov, terms)
+        for k in range(K):
+            total[k] += part[k]
+        for key, val in sums.items():
+            ysums[key] = ysums[key] + val if key in ysums else val
+    if terms is not None and cross_cov is not None:
+        for k, extra in enumerate(_matched_terms(ysums, tests, cross_cov, terms)):
+            total[k] = total[k] + extra
+    return [t / m for t in total]
+
+
+def sketch_row_factor(zs: Sequence[np.ndarray], tests: Sequence[np.ndarray],
+                      k: int) -> np.ndarray:
+    """``prod_{j != k} Z_j W_j / sqrt(s)`` (``m x s``): row ``i``'s sketched
+    contribution to the other modes, ``Omega_k^T (o_{j != k} z_ij) / sqrt(s)``,
+    whose inner products estimate the row Gram ``prod_{j != k} Z_j Z_j^T`` of
+    :func:`piece_row_gram` (per-block whitening: no Hermite term)."""
+    size = tests[0].shape[1]
+    out = np.ones((zs[0].shape[0], size))
+    for j, (z, w) in enumerate(zip(zs, tests, strict=True)):
+        if j != k:
+            out *= z @ w
+    return out / np.sqrt(size)

@@ -10,7 +10,10 @@ influence functions ``psi_i = (U0^T z_ik) o h_i``, ``h_i`` the row's
 (weighted, scaled and centred) contribution to every piece's other modes.
 Their inner products are the ``m x m`` matrix ``A * H`` (``A = Z_k U0 U0^T
 Z_k^T``, ``H = sum_S c_S / s_S^2 J G_S J``), so the reference needs no
-tensor.  The reference is the robust two-moment one of the two-block test
+tensor.  On the sketched route (``fac.tests``) the K-way piece's rows are
+``Y_i o Omega_k^T (o_{j != k} z_ij) / sqrt(s)``, the rows of the sketch
+the fit used, so ``G_S`` is their inner products with the same test
+vectors.  The reference is the robust two-moment one of the two-block test
 (theory of rank tests, section 6, the per-row variance): ``Lambda ~ g
 chi2(h)`` with the mean and variance of ``Lambda`` estimated from the rows.
 """
@@ -24,7 +27,7 @@ import pandas as pd
 from scipy import stats
 
 from ..core.kestimate import KBlockFactors
-from ..core.tensor import piece_row_gram
+from ..core.tensor import piece_row_gram, sketch_row_factor
 
 __all__ = ["block_rank_table", "block_rank_table_rows", "choose_block_rank",
            "influence_gram"]
@@ -42,7 +45,11 @@ def influence_gram(y: np.ndarray, zs: Sequence[np.ndarray], k: int,
         if j != k:
             continue
         s2 = fac.scales[piece]
-        g = piece_row_gram(y2, [zs[i] for i in piece if i != k])
+        if fac.tests is not None and len(piece) == len(zs) >= 3:  # the sketched piece
+            r = sketch_row_factor(zs, fac.tests, k)
+            g = (y2 @ y2.T) * (r @ r.T)
+        else:
+            g = piece_row_gram(y2, [zs[i] for i in piece if i != k])
         h += (c / s2 if s2 > 0 else c) * g
     rows = h.mean(axis=1)
     return h - rows[:, None] - rows[None, :] + rows.mean()
