@@ -30,6 +30,7 @@ from typing import Generic, Literal, Protocol, TypeVar
 
 import numpy as np
 
+from .. import config
 from .design import BlockDesign
 
 __all__ = ["BlockMap", "DesignWhitening"]
@@ -151,12 +152,25 @@ class DesignWhitening(Generic[W]):
     def residuals(self, blocks: Sequence[np.ndarray]) -> list[np.ndarray]:
         """Each block's rows as the whitening sees them before its own map:
         the block itself (per-block) or its residual on the other blocks
-        (joint; mean zero)."""
+        (joint; mean zero; one contiguous array per block, formed from
+        slices of the centred rows, so no stacked copy of the design)."""
         if self.kind == "per-block":
             return list(blocks)
         assert self.mean is not None and self.residual_map is not None
-        r = (np.hstack(blocks) - self.mean) @ self.residual_map
-        return [r[:, self._span(k)] for k in range(len(self.maps))]
+        spans = [self._span(k) for k in range(len(self.maps))]
+        m = int(blocks[0].shape[0])
+        out = [np.empty((m, s.stop - s.start)) for s in spans]
+        cols = [np.ascontiguousarray(self.residual_map[:, s]) for s in spans]
+        step = config.chunk_rows(self.mean.size)
+        z = np.empty((min(step, m), self.mean.size))
+        for lo in range(0, m, step):  # slices of the centred rows: no m x p array
+            hi = min(lo + step, m)
+            zz = z[:hi - lo]
+            for s, x in zip(spans, blocks, strict=True):
+                np.subtract(x[lo:hi], self.mean[s], out=zz[:, s])
+            for r, c in zip(out, cols, strict=True):
+                np.matmul(zz, c, out=r[lo:hi])
+        return out
 
     def residual_moment(self, s: np.ndarray) -> np.ndarray:
         """A ``(p, p)`` second moment of centred rows (``S = E[w x x^T]``
