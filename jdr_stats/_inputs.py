@@ -471,8 +471,8 @@ def _column_groups(raw: Raw) -> dict[str, dict[Any, list[int]]]:
                     lo, hi = sorted((find(int(i)), find(int(k))))
                     root[hi] = lo
     out: dict[str, dict[Any, list[int]]] = {arg: {} for arg in raw.arrays}
-    for i, (arg, j) in enumerate(cols):
-        out[arg].setdefault(find(i), []).append(j)
+    for c, (arg, j) in enumerate(cols):
+        out[arg].setdefault(find(c), []).append(j)
     return out
 
 

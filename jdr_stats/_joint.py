@@ -63,11 +63,12 @@ def _stacked(mom: Moments) -> tuple[np.ndarray, np.ndarray]:
             np.block([[mom.m2_a, mom.m2_ab], [mom.m2_ab.T, mom.m2_b]]))
 
 
-def _stacked_of_rows(y: np.ndarray, a: np.ndarray, b: np.ndarray,
-                     w: np.ndarray | None) -> core_moments.StackedSums:
+def _stacked_of_rows(y: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray | None,
+                     scale: np.ndarray | None = None) -> core_moments.StackedSums:
     """The stacked design's sums of in-memory rows (one pass; every
-    response column's y-weighted second moment)."""
-    t = core_moments.stacked_sums(y, (a, b), w)
+    response column's y-weighted second moment; of the columns times
+    ``scale`` when given)."""
+    t = core_moments.stacked_sums(y, (a, b), w, scale=scale)
     if t is None:
         raise ValueError("the joint estimator needs finite data")
     if t.weight <= 0:
@@ -76,8 +77,10 @@ def _stacked_of_rows(y: np.ndarray, a: np.ndarray, b: np.ndarray,
 
 
 def _whitening_of_stacked(t: core_moments.StackedSums, names_a: list[str], names_b: list[str],
-                          kind: str = "sample") -> DesignWhitening[Whitening]:
-    return _joint_whitening(t.mean_x, t.m2_xx / t.weight, names_a, names_b, kind, t.nobs)
+                          kind: str = "sample",
+                          scale: np.ndarray | None = None) -> DesignWhitening[Whitening]:
+    return joint_whitening(t.mean_x, t.m2_xx / t.weight, (len(names_a), len(names_b)),
+                           ("exog_a", "exog_b"), (names_a, names_b), kind, t.nobs, scale)
 
 
 def stacked_block_moments(t: core_moments.StackedSums, jw: DesignWhitening[Whitening], *,
@@ -101,14 +104,17 @@ def stacked_block_moments(t: core_moments.StackedSums, jw: DesignWhitening[White
     cov_a, cov_b = jw[0].cov, jw[1].cov
     if not covariances:
         cov_a, cov_b = np.full_like(cov_a, np.nan), np.full_like(cov_b, np.nan)
+    scale = jw.scale
     return BlockMoments(nobs=t.nobs, mean_y=float(t.mean_y[0]),
                         var_y=float(t.m2_yy[0, 0]) / wsum, mean_a=np.zeros(n1),
                         mean_b=np.zeros(jw[1].dim), cov_a=cov_a.copy(), cov_b=cov_b.copy(),
                         cross=crosses[0], has_covariances=covariances,
-                        cross_q=crosses if t.s.shape[0] > 1 else None)
+                        cross_q=crosses if t.s.shape[0] > 1 else None,
+                        scale_a=None if scale is None else scale[:n1],
+                        scale_b=None if scale is None else scale[n1:])
 
 
-class _ResidualRows(dict):  # type: ignore[type-arg]
+class _ResidualRows(dict[str, np.ndarray]):
     """The blocks of a :class:`JointModelData`: each block's residual rows,
     formed on first read (the estimate needs only the sums; the rank
     tests, the coordinate tests and the plots read the rows).  Pickled as
@@ -195,8 +201,9 @@ class JointModelData(ModelData):
         w = self.weights
         if weights is not None:
             w = weights if w is None else w * weights
-        t = _stacked_of_rows(self.endog, a, b, w)
-        jw = _whitening_of_stacked(t, self.exog_names_a, self.exog_names_b, self.kind)
+        scale = None if self.whitening is None else self.whitening.scale
+        t = _stacked_of_rows(self.endog, a, b, w, scale)
+        jw = _whitening_of_stacked(t, self.exog_names_a, self.exog_names_b, self.kind, scale)
         return stacked_block_moments(t, jw, covariances=covariances)
 
     def stacked_design(self) -> StackedSource:
@@ -421,8 +428,9 @@ def joint_data(data: RowsData, kind: str = "sample"
     names_a, names_b = data.exog_names_a, data.exog_names_b
     if isinstance(data, ModelData):
         y, a, b = data.rows("the joint estimator")
-        t = _stacked_of_rows(y, a, b, data.weights)
-        jw = _whitening_of_stacked(t, names_a, names_b, kind)
+        scale = core_moments.column_scales((a, b))  # extreme units: powers of two
+        t = _stacked_of_rows(y, a, b, data.weights, scale)
+        jw = _whitening_of_stacked(t, names_a, names_b, kind, scale)
         return JointModelData(
             endog=data.endog, blocks=_ResidualRows(jw, a, b), endog_name=data.endog_name,
             names=data.names, row_index=data.row_index, weights=data.weights,
@@ -490,5 +498,8 @@ def original_means(data: RowsData, mom: BlockMoments) -> tuple[np.ndarray, np.nd
     jw = data.whitening if isinstance(data, (JointModelData, JointMomentsData)) else getattr(
         getattr(data, "source", None), "whitening", None)
     if isinstance(jw, DesignWhitening):
+        if jw.scale is not None:  # the means of the scaled columns, in the user's units
+            n1 = jw[0].dim
+            return jw[0].mean / jw.scale[:n1], jw[1].mean / jw.scale[n1:]
         return jw[0].mean, jw[1].mean
     return mom.mean_a, mom.mean_b

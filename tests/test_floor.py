@@ -146,3 +146,63 @@ def test_construction_makes_no_copy_of_float_blocks():
     for xa, xb in ((a, b), (np.asfortranarray(a), np.asfortranarray(b))):
         _, ga, gb = jdr.JointDimReduction(y, xa, xb).data.rows("t")
         assert np.shares_memory(ga, xa) and np.shares_memory(gb, xb)
+
+
+# -- scales -----------------------------------------------------------------
+@pytest.mark.parametrize("exponent", [-480, -200, 200, 480])
+@pytest.mark.parametrize("independent_blocks", [False, True])
+def test_power_of_two_scales_keep_the_conclusions(exponent, independent_blocks):
+    """Columns times a power of two whose squares stay normal floats: the
+    same singular values and p-values (to rounding), the directions
+    rescaled."""
+    y, a, b = _rows(m=600, n1=3, n2=3, seed=7)
+    fit = {"independent_blocks": independent_blocks}
+    ref = jdr.JointDimReduction(y, a, b).fit(1, **fit)
+    scale = 2.0 ** exponent
+    a2 = a.copy()
+    a2[:, 0] *= scale
+    got = jdr.JointDimReduction(y, a2, b).fit(1, **fit)
+    np.testing.assert_allclose(got.singular_values, ref.singular_values, rtol=1e-12)
+    want = np.asarray(ref.directions_a)[:, 0].copy()
+    want[0] /= scale  # a coefficient of the rescaled column, in its units
+    have = np.asarray(got.directions_a)[:, 0]
+    np.testing.assert_allclose(have / have[1], want / want[1], rtol=1e-10)
+    pv = [t.rank_tests(max_rank=2, n_perm=19, seed=1).pvalues for t in (got, ref)]
+    np.testing.assert_allclose(pv[0], pv[1], rtol=1e-10)
+
+
+@pytest.mark.parametrize("scale", [1e300, 1e160, 1e-160, 1e-300])
+def test_any_valid_scale_gives_the_unit_scale_conclusions(scale):
+    """The default (joint) fit of a column times 1e300 ... 1e-300: the same
+    singular values, rank, p-values and (up to the scale) directions as at
+    unit scale; the summary renders and the block means are in the user's
+    units."""
+    y, a, b = _rows(m=600, n1=3, n2=3, seed=7)
+    ref = jdr.JointDimReduction(y, a, b).fit(1)
+    a2 = a.copy()
+    a2[:, 0] *= scale
+    got = jdr.JointDimReduction(y, a2, b).fit(1)
+    np.testing.assert_allclose(got.singular_values, ref.singular_values, rtol=1e-12)
+    want = np.asarray(ref.directions_a)[:, 0].copy()
+    want[0] /= scale
+    have = np.asarray(got.directions_a)[:, 0]
+    np.testing.assert_allclose(have / have[1], want / want[1], rtol=1e-10)
+    np.testing.assert_allclose(got.block_means[0][0] / scale, ref.block_means[0][0], rtol=1e-12)
+    pv = [t.rank_tests(max_rank=2, n_perm=19, seed=1).pvalues for t in (got, ref)]
+    np.testing.assert_allclose(pv[0], pv[1], rtol=1e-10)
+    auto = jdr.JointDimReduction(y, a2, b).fit("auto", seed=2)
+    assert auto.rank == jdr.JointDimReduction(y, a, b).fit("auto", seed=2).rank
+    assert "Singular" in str(got.summary()) or len(str(got.summary())) > 0
+
+
+@pytest.mark.parametrize("scale", [1e300, 1e160, 1e-160, 1e-300])
+def test_scales_beyond_float64_squares_are_refused_clearly_per_block(scale):
+    """The per-block estimator (its moments are not scaled): a column whose
+    variance over- or underflows float64 is named with the remedy, never a
+    LinAlgError or a NaN fit."""
+    y, a, b = _rows(m=300, n1=3, n2=3, seed=8)
+    a2 = a.copy()
+    a2[:, 1] *= scale
+    model = jdr.JointDimReduction(y, a2, b)  # construction: not constant
+    with pytest.raises(ValueError, match=r"exog_a has .*column\(s\) \['a1'\].*power of ten"):
+        model.fit(1, independent_blocks=True)

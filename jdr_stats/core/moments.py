@@ -31,7 +31,7 @@ from .. import config
 from .design import BlockDesign
 
 __all__ = ["DesignSums", "StackedSums", "array_sums", "chunk_sums", "empty_sums", "merge_sums",
-           "stacked_sums"]
+           "column_scales", "stacked_sums"]
 
 Pair = tuple[int, int]
 
@@ -137,7 +137,8 @@ def chunk_sums(y: np.ndarray, blocks: Sequence[np.ndarray], w: np.ndarray | None
     for c, (yc, m) in enumerate(zip(ys, my, strict=True)):
         np.subtract(yc, m, out=z[:, p + c])
     zw = z if w is None else z * w[:, None]
-    g = zw.T @ z
+    with np.errstate(over="ignore", invalid="ignore"):  # beyond float64: refused by the fit
+        g = zw.T @ z
     g = (g + g.T) / 2
     m3 = {}
     for j, k2 in design.pairs(within):
@@ -275,8 +276,31 @@ def _mirror(c: np.ndarray) -> np.ndarray:
     return up + np.triu(c, 1).T
 
 
+def column_scales(blocks: Sequence[np.ndarray], rows: int = 4096,
+                  limit: int = 100) -> np.ndarray | None:
+    """Power-of-two scales that bring each column of the stacked blocks near
+    unit size, or None when every column is within ``2^+-limit`` of it.
+
+    From the largest absolute value of each column's first ``rows`` rows
+    (``2^-e`` for a largest value in ``[2^(e-1), 2^e)``; 1 for a column
+    within range or zero there).  Multiplying by a power of two is exact,
+    so the moments of the scaled columns are the original ones times the
+    scales, and their squares and third-order products stay normal floats
+    for any column whose values are normal (docs/theory/whitening.md,
+    "Moments only").
+    """
+    tops = [np.abs(np.asarray(x[:rows], float)).max(axis=0) for x in blocks]
+    top = np.concatenate(tops)
+    e = np.frexp(top)[1]
+    far = np.isfinite(top) & (top > 0) & (np.abs(e) > limit)
+    if not far.any():
+        return None
+    return np.where(far, np.ldexp(1.0, -e), 1.0)
+
+
 def stacked_sums(y: np.ndarray, blocks: Sequence[np.ndarray], w: np.ndarray | None,
-                 step: int | None = None) -> StackedSums | None:
+                 step: int | None = None, *,
+                 scale: np.ndarray | None = None) -> StackedSums | None:
     """The sums of :class:`StackedSums` in one pass over the rows.
 
     The weighted means first (one product per block, no copy), then slices
@@ -287,7 +311,10 @@ def stacked_sums(y: np.ndarray, blocks: Sequence[np.ndarray], w: np.ndarray | No
     by ``sqrt(w |y - ybar|)``: the flops of one symmetric product where a
     general one would take twice them.  Memory beyond the input: two
     slices and the sums (no ``m x p`` array).  None when a mean is not
-    finite (NaN or infinite values).
+    finite (NaN or infinite values).  ``scale`` (``(p,)``, powers of two,
+    :func:`column_scales`): the sums of the columns times ``scale``, each
+    slice scaled before it is centred and the means taken of the scaled
+    columns, so columns of extreme units neither overflow nor lose digits.
 
     Examples
     --------
@@ -309,13 +336,21 @@ def stacked_sums(y: np.ndarray, blocks: Sequence[np.ndarray], w: np.ndarray | No
                                           np.zeros((p, q)), np.zeros((q, q)),
                                           np.zeros((q, p, p)))
     wn = np.full(k, 1.0 / k) if w is None else np.asarray(w, float) / wsum
-    mx = np.concatenate([wn @ x for x in blocks])
-    my = np.array([float(wn @ yc) for yc in ys])
-    if not (np.isfinite(mx).all() and np.isfinite(my).all()):
-        return None
     if step is None:  # slices that stay in cache: the centring and scaling are cheap there
         step = max(256, config.CHUNK_BYTES // (8 * (2 * p + q)))
     step = max(1, min(step, k))
+    if scale is None:
+        mx = np.concatenate([wn @ x for x in blocks])
+    else:  # the means of the scaled columns, slice by slice
+        mx = np.zeros(p)
+        for lo in range(0, k, step):
+            hi = min(lo + step, k)
+            for j, x in enumerate(blocks):
+                sj = slice(bounds[j], bounds[j + 1])
+                mx[sj] += wn[lo:hi] @ (np.asarray(x[lo:hi], float) * scale[sj])
+    my = np.array([float(wn @ yc) for yc in ys])
+    if not (np.isfinite(mx).all() and np.isfinite(my).all()):
+        return None
     g = np.zeros((p + q, p + q), order="F")
     s = [np.zeros((p, p), order="F") for _ in range(q)]
     z = np.empty((step, p + q))
@@ -325,7 +360,12 @@ def stacked_sums(y: np.ndarray, blocks: Sequence[np.ndarray], w: np.ndarray | No
         hi = min(lo + step, k)
         zz = z[:hi - lo]
         for j, x in enumerate(blocks):
-            np.subtract(x[lo:hi], mx[bounds[j]:bounds[j + 1]], out=zz[:, bounds[j]:bounds[j + 1]])
+            sj = slice(bounds[j], bounds[j + 1])
+            if scale is None:
+                np.subtract(x[lo:hi], mx[sj], out=zz[:, sj])
+            else:
+                np.multiply(x[lo:hi], scale[sj], out=zz[:, sj])
+                zz[:, sj] -= mx[sj]
         for c, yc in enumerate(ys):
             np.subtract(yc[lo:hi], my[c], out=zz[:, p + c])
         if sq is None:
