@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -184,7 +184,9 @@ def block_whitening_pair(
 
     ``rows`` (the blocks in memory), when given, let a block wider than the
     number of rows take the dual route (its m x m Gram matrix) where the
-    entry takes it (``needs="rows"``).
+    entry takes it (``needs="rows"``).  The moments' column scales
+    (``mom.scale_a``, ``mom.scale_b``: a joint fit of extreme units) go on
+    the maps, which map directions back to the original units.
     """
     method = WHITENING_METHODS[kind]
     if method.factory is None:
@@ -195,9 +197,11 @@ def block_whitening_pair(
         cov = mom.cov_a if j == 0 else mom.cov_b
         x = None if rows is None or method.needs != "rows" else rows[j]
         dual = x is not None and (x.shape[1] > x.shape[0] or not mom.has_covariances)
-        out.append(method.factory(
+        made = method.factory(
             mean, None if dual else cov, mom.nobs, arg, names,
-            rows=x if dual else None, weights=weights))
+            rows=x if dual else None, weights=weights)
+        scale = mom.scale_a if j == 0 else mom.scale_b
+        out.append(made if scale is None else replace(made, scale=scale))
     return DesignWhitening.per_block(out)
 
 

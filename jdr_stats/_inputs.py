@@ -11,15 +11,17 @@ offending value.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from . import config
 from .exceptions import MissingDataWarning
 
 __all__ = [
+    "ColumnSums",
     "Raw",
     "align_inputs",
     "as_block",
@@ -28,6 +30,7 @@ __all__ = [
     "check_not_text",
     "check_duplicates",
     "check_values",
+    "column_sums",
     "drop_missing",
     "read_inputs",
 ]
@@ -223,6 +226,60 @@ class Raw:
     classes: list[Any] | None = None
     z: np.ndarray | None = None  # the covariates' design (numeric, indicators)
     znames: list[str] | None = None
+    #: each block's :class:`ColumnSums` (formed once by :func:`block_sums`)
+    sums: dict[str, ColumnSums] | None = field(default=None, repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class ColumnSums:
+    """Reductions over the rows of one block that the checks of its values
+    read instead of copying it: each column's first value ``x0``, and the
+    sums of ``|x - x0|`` (``spread``: zero exactly for a constant column;
+    not finite when the column holds NaN or an infinite value), of
+    ``x`` (``total``) and of ``r_i x_i`` with fixed weights
+    ``r_i`` in ``[-1/2, 1/2)``, periodic over a slice of rows (``mixed``: identical columns have
+    equal sums, columns of the same values in another order almost never).
+    """
+
+    first: np.ndarray
+    spread: np.ndarray
+    total: np.ndarray
+    mixed: np.ndarray
+
+    @property
+    def finite(self) -> bool:
+        """All sums finite: the block holds no NaN and no infinite value."""
+        return bool(np.isfinite(self.spread).all() and np.isfinite(self.total).all()
+                    and np.isfinite(self.mixed).all())
+
+
+def column_sums(arr: np.ndarray) -> ColumnSums:
+    """The :class:`ColumnSums` of a 2-D block, in cache-sized slices of rows
+    (one product of two weight rows with each slice, one buffer of a
+    slice for ``|x - x0|``; no copy of the block, C or Fortran order)."""
+    m, n = arr.shape
+    first = np.array(arr[0], dtype=float)
+    spread, sums = np.zeros(n), np.zeros((2, n))
+    step = min(m, max(256, config.CHUNK_BYTES // (8 * n)))
+    buf = np.empty((step, n))
+    # ones, and golden-ratio weights: a fixed, irregular sequence in [-1/2, 1/2)
+    weights = np.vstack([np.ones(step), (np.arange(step) * 0.6180339887498949) % 1.0 - 0.5])
+    with np.errstate(invalid="ignore", over="ignore"):
+        for lo in range(0, m, step):
+            hi = min(lo + step, m)
+            sums += weights[:, :hi - lo] @ arr[lo:hi]
+            d = buf[:hi - lo]
+            np.subtract(arr[lo:hi], first, out=d)
+            np.abs(d, out=d)
+            spread += weights[0, :hi - lo] @ d
+    return ColumnSums(first, spread, sums[0], sums[1])
+
+
+def block_sums(raw: Raw) -> dict[str, ColumnSums]:
+    """Each block's :class:`ColumnSums`, formed once and kept on ``raw``."""
+    if raw.sums is None:
+        raw.sums = {arg: column_sums(arr) for arg, arr in raw.arrays.items()}
+    return raw.sums
 
 
 def read_inputs(given: dict[str, Any], prefixes: dict[str, str],
@@ -288,10 +345,15 @@ def _all_inputs(raw: Raw) -> list[tuple[str, np.ndarray]]:
     return out + ([("weights", raw.w)] if raw.w is not None else [])
 
 
+def _known_finite(raw: Raw, argname: str) -> bool:
+    """Whether a block's sums show it holds no NaN and no infinite value."""
+    return argname in raw.arrays and block_sums(raw)[argname].finite
+
+
 def check_infinite(raw: Raw) -> None:
     """Infinite values are errors whatever the missing policy."""
     for argname, arr in _all_inputs(raw):
-        if np.isfinite(arr).all():  # one pass in the common case
+        if _known_finite(raw, argname) or np.isfinite(arr).all():  # the common case
             continue
         bad = np.isinf(arr)
         if bad.any():
@@ -305,7 +367,9 @@ def check_infinite(raw: Raw) -> None:
 def drop_missing(raw: Raw, missing: str) -> Raw:
     """Rows with NaN: dropped with a warning (``"drop"``), else a ValueError."""
     nan_rows = np.zeros(raw.y.shape[0], dtype=bool)
-    for _, arr in _all_inputs(raw):
+    for argname, arr in _all_inputs(raw):
+        if _known_finite(raw, argname):
+            continue
         nan_rows |= np.isnan(arr) if arr.ndim == 1 else np.isnan(arr).any(axis=1)
     if not nan_rows.any():
         return raw
@@ -325,7 +389,7 @@ def drop_missing(raw: Raw, missing: str) -> Raw:
         raw, y=raw.y[keep], arrays={k: v[keep] for k, v in raw.arrays.items()},
         w=None if raw.w is None else raw.w[keep],
         index=None if raw.index is None else raw.index[keep],
-        z=None if raw.z is None else raw.z[keep],
+        z=None if raw.z is None else raw.z[keep], sums=None,
     )
 
 
@@ -360,10 +424,62 @@ def _column_keys(arr: np.ndarray) -> dict[bytes, list[int]]:
     return groups
 
 
+def _column_groups(raw: Raw) -> dict[str, dict[Any, list[int]]]:
+    """Each block's columns grouped by exact equality, as
+    ``{block: {key: [columns]}}`` with one key per set of identical
+    columns (keys shared across blocks).  From the blocks' sums: only
+    columns of equal first value and (to rounding) equal ``total`` and
+    ``mixed`` sums are compared, exactly; a block whose sums are not
+    finite (values near the largest float) is grouped by its bytes."""
+    sums = block_sums(raw)
+    if not all(t.finite for t in sums.values()):
+        return {arg: _column_keys(arr) for arg, arr in raw.arrays.items()}
+    cols = [(arg, j) for arg, arr in raw.arrays.items() for j in range(arr.shape[1])]
+    first = np.concatenate([sums[arg].first for arg in raw.arrays]) + 0.0
+    spread = np.concatenate([sums[arg].spread for arg in raw.arrays])
+    total = np.concatenate([sums[arg].total for arg in raw.arrays])
+    mixed = np.concatenate([sums[arg].mixed for arg in raw.arrays])
+    nrows = raw.y.shape[0]
+    tol = 1e-7  # far above the rounding of a sum (m eps), far below distinct columns' gaps
+    root = list(range(len(cols)))
+
+    def find(i: int) -> int:
+        while root[i] != i:
+            root[i] = root[root[i]]
+            i = root[i]
+        return i
+
+    # identical columns share their first value: compare within those groups,
+    # in the order of the mixed sums, each column with its near neighbours only
+    _, group = np.unique(first, return_inverse=True)
+    for g in np.flatnonzero(np.bincount(group) > 1):
+        members = np.flatnonzero(group == g)
+        members = members[np.argsort(mixed[members], kind="stable")]
+        base = 2 * nrows * abs(first[members[0]])
+        widest = float(spread[members].max())
+        for pos, i in enumerate(members):
+            for k in members[pos + 1:]:
+                if mixed[k] - mixed[i] > tol * (spread[i] + widest + base):
+                    break
+                scale = tol * (spread[i] + spread[k] + base)
+                if mixed[k] - mixed[i] > scale or abs(total[i] - total[k]) > scale:
+                    continue
+                if find(int(i)) == find(int(k)):
+                    continue
+                (ai, ji), (ak, jk) = cols[int(i)], cols[int(k)]
+                if np.array_equal(raw.arrays[ai][:, ji], raw.arrays[ak][:, jk]):
+                    lo, hi = sorted((find(int(i)), find(int(k))))
+                    root[hi] = lo
+    out: dict[str, dict[Any, list[int]]] = {arg: {} for arg in raw.arrays}
+    for c, (arg, j) in enumerate(cols):
+        out[arg].setdefault(find(c), []).append(j)
+    return out
+
+
 def check_duplicates(raw: Raw) -> None:
     """No column twice: within a block (every copy named, whatever the
     whitening), nor in two blocks (by name, or by identical values)."""
-    groups = {arg: _column_keys(arr) for arg, arr in raw.arrays.items()}
+    groups = _column_groups(raw)
     for arg, grp in groups.items():
         names = raw.names[arg]
         dups = [[names[j] for j in js] for js in grp.values() if len(js) > 1]
@@ -414,8 +530,11 @@ def check_values(raw: Raw, *, min_rows: int | None, check_response: bool) -> Non
         raise ValueError(
             f"endog has a single value ({y[0]!r}) in all {m} rows; the response must vary"
         )
+    sums = block_sums(raw)
     for argname, arr in raw.arrays.items():
-        const = np.ptp(arr, axis=0) == 0
+        t = sums[argname]
+        # a column is constant when sum |x - x0| is zero (exactly, in finite values)
+        const = t.spread == 0 if t.finite else np.ptp(arr, axis=0) == 0
         if const.any():
             cols = [raw.names[argname][j] for j in np.flatnonzero(const)]
             raise ValueError(

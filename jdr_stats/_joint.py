@@ -32,8 +32,7 @@ from typing import Any
 import numpy as np
 
 from ._data import ModelData, RowsData
-from ._linalg import BlockMoments, Whitening, block_moments, joint_whitening
-from ._moments_engine import response_block_moments
+from ._linalg import BlockMoments, Whitening, joint_whitening
 from ._sources import ArraySource
 from ._streamed import MomentsData
 from .core import moments as core_moments
@@ -42,7 +41,7 @@ from .exceptions import RowsNotInMemoryError
 from .moments import Moments, ResponseMoments
 
 __all__ = ["JointModelData", "JointMomentsData", "JointSource", "joint_data",
-           "joint_fit_data", "original_means"]
+           "joint_fit_data", "original_means", "stacked_block_moments"]
 
 
 def _joint_whitening(mean: np.ndarray, cov: np.ndarray, names_a: list[str],
@@ -50,15 +49,6 @@ def _joint_whitening(mean: np.ndarray, cov: np.ndarray, names_a: list[str],
                      nobs: int | None = None) -> DesignWhitening[Whitening]:
     return joint_whitening(mean, cov, (len(names_a), len(names_b)), ("exog_a", "exog_b"),
                            (names_a, names_b), kind, nobs)
-
-
-def _partial_covariances(mom: BlockMoments, jw: DesignWhitening[Whitening]) -> BlockMoments:
-    """``mom`` (the residual rows' moments) with each block's covariance
-    the whitening's partial covariance ``P_kk^{-1}``: the residual rows'
-    sample covariance for the sample whitening (equal up to rounding, kept
-    as computed), the regularised one otherwise (what the estimator, the
-    tests of the fit and the bootstrap's metric whiten with)."""
-    return replace(mom, cov_a=jw[0].cov, cov_b=jw[1].cov, has_covariances=True)
 
 
 def _residuals(jw: DesignWhitening[Whitening], a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -73,52 +63,148 @@ def _stacked(mom: Moments) -> tuple[np.ndarray, np.ndarray]:
             np.block([[mom.m2_a, mom.m2_ab], [mom.m2_ab.T, mom.m2_b]]))
 
 
-def _whitening_of_rows(y: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray | None,
-                       names_a: list[str], names_b: list[str],
-                       kind: str = "sample") -> DesignWhitening[Whitening]:
-    y1 = y if y.ndim == 1 else np.ascontiguousarray(y[:, 0])
-    t = core_moments.array_sums(y1, (a, b), w)
+def _stacked_of_rows(y: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray | None,
+                     scale: np.ndarray | None = None) -> core_moments.StackedSums:
+    """The stacked design's sums of in-memory rows (one pass; every
+    response column's y-weighted second moment; of the columns times
+    ``scale`` when given)."""
+    t = core_moments.stacked_sums(y, (a, b), w, scale=scale)
     if t is None:
         raise ValueError("the joint estimator needs finite data")
-    return _joint_whitening(t.mean_x, t.m2_xx / t.weight, names_a, names_b, kind,
-                            int(y.shape[0]))
+    if t.weight <= 0:
+        raise ValueError("the weights sum to zero: the moments hold no data")
+    return t
+
+
+def _whitening_of_stacked(t: core_moments.StackedSums, names_a: list[str], names_b: list[str],
+                          kind: str = "sample",
+                          scale: np.ndarray | None = None) -> DesignWhitening[Whitening]:
+    return joint_whitening(t.mean_x, t.m2_xx / t.weight, (len(names_a), len(names_b)),
+                           ("exog_a", "exog_b"), (names_a, names_b), kind, t.nobs, scale)
+
+
+def stacked_block_moments(t: core_moments.StackedSums, jw: DesignWhitening[Whitening], *,
+                          covariances: bool = True) -> BlockMoments:
+    """The joint estimator's block moments from the stacked sums, without
+    the residual rows: they are ``r = (x - mean) R`` (``R`` the
+    whitening's residual map), so their y-weighted cross moment is the
+    ``(a, b)`` block of ``R^T S R / W`` (``S`` the stacked design's
+    y-weighted co-moment, :class:`~jdr_stats.core.moments.StackedSums`),
+    their means are zero and each block's covariance is the whitening's
+    partial covariance ``Sigma_{k|-k}`` (for the sample whitening the
+    residual rows' sample covariance).  A response of ``q`` columns gives
+    ``cross_q`` (one such block per column; ``cross``, ``mean_y`` and
+    ``var_y`` are the first column's), as
+    :func:`~jdr_stats._moments_engine.response_block_moments` of the rows."""
+    assert jw.residual_map is not None
+    n1 = jw[0].dim
+    ra, rb = jw.residual_map[:, :n1], jw.residual_map[:, n1:]
+    wsum = t.weight
+    crosses = np.stack([ra.T @ sc @ rb for sc in t.s]) / wsum
+    cov_a, cov_b = jw[0].cov, jw[1].cov
+    if not covariances:
+        cov_a, cov_b = np.full_like(cov_a, np.nan), np.full_like(cov_b, np.nan)
+    scale = jw.scale
+    return BlockMoments(nobs=t.nobs, mean_y=float(t.mean_y[0]),
+                        var_y=float(t.m2_yy[0, 0]) / wsum, mean_a=np.zeros(n1),
+                        mean_b=np.zeros(jw[1].dim), cov_a=cov_a.copy(), cov_b=cov_b.copy(),
+                        cross=crosses[0], has_covariances=covariances,
+                        cross_q=crosses if t.s.shape[0] > 1 else None,
+                        scale_a=None if scale is None else scale[:n1],
+                        scale_b=None if scale is None else scale[n1:])
+
+
+class _ResidualRows(dict[str, np.ndarray]):
+    """The blocks of a :class:`JointModelData`: each block's residual rows,
+    formed on first read (the estimate needs only the sums; the rank
+    tests, the coordinate tests and the plots read the rows).  Pickled as
+    its recipe (the whitening and the model's rows), not its rows."""
+
+    def __init__(self, whitening: DesignWhitening[Whitening], a: np.ndarray,
+                 b: np.ndarray) -> None:
+        super().__init__()
+        self._recipe = (whitening, a, b)
+        self._formed = False
+
+    def _form(self) -> None:
+        if not self._formed:
+            ra, rb = _residuals(*self._recipe)
+            super().update({"exog_a": ra, "exog_b": rb})
+            self._formed = True
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        self._form()
+        return super().__getitem__(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(("exog_a", "exog_b"))
+
+    def __len__(self) -> int:
+        return 2
+
+    def __contains__(self, key: object) -> bool:
+        return key in ("exog_a", "exog_b")
+
+    def keys(self) -> Any:
+        self._form()
+        return super().keys()
+
+    def values(self) -> Any:
+        self._form()
+        return super().values()
+
+    def items(self) -> Any:
+        self._form()
+        return super().items()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self._form()
+        return super().get(key, default)
+
+    def copy(self) -> dict[str, np.ndarray]:
+        self._form()
+        return dict(super().items())
+
+    def __repr__(self) -> str:
+        return f"_ResidualRows(formed={self._formed})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_ResidualRows, self._recipe)
 
 
 @dataclass(frozen=True)
 class JointModelData(ModelData):
-    """The residual rows of an in-memory model (``blocks``), with the model's
-    own rows (``original``) and the whitening across blocks that made them
-    (``whitening``).
+    """The residual rows of an in-memory model (``blocks``, formed when
+    first read), with the model's own rows (``original``), the whitening
+    across blocks (``whitening``) and the stacked design's sums it came
+    from (``stacked``), of which :meth:`moments` is linear algebra.
 
     :meth:`moments` with ``weights`` (a bootstrap's resampling counts)
-    re-estimates the coefficients under the weights before forming the
-    residuals, so every replicate re-estimates the whole whitening.
+    re-estimates the coefficients under the weights from the reweighted
+    sums, so every replicate re-estimates the whole whitening.
     """
 
     original: dict[str, np.ndarray] = field(default_factory=dict)
     whitening: DesignWhitening[Whitening] | None = None
     #: the covariance of both blocks the whitening uses ("sample", "shrinkage")
     kind: str = "sample"
+    #: the stacked design's sums (one pass over the model's rows)
+    stacked: core_moments.StackedSums | None = None
     #: the bootstrap refits each replicate through :meth:`moments`
     reweighted_refit = True
 
     def moments(self, weights: np.ndarray | None = None, *,
                 covariances: bool = True) -> BlockMoments:
-        if weights is None:
-            mom = super().moments(covariances=covariances)
-            if self.kind == "sample" or self.whitening is None:
-                return mom
-            return _partial_covariances(mom, self.whitening)
-        w = weights if self.weights is None else self.weights * weights
         a, b = self.original["exog_a"], self.original["exog_b"]
-        jw = _whitening_of_rows(self.endog, a, b, w, self.exog_names_a, self.exog_names_b,
-                                self.kind)
-        ra, rb = _residuals(jw, a, b)
-        if self.endog.ndim == 2:
-            mom = response_block_moments(self.endog, ra, rb, w, covariances=covariances)
-        else:
-            mom = block_moments(self.endog, ra, rb, w, covariances=covariances)
-        return mom if self.kind == "sample" else _partial_covariances(mom, jw)
+        if weights is None and self.stacked is not None and self.whitening is not None:
+            return stacked_block_moments(self.stacked, self.whitening, covariances=covariances)
+        w = self.weights
+        if weights is not None:
+            w = weights if w is None else w * weights
+        scale = None if self.whitening is None else self.whitening.scale
+        t = _stacked_of_rows(self.endog, a, b, w, scale)
+        jw = _whitening_of_stacked(t, self.exog_names_a, self.exog_names_b, self.kind, scale)
+        return stacked_block_moments(t, jw, covariances=covariances)
 
     def stacked_design(self) -> StackedSource:
         """The model's own rows as a :class:`StackedSource` (the Poisson
@@ -342,14 +428,15 @@ def joint_data(data: RowsData, kind: str = "sample"
     names_a, names_b = data.exog_names_a, data.exog_names_b
     if isinstance(data, ModelData):
         y, a, b = data.rows("the joint estimator")
-        jw = _whitening_of_rows(y, a, b, data.weights, names_a, names_b, kind)
-        ra, rb = _residuals(jw, a, b)
+        scale = core_moments.column_scales((a, b))  # extreme units: powers of two
+        t = _stacked_of_rows(y, a, b, data.weights, scale)
+        jw = _whitening_of_stacked(t, names_a, names_b, kind, scale)
         return JointModelData(
-            endog=data.endog, blocks={"exog_a": ra, "exog_b": rb}, endog_name=data.endog_name,
+            endog=data.endog, blocks=_ResidualRows(jw, a, b), endog_name=data.endog_name,
             names=data.names, row_index=data.row_index, weights=data.weights,
             is_pandas=data.is_pandas, response=data.response, adjustment=data.adjustment,
             class_codes=data.class_codes, original={"exog_a": a, "exog_b": b}, whitening=jw,
-            kind=kind,
+            kind=kind, stacked=t,
         ), jw
     source, sums = data.source, data.sums
     why = ("the joint estimator (independent_blocks=False) forms each block's residual on "
@@ -411,5 +498,8 @@ def original_means(data: RowsData, mom: BlockMoments) -> tuple[np.ndarray, np.nd
     jw = data.whitening if isinstance(data, (JointModelData, JointMomentsData)) else getattr(
         getattr(data, "source", None), "whitening", None)
     if isinstance(jw, DesignWhitening):
+        if jw.scale is not None:  # the means of the scaled columns, in the user's units
+            n1 = jw[0].dim
+            return jw[0].mean / jw.scale[:n1], jw[1].mean / jw.scale[n1:]
         return jw[0].mean, jw[1].mean
     return mom.mean_a, mom.mean_b

@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 import numpy as np
@@ -306,10 +306,10 @@ def cholesky_factor(
     is below ``tol`` (relative to the number of variables).
     """
     d = np.sqrt(np.diag(cov))
-    if not np.all(d > 0):
-        const = [names[int(j)] for j in np.flatnonzero(~(d > 0))]
-        raise ValueError(f"{argname} has constant column(s) {const}")
+    _check_sd(d, argname, names)
     corr = cov / np.outer(d, d)
+    if not np.isfinite(corr).all():  # a covariance beyond float64 (the SDs were fine)
+        _check_sd(np.full_like(d, np.inf), argname, names)
     evals, evecs = np.linalg.eigh(corr)
     if evals[0] < tol * corr.shape[0]:
         v = evecs[:, 0]
@@ -343,8 +343,12 @@ class _RowMaps:
         return self.solve_t(self.solve((x - self.mean).T)).T
 
     def to_original(self, u_std: np.ndarray) -> np.ndarray:
-        """Whitened directions back to original coordinates: unit columns of ``C^{-T} U'``."""
-        return unit_columns(self.solve_t(u_std))
+        """Whitened directions back to original coordinates: unit columns of
+        ``C^{-T} U'`` (times ``scale``, when the map's variables are the
+        original ones times ``scale``: the user's units)."""
+        coef = self.solve_t(u_std)
+        scale = getattr(self, "scale", None)
+        return unit_columns(coef if scale is None else coef * scale[:, None])
 
 
 @dataclass(frozen=True)
@@ -369,13 +373,17 @@ class Whitening(_RowMaps):
     mean: np.ndarray
     cov: np.ndarray
     chol: np.ndarray
+    #: power-of-two column scales: the map's variables are the original ones
+    #: times ``scale`` (:func:`jdr_stats.core.moments.column_scales`); None: unit
+    scale: np.ndarray | None = None
 
     @classmethod
     def from_moments(
-        cls, mean: np.ndarray, cov: np.ndarray, argname: str, names: Sequence[str]
+        cls, mean: np.ndarray, cov: np.ndarray, argname: str, names: Sequence[str],
+        scale: np.ndarray | None = None,
     ) -> Whitening:
         """Factor ``cov`` (``ValueError`` naming collinear variables)."""
-        return cls(mean=mean, cov=cov, chol=cholesky_factor(cov, argname, names))
+        return cls(mean=mean, cov=cov, chol=cholesky_factor(cov, argname, names), scale=scale)
 
     @property
     def dim(self) -> int:
@@ -405,9 +413,10 @@ class Whitening(_RowMaps):
     def subset(self, idx: np.ndarray, argname: str, names: Sequence[str]) -> Whitening:
         """The whitening of the variables ``idx`` alone (their own factor)."""
         sel = np.ix_(idx, idx)
-        return Whitening.from_moments(
+        out = Whitening.from_moments(
             self.mean[idx], self.cov[sel], argname, [names[j] for j in idx]
         )
+        return out if self.scale is None else replace(out, scale=self.scale[idx])
 
 
 def oas_shrinkage(sum_sq: float, n: int, nobs: int) -> float:
@@ -453,6 +462,8 @@ class ShrunkWhitening(_RowMaps):
     evals: np.ndarray
     shrinkage: float
     kind: str = "shrinkage"
+    #: as :attr:`Whitening.scale`
+    scale: np.ndarray | None = None
 
     @property
     def dim(self) -> int:
@@ -526,13 +537,31 @@ class ShrunkWhitening(_RowMaps):
         idx = np.asarray(idx)
         sd = self.sd[idx]
         cov = sd[:, None] * self.correlation(idx) * sd[None, :]
-        return Whitening.from_moments(self.mean[idx], cov, argname, [names[j] for j in idx])
+        out = Whitening.from_moments(self.mean[idx], cov, argname, [names[j] for j in idx])
+        return out if self.scale is None else replace(out, scale=self.scale[idx])
 
 
 def _check_sd(sd: np.ndarray, argname: str, names: Sequence[str]) -> None:
+    """Refuse a zero SD (a constant column), naming it, and an SD whose
+    square is beyond float64 (an infinite or subnormal variance: columns
+    of values about 1e154 or more, or varying by less than about 1e-154),
+    naming the columns and the remedy (a rescaling)."""
+    tiny = np.sqrt(np.finfo(float).tiny)  # an SD whose square is subnormal
+    if np.all((sd >= tiny) & np.isfinite(sd)):
+        return
     if not np.all(sd > 0):
         const = [names[int(j)] for j in np.flatnonzero(~(sd > 0))]
-        raise ValueError(f"{argname} has constant column(s) {const}")
+        raise ValueError(
+            f"{argname} has constant column(s) {const} at working precision (a variance "
+            "of zero: constant, or varying by less than about 1e-154, whose squares "
+            "vanish in float64); remove a constant column, or multiply a varying one by "
+            "a power of ten")
+    huge = [names[int(j)] for j in np.flatnonzero(~np.isfinite(sd) | ~(sd >= tiny))]
+    raise ValueError(
+        f"{argname} has column(s) {huge} whose variance is beyond float64 (values of "
+        "about 1e154 or more, or varying by less than about 1e-154, whose squares "
+        "overflow or lose their digits); multiply them by a power of ten to bring "
+        "them near unit scale (the fit's conclusions do not depend on the units)")
 
 
 def shrunk_whitening(
@@ -594,8 +623,8 @@ def block_whitenings(
     """The sample whitening of each block of a two-block fit (one factor each):
     the per-block whitening of the design."""
     return DesignWhitening.per_block((
-        Whitening.from_moments(mom.mean_a, mom.cov_a, "exog_a", names_a),
-        Whitening.from_moments(mom.mean_b, mom.cov_b, "exog_b", names_b),
+        Whitening.from_moments(mom.mean_a, mom.cov_a, "exog_a", names_a, mom.scale_a),
+        Whitening.from_moments(mom.mean_b, mom.cov_b, "exog_b", names_b, mom.scale_b),
     ))
 
 
@@ -607,6 +636,7 @@ def joint_whitening(
     names: Sequence[Sequence[str]],
     kind: str = "sample",
     nobs: int | None = None,
+    scale: np.ndarray | None = None,
 ) -> DesignWhitening[Whitening]:
     """The whitening across blocks of a design (kind ``"joint"``).
 
@@ -622,7 +652,9 @@ def joint_whitening(
     squares residual on the other blocks), so the residual map is
     ``P diag(Sigma_{k|-k})``.  A ``ValueError`` names the variables when the
     sample covariance is singular (columns collinear, within a block or
-    across blocks) or a variable is constant.
+    across blocks) or a variable is constant.  ``scale``: the design's
+    columns are the original ones times ``scale`` (kept on the whitening
+    and its maps, which map directions back to the original units).
     """
     every = [f"{arg}:{n}" for arg, block in zip(argnames, names, strict=True) for n in block]
     bounds = np.cumsum([0, *widths])
@@ -640,7 +672,7 @@ def joint_whitening(
         sw = shrunk_whitening(mean, cov, nobs, "shrinkage", "the design", every)
         t, q = sw.shrinkage, sw.basis
         if t <= 0.0:  # no shrinkage: the sample covariance
-            return joint_whitening(mean, cov, widths, argnames, names)
+            return joint_whitening(mean, cov, widths, argnames, names, scale=scale)
         # Sigma_hat^{-1} = D^{-1} (Q diag(1/l) Q^T + (I - Q Q^T) / t) D^{-1}
         lam = (1.0 - t) * sw.evals + t
         inner = (q * (1.0 / lam - 1.0 / t)) @ q.T
@@ -654,8 +686,9 @@ def joint_whitening(
         part = np.linalg.inv(prec[lo:hi, lo:hi])
         part = (part + part.T) / 2
         partial[lo:hi, lo:hi] = part
-        maps.append(Whitening.from_moments(mean[lo:hi], part, argnames[k], names[k]))
-    return DesignWhitening.joint(maps, mean, prec @ partial)
+        maps.append(Whitening.from_moments(mean[lo:hi], part, argnames[k], names[k],
+                                           None if scale is None else scale[lo:hi]))
+    return DesignWhitening.joint(maps, mean, prec @ partial, scale)
 
 
 def whiten_cross(cross: np.ndarray, wa: AnyWhitening, wb: AnyWhitening) -> np.ndarray:
@@ -678,8 +711,17 @@ def mp_edge(n1: int, n2: int, k: np.ndarray | int | float = 0, q: int = 1) -> np
 
 
 def unit_columns(x: np.ndarray) -> np.ndarray:
-    """Scale each column to unit Euclidean length (zero columns kept)."""
-    norms = np.linalg.norm(x, axis=0)
+    """Scale each column to unit Euclidean length (zero columns kept; a
+    column whose squares over- or underflow is brought near unit scale by
+    a power of two first)."""
+    with np.errstate(over="ignore", under="ignore"):
+        norms = np.linalg.norm(x, axis=0)
+    odd = ~np.isfinite(norms) | ((norms < np.sqrt(np.finfo(float).tiny)) & (norms > 0))
+    if odd.any() and np.isfinite(x).all():
+        top = np.abs(x[:, odd]).max(axis=0)
+        x = x.copy()
+        x[:, odd] = x[:, odd] * np.ldexp(1.0, -np.frexp(top)[1])
+        norms[odd] = np.linalg.norm(x[:, odd], axis=0)
     norms[norms == 0] = 1.0
     return x / norms
 

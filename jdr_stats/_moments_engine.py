@@ -59,6 +59,10 @@ class BlockMoments:
     #: ``(q, n1, n2)``: the centred cross moment of each response column, for a
     #: response of ``q > 1`` (whitened) columns; ``cross`` is then the first one's
     cross_q: np.ndarray | None = None
+    #: power-of-two column scales of each block: the moments are those of the
+    #: original columns times the scale (a fit of extreme units); None: unit
+    scale_a: np.ndarray | None = None
+    scale_b: np.ndarray | None = None
 
     @property
     def q(self) -> int:

@@ -558,6 +558,20 @@ def block_covariances(data: RowsData) -> tuple[np.ndarray, np.ndarray, np.ndarra
     return t.block_m2(0, 0) / t.weight, t.block_m2(1, 1) / t.weight, t.block_m2(0, 1) / t.weight
 
 
+def _scaled_block_covariances(data: RowsData, scale: np.ndarray
+                              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`block_covariances` of the rows' columns times ``scale``
+    (powers of two, :func:`~jdr_stats.core.moments.column_scales`)."""
+    y, a, b, weights = data.rows("the premise diagnostics", weights=True)
+    t = core_moments.stacked_sums(np.asarray(y, float), (a, b), None if weights is None
+                                  else np.asarray(weights, dtype=float), scale=scale)
+    if t is None:
+        raise ValueError("the premise diagnostics need finite data")
+    n1 = a.shape[1]
+    cov = t.m2_xx / t.weight
+    return cov[:n1, :n1], cov[n1:, n1:], cov[:n1, n1:]
+
+
 def _sd_and_condition(x: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, float]:
     """Column SDs of rows ``x`` (normalised weights ``w``) and the condition
     number of their correlation matrix from the ``m x n`` standardised rows
@@ -600,14 +614,23 @@ def block_stats(
     m, n1, n2 = data.nobs, len(data.exog_names_a), len(data.exog_names_b)
     q = _response_columns(data)
     if n1 + n2 < m or data.sums is not None or covariances is not None:
-        ca, cb, cab = covariances if covariances is not None else block_covariances(data)
+        scale = None  # extreme units: the premises (unit-free) of power-of-two scaled columns
+        if covariances is None and data.sums is None:
+            scale = core_moments.column_scales(data.rows("the premise diagnostics")[1:])
+        if scale is not None:
+            ca, cb, cab = _scaled_block_covariances(data, scale)
+        else:
+            ca, cb, cab = covariances if covariances is not None else block_covariances(data)
         prem = replace(premises(ca, cb, cab, nobs=m, rank=rank,
                                 n_covariates=_covariates(data)), q=q)
         if n1 + n2 >= m:
             prem = replace(prem, cross_correlations=np.array([]), independence_pvalue=np.nan,
                            wide=True, condition_a=np.nan if n1 >= m else prem.condition_a,
                            condition_b=np.nan if n2 >= m else prem.condition_b)
-        return np.sqrt(np.diag(ca)), np.sqrt(np.diag(cb)), prem
+        sd_a, sd_b = np.sqrt(np.diag(ca)), np.sqrt(np.diag(cb))
+        if scale is not None:
+            sd_a, sd_b = sd_a / scale[:n1], sd_b / scale[n1:]
+        return sd_a, sd_b, prem
     _, a, b, weights = data.rows("the premise diagnostics", weights=True)
     w = np.full(m, 1.0 / m) if weights is None else np.asarray(weights, float)
     w = w / w.sum()

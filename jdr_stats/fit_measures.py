@@ -35,6 +35,8 @@ from typing import Any
 
 import numpy as np
 
+from .core.moments import column_scales
+
 __all__ = ["FitMeasures", "MAX_FULL_COLUMNS", "bilinear_design", "fit_measures"]
 
 #: The full bilinear regression is computed only with at most this many
@@ -169,13 +171,18 @@ def fit_measures(
     with_full = p_full <= MAX_FULL_COLUMNS and nobs >= 5 * (p_full + 1)
     red, full = _Gram(), _Gram()
     q = 1
+    scales: list[np.ndarray | None] | None = None
     for y, a, b, w in chunks:
         y = np.asarray(y, dtype=float)
         y = y[:, None] if y.ndim == 1 else y  # q > 1: the response matrix
         q = y.shape[1]
         red.add(np.hstack([bilinear_design(a @ u, b @ v), y]), w)
         if with_full:
-            full.add(np.hstack([bilinear_design(a, b), y]), w)
+            if scales is None:  # extreme units: power-of-two column scales (R^2 unit-free)
+                scales = [column_scales((x,)) for x in (a, b)]
+            xa, xb = (x if sc is None else np.asarray(x, float) * sc
+                      for x, sc in zip((a, b), scales, strict=True))
+            full.add(np.hstack([bilinear_design(xa, xb), y]), w)
     r2, r2_adj = red.rsquared(q)
     r2f, r2f_adj = full.rsquared(q) if with_full else (None, None)
     # nested regressions: corr^2 of the two fitted values = R^2 / R^2_full

@@ -377,9 +377,19 @@ def test_auto_fit_computes_moments_once_and_factors_each_covariance_once(monkeyp
         calls["chol"].append(cov.shape[0])
         return real_chol(cov, *args, **kwargs)
 
-    # every moments pass of the model's data goes through ModelData.moments
+    # every moments pass of the model's data goes through ModelData.moments,
+    # or (the joint estimator) through the stacked design's sums
+    import jdr_stats.core.moments as core_moments
+
+    real_stacked = core_moments.stacked_sums
+
+    def count_stacked(*args, **kwargs):
+        calls["moments"] += 1
+        return real_stacked(*args, **kwargs)
+
     for mod in (data_mod, st):
         monkeypatch.setattr(mod, "block_moments", count_moments)
+    monkeypatch.setattr(core_moments, "stacked_sums", count_stacked)
     monkeypatch.setattr(lin, "cholesky_factor", count_chol)
     res = model.fit("auto", sparsity="auto", independent_blocks=independent_blocks)
     assert calls["moments"] == 1

@@ -25,11 +25,13 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+from scipy.linalg.blas import dsyrk
 
 from .. import config
 from .design import BlockDesign
 
-__all__ = ["DesignSums", "array_sums", "chunk_sums", "empty_sums", "merge_sums"]
+__all__ = ["DesignSums", "StackedSums", "array_sums", "chunk_sums", "empty_sums", "merge_sums",
+           "column_scales", "stacked_sums"]
 
 Pair = tuple[int, int]
 
@@ -135,7 +137,8 @@ def chunk_sums(y: np.ndarray, blocks: Sequence[np.ndarray], w: np.ndarray | None
     for c, (yc, m) in enumerate(zip(ys, my, strict=True)):
         np.subtract(yc, m, out=z[:, p + c])
     zw = z if w is None else z * w[:, None]
-    g = zw.T @ z
+    with np.errstate(over="ignore", invalid="ignore"):  # beyond float64: refused by the fit
+        g = zw.T @ z
     g = (g + g.T) / 2
     m3 = {}
     for j, k2 in design.pairs(within):
@@ -225,3 +228,161 @@ def array_sums(y: np.ndarray, blocks: Sequence[np.ndarray], w: np.ndarray | None
             return None
         total = part if total is None else merge_sums(total, part)
     return total
+
+
+@dataclass(frozen=True)
+class StackedSums:
+    """Centred sums of the stacked design ``x = (x_1, ..., x_K)`` with every
+    y-weighted second moment, within blocks included: what the whitening
+    across blocks and the joint estimate need (the residual rows' moments
+    are linear in them, docs/theory/whitening.md, "Moments only").
+
+    Attributes
+    ----------
+    nobs : int
+    weight : float
+        Total weight ``W``.
+    mean_x : ndarray (p,)
+    mean_y : ndarray (q,)
+    m2_xx : ndarray (p, p)
+        ``sum_i w_i (x_i - xbar)(x_i - xbar)^T``.
+    m2_xy : ndarray (p, q)
+    m2_yy : ndarray (q, q)
+    s : ndarray (q, p, p)
+        ``s[c] = sum_i w_i (y_ic - ybar_c)(x_i - xbar)(x_i - xbar)^T``.
+    """
+
+    nobs: int
+    weight: float
+    mean_x: np.ndarray
+    mean_y: np.ndarray
+    m2_xx: np.ndarray
+    m2_xy: np.ndarray
+    m2_yy: np.ndarray
+    s: np.ndarray
+
+
+def _syrk_into(c: np.ndarray, rows: np.ndarray, alpha: float = 1.0) -> None:
+    """``c += alpha rows^T rows`` (upper triangle of the Fortran-ordered
+    ``c``), without copying the C-ordered ``rows``."""
+    if rows.shape[0] == 0:
+        return
+    dsyrk(alpha, rows.T, beta=1.0, c=c, trans=0, lower=0, overwrite_c=1)
+
+
+def _mirror(c: np.ndarray) -> np.ndarray:
+    """The symmetric matrix of an upper triangle."""
+    up = np.triu(c)
+    return up + np.triu(c, 1).T
+
+
+def column_scales(blocks: Sequence[np.ndarray], rows: int = 4096,
+                  limit: int = 100) -> np.ndarray | None:
+    """Power-of-two scales that bring each column of the stacked blocks near
+    unit size, or None when every column is within ``2^+-limit`` of it.
+
+    From the largest absolute value of each column's first ``rows`` rows
+    (``2^-e`` for a largest value in ``[2^(e-1), 2^e)``; 1 for a column
+    within range or zero there).  Multiplying by a power of two is exact,
+    so the moments of the scaled columns are the original ones times the
+    scales, and their squares and third-order products stay normal floats
+    for any column whose values are normal (docs/theory/whitening.md,
+    "Moments only").
+    """
+    tops = [np.abs(np.asarray(x[:rows], float)).max(axis=0) for x in blocks]
+    top = np.concatenate(tops)
+    e = np.frexp(top)[1]
+    far = np.isfinite(top) & (top > 0) & (np.abs(e) > limit)
+    if not far.any():
+        return None
+    return np.where(far, np.ldexp(1.0, -e), 1.0)
+
+
+def stacked_sums(y: np.ndarray, blocks: Sequence[np.ndarray], w: np.ndarray | None,
+                 step: int | None = None, *,
+                 scale: np.ndarray | None = None) -> StackedSums | None:
+    """The sums of :class:`StackedSums` in one pass over the rows.
+
+    The weighted means first (one product per block, no copy), then slices
+    of ``step`` rows (default: two slices in :data:`jdr_stats.config.CHUNK_BYTES`) centred
+    into one buffer: ``[x - xbar | y - ybar]`` adds into the co-moment by a
+    symmetric rank-k update, and each response column's y-weighted moment
+    ``sum w (y - ybar) z z^T`` by two more on the rows of each sign, scaled
+    by ``sqrt(w |y - ybar|)``: the flops of one symmetric product where a
+    general one would take twice them.  Memory beyond the input: two
+    slices and the sums (no ``m x p`` array).  None when a mean is not
+    finite (NaN or infinite values).  ``scale`` (``(p,)``, powers of two,
+    :func:`column_scales`): the sums of the columns times ``scale``, each
+    slice scaled before it is centred and the means taken of the scaled
+    columns, so columns of extreme units neither overflow nor lose digits.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> y, a, b = rng.normal(size=300), rng.normal(size=(300, 3)), rng.normal(size=(300, 2))
+    >>> t = stacked_sums(y, (a, b), None, step=64)
+    >>> x = np.hstack([a, b]) - np.hstack([a, b]).mean(0)
+    >>> bool(np.allclose(t.s[0], (x * (y - y.mean())[:, None]).T @ x))
+    True
+    """
+    ys = _columns(y)
+    q, k = len(ys), ys[0].shape[0]
+    widths = [x.shape[1] for x in blocks]
+    p = int(sum(widths))
+    bounds = np.cumsum([0, *widths])
+    wsum = float(k) if w is None else float(np.sum(w))
+    if k == 0 or wsum == 0.0:
+        return None if k else StackedSums(0, 0.0, np.zeros(p), np.zeros(q), np.zeros((p, p)),
+                                          np.zeros((p, q)), np.zeros((q, q)),
+                                          np.zeros((q, p, p)))
+    wn = np.full(k, 1.0 / k) if w is None else np.asarray(w, float) / wsum
+    if step is None:  # slices that stay in cache: the centring and scaling are cheap there
+        step = max(256, config.CHUNK_BYTES // (8 * (2 * p + q)))
+    step = max(1, min(step, k))
+    if scale is None:
+        mx = np.concatenate([wn @ x for x in blocks])
+    else:  # the means of the scaled columns, slice by slice
+        mx = np.zeros(p)
+        for lo in range(0, k, step):
+            hi = min(lo + step, k)
+            for j, x in enumerate(blocks):
+                sj = slice(bounds[j], bounds[j + 1])
+                mx[sj] += wn[lo:hi] @ (np.asarray(x[lo:hi], float) * scale[sj])
+    my = np.array([float(wn @ yc) for yc in ys])
+    if not (np.isfinite(mx).all() and np.isfinite(my).all()):
+        return None
+    g = np.zeros((p + q, p + q), order="F")
+    s = [np.zeros((p, p), order="F") for _ in range(q)]
+    z = np.empty((step, p + q))
+    u = np.empty((step, p))
+    sq = None if w is None else np.sqrt(np.asarray(w, float))
+    for lo in range(0, k, step):
+        hi = min(lo + step, k)
+        zz = z[:hi - lo]
+        for j, x in enumerate(blocks):
+            sj = slice(bounds[j], bounds[j + 1])
+            if scale is None:
+                np.subtract(x[lo:hi], mx[sj], out=zz[:, sj])
+            else:
+                np.multiply(x[lo:hi], scale[sj], out=zz[:, sj])
+                zz[:, sj] -= mx[sj]
+        for c, yc in enumerate(ys):
+            np.subtract(yc[lo:hi], my[c], out=zz[:, p + c])
+        if sq is None:
+            _syrk_into(g, zz)
+        else:
+            zw = zz * sq[lo:hi, None]
+            _syrk_into(g, zw)
+        for c in range(q):
+            t = zz[:, p + c] if w is None else zz[:, p + c] * w[lo:hi]
+            pos = np.flatnonzero(t > 0)
+            neg = np.flatnonzero(t < 0)
+            npos = pos.size
+            uu = u[:npos + neg.size]
+            np.multiply(zz[pos, :p], np.sqrt(t[pos])[:, None], out=uu[:npos])
+            np.multiply(zz[neg, :p], np.sqrt(-t[neg])[:, None], out=uu[npos:])
+            _syrk_into(s[c], uu[:npos])
+            _syrk_into(s[c], uu[npos:], -1.0)
+    g = _mirror(g)
+    return StackedSums(k, wsum, mx, my, g[:p, :p], g[:p, p:], g[p:, p:],
+                       np.stack([_mirror(sc) for sc in s]))

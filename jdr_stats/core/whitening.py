@@ -30,6 +30,7 @@ from typing import Generic, Literal, Protocol, TypeVar
 
 import numpy as np
 
+from .. import config
 from .design import BlockDesign
 
 __all__ = ["BlockMap", "DesignWhitening"]
@@ -98,6 +99,10 @@ class DesignWhitening(Generic[W]):
     #: ``r_i = (x_i - mean) R`` gives each block's residual on the other blocks
     mean: np.ndarray | None = None
     residual_map: np.ndarray | None = None
+    #: ``"joint"`` only: power-of-two column scales, the whitening's variables
+    #: being the design's columns times ``scale`` (None: unit); ``mean`` and
+    #: ``residual_map`` are those of the scaled columns
+    scale: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "maps", tuple(self.maps))
@@ -122,14 +127,15 @@ class DesignWhitening(Generic[W]):
         return self.maps[k]
 
     @classmethod
-    def joint(cls, maps: Sequence[W], mean: np.ndarray,
-              residual_map: np.ndarray) -> DesignWhitening[W]:
+    def joint(cls, maps: Sequence[W], mean: np.ndarray, residual_map: np.ndarray,
+              scale: np.ndarray | None = None) -> DesignWhitening[W]:
         """The whitening across blocks: block ``k``'s row is its residual on
         the other blocks, ``r_k = x_k - E[x_k | x_-k]`` (population linear
         regression), whitened by ``maps[k]``, the whitening of the partial
         covariance ``Sigma_{k|-k}`` (docs/theory/whitening.md)."""
         return cls(tuple(maps), "joint", np.asarray(mean, float),
-                   np.asarray(residual_map, float))
+                   np.asarray(residual_map, float),
+                   None if scale is None else np.asarray(scale, float))
 
     def reordered(self, order: Sequence[int]) -> DesignWhitening[W]:
         """The same whitening with the blocks in ``order`` (the maps follow
@@ -142,7 +148,8 @@ class DesignWhitening(Generic[W]):
         cols = np.concatenate([np.arange(self._span(k).start, self._span(k).stop)
                                for k in order])
         return DesignWhitening(maps, "joint", self.mean[cols],
-                               self.residual_map[np.ix_(cols, cols)])
+                               self.residual_map[np.ix_(cols, cols)],
+                               None if self.scale is None else self.scale[cols])
 
     def _span(self, k: int) -> slice:
         """Block ``k``'s columns of the stacked design (the design's own rule)."""
@@ -151,12 +158,30 @@ class DesignWhitening(Generic[W]):
     def residuals(self, blocks: Sequence[np.ndarray]) -> list[np.ndarray]:
         """Each block's rows as the whitening sees them before its own map:
         the block itself (per-block) or its residual on the other blocks
-        (joint; mean zero)."""
+        (joint; mean zero; in the units of the scaled columns when
+        ``scale`` is set; one contiguous array per block, formed from
+        slices of the centred rows, so no stacked copy of the design)."""
         if self.kind == "per-block":
             return list(blocks)
         assert self.mean is not None and self.residual_map is not None
-        r = (np.hstack(blocks) - self.mean) @ self.residual_map
-        return [r[:, self._span(k)] for k in range(len(self.maps))]
+        spans = [self._span(k) for k in range(len(self.maps))]
+        m = int(blocks[0].shape[0])
+        out = [np.empty((m, s.stop - s.start)) for s in spans]
+        cols = [np.ascontiguousarray(self.residual_map[:, s]) for s in spans]
+        step = config.chunk_rows(self.mean.size)
+        z = np.empty((min(step, m), self.mean.size))
+        for lo in range(0, m, step):  # slices of the centred rows: no m x p array
+            hi = min(lo + step, m)
+            zz = z[:hi - lo]
+            for s, x in zip(spans, blocks, strict=True):
+                if self.scale is None:
+                    np.subtract(x[lo:hi], self.mean[s], out=zz[:, s])
+                else:  # the scaled columns (exact: powers of two), then centred
+                    np.multiply(x[lo:hi], self.scale[s], out=zz[:, s])
+                    zz[:, s] -= self.mean[s]
+            for r, c in zip(out, cols, strict=True):
+                np.matmul(zz, c, out=r[lo:hi])
+        return out
 
     def residual_moment(self, s: np.ndarray) -> np.ndarray:
         """A ``(p, p)`` second moment of centred rows (``S = E[w x x^T]``

@@ -47,6 +47,7 @@ from scipy import stats
 
 from .. import policy
 from .._linalg import AnyWhitening
+from ..core.moments import column_scales
 from ..core.whitening import DesignWhitening
 from ..summary import Summary, build_summary
 from .hypotheses import TestTable, perm_pvalue
@@ -99,7 +100,10 @@ def robust_score(e: np.ndarray, x: np.ndarray, w: np.ndarray, nu: float
     """
     m = x.shape[0]
     # any basis of the block's column space gives the same statistic: scale
-    # the columns for a well-conditioned A
+    # the columns for a well-conditioned A (powers of two first, so that the
+    # squares of extreme units neither overflow nor vanish)
+    scale = column_scales((x,))
+    x = x if scale is None else x * scale
     sd = np.sqrt(w @ x**2 / m)
     xs = x / np.where(sd > 0, sd, 1.0)
     es = e / np.where((sd_e := np.sqrt(w @ e**2 / m)) > 0, sd_e, 1.0)

@@ -1,0 +1,208 @@
+"""The default fit from the stacked design's sums, and construction by
+reductions over the rows.
+
+- :func:`jdr_stats.core.moments.stacked_sums` equals the direct products
+  of the centred rows (weights included), in any slicing;
+- the joint fit's moments from the sums equal those of the residual rows,
+  which are formed only when a procedure reads them;
+- the column reductions of the input checks find exactly the duplicated
+  and constant columns that a comparison of every column's bytes finds.
+"""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+import jdr_stats as jdr
+from jdr_stats._inputs import Raw, _column_groups, _column_keys, column_sums
+from jdr_stats._linalg import block_moments
+from jdr_stats.core.moments import stacked_sums
+
+
+def _rows(m=700, n1=4, n2=3, seed=0, shift=0.0):
+    sim = jdr.simulate.bilinear(m, n1, n2, 1, seed=seed)
+    return sim.y + shift, sim.a + shift, sim.b - shift
+
+
+@pytest.mark.parametrize("step", [None, 1, 50, 10_000])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_stacked_sums_are_the_centred_products(step, weighted):
+    y, a, b = _rows(shift=1e4)
+    w = np.random.default_rng(1).uniform(0.0, 2.0, y.size) if weighted else None
+    t = stacked_sums(y, (a, b), w, step)
+    wn = np.full(y.size, 1.0 / y.size) if w is None else w / w.sum()
+    x = np.hstack([a, b])
+    xc, yc = x - wn @ x, y - wn @ y
+    wt = np.ones(y.size) if w is None else w
+    scale = np.abs(xc).max() ** 2 * wt.sum()
+    np.testing.assert_allclose(t.m2_xx, (xc * wt[:, None]).T @ xc, rtol=0, atol=1e-12 * scale)
+    np.testing.assert_allclose(t.s[0], (xc * (wt * yc)[:, None]).T @ xc, rtol=0,
+                               atol=1e-12 * scale * np.abs(yc).max())
+    np.testing.assert_allclose(t.m2_xy[:, 0], xc.T @ (wt * yc), rtol=1e-10)
+    assert t.weight == pytest.approx(wt.sum())
+
+
+def test_stacked_sums_of_several_response_columns_and_nonfinite():
+    y, a, b = _rows()
+    ys = np.column_stack([y, y**2])
+    t = stacked_sums(ys, (a, b), None, 64)
+    one = stacked_sums(np.ascontiguousarray(ys[:, 1]), (a, b), None, 64)
+    np.testing.assert_allclose(t.s[1], one.s[0], rtol=1e-12, atol=1e-12 * np.abs(one.s[0]).max())
+    a2 = a.copy()
+    a2[5, 1] = np.nan
+    assert stacked_sums(y, (a2, b), None) is None
+
+
+def test_joint_moments_from_sums_equal_the_residual_rows():
+    y, a, b = _rows(m=900, seed=3)
+    w = np.random.default_rng(2).uniform(0.5, 1.5, y.size)
+    for weights in (None, w):
+        model = jdr.JointDimReduction(y, a, b, weights=weights)
+        res = model.fit(1)
+        data = res._fit_data
+        assert not data.blocks._formed  # the fit needed the sums only
+        mom = data.moments()
+        _, ra, rb = data.rows("the test")
+        assert data.blocks._formed
+        rows = block_moments(y, ra, rb, weights)
+        for f in ("cov_a", "cov_b", "cross"):
+            got, want = getattr(mom, f), getattr(rows, f)
+            np.testing.assert_allclose(got, want, rtol=0, atol=1e-10 * np.abs(want).max(),
+                                       err_msg=f)
+        # a bootstrap's reweighting: the sums of the reweighted rows
+        counts = 1.0 + np.random.default_rng(4).poisson(1.0, y.size)
+        rw = data.moments(counts)
+        full = counts if weights is None else counts * weights
+        jw = jdr._joint.joint_data(jdr.JointDimReduction(y, a, b, weights=full).data)[0]
+        ref = block_moments(y, *jw.rows("t")[1:], full)
+        np.testing.assert_allclose(rw.cross, ref.cross, rtol=0,
+                                   atol=1e-10 * np.abs(ref.cross).max())
+
+
+def test_lazy_residual_rows_pickle_as_their_recipe():
+    y, a, b = _rows(m=400, seed=5)
+    res = jdr.JointDimReduction(y, a, b).fit(1)
+    data = pickle.loads(pickle.dumps(res._fit_data))
+    assert not data.blocks._formed
+    np.testing.assert_array_equal(data.rows("t")[1], res._fit_data.rows("t")[1])
+    assert list(data.blocks) == ["exog_a", "exog_b"] and len(data.blocks) == 2
+
+
+def _raw(arrays):
+    m = next(iter(arrays.values())).shape[0]
+    names = {k: [f"{k[-1]}{j}" for j in range(v.shape[1])] for k, v in arrays.items()}
+    return Raw(np.arange(m, dtype=float), "y", False, arrays, names, None, None)
+
+
+def _partition(groups):
+    """Groups of (block, column) of a grouping, as a set of frozensets."""
+    by_key: dict = {}
+    for arg, grp in groups.items():
+        for key, js in grp.items():
+            by_key.setdefault(key, set()).update((arg, j) for j in js)
+    return {frozenset(v) for v in by_key.values()}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_duplicate_columns_found_by_sums_are_those_found_by_bytes(seed):
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(3, 400))
+    a = rng.normal(size=(m, 6)) * 10.0 ** rng.integers(-150, 150, 6)
+    b = rng.integers(0, 2, size=(m, 5)).astype(float)  # dummies: equal sums, other orders
+    a[:, 4] = a[:, 1]
+    b[:, 3] = b[:, 0]
+    if seed % 2:
+        b[:, 2] = a[:, 1]  # across blocks
+        a[:, 5] = -0.0 * a[:, 5]  # -0.0 and 0.0 are the same value
+        a[:, 0] = 0.0
+    if seed % 3 == 0:
+        a = np.asfortranarray(a)
+    raw = _raw({"exog_a": a, "exog_b": b})
+    got = _partition(_column_groups(raw))
+    keys = {arg: _column_keys(arr) for arg, arr in raw.arrays.items()}
+    shared: dict = {}
+    want_groups = {arg: {shared.setdefault(k, len(shared)): js for k, js in grp.items()}
+                   for arg, grp in keys.items()}
+    assert got == _partition(want_groups)
+
+
+def test_column_sums_see_constant_and_nonfinite_columns():
+    x = np.random.default_rng(0).normal(size=(5000, 4))
+    x[:, 2] = 3.0
+    x[:, 3] *= 1e-300  # tiny but varying: not constant
+    t = column_sums(x)
+    assert t.finite and list(t.spread == 0) == [False, False, True, False]
+    x[4000, 1] = np.inf
+    assert not column_sums(x).finite
+    x[4000, 1] = np.nan
+    assert not column_sums(x).finite
+
+
+def test_construction_makes_no_copy_of_float_blocks():
+    y, a, b = _rows(m=300)
+    for xa, xb in ((a, b), (np.asfortranarray(a), np.asfortranarray(b))):
+        _, ga, gb = jdr.JointDimReduction(y, xa, xb).data.rows("t")
+        assert np.shares_memory(ga, xa) and np.shares_memory(gb, xb)
+
+
+# -- scales -----------------------------------------------------------------
+@pytest.mark.parametrize("exponent", [-480, -200, 200, 480])
+@pytest.mark.parametrize("independent_blocks", [False, True])
+def test_power_of_two_scales_keep_the_conclusions(exponent, independent_blocks):
+    """Columns times a power of two whose squares stay normal floats: the
+    same singular values and p-values (to rounding), the directions
+    rescaled."""
+    y, a, b = _rows(m=600, n1=3, n2=3, seed=7)
+    fit = {"independent_blocks": independent_blocks}
+    ref = jdr.JointDimReduction(y, a, b).fit(1, **fit)
+    scale = 2.0 ** exponent
+    a2 = a.copy()
+    a2[:, 0] *= scale
+    got = jdr.JointDimReduction(y, a2, b).fit(1, **fit)
+    np.testing.assert_allclose(got.singular_values, ref.singular_values, rtol=1e-12)
+    want = np.asarray(ref.directions_a)[:, 0].copy()
+    want[0] /= scale  # a coefficient of the rescaled column, in its units
+    have = np.asarray(got.directions_a)[:, 0]
+    np.testing.assert_allclose(have / have[1], want / want[1], rtol=1e-10)
+    pv = [t.rank_tests(max_rank=2, n_perm=19, seed=1).pvalues for t in (got, ref)]
+    np.testing.assert_allclose(pv[0], pv[1], rtol=1e-10)
+
+
+@pytest.mark.parametrize("scale", [1e300, 1e160, 1e-160, 1e-300])
+def test_any_valid_scale_gives_the_unit_scale_conclusions(scale):
+    """The default (joint) fit of a column times 1e300 ... 1e-300: the same
+    singular values, rank, p-values and (up to the scale) directions as at
+    unit scale; the summary renders and the block means are in the user's
+    units."""
+    y, a, b = _rows(m=600, n1=3, n2=3, seed=7)
+    ref = jdr.JointDimReduction(y, a, b).fit(1)
+    a2 = a.copy()
+    a2[:, 0] *= scale
+    got = jdr.JointDimReduction(y, a2, b).fit(1)
+    np.testing.assert_allclose(got.singular_values, ref.singular_values, rtol=1e-12)
+    want = np.asarray(ref.directions_a)[:, 0].copy()
+    want[0] /= scale
+    have = np.asarray(got.directions_a)[:, 0]
+    np.testing.assert_allclose(have / have[1], want / want[1], rtol=1e-10)
+    np.testing.assert_allclose(got.block_means[0][0] / scale, ref.block_means[0][0], rtol=1e-12)
+    pv = [t.rank_tests(max_rank=2, n_perm=19, seed=1).pvalues for t in (got, ref)]
+    np.testing.assert_allclose(pv[0], pv[1], rtol=1e-10)
+    auto = jdr.JointDimReduction(y, a2, b).fit("auto", seed=2)
+    assert auto.rank == jdr.JointDimReduction(y, a, b).fit("auto", seed=2).rank
+    assert "Singular" in str(got.summary()) or len(str(got.summary())) > 0
+
+
+@pytest.mark.parametrize("scale", [1e300, 1e160, 1e-160, 1e-300])
+def test_scales_beyond_float64_squares_are_refused_clearly_per_block(scale):
+    """The per-block estimator (its moments are not scaled): a column whose
+    variance over- or underflows float64 is named with the remedy, never a
+    LinAlgError or a NaN fit."""
+    y, a, b = _rows(m=300, n1=3, n2=3, seed=8)
+    a2 = a.copy()
+    a2[:, 1] *= scale
+    model = jdr.JointDimReduction(y, a2, b)  # construction: not constant
+    with pytest.raises(ValueError, match=r"exog_a has .*column\(s\) \['a1'\].*power of ten"):
+        model.fit(1, independent_blocks=True)
