@@ -37,6 +37,7 @@ __all__ = [
     "KBLOCK_SKETCH_MIN_VECTORS",
     "KBLOCK_SKETCH_SEED",
     "KBLOCK_TENSOR_MAX_ENTRIES",
+    "KBLOCK_TENSOR_MAX_WORK",
     "KBLOCK_WEIGHTING",
     "Choice",
     "JOINT_DEFAULT_REASON",
@@ -642,6 +643,8 @@ def defaults_table() -> list[tuple[str, object, str]]:
         ("KBLOCK_TENSOR_MAX_ENTRIES", KBLOCK_TENSOR_MAX_ENTRIES,
          "K-block fit: forms the K-way tensor up to this many entries, its Khatri-Rao "
          "sketch above"),
+        ("KBLOCK_TENSOR_MAX_WORK", KBLOCK_TENSOR_MAX_WORK,
+         "K-block fit: most m q prod n_k of the tensor route (its product's multiply-adds)"),
         ("KBLOCK_SKETCH_MIN_VECTORS", KBLOCK_SKETCH_MIN_VECTORS,
          "K-block fit: fewest test vectors of the sketch (else sum(n_k))"),
         ("KBLOCK_SKETCH_SEED", KBLOCK_SKETCH_SEED,
@@ -659,10 +662,16 @@ def defaults_table() -> list[tuple[str, object, str]]:
 
 # -- K >= 3 blocks ---------------------------------------------------------------
 #: Largest number of entries ``q prod_k n_k`` of the K-way cross-moment tensor
-#: that a K-block fit forms; above it the K-way piece is read through its
-#: Khatri-Rao sketch (``O(m s sum n_k)``, memory independent of ``m``;
-#: docs/theory/k_blocks.md, section "Computation").
-KBLOCK_TENSOR_MAX_ENTRIES = 200_000
+#: that a K-block fit forms (40 MB of doubles); above it, or above
+#: ``KBLOCK_TENSOR_MAX_WORK``, the K-way piece is read through its Khatri-Rao
+#: sketch (``O(m s sum n_k)``, memory independent of ``m``; noisier than the
+#: tensor: docs/theory/k_blocks.md, section "Computation", and
+#: ``studies/bench_kblocks.py``).
+KBLOCK_TENSOR_MAX_ENTRIES = 5_000_000
+
+#: Largest ``m q prod_k n_k`` (multiply-adds of forming the tensor in one
+#: product) of the tensor route: a few seconds on one core.
+KBLOCK_TENSOR_MAX_WORK = 5e10
 
 #: Most rows of the per-block rank tests of a K-block fit (``m x m`` matrices
 #: of doubles).
@@ -686,7 +695,8 @@ KBLOCK_WEIGHTING = "sqrt"
 
 def kblock_route(nobs: int, widths: tuple[int, ...], q: int = 1) -> Choice:
     """How a K-block fit forms its K-way piece: ``"tensor"`` while the tensor
-    has at most ``KBLOCK_TENSOR_MAX_ENTRIES`` entries, else ``"sketch"``: its
+    has at most ``KBLOCK_TENSOR_MAX_ENTRIES`` entries and forming it at most
+    ``KBLOCK_TENSOR_MAX_WORK`` multiply-adds, else ``"sketch"``: its
     mode unfoldings applied to ``s = max(KBLOCK_SKETCH_MIN_VECTORS, sum n_k)``
     Khatri-Rao test vectors seeded by ``KBLOCK_SKETCH_SEED`` (``inputs``
     carry ``vectors`` and ``seed``).  The pairs are tensors on both routes.
@@ -696,10 +706,12 @@ def kblock_route(nobs: int, widths: tuple[int, ...], q: int = 1) -> Choice:
 
     Examples
     --------
-    >>> kblock_route(500, (5, 5, 5)).name, kblock_route(500, (80, 80, 80)).name
+    >>> kblock_route(500, (5, 5, 5)).name, kblock_route(500, (200, 200, 200)).name
     ('tensor', 'sketch')
-    >>> int(kblock_route(500, (80, 80, 80)).inputs["vectors"])
-    240
+    >>> kblock_route(20_000, (100, 100, 100)).name, kblock_route(10**5, (100, 100, 100)).name
+    ('tensor', 'sketch')
+    >>> int(kblock_route(500, (200, 200, 200)).inputs["vectors"])
+    600
     """
     entries = float(q)
     for n in widths:
@@ -708,12 +720,16 @@ def kblock_route(nobs: int, widths: tuple[int, ...], q: int = 1) -> Choice:
     inputs = {"nobs": float(nobs), "entries": entries, "q": float(q)}
     if len(widths) < 3:
         return Choice("tensor", "two blocks: the pair's cross moments formed", inputs)
-    if entries <= KBLOCK_TENSOR_MAX_ENTRIES:
+    work = entries * nobs
+    if entries <= KBLOCK_TENSOR_MAX_ENTRIES and work <= KBLOCK_TENSOR_MAX_WORK:
         return Choice("tensor", f"the K-way tensor has q prod n_k = {entries:.0f} <= "
-                      f"{KBLOCK_TENSOR_MAX_ENTRIES} entries: formed", inputs)
+                      f"{KBLOCK_TENSOR_MAX_ENTRIES} entries and m q prod n_k = {work:.3g} <= "
+                      f"{KBLOCK_TENSOR_MAX_WORK:.3g}: formed", inputs)
     inputs.update(vectors=float(vectors), seed=float(KBLOCK_SKETCH_SEED))
-    return Choice("sketch", f"the K-way tensor would have {entries:.0f} > "
-                  f"{KBLOCK_TENSOR_MAX_ENTRIES} entries: its mode unfoldings applied to "
+    why = (f"would have {entries:.0f} > {KBLOCK_TENSOR_MAX_ENTRIES} entries"
+           if entries > KBLOCK_TENSOR_MAX_ENTRIES else
+           f"would cost m q prod n_k = {work:.3g} > {KBLOCK_TENSOR_MAX_WORK:.3g}")
+    return Choice("sketch", f"the K-way tensor {why}: its mode unfoldings applied to "
                   f"{vectors} Khatri-Rao test vectors (seed {KBLOCK_SKETCH_SEED}), one pass "
                   "over the rows", inputs)
 

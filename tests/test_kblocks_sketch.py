@@ -194,10 +194,12 @@ def test_fit_on_the_complete_sketch_equals_the_tensor_fit(monkeypatch, widths, i
         np.testing.assert_allclose(a.to_numpy(float), b.to_numpy(float), rtol=1e-7)
 
 
-def test_sketched_fit_beyond_the_tensor_budget_is_seeded_and_finds_the_link():
-    """Widths whose tensor exceeds KBLOCK_TENSOR_MAX_ENTRIES and rows beyond
-    the old m x m route: the sketched route runs, gives the same numbers
-    twice, and recovers every block's direction of a strong three-way link."""
+def test_sketched_fit_beyond_the_tensor_budget_is_seeded_and_finds_the_link(monkeypatch):
+    """Widths whose tensor exceeds KBLOCK_TENSOR_MAX_ENTRIES (lowered here to
+    keep the test small) and rows beyond the old m x m route: the sketched
+    route runs, gives the same numbers twice, and recovers every block's
+    direction of a strong three-way link."""
+    monkeypatch.setattr(policy, "KBLOCK_TENSOR_MAX_ENTRIES", 200_000)
     widths = (60, 60, 60)
     y, xs = _sim(8000, widths, seed=14)
     model = jdr.JointDimReduction.from_blocks(y, xs)
@@ -216,9 +218,12 @@ def test_sketched_fit_beyond_the_tensor_budget_is_seeded_and_finds_the_link():
 def test_route_reads_the_shape_only():
     assert policy.kblock_route(100, (500, 500)).name == "tensor"  # two blocks: the pair
     small = policy.kblock_route(10**6, (10, 10, 10))
-    wide = policy.kblock_route(10, (60, 60, 60, 2))
+    wide = policy.kblock_route(10, (60, 60, 60, 30))
     assert small.name == "tensor" and wide.name == "sketch"
-    assert wide.inputs["vectors"] == max(policy.KBLOCK_SKETCH_MIN_VECTORS, 182)
+    assert wide.inputs["vectors"] == max(policy.KBLOCK_SKETCH_MIN_VECTORS, 210)
     assert wide.inputs["seed"] == policy.KBLOCK_SKETCH_SEED
-    many = policy.kblock_route(10**7, (60, 60, 60, 2))  # no bound on the rows
+    # the tensor's cost m prod n_k bounds the tensor route too
+    assert policy.kblock_route(20_000, (100, 100, 100)).name == "tensor"
+    assert policy.kblock_route(10**5, (100, 100, 100)).name == "sketch"
+    many = policy.kblock_route(10**7, (60, 60, 60, 30))  # no bound on the rows
     assert many.name == "sketch" and many.inputs["vectors"] == wide.inputs["vectors"]
