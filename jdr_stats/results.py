@@ -79,7 +79,7 @@ def _rank_reference_note(rt: RankTestResults) -> str:
     both = tail_notes(method, {"both"}) if method is not None else []
     head = (f"conservative where d/m > {policy.ROBUST_BOTH_MIN_RATIO:g}; "
             if both and both[0] in rt.references else "")
-    return head + "references: results.rank_test_table.summary()."
+    return head + "references: results.rank_test_table.summary(notes='full')."
 
 
 
@@ -1245,8 +1245,8 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
                     tab, scaled = tab.drop(columns="df"), ", referred to scale * chi2(eff_df)"
                 tables.append((f"Rank tests ({rt.method})", tab))
                 if own is not None:  # the fit's own tests: their references in short
-                    out.append(f"Rank method: {own.name} ({own.short}){scaled}" + (
-                        "; " + _rank_reference_note(rt) if full else "."))
+                    out.append(f"Rank method: {own.name} ({own.short}){scaled}; "
+                               + _rank_reference_note(rt))
                 if own is None or full:
                     out += [f"Rank tests: {ref}" for ref in rt.references]
         if self.sparsity is not None:

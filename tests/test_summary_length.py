@@ -150,7 +150,7 @@ def test_full_notes_hold_the_rest(fits, name):  # type: ignore[no-untyped-def]
         assert len(short.named_frames["singular values"]) == min(n_sv, res.rank + 3)
         assert "Signs and rotations within a subspace are arbitrary" in flat
         if res.rank_method is not None:
-            assert "results.rank_test_table.summary()" in flat
+            assert "results.rank_test_table.summary(notes='full')" in flat
     with pytest.raises(ValueError, match="notes must be"):
         res.summary(notes="long")
 
