@@ -76,6 +76,9 @@ MIN_WIDTH = 78
 #: Widest text a summary's own parts aim at: tables are put side by side
 #: only up to this width.
 MAX_WIDTH = 100
+#: Widest side-by-side table in LaTeX (characters): what a plain article's
+#: text width holds in ``\footnotesize``.
+LATEX_BESIDE_WIDTH = 70
 
 
 def format_pvalue(p: float) -> str:

@@ -41,6 +41,8 @@ import pandas as pd
 from statsmodels.iolib.summary2 import Summary
 
 from ._render import (
+    LATEX_BESIDE_WIDTH,
+    MAX_WIDTH,
     PVALUE_COLUMNS,
     ShownTable,
     format_pvalue,
@@ -118,14 +120,16 @@ class JDRSummary(Summary):
         the HTML and LaTeX tables call them."""
         return dict(zip(self._names, self.tables[1:], strict=False))
 
-    def shown(self, *, beside: bool = True) -> tuple[list[ShownTable], list[str]]:
+    def shown(self, *, beside: bool | int = True) -> tuple[list[ShownTable], list[str]]:
         """The tables as printed cells, and every note (the summary's, then
         those the printing adds).  With ``beside`` (the text and the HTML),
         the tables of one side-by-side group as one table where they fit
-        100 characters."""
+        100 characters (or ``beside`` characters when it is a number)."""
         triples = zip(self._names, self._captions, self.tables[1:], strict=False)
         tables, added = shown_tables(triples, self._float_format, self._pvalue_columns)
-        return (side_by_side(tables) if beside else tables), [*self.extra_txt, *added]
+        if beside is not False:
+            tables = side_by_side(tables, MAX_WIDTH if beside is True else int(beside))
+        return tables, [*self.extra_txt, *added]
 
     def _display(self, kind: str = "text") -> Summary:
         """A plain ``Summary`` whose tables hold the printed cells (strings),
@@ -166,7 +170,8 @@ class JDRSummary(Summary):
         ``\\label`` is written only when ``label`` is given.  With
         ``floating=False``, an unnumbered section that may break across pages
         between its tables (what a report of several summaries uses)."""
-        tables, notes = self.shown(beside=False)  # a page: one table a block
+        # side by side while a page's width holds them in \\footnotesize
+        tables, notes = self.shown(beside=LATEX_BESIDE_WIDTH)
         return render_latex(self.title or "", self.info, tables, notes, label=label,
                             floating=floating, headline=self.headline)
 
