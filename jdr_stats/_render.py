@@ -35,7 +35,8 @@ names every such table.
 Tables whose frames carry the same ``attrs["beside"]`` (a name, such as
 "per-SD loadings") and follow each other are printed side by side as one
 table of that name when together they are at most :data:`MAX_WIDTH`
-characters wide (:func:`side_by_side`): the blocks' loadings of a fit of 30
+characters wide (:func:`side_by_side`; a table wider than that is cut into
+tables of consecutive columns, :func:`split_wide`): the blocks' loadings of a fit of 30
 variables a block then take 30 lines (15 when folded), not 30 a block.
 Tables with the same row labels share one label column; otherwise each
 later table's labels become a text column headed by its caption.  A
@@ -65,6 +66,7 @@ __all__ = [
     "render_text",
     "shown_tables",
     "side_by_side",
+    "split_wide",
 ]
 
 #: Columns formatted as p-values in every table.
@@ -245,6 +247,33 @@ def _pieces(t: ShownTable, p: int) -> list[ShownTable]:
     return [ShownTable(t.name, t.caption if k == 0 else "", t.columns, t.labels[k:k + size],
                        t.cells[k:k + size], t.numeric, t.beside, t.tag)
             for k in range(0, len(t.labels), size)]
+
+
+def split_wide(tables: list[ShownTable], width: int = MAX_WIDTH) -> list[ShownTable]:
+    """Each table wider than ``width`` characters cut into tables of
+    consecutive columns, each with the label column and at most ``width``
+    wide (as pandas prints a wide frame), named "(continued)" after the
+    first."""
+    out: list[ShownTable] = []
+    for t in tables:
+        if _width(t) <= width or len(t.columns) < 2:
+            out.append(t)
+            continue
+        w = _col_widths(t)
+        start, used = 0, w[0]
+        for j in range(len(t.columns)):
+            if used + w[j + 1] + 2 > width and j > start:
+                out.append(_columns(t, start, j, bool(start)))
+                start, used = j, w[0]
+            used += w[j + 1] + 2
+        out.append(_columns(t, start, len(t.columns), bool(start)))
+    return out
+
+
+def _columns(t: ShownTable, start: int, stop: int, continued: bool) -> ShownTable:
+    return ShownTable(t.name + (" (continued)" if continued else ""), t.caption,
+                      t.columns[start:stop], t.labels, [r[start:stop] for r in t.cells],
+                      t.numeric[start:stop], t.beside, t.tag)
 
 
 def side_by_side(tables: list[ShownTable], width: int = MAX_WIDTH) -> list[ShownTable]:

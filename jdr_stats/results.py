@@ -1116,6 +1116,10 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         elif rt is not None:
             pv = rt.table["pvalue"].iloc[:self.rank + 1]
             tests = ", ".join(f"k = {k}: p = {format_pvalue(p)}" for k, p in pv.items())
+            if len(pv) > 4:  # the first test and the two that chose the rank
+                tests = ", ..., ".join(", ".join(f"k = {k}: p = {format_pvalue(p)}"
+                                                for k, p in part.items())
+                                      for part in (pv.iloc[:1], pv.iloc[-2:]))
             alpha = self._settings.alpha
             if len(pv) and not pv.iloc[0] < alpha:  # the tests chose rank 0
                 head = (f"Found: no evidence of a link (the {rt.method} rank tests do not "

@@ -53,6 +53,7 @@ from ._render import (
     render_text,
     shown_tables,
     side_by_side,
+    split_wide,
 )
 
 __all__ = [
@@ -124,11 +125,13 @@ class JDRSummary(Summary):
         """The tables as printed cells, and every note (the summary's, then
         those the printing adds).  With ``beside`` (the text and the HTML),
         the tables of one side-by-side group as one table where they fit
-        100 characters (or ``beside`` characters when it is a number)."""
+        100 characters (or ``beside`` characters when it is a number), and
+        a table wider than 100 characters cut into tables of its columns."""
         triples = zip(self._names, self._captions, self.tables[1:], strict=False)
         tables, added = shown_tables(triples, self._float_format, self._pvalue_columns)
         if beside is not False:
-            tables = side_by_side(tables, MAX_WIDTH if beside is True else int(beside))
+            tables = split_wide(side_by_side(tables, MAX_WIDTH if beside is True
+                                             else int(beside)), MAX_WIDTH)
         return tables, [*self.extra_txt, *added]
 
     def _display(self, kind: str = "text") -> Summary:

@@ -274,3 +274,21 @@ def test_guide_page_holds_what_left_the_notes():
                  "the first class is the reference and the others enter as indicator columns",
                  'summary(notes="full")', "side by side"):
         assert fact in page, fact
+
+
+def test_a_table_wider_than_a_screen_is_cut_into_its_columns():
+    """A rank-15 loading table (15 columns) prints as tables of consecutive
+    columns, each at most 100 characters wide, with every column once and the
+    labels repeated."""
+    frame = pd.DataFrame(np.linspace(-1, 1, 45).reshape(3, 15),
+                         columns=[f"dir{k + 1}" for k in range(15)],
+                         index=pd.Index(["v1", "v2", "v3"], name="block a"))
+    smry = jdr.summary.build_summary("Wide", {"Method:": "x"}, [("block a", frame)])
+    text = smry.as_text()
+    assert max(len(line) for line in text.splitlines()) <= MAX_WIDTH
+    heads = [line.split()[2:] for line in text.splitlines() if line.startswith("block a")]
+    assert len(heads) >= 2 and sum(heads, []) == list(frame.columns)
+    assert sum(line.startswith("v1 ") for line in text.splitlines()) == len(heads)
+    tables, _ = smry.shown()
+    assert [t.name for t in tables][1:] == [tables[0].name + " (continued)"] * (len(tables) - 1)
+    assert smry.shown(beside=False)[0][0].columns == list(frame.columns)  # LaTeX, CSV: one
