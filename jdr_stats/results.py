@@ -1249,8 +1249,12 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
                     tab, scaled = tab.drop(columns="df"), ", referred to scale * chi2(eff_df)"
                 tables.append((f"Rank tests ({rt.method})", tab))
                 if own is not None:  # the fit's own tests: their references in short
-                    out.append(f"Rank method: {own.name} ({own.short}){scaled}; "
-                               + _rank_reference_note(rt))
+                    ref = _rank_reference_note(rt)
+                    if not full:  # the references: notes="full" (the last note says so)
+                        ref = ref.removesuffix("references: results.rank_test_table.summary("
+                                               "notes='full').").removesuffix("; ")
+                    out.append(f"Rank method: {own.name} ({own.short}){scaled}"
+                               + (f"; {ref}" if ref else "") + ("" if ref.endswith(".") else "."))
                 if own is None or full:
                     out += [f"Rank tests: {ref}" for ref in rt.references]
         if self.sparsity is not None:

@@ -24,11 +24,14 @@ themselves.  Cases:
   kar 64, 10 classes), ``fit("auto")``;
 * ``digits K = 3``: fou, kar and zer (47) through ``from_blocks``; ``fit(2)``;
 * ``ais bootstrap``: ``fit(1).bootstrap(199, seed=0).summary()``;
+* ``ais rank tests``: ``fit(1).rank_tests().summary()``;
 * ``ais support``: ``select_support(rank=1, seed=0).summary()``;
 * ``ais compare``: ``jdr.compare(y, blood, body, 1).summary()``.
 
 The mvlearn cases are skipped (with a line saying so) when mvlearn is not
-installed.  ``--notes`` prints every case's notes after the table.
+installed.  ``--notes`` prints every case's notes after the table.  The
+``rank="auto"`` fits without a seed (digits) draw their spectral test's sign
+flips afresh: their p-values vary from run to run, not the layout.
 
 Command (from the repository root, one BLAS thread)::
 

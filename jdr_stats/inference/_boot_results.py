@@ -511,5 +511,7 @@ class BootstrapResults(ExportMixin, SummaryMixin):
         if not full:  # what the angles and the intervals are: notes="full"
             out = [n for n in out if not n.startswith("Angles: ")
                    and not (n.startswith("Singular values: ") and "(here: " not in n)]
-            out.append("What the angles and intervals are: summary(notes='full').")
+            out.append("Angles: principal angles in each block's covariance metric (free of "
+                       "the units; guide page 'Reading the summary'); what the angles and "
+                       "intervals are: summary(notes='full').")
         return build_summary("Bootstrap of the joint dimension reduction", info, tables, out)
