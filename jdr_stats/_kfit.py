@@ -599,10 +599,42 @@ class KBlockResults(ExportMixin):
                              index=pd.Index(self._names, name="block"))
         return KBlockBootstrapResults(table, n_boot=int(n_boot), level=float(level))
 
-    def summary(self) -> JDRSummary:
+    def _headline(self) -> list[str]:
+        """What was found: each block's rank and, for ``rank="auto"``, the
+        p-values of the tests that chose it (rank 0 not rejected: said so)."""
+        from .summary import format_pvalue
+
+        ranks = ", ".join(f"{n}={r}" for n, r in self._ranks.items())
+        if self._tables is None:
+            return [f"Fitted: ranks {ranks} (given; results.rank_tests() tests them)."]
+        alpha = self._settings["alpha"]
+        parts, none = [], []
+        for n, t in self._tables.items():
+            pv = t["pvalue"].iloc[:self._ranks[n] + 1]
+            parts.append(f"{n}: " + ", ".join(f"p = {format_pvalue(p)} at r = {k}"
+                                               for k, p in pv.items()))
+            if len(pv) and not pv.iloc[0] < alpha:
+                none.append(n)
+        head = (f"Found: ranks {ranks}, chosen by the robust per-block rank tests of H0: "
+                f"rank_k <= r at alpha = {alpha:g} ({'; '.join(parts)})")
+        if none:
+            head += (f". No evidence of a link in {', '.join(none)} (rank 0 not rejected): "
+                     "rank 1 fitted for inspection only")
+        return [head + "."]
+
+    def summary(self, *, notes: Literal["short", "full"] = "short") -> JDRSummary:
         """A statsmodels ``Summary`` (:class:`~jdr_stats.summary.JDRSummary`):
-        the model, then one section per block (its eigenvalues, directions
-        and, for ``rank="auto"``, its rank tests)."""
+        what was found (each block's rank and the tests that chose it), the
+        model, the blocks' eigenvalues and directions (side by side where they
+        fit 100 characters) and, for ``rank="auto"``, the rank tests.
+
+        ``notes="short"`` (default) gives each choice (estimator, influences)
+        with its reason in a screen's notes; ``"full"`` adds the route and
+        piece weights' reasons and shows every eigenvalue.
+        """
+        if notes not in ("short", "full"):
+            raise ValueError(f'notes must be "short" or "full"; got {notes!r}')
+        full = notes == "full"
         m = self._model
         info: dict[str, Any] = {
             "Model:": "Joint dimension reduction, K blocks"
@@ -616,7 +648,6 @@ class KBlockResults(ExportMixin):
             "Whitening:": self._settings["whitening"],
             "Route:": self._settings["route"]["name"],
             "Piece weights:": self._settings["weighting"]["name"],
-            "Sees:": self.sees,
         }
         if self._settings.get("streamed"):
             info["Rows:"] = f"streamed from {self._settings['streamed']}"
@@ -625,43 +656,61 @@ class KBlockResults(ExportMixin):
         tables: list[tuple[str, pd.DataFrame, str]] = []
         for n in self._names:
             r = self._ranks[n]
-            tables.append((f"Block {n}: rank {r}", _eigen_table(self.eigenvalues[n], r),
-                           f"eigenvalues, block {n}"))
-            tables.append(("variable", self.directions[n], f"directions, block {n}"))
-            if self._tables is not None:
+            values = self.eigenvalues[n]
+            # short: the rank's and three more; full: every eigenvalue
+            eig = (_eigen_table(values, values.size) if full
+                   else _eigen_table(values, r).iloc[:r + 3, :2])
+            eig.attrs.update(beside="eigenvalues", beside_tag=n)
+            tables.append(("k", eig, f"eigenvalues, block {n}"))
+        for n in self._names:
+            d = self.directions[n].copy()
+            d.attrs["beside"] = "directions"
+            tables.append((f"{n}: rank {self._ranks[n]}", d, f"directions, block {n}"))
+        scaled = ""
+        if self._tables is not None:
+            tabs = []
+            for n in self._names:
                 tab = self._tables[n].copy()
                 tab.index = pd.Index([f"{n}: rank <= {k}" for k in tab.index])
-                tables.append(("H0", tab, f"rank tests, block {n}"))
+                tabs.append(tab)
+            tab = pd.concat(tabs)
+            if not full and tab["df"].isna().all():  # the note says why no df
+                tab, scaled = tab.drop(columns="df"), ", referred to scale * chi2(eff_df)"
+            tables.append(("H0", tab, "rank tests"))
         pieces_text = ("its first moment with y (main effects), its pairwise cross moments "
                        "with every other block" if self.main_effects
                        else "its pairwise cross moments with every other block")
         if len(self._names) >= 3:
             pieces_text += " and the K-way cross moment"
-        notes = [
-            f"Each block's directions are the leading eigenvectors of its combined Gram: "
-            f"{pieces_text}, each scaled to unit null noise and weighted (theory page "
-            f"'K blocks'). "
-            + (f"Ranks chosen by the robust per-block tests of H0: rank_k <= r at "
-               f"alpha={self._settings['alpha']} (rows' influences: "
-               f"{self._settings['influence']['reason']}). " if self._tables is not None
-               else "")
-            + f"Route: {self._settings['route']['reason']}. "
-            f"Weights: {self._settings['weighting']['reason']}. "
-            f"Estimator: {self._settings['estimator_reason']}.",
-            f"The reduction sees {self.sees}; links even in a block are invisible to it"
-            + ("." if self.main_effects else
-               " (fit(..., main_effects=True) pools the main effects).")]
+        influence = str(self._settings["influence"]["reason"]) if self._tables is not None \
+            else ""
+        out = [f"Estimator: {self._settings['estimator']} "
+               f"({self._settings['estimator_reason']})."]
+        if self._tables is not None:
+            out.append("Ranks: the robust per-block tests of H0: rank_k <= r"
+                       f"{scaled} (rows' influences: "
+                       f"{influence if full else influence.split(' (theory page')[0]}).")
+        if full:
+            out.append(f"Each block's directions are the leading eigenvectors of its combined "
+                       f"Gram: {pieces_text}, each scaled to unit null noise and weighted "
+                       f"(theory page 'K blocks'). Route: {self._settings['route']['reason']}. "
+                       f"Weights: {self._settings['weighting']['reason']}.")
+        out.append(f"The reduction sees {self.sees}; links even in a block are invisible to it"
+                   + ("." if self.main_effects else
+                      " (fit(..., main_effects=True) pools the main effects)."))
         if self.sparsity is not None:
             choice = self._settings.get("sparsity_choice")
-            notes.append(
+            out.append(
                 "Sparse fit: each block's variables kept by the two-step selection from the "
-                "dense fit's pieces in partial-SD units, the estimator refitted on them "
-                "(theory page 'K blocks', section 'Sparse fits')"
+                "dense fit's pieces in partial-SD units, the estimator refitted on them"
+                + (" (theory page 'K blocks', section 'Sparse fits')" if full else "")
                 + (f"; counts chosen by {choice['reason']}" if choice else "") + ". "
                 + " ".join(f"Selected, block {n}: {', '.join(v)}."
                            for n, v in self.support.items()))
-        return build_summary("Joint dimension reduction of K blocks", info, tables, notes,
-                             float_format="%.4g")
+        out.append("Directions: raw, unit-length columns in the variables' units; signs and "
+                   "rotations are arbitrary." + ("" if full else " More: summary(notes='full')."))
+        return build_summary("Joint dimension reduction of K blocks", info, tables, out,
+                             headline=self._headline())
 
     def __str__(self) -> str:
         return str(self.summary())

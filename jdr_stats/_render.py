@@ -29,8 +29,18 @@ Cell formats (:func:`format_cells`):
 * booleans as ``yes``/``no``, missing values as ``-``.
 
 A ``df`` column that is missing in every row (a test referred to a scaled
-chi-square has no fixed df) is left out of the printed table, and a note
-says so.
+chi-square has no fixed df) is left out of the printed table, and one note
+names every such table.
+
+Tables whose frames carry the same ``attrs["beside"]`` (a name, such as
+"per-SD loadings") and follow each other are printed side by side as one
+table of that name when together they are at most :data:`MAX_WIDTH`
+characters wide (:func:`side_by_side`; a table wider than that is cut into
+tables of consecutive columns, :func:`split_wide`): the blocks' loadings of a fit of 30
+variables a block then take 30 lines (15 when folded), not 30 a block.
+Tables with the same row labels share one label column; otherwise each
+later table's labels become a text column headed by its caption.  A
+frame's ``attrs["beside_tag"]`` (a block's name) prefixes its column names.
 """
 
 from __future__ import annotations
@@ -55,6 +65,8 @@ __all__ = [
     "render_latex",
     "render_text",
     "shown_tables",
+    "side_by_side",
+    "split_wide",
 ]
 
 #: Columns formatted as p-values in every table.
@@ -63,6 +75,12 @@ _COUNT = re.compile(r"^(eff\. |eff_)?df\b|^df[(_]|^n_|^count", re.IGNORECASE)
 _PVALUE_ROW = re.compile(r"(,\s*p|\bp-value|\bpvalue)\s*$", re.IGNORECASE)
 #: Smallest text width of a summary (a classic terminal line less two).
 MIN_WIDTH = 78
+#: Widest text a summary's own parts aim at: tables are put side by side
+#: only up to this width.
+MAX_WIDTH = 100
+#: Widest side-by-side table in LaTeX (characters): what a plain article's
+#: text width holds in ``\footnotesize``.
+LATEX_BESIDE_WIDTH = 70
 
 
 def format_pvalue(p: float) -> str:
@@ -171,14 +189,126 @@ class ShownTable:
     labels: list[str]
     cells: list[list[str]]
     numeric: list[bool]
+    #: The name of the side-by-side group (``attrs["beside"]``), and the
+    #: table's tag within it (``attrs["beside_tag"]``).
+    beside: str = ""
+    tag: str = ""
 
 
-def _df_note(name: str, columns: Iterable[str]) -> str:
-    cols = set(columns)
-    if {"eff_df", "scale"} <= cols:
-        return f"df not shown in '{name}': the reference is scale * chi2(eff_df)."
-    return (f"df not shown in '{name}': the statistic has no fixed degrees of freedom "
-            "(its null distribution is given in the notes).")
+def _df_notes(dropped: list[tuple[str, bool]]) -> list[str]:
+    """One note per reason for the tables whose ``df`` column was left out
+    (``dropped``: each table's name and whether it has ``eff_df`` and ``scale``)."""
+    notes = []
+    for scaled, why in ((True, "the reference is scale * chi2(eff_df)"),
+                        (False, "the statistic has no fixed degrees of freedom (its null "
+                                "distribution is given in the notes)")):
+        names = [f"'{n}'" for n, s in dropped if s is scaled]
+        if names:
+            notes.append(f"df not shown in {', '.join(names)}: {why}.")
+    return notes
+
+
+def _width(t: ShownTable) -> int:
+    """The natural text width of ``t`` (two spaces between columns)."""
+    return sum(_col_widths(t)) + 2 * len(t.columns)
+
+
+def _merge(run: list[ShownTable], name: str) -> ShownTable:
+    """The tables of ``run`` as one table (see :func:`side_by_side`)."""
+    first = run[0]
+    same = all(t.labels == first.labels for t in run)
+    columns, numeric = [], []
+    n = max(len(t.labels) for t in run)
+    rows: list[list[str]] = [[] for _ in range(n)]
+    for j, t in enumerate(run):
+        if not same and j > 0:  # its labels as a text column
+            columns.append(t.caption)
+            numeric.append(False)
+            for i in range(n):
+                rows[i].append(t.labels[i] if i < len(t.labels) else "")
+        columns += [f"{t.tag} {c}".strip() for c in t.columns]
+        numeric += t.numeric
+        for i in range(n):
+            rows[i] += t.cells[i] if i < len(t.cells) else [""] * len(t.columns)
+    labels = first.labels + [""] * (n - len(first.labels))
+    return ShownTable(name, first.caption, columns, labels, rows, numeric)
+
+
+#: A side-by-side group whose longest table has more rows than this is
+#: folded: each table's rows cut into up to three pieces set side by side.
+FOLD_ROWS = 10
+
+
+def _pieces(t: ShownTable, p: int) -> list[ShownTable]:
+    """``t`` cut into ``p`` pieces of consecutive rows (as equal as can be),
+    the pieces after the first without a caption."""
+    size = -(-len(t.labels) // p)
+    # a continued piece's label column has no heading: its variables go on
+    return [ShownTable(t.name, t.caption if k == 0 else "", t.columns, t.labels[k:k + size],
+                       t.cells[k:k + size], t.numeric, t.beside, t.tag)
+            for k in range(0, len(t.labels), size)]
+
+
+def split_wide(tables: list[ShownTable], width: int = MAX_WIDTH) -> list[ShownTable]:
+    """Each table wider than ``width`` characters cut into tables of
+    consecutive columns, each with the label column and at most ``width``
+    wide (as pandas prints a wide frame), named "(continued)" after the
+    first."""
+    out: list[ShownTable] = []
+    for t in tables:
+        if _width(t) <= width or len(t.columns) < 2:
+            out.append(t)
+            continue
+        w = _col_widths(t)
+        start, used = 0, w[0]
+        for j in range(len(t.columns)):
+            if used + w[j + 1] + 2 > width and j > start:
+                out.append(_columns(t, start, j, bool(start)))
+                start, used = j, w[0]
+            used += w[j + 1] + 2
+        out.append(_columns(t, start, len(t.columns), bool(start)))
+    return out
+
+
+def _columns(t: ShownTable, start: int, stop: int, continued: bool) -> ShownTable:
+    return ShownTable(t.name + (" (continued)" if continued else ""), t.caption,
+                      t.columns[start:stop], t.labels, [r[start:stop] for r in t.cells],
+                      t.numeric[start:stop], t.beside, t.tag)
+
+
+def side_by_side(tables: list[ShownTable], width: int = MAX_WIDTH) -> list[ShownTable]:
+    """Runs of tables of one ``beside`` group printed as one table where
+    together they are at most ``width`` characters wide; a run whose
+    longest table has more than :data:`FOLD_ROWS` rows is folded too (each
+    table's rows in two or three pieces side by side) when that still fits,
+    so that 30 variables a block take 10 or 15 lines."""
+    out: list[ShownTable] = []
+    i = 0
+    while i < len(tables):
+        t = tables[i]
+        j = i + 1
+        while t.beside and j < len(tables) and tables[j].beside == t.beside:
+            j += 1
+        run = tables[i:j]
+        i = j
+        if not t.beside:
+            out += run
+            continue
+        longest = max(len(x.labels) for x in run)
+        for p in ((3, 2, 1) if longest > FOLD_ROWS else (1,)):
+            pieces = [piece for x in run for piece in _pieces(x, p)]
+            if len(pieces) == 1:
+                break
+            merged = _merge(pieces, t.beside)
+            if _width(merged) <= width:
+                out.append(merged)
+                break
+        else:
+            out += run
+            continue
+        if len(pieces) == 1:
+            out += run
+    return out
 
 
 def shown_tables(
@@ -189,9 +319,10 @@ def shown_tables(
     """The printed tables and the notes their printing adds.
 
     ``frames`` holds ``(name, caption, frame)`` triples: the caption heads
-    the label column, the name says what the table is.
+    the label column, the name says what the table is.  Tables are not put
+    side by side here (:func:`side_by_side` does that).
     """
-    out, notes = [], []
+    out, dropped = [], []
     for name, caption, df in frames:
         pcols = set(PVALUE_COLUMNS) | set(pvalue_columns) | set(df.attrs.get("pvalue_columns", ()))
         labels = [" / ".join(map(str, v)) if isinstance(v, tuple) else str(v) for v in df.index]
@@ -200,15 +331,16 @@ def shown_tables(
         for col in df.columns:
             values = df[col]
             if str(col) == "df" and pd.api.types.is_float_dtype(values) and values.isna().all():
-                notes.append(_df_note(name, map(str, df.columns)))
+                dropped.append((name, {"eff_df", "scale"} <= set(map(str, df.columns))))
                 continue
             cols.append(str(col))
             cells.append(format_cells(str(col), values, float_format, pcols, prow))
             numeric.append(pd.api.types.is_numeric_dtype(values)
                            and not pd.api.types.is_bool_dtype(values))
         rows = [[c[i] for c in cells] for i in range(len(labels))]
-        out.append(ShownTable(name, caption, cols, labels, rows, numeric))
-    return out, notes
+        out.append(ShownTable(name, caption, cols, labels, rows, numeric,
+                              str(df.attrs.get("beside", "")), str(df.attrs.get("beside_tag", ""))))
+    return out, _df_notes(dropped)
 
 
 def _info_pairs(info: Mapping[str, object]) -> list[tuple[str, str]]:
@@ -266,13 +398,19 @@ def _table_lines(t: ShownTable, width: int) -> list[str]:
 
 
 def render_text(
-    title: str, info: Mapping[str, object], tables: list[ShownTable], notes: list[str]
+    title: str, info: Mapping[str, object], tables: list[ShownTable], notes: list[str],
+    headline: Iterable[str] = (),
 ) -> str:
-    """The summary as text; every rule is as wide as the widest line."""
+    """The summary as text; every rule is as wide as the widest line.  The
+    ``headline`` (what was found) follows the title, wrapped, above a rule."""
     info_lines = _info_lines(_info_pairs(info))
-    natural = [sum(_col_widths(t)) + 2 * len(t.columns) for t in tables]
+    natural = [_width(t) for t in tables]
     width = max([MIN_WIDTH, len(title), *(len(s) for s in info_lines), *natural])
-    out = [title.center(width).rstrip(), "=" * width, *info_lines]
+    out = [title.center(width).rstrip(), "=" * width]
+    head = [line for h in headline for line in textwrap.wrap(h, width)]
+    if head:
+        out += [*head, "-" * width]
+    out += info_lines
     for t in tables:
         out += ["-" * width, *_table_lines(t, width)]
     out.append("=" * width)
@@ -287,11 +425,14 @@ _LEFT = ' style="text-align: left"'
 
 
 def render_html(
-    title: str, info: Mapping[str, object], tables: list[ShownTable], notes: list[str]
+    title: str, info: Mapping[str, object], tables: list[ShownTable], notes: list[str],
+    headline: Iterable[str] = (),
 ) -> str:
-    """The summary as one ``<section>``: heading, information, tables, notes."""
+    """The summary as one ``<section>``: heading, what was found (``headline``,
+    in bold), information, tables, notes."""
     esc = html.escape
     out = ['<section class="jdr-summary">', f"<h2>{esc(title)}</h2>"]
+    out += [f'<p class="jdr-headline"><strong>{esc(h)}</strong></p>' for h in headline]
     pairs = _info_pairs(info)
     if pairs:
         half = (len(pairs) + 1) // 2
@@ -596,6 +737,7 @@ def render_latex(
     notes: list[str],
     label: str = "",
     floating: bool = True,
+    headline: Iterable[str] = (),
 ) -> str:
     """The summary as a ``table`` float (no package needed).
 
@@ -612,7 +754,8 @@ def render_latex(
     the foot of a page.
     """
     pairs = _info_pairs(info)
-    i, chunks = _plan(tables, pairs, notes, floating)
+    head = list(headline)
+    i, chunks = _plan(tables, pairs, [*head, *notes], floating)
     size, char, sep, _ = _SIZES[i]
     note_size = _SIZES[min(i + 1, len(_SIZES) - 1)][0]
     lines: list[str] = []
@@ -628,6 +771,8 @@ def render_latex(
         lines += [r"{\centering" if not floating else "{", f"\\{size}",
                   f"\\setlength{{\\tabcolsep}}{{{sep:g}pt}}"]
         if first:
+            lines += [f"{{\\raggedright\\sloppy\\textbf{{{latex_note(h)}}}\\par}}\\smallskip"
+                      for h in head]
             lines += _latex_info(pairs, char, sep)
         for t in chunk:
             lines += _latex_table(t, title)

@@ -54,6 +54,7 @@ from .inference.rank_tests import RankMethod, RankTestResults
 from .inference.rank_tests import rank_tests as _rank_tests
 from .summary import (
     LOADING_NOTES,
+    SHORT_LOADING_NOTES,
     SIGNS_NOTE,
     SummaryMixin,
     build_summary,
@@ -78,7 +79,7 @@ def _rank_reference_note(rt: RankTestResults) -> str:
     both = tail_notes(method, {"both"}) if method is not None else []
     head = (f"conservative where d/m > {policy.ROBUST_BOTH_MIN_RATIO:g}; "
             if both and both[0] in rt.references else "")
-    return head + "references: results.rank_test_table.summary()."
+    return head + "references: results.rank_test_table.summary(notes='full')."
 
 
 
@@ -885,13 +886,13 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         return self.main_effects_test(method, n_perm=policy.MAIN_EFFECTS_PERMUTATIONS,
                                       seed=policy.MAIN_EFFECTS_SEED)
 
-    def _main_effects_notes(self, info: dict[str, Any]) -> list[str]:
+    def _main_effects_notes(self, info: dict[str, Any], full: bool = True) -> list[str]:
         """"What this reduction can see": one note, then one line with each
         block's main-effect p-value, or why its test did not run and what
-        runs instead."""
+        runs instead (``full``: with what a main effect is)."""
         table = self._summary_main_effects
         sees = ("What this reduction can see: interactions between the blocks, not main "
-                "effects (a block's own link to y)")
+                "effects" + (" (a block's own link to y)" if full else ""))
         if table is None:
             return [sees + "."]
         parts: list[str] = []
@@ -985,10 +986,14 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
             ``support_tests`` (likewise for ``sparsity="auto"``),
             ``loadings`` (the per-SD loadings, records like ``directions``)
             ``fit_measures`` (:attr:`fit_measures` as a dict, None without
-            rows in memory) and ``premises`` (:attr:`diagnostics`:
+            rows in memory), ``premises`` (:attr:`diagnostics`:
             its table as records, the cross-block canonical correlations, the
-            messages and the remarks).  NaN are
-            None; keys have no spaces.
+            messages and the remarks), and the tests the summary shows:
+            ``main_effects_test`` (its ``to_dict()``: each block's p-value
+            and method; None without rows) and ``association_test`` (at
+            p >> n: the permutation test of no association as its
+            ``to_dict()``, or ``{"not_run": why}``; None where the rank
+            tests run instead).  NaN are None; keys have no spaces.
 
         Examples
         --------
@@ -1044,6 +1049,19 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
                 "messages": self.diagnostics.messages,
                 "remarks": self.diagnostics.remarks,
             },
+            **self._shown_tests_dict(),
+        }
+
+    def _shown_tests_dict(self) -> dict[str, Any]:
+        """The tests the summary prints besides the rank tests and premises:
+        the main-effects and association tests, as their ``to_dict()``."""
+        me = self._summary_main_effects
+        assoc = self._summary_association
+        return {
+            "main_effects_test": None if me is None else me.to_dict(),
+            "association_test": (None if assoc is None
+                                 else {"not_run": assoc} if isinstance(assoc, str)
+                                 else assoc.to_dict()),
         }
 
     def _fit_measures_dict(self) -> dict[str, Any] | None:
@@ -1104,26 +1122,77 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
             info["No association p:"] = f"{format_pvalue(assoc.pvalue)} (permutation)"
         return notes
 
+    def _headline(self, rank_tests: RankTestResults | LadleResults | None) -> list[str]:
+        """What was found, the summary's first line: the rank and the test
+        that chose it with its p-values, the association test where shown."""
+        rt = self._rank_tests
+        if isinstance(rt, LadleResults):
+            head = f"Found: rank {self.rank}, chosen by the ladle estimator"
+            head += f" ({LADLE_AT_ZERO}; r = 1 fitted)" if rt.rank == 0 else ""
+        elif rt is not None:
+            pv = rt.table["pvalue"].iloc[:self.rank + 1]
+            tests = ", ".join(f"k = {k}: p = {format_pvalue(p)}" for k, p in pv.items())
+            if len(pv) > 4:  # the first test and the two that chose the rank
+                tests = ", ..., ".join(", ".join(f"k = {k}: p = {format_pvalue(p)}"
+                                                for k, p in part.items())
+                                      for part in (pv.iloc[:1], pv.iloc[-2:]))
+            alpha = self._settings.alpha
+            if len(pv) and not pv.iloc[0] < alpha:  # the tests chose rank 0
+                head = (f"Found: no evidence of a link (the {rt.method} rank tests do not "
+                        f"reject rank 0 at alpha = {alpha:g}: {tests}); rank {self.rank} "
+                        "fitted for inspection only")
+            else:
+                head = (f"Found: rank {self.rank}, chosen by the {rt.method} rank tests of "
+                        f"H0: rank <= k at alpha = {alpha:g} ({tests})")
+        else:
+            head = f"Fitted: rank {self.rank} (given; results.rank_tests() tests it)"
+        if rank_tests is not None:
+            pv = rank_tests.table["pvalue"].iloc[:self.rank + 1]
+            head += (f"; {rank_tests.method} tests: " + ", ".join(
+                f"k = {k}: p = {format_pvalue(p)}" for k, p in pv.items()))
+        assoc = self._summary_association
+        if isinstance(assoc, TestResult):
+            head += f"; no association: p = {format_pvalue(assoc.pvalue)} (permutation)"
+        return [head + "."]
+
     def summary(
         self,
         *,
         rank_tests: RankTestResults | None = None,
         loadings: Literal["sd", "raw"] = "sd",
+        notes: Literal["short", "full"] = "short",
     ) -> Summary:
-        """A statsmodels ``Summary``: model information, singular values,
-        loadings of each block, the premise checks (:attr:`diagnostics`), the
-        rank tests of a ``rank="auto"`` fit, and the table ``rank_tests`` when
-        one is given (from :meth:`rank_tests`).
+        """A statsmodels ``Summary``: what was found (the rank and the test
+        that chose it), model information, singular values, loadings of each
+        block (side by side), the premise checks (:attr:`diagnostics`), the
+        rank tests of a ``rank="auto"`` fit, and the table ``rank_tests``
+        when one is given (from :meth:`rank_tests`).
 
         ``loadings="sd"`` (default) shows :attr:`loadings_a` and
         :attr:`loadings_b` (per-SD, largest 1 per column); ``"raw"`` the
         unit-length directions in the variables' own units.
 
+        ``notes="short"`` (default) keeps the notes to a screen: each
+        automatic choice with its reason, the tests' p-values and the
+        premises' verdict; ``"full"`` adds what each choice implies (the
+        whitening's effect on the tests, the rank tests' references) and
+        shows every singular value.  The guide page "Reading the summary"
+        explains each line.
+
         The text depends only on the fit and the arguments: calling other
         methods first never changes it.
         """
+        if notes not in ("short", "full"):
+            raise ValueError(f'notes must be "short" or "full"; got {notes!r}')
+        if loadings not in ("sd", "raw"):
+            raise ValueError(f'loadings must be "sd" or "raw"; got {loadings!r}')
+        if rank_tests is not None and not isinstance(rank_tests, RankTestResults):
+            raise TypeError(
+                f"rank_tests must be a RankTestResults; got {type(rank_tests).__name__}"
+            )
+        full = notes == "full"
         m = self._model
-        info = {
+        info: dict[str, Any] = {
             "Model:": "Joint dimension reduction",
             "Dependent variable:": m.endog_name,
             "No. observations:": self.nobs,
@@ -1150,12 +1219,16 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
             **_response_lines(m.data),
         }
         info, r2_notes = self._with_fit_measures(info)
-        if loadings not in ("sd", "raw"):
-            raise ValueError(f'loadings must be "sd" or "raw"; got {loadings!r}')
         la, lb = self._loading_tables(loadings)
+        what = "per-SD loadings" if loadings == "sd" else "directions"
+        for tab in (la, lb):  # printed side by side where they fit
+            tab.attrs["beside"] = what
+        sv = self._singular_value_table(len(self._est.singular_values) if full
+                                        else self.rank + 3)
+        n_sv = len(self._est.singular_values)
         tables: list[tuple[Any, ...]] = [
-            ("k", self._singular_value_table(), "singular values"),
-            *((head, tab, f"{'per-SD loadings' if loadings == 'sd' else 'directions'}, {head}")
+            ("k" if len(sv) == n_sv else f"k (of {n_sv})", sv, "singular values"),
+            *((head, tab, f"{what}, {head}")
               for head, tab in zip(self._block_headings(), (la, lb), strict=True)),
             ("Premises", self.diagnostics.table, "premises"),
         ]
@@ -1164,47 +1237,62 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
                       "are the inference.")
             r2_notes = ([f"{r2_notes[0][:-1]}; {caveat}"] if r2_notes
                         else [caveat[:1].upper() + caveat[1:]])
-        notes = r2_notes + self._main_effects_notes(info) + self._association_notes(info) \
-            + list(self.diagnostics.notes)
-        notes.append(inference_note(self.whitening, self._settings.whitening.short,
-                                    max(info["n1 (block a):"], info["n2 (block b):"]) / self.nobs))
+        premises = list(self.diagnostics.notes)
+        if not full:  # the guide page is named once, in the last note
+            premises = [n.replace(" (guide page 'Checking the premises')", "") for n in premises]
+        out = r2_notes + self._main_effects_notes(info, full) + self._association_notes(info) \
+            + premises
+        whitening = inference_note(self.whitening, self._settings.whitening.short,
+                                   max(info["n1 (block a):"], info["n2 (block b):"]) / self.nobs)
+        # in short: the choice and its reason (what it implies: notes="full")
+        head, cut, _ = whitening.partition(").")
+        out.append(whitening if full or not cut else head + ").")
         if self._settings.estimator is not None:
             est = self._settings.estimator
-            notes.append(f"Estimator: {'joint' if est.name == 'joint' else 'per block'} "
-                         f"({est.short}).")
-        if rank_tests is not None and not isinstance(rank_tests, RankTestResults):
-            raise TypeError(
-                f"rank_tests must be a RankTestResults; got {type(rank_tests).__name__}"
-            )
+            out.append(f"Estimator: {'joint' if est.name == 'joint' else 'per block'} "
+                       f"({est.short}).")
         for rt in (self._rank_tests, rank_tests):
             if isinstance(rt, LadleResults):
                 tables.append(("Ladle criterion", rt.table))
                 if rt.rank == 0:
-                    notes.append(f"Rank: {LADLE_AT_ZERO}; r = 1 was fitted.")
+                    out.append(f"Rank: {LADLE_AT_ZERO}; r = 1 was fitted.")
             elif rt is not None:
-                tables.append((f"Rank tests ({rt.method})", rt.table))
                 # the fit's choice of method is printed from its settings
                 own = self._settings.rank_choice if rt is self._rank_tests else None
+                tab, scaled = rt.table, ""
+                if own is not None and not full and {"eff_df", "scale"} <= set(tab.columns) \
+                        and tab["df"].isna().all():  # the note says why no df
+                    tab, scaled = tab.drop(columns="df"), ", referred to scale * chi2(eff_df)"
+                tables.append((f"Rank tests ({rt.method})", tab))
                 if own is not None:  # the fit's own tests: their references in short
-                    notes.append(f"Rank method: {own.name} ({own.short}); "
-                                 + _rank_reference_note(rt))
-                else:
-                    notes += [f"Rank tests: {ref}" for ref in rt.references]
+                    ref = _rank_reference_note(rt)
+                    if not full:  # the references: notes="full" (the last note says so)
+                        ref = ref.removesuffix("references: results.rank_test_table.summary("
+                                               "notes='full').").removesuffix("; ")
+                    out.append(f"Rank method: {own.name} ({own.short}){scaled}"
+                               + (f"; {ref}" if ref else "") + ("" if ref.endswith(".") else "."))
+                if own is None or full:
+                    out += [f"Rank tests: {ref}" for ref in rt.references]
         if self.sparsity is not None:
-            notes.append(
+            out.append(
                 f"Selected variables: block a {self.support_a}; block b {self.support_b}; "
-                "the loadings of the other variables are zero and not shown."
+                + ("the loadings of the other variables are zero and not shown." if full
+                   else "the others' loadings are zero.")
             )
         if self._settings.sparsity_choice is not None:
-            notes.append(f"Sparsity {self._settings.sparsity_choice.name} "
-                         f"({self._settings.sparsity_choice.reason}); results.sparsity_cv.")
+            out.append(f"Sparsity {self._settings.sparsity_choice.name} "
+                       f"({self._settings.sparsity_choice.reason}); results.sparsity_cv.")
         if self.support_tests is not None:
-            notes.append(self._settings.support_note or (
+            out.append(self._settings.support_note or (
                 "Sparsity chosen by the coordinate tests of select_support "
                 f"({self.support_tests.method_label}); see results.support_tests.summary()."
             ))
-        notes += _response_notes(m.data)
-        notes.append(f"{LOADING_NOTES[loadings]} {SIGNS_NOTE}")
-        return build_summary("Joint Dimension Reduction Results", info, tables, notes)
+        # short: the effective sample size is in the information already
+        out += [n if full else n.split(" (effective sample size")[0].rstrip(".") + "."
+                for n in _response_notes(m.data)]
+        out.append(f"{LOADING_NOTES[loadings]} {SIGNS_NOTE}" if full
+                   else SHORT_LOADING_NOTES[loadings])
+        return build_summary("Joint Dimension Reduction Results", info, tables, out,
+                             headline=self._headline(rank_tests))
 
 

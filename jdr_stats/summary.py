@@ -16,7 +16,12 @@ when it is printed (:mod:`jdr_stats._render` lays them out):
 * every other column in one format (``%.4f``, or ``%.3e`` throughout when
   the column's largest entry is below ``1e-3`` or at least ``1e7``),
 * booleans as ``yes``/``no``, missing values (a df that does not apply) as
-  ``-``; a ``df`` column missing in every row is not printed (a note says why).
+  ``-``; a ``df`` column missing in every row is not printed (a note says why);
+* tables of one ``attrs["beside"]`` group (the blocks' loadings) side by
+  side in the text and HTML where together they fit 100 characters.
+
+The ``headline`` (what was found: the rank and the test that chose it)
+follows the title.
 
 ``as_text()`` gives statsmodels' layout with rules of one width;
 ``as_html()`` a ``<section>`` fragment; ``as_latex()`` one ``table`` float
@@ -36,6 +41,8 @@ import pandas as pd
 from statsmodels.iolib.summary2 import Summary
 
 from ._render import (
+    LATEX_BESIDE_WIDTH,
+    MAX_WIDTH,
     PVALUE_COLUMNS,
     ShownTable,
     format_pvalue,
@@ -45,10 +52,13 @@ from ._render import (
     render_latex,
     render_text,
     shown_tables,
+    side_by_side,
+    split_wide,
 )
 
 __all__ = [
     "LOADING_NOTES",
+    "SHORT_LOADING_NOTES",
     "SIGNS_NOTE",
     "PVALUE_COLUMNS",
     "JDRSummary",
@@ -80,6 +90,8 @@ class JDRSummary(Summary):
         The model information.
     extra_txt : list of str
         The notes.
+    headline : list of str
+        What was found, printed under the title.
 
     Notes
     -----
@@ -95,6 +107,7 @@ class JDRSummary(Summary):
         self._names: list[str] = []
         self._float_format = "%.4f"
         self._pvalue_columns: tuple[str, ...] = ()
+        self.headline: list[str] = []
 
     @property
     def frames(self) -> dict[str, pd.DataFrame]:
@@ -108,11 +121,17 @@ class JDRSummary(Summary):
         the HTML and LaTeX tables call them."""
         return dict(zip(self._names, self.tables[1:], strict=False))
 
-    def shown(self) -> tuple[list[ShownTable], list[str]]:
+    def shown(self, *, beside: bool | int = True) -> tuple[list[ShownTable], list[str]]:
         """The tables as printed cells, and every note (the summary's, then
-        those the printing adds)."""
+        those the printing adds).  With ``beside`` (the text and the HTML),
+        the tables of one side-by-side group as one table where they fit
+        100 characters (or ``beside`` characters when it is a number), and
+        a table wider than 100 characters cut into tables of its columns."""
         triples = zip(self._names, self._captions, self.tables[1:], strict=False)
         tables, added = shown_tables(triples, self._float_format, self._pvalue_columns)
+        if beside is not False:
+            tables = split_wide(side_by_side(tables, MAX_WIDTH if beside is True
+                                             else int(beside)), MAX_WIDTH)
         return tables, [*self.extra_txt, *added]
 
     def _display(self, kind: str = "text") -> Summary:
@@ -121,8 +140,10 @@ class JDRSummary(Summary):
         earlier versions and only ``"text"`` cells are produced."""
         out = Summary()
         out.add_title(self.title or "")
+        for line in self.headline:
+            out.add_text(line)
         out.add_dict({str(k): str(v) for k, v in self.info.items()}, ncols=2)
-        tables, notes = self.shown()
+        tables, notes = self.shown(beside=False)
         for t in tables:
             frame = pd.DataFrame(t.cells, columns=t.columns, index=range(len(t.labels)))
             frame.insert(0, t.caption, t.labels)
@@ -135,7 +156,7 @@ class JDRSummary(Summary):
         """statsmodels' layout: title, model information, the tables under
         rules of one width, the notes wrapped to that width."""
         tables, notes = self.shown()
-        return render_text(self.title or "", self.info, tables, notes)
+        return render_text(self.title or "", self.info, tables, notes, self.headline)
 
     def as_html(self) -> str:
         """An HTML fragment: one ``<section>`` with the title as ``<h2>``,
@@ -143,7 +164,7 @@ class JDRSummary(Summary):
         (numbers right-aligned), the notes as paragraphs.
         :meth:`to_html` writes a complete document."""
         tables, notes = self.shown()
-        return render_html(self.title or "", self.info, tables, notes)
+        return render_html(self.title or "", self.info, tables, notes, self.headline)
 
     def as_latex(self, label: str = "", *, floating: bool = True) -> str:
         """One ``table`` float holding the tables and, inside it under them,
@@ -152,9 +173,10 @@ class JDRSummary(Summary):
         ``\\label`` is written only when ``label`` is given.  With
         ``floating=False``, an unnumbered section that may break across pages
         between its tables (what a report of several summaries uses)."""
-        tables, notes = self.shown()
+        # side by side while a page's width holds them in \\footnotesize
+        tables, notes = self.shown(beside=LATEX_BESIDE_WIDTH)
         return render_latex(self.title or "", self.info, tables, notes, label=label,
-                            floating=floating)
+                            floating=floating, headline=self.headline)
 
     def tidy(self) -> pd.DataFrame:
         """Every table in one long frame (see :func:`jdr_stats._report.tidy`)."""
@@ -198,6 +220,17 @@ LOADING_NOTES = {
 SIGNS_NOTE = ("Signs and rotations within a subspace are arbitrary. More: guide page "
               "'Reading the summary'.")
 
+#: The short notes' last sentence (``summary(notes="short")``): the loadings
+#: in a clause, what is arbitrary, where the rest is.
+SHORT_LOADING_NOTES = {
+    "sd": ("Shown: per-SD loadings, largest 1 per column (raw: summary(loadings='raw')); signs and "
+           "rotations are arbitrary. More: summary(notes='full'), guide page 'Reading the "
+           "summary'."),
+    "raw": ("Shown: raw directions, unit-length columns (per-SD: summary()); signs and "
+            "rotations are arbitrary. More: summary(notes='full'), guide page 'Reading the "
+            "summary'."),
+}
+
 
 def build_summary(
     title: str,
@@ -207,6 +240,7 @@ def build_summary(
     *,
     float_format: str = "%.4f",
     pvalue_columns: Iterable[str] = (),
+    headline: Iterable[str] = (),
 ) -> JDRSummary:
     """A :class:`JDRSummary` with a title, an info block, tables and notes.
 
@@ -231,6 +265,9 @@ def build_summary(
         Columns that hold p-values besides ``pvalue`` and ``qvalue`` (a
         table's ``attrs["pvalue_columns"]`` adds to them): printed with
         :func:`format_pvalue`.  No other column is guessed to be one.
+    headline : iterable of str
+        What was found (the rank and the test that chose it), printed
+        under the title.
 
     Examples
     --------
@@ -247,6 +284,7 @@ def build_summary(
     smry._float_format = float_format
     smry._pvalue_columns = tuple(str(c) for c in pvalue_columns)
     smry.info = dict(info)
+    smry.headline = [str(h) for h in headline]
     smry.tables.append(
         pd.DataFrame({"value": list(smry.info.values())},
                      index=pd.Index([str(k) for k in smry.info], name="info"))

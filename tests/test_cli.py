@@ -534,7 +534,7 @@ def test_three_named_blocks_fit_the_k_block_estimator(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "Joint dimension reduction of K blocks" in out
     for name in ("genes", "lipids", "clinical"):
-        assert f"Block {name}: rank 1" in out
+        assert f"{name}: rank 1" in out
     api = jdr.JointDimReduction.from_blocks(
         frame["y"], {"genes": frame[[f"g{j}" for j in range(4)]],
                      "lipids": frame[["l0", "l1", "l2"]],
@@ -568,7 +568,7 @@ def test_three_blocks_by_formula_and_refusals(tmp_path, capsys):
     path, _ = _three_block_file(tmp_path)
     assert main(["fit", str(path), "--formula", "y ~ g0 + g1 + g2 + g3 | l0 + l1 + l2 | "
                  "c0 + c1 + c2", "--rank", "1", "--independent-blocks", "yes"]) == 0
-    assert "Block block3: rank 1" in capsys.readouterr().out
+    assert "block3: rank 1" in capsys.readouterr().out
     base = ["fit", str(path), "--y", "y", "--block", "genes=g*", "--block", "lipids=l*",
             "--block", "clinical=c*", "--rank", "1"]
     for extra, words in ((["--support"], "--support (support selection takes two blocks)"),

@@ -66,8 +66,8 @@ def test_rank_dict_transform_summary_and_export(tmp_path):
     new = res.transform({"genes": xs[0][:5], "lipids": xs[1][:5], "clinical": xs[2][:5]})
     np.testing.assert_allclose(new.to_numpy(), t.to_numpy()[:5])
     text = str(res.summary())
-    for name in ("genes", "lipids", "clinical"):
-        assert f"Block {name}: rank" in text
+    for name in ("genes", "lipids", "clinical"):  # the heading of its directions
+        assert f"{name}: rank {res.rank[name]}" in text
     d = json.loads(res.to_json(tmp_path / "fit.json"))
     assert d["rank"] == {"genes": 2, "lipids": 1, "clinical": 1}
     assert res.eigenvalues["lipids"].size == 3

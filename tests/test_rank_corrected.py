@@ -229,8 +229,12 @@ def test_fit_summary_names_the_references(categorical):
     assert refs[0] == res.settings.rank_choice.reason and "so the robust test" in refs[0]
     assert refs[1:] and all(r.startswith("Reference at") for r in refs[1:])
     text = " ".join(str(res.summary()).split())
-    assert "references: results.rank_test_table.summary()" in text
-    assert "Reference at k = 0" in " ".join(str(res.rank_test_table.summary()).split())
+    full = " ".join(str(res.summary(notes="full")).split())
+    assert "references: results.rank_test_table.summary(notes='full')" in full
+    assert "Rank tests: Reference at k = 0" in full
+    tests = res.rank_test_table
+    assert "Reference at k = 0" in " ".join(str(tests.summary(notes="full")).split())
+    assert "Reference at k = 0" not in " ".join(str(tests.summary()).split())
     assert "Rank method: robust (method='auto'" in text
 
 

@@ -101,7 +101,7 @@ def test_readme_json_example_is_reproducible(tmp_path):
     assert doc["singular_values"] == pytest.approx(
         json.loads(re.search(r'"singular_values": (\[.*?\])', shown).group(1)), rel=1e-9)
     flat = (doc["directions"] + doc["loadings"] + doc["rank_tests"]["tests"]
-            + doc["premises"]["table"])
+            + doc["premises"]["table"] + doc["main_effects_test"]["tests"])
     records = _records(shown)
     assert len(records) >= 8
     def same(r, rec):

@@ -192,9 +192,14 @@ def test_html_section_with_the_title_as_heading(all_results, name):
     smry = all_results[name].summary()
     root = ET.fromstring(smry.as_html())  # one element: the section
     assert root.tag == "section" and root.find("h2").text == smry.title
-    # every numeric table has its name as caption
+    # every printed table has its name as caption: the numeric tables, the
+    # blocks' loadings side by side as one table when they fit 100 characters
     captions = [c.text for c in root.findall("./table/caption")]
-    assert captions == list(smry.named_frames)
+    assert captions == [t.name for t in smry.shown()[0]]
+    separate = [t.name for t in smry.shown(beside=False)[0]]
+    assert separate == list(smry.named_frames)
+    if len(captions) < len(separate):
+        assert "per-SD loadings" in captions
 
 
 # -- the text layout: rules of one width, labels left-aligned, header cells
@@ -251,7 +256,8 @@ def test_one_number_format_per_column(all_results, name):
     tables, _ = all_results[name].summary().shown()
     for t in tables:
         for j, col in enumerate(t.columns):
-            cells = [row[j] for row in t.cells if row[j] != "-"]
+            # "" pads the shorter block of tables printed side by side
+            cells = [row[j] for row in t.cells if row[j] not in ("-", "")]
             if not t.numeric[j] or not cells:
                 continue
             if all(PVAL.match(c) for c in cells):  # the p-value format (pvalue, qvalue, ...)
@@ -262,7 +268,8 @@ def test_one_number_format_per_column(all_results, name):
             if all(fixed):
                 assert len({len(m.group(1)) for m in fixed}) == 1, (name, col, cells)
             else:  # p-value rows (a premise's p) aside, scientific throughout
-                plain = [c for c, lab in zip(cells, t.labels) if not lab.endswith(", p")]
+                plain = [row[j] for row, lab in zip(t.cells, t.labels)
+                         if not lab.endswith(", p") and row[j] not in ("-", "")]
                 assert all(SCI.match(c) for c in plain) or all(FIXED.match(c) for c in plain), \
                     (name, col, cells)
 

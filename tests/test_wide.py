@@ -159,7 +159,9 @@ def test_wide_fit_runs_and_reports(wide):
     assert np.isfinite(res.singular_values).all()
     text = " ".join(str(res.summary()).split())
     assert "Whitening:" in text and "shrinkage" in text and "OAS" in text
-    assert "Rank and support tests use the sample covariance" in text
+    # what the whitening implies for the tests: the long notes
+    full = " ".join(str(res.summary(notes="full")).split())
+    assert "Rank and support tests use the sample covariance" in full
     assert res.to_dict()["whitening"] == "shrinkage"
     sparse = jdr.JointDimReduction(y, a, b).fit(1, sparsity=(4, 4))
     assert len(sparse.support_a) == 4 and len(sparse.support_b) == 4
@@ -415,7 +417,7 @@ def test_rank_tests_and_bootstrap_say_where_they_were_measured_off():
     assert "larger of two p-values" in msgs
     with pytest.warns(AssumptionWarning, match=r"max\(n1, n2\)/m = 0.15 > 0.1: the robust test"):
         res.rank_tests(max_rank=1)
-    text = " ".join(str(res.summary()).split()).replace("under- ", "under-")
+    text = " ".join(str(res.summary(notes="full")).split()).replace("under- ", "under-")
     assert "its angle bound can under-cover at this width (study_wide)" in text
     assert "under-cover with few rows and correlated blocks" in " ".join(GUIDE.split())
     narrow = jdr.JointDimReduction(y, a[:, :5], b[:, :5]).fit(1)

@@ -408,9 +408,14 @@ class BootstrapResults(ExportMixin, SummaryMixin):
             "selection_frequency": freq,
         }
 
-    def summary(self) -> Summary:
+    def summary(self, *, notes: Literal["short", "full"] = "short") -> Summary:
         """A statsmodels ``Summary``: a table per block, the singular values,
-        selection frequencies (sparse fits) and the bounds in words."""
+        selection frequencies (sparse fits) and the bounds in words;
+        ``notes="full"`` adds what the angles and the intervals are (the
+        guide pages "Reading the summary" and "Bootstrap" say it too)."""
+        if notes not in ("short", "full"):
+            raise ValueError(f'notes must be "short" or "full"; got {notes!r}')
+        full = notes == "full"
         alpha = self._alpha
         ci = self.conf_int()
         level = f"{100 * (1 - alpha):g}%"
@@ -463,8 +468,8 @@ class BootstrapResults(ExportMixin, SummaryMixin):
                 assert freq is not None
                 tables.append((f"selection {block}", freq.to_frame(),
                                f"selection frequency, block {block}"))
-        notes = [self.sentence("a"), self.sentence("b")]
-        notes.append(
+        out = [self.sentence("a"), self.sentence("b")]
+        out.append(
             "Angles: principal angles between the replicate's and the full-sample "
             "subspace in each block's covariance metric (free of the units; guide page "
             "'Reading the summary'); the bound on the largest one is the "
@@ -481,7 +486,7 @@ class BootstrapResults(ExportMixin, SummaryMixin):
                             "as upward-biased sample singular values give)")
         if above:
             excluded.append(f"{', '.join(above)} wholly above (replicates below the estimate)")
-        notes.append(
+        out.append(
             "Singular values: basic bootstrap intervals [2 s - t_high, 2 s - t_low] "
             "(t: replicate quantiles), which subtract the replicates' bias (boot mean - "
             "estimate), so an interval can exclude its own estimate"
@@ -490,17 +495,23 @@ class BootstrapResults(ExportMixin, SummaryMixin):
         )
         if self._interval == "calibrated":
             lam = self.calibrated_levels()
-            notes.append(
+            out.append(
                 "Calibrated (fast double bootstrap): the bound is the replicate "
                 f"quantile at level a={lam['a']:.3f}, b={lam['b']:.3f} instead of "
                 f"{1 - alpha:g}."
             )
         if not self.gap["trusted"]:
-            notes.append(
+            out.append(
                 f"WARNING (weak gap): s_r / s_(r+1) = {float(self.gap['s_r / s_(r+1)']):.2f} "
                 f"< {GAP_RATIO_MIN}: directions {self.rank} and {self.rank + 1} are not "
                 "separated; the rank-r subspace is poorly determined and its bound is "
                 "close to 90 degrees; "
                 + gap_advice(self._est.singular_values, self.rank, GAP_RATIO_MIN) + "."
             )
-        return build_summary("Bootstrap of the joint dimension reduction", info, tables, notes)
+        if not full:  # what the angles and the intervals are: notes="full"
+            out = [n for n in out if not n.startswith("Angles: ")
+                   and not (n.startswith("Singular values: ") and "(here: " not in n)]
+            out.append("Angles: principal angles in each block's covariance metric (free of "
+                       "the units; guide page 'Reading the summary'); what the angles and "
+                       "intervals are: summary(notes='full').")
+        return build_summary("Bootstrap of the joint dimension reduction", info, tables, out)

@@ -172,7 +172,12 @@ class RankTestResults(TestTable):
                 return int(k)
         return self.max_rank + 1
 
-    def summary(self) -> Summary:
+    def summary(self, *, notes: Literal["short", "full"] = "short") -> Summary:
+        """A statsmodels ``Summary``: the table of tests, the null hypothesis,
+        the assumptions and why this method ran; ``notes="full"`` adds how
+        each row's p-value was referred (:attr:`references`)."""
+        if notes not in ("short", "full"):
+            raise ValueError(f'notes must be "short" or "full"; got {notes!r}')
         info = {
             "Method:": self.method,
             "No. observations:": self.nobs,
@@ -180,7 +185,12 @@ class RankTestResults(TestTable):
             "Tests:": len(self.table),
             "Selected r (alpha=0.05):": self.select_rank(0.05),
         }
-        return build_summary(self.title, info, [("k", self.table)], self.notes)
+        why = {self.choice.reason} if self.choice is not None else set()
+        tails = set(self.references) - why
+        shown = list(self.notes) if notes == "full" or not tails else [
+            *(n for n in self.notes if n not in tails),
+            "How each row was referred: summary(notes='full')."]
+        return build_summary(self.title, info, [("k", self.table)], shown)
 
 
 # ---------------------------------------------------------------------------
