@@ -43,9 +43,9 @@ from typing import Any, Literal, TypeAlias
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from .. import policy
+from .._lazy import stats
 from .._linalg import AnyWhitening
 from ..core.whitening import DesignWhitening
 from ..summary import Summary, build_summary
