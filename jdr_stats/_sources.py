@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from . import config
-from ._validation import check_int
+from ._validation import check_int, check_real, check_weights_shape
 
 __all__ = [
     "RowSource",
@@ -146,6 +146,7 @@ class ArraySource:
         def arr(x: Any, argname: str) -> Any:
             if x is None:
                 raise TypeError(f"{argname} is required; got None")
+            check_real(x, argname)
             if isinstance(x, (pd.DataFrame, pd.Series)):
                 return x.to_numpy()
             if isinstance(x, np.ndarray):
@@ -180,7 +181,7 @@ class ArraySource:
                 )
         self._w = None
         if weights is not None:
-            self._w = arr(weights, "weights").ravel()
+            self._w = check_weights_shape(np.asarray(arr(weights, "weights")))
             if self._w.shape[0] != m:
                 raise ValueError(f"weights has {self._w.shape[0]} values but endog has {m} rows")
         self.nobs = int(m)

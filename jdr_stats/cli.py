@@ -41,6 +41,7 @@ from . import _cli_input as cin
 from . import policy
 from ._estimate import WhiteningKind
 from ._report import csv_text, html_document, latex_document, write_csv_dir
+from ._validation import normalize_seed
 from ._version import __version__
 from .datasets import load_ais
 from .exceptions import JDRWarning
@@ -487,7 +488,7 @@ def _run_kblock_fit(args: argparse.Namespace, how: cin.Input) -> str:
     data = cin.read_frame(args, how)
     model = (_model(args, data) if args.formula is not None
              else _kblock_model(args, data))
-    fit_seed, boot_seed, _ = np.random.SeedSequence(args.seed).spawn(3)
+    fit_seed, boot_seed, _ = np.random.SeedSequence(_seed(args.seed)).spawn(3)
     res = model.fit(args.rank, whitening=_whitening(args),
                     independent_blocks=args.independent_blocks == "yes",
                     sparsity=args.sparsity, rank_method=args.rank_method,
@@ -565,7 +566,7 @@ def _run_fit(args: argparse.Namespace) -> str:
     if block_names is not None:
         model = model.with_block_names(block_names)
     # one child seed per procedure: the fit, the bootstrap, the support selection
-    fit_seed, boot_seed, support_seed = np.random.SeedSequence(args.seed).spawn(3)
+    fit_seed, boot_seed, support_seed = np.random.SeedSequence(_seed(args.seed)).spawn(3)
     res = model.fit(
         args.rank,
         whitening=_whitening(args),
@@ -599,6 +600,12 @@ def _run_fit(args: argparse.Namespace) -> str:
     if refusals:
         raise _Refused(text, refusals)
     return text
+
+
+def _seed(seed: int | None) -> int | None:
+    """``--seed`` checked as the library checks ``seed`` (a nonnegative integer)."""
+    normalize_seed(seed, "--seed")
+    return seed
 
 
 def _say(text: str, args: argparse.Namespace | None) -> str:
@@ -650,7 +657,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except _UsageError as exc:
         print(f"jdr_stats: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, ImportError) as exc:  # ImportError: an optional package
         print(f"jdr_stats: error: {_say(str(exc), args)}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:
