@@ -159,10 +159,11 @@ _CATEGORICAL = re.compile(r"^\s*C\((.+)\)\s*$")
 
 def _response(lhs: str, data: Any, context: Mapping[str, Any], *, multi: bool) -> Any:
     """The left-hand side: one numeric column; ``C(y)`` a categorical Series
-    (its classes, NaN kept missing); several terms (``y1 + y2``) a DataFrame,
-    a multivariate response (joint model only)."""
+    (its classes, NaN kept missing; also a bare text, boolean or categorical
+    column); several terms (``y1 + y2``) a DataFrame, a multivariate
+    response (``multi``: the joint model only)."""
     match = _CATEGORICAL.match(lhs)
-    if match and multi:
+    if match:
         inner = match.group(1).strip()
         if _is_column(inner, data):
             return pd.Series(data[inner]).astype("category").rename(inner)
@@ -170,7 +171,7 @@ def _response(lhs: str, data: Any, context: Mapping[str, Any], *, multi: bool) -
         if frame.shape[1] != 1:
             raise ValueError(f"C(...) on the left of ~ takes one variable; got {lhs.strip()!r}")
         return frame.iloc[:, 0].astype("category").rename(inner)
-    if match is None and multi and _is_plain(lhs, data):
+    if match is None and _is_plain(lhs, data):
         return pd.Series(data[lhs.strip()]).rename(lhs.strip())  # keep its dtype
     ydf, _ = _design(lhs, data, context, "endog")
     if ydf.shape[1] != 1 and not multi:

@@ -159,8 +159,8 @@ def _has_complex_dtype(x: object) -> bool:
     """Whether ``x`` (an array, a Series, a data frame, a dask collection or
     a nested sequence) holds complex numbers, from its dtype(s) alone where
     it has them."""
-    dtypes = getattr(x, "dtypes", None)
-    if dtypes is not None and not isinstance(dtypes, np.dtype):  # a data frame
+    dtypes = getattr(x, "dtypes", None) if hasattr(x, "columns") else None
+    if dtypes is not None:  # a data frame (pandas or dask): one dtype per column
         return any(getattr(d, "kind", "") == "c" for d in dtypes)
     dtype = getattr(x, "dtype", None)
     if dtype is not None:
@@ -186,9 +186,9 @@ def check_real(x: object, name: str) -> None:
     TypeError: exog_a holds complex numbers (dtype complex128); the model takes real ...
     """
     if _has_complex_dtype(x):
-        dtypes = getattr(x, "dtypes", None)
+        dtypes = getattr(x, "dtypes", None) if hasattr(x, "columns") else None
         shown = (sorted({str(d) for d in dtypes if getattr(d, "kind", "") == "c"})
-                 if dtypes is not None and not isinstance(dtypes, np.dtype)
+                 if dtypes is not None
                  else [str(getattr(x, "dtype", "complex"))])
         raise TypeError(
             f"{name} holds complex numbers (dtype {', '.join(shown)}); the model takes "
