@@ -140,15 +140,16 @@ def normalize_seed(
         return seed
     if seed is None:
         return np.random.default_rng()
-    if _is_int(seed):
-        if int(seed) < 0:  # type: ignore[call-overload]
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
+        value = int(seed)
+        if value < 0:
             if name.startswith("--"):  # a command-line flag takes integers only
-                raise ValueError(f"{name} must be a nonnegative integer; got {int(seed)}")  # type: ignore[call-overload]
+                raise ValueError(f"{name} must be a nonnegative integer; got {value}")
             raise ValueError(
                 f"{name} must be a nonnegative integer, a numpy Generator or None; "
-                f"got {name}={int(seed)}"  # type: ignore[call-overload]
+                f"got {name}={value}"
             )
-        return np.random.default_rng(int(seed))  # type: ignore[call-overload]
+        return np.random.default_rng(value)
     raise TypeError(
         f"{name} must be a nonnegative integer, a numpy Generator or None; got "
         f"{name}={seed!r} ({type(seed).__name__})"

@@ -72,7 +72,10 @@ class JointDimReduction(DataModel):
         ``"none"`` and ``"raise"`` raise a ``ValueError`` (NaN never reaches
         the estimator).
     weights : array_like, optional
-        Positive case (frequency) weights.
+        Positive case (frequency) weights, one per row (shape ``(m,)`` or
+        ``(m, 1)``); a weight of zero is refused on every path (in memory,
+        formulas, ``from_blocks``, streamed files), naming its row: remove
+        the row instead.
     response : {"auto", "numeric", "categorical"}
         How to read ``endog``.  ``"auto"``: a pandas ``Categorical``, a
         boolean or a text column is a categorical response (its ``C``
@@ -380,7 +383,8 @@ class JointDimReduction(DataModel):
             the bootstrap, support selection, sparse fits) raise a
             ``RowsNotInMemoryError``.
         weights : str, optional
-            A column of nonnegative frequency weights.
+            A column of positive frequency weights (a zero is refused, naming
+            its row, as in memory).
         batch_rows : int, optional
             Rows per record batch (default 65536).
         covariates : str or list of str, optional
@@ -462,7 +466,8 @@ class JointDimReduction(DataModel):
         blocks : dict of str to list of str
             The columns of each named block (two or more blocks).
         weights : str, optional
-            A column of nonnegative frequency weights.
+            A column of positive frequency weights (a zero is refused, naming
+            its row, as in memory).
         batch_rows : int, optional
             Rows per chunk (default 65536).
         sep : str

@@ -216,9 +216,10 @@ class SDRModel(DataModel):
         """The classes of a categorical response (its slices), else None
         (booleans included: for SIR and SAVE a boolean response has two
         classes)."""
-        if self._data.response.kind != "categorical":
+        response = getattr(self._data, "response", None)
+        if response is None or response.kind != "categorical":
             return None
-        return list(self._data.response.classes)
+        return list(response.classes)
 
     # -- the shared steps of fit -----------------------------------------
     def _options(self, rank: object, chi2approx: object) -> tuple[int, str]:
