@@ -660,6 +660,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, TypeError, ImportError) as exc:  # ImportError: an optional package
         print(f"jdr_stats: error: {_say(str(exc), args)}", file=sys.stderr)
         return EXIT_USAGE
+    except MemoryError as exc:  # a request the machine cannot hold
+        print(f"jdr_stats: error: out of memory: {_say(str(exc), args)}", file=sys.stderr)
+        return EXIT_USAGE
     except BrokenPipeError:
         # the reader (e.g. `head`) closed the pipe: stop quietly; point
         # stdout at devnull so that the interpreter's final flush is silent

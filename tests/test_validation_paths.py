@@ -243,6 +243,20 @@ def test_cli_n_jobs_without_joblib_is_one_line(zero_weight_files, tmp_path):
     assert "--n-jobs 2 needs joblib" in out.stderr
 
 
+def test_cli_out_of_memory_is_one_line(zero_weight_files, tmp_path, capsys, monkeypatch):
+    ok = tmp_path / "ok.csv"
+    pd.read_csv(zero_weight_files["csv"]).assign(w=1.0).to_csv(ok, index=False)
+
+    def too_big(*args, **kwargs):
+        raise MemoryError("Unable to allocate 45.0 GiB for an array")
+
+    monkeypatch.setattr(jdr.JointDimReduction, "fit", too_big)
+    argv = ["fit", str(ok), "--y", "y", "--a", "a0,a1,a2", "--b", "b0,b1", "--rank", "1"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err == "jdr_stats: error: out of memory: Unable to allocate 45.0 GiB for an array\n"
+
+
 @pytest.mark.parametrize(("formula", "where"), [
     ("y ~ a0 + a1 | ", r"block 2 \(exog_b, after '\|' number 1\)"),
     ("y ~  | b0", r"block 1 \(exog_a, before the first '\|'\)"),
