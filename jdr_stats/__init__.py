@@ -13,7 +13,9 @@ parses every module and enforces both).  From the ground up:
 0. ``config`` (resources: memory, chunks; read at call time), ``policy``
    (every automatic choice and the thresholds it uses, from the data's shape
    and values only), ``_settings`` (the fit's settings record),
-   ``_validation`` (checks of options and seeds), ``exceptions`` (every
+   ``_validation`` (checks of options and seeds), ``_lazy`` (``scipy.stats``
+   and ``scipy.integrate``, imported at first use so that importing the
+   package stays fast), ``exceptions`` (every
    error and warning class), ``_warn``, ``summary`` (the ``Summary``
    builder), ``_export`` (``to_json``, ``save``, :func:`load`), ``_persist``
    (the results file ``save`` writes and ``load`` reads; it rebuilds the

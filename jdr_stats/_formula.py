@@ -32,6 +32,16 @@ def _split_top_level(text: str, sep: str) -> list[str]:
     return parts
 
 
+#: A terminal colour or style code (formulaic marks the failing part of a
+#: formula with them).
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def _plain(exc: BaseException) -> str:
+    """An error's message without terminal codes, on one line."""
+    return " ".join(_ANSI.sub("", str(exc)).split())
+
+
 def _formula_error_types() -> tuple[type[BaseException], ...]:
     from formulaic.errors import FormulaicError
 
@@ -50,7 +60,7 @@ def _design(terms: str, data: Any, context: Mapping[str, Any], argname: str):
         )
     except _formula_error_types() as exc:
         raise ValueError(
-            f"cannot build {argname} from the formula terms {terms.strip()!r}: {exc}"
+            f"cannot build {argname} from the formula terms {terms.strip()!r}: {_plain(exc)}"
         ) from None
     frame = pd.DataFrame(mm).drop(columns="Intercept")
     return frame, mm.model_spec
@@ -65,7 +75,7 @@ def design_from_spec(spec: Any, data: Any, argname: str) -> pd.DataFrame:
     try:
         mm = spec.get_model_matrix(data, na_action="ignore")
     except _formula_error_types() as exc:
-        raise ValueError(f"cannot build {argname} from the new data: {exc}") from None
+        raise ValueError(f"cannot build {argname} from the new data: {_plain(exc)}") from None
     return pd.DataFrame(mm).drop(columns="Intercept")
 
 
@@ -117,7 +127,18 @@ def designs_from_formula(
         raise ValueError(f'formula must look like "{example}"; got {formula!r}')
     lhs, rhs = formula.split("~", 1)
     parts = _split_top_level(rhs, "|")
-    if len(parts) != len(argnames) or not all(p.strip() for p in parts):
+    if len(parts) == len(argnames) and not all(p.strip() for p in parts):
+        empty = [i for i, p in enumerate(parts) if not p.strip()]
+        where = ", ".join(
+            f"block {i + 1} ({argnames[i]}, "
+            + ("before the first '|'" if i == 0 else f"after '|' number {i}") + ")"
+            for i in empty
+        )
+        raise ValueError(
+            f"formula has an empty block: {where} has no terms; give each block its "
+            f'variables, as in "{example}"; got {formula!r}'
+        )
+    if len(parts) != len(argnames):
         need = (
             "exactly one '|' separating the two blocks"
             if len(argnames) == 2 else "predictors and no '|'" if len(argnames) == 1
@@ -138,10 +159,11 @@ _CATEGORICAL = re.compile(r"^\s*C\((.+)\)\s*$")
 
 def _response(lhs: str, data: Any, context: Mapping[str, Any], *, multi: bool) -> Any:
     """The left-hand side: one numeric column; ``C(y)`` a categorical Series
-    (its classes, NaN kept missing); several terms (``y1 + y2``) a DataFrame,
-    a multivariate response (joint model only)."""
+    (its classes, NaN kept missing; also a bare text, boolean or categorical
+    column); several terms (``y1 + y2``) a DataFrame, a multivariate
+    response (``multi``: the joint model only)."""
     match = _CATEGORICAL.match(lhs)
-    if match and multi:
+    if match:
         inner = match.group(1).strip()
         if _is_column(inner, data):
             return pd.Series(data[inner]).astype("category").rename(inner)
@@ -149,7 +171,7 @@ def _response(lhs: str, data: Any, context: Mapping[str, Any], *, multi: bool) -
         if frame.shape[1] != 1:
             raise ValueError(f"C(...) on the left of ~ takes one variable; got {lhs.strip()!r}")
         return frame.iloc[:, 0].astype("category").rename(inner)
-    if match is None and multi and _is_plain(lhs, data):
+    if match is None and _is_plain(lhs, data):
         return pd.Series(data[lhs.strip()]).rename(lhs.strip())  # keep its dtype
     ydf, _ = _design(lhs, data, context, "endog")
     if ydf.shape[1] != 1 and not multi:

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from . import config
+from ._validation import check_real, check_weights_shape, check_weights_values
 from .exceptions import MissingDataWarning
 
 __all__ = [
@@ -90,6 +91,7 @@ def check_not_text(x: Any, argname: str) -> None:
 
 def as_float(x: Any, argname: str) -> np.ndarray:
     check_not_text(x, argname)
+    check_real(x, argname)
     if isinstance(x, (pd.DataFrame, pd.Series)):
         try:
             arr = x.to_numpy(dtype=float)
@@ -293,6 +295,9 @@ def read_inputs(given: dict[str, Any], prefixes: dict[str, str],
     None, is read with :func:`~jdr_stats._responses.covariate_matrix`.
     """
     endog, weights = given["endog"], given["weights"]
+    check_real(endog, "endog")
+    if given.get("covariates") is not None:
+        check_real(given["covariates"], "covariates")
     parsed = None
     if response is None:
         y, yname = _as_endog(endog)
@@ -317,7 +322,7 @@ def read_inputs(given: dict[str, Any], prefixes: dict[str, str],
         names[argname] = nm
     w = None
     if weights is not None:
-        w = as_float(weights, "weights").ravel()
+        w = check_weights_shape(as_float(weights, "weights"))
         if w.shape[0] != m:
             raise ValueError(f"weights has {w.shape[0]} values but endog has {m} rows")
     index = _row_index(endog, *(given[k] for k in prefixes), weights)
@@ -517,8 +522,8 @@ def check_values(raw: Raw, *, min_rows: int | None, check_response: bool) -> Non
     """Positive weights, enough rows, a varying response, no constant column,
     and no block holding the response."""
     y, m = raw.y, raw.y.shape[0]
-    if raw.w is not None and (raw.w <= 0).any():
-        raise ValueError(f"weights must be positive; got minimum {float(raw.w.min())!r}")
+    if raw.w is not None:
+        check_weights_values(raw.w)
     widest = max(a.shape[1] for a in raw.arrays.values())
     need = widest + 2 if min_rows is None else min_rows
     if m < need:

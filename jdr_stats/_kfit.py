@@ -23,14 +23,14 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from . import policy
+from . import config, policy
 from ._atomic import write_text
 from ._data import ModelData
 from ._export import ExportMixin
 from ._ksparse import cv_kblock_sparsity, sparse_kfit
 from ._kwhiten import _cross_cov, _whiten_arrays
 from ._linalg import principal_angles
-from ._validation import normalize_seed
+from ._validation import check_memory, normalize_seed
 from .core.kestimate import KBlockFactors, block_factors, stacked_pieces
 from .core.tensor import pieces, sketch_tests
 from .core.whitening import DesignWhitening
@@ -576,6 +576,8 @@ class KBlockResults(ExportMixin):
         if not 0 < level < 1:
             raise ValueError(f"level must be in (0, 1); got {level!r}")
         rng = np.random.default_rng(normalize_seed(seed))
+        check_memory(8.0 * int(n_boot) * len(self._names), config.memory_limit(), "n_boot",
+                     int(n_boot), "the bootstrap's angles")
         data = self._model._data
         data.rows("bootstrap()")
         m = int(data.nobs)

@@ -35,6 +35,7 @@ import numpy as np
 from . import policy
 from ._kfit import KBlockResults, _check_ranks, _route_tests, kblock_choices
 from ._linalg import joint_whitening
+from ._validation import check_weights_values
 from .core.design import BlockDesign
 from .core.kestimate import factors_from_pieces, piece_sums
 from .core.moments import DesignSums, chunk_sums, merge_sums
@@ -63,8 +64,12 @@ class _FileReader:
     def __call__(self, block_fn: Callable[..., Any],
                  combine: Callable[[list[Any]], Any]) -> Any:
         out = None
+        row0 = 0
         for i, (y, a, b, w) in enumerate(self._source.iter_weighted_chunks()):
             try:
+                if w is not None:
+                    check_weights_values(np.asarray(w, dtype=float), row0)
+                row0 += len(y)
                 part = block_fn(y, [*np.split(a, self._cuts, axis=1), b], w)
             except ValueError as exc:
                 raise ValueError(f"{self._origin}, chunk {i}: {exc}") from None

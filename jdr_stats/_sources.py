@@ -36,7 +36,7 @@ from ._integrity import (
     parquet_metadata,
     parquet_schema,
 )
-from ._validation import check_int
+from ._validation import check_int, check_real, check_weights_shape
 
 __all__ = [
     "RowSource",
@@ -154,6 +154,7 @@ class ArraySource:
         def arr(x: Any, argname: str) -> Any:
             if x is None:
                 raise TypeError(f"{argname} is required; got None")
+            check_real(x, argname)
             if isinstance(x, (pd.DataFrame, pd.Series)):
                 return x.to_numpy()
             if isinstance(x, np.ndarray):
@@ -188,7 +189,7 @@ class ArraySource:
                 )
         self._w = None
         if weights is not None:
-            self._w = arr(weights, "weights").ravel()
+            self._w = check_weights_shape(np.asarray(arr(weights, "weights")))
             if self._w.shape[0] != m:
                 raise ValueError(f"weights has {self._w.shape[0]} values but endog has {m} rows")
         self.nobs = int(m)

@@ -21,6 +21,10 @@ __all__ = [
     "check_positive",
     "check_bool",
     "normalize_seed",
+    "check_real",
+    "check_weights_shape",
+    "check_weights_values",
+    "check_memory",
     "check_fit_rows",
     "check_rows_for_whitening",
 ]
@@ -116,15 +120,150 @@ def check_bool(value: object, name: str) -> bool:
     return bool(value)
 
 
-def normalize_seed(seed: int | np.random.Generator | None) -> np.random.Generator:
-    """The one place where a ``seed`` argument becomes a Generator."""
+def normalize_seed(
+    seed: int | np.random.Generator | None, name: str = "seed"
+) -> np.random.Generator:
+    """The one place where a ``seed`` argument becomes a Generator.
+
+    ``TypeError`` for anything but a nonnegative integer, a Generator or
+    None, ``ValueError`` for a negative integer (numpy's seeding takes
+    none); the messages name the argument ``name`` (a command-line flag
+    such as ``"--seed"`` is told it takes an integer).
+
+    Examples
+    --------
+    >>> normalize_seed(-1)
+    Traceback (most recent call last):
+    ValueError: seed must be a nonnegative integer, a numpy Generator or None; got seed=-1
+    """
     if isinstance(seed, np.random.Generator):
         return seed
-    if seed is None or _is_int(seed):
-        return np.random.default_rng(seed)
+    if seed is None:
+        return np.random.default_rng()
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
+        value = int(seed)
+        if value < 0:
+            if name.startswith("--"):  # a command-line flag takes integers only
+                raise ValueError(f"{name} must be a nonnegative integer; got {value}")
+            raise ValueError(
+                f"{name} must be a nonnegative integer, a numpy Generator or None; "
+                f"got {name}={value}"
+            )
+        return np.random.default_rng(value)
     raise TypeError(
-        f"seed must be an int, a numpy Generator or None; got {type(seed).__name__}"
+        f"{name} must be a nonnegative integer, a numpy Generator or None; got "
+        f"{name}={seed!r} ({type(seed).__name__})"
     )
+
+
+def _has_complex_dtype(x: object) -> bool:
+    """Whether ``x`` (an array, a Series, a data frame, a dask collection or
+    a nested sequence) holds complex numbers, from its dtype(s) alone where
+    it has them."""
+    dtypes = getattr(x, "dtypes", None) if hasattr(x, "columns") else None
+    if dtypes is not None:  # a data frame (pandas or dask): one dtype per column
+        return any(getattr(d, "kind", "") == "c" for d in dtypes)
+    dtype = getattr(x, "dtype", None)
+    if dtype is not None:
+        return getattr(dtype, "kind", "") == "c"
+    if isinstance(x, (list, tuple)):
+        try:
+            return np.asarray(x).dtype.kind == "c"
+        except (TypeError, ValueError):  # ragged: the conversion names it
+            return False
+    return isinstance(x, complex)
+
+
+def check_real(x: object, name: str) -> None:
+    """``TypeError`` when ``x`` holds complex numbers.
+
+    Converting them to float would silently drop their imaginary parts.
+
+    Examples
+    --------
+    >>> check_real(np.array([1.0, 2.0]), "endog")
+    >>> check_real(np.array([1 + 2j]), "exog_a")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    TypeError: exog_a holds complex numbers (dtype complex128); the model takes real ...
+    """
+    if _has_complex_dtype(x):
+        dtypes = getattr(x, "dtypes", None) if hasattr(x, "columns") else None
+        shown = (sorted({str(d) for d in dtypes if getattr(d, "kind", "") == "c"})
+                 if dtypes is not None
+                 else [str(getattr(x, "dtype", "complex"))])
+        raise TypeError(
+            f"{name} holds complex numbers (dtype {', '.join(shown)}); the model takes "
+            "real numbers: pass the real part (x.real), the modulus (abs(x)) or both "
+            "as columns"
+        )
+
+
+def check_weights_shape(w: np.ndarray, name: str = "weights") -> np.ndarray:
+    """Case weights as a 1-D array: shape ``(m,)``, or ``(m, 1)`` (one column).
+
+    Any other shape is a ``ValueError``: flattening a ``(m/2, 2)`` array
+    would pair the weights with the wrong rows.
+
+    Examples
+    --------
+    >>> check_weights_shape(np.ones((3, 1))).shape
+    (3,)
+    >>> check_weights_shape(np.ones((2, 2)))
+    Traceback (most recent call last):
+    ValueError: weights must be one-dimensional (one weight per row); got an array of shape (2, 2)
+    """
+    if w.ndim == 2 and w.shape[1] == 1:
+        return w[:, 0]
+    if w.ndim != 1:
+        raise ValueError(
+            f"{name} must be one-dimensional (one weight per row); got an array of shape "
+            f"{w.shape}"
+        )
+    return w
+
+
+def check_weights_values(w: np.ndarray, row0: int = 0, name: str = "weights") -> None:
+    """Frequency weights must be positive: the one rule of every path.
+
+    Applied to the weights in memory (``row0 = 0``) and to each chunk of a
+    stream (``row0``: the chunk's first row), so the same data are accepted
+    or refused alike.  A weight of zero is refused, not read as a dropped
+    row: a row that does not count is removed from the data (the number of
+    observations and the row checks count rows).  NaN are not checked here
+    (the missing-value policy handles them).
+
+    Examples
+    --------
+    >>> check_weights_values(np.array([1.0, 0.0, 2.0]), row0=10)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: weights must be positive (frequency weights; remove a row rather than ...
+    """
+    bad = w <= 0
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"{name} must be positive (frequency weights; remove a row rather than give it "
+            f"weight 0); got {float(w[i])!r} in row {row0 + i}"
+        )
+
+
+def check_memory(nbytes: float, limit: float, name: str, value: object, what: str) -> None:
+    """``ValueError`` naming ``name=value`` when ``what`` would hold more than
+    ``limit`` bytes (``nbytes``, estimated before anything is allocated).
+
+    Examples
+    --------
+    >>> what = "the bootstrap's replicates"
+    >>> check_memory(45 * 2**30, 16 * 2**30, "n_boot", 10**9, what)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: n_boot=1000000000 needs about 45.0 GiB for the bootstrap's replicates, ...
+    """
+    if nbytes > limit:
+        raise ValueError(
+            f"{name}={value!r} needs about {nbytes / 2**30:.1f} GiB for {what}, more than "
+            f"the {limit / 2**30:.1f} GiB of memory available "
+            "(jdr_stats.config.MEMORY_LIMIT or the machine's); use fewer replicates"
+        )
 
 
 def check_fit_rows(nobs: int, rank: int) -> None:

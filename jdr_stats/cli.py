@@ -42,6 +42,7 @@ from . import policy
 from ._atomic import write_text
 from ._estimate import WhiteningKind
 from ._report import csv_text, html_document, latex_document, write_csv_dir
+from ._validation import normalize_seed
 from ._version import __version__
 from .datasets import load_ais
 from .exceptions import JDRWarning
@@ -486,7 +487,7 @@ def _run_kblock_fit(args: argparse.Namespace, how: cin.Input) -> str:
     data = cin.read_frame(args, how)
     model = (_model(args, data) if args.formula is not None
              else _kblock_model(args, data))
-    fit_seed, boot_seed, _ = np.random.SeedSequence(args.seed).spawn(3)
+    fit_seed, boot_seed, _ = np.random.SeedSequence(_seed(args.seed)).spawn(3)
     res = model.fit(args.rank, whitening=_whitening(args),
                     independent_blocks=args.independent_blocks == "yes",
                     sparsity=args.sparsity, rank_method=args.rank_method,
@@ -564,7 +565,7 @@ def _run_fit(args: argparse.Namespace) -> str:
     if block_names is not None:
         model = model.with_block_names(block_names)
     # one child seed per procedure: the fit, the bootstrap, the support selection
-    fit_seed, boot_seed, support_seed = np.random.SeedSequence(args.seed).spawn(3)
+    fit_seed, boot_seed, support_seed = np.random.SeedSequence(_seed(args.seed)).spawn(3)
     res = model.fit(
         args.rank,
         whitening=_whitening(args),
@@ -598,6 +599,12 @@ def _run_fit(args: argparse.Namespace) -> str:
     if refusals:
         raise _Refused(text, refusals)
     return text
+
+
+def _seed(seed: int | None) -> int | None:
+    """``--seed`` checked as the library checks ``seed`` (a nonnegative integer)."""
+    normalize_seed(seed, "--seed")
+    return seed
 
 
 def _say(text: str, args: argparse.Namespace | None) -> str:
@@ -649,8 +656,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except _UsageError as exc:
         print(f"jdr_stats: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, ImportError) as exc:  # ImportError: an optional package
         print(f"jdr_stats: error: {_say(str(exc), args)}", file=sys.stderr)
+        return EXIT_USAGE
+    except MemoryError as exc:  # a request the machine cannot hold
+        print(f"jdr_stats: error: out of memory: {_say(str(exc), args)}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:
         # the reader (e.g. `head`) closed the pipe: stop quietly; point

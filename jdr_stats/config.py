@@ -33,6 +33,7 @@ __all__ = [
     "FEATURE_BYTES",
     "LONG_RUN_SECONDS",
     "MEMORY_BUDGET",
+    "MEMORY_LIMIT",
     "ONE_THREAD_MAX_DIM",
     "PIECE_ROWS",
     "ROBUST_BLOCK_ROWS",
@@ -47,6 +48,7 @@ __all__ = [
     "ROBUST_CROSSFIT_DIRS",
     "SUPPORT_RESAMPLE_BYTES",
     "chunk_rows",
+    "memory_limit",
 ]
 
 #: Bytes of the largest working buffer of one reduction over rows (32 MiB).
@@ -110,6 +112,36 @@ PIECE_ROWS = 1 << 13
 #: test); a larger file is streamed.  A CSV file is read into memory unless
 #: ``--chunksize`` or ``--stream`` is given.
 CLI_IN_MEMORY_BYTES = 1 << 28
+
+
+#: Largest memory, in bytes, that a result held in memory (the per-replicate
+#: arrays of a bootstrap) may need; a request above it is refused before
+#: anything is allocated, with the estimate.  None: the machine's physical
+#: memory (or the control group's limit, if lower); see :func:`memory_limit`.
+MEMORY_LIMIT: int | None = None
+
+
+def memory_limit() -> float:
+    """Bytes a result may hold: :data:`MEMORY_LIMIT`, else the machine's
+    physical memory (the control group's limit where one is set and lower;
+    infinite where neither can be read)."""
+    if MEMORY_LIMIT is not None:
+        return float(MEMORY_LIMIT)
+    import os
+
+    limit = float("inf")
+    try:
+        limit = float(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):  # not POSIX
+        pass
+    try:
+        with open("/sys/fs/cgroup/memory.max") as fh:
+            text = fh.read().strip()
+        if text.isdigit():
+            limit = min(limit, float(text))
+    except OSError:
+        pass
+    return limit
 
 
 def chunk_rows(width: int) -> int:

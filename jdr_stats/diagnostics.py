@@ -23,10 +23,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from . import policy
 from ._data import RowsData
+from ._lazy import stats
 from .core import moments as core_moments
 from .exceptions import AssumptionWarning
 from .summary import format_pvalue

@@ -37,7 +37,7 @@ from ._settings import FitSettings
 from ._sources import RowSource, is_dask_collection
 from ._stream_levels import plan_stream
 from ._streamed import MomentsData
-from ._validation import check_fit_rows, normalize_seed
+from ._validation import check_fit_rows, check_real, normalize_seed
 from .core.whitening import DesignWhitening
 from .inference.rank_tests import RankMethod, choose_rank
 from .moments import Moments, ResponseMoments
@@ -72,7 +72,10 @@ class JointDimReduction(DataModel):
         ``"none"`` and ``"raise"`` raise a ``ValueError`` (NaN never reaches
         the estimator).
     weights : array_like, optional
-        Positive case (frequency) weights.
+        Positive case (frequency) weights, one per row (shape ``(m,)`` or
+        ``(m, 1)``); a weight of zero is refused on every path (in memory,
+        formulas, ``from_blocks``, streamed files), naming its row: remove
+        the row instead.
     response : {"auto", "numeric", "categorical"}
         How to read ``endog``.  ``"auto"``: a pandas ``Categorical``, a
         boolean or a text column is a categorical response (its ``C``
@@ -380,7 +383,8 @@ class JointDimReduction(DataModel):
             the bootstrap, support selection, sparse fits) raise a
             ``RowsNotInMemoryError``.
         weights : str, optional
-            A column of nonnegative frequency weights.
+            A column of positive frequency weights (a zero is refused, naming
+            its row, as in memory).
         batch_rows : int, optional
             Rows per record batch (default 65536).
         covariates : str or list of str, optional
@@ -462,7 +466,8 @@ class JointDimReduction(DataModel):
         blocks : dict of str to list of str
             The columns of each named block (two or more blocks).
         weights : str, optional
-            A column of nonnegative frequency weights.
+            A column of positive frequency weights (a zero is refused, naming
+            its row, as in memory).
         batch_rows : int, optional
             Rows per chunk (default 65536).
         sep : str
@@ -533,7 +538,8 @@ class JointDimReduction(DataModel):
             raise TypeError(f"source must be a row source (jdr_stats.sources); got "
                             f"{type(source).__name__}")
         origin = f"the {type(source).__name__}" if origin is None else origin
-        return cls._from_sums(Moments.from_source(source, within=False), source=source,
+        return cls._from_sums(Moments.from_source(source, within=False, positive_weights=True),
+                              source=source,
                               origin=origin)
 
 
@@ -990,7 +996,8 @@ def stream_model(cls: type[JointDimReduction], source_cls: Any, path: Any,
     if len(plan.y) > 1:
         parts = [make(c, a, b) for c in plan.y]
         rm = ResponseMoments.from_sources([src for src, _ in parts],
-                                          make(plan.y[0], plan.y, plan.y)[0])
+                                          make(plan.y[0], plan.y, plan.y)[0],
+                                          positive_weights=True)
         if plan.response is not None:  # the indicators of classes (issue 21)
             rm = ResponseMoments(rm.parts, rm.yy, kind="categorical", names=rm.names,
                                  classes=plan.response.classes)
@@ -1216,6 +1223,8 @@ def _dask_data(
         raise TypeError(
             f"give endog, exog_a and exog_b all as dask collections or all in memory; got {kinds}"
         )
+    for arg, x in (("endog", endog), ("exog_a", exog_a), ("exog_b", exog_b)):
+        check_real(x, arg)  # from the collections' dtypes: nothing is computed
     if weights is not None:
         raise ValueError("weights are not supported with dask input; got weights")
     if missing == "drop":

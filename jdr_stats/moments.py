@@ -27,7 +27,7 @@ ones; docs/theory/responses.md).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -41,6 +41,7 @@ from ._moments_engine import (
     sums_to_block_moments,
 )
 from ._sources import ArraySource
+from ._validation import check_weights_values
 from .core import moments as core_moments
 
 __all__ = ["Moments", "ResponseMoments", "whitening_of_covariance"]
@@ -508,13 +509,17 @@ class Moments:
 
     @classmethod
     def from_source(cls, source: Any, *, batch_rows: int | None = None,
-                    within: bool = True) -> Moments:
+                    within: bool = True, positive_weights: bool = False) -> Moments:
         """Moments of a row source (:mod:`jdr_stats.sources`), one pass.
 
         A dask source is reduced on its cluster (a tree of merges); every
         other source is read chunk by chunk, ``batch_rows`` rows at a time
         (default: the source's own ``batch_rows``).  ``within``: also the
-        within-block moments (see :meth:`from_arrays`).
+        within-block moments (see :meth:`from_arrays`).  ``positive_weights``:
+        refuse a case weight of zero, naming its row (the rule of a model's
+        data, on every path: :class:`~jdr_stats.JointDimReduction` passes
+        True); the sums themselves take nonnegative weights, a row of weight
+        zero adding nothing but its count to :attr:`nobs`.
         """
         tree_reduce = getattr(source, "tree_reduce", None)
         if callable(tree_reduce):  # dask: reduced on the cluster
@@ -523,8 +528,9 @@ class Moments:
         rows = batch_rows  # None: the source's own default
         weighted = bool(getattr(source, "weighted", False))
         locate = getattr(source, "locate", None)
+        chunks = source.iter_weighted_chunks(rows) if weighted else source.iter_chunks(rows)
         return cls._sum_chunks(
-            source.iter_weighted_chunks(rows) if weighted else source.iter_chunks(rows),
+            _positive(chunks) if weighted and positive_weights else chunks,
             source.endog_name, source.names_a, source.names_b, within,
             locate if callable(locate) else None,
         )
@@ -570,6 +576,17 @@ def _merge(p: Moments, q: Moments) -> Moments:
     """Exact moments of the union of two disjoint samples (see the theory page)."""
     t = merge_pair(p._sums(), q._sums())
     return Moments._from_sums(t, p.endog_name, p.names_a, p.names_b, p.weighted or q.weighted)
+
+
+def _positive(chunks: Iterable[tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
+    """``chunks`` with each chunk's weights checked positive, naming the row
+    (:func:`~jdr_stats._validation.check_weights_values`, as in memory)."""
+    row0 = 0
+    for chunk in chunks:
+        if len(chunk) == 4 and chunk[3] is not None:
+            check_weights_values(np.asarray(chunk[3], dtype=float), row0)
+        row0 += len(chunk[0])
+        yield chunk
 
 
 def _block_moments(y: np.ndarray, a: np.ndarray, b: np.ndarray, endog_name: str,
@@ -692,16 +709,19 @@ class ResponseMoments:
         return cls(parts, yy, kind=kind, names=names, classes=classes or ())
 
     @classmethod
-    def from_sources(cls, parts: Sequence[Any], yy: Any) -> ResponseMoments:
+    def from_sources(cls, parts: Sequence[Any], yy: Any, *,
+                     positive_weights: bool = False) -> ResponseMoments:
         """Sums streamed from row sources (:mod:`jdr_stats.sources`).
 
         ``parts``: one source per response column (that column as ``y``, the
         two blocks); ``yy``: a source whose two blocks are the response
         columns.  ``q + 1`` passes; flat memory; dask sources are reduced on
-        their cluster.
+        their cluster.  ``positive_weights``: see :meth:`Moments.from_source`.
         """
-        moms = [Moments.from_source(src, within=True) for src in parts]
-        return cls(moms, Moments.from_source(yy, within=False), names=[p.endog_name for p in moms])
+        moms = [Moments.from_source(src, within=True, positive_weights=positive_weights)
+                for src in parts]
+        return cls(moms, Moments.from_source(yy, within=False, positive_weights=positive_weights),
+                   names=[p.endog_name for p in moms])
 
     def __add__(self, other: object) -> ResponseMoments:
         if isinstance(other, (int, float)) and other == 0:

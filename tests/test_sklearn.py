@@ -9,7 +9,10 @@ pytest.importorskip("sklearn")
 from sklearn.linear_model import LinearRegression  # noqa: E402
 from sklearn.model_selection import GridSearchCV  # noqa: E402
 from sklearn.pipeline import Pipeline  # noqa: E402
-from sklearn.utils.estimator_checks import check_estimator  # noqa: E402
+from sklearn.utils.estimator_checks import (  # noqa: E402
+    check_estimator,
+    parametrize_with_checks,
+)
 
 import jdr_stats as jdr  # noqa: E402
 from jdr_stats.sklearn import JointDimReductionTransformer, expected_failed_checks  # noqa: E402
@@ -22,17 +25,31 @@ def data():
     return sim, X
 
 
-def test_check_estimator_rank1():
-    # the checks pass X without block names: the split is given explicitly
-    est = JointDimReductionTransformer(rank=1, split="half")
+@parametrize_with_checks([JointDimReductionTransformer()],
+                         expected_failed_checks=expected_failed_checks)
+def test_default_parameters_pass_sklearn_checks(estimator, check):
+    # the checks pass X without block names: the default split takes halves
+    check(estimator)
+
+
+def test_default_parameters_declare_one_check_only():
+    failed = expected_failed_checks(JointDimReductionTransformer())
+    assert list(failed) == ["check_sample_weight_equivalence_on_dense_data"]
+    assert "OAS" in failed["check_sample_weight_equivalence_on_dense_data"]
+
+
+def test_check_estimator_unstandardized_passes_every_check():
+    est = JointDimReductionTransformer(standardize=False)
     assert expected_failed_checks(est) == {}
     check_estimator(est)  # raises on any failure
 
 
-def test_check_estimator_default_declares_narrow_data_checks():
-    est = JointDimReductionTransformer(split="half")
+def test_check_estimator_rank2_declares_narrow_data_checks():
+    est = JointDimReductionTransformer(rank=2)
     failed = expected_failed_checks(est)
-    assert failed and all("rank=2" in why for why in failed.values())
+    weights = failed.pop("check_sample_weight_equivalence_on_dense_data")
+    assert "OAS" in weights and failed and all("rank=2" in why for why in failed.values())
+    failed["check_sample_weight_equivalence_on_dense_data"] = weights
     out = check_estimator(est, expected_failed_checks=failed, on_fail=None)
     assert not [r for r in out if r["status"] == "failed"]
 
@@ -95,10 +112,13 @@ def test_strings_refused(data, kind):
         JointDimReductionTransformer(rank=1).fit(bad, sim.y)
 
 
-def test_no_blocks_is_refused_not_split_in_half(data):
+def test_default_split_is_half_and_split_none_refuses(data):
     sim, X = data
+    tr = JointDimReductionTransformer().fit(X, sim.y)
+    assert tr.rank == 1 and list(tr.columns_a_) == [0, 1, 2]
+    assert list(tr.columns_b_) == [3, 4, 5, 6]
     with pytest.raises(ValueError, match=r'block_a and block_b are both None.*split="half"'):
-        JointDimReductionTransformer(rank=1).fit(X, sim.y)
+        JointDimReductionTransformer(rank=1, split=None).fit(X, sim.y)
     with pytest.raises(ValueError, match=r"split must be None or \"half\"; got 'thirds'"):
         JointDimReductionTransformer(rank=1, split="thirds").fit(X, sim.y)
     # a given block wins over split
@@ -150,3 +170,38 @@ def test_three_blocks_bad_columns_are_named(blocks, match):
     X, y = _three_blocks(m=100)
     with pytest.raises(ValueError, match=match):
         JointDimReductionTransformer(rank=1, blocks=blocks).fit(X, y)
+
+
+def test_string_labels_as_the_model_reads_them(data):
+    sim, X = data
+    labels = np.where(sim.y > np.quantile(sim.y, 0.66), "high",
+                      np.where(sim.y < np.quantile(sim.y, 0.33), "low", "mid"))
+    tr = JointDimReductionTransformer(block_a=["a0", "a1", "a2", "a3"]).fit(X, labels)
+    res = jdr.JointDimReduction(labels, X.iloc[:, :4], X.iloc[:, 4:]).fit(1)
+    assert res.model.data.response.kind == "categorical"
+    np.testing.assert_allclose(tr.transform(X), res.transform().to_numpy(), atol=1e-10)
+
+
+def test_two_dimensional_y_as_the_model_reads_it(data):
+    sim, X = data
+    y2 = np.column_stack([sim.y, sim.y**2])
+    tr = JointDimReductionTransformer(block_a=["a0", "a1", "a2", "a3"]).fit(X, y2)
+    res = jdr.JointDimReduction(y2, X.iloc[:, :4], X.iloc[:, 4:]).fit(1)
+    np.testing.assert_allclose(tr.transform(X), res.transform().to_numpy(), atol=1e-10)
+    one = JointDimReductionTransformer(block_a=["a0", "a1", "a2", "a3"])
+    np.testing.assert_array_equal(one.fit(X, sim.y[:, None]).transform(X),
+                                  one.fit(X, sim.y).transform(X))
+
+
+def test_sample_weight_is_the_models_weights_and_zero_drops_rows(data):
+    sim, X = data
+    w = np.random.default_rng(3).integers(0, 4, size=len(sim.y)).astype(float)
+    keep = w > 0
+    tr = JointDimReductionTransformer(block_a=["a0", "a1", "a2", "a3"])
+    out = tr.fit(X, sim.y, sample_weight=w).transform(X)
+    res = jdr.JointDimReduction(sim.y[keep], X[keep].iloc[:, :4], X[keep].iloc[:, 4:],
+                                weights=w[keep]).fit(1)
+    np.testing.assert_allclose(out, res.transform(X.iloc[:, :4], X.iloc[:, 4:]).to_numpy(),
+                               atol=1e-10)
+    with pytest.raises(ValueError, match="[Nn]egative"):
+        tr.fit(X, sim.y, sample_weight=-w)

@@ -25,7 +25,7 @@ per-observation quantities build them on demand.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
@@ -168,6 +168,9 @@ class SDRModel(DataModel):
 
     _method: str = ""
     _block_args = ("exog",)
+    #: Whether the method takes a categorical response (its classes as the
+    #: slices: SIR and SAVE); pHd needs a numeric one.
+    _categorical_ok: bool = True
 
     def __init__(
         self,
@@ -177,10 +180,46 @@ class SDRModel(DataModel):
         missing: MissingPolicy = "none",
         weights: Any = None,
     ) -> None:
-        self._data = ModelData.from_inputs(
-            endog, {"exog": (exog, "x")}, missing=missing, weights=weights
+        data = ModelData.from_inputs(
+            endog, {"exog": (exog, "x")}, missing=missing, weights=weights, response="auto"
         )
+        kind = data.response.kind
+        if kind == "multivariate":
+            raise ValueError(
+                f"{type(self).__name__} takes one response column; got {data.response.q} "
+                f"numeric columns ({', '.join(data.response.names)}): fit one at a time, or "
+                "use JointDimReduction, which takes a multivariate response"
+            )
+        binary = kind == "categorical" and all(
+            isinstance(c, (bool, np.bool_)) for c in data.response.classes)
+        if kind == "categorical" and not (binary and not self._categorical_ok):
+            if not self._categorical_ok:
+                raise TypeError(
+                    f"{type(self).__name__} needs a numeric response (its kernel weights "
+                    "the rows by the centred response); got a categorical endog with "
+                    f"classes {list(data.response.classes)}: use SIR or SAVE, which slice "
+                    "by the classes"
+                )
+        if kind == "categorical":
+            # the classes are the slices: each row's class position as its value
+            # (dr slices a response of at most n_slices distinct values by value);
+            # a boolean response is its 0/1 coding, as before for pHd
+            assert data.class_codes is not None
+            data = replace(data, endog=data.class_codes.astype(float))
+            if binary and not self._categorical_ok:
+                data = replace(data, response=replace(data.response, kind="numeric"))
+        self._data = data
         self._formula: str | None = None
+
+    @property
+    def classes(self) -> list[Any] | None:
+        """The classes of a categorical response (its slices), else None
+        (booleans included: for SIR and SAVE a boolean response has two
+        classes)."""
+        response = getattr(self._data, "response", None)
+        if response is None or response.kind != "categorical":
+            return None
+        return list(response.classes)
 
     # -- the shared steps of fit -----------------------------------------
     def _options(self, rank: object, chi2approx: object) -> tuple[int, str]:
@@ -191,10 +230,21 @@ class SDRModel(DataModel):
 
     def _slice(self, n_slices: object, slice_method: object) -> tuple[int, SliceInfo]:
         """Requested number of slices (default ``max(8, p + 3)``, as ``dr``)
-        and the slices of the response."""
+        and the slices of the response; a categorical response has one slice
+        per class (``n_slices`` then None)."""
         p = self.exog.shape[1]
-        h = max(8, p + 3) if n_slices is None else check_int(n_slices, "n_slices", low=2)
         method = check_choice(slice_method, "slice_method", tuple(SLICERS))
+        classes = self.classes
+        if classes is not None:
+            k = len(classes)
+            if n_slices is not None and check_int(n_slices, "n_slices", low=2) < k:
+                raise ValueError(
+                    f"a categorical response is sliced by its {k} classes ({classes}): "
+                    f"n_slices must be None or at least {k} (fewer slices would merge "
+                    f"classes); got n_slices={n_slices!r}"
+                )
+            return k, SLICERS[method](self.endog, k)
+        h = max(8, p + 3) if n_slices is None else check_int(n_slices, "n_slices", low=2)
         return h, SLICERS[method](self.endog, h)
 
     # -- data access ------------------------------------------------------

@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
 
+from .._lazy import stats
 from .._linalg import Whitening
 from ..inference.chi2mix import bentler_xie_pvalue, wood_pvalue
 from ..inference.hypotheses import TestResult, TestTable

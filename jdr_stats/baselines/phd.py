@@ -58,6 +58,7 @@ class PHD(SDRModel):
     True
     """
 
+    _categorical_ok = False
     _method = "phd"
 
     def fit(

@@ -279,6 +279,17 @@ class Replicates:
     directions: dict[str, np.ndarray] | None = None
 
 
+def store_bytes(n_boot: int, n1: int, n2: int, rank: int, nsv: int, sparse: bool,
+                inner: bool) -> int:
+    """Bytes of the per-replicate arrays of :class:`_Store` (estimated before
+    they are allocated: the bootstrap refuses a request the memory cannot
+    hold).  The results' angles and bounds, derived from them, need a
+    fraction more."""
+    per = 8 * (n1 + n2) * rank * (2 if inner else 1) + 8 * nsv + 2
+    per += (n1 + n2) if sparse else 0
+    return n_boot * per
+
+
 class _Store:
     """Per-replicate arrays, filled batch by batch (NaN / False where a refit failed)."""
 

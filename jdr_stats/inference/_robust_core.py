@@ -35,10 +35,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy import integrate, stats
 from scipy.linalg import blas
 
 from .. import config, policy
+from .._lazy import integrate, stats
 from .._linalg import blas_single_thread
 
 __all__ = ["RotatedFirst", "RobustMoments", "rotated_first", "first_from_sums",

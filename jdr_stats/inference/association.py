@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from .._linalg import AnyWhitening
+from .._validation import normalize_seed
 from ..core.whitening import DesignWhitening
 from ..sparse import three_step_projection
 from .hypotheses import TestResult, perm_pvalue
@@ -347,7 +348,7 @@ def association_test(
                          f"got {statistic!r}")
     y, a, b, weights = data.rows("association_test()", weights=True)
     obs, null = association_stats(y, a, b, whitening, weights=weights, n_perm=int(n_perm),
-                                  rng=np.random.default_rng(seed), statistic=statistic,
+                                  rng=normalize_seed(seed), statistic=statistic,
                                   main=main)
     if statistic == "sparse":
         pv = minp_pvalue(np.asarray(obs), null)

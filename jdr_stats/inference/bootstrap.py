@@ -31,6 +31,7 @@ from typing import Literal
 
 import numpy as np
 
+from .. import config
 from .._data import RowsData
 from .._estimate import Estimate
 from .._progress import ProgressArg, check_n_jobs, check_progress
@@ -39,6 +40,7 @@ from .._validation import (
     check_choice,
     check_fraction,
     check_int,
+    check_memory,
     normalize_seed,
 )
 from ..diagnostics import gap_advice
@@ -51,7 +53,7 @@ from ._boot_results import (
     BootstrapResults,
     Interval,
 )
-from ._replicates import replicates
+from ._replicates import replicates, store_bytes
 
 __all__ = ["GAP_RATIO_MIN", "BootstrapResults", "bootstrap"]
 
@@ -259,6 +261,12 @@ def bootstrap(
         whitening = check_choice(whitening, "whitening", tuple(WHITENING_METHODS))
     rng = normalize_seed(seed)
     inner = interval == "calibrated"
+    n1, n2 = len(data.names["exog_a"]), len(data.names["exog_b"])
+    check_memory(
+        store_bytes(n_boot, n1, n2, estimate.rank, len(estimate.singular_values),
+                    sparsity is not None, inner),
+        config.memory_limit(), "n_boot", n_boot, "the bootstrap's replicates",
+    )
     reps = replicates(
         data, estimate, standardize, sparsity, n_boot, rng, method, inner, progress, n_jobs,
         whitening=whitening, maps=whitening_maps,

@@ -14,8 +14,8 @@ import warnings
 from typing import Literal
 
 import numpy as np
-from scipy import integrate, stats
 
+from .._lazy import integrate, stats
 from .._validation import check_choice
 
 __all__ = ["bentler_xie_pvalue", "wood_pvalue", "weighted_chi2_sf"]

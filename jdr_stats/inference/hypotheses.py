@@ -12,7 +12,6 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 from statsmodels.iolib.summary2 import Summary
-from statsmodels.stats.multitest import multipletests
 
 from .._export import ExportMixin, clean_keys, records
 from ..summary import SummaryMixin, build_summary, format_pvalue, json_safe
@@ -298,6 +297,8 @@ def fdr_qvalues(pvalues: np.ndarray, rule: Literal["bh", "by"] = "bh") -> np.nda
         raise ValueError("pvalues must lie in [0, 1] (or be NaN)")
     q = np.full(p.shape, np.nan)
     if ok.any():
+        from statsmodels.stats.multitest import multipletests  # imports scipy.stats
+
         q[ok] = multipletests(p[ok], method=_FDR_RULES[rule])[1]
     return q
 

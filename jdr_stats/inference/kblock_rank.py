@@ -24,8 +24,8 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
+from .._lazy import stats
 from ..core.kestimate import KBlockFactors
 from ..core.tensor import piece_row_gram, sketch_row_factor
 

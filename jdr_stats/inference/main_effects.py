@@ -43,10 +43,11 @@ from typing import Any, Literal, TypeAlias
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from .. import policy
+from .._lazy import stats
 from .._linalg import AnyWhitening
+from .._validation import normalize_seed
 from ..core.moments import column_scales
 from ..core.whitening import DesignWhitening
 from ..summary import Summary, build_summary
@@ -311,7 +312,7 @@ def main_effects_test(
     y2 = np.asarray(y, float).reshape(len(y), -1)
     m = y2.shape[0]
     w = np.ones(m) if weights is None else np.asarray(weights, float) * m / np.sum(weights)
-    rng = np.random.default_rng(seed)
+    rng = normalize_seed(seed)
     resolved: list[DesignWhitening[AnyWhitening] | None] = []
 
     def block_map(k: int) -> Callable[[], AnyWhitening | None]:

@@ -32,9 +32,9 @@ from typing import Any
 
 import numpy as np
 from scipy import linalg as sla
-from scipy import stats
 
 from .. import config
+from .._lazy import stats
 from .._validation import check_int, normalize_seed
 from ._ladle_criterion import LadleResult, ladle_from_chunks, ladle_kmax
 from .hypotheses import TestResult

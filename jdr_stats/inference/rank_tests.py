@@ -59,6 +59,7 @@ from statsmodels.iolib.summary2 import Summary
 
 from .. import config, policy
 from .._data import RowsData
+from .._lazy import stats
 from .._linalg import BlockMoments, Whitening, blas_for_blocks
 from .._progress import ProgressArg, check_n_jobs, check_progress, progress_bar, progress_forwarder
 from .._validation import check_choice, check_fraction, check_int, normalize_seed
@@ -489,8 +490,6 @@ def _warn_long(w: WhitenedDesign, spec: RankTestMethod, first: float, top: int,
     name = spec.name
     last = top
     if stop_alpha is not None:
-        from scipy import stats
-
         for k in range(top + 1):
             if stats.chi2.sf(w.statistic(k), w.q * (w.n1 - k) * (w.n2 - k)) > stop_alpha:
                 last = min(k + 1, top)

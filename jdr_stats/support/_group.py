@@ -18,8 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
+from .._lazy import stats
 from ._loo import align_bases, top_basis
 from ._statistics import Prepared, products
 

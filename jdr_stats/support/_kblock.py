@@ -28,10 +28,10 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 import scipy.linalg as sla
-from scipy import stats
 
 from .. import policy
 from .._export import ExportMixin
+from .._lazy import stats
 from ..core.kestimate import piece_scale, piece_weight
 from ..core.tensor import pieces
 from ..inference.hypotheses import fdr_qvalues

@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from typing import Literal, get_args
 
 import numpy as np
-from scipy import stats
 
 from .. import config
+from .._lazy import stats
 from .._validation import check_bool, check_choice, check_int, normalize_seed
 from ..inference.hypotheses import fdr_qvalues, perm_pvalue
 from ._loo import loo_bases

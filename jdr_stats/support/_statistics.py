@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from .. import config
 from .._data import RowsData
+from .._lazy import stats
 from .._linalg import BlockMoments, Whitening, block_moments, block_whitenings
 from ..core.whitening import DesignWhitening
 from ..inference.hypotheses import perm_pvalue

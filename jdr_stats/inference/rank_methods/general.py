@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
-from scipy import stats
 
 from ... import config, policy
+from ..._lazy import stats
 from ...exceptions import RowsNotInMemoryError
 from .._rank_stats import WhitenedDesign
 from ..chi2mix import weighted_chi2_sf
