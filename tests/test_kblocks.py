@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 import jdr_stats as jdr
-from jdr_stats.exceptions import RankSelectionWarning
 from jdr_stats._linalg import principal_angles
+from jdr_stats.exceptions import RankSelectionWarning
 
 
 def _data(m=800, widths=(4, 3, 3), seed=0, link="mixed"):
@@ -387,7 +387,7 @@ def test_compute_budgets_never_choose_the_estimator(monkeypatch):
     monkeypatch.setattr(policy, "KBLOCK_TENSOR_MAX_ENTRIES", 50)
     y, xs = _correlated(m=300)
     model = jdr.JointDimReduction.from_blocks(y, xs)
-    with pytest.raises(ValueError, match="KBLOCK_TENSOR_MAX_ENTRIES.*independent_blocks=True"):
+    with pytest.raises(ValueError, match=r"KBLOCK_TENSOR_MAX_ENTRIES.*independent_blocks=True"):
         model.fit(1)
     assert model.fit(1, independent_blocks=True).settings["route"]["name"] == "gram"
     monkeypatch.undo()

@@ -81,8 +81,8 @@ def test_arguments_are_checked():
     # (independent_blocks=False, the joint estimator) is refused, naming what
     # would run, never swapped for them
     for kwargs in ({}, {"independent_blocks": False}):
-        with pytest.raises(ValueError, match="independent_blocks=False .*no coordinate tests"
-                           ".*pass independent_blocks=True"):
+        with pytest.raises(ValueError, match=r"independent_blocks=False .*no coordinate tests"
+                           r".*pass independent_blocks=True"):
             model.select_support(rank=1, **kwargs)
     res = model.select_support(rank=1, independent_blocks=True)
     assert res.to_dict()["estimator"]["name"] == "per-block"
