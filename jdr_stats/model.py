@@ -790,6 +790,10 @@ class JointDimReduction(DataModel):
         Raises
         ------
         ValueError
+            The estimator asked for (``independent_blocks``) cannot run
+            here: the message names it and what would run (never another
+            estimator in its place; see ``independent_blocks``).
+        ValueError
             Fewer than ``2 (r + 1)^2`` rows for rank ``r`` (8 for ``r = 1``,
             18 for ``r = 2``; checked on the chosen rank with
             ``rank="auto"``).  The fit's R-squared regresses ``y`` on

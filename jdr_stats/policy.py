@@ -872,7 +872,7 @@ def kblock_influence(estimator: str, weighted: bool, nobs: int, entries: int) ->
         "case weights" if weighted else "")
     if entries > KBLOCK_INFLUENCE_MAX_ENTRIES:
         raise ValueError(
-            f'rank="auto": the per-block rank tests under {why} hold every row\'s influence '
+            f'rank="auto": each block\'s rank tests under {why} hold every row\'s influence '
             f"on the pieces, {entries} entries > {KBLOCK_INFLUENCE_MAX_ENTRIES} "
             "(jdr_stats.policy.KBLOCK_INFLUENCE_MAX_ENTRIES); give the ranks (the same "
             "estimator is fitted) or narrow the blocks")
