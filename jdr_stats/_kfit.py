@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import json
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from functools import cached_property
@@ -34,6 +35,7 @@ from ._validation import check_memory, normalize_seed
 from .core.kestimate import KBlockFactors, block_factors, stacked_pieces
 from .core.tensor import pieces, sketch_tests
 from .core.whitening import DesignWhitening
+from .exceptions import RankSelectionWarning
 from .inference.kblock_rank import (
     block_rank_table,
     block_rank_table_rows,
@@ -131,21 +133,15 @@ def check_main_effects(main_effects: Any, sparsity: Any) -> bool:
 
 
 def kblock_choices(independent_blocks: object, m: int, widths: Sequence[int],
-                   whitening: str, q: int, *, rank_auto: bool = False
-                   ) -> tuple[policy.Choice, policy.Choice, str]:
-    """The estimator (:func:`policy.kblock_estimator`), the whitening choice and
-    the whitening kind of a K-block fit, in memory or streamed alike."""
+                   whitening: str) -> tuple[policy.Choice, policy.Choice, str]:
+    """The estimator (:func:`policy.kblock_estimator`: the one asked for, or
+    a ``ValueError``), the whitening choice (:func:`policy.kblock_whitening`)
+    and the whitening kind of a K-block fit, in memory or streamed alike."""
     if whitening != "auto" and whitening not in WHITENING_METHODS:
         raise ValueError(f"whitening must be one of {['auto', *WHITENING_METHODS]}; got "
                          f"{whitening!r}")
-    est_choice = policy.kblock_estimator(independent_blocks, m, tuple(widths), whitening, q,
-                                         rank_auto=rank_auto)
-    if est_choice.name == "joint":  # the sample covariance of all blocks together
-        wchoice = policy.whitening(m, sum(widths), 0, joint=False)
-        wchoice = policy.Choice(wchoice.name, wchoice.reason.replace(
-            "max(n1, n2)/m", "sum(n_k)/m"), wchoice.inputs)
-    else:
-        wchoice = policy.whitening(m, max(widths), max(widths))
+    est_choice = policy.kblock_estimator(independent_blocks, m, tuple(widths), whitening)
+    wchoice = policy.kblock_whitening(m, tuple(widths), est_choice.name)
     return est_choice, wchoice, wchoice.name if whitening == "auto" else whitening
 
 
@@ -163,7 +159,8 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
     names = model.block_names
     widths = [len(data.names[k]) for k in data.blocks]
     main_effects = check_main_effects(main_effects, sparsity)
-    what = "main_effects=True" if len(widths) == 2 else "three or more blocks"
+    what = ("three or more blocks" if len(widths) >= 3 else "main_effects=True"
+            if main_effects else "a rank per block")
     if sparsity is not None and not isinstance(sparsity, str):
         _check_sparsity(sparsity, names, widths)  # early: the ranks are checked later
     elif sparsity is not None and sparsity != "cv":
@@ -179,8 +176,7 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
         ranks = _check_ranks(rank, names, widths)
     m = data.nobs
     q = 1 if np.ndim(data.endog) == 1 else int(np.shape(data.endog)[1])
-    est_choice, wchoice, kind = kblock_choices(independent_blocks, m, widths, whitening, q,
-                                               rank_auto=rank == "auto")
+    est_choice, wchoice, kind = kblock_choices(independent_blocks, m, widths, whitening)
     estimator = est_choice.name
     zs, white, blocks = _whiten(data, names, kind, estimator)
     y = np.asarray(data.endog, float)
@@ -191,9 +187,8 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
     weighting = policy.kblock_weighting()
     cross_cov = None
     if estimator == "joint" and len(widths) >= 3:
-        # policy.kblock_estimator chose the joint estimator on the tensor
-        # route only (it carries the Hermite correction); two blocks (a pooled
-        # fit) have no piece of three blocks to correct
+        # the Hermite correction of the K-way piece (two blocks have no piece
+        # of three blocks to correct): the tensor and the sketch carry it
         cross_cov = _cross_cov(zs, wn)
     fac = block_factors(y, zs, w=w, route=route.name,  # type: ignore[arg-type]
                         weighting=weighting.name,  # type: ignore[arg-type]
@@ -232,6 +227,8 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
                                             stop_alpha=alpha if stop else None)
                 tables[name] = tab
                 ranks[name] = max(1, choose_block_rank(tab, alpha, widths[k]))
+        if stop:
+            _warn_no_evidence(tables, alpha, widths)
     settings: dict[str, Any] = {
         "whitening": kind,
         "whitening_reason": wchoice.reason if whitening == "auto" else "given",
@@ -272,6 +269,25 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
     if sparsity == "cv":
         res._cv_table = cv.table
     return res
+
+
+def _warn_no_evidence(tables: Mapping[str, pd.DataFrame], alpha: float,
+                      widths: Sequence[int]) -> None:
+    """``rank="auto"``: a :class:`~jdr_stats.exceptions.RankSelectionWarning`
+    naming the blocks whose test of ``H0: rank_k <= 0`` was not rejected at
+    ``alpha`` (no evidence of any direction; rank 1 is fitted), as the
+    two-block fit warns."""
+    none = {n: float(t["pvalue"].iloc[0]) for (n, t), w in zip(tables.items(), widths,
+                                                               strict=True)
+            if choose_block_rank(t, alpha, w) == 0}
+    if not none:
+        return
+    which = ", ".join(f"{n!r} (p = {p:.3g})" for n, p in none.items())
+    warnings.warn(
+        f"no rank test rejected H0: rank_k <= 0 for block(s) {which} (robust per-block "
+        f"tests, alpha={alpha}): the data show no evidence of any direction of these "
+        "blocks' pieces (y may still depend on the blocks through additive or even links); "
+        "fitting rank 1 for them", RankSelectionWarning, stacklevel=4)
 
 
 def _check_sparsity(sparsity: Any, names: Sequence[str], widths: Sequence[int]) -> dict[str, int]:
@@ -509,10 +525,9 @@ class KBlockResults(ExportMixin):
             return self._full_white
         data = self._model._data
         widths = [len(data.names[k]) for k in data.blocks]
-        q = 1 if np.ndim(data.endog) == 1 else int(np.shape(data.endog)[1])
         given = self._settings.get("whitening_reason") == "given"
         kind = kblock_choices(True, data.nobs, widths, self._settings["whitening"]
-                              if given else "auto", q)[2]
+                              if given else "auto")[2]
         if WHITENING_METHODS[kind].factory is None:  # "none": centred only
             return None
         return _whiten(data, self._names, kind, "per-block")[1]

@@ -296,7 +296,7 @@ def fit_streamed_kblocks(model: Any, rank: Any, *, whitening: str, independent_b
     ranks = _check_ranks(rank, names, widths)
     m = data.nobs
     # the same shape-based choices as in memory
-    est_choice, wchoice, kind = kblock_choices(independent_blocks, m, widths, whitening, 1)
+    est_choice, wchoice, kind = kblock_choices(independent_blocks, m, widths, whitening)
     estimator = est_choice.name
     route = policy.kblock_route(m, tuple(widths), 1)
     tests = _route_tests(route, widths)  # the sketch's: linear in the rows too

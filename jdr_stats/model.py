@@ -641,7 +641,13 @@ class JointDimReduction(DataModel):
             ``{name: r_k}`` (``1 <= r_k <= n_k``), and ``"auto"`` chooses
             each block's rank by its robust per-block tests (returns a
             :class:`~jdr_stats._kfit.KBlockResults`; theory page "K blocks").
-            For two blocks a dict must give both the same rank.
+            For two blocks a dict with the same rank for both is that rank;
+            a dict of different ranks (``{"a": 2, "b": 1}``) fits the
+            K-block engine at K = 2 (block a's directions the cross moment's
+            leading ``r_a`` left singular vectors, block b's its leading
+            ``r_b`` right ones; a :class:`~jdr_stats._kfit.KBlockResults`,
+            whose joint estimator whitens with the sample covariance of both
+            blocks together, the only whitening it has there).
             ``"auto"`` chooses it by the sequence of rank tests of
             ``rank_method`` at level ``alpha`` (see :meth:`JDRResults.rank_tests`).
         whitening : {"auto", "sample", "shrinkage", "diagonal", "none"}
@@ -677,10 +683,25 @@ class JointDimReduction(DataModel):
             a fixed rank it is noisier than the per-block estimator would be
             with independent blocks (guide page "Premises", "Which estimator
             is the default and why").  ``whitening="auto"`` reads the width
-            of both blocks together, ``(n1 + n2) / m``.  With
-            ``max(n1, n2) + 2 <= m < n1 + n2 + 2`` rows its tests cannot run
-            and the per-block estimator is used, the reason in the summary
-            (:func:`jdr_stats.policy.block_estimator`).
+            of both blocks together, ``(n1 + n2) / m``.  The estimator asked
+            for is the estimator fitted, whatever the shape, the rank or a
+            compute budget, and ``fit(r)``, ``fit("auto")``,
+            :meth:`~JDRResults.rank_tests`, the bootstrap and
+            :meth:`select_support` use it; where it cannot run a
+            ``ValueError`` names ``independent_blocks`` and what would run
+            (:func:`jdr_stats.policy.block_estimator`): with fewer than
+            ``n1 + n2 + 2`` rows ``whitening="sample"`` and the tests
+            (``rank="auto"``, ``sparsity="auto"``, the rank and coordinate
+            tests), which whiten with the sample covariance of both blocks
+            together, refuse, while a given rank fits with the shrunk joint
+            covariance.  Three or more blocks
+            (:func:`jdr_stats.policy.kblock_estimator`): the joint estimator
+            whitens with the sample covariance of all blocks together (no
+            regularised version), so it needs ``sum(n_k) + 2`` rows and
+            ``whitening`` ``"auto"`` (there ``"sample"``) or ``"sample"``,
+            else a ``ValueError``; a compute budget may refuse one of its
+            steps (the K-way tensor, the rank tests' influences), naming
+            the budget, never replace it.
             ``True``: the paper's estimator, each block whitened with its own
             covariance, which assumes the blocks independent of each other
             (correlated blocks then inflate the rank the tests choose and
@@ -775,6 +796,10 @@ class JointDimReduction(DataModel):
         Raises
         ------
         ValueError
+            The estimator asked for (``independent_blocks``) cannot run
+            here: the message names it and what would run (never another
+            estimator in its place; see ``independent_blocks``).
+        ValueError
             Fewer than ``2 (r + 1)^2`` rows for rank ``r`` (8 for ``r = 1``,
             18 for ``r = 2``; checked on the chosen rank with
             ``rank="auto"``).  The fit's R-squared regresses ``y`` on
@@ -812,10 +837,15 @@ class JointDimReduction(DataModel):
         if isinstance(rank, str) and rank != "auto":
             raise ValueError(f'rank must be a positive integer or "auto"; got {rank!r}')
         main_effects = check_main_effects(main_effects, sparsity)
-        if len(self.block_names) >= 3 or main_effects:
+        # two blocks with a rank per block: the K-block engine at K = 2 (its
+        # directions are the cross moment's leading singular vectors)
+        per_block_ranks = isinstance(rank, Mapping) and len(self.block_names) == 2 \
+            and len({str(v) for v in rank.values()}) > 1
+        if len(self.block_names) >= 3 or main_effects or per_block_ranks:
             if isinstance(self._data, BlockSums):
                 if len(self.block_names) == 2:
-                    raise ValueError("main_effects=True: a streamed two-block model is not "
+                    what = "main_effects=True" if main_effects else f"rank={rank!r}"
+                    raise ValueError(f"{what}: a streamed two-block model is not "
                                      "supported; load the rows (arrays or a DataFrame)")
                 return fit_streamed_kblocks(
                     self, rank, whitening=str(fold_standardize(whitening, standardize)),
@@ -947,7 +977,10 @@ class JointDimReduction(DataModel):
         Three or more blocks (rows in memory) test every variable of every
         block given each block's rank (``rank``: an int or a dict by block,
         required) by the robust conditional Wald test of the theory page
-        "K blocks" (section "Support selection"), with ``rule`` ``"bh"`` or
+        "K blocks" (section "Support selection"), the per-block estimator's
+        variables: they need ``independent_blocks=True`` (under the default
+        a ``ValueError`` says the joint estimator has no such test), with
+        ``rule`` ``"bh"`` or
         ``"by"`` at ``fdr`` over all blocks' variables together; the result
         is a :class:`~jdr_stats.support._kblock.KBlockSupportResults`.  The
         test, method, covariance, resampling and weighting options are the
@@ -1031,7 +1064,6 @@ def _kblock_select_support(model: JointDimReduction, rank: Any, *, rule: Any, fd
     if standardize is not True:
         raise ValueError("select_support of three or more blocks whitens each block alone "
                          f"(standardize=True); got standardize={standardize!r}")
-    estimator = policy.kblock_support_estimator(independent_blocks)
     if rank is None:
         raise ValueError("rank: select_support of three or more blocks tests each variable "
                          "given its block's rank; give rank= (an int or a dict by block)")
@@ -1045,6 +1077,8 @@ def _kblock_select_support(model: JointDimReduction, rank: Any, *, rule: Any, fd
     ranks = _check_ranks(rank, names, [len(lab) for lab in labels])
     if not isinstance(rule, str):
         raise ValueError(f'rule: three or more blocks take "bh" or "by"; got {rule!r}')
+    # the estimator asked for, or an error (the tests are the per-block estimator's)
+    estimator = policy.kblock_support_estimator(independent_blocks)
     return kblock_support(np.asarray(data.endog, float),
                           [np.asarray(x, float) for x in data.blocks.values()], names, labels,
                           ranks, fdr=0.1 if fdr is None else fdr,
@@ -1133,14 +1167,11 @@ def _cv_sparsity(data: RowsData, rank: int, kind: str, names_a: list[str],
 
 
 def _two_block_rank(rank: Mapping[str, int], names: Sequence[str]) -> int:
-    """A two-block fit's rank from a dict by block name (both the same)."""
+    """A two-block fit's rank from a dict by block name giving both the same."""
     if sorted(rank) != sorted(names):
         raise ValueError(f"rank: a dict needs one rank per block {list(names)}; got "
                          f"{sorted(rank)}")
-    values = {int(v) for v in rank.values()}
-    if len(values) != 1:
-        raise ValueError(f"rank: two blocks share one rank (the SVD of their cross moment); "
-                         f"got {dict(rank)!r}")
+    values = {int(v) for v in rank.values()}  # one value: different ranks fit the K engine
     return values.pop()
 
 

@@ -66,6 +66,8 @@ __all__ = [
     "kblock_support_estimator",
     "kblock_influence",
     "kblock_route",
+    "kblock_whitening",
+    "joint_rows_error",
     "kblock_sparsity_cv",
     "kblock_weighting",
     "rank_method",
@@ -125,8 +127,16 @@ def whitening(nobs: int, n1: int, n2: int, joint: bool = False) -> Choice:
     ('sample', 'shrinkage')
     """
     width, what = (n1 + n2, "(n1 + n2)/m") if joint else (max(n1, n2), "max(n1, n2)/m")
+    inputs = {"nobs": float(nobs), "n1": float(n1), "n2": float(n2)}
+    return _auto_whitening(nobs, width, what, joint, inputs)
+
+
+def _auto_whitening(nobs: int, width: int, what: str, joint: bool,
+                    inputs: dict[str, float]) -> Choice:
+    """The rule of :func:`whitening` on a covariance of ``width`` columns,
+    ``what`` naming its ratio in the reason."""
     ratio = width / nobs
-    inputs = {"nobs": float(nobs), "n1": float(n1), "n2": float(n2), "ratio": ratio}
+    inputs = {**inputs, "ratio": ratio}
     if ratio <= AUTO_SAMPLE_MAX_RATIO:
         return Choice("sample", (
             f"auto: {what} = {ratio:.3g} <= {AUTO_SAMPLE_MAX_RATIO}, the sample "
@@ -165,34 +175,53 @@ def joint_default_reason(detail: str) -> str:
     >>> joint_default_reason("rows")[:40]
     'default: the joint estimator (rows), val'
     """
-    return JOINT_DEFAULT_REASON.replace("the joint estimator,",
-                                        f"the joint estimator ({detail}),", 1)
+    return (f"default: the joint estimator ({detail}), valid when the blocks correlate; "
+            "independent_blocks=True for the paper's per-block estimator, which assumes "
+            "independent blocks")
+
+
+def joint_rows_error(nobs: int, widths: tuple[int, ...], what: str) -> ValueError:
+    """The error where the joint estimator's whitening (the sample covariance
+    of all blocks together) is singular: ``what`` needs ``sum(n_k) + 2``
+    rows; the message names ``independent_blocks`` and what would run.
+
+    Examples
+    --------
+    >>> str(joint_rows_error(60, (30, 30, 30), "its whitening"))[:66]
+    'independent_blocks=False (the joint estimator) needs at least sum('
+    """
+    p = int(sum(widths))
+    label = "n1 + n2" if len(widths) == 2 else "sum(n_k)"
+    return ValueError(
+        f"independent_blocks=False (the joint estimator) needs at least {label} + 2 = "
+        f"{p + 2} rows for {what} (the sample covariance of all blocks together is "
+        f"singular otherwise); got {nobs}: pass independent_blocks=True for the per-block "
+        "estimator, which assumes independent blocks")
 
 
 def block_estimator(requested: object, nobs: int, n1: int, n2: int,
                     whitening: str) -> Choice:
-    """What ``fit(independent_blocks=...)`` stands for: ``"joint"``
-    (``False``, the default: each block's residual on the other block,
-    whitened by its partial covariance, valid when the blocks correlate) or
-    ``"per-block"`` (``True``: the paper's estimator, each block whitened
-    alone, which assumes independent blocks).
+    """What ``fit(independent_blocks=...)`` stands for with two blocks:
+    ``"joint"`` (``False``, the default: each block's residual on the other
+    block, whitened by its partial covariance, valid when the blocks
+    correlate) or ``"per-block"`` (``True``: the paper's estimator, each
+    block whitened alone, which assumes independent blocks).
 
-    The choice is the user's, never made from the data's values: a pre-test
-    of independence choosing between them would change the level of every
-    test after it (the study ``studies/study_correlated_blocks.py`` compares
-    them; the guide page "Which estimator is the default and why").  One
-    choice is made from the shape: with ``max(n1, n2) + 2 <= m < n1 + n2 + 2``
-    rows the sample covariance of both blocks together is singular, so the
-    joint estimator's rank and coordinate tests cannot run (whitening them
-    with a regularised joint covariance would change the rank they test:
-    theory page "Whitening", "Regularised joint whitening"), while the
-    per-block tests, which need ``max(n1, n2) + 2`` rows, can; there
-    ``independent_blocks=False`` gives the per-block estimator, and the
-    reason says so.  ``whitening`` is the covariance of both blocks
-    together the joint estimator uses: ``"sample"`` (needs
-    ``m >= n1 + n2 + 2``; a ``ValueError`` says so below the band) or
-    ``"shrinkage"``; with ``"diagonal"`` and ``"none"`` that covariance is
-    block diagonal, so the joint whitening is the per-block one.
+    The estimator asked for is the estimator fitted: the choice is the
+    user's, never made from the data's values (a pre-test of independence
+    choosing between them would change the level of every test after it;
+    the study ``studies/study_correlated_blocks.py`` compares them, the
+    guide page "Which estimator is the default and why") nor from their
+    shape.  Where the joint estimator cannot run a ``ValueError`` names
+    ``independent_blocks`` and what would run: ``whitening="sample"`` needs
+    ``m >= n1 + n2 + 2`` rows.  ``"shrinkage"`` (which ``"auto"`` gives
+    there) whitens at any width; the joint estimator's rank and coordinate
+    tests, which whiten with the sample covariance of both blocks together,
+    then refuse below ``n1 + n2 + 2`` rows
+    (:func:`jdr_stats._estimate.check_tests_feasible`).  ``whitening`` is
+    the covariance of both blocks together the joint estimator uses; with
+    ``"diagonal"`` and ``"none"`` it is block diagonal, so the joint
+    whitening is the per-block one.
 
     Examples
     --------
@@ -201,7 +230,11 @@ def block_estimator(requested: object, nobs: int, n1: int, n2: int,
     >>> block_estimator(True, 1000, 10, 20, "sample").name
     'per-block'
     >>> block_estimator(False, 25, 10, 20, "shrinkage").name
-    'per-block'
+    'joint'
+    >>> block_estimator(False, 25, 10, 20, "sample")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: independent_blocks=False (the joint estimator) with ... independent blocks
     """
     if requested is not True and requested is not False:
         raise ValueError(f"independent_blocks must be True or False; got {requested!r}")
@@ -209,19 +242,13 @@ def block_estimator(requested: object, nobs: int, n1: int, n2: int,
     if requested:
         return Choice("per-block", "given: independent_blocks=True, the per-block "
                       "estimator (the paper's), which assumes independent blocks", inputs)
-    if max(n1, n2) + 2 <= nobs < n1 + n2 + 2:
-        return Choice("per-block", (
-            f"width: m = {nobs} < n1 + n2 + 2 = {n1 + n2 + 2}, the sample covariance of both "
-            "blocks together is singular and the joint estimator's rank and coordinate "
-            "tests cannot run; the per-block estimator (the paper's, whose tests need "
-            f"max(n1, n2) + 2 = {max(n1, n2) + 2} rows), which assumes independent blocks"),
-            inputs)
     if whitening == "sample" and nobs < n1 + n2 + 2:
         raise ValueError(
-            f'independent_blocks=False with whitening="sample" needs at least n1 + n2 + 2 = '
-            f"{n1 + n2 + 2} rows (the sample covariance of both blocks together is singular "
-            f'otherwise); got {nobs}. Use whitening="shrinkage" (or "auto"), or '
-            "independent_blocks=True")
+            f'independent_blocks=False (the joint estimator) with whitening="sample" needs at '
+            f"least n1 + n2 + 2 = {n1 + n2 + 2} rows (the sample covariance of both blocks "
+            f'together is singular otherwise); got {nobs}: use whitening="shrinkage" (or '
+            '"auto"), or pass independent_blocks=True for the per-block estimator, which '
+            "assumes independent blocks")
     why = {"sample": "with the sample covariance of both blocks together",
            "shrinkage": "with the OAS-shrunk covariance of both blocks together",
            "diagonal": "with the SDs only: the joint whitening is then the per-block one",
@@ -638,8 +665,8 @@ def defaults_table() -> list[tuple[str, object, str]]:
         ("BLOCK_ROWS", BLOCK_ROWS, "rows per seeded block of row-wise random draws"),
         ("JOINT_DEFAULT_REASON", JOINT_DEFAULT_REASON,
          "the estimator's reason in the summary and settings where independent_blocks=False "
-         "(the default) gives the joint estimator (two blocks: block_estimator; three or "
-         "more: kblock_estimator, which states where the per-block one is used instead)"),
+         "(the default) gives the joint estimator (two blocks: block_estimator; the K-block "
+         "engine: kblock_estimator; where it cannot run, an error, never the per-block one)"),
         ("KBLOCK_TENSOR_MAX_ENTRIES", KBLOCK_TENSOR_MAX_ENTRIES,
          "K-block fit: forms the K-way tensor up to this many entries, its Khatri-Rao "
          "sketch above"),
@@ -736,49 +763,55 @@ def kblock_route(nobs: int, widths: tuple[int, ...], q: int = 1) -> Choice:
 
 def kblock_support_estimator(requested: object) -> Choice:
     """The estimator whose variables ``select_support`` tests for three or
-    more blocks: always ``"per-block"``.  The K-block coordinate tests are
-    derived for each block whitened alone (theory page "K blocks", section
-    "Support selection"); under ``independent_blocks=False`` (the default)
-    the reason says they assume independent blocks.
+    more blocks: ``"per-block"`` (``independent_blocks=True``).  The K-block
+    coordinate tests are derived for each block whitened alone (theory page
+    "K blocks", section "Support selection"), so under
+    ``independent_blocks=False`` (the default, the joint estimator) a
+    ``ValueError`` says so and names what would run: the tests of the
+    estimator asked for, or none.
 
     Examples
     --------
-    >>> kblock_support_estimator(False).name
+    >>> kblock_support_estimator(True).name
     'per-block'
+    >>> kblock_support_estimator(False)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: select_support of three or more blocks: ... tests, which assume independent blocks
     """
     if requested is not True and requested is not False:
         raise ValueError(f"independent_blocks must be True or False; got {requested!r}")
-    if requested:
-        return Choice("per-block", "given: independent_blocks=True, the per-block estimator "
-                      "(the paper's), which assumes independent blocks")
-    return Choice("per-block", "the coordinate tests of three or more blocks are derived "
-                  "for the per-block estimator only, which assumes independent blocks; they "
-                  "are not valid for correlated blocks")
+    if not requested:
+        raise ValueError(
+            "select_support of three or more blocks: independent_blocks=False (the joint "
+            "estimator, the default) has no coordinate tests (the K-block tests are derived "
+            "for each block whitened alone: theory page 'K blocks', section 'Support "
+            "selection'); pass independent_blocks=True for the per-block estimator's tests, "
+            "which assume independent blocks")
+    return Choice("per-block", "given: independent_blocks=True, the per-block estimator "
+                  "(the paper's), which assumes independent blocks")
 
 
 def kblock_estimator(requested: object, nobs: int, widths: tuple[int, ...],
-                     whitening: str = "auto", q: int = 1, rank_auto: bool = False) -> Choice:
-    """What ``fit(independent_blocks=...)`` stands for with three or more
-    blocks: ``"joint"`` (``False``, the default: the whitening across all
-    blocks and the Hermite-corrected K-way tensor, valid when the blocks
-    correlate) where that estimator can run, else ``"per-block"`` (the
-    paper's estimator, which assumes independent blocks) with the reason.
+                     whitening: str = "auto") -> Choice:
+    """What ``fit(independent_blocks=...)`` stands for in the K-block engine
+    (three or more blocks, or two with per-block ranks or
+    ``main_effects=True``): ``"joint"`` (``False``, the default: the
+    whitening across all blocks and the Hermite-corrected K-way tensor,
+    valid when the blocks correlate) or ``"per-block"`` (``True``: the
+    paper's estimator, which assumes independent blocks).
 
-    As for two blocks (:func:`block_estimator`) the choice is made from the
-    shape only, never from a test of the data's values.  The joint K-block
-    estimator whitens with the sample covariance of all blocks together
-    (no regularised version), so it runs where ``whitening`` is ``"auto"``
-    or ``"sample"``, that covariance has at most ``AUTO_SAMPLE_MAX_RATIO``
-    columns per row (``sum(n_k) / m``, the rule :func:`whitening` applies
-    to the covariance being inverted; for ``whitening="sample"`` at least
-    ``sum(n_k) + 2`` rows), the K-way tensor is formed
-    (:func:`kblock_route`: it carries the Hermite correction), and, for
-    ``rank="auto"``, the jackknife's per-row influences fit in
-    ``KBLOCK_INFLUENCE_MAX_ENTRIES`` (``rank_auto`` with
-    ``q``: the caller passes the influences' entries through
-    :func:`kblock_influence`; here their count is recomputed from the
-    shape).  Elsewhere ``independent_blocks=False`` gives the per-block
-    estimator, whose route and tests need less (docs/theory/k_blocks.md,
+    The estimator asked for is the estimator fitted, as for two blocks
+    (:func:`block_estimator`): neither the data's values nor their shape nor
+    a compute budget swaps it.  The joint K-block estimator whitens with
+    the sample covariance of all blocks together (it has no regularised
+    version), so where it cannot run a ``ValueError`` names
+    ``independent_blocks`` and what would run: with ``whitening`` other
+    than ``"auto"`` or ``"sample"``, and with fewer than ``sum(n_k) + 2``
+    rows.  (``whitening="auto"`` then means the sample covariance:
+    :func:`kblock_whitening`.)  A budget may refuse a step of the joint
+    estimator (the route of :func:`kblock_route`, the influences of
+    :func:`kblock_influence`), never replace it (docs/theory/k_blocks.md,
     "Which estimator").
 
     Examples
@@ -786,62 +819,64 @@ def kblock_estimator(requested: object, nobs: int, widths: tuple[int, ...],
     >>> kblock_estimator(False, 500, (5, 5, 5)).name
     'joint'
     >>> kblock_estimator(False, 200, (10, 10, 10)).name
-    'per-block'
-    >>> kblock_estimator(False, 2000, (76, 64, 47)).name
-    'per-block'
+    'joint'
     >>> kblock_estimator(True, 500, (5, 5, 5)).name
     'per-block'
+    >>> kblock_estimator(False, 60, (30, 30, 30))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: independent_blocks=False (the joint estimator) needs at least sum(n_k) + 2 = 92 ...
     """
     if requested is not True and requested is not False:
         raise ValueError(f"independent_blocks must be True or False; got {requested!r}")
     p = int(sum(widths))
-    inputs = {"nobs": float(nobs), "sum_widths": float(p), "q": float(q)}
+    inputs = {"nobs": float(nobs), "sum_widths": float(p)}
     if requested:
         return Choice("per-block", "given: independent_blocks=True, the per-block "
                       "estimator (the paper's), which assumes independent blocks", inputs)
-    fallback = ("; the per-block estimator (the paper's), which assumes independent "
-                "blocks, is used instead (independent_blocks=True says so explicitly)")
     if whitening not in ("auto", "sample"):
-        return Choice("per-block", (
-            f'whitening="{whitening}": the joint K-block estimator whitens with the sample '
-            "covariance of all blocks together (no regularised version for three or more "
-            "blocks)" + fallback), inputs)
-    ratio = p / nobs
-    if whitening == "auto" and ratio > AUTO_SAMPLE_MAX_RATIO:
-        return Choice("per-block", (
-            f"width: sum(n_k)/m = {ratio:.3g} > {AUTO_SAMPLE_MAX_RATIO}, the sample covariance "
-            "of all blocks together that the joint K-block estimator inverts is noisy"
-            + (" (singular)" if nobs < p + 2 else "")
-            + " and it has no regularised version" + fallback), inputs)
+        raise ValueError(
+            f"independent_blocks=False (the joint estimator) of {len(widths)} blocks whitens "
+            "with the sample covariance of all blocks together, which has no regularised "
+            f'version; got whitening={whitening!r}: use whitening="auto" or "sample", or pass '
+            "independent_blocks=True for the per-block estimator, which assumes independent "
+            "blocks")
     if nobs < p + 2:
-        return Choice("per-block", (
-            f"width: m = {nobs} < sum(n_k) + 2 = {p + 2}, the sample covariance of all "
-            "blocks together is singular" + fallback), inputs)
-    entries = float(q)
-    for n in widths:
-        entries *= n
-    if entries > KBLOCK_TENSOR_MAX_ENTRIES:
-        return Choice("per-block", (
-            f"size: the joint K-block estimator forms the Hermite-corrected K-way tensor, "
-            f"here q prod n_k = {entries:.0f} > {KBLOCK_TENSOR_MAX_ENTRIES} entries "
-            "(KBLOCK_TENSOR_MAX_ENTRIES)" + fallback), inputs)
-    if rank_auto:
-        k = len(widths)
-        cols = []
-        for j in range(k):  # each block's stacked pieces: pairs and the K-way tensor
-            others = [n for i, n in enumerate(widths) if i != j]
-            prod = 1
-            for n in others:
-                prod *= n
-            cols.append(q * (sum(others) + prod))
-        infl = float(nobs) * sum(n * d for n, d in zip(widths, cols, strict=True))
-        if infl > KBLOCK_INFLUENCE_MAX_ENTRIES:
-            return Choice("per-block", (
-                f'rank="auto": the joint estimator\'s rank tests hold every row\'s jackknife '
-                f"influence, {infl:.0f} > {KBLOCK_INFLUENCE_MAX_ENTRIES} entries "
-                "(KBLOCK_INFLUENCE_MAX_ENTRIES)" + fallback), inputs)
+        raise joint_rows_error(nobs, tuple(widths), "its whitening")
     return Choice("joint", joint_default_reason(
         "the whitening across all blocks, the Hermite-corrected K-way tensor"), inputs)
+
+
+def kblock_whitening(nobs: int, widths: tuple[int, ...], estimator: str) -> Choice:
+    """What ``whitening="auto"`` stands for in the K-block engine: for the
+    per-block estimator the rule of :func:`whitening` on the widest block
+    (``max(n_k)/m``); for the joint estimator always ``"sample"`` (the
+    covariance of all blocks together, the only whitening it has), the
+    reason stating ``sum(n_k)/m`` against ``AUTO_SAMPLE_MAX_RATIO``.
+
+    Examples
+    --------
+    >>> kblock_whitening(100, (10, 10, 10), "per-block").name
+    'shrinkage'
+    >>> kblock_whitening(100, (10, 10, 10), "joint").name
+    'sample'
+    """
+    inputs = {"nobs": float(nobs), "sum_widths": float(sum(widths))}
+    if estimator != "joint":
+        return _auto_whitening(nobs, max(widths), "max(n_k)/m", False, inputs)
+    ratio = sum(widths) / nobs
+    inputs["ratio"] = ratio
+    if ratio <= AUTO_SAMPLE_MAX_RATIO:
+        return Choice("sample", (
+            f"auto: sum(n_k)/m = {ratio:.3g} <= {AUTO_SAMPLE_MAX_RATIO}, the sample "
+            "covariance of all blocks together is well estimated"), inputs,
+            brief=f"auto: sum(n_k)/m = {ratio:.3g} <= {AUTO_SAMPLE_MAX_RATIO}")
+    return Choice("sample", (
+        f"auto: sum(n_k)/m = {ratio:.3g} > {AUTO_SAMPLE_MAX_RATIO}, the sample covariance of "
+        "all blocks together is noisy, but it is the joint K-block estimator's only "
+        "whitening (independent_blocks=True whitens each block alone, shrunk at width)"),
+        inputs, brief=f"auto: sum(n_k)/m = {ratio:.3g} > {AUTO_SAMPLE_MAX_RATIO}; the joint "
+        "estimator's only whitening")
 
 
 #: Most entries ``m sum_k n_k D_k`` of the per-row influences that the
@@ -875,10 +910,10 @@ def kblock_influence(estimator: str, weighted: bool, nobs: int, entries: int) ->
         "case weights" if weighted else "")
     if entries > KBLOCK_INFLUENCE_MAX_ENTRIES:
         raise ValueError(
-            f'rank="auto": the per-block rank tests under {why} hold every row\'s influence '
+            f'rank="auto": each block\'s rank tests under {why} hold every row\'s influence '
             f"on the pieces, {entries} entries > {KBLOCK_INFLUENCE_MAX_ENTRIES} "
-            "(jdr_stats.policy.KBLOCK_INFLUENCE_MAX_ENTRIES); give the ranks or narrow "
-            "the blocks")
+            "(jdr_stats.policy.KBLOCK_INFLUENCE_MAX_ENTRIES); give the ranks (the same "
+            "estimator is fitted) or narrow the blocks")
     return Choice("jackknife", f"{why}: each row's influence from delete-one refits "
                   "(theory page 'K blocks', section 4)", inputs)
 

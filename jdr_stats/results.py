@@ -152,6 +152,10 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         blocks together for the joint estimator (whose rows are then
         re-formed with it when the fit regularised it)."""
         if self._settings.joint and self.whitening != "sample":
+            n1, n2 = len(self._names_a), len(self._names_b)
+            if self.nobs < n1 + n2 + 2:  # the joint estimator's tests or none
+                raise policy.joint_rows_error(self.nobs, (n1, n2),
+                                              "the tests of this fit, which whiten with it")
             data = joint_data(self._model.data)[0]
             return data, data.moments(), None
         sample = None if WHITENING_METHODS[self.whitening].tests_need_sample else self._whitening

@@ -58,7 +58,7 @@ def run(reps, seed=20240535, m=1000):
         for _ in range(reps):
             y, xs = simulate(m, dist, rng)
             res = jdr.JointDimReduction.from_blocks(y, dict(zip(NAMES, xs))).select_support(
-                rank=1, fdr=0.1)
+                rank=1, fdr=0.1, independent_blocks=True)  # the per-block tests
             sel = res.table["selected"].to_numpy()
             p = res.table["pvalue"].to_numpy()
             fdp.append((sel & ~active).sum() / max(sel.sum(), 1))

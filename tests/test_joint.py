@@ -204,9 +204,20 @@ def test_what_the_joint_estimator_refuses(correlated):
     with pytest.raises(ValueError, match="independent_blocks must be True or False; got 'yes'"):
         model.fit(1, independent_blocks="yes")
     small = jdr.JointDimReduction(sim.y[:12], sim.a[:12], sim.b[:12])
-    # max(n1, n2) + 2 <= m < n1 + n2 + 2: the per-block estimator, by shape
-    est = small.fit(1, independent_blocks=False, whitening="sample").settings.estimator
-    assert est.name == "per-block" and "n1 + n2 + 2 = 14" in est.reason
+    # max(n1, n2) + 2 <= m < n1 + n2 + 2: the joint estimator asked for, or an
+    # error naming what would run, never the per-block one by shape
+    with pytest.raises(ValueError, match=r"independent_blocks=False \(the joint estimator\) "
+                       r"with whitening=\"sample\" needs at least n1 \+ n2 \+ 2 = 14 rows.*"
+                       r"got 12.*independent_blocks=True for the per-block estimator"):
+        small.fit(1, independent_blocks=False, whitening="sample")
+    shrunk = small.fit(1, independent_blocks=False)
+    assert shrunk.settings.estimator.name == "joint" and shrunk.whitening == "shrinkage"
+    # its tests whiten with the sample covariance of both blocks together: refused
+    with pytest.raises(ValueError, match=r"n1 \+ n2 \+ 2 = 14 rows for the tests of this fit"):
+        shrunk.rank_tests()
+    with pytest.raises(ValueError, match=r"independent_blocks=False.*n1 \+ n2 \+ 2 = 14"):
+        small.fit("auto")
+    assert small.fit(1, independent_blocks=True).settings.estimator.name == "per-block"
     # a column of one block repeated in the other: refused with the data, named
     b = sim.b.copy()
     b[:, 2] = sim.a[:, 4]

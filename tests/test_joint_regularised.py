@@ -62,11 +62,15 @@ def test_shrinkage_joint_runs_where_the_sample_one_cannot(wide):
     assert est.name == "joint" and "OAS-shrunk covariance of both blocks" in est.reason
     assert "(n1 + n2)/m" in res.settings.whitening.reason
     small = jdr.JointDimReduction(wide.y[:90], wide.a[:90], wide.b[:90])
-    assert _fit(small, 2, whitening="sample").whitening == "sample"   # per block: 52 rows
-    # 52 <= m < n1 + n2 + 2 = 102: the joint estimator's tests cannot run,
-    # so independent_blocks=False gives the per-block one (policy.block_estimator)
-    est = _fit(small, 2, independent_blocks=False, whitening="sample").settings.estimator
-    assert est.name == "per-block" and "n1 + n2 + 2 = 102" in est.reason
+    assert _fit(small, 2, whitening="sample", independent_blocks=True).whitening == "sample"
+    # 52 <= m < n1 + n2 + 2 = 102: the joint estimator with the sample
+    # covariance cannot run; an error names what would, never the per-block
+    # estimator in its place (policy.block_estimator)
+    with pytest.raises(ValueError, match=r"n1 \+ n2 \+ 2 = 102 rows.*got 90.*"
+                       r"independent_blocks=True for the per-block estimator"):
+        _fit(small, 2, independent_blocks=False, whitening="sample")
+    est = _fit(small, 2, independent_blocks=False).settings.estimator
+    assert est.name == "joint" and "OAS-shrunk covariance of both blocks" in est.reason
 
 
 def test_shrinkage_joint_is_the_cross_block_of_the_shrunk_precision(wide):
@@ -80,12 +84,12 @@ def test_shrinkage_joint_is_the_cross_block_of_the_shrunk_precision(wide):
 
 
 def test_shrinkage_joint_with_more_columns_than_rows():
-    # below max(n1, n2) + 2 rows (neither estimator's tests run) the default
-    # is the joint estimator with the shrunk joint covariance; from there to
-    # n1 + n2 + 2 rows it is the per-block one (policy.block_estimator)
+    # below max(n1, n2) + 2 rows (neither estimator's tests run) and from
+    # there to n1 + n2 + 2 rows the default is the joint estimator with the
+    # shrunk joint covariance (policy.block_estimator)
     band = jdr.simulate.bilinear(60, 40, 40, 1, seed=1)
     assert _fit(jdr.JointDimReduction(band.y, band.a, band.b), 1).settings.estimator.name \
-        == "per-block"
+        == "joint"
     sim = jdr.simulate.bilinear(60, 70, 70, 1, seed=1)
     res = _fit(jdr.JointDimReduction(sim.y, sim.a, sim.b), 1, independent_blocks=False)
     assert res.whitening == "shrinkage"

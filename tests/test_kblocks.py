@@ -1,6 +1,7 @@
 """Three or more blocks: the K-block fit through the public interfaces."""
 
 import json
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -8,6 +9,7 @@ import pytest
 
 import jdr_stats as jdr
 from jdr_stats._linalg import principal_angles
+from jdr_stats.exceptions import RankSelectionWarning
 
 
 def _data(m=800, widths=(4, 3, 3), seed=0, link="mixed"):
@@ -51,8 +53,24 @@ def test_two_blocks_by_from_blocks_equal_the_two_block_fit():
     np.testing.assert_array_equal(np.asarray(a.directions_a), np.asarray(b.directions["g"]))
     np.testing.assert_array_equal(a.singular_values, b.singular_values)
     assert isinstance(b.rank, int)
-    with pytest.raises(ValueError, match="share one rank"):
-        jdr.JointDimReduction.from_blocks(sim.y, {"g": sim.a, "l": sim.b}).fit({"g": 2, "l": 1})
+
+
+@pytest.mark.parametrize("independent", [True, False])
+def test_two_blocks_take_a_rank_per_block(independent):
+    # different ranks fit the K-block engine at K = 2: block g's directions are
+    # the cross moment's leading two left singular vectors, block l's its
+    # leading right one, for either estimator
+    sim = jdr.simulate.bilinear(500, 5, 4, 2, seed=3)
+    model = jdr.JointDimReduction.from_blocks(sim.y, {"g": sim.a, "l": sim.b})
+    two = model.fit(2, whitening="sample", independent_blocks=independent)
+    res = model.fit({"g": 2, "l": 1}, whitening="sample", independent_blocks=independent)
+    assert res.rank == {"g": 2, "l": 1}
+    assert res.settings["estimator"] == two.settings.estimator.name
+    assert np.degrees(np.max(principal_angles(np.asarray(two.directions_a),
+                                              res.directions["g"].to_numpy()))) < 1e-8
+    assert np.degrees(np.max(principal_angles(np.asarray(two.directions_b)[:, :1],
+                                              res.directions["l"].to_numpy()))) < 1e-8
+    assert "Block l: rank 1" in str(res.summary())
 
 
 def test_rank_dict_transform_summary_and_export(tmp_path):
@@ -205,7 +223,8 @@ def test_bootstrap_bounds_per_block_are_seeded():
     ({"rank": 2, "sparsity": 1}, "sparsity of block 'genes' must be at least its rank 2"),
     ({"rank": 1, "sparsity": "auto"}, 'sparsity: three or more blocks take an int'),
     ({"rank": 1, "rank_method": "chi2"}, "rank_method"),
-    ({"rank": 1, "whitening": "none"}, "whitening=\"none\""),
+    ({"rank": 1, "whitening": "none"}, "whitening='none'"),
+    ({"rank": 1, "whitening": "none", "independent_blocks": True}, "whitening=\"none\""),
 ])
 def test_bad_input_is_named(kwargs, match):
     y, xs, _ = _data(m=200)
@@ -293,68 +312,90 @@ def test_auto_under_the_joint_whitening_and_with_weights():
     y, xs = _correlated(m=120, rho=0.3, seed=3)
     w = np.random.default_rng(3).integers(1, 3, size=120).astype(float)
     rep = np.repeat(np.arange(120), w.astype(int))
-    for est in (True, False):
-        # whitening="sample": the joint estimator itself at this width
-        a = jdr.JointDimReduction.from_blocks(y, xs, weights=w).fit(
-            "auto", independent_blocks=est, whitening="sample")
-        assert a.settings["estimator"] == ("per-block" if est else "joint")
-        b = jdr.JointDimReduction.from_blocks(y[rep], [x[rep] for x in xs])
-        with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(policy, "kblock_influence",
-                       lambda *args: policy.Choice("jackknife", "forced", {}))
-            b = b.fit("auto", independent_blocks=est, whitening="sample")
-            tests_b = b.rank_tests().tables
-        assert b.settings["estimator"] == a.settings["estimator"]
-        tests_a = a.rank_tests().tables
-        for name in tests_a:
-            pd.testing.assert_frame_equal(tests_a[name], tests_b[name],
-                                          rtol=1e-7, atol=1e-12)
+    with warnings.catch_warnings():  # a block shows no evidence: RankSelectionWarning
+        warnings.simplefilter("ignore", RankSelectionWarning)
+        for est in (True, False):
+            # whitening="sample": the joint estimator itself at this width
+            a = jdr.JointDimReduction.from_blocks(y, xs, weights=w).fit(
+                "auto", independent_blocks=est, whitening="sample")
+            assert a.settings["estimator"] == ("per-block" if est else "joint")
+            b = jdr.JointDimReduction.from_blocks(y[rep], [x[rep] for x in xs])
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setattr(policy, "kblock_influence",
+                           lambda *args: policy.Choice("jackknife", "forced", {}))
+                b = b.fit("auto", independent_blocks=est, whitening="sample")
+                tests_b = b.rank_tests().tables
+            assert b.settings["estimator"] == a.settings["estimator"]
+            tests_a = a.rank_tests().tables
+            for name in tests_a:
+                pd.testing.assert_frame_equal(tests_a[name], tests_b[name],
+                                              rtol=1e-7, atol=1e-12)
 
 
-@pytest.mark.parametrize(("m", "widths", "rank", "expect", "why"), [
-    (500, (5, 5, 5), 1, "joint", "default: the joint estimator"),
-    (500, (5, 5, 5), "auto", "joint", "default: the joint estimator"),
-    (300, (4, 4, 4, 4), 1, "per-block", "sum(n_k)/m = 0.0533 > 0.05"),
-    (100, (10, 10, 10), "auto", "per-block", "sum(n_k)/m = 0.3 > 0.05"),
-    (30, (10, 10, 10), 1, "per-block", "(singular)"),
-    (2000, (76, 64, 47), 1, "per-block", "sum(n_k)/m = 0.0935 > 0.05"),
+@pytest.mark.parametrize(("m", "widths", "rank", "why"), [
+    (500, (5, 5, 5), 1, "sum(n_k)/m = 0.03 <= 0.05"),
+    (500, (5, 5, 5), "auto", "sum(n_k)/m = 0.03 <= 0.05"),
+    (300, (4, 4, 4, 4), 1, "sum(n_k)/m = 0.0533 > 0.05"),
+    (100, (10, 10, 10), "auto", "sum(n_k)/m = 0.3 > 0.05"),
 ])
-def test_default_runs_at_every_shape_and_says_which_estimator(m, widths, rank, expect, why):
-    """independent_blocks=False (the default) never turns a working K-block
-    call into an error: where the joint K-block estimator cannot run (the
-    sample covariance of all blocks too wide or singular, the tensor too
-    large) the per-block one runs, with the reason in settings and summary
-    (policy.kblock_estimator, from the shape only)."""
+def test_the_default_fits_the_joint_estimator_at_every_shape(m, widths, rank, why):
+    """independent_blocks=False (the default) fits the joint K-block estimator
+    wherever it can run (m >= sum(n_k) + 2), with the sample covariance of all
+    blocks together (its only whitening) and the reason in settings and
+    summary; independent_blocks=True fits the per-block one."""
     from jdr_stats import policy
 
     rng = np.random.default_rng(7)
     xs = [rng.normal(size=(m, n)) for n in widths]
     y = xs[0][:, 0] * xs[1][:, 0] * xs[2][:, 0] + rng.normal(size=m)
     model = jdr.JointDimReduction.from_blocks(y, xs)
-    res = model.fit(rank)
-    want = policy.kblock_estimator(False, m, widths, "auto", 1, rank_auto=rank == "auto")
-    assert res.settings["estimator"] == want.name == expect
-    assert why in res.settings["estimator_reason"]
+    with warnings.catch_warnings():  # the test is of the estimator, not of the evidence
+        warnings.simplefilter("ignore", RankSelectionWarning)
+        res = model.fit(rank)
+        per = model.fit(rank, independent_blocks=True)
+    want = policy.kblock_estimator(False, m, widths, "auto")
+    assert res.settings["estimator"] == want.name == "joint"
+    assert res.settings["whitening"] == "sample" and why in res.settings["whitening_reason"]
     assert "".join(want.reason.split()) in "".join(str(res.summary()).split())
-    per = model.fit(rank, independent_blocks=True)
-    if expect == "per-block":  # the very fit of independent_blocks=True
-        for name in res.directions:
-            np.testing.assert_array_equal(res.directions[name], per.directions[name])
-    # an explicit whitening without a joint K-block version: per block
-    if m >= 20 * sum(widths):
-        shr = model.fit(1, whitening="shrinkage")
-        assert shr.settings["estimator"] == "per-block"
-        assert 'whitening="shrinkage"' in shr.settings["estimator_reason"]
+    assert per.settings["estimator"] == "per-block"
 
 
-def test_kblock_tensor_size_and_influences_route_to_per_block():
+def test_where_the_joint_estimator_cannot_run_an_error_names_what_would():
+    rng = np.random.default_rng(7)
+    xs = [rng.normal(size=(30, 10)) for _ in range(3)]
+    y = xs[0][:, 0] * xs[1][:, 0] * xs[2][:, 0] + rng.normal(size=30)
+    model = jdr.JointDimReduction.from_blocks(y, xs)
+    for kwargs in ({}, {"independent_blocks": False}):
+        with pytest.raises(ValueError, match=r"independent_blocks=False \(the joint estimator\) "
+                           r"needs at least sum\(n_k\) \+ 2 = 32 rows .*got 30: pass "
+                           r"independent_blocks=True for the per-block estimator"):
+            model.fit(1, **kwargs)
+    assert model.fit(1, independent_blocks=True).settings["estimator"] == "per-block"
+    y2, xs2 = _correlated(m=500)
+    with pytest.raises(ValueError, match="whitening='shrinkage': use whitening=\"auto\" or "
+                       "\"sample\", or pass independent_blocks=True"):
+        jdr.JointDimReduction.from_blocks(y2, xs2).fit(1, whitening="shrinkage")
+
+
+def test_compute_budgets_never_choose_the_estimator(monkeypatch):
     from jdr_stats import policy
 
-    big = policy.kblock_estimator(False, 200_000, (76, 64, 47))
-    assert big.name == "per-block" and "K-way tensor" in big.reason
-    # fixed ranks: joint; rank="auto" whose jackknife would exceed the limit: per block
+    # the estimator's policy sees no budget at all
+    assert policy.kblock_estimator(False, 200_000, (76, 64, 47)).name == "joint"
     assert policy.kblock_estimator(False, 6000, (40, 40, 40)).name == "joint"
-    auto = policy.kblock_estimator(False, 6000, (40, 40, 40), rank_auto=True)
-    assert auto.name == "per-block" and "jackknife" in auto.reason
+    # a K-way tensor over its budget refuses the joint estimator, naming the budget
+    monkeypatch.setattr(policy, "KBLOCK_TENSOR_MAX_ENTRIES", 50)
+    y, xs = _correlated(m=300)
+    model = jdr.JointDimReduction.from_blocks(y, xs)
+    with pytest.raises(ValueError, match=r"KBLOCK_TENSOR_MAX_ENTRIES.*independent_blocks=True"):
+        model.fit(1)
+    assert model.fit(1, independent_blocks=True).settings["route"]["name"] == "gram"
+    monkeypatch.undo()
+    # the jackknife's influences over their budget refuse rank="auto"; the
+    # given rank fits the same (joint) estimator
+    monkeypatch.setattr(policy, "KBLOCK_INFLUENCE_MAX_ENTRIES", 1000)
+    with pytest.raises(ValueError, match="KBLOCK_INFLUENCE_MAX_ENTRIES"):
+        model.fit("auto")
+    assert model.fit(1).settings["estimator"] == "joint"
     with pytest.raises(ValueError, match="independent_blocks must be True or False; got 1"):
         policy.kblock_estimator(1, 500, (5, 5, 5))

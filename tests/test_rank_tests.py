@@ -357,7 +357,11 @@ def test_wald_needs_more_rows_than_complement_entries():
 def test_wald_refuses_huge_complements_robust_does_not():
     rng = np.random.default_rng(3)
     a, b, y = rng.standard_normal((60, 50)), rng.standard_normal((60, 50)), rng.standard_normal(60)
-    res = jdr.JointDimReduction(y, a, b).fit(1)
+    # 60 rows for 50 + 50 columns: the per-block estimator's tests run, the
+    # joint one's (n1 + n2 + 2 = 102 rows) are refused
+    with pytest.raises(ValueError, match=r"n1 \+ n2 \+ 2 = 102 rows for the tests"):
+        jdr.JointDimReduction(y, a, b).fit(1).rank_tests("robust", max_rank=0)
+    res = jdr.JointDimReduction(y, a, b).fit(1, independent_blocks=True)
     with pytest.raises(ValueError, match="more than 2048"):
         res.rank_tests("wald", max_rank=0)
     with pytest.warns(AssumptionWarning, match="small sample"):

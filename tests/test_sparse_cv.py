@@ -112,6 +112,10 @@ def test_bad_input_names_the_argument_and_value():
     sim = jdr.simulate.bilinear(30, 25, 4, 1, seed=0)
     with pytest.raises(ValueError, match=r'sparsity="cv" whitens .*whitening="sample"'):
         jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(1, sparsity="cv", whitening="sample",
+                                                       independent_blocks=True, seed=0)
+    with pytest.raises(ValueError, match=r'independent_blocks=False .*whitening="sample" '
+                       r'needs at least n1 \+ n2 \+ 2 = 31 rows'):
+        jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(1, sparsity="cv", whitening="sample",
                                                        seed=0)
     sim = jdr.simulate.bilinear(40, 12, 6, 1, seed=0)
     weighted = jdr.JointDimReduction(sim.y, sim.a, sim.b, weights=np.ones(40))

@@ -429,6 +429,10 @@ def test_weights_and_small_samples_rejected(monkeypatch):
     with pytest.raises(ValueError, match="case weights"):
         jdr.JointDimReduction(y, a, b, weights=np.ones(60)).select_support()
     with pytest.raises(ValueError, match="too few observations for the marginal test"):
+        jdr.JointDimReduction(y, a, b).select_support(independent_blocks=True)
+    # the joint estimator's tests need n1 + n2 + 2 = 63 rows: refused, never
+    # the per-block tests in their place
+    with pytest.raises(ValueError, match=r"n1 \+ n2 \+ 2 = 63 rows for select_support"):
         jdr.JointDimReduction(y, a, b).select_support()
     model = jdr.JointDimReduction(y[:50], a[:50], b[:50, :30])
     with pytest.raises(ValueError, match="halves of the data"):

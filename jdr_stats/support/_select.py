@@ -145,9 +145,11 @@ def select_support(
         :meth:`jdr_stats.JointDimReduction.fit`); ``True``: the paper's
         per-block estimator, which assumes independent blocks.  With
         ``moments`` or ``whitening`` given (a fit's own), those define the
-        estimator and this keyword is not read; with fewer than
-        ``n1 + n2 + 2`` rows the per-block estimator is tested
-        (:func:`jdr_stats.policy.block_estimator`).
+        estimator and this keyword is not read.  The joint estimator's
+        tests whiten with the sample covariance of both blocks together:
+        with fewer than ``n1 + n2 + 2`` rows a ``ValueError`` says so
+        (never the per-block tests instead;
+        :func:`jdr_stats.policy.block_estimator`).
     seed : int, Generator or None
         For the resampling tests and stability selection.
     progress : bool or callable
@@ -232,9 +234,13 @@ def select_support(
     if standardize:
         check_rows_for_whitening(data.nobs, {"exog_a": n1, "exog_b": n2})
     check_support_width(data.nobs, n1, n2, "select_support")
-    estimator = policy.block_estimator(independent_blocks, data.nobs, n1, n2, "sample")
-    if estimator.name == "joint" and moments is None and whitening is None:
-        data = joint_data(data)[0]
+    if moments is None and whitening is None:  # else the fit's own define the estimator
+        if not independent_blocks and data.nobs < n1 + n2 + 2:  # never the per-block tests
+            raise policy.joint_rows_error(data.nobs, (n1, n2),
+                                          "select_support's tests, which whiten with it")
+        if policy.block_estimator(independent_blocks, data.nobs, n1, n2,
+                                  "sample").name == "joint":
+            data = joint_data(data)[0]
     rng = normalize_seed(seed)
     inp = inputs(data, standardize, moments, whitening)
     res_a, res_b = _coordinate_tests(inp, plan, rank, standardize, rng)
