@@ -881,8 +881,8 @@ def kblock_whitening(nobs: int, widths: tuple[int, ...], estimator: str) -> Choi
 
 #: Most entries ``m sum_k n_k D_k`` of the per-row influences that the
 #: jackknife reference of the per-block rank tests holds (joint whitening or
-#: case weights; docs/theory/k_blocks.md, section "Per-block rank tests").
-KBLOCK_INFLUENCE_MAX_ENTRIES = 20_000_000
+#: case weights; 800 MB of doubles; docs/theory/k_blocks.md, section "Per-block rank tests").
+KBLOCK_INFLUENCE_MAX_ENTRIES = 100_000_000
 
 
 def kblock_influence(estimator: str, weighted: bool, nobs: int, entries: int) -> Choice:
