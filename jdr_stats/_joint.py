@@ -171,6 +171,11 @@ class _ResidualRows(dict[str, np.ndarray]):
     def __reduce__(self) -> tuple[Any, ...]:
         return (_ResidualRows, self._recipe)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """The recipe, unformed: what a results file stores (the rows are
+        formed again on first read)."""
+        return {"_recipe": self._recipe, "_formed": False}
+
 
 @dataclass(frozen=True)
 class JointModelData(ModelData):

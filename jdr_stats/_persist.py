@@ -131,6 +131,8 @@ CLASSES: dict[str, Spec] = {
     "RemovedData": Spec("jdr_stats._data:RemovedData"),
     "JointModelData": Spec("jdr_stats._joint:JointModelData"),
     "JointMomentsData": Spec("jdr_stats._joint:JointMomentsData"),
+    "_ResidualRows": Spec("jdr_stats._joint:_ResidualRows"),
+    "StackedSums": Spec("jdr_stats.core.moments:StackedSums"),
     "MomentsData": Spec("jdr_stats._streamed:MomentsData"),
     "Moments": Spec("jdr_stats.moments:Moments"),
     "ResponseMoments": Spec("jdr_stats.moments:ResponseMoments"),
