@@ -162,6 +162,8 @@ def _has_complex_dtype(x: object) -> bool:
     it has them."""
     dtypes = getattr(x, "dtypes", None) if hasattr(x, "columns") else None
     if dtypes is not None:  # a data frame (pandas or dask): one dtype per column
+        if isinstance(dtypes, np.dtype):  # a series that answers to .columns (dask)
+            return dtypes.kind == "c"
         return any(getattr(d, "kind", "") == "c" for d in dtypes)
     dtype = getattr(x, "dtype", None)
     if dtype is not None:

@@ -163,7 +163,7 @@ def test_cli_rank_auto_and_rank_one_report_the_same_estimator(tmp_path, capsys):
         assert main([*base, "--rank", rank]) == 0
         text = " ".join(capsys.readouterr().out.split())
         found = re.search(r"Estimator:\s+(\S+)", text)
-        reason = re.search(r"Estimator: (default: [^.]*)", text)
+        reason = re.search(r"Estimator: \S+ \((default: [^.]*)", text)
         assert found is not None and reason is not None
         reported.append((found.group(1), reason.group(1)))
     assert reported[0] == reported[1] and reported[0][0] == "joint"

@@ -290,7 +290,7 @@ def test_sklearn_blocks_and_joint(correlated):
     three = JointDimReductionTransformer(rank=1, blocks=[[0, 1], [2, 3], [6, 7]])
     assert three.fit(X, sim.y).transform(X[:4]).shape == (4, 3)
     with pytest.raises(ValueError, match="rank of block 'block1' must be an integer"):
-        JointDimReductionTransformer(blocks=[[0], [1], [2]]).fit(X, sim.y)
+        JointDimReductionTransformer(rank=2, blocks=[[0], [1], [2]]).fit(X, sim.y)
     with pytest.raises(ValueError, match="not both"):
         JointDimReductionTransformer(blocks=[[0], [1]], block_a=[0]).fit(X, sim.y)
 

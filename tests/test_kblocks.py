@@ -70,7 +70,7 @@ def test_two_blocks_take_a_rank_per_block(independent):
                                               res.directions["g"].to_numpy()))) < 1e-8
     assert np.degrees(np.max(principal_angles(np.asarray(two.directions_b)[:, :1],
                                               res.directions["l"].to_numpy()))) < 1e-8
-    assert "Block l: rank 1" in str(res.summary())
+    assert "l: rank 1" in str(res.summary())
 
 
 def test_rank_dict_transform_summary_and_export(tmp_path):
@@ -383,13 +383,15 @@ def test_compute_budgets_never_choose_the_estimator(monkeypatch):
     # the estimator's policy sees no budget at all
     assert policy.kblock_estimator(False, 200_000, (76, 64, 47)).name == "joint"
     assert policy.kblock_estimator(False, 6000, (40, 40, 40)).name == "joint"
-    # a K-way tensor over its budget refuses the joint estimator, naming the budget
+    # a K-way tensor over its budget chooses the sketch (an algorithm): the
+    # estimator stays the one asked for, either of them
     monkeypatch.setattr(policy, "KBLOCK_TENSOR_MAX_ENTRIES", 50)
     y, xs = _correlated(m=300)
     model = jdr.JointDimReduction.from_blocks(y, xs)
-    with pytest.raises(ValueError, match=r"KBLOCK_TENSOR_MAX_ENTRIES.*independent_blocks=True"):
-        model.fit(1)
-    assert model.fit(1, independent_blocks=True).settings["route"]["name"] == "gram"
+    for independent, name in ((False, "joint"), (True, "per-block")):
+        res = model.fit(1, independent_blocks=independent)
+        assert res.settings["route"]["name"] == "sketch"
+        assert res.settings["estimator"] == name
     monkeypatch.undo()
     # the jackknife's influences over their budget refuse rank="auto"; the
     # given rank fits the same (joint) estimator

@@ -166,6 +166,7 @@ def _sim(m, widths, seed):
 
 @pytest.mark.parametrize("widths", SHAPES)
 @pytest.mark.parametrize("independent", [True, False])
+@pytest.mark.filterwarnings("ignore::jdr_stats.exceptions.RankSelectionWarning")
 def test_fit_on_the_complete_sketch_equals_the_tensor_fit(monkeypatch, widths, independent):
     """The whole fit, with rank="auto" (analytic or jackknife rank tests), is
     the tensor route's when the sketch's test vectors are complete: the
