@@ -342,7 +342,9 @@ class KBlockResults(ExportMixin):
         self._supports = None if supports is None else {n: np.asarray(v, int)
                                                          for n, v in supports.items()}
         self._full_white = white if full_white is None else full_white
+        # the maps' means (of the columns times their scales) in the user's units
         self._means = [np.asarray(getattr(mp, "mean", x.mean(0)))
+                       / (1.0 if getattr(mp, "scale", None) is None else mp.scale)
                        for mp, x in zip(self._full_white.maps, blocks, strict=True)]
         self._names = tuple(model.block_names)
         self._cv_table: pd.DataFrame | None = None

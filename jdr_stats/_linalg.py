@@ -716,7 +716,8 @@ def unit_columns(x: np.ndarray) -> np.ndarray:
     a power of two first)."""
     with np.errstate(over="ignore", under="ignore"):
         norms = np.linalg.norm(x, axis=0)
-    odd = ~np.isfinite(norms) | ((norms < np.sqrt(np.finfo(float).tiny)) & (norms > 0))
+    odd = ~np.isfinite(norms) | ((norms < np.sqrt(np.finfo(float).tiny))
+                                 & np.any(x != 0, axis=0))  # a norm that underflowed too
     if odd.any() and np.isfinite(x).all():
         top = np.abs(x[:, odd]).max(axis=0)
         x = x.copy()

@@ -261,6 +261,8 @@ def _block_row(y: np.ndarray, x: np.ndarray, other: np.ndarray | None, w: np.nda
         # marginal test is the per-block fit's); it depends on the blocks
         # only, never on y, so permuting y keeps the test exact
         wk = wmap()
+        if wk is not None and getattr(wk, "scale", None) is not None:
+            x = x * wk.scale  # the map's variables: the columns times powers of two
         z = (x - (w @ x) / np.sum(w)) if wk is None else wk.to_white(x)
         ys = _standardized(y, w)
         obs = studentized_stat(ys, z, w)
