@@ -310,3 +310,40 @@ def test_a_column_constant_at_working_precision_is_still_refused():
     a2[:, 1] = 1e300 * (1.0 + 1e-18 * a[:, 1])  # one float64 value: constant
     with pytest.raises(ValueError, match=r"a1"):
         jdr.JointDimReduction(y, a2, b).fit(1, independent_blocks=True)
+
+
+@pytest.mark.parametrize("scale", [1e300, 1e-300])
+@pytest.mark.parametrize("independent_blocks", [True, False], ids=["per-block", "joint"])
+def test_bootstrap_and_main_effects_at_any_scale(scale, independent_blocks):
+    """Two blocks, block a times 1e300 or 1e-300: the bootstrap's angles
+    (measured in each block's covariance metric, unit-free) and singular
+    values, and the main-effects permutation tests, are those of unit
+    scale."""
+    y, a, b = _rows(m=300, n1=3, n2=3, seed=9)
+    fits = [jdr.JointDimReduction(y, x, b).fit(1, independent_blocks=independent_blocks)
+            for x in (a * scale, a)]
+    boots = [f.bootstrap(25, seed=4) for f in fits]
+    np.testing.assert_allclose(boots[0].angles_a, boots[1].angles_a, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(boots[0].angles_b, boots[1].angles_b, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(boots[0].singular_values, boots[1].singular_values,
+                               rtol=1e-10)
+    tests = [f.main_effects_test(method="permutation", n_perm=49, seed=5) for f in fits]
+    np.testing.assert_allclose(tests[0].pvalues, tests[1].pvalues, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("scale", [1e300, 1e-300])
+def test_three_block_support_and_main_effects_at_any_scale(scale):
+    """Three blocks, a column times 1e300 or 1e-300: the support tests'
+    p-values and selection, and the main-effects permutation tests, are
+    those of unit scale."""
+    y, blocks = _three(m=300)
+    b2, _ = _scaled(blocks["b"], scale, False)
+    models = [jdr.JointDimReduction.from_blocks(y, x) for x in ({**blocks, "b": b2}, blocks)]
+    sup = [mdl.select_support(rank=1, independent_blocks=True, seed=1) for mdl in models]
+    np.testing.assert_allclose(sup[0].table["pvalue"], sup[1].table["pvalue"], rtol=0,
+                               atol=1e-8)
+    assert sup[0].support == sup[1].support
+    for ib in (True, False):
+        tests = [mdl.fit(1, independent_blocks=ib).main_effects_test(
+            method="permutation", n_perm=49, seed=5) for mdl in models]
+        np.testing.assert_allclose(tests[0].pvalues, tests[1].pvalues, rtol=0, atol=1e-12)
