@@ -561,7 +561,8 @@ def _check_sd(sd: np.ndarray, argname: str, names: Sequence[str]) -> None:
         f"{argname} has column(s) {huge} whose variance is beyond float64 (values of "
         "about 1e154 or more, or varying by less than about 1e-154, whose squares "
         "overflow or lose their digits); multiply them by a power of ten to bring "
-        "them near unit scale (the fit's conclusions do not depend on the units)")
+        "them near unit scale, or fit from the rows in memory, which scale such "
+        "columns exactly (the fit's conclusions do not depend on the units)")
 
 
 def shrunk_whitening(

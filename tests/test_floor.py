@@ -347,3 +347,27 @@ def test_three_block_support_and_main_effects_at_any_scale(scale):
         tests = [mdl.fit(1, independent_blocks=ib).main_effects_test(
             method="permutation", n_perm=49, seed=5) for mdl in models]
         np.testing.assert_allclose(tests[0].pvalues, tests[1].pvalues, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize(("scale", "message"), [
+    (1e300, r"overflow float64 in column 'a1'.*rows in memory"),
+    (1e-300, r"\['a1'\] of values below about 1e-150.*rows into memory")])
+def test_streamed_sums_of_extreme_units_are_refused_with_the_remedy(tmp_path, scale, message):
+    """Streamed sums are formed before any scale is known: a column times
+    1e300 or 1e-300 is refused by name with the remedies (a power of ten, or
+    the rows in memory), never fitted nor called constant; the same rows in
+    memory fit."""
+    pytest.importorskip("pyarrow")
+    import pandas as pd
+
+    y, a, b = _rows(m=400, n1=3, n2=3, seed=8)
+    a2 = a.copy()
+    a2[:, 1] *= scale
+    cols = {"y": y, **{f"a{j}": a2[:, j] for j in range(3)},
+            **{f"b{j}": b[:, j] for j in range(3)}}
+    path = tmp_path / "x.parquet"
+    pd.DataFrame(cols).to_parquet(path)
+    with pytest.raises(ValueError, match=message):
+        jdr.JointDimReduction.from_parquet(path, y="y", a=["a0", "a1", "a2"],
+                                           b=["b0", "b1", "b2"]).fit(1)
+    assert jdr.JointDimReduction(y, a2, b).fit(1, independent_blocks=True).rank == 1
