@@ -371,3 +371,59 @@ def test_streamed_sums_of_extreme_units_are_refused_with_the_remedy(tmp_path, sc
         jdr.JointDimReduction.from_parquet(path, y="y", a=["a0", "a1", "a2"],
                                            b=["b0", "b1", "b2"]).fit(1)
     assert jdr.JointDimReduction(y, a2, b).fit(1, independent_blocks=True).rank == 1
+
+
+_VARIANTS = {
+    "sparse": ({}, {"sparsity": (2, 2), "independent_blocks": True}),
+    "support auto": ({}, {"sparsity": "auto", "independent_blocks": True, "seed": 1}),
+    "shrinkage": ({}, {"whitening": "shrinkage", "independent_blocks": True}),
+    "diagonal": ({}, {"whitening": "diagonal", "independent_blocks": True}),
+    "ladle": ({}, {"rank": "auto", "rank_method": "ladle", "independent_blocks": True,
+                   "seed": 1}),
+    "weights": ({"weights": True}, {"independent_blocks": True}),
+    "covariates": ({"covariates": True}, {"independent_blocks": True}),
+    "joint sparse": ({}, {"sparsity": (2, 2)}),
+}
+
+
+@pytest.mark.parametrize("scale", [1e300, 1e-300])
+@pytest.mark.parametrize("variant", list(_VARIANTS))
+def test_fit_variants_at_any_scale(variant, scale):
+    """Sparse fits, regularised whitenings, the ladle, case weights and
+    covariates with a column times 1e300 or 1e-300: the unit-scale rank,
+    singular values and (once the scale is undone) directions."""
+    y, a, b = _rows(m=400, n1=4, n2=3, seed=7)
+    build, fit = _VARIANTS[variant]
+    rng = np.random.default_rng(0)
+    extra = {}
+    if build.get("weights"):
+        extra["weights"] = rng.uniform(0.5, 2.0, y.size)
+    if build.get("covariates"):
+        extra["covariates"] = rng.normal(size=(y.size, 2))
+    fit = {"rank": 1, **fit}
+    a2, factor = _scaled(a, scale, False)
+    got, ref = (jdr.JointDimReduction(y, x, b, **extra).fit(**fit) for x in (a2, a))
+    assert got.rank == ref.rank
+    np.testing.assert_allclose(got.singular_values, ref.singular_values, rtol=1e-10)
+    assert _degrees(got.directions_a, ref.directions_a, factor) < 1e-8
+
+
+@pytest.mark.parametrize("scale", [1e300, 1e-300])
+@pytest.mark.parametrize("fit", [{"whitening": "shrinkage", "independent_blocks": True},
+                                 {"independent_blocks": True, "weights": True},
+                                 {"independent_blocks": False, "weights": True}],
+                         ids=["shrinkage", "weights per-block", "weights joint"])
+def test_three_block_variants_at_any_scale(fit, scale):
+    """Three blocks with a regularised whitening or case weights, a column
+    times 1e300 or 1e-300: the unit-scale eigenvalues and directions."""
+    y, blocks = _three(m=300)
+    fit = dict(fit)
+    extra = {"weights": np.random.default_rng(2).uniform(0.5, 2.0, y.size)} \
+        if fit.pop("weights", False) else {}
+    b2, factor = _scaled(blocks["b"], scale, False)
+    got, ref = (jdr.JointDimReduction.from_blocks(y, x, **extra).fit(1, **fit)
+                for x in ({**blocks, "b": b2}, blocks))
+    for k in "abc":
+        np.testing.assert_allclose(got.eigenvalues[k], ref.eigenvalues[k], rtol=1e-10)
+        undo = factor if k == "b" else np.ones(blocks[k].shape[1])
+        assert _degrees(got.directions[k], ref.directions[k], undo) < 1e-8
