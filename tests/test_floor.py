@@ -427,3 +427,20 @@ def test_three_block_variants_at_any_scale(fit, scale):
         np.testing.assert_allclose(got.eigenvalues[k], ref.eigenvalues[k], rtol=1e-10)
         undo = factor if k == "b" else np.ones(blocks[k].shape[1])
         assert _degrees(got.directions[k], ref.directions[k], undo) < 1e-8
+
+
+@pytest.mark.parametrize("independent_blocks", [True, False], ids=["per-block", "joint"])
+def test_results_of_extreme_units_save_and_load(tmp_path, independent_blocks):
+    """A fit of a column times 1e300 (its scaled rows held for the tests)
+    is saved and loaded exactly, and its reloaded rank tests are the fit's."""
+    y, a, b = _rows(m=300, n1=3, n2=3, seed=8)
+    a2 = a.copy()
+    a2[:, 1] *= 1e300
+    res = jdr.JointDimReduction(y, a2, b).fit(1, independent_blocks=independent_blocks)
+    path = tmp_path / "r.jdr"
+    res.save(path)
+    back = jdr.load(path)
+    np.testing.assert_array_equal(np.asarray(back.directions_a), np.asarray(res.directions_a))
+    np.testing.assert_array_equal(back.block_means[0], res.block_means[0])
+    pv = [r.rank_tests(max_rank=1, n_perm=9, seed=1).pvalues for r in (back, res)]
+    np.testing.assert_array_equal(pv[0], pv[1])
