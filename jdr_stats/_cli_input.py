@@ -154,9 +154,13 @@ def read_frame(args: argparse.Namespace, how: Input) -> pd.DataFrame:
         # one type per column in every file (the in-memory read would cast a drift)
         check_parquet_types(files, [], cols if cols is not None else
                             parquet_schema(files[0]).names)
-        try:
-            return pd.read_parquet(path, columns=_wanted(args))
+        try:  # a file written with page checksums: a corrupt data page is refused
+            return pd.read_parquet(path, columns=_wanted(args), page_checksum_verification=True)
         except (OSError, ValueError, KeyError) as exc:
+            text = " ".join(str(exc).split())
+            if "checksum" in text.lower() or "page integrity" in text.lower():
+                raise ValueError(f"cannot read {str(path)!r} as Parquet: a data page failed "
+                                 f"its checksum (the file is corrupt: {text})") from None
             raise ValueError(f"cannot read {path} as Parquet: {exc}") from None
     try:
         return pd.read_csv(path, sep=args.sep)

@@ -26,7 +26,7 @@ unchanged.  This module builds those rows:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
@@ -40,8 +40,9 @@ from .core.whitening import DesignWhitening
 from .exceptions import RowsNotInMemoryError
 from .moments import Moments, ResponseMoments
 
-__all__ = ["JointModelData", "JointMomentsData", "JointSource", "joint_data",
-           "joint_fit_data", "original_means", "stacked_block_moments"]
+__all__ = ["JointModelData", "JointMomentsData", "JointSource", "ScaledModelData",
+           "joint_data", "joint_fit_data", "original_means", "scaled_data",
+           "stacked_block_moments"]
 
 
 def _joint_whitening(mean: np.ndarray, cov: np.ndarray, names_a: list[str],
@@ -415,6 +416,46 @@ def _response_crosses(rsums: ResponseMoments, jw: DesignWhitening[Whitening],
     return {"cross": cross_q[0], "cross_q": cross_q if cross_q.shape[0] > 1 else None}
 
 
+@dataclass(frozen=True)
+class ScaledModelData(ModelData):
+    """The model's rows in memory with columns of extreme units multiplied
+    by powers of two (:func:`~jdr_stats.core.moments.column_scales`): the
+    rows the per-block estimator fits when a column's squares would over-
+    or underflow float64.  Multiplying by a power of two is exact, and the
+    estimator is equivariant under column scalings, so its whitened
+    quantities (singular values, rank tests, support tests) are those of
+    the user's columns; :meth:`moments` carries the scales, which the
+    whitening maps fold back into the directions (the user's units)."""
+
+    #: each block's power-of-two column scales (the rows are the model's times them)
+    scales: tuple[np.ndarray, ...] = ()
+
+    def moments(self, weights: np.ndarray | None = None, *,
+                covariances: bool = True) -> BlockMoments:
+        mom = super().moments(weights, covariances=covariances)
+        return replace(mom, scale_a=self.scales[0], scale_b=self.scales[1])
+
+
+def scaled_data(data: RowsData) -> RowsData:
+    """``data`` itself, or, for a model's rows in memory with a column
+    beyond ``2^+-100`` (:func:`~jdr_stats.core.moments.column_scales`),
+    a :class:`ScaledModelData` of its rows times power-of-two scales (a
+    copy of those blocks only)."""
+    if type(data) is not ModelData or len(data.blocks) != 2:
+        return data
+    _, a, b = data.rows("the column scales")
+    scale = core_moments.column_scales((a, b))
+    if scale is None:
+        return data
+    n1 = a.shape[1]
+    scales = (scale[:n1], scale[n1:])
+    blocks = {k: x * s if np.any(s != 1.0) else x
+              for (k, x), s in zip(data.blocks.items(), scales, strict=True)}
+    given = {f.name: getattr(data, f.name) for f in fields(data)}
+    given["blocks"] = blocks
+    return ScaledModelData(**given, scales=scales)
+
+
 def joint_data(data: RowsData, kind: str = "sample"
                ) -> tuple[RowsData, DesignWhitening[Whitening]]:
     """The residual rows of ``data`` for the joint estimator, and the
@@ -502,6 +543,8 @@ def original_means(data: RowsData, mom: BlockMoments) -> tuple[np.ndarray, np.nd
     the joint coefficients' centring."""
     jw = data.whitening if isinstance(data, (JointModelData, JointMomentsData)) else getattr(
         getattr(data, "source", None), "whitening", None)
+    if isinstance(data, ScaledModelData):  # the scaled columns' means, in the user's units
+        return mom.mean_a / data.scales[0], mom.mean_b / data.scales[1]
     if isinstance(jw, DesignWhitening):
         if jw.scale is not None:  # the means of the scaled columns, in the user's units
             n1 = jw[0].dim

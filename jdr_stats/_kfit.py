@@ -30,7 +30,7 @@ from ._data import ModelData
 from ._export import ExportMixin
 from ._ksparse import cv_kblock_sparsity, sparse_kfit
 from ._kwhiten import _cross_cov, _whiten_arrays
-from ._linalg import principal_angles
+from ._linalg import principal_angles, unit_columns
 from ._validation import check_memory, normalize_seed
 from .core.kestimate import KBlockFactors, block_factors, stacked_pieces
 from .core.tensor import pieces, sketch_tests
@@ -342,7 +342,9 @@ class KBlockResults(ExportMixin):
         self._supports = None if supports is None else {n: np.asarray(v, int)
                                                          for n, v in supports.items()}
         self._full_white = white if full_white is None else full_white
+        # the maps' means (of the columns times their scales) in the user's units
         self._means = [np.asarray(getattr(mp, "mean", x.mean(0)))
+                       / (1.0 if getattr(mp, "scale", None) is None else mp.scale)
                        for mp, x in zip(self._full_white.maps, blocks, strict=True)]
         self._names = tuple(model.block_names)
         self._cv_table: pd.DataFrame | None = None
@@ -580,7 +582,10 @@ class KBlockResults(ExportMixin):
                   level: float = 0.95) -> KBlockBootstrapResults:
         """Percentile bounds of each block's largest principal angle between
         the bootstrap re-estimates (rows resampled, the fit repeated with the
-        same settings and ranks) and the estimate, in degrees.
+        same settings and ranks) and the estimate, in degrees.  The angles are
+        those between coefficient vectors of the block's columns (so they
+        depend on the columns' units; a column of extreme units, scaled by a
+        power of two for the fit, is measured in its scaled coordinates).
 
         Returns a :class:`KBlockBootstrapResults`: its ``table`` is indexed
         by block, columns ``median`` and ``upper`` (the ``level`` percentile)
@@ -610,11 +615,19 @@ class KBlockResults(ExportMixin):
                               seed=None, main_effects=self.main_effects)
             for k, n in enumerate(self._names):
                 angles[b, k] = np.degrees(np.max(principal_angles(
-                    self.directions[n].to_numpy(), res.directions[n].to_numpy())))
+                    *(self._near_unit(k, d[n].to_numpy())
+                      for d in (self.directions, res.directions)))))
         table = pd.DataFrame({"median": np.median(angles, axis=0),
                               "upper": np.quantile(angles, level, axis=0)},
                              index=pd.Index(self._names, name="block"))
         return KBlockBootstrapResults(table, n_boot=int(n_boot), level=float(level))
+
+    def _near_unit(self, k: int, d: np.ndarray) -> np.ndarray:
+        """Block ``k``'s directions ``d`` in the coordinates of its columns
+        times their power-of-two scales (near unit size: the bootstrap's
+        angles of a column of extreme units), or ``d`` itself at unit scale."""
+        scale = getattr(self._full_white.maps[k], "scale", None)
+        return d if scale is None else unit_columns(d / scale[:, None])
 
     def _headline(self) -> list[str]:
         """What was found: each block's rank and, for ``rank="auto"``, the

@@ -200,7 +200,9 @@ class BlockSums:
             if bad is not None:
                 raise ValueError(f"the sums of squares and products overflow float64 in "
                                  f"column {bad!r}: the values are too large to square and "
-                                 "sum (corrupt data, or a column to rescale)")
+                                 "sum (corrupt data, or a column to rescale: multiply "
+                                 "it by a power of ten, or fit from the rows in memory, "
+                                 "which scale such columns exactly)")
             return out
 
         self.design_sums: DesignSums = reader(block_fn, _merge_all)

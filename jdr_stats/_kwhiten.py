@@ -5,11 +5,13 @@ shared by the K-block fit (:mod:`jdr_stats._kfit`) and its sparse fits
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from ._linalg import joint_whitening
+from .core.moments import column_scales
 from .core.whitening import DesignWhitening
 from .whitenings import WHITENING_METHODS
 
@@ -22,13 +24,19 @@ def _whiten_arrays(blocks: Sequence[np.ndarray], w: np.ndarray | None, names: Se
     """Whitened rows (centred at the weighted mean) of every block and the whitening."""
     m = blocks[0].shape[0]
     wn = np.full(m, 1.0 / m) if w is None else w / w.sum()
+    # columns of extreme units: their moments of the columns times powers of
+    # two (exact), the scales kept on the whitening and its maps
+    scale = column_scales(blocks)
+    bounds = np.cumsum([0, *(x.shape[1] for x in blocks)])
+    scaled = blocks if scale is None else [x * scale[lo:hi] for x, lo, hi
+                                           in zip(blocks, bounds[:-1], bounds[1:], strict=True)]
     if estimator == "joint":
-        x = np.hstack(blocks)
+        x = np.hstack(scaled)
         mean = wn @ x
         xc = x - mean
         cov = (xc * wn[:, None]).T @ xc
         white = joint_whitening(mean, cov, [b.shape[1] for b in blocks], list(names),
-                                [list(lab) for lab in labels])
+                                [list(lab) for lab in labels], scale=scale)
     else:
         method = WHITENING_METHODS[kind]
         if method.factory is None:
@@ -36,12 +44,14 @@ def _whiten_arrays(blocks: Sequence[np.ndarray], w: np.ndarray | None, names: Se
                              'more blocks, or main_effects=True); use "auto", "sample" or '
                              '"shrinkage"')
         maps: list[Any] = []
-        for name, x, lab in zip(names, blocks, labels, strict=True):
+        for k, (name, x, lab) in enumerate(zip(names, scaled, labels, strict=True)):
             mean = wn @ x
             xc = x - mean
             cov = (xc * wn[:, None]).T @ xc
-            maps.append(method.factory(mean, cov, m, name, lab, rows=None, weights=w))
-        white = DesignWhitening.per_block(maps)
+            made = method.factory(mean, cov, m, name, lab, rows=None, weights=w)
+            maps.append(made if scale is None
+                        else replace(made, scale=scale[bounds[k]:bounds[k + 1]]))
+        white = DesignWhitening.per_block(maps, scale)
     zs = [z - wn @ z for z in white.rows(blocks)]
     return zs, white
 

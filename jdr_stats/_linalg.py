@@ -561,7 +561,8 @@ def _check_sd(sd: np.ndarray, argname: str, names: Sequence[str]) -> None:
         f"{argname} has column(s) {huge} whose variance is beyond float64 (values of "
         "about 1e154 or more, or varying by less than about 1e-154, whose squares "
         "overflow or lose their digits); multiply them by a power of ten to bring "
-        "them near unit scale (the fit's conclusions do not depend on the units)")
+        "them near unit scale, or fit from the rows in memory, which scale such "
+        "columns exactly (the fit's conclusions do not depend on the units)")
 
 
 def shrunk_whitening(
@@ -716,7 +717,8 @@ def unit_columns(x: np.ndarray) -> np.ndarray:
     a power of two first)."""
     with np.errstate(over="ignore", under="ignore"):
         norms = np.linalg.norm(x, axis=0)
-    odd = ~np.isfinite(norms) | ((norms < np.sqrt(np.finfo(float).tiny)) & (norms > 0))
+    odd = ~np.isfinite(norms) | ((norms < np.sqrt(np.finfo(float).tiny))
+                                 & np.any(x != 0, axis=0))  # a norm that underflowed too
     if odd.any() and np.isfinite(x).all():
         top = np.abs(x[:, odd]).max(axis=0)
         x = x.copy()

@@ -130,6 +130,7 @@ CLASSES: dict[str, Spec] = {
     "ModelData": Spec("jdr_stats._data:ModelData"),
     "RemovedData": Spec("jdr_stats._data:RemovedData"),
     "JointModelData": Spec("jdr_stats._joint:JointModelData"),
+    "ScaledModelData": Spec("jdr_stats._joint:ScaledModelData"),
     "JointMomentsData": Spec("jdr_stats._joint:JointMomentsData"),
     "_ResidualRows": Spec("jdr_stats._joint:_ResidualRows"),
     "StackedSums": Spec("jdr_stats.core.moments:StackedSums"),

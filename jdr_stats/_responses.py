@@ -22,6 +22,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from .core.moments import column_scales
 from .exceptions import CovariateWarning, RareClassWarning
 
 __all__ = [
@@ -421,6 +422,9 @@ def _check_explained(before: dict[str, np.ndarray], after: list[np.ndarray]) -> 
     """A block column the covariates explain (residual SD below ``1e-8`` of its
     SD) carries nothing after the adjustment: a ValueError naming it."""
     for (argname, x), r in zip(before.items(), after, strict=True):
+        scale = column_scales((x,))  # extreme units: SDs of the columns times powers of two
+        if scale is not None:
+            x, r = x * scale, r * scale
         gone = np.flatnonzero(r.std(axis=0) <= 1e-8 * x.std(axis=0))
         if gone.size:
             raise ValueError(

@@ -55,6 +55,15 @@ def check_moments(mom: Moments) -> None:
         ("exog_b", mom.m2_b, mom.mean_b, mom.names_b),
     ):
         const = constant(np.diag(m2), mean)
+        tiny = const & (np.abs(mean) > 0) & (np.abs(mean) < 1e-150)
+        if tiny.any():  # squares below float64's range: not known to be constant
+            cols = [names[j] for j in np.flatnonzero(tiny)]
+            raise ValueError(
+                f"{argname} has column(s) {cols} of values below about 1e-150 whose "
+                "squares vanish in float64, so these sums cannot tell them from constant "
+                "columns; multiply them by a power of ten, or read the rows into memory "
+                "(arrays, DataFrames), where columns of extreme units are scaled exactly "
+                "before the moments are formed")
         if const.any():
             cols = [names[j] for j in np.flatnonzero(const)]
             raise ValueError(

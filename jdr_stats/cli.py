@@ -492,6 +492,7 @@ def _run_kblock_fit(args: argparse.Namespace, how: cin.Input) -> str:
                     independent_blocks=args.independent_blocks == "yes",
                     sparsity=args.sparsity, rank_method=args.rank_method,
                     seed=np.random.default_rng(fit_seed))
+    _check_finite_fit(args, res)
     boot = None
     if args.bootstrap is not None:
         boot = res.bootstrap(args.bootstrap, seed=np.random.default_rng(boot_seed))
@@ -575,6 +576,7 @@ def _run_fit(args: argparse.Namespace) -> str:
         fdr=args.fdr,
         seed=np.random.default_rng(fit_seed),
     )
+    _check_finite_fit(args, res)
     refusals: list[str] = []  # a refused procedure does not hide the fit
     boot = None
     if args.bootstrap is not None:
@@ -599,6 +601,30 @@ def _run_fit(args: argparse.Namespace) -> str:
     if refusals:
         raise _Refused(text, refusals)
     return text
+
+
+def _not_fitted(args: argparse.Namespace | None) -> str:
+    """The one line for a fit whose linear algebra failed or whose moments
+    are not finite: the file's values, named by the file."""
+    file = getattr(args, "file", None)
+    where = f"the file {str(file)!r}" if file else "the data"
+    return (f"the values read from {where} give moments that are not finite or a "
+            "covariance whose factorisation fails (corrupt data pages, or values beyond "
+            "float64); check the file (rewrite it with page checksums to have a corrupt "
+            "page found when it is read)")
+
+
+def _check_finite_fit(args: argparse.Namespace, res: Any) -> None:
+    """Refuse a fit whose singular values (two blocks) or eigenvalues (K
+    blocks) are not finite, naming the file."""
+    values = getattr(res, "singular_values", None)
+    if values is None:
+        values = [np.asarray(v, float) for v in getattr(res, "eigenvalues", {}).values()]
+        finite = all(np.isfinite(v).all() for v in values)
+    else:
+        finite = bool(np.isfinite(np.asarray(values, float)).all())
+    if not finite:
+        raise ValueError(_not_fitted(args))
 
 
 def _seed(seed: int | None) -> int | None:
@@ -655,6 +681,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except _UsageError as exc:
         print(f"jdr_stats: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except np.linalg.LinAlgError:  # (a ValueError) corrupt values: the file, not LAPACK
+        print(f"jdr_stats: error: {_not_fitted(args)}", file=sys.stderr)
         return EXIT_USAGE
     except (ValueError, TypeError, ImportError) as exc:  # ImportError: an optional package
         print(f"jdr_stats: error: {_say(str(exc), args)}", file=sys.stderr)

@@ -172,11 +172,17 @@ def fit_measures(
     red, full = _Gram(), _Gram()
     q = 1
     scales: list[np.ndarray | None] | None = None
+    feature_scales: tuple[np.ndarray | None] | None = None
     for y, a, b, w in chunks:
         y = np.asarray(y, dtype=float)
         y = y[:, None] if y.ndim == 1 else y  # q > 1: the response matrix
         q = y.shape[1]
-        red.add(np.hstack([bilinear_design(a @ u, b @ v), y]), w)
+        fa, fb = a @ u, b @ v
+        if feature_scales is None:  # R^2 is unit-free: features of extreme units scaled
+            feature_scales = (column_scales((fa, fb)),)
+        if feature_scales[0] is not None:
+            fa, fb = fa * feature_scales[0][:u.shape[1]], fb * feature_scales[0][u.shape[1]:]
+        red.add(np.hstack([bilinear_design(fa, fb), y]), w)
         if with_full:
             if scales is None:  # extreme units: power-of-two column scales (R^2 unit-free)
                 scales = [column_scales((x,)) for x in (a, b)]

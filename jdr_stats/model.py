@@ -27,7 +27,7 @@ from ._estimate import (
     fold_standardize,
     moments_and_whitenings,
 )
-from ._joint import joint_data, joint_fit_data, original_means
+from ._joint import joint_data, joint_fit_data, original_means, scaled_data
 from ._kfit import check_main_effects, fit_kblocks
 from ._kstream import BlockSums, block_reader_dask, block_reader_file, fit_streamed_kblocks
 from ._linalg import BlockMoments, Whitening
@@ -877,8 +877,9 @@ class JointDimReduction(DataModel):
         if auto:
             check_tests_feasible(self.nobs, len(names_a), len(names_b), rank, sparsity, joint)
         # the joint estimator is the paper's on each block's rows (Sigma_hat^{-1} x)
+        # (the per-block one on columns of extreme units times powers of two)
         data, kind = joint_fit_data(self._data, choice.name) if joint \
-            else (self._data, choice.name)
+            else (scaled_data(self._data), choice.name)
         # The moments are computed once, and each covariance factored once,
         # for the rank tests, the coordinate tests and the estimate.
         mom, whitening_pair = moments_and_whitenings(data, names_a, names_b, kind, auto)
@@ -994,8 +995,10 @@ class JointDimReduction(DataModel):
                 refused={"test": test, "method": method, "covariance": covariance,
                          "n_resamples": n_resamples, "n_jobs": n_jobs},
                 standardize=standardize, independent_blocks=independent_blocks)
+        # the per-block tests on columns of extreme units times powers of two
+        data = scaled_data(self._data) if independent_blocks is True else self._data
         return _select_support(
-            self._data, rank=rank, test=test, method=method, covariance=covariance,
+            data, rank=rank, test=test, method=method, covariance=covariance,
             n_resamples=n_resamples, rule=rule, fdr=fdr, standardize=standardize,
             independent_blocks=independent_blocks, seed=seed,
             progress=progress, n_jobs=n_jobs,

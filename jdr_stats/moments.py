@@ -501,7 +501,9 @@ class Moments:
                 raise ValueError(
                     f"the sums of squares and products overflow float64 in column {bad!r} "
                     f"in the chunk starting at row {row0}{where}: the values are too large "
-                    "to square and sum (corrupt data, or a column to rescale)")
+                    "to square and sum (corrupt data, or a column to rescale: "
+                    "multiply it by a power of ten, or fit from the rows in memory, which "
+                    "scale such columns exactly)")
             row0 += k
         if total is None:
             raise ValueError("no chunks: the data source yielded no rows")

@@ -30,7 +30,7 @@ from ._data import (
 )
 from ._estimate import Estimate, choose_whitening, inference_note, moments_and_whitenings
 from ._export import ExportMixin, records
-from ._joint import joint_data
+from ._joint import ScaledModelData, joint_data, scaled_data
 from ._linalg import AnyWhitening, BlockMoments
 from ._responses import summary_lines as _response_lines
 from ._responses import summary_notes as _response_notes
@@ -873,7 +873,8 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         kind = choose_whitening(choice.name if choice.reason == "given" else "auto",
                                 self.nobs, len(names_a), len(names_b), joint=False).name
         auto = self._settings.rank_method is not None or self._settings.support is not None
-        return moments_and_whitenings(self._model.data, names_a, names_b, kind, auto)[1]
+        return moments_and_whitenings(scaled_data(self._model.data), names_a, names_b, kind,
+                                      auto)[1]
 
     @cached_property
     def _summary_main_effects(self) -> MainEffectsResults | None:
@@ -963,7 +964,8 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
             interval=interval, alpha=alpha, progress=progress, n_jobs=n_jobs, fit=self,
             # the joint estimator's rows carry their (regularised) partial covariances,
             # which every replicate re-estimates and whitens with (the angles' metric)
-            whitening="sample" if self._fit_data is not self._model.data else self.whitening,
+            whitening="sample" if self._fit_data is not self._model.data
+            and not isinstance(self._fit_data, ScaledModelData) else self.whitening,
             whitening_maps=self._whitening,
         )
 

@@ -195,14 +195,252 @@ def test_any_valid_scale_gives_the_unit_scale_conclusions(scale):
     assert "Singular" in str(got.summary()) or len(str(got.summary())) > 0
 
 
-@pytest.mark.parametrize("scale", [1e300, 1e160, 1e-160, 1e-300])
-def test_scales_beyond_float64_squares_are_refused_clearly_per_block(scale):
-    """The per-block estimator (its moments are not scaled): a column whose
-    variance over- or underflows float64 is named with the remedy, never a
-    LinAlgError or a NaN fit."""
+SCALES = [1e300, 1e160, 1e-160, 1e-300]
+
+
+def _degrees(got, want, scale):
+    """The largest principal angle, in degrees, between the directions
+    ``got`` (the user's units: coefficients of the columns times ``scale``)
+    and ``want`` (unit scale), once the scale is undone."""
+    from scipy.linalg import subspace_angles
+    undone = np.asarray(got, float) * scale[:, None]
+    return float(np.degrees(subspace_angles(undone, np.asarray(want, float)).max()))
+
+
+def _scaled(x, scale, whole):
+    factor = np.full(x.shape[1], scale) if whole else np.r_[1.0, scale, np.ones(x.shape[1] - 2)]
+    return x * factor, factor
+
+
+@pytest.mark.parametrize("scale", SCALES)
+@pytest.mark.parametrize("whole", [False, True], ids=["one column", "whole block"])
+@pytest.mark.parametrize("independent_blocks", [True, False], ids=["per-block", "joint"])
+def test_two_blocks_at_any_scale_give_the_unit_scale_conclusions(scale, whole,
+                                                                 independent_blocks):
+    """A column (or a whole block) times 1e300 ... 1e-300: fit("auto") chooses
+    the unit-scale rank; the singular values, the rank tests' p-values and
+    the support are those of unit scale, the directions the same once the
+    scale is undone (angles below 1e-8 degrees), the block means in the
+    user's units, and the reduced features of new rows proportional to the
+    unit-scale ones (unit-length directions in the user's units)."""
+    y, a, b = _rows(m=500, n1=4, n2=3, seed=8)
+    a2, factor = _scaled(a, scale, whole)
+    fit = {"independent_blocks": independent_blocks, "seed": 2}
+    ref = jdr.JointDimReduction(y, a, b).fit("auto", **fit)
+    got = jdr.JointDimReduction(y, a2, b).fit("auto", **fit)
+    assert got.rank == ref.rank
+    np.testing.assert_allclose(got.singular_values, ref.singular_values, rtol=1e-10)
+    assert _degrees(got.directions_a, ref.directions_a, factor) < 1e-8
+    assert _degrees(got.directions_b, ref.directions_b, np.ones(3)) < 1e-8
+    np.testing.assert_allclose(got.block_means[0] / factor, ref.block_means[0], rtol=1e-12)
+    pv = [t.rank_tests(max_rank=2, n_perm=19, seed=1).pvalues for t in (got, ref)]
+    np.testing.assert_allclose(pv[0], pv[1], rtol=0, atol=1e-8)
+    new_a, new_b = a[:7] + 0.25, b[:7]
+    ratio = (np.asarray(got.transform(new_a * factor, new_b))
+             / np.asarray(ref.transform(new_a, new_b)))
+    np.testing.assert_allclose(ratio, np.broadcast_to(ratio[0], ratio.shape), rtol=1e-9)
+    if independent_blocks:
+        sup = [jdr.JointDimReduction(y, x, b).select_support(
+            rank=1, independent_blocks=True, seed=3) for x in (a2, a)]
+        assert sup[0].table["selected"].tolist() == sup[1].table["selected"].tolist()
+        np.testing.assert_allclose(sup[0].table["pvalue"], sup[1].table["pvalue"],
+                                   rtol=0, atol=1e-8)
+    assert len(str(got.summary())) > 0
+
+
+def _three(m=400, seed=3):
+    rng = np.random.default_rng(seed)
+    x1, x2, x3 = rng.normal(size=(m, 3)), rng.normal(size=(m, 3)), rng.normal(size=(m, 2))
+    y = x1[:, 0] * x2[:, 0] * x3[:, 0] + 0.5 * rng.normal(size=m)
+    return y, {"a": x1, "b": x2, "c": x3}
+
+
+@pytest.mark.parametrize("scale", SCALES)
+@pytest.mark.parametrize("whole", [False, True], ids=["one column", "whole block"])
+@pytest.mark.parametrize("independent_blocks", [True, False], ids=["per-block", "joint"])
+def test_three_blocks_at_any_scale_give_the_unit_scale_conclusions(scale, whole,
+                                                                   independent_blocks):
+    """Three blocks, a column (or block b) times 1e300 ... 1e-300, either
+    estimator: the ranks of fit("auto"), the eigenvalues and each block's
+    rank-test p-values of unit scale; the directions the same once the
+    scale is undone; the block means in the user's units; the reduced
+    features proportional to the unit-scale ones."""
+    y, blocks = _three()
+    b2, factor = _scaled(blocks["b"], scale, whole)
+    scaled = {**blocks, "b": b2}
+    ref = jdr.JointDimReduction.from_blocks(y, blocks).fit(
+        "auto", independent_blocks=independent_blocks)
+    got = jdr.JointDimReduction.from_blocks(y, scaled).fit(
+        "auto", independent_blocks=independent_blocks)
+    assert got.rank == ref.rank
+    assert got.settings["estimator"] == ref.settings["estimator"]
+    for k in "abc":
+        np.testing.assert_allclose(got.eigenvalues[k], ref.eigenvalues[k], rtol=1e-10)
+        np.testing.assert_allclose(got.rank_tests().tables[k]["pvalue"],
+                                   ref.rank_tests().tables[k]["pvalue"], rtol=0, atol=1e-8)
+        undo = factor if k == "b" else np.ones(blocks[k].shape[1])
+        assert _degrees(got.directions[k], ref.directions[k], undo) < 1e-8
+    np.testing.assert_allclose(got.block_means["b"] / factor, ref.block_means["b"],
+                               rtol=1e-12)
+    new = {k: x[:6] + 0.5 for k, x in blocks.items()}
+    ratio = (got.transform({**new, "b": new["b"] * factor}).to_numpy()
+             / ref.transform(new).to_numpy())
+    np.testing.assert_allclose(ratio, np.broadcast_to(ratio[0], ratio.shape), rtol=1e-9)
+
+
+@pytest.mark.parametrize("scale", [1e300, 1e-300])
+def test_three_blocks_sparse_fit_at_any_scale(scale):
+    """A sparse fit of three blocks with a column of extreme units keeps the
+    unit-scale variables and directions."""
+    y, blocks = _three(m=300)
+    b2, factor = _scaled(blocks["b"], scale, False)
+    fits = [jdr.JointDimReduction.from_blocks(y, x).fit(1, sparsity=2)
+            for x in ({**blocks, "b": b2}, blocks)]
+    assert fits[0].support == fits[1].support
+    for k in "abc":
+        undo = factor if k == "b" else np.ones(blocks[k].shape[1])
+        assert _degrees(fits[0].directions[k], fits[1].directions[k], undo) < 1e-8
+
+
+def test_a_column_constant_at_working_precision_is_still_refused():
+    """Scaling cannot rescue a column whose values are equal in float64:
+    the refusal names it."""
     y, a, b = _rows(m=300, n1=3, n2=3, seed=8)
     a2 = a.copy()
+    a2[:, 1] = 1e300 * (1.0 + 1e-18 * a[:, 1])  # one float64 value: constant
+    with pytest.raises(ValueError, match=r"a1"):
+        jdr.JointDimReduction(y, a2, b).fit(1, independent_blocks=True)
+
+
+@pytest.mark.parametrize("scale", [1e300, 1e-300])
+@pytest.mark.parametrize("independent_blocks", [True, False], ids=["per-block", "joint"])
+def test_bootstrap_and_main_effects_at_any_scale(scale, independent_blocks):
+    """Two blocks, block a times 1e300 or 1e-300: the bootstrap's angles
+    (measured in each block's covariance metric, unit-free) and singular
+    values, and the main-effects permutation tests, are those of unit
+    scale."""
+    y, a, b = _rows(m=300, n1=3, n2=3, seed=9)
+    fits = [jdr.JointDimReduction(y, x, b).fit(1, independent_blocks=independent_blocks)
+            for x in (a * scale, a)]
+    boots = [f.bootstrap(25, seed=4) for f in fits]
+    np.testing.assert_allclose(boots[0].angles_a, boots[1].angles_a, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(boots[0].angles_b, boots[1].angles_b, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(boots[0].singular_values, boots[1].singular_values,
+                               rtol=1e-10)
+    tests = [f.main_effects_test(method="permutation", n_perm=49, seed=5) for f in fits]
+    np.testing.assert_allclose(tests[0].pvalues, tests[1].pvalues, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("scale", [1e300, 1e-300])
+def test_three_block_support_and_main_effects_at_any_scale(scale):
+    """Three blocks, a column times 1e300 or 1e-300: the support tests'
+    p-values and selection, and the main-effects permutation tests, are
+    those of unit scale."""
+    y, blocks = _three(m=300)
+    b2, _ = _scaled(blocks["b"], scale, False)
+    models = [jdr.JointDimReduction.from_blocks(y, x) for x in ({**blocks, "b": b2}, blocks)]
+    sup = [mdl.select_support(rank=1, independent_blocks=True, seed=1) for mdl in models]
+    np.testing.assert_allclose(sup[0].table["pvalue"], sup[1].table["pvalue"], rtol=0,
+                               atol=1e-8)
+    assert sup[0].support == sup[1].support
+    for ib in (True, False):
+        tests = [mdl.fit(1, independent_blocks=ib).main_effects_test(
+            method="permutation", n_perm=49, seed=5) for mdl in models]
+        np.testing.assert_allclose(tests[0].pvalues, tests[1].pvalues, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize(("scale", "message"), [
+    (1e300, r"overflow float64 in column 'a1'.*rows in memory"),
+    (1e-300, r"\['a1'\] of values below about 1e-150.*rows into memory")])
+def test_streamed_sums_of_extreme_units_are_refused_with_the_remedy(tmp_path, scale, message):
+    """Streamed sums are formed before any scale is known: a column times
+    1e300 or 1e-300 is refused by name with the remedies (a power of ten, or
+    the rows in memory), never fitted nor called constant; the same rows in
+    memory fit."""
+    pytest.importorskip("pyarrow")
+    import pandas as pd
+
+    y, a, b = _rows(m=400, n1=3, n2=3, seed=8)
+    a2 = a.copy()
     a2[:, 1] *= scale
-    model = jdr.JointDimReduction(y, a2, b)  # construction: not constant
-    with pytest.raises(ValueError, match=r"exog_a has .*column\(s\) \['a1'\].*power of ten"):
-        model.fit(1, independent_blocks=True)
+    cols = {"y": y, **{f"a{j}": a2[:, j] for j in range(3)},
+            **{f"b{j}": b[:, j] for j in range(3)}}
+    path = tmp_path / "x.parquet"
+    pd.DataFrame(cols).to_parquet(path)
+    with pytest.raises(ValueError, match=message):
+        jdr.JointDimReduction.from_parquet(path, y="y", a=["a0", "a1", "a2"],
+                                           b=["b0", "b1", "b2"]).fit(1)
+    assert jdr.JointDimReduction(y, a2, b).fit(1, independent_blocks=True).rank == 1
+
+
+_VARIANTS = {
+    "sparse": ({}, {"sparsity": (2, 2), "independent_blocks": True}),
+    "support auto": ({}, {"sparsity": "auto", "independent_blocks": True, "seed": 1}),
+    "shrinkage": ({}, {"whitening": "shrinkage", "independent_blocks": True}),
+    "diagonal": ({}, {"whitening": "diagonal", "independent_blocks": True}),
+    "ladle": ({}, {"rank": "auto", "rank_method": "ladle", "independent_blocks": True,
+                   "seed": 1}),
+    "weights": ({"weights": True}, {"independent_blocks": True}),
+    "covariates": ({"covariates": True}, {"independent_blocks": True}),
+    "joint sparse": ({}, {"sparsity": (2, 2)}),
+}
+
+
+@pytest.mark.parametrize("scale", [1e300, 1e-300])
+@pytest.mark.parametrize("variant", list(_VARIANTS))
+def test_fit_variants_at_any_scale(variant, scale):
+    """Sparse fits, regularised whitenings, the ladle, case weights and
+    covariates with a column times 1e300 or 1e-300: the unit-scale rank,
+    singular values and (once the scale is undone) directions."""
+    y, a, b = _rows(m=400, n1=4, n2=3, seed=7)
+    build, fit = _VARIANTS[variant]
+    rng = np.random.default_rng(0)
+    extra = {}
+    if build.get("weights"):
+        extra["weights"] = rng.uniform(0.5, 2.0, y.size)
+    if build.get("covariates"):
+        extra["covariates"] = rng.normal(size=(y.size, 2))
+    fit = {"rank": 1, **fit}
+    a2, factor = _scaled(a, scale, False)
+    got, ref = (jdr.JointDimReduction(y, x, b, **extra).fit(**fit) for x in (a2, a))
+    assert got.rank == ref.rank
+    np.testing.assert_allclose(got.singular_values, ref.singular_values, rtol=1e-10)
+    assert _degrees(got.directions_a, ref.directions_a, factor) < 1e-8
+
+
+@pytest.mark.parametrize("scale", [1e300, 1e-300])
+@pytest.mark.parametrize("fit", [{"whitening": "shrinkage", "independent_blocks": True},
+                                 {"independent_blocks": True, "weights": True},
+                                 {"independent_blocks": False, "weights": True}],
+                         ids=["shrinkage", "weights per-block", "weights joint"])
+def test_three_block_variants_at_any_scale(fit, scale):
+    """Three blocks with a regularised whitening or case weights, a column
+    times 1e300 or 1e-300: the unit-scale eigenvalues and directions."""
+    y, blocks = _three(m=300)
+    fit = dict(fit)
+    extra = {"weights": np.random.default_rng(2).uniform(0.5, 2.0, y.size)} \
+        if fit.pop("weights", False) else {}
+    b2, factor = _scaled(blocks["b"], scale, False)
+    got, ref = (jdr.JointDimReduction.from_blocks(y, x, **extra).fit(1, **fit)
+                for x in ({**blocks, "b": b2}, blocks))
+    for k in "abc":
+        np.testing.assert_allclose(got.eigenvalues[k], ref.eigenvalues[k], rtol=1e-10)
+        undo = factor if k == "b" else np.ones(blocks[k].shape[1])
+        assert _degrees(got.directions[k], ref.directions[k], undo) < 1e-8
+
+
+@pytest.mark.parametrize("independent_blocks", [True, False], ids=["per-block", "joint"])
+def test_results_of_extreme_units_save_and_load(tmp_path, independent_blocks):
+    """A fit of a column times 1e300 (its scaled rows held for the tests)
+    is saved and loaded exactly, and its reloaded rank tests are the fit's."""
+    y, a, b = _rows(m=300, n1=3, n2=3, seed=8)
+    a2 = a.copy()
+    a2[:, 1] *= 1e300
+    res = jdr.JointDimReduction(y, a2, b).fit(1, independent_blocks=independent_blocks)
+    path = tmp_path / "r.jdr"
+    res.save(path)
+    back = jdr.load(path)
+    np.testing.assert_array_equal(np.asarray(back.directions_a), np.asarray(res.directions_a))
+    np.testing.assert_array_equal(back.block_means[0], res.block_means[0])
+    pv = [r.rank_tests(max_rank=1, n_perm=9, seed=1).pvalues for r in (back, res)]
+    np.testing.assert_array_equal(pv[0], pv[1])

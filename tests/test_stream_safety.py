@@ -5,6 +5,7 @@ fingerprints, the strict CSV reader and the Parquet schema checks.
 """
 
 import os
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -152,6 +153,64 @@ def test_cli_corrupt_row_group_exits_with_one_line(tmp_path, capsys):
     path = _corrupt(tmp_path)
     line = _one_error_line(capsys, ["fit", str(path), *CLI, "--stream"])
     assert "row group 2" in line and "'a1'" in line
+
+
+def _corrupt_checksummed(tmp_path):
+    """A file written with page checksums whose third row group's a1 page
+    has a few bytes flipped (an intact footer)."""
+    path = _parquet(_frame(), tmp_path / "k.parquet", compression="none",
+                    use_dictionary=False, write_page_checksum=True)
+    col = pq.ParquetFile(path).metadata.row_group(2).column(2)
+    raw = bytearray(path.read_bytes())
+    start = col.data_page_offset + 200
+    raw[start:start + 6] = bytes(x ^ 0xFF for x in raw[start:start + 6])
+    path.write_bytes(bytes(raw))
+    return path
+
+
+def test_cli_in_memory_read_verifies_page_checksums(tmp_path, capsys):
+    """Read into memory (no --stream), a file with page checksums and a
+    flipped data page is refused in one line naming the file; the intact
+    file with checksums fits."""
+    path = _corrupt_checksummed(tmp_path)
+    line = _one_error_line(capsys, ["fit", str(path), *CLI])
+    assert "k.parquet" in line and "checksum" in line
+    good = _parquet(_frame(), tmp_path / "g.parquet", write_page_checksum=True)
+    assert main(["fit", str(good), *CLI]) == 0
+
+
+@pytest.mark.parametrize("blocks", [2, 3])
+def test_cli_linear_algebra_failure_is_one_line_naming_the_file(tmp_path, capsys,
+                                                                 monkeypatch, blocks):
+    """A LinAlgError from the data (as corrupt values give) is one line naming
+    the file, never LAPACK's "did not converge" nor a traceback."""
+    path = _parquet(_frame(), tmp_path / "d.parquet")
+
+    def failing(self, *args, **kwargs):
+        raise np.linalg.LinAlgError("Eigenvalues did not converge")
+
+    monkeypatch.setattr(jdr.JointDimReduction, "fit", failing)
+    argv = (["fit", str(path), *CLI] if blocks == 2 else
+            ["fit", str(path), "--y", "y", "--block", "p=a0,a1", "--block", "q=a2,b0",
+             "--block", "r=b1", "--rank", "1"])
+    line = _one_error_line(capsys, argv)
+    assert "d.parquet" in line and "converge" not in line
+
+
+def test_cli_fit_with_moments_that_are_not_finite_is_refused(tmp_path, capsys, monkeypatch):
+    """A fit whose singular values are not finite (moments that overflowed)
+    is one line naming the file, not a summary of infinities."""
+    path = _parquet(_frame(), tmp_path / "n.parquet")
+    real = jdr.JointDimReduction.fit
+
+    def overflowed(self, *args, **kwargs):
+        res = real(self, *args, **kwargs)
+        res._est = replace(res._est, singular_values=np.full_like(res.singular_values, np.inf))
+        return res
+
+    monkeypatch.setattr(jdr.JointDimReduction, "fit", overflowed)
+    line = _one_error_line(capsys, ["fit", str(path), *CLI])
+    assert "n.parquet" in line and "not finite" in line
 
 
 # -- CSV as strict as the in-memory read --------------------------------------------

@@ -99,9 +99,10 @@ class DesignWhitening(Generic[W]):
     #: ``r_i = (x_i - mean) R`` gives each block's residual on the other blocks
     mean: np.ndarray | None = None
     residual_map: np.ndarray | None = None
-    #: ``"joint"`` only: power-of-two column scales, the whitening's variables
-    #: being the design's columns times ``scale`` (None: unit); ``mean`` and
-    #: ``residual_map`` are those of the scaled columns
+    #: power-of-two column scales, the whitening's variables being the
+    #: design's columns times ``scale`` (None: unit); ``mean`` and
+    #: ``residual_map`` (joint) and the maps' means are those of the scaled
+    #: columns, and :meth:`rows` scales the design's rows it is given
     scale: np.ndarray | None = None
 
     def __post_init__(self) -> None:
@@ -113,9 +114,12 @@ class DesignWhitening(Generic[W]):
             raise ValueError("a joint whitening needs its mean and residual map, and only it")
 
     @classmethod
-    def per_block(cls, maps: Sequence[W]) -> DesignWhitening[W]:
-        """The paper's whitening: each block by its own map."""
-        return cls(tuple(maps), "per-block")
+    def per_block(cls, maps: Sequence[W],
+                  scale: np.ndarray | None = None) -> DesignWhitening[W]:
+        """The paper's whitening: each block by its own map (``scale``: the
+        maps' variables are the design's columns times it)."""
+        return cls(tuple(maps), "per-block",
+                   scale=None if scale is None else np.asarray(scale, float))
 
     def __iter__(self) -> Iterator[W]:
         return iter(self.maps)
@@ -143,7 +147,9 @@ class DesignWhitening(Generic[W]):
         order = list(order)
         maps = tuple(self.maps[k] for k in order)
         if self.kind == "per-block":
-            return DesignWhitening(maps, self.kind)
+            scale = None if self.scale is None else np.concatenate(
+                [self.scale[self._span(k)] for k in order])
+            return DesignWhitening(maps, self.kind, scale=scale)
         assert self.mean is not None and self.residual_map is not None
         cols = np.concatenate([np.arange(self._span(k).start, self._span(k).stop)
                                for k in order])
@@ -162,7 +168,9 @@ class DesignWhitening(Generic[W]):
         ``scale`` is set; one contiguous array per block, formed from
         slices of the centred rows, so no stacked copy of the design)."""
         if self.kind == "per-block":
-            return list(blocks)
+            if self.scale is None:
+                return list(blocks)
+            return [x * self.scale[self._span(k)] for k, x in enumerate(blocks)]
         assert self.mean is not None and self.residual_map is not None
         spans = [self._span(k) for k in range(len(self.maps))]
         m = int(blocks[0].shape[0])
@@ -200,7 +208,8 @@ class DesignWhitening(Generic[W]):
     def rows(self, blocks: Sequence[np.ndarray]) -> list[np.ndarray]:
         """Each block's whitened rows."""
         if self.kind == "per-block":
-            return [w.to_white(x) for w, x in zip(self.maps, blocks, strict=True)]
+            return [w.to_white(x) for w, x in zip(self.maps, self.residuals(blocks),
+                                                  strict=True)]
         return [w.solve(r.T).T for w, r in zip(self.maps, self.residuals(blocks), strict=True)]
 
     def cross(self, j: int, k: int, s: np.ndarray) -> np.ndarray:

@@ -59,6 +59,16 @@ def _dense_upper(upper_factor: np.ndarray) -> Metric:
     return lambda bases: np.matmul(upper_factor, bases)
 
 
+def _in_units(upper: Metric, scale: np.ndarray | None) -> Metric:
+    """The metric of directions in the user's units when the covariance is
+    that of the columns times ``scale`` (powers of two; ``Sigma' = D Sigma
+    D``, ``C' = D C``): ``C^T U = C'^T D^{-1} U``."""
+    if scale is None:
+        return upper
+    inv = 1.0 / np.asarray(scale, float)[:, None]
+    return lambda bases: upper(np.asarray(bases, dtype=float) * inv)
+
+
 def covariance_factors(
     data: RowsData,
     moments: BlockMoments | None = None,
@@ -78,13 +88,15 @@ def covariance_factors(
     if whitening in ("shrinkage", "diagonal") and maps is not None:
         wa, wb = maps
         if isinstance(wa, ShrunkWhitening) and isinstance(wb, ShrunkWhitening):
-            return _shrunk_upper(wa), _shrunk_upper(wb)
+            return (_in_units(_shrunk_upper(wa), wa.scale),
+                    _in_units(_shrunk_upper(wb), wb.scale))
     mom = moments if moments is not None and moments.has_covariances else data.moments()
     out = []
     for arg, cov in (("exog_a", mom.cov_a), ("exog_b", mom.cov_b)):
         names = data.names[arg]
         try:
-            out.append(_dense_upper(cholesky_factor(cov, arg, names).T))
+            scale = mom.scale_a if arg == "exog_a" else mom.scale_b
+            out.append(_in_units(_dense_upper(cholesky_factor(cov, arg, names).T), scale))
         except ValueError as exc:
             if len(names) < data.nobs:
                 raise

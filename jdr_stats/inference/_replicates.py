@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -30,6 +30,7 @@ from .._linalg import (
     batched_principal_angles,
     blas_single_thread,
     orthonormal_basis,
+    unit_columns,
 )
 from .._progress import ProgressArg, progress_bar
 from .._resampling import draw_counts, inner_counts, worker_pool
@@ -233,6 +234,10 @@ def _fit_batch(ctx: dict, moms: list[BlockMoments], errors: list[str]) -> list:
     replicate it cannot fit is refitted alone to get the error message.
     Sparse fits call :func:`estimate` per replicate.
     """
+    scales = ctx.get("scales")
+    if scales is not None:  # every replicate in the scaled columns' coordinates
+        moms = [mom if isinstance(mom, _Failed) else replace(mom, scale_a=None, scale_b=None)
+                for mom in moms]
     out: list = [None] * len(moms)
     good = [j for j, mom in enumerate(moms) if not isinstance(mom, _Failed)]
     errors.extend(mom.message for mom in moms if isinstance(mom, _Failed))
@@ -254,7 +259,30 @@ def _fit_batch(ctx: dict, moms: list[BlockMoments], errors: list[str]) -> list:
             errors.append(str(exc))
             continue
         out[j] = (e.dir_a, e.dir_b, e.singular_values, e.rows, e.cols)
+    if scales is not None:  # the directions in the user's units, as the estimate's
+        out = [None if e is None else (unit_columns(e[0] * scales[0][:, None]),
+                                       unit_columns(e[1] * scales[1][:, None]), *e[2:])
+               for e in out]
     return out
+
+
+def _column_scales(data: RowsData, moments: BlockMoments | None
+                   ) -> tuple[np.ndarray, np.ndarray] | None:
+    """The power-of-two column scales of a fit of extreme units (its
+    moments', or its data's), each block's; None at unit scale."""
+    if moments is not None and (moments.scale_a is not None or moments.scale_b is not None):
+        n1, n2 = moments.mean_a.shape[0], moments.mean_b.shape[0]
+        return (np.ones(n1) if moments.scale_a is None else moments.scale_a,
+                np.ones(n2) if moments.scale_b is None else moments.scale_b)
+    given = getattr(data, "scales", None)  # the per-block estimator's scaled rows
+    if given:
+        return given[0], given[1]
+    jw = getattr(data, "whitening", None)  # the joint estimator's residual rows
+    scale = getattr(jw, "scale", None)
+    if scale is not None:
+        n1 = len(data.names["exog_a"])
+        return scale[:n1], scale[n1:]
+    return None
 
 
 @dataclass(frozen=True)
@@ -398,7 +426,8 @@ def replicates(
     ua, ub = covariance_factors(data, moments, whitening, maps)
     names_a, names_b = data.names["exog_a"], data.names["exog_b"]
     ctx = {"rank": est0.rank, "standardize": standardize, "sparsity": sparsity,
-           "names_a": names_a, "names_b": names_b, "whitening": whitening}
+           "names_a": names_a, "names_b": names_b, "whitening": whitening,
+           "scales": _column_scales(data, moments)}
     store = _Store(n_boot, len(names_a), len(names_b), est0.rank, len(est0.singular_values),
                    sparsity is not None, inner)
     with worker_pool(n_jobs) as parallel, progress_bar(progress, n_boot, "bootstrap") as update:

@@ -250,6 +250,14 @@ def _block_row(y: np.ndarray, x: np.ndarray, other: np.ndarray | None, w: np.nda
         covariates_kept=covariates is not None, n_blocks=n_blocks)
     row: dict[str, Any] = {"statistic": np.nan, "df": np.nan, "pvalue": np.nan,
                            "df_denom": np.nan, "method": choice.name, "reason": choice.reason}
+    # the regressions are unit-free: columns of extreme units times powers of
+    # two (exact), so that their squares neither overflow nor vanish; the
+    # permutation version scales by its whitening map's own scales below
+    raw = x
+    scale = column_scales((x,))
+    x = x if scale is None else x * scale
+    if other is not None and (scale_o := column_scales((other,))) is not None:
+        other = other * scale_o
     if choice.name == "robust":
         nu = m - 1 - n_adjusted - (n_other or 0)
         e = _residual(y, other, w)
@@ -261,7 +269,10 @@ def _block_row(y: np.ndarray, x: np.ndarray, other: np.ndarray | None, w: np.nda
         # marginal test is the per-block fit's); it depends on the blocks
         # only, never on y, so permuting y keeps the test exact
         wk = wmap()
-        z = (x - (w @ x) / np.sum(w)) if wk is None else wk.to_white(x)
+        if wk is None:
+            z = x - (w @ x) / np.sum(w)
+        else:  # the map's variables: the columns times its scales (if any)
+            z = wk.to_white(raw if getattr(wk, "scale", None) is None else raw * wk.scale)
         ys = _standardized(y, w)
         obs = studentized_stat(ys, z, w)
         null = np.array([studentized_stat(ys[rng.permutation(m)], z, w)

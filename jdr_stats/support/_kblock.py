@@ -33,6 +33,7 @@ from .. import policy
 from .._export import ExportMixin
 from .._lazy import stats
 from ..core.kestimate import piece_scale, piece_weight
+from ..core.moments import column_scales
 from ..core.tensor import pieces
 from ..inference.hypotheses import fdr_qvalues
 from ..policy import Choice
@@ -105,8 +106,11 @@ def kblock_support(y: np.ndarray, blocks: Sequence[np.ndarray], names: Sequence[
                          f"numbers (policy.KBLOCK_INFLUENCE_MAX_ENTRIES); use fewer rows or "
                          "narrower blocks")
     yc = y - y.mean()
-    white = [_whitened(np.asarray(x, float), n, lab)
-             for x, n, lab in zip(blocks, names, labels, strict=True)]
+    # the tests are unit-free: columns of extreme units times powers of two
+    # (exact), so that their squares neither overflow nor vanish
+    scaled = [np.asarray(x, float) for x in blocks]
+    scaled = [x if (sc := column_scales((x,))) is None else x * sc for x in scaled]
+    white = [_whitened(x, n, lab) for x, n, lab in zip(scaled, names, labels, strict=True)]
     zs = [w[0] for w in white]
     white_chol = [w[2] for w in white]
     rows = []
