@@ -32,7 +32,10 @@ threads (one per core).  The contenders of each method:
     split the rows into two products of the same total cost).
 
 Columns: the seconds, ``jdr_stats / statsmodels``, ``jdr_stats / floor`` and
-``fit / floor``.  Then the principal angles between the two libraries'
+``fit / floor``; on one thread both the wall times and the CPU times of the
+process (the latter less sensitive to the other jobs of a shared machine;
+with several BLAS threads CPU time adds the threads, so only wall times are
+shown).  Then the principal angles between the two libraries'
 leading directions (one BLAS thread):
 
 * SIR: identical kernel; the subspaces should agree to rounding.
@@ -45,7 +48,7 @@ Command (recorded in studies/results/bench_baselines.txt)::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python studies/bench_baselines.py
 
-Options: ``--repeat`` (default 5), ``--threads`` (the default-threads run's
+Options: ``--repeat`` (default 7), ``--threads`` (the default-threads run's
 count; default: the number of cores).
 """
 
@@ -56,39 +59,42 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import argparse  # noqa: E402
-import platform  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-from collections.abc import Callable  # noqa: E402
-from pathlib import Path  # noqa: E402
+import argparse
+import platform
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
 
-import numpy as np  # noqa: E402
-import statsmodels  # noqa: E402
-from statsmodels.regression import dimred  # noqa: E402
-from threadpoolctl import threadpool_limits  # noqa: E402
+import numpy as np
+import statsmodels
+from statsmodels.regression import dimred
+from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import jdr_stats  # noqa: E402
-from jdr_stats.baselines import PHD, SAVE, SIR  # noqa: E402
-from jdr_stats.metrics import principal_angles  # noqa: E402
+import jdr_stats
+from jdr_stats.baselines import PHD, SAVE, SIR
+from jdr_stats.metrics import principal_angles
 
 M, P, H, SEED = 100_000, 50, 10, 20261126
 
 
 def alternated(contenders: dict[str, Callable[[], object]], repeat: int
-               ) -> tuple[dict[str, float], dict[str, object]]:
-    """Best time and last output of each contender, alternated in each round."""
+               ) -> tuple[dict[str, float], dict[str, float], dict[str, object]]:
+    """Best wall and CPU time and last output of each contender, alternated
+    in each round."""
     best = dict.fromkeys(contenders, np.inf)
+    cpu = dict.fromkeys(contenders, np.inf)
     outs: dict[str, object] = {}
     for _ in range(repeat):
         for name, fn in contenders.items():
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             outs[name] = fn()
             best[name] = min(best[name], time.perf_counter() - t0)
-    return best, outs
+            cpu[name] = min(cpu[name], time.process_time() - c0)
+    return best, cpu, outs
 
 
 def data() -> tuple[np.ndarray, np.ndarray]:
@@ -134,20 +140,39 @@ def cases(y: np.ndarray, x: np.ndarray) -> list[tuple[str, Callable, Callable, C
     ]
 
 
-def table(y: np.ndarray, x: np.ndarray, repeat: int) -> dict[str, tuple[object, object]]:
-    """Print one table of times and ratios; return each method's two fits."""
+HEAD = ("| method | jdr_stats s | fit s | statsmodels s | floor s | / statsmodels "
+        "| / floor | fit / floor |\n|---|---|---|---|---|---|---|---|")
+
+
+def row(name: str, t: dict[str, float]) -> str:
+    return (f"| {name} | {t['ours']:.4f} | {t['fit']:.4f} | {t['sm']:.4f} | "
+            f"{t['floor']:.4f} | {t['ours'] / t['sm']:.3f} | {t['ours'] / t['floor']:.2f} "
+            f"| {t['fit'] / t['floor']:.2f} |")
+
+
+def table(y: np.ndarray, x: np.ndarray, repeat: int, with_cpu: bool
+          ) -> dict[str, tuple[object, object]]:
+    """Print the table of wall times and ratios (and, on one thread, of CPU
+    times: less sensitive to the other jobs of a shared machine); return
+    each method's two fits."""
     floor = floors(y, x)
-    print("| method | jdr_stats s | fit s | statsmodels s | floor s | / statsmodels "
-          "| / floor | fit / floor |")
-    print("|---|---|---|---|---|---|---|---|")
-    fits = {}
+    fits, walls, cpus = {}, [], []
     for name, ours, fit, theirs in cases(y, x):
-        t, out = alternated({"ours": ours, "fit": fit, "sm": theirs, "floor": floor[name]},
-                            repeat)
-        print(f"| {name} | {t['ours']:.4f} | {t['fit']:.4f} | {t['sm']:.4f} | "
-              f"{t['floor']:.4f} | {t['ours'] / t['sm']:.3f} | {t['ours'] / t['floor']:.2f} "
-              f"| {t['fit'] / t['floor']:.2f} |")
+        wall, cpu, out = alternated(
+            {"ours": ours, "fit": fit, "sm": theirs, "floor": floor[name]}, repeat)
+        walls.append(row(name, wall))
+        cpus.append(row(name, cpu))
         fits[name] = (out["ours"], out["sm"])
+    print("Wall seconds:")
+    print()
+    print(HEAD)
+    print("\n".join(walls))
+    if with_cpu:
+        print()
+        print("CPU seconds (the process):")
+        print()
+        print(HEAD)
+        print("\n".join(cpus))
     return fits
 
 
@@ -172,14 +197,14 @@ def commit() -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     args = parser.parse_args()
     y, x = data()
     print("# bench_baselines: SIR, pHd and SAVE against statsmodels' dimred and their floors")
     print()
     print("command: OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=. "
-          "python studies/bench_baselines.py" + ("" if args.repeat == 5 else
+          "python studies/bench_baselines.py" + ("" if args.repeat == 7 else
                                                  f" --repeat {args.repeat}"))
     print(f"commit {commit()}; jdr_stats {jdr_stats.__version__}, statsmodels "
           f"{statsmodels.__version__}, numpy {np.__version__}; {platform.machine()}, "
@@ -189,12 +214,12 @@ def main() -> None:
     print("## one BLAS thread")
     print()
     with threadpool_limits(1):
-        fits = table(y, x, args.repeat)
+        fits = table(y, x, args.repeat, with_cpu=True)
     print()
     print(f"## default threads ({args.threads} BLAS threads)")
     print()
     with threadpool_limits(args.threads):
-        table(y, x, args.repeat)
+        table(y, x, args.repeat, with_cpu=False)
     print()
     print("## agreement with statsmodels (one BLAS thread)")
     print()

@@ -38,9 +38,11 @@ __all__ = [
 ]
 
 def _step(n: int, p: int) -> int:
-    """Rows of the reused buffer of shifted rows: about ``config.CHUNK_BYTES``
-    (small enough to stay in cache)."""
-    return max(1, min(n, config.chunk_rows(p)))
+    """Rows of the reused buffer of shifted rows: about half of
+    ``config.CHUNK_BYTES`` (at least ``config.MIN_CHUNK_ROWS``), so that the
+    buffer and the copy its products read (pHd's scaled rows) stay in a
+    core's cache together."""
+    return max(1, min(n, max(config.MIN_CHUNK_ROWS, config.CHUNK_BYTES // (16 * max(p, 1)))))
 
 
 def row_chunks(
