@@ -257,24 +257,32 @@ class ColumnSums:
 
 def column_sums(arr: np.ndarray) -> ColumnSums:
     """The :class:`ColumnSums` of a 2-D block, in cache-sized slices of rows
-    (one product of two weight rows with each slice, one buffer of a
-    slice for ``|x - x0|``; no copy of the block, C or Fortran order)."""
+    (no copy of the block, C or Fortran order).
+
+    One read of the data: each slice's ``d = x - x0`` into one buffer, its
+    product with two weight rows and then, in place, ``|d|`` and its sum,
+    all on the buffer while it is in cache; ``sum x = sum d + m x0`` (and
+    likewise for the mixed sum)."""
     m, n = arr.shape
     first = np.array(arr[0], dtype=float)
-    spread, sums = np.zeros(n), np.zeros((2, n))
-    step = min(m, max(256, config.CHUNK_BYTES // (8 * n)))
+    spread, sums, wsum = np.zeros(n), np.zeros((2, n)), np.zeros(2)
+    # a quarter of CHUNK_BYTES: the buffer and the slice it is read from stay
+    # in a core's cache together
+    step = min(m, max(256, config.CHUNK_BYTES // (32 * n)))
     buf = np.empty((step, n))
     # ones, and golden-ratio weights: a fixed, irregular sequence in [-1/2, 1/2)
     weights = np.vstack([np.ones(step), (np.arange(step) * 0.6180339887498949) % 1.0 - 0.5])
     with np.errstate(invalid="ignore", over="ignore"):
         for lo in range(0, m, step):
             hi = min(lo + step, m)
-            sums += weights[:, :hi - lo] @ arr[lo:hi]
             d = buf[:hi - lo]
             np.subtract(arr[lo:hi], first, out=d)
+            sums += weights[:, :hi - lo] @ d
+            wsum += weights[:, :hi - lo].sum(axis=1)
             np.abs(d, out=d)
             spread += weights[0, :hi - lo] @ d
-    return ColumnSums(first, spread, sums[0], sums[1])
+        total, mixed = sums + wsum[:, None] * first
+    return ColumnSums(first, spread, total, mixed)
 
 
 def block_sums(raw: Raw) -> dict[str, ColumnSums]:

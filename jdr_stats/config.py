@@ -55,10 +55,12 @@ __all__ = [
 #: The knobs in floats or bytes of intermediate products derive from it.
 MEMORY_BUDGET = 1 << 25
 
-#: Bytes of one in-memory chunk of rows: the chunks of an ``ArraySource``,
-#: the cache-sized slices in which the moments engine centres a larger chunk,
-#: and the reused buffer of shifted rows of the baselines' design moments
-#: (2 MiB: small enough that the centred copy stays in cache).
+#: Bytes of one in-memory chunk of rows: the chunks of an ``ArraySource`` and
+#: the cache-sized slices in which the moments engine centres a larger chunk
+#: (2 MiB: small enough that the centred copy stays in cache); the reused
+#: buffer of shifted rows of the baselines' design moments is half of it and
+#: the slices of the input checks' column sums a quarter (each with the rows
+#: it is read from in a core's cache).
 CHUNK_BYTES = 1 << 21
 
 #: Fewest rows of an in-memory chunk (:func:`chunk_rows`): for wide blocks

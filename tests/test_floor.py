@@ -141,6 +141,26 @@ def test_column_sums_see_constant_and_nonfinite_columns():
     assert not column_sums(x).finite
 
 
+@pytest.mark.parametrize("layout", ["C", "F"])
+def test_column_sums_are_the_sums_of_the_rows(monkeypatch, layout):
+    """``total``, ``mixed`` and ``spread`` equal the direct sums over the rows
+    (formed from ``x - x0`` slice by slice: several slices here), also for a
+    column far from zero."""
+    from jdr_stats import config
+
+    monkeypatch.setattr(config, "CHUNK_BYTES", 8)  # slices of 256 rows
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(1000, 5)) * [1.0, 1e-3, 1e3, 1.0, 2.0] + [0.0, 0.0, 0.0, 1e6, -3.0]
+    x = np.asarray(x, order=layout)
+    t = column_sums(x)
+    golden = (np.arange(x.shape[0]) % 256 * 0.6180339887498949) % 1.0 - 0.5
+    scale = np.abs(x).sum(axis=0)
+    np.testing.assert_array_equal(t.first, x[0])
+    np.testing.assert_allclose(t.total, x.sum(axis=0), rtol=0, atol=1e-13 * scale.max())
+    assert (np.abs(t.mixed - golden @ x) <= 1e-12 * scale).all()
+    np.testing.assert_allclose(t.spread, np.abs(x - x[0]).sum(axis=0), rtol=1e-12)
+
+
 def test_construction_makes_no_copy_of_float_blocks():
     y, a, b = _rows(m=300)
     for xa, xb in ((a, b), (np.asfortranarray(a), np.asfortranarray(b))):

@@ -38,9 +38,11 @@ __all__ = [
 ]
 
 def _step(n: int, p: int) -> int:
-    """Rows of the reused buffer of shifted rows: about ``config.CHUNK_BYTES``
-    (small enough to stay in cache)."""
-    return max(1, min(n, config.chunk_rows(p)))
+    """Rows of the reused buffer of shifted rows: about half of
+    ``config.CHUNK_BYTES`` (at least ``config.MIN_CHUNK_ROWS``), so that the
+    buffer and the copy its products read (pHd's scaled rows) stay in a
+    core's cache together."""
+    return max(1, min(n, max(config.MIN_CHUNK_ROWS, config.CHUNK_BYTES // (16 * max(p, 1)))))
 
 
 def row_chunks(
@@ -97,13 +99,17 @@ def _sum(u: np.ndarray, w: np.ndarray | None) -> np.ndarray:
 def _gram(u: np.ndarray, q: np.ndarray | None) -> np.ndarray:
     """``sum_i q_i u_i u_i^T`` (``q`` of any sign; ``None``: all ones).
 
-    The rows with ``q_i > 0`` and the others, each scaled by ``sqrt|q_i|``,
-    give two symmetric rank-k products: half the work of ``(u * q)^T u``.
+    The rows scaled by ``sqrt|q_i|`` give one symmetric rank-k product when
+    every ``q_i`` is positive (case weights), else two (the rows with
+    ``q_i > 0`` and the others): half the work of ``(u * q)^T u``.
     """
     if q is None:
         return u.T @ u
     root = np.sqrt(np.abs(q))
     pos = q > 0
+    if pos.all():
+        a = u * root[:, None]
+        return a.T @ a
     out = np.zeros((u.shape[1], u.shape[1]))
     for rows, sign in ((np.flatnonzero(pos), 1.0), (np.flatnonzero(~pos), -1.0)):
         if rows.size:
