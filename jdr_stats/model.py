@@ -538,7 +538,8 @@ class JointDimReduction(DataModel):
             raise TypeError(f"source must be a row source (jdr_stats.sources); got "
                             f"{type(source).__name__}")
         origin = f"the {type(source).__name__}" if origin is None else origin
-        return cls._from_sums(Moments.from_source(source, within=False, positive_weights=True),
+        return cls._from_sums(Moments.from_source(source, within="stacked",
+                                                  positive_weights=True),
                               source=source,
                               origin=origin)
 
@@ -1279,5 +1280,5 @@ def _dask_data(
         yy = DaskSource(endog[:, 0], endog, endog)
         return MomentsData(ResponseMoments.from_sources(parts, yy), origin="dask collections")
     src = DaskSource(endog, exog_a, exog_b)
-    return MomentsData(Moments.from_source(src, within=False), source=src,
+    return MomentsData(Moments.from_source(src, within="stacked"), source=src,
                        origin="dask collections")

@@ -251,3 +251,44 @@ def test_poisson_replicate_is_one_streamed_pass(sim, tmp_path):
     ref = jdr.Moments.from_arrays(sim.y, sim.a, sim.b, counts)
     assert rep.weighted and rep.weight == counts.sum()
     np.testing.assert_allclose(rep.m3_ayb, ref.m3_ayb, rtol=1e-10, atol=1e-12)
+
+
+class _CountingSource(ArraySource):
+    """An array source that counts its passes."""
+
+    passes = 0
+
+    def iter_chunks(self, batch_rows=None):
+        self.passes += 1
+        return super().iter_chunks(batch_rows)
+
+    def iter_weighted_chunks(self, batch_rows=None):
+        self.passes += 1
+        return super().iter_weighted_chunks(batch_rows)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("whitening", ["sample", "shrinkage"])
+def test_streamed_default_fit_is_one_pass(sim, weighted, whitening):
+    """The default (joint) fit of a streamed model reads the rows once (the
+    model's pass: the stacked design's sums of every chunk, merged), and
+    equals the fit of the rows in memory."""
+    w = np.random.default_rng(3).integers(1, 4, size=4000).astype(float) if weighted else None
+    src = _CountingSource(sim.y, sim.a, sim.b, weights=w, batch_rows=777)
+    model = jdr.JointDimReduction.from_source(src)
+    got = model.fit(2, whitening=whitening)
+    per_block = model.fit(2, independent_blocks=True)
+    assert src.passes == 1
+    mem = jdr.JointDimReduction(sim.y, sim.a, sim.b, weights=w)
+    for res, ref in ((got, mem.fit(2, whitening=whitening)),
+                     (per_block, mem.fit(2, independent_blocks=True))):
+        s = ref.singular_values
+        np.testing.assert_allclose(res.singular_values, s, rtol=0, atol=1e-12 * s.max())
+        for block in ("a", "b"):
+            angles = principal_angles(getattr(res, f"directions_{block}"),
+                                      getattr(ref, f"directions_{block}"))
+            assert angles.max() < 1e-10
+    # the procedures that read the rows again still do (one more pass each)
+    if not weighted:  # (the rank tests take unweighted rows)
+        table = got.rank_tests(max_rank=1)
+        assert src.passes > 1 and table.pvalues.shape == (2,)
