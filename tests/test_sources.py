@@ -292,3 +292,54 @@ def test_streamed_default_fit_is_one_pass(sim, weighted, whitening):
     if not weighted:  # (the rank tests take unweighted rows)
         table = got.rank_tests(max_rank=1)
         assert src.passes > 1 and table.pvalues.shape == (2,)
+
+
+def test_read_ahead_keeps_order_errors_and_stops():
+    import threading
+
+    from jdr_stats._sources import read_ahead
+
+    assert list(read_ahead(iter(range(50)), depth=3)) == list(range(50))
+    assert list(read_ahead(iter(range(5)), depth=0)) == list(range(5))
+
+    def failing():
+        yield 1
+        yield 2
+        raise ValueError("bad chunk near row 7")
+
+    got = []
+    with pytest.raises(ValueError, match="bad chunk near row 7"):
+        for item in read_ahead(failing(), depth=2):
+            got.append(item)
+    assert got == [1, 2]
+    closed = []
+
+    def endless():
+        try:
+            i = 0
+            while True:
+                yield i
+                i += 1
+        finally:
+            closed.append(True)
+
+    it = read_ahead(endless(), depth=2)
+    assert [next(it) for _ in range(3)] == [0, 1, 2]
+    it.close()  # the caller stops early: the reader stops and closes its source
+    assert closed == [True]
+    assert not any(t.name == "jdr_stats-read-ahead" for t in threading.enumerate())
+
+
+def test_parquet_pass_with_and_without_read_ahead(sim, tmp_path, monkeypatch):
+    pytest.importorskip("pyarrow")
+    path = tmp_path / "d.parquet"
+    sim.frame.to_parquet(path, row_group_size=900)
+    na, nb = _names(sim)
+    src = ParquetSource(path, y="y", a=na, b=nb, batch_rows=500)
+    ahead = [c for c in src.iter_chunks()]
+    monkeypatch.setattr(jdr.config, "READ_AHEAD_CHUNKS", 0)
+    serial = [c for c in src.iter_chunks()]
+    assert len(ahead) == len(serial) == 8
+    for x, z in zip(ahead, serial, strict=True):
+        for u, v in zip(x, z, strict=True):
+            np.testing.assert_array_equal(u, v)
