@@ -14,13 +14,14 @@ unchanged.  This module builds those rows:
 - in memory, :class:`JointModelData` (a :class:`~jdr_stats._data.ModelData`
   whose blocks are the residuals; reweighting it, as the bootstrap does,
   re-estimates the coefficients under the weights);
-- on a row source (Parquet, CSV chunks, dask), :class:`JointSource`, which
-  yields each chunk residualised (the coefficients are second-order sums,
-  already in the model's :class:`~jdr_stats.Moments`);
-- from bare sums, :class:`JointMomentsData`: the residual rows are linear in
+- from sums, :class:`JointMomentsData`: the residual rows are linear in
   the centred rows, ``r = (x - mean) R``, so their moments are those of the
   sums mapped by ``R`` (the y-weighted ones need the within-block moments
-  ``m3_aya``, ``m3_byb`` of the :class:`~jdr_stats.Moments`).
+  ``m3_aya``, ``m3_byb`` of the :class:`~jdr_stats.Moments`, which a
+  streamed model's one pass sums);
+- on a row source (Parquet, CSV chunks, dask), :class:`JointSource`, which
+  yields each chunk residualised, for the procedures that read the rows
+  again (the rank tests, the ladle, the Poisson bootstrap).
 """
 
 from __future__ import annotations

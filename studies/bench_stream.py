@@ -103,7 +103,7 @@ def main() -> None:
     b = [f"b{j}" for j in range(args.width)]
     columns = ["y", *a, *b]
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True, check=False).stdout.strip()
+                            text=True, check=False).stdout.strip() or "?"
     print(f"jdr_stats {jdr.__version__} at {commit}, {args.rows} rows x (1 + {args.width} + "
           f"{args.width}) float64, {path.stat().st_size / 2**30:.2f} GiB on disk, batch_rows "
           f"{args.batch_rows}, best of {args.repeat} (alternated), OPENBLAS_NUM_THREADS="
@@ -114,7 +114,7 @@ def main() -> None:
                                                   batch_rows=args.batch_rows)
 
     def serial() -> jdr.JointDimReductionResults:
-        ahead = jdr.config.READ_AHEAD_CHUNKS
+        ahead = getattr(jdr.config, "READ_AHEAD_CHUNKS", 0)  # (older versions: none)
         jdr.config.READ_AHEAD_CHUNKS = 0
         try:
             return model().fit(2)
