@@ -345,7 +345,9 @@ class ParquetSource(_FileSource):
 
     Only the named columns are read, in pyarrow record batches of
     ``batch_rows`` rows; memory is about one row group of those columns
-    (pyarrow decodes a row group at a time) plus one chunk.  Nulls become NaN
+    (pyarrow decodes a row group at a time) plus the chunk being reduced and
+    those read ahead (:func:`read_ahead`, up to
+    :data:`~jdr_stats.config.READ_AHEAD_CHUNKS` + 1).  Nulls become NaN
     (and are then refused by the moments).
 
     The model's columns must be stored as numbers, with one type in every

@@ -74,7 +74,8 @@ DEFAULT_BATCH_ROWS = 65536
 #: Chunks a file source (Parquet, CSV) reads ahead of the one being summed,
 #: in a reader thread (decoding releases the GIL, so the file is decoded
 #: while the previous chunks are reduced); 0 reads in the caller's thread.
-#: Memory: this many chunks more.  Timed by ``studies/bench_stream.py``.
+#: Memory: up to this many chunks more, and the one the thread is decoding.
+#: Timed by ``studies/bench_stream.py``.
 READ_AHEAD_CHUNKS = 2
 
 #: Floats (8 bytes each) of one chunk of intermediate products in the rank

@@ -356,7 +356,10 @@ class JointDimReduction(DataModel):
         One pass reads only the named columns in record batches of
         ``batch_rows`` rows and merges their exact moments
         (:class:`~jdr_stats.Moments`), so memory does not grow with the
-        number of rows (about one row group plus one batch).
+        number of rows (about one row group plus the batch being summed and
+        those a reader thread reads ahead, ``jdr_stats.config.READ_AHEAD_CHUNKS``).
+        That pass gives both estimators' fits: each batch is reduced to the
+        stacked design's sums, within-block y-weighted moments included.
 
         Parameters
         ----------
