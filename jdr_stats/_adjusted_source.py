@@ -229,4 +229,4 @@ def dask_adjusted(endog: Any, exog_a: Any, exog_b: Any, covariates: Any,
         return sums, None, parts[0][1]
     y1 = y[:, 0] if y.ndim == 2 else y
     src, adj = make(y1, a, b, plain.endog_name, plain.names_a, plain.names_b)
-    return Moments.from_source(src, within=False), src, adj
+    return Moments.from_source(src, within="stacked"), src, adj

@@ -14,13 +14,14 @@ unchanged.  This module builds those rows:
 - in memory, :class:`JointModelData` (a :class:`~jdr_stats._data.ModelData`
   whose blocks are the residuals; reweighting it, as the bootstrap does,
   re-estimates the coefficients under the weights);
-- on a row source (Parquet, CSV chunks, dask), :class:`JointSource`, which
-  yields each chunk residualised (the coefficients are second-order sums,
-  already in the model's :class:`~jdr_stats.Moments`);
-- from bare sums, :class:`JointMomentsData`: the residual rows are linear in
+- from sums, :class:`JointMomentsData`: the residual rows are linear in
   the centred rows, ``r = (x - mean) R``, so their moments are those of the
   sums mapped by ``R`` (the y-weighted ones need the within-block moments
-  ``m3_aya``, ``m3_byb`` of the :class:`~jdr_stats.Moments`).
+  ``m3_aya``, ``m3_byb`` of the :class:`~jdr_stats.Moments`, which a
+  streamed model's one pass sums);
+- on a row source (Parquet, CSV chunks, dask), :class:`JointSource`, which
+  yields each chunk residualised, for the procedures that read the rows
+  again (the rank tests, the ladle, the Poisson bootstrap).
 """
 
 from __future__ import annotations
@@ -326,16 +327,19 @@ def _joint_block(y: np.ndarray, a: np.ndarray, b: np.ndarray, block_fn: Callable
 
 
 class JointMomentsData(MomentsData):
-    """The residual rows' moments of a model of bare sums (no rows, no row
-    source): :attr:`sums` are the residual rows' :class:`~jdr_stats.Moments`
+    """The residual rows' moments of a model of sums (no rows in memory):
+    :attr:`sums` are the residual rows' :class:`~jdr_stats.Moments`
     (mapped from the model's sums by the whitening's residual map),
     :meth:`moments` the joint estimator's block moments (each block's
     covariance its partial covariance, the cross moment the residuals');
-    ``whitening`` the whitening across blocks that made them."""
+    ``whitening`` the whitening across blocks that made them; ``source``
+    the model's row source residualised (:class:`JointSource`, for the
+    procedures that read the rows again), None for bare sums."""
 
     def __init__(self, residual: Moments, block: BlockMoments,
-                 whitening: DesignWhitening[Whitening], *, origin: str = "moments") -> None:
-        super().__init__(residual, source=None, origin=origin)
+                 whitening: DesignWhitening[Whitening], *, origin: str = "moments",
+                 source: JointSource | None = None) -> None:
+        super().__init__(residual, source=source, origin=origin)
         self.block = block
         self.whitening = whitening
 
@@ -351,11 +355,13 @@ class JointMomentsData(MomentsData):
 
 def _bare_joint_data(data: MomentsData, kind: str = "sample"
                      ) -> tuple[JointMomentsData, DesignWhitening[Whitening]]:
-    """The joint estimator's moments from bare sums with the within-block
+    """The joint estimator's moments from sums with the within-block
     moments: ``r = (x - mean) R`` (``R`` the whitening's residual map), so
     the residuals' y-weighted moment is ``R^T S R`` with ``S`` the ``(p, p)``
     y-weighted co-moment of the stacked blocks, their co-moment
-    ``R^T M2 R`` and their co-moment with ``y`` ``R^T m2_xy``."""
+    ``R^T M2 R`` and their co-moment with ``y`` ``R^T m2_xy``.  A model
+    with a row source (a streamed model: its one pass summed them) keeps it,
+    residualised, for the procedures that read the rows again."""
     mom: Moments = data.sums
     assert mom.m3_aya is not None and mom.m3_byb is not None
     names_a, names_b = data.exog_names_a, data.exog_names_b
@@ -383,7 +389,13 @@ def _bare_joint_data(data: MomentsData, kind: str = "sample"
     if rsums is not None:  # q response columns: each column's residual cross moment
         block = replace(block, mean_y=0.0, var_y=1.0,
                         **_response_crosses(rsums, jw, n1))
-    out = JointMomentsData(residual, block, jw, origin=getattr(data, "origin", "moments"))
+    source = data.source
+    joint_source = None
+    if source is not None and rsums is None:
+        cls = JointDaskSource if callable(getattr(source, "tree_reduce", None)) else JointSource
+        joint_source = cls(source, jw, kind)
+    out = JointMomentsData(residual, block, jw, origin=getattr(data, "origin", "moments"),
+                           source=joint_source)
     out.adjustment = getattr(data, "adjustment", out.adjustment)
     out.response = data.response
     return out, jw
@@ -463,10 +475,15 @@ def joint_data(data: RowsData, kind: str = "sample"
     both blocks it uses, ``"sample"`` or ``"shrinkage"``; the rows' moments
     then carry its partial covariances as the blocks' covariances).
 
-    Rows in memory give a :class:`JointModelData`; a model of sums with a
-    row source gives a :class:`~jdr_stats._streamed.MomentsData` over a
-    :class:`JointSource` (one more pass for the residuals' moments); a
-    model of bare sums gives a :class:`JointMomentsData` when its
+    Rows in memory give a :class:`JointModelData`; a model of sums whose
+    :class:`~jdr_stats.Moments` hold the within-block moments (a streamed
+    model's: its one pass over the rows summed them) gives a
+    :class:`JointMomentsData` from those sums alone, with its row source
+    residualised (:class:`JointSource`) for the procedures that read the
+    rows again; a model of sums with a row source but without them gives a
+    :class:`~jdr_stats._streamed.MomentsData` over a :class:`JointSource`
+    (one more pass for the residuals' moments); a model of bare sums gives
+    a :class:`JointMomentsData` when its
     :class:`~jdr_stats.Moments` hold the within-block moments ``m3_aya``,
     ``m3_byb`` (the residuals' moments are linear in the sums; for a
     response of several columns, every column's), and raises otherwise.
@@ -488,7 +505,10 @@ def joint_data(data: RowsData, kind: str = "sample"
     why = ("the joint estimator (independent_blocks=False) forms each block's residual on "
            "the other block row by row")
     several = getattr(data, "response_sums", None) is not None  # q columns: from the sums
-    if (source is None or several) and isinstance(data, MomentsData) and sums is not None:
+    # a streamed model's one pass summed the within-block moments: no more passes
+    summed = sums is not None and source is not None and sums.has_within
+    if (source is None or several or summed) and isinstance(data, MomentsData) \
+            and sums is not None:
         if not sums.has_within:
             raise RowsNotInMemoryError(
                 "the joint estimator (independent_blocks=False) from bare sums needs the "

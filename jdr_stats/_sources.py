@@ -20,9 +20,11 @@ weights has ``weighted = True`` and also yields them through
 from __future__ import annotations
 
 import os
+import queue
+import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 import pandas as pd
@@ -231,6 +233,64 @@ class ArraySource:
 
 
 # -- files -----------------------------------------------------------------
+_T = TypeVar("_T")
+
+
+def read_ahead(chunks: Iterator[_T], depth: int | None = None) -> Iterator[_T]:
+    """``chunks`` read ``depth`` items ahead in a reader thread.
+
+    The file is decoded (pyarrow releases the GIL) while the caller reduces
+    the chunks already read, so a pass takes about the longer of the two,
+    not their sum.  The items, their order and every exception (the
+    integrity checks of the pass included, raised where the caller reads
+    the item that failed) are those of ``chunks``; a caller that stops early
+    stops the reader.  ``depth`` (default
+    :data:`jdr_stats.config.READ_AHEAD_CHUNKS`) 0: ``chunks`` itself.
+    """
+    depth = config.READ_AHEAD_CHUNKS if depth is None else depth
+    if depth <= 0:
+        yield from chunks
+        return
+    box: queue.Queue[tuple[int, Any]] = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def put(item: tuple[int, Any]) -> bool:
+        while not stop.is_set():
+            try:
+                box.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def work() -> None:
+        try:
+            for chunk in chunks:
+                if not put((0, chunk)):
+                    return
+            put((1, None))
+        except BaseException as exc:  # handed to the caller, raised there
+            put((2, exc))
+        finally:
+            close = getattr(chunks, "close", None)
+            if callable(close):
+                close()
+
+    reader = threading.Thread(target=work, name="jdr_stats-read-ahead", daemon=True)
+    reader.start()
+    try:
+        while True:
+            kind, item = box.get()
+            if kind == 1:
+                return
+            if kind == 2:
+                raise item
+            yield item
+    finally:
+        stop.set()
+        reader.join()
+
+
 def _check_response_name(y: object) -> None:
     if not isinstance(y, str):
         raise TypeError(f"y must be the name of the response column; got {y!r}")
@@ -285,7 +345,9 @@ class ParquetSource(_FileSource):
 
     Only the named columns are read, in pyarrow record batches of
     ``batch_rows`` rows; memory is about one row group of those columns
-    (pyarrow decodes a row group at a time) plus one chunk.  Nulls become NaN
+    (pyarrow decodes a row group at a time) plus the chunk being reduced and
+    those read ahead (:func:`read_ahead`, up to
+    :data:`~jdr_stats.config.READ_AHEAD_CHUNKS` + 1).  Nulls become NaN
     (and are then refused by the moments).
 
     The model's columns must be stored as numbers, with one type in every
@@ -392,7 +454,7 @@ class ParquetSource(_FileSource):
 
     def _iter(self, batch_rows: int | None) -> Iterator[WeightedChunk]:
         step = _check_batch_rows(batch_rows, self.batch_rows)
-        return guarded(self._guard, self._batches(step), lambda c: len(c[0]))
+        return read_ahead(guarded(self._guard, self._batches(step), lambda c: len(c[0])))
 
 
 class CSVSource(_FileSource):
@@ -470,7 +532,7 @@ class CSVSource(_FileSource):
 
     def _iter(self, batch_rows: int | None) -> Iterator[WeightedChunk]:
         step = _check_batch_rows(batch_rows, self.batch_rows)
-        return guarded(self._guard, self._chunks(step), lambda c: len(c[0]))
+        return read_ahead(guarded(self._guard, self._chunks(step), lambda c: len(c[0])))
 
 
 # -- dask --------------------------------------------------------------------

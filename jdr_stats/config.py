@@ -26,6 +26,7 @@ __all__ = [
     "BOOT_DIRECT_WIDTH",
     "BOOT_SUMS_BYTES",
     "CHUNK_BYTES",
+    "READ_AHEAD_CHUNKS",
     "CHUNK_FLOATS",
     "CLI_IN_MEMORY_BYTES",
     "COUNT_BYTES",
@@ -71,6 +72,14 @@ MIN_CHUNK_ROWS = 2048
 
 #: Rows per chunk read from a file source (Parquet, CSV) given no ``batch_rows``.
 DEFAULT_BATCH_ROWS = 65536
+
+#: Chunks a file source (Parquet, CSV) reads ahead of the one being summed,
+#: in a reader thread (decoding releases the GIL, so the file is decoded
+#: while the previous chunks are reduced); 0 reads in the caller's thread.
+#: Memory: up to this many chunks more, and the one the thread is decoding.
+#: Off by default: on the 2-core machine of ``studies/bench_stream.py`` it
+#: showed no gain within the timing noise.
+READ_AHEAD_CHUNKS = 0
 
 #: Floats (8 bytes each) of one chunk of intermediate products in the rank
 #: tests (whitened rows, permutation batches, complement moments), the

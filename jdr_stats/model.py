@@ -356,7 +356,10 @@ class JointDimReduction(DataModel):
         One pass reads only the named columns in record batches of
         ``batch_rows`` rows and merges their exact moments
         (:class:`~jdr_stats.Moments`), so memory does not grow with the
-        number of rows (about one row group plus one batch).
+        number of rows (about one row group plus the batch being summed and
+        those a reader thread reads ahead, ``jdr_stats.config.READ_AHEAD_CHUNKS``).
+        That pass gives both estimators' fits: each batch is reduced to the
+        stacked design's sums, within-block y-weighted moments included.
 
         Parameters
         ----------
@@ -538,7 +541,8 @@ class JointDimReduction(DataModel):
             raise TypeError(f"source must be a row source (jdr_stats.sources); got "
                             f"{type(source).__name__}")
         origin = f"the {type(source).__name__}" if origin is None else origin
-        return cls._from_sums(Moments.from_source(source, within=False, positive_weights=True),
+        return cls._from_sums(Moments.from_source(source, within="stacked",
+                                                  positive_weights=True),
                               source=source,
                               origin=origin)
 
@@ -1282,5 +1286,5 @@ def _dask_data(
         yy = DaskSource(endog[:, 0], endog, endog)
         return MomentsData(ResponseMoments.from_sources(parts, yy), origin="dask collections")
     src = DaskSource(endog, exog_a, exog_b)
-    return MomentsData(Moments.from_source(src, within=False), source=src,
+    return MomentsData(Moments.from_source(src, within="stacked"), source=src,
                        origin="dask collections")

@@ -353,11 +353,19 @@ class Moments:
     @classmethod
     def _merged_slices(cls, y: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray | None,
                        endog_name: str, names_a: Sequence[str],
-                       names_b: Sequence[str], within: bool = False) -> Moments | None:
+                       names_b: Sequence[str], within: bool | str = False) -> Moments | None:
         """Moments of a chunk from cache-sized slices (None if not finite):
         the K-block core, :func:`jdr_stats.core.moments.array_sums` (with the
-        within-block moments when ``within``)."""
-        t = pair_view(core_moments.array_sums(y, (a, b), w, within=within))
+        within-block moments when ``within``), or with ``within="stacked"``
+        the stacked design's sums :func:`jdr_stats.core.moments.stacked_sums`
+        (the same moments, within-block ones included, by symmetric rank-k
+        updates: the streamed model's one pass)."""
+        if within == "stacked":
+            st = _stacked_chunk(y, a, b, w)
+            if st is None:
+                return None
+            return cls._from_sums(st, endog_name, names_a, names_b, w is not None)
+        t = pair_view(core_moments.array_sums(y, (a, b), w, within=bool(within)))
         if t is None:
             return None
         return cls._from_sums(t, endog_name, names_a, names_b, w is not None)
@@ -434,7 +442,7 @@ class Moments:
     @classmethod
     def _sum_chunks(cls, chunks: Iterable[tuple[Any, ...]], endog_name: str,
                     names_a: Sequence[str] | None, names_b: Sequence[str] | None,
-                    within: bool, locate: Callable[[int, int], str] | None) -> Moments:
+                    within: bool | str, locate: Callable[[int, int], str] | None) -> Moments:
         """:meth:`from_chunks`; ``locate(row0, k)`` says where a chunk's rows
         are (a file source's row group or lines), for the errors."""
         total: Moments | None = None
@@ -511,13 +519,17 @@ class Moments:
 
     @classmethod
     def from_source(cls, source: Any, *, batch_rows: int | None = None,
-                    within: bool = True, positive_weights: bool = False) -> Moments:
+                    within: bool | str = True, positive_weights: bool = False) -> Moments:
         """Moments of a row source (:mod:`jdr_stats.sources`), one pass.
 
         A dask source is reduced on its cluster (a tree of merges); every
         other source is read chunk by chunk, ``batch_rows`` rows at a time
         (default: the source's own ``batch_rows``).  ``within``: also the
-        within-block moments (see :meth:`from_arrays`).  ``positive_weights``:
+        within-block moments (see :meth:`from_arrays`); ``"stacked"``: them
+        too, each chunk reduced as the stacked design ``(a, b)`` by
+        symmetric rank-k updates (:func:`jdr_stats.core.moments.stacked_sums`,
+        the rounding of the in-memory joint fit's pass; what a streamed
+        model holds).  ``positive_weights``:
         refuse a case weight of zero, naming its row (the rule of a model's
         data, on every path: :class:`~jdr_stats.JointDimReduction` passes
         True); the sums themselves take nonnegative weights, a row of weight
@@ -580,6 +592,31 @@ def _merge(p: Moments, q: Moments) -> Moments:
     return Moments._from_sums(t, p.endog_name, p.names_a, p.names_b, p.weighted or q.weighted)
 
 
+def _stacked_chunk(y: np.ndarray, a: np.ndarray, b: np.ndarray,
+                   w: np.ndarray | None) -> CentredSums | None:
+    """The two-block sums of one chunk, within-block moments included, from
+    the stacked design's sums (views of them; None when not finite)."""
+    n1, k = a.shape[1], y.shape[0]
+    if w is not None and k and not float(np.sum(w)) > 0:  # weight zero: its count only
+        return _empty_within(n1, b.shape[1], k)
+    t = core_moments.stacked_sums(y, (a, b), w)
+    if t is None:
+        return None
+    sa, sb = slice(0, n1), slice(n1, None)
+    s = t.s[0]
+    return CentredSums(t.nobs, t.weight, float(t.mean_y[0]), t.mean_x[sa], t.mean_x[sb],
+                       float(t.m2_yy[0, 0]), t.m2_xx[sa, sa], t.m2_xx[sb, sb],
+                       t.m2_xx[sa, sb], t.m2_xy[sa, 0], t.m2_xy[sb, 0], s[sa, sb],
+                       s[sa, sa], s[sb, sb])
+
+
+def _empty_within(n1: int, n2: int, nobs: int) -> CentredSums:
+    """The sums of ``nobs`` rows of weight zero, within-block moments included."""
+    return CentredSums(nobs, 0.0, 0.0, np.zeros(n1), np.zeros(n2), 0.0, np.zeros((n1, n1)),
+                       np.zeros((n2, n2)), np.zeros((n1, n2)), np.zeros(n1), np.zeros(n2),
+                       np.zeros((n1, n2)), np.zeros((n1, n1)), np.zeros((n2, n2)))
+
+
 def _positive(chunks: Iterable[tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
     """``chunks`` with each chunk's weights checked positive, naming the row
     (:func:`~jdr_stats._validation.check_weights_values`, as in memory)."""
@@ -592,10 +629,10 @@ def _positive(chunks: Iterable[tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
 
 
 def _block_moments(y: np.ndarray, a: np.ndarray, b: np.ndarray, endog_name: str,
-                   names_a: list[str], names_b: list[str], within: bool = False) -> Moments:
+                   names_a: list[str], names_b: list[str],
+                   within: bool | str = False) -> Moments:
     """Moments of one row block (a task of a dask tree reduction)."""
-    return Moments.from_chunks([(y, a, b)], endog_name=endog_name, names_a=names_a,
-                               names_b=names_b, within=within)
+    return Moments._sum_chunks([(y, a, b)], endog_name, names_a, names_b, within, None)
 
 
 def _merge_list(parts: list[Moments]) -> Moments:

@@ -251,3 +251,96 @@ def test_poisson_replicate_is_one_streamed_pass(sim, tmp_path):
     ref = jdr.Moments.from_arrays(sim.y, sim.a, sim.b, counts)
     assert rep.weighted and rep.weight == counts.sum()
     np.testing.assert_allclose(rep.m3_ayb, ref.m3_ayb, rtol=1e-10, atol=1e-12)
+
+
+class _CountingSource(ArraySource):
+    """An array source that counts its passes."""
+
+    passes = 0
+
+    def iter_chunks(self, batch_rows=None):
+        self.passes += 1
+        return super().iter_chunks(batch_rows)
+
+    def iter_weighted_chunks(self, batch_rows=None):
+        self.passes += 1
+        return super().iter_weighted_chunks(batch_rows)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("whitening", ["sample", "shrinkage"])
+def test_streamed_default_fit_is_one_pass(sim, weighted, whitening):
+    """The default (joint) fit of a streamed model reads the rows once (the
+    model's pass: the stacked design's sums of every chunk, merged), and
+    equals the fit of the rows in memory."""
+    w = np.random.default_rng(3).integers(1, 4, size=4000).astype(float) if weighted else None
+    src = _CountingSource(sim.y, sim.a, sim.b, weights=w, batch_rows=777)
+    model = jdr.JointDimReduction.from_source(src)
+    got = model.fit(2, whitening=whitening)
+    per_block = model.fit(2, independent_blocks=True)
+    assert src.passes == 1
+    mem = jdr.JointDimReduction(sim.y, sim.a, sim.b, weights=w)
+    for res, ref in ((got, mem.fit(2, whitening=whitening)),
+                     (per_block, mem.fit(2, independent_blocks=True))):
+        s = ref.singular_values
+        np.testing.assert_allclose(res.singular_values, s, rtol=0, atol=1e-12 * s.max())
+        for block in ("a", "b"):
+            angles = principal_angles(getattr(res, f"directions_{block}"),
+                                      getattr(ref, f"directions_{block}"))
+            assert angles.max() < 1e-10
+    # the procedures that read the rows again still do (one more pass each)
+    if not weighted:  # (the rank tests take unweighted rows)
+        table = got.rank_tests(max_rank=1)
+        assert src.passes > 1 and table.pvalues.shape == (2,)
+
+
+def test_read_ahead_keeps_order_errors_and_stops():
+    import threading
+
+    from jdr_stats._sources import read_ahead
+
+    assert list(read_ahead(iter(range(50)), depth=3)) == list(range(50))
+    assert list(read_ahead(iter(range(5)), depth=0)) == list(range(5))
+
+    def failing():
+        yield 1
+        yield 2
+        raise ValueError("bad chunk near row 7")
+
+    got = []
+    with pytest.raises(ValueError, match="bad chunk near row 7"):
+        for item in read_ahead(failing(), depth=2):
+            got.append(item)
+    assert got == [1, 2]
+    closed = []
+
+    def endless():
+        try:
+            i = 0
+            while True:
+                yield i
+                i += 1
+        finally:
+            closed.append(True)
+
+    it = read_ahead(endless(), depth=2)
+    assert [next(it) for _ in range(3)] == [0, 1, 2]
+    it.close()  # the caller stops early: the reader stops and closes its source
+    assert closed == [True]
+    assert not any(t.name == "jdr_stats-read-ahead" for t in threading.enumerate())
+
+
+def test_parquet_pass_with_and_without_read_ahead(sim, tmp_path, monkeypatch):
+    pytest.importorskip("pyarrow")
+    path = tmp_path / "d.parquet"
+    sim.frame.to_parquet(path, row_group_size=900)
+    na, nb = _names(sim)
+    src = ParquetSource(path, y="y", a=na, b=nb, batch_rows=500)
+    monkeypatch.setattr(jdr.config, "READ_AHEAD_CHUNKS", 2)
+    ahead = [c for c in src.iter_chunks()]
+    monkeypatch.setattr(jdr.config, "READ_AHEAD_CHUNKS", 0)
+    serial = [c for c in src.iter_chunks()]
+    assert len(ahead) == len(serial) == 8
+    for x, z in zip(ahead, serial, strict=True):
+        for u, v in zip(x, z, strict=True):
+            np.testing.assert_array_equal(u, v)

@@ -264,8 +264,11 @@ class StackedSums:
 
 def _syrk_into(c: np.ndarray, rows: np.ndarray, alpha: float = 1.0) -> None:
     """``c += alpha rows^T rows`` (upper triangle of the Fortran-ordered
-    ``c``), without copying the C-ordered ``rows``."""
+    ``c``), without copying ``rows`` (C- or Fortran-ordered)."""
     if rows.shape[0] == 0:
+        return
+    if rows.flags.f_contiguous and not rows.flags.c_contiguous:  # column-major rows
+        dsyrk(alpha, rows, beta=1.0, c=c, trans=1, lower=0, overwrite_c=1)
         return
     dsyrk(alpha, rows.T, beta=1.0, c=c, trans=0, lower=0, overwrite_c=1)
 
@@ -353,12 +356,19 @@ def stacked_sums(y: np.ndarray, blocks: Sequence[np.ndarray], w: np.ndarray | No
         return None
     g = np.zeros((p + q, p + q), order="F")
     s = [np.zeros((p, p), order="F") for _ in range(q)]
-    z = np.empty((step, p + q))
+    # the slices in the memory order of the input (Parquet chunks are
+    # column-major), so that the centring copies run along contiguous memory
+    first = blocks[0] if blocks else None
+    order: Literal["C", "F"] = "F" if first is not None and first.flags.f_contiguous \
+        and not first.flags.c_contiguous else "C"
+    z = np.empty((step, p + q), order=order)
     u = np.empty((step, p))
     sq = None if w is None else np.sqrt(np.asarray(w, float))
     for lo in range(0, k, step):
         hi = min(lo + step, k)
-        zz = z[:hi - lo]
+        # (a column-major slice of fewer rows is a buffer of its own: contiguous)
+        zz = z[:hi - lo] if order == "C" or hi - lo == step else \
+            np.empty((hi - lo, p + q), order="F")
         for j, x in enumerate(blocks):
             sj = slice(bounds[j], bounds[j + 1])
             if scale is None:
@@ -378,11 +388,17 @@ def stacked_sums(y: np.ndarray, blocks: Sequence[np.ndarray], w: np.ndarray | No
             pos = np.flatnonzero(t > 0)
             neg = np.flatnonzero(t < 0)
             npos = pos.size
-            uu = u[:npos + neg.size]
-            np.multiply(zz[pos, :p], np.sqrt(t[pos])[:, None], out=uu[:npos])
-            np.multiply(zz[neg, :p], np.sqrt(-t[neg])[:, None], out=uu[npos:])
-            _syrk_into(s[c], uu[:npos])
-            _syrk_into(s[c], uu[npos:], -1.0)
+            if order == "C":
+                uu = u[:npos + neg.size]
+                up, un = uu[:npos], uu[npos:]
+            else:  # each sign's rows column-major and contiguous
+                up = np.empty((npos, p), order="F")
+                un = np.empty((neg.size, p), order="F")
+            np.multiply(zz[pos, :p], np.sqrt(t[pos])[:, None], out=up)
+            np.multiply(zz[neg, :p], np.sqrt(-t[neg])[:, None], out=un)
+            _syrk_into(s[c], up)
+            _syrk_into(s[c], un, -1.0)
     g = _mirror(g)
     return StackedSums(k, wsum, mx, my, g[:p, :p], g[:p, p:], g[p:, p:],
                        np.stack([_mirror(sc) for sc in s]))
+
