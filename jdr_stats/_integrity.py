@@ -117,16 +117,22 @@ def _row_groups(path: Path) -> tuple[int, ...]:
     return tuple(int(meta.row_group(i).num_rows) for i in range(meta.num_row_groups))
 
 
-def parquet_metadata(path: Path) -> Any:
-    """A Parquet file's footer metadata (a ValueError naming the file when unreadable)."""
+def _read_footer(path: Path, what: str) -> Any:
+    """``pyarrow.parquet.read_metadata`` or ``read_schema`` (``what``) of a
+    Parquet file, a ValueError naming the file when it is unreadable."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     try:
-        return pq.read_metadata(path)
+        return getattr(pq, what)(path)
     except (pa.ArrowException, OSError) as exc:
         raise ValueError(f"cannot read the Parquet file {str(path)!r} (truncated or not "
                          f"Parquet?): {exc}") from None
+
+
+def parquet_metadata(path: Path) -> Any:
+    """A Parquet file's footer metadata (a ValueError naming the file when unreadable)."""
+    return _read_footer(path, "read_metadata")
 
 
 class PassGuard:
@@ -218,14 +224,7 @@ def _kind_of(t: Any) -> str:
 
 def parquet_schema(path: Path) -> Any:
     """The Arrow schema of a Parquet file (a ValueError naming the file when unreadable)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    try:
-        return pq.read_schema(path)
-    except (pa.ArrowException, OSError) as exc:
-        raise ValueError(f"cannot read the Parquet file {str(path)!r} (truncated or not "
-                         f"Parquet?): {exc}") from None
+    return _read_footer(path, "read_schema")
 
 
 def check_parquet_types(files: Sequence[Path], numeric: Sequence[str],
