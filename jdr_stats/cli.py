@@ -48,6 +48,7 @@ from .datasets import load_ais
 from .exceptions import JDRWarning
 from .inference.rank_tests import RANK_SELECTORS
 from .model import JointDimReduction, check_block_names, stream_model
+from .summary import json_safe
 from .whitenings import WHITENING_METHODS, WHITENINGS
 
 __all__ = ["demo_model", "main", "results_to_dict"]
@@ -301,8 +302,9 @@ def results_to_dict(res: Any, *, boot: Any = None, support: Any = None) -> dict[
 # -- output -------------------------------------------------------------------
 def _render(fmt: str, res: Any, boot: Any, support: Any, header: str = "") -> str:
     if fmt == "json":
-        return json.dumps(results_to_dict(res, boot=boot, support=support), indent=2,
-                          allow_nan=False) + "\n"
+        # NaN (a df a test does not have) as null: strict JSON
+        return json.dumps(json_safe(results_to_dict(res, boot=boot, support=support)),
+                          indent=2, allow_nan=False) + "\n"
     parts = [x.summary() for x in (res, boot, support) if x is not None]
     if fmt == "text":
         return header + "\n\n".join(str(s) for s in parts) + "\n"

@@ -589,3 +589,24 @@ def test_three_blocks_by_formula_and_refusals(tmp_path, capsys):
     assert main([*base[:4], "--block", "genes=g*", "--block", "lipids=l*",
                  "--block", "clinical=c*,y", "--rank", "1"]) == 2
     assert "also in --block clinical" in capsys.readouterr().err
+
+
+def test_three_block_rank_auto_json_is_strict_json(tmp_path, capsys):
+    """A K-block --rank auto fit's tables hold NaN df (the robust per-block
+    tests have none); the JSON output writes them as null, parseable by a
+    strict reader, and keeps every block's rank."""
+    rng = np.random.default_rng(3)
+    m = 500
+    xs = [rng.normal(size=(m, n)) for n in (4, 3, 3)]
+    y = xs[0][:, 0] * xs[1][:, 0] * xs[2][:, 0] + xs[0][:, 1] * xs[1][:, 1] + rng.normal(size=m)
+    cols = [f"g{j}" for j in range(4)] + [f"l{j}" for j in range(3)] + [f"c{j}" for j in range(3)]
+    import pandas as pd
+
+    path = tmp_path / "k3.csv"
+    pd.DataFrame(np.column_stack([y, *xs]), columns=["y", *cols]).to_csv(path, index=False)
+    assert main(["fit", str(path), "--y", "y", "--block", "g=g*", "--block", "l=l*",
+                 "--block", "c=c*", "--rank", "auto", "--format", "json"]) == 0
+    text = capsys.readouterr().out
+    doc = json.loads(text, parse_constant=lambda c: pytest.fail(f"non-JSON constant {c}"))
+    assert "NaN" not in text
+    assert set(doc["rank"]) == {"g", "l", "c"}
