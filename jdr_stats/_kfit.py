@@ -409,6 +409,14 @@ class KBlockResults(KBlockViewMixin, ExportMixin):
         return KBlockRankTests(full._tables, full._settings["influence"]["reason"])
 
     @property
+    def rank_test_table(self) -> KBlockRankTests | None:
+        """The rank tests that chose each block's rank (``rank="auto"``),
+        else None; :meth:`rank_tests` computes them for any fit."""
+        if self._tables is None:
+            return None
+        return KBlockRankTests(self._tables, self._settings["influence"]["reason"])
+
+    @property
     def block_means(self) -> dict[str, np.ndarray]:
         """Each block's (weighted) training mean, the centre of :meth:`transform`."""
         return {n: np.asarray(mu, float).copy() for n, mu in zip(self._names, self._means,

@@ -36,18 +36,6 @@ class KBlockViewMixin:
         method = self._settings.get("rank_method")
         return None if method is None else str(method)
 
-    @property
-    def rank_test_table(self) -> Any:
-        """The rank tests that chose each block's rank (``rank="auto"``;
-        :class:`KBlockRankTests`), else None; :meth:`rank_tests` computes
-        the full sequence for any fit."""
-        tables = getattr(self, "_tables", None)
-        if tables is None:
-            return None
-        from ._kfit import KBlockRankTests
-
-        return KBlockRankTests(tables, self._settings["influence"]["reason"])
-
     @cached_property
     def diagnostics(self) -> KBlockPremises:
         """Checks of the method's premises over every pair of blocks
