@@ -29,6 +29,7 @@ from ._atomic import write_text
 from ._data import ModelData
 from ._export import ExportMixin
 from ._ksparse import cv_kblock_sparsity, sparse_kfit
+from ._kview import KBlockViewMixin
 from ._kwhiten import _cross_cov, _whiten_arrays
 from ._linalg import principal_angles, unit_columns
 from ._validation import check_memory, normalize_seed
@@ -314,7 +315,7 @@ def _check_sparsity(sparsity: Any, names: Sequence[str], widths: Sequence[int]) 
     return out
 
 
-class KBlockResults(ExportMixin):
+class KBlockResults(KBlockViewMixin, ExportMixin):
     """Results of a fit of three or more blocks, or of two blocks with
     ``main_effects=True`` (:attr:`main_effects`, :attr:`sees`; there
     ``directions_a``/``directions_b`` do not exist: use :attr:`directions`).
@@ -406,6 +407,14 @@ class KBlockResults(ExportMixin):
                            main_effects=self.main_effects)
         assert full._tables is not None
         return KBlockRankTests(full._tables, full._settings["influence"]["reason"])
+
+    @property
+    def rank_test_table(self) -> KBlockRankTests | None:
+        """The rank tests that chose each block's rank (``rank="auto"``),
+        else None; :meth:`rank_tests` computes them for any fit."""
+        if self._tables is None:
+            return None
+        return KBlockRankTests(self._tables, self._settings["influence"]["reason"])
 
     @property
     def block_means(self) -> dict[str, np.ndarray]:

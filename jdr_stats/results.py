@@ -20,6 +20,7 @@ import pandas as pd
 from statsmodels.iolib.summary2 import Summary
 
 from . import policy
+from ._block_view import BlockViewMixin
 from ._data import (
     DataModel,
     RemovedData,
@@ -100,7 +101,7 @@ def _method_label(method: str) -> str:
     return ("marginal " + method.removesuffix(" (marginal)") if method.endswith("(marginal)")
             else method)
 
-class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
+class JDRResults(BlockViewMixin, FitMeasuresMixin, ExportMixin, SummaryMixin):
     """Results of :meth:`JointDimReduction.fit` (read-only).
 
     Directions are labelled DataFrames (index: variable names, columns

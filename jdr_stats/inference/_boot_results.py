@@ -432,6 +432,9 @@ class BootstrapResults(ExportMixin, SummaryMixin):
             "Sparsity (s1, s2):": "none (dense)" if self._sparsity is None else self._sparsity,
         }
         tables = []
+        # the blocks' names where the fit is known (a two-block fit's a and b)
+        names = getattr(getattr(self._results, "model", None), "block_names", None)
+        label = dict(zip(("a", "b"), names or (), strict=False))
         for block in ("a", "b"):
             ang = self._angles[block]
             med = np.degrees(np.median(ang, axis=0))
@@ -444,7 +447,8 @@ class BootstrapResults(ExportMixin, SummaryMixin):
                 },
                 index=[f"angle {k + 1}" for k in range(ang.shape[1])] + ["largest (one-sided)"],
             )
-            tables.append((f"block {block}", table, f"principal angles, block {block}"))
+            shown = f"block {block}" + (f": {label[block]}" if block in label else "")
+            tables.append((shown, table, f"principal angles, {shown}"))
         s_hat = self._est.singular_values[: self.rank]
         sub = ci.loc["singular value"]
         tables.append(
