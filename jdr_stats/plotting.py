@@ -18,11 +18,16 @@ matplotlib ``Figure``.  The conventions shared by every plot:
   number of variables (about 0.15 inch a label, labels in 7 pt beyond 30);
   ``top=k`` shows only the k variables with the largest loadings (or
   smallest q-values), still in the order of the data, and the panel's title
-  says how many are hidden.
+  says how many are hidden;
+* results of any number of blocks (``from_blocks``, per-block ranks,
+  ``main_effects=True``) are read by block name: one panel per block, each
+  titled with its block's name, up to three panels a row; ``block=`` (or
+  ``blocks=``) picks the blocks shown.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -96,6 +101,98 @@ def _integer_ticks(axis: Any, ks: np.ndarray) -> None:
         axis.xaxis.set_major_locator(MaxNLocator(integer=True))
 
 
+def _is_kblock(results: Any) -> bool:
+    """Whether ``results`` are read by block name (K blocks, per-block ranks,
+    main effects) rather than through the two-block ``a``/``b`` view."""
+    names = tuple(getattr(results, "block_names", ("a", "b")))
+    return (isinstance(getattr(results, "rank", None), Mapping) or len(names) != 2
+            or not hasattr(results, "singular_values"))
+
+
+def _block_names(results: Any) -> list[str]:
+    return [str(n) for n in getattr(results, "block_names", ("a", "b"))]
+
+
+def _block_rank(results: Any, name: str) -> int:
+    rank = results.rank
+    return int(rank[name]) if isinstance(rank, Mapping) else int(rank)
+
+
+def _pick_blocks(block: Any, names: Sequence[str], arg: str = "block") -> list[str]:
+    """The blocks shown: every block for None, else one name or a list of
+    distinct names of ``names`` (a ValueError naming ``arg`` otherwise)."""
+    if block is None:
+        return list(names)
+    given = [block] if isinstance(block, str) else list(np.atleast_1d(np.asarray(block,
+                                                                              dtype=object)))
+    if (not given or len(set(map(str, given))) != len(given)
+            or any(not isinstance(b, str) or b not in names for b in given)):
+        raise ValueError(f"{arg} must be a block name of {list(names)}, a list of them or "
+                         f"None (every block); got {block!r}")
+    return [str(b) for b in given]
+
+
+def _grid(ax: Any, n: int, panel: tuple[float, float], *, maxcols: int = 3,
+          extra: float = 0.0) -> tuple[Any, list[Any]]:
+    """``n`` panels of ``panel`` inches, at most ``maxcols`` a row, on a new
+    figure (``extra`` inches more height, for a suptitle or legend), or
+    the ``n`` axes given."""
+    if ax is not None:
+        axes = list(np.ravel(ax))
+        if len(axes) != n:
+            raise ValueError(f"ax must hold {n} axes for this plot; got {len(axes)}")
+        return axes[0].figure, axes
+    plt = _plt()
+    ncols = min(n, maxcols)
+    nrows = -(-n // ncols)
+    fig, grid = plt.subplots(nrows, ncols, figsize=(panel[0] * ncols, panel[1] * nrows + extra),
+                             squeeze=False, layout="constrained")
+    axes = list(grid.ravel())
+    for spare in axes[n:]:
+        fig.delaxes(spare)
+    return fig, axes[:n]
+
+
+def _features(results: Any) -> dict[str, np.ndarray]:
+    """Each block's reduced features of the training rows (m x its rank)."""
+    feats = np.asarray(results.transform(), dtype=float)
+    out, start = {}, 0
+    for n in _block_names(results):
+        r = _block_rank(results, n)
+        out[n] = feats[:, start:start + r]
+        start += r
+    return out
+
+
+def _check_direction(results: Any, direction: Any, blocks: Sequence[str]) -> int:
+    """``direction`` (1-based) as an int, at most the rank of every block shown."""
+    for n in blocks:
+        r = _block_rank(results, n)
+        if isinstance(direction, bool) or not isinstance(direction, (int, np.integer)) \
+                or not 1 <= direction <= r:
+            raise ValueError(f"direction must be between 1 and {r} (the rank of block "
+                             f"{n!r}); got {direction!r}")
+    return int(direction)
+
+
+def _sd_loadings(results: Any, name: str) -> np.ndarray:
+    """Per-SD loadings of block ``name`` of a K-block fit: each direction's
+    entry times its variable's (weighted) standard deviation over the
+    training rows, each column scaled to largest absolute value 1 (signs
+    kept), the two-block ``loadings_a`` at any K."""
+    names = _block_names(results)
+    data = results.model.data
+    data.rows("per-SD loadings")
+    x = np.asarray(list(data.blocks.values())[names.index(name)], dtype=float)
+    w = data.weights
+    w = np.full(x.shape[0], 1.0) if w is None else np.asarray(w, dtype=float)
+    mean = w @ x / w.sum()
+    sd = np.sqrt(w @ (x - mean) ** 2 / w.sum())
+    load = np.asarray(results.directions[name], dtype=float) * sd[:, None]
+    top = np.max(np.abs(load), axis=0)
+    return load / np.where(top > 0, top, 1.0)
+
+
 def plot_scree(
     results: Any, *, rank_tests: Any = None, alpha: float | None = None, ax: Any = None
 ) -> Figure:
@@ -116,7 +213,17 @@ def plot_scree(
     Returns
     -------
     matplotlib.figure.Figure
+
+    Notes
+    -----
+    Results of K blocks (or per-block ranks): one panel per block of the
+    eigenvalues of its combined Gram (:attr:`eigenvalues`), the block's
+    fitted rank, and the p-values of its tests of ``H0: rank <= k``
+    (``rank_tests`` a :meth:`rank_tests` result; by default those of a
+    ``rank="auto"`` fit); ``ax`` then holds one axes per block.
     """
+    if _is_kblock(results):
+        return _scree_kblocks(results, rank_tests, alpha, ax)
     own = ax is None
     fig, (ax,) = _axes(ax, figsize=(6, 4.2))
     s = results.singular_values
@@ -150,6 +257,62 @@ def plot_scree(
         _legend(fig, ax, handles, own, twin=ax2)
     else:
         _legend(fig, ax, handles, own)
+    return fig
+
+
+def _pvalue_axis(axis: Any, ks: np.ndarray, pvalues: np.ndarray, alpha: float,
+                 label: str) -> list[Any]:
+    """The p-values of the tests at ``ks`` on a log axis twinned with
+    ``axis``, with the level: at least a decade below it (major ticks)."""
+    twin = axis.twinx()
+    pvals = np.clip(pvalues, 1e-300, 1)
+    handles = list(twin.semilogy(ks + 1, pvals, "s:", color="C3", label=label))
+    low = min(float(np.nanmin(pvals)) if np.isfinite(pvals).any() else 1.0, alpha)
+    twin.set_ylim(low / 10 ** 1.2, 1.5)
+    handles.append(twin.axhline(alpha, color="C3", linewidth=0.8, linestyle="-.",
+                                label=f"level alpha = {alpha:g}"))
+    twin.set_ylabel("rank-test p-value")
+    return handles
+
+
+def _scree_kblocks(results: Any, rank_tests: Any, alpha: float | None, ax: Any) -> Figure:
+    """:func:`plot_scree` of K-block results: a panel per block."""
+    names = _block_names(results)
+    own = ax is None
+    fig, axes = _grid(ax, len(names), (5.2, 3.9), extra=0.5)
+    if rank_tests is None:
+        rank_tests = getattr(results, "rank_test_table", None)
+    tables = getattr(rank_tests, "tables", None) if rank_tests is not None else None
+    if rank_tests is not None and not isinstance(tables, Mapping):
+        raise ValueError("rank_tests must be the K-block rank tests of these results "
+                         f"(results.rank_tests(), a table per block); got {type(rank_tests)}")
+    if alpha is None:
+        alpha = float((getattr(results, "settings", None) or {}).get("alpha") or 0.05)
+    handles: list[Any] = []
+    for axis, n in zip(axes, names, strict=True):
+        values = np.asarray(results.eigenvalues[n], dtype=float)
+        k = np.arange(1, len(values) + 1)
+        r = _block_rank(results, n)
+        here = list(axis.plot(k, values, "o-", color="C0", label="eigenvalue"))
+        here.append(axis.axvline(r + 0.5, color="0.5", linestyle="--",
+                                 label="fitted rank (between r and r + 1)"))
+        axis.set_xlabel("k")
+        axis.set_ylabel("eigenvalue (combined Gram)")
+        axis.set_title(f"Scree plot, block {n} (rank {r})")
+        _integer_ticks(axis, k)
+        if tables is not None:
+            if n not in tables:
+                raise ValueError(f"rank_tests has no table of block {n!r}; its blocks are "
+                                 f"{list(tables)}")
+            table = tables[n]
+            if "pvalue" in table:
+                # the test of H0: rank <= k is about eigenvalues k+1, k+2, ...
+                here += _pvalue_axis(axis, np.asarray(table.index, dtype=float),
+                                     table["pvalue"].to_numpy(dtype=float), alpha,
+                                     "p-value of H0: rank <= k - 1")
+        if len(here) > len(handles):
+            handles = here
+    _legend(fig, axes[-1], handles, own)
     return fig
 
 
@@ -193,7 +356,7 @@ def _label_rows(axis: Any, pos: np.ndarray, names: list[str]) -> None:
 def plot_loadings(
     results: Any,
     *,
-    block: Literal["a", "b", "both"] = "both",
+    block: str | Sequence[str] | None = None,
     loadings: Literal["sd", "raw"] = "sd",
     top: int | None = None,
     ax: Any = None,
@@ -202,8 +365,10 @@ def plot_loadings(
 
     Parameters
     ----------
-    results : JDRResults
-    block : {"a", "b", "both"}
+    results : JDRResults or K-block results
+    block : str or list of str, optional
+        The blocks drawn, one panel each, by name (``"a"``, ``"b"`` for two
+        blocks; ``"both"`` is every block of two); every block by default.
     loadings : {"sd", "raw"}
         ``"sd"`` (default) draws the per-standard-deviation loadings of the
         summary (:attr:`JDRResults.loadings_a`: the direction's entry times
@@ -227,27 +392,35 @@ def plot_loadings(
     """
     from matplotlib.ticker import MaxNLocator
 
-    check_choice(block, "block", ("a", "b", "both"))
     check_choice(loadings, "loadings", ("sd", "raw"))
     top = _check_top(top)
-    blocks = ["a", "b"] if block == "both" else [block]
+    names = _block_names(results)
+    blocks = _pick_blocks(None if block == "both" and len(names) == 2 else block, names)
     model = results.model
     panels = []
     for blk in blocks:
-        if loadings == "sd":
+        if _is_kblock(results):
+            dirs = (_sd_loadings(results, blk) if loadings == "sd"
+                    else np.asarray(results.directions[blk], dtype=float))
+        elif loadings == "sd":
             dirs = np.asarray(results.loadings_a if blk == "a" else results.loadings_b,
                               dtype=float)
         else:
             dirs = np.asarray(results.estimate.dir_a if blk == "a" else results.estimate.dir_b,
                               dtype=float)
-        names = list(model.exog_names_a if blk == "a" else model.exog_names_b)
+        names = (list(map(str, results.directions[blk].index)) if _is_kblock(results)
+                 else list(model.exog_names_a if blk == "a" else model.exog_names_b))
         # the largest absolute loading first (ties: the order of the data)
         keep = _top_rows(np.argsort(-np.abs(dirs).max(axis=1), kind="stable"), top)
         panels.append((blk, dirs[keep], [names[i] for i in keep], len(names)))
     own = ax is None
     rows = max(len(p[2]) for p in panels)
-    fig, axes = _axes(ax, ncols=len(blocks),
-                      figsize=(5 * len(blocks), _panel_height(rows, 4.4)))
+    if _is_kblock(results):
+        fig, axes = _grid(ax, len(blocks), (5, _panel_height(rows, 3.6)), extra=0.4)
+    else:
+        fig, axes = _axes(ax, ncols=len(blocks),
+                          figsize=(5 * len(blocks), _panel_height(rows, 4.4)))
+    legend: list[Any] = []
     for axis, (blk, dirs, names, total) in zip(axes, panels, strict=True):
         pos = np.arange(len(names))
         width = 0.8 / dirs.shape[1]
@@ -261,7 +434,9 @@ def plot_loadings(
                         else "direction entry (original units)")
         axis.set_title(_rows_title(f"Loadings, block {blk}", len(names), total,
                                    "largest |loading|"))
-    _legend(fig, axes[-1], bars, own)
+        if len(bars) > len(legend):  # per-block ranks: the most directions
+            legend = bars
+    _legend(fig, axes[-1], legend, own)
     return fig
 
 
@@ -280,6 +455,7 @@ def _response(results: Any, column: int) -> tuple[np.ndarray, str]:
 
 
 def plot_sufficient_summary(results: Any, *, direction: int = 1, column: int | None = None,
+                            block: str | Sequence[str] | None = None,
                             ax: Any = None) -> Figure:
     """The response against the reduced features of direction ``direction``.
 
@@ -304,13 +480,22 @@ def plot_sufficient_summary(results: Any, *, direction: int = 1, column: int | N
         Which pair of reduced features, ``1 <= direction <= rank``.
     column : int, optional
         A response of ``q > 1`` columns: the column of ``Yw`` drawn.
+    block : str or list of str, optional
+        The blocks whose reduced feature ``direction`` is drawn, by name:
+        one panel per block (titled with its name) and, for two or more
+        blocks, a last panel of the product of their features (the
+        interaction the pieces see; for K blocks the K-way one).  By
+        default every block (for two blocks, the three panels above).
     ax : matplotlib Axes, optional
-        Three axes (two for the class view of a categorical response).
+        Three axes (two for the class view of a categorical response); with
+        ``block`` or K blocks, one per panel.
 
     Returns
     -------
     matplotlib.figure.Figure
     """
+    if block is not None or _is_kblock(results):
+        return _summary_by_block(results, direction, column, block, ax)
     if not 1 <= direction <= results.rank:
         raise ValueError(f"direction must be between 1 and {results.rank}; got {direction}")
     _require_rows(results, "plot_sufficient_summary")
@@ -336,6 +521,42 @@ def plot_sufficient_summary(results: Any, *, direction: int = 1, column: int | N
     return fig
 
 
+def _summary_by_block(results: Any, direction: int, column: int | None, block: Any,
+                      ax: Any) -> Figure:
+    """:func:`plot_sufficient_summary` of chosen blocks (or K blocks)."""
+    from matplotlib.ticker import MaxNLocator
+
+    shown = _pick_blocks(block, _block_names(results))
+    direction = _check_direction(results, direction, shown)
+    _require_rows(results, "plot_sufficient_summary")
+    feats = _features(results)
+    xs = [feats[n][:, direction - 1] for n in shown]
+    labels = [f"{n}_dir{direction}" for n in shown]
+    titles = [f"Block {n}" for n in shown]
+    if len(shown) >= 2:
+        xs.append(np.prod(xs, axis=0))
+        labels.append(" x ".join(labels))
+        titles.append("Product of blocks " + ", ".join(shown))
+    codes = getattr(results.model.data, "class_codes", None)
+    if column is None and codes is not None:
+        data = results.model.data
+        plane = None if len(shown) < 2 else (xs[0], xs[1], labels[0], labels[1],
+                                             f"Blocks {shown[0]} and {shown[1]} by class")
+        strip = (xs[-1], labels[-1], f"{titles[-1]} by class")
+        return _class_summary_of(results, plane, strip, np.asarray(codes),
+                                 list(data.response.classes), ax)
+    y, yname = _response(results, 1 if column is None else column)
+    fig, axes = _grid(ax, len(xs), (4.3, 3.7), extra=0.4, maxcols=4 if len(xs) == 4 else 3)
+    for axis, x, label, title in zip(axes, xs, labels, titles, strict=True):
+        axis.scatter(x, y, s=8, alpha=0.6)
+        axis.xaxis.set_major_locator(MaxNLocator(nbins=5))  # tick labels never touch
+        axis.set_xlabel(label, fontsize=8 if len(label) > 30 else None)
+        axis.set_ylabel(yname)
+        axis.set_title(title)
+    fig.suptitle("Sufficient summary plot")
+    return fig
+
+
 def _class_colours(n: int) -> list[Any]:
     """``n`` distinguishable colours: the default cycle up to 10, then tab20, then viridis."""
     import matplotlib as mpl
@@ -349,47 +570,80 @@ def _class_colours(n: int) -> list[Any]:
 def _class_summary(results: Any, direction: int, codes: np.ndarray, classes: list[Any],
                    ax: Any) -> Figure:
     """The class view of :func:`plot_sufficient_summary` (categorical response)."""
-    from matplotlib.ticker import MaxNLocator
-
-    own = ax is None
-    fig, (plane, strip) = _axes(ax, ncols=2, figsize=(11, 4.6))
     feats = np.asarray(results.transform(), dtype=float)
     r = results.rank
     fa, fb = feats[:, direction - 1], feats[:, r + direction - 1]
+    la, lb = f"a_dir{direction}", f"b_dir{direction}"
+    return _class_summary_of(results, (fa, fb, la, lb, "Reduced features by class"),
+                             (fa * fb, f"{la} x {lb}", "Their product by class"), codes,
+                             classes, ax)
+
+
+def _class_summary_of(results: Any, plane_xy: tuple[Any, ...] | None,
+                      strip_x: tuple[np.ndarray, str, str], codes: np.ndarray,
+                      classes: list[Any], ax: Any) -> Figure:
+    """The class view: the plane of two features coloured by class (when
+    ``plane_xy`` is given) and a strip of ``strip_x`` per class."""
+    from matplotlib.ticker import MaxNLocator
+
+    own = ax is None
+    if plane_xy is None:
+        fig, (strip,) = _axes(ax, ncols=1, figsize=(6, 4.6))
+        plane = None
+    else:
+        fig, (plane, strip) = _axes(ax, ncols=2, figsize=(11, 4.6))
+        fa, fb, la, lb, plane_title = plane_xy
+    px, plabel, ptitle = strip_x
     name = str(results.model.endog_name)
     jitter = np.random.default_rng(0).uniform(-0.25, 0.25, size=len(codes))  # fixed: same plot
     alpha = 0.7 if len(codes) <= 2000 else 0.35
     handles = []
     for j, (cls, colour) in enumerate(zip(classes, _class_colours(len(classes)), strict=True)):
         rows = codes == j
-        handles.append(plane.scatter(fa[rows], fb[rows], s=10, alpha=alpha, color=colour,
-                                     label=f"{name} = {cls} ({int(rows.sum())})"))
-        strip.scatter(fa[rows] * fb[rows], j + jitter[rows], s=8, alpha=alpha, color=colour)
-    plane.set_xlabel(f"a_dir{direction}")
-    plane.set_ylabel(f"b_dir{direction}")
-    plane.set_title("Reduced features by class")
+        label = f"{name} = {cls} ({int(rows.sum())})"
+        if plane is not None:
+            handles.append(plane.scatter(fa[rows], fb[rows], s=10, alpha=alpha, color=colour,
+                                         label=label))
+        art = strip.scatter(px[rows], j + jitter[rows], s=8, alpha=alpha, color=colour,
+                            label=label)
+        if plane is None:
+            handles.append(art)
+    if plane is not None:
+        plane.set_xlabel(la)
+        plane.set_ylabel(lb)
+        plane.set_title(plane_title)
     strip.set_yticks(np.arange(len(classes)))
     strip.set_yticklabels([str(c) for c in classes])
     strip.set_ylim(len(classes) - 0.5, -0.5)  # the first class on top, as in the legend
-    strip.set_xlabel(f"a_dir{direction} x b_dir{direction}")
+    strip.set_xlabel(plabel, fontsize=8 if len(plabel) > 30 else None)
     strip.set_ylabel(name)
-    strip.set_title("Their product by class")
+    strip.set_title(ptitle)
     for axis in (plane, strip):
-        axis.xaxis.set_major_locator(MaxNLocator(nbins=5))  # tick labels never touch
+        if axis is not None:
+            axis.xaxis.set_major_locator(MaxNLocator(nbins=5))  # tick labels never touch
     _legend(fig, strip, handles, own)
     if own:
         fig.suptitle("Sufficient summary plot")
     return fig
 
 
-def plot_bootstrap_angles(boot: Any, *, ax: Any = None) -> Figure:
+def plot_bootstrap_angles(boot: Any, *, block: str | Sequence[str] | None = None,
+                          ax: Any = None) -> Figure:
     """Histograms of the largest principal angle (degrees) per block.
 
     The angle between each bootstrap replicate's subspace and the estimate,
     with the upper confidence bound of :meth:`BootstrapResults.max_angle_bound`
     (computed with the results' default interval, which may rescale the
-    replicate angles; see the bootstrap theory page).
+    replicate angles; see the bootstrap theory page).  The bootstrap of a
+    K-block fit: one panel per block (``block``: the blocks drawn, by
+    name; every block by default) with its ``upper`` percentile bound of
+    ``boot.table``; ``ax`` then holds one axes per block drawn.
     """
+    if not hasattr(boot, "angles_a"):
+        return _bootstrap_kblocks(boot, block, ax)
+    if block is not None:
+        raise ValueError(f"block is for the bootstrap of a K-block fit (this one draws "
+                         f"blocks a and b); got {block!r}")
     own = ax is None
     fig, axes = _axes(ax, ncols=2, figsize=(10, 4.2))
     bounds = boot.max_angle_bound()
@@ -409,6 +663,33 @@ def plot_bootstrap_angles(boot: Any, *, ax: Any = None) -> Figure:
     return fig
 
 
+def _bootstrap_kblocks(boot: Any, block: Any, ax: Any) -> Figure:
+    """:func:`plot_bootstrap_angles` of a K-block bootstrap."""
+    from matplotlib.patches import Patch
+
+    angles = getattr(boot, "angles", None)
+    if not isinstance(angles, Mapping):
+        raise ValueError("boot holds no replicate angles (a bootstrap restored without "
+                         "them): rerun results.bootstrap()")
+    table = boot.table
+    shown = _pick_blocks(block, [str(n) for n in table.index])
+    own = ax is None
+    fig, axes = _grid(ax, len(shown), (4.6, 3.6), extra=0.5)
+    level = f"{boot.level:.0%}"
+    line = None
+    for axis, n in zip(axes, shown, strict=True):
+        axis.hist(np.asarray(angles[n], dtype=float), bins=30, color="C0", alpha=0.8)
+        upper = float(table.loc[n, "upper"])
+        line = axis.axvline(upper, color="C3", linestyle="--",
+                            label=f"{level} percentile bound")
+        axis.set_xlabel("largest principal angle (degrees)")
+        axis.set_ylabel("replicates")
+        axis.set_title(f"Block {n}: bound {upper:.1f} deg")
+    hist = Patch(color="C0", alpha=0.8, label="replicates' largest angle")
+    _legend(fig, axes[-1], [hist, line], own)
+    return fig
+
+
 def _require_rows(results: Any, what: str) -> None:
     """The plot draws the training rows: ask the model's data for them."""
     results.model.data.rows(what)
@@ -421,6 +702,7 @@ def plot_response_surface(
     kind: Literal["hexbin", "contour"] = "hexbin",
     gridsize: int = 25,
     column: int = 1,
+    blocks: Sequence[str] | None = None,
     ax: Any = None,
 ):
     """The response over the plane of the reduced features ``(a_dir_k, b_dir_k)``.
@@ -444,6 +726,9 @@ def plot_response_surface(
     column : int
         A response of ``q > 1`` columns: which column (1 to q) of the
         whitened response matrix ``Yw`` is averaged.
+    blocks : pair of str, optional
+        The two blocks whose features ``direction`` span the plane (x, then
+        y), by name; by default the first two blocks (``("a", "b")``).
     ax : matplotlib Axes, optional
 
     Returns
@@ -452,14 +737,22 @@ def plot_response_surface(
     """
     if kind not in ("hexbin", "contour"):
         raise ValueError(f'kind must be "hexbin" or "contour"; got {kind!r}')
-    direction = check_int(direction, "direction", low=1, high=results.rank)
+    names = _block_names(results)
+    pair = names[:2] if blocks is None else list(blocks) if not isinstance(blocks, str) \
+        else [blocks]
+    if len(pair) != 2 or len(set(pair)) != 2 or any(b not in names for b in pair):
+        raise ValueError(f"blocks must be two different block names of {names}; "
+                         f"got {blocks!r}")
+    if _is_kblock(results):
+        direction = _check_direction(results, direction, pair)
+    else:
+        direction = check_int(direction, "direction", low=1, high=results.rank)
     gridsize = check_int(gridsize, "gridsize", low=3)
     _require_rows(results, "plot_response_surface")
     y, yname = _response(results, column)
     fig, (axis,) = _axes(ax)
-    feats = np.asarray(results.transform(), dtype=float)
-    r = results.rank
-    fa, fb = feats[:, direction - 1], feats[:, r + direction - 1]
+    feats = _features(results)
+    fa, fb = (feats[n][:, direction - 1] for n in pair)
     if kind == "hexbin":
         art = axis.hexbin(fa, fb, C=y, reduce_C_function=np.mean, gridsize=gridsize,
                           cmap="coolwarm", mincnt=1)
@@ -475,9 +768,11 @@ def plot_response_surface(
         art = axis.contourf(mid_a, mid_b, np.ma.masked_invalid(means.T), levels=12,
                             cmap="coolwarm")
     fig.colorbar(art, ax=axis, label=f"mean {yname}")
-    axis.set_xlabel(f"a_dir{direction}")
-    axis.set_ylabel(f"b_dir{direction}")
-    axis.set_title("Response over the reduced features")
+    axis.set_xlabel(f"{pair[0]}_dir{direction}")
+    axis.set_ylabel(f"{pair[1]}_dir{direction}")
+    axis.set_title("Response over the reduced features" if blocks is None
+                   and not _is_kblock(results)
+                   else f"Response over blocks {pair[0]} and {pair[1]}")
     return fig
 
 
@@ -491,9 +786,16 @@ def plot_support(support: Any, *, top: int | None = None, ax: Any = None):
     selection frequency with the stability threshold.  Selected variables
     are drawn dark, the others light.
 
+    A K-block fit (``support`` the results themselves, read through
+    :attr:`support`): one panel per block with a bar per variable, its
+    largest absolute per-SD loading over the block's directions (zero
+    outside a sparse fit's kept variables), kept variables dark; every
+    variable is kept in a dense fit.  A :class:`SupportResults` of more
+    than two blocks: one column of panels per block.
+
     Parameters
     ----------
-    support : SupportResults
+    support : SupportResults or K-block results
     top : int, optional
         Show only the ``top`` variables of each block with the smallest
         q-values (selected variables first), in the order of the data; the
@@ -509,11 +811,15 @@ def plot_support(support: Any, *, top: int | None = None, ax: Any = None):
     """
     from matplotlib.patches import Patch
 
+    if isinstance(getattr(support, "support", None), Mapping):
+        return _support_kblocks(support, _check_top(top), ax)
     table = support.table
     has_freq = "frequency" in table.columns
     top = _check_top(top)
     subs = {}
-    for blk in ("a", "b"):
+    blocks = [str(b) for b in dict.fromkeys(table.index.get_level_values("block"))]
+    nb = len(blocks)
+    for blk in blocks:
         sub = table.xs(blk, level="block")
         # selected first, then the smallest q-value (ties: the order of the data)
         order = np.lexsort((sub["qvalue"].to_numpy(dtype=float),
@@ -524,19 +830,19 @@ def plot_support(support: Any, *, top: int | None = None, ax: Any = None):
     if own:
         nrows = 2 if has_freq else 1
         height = _panel_height(max(len(v[0]) for v in subs.values()), 3.2)
-        fig, grid = plt.subplots(nrows, 2, figsize=(10, height * nrows + 0.8), squeeze=False,
-                                 layout="constrained")
+        fig, grid = plt.subplots(nrows, nb, figsize=(5 * nb, height * nrows + 0.8),
+                                 squeeze=False, layout="constrained")
         axes = list(grid.ravel())
     else:
         axes = list(np.ravel(ax))
-        need = 4 if has_freq else 2
+        need = 2 * nb if has_freq else nb
         if len(axes) != need:
             raise ValueError(f"ax must hold {need} axes for this plot; got {len(axes)}")
         fig = axes[0].figure
     settings = support.settings or {}
     handles: list[Any] = [Patch(color=SELECTED, label="selected"),
                           Patch(color=NOT_SELECTED, label="not selected")]
-    for j, blk in enumerate(("a", "b")):
+    for j, blk in enumerate(blocks):
         sub, total = subs[blk]
         names = [str(v) for v in sub.index]
         pos = np.arange(len(names))
@@ -551,7 +857,7 @@ def plot_support(support: Any, *, top: int | None = None, ax: Any = None):
         hidden = "selected, then smallest q"
         axis.set_title(_rows_title(f"Block {blk}: coordinate tests", len(names), total, hidden))
         if has_freq:
-            axis = axes[2 + j]
+            axis = axes[nb + j]
             axis.barh(pos, sub["frequency"].to_numpy(dtype=float), color=colors)
             thr = settings.get("stability_threshold")
             if thr is not None:
@@ -565,5 +871,41 @@ def plot_support(support: Any, *, top: int | None = None, ax: Any = None):
     handles.append(fdr)
     if has_freq and settings.get("stability_threshold") is not None:
         handles.append(stab)
-    _legend(fig, axes[1] if not has_freq else axes[3], handles, own)
+    _legend(fig, axes[-1], handles, own)
+    return fig
+
+
+def _support_kblocks(results: Any, top: int | None, ax: Any) -> Figure:
+    """:func:`plot_support` of a K-block fit: its kept variables per block."""
+    from matplotlib.patches import Patch
+    from matplotlib.ticker import MaxNLocator
+
+    names = _block_names(results)
+    kept = results.support
+    panels = []
+    for n in names:
+        load = np.abs(_sd_loadings(results, n)).max(axis=1)
+        rows = [str(v) for v in results.directions[n].index]
+        chosen = np.isin(rows, [str(v) for v in kept[n]])
+        # kept first, then the largest |loading| (ties: the order of the data)
+        keep = _top_rows(np.lexsort((-load, ~chosen)), top)
+        panels.append((n, load[keep], [rows[i] for i in keep], chosen[keep], len(rows),
+                       int(chosen.sum())))
+    own = ax is None
+    height = _panel_height(max(len(p[2]) for p in panels), 3.2)
+    fig, axes = _grid(ax, len(names), (4.6, height), extra=0.5)
+    for axis, (n, load, rows, chosen, total, n_kept) in zip(axes, panels, strict=True):
+        pos = np.arange(len(rows))
+        axis.barh(pos, load, color=np.where(chosen, SELECTED, NOT_SELECTED))
+        _label_rows(axis, pos, rows)  # the first variable on top, as in plot_loadings
+        axis.set_xlim(0, 1.05)
+        axis.xaxis.set_major_locator(MaxNLocator(nbins=5))
+        axis.set_xlabel("largest |loading per SD| (largest = 1)")
+        what = ("all kept (dense fit)" if n_kept == total
+                else f"{n_kept} of {total} kept")
+        axis.set_title(_rows_title(f"Block {n}: {what}", len(rows), total,
+                                   "kept, then largest |loading|"))
+    handles = [Patch(color=SELECTED, label="selected"),
+               Patch(color=NOT_SELECTED, label="not selected")]
+    _legend(fig, axes[-1], handles, own)
     return fig
