@@ -45,6 +45,7 @@ class KBootAnglesMixin:
         """Each block's largest principal angle (degrees) between every
         replicate's subspace and the estimate, one entry per replicate, by
         block name (None for a bootstrap restored without them)."""
-        if self._angles is None:
+        angles = getattr(self, "_angles", None)  # absent from a file saved without them
+        if angles is None:
             return None
-        return {str(n): self._angles[:, k].copy() for k, n in enumerate(self._table.index)}
+        return {str(n): angles[:, k].copy() for k, n in enumerate(self._table.index)}

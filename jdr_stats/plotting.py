@@ -27,6 +27,7 @@ matplotlib ``Figure``.  The conventions shared by every plot:
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -535,8 +536,9 @@ def _summary_by_block(results: Any, direction: int, column: int | None, block: A
     titles = [f"Block {n}" for n in shown]
     if len(shown) >= 2:
         xs.append(np.prod(xs, axis=0))
-        labels.append(" x ".join(labels))
-        titles.append("Product of blocks " + ", ".join(shown))
+        # long names wrap: a panel's title and label stay within its width
+        labels.append(textwrap.fill(" x ".join(labels), 48))
+        titles.append(textwrap.fill("Product of blocks " + ", ".join(shown), 40))
     codes = getattr(results.model.data, "class_codes", None)
     if column is None and codes is not None:
         data = results.model.data
@@ -666,6 +668,7 @@ def plot_bootstrap_angles(boot: Any, *, block: str | Sequence[str] | None = None
 def _bootstrap_kblocks(boot: Any, block: Any, ax: Any) -> Figure:
     """:func:`plot_bootstrap_angles` of a K-block bootstrap."""
     from matplotlib.patches import Patch
+    from matplotlib.ticker import MaxNLocator
 
     angles = getattr(boot, "angles", None)
     if not isinstance(angles, Mapping):
@@ -684,6 +687,7 @@ def _bootstrap_kblocks(boot: Any, block: Any, ax: Any) -> Figure:
                             label=f"{level} percentile bound")
         axis.set_xlabel("largest principal angle (degrees)")
         axis.set_ylabel("replicates")
+        axis.yaxis.set_major_locator(MaxNLocator(integer=True))  # counts
         axis.set_title(f"Block {n}: bound {upper:.1f} deg")
     hist = Patch(color="C0", alpha=0.8, label="replicates' largest angle")
     _legend(fig, axes[-1], [hist, line], own)
