@@ -290,6 +290,7 @@ def _scree_kblocks(results: Any, rank_tests: Any, alpha: float | None, ax: Any) 
     if alpha is None:
         alpha = float((getattr(results, "settings", None) or {}).get("alpha") or 0.05)
     handles: list[Any] = []
+    twin = None
     for axis, n in zip(axes, names, strict=True):
         values = np.asarray(results.eigenvalues[n], dtype=float)
         k = np.arange(1, len(values) + 1)
@@ -311,9 +312,10 @@ def _scree_kblocks(results: Any, rank_tests: Any, alpha: float | None, ax: Any) 
                 here += _pvalue_axis(axis, np.asarray(table.index, dtype=float),
                                      table["pvalue"].to_numpy(dtype=float), alpha,
                                      "p-value of H0: rank <= k - 1")
+                twin = here[-1].axes
         if len(here) > len(handles):
             handles = here
-    _legend(fig, axes[-1], handles, own)
+    _legend(fig, axes[-1], handles, own, twin=twin)
     return fig
 
 

@@ -355,3 +355,44 @@ def test_two_block_results_take_the_block_arguments():
     plt.close(fig)
     with pytest.raises(ValueError, match="block is for the bootstrap of a K-block fit"):
         plotting.plot_bootstrap_angles(fit.bootstrap(n_boot=9, seed=0), block="a")
+
+
+def test_scree_on_given_axes_keeps_the_legend_right_of_the_pvalues(k3):
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
+    assert plotting.plot_scree(k3, rank_tests=k3.rank_tests(), ax=axes) is fig
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    (legend,) = [a.get_legend() for a in fig.axes if a.get_legend() is not None]
+    box = legend.get_window_extent(renderer)
+    twin = fig.axes[-1]  # the last panel's p-value axis
+    assert box.x0 >= twin.get_tightbbox(renderer).x1 - 1
+    plt.close(fig)
+    fig, ax = plt.subplots()
+    with pytest.raises(ValueError, match="ax must hold 3 axes"):
+        plotting.plot_scree(k3, ax=ax)
+    plt.close(fig)
+
+
+def test_every_plot_of_a_two_block_main_effects_fit():
+    sim = jdr.simulate.bilinear(500, 3, 3, 1, seed=11)
+    fit = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(1, main_effects=True)
+    assert fit.main_effects
+    titles = {
+        "scree": _titles(plotting.plot_scree(fit)),
+        "loadings": _titles(plotting.plot_loadings(fit)),
+        "summary": _titles(plotting.plot_sufficient_summary(fit)),
+        "surface": _titles(plotting.plot_response_surface(fit)),
+        "boot": _titles(plotting.plot_bootstrap_angles(fit.bootstrap(n_boot=5, seed=0))),
+        "support": _titles(plotting.plot_support(fit)),
+    }
+    plt.close("all")
+    assert titles == {
+        "scree": ["Scree plot, block a (rank 1)", "Scree plot, block b (rank 1)"],
+        "loadings": ["Loadings, block a", "Loadings, block b"],
+        "summary": ["Block a", "Block b", "Product of blocks a, b"],
+        "surface": ["Response over blocks a and b", ""],  # and the colour bar
+        "boot": [t for t in titles["boot"] if t.startswith(("Block a: bound",
+                                                            "Block b: bound"))],
+        "support": ["Block a: all kept (dense fit)", "Block b: all kept (dense fit)"],
+    }
+    assert len(titles["boot"]) == 2
