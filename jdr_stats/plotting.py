@@ -33,13 +33,36 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from ._plot_blocks import (
+    _block_names,
+    _bootstrap_kblocks,
+    _check_direction,
+    _features,
+    _is_kblock,
+    _pick_blocks,
+    _scree_kblocks,
+    _sd_loadings,
+    _support_kblocks,
+)
+from ._plot_layout import (
+    NOT_SELECTED,
+    SELECTED,
+    _axes,
+    _check_top,
+    _grid,
+    _integer_ticks,
+    _label_rows,
+    _legend,
+    _panel_height,
+    _plt,
+    _pvalue_axis,
+    _rows_title,
+    _top_rows,
+)
 from ._validation import check_choice, check_int
 
 if TYPE_CHECKING:  # matplotlib is optional
     from matplotlib.figure import Figure
-
-#: Colours of selected and unselected variables (named in each legend).
-SELECTED, NOT_SELECTED = "C0", "0.75"
 
 __all__ = [
     "plot_scree",
@@ -49,149 +72,6 @@ __all__ = [
     "plot_response_surface",
     "plot_support",
 ]
-
-
-def _plt():
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError as exc:  # pragma: no cover - depends on the install
-        raise ImportError(
-            "plotting needs matplotlib: pip install 'jdr_stats[plot]'"
-        ) from exc
-    return plt
-
-
-def _axes(ax, ncols=1, figsize=None):
-    plt = _plt()
-    if ax is None:
-        fig, axes = plt.subplots(1, ncols, figsize=figsize, squeeze=False,
-                                 layout="constrained")
-        return fig, list(axes[0])
-    axes = list(np.atleast_1d(ax))
-    if len(axes) != ncols:
-        raise ValueError(f"ax must hold {ncols} axes for this plot; got {len(axes)}")
-    return axes[0].figure, axes
-
-
-def _legend(fig: Any, axis: Any, handles: list[Any], own: bool, twin: Any = None) -> Any:
-    """One legend outside the data: below the panels of a figure made here
-    (``own``; as many columns as the width holds), else to the right of
-    ``axis`` (beyond the labels of its ``twin`` axis, if any)."""
-    labels = [h.get_label() for h in handles]
-    if own:
-        ncols = max(1, min(len(handles), int(fig.get_figwidth() / 2.8)))
-        return fig.legend(handles, labels, loc="outside lower center", ncols=ncols,
-                          frameon=False)
-    x = 1.02
-    if twin is not None:  # past the twin axis' tick labels and label
-        fig.canvas.draw()
-        right = twin.get_tightbbox(fig.canvas.get_renderer()).x1
-        x = float(axis.transAxes.inverted().transform((right, 0.0))[0]) + 0.02
-    return axis.legend(handles, labels, loc="upper left", bbox_to_anchor=(x, 1.0),
-                       borderaxespad=0.0, frameon=False)
-
-
-def _integer_ticks(axis: Any, ks: np.ndarray) -> None:
-    """Integer ticks on a k axis: every k when there are few, else a
-    locator that only picks integers."""
-    from matplotlib.ticker import MaxNLocator
-
-    if len(ks) <= 15:
-        axis.set_xticks(ks)
-    else:
-        axis.xaxis.set_major_locator(MaxNLocator(integer=True))
-
-
-def _is_kblock(results: Any) -> bool:
-    """Whether ``results`` are read by block name (K blocks, per-block ranks,
-    main effects) rather than through the two-block ``a``/``b`` view."""
-    names = tuple(getattr(results, "block_names", ("a", "b")))
-    return (isinstance(getattr(results, "rank", None), Mapping) or len(names) != 2
-            or not hasattr(results, "singular_values"))
-
-
-def _block_names(results: Any) -> list[str]:
-    return [str(n) for n in getattr(results, "block_names", ("a", "b"))]
-
-
-def _block_rank(results: Any, name: str) -> int:
-    rank = results.rank
-    return int(rank[name]) if isinstance(rank, Mapping) else int(rank)
-
-
-def _pick_blocks(block: Any, names: Sequence[str], arg: str = "block") -> list[str]:
-    """The blocks shown: every block for None, else one name or a list of
-    distinct names of ``names`` (a ValueError naming ``arg`` otherwise)."""
-    if block is None:
-        return list(names)
-    given = [block] if isinstance(block, str) else list(np.atleast_1d(np.asarray(block,
-                                                                              dtype=object)))
-    if (not given or len(set(map(str, given))) != len(given)
-            or any(not isinstance(b, str) or b not in names for b in given)):
-        raise ValueError(f"{arg} must be a block name of {list(names)}, a list of them or "
-                         f"None (every block); got {block!r}")
-    return [str(b) for b in given]
-
-
-def _grid(ax: Any, n: int, panel: tuple[float, float], *, maxcols: int = 3,
-          extra: float = 0.0) -> tuple[Any, list[Any]]:
-    """``n`` panels of ``panel`` inches, at most ``maxcols`` a row, on a new
-    figure (``extra`` inches more height, for a suptitle or legend), or
-    the ``n`` axes given."""
-    if ax is not None:
-        axes = list(np.ravel(ax))
-        if len(axes) != n:
-            raise ValueError(f"ax must hold {n} axes for this plot; got {len(axes)}")
-        return axes[0].figure, axes
-    plt = _plt()
-    ncols = min(n, maxcols)
-    nrows = -(-n // ncols)
-    fig, grid = plt.subplots(nrows, ncols, figsize=(panel[0] * ncols, panel[1] * nrows + extra),
-                             squeeze=False, layout="constrained")
-    axes = list(grid.ravel())
-    for spare in axes[n:]:
-        fig.delaxes(spare)
-    return fig, axes[:n]
-
-
-def _features(results: Any) -> dict[str, np.ndarray]:
-    """Each block's reduced features of the training rows (m x its rank)."""
-    feats = np.asarray(results.transform(), dtype=float)
-    out, start = {}, 0
-    for n in _block_names(results):
-        r = _block_rank(results, n)
-        out[n] = feats[:, start:start + r]
-        start += r
-    return out
-
-
-def _check_direction(results: Any, direction: Any, blocks: Sequence[str]) -> int:
-    """``direction`` (1-based) as an int, at most the rank of every block shown."""
-    for n in blocks:
-        r = _block_rank(results, n)
-        if isinstance(direction, bool) or not isinstance(direction, (int, np.integer)) \
-                or not 1 <= direction <= r:
-            raise ValueError(f"direction must be between 1 and {r} (the rank of block "
-                             f"{n!r}); got {direction!r}")
-    return int(direction)
-
-
-def _sd_loadings(results: Any, name: str) -> np.ndarray:
-    """Per-SD loadings of block ``name`` of a K-block fit: each direction's
-    entry times its variable's (weighted) standard deviation over the
-    training rows, each column scaled to largest absolute value 1 (signs
-    kept), the two-block ``loadings_a`` at any K."""
-    names = _block_names(results)
-    data = results.model.data
-    data.rows("per-SD loadings")
-    x = np.asarray(list(data.blocks.values())[names.index(name)], dtype=float)
-    w = data.weights
-    w = np.full(x.shape[0], 1.0) if w is None else np.asarray(w, dtype=float)
-    mean = w @ x / w.sum()
-    sd = np.sqrt(w @ (x - mean) ** 2 / w.sum())
-    load = np.asarray(results.directions[name], dtype=float) * sd[:, None]
-    top = np.max(np.abs(load), axis=0)
-    return load / np.where(top > 0, top, 1.0)
 
 
 def plot_scree(
@@ -244,116 +124,13 @@ def plot_scree(
             alpha = float(getattr(getattr(results, "settings", None), "alpha", None) or 0.05)
         table = rank_tests.table
         ks = np.asarray(table.index if "k" not in table.columns else table["k"], dtype=float)
-        ax2 = ax.twinx()
         # The test of H0: r = k is about singular values k+1, k+2, ...
-        pvals = np.clip(table["pvalue"].to_numpy(dtype=float), 1e-300, 1)
-        handles += ax2.semilogy(ks + 1, pvals, "s:", color="C3",
-                                label="p-value of H0: r = k - 1")
-        # at least a decade below the level, so that the axis has major ticks
-        low = min(float(np.nanmin(pvals)) if np.isfinite(pvals).any() else 1.0, alpha)
-        ax2.set_ylim(low / 10 ** 1.2, 1.5)
-        handles.append(ax2.axhline(alpha, color="C3", linewidth=0.8, linestyle="-.",
-                                   label=f"level alpha = {alpha:g}"))
-        ax2.set_ylabel("rank-test p-value")
-        _legend(fig, ax, handles, own, twin=ax2)
+        handles += _pvalue_axis(ax, ks, table["pvalue"].to_numpy(dtype=float), alpha,
+                                "p-value of H0: r = k - 1")
+        _legend(fig, ax, handles, own, twin=handles[-1].axes)
     else:
         _legend(fig, ax, handles, own)
     return fig
-
-
-def _pvalue_axis(axis: Any, ks: np.ndarray, pvalues: np.ndarray, alpha: float,
-                 label: str) -> list[Any]:
-    """The p-values of the tests at ``ks`` on a log axis twinned with
-    ``axis``, with the level: at least a decade below it (major ticks)."""
-    twin = axis.twinx()
-    pvals = np.clip(pvalues, 1e-300, 1)
-    handles = list(twin.semilogy(ks + 1, pvals, "s:", color="C3", label=label))
-    low = min(float(np.nanmin(pvals)) if np.isfinite(pvals).any() else 1.0, alpha)
-    twin.set_ylim(low / 10 ** 1.2, 1.5)
-    handles.append(twin.axhline(alpha, color="C3", linewidth=0.8, linestyle="-.",
-                                label=f"level alpha = {alpha:g}"))
-    twin.set_ylabel("rank-test p-value")
-    return handles
-
-
-def _scree_kblocks(results: Any, rank_tests: Any, alpha: float | None, ax: Any) -> Figure:
-    """:func:`plot_scree` of K-block results: a panel per block."""
-    names = _block_names(results)
-    own = ax is None
-    fig, axes = _grid(ax, len(names), (5.2, 3.9), extra=0.5)
-    if rank_tests is None:
-        rank_tests = getattr(results, "rank_test_table", None)
-    tables = getattr(rank_tests, "tables", None) if rank_tests is not None else None
-    if rank_tests is not None and not isinstance(tables, Mapping):
-        raise ValueError("rank_tests must be the K-block rank tests of these results "
-                         f"(results.rank_tests(), a table per block); got {type(rank_tests)}")
-    if alpha is None:
-        alpha = float((getattr(results, "settings", None) or {}).get("alpha") or 0.05)
-    handles: list[Any] = []
-    twin = None
-    for axis, n in zip(axes, names, strict=True):
-        values = np.asarray(results.eigenvalues[n], dtype=float)
-        k = np.arange(1, len(values) + 1)
-        r = _block_rank(results, n)
-        here = list(axis.plot(k, values, "o-", color="C0", label="eigenvalue"))
-        here.append(axis.axvline(r + 0.5, color="0.5", linestyle="--",
-                                 label="fitted rank (between r and r + 1)"))
-        axis.set_xlabel("k")
-        axis.set_ylabel("eigenvalue (combined Gram)")
-        axis.set_title(f"Scree plot, block {n} (rank {r})")
-        _integer_ticks(axis, k)
-        if tables is not None:
-            if n not in tables:
-                raise ValueError(f"rank_tests has no table of block {n!r}; its blocks are "
-                                 f"{list(tables)}")
-            table = tables[n]
-            if "pvalue" in table:
-                # the test of H0: rank <= k is about eigenvalues k+1, k+2, ...
-                here += _pvalue_axis(axis, np.asarray(table.index, dtype=float),
-                                     table["pvalue"].to_numpy(dtype=float), alpha,
-                                     "p-value of H0: rank <= k - 1")
-                twin = here[-1].axes
-        if len(here) > len(handles):
-            handles = here
-    _legend(fig, axes[-1], handles, own, twin=twin)
-    return fig
-
-
-#: Height in inches of one variable's row in a panel with a row per
-#: variable, and the number of rows above which the labels shrink to 7 pt.
-_ROW_INCH, _SMALL_LABELS = 0.15, 30
-
-
-def _check_top(top: int | None) -> int | None:
-    return None if top is None else check_int(top, "top", low=1)
-
-
-def _top_rows(order: np.ndarray, top: int | None) -> np.ndarray:
-    """Indices of the rows shown: the first ``top`` of ``order`` (most
-    important first), returned in the order of the data; every row when
-    ``top`` is None or not smaller than the number of rows."""
-    if top is None or top >= len(order):
-        return np.arange(len(order))
-    return np.sort(order[:top])
-
-
-def _rows_title(title: str, shown: int, total: int, what: str) -> str:
-    """A panel's title, with how many rows ``top`` hid."""
-    if shown == total:
-        return title
-    return f"{title}\n{shown} of {total} shown ({what}); {total - shown} hidden"
-
-
-def _panel_height(n_rows: int, least: float) -> float:
-    """Height in inches of a panel holding ``n_rows`` labelled rows."""
-    return max(least, 1.3 + _ROW_INCH * n_rows)
-
-
-def _label_rows(axis: Any, pos: np.ndarray, names: list[str]) -> None:
-    """One tick label per row, the first variable on top, smaller when many."""
-    axis.set_yticks(pos)
-    axis.set_yticklabels(names, fontsize=7 if len(names) > _SMALL_LABELS else None)
-    axis.set_ylim(len(names) - 0.4, -0.6)  # the first variable on top, no margin
 
 
 def plot_loadings(
@@ -667,35 +444,6 @@ def plot_bootstrap_angles(boot: Any, *, block: str | Sequence[str] | None = None
     return fig
 
 
-def _bootstrap_kblocks(boot: Any, block: Any, ax: Any) -> Figure:
-    """:func:`plot_bootstrap_angles` of a K-block bootstrap."""
-    from matplotlib.patches import Patch
-    from matplotlib.ticker import MaxNLocator
-
-    angles = getattr(boot, "angles", None)
-    if not isinstance(angles, Mapping):
-        raise ValueError("boot holds no replicate angles (a bootstrap restored without "
-                         "them): rerun results.bootstrap()")
-    table = boot.table
-    shown = _pick_blocks(block, [str(n) for n in table.index])
-    own = ax is None
-    fig, axes = _grid(ax, len(shown), (4.6, 3.6), extra=0.5)
-    level = f"{boot.level:.0%}"
-    line = None
-    for axis, n in zip(axes, shown, strict=True):
-        axis.hist(np.asarray(angles[n], dtype=float), bins=30, color="C0", alpha=0.8)
-        upper = float(table.loc[n, "upper"])
-        line = axis.axvline(upper, color="C3", linestyle="--",
-                            label=f"{level} percentile bound")
-        axis.set_xlabel("largest principal angle (degrees)")
-        axis.set_ylabel("replicates")
-        axis.yaxis.set_major_locator(MaxNLocator(integer=True))  # counts
-        axis.set_title(f"Block {n}: bound {upper:.1f} deg")
-    hist = Patch(color="C0", alpha=0.8, label="replicates' largest angle")
-    _legend(fig, axes[-1], [hist, line], own)
-    return fig
-
-
 def _require_rows(results: Any, what: str) -> None:
     """The plot draws the training rows: ask the model's data for them."""
     results.model.data.rows(what)
@@ -877,41 +625,5 @@ def plot_support(support: Any, *, top: int | None = None, ax: Any = None):
     handles.append(fdr)
     if has_freq and settings.get("stability_threshold") is not None:
         handles.append(stab)
-    _legend(fig, axes[-1], handles, own)
-    return fig
-
-
-def _support_kblocks(results: Any, top: int | None, ax: Any) -> Figure:
-    """:func:`plot_support` of a K-block fit: its kept variables per block."""
-    from matplotlib.patches import Patch
-    from matplotlib.ticker import MaxNLocator
-
-    names = _block_names(results)
-    kept = results.support
-    panels = []
-    for n in names:
-        load = np.abs(_sd_loadings(results, n)).max(axis=1)
-        rows = [str(v) for v in results.directions[n].index]
-        chosen = np.isin(rows, [str(v) for v in kept[n]])
-        # kept first, then the largest |loading| (ties: the order of the data)
-        keep = _top_rows(np.lexsort((-load, ~chosen)), top)
-        panels.append((n, load[keep], [rows[i] for i in keep], chosen[keep], len(rows),
-                       int(chosen.sum())))
-    own = ax is None
-    height = _panel_height(max(len(p[2]) for p in panels), 3.2)
-    fig, axes = _grid(ax, len(names), (4.6, height), extra=0.5)
-    for axis, (n, load, rows, chosen, total, n_kept) in zip(axes, panels, strict=True):
-        pos = np.arange(len(rows))
-        axis.barh(pos, load, color=np.where(chosen, SELECTED, NOT_SELECTED))
-        _label_rows(axis, pos, rows)  # the first variable on top, as in plot_loadings
-        axis.set_xlim(0, 1.05)
-        axis.xaxis.set_major_locator(MaxNLocator(nbins=5))
-        axis.set_xlabel("largest |loading per SD| (largest = 1)")
-        what = ("all kept (dense fit)" if n_kept == total
-                else f"{n_kept} of {total} kept")
-        axis.set_title(_rows_title(f"Block {n}: {what}", len(rows), total,
-                                   "kept, then largest |loading|"))
-    handles = [Patch(color=SELECTED, label="selected"),
-               Patch(color=NOT_SELECTED, label="not selected")]
     _legend(fig, axes[-1], handles, own)
     return fig
