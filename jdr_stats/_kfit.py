@@ -28,6 +28,7 @@ from . import config, policy
 from ._atomic import write_text
 from ._data import ModelData
 from ._export import ExportMixin
+from ._kplot_members import KBootAnglesMixin
 from ._ksparse import cv_kblock_sparsity, sparse_kfit
 from ._kview import KBlockViewMixin
 from ._kwhiten import _cross_cov, _whiten_arrays
@@ -629,7 +630,8 @@ class KBlockResults(KBlockViewMixin, ExportMixin):
         table = pd.DataFrame({"median": np.median(angles, axis=0),
                               "upper": np.quantile(angles, level, axis=0)},
                              index=pd.Index(self._names, name="block"))
-        return KBlockBootstrapResults(table, n_boot=int(n_boot), level=float(level))
+        return KBlockBootstrapResults(table, n_boot=int(n_boot), level=float(level),
+                                      angles=angles)
 
     def _near_unit(self, k: int, d: np.ndarray) -> np.ndarray:
         """Block ``k``'s directions ``d`` in the coordinates of its columns
@@ -849,7 +851,7 @@ class KBlockRankTests(ExportMixin):
                           for n, t in self._tables.items()}}
 
 
-class KBlockBootstrapResults(ExportMixin):
+class KBlockBootstrapResults(KBootAnglesMixin, ExportMixin):
     """The bootstrap of a K-block fit (:meth:`KBlockResults.bootstrap`).
 
     ``table``: by block, the ``median`` and the ``upper`` (``level``)
@@ -859,8 +861,10 @@ class KBlockBootstrapResults(ExportMixin):
     ``studies/check_kblock_bootstrap.py``).
     """
 
-    def __init__(self, table: pd.DataFrame, *, n_boot: int, level: float) -> None:
+    def __init__(self, table: pd.DataFrame, *, n_boot: int, level: float,
+                 angles: np.ndarray | None = None) -> None:
         self._table = table
+        self._angles = None if angles is None else np.asarray(angles, float)
         self._n_boot = n_boot
         self._level = level
 

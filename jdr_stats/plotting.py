@@ -18,22 +18,51 @@ matplotlib ``Figure``.  The conventions shared by every plot:
   number of variables (about 0.15 inch a label, labels in 7 pt beyond 30);
   ``top=k`` shows only the k variables with the largest loadings (or
   smallest q-values), still in the order of the data, and the panel's title
-  says how many are hidden.
+  says how many are hidden;
+* results of any number of blocks (``from_blocks``, per-block ranks,
+  ``main_effects=True``) are read by block name: one panel per block, each
+  titled with its block's name, up to three panels a row; ``block=`` (or
+  ``blocks=``) picks the blocks shown.
 """
 
 from __future__ import annotations
 
+import textwrap
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from ._plot_blocks import (
+    _block_names,
+    _bootstrap_kblocks,
+    _check_direction,
+    _features,
+    _is_kblock,
+    _pick_blocks,
+    _scree_kblocks,
+    _sd_loadings,
+    _support_kblocks,
+)
+from ._plot_layout import (
+    NOT_SELECTED,
+    SELECTED,
+    _axes,
+    _check_top,
+    _grid,
+    _integer_ticks,
+    _label_rows,
+    _legend,
+    _panel_height,
+    _plt,
+    _pvalue_axis,
+    _rows_title,
+    _top_rows,
+)
 from ._validation import check_choice, check_int
 
 if TYPE_CHECKING:  # matplotlib is optional
     from matplotlib.figure import Figure
-
-#: Colours of selected and unselected variables (named in each legend).
-SELECTED, NOT_SELECTED = "C0", "0.75"
 
 __all__ = [
     "plot_scree",
@@ -43,57 +72,6 @@ __all__ = [
     "plot_response_surface",
     "plot_support",
 ]
-
-
-def _plt():
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError as exc:  # pragma: no cover - depends on the install
-        raise ImportError(
-            "plotting needs matplotlib: pip install 'jdr_stats[plot]'"
-        ) from exc
-    return plt
-
-
-def _axes(ax, ncols=1, figsize=None):
-    plt = _plt()
-    if ax is None:
-        fig, axes = plt.subplots(1, ncols, figsize=figsize, squeeze=False,
-                                 layout="constrained")
-        return fig, list(axes[0])
-    axes = list(np.atleast_1d(ax))
-    if len(axes) != ncols:
-        raise ValueError(f"ax must hold {ncols} axes for this plot; got {len(axes)}")
-    return axes[0].figure, axes
-
-
-def _legend(fig: Any, axis: Any, handles: list[Any], own: bool, twin: Any = None) -> Any:
-    """One legend outside the data: below the panels of a figure made here
-    (``own``; as many columns as the width holds), else to the right of
-    ``axis`` (beyond the labels of its ``twin`` axis, if any)."""
-    labels = [h.get_label() for h in handles]
-    if own:
-        ncols = max(1, min(len(handles), int(fig.get_figwidth() / 2.8)))
-        return fig.legend(handles, labels, loc="outside lower center", ncols=ncols,
-                          frameon=False)
-    x = 1.02
-    if twin is not None:  # past the twin axis' tick labels and label
-        fig.canvas.draw()
-        right = twin.get_tightbbox(fig.canvas.get_renderer()).x1
-        x = float(axis.transAxes.inverted().transform((right, 0.0))[0]) + 0.02
-    return axis.legend(handles, labels, loc="upper left", bbox_to_anchor=(x, 1.0),
-                       borderaxespad=0.0, frameon=False)
-
-
-def _integer_ticks(axis: Any, ks: np.ndarray) -> None:
-    """Integer ticks on a k axis: every k when there are few, else a
-    locator that only picks integers."""
-    from matplotlib.ticker import MaxNLocator
-
-    if len(ks) <= 15:
-        axis.set_xticks(ks)
-    else:
-        axis.xaxis.set_major_locator(MaxNLocator(integer=True))
 
 
 def plot_scree(
@@ -116,7 +94,17 @@ def plot_scree(
     Returns
     -------
     matplotlib.figure.Figure
+
+    Notes
+    -----
+    Results of K blocks (or per-block ranks): one panel per block of the
+    eigenvalues of its combined Gram (:attr:`eigenvalues`), the block's
+    fitted rank, and the p-values of its tests of ``H0: rank <= k``
+    (``rank_tests`` a :meth:`rank_tests` result; by default those of a
+    ``rank="auto"`` fit); ``ax`` then holds one axes per block.
     """
+    if _is_kblock(results):
+        return _scree_kblocks(results, rank_tests, alpha, ax)
     own = ax is None
     fig, (ax,) = _axes(ax, figsize=(6, 4.2))
     s = results.singular_values
@@ -136,64 +124,19 @@ def plot_scree(
             alpha = float(getattr(getattr(results, "settings", None), "alpha", None) or 0.05)
         table = rank_tests.table
         ks = np.asarray(table.index if "k" not in table.columns else table["k"], dtype=float)
-        ax2 = ax.twinx()
         # The test of H0: r = k is about singular values k+1, k+2, ...
-        pvals = np.clip(table["pvalue"].to_numpy(dtype=float), 1e-300, 1)
-        handles += ax2.semilogy(ks + 1, pvals, "s:", color="C3",
-                                label="p-value of H0: r = k - 1")
-        # at least a decade below the level, so that the axis has major ticks
-        low = min(float(np.nanmin(pvals)) if np.isfinite(pvals).any() else 1.0, alpha)
-        ax2.set_ylim(low / 10 ** 1.2, 1.5)
-        handles.append(ax2.axhline(alpha, color="C3", linewidth=0.8, linestyle="-.",
-                                   label=f"level alpha = {alpha:g}"))
-        ax2.set_ylabel("rank-test p-value")
-        _legend(fig, ax, handles, own, twin=ax2)
+        handles += _pvalue_axis(ax, ks, table["pvalue"].to_numpy(dtype=float), alpha,
+                                "p-value of H0: r = k - 1")
+        _legend(fig, ax, handles, own, twin=handles[-1].axes)
     else:
         _legend(fig, ax, handles, own)
     return fig
 
 
-#: Height in inches of one variable's row in a panel with a row per
-#: variable, and the number of rows above which the labels shrink to 7 pt.
-_ROW_INCH, _SMALL_LABELS = 0.15, 30
-
-
-def _check_top(top: int | None) -> int | None:
-    return None if top is None else check_int(top, "top", low=1)
-
-
-def _top_rows(order: np.ndarray, top: int | None) -> np.ndarray:
-    """Indices of the rows shown: the first ``top`` of ``order`` (most
-    important first), returned in the order of the data; every row when
-    ``top`` is None or not smaller than the number of rows."""
-    if top is None or top >= len(order):
-        return np.arange(len(order))
-    return np.sort(order[:top])
-
-
-def _rows_title(title: str, shown: int, total: int, what: str) -> str:
-    """A panel's title, with how many rows ``top`` hid."""
-    if shown == total:
-        return title
-    return f"{title}\n{shown} of {total} shown ({what}); {total - shown} hidden"
-
-
-def _panel_height(n_rows: int, least: float) -> float:
-    """Height in inches of a panel holding ``n_rows`` labelled rows."""
-    return max(least, 1.3 + _ROW_INCH * n_rows)
-
-
-def _label_rows(axis: Any, pos: np.ndarray, names: list[str]) -> None:
-    """One tick label per row, the first variable on top, smaller when many."""
-    axis.set_yticks(pos)
-    axis.set_yticklabels(names, fontsize=7 if len(names) > _SMALL_LABELS else None)
-    axis.set_ylim(len(names) - 0.4, -0.6)  # the first variable on top, no margin
-
-
 def plot_loadings(
     results: Any,
     *,
-    block: Literal["a", "b", "both"] = "both",
+    block: str | Sequence[str] | None = None,
     loadings: Literal["sd", "raw"] = "sd",
     top: int | None = None,
     ax: Any = None,
@@ -202,8 +145,10 @@ def plot_loadings(
 
     Parameters
     ----------
-    results : JDRResults
-    block : {"a", "b", "both"}
+    results : JDRResults or K-block results
+    block : str or list of str, optional
+        The blocks drawn, one panel each, by name (``"a"``, ``"b"`` for two
+        blocks; ``"both"`` is every block of two); every block by default.
     loadings : {"sd", "raw"}
         ``"sd"`` (default) draws the per-standard-deviation loadings of the
         summary (:attr:`JDRResults.loadings_a`: the direction's entry times
@@ -227,27 +172,35 @@ def plot_loadings(
     """
     from matplotlib.ticker import MaxNLocator
 
-    check_choice(block, "block", ("a", "b", "both"))
     check_choice(loadings, "loadings", ("sd", "raw"))
     top = _check_top(top)
-    blocks = ["a", "b"] if block == "both" else [block]
+    names = _block_names(results)
+    blocks = _pick_blocks(None if block == "both" and len(names) == 2 else block, names)
     model = results.model
     panels = []
     for blk in blocks:
-        if loadings == "sd":
+        if _is_kblock(results):
+            dirs = (_sd_loadings(results, blk) if loadings == "sd"
+                    else np.asarray(results.directions[blk], dtype=float))
+        elif loadings == "sd":
             dirs = np.asarray(results.loadings_a if blk == "a" else results.loadings_b,
                               dtype=float)
         else:
             dirs = np.asarray(results.estimate.dir_a if blk == "a" else results.estimate.dir_b,
                               dtype=float)
-        names = list(model.exog_names_a if blk == "a" else model.exog_names_b)
+        names = (list(map(str, results.directions[blk].index)) if _is_kblock(results)
+                 else list(model.exog_names_a if blk == "a" else model.exog_names_b))
         # the largest absolute loading first (ties: the order of the data)
         keep = _top_rows(np.argsort(-np.abs(dirs).max(axis=1), kind="stable"), top)
         panels.append((blk, dirs[keep], [names[i] for i in keep], len(names)))
     own = ax is None
     rows = max(len(p[2]) for p in panels)
-    fig, axes = _axes(ax, ncols=len(blocks),
-                      figsize=(5 * len(blocks), _panel_height(rows, 4.4)))
+    if _is_kblock(results):
+        fig, axes = _grid(ax, len(blocks), (5, _panel_height(rows, 3.6)), extra=0.4)
+    else:
+        fig, axes = _axes(ax, ncols=len(blocks),
+                          figsize=(5 * len(blocks), _panel_height(rows, 4.4)))
+    legend: list[Any] = []
     for axis, (blk, dirs, names, total) in zip(axes, panels, strict=True):
         pos = np.arange(len(names))
         width = 0.8 / dirs.shape[1]
@@ -261,7 +214,9 @@ def plot_loadings(
                         else "direction entry (original units)")
         axis.set_title(_rows_title(f"Loadings, block {blk}", len(names), total,
                                    "largest |loading|"))
-    _legend(fig, axes[-1], bars, own)
+        if len(bars) > len(legend):  # per-block ranks: the most directions
+            legend = bars
+    _legend(fig, axes[-1], legend, own)
     return fig
 
 
@@ -280,6 +235,7 @@ def _response(results: Any, column: int) -> tuple[np.ndarray, str]:
 
 
 def plot_sufficient_summary(results: Any, *, direction: int = 1, column: int | None = None,
+                            block: str | Sequence[str] | None = None,
                             ax: Any = None) -> Figure:
     """The response against the reduced features of direction ``direction``.
 
@@ -304,13 +260,22 @@ def plot_sufficient_summary(results: Any, *, direction: int = 1, column: int | N
         Which pair of reduced features, ``1 <= direction <= rank``.
     column : int, optional
         A response of ``q > 1`` columns: the column of ``Yw`` drawn.
+    block : str or list of str, optional
+        The blocks whose reduced feature ``direction`` is drawn, by name:
+        one panel per block (titled with its name) and, for two or more
+        blocks, a last panel of the product of their features (the
+        interaction the pieces see; for K blocks the K-way one).  By
+        default every block (for two blocks, the three panels above).
     ax : matplotlib Axes, optional
-        Three axes (two for the class view of a categorical response).
+        Three axes (two for the class view of a categorical response); with
+        ``block`` or K blocks, one per panel.
 
     Returns
     -------
     matplotlib.figure.Figure
     """
+    if block is not None or _is_kblock(results):
+        return _summary_by_block(results, direction, column, block, ax)
     if not 1 <= direction <= results.rank:
         raise ValueError(f"direction must be between 1 and {results.rank}; got {direction}")
     _require_rows(results, "plot_sufficient_summary")
@@ -336,6 +301,43 @@ def plot_sufficient_summary(results: Any, *, direction: int = 1, column: int | N
     return fig
 
 
+def _summary_by_block(results: Any, direction: int, column: int | None, block: Any,
+                      ax: Any) -> Figure:
+    """:func:`plot_sufficient_summary` of chosen blocks (or K blocks)."""
+    from matplotlib.ticker import MaxNLocator
+
+    shown = _pick_blocks(block, _block_names(results))
+    direction = _check_direction(results, direction, shown)
+    _require_rows(results, "plot_sufficient_summary")
+    feats = _features(results)
+    xs = [feats[n][:, direction - 1] for n in shown]
+    labels = [f"{n}_dir{direction}" for n in shown]
+    titles = [f"Block {n}" for n in shown]
+    if len(shown) >= 2:
+        xs.append(np.prod(xs, axis=0))
+        # long names wrap: a panel's title and label stay within its width
+        labels.append(textwrap.fill(" x ".join(labels), 48))
+        titles.append(textwrap.fill("Product of blocks " + ", ".join(shown), 40))
+    codes = getattr(results.model.data, "class_codes", None)
+    if column is None and codes is not None:
+        data = results.model.data
+        plane = None if len(shown) < 2 else (xs[0], xs[1], labels[0], labels[1],
+                                             f"Blocks {shown[0]} and {shown[1]} by class")
+        strip = (xs[-1], labels[-1], f"{titles[-1]} by class")
+        return _class_summary_of(results, plane, strip, np.asarray(codes),
+                                 list(data.response.classes), ax)
+    y, yname = _response(results, 1 if column is None else column)
+    fig, axes = _grid(ax, len(xs), (4.3, 3.7), extra=0.4, maxcols=4 if len(xs) == 4 else 3)
+    for axis, x, label, title in zip(axes, xs, labels, titles, strict=True):
+        axis.scatter(x, y, s=8, alpha=0.6)
+        axis.xaxis.set_major_locator(MaxNLocator(nbins=5))  # tick labels never touch
+        axis.set_xlabel(label, fontsize=8 if len(label) > 30 else None)
+        axis.set_ylabel(yname)
+        axis.set_title(title)
+    fig.suptitle("Sufficient summary plot")
+    return fig
+
+
 def _class_colours(n: int) -> list[Any]:
     """``n`` distinguishable colours: the default cycle up to 10, then tab20, then viridis."""
     import matplotlib as mpl
@@ -349,47 +351,80 @@ def _class_colours(n: int) -> list[Any]:
 def _class_summary(results: Any, direction: int, codes: np.ndarray, classes: list[Any],
                    ax: Any) -> Figure:
     """The class view of :func:`plot_sufficient_summary` (categorical response)."""
-    from matplotlib.ticker import MaxNLocator
-
-    own = ax is None
-    fig, (plane, strip) = _axes(ax, ncols=2, figsize=(11, 4.6))
     feats = np.asarray(results.transform(), dtype=float)
     r = results.rank
     fa, fb = feats[:, direction - 1], feats[:, r + direction - 1]
+    la, lb = f"a_dir{direction}", f"b_dir{direction}"
+    return _class_summary_of(results, (fa, fb, la, lb, "Reduced features by class"),
+                             (fa * fb, f"{la} x {lb}", "Their product by class"), codes,
+                             classes, ax)
+
+
+def _class_summary_of(results: Any, plane_xy: tuple[Any, ...] | None,
+                      strip_x: tuple[np.ndarray, str, str], codes: np.ndarray,
+                      classes: list[Any], ax: Any) -> Figure:
+    """The class view: the plane of two features coloured by class (when
+    ``plane_xy`` is given) and a strip of ``strip_x`` per class."""
+    from matplotlib.ticker import MaxNLocator
+
+    own = ax is None
+    if plane_xy is None:
+        fig, (strip,) = _axes(ax, ncols=1, figsize=(6, 4.6))
+        plane = None
+    else:
+        fig, (plane, strip) = _axes(ax, ncols=2, figsize=(11, 4.6))
+        fa, fb, la, lb, plane_title = plane_xy
+    px, plabel, ptitle = strip_x
     name = str(results.model.endog_name)
     jitter = np.random.default_rng(0).uniform(-0.25, 0.25, size=len(codes))  # fixed: same plot
     alpha = 0.7 if len(codes) <= 2000 else 0.35
     handles = []
     for j, (cls, colour) in enumerate(zip(classes, _class_colours(len(classes)), strict=True)):
         rows = codes == j
-        handles.append(plane.scatter(fa[rows], fb[rows], s=10, alpha=alpha, color=colour,
-                                     label=f"{name} = {cls} ({int(rows.sum())})"))
-        strip.scatter(fa[rows] * fb[rows], j + jitter[rows], s=8, alpha=alpha, color=colour)
-    plane.set_xlabel(f"a_dir{direction}")
-    plane.set_ylabel(f"b_dir{direction}")
-    plane.set_title("Reduced features by class")
+        label = f"{name} = {cls} ({int(rows.sum())})"
+        if plane is not None:
+            handles.append(plane.scatter(fa[rows], fb[rows], s=10, alpha=alpha, color=colour,
+                                         label=label))
+        art = strip.scatter(px[rows], j + jitter[rows], s=8, alpha=alpha, color=colour,
+                            label=label)
+        if plane is None:
+            handles.append(art)
+    if plane is not None:
+        plane.set_xlabel(la)
+        plane.set_ylabel(lb)
+        plane.set_title(plane_title)
     strip.set_yticks(np.arange(len(classes)))
     strip.set_yticklabels([str(c) for c in classes])
     strip.set_ylim(len(classes) - 0.5, -0.5)  # the first class on top, as in the legend
-    strip.set_xlabel(f"a_dir{direction} x b_dir{direction}")
+    strip.set_xlabel(plabel, fontsize=8 if len(plabel) > 30 else None)
     strip.set_ylabel(name)
-    strip.set_title("Their product by class")
+    strip.set_title(ptitle)
     for axis in (plane, strip):
-        axis.xaxis.set_major_locator(MaxNLocator(nbins=5))  # tick labels never touch
+        if axis is not None:
+            axis.xaxis.set_major_locator(MaxNLocator(nbins=5))  # tick labels never touch
     _legend(fig, strip, handles, own)
     if own:
         fig.suptitle("Sufficient summary plot")
     return fig
 
 
-def plot_bootstrap_angles(boot: Any, *, ax: Any = None) -> Figure:
+def plot_bootstrap_angles(boot: Any, *, block: str | Sequence[str] | None = None,
+                          ax: Any = None) -> Figure:
     """Histograms of the largest principal angle (degrees) per block.
 
     The angle between each bootstrap replicate's subspace and the estimate,
     with the upper confidence bound of :meth:`BootstrapResults.max_angle_bound`
     (computed with the results' default interval, which may rescale the
-    replicate angles; see the bootstrap theory page).
+    replicate angles; see the bootstrap theory page).  The bootstrap of a
+    K-block fit: one panel per block (``block``: the blocks drawn, by
+    name; every block by default) with its ``upper`` percentile bound of
+    ``boot.table``; ``ax`` then holds one axes per block drawn.
     """
+    if not hasattr(boot, "angles_a"):
+        return _bootstrap_kblocks(boot, block, ax)
+    if block is not None:
+        raise ValueError(f"block is for the bootstrap of a K-block fit (this one draws "
+                         f"blocks a and b); got {block!r}")
     own = ax is None
     fig, axes = _axes(ax, ncols=2, figsize=(10, 4.2))
     bounds = boot.max_angle_bound()
@@ -421,6 +456,7 @@ def plot_response_surface(
     kind: Literal["hexbin", "contour"] = "hexbin",
     gridsize: int = 25,
     column: int = 1,
+    blocks: Sequence[str] | None = None,
     ax: Any = None,
 ):
     """The response over the plane of the reduced features ``(a_dir_k, b_dir_k)``.
@@ -444,6 +480,9 @@ def plot_response_surface(
     column : int
         A response of ``q > 1`` columns: which column (1 to q) of the
         whitened response matrix ``Yw`` is averaged.
+    blocks : pair of str, optional
+        The two blocks whose features ``direction`` span the plane (x, then
+        y), by name; by default the first two blocks (``("a", "b")``).
     ax : matplotlib Axes, optional
 
     Returns
@@ -452,14 +491,22 @@ def plot_response_surface(
     """
     if kind not in ("hexbin", "contour"):
         raise ValueError(f'kind must be "hexbin" or "contour"; got {kind!r}')
-    direction = check_int(direction, "direction", low=1, high=results.rank)
+    names = _block_names(results)
+    pair = names[:2] if blocks is None else list(blocks) if not isinstance(blocks, str) \
+        else [blocks]
+    if len(pair) != 2 or len(set(pair)) != 2 or any(b not in names for b in pair):
+        raise ValueError(f"blocks must be two different block names of {names}; "
+                         f"got {blocks!r}")
+    if _is_kblock(results):
+        direction = _check_direction(results, direction, pair)
+    else:
+        direction = check_int(direction, "direction", low=1, high=results.rank)
     gridsize = check_int(gridsize, "gridsize", low=3)
     _require_rows(results, "plot_response_surface")
     y, yname = _response(results, column)
     fig, (axis,) = _axes(ax)
-    feats = np.asarray(results.transform(), dtype=float)
-    r = results.rank
-    fa, fb = feats[:, direction - 1], feats[:, r + direction - 1]
+    feats = _features(results)
+    fa, fb = (feats[n][:, direction - 1] for n in pair)
     if kind == "hexbin":
         art = axis.hexbin(fa, fb, C=y, reduce_C_function=np.mean, gridsize=gridsize,
                           cmap="coolwarm", mincnt=1)
@@ -475,9 +522,11 @@ def plot_response_surface(
         art = axis.contourf(mid_a, mid_b, np.ma.masked_invalid(means.T), levels=12,
                             cmap="coolwarm")
     fig.colorbar(art, ax=axis, label=f"mean {yname}")
-    axis.set_xlabel(f"a_dir{direction}")
-    axis.set_ylabel(f"b_dir{direction}")
-    axis.set_title("Response over the reduced features")
+    axis.set_xlabel(f"{pair[0]}_dir{direction}")
+    axis.set_ylabel(f"{pair[1]}_dir{direction}")
+    axis.set_title("Response over the reduced features" if blocks is None
+                   and not _is_kblock(results)
+                   else f"Response over blocks {pair[0]} and {pair[1]}")
     return fig
 
 
@@ -491,9 +540,16 @@ def plot_support(support: Any, *, top: int | None = None, ax: Any = None):
     selection frequency with the stability threshold.  Selected variables
     are drawn dark, the others light.
 
+    A K-block fit (``support`` the results themselves, read through
+    :attr:`support`): one panel per block with a bar per variable, its
+    largest absolute per-SD loading over the block's directions (zero
+    outside a sparse fit's kept variables), kept variables dark; every
+    variable is kept in a dense fit.  A :class:`SupportResults` of more
+    than two blocks: one column of panels per block.
+
     Parameters
     ----------
-    support : SupportResults
+    support : SupportResults or K-block results
     top : int, optional
         Show only the ``top`` variables of each block with the smallest
         q-values (selected variables first), in the order of the data; the
@@ -509,11 +565,15 @@ def plot_support(support: Any, *, top: int | None = None, ax: Any = None):
     """
     from matplotlib.patches import Patch
 
+    if isinstance(getattr(support, "support", None), Mapping):
+        return _support_kblocks(support, _check_top(top), ax)
     table = support.table
     has_freq = "frequency" in table.columns
     top = _check_top(top)
     subs = {}
-    for blk in ("a", "b"):
+    blocks = [str(b) for b in dict.fromkeys(table.index.get_level_values("block"))]
+    nb = len(blocks)
+    for blk in blocks:
         sub = table.xs(blk, level="block")
         # selected first, then the smallest q-value (ties: the order of the data)
         order = np.lexsort((sub["qvalue"].to_numpy(dtype=float),
@@ -524,19 +584,19 @@ def plot_support(support: Any, *, top: int | None = None, ax: Any = None):
     if own:
         nrows = 2 if has_freq else 1
         height = _panel_height(max(len(v[0]) for v in subs.values()), 3.2)
-        fig, grid = plt.subplots(nrows, 2, figsize=(10, height * nrows + 0.8), squeeze=False,
-                                 layout="constrained")
+        fig, grid = plt.subplots(nrows, nb, figsize=(5 * nb, height * nrows + 0.8),
+                                 squeeze=False, layout="constrained")
         axes = list(grid.ravel())
     else:
         axes = list(np.ravel(ax))
-        need = 4 if has_freq else 2
+        need = 2 * nb if has_freq else nb
         if len(axes) != need:
             raise ValueError(f"ax must hold {need} axes for this plot; got {len(axes)}")
         fig = axes[0].figure
     settings = support.settings or {}
     handles: list[Any] = [Patch(color=SELECTED, label="selected"),
                           Patch(color=NOT_SELECTED, label="not selected")]
-    for j, blk in enumerate(("a", "b")):
+    for j, blk in enumerate(blocks):
         sub, total = subs[blk]
         names = [str(v) for v in sub.index]
         pos = np.arange(len(names))
@@ -551,7 +611,7 @@ def plot_support(support: Any, *, top: int | None = None, ax: Any = None):
         hidden = "selected, then smallest q"
         axis.set_title(_rows_title(f"Block {blk}: coordinate tests", len(names), total, hidden))
         if has_freq:
-            axis = axes[2 + j]
+            axis = axes[nb + j]
             axis.barh(pos, sub["frequency"].to_numpy(dtype=float), color=colors)
             thr = settings.get("stability_threshold")
             if thr is not None:
@@ -565,5 +625,5 @@ def plot_support(support: Any, *, top: int | None = None, ax: Any = None):
     handles.append(fdr)
     if has_freq and settings.get("stability_threshold") is not None:
         handles.append(stab)
-    _legend(fig, axes[1] if not has_freq else axes[3], handles, own)
+    _legend(fig, axes[-1], handles, own)
     return fig
