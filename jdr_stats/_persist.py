@@ -100,7 +100,8 @@ CLASSES: dict[str, Spec] = {
     # results (each has save())
     "JDRResults": Spec("jdr_stats.results:JDRResults", root=_R,
                        keep=("_block_stats", "fit_measures", "_summary_main_effects")),
-    "KBlockResults": Spec("jdr_stats._kfit:KBlockResults", root=_R),
+    "KBlockResults": Spec("jdr_stats._kfit:KBlockResults", root=_R,
+                          keep=("_block_sds", "fit_measures")),
     "KBlockRankTests": Spec("jdr_stats._kfit:KBlockRankTests", root=_R),
     "KBlockBootstrapResults": Spec("jdr_stats._kfit:KBlockBootstrapResults", root=_R),
     "KBlockSupportResults": Spec("jdr_stats.support._kblock:KBlockSupportResults", root=_R),
