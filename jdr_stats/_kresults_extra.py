@@ -90,8 +90,9 @@ class KBlockExtrasMixin:
         --------
         >>> import jdr_stats as jdr
         >>> sim = jdr.simulate.bilinear(600, 3, 3, 1, seed=0)
+        >>> other = jdr.simulate.bilinear(600, 2, 2, 1, seed=1).a
         >>> model = jdr.JointDimReduction.from_blocks(
-        ...     sim.y, {"g": sim.a * [1, 100, 0.01], "l": sim.b, "c": sim.a[:, :2]})
+        ...     sim.y, {"g": sim.a * [1, 100, 0.01], "l": sim.b, "c": other})
         >>> res = model.fit(1)
         >>> float(abs(res.loadings["g"]).to_numpy().max())
         1.0
