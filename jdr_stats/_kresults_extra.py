@@ -15,7 +15,7 @@ import copy
 from collections.abc import Mapping
 from functools import cached_property
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -50,7 +50,10 @@ class KBlockExtrasMixin:
 
     _model: Any
     _names: tuple[str, ...]
-    directions: dict[str, pd.DataFrame]
+
+    if TYPE_CHECKING:
+        @property
+        def directions(self) -> Mapping[str, pd.DataFrame]: ...
 
     # -- per-SD loadings ---------------------------------------------------
     @cached_property
