@@ -769,6 +769,7 @@ class KBlockResults(KBlockExtrasMixin, ExportMixin):
                                "data": d.to_numpy().tolist()}
                            for n, d in self.directions.items()},
             "eigenvalues": {n: s.tolist() for n, s in self.eigenvalues.items()},
+            **self._extras_dict(),  # loadings, fit_measures
             "settings": self.settings,
             "rank_tests": None if self._tables is None else {
                 n: t.reset_index().to_dict(orient="list") for n, t in self._tables.items()},

@@ -142,6 +142,18 @@ class KBlockExtrasMixin:
         except ValueError:  # no rows (RowsNotInMemoryError) or a streamed fit
             return "n/a (rows not in memory)"
 
+    def _extras_dict(self) -> dict[str, Any]:
+        """The :meth:`to_dict` entries of this mixin: ``loadings`` (records
+        as ``directions``) and ``fit_measures`` (None without rows)."""
+        try:
+            fm: dict[str, Any] | None = self.fit_measures.to_dict()
+        except ValueError:  # no rows in memory
+            fm = None
+        return {"loadings": {n: {"index": list(d.index), "columns": list(d.columns),
+                                 "data": d.to_numpy().tolist()}
+                             for n, d in self.loadings.items()},
+                "fit_measures": fm}
+
     # -- data removal ------------------------------------------------------
     @property
     def data_removed(self) -> bool:

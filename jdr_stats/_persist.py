@@ -136,6 +136,10 @@ CLASSES: dict[str, Spec] = {
     "JointMomentsData": Spec("jdr_stats._joint:JointMomentsData"),
     "_ResidualRows": Spec("jdr_stats._joint:_ResidualRows"),
     "StackedSums": Spec("jdr_stats.core.moments:StackedSums"),
+    # a streamed K-block model's sums; its reader (the row source) is not written
+    "BlockSums": Spec("jdr_stats._kstream:BlockSums", drop=("reader",)),
+    "DesignSums": Spec("jdr_stats.core.moments:DesignSums"),
+    "BlockDesign": Spec("jdr_stats.core.design:BlockDesign"),
     "MomentsData": Spec("jdr_stats._streamed:MomentsData"),
     "Moments": Spec("jdr_stats.moments:Moments"),
     "ResponseMoments": Spec("jdr_stats.moments:ResponseMoments"),

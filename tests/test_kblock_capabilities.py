@@ -142,6 +142,9 @@ def test_fit_measures_are_the_pairwise_regression(k):  # type: ignore[no-untyped
     fm = res.fit_measures
     assert fm.rsquared == pytest.approx(r2, rel=1e-9)
     assert res.rsquared == fm.rsquared
+    doc = json.loads(res.to_json())
+    assert doc["fit_measures"]["rsquared"] == pytest.approx(fm.rsquared, rel=1e-12)
+    np.testing.assert_allclose(doc["loadings"]["b1"]["data"], res.loadings["b1"].to_numpy())
     ranks = [res.rank[n] for n in blocks]
     assert fm.n_regressors == sum(ranks) + sum(ranks[i] * ranks[j] for i in range(k)
                                                for j in range(i + 1, k))
@@ -232,3 +235,35 @@ def test_cli_support_at_three_blocks_is_python_select_support(tmp_path, capsys):
     assert "Joint dimension reduction of K blocks" in cap.out
     assert "--support was not run" in cap.err and "three or more blocks do not take" not in cap.err
     assert "joint estimator" in str(exc.value) and "joint estimator" in cap.err
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_streamed_k_block_loadings_equal_memory(tmp_path, weighted):  # type: ignore[no-untyped-def]
+    """A streamed fit's per-SD loadings come from its centred sums: the same
+    as in memory (weights included); its R-squared needs the rows."""
+    y, blocks, _ = _design(3, 700, 4)
+    frame = pd.concat([y, *blocks.values()], axis=1)
+    w = np.random.default_rng(5).uniform(0.5, 2.0, len(frame)) if weighted else None
+    if weighted:
+        frame["w"] = w
+    frame.to_csv(tmp_path / "x.csv", index=False)
+    cols = {n: list(x.columns) for n, x in blocks.items()}
+    st = jdr.JointDimReduction.from_csv(tmp_path / "x.csv", y="y", blocks=cols,
+                                        weights="w" if weighted else None,
+                                        batch_rows=128).fit(1)
+    mem = jdr.JointDimReduction.from_blocks(y, blocks, weights=w).fit(1)
+    for n in blocks:
+        np.testing.assert_allclose(st.block_sds[n], mem.block_sds[n], rtol=1e-9)
+        a, b = st.loadings[n].to_numpy(), mem.loadings[n].to_numpy()
+        np.testing.assert_allclose(a * np.sign(np.sum(a * b, axis=0)), b, atol=1e-8)
+    assert "R-squared:     n/a (rows not in memory)" in str(st.summary())
+    with pytest.raises(RowsNotInMemoryError):
+        st.fit_measures  # noqa: B018
+    st.save(tmp_path / "st.jdr")
+    back = jdr.load(tmp_path / "st.jdr")  # the sums written, the source not
+    np.testing.assert_array_equal(back.loadings["b1"], st.loadings["b1"])
+    assert str(back.summary()) == str(st.summary())
+    _, new, _ = _design(3, 20, 8)
+    np.testing.assert_array_equal(back.transform(new), st.transform(new))
+    with pytest.raises(RowsNotInMemoryError, match="rebuild the model"):
+        back.model.fit(1)
