@@ -13,7 +13,7 @@ Prints: the fit's summary (per-SD loadings), each block's raw directions'
 range and SDs, the fit measures, the results file's size with and without
 the rows and whether the reloaded results give the same directions, rank,
 summary, R-squared and transform of new rows, ``compare(res)`` (also with
-``main_effects=True``), ``select_support`` under both estimators and the
+``main_effects=True``), ``select_support`` and ``drop1()`` under both estimators and the
 command line's ``--support`` against it.
 
 Command (from the repository root, one BLAS thread):
@@ -82,6 +82,12 @@ def run() -> str:
         out.append(f"select_support(rank=1) (joint): ValueError: {exc}")
     sup = model.select_support(rank=1, independent_blocks=True, seed=0)
     out.append(f"select_support(rank=1, independent_blocks=True): {sup.support}")
+    try:
+        res.drop1()
+    except ValueError as exc:
+        out.append(f"drop1() (joint): ValueError: {exc}")
+    out += ["drop1() of fit(1, independent_blocks=True):",
+            model.fit(1, independent_blocks=True).drop1().table.to_string(), ""]
     frame = pd.concat([y, *blocks.values()], axis=1)
     csv = os.path.join(tmp, "nutri3.csv")
     frame.to_csv(csv, index=False)
