@@ -29,6 +29,7 @@ from ._atomic import write_text
 from ._data import ModelData
 from ._export import ExportMixin
 from ._kplot_members import KBootAnglesMixin
+from ._kresults_extra import KBlockExtrasMixin
 from ._ksparse import cv_kblock_sparsity, sparse_kfit
 from ._kview import KBlockViewMixin
 from ._kwhiten import _cross_cov, _whiten_arrays
@@ -316,7 +317,7 @@ def _check_sparsity(sparsity: Any, names: Sequence[str], widths: Sequence[int]) 
     return out
 
 
-class KBlockResults(KBlockViewMixin, ExportMixin):
+class KBlockResults(KBlockExtrasMixin, KBlockViewMixin, ExportMixin):
     """Results of a fit of three or more blocks, or of two blocks with
     ``main_effects=True`` (:attr:`main_effects`, :attr:`sees`; there
     ``directions_a``/``directions_b`` do not exist: use :attr:`directions`).
@@ -326,7 +327,9 @@ class KBlockResults(KBlockViewMixin, ExportMixin):
     :attr:`whitened_bases`, :attr:`eigenvalues`, :attr:`settings`,
     :attr:`support`, :attr:`sparsity`, :attr:`sparsity_cv`;
     :meth:`rank_tests`, :meth:`transform`, :meth:`summary`, :meth:`to_dict`,
-    :meth:`to_json`, :meth:`bootstrap`, :meth:`main_effects_test`.  A fit with ``rank="auto"`` shows
+    :meth:`to_json`, :meth:`bootstrap`, :meth:`main_effects_test`; per-SD
+    :attr:`loadings`, :attr:`fit_measures`, :meth:`remove_data`, ``save``
+    (:class:`~jdr_stats._kresults_extra.KBlockExtrasMixin`).  A fit with ``rank="auto"`` shows
     each block's tests up to its chosen rank in the summary.
     """
 
@@ -667,7 +670,10 @@ class KBlockResults(KBlockViewMixin, ExportMixin):
         """A statsmodels ``Summary`` (:class:`~jdr_stats.summary.JDRSummary`):
         what was found (each block's rank and the tests that chose it), the
         model, the blocks' eigenvalues and directions (side by side where they
-        fit 100 characters) and, for ``rank="auto"``, the rank tests.
+        fit 100 characters) and, for ``rank="auto"``, the rank tests.  The
+        directions are shown as per-SD :attr:`loadings` (the header's
+        "Loadings:" says so), so a variable's units do not change its entry;
+        the header gives :attr:`rsquared` when the rows are at hand.
 
         ``notes="short"`` (default) gives each choice (estimator, influences)
         with its reason in a screen's notes; ``"full"`` adds the route and
@@ -689,6 +695,8 @@ class KBlockResults(KBlockViewMixin, ExportMixin):
             "Whitening:": self._settings["whitening"],
             "Route:": self._settings["route"]["name"],
             "Piece weights:": self._settings["weighting"]["name"],
+            "Loadings:": "per-SD (largest 1)",
+            "R-squared:": self._rsquared_text(),
         }
         if self._settings.get("streamed"):
             info["Rows:"] = f"streamed from {self._settings['streamed']}"
@@ -703,10 +711,10 @@ class KBlockResults(KBlockViewMixin, ExportMixin):
                    else _eigen_table(values, r).iloc[:r + 3, :2])
             eig.attrs.update(beside="eigenvalues", beside_tag=n)
             tables.append(("k", eig, f"eigenvalues, block {n}"))
-        for n in self._names:
-            d = self.directions[n].copy()
-            d.attrs["beside"] = "directions"
-            tables.append((f"{n}: rank {self._ranks[n]}", d, f"directions, block {n}"))
+        for n in self._names:  # per-SD loadings: comparable whatever the units
+            d = self.loadings[n].copy()
+            d.attrs["beside"] = "loadings"
+            tables.append((f"{n}: rank {self._ranks[n]}", d, f"per-SD loadings, block {n}"))
         scaled = ""
         if self._tables is not None:
             tabs = []
@@ -748,8 +756,10 @@ class KBlockResults(KBlockViewMixin, ExportMixin):
                 + (f"; counts chosen by {choice['reason']}" if choice else "") + ". "
                 + " ".join(f"Selected, block {n}: {', '.join(v)}."
                            for n, v in self.support.items()))
-        out.append("Directions: raw, unit-length columns in the variables' units; signs and "
-                   "rotations are arbitrary." + ("" if full else " More: summary(notes='full')."))
+        out.append("Loadings: per-SD (each direction times its variable's SD, largest 1 per "
+                   "column), so units do not matter; raw directions: results.directions; signs "
+                   "and rotations are arbitrary." + ("" if full else
+                                                     " More: summary(notes='full')."))
         return build_summary("Joint dimension reduction of K blocks", info, tables, out,
                              headline=self._headline())
 
@@ -770,6 +780,7 @@ class KBlockResults(KBlockViewMixin, ExportMixin):
                                "data": d.to_numpy().tolist()}
                            for n, d in self.directions.items()},
             "eigenvalues": {n: s.tolist() for n, s in self.eigenvalues.items()},
+            **self._extras_dict(),  # loadings, fit_measures
             "settings": self.settings,
             "rank_tests": None if self._tables is None else {
                 n: t.reset_index().to_dict(orient="list") for n, t in self._tables.items()},

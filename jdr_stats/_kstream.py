@@ -286,6 +286,10 @@ def fit_streamed_kblocks(model: Any, rank: Any, *, whitening: str, independent_b
                          seed: Any, main_effects: bool = False) -> KBlockResults:
     """The K-block fit of a streamed model at given ranks (module docstring)."""
     data: BlockSums = model._data
+    if data.reader is None:  # reloaded by jdr.load: the file keeps the sums, not the source
+        raise RowsNotInMemoryError(
+            f"fit() streams the rows again from {data.origin}, which a results file does "
+            "not keep; rebuild the model from the source to refit")
     names = list(model.block_names)
     labels = [data.names[n] for n in names]
     widths = [len(lab) for lab in labels]

@@ -100,7 +100,8 @@ CLASSES: dict[str, Spec] = {
     # results (each has save())
     "JDRResults": Spec("jdr_stats.results:JDRResults", root=_R,
                        keep=("_block_stats", "fit_measures", "_summary_main_effects")),
-    "KBlockResults": Spec("jdr_stats._kfit:KBlockResults", root=_R),
+    "KBlockResults": Spec("jdr_stats._kfit:KBlockResults", root=_R,
+                          keep=("_block_sds", "fit_measures")),
     "KBlockRankTests": Spec("jdr_stats._kfit:KBlockRankTests", root=_R),
     "KBlockBootstrapResults": Spec("jdr_stats._kfit:KBlockBootstrapResults", root=_R),
     "KBlockSupportResults": Spec("jdr_stats.support._kblock:KBlockSupportResults", root=_R),
@@ -122,6 +123,7 @@ CLASSES: dict[str, Spec] = {
     "DimensionTests": Spec("jdr_stats.baselines._tables:DimensionTests", root=_R),
     "CoordinateTest": Spec("jdr_stats.baselines._tables:CoordinateTest", root=_R),
     "Comparison": Spec("jdr_stats.compare:Comparison", root=_R),
+    "KBlockComparison": Spec("jdr_stats._kcompare:KBlockComparison", root=_R),
     # what results hold: models, their data, estimates, whitenings, settings
     "JointDimReduction": Spec("jdr_stats.model:JointDimReduction", drop=("_model_specs",)),
     "SIR": Spec("jdr_stats.baselines.sir:SIR", drop=("_model_specs",)),
@@ -134,6 +136,10 @@ CLASSES: dict[str, Spec] = {
     "JointMomentsData": Spec("jdr_stats._joint:JointMomentsData"),
     "_ResidualRows": Spec("jdr_stats._joint:_ResidualRows"),
     "StackedSums": Spec("jdr_stats.core.moments:StackedSums"),
+    # a streamed K-block model's sums; its reader (the row source) is not written
+    "BlockSums": Spec("jdr_stats._kstream:BlockSums", drop=("reader",)),
+    "DesignSums": Spec("jdr_stats.core.moments:DesignSums"),
+    "BlockDesign": Spec("jdr_stats.core.design:BlockDesign"),
     "MomentsData": Spec("jdr_stats._streamed:MomentsData"),
     "Moments": Spec("jdr_stats.moments:Moments"),
     "ResponseMoments": Spec("jdr_stats.moments:ResponseMoments"),

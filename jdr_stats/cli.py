@@ -471,8 +471,6 @@ def _kblock_refusal(args: argparse.Namespace, how: cin.Input) -> str | None:
                        "jdr_stats.config.CLI_IN_MEMORY_BYTES for Parquet)")
     if args.bootstrap is not None and args.bootstrap_method != "pairs":
         refused.append(f"--bootstrap-method {args.bootstrap_method} (pairs only)")
-    if args.support:
-        refused.append("--support (support selection takes two blocks)")
     if args.no_standardize or args.whitening == "none":
         refused.append("--whitening none (auto, sample or shrinkage)")
     if not refused:
@@ -489,7 +487,7 @@ def _run_kblock_fit(args: argparse.Namespace, how: cin.Input) -> str:
     data = cin.read_frame(args, how)
     model = (_model(args, data) if args.formula is not None
              else _kblock_model(args, data))
-    fit_seed, boot_seed, _ = np.random.SeedSequence(_seed(args.seed)).spawn(3)
+    fit_seed, boot_seed, support_seed = np.random.SeedSequence(_seed(args.seed)).spawn(3)
     res = model.fit(args.rank, whitening=_whitening(args),
                     independent_blocks=args.independent_blocks == "yes",
                     sparsity=args.sparsity, rank_method=args.rank_method,
@@ -498,9 +496,21 @@ def _run_kblock_fit(args: argparse.Namespace, how: cin.Input) -> str:
     boot = None
     if args.bootstrap is not None:
         boot = res.bootstrap(args.bootstrap, seed=np.random.default_rng(boot_seed))
+    support, refusals = None, []
+    if args.support:  # as model.select_support in Python: the fit's ranks and estimator
+        try:
+            support = model.select_support(
+                rank=res.rank, fdr=args.fdr,
+                independent_blocks=args.independent_blocks == "yes",
+                seed=np.random.default_rng(support_seed))
+        except ValueError as exc:  # a refusal does not hide the fit
+            refusals.append(f"--support was not run: {exc}")
     if args.features_out:
         _features_out(res, args.features_out)
-    return _output(args, res, boot, None)
+    text = _output(args, res, boot, support)
+    if refusals:
+        raise _Refused(text, refusals)
+    return text
 
 
 def _formula_blocks(formula: str) -> int:

@@ -18,10 +18,23 @@ import numpy as np
 import pandas as pd
 from statsmodels.iolib.summary2 import Summary
 
+from ._compare_common import (
+    _METHODS,
+    MIN_EXTRA_ROWS,
+    TIE,
+    _applicable,
+    _check_methods,
+    _response_note,
+    _sir_short,
+    _unfitted_note,
+    _width_reason,
+    conclusion,
+)
 from ._data import MissingPolicy
 from ._estimate import check_rank
 from ._export import ExportMixin, records
-from ._linalg import orthonormal_basis, principal_angles
+from ._kcompare import KBlockComparison, compare_kblocks, is_kblock_call, split_subspace
+from ._linalg import principal_angles
 from ._responses import ResponseInfo, ResponseKind
 from ._validation import check_bool
 from .baselines import PHD, SAVE, SIR
@@ -30,11 +43,9 @@ from .metrics import nsee, subspace_error
 from .model import JointDimReduction
 from .summary import SummaryMixin, build_summary, json_safe
 
-__all__ = ["Comparison", "compare", "split_joint_subspace"]
+__all__ = ["MIN_EXTRA_ROWS", "TIE", "Comparison", "KBlockComparison", "compare", "conclusion",
+           "split_joint_subspace"]
 
-_METHODS = ("jdr", "sir", "phd", "save")
-#: R-squared values closer than this are reported as explaining y equally well.
-TIE = 0.01
 
 
 def split_joint_subspace(
@@ -76,11 +87,8 @@ def split_joint_subspace(
     >>> np.abs(ua).ravel().tolist(), np.abs(vb).ravel().tolist()
     ([1.0, 0.0], [0.0, 1.0, 0.0])
     """
-    q = orthonormal_basis(basis)
-    parts = []
-    for block in (q[:n1], q[n1:]):
-        u, _, _ = np.linalg.svd(block, full_matrices=False)
-        parts.append(u[:, :rank])
+    basis = np.asarray(basis, dtype=float)
+    parts = split_subspace(basis, [n1, basis.shape[0] - n1], [rank, rank])
     return parts[0], parts[1]
 
 
@@ -143,21 +151,7 @@ class Comparison(ExportMixin, SummaryMixin):
 
     def conclusion(self) -> str:
         """One sentence: which fitted variant's reduced features explain y best."""
-        r2 = self._fit["rsquared"].dropna().sort_values(ascending=False, kind="stable")
-        if len(r2) == 1:
-            if self._unfitted:
-                return (f"{r2.index[0]} is the only variant fitted (R-squared "
-                        f"{r2.iloc[0]:.3f}): {_none_fitted(str(r2.index[0]), self._unfitted)}.")
-            return f"{r2.index[0]}: R-squared {r2.iloc[0]:.3f}."
-        among = f" of the {len(r2)} variants fitted" if self._unfitted else ""
-        n_tied = int((r2.iloc[0] - r2 < TIE).sum())  # sorted: the first n_tied
-        if n_tied > 1:
-            tied = [str(name) for name in r2.index[:n_tied]]
-            return (f"{', '.join(tied[:-1])} and {tied[-1]} explain y about equally well"
-                    f"{among} (R-squared {r2.iloc[0]:.3f} to {r2.iloc[n_tied - 1]:.3f}; "
-                    f"differences below {TIE:g} are not told apart).")
-        return (f"{r2.index[0]} explains y best{among} (R-squared {r2.iloc[0]:.3f}; next "
-                f"{r2.index[1]}, {r2.iloc[1]:.3f}).")
+        return conclusion(self._fit, self._unfitted)
 
     @property
     def estimates(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -219,42 +213,6 @@ class Comparison(ExportMixin, SummaryMixin):
         return build_summary("Comparison of dimension reduction methods", info, tables, notes)
 
 
-#: The baselines whiten with the sample covariance: a design of p columns
-#: needs at least ``p + MIN_EXTRA_ROWS`` rows (as their input check).
-MIN_EXTRA_ROWS = 2
-
-
-def _none_fitted(only: str, unfitted: dict[str, str]) -> str:
-    n = len(unfitted)
-    what = "no baseline could be fitted" if only == "jdr" else "the others could not be fitted"
-    return f"{what} ({n} variant{'s' if n != 1 else ''}, see the note)"
-
-
-def _unfitted_note(unfitted: dict[str, str]) -> str:
-    reasons = "; ".join(f"{name}: {why}" for name, why in unfitted.items())
-    note = f"Not fitted (NaN rows): {reasons}."
-    if any(why.endswith(" rows") for why in unfitted.values()):
-        note += (f"  The baselines whiten with the sample covariance, which needs at least "
-                 f"columns + {MIN_EXTRA_ROWS} rows; the joint estimator fits at any width "
-                 "(its whitening shrinks).")
-    return note
-
-
-def _check_methods(methods: Any) -> list[str]:
-    if isinstance(methods, str):
-        methods = [methods]
-    try:
-        out = [str(m) for m in methods]
-    except TypeError:
-        raise TypeError(f"methods must be a sequence of names; got {methods!r}") from None
-    bad = [m for m in out if m not in _METHODS]
-    if bad or not out:
-        raise ValueError(f"methods must be a non-empty subset of {_METHODS}; got {methods!r}")
-    if len(set(out)) != len(out):
-        raise ValueError(f"methods lists a method twice: {out}")
-    return out
-
-
 def _check_truth(truth: Any, n1: int, n2: int) -> tuple[np.ndarray, np.ndarray] | None:
     if truth is None:
         return None
@@ -274,51 +232,11 @@ def _check_truth(truth: Any, n1: int, n2: int) -> tuple[np.ndarray, np.ndarray] 
     return u, v
 
 
-def _applicable(info: ResponseInfo) -> dict[str, str]:
-    """The baselines the response rules out, each with the reason."""
-    if info.kind == "multivariate":
-        why = (f"the baselines take one response column; endog has q = {info.q} "
-               "(a multivariate response)")
-        return {"sir": why, "phd": why, "save": why}
-    if info.kind == "categorical" and len(info.classes) > 2:
-        return {"phd": (f"pHd needs a numeric response (two classes work: R's dr takes "
-                        f"a 0/1 response as numeric); endog is categorical with "
-                        f"{len(info.classes)} classes")}
-    return {}
-
-
-def _response_note(info: ResponseInfo, meths: list[str], left_out: dict[str, str]) -> list[str]:
-    """How the baselines read the response, and the methods left out."""
-    notes = []
-    if info.kind == "categorical":
-        c = len(info.classes)
-        text = (f"Categorical response ({c} classes): SIR and SAVE take the classes as "
-                f"their slices (as dr does for a response with at most nslices values)")
-        if c == 2 and "phd" in meths:
-            text += ("; pHd takes the 0/1 indicator of the second class as a numeric "
-                     "response, as dr does (the other coding flips its eigenvalues' signs "
-                     "only)")
-        notes.append(text + ".")
-    if left_out:
-        why = next(iter(left_out.values()))
-        notes.append(f"Left out of the default methods: {', '.join(left_out)}, because {why}.")
-    return notes
-
-
-def _width_reason(parts: Sequence[tuple[str, int]], nobs: int) -> str | None:
-    """Why a baseline cannot be fitted on these designs (None if it can)."""
-    wide = [(name, p) for name, p in parts if nobs < p + MIN_EXTRA_ROWS]
-    if not wide:
-        return None
-    return "; ".join(f"{name + ' has ' if name else ''}{p} columns for {nobs} rows"
-                     for name, p in wide)
-
-
 def compare(
     endog: Any,
-    exog_a: Any,
-    exog_b: Any,
-    rank: int,
+    exog_a: Any = None,
+    exog_b: Any = None,
+    rank: Any = None,
     *,
     methods: Sequence[str] | None = None,
     truth: tuple[Any, Any] | None = None,
@@ -327,7 +245,7 @@ def compare(
     missing: MissingPolicy = "none",
     response: ResponseKind = "auto",
     main_effects: bool = False,
-) -> Comparison:
+) -> Comparison | KBlockComparison:
     """Fit the joint estimator and the baselines and compare their subspaces.
 
     Parameters
@@ -339,6 +257,16 @@ def compare(
         ``endog`` multivariate.
     rank : int
         Dimension r of each subspace, ``1 <= r <= min(n1, n2)``.
+
+        Three or more blocks (or per-block ranks): ``compare(endog, blocks,
+        rank)`` with ``blocks`` a dict by name (or a list) and ``rank`` an
+        int or a dict by block name, ``compare(model, rank)`` or
+        ``compare(results)``: the joint estimator's row is the K-block fit
+        (the results given, or ``model.fit(rank)``), the baselines are
+        fitted on each block alone and on the concatenated blocks (split by
+        :func:`jdr_stats._kcompare.split_subspace`); ``truth`` is then a
+        dict of bases by block name (or a list in block order); the result
+        is a :class:`~jdr_stats._kcompare.KBlockComparison`.
     methods : sequence of {"jdr", "sir", "phd", "save"}, optional
         Methods to fit; default every method the response allows (all four
         for a numeric response or two classes; pHd is left out for a
@@ -418,8 +346,13 @@ def compare(
     [True, False, False, False, False]
     """
 
-    requested = None if methods is None else _check_methods(methods)
     main_effects = check_bool(main_effects, "main_effects")
+    if is_kblock_call(endog, exog_a):  # a model, results, or blocks as a dict or list
+        return compare_kblocks(endog, exog_a, exog_b, rank, methods=methods, truth=truth,
+                               n_slices=n_slices, residuals=residuals, missing=missing,
+                               response=response, main_effects=main_effects)
+    _check_two_block_call(exog_a, exog_b, rank)
+    requested = None if methods is None else _check_methods(methods)
     if main_effects and requested is not None and "jdr" not in requested:
         raise ValueError(f"main_effects=True adds a variant of the joint estimator, so "
                          f"methods must include 'jdr'; got methods={list(methods or ())!r}")
@@ -562,13 +495,19 @@ def compare(
     return Comparison(table, est, out_info, fit, unfitted=unfitted, notes=notes)
 
 
-def _sir_short(n_classes: int, needed: int) -> str | None:
-    """SIR finds at most C - 1 directions from C classes (the rank of its
-    kernel); a variant that needs more would fill them with arbitrary ones."""
-    if needed <= n_classes - 1:
-        return None
-    return (f"SIR finds at most C - 1 = {n_classes - 1} direction(s) from {n_classes} "
-            f"classes; {needed} needed")
+def _check_two_block_call(exog_a: Any, exog_b: Any, rank: Any) -> None:
+    """``compare(endog, exog_a, exog_b, rank)``: all three given, the rank
+    not a block (three blocks given as positional arguments)."""
+    hint = ("; for three or more blocks pass them as a dict (or a list): "
+            "compare(endog, {'g': G, 'l': L, 'c': C}, rank), or compare(model, rank) "
+            "or compare(results)")
+    if exog_a is None or exog_b is None or rank is None:
+        missing = [n for n, v in (("exog_a", exog_a), ("exog_b", exog_b), ("rank", rank))
+                   if v is None]
+        raise TypeError(f"compare(endog, exog_a, exog_b, rank): missing {missing}{hint}")
+    if np.ndim(rank) >= 1 and not isinstance(rank, str):
+        raise TypeError(f"rank must be an int; got an array of shape {np.shape(rank)} "
+                        f"(a third block?){hint}")
 
 
 def _rsquared(y: np.ndarray, a: np.ndarray, b: np.ndarray, ua: np.ndarray, vb: np.ndarray,

@@ -29,7 +29,7 @@ ratio is then ``rsquared / rsquared_full`` (the regressions are nested).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,7 +37,8 @@ import numpy as np
 
 from .core.moments import column_scales
 
-__all__ = ["FitMeasures", "MAX_FULL_COLUMNS", "bilinear_design", "fit_measures"]
+__all__ = ["FitMeasures", "MAX_FULL_COLUMNS", "bilinear_design", "block_fit_measures",
+           "fit_measures", "pairwise_design"]
 
 #: The full bilinear regression is computed only with at most this many
 #: regressors and at least five rows per regressor (it costs O(m p^2)).
@@ -64,11 +65,20 @@ class FitMeasures:
 
 def bilinear_design(fa: np.ndarray, fb: np.ndarray) -> np.ndarray:
     """Columns ``f_a``, ``f_b`` and every product ``f_aj f_bk`` (no intercept)."""
-    fa = np.asarray(fa, dtype=float)
-    fb = np.asarray(fb, dtype=float)
-    m = fa.shape[0]
-    prod = (fa[:, :, None] * fb[:, None, :]).reshape(m, -1)
-    return np.hstack([fa, fb, prod])
+    return pairwise_design([fa, fb])
+
+
+def pairwise_design(features: Sequence[np.ndarray]) -> np.ndarray:
+    """Columns of every block's features ``f_1, ..., f_K`` (in block order),
+    then, for every pair of blocks ``j < k`` (in the order ``(1, 2), (1, 3),
+    ..., (K-1, K)``), every product ``f_ji f_kl`` (no intercept): the design
+    of what the pairwise cross moments see.  For two blocks it is
+    :func:`bilinear_design`."""
+    feats = [np.asarray(f, dtype=float) for f in features]
+    m = feats[0].shape[0]
+    prods = [(feats[j][:, :, None] * feats[k][:, None, :]).reshape(m, -1)
+             for j in range(len(feats)) for k in range(j + 1, len(feats))]
+    return np.hstack([*feats, *prods])
 
 
 class _Gram:
@@ -139,6 +149,7 @@ def _pillai(c: np.ndarray, q: int, n: float) -> tuple[float, float]:
 
 
 Chunks = Iterable[tuple[np.ndarray, np.ndarray, np.ndarray, "np.ndarray | None"]]
+BlockChunks = Iterable[tuple[np.ndarray, Sequence[np.ndarray], "np.ndarray | None"]]
 
 
 def fit_measures(
@@ -151,7 +162,8 @@ def fit_measures(
     """The measures of :class:`FitMeasures` from ``(y, a, b, w)`` chunks of
     rows (one chunk for data in memory; a row source's chunks when streamed)
     and the fitted bases (``n1 x r``, ``n2 x r``): one pass, the normal
-    equations of both regressions summed chunk by chunk.
+    equations of both regressions summed chunk by chunk (two blocks of
+    :func:`block_fit_measures`).
 
     Examples
     --------
@@ -164,31 +176,58 @@ def fit_measures(
     >>> bool(0 < fm.rsquared <= fm.rsquared_full + 1e-12)
     True
     """
-    u = np.asarray(directions_a, dtype=float)
-    v = np.asarray(directions_b, dtype=float)
-    n1, n2 = u.shape[0], v.shape[0]
-    p_full = n1 + n2 + n1 * n2
+    return block_fit_measures(((y, (a, b), w) for y, a, b, w in chunks),
+                              [directions_a, directions_b], nobs=nobs)
+
+
+def block_fit_measures(
+    chunks: BlockChunks,
+    bases: Sequence[np.ndarray],
+    *,
+    nobs: int,
+) -> FitMeasures:
+    """The measures of :class:`FitMeasures` over K blocks, from
+    ``(y, [x_1, ..., x_K], w)`` chunks of rows and the fitted bases
+    ``U_k`` (``n_k x r_k``, one per block, in block order).
+
+    The reduced regression is of ``y`` on an intercept, every block's
+    features ``f_k = x_k U_k`` and, for every pair of blocks ``j < k``,
+    the ``r_j r_k`` products ``f_ji f_kl`` (:func:`pairwise_design`:
+    ``sum_k r_k + sum_{j<k} r_j r_k`` regressors, what the pairwise cross
+    moments see; the K-way products are not included).  The full one is the
+    same design on all the variables (``x_k`` for ``U_k``:
+    ``sum_k n_k + sum_{j<k} n_j n_k`` regressors), computed when it has at
+    most :data:`MAX_FULL_COLUMNS` regressors and five rows per regressor.
+    For two blocks this is the bilinear regression of :func:`fit_measures`.
+    """
+    us = [np.asarray(u, dtype=float) for u in bases]
+    widths = [u.shape[0] for u in us]
+    ranks = [u.shape[1] for u in us]
+    p_full = sum(widths) + sum(widths[j] * widths[k] for j in range(len(widths))
+                               for k in range(j + 1, len(widths)))
     with_full = p_full <= MAX_FULL_COLUMNS and nobs >= 5 * (p_full + 1)
     red, full = _Gram(), _Gram()
     q = 1
     scales: list[np.ndarray | None] | None = None
     feature_scales: tuple[np.ndarray | None] | None = None
-    for y, a, b, w in chunks:
+    cuts = np.cumsum(ranks)[:-1]
+    for y, blocks, w in chunks:
         y = np.asarray(y, dtype=float)
         y = y[:, None] if y.ndim == 1 else y  # q > 1: the response matrix
         q = y.shape[1]
-        fa, fb = a @ u, b @ v
+        feats = [x @ u for x, u in zip(blocks, us, strict=True)]
         if feature_scales is None:  # R^2 is unit-free: features of extreme units scaled
-            feature_scales = (column_scales((fa, fb)),)
+            feature_scales = (column_scales(tuple(feats)),)
         if feature_scales[0] is not None:
-            fa, fb = fa * feature_scales[0][:u.shape[1]], fb * feature_scales[0][u.shape[1]:]
-        red.add(np.hstack([bilinear_design(fa, fb), y]), w)
+            feats = [f * sc for f, sc in zip(feats, np.split(feature_scales[0], cuts),
+                                             strict=True)]
+        red.add(np.hstack([pairwise_design(feats), y]), w)
         if with_full:
             if scales is None:  # extreme units: power-of-two column scales (R^2 unit-free)
-                scales = [column_scales((x,)) for x in (a, b)]
-            xa, xb = (x if sc is None else np.asarray(x, float) * sc
-                      for x, sc in zip((a, b), scales, strict=True))
-            full.add(np.hstack([bilinear_design(xa, xb), y]), w)
+                scales = [column_scales((x,)) for x in blocks]
+            xs = [x if sc is None else np.asarray(x, float) * sc
+                  for x, sc in zip(blocks, scales, strict=True)]
+            full.add(np.hstack([pairwise_design(xs), y]), w)
     r2, r2_adj = red.rsquared(q)
     r2f, r2f_adj = full.rsquared(q) if with_full else (None, None)
     # nested regressions: corr^2 of the two fitted values = R^2 / R^2_full

@@ -32,6 +32,7 @@ from ._data import (
 from ._estimate import Estimate, choose_whitening, inference_note, moments_and_whitenings
 from ._export import ExportMixin, records
 from ._joint import ScaledModelData, joint_data, scaled_data
+from ._kresults_extra import per_sd_loadings
 from ._linalg import AnyWhitening, BlockMoments
 from ._responses import summary_lines as _response_lines
 from ._responses import summary_notes as _response_notes
@@ -392,9 +393,14 @@ class JDRResults(BlockViewMixin, FitMeasuresMixin, ExportMixin, SummaryMixin):
         return sd_a, sd_b, dataclasses.replace(prem, joint=self._settings.joint)
 
     def _loadings(self, dirs: np.ndarray, sd: np.ndarray) -> np.ndarray:
-        load = dirs * sd[:, None]
-        top = np.max(np.abs(load), axis=0)
-        return load / np.where(top > 0, top, 1.0)
+        return per_sd_loadings(dirs, sd)
+
+    @property
+    def loadings(self) -> Mapping[str, pd.DataFrame | np.ndarray]:
+        """Per-SD loadings by block name (read-only mapping, in block order):
+        :attr:`loadings_a` and :attr:`loadings_b`, beside :attr:`directions`."""
+        frames = (self.loadings_a, self.loadings_b)
+        return MappingProxyType(dict(zip(self._model.block_names, frames, strict=True)))
 
     @cached_property
     def loadings_a(self) -> pd.DataFrame | np.ndarray:

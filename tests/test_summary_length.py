@@ -176,11 +176,11 @@ def test_three_block_summary_puts_blocks_side_by_side(fits):  # type: ignore[no-
     res = fits["k3_rank2"]
     tables, _ = res.summary().shown()
     names = [t.name for t in tables]
-    assert "eigenvalues" in names and "directions" in names
+    assert "eigenvalues" in names and "loadings" in names
     eig = tables[names.index("eigenvalues")]
     assert eig.columns[:2] == ["a eigenvalue", "a share"] and len(eig.labels) == 5
     # the separate tables are kept for CSV and LaTeX
-    assert {"eigenvalues, block c", "directions, block c"} <= set(res.summary().named_frames)
+    assert {"eigenvalues, block c", "per-SD loadings, block c"} <= set(res.summary().named_frames)
 
 
 def _printed_pvalues(summary) -> set[str]:  # type: ignore[no-untyped-def]
