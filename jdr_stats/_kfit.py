@@ -13,29 +13,29 @@ two-block code path.
 
 from __future__ import annotations
 
-import copy
 import json
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from functools import cached_property
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
-from . import config, policy
+from . import policy
 from ._atomic import write_text
 from ._data import ModelData
 from ._export import ExportMixin
+from ._kresults_infer import KBlockInferenceMixin
 from ._ksparse import cv_kblock_sparsity, sparse_kfit
 from ._kwhiten import _cross_cov, _whiten_arrays
-from ._linalg import principal_angles, unit_columns
-from ._validation import check_memory, normalize_seed
+from ._linalg import unit_columns
+from ._validation import normalize_seed
 from .core.kestimate import KBlockFactors, block_factors, stacked_pieces
 from .core.tensor import pieces, sketch_tests
 from .core.whitening import DesignWhitening
 from .exceptions import RankSelectionWarning
+from .inference.kblock_bootstrap import KBlockBootstrapResults
 from .inference.kblock_rank import (
     block_rank_table,
     block_rank_table_rows,
@@ -314,7 +314,7 @@ def _check_sparsity(sparsity: Any, names: Sequence[str], widths: Sequence[int]) 
     return out
 
 
-class KBlockResults(ExportMixin):
+class KBlockResults(KBlockInferenceMixin, ExportMixin):
     """Results of a fit of three or more blocks, or of two blocks with
     ``main_effects=True`` (:attr:`main_effects`, :attr:`sees`; there
     ``directions_a``/``directions_b`` do not exist: use :attr:`directions`).
@@ -324,9 +324,14 @@ class KBlockResults(ExportMixin):
     :attr:`whitened_bases`, :attr:`eigenvalues`, :attr:`settings`,
     :attr:`support`, :attr:`sparsity`, :attr:`sparsity_cv`;
     :meth:`rank_tests`, :meth:`transform`, :meth:`summary`, :meth:`to_dict`,
-    :meth:`to_json`, :meth:`bootstrap`, :meth:`main_effects_test`.  A fit with ``rank="auto"`` shows
-    each block's tests up to its chosen rank in the summary.
+    :meth:`to_json`, :meth:`bootstrap`, :meth:`main_effects_test`,
+    :meth:`association_test`, :meth:`drop1`, :meth:`test_variables`.  A fit
+    with ``rank="auto"`` shows each block's tests up to its chosen rank in the
+    summary.
     """
+
+    #: the fit repeated on a resample (the bootstrap's refit)
+    _refit = staticmethod(fit_kblocks)
 
     def __init__(self, model: Any, fac: KBlockFactors, white: DesignWhitening[Any],
                  ranks: dict[str, int], settings: dict[str, Any],
@@ -578,50 +583,6 @@ class KBlockResults(ExportMixin):
             n_adjusted=int(data.adjustment.p), covariates=data.adjustment.design,
             method=method, n_perm=n_perm, seed=seed)
 
-    def bootstrap(self, n_boot: int = 199, *, seed: int | np.random.Generator | None = None,
-                  level: float = 0.95) -> KBlockBootstrapResults:
-        """Percentile bounds of each block's largest principal angle between
-        the bootstrap re-estimates (rows resampled, the fit repeated with the
-        same settings and ranks) and the estimate, in degrees.  The angles are
-        those between coefficient vectors of the block's columns (so they
-        depend on the columns' units; a column of extreme units, scaled by a
-        power of two for the fit, is measured in its scaled coordinates).
-
-        Returns a :class:`KBlockBootstrapResults`: its ``table`` is indexed
-        by block, columns ``median`` and ``upper`` (the ``level`` percentile)
-        of the largest angle; ``summary()`` and ``to_dict()``.
-        """
-        if not isinstance(n_boot, (int, np.integer)) or n_boot < 2:
-            raise ValueError(f"n_boot must be an integer >= 2; got {n_boot!r}")
-        if not 0 < level < 1:
-            raise ValueError(f"level must be in (0, 1); got {level!r}")
-        rng = np.random.default_rng(normalize_seed(seed))
-        check_memory(8.0 * int(n_boot) * len(self._names), config.memory_limit(), "n_boot",
-                     int(n_boot), "the bootstrap's angles")
-        data = self._model._data
-        data.rows("bootstrap()")
-        m = int(data.nobs)
-        angles = np.zeros((n_boot, len(self._names)))
-        for b in range(n_boot):
-            idx = rng.integers(0, m, size=m)
-            model = copy.copy(self._model)
-            model._data = replace(data, endog=data.endog[idx],
-                                  blocks={k: x[idx] for k, x in data.blocks.items()},
-                                  weights=None if data.weights is None else data.weights[idx],
-                                  row_index=None, is_pandas=False)
-            res = fit_kblocks(model, self._ranks, whitening=self._settings["whitening"],
-                              independent_blocks=self._settings["estimator"] == "per-block",
-                              sparsity=self.sparsity, rank_method="auto", alpha=0.05,
-                              seed=None, main_effects=self.main_effects)
-            for k, n in enumerate(self._names):
-                angles[b, k] = np.degrees(np.max(principal_angles(
-                    *(self._near_unit(k, d[n].to_numpy())
-                      for d in (self.directions, res.directions)))))
-        table = pd.DataFrame({"median": np.median(angles, axis=0),
-                              "upper": np.quantile(angles, level, axis=0)},
-                             index=pd.Index(self._names, name="block"))
-        return KBlockBootstrapResults(table, n_boot=int(n_boot), level=float(level))
-
     def _near_unit(self, k: int, d: np.ndarray) -> np.ndarray:
         """Block ``k``'s directions ``d`` in the coordinates of its columns
         times their power-of-two scales (near unit size: the bootstrap's
@@ -838,53 +799,3 @@ class KBlockRankTests(ExportMixin):
         return {"method": "robust per-block", "influence": self._influence,
                 "tests": {n: t.reset_index().to_dict(orient="list")
                           for n, t in self._tables.items()}}
-
-
-class KBlockBootstrapResults(ExportMixin):
-    """The bootstrap of a K-block fit (:meth:`KBlockResults.bootstrap`).
-
-    ``table``: by block, the ``median`` and the ``upper`` (``level``)
-    percentile of the largest principal angle, in degrees, between the
-    re-estimates and the estimate.  Its coverage of the angle to the truth
-    is measured, not derived (theory page "K blocks", section 5;
-    ``studies/check_kblock_bootstrap.py``).
-    """
-
-    def __init__(self, table: pd.DataFrame, *, n_boot: int, level: float) -> None:
-        self._table = table
-        self._n_boot = n_boot
-        self._level = level
-
-    @property
-    def table(self) -> pd.DataFrame:
-        return self._table.copy()
-
-    @property
-    def n_boot(self) -> int:
-        return self._n_boot
-
-    @property
-    def level(self) -> float:
-        return self._level
-
-    def summary(self) -> JDRSummary:
-        tab = self._table.rename(columns={"median": "median angle (deg)",
-                                          "upper": f"{self._level:.0%} bound (deg)"})
-        return build_summary(
-            "Bootstrap of the K-block fit",
-            {"Replicates:": str(self._n_boot), "Level:": f"{self._level:g}",
-             "Resampling:": "pairs (rows)"},
-            [("block", tab, "largest principal angle")],
-            ["Largest principal angle between each block's re-estimated and estimated "
-             "subspace, rows resampled and the fit repeated with the same ranks and "
-             "settings; percentile bounds, their coverage measured in "
-             "studies/check_kblock_bootstrap.py, not derived."],
-            float_format="%.2f")
-
-    def __str__(self) -> str:
-        return str(self.summary())
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"n_boot": self._n_boot, "level": self._level, "method": "pairs",
-                "blocks": {n: {"median": float(r["median"]), "upper": float(r["upper"])}
-                           for n, r in self._table.iterrows()}}

@@ -102,7 +102,8 @@ CLASSES: dict[str, Spec] = {
                        keep=("_block_stats", "fit_measures", "_summary_main_effects")),
     "KBlockResults": Spec("jdr_stats._kfit:KBlockResults", root=_R),
     "KBlockRankTests": Spec("jdr_stats._kfit:KBlockRankTests", root=_R),
-    "KBlockBootstrapResults": Spec("jdr_stats._kfit:KBlockBootstrapResults", root=_R),
+    "KBlockBootstrapResults": Spec(
+        "jdr_stats.inference.kblock_bootstrap:KBlockBootstrapResults", root=_R),
     "KBlockSupportResults": Spec("jdr_stats.support._kblock:KBlockSupportResults", root=_R),
     "BootstrapResults": Spec("jdr_stats.inference._boot_results:BootstrapResults", root=_R),
     "TestResult": Spec("jdr_stats.inference.hypotheses:TestResult", root=_R),
