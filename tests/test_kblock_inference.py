@@ -270,3 +270,22 @@ def test_bootstrap_refusals():
         res.bootstrap(1)
     with pytest.raises(ValueError, match="level"):
         res.bootstrap(5, level=1.5)
+
+
+def test_sketched_route_uses_the_fits_sketch(monkeypatch):
+    import jdr_stats.policy as policy
+
+    monkeypatch.setattr(policy, "KBLOCK_TENSOR_MAX_ENTRIES", 10)
+    xs, rng = _blocks(120, (3, 3, 3), 16, rho=0.5)
+    y = xs[0][:, 0] * xs[1][:, 0] * xs[2][:, 0] + rng.normal(size=120)
+    res = _fit(y, xs, 1)
+    assert res.settings["route"]["name"] == "sketch"
+    stat = res._association_statistic()
+    assert stat.tests is not None
+    t = res.association_test(49, seed=2)
+    assert t.pvalue == res.association_test(49, seed=2).pvalue
+    mks, _, _ = res._coordinate_input()
+    for k, n in enumerate(res.block_names):
+        top = np.linalg.eigh(mks[k] @ mks[k].T)[1][:, ::-1][:, :1]
+        assert np.max(principal_angles(top, res.whitened_bases[n])) < 1e-6
+    assert len(res.drop1().table) == 9
