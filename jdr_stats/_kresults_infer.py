@@ -294,7 +294,11 @@ class KBlockInferenceMixin:
         (``"marginal"``), the covariance that of the rows' jackknife
         influences (the whitening, per block or joint, re-estimated),
         referred to ``chi2(df)``.  Asymptotic; dense fits without weights
-        or covariates.
+        or covariates.  The tests are those of the fitted estimator's
+        directions: the per-block estimator (``independent_blocks=True``)
+        assumes independent blocks, and where the blocks correlate its
+        directions, and so its tests, take in variables that do not enter
+        ``y`` (level of both: ``studies/study_kblock_inference.py``).
 
         Parameters
         ----------
