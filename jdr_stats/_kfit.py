@@ -13,32 +13,31 @@ two-block code path.
 
 from __future__ import annotations
 
-import copy
 import json
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from functools import cached_property
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
-from . import config, policy
+from . import policy
 from ._atomic import write_text
 from ._data import ModelData
 from ._export import ExportMixin
-from ._kplot_members import KBootAnglesMixin
 from ._kresults_extra import KBlockExtrasMixin
+from ._kresults_infer import KBlockInferenceMixin
 from ._ksparse import cv_kblock_sparsity, sparse_kfit
 from ._kview import KBlockViewMixin
 from ._kwhiten import _cross_cov, _whiten_arrays
-from ._linalg import principal_angles, unit_columns
-from ._validation import check_memory, normalize_seed
+from ._linalg import unit_columns
+from ._validation import normalize_seed
 from .core.kestimate import KBlockFactors, block_factors, stacked_pieces
 from .core.tensor import pieces, sketch_tests
 from .core.whitening import DesignWhitening
 from .exceptions import RankSelectionWarning
+from .inference.kblock_bootstrap import KBlockBootstrapResults
 from .inference.kblock_rank import (
     block_rank_table,
     block_rank_table_rows,
@@ -317,7 +316,7 @@ def _check_sparsity(sparsity: Any, names: Sequence[str], widths: Sequence[int]) 
     return out
 
 
-class KBlockResults(KBlockExtrasMixin, KBlockViewMixin, ExportMixin):
+class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockViewMixin, ExportMixin):
     """Results of a fit of three or more blocks, or of two blocks with
     ``main_effects=True`` (:attr:`main_effects`, :attr:`sees`; there
     ``directions_a``/``directions_b`` do not exist: use :attr:`directions`).
@@ -327,11 +326,15 @@ class KBlockResults(KBlockExtrasMixin, KBlockViewMixin, ExportMixin):
     :attr:`whitened_bases`, :attr:`eigenvalues`, :attr:`settings`,
     :attr:`support`, :attr:`sparsity`, :attr:`sparsity_cv`;
     :meth:`rank_tests`, :meth:`transform`, :meth:`summary`, :meth:`to_dict`,
-    :meth:`to_json`, :meth:`bootstrap`, :meth:`main_effects_test`; per-SD
+    :meth:`to_json`, :meth:`bootstrap`, :meth:`main_effects_test`,
+    :meth:`association_test`, :meth:`drop1`, :meth:`test_variables`; per-SD
     :attr:`loadings`, :attr:`fit_measures`, :meth:`remove_data`, ``save``
     (:class:`~jdr_stats._kresults_extra.KBlockExtrasMixin`).  A fit with ``rank="auto"`` shows
     each block's tests up to its chosen rank in the summary.
     """
+
+    #: the fit repeated on a resample (the bootstrap's refit)
+    _refit = staticmethod(fit_kblocks)
 
     def __init__(self, model: Any, fac: KBlockFactors, white: DesignWhitening[Any],
                  ranks: dict[str, int], settings: dict[str, Any],
@@ -591,51 +594,6 @@ class KBlockResults(KBlockExtrasMixin, KBlockViewMixin, ExportMixin):
             n_adjusted=int(data.adjustment.p), covariates=data.adjustment.design,
             method=method, n_perm=n_perm, seed=seed)
 
-    def bootstrap(self, n_boot: int = 199, *, seed: int | np.random.Generator | None = None,
-                  level: float = 0.95) -> KBlockBootstrapResults:
-        """Percentile bounds of each block's largest principal angle between
-        the bootstrap re-estimates (rows resampled, the fit repeated with the
-        same settings and ranks) and the estimate, in degrees.  The angles are
-        those between coefficient vectors of the block's columns (so they
-        depend on the columns' units; a column of extreme units, scaled by a
-        power of two for the fit, is measured in its scaled coordinates).
-
-        Returns a :class:`KBlockBootstrapResults`: its ``table`` is indexed
-        by block, columns ``median`` and ``upper`` (the ``level`` percentile)
-        of the largest angle; ``summary()`` and ``to_dict()``.
-        """
-        if not isinstance(n_boot, (int, np.integer)) or n_boot < 2:
-            raise ValueError(f"n_boot must be an integer >= 2; got {n_boot!r}")
-        if not 0 < level < 1:
-            raise ValueError(f"level must be in (0, 1); got {level!r}")
-        rng = np.random.default_rng(normalize_seed(seed))
-        check_memory(8.0 * int(n_boot) * len(self._names), config.memory_limit(), "n_boot",
-                     int(n_boot), "the bootstrap's angles")
-        data = self._model._data
-        data.rows("bootstrap()")
-        m = int(data.nobs)
-        angles = np.zeros((n_boot, len(self._names)))
-        for b in range(n_boot):
-            idx = rng.integers(0, m, size=m)
-            model = copy.copy(self._model)
-            model._data = replace(data, endog=data.endog[idx],
-                                  blocks={k: x[idx] for k, x in data.blocks.items()},
-                                  weights=None if data.weights is None else data.weights[idx],
-                                  row_index=None, is_pandas=False)
-            res = fit_kblocks(model, self._ranks, whitening=self._settings["whitening"],
-                              independent_blocks=self._settings["estimator"] == "per-block",
-                              sparsity=self.sparsity, rank_method="auto", alpha=0.05,
-                              seed=None, main_effects=self.main_effects)
-            for k, n in enumerate(self._names):
-                angles[b, k] = np.degrees(np.max(principal_angles(
-                    *(self._near_unit(k, d[n].to_numpy())
-                      for d in (self.directions, res.directions)))))
-        table = pd.DataFrame({"median": np.median(angles, axis=0),
-                              "upper": np.quantile(angles, level, axis=0)},
-                             index=pd.Index(self._names, name="block"))
-        return KBlockBootstrapResults(table, n_boot=int(n_boot), level=float(level),
-                                      angles=angles)
-
     def _near_unit(self, k: int, d: np.ndarray) -> np.ndarray:
         """Block ``k``'s directions ``d`` in the coordinates of its columns
         times their power-of-two scales (near unit size: the bootstrap's
@@ -688,9 +646,10 @@ class KBlockResults(KBlockExtrasMixin, KBlockViewMixin, ExportMixin):
             + (", main effects pooled" if self.main_effects else ""),
             "Dependent variable:": m.endog_name,
             "No. observations:": str(self.nobs),
-            "Blocks:": ", ".join(f"{n} ({len(self._labels(k))})"
-                                 for k, n in enumerate(self._names)),
-            "Ranks:": ", ".join(f"{n}={r}" for n, r in self._ranks.items()),
+            **_wrapped("Blocks:", [f"{n} ({len(self._labels(k))})"
+                                   for k, n in enumerate(self._names)]),
+            **({} if len(set(self._ranks.values())) == 1 else  # else the headline's
+               _wrapped("Ranks:", [f"{n}={r}" for n, r in self._ranks.items()])),
             "Estimator:": self._settings["estimator"],
             "Whitening:": self._settings["whitening"],
             "Route:": self._settings["route"]["name"],
@@ -799,6 +758,20 @@ class KBlockResults(KBlockExtrasMixin, KBlockViewMixin, ExportMixin):
         return text
 
 
+def _wrapped(key: str, items: list[str], width: int = 36) -> dict[str, str]:
+    """``{key: text}`` for the summary's header, the comma-separated items
+    wrapped onto rows of at most ``width`` characters (the rows after the
+    first under blank keys), so that many blocks keep it 100 wide."""
+    rows: list[str] = []
+    for item in items:
+        if rows and len(rows[-1]) + 2 + len(item) <= width:
+            rows[-1] += ", " + item
+        else:
+            rows.append(item)
+    rows = [r + ("," if i < len(rows) - 1 else "") for i, r in enumerate(rows)]
+    return {(key if i == 0 else " " * i): r for i, r in enumerate(rows)}
+
+
 def _eigen_table(values: pd.Series, rank: int) -> pd.DataFrame:
     """The leading eigenvalues of a block's combined Gram with their share
     and cumulative share: ``max(10, rank + 3)`` of them at most."""
@@ -860,55 +833,3 @@ class KBlockRankTests(ExportMixin):
         return {"method": "robust per-block", "influence": self._influence,
                 "tests": {n: t.reset_index().to_dict(orient="list")
                           for n, t in self._tables.items()}}
-
-
-class KBlockBootstrapResults(KBootAnglesMixin, ExportMixin):
-    """The bootstrap of a K-block fit (:meth:`KBlockResults.bootstrap`).
-
-    ``table``: by block, the ``median`` and the ``upper`` (``level``)
-    percentile of the largest principal angle, in degrees, between the
-    re-estimates and the estimate.  Its coverage of the angle to the truth
-    is measured, not derived (theory page "K blocks", section 5;
-    ``studies/check_kblock_bootstrap.py``).
-    """
-
-    def __init__(self, table: pd.DataFrame, *, n_boot: int, level: float,
-                 angles: np.ndarray | None = None) -> None:
-        self._table = table
-        self._angles = None if angles is None else np.asarray(angles, float)
-        self._n_boot = n_boot
-        self._level = level
-
-    @property
-    def table(self) -> pd.DataFrame:
-        return self._table.copy()
-
-    @property
-    def n_boot(self) -> int:
-        return self._n_boot
-
-    @property
-    def level(self) -> float:
-        return self._level
-
-    def summary(self) -> JDRSummary:
-        tab = self._table.rename(columns={"median": "median angle (deg)",
-                                          "upper": f"{self._level:.0%} bound (deg)"})
-        return build_summary(
-            "Bootstrap of the K-block fit",
-            {"Replicates:": str(self._n_boot), "Level:": f"{self._level:g}",
-             "Resampling:": "pairs (rows)"},
-            [("block", tab, "largest principal angle")],
-            ["Largest principal angle between each block's re-estimated and estimated "
-             "subspace, rows resampled and the fit repeated with the same ranks and "
-             "settings; percentile bounds, their coverage measured in "
-             "studies/check_kblock_bootstrap.py, not derived."],
-            float_format="%.2f")
-
-    def __str__(self) -> str:
-        return str(self.summary())
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"n_boot": self._n_boot, "level": self._level, "method": "pairs",
-                "blocks": {n: {"median": float(r["median"]), "upper": float(r["upper"])}
-                           for n, r in self._table.iterrows()}}

@@ -20,11 +20,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from . import policy
 from ._data import RemovedData
 from .fit_measures import FitMeasures, block_fit_measures
-from .inference.hypotheses import TestTable
-from .support._kblock import kblock_support
 
 __all__ = ["KBlockExtrasMixin", "per_sd_loadings"]
 
@@ -158,48 +155,6 @@ class KBlockExtrasMixin:
                                  "data": d.to_numpy().tolist()}
                              for n, d in self.loadings.items()},
                 "fit_measures": fm}
-
-    # -- one test per variable ---------------------------------------------
-    def drop1(self) -> TestTable:
-        """One test per variable of H0 "the variable does not enter its
-        block's subspace" (R's ``drop1``), every block: columns
-        ``statistic``, ``df``, ``pvalue``, then ``block``, indexed by
-        ``block:variable``.
-
-        Each row is the robust conditional Wald test of
-        :meth:`JointDimReduction.select_support` over K blocks (theory page
-        "K blocks", section "Support selection"), given the fit's ranks:
-        the per-block estimator's test, so a fit with
-        ``independent_blocks=False`` (the joint estimator) is refused with a
-        ``ValueError`` naming ``independent_blocks``.  The p-values are not
-        adjusted for multiplicity (``select_support`` controls the FDR).
-        """
-        data = self._model._data
-        data.rows("drop1()")
-        if data.weights is not None:
-            raise ValueError("drop1() of a K-block fit does not take case weights yet (its "
-                             "tests are select_support's); the model has weights")
-        # the per-block estimator's tests, or the error naming independent_blocks
-        estimator = policy.kblock_support_estimator(
-            self._settings["estimator"] == "per-block")
-        names = list(self._names)
-        sup = kblock_support(np.asarray(data.endog, float),
-                             [np.asarray(x, float) for x in data.blocks.values()], names,
-                             [data.names[k] for k in data.names], dict(self._ranks),
-                             estimator=estimator)
-        tab = sup.table
-        table = pd.DataFrame(
-            {"statistic": tab["statistic"].to_numpy(), "df": tab["df"].to_numpy(float),
-             "pvalue": tab["pvalue"].to_numpy(),
-             "block": [str(b) for b in tab.index.get_level_values(0)]},
-            index=pd.Index([f"{b}:{v}" for b, v in tab.index], name="variable"))
-        notes = ["H0 (per row): the variable's row of its block's basis U_k is zero.",
-                 "Robust conditional Wald test given each block's rank, chi2(r_k) reference "
-                 "(the per-block estimator's; theory page 'K blocks', 'Support selection').",
-                 "p-values not adjusted for multiplicity; select_support() controls the FDR."]
-        return TestTable(table, "drop1: one variable at a time", "wald_robust_conditional",
-                         notes=notes, method_label="robust conditional Wald test, chi-square "
-                                                   "reference")
 
     # -- data removal ------------------------------------------------------
     @property

@@ -103,7 +103,8 @@ CLASSES: dict[str, Spec] = {
     "KBlockResults": Spec("jdr_stats._kfit:KBlockResults", root=_R,
                           keep=("_block_sds", "fit_measures")),
     "KBlockRankTests": Spec("jdr_stats._kfit:KBlockRankTests", root=_R),
-    "KBlockBootstrapResults": Spec("jdr_stats._kfit:KBlockBootstrapResults", root=_R),
+    "KBlockBootstrapResults": Spec(
+        "jdr_stats.inference.kblock_bootstrap:KBlockBootstrapResults", root=_R),
     "KBlockSupportResults": Spec("jdr_stats.support._kblock:KBlockSupportResults", root=_R),
     "BootstrapResults": Spec("jdr_stats.inference._boot_results:BootstrapResults", root=_R),
     "TestResult": Spec("jdr_stats.inference.hypotheses:TestResult", root=_R),

@@ -159,7 +159,9 @@ def _bootstrap_kblocks(boot: Any, block: Any, ax: Any) -> Figure:
     level = f"{boot.level:.0%}"
     line = None
     for axis, n in zip(axes, shown, strict=True):
-        axis.hist(np.asarray(angles[n], dtype=float), bins=30, color="C0", alpha=0.8)
+        ang = np.asarray(angles[n], dtype=float)
+        ang = ang[:, -1] if ang.ndim == 2 else ang  # the largest principal angle
+        axis.hist(ang, bins=30, color="C0", alpha=0.8)
         upper = float(table.loc[n, "upper"])
         line = axis.axvline(upper, color="C3", linestyle="--",
                             label=f"{level} percentile bound")

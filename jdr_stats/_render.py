@@ -304,10 +304,26 @@ def side_by_side(tables: list[ShownTable], width: int = MAX_WIDTH) -> list[Shown
                 out.append(merged)
                 break
         else:
-            out += run
+            out += _chunks(run, t.beside, width)
             continue
         if len(pieces) == 1:
             out += run
+    return out
+
+
+def _chunks(run: list[ShownTable], name: str, width: int) -> list[ShownTable]:
+    """A side-by-side run too wide for one table, as consecutive groups that
+    each fit ``width`` (a group of one table keeps its tag on its columns, so
+    every block's table still names its block)."""
+    out: list[ShownTable] = []
+    group: list[ShownTable] = []
+    for t in run:
+        if group and _width(_merge([*group, t], name)) > width:
+            out.append(_merge(group, name))
+            group = []
+        group.append(t)
+    if group:
+        out.append(_merge(group, name))
     return out
 
 

@@ -267,28 +267,3 @@ def test_streamed_k_block_loadings_equal_memory(tmp_path, weighted):  # type: ig
     np.testing.assert_array_equal(back.transform(new), st.transform(new))
     with pytest.raises(RowsNotInMemoryError, match="rebuild the model"):
         back.model.fit(1)
-
-
-@pytest.mark.parametrize("k", [2, 3, 5])
-def test_drop1_is_the_k_block_coordinate_test(k):  # type: ignore[no-untyped-def]
-    y, blocks, _ = _design(k, 1500, 0)
-    noisy = {n: x.copy() for n, x in blocks.items()}
-    noisy["b0"]["noise"] = np.random.default_rng(7).standard_normal(len(y))  # no link
-    model = jdr.JointDimReduction.from_blocks(y, noisy)
-    rank = {"b0": 2, "b1": 1} if k == 2 else 1  # K = 2: per-block ranks, the K engine
-    res = model.fit(rank, independent_blocks=True)
-    assert type(res).__name__ == "KBlockResults"
-    tab = res.drop1().table
-    assert tab.columns.tolist() == ["statistic", "df", "pvalue", "block"]
-    assert len(tab) == sum(x.shape[1] for x in noisy.values())
-    assert tab.loc["b0:noise", "pvalue"] > 1e-3
-    strongest = tab.drop(index="b0:noise").groupby("block")["pvalue"].min()
-    assert (strongest < 1e-6).all()  # every block carries the link
-    if k >= 3:  # the rows of select_support's tests, at the fit's ranks
-        sup = model.select_support(rank=1, independent_blocks=True).table
-        np.testing.assert_array_equal(tab["statistic"].to_numpy(), sup["statistic"].to_numpy())
-        np.testing.assert_array_equal(tab["pvalue"].to_numpy(), sup["pvalue"].to_numpy())
-    with pytest.raises(ValueError, match="independent_blocks"):
-        model.fit(rank).drop1()
-    with pytest.raises(RowsNotInMemoryError):
-        res.remove_data().drop1()
