@@ -51,6 +51,10 @@ class FitSettings:
         assumes independent blocks) or across blocks (``"joint"``), with the
         reason (:func:`jdr_stats.policy.block_estimator`); None in results
         saved before the choice existed (per block).
+    interactions : Choice or None
+        The interaction estimand of ``fit(..., interactions=...)``
+        (``"stein"`` or ``"orthogonal"``), with its reason; None in results
+        saved before the choice existed (``"stein"``).
     """
 
     whitening: Choice
@@ -63,6 +67,12 @@ class FitSettings:
     estimator: Choice | None = None
     sparsity_choice: Choice | None = None
     sparsity_cv: Any = None
+    interactions: Choice | None = None
+
+    @property
+    def orthogonal(self) -> bool:
+        """True when the fit used the orthogonal interaction estimand."""
+        return self.interactions is not None and self.interactions.name == "orthogonal"
 
     @property
     def joint(self) -> bool:

@@ -32,6 +32,7 @@ from ._estimate import Estimate, choose_whitening, inference_note, moments_and_w
 from ._export import ExportMixin, records
 from ._joint import ScaledModelData, joint_data, scaled_data
 from ._linalg import AnyWhitening, BlockMoments
+from ._orthogonal_fit import orthogonal_note, orthogonal_tests
 from ._responses import summary_lines as _response_lines
 from ._responses import summary_notes as _response_notes
 from ._results_extra import FitMeasuresMixin
@@ -671,6 +672,10 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         returned, not stored: pass it to :meth:`summary` as
         ``summary(rank_tests=table)`` to print it with the fit.
         """
+        if self._settings.orthogonal:
+            table = orthogonal_tests(self._model.data, self._settings.joint, method, max_rank)
+            self.diagnostics.warn("rank tests")
+            return table
         data, moments, sample = self._test_input
         table = _rank_tests(
             data, moments, sample,
@@ -958,6 +963,11 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         (called with the fit's data, estimate, ``standardize`` and ``sparsity``;
         ``n_jobs`` processes give the same numbers as one); every replicate
         re-estimates the fit's :attr:`whitening`."""
+        if self._settings.orthogonal:
+            raise ValueError('bootstrap: a fit with interactions="orthogonal" has no '
+                             "bootstrap yet (replicates would have to re-estimate the "
+                             'residual on [1, a, b]); use interactions="stein" or the rank '
+                             "tests")
         return _bootstrap(
             self._fit_data, self._est, standardize=self.standardize,
             sparsity=self.sparsity, n_boot=n_boot, seed=seed, method=method,
@@ -1257,6 +1267,8 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
             est = self._settings.estimator
             out.append(f"Estimator: {'joint' if est.name == 'joint' else 'per block'} "
                        f"({est.short}).")
+        if self._settings.orthogonal:
+            out.append(orthogonal_note())
         for rt in (self._rank_tests, rank_tests):
             if isinstance(rt, LadleResults):
                 tables.append(("Ladle criterion", rt.table))

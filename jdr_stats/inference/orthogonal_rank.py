@@ -1,0 +1,243 @@
+"""The orthogonal interaction estimand and its rank test (two blocks).
+
+``fit(..., interactions="orthogonal")`` replaces the response by its least
+squares residual ``e`` on ``[1, a, b]`` before the cross moment is formed, so
+the estimand is the cross block of ``Sigma^{-1} E[e x x^T] Sigma^{-1}``
+(``x = (a, b)``, ``Sigma`` its covariance; per block for the paper's
+estimator), zero under any pure linear main effect whatever the design's
+distribution (theory page "Whitening", section "Interactions orthogonal to
+the main effects").  The estimated residual coefficients enter the cross
+moment at first order whenever the design has a third moment; the
+influence rows below carry that term (the cross products residualised on
+the same regressors, ``P_i e_i``) and the estimation of the whitening, and
+the rank test refers a Wald statistic of the complement block to
+Hotelling's F.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .._lazy import stats
+from .rank_tests import RankTestResults
+
+__all__ = ["OrthogonalDesign", "orthogonal_design", "orthogonal_rank_tests",
+           "orthogonal_residual"]
+
+#: the method key of the test (``results.rank_tests()`` of an orthogonal fit)
+METHOD = "orthogonal"
+LABEL = "Wald (orthogonal interactions, main-effect-corrected influence), Hotelling F"
+NOTE = ("H0: rank of the cross block of Sigma^{-1} E[e x x^T] Sigma^{-1} <= k, e the "
+        "least squares residual of y on [1, a, b]. T_k = m vec(C)' S^{-1} vec(C), C the "
+        "complement block, S the covariance of its influence rows (the cross products "
+        "residualised on [1, a, b] times e, plus the whitening's term); "
+        "F = (nu + 1 - d) T_k / (d nu) ~ F(d, nu + 1 - d), nu = m - n1 - n2 - 1, "
+        "d = (n1-k)(n2-k). Assumes i.i.d. rows, finite fourth moments of the design "
+        "and second moments of the influence rows; main effects linear in the blocks "
+        "(within-block curvature of y still enters on correlated non-Gaussian blocks).")
+
+
+def _design(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.hstack([a, b])
+
+
+def orthogonal_residual(y: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Least squares residual of ``y`` on ``[1, a, b]`` (``sum e = 0``,
+    ``a^T e = b^T e = 0``).
+
+    Raises ``ValueError`` (naming ``interactions``) unless ``m > n1 + n2 + 1``
+    and the design ``[1, a, b]`` has full column rank.
+    """
+    y = np.asarray(y, dtype=float)
+    x = _design(np.asarray(a, float), np.asarray(b, float))
+    m, p = x.shape
+    if y.ndim != 1:
+        raise ValueError('interactions="orthogonal" needs a single numeric response '
+                         f"column; got an array of shape {y.shape}")
+    if m <= p + 1:
+        raise ValueError(f'interactions="orthogonal" regresses y on [1, a, b] '
+                         f"({p + 1} columns) and needs more rows than that; got m = {m}")
+    xc = x - x.mean(axis=0)
+    yc = y - y.mean()
+    q, r = np.linalg.qr(xc)
+    diag = np.abs(np.diag(r))
+    if diag.min() <= diag.max() * p * np.finfo(float).eps * 100:
+        raise ValueError('interactions="orthogonal": the columns of [1, a, b] are '
+                         "linearly dependent (a column constant or a combination of "
+                         "others); drop the redundant columns")
+    return np.asarray(yc - q @ (q.T @ yc))
+
+
+@dataclass(frozen=True)
+class OrthogonalDesign:
+    """The quantities of the orthogonal estimand, from rows in memory.
+
+    ``w = Omega (x - xbar)`` with ``Omega`` the inverse sample covariance of
+    ``x = (a, b)`` (block diagonal for the per-block estimator, ``joint``
+    False); ``K = (1/m) sum w_a e w_b^T``; ``G_k`` with ``G_k^T G_k =
+    (Omega_kk)^{-1}`` maps it to the fit's whitened coordinates,
+    ``X = G_a K G_b^T`` (singular values those of the fit's ``X_lin`` on
+    ``e``).
+    """
+
+    e: np.ndarray
+    xc: np.ndarray
+    w: np.ndarray
+    k_mat: np.ndarray
+    g_a: np.ndarray
+    g_b: np.ndarray
+    n_tilde: np.ndarray  # Omega N Omega (only its off-diagonal blocks per block)
+    u: np.ndarray
+    s: np.ndarray
+    v: np.ndarray
+    joint: bool
+
+    @property
+    def n1(self) -> int:
+        return int(self.g_a.shape[0])
+
+    @property
+    def n2(self) -> int:
+        return int(self.g_b.shape[0])
+
+    @property
+    def m(self) -> int:
+        return int(self.e.shape[0])
+
+
+def orthogonal_design(y: np.ndarray, a: np.ndarray, b: np.ndarray, *,
+                      joint: bool = True) -> OrthogonalDesign:
+    """:class:`OrthogonalDesign` of the rows ``(y, a, b)``."""
+    a = np.asarray(a, float)
+    b = np.asarray(b, float)
+    e = orthogonal_residual(y, a, b)
+    n1 = a.shape[1]
+    xc = _design(a, b)
+    xc = xc - xc.mean(axis=0)
+    m = xc.shape[0]
+    sigma = xc.T @ xc / m
+    if not joint:
+        sigma[:n1, n1:] = 0.0
+        sigma[n1:, :n1] = 0.0
+    omega = np.linalg.inv(sigma)
+    omega = (omega + omega.T) / 2
+    w = xc @ omega
+    k_mat = (w[:, :n1] * e[:, None]).T @ w[:, n1:] / m
+    nmat = (xc * e[:, None]).T @ xc / m
+    n_tilde = omega @ nmat @ omega
+    if not joint:  # the per-block whitening estimates within-block covariances only
+        n_tilde[:n1, :n1] = 0.0
+        n_tilde[n1:, n1:] = 0.0
+        n_tilde[:n1, n1:] = k_mat
+        n_tilde[n1:, :n1] = k_mat.T
+    g_a = np.linalg.cholesky(np.linalg.inv(omega[:n1, :n1])).T
+    g_b = np.linalg.cholesky(np.linalg.inv(omega[n1:, n1:])).T
+    x_mat = g_a @ k_mat @ g_b.T
+    u, s, vt = np.linalg.svd(x_mat)
+    return OrthogonalDesign(e, xc, w, k_mat, g_a, g_b, n_tilde, u, s, vt.T, joint)
+
+
+def influence_rows(des: OrthogonalDesign, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(psi, c)``: the influence rows (m x d) of the complement block at
+    rank ``k`` and its value ``c = vec(U_perp^T X V_perp)`` (row-major).
+
+    ``psi_i = Ut^T P_i Vt e_i - (Ut^T w_a,i)(Vt^T h_b,i)^T
+    - (Ut^T h_a,i)(Vt^T w_b,i)^T`` (up to a constant), ``Ut = G_a^T U_perp``,
+    ``Vt = G_b^T V_perp``, ``P_i`` the cross products ``w_a,i w_b,i^T``
+    residualised on ``[1, x]`` and ``h_i = Omega N Omega (x_i - xbar)``.
+    """
+    n1 = des.n1
+    ut = des.g_a.T @ des.u[:, k:]
+    vt = des.g_b.T @ des.v[:, k:]
+    ua = des.w[:, :n1] @ ut
+    vb = des.w[:, n1:] @ vt
+    m = des.m
+    prod = (ua[:, :, None] * vb[:, None, :]).reshape(m, -1)
+    # residual of the products on [1, x]: the main effects' estimation
+    q, _ = np.linalg.qr(des.xc)
+    prod = prod - prod.mean(axis=0)
+    prod -= q @ (q.T @ prod)
+    h = des.xc @ des.n_tilde
+    ha, hb = h[:, :n1] @ ut, h[:, n1:] @ vt
+    psi = prod * des.e[:, None]
+    psi -= (ua[:, :, None] * hb[:, None, :]).reshape(m, -1)
+    psi -= (ha[:, :, None] * vb[:, None, :]).reshape(m, -1)
+    c = (des.u[:, k:].T @ (des.g_a @ des.k_mat @ des.g_b.T) @ des.v[:, k:]).reshape(-1)
+    return psi, c
+
+
+def _row(des: OrthogonalDesign, k: int) -> dict[str, float]:
+    m, p = des.m, des.n1 + des.n2
+    d = (des.n1 - k) * (des.n2 - k)
+    nu = m - p - 1
+    if nu + 1 - d < 1:
+        raise ValueError(
+            f'interactions="orthogonal": the rank test at k={k} estimates the covariance '
+            f"of the (n1-k)(n2-k) = {d} complement entries from m - n1 - n2 - 1 = {nu} "
+            f"residual degrees of freedom and needs more than d; got m = {m}. Give the "
+            "rank, or fewer variables")
+    psi, c = influence_rows(des, k)
+    psi = psi - psi.mean(axis=0)
+    cov = psi.T @ psi / nu
+    scale = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    if not np.all(scale > 0):
+        raise ValueError('interactions="orthogonal": the influence rows of the '
+                         f"complement block at k={k} are degenerate")
+    corr = cov / np.outer(scale, scale)
+    evals, evecs = np.linalg.eigh(corr)
+    keep = evals > evals[-1] * d * np.finfo(float).eps * 10
+    z = evecs[:, keep].T @ (c / scale)
+    stat = float(m * np.sum(z * z / evals[keep]))
+    dd = int(keep.sum())
+    df2 = nu + 1 - dd
+    fstat = df2 * stat / (dd * nu)
+    return {"statistic": stat, "df": float(dd), "pvalue": float(stats.f.sf(fstat, dd, df2)),
+            "fstat": float(fstat), "df_denom": float(df2)}
+
+
+def orthogonal_rank_tests(y: np.ndarray, a: np.ndarray, b: np.ndarray, *,
+                          joint: bool = True, max_rank: int | None = None,
+                          stop_alpha: float | None = None) -> RankTestResults:
+    """Sequential tests of ``H0: r <= k`` of the orthogonal interaction estimand.
+
+    Parameters
+    ----------
+    y, a, b : ndarray
+        The response (m,) and the blocks (m x n1, m x n2), rows in memory.
+    joint : bool
+        The joint estimator's whitening (True) or the per-block one.
+    max_rank : int, optional
+        Largest ``k`` (default ``min(n1, n2) - 1``).
+    stop_alpha : float, optional
+        Stop after the first row whose p-value exceeds it (a rank selection).
+
+    Returns
+    -------
+    RankTestResults
+        Method ``"orthogonal"``; columns ``statistic`` (``T_k``), ``df``
+        (``d``), ``pvalue``, ``fstat``, ``df_denom``.
+
+    Notes
+    -----
+    See the theory page "Whitening", section "Interactions orthogonal to the
+    main effects"; the study ``studies/study_main_effect_leak.py``.
+    """
+    des = orthogonal_design(y, a, b, joint=joint)
+    top = min(des.n1, des.n2) - 1
+    if max_rank is not None:
+        if not 0 <= int(max_rank) <= top:
+            raise ValueError(f"max_rank must be between 0 and {top}; got {max_rank!r}")
+        top = int(max_rank)
+    rows = []
+    for k in range(top + 1):
+        rows.append(_row(des, k))
+        if stop_alpha is not None and rows[-1]["pvalue"] > stop_alpha:
+            break
+    table = pd.DataFrame(rows, index=pd.Index(range(len(rows)), name="k"))
+    return RankTestResults(
+        table, "Rank tests (orthogonal interactions)", METHOD, notes=[NOTE],
+        method_label=LABEL, nobs=des.m, n1=des.n1, n2=des.n2,
+        full=len(rows) == min(des.n1, des.n2))
