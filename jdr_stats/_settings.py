@@ -90,6 +90,8 @@ class FitSettings:
         out = {"whitening": self.whitening}
         if self.estimator is not None:
             out["estimator"] = self.estimator
+        if self.orthogonal and self.interactions is not None:
+            out["interactions"] = self.interactions
         if self.rank_choice is not None:
             out["rank_method"] = self.rank_choice
         if self.sparsity_choice is not None:

@@ -10,8 +10,8 @@ the main effects").  The estimated residual coefficients enter the cross
 moment at first order whenever the design has a third moment; the
 influence rows below carry that term (the cross products residualised on
 the same regressors, ``P_i e_i``) and the estimation of the whitening, and
-the rank test refers a Wald statistic of the complement block to
-Hotelling's F.
+the rank test refers the complement block's squared norm to the weighted
+chi-square sum of their (HC3) sandwich covariance.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._lazy import stats
+from .chi2mix import weighted_chi2_sf
 from .rank_tests import RankTestResults
 
 __all__ = ["OrthogonalDesign", "orthogonal_design", "orthogonal_rank_tests",
@@ -29,15 +29,18 @@ __all__ = ["OrthogonalDesign", "orthogonal_design", "orthogonal_rank_tests",
 
 #: the method key of the test (``results.rank_tests()`` of an orthogonal fit)
 METHOD = "orthogonal"
-LABEL = "Wald (orthogonal interactions, main-effect-corrected influence), Hotelling F"
+LABEL = ("orthogonal interactions: Lambda_k against sum_j w_j chi2_1, w_j the eigenvalues "
+         "of the HC3 sandwich of the main-effect-corrected influence rows (Imhof)")
 NOTE = ("H0: rank of the cross block of Sigma^{-1} E[e x x^T] Sigma^{-1} <= k, e the "
-        "least squares residual of y on [1, a, b]. T_k = m vec(C)' S^{-1} vec(C), C the "
-        "complement block, S the covariance of its influence rows (the cross products "
-        "residualised on [1, a, b] times e, plus the whitening's term); "
-        "F = (nu + 1 - d) T_k / (d nu) ~ F(d, nu + 1 - d), nu = m - n1 - n2 - 1, "
-        "d = (n1-k)(n2-k). Assumes i.i.d. rows, finite fourth moments of the design "
-        "and second moments of the influence rows; main effects linear in the blocks "
-        "(within-block curvature of y still enters on correlated non-Gaussian blocks).")
+        "least squares residual of y on [1, a, b]. Statistic Lambda_k = m sum_{j>k} s_j^2 "
+        "(s_j the singular values of the fit's X_lin of e), referred to sum_j w_j chi2_1, "
+        "w_j the eigenvalues of the covariance of the complement block's influence rows "
+        "(the cross products residualised on [1, a, b] times e, plus the whitening's "
+        "term, each divided by 1 - h_ii, h_ii the leverage of [1, a, b]); eff_df = "
+        "(sum w)^2 / sum w^2, scale = sum w^2 / sum w; df is d = (n1-k)(n2-k). Assumes "
+        "i.i.d. rows, finite fourth moments of the design and second moments of the "
+        "influence rows, main effects linear in the blocks (within-block curvature of y "
+        "still enters on correlated non-Gaussian blocks).")
 
 
 def _design(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -169,33 +172,34 @@ def influence_rows(des: OrthogonalDesign, k: int) -> tuple[np.ndarray, np.ndarra
     return psi, c
 
 
-def _row(des: OrthogonalDesign, k: int) -> dict[str, float]:
+def _leverage(des: OrthogonalDesign) -> np.ndarray:
+    """``h_ii`` of the regression on ``[1, a, b]``."""
+    q, _ = np.linalg.qr(des.xc)
+    return np.asarray(np.sum(q * q, axis=1) + 1.0 / des.m)
+
+
+def _row(des: OrthogonalDesign, k: int, lev: np.ndarray) -> dict[str, float]:
     m, p = des.m, des.n1 + des.n2
     d = (des.n1 - k) * (des.n2 - k)
-    nu = m - p - 1
-    if nu + 1 - d < 1:
+    if m - p - 1 <= d:
         raise ValueError(
             f'interactions="orthogonal": the rank test at k={k} estimates the covariance '
-            f"of the (n1-k)(n2-k) = {d} complement entries from m - n1 - n2 - 1 = {nu} "
-            f"residual degrees of freedom and needs more than d; got m = {m}. Give the "
-            "rank, or fewer variables")
+            f"of the (n1-k)(n2-k) = {d} complement entries and needs m - n1 - n2 - 1 > "
+            f"{d} rows; got m = {m}. Give the rank, or fewer variables")
     psi, c = influence_rows(des, k)
-    psi = psi - psi.mean(axis=0)
-    cov = psi.T @ psi / nu
-    scale = np.sqrt(np.clip(np.diag(cov), 0.0, None))
-    if not np.all(scale > 0):
+    # HC3: each row divided by 1 - h_ii (the leverage of [1, a, b])
+    psi = psi / (1.0 - lev)[:, None]
+    psi -= psi.mean(axis=0)
+    cov = psi.T @ psi / m
+    lam = np.clip(np.linalg.eigvalsh(cov), 0.0, None)
+    if not lam.max() > 0:
         raise ValueError('interactions="orthogonal": the influence rows of the '
                          f"complement block at k={k} are degenerate")
-    corr = cov / np.outer(scale, scale)
-    evals, evecs = np.linalg.eigh(corr)
-    keep = evals > evals[-1] * d * np.finfo(float).eps * 10
-    z = evecs[:, keep].T @ (c / scale)
-    stat = float(m * np.sum(z * z / evals[keep]))
-    dd = int(keep.sum())
-    df2 = nu + 1 - dd
-    fstat = df2 * stat / (dd * nu)
-    return {"statistic": stat, "df": float(dd), "pvalue": float(stats.f.sf(fstat, dd, df2)),
-            "fstat": float(fstat), "df_denom": float(df2)}
+    stat = float(m * np.sum(c * c))
+    tr1, tr2 = float(lam.sum()), float(np.sum(lam * lam))
+    return {"statistic": stat, "df": float(d),
+            "pvalue": float(weighted_chi2_sf(stat, lam[lam > lam.max() * 1e-12])),
+            "eff_df": tr1 * tr1 / tr2, "scale": tr2 / tr1}
 
 
 def orthogonal_rank_tests(y: np.ndarray, a: np.ndarray, b: np.ndarray, *,
@@ -217,8 +221,9 @@ def orthogonal_rank_tests(y: np.ndarray, a: np.ndarray, b: np.ndarray, *,
     Returns
     -------
     RankTestResults
-        Method ``"orthogonal"``; columns ``statistic`` (``T_k``), ``df``
-        (``d``), ``pvalue``, ``fstat``, ``df_denom``.
+        Method ``"orthogonal"``; columns ``statistic`` (``Lambda_k = m
+        sum_{j>k} s_j^2``), ``df`` (``d = (n1-k)(n2-k)``), ``pvalue``,
+        ``eff_df`` and ``scale`` (the two-moment summary of the weights).
 
     Notes
     -----
@@ -232,8 +237,9 @@ def orthogonal_rank_tests(y: np.ndarray, a: np.ndarray, b: np.ndarray, *,
             raise ValueError(f"max_rank must be between 0 and {top}; got {max_rank!r}")
         top = int(max_rank)
     rows = []
+    lev = _leverage(des)
     for k in range(top + 1):
-        rows.append(_row(des, k))
+        rows.append(_row(des, k, lev))
         if stop_alpha is not None and rows[-1]["pvalue"] > stop_alpha:
             break
     table = pd.DataFrame(rows, index=pd.Index(range(len(rows)), name="k"))
