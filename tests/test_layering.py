@@ -33,7 +33,7 @@ LAYERS = {
     # the packages of layer 4, ordered: support and baselines use inference's
     # test tables and chi-square tails; inference never uses them
     "inference": 4, "support": 4.5, "baselines": 4.5,
-    "model": 5, "results": 5, "_kfit": 5, "_ksparse": 5, "_kwhiten": 5, "_kstream": 5, "_results_extra": 5, "compare": 5,
+    "model": 5, "results": 5, "_kfit": 5, "_orthogonal_fit": 5, "_ksparse": 5, "_kwhiten": 5, "_kstream": 5, "_results_extra": 5, "compare": 5,
     "sklearn": 6, "plotting": 6, "cli": 6, "_cli_input": 6, "__main__": 6,
     "__init__": 7,
 }
