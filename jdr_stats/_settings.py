@@ -53,8 +53,9 @@ class FitSettings:
         saved before the choice existed (per block).
     interactions : Choice or None
         The interaction estimand of ``fit(..., interactions=...)``
-        (``"stein"`` or ``"orthogonal"``), with its reason; None in results
-        saved before the choice existed (``"stein"``).
+        (``"stein"``, ``"orthogonal"`` or ``"orthogonal_quadratic"``), with
+        its reason; None in results saved before the choice existed
+        (``"stein"``).
     """
 
     whitening: Choice
@@ -70,9 +71,14 @@ class FitSettings:
     interactions: Choice | None = None
 
     @property
+    def interactions_name(self) -> str:
+        """The interaction estimand's name (``"stein"`` for older results)."""
+        return "stein" if self.interactions is None else self.interactions.name
+
+    @property
     def orthogonal(self) -> bool:
         """True when the fit used the orthogonal interaction estimand."""
-        return self.interactions is not None and self.interactions.name == "orthogonal"
+        return self.interactions is not None and self.interactions.name.startswith("orthogonal")
 
     @property
     def joint(self) -> bool:

@@ -641,7 +641,7 @@ class JointDimReduction(DataModel):
         seed: int | np.random.Generator | None = None,
         progress: ProgressArg = False,
         main_effects: bool = False,
-        interactions: Literal["stein", "orthogonal"] = "stein",
+        interactions: Literal["stein", "orthogonal", "orthogonal_quadratic"] = "stein",
     ) -> Any:
         """Estimate the two subspaces (or, for three or more blocks, one per block).
 
@@ -804,7 +804,7 @@ class JointDimReduction(DataModel):
             tests with the first moment included.  Both whitenings
             (``independent_blocks=False``: block ``k``'s main effect given
             the others); not with ``sparsity``.
-        interactions : {"stein", "orthogonal"}
+        interactions : {"stein", "orthogonal", "orthogonal_quadratic"}
             Two blocks: which interaction estimand.  ``"stein"`` (default):
             the cross moment of ``y``, the cross block of
             ``Sigma^{-1} E[y x x^T] Sigma^{-1}`` (per block for
@@ -822,7 +822,11 @@ class JointDimReduction(DataModel):
             or covariates, ``m > n1 + n2 + 1``; not with ``main_effects``,
             ``sparsity="auto"`` or three or more blocks; the bootstrap of
             such a fit is refused.  Within-block curvature of ``y`` is not
-            removed.  Recorded in ``results.settings`` and the summary.
+            removed: ``"orthogonal_quadratic"`` also residualises ``y`` (and,
+            in the tests, the cross products) on every within-block product
+            ``a_j a_l``, ``b_j b_l`` (``j <= l``), which needs ``m > 1 + n1 +
+            n2 + n1 (n1 + 1)/2 + n2 (n2 + 1)/2``.  Recorded in
+            ``results.settings`` and the summary.
 
         Raises
         ------
@@ -875,7 +879,8 @@ class JointDimReduction(DataModel):
         interactions = check_interactions(
             interactions, n_blocks=len(self.block_names), main_effects=main_effects,
             per_block_ranks=per_block_ranks, sparsity=sparsity, data=self._data)
-        base = orthogonal_data(self._data) if interactions == "orthogonal" else self._data
+        base = self._data if interactions == "stein" else orthogonal_data(self._data,
+                                                                          interactions)
         if len(self.block_names) >= 3 or main_effects or per_block_ranks:
             if isinstance(self._data, BlockSums):
                 if len(self.block_names) == 2:
@@ -930,8 +935,9 @@ class JointDimReduction(DataModel):
         rank_table: RankTestResults | LadleResults | None = None
         rank_seed, support_seed = child_seeds(seed, 2)
         chosen_by: str | None = None
-        if rank == "auto" and interactions == "orthogonal":
-            rank, orth_table = choose_orthogonal_rank(self._data, joint=joint, alpha=alpha)
+        if rank == "auto" and interactions != "stein":
+            rank, orth_table = choose_orthogonal_rank(self._data, joint=joint, alpha=alpha,
+                                                      interactions=interactions)
             rank_table = orth_table
             check_fit_rows(self.nobs, rank)
             chosen_by = "orthogonal"

@@ -673,7 +673,8 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         ``summary(rank_tests=table)`` to print it with the fit.
         """
         if self._settings.orthogonal:
-            table = orthogonal_tests(self._model.data, self._settings.joint, method, max_rank)
+            table = orthogonal_tests(self._model.data, self._settings.joint, method, max_rank,
+                                     self._settings.interactions_name)
             self.diagnostics.warn("rank tests")
             return table
         data, moments, sample = self._test_input
@@ -964,10 +965,10 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
         ``n_jobs`` processes give the same numbers as one); every replicate
         re-estimates the fit's :attr:`whitening`."""
         if self._settings.orthogonal:
-            raise ValueError('bootstrap: a fit with interactions="orthogonal" has no '
-                             "bootstrap yet (replicates would have to re-estimate the "
-                             'residual on [1, a, b]); use interactions="stein" or the rank '
-                             "tests")
+            raise ValueError(f'bootstrap: a fit with interactions='
+                             f'"{self._settings.interactions_name}" has no bootstrap yet '
+                             "(replicates would have to re-estimate the residual "
+                             'regression); use interactions="stein" or the rank tests')
         return _bootstrap(
             self._fit_data, self._est, standardize=self.standardize,
             sparsity=self.sparsity, n_boot=n_boot, seed=seed, method=method,
@@ -1268,7 +1269,7 @@ class JDRResults(FitMeasuresMixin, ExportMixin, SummaryMixin):
             out.append(f"Estimator: {'joint' if est.name == 'joint' else 'per block'} "
                        f"({est.short}).")
         if self._settings.orthogonal:
-            out.append(orthogonal_note())
+            out.append(orthogonal_note(self._settings.interactions_name))
         for rt in (self._rank_tests, rank_tests):
             if isinstance(rt, LadleResults):
                 tables.append(("Ladle criterion", rt.table))

@@ -37,6 +37,13 @@ non-Gaussian designs, a separate problem, shows there for both estimands),
 the share of ``fit("auto")`` choosing 2, and the mean largest principal
 angle (degrees) between the rank-2 directions and ``span(U)``, ``span(V)``.
 
+Part 3 (within-block curvature): the rank-0 rejection rate of the
+orthogonal test against ``interactions="orthogonal_quadratic"`` (the
+residual also on the within-block products), joint and per-block
+whitening, under ``y = a0^2 + b1^2 + N(0, 1)`` on ``gamma``, ``dummy`` and
+``t5``, and under the linear main effects on ``gamma``; m = 1000, 4000,
+16000.
+
 Every cell draws its samples from its own seed (``SEED`` + a cell index);
 rates +- MC SE ``sqrt(p (1 - p) / R)``.
 
@@ -44,6 +51,9 @@ Command (a few minutes, one BLAS thread)::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=. \\
         python studies/study_main_effect_leak.py > studies/results/study_main_effect_leak.txt
+
+(parts 1-2 with ``--reps 400``, part 3 with ``--part 3 --reps 300``; each
+part's header gives its command.)
 """
 
 from __future__ import annotations
@@ -168,10 +178,38 @@ def part2(reps: int) -> None:
             print(f"# ({time.time() - t0:.0f} s)", flush=True)
 
 
+def part3(reps: int) -> None:
+    print("\n## 3. rank-0 rejection rate (alpha = 0.05): interactions='orthogonal' against "
+          "'orthogonal_quadratic' (joint and per-block whitening)")
+    print(f"{'design':8s} {'y':14s} {'m':>6s} {'R':>4s} | {'orth':>12s} {'orth_quad':>12s} "
+          f"{'orth pb':>12s} {'orth_quad pb':>12s}")
+    cell = 200
+    for kind, link in [("gamma", "quadratic"), ("dummy", "quadratic"), ("t5", "quadratic"),
+                       ("gamma", "linear")]:
+        for m in (1000, 4000, 16000):
+            cell += 1
+            rng = np.random.default_rng(SEED + cell)
+            r = reps if m < 16000 else max(reps // 2, 1)
+            out: dict[str, list[bool]] = {"o": [], "oq": [], "opb": [], "oqpb": []}
+            t0 = time.time()
+            for _ in range(r):
+                a, b = design(kind, m, rng)
+                lin = a[:, 0] + 0.5 * b[:, 1] if link == "linear" else a[:, 0]**2 + b[:, 1]**2
+                y = lin + rng.standard_normal(m)
+                for key, joint, quad in (("o", True, False), ("oq", True, True),
+                                         ("opb", False, False), ("oqpb", False, True)):
+                    p0 = orthogonal_rank_tests(y, a, b, joint=joint, quadratic=quad,
+                                               max_rank=0).table["pvalue"].iloc[0]
+                    out[key].append(p0 < 0.05)
+            print(f"{kind:8s} {link:14s} {m:6d} {r:4d} | {rate(out['o']):>12s} "
+                  f"{rate(out['oq']):>12s} {rate(out['opb']):>12s} {rate(out['oqpb']):>12s} "
+                  f"({time.time() - t0:.0f} s)", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=400)
-    parser.add_argument("--part", type=int, choices=(1, 2), default=None)
+    parser.add_argument("--part", type=int, choices=(1, 2, 3), default=None)
     args = parser.parse_args()
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True, check=False).stdout.strip()
@@ -184,6 +222,8 @@ def main() -> None:
         part1(args.reps)
     if args.part in (None, 2):
         part2(max(args.reps // 2, 1))
+    if args.part in (None, 3):
+        part3(args.reps)
     print(f"# wall {time.time() - t0:.0f} s")
 
 

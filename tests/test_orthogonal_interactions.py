@@ -208,3 +208,53 @@ def test_bad_input():
         three.fit(1, interactions="orthogonal")
     with pytest.raises(ValueError, match="linearly dependent"):
         orthogonal_residual(y, np.column_stack([a, a[:, 0]]), b)
+
+
+@pytest.mark.parametrize("independent", [False, True])
+def test_quadratic_main_effects_leave_the_quadratic_estimate_unchanged(independent):
+    """``orthogonal_quadratic``: adding within-block quadratic functions (and
+    linear ones) to y changes nothing; ``orthogonal`` moves."""
+    rng = np.random.default_rng(10)
+    a, b = _design("gamma", 1200, rng)
+    y = a[:, 1] * b[:, 2] + rng.standard_normal(1200)
+    shift = a[:, 0] ** 2 - 0.5 * a[:, 2] * a[:, 3] + b[:, 1] ** 2 + a[:, 4]
+    coef = {}
+    for est in ("orthogonal", "orthogonal_quadratic"):
+        coef[est] = [np.asarray(jdr.JointDimReduction(yy, a, b).fit(
+            1, interactions=est, independent_blocks=independent).coef_matrix)
+            for yy in (y, y + shift)]
+    q0, q1 = coef["orthogonal_quadratic"]
+    np.testing.assert_allclose(q1, q0, atol=1e-9 * np.abs(q0).max())
+    o0, o1 = coef["orthogonal"]
+    assert np.abs(o1 - o0).max() > 10 * np.abs(q1 - q0).max() + 1e-3
+
+
+def test_quadratic_rank_test_under_a_quadratic_main_effect():
+    """y = a0^2 + b1^2 + noise on the Gamma design at m = 2000: with the
+    per-block whitening the orthogonal test's p-values are tiny (the leak it
+    does not remove), the quadratic one's are not, with either whitening."""
+    rng = np.random.default_rng(11)
+    lin, quad = [], []
+    for _ in range(5):
+        a, b = _design("gamma", 2000, rng)
+        y = a[:, 0] ** 2 + b[:, 1] ** 2 + rng.standard_normal(2000)
+        lin.append(orthogonal_rank_tests(y, a, b, joint=False, max_rank=0).pvalues[0])
+        for joint in (True, False):
+            quad.append(orthogonal_rank_tests(y, a, b, joint=joint, max_rank=0,
+                                              quadratic=True).pvalues[0])
+    assert np.median(lin) < 1e-3
+    assert np.median(quad) > 0.05 and min(quad) > 1e-3
+
+
+def test_quadratic_with_a_dummy_column_and_too_few_rows():
+    rng = np.random.default_rng(12)
+    a, b = _design("gamma", 600, rng)
+    a[:, 0] = (a[:, 0] > 0.5).astype(float)  # its square is itself: dropped as collinear
+    y = a[:, 0] + b[:, 1] ** 2 + a[:, 2] * b[:, 3] + rng.standard_normal(600)
+    res = jdr.JointDimReduction(y, a, b).fit(1, interactions="orthogonal_quadratic")
+    assert res.settings.interactions.name == "orthogonal_quadratic"
+    assert "Interactions: orthogonal_quadratic" in str(res.summary())
+    assert res.rank_tests(max_rank=0).pvalues[0] < 1e-6
+    small = jdr.JointDimReduction(y[:50], a[:50], b[:50])
+    with pytest.raises(ValueError, match=r"orthogonal_quadratic.*55 columns.*m = 50"):
+        small.fit(1, interactions="orthogonal_quadratic")

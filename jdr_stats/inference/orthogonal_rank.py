@@ -24,8 +24,8 @@ import pandas as pd
 from .chi2mix import weighted_chi2_sf
 from .rank_tests import RankTestResults
 
-__all__ = ["OrthogonalDesign", "orthogonal_design", "orthogonal_rank_tests",
-           "orthogonal_residual"]
+__all__ = ["OrthogonalDesign", "n_regressors", "orthogonal_design", "orthogonal_rank_tests",
+           "orthogonal_residual", "regressor_basis"]
 
 #: the method key of the test (``results.rank_tests()`` of an orthogonal fit)
 METHOD = "orthogonal"
@@ -47,30 +47,68 @@ def _design(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.hstack([a, b])
 
 
-def orthogonal_residual(y: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Least squares residual of ``y`` on ``[1, a, b]`` (``sum e = 0``,
-    ``a^T e = b^T e = 0``).
+def _name(quadratic: bool) -> str:
+    return 'interactions="orthogonal_quadratic"' if quadratic else 'interactions="orthogonal"'
 
-    Raises ``ValueError`` (naming ``interactions``) unless ``m > n1 + n2 + 1``
-    and the design ``[1, a, b]`` has full column rank.
+
+def n_regressors(n1: int, n2: int, quadratic: bool) -> int:
+    """Columns of the regression that defines the residual, intercept included."""
+    extra = n1 * (n1 + 1) // 2 + n2 * (n2 + 1) // 2 if quadratic else 0
+    return 1 + n1 + n2 + extra
+
+
+def _within_squares(x: np.ndarray) -> np.ndarray:
+    j, k = np.triu_indices(x.shape[1])
+    return x[:, j] * x[:, k]
+
+
+def regressor_basis(a: np.ndarray, b: np.ndarray, *, quadratic: bool = False) -> np.ndarray:
+    """Orthonormal basis (m x p_R) of the centred regressors ``[a, b]``, with
+    ``quadratic`` also every within-block product ``a_j a_l``, ``b_j b_l``
+    (``j <= l``; products a dummy column repeats are dropped as collinear).
+
+    Raises ``ValueError`` (naming ``interactions``) unless ``m`` exceeds the
+    regressors plus the intercept and ``[1, a, b]`` has full column rank.
     """
-    y = np.asarray(y, dtype=float)
-    x = _design(np.asarray(a, float), np.asarray(b, float))
-    m, p = x.shape
-    if y.ndim != 1:
-        raise ValueError('interactions="orthogonal" needs a single numeric response '
-                         f"column; got an array of shape {y.shape}")
-    if m <= p + 1:
-        raise ValueError(f'interactions="orthogonal" regresses y on [1, a, b] '
-                         f"({p + 1} columns) and needs more rows than that; got m = {m}")
+    a = np.asarray(a, float)
+    b = np.asarray(b, float)
+    m, n1, n2 = a.shape[0], a.shape[1], b.shape[1]
+    need = n_regressors(n1, n2, quadratic)
+    what = "[1, a, b" + (", within-block products]" if quadratic else "]")
+    if m <= need:
+        raise ValueError(f"{_name(quadratic)} regresses y on {what} ({need} columns) and "
+                         f"needs more rows than that; got m = {m}")
+    x = np.hstack([a, b])
     xc = x - x.mean(axis=0)
-    yc = y - y.mean()
     q, r = np.linalg.qr(xc)
     diag = np.abs(np.diag(r))
-    if diag.min() <= diag.max() * p * np.finfo(float).eps * 100:
-        raise ValueError('interactions="orthogonal": the columns of [1, a, b] are '
-                         "linearly dependent (a column constant or a combination of "
-                         "others); drop the redundant columns")
+    if diag.min() <= diag.max() * x.shape[1] * np.finfo(float).eps * 100:
+        raise ValueError(f"{_name(quadratic)}: the columns of [1, a, b] are linearly "
+                         "dependent (a column constant or a combination of others); drop "
+                         "the redundant columns")
+    if not quadratic:
+        return np.asarray(q)
+    sq = np.hstack([_within_squares(xc[:, :n1]), _within_squares(xc[:, n1:])])
+    sq = sq - sq.mean(axis=0)
+    sq -= q @ (q.T @ sq)
+    norms = np.linalg.norm(sq, axis=0)
+    keep = norms > norms.max() * 1e-8 if norms.max() > 0 else norms > 0
+    uq, sv, _ = np.linalg.svd(sq[:, keep] / norms[keep], full_matrices=False)
+    uq = uq[:, sv > sv[0] * sq.shape[1] * np.finfo(float).eps * 100]
+    return np.hstack([q, uq])
+
+
+def orthogonal_residual(y: np.ndarray, a: np.ndarray, b: np.ndarray, *,
+                        quadratic: bool = False) -> np.ndarray:
+    """Least squares residual of ``y`` on ``[1, a, b]`` (``sum e = 0``,
+    ``a^T e = b^T e = 0``), with ``quadratic`` also on the within-block
+    products (:func:`regressor_basis`, which raises on too few rows)."""
+    y = np.asarray(y, dtype=float)
+    if y.ndim != 1:
+        raise ValueError(f"{_name(quadratic)} needs a single numeric response "
+                         f"column; got an array of shape {y.shape}")
+    q = regressor_basis(a, b, quadratic=quadratic)
+    yc = y - y.mean()
     return np.asarray(yc - q @ (q.T @ yc))
 
 
@@ -88,6 +126,7 @@ class OrthogonalDesign:
 
     e: np.ndarray
     xc: np.ndarray
+    basis: np.ndarray  # orthonormal basis of the centred regressors of the residual
     w: np.ndarray
     k_mat: np.ndarray
     g_a: np.ndarray
@@ -97,6 +136,11 @@ class OrthogonalDesign:
     s: np.ndarray
     v: np.ndarray
     joint: bool
+
+    @property
+    def quadratic(self) -> bool:
+        """True when the regressors include the within-block products."""
+        return bool(self.basis.shape[1] > self.xc.shape[1])
 
     @property
     def n1(self) -> int:
@@ -112,11 +156,17 @@ class OrthogonalDesign:
 
 
 def orthogonal_design(y: np.ndarray, a: np.ndarray, b: np.ndarray, *,
-                      joint: bool = True) -> OrthogonalDesign:
-    """:class:`OrthogonalDesign` of the rows ``(y, a, b)``."""
+                      joint: bool = True, quadratic: bool = False) -> OrthogonalDesign:
+    """:class:`OrthogonalDesign` of the rows ``(y, a, b)``; ``quadratic``:
+    the residual and the cross products also on the within-block products."""
     a = np.asarray(a, float)
     b = np.asarray(b, float)
-    e = orthogonal_residual(y, a, b)
+    y = np.asarray(y, dtype=float)
+    if y.ndim != 1:
+        raise ValueError(f"{_name(quadratic)} needs a single numeric response "
+                         f"column; got an array of shape {y.shape}")
+    basis = regressor_basis(a, b, quadratic=quadratic)
+    e = np.asarray(y - y.mean() - basis @ (basis.T @ (y - y.mean())))
     n1 = a.shape[1]
     xc = _design(a, b)
     xc = xc - xc.mean(axis=0)
@@ -140,7 +190,7 @@ def orthogonal_design(y: np.ndarray, a: np.ndarray, b: np.ndarray, *,
     g_b = np.linalg.cholesky(np.linalg.inv(omega[n1:, n1:])).T
     x_mat = g_a @ k_mat @ g_b.T
     u, s, vt = np.linalg.svd(x_mat)
-    return OrthogonalDesign(e, xc, w, k_mat, g_a, g_b, n_tilde, u, s, vt.T, joint)
+    return OrthogonalDesign(e, xc, basis, w, k_mat, g_a, g_b, n_tilde, u, s, vt.T, joint)
 
 
 def influence_rows(des: OrthogonalDesign, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -159,8 +209,8 @@ def influence_rows(des: OrthogonalDesign, k: int) -> tuple[np.ndarray, np.ndarra
     vb = des.w[:, n1:] @ vt
     m = des.m
     prod = (ua[:, :, None] * vb[:, None, :]).reshape(m, -1)
-    # residual of the products on [1, x]: the main effects' estimation
-    q, _ = np.linalg.qr(des.xc)
+    # residual of the products on the regressors: the main effects' estimation
+    q = des.basis
     prod = prod - prod.mean(axis=0)
     prod -= q @ (q.T @ prod)
     h = des.xc @ des.n_tilde
@@ -173,19 +223,20 @@ def influence_rows(des: OrthogonalDesign, k: int) -> tuple[np.ndarray, np.ndarra
 
 
 def _leverage(des: OrthogonalDesign) -> np.ndarray:
-    """``h_ii`` of the regression on ``[1, a, b]``."""
-    q, _ = np.linalg.qr(des.xc)
+    """``h_ii`` of the regression that defines the residual."""
+    q = des.basis
     return np.asarray(np.sum(q * q, axis=1) + 1.0 / des.m)
 
 
 def _row(des: OrthogonalDesign, k: int, lev: np.ndarray) -> dict[str, float]:
-    m, p = des.m, des.n1 + des.n2
+    m, p = des.m, des.basis.shape[1]
     d = (des.n1 - k) * (des.n2 - k)
     if m - p - 1 <= d:
         raise ValueError(
-            f'interactions="orthogonal": the rank test at k={k} estimates the covariance '
-            f"of the (n1-k)(n2-k) = {d} complement entries and needs m - n1 - n2 - 1 > "
-            f"{d} rows; got m = {m}. Give the rank, or fewer variables")
+            f"{_name(des.quadratic)}: the rank test at k={k} estimates the covariance "
+            f"of the (n1-k)(n2-k) = {d} complement entries and needs m - {p + 1} > "
+            f"{d} rows ({p + 1} regressors); got m = {m}. Give the rank, or fewer "
+            "variables")
     psi, c = influence_rows(des, k)
     # HC3: each row divided by 1 - h_ii (the leverage of [1, a, b])
     psi = psi / (1.0 - lev)[:, None]
@@ -193,7 +244,7 @@ def _row(des: OrthogonalDesign, k: int, lev: np.ndarray) -> dict[str, float]:
     cov = psi.T @ psi / m
     lam = np.clip(np.linalg.eigvalsh(cov), 0.0, None)
     if not lam.max() > 0:
-        raise ValueError('interactions="orthogonal": the influence rows of the '
+        raise ValueError(f"{_name(des.quadratic)}: the influence rows of the "
                          f"complement block at k={k} are degenerate")
     stat = float(m * np.sum(c * c))
     tr1, tr2 = float(lam.sum()), float(np.sum(lam * lam))
@@ -203,7 +254,8 @@ def _row(des: OrthogonalDesign, k: int, lev: np.ndarray) -> dict[str, float]:
 
 
 def orthogonal_rank_tests(y: np.ndarray, a: np.ndarray, b: np.ndarray, *,
-                          joint: bool = True, max_rank: int | None = None,
+                          joint: bool = True, quadratic: bool = False,
+                          max_rank: int | None = None,
                           stop_alpha: float | None = None) -> RankTestResults:
     """Sequential tests of ``H0: r <= k`` of the orthogonal interaction estimand.
 
@@ -213,6 +265,9 @@ def orthogonal_rank_tests(y: np.ndarray, a: np.ndarray, b: np.ndarray, *,
         The response (m,) and the blocks (m x n1, m x n2), rows in memory.
     joint : bool
         The joint estimator's whitening (True) or the per-block one.
+    quadratic : bool
+        The residual (and the cross products) also on the within-block
+        products (``interactions="orthogonal_quadratic"``).
     max_rank : int, optional
         Largest ``k`` (default ``min(n1, n2) - 1``).
     stop_alpha : float, optional
@@ -230,7 +285,7 @@ def orthogonal_rank_tests(y: np.ndarray, a: np.ndarray, b: np.ndarray, *,
     See the theory page "Whitening", section "Interactions orthogonal to the
     main effects"; the study ``studies/study_main_effect_leak.py``.
     """
-    des = orthogonal_design(y, a, b, joint=joint)
+    des = orthogonal_design(y, a, b, joint=joint, quadratic=quadratic)
     top = min(des.n1, des.n2) - 1
     if max_rank is not None:
         if not 0 <= int(max_rank) <= top:
