@@ -213,7 +213,10 @@ def main() -> None:
     args = parser.parse_args()
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True, check=False).stdout.strip()
-    print("# Recorded output of studies/study_main_effect_leak.py")
+    import sys
+    print("# Recorded output of studies/study_main_effect_leak.py; command: "
+          "OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python "
+          + " ".join(["studies/study_main_effect_leak.py", *sys.argv[1:]]))
     print(f"# python {platform.python_version()}, numpy {np.__version__}, scipy "
           f"{scipy.__version__}; one BLAS thread; library at commit {commit}")
     print(f"# reps={args.reps} (half at m = 16000), seed={SEED}; rates +- MC SE")
