@@ -258,3 +258,19 @@ def test_quadratic_with_a_dummy_column_and_too_few_rows():
     small = jdr.JointDimReduction(y[:50], a[:50], b[:50])
     with pytest.raises(ValueError, match=r"orthogonal_quadratic.*55 columns.*m = 50"):
         small.fit(1, interactions="orthogonal_quadratic")
+
+
+@pytest.mark.parametrize("quadratic", [False, True])
+@pytest.mark.parametrize("joint", [True, False])
+def test_rank_test_invariant_to_units_shifts_and_row_order(joint, quadratic):
+    rng = np.random.default_rng(13)
+    a, b = _design("gamma", 700, rng)
+    y = 0.4 * a[:, 0] * b[:, 1] + _main_effect(a, b, rng)
+    ref = orthogonal_rank_tests(y, a, b, joint=joint, quadratic=quadratic).table
+    a2 = a * np.array([1e3, 1.0, 0.01, 1.0, 7.0, 1.0]) + 50.0
+    b2 = b[:, ::-1] - 3.0
+    perm = rng.permutation(700)
+    got = orthogonal_rank_tests(10.0 * y[perm] + 1.0, a2[perm], b2[perm], joint=joint,
+                                quadratic=quadratic).table
+    np.testing.assert_allclose(got["pvalue"], ref["pvalue"], rtol=1e-6, atol=1e-10)
+    np.testing.assert_allclose(got["statistic"] / 100.0, ref["statistic"], rtol=1e-6)

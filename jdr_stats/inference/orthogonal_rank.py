@@ -88,11 +88,15 @@ def regressor_basis(a: np.ndarray, b: np.ndarray, *, quadratic: bool = False) ->
                          "the redundant columns")
     if not quadratic:
         return np.asarray(q)
-    sq = np.hstack([_within_squares(xc[:, :n1]), _within_squares(xc[:, n1:])])
+    # products of the standardised columns (unit free), then what [1, a, b] leaves
+    xs = xc / np.sqrt(np.mean(xc * xc, axis=0))
+    sq = np.hstack([_within_squares(xs[:, :n1]), _within_squares(xs[:, n1:])])
     sq = sq - sq.mean(axis=0)
+    before = np.linalg.norm(sq, axis=0)
     sq -= q @ (q.T @ sq)
     norms = np.linalg.norm(sq, axis=0)
-    keep = norms > norms.max() * 1e-8 if norms.max() > 0 else norms > 0
+    # a product [1, a, b] explains (a dummy's square) is dropped as collinear
+    keep = norms > before * 1e-8
     uq, sv, _ = np.linalg.svd(sq[:, keep] / norms[keep], full_matrices=False)
     uq = uq[:, sv > sv[0] * sq.shape[1] * np.finfo(float).eps * 100]
     return np.hstack([q, uq])
