@@ -24,7 +24,8 @@ import pandas as pd
 from .chi2mix import weighted_chi2_sf
 from .rank_tests import RankTestResults
 
-__all__ = ["OrthogonalDesign", "n_regressors", "orthogonal_design", "orthogonal_rank_tests",
+__all__ = ["OrthogonalDesign", "influence_rows", "n_regressors", "orthogonal_design",
+           "orthogonal_rank_tests",
            "orthogonal_residual", "regressor_basis"]
 
 #: the method key of the test (``results.rank_tests()`` of an orthogonal fit)
@@ -288,6 +289,17 @@ def orthogonal_rank_tests(y: np.ndarray, a: np.ndarray, b: np.ndarray, *,
     -----
     See the theory page "Whitening", section "Interactions orthogonal to the
     main effects"; the study ``studies/study_main_effect_leak.py``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from jdr_stats.inference.orthogonal_rank import orthogonal_rank_tests
+    >>> rng = np.random.default_rng(0)
+    >>> a, b = rng.standard_normal((2000, 4)), rng.standard_normal((2000, 3))
+    >>> y = a[:, 0] * b[:, 0] + a[:, 1] + rng.standard_normal(2000)
+    >>> t = orthogonal_rank_tests(y, a, b)
+    >>> list(t.table.columns), t.select_rank(0.05)
+    (['statistic', 'df', 'pvalue', 'eff_df', 'scale'], 1)
     """
     des = orthogonal_design(y, a, b, joint=joint, quadratic=quadratic)
     top = min(des.n1, des.n2) - 1
