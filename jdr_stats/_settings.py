@@ -51,6 +51,11 @@ class FitSettings:
         assumes independent blocks) or across blocks (``"joint"``), with the
         reason (:func:`jdr_stats.policy.block_estimator`); None in results
         saved before the choice existed (per block).
+    interactions : Choice or None
+        The interaction estimand of ``fit(..., interactions=...)``
+        (``"stein"``, ``"orthogonal"`` or ``"orthogonal_quadratic"``), with
+        its reason; None in results saved before the choice existed
+        (``"stein"``).
     """
 
     whitening: Choice
@@ -63,6 +68,17 @@ class FitSettings:
     estimator: Choice | None = None
     sparsity_choice: Choice | None = None
     sparsity_cv: Any = None
+    interactions: Choice | None = None
+
+    @property
+    def interactions_name(self) -> str:
+        """The interaction estimand's name (``"stein"`` for older results)."""
+        return "stein" if self.interactions is None else self.interactions.name
+
+    @property
+    def orthogonal(self) -> bool:
+        """True when the fit used the orthogonal interaction estimand."""
+        return self.interactions is not None and self.interactions.name.startswith("orthogonal")
 
     @property
     def joint(self) -> bool:
@@ -80,6 +96,8 @@ class FitSettings:
         out = {"whitening": self.whitening}
         if self.estimator is not None:
             out["estimator"] = self.estimator
+        if self.orthogonal and self.interactions is not None:
+            out["interactions"] = self.interactions
         if self.rank_choice is not None:
             out["rank_method"] = self.rank_choice
         if self.sparsity_choice is not None:

@@ -31,6 +31,12 @@ from ._joint import joint_data, joint_fit_data, original_means, scaled_data
 from ._kfit import check_main_effects, fit_kblocks
 from ._kstream import BlockSums, block_reader_dask, block_reader_file, fit_streamed_kblocks
 from ._linalg import BlockMoments, Whitening
+from ._orthogonal_fit import (
+    check_interactions,
+    choose_orthogonal_rank,
+    interactions_choice,
+    orthogonal_data,
+)
 from ._progress import ProgressArg
 from ._responses import ResponseKind
 from ._settings import FitSettings
@@ -39,7 +45,8 @@ from ._stream_levels import plan_stream
 from ._streamed import MomentsData
 from ._validation import check_fit_rows, check_real, normalize_seed
 from .core.whitening import DesignWhitening
-from .inference.rank_tests import RankMethod, choose_rank
+from .inference.ladle import LadleResults
+from .inference.rank_tests import RankMethod, RankTestResults, choose_rank
 from .moments import Moments, ResponseMoments
 from .results import JDRResults
 from .support import Covariance as SupportCovariance
@@ -634,6 +641,7 @@ class JointDimReduction(DataModel):
         seed: int | np.random.Generator | None = None,
         progress: ProgressArg = False,
         main_effects: bool = False,
+        interactions: Literal["stein", "orthogonal", "orthogonal_quadratic"] = "stein",
     ) -> Any:
         """Estimate the two subspaces (or, for three or more blocks, one per block).
 
@@ -796,6 +804,29 @@ class JointDimReduction(DataModel):
             tests with the first moment included.  Both whitenings
             (``independent_blocks=False``: block ``k``'s main effect given
             the others); not with ``sparsity``.
+        interactions : {"stein", "orthogonal", "orthogonal_quadratic"}
+            Two blocks: which interaction estimand.  ``"stein"`` (default):
+            the cross moment of ``y``, the cross block of
+            ``Sigma^{-1} E[y x x^T] Sigma^{-1}`` (per block for
+            ``independent_blocks=True``), which a linear main effect enters
+            through the design's third moment when the blocks are skewed and
+            correlated.  ``"orthogonal"``: the same cross moment of ``y``'s
+            least squares residual on ``[1, a, b]``, zero under any pure
+            linear main effect whatever the design (theory page
+            "Whitening", section "Interactions orthogonal to the main
+            effects"; the study ``studies/study_main_effect_leak.py``); its
+            rank tests (``rank="auto"``, :meth:`~JDRResults.rank_tests`) carry
+            the residual's estimation in their influence rows
+            (:func:`jdr_stats.inference.orthogonal_rank.orthogonal_rank_tests`).
+            Needs the rows in memory, a single numeric response, no weights
+            or covariates, ``m > n1 + n2 + 1``; not with ``main_effects``,
+            ``sparsity="auto"`` or three or more blocks; the bootstrap of
+            such a fit is refused.  Within-block curvature of ``y`` is not
+            removed: ``"orthogonal_quadratic"`` also residualises ``y`` (and,
+            in the tests, the cross products) on every within-block product
+            ``a_j a_l``, ``b_j b_l`` (``j <= l``), which needs ``m > 1 + n1 +
+            n2 + n1 (n1 + 1)/2 + n2 (n2 + 1)/2``.  Recorded in
+            ``results.settings`` and the summary.
 
         Raises
         ------
@@ -845,6 +876,11 @@ class JointDimReduction(DataModel):
         # directions are the cross moment's leading singular vectors)
         per_block_ranks = isinstance(rank, Mapping) and len(self.block_names) == 2 \
             and len({str(v) for v in rank.values()}) > 1
+        interactions = check_interactions(
+            interactions, n_blocks=len(self.block_names), main_effects=main_effects,
+            per_block_ranks=per_block_ranks, sparsity=sparsity, data=self._data)
+        base = self._data if interactions == "stein" else orthogonal_data(self._data,
+                                                                          interactions)
         if len(self.block_names) >= 3 or main_effects or per_block_ranks:
             if isinstance(self._data, BlockSums):
                 if len(self.block_names) == 2:
@@ -882,8 +918,8 @@ class JointDimReduction(DataModel):
             check_tests_feasible(self.nobs, len(names_a), len(names_b), rank, sparsity, joint)
         # the joint estimator is the paper's on each block's rows (Sigma_hat^{-1} x)
         # (the per-block one on columns of extreme units times powers of two)
-        data, kind = joint_fit_data(self._data, choice.name) if joint \
-            else (scaled_data(self._data), choice.name)
+        data, kind = joint_fit_data(base, choice.name) if joint \
+            else (scaled_data(base), choice.name)
         # The moments are computed once, and each covariance factored once,
         # for the rank tests, the coordinate tests and the estimate.
         mom, whitening_pair = moments_and_whitenings(data, names_a, names_b, kind, auto)
@@ -894,12 +930,18 @@ class JointDimReduction(DataModel):
                               if WHITENING_METHODS[choice.name].tests_need_sample
                               else whitening_pair)
         if auto and joint and choice.name != "sample":
-            test_data = joint_data(self._data)[0]
+            test_data = joint_data(base)[0]
             test_mom = test_data.moments()
-        rank_table = None
+        rank_table: RankTestResults | LadleResults | None = None
         rank_seed, support_seed = child_seeds(seed, 2)
         chosen_by: str | None = None
-        if rank == "auto":
+        if rank == "auto" and interactions != "stein":
+            rank, orth_table = choose_orthogonal_rank(self._data, joint=joint, alpha=alpha,
+                                                      interactions=interactions)
+            rank_table = orth_table
+            check_fit_rows(self.nobs, rank)
+            chosen_by = "orthogonal"
+        elif rank == "auto":
             rank, rank_table = choose_rank(
                 test_data, test_mom, test_whitening, method=rank_method, alpha=alpha,
                 seed=rank_seed, progress=progress,
@@ -940,6 +982,7 @@ class JointDimReduction(DataModel):
             support=support_found, support_note=support_note, estimator=estimator,
             sparsity_choice=None if sparsity_cv is None else sparsity_cv.choice,
             sparsity_cv=None if sparsity_cv is None else sparsity_cv.table,
+            interactions=interactions_choice(interactions),
         )
         res = JDRResults(self, est, mom, settings, rank_tests=rank_table,
                          whitening=whitening_pair,

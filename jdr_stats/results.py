@@ -34,6 +34,7 @@ from ._export import ExportMixin, records
 from ._joint import ScaledModelData, joint_data, scaled_data
 from ._kresults_extra import per_sd_loadings
 from ._linalg import AnyWhitening, BlockMoments
+from ._orthogonal_fit import orthogonal_note, orthogonal_tests
 from ._responses import summary_lines as _response_lines
 from ._responses import summary_notes as _response_notes
 from ._results_extra import FitMeasuresMixin
@@ -678,6 +679,11 @@ class JDRResults(BlockViewMixin, FitMeasuresMixin, ExportMixin, SummaryMixin):
         returned, not stored: pass it to :meth:`summary` as
         ``summary(rank_tests=table)`` to print it with the fit.
         """
+        if self._settings.orthogonal:
+            table = orthogonal_tests(self._model.data, self._settings.joint, method, max_rank,
+                                     self._settings.interactions_name)
+            self.diagnostics.warn("rank tests")
+            return table
         data, moments, sample = self._test_input
         table = _rank_tests(
             data, moments, sample,
@@ -965,6 +971,11 @@ class JDRResults(BlockViewMixin, FitMeasuresMixin, ExportMixin, SummaryMixin):
         (called with the fit's data, estimate, ``standardize`` and ``sparsity``;
         ``n_jobs`` processes give the same numbers as one); every replicate
         re-estimates the fit's :attr:`whitening`."""
+        if self._settings.orthogonal:
+            raise ValueError(f'bootstrap: a fit with interactions='
+                             f'"{self._settings.interactions_name}" has no bootstrap yet '
+                             "(replicates would have to re-estimate the residual "
+                             'regression); use interactions="stein" or the rank tests')
         return _bootstrap(
             self._fit_data, self._est, standardize=self.standardize,
             sparsity=self.sparsity, n_boot=n_boot, seed=seed, method=method,
@@ -1264,6 +1275,8 @@ class JDRResults(BlockViewMixin, FitMeasuresMixin, ExportMixin, SummaryMixin):
             est = self._settings.estimator
             out.append(f"Estimator: {'joint' if est.name == 'joint' else 'per block'} "
                        f"({est.short}).")
+        if self._settings.orthogonal:
+            out.append(orthogonal_note(self._settings.interactions_name))
         for rt in (self._rank_tests, rank_tests):
             if isinstance(rt, LadleResults):
                 tables.append(("Ladle criterion", rt.table))

@@ -34,7 +34,7 @@ LAYERS = {
     # test tables and chi-square tails; inference never uses them
     "inference": 4, "support": 4.5, "baselines": 4.5,
     "_block_view": 5, "_kpremises": 3.5, "_kview": 5,
-    "model": 5, "results": 5, "_kfit": 5, "_ksparse": 5, "_kwhiten": 5, "_kstream": 5, "_results_extra": 5, "_kresults_extra": 5, "_kresults_infer": 5, "_kcompare": 5, "_compare_common": 5, "compare": 5,
+    "model": 5, "results": 5, "_kfit": 5, "_orthogonal_fit": 5, "_ksparse": 5, "_kwhiten": 5, "_kstream": 5, "_results_extra": 5, "_kresults_extra": 5, "_kresults_infer": 5, "_kcompare": 5, "_compare_common": 5, "compare": 5,
     "sklearn": 6, "plotting": 6, "_plot_blocks": 6, "_plot_layout": 6, "cli": 6, "_cli_input": 6, "__main__": 6,
     "__init__": 7,
 }
