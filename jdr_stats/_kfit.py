@@ -42,6 +42,7 @@ from .inference.kblock_rank import (
     block_rank_table,
     block_rank_table_rows,
     choose_block_rank,
+    piece_energies,
 )
 from .inference.main_effects import MainEffectsMethod, MainEffectsResults, main_effects_test
 from .summary import JDRSummary, build_summary
@@ -221,10 +222,8 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
             labels = [data.names[b] for b in data.blocks]
             psis = _jackknife_influences(blocks, np.asarray(data.endog, float), w, names,
                                          labels, kind, estimator, fac, stacked)
-            y2 = y[:, None] if y.ndim == 1 else y
-            energy = np.sum(y2**2, axis=1)
-            rho = energy / (energy @ wn)
             for k, name in enumerate(names):
+                rho = piece_energies(y, zs, k, fac, w)
                 tab = block_rank_table_rows(psis[k], stacked[k], k, fac, rho, mult=w,
                                             stop_alpha=alpha if stop else None)
                 tables[name] = tab

@@ -30,7 +30,7 @@ from ..core.kestimate import KBlockFactors
 from ..core.tensor import piece_row_gram, sketch_row_factor
 
 __all__ = ["block_rank_table", "block_rank_table_rows", "choose_block_rank",
-           "influence_gram"]
+           "influence_gram", "piece_energies"]
 
 
 def influence_gram(y: np.ndarray, zs: Sequence[np.ndarray], k: int,
@@ -38,21 +38,71 @@ def influence_gram(y: np.ndarray, zs: Sequence[np.ndarray], k: int,
     """``H``: the inner products of the rows' contributions to block ``k``'s
     pieces in their other modes, each piece weighted ``c_S / s_S^2`` and
     doubly centred (the pieces' means estimated), ``m x m``."""
+    return _influence_parts(y, zs, k, fac)[0]
+
+
+def _influence_parts(y: np.ndarray, zs: Sequence[np.ndarray], k: int,
+                     fac: KBlockFactors) -> tuple[np.ndarray, np.ndarray]:
+    """``H`` of :func:`influence_gram` and its diagonal piece by piece
+    (``m x P``, the pieces containing ``k`` in the fit's order)."""
     y2 = y[:, None] if y.ndim == 1 else y
     m = y2.shape[0]
     h = np.zeros((m, m))
-    for (piece, j), c in fac.weights.items():
-        if j != k:
-            continue
+    diags = []
+    for piece in _block_pieces(fac, k):
+        c = fac.weights[(piece, k)]
         s2 = fac.scales[piece]
         if fac.tests is not None and len(piece) == len(zs) >= 3:  # the sketched piece
             r = sketch_row_factor(zs, fac.tests, k)
             g = (y2 @ y2.T) * (r @ r.T)
         else:
             g = piece_row_gram(y2, [zs[i] for i in piece if i != k])
-        h += (c / s2 if s2 > 0 else c) * g
-    rows = h.mean(axis=1)
-    return h - rows[:, None] - rows[None, :] + rows.mean()
+        g = _centred(g) * (c / s2 if s2 > 0 else c)
+        diags.append(np.diag(g).copy())
+        h += g
+    return h, np.column_stack(diags)
+
+
+def _centred(g: np.ndarray) -> np.ndarray:
+    """``J g J``, ``J`` the centring matrix."""
+    rows = g.mean(axis=1)
+    return g - rows[:, None] - rows[None, :] + rows.mean()
+
+
+def _block_pieces(fac: KBlockFactors, k: int) -> list[tuple[int, ...]]:
+    """The pieces containing block ``k``, in the fit's order."""
+    return [piece for piece in fac.scales if k in piece]
+
+
+def piece_energies(y: np.ndarray, zs: Sequence[np.ndarray], k: int, fac: KBlockFactors,
+                   w: np.ndarray | None = None) -> np.ndarray:
+    """``rho_iS = e_iS / mean(e_S)``, ``e_iS = |Y_i|^2 prod_{j in S} |z_ij|^2``,
+    for the pieces ``S`` containing block ``k`` (``m x P``, the fit's order;
+    the mean weighted by ``w`` when given): each row's share of the
+    normaliser ``s_S^2`` of piece ``S`` (theory page "K blocks", section 4,
+    the diagonal part)."""
+    y2 = y[:, None] if y.ndim == 1 else y
+    energy = np.sum(y2**2, axis=1)
+    norms = [np.sum(z**2, axis=1) for z in zs]
+    cols = []
+    for piece in _block_pieces(fac, k):
+        e = energy.copy()
+        for j in piece:
+            e = e * norms[j]
+        mean = float(e.mean() if w is None else (w @ e) / np.sum(w))
+        cols.append(e / mean if mean > 0 else np.ones_like(e))
+    return np.column_stack(cols)
+
+
+def _expected_norms(parts: np.ndarray, rho: np.ndarray,
+                    mult: np.ndarray | None = None) -> np.ndarray:
+    """Each row's share of the diagonal part's mean, ``sum_S nbar_S rho_iS``
+    (``parts``: the rows' squared influences piece by piece, ``m x P``;
+    ``nbar_S`` their (weighted) means): what the pieces' normalisers
+    ``s_S^2`` make of the row, so that ``n_i`` minus it is the row's
+    fluctuation of the diagonal part once the normalisers are estimated."""
+    nbar = parts.mean(axis=0) if mult is None else (mult @ parts) / mult.sum()
+    return rho @ nbar
 
 
 def block_rank_table(y: np.ndarray, zs: Sequence[np.ndarray], k: int, fac: KBlockFactors,
@@ -70,9 +120,8 @@ def block_rank_table(y: np.ndarray, zs: Sequence[np.ndarray], k: int, fac: KBloc
     zk = zs[k]
     n_k = zk.shape[1]
     top = n_k - 1 if max_rank is None else min(max_rank, n_k - 1)
-    hmat = influence_gram(y2, zs, k, fac)
-    ynorm = np.sum(y2**2, axis=1)
-    rho = ynorm / ynorm.mean()
+    hmat, pdiag = _influence_parts(y2, zs, k, fac)
+    rho = piece_energies(y2, zs, k, fac)
     proj = zk @ fac.factors[k]  # the rows in the block's estimated frame
     rows = []
     for r in range(top + 1):
@@ -89,18 +138,13 @@ def block_rank_table(y: np.ndarray, zs: Sequence[np.ndarray], k: int, fac: KBloc
         # centred at the mean influence (theory of rank tests, section 6)
         means = psi.mean(axis=1)
         psi -= means[:, None] + means[None, :] - means.mean()
-        norms = np.diag(psi).copy()
-        tau = float(norms.sum()) / m**2
-        s_off = float(np.sum(psi**2) - np.sum(norms**2))
-        var = (2.0 * s_off + float(np.sum((norms - norms.mean() * rho) ** 2))) / m**4
-        if tau <= 0 or var <= 0:
-            rows.append((stat, np.nan, np.nan, np.nan, np.nan))
-            if _stops(rows, stop_alpha):
-                break
-            continue
-        h = 2.0 * tau**2 / var
-        g = tau / h
-        rows.append((stat, np.nan, float(stats.chi2.sf(stat / g, h)), h, g))
+        # the rows' norms piece by piece, in the shares of the pieces'
+        # uncorrected diagonals (they add up to the corrected total)
+        parts = np.diag(a)[:, None] * pdiag
+        total = parts.sum()
+        norms = np.diag(psi)
+        parts *= norms.sum() / total if total > 0 else 0.0
+        rows.append(_two_moment_row(stat, psi, _expected_norms(parts, rho)))
         if _stops(rows, stop_alpha):
             break
     out = pd.DataFrame(rows, columns=["statistic", "df", "pvalue", "eff_df", "scale"])
@@ -114,12 +158,14 @@ def _stops(rows: Sequence[Sequence[float]], stop_alpha: float | None) -> bool:
     return stop_alpha is not None and not rows[-1][2] < stop_alpha
 
 
-def _two_moment_row(stat: float, gram: np.ndarray, rho: np.ndarray,
+def _two_moment_row(stat: float, gram: np.ndarray, expected: np.ndarray,
                     mult: np.ndarray | None = None) -> tuple[float, ...]:
     """``(stat, df, pvalue, eff_df, scale)`` of the robust two-moment
-    reference from the rows' centred influences' inner products ``gram``;
-    ``mult``: each row's number of copies (frequency weights: the reference
-    of the data with row ``i`` repeated ``mult_i`` times)."""
+    reference from the rows' centred influences' inner products ``gram``
+    and each row's expected squared norm given the normalisers
+    (:func:`_expected_norms`); ``mult``: each row's number of copies
+    (frequency weights: the reference of the data with row ``i`` repeated
+    ``mult_i`` times)."""
     norms = np.diag(gram).copy()
     if mult is None:
         mult = np.ones(gram.shape[0])
@@ -127,8 +173,7 @@ def _two_moment_row(stat: float, gram: np.ndarray, rho: np.ndarray,
     tau = float(mult @ norms) / total**2
     # pairs of distinct copies: all pairs of rows, less each copy with itself
     s_off = float(mult @ (gram**2) @ mult - mult @ norms**2)
-    nbar = float(mult @ norms) / total
-    var = (2.0 * s_off + float(mult @ (norms - nbar * rho) ** 2)) / total**4
+    var = (2.0 * s_off + float(mult @ (norms - expected) ** 2)) / total**4
     if tau <= 0 or var <= 0:
         return (stat, np.nan, np.nan, np.nan, np.nan)
     h = 2.0 * tau**2 / var
@@ -145,15 +190,17 @@ def block_rank_table_rows(psi: np.ndarray, mk: np.ndarray, k: int, fac: KBlockFa
     ``psi`` (``m x n_k x D``): each row's influence on block ``k``'s stacked
     pieces ``mk`` (``n_k x D``, :func:`~jdr_stats.core.kestimate.stacked_pieces`),
     e.g. jackknife pseudo-values (the influence of one copy of the row);
-    ``rho`` the rows' relative response energies; ``mult`` the frequency
+    ``rho`` the rows' shares of the pieces' normalisers (:func:`piece_energies`,
+    ``m x P``); ``mult`` the frequency
     weights (copies of each row; None: one).  Each influence is taken to the estimated complement
     ``U0^T psi_i``, off the estimated signal's row space, centred at the
     mean influence, and the statistic ``sum_{j > r} lambda_j(G_k)`` gets the
     robust two-moment reference of :func:`block_rank_table`.
     """
-    m, n_k, _ = psi.shape
+    m, n_k, d_total = psi.shape
     top = n_k - 1 if max_rank is None else min(max_rank, n_k - 1)
     factors, values = fac.factors[k], fac.values[k]
+    cuts = np.cumsum(_piece_columns(fac, k, d_total))[:-1]
     rows = []
     for r in range(top + 1):
         stat = float(np.sum(values[r:]))
@@ -165,12 +212,31 @@ def block_rank_table_rows(psi: np.ndarray, mk: np.ndarray, k: int, fac: KBlockFa
         flat = proj.reshape(m, -1)
         centre = flat.mean(axis=0) if mult is None else (mult @ flat) / mult.sum()
         flat = flat - centre
-        rows.append(_two_moment_row(stat, flat @ flat.T, rho, mult))
+        sq = (flat**2).reshape(m, n_k - r, d_total).sum(axis=1)
+        parts = np.column_stack([c.sum(axis=1) for c in np.split(sq, cuts, axis=1)])
+        rows.append(_two_moment_row(stat, flat @ flat.T, _expected_norms(parts, rho, mult),
+                                    mult))
         if _stops(rows, stop_alpha):
             break
     out = pd.DataFrame(rows, columns=["statistic", "df", "pvalue", "eff_df", "scale"])
     out.index.name = "rank"
     return out
+
+
+def _piece_columns(fac: KBlockFactors, k: int, d_total: int) -> list[int]:
+    """The columns ``D_S`` of each piece containing block ``k`` in its
+    stacked pieces (:func:`~jdr_stats.core.kestimate.stacked_pieces`) of
+    ``d_total`` columns: ``q prod_{j in S, j != k} n_j``, or ``q s`` for a
+    sketched K-way piece."""
+    widths = [f.shape[0] for f in fac.factors]
+    base = []
+    for piece in _block_pieces(fac, k):
+        if fac.tests is not None and len(piece) == len(widths) >= 3:
+            base.append(fac.tests[0].shape[1])
+        else:
+            base.append(int(np.prod([widths[j] for j in piece if j != k])))
+    q = d_total // sum(base)
+    return [q * b for b in base]
 
 
 def choose_block_rank(table: pd.DataFrame, alpha: float, n_k: int) -> int:
