@@ -43,8 +43,9 @@ from ._settings import FitSettings
 from ._sources import RowSource, is_dask_collection
 from ._stream_levels import plan_stream
 from ._streamed import MomentsData
-from ._validation import check_fit_rows, check_real, normalize_seed
+from ._validation import check_fit_rows, check_fraction, check_real, normalize_seed
 from .core.whitening import DesignWhitening
+from .inference.hypotheses import fdr_qvalues
 from .inference.ladle import LadleResults
 from .inference.rank_tests import RankMethod, RankTestResults, choose_rank
 from .moments import Moments, ResponseMoments
@@ -1127,12 +1128,37 @@ def _kblock_select_support(model: JointDimReduction, rank: Any, *, rule: Any, fd
     ranks = _check_ranks(rank, names, [len(lab) for lab in labels])
     if not isinstance(rule, str):
         raise ValueError(f'rule: three or more blocks take "bh" or "by"; got {rule!r}')
-    # the estimator asked for, or an error (the tests are the per-block estimator's)
+    # the estimator asked for: its own tests
     estimator = policy.kblock_support_estimator(independent_blocks)
+    if estimator.name == "joint":
+        return _joint_kblock_support(model, ranks, fdr=0.1 if fdr is None else fdr,
+                                     rule=rule, estimator=estimator)
     return kblock_support(np.asarray(data.endog, float),
                           [np.asarray(x, float) for x in data.blocks.values()], names, labels,
                           ranks, fdr=0.1 if fdr is None else fdr,
                           rule=rule, estimator=estimator)  # type: ignore[arg-type]
+
+
+def _joint_kblock_support(model: JointDimReduction, ranks: dict[str, int], *, fdr: float,
+                          rule: str, estimator: policy.Choice) -> KBlockSupportResults:
+    """``select_support`` of K blocks under the joint estimator: the fit's
+    own variable tests at the given ranks (``drop1()``: Wald, jackknife
+    covariance of the rows' influences), then ``rule`` at ``fdr`` over all
+    blocks' variables."""
+    if rule not in ("bh", "by"):
+        raise ValueError(f'rule: three or more blocks take "bh" or "by"; got {rule!r}')
+    check_fraction(fdr, "fdr")
+    res = model.fit(ranks)
+    table = res.drop1().table
+    pv = table["pvalue"].to_numpy(float)
+    q = np.full(pv.shape, np.nan)
+    finite = np.isfinite(pv)
+    if finite.any():
+        q[finite] = fdr_qvalues(pv[finite], "by" if rule == "by" else "bh")
+    table["qvalue"] = q
+    table["selected"] = np.nan_to_num(q, nan=1.0) <= fdr
+    return KBlockSupportResults(table, fdr=float(fdr), rule=rule, ranks=dict(ranks),
+                                estimator=estimator, test="jackknife Wald, chi2(r_k)")
 
 
 def _stream_blocks_args(a: list[str] | None, b: list[str] | None,

@@ -763,31 +763,25 @@ def kblock_route(nobs: int, widths: tuple[int, ...], q: int = 1) -> Choice:
 
 def kblock_support_estimator(requested: object) -> Choice:
     """The estimator whose variables ``select_support`` tests for three or
-    more blocks: ``"per-block"`` (``independent_blocks=True``).  The K-block
-    coordinate tests are derived for each block whitened alone (theory page
-    "K blocks", section "Support selection"), so under
-    ``independent_blocks=False`` (the default, the joint estimator) a
-    ``ValueError`` says so and names what would run: the tests of the
-    estimator asked for, or none.
+    more blocks: the one asked for.  ``independent_blocks=True``: the
+    per-block estimator's analytic coordinate tests (theory page "K
+    blocks", section "Support selection"); ``False`` (the default, the
+    joint estimator): the fit's own variable tests (``results.drop1()``,
+    Wald with the covariance of the rows' jackknife influences under the
+    joint whitening; section 5a).
 
     Examples
     --------
     >>> kblock_support_estimator(True).name
     'per-block'
-    >>> kblock_support_estimator(False)  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    ValueError: select_support of three or more blocks: ... tests, which assume independent blocks
+    >>> kblock_support_estimator(False).name
+    'joint'
     """
     if requested is not True and requested is not False:
         raise ValueError(f"independent_blocks must be True or False; got {requested!r}")
     if not requested:
-        raise ValueError(
-            "select_support of three or more blocks: independent_blocks=False (the joint "
-            "estimator, the default) has no coordinate tests (the K-block tests are derived "
-            "for each block whitened alone: theory page 'K blocks', section 'Support "
-            "selection'); pass independent_blocks=True for the per-block estimator's tests, "
-            "which assume independent blocks")
+        return Choice("joint", "default: the joint estimator (each block against the "
+                      "others), its variable tests from the rows' jackknife influences")
     return Choice("per-block", "given: independent_blocks=True, the per-block estimator "
                   "(the paper's), which assumes independent blocks")
 

@@ -227,14 +227,12 @@ def test_cli_support_at_three_blocks_is_python_select_support(tmp_path, capsys):
     assert doc["support"] == json.loads(json.dumps(py.to_dict(), default=float))
     assert doc["support"]["support"] == py.support
     assert all(py.support[n] for n in blocks)  # every block carries the link
-    # the default estimator: Python refuses, so does the CLI, after printing the fit
-    with pytest.raises(ValueError, match="independent_blocks|independent-blocks") as exc:
-        model.select_support(rank=1)
-    assert main([*base, "--support"]) == 2
-    cap = capsys.readouterr()
-    assert "Joint dimension reduction of K blocks" in cap.out
-    assert "--support was not run" in cap.err and "three or more blocks do not take" not in cap.err
-    assert "joint estimator" in str(exc.value) and "joint estimator" in cap.err
+    # the default estimator: its own tests (the fit's jackknife variable tests), as in Python
+    assert main([*base, "--support", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    joint = model.select_support(rank=1, fdr=0.1)
+    assert doc["support"] == json.loads(json.dumps(joint.to_dict(), default=float))
+    assert doc["support"]["estimator"]["name"] == "joint"
 
 
 @pytest.mark.parametrize("weighted", [False, True])

@@ -77,13 +77,19 @@ def test_arguments_are_checked():
         model.select_support(rank=1, fdr=1.5, independent_blocks=True)
     with pytest.raises(ValueError, match='"bh" or "by"'):
         model.select_support(rank=1, rule="threshold", independent_blocks=True)
-    # the K-block coordinate tests are the per-block estimator's: the default
-    # (independent_blocks=False, the joint estimator) is refused, naming what
-    # would run, never swapped for them
+    # each estimator's own tests: the default (the joint estimator) selects
+    # with the fit's variable tests, never the per-block estimator's
     for kwargs in ({}, {"independent_blocks": False}):
-        with pytest.raises(ValueError, match=r"independent_blocks=False .*no coordinate tests"
-                           r".*pass independent_blocks=True"):
-            model.select_support(rank=1, **kwargs)
+        joint = model.select_support(rank=1, **kwargs)
+        assert joint.to_dict()["estimator"]["name"] == "joint"
+        tests = model.fit(1).drop1().table
+        np.testing.assert_array_equal(joint.table["pvalue"].to_numpy(),
+                                      tests["pvalue"].to_numpy())
+        assert (joint.table["selected"] == (joint.table["qvalue"] <= 0.1)).all()
+    with pytest.raises(ValueError, match="fdr must be"):
+        model.select_support(rank=1, fdr=1.5)
+    with pytest.raises(ValueError, match='"bh" or "by"'):
+        model.select_support(rank=1, rule="threshold")
     res = model.select_support(rank=1, independent_blocks=True)
     assert res.to_dict()["estimator"]["name"] == "per-block"
     with pytest.raises(ValueError, match="independent_blocks must be True or False"):

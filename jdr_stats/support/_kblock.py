@@ -159,8 +159,10 @@ class KBlockSupportResults(ExportMixin):
     """
 
     def __init__(self, table: pd.DataFrame, *, fdr: float, rule: str,
-                 ranks: dict[str, int], estimator: Choice | None = None) -> None:
+                 ranks: dict[str, int], estimator: Choice | None = None,
+                 test: str = "robust conditional Wald, chi2(r_k)") -> None:
         self._estimator = estimator or Choice("per-block", "the per-block estimator")
+        self._test = test
         self._table = table
         self._fdr = fdr
         self._rule = rule
@@ -196,7 +198,7 @@ class KBlockSupportResults(ExportMixin):
     def summary(self) -> JDRSummary:
         rule = "Benjamini-Hochberg" if self._rule == "bh" else "Benjamini-Yekutieli"
         info: dict[str, Any] = {
-            "Test:": "robust conditional Wald, chi2(r_k)",
+            "Test:": self._test,
             "Rule:": f"{rule} at {self._fdr:g}, over all blocks' variables",
             "Ranks:": ", ".join(f"{n}={r}" for n, r in self._ranks.items()),
             "Selected:": ", ".join(f"{n} {len(v)}" for n, v in self.support.items()),
@@ -207,13 +209,18 @@ class KBlockSupportResults(ExportMixin):
         return build_summary(
             "Support selection of the K-block fit", info,
             [("variable", tab, "coordinate tests")],
-            ["H0: variable j does not enter block k's directions (row j of U_k zero, "
-             "original coordinates), so row j of Sigma_k^{-1} times block k's stacked "
-             "pieces is zero. Statistic: that row on the top r_k right singular vectors, "
-             "Wald with the sandwich covariance of the rows' influences (the block's "
-             "estimated covariance included), chi2(r_k) (theory page 'K blocks', "
-             "section 'Support selection'). Assumes independent blocks and linear "
-             "conditional means within each block.",
+            [("H0: variable j does not enter block k's directions (its row of the "
+              "directions zero). Statistic: Wald with the covariance of the rows' "
+              "jackknife influences under the joint whitening (results.drop1(); theory "
+              "page 'K blocks', section 5a)."
+              if self._estimator.name == "joint" else
+              "H0: variable j does not enter block k's directions (row j of U_k zero, "
+              "original coordinates), so row j of Sigma_k^{-1} times block k's stacked "
+              "pieces is zero. Statistic: that row on the top r_k right singular vectors, "
+              "Wald with the sandwich covariance of the rows' influences (the block's "
+              "estimated covariance included), chi2(r_k) (theory page 'K blocks', "
+              "section 'Support selection'). Assumes independent blocks and linear "
+              "conditional means within each block."),
              f"Estimator: {self._estimator.name} ({self._estimator.reason})."],
             float_format="%.4g")
 
