@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from ._data import ModelData, RowsData
+from ._frequency import frequency_nobs
 from ._linalg import BlockMoments, Whitening, joint_whitening
 from ._sources import ArraySource
 from ._streamed import MomentsData
@@ -79,10 +80,12 @@ def _stacked_of_rows(y: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray 
 
 
 def _whitening_of_stacked(t: core_moments.StackedSums, names_a: list[str], names_b: list[str],
-                          kind: str = "sample",
-                          scale: np.ndarray | None = None) -> DesignWhitening[Whitening]:
+                          kind: str = "sample", scale: np.ndarray | None = None,
+                          weights: np.ndarray | None = None) -> DesignWhitening[Whitening]:
+    # the shrinkage counts the observations the model's case weights stand for
     return joint_whitening(t.mean_x, t.m2_xx / t.weight, (len(names_a), len(names_b)),
-                           ("exog_a", "exog_b"), (names_a, names_b), kind, t.nobs, scale)
+                           ("exog_a", "exog_b"), (names_a, names_b), kind,
+                           frequency_nobs(t.nobs, weights), scale)
 
 
 def stacked_block_moments(t: core_moments.StackedSums, jw: DesignWhitening[Whitening], *,
@@ -210,7 +213,8 @@ class JointModelData(ModelData):
             w = weights if w is None else w * weights
         scale = None if self.whitening is None else self.whitening.scale
         t = _stacked_of_rows(self.endog, a, b, w, scale)
-        jw = _whitening_of_stacked(t, self.exog_names_a, self.exog_names_b, self.kind, scale)
+        jw = _whitening_of_stacked(t, self.exog_names_a, self.exog_names_b, self.kind, scale,
+                                   self.weights)
         return stacked_block_moments(t, jw, covariances=covariances)
 
     def stacked_design(self) -> StackedSource:
@@ -493,7 +497,7 @@ def joint_data(data: RowsData, kind: str = "sample"
         y, a, b = data.rows("the joint estimator")
         scale = core_moments.column_scales((a, b))  # extreme units: powers of two
         t = _stacked_of_rows(y, a, b, data.weights, scale)
-        jw = _whitening_of_stacked(t, names_a, names_b, kind, scale)
+        jw = _whitening_of_stacked(t, names_a, names_b, kind, scale, data.weights)
         return JointModelData(
             endog=data.endog, blocks=_ResidualRows(jw, a, b), endog_name=data.endog_name,
             names=data.names, row_index=data.row_index, weights=data.weights,

@@ -27,6 +27,7 @@ from ._estimate import (
     fold_standardize,
     moments_and_whitenings,
 )
+from ._frequency import whitening_nobs
 from ._joint import joint_data, joint_fit_data, original_means, scaled_data
 from ._kfit import check_main_effects, fit_kblocks
 from ._kstream import BlockSums, block_reader_dask, block_reader_file, fit_streamed_kblocks
@@ -75,7 +76,11 @@ class JointDimReduction(DataModel):
         Positive case (frequency) weights, one per row (shape ``(m,)`` or
         ``(m, 1)``); a weight of zero is refused on every path (in memory,
         formulas, ``from_blocks``, streamed files), naming its row: remove
-        the row instead.
+        the row instead.  Whole-number weights count as that many rows where
+        a rule counts observations (the OAS shrinkage intensity, the
+        ``whitening="auto"`` choice), so an integer weight ``k`` fits as
+        ``k`` copies of the row; other weights are relative (any multiple
+        gives the same fit) and those rules count the rows.
     response : {"auto", "numeric", "categorical"}
         How to read ``endog``.  ``"auto"``: a pandas ``Categorical``, a
         boolean or a text column is a categorical response (its ``C``
@@ -874,7 +879,9 @@ class JointDimReduction(DataModel):
         requested = fold_standardize(whitening, standardize)
         joint = policy.block_estimator(independent_blocks, self.nobs, len(names_a),
                                        len(names_b), "auto").name == "joint"
-        choice = choose_whitening(requested, self.nobs, len(names_a), len(names_b), joint)
+        width = len(names_a) + len(names_b) if joint else max(len(names_a), len(names_b))
+        choice = choose_whitening(requested, whitening_nobs(self.nobs, self._data.weights, width),
+                                  len(names_a), len(names_b), joint)
         estimator = policy.block_estimator(independent_blocks, self.nobs, len(names_a),
                                            len(names_b), choice.name)
         auto = rank == "auto" or sparsity == "auto"

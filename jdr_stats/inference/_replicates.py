@@ -219,7 +219,8 @@ def _rebuilds_whitening(ctx: dict) -> bool:
 def _refit(ctx: dict, mom: BlockMoments) -> Estimate:
     pair = None  # a regularised whitening is re-estimated from the replicate's moments
     if _rebuilds_whitening(ctx):
-        pair = block_whitening_pair(ctx["whitening"], mom, ctx["names_a"], ctx["names_b"])
+        pair = block_whitening_pair(ctx["whitening"], mom, ctx["names_a"], ctx["names_b"],
+                                    weights=ctx.get("weights"))
     return estimate_from_moments(
         mom, ctx["rank"], standardize=ctx["standardize"], sparsity=ctx["sparsity"],
         names_a=ctx["names_a"], names_b=ctx["names_b"], whitening=pair,
@@ -427,7 +428,9 @@ def replicates(
     names_a, names_b = data.names["exog_a"], data.names["exog_b"]
     ctx = {"rank": est0.rank, "standardize": standardize, "sparsity": sparsity,
            "names_a": names_a, "names_b": names_b, "whitening": whitening,
-           "scales": _column_scales(data, moments)}
+           "scales": _column_scales(data, moments),
+           # the model's case weights: a shrinkage refit counts what they stand for
+           "weights": getattr(data, "weights", None)}
     store = _Store(n_boot, len(names_a), len(names_b), est0.rank, len(est0.singular_values),
                    sparsity is not None, inner)
     with worker_pool(n_jobs) as parallel, progress_bar(progress, n_boot, "bootstrap") as update:
