@@ -16,7 +16,7 @@ import numpy as np
 
 from . import policy
 from ._data import ModelData, RowsData
-from ._frequency import frequency_nobs
+from ._frequency import frequency_nobs, observations
 from ._hosvd import decompose_q
 from ._linalg import (
     AnyWhitening,
@@ -178,6 +178,7 @@ def block_whitening_pair(
     *,
     rows: tuple[np.ndarray, np.ndarray] | None = None,
     weights: np.ndarray | None = None,
+    count: int | None = None,
 ) -> DesignWhitening[AnyWhitening] | None:
     """The two blocks' whitenings of a resolved ``kind`` (None where the
     registry's entry has no factory: ``"none"``), each block's map built by
@@ -199,7 +200,8 @@ def block_whitening_pair(
         x = None if rows is None or method.needs != "rows" else rows[j]
         dual = x is not None and (x.shape[1] > x.shape[0] or not mom.has_covariances)
         made = method.factory(
-            mean, None if dual else cov, frequency_nobs(mom.nobs, weights), arg, names,
+            mean, None if dual else cov,
+            frequency_nobs(mom.nobs, weights) if count is None else count, arg, names,
             rows=x if dual else None, weights=weights)
         scale = mom.scale_a if j == 0 else mom.scale_b
         out.append(made if scale is None else replace(made, scale=scale))
@@ -416,13 +418,6 @@ def estimate(
     )
 
 
-def _held_weights(data: RowsData, nobs: int) -> np.ndarray | None:
-    """The case weights of ``data`` when they are in memory, one per row of
-    its moments (the shrinkage intensity counts what they stand for)."""
-    w = getattr(data, "weights", None)
-    return w if w is not None and np.shape(w) == (nobs,) else None
-
-
 def moments_and_whitenings(
     data: RowsData, names_a: list[str], names_b: list[str], kind: str, auto: bool
 ) -> tuple[BlockMoments, DesignWhitening[AnyWhitening] | None]:
@@ -441,7 +436,7 @@ def moments_and_whitenings(
             or data.adjustment.active):  # covariates: the adjusted moments' covariances
         mom = data.moments(covariances=needs != "centring" or auto)
         return mom, block_whitening_pair(kind, mom, names_a, names_b,
-                                         weights=_held_weights(data, mom.nobs))
+                                         count=observations(data))
     y, a, b = data.rows("the whitening")
     weights = data.weights
     lean = not auto and n_max > data.nobs and y.ndim == 1  # q > 1: the engine's q crosses

@@ -13,9 +13,11 @@ number of rows.  Without weights the count is the number of rows.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
-__all__ = ["frequency_nobs"]
+__all__ = ["frequency_nobs", "observations", "whitening_nobs"]
 
 
 def frequency_nobs(nobs: int, weights: np.ndarray | None) -> int:
@@ -39,17 +41,28 @@ def frequency_nobs(nobs: int, weights: np.ndarray | None) -> int:
     return int(total) if total >= 1 else int(nobs)
 
 
-def whitening_nobs(nobs: int, weights: np.ndarray | None, width: int) -> int:
+def observations(data: Any) -> int:
+    """The number of observations a model's data stand for: its rows, or
+    :func:`frequency_nobs` of its case weights (in memory), or the count a
+    streamed pass recorded (``frequency_count``: the total weight when every
+    weight it read was a whole number)."""
+    w = getattr(data, "weights", None)
+    if w is not None:
+        return frequency_nobs(int(data.nobs), w)
+    count = getattr(data, "frequency_count", None)
+    return int(data.nobs) if count is None else int(count)
+
+
+def whitening_nobs(nobs: int, count: int, width: int) -> int:
     """The count ``whitening="auto"`` judges a covariance of ``width``
-    columns by: :func:`frequency_nobs`, but the number of rows when the rows
-    are too few for a nonsingular sample covariance (``nobs < width + 2``):
-    copies of rows add no rank, so such a covariance is never well
-    estimated however large the weights.
+    columns by: ``count`` (:func:`observations`), but the number of rows
+    ``nobs`` when they are too few for a nonsingular sample covariance
+    (``nobs < width + 2``): copies of rows add no rank, so such a covariance
+    is never well estimated however large the weights.
 
     Examples
     --------
-    >>> import numpy as np
-    >>> whitening_nobs(30, np.full(30, 10.0), 5), whitening_nobs(6, np.full(6, 10.0), 5)
+    >>> whitening_nobs(30, 300, 5), whitening_nobs(6, 60, 5)
     (300, 6)
     """
-    return int(nobs) if nobs < width + 2 else frequency_nobs(nobs, weights)
+    return int(nobs) if nobs < width + 2 else int(count)

@@ -27,13 +27,14 @@ from ._estimate import (
     fold_standardize,
     moments_and_whitenings,
 )
-from ._frequency import whitening_nobs
+from ._frequency import observations, whitening_nobs
 from ._joint import joint_data, joint_fit_data, original_means, scaled_data
 from ._kfit import check_main_effects, fit_kblocks
 from ._kstream import BlockSums, block_reader_dask, block_reader_file, fit_streamed_kblocks
 from ._linalg import BlockMoments, Whitening
 from ._progress import ProgressArg
 from ._responses import ResponseKind
+from ._scaled_source import ScaledSource
 from ._settings import FitSettings
 from ._sources import RowSource, is_dask_collection
 from ._stream_levels import plan_stream
@@ -546,10 +547,18 @@ class JointDimReduction(DataModel):
             raise TypeError(f"source must be a row source (jdr_stats.sources); got "
                             f"{type(source).__name__}")
         origin = f"the {type(source).__name__}" if origin is None else origin
-        return cls._from_sums(Moments.from_source(source, within="stacked",
-                                                  positive_weights=True),
-                              source=source,
-                              origin=origin)
+        # columns of extreme units: times powers of two from the first chunk on
+        scaled = None if callable(getattr(source, "tree_reduce", None)) else ScaledSource(source)
+        sums = Moments.from_source(source if scaled is None else scaled, within="stacked",
+                                   positive_weights=True)
+        model = cls._from_sums(sums, source=source if scaled is None or not scaled.found
+                               else scaled, origin=origin)
+        data = cast("MomentsData", model._data)
+        if scaled is not None:
+            data.scales = scaled.scales
+            if sums.weighted and scaled.integer_weights and sums.weight >= 1:
+                data.frequency_count = int(sums.weight)  # whole-number weights: copies
+        return model
 
 
     @classmethod
@@ -880,8 +889,8 @@ class JointDimReduction(DataModel):
         joint = policy.block_estimator(independent_blocks, self.nobs, len(names_a),
                                        len(names_b), "auto").name == "joint"
         width = len(names_a) + len(names_b) if joint else max(len(names_a), len(names_b))
-        choice = choose_whitening(requested, whitening_nobs(self.nobs, self._data.weights, width),
-                                  len(names_a), len(names_b), joint)
+        count = whitening_nobs(self.nobs, observations(self._data), width)
+        choice = choose_whitening(requested, count, len(names_a), len(names_b), joint)
         estimator = policy.block_estimator(independent_blocks, self.nobs, len(names_a),
                                            len(names_b), choice.name)
         auto = rank == "auto" or sparsity == "auto"

@@ -65,8 +65,8 @@ def test_fractional_weights_are_relative():
 def test_too_few_rows_stay_counted_as_rows():
     # copies add no rank: a covariance of fewer rows than its width + 2 is
     # never "well estimated", whatever the weights
-    assert whitening_nobs(10, np.full(10, 100.0), 14) == 10
-    assert whitening_nobs(16, np.full(16, 100.0), 14) == 1600
+    assert whitening_nobs(10, frequency_nobs(10, np.full(10, 100.0)), 14) == 10
+    assert whitening_nobs(16, frequency_nobs(16, np.full(16, 100.0)), 14) == 1600
 
 
 def test_weighted_shrinkage_bootstrap_refits_with_the_fits_count():
@@ -79,7 +79,8 @@ def test_weighted_shrinkage_bootstrap_refits_with_the_fits_count():
                                                            independent_blocks=True)
     data = res.model.data
     ctx = {"rank": 2, "standardize": True, "sparsity": None, "names_a": data.names["exog_a"],
-           "names_b": data.names["exog_b"], "whitening": "shrinkage", "weights": w}
+           "names_b": data.names["exog_b"], "whitening": "shrinkage",
+           "count": int(w.sum())}
     est = _refit(ctx, data.moments(np.ones(y.size)))
     np.testing.assert_allclose(est.singular_values, res.singular_values, rtol=1e-10)
     boot = res.bootstrap(n_boot=19, seed=3)

@@ -24,6 +24,7 @@ from .. import config
 from .._data import RowsData
 from .._estimate import Estimate, block_whitening_pair
 from .._estimate import estimate as estimate_from_moments
+from .._frequency import observations
 from .._linalg import (
     BlockMoments,
     ReweightedMoments,
@@ -220,7 +221,7 @@ def _refit(ctx: dict, mom: BlockMoments) -> Estimate:
     pair = None  # a regularised whitening is re-estimated from the replicate's moments
     if _rebuilds_whitening(ctx):
         pair = block_whitening_pair(ctx["whitening"], mom, ctx["names_a"], ctx["names_b"],
-                                    weights=ctx.get("weights"))
+                                    count=ctx.get("count"))
     return estimate_from_moments(
         mom, ctx["rank"], standardize=ctx["standardize"], sparsity=ctx["sparsity"],
         names_a=ctx["names_a"], names_b=ctx["names_b"], whitening=pair,
@@ -429,8 +430,9 @@ def replicates(
     ctx = {"rank": est0.rank, "standardize": standardize, "sparsity": sparsity,
            "names_a": names_a, "names_b": names_b, "whitening": whitening,
            "scales": _column_scales(data, moments),
-           # the model's case weights: a shrinkage refit counts what they stand for
-           "weights": getattr(data, "weights", None)}
+           # the observations the model's case weights stand for (a shrinkage
+           # refit counts them as the fit did)
+           "count": observations(data)}
     store = _Store(n_boot, len(names_a), len(names_b), est0.rank, len(est0.singular_values),
                    sparsity is not None, inner)
     with worker_pool(n_jobs) as parallel, progress_bar(progress, n_boot, "bootstrap") as update:
