@@ -16,6 +16,7 @@ import numpy as np
 
 from . import policy
 from ._data import ModelData, RowsData
+from ._frequency import frequency_nobs, observations
 from ._hosvd import decompose_q
 from ._linalg import (
     AnyWhitening,
@@ -177,6 +178,7 @@ def block_whitening_pair(
     *,
     rows: tuple[np.ndarray, np.ndarray] | None = None,
     weights: np.ndarray | None = None,
+    count: int | None = None,
 ) -> DesignWhitening[AnyWhitening] | None:
     """The two blocks' whitenings of a resolved ``kind`` (None where the
     registry's entry has no factory: ``"none"``), each block's map built by
@@ -198,7 +200,8 @@ def block_whitening_pair(
         x = None if rows is None or method.needs != "rows" else rows[j]
         dual = x is not None and (x.shape[1] > x.shape[0] or not mom.has_covariances)
         made = method.factory(
-            mean, None if dual else cov, mom.nobs, arg, names,
+            mean, None if dual else cov,
+            frequency_nobs(mom.nobs, weights) if count is None else count, arg, names,
             rows=x if dual else None, weights=weights)
         scale = mom.scale_a if j == 0 else mom.scale_b
         out.append(made if scale is None else replace(made, scale=scale))
@@ -432,7 +435,8 @@ def moments_and_whitenings(
     if (needs != "rows" or not isinstance(data, ModelData)
             or data.adjustment.active):  # covariates: the adjusted moments' covariances
         mom = data.moments(covariances=needs != "centring" or auto)
-        return mom, block_whitening_pair(kind, mom, names_a, names_b)
+        return mom, block_whitening_pair(kind, mom, names_a, names_b,
+                                         count=observations(data))
     y, a, b = data.rows("the whitening")
     weights = data.weights
     lean = not auto and n_max > data.nobs and y.ndim == 1  # q > 1: the engine's q crosses

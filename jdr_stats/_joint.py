@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from ._data import ModelData, RowsData
+from ._frequency import frequency_nobs, observations
 from ._linalg import BlockMoments, Whitening, joint_whitening
 from ._sources import ArraySource
 from ._streamed import MomentsData
@@ -48,9 +49,12 @@ __all__ = ["JointModelData", "JointMomentsData", "JointSource", "ScaledModelData
 
 def _joint_whitening(mean: np.ndarray, cov: np.ndarray, names_a: list[str],
                      names_b: list[str], kind: str = "sample",
-                     nobs: int | None = None) -> DesignWhitening[Whitening]:
+                     nobs: int | None = None,
+                     scales: tuple[np.ndarray, np.ndarray] | None = None
+                     ) -> DesignWhitening[Whitening]:
+    scale = None if scales is None else np.concatenate(scales)
     return joint_whitening(mean, cov, (len(names_a), len(names_b)), ("exog_a", "exog_b"),
-                           (names_a, names_b), kind, nobs)
+                           (names_a, names_b), kind, nobs, scale)
 
 
 def _residuals(jw: DesignWhitening[Whitening], a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -79,10 +83,12 @@ def _stacked_of_rows(y: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray 
 
 
 def _whitening_of_stacked(t: core_moments.StackedSums, names_a: list[str], names_b: list[str],
-                          kind: str = "sample",
-                          scale: np.ndarray | None = None) -> DesignWhitening[Whitening]:
+                          kind: str = "sample", scale: np.ndarray | None = None,
+                          weights: np.ndarray | None = None) -> DesignWhitening[Whitening]:
+    # the shrinkage counts the observations the model's case weights stand for
     return joint_whitening(t.mean_x, t.m2_xx / t.weight, (len(names_a), len(names_b)),
-                           ("exog_a", "exog_b"), (names_a, names_b), kind, t.nobs, scale)
+                           ("exog_a", "exog_b"), (names_a, names_b), kind,
+                           frequency_nobs(t.nobs, weights), scale)
 
 
 def stacked_block_moments(t: core_moments.StackedSums, jw: DesignWhitening[Whitening], *,
@@ -210,7 +216,8 @@ class JointModelData(ModelData):
             w = weights if w is None else w * weights
         scale = None if self.whitening is None else self.whitening.scale
         t = _stacked_of_rows(self.endog, a, b, w, scale)
-        jw = _whitening_of_stacked(t, self.exog_names_a, self.exog_names_b, self.kind, scale)
+        jw = _whitening_of_stacked(t, self.exog_names_a, self.exog_names_b, self.kind, scale,
+                                   self.weights)
         return stacked_block_moments(t, jw, covariances=covariances)
 
     def stacked_design(self) -> StackedSource:
@@ -254,21 +261,26 @@ class StackedSource:
 
 
 def residual_moments(stacked: BlockMoments, names_a: list[str], names_b: list[str],
-                     kind: str, nobs: int) -> BlockMoments:
+                     kind: str, nobs: int, scale: np.ndarray | None = None) -> BlockMoments:
     """The joint estimator's block moments from the moments of the stacked
     design (:class:`StackedSource`; one bootstrap replicate's): the
     whitening across blocks of their mean and covariance, each block's
     covariance its partial covariance and the cross moment the ``(a, b)``
     block of ``R^T S R`` (``R`` the residual map), as
     :func:`_bare_joint_data` forms them from bare sums.  A ``ValueError``
-    when the replicate's covariance is singular (a constant column)."""
+    when the replicate's covariance is singular (a constant column).
+    ``scale``: the stacked columns are the user's times these powers of two
+    (kept on the whitening and the moments, which map directions back)."""
     n1, n2 = len(names_a), len(names_b)
+    scales = None if scale is None else (scale[:n1], scale[n1:])
     jw = _joint_whitening(stacked.mean_a, (stacked.cov_a + stacked.cov_a.T) / 2, names_a,
-                          names_b, kind, nobs)
+                          names_b, kind, nobs, scales)
     r3 = jw.residual_moment(stacked.cross)
     return BlockMoments(nobs=stacked.nobs, mean_y=stacked.mean_y, var_y=stacked.var_y,
                         mean_a=np.zeros(n1), mean_b=np.zeros(n2), cov_a=jw[0].cov,
-                        cov_b=jw[1].cov, cross=r3[:n1, n1:])
+                        cov_b=jw[1].cov, cross=r3[:n1, n1:],
+                        scale_a=None if scales is None else scales[0],
+                        scale_b=None if scales is None else scales[1])
 
 
 class JointSource:
@@ -287,6 +299,9 @@ class JointSource:
         self.names_b = list(base.names_b)
         self.batch_rows = getattr(base, "batch_rows", None)
         self.weighted = bool(getattr(base, "weighted", False))
+        #: the rows the Poisson bootstrap's stacked design reads (a source of
+        #: the columns times the whitening's power-of-two scales, when set)
+        self.stacked_base: Any = base
 
     def iter_chunks(self, batch_rows: int | None = None
                     ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
@@ -301,11 +316,13 @@ class JointSource:
     def stacked_design(self) -> StackedSource:
         """The base rows as a :class:`StackedSource` (the Poisson bootstrap
         re-estimates the whitening across blocks in every replicate)."""
-        return StackedSource(self.base)
+        return StackedSource(self.stacked_base)
 
     def replicate_moments(self, stacked: BlockMoments) -> BlockMoments:
         """See :func:`residual_moments`."""
-        return residual_moments(stacked, self.names_a, self.names_b, self.kind, self.nobs)
+        scale = self.whitening.scale if self.stacked_base is not self.base else None
+        return residual_moments(stacked, self.names_a, self.names_b, self.kind, self.nobs,
+                                scale)
 
 
 class JointDaskSource(JointSource):
@@ -367,7 +384,8 @@ def _bare_joint_data(data: MomentsData, kind: str = "sample"
     names_a, names_b = data.exog_names_a, data.exog_names_b
     n1, wsum = mom.n1, mom.weight
     mean, m2 = _stacked(mom)
-    jw = _joint_whitening(mean, m2 / wsum, names_a, names_b, kind, mom.nobs)
+    jw = _joint_whitening(mean, m2 / wsum, names_a, names_b, kind, observations(data),
+                          getattr(data, "scales", None))
     s = np.block([[mom.m3_aya, mom.m3_ayb], [mom.m3_ayb.T, mom.m3_byb]]) / wsum
     r3 = jw.residual_moment(s)
     r2 = jw.residual_moment(m2)
@@ -376,9 +394,11 @@ def _bare_joint_data(data: MomentsData, kind: str = "sample"
     r2y = jw.residual_map.T @ np.concatenate([mom.m2_ay, mom.m2_by])
     n2 = mom.n2
     cov_a, cov_b = jw[0].cov, jw[1].cov
+    scales = getattr(data, "scales", None)  # a streamed source of extreme units
     block = BlockMoments(nobs=mom.nobs, mean_y=mom.mean_y, var_y=mom.m2_y / wsum,
                          mean_a=np.zeros(n1), mean_b=np.zeros(n2), cov_a=cov_a, cov_b=cov_b,
-                         cross=r3[:n1, n1:])
+                         cross=r3[:n1, n1:], scale_a=None if scales is None else scales[0],
+                         scale_b=None if scales is None else scales[1])
     residual = Moments(
         nobs=mom.nobs, weight=wsum, mean_y=mom.mean_y, mean_a=np.zeros(n1),
         mean_b=np.zeros(n2), m2_y=mom.m2_y, m2_a=cov_a * wsum, m2_b=cov_b * wsum,
@@ -393,11 +413,14 @@ def _bare_joint_data(data: MomentsData, kind: str = "sample"
     joint_source = None
     if source is not None and rsums is None:
         cls = JointDaskSource if callable(getattr(source, "tree_reduce", None)) else JointSource
-        joint_source = cls(source, jw, kind)
+        # the whitening scales the rows itself: the residuals of the source's own columns
+        joint_source = cls(getattr(source, "unscaled", source), jw, kind)
+        joint_source.stacked_base = source  # the scaled columns, when scaled
     out = JointMomentsData(residual, block, jw, origin=getattr(data, "origin", "moments"),
                            source=joint_source)
     out.adjustment = getattr(data, "adjustment", out.adjustment)
     out.response = data.response
+    out.frequency_count = getattr(data, "frequency_count", None)
     return out, jw
 
 
@@ -493,7 +516,7 @@ def joint_data(data: RowsData, kind: str = "sample"
         y, a, b = data.rows("the joint estimator")
         scale = core_moments.column_scales((a, b))  # extreme units: powers of two
         t = _stacked_of_rows(y, a, b, data.weights, scale)
-        jw = _whitening_of_stacked(t, names_a, names_b, kind, scale)
+        jw = _whitening_of_stacked(t, names_a, names_b, kind, scale, data.weights)
         return JointModelData(
             endog=data.endog, blocks=_ResidualRows(jw, a, b), endog_name=data.endog_name,
             names=data.names, row_index=data.row_index, weights=data.weights,
@@ -526,7 +549,8 @@ def joint_data(data: RowsData, kind: str = "sample"
             "source (from_parquet, dask collections)")
     mom: Moments = sums
     mean, m2 = _stacked(mom)
-    jw = _joint_whitening(mean, m2 / mom.weight, names_a, names_b, kind, mom.nobs)
+    jw = _joint_whitening(mean, m2 / mom.weight, names_a, names_b, kind, mom.nobs,
+                          getattr(data, "scales", None))
     cls = JointDaskSource if callable(getattr(source, "tree_reduce", None)) else JointSource
     joint_source = cls(source, jw, kind)
     sums = Moments.from_source(joint_source, within=False)
@@ -570,4 +594,7 @@ def original_means(data: RowsData, mom: BlockMoments) -> tuple[np.ndarray, np.nd
             n1 = jw[0].dim
             return jw[0].mean / jw.scale[:n1], jw[1].mean / jw.scale[n1:]
         return jw[0].mean, jw[1].mean
+    scales = getattr(data, "scales", None)  # a streamed source of extreme units
+    if scales is not None:
+        return mom.mean_a / scales[0], mom.mean_b / scales[1]
     return mom.mean_a, mom.mean_b

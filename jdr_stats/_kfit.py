@@ -45,7 +45,7 @@ from .inference.kblock_rank import (
     piece_energies,
 )
 from .inference.main_effects import MainEffectsMethod, MainEffectsResults, main_effects_test
-from .summary import JDRSummary, build_summary
+from .summary import JDRSummary, build_summary, json_safe
 from .whitenings import WHITENING_METHODS
 
 __all__ = ["KBlockBootstrapResults", "KBlockRankTests", "KBlockResults", "fit_kblocks"]
@@ -751,7 +751,8 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockViewMixin, Ex
     def to_json(self, path: Any = None, *, indent: int | None = None) -> str:
         """:meth:`to_dict` as JSON text (also written to ``path`` if given,
         atomically: a failed write leaves a previous file as it was)."""
-        text = json.dumps(self.to_dict(), allow_nan=True, default=float, indent=indent)
+        text = json.dumps(json_safe(self.to_dict()), allow_nan=False,
+                          default=lambda v: json_safe(float(v)), indent=indent)
         if path is not None:
             write_text(path, text)
         return text

@@ -28,6 +28,7 @@ rows need the rows in memory and are refused by name.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -35,6 +36,7 @@ import numpy as np
 from . import policy
 from ._kfit import KBlockResults, _check_ranks, _route_tests, kblock_choices
 from ._linalg import joint_whitening
+from ._scaled_source import stream_scales
 from ._validation import check_weights_values
 from .core.design import BlockDesign
 from .core.kestimate import factors_from_pieces, piece_sums
@@ -60,6 +62,10 @@ class _FileReader:
         self._source = source
         self._cuts = np.cumsum(widths[:-1])[:-1].tolist()
         self._origin = origin
+        # columns of extreme units: power-of-two scales from the first chunk
+        # (the sums are of the columns times them; the whitening folds them back)
+        self.scale: np.ndarray | None = None
+        self._decided = False
 
     def __call__(self, block_fn: Callable[..., Any],
                  combine: Callable[[list[Any]], Any]) -> Any:
@@ -70,6 +76,9 @@ class _FileReader:
                 if w is not None:
                     check_weights_values(np.asarray(w, dtype=float), row0)
                 row0 += len(y)
+                if not self._decided:
+                    self._decided = True
+                    self.scale = stream_scales([a, b])
                 part = block_fn(y, [*np.split(a, self._cuts, axis=1), b], w)
             except ValueError as exc:
                 raise ValueError(f"{self._origin}, chunk {i}: {exc}") from None
@@ -86,6 +95,9 @@ class _DaskReader:
     def __init__(self, source: Any, widths: Sequence[int]) -> None:
         self._source = source
         self._cuts = np.cumsum(widths[:-1])[:-1].tolist()
+
+    #: dask blocks are reduced on the cluster: no column scales
+    scale = None
 
     def __call__(self, block_fn: Callable[..., Any],
                  combine: Callable[[list[Any]], Any]) -> Any:
@@ -186,11 +198,16 @@ class BlockSums:
                  origin: str) -> None:
         widths = [len(c) for c in names.values()]
         design = BlockDesign.of(widths, q=1)
+        spans = [design.span(k) for k in range(len(widths))]
 
         def block_fn(y: np.ndarray, blocks: list[np.ndarray],
                      w: np.ndarray | None) -> DesignSums:
             if y.ndim != 1:
                 raise ValueError(f"the response must be one column; got shape {y.shape}")
+            scale = getattr(reader, "scale", None)  # the first chunk's choice
+            if scale is not None:  # exact: powers of two
+                blocks = [np.asarray(x, float) * scale[s] for x, s in zip(blocks, spans,
+                                                                          strict=True)]
             with np.errstate(over="ignore", invalid="ignore"):  # refused below, by name
                 out = chunk_sums(y, blocks, w, design=design)
             if out is None:
@@ -206,6 +223,7 @@ class BlockSums:
             return out
 
         self.design_sums: DesignSums = reader(block_fn, _merge_all)
+        self.scale: np.ndarray | None = getattr(reader, "scale", None)
         self.reader = reader
         self.names = {n: list(c) for n, c in names.items()}
         self.endog_name = endog_name
@@ -264,13 +282,16 @@ class BlockSums:
 
 
 def _whitening(sums: DesignSums, names: Sequence[str], labels: Sequence[Sequence[str]],
-               kind: str, estimator: str) -> DesignWhitening[Any]:
-    """The whitening of :func:`jdr_stats._kfit._whiten_arrays` from the sums."""
+               kind: str, estimator: str,
+               scale: np.ndarray | None = None) -> DesignWhitening[Any]:
+    """The whitening of :func:`jdr_stats._kfit._whiten_arrays` from the sums
+    (of the columns times ``scale``, when given: kept on the whitening and
+    its maps, which scale the rows and map directions back)."""
     W = sums.weight
     widths = [len(lab) for lab in labels]
     if estimator == "joint":
         return joint_whitening(sums.mean_x, sums.m2_xx / W, widths, list(names),
-                               [list(lab) for lab in labels])
+                               [list(lab) for lab in labels], scale=scale)
     method = WHITENING_METHODS[kind]
     if method.factory is None:
         raise ValueError('whitening="none" is not supported for three or more blocks; '
@@ -278,7 +299,12 @@ def _whitening(sums: DesignSums, names: Sequence[str], labels: Sequence[Sequence
     maps = [method.factory(sums.block_mean(k), sums.block_m2(k, k) / W, sums.nobs, name,
                            lab, rows=None, weights=None)
             for k, (name, lab) in enumerate(zip(names, labels, strict=True))]
-    return DesignWhitening.per_block(maps)
+    if scale is None:
+        return DesignWhitening.per_block(maps)
+    bounds = np.cumsum([0, *widths])
+    return DesignWhitening.per_block(
+        [replace(mp, scale=scale[bounds[k]:bounds[k + 1]]) for k, mp in enumerate(maps)],
+        scale)
 
 
 def fit_streamed_kblocks(model: Any, rank: Any, *, whitening: str, independent_blocks: bool,
@@ -308,7 +334,7 @@ def fit_streamed_kblocks(model: Any, rank: Any, *, whitening: str, independent_b
     tests = _route_tests(route, widths)  # the sketch's: linear in the rows too
     weighting = policy.kblock_weighting()
     sums = data.design_sums
-    white = _whitening(sums, names, labels, kind, estimator)
+    white = _whitening(sums, names, labels, kind, estimator, data.scale)
     cross_cov = None
     if estimator == "joint":
         assert white.residual_map is not None
@@ -337,4 +363,6 @@ def fit_streamed_kblocks(model: Any, rank: Any, *, whitening: str, independent_b
                 "rank_method": None, "influence": None,
                 "alpha": None, "streamed": data.origin}
     means = [sums.block_mean(k)[None, :] for k in range(len(widths))]
+    if data.scale is not None:  # the user's units
+        means = [mu / data.scale[BlockDesign.of(widths).span(k)] for k, mu in enumerate(means)]
     return KBlockResults(model, fac, white, ranks, settings, None, means)

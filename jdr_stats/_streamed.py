@@ -14,6 +14,7 @@ ladle) stream them from the model's row source, and ask for one through
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -140,6 +141,12 @@ class MomentsData(_NamesMixin):
     is_pandas = True
     row_index: pd.Index | None = None
     weights: np.ndarray | None = None
+    #: each block's power-of-two column scales (the sums are of the columns
+    #: times them: a streamed source of extreme units), or None
+    scales: tuple[np.ndarray, np.ndarray] | None = None
+    #: the observations whole-number case weights stand for (their total),
+    #: or None (rows; see :mod:`jdr_stats._frequency`)
+    frequency_count: int | None = None
 
     def __init__(self, moments: Moments | ResponseMoments, *, source: Any = None,
                  origin: str = "moments") -> None:
@@ -182,7 +189,9 @@ class MomentsData(_NamesMixin):
             self.rows("reweighting the rows (the bootstrap)")
         if self.response_sums is not None:
             return self.response_sums.to_block_moments()
-        return self.sums.to_block_moments()
+        mom = self.sums.to_block_moments()
+        return mom if self.scales is None else replace(mom, scale_a=self.scales[0],
+                                                       scale_b=self.scales[1])
 
     def rows(self, what: str, *, weights: bool = False) -> tuple[Any, ...]:
         """Raise :class:`RowsNotInMemoryError` naming ``what`` needs the rows."""

@@ -27,6 +27,7 @@ from ._estimate import (
     fold_standardize,
     moments_and_whitenings,
 )
+from ._frequency import observations, whitening_nobs
 from ._joint import joint_data, joint_fit_data, original_means, scaled_data
 from ._kfit import check_main_effects, fit_kblocks
 from ._kstream import BlockSums, block_reader_dask, block_reader_file, fit_streamed_kblocks
@@ -39,6 +40,7 @@ from ._orthogonal_fit import (
 )
 from ._progress import ProgressArg
 from ._responses import ResponseKind
+from ._scaled_source import ScaledSource
 from ._settings import FitSettings
 from ._sources import RowSource, is_dask_collection
 from ._stream_levels import plan_stream
@@ -83,7 +85,11 @@ class JointDimReduction(DataModel):
         Positive case (frequency) weights, one per row (shape ``(m,)`` or
         ``(m, 1)``); a weight of zero is refused on every path (in memory,
         formulas, ``from_blocks``, streamed files), naming its row: remove
-        the row instead.
+        the row instead.  Whole-number weights count as that many rows where
+        a rule counts observations (the OAS shrinkage intensity, the
+        ``whitening="auto"`` choice), so an integer weight ``k`` fits as
+        ``k`` copies of the row; other weights are relative (any multiple
+        gives the same fit) and those rules count the rows.
     response : {"auto", "numeric", "categorical"}
         How to read ``endog``.  ``"auto"``: a pandas ``Categorical``, a
         boolean or a text column is a categorical response (its ``C``
@@ -549,10 +555,18 @@ class JointDimReduction(DataModel):
             raise TypeError(f"source must be a row source (jdr_stats.sources); got "
                             f"{type(source).__name__}")
         origin = f"the {type(source).__name__}" if origin is None else origin
-        return cls._from_sums(Moments.from_source(source, within="stacked",
-                                                  positive_weights=True),
-                              source=source,
-                              origin=origin)
+        # columns of extreme units: times powers of two from the first chunk on
+        scaled = None if callable(getattr(source, "tree_reduce", None)) else ScaledSource(source)
+        sums = Moments.from_source(source if scaled is None else scaled, within="stacked",
+                                   positive_weights=True)
+        model = cls._from_sums(sums, source=source if scaled is None or not scaled.found
+                               else scaled, origin=origin)
+        data = cast("MomentsData", model._data)
+        if scaled is not None:
+            data.scales = scaled.scales
+            if sums.weighted and scaled.integer_weights and sums.weight >= 1:
+                data.frequency_count = int(sums.weight)  # whole-number weights: copies
+        return model
 
 
     @classmethod
@@ -911,7 +925,9 @@ class JointDimReduction(DataModel):
         requested = fold_standardize(whitening, standardize)
         joint = policy.block_estimator(independent_blocks, self.nobs, len(names_a),
                                        len(names_b), "auto").name == "joint"
-        choice = choose_whitening(requested, self.nobs, len(names_a), len(names_b), joint)
+        width = len(names_a) + len(names_b) if joint else max(len(names_a), len(names_b))
+        count = whitening_nobs(self.nobs, observations(self._data), width)
+        choice = choose_whitening(requested, count, len(names_a), len(names_b), joint)
         estimator = policy.block_estimator(independent_blocks, self.nobs, len(names_a),
                                            len(names_b), choice.name)
         auto = rank == "auto" or sparsity == "auto"

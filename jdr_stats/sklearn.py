@@ -53,24 +53,17 @@ def expected_failed_checks(estimator: JointDimReductionTransformer) -> dict[str,
 
     For ``check_estimator(est, expected_failed_checks=expected_failed_checks(est))``
     (or ``parametrize_with_checks(..., expected_failed_checks=expected_failed_checks)``).
-    With the default parameters one check is listed:
-    ``check_sample_weight_equivalence_on_dense_data`` fits 15 rows of 30
-    columns, where ``standardize=True`` (``whitening="auto"``) whitens with
-    OAS shrinkage, whose intensity counts the rows rather than their total
-    weight, so integer weights are not the same as repeated rows there (they
-    are with ``standardize=False`` and wherever the sample covariance is
-    used).  At a larger rank the checks whose data have three columns cannot
-    be met: the default split gives blocks of one and two columns, and the
-    rank is at most the width of the narrower block (the fit raises a
-    ValueError saying so), and the check that fits 15 rows has fewer than the
-    fit's minimum of ``2 (rank + 1)^2``.
+    With the default parameters none is listed: integer sample weights
+    equal repeated rows (the OAS shrinkage and the ``whitening="auto"``
+    choice count the observations whole-number weights stand for).  At a
+    larger rank the checks whose data have three columns cannot be met:
+    the default split gives blocks of one and two columns, and the rank is
+    at most the width of the narrower block (the fit raises a ValueError
+    saying so), and the checks that fit 15 rows (the sample-weight
+    equivalence: at most 15 distinct rows, however many copies) have fewer
+    than the fit's minimum of ``2 (rank + 1)^2``.
     """
     out: dict[str, str] = {}
-    if getattr(estimator, "standardize", True):
-        out["check_sample_weight_equivalence_on_dense_data"] = (
-            "standardize=True whitens the check's 15 x 30 data with OAS shrinkage, whose "
-            "intensity counts rows, not their total weight; integer weights equal "
-            "repeated rows with standardize=False or the sample covariance")
     if getattr(estimator, "rank", 1) == 1:
         return out
     reason = (
@@ -84,6 +77,11 @@ def expected_failed_checks(estimator: JointDimReductionTransformer) -> dict[str,
             f"rank={estimator.rank} needs 2 (rank + 1)^2 = {need} rows "
             "(JointDimReduction.fit) and the check fits 15; the estimator passes this "
             "check at rank=1")
+        out["check_sample_weight_equivalence_on_dense_data"] = (
+            f"rank={estimator.rank} needs 2 (rank + 1)^2 = {need} rows and the check's "
+            "weighted fit has at most 15 distinct rows (the repeated fit more copies): "
+            "copies of a row add no information to the fit's R-squared, so the minimum "
+            "counts distinct rows; the estimator passes this check at rank=1")
     return out
 
 

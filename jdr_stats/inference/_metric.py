@@ -27,9 +27,17 @@ from typing import Any
 import numpy as np
 
 from .._data import RowsData
-from .._linalg import BlockMoments, ShrunkWhitening, cholesky_factor
+from .._linalg import (
+    BlockMoments,
+    ShrunkWhitening,
+    Whitening,
+    batched_principal_angles,
+    cholesky_factor,
+    orthonormal_basis,
+    unit_columns,
+)
 
-__all__ = ["covariance_factors", "to_metric"]
+__all__ = ["covariance_factors", "covariance_metric_angles", "to_metric"]
 
 #: ``C^T U`` for one basis (n, r) or a stack of bases (B, n, r).
 Metric = Callable[[np.ndarray], np.ndarray]
@@ -113,3 +121,98 @@ def covariance_factors(
 def to_metric(upper: Metric, bases: np.ndarray) -> np.ndarray:
     """``C^T U`` for one basis (n, r) or a stack of bases (B, n, r)."""
     return upper(bases)
+
+
+def covariance_metric_angles(
+    base: np.ndarray,
+    estimate: np.ndarray,
+    cov: np.ndarray | Whitening | ShrunkWhitening,
+    *,
+    scale: np.ndarray | None = None,
+    block: str = "block",
+) -> np.ndarray:
+    """Principal angles (radians, ascending) between ``span(base)`` and
+    ``span(estimate)`` measured in one block's covariance metric.
+
+    The angles are those between ``C^T base`` and ``C^T estimate`` with
+    ``Sigma = C C^T`` (see the module): their cosines are the canonical
+    correlations of the reduced features, so replacing the block's columns
+    by ``G a + c`` (new units, shifts, mixtures) and the directions by
+    ``G^{-T} U`` leaves them unchanged.  Any number of blocks: call it once
+    per block.
+
+    Parameters
+    ----------
+    base : ndarray, shape (n, r0)
+        The full-sample directions of the block (original coordinates).
+    estimate : ndarray, shape (n, r) or (B, n, r)
+        One estimate of the block's subspace or a stack of ``B`` of them
+        (bootstrap replicates).
+    cov : ndarray of shape (n, n), or a block whitening
+        The block's covariance (positive definite), or the fit's map of the
+        block (a :class:`~jdr_stats._linalg.Whitening` or
+        :class:`~jdr_stats._linalg.ShrunkWhitening`: its covariance, the
+        regularised one for shrinkage and diagonal whitenings, and its
+        power-of-two column scales are used).
+    scale : ndarray of shape (n,), optional
+        ``cov`` is the covariance of the columns times ``scale`` (the
+        power-of-two scales a fit of columns of extreme units works with);
+        ``base`` and ``estimate`` stay in the columns' own units.  Ignored
+        when ``cov`` is a whitening (it carries its scales).
+    block : str
+        The block's name, for the error of a singular covariance.
+
+    Returns
+    -------
+    ndarray, shape (min(r0, r),) or (B, min(r0, r))
+        The angles in radians, smallest first.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> cov = np.array([[4.0, 1.0], [1.0, 1.0]])
+    >>> u = np.array([[1.0], [0.0]])
+    >>> v = np.array([[1.0], [1.0]])
+    >>> g = np.diag([1e-3, 1.0])  # the first column in other units
+    >>> a = covariance_metric_angles(u, v, cov)
+    >>> b = covariance_metric_angles(np.linalg.solve(g, u), np.linalg.solve(g, v),
+    ...                              g @ cov @ g)
+    >>> bool(np.allclose(a, b))
+    True
+    """
+    base = np.asarray(base, dtype=float)
+    est = np.asarray(estimate, dtype=float)
+    if base.ndim == 1:
+        base = base[:, None]
+    single = est.ndim < 3
+    if est.ndim == 1:
+        est = est[:, None]
+    stack = est[None] if single else est
+    n = base.shape[0]
+    if stack.ndim != 3 or stack.shape[1] != n:
+        raise ValueError(f"estimate must have {n} rows (the block's columns) like base, "
+                         f"as (n, r) or (B, n, r); got shape {np.shape(estimate)}")
+    if not (np.isfinite(base).all() and np.isfinite(stack).all()):
+        raise ValueError("base and estimate must be finite; got NaN or infinite entries")
+    if isinstance(cov, ShrunkWhitening):
+        upper, scale = _shrunk_upper(cov), cov.scale
+    elif isinstance(cov, Whitening):
+        upper, scale = _dense_upper(cov.chol.T), cov.scale
+    else:
+        mat = np.asarray(cov, dtype=float)
+        if mat.shape != (n, n):
+            raise ValueError(f"cov must be the block's ({n}, {n}) covariance; got shape "
+                             f"{mat.shape}")
+        # the factor through the correlation matrix: finite for any units
+        upper = _dense_upper(cholesky_factor(mat, block, [str(j) for j in range(n)]).T)
+    metric = _in_units(upper, None if scale is None else np.asarray(scale, float))
+    # each column near unit length first (exact up to rounding: angles ignore
+    # column scaling), so directions of extreme units neither over- nor underflow
+    q0 = orthonormal_basis(unit_columns(metric(unit_columns(base))))
+    mapped = np.stack([unit_columns(metric(unit_columns(e))) for e in stack])
+    if mapped.shape[2] > q0.shape[1]:  # project the narrower basis on the wider
+        out = np.stack([batched_principal_angles(orthonormal_basis(e), q0[None])[0]
+                        for e in mapped])
+    else:
+        out = batched_principal_angles(q0, mapped)
+    return out[0] if single else out

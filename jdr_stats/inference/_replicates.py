@@ -24,6 +24,7 @@ from .. import config
 from .._data import RowsData
 from .._estimate import Estimate, block_whitening_pair
 from .._estimate import estimate as estimate_from_moments
+from .._frequency import observations
 from .._linalg import (
     BlockMoments,
     ReweightedMoments,
@@ -219,7 +220,8 @@ def _rebuilds_whitening(ctx: dict) -> bool:
 def _refit(ctx: dict, mom: BlockMoments) -> Estimate:
     pair = None  # a regularised whitening is re-estimated from the replicate's moments
     if _rebuilds_whitening(ctx):
-        pair = block_whitening_pair(ctx["whitening"], mom, ctx["names_a"], ctx["names_b"])
+        pair = block_whitening_pair(ctx["whitening"], mom, ctx["names_a"], ctx["names_b"],
+                                    count=ctx.get("count"))
     return estimate_from_moments(
         mom, ctx["rank"], standardize=ctx["standardize"], sparsity=ctx["sparsity"],
         names_a=ctx["names_a"], names_b=ctx["names_b"], whitening=pair,
@@ -427,7 +429,10 @@ def replicates(
     names_a, names_b = data.names["exog_a"], data.names["exog_b"]
     ctx = {"rank": est0.rank, "standardize": standardize, "sparsity": sparsity,
            "names_a": names_a, "names_b": names_b, "whitening": whitening,
-           "scales": _column_scales(data, moments)}
+           "scales": _column_scales(data, moments),
+           # the observations the model's case weights stand for (a shrinkage
+           # refit counts them as the fit did)
+           "count": observations(data)}
     store = _Store(n_boot, len(names_a), len(names_b), est0.rank, len(est0.singular_values),
                    sparsity is not None, inner)
     with worker_pool(n_jobs) as parallel, progress_bar(progress, n_boot, "bootstrap") as update:

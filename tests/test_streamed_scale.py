@@ -1,0 +1,137 @@
+"""Streamed fits of columns of extreme units: the conclusions of unit scale.
+
+The in-memory fit scales such columns by powers of two before the moments
+are formed; a streamed fit chooses each column's power of two from the
+first chunk, sums the scaled columns on every pass and folds the scales
+back through the whitening maps.  It used to refuse these columns (sums of
+squares that overflow, or that vanish as if the column were constant).
+"""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import jdr_stats as jdr
+from jdr_stats._linalg import principal_angles
+
+pytest.importorskip("pyarrow")
+
+FACTORS = [1e300, 1e-300, 1e-160, 1e200]
+
+
+def _angle(d_user, units, d_ref):
+    """Largest principal angle between directions given in the extreme units
+    (a column times ``units``) mapped back to unit scale, and the reference."""
+    return np.max(principal_angles(np.asarray(d_user) * units[:, None], np.asarray(d_ref)))
+
+
+def _write(tmp_path, frame, ext):
+    path = tmp_path / f"data.{ext}"
+    if ext == "parquet":
+        frame.to_parquet(path, row_group_size=200)  # several row groups
+    else:
+        frame.to_csv(path, index=False, float_format="%.17g")  # exact round trip
+    return path
+
+
+def _two_block_data(m=500, seed=0):
+    rng = np.random.default_rng(seed)
+    a = rng.normal(size=(m, 3))
+    b = rng.normal(size=(m, 3)) + 0.15 * a  # mildly correlated blocks
+    y = a[:, 0] * b[:, 0] + a[:, 1] * b[:, 2] + 0.5 * rng.normal(size=m)
+    return y, a, b
+
+
+@pytest.mark.parametrize("ext", ["parquet", "csv"])
+@pytest.mark.parametrize("factor", FACTORS)
+@pytest.mark.parametrize("independent", [True, False])
+def test_two_blocks_streamed_at_any_scale(tmp_path, ext, factor, independent):
+    y, a, b = _two_block_data()
+    ua, ub = np.array([1.0, factor, 1.0]), np.array([1.0 / factor, 1.0, 1.0])
+    frame = pd.DataFrame(np.column_stack([y, a * ua, b * ub]),
+                         columns=["y", "a0", "a1", "a2", "b0", "b1", "b2"])
+    path = _write(tmp_path, frame, ext)
+    cols = {"a": ["a0", "a1", "a2"], "b": ["b0", "b1", "b2"]}
+    model = (jdr.JointDimReduction.from_parquet(path, y="y", **cols) if ext == "parquet"
+             else jdr.JointDimReduction.from_csv(path, y="y", blocks=cols))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # no overflow on any pass
+        res = model.fit(2, independent_blocks=independent)
+        table = res.rank_tests().table
+    ref = jdr.JointDimReduction(y, a, b).fit(2, independent_blocks=independent)
+    ref_table = ref.rank_tests().table
+    np.testing.assert_allclose(res.singular_values, ref.singular_values, rtol=1e-10)
+    assert _angle(res.directions_a, ua, ref.directions_a) < 1e-10
+    assert _angle(res.directions_b, ub, ref.directions_b) < 1e-10
+    np.testing.assert_allclose(table["statistic"], ref_table["statistic"], rtol=1e-9)
+    np.testing.assert_allclose(table["pvalue"], ref_table["pvalue"], rtol=1e-8, atol=1e-14)
+    # new rows in the same extreme units: the features of the in-memory fit of them
+    mem = jdr.JointDimReduction(y, a * ua, b * ub).fit(2, independent_blocks=independent)
+    new = np.asarray(res.transform(a[:7] * ua, b[:7] * ub))
+    want = np.asarray(mem.transform(a[:7] * ua, b[:7] * ub))
+    top = np.abs(want).max(axis=0)  # each feature in its own units
+    np.testing.assert_allclose(new / top, want / top, rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("ext", ["parquet", "csv"])
+@pytest.mark.parametrize("factor", [1e300, 1e-300])
+@pytest.mark.parametrize("independent", [True, False])
+def test_three_blocks_streamed_at_any_scale(tmp_path, ext, factor, independent):
+    rng = np.random.default_rng(1)
+    m, widths = 600, (3, 3, 2)
+    xs = [rng.normal(size=(m, k)) for k in widths]
+    xs[1] = xs[1] + 0.3 * xs[0]
+    y = xs[0][:, 0] * xs[1][:, 0] + xs[1][:, 1] * xs[2][:, 0] + 0.5 * rng.normal(size=m)
+    names = {"g": ["g0", "g1", "g2"], "l": ["l0", "l1", "l2"], "c": ["c0", "c1"]}
+    units = {"g": np.array([1.0, factor, 1.0]), "l": np.ones(3),
+             "c": np.array([1.0 / factor, 1.0])}
+    frame = pd.DataFrame(np.column_stack([y, *(x * units[k] for x, k in zip(xs, names))]),
+                         columns=["y", *(c for cols in names.values() for c in cols)])
+    path = _write(tmp_path, frame, ext)
+    reader = jdr.JointDimReduction.from_parquet if ext == "parquet" else \
+        jdr.JointDimReduction.from_csv
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        res = reader(path, y="y", blocks=names).fit(1, independent_blocks=independent)
+    ref = jdr.JointDimReduction.from_blocks(
+        y, {k: pd.DataFrame(x, columns=names[k]) for x, k in zip(xs, names)}).fit(
+        1, independent_blocks=independent)
+    for k in names:
+        assert _angle(res.directions[k], units[k], ref.directions[k]) < 1e-10
+    np.testing.assert_allclose(np.concatenate([res.eigenvalues[k] for k in names]),
+                               np.concatenate([ref.eigenvalues[k] for k in names]),
+                               rtol=1e-9)
+
+
+def test_unit_scale_streams_unchanged(tmp_path):
+    """Columns within 2^+-100 of unit size are summed as they are (no scales)."""
+    y, a, b = _two_block_data(seed=3)
+    frame = pd.DataFrame(np.column_stack([y, a * 1e20, b]),
+                         columns=["y", "a0", "a1", "a2", "b0", "b1", "b2"])
+    path = _write(tmp_path, frame, "parquet")
+    model = jdr.JointDimReduction.from_parquet(path, y="y", a=["a0", "a1", "a2"],
+                                               b=["b0", "b1", "b2"])
+    assert model.data.scales is None
+
+
+@pytest.mark.parametrize("factor", [1e300, 1e-300])
+@pytest.mark.parametrize("independent", [True, False])
+def test_poisson_bootstrap_streamed_at_any_scale(tmp_path, factor, independent):
+    """The Poisson bootstrap reads the scaled columns again: its angles (in
+    each block's covariance metric) are those of the unit-scale file."""
+    y, a, b = _two_block_data(seed=4)
+    cols = {"a": ["a0", "a1", "a2"], "b": ["b0", "b1", "b2"]}
+    boots = []
+    for ua, ub in ((np.ones(3), np.ones(3)),
+                   (np.array([1.0, factor, 1.0]), np.array([1.0 / factor, 1.0, 1.0]))):
+        frame = pd.DataFrame(np.column_stack([y, a * ua, b * ub]),
+                             columns=["y", *cols["a"], *cols["b"]])
+        path = _write(tmp_path, frame, "parquet")
+        res = jdr.JointDimReduction.from_parquet(path, y="y", **cols).fit(
+            2, independent_blocks=independent)
+        boots.append(res.bootstrap(n_boot=19, method="poisson", seed=1))
+    assert boots[1].n_failed == 0
+    np.testing.assert_allclose(boots[1].angles_a, boots[0].angles_a, rtol=1e-7, atol=1e-7)
+    np.testing.assert_allclose(boots[1].angles_b, boots[0].angles_b, rtol=1e-7, atol=1e-7)
