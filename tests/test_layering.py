@@ -23,7 +23,7 @@ ROOT = pathlib.Path(jdr_stats.__file__).parent
 #: Layer of each top-level module or subpackage, from the ground up.
 LAYERS = {
     "_validation": 0, "_lazy": 0, "exceptions": 0, "summary": 0, "_render": 0, "_report": 0, "_version": 0, "config": 0, "_export": 0,
-    "_atomic": 0, "_persist": 0,
+    "_atomic": 0, "_persist": 0, "_frequency": 0, "_scaled_source": 1,
     "policy": 0, "_settings": 0, "_warn": 0,
     "core": 1, "_linalg": 1, "_sources": 1, "_dask_source": 1, "_integrity": 0.5, "_csv_stream": 0.5, "_progress": 1, "_resampling": 1, "_moments_engine": 1,
     "sources": 1, "progress": 1, "whitenings": 1,
