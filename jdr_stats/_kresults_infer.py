@@ -29,6 +29,7 @@ from ._linalg import unit_columns
 from ._resampling import n_workers, worker_pool
 from ._validation import check_memory
 from .core.kestimate import KBlockFactors, stacked_pieces
+from .inference._metric import covariance_metric_angles
 from .inference.hypotheses import TestResult, TestTable, fdr_qvalues
 from .inference.kblock_association import KBlockAssociation, kblock_association_test
 from .inference.kblock_bootstrap import (
@@ -36,7 +37,6 @@ from .inference.kblock_bootstrap import (
     KBlockBootMethod,
     KBlockBootstrapResults,
     draw_resamples,
-    replicate_angles,
 )
 from .inference.kblock_coord import group_wald
 
@@ -53,12 +53,13 @@ def _centred(white: Any, blocks: Sequence[np.ndarray], wn: np.ndarray) -> list[n
 
 def _refit_batch(refit: Callable[..., Any], model: Any, batch: Sequence[np.ndarray],
                  ranks: dict[str, int], kwargs: dict[str, Any],
-                 base: list[np.ndarray], scales: list[Any],
+                 base: list[np.ndarray], scales: list[Any], covs: list[np.ndarray],
                  fit_values: list[np.ndarray]) -> list[tuple[list[np.ndarray],
                                                                           list[np.ndarray]]]:
     """The replicates of one batch of resamples: each block's principal
-    angles to the fit (degrees) and its combined-Gram eigenvalues; NaN for
-    a refit that fails (a resample with a singular block)."""
+    angles to the fit (degrees, in the block's covariance metric ``covs``)
+    and its combined-Gram eigenvalues; NaN for a refit that fails (a
+    resample with a singular block)."""
     data = model._data
     names = list(ranks)
     widths = [len(v) for v in fit_values]
@@ -79,7 +80,8 @@ def _refit_batch(refit: Callable[..., Any], model: Any, batch: Sequence[np.ndarr
         dirs = [d if s is None else unit_columns(d / s[:, None]) for d, s in zip(dirs, scales,
                                                                                strict=True)]
         eig = [np.asarray(res._fac.values[k], float) for k in range(len(names))]
-        out.append((replicate_angles(base, dirs), eig))
+        out.append(([np.degrees(covariance_metric_angles(b, d, c))
+                     for b, d, c in zip(base, dirs, covs, strict=True)], eig))
     return out
 
 
@@ -382,10 +384,11 @@ class KBlockInferenceMixin:
         bootstrap re-estimates (the fit repeated with the same settings and
         ranks: its estimator, whitening, pieces) and the estimate, degrees.
 
-        The angles are those between coefficient vectors of the block's
-        columns (so they depend on the columns' units; a column of extreme
-        units, scaled by a power of two for the fit, is measured in its
-        scaled coordinates).
+        The angles are measured in each block's covariance metric (between
+        ``C^T u`` and ``C^T u*``, ``Sigma_k = C C^T`` the block's sample
+        covariance): their cosines are the canonical correlations of the
+        estimate's and the replicate's reduced features, so they do not
+        depend on the columns' units, as in the two-block bootstrap.
 
         Parameters
         ----------
@@ -431,6 +434,11 @@ class KBlockInferenceMixin:
         names = list(self._names)
         base = [self._near_unit(k, self.directions[n].to_numpy()) for k, n in enumerate(names)]
         scales = [getattr(self._full_white.maps[k], "scale", None) for k in range(len(names))]
+        # each block's covariance in the coordinates of ``base`` (columns times
+        # their power-of-two scales): the metric of the angles
+        covs = [np.atleast_2d(np.cov(np.asarray(x, float) * (1.0 if sc is None else sc),
+                                     rowvar=False, aweights=data.weights))
+                for x, sc in zip(data.blocks.values(), scales, strict=True)]
         kwargs = {"whitening": self._settings["whitening"],
                   "independent_blocks": self._settings["estimator"] == "per-block",
                   "sparsity": getattr(self, "sparsity", None), "rank_method": "auto",
@@ -442,14 +450,14 @@ class KBlockInferenceMixin:
         with worker_pool(n_jobs) as parallel:
             if parallel is None:
                 reps = _refit_batch(refit, self._model, resamples, ranks, kwargs, base, scales,
-                                    fit_values)
+                                    covs, fit_values)
             else:
                 from joblib import delayed
 
                 size = max(1, -(-len(resamples) // (4 * n_workers(n_jobs))))
                 batches = [resamples[i:i + size] for i in range(0, len(resamples), size)]
                 reps = [r for part in parallel(delayed(_refit_batch)(
-                    refit, self._model, b, ranks, kwargs, base, scales, fit_values)
+                    refit, self._model, b, ranks, kwargs, base, scales, covs, fit_values)
                     for b in batches)
                     for r in part]
         angles = {n: np.vstack([r[0][k] for r in reps]) for k, n in enumerate(names)}

@@ -191,8 +191,10 @@ def test_variables_refusals():
 
 # -- bootstrap ----------------------------------------------------------------------
 def _old_pairs_bootstrap(res, n_boot, seed, level):
-    """The pairs bootstrap as it was: one index vector per replicate from the
-    seed's generator, the fit repeated, each block's largest angle."""
+    """The pairs bootstrap written out: one index vector per replicate from
+    the seed's generator, the fit repeated, each block's largest angle in
+    its covariance metric (both bases times the Cholesky factor's
+    transpose)."""
     from dataclasses import replace
 
     data = res.model._data
@@ -210,12 +212,14 @@ def _old_pairs_bootstrap(res, n_boot, seed, level):
                           sparsity=None, rank_method="auto", alpha=0.05, seed=None,
                           main_effects=res.main_effects)
         for k, n in enumerate(res.block_names):
-            out[b, k] = np.degrees(np.max(principal_angles(res.directions[n].to_numpy(),
-                                                           rep.directions[n].to_numpy())))
+            chol = np.linalg.cholesky(np.atleast_2d(np.cov(data.blocks[list(data.blocks)[k]],
+                                                           rowvar=False)))
+            out[b, k] = np.degrees(np.max(principal_angles(
+                chol.T @ res.directions[n].to_numpy(), chol.T @ rep.directions[n].to_numpy())))
     return np.median(out, axis=0), np.quantile(out, level, axis=0)
 
 
-def test_bootstrap_default_numbers_unchanged(fitted):
+def test_bootstrap_pairs_written_out(fitted):
     res, _, _, _ = fitted
     boot = res.bootstrap(6, seed=4, level=0.9)
     med, up = _old_pairs_bootstrap(res, 6, 4, 0.9)
@@ -289,3 +293,20 @@ def test_sketched_route_uses_the_fits_sketch(monkeypatch):
         top = np.linalg.eigh(mks[k] @ mks[k].T)[1][:, ::-1][:, :1]
         assert np.max(principal_angles(top, res.whitened_bases[n])) < 1e-6
     assert len(res.drop1().table) == 9
+
+
+def test_bootstrap_angles_are_free_of_the_columns_units():
+    """The K-block bootstrap measures angles in each block's covariance
+    metric: rescaling and shifting a column changes no replicate's angles
+    (the raw coefficient angles would change)."""
+    rng = np.random.default_rng(11)
+    blocks = {n: rng.standard_normal((400, 3)) for n in ("g", "l", "c")}
+    y = blocks["g"][:, 0] * blocks["l"][:, 0] * blocks["c"][:, 0] + rng.standard_normal(400)
+    res = jdr.JointDimReduction.from_blocks(y, blocks).fit(1)
+    moved = dict(blocks)
+    moved["g"] = blocks["g"] * np.array([1e3, 1.0, 1e-2]) + 5.0
+    res2 = jdr.JointDimReduction.from_blocks(y, moved).fit(1)
+    b1 = res.bootstrap(n_boot=10, seed=4)
+    b2 = res2.bootstrap(n_boot=10, seed=4)
+    for n in blocks:
+        np.testing.assert_allclose(b1.angles[n], b2.angles[n], atol=1e-6)

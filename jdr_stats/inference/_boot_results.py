@@ -447,7 +447,8 @@ class BootstrapResults(ExportMixin, SummaryMixin):
                 },
                 index=[f"angle {k + 1}" for k in range(ang.shape[1])] + ["largest (one-sided)"],
             )
-            shown = f"block {block}" + (f": {label[block]}" if block in label else "")
+            named = label.get(block, block)
+            shown = f"block {block}" + (f": {named}" if named != block else "")
             tables.append((shown, table, f"principal angles, {shown}"))
         s_hat = self._est.singular_values[: self.rank]
         sub = ci.loc["singular value"]

@@ -21,7 +21,7 @@ Results
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, Literal
 
 import numpy as np
@@ -229,11 +229,3 @@ class KBlockBootstrapResults(ExportMixin):
                                    for k, v in row.items()}
                           for n, row in self.gap.iterrows()}
         return out
-
-
-def replicate_angles(base: Sequence[np.ndarray], rep: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """Each block's principal angles (degrees, ascending) between the fit's
-    basis ``base[k]`` and a replicate's ``rep[k]``."""
-    from .._linalg import principal_angles
-
-    return [np.degrees(principal_angles(b, r)) for b, r in zip(base, rep, strict=True)]
