@@ -1,45 +1,38 @@
-"""jdr_stats: joint dimension reduction for two feature blocks.
+"""jdr_stats: joint dimension reduction for two or more feature blocks.
 
 Li and Bresler's estimator of the subspaces through which a response depends
-on two feature vectors, with inference, the classical baselines and
+on two or more feature vectors, with inference, the classical baselines and
 simulation of the paper's models.
 
 Layers
 ------
-The modules are layered; a module imports only from its own layer or the
-layers below it, and the imports have no cycle (``tests/test_layering.py``
-parses every module and enforces both).  From the ground up:
+Each folder of the package is one layer, and the public modules at its root
+stand beside them; the imports between these units have no cycle, so each
+sits one floor above the highest it imports (``tests/test_layering.py``
+reads the folders, computes the floors and enforces what a layer may never
+import).  From the ground up:
 
-0. ``config`` (resources: memory, chunks; read at call time), ``policy``
-   (every automatic choice and the thresholds it uses, from the data's shape
-   and values only), ``_settings`` (the fit's settings record),
-   ``_validation`` (checks of options and seeds), ``_lazy`` (``scipy.stats``
-   and ``scipy.integrate``, imported at first use so that importing the
-   package stays fast), ``exceptions`` (every
-   error and warning class), ``_warn``, ``summary`` (the ``Summary``
-   builder), ``_export`` (``to_json``, ``save``, :func:`load`), ``_persist``
-   (the results file ``save`` writes and ``load`` reads; it rebuilds the
-   classes of its fixed table, found by name at run time), ``_atomic`` (the
-   atomic writes of every file);
-1. ``_linalg``: moments (:class:`~jdr_stats.data.BlockMoments`), the one
-   whitening object (:class:`~jdr_stats.data.Whitening`), SVD with the sign
-   convention, principal angles; ``_sources`` (row sources: arrays, Parquet,
-   CSV chunks, dask; public in :mod:`jdr_stats.sources`), ``_progress``
-   (public in :mod:`jdr_stats.progress`), ``whitenings/`` (the registry of
-   whitenings: one module per kind, building each block's map);
-2. ``_data`` (validated data, :class:`~jdr_stats.data.ModelData`),
-   ``moments`` (exact mergeable sufficient statistics,
-   :class:`~jdr_stats.Moments`), ``metrics``, ``simulate``, ``datasets``;
-3. ``_estimate`` (the estimator on moments), ``sparse``, ``_streamed`` (model
-   data held as moments, for models without rows), ``data`` (the public
-   home of the data and moments types);
-4. ``inference/`` (rank tests, bootstrap, hypothesis tables, weighted
-   chi-square tails), then ``support`` (coordinate tests) and ``baselines/``
-   (SIR, pHd, SAVE), which use inference's tables and never each other:
-   each takes validated data and/or moments plus whitenings, never a model;
-5. ``model`` (``JointDimReduction``), ``results`` (``JDRResults``), ``compare``;
-6. ``plotting``, ``cli`` (and a future ``sklearn``); 7. this package's
-   namespace.
+- ``runtime/`` (argument validation, warnings at the caller, lazy heavy
+  imports, atomic writes, frequency weights), ``config`` (resources),
+  ``policy`` (every automatic choice, from the data's shape and values),
+  ``exceptions``;
+- ``core/`` (numerics over K named blocks: moments, whitenings, pieces, the
+  K-way tensor and its sketch; no pandas, no policy, no I/O),
+  ``resampling/`` (counts, Poisson weights, seeds, workers), ``report/``
+  (rendering of tables), ``whitenings/`` (the registry: one module per
+  kind), ``streams/`` (row sources: arrays, Parquet, CSV, dask, with their
+  integrity checks; public in :mod:`jdr_stats.sources`), ``summary``,
+  ``metrics``, ``simulate``;
+- ``moments`` (exact mergeable sufficient statistics), ``persistence/``
+  (exports and the allow-listed results file), ``io/`` (inputs, formulas,
+  responses, covariates: the model's data; public in :mod:`jdr_stats.data`);
+- ``estimation/`` (the two-block estimate and the joint estimator's rows),
+  ``diagnostics``; ``inference/`` (rank tests, bootstrap, association, main
+  effects: each takes whitened designs and moments, never a model), then
+  ``support/`` and ``baselines/``, which never import each other;
+- ``fitting/`` (the fit of K blocks and the results' shared members),
+  ``results``, ``model``; ``compare``, ``sklearn``, ``cli``, ``plotting``
+  (which reads results by their public members) and this namespace.
 """
 
 from __future__ import annotations
@@ -56,17 +49,17 @@ from . import (
     simulate,
     sources,
 )
-from ._export import load
-from ._kfit import KBlockBootstrapResults, KBlockRankTests, KBlockResults
 from ._version import __version__
 from .baselines import PHD, SAVE, SIR, PHDResults, SAVEResults, SDRResults, SIRResults
 from .compare import Comparison, compare
+from .fitting._kfit import KBlockBootstrapResults, KBlockRankTests, KBlockResults
 from .inference.bootstrap import BootstrapResults
 from .inference.hypotheses import InapplicableTestResult, TestResult, TestTable
 from .inference.ladle import LadleResults
 from .inference.rank_tests import RankTestResults
 from .model import JointDimReduction
 from .moments import Moments
+from .persistence._export import load
 from .results import JDRResults
 from .support import SupportResults, select_support
 from .support._kblock import KBlockSupportResults

@@ -37,17 +37,17 @@ from typing import Any, NoReturn, cast
 import numpy as np
 import pandas as pd
 
-from . import _cli_input as cin
 from . import policy
-from ._atomic import write_text
-from ._estimate import WhiteningKind
-from ._report import csv_text, html_document, latex_document, write_csv_dir
-from ._validation import normalize_seed
 from ._version import __version__
 from .datasets import load_ais
+from .estimation._estimate import WhiteningKind
 from .exceptions import JDRWarning
 from .inference.rank_tests import RANK_SELECTORS
+from .io import _cli_input as cin
 from .model import JointDimReduction, check_block_names, stream_model
+from .report._report import csv_text, html_document, latex_document, write_csv_dir
+from .runtime._atomic import write_text
+from .runtime._validation import normalize_seed
 from .summary import json_safe
 from .whitenings import WHITENING_METHODS, WHITENINGS
 
@@ -515,7 +515,7 @@ def _run_kblock_fit(args: argparse.Namespace, how: cin.Input) -> str:
 
 def _formula_blocks(formula: str) -> int:
     """How many blocks a formula has (its top-level bars + 1)."""
-    from ._formula import _split_top_level
+    from .io._formula import _split_top_level
 
     rhs = formula.split("~", 1)[1] if "~" in formula else ""
     return len(_split_top_level(rhs, "|"))

@@ -32,11 +32,11 @@ True
 
 from __future__ import annotations
 
-from ._data import ModelData, RemovedData, RowsData
-from ._estimate import Estimate
-from ._linalg import BlockMoments, Whitening
-from ._responses import Adjustment, ResponseInfo
-from ._streamed import MomentsData
+from .core._linalg import BlockMoments, Whitening
+from .estimation._estimate import Estimate
+from .io._data import ModelData, RemovedData, RowsData
+from .io._responses import Adjustment, ResponseInfo
+from .io._streamed import MomentsData
 
 __all__ = [
     "Adjustment",

@@ -25,10 +25,10 @@ import numpy as np
 import pandas as pd
 
 from . import policy
-from ._data import RowsData
-from ._lazy import stats
 from .core import moments as core_moments
 from .exceptions import AssumptionWarning
+from .io._data import RowsData
+from .runtime._lazy import stats
 from .summary import format_pvalue
 
 __all__ = [

@@ -90,7 +90,7 @@ class SupportSelectionWarning(JDRWarning):
 class RareClassWarning(JDRWarning):
     """A categorical response has a class that is rare relative to the design:
     fewer than 10 rows and fewer than half the rows of an average class
-    (``jdr_stats._responses.rare_classes``); its cross moment is noisy and the
+    (``jdr_stats.io._responses.rare_classes``); its cross moment is noisy and the
     asymptotics of the rank tests are in doubt.  A balanced design of few rows
     per class does not warn."""
 

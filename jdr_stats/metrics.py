@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from ._linalg import orthonormal_basis
-from ._linalg import principal_angles as _principal_angles
+from .core._linalg import orthonormal_basis
+from .core._linalg import principal_angles as _principal_angles
 
 __all__ = ["principal_angles", "subspace_error", "nsee"]
 

@@ -16,9 +16,9 @@ from typing import Any, Literal, cast
 import numpy as np
 
 from . import policy
-from ._adjusted_source import adjust_source, dask_adjusted
-from ._data import DataModel, MissingPolicy, ModelData, RowsData, check_effective_rows
-from ._estimate import (
+from .core._linalg import BlockMoments, Whitening
+from .core.whitening import DesignWhitening
+from .estimation._estimate import (
     WhiteningKind,
     check_rank,
     check_tests_feasible,
@@ -27,31 +27,31 @@ from ._estimate import (
     fold_standardize,
     moments_and_whitenings,
 )
-from ._frequency import observations, whitening_nobs
-from ._joint import joint_data, joint_fit_data, original_means, scaled_data
-from ._kfit import check_main_effects, fit_kblocks
-from ._kstream import BlockSums, block_reader_dask, block_reader_file, fit_streamed_kblocks
-from ._linalg import BlockMoments, Whitening
-from ._orthogonal_fit import (
+from .estimation._joint import joint_data, joint_fit_data, original_means, scaled_data
+from .estimation._settings import FitSettings
+from .fitting._kfit import check_main_effects, fit_kblocks
+from .fitting._kstream import BlockSums, block_reader_dask, block_reader_file, fit_streamed_kblocks
+from .fitting._orthogonal_fit import (
     check_interactions,
     choose_orthogonal_rank,
     interactions_choice,
     orthogonal_data,
 )
-from ._progress import ProgressArg
-from ._responses import ResponseKind
-from ._scaled_source import ScaledSource
-from ._settings import FitSettings
-from ._sources import RowSource, is_dask_collection
-from ._stream_levels import plan_stream
-from ._streamed import MomentsData
-from ._validation import check_fit_rows, check_fraction, check_real, normalize_seed
-from .core.whitening import DesignWhitening
 from .inference.hypotheses import fdr_qvalues
 from .inference.ladle import LadleResults
 from .inference.rank_tests import RankMethod, RankTestResults, choose_rank
+from .io._adjusted_source import adjust_source, dask_adjusted
+from .io._data import DataModel, MissingPolicy, ModelData, RowsData, check_effective_rows
+from .io._responses import ResponseKind
+from .io._stream_levels import plan_stream
+from .io._streamed import MomentsData
 from .moments import Moments, ResponseMoments
+from .resampling._progress import ProgressArg
 from .results import JDRResults
+from .runtime._frequency import observations, whitening_nobs
+from .runtime._validation import check_fit_rows, check_fraction, check_real, normalize_seed
+from .streams._scaled_source import ScaledSource
+from .streams._sources import RowSource, is_dask_collection
 from .support import Covariance as SupportCovariance
 from .support import Method as SupportMethod
 from .support import SupportResults, choose_support
@@ -225,7 +225,7 @@ class JointDimReduction(DataModel):
         each block's subspace from its pairwise cross moments with every
         other block and the K-way cross moment (theory page "K blocks"),
         ``fit(rank=r, {name: r_k} or "auto")`` returning a
-        :class:`~jdr_stats._kfit.KBlockResults` (``res.rank`` a dict).
+        :class:`~jdr_stats.fitting._kfit.KBlockResults` (``res.rank`` a dict).
         Sparse fits and support selection take two blocks.
 
         Examples
@@ -284,7 +284,7 @@ class JointDimReduction(DataModel):
         with two or more bars ``"y ~ g1 + g2 | l1 + l2 | c1 + c2"`` a model of
         three or more blocks (named ``block1, block2, ...``; see
         :meth:`from_blocks`).  The rest as
-        :meth:`jdr_stats._data.DataModel.from_formula`.
+        :meth:`jdr_stats.io._data.DataModel.from_formula`.
 
         Examples
         --------
@@ -296,7 +296,7 @@ class JointDimReduction(DataModel):
         >>> mod.block_names
         ('block1', 'block2', 'block3')
         """
-        from ._formula import _split_top_level, covariates_from_formula, designs_from_formula
+        from .io._formula import _split_top_level, covariates_from_formula, designs_from_formula
 
         rhs = formula.split("~", 1)[1] if "~" in formula else ""
         parts = _split_top_level(rhs, "|")
@@ -447,7 +447,7 @@ class JointDimReduction(DataModel):
         >>> bool(jdr.metrics.principal_angles(res.directions_a, full.directions_a).max() < 1e-10)
         True
         """
-        from ._sources import ParquetSource
+        from .streams._sources import ParquetSource
 
         a, b = _stream_blocks_args(a, b, blocks)
         if blocks is not None and len(blocks) >= 3:
@@ -507,7 +507,7 @@ class JointDimReduction(DataModel):
         >>> bool(np.allclose(res.eigenvalues["g"], full.eigenvalues["g"], rtol=1e-10))
         True
         """
-        from ._sources import CSVSource
+        from .streams._sources import CSVSource
 
         if not isinstance(blocks, Mapping) or len(blocks) < 2:
             raise ValueError(f"blocks: a dict of two or more named blocks (lists of "
@@ -667,12 +667,12 @@ class JointDimReduction(DataModel):
             Three or more blocks: an int for every block or a dict
             ``{name: r_k}`` (``1 <= r_k <= n_k``), and ``"auto"`` chooses
             each block's rank by its robust per-block tests (returns a
-            :class:`~jdr_stats._kfit.KBlockResults`; theory page "K blocks").
+            :class:`~jdr_stats.fitting._kfit.KBlockResults`; theory page "K blocks").
             For two blocks a dict with the same rank for both is that rank;
             a dict of different ranks (``{"a": 2, "b": 1}``) fits the
             K-block engine at K = 2 (block a's directions the cross moment's
             leading ``r_a`` left singular vectors, block b's its leading
-            ``r_b`` right ones; a :class:`~jdr_stats._kfit.KBlockResults`,
+            ``r_b`` right ones; a :class:`~jdr_stats.fitting._kfit.KBlockResults`,
             whose joint estimator whitens with the sample covariance of both
             blocks together, the only whitening it has there).
             ``"auto"`` chooses it by the sequence of rank tests of
@@ -812,7 +812,7 @@ class JointDimReduction(DataModel):
             interactions (theory page "K blocks", section 6; the study
             ``studies/study_pooled.py``).  The fit is then no longer one
             SVD: for two blocks as for three or more it returns a
-            :class:`~jdr_stats._kfit.KBlockResults` (``directions[name]``,
+            :class:`~jdr_stats.fitting._kfit.KBlockResults` (``directions[name]``,
             ``rank`` a dict by block, each block its own rank;
             ``directions_a``/``directions_b`` do not exist on it), whose
             ``rank="auto"`` and ``rank_tests()`` are the robust per-block
@@ -1077,8 +1077,8 @@ def stream_model(cls: type[JointDimReduction], source_cls: Any, path: Any,
     """A model streamed from a file source with several response columns
     (:class:`~jdr_stats.moments.ResponseMoments`, ``q + 1`` passes), a
     categorical response or covariates (their levels first, one pass over
-    each such column: :mod:`jdr_stats._stream_levels`) and/or covariates
-    (:mod:`jdr_stats._adjusted_source`, one more pass per set of sums)."""
+    each such column: :mod:`jdr_stats.io._stream_levels`) and/or covariates
+    (:mod:`jdr_stats.io._adjusted_source`, one more pass per set of sums)."""
     ys = [y] if isinstance(y, str) else list(y)
     zs = [] if covariates is None else [covariates] if isinstance(covariates, str) \
         else list(covariates)
@@ -1121,7 +1121,7 @@ def _kblock_select_support(model: JointDimReduction, rank: Any, *, rule: Any, fd
                            independent_blocks: bool) -> KBlockSupportResults:
     """``select_support`` of three or more blocks (the robust conditional
     test of every variable, BH over all blocks: :mod:`jdr_stats.support._kblock`)."""
-    from ._kfit import _check_ranks
+    from .fitting._kfit import _check_ranks
 
     normalize_seed(seed)  # the tests are not random: the seed is checked, not used
     given = {k: v for k, v in refused.items() if v is not None}
@@ -1336,7 +1336,7 @@ def _dask_data(
 ) -> MomentsData:
     """Moments of dask input, reduced on the cluster (the rows stay there);
     with covariates, of the rows residualised on ``[1, Z]`` in the tasks."""
-    from ._sources import DaskSource
+    from .streams._sources import DaskSource
 
     if not all(dask_in):
         kinds = ", ".join(

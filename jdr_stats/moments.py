@@ -12,8 +12,8 @@ the update is derived on the theory page :doc:`/theory/large_data`).
 Within a chunk the moments are computed in two passes (means, then centred
 products), so data with a large common offset lose no precision; between
 chunks only differences of means enter the update.  The computation is the
-package's one moments engine (:mod:`jdr_stats._moments_engine`), which the
-estimator's :func:`~jdr_stats._moments_engine.block_moments` runs on
+package's one moments engine (:mod:`jdr_stats.core._moments_engine`), which the
+estimator's :func:`~jdr_stats.core._moments_engine.block_moments` runs on
 in-memory arrays:
 ``Moments.from_arrays(y, a, b).to_block_moments()`` equals
 ``block_moments(y, a, b)`` bit for bit.
@@ -33,16 +33,16 @@ from typing import Any
 
 import numpy as np
 
-from ._moments_engine import (
+from .core import moments as core_moments
+from .core._moments_engine import (
     BlockMoments,
     CentredSums,
     merge_pair,
     pair_view,
     sums_to_block_moments,
 )
-from ._sources import ArraySource
-from ._validation import check_weights_values
-from .core import moments as core_moments
+from .runtime._validation import check_weights_values
+from .streams._sources import ArraySource
 
 __all__ = ["Moments", "ResponseMoments", "whitening_of_covariance"]
 
@@ -340,7 +340,7 @@ class Moments:
         )
 
     def _sums(self) -> CentredSums:
-        """The engine's state (:class:`jdr_stats._moments_engine.CentredSums`)."""
+        """The engine's state (:class:`jdr_stats.core._moments_engine.CentredSums`)."""
         return CentredSums(self._nobs, self._weight, self._mean_y, self._mean_a, self._mean_b,
                            self._m2_y, self._m2_a, self._m2_b, self._m2_ab, self._m2_ay,
                            self._m2_by, self._m3_ayb, self._m3_aya, self._m3_byb)
@@ -619,7 +619,7 @@ def _empty_within(n1: int, n2: int, nobs: int) -> CentredSums:
 
 def _positive(chunks: Iterable[tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
     """``chunks`` with each chunk's weights checked positive, naming the row
-    (:func:`~jdr_stats._validation.check_weights_values`, as in memory)."""
+    (:func:`~jdr_stats.runtime._validation.check_weights_values`, as in memory)."""
     row0 = 0
     for chunk in chunks:
         if len(chunk) == 4 and chunk[3] is not None:

@@ -218,7 +218,7 @@ def block_estimator(requested: object, nobs: int, n1: int, n2: int,
     there) whitens at any width; the joint estimator's rank and coordinate
     tests, which whiten with the sample covariance of both blocks together,
     then refuse below ``n1 + n2 + 2`` rows
-    (:func:`jdr_stats._estimate.check_tests_feasible`).  ``whitening`` is
+    (:func:`jdr_stats.estimation._estimate.check_tests_feasible`).  ``whitening`` is
     the covariance of both blocks together the joint estimator uses; with
     ``"diagonal"`` and ``"none"`` it is block diagonal, so the joint
     whitening is the per-block one.

@@ -11,6 +11,6 @@ code that wants the same behaviour: :func:`progress_bar`,
 
 from __future__ import annotations
 
-from ._progress import ProgressArg, progress_bar, replicate_generators, run_batches
+from .resampling._progress import ProgressArg, progress_bar, replicate_generators, run_batches
 
 __all__ = ["ProgressArg", "progress_bar", "replicate_generators", "run_batches"]

@@ -20,30 +20,17 @@ import pandas as pd
 from statsmodels.iolib.summary2 import Summary
 
 from . import policy
-from ._block_view import BlockViewMixin
-from ._data import (
-    DataModel,
-    RemovedData,
-    RowsData,
-    align_inputs,
-    check_new_block,
-    design_from_spec,
-)
-from ._estimate import Estimate, choose_whitening, inference_note, moments_and_whitenings
-from ._export import ExportMixin, records
-from ._joint import ScaledModelData, joint_data, scaled_data
-from ._kresults_extra import per_sd_loadings
-from ._linalg import AnyWhitening, BlockMoments
-from ._orthogonal_fit import orthogonal_note, orthogonal_tests
-from ._responses import summary_lines as _response_lines
-from ._responses import summary_notes as _response_notes
-from ._results_extra import FitMeasuresMixin
-from ._settings import FitSettings
-from ._sources import DaskSource, is_dask_collection
-from ._validation import check_int, normalize_seed
 from ._version import __version__
+from .core._linalg import AnyWhitening, BlockMoments
 from .core.whitening import DesignWhitening
 from .diagnostics import Premises, block_stats
+from .estimation._estimate import Estimate, choose_whitening, inference_note, moments_and_whitenings
+from .estimation._joint import ScaledModelData, joint_data, scaled_data
+from .estimation._settings import FitSettings
+from .fitting._block_view import BlockViewMixin
+from .fitting._kresults_extra import per_sd_loadings
+from .fitting._orthogonal_fit import orthogonal_note, orthogonal_tests
+from .fitting._results_extra import FitMeasuresMixin
 from .inference.association import association_test as _association_test
 from .inference.bootstrap import BootstrapResults, Interval
 from .inference.bootstrap import Method as BootstrapMethod
@@ -55,6 +42,19 @@ from .inference.main_effects import main_effects_test as _main_effects_test
 from .inference.rank_methods import RANK_METHODS, tail_notes
 from .inference.rank_tests import RankMethod, RankTestResults
 from .inference.rank_tests import rank_tests as _rank_tests
+from .io._data import (
+    DataModel,
+    RemovedData,
+    RowsData,
+    align_inputs,
+    check_new_block,
+    design_from_spec,
+)
+from .io._responses import summary_lines as _response_lines
+from .io._responses import summary_notes as _response_notes
+from .persistence._export import ExportMixin, records
+from .runtime._validation import check_int, normalize_seed
+from .streams._sources import DaskSource, is_dask_collection
 from .summary import (
     LOADING_NOTES,
     SHORT_LOADING_NOTES,

@@ -15,7 +15,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from ._validation import check_choice, check_int, normalize_seed
+from .runtime._validation import check_choice, check_int, normalize_seed
 
 __all__ = [
     "SimulatedData",

@@ -26,7 +26,7 @@ except ImportError as exc:  # pragma: no cover - depends on the install
         "jdr_stats.sklearn needs scikit-learn >= 1.6: pip install 'jdr_stats[sklearn]'"
     ) from exc
 
-from ._data import check_not_text
+from .io._data import check_not_text
 from .model import JointDimReduction
 
 __all__ = ["JointDimReductionTransformer", "expected_failed_checks"]

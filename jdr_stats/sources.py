@@ -27,6 +27,6 @@ True
 
 from __future__ import annotations
 
-from ._sources import ArraySource, CSVSource, DaskSource, ParquetSource, RowSource
+from .streams._sources import ArraySource, CSVSource, DaskSource, ParquetSource, RowSource
 
 __all__ = ["ArraySource", "CSVSource", "DaskSource", "ParquetSource", "RowSource"]

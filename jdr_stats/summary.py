@@ -3,7 +3,7 @@
 :func:`build_summary` returns a :class:`JDRSummary`, a
 ``statsmodels.iolib.summary2.Summary`` whose ``tables`` hold the numbers
 (DataFrames of floats, integers and booleans) and which formats them only
-when it is printed (:mod:`jdr_stats._render` lays them out):
+when it is printed (:mod:`jdr_stats.report._render` lays them out):
 
 * p-values and q-values (the columns named ``pvalue`` and ``qvalue``, and
   those a table declares: ``build_summary(pvalue_columns=...)`` or the
@@ -27,7 +27,7 @@ follows the title.
 ``as_html()`` a ``<section>`` fragment; ``as_latex()`` one ``table`` float
 that compiles in a plain ``article`` without overfull lines;
 :meth:`JDRSummary.to_html`, :meth:`JDRSummary.to_latex` and
-:meth:`JDRSummary.to_csv` write complete files (see :mod:`jdr_stats._report`).
+:meth:`JDRSummary.to_csv` write complete files (see :mod:`jdr_stats.report._report`).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 from statsmodels.iolib.summary2 import Summary
 
-from ._render import (
+from .report._render import (
     LATEX_BESIDE_WIDTH,
     MAX_WIDTH,
     PVALUE_COLUMNS,
@@ -179,8 +179,8 @@ class JDRSummary(Summary):
                             floating=floating, headline=self.headline)
 
     def tidy(self) -> pd.DataFrame:
-        """Every table in one long frame (see :func:`jdr_stats._report.tidy`)."""
-        from ._report import tidy
+        """Every table in one long frame (see :func:`jdr_stats.report._report.tidy`)."""
+        from .report._report import tidy
 
         return tidy([self])
 
@@ -188,14 +188,14 @@ class JDRSummary(Summary):
         """A complete HTML document (charset, a small style sheet: borders,
         right-aligned numbers) holding this summary; written to ``path``
         when given."""
-        from ._report import html_document, write_text
+        from .report._report import html_document, write_text
 
         return write_text(html_document([self]), path)
 
     def to_latex(self, path: str | os.PathLike[str] | None = None) -> str:
         """A complete LaTeX document (a plain ``article``) holding this
         summary; written to ``path`` when given."""
-        from ._report import latex_document, write_text
+        from .report._report import latex_document, write_text
 
         return write_text(latex_document([self]), path)
 
@@ -203,7 +203,7 @@ class JDRSummary(Summary):
         """Every table as one long CSV table (:meth:`tidy`; columns
         ``summary``, ``table``, ``row``, then the tables' columns), which
         ``pandas.read_csv`` reads in one call; written to ``path`` when given."""
-        from ._report import csv_text, write_text
+        from .report._report import csv_text, write_text
 
         return write_text(csv_text([self]), path)
 

@@ -112,8 +112,8 @@ def write_parquet(path: Path, rows: int, seed: int, *, files: int = 1) -> float:
 def child_stream(path: str, batch_rows: int) -> None:
     """Run in a fresh interpreter: stream the file, print JSON to stdout."""
     import jdr_stats as jdr
-    from jdr_stats._estimate import estimate
-    from jdr_stats._sources import ParquetSource
+    from jdr_stats.estimation._estimate import estimate
+    from jdr_stats.streams._sources import ParquetSource
 
     names_a, names_b = columns()
     src = ParquetSource(path, y="y", a=names_a, b=names_b, batch_rows=batch_rows)
@@ -142,7 +142,7 @@ def run_child(path: Path, batch_rows: int) -> dict:
 
 
 def max_angle(x: np.ndarray, y: np.ndarray) -> float:
-    from jdr_stats._linalg import principal_angles
+    from jdr_stats.core._linalg import principal_angles
 
     return float(principal_angles(np.asarray(x), np.asarray(y)).max())
 
@@ -193,8 +193,8 @@ def part_b(tmp: Path, rows: int, batch_rows: int) -> None:
     import pandas as pd
 
     import jdr_stats as jdr
-    from jdr_stats._estimate import estimate
-    from jdr_stats._sources import DaskSource, ParquetSource
+    from jdr_stats.estimation._estimate import estimate
+    from jdr_stats.streams._sources import DaskSource, ParquetSource
 
     names_a, names_b = columns()
     folder = tmp / "jdr_bench_scale_dask"

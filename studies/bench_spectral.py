@@ -28,7 +28,7 @@ from jdr_stats.inference._rank_stats import _whiten
 
 def _whitened_q(model):
     """The whitened rows of a q-column response as the q-column test builds them."""
-    from jdr_stats._linalg import block_whitenings
+    from jdr_stats.core._linalg import block_whitenings
     from jdr_stats.inference._rank_stats import WhitenedDesign, _whiten
 
     data = model.data

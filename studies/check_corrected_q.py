@@ -25,8 +25,8 @@ import numpy as np
 import pandas as pd
 
 import jdr_stats as jdr
-from jdr_stats._hosvd import complement_statistic, hosvd, whitened_crosses
-from jdr_stats._linalg import block_whitenings
+from jdr_stats.core._hosvd import complement_statistic, hosvd, whitened_crosses
+from jdr_stats.core._linalg import block_whitenings
 from jdr_stats.inference._rank_stats import _whiten
 from jdr_stats.inference._robust_core import robust_moments, robust_pvalue, rotated_first
 

@@ -32,7 +32,7 @@ import pandas as pd
 from sklearn.datasets import load_diabetes
 
 import jdr_stats as jdr
-from jdr_stats._report import csv_text, html_document, latex_document, write_csv_dir
+from jdr_stats.report._report import csv_text, html_document, latex_document, write_csv_dir
 
 OUT = Path(sys.argv[1] if len(sys.argv) > 1 else "/tmp/issue23_report")
 OUT.mkdir(parents=True, exist_ok=True)

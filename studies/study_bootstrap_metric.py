@@ -50,7 +50,7 @@ from unittest import mock
 import numpy as np
 
 import jdr_stats as jdr
-from jdr_stats._linalg import principal_angles
+from jdr_stats.core._linalg import principal_angles
 from jdr_stats.exceptions import JDRWarning
 from jdr_stats.inference import _replicates as bmod
 

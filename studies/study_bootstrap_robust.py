@@ -45,9 +45,9 @@ import time
 import numpy as np
 
 import jdr_stats as jdr
-from jdr_stats._estimate import estimate
-from jdr_stats._linalg import ReweightedMoments
-from jdr_stats._resampling import draw_entropy, poisson_weights
+from jdr_stats.estimation._estimate import estimate
+from jdr_stats.core._linalg import ReweightedMoments
+from jdr_stats.resampling._engine import draw_entropy, poisson_weights
 from jdr_stats.inference import _bounds as bd
 
 LEVEL = 0.95

@@ -37,9 +37,9 @@ import time
 import numpy as np
 
 import jdr_stats as jdr
-from jdr_stats._ksparse import selection_target
-from jdr_stats._kwhiten import _whiten_arrays
-from jdr_stats._linalg import principal_angles
+from jdr_stats.fitting._ksparse import selection_target
+from jdr_stats.fitting._kwhiten import _whiten_arrays
+from jdr_stats.core._linalg import principal_angles
 from jdr_stats.core.kestimate import block_factors
 from jdr_stats.core.ksparse import _slice_energy, _top, sparse_supports
 

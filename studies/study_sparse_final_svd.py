@@ -16,7 +16,7 @@ import argparse
 import numpy as np
 
 import jdr_stats as jdr
-from jdr_stats._linalg import block_moments
+from jdr_stats.core._linalg import block_moments
 from jdr_stats.sparse import three_step_projection
 
 SETTINGS = [("binary", 200_000, 200, 2, 20), ("bilinear", 20_000, 400, 5, 40), ("bilinear", 20_000, 200, 5, 10)]

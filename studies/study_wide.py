@@ -13,7 +13,7 @@ dense r = 1, dense r = 2, sparse s = 3, sparse s = 10; signal ``c`` in
 For every replication, one set of moments, then the estimate with each
 whitening: "sample" (only when ``m >= n + 2``), "shrinkage" (OAS),
 "diagonal", "none", the oracle (the true covariances), and the default
-``"auto"`` (the choice of ``jdr_stats._estimate.choose_whitening``, so the
+``"auto"`` (the choice of ``jdr_stats.estimation._estimate.choose_whitening``, so the
 same numbers as the chosen fixed one); scikit-learn's ``PLSCanonical`` and
 ``CCA`` (first ``r`` x- and y-weights) on the same data as outside
 references (dense structures only, ``max_iter=200``; CCA only for
@@ -45,8 +45,8 @@ import warnings
 
 import numpy as np
 
-from jdr_stats._estimate import block_whitening_pair, choose_whitening, estimate
-from jdr_stats._linalg import Whitening, block_moments, principal_angles
+from jdr_stats.estimation._estimate import block_whitening_pair, choose_whitening, estimate
+from jdr_stats.core._linalg import Whitening, block_moments, principal_angles
 
 RATIOS = (0.05, 0.2, 0.5, 1.0, 2.0)
 RHOS = (0.0, 0.5)

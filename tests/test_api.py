@@ -279,7 +279,8 @@ def test_public_names_and_homes():
                 jdr.Comparison, jdr.LadleResults, jdr.TestResult, jdr.InapplicableTestResult):
         for method in ("to_dict", "to_json", "save", "summary"):
             assert callable(getattr(cls, method)), (cls, method)
-    from jdr_stats import _progress, _sources
+    from jdr_stats.resampling import _progress
+    from jdr_stats.streams import _sources
     for name in ("ArraySource", "ParquetSource", "CSVSource", "DaskSource", "RowSource"):
         assert getattr(jdr.sources, name) is getattr(_sources, name)
     for name in ("progress_bar", "run_batches", "replicate_generators"):

@@ -174,7 +174,7 @@ def test_simulate_bad_arguments():
 @pytest.mark.parametrize("bad,exc", [(2.5, TypeError), ("9", TypeError), (True, TypeError), (0, ValueError)])
 def test_counts_follow_one_rule(data, bad, exc):
     """A non-integer count is a TypeError and an out-of-range one a ValueError,
-    whichever function takes it (one check, in jdr_stats._validation)."""
+    whichever function takes it (one check, in jdr_stats.runtime._validation)."""
     y, a, b = data
     model = M(y, a, b)
     res = model.fit(1)
@@ -187,7 +187,7 @@ def test_counts_follow_one_rule(data, bad, exc):
 
 
 def test_validation_messages_name_argument_and_value():
-    from jdr_stats import _validation as v
+    from jdr_stats.runtime import _validation as v
 
     with pytest.raises(ValueError, match=r"method must be one of \('x', 'y'\); got 'z'"):
         v.check_choice("z", "method", ("x", "y"))

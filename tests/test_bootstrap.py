@@ -7,10 +7,11 @@ import pandas as pd
 import pytest
 
 import jdr_stats as jdr
-from jdr_stats import _resampling, config, policy
-from jdr_stats._linalg import ReweightedMoments, batched_principal_angles, principal_angles
-from jdr_stats._sources import ArraySource
-from jdr_stats._estimate import estimate
+from jdr_stats import config, policy
+from jdr_stats.resampling import _engine as _resampling
+from jdr_stats.core._linalg import ReweightedMoments, batched_principal_angles, principal_angles
+from jdr_stats.streams._sources import ArraySource
+from jdr_stats.estimation._estimate import estimate
 from jdr_stats.exceptions import SmallSampleWarning, WeakGapWarning
 from jdr_stats.inference import bootstrap as bmod
 from jdr_stats.inference import _replicates as rmod
@@ -398,7 +399,7 @@ def _same(x, y):
 
 @pytest.mark.parametrize("interval, sparsity", [("calibrated", None), ("percentile", (3, 3))])
 def test_pairs_n_jobs_gives_identical_numbers(monkeypatch, interval, sparsity):
-    import jdr_stats._linalg as lin
+    import jdr_stats.core._linalg as lin
 
     sim = jdr.simulate.bilinear(1200, 6, 5, 2, s1=3, s2=3, seed=21)
     w0 = np.random.default_rng(2).uniform(0.5, 2.0, 1200)
@@ -445,7 +446,7 @@ def test_parallel_sums_and_pass_equal_serial_ones(dense_fit, monkeypatch):
     # the parallel code paths themselves, against the serial ones
     from joblib import Parallel
 
-    import jdr_stats._linalg as lin
+    import jdr_stats.core._linalg as lin
 
     monkeypatch.setattr(config, "FEATURE_BYTES", 8 * 121 * 400)  # 4 chunks of rows
     data = dense_fit[1].model.data

@@ -27,7 +27,7 @@ import pytest
 
 import jdr_stats as jdr
 from jdr_stats import config, policy
-from jdr_stats._sources import ArraySource
+from jdr_stats.streams._sources import ArraySource
 from jdr_stats.exceptions import RowsNotInMemoryError
 from jdr_stats.inference import poisson_bootstrap as pmod
 

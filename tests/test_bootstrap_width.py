@@ -7,8 +7,8 @@ import pytest
 
 import jdr_stats as jdr
 from jdr_stats import config
-from jdr_stats._linalg import ReweightedMoments
-from jdr_stats._resampling import draw_counts
+from jdr_stats.core._linalg import ReweightedMoments
+from jdr_stats.resampling._engine import draw_counts
 from jdr_stats.inference._wide_replicates import DirectMoments
 
 

@@ -290,7 +290,7 @@ def test_errors_speak_flags(fair_like, capsys):
     ("endog has a single value", "--y column has a single value"),
 ])
 def test_flag_words(text, words):
-    from jdr_stats._cli_input import flag_words
+    from jdr_stats.io._cli_input import flag_words
 
     assert flag_words(text, formula=False) == words
 
@@ -438,7 +438,7 @@ def test_bootstrap_at_n_above_m_runs_from_the_command_line(tmp_path, capsys):
 
 def test_flags_in_messages_are_never_doubled(tmp_path, capsys):
     """Issue 36: "fit with sparsity=(s1, s2)" was said "----sparsity S1,s2"."""
-    from jdr_stats._cli_input import flag_words
+    from jdr_stats.io._cli_input import flag_words
 
     said = flag_words("with sparsity=(s1, s2) for a sparse fit; sparsity s1", formula=False)
     assert said == "with --sparsity S1,S2 for a sparse fit; --sparsity S1"

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from jdr_stats import core
-from jdr_stats._linalg import Whitening, block_whitenings, whiten_cross
+from jdr_stats.core._linalg import Whitening, block_whitenings, whiten_cross
 from jdr_stats.core import BlockDesign, DesignWhitening
 
 
@@ -100,7 +100,7 @@ def test_empty_parts_and_nonfinite_chunks():
 def test_two_blocks_are_the_engine_view():
     """The two-block engine runs on the core: its state is the core's, bit for bit."""
     import jdr_stats as jdr
-    from jdr_stats._linalg import block_moments
+    from jdr_stats.core._linalg import block_moments
 
     y, blocks = _rows(5, m=3000, widths=(6, 4))
     w = np.random.default_rng(6).exponential(size=3000)
@@ -129,7 +129,7 @@ def test_design_validation():
 
 
 def test_design_whitening_per_block_is_the_paper_whitening():
-    from jdr_stats._linalg import block_moments
+    from jdr_stats.core._linalg import block_moments
 
     y, blocks = _rows(7, m=500, widths=(4, 3))
     mom = block_moments(y, *blocks)
@@ -167,7 +167,7 @@ def _full_moment(t):
 
 
 def test_joint_whitening_rows_and_moments_agree():
-    from jdr_stats._linalg import joint_whitening
+    from jdr_stats.core._linalg import joint_whitening
 
     y, blocks, _ = _correlated(0)
     t = core.array_sums(y, blocks, None, within=True)
@@ -196,7 +196,7 @@ def test_joint_whitening_rows_and_moments_agree():
 def test_joint_whitening_finds_the_subspaces_of_correlated_blocks():
     """With correlated blocks and an even part in the link the per-block
     whitening is biased; the joint one is not (second-order Stein)."""
-    from jdr_stats._linalg import joint_whitening, principal_angles, svd_signed
+    from jdr_stats.core._linalg import joint_whitening, principal_angles, svd_signed
 
     y, blocks, (ua, vb) = _correlated(1, m=80000)
     t = core.array_sums(y, blocks, None, within=True)
@@ -213,13 +213,13 @@ def test_joint_whitening_finds_the_subspaces_of_correlated_blocks():
 
 
 def block_moments_of(y, blocks):
-    from jdr_stats._linalg import block_moments
+    from jdr_stats.core._linalg import block_moments
 
     return block_moments(y, *blocks)
 
 
 def test_joint_whitening_names_collinear_columns_across_blocks():
-    from jdr_stats._linalg import joint_whitening
+    from jdr_stats.core._linalg import joint_whitening
 
     rng = np.random.default_rng(2)
     a, b = rng.normal(size=(200, 3)), rng.normal(size=(200, 2))

@@ -6,7 +6,7 @@ import itertools
 import numpy as np
 import pytest
 
-from jdr_stats._linalg import principal_angles
+from jdr_stats.core._linalg import principal_angles
 from jdr_stats.core.kestimate import block_factors, piece_scale, piece_weight
 from jdr_stats.core.tensor import (
     cross_tensor,

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import jdr_stats as jdr
-from jdr_stats._kfit import fit_kblocks
+from jdr_stats.fitting._kfit import fit_kblocks
 from jdr_stats.metrics import principal_angles
 
 

@@ -3,7 +3,7 @@
 - the estimator's ``block_moments`` and ``jdr.Moments`` run the same
   computation (bit for bit), also on shifted data and tiny chunks;
 - the pairs and Poisson bootstraps, the ladle and ``run_batches`` draw
-  their randomness from ``jdr_stats._resampling``;
+  their randomness from ``jdr_stats.resampling._engine``;
 - every chunk or memory knob is defined once, in ``jdr_stats.config``,
   and the modules read it from there.
 """
@@ -17,11 +17,12 @@ import numpy as np
 import pytest
 
 import jdr_stats as jdr
-from jdr_stats import _resampling, config, policy
-from jdr_stats._linalg import block_moments
-from jdr_stats._moments_engine import pair_view
-from jdr_stats._progress import progress_forwarder, replicate_generators, run_batches
-from jdr_stats._sources import ArraySource, default_batch_rows
+from jdr_stats import config, policy
+from jdr_stats.resampling import _engine as _resampling
+from jdr_stats.core._linalg import block_moments
+from jdr_stats.core._moments_engine import pair_view
+from jdr_stats.resampling._progress import progress_forwarder, replicate_generators, run_batches
+from jdr_stats.streams._sources import ArraySource, default_batch_rows
 from jdr_stats.core.moments import array_sums, chunk_sums, merge_sums
 from jdr_stats.inference import poisson_bootstrap as pmod
 from jdr_stats.inference.rank_robust import ladle_rank
@@ -40,7 +41,8 @@ def shifted():
 # -- one moments engine --------------------------------------------------------
 @pytest.mark.parametrize("chunk_bytes", [None, 8, 8 * 8 * 300])
 def test_block_moments_is_the_moments_engine(shifted, monkeypatch, chunk_bytes):
-    from jdr_stats import _linalg, _moments_engine
+    from jdr_stats.core import _linalg
+    from jdr_stats.core import _moments_engine
 
     assert _linalg.block_moments is _moments_engine.block_moments
     if chunk_bytes is not None:

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import jdr_stats as jdr
-from jdr_stats._linalg import principal_angles
+from jdr_stats.core._linalg import principal_angles
 from jdr_stats.cli import main
 from jdr_stats.exceptions import RankSelectionWarning
 

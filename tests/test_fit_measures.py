@@ -113,7 +113,7 @@ def test_full_regression_skipped_when_too_wide():
 # -- group tests and drop1 ----------------------------------------------------------
 @pytest.mark.parametrize("test", ["conditional", "marginal"])
 def test_one_variable_is_the_sandwich_coordinate_test(res, test):
-    from jdr_stats._joint import joint_data
+    from jdr_stats.estimation._joint import joint_data
 
     # the fit is the default (joint) estimator's: its variables are tested on
     # the residual rows

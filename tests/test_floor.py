@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 import jdr_stats as jdr
-from jdr_stats._inputs import Raw, _column_groups, _column_keys, column_sums
-from jdr_stats._linalg import block_moments
+from jdr_stats.io._inputs import Raw, _column_groups, _column_keys, column_sums
+from jdr_stats.core._linalg import block_moments
 from jdr_stats.core.moments import stacked_sums
 
 
@@ -76,7 +76,7 @@ def test_joint_moments_from_sums_equal_the_residual_rows():
         counts = 1.0 + np.random.default_rng(4).poisson(1.0, y.size)
         rw = data.moments(counts)
         full = counts if weights is None else counts * weights
-        jw = jdr._joint.joint_data(jdr.JointDimReduction(y, a, b, weights=full).data)[0]
+        jw = jdr.estimation._joint.joint_data(jdr.JointDimReduction(y, a, b, weights=full).data)[0]
         ref = block_moments(y, *jw.rows("t")[1:], full)
         np.testing.assert_allclose(rw.cross, ref.cross, rtol=0,
                                    atol=1e-10 * np.abs(ref.cross).max())

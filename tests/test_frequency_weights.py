@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 import jdr_stats as jdr
-from jdr_stats._frequency import frequency_nobs, whitening_nobs
-from jdr_stats._linalg import principal_angles
+from jdr_stats.runtime._frequency import frequency_nobs, whitening_nobs
+from jdr_stats.core._linalg import principal_angles
 
 
 def _data(m=60, n1=8, n2=6, seed=0):

@@ -158,7 +158,7 @@ def test_bootstrap_angles_and_bounds_are_invariant_to_column_recodings(name):
 def test_raw_unit_angles_would_not_be_invariant():
     """The property above fails for the old definition (angles in raw units):
     the metric is what makes the bound unit-free."""
-    from jdr_stats._linalg import principal_angles
+    from jdr_stats.core._linalg import principal_angles
 
     y, a, b = _diabetes()
     res0 = _fit((y, a, b), 1)

@@ -97,7 +97,7 @@ def test_bootstrap_refits_the_residuals_in_every_replicate(correlated):
     model = jdr.JointDimReduction(sim.y[:800], sim.a[:800], sim.b[:800])
     res = model.fit(1, independent_blocks=False)
     boot = res.bootstrap(n_boot=3, seed=5)
-    from jdr_stats._resampling import draw_counts
+    from jdr_stats.resampling._engine import draw_counts
 
     rng = np.random.default_rng(5)
     counts = draw_counts(rng, 3, 800)

@@ -12,7 +12,7 @@ import pytest
 
 import jdr_stats as jdr
 from jdr_stats import policy
-from jdr_stats._linalg import oas_shrinkage
+from jdr_stats.core._linalg import oas_shrinkage
 from jdr_stats.exceptions import JDRWarning
 from jdr_stats.metrics import principal_angles
 

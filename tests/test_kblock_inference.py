@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 
 import jdr_stats as jdr
-from jdr_stats._kfit import fit_kblocks
-from jdr_stats._kwhiten import _whiten_arrays
-from jdr_stats._linalg import principal_angles
+from jdr_stats.fitting._kfit import fit_kblocks
+from jdr_stats.fitting._kwhiten import _whiten_arrays
+from jdr_stats.core._linalg import principal_angles
 from jdr_stats.inference.kblock_association import part_names
 from jdr_stats.support._kblock import kblock_support
 

@@ -12,7 +12,7 @@ p-values piled near one), which this test would catch."""
 import numpy as np
 
 import jdr_stats as jdr
-from jdr_stats._lazy import stats
+from jdr_stats.runtime._lazy import stats
 
 
 def _rank0_tests(reps, m, seed):

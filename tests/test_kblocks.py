@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import jdr_stats as jdr
-from jdr_stats._linalg import principal_angles
+from jdr_stats.core._linalg import principal_angles
 from jdr_stats.exceptions import RankSelectionWarning
 
 
@@ -243,7 +243,7 @@ def _correlated(m=500, widths=(4, 4, 4), rho=0.5, seed=0):
 
 def test_stacked_pieces_give_the_combined_grams():
     """M_k M_k^T is block k's combined Gram, for both whitenings."""
-    from jdr_stats._kfit import _cross_cov, _whiten_arrays
+    from jdr_stats.fitting._kfit import _cross_cov, _whiten_arrays
     from jdr_stats.core.kestimate import block_factors, stacked_pieces
 
     y, xs = _correlated(m=300)

@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 import jdr_stats as jdr
-from jdr_stats import _kfit, policy
-from jdr_stats._linalg import principal_angles
+from jdr_stats import policy
+from jdr_stats.fitting import _kfit
+from jdr_stats.core._linalg import principal_angles
 from jdr_stats.core.kestimate import block_factors, stacked_pieces
 from jdr_stats.core.tensor import (
     cross_tensor,

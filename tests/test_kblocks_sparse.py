@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import jdr_stats as jdr
-from jdr_stats._linalg import principal_angles
+from jdr_stats.core._linalg import principal_angles
 from jdr_stats.core.ksparse import mode_product, sparse_supports
 
 NAMES = ("genes", "lipids", "clinical")

@@ -10,7 +10,7 @@ import pytest
 
 import jdr_stats as jdr
 from jdr_stats import policy
-from jdr_stats._linalg import principal_angles
+from jdr_stats.core._linalg import principal_angles
 from jdr_stats.exceptions import RowsNotInMemoryError
 
 NAMES = ("genes", "lipids", "clinical")

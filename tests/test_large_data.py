@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 import jdr_stats as jdr
-from jdr_stats._linalg import principal_angles
+from jdr_stats.core._linalg import principal_angles
 from jdr_stats.exceptions import RowsNotInMemoryError
 
 NA = [f"a{j}" for j in range(5)]
@@ -125,7 +125,7 @@ def heavy():
 
 @pytest.mark.parametrize("method", ["robust", "wald", "general"])
 def test_rank_tests_stream_from_an_array_source(heavy, method):
-    from jdr_stats._sources import ArraySource
+    from jdr_stats.streams._sources import ArraySource
 
     frame, mem = heavy
     src = ArraySource(frame["y"].to_numpy(), frame[NA].to_numpy(), frame[NB].to_numpy(),
@@ -173,7 +173,7 @@ def test_rank_tests_stream_from_dask(heavy):
 
 
 def test_general_test_with_large_complement_refuses_on_a_source():
-    from jdr_stats._sources import ArraySource
+    from jdr_stats.streams._sources import ArraySource
 
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((150, 50)), rng.standard_normal((150, 45))
@@ -211,7 +211,7 @@ def test_from_parquet_matches_memory_and_validates(sim, ref, tmp_path):
     sim.frame.to_parquet(path, row_group_size=500)
     model = jdr.JointDimReduction.from_parquet(path, y="y", a=NA, b=NB, batch_rows=256)
     _same(model.fit(2), ref.fit(2))
-    assert isinstance(model.data.source, jdr._sources.ParquetSource)
+    assert isinstance(model.data.source, jdr.streams._sources.ParquetSource)
     assert "Parquet source" in str(pytest.raises(RowsNotInMemoryError, model.fit(2).bootstrap).value)
     bad = sim.frame.copy()
     bad.loc[1234, "a4"] = np.nan

@@ -1,12 +1,13 @@
-"""The package's import layers (docs: the package docstring of jdr_stats).
+"""The package's layers, read from its folders.
 
-Every module of ``jdr_stats`` is parsed with ``ast``; each import of another
-module of the package (at the top of the file, inside a function, or under
-``TYPE_CHECKING``) must go to a module of the same or a lower layer, and the
-graph of these imports must have no cycle.  The subpackages of one layer
-(``inference``, ``support``, ``baselines``) are ordered: ``inference`` below
-``support`` and ``baselines``, which may not import each other (no sideways
-import between packages of one layer).
+Every module of ``jdr_stats`` is parsed with ``ast``.  Its *unit* is the
+folder it lives in (``core``, ``io``, ``inference``, ...) or, for a public
+module at the package root, the module itself.  The imports between units
+(at the top of a file, inside a function or under ``TYPE_CHECKING``) must
+form a graph without a cycle, so the folders are layers: each unit's floor
+is one above the highest floor it imports, computed here from the code.
+A few rules say what a layer may never import; the package root holds only
+public modules.
 """
 
 from __future__ import annotations
@@ -19,25 +20,8 @@ import pytest
 import jdr_stats
 
 ROOT = pathlib.Path(jdr_stats.__file__).parent
-
-#: Layer of each top-level module or subpackage, from the ground up.
-LAYERS = {
-    "_validation": 0, "_lazy": 0, "exceptions": 0, "summary": 0, "_render": 0, "_report": 0, "_version": 0, "config": 0, "_export": 0,
-    "_atomic": 0, "_persist": 0, "_frequency": 0, "_scaled_source": 1,
-    "policy": 0, "_settings": 0, "_warn": 0,
-    "core": 1, "_linalg": 1, "_sources": 1, "_dask_source": 1, "_integrity": 0.5, "_csv_stream": 0.5, "_progress": 1, "_resampling": 1, "_moments_engine": 1,
-    "sources": 1, "progress": 1, "whitenings": 1,
-    "moments": 2, "_adjusted_source": 3, "_stream_levels": 3, "_streamed": 3, "data": 3,
-    "_formula": 2, "_inputs": 2, "_responses": 2, "_data": 2, "metrics": 2, "fit_measures": 2, "simulate": 2, "datasets": 2,
-    "_estimate": 3, "_hosvd": 3, "_joint": 3, "sparse": 3, "diagnostics": 3,
-    # the packages of layer 4, ordered: support and baselines use inference's
-    # test tables and chi-square tails; inference never uses them
-    "inference": 4, "support": 4.5, "baselines": 4.5,
-    "_block_view": 5, "_kpremises": 3.5, "_kview": 5,
-    "model": 5, "results": 5, "_kfit": 5, "_orthogonal_fit": 5, "_ksparse": 5, "_kwhiten": 5, "_kstream": 5, "_results_extra": 5, "_kresults_extra": 5, "_kresults_infer": 5, "_kcompare": 5, "_compare_common": 5, "compare": 5,
-    "sklearn": 6, "plotting": 6, "_plot_blocks": 6, "_plot_layout": 6, "cli": 6, "_cli_input": 6, "__main__": 6,
-    "__init__": 7,
-}
+#: private modules allowed at the package root (the version stamp, the entry point)
+ROOT_PRIVATE = {"_version", "__main__", "__init__"}
 
 
 def _modules() -> dict[str, pathlib.Path]:
@@ -91,53 +75,62 @@ def _imports() -> dict[str, set[str]]:
 GRAPH = _imports()
 
 
-def _layer(module: str) -> float:
-    return LAYERS[module.split(".")[0]]
+def unit(module: str) -> str:
+    """The folder of ``module``, or the module itself at the package root."""
+    return module.split(".")[0]
 
 
-def test_every_module_has_a_layer():
-    missing = sorted({m.split(".")[0] for m in MODULES} - set(LAYERS))
-    assert not missing, f"modules without a layer in LAYERS: {missing}"
+def _unit_graph() -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {unit(m): set() for m in MODULES}
+    for mod, deps in GRAPH.items():
+        out[unit(mod)].update(unit(d) for d in deps if unit(d) != unit(mod))
+    return out
+
+
+UNITS = _unit_graph()
+
+
+def _floors() -> dict[str, int]:
+    floors: dict[str, int] = {}
+
+    def floor(u: str, seen: tuple[str, ...] = ()) -> int:
+        if u in seen:
+            pytest.fail("the folders import each other in a cycle: "
+                        + " -> ".join((*seen[seen.index(u):], u)))
+        if u not in floors:
+            floors[u] = 1 + max((floor(d, (*seen, u)) for d in UNITS[u]), default=-1)
+        return floors[u]
+
+    for u in sorted(UNITS):
+        floor(u)
+    return floors
+
+
+def _reaches(start: str) -> set[str]:
+    seen, todo = set(), [start]
+    while todo:
+        for d in UNITS[todo.pop()]:
+            if d not in seen:
+                seen.add(d)
+                todo.append(d)
+    return seen
 
 
 def test_the_parser_sees_the_known_imports():
     # guards the test itself: these edges exist, so a parser bug cannot pass silently
     assert "inference.rank_tests" in GRAPH["model"]
-    assert "_linalg" in GRAPH["_estimate"]
+    assert "core._linalg" in GRAPH["estimation._estimate"]
     assert "baselines._base" in GRAPH["baselines.sir"]
-    assert "_data" in GRAPH["inference.rank_tests"]
+    assert "io._data" in GRAPH["inference.rank_tests"]
 
 
-@pytest.mark.parametrize("module", sorted(MODULES))
-def test_no_import_runs_upward(module):
-    up = sorted(d for d in GRAPH[module] if _layer(d) > _layer(module))
-    assert not up, f"{module} (layer {_layer(module)}) imports from a higher layer: {up}"
+def test_no_cycle_between_folders():
+    floors = _floors()
+    assert floors["runtime"] < floors["core"] < floors["estimation"] < floors["inference"]
+    assert floors["inference"] < floors["fitting"] < floors["model"]
 
 
-def _package(module: str) -> str | None:
-    """The top-level subpackage of ``module`` (None for a top-level module)."""
-    top = module.split(".")[0]
-    return top if (ROOT / top).is_dir() else None
-
-
-@pytest.mark.parametrize("module", sorted(m for m in MODULES if _package(m)))
-def test_no_sideways_import_between_packages_of_one_layer(module):
-    """A package never imports another package of its own layer (support and
-    baselines), nor one of a higher sub-layer (inference from support)."""
-    own = _package(module)
-    sideways = sorted(d for d in GRAPH[module] if _package(d) not in (None, own)
-                      and _layer(d) >= _layer(module))
-    assert not sideways, f"{module} imports from a sibling package: {sideways}"
-
-
-def test_policy_depends_on_nothing_but_the_standard_library():
-    """policy (layer 0) imports no module of the package: every automatic
-    choice is a function of the data's shape and values."""
-    assert GRAPH["policy"] == set()
-    assert GRAPH["config"] == set()
-
-
-def test_no_import_cycle():
+def test_no_import_cycle_between_modules():
     state: dict[str, int] = {}
     stack: list[str] = []
 
@@ -146,8 +139,7 @@ def test_no_import_cycle():
         stack.append(node)
         for dep in sorted(GRAPH[node]):
             if state.get(dep) == 1:
-                cycle = stack[stack.index(dep):] + [dep]
-                pytest.fail("import cycle: " + " -> ".join(cycle))
+                pytest.fail("import cycle: " + " -> ".join(stack[stack.index(dep):] + [dep]))
             if dep not in state:
                 visit(dep)
         stack.pop()
@@ -158,7 +150,39 @@ def test_no_import_cycle():
             visit(mod)
 
 
-def test_inference_never_imports_the_model():
-    for mod, deps in GRAPH.items():
-        if _layer(mod) <= LAYERS["baselines"]:
-            assert not deps & {"model", "compare"}, mod
+def test_the_root_holds_only_public_modules():
+    private = sorted(p.stem for p in ROOT.glob("_*.py") if p.stem not in ROOT_PRIVATE)
+    assert not private, f"private modules at the package root (give them a folder): {private}"
+
+
+@pytest.mark.parametrize(("lower", "never", "why"), [
+    ("policy", {"*"}, "every automatic choice reads the data's shape and values only"),
+    ("config", {"*"}, "resources only"),
+    ("runtime", {"*"}, "the ground floor"),
+    ("core", {"io", "streams", "estimation", "fitting", "inference", "support", "baselines",
+              "policy", "model", "results", "report", "persistence"},
+     "numerics only: no data sources, no policy, no reporting"),
+    ("inference", {"model", "results", "compare", "fitting", "support", "baselines"},
+     "the tests take whitened designs and moments, never a model"),
+    ("support", {"model", "results", "compare", "fitting", "baselines"},
+     "support selection takes data and moments, never a model"),
+    ("baselines", {"model", "results", "compare", "fitting", "support"},
+     "the single-block methods stand on their own"),
+])
+def test_what_a_layer_never_imports(lower, never, why):
+    reached = _reaches(lower)
+    bad = sorted(reached) if never == {"*"} else sorted(reached & never)
+    if never == {"*"}:
+        bad = [u for u in bad if u not in {"runtime", "config", "exceptions"}
+               or lower in {"policy", "config"}]
+    assert not bad, f"{lower} reaches {bad} ({why})"
+
+
+def test_core_imports_no_pandas():
+    for mod, path in MODULES.items():
+        if unit(mod) == "core":
+            tree = ast.parse(path.read_text())
+            names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+            names |= {n.module for n in ast.walk(tree)
+                      if isinstance(n, ast.ImportFrom) and n.level == 0}
+            assert "pandas" not in names, mod

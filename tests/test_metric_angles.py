@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from jdr_stats._linalg import Whitening, principal_angles, shrunk_whitening
+from jdr_stats.core._linalg import Whitening, principal_angles, shrunk_whitening
 from jdr_stats.inference._metric import covariance_metric_angles
 
 

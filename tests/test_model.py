@@ -6,7 +6,7 @@ import pytest
 
 import jdr_stats as jdr
 from jdr_stats import config
-from jdr_stats._linalg import block_moments
+from jdr_stats.core._linalg import block_moments
 from jdr_stats.metrics import principal_angles
 
 
@@ -100,7 +100,7 @@ class TestXlin:
         np.testing.assert_allclose(r1.coef_matrix, r2.coef_matrix, atol=1e-10)
 
     def test_chunked_moments_equal_direct(self, monkeypatch, bilinear_small):
-        import jdr_stats._linalg as L
+        import jdr_stats.core._linalg as L
 
         sim = bilinear_small
         direct = block_moments(sim.y, sim.a, sim.b)
@@ -359,8 +359,8 @@ def test_auto_fit_computes_moments_once_and_factors_each_covariance_once(monkeyp
     the estimate (the sparse refit factors its sub-blocks): each block's for
     the per-block estimator; the covariance of both blocks together and each
     block's partial covariance for the joint one (the default)."""
-    import jdr_stats._data as data_mod
-    import jdr_stats._linalg as lin
+    import jdr_stats.io._data as data_mod
+    import jdr_stats.core._linalg as lin
     import jdr_stats.support._statistics as st
 
     sim = jdr.simulate.bilinear(1500, 8, 7, 2, s1=3, s2=3, seed=4)

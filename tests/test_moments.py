@@ -8,8 +8,8 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import jdr_stats as jdr  # noqa: E402
-from jdr_stats._estimate import estimate  # noqa: E402
-from jdr_stats._linalg import block_moments, principal_angles  # noqa: E402
+from jdr_stats.estimation._estimate import estimate  # noqa: E402
+from jdr_stats.core._linalg import block_moments, principal_angles  # noqa: E402
 
 FIELDS = ("mean_a", "mean_b", "cov_a", "cov_b", "cross")
 

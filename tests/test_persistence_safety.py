@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 
 import jdr_stats as jdr
-from jdr_stats._export import ExportMixin
+from jdr_stats.persistence._export import ExportMixin
 from jdr_stats.baselines import PHD, SAVE, SIR
 from jdr_stats.exceptions import RankSelectionWarning, RowsNotInMemoryError
 
@@ -284,7 +284,7 @@ def test_streamed_results_round_trip_without_their_source(two, tmp_path):
 
 def test_every_class_with_save_is_in_the_table():
     """A results class added later must be added to the format's table."""
-    from jdr_stats import _persist
+    from jdr_stats.persistence import _persist
 
     for mod in pkgutil.walk_packages(jdr.__path__, "jdr_stats."):
         importlib.import_module(mod.name)
@@ -527,7 +527,7 @@ def test_failed_write_leaves_the_old_file(two, three, tmp_path, monkeypatch, wri
 
 def test_values_round_trip_exactly():
     """The tree encodes every value type results hold, bit for bit."""
-    from jdr_stats import _persist
+    from jdr_stats.persistence import _persist
 
     fortran = np.asfortranarray(np.arange(6.0).reshape(2, 3))
     frozen = np.linspace(0, 1, 4)

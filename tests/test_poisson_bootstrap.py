@@ -4,10 +4,11 @@ import numpy as np
 import pytest
 
 import jdr_stats as jdr
-from jdr_stats import _resampling, config, policy
-from jdr_stats._estimate import estimate
-from jdr_stats._linalg import principal_angles
-from jdr_stats._sources import ArraySource
+from jdr_stats import config, policy
+from jdr_stats.resampling import _engine as _resampling
+from jdr_stats.estimation._estimate import estimate
+from jdr_stats.core._linalg import principal_angles
+from jdr_stats.streams._sources import ArraySource
 from jdr_stats.inference import _bounds as bd
 from jdr_stats.inference import poisson_bootstrap as pmod
 
@@ -212,7 +213,7 @@ def test_joint_replicate_re_residualises_from_its_reweighted_sums(kind):
     """The streamed pass of the joint estimator (the stacked design's
     reweighted covariance and y-weighted co-moment) gives each replicate the
     moments of the rows re-residualised under its weights, row by row."""
-    from jdr_stats._joint import joint_data
+    from jdr_stats.estimation._joint import joint_data
 
     rng = np.random.default_rng(1)
     m = 700

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import jdr_stats as jdr
-from jdr_stats._kfit import KBlockResults
+from jdr_stats.fitting._kfit import KBlockResults
 from jdr_stats.core.tensor import pieces
 from jdr_stats.metrics import principal_angles
 

@@ -5,8 +5,8 @@ import sys
 import numpy as np
 import pytest
 
-from jdr_stats import _progress
-from jdr_stats._progress import progress_bar, run_batches
+from jdr_stats.resampling import _progress
+from jdr_stats.resampling._progress import progress_bar, run_batches
 
 
 def _draw(rngs):

@@ -56,7 +56,7 @@ def test_invariant_to_row_order_and_positive_units(crossfit):
 
 
 def test_streams_like_memory(crossfit):
-    from jdr_stats._sources import ArraySource
+    from jdr_stats.streams._sources import ArraySource
 
     y, a, b = _gamma(13)
     mem = jdr.JointDimReduction(y, a, b).fit(2).rank_tests().table

@@ -379,7 +379,7 @@ def test_sequential_pvalues_are_besag_clifford(fit_r2, monkeypatch):
     rng = np.random.default_rng(9)
     work = sp._SpectralBatch(w, ks, rng)
     entropy = int(rng.integers(2**62))
-    from jdr_stats._progress import run_batches
+    from jdr_stats.resampling._progress import run_batches
 
     null = np.concatenate(run_batches(work, b, seed=entropy)).min(axis=2)
     h = sp.SEQUENTIAL_EXCEEDANCES

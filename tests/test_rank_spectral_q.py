@@ -19,8 +19,8 @@ import pytest
 
 import jdr_stats as jdr
 from jdr_stats import config, policy
-from jdr_stats._hosvd import hosvd, whitened_crosses
-from jdr_stats._linalg import block_whitenings
+from jdr_stats.core._hosvd import hosvd, whitened_crosses
+from jdr_stats.core._linalg import block_whitenings
 from jdr_stats.inference import _rank_spectral as sp
 from jdr_stats.inference._rank_stats import WhitenedDesign, _whiten
 from jdr_stats.inference.rank_tests import choose_rank, rank_tests, resolve_method

@@ -188,7 +188,7 @@ def test_ranks_in_one_sweep_equal_the_dxd_route(monkeypatch, reference):
 def test_wide_model_runs_and_streams_like_memory(monkeypatch):
     """No refusal above n1 n2 = 2048; the sampled route streams from a row
     source with the same draws (same row order), so the tables agree."""
-    from jdr_stats._sources import ArraySource
+    from jdr_stats.streams._sources import ArraySource
 
     monkeypatch.setattr(config, "ROBUST_EXACT_FLOPS", 0.0)  # force the sampled route
     sim = jdr.simulate.bilinear(1500, 50, 45, 1, seed=2)

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 import jdr_stats as jdr
-from jdr_stats._report import csv_text, html_document, latex_document, tidy, write_csv_dir
+from jdr_stats.report._report import csv_text, html_document, latex_document, tidy, write_csv_dir
 from jdr_stats.cli import main
 
 PDFLATEX = shutil.which("pdflatex")

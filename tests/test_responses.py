@@ -212,7 +212,7 @@ def test_hosvd_recovers_partly_shared_subspaces():
 
 
 def test_q1_statistic_equals_todays():
-    from jdr_stats._hosvd import complement_statistic, hosvd
+    from jdr_stats.core._hosvd import complement_statistic, hosvd
 
     sim = jdr.simulate.bilinear(500, 4, 3, 1, seed=5)
     res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(1)
@@ -508,7 +508,7 @@ def test_parquet_csv_and_dask_multivariate(tmp_path):
 
 
 def test_permutation_statistic_of_unpermuted_rows_is_the_statistic():
-    from jdr_stats._hosvd import complement_statistic, hosvd
+    from jdr_stats.core._hosvd import complement_statistic, hosvd
     from jdr_stats.inference._rank_permutation import _stats_of_rows
 
     rng, a, b = _design()

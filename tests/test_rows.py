@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 
 import jdr_stats as jdr
-from jdr_stats._data import ModelData, RemovedData, RowsData
-from jdr_stats._linalg import block_moments
-from jdr_stats._streamed import MomentsData
+from jdr_stats.io._data import ModelData, RemovedData, RowsData
+from jdr_stats.core._linalg import block_moments
+from jdr_stats.io._streamed import MomentsData
 from jdr_stats.exceptions import RowsNotInMemoryError
 
 NA, NB = ["a0", "a1", "a2", "a3"], ["b0", "b1", "b2"]
@@ -218,8 +218,8 @@ def test_a_column_close_to_the_response_is_kept(frame):
 
 # -- integer checks: a wrong type is a TypeError, a wrong value a ValueError -------
 def test_integer_options_raise_typeerror_for_a_wrong_type(frame):
-    from jdr_stats._progress import check_n_jobs, run_batches
-    from jdr_stats._sources import ArraySource, DaskSource
+    from jdr_stats.resampling._progress import check_n_jobs, run_batches
+    from jdr_stats.streams._sources import ArraySource, DaskSource
     from jdr_stats.inference.poisson_bootstrap import poisson_moments
     from jdr_stats.sparse import check_sparsity
 

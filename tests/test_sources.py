@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 
 import jdr_stats as jdr
-from jdr_stats._estimate import estimate
-from jdr_stats._linalg import principal_angles
-from jdr_stats._sources import ArraySource, CSVSource, DaskSource, ParquetSource, RowSource
+from jdr_stats.estimation._estimate import estimate
+from jdr_stats.core._linalg import principal_angles
+from jdr_stats.streams._sources import ArraySource, CSVSource, DaskSource, ParquetSource, RowSource
 
 
 @pytest.fixture(scope="module")
@@ -297,7 +297,7 @@ def test_streamed_default_fit_is_one_pass(sim, weighted, whitening):
 def test_read_ahead_keeps_order_errors_and_stops():
     import threading
 
-    from jdr_stats._sources import read_ahead
+    from jdr_stats.streams._sources import read_ahead
 
     assert list(read_ahead(iter(range(50)), depth=3)) == list(range(50))
     assert list(read_ahead(iter(range(5)), depth=0)) == list(range(5))

@@ -142,7 +142,7 @@ def test_a_level_the_first_pass_missed_is_refused(tmp_path):
     # The first pass reads the whole column, so this needs the file to change
     # between the passes: simulated by a source given the levels of a subset.
     pytest.importorskip("pyarrow")
-    from jdr_stats._stream_levels import LevelSource, _Spec
+    from jdr_stats.io._stream_levels import LevelSource, _Spec
 
     df = _frame()
     path = tmp_path / "d.parquet"

@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 import jdr_stats as jdr
-from jdr_stats import _csv_stream
-from jdr_stats._integrity import PassGuard
+from jdr_stats.streams import _csv_stream
+from jdr_stats.streams._integrity import PassGuard
 from jdr_stats.cli import main
 from jdr_stats.exceptions import SourceChangedError
 

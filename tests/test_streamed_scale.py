@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 import jdr_stats as jdr
-from jdr_stats._linalg import principal_angles
+from jdr_stats.core._linalg import principal_angles
 
 pytest.importorskip("pyarrow")
 

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import jdr_stats as jdr
-from jdr_stats._render import format_cells
+from jdr_stats.report._render import format_cells
 from jdr_stats.summary import build_summary, format_pvalue, latex_note
 
 

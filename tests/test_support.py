@@ -12,9 +12,9 @@ import statsmodels.api as sm
 from scipy import linalg as sla
 
 import jdr_stats as jdr
-from jdr_stats._joint import joint_data
+from jdr_stats.estimation._joint import joint_data
 from jdr_stats.support import _statistics as sup
-from jdr_stats._estimate import estimate
+from jdr_stats.estimation._estimate import estimate
 from jdr_stats.simulate import random_basis
 from jdr_stats.support import FDR, Stability, SupportResults, Threshold, choose_sparsity, select_support
 from jdr_stats.support._loo import loo_bases

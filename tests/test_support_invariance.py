@@ -173,7 +173,7 @@ def test_empty_selection_keeps_the_block_dense_and_says_so():
 
 
 def test_estimate_takes_given_sets():
-    from jdr_stats._estimate import estimate
+    from jdr_stats.estimation._estimate import estimate
 
     sim = jdr.simulate.bilinear(2000, 8, 6, 2, s1=3, s2=3, seed=4)
     mom = jdr.JointDimReduction(sim.y, sim.a, sim.b).moments()

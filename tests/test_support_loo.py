@@ -27,7 +27,7 @@ import pytest
 
 import jdr_stats as jdr
 from jdr_stats import config
-from jdr_stats._joint import joint_data
+from jdr_stats.estimation._joint import joint_data
 from jdr_stats.support import _robust as support_robust
 from jdr_stats.support import robust_coordinate_tests
 from jdr_stats.support._loo import loo_bases, loo_bases_dense

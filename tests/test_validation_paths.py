@@ -26,7 +26,7 @@ def test_import_does_not_load_heavy_scipy_modules(module: str) -> None:
 def test_lazy_scipy_stats_is_loaded_at_first_use() -> None:
     code = (
         "import sys\n"
-        "from jdr_stats._lazy import stats\n"
+        "from jdr_stats.runtime._lazy import stats\n"
         "print(abs(stats.chi2.sf(3.0, 3) - 0.3916251762710877) < 1e-12,"
         " 'scipy.stats' in sys.modules)"
     )

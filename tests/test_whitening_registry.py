@@ -15,9 +15,10 @@ import numpy as np
 import pytest
 
 import jdr_stats as jdr
-from jdr_stats import _estimate, cli
-from jdr_stats._estimate import block_whitening_pair, choose_whitening, inference_note
-from jdr_stats._linalg import block_moments, unit_columns
+from jdr_stats import cli
+from jdr_stats.estimation import _estimate
+from jdr_stats.estimation._estimate import block_whitening_pair, choose_whitening, inference_note
+from jdr_stats.core._linalg import block_moments, unit_columns
 from jdr_stats.whitenings import (
     WHITENING_METHODS,
     WHITENINGS,

@@ -12,12 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import jdr_stats as jdr
-from jdr_stats._estimate import (
+from jdr_stats.estimation._estimate import (
     block_whitening_pair,
     choose_whitening,
     estimate,
 )
-from jdr_stats._linalg import block_moments, oas_shrinkage, shrunk_whitening
+from jdr_stats.core._linalg import block_moments, oas_shrinkage, shrunk_whitening
 from jdr_stats.diagnostics import block_stats
 from jdr_stats.metrics import principal_angles
 
@@ -279,7 +279,7 @@ def test_block_whitening_pair_none_and_sample():
 
 
 def test_cross_moments_equal_the_engine():
-    from jdr_stats._estimate import cross_moments
+    from jdr_stats.estimation._estimate import cross_moments
 
     rng = np.random.default_rng(8)
     y, a, b = rng.normal(size=30), rng.normal(size=(30, 50)) + 3, rng.normal(size=(30, 40))

@@ -33,10 +33,10 @@ import numpy as np
 import pandas as pd
 from statsmodels.iolib.summary2 import Summary
 
-from .._data import DataModel, MissingPolicy, ModelData, check_new_block
-from .._export import ExportMixin, records
-from .._linalg import Whitening, cholesky_factor, sign_columns, unit_columns
-from .._validation import check_choice, check_int
+from ..core._linalg import Whitening, cholesky_factor, sign_columns, unit_columns
+from ..io._data import DataModel, MissingPolicy, ModelData, check_new_block
+from ..persistence._export import ExportMixin, records
+from ..runtime._validation import check_choice, check_int
 from ..summary import SummaryMixin, build_summary, json_safe
 from ._moments import DesignMoments, centred_cross
 from ._slicing import SLICERS, SliceInfo

@@ -8,10 +8,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .._lazy import stats
-from .._linalg import Whitening
+from ..core._linalg import Whitening
 from ..inference.chi2mix import bentler_xie_pvalue, wood_pvalue
 from ..inference.hypotheses import TestResult, TestTable
+from ..runtime._lazy import stats
 
 __all__ = [
     "chi2_sf",

@@ -7,7 +7,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from .._validation import check_bool
+from ..runtime._validation import check_bool
 from ._base import SDRModel, SDRResults, standardize
 from ._moments import design_moments, residual_gram
 from ._tables import DimensionTests, chi2_sf, cov_of_products, dim_row_labels

@@ -7,7 +7,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from .._validation import check_choice, check_int
+from ..runtime._validation import check_choice, check_int
 from ._base import SDRModel, SDRResults, standardize, wcov
 from ._moments import slice_moments
 from ._tables import (

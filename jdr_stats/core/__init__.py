@@ -10,7 +10,7 @@ no policy, no I/O).
   per-block whitening of the paper as one kind.
 
 Two blocks are the case ``K = 2``: the two-block engine
-(:mod:`jdr_stats._moments_engine`) reduces its rows here and reads its state
+(:mod:`jdr_stats.core._moments_engine`) reduces its rows here and reads its state
 as the two-block view, with the same numbers bit for bit.
 """
 

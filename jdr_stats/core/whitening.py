@@ -19,7 +19,7 @@ whitening of the design", never a pair.
 
 The maps of one block are duck-typed (:class:`BlockMap`): the sample
 whitening (Cholesky factor) and the regularised ones of
-:mod:`jdr_stats._linalg` both qualify.
+:mod:`jdr_stats.core._linalg` both qualify.
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ class DesignWhitening(Generic[W]):
 
     Examples
     --------
-    >>> from jdr_stats._linalg import Whitening
+    >>> from jdr_stats.core._linalg import Whitening
     >>> rng = np.random.default_rng(0)
     >>> a, b = rng.normal(size=(200, 3)), rng.normal(size=(200, 2))
     >>> maps = [Whitening.from_moments(x.mean(0), np.cov(x.T, bias=True), n, [])

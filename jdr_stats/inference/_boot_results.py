@@ -17,11 +17,11 @@ import numpy as np
 import pandas as pd
 from statsmodels.iolib.summary2 import Summary
 
-from .._data import RowsData
-from .._estimate import Estimate
-from .._export import ExportMixin, json_key, records
-from .._validation import check_choice, check_fraction
 from ..diagnostics import gap_advice
+from ..estimation._estimate import Estimate
+from ..io._data import RowsData
+from ..persistence._export import ExportMixin, json_key, records
+from ..runtime._validation import check_choice, check_fraction
 from ..summary import SummaryMixin, build_summary, json_safe
 from ._bounds import calibrated_level, gap_diagnostics, order_index
 

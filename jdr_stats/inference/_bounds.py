@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .._linalg import BlockMoments
+from ..core._linalg import BlockMoments
 
 __all__ = [
     "batched_dense_estimate",
@@ -41,7 +41,7 @@ def _batched_cholesky(cov: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
     A covariance is usable when no variance is zero and the smallest
     eigenvalue of its correlation matrix is at least ``1e-10 n`` (the rule
-    of :func:`jdr_stats._linalg.cholesky_factor`).
+    of :func:`jdr_stats.core._linalg.cholesky_factor`).
     """
     n = cov.shape[-1]
     d = np.sqrt(np.clip(np.diagonal(cov, axis1=1, axis2=2), 0.0, None))
@@ -63,7 +63,7 @@ def batched_dense_estimate(
     Returns ``dir_a`` (B, n1, r), ``dir_b`` (B, n2, r), all singular values
     (B, k) and a boolean mask of the replicates that could be fitted (the
     others, with a constant or collinear block, hold NaN).  The spans of
-    ``dir_a`` and ``dir_b`` equal those of :func:`jdr_stats._estimate.estimate`
+    ``dir_a`` and ``dir_b`` equal those of :func:`jdr_stats.estimation._estimate.estimate`
     (dense fits); column scaling and signs may differ.
     """
     cov_a, cov_b, cross = _stack(moms)

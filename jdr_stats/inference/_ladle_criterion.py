@@ -30,9 +30,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import config, policy
-from .._linalg import mp_edge as _mp_edge
-from .._resampling import poisson_row_weights
-from .._validation import check_int
+from ..core._linalg import mp_edge as _mp_edge
+from ..resampling._engine import poisson_row_weights
+from ..runtime._validation import check_int
 from ._wide_replicates import DirectMoments
 from .poisson_bootstrap import weighted_moments
 

@@ -26,8 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from .._data import RowsData
-from .._linalg import (
+from ..core._linalg import (
     BlockMoments,
     ShrunkWhitening,
     Whitening,
@@ -36,6 +35,7 @@ from .._linalg import (
     orthonormal_basis,
     unit_columns,
 )
+from ..io._data import RowsData
 
 __all__ = ["covariance_factors", "covariance_metric_angles", "to_metric"]
 
@@ -150,8 +150,8 @@ def covariance_metric_angles(
         (bootstrap replicates).
     cov : ndarray of shape (n, n), or a block whitening
         The block's covariance (positive definite), or the fit's map of the
-        block (a :class:`~jdr_stats._linalg.Whitening` or
-        :class:`~jdr_stats._linalg.ShrunkWhitening`: its covariance, the
+        block (a :class:`~jdr_stats.core._linalg.Whitening` or
+        :class:`~jdr_stats.core._linalg.ShrunkWhitening`: its covariance, the
         regularised one for shrinkage and diagonal whitenings, and its
         power-of-two column scales are used).
     scale : ndarray of shape (n,), optional

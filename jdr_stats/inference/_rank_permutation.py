@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from .. import config
-from .._progress import ProgressArg, run_batches
+from ..resampling._progress import ProgressArg, run_batches
 from ._rank_stats import WhitenedDesign
 
 

@@ -33,7 +33,7 @@ row chunks (in memory, or from the model's row source: Parquet, CSV
 chunks, dask), every replicate's sums accumulated in the same pass.  A
 row's half and its signs are bits of its block of ``policy.BLOCK_ROWS``
 rows, drawn from that block's own generator
-(:func:`~jdr_stats._resampling.row_bits`), so the p-values do not depend on
+(:func:`~jdr_stats.resampling._engine.row_bits`), so the p-values do not depend on
 where the rows are stored nor on how they are chunked.
 """
 
@@ -50,9 +50,9 @@ from scipy.linalg import lapack
 from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 
 from .. import config
-from .._linalg import blas_for_blocks, blas_single_thread, mp_edge
-from .._progress import ProgressArg, progress_bar, run_batches
-from .._resampling import row_bits, row_signs
+from ..core._linalg import blas_for_blocks, blas_single_thread, mp_edge
+from ..resampling._engine import row_bits, row_signs
+from ..resampling._progress import ProgressArg, progress_bar, run_batches
 from ._rank_stats import WhitenedDesign
 from .rank_robust import Chunks
 
@@ -84,7 +84,7 @@ def pass_plan(w: WhitenedDesign, top: int) -> list[range]:
     Depends on the singular values only, so a rank selection's rows are the
     first rows of the full table with the same seed.  For ``q`` response
     columns the statistics are the unfoldings' and the edge the smaller of
-    theirs (:func:`~jdr_stats._linalg.mp_edge`)."""
+    theirs (:func:`~jdr_stats.core._linalg.mp_edge`)."""
     return plan_passes(w.m * w.s_joint[: top + 1] ** 2 / w.var_y,
                        mp_edge(w.n1, w.n2, 0, w.q), top)
 
@@ -195,13 +195,13 @@ def _whitened_chunks(w: WhitenedDesign) -> Chunks:
 
 def row_halves(entropy: int, start: int, stop: int) -> np.ndarray:
     """The cross-fit half (0 or 1) of the rows ``start..stop-1``: one fair bit
-    per row, drawn by blocks of rows (:func:`~jdr_stats._resampling.row_bits`)."""
+    per row, drawn by blocks of rows (:func:`~jdr_stats.resampling._engine.row_bits`)."""
     return row_bits(entropy, start, stop, 1)[0]
 
 
 def flip_signs(seed: int, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
     """The signs ``sa``, ``sb`` of the rows ``start..stop-1`` in the replicate
-    whose seed word is ``seed`` (:func:`~jdr_stats._resampling.row_signs`)."""
+    whose seed word is ``seed`` (:func:`~jdr_stats.resampling._engine.row_signs`)."""
     sa, sb = row_signs(seed, start, stop, 2)
     return sa, sb
 

@@ -19,9 +19,8 @@ import numpy as np
 from scipy import linalg
 
 from .. import config
-from .._data import RowsData
-from .._hosvd import complement_statistic, hosvd, whitened_crosses
-from .._linalg import (
+from ..core._hosvd import complement_statistic, hosvd, whitened_crosses
+from ..core._linalg import (
     BlockMoments,
     Whitening,
     blas_for_blocks,
@@ -30,6 +29,7 @@ from .._linalg import (
 )
 from ..core.whitening import DesignWhitening
 from ..exceptions import RowsNotInMemoryError
+from ..io._data import RowsData
 from .rank_robust import Chunks, whitened_chunks
 
 __all__ = ["WhitenedDesign", "whitened_response"]
@@ -102,7 +102,7 @@ class WhitenedDesign:
     def statistic(self, k: int) -> float:
         """``Lambda_k = m sum_c ||U0^T X_c V0||_F^2 / var(y)``, ``U0 = u[:, k:]``,
         ``V0 = v[:, k:]``: for one column ``m sum_{j>k} s_j^2 / var(y)``
-        (:func:`~jdr_stats._hosvd.complement_statistic`)."""
+        (:func:`~jdr_stats.core._hosvd.complement_statistic`)."""
         if self.q == 1:
             return float(self.m * np.sum(self.s[k:] ** 2) / self.var_y)
         assert self.xq is not None
@@ -133,7 +133,7 @@ def _whiten(
 
     One response column: ``X_lin`` (centred ``y``), a stack of one, and its
     SVD.  ``q > 1`` columns: the ``q`` cross moments of the whitened response
-    ``Yw`` and their HOSVD (:func:`~jdr_stats._hosvd.hosvd`); ``var_y`` is 1
+    ``Yw`` and their HOSVD (:func:`~jdr_stats.core._hosvd.hosvd`); ``var_y`` is 1
     and the rows' ``y`` is ``Yw`` (``m x q``).  A model built from a row
     source (``data.source``) gets a factory of whitened chunks over the
     source instead of the rows, and the first-order sums from its

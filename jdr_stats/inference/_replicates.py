@@ -1,9 +1,9 @@
 """The bootstrap's replicate engine: resample, refit, measure.
 
 :func:`replicates` draws the resampling through the resampling engine
-(:mod:`jdr_stats._resampling`: pairs counts or Poisson weights), forms the
+(:mod:`jdr_stats.resampling._engine`: pairs counts or Poisson weights), forms the
 moments of a batch of replicates (pairs: one product of the count matrix
-with per-row features, :class:`~jdr_stats._linalg.ReweightedMoments`;
+with per-row features, :class:`~jdr_stats.core._linalg.ReweightedMoments`;
 Poisson: one pass over the rows, :mod:`.poisson_bootstrap`), refits them
 (dense: all at once, :func:`._bounds.batched_dense_estimate`; sparse: one by
 one) and measures the principal angles of each replicate's subspaces to the
@@ -21,11 +21,7 @@ from typing import Any
 import numpy as np
 
 from .. import config
-from .._data import RowsData
-from .._estimate import Estimate, block_whitening_pair
-from .._estimate import estimate as estimate_from_moments
-from .._frequency import observations
-from .._linalg import (
+from ..core._linalg import (
     BlockMoments,
     ReweightedMoments,
     batched_principal_angles,
@@ -33,10 +29,14 @@ from .._linalg import (
     orthonormal_basis,
     unit_columns,
 )
-from .._progress import ProgressArg, progress_bar
-from .._resampling import draw_counts, inner_counts, worker_pool
-from .._sources import ArraySource
+from ..estimation._estimate import Estimate, block_whitening_pair
+from ..estimation._estimate import estimate as estimate_from_moments
 from ..exceptions import SmallSampleWarning
+from ..io._data import RowsData
+from ..resampling._engine import draw_counts, inner_counts, worker_pool
+from ..resampling._progress import ProgressArg, progress_bar
+from ..runtime._frequency import observations
+from ..streams._sources import ArraySource
 from ..whitenings import WHITENING_METHODS
 from ._bounds import batched_dense_estimate, pair_angles
 from ._metric import covariance_factors, to_metric

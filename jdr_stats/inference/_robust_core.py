@@ -38,8 +38,8 @@ import numpy as np
 from scipy.linalg import blas
 
 from .. import config, policy
-from .._lazy import integrate, stats
-from .._linalg import blas_single_thread
+from ..core._linalg import blas_single_thread
+from ..runtime._lazy import integrate, stats
 
 __all__ = ["RotatedFirst", "RobustMoments", "rotated_first", "first_from_sums",
            "robust_moments", "robust_moments_ranks", "robust_pvalue"]

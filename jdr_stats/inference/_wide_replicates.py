@@ -1,6 +1,6 @@
 """Pairs-bootstrap replicate moments for wide blocks, one replicate at a time.
 
-:class:`~jdr_stats._linalg.ReweightedMoments` forms ``m x width`` per-row
+:class:`~jdr_stats.core._linalg.ReweightedMoments` forms ``m x width`` per-row
 features (``width ~ (n1 + n2)^2 / 2 + 2 n1 n2``) and multiplies them by the
 count matrix.  For wide blocks the features cost more than the products,
 and two of them (``a b^T`` and ``a y b^T``) are needed only to centre ``y``
@@ -34,7 +34,7 @@ import numpy as np
 from scipy.linalg import blas
 
 from .. import config
-from .._linalg import BlockMoments, ReweightedMoments
+from ..core._linalg import BlockMoments, ReweightedMoments
 
 __all__ = ["DirectMoments"]
 

@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from .._linalg import AnyWhitening
-from .._validation import normalize_seed
+from ..core._linalg import AnyWhitening
 from ..core.whitening import DesignWhitening
+from ..runtime._validation import normalize_seed
 from ..sparse import three_step_projection
 from .hypotheses import TestResult, perm_pvalue
 

@@ -11,16 +11,16 @@ selected.  The derivations are in ``docs/theory/bootstrap.md``.
 The replicates never copy rows: a resample is a vector of counts, and the
 reweighted moments of a whole batch of replicates are one matrix product of
 the count matrix with per-row products of the centred data (see
-:class:`~jdr_stats._linalg.ReweightedMoments`); ``method="poisson"`` draws
+:class:`~jdr_stats.core._linalg.ReweightedMoments`); ``method="poisson"`` draws
 independent row weights instead and accumulates all replicates in one pass
 (:mod:`jdr_stats.inference.poisson_bootstrap`).  Dense replicates are
 refitted in one batch (:func:`._bounds.batched_dense_estimate`), sparse
-ones through :func:`jdr_stats._estimate.estimate`.  The bound on the largest
+ones through :func:`jdr_stats.estimation._estimate.estimate`.  The bound on the largest
 angle is the percentile bound or the calibrated one (fast double bootstrap,
 :mod:`._bounds`); :attr:`BootstrapResults.gap` holds the gap diagnostics.
 
 This module checks the arguments; the replicate engine is
-:mod:`._replicates` (its resampling drawn by :mod:`jdr_stats._resampling`)
+:mod:`._replicates` (its resampling drawn by :mod:`jdr_stats.resampling._engine`)
 and the results class :mod:`._boot_results`.
 """
 
@@ -32,10 +32,12 @@ from typing import Literal
 import numpy as np
 
 from .. import config
-from .._data import RowsData
-from .._estimate import Estimate
-from .._progress import ProgressArg, check_n_jobs, check_progress
-from .._validation import (
+from ..diagnostics import gap_advice
+from ..estimation._estimate import Estimate
+from ..exceptions import RowsNotInMemoryError, WeakGapWarning
+from ..io._data import RowsData
+from ..resampling._progress import ProgressArg, check_n_jobs, check_progress
+from ..runtime._validation import (
     check_bool,
     check_choice,
     check_fraction,
@@ -43,8 +45,6 @@ from .._validation import (
     check_memory,
     normalize_seed,
 )
-from ..diagnostics import gap_advice
-from ..exceptions import RowsNotInMemoryError, WeakGapWarning
 from ..whitenings import WHITENING_METHODS
 from ._boot_results import (
     GAP_RATIO_MIN,

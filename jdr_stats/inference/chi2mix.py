@@ -15,8 +15,8 @@ from typing import Literal
 
 import numpy as np
 
-from .._lazy import integrate, stats
-from .._validation import check_choice
+from ..runtime._lazy import integrate, stats
+from ..runtime._validation import check_choice
 
 __all__ = ["bentler_xie_pvalue", "wood_pvalue", "weighted_chi2_sf"]
 

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 from statsmodels.iolib.summary2 import Summary
 
-from .._export import ExportMixin, clean_keys, records
+from ..persistence._export import ExportMixin, clean_keys, records
 from ..summary import SummaryMixin, build_summary, format_pvalue, json_safe
 
 __all__ = [

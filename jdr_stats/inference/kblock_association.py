@@ -34,8 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import normalize_seed
 from ..core.tensor import cross_tensor, hermite_corrected, mode_sketches, pieces
+from ..runtime._validation import normalize_seed
 from .association import (
     _max_z,
     _MaxCorrelations,

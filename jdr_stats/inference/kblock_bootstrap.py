@@ -8,7 +8,7 @@ Resamples
     index vector after another from the generator of ``seed``;
     ``method="poisson"``: each row repeated ``w_bi`` times, the weights
     (mean 1, variance 1) of the resampling engine's Poisson bootstrap
-    (:func:`jdr_stats._resampling.poisson_weights`, each block of
+    (:func:`jdr_stats.resampling._engine.poisson_weights`, each block of
     ``policy.BLOCK_ROWS`` rows from its own stream).  Either is drawn in
     full before any refit, so ``n_jobs`` processes refit the same resamples
     and give the same numbers as one.
@@ -28,9 +28,9 @@ import numpy as np
 import pandas as pd
 
 from .. import policy
-from .._export import ExportMixin
-from .._resampling import draw_entropy, poisson_weights
-from .._validation import normalize_seed
+from ..persistence._export import ExportMixin
+from ..resampling._engine import draw_entropy, poisson_weights
+from ..runtime._validation import normalize_seed
 from ..summary import JDRSummary, build_summary
 from ._boot_results import GAP_RATIO_MIN
 

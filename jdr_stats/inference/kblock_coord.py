@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from .._lazy import stats
+from ..runtime._lazy import stats
 
 __all__ = ["group_wald", "leave_out_basis"]
 

@@ -25,9 +25,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .._lazy import stats
 from ..core.kestimate import KBlockFactors
 from ..core.tensor import piece_row_gram, sketch_row_factor
+from ..runtime._lazy import stats
 
 __all__ = ["block_rank_table", "block_rank_table_rows", "choose_block_rank",
            "influence_gram", "piece_energies"]

@@ -15,11 +15,11 @@ import numpy as np
 import pandas as pd
 from statsmodels.iolib.summary2 import Summary
 
-from .._data import RowsData
-from .._export import ExportMixin, records
-from .._linalg import BlockMoments, Whitening
-from .._validation import normalize_seed
+from ..core._linalg import BlockMoments, Whitening
 from ..core.whitening import DesignWhitening
+from ..io._data import RowsData
+from ..persistence._export import ExportMixin, records
+from ..runtime._validation import normalize_seed
 from ..summary import SummaryMixin, build_summary
 from ._ladle_criterion import ladle_from_chunks
 from ._rank_stats import _whiten

@@ -45,11 +45,11 @@ import numpy as np
 import pandas as pd
 
 from .. import policy
-from .._lazy import stats
-from .._linalg import AnyWhitening
-from .._validation import normalize_seed
+from ..core._linalg import AnyWhitening
 from ..core.moments import column_scales
 from ..core.whitening import DesignWhitening
+from ..runtime._lazy import stats
+from ..runtime._validation import normalize_seed
 from ..summary import Summary, build_summary
 from .hypotheses import TestTable, perm_pvalue
 

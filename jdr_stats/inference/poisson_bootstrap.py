@@ -9,10 +9,10 @@ are accumulated in a single pass: for every chunk of rows one product of the
 ``(B x k)`` weight matrix with the ``(k x p)`` per-row features.  Nothing of
 size ``B x m`` is ever held, and the pass needs only
 ``iter_chunks()`` of a row source, so it runs on any source of the
-row-source protocol (``jdr_stats._sources``: in-memory arrays, Parquet,
+row-source protocol (``jdr_stats.streams._sources``: in-memory arrays, Parquet,
 CSV, dask).
 
-The weights come from the resampling engine (:mod:`jdr_stats._resampling`):
+The weights come from the resampling engine (:mod:`jdr_stats.resampling._engine`):
 those of row block ``j`` (rows ``j * BLOCK_ROWS`` to ``(j + 1) * BLOCK_ROWS - 1``,
 ``BLOCK_ROWS`` of :mod:`jdr_stats.config`) from a generator seeded by
 ``SeedSequence(entropy, spawn_key=(j,))``, so they do not depend on how the
@@ -33,17 +33,17 @@ from typing import Any
 import numpy as np
 
 from .. import config, policy
-from .._linalg import BlockMoments, ReweightedMoments, blas_single_thread
-from .._resampling import draw_entropy, inner_weights, poisson_weights
-from .._sources import ArraySource  # noqa: F401 (the Examples section uses it)
-from .._validation import check_bool, check_int
+from ..core._linalg import BlockMoments, ReweightedMoments, blas_single_thread
+from ..resampling._engine import draw_entropy, inner_weights, poisson_weights
+from ..runtime._validation import check_bool, check_int
+from ..streams._sources import ArraySource  # noqa: F401 (the Examples section uses it)
 
 __all__ = ["poisson_weights", "inner_weights", "poisson_moments",
            "poisson_plan", "poisson_pass", "PoissonPlan", "weighted_moments"]
 
 
 class _SourceMoments(ReweightedMoments):
-    """:class:`~jdr_stats._linalg.ReweightedMoments` whose rows arrive in chunks of a source.
+    """:class:`~jdr_stats.core._linalg.ReweightedMoments` whose rows arrive in chunks of a source.
 
     Built from the full-sample means and column ranges (first pass); the
     per-row features of a chunk are computed by the parent's ``_features``

@@ -34,8 +34,8 @@ import numpy as np
 from scipy import linalg as sla
 
 from .. import config
-from .._lazy import stats
-from .._validation import check_int, normalize_seed
+from ..runtime._lazy import stats
+from ..runtime._validation import check_int, normalize_seed
 from ._ladle_criterion import LadleResult, ladle_from_chunks, ladle_kmax
 from .hypotheses import TestResult
 

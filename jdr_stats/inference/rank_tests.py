@@ -58,15 +58,21 @@ import pandas as pd
 from statsmodels.iolib.summary2 import Summary
 
 from .. import config, policy
-from .._data import RowsData
-from .._lazy import stats
-from .._linalg import BlockMoments, Whitening, blas_for_blocks
-from .._progress import ProgressArg, check_n_jobs, check_progress, progress_bar, progress_forwarder
-from .._validation import check_choice, check_fraction, check_int, normalize_seed
-from .._warn import warn_at_caller
+from ..core._linalg import BlockMoments, Whitening, blas_for_blocks
 from ..core.whitening import DesignWhitening
 from ..exceptions import LongRunWarning, RankSelectionWarning, RowsNotInMemoryError
+from ..io._data import RowsData
 from ..policy import Choice
+from ..resampling._progress import (
+    ProgressArg,
+    check_n_jobs,
+    check_progress,
+    progress_bar,
+    progress_forwarder,
+)
+from ..runtime._lazy import stats
+from ..runtime._validation import check_choice, check_fraction, check_int, normalize_seed
+from ..runtime._warn import warn_at_caller
 from ..summary import build_summary
 from ._rank_stats import WhitenedDesign, _whiten
 from .hypotheses import TEST_COLUMNS, TestTable

@@ -26,9 +26,14 @@ import numpy as np
 import pandas as pd
 
 from .. import policy
-from .._estimate import _selection_target, _sparse_fit, block_whitening_pair, cross_moments
-from .._linalg import AnyWhitening, BlockMoments, whiten_cross
-from .._moments_engine import block_moments, response_block_moments
+from ..core._linalg import AnyWhitening, BlockMoments, whiten_cross
+from ..core._moments_engine import block_moments, response_block_moments
+from ..estimation._estimate import (
+    _selection_target,
+    _sparse_fit,
+    block_whitening_pair,
+    cross_moments,
+)
 from ..fit_measures import bilinear_design
 from ..policy import Choice
 from ..sparse import three_step_projection

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._lazy import stats
+from ..runtime._lazy import stats
 from ._loo import align_bases, top_basis
 from ._statistics import Prepared, products
 

@@ -30,13 +30,13 @@ import pandas as pd
 import scipy.linalg as sla
 
 from .. import policy
-from .._export import ExportMixin
-from .._lazy import stats
 from ..core.kestimate import piece_scale, piece_weight
 from ..core.moments import column_scales
 from ..core.tensor import pieces
 from ..inference.hypotheses import fdr_qvalues
+from ..persistence._export import ExportMixin
 from ..policy import Choice
+from ..runtime._lazy import stats
 from ..summary import JDRSummary, build_summary
 
 __all__ = ["KBlockSupportResults", "kblock_support"]

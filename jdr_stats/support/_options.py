@@ -23,7 +23,7 @@ from typing import Literal
 
 import numpy as np
 
-from .._validation import check_choice, check_fraction, check_int, check_positive
+from ..runtime._validation import check_choice, check_fraction, check_int, check_positive
 
 __all__ = [
     "DEFAULT_N_RESAMPLES",

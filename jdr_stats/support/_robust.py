@@ -33,9 +33,9 @@ from typing import Literal, get_args
 import numpy as np
 
 from .. import config
-from .._lazy import stats
-from .._validation import check_bool, check_choice, check_int, normalize_seed
 from ..inference.hypotheses import fdr_qvalues, perm_pvalue
+from ..runtime._lazy import stats
+from ..runtime._validation import check_bool, check_choice, check_int, normalize_seed
 from ._loo import loo_bases
 from ._statistics import CoordinateTests, products
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import config
-from .._linalg import Whitening
+from ..core._linalg import Whitening
 from ..core.whitening import DesignWhitening
 from ._robust import _bases, _Setup
 from ._statistics import products

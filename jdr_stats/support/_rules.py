@@ -8,12 +8,12 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .._data import RowsData
-from .._estimate import estimate
-from .._linalg import block_moments
-from .._moments_engine import response_block_moments
-from .._progress import ProgressArg, progress_bar, progress_forwarder, run_batches
+from ..core._linalg import block_moments
+from ..core._moments_engine import response_block_moments
+from ..estimation._estimate import estimate
 from ..inference.hypotheses import fdr_qvalues
+from ..io._data import RowsData
+from ..resampling._progress import ProgressArg, progress_bar, progress_forwarder, run_batches
 from ._options import SelectionRule, Stability, Threshold, clip_counts, rule_q
 from ._statistics import CoordinateTests, Prepared, threshold_scores
 

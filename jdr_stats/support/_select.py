@@ -9,15 +9,15 @@ from typing import Any, cast
 import numpy as np
 
 from .. import policy
-from .._data import RowsData
-from .._estimate import check_rank, check_support_width
-from .._joint import JointModelData, joint_data
-from .._linalg import BlockMoments, Whitening
-from .._progress import ProgressArg, check_n_jobs, check_progress
-from .._validation import check_bool, check_rows_for_whitening, normalize_seed
-from .._warn import warn_at_caller
+from ..core._linalg import BlockMoments, Whitening
 from ..core.whitening import DesignWhitening
+from ..estimation._estimate import check_rank, check_support_width
+from ..estimation._joint import JointModelData, joint_data
 from ..exceptions import SupportSelectionWarning
+from ..io._data import RowsData
+from ..resampling._progress import ProgressArg, check_n_jobs, check_progress
+from ..runtime._validation import check_bool, check_rows_for_whitening, normalize_seed
+from ..runtime._warn import warn_at_caller
 from ..sparse import check_sparsity
 from ._options import (
     Covariance,

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import config
-from .._data import RowsData
-from .._lazy import stats
-from .._linalg import BlockMoments, Whitening, block_moments, block_whitenings
+from ..core._linalg import BlockMoments, Whitening, block_moments, block_whitenings
 from ..core.whitening import DesignWhitening
 from ..inference.hypotheses import perm_pvalue
+from ..io._data import RowsData
+from ..runtime._lazy import stats
 from ._loo import align_bases, loo_bases, top_basis
 
 __all__ = ["CoordinateTests", "Inputs", "Prepared", "block_tests", "inputs", "prepare",

@@ -10,7 +10,7 @@ summary's note on the inference it allows, a check of the rows it needs and
 the factory building one block's map from ``(mean, cov, nobs, argname,
 names, rows=None, weights=None)`` (:class:`BlockFactory`).
 :data:`WHITENING_METHODS` maps the keys to them; the estimator
-(``jdr_stats._estimate.block_whitening_pair``), ``fit(whitening=...)``,
+(``jdr_stats.estimation._estimate.block_whitening_pair``), ``fit(whitening=...)``,
 the CLI's ``--whitening`` choices, the bootstrap's accepted kinds and the
 docs' tables of whitenings derive from it (``tests/test_whitening_registry.py``
 checks every entry).  ``"auto"`` is not a whitening but a rule choosing one

@@ -9,7 +9,7 @@ from typing import Literal, Protocol
 
 import numpy as np
 
-from .._linalg import AnyWhitening, ShrunkWhitening, shrunk_whitening
+from ..core._linalg import AnyWhitening, ShrunkWhitening, shrunk_whitening
 
 __all__ = ["TESTS_NOTE", "BlockFactory", "WhiteningMethod", "shrunk_factory"]
 
@@ -99,7 +99,7 @@ class WhiteningMethod:
 
 def shrunk_factory(kind: Literal["shrinkage", "diagonal"]) -> BlockFactory:
     """The :class:`BlockFactory` of a regularised whitening of ``kind``
-    (:func:`~jdr_stats._linalg.shrunk_whitening`: from the covariance, or
+    (:func:`~jdr_stats.core._linalg.shrunk_whitening`: from the covariance, or
     from the rows for a block wider than them)."""
 
     def factory(mean: np.ndarray, cov: np.ndarray | None, nobs: int, argname: str,

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from .._linalg import Whitening
+from ..core._linalg import Whitening
 from ._record import WhiteningMethod
 
 

@@ -9,7 +9,7 @@ from typing import Literal
 
 import numpy as np
 
-from ..._progress import ProgressArg
+from ...resampling._progress import ProgressArg
 from .._rank_stats import WhitenedDesign
 
 __all__ = ["LAMBDA", "RankTestMethod", "Row", "RowOptions", "tail_notes"]

@@ -5,7 +5,7 @@ response columns."""
 
 from __future__ import annotations
 
-from ..._lazy import stats
+from ...runtime._lazy import stats
 from .._rank_stats import WhitenedDesign
 from ._record import LAMBDA, RankTestMethod, Row, RowOptions
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import policy
-from ..._linalg import mp_edge
+from ...core._linalg import mp_edge
 from .._rank_spectral import pass_plan, spectral_statistic
 from .._rank_stats import WhitenedDesign
 from ._record import LAMBDA, RankTestMethod, Row, RowOptions

@@ -13,8 +13,8 @@ from dataclasses import replace
 import numpy as np
 
 from ... import config, policy
-from ..._lazy import stats
 from ...exceptions import RowsNotInMemoryError
+from ...runtime._lazy import stats
 from .._rank_stats import WhitenedDesign
 from ..chi2mix import weighted_chi2_sf
 from ..rank_robust import ComplementMoments, complement_moments_all, cross_sums

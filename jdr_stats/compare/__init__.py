@@ -1,0 +1,518 @@
+"""The joint estimator and the classical baselines side by side.
+
+:func:`compare` fits each requested method to ``(y, a, b)`` and reports, for
+each block, how far its estimated subspace is from the truth (simulations) or
+from the other methods (real data), and which variant's reduced features
+explain y best.  The response is read as :class:`JointDimReduction` reads
+it (numeric, categorical, multivariate); a baseline that cannot be fitted
+(a design too wide for its sample covariance, a response it does not take)
+is reported with its reason instead of stopping the comparison.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from statsmodels.iolib.summary2 import Summary
+
+from ..baselines import PHD, SAVE, SIR
+from ..core._linalg import principal_angles
+from ..estimation._estimate import check_rank
+from ..fit_measures import fit_measures
+from ..io._data import MissingPolicy
+from ..io._responses import ResponseInfo, ResponseKind
+from ..metrics import nsee, subspace_error
+from ..model import JointDimReduction
+from ..persistence._export import ExportMixin, records
+from ..runtime._validation import check_bool
+from ..summary import SummaryMixin, build_summary, json_safe
+from ._common import (
+    _METHODS,
+    MIN_EXTRA_ROWS,
+    TIE,
+    _applicable,
+    _check_methods,
+    _response_note,
+    _sir_short,
+    _unfitted_note,
+    _width_reason,
+    conclusion,
+)
+from ._kblocks import KBlockComparison, compare_kblocks, is_kblock_call, split_subspace
+
+__all__ = ["MIN_EXTRA_ROWS", "TIE", "Comparison", "KBlockComparison", "compare", "conclusion",
+           "split_joint_subspace"]
+
+
+
+def split_joint_subspace(
+    basis: np.ndarray, n1: int, rank: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Split a subspace of the concatenated ``[a, b]`` into an a- and a b-part.
+
+    Parameters
+    ----------
+    basis : ndarray, shape (n1 + n2, k)
+        Any basis of the subspace estimated on ``x = [a, b]`` (k = 2 rank
+        in :func:`compare`).
+    n1 : int
+        Width of block a.
+    rank : int
+        Dimension of each part.
+
+    Returns
+    -------
+    (ndarray, ndarray)
+        Orthonormal bases, shapes (n1, rank) and (n2, rank).
+
+    Notes
+    -----
+    With ``Q`` an orthonormal basis of the subspace, ``Q_a`` its first n1 rows
+    and ``Q_b`` the others, each part is spanned by the top ``rank`` left
+    singular vectors of ``Q_a`` (resp. ``Q_b``): the ``rank``-dimensional
+    subspace of block a that the joint subspace covers best
+    (``Q_a Q_a^T = P_a`` restricted to block a, so the choice does not depend
+    on the basis given).  If y depends on ``(U^T a, V^T b)`` the central
+    subspace of ``[a, b]`` is ``span(U) x span(V)``, whose parts are exactly
+    ``span(U)`` and ``span(V)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> w = np.zeros((5, 2)); w[0, 0] = 1.0; w[3, 1] = 2.0
+    >>> ua, vb = split_joint_subspace(w, 2, 1)
+    >>> np.abs(ua).ravel().tolist(), np.abs(vb).ravel().tolist()
+    ([1.0, 0.0], [0.0, 1.0, 0.0])
+    """
+    basis = np.asarray(basis, dtype=float)
+    parts = split_subspace(basis, [n1, basis.shape[0] - n1], [rank, rank])
+    return parts[0], parts[1]
+
+
+class Comparison(ExportMixin, SummaryMixin):
+    """Output of :func:`compare` (read-only).
+
+    Attributes
+    ----------
+    table : DataFrame
+        With ``truth``: one row per variant (``"jdr"``, ``"sir (blocks)"``,
+        ``"sir ([a, b])"``, ...) and columns ``nsee``, ``error a``,
+        ``error b`` (``||U_perp^T orth(U_hat)||_F / sqrt(r)``) and the
+        principal angles in degrees per block (NaN for a variant not
+        fitted).  Without it: one row per pair of fitted variants with the
+        largest and mean principal angles (degrees) between their
+        subspaces, per block.
+    fit : DataFrame
+        One row per variant: ``rsquared`` and ``rsquared adj`` of the
+        bilinear regression of y on the variant's 2r reduced features
+        (``a U_hat``, ``b V_hat`` and their ``r^2`` products; the measure the
+        joint fit reports as ``rsquared``: for a response of ``q > 1``
+        columns, Pillai's trace over q), in-sample; NaN for a variant not
+        fitted.
+    best : str
+        The fitted variant with the largest ``rsquared``.
+    unfitted : dict
+        Variant name -> why it was not fitted (e.g. ``"a has 120 columns for
+        40 rows"``); empty when every variant was fitted.
+    estimates : dict
+        Fitted variant name -> (basis of the a-subspace, basis of the b-subspace).
+    """
+
+    def __init__(self, table: pd.DataFrame, estimates: dict[str, tuple[np.ndarray, np.ndarray]],
+                 info: dict[str, Any], fit: pd.DataFrame | None = None, *,
+                 unfitted: dict[str, str] | None = None, notes: Sequence[str] = ()) -> None:
+        self._table = table
+        self._estimates = estimates
+        self._info = dict(info)
+        self._unfitted = dict(unfitted or {})
+        self._notes = list(notes)
+        self._fit = fit if fit is not None else pd.DataFrame(
+            index=pd.Index(list(estimates), name="variant"),
+            columns=["rsquared", "rsquared adj"], dtype=float)
+
+    @property
+    def table(self) -> pd.DataFrame:
+        return self._table.copy()
+
+    @property
+    def fit(self) -> pd.DataFrame:
+        return self._fit.copy()
+
+    @property
+    def unfitted(self) -> dict[str, str]:
+        return dict(self._unfitted)
+
+    @property
+    def best(self) -> str:
+        return str(self._fit["rsquared"].dropna().idxmax())
+
+    def conclusion(self) -> str:
+        """One sentence: which fitted variant's reduced features explain y best."""
+        return conclusion(self._fit, self._unfitted)
+
+    @property
+    def estimates(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        return {k: (a.copy(), b.copy()) for k, (a, b) in self._estimates.items()}
+
+    @property
+    def rank(self) -> int:
+        return self._info["Rank:"]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The comparison as plain JSON types: ``endog``, ``response``,
+        ``nobs``, ``n1``, ``n2``, ``rank``, ``methods``, ``truth`` (bool),
+        ``table`` (one record per row of :attr:`table`, its ``variant``
+        first; keys without spaces, e.g. ``error_a``, ``angle_a1``), ``fit``
+        (:attr:`fit`, NaN as None), ``best`` and ``unfitted`` (variant ->
+        reason).  The bases in :attr:`estimates` are not included (``save``
+        keeps them)."""
+        n1, n2 = (int(v) for v in str(self._info["n1, n2:"]).split(","))
+        return {
+            "endog": self._info["Dependent variable:"],
+            "response": self._info.get("Response:", "numeric"),
+            "nobs": json_safe(self._info["No. observations:"]),
+            "n1": n1, "n2": n2, "rank": json_safe(self.rank),
+            "methods": self._info["Methods:"].split(", "),
+            "truth": self._info["Truth:"] == "given",
+            "table": records(self._table),
+            "fit": records(self._fit),
+            "best": self.best,
+            "unfitted": dict(self._unfitted),
+        }
+
+    def summary(self) -> Summary:
+        notes = [
+            "Baselines are fitted on each block alone (y on a, y on b; 'blocks') and on "
+            "the concatenated [a, b] ('[a, b]'; its 2r-dimensional subspace is split into "
+            "the top-r left singular subspaces of the a-rows and the b-rows of an "
+            "orthonormal basis).",
+            *self._notes,
+        ]
+        if self._unfitted:
+            notes.append(_unfitted_note(self._unfitted))
+        tables: list[tuple[str, pd.DataFrame, str] | tuple[str, pd.DataFrame]] = [
+            ("method", self._fit, "fit measures")]
+        if self._info["Truth:"] == "given":
+            notes.append("nsee = max(error a, error b); angles in degrees.")
+            tables.append(("variant", self._table))
+        elif len(self._table):  # no pair of variants with one variant fitted
+            notes.append("Principal angles (degrees) between the variants' subspaces.")
+            tables.append(("variant", self._table))
+        notes.append(
+            "R-squared: the bilinear regression of y on each variant's 2r reduced "
+            f"features and their products (the joint fit's rsquared"
+            f"{self._info.get('_measure', '')}); every variant has "
+            "r features per block, so they compare at equal numbers of features, "
+            "in-sample (optimistic for all: directions and regression use the same "
+            "rows). " + self.conclusion()
+        )
+        info = {k: v for k, v in self._info.items() if not k.startswith("_")}
+        return build_summary("Comparison of dimension reduction methods", info, tables, notes)
+
+
+def _check_truth(truth: Any, n1: int, n2: int) -> tuple[np.ndarray, np.ndarray] | None:
+    if truth is None:
+        return None
+    try:
+        u, v = truth
+    except (TypeError, ValueError):
+        raise TypeError("truth must be a pair (U, V) of bases") from None
+    u = np.asarray(u, dtype=float)
+    v = np.asarray(v, dtype=float)
+    u = u[:, None] if u.ndim == 1 else u
+    v = v[:, None] if v.ndim == 1 else v
+    if u.shape[0] != n1 or v.shape[0] != n2:
+        raise ValueError(
+            f"truth: U must have {n1} rows and V {n2} rows (the block widths); got "
+            f"{u.shape} and {v.shape}"
+        )
+    return u, v
+
+
+def compare(
+    endog: Any,
+    exog_a: Any = None,
+    exog_b: Any = None,
+    rank: Any = None,
+    *,
+    methods: Sequence[str] | None = None,
+    truth: tuple[Any, Any] | None = None,
+    n_slices: int | None = None,
+    residuals: bool = False,
+    missing: MissingPolicy = "none",
+    response: ResponseKind = "auto",
+    main_effects: bool = False,
+) -> Comparison | KBlockComparison:
+    """Fit the joint estimator and the baselines and compare their subspaces.
+
+    Parameters
+    ----------
+    endog, exog_a, exog_b : array_like
+        Response and the two blocks.  The response is read as
+        :class:`~jdr_stats.JointDimReduction` reads it: a pandas
+        ``Categorical``, boolean or text column is categorical, a 2-D
+        ``endog`` multivariate.
+    rank : int
+        Dimension r of each subspace, ``1 <= r <= min(n1, n2)``.
+
+        Three or more blocks (or per-block ranks): ``compare(endog, blocks,
+        rank)`` with ``blocks`` a dict by name (or a list) and ``rank`` an
+        int or a dict by block name, ``compare(model, rank)`` or
+        ``compare(results)``: the joint estimator's row is the K-block fit
+        (the results given, or ``model.fit(rank)``), the baselines are
+        fitted on each block alone and on the concatenated blocks (split by
+        :func:`jdr_stats.compare._kblocks.split_subspace`); ``truth`` is then a
+        dict of bases by block name (or a list in block order); the result
+        is a :class:`~jdr_stats.compare._kblocks.KBlockComparison`.
+    methods : sequence of {"jdr", "sir", "phd", "save"}, optional
+        Methods to fit; default every method the response allows (all four
+        for a numeric response or two classes; pHd is left out for a
+        categorical response of more than two classes, the baselines for a
+        multivariate response; the summary says so).  Each baseline is
+        fitted two ways: on each block alone (r directions for a from y on
+        a, r for b from y on b) and on the concatenated ``[a, b]`` (2r
+        directions, split by :func:`split_joint_subspace`).
+    truth : (U, V), optional
+        True bases: report each variant's NSEE, subspace errors and
+        principal angles per block.  Without it, the angles between variants.
+    n_slices : int, optional
+        Slices for SIR and SAVE (default as ``dr``).  Not for a categorical
+        response, whose classes are the slices.
+    residuals : bool
+        pHd on OLS residuals (``"phdres"``) instead of y.
+    missing : {"none", "drop", "raise"}
+    response : {"auto", "numeric", "categorical"}
+        How to read ``endog``, as for :class:`~jdr_stats.JointDimReduction`.
+    main_effects : bool
+        Also fit the joint estimator with ``main_effects=True`` (the variant
+        ``"jdr (main effects)"``, after ``"jdr"``): each block's first moment
+        pooled with the cross moments, so that its reduction sees a block's
+        own link to y (a class shifting a block's mean) as well as the
+        interactions (:meth:`JointDimReduction.fit`).  Needs ``"jdr"`` among
+        the methods.
+
+    Returns
+    -------
+    Comparison
+
+    Raises
+    ------
+    ValueError
+        ``methods`` names a method the response rules out (``"phd"`` with
+        more than two classes, a baseline with a multivariate response), or
+        no requested variant can be fitted.
+
+    Notes
+    -----
+    A categorical response of C classes is, for the joint fit and the fit
+    measure, its C - 1 class indicators (whitened when C > 2); SIR and SAVE
+    slice it by class (the class codes with ``C`` slices: one slice per
+    value, the rule of ``dr.slices``; SIR finds at most C - 1 directions, so
+    a SIR variant that needs more is not fitted rather than completed with
+    arbitrary ones);
+    pHd, defined for a numeric y, takes the 0/1 indicator for two classes
+    (as ``dr`` does for a 0/1 response).  Each variant's R-squared is the
+    measure the joint fit reports for that response (Pillai's trace over q
+    for q > 1 columns), invariant to the order and labels of the classes.
+
+    A baseline whitens with the sample covariance of its design, singular
+    unless the design has at least ``columns + 2`` rows; a variant whose
+    design is wider (or whose fit fails) is not fitted, its row of
+    :attr:`Comparison.fit` is NaN and :attr:`Comparison.unfitted` gives the
+    reason.  The joint estimator fits at any width (its automatic whitening
+    shrinks).  A real-data check on nutrimouse and the UCI digits:
+    ``studies/check_compare_real.py``.
+
+    Examples
+    --------
+    >>> import jdr_stats as jdr
+    >>> from jdr_stats.compare import compare
+    >>> sim = jdr.simulate.bilinear(3000, 5, 4, 2, seed=3)
+    >>> out = compare(sim.y, sim.a, sim.b, 2, truth=(sim.U, sim.V))
+    >>> out.table.index.tolist()[:3]
+    ['jdr', 'sir (blocks)', 'sir ([a, b])']
+    >>> bool(out.table.loc["jdr", "nsee"] < 0.3)
+    True
+    >>> import pandas as pd
+    >>> wide = jdr.simulate.bilinear(40, 60, 5, 1, seed=0)
+    >>> classes = pd.Categorical(pd.qcut(wide.y, 3, labels=["lo", "mid", "hi"]))
+    >>> out = compare(classes, wide.a, wide.b, 1)
+    >>> out.unfitted["sir (blocks)"], out.unfitted["save ([a, b])"]
+    ('a has 60 columns for 40 rows', '65 columns for 40 rows')
+    >>> out.fit["rsquared"].notna().tolist()  # jdr only; pHd left out (3 classes)
+    [True, False, False, False, False]
+    """
+
+    main_effects = check_bool(main_effects, "main_effects")
+    if is_kblock_call(endog, exog_a):  # a model, results, or blocks as a dict or list
+        return compare_kblocks(endog, exog_a, exog_b, rank, methods=methods, truth=truth,
+                               n_slices=n_slices, residuals=residuals, missing=missing,
+                               response=response, main_effects=main_effects)
+    _check_two_block_call(exog_a, exog_b, rank)
+    requested = None if methods is None else _check_methods(methods)
+    if main_effects and requested is not None and "jdr" not in requested:
+        raise ValueError(f"main_effects=True adds a variant of the joint estimator, so "
+                         f"methods must include 'jdr'; got methods={list(methods or ())!r}")
+    model = JointDimReduction(endog, exog_a, exog_b, missing=missing, response=response)
+    data = model.data
+    y, a, b = data.rows("compare")
+    info: ResponseInfo = getattr(data, "response", ResponseInfo(names=(data.endog_name,)))
+    n1, n2 = a.shape[1], b.shape[1]
+    rank = check_rank(rank, n1, n2)
+    true = _check_truth(truth, n1, n2)
+    ruled_out = _applicable(info)
+    if requested is None:
+        meths = [m for m in _METHODS if m not in ruled_out]
+        left_out = {m: ruled_out[m] for m in _METHODS if m in ruled_out}
+    else:
+        meths, left_out = requested, {}
+        bad = [m for m in meths if m in ruled_out]
+        if bad:
+            raise ValueError(f"methods: {bad[0]!r} cannot be fitted here: "
+                             f"{ruled_out[bad[0]]}; got methods={list(methods or ())!r} "
+                             f"(leave it out, as the default does)")
+    categorical = info.kind == "categorical"
+    if categorical and n_slices is not None:
+        raise ValueError(f"n_slices does not apply to a categorical response (its "
+                         f"{len(info.classes)} classes are the slices); got n_slices={n_slices!r}")
+    # what each baseline sees of the response: class codes for SIR and SAVE,
+    # the 0/1 indicator (data's y for two classes) for pHd
+    codes = getattr(data, "class_codes", None)
+    y_sliced = np.asarray(codes, dtype=np.float64) if categorical else y
+    slices = len(info.classes) if categorical else n_slices
+
+    def directions(cls, x, k) -> np.ndarray:
+        if cls is PHD:
+            res = cls(y, x).fit(residuals=residuals)
+        else:
+            res = cls(y_sliced, x).fit(n_slices=slices)
+        return np.asarray(res.directions)[:, :k]
+
+    nobs = data.nobs
+    est: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    unfitted: dict[str, str] = {}
+    classes = {"sir": SIR, "phd": PHD, "save": SAVE}
+    variants: list[str] = []
+    for m in meths:
+        if m == "jdr":
+            variants.append("jdr")
+            fit = model.fit(rank)
+            est["jdr"] = (fit.estimate.dir_a, fit.estimate.dir_b)
+            if main_effects:
+                name = "jdr (main effects)"
+                variants.append(name)
+                try:
+                    pooled = model.fit(rank, main_effects=True)
+                except ValueError as exc:
+                    unfitted[name] = str(exc)
+                else:
+                    dirs = [np.asarray(pooled.directions[blk]) for blk in pooled.block_names]
+                    est[name] = (dirs[0], dirs[1])
+            continue
+        cls = classes[m]
+        for name, parts in ((f"{m} (blocks)", (("a", n1), ("b", n2))),
+                            (f"{m} ([a, b])", (("", n1 + n2),))):
+            variants.append(name)
+            why = _width_reason(parts, nobs)
+            if why is None and m == "sir" and categorical:
+                why = _sir_short(len(info.classes),
+                                 rank if name.endswith("(blocks)") else 2 * rank)
+            if why is not None:
+                unfitted[name] = why
+                continue
+            try:
+                if name.endswith("(blocks)"):
+                    est[name] = (directions(cls, a, rank), directions(cls, b, rank))
+                else:
+                    joint = directions(cls, np.hstack([a, b]), 2 * rank)
+                    est[name] = split_joint_subspace(joint, n1, rank)
+            except ValueError as exc:  # e.g. collinear predictors
+                unfitted[name] = str(exc)
+    if not est:
+        raise ValueError(f"methods={meths!r}: no variant could be fitted: "
+                         + "; ".join(f"{k}: {v}" for k, v in unfitted.items()))
+
+    nan = (float("nan"), float("nan"))
+    fit = pd.DataFrame.from_dict(
+        {name: (_rsquared(y, a, b, *est[name], nobs) if name in est else nan)
+         for name in variants},
+        orient="index", columns=["rsquared", "rsquared adj"])
+    fit.index.name = "variant"
+    deg = np.degrees
+    rows: dict[str, dict[str, float]] = {}
+    if true is not None:
+        u, v = true
+        for name in variants:
+            if name not in est:
+                rows[name] = {}
+                continue
+            ua, vb = est[name]
+            row = {
+                "nsee": nsee(u, ua, v, vb),
+                "error a": subspace_error(u, ua),
+                "error b": subspace_error(v, vb),
+            }
+            for blk, t, e in (("a", u, ua), ("b", v, vb)):
+                for j, ang in enumerate(deg(principal_angles(t, e))):
+                    row[f"angle {blk}{j + 1}"] = ang
+            rows[name] = row
+        table = pd.DataFrame.from_dict(rows, orient="index")
+    else:
+        names = list(est)
+        for i, n_i in enumerate(names):
+            for n_j in names[i + 1 :]:
+                ang_a = deg(principal_angles(est[n_i][0], est[n_j][0]))
+                ang_b = deg(principal_angles(est[n_i][1], est[n_j][1]))
+                rows[f"{n_i} vs {n_j}"] = {
+                    "max angle a": ang_a.max(), "mean angle a": ang_a.mean(),
+                    "max angle b": ang_b.max(), "mean angle b": ang_b.mean(),
+                }
+        table = pd.DataFrame.from_dict(
+            rows, orient="index",
+            columns=["max angle a", "mean angle a", "max angle b", "mean angle b"],
+        )
+    table.index.name = "variant"
+    notes = _response_note(info, meths, left_out)
+    if main_effects:
+        notes.append("jdr (main effects): the joint estimator with main_effects=True, each "
+                     "block's first moment pooled with the cross moments, so it sees main "
+                     "effects as well as interactions; jdr sees interactions only.")
+    out_info = {
+        "Dependent variable:": data.endog_name,
+        "Response:": info.describe(),
+        "No. observations:": nobs,
+        "n1, n2:": f"{n1}, {n2}",
+        "Rank:": rank,
+        "Methods:": ", ".join(meths) + (" (jdr also with main effects)" if main_effects else ""),
+        "Truth:": "given" if true is not None else "none",
+        "_measure": "" if info.q == 1 else (
+            f"; Pillai's trace / q over the q = {info.q} "
+            f"{'class-indicator' if categorical else 'response'} columns"),
+    }
+    return Comparison(table, est, out_info, fit, unfitted=unfitted, notes=notes)
+
+
+def _check_two_block_call(exog_a: Any, exog_b: Any, rank: Any) -> None:
+    """``compare(endog, exog_a, exog_b, rank)``: all three given, the rank
+    not a block (three blocks given as positional arguments)."""
+    hint = ("; for three or more blocks pass them as a dict (or a list): "
+            "compare(endog, {'g': G, 'l': L, 'c': C}, rank), or compare(model, rank) "
+            "or compare(results)")
+    if exog_a is None or exog_b is None or rank is None:
+        missing = [n for n, v in (("exog_a", exog_a), ("exog_b", exog_b), ("rank", rank))
+                   if v is None]
+        raise TypeError(f"compare(endog, exog_a, exog_b, rank): missing {missing}{hint}")
+    if np.ndim(rank) >= 1 and not isinstance(rank, str):
+        raise TypeError(f"rank must be an int; got an array of shape {np.shape(rank)} "
+                        f"(a third block?){hint}")
+
+
+def _rsquared(y: np.ndarray, a: np.ndarray, b: np.ndarray, ua: np.ndarray, vb: np.ndarray,
+              nobs: int) -> tuple[float, float]:
+    """R-squared and adjusted R-squared of y on the bilinear features of
+    ``(ua, vb)``; Pillai's trace over q for a response of q columns."""
+    fm = fit_measures([(y, a, b, None)], ua, vb, nobs=nobs)
+    return fm.rsquared, fm.rsquared_adj

@@ -1,0 +1,338 @@
+""":func:`jdr_stats.compare` over K blocks.
+
+``compare(model_or_results)``, ``compare(model, rank)`` or
+``compare(endog, {"g": G, "l": L, "c": C}, rank)`` (a list of blocks
+works too): the joint estimator's rows come from the K-block fit (the
+results given, or ``model.fit(rank)``), the baselines are fitted on each
+block alone (``r_k`` directions from y on ``x_k``) and on the concatenated
+blocks (``sum_k r_k`` directions, split into the blocks' parts by
+:func:`split_subspace`).  Each variant's R-squared is the K-block fit
+measure (:func:`jdr_stats.fit_measures.block_fit_measures`: y on the
+blocks' reduced features and the products of every pair of blocks').
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..baselines import PHD, SAVE, SIR
+from ..core._linalg import orthonormal_basis, principal_angles
+from ..fit_measures import block_fit_measures
+from ..io._responses import ResponseInfo
+from ..metrics import subspace_error
+from ..persistence._export import ExportMixin, records
+from ..summary import build_summary, json_safe
+
+__all__ = ["KBlockComparison", "compare_kblocks", "is_kblock_call", "split_subspace"]
+
+
+def split_subspace(basis: np.ndarray, widths: Sequence[int],
+                   ranks: Sequence[int]) -> list[np.ndarray]:
+    """Split a subspace of the concatenated blocks into one part per block.
+
+    With ``Q`` an orthonormal basis of the subspace, block ``k``'s part is
+    spanned by the top ``ranks[k]`` left singular vectors of ``Q``'s rows of
+    that block (the ``r_k``-dimensional subspace of block ``k`` that the
+    joint subspace covers best; it does not depend on the basis given).
+    For two blocks this is :func:`jdr_stats.compare.split_joint_subspace`.
+    """
+    q = orthonormal_basis(np.asarray(basis, float))
+    parts, start = [], 0
+    for width, r in zip(widths, ranks, strict=True):
+        u, _, _ = np.linalg.svd(q[start:start + width], full_matrices=False)
+        parts.append(u[:, :r])
+        start += width
+    return parts
+
+
+def is_kblock_call(endog: Any, exog_a: Any) -> bool:
+    """Whether ``compare`` was given a model or results object, or its
+    blocks as a mapping or a list of blocks (instead of ``exog_a, exog_b``)."""
+    from ..fitting._kfit import KBlockResults
+    from ..model import JointDimReduction
+    from ..results import JDRResults
+
+    if isinstance(endog, (JointDimReduction, KBlockResults, JDRResults)):
+        return True
+    if isinstance(exog_a, Mapping):
+        return True
+    return (isinstance(exog_a, (list, tuple)) and len(exog_a) >= 2
+            and all(np.ndim(x) == 2 for x in exog_a))
+
+
+class KBlockComparison(ExportMixin):
+    """Output of :func:`jdr_stats.compare` for K blocks (read-only):
+    ``table`` (with truth: ``nsee`` and each block's ``error <block>``;
+    without: one row per pair of variants with each block's ``max angle``
+    and ``mean angle``, degrees), ``fit`` (``rsquared``, ``rsquared adj``
+    per variant), ``best``, ``conclusion()``, ``unfitted``, ``estimates``
+    (variant -> dict of bases by block), ``rank`` (dict by block),
+    ``summary()``, ``to_dict()``."""
+
+    def __init__(self, table: pd.DataFrame, estimates: dict[str, dict[str, np.ndarray]],
+                 info: dict[str, Any], fit: pd.DataFrame, *, ranks: dict[str, int],
+                 unfitted: dict[str, str], notes: Sequence[str]) -> None:
+        self._table = table
+        self._estimates = estimates
+        self._info = dict(info)
+        self._fit = fit
+        self._ranks = dict(ranks)
+        self._unfitted = dict(unfitted)
+        self._notes = list(notes)
+
+    @property
+    def table(self) -> pd.DataFrame:
+        return self._table.copy()
+
+    @property
+    def fit(self) -> pd.DataFrame:
+        return self._fit.copy()
+
+    @property
+    def unfitted(self) -> dict[str, str]:
+        return dict(self._unfitted)
+
+    @property
+    def rank(self) -> dict[str, int]:
+        return dict(self._ranks)
+
+    @property
+    def estimates(self) -> dict[str, dict[str, np.ndarray]]:
+        return {v: {n: b.copy() for n, b in d.items()} for v, d in self._estimates.items()}
+
+    @property
+    def best(self) -> str:
+        return str(self._fit["rsquared"].dropna().idxmax())
+
+    def conclusion(self) -> str:
+        """One sentence: which fitted variant's reduced features explain y best."""
+        from ._common import conclusion
+
+        return conclusion(self._fit, self._unfitted)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON types: ``endog``, ``nobs``, ``blocks`` (name -> width),
+        ``rank`` (name -> rank), ``methods``, ``truth``, ``table``, ``fit``,
+        ``best`` and ``unfitted``."""
+        return {"endog": self._info["Dependent variable:"],
+                "response": self._info["Response:"],
+                "nobs": json_safe(self._info["No. observations:"]),
+                "blocks": dict(self._info["_widths"]), "rank": dict(self._ranks),
+                "methods": self._info["Methods:"].split(", "),
+                "truth": self._info["Truth:"] == "given",
+                "table": records(self._table), "fit": records(self._fit),
+                "best": self.best, "unfitted": dict(self._unfitted)}
+
+    def summary(self) -> Any:
+        from ._common import _unfitted_note
+
+        notes = ["Baselines are fitted on each block alone ('blocks') and on the "
+                 "concatenated blocks ('[blocks]'; its sum_k r_k-dimensional subspace split "
+                 "into each block's top-r_k left singular subspace of an orthonormal basis's "
+                 "rows of that block).", *self._notes]
+        if self._unfitted:
+            notes.append(_unfitted_note(self._unfitted))
+        tables: list[Any] = [("method", self._fit, "fit measures")]
+        if len(self._table):
+            notes.append("nsee = the largest block error; angles in degrees."
+                         if self._info["Truth:"] == "given"
+                         else "Principal angles (degrees) between the variants' subspaces.")
+            tables.append(("variant", self._table))
+        notes.append("R-squared: y on each variant's reduced features of every block and the "
+                     "products of every pair of blocks' features (the K-block fit's rsquared), "
+                     "in-sample. " + self.conclusion())
+        info = {k: v for k, v in self._info.items() if not k.startswith("_")}
+        return build_summary("Comparison of dimension reduction methods, K blocks", info,
+                             tables, notes)
+
+    def __str__(self) -> str:
+        return str(self.summary())
+
+    def _repr_html_(self) -> str:
+        return str(self.summary().as_html())
+
+
+def _truth(truth: Any, names: Sequence[str], widths: Sequence[int]) -> list[np.ndarray] | None:
+    if truth is None:
+        return None
+    given = ([truth.get(n) for n in names] if isinstance(truth, Mapping) else list(truth))
+    if len(given) != len(names) or any(t is None for t in given):
+        raise ValueError(f"truth: give one basis per block {list(names)} (a dict by name or "
+                         f"a list in block order); got {len(given)}")
+    out = []
+    for n, t, wd in zip(names, given, widths, strict=True):
+        t = np.asarray(t, float)
+        t = t[:, None] if t.ndim == 1 else t
+        if t.shape[0] != wd:
+            raise ValueError(f"truth: block {n!r} has {wd} columns; its basis has shape "
+                             f"{t.shape}")
+        out.append(t)
+    return out
+
+
+def compare_kblocks(endog: Any, exog_a: Any, exog_b: Any, rank: Any, *,
+                    methods: Sequence[str] | None,
+                    truth: Any, n_slices: int | None, residuals: bool, missing: Any,
+                    response: Any, main_effects: bool) -> KBlockComparison:
+    """:func:`jdr_stats.compare` of a K-block model, results or blocks
+    (the module docstring)."""
+    from ..model import JointDimReduction
+    from ._common import (
+        _METHODS,
+        _applicable,
+        _check_methods,
+        _response_note,
+        _sir_short,
+        _width_reason,
+    )
+
+    fitted = None
+    if isinstance(endog, JointDimReduction):  # compare(model, rank)
+        model = endog
+        if exog_b is not None or (exog_a is not None and rank is not None):
+            raise TypeError("compare(model, rank): the model carries the blocks; give only "
+                            "the rank (an int or a dict by block name)")
+        rank = exog_a if rank is None else rank
+    elif not isinstance(exog_a, (Mapping, list, tuple)):  # compare(results)
+        fitted, model = endog, endog.model
+        if exog_a is not None or exog_b is not None or rank is not None:
+            raise TypeError("compare(results): the results carry the blocks and their "
+                            "ranks; give nothing else")
+    else:  # compare(endog, blocks, rank)
+        if exog_b is not None and rank is not None:
+            raise TypeError("compare(endog, blocks, rank): with the blocks as a dict or a "
+                            "list, the third argument is the rank; got both exog_b and rank")
+        rank = exog_b if rank is None else rank
+        model = JointDimReduction.from_blocks(endog, exog_a, missing=missing,
+                                              response=response)
+    names = list(model.block_names)
+    if fitted is None:
+        if rank is None:
+            raise TypeError("compare: give the rank (an int or a dict by block name) of "
+                            f"the blocks {names}")
+        fitted = model.fit(rank)
+    ranks = (dict(fitted.rank) if isinstance(fitted.rank, Mapping)
+             else dict.fromkeys(names, int(fitted.rank)))
+    data = model._data
+    y, *xs = data.rows("compare")
+    xs = [np.asarray(x, float) for x in xs]
+    widths = [x.shape[1] for x in xs]
+    info: ResponseInfo = getattr(data, "response", ResponseInfo(names=(data.endog_name,)))
+    true = _truth(truth, names, widths)
+    ruled_out = _applicable(info)
+    requested = None if methods is None else _check_methods(methods)
+    if requested is None:
+        meths = [m for m in _METHODS if m not in ruled_out]
+        left_out = {m: ruled_out[m] for m in _METHODS if m in ruled_out}
+    else:
+        meths, left_out = requested, {}
+        bad = [m for m in meths if m in ruled_out]
+        if bad:
+            raise ValueError(f"methods: {bad[0]!r} cannot be fitted here: {ruled_out[bad[0]]}")
+    categorical = info.kind == "categorical"
+    codes = getattr(data, "class_codes", None)
+    y_sliced = np.asarray(codes, dtype=np.float64) if categorical else y
+    slices = len(info.classes) if categorical else n_slices
+    nobs = int(data.nobs)
+
+    def directions(cls: Any, x: np.ndarray, k: int) -> np.ndarray:
+        res = (cls(y, x).fit(residuals=residuals) if cls is PHD
+               else cls(y_sliced, x).fit(n_slices=slices))
+        return np.asarray(res.directions)[:, :k]
+
+    est: dict[str, dict[str, np.ndarray]] = {}
+    unfitted: dict[str, str] = {}
+    variants: list[str] = []
+    classes = {"sir": SIR, "phd": PHD, "save": SAVE}
+    total = sum(ranks.values())
+    for m in meths:
+        if m == "jdr":
+            variants.append("jdr")
+            est["jdr"] = {n: np.asarray(fitted.directions[n], float) for n in names}
+            if main_effects:
+                variants.append("jdr (main effects)")
+                try:
+                    pooled = model.fit(ranks, main_effects=True)
+                except ValueError as exc:
+                    unfitted["jdr (main effects)"] = str(exc)
+                else:
+                    est["jdr (main effects)"] = {n: np.asarray(pooled.directions[n], float)
+                                                 for n in names}
+            continue
+        for name, parts in ((f"{m} (blocks)", list(zip(names, widths, strict=True))),
+                            (f"{m} ([blocks])", [("", sum(widths))])):
+            variants.append(name)
+            why = _width_reason(parts, nobs)
+            if why is None and m == "sir" and categorical:
+                why = _sir_short(len(info.classes), max(ranks.values())
+                                 if name.endswith("(blocks)") else total)
+            if why is not None:
+                unfitted[name] = why
+                continue
+            try:
+                if name.endswith("(blocks)"):
+                    est[name] = {n: directions(classes[m], x, ranks[n])
+                                 for n, x in zip(names, xs, strict=True)}
+                else:
+                    joint = directions(classes[m], np.hstack(xs), total)
+                    est[name] = dict(zip(names, split_subspace(joint, widths,
+                                                               [ranks[n] for n in names]),
+                                         strict=True))
+            except ValueError as exc:
+                unfitted[name] = str(exc)
+    w = getattr(data, "weights", None)
+    rows = {}
+    for name in variants:
+        if name in est:
+            fm = block_fit_measures([(np.asarray(y, float), xs, w)],
+                                    [est[name][n] for n in names], nobs=nobs)
+            rows[name] = (fm.rsquared, fm.rsquared_adj)
+        else:
+            rows[name] = (float("nan"), float("nan"))
+    fit = pd.DataFrame.from_dict(rows, orient="index", columns=["rsquared", "rsquared adj"])
+    fit.index.name = "variant"
+    table = _table(est, variants, names, true)
+    notes = _response_note(info, meths, left_out)
+    out_info = {
+        "Dependent variable:": data.endog_name, "Response:": info.describe(),
+        "No. observations:": nobs,
+        "Blocks:": ", ".join(f"{n} ({wd})" for n, wd in zip(names, widths, strict=True)),
+        "Ranks:": ", ".join(f"{n}={r}" for n, r in ranks.items()),
+        "Methods:": ", ".join(meths), "Truth:": "given" if true is not None else "none",
+        "_widths": dict(zip(names, widths, strict=True)),
+    }
+    return KBlockComparison(table, est, out_info, fit, ranks=ranks, unfitted=unfitted,
+                            notes=notes)
+
+
+def _table(est: dict[str, dict[str, np.ndarray]], variants: list[str], names: list[str],
+           true: list[np.ndarray] | None) -> pd.DataFrame:
+    """With the truth: each variant's block errors and their largest
+    (``nsee``); without: the angles between every pair of fitted variants."""
+    rows: dict[str, dict[str, float]] = {}
+    if true is not None:
+        for v in variants:
+            if v not in est:
+                rows[v] = {}
+                continue
+            errs = {f"error {n}": subspace_error(t, est[v][n])
+                    for n, t in zip(names, true, strict=True)}
+            rows[v] = {"nsee": max(errs.values()), **errs}
+        cols = ["nsee", *(f"error {n}" for n in names)]
+    else:
+        fitted = [v for v in variants if v in est]
+        for i, vi in enumerate(fitted):
+            for vj in fitted[i + 1:]:
+                row = {}
+                for n in names:
+                    ang = np.degrees(principal_angles(est[vi][n], est[vj][n]))
+                    row[f"max angle {n}"], row[f"mean angle {n}"] = ang.max(), ang.mean()
+                rows[f"{vi} vs {vj}"] = row
+        cols = [f"{s} angle {n}" for n in names for s in ("max", "mean")]
+    table = pd.DataFrame.from_dict(rows, orient="index", columns=cols)
+    table.index.name = "variant"
+    return table

@@ -1,0 +1,836 @@
+"""The fit of K >= 3 blocks and its results (docs/theory/k_blocks.md).
+
+A model of three or more blocks (:meth:`JointDimReduction.from_blocks`,
+or a formula with two or more bars) fits here: each block whitened (alone,
+the paper's estimator, or across blocks), every piece (the block pairs'
+cross moments and the K-way tensor) formed or read through its mode Grams
+(:mod:`jdr_stats.core.kestimate`), each block's basis the leading
+eigenvectors of its combined Gram, mapped back to the original variables.
+Two blocks come here only for ``main_effects=True`` (each block's first
+moment pooled with the pair: no longer one SVD); otherwise they keep the
+two-block code path.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Mapping, Sequence
+from functools import cached_property
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from .. import policy
+from ..core._linalg import unit_columns
+from ..core.kestimate import KBlockFactors, block_factors, stacked_pieces
+from ..core.tensor import pieces, sketch_tests
+from ..core.whitening import DesignWhitening
+from ..exceptions import RankSelectionWarning
+from ..inference.kblock_bootstrap import KBlockBootstrapResults
+from ..inference.kblock_rank import (
+    block_rank_table,
+    block_rank_table_rows,
+    choose_block_rank,
+    piece_energies,
+)
+from ..inference.main_effects import MainEffectsMethod, MainEffectsResults, main_effects_test
+from ..io._data import ModelData
+from ..persistence._export import ExportMixin
+from ..runtime._atomic import write_text
+from ..runtime._validation import normalize_seed
+from ..summary import JDRSummary, build_summary, json_safe
+from ..whitenings import WHITENING_METHODS
+from ._kresults_extra import KBlockExtrasMixin
+from ._kresults_infer import KBlockInferenceMixin
+from ._ksparse import cv_kblock_sparsity, sparse_kfit
+from ._kview import KBlockViewMixin
+from ._kwhiten import _cross_cov, _whiten_arrays
+
+__all__ = ["KBlockBootstrapResults", "KBlockRankTests", "KBlockResults", "fit_kblocks"]
+
+RankArg = int | Mapping[str, int] | Literal["auto"]
+
+
+def _check_ranks(rank: Any, names: Sequence[str], widths: Sequence[int]) -> dict[str, int]:
+    """Each block's rank from ``rank`` (an int for all, or a dict by name)."""
+    if isinstance(rank, Mapping):
+        unknown = sorted(set(rank) - set(names))
+        missing = [n for n in names if n not in rank]
+        if unknown or missing:
+            raise ValueError(f"rank: a dict needs one rank per block {list(names)}; "
+                             f"unknown {unknown}, missing {missing}")
+        given = {n: rank[n] for n in names}
+    elif isinstance(rank, (int, np.integer)) and not isinstance(rank, bool):
+        given = dict.fromkeys(names, int(rank))
+    else:
+        raise TypeError(f'rank must be an int, a dict of ints by block name or "auto"; '
+                        f"got {rank!r}")
+    out = {}
+    for n, w in zip(names, widths, strict=True):
+        r = given[n]
+        if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or not 1 <= r <= w:
+            raise ValueError(f"rank of block {n!r} must be an integer between 1 and {w} "
+                             f"(its columns); got {r!r}")
+        out[n] = int(r)
+    return out
+
+
+def _whiten(data: ModelData, names: Sequence[str], kind: str,
+            estimator: str) -> tuple[list[np.ndarray], DesignWhitening[Any], list[np.ndarray]]:
+    """Whitened, centred rows of every block, the whitening and the blocks."""
+    blocks = [np.asarray(x, float) for x in data.blocks.values()]
+    labels = [data.names[k] for k in data.blocks]
+    zs, white = _whiten_arrays(blocks, data.weights, names, labels, kind, estimator)
+    return zs, white, blocks
+
+
+def _jackknife_influences(blocks: Sequence[np.ndarray], endog: np.ndarray,
+                          w: np.ndarray | None, names: Sequence[str],
+                          labels: Sequence[Sequence[str]], kind: str, estimator: str,
+                          fac: KBlockFactors, stacked: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Each row's influence on every block's stacked pieces: one copy of row
+    ``i`` deleted (its weight lowered by ``d_i = min(1, w_i)``, the row
+    dropped at zero), the pieces refitted (whitening, centring, Hermite
+    correction re-estimated; the pieces' scales and weights held), and
+    ``(W - d_i) / d_i (M_k - M_k^{(-i)})`` (``W`` the rows or the weights'
+    sum), ``m x n_k x D_k`` per block."""
+    m = endog.shape[0]
+    wts = np.ones(m) if w is None else np.asarray(w, float)
+    total = float(wts.sum())
+    out = [np.empty((m, *mk.shape)) for mk in stacked]
+    for i in range(m):
+        d = min(1.0, float(wts[i]))
+        wi = wts.copy()
+        wi[i] -= d
+        keep = wi > 0
+        sub = [b[keep] for b in blocks]
+        wk = None if w is None else wi[keep]
+        zs, _ = _whiten_arrays(sub, wk, names, labels, kind, estimator)
+        n = int(keep.sum())
+        wn = np.full(n, 1.0 / n) if wk is None else wk / wk.sum()
+        y = endog[keep] - wn @ endog[keep]
+        cc = _cross_cov(zs, wn) if estimator == "joint" else None
+        for k, mk in enumerate(stacked_pieces(y, zs, fac, cross_cov=cc, w=wk)):
+            out[k][i] = (total - d) / d * (stacked[k] - mk)
+    return out
+
+
+def _route_tests(route: policy.Choice, widths: Sequence[int]) -> list[np.ndarray] | None:
+    """The sketch's test matrices of a ``"sketch"`` route (its seeded
+    vectors, :func:`policy.kblock_route`); None on the tensor route."""
+    if route.name != "sketch":
+        return None
+    return list(sketch_tests(widths, int(route.inputs["vectors"]), int(route.inputs["seed"])))
+
+
+def check_main_effects(main_effects: Any, sparsity: Any) -> bool:
+    """``main_effects`` checked: a bool, and not with a sparse fit."""
+    if main_effects is not True and main_effects is not False:
+        raise TypeError(f"main_effects must be True or False; got {main_effects!r}")
+    if main_effects and sparsity is not None:
+        raise ValueError(f"main_effects=True: sparse fits pooling the main effects are not "
+                         f"available; got sparsity={sparsity!r} (use sparsity=None)")
+    return bool(main_effects)
+
+
+def kblock_choices(independent_blocks: object, m: int, widths: Sequence[int],
+                   whitening: str) -> tuple[policy.Choice, policy.Choice, str]:
+    """The estimator (:func:`policy.kblock_estimator`: the one asked for, or
+    a ``ValueError``), the whitening choice (:func:`policy.kblock_whitening`)
+    and the whitening kind of a K-block fit, in memory or streamed alike."""
+    if whitening != "auto" and whitening not in WHITENING_METHODS:
+        raise ValueError(f"whitening must be one of {['auto', *WHITENING_METHODS]}; got "
+                         f"{whitening!r}")
+    est_choice = policy.kblock_estimator(independent_blocks, m, tuple(widths), whitening)
+    wchoice = policy.kblock_whitening(m, tuple(widths), est_choice.name)
+    return est_choice, wchoice, wchoice.name if whitening == "auto" else whitening
+
+
+def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks: bool,
+                sparsity: Any, rank_method: str, alpha: float, seed: Any,
+                stop: bool = True, main_effects: bool = False) -> KBlockResults:
+    """The K-block fit of ``model`` (see :meth:`JointDimReduction.fit`).
+
+    With ``rank="auto"`` each block's tests run up to the first rank not
+    rejected at ``alpha`` (``stop=False``: every rank, for
+    :meth:`KBlockResults.rank_tests`).  ``main_effects``: each block's first
+    moment pooled with its interaction pieces (two blocks included).
+    """
+    data: ModelData = model._data
+    names = model.block_names
+    widths = [len(data.names[k]) for k in data.blocks]
+    main_effects = check_main_effects(main_effects, sparsity)
+    what = ("three or more blocks" if len(widths) >= 3 else "main_effects=True"
+            if main_effects else "a rank per block")
+    if sparsity is not None and not isinstance(sparsity, str):
+        _check_sparsity(sparsity, names, widths)  # early: the ranks are checked later
+    elif sparsity is not None and sparsity != "cv":
+        raise ValueError(f'sparsity: three or more blocks take an int, a dict by block name '
+                         f'or "cv"; got {sparsity!r} (support tests: select_support())')
+    if rank_method not in ("auto", "robust"):
+        raise ValueError(f'rank_method: {what} has the robust per-block test '
+                         f'only ("auto" or "robust"); got {rank_method!r}')
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1); got {alpha!r}")
+    normalize_seed(seed)
+    if rank != "auto":
+        ranks = _check_ranks(rank, names, widths)
+    m = data.nobs
+    q = 1 if np.ndim(data.endog) == 1 else int(np.shape(data.endog)[1])
+    est_choice, wchoice, kind = kblock_choices(independent_blocks, m, widths, whitening)
+    estimator = est_choice.name
+    zs, white, blocks = _whiten(data, names, kind, estimator)
+    y = np.asarray(data.endog, float)
+    w = data.weights
+    wn = np.full(m, 1.0 / m) if w is None else w / w.sum()
+    y = y - wn @ y
+    route = policy.kblock_route(m, tuple(widths), q)
+    weighting = policy.kblock_weighting()
+    cross_cov = None
+    if estimator == "joint" and len(widths) >= 3:
+        # the Hermite correction of the K-way piece (two blocks have no piece
+        # of three blocks to correct): the tensor and the sketch carry it
+        cross_cov = _cross_cov(zs, wn)
+    fac = block_factors(y, zs, w=w, route=route.name,  # type: ignore[arg-type]
+                        weighting=weighting.name,  # type: ignore[arg-type]
+                        cross_cov=cross_cov, main_effects=main_effects,
+                        tests=_route_tests(route, widths))
+    tables: dict[str, pd.DataFrame] | None = None
+    influence = None
+    if rank == "auto":
+        if m > policy.KBLOCK_GRAM_MAX_ROWS:
+            raise ValueError(f'rank="auto": the per-block rank tests form m x m matrices, '
+                             f"m = {m} > {policy.KBLOCK_GRAM_MAX_ROWS}; give the ranks")
+        cols = [sum(q * (fac.tests[0].shape[1] if fac.tests is not None  # sketched
+                         and len(piece) == len(widths) else
+                         int(np.prod([widths[j] for j in piece if j != k])))
+                    for piece in pieces(len(widths), main_effects) if k in piece)
+                for k in range(len(widths))]
+        influence = policy.kblock_influence(
+            estimator, w is not None, m, m * sum(n * d for n, d in zip(widths, cols,
+                                                                       strict=True)))
+        tables, ranks = {}, {}
+        if influence.name == "analytic":
+            for k, name in enumerate(names):
+                tab = block_rank_table(y, zs, k, fac, stop_alpha=alpha if stop else None)
+                tables[name] = tab
+                ranks[name] = max(1, choose_block_rank(tab, alpha, widths[k]))
+        else:
+            stacked = stacked_pieces(y, zs, fac, cross_cov=cross_cov, w=w)
+            labels = [data.names[b] for b in data.blocks]
+            psis = _jackknife_influences(blocks, np.asarray(data.endog, float), w, names,
+                                         labels, kind, estimator, fac, stacked)
+            for k, name in enumerate(names):
+                rho = piece_energies(y, zs, k, fac, w)
+                tab = block_rank_table_rows(psis[k], stacked[k], k, fac, rho, mult=w,
+                                            stop_alpha=alpha if stop else None)
+                tables[name] = tab
+                ranks[name] = max(1, choose_block_rank(tab, alpha, widths[k]))
+        if stop:
+            _warn_no_evidence(tables, alpha, widths)
+    settings: dict[str, Any] = {
+        "whitening": kind,
+        "whitening_reason": wchoice.reason if whitening == "auto" else "given",
+        "estimator": estimator, "estimator_reason": est_choice.reason,
+        "route": route.to_dict(), "weighting": weighting.to_dict(),
+        "main_effects": main_effects,
+        "rank_method": "robust per-block" if tables is not None else None,
+        "influence": None if influence is None else influence.to_dict(),
+        "alpha": alpha if tables is not None else None}
+    if sparsity is None:
+        return KBlockResults(model, fac, white, ranks, settings, tables, blocks)
+    if route.name != "tensor":
+        raise ValueError(
+            f"sparsity: a sparse fit of {len(widths)} blocks selects from the pieces' tensors, "
+            f"here too large ({route.reason}; at most {policy.KBLOCK_TENSOR_MAX_ENTRIES} "
+            "entries, policy.KBLOCK_TENSOR_MAX_ENTRIES); screen the variables first")
+    labels = [data.names[b] for b in data.blocks]
+    if sparsity == "cv":
+        cv = cv_kblock_sparsity(
+            np.asarray(data.endog, float), blocks, ranks, w=w, names=names, labels=labels,
+            kind=kind, estimator=estimator, rng=np.random.default_rng(normalize_seed(seed)))
+        sizes = {n: cv.chosen[k] for k, n in enumerate(names)}
+        settings["sparsity_choice"] = cv.choice.to_dict()
+    else:
+        sizes = _check_sparsity(sparsity, names, widths)
+    for n in names:
+        if sizes[n] < ranks[n]:
+            raise ValueError(f"sparsity of block {n!r} must be at least its rank {ranks[n]}; "
+                             f"got {sizes[n]}")
+    sparse = sparse_kfit(y, zs, blocks, w, white, fac, [sizes[n] for n in names],
+                         names=names, labels=labels, kind=kind, estimator=estimator,
+                         cross_cov=cross_cov, q=q)
+    settings["sparsity"] = sizes
+    settings["route"] = sparse.route.to_dict()
+    res = KBlockResults(model, sparse.fac, sparse.white, ranks, settings, tables, blocks,
+                        supports=dict(zip(names, sparse.supports, strict=True)),
+                        full_white=white)
+    if sparsity == "cv":
+        res._cv_table = cv.table
+    return res
+
+
+def _warn_no_evidence(tables: Mapping[str, pd.DataFrame], alpha: float,
+                      widths: Sequence[int]) -> None:
+    """``rank="auto"``: a :class:`~jdr_stats.exceptions.RankSelectionWarning`
+    naming the blocks whose test of ``H0: rank_k <= 0`` was not rejected at
+    ``alpha`` (no evidence of any direction; rank 1 is fitted), as the
+    two-block fit warns."""
+    none = {n: float(t["pvalue"].iloc[0]) for (n, t), w in zip(tables.items(), widths,
+                                                               strict=True)
+            if choose_block_rank(t, alpha, w) == 0}
+    if not none:
+        return
+    which = ", ".join(f"{n!r} (p = {p:.3g})" for n, p in none.items())
+    warnings.warn(
+        f"no rank test rejected H0: rank_k <= 0 for block(s) {which} (robust per-block "
+        f"tests, alpha={alpha}): the data show no evidence of any direction of these "
+        "blocks' pieces (y may still depend on the blocks through additive or even links); "
+        "fitting rank 1 for them", RankSelectionWarning, stacklevel=4)
+
+
+def _check_sparsity(sparsity: Any, names: Sequence[str], widths: Sequence[int]) -> dict[str, int]:
+    """Each block's ``s_k`` from ``sparsity`` (an int for all, or a dict by name)."""
+    if isinstance(sparsity, Mapping):
+        unknown = sorted(set(sparsity) - set(names))
+        missing = [n for n in names if n not in sparsity]
+        if unknown or missing:
+            raise ValueError(f"sparsity: a dict needs one count per block {list(names)}; "
+                             f"unknown {unknown}, missing {missing}")
+        given = {n: sparsity[n] for n in names}
+    elif isinstance(sparsity, (int, np.integer)) and not isinstance(sparsity, bool):
+        given = dict.fromkeys(names, int(sparsity))
+    else:
+        raise TypeError(f'sparsity must be an int, a dict of ints by block name or "cv" for '
+                        f"three or more blocks; got {sparsity!r}")
+    out = {}
+    for n, wd in zip(names, widths, strict=True):
+        s = given[n]
+        if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or not 1 <= s <= wd:
+            raise ValueError(f"sparsity of block {n!r} must be an integer between its rank "
+                             f"and its {wd} columns; got {s!r}")
+        out[n] = int(s)
+    return out
+
+
+class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockViewMixin, ExportMixin):
+    """Results of a fit of three or more blocks, or of two blocks with
+    ``main_effects=True`` (:attr:`main_effects`, :attr:`sees`; there
+    ``directions_a``/``directions_b`` do not exist: use :attr:`directions`).
+
+    Attributes are read-only: :attr:`directions` (a dict by block name of
+    unit-length coefficient columns), :attr:`rank` (a dict by block name),
+    :attr:`whitened_bases`, :attr:`eigenvalues`, :attr:`settings`,
+    :attr:`support`, :attr:`sparsity`, :attr:`sparsity_cv`;
+    :meth:`rank_tests`, :meth:`transform`, :meth:`summary`, :meth:`to_dict`,
+    :meth:`to_json`, :meth:`bootstrap`, :meth:`main_effects_test`,
+    :meth:`association_test`, :meth:`drop1`, :meth:`test_variables`; per-SD
+    :attr:`loadings`, :attr:`fit_measures`, :meth:`remove_data`, ``save``
+    (:class:`~jdr_stats.fitting._kresults_extra.KBlockExtrasMixin`).  A fit with
+    ``rank="auto"`` shows
+    each block's tests up to its chosen rank in the summary.
+    """
+
+    #: the fit repeated on a resample (the bootstrap's refit)
+    _refit = staticmethod(fit_kblocks)
+
+    def __init__(self, model: Any, fac: KBlockFactors, white: DesignWhitening[Any],
+                 ranks: dict[str, int], settings: dict[str, Any],
+                 tables: dict[str, pd.DataFrame] | None, blocks: list[np.ndarray], *,
+                 supports: dict[str, np.ndarray] | None = None,
+                 full_white: DesignWhitening[Any] | None = None) -> None:
+        self._model = model
+        self._fac = fac
+        self._white = white
+        self._ranks = dict(ranks)
+        self._settings = settings
+        self._tables = tables
+        self._supports = None if supports is None else {n: np.asarray(v, int)
+                                                         for n, v in supports.items()}
+        self._full_white = white if full_white is None else full_white
+        # the maps' means (of the columns times their scales) in the user's units
+        self._means = [np.asarray(getattr(mp, "mean", x.mean(0)))
+                       / (1.0 if getattr(mp, "scale", None) is None else mp.scale)
+                       for mp, x in zip(self._full_white.maps, blocks, strict=True)]
+        self._names = tuple(model.block_names)
+        self._cv_table: pd.DataFrame | None = None
+
+    @property
+    def model(self) -> Any:
+        return self._model
+
+    @property
+    def block_names(self) -> tuple[str, ...]:
+        return self._names
+
+    @property
+    def nobs(self) -> int:
+        return int(self._model.nobs)
+
+    @property
+    def rank(self) -> dict[str, int]:
+        """Each block's rank, by name."""
+        return dict(self._ranks)
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The fit's choices and their reasons."""
+        return dict(self._settings)
+
+    @property
+    def main_effects(self) -> bool:
+        """True when each block's first moment ``E[y z_k]`` (its main
+        effects) was pooled with its interaction pieces."""
+        return bool(self._settings.get("main_effects", False))
+
+    @property
+    def sees(self) -> str:
+        """Which parts of the link the reduction can see (theory page
+        "K blocks", sections 2 and 6)."""
+        if self.main_effects:
+            return "main effects and interactions between the blocks"
+        return "interactions between the blocks (not main effects)"
+
+    def rank_tests(self) -> KBlockRankTests:
+        """Each block's robust tests of ``H0: rank_k <= r``, ``r = 0 .. n_k - 1``
+        (theory page "K blocks", section 4), under the fit's estimator and
+        whitening.
+
+        Returns
+        -------
+        KBlockRankTests
+            ``tables`` (a DataFrame per block: ``statistic, df, pvalue,
+            eff_df, scale``, the reference ``scale * chi2(eff_df)``),
+            ``table`` (all blocks, indexed by block and rank),
+            ``select_rank(alpha)``, ``summary()``, ``to_dict()``.
+        """
+        self._model._data.rows("rank_tests()")
+        full = fit_kblocks(self._model, "auto", whitening=self._settings["whitening"],
+                           independent_blocks=self._settings["estimator"] == "per-block",
+                           sparsity=None, rank_method="robust",
+                           alpha=self._settings["alpha"] or 0.05, seed=None, stop=False,
+                           main_effects=self.main_effects)
+        assert full._tables is not None
+        return KBlockRankTests(full._tables, full._settings["influence"]["reason"])
+
+    @property
+    def rank_test_table(self) -> KBlockRankTests | None:
+        """The rank tests that chose each block's rank (``rank="auto"``),
+        else None; :meth:`rank_tests` computes them for any fit."""
+        if self._tables is None:
+            return None
+        return KBlockRankTests(self._tables, self._settings["influence"]["reason"])
+
+    @property
+    def block_means(self) -> dict[str, np.ndarray]:
+        """Each block's (weighted) training mean, the centre of :meth:`transform`."""
+        return {n: np.asarray(mu, float).copy() for n, mu in zip(self._names, self._means,
+                                                                   strict=True)}
+
+    @cached_property
+    def whitened_bases(self) -> dict[str, np.ndarray]:
+        """Each block's estimated basis in whitened coordinates (orthonormal;
+        a sparse fit's in the coordinates of its kept variables, whitened
+        alone, with zero rows for the others)."""
+        out = {}
+        for k, n in enumerate(self._names):
+            f = self._fac.factors[k][:, :self._ranks[n]]
+            if self._supports is not None:
+                full = np.zeros((len(self._labels(k)), f.shape[1]))
+                full[self._supports[n]] = f
+                f = full
+            out[n] = f.copy()
+        return out
+
+    @property
+    def sparsity(self) -> dict[str, int] | None:
+        """Each block's number of kept variables (None for a dense fit)."""
+        return None if self._supports is None else {n: int(v.size)
+                                                    for n, v in self._supports.items()}
+
+    @property
+    def support(self) -> dict[str, list[str]]:
+        """Each block's kept variables, by name (all of them for a dense fit);
+        the K-block form of the two-block ``support_a``, ``support_b``."""
+        return {n: (list(self._labels(k)) if self._supports is None
+                    else [self._labels(k)[j] for j in self._supports[n]])
+                for k, n in enumerate(self._names)}
+
+    @property
+    def sparsity_cv(self) -> pd.DataFrame | None:
+        """The cross-validation curve of ``fit(sparsity="cv")`` (else None):
+        one row per common count ``s`` with each block's count,
+        ``cv_rsquared``, ``se``, ``best`` and ``chosen``."""
+        return None if self._cv_table is None else self._cv_table.copy()
+
+    @cached_property
+    def eigenvalues(self) -> dict[str, pd.Series]:
+        """All eigenvalues of each block's combined Gram (unit-noise units;
+        a sparse fit's on its kept variables)."""
+        return {n: pd.Series(self._fac.values[k], index=range(1, len(self._fac.values[k]) + 1))
+                for k, n in enumerate(self._names)}
+
+    def _labels(self, k: int) -> list[str]:
+        data = self._model._data  # keyed by the data's block keys, in block order
+        return list(data.names[list(data.names)[k]])
+
+    @cached_property
+    def directions(self) -> dict[str, pd.DataFrame]:
+        """Each block's directions in its original variables (unit columns),
+        a DataFrame indexed by the variables, columns ``name_1 .. name_r``."""
+        out = {}
+        for k, n in enumerate(self._names):
+            f = self._fac.factors[k][:, :self._ranks[n]]
+            if self._supports is None:
+                d = self._white.to_original(k, f)
+            else:  # the refit's directions, zero outside the kept variables
+                d = np.zeros((len(self._labels(k)), f.shape[1]))
+                d[self._supports[n]] = self._white.to_original(k, f)
+            out[n] = pd.DataFrame(d, index=self._labels(k),
+                                  columns=[f"{n}_{j + 1}" for j in range(d.shape[1])])
+        return out
+
+    def transform(self, blocks: Mapping[str, Any] | Sequence[Any] | None = None) -> pd.DataFrame:
+        """Every block's reduced features ``(x_k - mean_k)^T U_k``, columns
+        ``name_1 .. name_r`` for each block in order.
+
+        ``blocks``: new data (a dict by block name or a list in block order,
+        the fitted columns); the training data when omitted.
+        """
+        data = self._model._data
+        if blocks is None:
+            data.rows("transform() of the training rows")
+            arrays = [np.asarray(x, float) for x in data.blocks.values()]
+            index = data.row_index
+        else:
+            if isinstance(blocks, Mapping):
+                missing = [n for n in self._names if n not in blocks]
+                if missing:
+                    raise ValueError(f"blocks: missing {missing}; need {list(self._names)}")
+                given = [blocks[n] for n in self._names]
+            else:
+                given = list(blocks)
+                if len(given) != len(self._names):
+                    raise ValueError(f"blocks: need {len(self._names)} blocks; got {len(given)}")
+            arrays, index = [], None
+            for k, x in enumerate(given):
+                if isinstance(x, pd.DataFrame):
+                    index = x.index
+                    cols = self._labels(k)
+                    if list(x.columns) != cols and set(cols) <= set(x.columns):
+                        x = x[cols]
+                arr = np.asarray(x, float)
+                if arr.ndim != 2 or arr.shape[1] != len(self._labels(k)):
+                    raise ValueError(f"blocks: block {self._names[k]!r} needs "
+                                     f"{len(self._labels(k))} columns; got shape {arr.shape}")
+                arrays.append(arr)
+        parts = []
+        for k, n in enumerate(self._names):
+            d = self.directions[n]
+            parts.append(pd.DataFrame((arrays[k] - self._means[k]) @ d.to_numpy(),
+                                      columns=d.columns, index=index))
+        return pd.concat(parts, axis=1)
+
+    def _per_block_whitening(self) -> DesignWhitening[Any] | None:
+        """The blocks' whitening of the fit with ``independent_blocks=True``
+        and this fit's ``whitening=`` (:func:`kblock_choices`, built by the
+        fit's :func:`_whiten`): the main-effects permutation test's
+        coordinates, the same under either estimator.  It depends on the
+        blocks only, never on ``y``."""
+        if self._settings["estimator"] != "joint":
+            return self._full_white
+        data = self._model._data
+        widths = [len(data.names[k]) for k in data.blocks]
+        given = self._settings.get("whitening_reason") == "given"
+        kind = kblock_choices(True, data.nobs, widths, self._settings["whitening"]
+                              if given else "auto")[2]
+        if WHITENING_METHODS[kind].factory is None:  # "none": centred only
+            return None
+        return _whiten(data, self._names, kind, "per-block")[1]
+
+    def main_effects_test(self, method: MainEffectsMethod = "auto", *, n_perm: int = 199,
+                          seed: int | np.random.Generator | None = None) -> MainEffectsResults:
+        """Per-block tests of main effects, ``H0: E[y z_k] = 0``, one row per
+        block (theory page "Main effects"; the two-block
+        :meth:`jdr_stats.results.JDRResults.main_effects_test` applied block
+        by block).
+
+        The pieces see interactions between blocks only; this test sees the
+        first moment, ``E[y z_k] = U_k E[df/du_k]`` for Gaussian blocks.  With
+        ``independent_blocks=True`` each row tests the block's marginal first
+        moment; with ``independent_blocks=False`` the first moment of the
+        jointly whitened block ``(Sigma^{-1} x)_k``, i.e. block ``k``'s main
+        effect given all the other blocks (the robust Wald test of its
+        coefficients in the regression of ``y`` on every block).  A sparse
+        fit tests every variable of each block.  ``method``, ``n_perm`` and
+        ``seed`` as for two blocks (``"permutation"``: exact per block
+        without covariates; Freedman--Lane given the other blocks and/or
+        the covariates where they can be partialled out; else, under the
+        joint estimator, the marginal test, method
+        ``"permutation (marginal)"``, the per-block fit's test: each block
+        under the whitening of ``independent_blocks=True`` with the same
+        ``whitening=``, which depends on the blocks only, so exact; same
+        statistic and, same seed, p-value).  Size and power for three blocks:
+        ``studies/study_kblock_sparse.py``.
+
+        Returns
+        -------
+        MainEffectsResults
+            One row per block: ``statistic``, ``df``, ``pvalue``,
+            ``df_denom``, ``method``, ``reason``.
+        """
+        data = self._model._data
+        data.rows("main_effects_test()")
+        if method not in ("auto", "robust", "permutation"):
+            raise ValueError(f'method must be "auto", "robust" or "permutation"; got '
+                             f"{method!r}")
+        seed = normalize_seed(seed)
+        return main_effects_test(
+            np.asarray(data.endog, float), [np.asarray(x, float) for x in data.blocks.values()],
+            list(self._names), self._per_block_whitening, weights=data.weights,
+            joint=self._settings["estimator"] == "joint",
+            n_adjusted=int(data.adjustment.p), covariates=data.adjustment.design,
+            method=method, n_perm=n_perm, seed=seed)
+
+    def _near_unit(self, k: int, d: np.ndarray) -> np.ndarray:
+        """Block ``k``'s directions ``d`` in the coordinates of its columns
+        times their power-of-two scales (near unit size: the bootstrap's
+        angles of a column of extreme units), or ``d`` itself at unit scale."""
+        scale = getattr(self._full_white.maps[k], "scale", None)
+        return d if scale is None else unit_columns(d / scale[:, None])
+
+    def _headline(self) -> list[str]:
+        """What was found: each block's rank and, for ``rank="auto"``, the
+        p-values of the tests that chose it (rank 0 not rejected: said so)."""
+        from ..summary import format_pvalue
+
+        ranks = ", ".join(f"{n}={r}" for n, r in self._ranks.items())
+        if self._tables is None:
+            return [f"Fitted: ranks {ranks} (given; results.rank_tests() tests them)."]
+        alpha = self._settings["alpha"]
+        parts, none = [], []
+        for n, t in self._tables.items():
+            pv = t["pvalue"].iloc[:self._ranks[n] + 1]
+            parts.append(f"{n}: " + ", ".join(f"p = {format_pvalue(p)} at r = {k}"
+                                               for k, p in pv.items()))
+            if len(pv) and not pv.iloc[0] < alpha:
+                none.append(n)
+        head = (f"Found: ranks {ranks}, chosen by the robust per-block rank tests of H0: "
+                f"rank_k <= r at alpha = {alpha:g} ({'; '.join(parts)})")
+        if none:
+            head += (f". No evidence of a link in {', '.join(none)} (rank 0 not rejected): "
+                     "rank 1 fitted for inspection only")
+        return [head + "."]
+
+    def summary(self, *, notes: Literal["short", "full"] = "short") -> JDRSummary:
+        """A statsmodels ``Summary`` (:class:`~jdr_stats.summary.JDRSummary`):
+        what was found (each block's rank and the tests that chose it), the
+        model, the blocks' eigenvalues and directions (side by side where they
+        fit 100 characters) and, for ``rank="auto"``, the rank tests.  The
+        directions are shown as per-SD :attr:`loadings` (the header's
+        "Loadings:" says so), so a variable's units do not change its entry;
+        the header gives :attr:`rsquared` when the rows are at hand.
+
+        ``notes="short"`` (default) gives each choice (estimator, influences)
+        with its reason in a screen's notes; ``"full"`` adds the route and
+        piece weights' reasons and shows every eigenvalue.
+        """
+        if notes not in ("short", "full"):
+            raise ValueError(f'notes must be "short" or "full"; got {notes!r}')
+        full = notes == "full"
+        m = self._model
+        info: dict[str, Any] = {
+            "Model:": "Joint dimension reduction, K blocks"
+            + (", main effects pooled" if self.main_effects else ""),
+            "Dependent variable:": m.endog_name,
+            "No. observations:": str(self.nobs),
+            **_wrapped("Blocks:", [f"{n} ({len(self._labels(k))})"
+                                   for k, n in enumerate(self._names)]),
+            **({} if len(set(self._ranks.values())) == 1 else  # else the headline's
+               _wrapped("Ranks:", [f"{n}={r}" for n, r in self._ranks.items()])),
+            "Estimator:": self._settings["estimator"],
+            "Whitening:": self._settings["whitening"],
+            "Route:": self._settings["route"]["name"],
+            "Piece weights:": self._settings["weighting"]["name"],
+            "Loadings:": "per-SD (largest 1)",
+            "R-squared:": self._rsquared_text(),
+        }
+        if self._settings.get("streamed"):
+            info["Rows:"] = f"streamed from {self._settings['streamed']}"
+        if self.sparsity is not None:
+            info["Sparsity:"] = ", ".join(f"{n}={s}" for n, s in self.sparsity.items())
+        tables: list[tuple[str, pd.DataFrame, str]] = []
+        for n in self._names:
+            r = self._ranks[n]
+            values = self.eigenvalues[n]
+            # short: the rank's and three more; full: every eigenvalue
+            eig = (_eigen_table(values, values.size) if full
+                   else _eigen_table(values, r).iloc[:r + 3, :2])
+            eig.attrs.update(beside="eigenvalues", beside_tag=n)
+            tables.append(("k", eig, f"eigenvalues, block {n}"))
+        for n in self._names:  # per-SD loadings: comparable whatever the units
+            d = self.loadings[n].copy()
+            d.attrs["beside"] = "loadings"
+            tables.append((f"{n}: rank {self._ranks[n]}", d, f"per-SD loadings, block {n}"))
+        scaled = ""
+        if self._tables is not None:
+            tabs = []
+            for n in self._names:
+                tab = self._tables[n].copy()
+                tab.index = pd.Index([f"{n}: rank <= {k}" for k in tab.index])
+                tabs.append(tab)
+            tab = pd.concat(tabs)
+            if not full and tab["df"].isna().all():  # the note says why no df
+                tab, scaled = tab.drop(columns="df"), ", referred to scale * chi2(eff_df)"
+            tables.append(("H0", tab, "rank tests"))
+        pieces_text = ("its first moment with y (main effects), its pairwise cross moments "
+                       "with every other block" if self.main_effects
+                       else "its pairwise cross moments with every other block")
+        if len(self._names) >= 3:
+            pieces_text += " and the K-way cross moment"
+        influence = str(self._settings["influence"]["reason"]) if self._tables is not None \
+            else ""
+        out = [f"Estimator: {self._settings['estimator']} "
+               f"({self._settings['estimator_reason']})."]
+        if self._tables is not None:
+            out.append("Ranks: the robust per-block tests of H0: rank_k <= r"
+                       f"{scaled} (rows' influences: "
+                       f"{influence if full else influence.split(' (theory page')[0]}).")
+        if full:
+            out.append(f"Each block's directions are the leading eigenvectors of its combined "
+                       f"Gram: {pieces_text}, each scaled to unit null noise and weighted "
+                       f"(theory page 'K blocks'). Route: {self._settings['route']['reason']}. "
+                       f"Weights: {self._settings['weighting']['reason']}.")
+        out.append(f"The reduction sees {self.sees}; links even in a block are invisible to it"
+                   + ("." if self.main_effects else
+                      " (fit(..., main_effects=True) pools the main effects)."))
+        if self.sparsity is not None:
+            choice = self._settings.get("sparsity_choice")
+            out.append(
+                "Sparse fit: each block's variables kept by the two-step selection from the "
+                "dense fit's pieces in partial-SD units, the estimator refitted on them"
+                + (" (theory page 'K blocks', section 'Sparse fits')" if full else "")
+                + (f"; counts chosen by {choice['reason']}" if choice else "") + ". "
+                + " ".join(f"Selected, block {n}: {', '.join(v)}."
+                           for n, v in self.support.items()))
+        out.append("Loadings: per-SD (each direction times its variable's SD, largest 1 per "
+                   "column), so units do not matter; raw directions: results.directions; signs "
+                   "and rotations are arbitrary." + ("" if full else
+                                                     " More: summary(notes='full')."))
+        return build_summary("Joint dimension reduction of K blocks", info, tables, out,
+                             headline=self._headline())
+
+    def __str__(self) -> str:
+        return str(self.summary())
+
+    def _repr_html_(self) -> str:
+        return self.summary().as_html()
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-Python content of the fit (JSON-ready)."""
+        return {
+            "model": "JointDimReduction",
+            "blocks": list(self._names),
+            "nobs": self.nobs,
+            "rank": self.rank,
+            "directions": {n: {"index": list(d.index), "columns": list(d.columns),
+                               "data": d.to_numpy().tolist()}
+                           for n, d in self.directions.items()},
+            "eigenvalues": {n: s.tolist() for n, s in self.eigenvalues.items()},
+            **self._extras_dict(),  # loadings, fit_measures
+            "settings": self.settings,
+            "rank_tests": None if self._tables is None else {
+                n: t.reset_index().to_dict(orient="list") for n, t in self._tables.items()},
+            "sparsity": self.sparsity,
+            "support": self.support,
+            "sparsity_cv": None if self._cv_table is None
+            else self._cv_table.to_dict(orient="list"),
+        }
+
+    def to_json(self, path: Any = None, *, indent: int | None = None) -> str:
+        """:meth:`to_dict` as JSON text (also written to ``path`` if given,
+        atomically: a failed write leaves a previous file as it was)."""
+        text = json.dumps(json_safe(self.to_dict()), allow_nan=False,
+                          default=lambda v: json_safe(float(v)), indent=indent)
+        if path is not None:
+            write_text(path, text)
+        return text
+
+
+def _wrapped(key: str, items: list[str], width: int = 36) -> dict[str, str]:
+    """``{key: text}`` for the summary's header, the comma-separated items
+    wrapped onto rows of at most ``width`` characters (the rows after the
+    first under blank keys), so that many blocks keep it 100 wide."""
+    rows: list[str] = []
+    for item in items:
+        if rows and len(rows[-1]) + 2 + len(item) <= width:
+            rows[-1] += ", " + item
+        else:
+            rows.append(item)
+    rows = [r + ("," if i < len(rows) - 1 else "") for i, r in enumerate(rows)]
+    return {(key if i == 0 else " " * i): r for i, r in enumerate(rows)}
+
+
+def _eigen_table(values: pd.Series, rank: int) -> pd.DataFrame:
+    """The leading eigenvalues of a block's combined Gram with their share
+    and cumulative share: ``max(10, rank + 3)`` of them at most."""
+    v = values.to_numpy(dtype=float)
+    total = float(v.sum())
+    share = v / total if total > 0 else np.full(v.shape, np.nan)
+    top = min(v.size, max(10, rank + 3))
+    return pd.DataFrame({"eigenvalue": v[:top], "share": share[:top],
+                         "cumulative": np.cumsum(share)[:top]},
+                        index=pd.Index(np.arange(1, top + 1), name="k"))
+
+
+class KBlockRankTests(ExportMixin):
+    """The per-block rank tests of a K-block fit
+    (:meth:`KBlockResults.rank_tests`).
+
+    ``tables``: by block, the tests of ``H0: rank_k <= r`` (columns
+    ``statistic, df, pvalue, eff_df, scale``; ``df`` is NaN: the reference
+    is ``scale * chi2(eff_df)``); ``table``: all blocks, indexed by
+    ``(block, rank)``; :meth:`select_rank`; :meth:`summary`.
+    """
+
+    def __init__(self, tables: Mapping[str, pd.DataFrame], influence: str) -> None:
+        self._tables = {n: t.copy() for n, t in tables.items()}
+        self._influence = influence
+
+    @property
+    def tables(self) -> dict[str, pd.DataFrame]:
+        return {n: t.copy() for n, t in self._tables.items()}
+
+    @property
+    def table(self) -> pd.DataFrame:
+        return pd.concat(self._tables, names=["block"])
+
+    def select_rank(self, alpha: float = 0.05) -> dict[str, int]:
+        """Each block's first rank whose test does not reject at ``alpha``
+        (the block's width when every test rejects)."""
+        if not 0 < alpha < 1:
+            raise ValueError(f"alpha must be in (0, 1); got {alpha!r}")
+        return {n: choose_block_rank(t, alpha, len(t)) for n, t in self._tables.items()}
+
+    def summary(self) -> JDRSummary:
+        tables = [(f"{n}: H0 rank <=", t, f"rank tests, block {n}")
+                  for n, t in self._tables.items()]
+        return build_summary(
+            "Per-block rank tests of the K-block fit",
+            {"Blocks:": ", ".join(self._tables), "Test:": "robust per-block"},
+            tables,
+            ["H0: block k needs at most r directions (the part of its combined pieces "
+             "outside the top r); statistic: the sum of the eigenvalues beyond r; "
+             "reference scale * chi2(eff_df) (theory page 'K blocks'). Rows' influences: "
+             f"{self._influence}."],
+            float_format="%.4g")
+
+    def __str__(self) -> str:
+        return str(self.summary())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"method": "robust per-block", "influence": self._influence,
+                "tests": {n: t.reset_index().to_dict(orient="list")
+                          for n, t in self._tables.items()}}

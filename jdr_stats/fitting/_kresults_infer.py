@@ -1,0 +1,470 @@
+"""Inference of a K-block fit under its own estimator: the association
+test, the variables' tests (``drop1``, ``test_variables``) and the
+bootstrap (pairs or Poisson, intervals, ``n_jobs``, gap diagnostics).
+
+:class:`KBlockInferenceMixin` is mixed into
+:class:`jdr_stats.fitting._kfit.KBlockResults`; the numerics are in
+:mod:`jdr_stats.inference.kblock_association`,
+:mod:`jdr_stats.inference.kblock_coord` and
+:mod:`jdr_stats.inference.kblock_bootstrap`.  Every procedure reads the
+fit's whitening (per block or across blocks, its kind), its pieces (main
+effects pooled or not, the K-way piece Hermite-corrected under the joint
+estimator) and its route (the sketch's test vectors): the tests and the
+bootstrap are those of the estimator fitted.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from .. import config
+from ..core._linalg import unit_columns
+from ..core.kestimate import KBlockFactors, stacked_pieces
+from ..inference._metric import covariance_metric_angles
+from ..inference.hypotheses import TestResult, TestTable, fdr_qvalues
+from ..inference.kblock_association import KBlockAssociation, kblock_association_test
+from ..inference.kblock_bootstrap import (
+    KBLOCK_BOOT_METHODS,
+    KBlockBootMethod,
+    KBlockBootstrapResults,
+    draw_resamples,
+)
+from ..inference.kblock_coord import group_wald
+from ..resampling._engine import n_workers, worker_pool
+from ..runtime._validation import check_memory
+from ._kwhiten import _cross_cov, _whiten_arrays
+
+__all__ = ["KBlockInferenceMixin"]
+
+_VARIABLES_H0 = ("the named variables' rows of their blocks' directions are zero: none of "
+                 "them enters its block's subspace")
+
+
+def _centred(white: Any, blocks: Sequence[np.ndarray], wn: np.ndarray) -> list[np.ndarray]:
+    """Whitened rows centred at the weighted mean (as the fit's whitening)."""
+    return [z - wn @ z for z in white.rows(blocks)]
+
+
+def _refit_batch(refit: Callable[..., Any], model: Any, batch: Sequence[np.ndarray],
+                 ranks: dict[str, int], kwargs: dict[str, Any],
+                 base: list[np.ndarray], scales: list[Any], covs: list[np.ndarray],
+                 fit_values: list[np.ndarray]) -> list[tuple[list[np.ndarray],
+                                                                          list[np.ndarray]]]:
+    """The replicates of one batch of resamples: each block's principal
+    angles to the fit (degrees, in the block's covariance metric ``covs``)
+    and its combined-Gram eigenvalues; NaN for a refit that fails (a
+    resample with a singular block)."""
+    data = model._data
+    names = list(ranks)
+    widths = [len(v) for v in fit_values]
+    out = []
+    for idx in batch:
+        rep = copy.copy(model)
+        rep._data = replace(data, endog=data.endog[idx],
+                            blocks={k: x[idx] for k, x in data.blocks.items()},
+                            weights=None if data.weights is None else data.weights[idx],
+                            row_index=None, is_pandas=False)
+        try:
+            res = refit(rep, ranks, **kwargs)
+        except (ValueError, np.linalg.LinAlgError):
+            out.append(([np.full(ranks[n], np.nan) for n in names],
+                        [np.full(n, np.nan) for n in widths]))
+            continue
+        dirs = [res.directions[n].to_numpy() for n in names]
+        dirs = [d if s is None else unit_columns(d / s[:, None]) for d, s in zip(dirs, scales,
+                                                                               strict=True)]
+        eig = [np.asarray(res._fac.values[k], float) for k in range(len(names))]
+        out.append(([np.degrees(covariance_metric_angles(b, d, c))
+                     for b, d, c in zip(base, dirs, covs, strict=True)], eig))
+    return out
+
+
+class KBlockInferenceMixin:
+    """The association test, variables' tests and bootstrap of a K-block fit."""
+
+    _model: Any
+    _fac: KBlockFactors
+    _white: Any
+    _full_white: Any
+    _ranks: dict[str, int]
+    _settings: dict[str, Any]
+    _names: tuple[str, ...]
+    _supports: dict[str, np.ndarray] | None
+    #: the K-block fit (set by the results class: its refit on a resample)
+    _refit: Callable[..., Any]
+
+    # the class provides these
+    directions: Any
+    eigenvalues: Any
+
+    def _labels(self, k: int) -> list[str]:  # pragma: no cover - the class defines it
+        raise NotImplementedError
+
+    def _per_block_whitening(self) -> Any:  # pragma: no cover - the class defines it
+        raise NotImplementedError
+
+    def _near_unit(self, k: int, d: np.ndarray) -> np.ndarray:  # pragma: no cover
+        raise NotImplementedError
+
+    # -- shared -----------------------------------------------------------------
+    def _fit_rows(self, what: str) -> tuple[np.ndarray, list[np.ndarray], np.ndarray | None,
+                                            np.ndarray]:
+        """``(y, blocks, weights, normalised weights)`` of the fit's rows."""
+        data = self._model._data
+        data.rows(what)
+        y = np.asarray(data.endog, float)
+        blocks = [np.asarray(x, float) for x in data.blocks.values()]
+        w = data.weights
+        m = y.shape[0]
+        wn = np.full(m, 1.0 / m) if w is None else np.asarray(w, float) / np.sum(w)
+        return y, blocks, w, wn
+
+    def _joint(self) -> bool:
+        return self._settings["estimator"] == "joint"
+
+    def _cross_cov_of(self, zs: Sequence[np.ndarray], wn: np.ndarray) -> Any:
+        """The Hermite correction's cross covariances, where the fit uses them."""
+        return _cross_cov(zs, wn) if self._joint() and len(zs) >= 3 else None
+
+    # -- association --------------------------------------------------------------
+    def association_test(self, n_perm: int = 199, *,
+                         seed: int | np.random.Generator | None = None) -> TestResult:
+        """Permutation test of no association, ``H0: y`` independent of the
+        blocks, under the fit's estimator: valid at any width and any K.
+
+        The combined statistic of the two-block test over K blocks
+        (:mod:`jdr_stats.inference.kblock_association`): each interaction
+        piece of the fit (every pair, the K-way piece) formed as the fit
+        forms it (its whitening, per block or across blocks; the Hermite
+        correction of the joint K-way piece; the sketch of a sketched
+        route), each block's first moment (its rows whitened as
+        ``independent_blocks=True`` whitens them), and the largest
+        correlation of the response with one variable of each block and one
+        product of each pair; the parts' logarithms standardised over the
+        permutations and the largest referred to its permutation
+        distribution.  Exact: the whitenings do not depend on ``y``.  Size
+        and power: ``studies/study_kblock_inference.py``.
+
+        Parameters
+        ----------
+        n_perm : int
+            Permutations of the response's rows (default 199).
+        seed : int, Generator or None
+            Seed of the permutations (same seed, same p-value).
+
+        Returns
+        -------
+        TestResult
+            ``statistic`` the observed largest standardised part, ``df``
+            None (a permutation reference), ``pvalue``
+            ``(1 + #{Z* >= Z}) / (n_perm + 1)``.
+
+        Notes
+        -----
+        Not with covariates (residuals on them are not exchangeable); needs
+        the rows in memory.  A sparse fit is tested on all its variables.
+
+        Examples
+        --------
+        >>> import numpy as np, jdr_stats as jdr
+        >>> rng = np.random.default_rng(0)
+        >>> x = [rng.normal(size=(80, 3)) for _ in range(3)]
+        >>> y = x[0][:, 0] * x[1][:, 0] + rng.normal(size=80)
+        >>> res = jdr.JointDimReduction.from_blocks(y, x).fit(1)
+        >>> t = res.association_test(99, seed=1)
+        >>> t.pvalue == res.association_test(99, seed=1).pvalue, t.method
+        (True, 'association')
+        """
+        data = self._model._data
+        if getattr(getattr(data, "adjustment", None), "p", 0):
+            raise ValueError(
+                "association_test() does not run with covariates: permuting the response's "
+                "residuals on the covariates is not exact (the residuals are not "
+                "exchangeable); fit without covariates to test the association of y with "
+                "the blocks")
+        return kblock_association_test(self._fit_rows("association_test()")[0],
+                                       self._association_statistic(), n_perm=n_perm,
+                                       seed=seed, estimator=self._settings["estimator"])
+
+    def _association_statistic(self) -> KBlockAssociation:
+        """The statistic of :meth:`association_test`, the fit's rows held."""
+        _, blocks, _, wn = self._fit_rows("association_test()")
+        zs = _centred(self._full_white, blocks, wn)
+        main_white = self._per_block_whitening()
+        main = ([x - wn @ x for x in blocks] if main_white is None
+                else _centred(main_white, blocks, wn))
+        tests = self._fac.tests if self._supports is None else None
+        return KBlockAssociation(zs, main, blocks, wn, cross_cov=self._cross_cov_of(zs, wn),
+                                 tests=tests)
+
+    # -- variables -----------------------------------------------------------------
+    def _coordinate_input(self) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
+        """``(M_k, A_k, influences on G_k = A_k M_k)`` of every block (module
+        :mod:`jdr_stats.inference.kblock_coord`): the fit's pieces, and each
+        row deleted with the whitening, centring and Hermite correction
+        re-estimated (the pieces' scales and weights held)."""
+        what = "drop1() and test_variables()"
+        if self._supports is not None:
+            raise ValueError(f"{what}: a sparse fit's variables are chosen from the data; "
+                             "test the variables of the dense fit (sparsity=None)")
+        y, blocks, w, wn = self._fit_rows(what)
+        data = self._model._data
+        if w is not None:
+            raise ValueError(f"{what}: the variables' tests of K blocks do not handle case "
+                             "weights yet; the model has weights")
+        if getattr(getattr(data, "adjustment", None), "p", 0):
+            raise ValueError(f"{what}: the variables' tests of K blocks do not run with "
+                             "covariates yet; the model has covariates")
+        m = y.shape[0]
+        widths = [x.shape[1] for x in blocks]
+        fac = self._fac
+        zs = _centred(self._full_white, blocks, wn)
+        yc = y - wn @ y
+        mks = stacked_pieces(yc, zs, fac, cross_cov=self._cross_cov_of(zs, wn))
+        from .. import policy
+
+        entries = m * sum(n * mk.shape[1] for n, mk in zip(widths, mks, strict=True))
+        if entries > policy.KBLOCK_INFLUENCE_MAX_ENTRIES:
+            raise ValueError(f"{what}: the rows' influences on every block's pieces hold "
+                             f"{entries} numbers > {policy.KBLOCK_INFLUENCE_MAX_ENTRIES} "
+                             "(policy.KBLOCK_INFLUENCE_MAX_ENTRIES); use fewer rows or "
+                             "narrower blocks")
+        amaps = [self._full_white.maps[k].solve_t(np.eye(n)) for k, n in enumerate(widths)]
+        gk = [a @ mk for a, mk in zip(amaps, mks, strict=True)]
+        psis = [np.empty((m, *g.shape)) for g in gk]
+        labels = [self._labels(k) for k in range(len(widths))]
+        kind, estimator = self._settings["whitening"], self._settings["estimator"]
+        keep = np.ones(m, bool)
+        for i in range(m):
+            keep[i] = False
+            sub = [x[keep] for x in blocks]
+            zi, wi = _whiten_arrays(sub, None, list(self._names), labels, kind, estimator)
+            wni = np.full(m - 1, 1.0 / (m - 1))
+            yi = y[keep] - wni @ y[keep]
+            mi = stacked_pieces(yi, zi, fac, cross_cov=self._cross_cov_of(zi, wni))
+            for k, n in enumerate(widths):
+                psis[k][i] = (m - 1) * (gk[k] - wi.maps[k].solve_t(np.eye(n)) @ mi[k])
+            keep[i] = True
+        return list(mks), amaps, psis
+
+    def _resolve(self, variables: Any) -> dict[int, list[int]]:
+        """Block index to variable indices of ``variables`` (a name, a list
+        of names looked up in every block, or a dict by block name)."""
+        labels = [self._labels(k) for k in range(len(self._names))]
+        out: dict[int, list[int]] = {}
+        if isinstance(variables, Mapping):
+            for b, vs in variables.items():
+                if b not in self._names:
+                    raise ValueError(f"variables: unknown block {b!r}; blocks are "
+                                     f"{list(self._names)}")
+                k = self._names.index(b)
+                for v in [vs] if isinstance(vs, str) else list(vs):
+                    if v not in labels[k]:
+                        raise ValueError(f"variables: {v!r} is not a variable of block {b!r}")
+                    out.setdefault(k, []).append(labels[k].index(v))
+        else:
+            vs = [variables] if isinstance(variables, str) else list(variables)
+            for v in vs:
+                where = [k for k in range(len(labels)) if v in labels[k]]
+                if not where:
+                    raise ValueError(f"variables: {v!r} is not a variable of any block")
+                if len(where) > 1:
+                    raise ValueError(f"variables: {v!r} is a variable of blocks "
+                                     f"{[self._names[k] for k in where]}; pass a dict by "
+                                     "block name")
+                out.setdefault(where[0], []).append(labels[where[0]].index(v))
+        if not any(out.values()):
+            raise ValueError(f"variables: name at least one variable; got {variables!r}")
+        return {k: sorted(set(v)) for k, v in out.items()}
+
+    def test_variables(self, variables: str | Sequence[str] | Mapping[str, Sequence[str]], *,
+                       test: Literal["conditional", "marginal"] = "conditional") -> TestResult:
+        """Test that several variables together do not enter the fit's
+        directions, under the fit's estimator (theory in
+        :mod:`jdr_stats.inference.kblock_coord`).
+
+        H0: the named variables' rows of their blocks' directions are all
+        zero.  Wald statistic of the stacked rows of ``A_k M_k`` projected
+        on each block's rank-``r_k`` basis fitted without the group
+        (``"conditional"``, df ``sum_k |J_k| r_k``) or whole
+        (``"marginal"``), the covariance that of the rows' jackknife
+        influences (the whitening, per block or joint, re-estimated),
+        referred to ``chi2(df)``.  Asymptotic; dense fits without weights
+        or covariates.  The tests are those of the fitted estimator's
+        directions: the per-block estimator (``independent_blocks=True``)
+        assumes independent blocks, and where the blocks correlate its
+        directions, and so its tests, take in variables that do not enter
+        ``y`` (level of both: ``studies/study_kblock_inference.py``).
+
+        Parameters
+        ----------
+        variables : str, list of str, or dict
+            Names looked up in every block, or ``{block: [...]}`` (needed
+            for a name used in several blocks).
+        test : {"conditional", "marginal"}
+
+        Returns
+        -------
+        TestResult
+        """
+        if test not in ("conditional", "marginal"):
+            raise ValueError(f'test must be "conditional" or "marginal"; got {test!r}')
+        groups = self._resolve(variables)
+        mks, amaps, psis = self._coordinate_input()
+        ranks = [self._ranks[n] for n in self._names]
+        stat, df, pv = group_wald(mks, amaps, psis, groups, ranks,
+                                  conditional=test == "conditional")
+        names = [f"{self._names[k]}:{self._labels(k)[j]}" for k, js in groups.items()
+                 for j in js]
+        return TestResult(statistic=stat, df=float(df), pvalue=pv,
+                          null=f"{_VARIABLES_H0} ({', '.join(names)})",
+                          distribution=f"chi2({df})", method=f"wald_jackknife_{test}",
+                          name="Test of a group of variables "
+                               f"({self._settings['estimator']} estimator)")
+
+    def drop1(self, *, test: Literal["conditional", "marginal"] = "conditional") -> TestTable:
+        """One test per variable of H0 "the variable does not enter its
+        block's directions" under the fit's estimator: :meth:`test_variables`
+        of each variable alone.  Columns ``statistic``, ``df``, ``pvalue``,
+        ``qvalue`` (Benjamini-Hochberg over all blocks' variables), indexed
+        by ``(block, variable)``.
+
+        Examples
+        --------
+        >>> import numpy as np, jdr_stats as jdr
+        >>> rng = np.random.default_rng(0)
+        >>> x = [rng.normal(size=(200, 3)) for _ in range(3)]
+        >>> y = x[0][:, 0] * x[1][:, 0] * x[2][:, 0] + rng.normal(size=200)
+        >>> t = jdr.JointDimReduction.from_blocks(y, x).fit(1).drop1().table
+        >>> t.columns.tolist(), t.shape
+        (['statistic', 'df', 'pvalue', 'qvalue'], (9, 4))
+        """
+        if test not in ("conditional", "marginal"):
+            raise ValueError(f'test must be "conditional" or "marginal"; got {test!r}')
+        mks, amaps, psis = self._coordinate_input()
+        ranks = [self._ranks[n] for n in self._names]
+        rows, index = [], []
+        for k, n in enumerate(self._names):
+            for j, var in enumerate(self._labels(k)):
+                rows.append(group_wald(mks, amaps, psis, {k: [j]}, ranks,
+                                       conditional=test == "conditional"))
+                index.append((n, var))
+        table = pd.DataFrame(rows, columns=["statistic", "df", "pvalue"],
+                             index=pd.MultiIndex.from_tuples(index, names=["block", "variable"]))
+        table["df"] = table["df"].astype(float)
+        pv = table["pvalue"].to_numpy()
+        q = np.full(pv.shape, np.nan)
+        finite = np.isfinite(pv)
+        if finite.any():
+            q[finite] = fdr_qvalues(pv[finite], "bh")
+        table["qvalue"] = q
+        notes = [
+            "H0 (per row): the variable's row of its block's directions is zero.",
+            f"Wald statistic, covariance of the rows' jackknife influences under the "
+            f"{self._settings['estimator']} estimator ({self._settings['whitening']} whitening "
+            f"re-estimated), chi2(df) reference ({test} test"
+            + (": rows projected on the block's rank-r_k basis fitted without the variable)."
+               if test == "conditional" else ": whole rows)."),
+            "q-values: Benjamini-Hochberg over all blocks' variables.",
+        ]
+        return TestTable(table, "drop1: one variable at a time", f"wald_jackknife_{test}",
+                         notes=notes, method_label="jackknife Wald test, chi-square reference")
+
+    # -- bootstrap ------------------------------------------------------------------
+    def bootstrap(self, n_boot: int = 199, *, seed: int | np.random.Generator | None = None,
+                  level: float = 0.95, method: KBlockBootMethod = "pairs",
+                  n_jobs: int | None = None) -> KBlockBootstrapResults:
+        """Percentile bounds of each block's principal angles between the
+        bootstrap re-estimates (the fit repeated with the same settings and
+        ranks: its estimator, whitening, pieces) and the estimate, degrees.
+
+        The angles are measured in each block's covariance metric (between
+        ``C^T u`` and ``C^T u*``, ``Sigma_k = C C^T`` the block's sample
+        covariance): their cosines are the canonical correlations of the
+        estimate's and the replicate's reduced features, so they do not
+        depend on the columns' units, as in the two-block bootstrap.
+
+        Parameters
+        ----------
+        n_boot : int
+            Replicates (at least 2).
+        seed : int, Generator or None
+            Same seed, same numbers, for any ``n_jobs``.
+        level : float
+            The bound's and the intervals' level, in (0, 1).
+        method : {"pairs", "poisson"}
+            ``"pairs"``: rows resampled with replacement; ``"poisson"``:
+            each row repeated by a Poisson-type weight of the resampling
+            engine (:mod:`jdr_stats.inference.kblock_bootstrap`).
+        n_jobs : int or None
+            Processes (joblib); the resamples are drawn first, so the
+            numbers do not depend on it.
+
+        Returns
+        -------
+        KBlockBootstrapResults
+            ``table`` (by block: ``median`` and ``upper``, the ``level``
+            percentile, of the largest angle), ``intervals``, ``angles``,
+            ``gap``, ``summary()``, ``to_dict()``.
+        """
+        if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 2:
+            raise ValueError(f"n_boot must be an integer >= 2; got {n_boot!r}")
+        if not 0 < level < 1:
+            raise ValueError(f"level must be in (0, 1); got {level!r}")
+        if method not in KBLOCK_BOOT_METHODS:
+            raise ValueError(f'method must be "pairs" or "poisson"; got {method!r}')
+        if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(
+                n_jobs, (int, np.integer)) or n_jobs == 0):
+            raise ValueError(f"n_jobs must be None or a non-zero integer; got {n_jobs!r}")
+        data = self._model._data
+        m = int(data.nobs)
+        check_memory(8.0 * int(n_boot) * (m + sum(self._ranks.values())
+                                          + sum(len(self._labels(k))
+                                                for k in range(len(self._names)))),
+                     config.memory_limit(), "n_boot", int(n_boot),
+                     "the bootstrap's resamples and angles")
+        data.rows("bootstrap()")
+        resamples = draw_resamples(method, m, int(n_boot), seed)
+        names = list(self._names)
+        base = [self._near_unit(k, self.directions[n].to_numpy()) for k, n in enumerate(names)]
+        scales = [getattr(self._full_white.maps[k], "scale", None) for k in range(len(names))]
+        # each block's covariance in the coordinates of ``base`` (columns times
+        # their power-of-two scales): the metric of the angles
+        covs = [np.atleast_2d(np.cov(np.asarray(x, float) * (1.0 if sc is None else sc),
+                                     rowvar=False, aweights=data.weights))
+                for x, sc in zip(data.blocks.values(), scales, strict=True)]
+        kwargs = {"whitening": self._settings["whitening"],
+                  "independent_blocks": self._settings["estimator"] == "per-block",
+                  "sparsity": getattr(self, "sparsity", None), "rank_method": "auto",
+                  "alpha": 0.05, "seed": None,
+                  "main_effects": bool(self._settings.get("main_effects", False))}
+        refit = type(self)._refit
+        fit_values = [np.asarray(v, float) for v in self._fac.values]
+        ranks = dict(self._ranks)
+        with worker_pool(n_jobs) as parallel:
+            if parallel is None:
+                reps = _refit_batch(refit, self._model, resamples, ranks, kwargs, base, scales,
+                                    covs, fit_values)
+            else:
+                from joblib import delayed
+
+                size = max(1, -(-len(resamples) // (4 * n_workers(n_jobs))))
+                batches = [resamples[i:i + size] for i in range(0, len(resamples), size)]
+                reps = [r for part in parallel(delayed(_refit_batch)(
+                    refit, self._model, b, ranks, kwargs, base, scales, covs, fit_values)
+                    for b in batches)
+                    for r in part]
+        angles = {n: np.vstack([r[0][k] for r in reps]) for k, n in enumerate(names)}
+        eig = {n: np.vstack([r[1][k] for r in reps]) for k, n in enumerate(names)}
+        fit_eig = {n: np.asarray(self._fac.values[k], float) for k, n in enumerate(names)}
+        if np.all(np.isnan(angles[names[0]][:, 0])):
+            raise ValueError("bootstrap(): every replicate's refit failed (resamples with a "
+                             "singular block); the blocks need more rows per column")
+        return KBlockBootstrapResults.from_replicates(angles, eig, fit_eig, ranks,
+                                                      level=float(level), method=method)

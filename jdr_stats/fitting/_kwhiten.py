@@ -1,0 +1,61 @@
+"""The whitened rows of K >= 3 blocks held in memory (per block or jointly),
+shared by the K-block fit (:mod:`jdr_stats.fitting._kfit`) and its sparse fits
+(:mod:`jdr_stats.fitting._ksparse`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from ..core._linalg import joint_whitening
+from ..core.moments import column_scales
+from ..core.whitening import DesignWhitening
+from ..whitenings import WHITENING_METHODS
+
+__all__ = ["_cross_cov", "_whiten_arrays"]
+
+
+def _whiten_arrays(blocks: Sequence[np.ndarray], w: np.ndarray | None, names: Sequence[str],
+                   labels: Sequence[Sequence[str]], kind: str,
+                   estimator: str) -> tuple[list[np.ndarray], DesignWhitening[Any]]:
+    """Whitened rows (centred at the weighted mean) of every block and the whitening."""
+    m = blocks[0].shape[0]
+    wn = np.full(m, 1.0 / m) if w is None else w / w.sum()
+    # columns of extreme units: their moments of the columns times powers of
+    # two (exact), the scales kept on the whitening and its maps
+    scale = column_scales(blocks)
+    bounds = np.cumsum([0, *(x.shape[1] for x in blocks)])
+    scaled = blocks if scale is None else [x * scale[lo:hi] for x, lo, hi
+                                           in zip(blocks, bounds[:-1], bounds[1:], strict=True)]
+    if estimator == "joint":
+        x = np.hstack(scaled)
+        mean = wn @ x
+        xc = x - mean
+        cov = (xc * wn[:, None]).T @ xc
+        white = joint_whitening(mean, cov, [b.shape[1] for b in blocks], list(names),
+                                [list(lab) for lab in labels], scale=scale)
+    else:
+        method = WHITENING_METHODS[kind]
+        if method.factory is None:
+            raise ValueError('whitening="none" is not supported for a K-block fit (three or '
+                             'more blocks, or main_effects=True); use "auto", "sample" or '
+                             '"shrinkage"')
+        maps: list[Any] = []
+        for k, (name, x, lab) in enumerate(zip(names, scaled, labels, strict=True)):
+            mean = wn @ x
+            xc = x - mean
+            cov = (xc * wn[:, None]).T @ xc
+            made = method.factory(mean, cov, m, name, lab, rows=None, weights=w)
+            maps.append(made if scale is None
+                        else replace(made, scale=scale[bounds[k]:bounds[k + 1]]))
+        white = DesignWhitening.per_block(maps, scale)
+    zs = [z - wn @ z for z in white.rows(blocks)]
+    return zs, white
+
+
+def _cross_cov(zs: Sequence[np.ndarray], wn: np.ndarray) -> dict[tuple[int, int], np.ndarray]:
+    return {(a, b): (zs[a] * wn[:, None]).T @ zs[b]
+            for a in range(len(zs)) for b in range(a + 1, len(zs))}

@@ -1,0 +1,131 @@
+"""``fit(..., interactions=...)``: which interaction estimand a two-block fit uses.
+
+``"stein"`` (default): the cross moment of ``y`` itself, the cross block of
+``Sigma^{-1} E[y x x^T] Sigma^{-1}``.  ``"orthogonal"``: the same cross
+moment of ``y``'s least squares residual on ``[1, a, b]``, free of linear
+main effects on any design, with its own rank test
+(:mod:`jdr_stats.inference.orthogonal_rank`; theory page "Whitening",
+section "Interactions orthogonal to the main effects").
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import replace
+from typing import Any
+
+from ..exceptions import RankSelectionWarning
+from ..inference.orthogonal_rank import orthogonal_rank_tests, orthogonal_residual
+from ..inference.rank_tests import RankTestResults
+from ..io._data import ModelData
+from ..policy import Choice
+from ..runtime._validation import check_fraction
+
+__all__ = ["INTERACTIONS", "check_interactions", "choose_orthogonal_rank", "interactions_choice",
+           "orthogonal_data", "orthogonal_note", "orthogonal_tests"]
+
+INTERACTIONS = ("stein", "orthogonal", "orthogonal_quadratic")
+
+_REASONS = {
+    "stein": "given: the cross moment of y (second-order Stein), which a main effect "
+             "enters on skewed correlated blocks",
+    "orthogonal": "given: the cross moment of y's residual on [1, a, b], free of linear "
+                  "main effects on any design; rank tests with the main effects' "
+                  "estimation in their influence rows",
+    "orthogonal_quadratic": "given: the cross moment of y's residual on [1, a, b] and the "
+                            "within-block products, free of linear and within-block "
+                            "quadratic main effects on any design; rank tests with that "
+                            "regression's estimation in their influence rows",
+}
+
+
+def check_interactions(interactions: Any, *, n_blocks: int, main_effects: bool,
+                       per_block_ranks: bool, sparsity: Any, data: Any) -> Any:
+    """``interactions`` checked against the rest of the fit; the value."""
+    if not isinstance(interactions, str) or interactions not in INTERACTIONS:
+        raise ValueError('interactions must be "stein", "orthogonal" or '
+                         f'"orthogonal_quadratic"; got {interactions!r}')
+    if interactions == "stein":
+        return interactions
+    what = f'interactions="{interactions}"'
+    if n_blocks != 2:
+        raise ValueError(f"{what} is available for two blocks; this model has {n_blocks}")
+    if main_effects:
+        raise ValueError(f"{what} removes the main effects; main_effects=True pools them "
+                         "in: use one or the other")
+    if per_block_ranks:
+        raise ValueError(f"{what} takes one rank for both blocks (an int or \"auto\")")
+    if sparsity == "auto":
+        raise ValueError(f'{what}: sparsity="auto" (support tests) is not available; '
+                         "give (s1, s2), \"cv\" or None")
+    if not isinstance(data, ModelData):
+        raise ValueError(f"{what} needs the rows in memory (arrays or a DataFrame); this "
+                         "model streams its rows or holds sums")
+    if data.weights is not None:
+        raise ValueError(f"{what} does not take case weights")
+    if data.response.kind != "numeric" or data.endog.ndim != 1:
+        raise ValueError(f"{what} needs a single numeric response; got a "
+                         f"{data.response.kind} one")
+    if data.adjustment.p:
+        raise ValueError(f"{what} does not take covariates; add them to a block or fit "
+                         'with interactions="stein"')
+    return interactions
+
+
+def interactions_choice(interactions: str) -> Choice:
+    """The estimand as a choice, for the fit's settings and summary."""
+    return Choice(interactions, _REASONS[interactions])
+
+
+def orthogonal_data(data: Any, interactions: str) -> Any:
+    """``data`` with the response replaced by its residual on ``[1, a, b]``
+    (and the within-block products for ``"orthogonal_quadratic"``)."""
+    y, a, b = data.rows(f'interactions="{interactions}"')
+    return replace(data, endog=orthogonal_residual(
+        y, a, b, quadratic=interactions == "orthogonal_quadratic"))
+
+
+def choose_orthogonal_rank(data: Any, *, joint: bool, alpha: float, interactions: str
+                           ) -> tuple[int, RankTestResults]:
+    """``fit(rank="auto", interactions="orthogonal")``: the first ``k`` whose
+    orthogonal rank test is not rejected at ``alpha`` (``r = 1`` with a
+    :class:`~jdr_stats.exceptions.RankSelectionWarning` when that is 0)."""
+    alpha = check_fraction(alpha, "alpha")
+    y, a, b = data.rows(f'fit(rank="auto", interactions="{interactions}")')
+    table = orthogonal_rank_tests(y, a, b, joint=joint, stop_alpha=alpha,
+                                  quadratic=interactions == "orthogonal_quadratic")
+    rank = table.select_rank(alpha)
+    if rank == 0:
+        warnings.warn(
+            f"no orthogonal rank test rejected H0: r = 0 (alpha={alpha}, p = "
+            f"{table.table['pvalue'].iloc[0]:.3g}): the data show no evidence of an "
+            "interaction beyond the main effects; fitting r = 1",
+            RankSelectionWarning, stacklevel=4)
+        rank = 1
+    return rank, table
+
+
+def orthogonal_tests(data: Any, joint: bool, method: str, max_rank: int | None,
+                     interactions: str) -> RankTestResults:
+    """``results.rank_tests()`` of an orthogonal fit: its own test only."""
+    if method not in ("auto", "orthogonal"):
+        raise ValueError(
+            f'rank_tests: a fit with interactions="{interactions}" has one rank test, '
+            f'method="orthogonal" (or "auto"), whose influence rows carry the residual '
+            f"regression; got method={method!r}")
+    y, a, b = data.rows(f'rank tests of interactions="{interactions}"')
+    return orthogonal_rank_tests(y, a, b, joint=joint, max_rank=max_rank,
+                                 quadratic=interactions == "orthogonal_quadratic")
+
+
+def orthogonal_note(interactions: str) -> str:
+    """The summary's sentence on the estimand."""
+    if interactions == "orthogonal_quadratic":
+        return ("Interactions: orthogonal_quadratic (the cross moment of y's least squares "
+                "residual on [1, a, b] and the within-block products: no linear or "
+                "within-block quadratic main effect enters it, whatever the design; rank "
+                "tests with the regression's estimation in their influence rows).")
+    return ("Interactions: orthogonal (the cross moment of y's least squares residual on "
+            "[1, a, b]: no linear main effect enters it, whatever the design; rank tests "
+            "with the residual's estimation in their influence rows; within-block "
+            "curvature of y is not removed).")

@@ -1,0 +1,3 @@
+"""Exports and safe persistence of results: dictionaries, strict JSON, the
+allow-listed results format.
+"""

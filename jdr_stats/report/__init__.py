@@ -1,0 +1,2 @@
+"""Rendering of summaries: tables, text and HTML, and the blocks of a report.
+"""

@@ -1,0 +1,3 @@
+"""Row sources: arrays, Parquet, CSV and dask, read in chunks, with the
+integrity checks of every pass.
+"""

@@ -1,0 +1,115 @@
+"""A row source whose columns of extreme units are scaled by powers of two.
+
+A streamed fit sums products of columns: a column of values near ``1e300``
+overflows its sum of squares and one near ``1e-300`` underflows it.  As in
+memory (:func:`~jdr_stats.core.moments.column_scales`), each such column is
+multiplied by a power of two chosen once, from the first chunk of the first
+pass (no extra read), before any sum is formed.  Multiplying by a power of
+two is exact (no digit changes), every later pass over the source (the rank
+tests, the ladle, the bootstrap) reads the same scaled columns, and the
+scales go with the sums onto the whitening maps, which map the directions
+and means back to the user's units (docs/theory/whitening.md, "Moments
+only").  The estimator is equivariant under column scalings, so its
+whitened quantities (singular values, test statistics, p-values) are those
+of the user's columns.
+
+A column is scaled only when its values in that chunk are of one magnitude
+far from unit size (the largest beyond ``2^+-100`` and within ``2^64`` of
+the median magnitude): a column in extreme units.  A column of ordinary
+values with a few huge ones (corrupt bytes in a data page) is left as it
+is, so its sums overflow and are refused naming the column and the place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from ..core.moments import column_scales
+
+__all__ = ["ScaledSource", "stream_scales"]
+
+#: at most this many binary orders between a scaled column's largest and
+#: median magnitude in the chunk the scales come from
+SPREAD_LIMIT = 64
+
+
+def stream_scales(blocks: list[np.ndarray]) -> np.ndarray | None:
+    """Power-of-two scales of the stacked columns of one chunk
+    (:func:`~jdr_stats.core.moments.column_scales`), kept only for columns
+    of one magnitude (see the module); None when no column is scaled."""
+    xs = [np.asarray(x, float).reshape(len(x), -1) for x in blocks]
+    with np.errstate(invalid="ignore", over="ignore"):
+        scale = column_scales(xs, rows=max(len(xs[0]), 1))
+    if scale is None:
+        return None
+    x = np.abs(np.hstack(xs))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        top = np.frexp(x.max(axis=0))[1]
+        mid = np.frexp(np.median(x, axis=0))[1]
+        one = np.isfinite(x).all(axis=0) & (np.median(x, axis=0) > 0) \
+            & (np.abs(top - mid) <= SPREAD_LIMIT)
+    scale = np.where(one, scale, 1.0)
+    return None if np.all(scale == 1.0) else scale
+
+
+class ScaledSource:
+    """``base`` with its columns of extreme units times powers of two in
+    every chunk, the scales chosen from the first chunk of the first pass
+    (:func:`stream_scales`); every other attribute (names, row count,
+    fingerprints, ``locate``) is ``base``'s.  ``scale_a`` and ``scale_b``
+    are None until a pass has started and when no column needs a scale."""
+
+    def __init__(self, base: Any) -> None:
+        self._base = base
+        self._decided = False
+        #: every case weight read so far is a whole number
+        self.integer_weights = True
+        self.scale_a: np.ndarray | None = None
+        self.scale_b: np.ndarray | None = None
+
+    @property
+    def unscaled(self) -> Any:
+        """The source of the user's columns (for maps that scale rows themselves)."""
+        return self._base
+
+    @property
+    def found(self) -> bool:
+        """Whether some column is scaled."""
+        return self.scale_a is not None
+
+    @property
+    def scales(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(scale_a, scale_b)``, or None when no column is scaled."""
+        if self.scale_a is None or self.scale_b is None:
+            return None
+        return self.scale_a, self.scale_b
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.__dict__["_base"], name)
+
+    def _scaled(self, a: Any, b: Any) -> tuple[Any, Any]:
+        if not self._decided:
+            self._decided = True
+            scale = stream_scales([a, b])
+            if scale is not None:
+                n1 = np.asarray(a).reshape(len(a), -1).shape[1]
+                self.scale_a, self.scale_b = scale[:n1], scale[n1:]
+        if self.scale_a is None or self.scale_b is None:
+            return a, b
+        return np.asarray(a, float) * self.scale_a, np.asarray(b, float) * self.scale_b
+
+    def iter_chunks(self, batch_rows: int | None = None) -> Iterator[tuple[Any, ...]]:
+        for y, a, b in self._base.iter_chunks(batch_rows):
+            yield (y, *self._scaled(a, b))
+
+    def iter_weighted_chunks(self, batch_rows: int | None = None) -> Iterator[tuple[Any, ...]]:
+        for y, a, b, w in self._base.iter_weighted_chunks(batch_rows):
+            if w is not None and self.integer_weights:
+                wf = np.asarray(w, float)
+                self.integer_weights = bool(np.all(wf == np.round(wf)))
+            yield (y, *self._scaled(a, b), w)
