@@ -397,3 +397,20 @@ def test_every_plot_of_a_two_block_main_effects_fit():
         "support": ["Block a: all kept (dense fit)", "Block b: all kept (dense fit)"],
     }
     assert len(titles["boot"]) == 2
+
+
+def test_support_of_kblock_selection():
+    """``plot_support`` of ``select_support``'s K-block results: a panel per
+    block, the bars the -log10 q-values of its table, selected ones dark."""
+    rng = np.random.default_rng(3)
+    xs = {n: rng.standard_normal((500, 3)) for n in ("g", "l", "c")}
+    y = xs["g"][:, 0] * xs["l"][:, 0] + rng.standard_normal(500)
+    sup = jdr.JointDimReduction.from_blocks(y, xs).select_support(rank=1)
+    fig = plotting.plot_support(sup)
+    assert [ax.get_title() for ax in fig.axes] == [f"Block {n}: coordinate tests"
+                                                   for n in xs]
+    for ax, n in zip(fig.axes, xs, strict=True):
+        q = sup.table.xs(n, level="block")["qvalue"].to_numpy(float)
+        widths = sorted(p.get_width() for p in ax.patches)
+        np.testing.assert_allclose(widths, sorted(-np.log10(np.clip(q, 1e-300, 1))))
+    plt.close(fig)

@@ -565,7 +565,8 @@ def plot_support(support: Any, *, top: int | None = None, ax: Any = None):
     """
     from matplotlib.patches import Patch
 
-    if isinstance(getattr(support, "support", None), Mapping):
+    if hasattr(support, "directions") and isinstance(getattr(support, "support", None),
+                                                      Mapping):  # a K-block fit
         return _support_kblocks(support, _check_top(top), ax)
     table = support.table
     has_freq = "frequency" in table.columns
@@ -593,7 +594,7 @@ def plot_support(support: Any, *, top: int | None = None, ax: Any = None):
         if len(axes) != need:
             raise ValueError(f"ax must hold {need} axes for this plot; got {len(axes)}")
         fig = axes[0].figure
-    settings = support.settings or {}
+    settings = getattr(support, "settings", None) or {}  # K blocks: none
     handles: list[Any] = [Patch(color=SELECTED, label="selected"),
                           Patch(color=NOT_SELECTED, label="not selected")]
     for j, blk in enumerate(blocks):
