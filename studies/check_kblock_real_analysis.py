@@ -98,7 +98,8 @@ def cv_accuracy(y: np.ndarray, blocks: dict[str, pd.DataFrame], seed: int = 0) -
         bte = {n: x.iloc[te] for n, x in blocks.items()}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            model = jdr.JointDimReduction.from_blocks(pd.Series(y[tr]), btr)
+            model = jdr.JointDimReduction.from_blocks(
+                pd.Series(y[tr], index=btr['fou'].index, name='y'), btr)
             fits = {"jdr default (auto)": model.fit("auto", seed=seed),
                     "jdr main_effects=True (auto)": model.fit("auto", main_effects=True,
                                                               seed=seed)}

@@ -613,8 +613,10 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockViewMixin, Ex
         parts, none = [], []
         for n, t in self._tables.items():
             pv = t["pvalue"].iloc[:self._ranks[n] + 1]
-            parts.append(f"{n}: " + ", ".join(f"p = {format_pvalue(p)} at r = {k}"
-                                               for k, p in pv.items()))
+            shown = [f"p = {format_pvalue(p)} at r = {k}" for k, p in pv.items()]
+            if len(shown) > 3:  # the first test and the last two: where it stopped
+                shown = [shown[0], "...", *shown[-2:]]
+            parts.append(f"{n}: " + ", ".join(shown))
             if len(pv) and not pv.iloc[0] < alpha:
                 none.append(n)
         head = (f"Found: ranks {ranks}, chosen by the robust per-block rank tests of H0: "

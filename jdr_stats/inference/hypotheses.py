@@ -96,14 +96,35 @@ class TestResult(ExportMixin, SummaryMixin):
                 "Distribution:": self.distribution or "-", "Method:": self.method or "-"}
 
     def summary(self) -> Summary:
-        """A statsmodels ``Summary`` with the numbers and the null hypothesis."""
+        """A statsmodels ``Summary`` with the numbers and the null hypothesis
+        (a long reference distribution: its first clause in the header, the
+        whole of it in the notes, so that the table stays 100 wide)."""
         notes = [f"H0: {self.null}"] if self.null else []
-        return build_summary(self.name, self._info(), (), notes)
+        info = self._info()
+        dist = str(info["Distribution:"])
+        if len(dist) > _SHORT_DISTRIBUTION:
+            info["Distribution:"] = _first_clause(dist)
+            notes.append(f"Distribution: {dist}.")
+        return build_summary(self.name, info, (), notes)
 
     def to_dict(self) -> dict[str, Any]:
         """Every field as plain JSON types (NaN as ``None``)."""
         out = {f.name: getattr(self, f.name) for f in fields(self)}
         return json_safe(out)
+
+
+#: the longest reference distribution shown whole in a test's header
+_SHORT_DISTRIBUTION = 40
+
+
+def _first_clause(text: str) -> str:
+    """``text`` up to its first ", " or ": " outside parentheses."""
+    depth = 0
+    for i, ch in enumerate(text):
+        depth += (ch == "(") - (ch == ")")
+        if depth == 0 and ch in ",:" and text[i + 1:i + 2] == " ":
+            return text[:i]
+    return text
 
 
 @dataclass(frozen=True)
