@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from .core import moments as core_moments
+from .core.design_moments import DesignMoments
 from .core._moments_engine import (
     BlockMoments,
     CentredSums,
@@ -319,6 +320,8 @@ class Moments:
         )
 
     # -- construction ------------------------------------------------------
+    from_blocks = staticmethod(DesignMoments.from_blocks)  # three or more blocks
+
     @classmethod
     def empty(
         cls,

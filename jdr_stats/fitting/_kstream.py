@@ -280,6 +280,23 @@ class BlockSums:
     def require_source(self, what: str) -> None:
         """The reader can stream again: nothing to raise."""
 
+    #: the sums come from a second pass over the reader, not from moments
+    from_moments = False
+
+    def check_estimator(self, estimator: str) -> None:
+        """Every estimator can be fitted from a source: nothing to raise."""
+
+    def piece_totals(self, white: DesignWhitening[Any], ybar: float, *, cross_cov: Any,
+                     main_effects: bool, tests: Any,
+                     piece_list: Sequence[tuple[int, ...]]) -> Any:
+        """The pieces' sums and noise sums over the rows (a second pass; module
+        docstring, step 2)."""
+        def block_fn(y: np.ndarray, blocks: list[np.ndarray], w: np.ndarray | None) -> Any:
+            return piece_sums(y - ybar, white.rows(blocks), cross_cov=cross_cov, w=w,
+                              main_effects=main_effects, tests=tests)
+
+        return self.reader(block_fn, _add_pieces)
+
 
 def _whitening(sums: DesignSums, names: Sequence[str], labels: Sequence[Sequence[str]],
                kind: str, estimator: str,
@@ -312,7 +329,7 @@ def fit_streamed_kblocks(model: Any, rank: Any, *, whitening: str, independent_b
                          seed: Any, main_effects: bool = False) -> KBlockResults:
     """The K-block fit of a streamed model at given ranks (module docstring)."""
     data: BlockSums = model._data
-    if data.reader is None:  # reloaded by jdr.load: the file keeps the sums, not the source
+    if data.reader is None and not data.from_moments:  # reloaded by jdr.load: the file keeps the sums, not the source
         raise RowsNotInMemoryError(
             f"fit() streams the rows again from {data.origin}, which a results file does "
             "not keep; rebuild the model from the source to refit")
@@ -330,6 +347,7 @@ def fit_streamed_kblocks(model: Any, rank: Any, *, whitening: str, independent_b
     # the same shape-based choices as in memory
     est_choice, wchoice, kind = kblock_choices(independent_blocks, m, widths, whitening)
     estimator = est_choice.name
+    data.check_estimator(estimator)
     route = policy.kblock_route(m, tuple(widths), 1)
     tests = _route_tests(route, widths)  # the sketch's: linear in the rows too
     weighting = policy.kblock_weighting()
@@ -343,12 +361,8 @@ def fit_streamed_kblocks(model: Any, rank: Any, *, whitening: str, independent_b
         cross_cov = {(a, b): white.cross(a, b, cov[span(a), span(b)])
                      for a in range(len(widths)) for b in range(a + 1, len(widths))}
     ybar = float(sums.mean_y[0])
-
-    def block_fn(y: np.ndarray, blocks: list[np.ndarray], w: np.ndarray | None) -> Any:
-        return piece_sums(y - ybar, white.rows(blocks), cross_cov=cross_cov, w=w,
-                          main_effects=main_effects, tests=tests)
-
-    tsum, nsum = data.reader(block_fn, _add_pieces)
+    tsum, nsum = data.piece_totals(white, ybar, cross_cov=cross_cov, main_effects=main_effects,
+                                   tests=tests, piece_list=pieces(len(widths), main_effects))
     W = sums.weight
     tensors = {s: t / W for s, t in tsum.items()}
     scales = {s: nsum[s] / W / (W * float(np.prod([widths[j] for j in s])))
