@@ -17,6 +17,7 @@ import numpy as np
 
 from . import policy
 from .core._linalg import BlockMoments, Whitening
+from .core.design_moments import DesignMoments
 from .core.whitening import DesignWhitening
 from .estimation._estimate import (
     WhiteningKind,
@@ -30,7 +31,6 @@ from .estimation._estimate import (
 from .estimation._joint import joint_data, joint_fit_data, original_means, scaled_data
 from .estimation._settings import FitSettings
 from .fitting._kfit import check_main_effects, fit_kblocks
-from .core.design_moments import DesignMoments
 from .fitting._kmoments import model_from_moments
 from .fitting._kstream import BlockSums, block_reader_dask, block_reader_file, fit_streamed_kblocks
 from .fitting._orthogonal_fit import (

@@ -34,7 +34,6 @@ from typing import Any
 import numpy as np
 
 from .core import moments as core_moments
-from .core.design_moments import DesignMoments
 from .core._moments_engine import (
     BlockMoments,
     CentredSums,
@@ -42,6 +41,7 @@ from .core._moments_engine import (
     pair_view,
     sums_to_block_moments,
 )
+from .core.design_moments import DesignMoments
 from .runtime._validation import check_weights_values
 from .streams._sources import ArraySource
 

@@ -29,13 +29,15 @@ section "Moments").
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from .design import BlockDesign
 from .moments import DesignSums
 
-__all__ = ["MAX_ENTRIES", "DesignMoments", "affine_lift", "feature_tensor", "lift_modes", "shift_tensor"]
+__all__ = ["MAX_ENTRIES", "DesignMoments", "affine_lift", "feature_tensor", "lift_modes",
+           "shift_tensor", "sketch_of_tensor"]
 
 #: Largest tensor of features (numbers) a K-block moments object holds.
 MAX_ENTRIES = 20_000_000
@@ -122,7 +124,7 @@ def _lifted(t: np.ndarray, orders: Sequence[int], lifts: Sequence[np.ndarray]) -
 
 def _width(dim: int) -> int:
     """``n`` of a block of ``1 + n + n^2`` features."""
-    return int(round((np.sqrt(4 * dim - 3) - 1) / 2))
+    return round((np.sqrt(4 * dim - 3) - 1) / 2)
 
 
 class DesignMoments:
@@ -295,7 +297,7 @@ class DesignMoments:
         my = self._shift_y + float(t[(1,) + (0,) * K]) / W
         out = []
         for k, (c, n) in enumerate(zip(self._shifts, self.widths, strict=True)):
-            idx: list[object] = [0] * (K + 1)
+            idx: list[Any] = [0] * (K + 1)
             idx[k + 1] = slice(1, 1 + n)
             out.append(c + t[tuple(idx)] / W)
         return my, out
@@ -313,7 +315,7 @@ class DesignMoments:
         p = design.p
         m2_xx = np.zeros((p, p))
         m2_xy = np.zeros((p, 1))
-        m3 = {}
+        m3: dict[tuple[int, int], np.ndarray] = {}
         yy = _lifted(self._tensor, [2] + [0] * K, lifts)
         for k, n in enumerate(widths):
             orders = [1] + [0] * K
@@ -324,10 +326,10 @@ class DesignMoments:
         for j, k in design.pairs():
             orders = [1] + [0] * K
             orders[j + 1] = orders[k + 1] = 1
-            sub = _lifted(self._tensor, orders, lifts).reshape(2, 1 + widths[j], 1 + widths[k])
-            m2_xx[design.span(j), design.span(k)] = sub[0, 1:, 1:]
-            m2_xx[design.span(k), design.span(j)] = sub[0, 1:, 1:].T
-            m3[(j, k)] = sub[1, 1:, 1:][None]
+            cube = _lifted(self._tensor, orders, lifts).reshape(2, 1 + widths[j], 1 + widths[k])
+            m2_xx[design.span(j), design.span(k)] = cube[0, 1:, 1:]
+            m2_xx[design.span(k), design.span(j)] = cube[0, 1:, 1:].T
+            m3[(j, k)] = cube[1, 1:, 1:][None]
         return DesignSums(design, self.nobs, self.weight, np.array([my]),
                           np.concatenate(mx), yy.reshape(-1)[2:].reshape(1, 1), m2_xx,
                           m2_xy, m3)
@@ -343,7 +345,7 @@ class DesignMoments:
         K = len(self._shifts)
         widths = self.widths
         lifts: list[np.ndarray] = [response_lift(self._shift_y - ybar)[1:]]
-        for (b, e), c, n in zip(maps, self._shifts, widths, strict=True):
+        for (b, e), c in zip(maps, self._shifts, strict=True):
             lift = affine_lift(b, e + c @ b)  # in the coordinates about the shift
             n2 = b.shape[1]
             trace = lift[1 + n2 + np.arange(n2) * (n2 + 1)].sum(axis=0)
@@ -358,8 +360,10 @@ class DesignMoments:
                 mats.append(lifts[k + 1] if inside else np.ones((1, 1)))
             out = lift_modes(self._tensor[np.ix_(*cols)], mats)
             out = out.reshape([2, *(widths[k] + 1 for k in piece)])
-            tensors[piece] = out[(0,) + tuple(slice(0, widths[k]) for k in piece)][None]
-            norms[piece] = float(out[(1,) + tuple(widths[k] for k in piece)])
+            first: tuple[Any, ...] = (0, *(slice(0, widths[k]) for k in piece))
+            noise: tuple[Any, ...] = (1, *(widths[k] for k in piece))
+            tensors[piece] = np.asarray(out[first])[None]
+            norms[piece] = float(out[noise])
         return tensors, norms
 
 
@@ -408,8 +412,9 @@ def _labels(name: str, arr: np.ndarray, raw: object) -> list[str]:
     cols = getattr(raw, "columns", None)
     if cols is not None:
         return [str(c) for c in cols]
-    if getattr(raw, "name", None) is not None and np.ndim(raw) == 1:  # a Series
-        return [str(getattr(raw, "name"))]
+    name_attr = getattr(raw, "name", None)
+    if name_attr is not None and np.ndim(np.asarray(raw)) == 1:  # a Series
+        return [str(name_attr)]
     return [f"{name}{j}" for j in range(arr.shape[1])]
 
 

@@ -30,11 +30,11 @@ class BlockMomentsData(BlockSums):
     source): :class:`~jdr_stats.fitting._kstream.BlockSums` whose pieces
     come from the moments."""
 
-    def __init__(self, moments: DesignMoments) -> None:  # noqa: D107 (no reader: no pass)
+    def __init__(self, moments: DesignMoments) -> None:
         self.kmoments = moments
         self.design_sums = moments.design_sums()
         self.scale = None
-        self.reader = None
+        self.reader = None  # type: ignore[assignment]
         self.names = moments.names
         self.endog_name = moments.endog_name
         self.origin = "moments"

@@ -329,7 +329,8 @@ def fit_streamed_kblocks(model: Any, rank: Any, *, whitening: str, independent_b
                          seed: Any, main_effects: bool = False) -> KBlockResults:
     """The K-block fit of a streamed model at given ranks (module docstring)."""
     data: BlockSums = model._data
-    if data.reader is None and not data.from_moments:  # reloaded by jdr.load: the file keeps the sums, not the source
+    # reloaded by jdr.load: the file keeps the sums, not the source
+    if data.reader is None and not data.from_moments:
         raise RowsNotInMemoryError(
             f"fit() streams the rows again from {data.origin}, which a results file does "
             "not keep; rebuild the model from the source to refit")
