@@ -45,6 +45,7 @@ from ..runtime._validation import check_weights_values
 from ..streams._scaled_source import stream_scales
 from ..whitenings import WHITENING_METHODS
 from ._kfit import KBlockResults, _check_ranks, _route_tests, kblock_choices
+from ._kstream_rank import streamed_rank_choice
 
 __all__ = ["BlockSums", "block_reader_dask", "block_reader_file", "fit_streamed_kblocks"]
 
@@ -339,11 +340,12 @@ def fit_streamed_kblocks(model: Any, rank: Any, *, whitening: str, independent_b
     widths = [len(lab) for lab in labels]
     if sparsity is not None:
         data.rows(f"sparsity={sparsity!r} (a sparse fit of three or more blocks)")
-    if rank == "auto":
+    if rank == "auto" and data.from_moments:
         data.rows('rank="auto" (the per-block rank tests)')
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1); got {alpha!r}")
-    ranks = _check_ranks(rank, names, widths)
+    if rank != "auto":
+        ranks = _check_ranks(rank, names, widths)
     m = data.nobs
     # the same shape-based choices as in memory
     est_choice, wchoice, kind = kblock_choices(independent_blocks, m, widths, whitening)
@@ -371,13 +373,19 @@ def fit_streamed_kblocks(model: Any, rank: Any, *, whitening: str, independent_b
     fac = factors_from_pieces(tensors, scales, widths, 1,
                               weighting=weighting.name,  # type: ignore[arg-type]
                               tests=tests)
+    tables, influence = None, None
+    if rank == "auto":
+        tables, ranks, influence = streamed_rank_choice(
+            data, fac, white, ybar, names, estimator=estimator, main_effects=main_effects,
+            rank_method=rank_method, alpha=alpha)
     settings = {"whitening": kind, "whitening_reason": wchoice.reason if whitening == "auto"
                 else "given", "estimator": estimator,
                 "estimator_reason": est_choice.reason, "route": route.to_dict(),
                 "weighting": weighting.to_dict(), "main_effects": main_effects,
-                "rank_method": None, "influence": None,
-                "alpha": None, "streamed": data.origin}
+                "rank_method": "robust per-block" if tables is not None else None,
+                "influence": None if influence is None else influence.to_dict(),
+                "alpha": alpha if tables is not None else None, "streamed": data.origin}
     means = [sums.block_mean(k)[None, :] for k in range(len(widths))]
     if data.scale is not None:  # the user's units
         means = [mu / data.scale[BlockDesign.of(widths).span(k)] for k, mu in enumerate(means)]
-    return KBlockResults(model, fac, white, ranks, settings, None, means)
+    return KBlockResults(model, fac, white, ranks, settings, tables, means)
