@@ -283,6 +283,8 @@ class BlockSums:
 
     #: the sums come from a second pass over the reader, not from moments
     from_moments = False
+    #: ``rank_tests()`` streams the per-block estimator's tests (jdr_stats.fitting._kstream_rank)
+    streams_rank_tests = True
 
     def check_estimator(self, estimator: str) -> None:
         """Every estimator can be fitted from a source: nothing to raise."""
@@ -327,8 +329,10 @@ def _whitening(sums: DesignSums, names: Sequence[str], labels: Sequence[Sequence
 
 def fit_streamed_kblocks(model: Any, rank: Any, *, whitening: str, independent_blocks: bool,
                          sparsity: Any, rank_method: str, alpha: float,
-                         seed: Any, main_effects: bool = False) -> KBlockResults:
-    """The K-block fit of a streamed model at given ranks (module docstring)."""
+                         seed: Any, main_effects: bool = False,
+                         stop: bool = True) -> KBlockResults:
+    """The K-block fit of a streamed model (module docstring); ``rank="auto"``
+    with ``stop=False``: every rank's test (``rank_tests()``)."""
     data: BlockSums = model._data
     # reloaded by jdr.load: the file keeps the sums, not the source
     if data.reader is None and not data.from_moments:
@@ -377,7 +381,7 @@ def fit_streamed_kblocks(model: Any, rank: Any, *, whitening: str, independent_b
     if rank == "auto":
         tables, ranks, influence = streamed_rank_choice(
             data, fac, white, ybar, names, estimator=estimator, main_effects=main_effects,
-            rank_method=rank_method, alpha=alpha)
+            rank_method=rank_method, alpha=alpha, stop=stop)
     settings = {"whitening": kind, "whitening_reason": wchoice.reason if whitening == "auto"
                 else "given", "estimator": estimator,
                 "estimator_reason": est_choice.reason, "route": route.to_dict(),

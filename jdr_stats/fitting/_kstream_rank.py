@@ -30,7 +30,8 @@ __all__ = ["streamed_rank_choice"]
 
 def streamed_rank_choice(data: Any, fac: KBlockFactors, white: DesignWhitening[Any],
                          ybar: float, names: Sequence[str], *, estimator: str,
-                         main_effects: bool, rank_method: str, alpha: float
+                         main_effects: bool, rank_method: str, alpha: float,
+                         stop: bool = True
                          ) -> tuple[dict[str, pd.DataFrame], dict[str, int], policy.Choice]:
     """The tables, the chosen ranks and the influence choice of a streamed
     ``fit("auto")``, as :func:`jdr_stats.fitting._kfit.fit_kblocks` gives them
@@ -70,8 +71,27 @@ def streamed_rank_choice(data: Any, fac: KBlockFactors, white: DesignWhitening[A
 
         return reader(block_fn, _add)
 
-    tables = streamed_block_rank_tables(reduce_rows, m, fac, names, stop_alpha=alpha)
+    tables = streamed_block_rank_tables(reduce_rows, m, fac, names,
+                                        stop_alpha=alpha if stop else None)
     ranks = {n: max(1, choose_block_rank(tables[n], alpha, widths[k]))
              for k, n in enumerate(names)}
-    _warn_no_evidence(tables, alpha, widths)
+    if stop:
+        _warn_no_evidence(tables, alpha, widths)
     return tables, ranks, influence
+
+
+def streamed_rank_tests(res: Any) -> Any:
+    """:meth:`~jdr_stats.fitting._kfit.KBlockResults.rank_tests` of a streamed
+    fit: every rank's test of every block, from two passes over the source,
+    for the fitted estimator and whitening."""
+    from ._kfit import KBlockRankTests
+    from ._kstream import fit_streamed_kblocks
+
+    settings = res.settings
+    full = fit_streamed_kblocks(
+        res.model, "auto", whitening=settings["whitening"],
+        independent_blocks=settings["estimator"] == "per-block", sparsity=None,
+        rank_method="robust", alpha=settings["alpha"] or 0.05, seed=None,
+        main_effects=bool(settings["main_effects"]), stop=False)
+    assert full._tables is not None
+    return KBlockRankTests(full._tables, full.settings["influence"]["reason"])
