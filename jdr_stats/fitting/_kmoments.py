@@ -47,7 +47,7 @@ class BlockMomentsData(BlockSums):
             raise ValueError(f"moments: constant column(s) {const}; drop them")
 
     from_moments = True
-    streams_rank_tests = False
+    streamed_rank_tests = None  # type: ignore[assignment]  # no source: refused by name
 
     def check_estimator(self, estimator: str) -> None:
         """Refuse the joint estimator, naming ``independent_blocks``."""

@@ -44,7 +44,7 @@ from ..exceptions import RowsNotInMemoryError
 from ..runtime._validation import check_weights_values
 from ..streams._scaled_source import stream_scales
 from ..whitenings import WHITENING_METHODS
-from ._kfit import KBlockResults, _check_ranks, _route_tests, kblock_choices
+from ._kfit import KBlockRankTests, KBlockResults, _check_ranks, _route_tests, kblock_choices
 from ._kstream_rank import streamed_rank_choice
 
 __all__ = ["BlockSums", "block_reader_dask", "block_reader_file", "fit_streamed_kblocks"]
@@ -283,8 +283,18 @@ class BlockSums:
 
     #: the sums come from a second pass over the reader, not from moments
     from_moments = False
-    #: ``rank_tests()`` streams the per-block estimator's tests (jdr_stats.fitting._kstream_rank)
-    streams_rank_tests = True
+    def streamed_rank_tests(self, res: KBlockResults) -> KBlockRankTests:
+        """``res.rank_tests()``: every rank's test of every block, from two
+        passes over the source, for the fitted estimator and whitening
+        (:mod:`jdr_stats.fitting._kstream_rank`)."""
+        settings = res.settings
+        full = fit_streamed_kblocks(
+            res.model, "auto", whitening=settings["whitening"],
+            independent_blocks=settings["estimator"] == "per-block", sparsity=None,
+            rank_method="robust", alpha=settings["alpha"] or 0.05, seed=None,
+            main_effects=bool(settings["main_effects"]), stop=False)
+        assert full._tables is not None
+        return KBlockRankTests(full._tables, full.settings["influence"]["reason"])
 
     def check_estimator(self, estimator: str) -> None:
         """Every estimator can be fitted from a source: nothing to raise."""

@@ -79,19 +79,3 @@ def streamed_rank_choice(data: Any, fac: KBlockFactors, white: DesignWhitening[A
         _warn_no_evidence(tables, alpha, widths)
     return tables, ranks, influence
 
-
-def streamed_rank_tests(res: Any) -> Any:
-    """:meth:`~jdr_stats.fitting._kfit.KBlockResults.rank_tests` of a streamed
-    fit: every rank's test of every block, from two passes over the source,
-    for the fitted estimator and whitening."""
-    from ._kfit import KBlockRankTests
-    from ._kstream import fit_streamed_kblocks
-
-    settings = res.settings
-    full = fit_streamed_kblocks(
-        res.model, "auto", whitening=settings["whitening"],
-        independent_blocks=settings["estimator"] == "per-block", sparsity=None,
-        rank_method="robust", alpha=settings["alpha"] or 0.05, seed=None,
-        main_effects=bool(settings["main_effects"]), stop=False)
-    assert full._tables is not None
-    return KBlockRankTests(full._tables, full.settings["influence"]["reason"])
