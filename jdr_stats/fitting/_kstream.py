@@ -20,9 +20,11 @@ only sums over rows, in two passes:
 
 Divided by the total weight they are the in-memory pieces and scales, so
 the fit is the in-memory fit up to rounding (docs/theory/k_blocks.md,
-section "Streamed rows").  The per-block rank
-tests (``rank="auto"``), the bootstrap and ``transform()`` of the training
-rows need the rows in memory and are refused by name.
+section "Streamed rows").  The per-block estimator's rank tests without
+case weights (``rank="auto"``, ``rank_tests()``) take two more passes
+(:mod:`jdr_stats.fitting._kstream_rank`); the joint estimator's rank tests,
+the bootstrap and ``transform()`` of the training rows need the rows in
+memory and are refused by name.
 """
 
 from __future__ import annotations
@@ -274,9 +276,10 @@ class BlockSums:
             f"{what} needs the rows in memory, but this model of "
             f"{len(self.names)} blocks was streamed from {self.origin} and holds only "
             "sums. What works here: fit() with given ranks (an int or a dict by block), "
-            "summary(), to_dict() and transform() of new data. The per-block rank tests "
-            "(rank='auto', rank_tests()), the bootstrap and transform() of the training "
-            "rows need a model built from arrays: JointDimReduction.from_blocks(y, blocks)")
+            "summary(), to_dict(), transform() of new data, and the per-block rank tests "
+            "without case weights (fit('auto', independent_blocks=True), rank_tests()). "
+            "The bootstrap, sparse fits and transform() of the training rows need a model "
+            "built from arrays: JointDimReduction.from_blocks(y, blocks)")
 
     def require_source(self, what: str) -> None:
         """The reader can stream again: nothing to raise."""
