@@ -96,6 +96,14 @@ def test_streamed_auto_refusals_name_the_reason(tmp_path):
     path = tmp_path / "x.parquet"
     df.to_parquet(path)
     model = jdr.JointDimReduction.from_parquet(path, y="y", blocks=cols)
+    res = model.fit("auto", independent_blocks=True)
+    res.save(tmp_path / "r.json")
+    back = jdr.load(tmp_path / "r.json")  # the tables are kept, the source is not
+    assert back.rank == res.rank
+    pd.testing.assert_frame_equal(back.rank_test_table.tables["b0"],
+                                  res.rank_test_table.tables["b0"])
+    with pytest.raises(RowsNotInMemoryError, match="rank_tests"):
+        back.rank_tests()
     with pytest.raises(RowsNotInMemoryError, match="independent_blocks=False"):
         model.fit("auto")
     weighted = jdr.JointDimReduction.from_parquet(path, y="y", blocks=cols, weights="w")

@@ -290,6 +290,11 @@ class BlockSums:
         """``res.rank_tests()``: every rank's test of every block, from two
         passes over the source, for the fitted estimator and whitening
         (:mod:`jdr_stats.fitting._kstream_rank`)."""
+        if self.reader is None:  # reloaded by jdr.load
+            raise RowsNotInMemoryError(
+                f"rank_tests() streams the rows again from {self.origin}, which a results "
+                "file does not keep; its fit's tests are res.rank_test_table. Rebuild "
+                "the model from the source to test again")
         settings = res.settings
         full = fit_streamed_kblocks(
             res.model, "auto", whitening=settings["whitening"],
