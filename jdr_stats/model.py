@@ -17,6 +17,7 @@ import numpy as np
 
 from . import policy
 from .core._linalg import BlockMoments, Whitening
+from .core.design_moments import DesignMoments
 from .core.whitening import DesignWhitening
 from .estimation._estimate import (
     WhiteningKind,
@@ -30,6 +31,7 @@ from .estimation._estimate import (
 from .estimation._joint import joint_data, joint_fit_data, original_means, scaled_data
 from .estimation._settings import FitSettings
 from .fitting._kfit import check_main_effects, fit_kblocks
+from .fitting._kmoments import model_from_moments
 from .fitting._kstream import BlockSums, block_reader_dask, block_reader_file, fit_streamed_kblocks
 from .fitting._orthogonal_fit import (
     check_interactions,
@@ -313,7 +315,8 @@ class JointDimReduction(DataModel):
         return model
 
     @classmethod
-    def from_moments(cls, moments: Moments | ResponseMoments) -> JointDimReduction:
+    def from_moments(cls, moments: Moments | ResponseMoments | DesignMoments
+                     ) -> JointDimReduction:
         """A model from sufficient statistics (no rows).
 
         Parameters
@@ -345,6 +348,8 @@ class JointDimReduction(DataModel):
         >>> bool(angles.max() < 1e-10)
         True
         """
+        if isinstance(moments, DesignMoments):  # three or more blocks
+            return model_from_moments(cls, moments)
         return cls._from_sums(moments, source=None, origin="moments")
 
     @classmethod

@@ -41,6 +41,7 @@ from .core._moments_engine import (
     pair_view,
     sums_to_block_moments,
 )
+from .core.design_moments import DesignMoments
 from .runtime._validation import check_weights_values
 from .streams._sources import ArraySource
 
@@ -319,6 +320,8 @@ class Moments:
         )
 
     # -- construction ------------------------------------------------------
+    from_blocks = staticmethod(DesignMoments.from_blocks)  # three or more blocks
+
     @classmethod
     def empty(
         cls,

@@ -107,13 +107,17 @@ def test_streamed_transform_of_new_rows_and_refusals(files):
     a, b = st.transform(new).to_numpy(), mem.transform(new).to_numpy()
     # directions equal up to sign: compare the absolute values of the features
     np.testing.assert_allclose(np.abs(a), np.abs(b), rtol=1e-8, atol=1e-8 * np.abs(b).max())
-    for call, what in ((st.transform, "transform"), (st.rank_tests, "rank_tests"),
+    # the per-block estimator's rank tests stream (tests/test_kblock_stream_rank.py)
+    assert set(st.rank_tests().tables) == set(NAMES)
+    for call, what in ((st.transform, "transform"),
                        (lambda: st.bootstrap(5, seed=0), "bootstrap")):
         with pytest.raises(RowsNotInMemoryError, match=what):
             call()
     model = st.model
-    with pytest.raises(RowsNotInMemoryError, match='rank="auto"'):
-        model.fit("auto", independent_blocks=True)
+    # rank="auto" streams for the per-block estimator (tests/test_kblock_stream_rank.py);
+    # the joint estimator's influences are delete-one refits, which need the rows
+    with pytest.raises(RowsNotInMemoryError, match=r'rank="auto".*independent_blocks'):
+        model.fit("auto", independent_blocks=False)
     with pytest.raises(RowsNotInMemoryError, match="sparsity"):
         model.fit(1, sparsity={"genes": 2, "lipids": 2, "clinical": 2},
                   independent_blocks=True)

@@ -406,6 +406,9 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockViewMixin, Ex
             ``table`` (all blocks, indexed by block and rank),
             ``select_rank(alpha)``, ``summary()``, ``to_dict()``.
         """
+        streamed = getattr(self._model._data, "streamed_rank_tests", None)
+        if streamed is not None:  # a source: two passes more
+            return streamed(self)
         self._model._data.rows("rank_tests()")
         full = fit_kblocks(self._model, "auto", whitening=self._settings["whitening"],
                            independent_blocks=self._settings["estimator"] == "per-block",

@@ -20,9 +20,11 @@ only sums over rows, in two passes:
 
 Divided by the total weight they are the in-memory pieces and scales, so
 the fit is the in-memory fit up to rounding (docs/theory/k_blocks.md,
-section "Streamed rows").  The per-block rank
-tests (``rank="auto"``), the bootstrap and ``transform()`` of the training
-rows need the rows in memory and are refused by name.
+section "Streamed rows").  The per-block estimator's rank tests without
+case weights (``rank="auto"``, ``rank_tests()``) take two more passes
+(:mod:`jdr_stats.fitting._kstream_rank`); the joint estimator's rank tests,
+the bootstrap and ``transform()`` of the training rows need the rows in
+memory and are refused by name.
 """
 
 from __future__ import annotations
@@ -44,7 +46,8 @@ from ..exceptions import RowsNotInMemoryError
 from ..runtime._validation import check_weights_values
 from ..streams._scaled_source import stream_scales
 from ..whitenings import WHITENING_METHODS
-from ._kfit import KBlockResults, _check_ranks, _route_tests, kblock_choices
+from ._kfit import KBlockRankTests, KBlockResults, _check_ranks, _route_tests, kblock_choices
+from ._kstream_rank import streamed_rank_choice
 
 __all__ = ["BlockSums", "block_reader_dask", "block_reader_file", "fit_streamed_kblocks"]
 
@@ -273,12 +276,47 @@ class BlockSums:
             f"{what} needs the rows in memory, but this model of "
             f"{len(self.names)} blocks was streamed from {self.origin} and holds only "
             "sums. What works here: fit() with given ranks (an int or a dict by block), "
-            "summary(), to_dict() and transform() of new data. The per-block rank tests "
-            "(rank='auto', rank_tests()), the bootstrap and transform() of the training "
-            "rows need a model built from arrays: JointDimReduction.from_blocks(y, blocks)")
+            "summary(), to_dict(), transform() of new data, and the per-block rank tests "
+            "without case weights (fit('auto', independent_blocks=True), rank_tests()). "
+            "The bootstrap, sparse fits and transform() of the training rows need a model "
+            "built from arrays: JointDimReduction.from_blocks(y, blocks)")
 
     def require_source(self, what: str) -> None:
         """The reader can stream again: nothing to raise."""
+
+    #: the sums come from a second pass over the reader, not from moments
+    from_moments = False
+    def streamed_rank_tests(self, res: KBlockResults) -> KBlockRankTests:
+        """``res.rank_tests()``: every rank's test of every block, from two
+        passes over the source, for the fitted estimator and whitening
+        (:mod:`jdr_stats.fitting._kstream_rank`)."""
+        if self.reader is None:  # reloaded by jdr.load
+            raise RowsNotInMemoryError(
+                f"rank_tests() streams the rows again from {self.origin}, which a results "
+                "file does not keep; its fit's tests are res.rank_test_table. Rebuild "
+                "the model from the source to test again")
+        settings = res.settings
+        full = fit_streamed_kblocks(
+            res.model, "auto", whitening=settings["whitening"],
+            independent_blocks=settings["estimator"] == "per-block", sparsity=None,
+            rank_method="robust", alpha=settings["alpha"] or 0.05, seed=None,
+            main_effects=bool(settings["main_effects"]), stop=False)
+        assert full._tables is not None
+        return KBlockRankTests(full._tables, full.settings["influence"]["reason"])
+
+    def check_estimator(self, estimator: str) -> None:
+        """Every estimator can be fitted from a source: nothing to raise."""
+
+    def piece_totals(self, white: DesignWhitening[Any], ybar: float, *, cross_cov: Any,
+                     main_effects: bool, tests: Any,
+                     piece_list: Sequence[tuple[int, ...]]) -> Any:
+        """The pieces' sums and noise sums over the rows (a second pass; module
+        docstring, step 2)."""
+        def block_fn(y: np.ndarray, blocks: list[np.ndarray], w: np.ndarray | None) -> Any:
+            return piece_sums(y - ybar, white.rows(blocks), cross_cov=cross_cov, w=w,
+                              main_effects=main_effects, tests=tests)
+
+        return self.reader(block_fn, _add_pieces)
 
 
 def _whitening(sums: DesignSums, names: Sequence[str], labels: Sequence[Sequence[str]],
@@ -309,10 +347,13 @@ def _whitening(sums: DesignSums, names: Sequence[str], labels: Sequence[Sequence
 
 def fit_streamed_kblocks(model: Any, rank: Any, *, whitening: str, independent_blocks: bool,
                          sparsity: Any, rank_method: str, alpha: float,
-                         seed: Any, main_effects: bool = False) -> KBlockResults:
-    """The K-block fit of a streamed model at given ranks (module docstring)."""
+                         seed: Any, main_effects: bool = False,
+                         stop: bool = True) -> KBlockResults:
+    """The K-block fit of a streamed model (module docstring); ``rank="auto"``
+    with ``stop=False``: every rank's test (``rank_tests()``)."""
     data: BlockSums = model._data
-    if data.reader is None:  # reloaded by jdr.load: the file keeps the sums, not the source
+    # reloaded by jdr.load: the file keeps the sums, not the source
+    if data.reader is None and not data.from_moments:
         raise RowsNotInMemoryError(
             f"fit() streams the rows again from {data.origin}, which a results file does "
             "not keep; rebuild the model from the source to refit")
@@ -321,15 +362,17 @@ def fit_streamed_kblocks(model: Any, rank: Any, *, whitening: str, independent_b
     widths = [len(lab) for lab in labels]
     if sparsity is not None:
         data.rows(f"sparsity={sparsity!r} (a sparse fit of three or more blocks)")
-    if rank == "auto":
+    if rank == "auto" and data.from_moments:
         data.rows('rank="auto" (the per-block rank tests)')
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1); got {alpha!r}")
-    ranks = _check_ranks(rank, names, widths)
+    if rank != "auto":
+        ranks = _check_ranks(rank, names, widths)
     m = data.nobs
     # the same shape-based choices as in memory
     est_choice, wchoice, kind = kblock_choices(independent_blocks, m, widths, whitening)
     estimator = est_choice.name
+    data.check_estimator(estimator)
     route = policy.kblock_route(m, tuple(widths), 1)
     tests = _route_tests(route, widths)  # the sketch's: linear in the rows too
     weighting = policy.kblock_weighting()
@@ -343,12 +386,8 @@ def fit_streamed_kblocks(model: Any, rank: Any, *, whitening: str, independent_b
         cross_cov = {(a, b): white.cross(a, b, cov[span(a), span(b)])
                      for a in range(len(widths)) for b in range(a + 1, len(widths))}
     ybar = float(sums.mean_y[0])
-
-    def block_fn(y: np.ndarray, blocks: list[np.ndarray], w: np.ndarray | None) -> Any:
-        return piece_sums(y - ybar, white.rows(blocks), cross_cov=cross_cov, w=w,
-                          main_effects=main_effects, tests=tests)
-
-    tsum, nsum = data.reader(block_fn, _add_pieces)
+    tsum, nsum = data.piece_totals(white, ybar, cross_cov=cross_cov, main_effects=main_effects,
+                                   tests=tests, piece_list=pieces(len(widths), main_effects))
     W = sums.weight
     tensors = {s: t / W for s, t in tsum.items()}
     scales = {s: nsum[s] / W / (W * float(np.prod([widths[j] for j in s])))
@@ -356,13 +395,19 @@ def fit_streamed_kblocks(model: Any, rank: Any, *, whitening: str, independent_b
     fac = factors_from_pieces(tensors, scales, widths, 1,
                               weighting=weighting.name,  # type: ignore[arg-type]
                               tests=tests)
+    tables, influence = None, None
+    if rank == "auto":
+        tables, ranks, influence = streamed_rank_choice(
+            data, fac, white, ybar, names, estimator=estimator, main_effects=main_effects,
+            rank_method=rank_method, alpha=alpha, stop=stop)
     settings = {"whitening": kind, "whitening_reason": wchoice.reason if whitening == "auto"
                 else "given", "estimator": estimator,
                 "estimator_reason": est_choice.reason, "route": route.to_dict(),
                 "weighting": weighting.to_dict(), "main_effects": main_effects,
-                "rank_method": None, "influence": None,
-                "alpha": None, "streamed": data.origin}
+                "rank_method": "robust per-block" if tables is not None else None,
+                "influence": None if influence is None else influence.to_dict(),
+                "alpha": alpha if tables is not None else None, "streamed": data.origin}
     means = [sums.block_mean(k)[None, :] for k in range(len(widths))]
     if data.scale is not None:  # the user's units
         means = [mu / data.scale[BlockDesign.of(widths).span(k)] for k, mu in enumerate(means)]
-    return KBlockResults(model, fac, white, ranks, settings, None, means)
+    return KBlockResults(model, fac, white, ranks, settings, tables, means)

@@ -140,6 +140,9 @@ CLASSES: dict[str, Spec] = {
     # a streamed K-block model's sums; its reader (the row source) is not written
     "BlockSums": Spec("jdr_stats.fitting._kstream:BlockSums", drop=("reader",)),
     "DesignSums": Spec("jdr_stats.core.moments:DesignSums"),
+    # a K-block model from moments: the moments kept (it refits from them)
+    "BlockMomentsData": Spec("jdr_stats.fitting._kmoments:BlockMomentsData"),
+    "DesignMoments": Spec("jdr_stats.core.design_moments:DesignMoments"),
     "BlockDesign": Spec("jdr_stats.core.design:BlockDesign"),
     "MomentsData": Spec("jdr_stats.io._streamed:MomentsData"),
     "Moments": Spec("jdr_stats.moments:Moments"),
