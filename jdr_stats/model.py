@@ -39,6 +39,7 @@ from .fitting._orthogonal_fit import (
 )
 from .inference.hypotheses import fdr_qvalues
 from .inference.ladle import LadleResults
+from .fitting._rank_zero import check_support_rank, rank_zero_support
 from .inference.rank_tests import RankMethod, RankTestResults, choose_rank
 from .io._adjusted_source import adjust_source, dask_adjusted
 from .io._data import DataModel, MissingPolicy, ModelData, RowsData, check_effective_rows
@@ -677,6 +678,12 @@ class JointDimReduction(DataModel):
             blocks together, the only whitening it has there).
             ``"auto"`` chooses it by the sequence of rank tests of
             ``rank_method`` at level ``alpha`` (see :meth:`JDRResults.rank_tests`).
+            Rank 0 is an answer: where the test of ``H0: r = 0`` is not
+            rejected ``"auto"`` returns rank 0 for that block (every K; no
+            directions, ``n x 0`` frames, no transform columns, R-squared 0,
+            the intercept-only fit; ``bootstrap()`` and support selection
+            say there is nothing to bound or select).  A given rank is at
+            least 1: rank 0 is what the tests answer, not a fit to ask for.
         whitening : {"auto", "sample", "shrinkage", "diagonal", "none"}
             How each block is whitened before ``X_lin`` is formed: ``"auto"``
             or a key of the registry :data:`jdr_stats.whitenings.WHITENING_METHODS`
@@ -969,6 +976,8 @@ class JointDimReduction(DataModel):
                 if rank_method != "ladle" else rank_method
         support_sets = None
         support_found, support_note = None, None
+        if rank == 0 and sparsity is not None:  # no direction: no variable to select
+            support_sets, sparsity, support_note = rank_zero_support()
         if sparsity == "auto":
             data.rows('sparsity="auto" (support selection)')
             found = choose_support(test_data, test_mom, test_whitening, rank=rank, fdr=fdr,
@@ -1053,6 +1062,7 @@ class JointDimReduction(DataModel):
         power: ``studies/study_kblock_support.py``.
         """
         self._data.rows("select_support")
+        check_support_rank(rank)
         if len(self.block_names) >= 3:
             return _kblock_select_support(
                 self, rank, rule=rule, fdr=fdr, seed=seed,

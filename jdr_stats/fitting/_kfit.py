@@ -28,6 +28,7 @@ from ..core.kestimate import KBlockFactors, block_factors, stacked_pieces
 from ..core.tensor import pieces, sketch_tests
 from ..core.whitening import DesignWhitening
 from ..exceptions import RankSelectionWarning
+from ._rank_zero import kblock_no_evidence
 from ..inference.kblock_bootstrap import KBlockBootstrapResults
 from ..inference.kblock_rank import (
     block_rank_table,
@@ -216,7 +217,7 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
             for k, name in enumerate(names):
                 tab = block_rank_table(y, zs, k, fac, stop_alpha=alpha if stop else None)
                 tables[name] = tab
-                ranks[name] = max(1, choose_block_rank(tab, alpha, widths[k]))
+                ranks[name] = choose_block_rank(tab, alpha, widths[k])
         else:
             stacked = stacked_pieces(y, zs, fac, cross_cov=cross_cov, w=w)
             labels = [data.names[b] for b in data.blocks]
@@ -227,7 +228,7 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
                 tab = block_rank_table_rows(psis[k], stacked[k], k, fac, rho, mult=w,
                                             stop_alpha=alpha if stop else None)
                 tables[name] = tab
-                ranks[name] = max(1, choose_block_rank(tab, alpha, widths[k]))
+                ranks[name] = choose_block_rank(tab, alpha, widths[k])
         if stop:
             _warn_no_evidence(tables, alpha, widths)
     settings: dict[str, Any] = {
@@ -276,7 +277,7 @@ def _warn_no_evidence(tables: Mapping[str, pd.DataFrame], alpha: float,
                       widths: Sequence[int]) -> None:
     """``rank="auto"``: a :class:`~jdr_stats.exceptions.RankSelectionWarning`
     naming the blocks whose test of ``H0: rank_k <= 0`` was not rejected at
-    ``alpha`` (no evidence of any direction; rank 1 is fitted), as the
+    ``alpha`` (no evidence of any direction; rank 0 is returned), as the
     two-block fit warns."""
     none = {n: float(t["pvalue"].iloc[0]) for (n, t), w in zip(tables.items(), widths,
                                                                strict=True)
@@ -288,7 +289,7 @@ def _warn_no_evidence(tables: Mapping[str, pd.DataFrame], alpha: float,
         f"no rank test rejected H0: rank_k <= 0 for block(s) {which} (robust per-block "
         f"tests, alpha={alpha}): the data show no evidence of any direction of these "
         "blocks' pieces (y may still depend on the blocks through additive or even links); "
-        "fitting rank 1 for them", RankSelectionWarning, stacklevel=4)
+        "returning rank 0 (no directions) for them", RankSelectionWarning, stacklevel=4)
 
 
 def _check_sparsity(sparsity: Any, names: Sequence[str], widths: Sequence[int]) -> dict[str, int]:
@@ -619,10 +620,7 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockViewMixin, Ex
                 none.append(n)
         head = (f"Found: ranks {ranks}, chosen by the robust per-block rank tests of H0: "
                 f"rank_k <= r at alpha = {alpha:g} ({'; '.join(parts)})")
-        if none:
-            head += (f". No evidence of a link in {', '.join(none)} (rank 0 not rejected): "
-                     "rank 1 fitted for inspection only")
-        return [head + "."]
+        return [kblock_no_evidence(head, none, list(self._tables)) + "."]
 
     def summary(self, *, notes: Literal["short", "full"] = "short") -> JDRSummary:
         """A statsmodels ``Summary`` (:class:`~jdr_stats.summary.JDRSummary`):
