@@ -37,9 +37,9 @@ from .fitting._orthogonal_fit import (
     interactions_choice,
     orthogonal_data,
 )
+from .fitting._rank_zero import check_support_rank, rank_zero_support
 from .inference.hypotheses import fdr_qvalues
 from .inference.ladle import LadleResults
-from .fitting._rank_zero import check_support_rank, rank_zero_support
 from .inference.rank_tests import RankMethod, RankTestResults, choose_rank
 from .io._adjusted_source import adjust_source, dask_adjusted
 from .io._data import DataModel, MissingPolicy, ModelData, RowsData, check_effective_rows

@@ -28,7 +28,6 @@ from ..core.kestimate import KBlockFactors, block_factors, stacked_pieces
 from ..core.tensor import pieces, sketch_tests
 from ..core.whitening import DesignWhitening
 from ..exceptions import RankSelectionWarning
-from ._rank_zero import kblock_no_evidence
 from ..inference.kblock_bootstrap import KBlockBootstrapResults
 from ..inference.kblock_rank import (
     block_rank_table,
@@ -48,6 +47,7 @@ from ._kresults_infer import KBlockInferenceMixin
 from ._ksparse import cv_kblock_sparsity, sparse_kfit
 from ._kview import KBlockViewMixin
 from ._kwhiten import _cross_cov, _whiten_arrays
+from ._rank_zero import kblock_no_evidence
 
 __all__ = ["KBlockBootstrapResults", "KBlockRankTests", "KBlockResults", "fit_kblocks"]
 
