@@ -664,9 +664,9 @@ class JointDimReduction(DataModel):
         Parameters
         ----------
         rank : int, dict or "auto"
-            Dimension ``r`` of each subspace, ``1 <= r <= min(n1, n2)``.
+            Dimension ``r`` of each subspace, ``0 <= r <= min(n1, n2)``.
             Three or more blocks: an int for every block or a dict
-            ``{name: r_k}`` (``1 <= r_k <= n_k``), and ``"auto"`` chooses
+            ``{name: r_k}`` (``0 <= r_k <= n_k``), and ``"auto"`` chooses
             each block's rank by its robust per-block tests (returns a
             :class:`~jdr_stats.fitting._kfit.KBlockResults`; theory page "K blocks").
             For two blocks a dict with the same rank for both is that rank;
@@ -682,8 +682,9 @@ class JointDimReduction(DataModel):
             rejected ``"auto"`` returns rank 0 for that block (every K; no
             directions, ``n x 0`` frames, no transform columns, R-squared 0,
             the intercept-only fit; ``bootstrap()`` and support selection
-            say there is nothing to bound or select).  A given rank is at
-            least 1: rank 0 is what the tests answer, not a fit to ask for.
+            say there is nothing to bound or select).  A given rank may be 0
+            too (``fit(0)``, ``{name: 0}``), so that ``fit(res.rank)``
+            repeats a fit.
         whitening : {"auto", "sample", "shrinkage", "diagonal", "none"}
             How each block is whitened before ``X_lin`` is formed: ``"auto"``
             or a key of the registry :data:`jdr_stats.whitenings.WHITENING_METHODS`
@@ -892,7 +893,7 @@ class JointDimReduction(DataModel):
         'shrinkage'
         """
         if isinstance(rank, str) and rank != "auto":
-            raise ValueError(f'rank must be a positive integer or "auto"; got {rank!r}')
+            raise ValueError(f'rank must be a non-negative integer or "auto"; got {rank!r}')
         main_effects = check_main_effects(main_effects, sparsity)
         # two blocks with a rank per block: the K-block engine at K = 2 (its
         # directions are the cross moment's leading singular vectors)
@@ -925,7 +926,7 @@ class JointDimReduction(DataModel):
                              f'{sparsity!r}')
         names_a, names_b = self.exog_names_a, self.exog_names_b
         if rank != "auto":
-            check_fit_rows(self.nobs, check_rank(rank, len(names_a), len(names_b)))
+            check_fit_rows(self.nobs, check_rank(rank, len(names_a), len(names_b), low=0))
         if independent_blocks is not True and independent_blocks is not False:
             raise ValueError(
                 f"independent_blocks must be True or False; got {independent_blocks!r}")

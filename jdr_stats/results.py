@@ -1155,7 +1155,7 @@ class JDRResults(BlockViewMixin, FitMeasuresMixin, ExportMixin, SummaryMixin):
         rt = self._rank_tests
         if isinstance(rt, LadleResults):
             head = f"Found: rank {self.rank}, chosen by the ladle estimator"
-            head += f" ({LADLE_AT_ZERO}: no evidence of a link)" if rt.rank == 0 else ""
+            head += f" ({LADLE_AT_ZERO}; rank 0, no directions)" if rt.rank == 0 else ""
         elif rt is not None:
             pv = rt.table["pvalue"].iloc[:self.rank + 1]
             tests = ", ".join(f"k = {k}: p = {format_pvalue(p)}" for k, p in pv.items())

@@ -261,12 +261,13 @@ class Estimate:
         return (self.rows, self.cols)
 
 
-def check_rank(rank: object, n1: int, n2: int) -> int:
-    """Validate an integer rank ``1 <= rank <= min(n1, n2)``."""
+def check_rank(rank: object, n1: int, n2: int, low: int = 1) -> int:
+    """Validate an integer rank ``low <= rank <= min(n1, n2)`` (``fit`` takes
+    ``low = 0``: rank 0, no directions, is an answer)."""
     cap = min(n1, n2)
     smaller = "a" if n1 <= n2 else "b"
     why = f" (the smaller block, exog_{smaller}, has {cap} columns)"
-    return check_int(rank, "rank", low=1, high=cap, why=why,
+    return check_int(rank, "rank", low=low, high=cap, why=why,
                      expected='a positive integer or "auto"')
 
 

@@ -71,8 +71,8 @@ def _check_ranks(rank: Any, names: Sequence[str], widths: Sequence[int]) -> dict
     out = {}
     for n, w in zip(names, widths, strict=True):
         r = given[n]
-        if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or not 1 <= r <= w:
-            raise ValueError(f"rank of block {n!r} must be an integer between 1 and {w} "
+        if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or not 0 <= r <= w:
+            raise ValueError(f"rank of block {n!r} must be an integer between 0 and {w} "
                              f"(its columns); got {r!r}")
         out[n] = int(r)
     return out

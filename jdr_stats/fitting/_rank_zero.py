@@ -35,7 +35,7 @@ def check_rank_positive(rank: int | Mapping[str, int], what: str,
 def no_evidence_headline(method: str, alpha: float, pvalue: str, rank: int) -> str:
     """The summary's first line when the test of ``H0: r = 0`` is not
     rejected: no evidence of a link (``pvalue`` formatted), and the rank returned."""
-    head = (f"No evidence of a link (rank 0 not rejected: p = {pvalue}, "
+    head = (f"Found: no evidence of a link (rank 0 not rejected: k = 0: p = {pvalue}, "
             f"{method} rank tests at alpha = {alpha:g})")
     if rank:  # a rank chosen otherwise (kept for fits that still carry one)
         head += f"; rank {rank} fitted"
@@ -61,8 +61,8 @@ def kblock_no_evidence(head: str, none: list[str], names: list[str]) -> str:
     if not none:
         return head
     if len(none) == len(names):
-        return ("No evidence of a link in any block (rank 0 not rejected for every block; "
-                "no directions). " + head)
+        return ("Found: no evidence of a link in any block (rank 0 not rejected for every "
+                "block; no directions). " + head.removeprefix("Found: "))
     return head + (f". No evidence of a link in {', '.join(none)} (rank 0 not rejected: "
                    "no directions for them)")
 
