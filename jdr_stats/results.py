@@ -1165,8 +1165,8 @@ class JDRResults(BlockViewMixin, FitMeasuresMixin, ExportMixin, SummaryMixin):
                                       for part in (pv.iloc[:1], pv.iloc[-2:]))
             alpha = self._settings.alpha
             if len(pv) and not pv.iloc[0] < alpha:  # the tests chose rank 0
-                head = no_evidence_headline(rt.method, alpha, format_pvalue(pv.iloc[0]),
-                                            self.rank)
+                head = no_evidence_headline(rt.method, alpha or 0.05,
+                                            format_pvalue(pv.iloc[0]), self.rank)
             else:
                 head = (f"Found: rank {self.rank}, chosen by the {rt.method} rank tests of "
                         f"H0: rank <= k at alpha = {alpha:g} ({tests})")
@@ -1310,11 +1310,13 @@ class JDRResults(BlockViewMixin, FitMeasuresMixin, ExportMixin, SummaryMixin):
         if self._settings.sparsity_choice is not None:
             out.append(f"Sparsity {self._settings.sparsity_choice.name} "
                        f"({self._settings.sparsity_choice.reason}); results.sparsity_cv.")
-        if self.support_tests is not None or self._settings.support_note:
+        if self.support_tests is not None:
             out.append(self._settings.support_note or (
                 "Sparsity chosen by the coordinate tests of select_support "
                 f"({self.support_tests.method_label}); see results.support_tests.summary()."
             ))
+        elif self._settings.support_note:  # rank 0: nothing selected
+            out.append(self._settings.support_note)
         # short: the effective sample size is in the information already
         out += [n if full else n.split(" (effective sample size")[0].rstrip(".") + "."
                 for n in _response_notes(m.data)]
