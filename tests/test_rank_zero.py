@@ -225,3 +225,15 @@ def test_sklearn_transformer_gives_no_columns_at_rank_zero():
         tr.fit(X, y.to_numpy())
     assert tr.transform(X).shape == (len(y), 0)
     assert list(tr.get_feature_names_out()) == []
+
+
+def test_kblock_sparse_fit_selects_nothing_in_a_rank_zero_block():
+    y, blocks = _mixed()
+    with pytest.warns(RankSelectionWarning, match="returning rank 0"):
+        res = jdr.JointDimReduction.from_blocks(y, blocks).fit("auto", sparsity=2)
+    assert res.rank_tests().tables["c"]["pvalue"].iloc[0] >= ALPHA
+    assert res.rank["c"] == 0 and res.directions["c"].shape == (3, 0)
+    # no direction, no selection: the block's pieces enter whole
+    assert res.sparsity["c"] == 3 and res.support["c"] == ["c0", "c1", "c2"]
+    assert len(res.support["g"]) == 2
+    assert "Block c: rank 0, nothing to select" in " ".join(str(res.summary()).split())

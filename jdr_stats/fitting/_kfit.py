@@ -47,7 +47,7 @@ from ._kresults_infer import KBlockInferenceMixin
 from ._ksparse import cv_kblock_sparsity, sparse_kfit
 from ._kview import KBlockViewMixin
 from ._kwhiten import _cross_cov, _whiten_arrays
-from ._rank_zero import kblock_no_evidence
+from ._rank_zero import kblock_no_evidence, rank_zero_sizes
 
 __all__ = ["KBlockBootstrapResults", "KBlockRankTests", "KBlockResults", "fit_kblocks"]
 
@@ -260,6 +260,7 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
         if sizes[n] < ranks[n]:
             raise ValueError(f"sparsity of block {n!r} must be at least its rank {ranks[n]}; "
                              f"got {sizes[n]}")
+    sizes = rank_zero_sizes(sizes, ranks, dict(zip(names, widths, strict=True)))
     sparse = sparse_kfit(y, zs, blocks, w, white, fac, [sizes[n] for n in names],
                          names=names, labels=labels, kind=kind, estimator=estimator,
                          cross_cov=cross_cov, q=q)
@@ -711,7 +712,8 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockViewMixin, Ex
                 "dense fit's pieces in partial-SD units, the estimator refitted on them"
                 + (" (theory page 'K blocks', section 'Sparse fits')" if full else "")
                 + (f"; counts chosen by {choice['reason']}" if choice else "") + ". "
-                + " ".join(f"Selected, block {n}: {', '.join(v)}."
+                + " ".join(f"Selected, block {n}: {', '.join(v)}." if self._ranks[n]
+                           else f"Block {n}: rank 0, nothing to select (all kept)."
                            for n, v in self.support.items()))
         out.append("Loadings: per-SD (each direction times its variable's SD, largest 1 per "
                    "column), so units do not matter; raw directions: results.directions; signs "

@@ -80,3 +80,11 @@ def check_support_rank(rank: object) -> None:
     elif isinstance(rank, (int, np.integer)) and not isinstance(rank, bool) and int(rank) == 0:
         raise ValueError("select_support: rank 0 (no evidence of a link, no directions): "
                          "nothing to select; give rank >= 1")
+
+
+def rank_zero_sizes(sizes: Mapping[str, int], ranks: Mapping[str, int],
+                    widths: Mapping[str, int]) -> dict[str, int]:
+    """A sparse K-block fit: a block of rank 0 (no evidence of a link) has
+    no direction to select variables for, so none of its variables is
+    dropped (its pieces enter whole, as in the dense fit)."""
+    return {n: widths[n] if ranks[n] == 0 else int(s) for n, s in sizes.items()}
