@@ -264,7 +264,7 @@ def _run_demo(args: argparse.Namespace) -> str:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", JDRWarning)
         res = demo_model().fit("auto", seed=0)
-        boot = res.bootstrap(199, seed=0)
+        boot = res.bootstrap(199, seed=0) if res.rank else None  # rank 0: nothing to bound
     tests = res.rank_test_table
     assert tests is not None  # a rank="auto" fit keeps its tests
     p0 = float(tests.table["pvalue"].iloc[0])
@@ -275,10 +275,9 @@ def _run_demo(args: argparse.Namespace) -> str:
         f"({'' if est is None else est.reason}).",
         f"Rank chosen by the default ({tests.method}) rank tests at alpha 0.05: r = {res.rank} "
         f"(test of H0: r = 0: p = {p0:.3g}"
-        + ("; not rejected, so the data show no evidence of any direction and r = 1 "
-           "is fitted only to show the output)." if p0 >= 0.05 else ")."),
-        boot.sentence("a"),
-        boot.sentence("b"),
+        + ("; not rejected, so the data show no evidence of any direction: rank 0, "
+           "no directions)." if p0 >= 0.05 else ")."),
+        *((boot.sentence("a"), boot.sentence("b")) if boot is not None else ()),
     ]
     lines += [f"Warning: {w.message}" for w in caught if issubclass(w.category, JDRWarning)]
     header = "\n".join(lines) + "\n\n"
@@ -493,10 +492,13 @@ def _run_kblock_fit(args: argparse.Namespace, how: cin.Input) -> str:
                     sparsity=args.sparsity, rank_method=args.rank_method,
                     seed=np.random.default_rng(fit_seed))
     _check_finite_fit(args, res)
-    boot = None
+    boot, refusals = None, []
     if args.bootstrap is not None:
-        boot = res.bootstrap(args.bootstrap, seed=np.random.default_rng(boot_seed))
-    support, refusals = None, []
+        try:  # rank 0 for every block: nothing to bound, said so
+            boot = res.bootstrap(args.bootstrap, seed=np.random.default_rng(boot_seed))
+        except ValueError as exc:
+            refusals.append(f"--bootstrap was not run: {exc}")
+    support = None
     if args.support:  # as model.select_support in Python: the fit's ranks and estimator
         try:
             support = model.select_support(

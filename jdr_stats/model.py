@@ -39,6 +39,7 @@ from .fitting._orthogonal_fit import (
     interactions_choice,
     orthogonal_data,
 )
+from .fitting._rank_zero import check_support_rank, rank_zero_support
 from .inference.hypotheses import fdr_qvalues
 from .inference.ladle import LadleResults
 from .inference.rank_tests import RankMethod, RankTestResults, choose_rank
@@ -668,9 +669,9 @@ class JointDimReduction(DataModel):
         Parameters
         ----------
         rank : int, dict or "auto"
-            Dimension ``r`` of each subspace, ``1 <= r <= min(n1, n2)``.
+            Dimension ``r`` of each subspace, ``0 <= r <= min(n1, n2)``.
             Three or more blocks: an int for every block or a dict
-            ``{name: r_k}`` (``1 <= r_k <= n_k``), and ``"auto"`` chooses
+            ``{name: r_k}`` (``0 <= r_k <= n_k``), and ``"auto"`` chooses
             each block's rank by its robust per-block tests (returns a
             :class:`~jdr_stats.fitting._kfit.KBlockResults`; theory page "K blocks").
             For two blocks a dict with the same rank for both is that rank;
@@ -682,6 +683,13 @@ class JointDimReduction(DataModel):
             blocks together, the only whitening it has there).
             ``"auto"`` chooses it by the sequence of rank tests of
             ``rank_method`` at level ``alpha`` (see :meth:`JDRResults.rank_tests`).
+            Rank 0 is an answer: where the test of ``H0: r = 0`` is not
+            rejected ``"auto"`` returns rank 0 for that block (every K; no
+            directions, ``n x 0`` frames, no transform columns, R-squared 0,
+            the intercept-only fit; ``bootstrap()`` and support selection
+            say there is nothing to bound or select).  A given rank may be 0
+            too (``fit(0)``, ``{name: 0}``), so that ``fit(res.rank)``
+            repeats a fit.
         whitening : {"auto", "sample", "shrinkage", "diagonal", "none"}
             How each block is whitened before ``X_lin`` is formed: ``"auto"``
             or a key of the registry :data:`jdr_stats.whitenings.WHITENING_METHODS`
@@ -890,7 +898,7 @@ class JointDimReduction(DataModel):
         'shrinkage'
         """
         if isinstance(rank, str) and rank != "auto":
-            raise ValueError(f'rank must be a positive integer or "auto"; got {rank!r}')
+            raise ValueError(f'rank must be a non-negative integer or "auto"; got {rank!r}')
         main_effects = check_main_effects(main_effects, sparsity)
         # two blocks with a rank per block: the K-block engine at K = 2 (its
         # directions are the cross moment's leading singular vectors)
@@ -923,7 +931,7 @@ class JointDimReduction(DataModel):
                              f'{sparsity!r}')
         names_a, names_b = self.exog_names_a, self.exog_names_b
         if rank != "auto":
-            check_fit_rows(self.nobs, check_rank(rank, len(names_a), len(names_b)))
+            check_fit_rows(self.nobs, check_rank(rank, len(names_a), len(names_b), low=0))
         if independent_blocks is not True and independent_blocks is not False:
             raise ValueError(
                 f"independent_blocks must be True or False; got {independent_blocks!r}")
@@ -974,6 +982,8 @@ class JointDimReduction(DataModel):
                 if rank_method != "ladle" else rank_method
         support_sets = None
         support_found, support_note = None, None
+        if rank == 0 and sparsity is not None:  # no direction: no variable to select
+            support_sets, sparsity, support_note = rank_zero_support()
         if sparsity == "auto":
             data.rows('sparsity="auto" (support selection)')
             found = choose_support(test_data, test_mom, test_whitening, rank=rank, fdr=fdr,
@@ -1058,6 +1068,7 @@ class JointDimReduction(DataModel):
         power: ``studies/study_kblock_support.py``.
         """
         self._data.rows("select_support")
+        check_support_rank(rank)
         if len(self.block_names) >= 3:
             return _kblock_select_support(
                 self, rank, rule=rule, fdr=fdr, seed=seed,

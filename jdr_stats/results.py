@@ -30,6 +30,7 @@ from .estimation._settings import FitSettings
 from .fitting._block_view import BlockViewMixin
 from .fitting._kresults_extra import per_sd_loadings
 from .fitting._orthogonal_fit import orthogonal_note, orthogonal_tests
+from .fitting._rank_zero import check_rank_positive, no_evidence_headline
 from .fitting._results_extra import FitMeasuresMixin
 from .inference.association import association_test as _association_test
 from .inference.bootstrap import BootstrapResults, Interval
@@ -970,7 +971,9 @@ class JDRResults(BlockViewMixin, FitMeasuresMixin, ExportMixin, SummaryMixin):
         """Bootstrap the fit; see :func:`jdr_stats.inference.bootstrap.bootstrap`
         (called with the fit's data, estimate, ``standardize`` and ``sparsity``;
         ``n_jobs`` processes give the same numbers as one); every replicate
-        re-estimates the fit's :attr:`whitening`."""
+        re-estimates the fit's :attr:`whitening`.  A rank-0 fit has no subspace:
+        a ``ValueError`` says there is nothing to bound."""
+        check_rank_positive(self.rank, "bootstrap")
         if self._settings.orthogonal:
             raise ValueError(f'bootstrap: a fit with interactions='
                              f'"{self._settings.interactions_name}" has no bootstrap yet '
@@ -1152,7 +1155,7 @@ class JDRResults(BlockViewMixin, FitMeasuresMixin, ExportMixin, SummaryMixin):
         rt = self._rank_tests
         if isinstance(rt, LadleResults):
             head = f"Found: rank {self.rank}, chosen by the ladle estimator"
-            head += f" ({LADLE_AT_ZERO}; r = 1 fitted)" if rt.rank == 0 else ""
+            head += f" ({LADLE_AT_ZERO}; rank 0, no directions)" if rt.rank == 0 else ""
         elif rt is not None:
             pv = rt.table["pvalue"].iloc[:self.rank + 1]
             tests = ", ".join(f"k = {k}: p = {format_pvalue(p)}" for k, p in pv.items())
@@ -1162,9 +1165,8 @@ class JDRResults(BlockViewMixin, FitMeasuresMixin, ExportMixin, SummaryMixin):
                                       for part in (pv.iloc[:1], pv.iloc[-2:]))
             alpha = self._settings.alpha
             if len(pv) and not pv.iloc[0] < alpha:  # the tests chose rank 0
-                head = (f"Found: no evidence of a link (the {rt.method} rank tests do not "
-                        f"reject rank 0 at alpha = {alpha:g}: {tests}); rank {self.rank} "
-                        "fitted for inspection only")
+                head = no_evidence_headline(rt.method, alpha or 0.05,
+                                            format_pvalue(pv.iloc[0]), self.rank)
             else:
                 head = (f"Found: rank {self.rank}, chosen by the {rt.method} rank tests of "
                         f"H0: rank <= k at alpha = {alpha:g} ({tests})")
@@ -1247,13 +1249,13 @@ class JDRResults(BlockViewMixin, FitMeasuresMixin, ExportMixin, SummaryMixin):
         what = "per-SD loadings" if loadings == "sd" else "directions"
         for tab in (la, lb):  # printed side by side where they fit
             tab.attrs["beside"] = what
+        blocks = zip(self._block_headings(), (la, lb), strict=True) if self.rank else ()
         sv = self._singular_value_table(len(self._est.singular_values) if full
                                         else self.rank + 3)
         n_sv = len(self._est.singular_values)
         tables: list[tuple[Any, ...]] = [
             ("k" if len(sv) == n_sv else f"k (of {n_sv})", sv, "singular values"),
-            *((head, tab, f"{what}, {head}")
-              for head, tab in zip(self._block_headings(), (la, lb), strict=True)),
+            *((head, tab, f"{what}, {head}") for head, tab in blocks),  # rank 0: none
             ("Premises", self.diagnostics.table, "premises"),
         ]
         if self._summary_association is not None:  # p >> n: R^2 is descriptive only
@@ -1281,7 +1283,7 @@ class JDRResults(BlockViewMixin, FitMeasuresMixin, ExportMixin, SummaryMixin):
             if isinstance(rt, LadleResults):
                 tables.append(("Ladle criterion", rt.table))
                 if rt.rank == 0:
-                    out.append(f"Rank: {LADLE_AT_ZERO}; r = 1 was fitted.")
+                    out.append(f"Rank: {LADLE_AT_ZERO}; rank 0 (no directions).")
             elif rt is not None:
                 # the fit's choice of method is printed from its settings
                 own = self._settings.rank_choice if rt is self._rank_tests else None
@@ -1313,6 +1315,8 @@ class JDRResults(BlockViewMixin, FitMeasuresMixin, ExportMixin, SummaryMixin):
                 "Sparsity chosen by the coordinate tests of select_support "
                 f"({self.support_tests.method_label}); see results.support_tests.summary()."
             ))
+        elif self._settings.support_note:  # rank 0: nothing selected
+            out.append(self._settings.support_note)
         # short: the effective sample size is in the information already
         out += [n if full else n.split(" (effective sample size")[0].rstrip(".") + "."
                 for n in _response_notes(m.data)]

@@ -94,7 +94,10 @@ class JointDimReductionTransformer(TransformerMixin, BaseEstimator):
         Dimension ``r`` of each block's subspace (default 1); the output has
         ``2 r`` columns.  At most the width of the narrower block.  Three or more
         ``blocks``: also a dict by block name (``{"block1": 2, ...}``) or
-        ``"auto"`` (each block's rank by its per-block tests).
+        ``"auto"`` (each block's rank by its per-block tests).  Rank 0 (given,
+        or ``"auto"`` where the tests find no evidence of a link) gives no
+        output column for that block (``transform`` of every block at rank 0:
+        ``n_samples x 0``).
     block_a, block_b : list of str or int, optional
         Columns of ``X`` forming block a and block b: names (``X`` a
         DataFrame) or positions; if only one is given, the other is the

@@ -22,19 +22,20 @@ def test_demo(capsys):
     assert main(["demo"]) == 0
     out = capsys.readouterr().out
     assert "Joint Dimension Reduction Results" in out
-    assert "logRCC" in out and "logWt" in out and "LBM" in out
-    # what the data support: the default test's rank, the bootstrap sentence,
-    # the warnings in words (no rank given by hand)
-    assert "Rank chosen by the default (robust) rank tests at alpha 0.05: r = 1" in out
+    assert "LBM" in out
+    # what the data support: the default test's rank (0: no evidence, so no
+    # directions and no bootstrap), the warnings in words (no rank given by hand)
+    assert "Rank chosen by the default (robust) rank tests at alpha 0.05: r = 0" in out
     # the default joint estimator (the blocks correlate: 0.75), said in words
     assert "Estimator: joint (default: the joint estimator (each block's residual on the " \
         "other block, whitened with the sample covariance of both blocks together), valid " \
         "when the blocks correlate; independent_blocks=True for the paper's per-block " \
         "estimator, which assumes independent blocks)." in out
     assert "p = 0.282; not rejected" in out
-    assert "With 95% confidence the true a-subspace lies within" in out
+    assert "rank 0, no directions" in out and "no evidence of a link" in out
+    assert "With 95% confidence" not in out  # rank 0: nothing to bound
     assert "Warning: no rank test rejected H0: r = 0" in out
-    assert "Bootstrap" in out and "Rank:              2" not in out
+    assert re.search(r"Rank:\s+0\s", out)
 
 
 def test_fit_csv(csv_file, capsys):
@@ -62,7 +63,7 @@ def test_fit_sparse(csv_file, capsys):
     [
         (["fit", "nofile.csv", "--y", "y", "--a", "a0", "--b", "b0", "--rank", "1"], "file not found"),
         (["fit", "{csv}", "--y", "zz", "--a", "a0", "--b", "b0", "--rank", "1"], "no column(s) ['zz']"),
-        (["fit", "{csv}", "--y", "y", "--a", "a0,a1", "--b", "b0", "--rank", "2"], "rank must be between 1 and 1"),
+        (["fit", "{csv}", "--y", "y", "--a", "a0,a1", "--b", "b0", "--rank", "2"], "rank must be between 0 and 1"),
         (["fit", "{csv}", "--y", "y", "--a", "a0,a1", "--b", "b0", "--rank", "x"], "rank must be an integer"),
         (["fit", "{csv}", "--y", "y", "--a", "a0,a1", "--b", "b0,b1", "--rank", "1", "--sparsity", "3"], "two integers"),
         (["fit", "{csv}", "--y", "y", "--a", "a0,a1", "--b", "a1,b1", "--rank", "1"], "in both --a and --b"),

@@ -239,7 +239,7 @@ def test_ladle_at_zero_says_criterion_not_no_evidence():
     msg = str(rec[0].message)
     assert "the ladle criterion is smallest at k = 0" in msg and "run rank_tests()" in msg
     assert "no evidence" not in msg
-    assert res.rank == 1 and res.rank_test_table.rank == 0
+    assert res.rank == 0 and res.rank_test_table.rank == 0
     for smry in (res.summary(), res.rank_test_table.summary()):
         text = " ".join(str(smry).split())  # the notes are wrapped
         assert "smallest at k = 0" in text and "run rank_tests() for a test" in text

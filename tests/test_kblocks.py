@@ -214,7 +214,7 @@ def test_bootstrap_bounds_per_block_are_seeded():
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    ({"rank": 4}, "rank of block 'lipids' must be an integer between 1 and 3"),
+    ({"rank": 4}, "rank of block 'lipids' must be an integer between 0 and 3"),
     ({"rank": {"genes": 1}}, "missing"),
     ({"rank": 1.5}, "rank must be an int"),
     ({"rank": 1, "sparsity": (2, 2, 2)}, "sparsity must be an int, a dict"),

@@ -158,13 +158,13 @@ def test_fit_auto_settings_and_summary():
 
 def test_auto_under_a_main_effect_warns_rank_zero():
     """No interaction: rank 0 is not rejected (at alpha = 0.001, so that a
-    false rejection has that probability), r = 1 is fitted with a warning."""
+    false rejection has that probability), rank 0 is returned with a warning."""
     rng = np.random.default_rng(7)
     a, b = _design("gamma", 3000, rng)
     with pytest.warns(RankSelectionWarning, match="orthogonal rank test"):
         res = jdr.JointDimReduction(_main_effect(a, b, rng), a, b).fit(
             "auto", interactions="orthogonal", alpha=0.001)
-    assert res.rank == 1
+    assert res.rank == 0
 
 
 def test_save_and_load_keep_the_estimand(tmp_path):

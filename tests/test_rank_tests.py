@@ -308,14 +308,14 @@ def test_results_summary_states_null_and_assumptions(fit_r2):
         assert out._repr_html_().startswith("<")
 
 
-def test_rank_zero_falls_back_to_one_with_warning():
+def test_rank_zero_is_returned_with_warning():
     rng = np.random.default_rng(6)  # a seed where H0: r = 0 has p = 0.78
     a, b = rng.standard_normal((400, 4)), rng.standard_normal((400, 3))
     y = rng.standard_normal(400)  # independent of both blocks
     model = jdr.JointDimReduction(y, a, b)
     with pytest.warns(RankSelectionWarning, match="no evidence"):
         res = model.fit("auto")
-    assert res.rank == 1
+    assert res.rank == 0
     assert res.rank_test_table.select_rank(0.05) == 0
 
 

@@ -162,10 +162,14 @@ p_j = float(joint.rank_test_table.table["pvalue"].iloc[0])
 k = min(per_block.rank, joint.rank)
 gap = {b: float(np.degrees(jdr.metrics.principal_angles(
     np.asarray(getattr(per_block, f"directions_{b}"))[:, :k],
-    np.asarray(getattr(joint, f"directions_{b}"))[:, :k]).max())) for b in "ab"}
+    np.asarray(getattr(joint, f"directions_{b}"))[:, :k]).max())) if k else float("nan")
+    for b in "ab"}  # rank 0 (no evidence): no direction to compare
 print("\nPer block against joint")
 print(f"  Largest cross-block canonical correlation: {cc:.2f}.")
 print(f"  Rank chosen: {per_block.rank} per block, {joint.rank} joint; "
       f"p-value of H0: r = 0: {p_pb:.3g} per block, {p_j:.3g} joint.")
-print(f"  Largest angle between the two estimators' first {k} direction(s): "
-      f"blood {gap['a']:.0f} degrees, body build {gap['b']:.0f} degrees.")
+if k:
+    print(f"  Largest angle between the two estimators' first {k} direction(s): "
+          f"blood {gap['a']:.0f} degrees, body build {gap['b']:.0f} degrees.")
+else:
+    print("  Rank 0 (no evidence of a link): no direction to compare.")

@@ -330,7 +330,9 @@ def _table(est: dict[str, dict[str, np.ndarray]], variants: list[str], names: li
                 row = {}
                 for n in names:
                     ang = np.degrees(principal_angles(est[vi][n], est[vj][n]))
-                    row[f"max angle {n}"], row[f"mean angle {n}"] = ang.max(), ang.mean()
+                    # a block of rank 0: no subspace, no angle (NaN)
+                    row[f"max angle {n}"], row[f"mean angle {n}"] = (
+                        (ang.max(), ang.mean()) if ang.size else (np.nan, np.nan))
                 rows[f"{vi} vs {vj}"] = row
         cols = [f"{s} angle {n}" for n in names for s in ("max", "mean")]
     table = pd.DataFrame.from_dict(rows, orient="index", columns=cols)

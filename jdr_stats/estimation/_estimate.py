@@ -261,12 +261,13 @@ class Estimate:
         return (self.rows, self.cols)
 
 
-def check_rank(rank: object, n1: int, n2: int) -> int:
-    """Validate an integer rank ``1 <= rank <= min(n1, n2)``."""
+def check_rank(rank: object, n1: int, n2: int, low: int = 1) -> int:
+    """Validate an integer rank ``low <= rank <= min(n1, n2)`` (``fit`` takes
+    ``low = 0``: rank 0, no directions, is an answer)."""
     cap = min(n1, n2)
     smaller = "a" if n1 <= n2 else "b"
     why = f" (the smaller block, exog_{smaller}, has {cap} columns)"
-    return check_int(rank, "rank", low=1, high=cap, why=why,
+    return check_int(rank, "rank", low=low, high=cap, why=why,
                      expected='a positive integer or "auto"')
 
 
@@ -386,7 +387,9 @@ def estimate(
     n1, n2 = mom.cov_a.shape[0], mom.cov_b.shape[0]
     names_a = list(names_a) if names_a is not None else [f"a{j}" for j in range(n1)]
     names_b = list(names_b) if names_b is not None else [f"b{j}" for j in range(n2)]
-    rank = check_rank(rank, n1, n2)
+    # rank 0 (no direction) is the answer of a rank="auto" fit whose tests
+    # found no evidence; a rank a user gives is checked by the model
+    rank = 0 if rank == 0 else check_rank(rank, n1, n2)
     wa = wb = None
     if standardize:
         wa, wb = whitening if whitening is not None else block_whitenings(mom, names_a, names_b)
@@ -401,7 +404,7 @@ def estimate(
         s1, s2 = check_sparsity(sparsity, n1, n2, rank=rank)
         proj = three_step_projection(_selection_target(mom, xw, wa, wb), s1, s2)
         rows, cols = proj.rows, proj.cols
-    if sparsity is not None or support is not None:
+    if rank > 0 and (sparsity is not None or support is not None):
         s, u_std, v_std, dir_a, dir_b = _sparse_fit(
             mom, rows, cols, wa, wb, rank, names_a, names_b
         )

@@ -47,6 +47,7 @@ from ._kresults_infer import KBlockInferenceMixin
 from ._ksparse import cv_kblock_sparsity, sparse_kfit
 from ._kview import KBlockViewMixin
 from ._kwhiten import _cross_cov, _whiten_arrays
+from ._rank_zero import kblock_no_evidence, rank_zero_sizes
 
 __all__ = ["KBlockBootstrapResults", "KBlockRankTests", "KBlockResults", "fit_kblocks"]
 
@@ -70,8 +71,8 @@ def _check_ranks(rank: Any, names: Sequence[str], widths: Sequence[int]) -> dict
     out = {}
     for n, w in zip(names, widths, strict=True):
         r = given[n]
-        if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or not 1 <= r <= w:
-            raise ValueError(f"rank of block {n!r} must be an integer between 1 and {w} "
+        if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or not 0 <= r <= w:
+            raise ValueError(f"rank of block {n!r} must be an integer between 0 and {w} "
                              f"(its columns); got {r!r}")
         out[n] = int(r)
     return out
@@ -216,7 +217,7 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
             for k, name in enumerate(names):
                 tab = block_rank_table(y, zs, k, fac, stop_alpha=alpha if stop else None)
                 tables[name] = tab
-                ranks[name] = max(1, choose_block_rank(tab, alpha, widths[k]))
+                ranks[name] = choose_block_rank(tab, alpha, widths[k])
         else:
             stacked = stacked_pieces(y, zs, fac, cross_cov=cross_cov, w=w)
             labels = [data.names[b] for b in data.blocks]
@@ -227,7 +228,7 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
                 tab = block_rank_table_rows(psis[k], stacked[k], k, fac, rho, mult=w,
                                             stop_alpha=alpha if stop else None)
                 tables[name] = tab
-                ranks[name] = max(1, choose_block_rank(tab, alpha, widths[k]))
+                ranks[name] = choose_block_rank(tab, alpha, widths[k])
         if stop:
             _warn_no_evidence(tables, alpha, widths)
     settings: dict[str, Any] = {
@@ -259,6 +260,7 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
         if sizes[n] < ranks[n]:
             raise ValueError(f"sparsity of block {n!r} must be at least its rank {ranks[n]}; "
                              f"got {sizes[n]}")
+    sizes = rank_zero_sizes(sizes, ranks, dict(zip(names, widths, strict=True)))
     sparse = sparse_kfit(y, zs, blocks, w, white, fac, [sizes[n] for n in names],
                          names=names, labels=labels, kind=kind, estimator=estimator,
                          cross_cov=cross_cov, q=q)
@@ -276,7 +278,7 @@ def _warn_no_evidence(tables: Mapping[str, pd.DataFrame], alpha: float,
                       widths: Sequence[int]) -> None:
     """``rank="auto"``: a :class:`~jdr_stats.exceptions.RankSelectionWarning`
     naming the blocks whose test of ``H0: rank_k <= 0`` was not rejected at
-    ``alpha`` (no evidence of any direction; rank 1 is fitted), as the
+    ``alpha`` (no evidence of any direction; rank 0 is returned), as the
     two-block fit warns."""
     none = {n: float(t["pvalue"].iloc[0]) for (n, t), w in zip(tables.items(), widths,
                                                                strict=True)
@@ -288,7 +290,7 @@ def _warn_no_evidence(tables: Mapping[str, pd.DataFrame], alpha: float,
         f"no rank test rejected H0: rank_k <= 0 for block(s) {which} (robust per-block "
         f"tests, alpha={alpha}): the data show no evidence of any direction of these "
         "blocks' pieces (y may still depend on the blocks through additive or even links); "
-        "fitting rank 1 for them", RankSelectionWarning, stacklevel=4)
+        "returning rank 0 (no directions) for them", RankSelectionWarning, stacklevel=4)
 
 
 def _check_sparsity(sparsity: Any, names: Sequence[str], widths: Sequence[int]) -> dict[str, int]:
@@ -624,10 +626,7 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockViewMixin, Ex
                 none.append(n)
         head = (f"Found: ranks {ranks}, chosen by the robust per-block rank tests of H0: "
                 f"rank_k <= r at alpha = {alpha:g} ({'; '.join(parts)})")
-        if none:
-            head += (f". No evidence of a link in {', '.join(none)} (rank 0 not rejected): "
-                     "rank 1 fitted for inspection only")
-        return [head + "."]
+        return [kblock_no_evidence(head, none, list(self._tables)) + "."]
 
     def summary(self, *, notes: Literal["short", "full"] = "short") -> JDRSummary:
         """A statsmodels ``Summary`` (:class:`~jdr_stats.summary.JDRSummary`):
@@ -718,7 +717,8 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockViewMixin, Ex
                 "dense fit's pieces in partial-SD units, the estimator refitted on them"
                 + (" (theory page 'K blocks', section 'Sparse fits')" if full else "")
                 + (f"; counts chosen by {choice['reason']}" if choice else "") + ". "
-                + " ".join(f"Selected, block {n}: {', '.join(v)}."
+                + " ".join(f"Selected, block {n}: {', '.join(v)}." if self._ranks[n]
+                           else f"Block {n}: rank 0, nothing to select (all kept)."
                            for n, v in self.support.items()))
         out.append("Loadings: per-SD (each direction times its variable's SD, largest 1 per "
                    "column), so units do not matter; raw directions: results.directions; signs "

@@ -39,6 +39,7 @@ from ..inference.kblock_coord import group_wald
 from ..resampling._engine import n_workers, worker_pool
 from ..runtime._validation import check_memory
 from ._kwhiten import _cross_cov, _whiten_arrays
+from ._rank_zero import check_rank_positive
 
 __all__ = ["KBlockInferenceMixin"]
 
@@ -73,14 +74,15 @@ def _refit_batch(refit: Callable[..., Any], model: Any, batch: Sequence[np.ndarr
         try:
             res = refit(rep, ranks, **kwargs)
         except (ValueError, np.linalg.LinAlgError):
-            out.append(([np.full(ranks[n], np.nan) for n in names],
+            out.append(([np.full(b.shape[1], np.nan) for b in base],
                         [np.full(n, np.nan) for n in widths]))
             continue
         dirs = [res.directions[n].to_numpy() for n in names]
         dirs = [d if s is None else unit_columns(d / s[:, None]) for d, s in zip(dirs, scales,
                                                                                strict=True)]
         eig = [np.asarray(res._fac.values[k], float) for k in range(len(names))]
-        out.append(([np.degrees(covariance_metric_angles(b, d, c))
+        out.append(([np.degrees(covariance_metric_angles(b, d, c)) if b.shape[1]
+                     else np.empty(0)  # a rank-0 block: nothing to bound
                      for b, d, c in zip(base, dirs, covs, strict=True)], eig))
     return out
 
@@ -446,7 +448,11 @@ class KBlockInferenceMixin:
                   "main_effects": bool(self._settings.get("main_effects", False))}
         refit = type(self)._refit
         fit_values = [np.asarray(v, float) for v in self._fac.values]
-        ranks = dict(self._ranks)
+        # rank-0 blocks are refitted at rank 1 (the factors do not depend on
+        # the ranks) and left out of the bounds: nothing to bound for them
+        bounded = [n for n in names if self._ranks[n] > 0]
+        check_rank_positive(self._ranks, "bootstrap")
+        ranks = {n: max(1, r) for n, r in self._ranks.items()}
         with worker_pool(n_jobs) as parallel:
             if parallel is None:
                 reps = _refit_batch(refit, self._model, resamples, ranks, kwargs, base, scales,
@@ -460,10 +466,14 @@ class KBlockInferenceMixin:
                     refit, self._model, b, ranks, kwargs, base, scales, covs, fit_values)
                     for b in batches)
                     for r in part]
-        angles = {n: np.vstack([r[0][k] for r in reps]) for k, n in enumerate(names)}
-        eig = {n: np.vstack([r[1][k] for r in reps]) for k, n in enumerate(names)}
-        fit_eig = {n: np.asarray(self._fac.values[k], float) for k, n in enumerate(names)}
-        if np.all(np.isnan(angles[names[0]][:, 0])):
+        angles = {n: np.vstack([r[0][k] for r in reps]) for k, n in enumerate(names)
+                  if n in bounded}
+        eig = {n: np.vstack([r[1][k] for r in reps]) for k, n in enumerate(names)
+               if n in bounded}
+        fit_eig = {n: np.asarray(self._fac.values[k], float) for k, n in enumerate(names)
+                   if n in bounded}
+        ranks = {n: self._ranks[n] for n in bounded}
+        if np.all(np.isnan(angles[bounded[0]][:, 0])):
             raise ValueError("bootstrap(): every replicate's refit failed (resamples with a "
                              "singular block); the blocks need more rows per column")
         return KBlockBootstrapResults.from_replicates(angles, eig, fit_eig, ranks,

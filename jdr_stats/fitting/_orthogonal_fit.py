@@ -88,8 +88,8 @@ def orthogonal_data(data: Any, interactions: str) -> Any:
 def choose_orthogonal_rank(data: Any, *, joint: bool, alpha: float, interactions: str
                            ) -> tuple[int, RankTestResults]:
     """``fit(rank="auto", interactions="orthogonal")``: the first ``k`` whose
-    orthogonal rank test is not rejected at ``alpha`` (``r = 1`` with a
-    :class:`~jdr_stats.exceptions.RankSelectionWarning` when that is 0)."""
+    orthogonal rank test is not rejected at ``alpha`` (rank 0, no directions,
+    with a :class:`~jdr_stats.exceptions.RankSelectionWarning` when that is 0)."""
     alpha = check_fraction(alpha, "alpha")
     y, a, b = data.rows(f'fit(rank="auto", interactions="{interactions}")')
     table = orthogonal_rank_tests(y, a, b, joint=joint, stop_alpha=alpha,
@@ -99,9 +99,8 @@ def choose_orthogonal_rank(data: Any, *, joint: bool, alpha: float, interactions
         warnings.warn(
             f"no orthogonal rank test rejected H0: r = 0 (alpha={alpha}, p = "
             f"{table.table['pvalue'].iloc[0]:.3g}): the data show no evidence of an "
-            "interaction beyond the main effects; fitting r = 1",
+            "interaction beyond the main effects; returning rank 0 (no directions)",
             RankSelectionWarning, stacklevel=4)
-        rank = 1
     return rank, table
 
 

@@ -651,15 +651,15 @@ def choose_rank(
     Used by ``fit(rank="auto")``.  Tests (default: the robust test) run for
     ``k = 0, 1, ...`` and stop at the first non-rejection (the table holds
     the rows computed).  If ``H0: r = 0`` is not rejected (no evidence of
-    any direction) the fit still needs ``r >= 1``: ``r = 1`` is used and a
-    :class:`~jdr_stats.exceptions.RankSelectionWarning` is issued.  If every
+    any direction) rank 0 is the answer (the fit has no directions) and a
+    :class:`~jdr_stats.exceptions.RankSelectionWarning` says so.  If every
     test rejects, ``r = min(n1, n2)``.
 
     ``method="ladle"`` uses the ladle estimator (Luo and Li 2016; 100
     Poisson-bootstrap replicates drawn from ``seed``) instead: a criterion,
     not a test, so ``alpha`` plays no part and the second value is a
     :class:`~jdr_stats.inference.ladle.LadleResults`.  When its criterion is
-    smallest at ``k = 0`` the fit uses ``r = 1`` with the same warning.
+    smallest at ``k = 0`` the fit has rank 0, with the same warning.
 
     The tests always use the whitened cross moment (its rank equals that of
     the unwhitened one), whatever the fit's ``standardize``.
@@ -695,6 +695,6 @@ def choose_rank(
             "blocks through additive or even links)"
         )
     if rank == 0:
-        warnings.warn(f"{why}; fitting r = 1", RankSelectionWarning, stacklevel=3)
-        rank = 1
+        warnings.warn(f"{why}; returning rank 0 (no directions)", RankSelectionWarning,
+                      stacklevel=3)
     return rank, out

@@ -38,12 +38,14 @@ from ._blocks import (
     _block_names,
     _bootstrap_kblocks,
     _check_direction,
+    _check_something,
     _features,
     _is_kblock,
     _pick_blocks,
     _scree_kblocks,
     _sd_loadings,
     _support_kblocks,
+    _with_directions,
 )
 from ._layout import (
     NOT_SELECTED,
@@ -175,7 +177,11 @@ def plot_loadings(
     check_choice(loadings, "loadings", ("sd", "raw"))
     top = _check_top(top)
     names = _block_names(results)
+    _check_something(results, "plot_loadings")
     blocks = _pick_blocks(None if block == "both" and len(names) == 2 else block, names)
+    if block in (None, "both"):  # by default the blocks with directions
+        blocks = _with_directions(results, blocks)
+    _check_direction(results, 1, blocks)  # a block of rank 0 asked for: said so
     model = results.model
     panels = []
     for blk in blocks:
@@ -274,6 +280,7 @@ def plot_sufficient_summary(results: Any, *, direction: int = 1, column: int | N
     -------
     matplotlib.figure.Figure
     """
+    _check_something(results, "plot_sufficient_summary")
     if block is not None or _is_kblock(results):
         return _summary_by_block(results, direction, column, block, ax)
     if not 1 <= direction <= results.rank:
@@ -307,6 +314,8 @@ def _summary_by_block(results: Any, direction: int, column: int | None, block: A
     from matplotlib.ticker import MaxNLocator
 
     shown = _pick_blocks(block, _block_names(results))
+    if block is None:  # by default the blocks with directions
+        shown = _with_directions(results, shown)
     direction = _check_direction(results, direction, shown)
     _require_rows(results, "plot_sufficient_summary")
     feats = _features(results)
@@ -491,9 +500,11 @@ def plot_response_surface(
     """
     if kind not in ("hexbin", "contour"):
         raise ValueError(f'kind must be "hexbin" or "contour"; got {kind!r}')
+    _check_something(results, "plot_response_surface")
     names = _block_names(results)
-    pair = names[:2] if blocks is None else list(blocks) if not isinstance(blocks, str) \
-        else [blocks]
+    shown = _with_directions(results, names)  # by default two blocks with directions
+    pair = (shown if len(shown) >= 2 else names)[:2] if blocks is None \
+        else list(blocks) if not isinstance(blocks, str) else [blocks]
     if len(pair) != 2 or len(set(pair)) != 2 or any(b not in names for b in pair):
         raise ValueError(f"blocks must be two different block names of {names}; "
                          f"got {blocks!r}")

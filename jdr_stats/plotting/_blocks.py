@@ -72,7 +72,14 @@ def _features(results: Any) -> dict[str, np.ndarray]:
 
 
 def _check_direction(results: Any, direction: Any, blocks: Sequence[str]) -> int:
-    """``direction`` (1-based) as an int, at most the rank of every block shown."""
+    """``direction`` (1-based) as an int, at most the rank of every block shown
+    (a block of rank 0, no evidence of a link: nothing to plot, said so)."""
+    zero = [n for n in blocks if _block_rank(results, n) == 0]
+    if zero:
+        others = [n for n in _block_names(results) if _block_rank(results, n) > 0]
+        raise ValueError(f"rank 0 for block(s) {zero} (no evidence of a link, no "
+                         "directions): nothing to plot"
+                         + (f"; choose blocks among {others}" if others else ""))
     for n in blocks:
         r = _block_rank(results, n)
         if isinstance(direction, bool) or not isinstance(direction, (int, np.integer)) \
@@ -208,3 +215,15 @@ def _support_kblocks(results: Any, top: int | None, ax: Any) -> Figure:
                Patch(color=NOT_SELECTED, label="not selected")]
     _legend(fig, axes[-1], handles, own)
     return fig
+
+
+def _check_something(results: Any, what: str) -> None:
+    """A ``ValueError`` when every block has rank 0 (no direction to plot)."""
+    if all(_block_rank(results, n) == 0 for n in _block_names(results)):
+        raise ValueError(f"{what}: rank 0 (the rank tests found no evidence of a link, no "
+                         "directions): nothing to plot")
+
+
+def _with_directions(results: Any, blocks: list[str]) -> list[str]:
+    """The default blocks of a plot: those with at least one direction."""
+    return [n for n in blocks if _block_rank(results, n) > 0]
