@@ -25,7 +25,8 @@ Part 2 (rank-0 size under main effects only): ``y = a0 + 0.5 b1 + 0.3 a1 a2
 + N(0, 1)`` (linear and a within-block quadratic main effect); rejection
 rate of ``H0: r = 0``.
 
-Part 3 (efficiency on the Gaussian design with the part-1 link): share of
+Part 3 (efficiency on the Gaussian design with the part-1 link, and
+without its main effects, ``main=0``): share of
 ``fit("auto")`` (the first k with p > 0.05 in each estimand's own
 sequence) choosing 2, and the mean largest principal angle (degrees)
 between ``fit(2, interactions=...)``'s directions and ``span(U)``,
@@ -106,10 +107,11 @@ U = np.linalg.qr(BASIS.standard_normal((N, 2)))[0]
 V = np.linalg.qr(BASIS.standard_normal((N, 2)))[0]
 
 
-def bilinear(a: np.ndarray, b: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def bilinear(a: np.ndarray, b: np.ndarray, rng: np.random.Generator,
+             main: float = 1.0) -> np.ndarray:
     ua, vb = a @ U, b @ V
     return 0.35 * (ua[:, 0] * vb[:, 0] + 0.6 * ua[:, 1] * vb[:, 1]) \
-        + a[:, 0] + 0.5 * b[:, 1] + rng.standard_normal(a.shape[0])
+        + main * (a[:, 0] + 0.5 * b[:, 1]) + rng.standard_normal(a.shape[0])
 
 
 def pvalues(y: np.ndarray, a: np.ndarray, b: np.ndarray, k: int) -> dict[str, np.ndarray]:
@@ -148,13 +150,13 @@ def _angle(est: np.ndarray, true: np.ndarray) -> float:
 
 def part_efficiency(reps: int) -> None:
     cell = 300
-    for m in (1000, 4000):
+    for main, m in ((1.0, 1000), (1.0, 4000), (0.0, 1000), (0.0, 4000)):
         cell += 1
         rng = np.random.default_rng(SEED + cell)
         rec = {e: {"auto": [], "a": [], "b": []} for e in ("stein", "orthogonal", "regression")}
         for _ in range(reps):
             a, b = design("gaussian", m, rng)
-            y = bilinear(a, b, rng)
+            y = bilinear(a, b, rng, main)
             pv = pvalues(y, a, b, 3)
             model = jdr.JointDimReduction(y, a, b)
             for est, p in pv.items():
@@ -164,7 +166,7 @@ def part_efficiency(reps: int) -> None:
                 rec[est]["a"].append(_angle(np.asarray(res.directions_a), U))
                 rec[est]["b"].append(_angle(np.asarray(res.directions_b), V))
         for est, r in rec.items():
-            print(f"gaussian  {m:6d} {reps:4d} {est:10s} | auto=2 {rate(r['auto'])} | angle a "
+            print(f"gaussian main={main:.0f} {m:6d} {reps:4d} {est:10s} | auto=2 {rate(r['auto'])} | angle a "
                   f"{mean_se(r['a'])} b {mean_se(r['b'])}", flush=True)
 
 

@@ -123,7 +123,11 @@ def regression_design(y: np.ndarray, a: np.ndarray, b: np.ndarray, *,
             f"{NAME} regresses y on [1, a, b, within-block products, cross products] "
             f"({need} columns for n1 = {n1}, n2 = {n2}) and needs more rows than that; "
             f"got m = {m}. Use fewer variables or interactions=\"orthogonal\"")
-    q = regressor_basis(a, b, quadratic=True)
+    try:
+        q = regressor_basis(a, b, quadratic=True)
+    except ValueError as err:  # the same checks, named for this estimand
+        raise ValueError(str(err).replace('interactions="orthogonal_quadratic"', NAME)
+                         ) from None
     # regressor_basis has checked that [1, a, b] has full column rank
     ap, low_a = _cholesky_whiten(a)
     bp, low_b = _cholesky_whiten(b)
