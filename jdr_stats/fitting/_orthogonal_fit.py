@@ -48,7 +48,7 @@ _REASONS = {
                             "regression's estimation in their influence rows",
     "regression": "given: the least squares coefficients of the cross products a_j b_l "
                   "given [1, a, b] and the within-block products, exact for bilinear "
-                  "links whatever the design; rank tests from their HC3 sandwich",
+                  "links whatever the design; rank tests from their HC2 sandwich",
 }
 
 

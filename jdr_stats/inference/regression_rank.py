@@ -14,8 +14,8 @@ regression").  ``B`` is reported in the fit's whitened metric,
 inverse covariance the fit whitens with), which makes it unit free.
 
 The rank test refers ``Lambda_k = m sum_{j>k} s_j^2`` (``s_j`` the singular
-values of ``X``) to the weighted chi-square sum of the HC3 sandwich
-covariance of the complement block ``U_perp^T X V_perp``, whose influence
+values of ``X``) to the weighted chi-square sum of the HC2 sandwich
+covariance (HC2) of the complement block ``U_perp^T X V_perp``, whose influence
 rows are ``(U_perp^T M_a) [(P^T P / m)^{-1} P_i r_i] (M_b^T V_perp)``:
 ``P`` the cross products residualised on the other regressors, ``r`` the
 regression's residual.  The whitening's estimation does not enter at first
@@ -39,13 +39,13 @@ __all__ = ["RegressionDesign", "regression_design", "regression_rank_tests",
 NAME = 'interactions="regression"'
 METHOD = "regression"
 LABEL = ("regression interactions: Lambda_k against sum_j w_j chi2_1, w_j the eigenvalues "
-         "of the HC3 sandwich of the cross-product coefficients' complement block (Imhof)")
+         "of the HC2 sandwich of the cross-product coefficients' complement block (Imhof)")
 NOTE = ("H0: rank of B <= k, B the least squares coefficients of the cross products "
         "a_j b_l in the regression of y on [1, a, b, within-block products, cross "
         "products], in the fit's whitened metric. Statistic Lambda_k = m sum_{j>k} s_j^2 "
         "(s_j the singular values of the whitened B), referred to sum_j w_j chi2_1, w_j "
-        "the eigenvalues of the HC3 sandwich covariance of the complement block "
-        "U_perp^T B V_perp (each influence row divided by 1 - h_ii, h_ii the leverage "
+        "the eigenvalues of the HC2 sandwich covariance of the complement block "
+        "U_perp^T B V_perp (each influence row divided by sqrt(1 - h_ii), h_ii the leverage "
         "of the full regression); eff_df = (sum w)^2 / sum w^2, scale = sum w^2 / sum w; "
         "df is d = (n1-k)(n2-k). Assumes i.i.d. rows, finite fourth moments of the "
         "products and a link whose projection on the regressors carries the "
@@ -74,7 +74,7 @@ class RegressionDesign:
     block's Cholesky-whitened coordinates; ``X = M_a B' M_b^T`` the same in
     the fit's whitened metric (``M_k = G_k L_k^{-T}``).  ``psi`` are the
     influence rows of ``vec(B')`` (row-major), already divided by
-    ``1 - h_ii``.
+    ``sqrt(1 - h_ii)`` (HC2).
     """
 
     b_prime: np.ndarray
@@ -150,7 +150,10 @@ def regression_design(y: np.ndarray, a: np.ndarray, b: np.ndarray, *,
     resid = ry - prod @ coef
     lev = np.sum(q * q, axis=1) + 1.0 / m + np.einsum("ij,jk,ik->i", prod, gram_inv,
                                                        prod) / m
-    psi = (prod @ gram_inv) * (resid / (1.0 - np.clip(lev, None, 1 - 1e-12)))[:, None]
+    # HC2: r_i^2 / (1 - h_ii) is unbiased for the noise variance under
+    # homoscedasticity (HC3's square overstates it at heavy-tailed
+    # high-leverage rows; the study measures both)
+    psi = (prod @ gram_inv) * (resid / np.sqrt(1.0 - np.clip(lev, None, 1 - 1e-12)))[:, None]
     psi -= psi.mean(axis=0)
     b_prime = coef.reshape(n1, n2)
     # the fit's metric: w = Omega (x - xbar), G_k^T G_k = (Omega_kk)^{-1}
