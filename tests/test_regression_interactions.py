@@ -185,3 +185,25 @@ def test_errors():
         jdr.JointDimReduction(y, a, b).fit(1, interactions="regress")
     with pytest.raises(ValueError, match="max_rank"):
         regression_rank_tests(y, a, b, max_rank=5)
+
+
+def test_sandwich_matches_the_monte_carlo_covariance():
+    """Gamma design, heteroscedastic noise: the mean sandwich covariance of
+    vec(B') (influence rows / m) matches the Monte Carlo covariance of the
+    estimate over 150 samples (trace within 15 %, MC relative SE ~ 5 %)."""
+    rng = np.random.default_rng(8)
+    u, v = _bases()
+    est, sand = [], []
+    for _ in range(150):
+        a, b = _design(1500, rng)
+        y = _link(a, b, u, v) + (1 + 0.5 * np.abs(a[:, 2])) * rng.standard_normal(1500)
+        des = regression_design(y, a, b)
+        # the fixed metric's coefficients: B in raw coordinates
+        est.append(des.b_raw.reshape(-1))
+        lin = np.linalg.inv(np.linalg.cholesky(np.cov(a.T, bias=True))).T
+        lin_b = np.linalg.inv(np.linalg.cholesky(np.cov(b.T, bias=True))).T
+        tmap = np.kron(lin, lin_b)  # vec(L_a^{-T} B' L_b^{-1}) = tmap vec(B')
+        sand.append(tmap @ (des.psi.T @ des.psi) @ tmap.T / 1500**2)
+    mc = np.cov(np.asarray(est).T)
+    ratio = np.trace(np.mean(sand, axis=0)) / np.trace(mc)
+    assert 0.85 < ratio < 1.15, ratio

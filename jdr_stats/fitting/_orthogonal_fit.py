@@ -160,7 +160,7 @@ def orthogonal_note(interactions: str) -> str:
         return ("Interactions: regression (the least squares coefficients B of the cross "
                 "products a_j b_l given [1, a, b] and the within-block products, in the "
                 "whitened metric: exact for bilinear links plus main effects and "
-                "within-block quadratics whatever the design; rank tests from the HC3 "
+                "within-block quadratics whatever the design; rank tests from the HC2 "
                 "sandwich of B).")
     if interactions == "orthogonal_quadratic":
         return ("Interactions: orthogonal_quadratic (the cross moment of y's least squares "
