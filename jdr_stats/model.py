@@ -35,6 +35,7 @@ from .fitting._kmoments import model_from_moments
 from .fitting._kstream import BlockSums, block_reader_dask, block_reader_file, fit_streamed_kblocks
 from .fitting._orthogonal_fit import (
     check_interactions,
+    check_regression_whitening,
     choose_orthogonal_rank,
     interactions_choice,
     orthogonal_data,
@@ -662,7 +663,8 @@ class JointDimReduction(DataModel):
         seed: int | np.random.Generator | None = None,
         progress: ProgressArg = False,
         main_effects: bool = False,
-        interactions: Literal["stein", "orthogonal", "orthogonal_quadratic"] = "stein",
+        interactions: Literal["stein", "orthogonal", "orthogonal_quadratic",
+                              "regression"] = "stein",
     ) -> Any:
         """Estimate the two subspaces (or, for three or more blocks, one per block).
 
@@ -832,7 +834,7 @@ class JointDimReduction(DataModel):
             tests with the first moment included.  Both whitenings
             (``independent_blocks=False``: block ``k``'s main effect given
             the others); not with ``sparsity``.
-        interactions : {"stein", "orthogonal", "orthogonal_quadratic"}
+        interactions : {"stein", "orthogonal", "orthogonal_quadratic", "regression"}
             Two blocks: which interaction estimand.  ``"stein"`` (default):
             the cross moment of ``y``, the cross block of
             ``Sigma^{-1} E[y x x^T] Sigma^{-1}`` (per block for
@@ -853,7 +855,18 @@ class JointDimReduction(DataModel):
             removed: ``"orthogonal_quadratic"`` also residualises ``y`` (and,
             in the tests, the cross products) on every within-block product
             ``a_j a_l``, ``b_j b_l`` (``j <= l``), which needs ``m > 1 + n1 +
-            n2 + n1 (n1 + 1)/2 + n2 (n2 + 1)/2``.  Recorded in
+            n2 + n1 (n1 + 1)/2 + n2 (n2 + 1)/2``.  ``"regression"``: the least
+            squares coefficients ``B`` of the cross products ``a_j b_l`` in the
+            regression of ``y`` on ``[1, a, b]``, the within-block products
+            and the cross products, in the whitened metric: exact for
+            bilinear links (plus main effects and within-block quadratics)
+            whatever the design's distribution (theory page "Whitening",
+            section "Interactions by regression"; the study
+            ``studies/study_regression_estimand.py``); its rank tests refer
+            to the HC3 sandwich of ``B``
+            (:func:`jdr_stats.inference.regression_rank.regression_rank_tests`);
+            needs ``m`` above that regression's columns and the sample
+            whitening.  Recorded in
             ``results.settings`` and the summary.
 
         Raises
@@ -907,8 +920,8 @@ class JointDimReduction(DataModel):
         interactions = check_interactions(
             interactions, n_blocks=len(self.block_names), main_effects=main_effects,
             per_block_ranks=per_block_ranks, sparsity=sparsity, data=self._data)
-        base = self._data if interactions == "stein" else orthogonal_data(self._data,
-                                                                          interactions)
+        base = self._data if interactions in ("stein", "regression") \
+            else orthogonal_data(self._data, interactions)
         if len(self.block_names) >= 3 or main_effects or per_block_ranks:
             if isinstance(self._data, BlockSums):
                 if len(self.block_names) == 2:
@@ -941,6 +954,9 @@ class JointDimReduction(DataModel):
         width = len(names_a) + len(names_b) if joint else max(len(names_a), len(names_b))
         count = whitening_nobs(self.nobs, observations(self._data), width)
         choice = choose_whitening(requested, count, len(names_a), len(names_b), joint)
+        if interactions == "regression":
+            check_regression_whitening(interactions, choice)
+            base = orthogonal_data(self._data, interactions, joint=joint)
         estimator = policy.block_estimator(independent_blocks, self.nobs, len(names_a),
                                            len(names_b), choice.name)
         auto = rank == "auto" or sparsity == "auto"
@@ -970,7 +986,7 @@ class JointDimReduction(DataModel):
                                                       interactions=interactions)
             rank_table = orth_table
             check_fit_rows(self.nobs, rank)
-            chosen_by = "orthogonal"
+            chosen_by = "regression" if interactions == "regression" else "orthogonal"
         elif rank == "auto":
             rank, rank_table = choose_rank(
                 test_data, test_mom, test_whitening, method=rank_method, alpha=alpha,

@@ -77,8 +77,9 @@ class FitSettings:
 
     @property
     def orthogonal(self) -> bool:
-        """True when the fit used the orthogonal interaction estimand."""
-        return self.interactions is not None and self.interactions.name.startswith("orthogonal")
+        """True when the fit used an interaction estimand other than the default
+        (orthogonal or regression), which has its own rank test."""
+        return self.interactions is not None and self.interactions.name != "stein"
 
     @property
     def joint(self) -> bool:
