@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import config
 from .design import BlockDesign
 from .moments import DesignSums
 
@@ -41,10 +42,6 @@ __all__ = ["MAX_ENTRIES", "DesignMoments", "affine_lift", "feature_tensor", "lif
 
 #: Largest tensor of features (numbers) a K-block moments object holds.
 MAX_ENTRIES = 20_000_000
-
-#: Rows times numbers of a chunk's feature products.
-_CHUNK_FLOATS = 4_000_000
-
 
 def features(u: np.ndarray) -> np.ndarray:
     """``(1, u, u o u)`` of each row of ``u`` (``m x n``): ``m x (1 + n + n^2)``."""
@@ -59,7 +56,7 @@ def feature_tensor(y: np.ndarray, blocks: Sequence[np.ndarray], w: np.ndarray | 
     m = y.shape[0]
     dims = [3, *(1 + x.shape[1] + x.shape[1] ** 2 for x in blocks)]
     head = int(np.prod(dims[:-1]))
-    step = max(1, _CHUNK_FLOATS // head)
+    step = max(1, config.CHUNK_FLOATS // head)  # rows x numbers: the memory budget
     out = np.zeros((head, dims[-1]))
     for lo in range(0, m, step):
         sl = slice(lo, lo + step)
