@@ -212,7 +212,7 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
         influence = policy.kblock_influence(
             estimator, w is not None, m, m * sum(n * d for n, d in zip(widths, cols,
                                                                        strict=True)),
-            fac.tests is not None)
+            fac.tests is not None, len(widths))
         tables, ranks = {}, {}
         if influence.name == "analytic":
             for k, name in enumerate(names):

@@ -212,8 +212,9 @@ class KBlockInferenceMixin:
         row's influence with the whitening, centring and Hermite correction
         estimated (the pieces' scales and weights held): analytic for the
         sample whitening (joint or per block) on the tensor route
-        (:mod:`jdr_stats.inference.kblock_influence`), else (or with
-        ``jackknife``) each row deleted and the fit's pieces re-formed."""
+        and three or more blocks (:mod:`jdr_stats.inference.kblock_influence`),
+        else (or with ``jackknife``) each row deleted and the fit's pieces
+        re-formed."""
         what = "drop1() and test_variables()"
         if self._supports is not None:
             raise ValueError(f"{what}: a sparse fit's variables are chosen from the data; "
@@ -243,7 +244,7 @@ class KBlockInferenceMixin:
         amaps = [self._full_white.maps[k].solve_t(np.eye(n)) for k, n in enumerate(widths)]
         gk = [a @ mk for a, mk in zip(amaps, mks, strict=True)]
         kind, estimator = self._settings["whitening"], self._settings["estimator"]
-        if kind == "sample" and fac.tests is None and not jackknife:
+        if kind == "sample" and fac.tests is None and len(widths) >= 3 and not jackknife:
             # analytic: shared sums, no refits (kblock_influence)
             rows = joint_influences(yc, zs, fac, cross_cov=self._cross_cov_of(zs, wn),
                                     joint=estimator == "joint")
