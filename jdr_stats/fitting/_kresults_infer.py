@@ -377,9 +377,10 @@ class KBlockInferenceMixin:
         table["qvalue"] = q
         notes = [
             "H0 (per row): the variable's row of its block's directions is zero.",
-            f"Wald statistic, covariance of the rows' jackknife influences under the "
-            f"{self._settings['estimator']} estimator ({self._settings['whitening']} whitening "
-            f"re-estimated), chi2(df) reference ({test} test"
+            f"Wald statistic, covariance of the rows' influences under the "
+            f"{self._settings['estimator']} estimator ({self._settings['whitening']} whitening's "
+            "estimation carried: analytic for the sample whitening, else delete-one), "
+            f"chi2(df) reference ({test} test"
             + (": rows projected on the block's rank-r_k basis fitted without the variable)."
                if test == "conditional" else ": whole rows)."),
             "q-values: Benjamini-Hochberg over all blocks' variables.",
