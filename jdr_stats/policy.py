@@ -879,13 +879,19 @@ def kblock_whitening(nobs: int, widths: tuple[int, ...], estimator: str) -> Choi
 KBLOCK_INFLUENCE_MAX_ENTRIES = 100_000_000
 
 
-def kblock_influence(estimator: str, weighted: bool, nobs: int, entries: int) -> Choice:
+def kblock_influence(estimator: str, weighted: bool, nobs: int, entries: int,
+                     sketched: bool = False, blocks: int = 3) -> Choice:
     """How the per-block rank tests of a K-block fit get each row's influence
     on the pieces: ``"analytic"`` (``psi_i = U0^T z_ik o h_i``, exact to
-    first order for the per-block whitening without case weights) or
-    ``"jackknife"`` (delete-one refits: the joint whitening's estimation, its
-    Hermite correction and the case weights enter at first order); a
-    ``ValueError`` when the jackknife's influences would exceed
+    first order for the per-block whitening without case weights),
+    ``"analytic-joint"`` (the joint whitening on the tensor route, case
+    weights or not, ``blocks >= 3``: each row's influence on the pieces
+    through the joint mean, covariance and Hermite correction, from shared
+    sums, :mod:`jdr_stats.inference.kblock_influence`) or ``"jackknife"``
+    (delete-one refits, where neither applies: the per-block whitening with
+    case weights, the joint whitening's sketched route, and two blocks with
+    ``main_effects=True``, whose numbers stay those of the refits); a
+    ``ValueError`` when the influences held would exceed
     ``KBLOCK_INFLUENCE_MAX_ENTRIES`` entries.
 
     Examples
@@ -893,6 +899,8 @@ def kblock_influence(estimator: str, weighted: bool, nobs: int, entries: int) ->
     >>> kblock_influence("per-block", False, 500, 10_000).name
     'analytic'
     >>> kblock_influence("joint", False, 500, 10_000).name
+    'analytic-joint'
+    >>> kblock_influence("joint", False, 500, 10_000, sketched=True).name
     'jackknife'
     """
     inputs = {"nobs": float(nobs), "entries": float(entries), "weighted": float(weighted)}
@@ -908,6 +916,10 @@ def kblock_influence(estimator: str, weighted: bool, nobs: int, entries: int) ->
             f"on the pieces, {entries} entries > {KBLOCK_INFLUENCE_MAX_ENTRIES} "
             "(jdr_stats.policy.KBLOCK_INFLUENCE_MAX_ENTRIES); give the ranks (the same "
             "estimator is fitted) or narrow the blocks")
+    if estimator == "joint" and not sketched and blocks >= 3:
+        return Choice("analytic-joint", f"{why}: each row's influence through the joint "
+                      "mean, covariance and Hermite correction, from shared sums (theory "
+                      "page 'K blocks', section 4)", inputs)
     return Choice("jackknife", f"{why}: each row's influence from delete-one refits "
                   "(theory page 'K blocks', section 4)", inputs)
 

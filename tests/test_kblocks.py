@@ -283,26 +283,28 @@ def test_jackknife_influences_agree_with_the_analytic_ones(monkeypatch):
 
 def test_auto_under_the_joint_whitening_and_with_weights():
     """Issue 35: fit("auto") runs under the joint whitening and with case
-    weights (jackknife influences), finds rank 1 in every block of a strong
-    correlated design, and says how the influences were formed."""
+    weights (analytic influences through the joint whitening; the jackknife
+    for the per-block whitening with weights), finds rank 1 in every block
+    of a strong correlated design, and says how the influences were formed."""
     y, xs = _correlated(m=500, rho=0.5, seed=1)
     model = jdr.JointDimReduction.from_blocks(y, xs)
     res = model.fit("auto", independent_blocks=False)
-    assert res.settings["influence"]["name"] == "jackknife"
+    assert res.settings["influence"]["name"] == "analytic-joint"
     assert "joint whitening" in res.settings["influence"]["reason"]
     assert res.rank == {"block1": 1, "block2": 1, "block3": 1}
     assert res.rank_tests().tables["block1"].loc[0, "pvalue"] < 1e-3  # pairwise and three-way
-    assert "delete-one refits" in str(res.summary())
+    assert "shared sums" in str(res.summary())
     w = np.random.default_rng(2).uniform(0.5, 2.0, size=500)
     wres = jdr.JointDimReduction.from_blocks(y, xs, weights=w).fit(
         "auto", independent_blocks=False)
-    assert wres.settings["influence"]["name"] == "jackknife"
+    assert wres.settings["influence"]["name"] == "analytic-joint"
     assert "joint whitening and case weights" in wres.settings["influence"]["reason"]
     assert wres.rank == {"block1": 1, "block2": 1, "block3": 1}
     yi, xi, _ = _data(m=500, widths=(4, 4, 4), seed=2)  # independent blocks
     wres = _model(yi, xi).__class__.from_blocks(yi, xi, weights=w).fit(
         "auto", independent_blocks=True)
     assert wres.settings["influence"]["reason"].startswith("case weights")
+    assert wres.settings["influence"]["name"] == "jackknife"
     assert wres.rank == {"block1": 1, "block2": 1, "block3": 1}
     # frequency weights are copies of rows: integer weights give the
     # statistics and the reference of the data with the rows repeated
@@ -320,9 +322,11 @@ def test_auto_under_the_joint_whitening_and_with_weights():
                 "auto", independent_blocks=est, whitening="sample")
             assert a.settings["estimator"] == ("per-block" if est else "joint")
             b = jdr.JointDimReduction.from_blocks(y[rep], [x[rep] for x in xs])
-            with pytest.MonkeyPatch.context() as mp:
+            method = a.settings["influence"]["name"]
+            assert method == ("jackknife" if est else "analytic-joint")
+            with pytest.MonkeyPatch.context() as mp:  # the same influences, unweighted
                 mp.setattr(policy, "kblock_influence",
-                           lambda *args: policy.Choice("jackknife", "forced", {}))
+                           lambda *args: policy.Choice(method, "forced", {}))
                 b = b.fit("auto", independent_blocks=est, whitening="sample")
                 tests_b = b.rank_tests().tables
             assert b.settings["estimator"] == a.settings["estimator"]

@@ -5,9 +5,11 @@ Gaussian blocks under the joint whitening.  Seeded; tolerances from the
 Monte Carlo standard error.  Full figures: studies/study_k_blocks.py.
 
 Under the per-block whitening the size is checked on both sides of alpha.
-Under the joint whitening (jackknife influences) the test is conservative
-as measured in the study (the cause is not derived: an open item of the
-theory page "K blocks"), so only the upper bound is checked there."""
+Under the joint whitening (analytic influences, the rows' own shares of
+the whitening's moments left out) the reference's mean can exceed the
+statistic's at small m by O((sum n_k)^2 / m) (theory page "K blocks",
+section 4; studies/study_kblock_joint_influence.py), so only the upper
+bound is checked there."""
 
 import numpy as np
 import pytest

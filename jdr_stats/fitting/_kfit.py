@@ -29,6 +29,7 @@ from ..core.tensor import pieces, sketch_tests
 from ..core.whitening import DesignWhitening
 from ..exceptions import RankSelectionWarning
 from ..inference.kblock_bootstrap import KBlockBootstrapResults
+from ..inference.kblock_influence import joint_influences
 from ..inference.kblock_rank import (
     block_rank_table,
     block_rank_table_rows,
@@ -211,7 +212,8 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
                 for k in range(len(widths))]
         influence = policy.kblock_influence(
             estimator, w is not None, m, m * sum(n * d for n, d in zip(widths, cols,
-                                                                       strict=True)))
+                                                                       strict=True)),
+            fac.tests is not None, len(widths))
         tables, ranks = {}, {}
         if influence.name == "analytic":
             for k, name in enumerate(names):
@@ -221,8 +223,10 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
         else:
             stacked = stacked_pieces(y, zs, fac, cross_cov=cross_cov, w=w)
             labels = [data.names[b] for b in data.blocks]
-            psis = _jackknife_influences(blocks, np.asarray(data.endog, float), w, names,
-                                         labels, kind, estimator, fac, stacked)
+            psis = (joint_influences(y, zs, fac, cross_cov=cross_cov, w=w)
+                    if influence.name == "analytic-joint" else
+                    _jackknife_influences(blocks, np.asarray(data.endog, float), w, names,
+                                          labels, kind, estimator, fac, stacked))
             for k, name in enumerate(names):
                 rho = piece_energies(y, zs, k, fac, w)
                 tab = block_rank_table_rows(psis[k], stacked[k], k, fac, rho, mult=w,

@@ -36,6 +36,7 @@ from ..inference.kblock_bootstrap import (
     draw_resamples,
 )
 from ..inference.kblock_coord import group_wald
+from ..inference.kblock_influence import joint_influences, mapped_influences
 from ..resampling._engine import n_workers, worker_pool
 from ..runtime._validation import check_memory
 from ._kwhiten import _cross_cov, _whiten_arrays
@@ -206,11 +207,16 @@ class KBlockInferenceMixin:
                                  tests=tests)
 
     # -- variables -----------------------------------------------------------------
-    def _coordinate_input(self) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
+    def _coordinate_input(self, jackknife: bool = False
+                          ) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
         """``(M_k, A_k, influences on G_k = A_k M_k)`` of every block (module
         :mod:`jdr_stats.inference.kblock_coord`): the fit's pieces, and each
-        row deleted with the whitening, centring and Hermite correction
-        re-estimated (the pieces' scales and weights held)."""
+        row's influence with the whitening, centring and Hermite correction
+        estimated (the pieces' scales and weights held): analytic for the
+        sample whitening (joint or per block) on the tensor route
+        and three or more blocks (:mod:`jdr_stats.inference.kblock_influence`),
+        else (or with ``jackknife``) each row deleted and the fit's pieces
+        re-formed."""
         what = "drop1() and test_variables()"
         if self._supports is not None:
             raise ValueError(f"{what}: a sparse fit's variables are chosen from the data; "
@@ -239,9 +245,14 @@ class KBlockInferenceMixin:
                              "narrower blocks")
         amaps = [self._full_white.maps[k].solve_t(np.eye(n)) for k, n in enumerate(widths)]
         gk = [a @ mk for a, mk in zip(amaps, mks, strict=True)]
+        kind, estimator = self._settings["whitening"], self._settings["estimator"]
+        if kind == "sample" and fac.tests is None and len(widths) >= 3 and not jackknife:
+            # analytic: shared sums, no refits (kblock_influence)
+            rows = joint_influences(yc, zs, fac, cross_cov=self._cross_cov_of(zs, wn),
+                                    joint=estimator == "joint")
+            return list(mks), amaps, mapped_influences(rows, zs, mks, amaps)
         psis = [np.empty((m, *g.shape)) for g in gk]
         labels = [self._labels(k) for k in range(len(widths))]
-        kind, estimator = self._settings["whitening"], self._settings["estimator"]
         keep = np.ones(m, bool)
         for i in range(m):
             keep[i] = False
@@ -368,9 +379,10 @@ class KBlockInferenceMixin:
         table["qvalue"] = q
         notes = [
             "H0 (per row): the variable's row of its block's directions is zero.",
-            f"Wald statistic, covariance of the rows' jackknife influences under the "
-            f"{self._settings['estimator']} estimator ({self._settings['whitening']} whitening "
-            f"re-estimated), chi2(df) reference ({test} test"
+            f"Wald statistic, covariance of the rows' influences under the "
+            f"{self._settings['estimator']} estimator ({self._settings['whitening']} whitening's "
+            "estimation carried: analytic for the sample whitening, else delete-one), "
+            f"chi2(df) reference ({test} test"
             + (": rows projected on the block's rank-r_k basis fitted without the variable)."
                if test == "conditional" else ": whole rows)."),
             "q-values: Benjamini-Hochberg over all blocks' variables.",

@@ -1,0 +1,263 @@
+"""Analytic per-row influences of a K-block fit's pieces under the joint
+whitening (docs/theory/k_blocks.md, section "Per-block rank tests",
+"Analytic influences under the joint whitening").
+
+The joint ("sample") whitening maps the stacked centred rows to
+``z = B P (x - mu)``, ``P = Sigma^{-1}``, ``B = diag(C_k^T)``, ``C_k`` the
+lower Cholesky factor of ``P_kk^{-1}``, so that ``R = E[z z^T]`` has
+identity diagonal blocks and the blocks' cross covariances ``S_ab`` off
+them.  A row's influence on ``(mu, Sigma)`` moves every whitened row by
+``dz(x) = G_i z(x) - z_i`` with, in whitened coordinates only,
+
+    G_i = diag_k(Phi(E_i,kk)^T) - E_i R^{-1},   E_i = z_i z_i^T - R,
+
+``Phi`` the lower triangle with half its diagonal (the derivative of the
+Cholesky factor).  A plain cross moment ``T_U = E[(y - ybar) o_{c in U}
+z_c]`` then has the influence
+
+    (y_i - ybar) o z_iU - T_U - (y_i - ybar) o E[o_U z]
+      - sum_{j in U} z_ij (slot j) o T_{U - j}
+      + sum_{j in U} G_i[j, :] (slot j) . E[(y - ybar) o_{U - j} z o z],
+
+and the Hermite-corrected piece ``sum_pi (-1)^|pi| (o_pi S_ab) o T_free``
+adds, for each matched pair, ``dS_ab = (E_i + G_i R + R G_i^T)_ab`` with
+the influence of ``T_free``.  Each block whitened alone by its own
+Cholesky factor gives ``G_i = -diag_k Phi(E_i,kk)`` instead.  Each term is
+a shared moment (formed once, ``O(m)`` rows each) contracted with the
+row's own values: no refits.  The
+influence is that of one copy of row ``i`` on the (weighted) mean, what
+the delete-one jackknife approximates (``(W - 1)(M - M^(-i))``).
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..core.kestimate import KBlockFactors
+from ..core.tensor import _partial_matchings, cross_tensor
+
+__all__ = ["cholesky_derivative", "joint_influences", "mapped_influences"]
+
+Piece = tuple[int, ...]
+
+
+class _Moments:
+    """Shared sums of the whitened rows: the weighted means every influence
+    term contracts, each formed once."""
+
+    def __init__(self, y2: np.ndarray, zs: Sequence[np.ndarray], wn: np.ndarray,
+                 joint: bool = True, share: np.ndarray | None = None) -> None:
+        m = y2.shape[0]
+        self.joint = joint
+        # one copy's share of a weighted mean (zero: the row's whole influence)
+        self.share = np.zeros(m) if share is None else share
+        self.m, self.zs, self.wn = m, list(zs), wn
+        self.yw = y2 * (m * wn)[:, None]  # cross_tensor(yw, .) = sum_i wn_i y_i o ...
+        self.ones = (m * wn)[:, None]
+        self.zfull = np.hstack(zs)
+        self.bounds = np.cumsum([0, *(z.shape[1] for z in zs)])
+        self.y2 = y2
+        rmat = (self.zfull * wn[:, None]).T @ self.zfull
+        self.r = (rmat + rmat.T) / 2
+        self.rinv = np.linalg.inv(self.r)
+        self._cache: dict[tuple[str, Piece], np.ndarray] = {}
+
+    def block(self, k: int) -> slice:
+        return slice(int(self.bounds[k]), int(self.bounds[k + 1]))
+
+    def plain(self, u: Piece) -> np.ndarray:
+        """``E[(y - ybar) o_U z]``, ``(q, n_U...)``."""
+        key = ("plain", u)
+        if key not in self._cache:
+            self._cache[key] = cross_tensor(self.yw, [self.zs[c] for c in u])
+        return self._cache[key]
+
+    def design(self, u: Piece) -> np.ndarray:
+        """``E[o_U z]`` (no response), ``(n_U...)``."""
+        key = ("design", u)
+        if key not in self._cache:
+            self._cache[key] = cross_tensor(self.ones, [self.zs[c] for c in u])[0]
+        return self._cache[key]
+
+    def extended(self, u: Piece) -> np.ndarray:
+        """``E[(y - ybar) o_U z o z]`` (the full whitened row last), ``(q, n_U..., p)``."""
+        key = ("ext", u)
+        if key not in self._cache:
+            self._cache[key] = cross_tensor(self.yw, [*(self.zs[c] for c in u), self.zfull])
+        return self._cache[key]
+
+    def sensitivities(self) -> np.ndarray:
+        """Each row's ``G_i`` (``m x p x p``)."""
+        if "g" not in self.__dict__:
+            e = self.zfull[:, :, None] * self.zfull[:, None, :] - self.r
+            g = -e @ self.rinv if self.joint else np.zeros_like(e)
+            for k in range(len(self.zs)):
+                sl = self.block(k)
+                low = cholesky_derivative(e[:, sl, sl])
+                # joint: + Phi^T (the factor of P_kk^-1); per block: - Phi
+                g[:, sl, sl] += np.swapaxes(low, 1, 2) if self.joint else -low
+            self.g = g
+        return self.g
+
+    def cov_influence(self, a: int, b: int) -> np.ndarray:
+        """Each row's influence on ``S_ab``, ``m x n_a x n_b``."""
+        g = self.sensitivities()
+        sa, sb = self.block(a), self.block(b)
+        za, zb = self.zfull[:, sa], self.zfull[:, sb]
+        e = za[:, :, None] * zb[:, None, :] - self.r[sa, sb]
+        return (g[:, sa, :] @ self.r[:, sb]) + (self.r[sa, :] @ np.swapaxes(g[:, sb, :], 1, 2)) + e
+
+
+def cholesky_derivative(e: np.ndarray) -> np.ndarray:
+    """``Phi(E)``: the lower triangle of each ``E`` (``... x n x n``) with half
+    its diagonal, ``dL = L Phi(L^-1 dA L^-T)`` for ``A = L L^T``."""
+    n = e.shape[-1]
+    return np.tril(e, -1) + 0.5 * np.einsum("...jj->...j", e)[..., None] * np.eye(n)
+
+
+def _row_products(y2: np.ndarray, zs: Sequence[np.ndarray]) -> np.ndarray:
+    """Each row's ``y_i o z_i1 o ...``, ``(m, q, n_1, ...)``."""
+    m = y2.shape[0]
+    row = y2
+    for z in zs:
+        row = (row[:, :, None] * z[:, None, :]).reshape(m, -1)
+    return row.reshape(m, y2.shape[1], *(z.shape[1] for z in zs))
+
+
+def _plain_influence(mom: _Moments, u: Piece) -> np.ndarray:
+    """Each row's influence on ``T_U`` (module docstring), ``(m, q, n_U...)``.
+
+    The shared moments the whitening's terms contract are taken without the
+    row's own contribution (``(T - w_i t_i) / (1 - w_i)``): the same to
+    first order, and the row's influence then does not correlate with its
+    own share of a moment that vanishes under the null (what would bias the
+    reference's mean by O(p / m))."""
+    m = mom.y2.shape[0]
+    y2, zs = mom.y2, mom.zs
+    own = (mom.share / (1.0 - mom.share)).reshape((m,) + (1,) * (len(u) + 1))
+    keep = (1.0 / (1.0 - mom.share)).reshape(own.shape)
+    row = _row_products(y2, [zs[c] for c in u])
+    out = row - mom.plain(u)[None]
+    if len(u) >= 2:  # the response's mean (E[o_U z] = 0 for one block: centred)
+        out -= np.einsum("iq,...->iq...", y2, mom.design(u)).reshape(row.shape)
+    g = mom.sensitivities()
+    for pos, j in enumerate(u):
+        rest = u[:pos] + u[pos + 1:]
+        zj = zs[j]
+        if rest:  # the whitening's mean: the row's z_j in slot j
+            low = mom.plain(rest)  # (q, n_rest...)
+            term = np.moveaxis(np.einsum("q...,in->iq...n", low, zj), -1, pos + 2)
+            out -= keep * term - own * row
+        # the whitening's covariance: G_i[j, :] contracted with the full row
+        ext = mom.extended(rest)  # (q, n_rest..., p)
+        gj = g[:, mom.block(j), :]  # (m, n_j, p)
+        flat = ext.reshape(-1, ext.shape[-1])  # (q n_rest, p)
+        term = (gj.reshape(-1, gj.shape[-1]) @ flat.T).reshape(m, zj.shape[1], *ext.shape[:-1])
+        # (m, n_j, q, n_rest...) -> (m, q, n_rest..., n_j) -> slot j
+        term = np.moveaxis(np.moveaxis(term, 1, -1), -1, pos + 2)
+        moved = [zs[c] if c != j else np.einsum("inp,ip->in", gj, mom.zfull) for c in u]
+        out += keep * term - own * _row_products(y2, moved)
+    return out
+
+
+def _hermite_influence(mom: _Moments, u: Piece, cross_cov: dict[tuple[int, int], np.ndarray]
+                       ) -> np.ndarray:
+    """Each row's influence on the Hermite-corrected piece ``U`` (the
+    correction's cross covariances and lower moments estimated too)."""
+    letters = string.ascii_letters
+    n = len(u)
+    target = "ZY" + "".join(letters[j] for j in range(n))
+    out = _plain_influence(mom, u)
+    cache: dict[Piece, np.ndarray] = {}
+    for pi in _partial_matchings(list(range(n))):
+        if not pi:
+            continue
+        free = sorted(set(range(n)) - {a for p in pi for a in p})
+        if not free:
+            continue  # the response is centred: E[y - ybar] = 0 whatever the rows
+        sign = (-1) ** len(pi)
+        fsub = "Y" + "".join(letters[c] for c in free)
+        covs = [cross_cov[(u[a], u[b])] for a, b in pi]
+        csubs = [letters[a] + letters[b] for a, b in pi]
+        sub = tuple(u[c] for c in free)
+        if sub not in cache:
+            cache[sub] = _plain_influence(mom, sub)
+        out += sign * np.einsum(",".join(["Z" + fsub, *csubs]) + "->" + target,
+                                cache[sub], *covs, optimize=True)
+        # T_free without the row's own share (as in _plain_influence)
+        wcol = mom.share.reshape((-1,) + (1,) * (len(free) + 1))
+        lower = (mom.plain(sub)[None] - wcol * _row_products(mom.y2, [mom.zs[c] for c in sub])
+                 ) / (1.0 - wcol)
+        for t, (a, b) in enumerate(pi):
+            dcov = mom.cov_influence(u[a], u[b])
+            ops = [lower, *covs[:t], dcov, *covs[t + 1:]]
+            subs = ["Z" + fsub, *csubs[:t], "Z" + csubs[t], *csubs[t + 1:]]
+            out += sign * np.einsum(",".join(subs) + "->" + target, *ops, optimize=True)
+    return out
+
+
+def joint_influences(y: np.ndarray, zs: Sequence[np.ndarray], fac: KBlockFactors, *,
+                     cross_cov: dict[tuple[int, int], np.ndarray] | None,
+                     w: np.ndarray | None = None, joint: bool = True,
+                     own_share: bool = False) -> list[np.ndarray]:
+    """Each row's analytic influence on every block's stacked pieces
+    (:func:`~jdr_stats.core.kestimate.stacked_pieces`, the pieces' scales
+    and weights held) under the joint sample whitening, ``m x n_k x D_k``
+    per block: the rows :func:`~jdr_stats.inference.kblock_rank.block_rank_table_rows`
+    reads, in place of delete-one refits.
+
+    ``y`` the centred response, ``zs`` the jointly whitened, centred rows,
+    ``cross_cov`` their blocks' cross covariances (the Hermite correction of
+    pieces of three or more blocks; None: uncorrected), ``w`` the case
+    weights (the influence of one copy of a row), ``joint=False``: each block
+    whitened alone by the Cholesky factor of its sample covariance
+    (``G_i = -diag_k Phi(E_i,kk)``).  ``own_share``: the moments the
+    whitening's terms contract keep the row's own share (the exact
+    derivative at the sample); by default one copy's share
+    (``min(1, w_i) / W``) is left out (theory page, "The rows' own
+    shares").  The tensor route only (``fac.tests`` None).
+    """
+    if fac.tests is not None:
+        raise ValueError("joint_influences: the sketched route's pieces have no analytic "
+                         "influences here; use the tensor route")
+    y2 = y[:, None] if y.ndim == 1 else y
+    m = y2.shape[0]
+    wn = np.full(m, 1.0 / m) if w is None else np.asarray(w, float) / np.sum(w)
+    copy = (np.full(m, 1.0 / m) if w is None
+            else np.minimum(1.0, np.asarray(w, float)) / np.sum(w))
+    mom = _Moments(y2, zs, wn, joint, None if own_share else copy)
+    out: list[list[np.ndarray]] = [[] for _ in zs]
+    for piece in fac.scales:
+        if cross_cov is not None and len(piece) >= 3:
+            t = _hermite_influence(mom, piece, cross_cov)
+        else:
+            t = _plain_influence(mom, piece)
+        s2 = fac.scales[piece]
+        for pos, k in enumerate(piece):
+            c = fac.weights[(piece, k)]
+            rows = np.moveaxis(t, pos + 2, 1).reshape(m, zs[k].shape[1], -1)
+            out[k].append(rows * (np.sqrt(c / s2) if s2 > 0 else np.sqrt(c)))
+    return [np.concatenate(parts, axis=2) for parts in out]
+
+
+
+def mapped_influences(psis: Sequence[np.ndarray], zs: Sequence[np.ndarray],
+                      mks: Sequence[np.ndarray], amaps: Sequence[np.ndarray],
+                      wn: np.ndarray | None = None) -> list[np.ndarray]:
+    """Each row's influence on ``G_k = A_k M_k`` (the variable tests'
+    pieces in the original variables, ``A_k = C_k^{-T}``) from its influence
+    ``psis[k]`` on ``M_k``: ``A_k (psi_ik - Phi(E_i,kk)^T M_k)``, the second
+    term the map's own estimation (``dC_k = C_k Phi(E_i,kk)`` for the
+    per-block and the joint whitening alike)."""
+    out = []
+    for psi, z, mk, a in zip(psis, zs, mks, amaps, strict=True):
+        m = z.shape[0]
+        w = np.full(m, 1.0 / m) if wn is None else wn
+        cov = (z * w[:, None]).T @ z
+        low = cholesky_derivative(z[:, :, None] * z[:, None, :] - (cov + cov.T) / 2)
+        inner = psi - np.swapaxes(low, 1, 2) @ mk
+        out.append(np.einsum("jn,ind->ijd", a, inner, optimize=True))
+    return out

@@ -1,0 +1,116 @@
+"""Analytic influences of a K-block fit's pieces under the joint whitening
+(jdr_stats.inference.kblock_influence): the same rows as the delete-one
+refits to first order, exact against a numerical derivative, and the rank
+tests that read them."""
+
+import numpy as np
+import pytest
+
+import jdr_stats as jdr
+from jdr_stats.core.kestimate import block_factors, stacked_pieces
+from jdr_stats.core.tensor import hermite_corrected
+from jdr_stats.fitting._kfit import _jackknife_influences
+from jdr_stats.fitting._kwhiten import _cross_cov, _whiten_arrays
+from jdr_stats.inference.kblock_influence import joint_influences
+
+
+def _design(m, K=3, n=3, seed=0, factor="gamma"):
+    """Blocks sharing a common factor (centred Gamma(2): skewed; or
+    Gaussian), so correlated; y a bilinear link plus a main effect."""
+    rng = np.random.default_rng(seed)
+    f = rng.gamma(2.0, size=(m, 1)) - 2.0 if factor == "gamma" else rng.normal(size=(m, 1))
+    blocks = [rng.normal(size=(m, n)) + 0.7 * f for _ in range(K)]
+    y = blocks[0][:, 0] * blocks[1][:, 0] + 0.5 * blocks[2][:, 1] + rng.normal(size=m)
+    return y, blocks
+
+
+def _rows(y, blocks, w=None, main_effects=False):
+    K, n = len(blocks), blocks[0].shape[1]
+    names = [f"b{k}" for k in range(K)]
+    labels = [[f"v{j}" for j in range(n)] for _ in range(K)]
+    zs, _ = _whiten_arrays(blocks, w, names, labels, "sample", "joint")
+    wn = np.full(len(y), 1 / len(y)) if w is None else w / w.sum()
+    yc = y - wn @ y
+    cc = _cross_cov(zs, wn)
+    fac = block_factors(yc, zs, w=w, cross_cov=cc, main_effects=main_effects)
+    stacked = stacked_pieces(yc, zs, fac, cross_cov=cc, w=w)
+    jack = _jackknife_influences(blocks, y, w, names, labels, "sample", "joint", fac, stacked)
+    return joint_influences(yc, zs, fac, cross_cov=cc, w=w), jack
+
+
+@pytest.mark.parametrize("case", ["gauss", "gamma", "weights", "main_effects", "four_blocks"])
+def test_analytic_rows_are_the_jackknife_rows_to_first_order(case):
+    """The gap between the analytic and the delete-one rows is O(1/m)
+    relative: 4x the rows, about a quarter of the gap (a first-order error
+    would not shrink, one of order 1/sqrt(m) would halve); the gap's mean
+    over three samples, at most 0.4 of it."""
+    gaps = []
+    for m in (250, 1000):
+        gap = []
+        for seed in range(3):
+            y, blocks = _design(m, K=4 if case == "four_blocks" else 3,
+                                n=2 if case == "four_blocks" else 3, seed=100 * seed + m,
+                                factor="gamma" if case == "gamma" else "gauss")
+            w = (np.random.default_rng(seed).integers(1, 4, size=m).astype(float)
+                 if case == "weights" else None)
+            ana, jack = _rows(y, blocks, w, main_effects=case == "main_effects")
+            gap.append(max(np.linalg.norm(a - b) / np.linalg.norm(b)
+                           for a, b in zip(ana, jack, strict=True)))
+        gaps.append(float(np.mean(gap)))
+    assert gaps[1] < 0.4 * gaps[0], gaps
+    assert gaps[1] < 0.06, gaps
+
+
+def test_hermite_piece_influence_is_the_derivative_in_a_row_weight():
+    """The K-way piece's analytic influence (whitening, centring, cross
+    covariances of the correction), the row's own share kept, is W times
+    its derivative in one row's weight, to the finite difference's error."""
+    m = 300
+    y, blocks = _design(m, n=2, seed=3)
+    names, labels = ["a", "b", "c"], [["x", "y"]] * 3
+
+    def piece(w):
+        zs, _ = _whiten_arrays(blocks, w, names, labels, "sample", "joint")
+        wn = w / w.sum()
+        return hermite_corrected((y - wn @ y) * m * wn, zs, _cross_cov(zs, wn)), zs, wn
+
+    w0 = np.ones(m)
+    t0, zs, wn = piece(w0)
+    yc = y - wn @ y
+    fac = block_factors(yc, zs, cross_cov=_cross_cov(zs, wn))
+    rows = joint_influences(yc, zs, fac, cross_cov=_cross_cov(zs, wn), own_share=True)
+    left = joint_influences(yc, zs, fac, cross_cov=_cross_cov(zs, wn))  # the default
+    gap = np.linalg.norm(left[0] - rows[0]) / np.linalg.norm(rows[0])
+    assert 0 < gap < 0.25, gap  # one copy's share left out: a small change per row
+    key = (0, 1, 2)
+    scale = np.sqrt(fac.weights[(key, 0)] / fac.scales[key])
+    d0 = sum(np.prod(zs[j].shape[1]) for j in (1, 2))  # block 0's pair columns first
+    for i in (0, 7):
+        w = w0.copy()
+        w[i] += 1e-6
+        fd = (piece(w)[0] - t0) / 1e-6 * m
+        got = rows[0][i][:, d0:] / scale
+        np.testing.assert_allclose(got, fd[0].reshape(2, -1), rtol=1e-4,
+                                   atol=1e-4 * np.abs(fd).max())
+
+
+@pytest.mark.filterwarnings("ignore::jdr_stats.exceptions.RankSelectionWarning")
+def test_joint_fit_auto_takes_no_refits_and_keeps_the_sketch_jackknife(monkeypatch):
+    """fit("auto") under the joint whitening reads the analytic rows on the
+    tensor route (the refits never run); the sketched route keeps them."""
+    from jdr_stats import policy
+    from jdr_stats.fitting import _kfit
+
+    y, blocks = _design(300, seed=5)
+    y = y + 2.0 * blocks[0][:, 0] * blocks[1][:, 0] * blocks[2][:, 0]  # every block enters
+    model = jdr.JointDimReduction.from_blocks(y, blocks)
+
+    def refuse(*args, **kw):
+        raise AssertionError("delete-one refits ran")
+
+    with monkeypatch.context() as mp:
+        mp.setattr(_kfit, "_jackknife_influences", refuse)
+        res = model.fit("auto")
+    assert res.settings["estimator"] == "joint"
+    assert res.settings["influence"]["name"] == "analytic-joint"
+    assert policy.kblock_influence("joint", False, 300, 10, True).name == "jackknife"
