@@ -388,7 +388,7 @@ def _streamed_model(args: argparse.Namespace, how: cin.Input) -> JointDimReducti
             raise ValueError(str(exc)) from None
     if not how.path.is_file():
         raise ValueError(f"file not found: {args.file}")
-    # q responses, a categorical response, covariates: several passes (issue 21)
+    # q responses, a categorical response, covariates: several passes
     return stream_model(JointDimReduction, CSVSource, how.path, ycols if len(ycols) > 1
                         else args.y, args.a, args.b, zcols, weights=args.weights,
                         batch_rows=args.chunksize, response=args.response, sep=args.sep,

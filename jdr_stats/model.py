@@ -1130,7 +1130,7 @@ def stream_model(cls: type[JointDimReduction], source_cls: Any, path: Any,
         rm = ResponseMoments.from_sources([src for src, _ in parts],
                                           make(plan.y[0], plan.y, plan.y)[0],
                                           positive_weights=True)
-        if plan.response is not None:  # the indicators of classes (issue 21)
+        if plan.response is not None:  # the indicators of classes
             rm = ResponseMoments(rm.parts, rm.yy, kind="categorical", names=rm.names,
                                  classes=plan.response.classes)
         model, adj = cls._from_sums(rm, source=None, origin=origin), parts[0][1]
@@ -1397,7 +1397,7 @@ def _dask_data(
                 f"too few rows after the adjustment: {data.nobs} rows, {adj.p} covariate "
                 f"column(s); need at least {widest + 2 + adj.p}")
         return data
-    if getattr(endog, "ndim", 1) == 2 and endog.shape[1] > 1:  # q responses (issue 21)
+    if getattr(endog, "ndim", 1) == 2 and endog.shape[1] > 1:  # q responses
         parts = [DaskSource(endog[:, c], exog_a, exog_b, endog_name=f"y{c}")
                  for c in range(endog.shape[1])]
         yy = DaskSource(endog[:, 0], endog, endog)

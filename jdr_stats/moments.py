@@ -647,7 +647,7 @@ def _merge_list(parts: list[Moments]) -> Moments:
 
 
 # ---------------------------------------------------------------------------
-# A response of q columns (issue 21)
+# A response of q columns
 # ---------------------------------------------------------------------------
 def whitening_of_covariance(cov: np.ndarray, tol: float = 1e-9) -> tuple[np.ndarray, np.ndarray]:
     """Kept columns and ``L^{-1}`` of the covariance of the response columns.

@@ -1,5 +1,4 @@
-"""One API across the four estimators and the public surface (issue 22,
-deliverables 5 and 6): ``rank`` everywhere (old names warn), ``rank_tests``
+"""One API across the four estimators and the public surface: ``rank`` everywhere (old names warn), ``rank_tests``
 on every results object, the same transform shapes, ``to_dict`` /
 ``to_json`` / ``save`` / ``jdr.load``, one child seed per procedure of a
 fit, and no public name living only in a private module."""

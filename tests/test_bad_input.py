@@ -110,7 +110,7 @@ def test_response_one_value(data):
 
 
 def test_response_three_dimensional(data):
-    # a 2-D endog is a multivariate response since issue 21; 3-D is refused
+    # a 2-D endog is a multivariate response; 3-D is refused
     y, a, b = data
     with pytest.raises(ValueError, match="endog must be 1- or 2-dimensional"):
         M(np.stack([np.column_stack([y, y])] * 2, axis=2), a, b)
@@ -203,7 +203,7 @@ def test_validation_messages_name_argument_and_value():
     assert v.normalize_seed(g) is g
 
 
-# -- issue 36, item 5 -----------------------------------------------------------
+# ----------------------------------------------------------------------------
 @pytest.mark.parametrize("whitening", ["sample", "shrinkage", "diagonal", "none"])
 def test_duplicated_columns_all_named_at_once_for_every_whitening(data, whitening):
     y, a, b = data

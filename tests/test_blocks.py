@@ -48,7 +48,7 @@ def test_from_blocks_keeps_the_options(sim):
 
 
 @pytest.mark.parametrize(("blocks", "error", "match"), [
-    # three blocks fit since issue 35; a pair of counts for them is refused by name
+    # three blocks fit; a pair of counts for them is refused by name
     ("three", 3, "sparsity must be an int, a dict of ints by block name"),
     ({"g": 0}, ValueError, "at least two blocks; got 1"),
     ({"g h": 0, "l": 1}, ValueError, "names must be identifiers"),

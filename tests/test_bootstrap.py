@@ -52,7 +52,7 @@ def test_reweighted_moments_equal_model_moments(weighted):
             np.testing.assert_allclose(got, want, rtol=1e-10)
         # the products of two different columns: full-sample sum plus the
         # resampling fluctuation, in double precision (measured: 1.5e-14 of
-        # the fluctuation; single precision, as before issue 33, gave 3e-7)
+        # the fluctuation; single precision, as an earlier version used, gave 3e-7)
         for field in ("cov_a", "cov_b", "cross"):
             got, want = getattr(mom, field), getattr(ref, field)
             fluct = np.abs(want - getattr(full, field)).max()

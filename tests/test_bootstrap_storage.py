@@ -1,5 +1,4 @@
-"""The bootstrap gives the same numbers wherever the rows are stored (issue 33,
-item 3): in memory, from a Parquet file, from CSV chunks and through dask.
+"""The bootstrap gives the same numbers wherever the rows are stored: in memory, from a Parquet file, from CSV chunks and through dask.
 
 The method is the caller's and never depends on the storage.  The Poisson
 bootstrap runs on every storage: a row's weights come from its index

@@ -239,7 +239,7 @@ def test_warnings_are_one_line_without_source(tmp_path, capsys):
     assert not any(".py:" in line for line in lines)
 
 
-# -- issue 23: messages in terms of flags, --sep, help --------------------------
+# -- messages in terms of flags, --sep, help --------------------------
 @pytest.fixture
 def fair_like(tmp_path):
     """A semicolon file as a newcomer writes it: a text column and a missing value."""
@@ -302,7 +302,7 @@ def test_too_few_rows_says_no_standardize(tmp_path, capsys):
     sim.frame.to_csv(path, index=False)
     args = ["fit", str(path), "--y", "y", "--a", ",".join(f"a{j}" for j in range(8)),
             "--b", "b0,b1"]
-    # a block as wide as the rows fits with the regularised whitening (issue 20)
+    # a block as wide as the rows fits with the regularised whitening
     assert main([*args, "--rank", "1"]) == 0
     capsys.readouterr()
     err = _err([*args, "--rank", "auto"], capsys)  # the rank tests need m >= n + 2

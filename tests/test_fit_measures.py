@@ -1,4 +1,4 @@
-"""R^2-type fit measures, group tests of variables and drop1 (issue 23 item 6)."""
+"""R^2-type fit measures, group tests of variables and drop1."""
 
 from pathlib import Path
 
@@ -175,7 +175,7 @@ def test_group_test_needs_unweighted_rows(sim):
 
 
 def test_name_in_both_blocks_refused_and_the_mapping_names_a_block():
-    """A name in both blocks is refused when the model is built (issue 36);
+    """A name in both blocks is refused when the model is built;
     the mapping form of test_variables still names the block."""
     sim = jdr.simulate.bilinear(400, 3, 3, 1, seed=4)
     a = pd.DataFrame(sim.a, columns=["x", "p", "q"])

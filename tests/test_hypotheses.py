@@ -1,4 +1,4 @@
-"""One test vocabulary (issue 22): TestResult, InapplicableTestResult and
+"""One test vocabulary: TestResult, InapplicableTestResult and
 TestTable, every test table of the package in its shape, the p-value
 formatter by column name, and the ladle as a criterion (not a test)."""
 
@@ -198,7 +198,7 @@ def test_rank_method_columns_come_from_the_registry(all_tables):
         assert list(t.table.columns) == [*TEST_COLUMNS, *spec.columns]
         assert t.method == key and t.method_label == spec.label
         assert spec.assumptions in t.notes
-        # the spectral and combined tests stream their sign flips (issue 33)
+        # the spectral and combined tests stream their sign flips
         assert spec.streams == (key != "permutation")
         assert spec.needs_rows == (key != "chi2")
 

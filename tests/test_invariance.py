@@ -1,4 +1,4 @@
-"""Invariances as properties (issue 18, deliverable 2; hypothesis).
+"""Invariances as properties (hypothesis).
 
 Rescaling (any nonzero factor, both signs) and shifting the columns of a
 block, permuting the columns within a block, and permuting the rows leave

@@ -285,7 +285,7 @@ def test_sklearn_blocks_and_joint(correlated):
     want = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(1, independent_blocks=False)
     np.testing.assert_allclose(tr.transform(X[:7]), want.transform(sim.a[:7], sim.b[:7]),
                                atol=1e-10)
-    # three blocks fit the K-block estimator (issue 35); a rank above a
+    # three blocks fit the K-block estimator; a rank above a
     # block's width is named
     three = JointDimReductionTransformer(rank=1, blocks=[[0, 1], [2, 3], [6, 7]])
     assert three.fit(X, sim.y).transform(X[:4]).shape == (4, 3)

@@ -1,4 +1,4 @@
-"""The ladle at width (issue 19): its eigenvalue part counts only the excess
+"""The ladle at width: its eigenvalue part counts only the excess
 of ``s_{k+1}^2`` over the noise edge of the complement block, estimated by
 sign-flip draws of that block's noise (inference/_ladle_criterion.py; theory:
 docs/theory/rank_tests.md, section 9)."""

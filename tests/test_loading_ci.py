@@ -1,4 +1,4 @@
-"""Bootstrap intervals of the per-SD loadings (issue 23 item 6)."""
+"""Bootstrap intervals of the per-SD loadings."""
 
 import numpy as np
 import pandas as pd

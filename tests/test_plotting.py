@@ -283,7 +283,7 @@ def test_gallery_images_exist_and_are_small():
 
 @pytest.fixture(scope="module")
 def wide():
-    """120 + 21 variables, as a user's gene and lipid blocks (issue 36)."""
+    """120 + 21 variables, as a user's gene and lipid blocks."""
     sim = jdr.simulate.bilinear(1300, 120, 21, 1, s1=2, s2=2, seed=36)
     model = jdr.JointDimReduction(sim.y, sim.a, sim.b)
     return model.fit(2), model.select_support(rank=1, seed=0)

@@ -1,5 +1,4 @@
-"""Per-SD loadings, premise diagnostics and the weak-gap advice (issue 18,
-items 4, 5 and 7b)."""
+"""Per-SD loadings, premise diagnostics and the weak-gap advice."""
 
 from __future__ import annotations
 

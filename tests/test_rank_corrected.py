@@ -187,7 +187,7 @@ def test_size_on_a_heavy_tailed_design():
 
 
 def test_power_below_the_true_rank_with_skewed_blocks():
-    """Gamma(2) blocks, r = 2, 10 x 10, m = 300 (issue 19): with the per-row
+    """Gamma(2) blocks, r = 2, 10 x 10, m = 300: with the per-row
     variance H0: r <= 0 was kept in 3.8% of 500 samples although Lambda_0 / d
     was about 3.4, H0: r <= 1 in 6.8%; with the corrected reference 0.2% and
     4.4% (studies/results/check_gamma_low_rank.txt; with the design now

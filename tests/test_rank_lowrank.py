@@ -1,4 +1,4 @@
-"""The robust test's variance at ranks below the truth (issue 19; theory 6c).
+"""The robust test's variance at ranks below the truth (theory 6c).
 
 The opt-in ``config.ROBUST_CROSSFIT_FOLDS`` estimates the variance of
 ``Lambda_k`` from the response with a cross-fitted, shrunk fit on the top

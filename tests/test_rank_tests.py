@@ -253,7 +253,7 @@ def test_power_and_selection_reduced():
 def test_fit_auto_chooses_rank_and_reports_it(bilinear_small):
     sim = bilinear_small
     res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit("auto")
-    # the default is the robust test (issue 11: it held its size on the battery)
+    # the default is the robust test (it held its size on the battery)
     assert res.rank == 2 and res.rank_method == "robust"
     text = str(res.summary())
     assert "robust tests, alpha=0.05" in text

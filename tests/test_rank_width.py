@@ -1,4 +1,4 @@
-"""The robust rank test at any width (inference/_robust_core.py, issue 19)."""
+"""The robust rank test at any width (inference/_robust_core.py)."""
 
 from __future__ import annotations
 

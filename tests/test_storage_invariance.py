@@ -1,5 +1,5 @@
 """The same data give the same fit, the same rank choice and the same rank
-tests wherever the rows are stored (issue 33, item 3): in memory, from a
+tests wherever the rows are stored: in memory, from a
 Parquet file, from CSV chunks and through dask arrays.
 
 Every automatic choice is a function of the data's shape and values

@@ -309,5 +309,5 @@ def test_fit_header_cells_do_not_run_together(all_results):
     text = all_results["jdr"].summary().as_text()
     line = next(ln for ln in text.splitlines() if ln.startswith("Model:"))
     # the second column starts with the next key (which one depends on the rows:
-    # issue 21 added "Response:" and "Adjusted for:")
+    # "Response:" and "Adjusted for:" were added later)
     assert re.search(r"Joint dimension reduction {3,}[A-Z][\w .()]*:", line)

@@ -1,6 +1,5 @@
 """Support selection keeps exactly what the tests chose, and does not depend
-on the units, the origin or the order of the variables or of the rows
-(issue 18, items 2 and 3).
+on the units, the origin or the order of the variables or of the rows.
 
 Invariances are properties (hypothesis): random rescalings (of either sign,
 over six orders of magnitude), shifts and permutations of the columns within
@@ -196,7 +195,7 @@ def test_estimate_takes_given_sets():
 @settings(max_examples=10, deadline=None, derandomize=True)
 @given(st.data())
 def test_diabetes_sparse_support_is_unit_free(data):
-    """The units of issue 18: z-scoring, or sex multiplied by 1000, changed the
+    """The units of an earlier report: z-scoring, or sex multiplied by 1000, changed the
     kept set of sparsity=(2, 3)."""
     y, a, b = _diabetes()
     ref = jdr.JointDimReduction(y, a, b).fit(2, sparsity=(2, 3))

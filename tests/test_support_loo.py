@@ -1,4 +1,4 @@
-"""The faster select_support (issue 19) against the computation it replaced.
+"""The faster select_support against the computation it replaced.
 
 * the leave-one-out bases from one eigendecomposition (secular equation)
   span the subspaces of one dense eigendecomposition per variable, including

@@ -1,4 +1,4 @@
-"""Support selection and sparse fits for a response of q > 1 columns (issue 21).
+"""Support selection and sparse fits for a response of q > 1 columns.
 
 The coordinate statistics with the stacked products ``W = (Yw_1 b', ...,
 Yw_q b')`` checked against statsmodels regressions, their invariance to the

@@ -1,4 +1,4 @@
-"""Wide blocks (issue 20): fit(whitening=...), the regularised whitening and
+"""Wide blocks: fit(whitening=...), the regularised whitening and
 its dual (m x m) route, and what inference does after it."""
 
 from __future__ import annotations

@@ -183,7 +183,7 @@ class ReweightedMoments:
         precision (twice the speed): its rounding, about 3e-7 of the
         fluctuation, depends on the kernel's summation order and use of fused
         multiply-adds, and moved the frozen ``ais`` bounds by 1.3e-6 of their
-        largest value between two kernels of one machine (issue 33).
+        largest value between two kernels of one machine.
 
         ``map_products``, when given, receives the iterator of the pairs
         ``(counts - 1 of a row chunk, F of the chunk)`` and returns their

@@ -1,5 +1,5 @@
 """The ladle criterion (Luo and Li 2016) with its eigenvalue part measured
-against the noise edge (issue 19).
+against the noise edge.
 
 For ``k = 0..kmax`` the ladle adds two parts:
 

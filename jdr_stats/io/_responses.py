@@ -476,7 +476,7 @@ def model_response(
 
 
 def summary_lines(data: Any) -> dict[str, Any]:
-    """The summary's response type and adjustment (issue 21)."""
+    """The summary's response type and adjustment."""
     info = getattr(data, "response", None) or ResponseInfo()
     adj = getattr(data, "adjustment", None) or Adjustment()
     out: dict[str, Any] = {"Response:": info.describe(), "Adjusted for:": adj.describe()}

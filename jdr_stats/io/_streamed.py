@@ -152,7 +152,7 @@ class MomentsData(_NamesMixin):
                  origin: str = "moments") -> None:
         self.adjustment = Adjustment()
         self.response_sums: ResponseMoments | None = None
-        if isinstance(moments, ResponseMoments):  # q response columns (issue 21)
+        if isinstance(moments, ResponseMoments):  # q response columns
             self.response_sums = moments
             keep, _ = moments.kept()
             names = [moments.names[j] for j in keep]

@@ -1,4 +1,4 @@
-"""How far the frozen outputs move between OpenBLAS kernels (issue 33).
+"""How far the frozen outputs move between OpenBLAS kernels.
 
 Run from the repository root (the package on the path, one BLAS thread)::
 

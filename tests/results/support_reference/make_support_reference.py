@@ -1,6 +1,6 @@
 """Reference p-values, statistics and selections of select_support (tests/test_support_loo.py).
 
-Made with the library BEFORE the speed rewrite of issue 19 (commit 7fb34fe: one
+Made with the library BEFORE the speed rewrite of the robust test (commit 7fb34fe: one
 dense eigendecomposition per variable for the leave-one-out bases, the four
 m x n arrays of ``prepare``, batched per-variable designs), python 3.11.7,
 numpy 2.4.6, OMP_NUM_THREADS=1:
