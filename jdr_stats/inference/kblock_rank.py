@@ -74,13 +74,10 @@ def _block_pieces(fac: KBlockFactors, k: int) -> list[tuple[int, ...]]:
     return [piece for piece in fac.scales if k in piece]
 
 
-def piece_energies(y: np.ndarray, zs: Sequence[np.ndarray], k: int, fac: KBlockFactors,
-                   w: np.ndarray | None = None) -> np.ndarray:
-    """``rho_iS = e_iS / mean(e_S)``, ``e_iS = |Y_i|^2 prod_{j in S} |z_ij|^2``,
-    for the pieces ``S`` containing block ``k`` (``m x P``, the fit's order;
-    the mean weighted by ``w`` when given): each row's share of the
-    normaliser ``s_S^2`` of piece ``S`` (theory page "K blocks", section 4,
-    the diagonal part)."""
+def raw_piece_energies(y: np.ndarray, zs: Sequence[np.ndarray], k: int,
+                       fac: KBlockFactors) -> np.ndarray:
+    """``e_iS = |Y_i|^2 prod_{j in S} |z_ij|^2`` for the pieces ``S``
+    containing block ``k`` (``m x P``, the fit's order)."""
     y2 = y[:, None] if y.ndim == 1 else y
     energy = np.sum(y2**2, axis=1)
     norms = [np.sum(z**2, axis=1) for z in zs]
@@ -89,6 +86,20 @@ def piece_energies(y: np.ndarray, zs: Sequence[np.ndarray], k: int, fac: KBlockF
         e = energy.copy()
         for j in piece:
             e = e * norms[j]
+        cols.append(e)
+    return np.column_stack(cols)
+
+
+def piece_energies(y: np.ndarray, zs: Sequence[np.ndarray], k: int, fac: KBlockFactors,
+                   w: np.ndarray | None = None) -> np.ndarray:
+    """``rho_iS = e_iS / mean(e_S)`` (:func:`raw_piece_energies`), for the
+    pieces ``S`` containing block ``k`` (``m x P``, the fit's order; the
+    mean weighted by ``w`` when given): each row's share of the normaliser
+    ``s_S^2`` of piece ``S`` (theory page "K blocks", section 4, the
+    diagonal part)."""
+    cols = []
+    for e in raw_piece_energies(y, zs, k, fac).T:
+        e = np.ascontiguousarray(e)
         mean = float(e.mean() if w is None else (w @ e) / np.sum(w))
         cols.append(e / mean if mean > 0 else np.ones_like(e))
     return np.column_stack(cols)

@@ -36,7 +36,7 @@ import pandas as pd
 from ..core.kestimate import KBlockFactors
 from ..core.tensor import sketch_row_factor
 from ..runtime._lazy import stats
-from .kblock_rank import _block_pieces, _stops
+from .kblock_rank import _block_pieces, _stops, raw_piece_energies
 
 __all__ = ["MAX_INFLUENCE_GRAM", "streamed_block_rank_tables"]
 
@@ -65,21 +65,6 @@ def _features(y: np.ndarray, zs: Sequence[np.ndarray], k: int,
                     g = (g[:, :, None] * zs[j][:, None, :]).reshape(len(g), -1)
         out.append(np.sqrt(coef) * g)
     return out
-
-
-def _energies(y: np.ndarray, zs: Sequence[np.ndarray], k: int,
-              fac: KBlockFactors) -> np.ndarray:
-    """``e_iS = |Y_i|^2 prod_{j in S} |z_ij|^2`` for the pieces containing ``k``."""
-    y2 = y[:, None] if y.ndim == 1 else y
-    energy = np.sum(y2**2, axis=1)
-    norms = [np.sum(z**2, axis=1) for z in zs]
-    cols = []
-    for piece in _block_pieces(fac, k):
-        e = energy.copy()
-        for j in piece:
-            e = e * norms[j]
-        cols.append(e)
-    return np.column_stack(cols)
 
 
 def _add(parts: list[Any]) -> Any:
@@ -111,7 +96,7 @@ def streamed_block_rank_tables(reduce_rows: Callable[[Rows], Any], nobs: int,
             g = np.hstack(_features(y, zs, k, fac))
             p = zs[k] @ fac.factors[k]
             out.append((g.sum(axis=0), p.sum(axis=0), g.T @ p,
-                        _energies(y, zs, k, fac).sum(axis=0)))
+                        raw_piece_energies(y, zs, k, fac).sum(axis=0)))
         return out
 
     sums1 = reduce_rows(first)
@@ -150,7 +135,7 @@ def streamed_block_rank_tables(reduce_rows: Callable[[Rows], Any], nobs: int,
             keep = np.arange(n_k)[:, None] >= np.arange(n_k)[None, :]  # a >= r
             norms = np.einsum("iar,ar->ir", v, keep.astype(float))
             psq = np.einsum("ia,ar->ir", p**2, keep.astype(float))
-            rho = _energies(y, zs, k, fac)
+            rho = raw_piece_energies(y, zs, k, fac)
             rho = rho / np.where(ebar > 0, ebar, 1.0) * (ebar > 0) + (ebar <= 0)
             out.append((gram, norms.sum(axis=0), (norms**2).sum(axis=0), norms.T @ rho,
                         psq.T @ pdiag, rho.T @ rho))
