@@ -147,14 +147,9 @@ def _version() -> str:
     return f"jdr_stats {__version__}"
 
 
-def _build_parser() -> _Parser:
-    parser = _Parser(prog="python -m jdr_stats", description=DESCRIPTION)
-    parser.add_argument("--version", action="version", version=_version())
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    demo = sub.add_parser("demo", help="fit the joint estimator to the bundled ais data",
-                          description="Fit the joint estimator to the bundled ais data.")
-    fit = sub.add_parser("fit", help="fit the joint estimator to a CSV or Parquet file",
-                         description="Fit the joint estimator to a CSV or Parquet file.")
+def _add_data_arguments(fit: argparse.ArgumentParser) -> None:
+    """The fit's input: the file, the response, the blocks and how to read them."""
+
     fit.add_argument("file", help="CSV or Parquet file with a header row (or a folder of "
                                   "Parquet files)")
     fit.add_argument("--y", metavar="COL", help="response column (several, comma-separated: "
@@ -179,6 +174,11 @@ def _build_parser() -> _Parser:
     fit.add_argument("--sep", type=cin.parse_sep, default=",",
                      help="field separator of a CSV file: one character such as ';', or "
                           "'tab' (default ',')")
+
+
+def _add_estimator_arguments(fit: argparse.ArgumentParser) -> None:
+    """The fit's estimator: rank, sparsity, whitening, rank selection."""
+
     fit.add_argument("--rank", required=True, type=_rank,
                      help='number r of directions in each block, "auto" (chosen by the '
                           "tests of --rank-method), or one rank per --block: "
@@ -212,6 +212,11 @@ def _build_parser() -> _Parser:
                           "spectral tests combined when q n1 n2 / m >= 5, q the response's "
                           "columns: jdr_stats.policy.rank_method; the same test whether "
                           "the file is read into memory or streamed)")
+
+
+def _add_inference_arguments(fit: argparse.ArgumentParser) -> None:
+    """The fit's inference: seed, bootstrap, support selection."""
+
     fit.add_argument("--seed", type=int, default=None,
                      help="seed of the permutation and spectral tests, the ladle, the "
                           "bootstrap and the support selection (each draws from its own child "
@@ -228,6 +233,11 @@ def _build_parser() -> _Parser:
                      help="select the variables (coordinate tests, BH false discovery rate)")
     fit.add_argument("--fdr", type=float, default=0.1,
                      help="target false discovery rate of --support and --sparsity auto (0.1)")
+
+
+def _add_fit_output_arguments(fit: argparse.ArgumentParser) -> None:
+    """The fit's extra outputs and how the file is read in chunks."""
+
     fit.add_argument("--features-out", metavar="FILE",
                      help="write the reduced features (a_dir*, b_dir*) to a CSV file")
     fit.add_argument("--progress", action="store_true", help="show the bootstrap's progress")
@@ -235,14 +245,34 @@ def _build_parser() -> _Parser:
                      help="stream the file in chunks of this many rows (exact moments)")
     fit.add_argument("--stream", action="store_true",
                      help="stream the file even when it is small enough to read into memory")
+
+
+def _add_output_arguments(p: argparse.ArgumentParser) -> None:
+    """The output format and destination, shared by ``demo`` and ``fit``."""
+
+    p.add_argument("--format", choices=FORMATS, default="text", help="output format")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--output", metavar="FILE", help="write the output to FILE, not stdout")
+    where.add_argument("--output-dir", metavar="DIR",
+                       help="write into DIR (created if needed): with --format csv one "
+                            "CSV file per table, else report.txt/.json/.tex/.html; the "
+                            "files written are listed on stdout")
+
+
+def _build_parser() -> _Parser:
+    parser = _Parser(prog="python -m jdr_stats", description=DESCRIPTION)
+    parser.add_argument("--version", action="version", version=_version())
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    demo = sub.add_parser("demo", help="fit the joint estimator to the bundled ais data",
+                          description="Fit the joint estimator to the bundled ais data.")
+    fit = sub.add_parser("fit", help="fit the joint estimator to a CSV or Parquet file",
+                         description="Fit the joint estimator to a CSV or Parquet file.")
+    _add_data_arguments(fit)
+    _add_estimator_arguments(fit)
+    _add_inference_arguments(fit)
+    _add_fit_output_arguments(fit)
     for p in (demo, fit):
-        p.add_argument("--format", choices=FORMATS, default="text", help="output format")
-        where = p.add_mutually_exclusive_group()
-        where.add_argument("--output", metavar="FILE", help="write the output to FILE, not stdout")
-        where.add_argument("--output-dir", metavar="DIR",
-                           help="write into DIR (created if needed): with --format csv one "
-                                "CSV file per table, else report.txt/.json/.tex/.html; the "
-                                "files written are listed on stdout")
+        _add_output_arguments(p)
     return parser
 
 
