@@ -408,30 +408,10 @@ class BootstrapResults(ExportMixin, SummaryMixin):
             "selection_frequency": freq,
         }
 
-    def summary(self, *, notes: Literal["short", "full"] = "short") -> Summary:
-        """A statsmodels ``Summary``: a table per block, the singular values,
-        selection frequencies (sparse fits) and the bounds in words;
-        ``notes="full"`` adds what the angles and the intervals are (the
-        guide pages "Reading the summary" and "Bootstrap" say it too)."""
-        if notes not in ("short", "full"):
-            raise ValueError(f'notes must be "short" or "full"; got {notes!r}')
-        full = notes == "full"
-        alpha = self._alpha
-        ci = self.conf_int()
-        level = f"{100 * (1 - alpha):g}%"
-        info = {
-            "Method:": f"{self._method} bootstrap",
-            "Interval:": self._interval,
-            "Gap s_r / s_(r+1):": f"{float(self.gap['s_r / s_(r+1)']):.3g}",
-            "Gap crossing share:": f"{float(self.gap['crossing share']):.3f}",
-            "Replicates:": self.n_boot,
-            "Failed replicates:": self._n_failed,
-            "Confidence level:": level,
-            "Rank:": self.rank,
-            "Standardize:": self._standardize,
-            "Sparsity (s1, s2):": "none (dense)" if self._sparsity is None else self._sparsity,
-        }
-        tables = []
+    def _summary_tables(self, ci: pd.DataFrame) -> list[tuple[Any, ...]]:
+        """The summary's tables: the principal angles of each block, the singular
+        values with their intervals, the selection frequencies (sparse fits)."""
+        tables: list[tuple[Any, ...]] = []
         # the blocks' names where the fit is known (a two-block fit's a and b)
         names = getattr(getattr(self._results, "model", None), "block_names", None)
         label = dict(zip(("a", "b"), names or (), strict=False))
@@ -473,14 +453,13 @@ class BootstrapResults(ExportMixin, SummaryMixin):
                 assert freq is not None
                 tables.append((f"selection {block}", freq.to_frame(),
                                f"selection frequency, block {block}"))
-        out = [self.sentence("a"), self.sentence("b")]
-        out.append(
-            "Angles: principal angles between the replicate's and the full-sample "
-            "subspace in each block's covariance metric (free of the units; guide page "
-            "'Reading the summary'); the bound on the largest one is the "
-            f"{level} upper bound for the angle between the true and the estimated "
-            "subspace. Lower/upper: two-sided percentile intervals for the angles."
-        )
+        return tables
+
+    def _singular_value_note(self, ci: pd.DataFrame) -> str:
+        """What the singular values' basic intervals are, and which of them
+        exclude their own estimate."""
+        s_hat = self._est.singular_values[: self.rank]
+        sub = ci.loc["singular value"]
         below = [str(k) for k, hi, est in zip(sub.index, sub["upper"], s_hat, strict=True)
                  if hi < est]
         above = [str(k) for k, lo, est in zip(sub.index, sub["lower"], s_hat, strict=True)
@@ -491,13 +470,47 @@ class BootstrapResults(ExportMixin, SummaryMixin):
                             "as upward-biased sample singular values give)")
         if above:
             excluded.append(f"{', '.join(above)} wholly above (replicates below the estimate)")
-        out.append(
+        return (
             "Singular values: basic bootstrap intervals [2 s - t_high, 2 s - t_low] "
             "(t: replicate quantiles), which subtract the replicates' bias (boot mean - "
             "estimate), so an interval can exclude its own estimate"
             + (f" (here: {'; '.join(excluded)})" if excluded else "")
             + " (theory page 'Bootstrap')."
         )
+
+    def summary(self, *, notes: Literal["short", "full"] = "short") -> Summary:
+        """A statsmodels ``Summary``: a table per block, the singular values,
+        selection frequencies (sparse fits) and the bounds in words;
+        ``notes="full"`` adds what the angles and the intervals are (the
+        guide pages "Reading the summary" and "Bootstrap" say it too)."""
+        if notes not in ("short", "full"):
+            raise ValueError(f'notes must be "short" or "full"; got {notes!r}')
+        full = notes == "full"
+        alpha = self._alpha
+        ci = self.conf_int()
+        level = f"{100 * (1 - alpha):g}%"
+        info = {
+            "Method:": f"{self._method} bootstrap",
+            "Interval:": self._interval,
+            "Gap s_r / s_(r+1):": f"{float(self.gap['s_r / s_(r+1)']):.3g}",
+            "Gap crossing share:": f"{float(self.gap['crossing share']):.3f}",
+            "Replicates:": self.n_boot,
+            "Failed replicates:": self._n_failed,
+            "Confidence level:": level,
+            "Rank:": self.rank,
+            "Standardize:": self._standardize,
+            "Sparsity (s1, s2):": "none (dense)" if self._sparsity is None else self._sparsity,
+        }
+        tables = self._summary_tables(ci)
+        out = [self.sentence("a"), self.sentence("b")]
+        out.append(
+            "Angles: principal angles between the replicate's and the full-sample "
+            "subspace in each block's covariance metric (free of the units; guide page "
+            "'Reading the summary'); the bound on the largest one is the "
+            f"{level} upper bound for the angle between the true and the estimated "
+            "subspace. Lower/upper: two-sided percentile intervals for the angles."
+        )
+        out.append(self._singular_value_note(ci))
         if self._interval == "calibrated":
             lam = self.calibrated_levels()
             out.append(
