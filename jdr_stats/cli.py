@@ -42,9 +42,10 @@ from ._version import __version__
 from .datasets import load_ais
 from .estimation._estimate import WhiteningKind
 from .exceptions import JDRWarning
+from .fitting._model_inputs import check_block_names, stream_model
 from .inference.rank_tests import RANK_SELECTORS
 from .io import _cli_input as cin
-from .model import JointDimReduction, check_block_names, stream_model
+from .model import JointDimReduction
 from .report._report import csv_text, html_document, latex_document, write_csv_dir
 from .runtime._atomic import write_text
 from .runtime._validation import normalize_seed

@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 import jdr_stats as jdr
-from jdr_stats.model import stream_model
+from jdr_stats.fitting._model_inputs import stream_model
 from jdr_stats.sources import CSVSource, ParquetSource
 
 A = [f"a{j}" for j in range(5)]

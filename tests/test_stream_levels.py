@@ -12,7 +12,7 @@ import pytest
 
 import jdr_stats as jdr
 from jdr_stats.cli import main
-from jdr_stats.model import stream_model
+from jdr_stats.fitting._model_inputs import stream_model
 from jdr_stats.sources import CSVSource
 
 A, B = ["a0", "a1", "a2"], ["b0", "b1"]

@@ -21,6 +21,7 @@ __all__ = [
     "check_positive",
     "check_bool",
     "normalize_seed",
+    "child_seeds",
     "check_real",
     "check_weights_shape",
     "check_weights_values",
@@ -305,3 +306,34 @@ def check_rows_for_whitening(nobs: int, widths: dict[str, int]) -> None:
                 "the variables of a sparse fit, on a held-out half of the rows), or fit "
                 "with sparsity=(s1, s2) without the tests"
             )
+
+
+def child_seeds(
+    seed: int | np.random.SeedSequence | np.random.Generator | None, n: int
+) -> list[np.random.Generator]:
+    """``n`` independent generators spawned from one seed, one per procedure.
+
+    An int, a ``SeedSequence`` or None becomes ``np.random.SeedSequence(seed)``
+    and its ``n`` children (``spawn``); a Generator spawns ``n`` children of
+    its own seed sequence (numpy >= 1.25; older versions seed a sequence from
+    four draws of the Generator).  Child ``i`` never overlaps child ``j``,
+    and the same ``seed`` gives the same children.
+
+    Examples
+    --------
+    >>> from jdr_stats.model import child_seeds
+    >>> a = [g.integers(100) for g in child_seeds(7, 2)]
+    >>> b = [g.integers(100) for g in child_seeds(7, 2)]
+    >>> a == b
+    True
+    """
+    if isinstance(seed, np.random.Generator):
+        if hasattr(seed, "spawn"):
+            return list(seed.spawn(n))
+        seq = np.random.SeedSequence(seed.integers(0, 2**63, size=4).tolist())
+    elif isinstance(seed, np.random.SeedSequence):
+        seq = seed
+    else:
+        normalize_seed(seed)  # TypeError for anything but an int or None
+        seq = np.random.SeedSequence(None if seed is None else int(seed))
+    return [np.random.default_rng(s) for s in seq.spawn(n)]
