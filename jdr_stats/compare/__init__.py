@@ -18,7 +18,6 @@ import numpy as np
 import pandas as pd
 from statsmodels.iolib.summary2 import Summary
 
-from ..baselines import PHD, SAVE, SIR
 from ..core._linalg import principal_angles
 from ..estimation._estimate import check_rank
 from ..fit_measures import fit_measures
@@ -30,16 +29,18 @@ from ..persistence._export import ExportMixin, records
 from ..runtime._validation import check_bool
 from ..summary import SummaryMixin, build_summary, json_safe
 from ._common import (
-    _METHODS,
     MIN_EXTRA_ROWS,
     TIE,
     _applicable,
     _check_methods,
     _response_note,
-    _sir_short,
     _unfitted_note,
-    _width_reason,
+    baseline_directions,
+    choose_methods,
     conclusion,
+    fit_baseline,
+    pairwise_angles,
+    response_views,
 )
 from ._kblocks import KBlockComparison, compare_kblocks, is_kblock_call, split_subspace
 
@@ -363,74 +364,32 @@ def compare(
     n1, n2 = a.shape[1], b.shape[1]
     rank = check_rank(rank, n1, n2)
     true = _check_truth(truth, n1, n2)
-    ruled_out = _applicable(info)
-    if requested is None:
-        meths = [m for m in _METHODS if m not in ruled_out]
-        left_out = {m: ruled_out[m] for m in _METHODS if m in ruled_out}
-    else:
-        meths, left_out = requested, {}
-        bad = [m for m in meths if m in ruled_out]
-        if bad:
-            raise ValueError(f"methods: {bad[0]!r} cannot be fitted here: "
-                             f"{ruled_out[bad[0]]}; got methods={list(methods or ())!r} "
-                             f"(leave it out, as the default does)")
+    meths, left_out = choose_methods(
+        _applicable(info), requested,
+        f"; got methods={list(methods or ())!r} (leave it out, as the default does)")
     categorical = info.kind == "categorical"
     if categorical and n_slices is not None:
         raise ValueError(f"n_slices does not apply to a categorical response (its "
                          f"{len(info.classes)} classes are the slices); got n_slices={n_slices!r}")
-    # what each baseline sees of the response: class codes for SIR and SAVE,
-    # the 0/1 indicator (data's y for two classes) for pHd
-    codes = getattr(data, "class_codes", None)
-    y_sliced = np.asarray(codes, dtype=np.float64) if categorical else y
-    slices = len(info.classes) if categorical else n_slices
-
-    def directions(cls, x, k) -> np.ndarray:
-        if cls is PHD:
-            res = cls(y, x).fit(residuals=residuals)
-        else:
-            res = cls(y_sliced, x).fit(n_slices=slices)
-        return np.asarray(res.directions)[:, :k]
-
+    y_sliced, slices = response_views(data, info, y, n_slices)
+    directions = baseline_directions(y, y_sliced, slices, residuals)
     nobs = data.nobs
     est: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     unfitted: dict[str, str] = {}
-    classes = {"sir": SIR, "phd": PHD, "save": SAVE}
     variants: list[str] = []
     for m in meths:
         if m == "jdr":
-            variants.append("jdr")
-            fit = model.fit(rank)
-            est["jdr"] = (fit.estimate.dir_a, fit.estimate.dir_b)
-            if main_effects:
-                name = "jdr (main effects)"
-                variants.append(name)
-                try:
-                    pooled = model.fit(rank, main_effects=True)
-                except ValueError as exc:
-                    unfitted[name] = str(exc)
-                else:
-                    dirs = [np.asarray(pooled.directions[blk]) for blk in pooled.block_names]
-                    est[name] = (dirs[0], dirs[1])
+            variants += _jdr_variants(model, rank, main_effects, est, unfitted)
             continue
-        cls = classes[m]
-        for name, parts in ((f"{m} (blocks)", (("a", n1), ("b", n2))),
-                            (f"{m} ([a, b])", (("", n1 + n2),))):
+        for name, bases, why in fit_baseline(
+                m, directions, blocks=[("a", a, rank), ("b", b, rank)], joint_label="[a, b]",
+                split=lambda joint: split_joint_subspace(joint, n1, rank), nobs=nobs,
+                sir_classes=len(info.classes) if categorical else None):
             variants.append(name)
-            why = _width_reason(parts, nobs)
-            if why is None and m == "sir" and categorical:
-                why = _sir_short(len(info.classes),
-                                 rank if name.endswith("(blocks)") else 2 * rank)
-            if why is not None:
+            if bases is None:
                 unfitted[name] = why
-                continue
-            try:
-                if name.endswith("(blocks)"):
-                    est[name] = (directions(cls, a, rank), directions(cls, b, rank))
-                else:
-                    joint = directions(cls, np.hstack([a, b]), 2 * rank)
-                    est[name] = split_joint_subspace(joint, n1, rank)
-            except ValueError as exc:  # e.g. collinear predictors
-                unfitted[name] = str(exc)
+            else:
+                est[name] = (bases[0], bases[1])
     if not est:
         raise ValueError(f"methods={meths!r}: no variant could be fitted: "
                          + "; ".join(f"{k}: {v}" for k, v in unfitted.items()))
@@ -441,40 +400,18 @@ def compare(
          for name in variants},
         orient="index", columns=["rsquared", "rsquared adj"])
     fit.index.name = "variant"
-    deg = np.degrees
-    rows: dict[str, dict[str, float]] = {}
-    if true is not None:
-        u, v = true
-        for name in variants:
-            if name not in est:
-                rows[name] = {}
-                continue
-            ua, vb = est[name]
-            row = {
-                "nsee": nsee(u, ua, v, vb),
-                "error a": subspace_error(u, ua),
-                "error b": subspace_error(v, vb),
-            }
-            for blk, t, e in (("a", u, ua), ("b", v, vb)):
-                for j, ang in enumerate(deg(principal_angles(t, e))):
-                    row[f"angle {blk}{j + 1}"] = ang
-            rows[name] = row
-        table = pd.DataFrame.from_dict(rows, orient="index")
-    else:
-        names = list(est)
-        for i, n_i in enumerate(names):
-            for n_j in names[i + 1 :]:
-                ang_a = deg(principal_angles(est[n_i][0], est[n_j][0]))
-                ang_b = deg(principal_angles(est[n_i][1], est[n_j][1]))
-                rows[f"{n_i} vs {n_j}"] = {
-                    "max angle a": ang_a.max(), "mean angle a": ang_a.mean(),
-                    "max angle b": ang_b.max(), "mean angle b": ang_b.mean(),
-                }
-        table = pd.DataFrame.from_dict(
-            rows, orient="index",
-            columns=["max angle a", "mean angle a", "max angle b", "mean angle b"],
-        )
+    table = (_truth_table(est, variants, true) if true is not None
+             else pairwise_angles(est, variants, ["a", "b"]))
     table.index.name = "variant"
+    notes, out_info = _summary_parts(data, info, meths, left_out, rank=rank, n1=n1, n2=n2,
+                                     main_effects=main_effects, truth=true is not None)
+    return Comparison(table, est, out_info, fit, unfitted=unfitted, notes=notes)
+
+
+def _summary_parts(data: Any, info: ResponseInfo, meths: list[str], left_out: dict[str, str],
+                   *, rank: int, n1: int, n2: int, main_effects: bool,
+                   truth: bool) -> tuple[list[str], dict[str, Any]]:
+    """The comparison's notes and the information its summary prints."""
     notes = _response_note(info, meths, left_out)
     if main_effects:
         notes.append("jdr (main effects): the joint estimator with main_effects=True, each "
@@ -483,16 +420,60 @@ def compare(
     out_info = {
         "Dependent variable:": data.endog_name,
         "Response:": info.describe(),
-        "No. observations:": nobs,
+        "No. observations:": data.nobs,
         "n1, n2:": f"{n1}, {n2}",
         "Rank:": rank,
         "Methods:": ", ".join(meths) + (" (jdr also with main effects)" if main_effects else ""),
-        "Truth:": "given" if true is not None else "none",
+        "Truth:": "given" if truth else "none",
         "_measure": "" if info.q == 1 else (
             f"; Pillai's trace / q over the q = {info.q} "
-            f"{'class-indicator' if categorical else 'response'} columns"),
+            f"{'class-indicator' if info.kind == 'categorical' else 'response'} columns"),
     }
-    return Comparison(table, est, out_info, fit, unfitted=unfitted, notes=notes)
+    return notes, out_info
+
+
+def _jdr_variants(model: Any, rank: int, main_effects: bool,
+                  est: dict[str, tuple[np.ndarray, np.ndarray]],
+                  unfitted: dict[str, str]) -> list[str]:
+    """The joint estimator's variants, fitted into ``est`` (or their reason
+    in ``unfitted``): ``"jdr"``, and ``"jdr (main effects)"`` if asked."""
+    variants = ["jdr"]
+    fit = model.fit(rank)
+    est["jdr"] = (fit.estimate.dir_a, fit.estimate.dir_b)
+    if main_effects:
+        name = "jdr (main effects)"
+        variants.append(name)
+        try:
+            pooled = model.fit(rank, main_effects=True)
+        except ValueError as exc:
+            unfitted[name] = str(exc)
+        else:
+            dirs = [np.asarray(pooled.directions[blk]) for blk in pooled.block_names]
+            est[name] = (dirs[0], dirs[1])
+    return variants
+
+
+def _truth_table(est: dict[str, tuple[np.ndarray, np.ndarray]], variants: list[str],
+                 true: tuple[np.ndarray, np.ndarray]) -> pd.DataFrame:
+    """Each variant's NSEE, subspace errors and principal angles (degrees)
+    to the true bases (an empty row where it was not fitted)."""
+    u, v = true
+    rows: dict[str, dict[str, float]] = {}
+    for name in variants:
+        if name not in est:
+            rows[name] = {}
+            continue
+        ua, vb = est[name]
+        row = {
+            "nsee": nsee(u, ua, v, vb),
+            "error a": subspace_error(u, ua),
+            "error b": subspace_error(v, vb),
+        }
+        for blk, t, e in (("a", u, ua), ("b", v, vb)):
+            for j, ang in enumerate(np.degrees(principal_angles(t, e))):
+                row[f"angle {blk}{j + 1}"] = ang
+        rows[name] = row
+    return pd.DataFrame.from_dict(rows, orient="index")
 
 
 def _check_two_block_call(exog_a: Any, exog_b: Any, rank: Any) -> None:

@@ -4,11 +4,14 @@ and the one-sentence conclusion."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
+from ..baselines import PHD, SAVE, SIR
+from ..core._linalg import principal_angles
 from ..io._responses import ResponseInfo
 
 _METHODS = ("jdr", "sir", "phd", "save")
@@ -119,3 +122,95 @@ def _sir_short(n_classes: int, needed: int) -> str | None:
         return None
     return (f"SIR finds at most C - 1 = {n_classes - 1} direction(s) from {n_classes} "
             f"classes; {needed} needed")
+
+
+def choose_methods(ruled_out: dict[str, str], requested: list[str] | None,
+                   got: str = "") -> tuple[list[str], dict[str, str]]:
+    """The methods to fit and the defaults left out (with the reason):
+    every method the response allows, or those ``requested`` (one the
+    response rules out is an error; ``got`` ends its message)."""
+    if requested is None:
+        meths = [m for m in _METHODS if m not in ruled_out]
+        return meths, {m: ruled_out[m] for m in _METHODS if m in ruled_out}
+    bad = [m for m in requested if m in ruled_out]
+    if bad:
+        raise ValueError(f"methods: {bad[0]!r} cannot be fitted here: "
+                         f"{ruled_out[bad[0]]}{got}")
+    return requested, {}
+
+
+def response_views(data: Any, info: ResponseInfo, y: Any,
+                   n_slices: int | None) -> tuple[Any, int | None]:
+    """What the slicing baselines see of the response: class codes and one
+    slice per class for a categorical response, else ``y`` and ``n_slices``
+    (pHd reads ``y``: the 0/1 indicator for two classes)."""
+    categorical = info.kind == "categorical"
+    codes = getattr(data, "class_codes", None)
+    y_sliced = np.asarray(codes, dtype=np.float64) if categorical else y
+    return y_sliced, len(info.classes) if categorical else n_slices
+
+
+def baseline_directions(y: Any, y_sliced: Any, slices: int | None,
+                        residuals: bool) -> Callable[[Any, np.ndarray, int], np.ndarray]:
+    """The first ``k`` directions of a baseline class fitted to a design:
+    pHd on ``y`` (``residuals``), SIR and SAVE on ``y_sliced``."""
+
+    def directions(cls: Any, x: np.ndarray, k: int) -> np.ndarray:
+        res = (cls(y, x).fit(residuals=residuals) if cls is PHD
+               else cls(y_sliced, x).fit(n_slices=slices))
+        return np.asarray(res.directions)[:, :k]
+
+    return directions
+
+
+def fit_baseline(m: str, directions: Callable[[Any, np.ndarray, int], np.ndarray], *,
+                 blocks: Sequence[tuple[str, np.ndarray, int]], joint_label: str,
+                 split: Callable[[np.ndarray], Sequence[np.ndarray]], nobs: int,
+                 sir_classes: int | None) -> list[tuple[str, list[np.ndarray] | None, str]]:
+    """The two variants of baseline ``m``: on each block alone (``blocks``:
+    label, design and rank of each) and on the concatenated blocks (their
+    directions ``split`` into the blocks' parts), each as ``(name, bases or
+    None, why not fitted)``; ``sir_classes``: the classes of a categorical
+    response (SIR finds at most C - 1 directions)."""
+    cls = {"sir": SIR, "phd": PHD, "save": SAVE}[m]
+    total = sum(k for _, _, k in blocks)
+    out: list[tuple[str, list[np.ndarray] | None, str]] = []
+    for name, parts in ((f"{m} (blocks)", [(lab, x.shape[1]) for lab, x, _ in blocks]),
+                        (f"{m} ({joint_label})", [("", sum(x.shape[1] for _, x, _ in blocks))])):
+        why = _width_reason(parts, nobs)
+        if why is None and m == "sir" and sir_classes is not None:
+            why = _sir_short(sir_classes, max(k for _, _, k in blocks)
+                             if name.endswith("(blocks)") else total)
+        if why is not None:
+            out.append((name, None, why))
+            continue
+        try:
+            if name.endswith("(blocks)"):
+                bases = [directions(cls, x, k) for _, x, k in blocks]
+            else:
+                bases = list(split(directions(cls, np.hstack([x for _, x, _ in blocks]),
+                                              total)))
+        except ValueError as exc:  # e.g. collinear predictors
+            out.append((name, None, str(exc)))
+        else:
+            out.append((name, bases, ""))
+    return out
+
+
+def pairwise_angles(est: Mapping[str, Sequence[np.ndarray]], variants: Sequence[str],
+                    names: Sequence[str]) -> pd.DataFrame:
+    """The largest and mean principal angle (degrees) between every pair of
+    fitted variants, block by block (``est``: each variant's bases in the
+    order of ``names``; a block of rank 0 has no angle: NaN)."""
+    rows: dict[str, dict[str, float]] = {}
+    fitted = [v for v in variants if v in est]
+    for i, vi in enumerate(fitted):
+        for vj in fitted[i + 1:]:
+            row = {}
+            for k, n in enumerate(names):
+                ang = np.degrees(principal_angles(est[vi][k], est[vj][k]))
+                row[f"max angle {n}"], row[f"mean angle {n}"] = (
+                    (ang.max(), ang.mean()) if ang.size else (np.nan, np.nan))
+            rows[f"{vi} vs {vj}"] = row
+    cols = [f"{s} angle {n}" for n in names for s in ("max", "mean")]
+    return pd.DataFrame.from_dict(rows, orient="index", columns=cols)

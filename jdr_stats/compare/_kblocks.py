@@ -19,13 +19,22 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..baselines import PHD, SAVE, SIR
-from ..core._linalg import orthonormal_basis, principal_angles
+from ..core._linalg import orthonormal_basis
 from ..fit_measures import block_fit_measures
 from ..io._responses import ResponseInfo
 from ..metrics import subspace_error
 from ..persistence._export import ExportMixin, records
 from ..summary import build_summary, json_safe
+from ._common import (
+    _applicable,
+    _check_methods,
+    _response_note,
+    baseline_directions,
+    choose_methods,
+    fit_baseline,
+    pairwise_angles,
+    response_views,
+)
 
 __all__ = ["KBlockComparison", "compare_kblocks", "is_kblock_call", "split_subspace"]
 
@@ -174,21 +183,11 @@ def _truth(truth: Any, names: Sequence[str], widths: Sequence[int]) -> list[np.n
     return out
 
 
-def compare_kblocks(endog: Any, exog_a: Any, exog_b: Any, rank: Any, *,
-                    methods: Sequence[str] | None,
-                    truth: Any, n_slices: int | None, residuals: bool, missing: Any,
-                    response: Any, main_effects: bool) -> KBlockComparison:
-    """:func:`jdr_stats.compare` of a K-block model, results or blocks
-    (the module docstring)."""
+def _model_and_fit(endog: Any, exog_a: Any, exog_b: Any, rank: Any, *, missing: Any,
+                   response: Any) -> tuple[Any, Any]:
+    """The model and the K-block fit of a call: ``compare(model, rank)``,
+    ``compare(results)`` or ``compare(endog, blocks, rank)``."""
     from ..model import JointDimReduction
-    from ._common import (
-        _METHODS,
-        _applicable,
-        _check_methods,
-        _response_note,
-        _sir_short,
-        _width_reason,
-    )
 
     fitted = None
     if isinstance(endog, JointDimReduction):  # compare(model, rank)
@@ -215,6 +214,18 @@ def compare_kblocks(endog: Any, exog_a: Any, exog_b: Any, rank: Any, *,
             raise TypeError("compare: give the rank (an int or a dict by block name) of "
                             f"the blocks {names}")
         fitted = model.fit(rank)
+    return model, fitted
+
+
+def compare_kblocks(endog: Any, exog_a: Any, exog_b: Any, rank: Any, *,
+                    methods: Sequence[str] | None,
+                    truth: Any, n_slices: int | None, residuals: bool, missing: Any,
+                    response: Any, main_effects: bool) -> KBlockComparison:
+    """:func:`jdr_stats.compare` of a K-block model, results or blocks
+    (the module docstring)."""
+    model, fitted = _model_and_fit(endog, exog_a, exog_b, rank, missing=missing,
+                                   response=response)
+    names = list(model.block_names)
     ranks = (dict(fitted.rank) if isinstance(fitted.rank, Mapping)
              else dict.fromkeys(names, int(fitted.rank)))
     data = model._data
@@ -223,67 +234,29 @@ def compare_kblocks(endog: Any, exog_a: Any, exog_b: Any, rank: Any, *,
     widths = [x.shape[1] for x in xs]
     info: ResponseInfo = getattr(data, "response", ResponseInfo(names=(data.endog_name,)))
     true = _truth(truth, names, widths)
-    ruled_out = _applicable(info)
     requested = None if methods is None else _check_methods(methods)
-    if requested is None:
-        meths = [m for m in _METHODS if m not in ruled_out]
-        left_out = {m: ruled_out[m] for m in _METHODS if m in ruled_out}
-    else:
-        meths, left_out = requested, {}
-        bad = [m for m in meths if m in ruled_out]
-        if bad:
-            raise ValueError(f"methods: {bad[0]!r} cannot be fitted here: {ruled_out[bad[0]]}")
+    meths, left_out = choose_methods(_applicable(info), requested)
     categorical = info.kind == "categorical"
-    codes = getattr(data, "class_codes", None)
-    y_sliced = np.asarray(codes, dtype=np.float64) if categorical else y
-    slices = len(info.classes) if categorical else n_slices
+    y_sliced, slices = response_views(data, info, y, n_slices)
     nobs = int(data.nobs)
-
-    def directions(cls: Any, x: np.ndarray, k: int) -> np.ndarray:
-        res = (cls(y, x).fit(residuals=residuals) if cls is PHD
-               else cls(y_sliced, x).fit(n_slices=slices))
-        return np.asarray(res.directions)[:, :k]
-
+    directions = baseline_directions(y, y_sliced, slices, residuals)
     est: dict[str, dict[str, np.ndarray]] = {}
     unfitted: dict[str, str] = {}
     variants: list[str] = []
-    classes = {"sir": SIR, "phd": PHD, "save": SAVE}
-    total = sum(ranks.values())
     for m in meths:
         if m == "jdr":
-            variants.append("jdr")
-            est["jdr"] = {n: np.asarray(fitted.directions[n], float) for n in names}
-            if main_effects:
-                variants.append("jdr (main effects)")
-                try:
-                    pooled = model.fit(ranks, main_effects=True)
-                except ValueError as exc:
-                    unfitted["jdr (main effects)"] = str(exc)
-                else:
-                    est["jdr (main effects)"] = {n: np.asarray(pooled.directions[n], float)
-                                                 for n in names}
+            variants += _jdr_variants(model, fitted, names, ranks, main_effects, est, unfitted)
             continue
-        for name, parts in ((f"{m} (blocks)", list(zip(names, widths, strict=True))),
-                            (f"{m} ([blocks])", [("", sum(widths))])):
+        for name, bases, why in fit_baseline(
+                m, directions, blocks=[(n, x, ranks[n]) for n, x in zip(names, xs, strict=True)],
+                joint_label="[blocks]", nobs=nobs,
+                split=lambda joint: split_subspace(joint, widths, [ranks[n] for n in names]),
+                sir_classes=len(info.classes) if categorical else None):
             variants.append(name)
-            why = _width_reason(parts, nobs)
-            if why is None and m == "sir" and categorical:
-                why = _sir_short(len(info.classes), max(ranks.values())
-                                 if name.endswith("(blocks)") else total)
-            if why is not None:
+            if bases is None:
                 unfitted[name] = why
-                continue
-            try:
-                if name.endswith("(blocks)"):
-                    est[name] = {n: directions(classes[m], x, ranks[n])
-                                 for n, x in zip(names, xs, strict=True)}
-                else:
-                    joint = directions(classes[m], np.hstack(xs), total)
-                    est[name] = dict(zip(names, split_subspace(joint, widths,
-                                                               [ranks[n] for n in names]),
-                                         strict=True))
-            except ValueError as exc:
-                unfitted[name] = str(exc)
+            else:
+                est[name] = dict(zip(names, bases, strict=True))
     w = getattr(data, "weights", None)
     rows = {}
     for name in variants:
@@ -309,12 +282,34 @@ def compare_kblocks(endog: Any, exog_a: Any, exog_b: Any, rank: Any, *,
                             notes=notes)
 
 
+def _jdr_variants(model: Any, fitted: Any, names: list[str], ranks: dict[str, int],
+                  main_effects: bool, est: dict[str, dict[str, np.ndarray]],
+                  unfitted: dict[str, str]) -> list[str]:
+    """The joint estimator's variants, into ``est`` (or their reason in
+    ``unfitted``): the K-block fit, and its main-effects refit if asked."""
+    variants = ["jdr"]
+    est["jdr"] = {n: np.asarray(fitted.directions[n], float) for n in names}
+    if main_effects:
+        variants.append("jdr (main effects)")
+        try:
+            pooled = model.fit(ranks, main_effects=True)
+        except ValueError as exc:
+            unfitted["jdr (main effects)"] = str(exc)
+        else:
+            est["jdr (main effects)"] = {n: np.asarray(pooled.directions[n], float)
+                                         for n in names}
+    return variants
+
+
 def _table(est: dict[str, dict[str, np.ndarray]], variants: list[str], names: list[str],
            true: list[np.ndarray] | None) -> pd.DataFrame:
     """With the truth: each variant's block errors and their largest
     (``nsee``); without: the angles between every pair of fitted variants."""
-    rows: dict[str, dict[str, float]] = {}
-    if true is not None:
+    if true is None:
+        table = pairwise_angles({v: [b[n] for n in names] for v, b in est.items()},
+                                variants, names)
+    else:
+        rows: dict[str, dict[str, float]] = {}
         for v in variants:
             if v not in est:
                 rows[v] = {}
@@ -323,18 +318,6 @@ def _table(est: dict[str, dict[str, np.ndarray]], variants: list[str], names: li
                     for n, t in zip(names, true, strict=True)}
             rows[v] = {"nsee": max(errs.values()), **errs}
         cols = ["nsee", *(f"error {n}" for n in names)]
-    else:
-        fitted = [v for v in variants if v in est]
-        for i, vi in enumerate(fitted):
-            for vj in fitted[i + 1:]:
-                row = {}
-                for n in names:
-                    ang = np.degrees(principal_angles(est[vi][n], est[vj][n]))
-                    # a block of rank 0: no subspace, no angle (NaN)
-                    row[f"max angle {n}"], row[f"mean angle {n}"] = (
-                        (ang.max(), ang.mean()) if ang.size else (np.nan, np.nan))
-                rows[f"{vi} vs {vj}"] = row
-        cols = [f"{s} angle {n}" for n in names for s in ("max", "mean")]
-    table = pd.DataFrame.from_dict(rows, orient="index", columns=cols)
+        table = pd.DataFrame.from_dict(rows, orient="index", columns=cols)
     table.index.name = "variant"
     return table
