@@ -40,16 +40,14 @@ import numpy as np
 import pandas as pd
 from statsmodels.iolib.summary2 import Summary
 
+from .report._latex import latex_escape, latex_note, render_latex
 from .report._render import (
     LATEX_BESIDE_WIDTH,
     MAX_WIDTH,
     PVALUE_COLUMNS,
     ShownTable,
     format_pvalue,
-    latex_escape,
-    latex_note,
     render_html,
-    render_latex,
     render_text,
     shown_tables,
     side_by_side,

@@ -28,7 +28,7 @@ from typing import Any
 import pandas as pd
 
 from ..runtime._atomic import write_text as atomic_text
-from ._render import latex_escape
+from ._latex import latex_escape
 
 #: A :class:`jdr_stats.summary.JDRSummary` (not imported: summary imports
 #: this module).
