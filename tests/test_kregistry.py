@@ -90,7 +90,7 @@ def test_a_rank_test_registered_at_run_time_serves_k2_and_k3(monkeypatch):
             assert auto.rank[model.block_names[0]] >= 1
             assert "toy-k" in str(auto.summary())
     assert "toy-k" not in RANK_METHODS
-    with pytest.raises(ValueError, match=r"method.*'toy-k'"):
+    with pytest.raises(ValueError, match=r"method: .*got 'toy-k'"):
         res.rank_tests(method="toy-k")
 
 
@@ -108,7 +108,8 @@ def test_a_two_block_test_registered_at_run_time_runs_on_two_blocks_only(monkeyp
         np.testing.assert_allclose(table.table["pvalue"], chi2.table["pvalue"], rtol=1e-12)
         y, blocks = _data(k=3)
         three = jdr.JointDimReduction.from_blocks(y, blocks).fit(1)
-        with pytest.raises(ValueError, match=r"method='toy-2'.*toy reference needs one X_lin"):
+        with pytest.raises(ValueError, match=r"method: .*got 'toy-2' \(toy test\), "
+                                             r"a two-block test: its toy reference"):
             three.rank_tests(method="toy-2")
         # a K-only test has no table of one shared rank
         mp.setitem(RANK_METHODS, "toy-k", _toy("toy-k", tables=_toy_tables))
@@ -130,11 +131,13 @@ def test_k_block_tests_dispatch_through_the_registry():
     assert kblock_method("auto").name == "robust"
     for name, spec in RANK_METHODS.items():
         if spec.tables is None:
-            with pytest.raises(ValueError, match=f"method='{name}'.*two-block test"):
+            with pytest.raises(ValueError, match=f"method: .*got '{name}' .*two-block test"):
                 res.rank_tests(method=name)
-            with pytest.raises(ValueError, match=f"rank_method='{name}'"):
+            with pytest.raises(ValueError,
+                               match=f"rank_method: three or more blocks .*got '{name}'"):
                 model.fit("auto", rank_method=name)
-    with pytest.raises(ValueError, match=r"method must be one of.*got 'nope'"):
+    with pytest.raises(ValueError, match=r"method: a fit of a rank per block has the robust "
+                                         r"per-block test only.*got 'nope'"):
         res.rank_tests(method="nope")
 
 

@@ -159,12 +159,14 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
     names = model.block_names
     widths = [len(data.names[k]) for k in data.blocks]
     main_effects = check_main_effects(main_effects, sparsity)
+    what = ("three or more blocks" if len(widths) >= 3 else "main_effects=True"
+            if main_effects else "a rank per block")
     if sparsity is not None and not isinstance(sparsity, str):
         _check_sparsity(sparsity, names, widths)  # early: the ranks are checked later
     elif sparsity is not None and sparsity != "cv":
         raise ValueError(f'sparsity: three or more blocks take an int, a dict by block name '
                          f'or "cv"; got {sparsity!r} (support tests: select_support())')
-    method = kblock_method(rank_method, "rank_method")
+    method = kblock_method(rank_method, "rank_method", what)
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1); got {alpha!r}")
     normalize_seed(seed)

@@ -53,22 +53,24 @@ RANK_METHODS: dict[str, RankTestMethod] = {
 KBLOCK_DEFAULT = "robust"
 
 
-def kblock_method(method: str, argname: str = "method") -> RankTestMethod:
+def kblock_method(method: str, argname: str = "method",
+                  context: str = "a fit of a rank per block") -> RankTestMethod:
     """The registered test ``method`` names for a design of K blocks
-    (``"auto"``: :data:`KBLOCK_DEFAULT`); a ``ValueError`` naming ``argname``
-    and the value when no test has that name, or when the test has no
-    K-block tables (a two-block test: its ``two_block_reason``)."""
+    (``"auto"``: :data:`KBLOCK_DEFAULT`); a ``ValueError`` naming ``argname``,
+    the value and ``context`` (what is fitted) when no test has that name, or
+    when the test has no K-block tables (a two-block test: its
+    ``two_block_reason``)."""
     name = KBLOCK_DEFAULT if method == "auto" else method
     spec = RANK_METHODS.get(name) if isinstance(name, str) else None
-    takes = ["auto", *(k for k, m in RANK_METHODS.items() if m.tables is not None)]
+    if spec is not None and spec.tables is not None:
+        return spec
+    names = [k for k, m in RANK_METHODS.items() if m.tables is not None]
+    takes = " or ".join(f'"{k}"' for k in ("auto", *names))
+    head = (f"{argname}: {context} has the {' and '.join(names)} per-block "
+            f"test{'s' if len(names) > 1 else ''} only ({takes}); got {method!r}")
     if spec is None:
-        raise ValueError(f"{argname} must be one of {takes} for a fit of a rank per block; "
-                         f"got {method!r}")
-    if spec.tables is None:
-        raise ValueError(f"{argname}={method!r} ({spec.label}) is a two-block test and does "
-                         f"not run on a fit of a rank per block: {spec.two_block_reason}; "
-                         f"use one of {takes}")
-    return spec
+        raise ValueError(head)
+    raise ValueError(f"{head} ({spec.label}), a two-block test: {spec.two_block_reason}")
 
 
 def default_replicates() -> dict[str, int]:
