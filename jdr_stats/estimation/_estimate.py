@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -36,7 +36,13 @@ from ..sparse import (
     selection_matrix,
     three_step_projection,
 )
-from ..whitenings import WHITENING_METHODS, WHITENINGS, WhiteningKind
+from ..whitenings import (
+    WHITENING_METHODS,
+    WHITENINGS,
+    WhiteningKind,
+    per_block_whitening,
+    whitening_names,
+)
 
 __all__ = [
     "Estimate",
@@ -68,7 +74,7 @@ def choose_whitening(requested: object, nobs: int, n1: int, n2: int,
     each block, its covariance is singular otherwise: a ``ValueError`` names
     the regularised choices).
     """
-    kind = check_choice(requested, "whitening", WHITENINGS)
+    kind = check_choice(requested, "whitening", whitening_names())
     if kind == "auto":
         return policy.whitening(nobs, n1, n2, joint)
     check = WHITENING_METHODS[kind].check
@@ -191,21 +197,17 @@ def block_whitening_pair(
     the maps, which map directions back to the original units.
     """
     method = WHITENING_METHODS[kind]
-    if method.factory is None:
-        return None
-    out = []
-    for j, (arg, names) in enumerate((("exog_a", names_a), ("exog_b", names_b))):
-        mean = mom.mean_a if j == 0 else mom.mean_b
-        cov = mom.cov_a if j == 0 else mom.cov_b
+    covs: list[np.ndarray | None] = [mom.cov_a, mom.cov_b]
+    duals: list[np.ndarray | None] = [None, None]
+    for j in range(2):
         x = None if rows is None or method.needs != "rows" else rows[j]
-        dual = x is not None and (x.shape[1] > x.shape[0] or not mom.has_covariances)
-        made = method.factory(
-            mean, None if dual else cov,
-            frequency_nobs(mom.nobs, weights) if count is None else count, arg, names,
-            rows=x if dual else None, weights=weights)
-        scale = mom.scale_a if j == 0 else mom.scale_b
-        out.append(made if scale is None else replace(made, scale=scale))
-    return DesignWhitening.per_block(out)
+        if x is not None and (x.shape[1] > x.shape[0] or not mom.has_covariances):
+            covs[j], duals[j] = None, x  # the dual route (m x m Gram)
+    return per_block_whitening(
+        kind, [mom.mean_a, mom.mean_b], covs,
+        frequency_nobs(mom.nobs, weights) if count is None else count,
+        ["exog_a", "exog_b"], [names_a, names_b], rows=duals, weights=weights,
+        scales=[mom.scale_a, mom.scale_b])
 
 
 @dataclass(frozen=True)

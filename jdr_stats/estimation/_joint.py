@@ -41,6 +41,7 @@ from ..io._streamed import MomentsData
 from ..moments import Moments, ResponseMoments
 from ..runtime._frequency import frequency_nobs, observations
 from ..streams._sources import ArraySource
+from ..whitenings import WHITENING_METHODS
 
 __all__ = ["JointModelData", "JointMomentsData", "JointSource", "ScaledModelData",
            "joint_data", "joint_fit_data", "original_means", "scaled_data",
@@ -569,16 +570,23 @@ def joint_fit_data(data: RowsData, whitening: str) -> tuple[RowsData, str]:
     """The rows the joint estimator fits with ``whitening`` (a registered
     kind) and the whitening the estimator then applies to them.
 
-    ``"sample"`` and ``"shrinkage"``: each block's rows
+    By the registry entry's ``joint``: ``"full"`` (``"sample"``,
+    ``"shrinkage"``): each block's rows
     ``Sigma_{k|-k} (Sigma_hat^{-1} x)_k`` (:func:`joint_data`), whose moments
     carry the partial covariances ``Sigma_{k|-k}`` of ``Sigma_hat`` as the
     blocks' covariances, whitened by them (the kind ``"sample"`` on those
-    moments).  ``"diagonal"`` and ``"none"``: the regularised covariance of
+    moments).  ``"block-diagonal"`` (``"diagonal"``, ``"none"``): the covariance of
     both blocks together is block diagonal (the SDs, or the identity), so
     the joint whitening is the per-block one: the model's rows, unchanged.
     """
-    if whitening in ("sample", "shrinkage"):
+    joint = WHITENING_METHODS[whitening].joint
+    if joint == "full":
         return joint_data(data, whitening)[0], "sample"
+    if joint is None:
+        raise ValueError(
+            f"whitening={whitening!r} has no version over both blocks together (its "
+            "registry entry's joint is None), which the joint estimator needs; fit with "
+            "independent_blocks=True (the per-block estimator) or another whitening")
     return data, whitening
 
 

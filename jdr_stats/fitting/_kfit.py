@@ -14,7 +14,6 @@ two-block code path.
 from __future__ import annotations
 
 import json
-import warnings
 from collections.abc import Mapping, Sequence
 from functools import cached_property
 from typing import Any, Literal
@@ -25,27 +24,23 @@ import pandas as pd
 from .. import policy
 from ..core._linalg import unit_columns
 from ..core.kestimate import KBlockFactors, block_factors, stacked_pieces
-from ..core.tensor import pieces, sketch_tests
+from ..core.tensor import sketch_tests
 from ..core.whitening import DesignWhitening
-from ..exceptions import RankSelectionWarning
+from ..inference._kblock_design import KBlockDesign
 from ..inference.kblock_bootstrap import KBlockBootstrapResults
-from ..inference.kblock_influence import joint_influences
-from ..inference.kblock_rank import (
-    block_rank_table,
-    block_rank_table_rows,
-    choose_block_rank,
-    piece_energies,
-)
 from ..inference.main_effects import MainEffectsMethod, MainEffectsResults, main_effects_test
+from ..inference.rank_methods import kblock_method
 from ..io._data import ModelData
 from ..persistence._export import ExportMixin
 from ..runtime._atomic import write_text
 from ..runtime._validation import normalize_seed
 from ..summary import JDRSummary, build_summary, json_safe
 from ..whitenings import WHITENING_METHODS
+from ._krank import KBlockRankTests, block_rank_choice, method_text
 from ._kresults_extra import KBlockExtrasMixin
 from ._kresults_infer import KBlockInferenceMixin
 from ._ksparse import cv_kblock_sparsity, sparse_kfit
+from ._ksummary import _eigen_table, _wrapped, rank_tests_entry
 from ._kview import KBlockViewMixin
 from ._kwhiten import _cross_cov, _whiten_arrays
 from ._rank_zero import kblock_no_evidence, rank_zero_sizes
@@ -171,9 +166,7 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
     elif sparsity is not None and sparsity != "cv":
         raise ValueError(f'sparsity: three or more blocks take an int, a dict by block name '
                          f'or "cv"; got {sparsity!r} (support tests: select_support())')
-    if rank_method not in ("auto", "robust"):
-        raise ValueError(f'rank_method: {what} has the robust per-block test '
-                         f'only ("auto" or "robust"); got {rank_method!r}')
+    method = kblock_method(rank_method, "rank_method", what)
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1); got {alpha!r}")
     normalize_seed(seed)
@@ -205,47 +198,44 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
         if m > policy.KBLOCK_GRAM_MAX_ROWS:
             raise ValueError(f'rank="auto": the per-block rank tests form m x m matrices, '
                              f"m = {m} > {policy.KBLOCK_GRAM_MAX_ROWS}; give the ranks")
-        cols = [sum(q * (fac.tests[0].shape[1] if fac.tests is not None  # sketched
-                         and len(piece) == len(widths) else
-                         int(np.prod([widths[j] for j in piece if j != k])))
-                    for piece in pieces(len(widths), main_effects) if k in piece)
-                for k in range(len(widths))]
-        influence = policy.kblock_influence(
-            estimator, w is not None, m, m * sum(n * d for n, d in zip(widths, cols,
-                                                                       strict=True)),
-            fac.tests is not None, len(widths))
-        tables, ranks = {}, {}
-        if influence.name == "analytic":
-            for k, name in enumerate(names):
-                tab = block_rank_table(y, zs, k, fac, stop_alpha=alpha if stop else None)
-                tables[name] = tab
-                ranks[name] = choose_block_rank(tab, alpha, widths[k])
-        else:
-            stacked = stacked_pieces(y, zs, fac, cross_cov=cross_cov, w=w)
-            labels = [data.names[b] for b in data.blocks]
-            psis = (joint_influences(y, zs, fac, cross_cov=cross_cov, w=w)
-                    if influence.name == "analytic-joint" else
-                    _jackknife_influences(blocks, np.asarray(data.endog, float), w, names,
-                                          labels, kind, estimator, fac, stacked))
-            for k, name in enumerate(names):
-                rho = piece_energies(y, zs, k, fac, w)
-                tab = block_rank_table_rows(psis[k], stacked[k], k, fac, rho, mult=w,
-                                            stop_alpha=alpha if stop else None)
-                tables[name] = tab
-                ranks[name] = choose_block_rank(tab, alpha, widths[k])
-        if stop:
-            _warn_no_evidence(tables, alpha, widths)
+        labels = [data.names[b] for b in data.blocks]
+        endog = np.asarray(data.endog, float)
+        design = KBlockDesign(
+            tuple(names), zs, y, w, estimator, fac, cross_cov=cross_cov,
+            main_effects=main_effects,
+            jackknife=lambda stacked: _jackknife_influences(
+                blocks, endog, w, names, labels, kind, estimator, fac, stacked))
+        tables, ranks, influence = block_rank_choice(design, method, alpha, stop)
     settings: dict[str, Any] = {
         "whitening": kind,
         "whitening_reason": wchoice.reason if whitening == "auto" else "given",
         "estimator": estimator, "estimator_reason": est_choice.reason,
         "route": route.to_dict(), "weighting": weighting.to_dict(),
         "main_effects": main_effects,
-        "rank_method": "robust per-block" if tables is not None else None,
+        "rank_method": method_text(method) if tables is not None else None,
         "influence": None if influence is None else influence.to_dict(),
         "alpha": alpha if tables is not None else None}
     if sparsity is None:
         return KBlockResults(model, fac, white, ranks, settings, tables, blocks)
+    return _sparse_results(model, sparsity, seed, y, zs, blocks, white, fac, ranks, settings,
+                           tables, route=route, kind=kind, estimator=estimator,
+                           cross_cov=cross_cov, q=q)
+
+
+def _sparse_results(model: Any, sparsity: Any, seed: Any, y: np.ndarray,
+                    zs: list[np.ndarray], blocks: list[np.ndarray], white: DesignWhitening[Any],
+                    fac: KBlockFactors, ranks: dict[str, int], settings: dict[str, Any],
+                    tables: dict[str, pd.DataFrame] | None, *, route: policy.Choice,
+                    kind: str, estimator: str,
+                    cross_cov: dict[tuple[int, int], np.ndarray] | None,
+                    q: int) -> KBlockResults:
+    """The sparse fit of :func:`fit_kblocks` (``sparsity`` an int, a dict by
+    block name or ``"cv"``): each block's variables selected from the dense
+    fit's pieces, the estimator refitted on them."""
+    data: ModelData = model._data
+    names = model.block_names
+    widths = [len(data.names[k]) for k in data.blocks]
+    w = data.weights
     if route.name != "tensor":
         raise ValueError(
             f"sparsity: a sparse fit of {len(widths)} blocks selects from the pieces' tensors, "
@@ -276,25 +266,6 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
     if sparsity == "cv":
         res._cv_table = cv.table
     return res
-
-
-def _warn_no_evidence(tables: Mapping[str, pd.DataFrame], alpha: float,
-                      widths: Sequence[int]) -> None:
-    """``rank="auto"``: a :class:`~jdr_stats.exceptions.RankSelectionWarning`
-    naming the blocks whose test of ``H0: rank_k <= 0`` was not rejected at
-    ``alpha`` (no evidence of any direction; rank 0 is returned), as the
-    two-block fit warns."""
-    none = {n: float(t["pvalue"].iloc[0]) for (n, t), w in zip(tables.items(), widths,
-                                                               strict=True)
-            if choose_block_rank(t, alpha, w) == 0}
-    if not none:
-        return
-    which = ", ".join(f"{n!r} (p = {p:.3g})" for n, p in none.items())
-    warnings.warn(
-        f"no rank test rejected H0: rank_k <= 0 for block(s) {which} (robust per-block "
-        f"tests, alpha={alpha}): the data show no evidence of any direction of these "
-        "blocks' pieces (y may still depend on the blocks through additive or even links); "
-        "returning rank 0 (no directions) for them", RankSelectionWarning, stacklevel=4)
 
 
 def _check_sparsity(sparsity: Any, names: Sequence[str], widths: Sequence[int]) -> dict[str, int]:
@@ -399,10 +370,17 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockViewMixin, Ex
             return "main effects and interactions between the blocks"
         return "interactions between the blocks (not main effects)"
 
-    def rank_tests(self) -> KBlockRankTests:
-        """Each block's robust tests of ``H0: rank_k <= r``, ``r = 0 .. n_k - 1``
+    def rank_tests(self, method: str = "auto") -> KBlockRankTests:
+        """Each block's tests of ``H0: rank_k <= r``, ``r = 0 .. n_k - 1``
         (theory page "K blocks", section 4), under the fit's estimator and
         whitening.
+
+        Parameters
+        ----------
+        method : str
+            A registered rank test with K-block tables
+            (:func:`jdr_stats.inference.rank_methods.kblock_method`);
+            ``"auto"`` (default): the robust per-block test.
 
         Returns
         -------
@@ -412,17 +390,23 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockViewMixin, Ex
             ``table`` (all blocks, indexed by block and rank),
             ``select_rank(alpha)``, ``summary()``, ``to_dict()``.
         """
+        spec = kblock_method(method)
         streamed = getattr(self._model._data, "streamed_rank_tests", None)
         if streamed is not None:  # a source: two passes more
+            if spec.name != "robust":
+                raise ValueError(f"method: a K-block fit on streamed rows runs the robust "
+                                 f'per-block test only ("auto" or "robust"); got {method!r}')
             return streamed(self)
         self._model._data.rows("rank_tests()")
         full = fit_kblocks(self._model, "auto", whitening=self._settings["whitening"],
                            independent_blocks=self._settings["estimator"] == "per-block",
-                           sparsity=None, rank_method="robust",
+                           sparsity=None, rank_method=spec.name,
                            alpha=self._settings["alpha"] or 0.05, seed=None, stop=False,
                            main_effects=self.main_effects)
         assert full._tables is not None
-        return KBlockRankTests(full._tables, full._settings["influence"]["reason"])
+        influence = full._settings["influence"]
+        return KBlockRankTests(full._tables, "" if influence is None else influence["reason"],
+                               method_text(spec))
 
     @property
     def rank_test_table(self) -> KBlockRankTests | None:
@@ -430,7 +414,9 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockViewMixin, Ex
         else None; :meth:`rank_tests` computes them for any fit."""
         if self._tables is None:
             return None
-        return KBlockRankTests(self._tables, self._settings["influence"]["reason"])
+        influence = self._settings["influence"]
+        return KBlockRankTests(self._tables, "" if influence is None else influence["reason"],
+                               self._settings["rank_method"])
 
     @property
     def block_means(self) -> dict[str, np.ndarray]:
@@ -628,7 +614,8 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockViewMixin, Ex
             parts.append(f"{n}: " + ", ".join(shown))
             if len(pv) and not pv.iloc[0] < alpha:
                 none.append(n)
-        head = (f"Found: ranks {ranks}, chosen by the robust per-block rank tests of H0: "
+        head = (f"Found: ranks {ranks}, chosen by the {self._settings['rank_method']} "
+                f"rank tests of H0: "
                 f"rank_k <= r at alpha = {alpha:g} ({'; '.join(parts)})")
         return [kblock_no_evidence(head, none, list(self._tables)) + "."]
 
@@ -684,26 +671,19 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockViewMixin, Ex
             tables.append((f"{n}: rank {self._ranks[n]}", d, f"per-SD loadings, block {n}"))
         scaled = ""
         if self._tables is not None:
-            tabs = []
-            for n in self._names:
-                tab = self._tables[n].copy()
-                tab.index = pd.Index([f"{n}: rank <= {k}" for k in tab.index])
-                tabs.append(tab)
-            tab = pd.concat(tabs)
-            if not full and tab["df"].isna().all():  # the note says why no df
-                tab, scaled = tab.drop(columns="df"), ", referred to scale * chi2(eff_df)"
-            tables.append(("H0", tab, "rank tests"))
+            entry, scaled = rank_tests_entry(self._tables, self._names, full)
+            tables.append(entry)
         pieces_text = ("its first moment with y (main effects), its pairwise cross moments "
                        "with every other block" if self.main_effects
                        else "its pairwise cross moments with every other block")
         if len(self._names) >= 3:
             pieces_text += " and the K-way cross moment"
-        influence = str(self._settings["influence"]["reason"]) if self._tables is not None \
-            else ""
+        influence = str((self._settings["influence"] or {}).get("reason", "")) \
+            if self._tables is not None else ""
         out = [f"Estimator: {self._settings['estimator']} "
                f"({self._settings['estimator_reason']})."]
         if self._tables is not None:
-            out.append("Ranks: the robust per-block tests of H0: rank_k <= r"
+            out.append(f"Ranks: the {self._settings['rank_method']} tests of H0: rank_k <= r"
                        f"{scaled} (rows' influences: "
                        f"{influence if full else influence.split(' (theory page')[0]}).")
         if full:
@@ -766,80 +746,3 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockViewMixin, Ex
         if path is not None:
             write_text(path, text)
         return text
-
-
-def _wrapped(key: str, items: list[str], width: int = 36) -> dict[str, str]:
-    """``{key: text}`` for the summary's header, the comma-separated items
-    wrapped onto rows of at most ``width`` characters (the rows after the
-    first under blank keys), so that many blocks keep it 100 wide."""
-    rows: list[str] = []
-    for item in items:
-        if rows and len(rows[-1]) + 2 + len(item) <= width:
-            rows[-1] += ", " + item
-        else:
-            rows.append(item)
-    rows = [r + ("," if i < len(rows) - 1 else "") for i, r in enumerate(rows)]
-    return {(key if i == 0 else " " * i): r for i, r in enumerate(rows)}
-
-
-def _eigen_table(values: pd.Series, rank: int) -> pd.DataFrame:
-    """The leading eigenvalues of a block's combined Gram with their share
-    and cumulative share: ``max(10, rank + 3)`` of them at most."""
-    v = values.to_numpy(dtype=float)
-    total = float(v.sum())
-    share = v / total if total > 0 else np.full(v.shape, np.nan)
-    top = min(v.size, max(10, rank + 3))
-    return pd.DataFrame({"eigenvalue": v[:top], "share": share[:top],
-                         "cumulative": np.cumsum(share)[:top]},
-                        index=pd.Index(np.arange(1, top + 1), name="k"))
-
-
-class KBlockRankTests(ExportMixin):
-    """The per-block rank tests of a K-block fit
-    (:meth:`KBlockResults.rank_tests`).
-
-    ``tables``: by block, the tests of ``H0: rank_k <= r`` (columns
-    ``statistic, df, pvalue, eff_df, scale``; ``df`` is NaN: the reference
-    is ``scale * chi2(eff_df)``); ``table``: all blocks, indexed by
-    ``(block, rank)``; :meth:`select_rank`; :meth:`summary`.
-    """
-
-    def __init__(self, tables: Mapping[str, pd.DataFrame], influence: str) -> None:
-        self._tables = {n: t.copy() for n, t in tables.items()}
-        self._influence = influence
-
-    @property
-    def tables(self) -> dict[str, pd.DataFrame]:
-        return {n: t.copy() for n, t in self._tables.items()}
-
-    @property
-    def table(self) -> pd.DataFrame:
-        return pd.concat(self._tables, names=["block"])
-
-    def select_rank(self, alpha: float = 0.05) -> dict[str, int]:
-        """Each block's first rank whose test does not reject at ``alpha``
-        (the block's width when every test rejects)."""
-        if not 0 < alpha < 1:
-            raise ValueError(f"alpha must be in (0, 1); got {alpha!r}")
-        return {n: choose_block_rank(t, alpha, len(t)) for n, t in self._tables.items()}
-
-    def summary(self) -> JDRSummary:
-        tables = [(f"{n}: H0 rank <=", t, f"rank tests, block {n}")
-                  for n, t in self._tables.items()]
-        return build_summary(
-            "Per-block rank tests of the K-block fit",
-            {"Blocks:": ", ".join(self._tables), "Test:": "robust per-block"},
-            tables,
-            ["H0: block k needs at most r directions (the part of its combined pieces "
-             "outside the top r); statistic: the sum of the eigenvalues beyond r; "
-             "reference scale * chi2(eff_df) (theory page 'K blocks'). Rows' influences: "
-             f"{self._influence}."],
-            float_format="%.4g")
-
-    def __str__(self) -> str:
-        return str(self.summary())
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"method": "robust per-block", "influence": self._influence,
-                "tests": {n: t.reset_index().to_dict(orient="list")
-                          for n, t in self._tables.items()}}

@@ -30,7 +30,6 @@ memory and are refused by name.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -45,7 +44,7 @@ from ..core.whitening import DesignWhitening
 from ..exceptions import RowsNotInMemoryError
 from ..runtime._validation import check_weights_values
 from ..streams._scaled_source import stream_scales
-from ..whitenings import WHITENING_METHODS
+from ..whitenings import kblock_refusal, per_block_whitening
 from ._kfit import KBlockRankTests, KBlockResults, _check_ranks, _route_tests, kblock_choices
 from ._kstream_rank import streamed_rank_choice
 
@@ -330,19 +329,13 @@ def _whitening(sums: DesignSums, names: Sequence[str], labels: Sequence[Sequence
     if estimator == "joint":
         return joint_whitening(sums.mean_x, sums.m2_xx / W, widths, list(names),
                                [list(lab) for lab in labels], scale=scale)
-    method = WHITENING_METHODS[kind]
-    if method.factory is None:
-        raise ValueError('whitening="none" is not supported for three or more blocks; '
-                         'use "auto", "sample" or "shrinkage"')
-    maps = [method.factory(sums.block_mean(k), sums.block_m2(k, k) / W, sums.nobs, name,
-                           lab, rows=None, weights=None)
-            for k, (name, lab) in enumerate(zip(names, labels, strict=True))]
-    if scale is None:
-        return DesignWhitening.per_block(maps)
-    bounds = np.cumsum([0, *widths])
-    return DesignWhitening.per_block(
-        [replace(mp, scale=scale[bounds[k]:bounds[k + 1]]) for k, mp in enumerate(maps)],
-        scale)
+    made = per_block_whitening(
+        kind, [sums.block_mean(k) for k in range(len(widths))],
+        [sums.block_m2(k, k) / W for k in range(len(widths))], sums.nobs, names, labels,
+        scale=scale)
+    if made is None:
+        raise ValueError(kblock_refusal(kind))
+    return made
 
 
 def fit_streamed_kblocks(model: Any, rank: Any, *, whitening: str, independent_blocks: bool,

@@ -24,6 +24,7 @@ from ..core.whitening import DesignWhitening
 from ..exceptions import RowsNotInMemoryError
 from ..inference.kblock_rank import choose_block_rank
 from ..inference.kblock_rank_sums import streamed_block_rank_tables
+from ..inference.rank_methods import kblock_method
 
 __all__ = ["streamed_rank_choice"]
 
@@ -36,11 +37,11 @@ def streamed_rank_choice(data: Any, fac: KBlockFactors, white: DesignWhitening[A
     """The tables, the chosen ranks and the influence choice of a streamed
     ``fit("auto")``, as :func:`jdr_stats.fitting._kfit.fit_kblocks` gives them
     from the rows."""
-    from ._kfit import _warn_no_evidence
+    from ._krank import _warn_no_evidence
 
-    if rank_method not in ("auto", "robust"):
-        raise ValueError(f'rank_method: three or more blocks have the robust per-block test '
-                         f'only ("auto" or "robust"); got {rank_method!r}')
+    if kblock_method(rank_method, "rank_method").name != "robust":
+        raise ValueError(f"rank_method: a K-block fit on streamed rows runs the robust "
+                         f'per-block test only ("auto" or "robust"); got {rank_method!r}')
     widths = [f.shape[0] for f in fac.factors]
     m = data.nobs
     cols = [sum(fac.tests[0].shape[1] if fac.tests is not None and len(piece) == len(widths)

@@ -5,7 +5,6 @@ shared by the K-block fit (:mod:`jdr_stats.fitting._kfit`) and its sparse fits
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -13,7 +12,7 @@ import numpy as np
 from ..core._linalg import joint_whitening
 from ..core.moments import column_scales
 from ..core.whitening import DesignWhitening
-from ..whitenings import WHITENING_METHODS
+from ..whitenings import kblock_refusal, per_block_whitening
 
 __all__ = ["_cross_cov", "_whiten_arrays"]
 
@@ -38,20 +37,14 @@ def _whiten_arrays(blocks: Sequence[np.ndarray], w: np.ndarray | None, names: Se
         white = joint_whitening(mean, cov, [b.shape[1] for b in blocks], list(names),
                                 [list(lab) for lab in labels], scale=scale)
     else:
-        method = WHITENING_METHODS[kind]
-        if method.factory is None:
-            raise ValueError('whitening="none" is not supported for a K-block fit (three or '
-                             'more blocks, or main_effects=True); use "auto", "sample" or '
-                             '"shrinkage"')
-        maps: list[Any] = []
-        for k, (name, x, lab) in enumerate(zip(names, scaled, labels, strict=True)):
-            mean = wn @ x
-            xc = x - mean
-            cov = (xc * wn[:, None]).T @ xc
-            made = method.factory(mean, cov, m, name, lab, rows=None, weights=w)
-            maps.append(made if scale is None
-                        else replace(made, scale=scale[bounds[k]:bounds[k + 1]]))
-        white = DesignWhitening.per_block(maps, scale)
+        means = [wn @ x for x in scaled]
+        covs = [((x - mu) * wn[:, None]).T @ (x - mu) for x, mu in zip(scaled, means,
+                                                                       strict=True)]
+        made = per_block_whitening(
+            kind, means, covs, m, names, labels, weights=w, scale=scale)
+        if made is None:
+            raise ValueError(kblock_refusal(kind))
+        white = made
     zs = [z - wn @ z for z in white.rows(blocks)]
     return zs, white
 

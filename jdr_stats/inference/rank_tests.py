@@ -330,8 +330,13 @@ def _run(
     progress: ProgressArg = False,
     n_jobs: int | None = None,
 ) -> RankTestResults:
-    name, choice = resolve_method(data, mom, check_choice(method, "method", _METHODS))
+    name, choice = resolve_method(data, mom,
+                                  check_choice(method, "method", ("auto", *RANK_METHODS)))
     spec = RANK_METHODS[name]
+    if spec.row is None:
+        raise ValueError(f"method={method!r} ({spec.label}) tests each block's rank over K "
+                         "blocks and has no test of one rank shared by two blocks; fit a "
+                         "rank per block (rank={name: r, ...}) to run it")
     if n_perm is None:
         n_perm = _DEFAULT_REPLICATES.get(spec.name, 999)
     check_int(n_perm, "n_perm", low=1)
@@ -374,6 +379,7 @@ def _run_rows(w: WhitenedDesign, spec: RankTestMethod, top: int, n_perm: int,
             opts = RowOptions(n_perm=n_perm, rng=rng, n_jobs=n_jobs,
                               progress=progress_forwarder(update) if spec.random else False,
                               pair_rng=pair_rng)
+            assert spec.row is not None  # refused by _run
             row, used = spec.row(w, k, opts)
             rows.append(row)
             if not spec.random:

@@ -16,20 +16,33 @@ docs' tables of whitenings derive from it (``tests/test_whitening_registry.py``
 checks every entry).  ``"auto"`` is not a whitening but a rule choosing one
 (:func:`jdr_stats.policy.whitening`).
 
-Adding a whitening: a module here defining ``METHOD``, its line below, and
-its name in ``WhiteningKind`` (mypy needs a literal).
+Every number of blocks is served by the same entry: :func:`per_block_whitening`
+builds each block's map with the entry's factory, for the two-block
+estimator and the K-block fit alike (in memory and streamed), so a
+whitening registered once whitens any ``K``.
+
+Adding a whitening: a module here defining ``METHOD``, and its line below
+(at run time: ``WHITENING_METHODS[METHOD.name] = METHOD``; the checks of
+``whitening=`` read the registry).  Its name in ``WhiteningKind`` only gives
+mypy's literal of ``fit(whitening=...)``.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any, Literal
+
+import numpy as np
 
 from .. import policy
+from ..core.whitening import DesignWhitening
 from . import diagonal, none, sample, shrinkage
 from ._record import TESTS_NOTE, BlockFactory, WhiteningMethod
 
 __all__ = ["TESTS_NOTE", "WHITENINGS", "WHITENING_METHODS", "BlockFactory",
-           "WhiteningKind", "WhiteningMethod", "table_rows", "target_rows"]
+           "WhiteningKind", "WhiteningMethod", "kblock_refusal", "per_block_whitening",
+           "table_rows", "target_rows", "whitening_names"]
 
 #: The whitenings by key, in the order the docs and the CLI list them.
 WHITENING_METHODS: dict[str, WhiteningMethod] = {
@@ -42,6 +55,63 @@ WhiteningKind = Literal["auto", "sample", "shrinkage", "diagonal", "none"]
 
 #: The accepted values of ``whitening=`` (``"auto"`` first).
 WHITENINGS: tuple[str, ...] = ("auto", *WHITENING_METHODS)
+
+
+
+def whitening_names() -> tuple[str, ...]:
+    """The accepted values of ``whitening=`` now (``"auto"`` first, then the
+    registry's keys: an entry registered at run time included)."""
+    return ("auto", *WHITENING_METHODS)
+
+
+def kblock_refusal(kind: str) -> str:
+    """The message of a K-block fit refusing a whitening without a factory
+    (the blocks centred, not whitened: the pieces' unit-noise scaling
+    needs whitened blocks)."""
+    return (f'whitening="{kind}" is not supported'
+            f" for a K-block fit (three or more "
+            "blocks, a rank per block or main_effects=True): it has no map to whiten "
+            "a block with; use " + ", ".join(repr(k) for k in whitening_names()
+                                             if k == "auto" or
+                                             WHITENING_METHODS[k].factory is not None))
+
+
+def per_block_whitening(
+    kind: str,
+    means: Sequence[np.ndarray],
+    covs: Sequence[np.ndarray | None],
+    nobs: int,
+    argnames: Sequence[str],
+    labels: Sequence[Sequence[str]],
+    *,
+    rows: Sequence[np.ndarray | None] | None = None,
+    weights: np.ndarray | None = None,
+    scales: Sequence[np.ndarray | None] | None = None,
+    scale: np.ndarray | None = None,
+) -> DesignWhitening[Any] | None:
+    """The per-block whitening of ``K >= 2`` blocks of the registered
+    ``kind``: block ``k``'s map built by the entry's factory from its mean,
+    covariance (None: from its ``rows``, the dual route), ``nobs``, its
+    argument name and variable names; None where the entry has no factory
+    (``"none"``: the blocks are centred, not whitened).  ``scales``: each
+    block's column scales, kept on its map (``scale``: all of them, kept on
+    the design's whitening, and cut into the blocks' when ``scales`` is
+    None)."""
+    method = WHITENING_METHODS[kind]
+    if method.factory is None:
+        return None
+    if scales is None and scale is not None:
+        cuts = np.cumsum([len(mu) for mu in means])[:-1]
+        scales = np.split(scale, cuts)
+    maps = []
+    for k, (mean, cov, arg, lab) in enumerate(zip(means, covs, argnames, labels,
+                                                  strict=True)):
+        made = method.factory(mean, cov, nobs, arg, lab,
+                              rows=None if rows is None else rows[k], weights=weights)
+        sc = None if scales is None else scales[k]
+        maps.append(made if sc is None else replace(made, scale=sc))
+    return DesignWhitening.per_block(maps, scale)
+
 
 _NEEDS = {"centring": "the means only",
           "covariance": "each block's covariance",

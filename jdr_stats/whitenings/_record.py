@@ -82,6 +82,14 @@ class WhiteningMethod:
         ``check(nobs, widths)`` (``widths``: the blocks' argument names to
         their numbers of columns) raises a ``ValueError`` where it cannot be
         formed (None: any number of rows).
+    joint : {"full", "block-diagonal"} or None
+        Its version over all blocks together, for the joint estimator:
+        ``"full"``, the whitening of the whole design (the sample and the
+        shrunk covariance of all blocks; formed by
+        :func:`jdr_stats.estimation._joint.joint_data`); ``"block-diagonal"``,
+        a covariance of all blocks that is block diagonal (the SDs, the
+        identity), so the joint whitening is the per-block one; None (an
+        entry's default): none, and the joint estimator refuses it.
     """
 
     name: str
@@ -95,6 +103,7 @@ class WhiteningMethod:
     built_by_estimator: bool
     note: str
     check: Callable[[int, Mapping[str, int]], None] | None = None
+    joint: Literal["full", "block-diagonal"] | None = None
 
 
 def shrunk_factory(kind: Literal["shrinkage", "diagonal"]) -> BlockFactory:

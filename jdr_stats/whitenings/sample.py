@@ -50,4 +50,5 @@ METHOD = WhiteningMethod(
     built_by_estimator=True,
     note="",
     check=check_rows,
+    joint="full",
 )

@@ -18,4 +18,5 @@ METHOD = WhiteningMethod(
     tests_need_sample=True,
     built_by_estimator=False,
     note=TESTS_NOTE,
+    joint="full",
 )

@@ -13,8 +13,21 @@ the CLI's ``--rank-method`` choices, the default replicate counts and the
 docs' table of methods derive from it (``tests/test_rank_registry.py``
 checks every entry).
 
-Adding a test: a module here defining ``METHOD``, its line below, and its
-name in ``RankMethod`` (``rank_tests.py``; mypy needs a literal).
+Every K is served by the same entry.  A test's ``row`` is its two-block
+computation, read from blocks 0 and 1 of the whitened design; its
+``tables`` (optional) the computation over the whitened design of any
+``K >= 2`` blocks (:class:`~jdr_stats.inference._kblock_design.KBlockDesign`:
+the blocks' names, whitened rows, response, weights, estimator and factors),
+each block's table of ``H0: rank_k <= r``.  ``KBlockResults.rank_tests`` and
+the K-block ``fit(rank="auto")`` look the method up with
+:func:`kblock_method`, which refuses a two-block test (no ``tables``) with
+its ``two_block_reason``.
+
+Adding a test: a module here defining ``METHOD``, and its line below (at
+run time: ``RANK_METHODS[METHOD.name] = METHOD``).  Only a two-block test
+also needs its name in ``RankMethod`` (``rank_tests.py``), for mypy's
+literal of ``JDRResults.rank_tests``; the checks at run time read the
+registry.
 """
 
 from __future__ import annotations
@@ -24,9 +37,9 @@ from . import chi2, combined, general, permutation, robust, spectral, wald
 from ._record import RankTestMethod, Row, RowOptions, tail_notes
 from .combined import combined_numbers, flips_needed
 
-__all__ = ["RANK_METHODS", "RankTestMethod", "Row", "RowOptions", "combined_numbers",
-           "default_replicates", "flips_needed", "reference_rows", "table_rows",
-           "tail_notes"]
+__all__ = ["KBLOCK_DEFAULT", "RANK_METHODS", "RankTestMethod", "Row", "RowOptions",
+           "combined_numbers", "default_replicates", "flips_needed", "kblock_method",
+           "reference_rows", "table_rows", "tail_notes"]
 
 #: The rank-test methods by key, in the order the docs and the CLI list them
 #: (model: linearmodels' ``COVARIANCE_ESTIMATORS``).
@@ -34,6 +47,30 @@ RANK_METHODS: dict[str, RankTestMethod] = {
     m.name: m for m in (robust.METHOD, wald.METHOD, chi2.METHOD, general.METHOD,
                         permutation.METHOD, spectral.METHOD, combined.METHOD)
 }
+
+
+#: The rank test ``"auto"`` runs on a design of K blocks.
+KBLOCK_DEFAULT = "robust"
+
+
+def kblock_method(method: str, argname: str = "method",
+                  context: str = "a fit of a rank per block") -> RankTestMethod:
+    """The registered test ``method`` names for a design of K blocks
+    (``"auto"``: :data:`KBLOCK_DEFAULT`); a ``ValueError`` naming ``argname``,
+    the value and ``context`` (what is fitted) when no test has that name, or
+    when the test has no K-block tables (a two-block test: its
+    ``two_block_reason``)."""
+    name = KBLOCK_DEFAULT if method == "auto" else method
+    spec = RANK_METHODS.get(name) if isinstance(name, str) else None
+    if spec is not None and spec.tables is not None:
+        return spec
+    names = [k for k, m in RANK_METHODS.items() if m.tables is not None]
+    takes = " or ".join(f'"{k}"' for k in ("auto", *names))
+    head = (f"{argname}: {context} has the {' and '.join(names)} per-block "
+            f"test{'s' if len(names) > 1 else ''} only ({takes}); got {method!r}")
+    if spec is None:
+        raise ValueError(head)
+    raise ValueError(f"{head} ({spec.label}), a two-block test: {spec.two_block_reason}")
 
 
 def default_replicates() -> dict[str, int]:

@@ -8,8 +8,10 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
+import pandas as pd
 
 from ...resampling._progress import ProgressArg
+from .._kblock_design import KBlockDesign
 from .._rank_stats import WhitenedDesign
 
 __all__ = ["LAMBDA", "RankTestMethod", "Row", "RowOptions", "tail_notes"]
@@ -72,8 +74,11 @@ class RankTestMethod:
         ``jdr_stats.policy.NAME`` (each number lives once).
     theory : str
         Its section of ``docs/theory/rank_tests.md`` (``"6e"``).
-    row : callable
-        ``row(w, k, options) -> (numbers, tails)``.
+    row : callable or None
+        ``row(w, k, options) -> (numbers, tails)``: the test of ``H0: r <= k``
+        of two blocks, read from blocks 0 and 1 of the whitened design
+        (:class:`~jdr_stats.inference._rank_stats.WhitenedDesign`); None:
+        the test has no two-block table (it runs through ``tables``).
     replicates : int or None
         Replicates per row when ``n_perm`` is None (None: the test draws none).
     takes_q : bool
@@ -96,7 +101,7 @@ class RankTestMethod:
     columns_note: str
     docs: tuple[str, str, str]
     theory: str
-    row: Callable[[WhitenedDesign, int, RowOptions], Row]
+    row: Callable[[WhitenedDesign, int, RowOptions], Row] | None
     replicates: int | None = None
     takes_q: bool = False
     q_label: str = ""
@@ -111,6 +116,22 @@ class RankTestMethod:
     rows: Callable[[WhitenedDesign, range, RowOptions], list[Row]] | None = None
     #: ``plan(w, top)``: the passes of ``rows`` covering ``0..top``
     plan: Callable[[WhitenedDesign, int], list[range]] | None = None
+    #: ``tables(design, options)``: each block's tests of ``H0: rank_k <= r``
+    #: (a DataFrame by block name, columns ``statistic, df, pvalue`` first)
+    #: over the whitened design of K blocks
+    #: (:class:`~jdr_stats.inference._kblock_design.KBlockDesign`, any
+    #: ``K >= 2``: a fit of a rank per block); None: a two-block test only
+    tables: Callable[[KBlockDesign, RowOptions], dict[str, pd.DataFrame]] | None = None
+    #: why a test without ``tables`` does not run on K blocks (its error)
+    two_block_reason: str = (
+        "its statistic and reference are derived for the one whitened cross "
+        "moment X_lin of two blocks and one rank shared by both"
+    )
+
+    @property
+    def blocks(self) -> str:
+        """``"two"`` or ``"any"``: the designs it runs on (``"any"``: it has ``tables``)."""
+        return "two" if self.tables is None else "any"
 
     @property
     def random(self) -> bool:

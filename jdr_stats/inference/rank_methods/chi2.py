@@ -10,7 +10,7 @@ from .._rank_stats import WhitenedDesign
 from ._record import LAMBDA, RankTestMethod, Row, RowOptions
 
 
-def _row(w: WhitenedDesign, k: int, opts: RowOptions) -> Row:
+def chi2_row(w: WhitenedDesign, k: int, opts: RowOptions) -> Row:
     stat, df = w.statistic(k), float(w.q * (w.n1 - k) * (w.n2 - k))
     return {"statistic": stat, "df": df, "pvalue": float(stats.chi2.sf(stat, df))}, ()
 
@@ -39,7 +39,7 @@ METHOD = RankTestMethod(
         "free",
     ),
     theory="4",
-    row=_row,
+    row=chi2_row,
     takes_q=True,
     q_label="normal-theory chi-square, q responses",
     q_assumptions=(

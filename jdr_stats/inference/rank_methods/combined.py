@@ -12,7 +12,7 @@ from ...core._linalg import mp_edge
 from .._rank_spectral import pass_plan, spectral_statistic
 from .._rank_stats import WhitenedDesign
 from ._record import LAMBDA, RankTestMethod, Row, RowOptions
-from .chi2 import METHOD as CHI2
+from .chi2 import chi2_row
 from .robust import METHOD as ROBUST
 from .robust import robust_rows
 from .spectral import METHOD as SPECTRAL
@@ -149,7 +149,7 @@ class _CombinedPass:
         if j == 0:
             least = 1.0 / (self.opts.n_perm + 1)  # the smallest p-value of the flips
             return next((i + 1 for i, k in enumerate(self.ks)
-                         if CHI2.row(self.w, k, self.opts)[0]["pvalue"] > least), n)
+                         if chi2_row(self.w, k, self.opts)[0]["pvalue"] > least), n)
         if self.flips is not None:
             first, pv, _ = self.flips
             for i in range(j, n):

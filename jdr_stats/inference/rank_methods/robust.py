@@ -21,6 +21,7 @@ from .._robust_core import (
     rotated_first,
 )
 from .._robust_signal import crossfit_residual_chunks
+from ._kblock_robust import kblock_robust_tables
 from ._record import LAMBDA, RankTestMethod, Row, RowOptions
 
 
@@ -168,4 +169,5 @@ METHOD = RankTestMethod(
     },
     tail_limits=_limits,
     rotated=True,
+    tables=kblock_robust_tables,
 )

@@ -1,0 +1,65 @@
+"""The robust rank test over K blocks (``method="robust"`` of a K-block fit;
+theory page "K blocks", section 4): each block's tests of ``H0: rank_k <=
+r`` against the robust two-moment reference, from the rows' influences on
+its pieces (:mod:`jdr_stats.inference.kblock_rank`).
+
+The influences are analytic for the per-block estimator without case
+weights (``psi_i = U0^T z_ik o h_i``), analytic through the joint mean,
+covariance and Hermite correction for the joint estimator of ``K >= 3``
+blocks on the tensor route, and delete-one refits elsewhere: an algorithm
+chosen by :func:`jdr_stats.policy.kblock_influence`, recorded in
+``design.cache["influence"]`` (the fit's settings report it)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ... import policy
+from ...core.kestimate import stacked_pieces
+from ...core.tensor import pieces
+from .._kblock_design import KBlockDesign
+from ..kblock_influence import joint_influences
+from ..kblock_rank import block_rank_table, block_rank_table_rows, piece_energies
+from ._record import RowOptions
+
+__all__ = ["kblock_robust_tables"]
+
+
+def _influence_choice(d: KBlockDesign) -> policy.Choice:
+    """How the rows' influences are had (:func:`jdr_stats.policy.kblock_influence`)."""
+    fac, widths = d.factors, d.widths
+    cols = [sum(d.q * (fac.tests[0].shape[1] if fac.tests is not None  # sketched
+                       and len(piece) == len(widths) else
+                       int(np.prod([widths[j] for j in piece if j != k])))
+                for piece in pieces(len(widths), d.main_effects) if k in piece)
+            for k in range(len(widths))]
+    entries = d.m * sum(n * c for n, c in zip(widths, cols, strict=True))
+    return policy.kblock_influence(d.estimator, d.weights is not None, d.m, entries,
+                                   fac.tests is not None, len(widths))
+
+
+def kblock_robust_tables(d: KBlockDesign, opts: RowOptions) -> dict[str, pd.DataFrame]:
+    """Each block's robust tests of ``H0: rank_k <= r`` (columns ``statistic,
+    df, pvalue, eff_df, scale``), up to the first ``r`` not rejected at
+    ``opts.stop_alpha`` when it is given."""
+    influence = _influence_choice(d)
+    d.cache["influence"] = influence
+    fac, w, stop = d.factors, d.weights, opts.stop_alpha
+    tables: dict[str, pd.DataFrame] = {}
+    if influence.name == "analytic":
+        for k, name in enumerate(d.names):
+            tables[name] = block_rank_table(d.y, d.blocks, k, fac, stop_alpha=stop)
+        return tables
+    stacked = stacked_pieces(d.y, d.blocks, fac, cross_cov=d.cross_cov, w=w)
+    if influence.name == "analytic-joint":
+        psis = joint_influences(d.y, d.blocks, fac, cross_cov=d.cross_cov, w=w)
+    else:
+        if d.jackknife is None:
+            raise RuntimeError("the jackknife influences need the design's refit")
+        psis = d.jackknife(stacked)
+    for k, name in enumerate(d.names):
+        rho = piece_energies(d.y, d.blocks, k, fac, w)
+        tables[name] = block_rank_table_rows(psis[k], stacked[k], k, fac, rho, mult=w,
+                                             stop_alpha=stop)
+    return tables
