@@ -53,7 +53,8 @@ from .moments import Moments, ResponseMoments
 from .resampling._progress import ProgressArg
 from .results import JDRResults
 from .runtime._frequency import observations, whitening_nobs
-from .runtime._validation import check_fit_rows, check_fraction, check_real, normalize_seed
+from .runtime._validation import (check_block_names, check_fit_rows, check_fraction,
+                                  check_real, normalize_seed)
 from .streams._scaled_source import ScaledSource
 from .streams._sources import RowSource, is_dask_collection
 from .support import Covariance as SupportCovariance
@@ -1297,20 +1298,6 @@ def _two_block_rank(rank: Mapping[str, int], names: Sequence[str]) -> int:
                          f"{sorted(rank)}")
     values = {int(v) for v in rank.values()}  # one value: different ranks fit the K engine
     return values.pop()
-
-
-def check_block_names(names: Sequence[object], argname: str) -> tuple[str, ...]:
-    """Block names as given: distinct identifiers (letters, digits, ``_``),
-    so that they can name flags, columns and keys; a ``ValueError`` names
-    ``argname`` and the names that are not."""
-    bad = [n for n in names if not isinstance(n, str) or not n.isidentifier()]
-    if bad:
-        raise ValueError(f"{argname}: names must be identifiers (letters, digits, _); "
-                         f"got {bad!r}")
-    repeated = sorted({str(n) for n in names if list(names).count(n) > 1})
-    if repeated:
-        raise ValueError(f"{argname}: names must be distinct; {repeated} repeated")
-    return tuple(str(n) for n in names)
 
 
 def _named_blocks(blocks: object) -> tuple[list[str], list[Any]]:

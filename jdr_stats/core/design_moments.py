@@ -28,12 +28,13 @@ section "Moments").
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from .. import config
+from ..runtime._validation import check_block_names
 from .design import BlockDesign
 from .moments import DesignSums
 
@@ -369,15 +370,15 @@ def _layout(m: DesignMoments) -> str:
 
 
 def _raw_blocks(blocks: object) -> list[object]:
-    if isinstance(blocks, dict):
+    if isinstance(blocks, Mapping):
         return list(blocks.values())
     return list(blocks)  # type: ignore[call-overload]
 
 
 def _named_blocks(blocks: object) -> tuple[list[str], list[np.ndarray]]:
     """Names and 2-D float arrays of ``blocks`` (a dict or a list)."""
-    if isinstance(blocks, dict):
-        names = [str(k) for k in blocks]
+    if isinstance(blocks, Mapping):
+        names = list(check_block_names(list(blocks), "blocks"))  # as JointDimReduction's
         raw = list(blocks.values())
     elif isinstance(blocks, (list, tuple)):
         raw = list(blocks)
@@ -388,8 +389,6 @@ def _named_blocks(blocks: object) -> tuple[list[str], list[np.ndarray]]:
     if len(raw) < 3:
         raise ValueError(f"blocks: K-block moments take three or more blocks; got {len(raw)} "
                          "(two blocks: jdr.Moments.from_arrays(y, a, b))")
-    if len(set(names)) != len(names):
-        raise ValueError(f"blocks: block names must differ; got {names}")
     arrays = []
     for name, x in zip(names, raw, strict=True):
         arr = np.asarray(x, dtype=float)
