@@ -53,8 +53,13 @@ from .moments import Moments, ResponseMoments
 from .resampling._progress import ProgressArg
 from .results import JDRResults
 from .runtime._frequency import observations, whitening_nobs
-from .runtime._validation import (check_block_names, check_fit_rows, check_fraction,
-                                  check_real, normalize_seed)
+from .runtime._validation import (
+    check_block_names,
+    check_fit_rows,
+    check_fraction,
+    check_real,
+    normalize_seed,
+)
 from .streams._scaled_source import ScaledSource
 from .streams._sources import RowSource, is_dask_collection
 from .support import Covariance as SupportCovariance
