@@ -60,7 +60,7 @@ from .runtime._validation import (
     check_real,
     normalize_seed,
 )
-from .streams._scaled_source import ScaledSource
+from .streams._scaled_source import ScaledDaskSource, ScaledSource
 from .streams._sources import RowSource, is_dask_collection
 from .support import Covariance as SupportCovariance
 from .support import Method as SupportMethod
@@ -1395,5 +1395,8 @@ def _dask_data(
         yy = DaskSource(endog[:, 0], endog, endog)
         return MomentsData(ResponseMoments.from_sources(parts, yy), origin="dask collections")
     src = DaskSource(endog, exog_a, exog_b)
-    return MomentsData(Moments.from_source(src, within="stacked"), source=src,
-                       origin="dask collections")
+    scaled = ScaledDaskSource(src)  # columns of extreme units: powers of two
+    data = MomentsData(Moments.from_source(scaled, within="stacked"),
+                       source=scaled if scaled.found else src, origin="dask collections")
+    data.scales = scaled.scales
+    return data
