@@ -185,3 +185,40 @@ def test_three_blocks_dask_at_any_scale(factor, independent):
     if independent:  # the streamed per-block rank tests
         np.testing.assert_allclose(res.rank_tests().table["pvalue"],
                                    ref.rank_tests().table["pvalue"], rtol=1e-8, atol=1e-14)
+
+
+@pytest.mark.parametrize("factor", [1e300, 1e-300])
+@pytest.mark.parametrize("independent", [True, False])
+def test_bare_moments_at_any_scale(factor, independent):
+    """``Moments.from_arrays`` holds columns of extreme units times powers
+    of two (``scales``); merged parts and ``from_moments`` fits give the
+    conclusions of unit scale."""
+    y, a, b = _two_block_data(seed=5)
+    ua, ub = np.array([1.0, factor, 1.0]), np.array([1.0 / factor, 1.0, 1.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        whole = jdr.Moments.from_arrays(y, a * ua, b * ub)
+        parts = sum(jdr.Moments.from_arrays(y[i:i + 125], a[i:i + 125] * ua,
+                                            b[i:i + 125] * ub) for i in range(0, 500, 125))
+        assert whole.scales is not None and parts.scales is not None
+        fits = [jdr.JointDimReduction.from_moments(mom).fit(2, independent_blocks=independent)
+                for mom in (whole, parts)]
+    ref = jdr.JointDimReduction(y, a, b).fit(2, independent_blocks=independent)
+    ref_p = ref.rank_tests("chi2").table["pvalue"]
+    for res in fits:
+        np.testing.assert_allclose(res.singular_values, ref.singular_values, rtol=1e-12)
+        assert _angle(res.directions_a, ua, ref.directions_a) < 1e-10
+        assert _angle(res.directions_b, ub, ref.directions_b) < 1e-10
+        np.testing.assert_allclose(res.rank_tests("chi2").table["pvalue"], ref_p,
+                                   rtol=1e-8, atol=1e-14)
+    # the user's units where float64 holds them
+    np.testing.assert_allclose(whole.mean_a, (a * ua).mean(axis=0), rtol=1e-12)
+
+
+def test_bare_moments_constant_column_still_refused():
+    """A column constant at working precision is refused, not scaled away."""
+    y, a, b = _two_block_data(seed=6)
+    a = a.copy()
+    a[:, 1] = 1e-300
+    with pytest.raises(ValueError, match="constant"):
+        jdr.JointDimReduction.from_moments(jdr.Moments.from_arrays(y, a, b))

@@ -40,6 +40,8 @@ def stream_scales(blocks: list[np.ndarray]) -> np.ndarray | None:
     """Power-of-two scales of the stacked columns of one chunk
     (:func:`~jdr_stats.core.moments.column_scales`), kept only for columns
     of one magnitude (see the module); None when no column is scaled."""
+    if not len(blocks[0]):
+        return None
     xs = [np.asarray(x, float).reshape(len(x), -1) for x in blocks]
     with np.errstate(invalid="ignore", over="ignore"):
         scale = column_scales(xs, rows=max(len(xs[0]), 1))
@@ -93,7 +95,7 @@ class ScaledSource:
         return getattr(self.__dict__["_base"], name)
 
     def _scaled(self, a: Any, b: Any) -> tuple[Any, Any]:
-        if not self._decided:
+        if not self._decided and len(a):  # from the first chunk with rows
             self._decided = True
             scale = stream_scales([a, b])
             if scale is not None:
