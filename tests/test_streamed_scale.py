@@ -222,3 +222,28 @@ def test_bare_moments_constant_column_still_refused():
     a[:, 1] = 1e-300
     with pytest.raises(ValueError, match="constant"):
         jdr.JointDimReduction.from_moments(jdr.Moments.from_arrays(y, a, b))
+
+
+@pytest.mark.parametrize("factor", [1e300, 1e-300])
+def test_three_block_moments_at_any_scale(factor):
+    """``Moments.from_blocks`` of columns of extreme units (merged parts
+    included): the per-block fit of unit scale."""
+    rng = np.random.default_rng(2)
+    m = 600
+    xs = {k: rng.normal(size=(m, n)) for k, n in (("g", 3), ("l", 3), ("c", 2))}
+    y = xs["g"][:, 0] * xs["l"][:, 0] + xs["l"][:, 1] * xs["c"][:, 0] + 0.5 * rng.normal(size=m)
+    units = {"g": np.array([1.0, factor, 1.0]), "l": np.ones(3),
+             "c": np.array([1.0 / factor, 1.0])}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        whole = jdr.Moments.from_blocks(y, {k: x * units[k] for k, x in xs.items()})
+        parts = sum(jdr.Moments.from_blocks(y[i:i + 200], {k: x[i:i + 200] * units[k]
+                                                          for k, x in xs.items()})
+                    for i in range(0, m, 200))
+        fits = [jdr.JointDimReduction.from_moments(mom).fit(1, independent_blocks=True)
+                for mom in (whole, parts)]
+    ref = jdr.JointDimReduction.from_blocks(y, xs).fit(1, independent_blocks=True)
+    for res in fits:
+        for k in xs:
+            assert _angle(res.directions[k], units[k], ref.directions[k]) < 1e-10
+            np.testing.assert_allclose(res.eigenvalues[k], ref.eigenvalues[k], rtol=1e-12)
