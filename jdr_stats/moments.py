@@ -43,6 +43,7 @@ from .core._moments_engine import (
 )
 from .core.design_moments import DesignMoments
 from .runtime._validation import check_weights_values
+from .streams._scaled_source import ScaledSource
 from .streams._sources import ArraySource
 
 __all__ = ["Moments", "ResponseMoments", "whitening_of_covariance"]
@@ -177,6 +178,8 @@ class Moments:
         "_names_a",
         "_names_b",
         "_nobs",
+        "_scale_a",
+        "_scale_b",
         "_weight",
         "_weighted",
     )
@@ -236,6 +239,8 @@ class Moments:
         self._names_a = _names(names_a, n1, "a", "names_a")
         self._names_b = _names(names_b, n2, "b", "names_b")
         self._weighted = bool(weighted)
+        self._scale_a: np.ndarray | None = None
+        self._scale_b: np.ndarray | None = None
         for arr in (self._mean_a, self._mean_b, self._m2_a, self._m2_b, self._m2_ab,
                     self._m2_ay, self._m2_by, self._m3_ayb, self._m3_aya, self._m3_byb):
             if arr is not None:
@@ -257,6 +262,7 @@ class Moments:
         out._m3_aya, out._m3_byb = m3_aya, m3_byb
         out._endog_name, out._names_a, out._names_b = endog_name, names_a, names_b
         out._weighted = weighted
+        out._scale_a = out._scale_b = None
         for arr in (mean_a, mean_b, m2_a, m2_b, m2_ab, m2_ay, m2_by, m3_ayb, m3_aya, m3_byb):
             if arr is not None:
                 arr.flags.writeable = False
@@ -267,6 +273,7 @@ class Moments:
         within-block moments existed have them as None)."""
         slots = state[1] if isinstance(state, tuple) else state
         self._m3_aya = self._m3_byb = None
+        self._scale_a = self._scale_b = None
         for key, val in (slots or {}).items():
             object.__setattr__(self, key, val)
         for key in self.__slots__:
@@ -278,19 +285,87 @@ class Moments:
     nobs = property(lambda self: self._nobs, doc="Number of rows read.")
     weight = property(lambda self: self._weight, doc="Total weight W.")
     mean_y = property(lambda self: self._mean_y, doc="Weighted mean of y.")
-    mean_a = property(lambda self: self._mean_a, doc="Weighted means of block a.")
-    mean_b = property(lambda self: self._mean_b, doc="Weighted means of block b.")
+    mean_a = property(lambda self: self._user(self._mean_a, "a"),
+                      doc="Weighted means of block a.")
+    mean_b = property(lambda self: self._user(self._mean_b, "b"),
+                      doc="Weighted means of block b.")
     m2_y = property(lambda self: self._m2_y, doc="Centred sum of squares of y.")
-    m2_a = property(lambda self: self._m2_a, doc="Centred co-moment sum of a.")
-    m2_b = property(lambda self: self._m2_b, doc="Centred co-moment sum of b.")
-    m2_ab = property(lambda self: self._m2_ab, doc="Centred co-moment sum of a and b.")
-    m2_ay = property(lambda self: self._m2_ay, doc="Centred co-moment sum of a and y.")
-    m2_by = property(lambda self: self._m2_by, doc="Centred co-moment sum of b and y.")
-    m3_ayb = property(lambda self: self._m3_ayb, doc="The y-weighted centred cross co-moment.")
-    m3_aya = property(lambda self: self._m3_aya,
+    m2_a = property(lambda self: self._user(self._m2_a, "a", "a"),
+                    doc="Centred co-moment sum of a.")
+    m2_b = property(lambda self: self._user(self._m2_b, "b", "b"),
+                    doc="Centred co-moment sum of b.")
+    m2_ab = property(lambda self: self._user(self._m2_ab, "a", "b"),
+                     doc="Centred co-moment sum of a and b.")
+    m2_ay = property(lambda self: self._user(self._m2_ay, "a"),
+                     doc="Centred co-moment sum of a and y.")
+    m2_by = property(lambda self: self._user(self._m2_by, "b"),
+                     doc="Centred co-moment sum of b and y.")
+    m3_ayb = property(lambda self: self._user(self._m3_ayb, "a", "b"),
+                      doc="The y-weighted centred cross co-moment.")
+    m3_aya = property(lambda self: self._user(self._m3_aya, "a", "a"),
                       doc="The y-weighted centred co-moment of block a with itself (or None).")
-    m3_byb = property(lambda self: self._m3_byb,
+    m3_byb = property(lambda self: self._user(self._m3_byb, "b", "b"),
                       doc="The y-weighted centred co-moment of block b with itself (or None).")
+
+    @property
+    def scales(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """Each block's power-of-two column scales, or None (unit): the sums
+        are held of the columns times them (columns of extreme units,
+        :meth:`from_arrays`), so that they neither overflow nor vanish; the
+        attributes above give them in the user's units (where float64 can
+        hold them: a square beyond its range reads ``inf`` or 0)."""
+        if self._scale_a is None or self._scale_b is None:
+            return None
+        return self._scale_a, self._scale_b
+
+    def _user(self, arr: np.ndarray | None, left: str,
+              right: str | None = None) -> np.ndarray | None:
+        """A held sum in the user's units (the scales divided out)."""
+        if arr is None or self._scale_a is None or self._scale_b is None:
+            return arr
+        sl = self._scale_a if left == "a" else self._scale_b
+        with np.errstate(over="ignore", under="ignore"):
+            if right is None:
+                out = arr / sl
+            else:
+                out = arr / np.outer(sl, self._scale_a if right == "a" else self._scale_b)
+        out.flags.writeable = False
+        return out
+
+    def _held(self) -> Moments:
+        """The held sums as moments of the scaled columns (no scales)."""
+        if self.scales is None:
+            return self
+        return Moments._from_sums(self._sums(), self._endog_name, self._names_a,
+                                  self._names_b, self._weighted)
+
+    def _scaled_to(self, scale_a: np.ndarray, scale_b: np.ndarray) -> Moments:
+        """The same moments held at the column scales ``scale_a``, ``scale_b``
+        (powers of two: exact up to under- or overflow of negligible parts)."""
+        sa = np.ones(self.n1) if self._scale_a is None else self._scale_a
+        sb = np.ones(self.n2) if self._scale_b is None else self._scale_b
+        fa, fb = scale_a / sa, scale_b / sb
+        t = self._sums()
+        with np.errstate(over="ignore", under="ignore"):
+            out = CentredSums(
+                t.nobs, t.weight, t.mean_y, t.mean_a * fa, t.mean_b * fb, t.m2_y,
+                t.m2_a * np.outer(fa, fa), t.m2_b * np.outer(fb, fb), t.m2_ab * np.outer(fa, fb),
+                t.m2_ay * fa, t.m2_by * fb, t.m3_ayb * np.outer(fa, fb),
+                None if t.m3_aya is None else t.m3_aya * np.outer(fa, fa),
+                None if t.m3_byb is None else t.m3_byb * np.outer(fb, fb))
+        res = Moments._from_sums(out, self._endog_name, self._names_a, self._names_b,
+                                 self._weighted)
+        return res._with_scales(scale_a, scale_b)
+
+    def _with_scales(self, scale_a: np.ndarray | None, scale_b: np.ndarray | None) -> Moments:
+        """These held sums declared those of the columns times the scales."""
+        if scale_a is None or scale_b is None or (np.all(scale_a == 1.0)
+                                                  and np.all(scale_b == 1.0)):
+            return self
+        sa, sb = np.array(scale_a, float), np.array(scale_b, float)
+        sa.flags.writeable = sb.flags.writeable = False
+        self._scale_a, self._scale_b = sa, sb
+        return self
 
     @property
     def has_within(self) -> bool:
@@ -419,9 +494,12 @@ class Moments:
         ValueError
             On mismatched lengths, NaN or infinite values, negative weights.
         """
-        src = ArraySource(y, a, b, weights=weights, endog_name=endog_name,
-                          names_a=names_a, names_b=names_b, batch_rows=batch_rows)
-        return cls.from_source(src, batch_rows=batch_rows, within=within)
+        src = ScaledSource(ArraySource(y, a, b, weights=weights, endog_name=endog_name,
+                                       names_a=names_a, names_b=names_b,
+                                       batch_rows=batch_rows))
+        out = cls.from_source(src, batch_rows=batch_rows, within=within)
+        # columns of extreme units: held times powers of two (``scales``)
+        return out._with_scales(src.scale_a, src.scale_b)
 
     @classmethod
     def from_chunks(
@@ -571,6 +649,14 @@ class Moments:
                 f"{self._endog_name!r} {list(self._names_a)} {list(self._names_b)} vs "
                 f"{other._endog_name!r} {list(other._names_a)} {list(other._names_b)}"
             )
+        if self.scales is not None or other.scales is not None:
+            # one scale per column: the smaller (the larger values keep their digits)
+            sa = np.minimum(*(np.ones(self.n1) if m._scale_a is None else m._scale_a
+                              for m in (self, other)))
+            sb = np.minimum(*(np.ones(self.n2) if m._scale_b is None else m._scale_b
+                              for m in (self, other)))
+            left, right = self._scaled_to(sa, sb), other._scaled_to(sa, sb)
+            return _merge(left, right)._with_scales(sa, sb)
         return _merge(self, other)
 
     def __radd__(self, other: object) -> Moments:
@@ -586,7 +672,10 @@ class Moments:
         ``sum_i w_i (a_i - abar) y_i (b_i - bbar)^T / W
         = (m3_ayb + ybar m2_ab) / W``.
         """
-        return sums_to_block_moments(self._sums(), center_y=center_y)
+        out = sums_to_block_moments(self._sums(), center_y=center_y)
+        if self.scales is None:
+            return out
+        return replace(out, scale_a=self._scale_a, scale_b=self._scale_b)
 
 
 def _merge(p: Moments, q: Moments) -> Moments:

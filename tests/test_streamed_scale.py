@@ -135,3 +135,115 @@ def test_poisson_bootstrap_streamed_at_any_scale(tmp_path, factor, independent):
     assert boots[1].n_failed == 0
     np.testing.assert_allclose(boots[1].angles_a, boots[0].angles_a, rtol=1e-7, atol=1e-7)
     np.testing.assert_allclose(boots[1].angles_b, boots[0].angles_b, rtol=1e-7, atol=1e-7)
+
+
+@pytest.mark.parametrize("factor", [1e300, 1e-300])
+@pytest.mark.parametrize("independent", [True, False])
+def test_two_blocks_dask_at_any_scale(factor, independent):
+    """Dask input: the scales come from the first row block (one task) and
+    every task scales its block; the conclusions are those of unit scale."""
+    da = pytest.importorskip("dask.array")
+    y, a, b = _two_block_data()
+    ua, ub = np.array([1.0, factor, 1.0]), np.array([1.0 / factor, 1.0, 1.0])
+    model = jdr.JointDimReduction(da.from_array(y, chunks=100),
+                                  da.from_array(a * ua, chunks=(100, 3)),
+                                  da.from_array(b * ub, chunks=(100, 3)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        res = model.fit(2, independent_blocks=independent)
+        table = res.rank_tests().table
+    ref = jdr.JointDimReduction(y, a, b).fit(2, independent_blocks=independent)
+    ref_table = ref.rank_tests().table
+    np.testing.assert_allclose(res.singular_values, ref.singular_values, rtol=1e-12)
+    assert _angle(res.directions_a, ua, ref.directions_a) < 1e-10
+    assert _angle(res.directions_b, ub, ref.directions_b) < 1e-10
+    np.testing.assert_allclose(table["pvalue"], ref_table["pvalue"], rtol=1e-8, atol=1e-14)
+
+
+@pytest.mark.parametrize("factor", [1e300, 1e-300])
+@pytest.mark.parametrize("independent", [True, False])
+def test_three_blocks_dask_at_any_scale(factor, independent):
+    da = pytest.importorskip("dask.array")
+    rng = np.random.default_rng(1)
+    m, widths = 600, (3, 3, 2)
+    xs = [rng.normal(size=(m, k)) for k in widths]
+    xs[1] = xs[1] + 0.3 * xs[0]
+    y = xs[0][:, 0] * xs[1][:, 0] + xs[1][:, 1] * xs[2][:, 0] + 0.5 * rng.normal(size=m)
+    names = ["g", "l", "c"]
+    units = [np.array([1.0, factor, 1.0]), np.ones(3), np.array([1.0 / factor, 1.0])]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        res = jdr.JointDimReduction.from_blocks(
+            da.from_array(y, chunks=150),
+            {n: da.from_array(x * u, chunks=(150, -1)) for n, x, u in zip(names, xs, units)}
+        ).fit(1, independent_blocks=independent)
+    ref = jdr.JointDimReduction.from_blocks(y, dict(zip(names, xs))).fit(
+        1, independent_blocks=independent)
+    for n, u in zip(names, units):
+        assert _angle(res.directions[n], u, ref.directions[n]) < 1e-10
+        np.testing.assert_allclose(res.eigenvalues[n], ref.eigenvalues[n], rtol=1e-12)
+    if independent:  # the streamed per-block rank tests
+        np.testing.assert_allclose(res.rank_tests().table["pvalue"],
+                                   ref.rank_tests().table["pvalue"], rtol=1e-8, atol=1e-14)
+
+
+@pytest.mark.parametrize("factor", [1e300, 1e-300])
+@pytest.mark.parametrize("independent", [True, False])
+def test_bare_moments_at_any_scale(factor, independent):
+    """``Moments.from_arrays`` holds columns of extreme units times powers
+    of two (``scales``); merged parts and ``from_moments`` fits give the
+    conclusions of unit scale."""
+    y, a, b = _two_block_data(seed=5)
+    ua, ub = np.array([1.0, factor, 1.0]), np.array([1.0 / factor, 1.0, 1.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        whole = jdr.Moments.from_arrays(y, a * ua, b * ub)
+        parts = sum(jdr.Moments.from_arrays(y[i:i + 125], a[i:i + 125] * ua,
+                                            b[i:i + 125] * ub) for i in range(0, 500, 125))
+        assert whole.scales is not None and parts.scales is not None
+        fits = [jdr.JointDimReduction.from_moments(mom).fit(2, independent_blocks=independent)
+                for mom in (whole, parts)]
+    ref = jdr.JointDimReduction(y, a, b).fit(2, independent_blocks=independent)
+    ref_p = ref.rank_tests("chi2").table["pvalue"]
+    for res in fits:
+        np.testing.assert_allclose(res.singular_values, ref.singular_values, rtol=1e-12)
+        assert _angle(res.directions_a, ua, ref.directions_a) < 1e-10
+        assert _angle(res.directions_b, ub, ref.directions_b) < 1e-10
+        np.testing.assert_allclose(res.rank_tests("chi2").table["pvalue"], ref_p,
+                                   rtol=1e-8, atol=1e-14)
+    # the user's units where float64 holds them
+    np.testing.assert_allclose(whole.mean_a, (a * ua).mean(axis=0), rtol=1e-12)
+
+
+def test_bare_moments_constant_column_still_refused():
+    """A column constant at working precision is refused, not scaled away."""
+    y, a, b = _two_block_data(seed=6)
+    a = a.copy()
+    a[:, 1] = 1e-300
+    with pytest.raises(ValueError, match="constant"):
+        jdr.JointDimReduction.from_moments(jdr.Moments.from_arrays(y, a, b))
+
+
+@pytest.mark.parametrize("factor", [1e300, 1e-300])
+def test_three_block_moments_at_any_scale(factor):
+    """``Moments.from_blocks`` of columns of extreme units (merged parts
+    included): the per-block fit of unit scale."""
+    rng = np.random.default_rng(2)
+    m = 600
+    xs = {k: rng.normal(size=(m, n)) for k, n in (("g", 3), ("l", 3), ("c", 2))}
+    y = xs["g"][:, 0] * xs["l"][:, 0] + xs["l"][:, 1] * xs["c"][:, 0] + 0.5 * rng.normal(size=m)
+    units = {"g": np.array([1.0, factor, 1.0]), "l": np.ones(3),
+             "c": np.array([1.0 / factor, 1.0])}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        whole = jdr.Moments.from_blocks(y, {k: x * units[k] for k, x in xs.items()})
+        parts = sum(jdr.Moments.from_blocks(y[i:i + 200], {k: x[i:i + 200] * units[k]
+                                                          for k, x in xs.items()})
+                    for i in range(0, m, 200))
+        fits = [jdr.JointDimReduction.from_moments(mom).fit(1, independent_blocks=True)
+                for mom in (whole, parts)]
+    ref = jdr.JointDimReduction.from_blocks(y, xs).fit(1, independent_blocks=True)
+    for res in fits:
+        for k in xs:
+            assert _angle(res.directions[k], units[k], ref.directions[k]) < 1e-10
+            np.testing.assert_allclose(res.eigenvalues[k], ref.eigenvalues[k], rtol=1e-12)

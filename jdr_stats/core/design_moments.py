@@ -28,14 +28,15 @@ section "Moments").
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from .. import config
+from ..runtime._validation import check_block_names
 from .design import BlockDesign
-from .moments import DesignSums
+from .moments import DesignSums, column_scales
 
 __all__ = ["MAX_ENTRIES", "DesignMoments", "affine_lift", "feature_tensor", "lift_modes",
            "shift_tensor", "sketch_of_tensor"]
@@ -154,8 +155,14 @@ class DesignMoments:
     the bootstrap, which need the rows.
     """
 
+    #: power-of-two column scales of the stacked design (the tensor is of the
+    #: columns times them: columns of extreme units), or None (unit)
+    _scale: np.ndarray | None = None
+
     def __init__(self, tensor: np.ndarray, shift_y: float, shifts: Sequence[np.ndarray],
-                 nobs: int, names: dict[str, list[str]], endog_name: str) -> None:
+                 nobs: int, names: dict[str, list[str]], endog_name: str,
+                 scale: np.ndarray | None = None) -> None:
+        self._scale = None if scale is None else np.asarray(scale, float)
         self._tensor = tensor
         self._shift_y = float(shift_y)
         self._shifts = [np.asarray(c, dtype=float) for c in shifts]
@@ -226,10 +233,15 @@ class DesignMoments:
             raise ValueError(f"blocks: moments of blocks of widths {widths} would hold "
                              f"{dims} numbers (at most {MAX_ENTRIES}); stream the rows "
                              "instead (JointDimReduction.from_parquet(..., blocks=...))")
+        # columns of extreme units: times powers of two, as the in-memory fit does
+        scale = column_scales(mats, rows=m)
+        if scale is not None:
+            cuts = np.cumsum([x.shape[1] for x in mats])[:-1]
+            mats = [x * sc for x, sc in zip(mats, np.split(scale, cuts), strict=True)]
         wn = np.full(m, 1.0 / m) if w is None else w / w.sum()
         cy = float(wn @ y)
         cs = [wn @ x for x in mats]
-        return cls(feature_tensor(y, mats, w, cy, cs), cy, cs, m, labels, endog_name)
+        return cls(feature_tensor(y, mats, w, cy, cs), cy, cs, m, labels, endog_name, scale)
 
     # -- what it holds ------------------------------------------------------
     @property
@@ -256,6 +268,26 @@ class DesignMoments:
     def endog_name(self) -> str:
         return self._endog_name
 
+    @property
+    def scale(self) -> np.ndarray | None:
+        """The stacked design's power-of-two column scales (the moments are
+        held of the columns times them), or None."""
+        return self._scale
+
+    def _scaled_to(self, scale: np.ndarray) -> DesignMoments:
+        """The same moments held at the column scales ``scale`` (a diagonal
+        lift of each block's features: exact for powers of two)."""
+        own = np.ones(sum(self.widths)) if self._scale is None else self._scale
+        f = scale / own
+        cuts = np.cumsum(self.widths)[:-1]
+        parts = np.split(f, cuts)
+        with np.errstate(over="ignore", under="ignore"):
+            t = lift_modes(self._tensor, [np.eye(3), *(affine_lift(np.diag(fk), np.zeros(fk.size))
+                                                      for fk in parts)])
+        return DesignMoments(t, self._shift_y, [c * fk for c, fk in zip(self._shifts, parts,
+                                                                         strict=True)],
+                             self._nobs, self.names, self._endog_name, scale)
+
     def __repr__(self) -> str:
         blocks = ", ".join(f"{k}: {len(v)}" for k, v in self._names.items())
         return f"DesignMoments(nobs={self.nobs}, blocks={{{blocks}}})"
@@ -269,6 +301,14 @@ class DesignMoments:
                 "moments of different designs cannot be merged: blocks "
                 f"{_layout(self)} and {_layout(other)} (the same blocks, names and "
                 "variables, in the same order, are needed)")
+        if self._scale is not None or other._scale is not None:
+            ones = np.ones(sum(self.widths))
+            scale = np.minimum(ones if self._scale is None else self._scale,
+                               ones if other._scale is None else other._scale)
+            return self._scaled_to(scale)._merge(other._scaled_to(scale))
+        return self._merge(other)
+
+    def _merge(self, other: DesignMoments) -> DesignMoments:
         w1, w2 = self.weight, other.weight
         wsum = w1 + w2
         m1, m2 = self.means(), other.means()
@@ -279,7 +319,7 @@ class DesignMoments:
         t2 = shift_tensor(other._tensor, cy - other._shift_y,
                           [c - s for c, s in zip(cs, other._shifts, strict=True)])
         return DesignMoments(t1 + t2, cy, cs, self.nobs + other.nobs, self.names,
-                             self._endog_name)
+                             self._endog_name, self._scale)
 
     def __radd__(self, other: object) -> DesignMoments:
         if isinstance(other, int) and other == 0:  # sum() starts from 0
@@ -369,15 +409,15 @@ def _layout(m: DesignMoments) -> str:
 
 
 def _raw_blocks(blocks: object) -> list[object]:
-    if isinstance(blocks, dict):
+    if isinstance(blocks, Mapping):
         return list(blocks.values())
     return list(blocks)  # type: ignore[call-overload]
 
 
 def _named_blocks(blocks: object) -> tuple[list[str], list[np.ndarray]]:
     """Names and 2-D float arrays of ``blocks`` (a dict or a list)."""
-    if isinstance(blocks, dict):
-        names = [str(k) for k in blocks]
+    if isinstance(blocks, Mapping):
+        names = list(check_block_names(list(blocks), "blocks"))  # as JointDimReduction's
         raw = list(blocks.values())
     elif isinstance(blocks, (list, tuple)):
         raw = list(blocks)
@@ -388,8 +428,6 @@ def _named_blocks(blocks: object) -> tuple[list[str], list[np.ndarray]]:
     if len(raw) < 3:
         raise ValueError(f"blocks: K-block moments take three or more blocks; got {len(raw)} "
                          "(two blocks: jdr.Moments.from_arrays(y, a, b))")
-    if len(set(names)) != len(names):
-        raise ValueError(f"blocks: block names must differ; got {names}")
     arrays = []
     for name, x in zip(names, raw, strict=True):
         arr = np.asarray(x, dtype=float)

@@ -33,7 +33,7 @@ class BlockMomentsData(BlockSums):
     def __init__(self, moments: DesignMoments) -> None:
         self.kmoments = moments
         self.design_sums = moments.design_sums()
-        self.scale = None
+        self.scale = moments.scale  # columns of extreme units: held times powers of two
         self.reader = None  # type: ignore[assignment]
         self.names = moments.names
         self.endog_name = moments.endog_name
@@ -66,7 +66,7 @@ class BlockMomentsData(BlockSums):
         if cross_cov is not None:
             self.check_estimator("joint")
         tensors, norms = self.kmoments.piece_totals(
-            affine_maps(white, self.kmoments.means()[1]), ybar, piece_list)
+            affine_maps(white, self.kmoments.means()[1], self.scale), ybar, piece_list)
         if tests is not None:  # the sketched route: the sketches of the full K-way piece
             from ..core.design_moments import sketch_of_tensor
 
@@ -88,13 +88,15 @@ class BlockMomentsData(BlockSums):
         self.rows(what)
 
 
-def affine_maps(white: DesignWhitening[Any],
-                centres: Sequence[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:
+def affine_maps(white: DesignWhitening[Any], centres: Sequence[np.ndarray],
+                scale: np.ndarray | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
     """Each block's whitening as the affine map ``z = B^T x + e`` of its
     original coordinates, ``(B, e)``, read from the whitening's rows at
     ``centres`` and one unit step from them along each variable (exact for
     an affine map; taking differences at the centres keeps the offset's
-    rounding away from ``B``)."""
+    rounding away from ``B``).  ``scale``: the coordinates are the columns
+    times ``scale`` (the whitening is given the probes in the user's units,
+    exactly: powers of two)."""
     widths = [c.size for c in centres]
     n_rows = 1 + max(widths)
     probes = []
@@ -102,6 +104,9 @@ def affine_maps(white: DesignWhitening[Any],
         x = np.tile(c, (n_rows, 1))
         x[1:1 + n] += np.eye(n)
         probes.append(x)
+    if scale is not None:
+        cuts = np.cumsum(widths)[:-1]
+        probes = [x / sc for x, sc in zip(probes, np.split(scale, cuts), strict=True)]
     zs = white.rows(probes)
     out = []
     for c, z, n in zip(centres, zs, widths, strict=True):

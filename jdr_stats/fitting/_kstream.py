@@ -43,7 +43,7 @@ from ..core.tensor import pieces
 from ..core.whitening import DesignWhitening
 from ..exceptions import RowsNotInMemoryError
 from ..runtime._validation import check_weights_values
-from ..streams._scaled_source import stream_scales
+from ..streams._scaled_source import _block_scales, stream_scales
 from ..whitenings import kblock_refusal, per_block_whitening
 from ._kfit import KBlockRankTests, KBlockResults, _check_ranks, _route_tests, kblock_choices
 from ._kstream_rank import streamed_rank_choice
@@ -97,9 +97,9 @@ class _DaskReader:
     def __init__(self, source: Any, widths: Sequence[int]) -> None:
         self._source = source
         self._cuts = np.cumsum(widths[:-1])[:-1].tolist()
-
-    #: dask blocks are reduced on the cluster: no column scales
-    scale = None
+        # columns of extreme units: power-of-two scales from the first row
+        # block (one task; the rule of the file readers)
+        self.scale: np.ndarray | None = source.first_block(_block_scales)
 
     def __call__(self, block_fn: Callable[..., Any],
                  combine: Callable[[list[Any]], Any]) -> Any:

@@ -17,10 +17,8 @@ from ..io._responses import ResponseKind
 from ..io._stream_levels import plan_stream
 from ..io._streamed import MomentsData
 from ..moments import Moments, ResponseMoments
-from ..runtime._validation import (
-    check_real,
-)
-from ..streams._scaled_source import ScaledSource
+from ..runtime._validation import check_block_names, check_real
+from ..streams._scaled_source import ScaledDaskSource, ScaledSource
 from ..streams._sources import RowSource, is_dask_collection
 from ._kmoments import model_from_moments
 from ._kstream import BlockSums, block_reader_dask, block_reader_file
@@ -425,20 +423,6 @@ def _dask_blocks_model(cls: Any, endog: Any, names: Sequence[str],
     return model
 
 
-def check_block_names(names: Sequence[object], argname: str) -> tuple[str, ...]:
-    """Block names as given: distinct identifiers (letters, digits, ``_``),
-    so that they can name flags, columns and keys; a ``ValueError`` names
-    ``argname`` and the names that are not."""
-    bad = [n for n in names if not isinstance(n, str) or not n.isidentifier()]
-    if bad:
-        raise ValueError(f"{argname}: names must be identifiers (letters, digits, _); "
-                         f"got {bad!r}")
-    repeated = sorted({str(n) for n in names if list(names).count(n) > 1})
-    if repeated:
-        raise ValueError(f"{argname}: names must be distinct; {repeated} repeated")
-    return tuple(str(n) for n in names)
-
-
 def _named_blocks(blocks: object) -> tuple[list[str], list[Any]]:
     """The names and arrays of ``from_blocks``'s ``blocks`` (a dict of named
     blocks, or a list: ``block1, block2, ...``)."""
@@ -498,5 +482,8 @@ def _dask_data(
         yy = DaskSource(endog[:, 0], endog, endog)
         return MomentsData(ResponseMoments.from_sources(parts, yy), origin="dask collections")
     src = DaskSource(endog, exog_a, exog_b)
-    return MomentsData(Moments.from_source(src, within="stacked"), source=src,
-                       origin="dask collections")
+    scaled = ScaledDaskSource(src)  # columns of extreme units: powers of two
+    data = MomentsData(Moments.from_source(scaled, within="stacked"),
+                       source=scaled if scaled.found else src, origin="dask collections")
+    data.scales = scaled.scales
+    return data

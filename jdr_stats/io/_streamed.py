@@ -162,6 +162,9 @@ class MomentsData(_NamesMixin):
                 counts=_class_counts(moments),
                 dropped=tuple(n for n in moments.names if n not in names))
             moments = moments.parts[0]
+        if isinstance(moments, Moments) and moments.scales is not None:  # extreme units
+            self.scales = moments.scales
+            moments = moments._held()
         check_moments(moments)
         if self.response_sums is None:
             self.response = ResponseInfo(names=(moments.endog_name,))

@@ -28,6 +28,7 @@ __all__ = [
     "check_memory",
     "check_fit_rows",
     "check_rows_for_whitening",
+    "check_block_names",
 ]
 
 _S = TypeVar("_S", bound=str)
@@ -337,3 +338,17 @@ def child_seeds(
         normalize_seed(seed)  # TypeError for anything but an int or None
         seq = np.random.SeedSequence(None if seed is None else int(seed))
     return [np.random.default_rng(s) for s in seq.spawn(n)]
+
+
+def check_block_names(names: Sequence[object], argname: str) -> tuple[str, ...]:
+    """Block names as given: distinct identifiers (letters, digits, ``_``),
+    so that they can name flags, columns and keys; a ``ValueError`` names
+    ``argname`` and the names that are not."""
+    bad = [n for n in names if not isinstance(n, str) or not n.isidentifier()]
+    if bad:
+        raise ValueError(f"{argname}: names must be identifiers (letters, digits, _); "
+                         f"got {bad!r}")
+    repeated = sorted({str(n) for n in names if list(names).count(n) > 1})
+    if repeated:
+        raise ValueError(f"{argname}: names must be distinct; {repeated} repeated")
+    return tuple(str(n) for n in names)

@@ -199,6 +199,21 @@ class DaskSource:
                      for i in range(0, len(level), k)]
         return level[0].compute()
 
+    def first_block(self, fn: Callable[..., Any]) -> Any:
+        """``fn(y, a, b)`` of the first row block, one task on the cluster
+        (only its result travels)."""
+        import dask
+
+        blocks = self._delayed_blocks()
+        if not blocks:
+            raise ValueError("no chunks: the dask collections have no row blocks")
+        if self._kind == "array":
+            task = dask.delayed(_apply_to_block, pure=True)(fn, *blocks[0], 0, ())
+        else:
+            task = dask.delayed(_apply_to_partition, pure=True)(fn, blocks[0],
+                                                                len(self.names_a), 0, ())
+        return task.compute()
+
     def iter_chunks(self, batch_rows: int | None = None) -> Iterator[Chunk]:
         """Yield the dask row blocks as float64 ``(y, a, b)``, computed one by one.
 

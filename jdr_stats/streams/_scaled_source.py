@@ -29,7 +29,7 @@ import numpy as np
 
 from ..core.moments import column_scales
 
-__all__ = ["ScaledSource", "stream_scales"]
+__all__ = ["ScaledDaskSource", "ScaledSource", "stream_scales"]
 
 #: at most this many binary orders between a scaled column's largest and
 #: median magnitude in the chunk the scales come from
@@ -40,6 +40,8 @@ def stream_scales(blocks: list[np.ndarray]) -> np.ndarray | None:
     """Power-of-two scales of the stacked columns of one chunk
     (:func:`~jdr_stats.core.moments.column_scales`), kept only for columns
     of one magnitude (see the module); None when no column is scaled."""
+    if not len(blocks[0]):
+        return None
     xs = [np.asarray(x, float).reshape(len(x), -1) for x in blocks]
     with np.errstate(invalid="ignore", over="ignore"):
         scale = column_scales(xs, rows=max(len(xs[0]), 1))
@@ -93,7 +95,7 @@ class ScaledSource:
         return getattr(self.__dict__["_base"], name)
 
     def _scaled(self, a: Any, b: Any) -> tuple[Any, Any]:
-        if not self._decided:
+        if not self._decided and len(a):  # from the first chunk with rows
             self._decided = True
             scale = stream_scales([a, b])
             if scale is not None:
@@ -113,3 +115,46 @@ class ScaledSource:
                 wf = np.asarray(w, float)
                 self.integer_weights = bool(np.all(wf == np.round(wf)))
             yield (y, *self._scaled(a, b), w)
+
+
+def _block_scales(y: Any, a: Any, b: Any) -> np.ndarray | None:
+    """:func:`stream_scales` of one row block (a task on the cluster)."""
+    return stream_scales([a, b])
+
+
+def _scaled_block(y: Any, a: Any, b: Any, block_fn: Any, scale_a: np.ndarray,
+                  scale_b: np.ndarray, args: tuple[Any, ...]) -> Any:
+    """``block_fn`` of one row block with its columns times the scales."""
+    return block_fn(y, np.asarray(a, float) * scale_a, np.asarray(b, float) * scale_b, *args)
+
+
+class ScaledDaskSource(ScaledSource):
+    """:class:`ScaledSource` of a :class:`~jdr_stats.sources.DaskSource`:
+    the scales are chosen from the first row block by one task on the
+    cluster (only the scales travel), and :meth:`tree_reduce` scales every
+    row block in its task before ``block_fn`` sees it; the client's passes
+    (:meth:`iter_chunks`) read the same scaled columns."""
+
+    def _decide(self) -> None:
+        if self._decided:
+            return
+        self._decided = True
+        scale = self._base.first_block(_block_scales)
+        if scale is not None:
+            n1 = len(self._base.names_a)
+            self.scale_a, self.scale_b = scale[:n1], scale[n1:]
+
+    def tree_reduce(self, block_fn: Any, combine: Any, args: tuple[Any, ...] = ()) -> Any:
+        self._decide()
+        if self.scale_a is None or self.scale_b is None:
+            return self._base.tree_reduce(block_fn, combine, args)
+        return self._base.tree_reduce(_scaled_block, combine,
+                                      (block_fn, self.scale_a, self.scale_b, args))
+
+    def iter_chunks(self, batch_rows: int | None = None) -> Iterator[tuple[Any, ...]]:
+        self._decide()
+        yield from super().iter_chunks(batch_rows)
+
+    def iter_weighted_chunks(self, batch_rows: int | None = None) -> Iterator[tuple[Any, ...]]:
+        self._decide()
+        yield from super().iter_weighted_chunks(batch_rows)
