@@ -27,6 +27,14 @@ def _angle(d_user, units, d_ref):
     return np.max(principal_angles(np.asarray(d_user) * units[:, None], np.asarray(d_ref)))
 
 
+def _same_loadings(got, ref):
+    """Per-SD loadings are unit-free: equal to unit scale's (each column's
+    sign as the reference's)."""
+    g, r = np.asarray(got, float), np.asarray(ref, float)
+    sign = np.sign(np.sum(g * r, axis=0))
+    np.testing.assert_allclose(g * sign, r, rtol=1e-9, atol=1e-12)
+
+
 def _write(tmp_path, frame, ext):
     path = tmp_path / f"data.{ext}"
     if ext == "parquet":
@@ -100,6 +108,7 @@ def test_three_blocks_streamed_at_any_scale(tmp_path, ext, factor, independent):
         1, independent_blocks=independent)
     for k in names:
         assert _angle(res.directions[k], units[k], ref.directions[k]) < 1e-10
+        _same_loadings(res.loadings[k], ref.loadings[k])
     np.testing.assert_allclose(np.concatenate([res.eigenvalues[k] for k in names]),
                                np.concatenate([ref.eigenvalues[k] for k in names]),
                                rtol=1e-9)
@@ -182,6 +191,7 @@ def test_three_blocks_dask_at_any_scale(factor, independent):
     for n, u in zip(names, units):
         assert _angle(res.directions[n], u, ref.directions[n]) < 1e-10
         np.testing.assert_allclose(res.eigenvalues[n], ref.eigenvalues[n], rtol=1e-12)
+        _same_loadings(res.loadings[n], ref.loadings[n])
     if independent:  # the streamed per-block rank tests
         np.testing.assert_allclose(res.rank_tests().table["pvalue"],
                                    ref.rank_tests().table["pvalue"], rtol=1e-8, atol=1e-14)
@@ -247,3 +257,4 @@ def test_three_block_moments_at_any_scale(factor):
         for k in xs:
             assert _angle(res.directions[k], units[k], ref.directions[k]) < 1e-10
             np.testing.assert_allclose(res.eigenvalues[k], ref.eigenvalues[k], rtol=1e-12)
+            _same_loadings(res.loadings[k], ref.loadings[k])

@@ -67,6 +67,9 @@ class KBlockExtrasMixin:
         if sums is not None:  # a streamed fit: the centred sums of the stacked design
             var = np.diag(np.asarray(sums.m2_xx, float)) / float(sums.weight)
             sd = np.sqrt(np.clip(var, 0.0, None))
+            scale = getattr(data, "scale", None)  # sums of the columns times powers of two
+            if scale is not None:
+                sd = sd / np.asarray(scale, float)
             cuts = np.cumsum([len(data.names[k]) for k in data.names])[:-1]
             return dict(zip(self._names, np.split(sd, cuts), strict=True))
         _, *rows, w = data.rows("the per-SD loadings (the blocks' SDs)", weights=True)
