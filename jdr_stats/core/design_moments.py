@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from .. import config
-from ..runtime._validation import check_block_names
+from ..runtime._validation import named_blocks
 from .design import BlockDesign
 from .moments import DesignSums, column_scales
 
@@ -416,15 +416,7 @@ def _raw_blocks(blocks: object) -> list[object]:
 
 def _named_blocks(blocks: object) -> tuple[list[str], list[np.ndarray]]:
     """Names and 2-D float arrays of ``blocks`` (a dict or a list)."""
-    if isinstance(blocks, Mapping):
-        names = list(check_block_names(list(blocks), "blocks"))  # as JointDimReduction's
-        raw = list(blocks.values())
-    elif isinstance(blocks, (list, tuple)):
-        raw = list(blocks)
-        names = [f"block{k + 1}" for k in range(len(raw))]
-    else:
-        raise TypeError(f"blocks: a dict of name to array or a list of arrays; got "
-                        f"{type(blocks).__name__}")
+    names, raw = named_blocks(blocks)  # as JointDimReduction's
     if len(raw) < 3:
         raise ValueError(f"blocks: K-block moments take three or more blocks; got {len(raw)} "
                          "(two blocks: jdr.Moments.from_arrays(y, a, b))")
@@ -435,7 +427,7 @@ def _named_blocks(blocks: object) -> tuple[list[str], list[np.ndarray]]:
             arr = arr[:, None]
         if arr.ndim != 2 or arr.shape[1] == 0:
             raise ValueError(f"blocks: block {name!r} must be (m, n_k) with n_k >= 1; got "
-                             f"shape {np.shape(x)}")
+                             f"shape {arr.shape}")
         if not np.isfinite(arr).all():
             row = int(np.argwhere(~np.isfinite(arr))[0][0])
             raise ValueError(f"blocks: block {name!r} has NaN or infinite values (row {row})")

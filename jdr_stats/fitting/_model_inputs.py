@@ -17,7 +17,7 @@ from ..io._responses import ResponseKind
 from ..io._stream_levels import plan_stream
 from ..io._streamed import MomentsData
 from ..moments import Moments, ResponseMoments
-from ..runtime._validation import check_block_names, check_real
+from ..runtime._validation import check_block_names, check_real, named_blocks
 from ..streams._scaled_source import ScaledDaskSource, ScaledSource
 from ..streams._sources import RowSource, is_dask_collection
 from ._kmoments import model_from_moments
@@ -426,15 +426,7 @@ def _dask_blocks_model(cls: Any, endog: Any, names: Sequence[str],
 def _named_blocks(blocks: object) -> tuple[list[str], list[Any]]:
     """The names and arrays of ``from_blocks``'s ``blocks`` (a dict of named
     blocks, or a list: ``block1, block2, ...``)."""
-    if isinstance(blocks, Mapping):
-        names = list(check_block_names(list(blocks), "blocks"))
-        arrays = list(blocks.values())
-    elif isinstance(blocks, (list, tuple)):
-        arrays = list(blocks)
-        names = [f"block{k + 1}" for k in range(len(arrays))]
-    else:
-        raise TypeError(f"blocks must be a dict of named blocks or a list of blocks; got "
-                        f"{type(blocks).__name__}")
+    names, arrays = named_blocks(blocks)
     if len(arrays) < 2:
         raise ValueError(f"blocks: a joint reduction needs at least two blocks; got "
                          f"{len(arrays)}")

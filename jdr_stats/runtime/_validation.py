@@ -9,7 +9,7 @@ the package's layers: it imports nothing from the package.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TypeVar
 
 import numpy as np
@@ -29,6 +29,7 @@ __all__ = [
     "check_fit_rows",
     "check_rows_for_whitening",
     "check_block_names",
+    "named_blocks",
 ]
 
 _S = TypeVar("_S", bound=str)
@@ -352,3 +353,16 @@ def check_block_names(names: Sequence[object], argname: str) -> tuple[str, ...]:
     if repeated:
         raise ValueError(f"{argname}: names must be distinct; {repeated} repeated")
     return tuple(str(n) for n in names)
+
+
+def named_blocks(blocks: object) -> tuple[list[str], list[object]]:
+    """The names (checked by :func:`check_block_names`) and the raw arrays of
+    a ``blocks`` argument: a mapping of named blocks, or a list or tuple of
+    blocks named ``block1, block2, ...``; a ``TypeError`` names ``blocks``
+    and the type otherwise."""
+    if isinstance(blocks, Mapping):
+        return list(check_block_names(list(blocks), "blocks")), list(blocks.values())
+    if isinstance(blocks, (list, tuple)):
+        return [f"block{k + 1}" for k in range(len(blocks))], list(blocks)
+    raise TypeError(f"blocks: a dict of named blocks or a list of blocks; got "
+                    f"{type(blocks).__name__}")
