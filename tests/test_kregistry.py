@@ -136,7 +136,7 @@ def test_k_block_tests_dispatch_through_the_registry():
             with pytest.raises(ValueError,
                                match=f"rank_method: three or more blocks .*got '{name}'"):
                 model.fit("auto", rank_method=name)
-    with pytest.raises(ValueError, match=r"method: a fit of a rank per block has the robust "
+    with pytest.raises(ValueError, match=r"method: a fit of three or more blocks has the robust "
                                          r"per-block test only.*got 'nope'"):
         res.rank_tests(method="nope")
 

@@ -390,7 +390,10 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockViewMixin, Ex
             ``table`` (all blocks, indexed by block and rank),
             ``select_rank(alpha)``, ``summary()``, ``to_dict()``.
         """
-        spec = kblock_method(method)
+        what = ("a fit of three or more blocks" if len(self._names) >= 3 else
+                "a fit pooling the main effects" if self.main_effects else
+                "a fit of a rank per block")
+        spec = kblock_method(method, "method", what)
         streamed = getattr(self._model._data, "streamed_rank_tests", None)
         if streamed is not None:  # a source: two passes more
             if spec.name != "robust":
