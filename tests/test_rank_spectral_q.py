@@ -22,6 +22,7 @@ from jdr_stats import config, policy
 from jdr_stats.core._hosvd import hosvd, whitened_crosses
 from jdr_stats.core._linalg import block_whitenings
 from jdr_stats.inference import _rank_spectral as sp
+from jdr_stats.inference import _spectral_sums as ss
 from jdr_stats.inference._rank_stats import WhitenedDesign, _whiten
 from jdr_stats.inference.rank_tests import choose_rank, rank_tests, resolve_method
 
@@ -430,17 +431,17 @@ def test_flip_sums_by_groups_and_halves_match_column_sums(one_sign):
     def column(sums, c):  # one column's sums: views of the stacked ones
         return {key: arr[c] for key, arr in sums.items()}
 
-    ref = sp._zero_sums(n1, n2, k2, True, q)
+    ref = ss._zero_sums(n1, n2, k2, True, q)
     for c in range(q):
-        sp._accumulate(column(ref, c), y[:, c], a, b, sa, sb, ca, cb, one_sign)
-    by_halves = sp._zero_sums(n1, n2, k2, True, q)
-    flipped = sp._FlippedRows(a, b, ca, cb, sa, sb, halves, one_sign)
+        ss._accumulate(column(ref, c), y[:, c], a, b, sa, sb, ca, cb, one_sign)
+    by_halves = ss._zero_sums(n1, n2, k2, True, q)
+    flipped = ss._FlippedRows(a, b, ca, cb, sa, sb, halves, one_sign)
     for c in range(q):
         flipped.accumulate(column(by_halves, c), y[:, c], u1, v1)
-    groups = sp._row_groups(y, a, b, ca, cb, halves)
+    groups = ss._row_groups(y, a, b, ca, cb, halves)
     assert groups is not None and len(groups) == classes
-    by_groups = sp._zero_sums(n1, n2, k2, True, q)
-    sp._accumulate_groups(by_groups, groups, sa, sb, one_sign)
+    by_groups = ss._zero_sums(n1, n2, k2, True, q)
+    ss._accumulate_groups(by_groups, groups, sa, sb, one_sign)
     for key, val in ref.items():
         np.testing.assert_allclose(by_halves[key], val, rtol=1e-10, atol=1e-9)
         np.testing.assert_allclose(by_groups[key], val, rtol=1e-10, atol=1e-9)
