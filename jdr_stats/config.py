@@ -87,7 +87,7 @@ READ_AHEAD_CHUNKS = 0
 CHUNK_FLOATS = MEMORY_BUDGET // 8
 
 #: Bytes of one chunk of per-row features in the bootstrap's reweighted
-#: moments (``_linalg.ReweightedMoments``): twice the budget, as the
+#: moments (``_reweighted.ReweightedMoments``): twice the budget, as the
 #: features are formed once and then reused by every replicate of a batch.
 FEATURE_BYTES = 2 * MEMORY_BUDGET
 

@@ -3,7 +3,7 @@
 :func:`replicates` draws the resampling through the resampling engine
 (:mod:`jdr_stats.resampling._engine`: pairs counts or Poisson weights), forms the
 moments of a batch of replicates (pairs: one product of the count matrix
-with per-row features, :class:`~jdr_stats.core._linalg.ReweightedMoments`;
+with per-row features, :class:`~jdr_stats.core._reweighted.ReweightedMoments`;
 Poisson: one pass over the rows, :mod:`.poisson_bootstrap`), refits them
 (dense: all at once, :func:`._bounds.batched_dense_estimate`; sparse: one by
 one) and measures the principal angles of each replicate's subspaces to the

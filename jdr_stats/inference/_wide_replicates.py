@@ -1,6 +1,6 @@
 """Pairs-bootstrap replicate moments for wide blocks, one replicate at a time.
 
-:class:`~jdr_stats.core._linalg.ReweightedMoments` forms ``m x width`` per-row
+:class:`~jdr_stats.core._reweighted.ReweightedMoments` forms ``m x width`` per-row
 features (``width ~ (n1 + n2)^2 / 2 + 2 n1 n2``) and multiplies them by the
 count matrix.  For wide blocks the features cost more than the products,
 and two of them (``a b^T`` and ``a y b^T``) are needed only to centre ``y``

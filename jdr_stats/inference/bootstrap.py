@@ -11,7 +11,7 @@ selected.  The derivations are in ``docs/theory/bootstrap.md``.
 The replicates never copy rows: a resample is a vector of counts, and the
 reweighted moments of a whole batch of replicates are one matrix product of
 the count matrix with per-row products of the centred data (see
-:class:`~jdr_stats.core._linalg.ReweightedMoments`); ``method="poisson"`` draws
+:class:`~jdr_stats.core._reweighted.ReweightedMoments`); ``method="poisson"`` draws
 independent row weights instead and accumulates all replicates in one pass
 (:mod:`jdr_stats.inference.poisson_bootstrap`).  Dense replicates are
 refitted in one batch (:func:`._bounds.batched_dense_estimate`), sparse

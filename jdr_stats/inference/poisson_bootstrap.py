@@ -43,7 +43,7 @@ __all__ = ["poisson_weights", "inner_weights", "poisson_moments",
 
 
 class _SourceMoments(ReweightedMoments):
-    """:class:`~jdr_stats.core._linalg.ReweightedMoments` whose rows arrive in chunks of a source.
+    """:class:`~jdr_stats.core._reweighted.ReweightedMoments` over chunks of a source.
 
     Built from the full-sample means and column ranges (first pass); the
     per-row features of a chunk are computed by the parent's ``_features``
