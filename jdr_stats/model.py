@@ -639,13 +639,14 @@ class JointDimReduction(StreamedConstructorsMixin, DataModel):
         interactions = check_interactions(
             interactions, n_blocks=len(self.block_names), main_effects=main_effects,
             per_block_ranks=per_block_ranks, sparsity=sparsity, data=self._data)
-        base = self._data if interactions in ("stein", "regression") \
-            else orthogonal_data(self._data, interactions)
         if len(self.block_names) >= 3 or main_effects or per_block_ranks:
             return fit_kblock_engine(
                 self, rank, whitening=whitening, standardize=standardize,
                 independent_blocks=independent_blocks, sparsity=sparsity,
-                rank_method=rank_method, alpha=alpha, seed=seed, main_effects=main_effects)
+                rank_method=rank_method, alpha=alpha, seed=seed, main_effects=main_effects,
+                interactions=interactions)
+        base = self._data if interactions in ("stein", "regression") \
+            else orthogonal_data(self._data, interactions)
         fitted = fit_two_blocks(
             self, rank, base, interactions, whitening=whitening, standardize=standardize,
             independent_blocks=independent_blocks, sparsity=sparsity,
