@@ -382,6 +382,10 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockViewMixin, Ex
         "K blocks", sections 2 and 6)."""
         if self.main_effects:
             return "main effects and interactions between the blocks"
+        if self._settings.get("interactions") == "orthogonal":
+            return ("interactions between the blocks, of y's least squares residual on "
+                    "[1, every block] (interactions=\"orthogonal\": no linear main effect "
+                    "enters, whatever the design; within-block curvature of y still may)")
         return "interactions between the blocks (not main effects)"
 
     def rank_tests(self, method: str = "auto") -> KBlockRankTests:
@@ -656,7 +660,9 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockViewMixin, Ex
         m = self._model
         info: dict[str, Any] = {
             "Model:": "Joint dimension reduction, K blocks"
-            + (", main effects pooled" if self.main_effects else ""),
+            + (", main effects pooled" if self.main_effects else "")
+            + (", orthogonal interactions" if self._settings.get("interactions")
+               == "orthogonal" else ""),
             "Dependent variable:": m.endog_name,
             "No. observations:": str(self.nobs),
             **_wrapped("Blocks:", [f"{n} ({len(self._labels(k))})"
@@ -710,7 +716,8 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockViewMixin, Ex
                        f"(theory page 'K blocks'). Route: {self._settings['route']['reason']}. "
                        f"Weights: {self._settings['weighting']['reason']}.")
         out.append(f"The reduction sees {self.sees}; links even in a block are invisible to it"
-                   + ("." if self.main_effects else
+                   + ("." if self.main_effects or self._settings.get("interactions")
+                      == "orthogonal" else
                       " (fit(..., main_effects=True) pools the main effects)."))
         if self.sparsity is not None:
             choice = self._settings.get("sparsity_choice")
