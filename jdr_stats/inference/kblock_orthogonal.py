@@ -38,6 +38,17 @@ def kblock_residual(y: np.ndarray, blocks: Sequence[np.ndarray]) -> np.ndarray:
 
     Raises ``ValueError`` naming ``interactions`` for a response of more
     than one column, too few rows, or linearly dependent columns.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from jdr_stats.inference.kblock_orthogonal import kblock_residual
+    >>> rng = np.random.default_rng(0)
+    >>> xs = [rng.standard_normal((200, 3)) for _ in range(3)]
+    >>> y = xs[0][:, 0] * xs[1][:, 0] + 2.0 * xs[2][:, 1] + rng.standard_normal(200)
+    >>> e = kblock_residual(y, xs)
+    >>> bool(np.allclose(e, kblock_residual(y + 5.0 * xs[1][:, 2], xs)))
+    True
     """
     y = np.asarray(y, dtype=float)
     if y.ndim != 1:
