@@ -377,12 +377,18 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockViewMixin, Ex
         return bool(self._settings.get("main_effects", False))
 
     @property
+    def _orthogonal(self) -> bool:
+        """True for a fit of ``interactions="orthogonal"`` (every piece of y's
+        residual on ``[1, every block]``)."""
+        return self._settings.get("interactions") == "orthogonal"
+
+    @property
     def sees(self) -> str:
         """Which parts of the link the reduction can see (theory page
         "K blocks", sections 2 and 6)."""
         if self.main_effects:
             return "main effects and interactions between the blocks"
-        if self._settings.get("interactions") == "orthogonal":
+        if self._orthogonal:
             return ("interactions between the blocks, of y's least squares residual on "
                     "[1, every block] (interactions=\"orthogonal\": no linear main effect "
                     "enters, whatever the design; within-block curvature of y still may)")
@@ -661,8 +667,7 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockViewMixin, Ex
         info: dict[str, Any] = {
             "Model:": "Joint dimension reduction, K blocks"
             + (", main effects pooled" if self.main_effects else "")
-            + (", orthogonal interactions" if self._settings.get("interactions")
-               == "orthogonal" else ""),
+            + (", orthogonal interactions" if self._orthogonal else ""),
             "Dependent variable:": m.endog_name,
             "No. observations:": str(self.nobs),
             **_wrapped("Blocks:", [f"{n} ({len(self._labels(k))})"
@@ -716,8 +721,7 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockViewMixin, Ex
                        f"(theory page 'K blocks'). Route: {self._settings['route']['reason']}. "
                        f"Weights: {self._settings['weighting']['reason']}.")
         out.append(f"The reduction sees {self.sees}; links even in a block are invisible to it"
-                   + ("." if self.main_effects or self._settings.get("interactions")
-                      == "orthogonal" else
+                   + ("." if self.main_effects or self._orthogonal else
                       " (fit(..., main_effects=True) pools the main effects)."))
         if self.sparsity is not None:
             choice = self._settings.get("sparsity_choice")
