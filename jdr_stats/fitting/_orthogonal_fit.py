@@ -1,4 +1,9 @@
-"""``fit(..., interactions=...)``: which interaction estimand a two-block fit uses.
+"""``fit(..., interactions=...)``: which interaction estimand a fit uses.
+
+Three or more blocks (and two with a rank per block) take ``"stein"`` or
+``"orthogonal"``, on the K-block engine
+(:mod:`jdr_stats.inference.kblock_orthogonal`; theory page "K blocks",
+section 4d); the rest of this module is the two-block route.
 
 ``"stein"`` (default): the cross moment of ``y`` itself, the cross block of
 ``Sigma^{-1} E[y x x^T] Sigma^{-1}``.  ``"orthogonal"``: the same cross
