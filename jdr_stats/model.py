@@ -554,7 +554,7 @@ class JointDimReduction(StreamedConstructorsMixin, DataModel):
             (``independent_blocks=False``: block ``k``'s main effect given
             the others); not with ``sparsity``.
         interactions : {"stein", "orthogonal", "orthogonal_quadratic", "regression"}
-            Two blocks: which interaction estimand.  ``"stein"`` (default):
+            Which interaction estimand.  ``"stein"`` (default):
             the cross moment of ``y``, the cross block of
             ``Sigma^{-1} E[y x x^T] Sigma^{-1}`` (per block for
             ``independent_blocks=True``), which a linear main effect enters
@@ -568,9 +568,15 @@ class JointDimReduction(StreamedConstructorsMixin, DataModel):
             the residual's estimation in their influence rows
             (:func:`jdr_stats.inference.orthogonal_rank.orthogonal_rank_tests`).
             Needs the rows in memory, a single numeric response, no weights
-            or covariates, ``m > n1 + n2 + 1``; not with ``main_effects``,
-            ``sparsity="auto"`` or three or more blocks; the bootstrap of
-            such a fit is refused.  Within-block curvature of ``y`` is not
+            or covariates, ``m > n1 + n2 + 1``; not with ``main_effects`` or
+            ``sparsity="auto"``; the bootstrap of a two-block fit is
+            refused.  Three or more blocks (and two with a rank per block)
+            take ``"orthogonal"`` on the K-block engine: every piece formed
+            from ``y``'s residual on ``[1, every block]``, the per-block rank
+            tests with the residual's term in their rows' influences, the
+            bootstrap re-estimating it (theory page "K blocks", section 4d;
+            the study ``studies/study_kblock_orthogonal.py``); not with
+            ``sparsity``.  Within-block curvature of ``y`` is not
             removed: ``"orthogonal_quadratic"`` also residualises ``y`` (and,
             in the tests, the cross products) on every within-block product
             ``a_j a_l``, ``b_j b_l`` (``j <= l``), which needs ``m > 1 + n1 +
@@ -639,13 +645,14 @@ class JointDimReduction(StreamedConstructorsMixin, DataModel):
         interactions = check_interactions(
             interactions, n_blocks=len(self.block_names), main_effects=main_effects,
             per_block_ranks=per_block_ranks, sparsity=sparsity, data=self._data)
-        base = self._data if interactions in ("stein", "regression") \
-            else orthogonal_data(self._data, interactions)
         if len(self.block_names) >= 3 or main_effects or per_block_ranks:
             return fit_kblock_engine(
                 self, rank, whitening=whitening, standardize=standardize,
                 independent_blocks=independent_blocks, sparsity=sparsity,
-                rank_method=rank_method, alpha=alpha, seed=seed, main_effects=main_effects)
+                rank_method=rank_method, alpha=alpha, seed=seed, main_effects=main_effects,
+                interactions=interactions)
+        base = self._data if interactions in ("stein", "regression") \
+            else orthogonal_data(self._data, interactions)
         fitted = fit_two_blocks(
             self, rank, base, interactions, whitening=whitening, standardize=standardize,
             independent_blocks=independent_blocks, sparsity=sparsity,

@@ -205,7 +205,7 @@ def test_bad_input():
         mid.fit("auto", interactions="orthogonal")
     three = jdr.JointDimReduction.from_blocks(y, [a, b, a[:, :2] + b[:, :2]])
     with pytest.raises(ValueError, match="two blocks"):
-        three.fit(1, interactions="orthogonal")
+        three.fit(1, interactions="orthogonal_quadratic")
     with pytest.raises(ValueError, match="linearly dependent"):
         orthogonal_residual(y, np.column_stack([a, a[:, 0]]), b)
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from functools import cached_property
 from typing import Any, Literal
 
@@ -28,6 +29,7 @@ from ..core.tensor import sketch_tests
 from ..core.whitening import DesignWhitening
 from ..inference._kblock_design import KBlockDesign
 from ..inference.kblock_bootstrap import KBlockBootstrapResults
+from ..inference.kblock_orthogonal import kblock_residual
 from ..inference.main_effects import MainEffectsMethod, MainEffectsResults, main_effects_test
 from ..inference.rank_methods import kblock_method
 from ..io._data import ModelData
@@ -86,11 +88,13 @@ def _whiten(data: ModelData, names: Sequence[str], kind: str,
 def _jackknife_influences(blocks: Sequence[np.ndarray], endog: np.ndarray,
                           w: np.ndarray | None, names: Sequence[str],
                           labels: Sequence[Sequence[str]], kind: str, estimator: str,
-                          fac: KBlockFactors, stacked: Sequence[np.ndarray]) -> list[np.ndarray]:
+                          fac: KBlockFactors, stacked: Sequence[np.ndarray], *,
+                          orthogonal: bool = False) -> list[np.ndarray]:
     """Each row's influence on every block's stacked pieces: one copy of row
     ``i`` deleted (its weight lowered by ``d_i = min(1, w_i)``, the row
     dropped at zero), the pieces refitted (whitening, centring, Hermite
-    correction re-estimated; the pieces' scales and weights held), and
+    correction re-estimated, and with ``orthogonal`` the response's residual
+    on ``[1, every block]``; the pieces' scales and weights held), and
     ``(W - d_i) / d_i (M_k - M_k^{(-i)})`` (``W`` the rows or the weights'
     sum), ``m x n_k x D_k`` per block."""
     m = endog.shape[0]
@@ -107,7 +111,8 @@ def _jackknife_influences(blocks: Sequence[np.ndarray], endog: np.ndarray,
         zs, _ = _whiten_arrays(sub, wk, names, labels, kind, estimator)
         n = int(keep.sum())
         wn = np.full(n, 1.0 / n) if wk is None else wk / wk.sum()
-        y = endog[keep] - wn @ endog[keep]
+        y = (kblock_residual(endog[keep], sub) if orthogonal
+             else endog[keep] - wn @ endog[keep])
         cc = _cross_cov(zs, wn) if estimator == "joint" else None
         for k, mk in enumerate(stacked_pieces(y, zs, fac, cross_cov=cc, w=wk)):
             out[k][i] = (total - d) / d * (stacked[k] - mk)
@@ -147,15 +152,23 @@ def kblock_choices(independent_blocks: object, m: int, widths: Sequence[int],
 
 def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks: bool,
                 sparsity: Any, rank_method: str, alpha: float, seed: Any,
-                stop: bool = True, main_effects: bool = False) -> KBlockResults:
+                stop: bool = True, main_effects: bool = False,
+                interactions: str = "stein") -> KBlockResults:
     """The K-block fit of ``model`` (see :meth:`JointDimReduction.fit`).
 
     With ``rank="auto"`` each block's tests run up to the first rank not
     rejected at ``alpha`` (``stop=False``: every rank, for
     :meth:`KBlockResults.rank_tests`).  ``main_effects``: each block's first
     moment pooled with its interaction pieces (two blocks included).
+    ``interactions="orthogonal"``: every piece of the response's least
+    squares residual on ``[1, every block]`` (checked by
+    :func:`~jdr_stats.fitting._orthogonal_fit.check_interactions`).
     """
     data: ModelData = model._data
+    orthogonal = interactions == "orthogonal"
+    if orthogonal:
+        data = replace(data, endog=kblock_residual(
+            data.endog, [np.asarray(x, float) for x in data.blocks.values()]))
     names = model.block_names
     widths = [len(data.names[k]) for k in data.blocks]
     main_effects = check_main_effects(main_effects, sparsity)
@@ -199,19 +212,20 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
             raise ValueError(f'rank="auto": the per-block rank tests form m x m matrices, '
                              f"m = {m} > {policy.KBLOCK_GRAM_MAX_ROWS}; give the ranks")
         labels = [data.names[b] for b in data.blocks]
-        endog = np.asarray(data.endog, float)
+        endog = np.asarray(model._data.endog, float)
         design = KBlockDesign(
             tuple(names), zs, y, w, estimator, fac, cross_cov=cross_cov,
-            main_effects=main_effects,
+            main_effects=main_effects, orthogonal=orthogonal,
             jackknife=lambda stacked: _jackknife_influences(
-                blocks, endog, w, names, labels, kind, estimator, fac, stacked))
+                blocks, endog, w, names, labels, kind, estimator, fac, stacked,
+                orthogonal=orthogonal))
         tables, ranks, influence = block_rank_choice(design, method, alpha, stop)
     settings: dict[str, Any] = {
         "whitening": kind,
         "whitening_reason": wchoice.reason if whitening == "auto" else "given",
         "estimator": estimator, "estimator_reason": est_choice.reason,
         "route": route.to_dict(), "weighting": weighting.to_dict(),
-        "main_effects": main_effects,
+        "main_effects": main_effects, "interactions": interactions,
         "rank_method": method_text(method) if tables is not None else None,
         "influence": None if influence is None else influence.to_dict(),
         "alpha": alpha if tables is not None else None}
@@ -363,11 +377,21 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockViewMixin, Ex
         return bool(self._settings.get("main_effects", False))
 
     @property
+    def _orthogonal(self) -> bool:
+        """True for a fit of ``interactions="orthogonal"`` (every piece of y's
+        residual on ``[1, every block]``)."""
+        return self._settings.get("interactions") == "orthogonal"
+
+    @property
     def sees(self) -> str:
         """Which parts of the link the reduction can see (theory page
         "K blocks", sections 2 and 6)."""
         if self.main_effects:
             return "main effects and interactions between the blocks"
+        if self._orthogonal:
+            return ("interactions between the blocks, of y's least squares residual on "
+                    "[1, every block] (interactions=\"orthogonal\": no linear main effect "
+                    "enters, whatever the design; within-block curvature of y still may)")
         return "interactions between the blocks (not main effects)"
 
     def rank_tests(self, method: str = "auto") -> KBlockRankTests:
@@ -405,7 +429,8 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockViewMixin, Ex
                            independent_blocks=self._settings["estimator"] == "per-block",
                            sparsity=None, rank_method=spec.name,
                            alpha=self._settings["alpha"] or 0.05, seed=None, stop=False,
-                           main_effects=self.main_effects)
+                           main_effects=self.main_effects,
+                           interactions=self._settings.get("interactions", "stein"))
         assert full._tables is not None
         influence = full._settings["influence"]
         return KBlockRankTests(full._tables, "" if influence is None else influence["reason"],
@@ -641,7 +666,8 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockViewMixin, Ex
         m = self._model
         info: dict[str, Any] = {
             "Model:": "Joint dimension reduction, K blocks"
-            + (", main effects pooled" if self.main_effects else ""),
+            + (", main effects pooled" if self.main_effects else "")
+            + (", orthogonal interactions" if self._orthogonal else ""),
             "Dependent variable:": m.endog_name,
             "No. observations:": str(self.nobs),
             **_wrapped("Blocks:", [f"{n} ({len(self._labels(k))})"
@@ -695,7 +721,7 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockViewMixin, Ex
                        f"(theory page 'K blocks'). Route: {self._settings['route']['reason']}. "
                        f"Weights: {self._settings['weighting']['reason']}.")
         out.append(f"The reduction sees {self.sees}; links even in a block are invisible to it"
-                   + ("." if self.main_effects else
+                   + ("." if self.main_effects or self._orthogonal else
                       " (fit(..., main_effects=True) pools the main effects)."))
         if self.sparsity is not None:
             choice = self._settings.get("sparsity_choice")

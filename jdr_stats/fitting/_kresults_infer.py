@@ -218,6 +218,10 @@ class KBlockInferenceMixin:
         else (or with ``jackknife``) each row deleted and the fit's pieces
         re-formed."""
         what = "drop1() and test_variables()"
+        if self._settings.get("interactions", "stein") != "stein":
+            raise ValueError(f'{what}: the variables\' tests of K blocks read the pieces of y '
+                             'itself; a fit with interactions="orthogonal" has none yet (fit '
+                             'with interactions="stein" to test the variables)')
         if self._supports is not None:
             raise ValueError(f"{what}: a sparse fit's variables are chosen from the data; "
                              "test the variables of the dense fit (sparsity=None)")
@@ -457,7 +461,9 @@ class KBlockInferenceMixin:
                   "independent_blocks": self._settings["estimator"] == "per-block",
                   "sparsity": getattr(self, "sparsity", None), "rank_method": "auto",
                   "alpha": 0.05, "seed": None,
-                  "main_effects": bool(self._settings.get("main_effects", False))}
+                  "main_effects": bool(self._settings.get("main_effects", False)),
+                  # an orthogonal fit's replicates re-estimate y's residual
+                  "interactions": self._settings.get("interactions", "stein")}
         refit = type(self)._refit
         fit_values = [np.asarray(v, float) for v in self._fac.values]
         # rank-0 blocks are refitted at rank 1 (the factors do not depend on

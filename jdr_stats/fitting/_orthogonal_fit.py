@@ -1,4 +1,9 @@
-"""``fit(..., interactions=...)``: which interaction estimand a two-block fit uses.
+"""``fit(..., interactions=...)``: which interaction estimand a fit uses.
+
+Three or more blocks (and two with a rank per block) take ``"stein"`` or
+``"orthogonal"``, on the K-block engine
+(:mod:`jdr_stats.inference.kblock_orthogonal`; theory page "K blocks",
+section 4d); the rest of this module is the two-block route.
 
 ``"stein"`` (default): the cross moment of ``y`` itself, the cross block of
 ``Sigma^{-1} E[y x x^T] Sigma^{-1}``.  ``"orthogonal"``: the same cross
@@ -39,7 +44,7 @@ INTERACTIONS = ("stein", "orthogonal", "orthogonal_quadratic", "regression")
 _REASONS = {
     "stein": "given: the cross moment of y (second-order Stein), which a main effect "
              "enters on skewed correlated blocks",
-    "orthogonal": "given: the cross moment of y's residual on [1, a, b], free of linear "
+    "orthogonal": "given: the cross moments of y's residual on [1, every block], free of linear "
                   "main effects on any design; rank tests with the main effects' "
                   "estimation in their influence rows",
     "orthogonal_quadratic": "given: the cross moment of y's residual on [1, a, b] and the "
@@ -61,13 +66,18 @@ def check_interactions(interactions: Any, *, n_blocks: int, main_effects: bool,
     if interactions == "stein":
         return interactions
     what = f'interactions="{interactions}"'
-    if n_blocks != 2:
-        raise ValueError(f"{what} is available for two blocks; this model has {n_blocks}")
+    kblock = n_blocks >= 3 or (per_block_ranks and interactions == "orthogonal")
+    if n_blocks != 2 and interactions != "orthogonal":
+        raise ValueError(f'{what} is available for two blocks; this model has {n_blocks} '
+                         '(three or more blocks take interactions="orthogonal" or "stein")')
     if main_effects:
         raise ValueError(f"{what} removes the main effects; main_effects=True pools them "
                          "in: use one or the other")
-    if per_block_ranks:
+    if per_block_ranks and not kblock:
         raise ValueError(f"{what} takes one rank for both blocks (an int or \"auto\")")
+    if kblock and sparsity is not None:
+        raise ValueError(f"{what} of K blocks (or a rank per block) fits dense directions "
+                         f"only; got sparsity={sparsity!r} (use sparsity=None)")
     if sparsity == "auto":
         raise ValueError(f'{what}: sparsity="auto" (support tests) is not available; '
                          "give (s1, s2), \"cv\" or None")

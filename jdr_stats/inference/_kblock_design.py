@@ -52,6 +52,11 @@ class KBlockDesign:
         ``jackknife(stacked)``: each row's jackknife influence on every
         block's stacked pieces (the fit refitted without one copy of the
         row), for the tests that need explicit influences.
+    orthogonal : bool
+        ``y`` is the least squares residual of the response on ``[1, every
+        block]`` (``interactions="orthogonal"``): the tests read explicit
+        influences with the residual's estimation in them
+        (:mod:`~jdr_stats.inference.kblock_orthogonal`).
     cache : dict
         What a test computes once (and the choices it made, e.g. its
         ``"influence"`` route, reported in the fit's settings).
@@ -66,6 +71,7 @@ class KBlockDesign:
     cross_cov: dict[tuple[int, int], np.ndarray] | None = None
     main_effects: bool = False
     jackknife: Callable[[Sequence[np.ndarray]], list[np.ndarray]] | None = None
+    orthogonal: bool = False
     cache: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property

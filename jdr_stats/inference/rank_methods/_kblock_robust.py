@@ -8,7 +8,11 @@ weights (``psi_i = U0^T z_ik o h_i``), analytic through the joint mean,
 covariance and Hermite correction for the joint estimator of ``K >= 3``
 blocks on the tensor route, and delete-one refits elsewhere: an algorithm
 chosen by :func:`jdr_stats.policy.kblock_influence`, recorded in
-``design.cache["influence"]`` (the fit's settings report it)."""
+``design.cache["influence"]`` (the fit's settings report it).  An orthogonal
+design (``interactions="orthogonal"``) reads explicit rows on every route,
+the analytic ones with the residual's term
+(:func:`~jdr_stats.inference.kblock_orthogonal.residual_influences`), the
+refits re-estimating the residual."""
 
 from __future__ import annotations
 
@@ -20,6 +24,7 @@ from ...core.kestimate import stacked_pieces
 from ...core.tensor import pieces
 from .._kblock_design import KBlockDesign
 from ..kblock_influence import joint_influences
+from ..kblock_orthogonal import residual_influences
 from ..kblock_rank import block_rank_table, block_rank_table_rows, piece_energies
 from ._record import RowOptions
 
@@ -35,8 +40,18 @@ def _influence_choice(d: KBlockDesign) -> policy.Choice:
                 for piece in pieces(len(widths), d.main_effects) if k in piece)
             for k in range(len(widths))]
     entries = d.m * sum(n * c for n, c in zip(widths, cols, strict=True))
-    return policy.kblock_influence(d.estimator, d.weights is not None, d.m, entries,
-                                   fac.tests is not None, len(widths))
+    out = policy.kblock_influence(d.estimator, d.weights is not None, d.m, entries,
+                                  fac.tests is not None, len(widths))
+    if not d.orthogonal:
+        return out
+    if out.name == "jackknife":
+        return policy.Choice(out.name, out.reason + ", each re-estimating y's residual on "
+                             "[1, every block]", out.inputs)
+    name = "analytic-joint" if d.estimator == "joint" else "analytic-rows"
+    return policy.Choice(name, f"{d.estimator} whitening, y's residual on [1, every block]: "
+                         "each row's influence through the whitening plus the residual's "
+                         "term - M(Z) R^-1 z_i e_i (theory page 'K blocks', section "
+                         "'Interactions orthogonal to the main effects')", out.inputs)
 
 
 def kblock_robust_tables(d: KBlockDesign, opts: RowOptions) -> dict[str, pd.DataFrame]:
@@ -52,8 +67,12 @@ def kblock_robust_tables(d: KBlockDesign, opts: RowOptions) -> dict[str, pd.Data
             tables[name] = block_rank_table(d.y, d.blocks, k, fac, stop_alpha=stop)
         return tables
     stacked = stacked_pieces(d.y, d.blocks, fac, cross_cov=d.cross_cov, w=w)
-    if influence.name == "analytic-joint":
-        psis = joint_influences(d.y, d.blocks, fac, cross_cov=d.cross_cov, w=w)
+    if influence.name in ("analytic-joint", "analytic-rows"):
+        psis = joint_influences(d.y, d.blocks, fac, cross_cov=d.cross_cov, w=w,
+                                joint=d.estimator == "joint")
+        if d.orthogonal:  # the residual's estimated coefficients
+            extra = residual_influences(d.y, d.blocks, fac, cross_cov=d.cross_cov)
+            psis = [p + x for p, x in zip(psis, extra, strict=True)]
     else:
         if d.jackknife is None:
             raise RuntimeError("the jackknife influences need the design's refit")
