@@ -43,7 +43,7 @@ from .core._moments_engine import (
 )
 from .core.design_moments import DesignMoments
 from .runtime._validation import check_weights_values
-from .streams._scaled_source import ScaledSource
+from .streams._scaled_source import ScaledSource, stream_scales
 from .streams._sources import ArraySource
 
 __all__ = ["Moments", "ResponseMoments", "whitening_of_covariance"]
@@ -516,16 +516,24 @@ class Moments:
         Each chunk is validated (shapes, finiteness, nonnegative weights) and
         its moments merged into the running total, so memory does not grow
         with the number of rows.  ``within``: also the within-block moments
-        (see :meth:`from_arrays`).
+        (see :meth:`from_arrays`).  Columns of extreme units (values near
+        ``1e300`` or ``1e-300``) are held times powers of two chosen chunk by
+        chunk (:attr:`scales`; merged at the smaller scale of each column),
+        as :meth:`from_arrays` holds them.
         """
-        return cls._sum_chunks(chunks, endog_name, names_a, names_b, within, None)
+        return cls._sum_chunks(chunks, endog_name, names_a, names_b, within, None,
+                               scaled=True)
 
     @classmethod
     def _sum_chunks(cls, chunks: Iterable[tuple[Any, ...]], endog_name: str,
                     names_a: Sequence[str] | None, names_b: Sequence[str] | None,
-                    within: bool | str, locate: Callable[[int, int], str] | None) -> Moments:
+                    within: bool | str, locate: Callable[[int, int], str] | None,
+                    scaled: bool = False) -> Moments:
         """:meth:`from_chunks`; ``locate(row0, k)`` says where a chunk's rows
-        are (a file source's row group or lines), for the errors."""
+        are (a file source's row group or lines), for the errors; ``scaled``:
+        each chunk's columns of extreme units times powers of two
+        (:func:`~jdr_stats.streams._scaled_source.stream_scales`), its
+        moments held with those scales."""
         total: Moments | None = None
         row0 = 0
         for chunk in chunks:
@@ -566,8 +574,13 @@ class Moments:
                         f"weights must be nonnegative; got {float(w.min())!r} near row {row0}"
                     )
             where = "" if locate is None or not k else f" in {locate(row0, k)}"
+            scale = stream_scales([a, b]) if scaled else None
+            if scale is not None:  # exact: powers of two
+                a, b = a * scale[:a.shape[1]], b * scale[a.shape[1]:]
             with np.errstate(over="ignore", invalid="ignore"):  # refused below, by name
                 part = cls._merged_slices(y, a, b, w, endog_name, na, nb, within)
+            if part is not None and scale is not None:
+                part = part._with_scales(scale[:a.shape[1]], scale[a.shape[1]:])
             if part is None:
                 try:
                     _check_finite(y, "endog", [endog_name], row0)
@@ -849,10 +862,13 @@ class ResponseMoments:
         columns.  ``q + 1`` passes; flat memory; dask sources are reduced on
         their cluster.  ``positive_weights``: see :meth:`Moments.from_source`.
         """
-        moms = [Moments.from_source(src, within=True, positive_weights=positive_weights)
-                for src in parts]
-        return cls(moms, Moments.from_source(yy, within=False, positive_weights=positive_weights),
-                   names=[p.endog_name for p in moms])
+        def summed(src: Any, within: bool) -> Moments:
+            mom = Moments.from_source(src, within=within, positive_weights=positive_weights)
+            scales = getattr(src, "scales", None)  # a source of columns times powers of two
+            return mom if scales is None else mom._with_scales(*scales)
+
+        moms = [summed(src, True) for src in parts]
+        return cls(moms, summed(yy, False), names=[p.endog_name for p in moms])
 
     def __add__(self, other: object) -> ResponseMoments:
         if isinstance(other, (int, float)) and other == 0:
@@ -871,6 +887,19 @@ class ResponseMoments:
             return self
         return NotImplemented
 
+    def _held_parts(self) -> tuple[list[Moments], tuple[np.ndarray, np.ndarray] | None]:
+        """Every column's sums held at one scale per block column (the
+        smaller of the parts', as ``+`` merges them: blocks of extreme
+        units), without their scales, and that scale (None: unit scale)."""
+        if all(p.scales is None for p in self.parts):
+            return list(self.parts), None
+        first = self.parts[0]
+        sa = np.min([np.ones(first.n1) if p.scales is None else p.scales[0]
+                     for p in self.parts], axis=0)
+        sb = np.min([np.ones(first.n2) if p.scales is None else p.scales[1]
+                     for p in self.parts], axis=0)
+        return [p._scaled_to(sa, sb)._held() for p in self.parts], (sa, sb)
+
     def kept(self) -> tuple[np.ndarray, np.ndarray]:
         """Kept response columns and the inverse Cholesky factor of their covariance."""
         return whitening_of_covariance(self.yy.m2_a / self.yy.weight)
@@ -882,8 +911,10 @@ class ResponseMoments:
         columns; ``mean_y = 0``, ``var_y = 1`` (whitened response).
         """
         keep, linv = self.kept()
-        first = self.parts[0].to_block_moments()
-        raw = np.stack([self.parts[j].m3_ayb / self.parts[j].weight for j in keep])
+        held, scales = self._held_parts()  # blocks of extreme units: the held sums
+        first = held[0].to_block_moments()
+        raw = np.stack([held[j].m3_ayb / held[j].weight for j in keep])
         cross_q = np.einsum("dc,cij->dij", linv, raw)
-        return replace(first, mean_y=0.0, var_y=1.0, cross=cross_q[0],
-                       cross_q=cross_q if cross_q.shape[0] > 1 else None)
+        out = replace(first, mean_y=0.0, var_y=1.0, cross=cross_q[0],
+                      cross_q=cross_q if cross_q.shape[0] > 1 else None)
+        return out if scales is None else replace(out, scale_a=scales[0], scale_b=scales[1])

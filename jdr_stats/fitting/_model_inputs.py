@@ -461,6 +461,8 @@ def _dask_data(
     if covariates is not None:
         sums, source, adj = dask_adjusted(endog, exog_a, exog_b, covariates)
         data = MomentsData(sums, source=source, origin="dask collections")
+        if source is not None and source.scales is not None:  # residuals of scaled columns
+            data.scales = source.scales
         data.adjustment = adj
         widest = max(len(data.names["exog_a"]), len(data.names["exog_b"]))
         if data.nobs - 1 - adj.p < widest + 1:
@@ -469,7 +471,8 @@ def _dask_data(
                 f"column(s); need at least {widest + 2 + adj.p}")
         return data
     if getattr(endog, "ndim", 1) == 2 and endog.shape[1] > 1:  # q responses
-        parts = [DaskSource(endog[:, c], exog_a, exog_b, endog_name=f"y{c}")
+        # columns of extreme units: powers of two (each part's from its first block)
+        parts = [ScaledDaskSource(DaskSource(endog[:, c], exog_a, exog_b, endog_name=f"y{c}"))
                  for c in range(endog.shape[1])]
         yy = DaskSource(endog[:, 0], endog, endog)
         return MomentsData(ResponseMoments.from_sources(parts, yy), origin="dask collections")
