@@ -49,6 +49,18 @@ from .streams._sources import ArraySource
 __all__ = ["Moments", "ResponseMoments", "whitening_of_covariance"]
 
 
+def _scale_pair(scales: Sequence[np.ndarray | None] | None
+                ) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Read-only copies of ``(scale_a, scale_b)``, or ``(None, None)`` for
+    unit scale (None, either None, or all ones)."""
+    if scales is None or scales[0] is None or scales[1] is None or (
+            np.all(scales[0] == 1.0) and np.all(scales[1] == 1.0)):
+        return None, None
+    sa, sb = np.array(scales[0], float), np.array(scales[1], float)
+    sa.flags.writeable = sb.flags.writeable = False
+    return sa, sb
+
+
 def _names(names: Sequence[str] | None, n: int, prefix: str, argname: str) -> tuple[str, ...]:
     if names is None:
         return tuple(f"{prefix}{j}" for j in range(n))
@@ -252,8 +264,10 @@ class Moments:
              m2_ab: np.ndarray, m2_ay: np.ndarray, m2_by: np.ndarray, m3_ayb: np.ndarray,
              m3_aya: np.ndarray | None, m3_byb: np.ndarray | None,
              endog_name: str, names_a: tuple[str, ...], names_b: tuple[str, ...],
-             weighted: bool) -> Moments:
-        """Internal constructor without validation (shapes and names known good)."""
+             weighted: bool, scales: Sequence[np.ndarray | None] | None = None) -> Moments:
+        """Internal constructor without validation (shapes and names known good);
+        ``scales``: the blocks' power-of-two column scales of the held sums
+        (:attr:`scales`; None, or all ones: unit scale)."""
         out = cls.__new__(cls)
         out._nobs, out._weight, out._mean_y = nobs, weight, mean_y
         out._mean_a, out._mean_b, out._m2_y = mean_a, mean_b, m2_y
@@ -262,7 +276,7 @@ class Moments:
         out._m3_aya, out._m3_byb = m3_aya, m3_byb
         out._endog_name, out._names_a, out._names_b = endog_name, names_a, names_b
         out._weighted = weighted
-        out._scale_a = out._scale_b = None
+        out._scale_a, out._scale_b = _scale_pair(scales)
         for arr in (mean_a, mean_b, m2_a, m2_b, m2_ab, m2_ay, m2_by, m3_ayb, m3_aya, m3_byb):
             if arr is not None:
                 arr.flags.writeable = False
@@ -339,12 +353,23 @@ class Moments:
         return Moments._from_sums(self._sums(), self._endog_name, self._names_a,
                                   self._names_b, self._weighted)
 
+    def _stacked_scale(self) -> np.ndarray | None:
+        """Both blocks' column scales side by side (None: unit scale)."""
+        if self._scale_a is None or self._scale_b is None:
+            return None
+        return np.concatenate([self._scale_a, self._scale_b])
+
     def _scaled_to(self, scale_a: np.ndarray, scale_b: np.ndarray) -> Moments:
         """The same moments held at the column scales ``scale_a``, ``scale_b``
         (powers of two: exact up to under- or overflow of negligible parts)."""
-        sa = np.ones(self.n1) if self._scale_a is None else self._scale_a
-        sb = np.ones(self.n2) if self._scale_b is None else self._scale_b
-        fa, fb = scale_a / sa, scale_b / sb
+        own = self._stacked_scale()
+        scale = np.concatenate([scale_a, scale_b])
+        return self._lifted(scale if own is None else scale / own, scale)
+
+    def _lifted(self, f: np.ndarray, scale: np.ndarray) -> Moments:
+        """The same moments held at the stacked column scales ``scale``, ``f``
+        the factors from this one's (:func:`~jdr_stats.core.moments.merged_at_one_scale`)."""
+        fa, fb = f[:self.n1], f[self.n1:]
         t = self._sums()
         with np.errstate(over="ignore", under="ignore"):
             out = CentredSums(
@@ -353,19 +378,14 @@ class Moments:
                 t.m2_ay * fa, t.m2_by * fb, t.m3_ayb * np.outer(fa, fb),
                 None if t.m3_aya is None else t.m3_aya * np.outer(fa, fa),
                 None if t.m3_byb is None else t.m3_byb * np.outer(fb, fb))
-        res = Moments._from_sums(out, self._endog_name, self._names_a, self._names_b,
-                                 self._weighted)
-        return res._with_scales(scale_a, scale_b)
+        return Moments._from_sums(out, self._endog_name, self._names_a, self._names_b,
+                                  self._weighted, (scale[:self.n1], scale[self.n1:]))
 
-    def _with_scales(self, scale_a: np.ndarray | None, scale_b: np.ndarray | None) -> Moments:
-        """These held sums declared those of the columns times the scales."""
-        if scale_a is None or scale_b is None or (np.all(scale_a == 1.0)
-                                                  and np.all(scale_b == 1.0)):
-            return self
-        sa, sb = np.array(scale_a, float), np.array(scale_b, float)
-        sa.flags.writeable = sb.flags.writeable = False
-        self._scale_a, self._scale_b = sa, sb
-        return self
+    def _held_as(self, scales: Sequence[np.ndarray | None] | None) -> Moments:
+        """New moments of these held sums, declared those of the columns
+        times ``scales`` (``(scale_a, scale_b)``; None: unit scale)."""
+        return Moments._from_sums(self._sums(), self._endog_name, self._names_a,
+                                  self._names_b, self._weighted, scales)
 
     @property
     def has_within(self) -> bool:
@@ -425,8 +445,9 @@ class Moments:
 
     @classmethod
     def _from_sums(cls, t: CentredSums, endog_name: str, names_a: Sequence[str],
-                   names_b: Sequence[str], weighted: bool) -> Moments:
-        return cls._raw(*t, endog_name, tuple(names_a), tuple(names_b), weighted)
+                   names_b: Sequence[str], weighted: bool,
+                   scales: Sequence[np.ndarray | None] | None = None) -> Moments:
+        return cls._raw(*t, endog_name, tuple(names_a), tuple(names_b), weighted, scales)
 
     @classmethod
     def _merged_slices(cls, y: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray | None,
@@ -499,7 +520,7 @@ class Moments:
                                        batch_rows=batch_rows))
         out = cls.from_source(src, batch_rows=batch_rows, within=within)
         # columns of extreme units: held times powers of two (``scales``)
-        return out._with_scales(src.scale_a, src.scale_b)
+        return out._held_as((src.scale_a, src.scale_b))
 
     @classmethod
     def from_chunks(
@@ -580,7 +601,7 @@ class Moments:
             with np.errstate(over="ignore", invalid="ignore"):  # refused below, by name
                 part = cls._merged_slices(y, a, b, w, endog_name, na, nb, within)
             if part is not None and scale is not None:
-                part = part._with_scales(scale[:a.shape[1]], scale[a.shape[1]:])
+                part = part._held_as((scale[:a.shape[1]], scale[a.shape[1]:]))
             if part is None:
                 try:
                     _check_finite(y, "endog", [endog_name], row0)
@@ -662,15 +683,9 @@ class Moments:
                 f"{self._endog_name!r} {list(self._names_a)} {list(self._names_b)} vs "
                 f"{other._endog_name!r} {list(other._names_a)} {list(other._names_b)}"
             )
-        if self.scales is not None or other.scales is not None:
-            # one scale per column: the smaller (the larger values keep their digits)
-            sa = np.minimum(*(np.ones(self.n1) if m._scale_a is None else m._scale_a
-                              for m in (self, other)))
-            sb = np.minimum(*(np.ones(self.n2) if m._scale_b is None else m._scale_b
-                              for m in (self, other)))
-            left, right = self._scaled_to(sa, sb), other._scaled_to(sa, sb)
-            return _merge(left, right)._with_scales(sa, sb)
-        return _merge(self, other)
+        # one scale per column: the smaller (the larger values keep their digits)
+        return core_moments.merged_at_one_scale(self, other, Moments._stacked_scale,
+                                                self.n1 + self.n2, Moments._lifted, _merge)
 
     def __radd__(self, other: object) -> Moments:
         if isinstance(other, (int, float)) and other == 0:
@@ -692,9 +707,11 @@ class Moments:
 
 
 def _merge(p: Moments, q: Moments) -> Moments:
-    """Exact moments of the union of two disjoint samples (see the theory page)."""
+    """Exact moments of the union of two disjoint samples (see the theory
+    page), both held at ``p``'s column scales."""
     t = merge_pair(p._sums(), q._sums())
-    return Moments._from_sums(t, p.endog_name, p.names_a, p.names_b, p.weighted or q.weighted)
+    return Moments._from_sums(t, p.endog_name, p.names_a, p.names_b, p.weighted or q.weighted,
+                              p.scales)
 
 
 def _stacked_chunk(y: np.ndarray, a: np.ndarray, b: np.ndarray,
@@ -865,7 +882,7 @@ class ResponseMoments:
         def summed(src: Any, within: bool) -> Moments:
             mom = Moments.from_source(src, within=within, positive_weights=positive_weights)
             scales = getattr(src, "scales", None)  # a source of columns times powers of two
-            return mom if scales is None else mom._with_scales(*scales)
+            return mom if scales is None else mom._held_as(scales)
 
         moms = [summed(src, True) for src in parts]
         return cls(moms, summed(yy, False), names=[p.endog_name for p in moms])

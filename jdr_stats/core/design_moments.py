@@ -36,7 +36,7 @@ import numpy as np
 from .. import config
 from ..runtime._validation import named_blocks
 from .design import BlockDesign
-from .moments import DesignSums, column_scales
+from .moments import DesignSums, column_scales, merged_at_one_scale
 
 __all__ = ["MAX_ENTRIES", "DesignMoments", "affine_lift", "feature_tensor", "lift_modes",
            "shift_tensor", "sketch_of_tensor"]
@@ -274,11 +274,10 @@ class DesignMoments:
         held of the columns times them), or None."""
         return self._scale
 
-    def _scaled_to(self, scale: np.ndarray) -> DesignMoments:
-        """The same moments held at the column scales ``scale`` (a diagonal
-        lift of each block's features: exact for powers of two)."""
-        own = np.ones(sum(self.widths)) if self._scale is None else self._scale
-        f = scale / own
+    def _lifted(self, f: np.ndarray, scale: np.ndarray) -> DesignMoments:
+        """The same moments held at the column scales ``scale``, ``f`` the
+        factors from this one's (a diagonal lift of each block's features:
+        exact for powers of two; :func:`~jdr_stats.core.moments.merged_at_one_scale`)."""
         cuts = np.cumsum(self.widths)[:-1]
         parts = np.split(f, cuts)
         with np.errstate(over="ignore", under="ignore"):
@@ -301,12 +300,8 @@ class DesignMoments:
                 "moments of different designs cannot be merged: blocks "
                 f"{_layout(self)} and {_layout(other)} (the same blocks, names and "
                 "variables, in the same order, are needed)")
-        if self._scale is not None or other._scale is not None:
-            ones = np.ones(sum(self.widths))
-            scale = np.minimum(ones if self._scale is None else self._scale,
-                               ones if other._scale is None else other._scale)
-            return self._scaled_to(scale)._merge(other._scaled_to(scale))
-        return self._merge(other)
+        return merged_at_one_scale(self, other, lambda m: m._scale, sum(self.widths),
+                                   DesignMoments._lifted, DesignMoments._merge)
 
     def _merge(self, other: DesignMoments) -> DesignMoments:
         w1, w2 = self.weight, other.weight

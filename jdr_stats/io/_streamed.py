@@ -162,7 +162,7 @@ class MomentsData(_NamesMixin):
                 counts=_class_counts(moments),
                 dropped=tuple(n for n in moments.names if n not in names))
             held, scales = moments._held_parts()  # one scale for every column's sums
-            moments = held[0] if scales is None else held[0]._with_scales(*scales)
+            moments = held[0] if scales is None else held[0]._held_as(scales)
         if isinstance(moments, Moments) and moments.scales is not None:  # extreme units
             self.scales = moments.scales
             moments = moments._held()
