@@ -27,13 +27,22 @@ ones; docs/theory/responses.md).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from .core import moments as core_moments
+from .core._chunk_sums import (
+    chunk_arrays,
+    column_names,
+    not_summed,
+    overflow_error,
+    overflowed,
+    positive_chunks,
+    stacked_chunk,
+)
 from .core._moments_engine import (
     BlockMoments,
     CentredSums,
@@ -42,7 +51,7 @@ from .core._moments_engine import (
     sums_to_block_moments,
 )
 from .core.design_moments import DesignMoments
-from .runtime._validation import check_weights_values
+from .core.whitening import whitening_of_covariance
 from .streams._scaled_source import ScaledSource, stream_scales
 from .streams._sources import ArraySource
 
@@ -59,51 +68,6 @@ def _scale_pair(scales: Sequence[np.ndarray | None] | None
     sa, sb = np.array(scales[0], float), np.array(scales[1], float)
     sa.flags.writeable = sb.flags.writeable = False
     return sa, sb
-
-
-def _names(names: Sequence[str] | None, n: int, prefix: str, argname: str) -> tuple[str, ...]:
-    if names is None:
-        return tuple(f"{prefix}{j}" for j in range(n))
-    out = tuple(str(x) for x in names)
-    if len(out) != n:
-        raise ValueError(f"{argname} must have {n} names (one per column); got {len(out)}")
-    return out
-
-
-def _check_finite(arr: np.ndarray, argname: str, names: Sequence[str], row0: int) -> None:
-    """ValueError naming the first non-finite value (variable and row)."""
-    if np.isfinite(arr).all():
-        return
-    bad = ~np.isfinite(arr)
-    if arr.ndim == 1:
-        i, col = int(np.flatnonzero(bad)[0]), names[0]
-    else:
-        i, j = (int(v) for v in np.argwhere(bad)[0])
-        col = names[j]
-    what = "NaN" if np.isnan(arr[bad]).any() else "infinite values"
-    raise ValueError(
-        f"{argname} contains {what} ({int(bad.sum())} in this chunk; first in "
-        f"column {col!r}, row {row0 + i}); streamed data must be complete and finite"
-    )
-
-
-def _overflowed(m: Moments) -> str | None:
-    """The name of a column whose sums are not finite (they overflowed), or None.
-
-    A column's own sum of squares first (the column that overflows), then
-    the cross products (named by their first factor's column)."""
-    if not np.isfinite(m._m2_y):
-        return m._endog_name
-    parts: list[tuple[tuple[str, ...], np.ndarray | None]] = [
-        (m._names_a, np.diag(m._m2_a)), (m._names_b, np.diag(m._m2_b)),
-        (m._names_a, m._m2_ay), (m._names_b, m._m2_by), (m._names_a, m._m2_ab),
-        (m._names_a, m._m3_ayb), (m._names_a, m._m2_a), (m._names_b, m._m2_b),
-        (m._names_a, m._m3_aya), (m._names_b, m._m3_byb)]
-    for names, arr in parts:
-        if arr is not None and not np.isfinite(arr).all():
-            i = int(np.argwhere(~np.isfinite(arr))[0][0])
-            return names[min(i, len(names) - 1)]
-    return None
 
 
 class Moments:
@@ -248,8 +212,8 @@ class Moments:
         self._m3_aya = None if m3_aya is None else np.asarray(m3_aya, dtype=float)
         self._m3_byb = None if m3_byb is None else np.asarray(m3_byb, dtype=float)
         self._endog_name = str(endog_name)
-        self._names_a = _names(names_a, n1, "a", "names_a")
-        self._names_b = _names(names_b, n2, "b", "names_b")
+        self._names_a = column_names(names_a, n1, "a", "names_a")
+        self._names_b = column_names(names_b, n2, "b", "names_b")
         self._weighted = bool(weighted)
         self._scale_a: np.ndarray | None = None
         self._scale_b: np.ndarray | None = None
@@ -460,7 +424,7 @@ class Moments:
         (the same moments, within-block ones included, by symmetric rank-k
         updates: the streamed model's one pass)."""
         if within == "stacked":
-            st = _stacked_chunk(y, a, b, w)
+            st = stacked_chunk(y, a, b, w)
             if st is None:
                 return None
             return cls._from_sums(st, endog_name, names_a, names_b, w is not None)
@@ -558,75 +522,29 @@ class Moments:
         total: Moments | None = None
         row0 = 0
         for chunk in chunks:
-            if len(chunk) not in (3, 4):
-                raise ValueError(
-                    f"each chunk must be (y, a, b) or (y, a, b, weights); got {len(chunk)} items"
-                )
-            y, a, b = (np.asarray(x, dtype=float) for x in chunk[:3])
-            w = None if len(chunk) == 3 or chunk[3] is None else np.asarray(chunk[3], dtype=float)
-            if a.ndim == 1:
-                a = a[:, None]
-            if b.ndim == 1:
-                b = b[:, None]
-            if y.ndim != 1 or a.ndim != 2 or b.ndim != 2:
-                raise ValueError(
-                    "a chunk must hold y of shape (k,), a of shape (k, n1) and b of "
-                    f"shape (k, n2); got {y.shape}, {a.shape}, {b.shape}"
-                )
+            y, a, b, w = chunk_arrays(chunk, row0, None if total is None
+                                      else (total.n1, total.n2))
             k = y.shape[0]
-            if a.shape[0] != k or b.shape[0] != k or (w is not None and w.shape != (k,)):
-                raise ValueError(
-                    f"the arrays of a chunk must have the same number of rows; got y {k}, "
-                    f"a {a.shape[0]}, b {b.shape[0]}"
-                    + ("" if w is None else f", weights {w.shape[0]}")
-                )
             if total is None:
-                na = _names(names_a, a.shape[1], "a", "names_a")
-                nb = _names(names_b, b.shape[1], "b", "names_b")
-            elif a.shape[1] != total.n1 or b.shape[1] != total.n2:
-                raise ValueError(
-                    f"every chunk must have {total.n1} columns in a and {total.n2} in b; "
-                    f"got {a.shape[1]} and {b.shape[1]} at row {row0}"
-                )
-            if w is not None:
-                _check_finite(w, "weights", ["weights"], row0)
-                if k and w.min() < 0:
-                    raise ValueError(
-                        f"weights must be nonnegative; got {float(w.min())!r} near row {row0}"
-                    )
+                na = column_names(names_a, a.shape[1], "a", "names_a")
+                nb = column_names(names_b, b.shape[1], "b", "names_b")
             where = "" if locate is None or not k else f" in {locate(row0, k)}"
             scale = stream_scales([a, b]) if scaled else None
             if scale is not None:  # exact: powers of two
                 a, b = a * scale[:a.shape[1]], b * scale[a.shape[1]:]
             with np.errstate(over="ignore", invalid="ignore"):  # refused below, by name
                 part = cls._merged_slices(y, a, b, w, endog_name, na, nb, within)
-            if part is not None and scale is not None:
-                part = part._held_as((scale[:a.shape[1]], scale[a.shape[1]:]))
             if part is None:
-                try:
-                    _check_finite(y, "endog", [endog_name], row0)
-                    _check_finite(a, "exog_a", na, row0)
-                    _check_finite(b, "exog_b", nb, row0)
-                except ValueError as exc:
-                    raise ValueError(f"{exc}{where}") from None
-                raise ValueError(
-                    f"the data overflow float64 in the chunk starting at row {row0}{where} "
-                    "(values too large to sum); rescale the variables"
-                )
+                raise not_summed(y, a, b, (endog_name, na, nb), row0, where)
+            if scale is not None:
+                part = part._held_as((scale[:a.shape[1]], scale[a.shape[1]:]))
             with np.errstate(over="ignore", invalid="ignore"):
                 total = part if total is None else total + part
-            bad = _overflowed(part) or _overflowed(total)
+            bad = overflowed(part._sums(), endog_name, na, nb) or \
+                overflowed(total._sums(), endog_name, na, nb)
             if bad is not None:
-                if locate is not None and k:  # the row group of the largest value
-                    col = np.column_stack([y, a, b])[:, [endog_name, *na, *nb].index(bad)]
-                    i = int(np.argmax(np.abs(col - np.median(col))))
-                    where = f" in {locate(row0 + i, 1)}"
-                raise ValueError(
-                    f"the sums of squares and products overflow float64 in column {bad!r} "
-                    f"in the chunk starting at row {row0}{where}: the values are too large "
-                    "to square and sum (corrupt data, or a column to rescale: "
-                    "multiply it by a power of ten, or fit from the rows in memory, which "
-                    "scale such columns exactly)")
+                raise overflow_error(bad, np.column_stack([y, a, b]), [endog_name, *na, *nb],
+                                     row0, locate, where)
             row0 += k
         if total is None:
             raise ValueError("no chunks: the data source yielded no rows")
@@ -659,7 +577,7 @@ class Moments:
         locate = getattr(source, "locate", None)
         chunks = source.iter_weighted_chunks(rows) if weighted else source.iter_chunks(rows)
         return cls._sum_chunks(
-            _positive(chunks) if weighted and positive_weights else chunks,
+            positive_chunks(chunks) if weighted and positive_weights else chunks,
             source.endog_name, source.names_a, source.names_b, within,
             locate if callable(locate) else None,
         )
@@ -714,42 +632,6 @@ def _merge(p: Moments, q: Moments) -> Moments:
                               p.scales)
 
 
-def _stacked_chunk(y: np.ndarray, a: np.ndarray, b: np.ndarray,
-                   w: np.ndarray | None) -> CentredSums | None:
-    """The two-block sums of one chunk, within-block moments included, from
-    the stacked design's sums (views of them; None when not finite)."""
-    n1, k = a.shape[1], y.shape[0]
-    if w is not None and k and not float(np.sum(w)) > 0:  # weight zero: its count only
-        return _empty_within(n1, b.shape[1], k)
-    t = core_moments.stacked_sums(y, (a, b), w)
-    if t is None:
-        return None
-    sa, sb = slice(0, n1), slice(n1, None)
-    s = t.s[0]
-    return CentredSums(t.nobs, t.weight, float(t.mean_y[0]), t.mean_x[sa], t.mean_x[sb],
-                       float(t.m2_yy[0, 0]), t.m2_xx[sa, sa], t.m2_xx[sb, sb],
-                       t.m2_xx[sa, sb], t.m2_xy[sa, 0], t.m2_xy[sb, 0], s[sa, sb],
-                       s[sa, sa], s[sb, sb])
-
-
-def _empty_within(n1: int, n2: int, nobs: int) -> CentredSums:
-    """The sums of ``nobs`` rows of weight zero, within-block moments included."""
-    return CentredSums(nobs, 0.0, 0.0, np.zeros(n1), np.zeros(n2), 0.0, np.zeros((n1, n1)),
-                       np.zeros((n2, n2)), np.zeros((n1, n2)), np.zeros(n1), np.zeros(n2),
-                       np.zeros((n1, n2)), np.zeros((n1, n1)), np.zeros((n2, n2)))
-
-
-def _positive(chunks: Iterable[tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
-    """``chunks`` with each chunk's weights checked positive, naming the row
-    (:func:`~jdr_stats.runtime._validation.check_weights_values`, as in memory)."""
-    row0 = 0
-    for chunk in chunks:
-        if len(chunk) == 4 and chunk[3] is not None:
-            check_weights_values(np.asarray(chunk[3], dtype=float), row0)
-        row0 += len(chunk[0])
-        yield chunk
-
-
 def _block_moments(y: np.ndarray, a: np.ndarray, b: np.ndarray, endog_name: str,
                    names_a: list[str], names_b: list[str],
                    within: bool | str = False) -> Moments:
@@ -768,35 +650,6 @@ def _merge_list(parts: list[Moments]) -> Moments:
 # ---------------------------------------------------------------------------
 # A response of q columns
 # ---------------------------------------------------------------------------
-def whitening_of_covariance(cov: np.ndarray, tol: float = 1e-9) -> tuple[np.ndarray, np.ndarray]:
-    """Kept columns and ``L^{-1}`` of the covariance of the response columns.
-
-    A pivoted Cholesky factorisation of the correlation matrix drops the
-    columns whose residual variance, given the columns kept before them, is
-    below ``tol`` (collinear columns); ``L`` is the Cholesky factor of the
-    covariance of the kept columns (in their original order).
-    """
-    sd = np.sqrt(np.clip(np.diag(cov), 0.0, None))
-    if not (sd > 0).all():
-        raise ValueError("a response column is constant; the response must vary")
-    corr = cov / np.outer(sd, sd)
-    q = corr.shape[0]
-    resid = corr.copy()
-    chosen: list[int] = []
-    for _ in range(q):
-        diag = np.diag(resid).copy()
-        diag[chosen] = -np.inf
-        j = int(np.argmax(diag))
-        if diag[j] <= tol:
-            break
-        chosen.append(j)
-        col = resid[:, j] / np.sqrt(resid[j, j])
-        resid = resid - np.outer(col, col)
-    keep = np.sort(np.array(chosen, dtype=int))
-    chol = np.linalg.cholesky(cov[np.ix_(keep, keep)])
-    return keep, np.linalg.inv(chol)
-
-
 class ResponseMoments:
     """Mergeable sums of ``(Y, a, b)`` for a response of ``q`` columns.
 
