@@ -134,3 +134,26 @@ def test_streamed_fractional_weights_refuse_the_rank_tests(tmp_path, fmt):
                                                            weights="w")
     with pytest.raises(RowsNotInMemoryError, match="not all whole numbers"):
         model.fit("auto", independent_blocks=True)
+
+
+def test_kblock_moments_with_integer_weights_fit_as_repeated_rows():
+    """``Moments.from_blocks`` with whole-number weights (merged parts
+    included): the auto whitening and the shrinkage count the total weight,
+    as the repeated rows' moments do; fractional weights count the rows."""
+    df, cols = _frame()
+    rep = _repeated(df)
+    parts = sum(jdr.Moments.from_blocks(df.y[i:i + 30], _blocks(df.iloc[i:i + 30], cols),
+                                        weights=df.w[i:i + 30]) for i in (0, 30))
+    assert parts.whole_weights
+    repeated = jdr.Moments.from_blocks(rep.y, _blocks(rep, cols))
+    for whitening in ("auto", "shrinkage"):
+        a = jdr.JointDimReduction.from_moments(parts).fit(1, independent_blocks=True,
+                                                          whitening=whitening)
+        b = jdr.JointDimReduction.from_moments(repeated).fit(1, independent_blocks=True,
+                                                             whitening=whitening)
+        _same(a, b, tests=False)
+    assert a.settings["whitening"] == "shrinkage" and "No. observations: 122" in _text(a)
+    frac = jdr.Moments.from_blocks(df.y, _blocks(df, cols), weights=df.w + 0.5)
+    assert not frac.whole_weights
+    res = jdr.JointDimReduction.from_moments(frac).fit(1, independent_blocks=True)
+    assert res.settings["whitening"] == "shrinkage" and "No. observations: 60 " in _text(res)

@@ -158,11 +158,15 @@ class DesignMoments:
     #: power-of-two column scales of the stacked design (the tensor is of the
     #: columns times them: columns of extreme units), or None (unit)
     _scale: np.ndarray | None = None
+    #: every case weight summed is a whole number (or none was given): the
+    #: rows stand for ``weight`` observations (copies of rows)
+    _whole: bool = True
 
     def __init__(self, tensor: np.ndarray, shift_y: float, shifts: Sequence[np.ndarray],
                  nobs: int, names: dict[str, list[str]], endog_name: str,
-                 scale: np.ndarray | None = None) -> None:
+                 scale: np.ndarray | None = None, whole_weights: bool = True) -> None:
         self._scale = None if scale is None else np.asarray(scale, float)
+        self._whole = bool(whole_weights)
         self._tensor = tensor
         self._shift_y = float(shift_y)
         self._shifts = [np.asarray(c, dtype=float) for c in shifts]
@@ -241,7 +245,9 @@ class DesignMoments:
         wn = np.full(m, 1.0 / m) if w is None else w / w.sum()
         cy = float(wn @ y)
         cs = [wn @ x for x in mats]
-        return cls(feature_tensor(y, mats, w, cy, cs), cy, cs, m, labels, endog_name, scale)
+        whole = w is None or bool(np.all(w == np.round(w)))
+        return cls(feature_tensor(y, mats, w, cy, cs), cy, cs, m, labels, endog_name, scale,
+                   whole)
 
     # -- what it holds ------------------------------------------------------
     @property
@@ -269,6 +275,12 @@ class DesignMoments:
         return self._endog_name
 
     @property
+    def whole_weights(self) -> bool:
+        """Whether every case weight summed is a whole number (or none was
+        given): then the rows stand for :attr:`weight` observations."""
+        return self._whole
+
+    @property
     def scale(self) -> np.ndarray | None:
         """The stacked design's power-of-two column scales (the moments are
         held of the columns times them), or None."""
@@ -285,7 +297,7 @@ class DesignMoments:
                                                       for fk in parts)])
         return DesignMoments(t, self._shift_y, [c * fk for c, fk in zip(self._shifts, parts,
                                                                          strict=True)],
-                             self._nobs, self.names, self._endog_name, scale)
+                             self._nobs, self.names, self._endog_name, scale, self._whole)
 
     def __repr__(self) -> str:
         blocks = ", ".join(f"{k}: {len(v)}" for k, v in self._names.items())
@@ -314,7 +326,7 @@ class DesignMoments:
         t2 = shift_tensor(other._tensor, cy - other._shift_y,
                           [c - s for c, s in zip(cs, other._shifts, strict=True)])
         return DesignMoments(t1 + t2, cy, cs, self.nobs + other.nobs, self.names,
-                             self._endog_name, self._scale)
+                             self._endog_name, self._scale, self._whole and other._whole)
 
     def __radd__(self, other: object) -> DesignMoments:
         if isinstance(other, int) and other == 0:  # sum() starts from 0
