@@ -78,7 +78,7 @@ def streamed_rank_choice(data: Any, fac: KBlockFactors, white: DesignWhitening[A
 
     tables = streamed_block_rank_tables(reduce_rows, m if count is None else count, fac, names,
                                         stop_alpha=alpha if stop else None)
-    ranks = {n: max(1, choose_block_rank(tables[n], alpha, widths[k]))
+    ranks = {n: choose_block_rank(tables[n], alpha, widths[k])
              for k, n in enumerate(names)}
     if stop:
         _warn_no_evidence(tables, alpha, widths)
