@@ -344,3 +344,30 @@ def test_dask_multicolumn_response_at_any_scale(factor, independent):
         bare = jdr.JointDimReduction.from_moments(parts).fit(2, independent_blocks=independent)
     np.testing.assert_allclose(bare.singular_values, ref.singular_values, rtol=1e-10)
     assert _angle(bare.directions_a, ua, ref.directions_a) < 1e-9
+
+
+@pytest.mark.parametrize("factor", [1e300, 1e-300])
+@pytest.mark.parametrize("independent", [True, False])
+def test_parquet_with_covariates_at_any_scale(tmp_path, factor, independent):
+    """A Parquet file streamed with covariates (one in extreme units): the
+    adjustment of the scaled columns, the conclusions of unit scale."""
+    y, a, b = _two_block_data(seed=10)
+    z = np.random.default_rng(10).normal(size=(500, 2))
+    y = y + z[:, 0]
+    ua, ub = np.array([1.0, factor, 1.0]), np.array([1.0 / factor, 1.0, 1.0])
+    frame = pd.DataFrame(np.column_stack([y, a * ua, b * ub, z * np.array([factor, 1.0])]),
+                         columns=["y", "a0", "a1", "a2", "b0", "b1", "b2", "z0", "z1"])
+    path = _write(tmp_path, frame, "parquet")
+    cols = {"a": ["a0", "a1", "a2"], "b": ["b0", "b1", "b2"]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        res = jdr.JointDimReduction.from_parquet(path, y="y", **cols,
+                                                 covariates=["z0", "z1"]).fit(
+            2, independent_blocks=independent)
+        table = res.rank_tests().table
+    ref = jdr.JointDimReduction(y, a, b, covariates=z).fit(2, independent_blocks=independent)
+    np.testing.assert_allclose(res.singular_values, ref.singular_values, rtol=1e-10)
+    assert _angle(res.directions_a, ua, ref.directions_a) < 1e-9
+    assert _angle(res.directions_b, ub, ref.directions_b) < 1e-9
+    np.testing.assert_allclose(table["pvalue"], ref.rank_tests().table["pvalue"], rtol=1e-7,
+                               atol=1e-12)

@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import Any, TypeVar, cast
 
 from ..core.design_moments import DesignMoments
-from ..io._adjusted_source import adjust_source, dask_adjusted
+from ..io._adjusted_source import adjust_scaled, dask_adjusted
 from ..io._responses import ResponseKind
 from ..io._stream_levels import plan_stream
 from ..io._streamed import MomentsData
@@ -329,7 +329,8 @@ def stream_model(cls: Any, source_cls: Any, path: Any,
 
     def make(ycol: Any, acols: list[Any], bcols: list[Any]) -> tuple[Any, Any]:
         base = plan.source(ycol, acols, [*bcols, *plan.z])
-        return adjust_source(base, plan.znames) if plan.z else (base, None)
+        # columns of extreme units: the adjustment of the columns times powers of two
+        return adjust_scaled(base, plan.znames) if plan.z else (base, None)
 
     if len(plan.y) > 1:
         parts = [make(c, a, b) for c in plan.y]
@@ -351,6 +352,9 @@ def stream_model(cls: Any, source_cls: Any, path: Any,
         data.endog_name = ys[0]
     if adj is not None:
         data.adjustment = adj
+        scales = getattr(model._data.source, "scales", None)
+        if len(plan.y) == 1 and scales is not None:  # residuals of the scaled columns
+            data.scales = scales
     return model
 
 
