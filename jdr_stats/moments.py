@@ -27,13 +27,22 @@ ones; docs/theory/responses.md).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from .core import moments as core_moments
+from .core._chunk_sums import (
+    chunk_arrays,
+    column_names,
+    not_summed,
+    overflow_error,
+    overflowed,
+    positive_chunks,
+    stacked_chunk,
+)
 from .core._moments_engine import (
     BlockMoments,
     CentredSums,
@@ -42,56 +51,23 @@ from .core._moments_engine import (
     sums_to_block_moments,
 )
 from .core.design_moments import DesignMoments
-from .runtime._validation import check_weights_values
-from .streams._scaled_source import ScaledSource
+from .core.whitening import whitening_of_covariance
+from .streams._scaled_source import ScaledSource, stream_scales
 from .streams._sources import ArraySource
 
 __all__ = ["Moments", "ResponseMoments", "whitening_of_covariance"]
 
 
-def _names(names: Sequence[str] | None, n: int, prefix: str, argname: str) -> tuple[str, ...]:
-    if names is None:
-        return tuple(f"{prefix}{j}" for j in range(n))
-    out = tuple(str(x) for x in names)
-    if len(out) != n:
-        raise ValueError(f"{argname} must have {n} names (one per column); got {len(out)}")
-    return out
-
-
-def _check_finite(arr: np.ndarray, argname: str, names: Sequence[str], row0: int) -> None:
-    """ValueError naming the first non-finite value (variable and row)."""
-    if np.isfinite(arr).all():
-        return
-    bad = ~np.isfinite(arr)
-    if arr.ndim == 1:
-        i, col = int(np.flatnonzero(bad)[0]), names[0]
-    else:
-        i, j = (int(v) for v in np.argwhere(bad)[0])
-        col = names[j]
-    what = "NaN" if np.isnan(arr[bad]).any() else "infinite values"
-    raise ValueError(
-        f"{argname} contains {what} ({int(bad.sum())} in this chunk; first in "
-        f"column {col!r}, row {row0 + i}); streamed data must be complete and finite"
-    )
-
-
-def _overflowed(m: Moments) -> str | None:
-    """The name of a column whose sums are not finite (they overflowed), or None.
-
-    A column's own sum of squares first (the column that overflows), then
-    the cross products (named by their first factor's column)."""
-    if not np.isfinite(m._m2_y):
-        return m._endog_name
-    parts: list[tuple[tuple[str, ...], np.ndarray | None]] = [
-        (m._names_a, np.diag(m._m2_a)), (m._names_b, np.diag(m._m2_b)),
-        (m._names_a, m._m2_ay), (m._names_b, m._m2_by), (m._names_a, m._m2_ab),
-        (m._names_a, m._m3_ayb), (m._names_a, m._m2_a), (m._names_b, m._m2_b),
-        (m._names_a, m._m3_aya), (m._names_b, m._m3_byb)]
-    for names, arr in parts:
-        if arr is not None and not np.isfinite(arr).all():
-            i = int(np.argwhere(~np.isfinite(arr))[0][0])
-            return names[min(i, len(names) - 1)]
-    return None
+def _scale_pair(scales: Sequence[np.ndarray | None] | None
+                ) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Read-only copies of ``(scale_a, scale_b)``, or ``(None, None)`` for
+    unit scale (None, either None, or all ones)."""
+    if scales is None or scales[0] is None or scales[1] is None or (
+            np.all(scales[0] == 1.0) and np.all(scales[1] == 1.0)):
+        return None, None
+    sa, sb = np.array(scales[0], float), np.array(scales[1], float)
+    sa.flags.writeable = sb.flags.writeable = False
+    return sa, sb
 
 
 class Moments:
@@ -236,8 +212,8 @@ class Moments:
         self._m3_aya = None if m3_aya is None else np.asarray(m3_aya, dtype=float)
         self._m3_byb = None if m3_byb is None else np.asarray(m3_byb, dtype=float)
         self._endog_name = str(endog_name)
-        self._names_a = _names(names_a, n1, "a", "names_a")
-        self._names_b = _names(names_b, n2, "b", "names_b")
+        self._names_a = column_names(names_a, n1, "a", "names_a")
+        self._names_b = column_names(names_b, n2, "b", "names_b")
         self._weighted = bool(weighted)
         self._scale_a: np.ndarray | None = None
         self._scale_b: np.ndarray | None = None
@@ -252,8 +228,10 @@ class Moments:
              m2_ab: np.ndarray, m2_ay: np.ndarray, m2_by: np.ndarray, m3_ayb: np.ndarray,
              m3_aya: np.ndarray | None, m3_byb: np.ndarray | None,
              endog_name: str, names_a: tuple[str, ...], names_b: tuple[str, ...],
-             weighted: bool) -> Moments:
-        """Internal constructor without validation (shapes and names known good)."""
+             weighted: bool, scales: Sequence[np.ndarray | None] | None = None) -> Moments:
+        """Internal constructor without validation (shapes and names known good);
+        ``scales``: the blocks' power-of-two column scales of the held sums
+        (:attr:`scales`; None, or all ones: unit scale)."""
         out = cls.__new__(cls)
         out._nobs, out._weight, out._mean_y = nobs, weight, mean_y
         out._mean_a, out._mean_b, out._m2_y = mean_a, mean_b, m2_y
@@ -262,7 +240,7 @@ class Moments:
         out._m3_aya, out._m3_byb = m3_aya, m3_byb
         out._endog_name, out._names_a, out._names_b = endog_name, names_a, names_b
         out._weighted = weighted
-        out._scale_a = out._scale_b = None
+        out._scale_a, out._scale_b = _scale_pair(scales)
         for arr in (mean_a, mean_b, m2_a, m2_b, m2_ab, m2_ay, m2_by, m3_ayb, m3_aya, m3_byb):
             if arr is not None:
                 arr.flags.writeable = False
@@ -339,12 +317,23 @@ class Moments:
         return Moments._from_sums(self._sums(), self._endog_name, self._names_a,
                                   self._names_b, self._weighted)
 
+    def _stacked_scale(self) -> np.ndarray | None:
+        """Both blocks' column scales side by side (None: unit scale)."""
+        if self._scale_a is None or self._scale_b is None:
+            return None
+        return np.concatenate([self._scale_a, self._scale_b])
+
     def _scaled_to(self, scale_a: np.ndarray, scale_b: np.ndarray) -> Moments:
         """The same moments held at the column scales ``scale_a``, ``scale_b``
         (powers of two: exact up to under- or overflow of negligible parts)."""
-        sa = np.ones(self.n1) if self._scale_a is None else self._scale_a
-        sb = np.ones(self.n2) if self._scale_b is None else self._scale_b
-        fa, fb = scale_a / sa, scale_b / sb
+        own = self._stacked_scale()
+        scale = np.concatenate([scale_a, scale_b])
+        return self._lifted(scale if own is None else scale / own, scale)
+
+    def _lifted(self, f: np.ndarray, scale: np.ndarray) -> Moments:
+        """The same moments held at the stacked column scales ``scale``, ``f``
+        the factors from this one's (:func:`~jdr_stats.core.moments.merged_at_one_scale`)."""
+        fa, fb = f[:self.n1], f[self.n1:]
         t = self._sums()
         with np.errstate(over="ignore", under="ignore"):
             out = CentredSums(
@@ -353,19 +342,14 @@ class Moments:
                 t.m2_ay * fa, t.m2_by * fb, t.m3_ayb * np.outer(fa, fb),
                 None if t.m3_aya is None else t.m3_aya * np.outer(fa, fa),
                 None if t.m3_byb is None else t.m3_byb * np.outer(fb, fb))
-        res = Moments._from_sums(out, self._endog_name, self._names_a, self._names_b,
-                                 self._weighted)
-        return res._with_scales(scale_a, scale_b)
+        return Moments._from_sums(out, self._endog_name, self._names_a, self._names_b,
+                                  self._weighted, (scale[:self.n1], scale[self.n1:]))
 
-    def _with_scales(self, scale_a: np.ndarray | None, scale_b: np.ndarray | None) -> Moments:
-        """These held sums declared those of the columns times the scales."""
-        if scale_a is None or scale_b is None or (np.all(scale_a == 1.0)
-                                                  and np.all(scale_b == 1.0)):
-            return self
-        sa, sb = np.array(scale_a, float), np.array(scale_b, float)
-        sa.flags.writeable = sb.flags.writeable = False
-        self._scale_a, self._scale_b = sa, sb
-        return self
+    def _held_as(self, scales: Sequence[np.ndarray | None] | None) -> Moments:
+        """New moments of these held sums, declared those of the columns
+        times ``scales`` (``(scale_a, scale_b)``; None: unit scale)."""
+        return Moments._from_sums(self._sums(), self._endog_name, self._names_a,
+                                  self._names_b, self._weighted, scales)
 
     @property
     def has_within(self) -> bool:
@@ -425,8 +409,9 @@ class Moments:
 
     @classmethod
     def _from_sums(cls, t: CentredSums, endog_name: str, names_a: Sequence[str],
-                   names_b: Sequence[str], weighted: bool) -> Moments:
-        return cls._raw(*t, endog_name, tuple(names_a), tuple(names_b), weighted)
+                   names_b: Sequence[str], weighted: bool,
+                   scales: Sequence[np.ndarray | None] | None = None) -> Moments:
+        return cls._raw(*t, endog_name, tuple(names_a), tuple(names_b), weighted, scales)
 
     @classmethod
     def _merged_slices(cls, y: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray | None,
@@ -439,7 +424,7 @@ class Moments:
         (the same moments, within-block ones included, by symmetric rank-k
         updates: the streamed model's one pass)."""
         if within == "stacked":
-            st = _stacked_chunk(y, a, b, w)
+            st = stacked_chunk(y, a, b, w)
             if st is None:
                 return None
             return cls._from_sums(st, endog_name, names_a, names_b, w is not None)
@@ -499,7 +484,7 @@ class Moments:
                                        batch_rows=batch_rows))
         out = cls.from_source(src, batch_rows=batch_rows, within=within)
         # columns of extreme units: held times powers of two (``scales``)
-        return out._with_scales(src.scale_a, src.scale_b)
+        return out._held_as((src.scale_a, src.scale_b))
 
     @classmethod
     def from_chunks(
@@ -516,83 +501,50 @@ class Moments:
         Each chunk is validated (shapes, finiteness, nonnegative weights) and
         its moments merged into the running total, so memory does not grow
         with the number of rows.  ``within``: also the within-block moments
-        (see :meth:`from_arrays`).
+        (see :meth:`from_arrays`).  Columns of extreme units (values near
+        ``1e300`` or ``1e-300``) are held times powers of two chosen chunk by
+        chunk (:attr:`scales`; merged at the smaller scale of each column),
+        as :meth:`from_arrays` holds them.
         """
-        return cls._sum_chunks(chunks, endog_name, names_a, names_b, within, None)
+        return cls._sum_chunks(chunks, endog_name, names_a, names_b, within, None,
+                               scaled=True)
 
     @classmethod
     def _sum_chunks(cls, chunks: Iterable[tuple[Any, ...]], endog_name: str,
                     names_a: Sequence[str] | None, names_b: Sequence[str] | None,
-                    within: bool | str, locate: Callable[[int, int], str] | None) -> Moments:
+                    within: bool | str, locate: Callable[[int, int], str] | None,
+                    scaled: bool = False) -> Moments:
         """:meth:`from_chunks`; ``locate(row0, k)`` says where a chunk's rows
-        are (a file source's row group or lines), for the errors."""
+        are (a file source's row group or lines), for the errors; ``scaled``:
+        each chunk's columns of extreme units times powers of two
+        (:func:`~jdr_stats.streams._scaled_source.stream_scales`), its
+        moments held with those scales."""
         total: Moments | None = None
         row0 = 0
         for chunk in chunks:
-            if len(chunk) not in (3, 4):
-                raise ValueError(
-                    f"each chunk must be (y, a, b) or (y, a, b, weights); got {len(chunk)} items"
-                )
-            y, a, b = (np.asarray(x, dtype=float) for x in chunk[:3])
-            w = None if len(chunk) == 3 or chunk[3] is None else np.asarray(chunk[3], dtype=float)
-            if a.ndim == 1:
-                a = a[:, None]
-            if b.ndim == 1:
-                b = b[:, None]
-            if y.ndim != 1 or a.ndim != 2 or b.ndim != 2:
-                raise ValueError(
-                    "a chunk must hold y of shape (k,), a of shape (k, n1) and b of "
-                    f"shape (k, n2); got {y.shape}, {a.shape}, {b.shape}"
-                )
+            y, a, b, w = chunk_arrays(chunk, row0, None if total is None
+                                      else (total.n1, total.n2))
             k = y.shape[0]
-            if a.shape[0] != k or b.shape[0] != k or (w is not None and w.shape != (k,)):
-                raise ValueError(
-                    f"the arrays of a chunk must have the same number of rows; got y {k}, "
-                    f"a {a.shape[0]}, b {b.shape[0]}"
-                    + ("" if w is None else f", weights {w.shape[0]}")
-                )
             if total is None:
-                na = _names(names_a, a.shape[1], "a", "names_a")
-                nb = _names(names_b, b.shape[1], "b", "names_b")
-            elif a.shape[1] != total.n1 or b.shape[1] != total.n2:
-                raise ValueError(
-                    f"every chunk must have {total.n1} columns in a and {total.n2} in b; "
-                    f"got {a.shape[1]} and {b.shape[1]} at row {row0}"
-                )
-            if w is not None:
-                _check_finite(w, "weights", ["weights"], row0)
-                if k and w.min() < 0:
-                    raise ValueError(
-                        f"weights must be nonnegative; got {float(w.min())!r} near row {row0}"
-                    )
+                na = column_names(names_a, a.shape[1], "a", "names_a")
+                nb = column_names(names_b, b.shape[1], "b", "names_b")
             where = "" if locate is None or not k else f" in {locate(row0, k)}"
+            scale = stream_scales([a, b]) if scaled else None
+            if scale is not None:  # exact: powers of two
+                a, b = a * scale[:a.shape[1]], b * scale[a.shape[1]:]
             with np.errstate(over="ignore", invalid="ignore"):  # refused below, by name
                 part = cls._merged_slices(y, a, b, w, endog_name, na, nb, within)
             if part is None:
-                try:
-                    _check_finite(y, "endog", [endog_name], row0)
-                    _check_finite(a, "exog_a", na, row0)
-                    _check_finite(b, "exog_b", nb, row0)
-                except ValueError as exc:
-                    raise ValueError(f"{exc}{where}") from None
-                raise ValueError(
-                    f"the data overflow float64 in the chunk starting at row {row0}{where} "
-                    "(values too large to sum); rescale the variables"
-                )
+                raise not_summed(y, a, b, (endog_name, na, nb), row0, where)
+            if scale is not None:
+                part = part._held_as((scale[:a.shape[1]], scale[a.shape[1]:]))
             with np.errstate(over="ignore", invalid="ignore"):
                 total = part if total is None else total + part
-            bad = _overflowed(part) or _overflowed(total)
+            bad = overflowed(part._sums(), endog_name, na, nb) or \
+                overflowed(total._sums(), endog_name, na, nb)
             if bad is not None:
-                if locate is not None and k:  # the row group of the largest value
-                    col = np.column_stack([y, a, b])[:, [endog_name, *na, *nb].index(bad)]
-                    i = int(np.argmax(np.abs(col - np.median(col))))
-                    where = f" in {locate(row0 + i, 1)}"
-                raise ValueError(
-                    f"the sums of squares and products overflow float64 in column {bad!r} "
-                    f"in the chunk starting at row {row0}{where}: the values are too large "
-                    "to square and sum (corrupt data, or a column to rescale: "
-                    "multiply it by a power of ten, or fit from the rows in memory, which "
-                    "scale such columns exactly)")
+                raise overflow_error(bad, np.column_stack([y, a, b]), [endog_name, *na, *nb],
+                                     row0, locate, where)
             row0 += k
         if total is None:
             raise ValueError("no chunks: the data source yielded no rows")
@@ -625,7 +577,7 @@ class Moments:
         locate = getattr(source, "locate", None)
         chunks = source.iter_weighted_chunks(rows) if weighted else source.iter_chunks(rows)
         return cls._sum_chunks(
-            _positive(chunks) if weighted and positive_weights else chunks,
+            positive_chunks(chunks) if weighted and positive_weights else chunks,
             source.endog_name, source.names_a, source.names_b, within,
             locate if callable(locate) else None,
         )
@@ -649,15 +601,9 @@ class Moments:
                 f"{self._endog_name!r} {list(self._names_a)} {list(self._names_b)} vs "
                 f"{other._endog_name!r} {list(other._names_a)} {list(other._names_b)}"
             )
-        if self.scales is not None or other.scales is not None:
-            # one scale per column: the smaller (the larger values keep their digits)
-            sa = np.minimum(*(np.ones(self.n1) if m._scale_a is None else m._scale_a
-                              for m in (self, other)))
-            sb = np.minimum(*(np.ones(self.n2) if m._scale_b is None else m._scale_b
-                              for m in (self, other)))
-            left, right = self._scaled_to(sa, sb), other._scaled_to(sa, sb)
-            return _merge(left, right)._with_scales(sa, sb)
-        return _merge(self, other)
+        # one scale per column: the smaller (the larger values keep their digits)
+        return core_moments.merged_at_one_scale(self, other, Moments._stacked_scale,
+                                                self.n1 + self.n2, Moments._lifted, _merge)
 
     def __radd__(self, other: object) -> Moments:
         if isinstance(other, (int, float)) and other == 0:
@@ -679,45 +625,11 @@ class Moments:
 
 
 def _merge(p: Moments, q: Moments) -> Moments:
-    """Exact moments of the union of two disjoint samples (see the theory page)."""
+    """Exact moments of the union of two disjoint samples (see the theory
+    page), both held at ``p``'s column scales."""
     t = merge_pair(p._sums(), q._sums())
-    return Moments._from_sums(t, p.endog_name, p.names_a, p.names_b, p.weighted or q.weighted)
-
-
-def _stacked_chunk(y: np.ndarray, a: np.ndarray, b: np.ndarray,
-                   w: np.ndarray | None) -> CentredSums | None:
-    """The two-block sums of one chunk, within-block moments included, from
-    the stacked design's sums (views of them; None when not finite)."""
-    n1, k = a.shape[1], y.shape[0]
-    if w is not None and k and not float(np.sum(w)) > 0:  # weight zero: its count only
-        return _empty_within(n1, b.shape[1], k)
-    t = core_moments.stacked_sums(y, (a, b), w)
-    if t is None:
-        return None
-    sa, sb = slice(0, n1), slice(n1, None)
-    s = t.s[0]
-    return CentredSums(t.nobs, t.weight, float(t.mean_y[0]), t.mean_x[sa], t.mean_x[sb],
-                       float(t.m2_yy[0, 0]), t.m2_xx[sa, sa], t.m2_xx[sb, sb],
-                       t.m2_xx[sa, sb], t.m2_xy[sa, 0], t.m2_xy[sb, 0], s[sa, sb],
-                       s[sa, sa], s[sb, sb])
-
-
-def _empty_within(n1: int, n2: int, nobs: int) -> CentredSums:
-    """The sums of ``nobs`` rows of weight zero, within-block moments included."""
-    return CentredSums(nobs, 0.0, 0.0, np.zeros(n1), np.zeros(n2), 0.0, np.zeros((n1, n1)),
-                       np.zeros((n2, n2)), np.zeros((n1, n2)), np.zeros(n1), np.zeros(n2),
-                       np.zeros((n1, n2)), np.zeros((n1, n1)), np.zeros((n2, n2)))
-
-
-def _positive(chunks: Iterable[tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
-    """``chunks`` with each chunk's weights checked positive, naming the row
-    (:func:`~jdr_stats.runtime._validation.check_weights_values`, as in memory)."""
-    row0 = 0
-    for chunk in chunks:
-        if len(chunk) == 4 and chunk[3] is not None:
-            check_weights_values(np.asarray(chunk[3], dtype=float), row0)
-        row0 += len(chunk[0])
-        yield chunk
+    return Moments._from_sums(t, p.endog_name, p.names_a, p.names_b, p.weighted or q.weighted,
+                              p.scales)
 
 
 def _block_moments(y: np.ndarray, a: np.ndarray, b: np.ndarray, endog_name: str,
@@ -738,35 +650,6 @@ def _merge_list(parts: list[Moments]) -> Moments:
 # ---------------------------------------------------------------------------
 # A response of q columns
 # ---------------------------------------------------------------------------
-def whitening_of_covariance(cov: np.ndarray, tol: float = 1e-9) -> tuple[np.ndarray, np.ndarray]:
-    """Kept columns and ``L^{-1}`` of the covariance of the response columns.
-
-    A pivoted Cholesky factorisation of the correlation matrix drops the
-    columns whose residual variance, given the columns kept before them, is
-    below ``tol`` (collinear columns); ``L`` is the Cholesky factor of the
-    covariance of the kept columns (in their original order).
-    """
-    sd = np.sqrt(np.clip(np.diag(cov), 0.0, None))
-    if not (sd > 0).all():
-        raise ValueError("a response column is constant; the response must vary")
-    corr = cov / np.outer(sd, sd)
-    q = corr.shape[0]
-    resid = corr.copy()
-    chosen: list[int] = []
-    for _ in range(q):
-        diag = np.diag(resid).copy()
-        diag[chosen] = -np.inf
-        j = int(np.argmax(diag))
-        if diag[j] <= tol:
-            break
-        chosen.append(j)
-        col = resid[:, j] / np.sqrt(resid[j, j])
-        resid = resid - np.outer(col, col)
-    keep = np.sort(np.array(chosen, dtype=int))
-    chol = np.linalg.cholesky(cov[np.ix_(keep, keep)])
-    return keep, np.linalg.inv(chol)
-
-
 class ResponseMoments:
     """Mergeable sums of ``(Y, a, b)`` for a response of ``q`` columns.
 
@@ -849,10 +732,13 @@ class ResponseMoments:
         columns.  ``q + 1`` passes; flat memory; dask sources are reduced on
         their cluster.  ``positive_weights``: see :meth:`Moments.from_source`.
         """
-        moms = [Moments.from_source(src, within=True, positive_weights=positive_weights)
-                for src in parts]
-        return cls(moms, Moments.from_source(yy, within=False, positive_weights=positive_weights),
-                   names=[p.endog_name for p in moms])
+        def summed(src: Any, within: bool) -> Moments:
+            mom = Moments.from_source(src, within=within, positive_weights=positive_weights)
+            scales = getattr(src, "scales", None)  # a source of columns times powers of two
+            return mom if scales is None else mom._held_as(scales)
+
+        moms = [summed(src, True) for src in parts]
+        return cls(moms, summed(yy, False), names=[p.endog_name for p in moms])
 
     def __add__(self, other: object) -> ResponseMoments:
         if isinstance(other, (int, float)) and other == 0:
@@ -871,6 +757,19 @@ class ResponseMoments:
             return self
         return NotImplemented
 
+    def _held_parts(self) -> tuple[list[Moments], tuple[np.ndarray, np.ndarray] | None]:
+        """Every column's sums held at one scale per block column (the
+        smaller of the parts', as ``+`` merges them: blocks of extreme
+        units), without their scales, and that scale (None: unit scale)."""
+        if all(p.scales is None for p in self.parts):
+            return list(self.parts), None
+        first = self.parts[0]
+        sa = np.min([np.ones(first.n1) if p.scales is None else p.scales[0]
+                     for p in self.parts], axis=0)
+        sb = np.min([np.ones(first.n2) if p.scales is None else p.scales[1]
+                     for p in self.parts], axis=0)
+        return [p._scaled_to(sa, sb)._held() for p in self.parts], (sa, sb)
+
     def kept(self) -> tuple[np.ndarray, np.ndarray]:
         """Kept response columns and the inverse Cholesky factor of their covariance."""
         return whitening_of_covariance(self.yy.m2_a / self.yy.weight)
@@ -882,8 +781,10 @@ class ResponseMoments:
         columns; ``mean_y = 0``, ``var_y = 1`` (whitened response).
         """
         keep, linv = self.kept()
-        first = self.parts[0].to_block_moments()
-        raw = np.stack([self.parts[j].m3_ayb / self.parts[j].weight for j in keep])
+        held, scales = self._held_parts()  # blocks of extreme units: the held sums
+        first = held[0].to_block_moments()
+        raw = np.stack([held[j].m3_ayb / held[j].weight for j in keep])
         cross_q = np.einsum("dc,cij->dij", linv, raw)
-        return replace(first, mean_y=0.0, var_y=1.0, cross=cross_q[0],
-                       cross_q=cross_q if cross_q.shape[0] > 1 else None)
+        out = replace(first, mean_y=0.0, var_y=1.0, cross=cross_q[0],
+                      cross_q=cross_q if cross_q.shape[0] > 1 else None)
+        return out if scales is None else replace(out, scale_a=scales[0], scale_b=scales[1])

@@ -880,10 +880,13 @@ KBLOCK_INFLUENCE_MAX_ENTRIES = 100_000_000
 
 
 def kblock_influence(estimator: str, weighted: bool, nobs: int, entries: int,
-                     sketched: bool = False, blocks: int = 3) -> Choice:
+                     sketched: bool = False, blocks: int = 3,
+                     frequency: bool = False) -> Choice:
     """How the per-block rank tests of a K-block fit get each row's influence
     on the pieces: ``"analytic"`` (``psi_i = U0^T z_ik o h_i``, exact to
-    first order for the per-block whitening without case weights),
+    first order for the per-block whitening without case weights, or with
+    whole-number case weights, ``frequency=True``: copies of rows, the
+    influences of the rows repeated),
     ``"analytic-joint"`` (the joint whitening on the tensor route, case
     weights or not, ``blocks >= 3``: each row's influence on the pieces
     through the joint mean, covariance and Hermite correction, from shared
@@ -902,11 +905,17 @@ def kblock_influence(estimator: str, weighted: bool, nobs: int, entries: int,
     'analytic-joint'
     >>> kblock_influence("joint", False, 500, 10_000, sketched=True).name
     'jackknife'
+    >>> kblock_influence("per-block", True, 500, 10_000, frequency=True).name
+    'analytic'
     """
     inputs = {"nobs": float(nobs), "entries": float(entries), "weighted": float(weighted)}
     if estimator == "per-block" and not weighted:
         return Choice("analytic", "per-block whitening, no case weights: each row's "
                       "influence U0^T z_ik o h_i (theory page 'K blocks', section 4)", inputs)
+    if estimator == "per-block" and frequency:
+        return Choice("analytic", "per-block whitening, whole-number case weights (copies "
+                      "of rows): each copy's influence U0^T z_ik o h_i (theory page 'K "
+                      "blocks', section 4)", inputs)
     why = ("the joint whitening" if estimator == "joint" else "") + (
         " and " if estimator == "joint" and weighted else "") + (
         "case weights" if weighted else "")

@@ -106,7 +106,11 @@ def test_streamed_auto_refusals_name_the_reason(tmp_path):
         back.rank_tests()
     with pytest.raises(RowsNotInMemoryError, match="independent_blocks=False"):
         model.fit("auto")
-    weighted = jdr.JointDimReduction.from_parquet(path, y="y", blocks=cols, weights="w")
+    # whole-number weights stream (tests/test_kblock_frequency_weights.py);
+    # other weights' influences are delete-one refits
+    df.assign(w=df.w + 0.5).to_parquet(tmp_path / "w.parquet")
+    weighted = jdr.JointDimReduction.from_parquet(tmp_path / "w.parquet", y="y", blocks=cols,
+                                                  weights="w")
     with pytest.raises(RowsNotInMemoryError, match="case weights"):
         weighted.fit("auto", independent_blocks=True)
     with pytest.raises(ValueError, match="rank_method"):

@@ -258,3 +258,116 @@ def test_three_block_moments_at_any_scale(factor):
             assert _angle(res.directions[k], units[k], ref.directions[k]) < 1e-10
             np.testing.assert_allclose(res.eigenvalues[k], ref.eigenvalues[k], rtol=1e-12)
             _same_loadings(res.loadings[k], ref.loadings[k])
+
+
+@pytest.mark.parametrize("factor", [1e300, 1e-300])
+@pytest.mark.parametrize("independent", [True, False])
+def test_moments_from_chunks_at_any_scale(factor, independent):
+    """``Moments.from_chunks``: each chunk's columns of extreme units held
+    times powers of two, the chunks merged at one scale per column; the
+    conclusions of unit scale (chunks of other magnitudes included)."""
+    y, a, b = _two_block_data(seed=7)
+    ua, ub = np.array([1.0, factor, 1.0]), np.array([1.0 / factor, 1.0, 1.0])
+    # the second half in units a thousand times larger: another power of two
+    k = np.where(np.arange(500) < 250, 1.0, 1024.0)[:, None]
+    chunks = [(y[i:i + 100], (a * ua * k)[i:i + 100], (b * ub)[i:i + 100])
+              for i in range(0, 500, 100)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        mom = jdr.Moments.from_chunks(chunks)
+        assert mom.scales is not None
+        res = jdr.JointDimReduction.from_moments(mom).fit(2, independent_blocks=independent)
+        p = res.rank_tests("chi2").table["pvalue"]
+    ref = jdr.JointDimReduction(y, a * k, b).fit(2, independent_blocks=independent)
+    np.testing.assert_allclose(res.singular_values, ref.singular_values, rtol=1e-12)
+    assert _angle(res.directions_a, ua, ref.directions_a) < 1e-10
+    assert _angle(res.directions_b, ub, ref.directions_b) < 1e-10
+    np.testing.assert_allclose(p, ref.rank_tests("chi2").table["pvalue"], rtol=1e-8,
+                               atol=1e-14)
+    unit = jdr.Moments.from_chunks([(y, a, b)])  # unit scale: no scales
+    assert unit.scales is None
+
+
+@pytest.mark.parametrize("factor", [1e300, 1e-300])
+@pytest.mark.parametrize("independent", [True, False])
+def test_dask_with_covariates_at_any_scale(factor, independent):
+    """Dask blocks of extreme units adjusted for covariates (one of them in
+    extreme units too): the conclusions of unit scale."""
+    da = pytest.importorskip("dask.array")
+    y, a, b = _two_block_data(seed=8)
+    z = np.random.default_rng(8).normal(size=(500, 2))
+    y = y + z[:, 0]
+    ua, ub = np.array([1.0, factor, 1.0]), np.array([1.0 / factor, 1.0, 1.0])
+    uz = np.array([factor, 1.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        res = jdr.JointDimReduction(
+            da.from_array(y, chunks=100), da.from_array(a * ua, chunks=(100, 3)),
+            da.from_array(b * ub, chunks=(100, 3)),
+            covariates=da.from_array(z * uz, chunks=(100, 2))).fit(
+            2, independent_blocks=independent)
+        table = res.rank_tests().table
+    ref = jdr.JointDimReduction(y, a, b, covariates=z).fit(2, independent_blocks=independent)
+    np.testing.assert_allclose(res.singular_values, ref.singular_values, rtol=1e-10)
+    assert _angle(res.directions_a, ua, ref.directions_a) < 1e-9
+    assert _angle(res.directions_b, ub, ref.directions_b) < 1e-9
+    np.testing.assert_allclose(table["pvalue"], ref.rank_tests().table["pvalue"], rtol=1e-7,
+                               atol=1e-12)
+
+
+@pytest.mark.parametrize("factor", [1e300, 1e-300])
+@pytest.mark.parametrize("independent", [True, False])
+def test_dask_multicolumn_response_at_any_scale(factor, independent):
+    """A dask response of two columns with blocks of extreme units: the
+    conclusions of unit scale (each response column's part and the merged
+    parts held at one scale per block column)."""
+    da = pytest.importorskip("dask.array")
+    y, a, b = _two_block_data(seed=9)
+    Y = np.column_stack([y, a[:, 2] * b[:, 1] + 0.5 * np.random.default_rng(9).normal(size=500)])
+    ua, ub = np.array([1.0, factor, 1.0]), np.array([1.0 / factor, 1.0, 1.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        res = jdr.JointDimReduction(
+            da.from_array(Y, chunks=(100, 2)), da.from_array(a * ua, chunks=(100, 3)),
+            da.from_array(b * ub, chunks=(100, 3))).fit(2, independent_blocks=independent)
+    ref = jdr.JointDimReduction(Y, a, b).fit(2, independent_blocks=independent)
+    np.testing.assert_allclose(res.singular_values, ref.singular_values, rtol=1e-10)
+    assert _angle(res.directions_a, ua, ref.directions_a) < 1e-9
+    assert _angle(res.directions_b, ub, ref.directions_b) < 1e-9
+    # bare sums of the same rows, merged parts: the same fit
+    from jdr_stats.moments import ResponseMoments
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        parts = sum(ResponseMoments.from_arrays(Y[i:i + 250], (a * ua)[i:i + 250],
+                                                (b * ub)[i:i + 250]) for i in (0, 250))
+        bare = jdr.JointDimReduction.from_moments(parts).fit(2, independent_blocks=independent)
+    np.testing.assert_allclose(bare.singular_values, ref.singular_values, rtol=1e-10)
+    assert _angle(bare.directions_a, ua, ref.directions_a) < 1e-9
+
+
+@pytest.mark.parametrize("factor", [1e300, 1e-300])
+@pytest.mark.parametrize("independent", [True, False])
+def test_parquet_with_covariates_at_any_scale(tmp_path, factor, independent):
+    """A Parquet file streamed with covariates (one in extreme units): the
+    adjustment of the scaled columns, the conclusions of unit scale."""
+    y, a, b = _two_block_data(seed=10)
+    z = np.random.default_rng(10).normal(size=(500, 2))
+    y = y + z[:, 0]
+    ua, ub = np.array([1.0, factor, 1.0]), np.array([1.0 / factor, 1.0, 1.0])
+    frame = pd.DataFrame(np.column_stack([y, a * ua, b * ub, z * np.array([factor, 1.0])]),
+                         columns=["y", "a0", "a1", "a2", "b0", "b1", "b2", "z0", "z1"])
+    path = _write(tmp_path, frame, "parquet")
+    cols = {"a": ["a0", "a1", "a2"], "b": ["b0", "b1", "b2"]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        res = jdr.JointDimReduction.from_parquet(path, y="y", **cols,
+                                                 covariates=["z0", "z1"]).fit(
+            2, independent_blocks=independent)
+        table = res.rank_tests().table
+    ref = jdr.JointDimReduction(y, a, b, covariates=z).fit(2, independent_blocks=independent)
+    np.testing.assert_allclose(res.singular_values, ref.singular_values, rtol=1e-10)
+    assert _angle(res.directions_a, ua, ref.directions_a) < 1e-9
+    assert _angle(res.directions_b, ub, ref.directions_b) < 1e-9
+    np.testing.assert_allclose(table["pvalue"], ref.rank_tests().table["pvalue"], rtol=1e-7,
+                               atol=1e-12)

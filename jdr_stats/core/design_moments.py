@@ -36,7 +36,7 @@ import numpy as np
 from .. import config
 from ..runtime._validation import named_blocks
 from .design import BlockDesign
-from .moments import DesignSums, column_scales
+from .moments import DesignSums, column_scales, merged_at_one_scale
 
 __all__ = ["MAX_ENTRIES", "DesignMoments", "affine_lift", "feature_tensor", "lift_modes",
            "shift_tensor", "sketch_of_tensor"]
@@ -158,11 +158,15 @@ class DesignMoments:
     #: power-of-two column scales of the stacked design (the tensor is of the
     #: columns times them: columns of extreme units), or None (unit)
     _scale: np.ndarray | None = None
+    #: every case weight summed is a whole number (or none was given): the
+    #: rows stand for ``weight`` observations (copies of rows)
+    _whole: bool = True
 
     def __init__(self, tensor: np.ndarray, shift_y: float, shifts: Sequence[np.ndarray],
                  nobs: int, names: dict[str, list[str]], endog_name: str,
-                 scale: np.ndarray | None = None) -> None:
+                 scale: np.ndarray | None = None, whole_weights: bool = True) -> None:
         self._scale = None if scale is None else np.asarray(scale, float)
+        self._whole = bool(whole_weights)
         self._tensor = tensor
         self._shift_y = float(shift_y)
         self._shifts = [np.asarray(c, dtype=float) for c in shifts]
@@ -241,7 +245,9 @@ class DesignMoments:
         wn = np.full(m, 1.0 / m) if w is None else w / w.sum()
         cy = float(wn @ y)
         cs = [wn @ x for x in mats]
-        return cls(feature_tensor(y, mats, w, cy, cs), cy, cs, m, labels, endog_name, scale)
+        whole = w is None or bool(np.all(w == np.round(w)))
+        return cls(feature_tensor(y, mats, w, cy, cs), cy, cs, m, labels, endog_name, scale,
+                   whole)
 
     # -- what it holds ------------------------------------------------------
     @property
@@ -269,16 +275,21 @@ class DesignMoments:
         return self._endog_name
 
     @property
+    def whole_weights(self) -> bool:
+        """Whether every case weight summed is a whole number (or none was
+        given): then the rows stand for :attr:`weight` observations."""
+        return self._whole
+
+    @property
     def scale(self) -> np.ndarray | None:
         """The stacked design's power-of-two column scales (the moments are
         held of the columns times them), or None."""
         return self._scale
 
-    def _scaled_to(self, scale: np.ndarray) -> DesignMoments:
-        """The same moments held at the column scales ``scale`` (a diagonal
-        lift of each block's features: exact for powers of two)."""
-        own = np.ones(sum(self.widths)) if self._scale is None else self._scale
-        f = scale / own
+    def _lifted(self, f: np.ndarray, scale: np.ndarray) -> DesignMoments:
+        """The same moments held at the column scales ``scale``, ``f`` the
+        factors from this one's (a diagonal lift of each block's features:
+        exact for powers of two; :func:`~jdr_stats.core.moments.merged_at_one_scale`)."""
         cuts = np.cumsum(self.widths)[:-1]
         parts = np.split(f, cuts)
         with np.errstate(over="ignore", under="ignore"):
@@ -286,7 +297,7 @@ class DesignMoments:
                                                       for fk in parts)])
         return DesignMoments(t, self._shift_y, [c * fk for c, fk in zip(self._shifts, parts,
                                                                          strict=True)],
-                             self._nobs, self.names, self._endog_name, scale)
+                             self._nobs, self.names, self._endog_name, scale, self._whole)
 
     def __repr__(self) -> str:
         blocks = ", ".join(f"{k}: {len(v)}" for k, v in self._names.items())
@@ -301,12 +312,8 @@ class DesignMoments:
                 "moments of different designs cannot be merged: blocks "
                 f"{_layout(self)} and {_layout(other)} (the same blocks, names and "
                 "variables, in the same order, are needed)")
-        if self._scale is not None or other._scale is not None:
-            ones = np.ones(sum(self.widths))
-            scale = np.minimum(ones if self._scale is None else self._scale,
-                               ones if other._scale is None else other._scale)
-            return self._scaled_to(scale)._merge(other._scaled_to(scale))
-        return self._merge(other)
+        return merged_at_one_scale(self, other, lambda m: m._scale, sum(self.widths),
+                                   DesignMoments._lifted, DesignMoments._merge)
 
     def _merge(self, other: DesignMoments) -> DesignMoments:
         w1, w2 = self.weight, other.weight
@@ -319,7 +326,7 @@ class DesignMoments:
         t2 = shift_tensor(other._tensor, cy - other._shift_y,
                           [c - s for c, s in zip(cs, other._shifts, strict=True)])
         return DesignMoments(t1 + t2, cy, cs, self.nobs + other.nobs, self.names,
-                             self._endog_name, self._scale)
+                             self._endog_name, self._scale, self._whole and other._whole)
 
     def __radd__(self, other: object) -> DesignMoments:
         if isinstance(other, int) and other == 0:  # sum() starts from 0

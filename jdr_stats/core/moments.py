@@ -20,9 +20,9 @@ two-block engine, which runs on this module.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeVar
 
 import numpy as np
 from scipy.linalg.blas import dsyrk
@@ -30,10 +30,11 @@ from scipy.linalg.blas import dsyrk
 from .. import config
 from .design import BlockDesign
 
-__all__ = ["DesignSums", "StackedSums", "array_sums", "chunk_sums", "empty_sums", "merge_sums",
-           "column_scales", "stacked_sums"]
+__all__ = ["DesignSums", "StackedSums", "array_sums", "chunk_sums", "column_scales",
+           "empty_sums", "merge_sums", "merged_at_one_scale", "stacked_sums"]
 
 Pair = tuple[int, int]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -299,6 +300,26 @@ def column_scales(blocks: Sequence[np.ndarray], rows: int = 4096,
     if not far.any():
         return None
     return np.where(far, np.ldexp(1.0, -e), 1.0)
+
+
+def merged_at_one_scale(left: T, right: T, scales: Callable[[T], np.ndarray | None],
+                        width: int, lift: Callable[[T, np.ndarray, np.ndarray], T],
+                        merge: Callable[[T, T], T]) -> T:
+    """``merge(left, right)`` of two sums held at power-of-two column scales
+    (:func:`column_scales`; ``scales(x)`` the ``width`` stacked scales of
+    ``x``, None for unit scale): each first re-expressed at the smaller
+    scale of every column (the larger values keep their digits) by
+    ``lift(x, factors, scale)``, ``factors = scale / scales(x)`` (powers of
+    two: exact up to under- or overflow of negligible parts), so ``merge``
+    sees sums of the same scaled columns.  Unit scale on both: ``merge``.
+    """
+    own = [scales(x) for x in (left, right)]
+    if own[0] is None and own[1] is None:
+        return merge(left, right)
+    ones = np.ones(width)
+    held = [ones if s is None else s for s in own]
+    common = np.minimum(*held)
+    return merge(lift(left, common / held[0], common), lift(right, common / held[1], common))
 
 
 def stacked_sums(y: np.ndarray, blocks: Sequence[np.ndarray], w: np.ndarray | None,

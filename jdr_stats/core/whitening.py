@@ -33,7 +33,7 @@ import numpy as np
 from .. import config
 from .design import BlockDesign
 
-__all__ = ["BlockMap", "DesignWhitening"]
+__all__ = ["BlockMap", "DesignWhitening", "whitening_of_covariance"]
 
 
 class BlockMap(Protocol):
@@ -223,3 +223,32 @@ class DesignWhitening(Generic[W]):
         """Block ``k``'s whitened directions as unit-length coefficients of
         its original variables."""
         return self.maps[k].to_original(u_std)
+
+
+def whitening_of_covariance(cov: np.ndarray, tol: float = 1e-9) -> tuple[np.ndarray, np.ndarray]:
+    """Kept columns and ``L^{-1}`` of the covariance of the response columns.
+
+    A pivoted Cholesky factorisation of the correlation matrix drops the
+    columns whose residual variance, given the columns kept before them, is
+    below ``tol`` (collinear columns); ``L`` is the Cholesky factor of the
+    covariance of the kept columns (in their original order).
+    """
+    sd = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    if not (sd > 0).all():
+        raise ValueError("a response column is constant; the response must vary")
+    corr = cov / np.outer(sd, sd)
+    q = corr.shape[0]
+    resid = corr.copy()
+    chosen: list[int] = []
+    for _ in range(q):
+        diag = np.diag(resid).copy()
+        diag[chosen] = -np.inf
+        j = int(np.argmax(diag))
+        if diag[j] <= tol:
+            break
+        chosen.append(j)
+        col = resid[:, j] / np.sqrt(resid[j, j])
+        resid = resid - np.outer(col, col)
+    keep = np.sort(np.array(chosen, dtype=int))
+    chol = np.linalg.cholesky(cov[np.ix_(keep, keep)])
+    return keep, np.linalg.inv(chol)

@@ -435,9 +435,10 @@ def _response_crosses(rsums: ResponseMoments, jw: DesignWhitening[Whitening],
     as :meth:`~jdr_stats.moments.ResponseMoments.to_block_moments` forms
     them for the per-block estimator."""
     keep, linv = rsums.kept()
+    held = rsums._held_parts()[0]  # at the scales of the whitening (blocks of extreme units)
     raw = []
     for j in keep:
-        part = rsums.parts[j]
+        part = held[j]
         if not part.has_within:
             raise RowsNotInMemoryError(
                 "the joint estimator (the default, independent_blocks=False) from bare sums "

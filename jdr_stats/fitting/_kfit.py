@@ -35,6 +35,7 @@ from ..inference.rank_methods import kblock_method
 from ..io._data import ModelData
 from ..persistence._export import ExportMixin
 from ..runtime._atomic import write_text
+from ..runtime._frequency import observations, whitening_nobs
 from ..runtime._validation import normalize_seed
 from ..summary import JDRSummary, build_summary, json_safe
 from ..whitenings import WHITENING_METHODS
@@ -138,15 +139,25 @@ def check_main_effects(main_effects: Any, sparsity: Any) -> bool:
 
 
 def kblock_choices(independent_blocks: object, m: int, widths: Sequence[int],
-                   whitening: str) -> tuple[policy.Choice, policy.Choice, str]:
+                   whitening: str, count: int | None = None,
+                   ) -> tuple[policy.Choice, policy.Choice, str]:
     """The estimator (:func:`policy.kblock_estimator`: the one asked for, or
     a ``ValueError``), the whitening choice (:func:`policy.kblock_whitening`)
-    and the whitening kind of a K-block fit, in memory or streamed alike."""
+    and the whitening kind of a K-block fit, in memory or streamed alike.
+
+    ``m`` is the number of rows, ``count`` the observations they stand for
+    (:func:`~jdr_stats.runtime._frequency.observations`: the total weight
+    of whole-number case weights; None: ``m``).  The estimator's check of
+    rows counts rows (copies add no rank); ``whitening="auto"`` counts the
+    observations, as for two blocks, so integer weights choose as the
+    repeated rows do."""
     if whitening != "auto" and whitening not in WHITENING_METHODS:
         raise ValueError(f"whitening must be one of {['auto', *WHITENING_METHODS]}; got "
                          f"{whitening!r}")
     est_choice = policy.kblock_estimator(independent_blocks, m, tuple(widths), whitening)
-    wchoice = policy.kblock_whitening(m, tuple(widths), est_choice.name)
+    width = sum(widths) if est_choice.name == "joint" else max(widths)
+    wchoice = policy.kblock_whitening(whitening_nobs(m, m if count is None else count, width),
+                                      tuple(widths), est_choice.name)
     return est_choice, wchoice, wchoice.name if whitening == "auto" else whitening
 
 
@@ -187,7 +198,8 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
         ranks = _check_ranks(rank, names, widths)
     m = data.nobs
     q = 1 if np.ndim(data.endog) == 1 else int(np.shape(data.endog)[1])
-    est_choice, wchoice, kind = kblock_choices(independent_blocks, m, widths, whitening)
+    est_choice, wchoice, kind = kblock_choices(independent_blocks, m, widths, whitening,
+                                               observations(data))
     estimator = est_choice.name
     zs, white, blocks = _whiten(data, names, kind, estimator)
     y = np.asarray(data.endog, float)
@@ -568,7 +580,7 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockViewMixin, Ex
         widths = [len(data.names[k]) for k in data.blocks]
         given = self._settings.get("whitening_reason") == "given"
         kind = kblock_choices(True, data.nobs, widths, self._settings["whitening"]
-                              if given else "auto")[2]
+                              if given else "auto", observations(data))[2]
         if WHITENING_METHODS[kind].factory is None:  # "none": centred only
             return None
         return _whiten(data, self._names, kind, "per-block")[1]
@@ -624,6 +636,13 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockViewMixin, Ex
         scale = getattr(self._full_white.maps[k], "scale", None)
         return d if scale is None else unit_columns(d / scale[:, None])
 
+    def _observations_text(self) -> str:
+        """The summary's count: the observations whole-number case weights
+        stand for (the repeated rows' count), with the rows when they differ."""
+        count = observations(self._model._data)
+        return str(count) if count == self.nobs else \
+            f"{count} ({self.nobs} rows, whole-number case weights)"
+
     def _headline(self) -> list[str]:
         """What was found: each block's rank and, for ``rank="auto"``, the
         p-values of the tests that chose it (rank 0 not rejected: said so)."""
@@ -669,7 +688,7 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockViewMixin, Ex
             + (", main effects pooled" if self.main_effects else "")
             + (", orthogonal interactions" if self._orthogonal else ""),
             "Dependent variable:": m.endog_name,
-            "No. observations:": str(self.nobs),
+            "No. observations:": self._observations_text(),
             **_wrapped("Blocks:", [f"{n} ({len(self._labels(k))})"
                                    for k, n in enumerate(self._names)]),
             **({} if len(set(self._ranks.values())) == 1 else  # else the headline's

@@ -34,6 +34,7 @@ class BlockMomentsData(BlockSums):
         self.kmoments = moments
         self.design_sums = moments.design_sums()
         self.scale = moments.scale  # columns of extreme units: held times powers of two
+        self._integer_weights = moments.whole_weights  # whole numbers: copies of rows
         self.reader = None  # type: ignore[assignment]
         self.names = moments.names
         self.endog_name = moments.endog_name

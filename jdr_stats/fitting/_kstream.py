@@ -21,7 +21,8 @@ only sums over rows, in two passes:
 Divided by the total weight they are the in-memory pieces and scales, so
 the fit is the in-memory fit up to rounding (docs/theory/k_blocks.md,
 section "Streamed rows").  The per-block estimator's rank tests without
-case weights (``rank="auto"``, ``rank_tests()``) take two more passes
+case weights or with whole-number ones (``rank="auto"``, ``rank_tests()``)
+take two more passes
 (:mod:`jdr_stats.fitting._kstream_rank`); the joint estimator's rank tests,
 the bootstrap and ``transform()`` of the training rows need the rows in
 memory and are refused by name.
@@ -42,6 +43,7 @@ from ..core.moments import DesignSums, chunk_sums, merge_sums
 from ..core.tensor import pieces
 from ..core.whitening import DesignWhitening
 from ..exceptions import RowsNotInMemoryError
+from ..runtime._frequency import observations
 from ..runtime._validation import check_weights_values
 from ..streams._scaled_source import _block_scales, stream_scales
 from ..whitenings import kblock_refusal, per_block_whitening
@@ -68,6 +70,8 @@ class _FileReader:
         # (the sums are of the columns times them; the whitening folds them back)
         self.scale: np.ndarray | None = None
         self._decided = False
+        #: every case weight read is a whole number (copies of rows)
+        self.integer_weights = True
 
     def __call__(self, block_fn: Callable[..., Any],
                  combine: Callable[[list[Any]], Any]) -> Any:
@@ -76,7 +80,9 @@ class _FileReader:
         for i, (y, a, b, w) in enumerate(self._source.iter_weighted_chunks()):
             try:
                 if w is not None:
-                    check_weights_values(np.asarray(w, dtype=float), row0)
+                    wf = np.asarray(w, dtype=float)
+                    check_weights_values(wf, row0)
+                    self.integer_weights &= bool(np.all(wf == np.round(wf)))
                 row0 += len(y)
                 if not self._decided:
                     self._decided = True
@@ -226,6 +232,8 @@ class BlockSums:
 
         self.design_sums: DesignSums = reader(block_fn, _merge_all)
         self.scale: np.ndarray | None = getattr(reader, "scale", None)
+        # read with the sums (a reloaded results file keeps it, not the reader)
+        self._integer_weights = bool(getattr(reader, "integer_weights", False))
         self.reader = reader
         self.names = {n: list(c) for n, c in names.items()}
         self.endog_name = endog_name
@@ -248,6 +256,16 @@ class BlockSums:
     def weighted(self) -> bool:
         """Whether the sums carry case weights other than one per row."""
         return bool(self.design_sums.weight != self.design_sums.nobs)
+
+    @property
+    def frequency_count(self) -> int | None:
+        """The observations whole-number case weights stand for (their sum),
+        or None (no weights, or weights not all whole numbers: the rows
+        count; :func:`~jdr_stats.runtime._frequency.observations`)."""
+        total = float(self.design_sums.weight)
+        if not self.weighted or not getattr(self, "_integer_weights", False) or total < 1:
+            return None
+        return round(total)
 
     @property
     def source(self) -> Any:
@@ -276,7 +294,8 @@ class BlockSums:
             f"{len(self.names)} blocks was streamed from {self.origin} and holds only "
             "sums. What works here: fit() with given ranks (an int or a dict by block), "
             "summary(), to_dict(), transform() of new data, and the per-block rank tests "
-            "without case weights (fit('auto', independent_blocks=True), rank_tests()). "
+            "without case weights or with whole-number ones (fit('auto', "
+            "independent_blocks=True), rank_tests()). "
             "The bootstrap, sparse fits and transform() of the training rows need a model "
             "built from arrays: JointDimReduction.from_blocks(y, blocks)")
 
@@ -319,11 +338,12 @@ class BlockSums:
 
 
 def _whitening(sums: DesignSums, names: Sequence[str], labels: Sequence[Sequence[str]],
-               kind: str, estimator: str,
-               scale: np.ndarray | None = None) -> DesignWhitening[Any]:
+               kind: str, estimator: str, scale: np.ndarray | None = None,
+               count: int | None = None) -> DesignWhitening[Any]:
     """The whitening of :func:`jdr_stats.fitting._kfit._whiten_arrays` from the sums
     (of the columns times ``scale``, when given: kept on the whitening and
-    its maps, which scale the rows and map directions back)."""
+    its maps, which scale the rows and map directions back; ``count``: the
+    observations a shrinkage counts, the rows when None)."""
     W = sums.weight
     widths = [len(lab) for lab in labels]
     if estimator == "joint":
@@ -331,8 +351,8 @@ def _whitening(sums: DesignSums, names: Sequence[str], labels: Sequence[Sequence
                                [list(lab) for lab in labels], scale=scale)
     made = per_block_whitening(
         kind, [sums.block_mean(k) for k in range(len(widths))],
-        [sums.block_m2(k, k) / W for k in range(len(widths))], sums.nobs, names, labels,
-        scale=scale)
+        [sums.block_m2(k, k) / W for k in range(len(widths))],
+        int(sums.nobs) if count is None else count, names, labels, scale=scale)
     if made is None:
         raise ValueError(kblock_refusal(kind))
     return made
@@ -363,14 +383,15 @@ def fit_streamed_kblocks(model: Any, rank: Any, *, whitening: str, independent_b
         ranks = _check_ranks(rank, names, widths)
     m = data.nobs
     # the same shape-based choices as in memory
-    est_choice, wchoice, kind = kblock_choices(independent_blocks, m, widths, whitening)
+    count = observations(data)  # whole-number weights: the copies of rows
+    est_choice, wchoice, kind = kblock_choices(independent_blocks, m, widths, whitening, count)
     estimator = est_choice.name
     data.check_estimator(estimator)
     route = policy.kblock_route(m, tuple(widths), 1)
     tests = _route_tests(route, widths)  # the sketch's: linear in the rows too
     weighting = policy.kblock_weighting()
     sums = data.design_sums
-    white = _whitening(sums, names, labels, kind, estimator, data.scale)
+    white = _whitening(sums, names, labels, kind, estimator, data.scale, count)
     cross_cov = None
     if estimator == "joint":
         assert white.residual_map is not None

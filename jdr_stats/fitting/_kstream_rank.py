@@ -3,8 +3,9 @@ two more passes over the source
 (:func:`~jdr_stats.inference.kblock_rank_sums.streamed_block_rank_tables`).
 
 The analytic influences are those of the per-block estimator without case
-weights (:func:`jdr_stats.policy.kblock_influence`); the joint estimator's
-and the case weights' influences are delete-one refits, which need the
+weights or with whole-number ones, copies of rows, each sum one over the
+copies (:func:`jdr_stats.policy.kblock_influence`); the joint estimator's
+and other case weights' influences are delete-one refits, which need the
 rows, and are refused by name.  Each pass re-reads the source through its
 reader, so the source's integrity check holds on every pass.
 """
@@ -49,32 +50,35 @@ def streamed_rank_choice(data: Any, fac: KBlockFactors, white: DesignWhitening[A
                 for piece in pieces(len(widths), main_effects) if k in piece)
             for k in range(len(widths))]
     entries = m * sum(n * d for n, d in zip(widths, cols, strict=True))
+    count = data.frequency_count  # whole-number weights: copies of rows
     try:
-        influence = policy.kblock_influence(estimator, data.weighted, m, entries)
+        influence = policy.kblock_influence(estimator, data.weighted, m, entries,
+                                            frequency=count is not None)
     except ValueError:
         influence = policy.Choice("jackknife", "", {})
     if influence.name != "analytic":
         why = ("the joint estimator (independent_blocks=False)" if estimator == "joint"
-               else "case weights")
+               else "case weights that are not all whole numbers")
         raise RowsNotInMemoryError(
             f'rank="auto" on rows streamed from {data.origin}: the per-block rank tests '
             f"under {why} take each row's influence from delete-one refits, which need "
             "the rows in memory. Streamed, the tests run for the per-block estimator "
-            "without case weights (fit('auto', independent_blocks=True)); or give the "
+            "without case weights or with whole-number ones (fit('auto', "
+            "independent_blocks=True)); or give the "
             "ranks (the same estimator is fitted), or load the rows")
     reader = data.reader
 
-    def reduce_rows(fn: Callable[[np.ndarray, list[np.ndarray]], Any]) -> Any:
+    def reduce_rows(fn: Callable[[np.ndarray, list[np.ndarray], Any], Any]) -> Any:
         from ..inference.kblock_rank_sums import _add
 
         def block_fn(y: np.ndarray, blocks: list[np.ndarray], w: np.ndarray | None) -> Any:
-            return fn(np.asarray(y, float) - ybar, white.rows(blocks))
+            return fn(np.asarray(y, float) - ybar, white.rows(blocks), w)
 
         return reader(block_fn, _add)
 
-    tables = streamed_block_rank_tables(reduce_rows, m, fac, names,
+    tables = streamed_block_rank_tables(reduce_rows, m if count is None else count, fac, names,
                                         stop_alpha=alpha if stop else None)
-    ranks = {n: max(1, choose_block_rank(tables[n], alpha, widths[k]))
+    ranks = {n: choose_block_rank(tables[n], alpha, widths[k])
              for k, n in enumerate(names)}
     if stop:
         _warn_no_evidence(tables, alpha, widths)

@@ -12,6 +12,7 @@ import numpy as np
 from ..core._linalg import joint_whitening
 from ..core.moments import column_scales
 from ..core.whitening import DesignWhitening
+from ..runtime._frequency import frequency_nobs
 from ..whitenings import kblock_refusal, per_block_whitening
 
 __all__ = ["_cross_cov", "_whiten_arrays"]
@@ -40,8 +41,9 @@ def _whiten_arrays(blocks: Sequence[np.ndarray], w: np.ndarray | None, names: Se
         means = [wn @ x for x in scaled]
         covs = [((x - mu) * wn[:, None]).T @ (x - mu) for x, mu in zip(scaled, means,
                                                                        strict=True)]
+        # the shrinkage counts the observations whole-number weights stand for
         made = per_block_whitening(
-            kind, means, covs, m, names, labels, weights=w, scale=scale)
+            kind, means, covs, frequency_nobs(m, w), names, labels, weights=w, scale=scale)
         if made is None:
             raise ValueError(kblock_refusal(kind))
         white = made

@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import Any, TypeVar, cast
 
 from ..core.design_moments import DesignMoments
-from ..io._adjusted_source import adjust_source, dask_adjusted
+from ..io._adjusted_source import adjust_scaled, dask_adjusted
 from ..io._responses import ResponseKind
 from ..io._stream_levels import plan_stream
 from ..io._streamed import MomentsData
@@ -329,7 +329,8 @@ def stream_model(cls: Any, source_cls: Any, path: Any,
 
     def make(ycol: Any, acols: list[Any], bcols: list[Any]) -> tuple[Any, Any]:
         base = plan.source(ycol, acols, [*bcols, *plan.z])
-        return adjust_source(base, plan.znames) if plan.z else (base, None)
+        # columns of extreme units: the adjustment of the columns times powers of two
+        return adjust_scaled(base, plan.znames) if plan.z else (base, None)
 
     if len(plan.y) > 1:
         parts = [make(c, a, b) for c in plan.y]
@@ -351,6 +352,9 @@ def stream_model(cls: Any, source_cls: Any, path: Any,
         data.endog_name = ys[0]
     if adj is not None:
         data.adjustment = adj
+        scales = getattr(model._data.source, "scales", None)
+        if len(plan.y) == 1 and scales is not None:  # residuals of the scaled columns
+            data.scales = scales
     return model
 
 
@@ -461,6 +465,8 @@ def _dask_data(
     if covariates is not None:
         sums, source, adj = dask_adjusted(endog, exog_a, exog_b, covariates)
         data = MomentsData(sums, source=source, origin="dask collections")
+        if source is not None and source.scales is not None:  # residuals of scaled columns
+            data.scales = source.scales
         data.adjustment = adj
         widest = max(len(data.names["exog_a"]), len(data.names["exog_b"]))
         if data.nobs - 1 - adj.p < widest + 1:
@@ -469,7 +475,8 @@ def _dask_data(
                 f"column(s); need at least {widest + 2 + adj.p}")
         return data
     if getattr(endog, "ndim", 1) == 2 and endog.shape[1] > 1:  # q responses
-        parts = [DaskSource(endog[:, c], exog_a, exog_b, endog_name=f"y{c}")
+        # columns of extreme units: powers of two (each part's from its first block)
+        parts = [ScaledDaskSource(DaskSource(endog[:, c], exog_a, exog_b, endog_name=f"y{c}"))
                  for c in range(endog.shape[1])]
         yy = DaskSource(endog[:, 0], endog, endog)
         return MomentsData(ResponseMoments.from_sources(parts, yy), origin="dask collections")

@@ -42,9 +42,11 @@ def influence_gram(y: np.ndarray, zs: Sequence[np.ndarray], k: int,
 
 
 def _influence_parts(y: np.ndarray, zs: Sequence[np.ndarray], k: int,
-                     fac: KBlockFactors) -> tuple[np.ndarray, np.ndarray]:
+                     fac: KBlockFactors,
+                     mult: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``H`` of :func:`influence_gram` and its diagonal piece by piece
-    (``m x P``, the pieces containing ``k`` in the fit's order)."""
+    (``m x P``, the pieces containing ``k`` in the fit's order); ``mult``:
+    each row's copies, the means those of the repeated rows."""
     y2 = y[:, None] if y.ndim == 1 else y
     m = y2.shape[0]
     h = np.zeros((m, m))
@@ -57,16 +59,18 @@ def _influence_parts(y: np.ndarray, zs: Sequence[np.ndarray], k: int,
             g = (y2 @ y2.T) * (r @ r.T)
         else:
             g = piece_row_gram(y2, [zs[i] for i in piece if i != k])
-        g = _centred(g) * (c / s2 if s2 > 0 else c)
+        g = _centred(g, mult) * (c / s2 if s2 > 0 else c)
         diags.append(np.diag(g).copy())
         h += g
     return h, np.column_stack(diags)
 
 
-def _centred(g: np.ndarray) -> np.ndarray:
-    """``J g J``, ``J`` the centring matrix."""
-    rows = g.mean(axis=1)
-    return g - rows[:, None] - rows[None, :] + rows.mean()
+def _centred(g: np.ndarray, mult: np.ndarray | None = None) -> np.ndarray:
+    """``J g J``, ``J`` the centring matrix (at the mean of the rows repeated
+    ``mult`` times, when given)."""
+    share = np.full(g.shape[0], 1.0 / g.shape[0]) if mult is None else mult / mult.sum()
+    rows = g @ share
+    return g - rows[:, None] - rows[None, :] + share @ rows
 
 
 def _block_pieces(fac: KBlockFactors, k: int) -> list[tuple[int, ...]]:
@@ -118,21 +122,27 @@ def _expected_norms(parts: np.ndarray, rho: np.ndarray,
 
 def block_rank_table(y: np.ndarray, zs: Sequence[np.ndarray], k: int, fac: KBlockFactors,
                      max_rank: int | None = None,
-                     stop_alpha: float | None = None) -> pd.DataFrame:
+                     stop_alpha: float | None = None,
+                     mult: np.ndarray | None = None) -> pd.DataFrame:
     """The tests of ``H0: rank_k <= r``, ``r = 0 .. max_rank`` (default
     ``n_k - 1``), for block ``k``; with ``stop_alpha``, up to the first
     ``r`` not rejected at that level (all the sequential choice reads).
+    ``mult``: whole-number case weights, each row's copies; the table is
+    that of the rows repeated, every mean and sum over rows one over the
+    copies (the rows, the whitening and the factors those of the weighted
+    fit, which are the repeated rows' fit).
 
     Columns ``statistic, df, pvalue, eff_df, scale`` (``df`` NaN: the
     reference is ``scale * chi2(eff_df)``), indexed by ``r``.
     """
     y2 = y[:, None] if y.ndim == 1 else y
-    m = y2.shape[0]
     zk = zs[k]
     n_k = zk.shape[1]
     top = n_k - 1 if max_rank is None else min(max_rank, n_k - 1)
-    hmat, pdiag = _influence_parts(y2, zs, k, fac)
-    rho = piece_energies(y2, zs, k, fac)
+    hmat, pdiag = _influence_parts(y2, zs, k, fac, mult)
+    rho = piece_energies(y2, zs, k, fac, mult)
+    copies = np.ones(y2.shape[0]) if mult is None else np.asarray(mult, float)
+    share = copies / copies.sum()
     proj = zk @ fac.factors[k]  # the rows in the block's estimated frame
     rows = []
     for r in range(top + 1):
@@ -141,21 +151,21 @@ def block_rank_table(y: np.ndarray, zs: Sequence[np.ndarray], k: int, fac: KBloc
         # the estimated top-r directions absorb the noise along the signal's
         # row space: the rows' contributions are taken off it (theory)
         if r:
-            qmat = hmat @ proj[:, :r] / m
+            qmat = hmat @ (share[:, None] * proj[:, :r])
             lam = np.clip(fac.values[k][:r], 1e-300, None)
             psi = a * (hmat - (qmat / lam) @ qmat.T)
         else:
             psi = a * hmat
         # centred at the mean influence (theory of rank tests, section 6)
-        means = psi.mean(axis=1)
-        psi -= means[:, None] + means[None, :] - means.mean()
+        means = psi @ share
+        psi -= means[:, None] + means[None, :] - share @ means
         # the rows' norms piece by piece, in the shares of the pieces'
         # uncorrected diagonals (they add up to the corrected total)
         parts = np.diag(a)[:, None] * pdiag
-        total = parts.sum()
+        total = float(copies @ parts.sum(axis=1))
         norms = np.diag(psi)
-        parts *= norms.sum() / total if total > 0 else 0.0
-        rows.append(_two_moment_row(stat, psi, _expected_norms(parts, rho)))
+        parts *= float(copies @ norms) / total if total > 0 else 0.0
+        rows.append(_two_moment_row(stat, psi, _expected_norms(parts, rho, mult), mult))
         if _stops(rows, stop_alpha):
             break
     out = pd.DataFrame(rows, columns=["statistic", "df", "pvalue", "eff_df", "scale"])

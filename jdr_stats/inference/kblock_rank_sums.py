@@ -43,7 +43,7 @@ __all__ = ["MAX_INFLUENCE_GRAM", "streamed_block_rank_tables"]
 #: Largest ``(n_k D)^2`` (numbers) of a block's influence second moment.
 MAX_INFLUENCE_GRAM = 25_000_000
 
-Rows = Callable[[np.ndarray, list[np.ndarray]], Any]
+Rows = Callable[[np.ndarray, list[np.ndarray], np.ndarray | None], Any]
 
 
 def _features(y: np.ndarray, zs: Sequence[np.ndarray], k: int,
@@ -81,22 +81,24 @@ def streamed_block_rank_tables(reduce_rows: Callable[[Rows], Any], nobs: int,
     """Every block's table of :func:`~jdr_stats.inference.kblock_rank.block_rank_table`
     from two passes over the rows.
 
-    ``reduce_rows(fn)`` calls ``fn(y, zs)`` on every chunk (``y`` centred at
-    the mean of all rows, ``zs`` the chunk's whitened blocks) and adds the
-    results; ``nobs`` rows in all (no case weights: the analytic
-    influences).
+    ``reduce_rows(fn)`` calls ``fn(y, zs, w)`` on every chunk (``y`` centred
+    at the mean of all rows, ``zs`` the chunk's whitened blocks, ``w`` its
+    case weights or None) and adds the results; ``nobs`` rows in all, or
+    observations: whole-number case weights are copies of rows, each sum
+    one over the copies (the analytic influences of the rows repeated).
     """
     K = len(fac.factors)
     widths = [f.shape[0] for f in fac.factors]
     m = float(nobs)
 
-    def first(y: np.ndarray, zs: list[np.ndarray]) -> Any:
+    def first(y: np.ndarray, zs: list[np.ndarray], w: np.ndarray | None) -> Any:
+        c = np.ones(len(y)) if w is None else np.asarray(w, float)
         out = []
         for k in range(K):
             g = np.hstack(_features(y, zs, k, fac))
             p = zs[k] @ fac.factors[k]
-            out.append((g.sum(axis=0), p.sum(axis=0), g.T @ p,
-                        raw_piece_energies(y, zs, k, fac).sum(axis=0)))
+            out.append((c @ g, c @ p, (c[:, None] * g).T @ p,
+                        c @ raw_piece_energies(y, zs, k, fac)))
         return out
 
     sums1 = reduce_rows(first)
@@ -113,7 +115,8 @@ def streamed_block_rank_tables(reduce_rows: Callable[[Rows], Any], nobs: int,
                 f"numbers > {MAX_INFLUENCE_GRAM}; give the ranks, or load the rows")
         consts.append((gbar, mfull, esum / m))
 
-    def second(y: np.ndarray, zs: list[np.ndarray]) -> Any:
+    def second(y: np.ndarray, zs: list[np.ndarray], w: np.ndarray | None) -> Any:
+        copies = np.ones(len(y)) if w is None else np.asarray(w, float)
         out = []
         for k in range(K):
             gbar, mfull, ebar = consts[k]
@@ -125,7 +128,7 @@ def streamed_block_rank_tables(reduce_rows: Callable[[Rows], Any], nobs: int,
             c, n_k = p.shape
             f = p[:, :, None] * h[:, None, :] - mfull.T[None]
             flat = f.reshape(c, -1)
-            gram = flat.T @ flat
+            gram = flat.T @ (copies[:, None] * flat)
             sq = np.sum(f**2, axis=2)  # c x a
             lam = np.clip(fac.values[k], 1e-300, None)
             x2 = np.einsum("iad,dt->iat", f, mfull, optimize=True) ** 2 / lam  # c x a x t
@@ -137,8 +140,9 @@ def streamed_block_rank_tables(reduce_rows: Callable[[Rows], Any], nobs: int,
             psq = np.einsum("ia,ar->ir", p**2, keep.astype(float))
             rho = raw_piece_energies(y, zs, k, fac)
             rho = rho / np.where(ebar > 0, ebar, 1.0) * (ebar > 0) + (ebar <= 0)
-            out.append((gram, norms.sum(axis=0), (norms**2).sum(axis=0), norms.T @ rho,
-                        psq.T @ pdiag, rho.T @ rho))
+            wn, wr = copies[:, None] * norms, copies[:, None] * rho
+            out.append((gram, copies @ norms, copies @ norms**2, wn.T @ rho,
+                        (copies[:, None] * psq).T @ pdiag, wr.T @ rho))
         return out
 
     sums2 = reduce_rows(second)

@@ -17,6 +17,7 @@ indicators, and the residualisation runs in the dask tasks.
 
 from __future__ import annotations
 
+import copy
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -27,7 +28,8 @@ from ..exceptions import CovariateWarning
 from ..moments import Moments, whitening_of_covariance
 from ._responses import Adjustment
 
-__all__ = ["AdjustedDaskSource", "AdjustedSource", "adjust_source", "dask_adjusted"]
+__all__ = ["AdjustedDaskSource", "AdjustedSource", "adjust_scaled", "adjust_source",
+           "dask_adjusted"]
 
 
 class AdjustedSource:
@@ -44,6 +46,9 @@ class AdjustedSource:
         self.means = means  # y, a, b, z
         self.coefs = coefs  # y (p,), a (n1, p), b (n2, p) on the kept z columns
         self.keep = keep
+        #: each output column divided by these (the base's columns times
+        #: power-of-two scales: :attr:`unscaled`'s residuals in the user's units)
+        self.divisor: tuple[np.ndarray, np.ndarray] | None = None
         self.nobs = base.nobs
         self.endog_name = base.endog_name
         self.names_a = list(base.names_a)
@@ -64,7 +69,22 @@ class AdjustedSource:
 
     def params(self) -> tuple[Any, ...]:
         """What :func:`residualise` needs (picklable, for dask tasks)."""
-        return self.n2, self.means, self.coefs, self.keep
+        return self.n2, self.means, self.coefs, self.keep, self.divisor
+
+    @property
+    def unscaled(self) -> AdjustedSource:
+        """The residuals in the user's units when the base's columns are
+        scaled (:func:`adjust_scaled`; residualising is linear in each
+        column, so the residuals of the scaled columns are the user's times
+        the scales), else this source."""
+        if self.scales is None:
+            return self
+        out = copy.copy(self)
+        out.divisor = self.scales
+        return out
+
+    #: the scales of the residual columns ``(a, b)`` (:func:`adjust_scaled`)
+    scales: tuple[np.ndarray, np.ndarray] | None = None
 
     def iter_chunks(self, batch_rows: int | None = None
                     ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
@@ -86,10 +106,12 @@ class AdjustedDaskSource(AdjustedSource):
 def residualise(params: tuple[Any, ...], y: np.ndarray, a: np.ndarray, bz: np.ndarray,
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One chunk ``(y, a, [b | z])`` residualised on ``[1, Z]``: ``x - xbar - (z - zbar) B_x^T``."""
-    n2, (my, ma, mb, mz), (cy, ca, cb), keep = params
+    n2, (my, ma, mb, mz), (cy, ca, cb), keep, divisor = params
     zc = np.asarray(bz[:, n2:], dtype=float)[:, keep] - mz
-    return (y - my - zc @ cy, a - ma - zc @ ca.T,
-            np.asarray(bz[:, :n2], dtype=float) - mb - zc @ cb.T)
+    ra, rb = a - ma - zc @ ca.T, np.asarray(bz[:, :n2], dtype=float) - mb - zc @ cb.T
+    if divisor is not None:
+        ra, rb = ra / divisor[0], rb / divisor[1]
+    return y - my - zc @ cy, ra, rb
 
 
 def _adjusted_block(y: np.ndarray, a: np.ndarray, bz: np.ndarray, block_fn: Callable[..., Any],
@@ -124,6 +146,24 @@ def adjust_source(base: Any, znames: Sequence[str]) -> tuple[AdjustedSource, Adj
     cls = AdjustedDaskSource if callable(getattr(base, "tree_reduce", None)) else AdjustedSource
     src = cls(base, n2, means, coefs, keep)
     return src, Adjustment(names=tuple(znames[int(j)] for j in keep), dropped=tuple(dropped))
+
+
+def adjust_scaled(base: Any, znames: Sequence[str]) -> tuple[AdjustedSource, Adjustment]:
+    """:func:`adjust_source` of ``base`` with its columns of extreme units
+    times powers of two (:class:`~jdr_stats.streams._scaled_source.ScaledSource`,
+    chosen from the first chunk; every pass reads them scaled): the
+    coefficients and the residuals are those of the scaled columns, whose
+    scales the adjusted source's ``scales`` give (None: unit scale)."""
+    from ..streams._scaled_source import ScaledDaskSource, ScaledSource
+
+    dask = callable(getattr(base, "tree_reduce", None))
+    scaled = ScaledDaskSource(base) if dask else ScaledSource(base)
+    src, adj = adjust_source(scaled, znames)
+    if scaled.scale_a is not None and scaled.scale_b is not None:
+        sb = scaled.scale_b[:src.n2]
+        if not (np.all(scaled.scale_a == 1.0) and np.all(sb == 1.0)):
+            src.scales = (scaled.scale_a, sb)
+    return src, adj
 
 
 def _dask_covariates(covariates: Any, row_chunks: tuple[int, ...], m: int,
@@ -217,7 +257,7 @@ def dask_adjusted(endog: Any, exog_a: Any, exog_b: Any, covariates: Any,
     def make(yc: Any, ac: Any, bc: Any, yname: str, na: list[str], nb: list[str]) -> Any:
         base = DaskSource(yc, ac.rechunk({0: y.chunks[0]}), da.concatenate([bc, z], axis=1),
                           endog_name=yname, names_a=na, names_b=[*nb, *znames])
-        return adjust_source(base, znames)
+        return adjust_scaled(base, znames)
 
     if y.ndim == 2 and y.shape[1] > 1:
         q = y.shape[1]

@@ -161,7 +161,8 @@ class MomentsData(_NamesMixin):
                 classes=moments.classes,
                 counts=_class_counts(moments),
                 dropped=tuple(n for n in moments.names if n not in names))
-            moments = moments.parts[0]
+            held, scales = moments._held_parts()  # one scale for every column's sums
+            moments = held[0] if scales is None else held[0]._held_as(scales)
         if isinstance(moments, Moments) and moments.scales is not None:  # extreme units
             self.scales = moments.scales
             moments = moments._held()

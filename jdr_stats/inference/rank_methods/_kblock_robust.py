@@ -4,7 +4,8 @@ r`` against the robust two-moment reference, from the rows' influences on
 its pieces (:mod:`jdr_stats.inference.kblock_rank`).
 
 The influences are analytic for the per-block estimator without case
-weights (``psi_i = U0^T z_ik o h_i``), analytic through the joint mean,
+weights or with whole-number ones (``psi_i = U0^T z_ik o h_i``, each row
+counted as its copies), analytic through the joint mean,
 covariance and Hermite correction for the joint estimator of ``K >= 3``
 blocks on the tensor route, and delete-one refits elsewhere: an algorithm
 chosen by :func:`jdr_stats.policy.kblock_influence`, recorded in
@@ -40,8 +41,10 @@ def _influence_choice(d: KBlockDesign) -> policy.Choice:
                 for piece in pieces(len(widths), d.main_effects) if k in piece)
             for k in range(len(widths))]
     entries = d.m * sum(n * c for n, c in zip(widths, cols, strict=True))
-    out = policy.kblock_influence(d.estimator, d.weights is not None, d.m, entries,
-                                  fac.tests is not None, len(widths))
+    w = d.weights
+    whole = w is not None and bool(np.all(w == np.round(w)))  # copies of rows
+    out = policy.kblock_influence(d.estimator, w is not None, d.m, entries,
+                                  fac.tests is not None, len(widths), whole)
     if not d.orthogonal:
         return out
     if out.name == "jackknife":
@@ -64,7 +67,7 @@ def kblock_robust_tables(d: KBlockDesign, opts: RowOptions) -> dict[str, pd.Data
     tables: dict[str, pd.DataFrame] = {}
     if influence.name == "analytic":
         for k, name in enumerate(d.names):
-            tables[name] = block_rank_table(d.y, d.blocks, k, fac, stop_alpha=stop)
+            tables[name] = block_rank_table(d.y, d.blocks, k, fac, stop_alpha=stop, mult=w)
         return tables
     stacked = stacked_pieces(d.y, d.blocks, fac, cross_cov=d.cross_cov, w=w)
     if influence.name in ("analytic-joint", "analytic-rows"):
