@@ -127,7 +127,7 @@ def test_categorical_cv_accuracy_is_a_linear_discriminant():
     want = _by_hand(ind, [a, b], jdr_fit, codes=codes, score="accuracy")
     assert got == pytest.approx(want, abs=1.5 / len(y))  # at most one row told apart
     assert 1 / 3 < got <= 1 and "cv rsquared" not in out.fit.columns
-    assert "folds within each class" in out.summary().extra_txt[-1]
+    assert "(seed 0; folds within each class)" in out.summary().extra_txt[-1]
 
 
 def test_three_blocks_refit_with_the_fit_settings():
@@ -146,7 +146,7 @@ def test_three_blocks_refit_with_the_fit_settings():
     want = _by_hand(y, list(xs.values()), refit)
     assert out.fit.loc["jdr", "cv rsquared"] == pytest.approx(want, abs=1e-10)
     assert out.to_dict()["out_of_sample"] == "cv rsquared"
-    assert "cv rsquared: out of sample, 5-fold" in " ".join(out.summary().extra_txt)
+    assert "cv rsquared: the same regression out of sample" in out.summary().extra_txt[-1]
     assert compare(res, cv=None).to_dict()["out_of_sample"] is None
 
 

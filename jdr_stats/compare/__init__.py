@@ -219,10 +219,8 @@ class Comparison(ExportMixin, SummaryMixin):
             f"{self._info.get('_measure', '')}); every variant has "
             "r features per block, so they compare at equal numbers of features, "
             "in-sample (optimistic for all: directions and regression use the same "
-            "rows). " + self.conclusion()
+            "rows). " + (self._cv_note + " " if self._cv_note else "") + self.conclusion()
         )
-        if self._cv_note:
-            notes.append(self._cv_note)
         info = {k: v for k, v in self._info.items() if not k.startswith("_")}
         return build_summary("Comparison of dimension reduction methods", info, tables, notes)
 

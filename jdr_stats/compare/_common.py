@@ -20,10 +20,10 @@ TIE = 0.01
 
 
 def conclusion(fit: pd.DataFrame, unfitted: dict[str, str], column: str = "rsquared",
-               label: str = "R-squared") -> str:
+               label: str = "R-squared", *, short: bool = False) -> str:
     """One sentence from a comparison's ``fit`` table: which fitted variant's
     reduced features explain y best by ``column`` (``label`` names it; ties
-    within :data:`TIE` said so)."""
+    within :data:`TIE` said so, and what a tie is unless ``short``)."""
     r2 = fit[column].dropna().sort_values(ascending=False, kind="stable")
     if len(r2) == 0:
         return f"No variant has a {label}."
@@ -40,7 +40,8 @@ def conclusion(fit: pd.DataFrame, unfitted: dict[str, str], column: str = "rsqua
         return (f"{', '.join(tied[:-1])} and {tied[-1]} "
                 + ("explain y" if verb.startswith("explains") else "classify")
                 + f" about equally well{among} ({label} {r2.iloc[0]:.3f} to "
-                f"{r2.iloc[n_tied - 1]:.3f}; differences below {TIE:g} are not told apart).")
+                f"{r2.iloc[n_tied - 1]:.3f}"
+                + ("" if short else f"; differences below {TIE:g} are not told apart") + ").")
     return (f"{r2.index[0]} {verb}{among} ({label} {r2.iloc[0]:.3f}; next "
             f"{r2.index[1]}, {r2.iloc[1]:.3f}).")
 
@@ -57,7 +58,7 @@ def out_of_sample_conclusion(fit: pd.DataFrame, unfitted: dict[str, str]) -> str
     if column is None:
         return ""
     label = "cv R-squared" if column == "cv rsquared" else "cv accuracy"
-    return " Out of sample: " + conclusion(fit, unfitted, column, label)
+    return " Out of sample: " + conclusion(fit, unfitted, column, label, short=True)
 
 
 #: The baselines whiten with the sample covariance: a design of p columns

@@ -169,15 +169,15 @@ def cross_validate(fits: FoldFits, y: np.ndarray, blocks: Sequence[np.ndarray], 
 
 
 def cv_note(column: str, k: int, seed: object, why: Mapping[str, str]) -> str:
-    """The comparison's note on its out-of-sample column (and the variants
+    """The comparison's clause on its out-of-sample column (and the variants
     without one, with the reason)."""
-    what = ("R-squared of y predicted by least squares" if column == CV_COLUMNS["numeric"]
-            else "share of rows a linear discriminant assigns their class")
     seeded = f"seed {seed}" if isinstance(seed, (int, np.integer)) else "seed given"
-    note = (f"{column}: out of sample, {k}-fold cross-validation ({seeded}"
-            + (", folds within each class" if column == CV_COLUMNS["categorical"] else "")
-            + f"): each variant refitted on the other folds, the held-out fold's {what} "
-            "on the same regressors.")
+    how = (f"each variant refitted on {k - 1} of {k} folds ({seeded}"
+           + ("; folds within each class" if column == CV_COLUMNS["categorical"] else "")
+           + ") and scored on the other")
+    note = (f"{column}: the same regression out of sample, {how}"
+            if column == CV_COLUMNS["numeric"] else
+            f"{column}: a linear discriminant on the same regressors, out of sample, {how}")
     if why:
-        note += " No " + column + ": " + "; ".join(f"{n} ({w})" for n, w in why.items()) + "."
-    return note
+        note += "; none for " + "; ".join(f"{n} ({w})" for n, w in why.items())
+    return note + "."

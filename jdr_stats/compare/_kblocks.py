@@ -160,9 +160,8 @@ class KBlockComparison(ExportMixin):
             tables.append(("variant", self._table))
         notes.append("R-squared: y on each variant's reduced features of every block and the "
                      "products of every pair of blocks' features (the K-block fit's rsquared), "
-                     "in-sample. " + self.conclusion())
-        if self._cv_note:
-            notes.append(self._cv_note)
+                     "in-sample. " + (self._cv_note + " " if self._cv_note else "")
+                     + self.conclusion())
         info = {k: v for k, v in self._info.items() if not k.startswith("_")}
         return build_summary("Comparison of dimension reduction methods, K blocks", info,
                              tables, notes)
