@@ -197,10 +197,9 @@ class Comparison(ExportMixin, SummaryMixin):
 
     def summary(self) -> Summary:
         notes = [
-            "Baselines are fitted on each block alone (y on a, y on b; 'blocks') and on "
-            "the concatenated [a, b] ('[a, b]'; its 2r-dimensional subspace is split into "
-            "the top-r left singular subspaces of the a-rows and the b-rows of an "
-            "orthonormal basis).",
+            "Baselines: on each block alone (y on a, y on b; 'blocks') and on the "
+            "concatenated [a, b] ('[a, b]'; its 2r directions split into the top-r left "
+            "singular subspaces of an orthonormal basis's a-rows and b-rows).",
             *self._notes,
         ]
         if self._unfitted:
@@ -216,10 +215,10 @@ class Comparison(ExportMixin, SummaryMixin):
         notes.append(
             "R-squared: the bilinear regression of y on each variant's 2r reduced "
             f"features and their products (the joint fit's rsquared"
-            f"{self._info.get('_measure', '')}); every variant has "
-            "r features per block, so they compare at equal numbers of features, "
-            "in-sample (optimistic for all: directions and regression use the same "
-            "rows). " + (self._cv_note + " " if self._cv_note else "") + self.conclusion()
+            f"{self._info.get('_measure', '')}), r features per block for every variant "
+            "(equal numbers of features), in-sample" + (
+                f". {self._cv_note} " if self._cv_note else " (optimistic for all: "
+                "directions and regression from the same rows). ") + self.conclusion()
         )
         info = {k: v for k, v in self._info.items() if not k.startswith("_")}
         return build_summary("Comparison of dimension reduction methods", info, tables, notes)
