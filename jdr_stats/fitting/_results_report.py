@@ -346,10 +346,8 @@ class ResultsReportMixin:
         me = first_moments(self._summary_main_effects, names, self.nobs)
         pair, nothing = f"{names[0]} and {names[1]}", False
         if isinstance(rt, LadleResults):
-            which = "ladle estimator"
             inter = (f"interactions between {pair} (rank {self.rank})" if rt.rank else
                      f"no interactions ({LADLE_AT_ZERO}; rank 0, no directions)")
-            nothing = rt.rank == 0
         elif rt is not None:
             pv = rt.table["pvalue"].iloc[:self.rank + 1]
             tests, which = pvalue_list(pv, "k"), f"{rt.method} rank tests"
@@ -358,7 +356,11 @@ class ResultsReportMixin:
                      + (f"; rank {self.rank} fitted)" if self.rank else ")") if nothing
                      else f"interactions between {pair} (rank {self.rank}; {tests})")
         clause = main_effects_clause(names, me, alpha)
-        if rt is None:
+        if isinstance(rt, LadleResults):  # a criterion: no level, so no verdicts
+            head = (f"Found: {inter}; main-effects tests: "
+                    + "; ".join(f"{n}: {me[n].p() if me[n].ran else me[n].phrase(alpha)}"
+                                for n in names) + " (ladle estimator: no test level)")
+        elif rt is None:
             head = (f"Fitted: rank {self.rank} (given; results.rank_tests() tests it); "
                     f"main-effects tests at alpha = {alpha:g}: {clause}")
         else:
@@ -373,7 +375,7 @@ class ResultsReportMixin:
         if isinstance(assoc, TestResult):
             head += f"; no association: {p_text(assoc.pvalue)} (permutation)"
         head += "."
-        if any(m.found(alpha) for m in me.values()):
+        if not isinstance(rt, LadleResults) and any(m.found(alpha) for m in me.values()):
             head += " " + NOT_IN_DIRECTIONS
         return [head]
 
