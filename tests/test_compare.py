@@ -32,7 +32,7 @@ def test_compare_with_truth(sim):
     a_hat, b_hat = out.estimates["jdr"]
     assert a_hat.shape == (5, 2) and b_hat.shape == (4, 2)
     assert out.rank == 2
-    text = str(out.summary())
+    text = " ".join(str(out.summary()).split())
     assert "phd ([a, b])" in text and "left singular" in text
 
 
@@ -122,7 +122,7 @@ def test_compare_reports_a_fit_measure_and_which_method_explains_y_best(sim):
     out = compare(sim.y, sim.a, sim.b, 2, truth=(sim.U, sim.V))
     fit = out.fit
     assert fit.index.tolist() == out.table.index.tolist()
-    assert list(fit.columns) == ["rsquared", "rsquared adj"]
+    assert list(fit.columns) == ["rsquared", "rsquared adj", "cv rsquared"]
     res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(2)
     assert fit.loc["jdr", "rsquared"] == pytest.approx(res.fit_measures.rsquared, rel=1e-10)
     assert ((fit["rsquared"] > 0) & (fit["rsquared"] < 1)).all()
@@ -132,13 +132,19 @@ def test_compare_reports_a_fit_measure_and_which_method_explains_y_best(sim):
     notes = out.summary().extra_txt
     assert "equal numbers of features" in notes[-1] and "in-sample" in notes[-1]
     assert "explain y about equally well" in notes[-1]  # jdr, phd and save ([a, b]) tie
-    assert "jdr" in notes[-1].split("rows).")[-1]
+    assert "jdr" in notes[-1].split("other.")[-1] and "Out of sample: " in notes[-1]
+    assert ("cv rsquared: the same regression out of sample, each variant refitted on 4 of 5 "
+            "folds (seed 0) and scored on the other.") in notes[-1]
     assert "fit measures" in out.summary().named_frames
     one = compare(sim.y, sim.a, sim.b, 1, methods=("jdr", "sir"))
     assert one.conclusion().startswith("jdr explains y best (R-squared ")
+    assert "Out of sample: jdr explains y best (cv R-squared " in one.conclusion()
     record = out.to_dict()
     assert record["best"] == out.best and record["fit"][0]["variant"] == "jdr"
-    assert set(record["fit"][0]) == {"variant", "rsquared", "rsquared_adj"}
+    assert set(record["fit"][0]) == {"variant", "rsquared", "rsquared_adj", "cv_rsquared"}
+    assert record["out_of_sample"] == "cv rsquared"
+    assert list(compare(sim.y, sim.a, sim.b, 2, cv=None).fit.columns) == ["rsquared",
+                                                                         "rsquared adj"]
 
 
 # -- categorical and multivariate responses, designs too wide for the baselines ------

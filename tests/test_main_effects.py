@@ -277,7 +277,8 @@ def test_marginal_test_where_the_other_block_cannot_be_partialled_out():
     assert np.isfinite(t.pvalues).all()
     assert "Rows marked (marginal)" in " ".join(str(t.summary()).split())
     flat = " ".join(str(res.summary()).split())
-    assert "(marginal permutation)" in flat
+    assert "main-effects tests (results.main_effects_test()): marginal permutation;" in flat
+    assert ", marginal)" in res.summary().headline[0]  # each block's p-value says so
     assert "marginal: not given the other block (too wide to partial out), exact." in flat
     # with covariates: the marginal test given the covariates (Freedman-Lane);
     # the rows as the model passes them, residuals on (1, Z)
@@ -336,8 +337,12 @@ def test_summary_says_what_the_reduction_can_see():
         assert "What this reduction can see: interactions between the blocks" in flat
         me = res.main_effects_test(n_perm=policy.MAIN_EFFECTS_PERMUTATIONS,
                                    seed=policy.MAIN_EFFECTS_SEED).pvalues
-        assert (f"their tests (results.main_effects_test()): a, p = {format_pvalue(me['a'])} "
-                f"(robust); b, p = {format_pvalue(me['b'])} (robust).") in flat
+        assert "the first line's main-effects tests (results.main_effects_test()): robust." \
+            in flat
+        head = res.summary().headline[0]  # each block's verdict with its p-value
+        for n in ("a", "b"):
+            verdict = "a" if me[n] < 0.05 else "no"
+            assert f"{n}: {verdict} main effect (p = {format_pvalue(me[n])})" in head
         assert "H0: E[y z] = 0" in GUIDE
         assert str(res.remove_data().summary()) == text
         summ = str(res.main_effects_test().summary())
@@ -362,7 +367,9 @@ def test_command_line_prints_what_the_fit_can_see(tmp_path, capsys):
     assert main(["fit", str(path), "--y", "y", "--a", ",".join(f"a{j}" for j in range(6)),
                  "--b", ",".join(f"b{j}" for j in range(5)), "--rank", "1"]) == 0
     out = capsys.readouterr().out
-    assert "What this reduction can see" in out and "their tests (results.main_effects_test()): a, p =" in " ".join(out.split())
+    flat = " ".join(out.split())
+    assert "What this reduction can see" in out and "a: a main effect (p = " in flat
+    assert "main-effects tests (results.main_effects_test())" in flat
 
 
 @pytest.mark.slow

@@ -156,7 +156,8 @@ def test_kblocks_only_the_block_without_evidence_has_rank_zero():
             np.testing.assert_allclose(res.directions[n].to_numpy(),
                                        other.directions[n].to_numpy(), atol=1e-12)
     flat = " ".join(str(res.summary()).split())
-    assert "No evidence of a link in c" in flat and "in any block" not in flat
+    assert "c: nothing (rank 0 not rejected, interactions r = 0: p = " in flat
+    assert "in any block" not in flat and "g: interactions (rank " in flat
     # the bootstrap bounds the blocks with directions only
     boot = res.bootstrap(49, seed=0)
     assert list(boot.table.index) == ["g", "l"]

@@ -163,9 +163,17 @@ def test_two_block_short_notes_keep_every_choice_and_test(fits):  # type: ignore
                 "Rank method: robust (method='auto'", "signs and rotations are arbitrary",
                 "summary(notes='full')", "guide page 'Reading the summary'"):
         assert key in text, key
-    # no evidence at rank 0: the headline says so
+    # no interactions at rank 0, and each block's main effect with its test: the
+    # headline says so (LBM depends on body size through a main effect)
     head = res.summary().headline[0]
-    assert head.startswith("Found: no evidence of a link") and "k = 0: p = " in head
+    assert head.startswith("Found: no interactions (rank 0 not rejected: k = 0: p = ")
+    me = res.main_effects_test("auto", n_perm=jdr.policy.MAIN_EFFECTS_PERMUTATIONS,
+                               seed=jdr.policy.MAIN_EFFECTS_SEED).pvalues
+    for block, p in me.items():
+        verdict, shown = "a" if p < 0.05 else "no", format_pvalue(p)
+        shown = "p < 1e-16" if shown == "<1e-16" else f"p = {shown}"
+        assert f"{block}: {verdict} main effect ({shown})" in head, (block, head)
+    assert me["b"] < 0.05 and "Main effects are not in the directions" in head
     # the structured choices keep their full reasons
     choices = res.to_dict()["choices"]
     assert {"whitening", "estimator"} <= set(choices)
@@ -186,7 +194,7 @@ def test_three_block_summary_puts_blocks_side_by_side(fits):  # type: ignore[no-
 def _printed_pvalues(summary) -> set[str]:  # type: ignore[no-untyped-def]
     """Every p-value the summary prints: in the headline and notes after
     "p = ", in p-value columns and in rows labelled ", p"."""
-    text = " ".join([*summary.headline, *summary.shown()[1]])
+    text = " ".join([*summary.headline, *summary.shown()[1]]).replace("p < 1e-16", "p = <1e-16")
     out = set(re.findall(r"\bp = (<1e-16|\d\.\d{4}|\d\.\d{2}e-\d{2})", text))
     pvalue = re.compile(r"<1e-16|\d\.\d{4}|\d\.\d{2}e-\d{2}")
     for t in summary.shown(beside=False)[0]:

@@ -39,9 +39,12 @@ from ._common import (
     choose_methods,
     conclusion,
     fit_baseline,
+    out_of_sample_column,
+    out_of_sample_conclusion,
     pairwise_angles,
     response_views,
 )
+from ._cv import CV_COLUMNS, check_cv, cross_validate, cv_note, fold_model
 from ._kblocks import KBlockComparison, compare_kblocks, is_kblock_call, split_subspace
 
 __all__ = ["MIN_EXTRA_ROWS", "TIE", "Comparison", "KBlockComparison", "compare", "conclusion",
@@ -111,8 +114,11 @@ class Comparison(ExportMixin, SummaryMixin):
         bilinear regression of y on the variant's 2r reduced features
         (``a U_hat``, ``b V_hat`` and their ``r^2`` products; the measure the
         joint fit reports as ``rsquared``: for a response of ``q > 1``
-        columns, Pillai's trace over q), in-sample; NaN for a variant not
-        fitted.
+        columns, Pillai's trace over q), in-sample; then, unless
+        ``compare(..., cv=None)``, the out-of-sample measure: ``cv rsquared``
+        (numeric or multivariate response) or ``cv accuracy`` (categorical),
+        every variant refitted on each training fold
+        (:mod:`jdr_stats.compare._cv`); NaN for a variant not fitted.
     best : str
         The fitted variant with the largest ``rsquared``.
     unfitted : dict
@@ -124,8 +130,10 @@ class Comparison(ExportMixin, SummaryMixin):
 
     def __init__(self, table: pd.DataFrame, estimates: dict[str, tuple[np.ndarray, np.ndarray]],
                  info: dict[str, Any], fit: pd.DataFrame | None = None, *,
-                 unfitted: dict[str, str] | None = None, notes: Sequence[str] = ()) -> None:
+                 unfitted: dict[str, str] | None = None, notes: Sequence[str] = (),
+                 cv_note: str = "") -> None:
         self._table = table
+        self._cv_note = cv_note
         self._estimates = estimates
         self._info = dict(info)
         self._unfitted = dict(unfitted or {})
@@ -151,8 +159,10 @@ class Comparison(ExportMixin, SummaryMixin):
         return str(self._fit["rsquared"].dropna().idxmax())
 
     def conclusion(self) -> str:
-        """One sentence: which fitted variant's reduced features explain y best."""
-        return conclusion(self._fit, self._unfitted)
+        """Which fitted variant's reduced features explain y best, in sample
+        and (where :attr:`fit` has its column) out of sample."""
+        return conclusion(self._fit, self._unfitted) + out_of_sample_conclusion(
+            self._fit, self._unfitted)
 
     @property
     def estimates(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -181,15 +191,15 @@ class Comparison(ExportMixin, SummaryMixin):
             "table": records(self._table),
             "fit": records(self._fit),
             "best": self.best,
+            "out_of_sample": out_of_sample_column(self._fit),
             "unfitted": dict(self._unfitted),
         }
 
     def summary(self) -> Summary:
         notes = [
-            "Baselines are fitted on each block alone (y on a, y on b; 'blocks') and on "
-            "the concatenated [a, b] ('[a, b]'; its 2r-dimensional subspace is split into "
-            "the top-r left singular subspaces of the a-rows and the b-rows of an "
-            "orthonormal basis).",
+            "Baselines: on each block alone (y on a, y on b; 'blocks') and on the "
+            "concatenated [a, b] ('[a, b]'; its 2r directions split into the top-r left "
+            "singular subspaces of an orthonormal basis's a-rows and b-rows).",
             *self._notes,
         ]
         if self._unfitted:
@@ -205,10 +215,10 @@ class Comparison(ExportMixin, SummaryMixin):
         notes.append(
             "R-squared: the bilinear regression of y on each variant's 2r reduced "
             f"features and their products (the joint fit's rsquared"
-            f"{self._info.get('_measure', '')}); every variant has "
-            "r features per block, so they compare at equal numbers of features, "
-            "in-sample (optimistic for all: directions and regression use the same "
-            "rows). " + self.conclusion()
+            f"{self._info.get('_measure', '')}), r features per block for every variant "
+            "(equal numbers of features), in-sample" + (
+                f". {self._cv_note} " if self._cv_note else " (optimistic for all: "
+                "directions and regression from the same rows). ") + self.conclusion()
         )
         info = {k: v for k, v in self._info.items() if not k.startswith("_")}
         return build_summary("Comparison of dimension reduction methods", info, tables, notes)
@@ -246,6 +256,8 @@ def compare(
     missing: MissingPolicy = "none",
     response: ResponseKind = "auto",
     main_effects: bool = False,
+    cv: int | None = 5,
+    seed: int | np.random.Generator | None = 0,
 ) -> Comparison | KBlockComparison:
     """Fit the joint estimator and the baselines and compare their subspaces.
 
@@ -294,6 +306,16 @@ def compare(
         own link to y (a class shifting a block's mean) as well as the
         interactions (:meth:`JointDimReduction.fit`).  Needs ``"jdr"`` among
         the methods.
+    cv : int or None
+        Folds of the out-of-sample measure (default 5): every variant is
+        refitted on each training fold and scored on the held-out fold, by
+        the cross-validated R-squared (numeric or multivariate response) or
+        the accuracy of a linear discriminant (categorical), on the
+        regressors of the in-sample measure (:mod:`jdr_stats.compare._cv`);
+        the column ``cv rsquared`` or ``cv accuracy`` of
+        :attr:`Comparison.fit`.  None: in-sample only.
+    seed : int, Generator or None
+        Seed of the folds (default 0: the same folds, the same numbers).
 
     Returns
     -------
@@ -351,7 +373,8 @@ def compare(
     if is_kblock_call(endog, exog_a):  # a model, results, or blocks as a dict or list
         return compare_kblocks(endog, exog_a, exog_b, rank, methods=methods, truth=truth,
                                n_slices=n_slices, residuals=residuals, missing=missing,
-                               response=response, main_effects=main_effects)
+                               response=response, main_effects=main_effects, cv=cv,
+                               seed=seed)
     _check_two_block_call(exog_a, exog_b, rank)
     requested = None if methods is None else _check_methods(methods)
     if main_effects and requested is not None and "jdr" not in requested:
@@ -371,28 +394,12 @@ def compare(
     if categorical and n_slices is not None:
         raise ValueError(f"n_slices does not apply to a categorical response (its "
                          f"{len(info.classes)} classes are the slices); got n_slices={n_slices!r}")
-    y_sliced, slices = response_views(data, info, y, n_slices)
-    directions = baseline_directions(y, y_sliced, slices, residuals)
-    nobs = data.nobs
-    est: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    unfitted: dict[str, str] = {}
-    variants: list[str] = []
-    for m in meths:
-        if m == "jdr":
-            variants += _jdr_variants(model, rank, main_effects, est, unfitted)
-            continue
-        for name, bases, why in fit_baseline(
-                m, directions, blocks=[("a", a, rank), ("b", b, rank)], joint_label="[a, b]",
-                split=lambda joint: split_joint_subspace(joint, n1, rank), nobs=nobs,
-                sir_classes=len(info.classes) if categorical else None):
-            variants.append(name)
-            if bases is None:
-                unfitted[name] = why
-            else:
-                est[name] = (bases[0], bases[1])
+    variants, est, unfitted = _variants(model, rank, meths, info, main_effects=main_effects,
+                                        residuals=residuals, n_slices=n_slices)
     if not est:
         raise ValueError(f"methods={meths!r}: no variant could be fitted: "
                          + "; ".join(f"{k}: {v}" for k, v in unfitted.items()))
+    nobs = data.nobs
 
     nan = (float("nan"), float("nan"))
     fit = pd.DataFrame.from_dict(
@@ -400,12 +407,74 @@ def compare(
          for name in variants},
         orient="index", columns=["rsquared", "rsquared adj"])
     fit.index.name = "variant"
+    cv_note = _cross_validated(fit, model, rank, meths, info, est, main_effects=main_effects,
+                               residuals=residuals, n_slices=n_slices, cv=cv, seed=seed)
     table = (_truth_table(est, variants, true) if true is not None
              else pairwise_angles(est, variants, ["a", "b"]))
     table.index.name = "variant"
     notes, out_info = _summary_parts(data, info, meths, left_out, rank=rank, n1=n1, n2=n2,
                                      main_effects=main_effects, truth=true is not None)
-    return Comparison(table, est, out_info, fit, unfitted=unfitted, notes=notes)
+    return Comparison(table, est, out_info, fit, unfitted=unfitted, notes=notes,
+                      cv_note=cv_note)
+
+
+def _variants(model: Any, rank: int, meths: list[str], info: ResponseInfo, *,
+              main_effects: bool, residuals: bool, n_slices: int | None,
+              strict: bool = True) -> tuple[list[str], dict[str, tuple[np.ndarray, np.ndarray]],
+                                            dict[str, str]]:
+    """Every variant fitted to the model's rows: their names, the bases of
+    those fitted and why the others were not (``strict``: a failing joint
+    fit raises, else it is one more reason)."""
+    data = model.data
+    y, a, b = data.rows("compare")
+    n1 = a.shape[1]
+    categorical = info.kind == "categorical"
+    y_sliced, slices = response_views(data, info, y, n_slices)
+    directions = baseline_directions(y, y_sliced, slices, residuals)
+    est: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    unfitted: dict[str, str] = {}
+    variants: list[str] = []
+    for m in meths:
+        if m == "jdr":
+            variants += _jdr_variants(model, rank, main_effects, est, unfitted, strict=strict)
+            continue
+        for name, bases, why in fit_baseline(
+                m, directions, blocks=[("a", a, rank), ("b", b, rank)], joint_label="[a, b]",
+                split=lambda joint: split_joint_subspace(joint, n1, rank), nobs=data.nobs,
+                sir_classes=len(info.classes) if categorical else None):
+            variants.append(name)
+            if bases is None:
+                unfitted[name] = why
+            else:
+                est[name] = (bases[0], bases[1])
+    return variants, est, unfitted
+
+
+def _cross_validated(fit: pd.DataFrame, model: Any, rank: int, meths: list[str],
+                     info: ResponseInfo, est: dict[str, tuple[np.ndarray, np.ndarray]], *,
+                     main_effects: bool, residuals: bool, n_slices: int | None,
+                     cv: int | None, seed: int | np.random.Generator | None) -> str:
+    """The out-of-sample column of ``fit`` (:mod:`jdr_stats.compare._cv`),
+    every variant refitted on each training fold, and the note saying how."""
+    data = model.data
+    k = check_cv(cv, data.nobs)
+    if k is None:
+        return ""
+    categorical = info.kind == "categorical"
+
+    def fits(train: np.ndarray) -> dict[str, Any]:
+        _, got, why = _variants(fold_model(model, train), rank, meths, info,
+                                main_effects=main_effects, residuals=residuals,
+                                n_slices=n_slices, strict=False)
+        return {**why, **{n: list(b) for n, b in got.items()}}
+
+    y, a, b = data.rows("compare")
+    scores, why = cross_validate(fits, y, [a, b], weights=None,
+                                 codes=data.class_codes if categorical else None, k=k,
+                                 seed=seed, variants=[v for v in fit.index if v in est])
+    column = CV_COLUMNS["categorical" if categorical else "numeric"]
+    fit[column] = scores.reindex(fit.index)
+    return cv_note(column, k, seed, why)
 
 
 def _summary_parts(data: Any, info: ResponseInfo, meths: list[str], left_out: dict[str, str],
@@ -434,12 +503,19 @@ def _summary_parts(data: Any, info: ResponseInfo, meths: list[str], left_out: di
 
 def _jdr_variants(model: Any, rank: int, main_effects: bool,
                   est: dict[str, tuple[np.ndarray, np.ndarray]],
-                  unfitted: dict[str, str]) -> list[str]:
+                  unfitted: dict[str, str], *, strict: bool = True) -> list[str]:
     """The joint estimator's variants, fitted into ``est`` (or their reason
-    in ``unfitted``): ``"jdr"``, and ``"jdr (main effects)"`` if asked."""
+    in ``unfitted``): ``"jdr"``, and ``"jdr (main effects)"`` if asked; a
+    failing ``"jdr"`` fit raises when ``strict``."""
     variants = ["jdr"]
-    fit = model.fit(rank)
-    est["jdr"] = (fit.estimate.dir_a, fit.estimate.dir_b)
+    try:
+        fit = model.fit(rank)
+    except (ValueError, np.linalg.LinAlgError) as exc:
+        if strict:
+            raise
+        unfitted["jdr"] = str(exc)
+    else:
+        est["jdr"] = (fit.estimate.dir_a, fit.estimate.dir_b)
     if main_effects:
         name = "jdr (main effects)"
         variants.append(name)

@@ -19,24 +19,46 @@ _METHODS = ("jdr", "sir", "phd", "save")
 TIE = 0.01
 
 
-def conclusion(fit: pd.DataFrame, unfitted: dict[str, str]) -> str:
+def conclusion(fit: pd.DataFrame, unfitted: dict[str, str], column: str = "rsquared",
+               label: str = "R-squared", *, short: bool = False) -> str:
     """One sentence from a comparison's ``fit`` table: which fitted variant's
-    reduced features explain y best (ties within :data:`TIE` said so)."""
-    r2 = fit["rsquared"].dropna().sort_values(ascending=False, kind="stable")
+    reduced features explain y best by ``column`` (``label`` names it; ties
+    within :data:`TIE` said so, and what a tie is unless ``short``)."""
+    r2 = fit[column].dropna().sort_values(ascending=False, kind="stable")
+    if len(r2) == 0:
+        return f"No variant has a {label}."
+    verb = "explains y best" if column != "cv accuracy" else "classifies best"
     if len(r2) == 1:
         if unfitted:
-            return (f"{r2.index[0]} is the only variant fitted (R-squared "
+            return (f"{r2.index[0]} is the only variant fitted ({label} "
                     f"{r2.iloc[0]:.3f}): {_none_fitted(str(r2.index[0]), unfitted)}.")
-        return f"{r2.index[0]}: R-squared {r2.iloc[0]:.3f}."
+        return f"{r2.index[0]}: {label} {r2.iloc[0]:.3f}."
     among = f" of the {len(r2)} variants fitted" if unfitted else ""
     n_tied = int((r2.iloc[0] - r2 < TIE).sum())  # sorted: the first n_tied
     if n_tied > 1:
         tied = [str(name) for name in r2.index[:n_tied]]
-        return (f"{', '.join(tied[:-1])} and {tied[-1]} explain y about equally well"
-                f"{among} (R-squared {r2.iloc[0]:.3f} to {r2.iloc[n_tied - 1]:.3f}; "
-                f"differences below {TIE:g} are not told apart).")
-    return (f"{r2.index[0]} explains y best{among} (R-squared {r2.iloc[0]:.3f}; next "
+        return (f"{', '.join(tied[:-1])} and {tied[-1]} "
+                + ("explain y" if verb.startswith("explains") else "classify")
+                + f" about equally well{among} ({label} {r2.iloc[0]:.3f} to "
+                f"{r2.iloc[n_tied - 1]:.3f}"
+                + ("" if short else f"; differences below {TIE:g} are not told apart") + ").")
+    return (f"{r2.index[0]} {verb}{among} ({label} {r2.iloc[0]:.3f}; next "
             f"{r2.index[1]}, {r2.iloc[1]:.3f}).")
+
+
+def out_of_sample_column(fit: pd.DataFrame) -> str | None:
+    """The column of ``fit`` holding the out-of-sample measure (None without one)."""
+    return next((c for c in ("cv rsquared", "cv accuracy") if c in fit.columns), None)
+
+
+def out_of_sample_conclusion(fit: pd.DataFrame, unfitted: dict[str, str]) -> str:
+    """`` Out of sample: ...`` (:func:`conclusion` of the cross-validated
+    column), or nothing without one."""
+    column = out_of_sample_column(fit)
+    if column is None:
+        return ""
+    label = "cv R-squared" if column == "cv rsquared" else "cv accuracy"
+    return " Out of sample: " + conclusion(fit, unfitted, column, label, short=True)
 
 
 #: The baselines whiten with the sample covariance: a design of p columns

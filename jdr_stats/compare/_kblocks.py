@@ -32,9 +32,11 @@ from ._common import (
     baseline_directions,
     choose_methods,
     fit_baseline,
+    out_of_sample_column,
     pairwise_angles,
     response_views,
 )
+from ._cv import CV_COLUMNS, check_cv, cross_validate, cv_note, fold_model
 
 __all__ = ["KBlockComparison", "compare_kblocks", "is_kblock_call", "split_subspace"]
 
@@ -78,14 +80,16 @@ class KBlockComparison(ExportMixin):
     ``table`` (with truth: ``nsee`` and each block's ``error <block>``;
     without: one row per pair of variants with each block's ``max angle``
     and ``mean angle``, degrees), ``fit`` (``rsquared``, ``rsquared adj``
-    per variant), ``best``, ``conclusion()``, ``unfitted``, ``estimates``
-    (variant -> dict of bases by block), ``rank`` (dict by block),
-    ``summary()``, ``to_dict()``."""
+    per variant, in sample, and the out-of-sample ``cv rsquared`` or ``cv
+    accuracy`` of :mod:`jdr_stats.compare._cv`), ``best``, ``conclusion()``,
+    ``unfitted``, ``estimates`` (variant -> dict of bases by block), ``rank``
+    (dict by block), ``summary()``, ``to_dict()``."""
 
     def __init__(self, table: pd.DataFrame, estimates: dict[str, dict[str, np.ndarray]],
                  info: dict[str, Any], fit: pd.DataFrame, *, ranks: dict[str, int],
-                 unfitted: dict[str, str], notes: Sequence[str]) -> None:
+                 unfitted: dict[str, str], notes: Sequence[str], cv_note: str = "") -> None:
         self._table = table
+        self._cv_note = cv_note
         self._estimates = estimates
         self._info = dict(info)
         self._fit = fit
@@ -118,10 +122,12 @@ class KBlockComparison(ExportMixin):
         return str(self._fit["rsquared"].dropna().idxmax())
 
     def conclusion(self) -> str:
-        """One sentence: which fitted variant's reduced features explain y best."""
-        from ._common import conclusion
+        """Which fitted variant's reduced features explain y best, in sample
+        and (where :attr:`fit` has its column) out of sample."""
+        from ._common import conclusion, out_of_sample_conclusion
 
-        return conclusion(self._fit, self._unfitted)
+        return conclusion(self._fit, self._unfitted) + out_of_sample_conclusion(
+            self._fit, self._unfitted)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON types: ``endog``, ``nobs``, ``blocks`` (name -> width),
@@ -134,7 +140,8 @@ class KBlockComparison(ExportMixin):
                 "methods": self._info["Methods:"].split(", "),
                 "truth": self._info["Truth:"] == "given",
                 "table": records(self._table), "fit": records(self._fit),
-                "best": self.best, "unfitted": dict(self._unfitted)}
+                "best": self.best, "out_of_sample": out_of_sample_column(self._fit),
+                "unfitted": dict(self._unfitted)}
 
     def summary(self) -> Any:
         from ._common import _unfitted_note
@@ -153,7 +160,8 @@ class KBlockComparison(ExportMixin):
             tables.append(("variant", self._table))
         notes.append("R-squared: y on each variant's reduced features of every block and the "
                      "products of every pair of blocks' features (the K-block fit's rsquared), "
-                     "in-sample. " + self.conclusion())
+                     "in-sample. " + (self._cv_note + " " if self._cv_note else "")
+                     + self.conclusion())
         info = {k: v for k, v in self._info.items() if not k.startswith("_")}
         return build_summary("Comparison of dimension reduction methods, K blocks", info,
                              tables, notes)
@@ -220,7 +228,8 @@ def _model_and_fit(endog: Any, exog_a: Any, exog_b: Any, rank: Any, *, missing: 
 def compare_kblocks(endog: Any, exog_a: Any, exog_b: Any, rank: Any, *,
                     methods: Sequence[str] | None,
                     truth: Any, n_slices: int | None, residuals: bool, missing: Any,
-                    response: Any, main_effects: bool) -> KBlockComparison:
+                    response: Any, main_effects: bool, cv: int | None = 5,
+                    seed: int | np.random.Generator | None = 0) -> KBlockComparison:
     """:func:`jdr_stats.compare` of a K-block model, results or blocks
     (the module docstring)."""
     model, fitted = _model_and_fit(endog, exog_a, exog_b, rank, missing=missing,
@@ -236,27 +245,14 @@ def compare_kblocks(endog: Any, exog_a: Any, exog_b: Any, rank: Any, *,
     true = _truth(truth, names, widths)
     requested = None if methods is None else _check_methods(methods)
     meths, left_out = choose_methods(_applicable(info), requested)
-    categorical = info.kind == "categorical"
-    y_sliced, slices = response_views(data, info, y, n_slices)
     nobs = int(data.nobs)
-    directions = baseline_directions(y, y_sliced, slices, residuals)
-    est: dict[str, dict[str, np.ndarray]] = {}
-    unfitted: dict[str, str] = {}
-    variants: list[str] = []
-    for m in meths:
-        if m == "jdr":
-            variants += _jdr_variants(model, fitted, names, ranks, main_effects, est, unfitted)
-            continue
-        for name, bases, why in fit_baseline(
-                m, directions, blocks=[(n, x, ranks[n]) for n, x in zip(names, xs, strict=True)],
-                joint_label="[blocks]", nobs=nobs,
-                split=lambda joint: split_subspace(joint, widths, [ranks[n] for n in names]),
-                sir_classes=len(info.classes) if categorical else None):
-            variants.append(name)
-            if bases is None:
-                unfitted[name] = why
-            else:
-                est[name] = dict(zip(names, bases, strict=True))
+
+    def variants_of(mod: Any, jdr_fit: Any, strict: bool) -> tuple[list[str], dict[str, Any],
+                                                                    dict[str, str]]:
+        return _kvariants(mod, jdr_fit, names, ranks, meths, info, main_effects=main_effects,
+                          residuals=residuals, n_slices=n_slices, strict=strict)
+
+    variants, est, unfitted = variants_of(model, fitted, True)
     w = getattr(data, "weights", None)
     rows = {}
     for name in variants:
@@ -268,8 +264,18 @@ def compare_kblocks(endog: Any, exog_a: Any, exog_b: Any, rank: Any, *,
             rows[name] = (float("nan"), float("nan"))
     fit = pd.DataFrame.from_dict(rows, orient="index", columns=["rsquared", "rsquared adj"])
     fit.index.name = "variant"
+    notes, k, note = _response_note(info, meths, left_out), check_cv(cv, nobs), ""
+    if k is not None:  # every variant refitted on each training fold
+        refit = _refit(fitted)
+
+        def fits(train: np.ndarray) -> dict[str, Any]:
+            _, got, why = variants_of(fold_model(model, train), refit, False)
+            return {**why, **{n: [b[blk] for blk in names] for n, b in got.items()}}
+
+        codes = getattr(data, "class_codes", None) if info.kind == "categorical" else None
+        note = _cv_column(fit, fits, np.asarray(y, float), xs, w, codes, k, seed,
+                          [v for v in variants if v in est])
     table = _table(est, variants, names, true)
-    notes = _response_note(info, meths, left_out)
     out_info = {
         "Dependent variable:": data.endog_name, "Response:": info.describe(),
         "No. observations:": nobs,
@@ -279,21 +285,92 @@ def compare_kblocks(endog: Any, exog_a: Any, exog_b: Any, rank: Any, *,
         "_widths": dict(zip(names, widths, strict=True)),
     }
     return KBlockComparison(table, est, out_info, fit, ranks=ranks, unfitted=unfitted,
-                            notes=notes)
+                            notes=notes, cv_note=note)
 
 
-def _jdr_variants(model: Any, fitted: Any, names: list[str], ranks: dict[str, int],
+def _cv_column(fit: pd.DataFrame, fits: Any, y: np.ndarray, xs: list[np.ndarray],
+               w: np.ndarray | None, codes: np.ndarray | None, k: int, seed: Any,
+               variants: list[str]) -> str:
+    """The out-of-sample column of ``fit`` (:func:`cross_validate`), and its note."""
+    scores, why = cross_validate(fits, y, xs, weights=w, codes=codes, k=k, seed=seed,
+                                 variants=variants)
+    column = CV_COLUMNS["categorical" if codes is not None else "numeric"]
+    fit[column] = scores.reindex(fit.index)
+    return cv_note(column, k, seed, why)
+
+
+def _kvariants(model: Any, jdr_fit: Any, names: list[str], ranks: dict[str, int],
+               meths: list[str], info: ResponseInfo, *, main_effects: bool, residuals: bool,
+               n_slices: int | None, strict: bool) -> tuple[list[str],
+                                                            dict[str, dict[str, np.ndarray]],
+                                                            dict[str, str]]:
+    """Every variant fitted to the model's rows: their names, the bases of
+    those fitted (a dict by block) and why the others were not.  ``jdr_fit``
+    is the joint fit (results) or a function of the model returning it (a
+    fold's refit); ``strict``: a failing joint fit raises."""
+    data = model._data
+    y, *xs = data.rows("compare")
+    xs = [np.asarray(x, float) for x in xs]
+    widths = [x.shape[1] for x in xs]
+    categorical = info.kind == "categorical"
+    y_sliced, slices = response_views(data, info, y, n_slices)
+    directions = baseline_directions(y, y_sliced, slices, residuals)
+    est: dict[str, dict[str, np.ndarray]] = {}
+    unfitted: dict[str, str] = {}
+    variants: list[str] = []
+    for m in meths:
+        if m == "jdr":
+            variants += _jdr_variants(model, jdr_fit, names, ranks, main_effects, est,
+                                      unfitted, strict=strict)
+            continue
+        for name, bases, why in fit_baseline(
+                m, directions, blocks=[(n, x, ranks[n]) for n, x in zip(names, xs, strict=True)],
+                joint_label="[blocks]", nobs=int(data.nobs),
+                split=lambda joint: split_subspace(joint, widths, [ranks[n] for n in names]),
+                sir_classes=len(info.classes) if categorical else None):
+            variants.append(name)
+            if bases is None:
+                unfitted[name] = why
+            else:
+                est[name] = dict(zip(names, bases, strict=True))
+    return variants, est, unfitted
+
+
+def _refit(fitted: Any) -> Any:
+    """The joint fit of ``fitted`` repeated on a fold's model: its ranks,
+    whitening, estimator, sparsity and pieces."""
+    from ..fitting._kfit import KBlockResults
+
+    if isinstance(fitted, KBlockResults):
+        s = fitted.settings
+        kw = {"whitening": s["whitening"], "independent_blocks": s["estimator"] == "per-block",
+              "sparsity": fitted.sparsity, "main_effects": fitted.main_effects}
+    else:  # two blocks, one rank
+        kw = {"whitening": fitted.whitening, "sparsity": fitted.sparsity,
+              "independent_blocks": not fitted.settings.joint}
+    rank = fitted.rank
+    return lambda model: model.fit(rank, **kw)
+
+
+def _jdr_variants(model: Any, jdr_fit: Any, names: list[str], ranks: dict[str, int],
                   main_effects: bool, est: dict[str, dict[str, np.ndarray]],
-                  unfitted: dict[str, str]) -> list[str]:
+                  unfitted: dict[str, str], *, strict: bool = True) -> list[str]:
     """The joint estimator's variants, into ``est`` (or their reason in
     ``unfitted``): the K-block fit, and its main-effects refit if asked."""
     variants = ["jdr"]
-    est["jdr"] = {n: np.asarray(fitted.directions[n], float) for n in names}
+    try:
+        fitted = jdr_fit(model) if callable(jdr_fit) else jdr_fit
+    except (ValueError, np.linalg.LinAlgError) as exc:
+        if strict:
+            raise
+        unfitted["jdr"] = str(exc)
+    else:
+        est["jdr"] = {n: np.asarray(fitted.directions[n], float) for n in names}
     if main_effects:
         variants.append("jdr (main effects)")
         try:
             pooled = model.fit(ranks, main_effects=True)
-        except ValueError as exc:
+        except (ValueError, np.linalg.LinAlgError) as exc:
             unfitted["jdr (main effects)"] = str(exc)
         else:
             est["jdr (main effects)"] = {n: np.asarray(pooled.directions[n], float)

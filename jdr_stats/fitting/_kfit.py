@@ -39,6 +39,7 @@ from ..runtime._frequency import observations, whitening_nobs
 from ..runtime._validation import normalize_seed
 from ..summary import JDRSummary, build_summary, json_safe
 from ..whitenings import WHITENING_METHODS
+from ._found import KBlockFoundMixin
 from ._krank import KBlockRankTests, block_rank_choice, method_text
 from ._kresults_extra import KBlockExtrasMixin
 from ._kresults_infer import KBlockInferenceMixin
@@ -46,7 +47,7 @@ from ._ksparse import cv_kblock_sparsity, sparse_kfit
 from ._ksummary import _eigen_table, _wrapped, rank_tests_entry
 from ._kview import KBlockViewMixin
 from ._kwhiten import _cross_cov, _whiten_arrays
-from ._rank_zero import kblock_no_evidence, rank_zero_sizes
+from ._rank_zero import rank_zero_sizes
 
 __all__ = ["KBlockBootstrapResults", "KBlockRankTests", "KBlockResults", "fit_kblocks"]
 
@@ -318,7 +319,8 @@ def _check_sparsity(sparsity: Any, names: Sequence[str], widths: Sequence[int]) 
     return out
 
 
-class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockViewMixin, ExportMixin):
+class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockFoundMixin,
+                    KBlockViewMixin, ExportMixin):
     """Results of a fit of three or more blocks, or of two blocks with
     ``main_effects=True`` (:attr:`main_effects`, :attr:`sees`; there
     ``directions_a``/``directions_b`` do not exist: use :attr:`directions`).
@@ -644,27 +646,8 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockViewMixin, Ex
             f"{count} ({self.nobs} rows, whole-number case weights)"
 
     def _headline(self) -> list[str]:
-        """What was found: each block's rank and, for ``rank="auto"``, the
-        p-values of the tests that chose it (rank 0 not rejected: said so)."""
-        from ..summary import format_pvalue
-
-        ranks = ", ".join(f"{n}={r}" for n, r in self._ranks.items())
-        if self._tables is None:
-            return [f"Fitted: ranks {ranks} (given; results.rank_tests() tests them)."]
-        alpha = self._settings["alpha"]
-        parts, none = [], []
-        for n, t in self._tables.items():
-            pv = t["pvalue"].iloc[:self._ranks[n] + 1]
-            shown = [f"p = {format_pvalue(p)} at r = {k}" for k, p in pv.items()]
-            if len(shown) > 3:  # the first test and the last two: where it stopped
-                shown = [shown[0], "...", *shown[-2:]]
-            parts.append(f"{n}: " + ", ".join(shown))
-            if len(pv) and not pv.iloc[0] < alpha:
-                none.append(n)
-        head = (f"Found: ranks {ranks}, chosen by the {self._settings['rank_method']} "
-                f"rank tests of H0: "
-                f"rank_k <= r at alpha = {alpha:g} ({'; '.join(parts)})")
-        return [kblock_no_evidence(head, none, list(self._tables)) + "."]
+        """What was found, block by block (:mod:`jdr_stats.fitting._found`)."""
+        return self._found_headline()
 
     def summary(self, *, notes: Literal["short", "full"] = "short") -> JDRSummary:
         """A statsmodels ``Summary`` (:class:`~jdr_stats.summary.JDRSummary`):
@@ -684,9 +667,9 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockViewMixin, Ex
         full = notes == "full"
         m = self._model
         info: dict[str, Any] = {
-            "Model:": "Joint dimension reduction, K blocks"
-            + (", main effects pooled" if self.main_effects else "")
-            + (", orthogonal interactions" if self._orthogonal else ""),
+            "Model:": "Joint dimension reduction, K blocks",
+            **({"Main effects:": "pooled"} if self.main_effects else {}),
+            **({"Interactions:": "orthogonal"} if self._orthogonal else {}),
             "Dependent variable:": m.endog_name,
             "No. observations:": self._observations_text(),
             **_wrapped("Blocks:", [f"{n} ({len(self._labels(k))})"
@@ -739,9 +722,7 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockViewMixin, Ex
                        f"Gram: {pieces_text}, each scaled to unit null noise and weighted "
                        f"(theory page 'K blocks'). Route: {self._settings['route']['reason']}. "
                        f"Weights: {self._settings['weighting']['reason']}.")
-        out.append(f"The reduction sees {self.sees}; links even in a block are invisible to it"
-                   + ("." if self.main_effects or self._orthogonal else
-                      " (fit(..., main_effects=True) pools the main effects)."))
+        out.append(self._sees_note())
         if self.sparsity is not None:
             choice = self._settings.get("sparsity_choice")
             out.append(
@@ -784,6 +765,9 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockViewMixin, Ex
             "support": self.support,
             "sparsity_cv": None if self._cv_table is None
             else self._cv_table.to_dict(orient="list"),
+            # the summary's main-effects tests, or why they did not run
+            "main_effects_test": (me.to_dict() if isinstance(
+                me := self._summary_main_effects, MainEffectsResults) else {"not_run": me}),
         }
 
     def to_json(self, path: Any = None, *, indent: int | None = None) -> str:

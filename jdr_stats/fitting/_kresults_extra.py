@@ -180,7 +180,8 @@ class KBlockExtrasMixin:
         """
         out = copy.copy(self)
         if not self.data_removed:
-            for key in ("_block_sds", "fit_measures"):  # what needs the rows, now
+            # what needs the rows, now (the summary's main-effects tests too)
+            for key in ("_block_sds", "fit_measures", "_summary_main_effects"):
                 with contextlib.suppress(ValueError):
                     out.__dict__[key] = getattr(self, key)
         model = copy.copy(self._model)

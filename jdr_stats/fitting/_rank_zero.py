@@ -32,16 +32,6 @@ def check_rank_positive(rank: int | Mapping[str, int], what: str,
                          f"{NOTHING.get(action, action)}")
 
 
-def no_evidence_headline(method: str, alpha: float, pvalue: str, rank: int) -> str:
-    """The summary's first line when the test of ``H0: r = 0`` is not
-    rejected: no evidence of a link (``pvalue`` formatted), and the rank returned."""
-    head = (f"Found: no evidence of a link (rank 0 not rejected: k = 0: p = {pvalue}, "
-            f"{method} rank tests at alpha = {alpha:g})")
-    if rank:  # a rank chosen otherwise (kept for fits that still carry one)
-        head += f"; rank {rank} fitted"
-    return head
-
-
 RANK_ZERO_SUPPORT = ("Selected variables: none (rank 0: no direction, so nothing to "
                      "select).")
 
@@ -52,19 +42,6 @@ def rank_zero_support() -> tuple[tuple[np.ndarray, np.ndarray], tuple[int, int],
     the summary's note."""
     none = np.arange(0)
     return (none, none.copy()), (0, 0), RANK_ZERO_SUPPORT
-
-
-def kblock_no_evidence(head: str, none: list[str], names: list[str]) -> str:
-    """The K-block headline ``head`` with the blocks whose test of
-    ``H0: rank_k <= 0`` was not rejected (rank 0: no directions); every block
-    so: no evidence of a link at all, said first."""
-    if not none:
-        return head
-    if len(none) == len(names):
-        return ("Found: no evidence of a link in any block (rank 0 not rejected for every "
-                "block; no directions). " + head.removeprefix("Found: "))
-    return head + (f". No evidence of a link in {', '.join(none)} (rank 0 not rejected: "
-                   "no directions for them)")
 
 
 def check_support_rank(rank: object) -> None:

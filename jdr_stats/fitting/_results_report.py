@@ -19,11 +19,18 @@ from .._version import __version__
 from ..estimation._estimate import (
     inference_note,
 )
+from ..fitting._found import (
+    NOT_IN_DIRECTIONS,
+    first_moments,
+    main_effects_clause,
+    p_text,
+    pvalue_list,
+    summary_main_effects_method,
+)
 from ..fitting._orthogonal_fit import orthogonal_note
-from ..fitting._rank_zero import no_evidence_headline
 from ..inference.hypotheses import TestResult
 from ..inference.ladle import LADLE_AT_ZERO, LADLE_CHOSEN_BY, LadleResults
-from ..inference.main_effects import MainEffectsMethod, MainEffectsResults
+from ..inference.main_effects import MainEffectsResults
 from ..inference.rank_methods import RANK_METHODS, tail_notes
 from ..inference.rank_tests import RankTestResults
 from ..io._responses import summary_lines as _response_lines
@@ -112,17 +119,15 @@ class ResultsReportMixin:
         if self.data_removed or (data.sums is not None
                                  and getattr(data, "source", None) is None):
             return None
-        if self.nobs > policy.MAIN_EFFECTS_SUMMARY_MAX_PERM_ROWS:
-            method: MainEffectsMethod = "robust"
-        else:
-            method = "auto"
-        return self.main_effects_test(method, n_perm=policy.MAIN_EFFECTS_PERMUTATIONS,
+        return self.main_effects_test(summary_main_effects_method(self.nobs),
+                                      n_perm=policy.MAIN_EFFECTS_PERMUTATIONS,
                                       seed=policy.MAIN_EFFECTS_SEED)
 
     def _main_effects_notes(self, info: dict[str, Any], full: bool = True) -> list[str]:
-        """"What this reduction can see": one note, then one line with each
-        block's main-effect p-value, or why its test did not run and what
-        runs instead (``full``: with what a main effect is)."""
+        """"What this reduction can see": one note, with the method of each
+        block's main-effects test (its p-value is on the first line), or why
+        it did not run and what runs instead (``full``: with what a main
+        effect is)."""
         table = self._summary_main_effects
         sees = ("What this reduction can see: interactions between the blocks, not main "
                 "effects" + (" (a block's own link to y)" if full else ""))
@@ -130,7 +135,7 @@ class ResultsReportMixin:
             return [sees + "."]
         parts: list[str] = []
         tails: list[str] = []  # what the refusals share is said once
-        for block, row in table.table.iterrows():
+        for _, row in table.table.iterrows():
             reason = str(row.get("reason", "") or "see results.main_effects_test()")
             head, _, tail = reason.partition("; ")
             # the summary gives the numbers that failed; the guide page says why
@@ -145,15 +150,16 @@ class ResultsReportMixin:
                 tail = _MAIN_EFFECTS_METHOD_NOTES.get(str(row["method"]), "")
             if tail and tail not in tails:
                 tails.append(tail)
-            parts.append(f"{block}, " + (
-                f"p = {format_pvalue(row['pvalue'])} ({_method_label(str(row['method']))})"
-                if ran else f"not run ({head})"))
-        line = f"{sees}; their tests (results.main_effects_test()): " + "; ".join(parts)
+            parts.append(_method_label(str(row["method"])) if ran else f"not run ({head})")
+        shown = (parts[0] if len(set(parts)) == 1 else
+                 "; ".join(f"{block}, {part}" for block, part in zip(table.table.index, parts,
+                                                                     strict=True)))
+        line = f"{sees}; the first line's main-effects tests (results.main_effects_test()): " \
+            + shown
         # a refusal's last clause says what runs instead
         line += "".join(("; instead " + t.split("what runs: ", 1)[1] if "what runs: " in t
                          else f"; {t}") for t in tails)
-        notes = [line + "."]
-        return notes
+        return [line + "."]
 
     @cached_property
     def _summary_association(self) -> TestResult | str | None:
@@ -331,36 +337,47 @@ class ResultsReportMixin:
         return notes
 
     def _headline(self, rank_tests: RankTestResults | LadleResults | None) -> list[str]:
-        """What was found, the summary's first line: the rank and the test
-        that chose it with its p-values, the association test where shown."""
-        rt = self._rank_tests
+        """What was found, the summary's first line: the interactions (the
+        rank and the tests that chose it, with their p-values) and each
+        block's main effect (its test, at the same alpha), then the
+        association test where shown (:mod:`jdr_stats.fitting._found`)."""
+        rt, alpha = self._rank_tests, float(self._settings.alpha or 0.05)
+        names = list(self._model.block_names)
+        me = first_moments(self._summary_main_effects, names, self.nobs)
+        pair, nothing = f"{names[0]} and {names[1]}", False
         if isinstance(rt, LadleResults):
-            head = f"Found: rank {self.rank}, chosen by the ladle estimator"
-            head += f" ({LADLE_AT_ZERO}; rank 0, no directions)" if rt.rank == 0 else ""
+            inter = (f"interactions between {pair} (rank {self.rank})" if rt.rank else
+                     f"no interactions ({LADLE_AT_ZERO}; rank 0, no directions)")
         elif rt is not None:
             pv = rt.table["pvalue"].iloc[:self.rank + 1]
-            tests = ", ".join(f"k = {k}: p = {format_pvalue(p)}" for k, p in pv.items())
-            if len(pv) > 4:  # the first test and the two that chose the rank
-                tests = ", ..., ".join(", ".join(f"k = {k}: p = {format_pvalue(p)}"
-                                                for k, p in part.items())
-                                      for part in (pv.iloc[:1], pv.iloc[-2:]))
-            alpha = self._settings.alpha
-            if len(pv) and not pv.iloc[0] < alpha:  # the tests chose rank 0
-                head = no_evidence_headline(rt.method, alpha or 0.05,
-                                            format_pvalue(pv.iloc[0]), self.rank)
-            else:
-                head = (f"Found: rank {self.rank}, chosen by the {rt.method} rank tests of "
-                        f"H0: rank <= k at alpha = {alpha:g} ({tests})")
+            tests, which = pvalue_list(pv, "k"), f"{rt.method} rank tests"
+            nothing = bool(len(pv)) and not pv.iloc[0] < alpha
+            inter = (f"no interactions (rank 0 not rejected: {tests}; no directions"
+                     + (f"; rank {self.rank} fitted)" if self.rank else ")") if nothing
+                     else f"interactions between {pair} (rank {self.rank}; {tests})")
+        clause = main_effects_clause(names, me, alpha)
+        if isinstance(rt, LadleResults):  # a criterion: no level, so no verdicts
+            head = (f"Found: {inter}; main-effects tests: "
+                    + "; ".join(f"{n}: {me[n].p() if me[n].ran else me[n].phrase(alpha)}"
+                                for n in names) + " (ladle estimator: no test level)")
+        elif rt is None:
+            head = (f"Fitted: rank {self.rank} (given; results.rank_tests() tests it); "
+                    f"main-effects tests at alpha = {alpha:g}: {clause}")
         else:
-            head = f"Fitted: rank {self.rank} (given; results.rank_tests() tests it)"
+            nothing = nothing and all(m.ran and not m.found(alpha) for m in me.values())
+            head = ("Found: no evidence of a link: " if nothing else "Found: ") + (
+                f"{inter}; {clause}; {which} and main-effects tests at alpha = {alpha:g}")
         if rank_tests is not None:
             pv = rank_tests.table["pvalue"].iloc[:self.rank + 1]
             head += (f"; {rank_tests.method} tests: " + ", ".join(
-                f"k = {k}: p = {format_pvalue(p)}" for k, p in pv.items()))
+                f"k = {k}: {p_text(p)}" for k, p in pv.items()))
         assoc = self._summary_association
         if isinstance(assoc, TestResult):
-            head += f"; no association: p = {format_pvalue(assoc.pvalue)} (permutation)"
-        return [head + "."]
+            head += f"; no association: {p_text(assoc.pvalue)} (permutation)"
+        head += "."
+        if not isinstance(rt, LadleResults) and any(m.found(alpha) for m in me.values()):
+            head += " " + NOT_IN_DIRECTIONS
+        return [head]
 
     def _summary_info(self) -> dict[str, Any]:
         """The summary's model information: the data, the rank and how it was

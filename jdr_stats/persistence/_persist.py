@@ -101,7 +101,7 @@ CLASSES: dict[str, Spec] = {
     "JDRResults": Spec("jdr_stats.results:JDRResults", root=_R,
                        keep=("_block_stats", "fit_measures", "_summary_main_effects")),
     "KBlockResults": Spec("jdr_stats.fitting._kfit:KBlockResults", root=_R,
-                          keep=("_block_sds", "fit_measures")),
+                          keep=("_block_sds", "fit_measures", "_summary_main_effects")),
     "KBlockRankTests": Spec("jdr_stats.fitting._kfit:KBlockRankTests", root=_R),
     "KBlockBootstrapResults": Spec(
         "jdr_stats.inference.kblock_bootstrap:KBlockBootstrapResults", root=_R),
