@@ -25,6 +25,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from .. import config
 from ..core.kestimate import KBlockFactors
 from ..core.tensor import piece_row_gram, sketch_row_factor
 from ..runtime._lazy import stats
@@ -180,16 +181,40 @@ def _two_moment_row(stat: float, gram: np.ndarray, expected: np.ndarray,
     norms = np.diag(gram).copy()
     if mult is None:
         mult = np.ones(gram.shape[0])
+    return _two_moment_parts(stat, norms, float(mult @ (gram**2) @ mult), expected, mult)
+
+
+def _two_moment_parts(stat: float, norms: np.ndarray, s_all: float, expected: np.ndarray,
+                      mult: np.ndarray) -> tuple[float, ...]:
+    """:func:`_two_moment_row` from the rows' squared norms and ``s_all =
+    sum_ij mult_i mult_j <psi_i, psi_j>^2`` (all pairs of rows)."""
     total = float(mult.sum())
     tau = float(mult @ norms) / total**2
     # pairs of distinct copies: all pairs of rows, less each copy with itself
-    s_off = float(mult @ (gram**2) @ mult - mult @ norms**2)
+    s_off = s_all - float(mult @ norms**2)
     var = (2.0 * s_off + float(mult @ (norms - expected) ** 2)) / total**4
     if tau <= 0 or var <= 0:
         return (stat, np.nan, np.nan, np.nan, np.nan)
     h = 2.0 * tau**2 / var
     g = tau / h
     return (stat, np.nan, float(stats.chi2.sf(stat / g, h)), h, g)
+
+
+def squared_gram_sum(flat: np.ndarray, mult: np.ndarray) -> float:
+    """``sum_ij mult_i mult_j <f_i, f_j>^2`` over the rows ``f_i`` of
+    ``flat`` (``m x p``): ``|F^T W F|_F^2`` from the ``p x p`` Gram when
+    ``p <= m``, else ``mult^T (F F^T)^2 mult`` from the ``m x m`` one, a
+    block of rows at a time (at most ``config.CHUNK_FLOATS`` numbers)."""
+    m, p = flat.shape
+    if p <= m:
+        cross = (flat * mult[:, None]).T @ flat
+        return float(np.sum(cross * cross))
+    step = max(1, config.CHUNK_FLOATS // m)
+    total = 0.0
+    for start in range(0, m, step):
+        gram = flat[start:start + step] @ flat.T
+        total += float(mult[start:start + step] @ ((gram * gram) @ mult))
+    return total
 
 
 def block_rank_table_rows(psi: np.ndarray, mk: np.ndarray, k: int, fac: KBlockFactors,
@@ -207,26 +232,32 @@ def block_rank_table_rows(psi: np.ndarray, mk: np.ndarray, k: int, fac: KBlockFa
     ``U0^T psi_i``, off the estimated signal's row space, centred at the
     mean influence, and the statistic ``sum_{j > r} lambda_j(G_k)`` gets the
     robust two-moment reference of :func:`block_rank_table`.
+
+    The rows are taken to the block's whole frame and centred once (both
+    linear: the complement of every ``r`` is the frame's last columns), and
+    the sum of squared inner products comes from the smaller of the two
+    Grams (:func:`squared_gram_sum`), never the ``m x m`` one whole.
     """
     m, n_k, d_total = psi.shape
     top = n_k - 1 if max_rank is None else min(max_rank, n_k - 1)
     factors, values = fac.factors[k], fac.values[k]
     cuts = np.cumsum(_piece_columns(fac, k, d_total))[:-1]
+    w = np.ones(m) if mult is None else np.asarray(mult, float)
+    frame = np.matmul(factors.T, psi)  # (m, n_k, D): every row in the block's frame
+    frame -= (w @ frame.reshape(m, -1)).reshape(n_k, d_total) / w.sum()
     rows = []
     for r in range(top + 1):
         stat = float(np.sum(values[r:]))
-        proj = np.einsum("ind,nj->ijd", psi, factors[:, r:], optimize=True)
+        proj = frame[:, r:, :]
         if r:
             lam = np.sqrt(np.clip(values[:r], 1e-300, None))
             vs = (mk.T @ factors[:, :r]) / lam  # the signal's row space, orthonormal
             proj = proj - (proj @ vs) @ vs.T
         flat = proj.reshape(m, -1)
-        centre = flat.mean(axis=0) if mult is None else (mult @ flat) / mult.sum()
-        flat = flat - centre
         sq = (flat**2).reshape(m, n_k - r, d_total).sum(axis=1)
         parts = np.column_stack([c.sum(axis=1) for c in np.split(sq, cuts, axis=1)])
-        rows.append(_two_moment_row(stat, flat @ flat.T, _expected_norms(parts, rho, mult),
-                                    mult))
+        rows.append(_two_moment_parts(stat, sq.sum(axis=1), squared_gram_sum(flat, w),
+                                      _expected_norms(parts, rho, mult), w))
         if _stops(rows, stop_alpha):
             break
     out = pd.DataFrame(rows, columns=["statistic", "df", "pvalue", "eff_df", "scale"])
