@@ -30,7 +30,7 @@ from ..core.kestimate import KBlockFactors
 from ..core.tensor import piece_row_gram, sketch_row_factor
 from ..runtime._lazy import stats
 
-__all__ = ["block_rank_table", "block_rank_table_rows", "choose_block_rank",
+__all__ = ["block_rank_table", "block_rank_table_rows", "block_row_grams", "choose_block_rank",
            "influence_gram", "piece_energies"]
 
 
@@ -220,7 +220,8 @@ def squared_gram_sum(flat: np.ndarray, mult: np.ndarray) -> float:
 def block_rank_table_rows(psi: np.ndarray, mk: np.ndarray, k: int, fac: KBlockFactors,
                           rho: np.ndarray, max_rank: int | None = None,
                           mult: np.ndarray | None = None,
-                          stop_alpha: float | None = None) -> pd.DataFrame:
+                          stop_alpha: float | None = None,
+                          gram: np.ndarray | None = None) -> pd.DataFrame:
     """The tests of ``H0: rank_k <= r`` from explicit per-row influences.
 
     ``psi`` (``m x n_k x D``): each row's influence on block ``k``'s stacked
@@ -231,12 +232,17 @@ def block_rank_table_rows(psi: np.ndarray, mk: np.ndarray, k: int, fac: KBlockFa
     weights (copies of each row; None: one).  Each influence is taken to the estimated complement
     ``U0^T psi_i``, off the estimated signal's row space, centred at the
     mean influence, and the statistic ``sum_{j > r} lambda_j(G_k)`` gets the
-    robust two-moment reference of :func:`block_rank_table`.
+    robust two-moment reference of :func:`block_rank_table`.  ``gram``: the
+    rows' ``m x m`` Gram ``<psi_i, psi_j>`` when it is already had
+    (:func:`block_row_grams`).
 
     The rows are taken to the block's whole frame and centred once (both
-    linear: the complement of every ``r`` is the frame's last columns), and
-    the sum of squared inner products comes from the smaller of the two
-    Grams (:func:`squared_gram_sum`), never the ``m x m`` one whole.
+    linear: the complement of every ``r`` is the frame's last columns).  The
+    sum of squared inner products comes from the ``p x p`` Gram of the
+    complement when ``p = (n_k - r) D <= m`` (:func:`squared_gram_sum`);
+    otherwise from the ``m x m`` one, formed once (or given) and updated
+    from ``r`` to ``r + 1``: less the frame's column ``r`` and the low-rank
+    part along the signal's row space (:func:`_complement_gram`).
     """
     m, n_k, d_total = psi.shape
     top = n_k - 1 if max_rank is None else min(max_rank, n_k - 1)
@@ -245,10 +251,14 @@ def block_rank_table_rows(psi: np.ndarray, mk: np.ndarray, k: int, fac: KBlockFa
     w = np.ones(m) if mult is None else np.asarray(mult, float)
     frame = np.matmul(factors.T, psi)  # (m, n_k, D): every row in the block's frame
     frame -= (w @ frame.reshape(m, -1)).reshape(n_k, d_total) / w.sum()
+    base = None  # the m x m Gram of the frame's columns r.. (the wide case)
+    if n_k * d_total > m:
+        base = (_centred_gram(gram, w) if gram is not None else
+                frame.reshape(m, -1) @ frame.reshape(m, -1).T)
     rows = []
     for r in range(top + 1):
         stat = float(np.sum(values[r:]))
-        proj = frame[:, r:, :]
+        proj, vs = frame[:, r:, :], None
         if r:
             lam = np.sqrt(np.clip(values[:r], 1e-300, None))
             vs = (mk.T @ factors[:, :r]) / lam  # the signal's row space, orthonormal
@@ -256,12 +266,78 @@ def block_rank_table_rows(psi: np.ndarray, mk: np.ndarray, k: int, fac: KBlockFa
         flat = proj.reshape(m, -1)
         sq = (flat**2).reshape(m, n_k - r, d_total).sum(axis=1)
         parts = np.column_stack([c.sum(axis=1) for c in np.split(sq, cuts, axis=1)])
-        rows.append(_two_moment_parts(stat, sq.sum(axis=1), squared_gram_sum(flat, w),
+        if base is not None and flat.shape[1] > m:
+            if r:
+                base -= frame[:, r - 1, :] @ frame[:, r - 1, :].T
+            g = _complement_gram(base, frame[:, r:, :], vs)
+            s_all = float(w @ ((g * g) @ w))
+        else:
+            s_all = squared_gram_sum(flat, w)
+        rows.append(_two_moment_parts(stat, sq.sum(axis=1), s_all,
                                       _expected_norms(parts, rho, mult), w))
         if _stops(rows, stop_alpha):
             break
     out = pd.DataFrame(rows, columns=["statistic", "df", "pvalue", "eff_df", "scale"])
     out.index.name = "rank"
+    return out
+
+
+def _centred_gram(gram: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """The Gram of the rows less their ``w``-weighted mean, from theirs:
+    ``G - g 1^T - 1 g^T + c``, ``g = G w / W``, ``c = w^T G w / W^2``."""
+    g = gram @ w / w.sum()
+    return gram - g[:, None] - g[None, :] + float(w @ g) / w.sum()
+
+
+def _complement_gram(base: np.ndarray, x: np.ndarray, vs: np.ndarray | None) -> np.ndarray:
+    """``<F_i, F_j>`` of the rows ``F_i = X_i (I - V V^T)`` from ``base`` =
+    ``<X_i, X_j>`` (``x``: the rows ``X_i``, ``m x n' x D``; ``vs``: ``V``,
+    ``D x r``, or None): ``<X_i, X_j> - 2 <Y_i, Y_j> + <Y_i V^T V, Y_j>``,
+    ``Y_i = X_i V``, whatever the rounding of ``V``'s orthonormality."""
+    if vs is None:
+        return base
+    m = x.shape[0]
+    y = x @ vs  # (m, n', r)
+    y2 = (y @ (vs.T @ vs)).reshape(m, -1)
+    y = y.reshape(m, -1)
+    low = y2 @ y.T
+    return base - 2.0 * (y @ y.T) + (low + low.T) / 2
+
+
+def block_row_grams(psis: Sequence[np.ndarray], fac: KBlockFactors) -> list[np.ndarray | None]:
+    """Each block's ``m x m`` Gram ``<psi_ik, psi_jk>`` of the rows'
+    influences on its stacked pieces where :func:`block_rank_table_rows`
+    reads it (``n_k D_k > m``; None elsewhere), on the tensor route with
+    the Gram of the K-way piece formed once: each block's columns of it are
+    the same per-row tensor unfolded along the block's mode (the same
+    entries), scaled by ``sqrt(c_S) / s_S``, so the blocks' Grams of it
+    differ by the ratio of the squared scales."""
+    m = psis[0].shape[0]
+    widths = [f.shape[0] for f in fac.factors]
+    K = len(widths)
+    full = tuple(range(K))
+    wide = [psi.shape[1] * psi.shape[2] > m for psi in psis]
+    if K < 3 or fac.tests is not None or full not in fac.scales or not any(wide):
+        return [None] * K
+    spans = []
+    for k, psi in enumerate(psis):
+        cuts = np.cumsum([0, *_piece_columns(fac, k, psi.shape[2])])
+        at = _block_pieces(fac, k).index(full)
+        spans.append(slice(int(cuts[at]), int(cuts[at + 1])))
+    s2 = fac.scales[full]
+    scale = [float(fac.weights[(full, k)]) / (s2 if s2 > 0 else 1.0) for k in range(K)]
+    ref = int(np.argmax(scale))
+    if scale[ref] <= 0:
+        return [None] * K
+    part = psis[ref][:, :, spans[ref]].reshape(m, -1)
+    shared = (part @ part.T) / scale[ref]
+    out: list[np.ndarray | None] = []
+    for k, psi in enumerate(psis):
+        if not wide[k]:
+            out.append(None)
+            continue
+        rest = np.delete(psi, np.arange(psi.shape[2])[spans[k]], axis=2).reshape(m, -1)
+        out.append(scale[k] * shared + rest @ rest.T)
     return out
 
 
