@@ -238,11 +238,12 @@ def block_rank_table_rows(psi: np.ndarray, mk: np.ndarray, k: int, fac: KBlockFa
 
     The rows are taken to the block's whole frame and centred once (both
     linear: the complement of every ``r`` is the frame's last columns).  The
-    sum of squared inner products comes from the ``p x p`` Gram of the
-    complement when ``p = (n_k - r) D <= m`` (:func:`squared_gram_sum`);
-    otherwise from the ``m x m`` one, formed once (or given) and updated
-    from ``r`` to ``r + 1``: less the frame's column ``r`` and the low-rank
-    part along the signal's row space (:func:`_complement_gram`).
+    sum of squared inner products ``|F^T W F|_F^2 = mult^T (F F^T)^2 mult``
+    comes from the smaller Gram, formed once: ``p x p`` when ``p = n_k D <=
+    m``, each ``r`` its rows and columns ``r..`` taken off the signal's row
+    space (:func:`_complement_cov_square`); ``m x m`` otherwise (or given),
+    updated from ``r`` to ``r + 1``: less the frame's column ``r`` and the
+    low-rank part along the signal's row space (:func:`_complement_gram`).
     """
     m, n_k, d_total = psi.shape
     top = n_k - 1 if max_rank is None else min(max_rank, n_k - 1)
@@ -251,10 +252,12 @@ def block_rank_table_rows(psi: np.ndarray, mk: np.ndarray, k: int, fac: KBlockFa
     w = np.ones(m) if mult is None else np.asarray(mult, float)
     frame = np.matmul(factors.T, psi)  # (m, n_k, D): every row in the block's frame
     frame -= (w @ frame.reshape(m, -1)).reshape(n_k, d_total) / w.sum()
-    base = None  # the m x m Gram of the frame's columns r.. (the wide case)
+    base = cov = None  # the m x m Gram of the frame's columns r.. or their p x p one
+    full = frame.reshape(m, -1)
     if n_k * d_total > m:
-        base = (_centred_gram(gram, w) if gram is not None else
-                frame.reshape(m, -1) @ frame.reshape(m, -1).T)
+        base = _centred_gram(gram, w) if gram is not None else full @ full.T
+    else:
+        cov = ((full * w[:, None]).T @ full).reshape(n_k, d_total, n_k, d_total)
     rows = []
     for r in range(top + 1):
         stat = float(np.sum(values[r:]))
@@ -271,6 +274,8 @@ def block_rank_table_rows(psi: np.ndarray, mk: np.ndarray, k: int, fac: KBlockFa
                 base -= frame[:, r - 1, :] @ frame[:, r - 1, :].T
             g = _complement_gram(base, frame[:, r:, :], vs)
             s_all = float(w @ ((g * g) @ w))
+        elif cov is not None:
+            s_all = _complement_cov_square(cov[r:, :, r:, :], vs)
         else:
             s_all = squared_gram_sum(flat, w)
         rows.append(_two_moment_parts(stat, sq.sum(axis=1), s_all,
@@ -280,6 +285,19 @@ def block_rank_table_rows(psi: np.ndarray, mk: np.ndarray, k: int, fac: KBlockFa
     out = pd.DataFrame(rows, columns=["statistic", "df", "pvalue", "eff_df", "scale"])
     out.index.name = "rank"
     return out
+
+
+def _complement_cov_square(cov: np.ndarray, vs: np.ndarray | None) -> float:
+    """``|P^T C P|_F^2`` summed over the ``D x D`` blocks of ``cov``
+    (``n' x D x n' x D``, the rows' weighted second moments ``C = F^T W F``
+    of the frame's columns ``r..``), ``P = I - V V^T`` (``vs``: ``V``, or
+    None: ``P = I``): ``|F_r^T W F_r|_F^2`` of the rows ``F_r = X P``."""
+    if vs is None:
+        return float(np.sum(cov * cov))
+    proj = np.eye(vs.shape[0]) - vs @ vs.T
+    right = cov @ proj  # (n', D, n', D): the columns' D axis
+    both = proj.T @ np.swapaxes(right, 1, 2)  # (n', n', D, D): the rows' D axis
+    return float(np.sum(both * both))
 
 
 def _centred_gram(gram: np.ndarray, w: np.ndarray) -> np.ndarray:
