@@ -184,3 +184,27 @@ def test_rank_rows_equal_the_direct_m_by_m_gram(K, n, m, weighted):
             cols = got[["statistic", "pvalue", "eff_df", "scale"]].to_numpy()
             assert np.all(np.isfinite(cols))
             np.testing.assert_allclose(cols, ref, rtol=1e-10, atol=0)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_influences_by_parts_of_rows_are_the_whole_ones(monkeypatch, weighted):
+    """The rows' influences formed a few rows at a time (a tiny
+    ``config.CHUNK_FLOATS``) are those formed at once: the shared sums come
+    from every row whatever the part."""
+    from jdr_stats import config
+
+    m, K = 90, 4
+    y, blocks = _design(m, K=K, n=2, seed=5)
+    w = np.random.default_rng(6).integers(1, 4, size=m).astype(float) if weighted else None
+    names = [f"b{k}" for k in range(K)]
+    labels = [[f"v{j}" for j in range(2)] for _ in range(K)]
+    zs, _ = _whiten_arrays(blocks, w, names, labels, "sample", "joint")
+    wn = np.full(m, 1 / m) if w is None else w / w.sum()
+    yc = y - wn @ y
+    cc = _cross_cov(zs, wn)
+    fac = block_factors(yc, zs, w=w, cross_cov=cc)
+    whole = joint_influences(yc, zs, fac, cross_cov=cc, w=w)
+    monkeypatch.setattr(config, "CHUNK_FLOATS", 8 * 16 * 7)  # 7 rows of the 4-way piece
+    parts = joint_influences(yc, zs, fac, cross_cov=cc, w=w)
+    for a, b in zip(whole, parts, strict=True):
+        np.testing.assert_allclose(b, a, rtol=0, atol=1e-13 * np.max(np.abs(a)))

@@ -33,9 +33,11 @@ from __future__ import annotations
 
 import string
 from collections.abc import Sequence
+from copy import copy as _shallow_copy
 
 import numpy as np
 
+from .. import config
 from ..core.kestimate import KBlockFactors
 from ..core.tensor import _partial_matchings, cross_tensor
 
@@ -64,6 +66,16 @@ class _Moments:
         self.r = (rmat + rmat.T) / 2
         self.rinv = np.linalg.inv(self.r)
         self._cache: dict[tuple[str, Piece], np.ndarray] = {}
+        self._all = (self.zs, self.zfull)  # the moments' rows (every row, in every part)
+
+    def rows(self, sl: slice) -> _Moments:
+        """The same shared sums (one cache) with the row-wise arrays of the
+        rows ``sl`` only: their influences, a part at a time."""
+        self.sensitivities()
+        part = _shallow_copy(self)
+        part.y2, part.zs, part.zfull = self.y2[sl], [z[sl] for z in self.zs], self.zfull[sl]
+        part.share, part.g = self.share[sl], self.g[sl]
+        return part
 
     def block(self, k: int) -> slice:
         return slice(int(self.bounds[k]), int(self.bounds[k + 1]))
@@ -72,21 +84,22 @@ class _Moments:
         """``E[(y - ybar) o_U z]``, ``(q, n_U...)``."""
         key = ("plain", u)
         if key not in self._cache:
-            self._cache[key] = cross_tensor(self.yw, [self.zs[c] for c in u])
+            self._cache[key] = cross_tensor(self.yw, [self._all[0][c] for c in u])
         return self._cache[key]
 
     def design(self, u: Piece) -> np.ndarray:
         """``E[o_U z]`` (no response), ``(n_U...)``."""
         key = ("design", u)
         if key not in self._cache:
-            self._cache[key] = cross_tensor(self.ones, [self.zs[c] for c in u])[0]
+            self._cache[key] = cross_tensor(self.ones, [self._all[0][c] for c in u])[0]
         return self._cache[key]
 
     def extended(self, u: Piece) -> np.ndarray:
         """``E[(y - ybar) o_U z o z]`` (the full whitened row last), ``(q, n_U..., p)``."""
         key = ("ext", u)
         if key not in self._cache:
-            self._cache[key] = cross_tensor(self.yw, [*(self.zs[c] for c in u), self.zfull])
+            zs, zfull = self._all
+            self._cache[key] = cross_tensor(self.yw, [*(zs[c] for c in u), zfull])
         return self._cache[key]
 
     def sensitivities(self) -> np.ndarray:
@@ -237,7 +250,10 @@ def joint_influences(y: np.ndarray, zs: Sequence[np.ndarray], fac: KBlockFactors
     whitening's terms contract keep the row's own share (the exact
     derivative at the sample); by default one copy's share
     (``min(1, w_i) / W``) is left out (theory page, "The rows' own
-    shares").  The tensor route only (``fac.tests`` None).
+    shares").  The tensor route only (``fac.tests`` None).  Each piece's
+    influences are formed a part of the rows at a time (each part's arrays
+    of about ``config.CHUNK_FLOATS / 8`` numbers) straight into the
+    blocks' rows.
     """
     if fac.tests is not None:
         raise ValueError("joint_influences: the sketched route's pieces have no analytic "
@@ -256,19 +272,24 @@ def joint_influences(y: np.ndarray, zs: Sequence[np.ndarray], fac: KBlockFactors
     out = [np.empty((m, n, c)) for n, c in zip(widths, cols, strict=True)]
     at = [0] * len(zs)
     for piece in fac.scales:
-        if cross_cov is not None and len(piece) >= 3:
-            t = _hermite_influence(mom, piece, cross_cov)
-        else:
-            t = _plain_influence(mom, piece)
+        size = q * int(np.prod([widths[j] for j in piece]))
+        step = max(1, config.CHUNK_FLOATS // (8 * size))  # a part's arrays stay small
         s2 = fac.scales[piece]
-        for pos, k in enumerate(piece):
-            c = fac.weights[(piece, k)]
-            moved = np.moveaxis(t, pos + 2, 1)  # (m, n_k, q, n_others...)
-            dest = out[k][:, :, at[k]:at[k] + t.size // (m * widths[k])].view()
-            dest.shape = moved.shape  # a view of out[k] (an error, never a copy)
-            np.multiply(moved, np.sqrt(c / s2) if s2 > 0 else np.sqrt(c), out=dest)
-            at[k] += dest[0, 0].size
-        del t
+        for start in range(0, m, step):
+            sl = slice(start, start + step)
+            part = mom.rows(sl)
+            if cross_cov is not None and len(piece) >= 3:
+                t = _hermite_influence(part, piece, cross_cov)
+            else:
+                t = _plain_influence(part, piece)
+            for pos, k in enumerate(piece):
+                c = fac.weights[(piece, k)]
+                moved = np.moveaxis(t, pos + 2, 1)  # (rows, n_k, q, n_others...)
+                dest = out[k][sl, :, at[k]:at[k] + size // widths[k]].view()
+                dest.shape = moved.shape  # a view of out[k] (an error, never a copy)
+                np.multiply(moved, np.sqrt(c / s2) if s2 > 0 else np.sqrt(c), out=dest)
+        for k in piece:
+            at[k] += size // widths[k]
     return out
 
 
