@@ -207,7 +207,8 @@ def squared_gram_sum(flat: np.ndarray, mult: np.ndarray) -> float:
     block of rows at a time (at most ``config.CHUNK_FLOATS`` numbers)."""
     m, p = flat.shape
     if p <= m:
-        cross = (flat * mult[:, None]).T @ flat
+        root = flat * np.sqrt(mult)[:, None]  # frequency weights, never negative
+        cross = root.T @ root
         return float(np.sum(cross * cross))
     step = max(1, config.CHUNK_FLOATS // m)
     total = 0.0
@@ -257,7 +258,8 @@ def block_rank_table_rows(psi: np.ndarray, mk: np.ndarray, k: int, fac: KBlockFa
     if n_k * d_total > m:
         base = _centred_gram(gram, w) if gram is not None else full @ full.T
     else:
-        cov = ((full * w[:, None]).T @ full).reshape(n_k, d_total, n_k, d_total)
+        root = full if mult is None else full * np.sqrt(w)[:, None]  # one SYRK
+        cov = (root.T @ root).reshape(n_k, d_total, n_k, d_total)
     rows = []
     for r in range(top + 1):
         stat = float(np.sum(values[r:]))
@@ -267,7 +269,7 @@ def block_rank_table_rows(psi: np.ndarray, mk: np.ndarray, k: int, fac: KBlockFa
             vs = (mk.T @ factors[:, :r]) / lam  # the signal's row space, orthonormal
             proj = proj - (proj @ vs) @ vs.T
         flat = proj.reshape(m, -1)
-        sq = (flat**2).reshape(m, n_k - r, d_total).sum(axis=1)
+        sq = np.einsum("iad,iad->id", proj, proj)  # each column's square, summed over rows a
         parts = np.column_stack([c.sum(axis=1) for c in np.split(sq, cuts, axis=1)])
         if base is not None and flat.shape[1] > m:
             if r:
