@@ -173,9 +173,9 @@ def test_rank_rows_equal_the_direct_m_by_m_gram(K, n, m, weighted):
     fac = block_factors(yc, zs, w=w, cross_cov=cc)
     stacked = stacked_pieces(yc, zs, fac, cross_cov=cc, w=w)
     psis = joint_influences(yc, zs, fac, cross_cov=cc, w=w)
-    grams = block_row_grams(psis, fac)
-    wide = [psi.shape[1] * psi.shape[2] > m for psi in psis]
-    assert [g is not None for g in grams] == wide
+    grams = list(block_row_grams(psis, fac))
+    # the shared m x m Gram where it is the cheaper: here exactly where p > m
+    assert [g is not None for g in grams] == [psi[0].size > m for psi in psis]
     for k in range(K):
         rho = piece_energies(yc, zs, k, fac, w)
         ref = _reference_rank_rows(psis[k], stacked[k], k, fac, rho, w)

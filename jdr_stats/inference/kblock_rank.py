@@ -20,12 +20,11 @@ chi2(h)`` with the mean and variance of ``Lambda`` estimated from the rows.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import pandas as pd
 
-from .. import config
 from ..core.kestimate import KBlockFactors
 from ..core.tensor import piece_row_gram, sketch_row_factor
 from ..runtime._lazy import stats
@@ -200,24 +199,6 @@ def _two_moment_parts(stat: float, norms: np.ndarray, s_all: float, expected: np
     return (stat, np.nan, float(stats.chi2.sf(stat / g, h)), h, g)
 
 
-def squared_gram_sum(flat: np.ndarray, mult: np.ndarray) -> float:
-    """``sum_ij mult_i mult_j <f_i, f_j>^2`` over the rows ``f_i`` of
-    ``flat`` (``m x p``): ``|F^T W F|_F^2`` from the ``p x p`` Gram when
-    ``p <= m``, else ``mult^T (F F^T)^2 mult`` from the ``m x m`` one, a
-    block of rows at a time (at most ``config.CHUNK_FLOATS`` numbers)."""
-    m, p = flat.shape
-    if p <= m:
-        root = flat * np.sqrt(mult)[:, None]  # frequency weights, never negative
-        cross = root.T @ root
-        return float(np.sum(cross * cross))
-    step = max(1, config.CHUNK_FLOATS // m)
-    total = 0.0
-    for start in range(0, m, step):
-        gram = flat[start:start + step] @ flat.T
-        total += float(mult[start:start + step] @ ((gram * gram) @ mult))
-    return total
-
-
 def block_rank_table_rows(psi: np.ndarray, mk: np.ndarray, k: int, fac: KBlockFactors,
                           rho: np.ndarray, max_rank: int | None = None,
                           mult: np.ndarray | None = None,
@@ -240,11 +221,12 @@ def block_rank_table_rows(psi: np.ndarray, mk: np.ndarray, k: int, fac: KBlockFa
     The rows are taken to the block's whole frame and centred once (both
     linear: the complement of every ``r`` is the frame's last columns).  The
     sum of squared inner products ``|F^T W F|_F^2 = mult^T (F F^T)^2 mult``
-    comes from the smaller Gram, formed once: ``p x p`` when ``p = n_k D <=
-    m``, each ``r`` its rows and columns ``r..`` taken off the signal's row
-    space (:func:`_complement_cov_square`); ``m x m`` otherwise (or given),
-    updated from ``r`` to ``r + 1``: less the frame's column ``r`` and the
-    low-rank part along the signal's row space (:func:`_complement_gram`).
+    comes from one Gram formed once: the ``m x m`` one when given or when
+    ``p = n_k D > m``, updated from ``r`` to ``r + 1`` (less the frame's
+    column ``r`` and the low-rank part along the signal's row space,
+    :func:`_complement_gram`); else the ``p x p`` one, each ``r`` its rows
+    and columns ``r..`` taken off the signal's row space
+    (:func:`_complement_cov_square`).
     """
     m, n_k, d_total = psi.shape
     top = n_k - 1 if max_rank is None else min(max_rank, n_k - 1)
@@ -255,7 +237,7 @@ def block_rank_table_rows(psi: np.ndarray, mk: np.ndarray, k: int, fac: KBlockFa
     frame -= (w @ frame.reshape(m, -1)).reshape(n_k, d_total) / w.sum()
     base = cov = None  # the m x m Gram of the frame's columns r.. or their p x p one
     full = frame.reshape(m, -1)
-    if n_k * d_total > m:
+    if gram is not None or n_k * d_total > m:
         base = _centred_gram(gram, w) if gram is not None else full @ full.T
     else:
         root = full if mult is None else full * np.sqrt(w)[:, None]  # one SYRK
@@ -268,18 +250,16 @@ def block_rank_table_rows(psi: np.ndarray, mk: np.ndarray, k: int, fac: KBlockFa
             lam = np.sqrt(np.clip(values[:r], 1e-300, None))
             vs = (mk.T @ factors[:, :r]) / lam  # the signal's row space, orthonormal
             proj = proj - (proj @ vs) @ vs.T
-        flat = proj.reshape(m, -1)
         sq = np.einsum("iad,iad->id", proj, proj)  # each column's square, summed over rows a
         parts = np.column_stack([c.sum(axis=1) for c in np.split(sq, cuts, axis=1)])
-        if base is not None and flat.shape[1] > m:
+        if base is not None:
             if r:
                 base -= frame[:, r - 1, :] @ frame[:, r - 1, :].T
             g = _complement_gram(base, frame[:, r:, :], vs)
             s_all = float(w @ ((g * g) @ w))
-        elif cov is not None:
-            s_all = _complement_cov_square(cov[r:, :, r:, :], vs)
         else:
-            s_all = squared_gram_sum(flat, w)
+            assert cov is not None
+            s_all = _complement_cov_square(cov[r:, :, r:, :], vs)
         rows.append(_two_moment_parts(stat, sq.sum(axis=1), s_all,
                                       _expected_norms(parts, rho, mult), w))
         if _stops(rows, stop_alpha):
@@ -324,41 +304,51 @@ def _complement_gram(base: np.ndarray, x: np.ndarray, vs: np.ndarray | None) -> 
     return base - 2.0 * (y @ y.T) + (low + low.T) / 2
 
 
-def block_row_grams(psis: Sequence[np.ndarray], fac: KBlockFactors) -> list[np.ndarray | None]:
+def block_row_grams(psis: Sequence[np.ndarray], fac: KBlockFactors
+                    ) -> Iterator[np.ndarray | None]:
     """Each block's ``m x m`` Gram ``<psi_ik, psi_jk>`` of the rows'
-    influences on its stacked pieces where :func:`block_rank_table_rows`
-    reads it (``n_k D_k > m``; None elsewhere), on the tensor route with
-    the Gram of the K-way piece formed once: each block's columns of it are
-    the same per-row tensor unfolded along the block's mode (the same
-    entries), scaled by ``sqrt(c_S) / s_S``, so the blocks' Grams of it
-    differ by the ratio of the squared scales."""
+    influences on its stacked pieces, in block order, one at a time (None:
+    the block's tests read the ``p x p`` Gram instead), on the tensor route
+    with the Gram of the K-way piece formed once: each block's columns of
+    it are the same per-row tensor unfolded along the block's mode (the
+    same entries), scaled by ``sqrt(c_S) / s_S``, so the blocks' Grams of
+    it differ by the ratio of the squared scales.
+
+    A block takes the ``m x m`` Gram where it costs fewer products: its
+    ``m^2`` times the K-way piece's entries over ``K``, its other pieces'
+    ``n_k D`` and one update per rank (``D_k``), against the ``p x p``
+    Gram's ``m p^2``, ``p = n_k D_k`` (the halves of SYRK alike)."""
     m = psis[0].shape[0]
-    widths = [f.shape[0] for f in fac.factors]
-    K = len(widths)
+    K = len(psis)
     full = tuple(range(K))
-    wide = [psi.shape[1] * psi.shape[2] > m for psi in psis]
-    if K < 3 or fac.tests is not None or full not in fac.scales or not any(wide):
-        return [None] * K
+    if K < 3 or fac.tests is not None or full not in fac.scales:
+        yield from [None] * K
+        return
     spans = []
     for k, psi in enumerate(psis):
         cuts = np.cumsum([0, *_piece_columns(fac, k, psi.shape[2])])
         at = _block_pieces(fac, k).index(full)
         spans.append(slice(int(cuts[at]), int(cuts[at + 1])))
+    wide = []
+    for k, psi in enumerate(psis):
+        n_k, d_k = psi.shape[1:]
+        kway = n_k * (spans[k].stop - spans[k].start)
+        wide.append(m * (kway / K + n_k * d_k - kway + d_k) < (n_k * d_k) ** 2)
     s2 = fac.scales[full]
     scale = [float(fac.weights[(full, k)]) / (s2 if s2 > 0 else 1.0) for k in range(K)]
     ref = int(np.argmax(scale))
-    if scale[ref] <= 0:
-        return [None] * K
+    if scale[ref] <= 0 or not any(wide):
+        yield from [None] * K
+        return
     part = psis[ref][:, :, spans[ref]].reshape(m, -1)
     shared = (part @ part.T) / scale[ref]
-    out: list[np.ndarray | None] = []
+    del part
     for k, psi in enumerate(psis):
         if not wide[k]:
-            out.append(None)
+            yield None
             continue
         rest = np.delete(psi, np.arange(psi.shape[2])[spans[k]], axis=2).reshape(m, -1)
-        out.append(scale[k] * shared + rest @ rest.T)
-    return out
+        yield scale[k] * shared + rest @ rest.T
 
 
 def _piece_columns(fac: KBlockFactors, k: int, d_total: int) -> list[int]:

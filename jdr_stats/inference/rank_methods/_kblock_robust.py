@@ -58,10 +58,9 @@ def kblock_robust_tables(d: KBlockDesign, opts: RowOptions) -> dict[str, pd.Data
         if d.jackknife is None:
             raise RuntimeError("the jackknife influences need the design's refit")
         psis = d.jackknife(stacked)
-    grams = block_row_grams(psis, fac)
+    grams = block_row_grams(psis, fac)  # one block's at a time
     for k, name in enumerate(d.names):
         rho = piece_energies(d.y, d.blocks, k, fac, w)
         tables[name] = block_rank_table_rows(psis[k], stacked[k], k, fac, rho, mult=w,
-                                             stop_alpha=stop, gram=grams[k])
-        grams[k] = None
+                                             stop_alpha=stop, gram=next(grams))
     return tables
