@@ -256,7 +256,8 @@ def block_rank_table_rows(psi: np.ndarray, mk: np.ndarray, k: int, fac: KBlockFa
             if r:
                 base -= frame[:, r - 1, :] @ frame[:, r - 1, :].T
             g = _complement_gram(base, frame[:, r:, :], vs)
-            s_all = float(w @ ((g * g) @ w))
+            g = g * g if g is base else np.multiply(g, g, out=g)
+            s_all = float(w @ (g @ w))
         else:
             assert cov is not None
             s_all = _complement_cov_square(cov[r:, :, r:, :], vs)
@@ -286,7 +287,10 @@ def _centred_gram(gram: np.ndarray, w: np.ndarray) -> np.ndarray:
     """The Gram of the rows less their ``w``-weighted mean, from theirs:
     ``G - g 1^T - 1 g^T + c``, ``g = G w / W``, ``c = w^T G w / W^2``."""
     g = gram @ w / w.sum()
-    return gram - g[:, None] - g[None, :] + float(w @ g) / w.sum()
+    out = gram - g[:, None]
+    out -= g[None, :]
+    out += float(w @ g) / w.sum()
+    return out
 
 
 def _complement_gram(base: np.ndarray, x: np.ndarray, vs: np.ndarray | None) -> np.ndarray:
@@ -298,10 +302,9 @@ def _complement_gram(base: np.ndarray, x: np.ndarray, vs: np.ndarray | None) -> 
         return base
     m = x.shape[0]
     y = x @ vs  # (m, n', r)
-    y2 = (y @ (vs.T @ vs)).reshape(m, -1)
-    y = y.reshape(m, -1)
-    low = y2 @ y.T
-    return base - 2.0 * (y @ y.T) + (low + low.T) / 2
+    low = (y @ (vs.T @ vs) - 2.0 * y).reshape(m, -1) @ y.reshape(m, -1).T
+    low += base  # one GEMM of the low-rank part, added in place
+    return low
 
 
 def block_row_grams(psis: Sequence[np.ndarray], fac: KBlockFactors
@@ -348,7 +351,9 @@ def block_row_grams(psis: Sequence[np.ndarray], fac: KBlockFactors
             yield None
             continue
         rest = np.delete(psi, np.arange(psi.shape[2])[spans[k]], axis=2).reshape(m, -1)
-        yield scale[k] * shared + rest @ rest.T
+        out = rest @ rest.T
+        out += scale[k] * shared
+        yield out
 
 
 def _piece_columns(fac: KBlockFactors, k: int, d_total: int) -> list[int]:
