@@ -1,7 +1,7 @@
 """Speed of the K-block rank selection under the default (joint) estimator:
 ``fit("auto")`` over a plain ``fit(r)`` of the same model at the chosen
-ranks, one BLAS thread.  Cases: K = 3 blocks of 8 and K = 5 blocks of 6,
-m = 2000, y = x1 x2 + x2 x3 (first columns) + N(0, 1) on correlated
+ranks, one BLAS thread.  Cases: K = 3 blocks of 8, K = 4 and K = 5 blocks
+of 6, m = 2000, y = x1 x2 + x2 x3 (first columns) + N(0, 1) on correlated
 Gaussian blocks (one shared factor, loading 0.6).  Each timing the minimum
 of ``--repeats`` calls (``fit("auto")`` once when it takes over 20 s).
 
@@ -50,7 +50,7 @@ def main() -> None:
     ap.add_argument("--label", default="this checkout")
     args = ap.parse_args()
     print(f"library: {args.label} ({jdr.__file__})")
-    for K, n, m in ((3, 8, 2000), (5, 6, 2000)):
+    for K, n, m in ((3, 8, 2000), (4, 6, 2000), (5, 6, 2000)):
         y, xs = _data(K, n, m)
         model = jdr.JointDimReduction.from_blocks(y, xs)
         with warnings.catch_warnings():

@@ -114,3 +114,97 @@ def test_joint_fit_auto_takes_no_refits_and_keeps_the_sketch_jackknife(monkeypat
     assert res.settings["estimator"] == "joint"
     assert res.settings["influence"]["name"] == "analytic-joint"
     assert policy.kblock_influence("joint", False, 300, 10, True).name == "jackknife"
+
+
+def _reference_rank_rows(psi, mk, k, fac, rho, mult=None):
+    """Block ``k``'s robust tests the direct way: every rank's complement
+    rows formed, centred, and the m x m Gram of them read whole."""
+    from scipy import stats
+
+    m, n_k, d = psi.shape
+    factors, values = fac.factors[k], fac.values[k]
+    w = np.ones(m) if mult is None else mult
+    widths = [int(np.prod([fac.factors[j].shape[0] for j in piece if j != k]))
+              for piece in fac.scales if k in piece]
+    cuts = np.cumsum(widths)[:-1] * (d // sum(widths))
+    out = []
+    for r in range(n_k):
+        stat = float(np.sum(values[r:]))
+        proj = np.einsum("ind,nj->ijd", psi, factors[:, r:])
+        if r:
+            vs = (mk.T @ factors[:, :r]) / np.sqrt(values[:r])
+            proj = proj - (proj @ vs) @ vs.T
+        flat = proj.reshape(m, -1)
+        flat = flat - (w @ flat) / w.sum()
+        gram = flat @ flat.T
+        sq = (flat**2).reshape(m, n_k - r, d).sum(axis=1)
+        parts = np.column_stack([c.sum(axis=1) for c in np.split(sq, cuts, axis=1)])
+        expected = rho @ ((w @ parts) / w.sum())
+        norms = np.diag(gram)
+        total = w.sum()
+        tau = w @ norms / total**2
+        s_off = w @ gram**2 @ w - w @ norms**2
+        var = (2.0 * s_off + w @ (norms - expected) ** 2) / total**4
+        h = 2.0 * tau**2 / var
+        g = tau / h
+        out.append((stat, stats.chi2.sf(stat / g, h), h, g))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("K, n, m, weighted", [(3, 3, 200, False), (3, 4, 60, False),
+                                               (3, 4, 60, True), (4, 3, 80, True)])
+def test_rank_rows_equal_the_direct_m_by_m_gram(K, n, m, weighted):
+    """The rank tests from the rows' influences (one frame, the smaller
+    Gram formed once and updated over the ranks, the K-way piece's Gram
+    shared by the blocks) equal the direct computation, every rank: p =
+    n_k D below m (3 blocks of 3, m = 200), above it (3 blocks of 4, m =
+    60), and crossing it as the rank grows (4 blocks of 3, m = 80)."""
+    from jdr_stats.inference.kblock_rank import (block_rank_table_rows, block_row_grams,
+                                                 piece_energies)
+
+    y, blocks = _design(m, K=K, n=n, seed=3)
+    w = np.random.default_rng(4).integers(1, 4, size=m).astype(float) if weighted else None
+    names = [f"b{k}" for k in range(K)]
+    labels = [[f"v{j}" for j in range(n)] for _ in range(K)]
+    zs, _ = _whiten_arrays(blocks, w, names, labels, "sample", "joint")
+    wn = np.full(m, 1 / m) if w is None else w / w.sum()
+    yc = y - wn @ y
+    cc = _cross_cov(zs, wn)
+    fac = block_factors(yc, zs, w=w, cross_cov=cc)
+    stacked = stacked_pieces(yc, zs, fac, cross_cov=cc, w=w)
+    psis = joint_influences(yc, zs, fac, cross_cov=cc, w=w)
+    grams = list(block_row_grams(psis, fac))
+    # the shared m x m Gram where it is the cheaper: here exactly where p > m
+    assert [g is not None for g in grams] == [psi[0].size > m for psi in psis]
+    for k in range(K):
+        rho = piece_energies(yc, zs, k, fac, w)
+        ref = _reference_rank_rows(psis[k], stacked[k], k, fac, rho, w)
+        for gram in {id(x): x for x in (None, grams[k])}.values():
+            got = block_rank_table_rows(psis[k], stacked[k], k, fac, rho, mult=w, gram=gram)
+            cols = got[["statistic", "pvalue", "eff_df", "scale"]].to_numpy()
+            assert np.all(np.isfinite(cols))
+            np.testing.assert_allclose(cols, ref, rtol=1e-10, atol=0)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_influences_by_parts_of_rows_are_the_whole_ones(monkeypatch, weighted):
+    """The rows' influences formed a few rows at a time (a tiny
+    ``config.CHUNK_FLOATS``) are those formed at once: the shared sums come
+    from every row whatever the part."""
+    from jdr_stats import config
+
+    m, K = 90, 4
+    y, blocks = _design(m, K=K, n=2, seed=5)
+    w = np.random.default_rng(6).integers(1, 4, size=m).astype(float) if weighted else None
+    names = [f"b{k}" for k in range(K)]
+    labels = [[f"v{j}" for j in range(2)] for _ in range(K)]
+    zs, _ = _whiten_arrays(blocks, w, names, labels, "sample", "joint")
+    wn = np.full(m, 1 / m) if w is None else w / w.sum()
+    yc = y - wn @ y
+    cc = _cross_cov(zs, wn)
+    fac = block_factors(yc, zs, w=w, cross_cov=cc)
+    whole = joint_influences(yc, zs, fac, cross_cov=cc, w=w)
+    monkeypatch.setattr(config, "CHUNK_FLOATS", 8 * 16 * 7)  # 7 rows of the 4-way piece
+    parts = joint_influences(yc, zs, fac, cross_cov=cc, w=w)
+    for a, b in zip(whole, parts, strict=True):
+        np.testing.assert_allclose(b, a, rtol=0, atol=1e-13 * np.max(np.abs(a)))

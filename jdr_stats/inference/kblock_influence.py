@@ -33,9 +33,11 @@ from __future__ import annotations
 
 import string
 from collections.abc import Sequence
+from copy import copy as _shallow_copy
 
 import numpy as np
 
+from .. import config
 from ..core.kestimate import KBlockFactors
 from ..core.tensor import _partial_matchings, cross_tensor
 
@@ -64,6 +66,16 @@ class _Moments:
         self.r = (rmat + rmat.T) / 2
         self.rinv = np.linalg.inv(self.r)
         self._cache: dict[tuple[str, Piece], np.ndarray] = {}
+        self._all = (self.zs, self.zfull)  # the moments' rows (every row, in every part)
+
+    def rows(self, sl: slice) -> _Moments:
+        """The same shared sums (one cache) with the row-wise arrays of the
+        rows ``sl`` only: their influences, a part at a time."""
+        self.sensitivities()
+        part = _shallow_copy(self)
+        part.y2, part.zs, part.zfull = self.y2[sl], [z[sl] for z in self.zs], self.zfull[sl]
+        part.share, part.g = self.share[sl], self.g[sl]
+        return part
 
     def block(self, k: int) -> slice:
         return slice(int(self.bounds[k]), int(self.bounds[k + 1]))
@@ -72,21 +84,22 @@ class _Moments:
         """``E[(y - ybar) o_U z]``, ``(q, n_U...)``."""
         key = ("plain", u)
         if key not in self._cache:
-            self._cache[key] = cross_tensor(self.yw, [self.zs[c] for c in u])
+            self._cache[key] = cross_tensor(self.yw, [self._all[0][c] for c in u])
         return self._cache[key]
 
     def design(self, u: Piece) -> np.ndarray:
         """``E[o_U z]`` (no response), ``(n_U...)``."""
         key = ("design", u)
         if key not in self._cache:
-            self._cache[key] = cross_tensor(self.ones, [self.zs[c] for c in u])[0]
+            self._cache[key] = cross_tensor(self.ones, [self._all[0][c] for c in u])[0]
         return self._cache[key]
 
     def extended(self, u: Piece) -> np.ndarray:
         """``E[(y - ybar) o_U z o z]`` (the full whitened row last), ``(q, n_U..., p)``."""
         key = ("ext", u)
         if key not in self._cache:
-            self._cache[key] = cross_tensor(self.yw, [*(self.zs[c] for c in u), self.zfull])
+            zs, zfull = self._all
+            self._cache[key] = cross_tensor(self.yw, [*(zs[c] for c in u), zfull])
         return self._cache[key]
 
     def sensitivities(self) -> np.ndarray:
@@ -134,68 +147,87 @@ def _plain_influence(mom: _Moments, u: Piece) -> np.ndarray:
     row's own contribution (``(T - w_i t_i) / (1 - w_i)``): the same to
     first order, and the row's influence then does not correlate with its
     own share of a moment that vanishes under the null (what would bias the
-    reference's mean by O(p / m))."""
+    reference's mean by O(p / m)).
+
+    Slot ``j``'s terms (the whitening's mean and covariance, both shares)
+    are one array ``(m, n_j, q n_rest)``: one GEMM of the rows' ``[G_i[j, :],
+    z_ij]`` with the shared ``[E[. o z], T_rest]`` and one outer product of
+    ``G_i[j, :] z_i`` with the row's own ``y_i o z_i,rest``, added once."""
     m = mom.y2.shape[0]
     y2, zs = mom.y2, mom.zs
-    own = (mom.share / (1.0 - mom.share)).reshape((m,) + (1,) * (len(u) + 1))
-    keep = (1.0 / (1.0 - mom.share)).reshape(own.shape)
+    own = mom.share / (1.0 - mom.share)
+    keep = 1.0 / (1.0 - mom.share)
     row = _row_products(y2, [zs[c] for c in u])
-    out = row - mom.plain(u)[None]
+    # each slot with a rest gives the row back its own share (own * row)
+    out = row * (1.0 + own * len(u)).reshape((m,) + (1,) * (row.ndim - 1)) if len(u) >= 2 \
+        else row.copy()
+    out -= mom.plain(u)[None]
     if len(u) >= 2:  # the response's mean (E[o_U z] = 0 for one block: centred)
-        out -= np.einsum("iq,...->iq...", y2, mom.design(u)).reshape(row.shape)
+        out -= (y2.reshape(y2.shape + (1,) * len(u)) * mom.design(u)[None, None])
     g = mom.sensitivities()
     for pos, j in enumerate(u):
         rest = u[:pos] + u[pos + 1:]
-        zj = zs[j]
-        if rest:  # the whitening's mean: the row's z_j in slot j
-            low = mom.plain(rest)  # (q, n_rest...)
-            term = np.moveaxis(np.einsum("q...,in->iq...n", low, zj), -1, pos + 2)
-            out -= keep * term - own * row
-        # the whitening's covariance: G_i[j, :] contracted with the full row
-        ext = mom.extended(rest)  # (q, n_rest..., p)
         gj = g[:, mom.block(j), :]  # (m, n_j, p)
-        flat = ext.reshape(-1, ext.shape[-1])  # (q n_rest, p)
-        term = (gj.reshape(-1, gj.shape[-1]) @ flat.T).reshape(m, zj.shape[1], *ext.shape[:-1])
-        # (m, n_j, q, n_rest...) -> (m, q, n_rest..., n_j) -> slot j
-        term = np.moveaxis(np.moveaxis(term, 1, -1), -1, pos + 2)
-        moved = [zs[c] if c != j else np.einsum("inp,ip->in", gj, mom.zfull) for c in u]
-        out += keep * term - own * _row_products(y2, moved)
+        ext = mom.extended(rest)  # (q, n_rest..., p)
+        coef = gj * keep[:, None, None]
+        shared = ext.reshape(-1, ext.shape[-1])  # (q n_rest, p)
+        if rest:  # the whitening's mean: - the row's z_j in slot j times T_rest
+            coef = np.concatenate([coef, -(zs[j] * keep[:, None])[:, :, None]], axis=2)
+            shared = np.concatenate([shared, mom.plain(rest).reshape(-1, 1)], axis=1)
+        term = (coef.reshape(-1, coef.shape[-1]) @ shared.T).reshape(m, zs[j].shape[1], -1)
+        # the covariance's own share: G_i[j, :] z_i in slot j times y_i o z_i,rest
+        gz = np.einsum("inp,ip->in", gj, mom.zfull) * own[:, None]
+        term -= gz[:, :, None] * _row_products(y2, [zs[c] for c in rest]).reshape(m, 1, -1)
+        out += np.moveaxis(term.reshape(m, zs[j].shape[1], *ext.shape[:-1]), 1, pos + 2)
     return out
 
 
 def _hermite_influence(mom: _Moments, u: Piece, cross_cov: dict[tuple[int, int], np.ndarray]
                        ) -> np.ndarray:
     """Each row's influence on the Hermite-corrected piece ``U`` (the
-    correction's cross covariances and lower moments estimated too)."""
+    correction's cross covariances and lower moments estimated too).
+
+    The matchings leaving the same slots free are summed first, on the
+    matched slots alone (a constant and a per-row tensor), and added to
+    the piece's influence in one product with the free slots' two tensors
+    (the influence of ``T_free`` and ``T_free`` itself)."""
     letters = string.ascii_letters
     n = len(u)
     target = "ZY" + "".join(letters[j] for j in range(n))
     out = _plain_influence(mom, u)
-    cache: dict[Piece, np.ndarray] = {}
+    groups: dict[tuple[int, ...], list[list[tuple[int, int]]]] = {}
     for pi in _partial_matchings(list(range(n))):
-        if not pi:
-            continue
-        free = sorted(set(range(n)) - {a for p in pi for a in p})
-        if not free:
-            continue  # the response is centred: E[y - ybar] = 0 whatever the rows
-        sign = (-1) ** len(pi)
+        free = tuple(sorted(set(range(n)) - {a for p in pi for a in p}))
+        if pi and free:  # no free slot: the response is centred, E[y - ybar] = 0
+            groups.setdefault(free, []).append(pi)
+    dcovs: dict[tuple[int, int], np.ndarray] = {}
+    for free, matchings in groups.items():
+        psub = "".join(letters[a] for a in range(n) if a not in free)
         fsub = "Y" + "".join(letters[c] for c in free)
-        covs = [cross_cov[(u[a], u[b])] for a, b in pi]
-        csubs = [letters[a] + letters[b] for a, b in pi]
+        const: np.ndarray | float = 0.0
+        rows: np.ndarray | float = 0.0
+        for pi in matchings:
+            sign = float((-1) ** len(pi))
+            covs = [sign * cross_cov[(u[a], u[b])] if t == 0 else cross_cov[(u[a], u[b])]
+                    for t, (a, b) in enumerate(pi)]
+            csubs = [letters[a] + letters[b] for a, b in pi]
+            const = const + np.einsum(",".join(csubs) + "->" + psub, *covs)
+            for t, (a, b) in enumerate(pi):
+                if (a, b) not in dcovs:
+                    dcovs[(a, b)] = mom.cov_influence(u[a], u[b])
+                ops = [*covs[:t], sign * dcovs[(a, b)] if t == 0 else dcovs[(a, b)],
+                       *covs[t + 1:]]
+                subs = [*csubs[:t], "Z" + csubs[t], *csubs[t + 1:]]
+                rows = rows + np.einsum(",".join(subs) + "->Z" + psub, *ops, optimize=True)
         sub = tuple(u[c] for c in free)
-        if sub not in cache:
-            cache[sub] = _plain_influence(mom, sub)
-        out += sign * np.einsum(",".join(["Z" + fsub, *csubs]) + "->" + target,
-                                cache[sub], *covs, optimize=True)
         # T_free without the row's own share (as in _plain_influence)
         wcol = mom.share.reshape((-1,) + (1,) * (len(free) + 1))
         lower = (mom.plain(sub)[None] - wcol * _row_products(mom.y2, [mom.zs[c] for c in sub])
                  ) / (1.0 - wcol)
-        for t, (a, b) in enumerate(pi):
-            dcov = mom.cov_influence(u[a], u[b])
-            ops = [lower, *covs[:t], dcov, *covs[t + 1:]]
-            subs = ["Z" + fsub, *csubs[:t], "Z" + csubs[t], *csubs[t + 1:]]
-            out += sign * np.einsum(",".join(subs) + "->" + target, *ops, optimize=True)
+        assert isinstance(rows, np.ndarray)
+        left = np.stack([_plain_influence(mom, sub), lower], axis=1)
+        right = np.stack([np.broadcast_to(const, rows.shape), rows], axis=1)
+        out += np.einsum("Zt" + fsub + ",Zt" + psub + "->" + target, left, right)
     return out
 
 
@@ -218,7 +250,10 @@ def joint_influences(y: np.ndarray, zs: Sequence[np.ndarray], fac: KBlockFactors
     whitening's terms contract keep the row's own share (the exact
     derivative at the sample); by default one copy's share
     (``min(1, w_i) / W``) is left out (theory page, "The rows' own
-    shares").  The tensor route only (``fac.tests`` None).
+    shares").  The tensor route only (``fac.tests`` None).  Each piece's
+    influences are formed a part of the rows at a time (each part's arrays
+    of about ``config.CHUNK_FLOATS / 8`` numbers) straight into the
+    blocks' rows.
     """
     if fac.tests is not None:
         raise ValueError("joint_influences: the sketched route's pieces have no analytic "
@@ -229,19 +264,33 @@ def joint_influences(y: np.ndarray, zs: Sequence[np.ndarray], fac: KBlockFactors
     copy = (np.full(m, 1.0 / m) if w is None
             else np.minimum(1.0, np.asarray(w, float)) / np.sum(w))
     mom = _Moments(y2, zs, wn, joint, None if own_share else copy)
-    out: list[list[np.ndarray]] = [[] for _ in zs]
+    q, widths = y2.shape[1], [z.shape[1] for z in zs]
+    cols = [0] * len(zs)  # each block's stacked columns, filled in the fit's order
     for piece in fac.scales:
-        if cross_cov is not None and len(piece) >= 3:
-            t = _hermite_influence(mom, piece, cross_cov)
-        else:
-            t = _plain_influence(mom, piece)
+        for k in piece:
+            cols[k] += q * int(np.prod([widths[j] for j in piece if j != k]))
+    out = [np.empty((m, n, c)) for n, c in zip(widths, cols, strict=True)]
+    at = [0] * len(zs)
+    for piece in fac.scales:
+        size = q * int(np.prod([widths[j] for j in piece]))
+        step = max(1, config.CHUNK_FLOATS // (8 * size))  # a part's arrays stay small
         s2 = fac.scales[piece]
-        for pos, k in enumerate(piece):
-            c = fac.weights[(piece, k)]
-            rows = np.moveaxis(t, pos + 2, 1).reshape(m, zs[k].shape[1], -1)
-            out[k].append(rows * (np.sqrt(c / s2) if s2 > 0 else np.sqrt(c)))
-    return [np.concatenate(parts, axis=2) for parts in out]
-
+        for start in range(0, m, step):
+            sl = slice(start, start + step)
+            part = mom.rows(sl)
+            if cross_cov is not None and len(piece) >= 3:
+                t = _hermite_influence(part, piece, cross_cov)
+            else:
+                t = _plain_influence(part, piece)
+            for pos, k in enumerate(piece):
+                c = fac.weights[(piece, k)]
+                moved = np.moveaxis(t, pos + 2, 1)  # (rows, n_k, q, n_others...)
+                dest = out[k][sl, :, at[k]:at[k] + size // widths[k]].view()
+                dest.shape = moved.shape  # a view of out[k] (an error, never a copy)
+                np.multiply(moved, np.sqrt(c / s2) if s2 > 0 else np.sqrt(c), out=dest)
+        for k in piece:
+            at[k] += size // widths[k]
+    return out
 
 
 def mapped_influences(psis: Sequence[np.ndarray], zs: Sequence[np.ndarray],

@@ -20,7 +20,7 @@ chi2(h)`` with the mean and variance of ``Lambda`` estimated from the rows.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import pandas as pd
@@ -29,7 +29,7 @@ from ..core.kestimate import KBlockFactors
 from ..core.tensor import piece_row_gram, sketch_row_factor
 from ..runtime._lazy import stats
 
-__all__ = ["block_rank_table", "block_rank_table_rows", "choose_block_rank",
+__all__ = ["block_rank_table", "block_rank_table_rows", "block_row_grams", "choose_block_rank",
            "influence_gram", "piece_energies"]
 
 
@@ -190,10 +190,17 @@ def _two_moment_row(stat: float, gram: np.ndarray, expected: np.ndarray,
     norms = np.diag(gram).copy()
     if mult is None:
         mult = np.ones(gram.shape[0])
+    return _two_moment_parts(stat, norms, float(mult @ (gram**2) @ mult), expected, mult)
+
+
+def _two_moment_parts(stat: float, norms: np.ndarray, s_all: float, expected: np.ndarray,
+                      mult: np.ndarray) -> tuple[float, ...]:
+    """:func:`_two_moment_row` from the rows' squared norms and ``s_all =
+    sum_ij mult_i mult_j <psi_i, psi_j>^2`` (all pairs of rows)."""
     total = float(mult.sum())
     tau = float(mult @ norms) / total**2
     # pairs of distinct copies: all pairs of rows, less each copy with itself
-    s_off = float(mult @ (gram**2) @ mult - mult @ norms**2)
+    s_off = s_all - float(mult @ norms**2)
     var = (2.0 * s_off + float(mult @ (norms - expected) ** 2)) / total**4
     if tau <= 0 or var <= 0:
         return (stat, np.nan, np.nan, np.nan, np.nan)
@@ -205,7 +212,8 @@ def _two_moment_row(stat: float, gram: np.ndarray, expected: np.ndarray,
 def block_rank_table_rows(psi: np.ndarray, mk: np.ndarray, k: int, fac: KBlockFactors,
                           rho: np.ndarray, max_rank: int | None = None,
                           mult: np.ndarray | None = None,
-                          stop_alpha: float | None = None) -> pd.DataFrame:
+                          stop_alpha: float | None = None,
+                          gram: np.ndarray | None = None) -> pd.DataFrame:
     """The tests of ``H0: rank_k <= r`` from explicit per-row influences.
 
     ``psi`` (``m x n_k x D``): each row's influence on block ``k``'s stacked
@@ -216,32 +224,146 @@ def block_rank_table_rows(psi: np.ndarray, mk: np.ndarray, k: int, fac: KBlockFa
     weights (copies of each row; None: one).  Each influence is taken to the estimated complement
     ``U0^T psi_i``, off the estimated signal's row space, centred at the
     mean influence, and the statistic ``sum_{j > r} lambda_j(G_k)`` gets the
-    robust two-moment reference of :func:`block_rank_table`.
+    robust two-moment reference of :func:`block_rank_table`.  ``gram``: the
+    rows' ``m x m`` Gram ``<psi_i, psi_j>`` when it is already had
+    (:func:`block_row_grams`).
+
+    The rows are taken to the block's whole frame and centred once (both
+    linear: the complement of every ``r`` is the frame's last columns).  The
+    sum of squared inner products ``|F^T W F|_F^2 = mult^T (F F^T)^2 mult``
+    comes from one Gram formed once: the ``m x m`` one when given or when
+    ``p = n_k D > m``, updated from ``r`` to ``r + 1`` (less the frame's
+    column ``r`` and the low-rank part along the signal's row space,
+    :func:`_complement_gram`); else the ``p x p`` one, each ``r`` its rows
+    and columns ``r..`` taken off the signal's row space
+    (:func:`_complement_cov_square`).
     """
     m, n_k, d_total = psi.shape
     top = n_k - 1 if max_rank is None else min(max_rank, n_k - 1)
     factors, values = fac.factors[k], fac.values[k]
     cuts = np.cumsum(_piece_columns(fac, k, d_total))[:-1]
+    w = np.ones(m) if mult is None else np.asarray(mult, float)
+    frame = np.matmul(factors.T, psi)  # (m, n_k, D): every row in the block's frame
+    frame -= (w @ frame.reshape(m, -1)).reshape(n_k, d_total) / w.sum()
+    base = cov = None  # the m x m Gram of the frame's columns r.. or their p x p one
+    full = frame.reshape(m, -1)
+    if gram is not None or n_k * d_total > m:
+        base = _centred_gram(gram, w) if gram is not None else full @ full.T
+    else:
+        root = full if mult is None else full * np.sqrt(w)[:, None]  # one SYRK
+        cov = (root.T @ root).reshape(n_k, d_total, n_k, d_total)
     rows = []
     for r in range(top + 1):
         stat = float(np.sum(values[r:]))
-        proj = np.einsum("ind,nj->ijd", psi, factors[:, r:], optimize=True)
+        proj, vs = frame[:, r:, :], None
         if r:
             lam = np.sqrt(np.clip(values[:r], 1e-300, None))
             vs = (mk.T @ factors[:, :r]) / lam  # the signal's row space, orthonormal
             proj = proj - (proj @ vs) @ vs.T
-        flat = proj.reshape(m, -1)
-        centre = flat.mean(axis=0) if mult is None else (mult @ flat) / mult.sum()
-        flat = flat - centre
-        sq = (flat**2).reshape(m, n_k - r, d_total).sum(axis=1)
+        sq = np.einsum("iad,iad->id", proj, proj)  # each column's square, summed over rows a
         parts = np.column_stack([c.sum(axis=1) for c in np.split(sq, cuts, axis=1)])
-        rows.append(_two_moment_row(stat, flat @ flat.T, _expected_norms(parts, rho, mult),
-                                    mult))
+        if base is not None:
+            if r:
+                base -= frame[:, r - 1, :] @ frame[:, r - 1, :].T
+            g = _complement_gram(base, frame[:, r:, :], vs)
+            g = g * g if g is base else np.multiply(g, g, out=g)
+            s_all = float(w @ (g @ w))
+        else:
+            assert cov is not None
+            s_all = _complement_cov_square(cov[r:, :, r:, :], vs)
+        rows.append(_two_moment_parts(stat, sq.sum(axis=1), s_all,
+                                      _expected_norms(parts, rho, mult), w))
         if _stops(rows, stop_alpha):
             break
     out = pd.DataFrame(rows, columns=["statistic", "df", "pvalue", "eff_df", "scale"])
     out.index.name = "rank"
     return out
+
+
+def _complement_cov_square(cov: np.ndarray, vs: np.ndarray | None) -> float:
+    """``|P^T C P|_F^2`` summed over the ``D x D`` blocks of ``cov``
+    (``n' x D x n' x D``, the rows' weighted second moments ``C = F^T W F``
+    of the frame's columns ``r..``), ``P = I - V V^T`` (``vs``: ``V``, or
+    None: ``P = I``): ``|F_r^T W F_r|_F^2`` of the rows ``F_r = X P``."""
+    if vs is None:
+        return float(np.sum(cov * cov))
+    proj = np.eye(vs.shape[0]) - vs @ vs.T
+    right = cov @ proj  # (n', D, n', D): the columns' D axis
+    both = proj.T @ np.swapaxes(right, 1, 2)  # (n', n', D, D): the rows' D axis
+    return float(np.sum(both * both))
+
+
+def _centred_gram(gram: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """The Gram of the rows less their ``w``-weighted mean, from theirs:
+    ``G - g 1^T - 1 g^T + c``, ``g = G w / W``, ``c = w^T G w / W^2``."""
+    g = gram @ w / w.sum()
+    out = gram - g[:, None]
+    out -= g[None, :]
+    out += float(w @ g) / w.sum()
+    return out
+
+
+def _complement_gram(base: np.ndarray, x: np.ndarray, vs: np.ndarray | None) -> np.ndarray:
+    """``<F_i, F_j>`` of the rows ``F_i = X_i (I - V V^T)`` from ``base`` =
+    ``<X_i, X_j>`` (``x``: the rows ``X_i``, ``m x n' x D``; ``vs``: ``V``,
+    ``D x r``, or None): ``<X_i, X_j> - 2 <Y_i, Y_j> + <Y_i V^T V, Y_j>``,
+    ``Y_i = X_i V``, whatever the rounding of ``V``'s orthonormality."""
+    if vs is None:
+        return base
+    m = x.shape[0]
+    y = x @ vs  # (m, n', r)
+    low = (y @ (vs.T @ vs) - 2.0 * y).reshape(m, -1) @ y.reshape(m, -1).T
+    low += base  # one GEMM of the low-rank part, added in place
+    return low
+
+
+def block_row_grams(psis: Sequence[np.ndarray], fac: KBlockFactors
+                    ) -> Iterator[np.ndarray | None]:
+    """Each block's ``m x m`` Gram ``<psi_ik, psi_jk>`` of the rows'
+    influences on its stacked pieces, in block order, one at a time (None:
+    the block's tests read the ``p x p`` Gram instead), on the tensor route
+    with the Gram of the K-way piece formed once: each block's columns of
+    it are the same per-row tensor unfolded along the block's mode (the
+    same entries), scaled by ``sqrt(c_S) / s_S``, so the blocks' Grams of
+    it differ by the ratio of the squared scales.
+
+    A block takes the ``m x m`` Gram where it costs fewer products: its
+    ``m^2`` times the K-way piece's entries over ``K``, its other pieces'
+    ``n_k D`` and one update per rank (``D_k``), against the ``p x p``
+    Gram's ``m p^2``, ``p = n_k D_k`` (the halves of SYRK alike)."""
+    m = psis[0].shape[0]
+    K = len(psis)
+    full = tuple(range(K))
+    if K < 3 or fac.tests is not None or full not in fac.scales:
+        yield from [None] * K
+        return
+    spans = []
+    for k, psi in enumerate(psis):
+        cuts = np.cumsum([0, *_piece_columns(fac, k, psi.shape[2])])
+        at = _block_pieces(fac, k).index(full)
+        spans.append(slice(int(cuts[at]), int(cuts[at + 1])))
+    wide = []
+    for k, psi in enumerate(psis):
+        n_k, d_k = psi.shape[1:]
+        kway = n_k * (spans[k].stop - spans[k].start)
+        wide.append(m * (kway / K + n_k * d_k - kway + d_k) < (n_k * d_k) ** 2)
+    s2 = fac.scales[full]
+    scale = [float(fac.weights[(full, k)]) / (s2 if s2 > 0 else 1.0) for k in range(K)]
+    ref = int(np.argmax(scale))
+    if scale[ref] <= 0 or not any(wide):
+        yield from [None] * K
+        return
+    part = psis[ref][:, :, spans[ref]].reshape(m, -1)
+    shared = (part @ part.T) / scale[ref]
+    del part
+    for k, psi in enumerate(psis):
+        if not wide[k]:
+            yield None
+            continue
+        rest = np.delete(psi, np.arange(psi.shape[2])[spans[k]], axis=2).reshape(m, -1)
+        out = rest @ rest.T
+        out += scale[k] * shared
+        yield out
 
 
 def _piece_columns(fac: KBlockFactors, k: int, d_total: int) -> list[int]:

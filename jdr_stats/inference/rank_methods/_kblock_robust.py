@@ -26,7 +26,7 @@ from ...core.tensor import pieces
 from .._kblock_design import KBlockDesign
 from ..kblock_influence import joint_influences
 from ..kblock_orthogonal import residual_influences
-from ..kblock_rank import block_rank_table, block_rank_table_rows, piece_energies
+from ..kblock_rank import block_rank_table, block_rank_table_rows, block_row_grams, piece_energies
 from ._record import RowOptions
 
 __all__ = ["kblock_robust_tables"]
@@ -80,8 +80,9 @@ def kblock_robust_tables(d: KBlockDesign, opts: RowOptions) -> dict[str, pd.Data
         if d.jackknife is None:
             raise RuntimeError("the jackknife influences need the design's refit")
         psis = d.jackknife(stacked)
+    grams = block_row_grams(psis, fac)  # one block's at a time
     for k, name in enumerate(d.names):
         rho = piece_energies(d.y, d.blocks, k, fac, w)
         tables[name] = block_rank_table_rows(psis[k], stacked[k], k, fac, rho, mult=w,
-                                             stop_alpha=stop)
+                                             stop_alpha=stop, gram=next(grams))
     return tables
