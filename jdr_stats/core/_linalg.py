@@ -54,6 +54,7 @@ __all__ = [
     "sign_columns",
     "svd_signed",
     "orthonormal_basis",
+    "centred_basis",
     "principal_angles",
     "batched_principal_angles",
     "unit_columns",
@@ -534,6 +535,22 @@ def svd_signed(
         u, s, vt = sla.svd(x, full_matrices=False, lapack_driver="gesvd")
     u, v = sign_columns(u, vt.T)
     return u, s, v
+
+
+def centred_basis(x: np.ndarray, label: str, what: str) -> tuple[np.ndarray, np.ndarray]:
+    """The centred columns of ``x`` and an orthonormal basis of them (QR).
+
+    Raises ``ValueError`` starting with ``label`` (the estimand's argument)
+    when the columns of ``what`` (``x`` with the intercept) are linearly
+    dependent.
+    """
+    xc = x - x.mean(axis=0)
+    q, r = np.linalg.qr(xc)
+    diag = np.abs(np.diag(r))
+    if diag.min() <= diag.max() * x.shape[1] * np.finfo(float).eps * 100:
+        raise ValueError(f"{label}: the columns of {what} are linearly dependent (a column "
+                         "constant or a combination of others); drop the redundant columns")
+    return xc, np.asarray(q)
 
 
 def orthonormal_basis(x: np.ndarray) -> np.ndarray:

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..core._linalg import centred_basis
 from ..core.kestimate import KBlockFactors, stacked_pieces
 
 __all__ = ["kblock_residual", "residual_influences"]
@@ -59,13 +60,7 @@ def kblock_residual(y: np.ndarray, blocks: Sequence[np.ndarray]) -> np.ndarray:
     if m <= p + 1:
         raise ValueError(f"{NAME} regresses y on [1, every block] ({p + 1} columns) and "
                          f"needs more rows than that; got m = {m}")
-    xc = x - x.mean(axis=0)
-    q, r = np.linalg.qr(xc)
-    diag = np.abs(np.diag(r))
-    if diag.min() <= diag.max() * p * np.finfo(float).eps * 100:
-        raise ValueError(f"{NAME}: the columns of [1, every block] are linearly dependent "
-                         "(a column constant or a combination of others); drop the "
-                         "redundant columns")
+    _, q = centred_basis(x, NAME, "[1, every block]")
     yc = y - y.mean()
     return np.asarray(yc - q @ (q.T @ yc))
 

@@ -21,12 +21,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..core._linalg import centred_basis
 from .chi2mix import weighted_chi2_sf
 from .rank_tests import RankTestResults
 
-__all__ = ["OrthogonalDesign", "influence_rows", "n_regressors", "orthogonal_design",
-           "orthogonal_rank_tests",
-           "orthogonal_residual", "regressor_basis"]
+__all__ = ["OrthogonalDesign", "influence_rows", "n_regressors",
+           "orthogonal_design", "orthogonal_rank_tests", "orthogonal_residual",
+           "regressor_basis"]
 
 #: the method key of the test (``results.rank_tests()`` of an orthogonal fit)
 METHOD = "orthogonal"
@@ -79,14 +80,7 @@ def regressor_basis(a: np.ndarray, b: np.ndarray, *, quadratic: bool = False) ->
     if m <= need:
         raise ValueError(f"{_name(quadratic)} regresses y on {what} ({need} columns) and "
                          f"needs more rows than that; got m = {m}")
-    x = np.hstack([a, b])
-    xc = x - x.mean(axis=0)
-    q, r = np.linalg.qr(xc)
-    diag = np.abs(np.diag(r))
-    if diag.min() <= diag.max() * x.shape[1] * np.finfo(float).eps * 100:
-        raise ValueError(f"{_name(quadratic)}: the columns of [1, a, b] are linearly "
-                         "dependent (a column constant or a combination of others); drop "
-                         "the redundant columns")
+    xc, q = centred_basis(np.hstack([a, b]), _name(quadratic), "[1, a, b]")
     if not quadratic:
         return np.asarray(q)
     # products of the standardised columns (unit free), then what [1, a, b] leaves
