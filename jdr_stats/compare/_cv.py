@@ -37,6 +37,7 @@ import pandas as pd
 
 from ..fit_measures import pairwise_design
 from ..runtime._validation import check_int, normalize_seed
+from ..support._cv import row_folds
 
 __all__ = ["CV_COLUMNS", "check_cv", "cross_validate", "cv_note", "fold_model", "folds"]
 
@@ -63,7 +64,7 @@ def folds(m: int, k: int, rng: np.random.Generator,
     or with ``codes`` (each row's class) a split within each class, its rows
     dealt to the folds in turn from a random fold on."""
     if codes is None:
-        return [np.sort(f) for f in np.array_split(rng.permutation(m), k)]
+        return row_folds(m, k, rng)
     fold_of = np.empty(m, dtype=np.int64)
     start = 0
     for c in np.unique(codes):

@@ -39,7 +39,7 @@ from ..policy import Choice
 from ..sparse import three_step_projection
 from ..whitenings import WHITENING_METHODS
 
-__all__ = ["FoldFit", "SparsityCV", "cv_sparsity", "fold_fit", "selection_frequencies"]
+__all__ = ["FoldFit", "SparsityCV", "cv_sparsity", "fold_fit", "row_folds", "selection_frequencies"]
 
 
 @dataclass(frozen=True)
@@ -121,7 +121,9 @@ class SparsityCV:
     choice: Choice
 
 
-def _folds(m: int, k: int, rng: np.random.Generator) -> list[np.ndarray]:
+def row_folds(m: int, k: int, rng: np.random.Generator) -> list[np.ndarray]:
+    """``k`` folds of the rows ``0 .. m-1`` (sorted indices) from one random
+    permutation, split into parts of sizes differing by at most one."""
     return [np.sort(f) for f in np.array_split(rng.permutation(m), k)]
 
 
@@ -151,7 +153,7 @@ def cv_sparsity(
     pairs = [(s1, s2) for s1 in grid_a for s2 in grid_b]
     y2 = y.reshape(m, -1)
     scores = np.empty((k, len(pairs)))
-    for f, test in enumerate(_folds(m, k, rng)):
+    for f, test in enumerate(row_folds(m, k, rng)):
         train = np.setdiff1d(np.arange(m), test)
         ff = fold_fit(y[train], a[train], b[train], kind, names_a, names_b)
         mean_a, mean_b = ff.mom.mean_a, ff.mom.mean_b
