@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from .. import config
+from ..runtime._frequency import whole_numbers
 from ..runtime._validation import named_blocks
 from .design import BlockDesign
 from .moments import DesignSums, column_scales, merged_at_one_scale
@@ -245,7 +246,7 @@ class DesignMoments:
         wn = np.full(m, 1.0 / m) if w is None else w / w.sum()
         cy = float(wn @ y)
         cs = [wn @ x for x in mats]
-        whole = w is None or bool(np.all(w == np.round(w)))
+        whole = w is None or whole_numbers(w)
         return cls(feature_tensor(y, mats, w, cy, cs), cy, cs, m, labels, endog_name, scale,
                    whole)
 

@@ -43,7 +43,7 @@ from ..core.moments import DesignSums, chunk_sums, merge_sums
 from ..core.tensor import pieces
 from ..core.whitening import DesignWhitening
 from ..exceptions import RowsNotInMemoryError
-from ..runtime._frequency import observations
+from ..runtime._frequency import observations, whole_numbers
 from ..runtime._validation import check_weights_values
 from ..streams._scaled_source import _block_scales, stream_scales
 from ..whitenings import kblock_refusal, per_block_whitening
@@ -82,7 +82,7 @@ class _FileReader:
                 if w is not None:
                     wf = np.asarray(w, dtype=float)
                     check_weights_values(wf, row0)
-                    self.integer_weights &= bool(np.all(wf == np.round(wf)))
+                    self.integer_weights &= whole_numbers(wf)
                 row0 += len(y)
                 if not self._decided:
                     self._decided = True

@@ -17,7 +17,14 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["frequency_nobs", "observations", "whitening_nobs"]
+__all__ = ["frequency_nobs", "observations", "whitening_nobs", "whole_numbers"]
+
+
+def whole_numbers(weights: np.ndarray) -> bool:
+    """Whether every case weight is a whole number (the weights count
+    copies of rows)."""
+    w = np.asarray(weights, dtype=float)
+    return bool(np.all(w == np.round(w)))
 
 
 def frequency_nobs(nobs: int, weights: np.ndarray | None) -> int:
@@ -35,7 +42,7 @@ def frequency_nobs(nobs: int, weights: np.ndarray | None) -> int:
     if weights is None:
         return int(nobs)
     w = np.asarray(weights, dtype=float)
-    if w.size != nobs or not np.isfinite(w).all() or not np.all(w == np.round(w)):
+    if w.size != nobs or not np.isfinite(w).all() or not whole_numbers(w):
         return int(nobs)
     total = float(w.sum())
     return int(total) if total >= 1 else int(nobs)

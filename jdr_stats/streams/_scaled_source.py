@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..core.moments import column_scales
+from ..runtime._frequency import whole_numbers
 
 __all__ = ["ScaledDaskSource", "ScaledSource", "stream_scales"]
 
@@ -113,7 +114,7 @@ class ScaledSource:
         for y, a, b, w in self._base.iter_weighted_chunks(batch_rows):
             if w is not None and self.integer_weights:
                 wf = np.asarray(w, float)
-                self.integer_weights = bool(np.all(wf == np.round(wf)))
+                self.integer_weights = whole_numbers(wf)
             yield (y, *self._scaled(a, b), w)
 
 

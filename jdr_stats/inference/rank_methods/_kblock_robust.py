@@ -23,6 +23,7 @@ import pandas as pd
 from ... import policy
 from ...core.kestimate import stacked_pieces
 from ...core.tensor import pieces
+from ...runtime._frequency import whole_numbers
 from .._kblock_design import KBlockDesign
 from ..kblock_influence import joint_influences
 from ..kblock_orthogonal import residual_influences
@@ -42,7 +43,7 @@ def _influence_choice(d: KBlockDesign) -> policy.Choice:
             for k in range(len(widths))]
     entries = d.m * sum(n * c for n, c in zip(widths, cols, strict=True))
     w = d.weights
-    whole = w is not None and bool(np.all(w == np.round(w)))  # copies of rows
+    whole = w is not None and whole_numbers(w)  # copies of rows
     out = policy.kblock_influence(d.estimator, w is not None, d.m, entries,
                                   fac.tests is not None, len(widths), whole)
     if not d.orthogonal:
