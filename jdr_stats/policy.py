@@ -881,7 +881,7 @@ KBLOCK_INFLUENCE_MAX_ENTRIES = 100_000_000
 
 def kblock_influence(estimator: str, weighted: bool, nobs: int, entries: int,
                      sketched: bool = False, blocks: int = 3,
-                     frequency: bool = False) -> Choice:
+                     frequency: bool = False, block_entries: int | None = None) -> Choice:
     """How the per-block rank tests of a K-block fit get each row's influence
     on the pieces: ``"analytic"`` (``psi_i = U0^T z_ik o h_i``, exact to
     first order for the per-block whitening without case weights, or with
@@ -895,7 +895,12 @@ def kblock_influence(estimator: str, weighted: bool, nobs: int, entries: int,
     case weights, the joint whitening's sketched route, and two blocks with
     ``main_effects=True``, whose numbers stay those of the refits); a
     ``ValueError`` when the influences held would exceed
-    ``KBLOCK_INFLUENCE_MAX_ENTRIES`` entries.
+    ``KBLOCK_INFLUENCE_MAX_ENTRIES`` entries.  The analytic joint
+    influences can be formed one block at a time (the same numbers; each
+    piece's rows formed again for every block it holds): where all blocks'
+    ``entries`` exceed the budget and twice the largest block's
+    (``block_entries``: that block's and the block whose K-way Gram the
+    others share) do not, the choice says so (``inputs["blockwise"]`` 1).
 
     Examples
     --------
@@ -919,16 +924,23 @@ def kblock_influence(estimator: str, weighted: bool, nobs: int, entries: int,
     why = ("the joint whitening" if estimator == "joint" else "") + (
         " and " if estimator == "joint" and weighted else "") + (
         "case weights" if weighted else "")
-    if entries > KBLOCK_INFLUENCE_MAX_ENTRIES:
+    blockwise = (entries > KBLOCK_INFLUENCE_MAX_ENTRIES and block_entries is not None
+                 and 2 * block_entries <= KBLOCK_INFLUENCE_MAX_ENTRIES
+                 and estimator == "joint" and not sketched and blocks >= 3)
+    inputs["blockwise"] = float(blockwise)
+    if entries > KBLOCK_INFLUENCE_MAX_ENTRIES and not blockwise:
         raise ValueError(
             f'rank="auto": each block\'s rank tests under {why} hold every row\'s influence '
             f"on the pieces, {entries} entries > {KBLOCK_INFLUENCE_MAX_ENTRIES} "
             "(jdr_stats.policy.KBLOCK_INFLUENCE_MAX_ENTRIES); give the ranks (the same "
             "estimator is fitted) or narrow the blocks")
     if estimator == "joint" and not sketched and blocks >= 3:
+        held = (f"; one block's influences at a time (all blocks' {entries} entries > "
+                f"{KBLOCK_INFLUENCE_MAX_ENTRIES}, policy.KBLOCK_INFLUENCE_MAX_ENTRIES)"
+                if blockwise else "")
         return Choice("analytic-joint", f"{why}: each row's influence through the joint "
                       "mean, covariance and Hermite correction, from shared sums (theory "
-                      "page 'K blocks', section 4)", inputs)
+                      f"page 'K blocks', section 4){held}", inputs)
     return Choice("jackknife", f"{why}: each row's influence from delete-one refits "
                   "(theory page 'K blocks', section 4)", inputs)
 

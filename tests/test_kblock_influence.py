@@ -3,12 +3,15 @@
 refits to first order, exact against a numerical derivative, and the rank
 tests that read them."""
 
+import warnings
+
 import numpy as np
 import pytest
 
 import jdr_stats as jdr
 from jdr_stats.core.kestimate import block_factors, stacked_pieces
-from jdr_stats.core.tensor import hermite_corrected
+from jdr_stats import policy
+from jdr_stats.core.tensor import hermite_corrected, pieces
 from jdr_stats.fitting._kfit import _jackknife_influences
 from jdr_stats.fitting._kwhiten import _cross_cov, _whiten_arrays
 from jdr_stats.inference.kblock_influence import joint_influences
@@ -208,3 +211,30 @@ def test_influences_by_parts_of_rows_are_the_whole_ones(monkeypatch, weighted):
     parts = joint_influences(yc, zs, fac, cross_cov=cc, w=w)
     for a, b in zip(whole, parts, strict=True):
         np.testing.assert_allclose(b, a, rtol=0, atol=1e-13 * np.max(np.abs(a)))
+
+
+@pytest.mark.parametrize("K,interactions", [(3, "stein"), (4, "stein"), (3, "orthogonal")])
+def test_blocks_one_at_a_time_give_the_same_tables(monkeypatch, K, interactions):
+    """Where all blocks' influences exceed the budget and two blocks' do
+    not, the rank tests form one block's influences at a time: the same
+    tables, bit for bit, and the settings say so."""
+    y, blocks = _design(600, K=K, n=3, seed=K)
+    names = [f"b{k}" for k in range(K)]
+    model = jdr.JointDimReduction.from_blocks(y, dict(zip(names, blocks, strict=True)))
+    whole = model.fit(1, interactions=interactions).rank_tests()
+    per_block = [600 * 3 * sum(int(np.prod([3] * (len(p) - 1))) for p in pieces(K, False)
+                               if k in p) for k in range(K)]
+    assert sum(per_block) > 2 * max(per_block)
+    monkeypatch.setattr(policy, "KBLOCK_INFLUENCE_MAX_ENTRIES", 2 * max(per_block))
+    res = model.fit(1, interactions=interactions)
+    parts = res.rank_tests()
+    for name in names:
+        np.testing.assert_array_equal(whole.tables[name].to_numpy(),
+                                      parts.tables[name].to_numpy())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", jdr.exceptions.RankSelectionWarning)
+        auto = model.fit("auto", interactions=interactions)
+    assert "one block's influences at a time" in str(auto.settings["influence"])
+    monkeypatch.setattr(policy, "KBLOCK_INFLUENCE_MAX_ENTRIES", 2 * max(per_block) - 1)
+    with pytest.raises(ValueError, match="KBLOCK_INFLUENCE_MAX_ENTRIES"):
+        model.fit(1, interactions=interactions).rank_tests()

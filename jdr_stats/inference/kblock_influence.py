@@ -32,7 +32,7 @@ the delete-one jackknife approximates (``(W - 1)(M - M^(-i))``).
 from __future__ import annotations
 
 import string
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from copy import copy as _shallow_copy
 
 import numpy as np
@@ -234,7 +234,8 @@ def _hermite_influence(mom: _Moments, u: Piece, cross_cov: dict[tuple[int, int],
 def joint_influences(y: np.ndarray, zs: Sequence[np.ndarray], fac: KBlockFactors, *,
                      cross_cov: dict[tuple[int, int], np.ndarray] | None,
                      w: np.ndarray | None = None, joint: bool = True,
-                     own_share: bool = False) -> list[np.ndarray]:
+                     own_share: bool = False,
+                     only: Collection[int] | None = None) -> list[np.ndarray]:
     """Each row's analytic influence on every block's stacked pieces
     (:func:`~jdr_stats.core.kestimate.stacked_pieces`, the pieces' scales
     and weights held) under the joint sample whitening, ``m x n_k x D_k``
@@ -253,7 +254,9 @@ def joint_influences(y: np.ndarray, zs: Sequence[np.ndarray], fac: KBlockFactors
     shares").  The tensor route only (``fac.tests`` None).  Each piece's
     influences are formed a part of the rows at a time (each part's arrays
     of about ``config.CHUNK_FLOATS / 8`` numbers) straight into the
-    blocks' rows.
+    blocks' rows.  ``only``: the blocks whose influences are formed (the
+    others' arrays are empty, ``m x n_k x 0``), the same numbers as the
+    blocks' of a call with every block.
     """
     if fac.tests is not None:
         raise ValueError("joint_influences: the sketched route's pieces have no analytic "
@@ -269,10 +272,16 @@ def joint_influences(y: np.ndarray, zs: Sequence[np.ndarray], fac: KBlockFactors
     for piece in fac.scales:
         for k in piece:
             cols[k] += q * int(np.prod([widths[j] for j in piece if j != k]))
-    out = [np.empty((m, n, c)) for n, c in zip(widths, cols, strict=True)]
+    want = set(range(len(zs)) if only is None else only)
+    out = [np.empty((m, n, c if k in want else 0))
+           for k, (n, c) in enumerate(zip(widths, cols, strict=True))]
     at = [0] * len(zs)
     for piece in fac.scales:
         size = q * int(np.prod([widths[j] for j in piece]))
+        if want.isdisjoint(piece):
+            for k in piece:
+                at[k] += size // widths[k]
+            continue
         step = max(1, config.CHUNK_FLOATS // (8 * size))  # a part's arrays stay small
         s2 = fac.scales[piece]
         for start in range(0, m, step):
@@ -283,6 +292,8 @@ def joint_influences(y: np.ndarray, zs: Sequence[np.ndarray], fac: KBlockFactors
             else:
                 t = _plain_influence(part, piece)
             for pos, k in enumerate(piece):
+                if k not in want:
+                    continue
                 c = fac.weights[(piece, k)]
                 moved = np.moveaxis(t, pos + 2, 1)  # (rows, n_k, q, n_others...)
                 dest = out[k][sl, :, at[k]:at[k] + size // widths[k]].view()

@@ -21,7 +21,7 @@ influences; delete-one refits re-estimate the residual instead.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import numpy as np
 
@@ -66,8 +66,8 @@ def kblock_residual(y: np.ndarray, blocks: Sequence[np.ndarray]) -> np.ndarray:
 
 
 def residual_influences(e: np.ndarray, zs: Sequence[np.ndarray], fac: KBlockFactors, *,
-                        cross_cov: dict[tuple[int, int], np.ndarray] | None
-                        ) -> list[np.ndarray]:
+                        cross_cov: dict[tuple[int, int], np.ndarray] | None,
+                        only: Collection[int] | None = None) -> list[np.ndarray]:
     """Each row's influence on every block's stacked pieces through the
     residual's estimated coefficients, ``- M_k(Z) R^{-1} z_i e_i``
     (``m x n_k x D_k`` per block; module docstring), to add to the
@@ -76,7 +76,8 @@ def residual_influences(e: np.ndarray, zs: Sequence[np.ndarray], fac: KBlockFact
     ``e`` the residual (mean zero), ``zs`` the whitened, centred rows,
     ``cross_cov`` the Hermite correction's cross covariances (None:
     uncorrected), as :func:`~jdr_stats.core.kestimate.stacked_pieces`.
-    Unweighted rows only.
+    Unweighted rows only.  ``only``: the blocks formed (the others' arrays
+    empty, ``m x n_k x 0``).
     """
     zfull = np.hstack(list(zs))
     m, p = zfull.shape
@@ -85,6 +86,9 @@ def residual_influences(e: np.ndarray, zs: Sequence[np.ndarray], fac: KBlockFact
     per_col = [stacked_pieces(zfull[:, j], zs, fac, cross_cov=cross_cov) for j in range(p)]
     out = []
     for k in range(len(zs)):
+        if only is not None and k not in only:
+            out.append(np.empty((m, zs[k].shape[1], 0)))
+            continue
         mz = np.stack([cols[k] for cols in per_col])  # (p, n_k, D_k)
         out.append(-np.einsum("il,lnd->ind", gains, mz, optimize=True))
     return out

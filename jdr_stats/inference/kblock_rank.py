@@ -20,7 +20,7 @@ chi2(h)`` with the mean and variance of ``Lambda`` estimated from the rows.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 import pandas as pd
@@ -29,8 +29,8 @@ from ..core.kestimate import KBlockFactors
 from ..core.tensor import piece_row_gram, sketch_row_factor
 from ..runtime._lazy import stats
 
-__all__ = ["block_rank_table", "block_rank_table_rows", "block_row_grams", "choose_block_rank",
-           "influence_gram", "piece_energies"]
+__all__ = ["block_influence_grams", "block_rank_table", "block_rank_table_rows",
+           "block_row_grams", "choose_block_rank", "influence_gram", "piece_energies"]
 
 
 def influence_gram(y: np.ndarray, zs: Sequence[np.ndarray], k: int,
@@ -321,49 +321,81 @@ def block_row_grams(psis: Sequence[np.ndarray], fac: KBlockFactors
                     ) -> Iterator[np.ndarray | None]:
     """Each block's ``m x m`` Gram ``<psi_ik, psi_jk>`` of the rows'
     influences on its stacked pieces, in block order, one at a time (None:
-    the block's tests read the ``p x p`` Gram instead), on the tensor route
-    with the Gram of the K-way piece formed once: each block's columns of
-    it are the same per-row tensor unfolded along the block's mode (the
-    same entries), scaled by ``sqrt(c_S) / s_S``, so the blocks' Grams of
-    it differ by the ratio of the squared scales.
+    the block's tests read the ``p x p`` Gram instead): the Grams of
+    :func:`block_influence_grams` over influences already held."""
+    dims = [(int(p.shape[1]), int(p.shape[2])) for p in psis]
+    m = int(psis[0].shape[0])
+    for _, gram in block_influence_grams(psis.__getitem__, dims, fac, m):
+        yield gram
+
+
+def block_influence_grams(psi_of: Callable[[int], np.ndarray], dims: Sequence[tuple[int, int]],
+                          fac: KBlockFactors, m: int
+                          ) -> Iterator[tuple[np.ndarray, np.ndarray | None]]:
+    """Each block's influences ``psi_of(k)`` (``m x n_k x D_k``, ``dims[k]
+    = (n_k, D_k)``) with their ``m x m`` Gram ``<psi_ik, psi_jk>`` (None:
+    the block's tests read the ``p x p`` Gram instead), in block order,
+    asking ``psi_of`` once per block and holding at most two blocks'
+    influences, on the tensor route with the Gram of the K-way piece formed
+    once: each block's columns of it are the same per-row tensor unfolded
+    along the block's mode (the same entries), scaled by ``sqrt(c_S) /
+    s_S``, so the blocks' Grams of it differ by the ratio of the squared
+    scales.
 
     A block takes the ``m x m`` Gram where it costs fewer products: its
     ``m^2`` times the K-way piece's entries over ``K``, its other pieces'
     ``n_k D`` and one update per rank (``D_k``), against the ``p x p``
     Gram's ``m p^2``, ``p = n_k D_k`` (the halves of SYRK alike)."""
-    m = psis[0].shape[0]
-    K = len(psis)
+    layout = _kway_layout(dims, fac, m)
+    if layout is None:
+        for k in range(len(dims)):
+            yield psi_of(k), None
+        return
+    spans, wide, scale, ref = layout
+    held: np.ndarray | None = psi_of(ref)
+    assert held is not None
+    part = held[:, :, spans[ref]].reshape(m, -1)
+    shared = (part @ part.T) / scale[ref]
+    del part
+    for k in range(len(dims)):
+        if k == ref:
+            assert held is not None
+            psi, held = held, None
+        else:
+            psi = psi_of(k)
+        if not wide[k]:
+            yield psi, None
+            continue
+        rest = np.delete(psi, np.arange(psi.shape[2])[spans[k]], axis=2).reshape(m, -1)
+        out = rest @ rest.T
+        del rest
+        out += scale[k] * shared
+        yield psi, out
+
+
+def _kway_layout(dims: Sequence[tuple[int, int]], fac: KBlockFactors, m: int
+                 ) -> tuple[list[slice], list[bool], list[float], int] | None:
+    """Where the K-way piece's shared Gram serves: each block's columns of
+    the K-way piece in its stacked pieces, whether its tests read the
+    ``m x m`` Gram, its scale against the shared Gram and the block whose
+    columns form it; None where no block reads it."""
+    K = len(dims)
     full = tuple(range(K))
     if K < 3 or fac.tests is not None or full not in fac.scales:
-        yield from [None] * K
-        return
-    spans = []
-    for k, psi in enumerate(psis):
-        cuts = np.cumsum([0, *_piece_columns(fac, k, psi.shape[2])])
+        return None
+    spans, wide = [], []
+    for k, (n_k, d_k) in enumerate(dims):
+        cuts = np.cumsum([0, *_piece_columns(fac, k, d_k)])
         at = _block_pieces(fac, k).index(full)
         spans.append(slice(int(cuts[at]), int(cuts[at + 1])))
-    wide = []
-    for k, psi in enumerate(psis):
-        n_k, d_k = psi.shape[1:]
         kway = n_k * (spans[k].stop - spans[k].start)
         wide.append(m * (kway / K + n_k * d_k - kway + d_k) < (n_k * d_k) ** 2)
     s2 = fac.scales[full]
     scale = [float(fac.weights[(full, k)]) / (s2 if s2 > 0 else 1.0) for k in range(K)]
     ref = int(np.argmax(scale))
     if scale[ref] <= 0 or not any(wide):
-        yield from [None] * K
-        return
-    part = psis[ref][:, :, spans[ref]].reshape(m, -1)
-    shared = (part @ part.T) / scale[ref]
-    del part
-    for k, psi in enumerate(psis):
-        if not wide[k]:
-            yield None
-            continue
-        rest = np.delete(psi, np.arange(psi.shape[2])[spans[k]], axis=2).reshape(m, -1)
-        out = rest @ rest.T
-        out += scale[k] * shared
-        yield out
+        return None
+    return spans, wide, scale, ref
 
 
 def _piece_columns(fac: KBlockFactors, k: int, d_total: int) -> list[int]:

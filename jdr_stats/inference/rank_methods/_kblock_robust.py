@@ -27,7 +27,13 @@ from ...runtime._frequency import whole_numbers
 from .._kblock_design import KBlockDesign
 from ..kblock_influence import joint_influences
 from ..kblock_orthogonal import residual_influences
-from ..kblock_rank import block_rank_table, block_rank_table_rows, block_row_grams, piece_energies
+from ..kblock_rank import (
+    block_influence_grams,
+    block_rank_table,
+    block_rank_table_rows,
+    block_row_grams,
+    piece_energies,
+)
 from ._record import RowOptions
 
 __all__ = ["kblock_robust_tables"]
@@ -41,21 +47,22 @@ def _influence_choice(d: KBlockDesign) -> policy.Choice:
                        int(np.prod([widths[j] for j in piece if j != k])))
                 for piece in pieces(len(widths), d.main_effects) if k in piece)
             for k in range(len(widths))]
-    entries = d.m * sum(n * c for n, c in zip(widths, cols, strict=True))
+    per_block = [d.m * n * c for n, c in zip(widths, cols, strict=True)]
     w = d.weights
     whole = w is not None and whole_numbers(w)  # copies of rows
-    out = policy.kblock_influence(d.estimator, w is not None, d.m, entries,
-                                  fac.tests is not None, len(widths), whole)
+    out = policy.kblock_influence(d.estimator, w is not None, d.m, sum(per_block),
+                                  fac.tests is not None, len(widths), whole, max(per_block))
     if not d.orthogonal:
         return out
     if out.name == "jackknife":
         return policy.Choice(out.name, out.reason + ", each re-estimating y's residual on "
                              "[1, every block]", out.inputs)
     name = "analytic-joint" if d.estimator == "joint" else "analytic-rows"
+    held = "; one block's influences at a time" if out.inputs.get("blockwise") else ""
     return policy.Choice(name, f"{d.estimator} whitening, y's residual on [1, every block]: "
                          "each row's influence through the whitening plus the residual's "
                          "term - M(Z) R^-1 z_i e_i (theory page 'K blocks', section "
-                         "'Interactions orthogonal to the main effects')", out.inputs)
+                         f"'Interactions orthogonal to the main effects'){held}", out.inputs)
 
 
 def kblock_robust_tables(d: KBlockDesign, opts: RowOptions) -> dict[str, pd.DataFrame]:
@@ -72,18 +79,37 @@ def kblock_robust_tables(d: KBlockDesign, opts: RowOptions) -> dict[str, pd.Data
         return tables
     stacked = stacked_pieces(d.y, d.blocks, fac, cross_cov=d.cross_cov, w=w)
     if influence.name in ("analytic-joint", "analytic-rows"):
-        psis = joint_influences(d.y, d.blocks, fac, cross_cov=d.cross_cov, w=w,
-                                joint=d.estimator == "joint")
-        if d.orthogonal:  # the residual's estimated coefficients
-            extra = residual_influences(d.y, d.blocks, fac, cross_cov=d.cross_cov)
-            psis = [p + x for p, x in zip(psis, extra, strict=True)]
+        def psi_of(k: int | None) -> list[np.ndarray]:
+            only = None if k is None else (k,)
+            psis = joint_influences(d.y, d.blocks, fac, cross_cov=d.cross_cov, w=w,
+                                    joint=d.estimator == "joint", only=only)
+            if d.orthogonal:  # the residual's estimated coefficients
+                extra = residual_influences(d.y, d.blocks, fac, cross_cov=d.cross_cov,
+                                            only=only)
+                psis = [p + x for p, x in zip(psis, extra, strict=True)]
+            return psis
+        if influence.inputs.get("blockwise"):  # one block's at a time: the same numbers
+            dims = [(n, s.shape[1]) for n, s in zip(d.widths, stacked, strict=True)]
+            rows = block_influence_grams(lambda k: psi_of(k)[k], dims, fac, d.m)
+            for k, name in enumerate(d.names):
+                psi, gram = next(rows)
+                tables[name] = _table(d, k, psi, stacked[k], stop, gram)
+                del psi, gram
+            return tables
+        psis = psi_of(None)
     else:
         if d.jackknife is None:
             raise RuntimeError("the jackknife influences need the design's refit")
         psis = d.jackknife(stacked)
     grams = block_row_grams(psis, fac)  # one block's at a time
     for k, name in enumerate(d.names):
-        rho = piece_energies(d.y, d.blocks, k, fac, w)
-        tables[name] = block_rank_table_rows(psis[k], stacked[k], k, fac, rho, mult=w,
-                                             stop_alpha=stop, gram=next(grams))
+        tables[name] = _table(d, k, psis[k], stacked[k], stop, next(grams))
     return tables
+
+
+def _table(d: KBlockDesign, k: int, psi: np.ndarray, stacked: np.ndarray,
+           stop: float | None, gram: np.ndarray | None) -> pd.DataFrame:
+    """Block ``k``'s table from its rows' influences and their Gram."""
+    rho = piece_energies(d.y, d.blocks, k, d.factors, d.weights)
+    return block_rank_table_rows(psi, stacked, k, d.factors, rho, mult=d.weights,
+                                 stop_alpha=stop, gram=gram)
