@@ -359,7 +359,7 @@ class BootstrapResults(ExportMixin, SummaryMixin):
                     else check_choice(interval, "interval", INTERVALS))
         if (self.n_boot + 1) * alpha / 2 < 1:
             raise ValueError(
-                f"alpha={alpha:g} needs at least {math.ceil(2 / alpha) - 1} replicates "
+                f"alpha={alpha} needs at least {math.ceil(2 / alpha) - 1} replicates "
                 f"for two-sided intervals; got n_boot={self.n_boot}"
             )
         if interval == "calibrated" and self._inner is None:
