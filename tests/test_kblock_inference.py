@@ -249,6 +249,9 @@ def _old_pairs_bootstrap(res, n_boot, seed, level):
     return np.median(out, axis=0), np.sort(out, axis=0)[k - 1]
 
 
+# blocks outside the link (y = x_0 x_1 + e) have weak gaps: their warning is
+# checked in test_bootstrap_warns_weak_gap_by_block
+@pytest.mark.filterwarnings("ignore::jdr_stats.exceptions.WeakGapWarning")
 def test_bootstrap_pairs_written_out(fitted):
     res, _, _, _ = fitted
     boot = res.bootstrap(6, seed=4, level=0.7)
@@ -257,6 +260,7 @@ def test_bootstrap_pairs_written_out(fitted):
     np.testing.assert_allclose(boot.table["upper"].to_numpy(), up, rtol=1e-10)
 
 
+@pytest.mark.filterwarnings("ignore::jdr_stats.exceptions.WeakGapWarning")
 @pytest.mark.parametrize("method", ["pairs", "poisson"])
 def test_bootstrap_seed_and_jobs(method):
     xs, rng = _blocks(100, (3, 3, 2), 14, rho=0.5)
@@ -273,6 +277,7 @@ def test_bootstrap_seed_and_jobs(method):
     assert not np.array_equal(a.angles["k0"], other.angles["k0"])
 
 
+@pytest.mark.filterwarnings("ignore::jdr_stats.exceptions.WeakGapWarning")
 def test_bootstrap_methods_differ_and_results(fitted):
     res, _, xs, _ = fitted
     p = res.bootstrap(9, seed=1, method="poisson", level=0.8)
@@ -291,6 +296,24 @@ def test_bootstrap_methods_differ_and_results(fitted):
     assert ((gap["crossing share"] >= 0) & (gap["crossing share"] <= 1)).all()
     json.dumps(p.to_dict())
     assert "poisson bootstrap" in str(p.summary())
+
+
+def test_bootstrap_warns_weak_gap_by_block():
+    """As for two blocks, a weak gap warns (WeakGapWarning), naming the
+    blocks below GAP_RATIO_MIN: here the one outside the link."""
+    rng = np.random.default_rng(21)
+    xs = [rng.normal(size=(400, 3)), rng.normal(size=(400, 3)), rng.normal(size=(400, 6))]
+    y = xs[0][:, 0] * xs[1][:, 0] + 0.3 * rng.normal(size=400)
+    res = _fit(y, xs, 1, independent_blocks=True)
+    with pytest.warns(jdr.exceptions.WeakGapWarning, match=r"in block\(s\) k2 ") as rec:
+        boot = res.bootstrap(39, seed=1)
+    assert len(rec) == 1 and "k0" not in str(rec[0].message)
+    table = boot.gap_table
+    assert not table.loc["k2", "trusted"] and table.loc[["k0", "k1"], "trusted"].all()
+    assert table.loc["k2", "s_r / s_(r+1)"] < 1.5 <= table.loc["k0", "s_r / s_(r+1)"]
+    assert boot.gap["trusted"] is False
+    assert "WARNING (weak gap), block k2" in str(boot.summary())
+    assert "Weak gap" in boot.sentence("k2") and "Weak gap" not in boot.sentence("k0")
 
 
 def test_bootstrap_refusals():

@@ -272,6 +272,7 @@ def test_response_surface_shows_the_pair_interaction():
     plt.close(fig)
 
 
+@pytest.mark.filterwarnings("ignore::jdr_stats.exceptions.WeakGapWarning")  # a null block
 def test_bootstrap_angles_per_block(res):
     boot = res.bootstrap(n_boot=12, seed=3, level=0.8)
     names = _names(res)

@@ -36,6 +36,7 @@ from ..inference.kblock_bootstrap import (
     Replicate,
     draw_resamples,
     kblock_results,
+    warn_weak_gap,
 )
 from ..inference.kblock_coord import group_wald
 from ..inference.kblock_influence import joint_influences, mapped_influences
@@ -499,7 +500,9 @@ class KBlockInferenceMixin:
                     refit, self._model, b, ranks, kwargs, base, scales, covs, fit_values)
                     for b in batches)
                     for r in part]
-        return kblock_results(self, reps, [n for n in names if n in bounded],
+        boot = kblock_results(self, reps, [n for n in names if n in bounded],
                               method=method,
                               # 1 - level without its rounding (1 - 0.8 is 0.19999...)
                               alpha=round(1.0 - float(level), 12))
+        warn_weak_gap(boot)
+        return boot

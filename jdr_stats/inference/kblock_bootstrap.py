@@ -23,17 +23,20 @@ Results
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
 
 from .. import policy
+from ..exceptions import WeakGapWarning
 from ..resampling._engine import draw_entropy, poisson_weights
 from ..runtime._validation import normalize_seed
-from ._boot_results import BootstrapResults
+from ._boot_results import GAP_RATIO_MIN, BootstrapResults
 
-__all__ = ["KBLOCK_BOOT_METHODS", "Replicate", "draw_resamples", "kblock_results"]
+__all__ = ["KBLOCK_BOOT_METHODS", "Replicate", "draw_resamples", "kblock_results",
+           "warn_weak_gap"]
 
 #: One replicate of a K-block fit, by block: principal angles (radians),
 #: combined-Gram eigenvalues, directions, and kept variables (None: dense).
@@ -97,3 +100,18 @@ def kblock_results(fit: Any, reps: Sequence[Replicate], bounded: Sequence[str], 
         ranks={n: fit.rank[n] for n in bounded}, directions=dirs, selected=selected,
         names={n: [str(v) for v in fit.directions[n].index] for n in bounded},
         n_failed=int(np.sum(~ok)), method=method, alpha=alpha)
+
+
+def warn_weak_gap(boot: BootstrapResults) -> None:
+    """The two-block fit's :class:`WeakGapWarning`, naming the blocks whose
+    ``s_r / s_(r+1)`` is below ``GAP_RATIO_MIN`` (their bounds are close to
+    90 degrees; see ``boot.gap_table``)."""
+    table = boot.gap_table
+    weak = [str(n) for n, ok in table["trusted"].items() if not ok]
+    if weak:
+        ratios = ", ".join(f"{n} {float(table['s_r / s_(r+1)'].loc[n]):.2f}" for n in weak)
+        warnings.warn(
+            f"weak gap: s_r / s_(r+1) < {GAP_RATIO_MIN} in block(s) {ratios}; their "
+            "directions r and r + 1 are not separated, so their subspaces are poorly "
+            "determined and their bounds on the largest angle are close to 90 degrees "
+            "(see BootstrapResults.gap_table)", WeakGapWarning, stacklevel=3)
