@@ -52,7 +52,7 @@ from . import (
 from ._version import __version__
 from .baselines import PHD, SAVE, SIR, PHDResults, SAVEResults, SDRResults, SIRResults
 from .compare import Comparison, compare
-from .fitting._kfit import KBlockBootstrapResults, KBlockRankTests, KBlockResults
+from .fitting._kfit import KBlockRankTests, KBlockResults
 from .inference.bootstrap import BootstrapResults
 from .inference.hypotheses import InapplicableTestResult, TestResult, TestTable
 from .inference.ladle import LadleResults
@@ -73,7 +73,6 @@ __all__ = [
     "InapplicableTestResult",
     "JDRResults",
     "JointDimReduction",
-    "KBlockBootstrapResults",
     "KBlockRankTests",
     "KBlockResults",
     "KBlockSupportResults",

@@ -1,8 +1,10 @@
 """Coverage of the K-block bootstrap's angle bound (KBlockResults.bootstrap).
 
-Question: does the ``level`` percentile of each block's largest principal
-angle between the bootstrap re-estimates and the estimate bound the angle
-between the estimate and the truth in about ``level`` of samples?
+Question: does the bound of ``BootstrapResults.max_angle_bound`` (the
+``ceil((B + 1) level)``-th smallest of each block's largest principal angle
+between the bootstrap re-estimates and the estimate, as for two blocks)
+bound the angle between the estimate and the truth in about ``level`` of
+samples?
 
 Design: K = 3 blocks of 6 Gaussian columns, one direction each, link
 u1 u2 + u2 u3 + 0.5 u1 u2 u3 + 0.5 N(0, 1) noise, m = 1000 and 4000; the
@@ -40,7 +42,10 @@ def main() -> None:
     n_boot = int(sys.argv[2]) if len(sys.argv) > 2 else 99
     lines = [f"# check_kblock_bootstrap: R = {reps}, B = {n_boot}, level 0.95; "
              "coverage = share of samples whose largest angle to the truth is at most the "
-             "bootstrap's 95% percentile (MC SE in brackets), pooled over the 3 blocks"]
+             "bootstrap's 95% bound (the ceil((B + 1) 0.95)-th smallest replicate angle; "
+             "MC SE in brackets), pooled over the 3 blocks",
+             "# command: OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python "
+             f"studies/check_kblock_bootstrap.py {reps} {n_boot}"]
     for independent, rho in ((True, 0.0), (False, 0.4)):
         for m in (1000, 4000):
             rng = np.random.default_rng([35, m, int(independent)])

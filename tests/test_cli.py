@@ -555,11 +555,15 @@ def test_three_named_blocks_fit_the_k_block_estimator(tmp_path, capsys):
     np.testing.assert_allclose(got.to_numpy(), api.transform().to_numpy(), rtol=1e-8,
                                atol=1e-10)
     # one rank per block, the bootstrap, and rank "auto"
-    assert main([*base, "--rank", "genes=2,lipids=1,clinical=1", "--bootstrap", "5",
+    assert main([*base, "--rank", "genes=2,lipids=1,clinical=1", "--bootstrap", "39",
                  "--seed", "1", "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["rank"] == {"genes": 2, "lipids": 1, "clinical": 1}
-    assert set(doc["bootstrap"]["blocks"]) == {"genes", "lipids", "clinical"}
+    assert set(doc["bootstrap"]["max_angle_bound_deg"]) == {"genes", "lipids", "clinical"}
+    assert doc["bootstrap"]["rank"] == {"genes": 2, "lipids": 1, "clinical": 1}
+    # too few replicates for the 95% intervals: the two-block fit's refusal
+    assert main([*base, "--rank", "1", "--bootstrap", "5", "--seed", "1"]) == 2
+    assert "needs at least 39 replicates" in capsys.readouterr().err
     assert main([*base, "--rank", "auto"]) == 0
     out = capsys.readouterr().out
     assert "robust per-block tests" in out and "genes: rank <= 0" in out

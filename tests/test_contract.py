@@ -152,14 +152,129 @@ def test_rank_tests(fitted):
     assert np.all((p >= 0) & (p <= 1))
 
 
-def test_bootstrap(fitted):
-    _, res, blocks, _ = fitted
-    b1 = res.bootstrap(n_boot=40, seed=3)
-    b2 = res.bootstrap(n_boot=40, seed=3)
-    assert b1.to_dict() == b2.to_dict()  # same seed, same numbers
-    text = str(b1.summary())
+@pytest.fixture(scope="module")
+def booted(fitted):
+    """The fit's bootstrap twice with one seed (small ``n_boot``)."""
+    _, res, _, _ = fitted
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return res.bootstrap(n_boot=40, seed=3), res.bootstrap(n_boot=40, seed=3)
+
+
+def _two_block_fit(res) -> bool:
+    return isinstance(res, jdr.JDRResults)
+
+
+def test_bootstrap_is_one_type_with_one_set_of_members(fitted, booted):
+    """``bootstrap()`` returns ``jdr.BootstrapResults`` at every K; every
+    public member answers, or (the two-block view at K >= 3, the singular
+    values of a K-block fit, the calibrated levels of a percentile
+    bootstrap) raises a ValueError that names the reason."""
+    _, res, blocks, ranks = fitted
+    boot, _ = booted
+    assert type(boot) is jdr.BootstrapResults
+    members = sorted(n for n in dir(jdr.BootstrapResults) if not n.startswith("_"))
+    assert set(members) <= set(dir(boot))
+    refused = {}
+    for name in members:
+        if name in ("save", "load", "from_blocks"):
+            continue  # need arguments: save/load below, from_blocks is the builder
+        try:
+            value = getattr(boot, name)
+            if callable(value):
+                value = value(boot.block_names[0]) if name == "sentence" else value()
+        except ValueError as exc:
+            refused[name] = str(exc)
+    want = {"calibrated_levels"}  # a percentile bootstrap has no inner replicates
+    if not _two_block_fit(res):
+        want |= {"singular_values"}
+    if len(blocks) > 2:
+        want |= {"angles_a", "angles_b", "selected_a", "selected_b",
+                 "selection_frequency_a", "selection_frequency_b"}
+    assert set(refused) == want
+    assert "inner replicates" in refused["calibrated_levels"]
+    for name in want - {"calibrated_levels"}:
+        assert "two-block" in refused[name], (name, refused[name])
+
+
+def test_bootstrap_tables_are_by_block(fitted, booted):
+    _, res, blocks, ranks = fitted
+    boot, _ = booted
+    keys = boot.block_names
+    # a two-block fit keys its tables "a", "b" (its frozen output), else by name
+    assert keys == (("a", "b") if _two_block_fit(res) else tuple(blocks))
+    name_of = dict(zip(keys, blocks, strict=True))
+    rank = {k: ranks[name_of[k]] for k in keys}
+    assert boot.n_boot + boot.n_failed == 40
+    angles = boot.angles
+    assert list(angles) == list(keys)
+    for k in keys:
+        assert angles[k].shape == (boot.n_boot, rank[k])
+        assert np.all((angles[k] >= 0) & (angles[k] <= 90))
+        assert np.all(np.diff(angles[k], axis=1) >= 0)  # ascending
+    bound = boot.max_angle_bound()
+    table = boot.table
+    assert list(bound.index) == list(table.index) == list(boot.gap_table.index) == list(keys)
+    for k in keys:  # the ceil((B + 1)(1 - alpha))-th smallest largest angle
+        t = np.sort(angles[k][:, -1])
+        assert bound[k] == pytest.approx(t[int(np.ceil((boot.n_boot + 1) * 0.95)) - 1])
+        assert table.loc[k, "upper"] == bound[k]
+        assert table.loc[k, "median"] == pytest.approx(np.median(t))
+    iv = boot.intervals
+    assert len(iv) == sum(1 + r for r in rank.values())
+    pd.testing.assert_frame_equal(iv, boot.conf_int().loc[list(keys)])
+    assert (iv["lower"] <= iv["upper"]).all()
+    loads = boot.conf_int(what="loadings")
+    assert len(loads) == sum(blocks[name_of[k]].shape[1] * rank[k] for k in keys)
+    assert (loads["lower"] <= loads["upper"]).all()
+    gap = boot.gap
+    assert gap["trusted"] == bool(boot.gap_table["trusted"].all())
+    assert gap["s_r / s_(r+1)"] == boot.gap_table["s_r / s_(r+1)"].min()
+    r = boot.rank  # an int when every block has the same rank (DESIGN), else by name
+    assert (r if isinstance(r, dict) else dict.fromkeys(keys, r)) == rank
+    text = str(boot.summary())
     for name in blocks:
         assert name in text
+    for k in keys:
+        assert boot.sentence(k).startswith(f"With 95% confidence the true {k}-subspace")
+
+
+def test_bootstrap_seeded_json_and_save_load(booted, tmp_path):
+    b1, b2 = booted
+    # same seed, same numbers
+    for k in b1.block_names:
+        np.testing.assert_array_equal(b1.angles[k], b2.angles[k])
+    assert b1.to_dict() == b2.to_dict()
+    pd.testing.assert_frame_equal(b1.conf_int(what="loadings"), b2.conf_int(what="loadings"))
+    # to_dict: strict JSON, back exactly
+    text = b1.to_json()
+    assert json.loads(text, parse_constant=lambda c: pytest.fail(f"non-JSON {c}")) \
+        == b1.to_dict()
+    # save / load: the same results, exactly
+    path = tmp_path / "boot.jdr"
+    b1.save(path)
+    back = jdr.load(path)
+    assert type(back) is jdr.BootstrapResults
+    assert back.block_names == b1.block_names
+    for k in b1.block_names:
+        np.testing.assert_array_equal(back.angles[k], b1.angles[k])
+    assert back.to_dict() == b1.to_dict()
+    pd.testing.assert_frame_equal(back.conf_int(), b1.conf_int())
+    pd.testing.assert_frame_equal(back.conf_int(what="loadings"),
+                                  b1.conf_int(what="loadings"))
+    pd.testing.assert_frame_equal(back.gap_table, b1.gap_table)
+    assert str(back.summary()) == str(b1.summary())
+
+
+def test_bootstrap_too_few_replicates_is_one_error(fitted):
+    """Two-sided intervals at 95% need 39 replicates, at every K."""
+    _, res, _, _ = fitted
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        boot = res.bootstrap(n_boot=5, seed=0)
+    with pytest.raises(ValueError, match="needs at least 39 replicates"):
+        boot.conf_int()
+    assert boot.angles[boot.block_names[0]].shape[0] == boot.n_boot
 
 
 def test_association_and_main_effects(fitted):

@@ -222,7 +222,8 @@ def _old_pairs_bootstrap(res, n_boot, seed, level):
     """The pairs bootstrap written out: one index vector per replicate from
     the seed's generator, the fit repeated, each block's largest angle in
     its covariance metric (both bases times the Cholesky factor's
-    transpose)."""
+    transpose); the bound is the ``ceil((B + 1) level)``-th smallest
+    largest angle, as for two blocks."""
     from dataclasses import replace
 
     data = res.model._data
@@ -244,17 +245,22 @@ def _old_pairs_bootstrap(res, n_boot, seed, level):
                                                            rowvar=False)))
             out[b, k] = np.degrees(np.max(principal_angles(
                 chol.T @ res.directions[n].to_numpy(), chol.T @ rep.directions[n].to_numpy())))
-    return np.median(out, axis=0), np.quantile(out, level, axis=0)
+    k = int(np.ceil((n_boot + 1) * level))
+    return np.median(out, axis=0), np.sort(out, axis=0)[k - 1]
 
 
+# blocks outside the link (y = x_0 x_1 + e) have weak gaps: their warning is
+# checked in test_bootstrap_warns_weak_gap_by_block
+@pytest.mark.filterwarnings("ignore::jdr_stats.exceptions.WeakGapWarning")
 def test_bootstrap_pairs_written_out(fitted):
     res, _, _, _ = fitted
-    boot = res.bootstrap(6, seed=4, level=0.9)
-    med, up = _old_pairs_bootstrap(res, 6, 4, 0.9)
+    boot = res.bootstrap(6, seed=4, level=0.7)
+    med, up = _old_pairs_bootstrap(res, 6, 4, 0.7)
     np.testing.assert_allclose(boot.table["median"].to_numpy(), med, rtol=1e-10)
     np.testing.assert_allclose(boot.table["upper"].to_numpy(), up, rtol=1e-10)
 
 
+@pytest.mark.filterwarnings("ignore::jdr_stats.exceptions.WeakGapWarning")
 @pytest.mark.parametrize("method", ["pairs", "poisson"])
 def test_bootstrap_seed_and_jobs(method):
     xs, rng = _blocks(100, (3, 3, 2), 14, rho=0.5)
@@ -271,24 +277,43 @@ def test_bootstrap_seed_and_jobs(method):
     assert not np.array_equal(a.angles["k0"], other.angles["k0"])
 
 
+@pytest.mark.filterwarnings("ignore::jdr_stats.exceptions.WeakGapWarning")
 def test_bootstrap_methods_differ_and_results(fitted):
     res, _, xs, _ = fitted
-    p = res.bootstrap(6, seed=1, method="poisson", level=0.8)
-    q = res.bootstrap(6, seed=1, method="pairs", level=0.8)
+    p = res.bootstrap(9, seed=1, method="poisson", level=0.8)
+    q = res.bootstrap(9, seed=1, method="pairs", level=0.8)
     assert not np.array_equal(p.angles["k0"], q.angles["k0"])
     iv = p.intervals
     ranks = res.rank if isinstance(res.rank, dict) else dict.fromkeys(res.block_names, res.rank)
     assert len(iv) == sum(1 + r for r in ranks.values())
     assert (iv["lower"] <= iv["upper"]).all()
     for n in res.block_names:
-        assert p.angles[n].shape == (6, ranks[n])
+        assert p.angles[n].shape == (9, ranks[n])
         assert iv.loc[(n, "largest angle"), "upper"] == p.table.loc[n, "upper"]
-    gap = p.gap
-    assert gap.columns.tolist() == ["gap ratio", "crossing share", "median largest angle",
+    gap = p.gap_table
+    assert gap.columns.tolist() == ["s_r / s_(r+1)", "crossing share", "median largest angle",
                                     "share above 45 deg", "trusted"]
     assert ((gap["crossing share"] >= 0) & (gap["crossing share"] <= 1)).all()
     json.dumps(p.to_dict())
-    assert "Poisson" in str(p.summary())
+    assert "poisson bootstrap" in str(p.summary())
+
+
+def test_bootstrap_warns_weak_gap_by_block():
+    """As for two blocks, a weak gap warns (WeakGapWarning), naming the
+    blocks below GAP_RATIO_MIN: here the one outside the link."""
+    rng = np.random.default_rng(21)
+    xs = [rng.normal(size=(400, 3)), rng.normal(size=(400, 3)), rng.normal(size=(400, 6))]
+    y = xs[0][:, 0] * xs[1][:, 0] + 0.3 * rng.normal(size=400)
+    res = _fit(y, xs, 1, independent_blocks=True)
+    with pytest.warns(jdr.exceptions.WeakGapWarning, match=r"in block\(s\) k2 ") as rec:
+        boot = res.bootstrap(39, seed=1)
+    assert len(rec) == 1 and "k0" not in str(rec[0].message)
+    table = boot.gap_table
+    assert not table.loc["k2", "trusted"] and table.loc[["k0", "k1"], "trusted"].all()
+    assert table.loc["k2", "s_r / s_(r+1)"] < 1.5 <= table.loc["k0", "s_r / s_(r+1)"]
+    assert boot.gap["trusted"] is False
+    assert "WARNING (weak gap), block k2" in str(boot.summary())
+    assert "Weak gap" in boot.sentence("k2") and "Weak gap" not in boot.sentence("k0")
 
 
 def test_bootstrap_refusals():

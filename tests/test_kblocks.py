@@ -204,11 +204,12 @@ def test_formula_covariates_weights_categorical_and_multivariate():
 def test_bootstrap_bounds_per_block_are_seeded():
     y, xs, _ = _data(m=600, seed=10)
     res = _model(y, xs).fit(1, independent_blocks=True)
-    boot = res.bootstrap(10, seed=3)
-    a, b = boot.table, res.bootstrap(10, seed=3).table
+    boot = res.bootstrap(10, seed=3, level=0.8)
+    a, b = boot.table, res.bootstrap(10, seed=3, level=0.8).table
     pd.testing.assert_frame_equal(a, b)
-    assert "Bootstrap of the K-block fit" in str(boot)
-    assert boot.to_dict()["blocks"]["genes"]["upper"] == a.loc["genes", "upper"]
+    assert isinstance(boot, jdr.BootstrapResults)
+    assert "Bootstrap of the joint dimension reduction" in str(boot)
+    assert boot.to_dict()["max_angle_bound_deg"]["genes"] == a.loc["genes", "upper"]
     assert list(a.index) == ["genes", "lipids", "clinical"]
     assert (a["upper"] >= a["median"]).all() and (a["upper"] < 45).all()
 

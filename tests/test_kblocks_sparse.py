@@ -74,8 +74,14 @@ def test_sparse_fit_reports_its_supports():
     assert out["sparsity"] == {"genes": 3, "lipids": 4, "clinical": 3}
     assert out["sparsity_cv"] is None
     assert res.transform().shape == (600, 3)
-    boot = res.bootstrap(4, seed=1)
+    boot = res.bootstrap(4, seed=1, level=0.5)
     assert list(boot.table.index) == list(NAMES) and (boot.table["upper"] <= 90).all()
+    freq = boot.selection_frequency  # the replicates' kept variables, by block
+    assert freq is not None and list(freq) == list(NAMES)
+    for n in NAMES:
+        assert list(freq[n].index) == list(res.directions[n].index)
+        # each replicate keeps the fit's count of variables
+        assert np.isclose(freq[n].sum(), res.sparsity[n])
 
 
 def test_sparse_fit_is_invariant_to_units_shifts_and_column_order():

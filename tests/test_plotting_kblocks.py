@@ -272,8 +272,9 @@ def test_response_surface_shows_the_pair_interaction():
     plt.close(fig)
 
 
+@pytest.mark.filterwarnings("ignore::jdr_stats.exceptions.WeakGapWarning")  # a null block
 def test_bootstrap_angles_per_block(res):
-    boot = res.bootstrap(n_boot=12, seed=3)
+    boot = res.bootstrap(n_boot=12, seed=3, level=0.8)
     names = _names(res)
     # each replicate's principal angles, ascending: the largest is the last
     angles = {n: a[:, -1] for n, a in boot.angles.items()}
@@ -282,7 +283,9 @@ def test_bootstrap_angles_per_block(res):
     for n in names:
         assert angles[n].shape == (12,)
         assert np.median(angles[n]) == pytest.approx(table.loc[n, "median"])
-        assert np.quantile(angles[n], boot.level) == pytest.approx(table.loc[n, "upper"])
+        # the ceil((B + 1) level)-th smallest largest angle, as for two blocks
+        k = int(np.ceil((12 + 1) * boot.level))
+        assert np.sort(angles[n])[k - 1] == pytest.approx(table.loc[n, "upper"])
     fig = plotting.plot_bootstrap_angles(boot)
     assert len(fig.axes) == len(names)
     for ax, n in zip(fig.axes, names, strict=True):
@@ -298,7 +301,7 @@ def test_bootstrap_angles_per_block(res):
 
 
 def test_bootstrap_angles_survive_save_and_load(k3, tmp_path):
-    boot = k3.bootstrap(n_boot=5, seed=0)
+    boot = k3.bootstrap(n_boot=5, seed=0, level=0.6)
     boot.save(tmp_path / "boot.jdr")
     back = jdr.load(tmp_path / "boot.jdr")
     for n in _names(k3):
@@ -354,8 +357,10 @@ def test_two_block_results_take_the_block_arguments():
     assert fig.axes[0].get_xlabel() == "b_dir1" and fig.axes[0].get_ylabel() == "a_dir1"
     assert fig.axes[0].get_title() == "Response over blocks b and a"
     plt.close(fig)
-    with pytest.raises(ValueError, match="block is for the bootstrap of a K-block fit"):
-        plotting.plot_bootstrap_angles(fit.bootstrap(n_boot=9, seed=0), block="a")
+    boot = fit.bootstrap(n_boot=39, seed=0)  # one type: its blocks picked by key
+    fig = plotting.plot_bootstrap_angles(boot, block="a")
+    assert _titles(fig) == [f"Block a: bound {boot.max_angle_bound()['a']:.1f} deg"]
+    plt.close(fig)
 
 
 def test_scree_on_given_axes_keeps_the_legend_right_of_the_pvalues(k3):
@@ -383,7 +388,7 @@ def test_every_plot_of_a_two_block_main_effects_fit():
         "loadings": _titles(plotting.plot_loadings(fit)),
         "summary": _titles(plotting.plot_sufficient_summary(fit)),
         "surface": _titles(plotting.plot_response_surface(fit)),
-        "boot": _titles(plotting.plot_bootstrap_angles(fit.bootstrap(n_boot=5, seed=0))),
+        "boot": _titles(plotting.plot_bootstrap_angles(fit.bootstrap(n_boot=39, seed=0))),
         "support": _titles(plotting.plot_support(fit)),
     }
     plt.close("all")

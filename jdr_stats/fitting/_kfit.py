@@ -28,7 +28,6 @@ from ..core.kestimate import KBlockFactors, block_factors, stacked_pieces
 from ..core.tensor import sketch_tests
 from ..core.whitening import DesignWhitening
 from ..inference._kblock_design import KBlockDesign
-from ..inference.kblock_bootstrap import KBlockBootstrapResults
 from ..inference.kblock_orthogonal import kblock_residual
 from ..inference.main_effects import MainEffectsMethod, MainEffectsResults, main_effects_test
 from ..inference.rank_methods import kblock_method
@@ -49,7 +48,7 @@ from ._kview import KBlockViewMixin
 from ._kwhiten import _cross_cov, _whiten_arrays
 from ._rank_zero import rank_zero_sizes
 
-__all__ = ["KBlockBootstrapResults", "KBlockRankTests", "KBlockResults", "fit_kblocks"]
+__all__ = ["KBlockRankTests", "KBlockResults", "fit_kblocks"]
 
 RankArg = int | Mapping[str, int] | Literal["auto"]
 

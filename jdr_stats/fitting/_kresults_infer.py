@@ -26,14 +26,17 @@ import pandas as pd
 from .. import config
 from ..core._linalg import unit_columns
 from ..core.kestimate import KBlockFactors, stacked_pieces
+from ..inference._boot_results import BootstrapResults
 from ..inference._metric import covariance_metric_angles
 from ..inference.hypotheses import TestResult, TestTable, fdr_qvalues
 from ..inference.kblock_association import KBlockAssociation, kblock_association_test
 from ..inference.kblock_bootstrap import (
     KBLOCK_BOOT_METHODS,
     KBlockBootMethod,
-    KBlockBootstrapResults,
+    Replicate,
     draw_resamples,
+    kblock_results,
+    warn_weak_gap,
 )
 from ..inference.kblock_coord import group_wald
 from ..inference.kblock_influence import joint_influences, mapped_influences
@@ -56,16 +59,17 @@ def _centred(white: Any, blocks: Sequence[np.ndarray], wn: np.ndarray) -> list[n
 def _refit_batch(refit: Callable[..., Any], model: Any, batch: Sequence[np.ndarray],
                  ranks: dict[str, int], kwargs: dict[str, Any],
                  base: list[np.ndarray], scales: list[Any], covs: list[np.ndarray],
-                 fit_values: list[np.ndarray]) -> list[tuple[list[np.ndarray],
-                                                                          list[np.ndarray]]]:
+                 fit_values: list[np.ndarray]) -> list[Replicate]:
     """The replicates of one batch of resamples: each block's principal
-    angles to the fit (degrees, in the block's covariance metric ``covs``)
-    and its combined-Gram eigenvalues; NaN for a refit that fails (a
-    resample with a singular block)."""
+    angles to the fit (radians, in the block's covariance metric ``covs``),
+    its combined-Gram eigenvalues, its directions (original coordinates,
+    the fit's rank) and, for a sparse fit, its kept variables; NaN (and no
+    selection) for a refit that fails (a resample with a singular block)."""
     data = model._data
     names = list(ranks)
     widths = [len(v) for v in fit_values]
-    out = []
+    sparse = kwargs.get("sparsity") is not None
+    out: list[Replicate] = []
     for idx in batch:
         rep = copy.copy(model)
         rep._data = replace(data, endog=data.endog[idx],
@@ -76,15 +80,21 @@ def _refit_batch(refit: Callable[..., Any], model: Any, batch: Sequence[np.ndarr
             res = refit(rep, ranks, **kwargs)
         except (ValueError, np.linalg.LinAlgError):
             out.append(([np.full(b.shape[1], np.nan) for b in base],
-                        [np.full(n, np.nan) for n in widths]))
+                        [np.full(n, np.nan) for n in widths],
+                        [np.full(b.shape, np.nan) for b in base], None))
             continue
-        dirs = [res.directions[n].to_numpy() for n in names]
-        dirs = [d if s is None else unit_columns(d / s[:, None]) for d, s in zip(dirs, scales,
+        raw = [res.directions[n].to_numpy()[:, :b.shape[1]] for n, b in zip(names, base,
+                                                                          strict=True)]
+        dirs = [d if s is None else unit_columns(d / s[:, None]) for d, s in zip(raw, scales,
                                                                                strict=True)]
         eig = [np.asarray(res._fac.values[k], float) for k in range(len(names))]
-        out.append(([np.degrees(covariance_metric_angles(b, d, c)) if b.shape[1]
+        kept = None
+        if sparse:
+            kept = [np.isin([str(v) for v in res.directions[n].index],
+                            [str(v) for v in res.support[n]]) for n in names]
+        out.append(([covariance_metric_angles(b, d, c) if b.shape[1]
                      else np.empty(0)  # a rank-0 block: nothing to bound
-                     for b, d, c in zip(base, dirs, covs, strict=True)], eig))
+                     for b, d, c in zip(base, dirs, covs, strict=True)], eig, raw, kept))
     return out
 
 
@@ -397,7 +407,7 @@ class KBlockInferenceMixin:
     # -- bootstrap ------------------------------------------------------------------
     def bootstrap(self, n_boot: int = 199, *, seed: int | np.random.Generator | None = None,
                   level: float = 0.95, method: KBlockBootMethod = "pairs",
-                  n_jobs: int | None = None) -> KBlockBootstrapResults:
+                  n_jobs: int | None = None) -> BootstrapResults:
         """Percentile bounds of each block's principal angles between the
         bootstrap re-estimates (the fit repeated with the same settings and
         ranks: its estimator, whitening, pieces) and the estimate, degrees.
@@ -415,7 +425,9 @@ class KBlockInferenceMixin:
         seed : int, Generator or None
             Same seed, same numbers, for any ``n_jobs``.
         level : float
-            The bound's and the intervals' level, in (0, 1).
+            The default confidence of the bounds and intervals, in (0, 1)
+            (the results' ``alpha`` is ``1 - level``); as for two blocks,
+            the intervals need ``(n_boot + 1)(1 - level) / 2 >= 1``.
         method : {"pairs", "poisson"}
             ``"pairs"``: rows resampled with replacement; ``"poisson"``:
             each row repeated by a Poisson-type weight of the resampling
@@ -426,10 +438,14 @@ class KBlockInferenceMixin:
 
         Returns
         -------
-        KBlockBootstrapResults
-            ``table`` (by block: ``median`` and ``upper``, the ``level``
-            percentile, of the largest angle), ``intervals``, ``angles``,
-            ``gap``, ``summary()``, ``to_dict()``.
+        BootstrapResults
+            The two-block fit's results type, every table by block name
+            (the blocks of positive rank): ``max_angle_bound`` (the
+            ``ceil((B + 1) level)``-th smallest largest angle), ``table``,
+            ``conf_int``, ``intervals``, ``loadings_conf_int``, ``angles``,
+            ``gap``, ``gap_table``, ``summary()``, ``to_dict()``, ``save``;
+            the singular values' intervals and the calibrated bound are the
+            two-block fit's only (a clear error here).
         """
         if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 2:
             raise ValueError(f"n_boot must be an integer >= 2; got {n_boot!r}")
@@ -443,8 +459,8 @@ class KBlockInferenceMixin:
         data = self._model._data
         m = int(data.nobs)
         check_memory(8.0 * int(n_boot) * (m + sum(self._ranks.values())
-                                          + sum(len(self._labels(k))
-                                                for k in range(len(self._names)))),
+                                          + sum(len(self._labels(k)) * (1 + r) for k, r
+                                                in enumerate(self._ranks.values()))),
                      config.memory_limit(), "n_boot", int(n_boot),
                      "the bootstrap's resamples and angles")
         data.rows("bootstrap()")
@@ -484,15 +500,9 @@ class KBlockInferenceMixin:
                     refit, self._model, b, ranks, kwargs, base, scales, covs, fit_values)
                     for b in batches)
                     for r in part]
-        angles = {n: np.vstack([r[0][k] for r in reps]) for k, n in enumerate(names)
-                  if n in bounded}
-        eig = {n: np.vstack([r[1][k] for r in reps]) for k, n in enumerate(names)
-               if n in bounded}
-        fit_eig = {n: np.asarray(self._fac.values[k], float) for k, n in enumerate(names)
-                   if n in bounded}
-        ranks = {n: self._ranks[n] for n in bounded}
-        if np.all(np.isnan(angles[bounded[0]][:, 0])):
-            raise ValueError("bootstrap(): every replicate's refit failed (resamples with a "
-                             "singular block); the blocks need more rows per column")
-        return KBlockBootstrapResults.from_replicates(angles, eig, fit_eig, ranks,
-                                                      level=float(level), method=method)
+        boot = kblock_results(self, reps, [n for n in names if n in bounded],
+                              method=method,
+                              # 1 - level without its rounding (1 - 0.8 is 0.19999...)
+                              alpha=round(1.0 - float(level), 12))
+        warn_weak_gap(boot)
+        return boot

@@ -52,10 +52,11 @@ def loading_table(
 
     ``reps[block]``: replicate directions (B, n, r), original coordinates;
     ``dirs[block]``: the estimate's (n, r); ``sds[block]``: the variables'
-    standard deviations.  Rows ``(block, variable, direction)``.
+    standard deviations.  Rows ``(block, variable, direction)``, the blocks in
+    the order of ``dirs``.
     """
     idx, rows = [], []
-    for block in ("a", "b"):
+    for block in dirs:
         # unit-length columns of per-SD loadings: free of the variables' units
         est = _unit(dirs[block] * sds[block][:, None])
         top = np.max(np.abs(est), axis=0)

@@ -103,8 +103,6 @@ CLASSES: dict[str, Spec] = {
     "KBlockResults": Spec("jdr_stats.fitting._kfit:KBlockResults", root=_R,
                           keep=("_block_sds", "fit_measures", "_summary_main_effects")),
     "KBlockRankTests": Spec("jdr_stats.fitting._kfit:KBlockRankTests", root=_R),
-    "KBlockBootstrapResults": Spec(
-        "jdr_stats.inference.kblock_bootstrap:KBlockBootstrapResults", root=_R),
     "KBlockSupportResults": Spec("jdr_stats.support._kblock:KBlockSupportResults", root=_R),
     "BootstrapResults": Spec("jdr_stats.inference._boot_results:BootstrapResults", root=_R),
     "TestResult": Spec("jdr_stats.inference.hypotheses:TestResult", root=_R),

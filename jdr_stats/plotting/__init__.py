@@ -424,16 +424,14 @@ def plot_bootstrap_angles(boot: Any, *, block: str | Sequence[str] | None = None
     The angle between each bootstrap replicate's subspace and the estimate,
     with the upper confidence bound of :meth:`BootstrapResults.max_angle_bound`
     (computed with the results' default interval, which may rescale the
-    replicate angles; see the bootstrap theory page).  The bootstrap of a
-    K-block fit: one panel per block (``block``: the blocks drawn, by
-    name; every block by default) with its ``upper`` percentile bound of
-    ``boot.table``; ``ax`` then holds one axes per block drawn.
+    replicate angles; see the bootstrap theory page).  ``block``: the
+    blocks drawn, keys of ``boot.block_names`` (``"a"``, ``"b"`` for a
+    two-block fit, the block names for K blocks); every block by default,
+    one panel each with its bound (``boot.table``'s ``upper``); ``ax`` then
+    holds one axes per block drawn.
     """
-    if not hasattr(boot, "angles_a"):
+    if block is not None or tuple(boot.block_names) != ("a", "b"):
         return _bootstrap_kblocks(boot, block, ax)
-    if block is not None:
-        raise ValueError(f"block is for the bootstrap of a K-block fit (this one draws "
-                         f"blocks a and b); got {block!r}")
     own = ax is None
     fig, axes = _axes(ax, ncols=2, figsize=(10, 4.2))
     bounds = boot.max_angle_bound()

@@ -151,7 +151,7 @@ def _scree_kblocks(results: Any, rank_tests: Any, alpha: float | None, ax: Any) 
 
 
 def _bootstrap_kblocks(boot: Any, block: Any, ax: Any) -> Figure:
-    """:func:`plot_bootstrap_angles` of a K-block bootstrap."""
+    """:func:`plot_bootstrap_angles`, one panel per block of ``block``."""
     from matplotlib.patches import Patch
     from matplotlib.ticker import MaxNLocator
 
@@ -164,6 +164,7 @@ def _bootstrap_kblocks(boot: Any, block: Any, ax: Any) -> Figure:
     own = ax is None
     fig, axes = _grid(ax, len(shown), (4.6, 3.6), extra=0.5)
     level = f"{boot.level:.0%}"
+    kind = getattr(boot, "interval", "percentile")
     line = None
     for axis, n in zip(axes, shown, strict=True):
         ang = np.asarray(angles[n], dtype=float)
@@ -171,7 +172,7 @@ def _bootstrap_kblocks(boot: Any, block: Any, ax: Any) -> Figure:
         axis.hist(ang, bins=30, color="C0", alpha=0.8)
         upper = float(table.loc[n, "upper"])
         line = axis.axvline(upper, color="C3", linestyle="--",
-                            label=f"{level} percentile bound")
+                            label=f"{level} upper bound ({kind})")
         axis.set_xlabel("largest principal angle (degrees)")
         axis.set_ylabel("replicates")
         axis.yaxis.set_major_locator(MaxNLocator(integer=True))  # counts
