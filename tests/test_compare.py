@@ -29,11 +29,16 @@ def test_compare_with_truth(sim):
     assert tab.loc["jdr", "nsee"] < 0.25
     assert tab.loc["phd ([a, b])", "nsee"] < 0.25
     assert tab.loc["phd (blocks)", "nsee"] > 0.5
-    a_hat, b_hat = out.estimates["jdr"]
+    a_hat, b_hat = out.estimates["jdr"]["a"], out.estimates["jdr"]["b"]
+    assert list(out.estimates["jdr"]) == ["a", "b"]
     assert a_hat.shape == (5, 2) and b_hat.shape == (4, 2)
-    assert out.rank == 2
+    assert out.rank == 2 and out.blocks == {"a": 5, "b": 4} and out.nobs == 2000
     text = " ".join(str(out.summary()).split())
-    assert "phd ([a, b])" in text and "left singular" in text
+    assert "phd ([a, b])" in text and "left singular" not in text  # behind notes="full"
+    full = " ".join(str(out.summary(notes="full")).split())
+    assert "left singular" in full and "y on a, y on b" in full
+    with pytest.raises(ValueError, match="notes must be 'short' or 'full'"):
+        out.summary(notes="long")
 
 
 def test_compare_without_truth_reports_angles_between_methods(sim):
@@ -171,11 +176,11 @@ def test_compare_categorical_response_matches_the_joint_fit_and_sir(sim3):
     # SIR with the classes as slices: as SIR fitted directly on the class codes
     codes = np.asarray(y.codes, float)
     direct_a = np.asarray(jdr.SIR(codes, sim.a).fit(n_slices=3).directions)[:, :1]
-    assert principal_angles(out.estimates["sir (blocks)"][0], direct_a).max() < 1e-8
+    assert principal_angles(out.estimates["sir (blocks)"]["a"], direct_a).max() < 1e-8
     joint = np.asarray(jdr.SIR(codes, np.hstack([sim.a, sim.b])).fit(n_slices=3).directions)
     ua, vb = split_joint_subspace(joint[:, :2], 5, 1)
-    assert principal_angles(out.estimates["sir ([a, b])"][0], ua).max() < 1e-8
-    assert principal_angles(out.estimates["sir ([a, b])"][1], vb).max() < 1e-8
+    assert principal_angles(out.estimates["sir ([a, b])"]["a"], ua).max() < 1e-8
+    assert principal_angles(out.estimates["sir ([a, b])"]["b"], vb).max() < 1e-8
     text = " ".join(out.summary().extra_txt)
     assert "Left out of the default methods: phd" in text and "3 classes" in text
     assert "q = 2 class-indicator columns" in text and "Response:" in str(out.summary())
@@ -203,7 +208,7 @@ def test_compare_two_classes_fits_phd_on_the_indicator():
     assert out.fit["rsquared"].isna().tolist() == [False, False, True] + [False] * 4
     ind = (np.asarray(y) == "high").astype(float)
     direct = np.asarray(jdr.PHD(ind, sim.b).fit().directions)[:, :1]
-    assert principal_angles(out.estimates["phd (blocks)"][1], direct).max() < 1e-8
+    assert principal_angles(out.estimates["phd (blocks)"]["b"], direct).max() < 1e-8
     flipped = pd.Categorical(np.asarray(y), categories=["high", "low"])
     assert_allclose(compare(flipped, sim.a, sim.b, 1).fit["rsquared"], out.fit["rsquared"],
                     rtol=0, atol=1e-9)
