@@ -323,3 +323,33 @@ def test_compare_main_effects_needs_jdr_and_a_bool():
         compare(y, a, b, 1, methods=("sir",), main_effects=True)
     with pytest.raises(TypeError, match="main_effects must be True or False"):
         compare(y, a, b, 1, main_effects="yes")
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_whole_number_weights_compare_as_repeated_rows(k):
+    """Integer case weights are copies of rows: the comparison of a weighted
+    model counts the total weight as its observations, as the fit's rules
+    do, and its joint and pHd rows equal those of the repeated rows (SIR and
+    SAVE slice rows, so theirs do not)."""
+    sim = jdr.simulate.bilinear(300, 4, 3, 1, seed=1)
+    w = np.random.default_rng(0).integers(1, 4, 300).astype(float)
+    rep = np.repeat(np.arange(300), w.astype(int))
+    blocks = dict(list({"a": sim.a, "b": sim.b,
+                        "c": np.random.default_rng(2).standard_normal((300, 3))}.items())[:k])
+    truth = dict(list({"a": sim.U, "b": sim.V, "c": np.eye(3)[:, :1]}.items())[:k])
+    weighted = jdr.JointDimReduction.from_blocks(sim.y, blocks, weights=w)
+    repeated = jdr.JointDimReduction.from_blocks(
+        sim.y[rep], {n: x[rep] for n, x in blocks.items()})
+    cw = compare(weighted, 1, cv=None, truth=truth)
+    cr = compare(repeated, 1, cv=None, truth=truth)
+    assert cw.nobs == cr.nobs == int(w.sum()) == rep.size != 300
+    assert cw.to_dict()["nobs"] == rep.size
+    assert f"No. observations:   {rep.size}" in str(cw.summary())
+    rows = ["jdr", "phd (blocks)", f"phd ({'[a, b]' if k == 2 else '[blocks]'})"]
+    assert_allclose(cw.fit.loc[rows].to_numpy(), cr.fit.loc[rows].to_numpy(),
+                    rtol=0, atol=1e-10)
+    errors = ["nsee", *(f"error {n}" for n in blocks)]
+    assert_allclose(cw.table.loc[rows, errors].to_numpy(),
+                    cr.table.loc[rows, errors].to_numpy(), rtol=0, atol=1e-7)
+    # without weights the count is the rows
+    assert compare(jdr.JointDimReduction.from_blocks(sim.y, blocks), 1, cv=None).nobs == 300

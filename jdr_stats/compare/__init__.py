@@ -16,7 +16,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from statsmodels.iolib.summary2 import Summary
 
 from ..estimation._estimate import check_rank
 from ..fit_measures import fit_measures
@@ -316,7 +315,8 @@ def _variants(model: Any, rank: int, meths: list[str], info: ResponseInfo, *,
             variants += _jdr_variants(model, rank, main_effects, est, unfitted, strict=strict)
             continue
         for name, bases, why in fit_baseline(
-                m, directions, blocks=[("a", a, rank), ("b", b, rank)], joint_label=joint_label(["a", "b"]),
+                m, directions, blocks=[("a", a, rank), ("b", b, rank)],
+                joint_label=joint_label(["a", "b"]),
                 split=lambda joint: split_joint_subspace(joint, n1, rank), nobs=data.nobs,
                 sir_classes=len(info.classes) if categorical else None):
             variants.append(name)

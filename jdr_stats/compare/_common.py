@@ -178,14 +178,16 @@ def response_views(data: Any, info: ResponseInfo, y: Any,
     return y_sliced, len(info.classes) if categorical else n_slices
 
 
-def baseline_directions(y: Any, y_sliced: Any, slices: int | None,
-                        residuals: bool) -> Callable[[Any, np.ndarray, int], np.ndarray]:
+def baseline_directions(y: Any, y_sliced: Any, slices: int | None, residuals: bool,
+                        weights: np.ndarray | None = None,
+                        ) -> Callable[[Any, np.ndarray, int], np.ndarray]:
     """The first ``k`` directions of a baseline class fitted to a design:
-    pHd on ``y`` (``residuals``), SIR and SAVE on ``y_sliced``."""
+    pHd on ``y`` (``residuals``), SIR and SAVE on ``y_sliced``, each with
+    the model's case ``weights`` (None: unweighted)."""
 
     def directions(cls: Any, x: np.ndarray, k: int) -> np.ndarray:
-        res = (cls(y, x).fit(residuals=residuals) if cls is PHD
-               else cls(y_sliced, x).fit(n_slices=slices))
+        res = (cls(y, x, weights=weights).fit(residuals=residuals) if cls is PHD
+               else cls(y_sliced, x, weights=weights).fit(n_slices=slices))
         return np.asarray(res.directions)[:, :k]
 
     return directions

@@ -220,7 +220,8 @@ def _kvariants(model: Any, jdr_fit: Any, names: list[str], ranks: dict[str, int]
     widths = [x.shape[1] for x in xs]
     categorical = info.kind == "categorical"
     y_sliced, slices = response_views(data, info, y, n_slices)
-    directions = baseline_directions(y, y_sliced, slices, residuals)
+    directions = baseline_directions(y, y_sliced, slices, residuals,
+                                     getattr(data, "weights", None))
     est: dict[str, dict[str, np.ndarray]] = {}
     unfitted: dict[str, str] = {}
     variants: list[str] = []

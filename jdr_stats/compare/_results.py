@@ -161,8 +161,9 @@ class Comparison(ExportMixin, SummaryMixin):
         if not full:
             return (f"R-squared: y on each variant's r reduced features per block and their "
                     f"products (equal numbers of features; the joint fit's rsquared{measure}),"
-                    " in-sample" + (f". {self._cv_note} " if self._cv_note else ". ")
-                    + self.conclusion())
+                    " in-sample" + (f". {self._cv_note} " if self._cv_note else
+                                    " (optimistic: directions and regression from the "
+                                    "same rows). ") + self.conclusion())
         return ("R-squared: the regression of y on each variant's reduced features (r_k per "
                 "block) and the products of every pair of blocks' features (the joint fit's "
                 f"rsquared{measure}; for two blocks the bilinear regression), the same r_k "
