@@ -268,7 +268,7 @@ def compare(
     if not est:
         raise ValueError(f"methods={meths!r}: no variant could be fitted: "
                          + "; ".join(f"{k}: {v}" for k, v in unfitted.items()))
-    nobs = data.nobs
+    nobs = data.nobs  # no case weights here: the rows are the observations
 
     nan = (float("nan"), float("nan"))
     fit = pd.DataFrame.from_dict(
@@ -284,14 +284,14 @@ def compare(
     notes = _response_note(info, meths, left_out)
     if main_effects:
         notes.append(MAIN_EFFECTS_NOTE)
+    blocks, ranks = {"a": n1, "b": n2}, {"a": rank, "b": rank}
     out_info = comparison_info(
-        endog=data.endog_name, response=info.describe(), nobs=nobs, blocks={"a": n1, "b": n2},
-        ranks={"a": rank, "b": rank}, methods=meths, main_effects=main_effects,
-        truth=true is not None, measure=measure_note(info))
+        endog=data.endog_name, response=info.describe(), nobs=nobs, blocks=blocks,
+        ranks=ranks, methods=meths, main_effects=main_effects, truth=true is not None,
+        measure=measure_note(info))
     named = {v: {"a": ua, "b": vb} for v, (ua, vb) in est.items()}
-    return Comparison(table, named, out_info, fit, blocks={"a": n1, "b": n2},
-                      ranks={"a": rank, "b": rank}, unfitted=unfitted, notes=notes,
-                      cv_note=cv_note)
+    return Comparison(table, named, out_info, fit, blocks=blocks, ranks=ranks,
+                      unfitted=unfitted, notes=notes, cv_note=cv_note)
 
 
 def _variants(model: Any, rank: int, meths: list[str], info: ResponseInfo, *,
