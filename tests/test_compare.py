@@ -344,7 +344,8 @@ def test_whole_number_weights_compare_as_repeated_rows(k):
     cr = compare(repeated, 1, cv=None, truth=truth)
     assert cw.nobs == cr.nobs == int(w.sum()) == rep.size != 300
     assert cw.to_dict()["nobs"] == rep.size
-    assert f"No. observations:   {rep.size}" in str(cw.summary())
+    assert f"No. observations:   {rep.size} (300 rows, whole-number" in str(cw.summary())
+    assert f"No. observations:   {rep.size} " in str(cr.summary())
     rows = ["jdr", "phd (blocks)", f"phd ({'[a, b]' if k == 2 else '[blocks]'})"]
     assert_allclose(cw.fit.loc[rows].to_numpy(), cr.fit.loc[rows].to_numpy(),
                     rtol=0, atol=1e-10)

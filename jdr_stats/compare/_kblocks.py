@@ -187,7 +187,7 @@ def compare_kblocks(endog: Any, exog_a: Any, exog_b: Any, rank: Any, *,
         notes.append(MAIN_EFFECTS_NOTE)
     blocks = dict(zip(names, widths, strict=True))
     out_info = comparison_info(
-        endog=data.endog_name, response=info.describe(), nobs=count, blocks=blocks,
+        endog=data.endog_name, response=info.describe(), nobs=count, rows=nobs, blocks=blocks,
         ranks=ranks, methods=meths, main_effects=main_effects, truth=true is not None,
         measure=measure_note(info))
     return Comparison(table, est, out_info, fit, blocks=blocks, ranks=ranks,

@@ -112,7 +112,7 @@ class Comparison(ExportMixin, SummaryMixin):
 
     @property
     def nobs(self) -> int:
-        return int(self._info["No. observations:"])
+        return int(self._info["_nobs"])
 
     def conclusion(self) -> str:
         """Which fitted variant's reduced features explain y best, in sample
@@ -132,7 +132,7 @@ class Comparison(ExportMixin, SummaryMixin):
         return {
             "endog": self._info["Dependent variable:"],
             "response": self._info.get("Response:", "numeric"),
-            "nobs": json_safe(self._info["No. observations:"]),
+            "nobs": self.nobs,
             "blocks": dict(self._blocks), "rank": json_safe(self.rank),
             "methods": self._info["_methods"],
             "truth": self._info["Truth:"] == "given",
@@ -195,14 +195,18 @@ class Comparison(ExportMixin, SummaryMixin):
 
 def comparison_info(*, endog: str, response: str, nobs: int, blocks: dict[str, int],
                     ranks: dict[str, int], methods: list[str], main_effects: bool,
-                    truth: bool, measure: str) -> dict[str, Any]:
+                    truth: bool, measure: str, rows: int | None = None) -> dict[str, Any]:
     """The information a :class:`Comparison` prints (keys starting with
-    ``_`` are kept, not printed)."""
+    ``_`` are kept, not printed): ``nobs`` the observations, ``rows`` the
+    rows when whole-number case weights make them differ (as the fit's
+    summary prints them)."""
     same = len(set(ranks.values())) == 1
     return {
         "Dependent variable:": endog,
         "Response:": response,
-        "No. observations:": nobs,
+        "No. observations:": (nobs if rows is None or rows == nobs
+                              else f"{nobs} ({rows} rows, whole-number case weights)"),
+        "_nobs": int(nobs),
         "Blocks:": ", ".join(f"{n} ({w})" for n, w in blocks.items()),
         "Rank:": (next(iter(ranks.values())) if same
                   else ", ".join(f"{n}={r}" for n, r in ranks.items())),
