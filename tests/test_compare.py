@@ -354,3 +354,27 @@ def test_whole_number_weights_compare_as_repeated_rows(k):
                     cr.table.loc[rows, errors].to_numpy(), rtol=0, atol=1e-7)
     # without weights the count is the rows
     assert compare(jdr.JointDimReduction.from_blocks(sim.y, blocks), 1, cv=None).nobs == 300
+
+
+def test_a_comparison_saved_by_an_earlier_version_loads(sim, tmp_path):
+    """A two-block comparison saved before one Comparison served every K
+    (``n1, n2`` and one rank in its information, each variant's bases a
+    pair) loads with the members of every K."""
+    import pickle
+
+    out = compare(sim.y, sim.a, sim.b, 2, methods=["jdr", "sir"], cv=None)
+    old = {"_table": out.table, "_cv_note": "", "_fit": out.fit, "_unfitted": {},
+           "_notes": [], "_estimates": {v: (b["a"], b["b"])
+                                        for v, b in out.estimates.items()},
+           "_info": {"Dependent variable:": "y", "Response:": "numeric",
+                     "No. observations:": 2000, "n1, n2:": "5, 4", "Rank:": 2,
+                     "Methods:": "jdr, sir", "Truth:": "none", "_measure": ""}}
+    back = Comparison.__new__(Comparison)
+    back.__setstate__(old)
+    assert back.to_dict() == out.to_dict()
+    assert str(back.summary()) == str(out.summary())
+    assert back.blocks == {"a": 5, "b": 4} and back.rank == 2
+    again = pickle.loads(pickle.dumps(back))
+    assert again.to_dict() == out.to_dict()
+    out.save(tmp_path / "c.jdr")
+    assert jdr.load(tmp_path / "c.jdr").to_dict() == out.to_dict()

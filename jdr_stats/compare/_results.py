@@ -81,6 +81,15 @@ class Comparison(ExportMixin, SummaryMixin):
         self._notes = list(notes)
         self._cv_note = cv_note
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Restore a saved comparison; one saved by an earlier version (two
+        blocks: ``n1, n2`` and one rank in its information, each variant's
+        bases a pair) is read into the members of every K."""
+        state = dict(state)
+        if "_blocks" not in state:
+            state.update(_two_block_state(state))
+        self.__dict__.update(state)
+
     @property
     def table(self) -> pd.DataFrame:
         return self._table.copy()
@@ -216,3 +225,24 @@ def comparison_info(*, endog: str, response: str, nobs: int, blocks: dict[str, i
         "_methods": list(methods),
         "_measure": measure,
     }
+
+
+def _two_block_state(state: dict[str, Any]) -> dict[str, Any]:
+    """The attributes a two-block comparison saved by an earlier version
+    lacks, from those it has."""
+    info = dict(state["_info"])
+    n1, n2 = (int(v) for v in str(info["n1, n2:"]).split(","))
+    rank = int(info["Rank:"])
+    blocks, ranks = {"a": n1, "b": n2}, {"a": rank, "b": rank}
+    methods = str(info["Methods:"])
+    new = comparison_info(
+        endog=info["Dependent variable:"], response=info.get("Response:", "numeric"),
+        nobs=int(info["No. observations:"]), blocks=blocks, ranks=ranks,
+        methods=methods.split(" (")[0].split(", "),
+        main_effects=methods.endswith("(jdr also with main effects)"),
+        truth=info["Truth:"] == "given", measure=info.get("_measure", ""))
+    return {"_info": new, "_blocks": blocks, "_ranks": ranks,
+            "_cv_note": state.get("_cv_note", ""), "_unfitted": state.get("_unfitted", {}),
+            "_notes": state.get("_notes", []),
+            "_estimates": {v: {"a": np.asarray(p[0]), "b": np.asarray(p[1])}
+                           for v, p in state["_estimates"].items()}}
