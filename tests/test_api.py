@@ -193,7 +193,7 @@ def test_comparison_export(tmp_path):
     sim = jdr.simulate.bilinear(600, 5, 4, 2, seed=5)
     comp = jdr.compare(sim.y, sim.a, sim.b, rank=2, truth=(sim.U, sim.V))
     doc = _check_export(comp, tmp_path, "compare")
-    assert doc["truth"] is True and doc["rank"] == 2 and (doc["n1"], doc["n2"]) == (5, 4)
+    assert doc["truth"] is True and doc["rank"] == 2 and doc["blocks"] == {"a": 5, "b": 4}
     assert [r["variant"] for r in doc["table"]] == list(comp.table.index)
     np.testing.assert_array_equal([r["nsee"] for r in doc["table"]], comp.table["nsee"])
     plain = jdr.compare(sim.y, sim.a, sim.b, rank=2, methods=["jdr", "sir"]).to_dict()

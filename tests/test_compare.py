@@ -29,11 +29,16 @@ def test_compare_with_truth(sim):
     assert tab.loc["jdr", "nsee"] < 0.25
     assert tab.loc["phd ([a, b])", "nsee"] < 0.25
     assert tab.loc["phd (blocks)", "nsee"] > 0.5
-    a_hat, b_hat = out.estimates["jdr"]
+    a_hat, b_hat = out.estimates["jdr"]["a"], out.estimates["jdr"]["b"]
+    assert list(out.estimates["jdr"]) == ["a", "b"]
     assert a_hat.shape == (5, 2) and b_hat.shape == (4, 2)
-    assert out.rank == 2
+    assert out.rank == 2 and out.blocks == {"a": 5, "b": 4} and out.nobs == 2000
     text = " ".join(str(out.summary()).split())
-    assert "phd ([a, b])" in text and "left singular" in text
+    assert "phd ([a, b])" in text and "left singular" not in text  # behind notes="full"
+    full = " ".join(str(out.summary(notes="full")).split())
+    assert "left singular" in full and "y on a, y on b" in full
+    with pytest.raises(ValueError, match="notes must be 'short' or 'full'"):
+        out.summary(notes="long")
 
 
 def test_compare_without_truth_reports_angles_between_methods(sim):
@@ -171,11 +176,11 @@ def test_compare_categorical_response_matches_the_joint_fit_and_sir(sim3):
     # SIR with the classes as slices: as SIR fitted directly on the class codes
     codes = np.asarray(y.codes, float)
     direct_a = np.asarray(jdr.SIR(codes, sim.a).fit(n_slices=3).directions)[:, :1]
-    assert principal_angles(out.estimates["sir (blocks)"][0], direct_a).max() < 1e-8
+    assert principal_angles(out.estimates["sir (blocks)"]["a"], direct_a).max() < 1e-8
     joint = np.asarray(jdr.SIR(codes, np.hstack([sim.a, sim.b])).fit(n_slices=3).directions)
     ua, vb = split_joint_subspace(joint[:, :2], 5, 1)
-    assert principal_angles(out.estimates["sir ([a, b])"][0], ua).max() < 1e-8
-    assert principal_angles(out.estimates["sir ([a, b])"][1], vb).max() < 1e-8
+    assert principal_angles(out.estimates["sir ([a, b])"]["a"], ua).max() < 1e-8
+    assert principal_angles(out.estimates["sir ([a, b])"]["b"], vb).max() < 1e-8
     text = " ".join(out.summary().extra_txt)
     assert "Left out of the default methods: phd" in text and "3 classes" in text
     assert "q = 2 class-indicator columns" in text and "Response:" in str(out.summary())
@@ -203,7 +208,7 @@ def test_compare_two_classes_fits_phd_on_the_indicator():
     assert out.fit["rsquared"].isna().tolist() == [False, False, True] + [False] * 4
     ind = (np.asarray(y) == "high").astype(float)
     direct = np.asarray(jdr.PHD(ind, sim.b).fit().directions)[:, :1]
-    assert principal_angles(out.estimates["phd (blocks)"][1], direct).max() < 1e-8
+    assert principal_angles(out.estimates["phd (blocks)"]["b"], direct).max() < 1e-8
     flipped = pd.Categorical(np.asarray(y), categories=["high", "low"])
     assert_allclose(compare(flipped, sim.a, sim.b, 1).fit["rsquared"], out.fit["rsquared"],
                     rtol=0, atol=1e-9)
@@ -318,3 +323,58 @@ def test_compare_main_effects_needs_jdr_and_a_bool():
         compare(y, a, b, 1, methods=("sir",), main_effects=True)
     with pytest.raises(TypeError, match="main_effects must be True or False"):
         compare(y, a, b, 1, main_effects="yes")
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_whole_number_weights_compare_as_repeated_rows(k):
+    """Integer case weights are copies of rows: the comparison of a weighted
+    model counts the total weight as its observations, as the fit's rules
+    do, and its joint and pHd rows equal those of the repeated rows (SIR and
+    SAVE slice rows, so theirs do not)."""
+    sim = jdr.simulate.bilinear(300, 4, 3, 1, seed=1)
+    w = np.random.default_rng(0).integers(1, 4, 300).astype(float)
+    rep = np.repeat(np.arange(300), w.astype(int))
+    blocks = dict(list({"a": sim.a, "b": sim.b,
+                        "c": np.random.default_rng(2).standard_normal((300, 3))}.items())[:k])
+    truth = dict(list({"a": sim.U, "b": sim.V, "c": np.eye(3)[:, :1]}.items())[:k])
+    weighted = jdr.JointDimReduction.from_blocks(sim.y, blocks, weights=w)
+    repeated = jdr.JointDimReduction.from_blocks(
+        sim.y[rep], {n: x[rep] for n, x in blocks.items()})
+    cw = compare(weighted, 1, cv=None, truth=truth)
+    cr = compare(repeated, 1, cv=None, truth=truth)
+    assert cw.nobs == cr.nobs == int(w.sum()) == rep.size != 300
+    assert cw.to_dict()["nobs"] == rep.size
+    assert f"No. observations:   {rep.size} (300 rows, whole-number" in str(cw.summary())
+    assert f"No. observations:   {rep.size} " in str(cr.summary())
+    rows = ["jdr", "phd (blocks)", f"phd ({'[a, b]' if k == 2 else '[blocks]'})"]
+    assert_allclose(cw.fit.loc[rows].to_numpy(), cr.fit.loc[rows].to_numpy(),
+                    rtol=0, atol=1e-10)
+    errors = ["nsee", *(f"error {n}" for n in blocks)]
+    assert_allclose(cw.table.loc[rows, errors].to_numpy(),
+                    cr.table.loc[rows, errors].to_numpy(), rtol=0, atol=1e-7)
+    # without weights the count is the rows
+    assert compare(jdr.JointDimReduction.from_blocks(sim.y, blocks), 1, cv=None).nobs == 300
+
+
+def test_a_comparison_saved_by_an_earlier_version_loads(sim, tmp_path):
+    """A two-block comparison saved before one Comparison served every K
+    (``n1, n2`` and one rank in its information, each variant's bases a
+    pair) loads with the members of every K."""
+    import pickle
+
+    out = compare(sim.y, sim.a, sim.b, 2, methods=["jdr", "sir"], cv=None)
+    old = {"_table": out.table, "_cv_note": "", "_fit": out.fit, "_unfitted": {},
+           "_notes": [], "_estimates": {v: (b["a"], b["b"])
+                                        for v, b in out.estimates.items()},
+           "_info": {"Dependent variable:": "y", "Response:": "numeric",
+                     "No. observations:": 2000, "n1, n2:": "5, 4", "Rank:": 2,
+                     "Methods:": "jdr, sir", "Truth:": "none", "_measure": ""}}
+    back = Comparison.__new__(Comparison)
+    back.__setstate__(old)
+    assert back.to_dict() == out.to_dict()
+    assert str(back.summary()) == str(out.summary())
+    assert back.blocks == {"a": 5, "b": 4} and back.rank == 2
+    again = pickle.loads(pickle.dumps(back))
+    assert again.to_dict() == out.to_dict()
+    out.save(tmp_path / "c.jdr")
+    assert jdr.load(tmp_path / "c.jdr").to_dict() == out.to_dict()

@@ -345,9 +345,52 @@ def test_plots_render(fitted, tmp_path):
 
 
 def test_compare(fitted):
-    model, res, blocks, _ = fitted
+    model, res, blocks, ranks = fitted
     table = jdr.compare(model, rank=1)
     frame = table.table if hasattr(table, "table") else table
     assert len(frame) >= 2
     first = frame.select_dtypes("number").iloc[0].to_numpy(float)
     assert np.isfinite(first).all()
+
+
+#: The public members of a comparison, the same at every number of blocks.
+COMPARISON_MEMBERS = {"table", "fit", "best", "conclusion", "unfitted", "estimates", "blocks",
+                      "rank", "nobs", "summary", "to_dict", "to_json", "save"}
+
+
+def test_compare_is_one_type_with_the_same_members(fitted, tmp_path):
+    """``jdr.compare(results)`` is a :class:`jdr.Comparison` at every K, its
+    members answer by block name, and ``to_dict`` goes through JSON."""
+    model, res, blocks, ranks = fitted
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = jdr.compare(res, cv=2)
+    assert type(out) is jdr.Comparison
+    public = {n for n in dir(out) if not n.startswith("_")}
+    assert public == COMPARISON_MEMBERS
+    assert out.blocks == {n: x.shape[1] for n, x in blocks.items()}
+    same = len(set(ranks.values())) == 1
+    assert out.rank == (next(iter(ranks.values())) if same else ranks)
+    assert out.nobs == M
+    assert list(out.fit.columns) == ["rsquared", "rsquared adj", "cv rsquared"]
+    assert out.fit.loc["jdr", "rsquared"] == pytest.approx(res.rsquared, rel=1e-10)
+    assert out.best in out.fit.index and isinstance(out.conclusion(), str)
+    joint = f"[{', '.join(blocks)}]" if len(blocks) == 2 else "[blocks]"
+    assert list(out.fit.index) == ["jdr", *(f"{m} ({v})" for m in ("sir", "phd", "save")
+                                            for v in ("blocks", joint))]
+    assert list(out.table.columns) == [f"{s} angle {n}" for n in blocks for s in ("max", "mean")]
+    for variant, bases in out.estimates.items():
+        assert list(bases) == list(blocks), variant
+        for name, u in bases.items():
+            assert u.shape == (blocks[name].shape[1], ranks[name])
+    text = str(out.summary())
+    assert "Comparison of dimension reduction methods" in text and "Blocks:" in text
+    assert len(" ".join(str(out.summary(notes="full")).split())) > len(" ".join(text.split()))
+    doc = out.to_dict()
+    assert json.loads(json.dumps(doc)) == doc == json.loads(out.to_json())
+    assert doc["blocks"] == out.blocks and doc["rank"] == out.rank
+    assert doc["nobs"] == M and [r["variant"] for r in doc["fit"]] == list(out.fit.index)
+    assert doc["out_of_sample"] == "cv rsquared"
+    out.save(tmp_path / "cmp.jdr")
+    back = jdr.load(tmp_path / "cmp.jdr")
+    assert type(back) is jdr.Comparison and back.to_dict() == doc

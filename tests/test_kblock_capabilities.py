@@ -181,12 +181,17 @@ def test_compare_takes_k_blocks(k):  # type: ignore[no-untyped-def]
     model, res = _fit(k)
     out = jdr.compare(res)
     assert out.fit.loc["jdr", "rsquared"] == pytest.approx(res.rsquared, rel=1e-12)
-    assert {"sir (blocks)", "sir ([blocks])", "phd (blocks)", "save ([blocks])"} <= set(
+    joint = "[b0, b1]" if k == 2 else "[blocks]"  # two blocks: named, as compare(y, a, b, r)
+    assert {"sir (blocks)", f"sir ({joint})", "phd (blocks)", f"save ({joint})"} <= set(
         out.fit.index)
-    assert out.rank == (res.rank if isinstance(res.rank, dict) else dict.fromkeys(blocks, 1))
+    assert isinstance(out, jdr.Comparison)
+    ranks = res.rank if isinstance(res.rank, dict) else dict.fromkeys(blocks, res.rank)
+    # DESIGN: an int when every block has the same rank, else a dict by block name
+    assert out.rank == (ranks if len(set(ranks.values())) > 1 else 1)
+    assert out.blocks == {n: x.shape[1] for n, x in blocks.items()}
     for n in blocks:  # the jdr row is the fit's
         assert np.max(principal_angles(out.estimates["jdr"][n], res.directions[n])) < 1e-8
-    assert "Comparison of dimension reduction methods, K blocks" in str(out.summary())
+    assert "Comparison of dimension reduction methods" in str(out.summary())
     json.loads(out.to_json())
     if k >= 3:
         truth = dict(zip(blocks, us, strict=True))

@@ -300,3 +300,23 @@ def test_a_table_wider_than_a_screen_is_cut_into_its_columns():
     tables, _ = smry.shown()
     assert [t.name for t in tables][1:] == [tables[0].name + " (continued)"] * (len(tables) - 1)
     assert smry.shown(beside=False)[0][0].columns == list(frame.columns)  # LaTeX, CSV: one
+
+
+def test_compare_notes_fit_and_keep_the_numbers():  # type: ignore[no-untyped-def]
+    """compare() on ais (the study's case): short notes within the target,
+    with the conclusion's R-squared values in and out of sample and the
+    folds' seed; the split and the measure's definition in the full notes."""
+    ais = load_ais()
+    blood = np.log(ais[["RCC", "WCC", "Hc", "Hg", "Ferr"]]).add_prefix("log")
+    body = np.log(ais[["Ht", "Wt", "SSF", "Bfat"]]).add_prefix("log")
+    out = jdr.compare(ais["LBM"], blood, body, 1)
+    short, full = _notes(out.summary()), _notes(out.summary(notes="full"))
+    text = " ".join(" ".join(short).split())
+    assert _words(short) <= 120 < _words(full), (_words(short), _words(full))
+    assert max(len(line) for line in str(out.summary()).splitlines()) <= MAX_WIDTH
+    r2 = out.fit["rsquared"].sort_values(ascending=False)
+    cv = out.fit["cv rsquared"].sort_values(ascending=False)
+    for value in (r2.iloc[0], cv.iloc[0]):
+        assert f"{value:.3f}" in text
+    assert "4 of 5 folds (seed 0)" in text and "in-sample" in text
+    assert "left singular" in " ".join(full) and "left singular" not in text

@@ -16,40 +16,34 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from statsmodels.iolib.summary2 import Summary
 
-from ..core._linalg import principal_angles
 from ..estimation._estimate import check_rank
 from ..fit_measures import fit_measures
 from ..io._data import MissingPolicy
 from ..io._responses import ResponseInfo, ResponseKind
-from ..metrics import nsee, subspace_error
 from ..model import JointDimReduction
-from ..persistence._export import ExportMixin, records
 from ..runtime._validation import check_bool
-from ..summary import SummaryMixin, build_summary, json_safe
 from ._common import (
+    MAIN_EFFECTS_NOTE,
     MIN_EXTRA_ROWS,
     TIE,
     _applicable,
     _check_methods,
     _response_note,
-    _unfitted_note,
     baseline_directions,
     choose_methods,
     conclusion,
     fit_baseline,
-    out_of_sample_column,
-    out_of_sample_conclusion,
+    measure_note,
     pairwise_angles,
     response_views,
+    truth_table,
 )
 from ._cv import CV_COLUMNS, check_cv, cross_validate, cv_note, fold_model
-from ._kblocks import KBlockComparison, compare_kblocks, is_kblock_call, split_subspace
+from ._kblocks import compare_kblocks, is_kblock_call, split_subspace
+from ._results import Comparison, comparison_info, joint_label
 
-__all__ = ["MIN_EXTRA_ROWS", "TIE", "Comparison", "KBlockComparison", "compare", "conclusion",
-           "split_joint_subspace"]
-
+__all__ = ["MIN_EXTRA_ROWS", "TIE", "Comparison", "compare", "conclusion", "split_joint_subspace"]
 
 
 def split_joint_subspace(
@@ -96,134 +90,6 @@ def split_joint_subspace(
     return parts[0], parts[1]
 
 
-class Comparison(ExportMixin, SummaryMixin):
-    """Output of :func:`compare` (read-only).
-
-    Attributes
-    ----------
-    table : DataFrame
-        With ``truth``: one row per variant (``"jdr"``, ``"sir (blocks)"``,
-        ``"sir ([a, b])"``, ...) and columns ``nsee``, ``error a``,
-        ``error b`` (``||U_perp^T orth(U_hat)||_F / sqrt(r)``) and the
-        principal angles in degrees per block (NaN for a variant not
-        fitted).  Without it: one row per pair of fitted variants with the
-        largest and mean principal angles (degrees) between their
-        subspaces, per block.
-    fit : DataFrame
-        One row per variant: ``rsquared`` and ``rsquared adj`` of the
-        bilinear regression of y on the variant's 2r reduced features
-        (``a U_hat``, ``b V_hat`` and their ``r^2`` products; the measure the
-        joint fit reports as ``rsquared``: for a response of ``q > 1``
-        columns, Pillai's trace over q), in-sample; then, unless
-        ``compare(..., cv=None)``, the out-of-sample measure: ``cv rsquared``
-        (numeric or multivariate response) or ``cv accuracy`` (categorical),
-        every variant refitted on each training fold
-        (:mod:`jdr_stats.compare._cv`); NaN for a variant not fitted.
-    best : str
-        The fitted variant with the largest ``rsquared``.
-    unfitted : dict
-        Variant name -> why it was not fitted (e.g. ``"a has 120 columns for
-        40 rows"``); empty when every variant was fitted.
-    estimates : dict
-        Fitted variant name -> (basis of the a-subspace, basis of the b-subspace).
-    """
-
-    def __init__(self, table: pd.DataFrame, estimates: dict[str, tuple[np.ndarray, np.ndarray]],
-                 info: dict[str, Any], fit: pd.DataFrame | None = None, *,
-                 unfitted: dict[str, str] | None = None, notes: Sequence[str] = (),
-                 cv_note: str = "") -> None:
-        self._table = table
-        self._cv_note = cv_note
-        self._estimates = estimates
-        self._info = dict(info)
-        self._unfitted = dict(unfitted or {})
-        self._notes = list(notes)
-        self._fit = fit if fit is not None else pd.DataFrame(
-            index=pd.Index(list(estimates), name="variant"),
-            columns=["rsquared", "rsquared adj"], dtype=float)
-
-    @property
-    def table(self) -> pd.DataFrame:
-        return self._table.copy()
-
-    @property
-    def fit(self) -> pd.DataFrame:
-        return self._fit.copy()
-
-    @property
-    def unfitted(self) -> dict[str, str]:
-        return dict(self._unfitted)
-
-    @property
-    def best(self) -> str:
-        return str(self._fit["rsquared"].dropna().idxmax())
-
-    def conclusion(self) -> str:
-        """Which fitted variant's reduced features explain y best, in sample
-        and (where :attr:`fit` has its column) out of sample."""
-        return conclusion(self._fit, self._unfitted) + out_of_sample_conclusion(
-            self._fit, self._unfitted)
-
-    @property
-    def estimates(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-        return {k: (a.copy(), b.copy()) for k, (a, b) in self._estimates.items()}
-
-    @property
-    def rank(self) -> int:
-        return self._info["Rank:"]
-
-    def to_dict(self) -> dict[str, Any]:
-        """The comparison as plain JSON types: ``endog``, ``response``,
-        ``nobs``, ``n1``, ``n2``, ``rank``, ``methods``, ``truth`` (bool),
-        ``table`` (one record per row of :attr:`table`, its ``variant``
-        first; keys without spaces, e.g. ``error_a``, ``angle_a1``), ``fit``
-        (:attr:`fit`, NaN as None), ``best`` and ``unfitted`` (variant ->
-        reason).  The bases in :attr:`estimates` are not included (``save``
-        keeps them)."""
-        n1, n2 = (int(v) for v in str(self._info["n1, n2:"]).split(","))
-        return {
-            "endog": self._info["Dependent variable:"],
-            "response": self._info.get("Response:", "numeric"),
-            "nobs": json_safe(self._info["No. observations:"]),
-            "n1": n1, "n2": n2, "rank": json_safe(self.rank),
-            "methods": self._info["Methods:"].split(", "),
-            "truth": self._info["Truth:"] == "given",
-            "table": records(self._table),
-            "fit": records(self._fit),
-            "best": self.best,
-            "out_of_sample": out_of_sample_column(self._fit),
-            "unfitted": dict(self._unfitted),
-        }
-
-    def summary(self) -> Summary:
-        notes = [
-            "Baselines: on each block alone (y on a, y on b; 'blocks') and on the "
-            "concatenated [a, b] ('[a, b]'; its 2r directions split into the top-r left "
-            "singular subspaces of an orthonormal basis's a-rows and b-rows).",
-            *self._notes,
-        ]
-        if self._unfitted:
-            notes.append(_unfitted_note(self._unfitted))
-        tables: list[tuple[str, pd.DataFrame, str] | tuple[str, pd.DataFrame]] = [
-            ("method", self._fit, "fit measures")]
-        if self._info["Truth:"] == "given":
-            notes.append("nsee = max(error a, error b); angles in degrees.")
-            tables.append(("variant", self._table))
-        elif len(self._table):  # no pair of variants with one variant fitted
-            notes.append("Principal angles (degrees) between the variants' subspaces.")
-            tables.append(("variant", self._table))
-        notes.append(
-            "R-squared: the bilinear regression of y on each variant's 2r reduced "
-            f"features and their products (the joint fit's rsquared"
-            f"{self._info.get('_measure', '')}), r features per block for every variant "
-            "(equal numbers of features), in-sample" + (
-                f". {self._cv_note} " if self._cv_note else " (optimistic for all: "
-                "directions and regression from the same rows). ") + self.conclusion()
-        )
-        info = {k: v for k, v in self._info.items() if not k.startswith("_")}
-        return build_summary("Comparison of dimension reduction methods", info, tables, notes)
-
-
 def _check_truth(truth: Any, n1: int, n2: int) -> tuple[np.ndarray, np.ndarray] | None:
     if truth is None:
         return None
@@ -258,7 +124,7 @@ def compare(
     main_effects: bool = False,
     cv: int | None = 5,
     seed: int | np.random.Generator | None = 0,
-) -> Comparison | KBlockComparison:
+) -> Comparison:
     """Fit the joint estimator and the baselines and compare their subspaces.
 
     Parameters
@@ -277,9 +143,11 @@ def compare(
         ``compare(results)``: the joint estimator's row is the K-block fit
         (the results given, or ``model.fit(rank)``), the baselines are
         fitted on each block alone and on the concatenated blocks (split by
-        :func:`jdr_stats.compare._kblocks.split_subspace`); ``truth`` is then a
-        dict of bases by block name (or a list in block order); the result
-        is a :class:`~jdr_stats.compare._kblocks.KBlockComparison`.
+        :func:`jdr_stats.compare._kblocks.split_subspace`; ``"[blocks]"`` in
+        the variants' names for three or more blocks, the two blocks' names
+        for two); ``truth`` is then a dict of bases by block name (or a list
+        in block order).  The result is a :class:`Comparison` whatever the
+        number of blocks.
     methods : sequence of {"jdr", "sir", "phd", "save"}, optional
         Methods to fit; default every method the response allows (all four
         for a numeric response or two classes; pHd is left out for a
@@ -320,6 +188,7 @@ def compare(
     Returns
     -------
     Comparison
+        The same type, members and meanings at every number of blocks.
 
     Raises
     ------
@@ -399,7 +268,7 @@ def compare(
     if not est:
         raise ValueError(f"methods={meths!r}: no variant could be fitted: "
                          + "; ".join(f"{k}: {v}" for k, v in unfitted.items()))
-    nobs = data.nobs
+    nobs = data.nobs  # no case weights here: the rows are the observations
 
     nan = (float("nan"), float("nan"))
     fit = pd.DataFrame.from_dict(
@@ -409,13 +278,20 @@ def compare(
     fit.index.name = "variant"
     cv_note = _cross_validated(fit, model, rank, meths, info, est, main_effects=main_effects,
                                residuals=residuals, n_slices=n_slices, cv=cv, seed=seed)
-    table = (_truth_table(est, variants, true) if true is not None
+    table = (truth_table(est, variants, ["a", "b"], true) if true is not None
              else pairwise_angles(est, variants, ["a", "b"]))
     table.index.name = "variant"
-    notes, out_info = _summary_parts(data, info, meths, left_out, rank=rank, n1=n1, n2=n2,
-                                     main_effects=main_effects, truth=true is not None)
-    return Comparison(table, est, out_info, fit, unfitted=unfitted, notes=notes,
-                      cv_note=cv_note)
+    notes = _response_note(info, meths, left_out)
+    if main_effects:
+        notes.append(MAIN_EFFECTS_NOTE)
+    blocks, ranks = {"a": n1, "b": n2}, {"a": rank, "b": rank}
+    out_info = comparison_info(
+        endog=data.endog_name, response=info.describe(), nobs=nobs, blocks=blocks,
+        ranks=ranks, methods=meths, main_effects=main_effects, truth=true is not None,
+        measure=measure_note(info))
+    named = {v: {"a": ua, "b": vb} for v, (ua, vb) in est.items()}
+    return Comparison(table, named, out_info, fit, blocks=blocks, ranks=ranks,
+                      unfitted=unfitted, notes=notes, cv_note=cv_note)
 
 
 def _variants(model: Any, rank: int, meths: list[str], info: ResponseInfo, *,
@@ -439,7 +315,8 @@ def _variants(model: Any, rank: int, meths: list[str], info: ResponseInfo, *,
             variants += _jdr_variants(model, rank, main_effects, est, unfitted, strict=strict)
             continue
         for name, bases, why in fit_baseline(
-                m, directions, blocks=[("a", a, rank), ("b", b, rank)], joint_label="[a, b]",
+                m, directions, blocks=[("a", a, rank), ("b", b, rank)],
+                joint_label=joint_label(["a", "b"]),
                 split=lambda joint: split_joint_subspace(joint, n1, rank), nobs=data.nobs,
                 sir_classes=len(info.classes) if categorical else None):
             variants.append(name)
@@ -477,30 +354,6 @@ def _cross_validated(fit: pd.DataFrame, model: Any, rank: int, meths: list[str],
     return cv_note(column, k, seed, why)
 
 
-def _summary_parts(data: Any, info: ResponseInfo, meths: list[str], left_out: dict[str, str],
-                   *, rank: int, n1: int, n2: int, main_effects: bool,
-                   truth: bool) -> tuple[list[str], dict[str, Any]]:
-    """The comparison's notes and the information its summary prints."""
-    notes = _response_note(info, meths, left_out)
-    if main_effects:
-        notes.append("jdr (main effects): the joint estimator with main_effects=True, each "
-                     "block's first moment pooled with the cross moments, so it sees main "
-                     "effects as well as interactions; jdr sees interactions only.")
-    out_info = {
-        "Dependent variable:": data.endog_name,
-        "Response:": info.describe(),
-        "No. observations:": data.nobs,
-        "n1, n2:": f"{n1}, {n2}",
-        "Rank:": rank,
-        "Methods:": ", ".join(meths) + (" (jdr also with main effects)" if main_effects else ""),
-        "Truth:": "given" if truth else "none",
-        "_measure": "" if info.q == 1 else (
-            f"; Pillai's trace / q over the q = {info.q} "
-            f"{'class-indicator' if info.kind == 'categorical' else 'response'} columns"),
-    }
-    return notes, out_info
-
-
 def _jdr_variants(model: Any, rank: int, main_effects: bool,
                   est: dict[str, tuple[np.ndarray, np.ndarray]],
                   unfitted: dict[str, str], *, strict: bool = True) -> list[str]:
@@ -527,29 +380,6 @@ def _jdr_variants(model: Any, rank: int, main_effects: bool,
             dirs = [np.asarray(pooled.directions[blk]) for blk in pooled.block_names]
             est[name] = (dirs[0], dirs[1])
     return variants
-
-
-def _truth_table(est: dict[str, tuple[np.ndarray, np.ndarray]], variants: list[str],
-                 true: tuple[np.ndarray, np.ndarray]) -> pd.DataFrame:
-    """Each variant's NSEE, subspace errors and principal angles (degrees)
-    to the true bases (an empty row where it was not fitted)."""
-    u, v = true
-    rows: dict[str, dict[str, float]] = {}
-    for name in variants:
-        if name not in est:
-            rows[name] = {}
-            continue
-        ua, vb = est[name]
-        row = {
-            "nsee": nsee(u, ua, v, vb),
-            "error a": subspace_error(u, ua),
-            "error b": subspace_error(v, vb),
-        }
-        for blk, t, e in (("a", u, ua), ("b", v, vb)):
-            for j, ang in enumerate(np.degrees(principal_angles(t, e))):
-                row[f"angle {blk}{j + 1}"] = ang
-        rows[name] = row
-    return pd.DataFrame.from_dict(rows, orient="index")
 
 
 def _check_two_block_call(exog_a: Any, exog_b: Any, rank: Any) -> None:

@@ -13,10 +13,16 @@ import pandas as pd
 from ..baselines import PHD, SAVE, SIR
 from ..core._linalg import principal_angles
 from ..io._responses import ResponseInfo
+from ..metrics import subspace_error
 
 _METHODS = ("jdr", "sir", "phd", "save")
 #: R-squared values closer than this are reported as explaining y equally well.
 TIE = 0.01
+#: The note on the variant ``"jdr (main effects)"`` (``compare(..., main_effects=True)``).
+MAIN_EFFECTS_NOTE = (
+    "jdr (main effects): the joint estimator with main_effects=True, each block's first "
+    "moment pooled with the cross moments, so it sees main effects as well as "
+    "interactions; jdr sees interactions only.")
 
 
 def conclusion(fit: pd.DataFrame, unfitted: dict[str, str], column: str = "rsquared",
@@ -172,14 +178,16 @@ def response_views(data: Any, info: ResponseInfo, y: Any,
     return y_sliced, len(info.classes) if categorical else n_slices
 
 
-def baseline_directions(y: Any, y_sliced: Any, slices: int | None,
-                        residuals: bool) -> Callable[[Any, np.ndarray, int], np.ndarray]:
+def baseline_directions(y: Any, y_sliced: Any, slices: int | None, residuals: bool,
+                        weights: np.ndarray | None = None,
+                        ) -> Callable[[Any, np.ndarray, int], np.ndarray]:
     """The first ``k`` directions of a baseline class fitted to a design:
-    pHd on ``y`` (``residuals``), SIR and SAVE on ``y_sliced``."""
+    pHd on ``y`` (``residuals``), SIR and SAVE on ``y_sliced``, each with
+    the model's case ``weights`` (None: unweighted)."""
 
     def directions(cls: Any, x: np.ndarray, k: int) -> np.ndarray:
-        res = (cls(y, x).fit(residuals=residuals) if cls is PHD
-               else cls(y_sliced, x).fit(n_slices=slices))
+        res = (cls(y, x, weights=weights).fit(residuals=residuals) if cls is PHD
+               else cls(y_sliced, x, weights=weights).fit(n_slices=slices))
         return np.asarray(res.directions)[:, :k]
 
     return directions
@@ -236,3 +244,36 @@ def pairwise_angles(est: Mapping[str, Sequence[np.ndarray]], variants: Sequence[
             rows[f"{vi} vs {vj}"] = row
     cols = [f"{s} angle {n}" for n in names for s in ("max", "mean")]
     return pd.DataFrame.from_dict(rows, orient="index", columns=cols)
+
+
+def truth_table(est: Mapping[str, Sequence[np.ndarray]], variants: Sequence[str],
+                names: Sequence[str], true: Sequence[np.ndarray]) -> pd.DataFrame:
+    """Each variant's ``nsee`` (the largest block error), block errors
+    ``error <block>`` and principal angles (degrees) ``angle <block>j`` to
+    the true bases (``est``: each variant's bases in the order of
+    ``names``; an empty row where it was not fitted)."""
+    rows: dict[str, dict[str, float]] = {}
+    for name in variants:
+        if name not in est:
+            rows[name] = {}
+            continue
+        errs = {f"error {n}": subspace_error(t, e)
+                for n, t, e in zip(names, true, est[name], strict=True)}
+        row = {"nsee": max(errs.values()), **errs}
+        for n, t, e in zip(names, true, est[name], strict=True):
+            for j, ang in enumerate(np.degrees(principal_angles(t, e))):
+                row[f"angle {n}{j + 1}"] = ang
+        rows[name] = row
+    cols = list(dict.fromkeys(["nsee", *(f"error {n}" for n in names),
+                               *(k for r in rows.values() for k in r)]))
+    table = pd.DataFrame.from_dict(rows, orient="index", columns=cols)
+    table.index.name = "variant"
+    return table
+
+
+def measure_note(info: ResponseInfo) -> str:
+    """How the fit measure reads a response of ``q > 1`` columns ("" for one)."""
+    if info.q == 1:
+        return ""
+    what = "class-indicator" if info.kind == "categorical" else "response"
+    return f"; Pillai's trace / q over the q = {info.q} {what} columns"

@@ -22,23 +22,24 @@ import pandas as pd
 from ..core._linalg import orthonormal_basis
 from ..fit_measures import block_fit_measures
 from ..io._responses import ResponseInfo
-from ..metrics import subspace_error
-from ..persistence._export import ExportMixin, records
-from ..summary import build_summary, json_safe
+from ..runtime._frequency import observations
 from ._common import (
+    MAIN_EFFECTS_NOTE,
     _applicable,
     _check_methods,
     _response_note,
     baseline_directions,
     choose_methods,
     fit_baseline,
-    out_of_sample_column,
+    measure_note,
     pairwise_angles,
     response_views,
+    truth_table,
 )
 from ._cv import CV_COLUMNS, check_cv, cross_validate, cv_note, fold_model
+from ._results import Comparison, comparison_info, joint_label
 
-__all__ = ["KBlockComparison", "compare_kblocks", "is_kblock_call", "split_subspace"]
+__all__ = ["compare_kblocks", "is_kblock_call", "split_subspace"]
 
 
 def split_subspace(basis: np.ndarray, widths: Sequence[int],
@@ -73,104 +74,6 @@ def is_kblock_call(endog: Any, exog_a: Any) -> bool:
         return True
     return (isinstance(exog_a, (list, tuple)) and len(exog_a) >= 2
             and all(np.ndim(x) == 2 for x in exog_a))
-
-
-class KBlockComparison(ExportMixin):
-    """Output of :func:`jdr_stats.compare` for K blocks (read-only):
-    ``table`` (with truth: ``nsee`` and each block's ``error <block>``;
-    without: one row per pair of variants with each block's ``max angle``
-    and ``mean angle``, degrees), ``fit`` (``rsquared``, ``rsquared adj``
-    per variant, in sample, and the out-of-sample ``cv rsquared`` or ``cv
-    accuracy`` of :mod:`jdr_stats.compare._cv`), ``best``, ``conclusion()``,
-    ``unfitted``, ``estimates`` (variant -> dict of bases by block), ``rank``
-    (dict by block), ``summary()``, ``to_dict()``."""
-
-    def __init__(self, table: pd.DataFrame, estimates: dict[str, dict[str, np.ndarray]],
-                 info: dict[str, Any], fit: pd.DataFrame, *, ranks: dict[str, int],
-                 unfitted: dict[str, str], notes: Sequence[str], cv_note: str = "") -> None:
-        self._table = table
-        self._cv_note = cv_note
-        self._estimates = estimates
-        self._info = dict(info)
-        self._fit = fit
-        self._ranks = dict(ranks)
-        self._unfitted = dict(unfitted)
-        self._notes = list(notes)
-
-    @property
-    def table(self) -> pd.DataFrame:
-        return self._table.copy()
-
-    @property
-    def fit(self) -> pd.DataFrame:
-        return self._fit.copy()
-
-    @property
-    def unfitted(self) -> dict[str, str]:
-        return dict(self._unfitted)
-
-    @property
-    def rank(self) -> dict[str, int]:
-        return dict(self._ranks)
-
-    @property
-    def estimates(self) -> dict[str, dict[str, np.ndarray]]:
-        return {v: {n: b.copy() for n, b in d.items()} for v, d in self._estimates.items()}
-
-    @property
-    def best(self) -> str:
-        return str(self._fit["rsquared"].dropna().idxmax())
-
-    def conclusion(self) -> str:
-        """Which fitted variant's reduced features explain y best, in sample
-        and (where :attr:`fit` has its column) out of sample."""
-        from ._common import conclusion, out_of_sample_conclusion
-
-        return conclusion(self._fit, self._unfitted) + out_of_sample_conclusion(
-            self._fit, self._unfitted)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON types: ``endog``, ``nobs``, ``blocks`` (name -> width),
-        ``rank`` (name -> rank), ``methods``, ``truth``, ``table``, ``fit``,
-        ``best`` and ``unfitted``."""
-        return {"endog": self._info["Dependent variable:"],
-                "response": self._info["Response:"],
-                "nobs": json_safe(self._info["No. observations:"]),
-                "blocks": dict(self._info["_widths"]), "rank": dict(self._ranks),
-                "methods": self._info["Methods:"].split(", "),
-                "truth": self._info["Truth:"] == "given",
-                "table": records(self._table), "fit": records(self._fit),
-                "best": self.best, "out_of_sample": out_of_sample_column(self._fit),
-                "unfitted": dict(self._unfitted)}
-
-    def summary(self) -> Any:
-        from ._common import _unfitted_note
-
-        notes = ["Baselines are fitted on each block alone ('blocks') and on the "
-                 "concatenated blocks ('[blocks]'; its sum_k r_k-dimensional subspace split "
-                 "into each block's top-r_k left singular subspace of an orthonormal basis's "
-                 "rows of that block).", *self._notes]
-        if self._unfitted:
-            notes.append(_unfitted_note(self._unfitted))
-        tables: list[Any] = [("method", self._fit, "fit measures")]
-        if len(self._table):
-            notes.append("nsee = the largest block error; angles in degrees."
-                         if self._info["Truth:"] == "given"
-                         else "Principal angles (degrees) between the variants' subspaces.")
-            tables.append(("variant", self._table))
-        notes.append("R-squared: y on each variant's reduced features of every block and the "
-                     "products of every pair of blocks' features (the K-block fit's rsquared), "
-                     "in-sample. " + (self._cv_note + " " if self._cv_note else "")
-                     + self.conclusion())
-        info = {k: v for k, v in self._info.items() if not k.startswith("_")}
-        return build_summary("Comparison of dimension reduction methods, K blocks", info,
-                             tables, notes)
-
-    def __str__(self) -> str:
-        return str(self.summary())
-
-    def _repr_html_(self) -> str:
-        return str(self.summary().as_html())
 
 
 def _truth(truth: Any, names: Sequence[str], widths: Sequence[int]) -> list[np.ndarray] | None:
@@ -229,7 +132,7 @@ def compare_kblocks(endog: Any, exog_a: Any, exog_b: Any, rank: Any, *,
                     methods: Sequence[str] | None,
                     truth: Any, n_slices: int | None, residuals: bool, missing: Any,
                     response: Any, main_effects: bool, cv: int | None = 5,
-                    seed: int | np.random.Generator | None = 0) -> KBlockComparison:
+                    seed: int | np.random.Generator | None = 0) -> Comparison:
     """:func:`jdr_stats.compare` of a K-block model, results or blocks
     (the module docstring)."""
     model, fitted = _model_and_fit(endog, exog_a, exog_b, rank, missing=missing,
@@ -245,7 +148,8 @@ def compare_kblocks(endog: Any, exog_a: Any, exog_b: Any, rank: Any, *,
     true = _truth(truth, names, widths)
     requested = None if methods is None else _check_methods(methods)
     meths, left_out = choose_methods(_applicable(info), requested)
-    nobs = int(data.nobs)
+    nobs = int(data.nobs)  # rows: the folds split rows
+    count = observations(data)  # what the rows stand for: whole-number weights count copies
 
     def variants_of(mod: Any, jdr_fit: Any, strict: bool) -> tuple[list[str], dict[str, Any],
                                                                     dict[str, str]]:
@@ -258,7 +162,7 @@ def compare_kblocks(endog: Any, exog_a: Any, exog_b: Any, rank: Any, *,
     for name in variants:
         if name in est:
             fm = block_fit_measures([(np.asarray(y, float), xs, w)],
-                                    [est[name][n] for n in names], nobs=nobs)
+                                    [est[name][n] for n in names], nobs=count)
             rows[name] = (fm.rsquared, fm.rsquared_adj)
         else:
             rows[name] = (float("nan"), float("nan"))
@@ -275,17 +179,19 @@ def compare_kblocks(endog: Any, exog_a: Any, exog_b: Any, rank: Any, *,
         codes = getattr(data, "class_codes", None) if info.kind == "categorical" else None
         note = _cv_column(fit, fits, np.asarray(y, float), xs, w, codes, k, seed,
                           [v for v in variants if v in est])
-    table = _table(est, variants, names, true)
-    out_info = {
-        "Dependent variable:": data.endog_name, "Response:": info.describe(),
-        "No. observations:": nobs,
-        "Blocks:": ", ".join(f"{n} ({wd})" for n, wd in zip(names, widths, strict=True)),
-        "Ranks:": ", ".join(f"{n}={r}" for n, r in ranks.items()),
-        "Methods:": ", ".join(meths), "Truth:": "given" if true is not None else "none",
-        "_widths": dict(zip(names, widths, strict=True)),
-    }
-    return KBlockComparison(table, est, out_info, fit, ranks=ranks, unfitted=unfitted,
-                            notes=notes, cv_note=note)
+    est_list = {v: [b[n] for n in names] for v, b in est.items()}
+    table = (truth_table(est_list, variants, names, true) if true is not None
+             else pairwise_angles(est_list, variants, names))
+    table.index.name = "variant"
+    if main_effects:
+        notes.append(MAIN_EFFECTS_NOTE)
+    blocks = dict(zip(names, widths, strict=True))
+    out_info = comparison_info(
+        endog=data.endog_name, response=info.describe(), nobs=count, rows=nobs, blocks=blocks,
+        ranks=ranks, methods=meths, main_effects=main_effects, truth=true is not None,
+        measure=measure_note(info))
+    return Comparison(table, est, out_info, fit, blocks=blocks, ranks=ranks,
+                      unfitted=unfitted, notes=notes, cv_note=note)
 
 
 def _cv_column(fit: pd.DataFrame, fits: Any, y: np.ndarray, xs: list[np.ndarray],
@@ -314,7 +220,8 @@ def _kvariants(model: Any, jdr_fit: Any, names: list[str], ranks: dict[str, int]
     widths = [x.shape[1] for x in xs]
     categorical = info.kind == "categorical"
     y_sliced, slices = response_views(data, info, y, n_slices)
-    directions = baseline_directions(y, y_sliced, slices, residuals)
+    directions = baseline_directions(y, y_sliced, slices, residuals,
+                                     getattr(data, "weights", None))
     est: dict[str, dict[str, np.ndarray]] = {}
     unfitted: dict[str, str] = {}
     variants: list[str] = []
@@ -325,7 +232,7 @@ def _kvariants(model: Any, jdr_fit: Any, names: list[str], ranks: dict[str, int]
             continue
         for name, bases, why in fit_baseline(
                 m, directions, blocks=[(n, x, ranks[n]) for n, x in zip(names, xs, strict=True)],
-                joint_label="[blocks]", nobs=int(data.nobs),
+                joint_label=joint_label(names), nobs=int(data.nobs),
                 split=lambda joint: split_subspace(joint, widths, [ranks[n] for n in names]),
                 sir_classes=len(info.classes) if categorical else None):
             variants.append(name)
@@ -376,25 +283,3 @@ def _jdr_variants(model: Any, jdr_fit: Any, names: list[str], ranks: dict[str, i
             est["jdr (main effects)"] = {n: np.asarray(pooled.directions[n], float)
                                          for n in names}
     return variants
-
-
-def _table(est: dict[str, dict[str, np.ndarray]], variants: list[str], names: list[str],
-           true: list[np.ndarray] | None) -> pd.DataFrame:
-    """With the truth: each variant's block errors and their largest
-    (``nsee``); without: the angles between every pair of fitted variants."""
-    if true is None:
-        table = pairwise_angles({v: [b[n] for n in names] for v, b in est.items()},
-                                variants, names)
-    else:
-        rows: dict[str, dict[str, float]] = {}
-        for v in variants:
-            if v not in est:
-                rows[v] = {}
-                continue
-            errs = {f"error {n}": subspace_error(t, est[v][n])
-                    for n, t in zip(names, true, strict=True)}
-            rows[v] = {"nsee": max(errs.values()), **errs}
-        cols = ["nsee", *(f"error {n}" for n in names)]
-        table = pd.DataFrame.from_dict(rows, orient="index", columns=cols)
-    table.index.name = "variant"
-    return table

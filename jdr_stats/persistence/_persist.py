@@ -121,8 +121,7 @@ CLASSES: dict[str, Spec] = {
     "SAVEResults": Spec("jdr_stats.baselines.save:SAVEResults", root=_R),
     "DimensionTests": Spec("jdr_stats.baselines._tables:DimensionTests", root=_R),
     "CoordinateTest": Spec("jdr_stats.baselines._tables:CoordinateTest", root=_R),
-    "Comparison": Spec("jdr_stats.compare:Comparison", root=_R),
-    "KBlockComparison": Spec("jdr_stats.compare._kblocks:KBlockComparison", root=_R),
+    "Comparison": Spec("jdr_stats.compare._results:Comparison", root=_R),
     # what results hold: models, their data, estimates, whitenings, settings
     "JointDimReduction": Spec("jdr_stats.model:JointDimReduction", drop=("_model_specs",)),
     "SIR": Spec("jdr_stats.baselines.sir:SIR", drop=("_model_specs",)),
