@@ -39,6 +39,7 @@ from ..runtime._frequency import observations, whitening_nobs
 from ..runtime._validation import normalize_seed
 from ..summary import JDRSummary, build_summary, json_safe
 from ..whitenings import WHITENING_METHODS
+from . import _kregression as kreg
 from ._found import KBlockFoundMixin
 from ._krank import KBlockRankTests, block_rank_choice, method_text
 from ._kresults_extra import KBlockExtrasMixin
@@ -214,10 +215,15 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
         # the Hermite correction of the K-way piece (two blocks have no piece
         # of three blocks to correct): the tensor and the sketch carry it
         cross_cov = _cross_cov(zs, wn)
-    fac = block_factors(y, zs, w=w, route=route.name,  # type: ignore[arg-type]
-                        weighting=weighting.name,  # type: ignore[arg-type]
-                        cross_cov=cross_cov, main_effects=main_effects,
-                        tests=_route_tests(route, widths))
+    if interactions == "regression":  # the pooled pieces of one least squares fit
+        kreg.check_regression_fit(rank, kind, estimator, w)
+        route = kreg.regression_route()
+        fac = kreg.regression_factors(np.asarray(data.endog, float), blocks, zs, weighting.name)
+    else:
+        fac = block_factors(y, zs, w=w, route=route.name,  # type: ignore[arg-type]
+                            weighting=weighting.name,  # type: ignore[arg-type]
+                            cross_cov=cross_cov, main_effects=main_effects,
+                            tests=_route_tests(route, widths))
     tables: dict[str, pd.DataFrame] | None = None
     influence = None
     if rank == "auto":
@@ -400,6 +406,11 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockFoundMixin,
     def sees(self) -> str:
         """Which parts of the link the reduction can see (theory page
         "K blocks", sections 2 and 6)."""
+        if self.main_effects and self._settings.get("interactions") == "regression":
+            return ("main effects and interactions between the blocks, as the least squares "
+                    "coefficients of [every block, within-block and cross products] "
+                    '(interactions="regression": exact for linear, quadratic and bilinear '
+                    "links whatever the design)")
         if self.main_effects:
             return "main effects and interactions between the blocks"
         if self._orthogonal:
@@ -428,6 +439,8 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockFoundMixin,
             ``table`` (all blocks, indexed by block and rank),
             ``select_rank(alpha)``, ``summary()``, ``to_dict()``.
         """
+        if self._settings.get("interactions") == "regression":
+            raise ValueError("rank_tests(): " + kreg.REFUSED_TESTS)
         what = ("a fit of three or more blocks" if len(self._names) >= 3 else
                 "a fit pooling the main effects" if self.main_effects else
                 "a fit of a rank per block")
@@ -624,12 +637,14 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockFoundMixin,
             raise ValueError(f'method must be "auto", "robust" or "permutation"; got '
                              f"{method!r}")
         seed = normalize_seed(seed)
+        regression = self._settings.get("interactions") == "regression"
         return main_effects_test(
             np.asarray(data.endog, float), [np.asarray(x, float) for x in data.blocks.values()],
             list(self._names), self._per_block_whitening, weights=data.weights,
             joint=self._settings["estimator"] == "joint",
             n_adjusted=int(data.adjustment.p), covariates=data.adjustment.design,
-            method=method, n_perm=n_perm, seed=seed)
+            method=method, n_perm=n_perm, seed=seed,
+            given=kreg.regression_given(list(data.blocks.values())) if regression else None)
 
     def _near_unit(self, k: int, d: np.ndarray) -> np.ndarray:
         """Block ``k``'s directions ``d`` in the coordinates of its columns
@@ -670,6 +685,8 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockFoundMixin,
             "Model:": "Joint dimension reduction, K blocks",
             **({"Main effects:": "pooled"} if self.main_effects else {}),
             **({"Interactions:": "orthogonal"} if self._orthogonal else {}),
+            **({"Interactions:": "regression"}
+               if self._settings.get("interactions") == "regression" else {}),
             "Dependent variable:": m.endog_name,
             "No. observations:": self._observations_text(),
             **_wrapped("Blocks:", [f"{n} ({len(self._labels(k))})"

@@ -437,6 +437,9 @@ class KBlockInferenceMixin:
             raise ValueError(f"level must be in (0, 1); got {level!r}")
         if method not in KBLOCK_BOOT_METHODS:
             raise ValueError(f'method must be "pairs" or "poisson"; got {method!r}')
+        if method == "poisson" and self._settings.get("interactions") == "regression":
+            raise ValueError('method="poisson" weights the rows; a fit of interactions='
+                             '"regression" takes no case weights: use method="pairs"')
         if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(
                 n_jobs, (int, np.integer)) or n_jobs == 0):
             raise ValueError(f"n_jobs must be None or a non-zero integer; got {n_jobs!r}")
