@@ -23,8 +23,10 @@ Per cell (kind, K, m, link) and estimator, over R seeded samples: ``angle``,
 the mean over samples of the largest principal angle (degrees, Euclidean,
 over every block) between the fit's directions (the true rank per block)
 and the true spans; ``ME rate``, the share of (sample, block) pairs whose
-``main_effects_test()`` (the summary's test; for the regression fit the test
-given the within-block and cross products) has p < 0.05: its size under
+``main_effects_test()`` (the summary's test: the robust score test of
+``E[y z_k] = 0`` given the other blocks; for the regression fit the HC2 Wald
+test of the linear coefficients given the other blocks and the products) has
+p < 0.05: its size under
 ``bilinear``, its power under ``main`` and ``both``.  ``+-`` is one Monte
 Carlo standard error.
 

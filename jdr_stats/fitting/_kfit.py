@@ -637,14 +637,16 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockFoundMixin,
             raise ValueError(f'method must be "auto", "robust" or "permutation"; got '
                              f"{method!r}")
         seed = normalize_seed(seed)
-        regression = self._settings.get("interactions") == "regression"
+        if self._settings.get("interactions") == "regression":
+            return kreg.regression_main_effects(
+                np.asarray(data.endog, float), list(data.blocks.values()), list(self._names),
+                method)
         return main_effects_test(
             np.asarray(data.endog, float), [np.asarray(x, float) for x in data.blocks.values()],
             list(self._names), self._per_block_whitening, weights=data.weights,
             joint=self._settings["estimator"] == "joint",
             n_adjusted=int(data.adjustment.p), covariates=data.adjustment.design,
-            method=method, n_perm=n_perm, seed=seed,
-            given=kreg.regression_given(list(data.blocks.values())) if regression else None)
+            method=method, n_perm=n_perm, seed=seed)
 
     def _near_unit(self, k: int, d: np.ndarray) -> np.ndarray:
         """Block ``k``'s directions ``d`` in the coordinates of its columns

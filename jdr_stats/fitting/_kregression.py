@@ -16,18 +16,21 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
+from scipy import stats
 
 from .. import policy
 from ..core.kestimate import KBlockFactors, Weighting, factors_from_pieces, piece_scale
 from ..inference.first_order import (
     NAME,
     first_order_regression,
-    product_columns,
+    first_order_wald,
     regression_pieces,
 )
+from ..inference.main_effects import MainEffectsResults
 
 __all__ = ["NAME", "REFUSED_TESTS", "check_regression_fit", "regression_factors",
-           "regression_given", "regression_route"]
+           "regression_main_effects", "regression_route"]
 
 #: why the K-block rank tests do not run on this fit
 REFUSED_TESTS = (
@@ -35,7 +38,7 @@ REFUSED_TESTS = (
     "and do not carry the estimation of the regression whose coefficients are this fit's "
     "pieces, so their p-values would be wrong; give the ranks (an int or a dict by block) "
     "and use results.bootstrap(), which re-estimates the regression, or "
-    "results.main_effects_test(), which tests the first-order piece given the products")
+    "results.main_effects_test(), the Wald test of the first-order piece")
 
 
 def check_regression_fit(rank: Any, kind: str, estimator: str, weights: Any) -> None:
@@ -76,8 +79,37 @@ def regression_factors(y: np.ndarray, blocks: Sequence[np.ndarray], zs: Sequence
     return factors_from_pieces(tensors, scales, widths, 1, weighting=wt)
 
 
-def regression_given(blocks: Sequence[np.ndarray]) -> np.ndarray:
-    """The columns a regression fit's main-effects test partials out beside
-    the other blocks: every within-block product and every cross product."""
-    sq, cross = product_columns(blocks)
-    return np.hstack([sq, cross])
+def regression_main_effects(y: np.ndarray, blocks: Sequence[np.ndarray], names: list[str],
+                            method: str) -> MainEffectsResults:
+    """``main_effects_test()`` of a regression fit: per block the HC2 Wald test
+    of its linear coefficients given the other blocks and every within-block
+    and cross product, the influence rows carrying the products' centring
+    (:func:`~jdr_stats.inference.first_order.first_order_wald`), referred to
+    ``F(n_k, m - p)`` as ``W / n_k`` (``p`` the regression's columns)."""
+    if method not in ("auto", "robust"):
+        raise ValueError(f'main_effects_test(): a fit of {NAME} tests its first-order piece '
+                         'by the Wald test of the regression (method="auto" or "robust"); '
+                         f"no permutation version; got method={method!r}")
+    reg = first_order_regression(y, blocks)
+    m = int(np.shape(y)[0])
+    rows = []
+    for k in range(len(blocks)):
+        w, df = first_order_wald(reg, k)
+        den = m - reg.n_cols
+        rows.append({"statistic": w / df, "df": float(df),
+                     "pvalue": float(stats.f.sf(w / df, df, den)), "df_denom": float(den),
+                     "method": "Wald (given the products)",
+                     "reason": "given: the fit's first-order piece is this regression's "
+                               "linear coefficients"})
+    table = pd.DataFrame(rows, index=pd.Index(names, name="block"))
+    notes = [
+        "H0 (each row): beta_k = 0, beta_k block k's linear coefficients in the least squares "
+        "regression of y on [1, every block, within-block products, cross products] (the "
+        "columns centred at their means: beta_k is the average derivative E[dy/dx_k] for "
+        "links linear plus quadratic plus bilinear, whatever the design).",
+        "Wald: beta_k' V_k^-1 beta_k / n_k against F(n_k, m - p), V_k the HC2 sandwich whose "
+        "influence rows carry the centring of the products at the sample means (theory page "
+        "'Main effects', section 'The exact first-order piece').",
+    ]
+    return MainEffectsResults(table, "Tests of main effects", "main effects", notes,
+                              method_label="per block: Wald (given the products)", joint=True)

@@ -82,6 +82,30 @@ def product_columns(blocks: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarra
     return np.column_stack(sq), np.hstack(cross)
 
 
+def _square_index(widths: Sequence[int]) -> list[tuple[int, int, int]]:
+    """``(block, j, l)`` of each column of :func:`product_columns`' ``S``."""
+    return [(k, int(j), int(h)) for k, n in enumerate(widths)
+            for j, h in zip(*np.triu_indices(n), strict=True)]
+
+
+def _centring_term(devs: Sequence[np.ndarray], cross: dict[tuple[int, int], np.ndarray],
+                   squares: list[tuple[int, int, int, float]]) -> list[np.ndarray]:
+    """Each row's influence, on every block's linear coefficients, of the
+    products being centred at the sample means: about the centring point
+    ``c`` the linear coefficients are ``beta(c) = beta_raw + grad of the
+    quadratic part at c``, so ``c = xbar`` adds the gradient's change,
+    ``sum_l B_kl (x_li - mu_l) + 2 Q_k (x_ki - mu_k)`` (``Q_k`` the
+    within-block products' symmetric coefficient matrix)."""
+    out = [np.zeros_like(d) for d in devs]
+    for (j, k), bjk in cross.items():
+        out[j] += devs[k] @ bjk.T
+        out[k] += devs[j] @ bjk
+    for k, j, h, c in squares:
+        out[k][:, j] += c * devs[k][:, h]
+        out[k][:, h] += c * devs[k][:, j]
+    return out
+
+
 @dataclass(frozen=True)
 class FirstOrderRegression:
     """The regression's coefficients in the blocks' original coordinates.
@@ -131,7 +155,9 @@ def first_order_regression(y: np.ndarray, blocks: Sequence[np.ndarray]
     sq = sq - sq.mean(axis=0)
     before = np.linalg.norm(sq, axis=0)
     left = np.linalg.norm(sq - q0 @ (q0.T @ sq), axis=0)
-    sq = sq[:, left > before * 1e-8]  # a dummy's square is the dummy: dropped
+    kept = left > before * 1e-8  # a dummy's square is the dummy: dropped
+    sq = sq[:, kept]
+    sq_index = [ix for ix, keep in zip(_square_index(widths), kept, strict=True) if keep]
     cross = cross - cross.mean(axis=0)
     design = np.hstack([lin, sq, cross])
     uq, sv, vt = np.linalg.svd(design, full_matrices=False)
@@ -150,15 +176,20 @@ def first_order_regression(y: np.ndarray, blocks: Sequence[np.ndarray]
     bounds = np.cumsum([0, *widths])
     linear = tuple(coef[lo:hi] / sd for lo, hi, sd in zip(bounds[:-1], bounds[1:], sds,
                                                           strict=True))
-    influence = tuple(infl_all[:, lo:hi] / sd for lo, hi, sd in zip(bounds[:-1], bounds[1:],
-                                                                    sds, strict=True))
-    start = int(bounds[-1]) + sq.shape[1]
+    lo_sq = int(bounds[-1])
+    squares = [(k, j, h, float(coef[lo_sq + i]) / (sds[k][j] * sds[k][h]))
+               for i, (k, j, h) in enumerate(sq_index)]
+    start = lo_sq + sq.shape[1]
     out: dict[tuple[int, int], np.ndarray] = {}
     for j, k in combinations(range(len(blocks)), 2):
         size = widths[j] * widths[k]
         c = coef[start:start + size].reshape(widths[j], widths[k])
         out[(j, k)] = c / np.outer(sds[j], sds[k])
         start += size
+    devs = [x - x.mean(axis=0) for x in blocks]
+    centring = _centring_term(devs, out, squares)
+    influence = tuple(infl_all[:, lo:hi] / sd + extra for lo, hi, sd, extra
+                      in zip(bounds[:-1], bounds[1:], sds, centring, strict=True))
     return FirstOrderRegression(linear, out, resid, influence, design.shape[1] + 1)
 
 

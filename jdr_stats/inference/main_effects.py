@@ -301,7 +301,6 @@ def main_effects_test(
     method: MainEffectsMethod = "auto",
     n_perm: int = 199,
     seed: int | np.random.Generator | None = None,
-    given: np.ndarray | None = None,
 ) -> MainEffectsResults:
     """The test table of main effects; see
     :meth:`jdr_stats.results.JDRResults.main_effects_test`.
@@ -315,16 +314,8 @@ def main_effects_test(
     coordinates of the permutation version, per block and of the joint
     estimator's marginal rows alike, so that the marginal test gives the
     same statistic and, with the same seed, the same p-value under either
-    estimator; ``joint`` tests each block given the others.  ``given``
-    (``m x p``, with ``joint``): more columns partialled out beside the
-    other blocks, the within-block and cross products of a fit of
-    ``main_effects=True, interactions="regression"``, whose first-order
-    piece is block ``k``'s linear coefficients given them (theory page
-    "Main effects", section "The exact first-order piece").
+    estimator; ``joint`` tests each block given the others.
     """
-    if given is not None and not joint:
-        raise ValueError("given: the products are partialled out with the other blocks; "
-                         "needs joint=True")
     if method not in ("auto", "robust", "permutation"):
         raise ValueError(f'method must be "auto", "robust" or "permutation"; got {method!r}')
     if isinstance(n_perm, bool) or not isinstance(n_perm, (int, np.integer)) or n_perm < 1:
@@ -347,18 +338,14 @@ def main_effects_test(
     rows = []
     for k, x in enumerate(blocks):
         others = [np.asarray(b, float) for j, b in enumerate(blocks) if j != k]
-        if given is not None:
-            others.append(np.asarray(given, float).reshape(m, -1))
         other = np.hstack(others) if joint and others else None
         rows.append(_block_row(y2, np.asarray(x, float), other, w, block_map(k),
                                method=method, n_adjusted=n_adjusted, covariates=zdesign,
                                n_perm=int(n_perm), n_blocks=len(blocks), rng=rng))
     table = pd.DataFrame(rows, index=pd.Index(names, name="block"))
-    cond = (" given the other block" + ("s" if len(blocks) > 2 else "")) if joint else ""
-    if given is not None:
-        cond += " and every within-block and cross product of the blocks' columns"
+    given = (" given the other block" + ("s" if len(blocks) > 2 else "")) if joint else ""
     notes = [
-        f"H0 (each row): {MAIN_EFFECTS_NULL}{cond} (z_k: the block whitened"
+        f"H0 (each row): {MAIN_EFFECTS_NULL}{given} (z_k: the block whitened"
         f"{' jointly, (Sigma^-1 x)_k' if joint else ''}; y centred, q = {y2.shape[1]} "
         "column(s)" + ("; y and the blocks adjusted for the covariates" if n_adjusted else "")
         + ").",
