@@ -140,6 +140,8 @@ def test_refusals_name_the_argument():
         res.rank_tests()
     with pytest.raises(ValueError, match='method="poisson"'):
         res.bootstrap(5, method="poisson", seed=0)
+    with pytest.raises(ValueError, match='interactions="regression" has none'):
+        res.drop1()
     with pytest.raises(ValueError, match="no permutation version"):
         res.main_effects_test("permutation")
     with pytest.raises(ValueError, match="independent_blocks=True"):

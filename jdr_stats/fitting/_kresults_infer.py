@@ -218,9 +218,9 @@ class KBlockInferenceMixin:
         else (or with ``jackknife``) each row deleted and the fit's pieces
         re-formed."""
         what = "drop1() and test_variables()"
-        if self._settings.get("interactions", "stein") != "stein":
+        if (inter := self._settings.get("interactions", "stein")) != "stein":
             raise ValueError(f'{what}: the variables\' tests of K blocks read the pieces of y '
-                             'itself; a fit with interactions="orthogonal" has none yet (fit '
+                             f'itself; a fit with interactions="{inter}" has none yet (fit '
                              'with interactions="stein" to test the variables)')
         if self._supports is not None:
             raise ValueError(f"{what}: a sparse fit's variables are chosen from the data; "
