@@ -174,7 +174,8 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
     :meth:`KBlockResults.rank_tests`).  ``main_effects``: each block's first
     moment pooled with its interaction pieces (two blocks included).
     ``interactions="orthogonal"``: every piece of the response's least
-    squares residual on ``[1, every block]`` (checked by
+    squares residual on ``[1, every block]``; ``"regression"`` (with
+    ``main_effects``): one regression's coefficients (checked by
     :func:`~jdr_stats.fitting._orthogonal_fit.check_interactions`).
     """
     data: ModelData = model._data
@@ -407,10 +408,7 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockFoundMixin,
         """Which parts of the link the reduction can see (theory page
         "K blocks", sections 2 and 6)."""
         if self.main_effects and self._settings.get("interactions") == "regression":
-            return ("main effects and interactions between the blocks, as the least squares "
-                    "coefficients of [every block, within-block and cross products] "
-                    '(interactions="regression": exact for linear, quadratic and bilinear '
-                    "links whatever the design)")
+            return kreg.SEES
         if self.main_effects:
             return "main effects and interactions between the blocks"
         if self._orthogonal:

@@ -29,8 +29,14 @@ from ..inference.first_order import (
 )
 from ..inference.main_effects import MainEffectsResults
 
-__all__ = ["NAME", "REFUSED_TESTS", "check_regression_fit", "regression_factors",
+__all__ = ["NAME", "REFUSED_TESTS", "SEES", "check_regression_fit", "regression_factors",
            "regression_main_effects", "regression_route"]
+
+#: what the reduction sees (the summary's sentence)
+SEES = ("main effects and interactions between the blocks, as the least squares "
+        "coefficients of [every block, within-block and cross products] "
+        '(interactions="regression": exact for linear, quadratic and bilinear '
+        "links whatever the design)")
 
 #: why the K-block rank tests do not run on this fit
 REFUSED_TESTS = (

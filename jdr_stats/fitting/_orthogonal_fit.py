@@ -3,7 +3,10 @@
 Three or more blocks (and two with a rank per block) take ``"stein"`` or
 ``"orthogonal"``, on the K-block engine
 (:mod:`jdr_stats.inference.kblock_orthogonal`; theory page "K blocks",
-section 4d); the rest of this module is the two-block route.
+section 4d), and any K with ``main_effects=True`` takes ``"stein"`` or
+``"regression"`` (the exact first-order piece,
+:mod:`jdr_stats.fitting._kregression`); the rest of this module is the
+two-block route.
 
 ``"stein"`` (default): the cross moment of ``y`` itself, the cross block of
 ``Sigma^{-1} E[y x x^T] Sigma^{-1}``.  ``"orthogonal"``: the same cross
