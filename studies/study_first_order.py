@@ -30,7 +30,18 @@ p < 0.05: its size under
 ``bilinear``, its power under ``main`` and ``both``.  ``+-`` is one Monte
 Carlo standard error.
 
-Command (about 20 minutes, one BLAS thread)::
+Part 2 (``--part isolate``): which pieces move the angle.  On the same
+sample (m = 4000, links ``bilinear`` and ``both``) three sets of pooled
+pieces, combined by the fit's weighting: the default's (``stein``: first
+moments, pairs' cross moments, Hermite-corrected K-way moment), the
+default's with the first moments replaced by the regression's first-order
+piece (``hybrid``), and the regression's; the mean largest angle between
+each block's leading eigenvectors and ``G_k U_k``, in the whitened
+coordinates.  ``hybrid`` is not a fit the library offers; it isolates the
+first-order piece's share.
+
+Command (about 20 minutes, one BLAS thread; part 2 alone
+``--part isolate``)::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=. \\
         python studies/study_first_order.py > studies/results/study_first_order.txt
@@ -48,6 +59,14 @@ import warnings
 import numpy as np
 
 import jdr_stats as jdr
+from jdr_stats.core.kestimate import factors_from_pieces, piece_scale
+from jdr_stats.core.tensor import cross_tensor, hermite_corrected, pieces
+from jdr_stats.fitting._kwhiten import _cross_cov, _whiten_arrays
+from jdr_stats.inference.first_order import (
+    first_order_regression,
+    metric_maps,
+    regression_pieces,
+)
 from jdr_stats.metrics import principal_angles
 
 SEED = 20261202
@@ -106,6 +125,65 @@ def one(kind: str, K: int, m: int, link: str, rng: np.random.Generator
     return out
 
 
+def isolate(kind: str, K: int, m: int, link: str, rng: np.random.Generator
+            ) -> dict[str, float]:
+    """Part 2: the largest angle (degrees, in the whitened coordinates, to
+    ``G_k U_k``) of three sets of pooled pieces on the same sample: all of
+    the default's (``stein``), the default's pairs and K-way piece with the
+    regression's first-order piece (``hybrid``), all of the regression's."""
+    widths = WIDTHS[K]
+    xs = design(kind, widths, m, rng)
+    y = response(link, xs, rng)
+    names = [f"x{k}" for k in range(K)]
+    labels = [[f"{n}{j}" for j in range(w)] for n, w in zip(names, widths, strict=True)]
+    zs = _whiten_arrays(xs, None, names, labels, "sample", "joint")[0]
+    yc = y - y.mean()
+    wn = np.full(m, 1.0 / m)
+    cc = _cross_cov(zs, wn)
+    stein = {}
+    for piece in pieces(K, True):
+        sub = [zs[j] for j in piece]
+        stein[piece] = (hermite_corrected(yc, sub, {(a, b): cc[(piece[a], piece[b])]
+                                                    for a in range(len(piece))
+                                                    for b in range(a + 1, len(piece))})
+                        if len(piece) >= 3 else cross_tensor(yc, sub))
+    reg = regression_pieces(first_order_regression(y, xs), zs, xs)
+    hybrid = {p: (reg[p] if len(p) == 1 else t) for p, t in stein.items()}
+    scales = {p: piece_scale(yc, zs, p) for p in stein}
+    g = metric_maps(zs, xs)
+    true = [gk @ t for gk, t in zip(g, truth(link, widths), strict=True)]
+    out = {}
+    for name, tensors in (("stein", stein), ("hybrid", hybrid), ("regression", reg)):
+        fac = factors_from_pieces(tensors, scales, list(widths), 1, weighting="sqrt")
+        r = true[0].shape[1]
+        out[name] = max(float(np.degrees(principal_angles(f[:, :r], t).max()))
+                        for f, t in zip(fac.factors, true, strict=True))
+    return out
+
+
+def part_isolate(reps: int) -> None:
+    print()
+    print("## Part 2: which pieces move the angle (whitened coordinates, m = 4000, "
+          f"{reps} samples per cell)")
+    print()
+    print("| design | K | link | stein | hybrid (regression first-order piece, "
+          "stein pairs) | regression |")
+    print("|---|---|---|---|---|---|")
+    cell = 1000
+    for K in (2, 3):
+        for kind in KINDS:
+            for link in ("bilinear", "both"):
+                cell += 1
+                rng = np.random.default_rng([SEED, cell])
+                vals: dict[str, list[float]] = {"stein": [], "hybrid": [], "regression": []}
+                for _ in range(reps):
+                    for k, v in isolate(kind, K, 4000, link, rng).items():
+                        vals[k].append(v)
+                print(f"| {kind} | {K} | {link} | {fmt_mean(vals['stein'])} | "
+                      f"{fmt_mean(vals['hybrid'])} | {fmt_mean(vals['regression'])} |",
+                      flush=True)
+
+
 def fmt_rate(x: list[bool]) -> str:
     p = float(np.mean(x))
     return f"{p:.3f}+-{np.sqrt(p * (1 - p) / len(x)):.3f}"
@@ -120,6 +198,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--reps", type=int, nargs=3, default=(100, 60, 30),
                         help="samples at m = 1000, 4000, 16000")
+    parser.add_argument("--part", choices=("all", "isolate"), default="all")
+    parser.add_argument("--isolate-reps", type=int, default=40)
     args = parser.parse_args()
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip()
@@ -129,11 +209,16 @@ def main() -> None:
     print(f"# commit {commit}; python {platform.python_version()}, numpy {np.__version__}; "
           f"{platform.machine()}")
     print(f"# samples per cell (m = 1000, 4000, 16000): {tuple(args.reps)}; seed {SEED}")
+    start = time.time()
+    if args.part == "isolate":
+        part_isolate(args.isolate_reps)
+        print()
+        print(f"# {time.time() - start:.0f} s")
+        return
     print()
     print("| design | K | m | link | angle stein | angle regression | ME rate stein "
           "| ME rate regression |")
     print("|---|---|---|---|---|---|---|---|")
-    start = time.time()
     cell = 0
     for K in (2, 3):
         for kind in KINDS:
@@ -153,6 +238,7 @@ def main() -> None:
                     print(f"| {kind} | {K} | {m} | {link} | {fmt_mean(ang['stein'])} | "
                           f"{fmt_mean(ang['regression'])} | {fmt_rate(rej['stein'])} | "
                           f"{fmt_rate(rej['regression'])} |", flush=True)
+    part_isolate(args.isolate_reps)
     print()
     print(f"# {time.time() - start:.0f} s")
 
