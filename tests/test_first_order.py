@@ -133,10 +133,10 @@ def test_gaussian_design_regression_piece_near_the_first_moment():
 def test_refusals_name_the_argument():
     y, xs = _design(2, 600, seed=1, main=0.5)
     model = _model(y, xs)
-    with pytest.raises(ValueError, match='rank="auto".*influence rows'):
+    with pytest.raises(ValueError, match=r'rank="auto".*influence rows'):
         model.fit("auto", main_effects=True, **REG)
     res = model.fit(1, main_effects=True, **REG)
-    with pytest.raises(ValueError, match="rank_tests().*do not carry"):
+    with pytest.raises(ValueError, match=r"rank_tests\(\).*do not carry"):
         res.rank_tests()
     with pytest.raises(ValueError, match='method="poisson"'):
         res.bootstrap(5, method="poisson", seed=0)
