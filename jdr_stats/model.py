@@ -591,7 +591,23 @@ class JointDimReduction(StreamedConstructorsMixin, DataModel):
             to the HC3 sandwich of ``B``
             (:func:`jdr_stats.inference.regression_rank.regression_rank_tests`);
             needs ``m`` above that regression's columns and the sample
-            whitening.  Recorded in
+            whitening.  With ``main_effects=True`` (two or more blocks, the
+            K-block engine) ``"regression"`` gives the pooled fit's exact
+            first-order piece: every piece is a coefficient of one least
+            squares regression of ``y`` on ``[1, every block, within-block
+            products, cross products of every pair]`` in the joint whitened
+            metric (block ``k``'s linear coefficients, the average
+            derivative, for its first-order piece; the cross products'
+            coefficients for the pairs; the residual's K-way moment), zero
+            under a purely bilinear ``y`` and in the true span under a main
+            effect whatever the design (theory page "Main effects", section
+            9; the study ``studies/study_first_order.py``).  It needs ``m``
+            above that regression's columns, the joint estimator and given
+            ranks: ``rank="auto"`` and ``rank_tests()`` are refused (the
+            K-block rank tests do not carry the regression);
+            ``main_effects_test()`` is its Wald test of the linear
+            coefficients given the products; ``bootstrap()`` (pairs)
+            re-estimates it.  Recorded in
             ``results.settings`` and the summary.
 
         Raises

@@ -217,7 +217,10 @@ class KBlockFoundMixin:
         me = first_moments(self._summary_main_effects, self._names, self.nobs)
         ranks = ", ".join(f"{n}={r}" for n, r in self._ranks.items())
         if self._tables is None:
-            return [f"Fitted: ranks {ranks} (given; results.rank_tests() tests them); "
+            given = ("given; no rank test carries the regression's estimation"
+                     if self._settings.get("interactions") == "regression"
+                     else "given; results.rank_tests() tests them")
+            return [f"Fitted: ranks {ranks} ({given}); "
                     f"main-effects tests at alpha = {alpha:g}: "
                     f"{main_effects_clause(self._names, me, alpha)}."]
         q = self._response_columns()

@@ -38,6 +38,7 @@ from ..runtime._frequency import observations, whitening_nobs
 from ..runtime._validation import normalize_seed
 from ..summary import JDRSummary, build_summary, json_safe
 from ..whitenings import WHITENING_METHODS
+from . import _kregression as kreg
 from ._found import KBlockFoundMixin
 from ._krank import KBlockRankTests, block_rank_choice, method_text
 from ._kresults_extra import KBlockExtrasMixin
@@ -172,7 +173,8 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
     :meth:`KBlockResults.rank_tests`).  ``main_effects``: each block's first
     moment pooled with its interaction pieces (two blocks included).
     ``interactions="orthogonal"``: every piece of the response's least
-    squares residual on ``[1, every block]`` (checked by
+    squares residual on ``[1, every block]``; ``"regression"`` (with
+    ``main_effects``): one regression's coefficients (checked by
     :func:`~jdr_stats.fitting._orthogonal_fit.check_interactions`).
     """
     data: ModelData = model._data
@@ -213,10 +215,15 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
         # the Hermite correction of the K-way piece (two blocks have no piece
         # of three blocks to correct): the tensor and the sketch carry it
         cross_cov = _cross_cov(zs, wn)
-    fac = block_factors(y, zs, w=w, route=route.name,  # type: ignore[arg-type]
-                        weighting=weighting.name,  # type: ignore[arg-type]
-                        cross_cov=cross_cov, main_effects=main_effects,
-                        tests=_route_tests(route, widths))
+    if interactions == "regression":  # the pooled pieces of one least squares fit
+        kreg.check_regression_fit(rank, kind, estimator, w)
+        route = kreg.regression_route()
+        fac = kreg.regression_factors(np.asarray(data.endog, float), blocks, zs, weighting.name)
+    else:
+        fac = block_factors(y, zs, w=w, route=route.name,  # type: ignore[arg-type]
+                            weighting=weighting.name,  # type: ignore[arg-type]
+                            cross_cov=cross_cov, main_effects=main_effects,
+                            tests=_route_tests(route, widths))
     tables: dict[str, pd.DataFrame] | None = None
     influence = None
     if rank == "auto":
@@ -399,6 +406,8 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockFoundMixin,
     def sees(self) -> str:
         """Which parts of the link the reduction can see (theory page
         "K blocks", sections 2 and 6)."""
+        if self.main_effects and self._settings.get("interactions") == "regression":
+            return kreg.SEES
         if self.main_effects:
             return "main effects and interactions between the blocks"
         if self._orthogonal:
@@ -427,6 +436,8 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockFoundMixin,
             ``table`` (all blocks, indexed by block and rank),
             ``select_rank(alpha)``, ``summary()``, ``to_dict()``.
         """
+        if self._settings.get("interactions") == "regression":
+            raise ValueError("rank_tests(): " + kreg.REFUSED_TESTS)
         what = ("a fit of three or more blocks" if len(self._names) >= 3 else
                 "a fit pooling the main effects" if self.main_effects else
                 "a fit of a rank per block")
@@ -623,6 +634,10 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockFoundMixin,
             raise ValueError(f'method must be "auto", "robust" or "permutation"; got '
                              f"{method!r}")
         seed = normalize_seed(seed)
+        if self._settings.get("interactions") == "regression":
+            return kreg.regression_main_effects(
+                np.asarray(data.endog, float), list(data.blocks.values()), list(self._names),
+                method)
         return main_effects_test(
             np.asarray(data.endog, float), [np.asarray(x, float) for x in data.blocks.values()],
             list(self._names), self._per_block_whitening, weights=data.weights,
@@ -669,6 +684,8 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockFoundMixin,
             "Model:": "Joint dimension reduction, K blocks",
             **({"Main effects:": "pooled"} if self.main_effects else {}),
             **({"Interactions:": "orthogonal"} if self._orthogonal else {}),
+            **({"Interactions:": "regression"}
+               if self._settings.get("interactions") == "regression" else {}),
             "Dependent variable:": m.endog_name,
             "No. observations:": self._observations_text(),
             **_wrapped("Blocks:", [f"{n} ({len(self._labels(k))})"

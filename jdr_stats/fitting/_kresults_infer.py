@@ -228,9 +228,9 @@ class KBlockInferenceMixin:
         else (or with ``jackknife``) each row deleted and the fit's pieces
         re-formed."""
         what = "drop1() and test_variables()"
-        if self._settings.get("interactions", "stein") != "stein":
+        if (inter := self._settings.get("interactions", "stein")) != "stein":
             raise ValueError(f'{what}: the variables\' tests of K blocks read the pieces of y '
-                             'itself; a fit with interactions="orthogonal" has none yet (fit '
+                             f'itself; a fit with interactions="{inter}" has none yet (fit '
                              'with interactions="stein" to test the variables)')
         if self._supports is not None:
             raise ValueError(f"{what}: a sparse fit's variables are chosen from the data; "
@@ -453,6 +453,9 @@ class KBlockInferenceMixin:
             raise ValueError(f"level must be in (0, 1); got {level!r}")
         if method not in KBLOCK_BOOT_METHODS:
             raise ValueError(f'method must be "pairs" or "poisson"; got {method!r}')
+        if method == "poisson" and self._settings.get("interactions") == "regression":
+            raise ValueError('method="poisson" weights the rows; a fit of interactions='
+                             '"regression" takes no case weights: use method="pairs"')
         if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(
                 n_jobs, (int, np.integer)) or n_jobs == 0):
             raise ValueError(f"n_jobs must be None or a non-zero integer; got {n_jobs!r}")

@@ -3,7 +3,10 @@
 Three or more blocks (and two with a rank per block) take ``"stein"`` or
 ``"orthogonal"``, on the K-block engine
 (:mod:`jdr_stats.inference.kblock_orthogonal`; theory page "K blocks",
-section 4d); the rest of this module is the two-block route.
+section 4d), and any K with ``main_effects=True`` takes ``"stein"`` or
+``"regression"`` (the exact first-order piece,
+:mod:`jdr_stats.fitting._kregression`); the rest of this module is the
+two-block route.
 
 ``"stein"`` (default): the cross moment of ``y`` itself, the cross block of
 ``Sigma^{-1} E[y x x^T] Sigma^{-1}``.  ``"orthogonal"``: the same cross
@@ -66,13 +69,18 @@ def check_interactions(interactions: Any, *, n_blocks: int, main_effects: bool,
     if interactions == "stein":
         return interactions
     what = f'interactions="{interactions}"'
-    kblock = n_blocks >= 3 or (per_block_ranks and interactions == "orthogonal")
-    if n_blocks != 2 and interactions != "orthogonal":
+    # main_effects=True with "regression": the K engine's pooled pieces from
+    # one least squares fit (jdr_stats.inference.first_order), any K
+    pooled = main_effects and interactions == "regression"
+    kblock = n_blocks >= 3 or pooled or (per_block_ranks and interactions == "orthogonal")
+    if n_blocks != 2 and interactions != "orthogonal" and not pooled:
         raise ValueError(f'{what} is available for two blocks; this model has {n_blocks} '
-                         '(three or more blocks take interactions="orthogonal" or "stein")')
-    if main_effects:
+                         '(three or more blocks take interactions="orthogonal" or "stein", '
+                         'or "regression" with main_effects=True)')
+    if main_effects and not pooled:
         raise ValueError(f"{what} removes the main effects; main_effects=True pools them "
-                         "in: use one or the other")
+                         'in: use one or the other (main_effects=True takes "stein" or '
+                         '"regression", whose first-order piece is exact)')
     if per_block_ranks and not kblock:
         raise ValueError(f"{what} takes one rank for both blocks (an int or \"auto\")")
     if kblock and sparsity is not None:
