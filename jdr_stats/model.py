@@ -500,8 +500,12 @@ class JointDimReduction(StreamedConstructorsMixin, DataModel):
             variables by the two-step selection of the theory page "K
             blocks" (section "Sparse fits") and refits on them
             (``results.support[name]``); ``"cv"`` chooses one common count
-            for every block by the same cross-validation; ``"auto"`` is
-            refused (``select_support`` tests the variables).
+            for every block by the same cross-validation; ``"auto"`` keeps
+            exactly the variables :meth:`select_support` selects given the
+            ranks (the fitted estimator's robust conditional tests,
+            Benjamini-Hochberg at ``fdr`` over all blocks' variables), a
+            block with fewer selected than its rank kept dense with a
+            :class:`~jdr_stats.exceptions.SupportSelectionWarning`.
         rank_method : str
             One of ``"auto"``, ``"robust"``, ``"wald"``, ``"chi2"``,
             ``"general"``, ``"permutation"``, ``"spectral"``, ``"combined"``,
@@ -666,7 +670,7 @@ class JointDimReduction(StreamedConstructorsMixin, DataModel):
                 self, rank, whitening=whitening, standardize=standardize,
                 independent_blocks=independent_blocks, sparsity=sparsity,
                 rank_method=rank_method, alpha=alpha, seed=seed, main_effects=main_effects,
-                interactions=interactions)
+                interactions=interactions, fdr=fdr)
         base = self._data if interactions in ("stein", "regression") \
             else orthogonal_data(self._data, interactions)
         fitted = fit_two_blocks(

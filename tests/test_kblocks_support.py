@@ -1,7 +1,10 @@
 """Support selection of three or more blocks: per-variable robust tests, BH
 over all blocks' variables."""
 
+import warnings
+
 import numpy as np
+import pandas as pd
 import pytest
 
 import jdr_stats as jdr
@@ -115,3 +118,46 @@ def test_fdr_and_power_by_simulation(dist):
     fdp = np.asarray(fdp)
     assert fdp.mean() <= 0.1 + 3 * fdp.std(ddof=1) / np.sqrt(fdp.size)
     assert np.mean(power) > 0.4
+
+
+@pytest.mark.parametrize("independent", [True, False])
+def test_sparsity_auto_keeps_exactly_the_tested_support(independent):
+    """fit(r, sparsity="auto") keeps the variables select_support selects
+    (the fitted estimator's tests, BH at fdr) and refits on them; a block
+    with fewer selected than its rank stays dense, with a warning."""
+    y, xs = _sim(m=1500, equal=True, seed=3)
+    model = jdr.JointDimReduction.from_blocks(y, dict(zip(NAMES, xs)))
+    tested = model.select_support(rank=1, fdr=0.1, independent_blocks=independent).support
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = model.fit(1, sparsity="auto", fdr=0.1, independent_blocks=independent)
+    dense = [n for n in NAMES if len(tested[n]) < 1]
+    for name, x in zip(NAMES, xs):
+        want = [f"{name}{j}" for j in range(x.shape[1])] if name in dense else tested[name]
+        assert res.support[name] == want
+        assert res.settings["sparsity"][name] == len(want)
+        assert np.asarray(res.directions[name]).shape == (x.shape[1], 1)
+    warned = [w for w in caught if issubclass(w.category, jdr.exceptions.SupportSelectionWarning)]
+    assert bool(warned) == bool(dense)
+    # the refit on the kept variables is the fit of those columns alone
+    kept = {n: pd.DataFrame(x, columns=[f"{n}{j}" for j in range(x.shape[1])])[res.support[n]]
+            for n, x in zip(NAMES, xs)}
+    alone = jdr.JointDimReduction.from_blocks(y, kept).fit(1, independent_blocks=independent)
+    for name in NAMES:
+        d = np.asarray(res.directions[name])
+        rows = [int(v[len(name):]) for v in res.support[name]]
+        assert np.allclose(np.abs(d[rows, 0]), np.abs(np.asarray(alone.directions[name])[:, 0]),
+                           atol=1e-8)
+        assert np.all(np.delete(d[:, 0], rows) == 0)
+
+
+def test_sparsity_auto_keeps_a_block_without_selection_dense():
+    rng = np.random.default_rng(4)
+    m = 1200
+    xs = [rng.normal(size=(m, 6)) for _ in NAMES]
+    y = xs[0][:, 0] * xs[1][:, 0] + 0.5 * rng.normal(size=m)  # block c inactive
+    model = jdr.JointDimReduction.from_blocks(y, dict(zip(NAMES, xs)))
+    with pytest.warns(jdr.exceptions.SupportSelectionWarning, match="kept dense"):
+        res = model.fit(1, sparsity="auto", independent_blocks=True)
+    assert res.support["c"] == [f"c{j}" for j in range(6)]
+    assert res.support["g"] == ["g0"]

@@ -14,6 +14,7 @@ two-block code path.
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from functools import cached_property
@@ -27,6 +28,7 @@ from ..core._linalg import unit_columns
 from ..core.kestimate import KBlockFactors, block_factors, stacked_pieces
 from ..core.tensor import sketch_tests
 from ..core.whitening import DesignWhitening
+from ..exceptions import SupportSelectionWarning
 from ..inference._kblock_design import KBlockDesign
 from ..inference.kblock_orthogonal import kblock_residual
 from ..inference.main_effects import MainEffectsMethod, MainEffectsResults, main_effects_test
@@ -165,7 +167,7 @@ def kblock_choices(independent_blocks: object, m: int, widths: Sequence[int],
 def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks: bool,
                 sparsity: Any, rank_method: str, alpha: float, seed: Any,
                 stop: bool = True, main_effects: bool = False,
-                interactions: str = "stein") -> KBlockResults:
+                interactions: str = "stein", fdr: float = 0.1) -> KBlockResults:
     """The K-block fit of ``model`` (see :meth:`JointDimReduction.fit`).
 
     With ``rank="auto"`` each block's tests run up to the first rank not
@@ -189,9 +191,9 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
             if main_effects else "a rank per block")
     if sparsity is not None and not isinstance(sparsity, str):
         _check_sparsity(sparsity, names, widths)  # early: the ranks are checked later
-    elif sparsity is not None and sparsity != "cv":
-        raise ValueError(f'sparsity: three or more blocks take an int, a dict by block name '
-                         f'or "cv"; got {sparsity!r} (support tests: select_support())')
+    elif sparsity is not None and sparsity not in ("cv", "auto"):
+        raise ValueError(f'sparsity: three or more blocks take an int, a dict by block name, '
+                         f'"auto" or "cv"; got {sparsity!r}')
     method = kblock_method(rank_method, "rank_method", what)
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1); got {alpha!r}")
@@ -252,7 +254,7 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
         return KBlockResults(model, fac, white, ranks, settings, tables, blocks)
     return _sparse_results(model, sparsity, seed, y, zs, blocks, white, fac, ranks, settings,
                            tables, route=route, kind=kind, estimator=estimator,
-                           cross_cov=cross_cov, q=q)
+                           cross_cov=cross_cov, q=q, fdr=fdr)
 
 
 def _sparse_results(model: Any, sparsity: Any, seed: Any, y: np.ndarray,
@@ -261,10 +263,11 @@ def _sparse_results(model: Any, sparsity: Any, seed: Any, y: np.ndarray,
                     tables: dict[str, pd.DataFrame] | None, *, route: policy.Choice,
                     kind: str, estimator: str,
                     cross_cov: dict[tuple[int, int], np.ndarray] | None,
-                    q: int) -> KBlockResults:
+                    q: int, fdr: float = 0.1) -> KBlockResults:
     """The sparse fit of :func:`fit_kblocks` (``sparsity`` an int, a dict by
-    block name or ``"cv"``): each block's variables selected from the dense
-    fit's pieces, the estimator refitted on them."""
+    block name or ``"cv"``: each block's variables selected from the dense
+    fit's pieces; ``"auto"``: the variables :meth:`select_support` selects
+    at ``fdr`` given the ranks), the estimator refitted on them."""
     data: ModelData = model._data
     names = model.block_names
     widths = [len(data.names[k]) for k in data.blocks]
@@ -275,7 +278,12 @@ def _sparse_results(model: Any, sparsity: Any, seed: Any, y: np.ndarray,
             f"here too large ({route.reason}; at most {policy.KBLOCK_TENSOR_MAX_ENTRIES} "
             "entries, policy.KBLOCK_TENSOR_MAX_ENTRIES); screen the variables first")
     labels = [data.names[b] for b in data.blocks]
-    if sparsity == "cv":
+    chosen = None
+    if sparsity == "auto":
+        chosen = _tested_supports(model, ranks, fdr, seed, estimator, labels)
+        sizes = {n: len(idx) for n, idx in zip(names, chosen, strict=True)}
+        settings["support_fdr"] = fdr
+    elif sparsity == "cv":
         cv = cv_kblock_sparsity(
             np.asarray(data.endog, float), blocks, ranks, w=w, names=names, labels=labels,
             kind=kind, estimator=estimator, rng=np.random.default_rng(normalize_seed(seed)))
@@ -288,9 +296,12 @@ def _sparse_results(model: Any, sparsity: Any, seed: Any, y: np.ndarray,
             raise ValueError(f"sparsity of block {n!r} must be at least its rank {ranks[n]}; "
                              f"got {sizes[n]}")
     sizes = rank_zero_sizes(sizes, ranks, dict(zip(names, widths, strict=True)))
+    if chosen is not None:  # a rank-0 block keeps its variables, as rank_zero_sizes says
+        chosen = [idx if sizes[n] == len(idx) else np.arange(wd)
+                  for n, idx, wd in zip(names, chosen, widths, strict=True)]
     sparse = sparse_kfit(y, zs, blocks, w, white, fac, [sizes[n] for n in names],
                          names=names, labels=labels, kind=kind, estimator=estimator,
-                         cross_cov=cross_cov, q=q)
+                         cross_cov=cross_cov, q=q, supports=chosen)
     settings["sparsity"] = sizes
     settings["route"] = sparse.route.to_dict()
     res = KBlockResults(model, sparse.fac, sparse.white, ranks, settings, tables, blocks,
@@ -299,6 +310,30 @@ def _sparse_results(model: Any, sparsity: Any, seed: Any, y: np.ndarray,
     if sparsity == "cv":
         res._cv_table = cv.table
     return res
+
+
+def _tested_supports(model: Any, ranks: dict[str, int], fdr: float, seed: Any,
+                     estimator: str, labels: Sequence[Sequence[str]]) -> list[np.ndarray]:
+    """``sparsity="auto"``: each block's variables that ``select_support``
+    (the fitted estimator's robust conditional tests given the ranks, BH at
+    ``fdr`` over all blocks) selects, as column positions; a block where
+    fewer than its rank are selected stays dense, with a
+    :class:`~jdr_stats.exceptions.SupportSelectionWarning`."""
+    sup = model.select_support(rank=dict(ranks), fdr=fdr, seed=seed,
+                               independent_blocks=estimator == "per-block")
+    out, dense = [], []
+    for (name, r), lab in zip(ranks.items(), labels, strict=True):
+        keep = set(sup.support[name])
+        idx = np.array([j for j, v in enumerate(lab) if v in keep], dtype=np.int64)
+        if r > 0 and idx.size < r:
+            dense.append(f"{name!r} ({idx.size} selected, rank {r})")
+            idx = np.arange(len(lab))
+        out.append(idx)
+    if dense:
+        warnings.warn(f'sparsity="auto": the support tests selected fewer variables than the '
+                      f"rank in block(s) {', '.join(dense)} at fdr={fdr}; those blocks are "
+                      "kept dense", SupportSelectionWarning, stacklevel=5)
+    return out
 
 
 def _check_sparsity(sparsity: Any, names: Sequence[str], widths: Sequence[int]) -> dict[str, int]:

@@ -84,16 +84,20 @@ def sparse_kfit(y: np.ndarray, zs: Sequence[np.ndarray], blocks: Sequence[np.nda
                 sizes: Sequence[int], *, names: Sequence[str],
                 labels: Sequence[Sequence[str]], kind: str, estimator: str,
                 cross_cov: dict[tuple[int, int], np.ndarray] | None, q: int,
-                target: dict[tuple[int, ...], np.ndarray] | None = None) -> SparseKFit:
+                target: dict[tuple[int, ...], np.ndarray] | None = None,
+                supports: Sequence[np.ndarray] | None = None) -> SparseKFit:
     """Select ``sizes[k]`` variables of every block from the dense fit's
     pieces (:func:`jdr_stats.core.ksparse.sparse_supports`) and refit the
     estimator on them: each block whitened with its own sub-covariance (the
     per-block maps restricted to the kept variables), or the joint
     whitening of the kept variables of all blocks re-estimated.  ``target``:
-    :func:`selection_target` when already formed."""
-    if target is None:
-        target = selection_target(y, zs, w, white, fac, cross_cov)
-    supports, _, _ = sparse_supports(target, fac.weights, sizes)
+    :func:`selection_target` when already formed; ``supports``: the kept
+    columns of every block, given (``sparsity="auto"``: the support tests')
+    instead of selected."""
+    if supports is None:
+        if target is None:
+            target = selection_target(y, zs, w, white, fac, cross_cov)
+        supports, _, _ = sparse_supports(target, fac.weights, sizes)
     sub = [x[:, idx] for x, idx in zip(blocks, supports, strict=True)]
     m = y.shape[0]
     wn = np.full(m, 1.0 / m) if w is None else w / w.sum()
@@ -113,7 +117,7 @@ def sparse_kfit(y: np.ndarray, zs: Sequence[np.ndarray], blocks: Sequence[np.nda
     sfac = block_factors(y, zsub, w=w, route=route.name,  # type: ignore[arg-type]
                          weighting=policy.kblock_weighting().name,  # type: ignore[arg-type]
                          cross_cov=cc)
-    return SparseKFit(supports, sfac, wsub, route)
+    return SparseKFit(list(supports), sfac, wsub, route)
 
 
 

@@ -75,7 +75,7 @@ class _TestInputs:
 def fit_kblock_engine(model: Any, rank: Any, *, whitening: Any, standardize: Any,
                       independent_blocks: bool, sparsity: Any, rank_method: Any,
                       alpha: float, seed: Any, main_effects: bool,
-                      interactions: str = "stein") -> Any:
+                      interactions: str = "stein", fdr: float = 0.1) -> Any:
     """Three or more blocks, main effects, or two blocks of different ranks:
     the K-block engine (in memory or streamed)."""
     if isinstance(model._data, BlockSums):
@@ -91,7 +91,7 @@ def fit_kblock_engine(model: Any, rank: Any, *, whitening: Any, standardize: Any
     return fit_kblocks(model, rank, whitening=str(fold_standardize(whitening, standardize)),
                        independent_blocks=independent_blocks, sparsity=sparsity,
                        rank_method=rank_method, alpha=alpha, seed=seed,
-                       main_effects=main_effects, interactions=interactions)
+                       main_effects=main_effects, interactions=interactions, fdr=fdr)
 
 
 def _two_block_rank(rank: Mapping[str, int], names: Sequence[str]) -> int:
