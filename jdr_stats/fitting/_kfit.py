@@ -765,8 +765,8 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockFoundMixin,
             "eigenvalues": {n: s.tolist() for n, s in self.eigenvalues.items()},
             **self._extras_dict(),  # loadings, fit_measures
             "settings": self.settings,
-            "rank_tests": None if self._tables is None else {
-                n: t.reset_index().to_dict(orient="list") for n, t in self._tables.items()},
+            # the tests that chose the ranks, as RankTestResults.to_dict()
+            "rank_tests": None if (rt := self.rank_test_table) is None else rt.to_dict(),
             "sparsity": self.sparsity,
             "support": self.support,
             "sparsity_cv": None if self._cv_table is None
