@@ -52,7 +52,7 @@ from . import (
 from ._version import __version__
 from .baselines import PHD, SAVE, SIR, PHDResults, SAVEResults, SDRResults, SIRResults
 from .compare import Comparison, compare
-from .fitting._kfit import KBlockRankTests, KBlockResults
+from .fitting._kfit import KBlockResults
 from .inference.bootstrap import BootstrapResults
 from .inference.hypotheses import InapplicableTestResult, TestResult, TestTable
 from .inference.ladle import LadleResults
@@ -62,7 +62,6 @@ from .moments import Moments
 from .persistence._export import load
 from .results import JDRResults
 from .support import SupportResults, select_support
-from .support._kblock import KBlockSupportResults
 
 __all__ = [
     "PHD",
@@ -73,9 +72,7 @@ __all__ = [
     "InapplicableTestResult",
     "JDRResults",
     "JointDimReduction",
-    "KBlockRankTests",
     "KBlockResults",
-    "KBlockSupportResults",
     "LadleResults",
     "Moments",
     "PHDResults",

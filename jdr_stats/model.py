@@ -50,7 +50,6 @@ from .support import Method as SupportMethod
 from .support import SupportResults
 from .support import Test as SupportTest
 from .support import select_support as _select_support
-from .support._kblock import KBlockSupportResults
 from .support._options import RuleArg as SupportRuleArg
 
 __all__ = ["JDRResults", "JointDimReduction", "child_seeds"]
@@ -702,7 +701,7 @@ class JointDimReduction(StreamedConstructorsMixin, DataModel):
         seed: int | np.random.Generator | None = None,
         progress: ProgressArg = False,
         n_jobs: int | None = None,
-    ) -> SupportResults | KBlockSupportResults:
+    ) -> SupportResults:
         """Coordinate tests for every variable with false discovery control.
 
         The model's door to :func:`jdr_stats.support.select_support`, with
@@ -725,7 +724,8 @@ class JointDimReduction(StreamedConstructorsMixin, DataModel):
         a ``ValueError`` says the joint estimator has no such test), with
         ``rule`` ``"bh"`` or
         ``"by"`` at ``fdr`` over all blocks' variables together; the result
-        is a :class:`~jdr_stats.support._kblock.KBlockSupportResults`.  The
+        is a :class:`~jdr_stats.support.SupportResults` as for two blocks
+        (its table indexed by block name and variable at every K).  The
         test, method, covariance, resampling and weighting options are the
         two-block tests' and are refused.  Its false discovery rate and
         power: ``studies/study_kblock_support.py``.
@@ -745,4 +745,4 @@ class JointDimReduction(StreamedConstructorsMixin, DataModel):
             n_resamples=n_resamples, rule=rule, fdr=fdr, standardize=standardize,
             independent_blocks=independent_blocks, seed=seed,
             progress=progress, n_jobs=n_jobs,
-        )
+        ).named(self.block_names)

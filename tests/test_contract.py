@@ -394,3 +394,136 @@ def test_compare_is_one_type_with_the_same_members(fitted, tmp_path):
     out.save(tmp_path / "cmp.jdr")
     back = jdr.load(tmp_path / "cmp.jdr")
     assert type(back) is jdr.Comparison and back.to_dict() == doc
+
+
+# ------------------------------------------- one results class per kind of test
+def _public(obj):
+    return sorted(n for n in dir(type(obj)) if not n.startswith("_"))
+
+
+def _joint_rank_expected(res, blocks):
+    """Two blocks sharing one rank run the joint test; a rank per block or
+    three or more blocks, the K-block engine's per-block tests."""
+    return len(blocks) == 2 and not isinstance(res.rank, dict)
+
+
+def _assert_json_round_trip(obj):
+    d = obj.to_dict()
+    text = json.dumps(d, allow_nan=False)  # plain JSON types, no NaN
+    assert json.loads(text) == d
+    assert json.loads(obj.to_json()) == d
+
+
+def test_rank_tests_are_one_class(fitted):
+    _, res, blocks, _ = fitted
+    rt = res.rank_tests()
+    assert type(rt) is jdr.RankTestResults
+    for name in _public(rt):  # every member answers at every K (rank tests have no q-values)
+        if name != "qvalues":
+            getattr(rt, name)
+    assert rt.nobs == M and isinstance(rt.method, str) and rt.method
+    assert rt.block_names == tuple(blocks)
+    assert rt.widths == {n: x.shape[1] for n, x in blocks.items()}
+    tables = _mapping_by_block(rt.tables, blocks)
+    sel = rt.select_rank(0.05)
+    if _joint_rank_expected(res, blocks):
+        assert rt.kind == "joint" and type(sel) is int
+        assert rt.table.index.name == "k"
+        for t in tables.values():  # the one joint table under each block name
+            pd.testing.assert_frame_equal(t, rt.table, check_exact=True)
+        first = rt.table["pvalue"].to_numpy() > 0.05
+        assert sel == (int(np.argmax(first)) if first.any() else len(rt.table))
+    else:
+        assert rt.kind == "per-block" and type(sel) is dict and list(sel) == list(blocks)
+        assert list(rt.table.index.names) == ["block", "rank"]
+        assert list(dict.fromkeys(rt.table.index.get_level_values("block"))) == list(blocks)
+        for name, t in tables.items():
+            assert list(t.columns[:3]) == ["statistic", "df", "pvalue"]
+            assert list(t.index) == list(range(blocks[name].shape[1]))  # ranks 0 .. n_k - 1
+            np.testing.assert_array_equal(
+                t.to_numpy(), rt.table.xs(name, level="block").to_numpy())
+            kept = t["pvalue"].to_numpy() >= 0.05
+            assert sel[name] == (int(np.argmax(kept)) if kept.any() else len(t))
+        text = str(rt.summary())
+        for name in blocks:
+            assert f"{name}: H0 rank <=" in text
+    assert list(rt.table.columns[:3]) == ["statistic", "df", "pvalue"]
+
+
+def test_rank_tests_export_and_reload_exactly(fitted, tmp_path):
+    _, res, blocks, _ = fitted
+    rt = res.rank_tests()
+    _assert_json_round_trip(rt)
+    doc = rt.to_dict()
+    assert doc["kind"] == rt.kind and doc["block_names"] == list(blocks)
+    assert len(doc["tests"]) == len(rt.table)
+    path = tmp_path / "rank_tests.jdr"
+    rt.save(path)
+    back = jdr.load(path)
+    assert type(back) is jdr.RankTestResults
+    pd.testing.assert_frame_equal(back.table, rt.table, check_exact=True)
+    for name in blocks:
+        pd.testing.assert_frame_equal(back.tables[name], rt.tables[name], check_exact=True)
+    assert back.to_dict() == doc
+    assert back.select_rank(0.05) == rt.select_rank(0.05)
+    assert str(back.summary()) == str(rt.summary())
+    assert repr(back) == repr(rt)
+
+
+@pytest.fixture(scope="module")
+def support(fitted):
+    model = fitted[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return model.select_support(rank=1, seed=0)
+
+
+def test_select_support_is_one_class(fitted, support):
+    _, _, blocks, _ = fitted
+    sup = support
+    assert type(sup) is jdr.SupportResults
+    two = len(blocks) == 2
+    for name in _public(sup):  # every member answers, the two-block view at K = 2 only
+        if name in ("selected_a", "selected_b") and not two:
+            with pytest.raises(AttributeError, match="two-block view"):
+                getattr(sup, name)
+        else:
+            getattr(sup, name)
+    assert sup.block_names == tuple(blocks)
+    table = sup.table
+    assert list(table.index.names) == ["block", "variable"]
+    assert list(table.columns[:4]) == ["statistic", "df", "pvalue", "qvalue"]
+    assert "selected" in table.columns
+    for name, x in blocks.items():
+        rows = table.xs(name, level="block")
+        assert list(rows.index) == list(x.columns)
+    chosen = _mapping_by_block(sup.support, blocks)
+    for name in blocks:
+        rows = table.xs(name, level="block")
+        assert chosen[name] == [str(v) for v in rows.index[rows["selected"].to_numpy(bool)]]
+    assert sup.counts == tuple(len(v) for v in chosen.values())
+    assert sup.ranks == dict.fromkeys(blocks, 1) and sup.rank == 1
+    assert sup.settings["estimator"] in ("joint", "per-block")
+    if two:
+        assert (sup.selected_a, sup.selected_b) == tuple(chosen.values())
+    text = str(sup.summary())
+    assert max(map(len, text.splitlines())) <= 100
+    for name in blocks:
+        assert name in text
+
+
+def test_select_support_export_and_reload_exactly(fitted, support, tmp_path):
+    _, _, blocks, _ = fitted
+    sup = support
+    _assert_json_round_trip(sup)
+    doc = sup.to_dict()
+    assert doc["support"] == sup.support and doc["block_names"] == list(blocks)
+    assert [(t["block"], t["variable"]) for t in doc["tests"]] == list(sup.table.index)
+    path = tmp_path / "support.jdr"
+    sup.save(path)
+    back = jdr.load(path)
+    assert type(back) is jdr.SupportResults
+    pd.testing.assert_frame_equal(back.table, sup.table, check_exact=True)
+    assert back.to_dict() == doc
+    assert back.support == sup.support and back.ranks == sup.ranks
+    assert str(back.summary()) == str(sup.summary())

@@ -74,7 +74,8 @@ def test_kblock_auto_and_given_rank_fit_one_estimator_and_its_tests(widths, m, i
         tails = np.cumsum(values[::-1])[::-1][:len(tests[block])]
         np.testing.assert_allclose(tests[block]["statistic"].to_numpy(), tails, rtol=1e-10)
         # those of fit("auto") are the same tests, up to its stopping rank
-        chosen = pd.DataFrame(auto.to_dict()["rank_tests"][block]).set_index("rank")
+        records = [r for r in auto.to_dict()["rank_tests"]["tests"] if r["block"] == block]
+        chosen = pd.DataFrame(records).set_index("rank")
         np.testing.assert_allclose(chosen["statistic"].to_numpy(),
                                    tests[block]["statistic"].to_numpy()[:len(chosen)],
                                    rtol=1e-10)

@@ -237,7 +237,7 @@ def test_cli_support_at_three_blocks_is_python_select_support(tmp_path, capsys):
     doc = json.loads(capsys.readouterr().out)
     joint = model.select_support(rank=1, fdr=0.1)
     assert doc["support"] == json.loads(json.dumps(joint.to_dict(), default=float))
-    assert doc["support"]["estimator"]["name"] == "joint"
+    assert doc["support"]["settings"]["estimator"] == "joint"
 
 
 @pytest.mark.parametrize("weighted", [False, True])

@@ -144,7 +144,9 @@ def test_rank_tests_method_matches_auto_and_summary_is_short():
     assert f"genes: rank <= {auto.rank['genes'] + 1}" not in text
     assert "genes: rank <= 0" in text
     assert "Per-block rank tests" in str(tests.summary())
-    assert set(tests.to_dict()["tests"]) == {"genes", "lipids", "clinical"}
+    records = tests.to_dict()["tests"]  # one record per (block, rank)
+    assert {r["block"] for r in records} == {"genes", "lipids", "clinical"}
+    assert [(r["block"], r["rank"]) for r in records] == list(tests.table.index)
     with pytest.raises(ValueError, match="alpha"):
         tests.select_rank(1.5)
 

@@ -84,7 +84,7 @@ def test_arguments_are_checked():
     # with the fit's variable tests, never the per-block estimator's
     for kwargs in ({}, {"independent_blocks": False}):
         joint = model.select_support(rank=1, **kwargs)
-        assert joint.to_dict()["estimator"]["name"] == "joint"
+        assert joint.to_dict()["settings"]["estimator"] == joint.settings["estimator"] == "joint"
         tests = model.fit(1).drop1().table
         np.testing.assert_array_equal(joint.table["pvalue"].to_numpy(),
                                       tests["pvalue"].to_numpy())
@@ -94,7 +94,7 @@ def test_arguments_are_checked():
     with pytest.raises(ValueError, match='"bh" or "by"'):
         model.select_support(rank=1, rule="threshold")
     res = model.select_support(rank=1, independent_blocks=True)
-    assert res.to_dict()["estimator"]["name"] == "per-block"
+    assert res.to_dict()["settings"]["estimator"] == res.settings["estimator"] == "per-block"
     with pytest.raises(ValueError, match="independent_blocks must be True or False"):
         model.select_support(rank=1, independent_blocks="yes")
 

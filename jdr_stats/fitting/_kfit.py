@@ -30,6 +30,7 @@ from ..core.tensor import sketch_tests
 from ..core.whitening import DesignWhitening
 from ..exceptions import SupportSelectionWarning
 from ..inference._kblock_design import KBlockDesign
+from ..inference._rank_results import RankTestResults
 from ..inference.kblock_orthogonal import kblock_residual
 from ..inference.main_effects import MainEffectsMethod, MainEffectsResults, main_effects_test
 from ..inference.rank_methods import kblock_method
@@ -42,7 +43,7 @@ from ..summary import JDRSummary, build_summary, json_safe
 from ..whitenings import WHITENING_METHODS
 from . import _kregression as kreg
 from ._found import KBlockFoundMixin
-from ._krank import KBlockRankTests, block_rank_choice, method_text
+from ._krank import block_rank_choice, block_rank_results, method_text
 from ._kresults_extra import KBlockExtrasMixin
 from ._kresults_infer import KBlockInferenceMixin
 from ._ksparse import cv_kblock_sparsity, sparse_kfit
@@ -51,7 +52,7 @@ from ._kview import KBlockViewMixin
 from ._kwhiten import _cross_cov, _whiten_arrays
 from ._rank_zero import rank_zero_sizes
 
-__all__ = ["KBlockRankTests", "KBlockResults", "fit_kblocks"]
+__all__ = ["KBlockResults", "fit_kblocks"]
 
 RankArg = int | Mapping[str, int] | Literal["auto"]
 
@@ -451,7 +452,7 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockFoundMixin,
                     "enters, whatever the design; within-block curvature of y still may)")
         return "interactions between the blocks (not main effects)"
 
-    def rank_tests(self, method: str = "auto") -> KBlockRankTests:
+    def rank_tests(self, method: str = "auto") -> RankTestResults:
         """Each block's tests of ``H0: rank_k <= r``, ``r = 0 .. n_k - 1``
         (theory page "K blocks", section 4), under the fit's estimator and
         whitening.
@@ -465,11 +466,12 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockFoundMixin,
 
         Returns
         -------
-        KBlockRankTests
-            ``tables`` (a DataFrame per block: ``statistic, df, pvalue,
-            eff_df, scale``, the reference ``scale * chi2(eff_df)``),
-            ``table`` (all blocks, indexed by block and rank),
-            ``select_rank(alpha)``, ``summary()``, ``to_dict()``.
+        RankTestResults
+            The per-block tests (``kind="per-block"``): ``tables`` (a
+            DataFrame per block: ``statistic, df, pvalue, eff_df, scale``,
+            the reference ``scale * chi2(eff_df)``), ``table`` (all blocks,
+            indexed by block and rank), ``select_rank(alpha)`` (a dict by
+            block), ``summary()``, ``to_dict()``, ``save()``.
         """
         if self._settings.get("interactions") == "regression":
             raise ValueError("rank_tests(): " + kreg.REFUSED_TESTS)
@@ -491,19 +493,23 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockFoundMixin,
                            main_effects=self.main_effects,
                            interactions=self._settings.get("interactions", "stein"))
         assert full._tables is not None
-        influence = full._settings["influence"]
-        return KBlockRankTests(full._tables, "" if influence is None else influence["reason"],
-                               method_text(spec))
+        return self._rank_results(full._tables, spec.name, full._settings["influence"])
 
     @property
-    def rank_test_table(self) -> KBlockRankTests | None:
+    def rank_test_table(self) -> RankTestResults | None:
         """The rank tests that chose each block's rank (``rank="auto"``),
         else None; :meth:`rank_tests` computes them for any fit."""
         if self._tables is None:
             return None
-        influence = self._settings["influence"]
-        return KBlockRankTests(self._tables, "" if influence is None else influence["reason"],
-                               self._settings["rank_method"])
+        return self._rank_results(self._tables, self._settings["rank_method"],
+                                  self._settings["influence"])
+
+    def _rank_results(self, tables: dict[str, pd.DataFrame], method: str,
+                      influence: Mapping[str, str] | None) -> RankTestResults:
+        """Per-block ``tables`` of the test ``method`` as :class:`RankTestResults`."""
+        return block_rank_results(
+            tables, widths=[len(self._labels(k)) for k in range(len(self._names))],
+            nobs=self.nobs, method=method, influence=influence)
 
     @property
     def block_means(self) -> dict[str, np.ndarray]:
@@ -810,8 +816,8 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockFoundMixin,
             "eigenvalues": {n: s.tolist() for n, s in self.eigenvalues.items()},
             **self._extras_dict(),  # loadings, fit_measures
             "settings": self.settings,
-            "rank_tests": None if self._tables is None else {
-                n: t.reset_index().to_dict(orient="list") for n, t in self._tables.items()},
+            # the tests that chose the ranks, as RankTestResults.to_dict()
+            "rank_tests": None if (rt := self.rank_test_table) is None else rt.to_dict(),
             "sparsity": self.sparsity,
             "support": self.support,
             "sparsity_cv": None if self._cv_table is None

@@ -43,11 +43,12 @@ from ..core.moments import DesignSums, chunk_sums, merge_sums
 from ..core.tensor import pieces
 from ..core.whitening import DesignWhitening
 from ..exceptions import RowsNotInMemoryError
+from ..inference._rank_results import RankTestResults
 from ..runtime._frequency import observations, whole_numbers
 from ..runtime._validation import check_weights_values
 from ..streams._scaled_source import _block_scales, stream_scales
 from ..whitenings import kblock_refusal, per_block_whitening
-from ._kfit import KBlockRankTests, KBlockResults, _check_ranks, _route_tests, kblock_choices
+from ._kfit import KBlockResults, _check_ranks, _route_tests, kblock_choices
 from ._kstream_rank import streamed_rank_choice
 
 __all__ = ["BlockSums", "block_reader_dask", "block_reader_file", "fit_streamed_kblocks"]
@@ -304,7 +305,7 @@ class BlockSums:
 
     #: the sums come from a second pass over the reader, not from moments
     from_moments = False
-    def streamed_rank_tests(self, res: KBlockResults) -> KBlockRankTests:
+    def streamed_rank_tests(self, res: KBlockResults) -> RankTestResults:
         """``res.rank_tests()``: every rank's test of every block, from two
         passes over the source, for the fitted estimator and whitening
         (:mod:`jdr_stats.fitting._kstream_rank`)."""
@@ -320,7 +321,7 @@ class BlockSums:
             rank_method="robust", alpha=settings["alpha"] or 0.05, seed=None,
             main_effects=bool(settings["main_effects"]), stop=False)
         assert full._tables is not None
-        return KBlockRankTests(full._tables, full.settings["influence"]["reason"])
+        return res._rank_results(full._tables, "robust", full.settings["influence"])
 
     def check_estimator(self, estimator: str) -> None:
         """Every estimator can be fitted from a source: nothing to raise."""

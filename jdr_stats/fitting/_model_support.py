@@ -18,14 +18,15 @@ from ..runtime._validation import (
     normalize_seed,
 )
 from ..support._cv import SparsityCV, cv_sparsity
-from ..support._kblock import KBlockSupportResults, kblock_support
+from ..support._kblock import kblock_results, kblock_support
+from ..support._results import SupportResults
 
 __all__: list[str] = []
 
 
 def _kblock_select_support(model: Any, rank: Any, *, rule: Any, fdr: float | None,
                            seed: Any, refused: dict[str, Any], standardize: bool,
-                           independent_blocks: bool) -> KBlockSupportResults:
+                           independent_blocks: bool) -> SupportResults:
     """``select_support`` of three or more blocks (the robust conditional
     test of every variable, BH over all blocks: :mod:`jdr_stats.support._kblock`)."""
     from ._kfit import _check_ranks
@@ -63,7 +64,7 @@ def _kblock_select_support(model: Any, rank: Any, *, rule: Any, fdr: float | Non
 
 
 def _joint_kblock_support(model: Any, ranks: dict[str, int], *, fdr: float,
-                          rule: str, estimator: policy.Choice) -> KBlockSupportResults:
+                          rule: str, estimator: policy.Choice) -> SupportResults:
     """``select_support`` of K blocks under the joint estimator: the fit's
     own variable tests at the given ranks (``drop1()``: Wald, jackknife
     covariance of the rows' influences), then ``rule`` at ``fdr`` over all
@@ -80,8 +81,8 @@ def _joint_kblock_support(model: Any, ranks: dict[str, int], *, fdr: float,
         q[finite] = fdr_qvalues(pv[finite], "by" if rule == "by" else "bh")
     table["qvalue"] = q
     table["selected"] = np.nan_to_num(q, nan=1.0) <= fdr
-    return KBlockSupportResults(table, fdr=float(fdr), rule=rule, ranks=dict(ranks),
-                                estimator=estimator, test="jackknife Wald, chi2(r_k)")
+    return kblock_results(table, names=list(ranks), fdr=float(fdr), rule=rule, ranks=ranks,
+                          estimator=estimator)
 
 
 def _cv_sparsity(data: RowsData, rank: int, kind: str, names_a: list[str],

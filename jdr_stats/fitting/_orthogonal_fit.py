@@ -146,6 +146,7 @@ def choose_orthogonal_rank(data: Any, *, joint: bool, alpha: float, interactions
         table = orthogonal_rank_tests(y, a, b, joint=joint, stop_alpha=alpha,
                                       quadratic=interactions == "orthogonal_quadratic")
     rank = table.select_rank(alpha)
+    assert isinstance(rank, int)  # a joint test: one rank
     if rank == 0:
         warnings.warn(
             f"no {interactions} rank test rejected H0: r = 0 (alpha={alpha}, p = "

@@ -75,7 +75,7 @@ class ResultsInferenceMixin:
             table = orthogonal_tests(self._model.data, self._settings.joint, method, max_rank,
                                      self._settings.interactions_name)
             self.diagnostics.warn("rank tests")
-            return table
+            return table.named(self._model.block_names)
         data, moments, sample = self._test_input
         table = _rank_tests(
             data, moments, sample,
@@ -83,7 +83,7 @@ class ResultsInferenceMixin:
             progress=progress, n_jobs=n_jobs,
         )
         self.diagnostics.warn("rank tests")  # before any p-value is shown
-        return table
+        return table.named(self._model.block_names)
 
     def association_test(
         self,

@@ -180,6 +180,8 @@ def _choose_fit_rank(model: Any, rank: Any, tests: _TestInputs, *, interactions:
         # the method that ran
         chosen_by = getattr(rank_table, "method", rank_method) \
             if rank_method != "ladle" else rank_method
+    if isinstance(rank_table, RankTestResults):
+        rank_table = rank_table.named(model.block_names)
     return rank, rank_table, chosen_by
 
 
@@ -197,7 +199,7 @@ def _choose_fit_sparsity(model: Any, data: Any, rank: int, sparsity: Any,
         data.rows('sparsity="auto" (support selection)')
         found = choose_support(tests.data, tests.mom, tests.whitening, rank=rank, fdr=fdr,
                                seed=support_seed)
-        support_found, support_note = found.tests, found.note()
+        support_found, support_note = found.tests.named(model.block_names), found.note()
         support_sets = (found.rows, found.cols)
         sparsity = (len(found.rows), len(found.cols))
     sparsity_cv = None

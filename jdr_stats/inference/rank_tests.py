@@ -50,12 +50,10 @@ from __future__ import annotations
 import time
 import warnings
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-from statsmodels.iolib.summary2 import Summary
 
 from .. import config, policy
 from ..core._linalg import BlockMoments, Whitening, blas_for_blocks
@@ -73,9 +71,9 @@ from ..resampling._progress import (
 from ..runtime._lazy import stats
 from ..runtime._validation import check_choice, check_fraction, check_int, normalize_seed
 from ..runtime._warn import warn_at_caller
-from ..summary import build_summary
+from ._rank_results import RankTestResults
 from ._rank_stats import WhitenedDesign, _whiten
-from .hypotheses import TEST_COLUMNS, TestTable
+from .hypotheses import TEST_COLUMNS
 from .ladle import LADLE_AT_ZERO, LadleResults, ladle_results
 from .rank_methods import (
     RANK_METHODS,
@@ -107,97 +105,6 @@ RANK_SELECTORS = (*_METHODS, "ladle")
 #: Replicates per row when ``n_perm`` is None (one sign flip costs a product
 #: of the size of the fit; one permutation much less): from the registry.
 _DEFAULT_REPLICATES = default_replicates()
-
-
-# ---------------------------------------------------------------------------
-# Results object
-# ---------------------------------------------------------------------------
-@dataclass(frozen=True)
-class RankTestResults(TestTable):
-    """Sequential tests of ``H0: r = k`` for the joint estimator.
-
-    Attributes
-    ----------
-    table : DataFrame
-        Index ``k`` (row ``k`` tests ``H0: r <= k`` against ``r > k``);
-        columns ``statistic`` (``Lambda_k``; ``T_k`` for the Wald test),
-        ``df`` (chi-square or numerator F degrees of freedom; NaN where no
-        single df applies), ``pvalue``, then the method's own: the robust
-        test ``eff_df`` and ``scale`` (``Lambda_k ~ scale * chi2(eff_df)``),
-        the Wald test ``fstat`` and ``df_denom`` (``fstat ~ F(df,
-        df_denom)``), the general test ``eff_df`` (``(sum w)^2 / sum w^2``),
-        the permutation test ``n_perm``, the spectral test ``n_flips``
-        (its ``statistic`` is ``m s_{k+1}^2 / s_y^2``).  (The ladle is not a test: it has
-        its own :class:`~jdr_stats.inference.ladle.LadleResults`.)
-    method : {"robust", "wald", "chi2", "general", "permutation", "spectral"}
-    method_label : str
-        The method as a sentence.
-    nobs, n1, n2 : int
-    full : bool
-        True when the table runs up to ``k = min(n1, n2) - 1``, the last
-        testable rank.
-
-    Examples
-    --------
-    >>> import jdr_stats as jdr
-    >>> sim = jdr.simulate.bilinear(2000, 6, 5, 2, seed=3)
-    >>> res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(2)
-    >>> rt = res.rank_tests("chi2")
-    >>> rt.select_rank(0.05)
-    2
-    >>> list(rt.table.columns)
-    ['statistic', 'df', 'pvalue']
-    """
-
-    __test__ = False
-
-    nobs: int = 0
-    n1: int = 0
-    n2: int = 0
-    full: bool = True
-    #: The notes saying which reference (or tail) the rows used (also in
-    #: :attr:`notes`); the fit's summary repeats them under its rank tests.
-    references: tuple[str, ...] = ()
-    #: How ``method="auto"`` chose the method (None when it was given).
-    choice: Choice | None = None
-
-    @property
-    def max_rank(self) -> int:
-        """Largest ``k`` tested."""
-        return int(self.table.index.max())
-
-    def select_rank(self, alpha: float = 0.05) -> int:
-        """The first ``k`` whose test is not rejected at level ``alpha``.
-
-        If every computed test rejects, the dimension is at least
-        ``max_rank + 1``: that value is returned (it equals ``min(n1, n2)``
-        when the table is :attr:`full`).
-        """
-        alpha = check_fraction(alpha, "alpha")
-        for k, p in zip(self.table.index, self.table["pvalue"], strict=True):
-            if not p <= alpha:
-                return int(k)
-        return self.max_rank + 1
-
-    def summary(self, *, notes: Literal["short", "full"] = "short") -> Summary:
-        """A statsmodels ``Summary``: the table of tests, the null hypothesis,
-        the assumptions and why this method ran; ``notes="full"`` adds how
-        each row's p-value was referred (:attr:`references`)."""
-        if notes not in ("short", "full"):
-            raise ValueError(f'notes must be "short" or "full"; got {notes!r}')
-        info = {
-            "Method:": self.method,
-            "No. observations:": self.nobs,
-            "n1, n2:": f"{self.n1}, {self.n2}",
-            "Tests:": len(self.table),
-            "Selected r (alpha=0.05):": self.select_rank(0.05),
-        }
-        why = {self.choice.reason} if self.choice is not None else set()
-        tails = set(self.references) - why
-        shown = list(self.notes) if notes == "full" or not tails else [
-            *(n for n in self.notes if n not in tails),
-            "How each row was referred: summary(notes='full')."]
-        return build_summary(self.title, info, [("k", self.table)], shown)
 
 
 # ---------------------------------------------------------------------------
@@ -693,7 +600,9 @@ def choose_rank(
             data, moments, whitening, method=method, max_rank=None, n_perm=n_perm,
             seed=seed, stop_alpha=alpha, progress=progress,
         )
-        rank = out.select_rank(alpha)
+        chosen = out.select_rank(alpha)
+        assert isinstance(chosen, int)  # a joint test: one rank
+        rank = chosen
         why = (
             f"no rank test rejected H0: r = 0 ({out.method} tests, alpha={alpha}, "
             f"p = {out.table['pvalue'].iloc[0]:.3g}): the data show no evidence of any "

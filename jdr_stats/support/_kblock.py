@@ -23,7 +23,7 @@ docs/theory/k_blocks.md, section "Support selection".
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -34,12 +34,11 @@ from ..core.kestimate import piece_scale, piece_weight
 from ..core.moments import column_scales
 from ..core.tensor import pieces
 from ..inference.hypotheses import fdr_qvalues
-from ..persistence._export import ExportMixin
 from ..policy import Choice
 from ..runtime._lazy import stats
-from ..summary import JDRSummary, build_summary
+from ._results import SupportResults
 
-__all__ = ["KBlockSupportResults", "kblock_support"]
+__all__ = ["kblock_results", "kblock_support"]
 
 
 def _whitened(x: np.ndarray, name: str,
@@ -79,7 +78,7 @@ def _contributions(y: np.ndarray, zs: Sequence[np.ndarray], k: int) -> np.ndarra
 def kblock_support(y: np.ndarray, blocks: Sequence[np.ndarray], names: Sequence[str],
                    labels: Sequence[Sequence[str]], ranks: Mapping[str, int], *,
                    fdr: float = 0.1, rule: Literal["bh", "by"] = "bh",
-                   estimator: Choice | None = None) -> KBlockSupportResults:
+                   estimator: Choice | None = None) -> SupportResults:
     """The per-variable tests of every block and the selection (module docstring).
 
     ``y`` the response (one column), ``blocks`` the rows of each block,
@@ -145,90 +144,45 @@ def kblock_support(y: np.ndarray, blocks: Sequence[np.ndarray], names: Sequence[
     table = table.set_index(["block", "variable"])
     table["qvalue"] = fdr_qvalues(table["pvalue"].to_numpy(), rule)
     table["selected"] = table["qvalue"].to_numpy() <= fdr
-    return KBlockSupportResults(table, fdr=fdr, rule=rule, ranks=dict(ranks),
-                                estimator=estimator)
+    return kblock_results(table, names=names, fdr=fdr, rule=rule, ranks=ranks,
+                          estimator=estimator)
 
 
-class KBlockSupportResults(ExportMixin):
-    """Support selection of a model of three or more blocks
-    (:meth:`JointDimReduction.select_support`).
-
-    ``table``: indexed by ``(block, variable)``, columns ``statistic, df,
-    pvalue, qvalue, selected``; ``support``: the selected variables by
-    block; ``fdr``, ``rule``, ``ranks``; :meth:`summary`, :meth:`to_dict`.
-    """
-
-    def __init__(self, table: pd.DataFrame, *, fdr: float, rule: str,
-                 ranks: dict[str, int], estimator: Choice | None = None,
-                 test: str = "robust conditional Wald, chi2(r_k)") -> None:
-        self._estimator = estimator or Choice("per-block", "the per-block estimator")
-        self._test = test
-        self._table = table
-        self._fdr = fdr
-        self._rule = rule
-        self._ranks = ranks
-
-    @property
-    def table(self) -> pd.DataFrame:
-        return self._table.copy()
-
-    @property
-    def support(self) -> dict[str, list[str]]:
-        """The selected variables of each block, in the block's order."""
-        out: dict[str, list[str]] = {n: [] for n in self._ranks}
-        index = self._table.index
-        for block, var, sel in zip(index.get_level_values(0), index.get_level_values(1),
-                                   self._table["selected"], strict=True):
-            if sel:
-                out[str(block)].append(str(var))
-        return out
-
-    @property
-    def fdr(self) -> float:
-        return self._fdr
-
-    @property
-    def rule(self) -> str:
-        return self._rule
-
-    @property
-    def ranks(self) -> dict[str, int]:
-        return dict(self._ranks)
-
-    def summary(self) -> JDRSummary:
-        rule = "Benjamini-Hochberg" if self._rule == "bh" else "Benjamini-Yekutieli"
-        info: dict[str, Any] = {
-            "Test:": self._test,
-            "Rule:": f"{rule} at {self._fdr:g}, over all blocks' variables",
-            "Ranks:": ", ".join(f"{n}={r}" for n, r in self._ranks.items()),
-            "Selected:": ", ".join(f"{n} {len(v)}" for n, v in self.support.items()),
-            "Estimator:": self._estimator.name,
-        }
-        tab = self._table.copy()
-        tab.index = pd.Index([f"{b}: {v}" for b, v in tab.index])
-        return build_summary(
-            "Support selection of the K-block fit", info,
-            [("variable", tab, "coordinate tests")],
-            [("H0: variable j does not enter block k's directions (its row of the "
+#: The null hypothesis and statistic of each estimator's K-block tests.
+_NULL_NOTES = {
+    "joint": ("H0: variable j does not enter block k's directions (its row of the "
               "directions zero). Statistic: Wald with the covariance of the rows' "
               "jackknife influences under the joint whitening (results.drop1(); theory "
-              "page 'K blocks', section 5a)."
-              if self._estimator.name == "joint" else
-              "H0: variable j does not enter block k's directions (row j of U_k zero, "
-              "original coordinates), so row j of Sigma_k^{-1} times block k's stacked "
-              "pieces is zero. Statistic: that row on the top r_k right singular vectors, "
-              "Wald with the sandwich covariance of the rows' influences (the block's "
-              "estimated covariance included), chi2(r_k) (theory page 'K blocks', "
-              "section 'Support selection'). Assumes independent blocks and linear "
-              "conditional means within each block."),
-             f"Estimator: {self._estimator.name} ({self._estimator.reason})."],
-            float_format="%.4g")
+              "page 'K blocks', section 5a)."),
+    "per-block": ("H0: variable j does not enter block k's directions (row j of U_k zero, "
+                  "original coordinates), so row j of Sigma_k^{-1} times block k's stacked "
+                  "pieces is zero. Statistic: that row on the top r_k right singular "
+                  "vectors, Wald with the sandwich covariance of the rows' influences (the "
+                  "block's estimated covariance included), chi2(r_k) (theory page 'K "
+                  "blocks', section 'Support selection'). Assumes independent blocks and "
+                  "linear conditional means within each block."),
+}
 
-    def __str__(self) -> str:
-        return str(self.summary())
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"fdr": self._fdr, "rule": self._rule, "ranks": self.ranks,
-                "estimator": self._estimator.to_dict(),
-                "support": self.support,
-                "tests": self._table.reset_index().to_dict(orient="list")}
+def kblock_results(table: pd.DataFrame, *, names: Sequence[str], fdr: float, rule: str,
+                   ranks: Mapping[str, int], estimator: Choice | None) -> SupportResults:
+    """The :class:`~jdr_stats.support.SupportResults` of the K-block tests
+    (``table`` indexed by ``(block, variable)``: ``statistic, df, pvalue,
+    qvalue, selected``) of the estimator ``estimator`` (default: the
+    per-block one), each block at its rank of ``ranks``, ``rule`` at
+    ``fdr`` over all blocks' variables."""
+    est = estimator or Choice("per-block", "the per-block estimator")
+    joint = est.name == "joint"
+    rank_by = {str(n): int(ranks[n]) for n in names}
+    same = len(set(rank_by.values())) == 1
+    return SupportResults(
+        table=table, title="Support selection of the K-block fit", method="chi2",
+        method_label=("jackknife Wald, chi2(r_k)" if joint
+                      else "robust conditional Wald, chi2(r_k)"),
+        notes=[_NULL_NOTES["joint" if joint else "per-block"],
+               f"Estimator: {est.name} ({est.reason})."],
+        test="conditional", rule=rule, fdr=float(fdr),
+        rank=next(iter(rank_by.values())) if same else rank_by,
+        settings={"covariance": "jackknife" if joint else "sandwich", "standardize": True,
+                  "estimator": est.name, "estimator_reason": est.reason},
+        block_names=tuple(rank_by))

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -17,30 +18,54 @@ __all__ = ["SupportResults", "method_label", "notes_of", "support_table"]
 
 @dataclass(frozen=True)
 class SupportResults(TestTable):
-    """Coordinate tests of every variable and the selected support.
+    """Coordinate tests of every variable and the selected support, for any
+    number of blocks.
+
+    Two blocks: the tests of :func:`jdr_stats.support.select_support`
+    (q-values within each block).  Three or more blocks: the K-block tests
+    of :meth:`JointDimReduction.select_support` (the robust conditional Wald
+    test of the per-block estimator, or the joint estimator's own variable
+    tests, each given its block's rank; q-values over all blocks'
+    variables together).  The members are the same.
 
     Attributes
     ----------
     table : DataFrame
-        One row per variable, indexed by ``(block, variable)``, with columns
-        ``statistic``, ``df``, ``pvalue``, ``qvalue`` (Benjamini-Hochberg or
-        Benjamini-Yekutieli within the block) and ``selected``; the threshold
-        rule adds ``max_abs_t`` and stability selection adds ``frequency``.
+        One row per variable, indexed by ``(block, variable)`` (the block
+        by its name), with columns ``statistic``, ``df``, ``pvalue``,
+        ``qvalue`` and ``selected``; the two-block threshold rule adds
+        ``max_abs_t`` and stability selection adds ``frequency``.
     title, notes :
         As for :class:`~jdr_stats.inference.hypotheses.TestTable`.
     method : {"wild", "studentized-permutation", "chi2", "permutation"}
-        The key of the test (``select_support(method=...)``).
+        The key of the test (``select_support(method=...)``; the K-block
+        tests are ``"chi2"``: Wald statistics referred to ``chi2(r_k)``).
     method_label : str
         The test as a sentence (e.g. "conditional robust score test, wild
         bootstrap, B=499").
     test : {"conditional", "marginal"}
-    rule : {"bh", "threshold", "stability"}
+    rule : {"bh", "by", "threshold", "stability"}
     fdr : float
-        Target false discovery rate of the Benjamini-Hochberg rule.
-    rank : int or None
-        Rank the conditional test (or stability selection) used.
+        Target false discovery rate of the Benjamini-Hochberg
+        (Benjamini-Yekutieli) rule.
+    rank : int, dict or None
+        Rank the conditional test (or stability selection) used: an int
+        when every block has the same rank, else a dict by block name (the
+        convention of ``results.rank``); None for the marginal test.
+    ranks : dict or None
+        The same, always by block name (None for the marginal test).
     settings : dict
-        Remaining options (covariance, n_perm, threshold, ...).
+        Remaining options (covariance, n_perm, threshold, ...) and
+        ``estimator`` (``"joint"`` or ``"per-block"``).
+    block_names : tuple of str
+    support : dict of list of str
+        The selected variables of each block, by name, in the block's order.
+    counts : tuple of int
+        The number of selected variables of each block (``(s1, s2)`` for two
+        blocks).
+    selected_a, selected_b : list of str
+        The two-block view of :attr:`support` (its first and second block);
+        an ``AttributeError`` for three or more blocks.
     """
 
     __test__ = False
@@ -48,51 +73,121 @@ class SupportResults(TestTable):
     test: str = "marginal"
     rule: str = "bh"
     fdr: float = 0.1
-    rank: int | None = None
+    rank: int | dict[str, int] | None = None
     settings: dict | None = None
+    # a class-level default: a file written before it existed reads as blocks a and b
+    block_names: tuple[str, ...] = field(default=("a", "b"), repr=False)
 
-    def _block(self, block: str) -> pd.DataFrame:
-        rows = self.table.xs(block, level="block")
-        assert isinstance(rows, pd.DataFrame)  # a cross-section of a frame's level
-        return rows
+    def named(self, names: Sequence[str]) -> SupportResults:
+        """The same tests under the block names ``names`` (a model's
+        :attr:`~jdr_stats.JointDimReduction.block_names`); itself when they
+        are its names already."""
+        names = tuple(str(n) for n in names)
+        if names == self.block_names:
+            return self
+        if len(names) != len(self.block_names):
+            raise ValueError(f"names: one per block {list(self.block_names)}; got {list(names)}")
+        new = dict(zip(self.block_names, names, strict=True))
+        table = self.table.rename(index=new, level="block")
+        rank = self.rank
+        if isinstance(rank, dict):
+            rank = {new[k]: v for k, v in rank.items()}
+        return replace(self, table=table, block_names=names, rank=rank)
+
+    @property
+    def support(self) -> dict[str, list[str]]:
+        """The selected variables of each block, in the block's order."""
+        out: dict[str, list[str]] = {str(n): [] for n in self.block_names}
+        index = self.table.index
+        for block, var, sel in zip(index.get_level_values("block"),
+                                   index.get_level_values("variable"),
+                                   self.table["selected"], strict=True):
+            if sel:
+                out[str(block)].append(str(var))
+        return out
+
+    @property
+    def ranks(self) -> dict[str, int] | None:
+        """Each block's rank, by name (None for the marginal test)."""
+        if self.rank is None:
+            return None
+        if isinstance(self.rank, dict):
+            return dict(self.rank)
+        return dict.fromkeys(self.block_names, int(self.rank))
+
+    def _two_blocks(self, which: str) -> list[str]:
+        if len(self.block_names) != 2:
+            raise AttributeError(
+                f"selected_{which} is the two-block view; this selection has "
+                f"{len(self.block_names)} blocks: use support[name] "
+                f"(names {list(self.block_names)})")
+        return self.support[self.block_names[0 if which == "a" else 1]]
 
     @property
     def selected_a(self) -> list[str]:
-        """Names of the selected variables of block a."""
-        t = self._block("a")
-        return [str(v) for v in t.index[t["selected"].to_numpy(bool)]]
+        """Names of the selected variables of the first of two blocks."""
+        return self._two_blocks("a")
 
     @property
     def selected_b(self) -> list[str]:
-        """Names of the selected variables of block b."""
-        t = self._block("b")
-        return [str(v) for v in t.index[t["selected"].to_numpy(bool)]]
+        """Names of the selected variables of the second of two blocks."""
+        return self._two_blocks("b")
 
     @property
-    def counts(self) -> tuple[int, int]:
-        """Numbers of selected variables ``(s1, s2)``."""
-        return len(self.selected_a), len(self.selected_b)
+    def counts(self) -> tuple[int, ...]:
+        """Numbers of selected variables of each block (``(s1, s2)``)."""
+        return tuple(len(v) for v in self.support.values())
 
     def to_dict(self) -> dict[str, Any]:
         """:meth:`TestTable.to_dict` (one record per variable, with its
-        ``block`` and ``variable``) plus ``selected_a`` and ``selected_b``."""
-        return {**super().to_dict(), "selected_a": self.selected_a,
-                "selected_b": self.selected_b}
+        ``block`` and ``variable``) plus ``support`` (by block) and, for two
+        blocks, ``selected_a`` and ``selected_b``."""
+        out = {**super().to_dict(), "support": self.support}
+        if len(self.block_names) == 2:
+            out.update(selected_a=self.selected_a, selected_b=self.selected_b)
+        return out
 
     def summary(self) -> Summary:
         """A statsmodels ``Summary``: settings, counts, the table of tests."""
+        if len(self.block_names) > 2:
+            return self._kblock_summary()
         info = {
             "Method:": self.method_label or self.method,
             "Test:": self.test,
             "Selection rule:": self.rule,
             "Target FDR:": self.fdr if self.rule in ("bh", "by") else "-",
             "Rank:": "-" if self.rank is None else self.rank,
-            "Selected (a, b):": self.counts,
+            f"Selected ({', '.join(self.block_names)}):": self.counts,
         }
         shown = self.table.reset_index(level="block")
         shown.index.name = "variable"
         shown["selected"] = shown["selected"].astype(bool)
         return build_summary(self.title, info, [("variable", shown)], self.notes)
+
+    def _kblock_summary(self) -> Summary:
+        """The summary of three or more blocks: the variables as ``block:
+        variable``; what grows with the number of blocks (each block's rank
+        and count) in the notes, so that the header stays 100 wide."""
+        rule = "Benjamini-Hochberg" if self.rule == "bh" else "Benjamini-Yekutieli"
+        ranks = self.ranks or {}
+        same = isinstance(self.rank, int)
+        info: dict[str, Any] = {
+            "Test:": self.method_label,
+            "Rule:": f"{rule} at {self.fdr:g}",
+            "Ranks:": f"{self.rank} (every block)" if same else "by block (below)",
+            "Selected:": f"{sum(self.counts)} of {len(self.table)} variables",
+            "Estimator:": (self.settings or {}).get("estimator", "-"),
+        }
+        notes = [f"Selected: {rule} q-value <= {self.fdr:g}, over all blocks' variables "
+                 "together; by block: "
+                 + ", ".join(f"{n} {len(v)}" for n, v in self.support.items()) + ".",
+                 *([] if same else ["Ranks: " + ", ".join(f"{n}={r}"
+                                                           for n, r in ranks.items()) + "."]),
+                 *self.notes]
+        tab = self.table.copy()
+        tab.index = pd.Index([f"{b}: {v}" for b, v in tab.index])
+        return build_summary(self.title, info, [("variable", tab, "coordinate tests")],
+                             notes, float_format="%.4g")
 
 
 def support_table(

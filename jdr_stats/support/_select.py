@@ -446,4 +446,5 @@ def choose_sparsity(
     res = select_support(data, moments, whitening, rank=rank, fdr=fdr, seed=seed,
                          independent_blocks=True)  # data: the estimator's own rows
     n1, n2 = len(data.exog_names_a), len(data.exog_names_b)
-    return clip_counts(res.counts, rank, (n1, n2)), res
+    s1, s2 = res.counts  # two blocks
+    return clip_counts((s1, s2), rank, (n1, n2)), res
