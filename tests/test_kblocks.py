@@ -224,7 +224,7 @@ def test_bootstrap_bounds_per_block_are_seeded():
     ({"rank": 1, "sparsity": {"genes": 2}}, "sparsity: a dict needs one count per block"),
     ({"rank": 1, "sparsity": 0}, "sparsity of block 'genes' must be an integer between"),
     ({"rank": 2, "sparsity": 1}, "sparsity of block 'genes' must be at least its rank 2"),
-    ({"rank": 1, "sparsity": "auto"}, 'sparsity: three or more blocks take an int'),
+    ({"rank": 1, "sparsity": "best"}, 'sparsity: three or more blocks take an int'),
     ({"rank": 1, "rank_method": "chi2"}, "rank_method"),
     ({"rank": 1, "whitening": "none"}, "whitening='none'"),
     ({"rank": 1, "whitening": "none", "independent_blocks": True}, "whitening=\"none\""),

@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from .. import policy
 from ..core.kestimate import KBlockFactors, Weighting, factors_from_pieces, piece_scale
@@ -28,6 +27,7 @@ from ..inference.first_order import (
     regression_pieces,
 )
 from ..inference.main_effects import MainEffectsResults
+from ..runtime._lazy import stats
 
 __all__ = ["NAME", "REFUSED_TESTS", "SEES", "check_regression_fit", "regression_factors",
            "regression_main_effects", "regression_route"]
