@@ -14,7 +14,6 @@ two-block code path.
 from __future__ import annotations
 
 import json
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from functools import cached_property
@@ -28,7 +27,6 @@ from ..core._linalg import unit_columns
 from ..core.kestimate import KBlockFactors, block_factors, stacked_pieces
 from ..core.tensor import sketch_tests
 from ..core.whitening import DesignWhitening
-from ..exceptions import SupportSelectionWarning
 from ..inference._kblock_design import KBlockDesign
 from ..inference._rank_results import RankTestResults
 from ..inference.kblock_orthogonal import kblock_residual
@@ -46,7 +44,7 @@ from ._found import KBlockFoundMixin
 from ._krank import block_rank_choice, block_rank_results, method_text
 from ._kresults_extra import KBlockExtrasMixin
 from ._kresults_infer import KBlockInferenceMixin
-from ._ksparse import cv_kblock_sparsity, sparse_kfit
+from ._ksparse import check_sparsity, cv_kblock_sparsity, sparse_kfit, tested_supports
 from ._ksummary import _eigen_table, _wrapped, rank_tests_entry
 from ._kview import KBlockViewMixin
 from ._kwhiten import _cross_cov, _whiten_arrays
@@ -191,7 +189,7 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
     what = ("three or more blocks" if len(widths) >= 3 else "main_effects=True"
             if main_effects else "a rank per block")
     if sparsity is not None and not isinstance(sparsity, str):
-        _check_sparsity(sparsity, names, widths)  # early: the ranks are checked later
+        check_sparsity(sparsity, names, widths)  # early: the ranks are checked later
     elif sparsity is not None and sparsity not in ("cv", "auto"):
         raise ValueError(f'sparsity: three or more blocks take an int, a dict by block name, '
                          f'"auto" or "cv"; got {sparsity!r}')
@@ -281,7 +279,7 @@ def _sparse_results(model: Any, sparsity: Any, seed: Any, y: np.ndarray,
     labels = [data.names[b] for b in data.blocks]
     chosen = None
     if sparsity == "auto":
-        chosen = _tested_supports(model, ranks, fdr, seed, estimator, labels)
+        chosen = tested_supports(model, ranks, fdr, seed, estimator, labels)
         sizes = {n: len(idx) for n, idx in zip(names, chosen, strict=True)}
         settings["support_fdr"] = fdr
     elif sparsity == "cv":
@@ -291,7 +289,7 @@ def _sparse_results(model: Any, sparsity: Any, seed: Any, y: np.ndarray,
         sizes = {n: cv.chosen[k] for k, n in enumerate(names)}
         settings["sparsity_choice"] = cv.choice.to_dict()
     else:
-        sizes = _check_sparsity(sparsity, names, widths)
+        sizes = check_sparsity(sparsity, names, widths)
     for n in names:
         if sizes[n] < ranks[n]:
             raise ValueError(f"sparsity of block {n!r} must be at least its rank {ranks[n]}; "
@@ -311,54 +309,6 @@ def _sparse_results(model: Any, sparsity: Any, seed: Any, y: np.ndarray,
     if sparsity == "cv":
         res._cv_table = cv.table
     return res
-
-
-def _tested_supports(model: Any, ranks: dict[str, int], fdr: float, seed: Any,
-                     estimator: str, labels: Sequence[Sequence[str]]) -> list[np.ndarray]:
-    """``sparsity="auto"``: each block's variables that ``select_support``
-    (the fitted estimator's robust conditional tests given the ranks, BH at
-    ``fdr`` over all blocks) selects, as column positions; a block where
-    fewer than its rank are selected stays dense, with a
-    :class:`~jdr_stats.exceptions.SupportSelectionWarning`."""
-    sup = model.select_support(rank=dict(ranks), fdr=fdr, seed=seed,
-                               independent_blocks=estimator == "per-block")
-    out, dense = [], []
-    for (name, r), lab in zip(ranks.items(), labels, strict=True):
-        keep = set(sup.support[name])
-        idx = np.array([j for j, v in enumerate(lab) if v in keep], dtype=np.int64)
-        if r > 0 and idx.size < r:
-            dense.append(f"{name!r} ({idx.size} selected, rank {r})")
-            idx = np.arange(len(lab))
-        out.append(idx)
-    if dense:
-        warnings.warn(f'sparsity="auto": the support tests selected fewer variables than the '
-                      f"rank in block(s) {', '.join(dense)} at fdr={fdr}; those blocks are "
-                      "kept dense", SupportSelectionWarning, stacklevel=5)
-    return out
-
-
-def _check_sparsity(sparsity: Any, names: Sequence[str], widths: Sequence[int]) -> dict[str, int]:
-    """Each block's ``s_k`` from ``sparsity`` (an int for all, or a dict by name)."""
-    if isinstance(sparsity, Mapping):
-        unknown = sorted(set(sparsity) - set(names))
-        missing = [n for n in names if n not in sparsity]
-        if unknown or missing:
-            raise ValueError(f"sparsity: a dict needs one count per block {list(names)}; "
-                             f"unknown {unknown}, missing {missing}")
-        given = {n: sparsity[n] for n in names}
-    elif isinstance(sparsity, (int, np.integer)) and not isinstance(sparsity, bool):
-        given = dict.fromkeys(names, int(sparsity))
-    else:
-        raise TypeError(f'sparsity must be an int, a dict of ints by block name or "cv" for '
-                        f"three or more blocks; got {sparsity!r}")
-    out = {}
-    for n, wd in zip(names, widths, strict=True):
-        s = given[n]
-        if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or not 1 <= s <= wd:
-            raise ValueError(f"sparsity of block {n!r} must be an integer between its rank "
-                             f"and its {wd} columns; got {s!r}")
-        out[n] = int(s)
-    return out
 
 
 class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockFoundMixin,

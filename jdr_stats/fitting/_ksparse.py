@@ -9,7 +9,8 @@ cross-validation over rows (:func:`cv_kblock_sparsity`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import warnings
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
@@ -22,9 +23,11 @@ from ..core.kestimate import KBlockFactors, block_factors
 from ..core.ksparse import sparse_supports, unit_free_pieces
 from ..core.tensor import cross_tensor, hermite_corrected, pieces
 from ..core.whitening import DesignWhitening
+from ..exceptions import SupportSelectionWarning
 from ._kwhiten import _cross_cov, _whiten_arrays
 
-__all__ = ["KSparsityCV", "SparseKFit", "cv_kblock_sparsity", "sparse_kfit"]
+__all__ = ["KSparsityCV", "SparseKFit", "check_sparsity", "cv_kblock_sparsity", "sparse_kfit",
+           "tested_supports"]
 
 
 def _piece_tensors(y: np.ndarray, zs: Sequence[np.ndarray], w: np.ndarray | None,
@@ -252,3 +255,51 @@ def cv_kblock_sparsity(endog: np.ndarray, blocks: Sequence[np.ndarray], ranks: d
                                        dict(zip(names, cands[pick], strict=True)),
                                        float(mean[best]), float(se[best]), len(cands), folds)
     return KSparsityCV(table=table, chosen=cands[pick], choice=choice)
+
+
+def tested_supports(model: Any, ranks: dict[str, int], fdr: float, seed: Any,
+                     estimator: str, labels: Sequence[Sequence[str]]) -> list[np.ndarray]:
+    """``sparsity="auto"``: each block's variables that ``select_support``
+    (the fitted estimator's robust conditional tests given the ranks, BH at
+    ``fdr`` over all blocks) selects, as column positions; a block where
+    fewer than its rank are selected stays dense, with a
+    :class:`~jdr_stats.exceptions.SupportSelectionWarning`."""
+    sup = model.select_support(rank=dict(ranks), fdr=fdr, seed=seed,
+                               independent_blocks=estimator == "per-block")
+    out, dense = [], []
+    for (name, r), lab in zip(ranks.items(), labels, strict=True):
+        keep = set(sup.support[name])
+        idx = np.array([j for j, v in enumerate(lab) if v in keep], dtype=np.int64)
+        if r > 0 and idx.size < r:
+            dense.append(f"{name!r} ({idx.size} selected, rank {r})")
+            idx = np.arange(len(lab))
+        out.append(idx)
+    if dense:
+        warnings.warn(f'sparsity="auto": the support tests selected fewer variables than the '
+                      f"rank in block(s) {', '.join(dense)} at fdr={fdr}; those blocks are "
+                      "kept dense", SupportSelectionWarning, stacklevel=6)
+    return out
+
+
+def check_sparsity(sparsity: Any, names: Sequence[str], widths: Sequence[int]) -> dict[str, int]:
+    """Each block's ``s_k`` from ``sparsity`` (an int for all, or a dict by name)."""
+    if isinstance(sparsity, Mapping):
+        unknown = sorted(set(sparsity) - set(names))
+        missing = [n for n in names if n not in sparsity]
+        if unknown or missing:
+            raise ValueError(f"sparsity: a dict needs one count per block {list(names)}; "
+                             f"unknown {unknown}, missing {missing}")
+        given = {n: sparsity[n] for n in names}
+    elif isinstance(sparsity, (int, np.integer)) and not isinstance(sparsity, bool):
+        given = dict.fromkeys(names, int(sparsity))
+    else:
+        raise TypeError(f'sparsity must be an int, a dict of ints by block name or "cv" for '
+                        f"three or more blocks; got {sparsity!r}")
+    out = {}
+    for n, wd in zip(names, widths, strict=True):
+        s = given[n]
+        if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or not 1 <= s <= wd:
+            raise ValueError(f"sparsity of block {n!r} must be an integer between its rank "
+                             f"and its {wd} columns; got {s!r}")
+        out[n] = int(s)
+    return out
