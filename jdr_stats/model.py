@@ -215,7 +215,9 @@ class JointDimReduction(StreamedConstructorsMixin, DataModel):
         each block's subspace from its pairwise cross moments with every
         other block and the K-way cross moment (theory page "K blocks"),
         ``fit(rank=r, {name: r_k} or "auto")`` returning a
-        :class:`~jdr_stats.fitting._kfit.KBlockResults` (``res.rank`` a dict).
+        :class:`~jdr_stats.fitting._kfit.KBlockResults` (``res.rank`` an int
+        when every block has the same rank, else a dict; ``res.ranks`` always
+        the dict).
         Sparse fits and support selection take two blocks.
 
         Examples

@@ -215,6 +215,11 @@ class JDRResults(ResultsInferenceMixin, ResultsReportMixin, BlockViewMixin, FitM
         return self._est.rank
 
     @property
+    def ranks(self) -> dict[str, int]:
+        """Each block's rank by name (both blocks share :attr:`rank`)."""
+        return dict.fromkeys(self.block_names, int(self._est.rank))
+
+    @property
     def standardize(self) -> bool:
         return self._settings.standardize
 

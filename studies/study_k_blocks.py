@@ -103,7 +103,7 @@ def main(reps, rank_reps):
             res = jdr.JointDimReduction.from_blocks(y, xs).fit(
                 "auto", independent_blocks=est == "per-block")
             rej.append(np.mean([t.loc[1, "pvalue"] < 0.05 for t in res.rank_tests.values()]))
-            allok.append(all(r == 1 for r in res.rank.values()))
+            allok.append(all(r == 1 for r in res.ranks.values()))
         p, q = np.mean(rej), np.mean(allok)
         lines.append(f"{est:9s} {dist:5s} rho={rho:.1f} size {p:.3f} "
                      f"(MC SE {np.std(rej) / np.sqrt(rank_reps):.3f})  all ranks right "

@@ -547,7 +547,7 @@ def test_three_named_blocks_fit_the_k_block_estimator(tmp_path, capsys):
     assert main([*base, "--rank", "1", "--format", "json", "--features-out", str(feats)]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["blocks"] == ["genes", "lipids", "clinical"]
-    assert doc["rank"] == {"genes": 1, "lipids": 1, "clinical": 1}
+    assert doc["rank"] == 1 and doc["ranks"] == {"genes": 1, "lipids": 1, "clinical": 1}
     np.testing.assert_allclose(doc["directions"]["lipids"]["data"],
                                api.directions["lipids"].to_numpy(), rtol=1e-10, atol=1e-12)
     got = pd.read_csv(feats, index_col="row")

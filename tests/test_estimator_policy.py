@@ -152,7 +152,7 @@ def test_kblock_fit_auto_warns_where_no_block_shows_evidence(widths):
     with pytest.warns(RankSelectionWarning, match=r"no rank test rejected H0: rank_k <= 0 "
                       r"for block\(s\) 'block1' \(p = [0-9.e-]+\)"):
         res = model.fit("auto")
-    assert all(r == 0 for r in res.rank.values())  # rank 0: no evidence
+    assert all(r == 0 for r in res.ranks.values())  # rank 0: no evidence
     # the warning names exactly the blocks whose rank-0 test is not rejected
     tests = res.rank_tests().tables  # all ranks, no warning
     assert all(t["pvalue"].iloc[0] >= 0.05 for t in tests.values())

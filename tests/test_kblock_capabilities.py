@@ -145,7 +145,7 @@ def test_fit_measures_are_the_pairwise_regression(k):  # type: ignore[no-untyped
     doc = json.loads(res.to_json())
     assert doc["fit_measures"]["rsquared"] == pytest.approx(fm.rsquared, rel=1e-12)
     np.testing.assert_allclose(doc["loadings"]["b1"]["data"], res.loadings["b1"].to_numpy())
-    ranks = [res.rank[n] for n in blocks]
+    ranks = [res.ranks[n] for n in blocks]
     assert fm.n_regressors == sum(ranks) + sum(ranks[i] * ranks[j] for i in range(k)
                                                for j in range(i + 1, k))
     widths = WIDTHS[k]

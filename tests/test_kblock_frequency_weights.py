@@ -49,7 +49,7 @@ def _same(weighted, repeated, tests=True):
     for n in NAMES:
         np.testing.assert_allclose(weighted.eigenvalues[n].to_numpy(),
                                    repeated.eigenvalues[n].to_numpy(), rtol=1e-9, atol=0)
-        if weighted.rank[n]:
+        if weighted.ranks[n]:
             assert np.max(principal_angles(weighted.directions[n].to_numpy(),
                                            repeated.directions[n].to_numpy())) < 1e-7
     if tests:
@@ -116,7 +116,7 @@ def test_integer_weights_equal_repeated_rows_streamed(tmp_path, fmt):
     _same(weighted, repeated)
     # streamed rank tests: the sums of the in-memory tables', the same ranks
     # (rank 0 included: block clinical shows no evidence here)
-    assert weighted.rank == memory.rank and memory.rank["clinical"] == 0
+    assert weighted.rank == memory.rank and memory.ranks["clinical"] == 0
     ta, tm = weighted.rank_tests().tables, memory.rank_tests().tables
     for n in NAMES:
         pd.testing.assert_frame_equal(ta[n], tm[n], rtol=1e-8, atol=1e-12)

@@ -66,9 +66,9 @@ def test_pure_main_effect_gives_rank_zero_where_the_default_rejects():
     p_default = [default.rank_test_table.tables[n]["pvalue"].iloc[0] for n in NAMES]
     p_orth = [orth.rank_test_table.tables[n]["pvalue"].iloc[0] for n in NAMES]
     assert max(p_default[:2]) < 0.01, p_default  # the blocks of the main effect
-    assert min(default.rank[n] for n in NAMES[:2]) >= 1
+    assert min(default.ranks[n] for n in NAMES[:2]) >= 1
     assert min(p_orth) > 0.05, p_orth
-    assert orth.rank == dict.fromkeys(NAMES, 0)
+    assert orth.ranks == dict.fromkeys(NAMES, 0)
     assert orth.settings["interactions"] == "orthogonal"
     assert orth.settings["influence"]["name"] == "analytic-joint"
     assert "residual" in orth.settings["influence"]["reason"]
@@ -85,14 +85,14 @@ def test_interaction_found_and_rank_tests_repeat_the_fit():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res = model.fit("auto", interactions="orthogonal", independent_blocks=True)
-    assert res.rank["a"] >= 1 and res.rank["b"] >= 1
+    assert res.ranks["a"] >= 1 and res.ranks["b"] >= 1
     assert res.settings["influence"]["name"] == "analytic-rows"
     full = res.rank_tests()
     for n in NAMES:  # the full table's rows are the fit's sequential ones
         got = full.tables[n]["pvalue"].to_numpy()[:len(res.rank_test_table.tables[n])]
         np.testing.assert_allclose(got, res.rank_test_table.tables[n]["pvalue"], rtol=1e-9)
     boot = res.bootstrap(5, seed=0, level=0.6)  # replicates re-estimate the residual
-    assert list(boot.table.index) == [n for n in NAMES if res.rank[n] > 0]
+    assert list(boot.table.index) == [n for n in NAMES if res.ranks[n] > 0]
 
 
 @pytest.mark.parametrize("independent", [False, True])

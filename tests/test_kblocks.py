@@ -30,7 +30,7 @@ def _model(y, xs):
 def test_three_blocks_find_each_direction(link):
     y, xs, us = _data(link=link)
     res = _model(y, xs).fit(1, independent_blocks=True)
-    assert res.rank == {"genes": 1, "lipids": 1, "clinical": 1}
+    assert res.ranks == {"genes": 1, "lipids": 1, "clinical": 1}
     for name, u in zip(("genes", "lipids", "clinical"), us):
         assert np.max(principal_angles(u, res.directions[name].to_numpy())) < 0.3
 
@@ -85,7 +85,7 @@ def test_rank_dict_transform_summary_and_export(tmp_path):
     np.testing.assert_allclose(new.to_numpy(), t.to_numpy()[:5])
     text = str(res.summary())
     for name in ("genes", "lipids", "clinical"):  # the heading of its directions
-        assert f"{name}: rank {res.rank[name]}" in text
+        assert f"{name}: rank {res.ranks[name]}" in text
     d = json.loads(res.to_json(tmp_path / "fit.json"))
     assert d["rank"] == {"genes": 2, "lipids": 1, "clinical": 1}
     assert res.eigenvalues["lipids"].size == 3
@@ -117,7 +117,7 @@ def test_rescaling_a_block_leaves_its_subspace():
 def test_auto_chooses_each_blocks_rank():
     y, xs, _ = _data(m=1500, seed=6)
     res = _model(y, xs).fit("auto", independent_blocks=True)
-    assert res.rank == {"genes": 1, "lipids": 1, "clinical": 1}
+    assert res.ranks == {"genes": 1, "lipids": 1, "clinical": 1}
     tab = res.rank_tests().tables["genes"]
     assert list(tab.columns[:3]) == ["statistic", "df", "pvalue"]
     assert tab.loc[0, "pvalue"] < 1e-6
@@ -141,7 +141,7 @@ def test_rank_tests_method_matches_auto_and_summary_is_short():
     for n in tests.tables:
         pd.testing.assert_frame_equal(tests.tables[n], fixed.tables[n])
     text = str(auto.summary())
-    assert f"genes: rank <= {auto.rank['genes'] + 1}" not in text
+    assert f"genes: rank <= {auto.ranks['genes'] + 1}" not in text
     assert "genes: rank <= 0" in text
     assert "Per-block rank tests" in str(tests.summary())
     records = tests.to_dict()["tests"]  # one record per (block, rank)
@@ -294,7 +294,7 @@ def test_auto_under_the_joint_whitening_and_with_weights():
     res = model.fit("auto", independent_blocks=False)
     assert res.settings["influence"]["name"] == "analytic-joint"
     assert "joint whitening" in res.settings["influence"]["reason"]
-    assert res.rank == {"block1": 1, "block2": 1, "block3": 1}
+    assert res.ranks == {"block1": 1, "block2": 1, "block3": 1}
     assert res.rank_tests().tables["block1"].loc[0, "pvalue"] < 1e-3  # pairwise and three-way
     assert "shared sums" in str(res.summary())
     w = np.random.default_rng(2).uniform(0.5, 2.0, size=500)
@@ -302,13 +302,13 @@ def test_auto_under_the_joint_whitening_and_with_weights():
         "auto", independent_blocks=False)
     assert wres.settings["influence"]["name"] == "analytic-joint"
     assert "joint whitening and case weights" in wres.settings["influence"]["reason"]
-    assert wres.rank == {"block1": 1, "block2": 1, "block3": 1}
+    assert wres.ranks == {"block1": 1, "block2": 1, "block3": 1}
     yi, xi, _ = _data(m=500, widths=(4, 4, 4), seed=2)  # independent blocks
     wres = _model(yi, xi).__class__.from_blocks(yi, xi, weights=w).fit(
         "auto", independent_blocks=True)
     assert wres.settings["influence"]["reason"].startswith("case weights")
     assert wres.settings["influence"]["name"] == "jackknife"
-    assert wres.rank == {"block1": 1, "block2": 1, "block3": 1}
+    assert wres.ranks == {"block1": 1, "block2": 1, "block3": 1}
     # frequency weights are copies of rows: integer weights give the
     # statistics and the reference of the data with the rows repeated
     # (deleting one copy of a row = lowering its weight by one; the

@@ -87,7 +87,7 @@ def test_a_rank_test_registered_at_run_time_serves_k2_and_k3(monkeypatch):
             auto = model.fit("auto", rank_method="toy-k", main_effects=k == 2)
             assert auto.settings["rank_method"] == "toy-k"
             assert auto.settings["influence"] is None
-            assert auto.rank[model.block_names[0]] >= 1
+            assert auto.ranks[model.block_names[0]] >= 1
             assert "toy-k" in str(auto.summary())
     assert "toy-k" not in RANK_METHODS
     with pytest.raises(ValueError, match=r"method: .*got 'toy-k'"):

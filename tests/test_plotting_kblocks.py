@@ -115,7 +115,7 @@ def test_scree_of_an_auto_fit_shows_the_tests_that_chose_the_ranks():
     fit = jdr.JointDimReduction.from_blocks(y, blocks).fit("auto")
     table = fit.rank_test_table
     assert table is not None and set(table.tables) == {"g", "l", "c"}
-    assert table.select_rank(fit.settings["alpha"] or 0.05) == fit.rank
+    assert table.select_rank(fit.settings["alpha"] or 0.05) == fit.ranks
     fig = plotting.plot_scree(fit)
     assert len(fig.axes) == 6
     np.testing.assert_allclose(fig.axes[4].lines[0].get_ydata(),

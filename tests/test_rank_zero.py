@@ -57,7 +57,7 @@ def test_rank_zero_everywhere(k, tmp_path):
     if k == 2:
         assert res.rank == 0
     else:
-        assert res.rank == dict.fromkeys(names, 0)
+        assert res.ranks == dict.fromkeys(names, 0)
     # no directions: n_k x 0 frames indexed by the variables
     for n in names:
         for frame in (res.directions[n], res.loadings[n]):
@@ -144,12 +144,12 @@ def test_kblocks_only_the_block_without_evidence_has_rank_zero():
     tables = res.rank_tests().tables
     assert tables["c"]["pvalue"].iloc[0] >= ALPHA  # premise: no evidence for c
     assert tables["g"]["pvalue"].iloc[0] < ALPHA and tables["l"]["pvalue"].iloc[0] < ALPHA
-    assert res.rank["c"] == 0 and res.rank["g"] >= 1 and res.rank["l"] >= 1
+    assert res.ranks["c"] == 0 and res.ranks["g"] >= 1 and res.ranks["l"] >= 1
     assert res.directions["c"].shape == (3, 0)
-    assert np.asarray(res.transform()).shape == (400, res.rank["g"] + res.rank["l"])
+    assert np.asarray(res.transform()).shape == (400, res.ranks["g"] + res.ranks["l"])
     # the other blocks' directions are those of a fit with c at rank 1: every
     # piece, c's included, still enters them; only c's reported subspace is empty
-    ranks = {"g": res.rank["g"], "l": res.rank["l"], "c": 1}
+    ranks = {"g": res.ranks["g"], "l": res.ranks["l"], "c": 1}
     full, again = model.fit(ranks), model.fit(res.rank)
     for n in ("g", "l"):
         for other in (full, again):
@@ -233,7 +233,7 @@ def test_kblock_sparse_fit_selects_nothing_in_a_rank_zero_block():
     with pytest.warns(RankSelectionWarning, match="returning rank 0"):
         res = jdr.JointDimReduction.from_blocks(y, blocks).fit("auto", sparsity=2)
     assert res.rank_tests().tables["c"]["pvalue"].iloc[0] >= ALPHA
-    assert res.rank["c"] == 0 and res.directions["c"].shape == (3, 0)
+    assert res.ranks["c"] == 0 and res.directions["c"].shape == (3, 0)
     # no direction, no selection: the block's pieces enter whole
     assert res.sparsity["c"] == 3 and res.support["c"] == ["c0", "c1", "c2"]
     assert len(res.support["g"]) == 2

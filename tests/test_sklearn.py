@@ -143,7 +143,7 @@ def test_three_blocks_give_every_blocks_features():
     np.testing.assert_allclose(tr.transform(X), res.transform().to_numpy(), rtol=1e-10,
                                atol=1e-12)
     assert list(tr.get_feature_names_out()) == ["block1_dir1", "block2_dir1", "block3_dir1"]
-    assert tr.results_.rank == {"block1": 1, "block2": 1, "block3": 1}
+    assert tr.results_.ranks == {"block1": 1, "block2": 1, "block3": 1}
     by_pos = JointDimReductionTransformer(rank={"block1": 2, "block2": 1, "block3": 1},
                                           blocks=[[0, 1, 2, 3], [4, 5, 6], [7, 8, 9]])
     out = by_pos.fit(X.to_numpy(), y).transform(X.to_numpy()[:5])

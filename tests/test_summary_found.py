@@ -46,11 +46,11 @@ def test_three_blocks_each_verdict_with_its_tests():
     res = _fit(blocks, y)
     head = res.summary().headline[0]
     me, tables = _me(res), res.rank_test_table.tables
-    assert res.rank["a"] >= 1 and res.rank["b"] >= 1 and res.rank["c"] == 0  # premises
+    assert res.ranks["a"] >= 1 and res.ranks["b"] >= 1 and res.ranks["c"] == 0  # premises
     assert me["a"] < 0.05 <= me["c"]
     for n in ("a", "b"):
         p0 = p_text(tables[n]["pvalue"].iloc[0])
-        assert f"{n}: interactions (rank {res.rank[n]}; r = 0: {p0}" in head
+        assert f"{n}: interactions (rank {res.ranks[n]}; r = 0: {p0}" in head
     assert f"and a main effect ({p_text(me['a'])})" in head
     assert (f"c: nothing (rank 0 not rejected, interactions r = 0: "
             f"{p_text(tables['c']['pvalue'].iloc[0])}; main effect {p_text(me['c'])})") in head
@@ -66,10 +66,10 @@ def test_pooled_fit_says_what_its_directions_hold():
     res = _fit({"a": blocks["a"], "b": blocks["b"]}, y, main_effects=True)
     head, me = res.summary().headline[0], _me(res)
     assert "rank tests of the pooled directions" in head
-    assert me["a"] < 0.05 and res.rank["a"] >= 2  # premise: a main effect and an interaction
+    assert me["a"] < 0.05 and res.ranks["a"] >= 2  # premise: a main effect and an interaction
     assert f"its main effect ({p_text(me['a'])}) and interactions" in head
     if me["b"] >= 0.05:  # b enters through the interaction only
-        assert f"b: {res.rank['b']} direction" in head and "interactions, no main effect" in head
+        assert f"b: {res.ranks['b']} direction" in head and "interactions, no main effect" in head
     assert "Main effects are not in the directions" not in head
 
 

@@ -127,7 +127,7 @@ def test_default_summary_fits_a_screen(fits, name):  # type: ignore[no-untyped-d
     # the first line under the title says what was found
     assert lines[2].startswith(("Found:", "Fitted:")), lines[2]
     # every variable's loading or direction is printed (a block of rank 0 has none)
-    blocks = (res.directions if isinstance(res.rank, dict)
+    blocks = (res.directions if not isinstance(res, jdr.JDRResults)
               else {"a": res.loadings_a, "b": res.loadings_b})
     cells = set(re.findall(r"\S+", text))
     for frame in (f for f in blocks.values() if f.shape[1]):
@@ -141,7 +141,7 @@ def test_full_notes_hold_the_rest(fits, name):  # type: ignore[no-untyped-def]
     short, full = res.summary(), res.summary(notes="full")
     assert _words(_notes(full)) > _words(_notes(short))
     flat = " ".join(" ".join(_notes(full)).split())
-    if isinstance(res.rank, dict):  # the route and the piece weights' reasons
+    if not isinstance(res, jdr.JDRResults):  # the route and the piece weights' reasons
         assert "Route: " in flat and "Weights: " in flat
         assert "Route: " not in " ".join(_notes(short))
     else:  # every singular value, the loading note in full, the rank tests' references
@@ -230,7 +230,7 @@ def test_every_printed_pvalue_is_exported(fits, name):  # type: ignore[no-untype
     summary = res.summary()
     printed = _printed_pvalues(summary)
     # a two-block fit prints its main-effects tests; a K-block fit its rank tests
-    assert printed or (isinstance(res.rank, dict)
+    assert printed or (not isinstance(res, jdr.JDRResults)
                        and summary.headline[0].startswith("Fitted:")), name
     missing = printed - _exported_pvalues(res.to_dict())
     assert not missing, (name, missing)

@@ -367,7 +367,14 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockFoundMixin,
         return int(self._model.nobs)
 
     @property
-    def rank(self) -> dict[str, int]:
+    def rank(self) -> int | dict[str, int]:
+        """The rank: an int when every block has the same rank, else each
+        block's rank by name (:attr:`ranks` is always the dict)."""
+        values = set(self._ranks.values())
+        return int(values.pop()) if len(values) == 1 else dict(self._ranks)
+
+    @property
+    def ranks(self) -> dict[str, int]:
         """Each block's rank, by name."""
         return dict(self._ranks)
 
@@ -760,6 +767,7 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockFoundMixin,
             "blocks": list(self._names),
             "nobs": self.nobs,
             "rank": self.rank,
+            "ranks": self.ranks,
             "directions": {n: {"index": list(d.index), "columns": list(d.columns),
                                "data": d.to_numpy().tolist()}
                            for n, d in self.directions.items()},

@@ -97,7 +97,7 @@ def kblock_results(fit: Any, reps: Sequence[Replicate], bounded: Sequence[str], 
                 zip(bounded, pos, strict=True)}
     return BootstrapResults.from_blocks(
         fit, angles={n: a[ok] for n, a in angles.items()}, spectra=spectra,
-        ranks={n: fit.rank[n] for n in bounded}, directions=dirs, selected=selected,
+        ranks={n: fit.ranks[n] for n in bounded}, directions=dirs, selected=selected,
         names={n: [str(v) for v in fit.directions[n].index] for n in bounded},
         n_failed=int(np.sum(~ok)), method=method, alpha=alpha)
 
