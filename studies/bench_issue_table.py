@@ -10,7 +10,9 @@ read) within its target, measured on this machine now?
 
 Design: every contender and its reference run in this one process on the
 same arrays, alternated round by round, the minimum of ``--repeat`` rounds
-kept (slow rows: one round, said in the row's note).  Library side through
+kept (``fit("auto")`` also counts its first, untimed-rank call; at 300 +
+300, on the digits and at K blocks it runs one round: the minimum of two
+calls; ``bootstrap`` runs once).  Library side through
 the public API only.  Functions are imported from the studies that time a
 row alone: ``bench_floor`` (floors, memory), ``bench_auto`` (the digits),
 ``bench_classes``, ``bench_kblock_auto`` and ``bench_kblocks`` (data),
