@@ -36,7 +36,7 @@ from ..io._data import ModelData
 from ..persistence._export import ExportMixin
 from ..runtime._atomic import write_text
 from ..runtime._frequency import observations, whitening_nobs
-from ..runtime._validation import normalize_seed
+from ..runtime._validation import by_block, normalize_seed
 from ..summary import JDRSummary, build_summary, json_safe
 from ..whitenings import WHITENING_METHODS
 from . import _kregression as kreg
@@ -44,7 +44,7 @@ from ._found import KBlockFoundMixin
 from ._krank import block_rank_choice, block_rank_results, method_text
 from ._kresults_extra import KBlockExtrasMixin
 from ._kresults_infer import KBlockInferenceMixin
-from ._ksparse import check_sparsity, cv_kblock_sparsity, sparse_kfit, tested_supports
+from ._ksparse import check_block_sparsity, cv_kblock_sparsity, sparse_kfit, tested_supports
 from ._ksummary import _eigen_table, _wrapped, rank_tests_entry
 from ._kview import KBlockViewMixin
 from ._kwhiten import _cross_cov, _whiten_arrays
@@ -57,18 +57,8 @@ RankArg = int | Mapping[str, int] | Literal["auto"]
 
 def _check_ranks(rank: Any, names: Sequence[str], widths: Sequence[int]) -> dict[str, int]:
     """Each block's rank from ``rank`` (an int for all, or a dict by name)."""
-    if isinstance(rank, Mapping):
-        unknown = sorted(set(rank) - set(names))
-        missing = [n for n in names if n not in rank]
-        if unknown or missing:
-            raise ValueError(f"rank: a dict needs one rank per block {list(names)}; "
-                             f"unknown {unknown}, missing {missing}")
-        given = {n: rank[n] for n in names}
-    elif isinstance(rank, (int, np.integer)) and not isinstance(rank, bool):
-        given = dict.fromkeys(names, int(rank))
-    else:
-        raise TypeError(f'rank must be an int, a dict of ints by block name or "auto"; '
-                        f"got {rank!r}")
+    given = by_block(rank, "rank", "rank", names,
+                     'rank must be an int, a dict of ints by block name or "auto"')
     out = {}
     for n, w in zip(names, widths, strict=True):
         r = given[n]
@@ -189,7 +179,7 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
     what = ("three or more blocks" if len(widths) >= 3 else "main_effects=True"
             if main_effects else "a rank per block")
     if sparsity is not None and not isinstance(sparsity, str):
-        check_sparsity(sparsity, names, widths)  # early: the ranks are checked later
+        check_block_sparsity(sparsity, names, widths)  # early: the ranks are checked later
     elif sparsity is not None and sparsity not in ("cv", "auto"):
         raise ValueError(f'sparsity: three or more blocks take an int, a dict by block name, '
                          f'"auto" or "cv"; got {sparsity!r}')
@@ -289,7 +279,7 @@ def _sparse_results(model: Any, sparsity: Any, seed: Any, y: np.ndarray,
         sizes = {n: cv.chosen[k] for k, n in enumerate(names)}
         settings["sparsity_choice"] = cv.choice.to_dict()
     else:
-        sizes = check_sparsity(sparsity, names, widths)
+        sizes = check_block_sparsity(sparsity, names, widths)
     for n in names:
         if sizes[n] < ranks[n]:
             raise ValueError(f"sparsity of block {n!r} must be at least its rank {ranks[n]}; "

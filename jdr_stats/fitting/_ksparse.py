@@ -10,7 +10,7 @@ cross-validation over rows (:func:`cv_kblock_sparsity`).
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
@@ -24,9 +24,10 @@ from ..core.ksparse import sparse_supports, unit_free_pieces
 from ..core.tensor import cross_tensor, hermite_corrected, pieces
 from ..core.whitening import DesignWhitening
 from ..exceptions import SupportSelectionWarning
+from ..runtime._validation import by_block
 from ._kwhiten import _cross_cov, _whiten_arrays
 
-__all__ = ["KSparsityCV", "SparseKFit", "check_sparsity", "cv_kblock_sparsity", "sparse_kfit",
+__all__ = ["KSparsityCV", "SparseKFit", "check_block_sparsity", "cv_kblock_sparsity", "sparse_kfit",
            "tested_supports"]
 
 
@@ -281,20 +282,12 @@ def tested_supports(model: Any, ranks: dict[str, int], fdr: float, seed: Any,
     return out
 
 
-def check_sparsity(sparsity: Any, names: Sequence[str], widths: Sequence[int]) -> dict[str, int]:
+def check_block_sparsity(sparsity: Any, names: Sequence[str],
+                         widths: Sequence[int]) -> dict[str, int]:
     """Each block's ``s_k`` from ``sparsity`` (an int for all, or a dict by name)."""
-    if isinstance(sparsity, Mapping):
-        unknown = sorted(set(sparsity) - set(names))
-        missing = [n for n in names if n not in sparsity]
-        if unknown or missing:
-            raise ValueError(f"sparsity: a dict needs one count per block {list(names)}; "
-                             f"unknown {unknown}, missing {missing}")
-        given = {n: sparsity[n] for n in names}
-    elif isinstance(sparsity, (int, np.integer)) and not isinstance(sparsity, bool):
-        given = dict.fromkeys(names, int(sparsity))
-    else:
-        raise TypeError(f'sparsity must be an int, a dict of ints by block name or "cv" for '
-                        f"three or more blocks; got {sparsity!r}")
+    given = by_block(sparsity, "sparsity", "count", names,
+                     'sparsity must be an int, a dict of ints by block name or "cv" for '
+                     "three or more blocks")
     out = {}
     for n, wd in zip(names, widths, strict=True):
         s = given[n]

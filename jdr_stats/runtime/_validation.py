@@ -15,6 +15,7 @@ from typing import TypeVar
 import numpy as np
 
 __all__ = [
+    "by_block",
     "check_choice",
     "check_int",
     "check_fraction",
@@ -366,3 +367,22 @@ def named_blocks(blocks: object) -> tuple[list[str], list[object]]:
         return [f"block{k + 1}" for k in range(len(blocks))], list(blocks)
     raise TypeError(f"blocks: a dict of named blocks or a list of blocks; got "
                     f"{type(blocks).__name__}")
+
+
+def by_block(value: object, arg: str, noun: str, names: Sequence[str],
+             type_error: str) -> dict[str, object]:
+    """``value`` (an int for every block, or a dict with one entry per
+    block name) as a dict by block, in ``names``' order; the entries are
+    checked by the caller.  A dict naming other blocks or missing one is a
+    ``ValueError`` (``"{arg}: a dict needs one {noun} per block ..."``),
+    anything else a ``TypeError`` with ``type_error`` and the value."""
+    if isinstance(value, Mapping):
+        unknown = sorted(set(value) - set(names))
+        missing = [n for n in names if n not in value]
+        if unknown or missing:
+            raise ValueError(f"{arg}: a dict needs one {noun} per block {list(names)}; "
+                             f"unknown {unknown}, missing {missing}")
+        return {n: value[n] for n in names}
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return dict.fromkeys(names, int(value))
+    raise TypeError(f"{type_error}; got {value!r}")
