@@ -31,7 +31,7 @@ from statsmodels.iolib.summary2 import Summary
 from ..policy import Choice
 from ..runtime._validation import check_fraction
 from ..summary import build_summary
-from .hypotheses import TestTable
+from .hypotheses import TestTable, renamed_blocks
 from .kblock_rank import choose_block_rank
 
 __all__ = ["RankTestResults"]
@@ -153,16 +153,13 @@ class RankTestResults(TestTable):
         """The same tests under the block names ``names`` (a model's
         :attr:`~jdr_stats.JointDimReduction.block_names`); itself when they
         are its names already."""
-        names = tuple(str(n) for n in names)
-        if names == self.block_names:
+        new = renamed_blocks(self.block_names, names)
+        if new is None:
             return self
-        if len(names) != len(self.block_names):
-            raise ValueError(f"names: one per block {list(self.block_names)}; got {list(names)}")
         table = self.table
         if self.kind == "per-block":
-            table = table.rename(index=dict(zip(self.block_names, names, strict=True)),
-                                 level="block")
-        return replace(self, table=table, block_names=names)
+            table = table.rename(index=new, level="block")
+        return replace(self, table=table, block_names=tuple(new.values()))
 
     # -- every K ----------------------------------------------------------
     @property

@@ -6,6 +6,7 @@ baselines' dimension tests) returns one of these, so they print alike.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
@@ -24,6 +25,7 @@ __all__ = [
     "bh_qvalues",
     "fdr_qvalues",
     "perm_pvalue",
+    "renamed_blocks",
 ]
 
 
@@ -162,6 +164,18 @@ def _check_columns(table: pd.DataFrame, owner: str) -> None:
         )
     if "qvalue" in cols and cols.index("qvalue") != 3:
         raise ValueError(f"{owner} table: qvalue must be the fourth column; got {cols}")
+
+
+def renamed_blocks(current: Sequence[str], names: Sequence[str]) -> dict[str, str] | None:
+    """The map from a table's block names ``current`` to ``names`` (a
+    model's :attr:`~jdr_stats.JointDimReduction.block_names`), None when
+    they are the same names; a ``ValueError`` when the counts differ."""
+    new = tuple(str(n) for n in names)
+    if new == tuple(current):
+        return None
+    if len(new) != len(current):
+        raise ValueError(f"names: one per block {list(current)}; got {list(new)}")
+    return dict(zip(current, new, strict=True))
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from statsmodels.iolib.summary2 import Summary
 
-from ..inference.hypotheses import TestTable
+from ..inference.hypotheses import TestTable, renamed_blocks
 from ..summary import build_summary
 
 __all__ = ["SupportResults", "method_label", "notes_of", "support_table"]
@@ -82,17 +82,14 @@ class SupportResults(TestTable):
         """The same tests under the block names ``names`` (a model's
         :attr:`~jdr_stats.JointDimReduction.block_names`); itself when they
         are its names already."""
-        names = tuple(str(n) for n in names)
-        if names == self.block_names:
+        new = renamed_blocks(self.block_names, names)
+        if new is None:
             return self
-        if len(names) != len(self.block_names):
-            raise ValueError(f"names: one per block {list(self.block_names)}; got {list(names)}")
-        new = dict(zip(self.block_names, names, strict=True))
         table = self.table.rename(index=new, level="block")
         rank = self.rank
         if isinstance(rank, dict):
             rank = {new[k]: v for k, v in rank.items()}
-        return replace(self, table=table, block_names=names, rank=rank)
+        return replace(self, table=table, block_names=tuple(new.values()), rank=rank)
 
     @property
     def support(self) -> dict[str, list[str]]:
