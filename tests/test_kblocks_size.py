@@ -53,7 +53,7 @@ def test_per_block_rank_test_size_and_auto(estimator, dist, rho, reps):
         # no block above its true rank (rank 0 is an answer: a block whose
         # link the tests do not detect gets no direction, which is a miss of
         # power, not a wrong rank); the pairwise blocks found
-        ranks = list(res.rank.values())
+        ranks = list(res.ranks.values())
         over.append(all(r <= 1 for r in ranks))
         right.append(ranks[0] == 1 and ranks[1] == 1)
     size = float(np.mean(rej))
