@@ -210,6 +210,7 @@ def block_fit_measures(
     q = 1
     scales: list[np.ndarray | None] | None = None
     feature_scales: tuple[np.ndarray | None] | None = None
+    y_scale: np.ndarray | None = None
     cuts = np.cumsum(ranks)[:-1]
     for y, blocks, w in chunks:
         y = np.asarray(y, dtype=float)
@@ -218,6 +219,9 @@ def block_fit_measures(
         feats = [x @ u for x, u in zip(blocks, us, strict=True)]
         if feature_scales is None:  # R^2 is unit-free: features of extreme units scaled
             feature_scales = (column_scales(tuple(feats)),)
+            y_scale = column_scales((y,))  # and a response of extreme units
+        if y_scale is not None:
+            y = y * y_scale
         if feature_scales[0] is not None:
             feats = [f * sc for f, sc in zip(feats, np.split(feature_scales[0], cuts),
                                              strict=True)]

@@ -20,6 +20,7 @@ import pandas as pd
 
 from . import policy
 from .core._linalg import AnyWhitening, BlockMoments
+from .core.moments import unit_response
 from .core.whitening import DesignWhitening
 from .diagnostics import Premises, block_stats
 from .estimation._estimate import Estimate
@@ -470,8 +471,8 @@ class JDRResults(ResultsInferenceMixin, ResultsReportMixin, BlockViewMixin, FitM
             raise ValueError("selection_stability() does not handle case weights yet; the "
                              "model has weights")
         y, a, b = self._fit_data.rows("selection_stability()")
-        fa, fb = selection_frequencies(
-            np.asarray(y, float), np.asarray(a, float), np.asarray(b, float),
+        fa, fb = selection_frequencies(  # invariant to the response's unit
+            unit_response(y), np.asarray(a, float), np.asarray(b, float),
             rank=self.rank, kind=self.whitening, sparsity=self.sparsity,
             names_a=self._names_a, names_b=self._names_b, n_sub=n_sub,
             rng=normalize_seed(seed))

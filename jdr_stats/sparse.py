@@ -59,6 +59,14 @@ def _top(values: np.ndarray, k: int) -> np.ndarray:
     return np.sort(order[:k])
 
 
+def _unit_scale(x: np.ndarray) -> float:
+    """The power of two that brings the largest finite ``|x|`` into ``[1/2, 1)``
+    (1 for a zero matrix): the steps compare norms, which it leaves in order."""
+    finite = np.abs(x[np.isfinite(x)])
+    top = float(finite.max()) if finite.size else 0.0
+    return 1.0 if top == 0.0 else float(np.ldexp(1.0, -int(np.frexp(top)[1])))
+
+
 def three_step_projection(x: np.ndarray, s1: int, s2: int) -> SparseProjection:
     """Apply steps 2.1-2.3 of section 3 of the paper to ``x``.
 
@@ -96,11 +104,12 @@ def three_step_projection(x: np.ndarray, s1: int, s2: int) -> SparseProjection:
     else:
         x1 = x.copy()
     # 2.2: s2 columns of largest norm.
-    cols = _top(np.linalg.norm(x1, axis=0), s2)
+    unit = _unit_scale(x)  # norms compared at unit size: no over- or underflow
+    cols = _top(np.linalg.norm(x1 * unit, axis=0), s2)
     x2 = np.zeros_like(x1)
     x2[:, cols] = x1[:, cols]
     # 2.3: s1 rows of largest norm.
-    rows = _top(np.linalg.norm(x2, axis=1), s1)
+    rows = _top(np.linalg.norm(x2 * unit, axis=1), s1)
     x3 = np.zeros_like(x2)
     x3[rows] = x2[rows]
     return SparseProjection(rows=rows, cols=cols, projected=x3)
@@ -124,10 +133,11 @@ def _three_step_q(x: np.ndarray, s1: int, s2: int) -> SparseProjection:
         mask = np.zeros_like(x, dtype=bool)
         np.put_along_axis(mask, keep, True, axis=1)
         x1 = np.where(mask, x, 0.0)
-    cols = _top(np.sqrt(np.sum(x1**2, axis=(0, 1))), s2)
+    unit = _unit_scale(x)  # norms compared at unit size: no over- or underflow
+    cols = _top(np.sum((x1 * unit) ** 2, axis=(0, 1)), s2)
     x2 = np.zeros_like(x1)
     x2[:, :, cols] = x1[:, :, cols]
-    rows = _top(np.sqrt(np.sum(x2**2, axis=(0, 2))), s1)
+    rows = _top(np.sum((x2 * unit) ** 2, axis=(0, 2)), s1)
     x3 = np.zeros_like(x2)
     x3[:, rows] = x2[:, rows]
     return SparseProjection(rows=rows, cols=cols, projected=x3)

@@ -7,6 +7,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from ..core.moments import response_scale
 from ..runtime._validation import check_bool
 from ._base import SDRModel, SDRResults, standardize
 from ._moments import design_moments, residual_gram
@@ -93,7 +94,10 @@ class PHD(SDRModel):
         w = self._weights()
         x = self.exog
         n = x.shape[0]
-        y = self.endog
+        # a response of extreme units near unit size (exact); the kernel and
+        # its eigenvalues are folded back into y's units, the tests use it
+        c = response_scale(self.endog)
+        y = self.endog * c
         r = y - (y.mean() if w is None else (w @ y) / n)
         wr = r if w is None else w * r
         if residuals:
@@ -108,13 +112,13 @@ class PHD(SDRModel):
             mx = gram
             std = standardize(x, w, self.exog_names, mom)
         mx = mx / n
-        kernel = std.to_z(mx)
+        kernel = std.to_z(mx) / c
         method = "phdres" if residuals else "phdy"
         return PHDResults(
             self, std, kernel, rank=nd,
             settings={"method": method, "residuals": bool(residuals),
                       "chi2approx": approx},
-            extras={"r": r},
+            extras={"r": r, "y_scale": c},
         )
 
 
@@ -167,8 +171,8 @@ class PHDResults(SDRResults):
     def _dimension_tests(self, k: int) -> DimensionTests:
         p = self._evals.shape[0]
         n = self.nobs
-        var_r = self._var_r()
-        lam2 = self._evals**2
+        var_r = self._var_r()  # of the response near unit size, as the eigenvalues:
+        lam2 = (self._evals * self._extras.get("y_scale", 1.0)) ** 2
         tail = np.cumsum(lam2[::-1])[::-1]
         m = np.arange(k)
         stat = n * tail[m] / (2 * var_r)

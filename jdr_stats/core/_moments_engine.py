@@ -215,6 +215,8 @@ def block_moments(
     if t.weight <= 0:
         raise ValueError("the weights sum to zero: the moments hold no data")
     mom = sums_to_block_moments(t)
+    if not np.isfinite(mom.cross).all():
+        raise core.response_overflow(y, "the cross moment")
     if not covariances:
         mom.cov_a[:] = np.nan
         mom.cov_b[:] = np.nan

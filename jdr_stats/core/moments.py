@@ -31,7 +31,8 @@ from .. import config
 from .design import BlockDesign
 
 __all__ = ["DesignSums", "StackedSums", "array_sums", "chunk_sums", "column_scales",
-           "empty_sums", "merge_sums", "merged_at_one_scale", "stacked_sums"]
+           "empty_sums", "merge_sums", "merged_at_one_scale", "response_overflow",
+           "response_scale", "stacked_sums", "unit_response"]
 
 Pair = tuple[int, int]
 T = TypeVar("T")
@@ -138,14 +139,14 @@ def chunk_sums(y: np.ndarray, blocks: Sequence[np.ndarray], w: np.ndarray | None
     for c, (yc, m) in enumerate(zip(ys, my, strict=True)):
         np.subtract(yc, m, out=z[:, p + c])
     zw = z if w is None else z * w[:, None]
+    m3 = {}
     with np.errstate(over="ignore", invalid="ignore"):  # beyond float64: refused by the fit
         g = zw.T @ z
-    g = (g + g.T) / 2
-    m3 = {}
-    for j, k2 in design.pairs(within):
-        sj, sl = design.span(j), design.span(k2)
-        m3[(j, k2)] = np.stack([zw[:, sj].T @ (z[:, sl] * z[:, p + c:p + c + 1])
-                               for c in range(q)])
+        g = (g + g.T) / 2
+        for j, k2 in design.pairs(within):
+            sj, sl = design.span(j), design.span(k2)
+            m3[(j, k2)] = np.stack([zw[:, sj].T @ (z[:, sl] * z[:, p + c:p + c + 1])
+                                   for c in range(q)])
     return DesignSums(design, k, wsum, np.array(my), np.concatenate(mx), g[p:, p:],
                       g[:p, :p], g[:p, p:], m3)
 
@@ -300,6 +301,46 @@ def column_scales(blocks: Sequence[np.ndarray], rows: int = 4096,
     if not far.any():
         return None
     return np.where(far, np.ldexp(1.0, -e), 1.0)
+
+
+def response_scale(y: np.ndarray, limit: int = 100) -> float:
+    """The power of two ``2^-e`` that brings the response's largest finite
+    magnitude into ``[1/2, 1)`` when that magnitude is beyond ``2^+-limit``,
+    else 1.0 (see :func:`unit_response`)."""
+    y = np.asarray(y, float)
+    finite = np.abs(y[np.isfinite(y)])
+    top = float(finite.max()) if finite.size else 0.0
+    if top == 0.0:
+        return 1.0
+    e = int(np.frexp(top)[1])
+    return 1.0 if abs(e) <= limit else float(np.ldexp(1.0, -e))
+
+
+def unit_response(y: np.ndarray, limit: int = 100) -> np.ndarray:
+    """``y`` times :func:`response_scale` (``y`` itself at unit scale).
+
+    For the procedures whose numbers do not depend on the response's unit
+    (rank tests, association and main-effect tests, support selection,
+    R-squared, the K-block fit): multiplying by a power of two is exact, so
+    they see the same digits, and their products of up to four response
+    values stay normal floats for any response whose values are normal
+    (docs/theory/whitening.md, "Moments only").
+    """
+    y = np.asarray(y, float)
+    c = response_scale(y, limit)
+    return y if c == 1.0 else y * c
+
+
+def response_overflow(y: np.ndarray, where: str) -> ValueError:
+    """The error for a response whose products with the columns overflow
+    float64 in ``where`` (the moments of a fit, which are in its units)."""
+    top = float(np.max(np.abs(np.asarray(y, float)[np.isfinite(y)]), initial=0.0))
+    tens = f"{10.0 ** np.floor(np.log10(top)):.0e}" if top > 0 else "a power of ten"
+    return ValueError(
+        f"endog: the products of the response (values up to {top:.3g}) with the columns "
+        f"overflow float64 in {where}; rescale the response (e.g. divide it by {tens}): "
+        "no direction, test or p-value depends on its unit, and the singular values "
+        "scale with it")
 
 
 def merged_at_one_scale(left: T, right: T, scales: Callable[[T], np.ndarray | None],

@@ -75,9 +75,12 @@ def _stacked_of_rows(y: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray 
     """The stacked design's sums of in-memory rows (one pass; every
     response column's y-weighted second moment; of the columns times
     ``scale`` when given)."""
-    t = core_moments.stacked_sums(y, (a, b), w, scale=scale)
+    with np.errstate(over="ignore", invalid="ignore"):  # refused below, by name
+        t = core_moments.stacked_sums(y, (a, b), w, scale=scale)
     if t is None:
         raise ValueError("the joint estimator needs finite data")
+    if not (np.isfinite(t.s).all() and np.isfinite(t.m2_xy).all()):
+        raise core_moments.response_overflow(y, "the joint estimator's moments")
     if t.weight <= 0:
         raise ValueError("the weights sum to zero: the moments hold no data")
     return t

@@ -25,6 +25,7 @@ import pandas as pd
 from .. import policy
 from ..core._linalg import unit_columns
 from ..core.kestimate import KBlockFactors, block_factors, stacked_pieces
+from ..core.moments import unit_response
 from ..core.tensor import sketch_tests
 from ..core.whitening import DesignWhitening
 from ..inference._kblock_design import KBlockDesign
@@ -169,6 +170,10 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
     :func:`~jdr_stats.fitting._orthogonal_fit.check_interactions`).
     """
     data: ModelData = model._data
+    # every number of the K-block fit is invariant to the response's unit:
+    # a response of extreme units is brought near unit size (exactly)
+    data = replace(data, endog=unit_response(data.endog))
+    endog = np.asarray(data.endog, float)  # before the orthogonal residual
     orthogonal = interactions == "orthogonal"
     if orthogonal:
         data = replace(data, endog=kblock_residual(
@@ -222,7 +227,6 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
             raise ValueError(f'rank="auto": the per-block rank tests form m x m matrices, '
                              f"m = {m} > {policy.KBLOCK_GRAM_MAX_ROWS}; give the ranks")
         labels = [data.names[b] for b in data.blocks]
-        endog = np.asarray(model._data.endog, float)
         design = KBlockDesign(
             tuple(names), zs, y, w, estimator, fac, cross_cov=cross_cov,
             main_effects=main_effects, orthogonal=orthogonal,
@@ -273,8 +277,8 @@ def _sparse_results(model: Any, sparsity: Any, seed: Any, y: np.ndarray,
         sizes = {n: len(idx) for n, idx in zip(names, chosen, strict=True)}
         settings["support_fdr"] = fdr
     elif sparsity == "cv":
-        cv = cv_kblock_sparsity(
-            np.asarray(data.endog, float), blocks, ranks, w=w, names=names, labels=labels,
+        cv = cv_kblock_sparsity(  # out-of-fold R^2: invariant to the response's unit
+            unit_response(data.endog), blocks, ranks, w=w, names=names, labels=labels,
             kind=kind, estimator=estimator, rng=np.random.default_rng(normalize_seed(seed)))
         sizes = {n: cv.chosen[k] for k, n in enumerate(names)}
         settings["sparsity_choice"] = cv.choice.to_dict()
@@ -624,10 +628,10 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockFoundMixin,
         seed = normalize_seed(seed)
         if self._settings.get("interactions") == "regression":
             return kreg.regression_main_effects(
-                np.asarray(data.endog, float), list(data.blocks.values()), list(self._names),
+                unit_response(data.endog), list(data.blocks.values()), list(self._names),
                 method)
         return main_effects_test(
-            np.asarray(data.endog, float), [np.asarray(x, float) for x in data.blocks.values()],
+            unit_response(data.endog), [np.asarray(x, float) for x in data.blocks.values()],
             list(self._names), self._per_block_whitening, weights=data.weights,
             joint=self._settings["estimator"] == "joint",
             n_adjusted=int(data.adjustment.p), covariates=data.adjustment.design,

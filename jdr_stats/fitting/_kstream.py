@@ -46,7 +46,7 @@ from ..exceptions import RowsNotInMemoryError
 from ..inference._rank_results import RankTestResults
 from ..runtime._frequency import observations, whole_numbers
 from ..runtime._validation import check_weights_values
-from ..streams._scaled_source import _block_scales, stream_scales
+from ..streams._scaled_source import _block_scales, check_stream_response, stream_scales
 from ..whitenings import kblock_refusal, per_block_whitening
 from ._kfit import KBlockResults, _check_ranks, _route_tests, kblock_choices
 from ._kstream_rank import streamed_rank_choice
@@ -87,6 +87,7 @@ class _FileReader:
                 row0 += len(y)
                 if not self._decided:
                     self._decided = True
+                    check_stream_response(y)
                     self.scale = stream_scales([a, b])
                 part = block_fn(y, [*np.split(a, self._cuts, axis=1), b], w)
             except ValueError as exc:

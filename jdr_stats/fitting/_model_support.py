@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from .. import policy
+from ..core.moments import unit_response
 from ..inference.hypotheses import fdr_qvalues
 from ..io._data import ModelData, RowsData
 from ..runtime._validation import (
@@ -93,5 +94,6 @@ def _cv_sparsity(data: RowsData, rank: int, kind: str, names_a: list[str],
     if weights is not None:
         raise ValueError('sparsity="cv" does not handle case weights yet; the model has '
                          "weights. Give sparsity=(s1, s2)")
-    return cv_sparsity(np.asarray(y, float), np.asarray(a, float), np.asarray(b, float),
+    # out-of-fold R^2: invariant to the response's unit (extreme units brought near 1)
+    return cv_sparsity(unit_response(y), np.asarray(a, float), np.asarray(b, float),
                        rank=rank, kind=kind, names_a=names_a, names_b=names_b, rng=rng)

@@ -13,6 +13,7 @@ from typing import Any, Literal, cast
 import numpy as np
 
 from ..core._linalg import AnyWhitening
+from ..core.moments import unit_response
 from ..core.whitening import DesignWhitening
 from ..estimation._estimate import (
     choose_whitening,
@@ -256,8 +257,9 @@ class ResultsInferenceMixin:
             weights = (None if any(c[3] is None for c in parts)
                        else np.concatenate([np.asarray(c[3], float) for c in parts]))
         adjustment = getattr(self._model.data, "adjustment", None)
+        # invariant to the response's unit: extreme units brought near unit size
         return _main_effects_test(
-            y, [a, b], list(self._model.block_names), self._per_block_whitening,
+            unit_response(y), [a, b], list(self._model.block_names), self._per_block_whitening,
             weights=weights,
             joint=self._settings.joint, n_adjusted=int(getattr(adjustment, "p", 0)),
             covariates=getattr(adjustment, "design", None),

@@ -27,9 +27,10 @@ from ..core._linalg import (
     block_whitenings,
     whiten_cross,
 )
+from ..core.moments import response_scale
 from ..core.whitening import DesignWhitening
 from ..exceptions import RowsNotInMemoryError
-from ..io._data import RowsData
+from ..io._data import ModelData, RowsData
 from .rank_robust import Chunks, whitened_chunks
 
 __all__ = ["WhitenedDesign", "whitened_response"]
@@ -167,6 +168,8 @@ def _whiten(
             out = WhitenedDesign(m=data.nobs, var_y=1.0, u=u, s=s, v=v, xq=xq,
                                  s_right=s_right, n_lost=n_lost)
     if not rows:
+        if isinstance(data, ModelData):  # rows in memory
+            out = _unit_response(out, data.rows("the rank tests")[0], mom.mean_y)[0]
         return out
     source, sums = data.source, data.sums
     if source is not None and sums is not None:  # sums in memory, rows in the source
@@ -185,13 +188,32 @@ def _whiten(
         chunks = whitened_chunks(source, mom.mean_y, wa.mean, wb.mean, wa.chol, wb.chol)
         return replace(out, chunks=chunks, first=first)
     y, a_raw, b_raw = data.rows("the rank tests")
-    yc = y - mom.mean_y if out.q == 1 else whitened_response(y)
+    out, yc = _unit_response(out, y, mom.mean_y)
     if rows == "rotated":
         w = replace(out, a=_rotate(a_raw, wa.mean, wa.solve_t(u)),
                     b=_rotate(b_raw, wb.mean, wb.solve_t(out.v)), y=yc, rotated=True)
         return replace(w, chunks=lambda: _row_chunks(w))
     w = replace(out, a=wa.to_white(a_raw), b=wb.to_white(b_raw), y=yc)
     return replace(w, chunks=lambda: _row_chunks(w))
+
+
+def _unit_response(out: WhitenedDesign, y: np.ndarray,
+                   mean_y: float) -> tuple[WhitenedDesign, np.ndarray]:
+    """``out`` and the rows' response for a response brought near unit size.
+
+    The tests are invariant to the response's unit: a response of extreme
+    units (:func:`~jdr_stats.core.moments.response_scale`) is multiplied by a
+    power of two (exact), with the cross moment, its singular values and
+    the variance of ``y``; at unit size ``out`` is returned as it is.
+    """
+    c = response_scale(y)
+    if out.q > 1:
+        return out, whitened_response(y * c)
+    if c == 1.0:
+        return out, y - mean_y
+    yc = y * c - mean_y * c
+    return replace(out, s=out.s * c, xq=None if out.xq is None else out.xq * c,
+                   var_y=float(np.mean(yc**2))), yc
 
 
 def whitened_response(y: np.ndarray) -> np.ndarray:

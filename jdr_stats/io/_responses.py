@@ -399,6 +399,9 @@ def whiten_response(y: np.ndarray, names: list[str], w: np.ndarray | None,
 
     m = y.shape[0]
     wn = np.full(m, 1.0 / m) if w is None else w / w.sum()
+    scale = column_scales((y,), rows=m)  # Yw is unit-free: extreme units brought near 1
+    if scale is not None:
+        y = y * scale
     yc = y - wn @ y
     sd = np.sqrt(wn @ yc**2)
     const = sd <= 1e-12 * max(float(np.abs(y).max()), 1e-300)

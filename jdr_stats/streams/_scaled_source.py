@@ -30,11 +30,41 @@ import numpy as np
 from ..core.moments import column_scales
 from ..runtime._frequency import whole_numbers
 
-__all__ = ["ScaledDaskSource", "ScaledSource", "stream_scales"]
+__all__ = ["RESPONSE_LIMIT", "ScaledDaskSource", "ScaledSource", "check_stream_response",
+           "stream_scales"]
 
 #: at most this many binary orders between a scaled column's largest and
 #: median magnitude in the chunk the scales come from
 SPREAD_LIMIT = 64
+
+
+#: a streamed response whose largest magnitude in the first chunk is beyond
+#: ``2^+-RESPONSE_LIMIT`` is refused (:func:`check_stream_response`)
+RESPONSE_LIMIT = 100
+
+
+def check_stream_response(y: Any, where: str = "") -> None:
+    """Refuse a streamed response of extreme units (``|y|`` beyond
+    ``2^+-RESPONSE_LIMIT``, about ``1e+-30``, in the first chunk).
+
+    The moments of a row source are summed in the response's own units (its
+    singular values and means are reported in them), and the tests sum
+    products of up to eight response values, which overflow or underflow float64
+    there; in memory the tests bring such a response near unit size
+    themselves (:func:`~jdr_stats.core.moments.unit_response`).  Rescaling
+    the response changes no direction, test or p-value.
+    """
+    arr = np.asarray(y, float)
+    finite = np.abs(arr[np.isfinite(arr)])
+    top = float(finite.max()) if finite.size else 0.0
+    if top == 0.0 or abs(int(np.frexp(top)[1])) <= RESPONSE_LIMIT:
+        return
+    raise ValueError(
+        f"endog: a streamed response of values as {'large' if top > 1 else 'small'} as "
+        f"{top:.3g}{where} is beyond the range the streamed sums hold (about 1e-30 to "
+        "1e30: its higher powers over- or underflow float64); rescale it (e.g. divide "
+        f"by {10.0 ** np.floor(np.log10(top)):.0e}): no direction, test or p-value "
+        "depends on the response's unit, and the singular values scale with it")
 
 
 def stream_scales(blocks: list[np.ndarray]) -> np.ndarray | None:
@@ -95,9 +125,11 @@ class ScaledSource:
             raise AttributeError(name)
         return getattr(self.__dict__["_base"], name)
 
-    def _scaled(self, a: Any, b: Any) -> tuple[Any, Any]:
+    def _scaled(self, a: Any, b: Any, y: Any = None) -> tuple[Any, Any]:
         if not self._decided and len(a):  # from the first chunk with rows
             self._decided = True
+            locate = getattr(self._base, "locate", None)
+            check_stream_response(y, "" if locate is None else f" (in {locate(0, len(y))})")
             scale = stream_scales([a, b])
             if scale is not None:
                 n1 = np.asarray(a).reshape(len(a), -1).shape[1]
@@ -108,18 +140,20 @@ class ScaledSource:
 
     def iter_chunks(self, batch_rows: int | None = None) -> Iterator[tuple[Any, ...]]:
         for y, a, b in self._base.iter_chunks(batch_rows):
-            yield (y, *self._scaled(a, b))
+            yield (y, *self._scaled(a, b, y))
 
     def iter_weighted_chunks(self, batch_rows: int | None = None) -> Iterator[tuple[Any, ...]]:
         for y, a, b, w in self._base.iter_weighted_chunks(batch_rows):
             if w is not None and self.integer_weights:
                 wf = np.asarray(w, float)
                 self.integer_weights = whole_numbers(wf)
-            yield (y, *self._scaled(a, b), w)
+            yield (y, *self._scaled(a, b, y), w)
 
 
 def _block_scales(y: Any, a: Any, b: Any) -> np.ndarray | None:
-    """:func:`stream_scales` of one row block (a task on the cluster)."""
+    """:func:`stream_scales` of one row block (a task on the cluster), after
+    :func:`check_stream_response` of its response."""
+    check_stream_response(y)
     return stream_scales([a, b])
 
 

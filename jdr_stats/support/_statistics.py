@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import config
 from ..core._linalg import BlockMoments, Whitening, block_moments, block_whitenings
+from ..core.moments import response_scale
 from ..core.whitening import DesignWhitening
 from ..inference.hypotheses import perm_pvalue
 from ..io._data import RowsData
@@ -60,11 +61,17 @@ def inputs(
 ) -> Inputs:
     """Centred response, block means and whitenings of the coordinate tests."""
     y, a, b = data.rows("support selection")
+    # the selection is invariant to the response's unit: a response of
+    # extreme units is brought near unit size (a power of two: exact)
+    c = response_scale(y)
+    y = y if c == 1.0 else y * c
+    mean_y = None if mom is None else mom.mean_y * c
     if mom is None or (standardize and not mom.has_covariances):
         mom = block_moments(y if y.ndim == 1 else np.ascontiguousarray(y[:, 0]), a, b)
         whitening = None
+        mean_y = mom.mean_y
     # q > 1: the whitened response matrix Yw, centred column by column
-    yc = y - mom.mean_y if y.ndim == 1 else y - y.mean(axis=0)
+    yc = y - mean_y if y.ndim == 1 else y - y.mean(axis=0)
     n_lost = int(getattr(getattr(data, "adjustment", None), "p", 0) or 0)
     if standardize and whitening is None:
         whitening = block_whitenings(mom, data.names["exog_a"], data.names["exog_b"])
