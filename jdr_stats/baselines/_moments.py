@@ -235,11 +235,12 @@ def slice_moments(
 ) -> tuple[DesignMoments, SliceMoments]:
     """The moments of the rows and their slice moments, in one pass.
 
-    The rows are visited in the slices' sort order (gathered chunk by chunk),
-    so each slice is a run of consecutive rows; with ``second`` the Gram
-    matrix of each slice is accumulated (SAVE), else only the total one
-    (SIR).  The total covariance is the within-slice plus the between-slice
-    covariance.
+    With ``second`` (SAVE) the rows are visited in the slices' sort order
+    (gathered chunk by chunk), so each slice is a run of consecutive rows,
+    and the Gram matrix of each slice is accumulated; the total covariance
+    is the within-slice plus the between-slice covariance.  Without (SIR)
+    the rows are read in their own order: the total Gram matrix, and the
+    slice sums as the product of each chunk's slice indicators with it.
     """
     n, p = x.shape
     h = slices.n_slices
@@ -249,20 +250,25 @@ def slice_moments(
     c = _shift(x, w)
     sums = np.zeros((h, p))
     grams = np.zeros((h, p, p) if second else (p, p))
-    for start, stop, u in row_chunks(x, c, order):
+    if not second:  # SIR: the rows in their own order, no gather
+        for start, stop, u in row_chunks(x, c):
+            wk = None if w is None else w[start:stop]
+            grams += _gram(u, wk)
+            # the slice sums: the chunk's (weighted) slice indicators times its rows
+            ind = np.zeros((stop - start, h))
+            ind[np.arange(stop - start), slices.indicator[start:stop]] = 1.0 if wk is None else wk
+            sums += ind.T @ u
+    for start, stop, u in (row_chunks(x, c, order) if second else ()):
         wk = None if ws is None else ws[start:stop]
         # the slices met by this chunk and their bounds inside it
         first = int(np.searchsorted(ends, start, side="right"))
         last = int(np.searchsorted(ends, stop - 1, side="right"))
         bounds = np.concatenate(([start], ends[first:last], [stop])) - start
-        if not second:
-            grams += _gram(u, wk)
         for j, k in enumerate(range(first, last + 1)):
             seg = slice(bounds[j], bounds[j + 1])
             wseg = None if wk is None else wk[seg]
             sums[k] += _sum(u[seg], wseg)
-            if second:
-                grams[k] += _gram(u[seg], wseg)
+            grams[k] += _gram(u[seg], wseg)
     wk_all = slices.sizes.astype(float) if ws is None else np.add.reduceat(ws, slices.starts)
     wsum = float(n) if w is None else float(w.sum())
     d_slice = sums / wk_all[:, None]
