@@ -226,3 +226,22 @@ def test_baselines_at_extreme_response_units(scale: float) -> None:
                                        ref.dimension_tests().table[col].to_numpy(),
                                        rtol=1e-8, atol=1e-12, err_msg=f"{cls.__name__} {col}")
         np.testing.assert_allclose(got.r2_ols, ref.r2_ols, rtol=1e-9, err_msg=cls.__name__)
+
+
+@pytest.mark.parametrize("interactions", ["orthogonal", "orthogonal_quadratic"])
+def test_orthogonal_tests_report_their_statistic_in_the_response_units(interactions: str
+                                                                        ) -> None:
+    """The orthogonal tests' Lambda_k and scale are in squared response
+    units: brought near unit size for the p-values and folded back."""
+    y, xs = _data(2)
+    ref = jdr.JointDimReduction.from_blocks(y, xs)
+    for scale in (1e40, 1e-40, 1e300):
+        model = jdr.JointDimReduction.from_blocks(y * scale, xs)
+        got = model.fit(1, interactions=interactions).rank_tests().table
+        want = ref.fit(1, interactions=interactions).rank_tests().table
+        np.testing.assert_allclose(got["pvalue"], want["pvalue"], rtol=1e-6, atol=1e-13)
+        if scale != 1e300:  # 1e300 squared is beyond float64: inf there
+            np.testing.assert_allclose(got[["statistic", "scale"]].to_numpy() / scale / scale,
+                                       want[["statistic", "scale"]].to_numpy(), rtol=1e-9)
+        assert model.fit("auto", interactions=interactions).rank == \
+            ref.fit("auto", interactions=interactions).rank

@@ -26,7 +26,6 @@ import warnings
 from dataclasses import replace
 from typing import Any
 
-from ..core.moments import unit_response
 from ..exceptions import RankSelectionWarning
 from ..inference.orthogonal_rank import orthogonal_rank_tests, orthogonal_residual
 from ..inference.rank_tests import RankTestResults
@@ -167,7 +166,6 @@ def orthogonal_tests(data: Any, joint: bool, method: str, max_rank: int | None,
             f'method="{own}" (or "auto"), whose influence rows carry the '
             f"regression; got method={method!r}")
     y, a, b = data.rows(f'rank tests of interactions="{interactions}"')
-    y = unit_response(y)  # the tests are invariant to the response's unit
     if interactions == "regression":
         return regression_rank_tests(y, a, b, joint=joint, max_rank=max_rank)
     return orthogonal_rank_tests(y, a, b, joint=joint, max_rank=max_rank,

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ..core._linalg import centred_basis
+from ..core.moments import response_scale
 from .chi2mix import weighted_chi2_sf
 from .rank_tests import RankTestResults
 
@@ -295,6 +296,11 @@ def orthogonal_rank_tests(y: np.ndarray, a: np.ndarray, b: np.ndarray, *,
     >>> list(t.table.columns), t.select_rank(0.05)
     (['statistic', 'df', 'pvalue', 'eff_df', 'scale'], 1)
     """
+    # the p-values are free of the response's unit: a response of extreme
+    # units is brought near unit size (exact), Lambda_k and the scale are
+    # folded back into its units (squared) below
+    c = response_scale(y)
+    y = y if c == 1.0 else np.asarray(y, float) * c
     des = orthogonal_design(y, a, b, joint=joint, quadratic=quadratic)
     top = min(des.n1, des.n2) - 1
     if max_rank is not None:
@@ -308,6 +314,9 @@ def orthogonal_rank_tests(y: np.ndarray, a: np.ndarray, b: np.ndarray, *,
         if stop_alpha is not None and rows[-1]["pvalue"] > stop_alpha:
             break
     table = pd.DataFrame(rows, index=pd.Index(range(len(rows)), name="k"))
+    if c != 1.0:
+        with np.errstate(over="ignore"):  # beyond float64 in the response's units: inf
+            table[["statistic", "scale"]] = table[["statistic", "scale"]] / c / c
     return RankTestResults(
         table, "Rank tests (orthogonal interactions)", METHOD, notes=[NOTE],
         method_label=LABEL, nobs=des.m, n1=des.n1, n2=des.n2,

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..core.moments import response_scale
 from .chi2mix import weighted_chi2_sf
 from .orthogonal_rank import n_regressors, regressor_basis
 from .rank_tests import RankTestResults
@@ -254,6 +255,11 @@ def regression_rank_tests(y: np.ndarray, a: np.ndarray, b: np.ndarray, *,
     >>> list(t.table.columns), t.select_rank(0.05)
     (['statistic', 'df', 'pvalue', 'eff_df', 'scale'], 1)
     """
+    # the p-values are free of the response's unit: a response of extreme
+    # units is brought near unit size (exact), Lambda_k and the scale are
+    # folded back into its units (squared) below
+    c = response_scale(y)
+    y = y if c == 1.0 else np.asarray(y, float) * c
     des = regression_design(y, a, b, joint=joint)
     top = min(des.n1, des.n2) - 1
     if max_rank is not None:
@@ -266,6 +272,9 @@ def regression_rank_tests(y: np.ndarray, a: np.ndarray, b: np.ndarray, *,
         if stop_alpha is not None and rows[-1]["pvalue"] > stop_alpha:
             break
     table = pd.DataFrame(rows, index=pd.Index(range(len(rows)), name="k"))
+    if c != 1.0:
+        with np.errstate(over="ignore"):  # beyond float64 in the response's units: inf
+            table[["statistic", "scale"]] = table[["statistic", "scale"]] / c / c
     return RankTestResults(
         table, "Rank tests (regression interactions)", METHOD, notes=[NOTE],
         method_label=LABEL, nobs=des.m, n1=des.n1, n2=des.n2,
