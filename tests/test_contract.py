@@ -527,3 +527,22 @@ def test_select_support_export_and_reload_exactly(fitted, support, tmp_path):
     assert back.to_dict() == doc
     assert back.support == sup.support and back.ranks == sup.ranks
     assert str(back.summary()) == str(sup.summary())
+
+
+def test_two_block_view(fitted):
+    """``directions_a``/``_b``, ``loadings_a``/``_b`` and ``support_a``/``_b``
+    are the K = 2 view of the members by block name (a rank per block
+    included); at any other K they name the members to use."""
+    _, res, blocks, _ = fitted
+    names = list(blocks)
+    if len(names) == 2:
+        for side, name in zip("ab", names, strict=True):
+            np.testing.assert_array_equal(np.asarray(getattr(res, f"directions_{side}"), float),
+                                          np.asarray(res.directions[name], float))
+            np.testing.assert_array_equal(np.asarray(getattr(res, f"loadings_{side}"), float),
+                                          np.asarray(res.loadings[name], float))
+            assert list(getattr(res, f"support_{side}")) == list(blocks[name].columns)
+        return
+    for member in ("directions_a", "loadings_b", "support_a"):
+        with pytest.raises(AttributeError, match=r"use (directions|loadings|support)\[name\]"):
+            getattr(res, member)

@@ -1,5 +1,6 @@
 """The members a K-block fit shares with a two-block one: the whitening,
-the rank method and its tests, the premise checks."""
+the rank method and its tests, the premise checks, and for two blocks the
+``_a``/``_b`` view of the members by block name."""
 
 from __future__ import annotations
 
@@ -18,6 +19,50 @@ class KBlockViewMixin:
     _settings: dict[str, Any]
     _ranks: dict[str, int]
     _names: tuple[str, ...]
+
+    # -- the K = 2 view -------------------------------------------------------
+    def _side(self, member: str, side: int) -> Any:
+        """``member[name]`` of the first (``side`` 0) or second block of a
+        two-block fit; an AttributeError naming the blocks at any other K."""
+        names = self._names
+        if len(names) != 2:
+            suffix = "ab"[side]
+            raise AttributeError(
+                f"{member}_{suffix} is the two-block view of {member}[name]; this fit has "
+                f"{len(names)} blocks {list(names)}: use {member}[name]")
+        return getattr(self, member)[names[side]]
+
+    @property
+    def directions_a(self) -> Any:
+        """Two blocks: ``directions[first block]`` (the first block's basis,
+        original coordinates, unit-length columns)."""
+        return self._side("directions", 0)
+
+    @property
+    def directions_b(self) -> Any:
+        """Two blocks: ``directions[second block]``."""
+        return self._side("directions", 1)
+
+    @property
+    def loadings_a(self) -> Any:
+        """Two blocks: ``loadings[first block]`` (per-SD loadings)."""
+        return self._side("loadings", 0)
+
+    @property
+    def loadings_b(self) -> Any:
+        """Two blocks: ``loadings[second block]``."""
+        return self._side("loadings", 1)
+
+    @property
+    def support_a(self) -> list[str]:
+        """Two blocks: ``support[first block]`` (the selected variables; all
+        of them for a dense fit)."""
+        return list(self._side("support", 0))
+
+    @property
+    def support_b(self) -> list[str]:
+        """Two blocks: ``support[second block]``."""
+        return list(self._side("support", 1))
 
     @property
     def whitening(self) -> str:
