@@ -42,6 +42,7 @@ __all__ = [
     "ROBUST_EXACT_FLOPS",
     "ROBUST_MAX_PAIRS",
     "ROBUST_MIN_BLOCKS",
+    "SKETCH_MIN_CHUNK_ROWS",
     "SPECTRAL_SEQUENTIAL_CHUNK",
     "ROBUST_VAR_RTOL",
     "ROBUST_CROSSFIT_FOLDS",
@@ -69,6 +70,13 @@ CHUNK_BYTES = 1 << 21
 #: need a couple of thousand rows per slice to run at BLAS speed (a chunk is
 #: then ``MIN_CHUNK_ROWS x width`` floats, still independent of the rows).
 MIN_CHUNK_ROWS = 2048
+
+#: Fewest rows of a chunk of the K-way piece's sketch
+#: (:func:`~jdr_stats.core.tensor.mode_sketches`, whose chunk's products are
+#: held within ``CHUNK_BYTES``, a core's cache, where its elementwise products
+#: run faster than from memory): enough rows that the per-chunk Python work
+#: stays small beside the products.
+SKETCH_MIN_CHUNK_ROWS = 64
 
 #: Rows per chunk read from a file source (Parquet, CSV) given no ``batch_rows``.
 DEFAULT_BATCH_ROWS = 65536

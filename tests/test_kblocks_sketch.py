@@ -70,16 +70,18 @@ def test_complete_sketch_gives_the_mode_grams_exactly(widths, q, correlated):
 
 
 @pytest.mark.parametrize("correlated", [False, True])
-def test_sketch_is_the_unfolding_times_the_kronecker_vectors(correlated):
-    widths = (3, 2, 4, 2)
+@pytest.mark.parametrize("widths", [(3, 2, 4, 2), (2, 3, 2, 2, 3), (2, 2, 3, 2, 2, 2)])
+def test_sketch_is_the_unfolding_times_the_kronecker_vectors(correlated, widths):
+    # K = 5, 6: the Hermite terms' recursion over sets of blocks three deep
+    K = len(widths)
     y, zs, cc = _rows(30, widths, 2, seed=2, correlated=correlated)
     t = hermite_corrected(y, zs, cc) if cc else cross_tensor(y, zs)
     tests = sketch_tests(widths, 5, seed=3)
     sk = mode_sketches(y, zs, tests, cross_cov=cc)
-    for k in range(4):
+    for k in range(K):
         for col in range(5):
             omega = np.ones(1)
-            for j in range(4):
+            for j in range(K):
                 if j != k:
                     omega = np.kron(omega, tests[j][:, col])
             want = unfold(t, k + 1).reshape(widths[k], 2, -1) @ omega

@@ -29,7 +29,7 @@ exact for a complete set of them).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -93,12 +93,20 @@ def piece_scale(y: np.ndarray, zs: Sequence[np.ndarray], piece: Piece,
     association, ``mean_i(|Y_i|^2 prod_j |z_ij|^2) / (m N_S)`` (the mean
     weighted by the case weights ``w`` when given, ``m`` their sum)."""
     y2 = y[:, None] if y.ndim == 1 else y
-    m = y2.shape[0]
-    prod = np.sum(y2**2, axis=1)
-    n_entries = float(y2.shape[1])
+    return _scale_of(np.sum(y2**2, axis=1), {j: np.sum(zs[j] ** 2, axis=1) for j in piece},
+                     [z.shape[1] for z in zs], y2.shape[1], piece, w)
+
+
+def _scale_of(energy: np.ndarray, norms: Mapping[int, np.ndarray], widths: Sequence[int],
+              q: int, piece: Piece, w: np.ndarray | None) -> float:
+    """:func:`piece_scale` from the rows' ``|Y_i|^2`` (``energy``) and each
+    block's ``|z_ij|^2`` (``norms[j]``), computed once for every piece."""
+    m = energy.shape[0]
+    prod = energy
+    n_entries = float(q)
     for j in piece:
-        prod = prod * np.sum(zs[j] ** 2, axis=1)
-        n_entries *= zs[j].shape[1]
+        prod = prod * norms[j]
+        n_entries *= widths[j]
     if w is None:
         return float(prod.mean() / (m * n_entries))
     wsum = float(np.sum(w))
@@ -174,8 +182,10 @@ def block_factors(
     tensors: dict[Piece, np.ndarray] = {}
     row_grams: dict[tuple[Piece, int], np.ndarray] = {}
     sketched: dict[tuple[Piece, int], np.ndarray] = {}
+    energy = np.sum(yraw**2, axis=1)
+    norms = {j: np.sum(z**2, axis=1) for j, z in enumerate(zs)}
     for piece in pieces(K, main_effects):
-        scales[piece] = piece_scale(yraw, zs, piece, w)
+        scales[piece] = _scale_of(energy, norms, widths, q, piece, w)
         sub = [zs[j] for j in piece]
         if route == "sketch" and len(piece) == K:
             assert tests is not None

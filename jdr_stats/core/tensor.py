@@ -77,7 +77,12 @@ def cross_tensor(y: np.ndarray, zs: Sequence[np.ndarray]) -> np.ndarray:
     while cut < len(zs) and np.prod(sizes[:cut + 1]) ** 2 <= np.prod(sizes):
         cut += 1
     left_w, right_w = int(np.prod(sizes[:cut])), int(np.prod(sizes[cut:]))
-    step = max(1, config.CHUNK_FLOATS // max(left_w + right_w, 1))
+    # the chunk's two products within a core's cache (config.CHUNK_BYTES),
+    # but at least min(left_w, right_w) rows, so that each chunk's GEMM
+    # (rows x left_w x right_w) outweighs adding its left_w x right_w result
+    step = max(1, min(config.CHUNK_FLOATS // max(left_w + right_w, 1),
+                      max(config.CHUNK_BYTES // 8 // max(left_w + right_w, 1),
+                          min(left_w, right_w))))
     total = np.zeros((left_w, right_w))
     for lo in range(0, m, step):
         left = _row_kron([y2[lo:lo + step], *(z[lo:lo + step] for z in zs[:cut - 1])])
@@ -260,6 +265,10 @@ class _HermiteTerms:
         self._size = tests[0].shape[1]
         self._cache: dict[tuple[int, ...], np.ndarray] = {}
 
+    def pair(self, a: int, b: int) -> np.ndarray:
+        """``w_a^T S_ab w_b`` (``a < b``), one number per test vector."""
+        return self._pair[(a, b)]
+
     def matched(self, blocks: tuple[int, ...]) -> np.ndarray:
         if blocks not in self._cache:
             total = np.zeros(self._size)
@@ -272,55 +281,137 @@ class _HermiteTerms:
         return self._cache[blocks]
 
 
+class _SketchPlan:
+    """What every chunk of :func:`mode_sketches` computes with the Hermite
+    terms, fixed once per call (sets of blocks as bit masks).
+
+    Block ``k``'s weight is the sum over the partial matchings ``pi`` of
+    the other blocks of ``(-1)^{|pi|} prod_{(a,b) in pi} c_ab prod_{j
+    unmatched} p_ij`` (``c_ab = w_a^T S_ab w_b`` per test vector, ``p_ij =
+    w_j^T z_ij``): ``h(A)`` for ``A`` the other blocks, where, ``j`` the
+    last block of ``A``, ``h(A) = p_j h(A - j) - sum_{b in A - j} c_jb
+    h(A - j - b)`` (``j`` unmatched, or matched to ``b``), ``h`` of one
+    block its ``p`` and of none 1.  ``nodes`` are the sets whose ``h`` the
+    ``K`` weights need, each after the sets it reads (fewer passes over a
+    chunk's products than summing each weight's ``2^{K-2}`` terms apart:
+    about two thirds at ``K = 6``, half at ``K = 8``).  ``free`` are the unmatched sets
+    whose row sums the terms matching ``k`` need (:func:`_matched_terms`),
+    and ``masks`` every product ``prod_{c in U} p_ic`` these read, each
+    from the one without its last block."""
+
+    def __init__(self, K: int, terms: _HermiteTerms) -> None:
+        def mask(blocks: Sequence[int]) -> int:
+            return sum(1 << j for j in blocks)
+
+        def bits(u: int) -> list[int]:
+            return [j for j in range(K) if u >> j & 1]
+
+        self.pair = {(a, b): terms.pair(a, b) for a in range(K) for b in range(a + 1, K)}
+        self.nodes: list[int] = []
+        seen: set[int] = set()
+
+        def visit(u: int) -> None:
+            if u in seen:
+                return
+            seen.add(u)
+            if bin(u).count("1") >= 2:
+                top = u.bit_length() - 1
+                rest = u & ~(1 << top)
+                visit(rest)
+                for b in bits(rest):
+                    visit(rest & ~(1 << b))
+                self.nodes.append(u)
+
+        full = (1 << K) - 1
+        self.others = [full & ~(1 << k) for k in range(K)]
+        for u in self.others:
+            visit(u)
+        self.node_slot = {u: i for i, u in enumerate(self.nodes)}
+        self.free: list[tuple[int, ...]] = []
+        used: set[int] = set()
+        for k in range(K):
+            others = [j for j in range(K) if j != k]
+            for b in others:
+                rest = [j for j in others if j != b]
+                for comp in _even_subsets(rest):
+                    free = tuple(j for j in rest if j not in comp)
+                    if free and free not in self.free:
+                        self.free.append(free)
+                        used.add(mask(free))
+        # each product from the one without its highest block: close the set
+        todo = sorted(used)
+        closed: set[int] = set()
+        while todo:
+            u = todo.pop()
+            if u in closed or u == 0:
+                continue
+            closed.add(u)
+            todo.append(u & ~(1 << (u.bit_length() - 1)))
+        self.masks = sorted(closed)  # increasing: each after the one it extends
+        self.slot = {u: len(self.nodes) + i for i, u in enumerate(self.masks)}
+        self.free_masks = [mask(f) for f in self.free]
+        self.size = len(self.nodes) + len(self.masks)  # scratch arrays besides two
+
+
 def _sketch_chunk(y2: np.ndarray, zs: Sequence[np.ndarray], tests: Sequence[np.ndarray],
-                  cross_cov: dict[tuple[int, int], np.ndarray] | None,
-                  terms: _HermiteTerms | None
+                  plan: _SketchPlan | None, buf: np.ndarray
                   ) -> tuple[list[np.ndarray], dict[tuple[int, ...], np.ndarray]]:
     """Sums over one chunk of rows of every mode's sketch (module docstring),
-    ``(n_k, q, s)`` each, with the Hermite terms leaving ``k`` unmatched;
-    and the row sums the terms matching ``k`` need (:func:`_matched_terms`)."""
+    ``(n_k, q, s)`` each, with the Hermite terms leaving ``k`` unmatched
+    (``plan``; None: no Hermite term); and the row sums the terms matching
+    ``k`` need (:func:`_matched_terms`).  ``buf``: scratch of at least
+    ``(plan.size + 2, rows, s)`` floats (``(2, rows, s)`` without the
+    plan), reused across chunks so the chunk's products stay in cache."""
     K = len(zs)
-    q = y2.shape[1]
+    r, q = y2.shape
     proj = [z @ w for z, w in zip(zs, tests, strict=True)]  # (rows, s): w_j^T z_ij
-    out = []
+    out: list[np.ndarray] = [np.empty(0)] * K
     ysums: dict[tuple[int, ...], np.ndarray] = {}
+    weight, tmp = buf[0, :r], buf[1, :r]
 
-    prods: dict[tuple[int, ...], np.ndarray] = {}
+    def emit(k: int, wk: np.ndarray) -> None:
+        rows = np.multiply(wk, y2, out=weight) if q == 1 else \
+            (y2[:, :, None] * wk[:, None, :]).reshape(r, -1)
+        out[k] = (zs[k].T @ rows).reshape(zs[k].shape[1], q, -1)
 
-    def prod(blocks: Sequence[int]) -> np.ndarray:
-        """``prod_{c in blocks} w_c^T z_ic``, each subset formed once."""
-        key = tuple(sorted(blocks))
-        if key not in prods:
-            prods[key] = np.ones_like(proj[0]) if not key else prod(key[:-1]) * proj[key[-1]]
-        return prods[key]
-
-    if terms is None:  # prefix and suffix products: 3K products of (rows, s)
+    if plan is None:  # prefix and suffix products: 3K products of (rows, s)
         before = [np.ones_like(proj[0])]
         for c in range(K - 1):
             before.append(before[-1] * proj[c])
         after = np.ones_like(proj[0])
-    for k in reversed(range(K)):
-        others = [j for j in range(K) if j != k]
-        if terms is None:
-            weight = before[k] * after
+        for k in reversed(range(K)):
+            np.multiply(before[k], after, out=weight)
             after = after * proj[k]
-        else:  # k unmatched: every matching of the others' blocks it leaves out
-            weight = np.zeros_like(proj[0])
-            for comp in _even_subsets(others):
-                sign = -1.0 if len(comp) % 4 == 2 else 1.0
-                weight += (sign * terms.matched(comp)) * prod(
-                    [j for j in others if j not in comp])
-        rows = y2 * weight if q == 1 else \
-            (y2[:, :, None] * weight[:, None, :]).reshape(y2.shape[0], -1)
-        out.append((zs[k].T @ rows).reshape(zs[k].shape[1], q, -1))
-        if terms is not None:  # the row sums the matched terms of k need
-            for b in others:
-                rest = [j for j in others if j != b]
-                for comp in _even_subsets(rest):
-                    free: tuple[int, ...] = tuple(j for j in rest if j not in comp)
-                    if free and free not in ysums:
-                        ysums[free] = y2.T @ prod(free)  # (q, s)
-    return out[::-1], ysums
+            emit(k, weight)
+        return out, ysums
+    h: dict[int, np.ndarray] = {1 << j: proj[j] for j in range(K)}
+    for u in plan.nodes:  # h(A) = p_j h(A - j) - sum_b c_jb h(A - j - b)
+        top = u.bit_length() - 1
+        rest = u & ~(1 << top)
+        acc = np.multiply(proj[top], h[rest], out=buf[2 + plan.node_slot[u], :r])
+        for b in range(K):
+            if rest >> b & 1:
+                cjb = plan.pair[(b, top)]
+                lower = rest & ~(1 << b)
+                if lower == 0:  # h of no block: 1
+                    np.subtract(acc, cjb, out=acc)
+                else:
+                    np.multiply(h[lower], cjb, out=tmp)
+                    np.subtract(acc, tmp, out=acc)
+        h[u] = acc
+    for k in range(K):  # k unmatched: every matching of the others' blocks it leaves out
+        emit(k, h[plan.others[k]])
+    prods: dict[int, np.ndarray] = {}
+    for u in plan.masks:  # prod_{c in U} w_c^T z_ic, blocks multiplied in order
+        top = u.bit_length() - 1
+        rest = u & ~(1 << top)
+        if rest == 0:
+            prods[u] = proj[top]
+        else:
+            prods[u] = np.multiply(prods[rest], proj[top], out=buf[2 + plan.slot[u], :r])
+    for free, u in zip(plan.free, plan.free_masks, strict=True):
+        ysums[free] = y2.T @ prods[u]  # (q, s): the row sums the matched terms of k need
+    return out, ysums
 
 
 def _matched_terms(ysums: dict[tuple[int, ...], np.ndarray], tests: Sequence[np.ndarray],
@@ -373,9 +464,10 @@ def mode_sketches(y: np.ndarray, zs: Sequence[np.ndarray], tests: Sequence[np.nd
         (:func:`hermite_corrected`).
     chunk_rows : int, optional
         Rows per chunk of the pass (default: the chunk's products of the
-        blocks' projections within ``config.CHUNK_FLOATS`` numbers, at
-        least 256 rows: memory ``O(chunk_rows s)``, not ``O(m)``); the result
-        does not depend on it (up to the order of summation).
+        blocks' projections within ``config.CHUNK_BYTES``, a core's
+        cache, at least ``config.SKETCH_MIN_CHUNK_ROWS`` rows: memory
+        ``O(chunk_rows s)``, not ``O(m)``); the result does not depend on
+        it (up to the order of summation).
 
     Notes
     -----
@@ -411,17 +503,20 @@ def mode_sketches(y: np.ndarray, zs: Sequence[np.ndarray], tests: Sequence[np.nd
             raise ValueError(f"tests[{j}] must have shape {(z.shape[1], size)}; "
                              f"got {w.shape}")
     terms = None if cross_cov is None or K < 3 else _HermiteTerms(tests, cross_cov)
-    if chunk_rows is None:  # the chunk's products (2^K subsets with the Hermite terms)
-        held = size * ((1 << K) if terms is not None else K + 3) + size * q
-        chunk_rows = max(256, config.CHUNK_FLOATS // held)
+    plan = None if terms is None else _SketchPlan(K, terms)
+    held = size * (plan.size + 2 if plan is not None else K + 3) + size * q
+    if chunk_rows is None:  # the chunk's products within a cache-sized budget
+        chunk_rows = max(config.SKETCH_MIN_CHUNK_ROWS, config.CHUNK_BYTES // 8 // held)
     if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, (int, np.integer)) \
             or chunk_rows < 1:
         raise ValueError(f"chunk_rows must be a positive integer; got {chunk_rows!r}")
+    step = int(min(chunk_rows, max(m, 1)))
+    buf = np.empty((plan.size + 2 if plan is not None else 2, step, size))
     total = [np.zeros((z.shape[1], q, size)) for z in zs]
     ysums: dict[tuple[int, ...], np.ndarray] = {}
-    for lo in range(0, m, int(chunk_rows)):
-        sl = slice(lo, lo + int(chunk_rows))
-        part, sums = _sketch_chunk(y2[sl], [z[sl] for z in zs], tests, cross_cov, terms)
+    for lo in range(0, m, step):
+        sl = slice(lo, lo + step)
+        part, sums = _sketch_chunk(y2[sl], [z[sl] for z in zs], tests, plan, buf)
         for k in range(K):
             total[k] += part[k]
         for key, val in sums.items():

@@ -4,6 +4,7 @@ shared by the K-block fit (:mod:`jdr_stats.fitting._kfit`) and its sparse fits
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
@@ -33,10 +34,20 @@ def _whiten_arrays(blocks: Sequence[np.ndarray], w: np.ndarray | None, names: Se
     if estimator == "joint":
         x = np.hstack(scaled)
         mean = wn @ x
-        xc = x - mean
+        xc = x  # the stacked copy, centred in place
+        xc -= mean
         cov = (xc * wn[:, None]).T @ xc
         white = joint_whitening(mean, cov, [b.shape[1] for b in blocks], list(names),
                                 [list(lab) for lab in labels], scale=scale)
+        # DesignWhitening.rows in one product per block: the residual
+        # r_k = xc R_k (R_k the residual map's columns of block k) whitened,
+        # z_k = r_k L_k^{-T} = xc (R_k L_k^{-T}), from the centred rows at hand
+        assert white.residual_map is not None
+        zs = [xc @ np.ascontiguousarray(white.maps[k].solve(white.residual_map[:, lo:hi].T).T)
+              for k, (lo, hi) in enumerate(itertools.pairwise(bounds))]
+        for z in zs:
+            z -= wn @ z
+        return zs, white
     else:
         means = [wn @ x for x in scaled]
         covs = [((x - mu) * wn[:, None]).T @ (x - mu) for x, mu in zip(scaled, means,
