@@ -307,3 +307,35 @@ def test_support_notes_say_which_estimator(correlated):
                                          independent_blocks=True)
     assert per_block.settings["estimator"] == "per-block"
     assert any("Assumptions: independent blocks" in n for n in per_block.notes)
+
+
+@pytest.mark.equality
+def test_rotated_rows_without_the_residual_copy(correlated):
+    """A joint model's rank tests rotate its rows block by block through the
+    residual map (ModelData.mapped_rows, no residual rows formed): the rows
+    of the residuals rotated, to rounding; and the test data built like the
+    fit's reuse its stacked sums (the same moments)."""
+    from jdr_stats.estimation._joint import JointModelData, joint_data
+
+    sim = correlated
+    model = jdr.JointDimReduction(sim.y, sim.a, sim.b)
+    data, _ = joint_data(model.data, "shrinkage")
+    assert isinstance(data, JointModelData)
+    rng = np.random.default_rng(0)
+    maps = [(rng.normal(size=6), rng.normal(size=(6, 4))), (rng.normal(size=6),
+                                                            rng.normal(size=(6, 6)))]
+    _, (ra, rb) = data.mapped_rows("a test", maps)
+    assert not data.blocks.formed  # no residual rows formed
+    _, a_res, b_res = data.rows("a test")
+    assert data.blocks.formed
+    np.testing.assert_allclose(ra, (a_res - maps[0][0]) @ maps[0][1], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(rb, (b_res - maps[1][0]) @ maps[1][1], rtol=1e-12, atol=1e-12)
+    _, (ra2, _) = data.mapped_rows("a test", maps)  # formed: from the residual rows
+    np.testing.assert_allclose(ra2, ra, rtol=1e-12, atol=1e-12)
+    shared, _ = joint_data(model.data, like=data)
+    alone, _ = joint_data(model.data)
+    assert shared.stacked is data.stacked and alone.stacked is not data.stacked
+    m1, m2 = shared.moments(), alone.moments()
+    for key in ("cross", "cov_a", "cov_b"):
+        np.testing.assert_allclose(getattr(m1, key), getattr(m2, key), rtol=1e-12,
+                                   atol=1e-14)

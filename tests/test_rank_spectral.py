@@ -442,3 +442,25 @@ def test_default_finds_the_fifth_direction_of_experiment_1_at_m_2000():
     assert robust.rank_method == "robust" and robust.rank == 4
     notes = " ".join(auto.rank_test_table.notes)
     assert "n1 n2 / m = 5 >= 5, so the combined test" in notes
+
+
+@pytest.mark.equality
+def test_replicates_without_the_halves_copies_are_the_same(monkeypatch):
+    """Rows beyond the chunk budget are summed without copies of the halves
+    (all the rows, in blocks): the same replicates, to rounding, as the
+    copies of the halves give (joint estimator: rows rotated from the model's
+    rows without the residual copy)."""
+    from jdr_stats import config
+
+    sim = jdr.simulate.bilinear(900, 20, 15, 2, design="t5", seed=4)
+    res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit(2)
+    w = _whiten(res._fit_data, res.moments, rows="rotated")
+    ks = range(0, 4)
+    ref = sp.spectral_null(w, ks, 12, np.random.default_rng(3))
+    copies = sp._SpectralBatch(w, ks, np.random.default_rng(3))
+    assert copies._copy_halves
+    monkeypatch.setattr(config, "CHUNK_FLOATS", 900 * 35 - 1)  # just below the rows: 2 chunks
+    w2 = _whiten(res._fit_data, res.moments, rows="rotated")
+    assert not sp._SpectralBatch(w2, ks, np.random.default_rng(3))._copy_halves
+    got = sp.spectral_null(w2, ks, 12, np.random.default_rng(3))
+    np.testing.assert_allclose(got, ref, rtol=1e-10)

@@ -26,17 +26,18 @@ unchanged.  This module builds those rows:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
 
+from .. import config
 from ..core import moments as core_moments
 from ..core._linalg import BlockMoments, Whitening, joint_whitening
 from ..core.whitening import DesignWhitening
 from ..exceptions import RowsNotInMemoryError
-from ..io._data import ModelData, RowsData
+from ..io._data import ModelData, RowsData, map_rows
 from ..io._streamed import MomentsData
 from ..moments import Moments, ResponseMoments
 from ..runtime._frequency import frequency_nobs, observations
@@ -138,6 +139,16 @@ class _ResidualRows(dict[str, np.ndarray]):
         self._recipe = (whitening, a, b)
         self._formed = False
 
+    @property
+    def formed(self) -> bool:
+        """Whether the residual rows are formed (read at least once)."""
+        return self._formed
+
+    @property
+    def recipe(self) -> tuple[DesignWhitening[Whitening], np.ndarray, np.ndarray]:
+        """The whitening and the model's rows the residual rows are formed from."""
+        return self._recipe
+
     def _form(self) -> None:
         if not self._formed:
             ra, rb = _residuals(*self._recipe)
@@ -223,6 +234,26 @@ class JointModelData(ModelData):
         jw = _whitening_of_stacked(t, self.exog_names_a, self.exog_names_b, self.kind, scale,
                                    self.weights)
         return stacked_block_moments(t, jw, covariances=covariances)
+
+    def mapped_rows(self, what: str, maps: Sequence[tuple[np.ndarray, np.ndarray]]
+                    ) -> tuple[np.ndarray, list[np.ndarray]]:
+        """:meth:`ModelData.mapped_rows` of the residual rows; while they are
+        not formed, from the model's rows, a block of rows at a time (each
+        block's residuals, then their map: no ``m x n`` residual copy)."""
+        blocks = self.blocks
+        if not isinstance(blocks, _ResidualRows) or blocks.formed or self.whitening is None:
+            return super().mapped_rows(what, maps)
+        jw, a, b = blocks.recipe
+        m = int(self.endog.shape[0])
+        out = [np.empty((m, rot.shape[1])) for _, rot in maps]
+        # cache-sized blocks: the residuals and the centred rows of one block
+        step = max(1, config.CHUNK_BYTES // (8 * sum(x.shape[1] for x in (a, b))))
+        for lo in range(0, m, step):
+            sl = slice(lo, min(lo + step, m))
+            parts = _residuals(jw, np.asarray(a)[sl], np.asarray(b)[sl])
+            for r, (mean, rot), o in zip(parts, maps, out, strict=True):
+                map_rows(r, mean, rot, out=o[sl])
+        return self.endog, out
 
     def stacked_design(self) -> StackedSource:
         """The model's own rows as a :class:`StackedSource` (the Poisson
@@ -496,7 +527,7 @@ def scaled_data(data: RowsData) -> RowsData:
     return ScaledModelData(**given, scales=scales)
 
 
-def joint_data(data: RowsData, kind: str = "sample"
+def joint_data(data: RowsData, kind: str = "sample", *, like: RowsData | None = None
                ) -> tuple[RowsData, DesignWhitening[Whitening]]:
     """The residual rows of ``data`` for the joint estimator, and the
     whitening across blocks that made them (``kind``: the covariance of
@@ -515,12 +546,19 @@ def joint_data(data: RowsData, kind: str = "sample"
     :class:`~jdr_stats.Moments` hold the within-block moments ``m3_aya``,
     ``m3_byb`` (the residuals' moments are linear in the sums; for a
     response of several columns, every column's), and raises otherwise.
+    ``like``: a :class:`JointModelData` of the same rows (another ``kind``)
+    whose stacked sums are reused (no second pass over the rows).
     """
     names_a, names_b = data.exog_names_a, data.exog_names_b
     if isinstance(data, ModelData):
         y, a, b = data.rows("the joint estimator")
         scale = core_moments.column_scales((a, b))  # extreme units: powers of two
-        t = _stacked_of_rows(y, a, b, data.weights, scale)
+        t = None
+        if isinstance(like, JointModelData) and like.endog is y and like.weights is data.weights \
+                and like.original.get("exog_a") is a and like.original.get("exog_b") is b:
+            t = like.stacked
+        if t is None:
+            t = _stacked_of_rows(y, a, b, data.weights, scale)
         jw = _whitening_of_stacked(t, names_a, names_b, kind, scale, data.weights)
         return JointModelData(
             endog=data.endog, blocks=_ResidualRows(jw, a, b), endog_name=data.endog_name,

@@ -152,7 +152,7 @@ def _test_inputs(base: Any, data: Any, mom: BlockMoments,
                           if WHITENING_METHODS[choice.name].tests_need_sample
                           else whitening_pair)
     if auto and joint and choice.name != "sample":
-        test_data = joint_data(base)[0]
+        test_data = joint_data(base, like=data)[0]  # the fit's stacked sums
         test_mom = test_data.moments()
     return _TestInputs(test_data, test_mom, test_whitening)
 

@@ -242,6 +242,13 @@ class _SpectralBatch:
         #: groups (:meth:`_prepared`) are made once, not once per batch
         self._in_memory = w.chunks is None or w.a is not None
         self._prepared_chunks: dict[int, Any] = {}
+        #: the halves' copies of the rows (:class:`_FlippedRows`) are kept for
+        #: every batch only while all the rows fit in the rank tests' chunk
+        #: budget; beyond, a response column's sums run over all the rows of
+        #: the chunk in blocks (:func:`_accumulate_blocks`: the same sums to
+        #: rounding, a few products of ``2 K`` columns more, no copy)
+        self._copy_halves = not self._in_memory or w.a is None or \
+            w.a.shape[0] * (w.n1 + w.n2) <= config.CHUNK_FLOATS
         self.scale = w.m * w.var_y
         self.n1, self.n2 = w.n1, w.n2
         kmax = self.kmax = self.ks[-1]
@@ -258,15 +265,20 @@ class _SpectralBatch:
         if kmax > 0:
             sums: list[list[np.ndarray]] = [[], []]
             counts = [0, 0]
-            for start, y, a, b in _offset_chunks(self.chunks):
-                half = row_halves(self.half_entropy, start, start + len(y))
-                for h in (0, 1):
-                    rows = half == h
-                    counts[h] += int(rows.sum())
-                    ah, bh = a[rows], b[rows]
-                    xs = [ah.T @ (yc[rows, None] * bh) for yc in _columns(y)]
-                    sums[h] = xs if not sums[h] else [s0 + x for s0, x in zip(sums[h], xs,
-                                                                               strict=True)]
+            # without the halves' copies, each half's rows a block at a time
+            step = None if self._copy_halves else config.chunk_rows(w.n1 + w.n2)
+            for start, y_all, a_all, b_all in _offset_chunks(self.chunks):
+                half_all = row_halves(self.half_entropy, start, start + len(y_all))
+                for lo in range(0, len(y_all), step or max(len(y_all), 1)):
+                    sl = slice(lo, None if step is None else lo + step)
+                    y, a, b, half = y_all[sl], a_all[sl], b_all[sl], half_all[sl]
+                    for h in (0, 1):
+                        rows = half == h
+                        counts[h] += int(rows.sum())
+                        ah, bh = a[rows], b[rows]
+                        xs = [ah.T @ (yc[rows, None] * bh) for yc in _columns(y)]
+                        sums[h] = xs if not sums[h] else [
+                            s0 + x for s0, x in zip(sums[h], xs, strict=True)]
             if min(counts) == 0:
                 raise ValueError("the spectral rank test needs rows in both halves of its "
                                  f"cross-fit; got {counts[0]} and {counts[1]} rows")
@@ -365,6 +377,10 @@ class _SpectralBatch:
                 if groups is not None:
                     groups.add(acc[j], sa, sb, self.one_sign)
                     continue
+                if not halves:  # no copies of the halves: all the rows, in blocks
+                    for c, yc in enumerate(cols):
+                        _accumulate_blocks(per_col[c], yc, a, b, sa, sb, ca, cb, self.one_sign)
+                    continue
                 flipped = _FlippedRows(a, b, ca, cb, sa, sb, halves, self.one_sign)
                 for c, yc in enumerate(cols):
                     flipped.accumulate(per_col[c], yc, self.u1, self.v1)
@@ -384,11 +400,18 @@ class _SpectralBatch:
             k2 = 2 * self.kmax
             half = row_halves(self.half_entropy, start, start + len(y))
             ca, cb = np.zeros((len(y), k2)), np.zeros((len(y), k2))
+            copy = self._copy_halves or (y.ndim == 2 and y.shape[1] > 1)
+            if not copy:  # all the directions on all the rows, no copy of a half
+                ca[...], cb[...] = a @ self.u1, b @ self.v1
             for h in (0, 1):
                 rows = half == h
-                ca[rows, h::2] = a[rows] @ self.u1[:, h::2]
-                cb[rows, h::2] = b[rows] @ self.v1[:, h::2]
-                halves.append((rows, a[rows], b[rows]))
+                if copy:
+                    ca[rows, h::2] = a[rows] @ self.u1[:, h::2]
+                    cb[rows, h::2] = b[rows] @ self.v1[:, h::2]
+                    halves.append((rows, a[rows], b[rows]))
+                else:  # row i keeps the directions of its own half's columns
+                    ca[rows, 1 - h::2] = 0.0
+                    cb[rows, 1 - h::2] = 0.0
         groups = _row_groups(y, a, b, ca, cb, halves) if self.u1 is not None else None
         out = ca, cb, halves, None if groups is None else _GroupSums(groups)
         if self._in_memory:
@@ -467,10 +490,13 @@ class _SpectralBatch:
         lu = np.empty((nrep, n1, q, n2))
         lu[...] = full.transpose(0, 2, 1, 3)
         lu_flat = lu.reshape(nrep, n1, q * n2)
-        lu_flat -= uc @ c_left[..., :c0, :].transpose(0, 2, 1, 3).reshape(nrep, c0, q * n2)
-        lu += (np.ascontiguousarray((d_left[..., :c0] - uc @ e_left[..., :c0, :c0])
-                                    .transpose(0, 2, 1, 3)).reshape(-1, c0)
-               @ v1[:, :c0].T).reshape(lu.shape)
+        # replicate by replicate: temporaries of one replicate's side, not the batch's
+        cl0 = c_left[..., :c0, :].transpose(0, 2, 1, 3).reshape(nrep, c0, q * n2)
+        dx0 = np.ascontiguousarray((d_left[..., :c0] - uc @ e_left[..., :c0, :c0])
+                                   .transpose(0, 2, 1, 3)).reshape(nrep, -1, c0)
+        for r in range(nrep):
+            lu_flat[r] -= uc @ cl0[r]
+            lu[r] += (dx0[r] @ v1[:, :c0].T).reshape(n1, q, n2)
         #: the Gram of the left sides and the last update in it (-1: at ``s``):
         #: formed at ``s`` once asked, then updated rank by rank, so that its
         #: value at a rank does not depend on the rank it was first asked at
@@ -518,17 +544,32 @@ class _SpectralBatch:
             e_left[..., :, cols] * (blk[:, None] < blk[None, cols]))).transpose(0, 2, 1, 3))
         cy = -(c_left[..., cols, :]
                + (e_left[..., cols, :] * (blk[None, :] <= blk[cols, None])) @ v1.T)
-        if not by_gram:  # the left side rank by rank
+        if not by_gram:  # the left side rank by rank, updated in place (the
+            # sides of a rank are read before the next rank's are asked for)
             for j, k in enumerate(range(start + 1, kmax + 1)):
                 jj = slice(2 * j, 2 * j + 2)
-                lu_flat = (lu_flat + u1[:, c0 + 2 * j:c0 + 2 * j + 2]
-                           @ cy[..., jj, :].transpose(0, 2, 1, 3).reshape(nrep, 2, q * n2)
-                           + (dxu[..., jj].reshape(-1, 2) @ vn[:, jj].T
-                              ).reshape(nrep, n1, q * n2))
+                un = u1[:, c0 + 2 * j:c0 + 2 * j + 2]
+                cyj = cy[..., jj, :].transpose(0, 2, 1, 3).reshape(nrep, 2, q * n2)
+                dxj = dxu[..., jj].reshape(nrep, -1, 2)
+                for r in range(nrep):
+                    lu_flat[r] += un @ cyj[r]
+                    lu_flat[r] += (dxj[r] @ vn[:, jj].T).reshape(n1, q * n2)
                 yield _Sides(partial(_row_of, lu_flat), right(2 * k), lambda: None)
             return
         for j, k in enumerate(range(start + 1, kmax + 1)):
             yield _Sides(partial(left_of, j=j), right(2 * k), gram_at(j))
+
+
+def _accumulate_blocks(sums: dict[str, np.ndarray], y: np.ndarray, a: np.ndarray,
+                       b: np.ndarray, sa: np.ndarray, sb: np.ndarray, ca: np.ndarray,
+                       cb: np.ndarray, one_sign: bool) -> None:
+    """:func:`._spectral_sums._accumulate` over blocks of
+    :func:`config.chunk_rows` rows (its weighted copies of the rows are a
+    block's, not the chunk's)."""
+    step = config.chunk_rows(a.shape[1] + b.shape[1])
+    for lo in range(0, len(y), step):
+        sl = slice(lo, lo + step)
+        _accumulate(sums, y[sl], a[sl], b[sl], sa[sl], sb[sl], ca[sl], cb[sl], one_sign)
 
 
 def spectral_null(

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_check
 import numpy as np
 import pandas as pd
 
+from .. import config
 from ..core._linalg import BlockMoments, block_moments
 from ..core._moments_engine import response_block_moments
 from ..exceptions import RowsNotInMemoryError
@@ -153,6 +154,20 @@ class _NamesMixin:
         return list(self.names["exog_b"])
 
 
+def map_rows(x: np.ndarray, mean: np.ndarray, rot: np.ndarray,
+             out: np.ndarray | None = None) -> np.ndarray:
+    """``(x - mean) @ rot`` in blocks of rows written into ``out`` (a new
+    array by default; no centred copy of ``x``: at 1000 + 1000 variables and
+    ``m = 1e5`` that is 0.8 GB less at the peak)."""
+    if out is None:
+        out = np.empty((x.shape[0], rot.shape[1]))
+    step = max(1, config.CHUNK_FLOATS // max(x.shape[1], 1))
+    for start in range(0, x.shape[0], step):
+        sl = slice(start, start + step)
+        np.matmul(x[sl] - mean, rot, out=out[sl])
+    return out
+
+
 @dataclass(frozen=True)
 class ModelData(_NamesMixin):
     """Validated data of a model: a response and named design blocks.
@@ -215,6 +230,14 @@ class ModelData(_NamesMixin):
         """``(endog, *blocks[, weights])``: the rows are here, for any ``what``."""
         out = (self.endog, *self.blocks.values())
         return (*out, self.weights) if weights else out
+
+    def mapped_rows(self, what: str, maps: Sequence[tuple[np.ndarray, np.ndarray]]
+                    ) -> tuple[np.ndarray, list[np.ndarray]]:
+        """``(endog, [(x_k - mean_k) @ rot_k for each block k])``, ``maps`` one
+        ``(mean_k, rot_k)`` per block: each formed in blocks of rows written
+        into one output (no centred copy of a block)."""
+        y, *blocks = self.rows(what)
+        return y, [map_rows(x, mean, rot) for x, (mean, rot) in zip(blocks, maps, strict=True)]
 
     def require_source(self, what: str) -> None:
         """The rows are in memory: any procedure can read them."""
