@@ -164,3 +164,30 @@ def test_sparse_and_other_tests_refused_by_name():
     with pytest.raises(ValueError, match="rank_method: main_effects=True has the robust"):
         jdr.JointDimReduction(y, xs[0], xs[1]).fit("auto", main_effects=True,
                                                    rank_method="chi2")
+
+
+@pytest.mark.parametrize("source", ["parquet", "csv", "moments"])
+def test_two_block_row_source_refuses_the_k_block_engine_by_name(tmp_path, source):
+    """main_effects=True and a rank per block run on the K-block engine, which
+    reads rows in memory (or K-block streamed sums): a two-block model
+    streamed from a file or built from sums refuses them by argument (it
+    raised an AttributeError), and its one-rank fit still runs."""
+    y, (a, b) = _design(600, 0, main=1.0, inter=0.5)
+    frame = pd.DataFrame(np.column_stack([y, a, b]),
+                         columns=["y"] + [f"a{j}" for j in range(a.shape[1])]
+                         + [f"b{j}" for j in range(b.shape[1])])
+    blocks = {"a": [f"a{j}" for j in range(a.shape[1])],
+              "b": [f"b{j}" for j in range(b.shape[1])]}
+    if source == "parquet":
+        frame.to_parquet(tmp_path / "d.parquet")
+        model = jdr.JointDimReduction.from_parquet(tmp_path / "d.parquet", y="y", blocks=blocks)
+    elif source == "csv":
+        frame.to_csv(tmp_path / "d.csv", index=False)
+        model = jdr.JointDimReduction.from_csv(tmp_path / "d.csv", y="y", blocks=blocks)
+    else:
+        model = jdr.JointDimReduction.from_moments(jdr.Moments.from_arrays(y, a, b))
+    with pytest.raises(ValueError, match="main_effects=True: a two-block model streamed"):
+        model.fit(1, main_effects=True, independent_blocks=True)
+    with pytest.raises(ValueError, match=r"rank=\{'a': 1, 'b': 2\}: a two-block model"):
+        model.fit({"a": 1, "b": 2}, independent_blocks=True)
+    assert model.fit(1, independent_blocks=True).rank == 1

@@ -30,6 +30,7 @@ from ..estimation._joint import joint_data, joint_fit_data, scaled_data
 from ..estimation._settings import FitSettings
 from ..inference.ladle import LadleResults
 from ..inference.rank_tests import RankTestResults, choose_rank
+from ..io._data import ModelData
 from ..runtime._frequency import observations, whitening_nobs
 from ..runtime._validation import check_fit_rows
 from ..support import choose_support
@@ -78,11 +79,18 @@ def fit_kblock_engine(model: Any, rank: Any, *, whitening: Any, standardize: Any
                       interactions: str = "stein", fdr: float = 0.1) -> Any:
     """Three or more blocks, main effects, or two blocks of different ranks:
     the K-block engine (in memory or streamed)."""
-    if isinstance(model._data, BlockSums):
-        if len(model.block_names) == 2:
-            what = "main_effects=True" if main_effects else f"rank={rank!r}"
-            raise ValueError(f"{what}: a streamed two-block model is not "
-                             "supported; load the rows (arrays or a DataFrame)")
+    data = model._data
+    streamed = isinstance(data, BlockSums)
+    if len(model.block_names) == 2 and not isinstance(data, ModelData):
+        # the K-block engine reads the rows in memory or the K-block streamed
+        # sums; a two-block row source or sums has neither
+        what = "main_effects=True" if main_effects else f"rank={rank!r}"
+        if streamed or data.source is not None or data.sums is not None:
+            raise ValueError(f"{what}: a two-block model streamed from a row source or "
+                             "built from sums runs the two-block fit only (one rank, "
+                             "main_effects=False); load the rows (arrays or a DataFrame)")
+        data.rows(what)  # rows removed: the error that says so
+    if streamed:
         return fit_streamed_kblocks(
             model, rank, whitening=str(fold_standardize(whitening, standardize)),
             independent_blocks=independent_blocks, sparsity=sparsity,
