@@ -235,7 +235,7 @@ class JointDimReduction(StreamedConstructorsMixin, DataModel):
         >>> y = g[:, 0] * l[:, 0] + l[:, 0] * c[:, 1] + 0.5 * rng.normal(size=500)
         >>> res3 = jdr.JointDimReduction.from_blocks(y, {"genes": g, "lipids": l,
         ...                                              "clinical": c}).fit(1)
-        >>> res3.rank, res3.transform().columns.tolist()
+        >>> res3.ranks, res3.transform().columns.tolist()
         ({'genes': 1, 'lipids': 1, 'clinical': 1}, ['genes_1', 'lipids_1', 'clinical_1'])
         """
         names, arrays = _named_blocks(blocks)
