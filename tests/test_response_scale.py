@@ -245,3 +245,14 @@ def test_orthogonal_tests_report_their_statistic_in_the_response_units(interacti
                                        want[["statistic", "scale"]].to_numpy(), rtol=1e-9)
         assert model.fit("auto", interactions=interactions).rank == \
             ref.fit("auto", interactions=interactions).rank
+
+
+def test_summary_share_of_singular_values_at_extreme_units() -> None:
+    """The summary's share and cumulative share of the singular values are
+    unit-free: at 1e+-300 (squares beyond float64) those of unit scale."""
+    y, xs = _data(2)
+    ref = jdr.JointDimReduction.from_blocks(y, xs).fit(1)._singular_value_table()
+    for scale in (1e300, 1e-300):
+        got = jdr.JointDimReduction.from_blocks(y * scale, xs).fit(1)._singular_value_table()
+        np.testing.assert_allclose(got[["share", "cumulative"]].to_numpy(),
+                                   ref[["share", "cumulative"]].to_numpy(), rtol=1e-12)

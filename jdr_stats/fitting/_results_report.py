@@ -291,7 +291,9 @@ class ResultsReportMixin:
     # -- summary ----------------------------------------------------------
     def _singular_value_table(self, max_rows: int = 10) -> pd.DataFrame:
         s = self._est.singular_values
-        energy = s**2 / np.sum(s**2) if np.sum(s**2) > 0 else np.zeros_like(s)
+        top = float(np.max(np.abs(s), initial=0.0))
+        rel = s / top if top > 0 else np.zeros_like(s)  # unit-free: no overflow of s^2
+        energy = rel**2 / np.sum(rel**2) if top > 0 else np.zeros_like(s)
         k = min(len(s), max(max_rows, self.rank))
         return pd.DataFrame(
             {
