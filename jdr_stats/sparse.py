@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .core.moments import response_scale
 from .runtime._validation import check_int
 
 __all__ = [
@@ -57,14 +58,6 @@ def _top(values: np.ndarray, k: int) -> np.ndarray:
     """Indices of the ``k`` largest values (ties broken by lower index)."""
     order = np.argsort(-values, kind="stable")
     return np.sort(order[:k])
-
-
-def _unit_scale(x: np.ndarray) -> float:
-    """The power of two that brings the largest finite ``|x|`` into ``[1/2, 1)``
-    (1 for a zero matrix): the steps compare norms, which it leaves in order."""
-    finite = np.abs(x[np.isfinite(x)])
-    top = float(finite.max()) if finite.size else 0.0
-    return 1.0 if top == 0.0 else float(np.ldexp(1.0, -int(np.frexp(top)[1])))
 
 
 def three_step_projection(x: np.ndarray, s1: int, s2: int) -> SparseProjection:
@@ -104,7 +97,7 @@ def three_step_projection(x: np.ndarray, s1: int, s2: int) -> SparseProjection:
     else:
         x1 = x.copy()
     # 2.2: s2 columns of largest norm.
-    unit = _unit_scale(x)  # norms compared at unit size: no over- or underflow
+    unit = response_scale(x, limit=0)  # norms compared at unit size: no overflow
     cols = _top(np.linalg.norm(x1 * unit, axis=0), s2)
     x2 = np.zeros_like(x1)
     x2[:, cols] = x1[:, cols]
@@ -133,7 +126,7 @@ def _three_step_q(x: np.ndarray, s1: int, s2: int) -> SparseProjection:
         mask = np.zeros_like(x, dtype=bool)
         np.put_along_axis(mask, keep, True, axis=1)
         x1 = np.where(mask, x, 0.0)
-    unit = _unit_scale(x)  # norms compared at unit size: no over- or underflow
+    unit = response_scale(x, limit=0)  # norms compared at unit size: no overflow
     cols = _top(np.sum((x1 * unit) ** 2, axis=(0, 1)), s2)
     x2 = np.zeros_like(x1)
     x2[:, :, cols] = x1[:, :, cols]

@@ -322,9 +322,9 @@ def unit_response(y: np.ndarray, limit: int = 100) -> np.ndarray:
     For the procedures whose numbers do not depend on the response's unit
     (rank tests, association and main-effect tests, support selection,
     R-squared, the K-block fit): multiplying by a power of two is exact, so
-    they see the same digits, and their products of up to four response
+    they see the same digits, and their products of up to eight response
     values stay normal floats for any response whose values are normal
-    (docs/theory/whitening.md, "Moments only").
+    (docs/theory/whitening.md, "The response's unit").
     """
     y = np.asarray(y, float)
     c = response_scale(y, limit)

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.moments import column_scales
+from ..core.moments import column_scales, response_scale
 from ..runtime._frequency import whole_numbers
 
 __all__ = ["RESPONSE_LIMIT", "ScaledDaskSource", "ScaledSource", "check_stream_response",
@@ -55,10 +55,9 @@ def check_stream_response(y: Any, where: str = "") -> None:
     the response changes no direction, test or p-value.
     """
     arr = np.asarray(y, float)
-    finite = np.abs(arr[np.isfinite(arr)])
-    top = float(finite.max()) if finite.size else 0.0
-    if top == 0.0 or abs(int(np.frexp(top)[1])) <= RESPONSE_LIMIT:
+    if response_scale(arr, RESPONSE_LIMIT) == 1.0:
         return
+    top = float(np.max(np.abs(arr[np.isfinite(arr)])))
     raise ValueError(
         f"endog: a streamed response of values as {'large' if top > 1 else 'small'} as "
         f"{top:.3g}{where} is beyond the range the streamed sums hold (about 1e-30 to "
