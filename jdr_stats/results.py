@@ -20,7 +20,6 @@ import pandas as pd
 
 from . import policy
 from .core._linalg import AnyWhitening, BlockMoments
-from .core.moments import unit_response
 from .core.whitening import DesignWhitening
 from .diagnostics import Premises, block_stats
 from .estimation._estimate import Estimate
@@ -470,9 +469,9 @@ class JDRResults(ResultsInferenceMixin, ResultsReportMixin, BlockViewMixin, FitM
         if self._model.data.weighted:
             raise ValueError("selection_stability() does not handle case weights yet; the "
                              "model has weights")
-        y, a, b = self._fit_data.rows("selection_stability()")
+        y, a, b = self._fit_data.rows("selection_stability()", unit=True)
         fa, fb = selection_frequencies(  # invariant to the response's unit
-            unit_response(y), np.asarray(a, float), np.asarray(b, float),
+            y, np.asarray(a, float), np.asarray(b, float),
             rank=self.rank, kind=self.whitening, sparsity=self.sparsity,
             names_a=self._names_a, names_b=self._names_b, n_sub=n_sub,
             rng=normalize_seed(seed))

@@ -256,3 +256,26 @@ def test_summary_share_of_singular_values_at_extreme_units() -> None:
         got = jdr.JointDimReduction.from_blocks(y * scale, xs).fit(1)._singular_value_table()
         np.testing.assert_allclose(got[["share", "cumulative"]].to_numpy(),
                                    ref[["share", "cumulative"]].to_numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("scale", [1e300, 1e-300, 1.0])
+def test_model_data_holds_one_unit_response(scale: float) -> None:
+    """The data bring the response near unit size once: ``rows(unit=True)``
+    gives ``endog`` times ``response_unit`` (a power of two, 1.0 at ordinary
+    sizes, where the response itself is returned), every later read the same
+    array; data without rows say 1.0 and refuse the rows by name."""
+    y, xs = _data(2)
+    model = jdr.JointDimReduction.from_blocks(y * scale, xs)
+    data = model._data
+    c = data.response_unit
+    assert np.frexp(c)[0] == 0.5  # a power of two
+    yu = data.rows("a test", unit=True)[0]
+    assert np.array_equal(yu, data.endog * c)
+    assert 0.5 <= np.abs(yu).max() < 1.0 or (scale == 1.0 and c == 1.0)
+    assert data.rows("again", unit=True)[0] is yu
+    if scale == 1.0:
+        assert yu is data.endog
+    removed = model.fit(1).remove_data().model.data
+    assert removed.response_unit == 1.0
+    with pytest.raises(jdr.exceptions.RowsNotInMemoryError, match="a test"):
+        removed.rows("a test", unit=True)

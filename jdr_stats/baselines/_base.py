@@ -34,7 +34,6 @@ import pandas as pd
 from statsmodels.iolib.summary2 import Summary
 
 from ..core._linalg import Whitening, cholesky_factor, sign_columns, unit_columns
-from ..core.moments import unit_response
 from ..io._data import DataModel, MissingPolicy, ModelData, check_new_block
 from ..persistence._export import ExportMixin, records
 from ..runtime._validation import check_choice, check_int
@@ -439,7 +438,7 @@ class SDRResults(ExportMixin, SummaryMixin):
         """
         std = self._std
         w = std.weights
-        y = std.rows(unit_response(self._model.endog))  # R^2 is free of y's unit
+        y = std.rows(self._model.data.rows("r2_ols()", unit=True)[0])  # free of y's unit
         n = std.nobs
         ybar = y.mean() if w is None else (w @ y) / n
         xty = std.centred_cross((y - ybar) if w is None else w * (y - ybar)) / n

@@ -7,7 +7,6 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from ..core.moments import response_scale
 from ..runtime._validation import check_bool
 from ._base import SDRModel, SDRResults, standardize
 from ._moments import design_moments, residual_gram
@@ -96,8 +95,7 @@ class PHD(SDRModel):
         n = x.shape[0]
         # a response of extreme units near unit size (exact); the kernel and
         # its eigenvalues are folded back into y's units, the tests use it
-        c = response_scale(self.endog)
-        y = self.endog * c
+        y, c = self.data.rows("pHd", unit=True)[0], self.data.response_unit
         r = y - (y.mean() if w is None else (w @ y) / n)
         wr = r if w is None else w * r
         if residuals:

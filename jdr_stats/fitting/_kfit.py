@@ -25,7 +25,6 @@ import pandas as pd
 from .. import policy
 from ..core._linalg import unit_columns
 from ..core.kestimate import KBlockFactors, block_factors, stacked_pieces
-from ..core.moments import unit_response
 from ..core.tensor import sketch_tests
 from ..core.whitening import DesignWhitening
 from ..inference._kblock_design import KBlockDesign
@@ -172,7 +171,7 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
     data: ModelData = model._data
     # every number of the K-block fit is invariant to the response's unit:
     # a response of extreme units is brought near unit size (exactly)
-    data = replace(data, endog=unit_response(data.endog))
+    data = replace(data, endog=data.unit_endog)
     endog = np.asarray(data.endog, float)  # before the orthogonal residual
     orthogonal = interactions == "orthogonal"
     if orthogonal:
@@ -278,7 +277,7 @@ def _sparse_results(model: Any, sparsity: Any, seed: Any, y: np.ndarray,
         settings["support_fdr"] = fdr
     elif sparsity == "cv":
         cv = cv_kblock_sparsity(  # out-of-fold R^2: invariant to the response's unit
-            unit_response(data.endog), blocks, ranks, w=w, names=names, labels=labels,
+            data.endog, blocks, ranks, w=w, names=names, labels=labels,
             kind=kind, estimator=estimator, rng=np.random.default_rng(normalize_seed(seed)))
         sizes = {n: cv.chosen[k] for k, n in enumerate(names)}
         settings["sparsity_choice"] = cv.choice.to_dict()
@@ -628,10 +627,10 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockFoundMixin,
         seed = normalize_seed(seed)
         if self._settings.get("interactions") == "regression":
             return kreg.regression_main_effects(
-                unit_response(data.endog), list(data.blocks.values()), list(self._names),
+                data.unit_endog, list(data.blocks.values()), list(self._names),
                 method)
         return main_effects_test(
-            unit_response(data.endog), [np.asarray(x, float) for x in data.blocks.values()],
+            data.unit_endog, [np.asarray(x, float) for x in data.blocks.values()],
             list(self._names), self._per_block_whitening, weights=data.weights,
             joint=self._settings["estimator"] == "joint",
             n_adjusted=int(data.adjustment.p), covariates=data.adjustment.design,

@@ -75,7 +75,13 @@ class BlockMomentsData(BlockSums):
             tensors[full] = sketch_of_tensor(tensors[full], tests)
         return tensors, norms
 
-    def rows(self, what: str, *, weights: bool = False) -> tuple[Any, ...]:
+    @property
+    def response_unit(self) -> float:
+        """1.0: the rows are not here."""
+        return 1.0
+
+    def rows(self, what: str, *, weights: bool = False,
+             unit: bool = False) -> tuple[Any, ...]:
         """Raise :class:`RowsNotInMemoryError` naming ``what``."""
         raise RowsNotInMemoryError(
             f"{what} needs the rows in memory, but this model of {len(self.names)} blocks "

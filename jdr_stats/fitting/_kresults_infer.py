@@ -26,7 +26,6 @@ import pandas as pd
 from .. import config
 from ..core._linalg import unit_columns
 from ..core.kestimate import KBlockFactors, stacked_pieces
-from ..core.moments import unit_response
 from ..inference._boot_results import BootstrapResults
 from ..inference._metric import covariance_metric_angles
 from ..inference.hypotheses import TestResult, TestTable, fdr_qvalues
@@ -132,7 +131,7 @@ class KBlockInferenceMixin:
         """``(y, blocks, weights, normalised weights)`` of the fit's rows."""
         data = self._model._data
         data.rows(what)
-        y = unit_response(data.endog)  # every use is invariant to its unit
+        y = data.unit_endog  # every use is invariant to its unit
         blocks = [np.asarray(x, float) for x in data.blocks.values()]
         w = data.weights
         m = y.shape[0]

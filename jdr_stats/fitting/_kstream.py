@@ -289,7 +289,14 @@ class BlockSums:
             f"moments(): the two-block moments do not describe the {len(self.names)} blocks "
             f"streamed from {self.origin}; the K-block fit reads its own sums (fit())")
 
-    def rows(self, what: str, *, weights: bool = False) -> tuple[Any, ...]:
+    @property
+    def response_unit(self) -> float:
+        """1.0: the rows are not here (a streamed response that far from 1 is
+        refused when read)."""
+        return 1.0
+
+    def rows(self, what: str, *, weights: bool = False,
+             unit: bool = False) -> tuple[Any, ...]:
         """Raise :class:`RowsNotInMemoryError` naming ``what``."""
         raise RowsNotInMemoryError(
             f"{what} needs the rows in memory, but this model of "

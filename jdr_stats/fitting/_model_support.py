@@ -11,7 +11,6 @@ from typing import Any
 import numpy as np
 
 from .. import policy
-from ..core.moments import unit_response
 from ..inference.hypotheses import fdr_qvalues
 from ..io._data import ModelData, RowsData
 from ..runtime._validation import (
@@ -90,10 +89,10 @@ def _cv_sparsity(data: RowsData, rank: int, kind: str, names_a: list[str],
                  names_b: list[str], rng: np.random.Generator) -> SparsityCV:
     """``fit(sparsity="cv")``: the cross-validation on the rows the estimator
     sees (:func:`jdr_stats.support._cv.cv_sparsity`)."""
-    y, a, b, weights = data.rows('sparsity="cv"', weights=True)
+    # out-of-fold R^2: invariant to the response's unit (extreme units brought near 1)
+    y, a, b, weights = data.rows('sparsity="cv"', weights=True, unit=True)
     if weights is not None:
         raise ValueError('sparsity="cv" does not handle case weights yet; the model has '
                          "weights. Give sparsity=(s1, s2)")
-    # out-of-fold R^2: invariant to the response's unit (extreme units brought near 1)
-    return cv_sparsity(unit_response(y), np.asarray(a, float), np.asarray(b, float),
+    return cv_sparsity(y, np.asarray(a, float), np.asarray(b, float),
                        rank=rank, kind=kind, names_a=names_a, names_b=names_b, rng=rng)

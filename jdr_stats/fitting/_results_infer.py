@@ -249,17 +249,18 @@ class ResultsInferenceMixin:
         data.require_source("main_effects_test()")
         source = getattr(data, "source", None)
         if source is None:
-            y, a, b, weights = data.rows("main_effects_test()", weights=True)
+            y, a, b, weights = data.rows("main_effects_test()", weights=True, unit=True)
         else:  # a row source: its rows read once (the same numbers as in memory)
             parts = list(source.iter_weighted_chunks())
             y, a, b = (np.concatenate([np.asarray(c[j], float) for c in parts])
                        for j in range(3))
             weights = (None if any(c[3] is None for c in parts)
                        else np.concatenate([np.asarray(c[3], float) for c in parts]))
+            y = unit_response(y)
         adjustment = getattr(self._model.data, "adjustment", None)
         # invariant to the response's unit: extreme units brought near unit size
         return _main_effects_test(
-            unit_response(y), [a, b], list(self._model.block_names), self._per_block_whitening,
+            y, [a, b], list(self._model.block_names), self._per_block_whitening,
             weights=weights,
             joint=self._settings.joint, n_adjusted=int(getattr(adjustment, "p", 0)),
             covariates=getattr(adjustment, "design", None),

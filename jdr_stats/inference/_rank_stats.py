@@ -27,7 +27,6 @@ from ..core._linalg import (
     block_whitenings,
     whiten_cross,
 )
-from ..core.moments import response_scale
 from ..core.whitening import DesignWhitening
 from ..exceptions import RowsNotInMemoryError
 from ..io._data import ModelData, RowsData, map_rows
@@ -169,7 +168,8 @@ def _whiten(
                                  s_right=s_right, n_lost=n_lost)
     if not rows:
         if isinstance(data, ModelData):  # rows in memory
-            out = _unit_response(out, data.rows("the rank tests")[0], mom.mean_y)[0]
+            out = _unit_response(out, data.rows("the rank tests")[0], mom.mean_y,
+                                 data.response_unit)[0]
         return out
     source, sums = data.source, data.sums
     if source is not None and sums is not None:  # sums in memory, rows in the source
@@ -192,11 +192,11 @@ def _whiten(
         # residual rows are not formed: ModelData.mapped_rows)
         y, (ra, rb) = data.mapped_rows("the rank tests", ((wa.mean, wa.solve_t(u)),
                                                           (wb.mean, wb.solve_t(out.v))))
-        out, yc = _unit_response(out, y, mom.mean_y)
+        out, yc = _unit_response(out, y, mom.mean_y, data.response_unit)
         w = replace(out, a=ra, b=rb, y=yc, rotated=True)
         return replace(w, chunks=lambda: _row_chunks(w))
     y, a_raw, b_raw = data.rows("the rank tests")
-    out, yc = _unit_response(out, y, mom.mean_y)
+    out, yc = _unit_response(out, y, mom.mean_y, data.response_unit)
     if rows == "rotated":
         w = replace(out, a=map_rows(a_raw, wa.mean, wa.solve_t(u)),
                     b=map_rows(b_raw, wb.mean, wb.solve_t(out.v)), y=yc, rotated=True)
@@ -205,16 +205,16 @@ def _whiten(
     return replace(w, chunks=lambda: _row_chunks(w))
 
 
-def _unit_response(out: WhitenedDesign, y: np.ndarray,
-                   mean_y: float) -> tuple[WhitenedDesign, np.ndarray]:
+def _unit_response(out: WhitenedDesign, y: np.ndarray, mean_y: float,
+                   c: float) -> tuple[WhitenedDesign, np.ndarray]:
     """``out`` and the rows' response for a response brought near unit size.
 
     The tests are invariant to the response's unit: a response of extreme
-    units (:func:`~jdr_stats.core.moments.response_scale`) is multiplied by a
-    power of two (exact), with the cross moment, its singular values and
-    the variance of ``y``; at unit size ``out`` is returned as it is.
+    units is multiplied by its power of two ``c`` (exact; the data's
+    :attr:`~jdr_stats.io._data.RowsData.response_unit`), with the cross
+    moment, its singular values and the variance of ``y``; at unit size
+    ``out`` is returned as it is.
     """
-    c = response_scale(y)
     if out.q > 1:
         return out, whitened_response(y * c)
     if c == 1.0:

@@ -18,7 +18,6 @@ from typing import Any
 import numpy as np
 
 from ..core._linalg import AnyWhitening
-from ..core.moments import unit_response
 from ..core.whitening import DesignWhitening
 from ..runtime._validation import normalize_seed
 from ..sparse import three_step_projection
@@ -347,9 +346,9 @@ def association_test(
     if statistic not in ASSOCIATION_STATISTICS:
         raise ValueError('statistic must be "combined", "dense" or "sparse"; '
                          f"got {statistic!r}")
-    y, a, b, weights = data.rows("association_test()", weights=True)
     # invariant to the response's unit: extreme units brought near unit size
-    obs, null = association_stats(unit_response(y), a, b, whitening, weights=weights,
+    y, a, b, weights = data.rows("association_test()", weights=True, unit=True)
+    obs, null = association_stats(y, a, b, whitening, weights=weights,
                                   n_perm=int(n_perm), rng=normalize_seed(seed),
                                   statistic=statistic, main=main)
     if statistic == "sparse":

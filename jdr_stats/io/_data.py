@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
@@ -18,6 +19,7 @@ import pandas as pd
 from .. import config
 from ..core._linalg import BlockMoments, block_moments
 from ..core._moments_engine import response_block_moments
+from ..core.moments import response_scale
 from ..exceptions import RowsNotInMemoryError
 from ..runtime._validation import check_choice
 from ._formula import covariates_from_formula, design_from_spec, designs_from_formula
@@ -123,9 +125,20 @@ class RowsData(Protocol):
         """A row source that can be read again (jdr_stats.streams._sources), or None."""
         ...
 
-    def rows(self, what: str, *, weights: bool = False) -> tuple[Any, ...]:
+    def rows(self, what: str, *, weights: bool = False, unit: bool = False) -> tuple[Any, ...]:
         """``(endog, *blocks)`` (then the weights or None when ``weights``),
-        or ``RowsNotInMemoryError`` naming the procedure ``what``."""
+        or ``RowsNotInMemoryError`` naming the procedure ``what``.  ``unit``:
+        the response times :attr:`response_unit` (for the procedures whose
+        numbers are free of its unit)."""
+        ...
+
+    @property
+    def response_unit(self) -> float:
+        """The power of two that brings the response's largest magnitude near 1
+        when it is beyond ``2^+-100``
+        (:func:`~jdr_stats.core.moments.response_scale`), else 1.0; 1.0 where
+        the rows are not in memory (a streamed response that far from 1 is
+        refused)."""
         ...
 
     def require_source(self, what: str) -> None:
@@ -226,9 +239,24 @@ class ModelData(_NamesMixin):
         """None: the rows are in memory (no stored sums)."""
         return None
 
-    def rows(self, what: str, *, weights: bool = False) -> tuple[Any, ...]:
-        """``(endog, *blocks[, weights])``: the rows are here, for any ``what``."""
-        out = (self.endog, *self.blocks.values())
+    @cached_property
+    def response_unit(self) -> float:
+        """:attr:`RowsData.response_unit` of the response (one scan, kept)."""
+        return response_scale(self.endog)
+
+    @cached_property
+    def unit_endog(self) -> np.ndarray:
+        """The response times :attr:`response_unit` (``endog`` itself at
+        ordinary sizes): what every procedure whose numbers are free of the
+        response's unit reads (docs/theory/whitening.md, "The response's
+        unit")."""
+        c = self.response_unit
+        return self.endog if c == 1.0 else self.endog * c
+
+    def rows(self, what: str, *, weights: bool = False, unit: bool = False) -> tuple[Any, ...]:
+        """``(endog, *blocks[, weights])``: the rows are here, for any ``what``;
+        ``unit``: :attr:`unit_endog` as the response."""
+        out = (self.unit_endog if unit else self.endog, *self.blocks.values())
         return (*out, self.weights) if weights else out
 
     def mapped_rows(self, what: str, maps: Sequence[tuple[np.ndarray, np.ndarray]]
@@ -382,7 +410,12 @@ class RemovedData(_NamesMixin):
         """Effective sample size ``nobs - 1 - p_Z``."""
         return self._nobs - 1 - self.adjustment.p
 
-    def rows(self, what: str, *, weights: bool = False) -> tuple[Any, ...]:
+    @property
+    def response_unit(self) -> float:
+        """1.0: the rows were dropped."""
+        return 1.0
+
+    def rows(self, what: str, *, weights: bool = False, unit: bool = False) -> tuple[Any, ...]:
         """Raise :class:`RowsNotInMemoryError`: the rows were dropped."""
         raise RowsNotInMemoryError(
             f"{what} needs the model's data, which remove_data() dropped; refit "

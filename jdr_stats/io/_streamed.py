@@ -197,7 +197,14 @@ class MomentsData(_NamesMixin):
         return mom if self.scales is None else replace(mom, scale_a=self.scales[0],
                                                        scale_b=self.scales[1])
 
-    def rows(self, what: str, *, weights: bool = False) -> tuple[Any, ...]:
+    @property
+    def response_unit(self) -> float:
+        """1.0: the rows are not here (a streamed response that far from 1 is
+        refused when read)."""
+        return 1.0
+
+    def rows(self, what: str, *, weights: bool = False,
+             unit: bool = False) -> tuple[Any, ...]:
         """Raise :class:`RowsNotInMemoryError` naming ``what`` needs the rows."""
         raise RowsNotInMemoryError(
             f"{what} needs the rows of the data in memory, but this model was built "

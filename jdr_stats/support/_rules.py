@@ -10,7 +10,6 @@ import numpy as np
 
 from ..core._linalg import block_moments
 from ..core._moments_engine import response_block_moments
-from ..core.moments import unit_response
 from ..estimation._estimate import estimate
 from ..inference.hypotheses import fdr_qvalues
 from ..io._data import RowsData
@@ -86,8 +85,8 @@ class _StabilityBatch:
 
     def __init__(self, data: RowsData, rank: int, sparsity: tuple[int, int],
                  standardize: bool) -> None:
-        self.y, self.a, self.b = data.rows("stability selection")
-        self.y = unit_response(self.y)  # the selections are invariant to its unit
+        # the selections are invariant to the response's unit
+        self.y, self.a, self.b = data.rows("stability selection", unit=True)
         self.names_a, self.names_b = data.names["exog_a"], data.names["exog_b"]
         self.rank, self.sparsity, self.standardize = rank, sparsity, standardize
 

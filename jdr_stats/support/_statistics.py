@@ -16,7 +16,6 @@ import numpy as np
 
 from .. import config
 from ..core._linalg import BlockMoments, Whitening, block_moments, block_whitenings
-from ..core.moments import response_scale
 from ..core.whitening import DesignWhitening
 from ..inference.hypotheses import perm_pvalue
 from ..io._data import RowsData
@@ -60,11 +59,10 @@ def inputs(
     whitening: DesignWhitening[Whitening] | None = None,
 ) -> Inputs:
     """Centred response, block means and whitenings of the coordinate tests."""
-    y, a, b = data.rows("support selection")
     # the selection is invariant to the response's unit: a response of
     # extreme units is brought near unit size (a power of two: exact)
-    c = response_scale(y)
-    y = y if c == 1.0 else y * c
+    y, a, b = data.rows("support selection", unit=True)
+    c = data.response_unit
     mean_y = None if mom is None else mom.mean_y * c
     if mom is None or (standardize and not mom.has_covariances):
         mom = block_moments(y if y.ndim == 1 else np.ascontiguousarray(y[:, 0]), a, b)
