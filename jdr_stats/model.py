@@ -718,12 +718,11 @@ class JointDimReduction(StreamedConstructorsMixin, DataModel):
         joint estimator (each block's residual on the other block; see
         :meth:`fit`), ``True`` those of the paper's per-block estimator.
 
-        Three or more blocks (rows in memory) test every variable of every
-        block given each block's rank (``rank``: an int or a dict by block,
-        required) by the robust conditional Wald test of the theory page
-        "K blocks" (section "Support selection"), the per-block estimator's
-        variables: they need ``independent_blocks=True`` (under the default
-        a ``ValueError`` says the joint estimator has no such test), with
+        Three or more blocks, or two with a rank per block (rows in memory),
+        test every variable of every block given each block's rank
+        (``rank``: an int or a dict by block, required) by the robust
+        conditional Wald test of the theory page "K blocks" (section
+        "Support selection"), under the fitted estimator, with
         ``rule`` ``"bh"`` or
         ``"by"`` at ``fdr`` over all blocks' variables together; the result
         is a :class:`~jdr_stats.support.SupportResults` as for two blocks
@@ -734,7 +733,11 @@ class JointDimReduction(StreamedConstructorsMixin, DataModel):
         """
         self._data.rows("select_support")
         check_support_rank(rank)
-        if len(self.block_names) >= 3:
+        if isinstance(rank, Mapping) and len(self.block_names) == 2 \
+                and len({v for v in rank.values() if not isinstance(v, bool)}) == 1 \
+                and sorted(rank) == sorted(self.block_names):
+            rank = next(iter(rank.values()))  # one rank for both: the two-block tests
+        if len(self.block_names) >= 3 or isinstance(rank, Mapping):
             return _kblock_select_support(
                 self, rank, rule=rule, fdr=fdr, seed=seed,
                 refused={"test": test, "method": method, "covariance": covariance,

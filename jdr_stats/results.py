@@ -476,8 +476,9 @@ class JDRResults(ResultsInferenceMixin, ResultsReportMixin, BlockViewMixin, FitM
             names_a=self._names_a, names_b=self._names_b, n_sub=n_sub,
             rng=normalize_seed(seed))
         frames = []
-        for block, names, freq, chosen in (("a", self._names_a, fa, self._est.rows),
-                                           ("b", self._names_b, fb, self._est.cols)):
+        name_a, name_b = self._model.block_names  # "a", "b" unless named
+        for block, names, freq, chosen in ((name_a, self._names_a, fa, self._est.rows),
+                                           (name_b, self._names_b, fb, self._est.cols)):
             sel = np.zeros(len(names), dtype=bool)
             sel[chosen] = True
             frame = pd.DataFrame({"selected": sel, "frequency": freq},

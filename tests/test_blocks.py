@@ -68,3 +68,37 @@ def test_the_estimate_holds_a_basis_per_block(sim):
     for basis, frame in zip(est.bases, res.directions.values(), strict=True):
         np.testing.assert_array_equal(basis, np.asarray(frame))
     assert [len(s) for s in est.supports] == [3, 3]
+
+
+@pytest.mark.parametrize("sparsity", [3, {"x": 3, "z": 3}, (3, 3)])
+def test_sparsity_forms_are_those_of_k_blocks(sim, sparsity):
+    """A two-block fit takes the K-block forms of the sparsity (an int for
+    every block, a dict by block name) besides the pair, with one rank or a
+    rank per block, and gives the pair's fit."""
+    model = jdr.JointDimReduction.from_blocks(sim.y, {"x": sim.a, "z": sim.b})
+    want = model.fit(2, sparsity=(3, 3))
+    got = model.fit(2, sparsity=sparsity)
+    np.testing.assert_array_equal(np.asarray(got.directions["x"]), np.asarray(want.directions_a))
+    per_block = model.fit({"x": 2, "z": 1}, sparsity=sparsity)
+    assert per_block.sparsity == {"x": 3, "z": 3}
+
+
+@pytest.mark.parametrize(("sparsity", "error", "match"), [
+    (True, TypeError, "sparsity must be"),
+    ({"x": 3}, ValueError, "a dict needs one count per block"),
+])
+def test_bad_sparsity_is_named(sim, sparsity, error, match):
+    model = jdr.JointDimReduction.from_blocks(sim.y, {"x": sim.a, "z": sim.b})
+    with pytest.raises(error, match=match):
+        model.fit(2, sparsity=sparsity)
+
+
+def test_select_support_with_a_rank_per_block(sim):
+    """Two blocks with a rank per block take the K-block engine's support
+    tests (the same table as three blocks); equal ranks, the two-block ones."""
+    model = jdr.JointDimReduction.from_blocks(sim.y, {"x": sim.a, "z": sim.b})
+    sup = model.select_support(rank={"x": 2, "z": 1})
+    assert sup.ranks == {"x": 2, "z": 1}
+    assert list(sup.table.index.get_level_values("block").unique()) == ["x", "z"]
+    same = model.select_support(rank={"x": 2, "z": 2}, seed=0)
+    pd.testing.assert_frame_equal(same.table, model.select_support(rank=2, seed=0).table)

@@ -546,3 +546,71 @@ def test_two_block_view(fitted):
     for member in ("directions_a", "loadings_b", "support_a"):
         with pytest.raises(AttributeError, match=r"use (directions|loadings|support)\[name\]"):
             getattr(res, member)
+
+
+# ------------------------------------------- sparse fits: stability and their tests
+def _sparse_fit(fitted, sparsity):
+    model, _, blocks, ranks = fitted
+    rank = ranks if len(set(ranks.values())) > 1 else 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return model.fit(rank, sparsity=sparsity, seed=0)
+
+
+def test_selection_stability_at_every_k(fitted):
+    """``selection_stability()`` of a sparse fit answers at every K with one
+    table: every variable by ``(block, variable)``, ``selected`` the fit's
+    support, ``frequency`` a share of the subsamples; same seed, same
+    table; a dense fit is refused by name."""
+    _, res, blocks, ranks = fitted
+    sp = _sparse_fit(fitted, 2)  # an int: every block keeps two, at every K
+    assert sp.sparsity in ((2, 2), dict.fromkeys(blocks, 2))
+    st = sp.selection_stability(12, seed=4)
+    assert list(st.columns) == ["selected", "frequency"]
+    assert list(st.index.names) == ["block", "variable"]
+    support = {n: list(v) for n, v in zip(blocks, (sp.support_a, sp.support_b))} \
+        if isinstance(sp, jdr.JDRResults) else sp.support
+    for name, x in blocks.items():
+        rows = st.xs(name, level="block")
+        assert sorted(rows.index) == sorted(x.columns)
+        assert sorted(rows.index[rows["selected"].to_numpy(bool)]) == sorted(support[name])
+        f = rows["frequency"].to_numpy(float)
+        assert np.all((f >= 0) & (f <= 1))
+        # each subsample keeps two variables of the block: the shares sum to 2
+        assert f.sum() == pytest.approx(2.0)
+        # twelve subsamples: each share is a whole number of twelfths
+        np.testing.assert_allclose(f * 12, np.round(f * 12), atol=1e-12)
+    pd.testing.assert_frame_equal(st, sp.selection_stability(12, seed=4))
+    with pytest.raises(ValueError, match="needs a sparse fit"):
+        res.selection_stability(4)
+
+
+def test_support_tests_of_an_auto_sparse_fit(fitted):
+    """``support_tests`` is the SupportResults that chose the kept
+    variables of ``sparsity="auto"`` (None for a given sparsity), exported
+    by ``to_dict()`` and kept by ``save``/``load``, at every K."""
+    _, res, blocks, _ = fitted
+    assert res.support_tests is None
+    sp = _sparse_fit(fitted, "auto")
+    st = sp.support_tests
+    assert type(st) is jdr.SupportResults
+    assert st.block_names == tuple(blocks)
+    assert sp.to_dict()["support_tests"] == st.to_dict()
+
+
+def test_results_members_at_every_k(fitted):
+    """Every public member of the two-block results exists on the fit,
+    whatever K, apart from the two-block estimate's own objects (one cross
+    moment's SVD: ``singular_values``, ``coef_matrix``, ``estimate``,
+    ``moments``, whose K-block counterparts are ``eigenvalues`` and the
+    factors) and the two-block view of the whitened bases, which fit
+    ``whitened_bases[name]``."""
+    _, res, _, _ = fitted
+    missing = set(_public_names(jdr.JDRResults)) - set(_public_names(type(res)))
+    assert missing <= {"singular_values", "coef_matrix", "estimate", "moments",
+                       "directions_a_whitened", "directions_b_whitened",
+                       "directions_a_std", "directions_b_std"}
+
+
+def _public_names(cls):
+    return [n for n in dir(cls) if not n.startswith("_")]

@@ -38,6 +38,7 @@ from ..runtime._atomic import write_text
 from ..runtime._frequency import observations, whitening_nobs
 from ..runtime._validation import by_block, normalize_seed
 from ..summary import JDRSummary, build_summary, json_safe
+from ..support._results import SupportResults
 from ..whitenings import WHITENING_METHODS
 from . import _kregression as kreg
 from ._found import KBlockFoundMixin
@@ -270,9 +271,9 @@ def _sparse_results(model: Any, sparsity: Any, seed: Any, y: np.ndarray,
             f"here too large ({route.reason}; at most {policy.KBLOCK_TENSOR_MAX_ENTRIES} "
             "entries, policy.KBLOCK_TENSOR_MAX_ENTRIES); screen the variables first")
     labels = [data.names[b] for b in data.blocks]
-    chosen = None
+    chosen = tests = None
     if sparsity == "auto":
-        chosen = tested_supports(model, ranks, fdr, seed, estimator, labels)
+        chosen, tests = tested_supports(model, ranks, fdr, seed, estimator, labels)
         sizes = {n: len(idx) for n, idx in zip(names, chosen, strict=True)}
         settings["support_fdr"] = fdr
     elif sparsity == "cv":
@@ -301,19 +302,22 @@ def _sparse_results(model: Any, sparsity: Any, seed: Any, y: np.ndarray,
                         full_white=white)
     if sparsity == "cv":
         res._cv_table = cv.table
+    res._support_tests = tests
     return res
 
 
 class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockFoundMixin,
                     KBlockViewMixin, ExportMixin):
     """Results of a fit of three or more blocks, or of two blocks with
-    ``main_effects=True`` (:attr:`main_effects`, :attr:`sees`; there
-    ``directions_a``/``directions_b`` do not exist: use :attr:`directions`).
+    ``main_effects=True`` or a rank per block (:attr:`main_effects`,
+    :attr:`sees`; at two blocks ``directions_a``/``directions_b`` and the
+    other ``_a``/``_b`` names are the view of :attr:`directions` by block).
 
     Attributes are read-only: :attr:`directions` (a dict by block name of
     unit-length coefficient columns), :attr:`rank` (a dict by block name),
     :attr:`whitened_bases`, :attr:`eigenvalues`, :attr:`settings`,
-    :attr:`support`, :attr:`sparsity`, :attr:`sparsity_cv`;
+    :attr:`support`, :attr:`sparsity`, :attr:`sparsity_cv`, :attr:`support_tests`,
+    :meth:`selection_stability`;
     :meth:`rank_tests`, :meth:`transform`, :meth:`summary`, :meth:`to_dict`,
     :meth:`to_json`, :meth:`bootstrap`, :meth:`main_effects_test`,
     :meth:`association_test`, :meth:`drop1`, :meth:`test_variables`; per-SD
@@ -346,6 +350,7 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockFoundMixin,
                        for mp, x in zip(self._full_white.maps, blocks, strict=True)]
         self._names = tuple(model.block_names)
         self._cv_table: pd.DataFrame | None = None
+        self._support_tests: SupportResults | None = None
 
     @property
     def model(self) -> Any:
@@ -773,6 +778,7 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockFoundMixin,
             "support": self.support,
             "sparsity_cv": None if self._cv_table is None
             else self._cv_table.to_dict(orient="list"),
+            "support_tests": None if (st := self.support_tests) is None else st.to_dict(),
             # the summary's main-effects tests, or why they did not run
             "main_effects_test": (me.to_dict() if isinstance(
                 me := self._summary_main_effects, MainEffectsResults) else {"not_run": me}),

@@ -41,7 +41,8 @@ from ..inference.kblock_bootstrap import (
 from ..inference.kblock_coord import group_wald
 from ..inference.kblock_influence import joint_influences, mapped_influences
 from ..resampling._engine import n_workers, worker_pool
-from ..runtime._validation import check_memory
+from ..runtime._validation import check_int, check_memory, normalize_seed
+from ..support._cv import complementary_halves
 from ._kwhiten import _cross_cov, _whiten_arrays
 from ._rank_zero import check_rank_positive
 
@@ -56,6 +57,18 @@ def _centred(white: Any, blocks: Sequence[np.ndarray], wn: np.ndarray) -> list[n
     return [z - wn @ z for z in white.rows(blocks)]
 
 
+def resampled_model(model: Any, idx: np.ndarray) -> Any:
+    """A copy of ``model`` whose data are its rows ``idx`` (unlabelled), for
+    a refit on a resample or a subsample."""
+    data = model._data
+    rep = copy.copy(model)
+    rep._data = replace(data, endog=data.endog[idx],
+                        blocks={k: x[idx] for k, x in data.blocks.items()},
+                        weights=None if data.weights is None else data.weights[idx],
+                        row_index=None, is_pandas=False)
+    return rep
+
+
 def _refit_batch(refit: Callable[..., Any], model: Any, batch: Sequence[np.ndarray],
                  ranks: dict[str, int], kwargs: dict[str, Any],
                  base: list[np.ndarray], scales: list[Any], covs: list[np.ndarray],
@@ -65,19 +78,13 @@ def _refit_batch(refit: Callable[..., Any], model: Any, batch: Sequence[np.ndarr
     its combined-Gram eigenvalues, its directions (original coordinates,
     the fit's rank) and, for a sparse fit, its kept variables; NaN (and no
     selection) for a refit that fails (a resample with a singular block)."""
-    data = model._data
     names = list(ranks)
     widths = [len(v) for v in fit_values]
     sparse = kwargs.get("sparsity") is not None
     out: list[Replicate] = []
     for idx in batch:
-        rep = copy.copy(model)
-        rep._data = replace(data, endog=data.endog[idx],
-                            blocks={k: x[idx] for k, x in data.blocks.items()},
-                            weights=None if data.weights is None else data.weights[idx],
-                            row_index=None, is_pandas=False)
         try:
-            res = refit(rep, ranks, **kwargs)
+            res = refit(resampled_model(model, idx), ranks, **kwargs)
         except (ValueError, np.linalg.LinAlgError):
             out.append(([np.full(b.shape[1], np.nan) for b in base],
                         [np.full(n, np.nan) for n in widths],
@@ -125,7 +132,88 @@ class KBlockInferenceMixin:
     def _near_unit(self, k: int, d: np.ndarray) -> np.ndarray:  # pragma: no cover
         raise NotImplementedError
 
+    # -- support ----------------------------------------------------------------
+    def selection_stability(self, n_sub: int = 100, *,
+                            seed: int | np.random.Generator | None = None) -> pd.DataFrame:
+        """How often each variable is selected on subsamples of half the rows.
+
+        The fit (its ranks, whitening, estimator and pieces, and each
+        block's kept count) repeated on ``n_sub`` subsamples of ``m // 2``
+        rows, drawn as complementary pairs (the two halves of a random
+        split), as stability selection does and as
+        :meth:`JDRResults.selection_stability` does for two blocks (theory
+        page "Support selection", "Selection stability").
+
+        Parameters
+        ----------
+        n_sub : int
+            Subsamples (at least 2).
+        seed : int, Generator or None
+            Seed of the splits (same seed, same frequencies).
+
+        Returns
+        -------
+        DataFrame
+            Indexed by ``(block, variable)`` for every variable, columns
+            ``selected`` (in this fit's support) and ``frequency`` (share of
+            subsamples that selected it); within each block the selected
+            variables first, then by decreasing frequency.
+
+        Notes
+        -----
+        Needs a sparse fit and the rows in memory, no case weights.  A
+        rank-0 block keeps all its variables, on every subsample.  A
+        subsample the estimator cannot fit (a singular block on half the
+        rows) raises a ValueError naming it.
+        """
+        n_sub = check_int(n_sub, "n_sub", low=2)
+        if self.sparsity is None:  # type: ignore[attr-defined]
+            raise ValueError("selection_stability() needs a sparse fit; got sparsity=None "
+                             "(fit with sparsity= an int, a dict by block, \"cv\" or "
+                             "\"auto\")")
+        data = self._model._data
+        data.rows("selection_stability()")
+        if data.weighted:
+            raise ValueError("selection_stability() does not handle case weights yet; the "
+                             "model has weights")
+        m = int(data.nobs)
+        if m < 6:
+            raise ValueError(f"selection_stability() needs at least 6 rows; got {m}")
+        names = list(self._names)
+        labels = [self._labels(k) for k in range(len(names))]
+        counts = [np.zeros(len(lab)) for lab in labels]
+        refit, kwargs = type(self)._refit, self._refit_kwargs()
+        for part in complementary_halves(m, n_sub, normalize_seed(seed)):
+            try:
+                res = refit(resampled_model(self._model, part), dict(self._ranks), **kwargs)
+            except (ValueError, np.linalg.LinAlgError) as exc:
+                raise ValueError(
+                    f"selection_stability(): the fit fails on a half of the rows "
+                    f"({part.size} of {m}): {exc}") from exc
+            for c, lab, n in zip(counts, labels, names, strict=True):
+                c += np.isin(lab, res.support[n])
+        chosen = self.support  # type: ignore[attr-defined]
+        frames = []
+        for n, lab, c in zip(names, labels, counts, strict=True):
+            frame = pd.DataFrame(
+                {"selected": np.isin(lab, chosen[n]), "frequency": c / n_sub},
+                index=pd.MultiIndex.from_product([[n], lab], names=["block", "variable"]))
+            frames.append(frame.sort_values(["selected", "frequency"], ascending=False,
+                                            kind="stable"))
+        return pd.concat(frames)
+
     # -- shared -----------------------------------------------------------------
+    def _refit_kwargs(self) -> dict[str, Any]:
+        """The fit's settings for :attr:`_refit` on a resample or subsample:
+        its whitening, estimator, sparsity (the kept counts) and pieces."""
+        return {"whitening": self._settings["whitening"],
+                "independent_blocks": self._settings["estimator"] == "per-block",
+                "sparsity": getattr(self, "sparsity", None), "rank_method": "auto",
+                "alpha": 0.05, "seed": None,
+                "main_effects": bool(self._settings.get("main_effects", False)),
+                # an orthogonal fit's replicates re-estimate y's residual
+                "interactions": self._settings.get("interactions", "stein")}
+
     def _fit_rows(self, what: str) -> tuple[np.ndarray, list[np.ndarray], np.ndarray | None,
                                             np.ndarray]:
         """``(y, blocks, weights, normalised weights)`` of the fit's rows."""
@@ -476,13 +564,7 @@ class KBlockInferenceMixin:
         covs = [np.atleast_2d(np.cov(np.asarray(x, float) * (1.0 if sc is None else sc),
                                      rowvar=False, aweights=data.weights))
                 for x, sc in zip(data.blocks.values(), scales, strict=True)]
-        kwargs = {"whitening": self._settings["whitening"],
-                  "independent_blocks": self._settings["estimator"] == "per-block",
-                  "sparsity": getattr(self, "sparsity", None), "rank_method": "auto",
-                  "alpha": 0.05, "seed": None,
-                  "main_effects": bool(self._settings.get("main_effects", False)),
-                  # an orthogonal fit's replicates re-estimate y's residual
-                  "interactions": self._settings.get("interactions", "stein")}
+        kwargs = self._refit_kwargs()
         refit = type(self)._refit
         fit_values = [np.asarray(v, float) for v in self._fac.values]
         # rank-0 blocks are refitted at rank 1 (the factors do not depend on

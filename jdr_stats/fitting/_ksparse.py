@@ -259,11 +259,13 @@ def cv_kblock_sparsity(endog: np.ndarray, blocks: Sequence[np.ndarray], ranks: d
 
 
 def tested_supports(model: Any, ranks: dict[str, int], fdr: float, seed: Any,
-                     estimator: str, labels: Sequence[Sequence[str]]) -> list[np.ndarray]:
+                     estimator: str, labels: Sequence[Sequence[str]]
+                     ) -> tuple[list[np.ndarray], Any]:
     """``sparsity="auto"``: each block's variables that ``select_support``
     (the fitted estimator's robust conditional tests given the ranks, BH at
-    ``fdr`` over all blocks) selects, as column positions; a block where
-    fewer than its rank are selected stays dense, with a
+    ``fdr`` over all blocks) selects, as column positions, and those tests
+    (the :class:`~jdr_stats.support.SupportResults`); a block where fewer
+    than its rank are selected stays dense, with a
     :class:`~jdr_stats.exceptions.SupportSelectionWarning`."""
     sup = model.select_support(rank=dict(ranks), fdr=fdr, seed=seed,
                                independent_blocks=estimator == "per-block")
@@ -279,15 +281,17 @@ def tested_supports(model: Any, ranks: dict[str, int], fdr: float, seed: Any,
         warnings.warn(f'sparsity="auto": the support tests selected fewer variables than the '
                       f"rank in block(s) {', '.join(dense)} at fdr={fdr}; those blocks are "
                       "kept dense", SupportSelectionWarning, stacklevel=6)
-    return out
+    return out, sup
 
 
 def check_block_sparsity(sparsity: Any, names: Sequence[str],
                          widths: Sequence[int]) -> dict[str, int]:
     """Each block's ``s_k`` from ``sparsity`` (an int for all, or a dict by name)."""
+    if isinstance(sparsity, (tuple, list)) and len(sparsity) == len(names):
+        sparsity = dict(zip(names, sparsity, strict=True))  # one count per block, in order
     given = by_block(sparsity, "sparsity", "count", names,
-                     'sparsity must be an int, a dict of ints by block name or "cv" for '
-                     "three or more blocks")
+                     f'sparsity must be an int, a dict of ints by block name, {len(names)} ints '
+                     'in block order, "cv" or "auto"')
     out = {}
     for n, wd in zip(names, widths, strict=True):
         s = given[n]

@@ -19,6 +19,7 @@ class KBlockViewMixin:
     _settings: dict[str, Any]
     _ranks: dict[str, int]
     _names: tuple[str, ...]
+    _support_tests: Any
 
     # -- the K = 2 view -------------------------------------------------------
     def _side(self, member: str, side: int) -> Any:
@@ -63,6 +64,12 @@ class KBlockViewMixin:
     def support_b(self) -> list[str]:
         """Two blocks: ``support[second block]``."""
         return list(self._side("support", 1))
+
+    @property
+    def support_tests(self) -> Any:
+        """The :class:`~jdr_stats.support.SupportResults` that chose the
+        kept variables of a ``sparsity="auto"`` fit (None otherwise)."""
+        return self._support_tests
 
     @property
     def whitening(self) -> str:

@@ -27,17 +27,20 @@ __all__: list[str] = []
 def _kblock_select_support(model: Any, rank: Any, *, rule: Any, fdr: float | None,
                            seed: Any, refused: dict[str, Any], standardize: bool,
                            independent_blocks: bool) -> SupportResults:
-    """``select_support`` of three or more blocks (the robust conditional
-    test of every variable, BH over all blocks: :mod:`jdr_stats.support._kblock`)."""
+    """``select_support`` of three or more blocks, or of two with a rank
+    per block (the robust conditional test of every variable, BH over all
+    blocks: :mod:`jdr_stats.support._kblock`)."""
     from ._kfit import _check_ranks
 
     normalize_seed(seed)  # the tests are not random: the seed is checked, not used
+    of = ("of three or more blocks" if len(model.block_names) >= 3
+          else "with a rank per block")
     given = {k: v for k, v in refused.items() if v is not None}
     if given:
-        raise ValueError(f"select_support of three or more blocks has one test (the robust "
+        raise ValueError(f"select_support {of} has one test (the robust "
                          f"conditional Wald test); got {given!r}")
     if standardize is not True:
-        raise ValueError("select_support of three or more blocks whitens each block alone "
+        raise ValueError(f"select_support {of} whitens each block alone "
                          f"(standardize=True); got standardize={standardize!r}")
     if rank is None:
         raise ValueError("rank: select_support of three or more blocks tests each variable "
@@ -45,10 +48,10 @@ def _kblock_select_support(model: Any, rank: Any, *, rule: Any, fdr: float | Non
     data = model._data
     assert isinstance(data, ModelData)
     if data.weights is not None:
-        raise ValueError("select_support of three or more blocks does not take case weights "
+        raise ValueError(f"select_support {of} does not take case weights "
                          "yet; the model has weights")
     names = list(model.block_names)
-    labels = [data.names[n] for n in names]
+    labels = [data.names[k] for k in data.blocks]  # keyed by the data's block keys
     ranks = _check_ranks(rank, names, [len(lab) for lab in labels])
     if not isinstance(rule, str):
         raise ValueError(f'rule: three or more blocks take "bh" or "by"; got {rule!r}')

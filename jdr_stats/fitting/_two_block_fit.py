@@ -32,7 +32,7 @@ from ..inference.ladle import LadleResults
 from ..inference.rank_tests import RankTestResults, choose_rank
 from ..io._data import ModelData
 from ..runtime._frequency import observations, whitening_nobs
-from ..runtime._validation import check_fit_rows
+from ..runtime._validation import by_block, check_fit_rows
 from ..support import choose_support
 from ..whitenings import WHITENING_METHODS
 from ._kfit import fit_kblocks
@@ -112,21 +112,28 @@ def _two_block_rank(rank: Mapping[str, int], names: Sequence[str]) -> int:
 
 
 def _check_two_block_args(model: Any, rank: Any, sparsity: Any,
-                          independent_blocks: Any) -> Any:
-    """The rank (a dict by block as its one value), the sparsity and
+                          independent_blocks: Any) -> tuple[Any, Any]:
+    """The rank (a dict by block as its one value), the sparsity (an int or
+    a dict by block as the pair ``(s1, s2)``, as for K blocks) and
     ``independent_blocks`` of a two-block fit, checked."""
     if isinstance(rank, Mapping):
         rank = _two_block_rank(rank, model.block_names)
     if isinstance(sparsity, str) and sparsity not in ("auto", "cv"):
         raise ValueError(f'sparsity must be (s1, s2), "auto", "cv" or None; got '
                          f'{sparsity!r}')
+    if sparsity is not None and not isinstance(sparsity, (str, tuple, list, np.ndarray)):
+        names = list(model.block_names)  # an int for both, or a dict by block (as for K)
+        given = by_block(sparsity, "sparsity", "count", names,
+                         'sparsity must be (s1, s2), an int, a dict of ints by block name, '
+                         '"auto", "cv" or None')
+        sparsity = tuple(given[n] for n in names)
     names_a, names_b = model.exog_names_a, model.exog_names_b
     if rank != "auto":
         check_fit_rows(model.nobs, check_rank(rank, len(names_a), len(names_b), low=0))
     if independent_blocks is not True and independent_blocks is not False:
         raise ValueError(
             f"independent_blocks must be True or False; got {independent_blocks!r}")
-    return rank
+    return rank, sparsity
 
 
 def _whitening_and_estimator(model: Any, whitening: Any, standardize: Any,
@@ -224,7 +231,7 @@ def fit_two_blocks(model: Any, rank: Any, base: Any, interactions: str, *, white
     """The two-block route of ``fit``: validate, whiten, choose the rank and
     the sparsity, estimate.  ``seeds`` gives the rank tests' and the support
     selection's generators when called (after the checks)."""
-    rank = _check_two_block_args(model, rank, sparsity, independent_blocks)
+    rank, sparsity = _check_two_block_args(model, rank, sparsity, independent_blocks)
     names_a, names_b = model.exog_names_a, model.exog_names_b
     choice, joint, estimator, base = _whitening_and_estimator(
         model, whitening, standardize, independent_blocks, interactions, base)

@@ -19,7 +19,7 @@ best (the one-standard-error rule).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,7 +39,8 @@ from ..policy import Choice
 from ..sparse import three_step_projection
 from ..whitenings import WHITENING_METHODS
 
-__all__ = ["FoldFit", "SparsityCV", "cv_sparsity", "fold_fit", "row_folds", "selection_frequencies"]
+__all__ = ["FoldFit", "SparsityCV", "complementary_halves", "cv_sparsity", "fold_fit", "row_folds",
+           "selection_frequencies"]
 
 
 @dataclass(frozen=True)
@@ -207,16 +208,23 @@ def selection_frequencies(
     if half < 3:
         raise ValueError(f"selection_stability() needs at least 6 rows; got {m}")
     freq_a, freq_b = np.zeros(a.shape[1]), np.zeros(b.shape[1])
-    done = 0
+    for part in complementary_halves(m, n_sub, rng):
+        rows, cols = fold_fit(y[part], a[part], b[part], kind, names_a,
+                              names_b).support(*sparsity)
+        freq_a[rows] += 1
+        freq_b[cols] += 1
+    return freq_a / n_sub, freq_b / n_sub
+
+
+def complementary_halves(m: int, n_sub: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
+    """``n_sub`` subsamples of ``m // 2`` of ``m`` rows, sorted, drawn as
+    complementary pairs: the two halves of one random permutation, then of
+    the next (stability selection's subsamples)."""
+    half, done = m // 2, 0
     while done < n_sub:
         perm = rng.permutation(m)
         for part in (perm[:half], perm[half:2 * half]):
             if done == n_sub:
-                break
-            part = np.sort(part)
-            rows, cols = fold_fit(y[part], a[part], b[part], kind, names_a,
-                                  names_b).support(*sparsity)
-            freq_a[rows] += 1
-            freq_b[cols] += 1
+                return
+            yield np.sort(part)
             done += 1
-    return freq_a / n_sub, freq_b / n_sub
