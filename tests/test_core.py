@@ -228,3 +228,35 @@ def test_joint_whitening_names_collinear_columns_across_blocks():
     with pytest.raises(ValueError, match=r"exog_a:a0.*exog_b:y"):
         joint_whitening(x.mean(0), np.cov(x.T), (3, 2), ("exog_a", "exog_b"),
                         (["a0", "a1", "a2"], ["x", "y"]))
+
+
+@pytest.mark.parametrize("ratio, refused", [(0.5, True), (0.99, True), (1.5, False),
+                                            (3.0, False), (1e6, False)])
+def test_cholesky_factor_refuses_by_the_smallest_eigenvalue(ratio, refused):
+    """The factor's bound on the smallest eigenvalue only skips the
+    eigendecomposition: a correlation matrix is refused exactly when its
+    smallest eigenvalue is below ``tol * n``, and the factor is the
+    Cholesky factor, bit for bit."""
+    from jdr_stats.core._linalg import cholesky_factor
+
+    n, tol = 12, 1e-10
+    rng = np.random.default_rng(4)
+    q = np.linalg.qr(rng.normal(size=(n, n)))[0]
+    lam = np.linspace(1.0, 2.0, n)
+    lam[0] = ratio * tol * n
+    corr = (q * lam) @ q.T
+    d = np.sqrt(np.diag(corr))
+    corr = corr / np.outer(d, d)  # unit diagonal: the eigenvalues move a little
+    small = np.linalg.eigvalsh(corr)[0]
+    sd = rng.uniform(0.5, 3.0, n)
+    cov = corr * np.outer(sd, sd)
+    names = [f"x{j}" for j in range(n)]
+    if small < tol * n:
+        with pytest.raises(ValueError, match="collinear columns"):
+            cholesky_factor(cov, "exog_a", names, tol=tol)
+    else:
+        got = cholesky_factor(cov, "exog_a", names, tol=tol)
+        s = np.sqrt(np.diag(cov))
+        want = s[:, None] * np.linalg.cholesky(cov / np.outer(s, s))
+        np.testing.assert_array_equal(got, want)
+    assert (small < tol * n) == refused

@@ -359,8 +359,8 @@ def test_auto_fit_computes_moments_once_and_factors_each_covariance_once(monkeyp
     the estimate (the sparse refit factors its sub-blocks): each block's for
     the per-block estimator; the covariance of both blocks together and each
     block's partial covariance for the joint one (the default)."""
-    import jdr_stats.io._data as data_mod
     import jdr_stats.core._linalg as lin
+    import jdr_stats.io._data as data_mod
     import jdr_stats.support._statistics as st
 
     sim = jdr.simulate.bilinear(1500, 8, 7, 2, s1=3, s2=3, seed=4)
@@ -377,9 +377,11 @@ def test_auto_fit_computes_moments_once_and_factors_each_covariance_once(monkeyp
         calls["chol"].append(cov.shape[0])
         return real_chol(cov, *args, **kwargs)
 
-    # every moments pass of the model's data goes through ModelData.moments,
-    # or (the joint estimator) through the stacked design's sums
+    # every moments pass of the model's data goes through ModelData.moments
+    # or the per-block fit's one pass (fit_moments), or (the joint
+    # estimator) through the stacked design's sums
     import jdr_stats.core.moments as core_moments
+    import jdr_stats.estimation._estimate as est_mod
 
     real_stacked = core_moments.stacked_sums
 
@@ -389,6 +391,13 @@ def test_auto_fit_computes_moments_once_and_factors_each_covariance_once(monkeyp
 
     for mod in (data_mod, st):
         monkeypatch.setattr(mod, "block_moments", count_moments)
+    real_one_pass = est_mod.one_pass_block_moments
+
+    def count_one_pass(*args, **kwargs):
+        calls["moments"] += 1
+        return real_one_pass(*args, **kwargs)
+
+    monkeypatch.setattr(est_mod, "one_pass_block_moments", count_one_pass)
     monkeypatch.setattr(core_moments, "stacked_sums", count_stacked)
     monkeypatch.setattr(lin, "cholesky_factor", count_chol)
     res = model.fit("auto", sparsity="auto", independent_blocks=independent_blocks)

@@ -12,13 +12,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import jdr_stats as jdr
+from jdr_stats.core._linalg import block_moments, oas_shrinkage, shrunk_whitening
+from jdr_stats.core._moments_engine import one_pass_block_moments
+from jdr_stats.diagnostics import block_stats
 from jdr_stats.estimation._estimate import (
     block_whitening_pair,
     choose_whitening,
     estimate,
 )
-from jdr_stats.core._linalg import block_moments, oas_shrinkage, shrunk_whitening
-from jdr_stats.diagnostics import block_stats
 from jdr_stats.metrics import principal_angles
 
 from .strategies import column_recoding
@@ -64,7 +65,8 @@ def wide():
 def test_sample_and_none_are_the_old_standardize_bit_for_bit():
     sim = jdr.simulate.bilinear(500, 6, 5, 2, seed=0)
     model = jdr.JointDimReduction(sim.y, sim.a, sim.b)
-    mom = block_moments(sim.y, sim.a, sim.b)
+    # the per-block fit's moments of rows in memory (estimation._estimate.fit_moments)
+    mom = one_pass_block_moments(sim.y, sim.a, sim.b)
     for kind, std in (("sample", True), ("none", False)):
         # the old standardize bit was the paper's per-block estimator's
         new = model.fit(2, whitening=kind, independent_blocks=True)

@@ -70,12 +70,28 @@ def cholesky_factor(
     Raises a ``ValueError`` naming the variables involved when the block's
     columns are collinear: the smallest eigenvalue of the correlation matrix
     is below ``tol`` (relative to the number of variables).
+
+    The eigenvalues are computed only when the factor does not already
+    bound the smallest one above that threshold: with ``corr = L L^T``,
+    ``lambda_min = 1 / ||L^{-1}||_2^2 >= 1 / ||L^{-1}||_F^2``, a triangular
+    inverse (``n^3 / 3`` flops, a small part of an eigendecomposition's); a bound
+    within a factor 2 of the threshold, or a failed factorisation, leaves
+    the decision to the eigenvalues, so the same covariances are refused.
     """
     d = np.sqrt(np.diag(cov))
     _check_sd(d, argname, names)
     corr = cov / np.outer(d, d)
     if not np.isfinite(corr).all():  # a covariance beyond float64 (the SDs were fine)
         _check_sd(np.full_like(d, np.inf), argname, names)
+    limit = tol * corr.shape[0]
+    try:
+        chol = np.linalg.cholesky(corr)
+    except np.linalg.LinAlgError:
+        chol = None
+    if chol is not None:
+        inv, info = sla.lapack.dtrtri(chol, lower=1)
+        if info == 0 and 1.0 / float(np.sum(inv * inv)) >= 2.0 * limit:
+            return d[:, None] * chol
     evals, evecs = np.linalg.eigh(corr)
     if evals[0] < tol * corr.shape[0]:
         v = evecs[:, 0]
@@ -84,7 +100,7 @@ def cholesky_factor(
             f"{argname} has collinear columns {involved} (smallest eigenvalue of "
             f"their correlation matrix {evals[0]:.3g}); remove redundant columns"
         )
-    return d[:, None] * np.linalg.cholesky(corr)
+    return d[:, None] * (np.linalg.cholesky(corr) if chol is None else chol)
 
 
 class _RowMaps:

@@ -8,6 +8,11 @@ views, no copies) and turns it into the averages the two-block estimator
 takes (:class:`BlockMoments`).  The estimator's :func:`block_moments` and the
 public :class:`jdr_stats.Moments` (streamed chunks, dask partitions,
 ``m1 + m2``) both run it.
+
+:func:`one_pass_block_moments` is the per-block estimator's route for rows in
+memory: the same averages in one pass over the rows, without the merges of
+slices and so without the co-moment between the blocks, which only the
+merges and :class:`jdr_stats.Moments` need.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ __all__ = [
     "empty_sums",
     "design_sums",
     "merge_pair",
+    "one_pass_block_moments",
     "pair_view",
     "response_block_moments",
     "sums_to_block_moments",
@@ -222,6 +228,117 @@ def block_moments(
         mom.cov_b[:] = np.nan
         mom = replace(mom, has_covariances=False)
     return mom
+
+
+def one_pass_block_moments(
+    y: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+    weights: np.ndarray | None = None,
+    *,
+    covariances: bool = True,
+    step: int | None = None,
+) -> BlockMoments:
+    """:func:`block_moments` of rows in memory (one response column) in one
+    pass, without the co-moment between the blocks.
+
+    Parameters
+    ----------
+    y, a, b, weights, covariances
+        As :func:`block_moments` (``y`` one-dimensional).
+    step : int, optional
+        Rows per slice (default :func:`jdr_stats.config.chunk_rows` of the
+        width ``n1 + n2 + 1``).
+
+    Notes
+    -----
+    Merging the centred sums of two slices needs their co-moment between
+    the blocks, ``sum w (a - abar)(b - bbar)^T`` (the y-centring of one
+    slice differs from the other's), ``n1 n2`` products per row that the
+    per-block estimator does not use.  Here nothing is merged: the response
+    is centred at its weighted mean ``ybar`` (refined once,
+    ``ybar = y0 + sum w (y - y0) / W``), each block at a fixed shift ``k``
+    (the mean of its first slice, near the block's mean, so the shifted
+    values keep the digits of the data); the slices add the shifted sums,
+    and with ``d = sum w (x - k) / W`` the centred ones are exactly
+
+    ``M2 = sum w (a-k)(a-k)^T - W d_a d_a^T``,
+    ``M3 = sum w (a-k) yc (b-k)^T - d_a (sum w yc (b-k))^T - (sum w (a-k) yc) d_b^T``
+
+    (``yc = y - ybar``, whose sum is zero to rounding).  With weights the
+    slices are scaled by ``sqrt(w)``, so each block's sum is a symmetric
+    rank-k update.  The numbers agree with :func:`block_moments` to
+    rounding (not bit for bit: the sums are grouped differently).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> y, a, b = rng.normal(size=500), rng.normal(size=(500, 3)), rng.normal(size=(500, 2))
+    >>> one, ref = one_pass_block_moments(y, a, b, step=64), block_moments(y, a, b)
+    >>> bool(np.allclose(one.cross, ref.cross) and np.allclose(one.cov_a, ref.cov_a))
+    True
+    """
+    m, n1, n2 = y.shape[0], a.shape[1], b.shape[1]
+    w = None if weights is None else np.asarray(weights, dtype=float)
+    wsum = float(m) if w is None else float(w.sum())
+    if not wsum > 0:
+        if not np.isfinite(wsum):
+            raise ValueError("y, a and b must be finite (a mean is NaN or infinite)")
+        raise ValueError("the weights sum to zero: the moments hold no data")
+    y = np.asarray(y, dtype=float)
+    wn = None if w is None else w / wsum
+    y0 = float(np.mean(y)) if wn is None else float(wn @ y)
+    ybar = y0 + (float(np.mean(y - y0)) if wn is None else float(wn @ (y - y0)))
+    if step is None:
+        step = config.chunk_rows(n1 + n2 + 1)
+    step = max(1, min(step, m))
+    ka = np.mean(np.asarray(a[:step], dtype=float), axis=0)
+    kb = np.mean(np.asarray(b[:step], dtype=float), axis=0)
+    if not (np.isfinite(ybar) and np.isfinite(ka).all() and np.isfinite(kb).all()):
+        raise ValueError("y, a and b must be finite (a mean is NaN or infinite)")
+    saa, sbb = np.zeros((n1, n1)), np.zeros((n2, n2))
+    sa, sb, say, sby = np.zeros(n1), np.zeros(n2), np.zeros(n1), np.zeros(n2)
+    s3, syy = np.zeros((n1, n2)), 0.0
+    za, zb, zy = np.empty((step, n1)), np.empty((step, n2)), np.empty((step, n2))
+    ones = np.ones(step)
+    with np.errstate(over="ignore", invalid="ignore"):  # beyond float64: refused below
+        for lo in range(0, m, step):
+            hi = min(lo + step, m)
+            ua, ub, uy = za[:hi - lo], zb[:hi - lo], zy[:hi - lo]
+            np.subtract(a[lo:hi], ka, out=ua)
+            np.subtract(b[lo:hi], kb, out=ub)
+            yc = y[lo:hi] - ybar
+            if w is None:  # the column sums by matrix-vector products
+                yw, sw = yc, ones[:hi - lo]
+            else:
+                sw = np.sqrt(w[lo:hi])
+                yw = yc * sw
+                ua *= sw[:, None]
+                ub *= sw[:, None]
+            sa += sw @ ua
+            sb += sw @ ub
+            if covariances:
+                saa += ua.T @ ua
+                sbb += ub.T @ ub
+            say += ua.T @ yw
+            sby += ub.T @ yw
+            syy += float(yw @ yw)
+            np.multiply(ub, yc[:, None], out=uy)
+            s3 += ua.T @ uy
+        da, db = sa / wsum, sb / wsum
+        mean_a, mean_b = ka + da, kb + db
+        if not (np.isfinite(mean_a).all() and np.isfinite(mean_b).all()):
+            raise ValueError("y, a and b must be finite (a mean is NaN or infinite)")
+        cross = (s3 - np.outer(da, sby) - np.outer(say, db)) / wsum
+    if not np.isfinite(cross).all():
+        raise core.response_overflow(y, "the cross moment")
+    if covariances:
+        cov_a = (saa - wsum * np.outer(da, da)) / wsum
+        cov_b = (sbb - wsum * np.outer(db, db)) / wsum
+    else:
+        cov_a, cov_b = np.full((n1, n1), np.nan), np.full((n2, n2), np.nan)
+    return BlockMoments(nobs=m, mean_y=ybar, var_y=syy / wsum, mean_a=mean_a, mean_b=mean_b,
+                        cov_a=cov_a, cov_b=cov_b, cross=cross, has_covariances=covariances)
 
 
 def response_block_moments(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -25,6 +25,7 @@ from ..core._linalg import (
     unit_columns,
     whiten_cross,
 )
+from ..core._moments_engine import one_pass_block_moments
 from ..core.whitening import DesignWhitening
 from ..io._data import ModelData, RowsData
 from ..policy import Choice
@@ -43,6 +44,7 @@ from ..whitenings import (
     per_block_whitening,
     whitening_names,
 )
+from ._joint import ScaledModelData
 
 __all__ = [
     "Estimate",
@@ -57,6 +59,7 @@ __all__ = [
     "fold_standardize",
     "cross_moments",
     "estimate",
+    "fit_moments",
     "moments_and_whitenings",
 ]
 
@@ -423,6 +426,31 @@ def estimate(
     )
 
 
+#: the ``moments`` methods that are :func:`block_moments` of the model's rows
+#: (:func:`fit_moments` takes the one-pass route for them)
+_ROW_MOMENTS = (ModelData.moments, ScaledModelData.moments)
+
+
+def fit_moments(data: RowsData, *, covariances: bool = True) -> BlockMoments:
+    """The block moments a fit takes from ``data``: for a model's own rows
+    in memory and one response column (the per-block estimator's rows),
+    :func:`~jdr_stats.core._moments_engine.one_pass_block_moments` (one
+    pass, no co-moment between the blocks), with the rows' power-of-two
+    column scales when they carry them; ``data.moments()`` otherwise (the
+    joint estimator's residual rows, sums, row sources, several response
+    columns)."""
+    if type(data).moments not in _ROW_MOMENTS:
+        return data.moments(covariances=covariances)
+    y, a, b = data.rows("moments()")
+    if y.ndim != 1:  # q response columns: the engine's q cross moments
+        return data.moments(covariances=covariances)
+    mom = one_pass_block_moments(y, a, b, data.weights, covariances=covariances)
+    scales = getattr(data, "scales", ())
+    if scales:  # columns of extreme units (ScaledModelData): held times these
+        mom = replace(mom, scale_a=scales[0], scale_b=scales[1])
+    return mom
+
+
 def moments_and_whitenings(
     data: RowsData, names_a: list[str], names_b: list[str], kind: str, auto: bool
 ) -> tuple[BlockMoments, DesignWhitening[AnyWhitening] | None]:
@@ -440,11 +468,11 @@ def moments_and_whitenings(
     needs = WHITENING_METHODS[kind].needs
     if (needs != "rows" or not isinstance(data, ModelData)
             or data.adjustment.active):  # covariates: the adjusted moments' covariances
-        mom = data.moments(covariances=needs != "centring" or auto)
+        mom = fit_moments(data, covariances=needs != "centring" or auto)
         return mom, block_whitening_pair(kind, mom, names_a, names_b,
                                          count=observations(data))
     y, a, b = data.rows("the whitening")
     weights = data.weights
     lean = not auto and n_max > data.nobs and y.ndim == 1  # q > 1: the engine's q crosses
-    mom = cross_moments(y, a, b, weights) if lean else data.moments()
+    mom = cross_moments(y, a, b, weights) if lean else fit_moments(data)
     return mom, block_whitening_pair(kind, mom, names_a, names_b, rows=(a, b), weights=weights)
