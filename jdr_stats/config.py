@@ -85,9 +85,11 @@ DEFAULT_BATCH_ROWS = 65536
 #: in a reader thread (decoding releases the GIL, so the file is decoded
 #: while the previous chunks are reduced); 0 reads in the caller's thread.
 #: Memory: up to this many chunks more, and the one the thread is decoding.
-#: Off by default: on the 2-core machine of ``studies/bench_stream.py`` it
-#: showed no gain within the timing noise.
-READ_AHEAD_CHUNKS = 0
+#: The moments' rank-k updates release the GIL too
+#: (:func:`jdr_stats.core._blas.syrk_upper`), so where a second core is free
+#: a streamed pass takes about the longer of reading and reducing, not their
+#: sum (``studies/bench_stream.py``); the numbers are the same either way.
+READ_AHEAD_CHUNKS = 2
 
 #: Floats (8 bytes each) of one chunk of intermediate products in the rank
 #: tests (whitened rows, permutation batches, complement moments), the

@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from typing import Literal, TypeVar
 
 import numpy as np
-from scipy.linalg.blas import dsyrk
 
 from .. import config
+from ._blas import syrk_upper
 from .design import BlockDesign
 
 __all__ = ["DesignSums", "StackedSums", "array_sums", "chunk_sums", "column_scales",
@@ -266,13 +266,14 @@ class StackedSums:
 
 def _syrk_into(c: np.ndarray, rows: np.ndarray, alpha: float = 1.0) -> None:
     """``c += alpha rows^T rows`` (upper triangle of the Fortran-ordered
-    ``c``), without copying ``rows`` (C- or Fortran-ordered)."""
+    ``c``), without copying ``rows`` (C- or Fortran-ordered) and without
+    holding the GIL (:func:`~jdr_stats.core._blas.syrk_upper`)."""
     if rows.shape[0] == 0:
         return
     if rows.flags.f_contiguous and not rows.flags.c_contiguous:  # column-major rows
-        dsyrk(alpha, rows, beta=1.0, c=c, trans=1, lower=0, overwrite_c=1)
+        syrk_upper(c, rows, alpha, True)
         return
-    dsyrk(alpha, rows.T, beta=1.0, c=c, trans=0, lower=0, overwrite_c=1)
+    syrk_upper(c, rows.T, alpha, False)
 
 
 def _mirror(c: np.ndarray) -> np.ndarray:
@@ -453,11 +454,18 @@ def stacked_sums(y: np.ndarray, blocks: Sequence[np.ndarray], w: np.ndarray | No
             if order == "C":
                 uu = u[:npos + neg.size]
                 up, un = uu[:npos], uu[npos:]
-            else:  # each sign's rows column-major and contiguous
-                up = np.empty((npos, p), order="F")
-                un = np.empty((neg.size, p), order="F")
-            np.multiply(zz[pos, :p], np.sqrt(t[pos])[:, None], out=up)
-            np.multiply(zz[neg, :p], np.sqrt(-t[neg])[:, None], out=un)
+                np.multiply(zz[pos, :p], np.sqrt(t[pos])[:, None], out=up)
+                np.multiply(zz[neg, :p], np.sqrt(-t[neg])[:, None], out=un)
+            else:  # each sign's rows column-major and contiguous: the columns
+                # of the transposed slice (contiguous rows) taken into ``u``
+                zt, flat = zz[:, :p].T, u.reshape(-1)
+                ut = flat[:p * npos].reshape(p, npos)
+                np.take(zt, pos, axis=1, out=ut, mode="clip")
+                ut *= np.sqrt(t[pos])
+                vt = flat[p * npos:p * (npos + neg.size)].reshape(p, neg.size)
+                np.take(zt, neg, axis=1, out=vt, mode="clip")
+                vt *= np.sqrt(-t[neg])
+                up, un = ut.T, vt.T
             _syrk_into(s[c], up)
             _syrk_into(s[c], un, -1.0)
     g = _mirror(g)

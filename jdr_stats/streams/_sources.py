@@ -296,6 +296,17 @@ def _check_response_name(y: object) -> None:
         raise TypeError(f"y must be the name of the response column; got {y!r}")
 
 
+def _column_major(columns: Sequence[Any], rows: int) -> np.ndarray:
+    """The float64 ``(rows, len(columns))`` block of ``columns`` (1-D arrays
+    of ``rows`` values), column-major: each column one contiguous copy, the
+    layout of a pandas block (whose sums the moments engine forms by
+    column-major rank-k updates)."""
+    out = np.empty((rows, len(columns)), order="F")
+    for j, c in enumerate(columns):
+        out[:, j] = c
+    return out
+
+
 class _FileSource:
     """Named columns of a file: the model's columns and the chunk iterators.
 
@@ -440,9 +451,8 @@ class ParquetSource(_FileSource):
                         return arr.to_numpy(zero_copy_only=False)
 
                     y = np.array(col(self.endog_name), dtype=float)
-                    # Column-major blocks: each Parquet column is one contiguous copy.
-                    a = np.vstack([col(name) for name in self.names_a]).T
-                    b = np.vstack([col(name) for name in self.names_b]).T
+                    a = _column_major([col(name) for name in self.names_a], len(y))
+                    b = _column_major([col(name) for name in self.names_b], len(y))
                     w = np.array(col(self._wname), dtype=float) if self._wname else None
                     done += len(y)
                     yield y, a, b, w
@@ -525,8 +535,8 @@ class CSVSource(_FileSource):
         for cols in iter_numeric(self.path, self._sep, read, step):
             y = np.array(cols[at[self.endog_name]], dtype=float)
             # Column-major blocks, as pandas gives them (the same sums, bit for bit).
-            a = np.asfortranarray(np.column_stack([cols[at[c]] for c in self.names_a]))
-            b = np.asfortranarray(np.column_stack([cols[at[c]] for c in self.names_b]))
+            a = _column_major([cols[at[c]] for c in self.names_a], len(y))
+            b = _column_major([cols[at[c]] for c in self.names_b], len(y))
             w = np.array(cols[at[self._wname]], dtype=float) if self._wname else None
             yield y, a, b, w
 
