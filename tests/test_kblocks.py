@@ -220,7 +220,7 @@ def test_bootstrap_bounds_per_block_are_seeded():
     ({"rank": 4}, "rank of block 'lipids' must be an integer between 0 and 3"),
     ({"rank": {"genes": 1}}, "missing"),
     ({"rank": 1.5}, "rank must be an int"),
-    ({"rank": 1, "sparsity": (2, 2, 2)}, "sparsity must be an int, a dict"),
+    ({"rank": 1, "sparsity": (2, 2)}, "sparsity must be an int, a dict"),  # not one per block
     ({"rank": 1, "sparsity": {"genes": 2}}, "sparsity: a dict needs one count per block"),
     ({"rank": 1, "sparsity": 0}, "sparsity of block 'genes' must be an integer between"),
     ({"rank": 2, "sparsity": 1}, "sparsity of block 'genes' must be at least its rank 2"),
@@ -233,6 +233,18 @@ def test_bad_input_is_named(kwargs, match):
     y, xs, _ = _data(m=200)
     with pytest.raises((ValueError, TypeError), match=match):
         _model(y, xs).fit(**kwargs)
+
+
+def test_sparsity_in_block_order_is_the_dict():
+    """One count per block in block order (the pair of two blocks, for K)
+    is the dict by name."""
+    y, xs, _ = _data(m=300)
+    model = _model(y, xs)
+    by_name = model.fit(1, sparsity=dict(zip(model.block_names, (2, 3, 2), strict=True)))
+    in_order = model.fit(1, sparsity=(2, 3, 2))
+    assert in_order.sparsity == by_name.sparsity
+    for name in model.block_names:
+        pd.testing.assert_frame_equal(in_order.directions[name], by_name.directions[name])
 
 
 def _correlated(m=500, widths=(4, 4, 4), rho=0.5, seed=0):
