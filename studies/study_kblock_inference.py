@@ -1,5 +1,6 @@
 """Size and power of the K-block association test and size of the K-block
-variable tests (KBlockResults.association_test, KBlockResults.drop1).
+variable tests (KBlockResults.association_test, KBlockResults.drop1 with
+test="conditional"; the default combined test: study_kblock_support_joint.py).
 
 Question: does the combined permutation test of no association hold its
 level at K = 3 under either estimator on Gaussian and skewed correlated
@@ -93,7 +94,7 @@ def main() -> None:
             for _ in range(reps2):
                 xs = blocks(rng, 400, design, rho)
                 y = xs[0][:, 0] * xs[1][:, 0] * xs[2][:, 0] + rng.normal(size=400)
-                tab = fit(y, xs, independent).drop1().table
+                tab = fit(y, xs, independent).drop1(test="conditional").table
                 pv.append(tab["pvalue"].to_numpy().reshape(3, 4)[:, 1:].ravel())
             p = np.concatenate(pv)
             est = "per-block" if independent else "joint"

@@ -9,6 +9,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 import jdr_stats as jdr
 from jdr_stats.fitting._kfit import fit_kblocks
@@ -125,7 +126,18 @@ def test_association_main_effects_fit():
 def test_drop1_table(fitted):
     res, _, xs, _ = fitted
     tab = res.drop1().table
-    assert tab.columns.tolist() == ["statistic", "df", "pvalue", "qvalue"]
+    assert tab.columns.tolist() == ["statistic", "df", "pvalue", "qvalue", "pvalue_conditional",
+                                    "statistic_marginal", "df_marginal", "pvalue_marginal"]
+    # the default combines the conditional and marginal tests (Bonferroni)
+    cond, marg = res.drop1(test="conditional").table, res.drop1(test="marginal").table
+    assert cond.columns.tolist() == ["statistic", "df", "pvalue", "qvalue"]
+    np.testing.assert_allclose(tab["pvalue_conditional"], cond["pvalue"], rtol=1e-12)
+    used = np.isfinite(tab["pvalue_marginal"].to_numpy())
+    assert used.any()
+    np.testing.assert_allclose(tab["pvalue_marginal"][used], marg["pvalue"][used], rtol=1e-12)
+    both = np.minimum(1, 2 * np.minimum(cond["pvalue"], marg["pvalue"]))
+    np.testing.assert_allclose(tab["pvalue"][used], both[used], rtol=1e-12)
+    np.testing.assert_allclose(tab["pvalue"][~used], cond["pvalue"][~used], rtol=1e-12)
     assert tab.index.names == ["block", "variable"] and len(tab) == sum(x.shape[1] for x in xs)
     ranks = res.rank if isinstance(res.rank, dict) else dict.fromkeys(res.block_names, res.rank)
     for (b, _), df in tab["df"].items():
@@ -136,6 +148,41 @@ def test_drop1_table(fitted):
     b, v = tab.index[0]
     one = res.test_variables({b: [v]})
     assert one.statistic == pytest.approx(tab["statistic"].iloc[0], rel=1e-10)
+    assert one.pvalue == pytest.approx(tab["pvalue"].iloc[0], rel=1e-10)
+
+
+def test_marginal_variable_test_reads_hotelling_f():
+    """The whole-row test has df a sizeable share of m: its Wald statistic
+    is referred to Hotelling's F(df, m - df), not chi2(df) (which rejected
+    a quarter of the null variables at 0.05 in
+    studies/study_kblock_support_joint.py)."""
+    xs, rng = _blocks(300, (4, 4, 4), 5)
+    y = xs[0][:, 0] * xs[1][:, 0] + rng.normal(size=300)
+    tab = _fit(y, xs, 1).drop1(test="marginal").table
+    stat, df = tab["statistic"].to_numpy(), tab["df"].to_numpy()
+    m = 300
+    expect = stats.f.sf(stat * (m - df) / (df * m), df, m - df)
+    np.testing.assert_allclose(tab["pvalue"], expect, rtol=1e-10)
+    assert (tab["pvalue"].to_numpy() > stats.chi2.sf(stat, df)).all()
+
+
+def test_default_variable_test_finds_a_blocks_sole_driver():
+    """Where one variable carries all of its block's signal, the block's
+    basis without it is noise and the conditional test misses it; the
+    default (combined) test finds it, as the marginal part does."""
+    xs, rng = _blocks(600, (6, 6, 6), 0)
+    y = xs[0][:, 0] * xs[1][:, 1] + xs[0][:, 0] * xs[2][:, 2] + 0.5 * rng.normal(size=600)
+    model = jdr.JointDimReduction.from_blocks(y, {f"k{j}": x for j, x in enumerate(xs)})
+    res = model.fit(1)
+    names = res.block_names
+    drivers = [(names[0], res._labels(0)[0]), (names[1], res._labels(1)[1]),
+               (names[2], res._labels(2)[2])]
+    cond = res.drop1(test="conditional").table
+    assert cond.loc[drivers[0], "pvalue"] > 0.01  # the basis without a0 is noise
+    tab = res.drop1().table
+    assert (tab.loc[drivers, "pvalue"] < 1e-8).all()
+    sel = model.select_support(rank=1).table
+    assert set(sel.index[sel["selected"].to_numpy()]) == set(drivers)
 
 
 def test_coordinate_pieces_are_the_fits(fitted):

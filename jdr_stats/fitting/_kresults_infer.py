@@ -38,7 +38,7 @@ from ..inference.kblock_bootstrap import (
     kblock_results,
     warn_weak_gap,
 )
-from ..inference.kblock_coord import group_wald
+from ..inference.kblock_coord import combined_wald, group_wald
 from ..inference.kblock_influence import joint_influences, mapped_influences
 from ..resampling._engine import n_workers, worker_pool
 from ..runtime._validation import check_int, check_memory, normalize_seed
@@ -48,6 +48,8 @@ from ._rank_zero import check_rank_positive
 
 __all__ = ["KBlockInferenceMixin"]
 
+_VariableTest = Literal["combined", "conditional", "marginal"]
+_VARIABLE_TESTS = ("combined", "conditional", "marginal")
 _VARIABLES_H0 = ("the named variables' rows of their blocks' directions are zero: none of "
                  "them enters its block's subspace")
 
@@ -399,7 +401,7 @@ class KBlockInferenceMixin:
         return {k: sorted(set(v)) for k, v in out.items()}
 
     def test_variables(self, variables: str | Sequence[str] | Mapping[str, Sequence[str]], *,
-                       test: Literal["conditional", "marginal"] = "conditional") -> TestResult:
+                       test: _VariableTest = "combined") -> TestResult:
         """Test that several variables together do not enter the fit's
         directions, under the fit's estimator (theory in
         :mod:`jdr_stats.inference.kblock_coord`).
@@ -407,10 +409,15 @@ class KBlockInferenceMixin:
         H0: the named variables' rows of their blocks' directions are all
         zero.  Wald statistic of the stacked rows of ``A_k M_k`` projected
         on each block's rank-``r_k`` basis fitted without the group
-        (``"conditional"``, df ``sum_k |J_k| r_k``) or whole
-        (``"marginal"``), the covariance that of the rows' jackknife
-        influences (the whitening, per block or joint, re-estimated),
-        referred to ``chi2(df)``.  Asymptotic; dense fits without weights
+        (``"conditional"``, df ``sum_k |J_k| r_k``, ``chi2(df)``) or whole
+        (``"marginal"``, Hotelling's ``F``), the covariance that of the rows'
+        jackknife influences (the whitening, per block or joint,
+        re-estimated).  ``"combined"`` (the default) rejects where either
+        does, p-value ``min(1, 2 min(p_conditional, p_marginal))``: the
+        conditional test has no power where the group carries all of its
+        block's signal (the basis without it is noise), the marginal one
+        little where the rows are wide; with ``df_marginal > m / 2`` it is
+        the conditional test alone.  Asymptotic; dense fits without weights
         or covariates.  The tests are those of the fitted estimator's
         directions: the per-block estimator (``independent_blocks=True``)
         assumes independent blocks, and where the blocks correlate its
@@ -422,33 +429,49 @@ class KBlockInferenceMixin:
         variables : str, list of str, or dict
             Names looked up in every block, or ``{block: [...]}`` (needed
             for a name used in several blocks).
-        test : {"conditional", "marginal"}
+        test : {"combined", "conditional", "marginal"}
 
         Returns
         -------
         TestResult
+            For ``"combined"``: the conditional statistic and df, the
+            combined p-value (both parts in ``distribution``).
         """
-        if test not in ("conditional", "marginal"):
-            raise ValueError(f'test must be "conditional" or "marginal"; got {test!r}')
+        if test not in _VARIABLE_TESTS:
+            raise ValueError(f'test must be "combined", "conditional" or "marginal"; '
+                             f"got {test!r}")
         groups = self._resolve(variables)
         mks, amaps, psis = self._coordinate_input()
         ranks = [self._ranks[n] for n in self._names]
-        stat, df, pv = group_wald(mks, amaps, psis, groups, ranks,
-                                  conditional=test == "conditional")
+        m = psis[0].shape[0]
+        if test == "combined":
+            c = combined_wald(mks, amaps, psis, groups, ranks)
+            stat, df, pv = c["statistic"], int(c["df"]), c["pvalue"]
+            dfm = int(c["df_marginal"])
+            dist = (f"min(1, 2 min(p of chi2({df}) = {c['pvalue_conditional']:.4g}, p of "
+                    f"F({dfm}, {m - dfm}) = {c['pvalue_marginal']:.4g}))"
+                    if np.isfinite(c["pvalue_marginal"]) else
+                    f"chi2({df}) (conditional alone: df_marginal {dfm} > m / 2)")
+        else:
+            stat, df, pv = group_wald(mks, amaps, psis, groups, ranks,
+                                      conditional=test == "conditional")
+            dist = f"chi2({df})" if test == "conditional" else f"F({df}, {m - df})"
         names = [f"{self._names[k]}:{self._labels(k)[j]}" for k, js in groups.items()
                  for j in js]
         return TestResult(statistic=stat, df=float(df), pvalue=pv,
                           null=f"{_VARIABLES_H0} ({', '.join(names)})",
-                          distribution=f"chi2({df})", method=f"wald_jackknife_{test}",
+                          distribution=dist, method=f"wald_jackknife_{test}",
                           name="Test of a group of variables "
                                f"({self._settings['estimator']} estimator)")
 
-    def drop1(self, *, test: Literal["conditional", "marginal"] = "conditional") -> TestTable:
+    def drop1(self, *, test: _VariableTest = "combined") -> TestTable:
         """One test per variable of H0 "the variable does not enter its
         block's directions" under the fit's estimator: :meth:`test_variables`
         of each variable alone.  Columns ``statistic``, ``df``, ``pvalue``,
         ``qvalue`` (Benjamini-Hochberg over all blocks' variables), indexed
-        by ``(block, variable)``.
+        by ``(block, variable)``; the combined test (the default) adds its
+        parts ``pvalue_conditional``, ``statistic_marginal``,
+        ``df_marginal`` and ``pvalue_marginal``.
 
         Examples
         --------
@@ -457,40 +480,55 @@ class KBlockInferenceMixin:
         >>> x = [rng.normal(size=(200, 3)) for _ in range(3)]
         >>> y = x[0][:, 0] * x[1][:, 0] * x[2][:, 0] + rng.normal(size=200)
         >>> t = jdr.JointDimReduction.from_blocks(y, x).fit(1).drop1().table
-        >>> t.columns.tolist(), t.shape
-        (['statistic', 'df', 'pvalue', 'qvalue'], (9, 4))
+        >>> t.columns.tolist()[:4], t.shape
+        (['statistic', 'df', 'pvalue', 'qvalue'], (9, 8))
         """
-        if test not in ("conditional", "marginal"):
-            raise ValueError(f'test must be "conditional" or "marginal"; got {test!r}')
+        if test not in _VARIABLE_TESTS:
+            raise ValueError(f'test must be "combined", "conditional" or "marginal"; '
+                             f"got {test!r}")
         mks, amaps, psis = self._coordinate_input()
         ranks = [self._ranks[n] for n in self._names]
         rows, index = [], []
         for k, n in enumerate(self._names):
             for j, var in enumerate(self._labels(k)):
-                rows.append(group_wald(mks, amaps, psis, {k: [j]}, ranks,
-                                       conditional=test == "conditional"))
+                if test == "combined":
+                    rows.append(combined_wald(mks, amaps, psis, {k: [j]}, ranks))
+                else:
+                    stat, df, pv = group_wald(mks, amaps, psis, {k: [j]}, ranks,
+                                              conditional=test == "conditional")
+                    rows.append({"statistic": stat, "df": float(df), "pvalue": pv})
                 index.append((n, var))
-        table = pd.DataFrame(rows, columns=["statistic", "df", "pvalue"],
+        table = pd.DataFrame(rows,
                              index=pd.MultiIndex.from_tuples(index, names=["block", "variable"]))
-        table["df"] = table["df"].astype(float)
         pv = table["pvalue"].to_numpy()
         q = np.full(pv.shape, np.nan)
         finite = np.isfinite(pv)
         if finite.any():
             q[finite] = fdr_qvalues(pv[finite], "bh")
-        table["qvalue"] = q
+        extra = [c for c in table.columns if c not in ("statistic", "df", "pvalue")]
+        table.insert(3, "qvalue", q)
+        table = table[["statistic", "df", "pvalue", "qvalue", *extra]]
+        reference = {
+            "conditional": "chi2(df) reference (conditional test: rows projected on the "
+                           "block's rank-r_k basis fitted without the variable).",
+            "marginal": "Hotelling F(df, m - df) reference (marginal test: whole rows).",
+            "combined": "combined test: statistic and df of the conditional test (chi2 "
+                        "reference), *_marginal of the marginal one (whole rows, Hotelling "
+                        "F); pvalue = min(1, 2 min of the two), Bonferroni; the conditional "
+                        f"test alone where df_marginal > m / 2 (m = {psis[0].shape[0]}).",
+        }[test]
         notes = [
             "H0 (per row): the variable's row of its block's directions is zero.",
             f"Wald statistic, covariance of the rows' influences under the "
             f"{self._settings['estimator']} estimator ({self._settings['whitening']} whitening's "
             "estimation carried: analytic for the sample whitening, else delete-one), "
-            f"chi2(df) reference ({test} test"
-            + (": rows projected on the block's rank-r_k basis fitted without the variable)."
-               if test == "conditional" else ": whole rows)."),
+            + reference,
             "q-values: Benjamini-Hochberg over all blocks' variables.",
         ]
         return TestTable(table, "drop1: one variable at a time", f"wald_jackknife_{test}",
-                         notes=notes, method_label="jackknife Wald test, chi-square reference")
+                         notes=notes, method_label="jackknife Wald test",
+                         pvalue_columns=("pvalue_conditional", "pvalue_marginal")
+                         if test == "combined" else ())
 
     # -- bootstrap ------------------------------------------------------------------
     def bootstrap(self, n_boot: int = 199, *, seed: int | np.random.Generator | None = None,

@@ -16,10 +16,21 @@ group's directions of the block) and tested by the Wald statistic
 influences on ``G_k V_k`` (each row deleted, the whitening, the centring
 and the Hermite correction re-estimated, the pieces' scales and weights
 held): so the test is that of the fitted estimator whatever the whitening,
-the pieces (main effects pooled or not) or the route.  Referred to
-``chi2(df)``, ``df = sum_k |J_k| r_k`` (conditional) or
-``sum_k |J_k| D_k`` (``marginal``: the whole rows).  Asymptotic: i.i.d.
-rows, finite fourth moments, the blocks' conditional means linear.
+the pieces (main effects pooled or not) or the route.  The conditional
+test (``df = sum_k |J_k| r_k``) is referred to ``chi2(df)``; the
+``marginal`` one (the whole rows, ``df = sum_k |J_k| D_k``, often a sizeable
+share of ``m``) to Hotelling's form ``F(df, m - df)`` of the same statistic,
+which a covariance estimated from ``m`` rows needs at such ``df``.
+
+Where the tested variables carry all of their block's signal, the block's
+rows without them are noise, so the conditional basis is noise too and the
+conditional test has no power however strong the signal; the marginal test
+does not depend on a basis.  The ``combined`` test rejects where either
+does, its p-value ``min(1, 2 min(p_conditional, p_marginal))`` (Bonferroni:
+valid whatever their dependence); where the marginal covariance cannot be
+estimated well (``df > m / 2``) it is the conditional test alone.
+Asymptotic: i.i.d. rows, finite fourth moments, the blocks' conditional
+means linear.  Level and power: ``studies/study_kblock_support_joint.py``.
 """
 
 from __future__ import annotations
@@ -30,7 +41,10 @@ import numpy as np
 
 from ..runtime._lazy import stats
 
-__all__ = ["group_wald", "leave_out_basis"]
+__all__ = ["MARGINAL_MAX_SHARE", "combined_wald", "group_wald", "leave_out_basis"]
+
+#: Largest ``df / m`` at which the combined test uses the marginal test.
+MARGINAL_MAX_SHARE = 0.5
 
 
 def leave_out_basis(mk: np.ndarray, dirs: np.ndarray, rank: int) -> np.ndarray:
@@ -85,4 +99,30 @@ def group_wald(mks: Sequence[np.ndarray], amaps: Sequence[np.ndarray],
         return float("nan"), df, float("nan")
     if not np.isfinite(stat):
         return float("nan"), df, float("nan")
-    return stat, df, float(stats.chi2.sf(stat, df))
+    if conditional:
+        return stat, df, float(stats.chi2.sf(stat, df))
+    # Hotelling: m g' S^{-1} g (m - df) / (df (m - 1)) ~ F(df, m - df), S = omega m / (m - 1)
+    return stat, df, float(stats.f.sf(stat * (m - df) / (df * m), df, m - df))
+
+
+def combined_wald(mks: Sequence[np.ndarray], amaps: Sequence[np.ndarray],
+                  psis: Sequence[np.ndarray], groups: Mapping[int, Sequence[int]],
+                  ranks: Sequence[int]) -> dict[str, float]:
+    """The conditional and marginal tests of the group and their
+    combination (module docstring): keys ``statistic``, ``df``,
+    ``pvalue_conditional`` (the conditional test), ``statistic_marginal``,
+    ``df_marginal``, ``pvalue_marginal`` (NaN where not used) and ``pvalue``
+    (the combined p-value)."""
+    stat, df, pc = group_wald(mks, amaps, psis, groups, ranks, conditional=True)
+    m = psis[0].shape[0]
+    df_m = sum(len(list(idx)) * mks[k].shape[1] for k, idx in groups.items())
+    sm, pm = float("nan"), float("nan")
+    if df_m <= MARGINAL_MAX_SHARE * m:
+        sm, _, pm = group_wald(mks, amaps, psis, groups, ranks, conditional=False)
+    if not np.isfinite(pm):
+        p = pc
+    else:   # Bonferroni over the two tests (a NaN conditional p counts as 1)
+        p = min(1.0, 2.0 * min(pc if np.isfinite(pc) else 1.0, pm))
+    return {"statistic": stat, "df": float(df), "pvalue_conditional": pc,
+            "statistic_marginal": sm, "df_marginal": float(df_m), "pvalue_marginal": pm,
+            "pvalue": p}

@@ -152,8 +152,10 @@ def kblock_support(y: np.ndarray, blocks: Sequence[np.ndarray], names: Sequence[
 _NULL_NOTES = {
     "joint": ("H0: variable j does not enter block k's directions (its row of the "
               "directions zero). Statistic: Wald with the covariance of the rows' "
-              "jackknife influences under the joint whitening (results.drop1(); theory "
-              "page 'K blocks', section 5a)."),
+              "jackknife influences under the joint whitening, the row on the block's "
+              "basis without the variable (chi2(r_k)) and whole (Hotelling F), p-value "
+              "min(1, 2 min) of the two (results.drop1(); theory page 'K blocks', "
+              "section 5a)."),
     "per-block": ("H0: variable j does not enter block k's directions (row j of U_k zero, "
                   "original coordinates), so row j of Sigma_k^{-1} times block k's stacked "
                   "pieces is zero. Statistic: that row on the top r_k right singular "
@@ -177,11 +179,11 @@ def kblock_results(table: pd.DataFrame, *, names: Sequence[str], fdr: float, rul
     same = len(set(rank_by.values())) == 1
     return SupportResults(
         table=table, title="Support selection of the K-block fit", method="chi2",
-        method_label=("jackknife Wald, chi2(r_k)" if joint
+        method_label=("jackknife Wald, conditional and marginal combined" if joint
                       else "robust conditional Wald, chi2(r_k)"),
         notes=[_NULL_NOTES["joint" if joint else "per-block"],
                f"Estimator: {est.name} ({est.reason})."],
-        test="conditional", rule=rule, fdr=float(fdr),
+        test="combined" if joint else "conditional", rule=rule, fdr=float(fdr),
         rank=next(iter(rank_by.values())) if same else rank_by,
         settings={"covariance": "jackknife" if joint else "sandwich", "standardize": True,
                   "estimator": est.name, "estimator_reason": est.reason},

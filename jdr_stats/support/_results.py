@@ -43,7 +43,7 @@ class SupportResults(TestTable):
     method_label : str
         The test as a sentence (e.g. "conditional robust score test, wild
         bootstrap, B=499").
-    test : {"conditional", "marginal"}
+    test : {"conditional", "marginal", "combined"}
     rule : {"bh", "by", "threshold", "stability"}
     fdr : float
         Target false discovery rate of the Benjamini-Hochberg
