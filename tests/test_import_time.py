@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-HEAVY = ("statsmodels", "scipy.stats", "scipy.optimize", "scipy.integrate", "matplotlib",
-         "sklearn", "dask", "joblib", "tqdm")
+HEAVY = ("statsmodels", "scipy.stats", "scipy.optimize", "scipy.integrate", "scipy.linalg",
+         "scipy.sparse", "matplotlib", "sklearn", "dask", "joblib", "tqdm")
 
 _SCRIPT = (
     "import sys, jdr_stats\n"
