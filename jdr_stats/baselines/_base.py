@@ -27,11 +27,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-from statsmodels.iolib.summary2 import Summary
 
 from ..core._linalg import Whitening, cholesky_factor, sign_columns, unit_columns
 from ..io._data import DataModel, MissingPolicy, ModelData, check_new_block
@@ -41,6 +40,9 @@ from ..summary import SummaryMixin, build_summary, json_safe
 from ._moments import DesignMoments, centred_cross
 from ._slicing import SLICERS, SliceInfo
 from ._tables import DimensionTests, weighted_chi2_pvalue
+
+if TYPE_CHECKING:  # statsmodels on first use: fast ``import jdr_stats``
+    from statsmodels.iolib.summary2 import Summary
 
 __all__ = [
     "SDRModel",

@@ -4,15 +4,17 @@ of blocks: :class:`Comparison`."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
-from statsmodels.iolib.summary2 import Summary
 
 from ..persistence._export import ExportMixin, records
 from ..summary import SummaryMixin, build_summary, json_safe
 from ._common import _unfitted_note, conclusion, out_of_sample_column, out_of_sample_conclusion
+
+if TYPE_CHECKING:  # statsmodels on first use: fast ``import jdr_stats``
+    from statsmodels.iolib.summary2 import Summary
 
 __all__ = ["Comparison", "joint_label"]
 

@@ -8,10 +8,10 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 import numpy as np
-from scipy.linalg.blas import dsyrk
 from threadpoolctl import ThreadpoolController
 
 from .. import config
+from ..runtime._lazy import blas
 
 __all__ = ["blas_single_thread", "blas_for_blocks", "syrk_upper"]
 
@@ -93,7 +93,7 @@ def syrk_upper(c: np.ndarray, a: np.ndarray, alpha: float, trans: bool) -> None:
           and c.dtype == np.float64 and c.flags.f_contiguous and c.flags.writeable
           and c.shape == (n, n))
     if not _DSYRK or not ok:
-        dsyrk(alpha, a, beta=1.0, c=c, trans=int(trans), lower=0, overwrite_c=1)
+        blas.dsyrk(alpha, a, beta=1.0, c=c, trans=int(trans), lower=0, overwrite_c=1)
         return
     rows, cols = a.shape
     k = rows if trans else cols

@@ -21,9 +21,9 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 
 import numpy as np
-from scipy import linalg as sla
 
 from .. import config
+from ..runtime._lazy import linalg as sla
 from ._blas import blas_for_blocks, blas_single_thread
 from ._moments_engine import (
     BlockMoments,

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 
 import numpy as np
-from scipy.linalg.blas import dgemm as _dgemm
 
 from .. import config
+from ..runtime._lazy import blas
 from ._blas import blas_single_thread
 from ._moments_engine import BlockMoments
 
@@ -134,7 +134,7 @@ class ReweightedMoments:
             for start in range(0, self.m, self.chunk):
                 stop = min(start + self.chunk, self.m)
                 f = self._features(start, stop, buf)
-                out64_t = _dgemm(
+                out64_t = blas.dgemm(
                     1.0, f[:, :w64].T, counts[:, start:stop].T, beta=1.0, c=out64_t,
                     overwrite_c=True,
                 )

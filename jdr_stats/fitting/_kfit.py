@@ -17,7 +17,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from functools import cached_property
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -37,7 +37,7 @@ from ..persistence._export import ExportMixin
 from ..runtime._atomic import write_text
 from ..runtime._frequency import observations, whitening_nobs
 from ..runtime._validation import by_block, normalize_seed
-from ..summary import JDRSummary, build_summary, json_safe
+from ..summary import build_summary, json_safe
 from ..support._results import SupportResults
 from ..whitenings import WHITENING_METHODS
 from . import _kregression as kreg
@@ -50,6 +50,9 @@ from ._ksummary import _eigen_table, _wrapped, rank_tests_entry
 from ._kview import KBlockViewMixin
 from ._kwhiten import _cross_cov, _whiten_arrays
 from ._rank_zero import rank_zero_sizes
+
+if TYPE_CHECKING:  # statsmodels on first use: fast ``import jdr_stats``
+    from ..summary import JDRSummary
 
 __all__ = ["KBlockResults", "fit_kblocks"]
 

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import dataclasses
 from functools import cached_property
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
-from statsmodels.iolib.summary2 import Summary
 
 from .. import policy
 from .._version import __version__
@@ -44,6 +43,9 @@ from ..summary import (
     format_pvalue,
     json_safe,
 )
+
+if TYPE_CHECKING:  # statsmodels on first use: fast ``import jdr_stats``
+    from statsmodels.iolib.summary2 import Summary
 
 __all__ = ["ResultsReportMixin"]
 

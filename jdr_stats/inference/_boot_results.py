@@ -15,11 +15,10 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from functools import cached_property
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import numpy as np
 import pandas as pd
-from statsmodels.iolib.summary2 import Summary
 
 from ..diagnostics import gap_advice
 from ..estimation._estimate import Estimate
@@ -28,6 +27,9 @@ from ..persistence._export import ExportMixin, json_key, records
 from ..runtime._validation import check_choice, check_fraction
 from ..summary import SummaryMixin, build_summary, json_safe
 from ._bounds import calibrated_level, gap_diagnostics, order_index
+
+if TYPE_CHECKING:  # statsmodels on first use: fast ``import jdr_stats``
+    from statsmodels.iolib.summary2 import Summary
 
 __all__ = ["GAP_RATIO_MIN", "BootstrapResults", "BootstrappedFit"]
 

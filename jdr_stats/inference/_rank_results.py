@@ -23,16 +23,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import pandas as pd
-from statsmodels.iolib.summary2 import Summary
 
 from ..policy import Choice
 from ..runtime._validation import check_fraction
 from ..summary import build_summary
 from .hypotheses import TestTable, renamed_blocks
 from .kblock_rank import choose_block_rank
+
+if TYPE_CHECKING:  # statsmodels on first use: fast ``import jdr_stats``
+    from statsmodels.iolib.summary2 import Summary
 
 __all__ = ["RankTestResults"]
 

@@ -45,14 +45,12 @@ from functools import partial
 from typing import Any
 
 import numpy as np
-from scipy import linalg
-from scipy.linalg import lapack
-from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 
 from .. import config
 from ..core._linalg import blas_for_blocks, blas_single_thread, mp_edge
 from ..resampling._engine import row_bits, row_signs
 from ..resampling._progress import ProgressArg, progress_bar, run_batches
+from ..runtime._lazy import lapack, linalg, sparse_linalg
 from ._rank_stats import WhitenedDesign
 from ._spectral_sums import (
     _accumulate,
@@ -122,13 +120,15 @@ def _top_eig(x: np.ndarray) -> float:
     if small <= _DENSE_EIG_MAX:
         return _gram_top(_gram(x))
     if x.shape[0] <= x.shape[1]:
-        op = LinearOperator((small, small), matvec=lambda v: x @ (x.T @ v), dtype=float)
+        op = sparse_linalg.LinearOperator((small, small), matvec=lambda v: x @ (x.T @ v),
+                                          dtype=float)
     else:
-        op = LinearOperator((small, small), matvec=lambda v: x.T @ (x @ v), dtype=float)
+        op = sparse_linalg.LinearOperator((small, small), matvec=lambda v: x.T @ (x @ v),
+                                          dtype=float)
     try:
-        return float(eigsh(op, k=1, which="LA", v0=np.ones(small), tol=0,
+        return float(sparse_linalg.eigsh(op, k=1, which="LA", v0=np.ones(small), tol=0,
                            return_eigenvectors=False)[0])
-    except ArpackNoConvergence:  # pragma: no cover - dense fallback
+    except sparse_linalg.ArpackNoConvergence:  # pragma: no cover - dense fallback
         return float(np.linalg.norm(x, 2) ** 2)
 
 

@@ -16,7 +16,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
-from scipy import linalg
 
 from .. import config
 from ..core._hosvd import complement_statistic, hosvd, whitened_crosses
@@ -30,6 +29,7 @@ from ..core._linalg import (
 from ..core.whitening import DesignWhitening
 from ..exceptions import RowsNotInMemoryError
 from ..io._data import ModelData, RowsData, map_rows
+from ..runtime._lazy import linalg
 from .rank_robust import Chunks, whitened_chunks
 
 __all__ = ["WhitenedDesign", "whitened_response"]

@@ -18,9 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import blas
 
 from .. import config
+from ..runtime._lazy import blas
 
 
 @dataclass(frozen=True)

@@ -31,10 +31,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import numpy as np
-from scipy.linalg import blas
 
 from .. import config
 from ..core._linalg import BlockMoments, ReweightedMoments
+from ..runtime._lazy import blas
 
 __all__ = ["DirectMoments"]
 

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
-from statsmodels.iolib.summary2 import Summary
 
 from ..persistence._export import ExportMixin, clean_keys, records
 from ..summary import SummaryMixin, build_summary, format_pvalue, json_safe
+
+if TYPE_CHECKING:  # statsmodels on first use: fast ``import jdr_stats``
+    from statsmodels.iolib.summary2 import Summary
 
 __all__ = [
     "TEST_COLUMNS",

@@ -9,11 +9,10 @@ The computation is :func:`~jdr_stats.inference.rank_robust.ladle_from_chunks`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-from statsmodels.iolib.summary2 import Summary
 
 from ..core._linalg import BlockMoments, Whitening
 from ..core.whitening import DesignWhitening
@@ -23,6 +22,9 @@ from ..runtime._validation import normalize_seed
 from ..summary import SummaryMixin, build_summary
 from ._ladle_criterion import ladle_from_chunks
 from ._rank_stats import _whiten
+
+if TYPE_CHECKING:  # statsmodels on first use: fast ``import jdr_stats``
+    from statsmodels.iolib.summary2 import Summary
 
 __all__ = ["LADLE_ASSUMPTIONS", "LADLE_CHOSEN_BY", "LadleResults", "ladle_results"]
 

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import numpy as np
 import pandas as pd
@@ -50,8 +50,11 @@ from ..core.moments import column_scales
 from ..core.whitening import DesignWhitening
 from ..runtime._lazy import stats
 from ..runtime._validation import normalize_seed
-from ..summary import Summary, build_summary
+from ..summary import build_summary
 from .hypotheses import TestTable, perm_pvalue
+
+if TYPE_CHECKING:  # statsmodels on first use: fast ``import jdr_stats``
+    from statsmodels.iolib.summary2 import Summary
 
 __all__ = ["MAIN_EFFECTS_NULL", "MainEffectsResults", "MainEffectsMethod", "freedman_lane",
            "main_effects_test", "robust_score", "studentized_stat"]

@@ -31,9 +31,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
-from scipy import linalg as sla
 
 from .. import config
+from ..runtime._lazy import linalg as sla
 from ..runtime._lazy import stats
 from ..runtime._validation import check_int, normalize_seed
 from ._ladle_criterion import LadleResult, ladle_from_chunks, ladle_kmax

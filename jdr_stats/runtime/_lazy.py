@@ -1,6 +1,6 @@
 """Heavy modules imported when first used, not when the package is imported.
 
-``scipy.stats`` and ``scipy.integrate`` take most of the time of a plain
+``scipy.stats``, ``scipy.integrate`` and ``scipy.linalg`` take most of the time of a plain
 ``import jdr_stats``; the modules that need them bind a :class:`LazyModule`
 in their place, which imports the real module at its first attribute access
 (a p-value, a quadrature) and forwards every access to it.  Type checkers
@@ -15,7 +15,7 @@ import importlib
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["LazyModule", "integrate", "stats"]
+__all__ = ["LazyModule", "blas", "integrate", "lapack", "linalg", "sparse_linalg", "stats"]
 
 
 class LazyModule:
@@ -49,9 +49,18 @@ class LazyModule:
 
 
 if TYPE_CHECKING:
-    from scipy import integrate, stats
+    from scipy import integrate, linalg, stats
+    from scipy.linalg import blas, lapack
+    from scipy.sparse import linalg as sparse_linalg
 else:
     #: ``scipy.stats``, imported at the first distribution used.
     stats = LazyModule("scipy.stats")
     #: ``scipy.integrate``, imported at the first quadrature (the Imhof tail).
     integrate = LazyModule("scipy.integrate")
+    #: ``scipy.linalg`` and its BLAS and LAPACK wrappers, imported at the
+    #: first factorisation (scipy's own import costs about 0.2 s).
+    linalg = LazyModule("scipy.linalg")
+    blas = LazyModule("scipy.linalg.blas")
+    lapack = LazyModule("scipy.linalg.lapack")
+    #: ``scipy.sparse.linalg``, imported at the first iterative eigensolve.
+    sparse_linalg = LazyModule("scipy.sparse.linalg")

@@ -27,7 +27,6 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
-import scipy.linalg as sla
 
 from .. import policy
 from ..core.kestimate import piece_scale, piece_weight
@@ -35,6 +34,7 @@ from ..core.moments import column_scales
 from ..core.tensor import pieces
 from ..inference.hypotheses import fdr_qvalues
 from ..policy import Choice
+from ..runtime._lazy import linalg as sla
 from ..runtime._lazy import stats
 from ._results import SupportResults
 
