@@ -13,7 +13,7 @@ from jdr_stats.core.kestimate import block_factors, stacked_pieces
 from jdr_stats import policy
 from jdr_stats.core.tensor import hermite_corrected, pieces
 from jdr_stats.fitting._kfit import _jackknife_influences
-from jdr_stats.fitting._kwhiten import _cross_cov, _whiten_arrays
+from jdr_stats.fitting._kwhiten import _aligned, _cross_cov, _whiten_arrays
 from jdr_stats.inference.kblock_influence import joint_influences
 
 
@@ -72,8 +72,11 @@ def test_hermite_piece_influence_is_the_derivative_in_a_row_weight():
     y, blocks = _design(m, n=2, seed=3)
     names, labels = ["a", "b", "c"], [["x", "y"]] * 3
 
-    def piece(w):
-        zs, _ = _whiten_arrays(blocks, w, names, labels, "sample", "joint")
+    _, white = _whiten_arrays(blocks, np.ones(m), names, labels, "sample", "joint")
+    ref = [white.maps[k].solve_t(np.eye(2)) for k in range(3)]
+
+    def piece(w):  # the whitening turned to the fit's (the symmetric change)
+        zs, _ = _aligned(*_whiten_arrays(blocks, w, names, labels, "sample", "joint"), ref)
         wn = w / w.sum()
         return hermite_corrected((y - wn @ y) * m * wn, zs, _cross_cov(zs, wn)), zs, wn
 

@@ -15,7 +15,7 @@ import pytest
 import jdr_stats as jdr
 from jdr_stats.core.kestimate import block_factors, stacked_pieces
 from jdr_stats.fitting._kfit import _jackknife_influences
-from jdr_stats.fitting._kwhiten import _cross_cov, _whiten_arrays
+from jdr_stats.fitting._kwhiten import _aligned, _cross_cov, _whiten_arrays
 from jdr_stats.inference.kblock_influence import joint_influences
 from jdr_stats.inference.kblock_orthogonal import kblock_residual, residual_influences
 from jdr_stats.inference.kblock_rank import block_rank_table_rows, piece_energies
@@ -163,9 +163,12 @@ def test_analytic_influences_match_the_jackknife(estimator):
 
 def _weighted_pieces(y, xs, w, estimator, fac=None):  # type: ignore[no-untyped-def]
     """The orthogonal pieces with rows weighted by ``w`` (the residual by
-    weighted least squares, the whitening by the weighted moments)."""
+    weighted least squares, the whitening by the weighted moments, turned
+    to the unweighted fit's)."""
     labels = [[f"{n}{j}" for j in range(x.shape[1])] for n, x in zip(NAMES, xs, strict=True)]
-    zs, _ = _whiten_arrays(xs, w, list(NAMES), labels, "sample", estimator)
+    _, white = _whiten_arrays(xs, None, list(NAMES), labels, "sample", estimator)
+    ref = [white.maps[k].solve_t(np.eye(x.shape[1])) for k, x in enumerate(xs)]
+    zs, _ = _aligned(*_whiten_arrays(xs, w, list(NAMES), labels, "sample", estimator), ref)
     wn = w / w.sum()
     design = np.column_stack([np.ones(len(y)), *xs]) * np.sqrt(wn)[:, None]
     coef = np.linalg.lstsq(design, y * np.sqrt(wn), rcond=None)[0]

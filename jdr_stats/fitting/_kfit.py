@@ -48,7 +48,7 @@ from ._kresults_infer import KBlockInferenceMixin
 from ._ksparse import check_block_sparsity, cv_kblock_sparsity, sparse_kfit, tested_supports
 from ._ksummary import _eigen_table, _wrapped, rank_tests_entry
 from ._kview import KBlockViewMixin
-from ._kwhiten import _cross_cov, _whiten_arrays
+from ._kwhiten import _aligned, _cross_cov, _whiten_arrays
 from ._rank_zero import rank_zero_sizes
 
 if TYPE_CHECKING:  # statsmodels on first use: fast ``import jdr_stats``
@@ -91,13 +91,16 @@ def _jackknife_influences(blocks: Sequence[np.ndarray], endog: np.ndarray,
     ``i`` deleted (its weight lowered by ``d_i = min(1, w_i)``, the row
     dropped at zero), the pieces refitted (whitening, centring, Hermite
     correction re-estimated, and with ``orthogonal`` the response's residual
-    on ``[1, every block]``; the pieces' scales and weights held), and
+    on ``[1, every block]``; the pieces' scales and weights held; the
+    whitening turned to the fit's, :func:`~jdr_stats.fitting._kwhiten._aligned`), and
     ``(W - d_i) / d_i (M_k - M_k^{(-i)})`` (``W`` the rows or the weights'
     sum), ``m x n_k x D_k`` per block."""
     m = endog.shape[0]
     wts = np.ones(m) if w is None else np.asarray(w, float)
     total = float(wts.sum())
     out = [np.empty((m, *mk.shape)) for mk in stacked]
+    _, white = _whiten_arrays(blocks, w, names, labels, kind, estimator)
+    ref = [white.maps[k].solve_t(np.eye(b.shape[1])) for k, b in enumerate(blocks)]
     for i in range(m):
         d = min(1.0, float(wts[i]))
         wi = wts.copy()
@@ -105,7 +108,7 @@ def _jackknife_influences(blocks: Sequence[np.ndarray], endog: np.ndarray,
         keep = wi > 0
         sub = [b[keep] for b in blocks]
         wk = None if w is None else wi[keep]
-        zs, _ = _whiten_arrays(sub, wk, names, labels, kind, estimator)
+        zs, _ = _aligned(*_whiten_arrays(sub, wk, names, labels, kind, estimator), ref)
         n = int(keep.sum())
         wn = np.full(n, 1.0 / n) if wk is None else wk / wk.sum()
         y = (kblock_residual(endog[keep], sub) if orthogonal

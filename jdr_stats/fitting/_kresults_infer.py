@@ -43,7 +43,7 @@ from ..inference.kblock_influence import joint_influences, mapped_influences
 from ..resampling._engine import n_workers, worker_pool
 from ..runtime._validation import check_int, check_memory, normalize_seed
 from ..support._cv import complementary_halves
-from ._kwhiten import _cross_cov, _whiten_arrays
+from ._kwhiten import _aligned, _cross_cov, _whiten_arrays
 from ._rank_zero import check_rank_positive
 
 __all__ = ["KBlockInferenceMixin"]
@@ -361,12 +361,13 @@ class KBlockInferenceMixin:
         for i in range(m):
             keep[i] = False
             sub = [x[keep] for x in blocks]
-            zi, wi = _whiten_arrays(sub, None, list(self._names), labels, kind, estimator)
+            zi, ai = _aligned(*_whiten_arrays(sub, None, list(self._names), labels, kind,
+                                              estimator), amaps)
             wni = np.full(m - 1, 1.0 / (m - 1))
             yi = y[keep] - wni @ y[keep]
             mi = stacked_pieces(yi, zi, fac, cross_cov=self._cross_cov_of(zi, wni))
-            for k, n in enumerate(widths):
-                psis[k][i] = (m - 1) * (gk[k] - wi.maps[k].solve_t(np.eye(n)) @ mi[k])
+            for k in range(len(widths)):
+                psis[k][i] = (m - 1) * (gk[k] - ai[k] @ mi[k])
             keep[i] = True
         return list(mks), amaps, psis
 

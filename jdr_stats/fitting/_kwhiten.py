@@ -16,7 +16,7 @@ from ..core.whitening import DesignWhitening
 from ..runtime._frequency import frequency_nobs
 from ..whitenings import kblock_refusal, per_block_whitening
 
-__all__ = ["_cross_cov", "_whiten_arrays"]
+__all__ = ["_aligned", "_cross_cov", "_whiten_arrays"]
 
 
 def _whiten_arrays(blocks: Sequence[np.ndarray], w: np.ndarray | None, names: Sequence[str],
@@ -65,3 +65,27 @@ def _whiten_arrays(blocks: Sequence[np.ndarray], w: np.ndarray | None, names: Se
 def _cross_cov(zs: Sequence[np.ndarray], wn: np.ndarray) -> dict[tuple[int, int], np.ndarray]:
     return {(a, b): (zs[a] * wn[:, None]).T @ zs[b]
             for a in range(len(zs)) for b in range(a + 1, len(zs))}
+
+
+def _aligned(zs: Sequence[np.ndarray], white: DesignWhitening[Any],
+             ref_maps: Sequence[np.ndarray]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """A refit's whitened rows and maps back, each block's whitened
+    coordinates turned to those of the fit (``ref_maps``: the fit's maps
+    back ``A_k = C_k^{-T}``): ``(rows, maps back)``.
+
+    A whitening is fixed up to a rotation of its coordinates; the Cholesky
+    factor's depends on the order of the columns.  The refit's ``W_i =
+    A_i^T`` is turned to ``U^T W_i``, ``U`` the orthogonal polar factor of
+    ``X = W_i W^{-1}``, so that ``U^T X`` is symmetric positive definite:
+    the refit's whitening closest to the fit's, and the same whatever the
+    order or the units of the columns (a delete-one refit then moves the
+    pieces by the data alone, never by the factor's order; theory page
+    "K blocks", "The rotation of the whitening")."""
+    out_z, out_a = [], []
+    for k, (z, a_ref) in enumerate(zip(zs, ref_maps, strict=True)):
+        a = white.maps[k].solve_t(np.eye(z.shape[1]))
+        left, _, right = np.linalg.svd(np.linalg.solve(a_ref, a).T)
+        u = left @ right
+        out_z.append(z @ u)
+        out_a.append(a @ u)
+    return out_z, out_a

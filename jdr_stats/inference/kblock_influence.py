@@ -9,11 +9,18 @@ identity diagonal blocks and the blocks' cross covariances ``S_ab`` off
 them.  A row's influence on ``(mu, Sigma)`` moves every whitened row by
 ``dz(x) = G_i z(x) - z_i`` with, in whitened coordinates only,
 
-    G_i = diag_k(Phi(E_i,kk)^T) - E_i R^{-1},   E_i = z_i z_i^T - R,
+    G_i = diag_k(E_i,kk / 2) - E_i R^{-1},   E_i = z_i z_i^T - R.
 
-``Phi`` the lower triangle with half its diagonal (the derivative of the
-Cholesky factor).  A plain cross moment ``T_U = E[(y - ybar) o_{c in U}
-z_c]`` then has the influence
+A whitening is fixed up to a rotation of each block's coordinates: the
+Cholesky factor's change, ``dC_k = C_k Phi(E_i,kk)`` (``Phi`` the lower
+triangle with half its diagonal), is its symmetric part ``E_i,kk / 2``
+plus a rotation that depends on the order of the columns.  The influences
+take the symmetric part alone (the refit's whitening turned to the fit's,
+as the delete-one refits do, :func:`~jdr_stats.fitting._kwhiten._aligned`):
+the same under any order or units of the columns, and, the rotation
+moving only the pieces' null parts, the same tests to first order.  A
+plain cross moment ``T_U = E[(y - ybar) o_{c in U} z_c]`` then has the
+influence
 
     (y_i - ybar) o z_iU - T_U - (y_i - ybar) o E[o_U z]
       - sum_{j in U} z_ij (slot j) o T_{U - j}
@@ -21,8 +28,8 @@ z_c]`` then has the influence
 
 and the Hermite-corrected piece ``sum_pi (-1)^|pi| (o_pi S_ab) o T_free``
 adds, for each matched pair, ``dS_ab = (E_i + G_i R + R G_i^T)_ab`` with
-the influence of ``T_free``.  Each block whitened alone by its own
-Cholesky factor gives ``G_i = -diag_k Phi(E_i,kk)`` instead.  Each term is
+the influence of ``T_free``.  Each block whitened alone gives ``G_i =
+-diag_k E_i,kk / 2`` instead.  Each term is
 a shared moment (formed once, ``O(m)`` rows each) contracted with the
 row's own values: no refits.  The
 influence is that of one copy of row ``i`` on the (weighted) mean, what
@@ -41,7 +48,7 @@ from .. import config
 from ..core.kestimate import KBlockFactors
 from ..core.tensor import _partial_matchings, cross_tensor
 
-__all__ = ["cholesky_derivative", "joint_influences", "mapped_influences"]
+__all__ = ["joint_influences", "mapped_influences"]
 
 Piece = tuple[int, ...]
 
@@ -109,9 +116,9 @@ class _Moments:
             g = -e @ self.rinv if self.joint else np.zeros_like(e)
             for k in range(len(self.zs)):
                 sl = self.block(k)
-                low = cholesky_derivative(e[:, sl, sl])
-                # joint: + Phi^T (the factor of P_kk^-1); per block: - Phi
-                g[:, sl, sl] += np.swapaxes(low, 1, 2) if self.joint else -low
+                # the factor's symmetric change (module docstring): joint + E_kk / 2
+                # (the factor of P_kk^-1), per block - E_kk / 2
+                g[:, sl, sl] += (0.5 if self.joint else -0.5) * e[:, sl, sl]
             self.g = g
         return self.g
 
@@ -122,13 +129,6 @@ class _Moments:
         za, zb = self.zfull[:, sa], self.zfull[:, sb]
         e = za[:, :, None] * zb[:, None, :] - self.r[sa, sb]
         return (g[:, sa, :] @ self.r[:, sb]) + (self.r[sa, :] @ np.swapaxes(g[:, sb, :], 1, 2)) + e
-
-
-def cholesky_derivative(e: np.ndarray) -> np.ndarray:
-    """``Phi(E)``: the lower triangle of each ``E`` (``... x n x n``) with half
-    its diagonal, ``dL = L Phi(L^-1 dA L^-T)`` for ``A = L L^T``."""
-    n = e.shape[-1]
-    return np.tril(e, -1) + 0.5 * np.einsum("...jj->...j", e)[..., None] * np.eye(n)
 
 
 def _row_products(y2: np.ndarray, zs: Sequence[np.ndarray]) -> np.ndarray:
@@ -246,8 +246,8 @@ def joint_influences(y: np.ndarray, zs: Sequence[np.ndarray], fac: KBlockFactors
     ``cross_cov`` their blocks' cross covariances (the Hermite correction of
     pieces of three or more blocks; None: uncorrected), ``w`` the case
     weights (the influence of one copy of a row), ``joint=False``: each block
-    whitened alone by the Cholesky factor of its sample covariance
-    (``G_i = -diag_k Phi(E_i,kk)``).  ``own_share``: the moments the
+    whitened alone by its sample covariance (``G_i = -diag_k E_i,kk / 2``).
+    ``own_share``: the moments the
     whitening's terms contract keep the row's own share (the exact
     derivative at the sample); by default one copy's share
     (``min(1, w_i) / W``) is left out (theory page, "The rows' own
@@ -309,15 +309,16 @@ def mapped_influences(psis: Sequence[np.ndarray], zs: Sequence[np.ndarray],
                       wn: np.ndarray | None = None) -> list[np.ndarray]:
     """Each row's influence on ``G_k = A_k M_k`` (the variable tests'
     pieces in the original variables, ``A_k = C_k^{-T}``) from its influence
-    ``psis[k]`` on ``M_k``: ``A_k (psi_ik - Phi(E_i,kk)^T M_k)``, the second
-    term the map's own estimation (``dC_k = C_k Phi(E_i,kk)`` for the
-    per-block and the joint whitening alike)."""
+    ``psis[k]`` on ``M_k``: ``A_k (psi_ik - E_i,kk M_k / 2)``, the second
+    term the map's own estimation (``dC_k = C_k E_i,kk / 2``, the factor's
+    symmetric change, module docstring, for the per-block and the joint
+    whitening alike)."""
     out = []
     for psi, z, mk, a in zip(psis, zs, mks, amaps, strict=True):
         m = z.shape[0]
         w = np.full(m, 1.0 / m) if wn is None else wn
         cov = (z * w[:, None]).T @ z
-        low = cholesky_derivative(z[:, :, None] * z[:, None, :] - (cov + cov.T) / 2)
-        inner = psi - np.swapaxes(low, 1, 2) @ mk
+        half = 0.5 * (z[:, :, None] * z[:, None, :] - (cov + cov.T) / 2)
+        inner = psi - half @ mk
         out.append(np.einsum("jn,ind->ijd", a, inner, optimize=True))
     return out
