@@ -522,7 +522,12 @@ class JointDimReduction(StreamedConstructorsMixin, DataModel):
             ``"chi2"`` is the normal-theory test), or the ladle
             estimator (``"ladle"``, Luo and Li 2016, bootstrap from a child of
             ``seed``).  The tests whiten with the sample covariance whatever
-            ``whitening``.
+            ``whitening``.  Three or more blocks (and the K-block engine at
+            two): ``"auto"``/``"robust"`` (the robust per-block tests) or
+            ``"ladle"``, each block's ladle over its stacked pieces with
+            Poisson refits of the whole fit (``rank_test_table`` is then a
+            :class:`~jdr_stats.LadleResults` by block; theory page "K
+            blocks", section "The ladle").
         alpha : float
             Level of the rank tests when ``rank="auto"``.
         fdr : float

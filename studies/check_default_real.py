@@ -29,6 +29,9 @@ a categorical y.  Methods:
   products of every pair of blocks' features.
 - ``jdr fit("auto", main_effects=True)``: the pooled estimator, the same
   predictor.
+- ``jdr fit("auto", rank_method="ladle")`` and ``jdr ladle,
+  main_effects=True``: the same two fits with each block's rank chosen by
+  the ladle (seed 0) instead of the robust tests.
 - ``SIR per block``: ``jdr.SIR`` on each block alone (one slice per class
   for a categorical y), the first ``d`` directions of each (d = 2, at most
   the block's width), the same predictor.
@@ -218,6 +221,8 @@ def study(name: str) -> str:
     methods: dict[str, Features | str] = {
         'jdr fit("auto")': jdr_features(),
         'jdr fit("auto", main_effects=True)': jdr_features(main_effects=True),
+        'jdr fit("auto", rank_method="ladle")': jdr_features(rank_method="ladle"),
+        'jdr ladle, main_effects=True': jdr_features(rank_method="ladle", main_effects=True),
         "SIR per block": sir_features,
         "PLS": "pls",
         "linear model": "ols",
@@ -264,10 +269,11 @@ def study(name: str) -> str:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = jdr.JointDimReduction.from_blocks(y, blocks)
-        for kw in ({}, {"main_effects": True}):
+        for kw in ({}, {"main_effects": True}, {"rank_method": "ladle"},
+                   {"rank_method": "ladle", "main_effects": True}):
             res = model.fit("auto", seed=0, **kw)
-            lines.append(f"full data, fit(\"auto\"{', main_effects=True' if kw else ''}): "
-                         f"ranks {res.rank}")
+            args = "".join(f", {k}={v!r}" for k, v in kw.items())
+            lines.append(f"full data, fit(\"auto\"{args}): ranks {res.rank}")
     return "\n".join(lines) + "\n"
 
 

@@ -216,6 +216,10 @@ class KBlockFoundMixin:
         alpha = float(self._settings.get("alpha") or 0.05)
         me = first_moments(self._summary_main_effects, self._names, self.nobs)
         ranks = ", ".join(f"{n}={r}" for n, r in self._ranks.items())
+        if getattr(self, "_ladle", None) is not None:  # a criterion: no level, no verdicts
+            return [f"Found: ranks {ranks} (chosen by the ladle estimator: no test level); "
+                    f"main-effects tests at alpha = {alpha:g}: "
+                    f"{main_effects_clause(self._names, me, alpha)}."]
         if self._tables is None:
             given = ("given; no rank test carries the regression's estimation"
                      if self._settings.get("interactions") == "regression"

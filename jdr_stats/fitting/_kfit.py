@@ -14,6 +14,7 @@ two-block code path.
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from functools import cached_property
@@ -27,9 +28,11 @@ from ..core._linalg import unit_columns
 from ..core.kestimate import KBlockFactors, block_factors, stacked_pieces
 from ..core.tensor import sketch_tests
 from ..core.whitening import DesignWhitening
+from ..exceptions import RankSelectionWarning
 from ..inference._kblock_design import KBlockDesign
 from ..inference._rank_results import RankTestResults
 from ..inference.kblock_orthogonal import kblock_residual
+from ..inference.ladle import LADLE_AT_ZERO, LadleResults
 from ..inference.main_effects import MainEffectsMethod, MainEffectsResults, main_effects_test
 from ..inference.rank_methods import kblock_method
 from ..io._data import ModelData
@@ -42,6 +45,7 @@ from ..support._results import SupportResults
 from ..whitenings import WHITENING_METHODS
 from . import _kregression as kreg
 from ._found import KBlockFoundMixin
+from ._kladle import kblock_ladle
 from ._krank import block_rank_choice, block_rank_results, method_text
 from ._kresults_extra import KBlockExtrasMixin
 from ._kresults_infer import KBlockInferenceMixin
@@ -194,7 +198,12 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
     elif sparsity is not None and sparsity not in ("cv", "auto"):
         raise ValueError(f'sparsity: three or more blocks take an int, a dict by block name, '
                          f'"auto" or "cv"; got {sparsity!r}')
-    method = kblock_method(rank_method, "rank_method", what)
+    ladle = rank_method == "ladle"
+    method = kblock_method("auto" if ladle else rank_method, "rank_method", what)
+    if ladle and interactions == "regression":
+        raise ValueError('rank_method="ladle" reads the pieces of the cross moments; a fit of '
+                         'interactions="regression" chooses its ranks by its own tests: use '
+                         'rank_method="auto"')
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1); got {alpha!r}")
     normalize_seed(seed)
@@ -228,7 +237,17 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
                             tests=_route_tests(route, widths))
     tables: dict[str, pd.DataFrame] | None = None
     influence = None
-    if rank == "auto":
+    lad: LadleResults | None = None
+    if rank == "auto" and ladle:
+        lad = kblock_ladle(model, KBlockResults._refit, _ladle_kwargs(
+            kind, estimator, main_effects, interactions, independent_blocks),
+            y=y, zs=zs, w=w, fac=fac, cross_cov=cross_cov, names=names, widths=widths,
+            seed=seed)
+        chosen = lad.select_rank()
+        assert isinstance(chosen, dict)
+        ranks = chosen
+        _warn_ladle_zero(ranks)
+    elif rank == "auto":
         if m > policy.KBLOCK_GRAM_MAX_ROWS:
             raise ValueError(f'rank="auto": the per-block rank tests form m x m matrices, '
                              f"m = {m} > {policy.KBLOCK_GRAM_MAX_ROWS}; give the ranks")
@@ -246,14 +265,34 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
         "estimator": estimator, "estimator_reason": est_choice.reason,
         "route": route.to_dict(), "weighting": weighting.to_dict(),
         "main_effects": main_effects, "interactions": interactions,
-        "rank_method": method_text(method) if tables is not None else None,
+        "rank_method": "ladle" if lad is not None else method_text(method)
+        if tables is not None else None,
         "influence": None if influence is None else influence.to_dict(),
         "alpha": alpha if tables is not None else None}
     if sparsity is None:
-        return KBlockResults(model, fac, white, ranks, settings, tables, blocks)
-    return _sparse_results(model, sparsity, seed, y, zs, blocks, white, fac, ranks, settings,
-                           tables, route=route, kind=kind, estimator=estimator,
-                           cross_cov=cross_cov, q=q, fdr=fdr)
+        out = KBlockResults(model, fac, white, ranks, settings, tables, blocks)
+    else:
+        out = _sparse_results(model, sparsity, seed, y, zs, blocks, white, fac, ranks,
+                              settings, tables, route=route, kind=kind, estimator=estimator,
+                              cross_cov=cross_cov, q=q, fdr=fdr)
+    out._ladle = lad
+    return out
+
+
+def _ladle_kwargs(kind: str, estimator: str, main_effects: bool, interactions: str,
+                  independent_blocks: bool) -> dict[str, Any]:
+    """The ladle's refits: the fit's whitening, estimator and pieces, dense."""
+    return {"whitening": kind, "independent_blocks": estimator == "per-block",
+            "sparsity": None, "rank_method": "auto", "alpha": 0.05, "seed": None,
+            "main_effects": main_effects, "interactions": interactions}
+
+
+def _warn_ladle_zero(ranks: Mapping[str, int]) -> None:
+    """The ladle's word for the blocks where its criterion is smallest at 0."""
+    zero = [n for n, r in ranks.items() if r == 0]
+    if zero:
+        warnings.warn(f"block(s) {', '.join(map(repr, zero))}: {LADLE_AT_ZERO}; returning "
+                      "rank 0 (no directions) for them", RankSelectionWarning, stacklevel=5)
 
 
 def _sparse_results(model: Any, sparsity: Any, seed: Any, y: np.ndarray,
@@ -357,6 +396,7 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockFoundMixin,
         self._names = tuple(model.block_names)
         self._cv_table: pd.DataFrame | None = None
         self._support_tests: SupportResults | None = None
+        self._ladle: LadleResults | None = None  # rank="auto", rank_method="ladle"
 
     @property
     def model(self) -> Any:
@@ -457,9 +497,12 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockFoundMixin,
         return self._rank_results(full._tables, spec.name, full._settings["influence"])
 
     @property
-    def rank_test_table(self) -> RankTestResults | None:
-        """The rank tests that chose each block's rank (``rank="auto"``),
-        else None; :meth:`rank_tests` computes them for any fit."""
+    def rank_test_table(self) -> RankTestResults | LadleResults | None:
+        """The rank tests that chose each block's rank (``rank="auto"``; the
+        ladle's criteria for ``rank_method="ladle"``), else None;
+        :meth:`rank_tests` computes the tests for any fit."""
+        if getattr(self, "_ladle", None) is not None:
+            return self._ladle
         if self._tables is None:
             return None
         return self._rank_results(self._tables, self._settings["rank_method"],
@@ -731,6 +774,10 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockFoundMixin,
             if self._tables is not None else ""
         out = [f"Estimator: {self._settings['estimator']} "
                f"({self._settings['estimator_reason']})."]
+        if getattr(self, "_ladle", None) is not None:
+            out.append("Ranks: the ladle estimator, each block's k of the smallest criterion "
+                       "(results.rank_test_table; a criterion, not a test: no level); "
+                       "results.rank_tests() tests them.")
         if self._tables is not None:
             out.append(f"Ranks: the {self._settings['rank_method']} tests of H0: rank_k <= r"
                        f"{scaled} (rows' influences: "

@@ -79,7 +79,7 @@ class LadleResults(ExportMixin, SummaryMixin):
     """
 
     table: pd.DataFrame
-    rank: int
+    rank: int | dict[str, int]
     title: str = "Ladle estimate of the rank"
     notes: list[str] = field(default_factory=list)
     method: str = "ladle"
@@ -87,6 +87,15 @@ class LadleResults(ExportMixin, SummaryMixin):
     n1: int = 0
     n2: int = 0
     n_boot: int = 100
+    block_names: tuple[str, ...] = ()
+    block_widths: tuple[int, ...] = ()
+
+    @property
+    def kind(self) -> str:
+        """``"joint"`` (one rank of the two-block cross moment) or
+        ``"per-block"`` (a K-block fit: one criterion and rank per block,
+        ``table`` indexed by ``(block, k)``, ``rank`` a dict by block)."""
+        return "per-block" if self.block_names else "joint"
 
     @property
     def method_label(self) -> str:
@@ -98,21 +107,51 @@ class LadleResults(ExportMixin, SummaryMixin):
         return self.table["criterion"]
 
     @property
-    def max_rank(self) -> int:
-        """Largest candidate ``k``."""
-        return int(self.table.index.max())
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """Each block's criterion table by name (one table, under ``"joint"``,
+        for two blocks)."""
+        if self.kind == "joint":
+            return {"joint": self.table.copy()}
+        return {n: self.table.xs(n, level="block").copy() for n in self.block_names}
 
-    def select_rank(self) -> int:
-        """The ladle's choice: the ``k`` of the smallest criterion (no level)."""
+    @property
+    def max_rank(self) -> int | dict[str, int]:
+        """Largest candidate ``k`` (a dict by block for a K-block fit)."""
+        if self.kind == "joint":
+            return int(self.table.index.max())
+        return {n: int(t.index.max()) for n, t in self.tables.items()}
+
+    def select_rank(self) -> int | dict[str, int]:
+        """The ladle's choice: the ``k`` of the smallest criterion (no level);
+        a dict by block for a K-block fit."""
+        if isinstance(self.rank, dict):
+            return {str(n): int(r) for n, r in self.rank.items()}
         return int(self.rank)
 
     def to_dict(self) -> dict[str, Any]:
         """Title, method, chosen rank, notes and one record per ``k`` (JSON types)."""
         return {"title": self.title, "method": self.method, "method_label": self.method_label,
-                "rank": int(self.rank), "n_boot": int(self.n_boot), "notes": list(self.notes),
-                "criterion": records(self.table)}
+                "rank": self.select_rank(), "n_boot": int(self.n_boot),
+                "notes": list(self.notes), "criterion": records(self.table)}
 
     def summary(self) -> Summary:
+        notes = list(self.notes)
+        if self.kind == "per-block":
+            widths = ", ".join(f"{n} {w}" for n, w in zip(self.block_names, self.block_widths,
+                                                           strict=True))
+            ranks = self.select_rank()
+            assert isinstance(ranks, dict)
+            tops = self.max_rank
+            assert isinstance(tops, dict)
+            info = {"Method:": LADLE_CHOSEN_BY, "No. observations:": self.nobs,
+                    "Blocks (widths):": widths,
+                    "Candidates k:": ", ".join(f"{n} 0..{t}" for n, t in tops.items()),
+                    "Chosen r:": ", ".join(f"{n} {r}" for n, r in ranks.items())}
+            if any(r == 0 for r in ranks.values()):
+                notes.append(LADLE_AT_ZERO[0].upper() + LADLE_AT_ZERO[1:] + " (for the "
+                             "blocks of rank 0).")
+            return build_summary(self.title, info, [(f"block {n}: k", t)
+                                                    for n, t in self.tables.items()], notes)
         info = {
             "Method:": LADLE_CHOSEN_BY,
             "No. observations:": self.nobs,
@@ -120,7 +159,6 @@ class LadleResults(ExportMixin, SummaryMixin):
             "Candidates k:": f"0..{self.max_rank}",
             "Chosen r:": self.rank,
         }
-        notes = list(self.notes)
         if self.rank == 0:
             notes.append(LADLE_AT_ZERO[0].upper() + LADLE_AT_ZERO[1:] + ".")
         return build_summary(self.title, info, [("k", self.table)], notes)

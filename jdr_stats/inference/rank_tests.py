@@ -593,7 +593,9 @@ def choose_rank(
             raise ValueError("the ladle needs a single response column; this model's "
                              f"response has q = {moments.q} columns. Use rank tests")
         out = ladle_results(data, moments, whitening, seed=seed)
-        rank = out.select_rank()
+        chosen_ladle = out.select_rank()
+        assert isinstance(chosen_ladle, int)  # a two-block ladle: one rank
+        rank = chosen_ladle
         why = LADLE_AT_ZERO
     else:
         out = _run(
