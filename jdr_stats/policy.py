@@ -881,7 +881,8 @@ KBLOCK_INFLUENCE_MAX_ENTRIES = 100_000_000
 
 def kblock_influence(estimator: str, weighted: bool, nobs: int, entries: int,
                      sketched: bool = False, blocks: int = 3,
-                     frequency: bool = False, block_entries: int | None = None) -> Choice:
+                     frequency: bool = False, block_entries: int | None = None,
+                     piece_entries: int | None = None) -> Choice:
     """How the per-block rank tests of a K-block fit get each row's influence
     on the pieces: ``"analytic"`` (``psi_i = U0^T z_ik o h_i``, exact to
     first order for the per-block whitening without case weights, or with
@@ -900,7 +901,11 @@ def kblock_influence(estimator: str, weighted: bool, nobs: int, entries: int,
     piece's rows formed again for every block it holds): where all blocks'
     ``entries`` exceed the budget and twice the largest block's
     (``block_entries``: that block's and the block whose K-way Gram the
-    others share) do not, the choice says so (``inputs["blockwise"]`` 1).
+    others share) do not, the choice says so (``inputs["blockwise"]`` 1);
+    and where the pieces' own influences (``piece_entries``, each piece's
+    rows once: at most half of ``entries``) fit beside those two blocks,
+    each piece's rows are formed once and kept until every block holding it
+    has read them (``inputs["pieces_once"]`` 1; the same numbers).
 
     Examples
     --------
@@ -928,6 +933,9 @@ def kblock_influence(estimator: str, weighted: bool, nobs: int, entries: int,
                  and 2 * block_entries <= KBLOCK_INFLUENCE_MAX_ENTRIES
                  and estimator == "joint" and not sketched and blocks >= 3)
     inputs["blockwise"] = float(blockwise)
+    once = (blockwise and block_entries is not None and piece_entries is not None
+            and piece_entries + 2 * block_entries <= KBLOCK_INFLUENCE_MAX_ENTRIES)
+    inputs["pieces_once"] = float(once)
     if entries > KBLOCK_INFLUENCE_MAX_ENTRIES and not blockwise:
         raise ValueError(
             f'rank="auto": each block\'s rank tests under {why} hold every row\'s influence '
@@ -937,6 +945,7 @@ def kblock_influence(estimator: str, weighted: bool, nobs: int, entries: int,
     if estimator == "joint" and not sketched and blocks >= 3:
         held = (f"; one block's influences at a time (all blocks' {entries} entries > "
                 f"{KBLOCK_INFLUENCE_MAX_ENTRIES}, policy.KBLOCK_INFLUENCE_MAX_ENTRIES)"
+                + (", each piece's formed once" if once else "")
                 if blockwise else "")
         return Choice("analytic-joint", f"{why}: each row's influence through the joint "
                       "mean, covariance and Hermite correction, from shared sums (theory "

@@ -241,3 +241,36 @@ def test_blocks_one_at_a_time_give_the_same_tables(monkeypatch, K, interactions)
     monkeypatch.setattr(policy, "KBLOCK_INFLUENCE_MAX_ENTRIES", 2 * max(per_block) - 1)
     with pytest.raises(ValueError, match="KBLOCK_INFLUENCE_MAX_ENTRIES"):
         model.fit(1, interactions=interactions).rank_tests()
+
+
+@pytest.mark.parametrize("interactions", ["stein", "orthogonal"])
+def test_pieces_formed_once_give_the_same_tables(monkeypatch, interactions):
+    """Blocks one at a time with each piece's influences kept until every
+    block holding it has read them (the budget has room for the pieces
+    beside two blocks): the same tables, bit for bit, as all blocks at
+    once, and the settings say so."""
+    K, n, m = 4, 3, 600
+    y, blocks = _design(m, K=K, n=n, seed=K)
+    names = [f"b{k}" for k in range(K)]
+    model = jdr.JointDimReduction.from_blocks(y, dict(zip(names, blocks, strict=True)))
+    whole = model.fit(1, interactions=interactions).rank_tests()
+    per_block = [m * n * sum(n ** (len(p) - 1) for p in pieces(K, False) if k in p)
+                 for k in range(K)]
+    own = m * sum(n ** len(p) for p in pieces(K, False))
+    budget = 2 * max(per_block) + own
+    assert budget < sum(per_block)  # blocks one at a time
+    monkeypatch.setattr(policy, "KBLOCK_INFLUENCE_MAX_ENTRIES", budget)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", jdr.exceptions.RankSelectionWarning)
+        auto = model.fit("auto", interactions=interactions)
+    assert auto.settings["influence"]["inputs"]["pieces_once"] == 1.0
+    assert "each piece's formed once" in auto.settings["influence"]["reason"]
+    parts = model.fit(1, interactions=interactions).rank_tests()
+    for name in names:
+        np.testing.assert_array_equal(whole.tables[name].to_numpy(),
+                                      parts.tables[name].to_numpy())
+    monkeypatch.setattr(policy, "KBLOCK_INFLUENCE_MAX_ENTRIES", budget - 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", jdr.exceptions.RankSelectionWarning)
+        auto = model.fit("auto", interactions=interactions)
+    assert auto.settings["influence"]["inputs"]["pieces_once"] == 0.0

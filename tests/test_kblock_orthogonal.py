@@ -263,7 +263,7 @@ def test_refit_route_re_estimates_the_residual(monkeypatch, independent):
     exact = analytic.rank_tests().tables
     real = policy.kblock_influence
     monkeypatch.setattr(policy, "kblock_influence",
-                        lambda *args: policy.Choice("jackknife", "forced", {}))
+                        lambda *args, **kw: policy.Choice("jackknife", "forced", {}))
     refit = model.fit(1, interactions="orthogonal", independent_blocks=independent)
     tests = refit.rank_tests()
     monkeypatch.setattr(policy, "kblock_influence", real)

@@ -284,7 +284,7 @@ def test_jackknife_influences_agree_with_the_analytic_ones(monkeypatch):
     a = model.fit("auto", independent_blocks=True)
     assert a.settings["influence"]["name"] == "analytic"
     monkeypatch.setattr(policy, "kblock_influence",
-                        lambda *args: policy.Choice("jackknife", "forced", {}))
+                        lambda *args, **kw: policy.Choice("jackknife", "forced", {}))
     b = model.fit("auto", independent_blocks=True)
     tests_a, tests_b = a.rank_tests().tables, b.rank_tests().tables
     for name in tests_a:
@@ -342,7 +342,7 @@ def test_auto_under_the_joint_whitening_and_with_weights():
             assert method == ("analytic" if est else "analytic-joint")
             with pytest.MonkeyPatch.context() as mp:  # the same influences, unweighted
                 mp.setattr(policy, "kblock_influence",
-                           lambda *args: policy.Choice(method, "forced", {}))
+                           lambda *args, **kw: policy.Choice(method, "forced", {}))
                 b = b.fit("auto", independent_blocks=est, whitening="sample")
                 tests_b = b.rank_tests().tables
             assert b.settings["estimator"] == a.settings["estimator"]

@@ -179,7 +179,7 @@ def test_fit_on_the_complete_sketch_equals_the_tensor_fit(monkeypatch, widths, i
     real_influence = policy.kblock_influence
     if not independent:  # the joint tensor route's analytic rows; the sketch's refits
         monkeypatch.setattr(policy, "kblock_influence",
-                            lambda *args: policy.Choice("jackknife", "forced", {}))
+                            lambda *args, **kw: policy.Choice("jackknife", "forced", {}))
     exact = model.fit("auto", independent_blocks=independent)
     exact_tests = exact.rank_tests().tables
     monkeypatch.setattr(policy, "kblock_influence", real_influence)

@@ -235,7 +235,8 @@ def joint_influences(y: np.ndarray, zs: Sequence[np.ndarray], fac: KBlockFactors
                      cross_cov: dict[tuple[int, int], np.ndarray] | None,
                      w: np.ndarray | None = None, joint: bool = True,
                      own_share: bool = False,
-                     only: Collection[int] | None = None) -> list[np.ndarray]:
+                     only: Collection[int] | None = None,
+                     pieces_held: dict[Piece, np.ndarray] | None = None) -> list[np.ndarray]:
     """Each row's analytic influence on every block's stacked pieces
     (:func:`~jdr_stats.core.kestimate.stacked_pieces`, the pieces' scales
     and weights held) under the joint sample whitening, ``m x n_k x D_k``
@@ -256,7 +257,10 @@ def joint_influences(y: np.ndarray, zs: Sequence[np.ndarray], fac: KBlockFactors
     of about ``config.CHUNK_FLOATS / 8`` numbers) straight into the
     blocks' rows.  ``only``: the blocks whose influences are formed (the
     others' arrays are empty, ``m x n_k x 0``), the same numbers as the
-    blocks' of a call with every block.
+    blocks' of a call with every block.  ``pieces_held``: a dict that keeps
+    each piece's influences (``m x q x n_U...``) once formed, so that calls
+    for the blocks one at a time form every piece once (the same numbers;
+    the caller drops what it no longer needs).
     """
     if fac.tests is not None:
         raise ValueError("joint_influences: the sketched route's pieces have no analytic "
@@ -284,13 +288,17 @@ def joint_influences(y: np.ndarray, zs: Sequence[np.ndarray], fac: KBlockFactors
             continue
         step = max(1, config.CHUNK_FLOATS // (8 * size))  # a part's arrays stay small
         s2 = fac.scales[piece]
+        held = None if pieces_held is None else pieces_held.get(piece)
+        if pieces_held is not None and held is None:
+            held = np.empty((m, q, *(widths[j] for j in piece)))
+            for start in range(0, m, step):
+                sl = slice(start, start + step)
+                held[sl] = _piece_influence(mom.rows(sl), piece, cross_cov)
+            pieces_held[piece] = held
         for start in range(0, m, step):
             sl = slice(start, start + step)
-            part = mom.rows(sl)
-            if cross_cov is not None and len(piece) >= 3:
-                t = _hermite_influence(part, piece, cross_cov)
-            else:
-                t = _plain_influence(part, piece)
+            t = (held[sl] if held is not None
+                 else _piece_influence(mom.rows(sl), piece, cross_cov))
             for pos, k in enumerate(piece):
                 if k not in want:
                     continue
@@ -302,6 +310,15 @@ def joint_influences(y: np.ndarray, zs: Sequence[np.ndarray], fac: KBlockFactors
         for k in piece:
             at[k] += size // widths[k]
     return out
+
+
+def _piece_influence(part: _Moments, piece: Piece,
+                     cross_cov: dict[tuple[int, int], np.ndarray] | None) -> np.ndarray:
+    """The influences of the rows of ``part`` on ``piece`` (Hermite-corrected
+    for three or more blocks when ``cross_cov`` is given)."""
+    if cross_cov is not None and len(piece) >= 3:
+        return _hermite_influence(part, piece, cross_cov)
+    return _plain_influence(part, piece)
 
 
 def mapped_influences(psis: Sequence[np.ndarray], zs: Sequence[np.ndarray],

@@ -48,17 +48,22 @@ def _influence_choice(d: KBlockDesign) -> policy.Choice:
                 for piece in pieces(len(widths), d.main_effects) if k in piece)
             for k in range(len(widths))]
     per_block = [d.m * n * c for n, c in zip(widths, cols, strict=True)]
+    own = sum(d.m * d.q * int(np.prod([widths[j] for j in piece]))
+              for piece in pieces(len(widths), d.main_effects))
     w = d.weights
     whole = w is not None and whole_numbers(w)  # copies of rows
     out = policy.kblock_influence(d.estimator, w is not None, d.m, sum(per_block),
-                                  fac.tests is not None, len(widths), whole, max(per_block))
+                                  fac.tests is not None, len(widths), whole, max(per_block),
+                                  piece_entries=own)
     if not d.orthogonal:
         return out
     if out.name == "jackknife":
         return policy.Choice(out.name, out.reason + ", each re-estimating y's residual on "
                              "[1, every block]", out.inputs)
     name = "analytic-joint" if d.estimator == "joint" else "analytic-rows"
-    held = "; one block's influences at a time" if out.inputs.get("blockwise") else ""
+    held = ("; one block's influences at a time" + (
+        ", each piece's formed once" if out.inputs.get("pieces_once") else "")
+        if out.inputs.get("blockwise") else "")
     return policy.Choice(name, f"{d.estimator} whitening, y's residual on [1, every block]: "
                          "each row's influence through the whitening plus the residual's "
                          "term - M(Z) R^-1 z_i e_i (theory page 'K blocks', section "
@@ -79,10 +84,20 @@ def kblock_robust_tables(d: KBlockDesign, opts: RowOptions) -> dict[str, pd.Data
         return tables
     stacked = stacked_pieces(d.y, d.blocks, fac, cross_cov=d.cross_cov, w=w)
     if influence.name in ("analytic-joint", "analytic-rows"):
+        # blocks one at a time: each piece's rows formed once, dropped once read
+        held: dict[tuple[int, ...], np.ndarray] | None = (
+            {} if influence.inputs.get("pieces_once") else None)
+        served: set[int] = set()
+
         def psi_of(k: int | None) -> list[np.ndarray]:
             only = None if k is None else (k,)
             psis = joint_influences(d.y, d.blocks, fac, cross_cov=d.cross_cov, w=w,
-                                    joint=d.estimator == "joint", only=only)
+                                    joint=d.estimator == "joint", only=only,
+                                    pieces_held=held)
+            if held is not None and k is not None:
+                served.add(k)
+                for piece in [p for p in held if served.issuperset(p)]:
+                    del held[piece]
             if d.orthogonal:  # the residual's estimated coefficients
                 extra = residual_influences(d.y, d.blocks, fac, cross_cov=d.cross_cov,
                                             only=only)
