@@ -39,6 +39,11 @@ Command (a few minutes, one BLAS thread)::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=. \\
         python studies/study_regression_estimand.py > studies/results/study_regression_estimand.txt
+
+``--estimands`` keeps some of the three estimands and ``--ms`` gives parts
+1 and 2 other row counts, each at ``--reps`` samples (the recorded run at
+m = 16000 and 1e5: ``--part 1 --estimands regression --ms 16000,100000
+--reps 200``, and the same with ``--part 2``).
 """
 
 from __future__ import annotations
@@ -114,13 +119,21 @@ def bilinear(a: np.ndarray, b: np.ndarray, rng: np.random.Generator,
         + main * (a[:, 0] + 0.5 * b[:, 1]) + rng.standard_normal(a.shape[0])
 
 
+ESTIMANDS = ["stein", "orthogonal", "regression"]
+
+
 def pvalues(y: np.ndarray, a: np.ndarray, b: np.ndarray, k: int) -> dict[str, np.ndarray]:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        st = jdr.JointDimReduction(y, a, b).fit(max(k, 1)).rank_tests(max_rank=k)
-    return {"stein": st.table["pvalue"].to_numpy(),
-            "orthogonal": orthogonal_rank_tests(y, a, b, max_rank=k).table["pvalue"].to_numpy(),
-            "regression": regression_rank_tests(y, a, b, max_rank=k).table["pvalue"].to_numpy()}
+    out = {}
+    if "stein" in ESTIMANDS:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            st = jdr.JointDimReduction(y, a, b).fit(max(k, 1)).rank_tests(max_rank=k)
+        out["stein"] = st.table["pvalue"].to_numpy()
+    if "orthogonal" in ESTIMANDS:
+        out["orthogonal"] = orthogonal_rank_tests(y, a, b, max_rank=k).table["pvalue"].to_numpy()
+    if "regression" in ESTIMANDS:
+        out["regression"] = regression_rank_tests(y, a, b, max_rank=k).table["pvalue"].to_numpy()
+    return out
 
 
 def part_size(reps: int, ms: tuple[int, ...], k: int, cell0: int) -> None:
@@ -130,7 +143,7 @@ def part_size(reps: int, ms: tuple[int, ...], k: int, cell0: int) -> None:
             # the cell's seed depends on its design, not on which designs run
             rng = np.random.default_rng(SEED + cell0 + 1000 * ("gaussian", "t5", "gamma",
                                                                "lognormal").index(kind))
-            out: dict[str, list[bool]] = {"stein": [], "orthogonal": [], "regression": []}
+            out: dict[str, list[bool]] = {e: [] for e in ESTIMANDS}
             t0 = time.time()
             for _ in range(reps):
                 a, b = design(kind, m, rng)
@@ -179,8 +192,14 @@ def main() -> None:
     parser.add_argument("--part", type=int, choices=(1, 2, 3), default=None)
     parser.add_argument("--kinds", default=",".join(KINDS),
                         help="designs of parts 1-2, comma-separated")
+    parser.add_argument("--estimands", default=",".join(ESTIMANDS),
+                        help="estimands compared, comma-separated")
+    parser.add_argument("--ms", default=None,
+                        help="row counts of parts 1-2 at --reps samples each, comma-separated "
+                             "(replaces the default 1000, 4000 and 16000 at a quarter)")
     args = parser.parse_args()
     KINDS[:] = args.kinds.split(",")
+    ESTIMANDS[:] = args.estimands.split(",")
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True, check=False).stdout.strip()
     print("# Recorded output of studies/study_regression_estimand.py; command: "
@@ -188,24 +207,31 @@ def main() -> None:
           + " ".join(["studies/study_regression_estimand.py", *sys.argv[1:]]))
     print(f"# python {platform.python_version()}, numpy {np.__version__}, scipy "
           f"{scipy.__version__}; one BLAS thread; library at commit {commit}")
-    print(f"# reps={args.reps} (a quarter at m = 16000), seed={SEED}; rates +- MC SE; "
+    ms = None if args.ms is None else tuple(int(float(v)) for v in args.ms.split(","))
+    quarter = "" if ms is not None else " (a quarter at m = 16000)"
+    print(f"# reps={args.reps}{quarter}, seed={SEED}; rates +- MC SE; "
           "'in': within 0.05 +- (2.5 MC SE + 0.005)")
-    head = (f"{'design':9s} {'m':>6s} {'R':>4s} | {'stein':>16s} {'orthogonal':>16s} "
-            f"{'regression':>16s}")
+    head = f"{'design':9s} {'m':>6s} {'R':>4s} | " + " ".join(f"{e:>16s}" for e in ESTIMANDS)
     t0 = time.time()
     if args.part in (None, 1):
         print("\n## 1. rejection rate of H0: r <= 2 (the true rank), alpha = 0.05")
         print(head)
-        part_size(args.reps, (1000, 4000), 2, 0)
-        part_size(max(args.reps // 4, 1), (16000,), 2, 50)
+        if ms is not None:
+            part_size(args.reps, ms, 2, 200)
+        else:
+            part_size(args.reps, (1000, 4000), 2, 0)
+            part_size(max(args.reps // 4, 1), (16000,), 2, 50)
         if args.big:
             part_size(args.big, (64000,), 2, 80)
     if args.part in (None, 2):
         print("\n## 2. rejection rate of H0: r = 0 under main effects only "
               "(y = a0 + 0.5 b1 + 0.3 a1 a2 + noise)")
         print(head)
-        part_size(args.reps, (1000, 4000), 0, 100)
-        part_size(max(args.reps // 4, 1), (16000,), 0, 150)
+        if ms is not None:
+            part_size(args.reps, ms, 0, 300)
+        else:
+            part_size(args.reps, (1000, 4000), 0, 100)
+            part_size(max(args.reps // 4, 1), (16000,), 0, 150)
     if args.part in (None, 3):
         print("\n## 3. Gaussian design, part-1 link: share of fit('auto') = 2, largest "
               "principal angle to the truth (degrees)")

@@ -18,7 +18,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 import pandas as pd
@@ -49,7 +49,16 @@ from ._rank_zero import check_rank_positive
 __all__ = ["KBlockInferenceMixin"]
 
 _VariableTest = Literal["combined", "conditional", "marginal"]
-_VARIABLE_TESTS = ("combined", "conditional", "marginal")
+_VARIABLE_TESTS: tuple[str, ...] = get_args(_VariableTest)
+
+
+def _check_variable_test(test: object) -> None:
+    """A clear error for a variable test that is not one of :data:`_VARIABLE_TESTS`."""
+    if test not in _VARIABLE_TESTS:
+        raise ValueError(f'test must be "combined", "conditional" or "marginal"; '
+                         f"got {test!r}")
+
+
 _VARIABLES_H0 = ("the named variables' rows of their blocks' directions are zero: none of "
                  "them enters its block's subspace")
 
@@ -438,9 +447,7 @@ class KBlockInferenceMixin:
             For ``"combined"``: the conditional statistic and df, the
             combined p-value (both parts in ``distribution``).
         """
-        if test not in _VARIABLE_TESTS:
-            raise ValueError(f'test must be "combined", "conditional" or "marginal"; '
-                             f"got {test!r}")
+        _check_variable_test(test)
         groups = self._resolve(variables)
         mks, amaps, psis = self._coordinate_input()
         ranks = [self._ranks[n] for n in self._names]
@@ -484,9 +491,7 @@ class KBlockInferenceMixin:
         >>> t.columns.tolist()[:4], t.shape
         (['statistic', 'df', 'pvalue', 'qvalue'], (9, 8))
         """
-        if test not in _VARIABLE_TESTS:
-            raise ValueError(f'test must be "combined", "conditional" or "marginal"; '
-                             f"got {test!r}")
+        _check_variable_test(test)
         mks, amaps, psis = self._coordinate_input()
         ranks = [self._ranks[n] for n in self._names]
         rows, index = [], []
@@ -506,8 +511,8 @@ class KBlockInferenceMixin:
         finite = np.isfinite(pv)
         if finite.any():
             q[finite] = fdr_qvalues(pv[finite], "bh")
-        extra = [c for c in table.columns if c not in ("statistic", "df", "pvalue")]
-        table.insert(3, "qvalue", q)
+        table["qvalue"] = q
+        extra = [c for c in table.columns if c not in ("statistic", "df", "pvalue", "qvalue")]
         table = table[["statistic", "df", "pvalue", "qvalue", *extra]]
         reference = {
             "conditional": "chi2(df) reference (conditional test: rows projected on the "
