@@ -37,31 +37,97 @@ import).  From the ground up:
 
 from __future__ import annotations
 
-from . import (
-    baselines,
-    config,
-    data,
-    datasets,
-    exceptions,
-    metrics,
-    policy,
-    progress,
-    simulate,
-    sources,
-)
+import importlib
+import importlib.util
+import sys
+import types
+from typing import TYPE_CHECKING, Any
+
 from ._version import __version__
-from .baselines import PHD, SAVE, SIR, PHDResults, SAVEResults, SDRResults, SIRResults
-from .compare import Comparison, compare
-from .fitting._kfit import KBlockResults
-from .inference.bootstrap import BootstrapResults
-from .inference.hypotheses import InapplicableTestResult, TestResult, TestTable
-from .inference.ladle import LadleResults
-from .inference.rank_tests import RankTestResults
-from .model import JointDimReduction
-from .moments import Moments
-from .persistence._export import load
-from .results import JDRResults
-from .support import SupportResults, select_support
+
+# The public names, each with the module that defines it.  They are imported
+# at first access (module ``__getattr__``), so ``import jdr_stats`` loads
+# neither pandas nor the package's own modules; ``tests/test_import_time.py``
+# checks both, and that every name resolves to the same object as its module's.
+_SUBMODULES = ("baselines", "config", "data", "datasets", "exceptions", "metrics", "policy",
+               "progress", "simulate", "sources")
+_NAMES = {
+    "PHD": "baselines", "SAVE": "baselines", "SIR": "baselines",
+    "PHDResults": "baselines", "SAVEResults": "baselines", "SDRResults": "baselines",
+    "SIRResults": "baselines",
+    "Comparison": "compare", "compare": "compare",
+    "KBlockResults": "fitting._kfit",
+    "BootstrapResults": "inference.bootstrap",
+    "InapplicableTestResult": "inference.hypotheses", "TestResult": "inference.hypotheses",
+    "TestTable": "inference.hypotheses",
+    "LadleResults": "inference.ladle",
+    "RankTestResults": "inference.rank_tests",
+    "JointDimReduction": "model",
+    "Moments": "moments",
+    "load": "persistence._export",
+    "JDRResults": "results",
+    "SupportResults": "support", "select_support": "support",
+}
+
+if TYPE_CHECKING:  # type checkers and IDEs see the eager imports
+    from . import (
+        baselines,
+        config,
+        data,
+        datasets,
+        exceptions,
+        metrics,
+        policy,
+        progress,
+        simulate,
+        sources,
+    )
+    from .baselines import PHD, SAVE, SIR, PHDResults, SAVEResults, SDRResults, SIRResults
+    from .compare import Comparison, compare
+    from .fitting._kfit import KBlockResults
+    from .inference.bootstrap import BootstrapResults
+    from .inference.hypotheses import InapplicableTestResult, TestResult, TestTable
+    from .inference.ladle import LadleResults
+    from .inference.rank_tests import RankTestResults
+    from .model import JointDimReduction
+    from .moments import Moments
+    from .persistence._export import load
+    from .results import JDRResults
+    from .support import SupportResults, select_support
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name's module (or a public module) at the name's
+    first access, and bind the name here: later accesses are plain reads."""
+    if name in _NAMES:
+        value = getattr(importlib.import_module(f".{_NAMES[name]}", __name__), name)
+    elif name in _SUBMODULES or (not name.startswith("_")
+                                 and importlib.util.find_spec(f"{__name__}.{name}") is not None):
+        value = importlib.import_module(f".{name}", __name__)  # a public module
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+class _Namespace(types.ModuleType):
+    """The package's module type: a public name that is also a subpackage's
+    name (``compare``, the function, beside ``jdr_stats.compare``) keeps
+    naming the function when the subpackage is first imported (the import
+    system binds a loaded submodule on its parent by ``setattr``)."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _NAMES and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Namespace
+
 
 __all__ = [
     "PHD",
