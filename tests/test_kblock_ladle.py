@@ -97,6 +97,8 @@ def test_results_of_a_ladle_fit_export_render_and_reload(three, tmp_path):
     assert "chosen by the ladle estimator" in text and "ladle estimator, each block's k" in text
     lad_text = str(res.rank_test_table.summary())
     assert "block b: k" in lad_text and "Chosen r:" in lad_text
+    # pasted into reports: no wider than the fit's own summary
+    assert max(map(len, lad_text.splitlines())) <= max(map(len, text.splitlines()))
     res.save(tmp_path / "fit.jdr")
     back = jdr.load(tmp_path / "fit.jdr")
     pd.testing.assert_frame_equal(back.rank_test_table.table, res.rank_test_table.table)
