@@ -15,11 +15,14 @@ variant ``joint_influences(share_left_out=0.5)``):
 2. Gaussian blocks of the Hitters widths, y independent N(0, 1), m = 263 and
    1000, the default ``interactions`` and ``"orthogonal"``.
 3. Power and size under y = c x0_1 x1_1 + N(0, 1) on those blocks, m = 263.
-4. On the Gaussian design: the mean statistic ``|M_k|_F^2`` against the
-   reference's mean ``sum_i |psi_i - psi_bar|^2 / m^2`` from the rows'
-   analytic influences with the whole, half or none of the own share left
-   out, and with their whitening terms dropped (the rows' ``G_i`` set to
-   zero): which part of the influence makes the reference too large.
+4. On the Gaussian designs and the shuffled real ones: the mean statistic
+   ``|M_k|_F^2`` against the reference's mean ``sum_i |psi_i - psi_bar|^2 /
+   m^2`` from the rows' analytic influences with the whole, half or none of
+   the own share left out, with their whitening terms dropped (the rows'
+   ``G_i`` set to zero), and cross-fitted: ``sum_i <a_i, b_i> / m^2``, ``a_i``
+   the row's influence with the shared moments of the half of the rows that
+   holds it (own share left out), ``b_i`` with those of the other half, so
+   that the two moments' noises are independent.
 
 Columns: ``stat/ref`` the mean statistic over the mean of the reference
 ``scale * eff_df``; ``var ratio`` the statistic's variance over the mean of
@@ -134,8 +137,38 @@ def signal(reps: int, fractions) -> None:
             print(f"{c:5.1f} {f:9g} " + " ".join(f"{v:7.3f}" for v in h))
 
 
-def decomposition(reps: int, m: int = 263) -> None:
-    """The reference's mean with and without the whitening terms."""
+class _HalfMoments(kblock_influence._Moments):
+    """The shared sums of the rows of one half (``HALF["mask"]``), the
+    whitening's covariance that of all rows: the cross-fit's moments."""
+
+    mask: np.ndarray | None = None
+
+    def __init__(self, y2, zs, wn, joint=True, share=None):
+        super().__init__(y2, zs, wn, joint, share)
+        if _HalfMoments.mask is None:
+            return
+        r, rinv, mask = self.r, self.rinv, _HalfMoments.mask
+        wh = np.where(mask, wn, 0.0)
+        wh = wh / wh.sum()
+        super().__init__(y2, zs, wh, joint, np.where(mask, wh, 0.0))
+        self.r, self.rinv = r, rinv
+
+
+def _design_rows(design: str, r: int):
+    rng = np.random.default_rng(r)
+    if design.startswith("Gaussian"):
+        m = int(design.split("=")[1])
+        return rng.normal(size=m), _gaussian_blocks(m, rng), rng
+    y, blocks, _ = load(design)
+    return y[rng.permutation(len(y))], blocks, rng
+
+
+def decomposition(reps: int) -> None:
+    """The reference's mean from the rows with the whole, half or none of
+    the own share left out, without the whitening's terms, and cross-fitted
+    (each row's influence with the shared moments of its own half, own share
+    left out, times its influence with those of the other half: the two
+    halves' noises independent)."""
     caught = {}
     orig = _kblock_robust.kblock_robust_tables
 
@@ -145,7 +178,7 @@ def decomposition(reps: int, m: int = 263) -> None:
 
     spec = next(v for v in vars(robust).values() if getattr(v, "tables", None) is orig)
     object.__setattr__(spec, "tables", spy)
-    real_g = kblock_influence._Moments.sensitivities
+    real_g, real_moments = kblock_influence._Moments.sensitivities, kblock_influence._Moments
 
     def no_whitening(self):
         if "g" not in self.__dict__:
@@ -153,40 +186,61 @@ def decomposition(reps: int, m: int = 263) -> None:
             self.g = np.zeros((self.zfull.shape[0], p, p))
         return self.g
 
-    out = []
+    def centred(x):
+        return (x - x.mean(0)).reshape(x.shape[0], -1)
+
+    print(f"\nthe statistic's mean over the reference's mean, {reps} samples, the default "
+          "fit(1), y shuffled or independent: the rows with the whole own share left out (the "
+          "library's), half of it, none (the exact derivative), with the whitening's terms "
+          "dropped (G_i = 0) and cross-fitted (halves)")
+    print(f"{'design':16s} {'block':11s} {'E stat':>9s} {'left out 1':>11s} {'0.5':>7s} "
+          f"{'0':>7s} {'G_i = 0':>8s} {'cross-fit':>10s}")
     try:
-        for r in range(reps):
-            rng = np.random.default_rng(r)
-            blocks = {f"x{k}": rng.normal(size=(m, n)) for k, n in enumerate(WIDTHS)}
-            jdr.JointDimReduction.from_blocks(rng.normal(size=m), blocks).fit(1).rank_tests()
-            d = caught["d"]
-            args = dict(cross_cov=d.cross_cov, w=d.weights, joint=d.estimator == "joint")
-            mks = stacked_pieces(d.y, d.blocks, d.factors, cross_cov=d.cross_cov, w=d.weights)
-            full = joint_influences(d.y, d.blocks, d.factors, **args)
-            half = joint_influences(d.y, d.blocks, d.factors, share_left_out=0.5, **args)
-            exact = joint_influences(d.y, d.blocks, d.factors, own_share=True, **args)
-            kblock_influence._Moments.sensitivities = no_whitening
-            try:
-                plain = joint_influences(d.y, d.blocks, d.factors, **args)
-            finally:
-                kblock_influence._Moments.sensitivities = real_g
-            out.append([[np.sum(mk**2), *(np.sum((f - f.mean(0)) ** 2) / m**2
-                                          for f in (full, half, exact, q))]
-                        for mk, full, half, exact, q in zip(mks, full, half, exact, plain,
-                                                            strict=True)])
+        for design in ("Gaussian m=263", "Gaussian m=1000", "Hitters", "College"):
+            out = []
+            for r in range(reps):
+                y, blocks, rng = _design_rows(design, r)
+                jdr.JointDimReduction.from_blocks(y, blocks).fit(1).rank_tests()
+                d = caught["d"]
+                m = len(y)
+                args = dict(cross_cov=d.cross_cov, w=d.weights, joint=d.estimator == "joint")
+                mks = stacked_pieces(d.y, d.blocks, d.factors, cross_cov=d.cross_cov,
+                                     w=d.weights)
+                rows = [joint_influences(d.y, d.blocks, d.factors, **args),
+                        joint_influences(d.y, d.blocks, d.factors, share_left_out=0.5, **args),
+                        joint_influences(d.y, d.blocks, d.factors, own_share=True, **args)]
+                kblock_influence._Moments.sensitivities = no_whitening
+                try:
+                    rows.append(joint_influences(d.y, d.blocks, d.factors, **args))
+                finally:
+                    kblock_influence._Moments.sensitivities = real_g
+                half = rng.permutation(m) < m // 2
+                kblock_influence._Moments = _HalfMoments
+                try:
+                    _HalfMoments.mask = half
+                    first = joint_influences(d.y, d.blocks, d.factors, **args)
+                    _HalfMoments.mask = ~half
+                    second = joint_influences(d.y, d.blocks, d.factors, **args)
+                finally:
+                    _HalfMoments.mask = None
+                    kblock_influence._Moments = real_moments
+                cell = []
+                for k, mk in enumerate(mks):
+                    taus = [np.sum(centred(x[k]) ** 2) / m**2 for x in rows]
+                    on = half[:, None, None]
+                    own = np.where(on, first[k], second[k])
+                    other = np.where(on, second[k], first[k])
+                    taus.append(np.sum(centred(own) * centred(other)) / m**2)
+                    cell.append([np.sum(mk**2), *taus])
+                out.append(cell)
+            out = np.array(out)
+            for k, name in enumerate(blocks):
+                st, *taus = out[:, k].T
+                print(f"{design:16s} {name:11s} {st.mean():9.3f} "
+                      + " ".join(f"{st.mean() / t.mean():{w}.3f}"
+                                 for t, w in zip(taus, (11, 7, 7, 8, 10), strict=True)))
     finally:
         object.__setattr__(spec, "tables", orig)
-    out = np.array(out)
-    print(f"\nthe statistic's mean over the reference's mean, Gaussian {WIDTHS}, m={m}, "
-          f"{reps} samples, y independent N(0, 1), the default fit(1): the rows with the "
-          "whole own share left out (before), half of it (now), none (the exact derivative) "
-          "and with the whitening's terms dropped (G_i = 0)")
-    print(f"{'block':6s} {'E stat':>9s} {'left out 1':>11s} {'0.5':>7s} {'0':>7s} {'G_i = 0':>8s}")
-    for k in range(len(WIDTHS)):
-        st, *taus = out[:, k].T
-        print(f"x{k:<5d} {st.mean():9.3f} {st.mean() / taus[0].mean():11.3f} "
-              f"{st.mean() / taus[1].mean():7.3f} {st.mean() / taus[2].mean():7.3f} "
-              f"{st.mean() / taus[3].mean():8.3f}")
 
 
 def main() -> None:
