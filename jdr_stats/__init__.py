@@ -45,12 +45,11 @@ from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
 
-# The public names, each with the module that defines it.  They are imported
-# at first access (module ``__getattr__``), so ``import jdr_stats`` loads
-# neither pandas nor the package's own modules; ``tests/test_import_time.py``
-# checks both, and that every name resolves to the same object as its module's.
-_SUBMODULES = ("baselines", "config", "data", "datasets", "exceptions", "metrics", "policy",
-               "progress", "simulate", "sources")
+# The public names other than modules, each with the module that defines it.
+# They, and the public modules, are imported at first access (module
+# ``__getattr__``), so ``import jdr_stats`` loads neither pandas nor the
+# package's own modules; ``tests/test_import_time.py`` checks both, and that
+# every name resolves to the same object as its module's.
 _NAMES = {
     "PHD": "baselines", "SAVE": "baselines", "SIR": "baselines",
     "PHDResults": "baselines", "SAVEResults": "baselines", "SDRResults": "baselines",
@@ -101,8 +100,7 @@ def __getattr__(name: str) -> Any:
     first access, and bind the name here: later accesses are plain reads."""
     if name in _NAMES:
         value = getattr(importlib.import_module(f".{_NAMES[name]}", __name__), name)
-    elif name in _SUBMODULES or (not name.startswith("_")
-                                 and importlib.util.find_spec(f"{__name__}.{name}") is not None):
+    elif not name.startswith("_") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
         value = importlib.import_module(f".{name}", __name__)  # a public module
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -41,6 +41,7 @@ from __future__ import annotations
 import sys
 import time
 import warnings
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -75,8 +76,10 @@ def _report(label: str, names, rows: np.ndarray) -> None:
 
 def _share(fraction: float) -> None:
     """The fraction of each row's own share the rank tests' rows leave out
-    (1: the library's; 0.5: the variant compared)."""
-    _kblock_robust.RANK_SHARE_LEFT_OUT = fraction
+    (1: the library's; 0.5: the variant compared): the rank tests' call of
+    ``joint_influences`` given ``share_left_out``."""
+    _kblock_robust.joint_influences = (joint_influences if fraction == 1.0 else
+                                       partial(joint_influences, share_left_out=fraction))
 
 
 def real(reps: int, fractions) -> None:
@@ -208,7 +211,7 @@ def decomposition(reps: int) -> None:
                                      w=d.weights)
                 rows = [joint_influences(d.y, d.blocks, d.factors, **args),
                         joint_influences(d.y, d.blocks, d.factors, share_left_out=0.5, **args),
-                        joint_influences(d.y, d.blocks, d.factors, own_share=True, **args)]
+                        joint_influences(d.y, d.blocks, d.factors, share_left_out=0.0, **args)]
                 kblock_influence._Moments.sensitivities = no_whitening
                 try:
                     rows.append(joint_influences(d.y, d.blocks, d.factors, **args))

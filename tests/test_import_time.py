@@ -11,7 +11,8 @@ import sys
 
 import pytest
 
-HEAVY = ("pandas", "jdr_stats.model", "jdr_stats.core", "statsmodels", "scipy.stats", "scipy.optimize", "scipy.integrate", "scipy.linalg",
+HEAVY = ("pandas", "jdr_stats.model", "jdr_stats.core", "statsmodels", "scipy.stats",
+         "scipy.optimize", "scipy.integrate", "scipy.linalg",
          "scipy.sparse", "matplotlib", "sklearn", "dask", "joblib", "tqdm")
 
 _SCRIPT = (
@@ -48,10 +49,10 @@ def test_summary_still_imports_statsmodels_on_use():
 
 _NAMES_SCRIPT = (
     "import importlib, sys, jdr_stats as jdr\n"
-    "bad = [n for n in jdr.__all__ if n != '__version__' and not n.islower()\n"
-    "       and getattr(jdr, n) is not getattr(importlib.import_module(\n"
+    "bad = [n for n in jdr._NAMES if n not in jdr.__all__\n"
+    "       or getattr(jdr, n) is not getattr(importlib.import_module(\n"
     "           'jdr_stats.' + jdr._NAMES[n]), n)]\n"
-    "mods = [n for n in jdr.__all__ if n in jdr._SUBMODULES\n"
+    "mods = [n for n in jdr.__all__ if n not in jdr._NAMES and n != '__version__'\n"
     "        and getattr(jdr, n) is not sys.modules['jdr_stats.' + n]]\n"
     "missing = sorted(set(jdr.__all__) - set(dir(jdr)))\n"
     "print(bad, mods, missing, jdr.plotting.__name__)\n"

@@ -192,7 +192,7 @@ def test_analytic_influences_are_the_derivative_of_the_pieces(estimator):
     ones = np.ones(m)
     fac, zs, e, cc, base = _weighted_pieces(y, xs, ones, estimator)
     rows = joint_influences(e, zs, fac, cross_cov=cc, joint=estimator == "joint",
-                            own_share=True)
+                            share_left_out=0.0)
     extra = residual_influences(e, zs, fac, cross_cov=cc)
     step = 1e-6
     for i in (0, 31, 77):

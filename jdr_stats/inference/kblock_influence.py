@@ -234,7 +234,6 @@ def _hermite_influence(mom: _Moments, u: Piece, cross_cov: dict[tuple[int, int],
 def joint_influences(y: np.ndarray, zs: Sequence[np.ndarray], fac: KBlockFactors, *,
                      cross_cov: dict[tuple[int, int], np.ndarray] | None,
                      w: np.ndarray | None = None, joint: bool = True,
-                     own_share: bool = False,
                      share_left_out: float = 1.0,
                      only: Collection[int] | None = None,
                      pieces_held: dict[Piece, np.ndarray] | None = None) -> list[np.ndarray]:
@@ -249,20 +248,18 @@ def joint_influences(y: np.ndarray, zs: Sequence[np.ndarray], fac: KBlockFactors
     pieces of three or more blocks; None: uncorrected), ``w`` the case
     weights (the influence of one copy of a row), ``joint=False``: each block
     whitened alone by its sample covariance (``G_i = -diag_k E_i,kk / 2``).
-    ``own_share``: the moments the
-    whitening's terms contract keep the row's own share (the exact
-    derivative at the sample); by default one copy's share
-    (``min(1, w_i) / W``) is left out (theory page, "The rows' own
-    shares"), or the fraction ``share_left_out`` of it (``0``: as
-    ``own_share``).  The tensor route only (``fac.tests`` None).  Each piece's
-    influences are formed a part of the rows at a time (each part's arrays
-    of about ``config.CHUNK_FLOATS / 8`` numbers) straight into the
-    blocks' rows.  ``only``: the blocks whose influences are formed (the
-    others' arrays are empty, ``m x n_k x 0``), the same numbers as the
-    blocks' of a call with every block.  ``pieces_held``: a dict that keeps
-    each piece's influences (``m x q x n_U...``) once formed, so that calls
-    for the blocks one at a time form every piece once (the same numbers;
-    the caller drops what it no longer needs).
+    ``share_left_out``: the fraction of one copy's share (``min(1, w_i) / W``)
+    left out of the moments the whitening's terms contract; by default all of it
+    (theory page, "The rows' own shares"), ``0``: the row's own share kept (the
+    exact derivative at the sample).  The tensor route only (``fac.tests``
+    None).  Each piece's influences are formed a part of the rows at a time
+    (each part's arrays of about ``config.CHUNK_FLOATS / 8`` numbers) straight
+    into the blocks' rows.  ``only``: the blocks whose influences are formed
+    (the others' arrays are empty, ``m x n_k x 0``), the same numbers as the
+    blocks' of a call with every block.  ``pieces_held``: a dict that keeps each
+    piece's influences (``m x q x n_U...``) once formed, so that calls for the
+    blocks one at a time form every piece once (the same numbers; the caller
+    drops what it no longer needs).
     """
     if fac.tests is not None:
         raise ValueError("joint_influences: the sketched route's pieces have no analytic "
@@ -274,8 +271,7 @@ def joint_influences(y: np.ndarray, zs: Sequence[np.ndarray], fac: KBlockFactors
             else np.minimum(1.0, np.asarray(w, float)) / np.sum(w))
     if not 0.0 <= share_left_out <= 1.0:
         raise ValueError(f"share_left_out must be in [0, 1]; got {share_left_out!r}")
-    mom = _Moments(y2, zs, wn, joint,
-                   None if own_share or share_left_out == 0 else share_left_out * copy)
+    mom = _Moments(y2, zs, wn, joint, None if share_left_out == 0 else share_left_out * copy)
     q, widths = y2.shape[1], [z.shape[1] for z in zs]
     cols = [0] * len(zs)  # each block's stacked columns, filled in the fit's order
     for piece in fac.scales:

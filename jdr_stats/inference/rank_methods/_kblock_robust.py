@@ -70,14 +70,6 @@ def _influence_choice(d: KBlockDesign) -> policy.Choice:
                          f"'Interactions orthogonal to the main effects'){held}", out.inputs)
 
 
-#: The fraction of each row's own share that the rank tests' analytic rows
-#: leave out of the whitening's moments (``joint_influences``): all of it.
-#: Half cancels the reference's excess at a few hundred rows on Gaussian
-#: blocks but is liberal on heavy-tailed ones (``studies/check_kblock_small_m.py``;
-#: theory page "K blocks", section 4).
-RANK_SHARE_LEFT_OUT = 1.0
-
-
 def kblock_robust_tables(d: KBlockDesign, opts: RowOptions) -> dict[str, pd.DataFrame]:
     """Each block's robust tests of ``H0: rank_k <= r`` (columns ``statistic,
     df, pvalue, eff_df, scale``), up to the first ``r`` not rejected at
@@ -101,7 +93,7 @@ def kblock_robust_tables(d: KBlockDesign, opts: RowOptions) -> dict[str, pd.Data
             only = None if k is None else (k,)
             psis = joint_influences(d.y, d.blocks, fac, cross_cov=d.cross_cov, w=w,
                                     joint=d.estimator == "joint", only=only,
-                                    pieces_held=held, share_left_out=RANK_SHARE_LEFT_OUT)
+                                    pieces_held=held)
             if held is not None and k is not None:
                 served.add(k)
                 for piece in [p for p in held if served.issuperset(p)]:
