@@ -46,6 +46,21 @@ def test_defaults_table_lists_every_threshold_once():
         assert getattr(policy, name) == value and what
 
 
+def test_the_kblock_choices_read_the_thresholds_when_they_run(monkeypatch):
+    """The K-block choices live in a module of their own; a threshold set on
+    jdr_stats.policy still decides them (read at call time, not copied)."""
+    assert policy.kblock_route(500, (5, 5, 5)).name == "tensor"
+    monkeypatch.setattr(policy, "KBLOCK_TENSOR_MAX_ENTRIES", 100)
+    assert policy.kblock_route(500, (5, 5, 5)).name == "sketch"
+    monkeypatch.setattr(policy, "KBLOCK_INFLUENCE_MAX_ENTRIES", 10)
+    with pytest.raises(ValueError, match="10 entries|> 10"):
+        policy.kblock_influence("joint", False, 500, 10_000)
+    monkeypatch.setattr(policy, "AUTO_SAMPLE_MAX_RATIO", 1.0)
+    assert "<= 1.0" in policy.kblock_whitening(100, (10, 10, 10), "joint").reason
+    monkeypatch.setattr(policy, "KBLOCK_WEIGHTING", "unit")
+    assert policy.kblock_weighting().name == "unit"
+
+
 def test_fit_settings_hold_the_choices_and_the_summary_prints_them():
     sim = jdr.simulate.bilinear(400, 6, 5, 2, seed=3)
     res = jdr.JointDimReduction(sim.y, sim.a, sim.b).fit("auto", seed=1)

@@ -50,7 +50,7 @@ from ._krank import block_rank_choice, block_rank_results, method_text
 from ._kresults_extra import KBlockExtrasMixin
 from ._kresults_infer import KBlockInferenceMixin
 from ._ksparse import check_block_sparsity, cv_kblock_sparsity, sparse_kfit, tested_supports
-from ._ksummary import _eigen_table, _wrapped, rank_tests_entry
+from ._ksummary import _eigen_table, rank_tests_entry, summary_info, summary_notes
 from ._kview import KBlockViewMixin
 from ._kwhiten import _aligned, _cross_cov, _whiten_arrays
 from ._rank_zero import rank_zero_sizes
@@ -164,6 +164,32 @@ def kblock_choices(independent_blocks: object, m: int, widths: Sequence[int],
     return est_choice, wchoice, wchoice.name if whitening == "auto" else whitening
 
 
+def _checked_arguments(rank: RankArg, names: Sequence[str], widths: Sequence[int], *,
+                       main_effects: Any, sparsity: Any, rank_method: str, interactions: str,
+                       alpha: float, seed: Any) -> tuple[bool, Any, bool, dict[str, int] | None]:
+    """The fit's arguments checked before any arithmetic: main effects pooled,
+    the rank method, the ladle, each block's rank (None: ``rank="auto"``)."""
+    main_effects = check_main_effects(main_effects, sparsity)
+    what = ("three or more blocks" if len(widths) >= 3 else "main_effects=True"
+            if main_effects else "a rank per block")
+    if sparsity is not None and not isinstance(sparsity, str):
+        check_block_sparsity(sparsity, names, widths)  # early: the ranks are checked later
+    elif sparsity is not None and sparsity not in ("cv", "auto"):
+        raise ValueError(f'sparsity: three or more blocks take an int, a dict by block name, '
+                         f'"auto" or "cv"; got {sparsity!r}')
+    ladle = rank_method == "ladle"
+    method = kblock_method("auto" if ladle else rank_method, "rank_method", what)
+    if ladle and interactions == "regression":
+        raise ValueError('rank_method="ladle" reads the pieces of the cross moments; a fit of '
+                         'interactions="regression" chooses its ranks by its own tests: use '
+                         'rank_method="auto"')
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1); got {alpha!r}")
+    normalize_seed(seed)
+    return main_effects, method, ladle, (
+        None if rank == "auto" else _check_ranks(rank, names, widths))
+
+
 def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks: bool,
                 sparsity: Any, rank_method: str, alpha: float, seed: Any,
                 stop: bool = True, main_effects: bool = False,
@@ -190,25 +216,11 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
             data.endog, [np.asarray(x, float) for x in data.blocks.values()]))
     names = model.block_names
     widths = [len(data.names[k]) for k in data.blocks]
-    main_effects = check_main_effects(main_effects, sparsity)
-    what = ("three or more blocks" if len(widths) >= 3 else "main_effects=True"
-            if main_effects else "a rank per block")
-    if sparsity is not None and not isinstance(sparsity, str):
-        check_block_sparsity(sparsity, names, widths)  # early: the ranks are checked later
-    elif sparsity is not None and sparsity not in ("cv", "auto"):
-        raise ValueError(f'sparsity: three or more blocks take an int, a dict by block name, '
-                         f'"auto" or "cv"; got {sparsity!r}')
-    ladle = rank_method == "ladle"
-    method = kblock_method("auto" if ladle else rank_method, "rank_method", what)
-    if ladle and interactions == "regression":
-        raise ValueError('rank_method="ladle" reads the pieces of the cross moments; a fit of '
-                         'interactions="regression" chooses its ranks by its own tests: use '
-                         'rank_method="auto"')
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must be in (0, 1); got {alpha!r}")
-    normalize_seed(seed)
-    if rank != "auto":
-        ranks = _check_ranks(rank, names, widths)
+    main_effects, method, ladle, checked = _checked_arguments(
+        rank, names, widths, main_effects=main_effects, sparsity=sparsity,
+        rank_method=rank_method, interactions=interactions, alpha=alpha, seed=seed)
+    if checked is not None:
+        ranks = checked
     m = data.nobs
     q = 1 if np.ndim(data.endog) == 1 else int(np.shape(data.endog)[1])
     est_choice, wchoice, kind = kblock_choices(independent_blocks, m, widths, whitening,
@@ -724,30 +736,7 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockFoundMixin,
         if notes not in ("short", "full"):
             raise ValueError(f'notes must be "short" or "full"; got {notes!r}')
         full = notes == "full"
-        m = self._model
-        info: dict[str, Any] = {
-            "Model:": "Joint dimension reduction, K blocks",
-            **({"Main effects:": "pooled"} if self.main_effects else {}),
-            **({"Interactions:": "orthogonal"} if self._orthogonal else {}),
-            **({"Interactions:": "regression"}
-               if self._settings.get("interactions") == "regression" else {}),
-            "Dependent variable:": m.endog_name,
-            "No. observations:": self._observations_text(),
-            **_wrapped("Blocks:", [f"{n} ({len(self._labels(k))})"
-                                   for k, n in enumerate(self._names)]),
-            **({} if len(set(self._ranks.values())) == 1 else  # else the headline's
-               _wrapped("Ranks:", [f"{n}={r}" for n, r in self._ranks.items()])),
-            "Estimator:": self._settings["estimator"],
-            "Whitening:": self._settings["whitening"],
-            "Route:": self._settings["route"]["name"],
-            "Piece weights:": self._settings["weighting"]["name"],
-            "Loadings:": "per-SD (largest 1)",
-            "R-squared:": self._rsquared_text(),
-        }
-        if self._settings.get("streamed"):
-            info["Rows:"] = f"streamed from {self._settings['streamed']}"
-        if self.sparsity is not None:
-            info["Sparsity:"] = ", ".join(f"{n}={s}" for n, s in self.sparsity.items())
+        info = summary_info(self)
         tables: list[tuple[str, pd.DataFrame, str]] = []
         for n in self._names:
             r = self._ranks[n]
@@ -765,43 +754,7 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockFoundMixin,
         if self._tables is not None:
             entry, scaled = rank_tests_entry(self._tables, self._names, full)
             tables.append(entry)
-        pieces_text = ("its first moment with y (main effects), its pairwise cross moments "
-                       "with every other block" if self.main_effects
-                       else "its pairwise cross moments with every other block")
-        if len(self._names) >= 3:
-            pieces_text += " and the K-way cross moment"
-        influence = str((self._settings["influence"] or {}).get("reason", "")) \
-            if self._tables is not None else ""
-        out = [f"Estimator: {self._settings['estimator']} "
-               f"({self._settings['estimator_reason']})."]
-        if getattr(self, "_ladle", None) is not None:
-            out.append("Ranks: the ladle estimator, each block's k of the smallest criterion "
-                       "(results.rank_test_table; a criterion, not a test: no level); "
-                       "results.rank_tests() tests them.")
-        if self._tables is not None:
-            out.append(f"Ranks: the {self._settings['rank_method']} tests of H0: rank_k <= r"
-                       f"{scaled} (rows' influences: "
-                       f"{influence if full else influence.split(' (theory page')[0]}).")
-        if full:
-            out.append(f"Each block's directions are the leading eigenvectors of its combined "
-                       f"Gram: {pieces_text}, each scaled to unit null noise and weighted "
-                       f"(theory page 'K blocks'). Route: {self._settings['route']['reason']}. "
-                       f"Weights: {self._settings['weighting']['reason']}.")
-        out.append(self._sees_note())
-        if self.sparsity is not None:
-            choice = self._settings.get("sparsity_choice")
-            out.append(
-                "Sparse fit: each block's variables kept by the two-step selection from the "
-                "dense fit's pieces in partial-SD units, the estimator refitted on them"
-                + (" (theory page 'K blocks', section 'Sparse fits')" if full else "")
-                + (f"; counts chosen by {choice['reason']}" if choice else "") + ". "
-                + " ".join(f"Selected, block {n}: {', '.join(v)}." if self._ranks[n]
-                           else f"Block {n}: rank 0, nothing to select (all kept)."
-                           for n, v in self.support.items()))
-        out.append("Loadings: per-SD (each direction times its variable's SD, largest 1 per "
-                   "column), so units do not matter; raw directions: results.directions; signs "
-                   "and rotations are arbitrary." + ("" if full else
-                                                     " More: summary(notes='full')."))
+        out = summary_notes(self, full, scaled)
         return build_summary("Joint dimension reduction of K blocks", info, tables, out,
                              headline=self._headline())
 

@@ -1,15 +1,16 @@
 """Pieces of the K-block fit's summary (:meth:`KBlockResults.summary`):
-the header's wrapped lists, a block's table of eigenvalues and the table of
-the rank tests that chose the ranks."""
+the header, the header's wrapped lists, a block's table of eigenvalues, the
+table of the rank tests that chose the ranks and the notes."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["_eigen_table", "_wrapped", "rank_tests_entry"]
+__all__ = ["_eigen_table", "_wrapped", "rank_tests_entry", "summary_info", "summary_notes"]
 
 
 def rank_tests_entry(tables: Mapping[str, pd.DataFrame], names: Sequence[str],
@@ -52,3 +53,78 @@ def _eigen_table(values: pd.Series, rank: int) -> pd.DataFrame:
     return pd.DataFrame({"eigenvalue": v[:top], "share": share[:top],
                          "cumulative": np.cumsum(share)[:top]},
                         index=pd.Index(np.arange(1, top + 1), name="k"))
+
+
+def summary_info(res: Any) -> dict[str, Any]:
+    """The summary's header of the K-block fit ``res``: the model, the
+    blocks, the estimator's choices and, where they apply, the rows' source
+    and the sparsity."""
+    m = res._model
+    info: dict[str, Any] = {
+        "Model:": "Joint dimension reduction, K blocks",
+        **({"Main effects:": "pooled"} if res.main_effects else {}),
+        **({"Interactions:": "orthogonal"} if res._orthogonal else {}),
+        **({"Interactions:": "regression"}
+           if res._settings.get("interactions") == "regression" else {}),
+        "Dependent variable:": m.endog_name,
+        "No. observations:": res._observations_text(),
+        **_wrapped("Blocks:", [f"{n} ({len(res._labels(k))})"
+                               for k, n in enumerate(res._names)]),
+        **({} if len(set(res._ranks.values())) == 1 else  # else the headline's
+           _wrapped("Ranks:", [f"{n}={r}" for n, r in res._ranks.items()])),
+        "Estimator:": res._settings["estimator"],
+        "Whitening:": res._settings["whitening"],
+        "Route:": res._settings["route"]["name"],
+        "Piece weights:": res._settings["weighting"]["name"],
+        "Loadings:": "per-SD (largest 1)",
+        "R-squared:": res._rsquared_text(),
+    }
+    if res._settings.get("streamed"):
+        info["Rows:"] = f"streamed from {res._settings['streamed']}"
+    if res.sparsity is not None:
+        info["Sparsity:"] = ", ".join(f"{n}={s}" for n, s in res.sparsity.items())
+    return info
+
+
+def summary_notes(res: Any, full: bool, scaled: str) -> list[str]:
+    """The summary's notes of the K-block fit ``res`` (``full``: the route's
+    and the piece weights' reasons too; ``scaled``: the rank tests' scaling
+    note)."""
+    pieces_text = ("its first moment with y (main effects), its pairwise cross moments "
+                   "with every other block" if res.main_effects
+                   else "its pairwise cross moments with every other block")
+    if len(res._names) >= 3:
+        pieces_text += " and the K-way cross moment"
+    influence = str((res._settings["influence"] or {}).get("reason", "")) \
+        if res._tables is not None else ""
+    out = [f"Estimator: {res._settings['estimator']} "
+           f"({res._settings['estimator_reason']})."]
+    if getattr(res, "_ladle", None) is not None:
+        out.append("Ranks: the ladle estimator, each block's k of the smallest criterion "
+                   "(results.rank_test_table; a criterion, not a test: no level); "
+                   "results.rank_tests() tests them.")
+    if res._tables is not None:
+        out.append(f"Ranks: the {res._settings['rank_method']} tests of H0: rank_k <= r"
+                   f"{scaled} (rows' influences: "
+                   f"{influence if full else influence.split(' (theory page')[0]}).")
+    if full:
+        out.append(f"Each block's directions are the leading eigenvectors of its combined "
+                   f"Gram: {pieces_text}, each scaled to unit null noise and weighted "
+                   f"(theory page 'K blocks'). Route: {res._settings['route']['reason']}. "
+                   f"Weights: {res._settings['weighting']['reason']}.")
+    out.append(res._sees_note())
+    if res.sparsity is not None:
+        choice = res._settings.get("sparsity_choice")
+        out.append(
+            "Sparse fit: each block's variables kept by the two-step selection from the "
+            "dense fit's pieces in partial-SD units, the estimator refitted on them"
+            + (" (theory page 'K blocks', section 'Sparse fits')" if full else "")
+            + (f"; counts chosen by {choice['reason']}" if choice else "") + ". "
+            + " ".join(f"Selected, block {n}: {', '.join(v)}." if res._ranks[n]
+                       else f"Block {n}: rank 0, nothing to select (all kept)."
+                       for n, v in res.support.items()))
+    out.append("Loadings: per-SD (each direction times its variable's SD, largest 1 per "
+               "column), so units do not matter; raw directions: results.directions; signs "
+               "and rotations are arbitrary." + ("" if full else
+                                                 " More: summary(notes='full')."))
+    return out

@@ -485,18 +485,8 @@ class _SpectralBatch:
 
         start, kmax = max(self.ks[0], 1), self.ks[-1]
         c0 = 2 * start
-        uc = u1[:, :c0]
-        # the left sides at s, unfolded: lu[r, :, c, :] = L_c of replicate r
-        lu = np.empty((nrep, n1, q, n2))
-        lu[...] = full.transpose(0, 2, 1, 3)
+        lu = _left_sides_at(sums, u1, v1, c0)
         lu_flat = lu.reshape(nrep, n1, q * n2)
-        # replicate by replicate: temporaries of one replicate's side, not the batch's
-        cl0 = c_left[..., :c0, :].transpose(0, 2, 1, 3).reshape(nrep, c0, q * n2)
-        dx0 = np.ascontiguousarray((d_left[..., :c0] - uc @ e_left[..., :c0, :c0])
-                                   .transpose(0, 2, 1, 3)).reshape(nrep, -1, c0)
-        for r in range(nrep):
-            lu_flat[r] -= uc @ cl0[r]
-            lu[r] += (dx0[r] @ v1[:, :c0].T).reshape(n1, q, n2)
         #: the Gram of the left sides and the last update in it (-1: at ``s``):
         #: formed at ``s`` once asked, then updated rank by rank, so that its
         #: value at a rank does not depend on the rank it was first asked at
@@ -664,3 +654,25 @@ def spectral_pvalues_settled(
             update(step)
     pv = np.where(reached > 0, h / np.maximum(reached, 1), (1 + count) / (n_rep + 1))
     return pv, settled
+
+
+def _left_sides_at(sums: dict[str, np.ndarray], u1: np.ndarray, v1: np.ndarray,
+                   c0: int) -> np.ndarray:
+    """Every replicate's left side ``L = F - U C + (D - U E) V^T`` at the
+    pass's first positive rank, ``U``, ``V`` the first ``c0`` columns of
+    ``u1``, ``v1`` (:meth:`_SpectralBatch._unfoldings`), unfolded:
+    ``lu[r, :, c, :]`` is ``L_c`` of replicate ``r`` (``R x n1 x q x n2``)."""
+    full, c_left, d_left, e_left = sums["full"], sums["c_left"], sums["d_left"], sums["e_left"]
+    nrep, q, n1, n2 = full.shape
+    uc = u1[:, :c0]
+    lu = np.empty((nrep, n1, q, n2))
+    lu[...] = full.transpose(0, 2, 1, 3)
+    lu_flat = lu.reshape(nrep, n1, q * n2)
+    # replicate by replicate: temporaries of one replicate's side, not the batch's
+    cl0 = c_left[..., :c0, :].transpose(0, 2, 1, 3).reshape(nrep, c0, q * n2)
+    dx0 = np.ascontiguousarray((d_left[..., :c0] - uc @ e_left[..., :c0, :c0])
+                               .transpose(0, 2, 1, 3)).reshape(nrep, -1, c0)
+    for r in range(nrep):
+        lu_flat[r] -= uc @ cl0[r]
+        lu[r] += (dx0[r] @ v1[:, :c0].T).reshape(n1, q, n2)
+    return lu
