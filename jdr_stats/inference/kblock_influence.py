@@ -46,9 +46,9 @@ import numpy as np
 
 from .. import config
 from ..core.kestimate import KBlockFactors
-from ..core.tensor import _partial_matchings, cross_tensor
+from ..core.tensor import _partial_matchings, cross_tensor, mode_sketches
 
-__all__ = ["joint_influences", "mapped_influences"]
+__all__ = ["joint_influences", "mapped_influences", "row_contributions"]
 
 Piece = tuple[int, ...]
 
@@ -58,7 +58,8 @@ class _Moments:
     term contracts, each formed once."""
 
     def __init__(self, y2: np.ndarray, zs: Sequence[np.ndarray], wn: np.ndarray,
-                 joint: bool = True, share: np.ndarray | None = None) -> None:
+                 joint: bool = True, share: np.ndarray | None = None,
+                 cov_w: np.ndarray | None = None) -> None:
         m = y2.shape[0]
         self.joint = joint
         # one copy's share of a weighted mean (zero: the row's whole influence)
@@ -69,7 +70,9 @@ class _Moments:
         self.zfull = np.hstack(zs)
         self.bounds = np.cumsum([0, *(z.shape[1] for z in zs)])
         self.y2 = y2
-        rmat = (self.zfull * wn[:, None]).T @ self.zfull
+        # the whitening's covariance (that of every row when the shared sums
+        # are one part's, ``cov_w``)
+        rmat = (self.zfull * (wn if cov_w is None else cov_w)[:, None]).T @ self.zfull
         self.r = (rmat + rmat.T) / 2
         self.rinv = np.linalg.inv(self.r)
         self._cache: dict[tuple[str, Piece], np.ndarray] = {}
@@ -235,6 +238,7 @@ def joint_influences(y: np.ndarray, zs: Sequence[np.ndarray], fac: KBlockFactors
                      cross_cov: dict[tuple[int, int], np.ndarray] | None,
                      w: np.ndarray | None = None, joint: bool = True,
                      share_left_out: float = 1.0,
+                     moments_rows: np.ndarray | None = None,
                      only: Collection[int] | None = None,
                      pieces_held: dict[Piece, np.ndarray] | None = None) -> list[np.ndarray]:
     """Each row's analytic influence on every block's stacked pieces
@@ -251,7 +255,12 @@ def joint_influences(y: np.ndarray, zs: Sequence[np.ndarray], fac: KBlockFactors
     ``share_left_out``: the fraction of one copy's share (``min(1, w_i) / W``)
     left out of the moments the whitening's terms contract; by default all of it
     (theory page, "The rows' own shares"), ``0``: the row's own share kept (the
-    exact derivative at the sample).  The tensor route only (``fac.tests``
+    exact derivative at the sample).  ``moments_rows``: a boolean mask of the
+    rows whose (weighted) sums form the shared moments the whitening's terms
+    contract, the own share left out for the rows in it (None: every row);
+    the whitening's covariance is every row's.  The cross-fitted reference
+    (theory page, "A cross-fitted reference") reads each row's influence
+    with its own half's moments and with the other half's.  The tensor route only (``fac.tests``
     None).  Each piece's influences are formed a part of the rows at a time
     (each part's arrays of about ``config.CHUNK_FLOATS / 8`` numbers) straight
     into the blocks' rows.  ``only``: the blocks whose influences are formed
@@ -271,7 +280,17 @@ def joint_influences(y: np.ndarray, zs: Sequence[np.ndarray], fac: KBlockFactors
             else np.minimum(1.0, np.asarray(w, float)) / np.sum(w))
     if not 0.0 <= share_left_out <= 1.0:
         raise ValueError(f"share_left_out must be in [0, 1]; got {share_left_out!r}")
-    mom = _Moments(y2, zs, wn, joint, None if share_left_out == 0 else share_left_out * copy)
+    share = None if share_left_out == 0 else share_left_out * copy
+    cov_w = None
+    if moments_rows is not None:
+        inside = np.asarray(moments_rows, bool)
+        if inside.shape != (m,) or not inside.any():
+            raise ValueError("moments_rows must be a boolean mask of the rows with at least "
+                             f"one row in it; got shape {inside.shape}")
+        cov_w, whole = wn, np.where(inside, wn, 0.0).sum()
+        wn = np.where(inside, wn, 0.0) / whole
+        share = None if share is None else np.where(inside, share / whole, 0.0)
+    mom = _Moments(y2, zs, wn, joint, share, cov_w)
     q, widths = y2.shape[1], [z.shape[1] for z in zs]
     cols = [0] * len(zs)  # each block's stacked columns, filled in the fit's order
     for piece in fac.scales:
@@ -320,6 +339,122 @@ def _piece_influence(part: _Moments, piece: Piece,
     if cross_cov is not None and len(piece) >= 3:
         return _hermite_influence(part, piece, cross_cov)
     return _plain_influence(part, piece)
+
+
+def _piece_contributions(y2: np.ndarray, zs: Sequence[np.ndarray], u: Piece,
+                         cross_cov: dict[tuple[int, int], np.ndarray] | None) -> np.ndarray:
+    """Each row's own term of piece ``u``, ``(m, q, n_U...)``: ``y_i o
+    z_iU``, and, Hermite-corrected (three or more blocks, ``cross_cov``
+    given), the row's Hermite tensor ``sum_pi (-1)^|pi| (o_pi S_ab) o y_i o
+    z_i,free`` over the partial matchings that leave a slot free (as the
+    piece itself, :func:`~jdr_stats.core.tensor.hermite_corrected`, and its
+    sketch: the complete ones would add ``y_i`` times a constant, of mean
+    zero with the response centred): the terms whose mean over the rows is
+    the piece."""
+    out = _row_products(y2, [zs[c] for c in u])
+    if cross_cov is None or len(u) < 3:
+        return out
+    letters = string.ascii_letters
+    n = len(u)
+    target = "ZY" + "".join(letters[j] for j in range(n))
+    for pi in _partial_matchings(list(range(n))):
+        if not pi:
+            continue
+        free = [c for c in range(n) if c not in {a for p in pi for a in p}]
+        if not free:
+            continue
+        lower = _row_products(y2, [zs[u[c]] for c in free])
+        subs = ["ZY" + "".join(letters[c] for c in free)] + [letters[a] + letters[b]
+                                                            for a, b in pi]
+        operands = [lower] + [cross_cov[(u[a], u[b])] for a, b in pi]
+        out += (-1) ** len(pi) * np.einsum(",".join(subs) + "->" + target, *operands)
+    return out
+
+
+def _sketch_contributions(y2: np.ndarray, zs: Sequence[np.ndarray], fac: KBlockFactors,
+                          cross_cov: dict[tuple[int, int], np.ndarray] | None,
+                          want: Collection[int], at: Sequence[int],
+                          out: list[np.ndarray]) -> None:
+    """Each row's own term of the sketched K-way piece, written into the
+    blocks' rows ``out[k][:, :, at[k]:]`` (``n_k x q s`` each): the sketch is
+    linear in the response with the test vectors and cross covariances
+    fixed, so the sketch of a part of the rows with the response spread over
+    ``r q`` columns (row ``i``'s values in its own ``q``) gives each row's
+    term in its own columns."""
+    m, q = y2.shape
+    tests = fac.tests
+    assert tests is not None
+    size = tests[0].shape[1]
+    full = tuple(range(len(zs)))
+    s2 = fac.scales[full]
+    per_row = q * size * max(z.shape[1] for z in zs)
+    step = max(1, int(np.sqrt(config.CHUNK_FLOATS / 8 / per_row)))
+    for start in range(0, m, step):
+        sl = slice(start, min(start + step, m))
+        r = sl.stop - sl.start
+        spread = np.zeros((r, r * q))
+        for j in range(q):
+            spread[np.arange(r), np.arange(r) * q + j] = y2[sl, j]
+        sks = mode_sketches(spread, [z[sl] for z in zs], tests, cross_cov=cross_cov)
+        for k in want:
+            c = fac.weights[(full, k)]
+            n_k = zs[k].shape[1]
+            rows = np.moveaxis(sks[k].reshape(n_k, r, q, size), 1, 0).reshape(r, n_k, -1)
+            out[k][sl, :, at[k]:at[k] + q * size] = rows * (
+                r / np.sqrt(size) * (np.sqrt(c / s2) if s2 > 0 else np.sqrt(c)))
+
+
+def row_contributions(y: np.ndarray, zs: Sequence[np.ndarray], fac: KBlockFactors, *,
+                      cross_cov: dict[tuple[int, int], np.ndarray] | None,
+                      only: Collection[int] | None = None) -> list[np.ndarray]:
+    """Each row's own contribution to every block's stacked pieces
+    (:func:`~jdr_stats.core.kestimate.stacked_pieces`, the fit's scales,
+    weights and cross covariances held; on the sketched route the K-way
+    piece's sketch, the same test vectors), ``m x n_k x D_k`` per block in the
+    layout of :func:`joint_influences`: their mean over the rows is ``M_k``
+    exactly (with case weights ``w``, ``sum_i w_i c_ik / sum w``, the
+    response centred at its weighted mean), so the rank-0 statistic is
+    ``|mean_i c_ik|^2``, its
+    diagonal part the rows' squared norms and the rest the pairs of rows
+    (the self-normalised reference, theory page "K blocks", section 4).  The
+    tensor route only; ``only`` as in :func:`joint_influences`."""
+    y2 = y[:, None] if y.ndim == 1 else y
+    m, q = y2.shape
+    widths = [z.shape[1] for z in zs]
+    want = set(range(len(zs)) if only is None else only)
+    cols = [0] * len(zs)
+    sketched = None if fac.tests is None or len(zs) < 3 else tuple(range(len(zs)))
+    vectors = 0 if fac.tests is None else int(fac.tests[0].shape[1])
+    for piece in fac.scales:
+        for k in piece:
+            cols[k] += q * (vectors if piece == sketched
+                            else int(np.prod([widths[j] for j in piece if j != k])))
+    out = [np.empty((m, n, c if k in want else 0))
+           for k, (n, c) in enumerate(zip(widths, cols, strict=True))]
+    at = [0] * len(zs)
+    for piece in fac.scales:
+        size = q * int(np.prod([widths[j] for j in piece]))
+        if piece == sketched:  # the sketched K-way piece
+            _sketch_contributions(y2, zs, fac, cross_cov, want, at, out)
+            for k in piece:
+                at[k] += q * vectors
+            continue
+        if not want.isdisjoint(piece):
+            step = max(1, config.CHUNK_FLOATS // (8 * size))
+            s2 = fac.scales[piece]
+            for start in range(0, m, step):
+                sl = slice(start, start + step)
+                t = _piece_contributions(y2[sl], [z[sl] for z in zs], piece, cross_cov)
+                for pos, k in enumerate(piece):
+                    if k in want:
+                        c = fac.weights[(piece, k)]
+                        moved = np.moveaxis(t, pos + 2, 1)
+                        out[k][sl, :, at[k]:at[k] + size // widths[k]] = (
+                            moved.reshape(moved.shape[0], widths[k], -1)
+                            * (np.sqrt(c / s2) if s2 > 0 else np.sqrt(c)))
+        for k in piece:
+            at[k] += size // widths[k]
+    return out
 
 
 def mapped_influences(psis: Sequence[np.ndarray], zs: Sequence[np.ndarray],

@@ -30,7 +30,8 @@ from ..core.tensor import piece_row_gram, sketch_row_factor
 from ..runtime._lazy import stats
 
 __all__ = ["block_influence_grams", "block_rank_table", "block_rank_table_rows",
-           "block_row_grams", "choose_block_rank", "influence_gram", "piece_energies"]
+           "block_row_grams", "choose_block_rank", "influence_gram", "piece_energies",
+           "rank_zero_row"]
 
 
 def influence_gram(y: np.ndarray, zs: Sequence[np.ndarray], k: int,
@@ -209,11 +210,49 @@ def _two_moment_parts(stat: float, norms: np.ndarray, s_all: float, expected: np
     return (stat, np.nan, float(stats.chi2.sf(stat / g, h)), h, g)
 
 
+def rank_zero_row(stat: float, contrib: np.ndarray,
+                  mult: np.ndarray | None = None) -> tuple[float, ...]:
+    """``(stat, df, pvalue, eff_df, scale)`` of ``H0: rank_k = 0`` against the
+    self-normalised reference (theory page "K blocks", section 4, "The
+    rank-0 test's reference"): ``contrib`` (``m x n_k x D``) the rows' own
+    contributions to the block's stacked pieces, whose mean is ``M_k``
+    (:func:`~jdr_stats.inference.kblock_influence.row_contributions`), so that
+    ``stat = |M_k|^2 = D + O`` exactly: ``D = sum_i |c_i|^2 / W^2`` the rows'
+    own part, ``O`` the pairs of distinct rows (copies).  The reference is
+    ``scale * chi2(eff_df)`` with mean ``D`` and the variance of ``O``,
+    ``2 sum_{i != j} <c_i, c_j>^2 / W^4`` (the rows centred at their mean
+    there: below the true rank the signal's mean stays out of it).  ``D`` is
+    part of the statistic, so only the pairs' part is random around it: no
+    whitening's, normaliser's or diagonal's term enters.  ``mult``: the case
+    weights as each row's copies (``None``: one)."""
+    m = contrib.shape[0]
+    w = np.ones(m) if mult is None else np.asarray(mult, float)
+    total = float(w.sum())
+    flat = contrib.reshape(m, -1)
+    mean = float(w @ np.einsum("ij,ij->i", flat, flat)) / total**2
+    flat = flat - (w @ flat) / total
+    norms = np.einsum("ij,ij->i", flat, flat)
+    if flat.shape[1] > m:  # the m x m Gram's squares
+        gram = flat @ flat.T
+        np.multiply(gram, gram, out=gram)
+        s_all = float(w @ (gram @ w))
+    else:  # the p x p route: sum_ij w_i w_j <c_i, c_j>^2 = |C^T W C|_F^2
+        cov = (flat * w[:, None]).T @ flat
+        s_all = float(np.sum(cov * cov))
+    s_off = s_all - float(w @ norms**2)  # pairs of distinct copies
+    if not (mean > 0 and s_off > 0):
+        return (stat, np.nan, np.nan, np.nan, np.nan)
+    h = 2.0 * mean**2 / (2.0 * s_off / total**4)
+    pvalue = float(stats.chi2.sf(stat * h / mean, h))
+    return (stat, np.nan, pvalue, h, mean / h)
+
+
 def block_rank_table_rows(psi: np.ndarray, mk: np.ndarray, k: int, fac: KBlockFactors,
                           rho: np.ndarray, max_rank: int | None = None,
                           mult: np.ndarray | None = None,
                           stop_alpha: float | None = None,
-                          gram: np.ndarray | None = None) -> pd.DataFrame:
+                          gram: np.ndarray | None = None,
+                          rank0: tuple[float, ...] | None = None) -> pd.DataFrame:
     """The tests of ``H0: rank_k <= r`` from explicit per-row influences.
 
     ``psi`` (``m x n_k x D``): each row's influence on block ``k``'s stacked
@@ -236,7 +275,8 @@ def block_rank_table_rows(psi: np.ndarray, mk: np.ndarray, k: int, fac: KBlockFa
     column ``r`` and the low-rank part along the signal's row space,
     :func:`_complement_gram`); else the ``p x p`` one, each ``r`` its rows
     and columns ``r..`` taken off the signal's row space
-    (:func:`_complement_cov_square`).
+    (:func:`_complement_cov_square`).  ``rank0``: the row of ``r = 0`` when
+    it is had from another reference (:func:`rank_zero_row`).
     """
     m, n_k, d_total = psi.shape
     top = n_k - 1 if max_rank is None else min(max_rank, n_k - 1)
@@ -254,6 +294,11 @@ def block_rank_table_rows(psi: np.ndarray, mk: np.ndarray, k: int, fac: KBlockFa
         cov = (root.T @ root).reshape(n_k, d_total, n_k, d_total)
     rows = []
     for r in range(top + 1):
+        if r == 0 and rank0 is not None:
+            rows.append(rank0)
+            if _stops(rows, stop_alpha):
+                break
+            continue
         stat = float(np.sum(values[r:]))
         proj, vs = frame[:, r:, :], None
         if r:

@@ -13,7 +13,14 @@ chosen by :func:`jdr_stats.policy.kblock_influence`, recorded in
 design (``interactions="orthogonal"``) reads explicit rows on every route,
 the analytic ones with the residual's term
 (:func:`~jdr_stats.inference.kblock_orthogonal.residual_influences`), the
-refits re-estimating the residual."""
+refits re-estimating the residual.
+
+The joint estimator's rank-0 tests (tensor route, not orthogonal) refer the
+statistic to the rows' own contributions instead
+(:func:`~jdr_stats.inference.kblock_rank.rank_zero_row`): their mean is the
+block's pieces, so the statistic's diagonal part is realised and only the
+pairs of rows are random; where no block rejects rank 0 at the sequential
+level, the influences are never formed."""
 
 from __future__ import annotations
 
@@ -25,7 +32,7 @@ from ...core.kestimate import stacked_pieces
 from ...core.tensor import pieces
 from ...runtime._frequency import whole_numbers
 from .._kblock_design import KBlockDesign
-from ..kblock_influence import joint_influences
+from ..kblock_influence import joint_influences, row_contributions
 from ..kblock_orthogonal import residual_influences
 from ..kblock_rank import (
     block_influence_grams,
@@ -33,6 +40,7 @@ from ..kblock_rank import (
     block_rank_table_rows,
     block_row_grams,
     piece_energies,
+    rank_zero_row,
 )
 from ._record import RowOptions
 
@@ -83,6 +91,10 @@ def kblock_robust_tables(d: KBlockDesign, opts: RowOptions) -> dict[str, pd.Data
             tables[name] = block_rank_table(d.y, d.blocks, k, fac, stop_alpha=stop, mult=w)
         return tables
     stacked = stacked_pieces(d.y, d.blocks, fac, cross_cov=d.cross_cov, w=w)
+    zero = _rank_zero_rows(d)
+    if zero is not None and stop is not None and all(
+            not row[2] < stop for row in zero.values()):  # no block beyond rank 0
+        return {name: _frame([row]) for name, row in zero.items()}
     if influence.name in ("analytic-joint", "analytic-rows"):
         # blocks one at a time: each piece's rows formed once, dropped once read
         held: dict[tuple[int, ...], np.ndarray] | None = (
@@ -108,7 +120,7 @@ def kblock_robust_tables(d: KBlockDesign, opts: RowOptions) -> dict[str, pd.Data
             rows = block_influence_grams(lambda k: psi_of(k)[k], dims, fac, d.m)
             for k, name in enumerate(d.names):
                 psi, gram = next(rows)
-                tables[name] = _table(d, k, psi, stacked[k], stop, gram)
+                tables[name] = _table(d, k, psi, stacked[k], stop, gram, zero)
                 del psi, gram
             return tables
         psis = psi_of(None)
@@ -118,13 +130,40 @@ def kblock_robust_tables(d: KBlockDesign, opts: RowOptions) -> dict[str, pd.Data
         psis = d.jackknife(stacked)
     grams = block_row_grams(psis, fac)  # one block's at a time
     for k, name in enumerate(d.names):
-        tables[name] = _table(d, k, psis[k], stacked[k], stop, next(grams))
+        tables[name] = _table(d, k, psis[k], stacked[k], stop, next(grams), zero)
     return tables
 
 
+def _rank_zero_rows(d: KBlockDesign) -> dict[str, tuple[float, ...]] | None:
+    """Each block's rank-0 test against the self-normalised reference
+    (:func:`~jdr_stats.inference.kblock_rank.rank_zero_row`) for the joint
+    estimator, whatever the route of its pieces (tensor or sketch) and of its
+    influences; None for the per-block estimator (its influences' reference
+    holds its level) and an orthogonal design (its residual's estimated
+    coefficients enter the rows' influences, theory page "K blocks")."""
+    if d.estimator != "joint" or d.orthogonal:
+        return None
+    out = {}
+    for k, name in enumerate(d.names):  # one block's rows at a time
+        contrib = row_contributions(d.y, d.blocks, d.factors, cross_cov=d.cross_cov,
+                                    only=(k,))[k]
+        out[name] = rank_zero_row(float(np.sum(d.factors.values[k])), contrib, d.weights)
+        del contrib
+    return out
+
+
+def _frame(rows: list[tuple[float, ...]]) -> pd.DataFrame:
+    out = pd.DataFrame(rows, columns=["statistic", "df", "pvalue", "eff_df", "scale"])
+    out.index.name = "rank"
+    return out
+
+
 def _table(d: KBlockDesign, k: int, psi: np.ndarray, stacked: np.ndarray,
-           stop: float | None, gram: np.ndarray | None) -> pd.DataFrame:
-    """Block ``k``'s table from its rows' influences and their Gram."""
+           stop: float | None, gram: np.ndarray | None,
+           zero: dict[str, tuple[float, ...]] | None = None) -> pd.DataFrame:
+    """Block ``k``'s table from its rows' influences and their Gram (its
+    rank-0 row from ``zero`` when given)."""
     rho = piece_energies(d.y, d.blocks, k, d.factors, d.weights)
     return block_rank_table_rows(psi, stacked, k, d.factors, rho, mult=d.weights,
-                                 stop_alpha=stop, gram=gram)
+                                 stop_alpha=stop, gram=gram,
+                                 rank0=None if zero is None else zero[d.names[k]])
