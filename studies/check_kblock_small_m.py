@@ -170,12 +170,10 @@ def _design_rows(design: str, r: int):
     return y[rng.permutation(len(y))], blocks, rng
 
 
-def decomposition(reps: int) -> None:
-    """The reference's mean from the rows with the whole, half or none of
-    the own share left out, without the whitening's terms, and cross-fitted
-    (each row's influence with the shared moments of its own half, own share
-    left out, times its influence with those of the other half: the two
-    halves' noises independent)."""
+def _caught_designs():
+    """``(caught, release)``: the robust rank method's K-block tables wrapped
+    so that ``caught["d"]`` holds the last whitened design they read;
+    ``release()`` restores them."""
     caught = {}
     orig = _kblock_robust.kblock_robust_tables
 
@@ -185,6 +183,16 @@ def decomposition(reps: int) -> None:
 
     spec = next(v for v in vars(robust).values() if getattr(v, "tables", None) is orig)
     object.__setattr__(spec, "tables", spy)
+    return caught, lambda: object.__setattr__(spec, "tables", orig)
+
+
+def decomposition(reps: int) -> None:
+    """The reference's mean from the rows with the whole, half or none of
+    the own share left out, without the whitening's terms, and cross-fitted
+    (each row's influence with the shared moments of its own half, own share
+    left out, times its influence with those of the other half: the two
+    halves' noises independent)."""
+    caught, release = _caught_designs()
     real_g = kblock_influence._Moments.sensitivities
 
     def no_whitening(self):
@@ -240,7 +248,7 @@ def decomposition(reps: int) -> None:
                       + " ".join(f"{st.mean() / t.mean():{w}.3f}"
                                  for t, w in zip(taus, (11, 7, 7, 8, 10), strict=True)))
     finally:
-        object.__setattr__(spec, "tables", orig)
+        release()
 
 
 def _halves(zs, y) -> np.ndarray:
@@ -291,15 +299,7 @@ def _crossfit_rank0(d, k: int, first: np.ndarray) -> tuple[float, float, float]:
 def crossfit_size(reps: int) -> None:
     """Part 5: the rank-0 tests of every block against the cross-fitted
     reference, with its mean and variance, y shuffled or independent."""
-    caught = {}
-    orig = _kblock_robust.kblock_robust_tables
-
-    def spy(d, opts):
-        caught["d"] = d
-        return orig(d, opts)
-
-    spec = next(v for v in vars(robust).values() if getattr(v, "tables", None) is orig)
-    object.__setattr__(spec, "tables", spy)
+    caught, release = _caught_designs()
     print(f"\ncross-fitted reference, rank 0, {reps} samples a cell, fit(1), y shuffled or "
           "independent; 'fixed ref': the share of p < 0.05 with the reference's mean and "
           "variance fixed at their means over the samples")
@@ -326,7 +326,7 @@ def crossfit_size(reps: int) -> None:
                       f"{np.corrcoef(st, tau)[0, 1]:6.2f} {np.mean(p < 0.05):7.3f} "
                       f"{np.sqrt(0.05 * 0.95 / reps):6.3f} {np.mean(fixed < 0.05):9.3f}")
     finally:
-        object.__setattr__(spec, "tables", orig)
+        release()
 
 
 def main() -> None:
