@@ -48,7 +48,7 @@ from .. import config
 from ..core.kestimate import KBlockFactors
 from ..core.tensor import _partial_matchings, cross_tensor, mode_sketches
 
-__all__ = ["joint_influences", "mapped_influences", "row_contributions"]
+__all__ = ["contribution_grams", "joint_influences", "mapped_influences", "row_contributions"]
 
 Piece = tuple[int, ...]
 
@@ -402,6 +402,44 @@ def _sketch_contributions(y2: np.ndarray, zs: Sequence[np.ndarray], fac: KBlockF
             rows = np.moveaxis(sks[k].reshape(n_k, r, q, size), 1, 0).reshape(r, n_k, -1)
             out[k][sl, :, at[k]:at[k] + q * size] = rows * (
                 r / np.sqrt(size) * (np.sqrt(c / s2) if s2 > 0 else np.sqrt(c)))
+
+
+def contribution_grams(y: np.ndarray, zs: Sequence[np.ndarray], fac: KBlockFactors, *,
+                       cross_cov: dict[tuple[int, int], np.ndarray] | None,
+                       blocks: Collection[int], w: np.ndarray | None = None
+                       ) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """For each block of ``blocks``, the rows' own contributions to its
+    stacked pieces (:func:`row_contributions`) as their ``m x m`` Gram, the
+    rows centred at their (weighted) mean, and their uncentred squared
+    norms: the same numbers without the blocks' rows.  Each piece's per-row
+    tensor is the same for every block it holds (unfolded along another
+    mode: the same entries), so its Gram is formed once and added to each
+    of its blocks' Grams with the weight ``c_S / s_S^2``.  The tensor route
+    only (``fac.tests`` None)."""
+    if fac.tests is not None:
+        raise ValueError("contribution_grams: the tensor route only")
+    y2 = y[:, None] if y.ndim == 1 else y
+    m = y2.shape[0]
+    share = np.full(m, 1.0 / m) if w is None else np.asarray(w, float) / np.sum(w)
+    want = set(blocks)
+    out = {k: (np.zeros((m, m)), np.zeros(m)) for k in want}
+    for piece in fac.scales:
+        held = want.intersection(piece)
+        if not held:
+            continue
+        t = _piece_contributions(y2, zs, piece, cross_cov).reshape(m, -1)
+        raw = np.einsum("ij,ij->i", t, t)
+        t -= share @ t
+        gram = t @ t.T
+        del t
+        s2 = fac.scales[piece]
+        for k in held:
+            c = fac.weights[(piece, k)]
+            scale = c / s2 if s2 > 0 else c
+            acc, norms = out[k]
+            acc += scale * gram
+            norms += scale * raw
+    return out
 
 
 def row_contributions(y: np.ndarray, zs: Sequence[np.ndarray], fac: KBlockFactors, *,

@@ -31,7 +31,7 @@ from ..runtime._lazy import stats
 
 __all__ = ["block_influence_grams", "block_rank_table", "block_rank_table_rows",
            "block_row_grams", "choose_block_rank", "influence_gram", "piece_energies",
-           "rank_zero_row"]
+           "rank_zero_parts", "rank_zero_row"]
 
 
 def influence_gram(y: np.ndarray, zs: Sequence[np.ndarray], k: int,
@@ -227,10 +227,9 @@ def rank_zero_row(stat: float, contrib: np.ndarray,
     weights as each row's copies (``None``: one)."""
     m = contrib.shape[0]
     w = np.ones(m) if mult is None else np.asarray(mult, float)
-    total = float(w.sum())
     flat = contrib.reshape(m, -1)
-    mean = float(w @ np.einsum("ij,ij->i", flat, flat)) / total**2
-    flat = flat - (w @ flat) / total
+    mean = float(w @ np.einsum("ij,ij->i", flat, flat)) / float(w.sum()) ** 2
+    flat = flat - (w @ flat) / float(w.sum())
     norms = np.einsum("ij,ij->i", flat, flat)
     if flat.shape[1] > m:  # the m x m Gram's squares
         gram = flat @ flat.T
@@ -239,6 +238,15 @@ def rank_zero_row(stat: float, contrib: np.ndarray,
     else:  # the p x p route: sum_ij w_i w_j <c_i, c_j>^2 = |C^T W C|_F^2
         cov = (flat * w[:, None]).T @ flat
         s_all = float(np.sum(cov * cov))
+    return rank_zero_parts(stat, mean, norms, s_all, w)
+
+
+def rank_zero_parts(stat: float, mean: float, norms: np.ndarray, s_all: float,
+                    w: np.ndarray) -> tuple[float, ...]:
+    """:func:`rank_zero_row` from the reference's mean ``D``, the centred
+    rows' squared norms and ``s_all = sum_ij w_i w_j <c_i, c_j>^2`` over the
+    centred rows."""
+    total = float(w.sum())
     s_off = s_all - float(w @ norms**2)  # pairs of distinct copies
     if not (mean > 0 and s_off > 0):
         return (stat, np.nan, np.nan, np.nan, np.nan)

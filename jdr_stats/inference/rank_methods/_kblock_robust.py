@@ -32,7 +32,7 @@ from ...core.kestimate import stacked_pieces
 from ...core.tensor import pieces
 from ...runtime._frequency import whole_numbers
 from .._kblock_design import KBlockDesign
-from ..kblock_influence import joint_influences, row_contributions
+from ..kblock_influence import contribution_grams, joint_influences, row_contributions
 from ..kblock_orthogonal import residual_influences
 from ..kblock_rank import (
     block_influence_grams,
@@ -40,6 +40,7 @@ from ..kblock_rank import (
     block_rank_table_rows,
     block_row_grams,
     piece_energies,
+    rank_zero_parts,
     rank_zero_row,
 )
 from ._record import RowOptions
@@ -143,11 +144,28 @@ def _rank_zero_rows(d: KBlockDesign) -> dict[str, tuple[float, ...]] | None:
     coefficients enter the rows' influences, theory page "K blocks")."""
     if d.estimator != "joint" or d.orthogonal:
         return None
+    fac, m = d.factors, d.m
+    cols = [n * s.shape[1] for n, s in
+            zip(d.widths, stacked_pieces(d.y, d.blocks, fac, cross_cov=d.cross_cov), strict=True)]
+    # the m x m route where a block's rows are wider than m: each piece's
+    # Gram formed once for all its blocks (tensor route)
+    wide = [k for k, c in enumerate(cols) if c > m] if fac.tests is None else []
+    grams = contribution_grams(d.y, d.blocks, fac, cross_cov=d.cross_cov, blocks=wide,
+                               w=d.weights) if wide else {}
+    w = np.ones(m) if d.weights is None else np.asarray(d.weights, float)
     out = {}
-    for k, name in enumerate(d.names):  # one block's rows at a time
-        contrib = row_contributions(d.y, d.blocks, d.factors, cross_cov=d.cross_cov,
-                                    only=(k,))[k]
-        out[name] = rank_zero_row(float(np.sum(d.factors.values[k])), contrib, d.weights)
+    for k, name in enumerate(d.names):
+        stat = float(np.sum(fac.values[k]))
+        if k in grams:
+            gram, raw = grams.pop(k)
+            norms = np.diag(gram).copy()
+            np.multiply(gram, gram, out=gram)
+            out[name] = rank_zero_parts(stat, float(w @ raw) / float(w.sum()) ** 2, norms,
+                                        float(w @ (gram @ w)), w)
+            del gram
+            continue
+        contrib = row_contributions(d.y, d.blocks, fac, cross_cov=d.cross_cov, only=(k,))[k]
+        out[name] = rank_zero_row(stat, contrib, d.weights)
         del contrib
     return out
 
