@@ -99,6 +99,18 @@ def test_hermite_piece_influence_is_the_derivative_in_a_row_weight():
     assert np.linalg.norm(half - mid) < 0.05 * np.linalg.norm(left[0] - rows[0])
     with pytest.raises(ValueError, match="share_left_out must be in"):
         joint_influences(yc, zs, fac, share_left_out=1.5, **args)
+    # the shared moments of a part of the rows (the study's cross-fit): every
+    # row is the default; a half moves the rows; an empty or misshapen mask
+    # is refused
+    every = joint_influences(yc, zs, fac, moments_rows=np.ones(m, bool), **args)
+    for k in range(3):
+        np.testing.assert_allclose(every[k], left[k], rtol=1e-10, atol=1e-12)
+    first = np.arange(m) % 2 == 0
+    part = joint_influences(yc, zs, fac, moments_rows=first, **args)[0]
+    assert 0 < np.linalg.norm(part - left[0]) / np.linalg.norm(left[0]) < 0.5
+    for bad in (np.zeros(m, bool), np.ones(m - 1, bool)):
+        with pytest.raises(ValueError, match="moments_rows must be"):
+            joint_influences(yc, zs, fac, moments_rows=bad, **args)
     key = (0, 1, 2)
     scale = np.sqrt(fac.weights[(key, 0)] / fac.scales[key])
     d0 = sum(np.prod(zs[j].shape[1]) for j in (1, 2))  # block 0's pair columns first

@@ -31,7 +31,7 @@ from ..runtime._lazy import stats
 
 __all__ = ["block_influence_grams", "block_rank_table", "block_rank_table_rows",
            "block_row_grams", "choose_block_rank", "influence_gram", "piece_energies",
-           "rank_zero_parts", "rank_zero_row"]
+           "rank_frame", "rank_zero_from_gram", "rank_zero_row"]
 
 
 def influence_gram(y: np.ndarray, zs: Sequence[np.ndarray], k: int,
@@ -169,7 +169,13 @@ def block_rank_table(y: np.ndarray, zs: Sequence[np.ndarray], k: int, fac: KBloc
         rows.append(_two_moment_row(stat, psi, _expected_norms(parts, rho, mult), mult))
         if _stops(rows, stop_alpha):
             break
-    out = pd.DataFrame(rows, columns=["statistic", "df", "pvalue", "eff_df", "scale"])
+    return rank_frame(rows)
+
+
+def rank_frame(rows: Sequence[Sequence[float]]) -> pd.DataFrame:
+    """A block's table of tests, one row per ``r`` (columns ``statistic, df,
+    pvalue, eff_df, scale``, indexed by ``rank``)."""
+    out = pd.DataFrame(list(rows), columns=["statistic", "df", "pvalue", "eff_df", "scale"])
     out.index.name = "rank"
     return out
 
@@ -230,18 +236,23 @@ def rank_zero_row(stat: float, contrib: np.ndarray,
     flat = contrib.reshape(m, -1)
     mean = float(w @ np.einsum("ij,ij->i", flat, flat)) / float(w.sum()) ** 2
     flat = flat - (w @ flat) / float(w.sum())
+    if flat.shape[1] > m:  # the m x m Gram
+        return rank_zero_from_gram(stat, flat @ flat.T, mean, w)
     norms = np.einsum("ij,ij->i", flat, flat)
-    if flat.shape[1] > m:  # the m x m Gram's squares
-        gram = flat @ flat.T
-        np.multiply(gram, gram, out=gram)
-        s_all = float(w @ (gram @ w))
-    else:  # the p x p route: sum_ij w_i w_j <c_i, c_j>^2 = |C^T W C|_F^2
-        cov = (flat * w[:, None]).T @ flat
-        s_all = float(np.sum(cov * cov))
-    return rank_zero_parts(stat, mean, norms, s_all, w)
+    cov = (flat * w[:, None]).T @ flat  # sum_ij w_i w_j <c_i, c_j>^2 = |C^T W C|_F^2
+    return _rank_zero_parts(stat, mean, norms, float(np.sum(cov * cov)), w)
 
 
-def rank_zero_parts(stat: float, mean: float, norms: np.ndarray, s_all: float,
+def rank_zero_from_gram(stat: float, gram: np.ndarray, mean: float,
+                        w: np.ndarray) -> tuple[float, ...]:
+    """:func:`rank_zero_row` from the centred rows' ``m x m`` Gram (squared
+    in place) and the reference's mean ``D``."""
+    norms = np.diag(gram).copy()
+    np.multiply(gram, gram, out=gram)
+    return _rank_zero_parts(stat, mean, norms, float(w @ (gram @ w)), w)
+
+
+def _rank_zero_parts(stat: float, mean: float, norms: np.ndarray, s_all: float,
                     w: np.ndarray) -> tuple[float, ...]:
     """:func:`rank_zero_row` from the reference's mean ``D``, the centred
     rows' squared norms and ``s_all = sum_ij w_i w_j <c_i, c_j>^2`` over the
@@ -328,9 +339,7 @@ def block_rank_table_rows(psi: np.ndarray, mk: np.ndarray, k: int, fac: KBlockFa
                                       _expected_norms(parts, rho, mult), w))
         if _stops(rows, stop_alpha):
             break
-    out = pd.DataFrame(rows, columns=["statistic", "df", "pvalue", "eff_df", "scale"])
-    out.index.name = "rank"
-    return out
+    return rank_frame(rows)
 
 
 def _complement_cov_square(cov: np.ndarray, vs: np.ndarray | None) -> float:

@@ -40,7 +40,8 @@ from ..kblock_rank import (
     block_rank_table_rows,
     block_row_grams,
     piece_energies,
-    rank_zero_parts,
+    rank_frame,
+    rank_zero_from_gram,
     rank_zero_row,
 )
 from ._record import RowOptions
@@ -92,10 +93,10 @@ def kblock_robust_tables(d: KBlockDesign, opts: RowOptions) -> dict[str, pd.Data
             tables[name] = block_rank_table(d.y, d.blocks, k, fac, stop_alpha=stop, mult=w)
         return tables
     stacked = stacked_pieces(d.y, d.blocks, fac, cross_cov=d.cross_cov, w=w)
-    zero = _rank_zero_rows(d)
+    zero = _rank_zero_rows(d, stacked)
     if zero is not None and stop is not None and all(
             not row[2] < stop for row in zero.values()):  # no block beyond rank 0
-        return {name: _frame([row]) for name, row in zero.items()}
+        return {name: rank_frame([row]) for name, row in zero.items()}
     if influence.name in ("analytic-joint", "analytic-rows"):
         # blocks one at a time: each piece's rows formed once, dropped once read
         held: dict[tuple[int, ...], np.ndarray] | None = (
@@ -135,21 +136,21 @@ def kblock_robust_tables(d: KBlockDesign, opts: RowOptions) -> dict[str, pd.Data
     return tables
 
 
-def _rank_zero_rows(d: KBlockDesign) -> dict[str, tuple[float, ...]] | None:
+def _rank_zero_rows(d: KBlockDesign, stacked: list[np.ndarray]
+                    ) -> dict[str, tuple[float, ...]] | None:
     """Each block's rank-0 test against the self-normalised reference
     (:func:`~jdr_stats.inference.kblock_rank.rank_zero_row`) for the joint
     estimator, whatever the route of its pieces (tensor or sketch) and of its
     influences; None for the per-block estimator (its influences' reference
     holds its level) and an orthogonal design (its residual's estimated
-    coefficients enter the rows' influences, theory page "K blocks")."""
+    coefficients enter the rows' influences, theory page "K blocks").
+    ``stacked``: the blocks' stacked pieces (their widths choose the route)."""
     if d.estimator != "joint" or d.orthogonal:
         return None
     fac, m = d.factors, d.m
-    cols = [n * s.shape[1] for n, s in
-            zip(d.widths, stacked_pieces(d.y, d.blocks, fac, cross_cov=d.cross_cov), strict=True)]
     # the m x m route where a block's rows are wider than m: each piece's
     # Gram formed once for all its blocks (tensor route)
-    wide = [k for k, c in enumerate(cols) if c > m] if fac.tests is None else []
+    wide = [k for k, s in enumerate(stacked) if s.size > m] if fac.tests is None else []
     grams = contribution_grams(d.y, d.blocks, fac, cross_cov=d.cross_cov, blocks=wide,
                                w=d.weights) if wide else {}
     w = np.ones(m) if d.weights is None else np.asarray(d.weights, float)
@@ -158,21 +159,12 @@ def _rank_zero_rows(d: KBlockDesign) -> dict[str, tuple[float, ...]] | None:
         stat = float(np.sum(fac.values[k]))
         if k in grams:
             gram, raw = grams.pop(k)
-            norms = np.diag(gram).copy()
-            np.multiply(gram, gram, out=gram)
-            out[name] = rank_zero_parts(stat, float(w @ raw) / float(w.sum()) ** 2, norms,
-                                        float(w @ (gram @ w)), w)
+            out[name] = rank_zero_from_gram(stat, gram, float(w @ raw) / float(w.sum()) ** 2, w)
             del gram
             continue
         contrib = row_contributions(d.y, d.blocks, fac, cross_cov=d.cross_cov, only=(k,))[k]
         out[name] = rank_zero_row(stat, contrib, d.weights)
         del contrib
-    return out
-
-
-def _frame(rows: list[tuple[float, ...]]) -> pd.DataFrame:
-    out = pd.DataFrame(rows, columns=["statistic", "df", "pvalue", "eff_df", "scale"])
-    out.index.name = "rank"
     return out
 
 
