@@ -55,7 +55,6 @@ _NAMES = {
     "PHDResults": "baselines", "SAVEResults": "baselines", "SDRResults": "baselines",
     "SIRResults": "baselines",
     "Comparison": "compare", "compare": "compare",
-    "KBlockResults": "fitting._kfit",
     "BootstrapResults": "inference.bootstrap",
     "InapplicableTestResult": "inference.hypotheses", "TestResult": "inference.hypotheses",
     "TestTable": "inference.hypotheses",
@@ -83,7 +82,6 @@ if TYPE_CHECKING:  # type checkers and IDEs see the eager imports
     )
     from .baselines import PHD, SAVE, SIR, PHDResults, SAVEResults, SDRResults, SIRResults
     from .compare import Comparison, compare
-    from .fitting._kfit import KBlockResults
     from .inference.bootstrap import BootstrapResults
     from .inference.hypotheses import InapplicableTestResult, TestResult, TestTable
     from .inference.ladle import LadleResults
@@ -136,7 +134,6 @@ __all__ = [
     "InapplicableTestResult",
     "JDRResults",
     "JointDimReduction",
-    "KBlockResults",
     "LadleResults",
     "Moments",
     "PHDResults",

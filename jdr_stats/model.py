@@ -36,6 +36,7 @@ from .fitting._orthogonal_fit import (
 )
 from .fitting._rank_zero import check_support_rank
 from .fitting._two_block_fit import fit_kblock_engine, fit_two_blocks
+from .fitting._two_block_results import TwoBlockFit
 from .inference.rank_tests import RankMethod
 from .io._data import DataModel, MissingPolicy, ModelData, check_effective_rows
 from .io._responses import ResponseKind
@@ -215,7 +216,7 @@ class JointDimReduction(StreamedConstructorsMixin, DataModel):
         each block's subspace from its pairwise cross moments with every
         other block and the K-way cross moment (theory page "K blocks"),
         ``fit(rank=r, {name: r_k} or "auto")`` returning a
-        :class:`~jdr_stats.fitting._kfit.KBlockResults` (``res.rank`` an int
+        :class:`JDRResults` of the K-block engine (``res.rank`` an int
         when every block has the same rank, else a dict; ``res.ranks`` always
         the dict).
         Sparse fits and support selection take two blocks.
@@ -394,15 +395,15 @@ class JointDimReduction(StreamedConstructorsMixin, DataModel):
             Dimension ``r`` of each subspace, ``0 <= r <= min(n1, n2)``.
             Three or more blocks: an int for every block or a dict
             ``{name: r_k}`` (``0 <= r_k <= n_k``), and ``"auto"`` chooses
-            each block's rank by its robust per-block tests (returns a
-            :class:`~jdr_stats.fitting._kfit.KBlockResults`; theory page "K blocks").
+            each block's rank by its robust per-block tests (theory page
+            "K blocks").
             For two blocks a dict with the same rank for both is that rank;
             a dict of different ranks (``{"a": 2, "b": 1}``) fits the
             K-block engine at K = 2 (block a's directions the cross moment's
             leading ``r_a`` left singular vectors, block b's its leading
-            ``r_b`` right ones; a :class:`~jdr_stats.fitting._kfit.KBlockResults`,
-            whose joint estimator whitens with the sample covariance of both
-            blocks together, the only whitening it has there).
+            ``r_b`` right ones; the K-block engine's fit, whose joint
+            estimator whitens with the sample covariance of both blocks
+            together, the only whitening it has there).
             ``"auto"`` chooses it by the sequence of rank tests of
             ``rank_method`` at level ``alpha`` (see :meth:`JDRResults.rank_tests`).
             Rank 0 is an answer: where the test of ``H0: r = 0`` is not
@@ -555,10 +556,10 @@ class JointDimReduction(StreamedConstructorsMixin, DataModel):
             three or more blocks, so one reduction sees main effects and
             interactions (theory page "K blocks", section 6; the study
             ``studies/study_pooled.py``).  The fit is then no longer one
-            SVD: for two blocks as for three or more it returns a
-            :class:`~jdr_stats.fitting._kfit.KBlockResults` (``directions[name]``,
-            ``rank`` a dict by block, each block its own rank;
-            ``directions_a``/``directions_b`` do not exist on it), whose
+            SVD: for two blocks as for three or more it returns the K-block
+            engine's fit (``directions[name]``, ``rank`` a dict by block,
+            each block its own rank; at two blocks ``directions_a`` is its
+            view of ``directions["a"]``), whose
             ``rank="auto"`` and ``rank_tests()`` are the robust per-block
             tests with the first moment included.  Both whitenings
             (``independent_blocks=False``: block ``k``'s main effect given
@@ -672,11 +673,11 @@ class JointDimReduction(StreamedConstructorsMixin, DataModel):
             interactions, n_blocks=len(self.block_names), main_effects=main_effects,
             per_block_ranks=per_block_ranks, sparsity=sparsity, data=self._data)
         if len(self.block_names) >= 3 or main_effects or per_block_ranks:
-            return fit_kblock_engine(
+            return JDRResults(fit_kblock_engine(
                 self, rank, whitening=whitening, standardize=standardize,
                 independent_blocks=independent_blocks, sparsity=sparsity,
                 rank_method=rank_method, alpha=alpha, seed=seed, main_effects=main_effects,
-                interactions=interactions, fdr=fdr)
+                interactions=interactions, fdr=fdr))
         base = self._data if interactions in ("stein", "regression") \
             else orthogonal_data(self._data, interactions)
         fitted = fit_two_blocks(
@@ -685,13 +686,13 @@ class JointDimReduction(StreamedConstructorsMixin, DataModel):
             rank_method=rank_method, alpha=alpha, fdr=fdr,
             seeds=lambda: child_seeds(seed, 2), progress=progress)
         data, mom = fitted.data, fitted.mom
-        res = JDRResults(self, fitted.est, mom, fitted.settings, rank_tests=fitted.rank_table,
-                         whitening=fitted.whitening,
-                         fit_data=None if data is self._data else data,
-                         means=original_means(data, mom))
+        res = TwoBlockFit(self, fitted.est, mom, fitted.settings, rank_tests=fitted.rank_table,
+                          whitening=fitted.whitening,
+                          fit_data=None if data is self._data else data,
+                          means=original_means(data, mom))
         if fitted.rank_table is not None:  # p-values chose the rank: check their premises
             res.diagnostics.warn('fit(rank="auto")')
-        return res
+        return JDRResults(res)
 
     def select_support(
         self,

@@ -1,4 +1,4 @@
-"""Coverage of the K-block bootstrap's angle bound (KBlockResults.bootstrap).
+"""Coverage of the K-block bootstrap's angle bound (JDRResults.bootstrap at K blocks).
 
 Question: does the bound of ``BootstrapResults.max_angle_bound`` (the
 ``ceil((B + 1) level)``-th smallest of each block's largest principal angle

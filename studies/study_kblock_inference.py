@@ -1,5 +1,5 @@
 """Size and power of the K-block association test and size of the K-block
-variable tests (KBlockResults.association_test, KBlockResults.drop1 with
+variable tests (JDRResults.association_test, JDRResults.drop1 at K blocks, with
 test="conditional"; the default combined test: study_kblock_support_joint.py).
 
 Question: does the combined permutation test of no association hold its

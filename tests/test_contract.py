@@ -162,7 +162,8 @@ def booted(fitted):
 
 
 def _two_block_fit(res) -> bool:
-    return isinstance(res, jdr.JDRResults)
+    """Whether the two-block engine computed ``res`` (one cross moment's SVD)."""
+    return type(res._impl).__name__ == "TwoBlockFit"
 
 
 def test_bootstrap_is_one_type_with_one_set_of_members(fitted, booted):
@@ -569,7 +570,7 @@ def test_selection_stability_at_every_k(fitted):
     assert list(st.columns) == ["selected", "frequency"]
     assert list(st.index.names) == ["block", "variable"]
     support = {n: list(v) for n, v in zip(blocks, (sp.support_a, sp.support_b))} \
-        if isinstance(sp, jdr.JDRResults) else sp.support
+        if _two_block_fit(sp) else sp.support
     for name, x in blocks.items():
         rows = st.xs(name, level="block")
         assert sorted(rows.index) == sorted(x.columns)
@@ -599,17 +600,39 @@ def test_support_tests_of_an_auto_sparse_fit(fitted):
 
 
 def test_results_members_at_every_k(fitted):
-    """Every public member of the two-block results exists on the fit,
-    whatever K, apart from the two-block estimate's own objects (one cross
-    moment's SVD: ``singular_values``, ``coef_matrix``, ``estimate``,
-    ``moments``, whose K-block counterparts are ``eigenvalues`` and the
-    factors) and the two-block view of the whitened bases, which fit
-    ``whitened_bases[name]``."""
+    """One results type whatever K: every public attribute of
+    ``JDRResults`` answers on the fit, apart from the objects of one engine
+    (the two-block estimate's: one cross moment's SVD ``singular_values``,
+    ``coef_matrix``, ``estimate``, ``moments`` and the two-block views of
+    the whitened and per-SD bases; the K-block ``eigenvalues``), which
+    refuse with an AttributeError naming the engine and the member that
+    answers instead."""
     _, res, _, _ = fitted
-    missing = set(_public_names(jdr.JDRResults)) - set(_public_names(type(res)))
-    assert missing <= {"singular_values", "coef_matrix", "estimate", "moments",
-                       "directions_a_whitened", "directions_b_whitened",
-                       "directions_a_std", "directions_b_std"}
+    assert type(res) is jdr.JDRResults
+    refused = {}
+    for name in _public_names(jdr.JDRResults):
+        if callable(getattr(jdr.JDRResults, name)):
+            continue  # methods are called by the tests above
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", FutureWarning)  # the deprecated _std views
+                getattr(res, name)
+        except AttributeError as exc:
+            refused[name] = str(exc)
+    two_block_only = {"singular_values", "coef_matrix", "estimate", "moments",
+                      "directions_a_whitened", "directions_b_whitened",
+                      "directions_a_std", "directions_b_std"}
+    views = {f"{m}_{s}" for m in ("directions", "loadings", "support") for s in "ab"}
+    expect = {"eigenvalues"} if _two_block_fit(res) else two_block_only
+    if len(res.block_names) > 2:  # the two-block view of the by-name members
+        expect |= views
+    assert set(refused) == expect
+    engine = "two-block" if _two_block_fit(res) else "K-block"
+    for name, text in refused.items():
+        assert name in text, text
+        assert (f"the {engine} engine" in text if name not in views
+                else f"{len(res.block_names)} blocks" in text), text
+    assert not hasattr(res, "no_such_member")
 
 
 def _public_names(cls):

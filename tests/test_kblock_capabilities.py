@@ -47,7 +47,7 @@ def _fit(k: int, m: int = 1500, seed: int = 0, blocks=None):  # type: ignore[no-
 @pytest.mark.parametrize("k", [2, 3, 5])
 def test_loadings_are_directions_times_sd_largest_one(k):  # type: ignore[no-untyped-def]
     model, res = _fit(k)
-    assert type(res).__name__ == "KBlockResults"
+    assert type(res) is jdr.JDRResults and type(res._impl).__name__ == "KBlockFit"
     _, blocks, _ = _design(k, 1500, 0)
     assert list(res.loadings) == list(res.directions)
     for name, x in blocks.items():

@@ -107,7 +107,7 @@ def test_two_blocks_through_the_k_engine_match_the_two_block_fit(independent):
     two = model.fit(2, interactions="orthogonal", independent_blocks=independent)
     kfit = model.fit({"a": 2, "b": 1}, interactions="orthogonal",
                      independent_blocks=independent)
-    assert isinstance(kfit, jdr.fitting._kfit.KBlockResults)
+    assert isinstance(kfit._impl, jdr.fitting._kfit.KBlockFit)
     angles_a = jdr.metrics.principal_angles(np.asarray(two.directions_a),
                                             np.asarray(kfit.directions["a"]))
     angles_b = jdr.metrics.principal_angles(np.asarray(two.directions_b)[:, :1],

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import jdr_stats as jdr
-from jdr_stats.fitting._kfit import KBlockResults
+from jdr_stats.fitting._kfit import KBlockFit
 from jdr_stats.core.tensor import pieces
 from jdr_stats.metrics import principal_angles
 
@@ -41,7 +41,7 @@ def test_pooled_recovers_a_main_effect_the_cross_moment_cannot_see():
     pooled = mod.fit(1, main_effects=True, independent_blocks=True)
     inter = mod.fit(1, independent_blocks=True)
     e1a, e1b = np.eye(6)[:, [1]], np.eye(5)[:, [1]]
-    assert isinstance(pooled, KBlockResults)
+    assert isinstance(pooled._impl, KBlockFit)
     assert _deg(pooled.directions["a"], e1a) < 10
     assert _deg(pooled.directions["b"], e1b) < 10
     assert _deg(inter.directions_a, e1a) > 30  # E[y a' b'^T] = 0: noise only

@@ -64,11 +64,10 @@ def split_subspace(basis: np.ndarray, widths: Sequence[int],
 def is_kblock_call(endog: Any, exog_a: Any) -> bool:
     """Whether ``compare`` was given a model or results object, or its
     blocks as a mapping or a list of blocks (instead of ``exog_a, exog_b``)."""
-    from ..fitting._kfit import KBlockResults
     from ..model import JointDimReduction
     from ..results import JDRResults
 
-    if isinstance(endog, (JointDimReduction, KBlockResults, JDRResults)):
+    if isinstance(endog, (JointDimReduction, JDRResults)):
         return True
     if isinstance(exog_a, Mapping):
         return True
@@ -246,9 +245,9 @@ def _kvariants(model: Any, jdr_fit: Any, names: list[str], ranks: dict[str, int]
 def _refit(fitted: Any) -> Any:
     """The joint fit of ``fitted`` repeated on a fold's model: its ranks,
     whitening, estimator, sparsity and pieces."""
-    from ..fitting._kfit import KBlockResults
+    from ..fitting._kfit import KBlockFit
 
-    if isinstance(fitted, KBlockResults):
+    if isinstance(getattr(fitted, "_impl", fitted), KBlockFit):
         s = fitted.settings
         kw = {"whitening": s["whitening"], "independent_blocks": s["estimator"] == "per-block",
               "sparsity": fitted.sparsity, "main_effects": fitted.main_effects}

@@ -18,6 +18,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from functools import cached_property
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -40,7 +41,7 @@ from ..persistence._export import ExportMixin
 from ..runtime._atomic import write_text
 from ..runtime._frequency import observations, whitening_nobs
 from ..runtime._validation import by_block, normalize_seed
-from ..summary import build_summary, json_safe
+from ..summary import SummaryMixin, build_summary, json_safe
 from ..support._results import SupportResults
 from ..whitenings import WHITENING_METHODS
 from . import _kregression as kreg
@@ -58,7 +59,7 @@ from ._rank_zero import rank_zero_sizes
 if TYPE_CHECKING:  # statsmodels on first use: fast ``import jdr_stats``
     from ..summary import JDRSummary
 
-__all__ = ["KBlockResults", "fit_kblocks"]
+__all__ = ["KBlockFit", "fit_kblocks"]
 
 RankArg = int | Mapping[str, int] | Literal["auto"]
 
@@ -193,12 +194,12 @@ def _checked_arguments(rank: RankArg, names: Sequence[str], widths: Sequence[int
 def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks: bool,
                 sparsity: Any, rank_method: str, alpha: float, seed: Any,
                 stop: bool = True, main_effects: bool = False,
-                interactions: str = "stein", fdr: float = 0.1) -> KBlockResults:
+                interactions: str = "stein", fdr: float = 0.1) -> KBlockFit:
     """The K-block fit of ``model`` (see :meth:`JointDimReduction.fit`).
 
     With ``rank="auto"`` each block's tests run up to the first rank not
     rejected at ``alpha`` (``stop=False``: every rank, for
-    :meth:`KBlockResults.rank_tests`).  ``main_effects``: each block's first
+    :meth:`KBlockFit.rank_tests`).  ``main_effects``: each block's first
     moment pooled with its interaction pieces (two blocks included).
     ``interactions="orthogonal"``: every piece of the response's least
     squares residual on ``[1, every block]``; ``"regression"`` (with
@@ -251,7 +252,7 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
     influence = None
     lad: LadleResults | None = None
     if rank == "auto" and ladle:
-        lad = kblock_ladle(model, KBlockResults._refit, _ladle_kwargs(
+        lad = kblock_ladle(model, KBlockFit._refit, _ladle_kwargs(
             kind, estimator, main_effects, interactions, independent_blocks),
             y=y, zs=zs, w=w, fac=fac, cross_cov=cross_cov, names=names, widths=widths,
             seed=seed)
@@ -282,7 +283,7 @@ def fit_kblocks(model: Any, rank: RankArg, *, whitening: str, independent_blocks
         "influence": None if influence is None else influence.to_dict(),
         "alpha": alpha if tables is not None else None}
     if sparsity is None:
-        out = KBlockResults(model, fac, white, ranks, settings, tables, blocks)
+        out = KBlockFit(model, fac, white, ranks, settings, tables, blocks)
     else:
         out = _sparse_results(model, sparsity, seed, y, zs, blocks, white, fac, ranks,
                               settings, tables, route=route, kind=kind, estimator=estimator,
@@ -313,7 +314,7 @@ def _sparse_results(model: Any, sparsity: Any, seed: Any, y: np.ndarray,
                     tables: dict[str, pd.DataFrame] | None, *, route: policy.Choice,
                     kind: str, estimator: str,
                     cross_cov: dict[tuple[int, int], np.ndarray] | None,
-                    q: int, fdr: float = 0.1) -> KBlockResults:
+                    q: int, fdr: float = 0.1) -> KBlockFit:
     """The sparse fit of :func:`fit_kblocks` (``sparsity`` an int, a dict by
     block name or ``"cv"``: each block's variables selected from the dense
     fit's pieces; ``"auto"``: the variables :meth:`select_support` selects
@@ -354,7 +355,7 @@ def _sparse_results(model: Any, sparsity: Any, seed: Any, y: np.ndarray,
                          cross_cov=cross_cov, q=q, supports=chosen)
     settings["sparsity"] = sizes
     settings["route"] = sparse.route.to_dict()
-    res = KBlockResults(model, sparse.fac, sparse.white, ranks, settings, tables, blocks,
+    res = KBlockFit(model, sparse.fac, sparse.white, ranks, settings, tables, blocks,
                         supports=dict(zip(names, sparse.supports, strict=True)),
                         full_white=white)
     if sparsity == "cv":
@@ -363,25 +364,16 @@ def _sparse_results(model: Any, sparsity: Any, seed: Any, y: np.ndarray,
     return res
 
 
-class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockFoundMixin,
-                    KBlockViewMixin, ExportMixin):
-    """Results of a fit of three or more blocks, or of two blocks with
+class KBlockFit(KBlockInferenceMixin, KBlockExtrasMixin, KBlockFoundMixin,
+               KBlockViewMixin, ExportMixin, SummaryMixin):
+    """The K-block engine's fit, held by :class:`jdr_stats.JDRResults`: a
+    fit of three or more blocks, or of two blocks with
     ``main_effects=True`` or a rank per block (:attr:`main_effects`,
     :attr:`sees`; at two blocks ``directions_a``/``directions_b`` and the
     other ``_a``/``_b`` names are the view of :attr:`directions` by block).
 
-    Attributes are read-only: :attr:`directions` (a dict by block name of
-    unit-length coefficient columns), :attr:`rank` (a dict by block name),
-    :attr:`whitened_bases`, :attr:`eigenvalues`, :attr:`settings`,
-    :attr:`support`, :attr:`sparsity`, :attr:`sparsity_cv`, :attr:`support_tests`,
-    :meth:`selection_stability`;
-    :meth:`rank_tests`, :meth:`transform`, :meth:`summary`, :meth:`to_dict`,
-    :meth:`to_json`, :meth:`bootstrap`, :meth:`main_effects_test`,
-    :meth:`association_test`, :meth:`drop1`, :meth:`test_variables`; per-SD
-    :attr:`loadings`, :attr:`fit_measures`, :meth:`remove_data`, ``save``
-    (:class:`~jdr_stats.fitting._kresults_extra.KBlockExtrasMixin`).  A fit with
-    ``rank="auto"`` shows
-    each block's tests up to its chosen rank in the summary.
+    Read-only; its public members are those of the results (the
+    members it lacks beside the two-block fit: ``tests/test_contract.py``).
     """
 
     #: the fit repeated on a resample (the bootstrap's refit)
@@ -409,6 +401,11 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockFoundMixin,
         self._cv_table: pd.DataFrame | None = None
         self._support_tests: SupportResults | None = None
         self._ladle: LadleResults | None = None  # rank="auto", rank_method="ladle"
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The attributes to pickle: all but the cached read-only mappings
+        (:attr:`directions`, :attr:`loadings`), rebuilt when next read."""
+        return {k: v for k, v in self.__dict__.items() if not isinstance(v, MappingProxyType)}
 
     @property
     def model(self) -> Any:
@@ -757,12 +754,6 @@ class KBlockResults(KBlockInferenceMixin, KBlockExtrasMixin, KBlockFoundMixin,
         out = summary_notes(self, full, scaled)
         return build_summary("Joint dimension reduction of K blocks", info, tables, out,
                              headline=self._headline())
-
-    def __str__(self) -> str:
-        return str(self.summary())
-
-    def _repr_html_(self) -> str:
-        return self.summary().as_html()
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-Python content of the fit (JSON-ready)."""

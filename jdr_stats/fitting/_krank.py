@@ -3,7 +3,7 @@ choice of each block's rank from a registered test's tables over the
 whitened K-block design (:class:`~jdr_stats.inference._kblock_design.KBlockDesign`),
 the warning of a block with no evidence of any direction, and the
 :class:`~jdr_stats.RankTestResults` (``kind="per-block"``) that
-:meth:`KBlockResults.rank_tests` returns."""
+:meth:`KBlockFit.rank_tests` returns."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Per-SD loadings, fit measures and ``remove_data`` of a K-block fit.
 
 :class:`KBlockExtrasMixin` is mixed into
-:class:`jdr_stats.fitting._kfit.KBlockResults`; every member is written once over
+:class:`jdr_stats.fitting._kfit.KBlockFit`; every member is written once over
 the list of blocks, so that it serves K = 2 (per-block ranks,
 ``main_effects=True``), three and more blocks alike.  The two-block results
 have the same members (:attr:`JDRResults.loadings`,

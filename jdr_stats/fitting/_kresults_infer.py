@@ -3,7 +3,7 @@ test, the variables' tests (``drop1``, ``test_variables``) and the
 bootstrap (pairs or Poisson, intervals, ``n_jobs``, gap diagnostics).
 
 :class:`KBlockInferenceMixin` is mixed into
-:class:`jdr_stats.fitting._kfit.KBlockResults`; the numerics are in
+:class:`jdr_stats.fitting._kfit.KBlockFit`; the numerics are in
 :mod:`jdr_stats.inference.kblock_association`,
 :mod:`jdr_stats.inference.kblock_coord` and
 :mod:`jdr_stats.inference.kblock_bootstrap`.  Every procedure reads the

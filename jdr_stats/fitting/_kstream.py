@@ -48,7 +48,7 @@ from ..runtime._frequency import observations, whole_numbers
 from ..runtime._validation import check_weights_values
 from ..streams._scaled_source import _block_scales, check_stream_response, stream_scales
 from ..whitenings import kblock_refusal, per_block_whitening
-from ._kfit import KBlockResults, _check_ranks, _route_tests, kblock_choices
+from ._kfit import KBlockFit, _check_ranks, _route_tests, kblock_choices
 from ._kstream_rank import streamed_rank_choice
 
 __all__ = ["BlockSums", "block_reader_dask", "block_reader_file", "fit_streamed_kblocks"]
@@ -313,7 +313,7 @@ class BlockSums:
 
     #: the sums come from a second pass over the reader, not from moments
     from_moments = False
-    def streamed_rank_tests(self, res: KBlockResults) -> RankTestResults:
+    def streamed_rank_tests(self, res: KBlockFit) -> RankTestResults:
         """``res.rank_tests()``: every rank's test of every block, from two
         passes over the source, for the fitted estimator and whitening
         (:mod:`jdr_stats.fitting._kstream_rank`)."""
@@ -370,7 +370,7 @@ def _whitening(sums: DesignSums, names: Sequence[str], labels: Sequence[Sequence
 def fit_streamed_kblocks(model: Any, rank: Any, *, whitening: str, independent_blocks: bool,
                          sparsity: Any, rank_method: str, alpha: float,
                          seed: Any, main_effects: bool = False,
-                         stop: bool = True) -> KBlockResults:
+                         stop: bool = True) -> KBlockFit:
     """The K-block fit of a streamed model (module docstring); ``rank="auto"``
     with ``stop=False``: every rank's test (``rank_tests()``)."""
     data: BlockSums = model._data
@@ -433,4 +433,4 @@ def fit_streamed_kblocks(model: Any, rank: Any, *, whitening: str, independent_b
     means = [sums.block_mean(k)[None, :] for k in range(len(widths))]
     if data.scale is not None:  # the user's units
         means = [mu / data.scale[BlockDesign.of(widths).span(k)] for k, mu in enumerate(means)]
-    return KBlockResults(model, fac, white, ranks, settings, tables, means)
+    return KBlockFit(model, fac, white, ranks, settings, tables, means)

@@ -1,4 +1,4 @@
-"""Pieces of the K-block fit's summary (:meth:`KBlockResults.summary`):
+"""Pieces of the K-block fit's summary (:meth:`KBlockFit.summary`):
 the header, the header's wrapped lists, a block's table of eigenvalues, the
 table of the rank tests that chose the ranks and the notes."""
 

@@ -13,7 +13,7 @@ from ._kpremises import KBlockPremises, kblock_premises
 
 
 class KBlockViewMixin:
-    """Read-only members of ``KBlockResults`` named as on ``JDRResults``."""
+    """Read-only members of ``KBlockFit`` named as on ``JDRResults``."""
 
     _model: Any
     _settings: dict[str, Any]

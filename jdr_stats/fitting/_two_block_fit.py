@@ -46,11 +46,11 @@ from ._orthogonal_fit import (
 )
 from ._rank_zero import rank_zero_support
 
-__all__ = ["TwoBlockFit", "fit_kblock_engine", "fit_two_blocks"]
+__all__ = ["TwoBlockPieces", "fit_kblock_engine", "fit_two_blocks"]
 
 
 @dataclass(frozen=True)
-class TwoBlockFit:
+class TwoBlockPieces:
     """What the two-block route hands to the results: the estimate, the
     moments it came from, the settings, the tests that chose the rank, the
     whitening and the rows the estimator saw."""
@@ -227,7 +227,7 @@ def _choose_fit_sparsity(model: Any, data: Any, rank: int, sparsity: Any,
 def fit_two_blocks(model: Any, rank: Any, base: Any, interactions: str, *, whitening: Any,
                    standardize: Any, independent_blocks: Any, sparsity: Any,
                    rank_method: Any, alpha: float, fdr: float,
-                   seeds: Any, progress: Any) -> TwoBlockFit:
+                   seeds: Any, progress: Any) -> TwoBlockPieces:
     """The two-block route of ``fit``: validate, whiten, choose the rank and
     the sparsity, estimate.  ``seeds`` gives the rank tests' and the support
     selection's generators when called (after the checks)."""
@@ -274,4 +274,4 @@ def fit_two_blocks(model: Any, rank: Any, base: Any, interactions: str, *, white
         sparsity_cv=None if sparsity_cv is None else sparsity_cv.table,
         interactions=interactions_choice(interactions),
     )
-    return TwoBlockFit(est, mom, settings, rank_table, whitening_pair, data)
+    return TwoBlockPieces(est, mom, settings, rank_table, whitening_pair, data)

@@ -6,7 +6,7 @@ principal angle (percentile or calibrated), per-angle intervals, basic
 intervals for the singular values, selection frequencies and the gap
 diagnostics.  Built by :func:`jdr_stats.inference.bootstrap.bootstrap` for a
 two-block fit and by :meth:`BootstrapResults.from_blocks` for a K-block fit
-(``KBlockResults.bootstrap``): one class whatever K, every table keyed by
+(``KBlockFit.bootstrap``): one class whatever K, every table keyed by
 block (``"a"``/``"b"`` for the two-block fit, the block names for K blocks).
 """
 
@@ -58,7 +58,7 @@ class BootstrapResults(ExportMixin, SummaryMixin):
     """Bootstrap replicates of a joint fit and the intervals built from them.
 
     Read-only; built by :func:`bootstrap` (``JDRResults.bootstrap``) or
-    :meth:`from_blocks` (``KBlockResults.bootstrap``).  All angles are in
+    :meth:`from_blocks` (``KBlockFit.bootstrap``).  All angles are in
     degrees.  The replicate arrays hold only the replicates that could be
     fitted (``n_boot`` of them).  Every table is keyed by block
     (:attr:`block_names`: ``"a"``, ``"b"`` for a two-block fit, the block
@@ -123,7 +123,7 @@ class BootstrapResults(ExportMixin, SummaryMixin):
         method: str,
         alpha: float,
     ) -> BootstrapResults:
-        """The bootstrap of a K-block fit (``KBlockResults.bootstrap``), by
+        """The bootstrap of a K-block fit (``KBlockFit.bootstrap``), by
         block name: the blocks with a positive rank, in the fit's order.
 
         ``angles[name]``: the fitted replicates' principal angles (radians,
@@ -159,7 +159,7 @@ class BootstrapResults(ExportMixin, SummaryMixin):
     # -- basic attributes -------------------------------------------------
     @property
     def results(self) -> Any:
-        """The bootstrapped fit (``JDRResults`` or ``KBlockResults``; None
+        """The bootstrapped fit (``JDRResults`` or ``KBlockFit``; None
         when :func:`bootstrap` was called without ``fit``)."""
         return self._results
 
@@ -214,7 +214,7 @@ class BootstrapResults(ExportMixin, SummaryMixin):
     @property
     def rank(self) -> int | dict[str, int]:
         """The fit's rank: an int when every block has the same, else a dict
-        by block name (as ``KBlockResults.rank``)."""
+        by block name (as ``KBlockFit.rank``)."""
         if self._ranks is None:
             return self._estimate("rank").rank
         ranks = set(self._ranks.values())

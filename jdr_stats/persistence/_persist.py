@@ -3,7 +3,7 @@
 A results file is a zip archive of two members:
 
 ``manifest.json``
-    ``{"format": "jdr_stats.results", "format_version": 1,
+    ``{"format": "jdr_stats.results", "format_version": 2,
     "jdr_stats_version": ..., "numpy_version": ..., "pandas_version": ...,
     "class": ..., "arrays_sha256": ..., "root": ...}``: the versions that
     wrote it, the SHA-256 of the second member and the object tree
@@ -71,7 +71,10 @@ PathLike = str | os.PathLike
 FORMAT = "jdr_stats.results"
 #: Bumped when a change of the tree's encoding means older readers cannot
 #: read new files; readers read every version up to theirs.
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+#: The names files of an older version give a class that has since been
+#: renamed (version 1: a K-block fit was a file's top object).
+RENAMED = {1: {"KBlockResults": "KBlockFit"}}
 MANIFEST = "manifest.json"
 ARRAYS = "arrays.npz"
 _STAMP = (1980, 1, 1, 0, 0, 0)  # fixed zip dates: the same results give the same bytes
@@ -98,10 +101,12 @@ _R = True  # a results class (readable as a file's top object)
 #: (stable when a class moves between modules: only ``path`` changes).
 CLASSES: dict[str, Spec] = {
     # results (each has save())
-    "JDRResults": Spec("jdr_stats.results:JDRResults", root=_R,
-                       keep=("_block_stats", "fit_measures", "_summary_main_effects")),
-    "KBlockResults": Spec("jdr_stats.fitting._kfit:KBlockResults", root=_R,
-                          keep=("_block_sds", "fit_measures", "_summary_main_effects")),
+    "JDRResults": Spec("jdr_stats.results:JDRResults", root=_R),
+    # the fit of each engine a JDRResults holds (not files of their own)
+    "TwoBlockFit": Spec("jdr_stats.fitting._two_block_results:TwoBlockFit",
+                        keep=("_block_stats", "fit_measures", "_summary_main_effects")),
+    "KBlockFit": Spec("jdr_stats.fitting._kfit:KBlockFit",
+                      keep=("_block_sds", "fit_measures", "_summary_main_effects")),
     "BootstrapResults": Spec("jdr_stats.inference._boot_results:BootstrapResults", root=_R),
     "TestResult": Spec("jdr_stats.inference.hypotheses:TestResult", root=_R),
     "InapplicableTestResult": Spec("jdr_stats.inference.hypotheses:InapplicableTestResult",
@@ -431,9 +436,10 @@ def write(obj: Any, path: PathLike, *, format: Literal["jdr", "pickle"] = "jdr")
     ...     manifest = json.loads(zf.read("manifest.json"))
     ...     members = zf.namelist()
     >>> members, manifest["format"], manifest["format_version"], manifest["class"]
-    (['manifest.json', 'arrays.npz'], 'jdr_stats.results', 1, 'JDRResults')
-    >>> manifest["root"]["state"]["items"]["_model"]["class"]
-    'JointDimReduction'
+    (['manifest.json', 'arrays.npz'], 'jdr_stats.results', 2, 'JDRResults')
+    >>> fit = manifest["root"]["state"]["items"]["_impl"]
+    >>> fit["class"], fit["state"]["items"]["_model"]["class"]
+    ('TwoBlockFit', 'JointDimReduction')
     """
     if format == "pickle":
         data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
@@ -462,8 +468,9 @@ class _Damaged(Exception):
 class _Reader:
     """Rebuilds the tree of a manifest from its arrays."""
 
-    def __init__(self, npz: Any) -> None:
+    def __init__(self, npz: Any, version: int = FORMAT_VERSION) -> None:
         self._npz = npz
+        self._renamed = RENAMED.get(version, {})
         self._keys = set(npz.files)
         self._arrays: dict[str, np.ndarray] = {}
         self._objects: dict[int, Any] = {}
@@ -662,6 +669,7 @@ class _Reader:
 
     def _n_object(self, node: dict[str, Any], where: str) -> Any:
         name = self.field(node, "class", str, where)
+        name = self._renamed.get(name, name)
         if name not in CLASSES:
             raise _Damaged(f"{where}: unknown class {name!r} (a results file holds only the "
                            "jdr_stats classes of jdr_stats.persistence._persist.CLASSES)")
@@ -761,11 +769,12 @@ def _read_zip(name: str, data: bytes) -> Any:
         raise _refuse(name, f"its {ARRAYS} does not match the checksum in {MANIFEST}: the "
                             "file was damaged or altered")
     top = manifest.get("class")
-    if top not in CLASSES or not CLASSES[top].root:
+    top = RENAMED.get(version, {}).get(top, top) if isinstance(top, str) else top
+    if top not in CLASSES or not (CLASSES[top].root or top in RENAMED.get(version, {}).values()):
         raise _refuse(name, f"class {top!r} is not a jdr_stats results class")
     try:
         with np.load(io.BytesIO(arrays), allow_pickle=False) as npz:
-            obj = _Reader(npz).dec(manifest.get("root"), "root")
+            obj = _Reader(npz, version).dec(manifest.get("root"), "root")
     except _Damaged as exc:
         raise _refuse(name, f"the file was damaged or altered: {exc}") from None
     except (ValueError, TypeError, KeyError, IndexError, AttributeError, OSError,
@@ -775,4 +784,6 @@ def _read_zip(name: str, data: bytes) -> Any:
     if type(obj) is not _resolve(CLASSES[top].path):
         raise _refuse(name, f"its manifest names a {top} but holds a "
                             f"{type(obj).__name__}: the file was altered")
+    if not CLASSES[top].root:  # a version-1 file of a K-block fit: as results
+        obj = _resolve(CLASSES["JDRResults"].path)(obj)
     return obj

@@ -18,7 +18,7 @@ computation, read from blocks 0 and 1 of the whitened design; its
 ``tables`` (optional) the computation over the whitened design of any
 ``K >= 2`` blocks (:class:`~jdr_stats.inference._kblock_design.KBlockDesign`:
 the blocks' names, whitened rows, response, weights, estimator and factors),
-each block's table of ``H0: rank_k <= r``.  ``KBlockResults.rank_tests`` and
+each block's table of ``H0: rank_k <= r``.  ``KBlockFit.rank_tests`` and
 the K-block ``fit(rank="auto")`` look the method up with
 :func:`kblock_method`, which refuses a two-block test (no ``tables``) with
 its ``two_block_reason``.
