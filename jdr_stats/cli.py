@@ -499,8 +499,6 @@ def _kblock_refusal(args: argparse.Namespace, how: cin.Input) -> str | None:
         refused.append(f"streamed input ({how.reason}; the K-block fit reads the rows "
                        "into memory: drop --chunksize/--stream, or raise "
                        "jdr_stats.config.CLI_IN_MEMORY_BYTES for Parquet)")
-    if args.bootstrap is not None and args.bootstrap_method != "pairs":
-        refused.append(f"--bootstrap-method {args.bootstrap_method} (pairs only)")
     if args.no_standardize or args.whitening == "none":
         refused.append("--whitening none (auto, sample or shrinkage)")
     if not refused:
@@ -526,7 +524,9 @@ def _run_kblock_fit(args: argparse.Namespace, how: cin.Input) -> str:
     boot, refusals = None, []
     if args.bootstrap is not None:
         try:  # rank 0 for every block: nothing to bound, said so
-            boot = res.bootstrap(args.bootstrap, seed=np.random.default_rng(boot_seed))
+            boot = res.bootstrap(args.bootstrap, seed=np.random.default_rng(boot_seed),
+                                 method=args.bootstrap_method, progress=args.progress,
+                                 n_jobs=args.n_jobs)
         except ValueError as exc:
             refusals.append(f"--bootstrap was not run: {exc}")
     support = None

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 from typing import Any
 
 from .estimation._settings import FitSettings
@@ -76,11 +77,16 @@ class JDRResults(ExportMixin):
     Two blocks of one rank without main effects are fitted by the
     two-block engine (one cross moment's SVD, with
     :attr:`singular_values`); three or more blocks, a rank per block or
-    ``main_effects=True`` by the K-block engine (with :attr:`eigenvalues`;
-    ``transform(blocks)`` takes the blocks by name, and ``rank_tests``,
-    ``bootstrap``, ``summary``, ``drop1`` and ``test_variables`` take the
-    options their docstrings list for it).  Both give the same directions
-    on the same two blocks (test ``tests/test_engine_equivalence.py``).
+    ``main_effects=True`` by the K-block engine (with :attr:`eigenvalues`).
+    Both give the same directions on the same two blocks (test
+    ``tests/test_engine_equivalence.py``).  The methods take the same
+    arguments whichever engine ran (``transform(blocks)`` with the blocks
+    by name at every K, ``transform(exog_a, exog_b)`` for two); an option
+    only one engine has (``bootstrap(interval="calibrated")``, a
+    permutation count for the K-block rank tests, which permute nothing)
+    is refused by name.  ``drop1`` and ``test_variables`` default to the
+    K-block engine's combined test there and to the conditional test of
+    the two-block engine.
     """
 
     __slots__ = ("_impl",)
@@ -164,23 +170,31 @@ def _doc(name: str) -> tuple[Any, str]:
     return first, doc
 
 
+def _answer(self: JDRResults, name: str, args: tuple[Any, ...] | None,
+            kwargs: dict[str, Any]) -> Any:
+    """The engine's member ``name`` (called with ``args`` unless None), its
+    warnings issued again at the caller's line (not at this module's)."""
+    impl = self._impl
+    if not hasattr(type(impl), name):
+        raise _missing(impl, name)
+    with warnings.catch_warnings(record=True) as caught:
+        out = getattr(impl, name) if args is None else getattr(impl, name)(*args, **kwargs)
+    for w in caught:
+        warnings.warn(w.message, w.category, stacklevel=3)
+    return self._wrap(out)
+
+
 def _forward(name: str) -> Any:
     first, doc = _doc(name)
     if isinstance(first, (property, functools.cached_property)):
         def get(self: JDRResults) -> Any:
-            impl = self._impl
-            if not hasattr(type(impl), name):
-                raise _missing(impl, name)
-            return self._wrap(getattr(impl, name))
+            return _answer(self, name, None, {})
 
         get.__name__ = name
         return property(get, doc=doc)
 
     def call(self: JDRResults, *args: Any, **kwargs: Any) -> Any:
-        impl = self._impl
-        if not hasattr(type(impl), name):
-            raise _missing(impl, name)
-        return self._wrap(getattr(impl, name)(*args, **kwargs))
+        return _answer(self, name, args, kwargs)
 
     call.__name__ = name
     call.__qualname__ = f"JDRResults.{name}"

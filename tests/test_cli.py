@@ -580,12 +580,13 @@ def test_three_blocks_by_formula_and_refusals(tmp_path, capsys):
     base = ["fit", str(path), "--y", "y", "--block", "genes=g*", "--block", "lipids=l*",
             "--block", "clinical=c*", "--rank", "1"]
     for extra, words in ((["--chunksize", "100"], "streamed input"),
-                         (["--bootstrap", "3", "--bootstrap-method", "poisson"],
-                          "--bootstrap-method poisson"),
                          (["--whitening", "none"], "--whitening none")):
         assert main([*base, *extra]) == 2
         err = capsys.readouterr().err
         assert "three or more blocks do not take" in err and words in err
+    # the Poisson bootstrap runs at every K, as in Python
+    assert main([*base, "--bootstrap", "39", "--bootstrap-method", "poisson"]) == 0
+    assert "poisson" in capsys.readouterr().out.lower()
     assert main([*base[:-2], "--rank", "genes=1,lipids=1"]) == 2
     assert "missing ['clinical']" in capsys.readouterr().err
     assert main([*base[:-2], "--rank", "genes=x"]) == 2

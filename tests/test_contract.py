@@ -103,6 +103,17 @@ def test_transform(fitted):
     feats = np.asarray(res.transform(), float)
     assert feats.shape == (M, sum(ranks.values()))
     assert np.all(np.isfinite(feats))
+    # new rows as a dict of the blocks by name, at every K; two blocks also
+    # as two arguments
+    new = {n: x.iloc[:7] for n, x in blocks.items()}
+    by_name = np.asarray(res.transform(new), float)
+    np.testing.assert_allclose(by_name, feats[:7], rtol=1e-10, atol=1e-12)
+    if len(blocks) == 2:
+        np.testing.assert_array_equal(np.asarray(res.transform(*new.values()), float),
+                                      by_name)
+    else:
+        with pytest.raises(ValueError, match="exog_b"):
+            res.transform(*list(new.values())[:2])
 
 
 def test_summary_fits_a_screen(fitted):
@@ -114,6 +125,22 @@ def test_summary_fits_a_screen(fitted):
     assert len(lines) <= 62 + 6 * max(0, len(blocks) - 3)
     for name in blocks:
         assert name in text
+
+
+def test_summary_options_at_every_k(fitted):
+    """``summary(loadings="raw")`` prints the unit-length directions in place
+    of the per-SD loadings, and ``summary(rank_tests=...)`` the given tests,
+    with one signature whatever K."""
+    _, res, blocks, _ = fitted
+    first = next(iter(blocks))
+    raw = res.summary(loadings="raw")
+    direction = np.asarray(res.directions[first])[:, 0]
+    cells = " ".join(str(raw).split())
+    assert f"{direction[np.argmax(abs(direction))]:.4f}" in cells
+    with_tests = str(res.summary(rank_tests=res.rank_tests(max_rank=1)))
+    assert "0" in with_tests and max(map(len, with_tests.splitlines())) <= 100
+    with pytest.raises(ValueError, match="loadings"):
+        res.summary(loadings="per-unit")
 
 
 def test_exports_are_strict_json(fitted):
@@ -150,6 +177,17 @@ def test_rank_tests(fitted):
     assert {"statistic", "df", "pvalue"} <= set(table.columns)
     p = np.asarray(table["pvalue"], float)
     assert np.all((p >= 0) & (p <= 1))
+    # one call at every K: max_rank cuts the tables at H0: rank <= 1
+    short = res.rank_tests(max_rank=1)
+    ranks = short.table.index.get_level_values("rank") if short.table.index.nlevels > 1 \
+        else short.table.index
+    assert 0 in set(ranks) and max(ranks) <= 1
+    # a permutation's options reach a permutation test, or a clear error
+    if not _two_block_fit(res):
+        with pytest.raises(ValueError, match="n_perm=99: the K-block rank tests draw no"):
+            res.rank_tests(n_perm=99)
+        with pytest.raises(ValueError, match="max_rank must be between 0 and"):
+            res.rank_tests(max_rank=99)
 
 
 @pytest.fixture(scope="module")
@@ -282,6 +320,11 @@ def test_association_and_main_effects(fitted):
     _, res, blocks, _ = fitted
     assoc = res.association_test()
     assert 0.0 <= float(assoc.pvalue) <= 1.0
+    assert res.association_test(statistic="combined", seed=1).pvalue == \
+        res.association_test(seed=1).pvalue
+    if not _two_block_fit(res):
+        with pytest.raises(ValueError, match='statistic must be "combined"'):
+            res.association_test(statistic="dense")
     me = res.main_effects_test()
     table = me.table if hasattr(me, "table") else me
     assert {"statistic", "pvalue"} <= set(table.columns)

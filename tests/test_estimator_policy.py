@@ -93,7 +93,7 @@ def test_kblock_bootstrap_refits_the_fitted_estimator(widths):
     assert res.settings["estimator"] == "joint"
     with warnings.catch_warnings():  # a weak gap is not this test's question
         warnings.simplefilter("ignore", jdr.exceptions.WeakGapWarning)
-        boot = res.bootstrap(4, seed=7, level=0.6)
+        boot = res.bootstrap(4, seed=7, alpha=0.4)
     # the same replicates by hand: rows resampled, the joint estimator refitted
     rng = np.random.default_rng(7)
     angles = np.zeros((4, len(widths)))

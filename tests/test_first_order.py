@@ -191,6 +191,6 @@ def test_summary_bootstrap_and_main_effects_table():
     assert list(me.table["method"].unique()) == ["Wald (given the products)"]
     assert (me.table["pvalue"] < 1e-6).all()  # main = 0.5 in every block at m = 800
     assert "Wald" in str(me.summary())
-    boot = res.bootstrap(4, seed=0, level=0.6)
+    boot = res.bootstrap(4, seed=0, alpha=0.4)
     assert np.isfinite(boot.table["upper"]).all()
     assert res.settings["interactions"] == "regression"

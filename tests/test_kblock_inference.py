@@ -301,7 +301,7 @@ def _old_pairs_bootstrap(res, n_boot, seed, level):
 @pytest.mark.filterwarnings("ignore::jdr_stats.exceptions.WeakGapWarning")
 def test_bootstrap_pairs_written_out(fitted):
     res, _, _, _ = fitted
-    boot = res.bootstrap(6, seed=4, level=0.7)
+    boot = res.bootstrap(6, seed=4, alpha=0.3)
     med, up = _old_pairs_bootstrap(res, 6, 4, 0.7)
     np.testing.assert_allclose(boot.table["median"].to_numpy(), med, rtol=1e-10)
     np.testing.assert_allclose(boot.table["upper"].to_numpy(), up, rtol=1e-10)
@@ -320,6 +320,11 @@ def test_bootstrap_seed_and_jobs(method):
         np.testing.assert_array_equal(a.angles[n], b.angles[n])
         np.testing.assert_array_equal(a.angles[n], c.angles[n])
     assert a.method == method and a.n_boot == 8
+    seen: list[tuple[int, int]] = []  # progress: every replicate counted, the same numbers
+    d = res.bootstrap(8, seed=5, method=method, progress=lambda done, total: seen.append(
+        (done, total)))
+    assert seen and seen[-1] == (8, 8) and [s for s, _ in seen] == sorted(s for s, _ in seen)
+    np.testing.assert_array_equal(a.angles["k0"], d.angles["k0"])
     other = res.bootstrap(8, seed=6, method=method)
     assert not np.array_equal(a.angles["k0"], other.angles["k0"])
 
@@ -327,8 +332,8 @@ def test_bootstrap_seed_and_jobs(method):
 @pytest.mark.filterwarnings("ignore::jdr_stats.exceptions.WeakGapWarning")
 def test_bootstrap_methods_differ_and_results(fitted):
     res, _, xs, _ = fitted
-    p = res.bootstrap(9, seed=1, method="poisson", level=0.8)
-    q = res.bootstrap(9, seed=1, method="pairs", level=0.8)
+    p = res.bootstrap(9, seed=1, method="poisson", alpha=0.2)
+    q = res.bootstrap(9, seed=1, method="pairs", alpha=0.2)
     assert not np.array_equal(p.angles["k0"], q.angles["k0"])
     iv = p.intervals
     ranks = res.rank if isinstance(res.rank, dict) else dict.fromkeys(res.block_names, res.rank)
@@ -372,8 +377,12 @@ def test_bootstrap_refusals():
         res.bootstrap(5, n_jobs=0)
     with pytest.raises(ValueError, match="n_boot"):
         res.bootstrap(1)
-    with pytest.raises(ValueError, match="level"):
-        res.bootstrap(5, level=1.5)
+    with pytest.raises(ValueError, match="alpha"):
+        res.bootstrap(5, alpha=-0.5)
+    with pytest.raises(ValueError, match='interval must be "percentile" at K blocks'):
+        res.bootstrap(5, interval="calibrated")
+    with pytest.raises(TypeError, match="progress"):
+        res.bootstrap(5, progress="yes")  # type: ignore[arg-type]
 
 
 def test_sketched_route_uses_the_fits_sketch(monkeypatch):

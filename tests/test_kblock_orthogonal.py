@@ -91,7 +91,7 @@ def test_interaction_found_and_rank_tests_repeat_the_fit():
     for n in NAMES:  # the full table's rows are the fit's sequential ones
         got = full.tables[n]["pvalue"].to_numpy()[:len(res.rank_test_table.tables[n])]
         np.testing.assert_allclose(got, res.rank_test_table.tables[n]["pvalue"], rtol=1e-9)
-    boot = res.bootstrap(5, seed=0, level=0.6)  # replicates re-estimate the residual
+    boot = res.bootstrap(5, seed=0, alpha=0.4)  # replicates re-estimate the residual
     assert list(boot.table.index) == [n for n in NAMES if res.ranks[n] > 0]
 
 

@@ -206,8 +206,8 @@ def test_formula_covariates_weights_categorical_and_multivariate():
 def test_bootstrap_bounds_per_block_are_seeded():
     y, xs, _ = _data(m=600, seed=10)
     res = _model(y, xs).fit(1, independent_blocks=True)
-    boot = res.bootstrap(10, seed=3, level=0.8)
-    a, b = boot.table, res.bootstrap(10, seed=3, level=0.8).table
+    boot = res.bootstrap(10, seed=3, alpha=0.2)
+    a, b = boot.table, res.bootstrap(10, seed=3, alpha=0.2).table
     pd.testing.assert_frame_equal(a, b)
     assert isinstance(boot, jdr.BootstrapResults)
     assert "Bootstrap of the joint dimension reduction" in str(boot)

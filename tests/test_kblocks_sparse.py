@@ -74,7 +74,7 @@ def test_sparse_fit_reports_its_supports():
     assert out["sparsity"] == {"genes": 3, "lipids": 4, "clinical": 3}
     assert out["sparsity_cv"] is None
     assert res.transform().shape == (600, 3)
-    boot = res.bootstrap(4, seed=1, level=0.5)
+    boot = res.bootstrap(4, seed=1, alpha=0.5)
     assert list(boot.table.index) == list(NAMES) and (boot.table["upper"] <= 90).all()
     freq = boot.selection_frequency  # the replicates' kept variables, by block
     assert freq is not None and list(freq) == list(NAMES)

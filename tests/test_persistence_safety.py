@@ -224,7 +224,7 @@ def test_two_blocks_with_main_effects_round_trip(two, tmp_path):
 def test_k_block_procedures_round_trip(three, tmp_path):
     model, _ = three
     res = model.fit(1)
-    for i, out in enumerate([res.rank_tests(), res.bootstrap(9, seed=1, level=0.8),
+    for i, out in enumerate([res.rank_tests(), res.bootstrap(9, seed=1, alpha=0.2),
                              model.select_support(rank=1, independent_blocks=True), res.main_effects_test()]):
         back = _save_load(out, tmp_path / f"k{i}.jdr")
         _same(back, out)

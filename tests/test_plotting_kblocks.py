@@ -274,7 +274,7 @@ def test_response_surface_shows_the_pair_interaction():
 
 @pytest.mark.filterwarnings("ignore::jdr_stats.exceptions.WeakGapWarning")  # a null block
 def test_bootstrap_angles_per_block(res):
-    boot = res.bootstrap(n_boot=12, seed=3, level=0.8)
+    boot = res.bootstrap(n_boot=12, seed=3, alpha=0.2)
     names = _names(res)
     # each replicate's principal angles, ascending: the largest is the last
     angles = {n: a[:, -1] for n, a in boot.angles.items()}
@@ -301,7 +301,7 @@ def test_bootstrap_angles_per_block(res):
 
 
 def test_bootstrap_angles_survive_save_and_load(k3, tmp_path):
-    boot = k3.bootstrap(n_boot=5, seed=0, level=0.6)
+    boot = k3.bootstrap(n_boot=5, seed=0, alpha=0.4)
     boot.save(tmp_path / "boot.jdr")
     back = jdr.load(tmp_path / "boot.jdr")
     for n in _names(k3):

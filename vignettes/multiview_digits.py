@@ -213,7 +213,7 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     res2 = model.fit(2, independent_blocks=True)
     # level 0.9: the two-sided 90% intervals need 19 replicates, the quick run's B
-    boot = res2.bootstrap(B, seed=1, level=0.9)
+    boot = res2.bootstrap(B, seed=1, alpha=0.1)
 print(f"largest principal angle (degrees) of each view's 2 directions, {B} replicates: "
       "median and 90% upper bound")
 print(boot.table.round(1).to_string())

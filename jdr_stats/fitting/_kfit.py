@@ -13,7 +13,6 @@ two-block code path.
 
 from __future__ import annotations
 
-import json
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -38,20 +37,25 @@ from ..inference.main_effects import MainEffectsMethod, MainEffectsResults, main
 from ..inference.rank_methods import kblock_method
 from ..io._data import ModelData
 from ..persistence._export import ExportMixin
-from ..runtime._atomic import write_text
 from ..runtime._frequency import observations, whitening_nobs
 from ..runtime._validation import by_block, normalize_seed
-from ..summary import SummaryMixin, build_summary, json_safe
+from ..summary import SummaryMixin
 from ..support._results import SupportResults
 from ..whitenings import WHITENING_METHODS
 from . import _kregression as kreg
 from ._found import KBlockFoundMixin
 from ._kladle import kblock_ladle
-from ._krank import block_rank_choice, block_rank_results, method_text
+from ._krank import (
+    block_rank_choice,
+    block_rank_results,
+    checked_rank_options,
+    method_text,
+    up_to,
+)
 from ._kresults_extra import KBlockExtrasMixin
 from ._kresults_infer import KBlockInferenceMixin
 from ._ksparse import check_block_sparsity, cv_kblock_sparsity, sparse_kfit, tested_supports
-from ._ksummary import _eigen_table, rank_tests_entry, summary_info, summary_notes
+from ._ksummary import kblock_summary
 from ._kview import KBlockViewMixin
 from ._kwhiten import _aligned, _cross_cov, _whiten_arrays
 from ._rank_zero import rank_zero_sizes
@@ -462,7 +466,9 @@ class KBlockFit(KBlockInferenceMixin, KBlockExtrasMixin, KBlockFoundMixin,
                     "enters, whatever the design; within-block curvature of y still may)")
         return "interactions between the blocks (not main effects)"
 
-    def rank_tests(self, method: str = "auto") -> RankTestResults:
+    def rank_tests(self, method: str = "auto", *, max_rank: int | None = None,
+                   n_perm: int | None = None, seed: Any = None, progress: Any = False,
+                   n_jobs: int | None = None) -> RankTestResults:
         """Each block's tests of ``H0: rank_k <= r``, ``r = 0 .. n_k - 1``
         (theory page "K blocks", section 4), under the fit's estimator and
         whitening.
@@ -473,6 +479,11 @@ class KBlockFit(KBlockInferenceMixin, KBlockExtrasMixin, KBlockFoundMixin,
             A registered rank test with K-block tables
             (:func:`jdr_stats.inference.rank_methods.kblock_method`);
             ``"auto"`` (default): the robust per-block test.
+        max_rank : int, optional
+            Each block's tables up to ``H0: rank_k <= max_rank``.
+        n_perm, seed, progress, n_jobs
+            The two-block permutation tests' options: none of the K-block
+            tests permutes, so a value is refused by name.
 
         Returns
         -------
@@ -483,6 +494,8 @@ class KBlockFit(KBlockInferenceMixin, KBlockExtrasMixin, KBlockFoundMixin,
             indexed by block and rank), ``select_rank(alpha)`` (a dict by
             block), ``summary()``, ``to_dict()``, ``save()``.
         """
+        top = checked_rank_options(max_rank, n_perm, seed, progress, n_jobs,
+                                   [len(self._labels(k)) for k in range(len(self._names))])
         if self._settings.get("interactions") == "regression":
             raise ValueError("rank_tests(): " + kreg.REFUSED_TESTS)
         what = ("a fit of three or more blocks" if len(self._names) >= 3 else
@@ -494,7 +507,8 @@ class KBlockFit(KBlockInferenceMixin, KBlockExtrasMixin, KBlockFoundMixin,
             if spec.name != "robust":
                 raise ValueError(f"method: a K-block fit on streamed rows runs the robust "
                                  f'per-block test only ("auto" or "robust"); got {method!r}')
-            return streamed(self)
+            return streamed(self) if top is None else self._rank_results(
+                up_to(streamed(self).tables, top), spec.name, self._settings["influence"])
         self._model._data.rows("rank_tests()")
         full = fit_kblocks(self._model, "auto", whitening=self._settings["whitening"],
                            independent_blocks=self._settings["estimator"] == "per-block",
@@ -503,7 +517,8 @@ class KBlockFit(KBlockInferenceMixin, KBlockExtrasMixin, KBlockFoundMixin,
                            main_effects=self.main_effects,
                            interactions=self._settings.get("interactions", "stein"))
         assert full._tables is not None
-        return self._rank_results(full._tables, spec.name, full._settings["influence"])
+        return self._rank_results(up_to(full._tables, top), spec.name,
+                                  full._settings["influence"])
 
     @property
     def rank_test_table(self) -> RankTestResults | LadleResults | None:
@@ -593,13 +608,21 @@ class KBlockFit(KBlockInferenceMixin, KBlockExtrasMixin, KBlockFoundMixin,
                                   columns=[f"{n}_{j + 1}" for j in range(d.shape[1])])
         return out
 
-    def transform(self, blocks: Mapping[str, Any] | Sequence[Any] | None = None) -> pd.DataFrame:
+    def transform(self, blocks: Mapping[str, Any] | Sequence[Any] | None = None,
+                  exog_b: Any = None) -> pd.DataFrame:
         """Every block's reduced features ``(x_k - mean_k)^T U_k``, columns
         ``name_1 .. name_r`` for each block in order.
 
         ``blocks``: new data (a dict by block name or a list in block order,
-        the fitted columns); the training data when omitted.
+        the fitted columns); the training data when omitted.  Two blocks
+        may also be given as two arguments, ``transform(exog_a, exog_b)``.
         """
+        if exog_b is not None:
+            if len(self._names) != 2 or blocks is None or isinstance(blocks, Mapping):
+                raise ValueError(f"exog_b: transform(exog_a, exog_b) takes the two blocks of a "
+                                 f"two-block fit; this fit has {len(self._names)} blocks "
+                                 f"{list(self._names)}: transform(blocks) with a dict by name")
+            blocks = [blocks, exog_b]
         data = self._model._data
         if blocks is None:
             data.rows("transform() of the training rows")
@@ -717,7 +740,9 @@ class KBlockFit(KBlockInferenceMixin, KBlockExtrasMixin, KBlockFoundMixin,
         """What was found, block by block (:mod:`jdr_stats.fitting._found`)."""
         return self._found_headline()
 
-    def summary(self, *, notes: Literal["short", "full"] = "short") -> JDRSummary:
+    def summary(self, *, rank_tests: RankTestResults | None = None,
+                loadings: Literal["sd", "raw"] = "sd",
+                notes: Literal["short", "full"] = "short") -> JDRSummary:
         """A statsmodels ``Summary`` (:class:`~jdr_stats.summary.JDRSummary`):
         what was found (each block's rank and the tests that chose it), the
         model, the blocks' eigenvalues and directions (side by side where they
@@ -728,32 +753,12 @@ class KBlockFit(KBlockInferenceMixin, KBlockExtrasMixin, KBlockFoundMixin,
 
         ``notes="short"`` (default) gives each choice (estimator, influences)
         with its reason in a screen's notes; ``"full"`` adds the route and
-        piece weights' reasons and shows every eigenvalue.
+        piece weights' reasons and shows every eigenvalue.  ``loadings="raw"``
+        shows the unit-length :attr:`directions` instead; ``rank_tests`` (a
+        :meth:`rank_tests` result) shows those tests in place of the ones
+        that chose the ranks.
         """
-        if notes not in ("short", "full"):
-            raise ValueError(f'notes must be "short" or "full"; got {notes!r}')
-        full = notes == "full"
-        info = summary_info(self)
-        tables: list[tuple[str, pd.DataFrame, str]] = []
-        for n in self._names:
-            r = self._ranks[n]
-            values = self.eigenvalues[n]
-            # short: the rank's and three more; full: every eigenvalue
-            eig = (_eigen_table(values, values.size) if full
-                   else _eigen_table(values, r).iloc[:r + 3, :2])
-            eig.attrs.update(beside="eigenvalues", beside_tag=n)
-            tables.append(("k", eig, f"eigenvalues, block {n}"))
-        for n in self._names:  # per-SD loadings: comparable whatever the units
-            d = self.loadings[n].copy()
-            d.attrs["beside"] = "loadings"
-            tables.append((f"{n}: rank {self._ranks[n]}", d, f"per-SD loadings, block {n}"))
-        scaled = ""
-        if self._tables is not None:
-            entry, scaled = rank_tests_entry(self._tables, self._names, full)
-            tables.append(entry)
-        out = summary_notes(self, full, scaled)
-        return build_summary("Joint dimension reduction of K blocks", info, tables, out,
-                             headline=self._headline())
+        return kblock_summary(self, notes, rank_tests, loadings)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-Python content of the fit (JSON-ready)."""
@@ -781,11 +786,3 @@ class KBlockFit(KBlockInferenceMixin, KBlockExtrasMixin, KBlockFoundMixin,
                 me := self._summary_main_effects, MainEffectsResults) else {"not_run": me}),
         }
 
-    def to_json(self, path: Any = None, *, indent: int | None = None) -> str:
-        """:meth:`to_dict` as JSON text (also written to ``path`` if given,
-        atomically: a failed write leaves a previous file as it was)."""
-        text = json.dumps(json_safe(self.to_dict()), allow_nan=False,
-                          default=lambda v: json_safe(float(v)), indent=indent)
-        if path is not None:
-            write_text(path, text)
-        return text

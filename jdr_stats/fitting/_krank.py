@@ -18,8 +18,10 @@ from ..inference._kblock_design import KBlockDesign
 from ..inference._rank_results import RankTestResults
 from ..inference.kblock_rank import choose_block_rank
 from ..inference.rank_methods import RankTestMethod, RowOptions
+from ..runtime._validation import check_int
 
-__all__ = ["block_rank_choice", "block_rank_results", "method_text"]
+__all__ = ["block_rank_choice", "block_rank_results", "checked_rank_options", "method_text",
+           "up_to"]
 
 
 def method_text(method: RankTestMethod) -> str:
@@ -74,3 +76,28 @@ def block_rank_results(tables: Mapping[str, pd.DataFrame], *, widths: Sequence[i
     return RankTestResults.per_block(
         tables, widths=widths, nobs=nobs, method=key, method_label=label,
         influence="" if influence is None else influence["reason"])
+
+
+def checked_rank_options(max_rank: object, n_perm: object, seed: object, progress: object,
+                         n_jobs: object, widths: Sequence[int]) -> int | None:
+    """The options of the two-block ``rank_tests`` a K-block fit's tests
+    take: ``max_rank`` (each block's tables up to it, at most ``n_k - 1``);
+    the others belong to permutation tests, which no K-block test draws, so
+    a value other than the default is refused by name."""
+    for name, value, default in (("n_perm", n_perm, None), ("seed", seed, None),
+                                 ("progress", progress, False), ("n_jobs", n_jobs, None)):
+        if value is not default and not (default is False and value is None):
+            raise ValueError(f"{name}={value!r}: the K-block rank tests draw no permutations "
+                             f"(their references are computed), so {name} has no effect "
+                             "there; leave it out")
+    if max_rank is None:
+        return None
+    return check_int(max_rank, "max_rank", low=0, high=max(widths) - 1,
+                     why=" (the widest block's width - 1)")
+
+
+def up_to(tables: Mapping[str, pd.DataFrame], max_rank: int | None) -> dict[str, pd.DataFrame]:
+    """Each block's table of ``H0: rank_k <= r`` for ``r <= max_rank``."""
+    if max_rank is None:
+        return dict(tables)
+    return {n: t[t.index <= max_rank] for n, t in tables.items()}

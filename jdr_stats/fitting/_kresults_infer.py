@@ -41,6 +41,7 @@ from ..inference.kblock_bootstrap import (
 from ..inference.kblock_coord import combined_wald, group_wald
 from ..inference.kblock_influence import joint_influences, mapped_influences
 from ..resampling._engine import n_workers, worker_pool
+from ..resampling._progress import ProgressArg, check_progress, progress_bar
 from ..runtime._validation import check_int, check_memory, normalize_seed
 from ..support._cv import complementary_halves
 from ._kwhiten import _aligned, _cross_cov, _whiten_arrays
@@ -246,7 +247,8 @@ class KBlockInferenceMixin:
 
     # -- association --------------------------------------------------------------
     def association_test(self, n_perm: int = 199, *,
-                         seed: int | np.random.Generator | None = None) -> TestResult:
+                         seed: int | np.random.Generator | None = None,
+                         statistic: str = "combined") -> TestResult:
         """Permutation test of no association, ``H0: y`` independent of the
         blocks, under the fit's estimator: valid at any width and any K.
 
@@ -269,6 +271,9 @@ class KBlockInferenceMixin:
             Permutations of the response's rows (default 199).
         seed : int, Generator or None
             Seed of the permutations (same seed, same p-value).
+        statistic : {"combined"}
+            The combined statistic above (the two-block test's ``"dense"``
+            and ``"sparse"`` parts alone are two-block only: refused).
 
         Returns
         -------
@@ -293,6 +298,10 @@ class KBlockInferenceMixin:
         >>> t.pvalue == res.association_test(99, seed=1).pvalue, t.method
         (True, 'association')
         """
+        if statistic != "combined":
+            raise ValueError(f'statistic must be "combined" for the K-block engine (its '
+                             f'combined statistic over every piece; "dense" and "sparse" '
+                             f'are parts of the two-block test); got {statistic!r}')
         data = self._model._data
         if getattr(getattr(data, "adjustment", None), "p", 0):
             raise ValueError(
@@ -537,8 +546,9 @@ class KBlockInferenceMixin:
                          if test == "combined" else ())
 
     # -- bootstrap ------------------------------------------------------------------
-    def bootstrap(self, n_boot: int = 199, *, seed: int | np.random.Generator | None = None,
-                  level: float = 0.95, method: KBlockBootMethod = "pairs",
+    def bootstrap(self, n_boot: int = 999, *, seed: int | np.random.Generator | None = None,
+                  method: KBlockBootMethod = "pairs", interval: str = "percentile",
+                  alpha: float = 0.05, progress: ProgressArg = False,
                   n_jobs: int | None = None) -> BootstrapResults:
         """Percentile bounds of each block's principal angles between the
         bootstrap re-estimates (the fit repeated with the same settings and
@@ -556,14 +566,21 @@ class KBlockInferenceMixin:
             Replicates (at least 2).
         seed : int, Generator or None
             Same seed, same numbers, for any ``n_jobs``.
-        level : float
-            The default confidence of the bounds and intervals, in (0, 1)
-            (the results' ``alpha`` is ``1 - level``); as for two blocks,
-            the intervals need ``(n_boot + 1)(1 - level) / 2 >= 1``.
         method : {"pairs", "poisson"}
             ``"pairs"``: rows resampled with replacement; ``"poisson"``:
             each row repeated by a Poisson-type weight of the resampling
             engine (:mod:`jdr_stats.inference.kblock_bootstrap`).
+        interval : {"percentile"}
+            The bounds and intervals: percentiles of the replicates (the
+            two-block fit's ``"calibrated"`` bound needs its inner
+            replicates, which the K-block bootstrap does not draw: refused
+            by name).
+        alpha : float
+            The bounds' and intervals' level ``1 - alpha``, in (0, 1); as
+            for two blocks, the intervals need ``(n_boot + 1) alpha / 2 >= 1``.
+        progress : bool or callable
+            ``True``: a progress bar on standard error; a callable is called
+            as ``progress(done, n_boot)`` after each batch of replicates.
         n_jobs : int or None
             Processes (joblib); the resamples are drawn first, so the
             numbers do not depend on it.
@@ -573,7 +590,7 @@ class KBlockInferenceMixin:
         BootstrapResults
             The two-block fit's results type, every table by block name
             (the blocks of positive rank): ``max_angle_bound`` (the
-            ``ceil((B + 1) level)``-th smallest largest angle), ``table``,
+            ``ceil((B + 1)(1 - alpha))``-th smallest largest angle), ``table``,
             ``conf_int``, ``intervals``, ``loadings_conf_int``, ``angles``,
             ``gap``, ``gap_table``, ``summary()``, ``to_dict()``, ``save``;
             the singular values' intervals and the calibrated bound are the
@@ -581,8 +598,14 @@ class KBlockInferenceMixin:
         """
         if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 2:
             raise ValueError(f"n_boot must be an integer >= 2; got {n_boot!r}")
-        if not 0 < level < 1:
-            raise ValueError(f"level must be in (0, 1); got {level!r}")
+        if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.floating)) \
+                or not 0 < alpha < 1:
+            raise ValueError(f"alpha must be in (0, 1); got {alpha!r}")
+        if interval != "percentile":
+            raise ValueError(f'interval must be "percentile" at K blocks (the two-block '
+                             f'"calibrated" bound needs inner replicates the K-block '
+                             f'bootstrap does not draw); got {interval!r}')
+        check_progress(progress)
         if method not in KBLOCK_BOOT_METHODS:
             raise ValueError(f'method must be "pairs" or "poisson"; got {method!r}')
         if method == "poisson" and self._settings.get("interactions") == "regression":
@@ -616,22 +639,28 @@ class KBlockInferenceMixin:
         bounded = [n for n in names if self._ranks[n] > 0]
         check_rank_positive(self._ranks, "bootstrap")
         ranks = {n: max(1, r) for n, r in self._ranks.items()}
-        with worker_pool(n_jobs) as parallel:
+        # the resamples are drawn: the batches change neither the numbers
+        # nor, for n_jobs, their order (the pool yields them in order)
+        size = max(1, -(-len(resamples) // (4 * n_workers(n_jobs))))
+        if n_workers(n_jobs) == 1:
+            size = max(1, -(-len(resamples) // 20))  # progress at every twentieth
+        batches = [resamples[i:i + size] for i in range(0, len(resamples), size)]
+        reps: list[Replicate] = []
+        with worker_pool(n_jobs) as parallel, \
+                progress_bar(progress, len(resamples), "bootstrap") as update:
             if parallel is None:
-                reps = _refit_batch(refit, self._model, resamples, ranks, kwargs, base, scales,
-                                    covs, fit_values)
+                parts: Any = (_refit_batch(refit, self._model, b, ranks, kwargs, base, scales,
+                                           covs, fit_values) for b in batches)
             else:
                 from joblib import delayed
 
-                size = max(1, -(-len(resamples) // (4 * n_workers(n_jobs))))
-                batches = [resamples[i:i + size] for i in range(0, len(resamples), size)]
-                reps = [r for part in parallel(delayed(_refit_batch)(
+                parts = parallel(delayed(_refit_batch)(
                     refit, self._model, b, ranks, kwargs, base, scales, covs, fit_values)
                     for b in batches)
-                    for r in part]
+            for part in parts:
+                reps.extend(part)
+                update(len(part))
         boot = kblock_results(self, reps, [n for n in names if n in bounded],
-                              method=method,
-                              # 1 - level without its rounding (1 - 0.8 is 0.19999...)
-                              alpha=round(1.0 - float(level), 12))
+                              method=method, alpha=float(alpha))
         warn_weak_gap(boot)
         return boot

@@ -10,7 +10,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["_eigen_table", "_wrapped", "rank_tests_entry", "summary_info", "summary_notes"]
+__all__ = ["_eigen_table", "_wrapped", "kblock_summary", "rank_tests_entry", "summary_info",
+           "summary_notes"]
 
 
 def rank_tests_entry(tables: Mapping[str, pd.DataFrame], names: Sequence[str],
@@ -128,3 +129,51 @@ def summary_notes(res: Any, full: bool, scaled: str) -> list[str]:
                "and rotations are arbitrary." + ("" if full else
                                                  " More: summary(notes='full')."))
     return out
+
+
+def kblock_summary(res: Any, notes: str, rank_tests: Any, loadings: str) -> Any:
+    """The summary of the K-block fit ``res`` (:meth:`KBlockFit.summary`):
+    each block's eigenvalues and per-SD loadings (``loadings="raw"``: its
+    directions), the rank tests that chose the ranks or ``rank_tests``, the
+    notes."""
+    from ..inference._rank_results import RankTestResults
+    from ..summary import build_summary
+
+    if notes not in ("short", "full"):
+        raise ValueError(f'notes must be "short" or "full"; got {notes!r}')
+    if loadings not in ("sd", "raw"):
+        raise ValueError(f'loadings must be "sd" or "raw"; got {loadings!r}')
+    if rank_tests is not None and not (isinstance(rank_tests, RankTestResults)
+                                       and set(rank_tests.tables or ()) == set(res._names)):
+        raise ValueError("rank_tests must be the RankTestResults of this fit's rank_tests() "
+                         f"(a table per block {list(res._names)}); got "
+                         f"{type(rank_tests).__name__}")
+    full = notes == "full"
+    info = summary_info(res)
+    tables: list[tuple[str, pd.DataFrame, str]] = []
+    for n in res._names:
+        r = res._ranks[n]
+        values = res.eigenvalues[n]
+        # short: the rank's and three more; full: every eigenvalue
+        eig = (_eigen_table(values, values.size) if full
+               else _eigen_table(values, r).iloc[:r + 3, :2])
+        eig.attrs.update(beside="eigenvalues", beside_tag=n)
+        tables.append(("k", eig, f"eigenvalues, block {n}"))
+    for n in res._names:  # per-SD loadings: comparable whatever the units
+        d = (res.loadings if loadings == "sd" else res.directions)[n].copy()
+        d.attrs["beside"] = "loadings"
+        what = "per-SD loadings" if loadings == "sd" else "directions"
+        tables.append((f"{n}: rank {res._ranks[n]}", d, f"{what}, block {n}"))
+    scaled = ""
+    shown = res._tables if rank_tests is None else rank_tests.tables
+    if shown is not None:
+        entry, scaled = rank_tests_entry(shown, res._names, full)
+        tables.append(entry)
+    out = summary_notes(res, full, scaled)
+    if loadings == "raw":
+        info["Loadings:"] = "raw (unit length)"
+        out[-1] = ("Directions: raw (unit-length coefficients, in the variables' units); "
+                   "per-SD loadings: summary(), results.loadings;" + out[-1].partition(
+                       "so units do not matter; raw directions: results.directions;")[2])
+    return build_summary("Joint dimension reduction of K blocks", info, tables, out,
+                         headline=res._headline())

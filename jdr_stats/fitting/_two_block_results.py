@@ -498,7 +498,8 @@ class TwoBlockFit(ResultsInferenceMixin, ResultsReportMixin, BlockViewMixin, Fit
         ----------
         exog_a, exog_b : array_like, optional
             New data (same columns as the fitted blocks); the training data
-            when omitted.  Both or neither must be given.
+            when omitted.  Both or neither must be given, or ``exog_a`` a
+            dict of both blocks by name (``transform(blocks)``, as at any K).
         data : DataFrame or mapping, optional
             New data for a model built by :meth:`JointDimReduction.from_formula`:
             both blocks are rebuilt from the formula with the training
@@ -521,6 +522,12 @@ class TwoBlockFit(ResultsInferenceMixin, ResultsReportMixin, BlockViewMixin, Fit
         >>> res.transform(data=df.iloc[:3]).shape
         (3, 2)
         """
+        if isinstance(exog_a, Mapping) and exog_b is None and data is None:
+            names = list(self._model.block_names)
+            if sorted(map(str, exog_a)) != sorted(names):
+                raise ValueError(f"blocks: a dict of the blocks {names} by name; got "
+                                 f"{list(exog_a)}")
+            exog_a, exog_b = exog_a[names[0]], exog_a[names[1]]
         if data is not None:
             if exog_a is not None or exog_b is not None:
                 raise ValueError("give data (formula models) or exog_a and exog_b, not both")
