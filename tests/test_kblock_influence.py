@@ -297,3 +297,38 @@ def test_pieces_formed_once_give_the_same_tables(monkeypatch, interactions):
         warnings.simplefilter("ignore", jdr.exceptions.RankSelectionWarning)
         auto = model.fit("auto", interactions=interactions)
     assert auto.settings["influence"]["inputs"]["pieces_once"] == 0.0
+
+
+@pytest.mark.parametrize("n_slots", [3, 4, 5])
+def test_row_hermite_terms_are_the_sum_over_matchings(n_slots):
+    """Each row's Hermite tensor, formed with the matchings grouped by their
+    free slots, is the definition: ``y_i o sum_pi (-1)^|pi| (o_pi S_ab) o
+    z_i,free`` over the partial matchings that leave a slot free, each term
+    written out with its slots in place."""
+    import itertools
+
+    from jdr_stats.core.tensor import _partial_matchings
+    from jdr_stats.inference.kblock_influence import _piece_contributions
+
+    rng = np.random.default_rng(n_slots)
+    m, q, widths = 7, 2, [2, 3, 2, 3, 2][:n_slots]
+    zs = [rng.standard_normal((m, w)) for w in widths]
+    y2 = rng.standard_normal((m, q))
+    covs = {(a, b): rng.standard_normal((widths[a], widths[b]))
+            for a, b in itertools.combinations(range(n_slots), 2)}
+    u = tuple(range(n_slots))
+    expect = np.zeros((m, q, *widths))
+    for i in range(m):
+        for pi in _partial_matchings(list(u)):
+            free = [c for c in u if c not in {s for p in pi for s in p}]
+            if not free:
+                continue  # y_i times a constant: of mean zero, left out
+            for idx in itertools.product(*(range(w) for w in widths)):
+                term = float((-1) ** len(pi))
+                for a, b in pi:
+                    term *= covs[(a, b)][idx[a], idx[b]]
+                for c in free:
+                    term *= zs[c][i, idx[c]]
+                expect[(i, slice(None), *idx)] += term * y2[i]
+    got = _piece_contributions(y2, zs, u, covs)
+    np.testing.assert_allclose(got, expect, rtol=1e-12, atol=1e-12)

@@ -196,7 +196,6 @@ def _hermite_influence(mom: _Moments, u: Piece, cross_cov: dict[tuple[int, int],
     (the influence of ``T_free`` and ``T_free`` itself)."""
     letters = string.ascii_letters
     n = len(u)
-    target = "ZY" + "".join(letters[j] for j in range(n))
     out = _plain_influence(mom, u)
     groups: dict[tuple[int, ...], list[list[tuple[int, int]]]] = {}
     for pi in _partial_matchings(list(range(n))):
@@ -206,7 +205,6 @@ def _hermite_influence(mom: _Moments, u: Piece, cross_cov: dict[tuple[int, int],
     dcovs: dict[tuple[int, int], np.ndarray] = {}
     for free, matchings in groups.items():
         psub = "".join(letters[a] for a in range(n) if a not in free)
-        fsub = "Y" + "".join(letters[c] for c in free)
         const: np.ndarray | float = 0.0
         rows: np.ndarray | float = 0.0
         for pi in matchings:
@@ -230,8 +228,24 @@ def _hermite_influence(mom: _Moments, u: Piece, cross_cov: dict[tuple[int, int],
         assert isinstance(rows, np.ndarray)
         left = np.stack([_plain_influence(mom, sub), lower], axis=1)
         right = np.stack([np.broadcast_to(const, rows.shape), rows], axis=1)
-        out += np.einsum("Zt" + fsub + ",Zt" + psub + "->" + target, left, right)
+        _add_row_outer(out, left, right, free, n)
     return out
+
+
+def _add_row_outer(out: np.ndarray, left: np.ndarray, right: np.ndarray,
+                   free: Sequence[int], n: int) -> None:
+    """``out[i] += sum_t left[i, t] o right[i, t]`` with ``left`` over the
+    response and the ``free`` slots, ``right`` over the other slots, each
+    slot put in its place among the ``n`` (one batched product over ``t``
+    and a transposed add: the einsum ``Zt..,Zt..->Z..`` without its
+    generic loops)."""
+    m, terms = left.shape[:2]
+    matched = [c for c in range(n) if c not in free]
+    prod = np.matmul(left.reshape(m, terms, -1).transpose(0, 2, 1),
+                     right.reshape(m, terms, -1))
+    prod = prod.reshape(left.shape[:1] + left.shape[2:] + right.shape[2:])
+    place = [*free, *matched]  # the slots in the axes of prod, after (Z, Y)
+    out += prod.transpose([0, 1, *(2 + place.index(c) for c in range(n))])
 
 
 def joint_influences(y: np.ndarray, zs: Sequence[np.ndarray], fac: KBlockFactors, *,
@@ -356,18 +370,22 @@ def _piece_contributions(y2: np.ndarray, zs: Sequence[np.ndarray], u: Piece,
         return out
     letters = string.ascii_letters
     n = len(u)
-    target = "ZY" + "".join(letters[j] for j in range(n))
+    # the matchings that leave the same slots free: one constant tensor over
+    # the matched slots, times the row's product over the free ones
+    groups: dict[tuple[int, ...], np.ndarray] = {}
     for pi in _partial_matchings(list(range(n))):
-        if not pi:
+        free = tuple(c for c in range(n) if c not in {a for p in pi for a in p})
+        if not pi or not free:
             continue
-        free = [c for c in range(n) if c not in {a for p in pi for a in p}]
-        if not free:
-            continue
+        matched = "".join(letters[c] for c in range(n) if c not in free)
+        term = (-1.0) ** len(pi) * np.einsum(
+            ",".join(letters[a] + letters[b] for a, b in pi) + "->" + matched,
+            *[cross_cov[(u[a], u[b])] for a, b in pi])
+        groups[free] = groups[free] + term if free in groups else term
+    for free, const in groups.items():
         lower = _row_products(y2, [zs[u[c]] for c in free])
-        subs = ["ZY" + "".join(letters[c] for c in free)] + [letters[a] + letters[b]
-                                                            for a, b in pi]
-        operands = [lower] + [cross_cov[(u[a], u[b])] for a, b in pi]
-        out += (-1) ** len(pi) * np.einsum(",".join(subs) + "->" + target, *operands)
+        _add_row_outer(out, lower[:, None], np.broadcast_to(const, (len(y2), 1, *const.shape)),
+                       free, n)
     return out
 
 
